@@ -1,0 +1,672 @@
+/* vs-trace-writer.c — creating a trace and appending rows to it.
+ *
+ * Workload: millions of small inserts from one thread (the collector's
+ * writer thread, the importer, the benchmark generator).  Every insert uses
+ * a persistent prepared statement; rows are grouped into transactions of
+ * VS_WRITER_BATCH_ROWS so the cost per row is one sqlite3_step().  Indexes
+ * the readers need are created later by vs_trace_finalize(), so inserts only
+ * maintain the rowid b-trees (and the small dedup indexes of frame/stack).
+ */
+#include "vs-trace-writer.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+enum {
+  STMT_META,
+  STMT_PROCESS,
+  STMT_DEVICE_FIND,
+  STMT_DEVICE_ADD,
+  STMT_ALLOCATOR,
+  STMT_MODULE,
+  STMT_FRAME_ADD,
+  STMT_FRAME_FIND,
+  STMT_STACK_ADD,
+  STMT_STACK_FIND,
+  STMT_MEM_EVENT,
+  STMT_POOL_EVENT,
+  STMT_ALLOC_EVENT,
+  STMT_FAILED_ALLOC,
+  STMT_RANGE_ADD,
+  STMT_RANGE_END,
+  STMT_KERNEL,
+  STMT_MEMCPY,
+  STMT_MEMSET,
+  N_STMTS
+};
+
+/* One statement per row kind; the order matches the enum above. */
+static const char *const stmt_sql[N_STMTS] = {
+  [STMT_META] = "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+  [STMT_PROCESS] =
+    "INSERT INTO process (pid, ppid, host, rank, local_rank, world_size,"
+    " cuda_visible_devices, command_line, start_ns, end_ns, exit_status)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+  [STMT_DEVICE_FIND] = "SELECT id FROM device WHERE uuid = ?",
+  [STMT_DEVICE_ADD] =
+    "INSERT INTO device (idx, uuid, name, total_bytes) VALUES (?,?,?,?)",
+  [STMT_ALLOCATOR] =
+    "INSERT INTO allocator (device_id, process_id, kind, name, handle,"
+    " settings) VALUES (?,?,?,?,?,?)",
+  [STMT_MODULE] =
+    "INSERT INTO module (process_id, path, build_id, load_address, size)"
+    " VALUES (?,?,?,?,?)",
+  [STMT_FRAME_ADD] =
+    "INSERT OR IGNORE INTO frame (kind, module_id, address, function, file,"
+    " line) VALUES (?,?,?,?,?,?)",
+  [STMT_FRAME_FIND] =
+    "SELECT id FROM frame WHERE kind = ?1 AND ifnull(module_id, 0) = ifnull(?2, 0)"
+    " AND ifnull(address, 0) = ifnull(?3, 0) AND ifnull(function, '') = ifnull(?4, '')"
+    " AND ifnull(file, '') = ifnull(?5, '') AND ifnull(line, 0) = ifnull(?6, 0)",
+  [STMT_STACK_ADD] =
+    "INSERT OR IGNORE INTO stack (parent_id, frame_id) VALUES (?, ?)",
+  [STMT_STACK_FIND] =
+    "SELECT id FROM stack WHERE parent_id = ? AND frame_id = ?",
+  [STMT_MEM_EVENT] =
+    "INSERT INTO mem_event (ts, process_id, tid, device_id, context, stream,"
+    " kind, op, address, bytes, pool_id, pool_size, pool_utilized,"
+    " correlation, stack_id, range_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+  [STMT_POOL_EVENT] =
+    "INSERT INTO pool_event (ts, process_id, device_id, pool_id, op, size,"
+    " utilized, release_threshold, min_bytes_to_keep, correlation, stack_id)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+  [STMT_ALLOC_EVENT] =
+    "INSERT INTO alloc_event (ts, process_id, tid, device_id, allocator_id,"
+    " op, address, requested_bytes, block_bytes, segment_address, stream,"
+    " stack_id, range_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+  [STMT_FAILED_ALLOC] =
+    "INSERT INTO failed_alloc (ts, process_id, tid, device_id, allocator_id,"
+    " api, requested_bytes, error, error_name, device_free_bytes,"
+    " device_total_bytes, correlation, stack_id, range_id)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+  [STMT_RANGE_ADD] =
+    "INSERT INTO nvtx_range (process_id, tid, domain, name, start_ns, end_ns,"
+    " parent_id, depth) VALUES (?,?,?,?,?,?,?,?)",
+  [STMT_RANGE_END] = "UPDATE nvtx_range SET end_ns = ? WHERE id = ?",
+  [STMT_KERNEL] =
+    "INSERT INTO kernel (start_ns, end_ns, process_id, device_id, context,"
+    " stream, correlation, name, grid_x, grid_y, grid_z, block_x, block_y,"
+    " block_z, static_shared, dynamic_shared, registers)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+  [STMT_MEMCPY] =
+    "INSERT INTO memcpy (start_ns, end_ns, process_id, device_id, stream,"
+    " correlation, copy_kind, src_kind, dst_kind, bytes)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?)",
+  [STMT_MEMSET] =
+    "INSERT INTO memset (start_ns, end_ns, process_id, device_id, stream,"
+    " correlation, bytes, value, mem_kind) VALUES (?,?,?,?,?,?,?,?,?)",
+};
+
+/* Dedup indexes that inserts need; everything else waits for finalize. */
+static const char *writer_index_sql =
+  "CREATE UNIQUE INDEX IF NOT EXISTS frame_key ON frame (kind,"
+  " ifnull(module_id, 0), ifnull(address, 0), ifnull(function, ''),"
+  " ifnull(file, ''), ifnull(line, 0));";
+
+struct VsWriter {
+  sqlite3 *db;
+  sqlite3_stmt *stmt[N_STMTS];
+  int in_txn;
+  unsigned rows_in_txn;
+  char errmsg[512];
+};
+
+static void
+set_error (VsWriter *w, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  vsnprintf (w->errmsg, sizeof w->errmsg, fmt, ap);
+  va_end (ap);
+}
+
+const char *
+vs_writer_errmsg (VsWriter *w)
+{
+  return w ? w->errmsg : "no writer";
+}
+
+sqlite3 *
+vs_writer_db (VsWriter *w)
+{
+  return w->db;
+}
+
+/* Binds an integer or NULL for VS_UNKNOWN. */
+static void
+bind_i64 (sqlite3_stmt *s, int i, int64_t v)
+{
+  if (v == VS_UNKNOWN)
+    sqlite3_bind_null (s, i);
+  else
+    sqlite3_bind_int64 (s, i, v);
+}
+
+/* Binds an integer id, where 0 (no row) is stored as NULL too. */
+static void
+bind_id (sqlite3_stmt *s, int i, int64_t v)
+{
+  if (v == VS_UNKNOWN || v == 0)
+    sqlite3_bind_null (s, i);
+  else
+    sqlite3_bind_int64 (s, i, v);
+}
+
+static void
+bind_text (sqlite3_stmt *s, int i, const char *v)
+{
+  if (v == NULL)
+    sqlite3_bind_null (s, i);
+  else
+    sqlite3_bind_text (s, i, v, -1, SQLITE_STATIC);
+}
+
+static int
+exec_sql (VsWriter *w, const char *sql)
+{
+  char *msg = NULL;
+  if (sqlite3_exec (w->db, sql, NULL, NULL, &msg) != SQLITE_OK)
+    {
+      set_error (w, "trace write failed: %s", msg ? msg : sqlite3_errmsg (w->db));
+      sqlite3_free (msg);
+      return -1;
+    }
+  return 0;
+}
+
+/* Opens a transaction if none is open, so rows are batched. */
+static int
+ensure_txn (VsWriter *w)
+{
+  if (w->in_txn)
+    return 0;
+  if (exec_sql (w, "BEGIN") < 0)
+    return -1;
+  w->in_txn = 1;
+  w->rows_in_txn = 0;
+  return 0;
+}
+
+int
+vs_writer_commit (VsWriter *w)
+{
+  if (!w->in_txn)
+    return 0;
+  w->in_txn = 0;
+  return exec_sql (w, "COMMIT");
+}
+
+/* Runs a bound insert statement once and resets it.  Commits the batch when
+ * it is full.  Returns 0 or -1. */
+static int
+step_insert (VsWriter *w, int which)
+{
+  sqlite3_stmt *s = w->stmt[which];
+  int rc = sqlite3_step (s);
+  sqlite3_reset (s);
+  sqlite3_clear_bindings (s);
+  if (rc != SQLITE_DONE)
+    {
+      set_error (w, "trace write failed: %s", sqlite3_errmsg (w->db));
+      return -1;
+    }
+  if (++w->rows_in_txn >= VS_WRITER_BATCH_ROWS)
+    return vs_writer_commit (w);
+  return 0;
+}
+
+/* Like step_insert() but returns the new row's id. */
+static int64_t
+step_insert_id (VsWriter *w, int which)
+{
+  if (step_insert (w, which) < 0)
+    return -1;
+  return sqlite3_last_insert_rowid (w->db);
+}
+
+/* Runs a bound single-value lookup; returns the id, 0 when absent, -1 on
+ * error. */
+static int64_t
+step_find (VsWriter *w, int which)
+{
+  sqlite3_stmt *s = w->stmt[which];
+  int64_t id = 0;
+  int rc = sqlite3_step (s);
+  if (rc == SQLITE_ROW)
+    id = sqlite3_column_int64 (s, 0);
+  else if (rc != SQLITE_DONE)
+    {
+      set_error (w, "trace read failed: %s", sqlite3_errmsg (w->db));
+      id = -1;
+    }
+  sqlite3_reset (s);
+  sqlite3_clear_bindings (s);
+  return id;
+}
+
+VsWriter *
+vs_writer_create (const char *path, char *err, size_t errlen)
+{
+  VsWriter *w = calloc (1, sizeof *w);
+  if (w == NULL)
+    {
+      if (errlen)
+        snprintf (err, errlen, "out of memory");
+      return NULL;
+    }
+
+  /* A trace is always new: remove any earlier file and its WAL. */
+  size_t n = strlen (path) + 8;
+  char *side = malloc (n);
+  if (side != NULL)
+    {
+      unlink (path);
+      snprintf (side, n, "%s-wal", path);
+      unlink (side);
+      snprintf (side, n, "%s-shm", path);
+      unlink (side);
+      snprintf (side, n, "%s-journal", path);
+      unlink (side);
+      free (side);
+    }
+
+  int rc = sqlite3_open_v2 (path, &w->db,
+                            SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+                            | SQLITE_OPEN_NOMUTEX, NULL);
+  if (rc != SQLITE_OK)
+    {
+      if (errlen)
+        snprintf (err, errlen, "cannot create trace %s: %s", path,
+                  w->db ? sqlite3_errmsg (w->db) : sqlite3_errstr (rc));
+      sqlite3_close (w->db);
+      free (w);
+      return NULL;
+    }
+
+  if (exec_sql (w, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;") < 0
+      || exec_sql (w, "BEGIN") < 0
+      || exec_sql (w, vs_trace_schema_sql) < 0
+      || exec_sql (w, writer_index_sql) < 0
+      || exec_sql (w, "COMMIT") < 0)
+    goto fail;
+
+  for (int i = 0; i < N_STMTS; i++)
+    if (sqlite3_prepare_v3 (w->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
+                            &w->stmt[i], NULL) != SQLITE_OK)
+      {
+        set_error (w, "cannot prepare trace statement: %s",
+                   sqlite3_errmsg (w->db));
+        goto fail;
+      }
+
+  vs_writer_set_meta (w, "format", "vramscope-trace");
+  vs_writer_set_meta (w, "finalized", "0");
+  vs_writer_commit (w);
+  return w;
+
+fail:
+  if (errlen)
+    snprintf (err, errlen, "cannot create trace %s: %s", path, w->errmsg);
+  for (int i = 0; i < N_STMTS; i++)
+    sqlite3_finalize (w->stmt[i]);
+  sqlite3_close (w->db);
+  free (w);
+  return NULL;
+}
+
+int
+vs_writer_set_meta (VsWriter *w, const char *key, const char *value)
+{
+  if (ensure_txn (w) < 0)
+    return -1;
+  sqlite3_stmt *s = w->stmt[STMT_META];
+  bind_text (s, 1, key);
+  bind_text (s, 2, value);
+  return step_insert (w, STMT_META);
+}
+
+int
+vs_writer_set_meta_int (VsWriter *w, const char *key, int64_t value)
+{
+  if (ensure_txn (w) < 0)
+    return -1;
+  sqlite3_stmt *s = w->stmt[STMT_META];
+  bind_text (s, 1, key);
+  bind_i64 (s, 2, value);
+  return step_insert (w, STMT_META);
+}
+
+int64_t
+vs_writer_add_process (VsWriter *w, const VsProcess *p)
+{
+  if (ensure_txn (w) < 0)
+    return -1;
+  sqlite3_stmt *s = w->stmt[STMT_PROCESS];
+  bind_i64 (s, 1, p->pid);
+  bind_i64 (s, 2, p->ppid);
+  bind_text (s, 3, p->host);
+  bind_i64 (s, 4, p->rank);
+  bind_i64 (s, 5, p->local_rank);
+  bind_i64 (s, 6, p->world_size);
+  bind_text (s, 7, p->cuda_visible_devices);
+  bind_text (s, 8, p->command_line);
+  bind_i64 (s, 9, p->start_ns);
+  bind_i64 (s, 10, p->end_ns);
+  bind_i64 (s, 11, p->exit_status);
+  return step_insert_id (w, STMT_PROCESS);
+}
+
+int64_t
+vs_writer_add_device (VsWriter *w, const VsDevice *d)
+{
+  if (ensure_txn (w) < 0)
+    return -1;
+  if (d->uuid != NULL)
+    {
+      bind_text (w->stmt[STMT_DEVICE_FIND], 1, d->uuid);
+      int64_t id = step_find (w, STMT_DEVICE_FIND);
+      if (id != 0)
+        return id;
+    }
+  sqlite3_stmt *s = w->stmt[STMT_DEVICE_ADD];
+  bind_i64 (s, 1, d->idx);
+  bind_text (s, 2, d->uuid);
+  bind_text (s, 3, d->name);
+  bind_i64 (s, 4, d->total_bytes);
+  return step_insert_id (w, STMT_DEVICE_ADD);
+}
+
+int64_t
+vs_writer_add_allocator (VsWriter *w, const VsAllocator *a)
+{
+  if (ensure_txn (w) < 0)
+    return -1;
+  sqlite3_stmt *s = w->stmt[STMT_ALLOCATOR];
+  bind_id (s, 1, a->device_id);
+  bind_id (s, 2, a->process_id);
+  bind_text (s, 3, a->kind);
+  bind_text (s, 4, a->name);
+  bind_i64 (s, 5, a->handle);
+  bind_text (s, 6, a->settings);
+  return step_insert_id (w, STMT_ALLOCATOR);
+}
+
+int64_t
+vs_writer_add_module (VsWriter *w, const VsModule *m)
+{
+  if (ensure_txn (w) < 0)
+    return -1;
+  sqlite3_stmt *s = w->stmt[STMT_MODULE];
+  bind_id (s, 1, m->process_id);
+  bind_text (s, 2, m->path);
+  bind_text (s, 3, m->build_id);
+  bind_i64 (s, 4, m->load_address);
+  bind_i64 (s, 5, m->size);
+  return step_insert_id (w, STMT_MODULE);
+}
+
+/* Binds the six identifying columns of a frame, shared by add and find. */
+static void
+bind_frame (sqlite3_stmt *s, const VsFrame *f)
+{
+  sqlite3_bind_int (s, 1, (int) f->kind);
+  bind_id (s, 2, f->module_id);
+  bind_i64 (s, 3, f->address);
+  bind_text (s, 4, f->function);
+  bind_text (s, 5, f->file);
+  bind_i64 (s, 6, f->line);
+}
+
+int64_t
+vs_writer_add_frame (VsWriter *w, const VsFrame *f)
+{
+  if (ensure_txn (w) < 0)
+    return -1;
+  bind_frame (w->stmt[STMT_FRAME_ADD], f);
+  if (step_insert (w, STMT_FRAME_ADD) < 0)
+    return -1;
+  if (sqlite3_changes (w->db) > 0)
+    return sqlite3_last_insert_rowid (w->db);
+  bind_frame (w->stmt[STMT_FRAME_FIND], f);
+  return step_find (w, STMT_FRAME_FIND);
+}
+
+int64_t
+vs_writer_add_stack_node (VsWriter *w, int64_t parent_id, int64_t frame_id)
+{
+  if (ensure_txn (w) < 0)
+    return -1;
+  sqlite3_stmt *s = w->stmt[STMT_STACK_ADD];
+  sqlite3_bind_int64 (s, 1, parent_id);
+  sqlite3_bind_int64 (s, 2, frame_id);
+  if (step_insert (w, STMT_STACK_ADD) < 0)
+    return -1;
+  if (sqlite3_changes (w->db) > 0)
+    return sqlite3_last_insert_rowid (w->db);
+  s = w->stmt[STMT_STACK_FIND];
+  sqlite3_bind_int64 (s, 1, parent_id);
+  sqlite3_bind_int64 (s, 2, frame_id);
+  return step_find (w, STMT_STACK_FIND);
+}
+
+int64_t
+vs_writer_add_stack (VsWriter *w, const int64_t *frame_ids, size_t n)
+{
+  int64_t node = 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      node = vs_writer_add_stack_node (w, node, frame_ids[i]);
+      if (node < 0)
+        return -1;
+    }
+  return node;
+}
+
+int
+vs_writer_mem_event (VsWriter *w, const VsMemEvent *e)
+{
+  if (ensure_txn (w) < 0)
+    return -1;
+  sqlite3_stmt *s = w->stmt[STMT_MEM_EVENT];
+  bind_i64 (s, 1, e->ts);
+  bind_i64 (s, 2, e->process_id);
+  bind_i64 (s, 3, e->tid);
+  bind_id (s, 4, e->device_id);
+  bind_i64 (s, 5, e->context);
+  bind_i64 (s, 6, e->stream);
+  sqlite3_bind_int (s, 7, (int) e->kind);
+  sqlite3_bind_int (s, 8, (int) e->op);
+  sqlite3_bind_int64 (s, 9, e->address);
+  sqlite3_bind_int64 (s, 10, e->bytes);
+  bind_id (s, 11, e->pool_id);
+  bind_i64 (s, 12, e->pool_size);
+  bind_i64 (s, 13, e->pool_utilized);
+  bind_i64 (s, 14, e->correlation);
+  bind_id (s, 15, e->stack_id);
+  bind_id (s, 16, e->range_id);
+  return step_insert (w, STMT_MEM_EVENT);
+}
+
+int
+vs_writer_pool_event (VsWriter *w, const VsPoolEvent *e)
+{
+  if (ensure_txn (w) < 0)
+    return -1;
+  sqlite3_stmt *s = w->stmt[STMT_POOL_EVENT];
+  bind_i64 (s, 1, e->ts);
+  bind_i64 (s, 2, e->process_id);
+  bind_id (s, 3, e->device_id);
+  bind_i64 (s, 4, e->pool_id);
+  sqlite3_bind_int (s, 5, (int) e->op);
+  bind_i64 (s, 6, e->size);
+  bind_i64 (s, 7, e->utilized);
+  bind_i64 (s, 8, e->release_threshold);
+  bind_i64 (s, 9, e->min_bytes_to_keep);
+  bind_i64 (s, 10, e->correlation);
+  bind_id (s, 11, e->stack_id);
+  return step_insert (w, STMT_POOL_EVENT);
+}
+
+int
+vs_writer_alloc_event (VsWriter *w, const VsAllocEvent *e)
+{
+  if (ensure_txn (w) < 0)
+    return -1;
+  sqlite3_stmt *s = w->stmt[STMT_ALLOC_EVENT];
+  bind_i64 (s, 1, e->ts);
+  bind_i64 (s, 2, e->process_id);
+  bind_i64 (s, 3, e->tid);
+  bind_i64 (s, 4, e->device_id);
+  bind_i64 (s, 5, e->allocator_id);
+  sqlite3_bind_int (s, 6, (int) e->op);
+  sqlite3_bind_int64 (s, 7, e->address);
+  bind_i64 (s, 8, e->requested_bytes);
+  bind_i64 (s, 9, e->block_bytes);
+  bind_i64 (s, 10, e->segment_address);
+  bind_i64 (s, 11, e->stream);
+  bind_id (s, 12, e->stack_id);
+  bind_id (s, 13, e->range_id);
+  return step_insert (w, STMT_ALLOC_EVENT);
+}
+
+int
+vs_writer_failed_alloc (VsWriter *w, const VsFailedAlloc *e)
+{
+  if (ensure_txn (w) < 0)
+    return -1;
+  sqlite3_stmt *s = w->stmt[STMT_FAILED_ALLOC];
+  bind_i64 (s, 1, e->ts);
+  bind_i64 (s, 2, e->process_id);
+  bind_i64 (s, 3, e->tid);
+  bind_id (s, 4, e->device_id);
+  bind_id (s, 5, e->allocator_id);
+  bind_text (s, 6, e->api ? e->api : "unknown");
+  bind_i64 (s, 7, e->requested_bytes);
+  bind_i64 (s, 8, e->error);
+  bind_text (s, 9, e->error_name);
+  bind_i64 (s, 10, e->device_free_bytes);
+  bind_i64 (s, 11, e->device_total_bytes);
+  bind_i64 (s, 12, e->correlation);
+  bind_id (s, 13, e->stack_id);
+  bind_id (s, 14, e->range_id);
+  return step_insert (w, STMT_FAILED_ALLOC);
+}
+
+int64_t
+vs_writer_add_range (VsWriter *w, const VsRange *r)
+{
+  if (ensure_txn (w) < 0)
+    return -1;
+  sqlite3_stmt *s = w->stmt[STMT_RANGE_ADD];
+  bind_id (s, 1, r->process_id);
+  bind_i64 (s, 2, r->tid);
+  bind_text (s, 3, r->domain);
+  bind_text (s, 4, r->name ? r->name : "");
+  bind_i64 (s, 5, r->start_ns);
+  bind_i64 (s, 6, r->end_ns);
+  bind_id (s, 7, r->parent_id);
+  sqlite3_bind_int64 (s, 8, r->depth == VS_UNKNOWN ? 0 : r->depth);
+  return step_insert_id (w, STMT_RANGE_ADD);
+}
+
+int
+vs_writer_end_range (VsWriter *w, int64_t range_id, int64_t end_ns)
+{
+  if (ensure_txn (w) < 0)
+    return -1;
+  sqlite3_stmt *s = w->stmt[STMT_RANGE_END];
+  sqlite3_bind_int64 (s, 1, end_ns);
+  sqlite3_bind_int64 (s, 2, range_id);
+  return step_insert (w, STMT_RANGE_END);
+}
+
+int
+vs_writer_kernel (VsWriter *w, const VsKernel *k)
+{
+  if (ensure_txn (w) < 0)
+    return -1;
+  sqlite3_stmt *s = w->stmt[STMT_KERNEL];
+  bind_i64 (s, 1, k->start_ns);
+  bind_i64 (s, 2, k->end_ns);
+  bind_i64 (s, 3, k->process_id);
+  bind_id (s, 4, k->device_id);
+  bind_i64 (s, 5, k->context);
+  bind_i64 (s, 6, k->stream);
+  bind_i64 (s, 7, k->correlation);
+  bind_text (s, 8, k->name ? k->name : "");
+  bind_i64 (s, 9, k->grid_x);
+  bind_i64 (s, 10, k->grid_y);
+  bind_i64 (s, 11, k->grid_z);
+  bind_i64 (s, 12, k->block_x);
+  bind_i64 (s, 13, k->block_y);
+  bind_i64 (s, 14, k->block_z);
+  bind_i64 (s, 15, k->static_shared);
+  bind_i64 (s, 16, k->dynamic_shared);
+  bind_i64 (s, 17, k->registers);
+  return step_insert (w, STMT_KERNEL);
+}
+
+int
+vs_writer_memcpy (VsWriter *w, const VsMemcpy *m)
+{
+  if (ensure_txn (w) < 0)
+    return -1;
+  sqlite3_stmt *s = w->stmt[STMT_MEMCPY];
+  bind_i64 (s, 1, m->start_ns);
+  bind_i64 (s, 2, m->end_ns);
+  bind_i64 (s, 3, m->process_id);
+  bind_id (s, 4, m->device_id);
+  bind_i64 (s, 5, m->stream);
+  bind_i64 (s, 6, m->correlation);
+  bind_text (s, 7, m->copy_kind);
+  bind_text (s, 8, m->src_kind);
+  bind_text (s, 9, m->dst_kind);
+  bind_i64 (s, 10, m->bytes);
+  return step_insert (w, STMT_MEMCPY);
+}
+
+int
+vs_writer_memset (VsWriter *w, const VsMemset *m)
+{
+  if (ensure_txn (w) < 0)
+    return -1;
+  sqlite3_stmt *s = w->stmt[STMT_MEMSET];
+  bind_i64 (s, 1, m->start_ns);
+  bind_i64 (s, 2, m->end_ns);
+  bind_i64 (s, 3, m->process_id);
+  bind_id (s, 4, m->device_id);
+  bind_i64 (s, 5, m->stream);
+  bind_i64 (s, 6, m->correlation);
+  bind_i64 (s, 7, m->bytes);
+  bind_i64 (s, 8, m->value);
+  bind_id (s, 9, m->mem_kind);
+  return step_insert (w, STMT_MEMSET);
+}
+
+int
+vs_writer_close (VsWriter *w, bool finalize, VsProgressFunc progress,
+                 void *progress_data, char *err, size_t errlen)
+{
+  int ret = vs_writer_commit (w);
+  for (int i = 0; i < N_STMTS; i++)
+    sqlite3_finalize (w->stmt[i]);
+  if (ret == 0 && finalize)
+    ret = vs_trace_finalize (w->db, progress, progress_data, w->errmsg,
+                             sizeof w->errmsg);
+  if (ret < 0 && errlen)
+    snprintf (err, errlen, "%s", w->errmsg);
+  if (sqlite3_close (w->db) != SQLITE_OK && ret == 0)
+    {
+      if (errlen)
+        snprintf (err, errlen, "cannot close trace: %s", sqlite3_errmsg (w->db));
+      ret = -1;
+    }
+  free (w);
+  return ret;
+}
