@@ -277,6 +277,7 @@ CREATE TABLE block (
 );
 
 -- Step series of memory per device and allocator (allocator_id 0 = all).
+-- seq grows with ts, so the key orders rows by time and by seq alike.
 CREATE TABLE series (
   seq             INTEGER NOT NULL,
   device_id       INTEGER NOT NULL,
@@ -288,7 +289,7 @@ CREATE TABLE series (
   static_bytes    INTEGER,
   pinned_bytes    INTEGER,
   managed_bytes   INTEGER,
-  PRIMARY KEY (device_id, allocator_id, seq)
+  PRIMARY KEY (device_id, allocator_id, ts, seq)
 ) WITHOUT ROWID;
 
 -- Summary levels of series for fast zoomed-out timelines.  At level L a

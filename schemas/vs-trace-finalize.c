@@ -10,7 +10,7 @@
  * counts) — and the readers' indexes.
  *
  * Method, in four passes over an in-memory array of events sorted by
- * (ts, table, id) — one 64-byte record per event, so a 10M-event trace
+ * (ts, table, id) — one 72-byte record per event, so a 10M-event trace
  * needs about 1 GB while finalizing:
  *   1. pairing: allocations and releases are matched by (process, device,
  *      address) at the device level and by (allocator, address) at the
@@ -47,11 +47,12 @@ typedef struct {
   int32_t device_id; /* 0 = none */
   int32_t allocator_id; /* allocator level: allocator; mem: pool_id; 0 none */
   int32_t block;     /* index into blocks, -1 none */
+  int64_t stack_id;
+  int32_t range_id;
   uint8_t src;
   uint8_t op;
   uint8_t kind;
   uint8_t pad;
-  int32_t pad2;
 } Event;
 
 typedef struct {
@@ -256,10 +257,12 @@ push_block (Trace *t, uint8_t level, int64_t address, int64_t bytes,
 
 static const char *load_mem_sql =
   "SELECT id, ts, process_id, ifnull(device_id, 0), kind, op, address, bytes,"
-  " ifnull(pool_id, 0), pool_size FROM mem_event";
+  " ifnull(pool_id, 0), pool_size, ifnull(stack_id, 0), ifnull(range_id, 0)"
+  " FROM mem_event";
 static const char *load_alloc_sql =
   "SELECT id, ts, process_id, device_id, allocator_id, op, address,"
-  " requested_bytes, block_bytes FROM alloc_event";
+  " requested_bytes, block_bytes, ifnull(stack_id, 0), ifnull(range_id, 0)"
+  " FROM alloc_event";
 static const char *load_pool_sql =
   "SELECT id, ts, process_id, ifnull(device_id, 0), pool_id, op, size"
   " FROM pool_event";
@@ -297,6 +300,8 @@ load_events (sqlite3 *db, Trace *t, Err *e)
               ev->allocator_id = (int32_t) sqlite3_column_int64 (s, 8);
               ev->block_bytes = sqlite3_column_type (s, 9) == SQLITE_NULL
                                   ? -1 : sqlite3_column_int64 (s, 9);
+              ev->stack_id = sqlite3_column_int64 (s, 10);
+              ev->range_id = (int32_t) sqlite3_column_int64 (s, 11);
             }
           else if (srcs[q] == SRC_ALLOC)
             {
@@ -309,6 +314,8 @@ load_events (sqlite3 *db, Trace *t, Err *e)
                               ? -1 : sqlite3_column_int64 (s, 8);
               ev->bytes = req >= 0 ? req : (blk >= 0 ? blk : 0);
               ev->block_bytes = blk;
+              ev->stack_id = sqlite3_column_int64 (s, 9);
+              ev->range_id = (int32_t) sqlite3_column_int64 (s, 10);
             }
           else
             {
@@ -618,7 +625,15 @@ typedef struct {
   int64_t rows;
 } Levels;
 
-static sqlite3_stmt *level_stmt;
+/* Where level rows go and which shifts are worth storing: only levels with
+ * at most a quarter as many buckets as there are events (finer zooms read
+ * the series itself, which is then short), up to one bucket for all. */
+typedef struct {
+  sqlite3_stmt *stmt;
+  int first_shift, n_shifts;
+} LevelCtx;
+
+static LevelCtx level_ctx;
 
 static const char *level_sql =
   "INSERT INTO series_level (shift, device_id, allocator_id, bucket,"
@@ -631,8 +646,8 @@ level_flush (sqlite3 *db, int shift_i, int32_t dev, int32_t alloc,
 {
   if (!l->has)
     return 0;
-  sqlite3_stmt *s = level_stmt;
-  sqlite3_bind_int (s, 1, FIRST_SHIFT + 2 * shift_i);
+  sqlite3_stmt *s = level_ctx.stmt;
+  sqlite3_bind_int (s, 1, level_ctx.first_shift + 2 * shift_i);
   sqlite3_bind_int (s, 2, dev);
   sqlite3_bind_int (s, 3, alloc);
   sqlite3_bind_int64 (s, 4, l->bucket);
@@ -657,10 +672,10 @@ level_add (sqlite3 *db, Levels *lv, int32_t dev, int32_t alloc, int64_t rel,
            int64_t r, int64_t a, int64_t d, int with_device)
 {
   lv->rows++;
-  for (int i = 0; i < N_SHIFTS; i++)
+  for (int i = 0; i < level_ctx.n_shifts; i++)
     {
       LevelAcc *l = &lv->lv[i];
-      int64_t bucket = rel >> (FIRST_SHIFT + 2 * i);
+      int64_t bucket = rel >> (level_ctx.first_shift + 2 * i);
       if (l->has && l->bucket != bucket)
         if (level_flush (db, i, dev, alloc, l, with_device) < 0)
           return -1;
@@ -713,8 +728,20 @@ replay (Trace *t, State *st, int64_t origin, Progress *pr, Err *e)
   sqlite3 *db = pr->db;
   sqlite3_stmt *ins;
   if (sqlite3_prepare_v2 (db, series_sql, -1, &ins, NULL) != SQLITE_OK
-      || sqlite3_prepare_v2 (db, level_sql, -1, &level_stmt, NULL) != SQLITE_OK)
+      || sqlite3_prepare_v2 (db, level_sql, -1, &level_ctx.stmt, NULL) != SQLITE_OK)
     return fail (e, "cannot finalize trace: %s", sqlite3_errmsg (db));
+  {
+    int64_t span = t->n ? t->ev[t->n - 1].ts - origin : 0;
+    int64_t budget = (int64_t) t->n / 4 + 1;
+    int sh = FIRST_SHIFT;
+    while (sh < 62 && (span >> sh) > budget)
+      sh += 2;
+    level_ctx.first_shift = sh;
+    level_ctx.n_shifts = 1;
+    while (level_ctx.n_shifts < N_SHIFTS && sh + 2 * level_ctx.n_shifts < 63
+           && (span >> (sh + 2 * (level_ctx.n_shifts - 1))) > 0)
+      level_ctx.n_shifts++;
+  }
 
   size_t nacc = (size_t) (st->ndev + 1) * (size_t) (st->nalloc + 1);
   Levels *levels = calloc (nacc, sizeof *levels);
@@ -950,47 +977,32 @@ replay (Trace *t, State *st, int64_t origin, Progress *pr, Err *e)
       goto out;
     }
 
-  /* Flush the open buckets; drop levels that do not reduce the series. */
+  /* Flush the open buckets. */
   for (int32_t d = 1; d <= st->ndev && rc == 0; d++)
     for (int32_t k = 0; k <= st->nalloc && rc == 0; k++)
       {
         size_t li = (size_t) d * (size_t) (st->nalloc + 1) + (size_t) k;
-        for (int i = 0; i < N_SHIFTS && rc == 0; i++)
+        for (int i = 0; i < level_ctx.n_shifts && rc == 0; i++)
           rc = level_flush (db, i, d, k, &levels[li].lv[i], k == 0);
       }
-  if (rc == 0)
-    rc = exec_sql (db, e,
-                   "DELETE FROM series_level WHERE (device_id, allocator_id, shift)"
-                   " IN (SELECT l.device_id, l.allocator_id, l.shift FROM series_level l"
-                   " GROUP BY l.device_id, l.allocator_id, l.shift"
-                   " HAVING count(*) * 4 > (SELECT count(*) FROM series s"
-                   " WHERE s.device_id = l.device_id AND s.allocator_id = l.allocator_id))");
-  else
+  if (rc < 0)
     fail (e, "cannot finalize trace: %s", sqlite3_errmsg (db));
 
 out:
   sqlite3_finalize (ins);
-  sqlite3_finalize (level_stmt);
-  level_stmt = NULL;
+  sqlite3_finalize (level_ctx.stmt);
+  level_ctx.stmt = NULL;
   free (levels);
   return rc;
 }
-
-/* Loads per-event stack/range ids lazily for the block rows. */
-static const char *mem_extra_sql =
-  "SELECT kind, stack_id, range_id FROM mem_event WHERE id = ?";
-static const char *alloc_extra_sql =
-  "SELECT 0, stack_id, range_id FROM alloc_event WHERE id = ?";
 
 static int
 write_blocks (Trace *t, Progress *pr, Err *e)
 {
   sqlite3 *db = pr->db;
-  sqlite3_stmt *ins, *mx, *ax;
+  sqlite3_stmt *ins;
   if (sqlite3_prepare_v2 (db, block_sql, -1, &ins, NULL) != SQLITE_OK)
     return fail (e, "cannot finalize trace: %s", sqlite3_errmsg (db));
-  sqlite3_prepare_v2 (db, mem_extra_sql, -1, &mx, NULL);
-  sqlite3_prepare_v2 (db, alloc_extra_sql, -1, &ax, NULL);
 
   int rc = 0;
   for (size_t j = 0; j < t->nb && rc == 0; j++)
@@ -999,27 +1011,12 @@ write_blocks (Trace *t, Progress *pr, Err *e)
       const Event *a = b->alloc_ev >= 0 ? &t->ev[b->alloc_ev] : NULL;
       const Event *f = b->free_ev >= 0 ? &t->ev[b->free_ev] : NULL;
       const Event *any = a ? a : f;
-      int64_t stack[2] = { 0, 0 }, range = 0, kind = 0;
-      for (int w = 0; w < 2; w++)
-        {
-          const Event *x = w == 0 ? a : f;
-          if (x == NULL || (b->level == 3 && x->op == VS_ALLOC_OP_SEGMENT_UNMAP
-                            && w == 0))
-            continue;
-          sqlite3_stmt *q = x->src == SRC_MEM ? mx : ax;
-          sqlite3_bind_int64 (q, 1, x->id);
-          if (sqlite3_step (q) == SQLITE_ROW)
-            {
-              if (x == any)
-                kind = sqlite3_column_int64 (q, 0);
-              stack[w] = sqlite3_column_int64 (q, 1);
-              if (w == 0 || a == NULL)
-                range = sqlite3_column_int64 (q, 2);
-            }
-          sqlite3_reset (q);
-        }
-      if (b->level != 1)
-        kind = 0; /* kinds are device-level; allocator blocks have none */
+      /* A piece left by a partial unmap has no stack of its own. */
+      int piece = a && b->level == 3 && a->op == VS_ALLOC_OP_SEGMENT_UNMAP;
+      int64_t stack[2] = { a && !piece ? a->stack_id : 0, f ? f->stack_id : 0 };
+      int64_t range = a ? a->range_id : f->range_id;
+      /* Kinds are device-level; allocator blocks and segments have none. */
+      int64_t kind = b->level == 1 ? any->kind : 0;
       sqlite3_bind_int64 (ins, 1, (int64_t) j + 1);
       sqlite3_bind_int (ins, 2, b->level);
       if (any->device_id)
@@ -1078,8 +1075,6 @@ write_blocks (Trace *t, Progress *pr, Err *e)
         }
     }
   sqlite3_finalize (ins);
-  sqlite3_finalize (mx);
-  sqlite3_finalize (ax);
   if (rc == -2)
     return fail (e, "cancelled");
   if (rc < 0)
@@ -1187,7 +1182,7 @@ write_summary (sqlite3 *db, State *st, Err *e)
 
 static const char *reset_sql =
   "DELETE FROM block; DELETE FROM series; DELETE FROM series_level;"
-  " DELETE FROM summary; DROP TABLE IF EXISTS block_span;";
+  " DELETE FROM summary;";
 
 /* Indexes for readers' time-range and instant queries. */
 static const char *index_sql =
@@ -1199,14 +1194,9 @@ static const char *index_sql =
   "CREATE INDEX IF NOT EXISTS memcpy_start ON memcpy (start_ns);"
   "CREATE INDEX IF NOT EXISTS memset_start ON memset (start_ns);"
   "CREATE INDEX IF NOT EXISTS nvtx_range_start ON nvtx_range (start_ns);"
-  "CREATE INDEX IF NOT EXISTS series_ts ON series (device_id, allocator_id, ts);"
   "CREATE INDEX IF NOT EXISTS block_alloc ON block (device_id, level, alloc_seq);"
   "CREATE INDEX IF NOT EXISTS block_free ON block (device_id, level, free_seq);"
-  "CREATE INDEX IF NOT EXISTS block_stack ON block (stack_id);"
-  "CREATE VIRTUAL TABLE block_span USING rtree_i32 (id, lo, hi);"
-  "INSERT INTO block_span SELECT id, alloc_seq, ifnull(free_seq, 2147483647)"
-  " FROM block WHERE ifnull(alloc_seq, 0) < 2147483647;"
-  "ANALYZE;";
+  "CREATE INDEX IF NOT EXISTS block_stack ON block (stack_id);";
 
 /* Origin of the trace: meta start_ns, or the first event when unset. */
 static const char *origin_sql =
