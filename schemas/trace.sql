@@ -273,7 +273,8 @@ CREATE TABLE block (
   stack_id       INTEGER,
   free_stack_id  INTEGER,
   range_id       INTEGER,
-  owner_id       INTEGER
+  owner_id       INTEGER,
+  span_bin       INTEGER NOT NULL
 );
 
 -- Step series of memory per device and allocator (allocator_id 0 = all).

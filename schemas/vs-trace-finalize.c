@@ -703,7 +703,21 @@ static const char *block_sql =
   "INSERT INTO block (id, level, device_id, allocator_id, process_id, kind,"
   " address, bytes, block_bytes, alloc_seq, free_seq, alloc_ts, free_ts,"
   " alloc_event_id, free_event_id, stack_id, free_stack_id, range_id,"
-  " owner_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+  " owner_id, span_bin) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+
+/* The bin of a live interval [lo, hi) of replay positions: the smallest
+ * aligned power-of-two range holding it, as level << 48 | (lo >> level).
+ * A block contains position P iff its bin is one of the 48 bins
+ * level << 48 | (P >> level) and lo <= P < hi — so a point query reads only
+ * candidate bins through an index instead of every earlier block. */
+static int64_t
+span_bin (int64_t lo, int64_t hi)
+{
+  int64_t level = 0;
+  while ((lo >> level) != ((hi - 1) >> level))
+    level++;
+  return (level << 48) | (lo >> level);
+}
 
 typedef struct {
   sqlite3 *db;
@@ -1065,6 +1079,10 @@ write_blocks (Trace *t, Progress *pr, Err *e)
       else sqlite3_bind_null (ins, 18);
       if (b->owner >= 0) sqlite3_bind_int64 (ins, 19, (int64_t) b->owner + 1);
       else sqlite3_bind_null (ins, 19);
+      /* Live at the end: the interval closes after the last position. */
+      sqlite3_bind_int64 (ins, 20, span_bin (a ? (int64_t) b->alloc_ev + 1 : 0,
+                                             f ? (int64_t) b->free_ev + 1
+                                               : (int64_t) t->n + 1));
       if (sqlite3_step (ins) != SQLITE_DONE)
         rc = -1;
       sqlite3_reset (ins);
@@ -1196,7 +1214,8 @@ static const char *index_sql =
   "CREATE INDEX IF NOT EXISTS nvtx_range_start ON nvtx_range (start_ns);"
   "CREATE INDEX IF NOT EXISTS block_alloc ON block (device_id, level, alloc_seq);"
   "CREATE INDEX IF NOT EXISTS block_free ON block (device_id, level, free_seq);"
-  "CREATE INDEX IF NOT EXISTS block_stack ON block (stack_id);";
+  "CREATE INDEX IF NOT EXISTS block_stack ON block (stack_id);"
+  "CREATE INDEX IF NOT EXISTS block_bin ON block (device_id, span_bin);";
 
 /* Origin of the trace: meta start_ns, or the first event when unset. */
 static const char *origin_sql =

@@ -1,0 +1,163 @@
+/* vs-activity.c — kernel statistics and NVTX ranges with their memory.
+ *
+ * Kernel statistics are one GROUP BY.  For ranges, the memory at entry and
+ * exit are point lookups and the peak inside is vs_series_extremes(), a
+ * handful of indexed queries per range whatever its length.
+ */
+#include "vs-activity.h"
+#include "vs-timeline.h"
+#include "vs-trace-private.h"
+
+static const char *kernels_sql =
+  "SELECT k.device_id, k.name, count(*), sum(k.end_ns - k.start_ns),"
+  " min(k.end_ns - k.start_ns), max(k.end_ns - k.start_ns)"
+  " FROM kernel k LEFT JOIN device d ON d.id = k.device_id"
+  " WHERE ?1 = 0 OR k.device_id = ?1"
+  " GROUP BY k.device_id, k.name"
+  " ORDER BY min(d.idx), 4 DESC, k.name";
+
+static void
+kernel_stats_free (gpointer data)
+{
+  VsKernelStats *k = data;
+
+  g_free (k->name);
+  g_free (k);
+}
+
+GPtrArray *
+vs_kernel_stats (VsTrace *trace, gint64 device_id, GError **error)
+{
+  g_autoptr (GPtrArray) list = g_ptr_array_new_with_free_func (kernel_stats_free);
+  sqlite3_stmt *stmt;
+  int rc;
+
+  g_return_val_if_fail (trace != NULL, NULL);
+  stmt = vs_trace_statement (trace, kernels_sql, error);
+  if (stmt == NULL)
+    return NULL;
+  sqlite3_bind_int64 (stmt, 1, device_id);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      VsKernelStats *k = g_new0 (VsKernelStats, 1);
+
+      k->device_id = vs_column_int (stmt, 0);
+      k->name = vs_column_dup (stmt, 1);
+      k->count = sqlite3_column_int64 (stmt, 2);
+      k->total_ns = sqlite3_column_int64 (stmt, 3);
+      k->min_ns = sqlite3_column_int64 (stmt, 4);
+      k->max_ns = sqlite3_column_int64 (stmt, 5);
+      k->avg_ns = k->count > 0 ? k->total_ns / k->count : 0;
+      g_ptr_array_add (list, k);
+    }
+  sqlite3_reset (stmt);
+  if (rc != SQLITE_DONE)
+    {
+      vs_trace_sql_error (trace, error);
+      return NULL;
+    }
+  return g_steal_pointer (&list);
+}
+
+static const char *ranges_sql =
+  "SELECT id, process_id, tid, domain, name, depth, start_ns, end_ns"
+  " FROM nvtx_range ORDER BY start_ns, id";
+
+static void
+range_memory_free (gpointer data)
+{
+  VsRangeMemory *r = data;
+
+  g_free (r->domain);
+  g_free (r->name);
+  g_free (r);
+}
+
+static gboolean
+fill_memory (VsTrace *trace, VsRangeMemory *r, GError **error)
+{
+  VsSeriesPoint p;
+  VsTimelineBucket ext;
+  gint64 end = r->end_ns != VS_UNKNOWN ? r->end_ns : vs_trace_get_duration_ns (trace);
+
+  /* Entry: the state just before the range began, so what the range itself
+   * allocates at its first instant shows as growth. */
+  if (!vs_series_at_time (trace, r->device_id, r->allocator_id,
+                          r->start_ns - 1, &p, error))
+    return FALSE;
+  r->allocated_at_start = p.allocated_bytes;
+  r->reserved_at_start = p.reserved_bytes;
+  if (end < r->start_ns)
+    end = r->start_ns;
+  if (!vs_series_extremes (trace, r->device_id, r->allocator_id, r->start_ns,
+                           end, &ext, error))
+    return FALSE;
+  r->allocated_at_end = ext.last_allocated;
+  r->reserved_at_end = ext.last_reserved;
+  r->peak_allocated = ext.max_allocated;
+  r->peak_reserved = ext.max_reserved;
+  return TRUE;
+}
+
+GPtrArray *
+vs_range_memory (VsTrace *trace, gint64 device_id, gint64 allocator_id,
+                 GError **error)
+{
+  g_autoptr (GPtrArray) ranges = g_ptr_array_new_with_free_func (range_memory_free);
+  g_autoptr (GPtrArray) list = g_ptr_array_new_with_free_func (range_memory_free);
+  const GPtrArray *devices = vs_trace_get_devices (trace);
+  sqlite3_stmt *stmt;
+  int rc;
+
+  g_return_val_if_fail (trace != NULL, NULL);
+  stmt = vs_trace_statement (trace, ranges_sql, error);
+  if (stmt == NULL)
+    return NULL;
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      VsRangeMemory *r = g_new0 (VsRangeMemory, 1);
+
+      r->id = sqlite3_column_int64 (stmt, 0);
+      r->process_id = vs_column_int (stmt, 1);
+      r->tid = vs_column_int (stmt, 2);
+      r->domain = vs_column_dup (stmt, 3);
+      r->name = vs_column_dup (stmt, 4);
+      r->depth = sqlite3_column_int64 (stmt, 5);
+      r->start_ns = vs_trace_rel (trace, sqlite3_column_int64 (stmt, 6));
+      r->end_ns = vs_trace_rel (trace, vs_column_int (stmt, 7));
+      g_ptr_array_add (ranges, r);
+    }
+  sqlite3_reset (stmt);
+  if (rc != SQLITE_DONE)
+    {
+      vs_trace_sql_error (trace, error);
+      return NULL;
+    }
+
+  for (guint i = 0; i < ranges->len; i++)
+    for (guint d = 0; d < devices->len; d++)
+      {
+        const VsDeviceInfo *dev = g_ptr_array_index (devices, d);
+        const VsRangeMemory *src = g_ptr_array_index (ranges, i);
+        VsRangeMemory *r;
+
+        if (device_id != 0 && dev->id != device_id)
+          continue;
+        if (allocator_id != 0)
+          {
+            const VsAllocatorInfo *a = vs_trace_lookup_allocator (trace, allocator_id);
+
+            if (a == NULL || a->device_id != dev->id)
+              continue;
+          }
+        r = g_memdup2 (src, sizeof *src);
+        r->domain = g_strdup (src->domain);
+        r->name = g_strdup (src->name);
+        r->device_id = dev->id;
+        r->allocator_id = allocator_id;
+        g_ptr_array_add (list, r);
+        if (!fill_memory (trace, r, error))
+          return NULL;
+      }
+  return g_steal_pointer (&list);
+}

@@ -1,0 +1,16 @@
+/* vs-analyzer.h — libvramscope: everything a reader of traces needs.
+ *
+ * Include this one header.  See vs-trace.h for threading and time rules.
+ */
+#pragma once
+
+#include "vs-trace.h"
+#include "vs-summary.h"
+#include "vs-stack.h"
+#include "vs-timeline.h"
+#include "vs-live.h"
+#include "vs-fragmentation.h"
+#include "vs-oom.h"
+#include "vs-activity.h"
+#include "vs-table.h"
+#include "vs-report.h"

@@ -1,0 +1,116 @@
+/* vs-cli.c — the `vramscope` command: dispatches to its subcommands.
+ *
+ * Exit status: a subcommand's own (record returns the program's), 2 for a
+ * usage error, 1 for bad input.  `view` hands over to the separate GTK
+ * binary vramscope-view, so this binary needs no GTK and, with GLib linked
+ * statically, runs on GPU servers that have no GLib.
+ */
+#include "vs-config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <glib.h>
+
+#include "vs-cli.h"
+
+static const char usage_line[] =
+  "usage: vramscope {record|import|report|view|help} [ARGS...]  (vramscope help for more)\n";
+
+static const char help_text[] =
+  "vramscope " VS_VERSION " — GPU memory profiler\n"
+  "\n"
+  "  vramscope record [-o FILE] [OPTIONS] -- PROGRAM [ARGS...]\n"
+  "      run PROGRAM with the collector and write a trace\n"
+  "  vramscope import SNAPSHOT.pickle -o FILE\n"
+  "      turn a PyTorch memory snapshot into a trace\n"
+  "  vramscope report FILE [--format text|csv] [--device N] [--allocator NAME] REPORT\n"
+  "      print a report: summary, peak, leaks, timeline, oom, fragmentation,\n"
+  "      kernels, ranges (vramscope report --help for the options)\n"
+  "  vramscope view [FILE]\n"
+  "      open the desktop viewer\n"
+  "  vramscope --version\n";
+
+/* Execs vramscope-view from next to this executable, from the build tree's
+ * gui/ folder, or from PATH.  Returns only on failure. */
+static int
+run_view (int argc, char **argv)
+{
+  g_autofree char *self = g_file_read_link ("/proc/self/exe", NULL);
+  g_autoptr (GPtrArray) args = g_ptr_array_new ();
+
+  g_ptr_array_add (args, (char *) "vramscope-view");
+  for (int i = 1; i < argc; i++)
+    g_ptr_array_add (args, argv[i]);
+  g_ptr_array_add (args, NULL);
+
+  if (self != NULL)
+    {
+      g_autofree char *dir = g_path_get_dirname (self);
+      g_autofree char *beside = g_build_filename (dir, "vramscope-view", NULL);
+      g_autofree char *build = g_build_filename (dir, "..", "gui", "vramscope-view", NULL);
+
+      if (g_file_test (beside, G_FILE_TEST_IS_EXECUTABLE))
+        execv (beside, (char **) args->pdata);
+      if (g_file_test (build, G_FILE_TEST_IS_EXECUTABLE))
+        execv (build, (char **) args->pdata);
+    }
+  execvp ("vramscope-view", (char **) args->pdata);
+  fprintf (stderr, "vramscope: cannot start the viewer vramscope-view: %s "
+           "(this build may not include the viewer)\n", g_strerror (errno));
+  return 1;
+}
+
+int
+main (int argc, char **argv)
+{
+  const char *cmd;
+
+  g_set_prgname ("vramscope");
+  if (argc < 2)
+    {
+      fputs (usage_line, stderr);
+      return 2;
+    }
+  cmd = argv[1];
+  if (strcmp (cmd, "--version") == 0 || strcmp (cmd, "version") == 0)
+    {
+      printf ("vramscope %s\n", VS_VERSION);
+      return 0;
+    }
+  if (strcmp (cmd, "help") == 0 || strcmp (cmd, "--help") == 0 ||
+      strcmp (cmd, "-h") == 0)
+    {
+      fputs (help_text, stdout);
+      return 0;
+    }
+  if (strcmp (cmd, "report") == 0)
+    return vs_cmd_report (argc - 1, argv + 1);
+  if (strcmp (cmd, "view") == 0)
+    return run_view (argc - 1, argv + 1);
+  if (strcmp (cmd, "import") == 0)
+    {
+#ifdef VS_HAVE_IMPORT
+      return vs_cmd_import (argc - 1, argv + 1);
+#else
+      fputs ("vramscope: this build does not include the import command\n", stderr);
+      return 2;
+#endif
+    }
+  if (strcmp (cmd, "record") == 0)
+    {
+#ifdef VS_HAVE_RECORD
+      return vs_cmd_record (argc - 1, argv + 1);
+#else
+      fputs ("vramscope: this build does not include the collector "
+             "(record needs the CUDA Toolkit with CUPTI at build time)\n", stderr);
+      return 2;
+#endif
+    }
+  fprintf (stderr, "vramscope: unknown command '%s'\n", cmd);
+  fputs (usage_line, stderr);
+  return 2;
+}

@@ -1,0 +1,196 @@
+/* vs-cmd-import.c — `vramscope import SNAPSHOT.pickle [-o FILE]`.
+ *
+ * Turns a PyTorch memory snapshot into a trace (vs-import.c).  The trace is
+ * written to a temporary file beside FILE and renamed into place only when
+ * complete, so an interrupted or failed import never leaves a half-written
+ * trace under FILE.  On a terminal, a progress line is shown for snapshots
+ * large enough to take a moment; Ctrl-C cancels cleanly.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <glib.h>
+#include <glib/gstdio.h>
+
+#include "vs-import.h"
+#include "vs-pickle.h"
+
+int vs_cmd_import (int argc, char **argv);
+
+static volatile sig_atomic_t interrupted;
+
+static void
+on_interrupt (int sig)
+{
+  interrupted = 1;
+}
+
+typedef struct {
+  gboolean show;
+  gint64 last_us;
+  int last_pct;
+} Progress;
+
+/* Prints "importing NN% (stage)" on stderr at most every 100 ms; returns
+ * FALSE once the user interrupted. */
+static gboolean
+on_progress (const char *stage, double fraction, gpointer data)
+{
+  Progress *pr = data;
+  if (interrupted)
+    return FALSE;
+  if (pr->show)
+    {
+      gint64 now = g_get_monotonic_time ();
+      int pct = (int) (fraction * 100.0);
+      if (pct != pr->last_pct && now - pr->last_us > 100000)
+        {
+          fprintf (stderr, "\rimporting %3d%% (%s)   ", pct, stage);
+          fflush (stderr);
+          pr->last_us = now;
+          pr->last_pct = pct;
+        }
+    }
+  return TRUE;
+}
+
+/* Removes path and the SQLite side files that may sit beside it. */
+static void
+remove_trace (const char *path)
+{
+  g_autofree char *wal = g_strconcat (path, "-wal", NULL);
+  g_autofree char *shm = g_strconcat (path, "-shm", NULL);
+  g_autofree char *journal = g_strconcat (path, "-journal", NULL);
+  g_unlink (path);
+  g_unlink (wal);
+  g_unlink (shm);
+  g_unlink (journal);
+}
+
+/* The default output: the snapshot's name with .pickle/.pkl replaced by
+ * .db, in the current folder. */
+static char *
+default_output (const char *snapshot)
+{
+  g_autofree char *base = g_path_get_basename (snapshot);
+  const char *exts[] = { ".pickle", ".pkl", ".pk" };
+  for (gsize i = 0; i < G_N_ELEMENTS (exts); i++)
+    if (g_str_has_suffix (base, exts[i]) && strlen (base) > strlen (exts[i]))
+      {
+        base[strlen (base) - strlen (exts[i])] = '\0';
+        break;
+      }
+  return g_strconcat (base, ".db", NULL);
+}
+
+/* Entry point of the subcommand; argv[0] is "import".  Returns the exit
+ * status: 0 on success, 1 on bad input or failure, 130 when interrupted. */
+int
+vs_cmd_import (int argc, char **argv)
+{
+  g_autofree char *output = NULL;
+  gboolean quiet = FALSE;
+  GOptionEntry entries[] = {
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
+      "Write the trace to FILE (default: the snapshot's name with .db)", "FILE" },
+    { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet,
+      "Print nothing but errors", NULL },
+    { NULL }
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("SNAPSHOT.pickle");
+  g_option_context_set_summary (ctx,
+      "Convert a PyTorch memory snapshot (torch.cuda.memory._dump_snapshot)\n"
+      "into a vramscope trace.");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_autoptr (GError) error = NULL;
+  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+    {
+      fprintf (stderr, "vramscope import: %s\n", error->message);
+      return 1;
+    }
+  if (argc != 2)
+    {
+      fprintf (stderr, "vramscope import: expected one snapshot file "
+                       "(usage: vramscope import SNAPSHOT.pickle -o FILE)\n");
+      return 1;
+    }
+  const char *snapshot = argv[1];
+  if (!g_file_test (snapshot, G_FILE_TEST_IS_REGULAR))
+    {
+      fprintf (stderr, "vramscope import: %s: %s\n", snapshot,
+               g_file_test (snapshot, G_FILE_TEST_EXISTS)
+                   ? "not a regular file" : "no such file");
+      return 1;
+    }
+  if (output == NULL)
+    output = default_output (snapshot);
+
+  g_autofree char *tmp = g_strdup_printf ("%s.tmp-%d", output, (int) getpid ());
+  remove_trace (tmp);
+
+  struct sigaction sa = { 0 }, old_int, old_term;
+  sa.sa_handler = on_interrupt;
+  sigemptyset (&sa.sa_mask);
+  sigaction (SIGINT, &sa, &old_int);
+  sigaction (SIGTERM, &sa, &old_term);
+
+  GStatBuf sb;
+  Progress pr = { .last_pct = -1 };
+  pr.show = !quiet && isatty (STDERR_FILENO) && g_stat (snapshot, &sb) == 0
+            && sb.st_size >= (16 << 20);
+
+  VsImportStats stats;
+  gboolean ok = vs_import_snapshot (snapshot, tmp, on_progress, &pr, &stats, &error);
+  if (pr.show)
+    fprintf (stderr, "\r%40s\r", "");
+
+  int status = 0;
+  if (ok)
+    {
+      /* Stale side files of an older trace under the final name would be
+       * taken for this one's. */
+      g_autofree char *wal = g_strconcat (output, "-wal", NULL);
+      g_autofree char *shm = g_strconcat (output, "-shm", NULL);
+      g_unlink (wal);
+      g_unlink (shm);
+      if (g_rename (tmp, output) != 0)
+        {
+          fprintf (stderr, "vramscope import: cannot write %s: %s\n", output,
+                   g_strerror (errno));
+          status = 1;
+        }
+    }
+  else if (interrupted || g_error_matches (error, VS_IMPORT_ERROR, VS_IMPORT_ERROR_CANCELLED)
+           || g_error_matches (error, VS_PICKLE_ERROR, VS_PICKLE_ERROR_CANCELLED))
+    {
+      fprintf (stderr, "vramscope import: interrupted; no trace written\n");
+      status = 130;
+    }
+  else
+    {
+      fprintf (stderr, "vramscope import: %s: %s\n", snapshot, error->message);
+      status = 1;
+    }
+  if (status != 0)
+    remove_trace (tmp);
+
+  sigaction (SIGINT, &old_int, NULL);
+  sigaction (SIGTERM, &old_term, NULL);
+
+  if (status == 0 && !quiet)
+    {
+      printf ("%s: %" G_GUINT64_FORMAT " history entries on %u device%s",
+              output, stats.entries, stats.devices, stats.devices == 1 ? "" : "s");
+      if (stats.synthetic_events)
+        printf ("; memory live before the history reconstructed");
+      if (stats.history_overflow)
+        printf ("; the history is incomplete (ring buffer overflow or "
+                "recording started late): counts before its first entry are "
+                "unknown");
+      printf ("\n");
+    }
+  return status;
+}

@@ -1,0 +1,137 @@
+/* vs-cmd-report.c — `vramscope report FILE [OPTIONS] REPORT`.
+ *
+ * Parses the options, opens the trace, builds the report with
+ * vs_report_build() and prints it as text (the default) or CSV.  Any
+ * failure is one line on stderr: status 2 for a usage error, 1 for a trace
+ * that cannot be read or a device or allocator it does not have.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "vs-analyzer.h"
+#include "vs-cli.h"
+
+static const char usage_line[] =
+  "usage: vramscope report FILE [--format text|csv] [--device N] "
+  "[--allocator NAME] [--buckets N] [--from NS] [--to NS] REPORT\n";
+
+static int
+usage_error (const char *message)
+{
+  fprintf (stderr, "vramscope report: %s\n", message);
+  fputs (usage_line, stderr);
+  return 2;
+}
+
+int
+vs_cmd_report (int argc, char **argv)
+{
+  g_autofree char *format = NULL;
+  g_autofree char *allocator = NULL;
+  gint64 device = G_MININT64, from = G_MININT64, to = G_MININT64;
+  gint buckets = 100;
+  g_auto (GStrv) rest = NULL;
+  GOptionEntry entries[] = {
+    { "format", 0, 0, G_OPTION_ARG_STRING, &format,
+      "Output format: text (aligned, human units; the default) or csv", "FORMAT" },
+    { "device", 0, 0, G_OPTION_ARG_INT64, &device,
+      "Only this device (its index, as in the device column)", "N" },
+    { "allocator", 0, 0, G_OPTION_ARG_STRING, &allocator,
+      "Only this allocator (all, pytorch, pool:0x…, nvtx:<heap>)", "NAME" },
+    { "buckets", 0, 0, G_OPTION_ARG_INT, &buckets,
+      "timeline: number of buckets (default 100)", "N" },
+    { "from", 0, 0, G_OPTION_ARG_INT64, &from,
+      "timeline: start, ns since the trace's start (default 0)", "NS" },
+    { "to", 0, 0, G_OPTION_ARG_INT64, &to,
+      "timeline: end, ns since the trace's start (default: the trace's end)", "NS" },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &rest, NULL,
+      "FILE REPORT" },
+    { NULL },
+  };
+  g_autoptr (GOptionContext) context = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (VsTrace) trace = NULL;
+  g_autoptr (VsTable) table = NULL;
+  g_autoptr (GString) out = NULL;
+  g_autoptr (GString) summary = g_string_new ("Reports:");
+  VsReportOptions opts;
+  gboolean csv;
+  const char *file, *report;
+
+  for (const char *const *n = vs_report_names (); *n != NULL; n++)
+    g_string_append_printf (summary, "\n  %-14s %s", *n, vs_report_describe (*n));
+  g_string_append (summary,
+                   "\n\nTimes are ns since the trace's start; in CSV an empty"
+                   " field means the trace cannot know the value.");
+  context = g_option_context_new ("FILE REPORT");
+  g_option_context_set_summary (context, "Print a report on a vramscope trace.");
+  g_option_context_set_description (context, summary->str);
+  g_option_context_add_main_entries (context, entries, NULL);
+  if (!g_option_context_parse (context, &argc, &argv, &error))
+    return usage_error (error->message);
+  if (rest == NULL || g_strv_length (rest) != 2)
+    return usage_error ("expected a trace file and a report name");
+  file = rest[0];
+  report = rest[1];
+  if (vs_report_describe (report) == NULL)
+    {
+      g_autofree char *names = g_strjoinv (", ", (char **) vs_report_names ());
+      g_autofree char *msg = g_strdup_printf ("unknown report '%s' (reports: %s)",
+                                              report, names);
+      return usage_error (msg);
+    }
+  if (format == NULL || strcmp (format, "text") == 0)
+    csv = FALSE;
+  else if (strcmp (format, "csv") == 0)
+    csv = TRUE;
+  else
+    return usage_error ("--format must be text or csv");
+  if (buckets < 1 || buckets > 1000000)
+    return usage_error ("--buckets must be between 1 and 1000000");
+  if (from != G_MININT64 && to != G_MININT64 && from >= to)
+    return usage_error ("--from must be before --to");
+
+  trace = vs_trace_open (file, &error);
+  if (trace == NULL)
+    {
+      fprintf (stderr, "vramscope: %s\n", error->message);
+      return 1;
+    }
+
+  vs_report_options_init (&opts);
+  if (device != G_MININT64)
+    {
+      const VsDeviceInfo *d = vs_trace_find_device_by_idx (trace, device);
+
+      if (d == NULL)
+        {
+          fprintf (stderr, "vramscope: %s has no device %" G_GINT64_FORMAT "\n",
+                   file, device);
+          return 1;
+        }
+      opts.device_id = d->id;
+    }
+  opts.allocator = allocator;
+  opts.buckets = (guint) buckets;
+  opts.from_ns = from != G_MININT64 ? from : VS_UNKNOWN;
+  opts.to_ns = to != G_MININT64 ? to : VS_UNKNOWN;
+
+  table = vs_report_build (trace, report, &opts, &error);
+  if (table == NULL)
+    {
+      fprintf (stderr, "vramscope: %s\n", error->message);
+      return 1;
+    }
+  out = g_string_new (NULL);
+  if (csv)
+    vs_table_write_csv (table, out);
+  else
+    vs_table_write_text (table, out);
+  if (fwrite (out->str, 1, out->len, stdout) != out->len || fflush (stdout) != 0)
+    {
+      fprintf (stderr, "vramscope: cannot write the report: %s\n", g_strerror (errno));
+      return 1;
+    }
+  return 0;
+}

@@ -1,0 +1,206 @@
+/* vs-fragmentation.c — free memory inside reserved memory at an instant.
+ *
+ * Segments (level-3 blocks) live at the step are merged into extents when
+ * they touch (an expandable segment is mapped in adjacent chunks), then the
+ * live allocator blocks (level 2, at their rounded size when known) are
+ * swept through each extent in address order; what they leave uncovered are
+ * the free gaps.
+ */
+#include "vs-fragmentation.h"
+#include "vs-timeline.h"
+#include "vs-trace-private.h"
+
+#include <string.h>
+
+typedef struct {
+  gint64 id, allocator_id, lo, hi;
+} Span;
+
+static const char *segments_sql =
+  "SELECT id, allocator_id, address, bytes FROM block"
+  " WHERE device_id = ?1 AND level = 3 AND (?2 = 0 OR allocator_id = ?2)"
+  " AND alloc_seq <= ?3 AND (free_seq IS NULL OR free_seq > ?3)"
+  " ORDER BY allocator_id, address, id";
+
+static const char *blocks_bins_sql =
+  "SELECT b.id, b.allocator_id, b.address,"
+  " b.address + coalesce(b.block_bytes, b.bytes)"
+  " FROM (WITH RECURSIVE lv(l) AS (SELECT 0 UNION ALL SELECT l + 1 FROM lv"
+  " WHERE l < 47) SELECT l FROM lv) lv JOIN block b INDEXED BY block_bin"
+  " ON b.device_id = ?1 AND b.span_bin = (lv.l << 48) | (?3 >> lv.l)"
+  " WHERE b.alloc_seq <= ?3 AND (b.free_seq IS NULL OR b.free_seq > ?3)"
+  " AND b.level = 2"
+  " AND (?2 = 0 OR b.allocator_id = ?2)"
+  " ORDER BY b.allocator_id, b.address, b.id";
+
+static const char *blocks_plain_sql =
+  "SELECT id, allocator_id, address, address + coalesce(block_bytes, bytes)"
+  " FROM block WHERE device_id = ?1 AND level = 2"
+  " AND (?2 = 0 OR allocator_id = ?2)"
+  " AND alloc_seq <= ?3 AND (free_seq IS NULL OR free_seq > ?3)"
+  " ORDER BY allocator_id, address, id";
+
+static GArray *
+read_spans (VsTrace *trace, const char *sql, gint64 device_id,
+            gint64 allocator_id, gint64 seq, gboolean is_segment,
+            GError **error)
+{
+  g_autoptr (GArray) spans = g_array_new (FALSE, FALSE, sizeof (Span));
+  sqlite3_stmt *stmt = vs_trace_statement (trace, sql, error);
+  int rc;
+
+  if (stmt == NULL)
+    return NULL;
+  sqlite3_bind_int64 (stmt, 1, device_id);
+  sqlite3_bind_int64 (stmt, 2, allocator_id);
+  sqlite3_bind_int64 (stmt, 3, seq);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      Span s;
+
+      s.id = sqlite3_column_int64 (stmt, 0);
+      s.allocator_id = sqlite3_column_int64 (stmt, 1);
+      s.lo = sqlite3_column_int64 (stmt, 2);
+      s.hi = sqlite3_column_int64 (stmt, 3);
+      if (is_segment)
+        s.hi += s.lo;
+      g_array_append_val (spans, s);
+    }
+  sqlite3_reset (stmt);
+  if (rc != SQLITE_DONE)
+    {
+      vs_trace_sql_error (trace, error);
+      return NULL;
+    }
+  return g_steal_pointer (&spans);
+}
+
+/* Whether allocator (of the device) holds free memory the segment sweep
+ * cannot locate: reserved above allocated but no live segment. */
+static gboolean
+has_unlocated_free (VsTrace *trace, gint64 device_id, gint64 allocator_id,
+                    gint64 seq, GArray *segments, gboolean *result,
+                    GError **error)
+{
+  VsSeriesPoint p;
+
+  for (guint i = 0; i < segments->len; i++)
+    if (g_array_index (segments, Span, i).allocator_id == allocator_id)
+      {
+        *result = FALSE;
+        return TRUE;
+      }
+  if (!vs_series_at_seq (trace, device_id, allocator_id, seq, &p, error))
+    return FALSE;
+  *result = p.reserved_bytes > p.allocated_bytes;
+  return TRUE;
+}
+
+gboolean
+vs_fragmentation_at (VsTrace *trace, gint64 device_id, gint64 allocator_id,
+                     gint64 seq, VsFragmentation *out, GArray *gaps,
+                     GError **error)
+{
+  g_autoptr (GArray) segments = NULL;
+  g_autoptr (GArray) blocks = NULL;
+  VsSeriesPoint point;
+  gboolean unknown = FALSE;
+  guint bi = 0;
+
+  g_return_val_if_fail (trace != NULL && out != NULL, FALSE);
+  if (!vs_series_at_seq (trace, device_id, allocator_id, seq, &point, error))
+    return FALSE;
+  memset (out, 0, sizeof *out);
+  out->device_id = device_id;
+  out->allocator_id = allocator_id;
+  out->seq = point.seq;
+  out->time_ns = point.time_ns;
+  out->reserved_bytes = point.reserved_bytes;
+  out->allocated_bytes = point.allocated_bytes;
+  out->free_bytes = point.reserved_bytes - point.allocated_bytes;
+
+  segments = read_spans (trace, segments_sql, device_id, allocator_id, seq, TRUE, error);
+  if (segments == NULL)
+    return FALSE;
+  blocks = read_spans (trace, vs_trace_can_use_bins (trace, seq)
+                                ? blocks_bins_sql : blocks_plain_sql,
+                       device_id, allocator_id, seq, FALSE, error);
+  if (blocks == NULL)
+    return FALSE;
+
+  /* Both lists are sorted by (allocator, address): one merge pass. */
+  for (guint si = 0; si < segments->len;)
+    {
+      Span ext = g_array_index (segments, Span, si);
+      gint64 cursor;
+
+      for (si++; si < segments->len; si++)
+        {
+          const Span *n = &g_array_index (segments, Span, si);
+
+          if (n->allocator_id != ext.allocator_id || n->lo > ext.hi)
+            break;
+          ext.hi = MAX (ext.hi, n->hi);
+        }
+      out->segment_count++;
+      cursor = ext.lo;
+      while (bi < blocks->len)
+        {
+          const Span *b = &g_array_index (blocks, Span, bi);
+
+          if (b->allocator_id < ext.allocator_id ||
+              (b->allocator_id == ext.allocator_id && b->lo < ext.lo))
+            {
+              bi++; /* a block outside every live segment */
+              continue;
+            }
+          if (b->allocator_id != ext.allocator_id || b->lo >= ext.hi)
+            break;
+          if (b->lo > cursor)
+            {
+              VsFreeGap gap = { ext.id, cursor, b->lo - cursor };
+
+              out->segment_free_bytes += gap.bytes;
+              out->largest_free_bytes = MAX (out->largest_free_bytes, gap.bytes);
+              if (gaps != NULL)
+                g_array_append_val (gaps, gap);
+            }
+          cursor = MAX (cursor, MIN (b->hi, ext.hi));
+          bi++;
+        }
+      if (ext.hi > cursor)
+        {
+          VsFreeGap gap = { ext.id, cursor, ext.hi - cursor };
+
+          out->segment_free_bytes += gap.bytes;
+          out->largest_free_bytes = MAX (out->largest_free_bytes, gap.bytes);
+          if (gaps != NULL)
+            g_array_append_val (gaps, gap);
+        }
+    }
+
+  /* Free memory outside known segments (a pool's) cannot be located. */
+  if (allocator_id != 0)
+    {
+      if (!has_unlocated_free (trace, device_id, allocator_id, seq, segments,
+                               &unknown, error))
+        return FALSE;
+    }
+  else
+    {
+      const GPtrArray *allocators = vs_trace_get_allocators (trace);
+
+      for (guint i = 0; i < allocators->len && !unknown; i++)
+        {
+          const VsAllocatorInfo *a = g_ptr_array_index (allocators, i);
+
+          if (a->device_id == device_id &&
+              !has_unlocated_free (trace, device_id, a->id, seq, segments,
+                                   &unknown, error))
+            return FALSE;
+        }
+    }
+  if (unknown)
+    out->largest_free_bytes = VS_UNKNOWN;
+  return TRUE;
+}

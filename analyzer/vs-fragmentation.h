@@ -1,0 +1,43 @@
+/* vs-fragmentation.h — free memory inside reserved memory.
+ *
+ * Fragmentation at an instant is reserved − allocated.  For allocators
+ * whose segments are known (level-3 blocks: PyTorch's caching allocator)
+ * the free bytes are located: the gaps between live blocks inside each
+ * live segment, whose largest is the biggest request that could have been
+ * served without reserving more.  For memory with no known layout (a
+ * stream-ordered pool) the largest free block is unknown.
+ */
+#pragma once
+
+#include "vs-trace.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  gint64 device_id;
+  gint64 allocator_id;       /* 0 = all */
+  gint64 seq;                /* replay step the state is taken after */
+  gint64 time_ns;            /* VS_UNKNOWN when seq is 0 */
+  gint64 reserved_bytes;
+  gint64 allocated_bytes;
+  gint64 free_bytes;         /* reserved − allocated */
+  gint64 segment_count;      /* live segments with a known layout */
+  gint64 segment_free_bytes; /* free bytes inside those segments */
+  gint64 largest_free_bytes; /* largest gap; 0 when nothing is free; VS_UNKNOWN when free memory lies outside known segments */
+} VsFragmentation;
+
+/* A free gap inside a segment (for drawing segment maps). */
+typedef struct {
+  gint64 segment_id;   /* block.id of the segment */
+  gint64 address;
+  gint64 bytes;
+} VsFreeGap;
+
+/* Fills *out with the fragmentation of (device_id, allocator_id) after
+ * step seq.  When gaps is not NULL, appends every VsFreeGap found to it. */
+gboolean vs_fragmentation_at (VsTrace *trace, gint64 device_id,
+                              gint64 allocator_id, gint64 seq,
+                              VsFragmentation *out, GArray *gaps,
+                              GError **error);
+
+G_END_DECLS

@@ -1,0 +1,46 @@
+/* vs-import.h — turning a PyTorch memory snapshot into a vramscope trace.
+ *
+ * A snapshot (torch.cuda.memory._dump_snapshot) holds the allocator's state
+ * at one instant (`segments`) and its recent history (`device_traces`, a
+ * ring buffer).  The import writes the history as allocator-level events of
+ * one `pytorch` allocator per device, with Python frames as stacks and `oom`
+ * entries as failed allocations, after synthetic events that recreate what
+ * was live before the first history entry (found by replaying the history
+ * backwards from the final segments).  The trace is then finalized.
+ */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+#define VS_IMPORT_ERROR (vs_import_error_quark ())
+GQuark vs_import_error_quark (void);
+
+typedef enum {
+  VS_IMPORT_ERROR_NOT_SNAPSHOT, /* a pickle, but not a memory snapshot */
+  VS_IMPORT_ERROR_WRITE,        /* writing the trace failed */
+  VS_IMPORT_ERROR_CANCELLED,
+} VsImportError;
+
+/* Progress of an import: stage names "reading", "importing", "finalizing";
+ * fraction in [0, 1] over the whole import.  Return FALSE to cancel. */
+typedef gboolean (*VsImportProgress) (const char *stage, double fraction,
+                                      gpointer data);
+
+typedef struct {
+  guint64 entries;          /* history entries read, all devices */
+  guint64 synthetic_events; /* events written for memory live before them */
+  guint devices;
+  gboolean history_overflow;
+} VsImportStats;
+
+/* Imports the snapshot at pickle_path into a new trace at trace_path (an
+ * existing file there is replaced).  On failure returns FALSE with error
+ * set (VS_PICKLE_ERROR for a malformed or refused pickle); trace_path may
+ * then hold a partial file, which the caller removes.  stats may be NULL. */
+gboolean vs_import_snapshot (const char *pickle_path, const char *trace_path,
+                             VsImportProgress progress, gpointer progress_data,
+                             VsImportStats *stats, GError **error);
+
+G_END_DECLS

@@ -1,0 +1,363 @@
+/* vs-live.c — the allocated blocks live at a replay step, leaks, and their
+ * attribution to stacks and sites, flat or as trees.
+ *
+ * Live blocks are found through the finalizer's interval bins over
+ * [alloc_seq, free_seq) (block.span_bin, see schemas/README.md), so a point
+ * query reads only candidate bins rather than every earlier block; the
+ * plain indexed query is kept for positions outside the binned range.
+ */
+#include "vs-live.h"
+#include "vs-trace-private.h"
+
+#include <string.h>
+
+#define BLOCK_COLUMNS \
+  "b.id, b.level, b.device_id, ifnull(b.allocator_id, 0), b.process_id," \
+  " b.kind, b.address, b.bytes, b.block_bytes, b.alloc_seq, b.free_seq," \
+  " b.alloc_ts, b.free_ts, ifnull(b.stack_id, 0), b.owner_id"
+
+static const char *live_bins_sql =
+  "WITH RECURSIVE lv(l) AS (SELECT 0 UNION ALL SELECT l + 1 FROM lv WHERE l < 47)"
+  " SELECT " BLOCK_COLUMNS " FROM lv JOIN block b INDEXED BY block_bin"
+  " ON b.device_id = ?1 AND b.span_bin = (lv.l << 48) | (?3 >> lv.l)"
+  " WHERE b.level IN (1, 2) AND b.alloc_seq <= ?3"
+  " AND (b.free_seq IS NULL OR b.free_seq > ?3)"
+  " AND " VS_ALLOCATED_BLOCK_SQL
+  " ORDER BY b.bytes DESC, b.id";
+
+static const char *live_plain_sql =
+  "SELECT " BLOCK_COLUMNS " FROM block b"
+  " WHERE b.device_id = ?1 AND b.level IN (1, 2) AND b.alloc_seq <= ?3"
+  " AND (b.free_seq IS NULL OR b.free_seq > ?3)"
+  " AND " VS_ALLOCATED_BLOCK_SQL
+  " ORDER BY b.bytes DESC, b.id";
+
+static const char *leaked_sql =
+  "SELECT " BLOCK_COLUMNS " FROM block b"
+  " WHERE b.device_id IS NOT NULL AND (?1 = 0 OR b.device_id = ?1)"
+  " AND b.free_seq IS NULL AND " VS_ALLOCATED_BLOCK_SQL
+  " ORDER BY b.alloc_seq, b.id";
+
+static void
+read_block (VsTrace *trace, sqlite3_stmt *stmt, VsBlock *b)
+{
+  b->id = sqlite3_column_int64 (stmt, 0);
+  b->level = sqlite3_column_int (stmt, 1);
+  b->device_id = vs_column_int (stmt, 2);
+  b->allocator_id = sqlite3_column_int64 (stmt, 3);
+  b->process_id = vs_column_int (stmt, 4);
+  b->kind = sqlite3_column_int (stmt, 5);
+  b->address = sqlite3_column_int64 (stmt, 6);
+  b->bytes = sqlite3_column_int64 (stmt, 7);
+  b->block_bytes = vs_column_int (stmt, 8);
+  b->alloc_seq = vs_column_int (stmt, 9);
+  if (b->alloc_seq == 0)
+    b->alloc_seq = VS_UNKNOWN; /* live since before the trace */
+  b->free_seq = vs_column_int (stmt, 10);
+  b->alloc_time_ns = vs_trace_rel (trace, vs_column_int (stmt, 11));
+  b->free_time_ns = vs_trace_rel (trace, vs_column_int (stmt, 12));
+  b->stack_id = sqlite3_column_int64 (stmt, 13);
+  b->owner_id = vs_column_int (stmt, 14);
+}
+
+static GArray *
+run_block_query (VsTrace *trace, sqlite3_stmt *stmt, GError **error)
+{
+  g_autoptr (GArray) blocks = g_array_new (FALSE, TRUE, sizeof (VsBlock));
+  int rc;
+
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      VsBlock b;
+
+      read_block (trace, stmt, &b);
+      g_array_append_val (blocks, b);
+    }
+  sqlite3_reset (stmt);
+  if (rc != SQLITE_DONE)
+    {
+      vs_trace_sql_error (trace, error);
+      return NULL;
+    }
+  return g_steal_pointer (&blocks);
+}
+
+GArray *
+vs_live_blocks (VsTrace *trace, gint64 device_id, gint64 allocator_id,
+                gint64 seq, GError **error)
+{
+  sqlite3_stmt *stmt;
+
+  g_return_val_if_fail (trace != NULL, NULL);
+  stmt = vs_trace_statement (trace, vs_trace_can_use_bins (trace, seq)
+                                      ? live_bins_sql : live_plain_sql, error);
+
+  if (stmt == NULL)
+    return NULL;
+  sqlite3_bind_int64 (stmt, 1, device_id);
+  sqlite3_bind_int64 (stmt, 2, allocator_id);
+  sqlite3_bind_int64 (stmt, 3, seq);
+  return run_block_query (trace, stmt, error);
+}
+
+GArray *
+vs_leaked_blocks (VsTrace *trace, gint64 device_id, gint64 allocator_id,
+                  GError **error)
+{
+  sqlite3_stmt *stmt;
+
+  g_return_val_if_fail (trace != NULL, NULL);
+  stmt = vs_trace_statement (trace, leaked_sql, error);
+  if (stmt == NULL)
+    return NULL;
+  sqlite3_bind_int64 (stmt, 1, device_id);
+  sqlite3_bind_int64 (stmt, 2, allocator_id);
+  return run_block_query (trace, stmt, error);
+}
+
+/* --------------------------------------------------------------- groups */
+
+static void
+group_add_block (VsGroup *g, const VsBlock *b)
+{
+  g->bytes += b->bytes;
+  g->count++;
+  if (b->alloc_time_ns == VS_UNKNOWN)
+    g->first_alloc_time_ns = VS_UNKNOWN;
+  else
+    {
+      if (g->count == 1 ||
+          (g->first_alloc_time_ns != VS_UNKNOWN && b->alloc_time_ns < g->first_alloc_time_ns))
+        g->first_alloc_time_ns = b->alloc_time_ns;
+      if (g->last_alloc_time_ns == VS_UNKNOWN || b->alloc_time_ns > g->last_alloc_time_ns)
+        g->last_alloc_time_ns = b->alloc_time_ns;
+    }
+}
+
+static gint64
+device_rank (VsTrace *trace, gint64 device_id)
+{
+  const VsDeviceInfo *d = vs_trace_lookup_device (trace, device_id);
+
+  return d != NULL ? d->idx : device_id;
+}
+
+static gint
+group_cmp (gconstpointer pa, gconstpointer pb, gpointer data)
+{
+  const VsGroup *a = pa, *b = pb;
+  VsTrace *trace = data;
+  gint64 da = device_rank (trace, a->device_id), db = device_rank (trace, b->device_id);
+  int c;
+
+  if (da != db)
+    return da < db ? -1 : 1;
+  if (a->bytes != b->bytes)
+    return a->bytes > b->bytes ? -1 : 1;
+  if ((c = strcmp (a->site, b->site)) != 0)
+    return c;
+  if ((c = strcmp (a->stack, b->stack)) != 0)
+    return c;
+  return a->stack_id < b->stack_id ? -1 : a->stack_id > b->stack_id;
+}
+
+GArray *
+vs_group_blocks (VsTrace *trace, GArray *blocks, VsGroupBy by, GError **error)
+{
+  g_autoptr (GHashTable) index = g_hash_table_new_full (g_str_hash, g_str_equal,
+                                                        g_free, NULL);
+  g_autoptr (GArray) groups = g_array_new (FALSE, TRUE, sizeof (VsGroup));
+  g_autoptr (GArray) by_site = NULL;
+
+  g_return_val_if_fail (trace != NULL && blocks != NULL, NULL);
+
+  /* By stack first; sites are then merged from the stack groups so each
+   * site can name its largest stack. */
+  for (guint i = 0; i < blocks->len; i++)
+    {
+      const VsBlock *b = &g_array_index (blocks, VsBlock, i);
+      g_autofree char *key = g_strdup_printf ("%" G_GINT64_FORMAT "/%" G_GINT64_FORMAT,
+                                              b->device_id, b->stack_id);
+      gpointer pos;
+
+      if (!g_hash_table_lookup_extended (index, key, NULL, &pos))
+        {
+          const VsStackInfo *s = vs_stack_get (trace, b->stack_id, error);
+          VsGroup g = { 0 };
+
+          if (s == NULL)
+            return NULL;
+          g.device_id = b->device_id;
+          g.stack_id = s->stack_id;
+          g.site = s->site;
+          g.top_frame = s->top_frame;
+          g.stack = s->text;
+          g.first_alloc_time_ns = VS_UNKNOWN;
+          g.last_alloc_time_ns = VS_UNKNOWN;
+          pos = GUINT_TO_POINTER (groups->len);
+          g_array_append_val (groups, g);
+          g_hash_table_insert (index, g_steal_pointer (&key), pos);
+        }
+      group_add_block (&g_array_index (groups, VsGroup, GPOINTER_TO_UINT (pos)), b);
+    }
+  g_array_sort_with_data (groups, group_cmp, trace);
+  if (by == VS_GROUP_BY_STACK)
+    return g_steal_pointer (&groups);
+
+  g_hash_table_remove_all (index);
+  by_site = g_array_new (FALSE, TRUE, sizeof (VsGroup));
+  /* groups is sorted largest first, so the first stack seen for a site is
+   * its largest. */
+  for (guint i = 0; i < groups->len; i++)
+    {
+      const VsGroup *g = &g_array_index (groups, VsGroup, i);
+      g_autofree char *key = g_strdup_printf ("%" G_GINT64_FORMAT "/%s",
+                                              g->device_id, g->site);
+      gpointer pos;
+      VsGroup *s;
+
+      if (!g_hash_table_lookup_extended (index, key, NULL, &pos))
+        {
+          pos = GUINT_TO_POINTER (by_site->len);
+          g_array_append_val (by_site, *g);
+          g_hash_table_insert (index, g_steal_pointer (&key), pos);
+          continue;
+        }
+      s = &g_array_index (by_site, VsGroup, GPOINTER_TO_UINT (pos));
+      s->bytes += g->bytes;
+      s->count += g->count;
+      if (s->first_alloc_time_ns != VS_UNKNOWN &&
+          (g->first_alloc_time_ns == VS_UNKNOWN || g->first_alloc_time_ns < s->first_alloc_time_ns))
+        s->first_alloc_time_ns = g->first_alloc_time_ns;
+      if (g->last_alloc_time_ns != VS_UNKNOWN &&
+          (s->last_alloc_time_ns == VS_UNKNOWN || g->last_alloc_time_ns > s->last_alloc_time_ns))
+        s->last_alloc_time_ns = g->last_alloc_time_ns;
+    }
+  g_array_sort_with_data (by_site, group_cmp, trace);
+  return g_steal_pointer (&by_site);
+}
+
+/* ---------------------------------------------------------------- trees */
+
+typedef struct {
+  VsTreeNode node;
+  GHashTable *index; /* frame id -> TreeNode*, while building */
+} TreeNode;
+
+static TreeNode *
+tree_node_new (VsTreeNode *parent, const char *label, gint64 frame_id)
+{
+  TreeNode *n = g_new0 (TreeNode, 1);
+
+  n->node.label = label;
+  n->node.frame_id = frame_id;
+  n->node.parent = parent;
+  n->node.children = g_ptr_array_new_with_free_func ((GDestroyNotify) vs_tree_node_free);
+  return n;
+}
+
+void
+vs_tree_node_free (VsTreeNode *node)
+{
+  TreeNode *n = (TreeNode *) node;
+
+  if (n == NULL)
+    return;
+  g_clear_pointer (&n->index, g_hash_table_unref);
+  g_ptr_array_unref (n->node.children);
+  g_free (n);
+}
+
+static TreeNode *
+tree_child (TreeNode *parent, const char *label, gint64 frame_id)
+{
+  TreeNode *child;
+
+  if (parent->index == NULL)
+    parent->index = g_hash_table_new (g_int64_hash, g_int64_equal);
+  child = g_hash_table_lookup (parent->index, &frame_id);
+  if (child == NULL)
+    {
+      child = tree_node_new (&parent->node, label, frame_id);
+      g_ptr_array_add (parent->node.children, child);
+      g_hash_table_insert (parent->index, &child->node.frame_id, child);
+    }
+  return child;
+}
+
+static gint
+node_cmp (gconstpointer pa, gconstpointer pb)
+{
+  const VsTreeNode *a = *(VsTreeNode *const *) pa, *b = *(VsTreeNode *const *) pb;
+  int c;
+
+  if (a->total_bytes != b->total_bytes)
+    return a->total_bytes > b->total_bytes ? -1 : 1;
+  if ((c = g_strcmp0 (a->label, b->label)) != 0)
+    return c;
+  return a->frame_id < b->frame_id ? -1 : a->frame_id > b->frame_id;
+}
+
+static void
+tree_finish (TreeNode *n)
+{
+  GPtrArray *stack = g_ptr_array_new ();
+
+  /* Iterative: a deep stack must not overflow ours. */
+  g_ptr_array_add (stack, n);
+  while (stack->len > 0)
+    {
+      TreeNode *t = g_ptr_array_steal_index_fast (stack, stack->len - 1);
+
+      g_clear_pointer (&t->index, g_hash_table_unref);
+      g_ptr_array_sort (t->node.children, node_cmp);
+      for (guint i = 0; i < t->node.children->len; i++)
+        g_ptr_array_add (stack, g_ptr_array_index (t->node.children, i));
+    }
+  g_ptr_array_unref (stack);
+}
+
+VsTreeNode *
+vs_tree_build (VsTrace *trace, GArray *blocks, VsTreeOrder order,
+               GError **error)
+{
+  TreeNode *root;
+
+  g_return_val_if_fail (trace != NULL && blocks != NULL, NULL);
+  root = tree_node_new (NULL, "all", 0);
+  for (guint i = 0; i < blocks->len; i++)
+    {
+      const VsBlock *b = &g_array_index (blocks, VsBlock, i);
+      const VsStackInfo *s = vs_stack_get (trace, b->stack_id, error);
+      TreeNode *n = root;
+      guint len;
+
+      if (s == NULL)
+        {
+          vs_tree_node_free (&root->node);
+          return NULL;
+        }
+      root->node.total_bytes += b->bytes;
+      root->node.total_count++;
+      len = s->frames->len;
+      if (len == 0)
+        {
+          n = tree_child (root, "(no stack)", 0);
+          n->node.total_bytes += b->bytes;
+          n->node.total_count++;
+        }
+      for (guint j = 0; j < len; j++)
+        {
+          const VsFrameInfo *f = g_ptr_array_index (s->frames,
+                                                    order == VS_TREE_TOP_DOWN ? len - 1 - j : j);
+
+          n = tree_child (n, f->text, f->id);
+          n->node.total_bytes += b->bytes;
+          n->node.total_count++;
+        }
+      n->node.self_bytes += b->bytes;
+      n->node.self_count++;
+    }
+  tree_finish (root);
+  return &root->node;
+}

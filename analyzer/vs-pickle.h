@@ -1,0 +1,119 @@
+/* vs-pickle.h — a restricted reader for Python pickles made for hostile input.
+ *
+ * Reads pickle protocols 2 to 5 and builds plain data only: dict, list,
+ * tuple, str, bytes, int (up to 64 bits), float, bool and None.  Opcodes that
+ * would make Python import a name or call anything (GLOBAL, STACK_GLOBAL,
+ * REDUCE, BUILD, INST, OBJ, NEWOBJ, NEWOBJ_EX, PERSID, BINPERSID, EXT1/2/4)
+ * are refused with an error naming the opcode and its offset; nothing is
+ * ever executed.  Every length and count is checked against the bytes left,
+ * memory is bounded by a multiple of the input size, and neither parsing nor
+ * freeing recurses, so deep nesting cannot overflow the C stack.
+ *
+ * The parsed value graph lives in a few flat arrays owned by VsPickle.
+ * Values are addressed by VsPickleRef handles; strings and bytes point into
+ * the input buffer, which must outlive the VsPickle (vs_pickle_load_file
+ * keeps its own mapping).  Containers may be shared (pickle memo references)
+ * and may even contain themselves: walk them with a depth limit.
+ */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+#define VS_PICKLE_ERROR (vs_pickle_error_quark ())
+GQuark vs_pickle_error_quark (void);
+
+typedef enum {
+  VS_PICKLE_ERROR_MALFORMED, /* not a pickle, truncated or inconsistent */
+  VS_PICKLE_ERROR_REFUSED,   /* an opcode that would execute code */
+  VS_PICKLE_ERROR_LIMIT,     /* beyond what the reader accepts */
+  VS_PICKLE_ERROR_CANCELLED,
+  VS_PICKLE_ERROR_IO,
+} VsPickleError;
+
+typedef enum {
+  VS_PICKLE_NONE,
+  VS_PICKLE_BOOL,
+  VS_PICKLE_INT,
+  VS_PICKLE_FLOAT,
+  VS_PICKLE_STR,
+  VS_PICKLE_BYTES,
+  VS_PICKLE_LIST,
+  VS_PICKLE_TUPLE,
+  VS_PICKLE_DICT,
+} VsPickleType;
+
+typedef struct VsPickle VsPickle;
+
+/* A value handle, valid while its VsPickle lives. */
+typedef guint32 VsPickleRef;
+
+/* Returned by lookups that find nothing; its type is VS_PICKLE_NONE. */
+#define VS_PICKLE_MISSING ((VsPickleRef) 0x7fffffffu)
+
+/* Called every few MiB of input; return FALSE to cancel the parse. */
+typedef gboolean (*VsPickleProgress) (guint64 done, guint64 total,
+                                      gpointer data);
+
+/* Parses the pickle in data[0..len).  data must stay valid and unchanged
+ * for the life of the result.  Returns NULL with error set on malformed or
+ * refused input, on exceeding the memory bound, or when cancelled. */
+VsPickle *vs_pickle_parse (const guint8 *data, gsize len,
+                           VsPickleProgress progress, gpointer progress_data,
+                           GError **error);
+
+/* Maps the file at path and parses it; the mapping lives as long as the
+ * result.  Errors as vs_pickle_parse, or VS_PICKLE_ERROR_IO. */
+VsPickle *vs_pickle_load_file (const char *path, VsPickleProgress progress,
+                               gpointer progress_data, GError **error);
+
+/* Frees p and everything it owns (flat arrays: no recursion).  NULL-safe. */
+void vs_pickle_free (VsPickle *p);
+
+/* The top-level value. */
+VsPickleRef vs_pickle_root (const VsPickle *p);
+
+/* Bytes of the input, and bytes of memory p holds besides the input. */
+gsize vs_pickle_input_size (const VsPickle *p);
+gsize vs_pickle_memory_size (const VsPickle *p);
+
+VsPickleType vs_pickle_type (const VsPickle *p, VsPickleRef v);
+
+/* TRUE and *out set when v is an int or a bool. */
+gboolean vs_pickle_get_int (const VsPickle *p, VsPickleRef v, gint64 *out);
+
+/* TRUE and *out set when v is a float or an int. */
+gboolean vs_pickle_get_double (const VsPickle *p, VsPickleRef v, double *out);
+
+/* The bytes of a str (UTF-8 as pickled, not validated, not NUL-terminated)
+ * or bytes value, or NULL for any other type. */
+const char *vs_pickle_get_str (const VsPickle *p, VsPickleRef v, gsize *len);
+
+/* TRUE when v is a str equal to s. */
+gboolean vs_pickle_str_equal (const VsPickle *p, VsPickleRef v, const char *s);
+
+/* Number of items of a list or tuple, of pairs of a dict; 0 otherwise. */
+gsize vs_pickle_len (const VsPickle *p, VsPickleRef v);
+
+/* For dicts: the value of the last pair whose key is the str key, or
+ * VS_PICKLE_MISSING. */
+VsPickleRef vs_pickle_dict_get (const VsPickle *p, VsPickleRef dict,
+                                const char *key);
+
+/* Iteration over a list, tuple (items) or dict (key, value pairs).  The
+ * iterator holds no memory; any other type iterates over nothing. */
+typedef struct {
+  const VsPickle *p;
+  guint32 chunk, pos, left, remaining;
+} VsPickleIter;
+
+void vs_pickle_iter_init (VsPickleIter *it, const VsPickle *p, VsPickleRef v);
+gboolean vs_pickle_iter_next (VsPickleIter *it, VsPickleRef *item);
+gboolean vs_pickle_iter_next_pair (VsPickleIter *it, VsPickleRef *key,
+                                   VsPickleRef *value);
+
+/* The name of a pickle opcode byte, or NULL when it is not one. */
+const char *vs_pickle_opcode_name (guint8 op);
+
+G_END_DECLS

@@ -1,0 +1,249 @@
+/* vs-stack.c — walking the stack trie and rendering frames.
+ *
+ * One recursive query per distinct stack walks the parent links and joins
+ * frames and modules; results are cached per VsTrace, so a report touching
+ * the same stacks many times reads each once.
+ */
+#include "vs-stack.h"
+#include "vs-trace-private.h"
+
+#include <string.h>
+
+/* A stack deeper than this is taken to be a cycle in the trie. */
+#define MAX_DEPTH 100000
+
+static const char *walk_sql =
+  "WITH RECURSIVE s (depth, id, parent_id, frame_id) AS ("
+  "  SELECT 0, id, parent_id, frame_id FROM stack WHERE id = ?1"
+  "  UNION ALL"
+  "  SELECT s.depth + 1, t.id, t.parent_id, t.frame_id"
+  "  FROM stack t JOIN s ON t.id = s.parent_id"
+  "  WHERE s.parent_id != 0 AND s.depth < ?2)"
+  " SELECT s.depth, s.parent_id, f.id, f.kind, f.function, f.file, f.line,"
+  "  f.address, m.path, m.load_address"
+  " FROM s LEFT JOIN frame f ON f.id = s.frame_id"
+  " LEFT JOIN module m ON m.id = f.module_id"
+  " ORDER BY s.depth";
+
+static void
+frame_info_free (gpointer data)
+{
+  VsFrameInfo *f = data;
+
+  g_free (f->text);
+  g_free (f->module);
+  g_free (f->file);
+  g_free (f->function);
+  g_free (f);
+}
+
+static void
+stack_info_free (gpointer data)
+{
+  VsStackInfo *s = data;
+
+  g_free (s->top_frame);
+  g_free (s->site);
+  g_free (s->text);
+  g_ptr_array_unref (s->frames);
+  g_free (s);
+}
+
+static const char *const system_fragments[] = {
+  "/lib/python3", "/usr/lib/python", "site-packages", "dist-packages",
+  "/usr/local/cuda", "/usr/include/",
+};
+
+static const char *const system_prefixes[] = {
+  "/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/", "/usr/bin/", "/bin/",
+  "/usr/local/lib/", "<frozen ",
+};
+
+static const char *const system_libraries[] = {
+  "libcuda", "libcudart", "libcupti", "libtorch", "libc10", "libpython",
+  "libnccl", "libcublas", "libcudnn",
+};
+
+static gboolean
+is_system_path (const char *path)
+{
+  g_autofree char *base = NULL;
+
+  for (guint i = 0; i < G_N_ELEMENTS (system_fragments); i++)
+    if (strstr (path, system_fragments[i]) != NULL)
+      return TRUE;
+  for (guint i = 0; i < G_N_ELEMENTS (system_prefixes); i++)
+    if (g_str_has_prefix (path, system_prefixes[i]))
+      return TRUE;
+  base = g_path_get_basename (path);
+  for (guint i = 0; i < G_N_ELEMENTS (system_libraries); i++)
+    if (g_str_has_prefix (base, system_libraries[i]))
+      return TRUE;
+  return FALSE;
+}
+
+gboolean
+vs_frame_is_user_code (const char *file, const char *module)
+{
+  if (file == NULL && module == NULL)
+    return FALSE;
+  if (file != NULL && is_system_path (file))
+    return FALSE;
+  if (module != NULL && is_system_path (module))
+    return FALSE;
+  return TRUE;
+}
+
+/* Renders one frame as documented in vs-stack.h. */
+static char *
+render_frame (const VsFrameInfo *f, gint64 address, gint64 load_address)
+{
+  if (f->kind == VS_FRAME_LABEL)
+    return g_strdup (f->function != NULL ? f->function : "?");
+  if (f->file != NULL)
+    {
+      GString *s = g_string_new (f->file);
+
+      if (f->line != VS_UNKNOWN)
+        g_string_append_printf (s, ":%" G_GINT64_FORMAT, f->line);
+      if (f->function != NULL)
+        g_string_append_printf (s, " %s", f->function);
+      return g_string_free (s, FALSE);
+    }
+  if (f->function != NULL)
+    return g_strdup (f->function);
+  if (f->module != NULL)
+    {
+      g_autofree char *base = g_path_get_basename (f->module);
+      guint64 offset = (guint64) (address == VS_UNKNOWN ? 0 : address);
+
+      if (load_address != VS_UNKNOWN && address != VS_UNKNOWN)
+        offset = (guint64) address - (guint64) load_address;
+      return g_strdup_printf ("%s+0x%" G_GINT64_MODIFIER "x", base, offset);
+    }
+  if (address != VS_UNKNOWN)
+    return g_strdup_printf ("0x%" G_GINT64_MODIFIER "x", (guint64) address);
+  return g_strdup ("?");
+}
+
+static VsStackInfo *
+empty_stack (gint64 stack_id)
+{
+  VsStackInfo *s = g_new0 (VsStackInfo, 1);
+
+  s->stack_id = stack_id;
+  s->top_frame = g_strdup ("");
+  s->site = g_strdup ("");
+  s->text = g_strdup ("");
+  s->frames = g_ptr_array_new_with_free_func (frame_info_free);
+  return s;
+}
+
+static VsStackInfo *
+load_stack (VsTrace *trace, gint64 stack_id, GError **error)
+{
+  VsStackInfo *s;
+  GString *text;
+  sqlite3_stmt *stmt;
+  gint64 last_parent = 0;
+  int rc;
+
+  stmt = vs_trace_statement (trace, walk_sql, error);
+  if (stmt == NULL)
+    return NULL;
+  sqlite3_bind_int64 (stmt, 1, stack_id);
+  sqlite3_bind_int (stmt, 2, MAX_DEPTH);
+
+  s = empty_stack (stack_id);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      VsFrameInfo *f = g_new0 (VsFrameInfo, 1);
+      gint64 address = vs_column_int (stmt, 7);
+      gint64 load_address = vs_column_int (stmt, 9);
+
+      last_parent = sqlite3_column_int64 (stmt, 1);
+      f->id = vs_column_int (stmt, 2);
+      if (f->id == VS_UNKNOWN)
+        {
+          g_free (f);
+          sqlite3_reset (stmt);
+          stack_info_free (s);
+          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT,
+                       "%s is inconsistent: stack %" G_GINT64_FORMAT
+                       " names a frame that does not exist", trace->path,
+                       stack_id);
+          return NULL;
+        }
+      f->kind = sqlite3_column_int (stmt, 3);
+      f->function = vs_column_dup (stmt, 4);
+      f->file = vs_column_dup (stmt, 5);
+      f->line = vs_column_int (stmt, 6);
+      f->module = vs_column_dup (stmt, 8);
+      f->user_code = f->kind != VS_FRAME_LABEL &&
+                     vs_frame_is_user_code (f->file, f->module);
+      f->text = render_frame (f, address, load_address);
+      g_ptr_array_add (s->frames, f);
+    }
+  sqlite3_reset (stmt);
+  if (rc != SQLITE_DONE)
+    {
+      stack_info_free (s);
+      vs_trace_sql_error (trace, error);
+      return NULL;
+    }
+  if (s->frames->len == 0 || last_parent != 0)
+    {
+      stack_info_free (s);
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT,
+                   "%s is inconsistent: stack %" G_GINT64_FORMAT
+                   " is missing from the stack table or does not reach its root",
+                   trace->path, stack_id);
+      return NULL;
+    }
+
+  text = g_string_new (NULL);
+  for (guint i = 0; i < s->frames->len; i++)
+    {
+      VsFrameInfo *f = g_ptr_array_index (s->frames, i);
+
+      if (i > 0)
+        g_string_append (text, VS_STACK_SEPARATOR);
+      g_string_append (text, f->text);
+      if (f->user_code && s->site[0] == '\0')
+        {
+          g_free (s->site);
+          s->site = g_strdup (f->text);
+        }
+    }
+  g_free (s->text);
+  s->text = g_string_free (text, FALSE);
+  g_free (s->top_frame);
+  s->top_frame = g_strdup (((VsFrameInfo *) g_ptr_array_index (s->frames, 0))->text);
+  if (s->site[0] == '\0')
+    {
+      g_free (s->site);
+      s->site = g_strdup (s->top_frame);
+    }
+  return s;
+}
+
+const VsStackInfo *
+vs_stack_get (VsTrace *trace, gint64 stack_id, GError **error)
+{
+  VsStackInfo *s;
+
+  g_return_val_if_fail (trace != NULL, NULL);
+  if (stack_id == VS_UNKNOWN || stack_id < 0)
+    stack_id = 0;
+  if (trace->stacks == NULL)
+    trace->stacks = g_hash_table_new_full (g_int64_hash, g_int64_equal,
+                                           g_free, stack_info_free);
+  s = g_hash_table_lookup (trace->stacks, &stack_id);
+  if (s != NULL)
+    return s;
+  s = stack_id == 0 ? empty_stack (0) : load_stack (trace, stack_id, error);
+  if (s == NULL)
+    return NULL;
+  g_hash_table_insert (trace->stacks, g_memdup2 (&stack_id, sizeof stack_id), s);
+  return s;
+}

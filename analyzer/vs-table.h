@@ -1,0 +1,63 @@
+/* vs-table.h — a report as a table, written as CSV or aligned text.
+ *
+ * Every report is built as a VsTable of typed columns, so the CLI, tests
+ * and the viewer share one result.  CSV (RFC 4180): a header row, fields
+ * with `,` `"` CR or LF quoted, integers exact, an empty field for
+ * VS_UNKNOWN.  Text: a title line, aligned columns, bytes in B/KiB/MiB/GiB,
+ * times in ns/µs/ms/s, "-" for unknown.
+ */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+typedef enum {
+  VS_COLUMN_TEXT,
+  VS_COLUMN_INT,      /* a count or an id */
+  VS_COLUMN_BYTES,    /* integer bytes */
+  VS_COLUMN_TIME,     /* integer ns since the trace's start */
+  VS_COLUMN_DURATION, /* integer ns */
+} VsColumnKind;
+
+typedef struct _VsTable VsTable;
+
+/* A new empty table; title is the one-line explanation text output prints
+ * above the table. */
+VsTable *vs_table_new (const char *title);
+void vs_table_free (VsTable *table);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (VsTable, vs_table_free)
+
+/* Adds a column; all columns must be added before the first row. */
+void vs_table_add_column (VsTable *table, const char *name, VsColumnKind kind);
+
+/* Starts a new row whose cells are all unknown until set. */
+void vs_table_add_row (VsTable *table);
+
+/* Sets cell `column` of the last row; VS_UNKNOWN (INT64_MIN) or a NULL
+ * string leaves it unknown. */
+void vs_table_set_int (VsTable *table, guint column, gint64 value);
+void vs_table_set_text (VsTable *table, guint column, const char *value);
+
+guint vs_table_get_n_columns (VsTable *table);
+guint vs_table_get_n_rows (VsTable *table);
+const char *vs_table_get_title (VsTable *table);
+const char *vs_table_get_column_name (VsTable *table, guint column);
+VsColumnKind vs_table_get_column_kind (VsTable *table, guint column);
+/* Whether the cell is known; an integer cell's value; a text cell's value
+ * (NULL when unknown). */
+gboolean vs_table_cell_is_known (VsTable *table, guint row, guint column);
+gint64 vs_table_get_int (VsTable *table, guint row, guint column);
+const char *vs_table_get_text (VsTable *table, guint row, guint column);
+
+/* Appends the table as RFC 4180 CSV (CRLF-free: rows end with "\n"). */
+void vs_table_write_csv (VsTable *table, GString *out);
+
+/* Appends the title line and the aligned text table. */
+void vs_table_write_text (VsTable *table, GString *out);
+
+/* Human forms used by the text output: "1.50 GiB", "12.3 ms". */
+char *vs_format_bytes (gint64 bytes);
+char *vs_format_duration (gint64 ns);
+
+G_END_DECLS

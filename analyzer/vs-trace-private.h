@@ -1,0 +1,83 @@
+/* vs-trace-private.h — what the analyzer's files share about a VsTrace:
+ * the connection, a cache of prepared statements keyed by their SQL, and
+ * helpers to read nullable columns and to turn SQLite failures into
+ * GErrors that name the file.
+ */
+#pragma once
+
+#include <sqlite3.h>
+
+#include "vs-trace.h"
+
+G_BEGIN_DECLS
+
+struct _VsTrace {
+  char *path;
+  sqlite3 *db;
+  gint64 start_abs_ns;
+  gint64 duration_ns;
+  gint64 last_seq;
+  GPtrArray *devices;      /* VsDeviceInfo*, by idx */
+  GPtrArray *allocators;   /* VsAllocatorInfo*, by device idx, name */
+  GHashTable *statements;  /* const char *sql (by address) -> sqlite3_stmt* */
+  GHashTable *stacks;      /* gint64* stack id -> VsStackInfo* */
+  GHashTable *level_shifts; /* "device/allocator" -> GArray of gint64 shifts, ascending */
+};
+
+/* The last series row of (device_id, allocator_id) with seq <= seq: its
+ * seq and absolute ts, or 0 and VS_UNKNOWN when there is none.  O(log n)
+ * primary-key seeks (the series is keyed by time). */
+gboolean vs_trace_series_row_at_seq (VsTrace *trace, gint64 device_id,
+                                     gint64 allocator_id, gint64 seq,
+                                     gint64 *row_seq, gint64 *row_ts,
+                                     GError **error);
+
+/* Whether the finalizer's interval bins over block lifetimes
+ * (block.span_bin) cover seq, so a point query can use them. */
+gboolean vs_trace_can_use_bins (VsTrace *trace, gint64 seq);
+
+/* The condition selecting "allocated" blocks in SQL over `block`: those
+ * an allocator handed out (level 2, and a pool's own asynchronous
+ * allocations, level 1 kind async with the pool as allocator) and
+ * device-level allocations that belong to no allocator (kinds device,
+ * async, vmm).  Exactly the blocks whose bytes the finalizer adds to the
+ * allocated series.  Parameter ?2 is the allocator (0 = all). */
+#define VS_ALLOCATED_BLOCK_SQL \
+  "((level = 2 AND (?2 = 0 OR allocator_id = ?2))" \
+  " OR (level = 1 AND kind = 5 AND allocator_id IS NOT NULL" \
+  "     AND (?2 = 0 OR allocator_id = ?2))" \
+  " OR (level = 1 AND ?2 = 0 AND allocator_id IS NULL AND kind IN (1, 5, 6)))"
+
+/* The prepared statement for sql, reset and with its bindings cleared.
+ * sql must be a string with static storage: its address is the cache key.
+ * Returns NULL with error set when it cannot be prepared. */
+sqlite3_stmt *vs_trace_statement (VsTrace *trace, const char *sql,
+                                  GError **error);
+
+/* Sets error from the connection's last failure, naming the file; result
+ * codes meaning a damaged file give VS_TRACE_ERROR_CORRUPT.  Always
+ * returns FALSE so callers can `return vs_trace_sql_error (…)`. */
+gboolean vs_trace_sql_error (VsTrace *trace, GError **error);
+
+/* Binds value, or NULL when it is VS_UNKNOWN. */
+void vs_bind_int (sqlite3_stmt *stmt, int index, gint64 value);
+
+/* Column i as an integer, VS_UNKNOWN when NULL. */
+gint64 vs_column_int (sqlite3_stmt *stmt, int i);
+
+/* Column i as a newly allocated string, NULL when NULL. */
+char *vs_column_dup (sqlite3_stmt *stmt, int i);
+
+/* An absolute ts converted to ns since start; VS_UNKNOWN stays unknown. */
+gint64 vs_trace_rel (VsTrace *trace, gint64 abs_ns);
+
+/* A relative time converted to absolute, saturating instead of
+ * overflowing. */
+gint64 vs_trace_abs (VsTrace *trace, gint64 rel_ns);
+
+/* The summary-level shifts available for (device_id, allocator_id),
+ * ascending (possibly empty).  Owned by trace. */
+GArray *vs_trace_level_shifts (VsTrace *trace, gint64 device_id,
+                               gint64 allocator_id, GError **error);
+
+G_END_DECLS

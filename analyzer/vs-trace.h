@@ -1,0 +1,123 @@
+/* vs-trace.h — opening, validating and describing a vramscope trace.
+ *
+ * A VsTrace is one read-only SQLite connection on a trace file plus small
+ * caches (devices, allocators, rendered stacks).  vs_trace_open() refuses
+ * anything that is not a readable trace of a schema this build knows, with
+ * one sentence naming the file; a trace whose recording was interrupted
+ * (meta 'finalized' not 1) is finalized first when the file is writable.
+ *
+ * Threads: a VsTrace may be used from one thread at a time.  To work in a
+ * GTask thread while the main thread keeps its own, open the same path a
+ * second time in that thread (opening a finalized trace is cheap).
+ *
+ * Times: every time this library takes or returns is in nanoseconds since
+ * the trace's start (meta 'start_ns'), unless a name says "abs".  Integer
+ * values the trace cannot know are VS_UNKNOWN (from vs-trace-writer.h).
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "vs-trace-writer.h"
+
+G_BEGIN_DECLS
+
+#define VS_TRACE_ERROR (vs_trace_error_quark ())
+
+typedef enum {
+  VS_TRACE_ERROR_NOT_FOUND,        /* no file at the path */
+  VS_TRACE_ERROR_NOT_A_TRACE,      /* empty, not SQLite, or another application's */
+  VS_TRACE_ERROR_NEWER_SCHEMA,     /* written by a newer vramscope */
+  VS_TRACE_ERROR_CORRUPT,          /* truncated, malformed or inconsistent */
+  VS_TRACE_ERROR_NOT_FINALIZED,    /* interrupted recording on a read-only file */
+  VS_TRACE_ERROR_INVALID_ARGUMENT, /* a query was given a device, allocator or range that does not exist */
+  VS_TRACE_ERROR_FAILED,           /* any other failure (I/O, SQLite) */
+} VsTraceError;
+
+typedef struct _VsTrace VsTrace;
+
+/* A GPU of the trace. */
+typedef struct {
+  gint64 id;          /* device.id, the key used by every query */
+  gint64 idx;         /* the index a user recognises (CUDA device ordinal) */
+  char *uuid;         /* NULL when unknown */
+  char *name;         /* NULL when unknown */
+  gint64 total_bytes; /* capacity, VS_UNKNOWN when unknown */
+} VsDeviceInfo;
+
+/* An allocator that hands out memory inside what it reserves. */
+typedef struct {
+  gint64 id;         /* allocator.id (> 0; 0 means "all" in queries) */
+  gint64 device_id;
+  gint64 process_id; /* VS_UNKNOWN when unknown */
+  char *kind;        /* "pytorch", "pool" or "nvtx" */
+  char *name;        /* "pytorch", "pool:0x…", "nvtx:<heap>" */
+} VsAllocatorInfo;
+
+GQuark vs_trace_error_quark (void);
+
+/* Opens the trace at path read-only and validates it.  Never creates a
+ * file.  A trace not yet finalized is finalized in place first if the file
+ * is writable.  Returns a new VsTrace, or NULL with error set (domain
+ * VS_TRACE_ERROR, one sentence naming the file). */
+VsTrace *vs_trace_open (const char *path, GError **error);
+
+/* Closes the connection and frees trace.  NULL is allowed. */
+void vs_trace_free (VsTrace *trace);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (VsTrace, vs_trace_free)
+
+/* The path given to vs_trace_open(); owned by trace. */
+const char *vs_trace_get_path (VsTrace *trace);
+
+/* Absolute time (ns on the trace's clock) that relative times count from:
+ * meta 'start_ns', or the earliest event when the meta row is missing. */
+gint64 vs_trace_get_start_abs_ns (VsTrace *trace);
+
+/* Duration of the trace in ns since start: the latest time of any memory
+ * event, kernel, failed allocation or closed NVTX range (0 when empty). */
+gint64 vs_trace_get_duration_ns (VsTrace *trace);
+
+/* The highest replay sequence number in the trace (0 when empty).  Every
+ * seq used by the queries lies in [1, last seq]. */
+gint64 vs_trace_get_last_seq (VsTrace *trace);
+
+/* A meta value as text, or NULL when the key is absent.  Free with g_free. */
+char *vs_trace_dup_meta (VsTrace *trace, const char *key);
+
+/* The devices ordered by idx, as a GPtrArray of VsDeviceInfo (owned by
+ * trace, valid until vs_trace_free; do not modify). */
+const GPtrArray *vs_trace_get_devices (VsTrace *trace);
+
+/* The allocators ordered by device idx then name, a GPtrArray of
+ * VsAllocatorInfo owned by trace. */
+const GPtrArray *vs_trace_get_allocators (VsTrace *trace);
+
+/* The device with device.id == device_id, or NULL. */
+const VsDeviceInfo *vs_trace_lookup_device (VsTrace *trace, gint64 device_id);
+
+/* The device a user calls idx, or NULL. */
+const VsDeviceInfo *vs_trace_find_device_by_idx (VsTrace *trace, gint64 idx);
+
+/* The allocator with this id, or NULL (also for 0, "all"). */
+const VsAllocatorInfo *vs_trace_lookup_allocator (VsTrace *trace, gint64 allocator_id);
+
+/* The name reports print for an allocator id: "all" for 0, else
+ * allocator.name ("?" for an id that does not exist).  Owned by trace. */
+const char *vs_trace_allocator_name (VsTrace *trace, gint64 allocator_id);
+
+/* The replay sequence number of the state of (device_id, allocator_id)
+ * at time_ns: the seq of the last change of that series at or before
+ * time_ns, or 0 when the series has no change up to then (its state is
+ * "before the trace"); -1 with error set on failure.  One index seek. */
+gint64 vs_trace_seq_at_time (VsTrace *trace, gint64 device_id,
+                             gint64 allocator_id, gint64 time_ns,
+                             GError **error);
+
+/* The relative time of seq on (device_id, allocator_id): the ts of the
+ * series row with that seq, or of the last row before it; VS_UNKNOWN when
+ * there is none (also on failure, with error set). */
+gint64 vs_trace_time_of_seq (VsTrace *trace, gint64 device_id,
+                             gint64 allocator_id, gint64 seq, GError **error);
+
+G_END_DECLS

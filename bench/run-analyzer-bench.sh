@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Analyzer and writer benchmark: writes a synthetic trace of N events
+# (default 10M) with bench/vs-gen-trace, then times `report summary`,
+# `report peak` and one-screen timeline queries at every zoom.  Prints each
+# figure with its target and the ratio figure/target (< 1 meets it).
+#
+# Usage: bench/run-analyzer-bench.sh [BUILD_DIR] [EVENTS]
+set -euo pipefail
+build="${1:-build}"
+events="${2:-10000000}"
+work="${VS_BENCH_DIR:-$build/bench-data}"
+mkdir -p "$work"
+trace="$work/synthetic-$events.db"
+vs="$build/analyzer/vramscope"
+
+ms_now () { date +%s%N | cut -c1-13; }
+
+echo "# writer: $events events through the writer API (one core)"
+gen=$("$build/bench/vs-gen-trace" -n "$events" -o "$trace")
+echo "$gen"
+rate=$(awk '/write_events_per_second/ {print $2}' <<<"$gen")
+awk -v r="$rate" 'BEGIN { printf "writer_events_per_second %d target >= 1500000 ratio %.2f\n", r, 1500000 / r }'
+
+for report in summary peak; do
+  t0=$(ms_now)
+  "$vs" report "$trace" --format csv "$report" > "$work/$report.csv"
+  t1=$(ms_now)
+  awk -v ms=$((t1 - t0)) -v r="$report" 'BEGIN { printf "report_%s_ms %d target < 2000 ratio %.3f\n", r, ms, ms / 2000 }'
+done
+t0=$(ms_now)
+"$vs" report "$trace" --format csv --buckets 1000 timeline > "$work/timeline.csv"
+t1=$(ms_now)
+awk -v ms=$((t1 - t0)) 'BEGIN { printf "report_timeline_1000_ms %d target < 2000 ratio %.3f\n", ms, ms / 2000 }'
+
+echo "# timeline queries, 1000 buckets, in-process (median worst per zoom)"
+"$build/bench/vs-bench-timeline" "$trace" | tee "$work/timeline-zoom.txt"
+worst=$(awk '/timeline_worst_ms/ {print $2}' "$work/timeline-zoom.txt")
+awk -v ms="$worst" 'BEGIN { printf "timeline_query_worst_ms %.2f target < 50 ratio %.3f\n", ms, ms / 50 }'
+ls -l "$trace" | awk '{ printf "trace_bytes %d\n", $5 }'

@@ -1,0 +1,260 @@
+/* test-trace-open.c — vs_trace_open() accepts traces and refuses every
+ * kind of bad input with one clear sentence naming the file.
+ */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <sqlite3.h>
+
+#include "vs-analyzer.h"
+#include "vs-test-fixtures.h"
+
+typedef struct {
+  char *dir;
+} Dir;
+
+static void
+dir_setup (Dir *d, gconstpointer data)
+{
+  d->dir = g_dir_make_tmp ("vs-open-XXXXXX", NULL);
+  g_assert_nonnull (d->dir);
+}
+
+static void
+dir_teardown (Dir *d, gconstpointer data)
+{
+  GDir *dir = g_dir_open (d->dir, 0, NULL);
+  const char *name;
+
+  while ((name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *p = g_build_filename (d->dir, name, NULL);
+
+      g_unlink (p);
+    }
+  g_dir_close (dir);
+  g_rmdir (d->dir);
+  g_free (d->dir);
+}
+
+/* Opening path must fail with code, and the message must be one line that
+ * names the file. */
+static void
+assert_refused (const char *path, int code)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (VsTrace) trace = vs_trace_open (path, &error);
+
+  g_assert_null (trace);
+  g_assert_error (error, VS_TRACE_ERROR, code);
+  g_assert_nonnull (strstr (error->message, path));
+  g_assert_null (strchr (error->message, '\n'));
+}
+
+static void
+test_missing_file_not_created (Dir *d, gconstpointer data)
+{
+  g_autofree char *path = g_build_filename (d->dir, "missing.db", NULL);
+
+  assert_refused (path, VS_TRACE_ERROR_NOT_FOUND);
+  g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+}
+
+static void
+test_empty_file (Dir *d, gconstpointer data)
+{
+  g_autofree char *path = g_build_filename (d->dir, "empty.db", NULL);
+
+  g_assert_true (g_file_set_contents (path, "", 0, NULL));
+  assert_refused (path, VS_TRACE_ERROR_NOT_A_TRACE);
+}
+
+static void
+test_random_bytes (Dir *d, gconstpointer data)
+{
+  g_autofree char *path = g_build_filename (d->dir, "random.db", NULL);
+  g_autoptr (GRand) rand = g_rand_new_with_seed (42);
+  char buf[8192];
+
+  for (gsize i = 0; i < sizeof buf; i++)
+    buf[i] = (char) g_rand_int_range (rand, 0, 256);
+  g_assert_true (g_file_set_contents (path, buf, sizeof buf, NULL));
+  assert_refused (path, VS_TRACE_ERROR_NOT_A_TRACE);
+}
+
+static void
+test_text_file (Dir *d, gconstpointer data)
+{
+  g_autofree char *path = g_build_filename (d->dir, "notes.txt", NULL);
+  const char *text = "This is a text file, not a trace.\n"
+                     "It has several lines but nothing else.\n";
+
+  g_assert_true (g_file_set_contents (path, text, -1, NULL));
+  assert_refused (path, VS_TRACE_ERROR_NOT_A_TRACE);
+}
+
+static void
+test_directory (Dir *d, gconstpointer data)
+{
+  assert_refused (d->dir, VS_TRACE_ERROR_NOT_A_TRACE);
+}
+
+static void
+test_other_application (Dir *d, gconstpointer data)
+{
+  g_autofree char *path = g_build_filename (d->dir, "other.db", NULL);
+  sqlite3 *db;
+
+  g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_exec (db, "CREATE TABLE t (x); INSERT INTO t VALUES (1);",
+                                 NULL, NULL, NULL), ==, SQLITE_OK);
+  sqlite3_close (db);
+  assert_refused (path, VS_TRACE_ERROR_NOT_A_TRACE);
+}
+
+static void
+test_newer_schema (Dir *d, gconstpointer data)
+{
+  g_autofree char *path = g_build_filename (d->dir, "newer.db", NULL);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (VsTrace) trace = NULL;
+  char err[256];
+  sqlite3 *db;
+
+  g_assert_true (vs_fixture_basic (path, true, err, sizeof err));
+  g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_exec (db, "PRAGMA user_version = 99", NULL, NULL, NULL),
+                   ==, SQLITE_OK);
+  sqlite3_close (db);
+  trace = vs_trace_open (path, &error);
+  g_assert_null (trace);
+  g_assert_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_NEWER_SCHEMA);
+  g_assert_nonnull (strstr (error->message, "newer vramscope (schema 99, this build reads up to 1)"));
+}
+
+static void
+test_truncated (Dir *d, gconstpointer data)
+{
+  g_autofree char *path = g_build_filename (d->dir, "cut.db", NULL);
+  g_autofree char *contents = NULL;
+  gsize len;
+  char err[256];
+
+  /* A real trace big enough to span many pages, cut in half. */
+  g_assert_true (vs_fixture_random (path, 5000, 3, err, sizeof err));
+  g_assert_true (g_file_get_contents (path, &contents, &len, NULL));
+  g_assert_cmpuint (len, >, 8192);
+  g_assert_true (g_file_set_contents (path, contents, len / 2, NULL));
+  assert_refused (path, VS_TRACE_ERROR_CORRUPT);
+}
+
+static void
+test_valid_trace (Dir *d, gconstpointer data)
+{
+  g_autofree char *path = g_build_filename (d->dir, "full.db", NULL);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (VsTrace) trace = NULL;
+  g_autofree char *start = NULL;
+  const GPtrArray *devices, *allocators;
+  const VsDeviceInfo *dev;
+  char err[256];
+
+  g_assert_true (vs_fixture_full (path, err, sizeof err));
+  trace = vs_trace_open (path, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (vs_trace_get_path (trace), ==, path);
+  g_assert_cmpint (vs_trace_get_start_abs_ns (trace), ==, VS_FIXTURE_T0);
+  /* The latest thing in the trace is the kernel on device 1 ending at 3400. */
+  g_assert_cmpint (vs_trace_get_duration_ns (trace), ==, 3400);
+  start = vs_trace_dup_meta (trace, "start_ns");
+  g_assert_cmpstr (start, ==, "1700000000000000000");
+  g_assert_null (vs_trace_dup_meta (trace, "no such key"));
+
+  devices = vs_trace_get_devices (trace);
+  g_assert_cmpuint (devices->len, ==, 2);
+  dev = g_ptr_array_index (devices, 1);
+  g_assert_cmpint (dev->idx, ==, 1);
+  g_assert_cmpstr (dev->uuid, ==, "GPU-full-1");
+  g_assert_cmpstr (dev->name, ==, "Test GPU B");
+  g_assert_cmpint (dev->total_bytes, ==, G_GINT64_CONSTANT (2147483648));
+  g_assert_true (vs_trace_find_device_by_idx (trace, 1) == dev);
+  g_assert_true (vs_trace_lookup_device (trace, dev->id) == dev);
+  g_assert_null (vs_trace_find_device_by_idx (trace, 7));
+
+  allocators = vs_trace_get_allocators (trace);
+  g_assert_cmpuint (allocators->len, ==, 2);
+  /* Ordered by device, then name. */
+  g_assert_cmpstr (((VsAllocatorInfo *) g_ptr_array_index (allocators, 0))->name, ==, "pool:0x5000");
+  g_assert_cmpstr (((VsAllocatorInfo *) g_ptr_array_index (allocators, 1))->kind, ==, "pytorch");
+  g_assert_cmpstr (vs_trace_allocator_name (trace, 0), ==, "all");
+}
+
+/* A recording that was killed has meta finalized = 0: the first open
+ * finalizes it in place, then reads it like any other. */
+static void
+test_unfinalized_is_finalized (Dir *d, gconstpointer data)
+{
+  g_autofree char *path = g_build_filename (d->dir, "killed.db", NULL);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (VsTrace) trace = NULL;
+  g_autofree char *fin = NULL;
+  VsSummary s;
+  char err[256];
+
+  g_assert_true (vs_fixture_basic (path, false, err, sizeof err));
+  trace = vs_trace_open (path, &error);
+  g_assert_no_error (error);
+  fin = vs_trace_dup_meta (trace, "finalized");
+  g_assert_cmpstr (fin, ==, "1");
+  g_assert_true (vs_summary_get (trace, vs_trace_find_device_by_idx (trace, 0)->id,
+                                 0, &s, &error));
+  g_assert_cmpint (s.peak_allocated_bytes, ==, 9500);
+}
+
+/* Without write access an unfinalized trace cannot be repaired: a clear
+ * error.  (root can write anything, so there the open must succeed.) */
+static void
+test_unfinalized_read_only (Dir *d, gconstpointer data)
+{
+  g_autofree char *path = g_build_filename (d->dir, "ro.db", NULL);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (VsTrace) trace = NULL;
+  char err[256];
+
+  g_assert_true (vs_fixture_basic (path, false, err, sizeof err));
+  g_assert_cmpint (g_chmod (path, 0444), ==, 0);
+  g_assert_cmpint (g_chmod (d->dir, 0555), ==, 0);
+  trace = vs_trace_open (path, &error);
+  g_chmod (d->dir, 0755);
+  if (geteuid () == 0)
+    g_assert_no_error (error);
+  else
+    {
+      g_assert_null (trace);
+      g_assert_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_NOT_FINALIZED);
+      g_assert_nonnull (strstr (error->message, path));
+    }
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+#define ADD(name, fn) g_test_add ("/trace-open/" name, Dir, NULL, dir_setup, fn, dir_teardown)
+  ADD ("missing-file-is-not-created", test_missing_file_not_created);
+  ADD ("empty-file", test_empty_file);
+  ADD ("random-bytes", test_random_bytes);
+  ADD ("text-file", test_text_file);
+  ADD ("directory", test_directory);
+  ADD ("other-application", test_other_application);
+  ADD ("newer-schema", test_newer_schema);
+  ADD ("truncated", test_truncated);
+  ADD ("valid-trace", test_valid_trace);
+  ADD ("unfinalized-is-finalized", test_unfinalized_is_finalized);
+  ADD ("unfinalized-read-only", test_unfinalized_read_only);
+#undef ADD
+  return g_test_run ();
+}

@@ -1,0 +1,32 @@
+/* vs-test-fixtures.h — small hand-built traces shared by the analyzer
+ * tests and the golden CSV tests.
+ *
+ * Every fixture is written through the writer API and finalized, at fixed
+ * times from VS_FIXTURE_T0, so its numbers are the same on every run.  The
+ * expected values are worked out in vs-test-fixtures.c next to the events.
+ */
+#pragma once
+
+#include <stdbool.h>
+
+#include "vs-trace-writer.h"
+
+#define VS_FIXTURE_T0 INT64_C(1700000000000000000)
+
+/* One device, plain cudaMalloc: address reuse, a release stored before its
+ * allocation, memory live before the trace began. */
+bool vs_fixture_basic (const char *path, bool finalize, char *err, size_t errlen);
+
+/* Two devices: PyTorch segments and blocks, a plain cudaMalloc, a
+ * stream-ordered pool, static memory, failed allocations (PyTorch's and a
+ * device-level one), NVTX ranges, kernels, VMM, every kind of frame. */
+bool vs_fixture_full (const char *path, char *err, size_t errlen);
+
+/* PyTorch expandable segments: adjacent segment_map chunks backed by VMM
+ * device records, then an unmap. */
+bool vs_fixture_expandable (const char *path, char *err, size_t errlen);
+
+/* n pseudo-random plain allocations and frees over about n µs, so the
+ * finalizer builds summary levels; deterministic for a given seed. */
+bool vs_fixture_random (const char *path, int n, unsigned seed, char *err,
+                        size_t errlen);
