@@ -36,4 +36,4 @@ echo "# timeline queries, 1000 buckets, in-process (median worst per zoom)"
 "$build/bench/vs-bench-timeline" "$trace" | tee "$work/timeline-zoom.txt"
 worst=$(awk '/timeline_worst_ms/ {print $2}' "$work/timeline-zoom.txt")
 awk -v ms="$worst" 'BEGIN { printf "timeline_query_worst_ms %.2f target < 50 ratio %.3f\n", ms, ms / 50 }'
-ls -l "$trace" | awk '{ printf "trace_bytes %d\n", $5 }'
+ls -l "$trace" | awk '{ print "trace_bytes", $5 }'

@@ -1,0 +1,23 @@
+/* vs-attribution-pane.h — who holds the memory live at an instant, as a
+ * tree of call stacks (bottom-up or top-down) with bytes, share and count,
+ * sortable by each column.  The trees are the analyzer's (vs_tree_build). */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "vs-instant.h"
+
+G_BEGIN_DECLS
+
+#define VS_TYPE_ATTRIBUTION_PANE (vs_attribution_pane_get_type ())
+G_DECLARE_FINAL_TYPE (VsAttributionPane, vs_attribution_pane, VS,
+                      ATTRIBUTION_PANE, GtkBox)
+
+/* Shows instant's trees (NULL clears). */
+void vs_attribution_pane_set_instant (VsAttributionPane *self,
+                                      VsInstant *instant);
+
+/* The number of top-level rows shown (tests). */
+guint vs_attribution_pane_get_n_roots (VsAttributionPane *self);
+
+G_END_DECLS

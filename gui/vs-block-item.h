@@ -1,0 +1,27 @@
+/* vs-block-item.h — one live allocation of a VsInstant, as a list item. */
+#pragma once
+
+#include <gio/gio.h>
+
+#include "vs-instant.h"
+
+G_BEGIN_DECLS
+
+#define VS_TYPE_BLOCK_ITEM (vs_block_item_get_type ())
+G_DECLARE_FINAL_TYPE (VsBlockItem, vs_block_item, VS, BLOCK_ITEM, GObject)
+
+/* A list of one item per block of instant, in the instant's order. */
+GListModel *vs_block_item_list (VsInstant *instant);
+
+const VsBlock *vs_block_item_get_block (VsBlockItem *self);
+/* The block's site and full stack text ("" when it has no stack). */
+const char *vs_block_item_get_site (VsBlockItem *self);
+const char *vs_block_item_get_stack (VsBlockItem *self);
+/* "pytorch", "pool:0x…", "nvtx:<heap>" for an allocator's block, the
+ * memory kind ("device", "async", …) for a device-level allocation. */
+const char *vs_block_item_get_kind (VsBlockItem *self);
+
+/* The schema's name for a VsMemKind code ("device", "async", …). */
+const char *vs_block_item_kind_name (int kind);
+
+G_END_DECLS

@@ -1,0 +1,688 @@
+/* vs-chart-draw.c — the timeline picture, drawn with cairo into a
+ * GtkSnapshot.
+ *
+ * Work per call is proportional to the chart's width in pixels (one
+ * min/max column per pixel, taken from the analyzer's buckets), plus the
+ * markers and ranges in view; nothing here depends on the number of events
+ * in the trace.
+ */
+#include "vs-chart-draw.h"
+
+#include <math.h>
+
+#include "vs-table.h"
+#include "vs-time-format.h"
+
+#define RGBA(r, g, b, a) { r / 255.f, g / 255.f, b / 255.f, a }
+
+static const VsChartPalette light_palette = {
+  .background = RGBA (255, 255, 255, 1),
+  .grid = RGBA (0, 0, 0, 0.08),
+  .text = RGBA (36, 31, 49, 1),
+  .dim_text = RGBA (94, 92, 100, 1),
+  .allocated_fill = RGBA (53, 132, 228, 0.55),
+  .allocated_line = RGBA (28, 113, 216, 1),
+  .reserved_line = RGBA (230, 97, 0, 1),
+  .fragmentation = RGBA (255, 163, 72, 0.30),
+  .capacity = RGBA (192, 28, 40, 0.9),
+  .peak = RGBA (26, 95, 180, 1),
+  .failed = RGBA (224, 27, 36, 1),
+  .kernels = RGBA (38, 162, 105, 1),
+  .selection = RGBA (53, 132, 228, 0.18),
+  .cursor = RGBA (36, 31, 49, 0.6),
+};
+
+static const VsChartPalette dark_palette = {
+  .background = RGBA (36, 36, 36, 1),
+  .grid = RGBA (255, 255, 255, 0.09),
+  .text = RGBA (255, 255, 255, 1),
+  .dim_text = RGBA (192, 191, 188, 1),
+  .allocated_fill = RGBA (53, 132, 228, 0.60),
+  .allocated_line = RGBA (98, 160, 234, 1),
+  .reserved_line = RGBA (255, 163, 72, 1),
+  .fragmentation = RGBA (255, 163, 72, 0.28),
+  .capacity = RGBA (246, 97, 81, 0.9),
+  .peak = RGBA (153, 193, 241, 1),
+  .failed = RGBA (246, 97, 81, 1),
+  .kernels = RGBA (87, 227, 137, 1),
+  .selection = RGBA (120, 174, 237, 0.22),
+  .cursor = RGBA (255, 255, 255, 0.6),
+};
+
+/* Soft colours for NVTX range bars, picked by a hash of the name. */
+static const GdkRGBA range_colors[] = {
+  RGBA (153, 193, 241, 1), RGBA (143, 240, 164, 1), RGBA (249, 240, 107, 1),
+  RGBA (255, 190, 111, 1), RGBA (246, 151, 151, 1), RGBA (220, 138, 221, 1),
+  RGBA (205, 171, 143, 1), RGBA (192, 191, 188, 1),
+};
+
+/* See vs-chart-draw.h. */
+const VsChartPalette *
+vs_chart_palette (gboolean dark)
+{
+  return dark ? &dark_palette : &light_palette;
+}
+
+/* See vs-chart-draw.h. */
+void
+vs_chart_layout (const VsChartData *data, int width, int height,
+                    VsChartLayout *l)
+{
+  double y = VS_CHART_HEADER_HEIGHT;
+  double lanes = 0, klane = 0;
+  double cx = VS_CHART_GUTTER, cw = MAX (1, width - VS_CHART_GUTTER - 12);
+  gint64 peak = 0;
+
+  if (data != NULL)
+    {
+      lanes = MIN (data->max_range_depth, VS_CHART_MAX_RANGE_LANES)
+              * VS_CHART_LANE_HEIGHT;
+      klane = data->has_kernels ? VS_CHART_KERNEL_LANE_HEIGHT + 2 : 0;
+      peak = data->peak_bytes;
+    }
+  l->header = GRAPHENE_RECT_INIT (0, 0, width, VS_CHART_HEADER_HEIGHT);
+  l->ranges = GRAPHENE_RECT_INIT (cx, y, cw, lanes);
+  y += lanes;
+  l->kernels = GRAPHENE_RECT_INIT (cx, y, cw, klane ? klane - 2 : 0);
+  y += klane + 4;
+  l->chart = GRAPHENE_RECT_INIT (cx, y, cw,
+                                 MAX (1, height - y - VS_CHART_AXIS_HEIGHT));
+  l->axis = GRAPHENE_RECT_INIT (cx, height - VS_CHART_AXIS_HEIGHT, cw,
+                                VS_CHART_AXIS_HEIGHT);
+
+  /* Room above the peak for its label; the capacity line joins the scale
+   * only when it is close enough not to flatten the curves. */
+  l->y_max = MAX (peak * 1.18, 1024.0 * 1024.0);
+  l->capacity_on_scale = FALSE;
+  if (data != NULL && data->capacity_bytes > 0
+      && data->capacity_bytes <= peak * 1.6)
+    {
+      l->y_max = MAX (l->y_max, data->capacity_bytes * 1.08);
+      l->capacity_on_scale = TRUE;
+    }
+}
+
+/* See vs-chart-draw.h. */
+double
+vs_chart_x_for_time (const VsChartLayout *l, gint64 view_t0,
+                        gint64 view_t1, gint64 t)
+{
+  return l->chart.origin.x
+         + (double) (t - view_t0) / (double) (view_t1 - view_t0)
+               * l->chart.size.width;
+}
+
+/* See vs-chart-draw.h. */
+gint64
+vs_chart_time_for_x (const VsChartLayout *l, gint64 view_t0,
+                        gint64 view_t1, double x)
+{
+  return view_t0
+         + (gint64) ((x - l->chart.origin.x) / l->chart.size.width
+                     * (double) (view_t1 - view_t0));
+}
+
+/* See vs-chart-draw.h. */
+double
+vs_chart_y_for_bytes (const VsChartLayout *l, gint64 bytes)
+{
+  double bottom = l->chart.origin.y + l->chart.size.height;
+  return bottom - (double) bytes / l->y_max * l->chart.size.height;
+}
+
+/* A "nice" step (1, 2 or 5 times a power of ten) at least min_step. */
+static double
+nice_step (double min_step)
+{
+  double p = pow (10, floor (log10 (min_step)));
+  if (p >= min_step)
+    return p;
+  if (2 * p >= min_step)
+    return 2 * p;
+  if (5 * p >= min_step)
+    return 5 * p;
+  return 10 * p;
+}
+
+/* The byte unit used for y labels: the largest binary unit not above v. */
+static double
+byte_unit (double v)
+{
+  double u = 1;
+  while (v >= 1024 * u && u < 1024.0 * 1024 * 1024 * 1024)
+    u *= 1024;
+  return u;
+}
+
+static void
+set_source (cairo_t *cr, const GdkRGBA *c)
+{
+  cairo_set_source_rgba (cr, c->red, c->green, c->blue, c->alpha);
+}
+
+/* Shows text with its top-left (align 0), top-centre (0.5) or top-right (1)
+ * at x, y; returns the text's width. */
+static double
+show_text (cairo_t *cr, PangoLayout *layout, const char *text, double x,
+           double y, double align, const GdkRGBA *color)
+{
+  int w, h;
+
+  pango_layout_set_text (layout, text, -1);
+  pango_layout_get_pixel_size (layout, &w, &h);
+  set_source (cr, color);
+  cairo_move_to (cr, round (x - align * w), round (y));
+  pango_cairo_show_layout (cr, layout);
+  return w;
+}
+
+/* Per-pixel-column values of the visible range. */
+typedef struct {
+  gboolean has;
+  double max_a, max_r, min_r; /* in y pixels */
+  guint32 kernels;
+} Column;
+
+static void
+draw_grid_and_axes (cairo_t *cr, PangoLayout *pl, const VsChartLayout *l,
+                    gint64 v0, gint64 v1, const VsChartPalette *p)
+{
+  const graphene_rect_t *c = &l->chart;
+  double unit = byte_unit (l->y_max / 1.1);
+  double ystep_u = nice_step (l->y_max / unit / MAX (1, c->size.height / 36));
+  double ystep = ystep_u * unit;
+  int decimals = (int) CLAMP (-floor (log10 (ystep_u) + 1e-9), 0, 3);
+  double tstep = nice_step ((double) (v1 - v0) / MAX (1, c->size.width / 96));
+  static const char *names[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+  int ui = (int) round (log2 (unit) / 10);
+
+  cairo_set_line_width (cr, 1);
+  for (double b = 0; b <= l->y_max; b += ystep)
+    {
+      double y = floor (vs_chart_y_for_bytes (l, (gint64) b)) + 0.5;
+      g_autofree char *label = NULL;
+      double v = b / unit;
+
+      set_source (cr, &p->grid);
+      cairo_move_to (cr, c->origin.x, y);
+      cairo_line_to (cr, c->origin.x + c->size.width, y);
+      cairo_stroke (cr);
+      if (b == 0)
+        label = g_strdup ("0");
+      else
+        label = g_strdup_printf ("%.*f %s", decimals, v, names[ui]);
+      show_text (cr, pl, label, c->origin.x - 6, y - 7, 1.0, &p->dim_text);
+    }
+
+  for (double t = ceil (v0 / tstep) * tstep; t < v1; t += tstep)
+    {
+      double x = floor (vs_chart_x_for_time (l, v0, v1, (gint64) t)) + 0.5;
+      g_autofree char *label = vs_format_time_tick ((gint64) t, (gint64) tstep);
+
+      set_source (cr, &p->grid);
+      cairo_move_to (cr, x, c->origin.y);
+      cairo_line_to (cr, x, c->origin.y + c->size.height + 4);
+      cairo_stroke (cr);
+      show_text (cr, pl, label, x, l->axis.origin.y + 3, 0.5, &p->dim_text);
+    }
+}
+
+/* A 6×6 diagonal hatch in the fragmentation colour, for the gap between
+ * allocated and reserved. */
+static cairo_pattern_t *
+hatch_pattern (const GdkRGBA *c)
+{
+  cairo_surface_t *s = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, 6, 6);
+  cairo_t *cr = cairo_create (s);
+  cairo_pattern_t *pat;
+
+  cairo_set_source_rgba (cr, c->red, c->green, c->blue, c->alpha);
+  cairo_paint (cr);
+  cairo_set_source_rgba (cr, c->red, c->green, c->blue, MIN (1, c->alpha * 2));
+  cairo_set_line_width (cr, 1.2);
+  cairo_move_to (cr, -1, 7);
+  cairo_line_to (cr, 7, -1);
+  cairo_stroke (cr);
+  cairo_destroy (cr);
+  pat = cairo_pattern_create_for_surface (s);
+  cairo_pattern_set_extend (pat, CAIRO_EXTEND_REPEAT);
+  cairo_surface_destroy (s);
+  return pat;
+}
+
+static void
+draw_series (cairo_t *cr, const VsChartLayout *l, const Column *col,
+             int n, const VsChartPalette *p)
+{
+  double x0 = l->chart.origin.x;
+  double base = l->chart.origin.y + l->chart.size.height;
+  cairo_pattern_t *hatch = hatch_pattern (&p->fragmentation);
+
+  for (int i = 0; i < n;)
+    {
+      int j;
+
+      if (!col[i].has)
+        {
+          i++;
+          continue;
+        }
+      for (j = i; j < n && col[j].has; j++)
+        ;
+      /* Fragmentation: between reserved (above) and allocated (below). */
+      cairo_move_to (cr, x0 + i, col[i].max_r);
+      for (int k = i; k < j; k++)
+        {
+          cairo_line_to (cr, x0 + k, col[k].max_r);
+          cairo_line_to (cr, x0 + k + 1, col[k].max_r);
+        }
+      for (int k = j - 1; k >= i; k--)
+        {
+          cairo_line_to (cr, x0 + k + 1, col[k].max_a);
+          cairo_line_to (cr, x0 + k, col[k].max_a);
+        }
+      cairo_close_path (cr);
+      cairo_set_source (cr, hatch);
+      cairo_fill (cr);
+
+      /* Allocated: filled from the baseline. */
+      cairo_move_to (cr, x0 + i, base);
+      for (int k = i; k < j; k++)
+        {
+          cairo_line_to (cr, x0 + k, col[k].max_a);
+          cairo_line_to (cr, x0 + k + 1, col[k].max_a);
+        }
+      cairo_line_to (cr, x0 + j, base);
+      cairo_close_path (cr);
+      set_source (cr, &p->allocated_fill);
+      cairo_fill (cr);
+
+      cairo_set_line_width (cr, 1);
+      cairo_move_to (cr, x0 + i, col[i].max_a - 0.5);
+      for (int k = i; k < j; k++)
+        {
+          cairo_line_to (cr, x0 + k, col[k].max_a - 0.5);
+          cairo_line_to (cr, x0 + k + 1, col[k].max_a - 0.5);
+        }
+      set_source (cr, &p->allocated_line);
+      cairo_stroke (cr);
+
+      /* Reserved: a step line, with the column's min..max range drawn as a
+       * vertical stroke where reserved moved inside one pixel. */
+      cairo_set_line_width (cr, 1.5);
+      cairo_move_to (cr, x0 + i, col[i].max_r - 0.75);
+      for (int k = i; k < j; k++)
+        {
+          cairo_line_to (cr, x0 + k, col[k].max_r - 0.75);
+          cairo_line_to (cr, x0 + k + 1, col[k].max_r - 0.75);
+        }
+      set_source (cr, &p->reserved_line);
+      cairo_stroke (cr);
+      for (int k = i; k < j; k++)
+        if (col[k].min_r - col[k].max_r >= 1.5)
+          {
+            cairo_move_to (cr, x0 + k + 0.5, col[k].max_r);
+            cairo_line_to (cr, x0 + k + 0.5, col[k].min_r);
+          }
+      cairo_stroke (cr);
+      i = j;
+    }
+  cairo_pattern_destroy (hatch);
+}
+
+static void
+draw_capacity (cairo_t *cr, PangoLayout *pl, const VsChartData *d,
+               const VsChartLayout *l, const VsChartPalette *p)
+{
+  const graphene_rect_t *c = &l->chart;
+  g_autofree char *cap = NULL;
+  g_autofree char *label = NULL;
+
+  if (d->capacity_bytes <= 0)
+    return;
+  /* Far above the peak the line would flatten the curves; the header's
+   * title names the capacity instead. */
+  if (!l->capacity_on_scale)
+    return;
+  cap = vs_format_bytes (d->capacity_bytes);
+  double y = floor (vs_chart_y_for_bytes (l, d->capacity_bytes)) + 0.5;
+  double dash[] = { 6, 4 };
+  label = g_strdup_printf ("capacity %s", cap);
+  cairo_set_dash (cr, dash, 2, 0);
+  cairo_set_line_width (cr, 1);
+  set_source (cr, &p->capacity);
+  cairo_move_to (cr, c->origin.x, y);
+  cairo_line_to (cr, c->origin.x + c->size.width, y);
+  cairo_stroke (cr);
+  cairo_set_dash (cr, NULL, 0, 0);
+  show_text (cr, pl, label, c->origin.x + c->size.width - 4, y - 16, 1.0,
+             &p->capacity);
+}
+
+/* Labels placed so far, so later ones go where they do not overlap. */
+typedef struct {
+  GArray *taken; /* graphene_rect_t */
+  const graphene_rect_t *bounds;
+} Labels;
+
+/* Shows text near (x, y): right of it, else left of it, else one line
+ * higher on either side, wherever it overlaps no earlier label and stays
+ * inside the chart; skips it when there is no such place. */
+static void
+place_label (cairo_t *cr, PangoLayout *pl, Labels *labels, const char *text,
+             double x, double y, const GdkRGBA *color)
+{
+  int w, h;
+  const double dx[] = { 8, -8, 8, -8, 8, -8 };
+  const double dy[] = { 0, 0, -14, -14, 14, 14 };
+
+  pango_layout_set_text (pl, text, -1);
+  pango_layout_get_pixel_size (pl, &w, &h);
+  for (guint i = 0; i < G_N_ELEMENTS (dx); i++)
+    {
+      graphene_rect_t r = GRAPHENE_RECT_INIT (dx[i] > 0 ? x + dx[i] : x + dx[i] - w,
+                                              y + dy[i] - h / 2.0, w, h);
+      gboolean free = graphene_rect_contains_rect (labels->bounds, &r);
+
+      for (guint j = 0; free && j < labels->taken->len; j++)
+        free = !graphene_rect_intersection (
+            &g_array_index (labels->taken, graphene_rect_t, j), &r, NULL);
+      if (!free)
+        continue;
+      g_array_append_val (labels->taken, r);
+      show_text (cr, pl, text, r.origin.x, r.origin.y, 0.0, color);
+      return;
+    }
+}
+
+static void
+draw_markers (cairo_t *cr, PangoLayout *pl, const VsChartData *d,
+              const VsChartLayout *l, gint64 v0, gint64 v1,
+              const VsChartPalette *p)
+{
+  const graphene_rect_t *c = &l->chart;
+  graphene_rect_t bounds = GRAPHENE_RECT_INIT (c->origin.x, c->origin.y - 2,
+                                               c->size.width, c->size.height);
+  Labels labels = { g_array_new (FALSE, FALSE, sizeof (graphene_rect_t)),
+                    &bounds };
+
+  /* Markers first, then labels: peaks get the first choice of place,
+   * then failed allocations left to right. */
+  for (guint i = 0; i < d->markers->len; i++)
+    {
+      const VsChartMarker *m = &g_array_index (d->markers, VsChartMarker, i);
+      double x, y;
+      double dash[] = { 3, 3 };
+
+      if (m->ts < v0 || m->ts >= v1)
+        continue;
+      if (m->kind != VS_CHART_MARKER_FAILED)
+        {
+          x = vs_chart_x_for_time (l, v0, v1, m->ts);
+          y = vs_chart_y_for_bytes (l, m->bytes) - 3;
+          set_source (cr, m->kind == VS_CHART_MARKER_PEAK_ALLOCATED
+                              ? &p->peak : &p->reserved_line);
+          cairo_move_to (cr, x, y);
+          cairo_line_to (cr, x - 5, y - 7);
+          cairo_line_to (cr, x + 5, y - 7);
+          cairo_close_path (cr);
+          cairo_fill (cr);
+          continue;
+        }
+      x = floor (vs_chart_x_for_time (l, v0, v1, m->ts)) + 0.5;
+      y = c->origin.y + 7;
+      set_source (cr, &p->failed);
+      cairo_set_line_width (cr, 1);
+      cairo_set_dash (cr, dash, 2, 0);
+      cairo_move_to (cr, x, y + 5);
+      cairo_line_to (cr, x, c->origin.y + c->size.height);
+      cairo_stroke (cr);
+      cairo_set_dash (cr, NULL, 0, 0);
+      cairo_arc (cr, x, y, 5, 0, 2 * G_PI);
+      cairo_fill (cr);
+      cairo_set_source_rgb (cr, 1, 1, 1);
+      cairo_set_line_width (cr, 1.5);
+      cairo_move_to (cr, x - 2.2, y - 2.2);
+      cairo_line_to (cr, x + 2.2, y + 2.2);
+      cairo_move_to (cr, x + 2.2, y - 2.2);
+      cairo_line_to (cr, x - 2.2, y + 2.2);
+      cairo_stroke (cr);
+      /* The marker itself is taken space too. */
+      {
+        graphene_rect_t r = GRAPHENE_RECT_INIT (x - 6, y - 6, 12, 12);
+        g_array_append_val (labels.taken, r);
+      }
+    }
+
+  for (int pass = 0; pass < 2; pass++)
+    for (guint i = 0; i < d->markers->len; i++)
+      {
+        const VsChartMarker *m = &g_array_index (d->markers, VsChartMarker, i);
+        g_autofree char *b = NULL;
+        g_autofree char *label = NULL;
+        gboolean failed = m->kind == VS_CHART_MARKER_FAILED;
+
+        if (m->ts < v0 || m->ts >= v1 || failed != (pass == 1))
+          continue;
+        b = vs_format_bytes (m->bytes);
+        if (failed)
+          {
+            label = g_strdup_printf ("failed %s", b);
+            place_label (cr, pl, &labels, label,
+                         vs_chart_x_for_time (l, v0, v1, m->ts),
+                         c->origin.y + 7, &p->failed);
+          }
+        else
+          {
+            gboolean alloc = m->kind == VS_CHART_MARKER_PEAK_ALLOCATED;
+            label = g_strdup_printf (alloc ? "peak allocated %s"
+                                           : "peak reserved %s", b);
+            place_label (cr, pl, &labels, label,
+                         vs_chart_x_for_time (l, v0, v1, m->ts),
+                         vs_chart_y_for_bytes (l, m->bytes) - 7,
+                         alloc ? &p->peak : &p->reserved_line);
+          }
+      }
+  g_array_unref (labels.taken);
+}
+
+static void
+draw_ranges (cairo_t *cr, PangoLayout *pl, const VsChartData *d,
+             const VsChartLayout *l, gint64 v0, gint64 v1,
+             const VsChartPalette *p)
+{
+  const graphene_rect_t *r = &l->ranges;
+  double right = r->origin.x + r->size.width;
+
+  if (r->size.height <= 0)
+    return;
+  show_text (cr, pl, "ranges", r->origin.x - 6, r->origin.y + 1, 1.0,
+             &p->dim_text);
+  cairo_save (cr);
+  cairo_rectangle (cr, r->origin.x, r->origin.y, r->size.width,
+                   r->size.height);
+  cairo_clip (cr);
+  for (guint i = 0; i < d->ranges->len; i++)
+    {
+      const VsChartRange *g = &g_array_index (d->ranges, VsChartRange, i);
+      gint64 end = g->end_ns < 0 ? d->trace_end_ns : g->end_ns;
+      double xa, xb, y;
+      const GdkRGBA *c;
+
+      if (g->depth >= VS_CHART_MAX_RANGE_LANES || end < v0 || g->start_ns >= v1)
+        continue;
+      xa = MAX (r->origin.x - 1, vs_chart_x_for_time (l, v0, v1, g->start_ns));
+      xb = MIN (right + 1, vs_chart_x_for_time (l, v0, v1, end));
+      xb = MAX (xb, xa + 1);
+      y = r->origin.y + g->depth * VS_CHART_LANE_HEIGHT;
+      c = &range_colors[g_str_hash (g->name) % G_N_ELEMENTS (range_colors)];
+      set_source (cr, c);
+      cairo_rectangle (cr, xa, y + 1, xb - xa, VS_CHART_LANE_HEIGHT - 2);
+      cairo_fill (cr);
+      if (xb - xa > 24)
+        {
+          static const GdkRGBA ink = RGBA (36, 31, 49, 1);
+          double tx = MAX (xa, r->origin.x) + 3;
+          pango_layout_set_width (pl, (int) (MIN (xb, right) - tx - 2)
+                                          * PANGO_SCALE);
+          show_text (cr, pl, g->name, tx, y + 1, 0.0, &ink);
+          pango_layout_set_width (pl, -1);
+        }
+    }
+  cairo_restore (cr);
+}
+
+static void
+draw_kernels (cairo_t *cr, PangoLayout *pl, const VsChartLayout *l,
+              const Column *col, int n, const VsChartPalette *p)
+{
+  const graphene_rect_t *k = &l->kernels;
+  guint32 most = 0;
+
+  if (k->size.height <= 0)
+    return;
+  show_text (cr, pl, "kernels", k->origin.x - 6, k->origin.y - 2, 1.0,
+             &p->dim_text);
+  for (int i = 0; i < n; i++)
+    most = MAX (most, col[i].kernels);
+  if (most == 0)
+    return;
+  for (int i = 0; i < n; i++)
+    if (col[i].kernels > 0)
+      {
+        GdkRGBA c = p->kernels;
+        c.alpha = 0.25 + 0.75 * col[i].kernels / (double) most;
+        set_source (cr, &c);
+        cairo_rectangle (cr, k->origin.x + i, k->origin.y, 1, k->size.height);
+        cairo_fill (cr);
+      }
+}
+
+static void
+draw_header (cairo_t *cr, PangoLayout *pl, const VsChartData *d,
+             const VsChartLayout *l, const VsChartPalette *p)
+{
+  double x = l->chart.origin.x + l->chart.size.width;
+  double y = 4;
+  struct { const char *name; const GdkRGBA *c; int style; } legend[] = {
+    { "failed allocation", &p->failed, 3 },
+    { "fragmentation", &p->fragmentation, 2 },
+    { "reserved", &p->reserved_line, 1 },
+    { "allocated", &p->allocated_fill, 0 },
+  };
+
+  if (d != NULL && d->title != NULL)
+    {
+      PangoFontDescription *bold = pango_font_description_from_string ("Bold");
+      pango_layout_set_font_description (pl, bold);
+      show_text (cr, pl, d->title, 8, y - 1, 0.0, &p->text);
+      pango_layout_set_font_description (pl, NULL);
+      pango_font_description_free (bold);
+    }
+  gboolean any_failed = FALSE;
+
+  for (guint i = 0; d != NULL && i < d->markers->len; i++)
+    any_failed |= g_array_index (d->markers, VsChartMarker, i).kind
+                  == VS_CHART_MARKER_FAILED;
+  /* The failed-allocation entry only where there are failures. */
+  for (guint i = any_failed ? 0 : 1; i < G_N_ELEMENTS (legend); i++)
+    {
+      int w, h;
+      pango_layout_set_text (pl, legend[i].name, -1);
+      pango_layout_get_pixel_size (pl, &w, &h);
+      x -= w;
+      show_text (cr, pl, legend[i].name, x, y - 1, 0.0, &p->dim_text);
+      x -= 16;
+      set_source (cr, legend[i].c);
+      if (legend[i].style == 1)
+        cairo_rectangle (cr, x, y + 6, 12, 2);
+      else if (legend[i].style == 3)
+        cairo_arc (cr, x + 6, y + 7, 4.5, 0, 2 * G_PI);
+      else
+        cairo_rectangle (cr, x, y + 2, 12, 10);
+      cairo_fill (cr);
+      x -= 14;
+    }
+}
+
+/* See vs-chart-draw.h. */
+void
+vs_chart_draw (GtkSnapshot *snapshot, const VsChartData *d,
+                  gint64 v0, gint64 v1, int width, int height,
+                  const VsChartPalette *p, PangoContext *pango)
+{
+  VsChartLayout l;
+  cairo_t *cr;
+  PangoLayout *pl;
+  PangoFontDescription *font;
+  g_autofree Column *col = NULL;
+  int n;
+  double span;
+
+  g_return_if_fail (v1 > v0);
+  if (width <= VS_CHART_GUTTER + 16 || height <= 60)
+    return;
+
+  vs_chart_layout (d, width, height, &l);
+  cr = gtk_snapshot_append_cairo (snapshot,
+                                  &GRAPHENE_RECT_INIT (0, 0, width, height));
+  set_source (cr, &p->background);
+  cairo_paint (cr);
+
+  pl = pango_layout_new (pango);
+  font = pango_font_description_from_string ("Sans 8");
+  pango_layout_set_font_description (pl, font);
+  pango_layout_set_ellipsize (pl, PANGO_ELLIPSIZE_END);
+
+  n = (int) l.chart.size.width;
+  col = g_new0 (Column, n);
+  span = (double) (v1 - v0) / n;
+  if (d != NULL)
+    for (int i = 0; i < n; i++)
+      {
+        VsChartBucket b;
+        gint64 a = v0 + (gint64) (i * span);
+        gint64 e = MAX (a + 1, v0 + (gint64) ((i + 1) * span));
+        if (!vs_chart_data_span (d, a, e, &b))
+          continue;
+        col[i].has = TRUE;
+        col[i].max_a = vs_chart_y_for_bytes (&l, b.max_allocated);
+        col[i].max_r = vs_chart_y_for_bytes (&l, MAX (b.max_reserved,
+                                                         b.max_allocated));
+        col[i].min_r = vs_chart_y_for_bytes (&l, b.min_reserved);
+        col[i].kernels = b.kernels;
+      }
+
+  draw_grid_and_axes (cr, pl, &l, v0, v1, p);
+  pango_layout_set_font_description (pl, NULL);
+  draw_header (cr, pl, d, &l, p);
+  pango_layout_set_font_description (pl, font);
+  cairo_save (cr);
+  cairo_rectangle (cr, l.chart.origin.x, l.chart.origin.y - 20,
+                   l.chart.size.width, l.chart.size.height + 20);
+  cairo_clip (cr);
+  draw_series (cr, &l, col, n, p);
+  if (d != NULL)
+    {
+      draw_capacity (cr, pl, d, &l, p);
+      draw_markers (cr, pl, d, &l, v0, v1, p);
+    }
+  cairo_restore (cr);
+  if (d != NULL)
+    draw_ranges (cr, pl, d, &l, v0, v1, p);
+  draw_kernels (cr, pl, &l, col, n, p);
+
+  /* The chart's baseline and left edge. */
+  set_source (cr, &p->dim_text);
+  cairo_set_line_width (cr, 1);
+  cairo_move_to (cr, l.chart.origin.x - 0.5, l.chart.origin.y);
+  cairo_line_to (cr, l.chart.origin.x - 0.5,
+                 l.chart.origin.y + l.chart.size.height + 0.5);
+  cairo_line_to (cr, l.chart.origin.x + l.chart.size.width,
+                 l.chart.origin.y + l.chart.size.height + 0.5);
+  cairo_stroke (cr);
+
+  pango_font_description_free (font);
+  g_object_unref (pl);
+  cairo_destroy (cr);
+}

@@ -1,0 +1,726 @@
+/* vs-document.c — an open trace and the worker-thread queries on it.
+ *
+ * All analyzer calls run in GTask threads under one mutex (a VsTrace is
+ * used by one thread at a time).  The main thread only reads what a load or
+ * refresh copied out: devices with their summaries, failed allocations and
+ * NVTX ranges.  A refresh opens the file again and swaps the new VsTrace in;
+ * the old one is kept until the document goes away, because instants still
+ * on screen point into its stack cache.
+ */
+#include "vs-document.h"
+
+#include "vs-block-item.h"
+
+struct _VsDocument
+{
+  GObject parent_instance;
+
+  GFile *file;
+  char *path;
+  GMutex lock;          /* guards trace and the retired list */
+  VsTrace *trace;
+  GPtrArray *retired;   /* VsTrace* replaced by refreshes */
+
+  /* Main-thread copies, replaced as a whole by load and refresh. */
+  gint64 duration;
+  gboolean finalized;
+  GPtrArray *devices;   /* VsDocumentDevice* */
+  GPtrArray *ooms;      /* VsOom* */
+  GPtrArray *ranges;    /* VsRangeMemory* */
+};
+
+G_DEFINE_FINAL_TYPE (VsDocument, vs_document, G_TYPE_OBJECT)
+
+static void
+device_free (gpointer p)
+{
+  VsDocumentDevice *d = p;
+  g_free (d->name);
+  g_free (d);
+}
+
+/* What one read of the trace produces; moved into the document. */
+typedef struct {
+  VsTrace *trace;
+  gint64 duration;
+  gboolean finalized;
+  GPtrArray *devices;
+  GPtrArray *ooms;
+  GPtrArray *ranges;
+} Snapshot;
+
+static void
+snapshot_free (Snapshot *s)
+{
+  if (s->trace != NULL)
+    vs_trace_free (s->trace);
+  g_clear_pointer (&s->devices, g_ptr_array_unref);
+  g_clear_pointer (&s->ooms, g_ptr_array_unref);
+  g_clear_pointer (&s->ranges, g_ptr_array_unref);
+  g_free (s);
+}
+
+typedef struct {
+  VsDocumentProgressFunc func;
+  gpointer data;
+  GMainContext *context;
+} Progress;
+
+typedef struct {
+  Progress *progress;
+  char *what;
+  double fraction;
+} ProgressCall;
+
+static gboolean
+progress_dispatch (gpointer p)
+{
+  ProgressCall *c = p;
+  c->progress->func (c->what, c->fraction, c->progress->data);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+progress_call_free (gpointer p)
+{
+  ProgressCall *c = p;
+  g_free (c->what);
+  g_free (c);
+}
+
+/* Reports progress on the caller's main context (progress may be NULL). */
+static void
+report (Progress *progress, const char *what, double fraction)
+{
+  ProgressCall *c;
+
+  if (progress == NULL || progress->func == NULL)
+    return;
+  c = g_new0 (ProgressCall, 1);
+  c->progress = progress;
+  c->what = g_strdup (what);
+  c->fraction = fraction;
+  g_main_context_invoke_full (progress->context, G_PRIORITY_DEFAULT,
+                              progress_dispatch, c, progress_call_free);
+}
+
+/* Opens path and reads what the window shows all the time.  Returns NULL
+ * with error set on failure. */
+static Snapshot *
+read_snapshot (const char *path, Progress *progress, GError **error)
+{
+  g_autoptr (VsTrace) trace = NULL;
+  g_autoptr (GArray) summaries = NULL;
+  g_autofree char *fin = NULL;
+  const GPtrArray *devices;
+  Snapshot *s;
+
+  report (progress, "Opening the trace", 0.05);
+  trace = vs_trace_open (path, error);
+  if (trace == NULL)
+    return NULL;
+  report (progress, "Reading peaks", 0.35);
+  summaries = vs_summary_list (trace, 0, 0, error);
+  if (summaries == NULL)
+    return NULL;
+
+  s = g_new0 (Snapshot, 1);
+  s->duration = vs_trace_get_duration_ns (trace);
+  fin = vs_trace_dup_meta (trace, "finalized");
+  s->finalized = fin != NULL && g_strcmp0 (fin, "1") == 0;
+  s->devices = g_ptr_array_new_with_free_func (device_free);
+  devices = vs_trace_get_devices (trace);
+  for (guint i = 0; i < devices->len; i++)
+    {
+      const VsDeviceInfo *info = g_ptr_array_index (devices, i);
+      VsDocumentDevice *d = g_new0 (VsDocumentDevice, 1);
+      gboolean found = FALSE;
+
+      d->id = info->id;
+      d->idx = info->idx;
+      d->name = g_strdup (info->name);
+      for (guint j = 0; j < summaries->len; j++)
+        {
+          VsSummary *sum = &g_array_index (summaries, VsSummary, j);
+          if (sum->device_id == info->id && sum->allocator_id == 0)
+            {
+              d->summary = *sum;
+              found = TRUE;
+            }
+        }
+      /* A device with no memory activity has no summary row: nothing to
+       * chart. */
+      if (found)
+        g_ptr_array_add (s->devices, d);
+      else
+        device_free (d);
+    }
+
+  report (progress, "Reading failed allocations", 0.55);
+  s->ooms = vs_oom_list (trace, 0, 0, error);
+  if (s->ooms == NULL)
+    {
+      snapshot_free (s);
+      return NULL;
+    }
+  report (progress, "Reading NVTX ranges", 0.75);
+  s->ranges = vs_range_memory (trace, 0, 0, error);
+  if (s->ranges == NULL)
+    {
+      snapshot_free (s);
+      return NULL;
+    }
+  report (progress, "Drawing", 0.95);
+  s->trace = g_steal_pointer (&trace);
+  return s;
+}
+
+/* Moves s into self (main thread).  Returns TRUE when the duration
+ * changed. */
+static gboolean
+adopt (VsDocument *self, Snapshot *s)
+{
+  gboolean changed = s->duration != self->duration;
+
+  g_mutex_lock (&self->lock);
+  if (self->trace != NULL)
+    g_ptr_array_add (self->retired, self->trace);
+  self->trace = g_steal_pointer (&s->trace);
+  g_mutex_unlock (&self->lock);
+
+  self->duration = s->duration;
+  self->finalized = s->finalized;
+  g_clear_pointer (&self->devices, g_ptr_array_unref);
+  g_clear_pointer (&self->ooms, g_ptr_array_unref);
+  g_clear_pointer (&self->ranges, g_ptr_array_unref);
+  self->devices = g_steal_pointer (&s->devices);
+  self->ooms = g_steal_pointer (&s->ooms);
+  self->ranges = g_steal_pointer (&s->ranges);
+  snapshot_free (s);
+  return changed;
+}
+
+static void
+vs_document_finalize (GObject *object)
+{
+  VsDocument *self = VS_DOCUMENT (object);
+
+  g_clear_object (&self->file);
+  g_free (self->path);
+  if (self->trace != NULL)
+    vs_trace_free (self->trace);
+  g_ptr_array_unref (self->retired);
+  g_clear_pointer (&self->devices, g_ptr_array_unref);
+  g_clear_pointer (&self->ooms, g_ptr_array_unref);
+  g_clear_pointer (&self->ranges, g_ptr_array_unref);
+  g_mutex_clear (&self->lock);
+  G_OBJECT_CLASS (vs_document_parent_class)->finalize (object);
+}
+
+static void
+vs_document_class_init (VsDocumentClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = vs_document_finalize;
+}
+
+static void
+vs_document_init (VsDocument *self)
+{
+  g_mutex_init (&self->lock);
+  self->retired = g_ptr_array_new_with_free_func ((GDestroyNotify) vs_trace_free);
+}
+
+/* ------------------------------------------------------------- loading -- */
+
+typedef struct {
+  char *path;
+  Progress progress;
+} LoadData;
+
+static void
+load_data_free (gpointer p)
+{
+  LoadData *ld = p;
+  g_free (ld->path);
+  g_main_context_unref (ld->progress.context);
+  g_free (ld);
+}
+
+static void
+load_thread (GTask *task, gpointer source, gpointer task_data,
+             GCancellable *cancellable)
+{
+  LoadData *ld = task_data;
+  GError *error = NULL;
+  Snapshot *s = read_snapshot (ld->path, &ld->progress, &error);
+
+  if (s == NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, s, (GDestroyNotify) snapshot_free);
+}
+
+/* See vs-document.h. */
+void
+vs_document_load_async (GFile *file, GCancellable *cancellable,
+                        VsDocumentProgressFunc progress,
+                        gpointer progress_data, GAsyncReadyCallback callback,
+                        gpointer user_data)
+{
+  g_autoptr (GTask) task = g_task_new (NULL, cancellable, callback, user_data);
+  LoadData *ld = g_new0 (LoadData, 1);
+
+  ld->path = g_file_get_path (file);
+  ld->progress.func = progress;
+  ld->progress.data = progress_data;
+  ld->progress.context = g_main_context_ref_thread_default ();
+  g_task_set_task_data (task, ld, load_data_free);
+  g_object_set_data_full (G_OBJECT (task), "file", g_object_ref (file),
+                          g_object_unref);
+  if (ld->path == NULL)
+    {
+      g_autofree char *uri = g_file_get_uri (file);
+      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
+                               "%s is not a local file.", uri);
+      return;
+    }
+  g_task_run_in_thread (task, load_thread);
+}
+
+/* See vs-document.h. */
+VsDocument *
+vs_document_load_finish (GAsyncResult *result, GError **error)
+{
+  Snapshot *s = g_task_propagate_pointer (G_TASK (result), error);
+  VsDocument *self;
+
+  if (s == NULL)
+    return NULL;
+  self = g_object_new (VS_TYPE_DOCUMENT, NULL);
+  self->file = g_object_ref (g_object_get_data (G_OBJECT (result), "file"));
+  self->path = g_file_get_path (self->file);
+  adopt (self, s);
+  return self;
+}
+
+/* ---------------------------------------------------------- accessors -- */
+
+/* See vs-document.h. */
+GFile *
+vs_document_get_file (VsDocument *self)
+{
+  g_return_val_if_fail (VS_IS_DOCUMENT (self), NULL);
+  return self->file;
+}
+
+/* See vs-document.h. */
+gint64
+vs_document_get_duration (VsDocument *self)
+{
+  g_return_val_if_fail (VS_IS_DOCUMENT (self), 0);
+  return self->duration;
+}
+
+/* See vs-document.h. */
+gboolean
+vs_document_is_finalized (VsDocument *self)
+{
+  g_return_val_if_fail (VS_IS_DOCUMENT (self), FALSE);
+  return self->finalized;
+}
+
+/* See vs-document.h. */
+GPtrArray *
+vs_document_get_devices (VsDocument *self)
+{
+  g_return_val_if_fail (VS_IS_DOCUMENT (self), NULL);
+  return self->devices;
+}
+
+/* See vs-document.h. */
+GPtrArray *
+vs_document_get_ooms (VsDocument *self)
+{
+  g_return_val_if_fail (VS_IS_DOCUMENT (self), NULL);
+  return self->ooms;
+}
+
+/* See vs-document.h. */
+char *
+vs_document_describe (VsDocument *self)
+{
+  g_autofree char *dur = NULL;
+  gint64 peak = 0;
+
+  g_return_val_if_fail (VS_IS_DOCUMENT (self), NULL);
+  dur = vs_format_duration (self->duration);
+  for (guint i = 0; i < self->devices->len; i++)
+    {
+      VsDocumentDevice *d = g_ptr_array_index (self->devices, i);
+      peak = MAX (peak, d->summary.peak_allocated_bytes);
+    }
+  {
+    g_autofree char *p = vs_format_bytes (peak);
+    return g_strdup_printf ("%u device%s · %s · peak allocated %s%s",
+                            self->devices->len,
+                            self->devices->len == 1 ? "" : "s", dur, p,
+                            self->finalized ? "" : " · recording");
+  }
+}
+
+static const VsDocumentDevice *
+find_device (VsDocument *self, gint64 device_id)
+{
+  for (guint i = 0; i < self->devices->len; i++)
+    {
+      VsDocumentDevice *d = g_ptr_array_index (self->devices, i);
+      if (d->id == device_id)
+        return d;
+    }
+  return NULL;
+}
+
+/* ------------------------------------------------------- chart queries -- */
+
+typedef struct {
+  gint64 device_id, t0, t1, duration;
+  guint n;
+  VsChartData *base; /* title, capacity, markers, ranges, filled on main */
+} ChartQuery;
+
+static void
+chart_query_free (gpointer p)
+{
+  ChartQuery *q = p;
+  g_clear_pointer (&q->base, vs_chart_data_unref);
+  g_free (q);
+}
+
+static void
+chart_thread (GTask *task, gpointer source, gpointer task_data,
+              GCancellable *cancellable)
+{
+  VsDocument *self = source;
+  ChartQuery *q = task_data;
+  GError *error = NULL;
+  g_autoptr (GArray) buckets = NULL;
+  VsChartData *d = q->base;
+
+  if (g_task_return_error_if_cancelled (task))
+    return;
+  g_mutex_lock (&self->lock);
+  buckets = vs_timeline_query (self->trace, q->device_id, 0, q->t0, q->t1,
+                               q->n, &error);
+  g_mutex_unlock (&self->lock);
+  if (buckets == NULL)
+    {
+      g_task_return_error (task, error);
+      return;
+    }
+  for (guint i = 0; i < buckets->len && i < d->n_buckets; i++)
+    {
+      const VsTimelineBucket *b = &g_array_index (buckets, VsTimelineBucket, i);
+      VsChartBucket *c = &d->buckets[i];
+
+      /* After the trace's end the series is only carried forward: leave it
+       * blank so the chart shows where recording stopped. */
+      c->has_data = b->known && b->from_ns <= q->duration;
+      if (!c->has_data)
+        continue;
+      c->min_reserved = b->min_reserved;
+      c->max_reserved = b->max_reserved;
+      c->last_reserved = b->last_reserved;
+      c->min_allocated = b->min_allocated;
+      c->max_allocated = b->max_allocated;
+      c->last_allocated = b->last_allocated;
+    }
+  q->base = NULL;
+  g_task_return_pointer (task, d, (GDestroyNotify) vs_chart_data_unref);
+}
+
+/* See vs-document.h. */
+void
+vs_document_query_chart_async (VsDocument *self, gint64 device_id, gint64 t0,
+                               gint64 t1, guint n_buckets,
+                               GCancellable *cancellable,
+                               GAsyncReadyCallback callback, gpointer user_data)
+{
+  g_autoptr (GTask) task = g_task_new (self, cancellable, callback, user_data);
+  const VsDocumentDevice *dev = find_device (self, device_id);
+  ChartQuery *q;
+  VsChartData *d;
+
+  g_return_if_fail (t1 > t0 && n_buckets > 0);
+  if (dev == NULL)
+    {
+      g_task_return_new_error (task, VS_TRACE_ERROR,
+                               VS_TRACE_ERROR_INVALID_ARGUMENT,
+                               "The trace has no device %" G_GINT64_FORMAT ".",
+                               device_id);
+      return;
+    }
+  /* Everything but the buckets comes from the main-thread copies. */
+  d = vs_chart_data_new (t0, t1, n_buckets);
+  {
+    g_autofree char *cap = dev->summary.capacity_bytes > 0
+                               ? vs_format_bytes (dev->summary.capacity_bytes)
+                               : NULL;
+    d->title = g_strdup_printf ("GPU %" G_GINT64_FORMAT "%s%s%s%s",
+                                dev->idx, dev->name ? " · " : "",
+                                dev->name ? dev->name : "", cap ? " · " : "",
+                                cap ? cap : "");
+  }
+  d->trace_end_ns = self->duration;
+  d->capacity_bytes = dev->summary.capacity_bytes > 0
+                          ? dev->summary.capacity_bytes : 0;
+  d->peak_bytes = MAX (dev->summary.peak_reserved_bytes,
+                       dev->summary.peak_allocated_bytes);
+  if (dev->summary.peak_allocated_time_ns != VS_UNKNOWN)
+    vs_chart_data_add_marker (d, VS_CHART_MARKER_PEAK_ALLOCATED,
+                              dev->summary.peak_allocated_time_ns,
+                              dev->summary.peak_allocated_bytes);
+  if (dev->summary.peak_reserved_time_ns != VS_UNKNOWN
+      && dev->summary.peak_reserved_bytes > dev->summary.peak_allocated_bytes)
+    vs_chart_data_add_marker (d, VS_CHART_MARKER_PEAK_RESERVED,
+                              dev->summary.peak_reserved_time_ns,
+                              dev->summary.peak_reserved_bytes);
+  for (guint i = 0; i < self->ooms->len; i++)
+    {
+      const VsOom *o = g_ptr_array_index (self->ooms, i);
+      if (o->device_id == device_id)
+        vs_chart_data_add_marker (d, VS_CHART_MARKER_FAILED, o->time_ns,
+                                  o->requested_bytes);
+    }
+  for (guint i = 0; i < self->ranges->len; i++)
+    {
+      const VsRangeMemory *r = g_ptr_array_index (self->ranges, i);
+      if (r->device_id == device_id && r->end_ns >= t0 && r->start_ns < t1)
+        vs_chart_data_add_range (d, r->start_ns,
+                                 r->end_ns == VS_UNKNOWN ? -1 : r->end_ns,
+                                 (guint) MAX (0, r->depth), r->name);
+    }
+
+  q = g_new0 (ChartQuery, 1);
+  q->device_id = device_id;
+  q->t0 = t0;
+  q->t1 = t1;
+  q->duration = self->duration;
+  q->n = n_buckets;
+  q->base = d;
+  g_task_set_task_data (task, q, chart_query_free);
+  g_task_run_in_thread (task, chart_thread);
+}
+
+/* See vs-document.h. */
+VsChartData *
+vs_document_query_chart_finish (VsDocument *self, GAsyncResult *result,
+                                GError **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, self), NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+/* ----------------------------------------------------- instant queries -- */
+
+typedef struct {
+  gint64 device_id, t, range_t0, range_t1;
+  gint64 peak_seq, peak_time; /* of the device's peak allocated */
+} InstantQuery;
+
+/* Adds to in->segments, for every segment the analyzer reported free gaps
+ * in, the span from its first gap's start to its last gap's end.  The
+ * analyzer gives no segment extents (only gaps), so segments without free
+ * space, and the parts of a segment outside its outermost gaps, are not
+ * known here. */
+static void
+collect_segments (VsInstant *in)
+{
+  /* segment id -> index + 1 in in->segments */
+  g_autoptr (GHashTable) seen =
+      g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+
+  for (guint i = 0; i < in->gaps->len; i++)
+    {
+      const VsFreeGap *g = &g_array_index (in->gaps, VsFreeGap, i);
+      guint index = GPOINTER_TO_UINT (g_hash_table_lookup (seen, &g->segment_id));
+      VsInstantSegment *s;
+      gint64 end;
+
+      if (index == 0)
+        {
+          VsInstantSegment ns = { g->segment_id, g->address, g->bytes };
+          g_array_append_val (in->segments, ns);
+          g_hash_table_insert (seen, g_memdup2 (&g->segment_id, sizeof (gint64)),
+                               GUINT_TO_POINTER (in->segments->len));
+          continue;
+        }
+      s = &g_array_index (in->segments, VsInstantSegment, index - 1);
+      end = MAX (s->address + s->bytes, g->address + g->bytes);
+      s->address = MIN (s->address, g->address);
+      s->bytes = end - s->address;
+    }
+}
+
+static int
+segment_cmp (gconstpointer a, gconstpointer b)
+{
+  const VsInstantSegment *x = a, *y = b;
+  return x->address < y->address ? -1 : x->address > y->address;
+}
+
+/* Builds the instant; runs with the lock held and reads nothing of self
+ * but its identity (the main thread may swap the copies meanwhile). */
+static VsInstant *
+build_instant (VsDocument *self, VsTrace *trace, const InstantQuery *q,
+               GError **error)
+{
+  g_autoptr (VsInstant) in = vs_instant_new (G_OBJECT (self));
+  g_autoptr (GArray) live = NULL;
+
+  in->device_id = q->device_id;
+  in->range_t0 = q->range_t0;
+  in->range_t1 = q->range_t1;
+  if (q->t < 0 && q->peak_seq != VS_UNKNOWN)
+    {
+      in->seq = q->peak_seq;
+      in->time_ns = q->peak_time;
+    }
+  else
+    {
+      in->time_ns = MAX (q->t, 0);
+      in->seq = vs_trace_seq_at_time (trace, q->device_id, 0, in->time_ns,
+                                      error);
+      if (in->seq < 0)
+        return NULL;
+    }
+  if (!vs_series_at_seq (trace, q->device_id, 0, in->seq, &in->point, error))
+    return NULL;
+  live = vs_live_blocks (trace, q->device_id, 0, in->seq, error);
+  if (live == NULL)
+    return NULL;
+  in->blocks = g_array_sized_new (FALSE, FALSE, sizeof (VsBlock), live->len);
+  for (guint i = 0; i < live->len; i++)
+    {
+      const VsBlock *b = &g_array_index (live, VsBlock, i);
+      const VsStackInfo *st;
+
+      if (q->range_t1 > q->range_t0
+          && (b->alloc_time_ns == VS_UNKNOWN || b->alloc_time_ns < q->range_t0
+              || b->alloc_time_ns >= q->range_t1))
+        continue;
+      st = vs_stack_get (trace, b->stack_id, error);
+      if (st == NULL)
+        return NULL;
+      g_array_append_vals (in->blocks, b, 1);
+      g_ptr_array_add (in->sites, st->site);
+      g_ptr_array_add (in->stacks, st->text);
+      /* Allocator names are owned by the trace, kind names are static. */
+      g_ptr_array_add (in->kinds,
+                       (gpointer) (b->allocator_id > 0
+                                       ? vs_trace_allocator_name (trace, b->allocator_id)
+                                       : vs_block_item_kind_name (b->kind)));
+    }
+  in->top_down = vs_tree_build (trace, in->blocks, VS_TREE_TOP_DOWN, error);
+  if (in->top_down == NULL)
+    return NULL;
+  in->bottom_up = vs_tree_build (trace, in->blocks, VS_TREE_BOTTOM_UP, error);
+  if (in->bottom_up == NULL)
+    return NULL;
+  in->have_fragmentation = vs_fragmentation_at (trace, q->device_id, 0,
+                                                in->seq, &in->frag, in->gaps,
+                                                error);
+  if (!in->have_fragmentation)
+    return NULL;
+  collect_segments (in);
+  g_array_sort (in->segments, segment_cmp);
+  return g_steal_pointer (&in);
+}
+
+static void
+instant_thread (GTask *task, gpointer source, gpointer task_data,
+                GCancellable *cancellable)
+{
+  VsDocument *self = source;
+  GError *error = NULL;
+  VsInstant *in;
+
+  if (g_task_return_error_if_cancelled (task))
+    return;
+  g_mutex_lock (&self->lock);
+  in = build_instant (self, self->trace, task_data, &error);
+  g_mutex_unlock (&self->lock);
+  if (in == NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, in, (GDestroyNotify) vs_instant_unref);
+}
+
+/* See vs-document.h. */
+void
+vs_document_query_instant_async (VsDocument *self, gint64 device_id, gint64 t,
+                                 gint64 range_t0, gint64 range_t1,
+                                 GCancellable *cancellable,
+                                 GAsyncReadyCallback callback,
+                                 gpointer user_data)
+{
+  g_autoptr (GTask) task = g_task_new (self, cancellable, callback, user_data);
+  const VsDocumentDevice *dev = find_device (self, device_id);
+  InstantQuery *q = g_new0 (InstantQuery, 1);
+
+  q->peak_seq = dev != NULL ? dev->summary.peak_allocated_seq : VS_UNKNOWN;
+  q->peak_time = dev != NULL ? dev->summary.peak_allocated_time_ns : 0;
+  q->device_id = device_id;
+  q->t = t;
+  q->range_t0 = range_t0;
+  q->range_t1 = range_t1;
+  g_task_set_task_data (task, q, g_free);
+  g_task_run_in_thread (task, instant_thread);
+}
+
+/* See vs-document.h. */
+VsInstant *
+vs_document_query_instant_finish (VsDocument *self, GAsyncResult *result,
+                                  GError **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, self), NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+/* ------------------------------------------------------------ refresh -- */
+
+static void
+refresh_thread (GTask *task, gpointer source, gpointer task_data,
+                GCancellable *cancellable)
+{
+  VsDocument *self = source;
+  GError *error = NULL;
+  Snapshot *s = read_snapshot (self->path, NULL, &error);
+
+  if (s == NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, s, (GDestroyNotify) snapshot_free);
+}
+
+/* See vs-document.h. */
+void
+vs_document_refresh_async (VsDocument *self, GCancellable *cancellable,
+                           GAsyncReadyCallback callback, gpointer user_data)
+{
+  g_autoptr (GTask) task = g_task_new (self, cancellable, callback, user_data);
+  g_task_run_in_thread (task, refresh_thread);
+}
+
+/* See vs-document.h. */
+gboolean
+vs_document_refresh_finish (VsDocument *self, GAsyncResult *result,
+                            GError **error)
+{
+  Snapshot *s;
+
+  g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
+  s = g_task_propagate_pointer (G_TASK (result), error);
+  if (s == NULL)
+    return FALSE;
+  return adopt (self, s);
+}

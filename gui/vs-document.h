@@ -1,0 +1,91 @@
+/* vs-document.h — an open trace, as the viewer sees it.
+ *
+ * Wraps the analyzer's VsTrace.  Everything that touches the trace runs in
+ * GTask threads, one at a time (the analyzer's VsTrace is used by one
+ * thread at a time, so a mutex serializes the workers); results come back
+ * on the main loop as plain data the widgets display.  What the window
+ * shows all the time (devices, summaries, failed allocations, NVTX ranges)
+ * is read once when the trace is loaded and again on each live refresh.
+ */
+#pragma once
+
+#include <gio/gio.h>
+
+#include "vs-analyzer.h"
+#include "vs-chart-data.h"
+#include "vs-instant.h"
+
+G_BEGIN_DECLS
+
+#define VS_TYPE_DOCUMENT (vs_document_get_type ())
+G_DECLARE_FINAL_TYPE (VsDocument, vs_document, VS, DOCUMENT, GObject)
+
+/* One device of the trace with its "all" summary. */
+typedef struct {
+  gint64 id;
+  gint64 idx;
+  char *name;         /* NULL when unknown */
+  VsSummary summary;  /* allocator "all" */
+} VsDocumentDevice;
+
+/* Called on the main loop while loading: what is being done, and the
+ * fraction done (0..1). */
+typedef void (*VsDocumentProgressFunc) (const char *what, double fraction,
+                                        gpointer user_data);
+
+/* Opens and reads the trace at file in a thread.  progress (may be NULL)
+ * is called on the caller's main context.  Finish with
+ * vs_document_load_finish(): a new VsDocument, or NULL with the analyzer's
+ * one-sentence error. */
+void vs_document_load_async (GFile *file, GCancellable *cancellable,
+                             VsDocumentProgressFunc progress,
+                             gpointer progress_data,
+                             GAsyncReadyCallback callback, gpointer user_data);
+VsDocument *vs_document_load_finish (GAsyncResult *result, GError **error);
+
+GFile *vs_document_get_file (VsDocument *self);
+/* Duration of the trace (ns since its start). */
+gint64 vs_document_get_duration (VsDocument *self);
+/* Whether the recording is finished (meta 'finalized' = 1 when loaded). */
+gboolean vs_document_is_finalized (VsDocument *self);
+/* The devices (VsDocumentDevice*), ordered by idx. */
+GPtrArray *vs_document_get_devices (VsDocument *self);
+/* Failed allocations (VsOom*, from vs_oom_list), by time. */
+GPtrArray *vs_document_get_ooms (VsDocument *self);
+/* One line for the window subtitle: devices, duration, peak. */
+char *vs_document_describe (VsDocument *self);
+
+/* Reduces [t0, t1) of device_id to n_buckets for the chart, with the
+ * device's title, capacity, peaks, failed allocations and NVTX ranges. */
+void vs_document_query_chart_async (VsDocument *self, gint64 device_id,
+                                    gint64 t0, gint64 t1, guint n_buckets,
+                                    GCancellable *cancellable,
+                                    GAsyncReadyCallback callback,
+                                    gpointer user_data);
+VsChartData *vs_document_query_chart_finish (VsDocument *self,
+                                             GAsyncResult *result,
+                                             GError **error);
+
+/* The state of device_id at time t (live blocks, trees, fragmentation);
+ * t < 0 means the instant of peak allocated memory.  range_t0/range_t1
+ * (range_t1 > range_t0) restrict the blocks listed to those allocated in
+ * that range; pass -1, -1 for no range. */
+void vs_document_query_instant_async (VsDocument *self, gint64 device_id,
+                                      gint64 t, gint64 range_t0,
+                                      gint64 range_t1,
+                                      GCancellable *cancellable,
+                                      GAsyncReadyCallback callback,
+                                      gpointer user_data);
+VsInstant *vs_document_query_instant_finish (VsDocument *self,
+                                             GAsyncResult *result,
+                                             GError **error);
+
+/* Re-reads the trace from disk (a recording in progress commits new
+ * events); finish returns TRUE when the duration changed. */
+void vs_document_refresh_async (VsDocument *self, GCancellable *cancellable,
+                                GAsyncReadyCallback callback,
+                                gpointer user_data);
+gboolean vs_document_refresh_finish (VsDocument *self, GAsyncResult *result,
+                                     GError **error);
+
+G_END_DECLS

@@ -1,0 +1,266 @@
+/* vs-fragmentation-view.c — segment maps of reserved memory.
+ *
+ * One row per live segment with free space, bars scaled to the largest so
+ * sizes compare at a glance.  Blocks and gaps come from the analyzer
+ * (vs_live_blocks, vs_fragmentation_at); this file only places them.
+ */
+#include "vs-fragmentation-view.h"
+
+#include <adwaita.h>
+
+#include "vs-table.h"
+
+#define HEADER_HEIGHT 76
+#define ROW_HEIGHT 24
+#define LABEL_WIDTH 200
+
+struct _VsFragmentationView
+{
+  GtkWidget parent_instance;
+
+  VsInstant *instant;
+  GArray *block_row;   /* gint: segment row of each block, -1 none */
+  GArray *gap_row;     /* gint: segment row of each gap */
+  gint largest_gap;    /* index into instant->gaps, -1 none */
+  gint64 max_segment;
+};
+
+G_DEFINE_FINAL_TYPE (VsFragmentationView, vs_fragmentation_view,
+                     GTK_TYPE_WIDGET)
+
+static void
+text_at (GtkSnapshot *s, PangoLayout *l, const char *text, double x, double y,
+         const GdkRGBA *c)
+{
+  pango_layout_set_text (l, text, -1);
+  gtk_snapshot_save (s);
+  gtk_snapshot_translate (s, &GRAPHENE_POINT_INIT (x, y));
+  gtk_snapshot_append_layout (s, l, c);
+  gtk_snapshot_restore (s);
+}
+
+static void
+vs_fragmentation_view_snapshot (GtkWidget *widget, GtkSnapshot *s)
+{
+  VsFragmentationView *self = VS_FRAGMENTATION_VIEW (widget);
+  gboolean dark = adw_style_manager_get_dark (adw_style_manager_get_default ());
+  GdkRGBA ink = dark ? (GdkRGBA){ 1, 1, 1, 0.9f } : (GdkRGBA){ 0.14f, 0.12f, 0.19f, 1 };
+  GdkRGBA dim = ink;
+  GdkRGBA free_c = dark ? (GdkRGBA){ 1, 1, 1, 0.10f } : (GdkRGBA){ 0, 0, 0, 0.07f };
+  GdkRGBA block_c = { 0.21f, 0.52f, 0.89f, 0.85f };
+  GdkRGBA largest_c = { 1.0f, 0.47f, 0.0f, 0.9f };
+  int width = gtk_widget_get_width (widget);
+  double bar_w = MAX (20, width - LABEL_WIDTH - 16);
+  const VsInstant *in = self->instant;
+  PangoLayout *l;
+  g_autofree char *line1 = NULL;
+  g_autofree char *line2 = NULL;
+
+  if (in == NULL)
+    return;
+  dim.alpha = 0.65f;
+  l = gtk_widget_create_pango_layout (widget, NULL);
+  {
+    g_autofree char *r = vs_format_bytes (in->frag.reserved_bytes);
+    g_autofree char *a = vs_format_bytes (in->frag.allocated_bytes);
+    g_autofree char *f = vs_format_bytes (in->frag.free_bytes);
+    line1 = g_strdup_printf ("Reserved %s · allocated %s · free inside "
+                             "reserved %s", r, a, f);
+    if (in->frag.largest_free_bytes == VS_UNKNOWN)
+      line2 = g_strdup ("Largest free block: unknown (part of the free memory "
+                        "lies outside segments whose layout the trace knows)");
+    else
+      {
+        g_autofree char *lg = vs_format_bytes (in->frag.largest_free_bytes);
+        line2 = g_strdup_printf ("Largest free block %s in %" G_GINT64_FORMAT
+                                 " segment%s: a request above it needs new "
+                                 "reserved memory", lg,
+                                 in->frag.segment_count,
+                                 in->frag.segment_count == 1 ? "" : "s");
+      }
+  }
+  text_at (s, l, line1, 12, 8, &ink);
+  text_at (s, l, line2, 12, 28, &dim);
+  if (in->segments->len > 0)
+    {
+      g_autofree char *note = g_strdup_printf (
+          "Segments with free space, from their first to their last free gap "
+          "(%" G_GINT64_FORMAT " without free space not drawn)",
+          MAX (0, in->frag.segment_count - (gint64) in->segments->len));
+      text_at (s, l, note, 12, 48, &dim);
+    }
+
+  if (in->segments->len == 0)
+    {
+      text_at (s, l, "No segment layout is known at this instant: the "
+                     "allocator reported no segments (blocks and free gaps "
+                     "are shown for PyTorch's caching allocator).",
+               12, HEADER_HEIGHT + 4, &dim);
+      g_object_unref (l);
+      return;
+    }
+
+  {
+    PangoFontDescription *small = pango_font_description_from_string ("9");
+    pango_layout_set_font_description (l, small);
+    pango_font_description_free (small);
+  }
+  for (guint i = 0; i < in->segments->len; i++)
+    {
+      const VsInstantSegment *seg =
+          &g_array_index (in->segments, VsInstantSegment, i);
+      double y = HEADER_HEIGHT + i * ROW_HEIGHT;
+      double w = bar_w * (double) seg->bytes / (double) self->max_segment;
+      g_autofree char *sz = vs_format_bytes (seg->bytes);
+      g_autofree char *label =
+          g_strdup_printf ("0x%" G_GINT64_MODIFIER "x  %s", (guint64) seg->address, sz);
+
+      text_at (s, l, label, 12, y + 4, &dim);
+      gtk_snapshot_append_color (s, &free_c,
+                                 &GRAPHENE_RECT_INIT (LABEL_WIDTH, y + 3, MAX (1, w),
+                                                      ROW_HEIGHT - 6));
+      for (guint b = 0; b < in->blocks->len; b++)
+        {
+          const VsBlock *blk = &g_array_index (in->blocks, VsBlock, b);
+          gint64 bytes;
+          double x0, bw;
+          if (g_array_index (self->block_row, gint, b) != (gint) i)
+            continue;
+          bytes = blk->block_bytes != VS_UNKNOWN ? blk->block_bytes : blk->bytes;
+          x0 = LABEL_WIDTH + w * (double) (blk->address - seg->address) / seg->bytes;
+          bw = MAX (1, w * (double) bytes / seg->bytes - 0.5);
+          gtk_snapshot_append_color (s, &block_c,
+                                     &GRAPHENE_RECT_INIT (x0, y + 3, bw,
+                                                          ROW_HEIGHT - 6));
+        }
+      if (self->largest_gap >= 0
+          && g_array_index (self->gap_row, gint, self->largest_gap) == (gint) i)
+        {
+          const VsFreeGap *g =
+              &g_array_index (in->gaps, VsFreeGap, self->largest_gap);
+          double x0 = LABEL_WIDTH + w * (double) (g->address - seg->address) / seg->bytes;
+          double gw = MAX (2, w * (double) g->bytes / seg->bytes);
+          GskRoundedRect outline;
+          const float widths[4] = { 2, 2, 2, 2 };
+          const GdkRGBA colors[4] = { largest_c, largest_c, largest_c, largest_c };
+          GdkRGBA fill = largest_c;
+
+          fill.alpha = 0.25f;
+          gtk_snapshot_append_color (s, &fill,
+                                     &GRAPHENE_RECT_INIT (x0, y + 3, gw,
+                                                          ROW_HEIGHT - 6));
+          gsk_rounded_rect_init_from_rect (&outline,
+                                           &GRAPHENE_RECT_INIT (x0, y + 2, gw,
+                                                                ROW_HEIGHT - 4),
+                                           0);
+          gtk_snapshot_append_border (s, &outline, widths, colors);
+        }
+    }
+  g_object_unref (l);
+}
+
+static void
+vs_fragmentation_view_measure (GtkWidget *widget, GtkOrientation orientation,
+                               int for_size, int *minimum, int *natural,
+                               int *minimum_baseline, int *natural_baseline)
+{
+  VsFragmentationView *self = VS_FRAGMENTATION_VIEW (widget);
+  guint rows = self->instant ? MAX (1, self->instant->segments->len) : 1;
+
+  if (orientation == GTK_ORIENTATION_HORIZONTAL)
+    *minimum = *natural = LABEL_WIDTH + 200;
+  else
+    *minimum = *natural = HEADER_HEIGHT + rows * ROW_HEIGHT + 8;
+}
+
+static void
+vs_fragmentation_view_dispose (GObject *object)
+{
+  VsFragmentationView *self = VS_FRAGMENTATION_VIEW (object);
+
+  g_clear_pointer (&self->instant, vs_instant_unref);
+  g_clear_pointer (&self->block_row, g_array_unref);
+  g_clear_pointer (&self->gap_row, g_array_unref);
+  G_OBJECT_CLASS (vs_fragmentation_view_parent_class)->dispose (object);
+}
+
+static void
+vs_fragmentation_view_class_init (VsFragmentationViewClass *klass)
+{
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  G_OBJECT_CLASS (klass)->dispose = vs_fragmentation_view_dispose;
+  widget_class->snapshot = vs_fragmentation_view_snapshot;
+  widget_class->measure = vs_fragmentation_view_measure;
+  gtk_widget_class_set_css_name (widget_class, "fragmentation");
+}
+
+static void
+vs_fragmentation_view_init (VsFragmentationView *self)
+{
+  self->largest_gap = -1;
+}
+
+/* The row of segment seg in instant->segments, or -1. */
+static gint
+row_of (GHashTable *rows, gint64 seg)
+{
+  gpointer v = g_hash_table_lookup (rows, &seg);
+  return v ? GPOINTER_TO_INT (v) - 1 : -1;
+}
+
+/* See vs-fragmentation-view.h. */
+void
+vs_fragmentation_view_set_instant (VsFragmentationView *self,
+                                   VsInstant *instant)
+{
+  g_autoptr (GHashTable) rows = NULL;
+
+  g_return_if_fail (VS_IS_FRAGMENTATION_VIEW (self));
+
+  if (instant != NULL)
+    vs_instant_ref (instant);
+  g_clear_pointer (&self->instant, vs_instant_unref);
+  g_clear_pointer (&self->block_row, g_array_unref);
+  g_clear_pointer (&self->gap_row, g_array_unref);
+  self->instant = instant;
+  self->largest_gap = -1;
+  self->max_segment = 1;
+  gtk_widget_queue_resize (GTK_WIDGET (self));
+  if (instant == NULL)
+    return;
+
+  rows = g_hash_table_new (g_int64_hash, g_int64_equal);
+  for (guint i = 0; i < instant->segments->len; i++)
+    {
+      VsInstantSegment *seg = &g_array_index (instant->segments, VsInstantSegment, i);
+      g_hash_table_insert (rows, &seg->id, GINT_TO_POINTER (i + 1));
+      self->max_segment = MAX (self->max_segment, seg->bytes);
+    }
+  /* A block belongs to the row whose span holds its address. */
+  self->block_row = g_array_sized_new (FALSE, FALSE, sizeof (gint), instant->blocks->len);
+  for (guint i = 0; i < instant->blocks->len; i++)
+    {
+      const VsBlock *b = &g_array_index (instant->blocks, VsBlock, i);
+      gint r = -1;
+      for (guint j = 0; j < instant->segments->len && r < 0; j++)
+        {
+          const VsInstantSegment *seg =
+              &g_array_index (instant->segments, VsInstantSegment, j);
+          if (b->address >= seg->address && b->address < seg->address + seg->bytes)
+            r = (gint) j;
+        }
+      g_array_append_val (self->block_row, r);
+    }
+  self->gap_row = g_array_sized_new (FALSE, FALSE, sizeof (gint), instant->gaps->len);
+  for (guint i = 0; i < instant->gaps->len; i++)
+    {
+      const VsFreeGap *g = &g_array_index (instant->gaps, VsFreeGap, i);
+      gint r = row_of (rows, g->segment_id);
+      g_array_append_val (self->gap_row, r);
+      /* The analyzer's largest free block: the first gap of that size. */
+      if (self->largest_gap < 0 && g->bytes == instant->frag.largest_free_bytes
+          && g->bytes > 0)
+        self->largest_gap = (gint) i;
+    }
+}

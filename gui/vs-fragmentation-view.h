@@ -1,0 +1,20 @@
+/* vs-fragmentation-view.h — free memory inside reserved memory at an
+ * instant: each live segment as a bar with its allocated blocks and free
+ * gaps, the largest free block highlighted, under a line of totals. */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "vs-instant.h"
+
+G_BEGIN_DECLS
+
+#define VS_TYPE_FRAGMENTATION_VIEW (vs_fragmentation_view_get_type ())
+G_DECLARE_FINAL_TYPE (VsFragmentationView, vs_fragmentation_view, VS,
+                      FRAGMENTATION_VIEW, GtkWidget)
+
+/* Shows instant's segments (NULL clears). */
+void vs_fragmentation_view_set_instant (VsFragmentationView *self,
+                                        VsInstant *instant);
+
+G_END_DECLS

@@ -1,0 +1,57 @@
+/* vs-memory-chart.h — one device's memory timeline as an interactive widget.
+ *
+ * Draws a VsChartData with vs_chart_draw() (cached as a render node until
+ * the data, the visible range, the size or the style changes) and puts the
+ * hover line, the selected instant and the selected range on top.
+ * Scrolling or pinching zooms around the pointer, dragging pans,
+ * shift-dragging selects a range, a click selects an instant, hovering
+ * shows the exact values in a tooltip.  The chart only reports what the
+ * user asked for (signals); the window fetches data for the new view.
+ */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "vs-chart-data.h"
+
+G_BEGIN_DECLS
+
+#define VS_TYPE_MEMORY_CHART (vs_memory_chart_get_type ())
+G_DECLARE_FINAL_TYPE (VsMemoryChart, vs_memory_chart, VS, MEMORY_CHART,
+                      GtkWidget)
+
+GtkWidget *vs_memory_chart_new (void);
+
+/* Replaces the data drawn (a reference is taken; NULL clears). */
+void vs_memory_chart_set_data (VsMemoryChart *self, VsChartData *data);
+VsChartData *vs_memory_chart_get_data (VsMemoryChart *self);
+
+/* The range of times the user may pan and zoom over ([0, duration]). */
+void vs_memory_chart_set_limits (VsMemoryChart *self, gint64 duration_ns);
+
+/* Sets the visible range [t0, t1) (clamped to the limits).  Emits
+ * "view-changed" only when set by the user's gestures, not from here. */
+void vs_memory_chart_set_view (VsMemoryChart *self, gint64 t0, gint64 t1);
+void vs_memory_chart_get_view (VsMemoryChart *self, gint64 *t0, gint64 *t1);
+
+/* Zooms by factor (> 1 zooms in) around the centre of the view, as the
+ * keyboard shortcuts do; emits "view-changed". */
+void vs_memory_chart_zoom (VsMemoryChart *self, double factor);
+
+/* Pans by fraction of the visible span (> 0 later, < 0 earlier), as the
+ * keyboard shortcuts do; emits "view-changed". */
+void vs_memory_chart_pan (VsMemoryChart *self, double fraction);
+
+/* The selected instant (a vertical line; < 0: none) and range (a shaded
+ * band; a >= b: none). */
+void vs_memory_chart_set_instant (VsMemoryChart *self, gint64 t);
+void vs_memory_chart_set_selection (VsMemoryChart *self, gint64 a, gint64 b);
+
+/* Width of the plotting area in pixels: the number of buckets worth
+ * asking the analyzer for. */
+guint vs_memory_chart_get_plot_width (VsMemoryChart *self);
+
+/* Microseconds the last rebuild of the cached drawing took (benchmarks). */
+gint64 vs_memory_chart_get_last_draw_us (VsMemoryChart *self);
+
+G_END_DECLS

@@ -1,0 +1,203 @@
+/* vs-oom-pane.c — the failed allocations list.
+ *
+ * One expander row per failed request (from vs_oom_list); its rows spell
+ * out the analyzer's state at that instant.  "What would have fitted" is
+ * the larger of the largest free block inside reserved memory and the
+ * device's free memory as CUDA reported it.
+ */
+#include "vs-oom-pane.h"
+
+#include <adwaita.h>
+
+#include "vs-time-format.h"
+
+struct _VsOomPane
+{
+  GtkBox parent_instance;
+
+  GtkStack *stack;
+  GtkListBox *list_box;
+  guint n_rows;
+};
+
+enum { INSTANT_SELECTED, N_SIGNALS };
+static guint signals[N_SIGNALS];
+
+G_DEFINE_FINAL_TYPE (VsOomPane, vs_oom_pane, GTK_TYPE_BOX)
+
+static char *
+bytes_or_unknown (gint64 b)
+{
+  return b == VS_UNKNOWN ? g_strdup ("unknown") : vs_format_bytes (b);
+}
+
+static void
+add_detail (AdwExpanderRow *row, const char *title, char *subtitle)
+{
+  GtkWidget *r = adw_action_row_new ();
+  g_autofree char *esc = g_markup_escape_text (subtitle, -1);
+
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (r), title);
+  adw_action_row_set_subtitle (ADW_ACTION_ROW (r), esc);
+  adw_expander_row_add_row (row, r);
+  g_free (subtitle);
+}
+
+static char *
+state_text (const VsFragmentation *f)
+{
+  g_autofree char *r = bytes_or_unknown (f->reserved_bytes);
+  g_autofree char *a = bytes_or_unknown (f->allocated_bytes);
+  g_autofree char *fr = bytes_or_unknown (f->free_bytes);
+  g_autofree char *lg = bytes_or_unknown (f->largest_free_bytes);
+  return g_strdup_printf ("reserved %s · allocated %s · free inside reserved "
+                          "%s · largest free block %s", r, a, fr, lg);
+}
+
+/* What a request of the failed size would have needed, in one sentence. */
+static char *
+fit_text (const VsOom *o)
+{
+  g_autofree char *req = vs_format_bytes (o->requested_bytes);
+  gint64 largest = o->allocator.largest_free_bytes;
+  gint64 dev_free = o->device_free_bytes;
+  gint64 best = MAX (largest == VS_UNKNOWN ? 0 : largest,
+                     dev_free == VS_UNKNOWN ? 0 : dev_free);
+  g_autofree char *best_s = vs_format_bytes (best);
+
+  if (largest == VS_UNKNOWN && dev_free == VS_UNKNOWN)
+    return g_strdup_printf ("The trace does not know how much was free for "
+                            "this %s request.", req);
+  if (largest != VS_UNKNOWN && o->requested_bytes <= largest)
+    return g_strdup_printf ("The request (%s) fits in the largest free block "
+                            "inside reserved memory (%s): it failed elsewhere "
+                            "(another stream, another allocator or the "
+                            "device).", req, best_s);
+  {
+    g_autofree char *more = vs_format_bytes (o->requested_bytes - best);
+    return g_strdup_printf ("Requests up to %s would have fitted; this one "
+                            "(%s) needed %s more.%s", best_s, req, more,
+                            o->allocator.free_bytes != VS_UNKNOWN
+                                && o->allocator.free_bytes >= o->requested_bytes
+                                ? " The free memory inside reserved was "
+                                  "enough in total but fragmented."
+                                : "");
+  }
+}
+
+static void
+on_show_clicked (GtkButton *button, VsOomPane *self)
+{
+  gint64 *t = g_object_get_data (G_OBJECT (button), "time");
+  g_signal_emit (self, signals[INSTANT_SELECTED], 0, *t);
+}
+
+static GtkWidget *
+make_row (VsOomPane *self, VsDocument *doc, const VsOom *o)
+{
+  GtkWidget *row = adw_expander_row_new ();
+  GtkWidget *show = gtk_button_new_from_icon_name ("find-location-symbolic");
+  g_autofree char *req = vs_format_bytes (o->requested_bytes);
+  g_autofree char *t = vs_format_time (o->time_ns);
+  g_autofree char *title = g_strdup_printf ("%s of %s failed", o->api ? o->api : "allocation", req);
+  g_autofree char *sub = NULL;
+  GPtrArray *devices = vs_document_get_devices (doc);
+  gint64 idx = -1;
+  gint64 *time = g_new (gint64, 1);
+
+  for (guint i = 0; i < devices->len; i++)
+    {
+      VsDocumentDevice *d = g_ptr_array_index (devices, i);
+      if (d->id == o->device_id)
+        idx = d->idx;
+    }
+  if (idx >= 0)
+    sub = g_strdup_printf ("at %s on GPU %" G_GINT64_FORMAT "%s%s", t, idx,
+                           o->error_name ? " · " : "",
+                           o->error_name ? o->error_name : "");
+  else
+    sub = g_strdup_printf ("at %s%s%s", t, o->error_name ? " · " : "",
+                           o->error_name ? o->error_name : "");
+  {
+    g_autofree char *esc_t = g_markup_escape_text (title, -1);
+    g_autofree char *esc_s = g_markup_escape_text (sub, -1);
+    adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), esc_t);
+    adw_expander_row_set_subtitle (ADW_EXPANDER_ROW (row), esc_s);
+  }
+  *time = o->time_ns;
+  g_object_set_data_full (G_OBJECT (show), "time", time, g_free);
+  gtk_widget_set_tooltip_text (show, "Show this instant on the timeline");
+  gtk_widget_set_valign (show, GTK_ALIGN_CENTER);
+  gtk_widget_add_css_class (show, "flat");
+  g_signal_connect (show, "clicked", G_CALLBACK (on_show_clicked), self);
+  adw_expander_row_add_action (ADW_EXPANDER_ROW (row), show);
+
+  add_detail (ADW_EXPANDER_ROW (row), "What would have fitted", fit_text (o));
+  add_detail (ADW_EXPANDER_ROW (row),
+              o->allocator_id == 0 ? "Device memory of the process"
+                                   : "The allocator that failed",
+              state_text (&o->allocator));
+  if (o->allocator_id != 0)
+    add_detail (ADW_EXPANDER_ROW (row), "Everything on the device",
+                state_text (&o->all));
+  {
+    g_autofree char *f = bytes_or_unknown (o->device_free_bytes);
+    g_autofree char *tot = bytes_or_unknown (o->device_total_bytes);
+    add_detail (ADW_EXPANDER_ROW (row), "CUDA reported",
+                g_strdup_printf ("%s free of %s", f, tot));
+  }
+  return row;
+}
+
+static void
+vs_oom_pane_class_init (VsOomPaneClass *klass)
+{
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  gtk_widget_class_set_template_from_resource (
+      widget_class, "/org/vramscope/View/vs-oom-pane.ui");
+  gtk_widget_class_bind_template_child (widget_class, VsOomPane, stack);
+  gtk_widget_class_bind_template_child (widget_class, VsOomPane, list_box);
+  /* The user asked to see the failure at this time on the timeline. */
+  signals[INSTANT_SELECTED] =
+      g_signal_new ("instant-selected", G_TYPE_FROM_CLASS (klass),
+                    G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL, G_TYPE_NONE, 1,
+                    G_TYPE_INT64);
+}
+
+static void
+vs_oom_pane_init (VsOomPane *self)
+{
+  gtk_widget_init_template (GTK_WIDGET (self));
+}
+
+/* See vs-oom-pane.h. */
+void
+vs_oom_pane_set_document (VsOomPane *self, VsDocument *document)
+{
+  GtkWidget *child;
+  GPtrArray *ooms;
+
+  g_return_if_fail (VS_IS_OOM_PANE (self));
+
+  while ((child = gtk_widget_get_first_child (GTK_WIDGET (self->list_box))))
+    gtk_list_box_remove (self->list_box, child);
+  self->n_rows = 0;
+  ooms = document ? vs_document_get_ooms (document) : NULL;
+  if (ooms != NULL)
+    for (guint i = 0; i < ooms->len; i++)
+      {
+        gtk_list_box_append (self->list_box,
+                             make_row (self, document, g_ptr_array_index (ooms, i)));
+        self->n_rows++;
+      }
+  gtk_stack_set_visible_child_name (self->stack, self->n_rows ? "list" : "none");
+}
+
+/* See vs-oom-pane.h. */
+guint
+vs_oom_pane_get_n_rows (VsOomPane *self)
+{
+  g_return_val_if_fail (VS_IS_OOM_PANE (self), 0);
+  return self->n_rows;
+}

@@ -1,0 +1,35 @@
+/* vs-tree-item.h — one node of an attribution tree, as a list-model item.
+ *
+ * Wraps a VsTreeNode of a VsInstant's top-down or bottom-up tree (the
+ * instant is kept alive by the item) for GtkTreeListModel and the
+ * GtkColumnView cells.
+ */
+#pragma once
+
+#include <gio/gio.h>
+
+#include "vs-instant.h"
+
+G_BEGIN_DECLS
+
+#define VS_TYPE_TREE_ITEM (vs_tree_item_get_type ())
+G_DECLARE_FINAL_TYPE (VsTreeItem, vs_tree_item, VS, TREE_ITEM, GObject)
+
+/* A new item for node, a node of a tree owned by instant; total is the
+ * root's bytes (for percentages). */
+VsTreeItem *vs_tree_item_new (VsInstant *instant, const VsTreeNode *node,
+                              gint64 total);
+
+const VsTreeNode *vs_tree_item_get_node (VsTreeItem *self);
+/* Share of the root's bytes, 0..100. */
+double vs_tree_item_get_percent (VsTreeItem *self);
+
+/* A list of items for the children of item's node (NULL when it has none),
+ * as GtkTreeListModelCreateModelFunc wants. */
+GListModel *vs_tree_item_create_children (gpointer item, gpointer user_data);
+
+/* A list of the root's children (the top level of the tree). */
+GListModel *vs_tree_item_list_roots (VsInstant *instant,
+                                     const VsTreeNode *root);
+
+G_END_DECLS

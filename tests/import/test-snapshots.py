@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+# test-snapshots.py — imported real snapshots reproduce the run's own
+# torch.cuda.memory_stats() exactly.
+#
+# For each NAME.pickle / NAME.json pair (tests/data/snapshots, recorded by
+# make-snapshots.py on a GPU machine) the snapshot is imported and the
+# pytorch row of the trace's summary is compared with the stats taken at the
+# same instant:
+#   peak_reserved_bytes   == reserved_bytes.all.peak
+#   peak_allocated_bytes  == requested_bytes.all.peak
+#   final_reserved_bytes  == reserved_bytes.all.current
+#   final_allocated_bytes == requested_bytes.all.current
+#   failed_alloc_count    == num_ooms
+#   alloc_count           == allocation.all.allocated  when the history is
+#                            complete; otherwise the trace must say it is not
+#                            (meta history_overflow = 1) and count fewer.
+# With --vramscope, `vramscope report --format csv summary` must print the
+# same numbers.  TAP output.
+# Usage: test-snapshots.py VS_IMPORT_TOOL SNAPSHOT_DIR [--vramscope PATH]
+import csv
+import glob
+import io
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+QUERY = """
+SELECT d.idx, s.peak_reserved_bytes, s.peak_allocated_bytes,
+       s.final_reserved_bytes, s.final_allocated_bytes, s.alloc_count,
+       s.failed_alloc_count
+FROM summary s JOIN allocator a ON a.id = s.allocator_id
+JOIN device d ON d.id = s.device_id
+WHERE a.kind = 'pytorch'"""
+
+FIELDS = ["peak_reserved_bytes", "peak_allocated_bytes", "final_reserved_bytes",
+          "final_allocated_bytes", "alloc_count", "failed_alloc_count"]
+
+
+def expected(stats):
+    return {
+        "peak_reserved_bytes": stats["reserved_bytes.all.peak"],
+        "peak_allocated_bytes": stats["requested_bytes.all.peak"],
+        "final_reserved_bytes": stats["reserved_bytes.all.current"],
+        "final_allocated_bytes": stats["requested_bytes.all.current"],
+        "alloc_count": stats["allocation.all.allocated"],
+        "failed_alloc_count": stats["num_ooms"],
+    }
+
+
+def check(tool, vramscope, pickle_path, json_path, tmp):
+    problems = []
+    info = json.load(open(json_path))
+    want = expected(info["memory_stats"])
+    db = os.path.join(tmp, os.path.basename(pickle_path) + ".db")
+    res = subprocess.run([tool, pickle_path, "-o", db, "-q"], capture_output=True)
+    if res.returncode != 0:
+        return ["import failed: " + res.stderr.decode().strip()]
+    con = sqlite3.connect(db)
+    meta = dict(con.execute("SELECT key, value FROM meta"))
+    rows = con.execute(QUERY).fetchall()
+    con.close()
+    if len(rows) != 1:
+        return ["expected one pytorch summary row, got %d" % len(rows)]
+    got = dict(zip(FIELDS, rows[0][1:]))
+    complete = str(meta.get("history_overflow")) != "1"
+    for k in FIELDS:
+        if k == "alloc_count" and not complete:
+            if not got[k] < want[k]:
+                problems.append("incomplete history but alloc_count %d >= %d" % (got[k], want[k]))
+            continue
+        if got[k] != want[k]:
+            problems.append("%s %s != memory_stats %s" % (k, got[k], want[k]))
+    # The incomplete fixtures must be recognised as such.
+    name = info["workload"]
+    if name in ("overflow", "late") and complete:
+        problems.append("history_overflow not set for a %s history" % name)
+    if name not in ("overflow", "late") and not complete:
+        problems.append("history_overflow set for a complete history")
+    if name in ("overflow", "late") and str(meta.get("history_reconstructed")) != "1":
+        problems.append("history_reconstructed not set")
+    if vramscope:
+        res = subprocess.run([vramscope, "report", db, "--format", "csv", "summary"],
+                             capture_output=True)
+        if res.returncode != 0:
+            problems.append("vramscope report failed: " + res.stderr.decode().strip())
+        else:
+            rows = [r for r in csv.DictReader(io.StringIO(res.stdout.decode()))
+                    if r.get("allocator") == "pytorch"]
+            if len(rows) != 1:
+                problems.append("report: expected one pytorch row, got %d" % len(rows))
+            else:
+                for k in FIELDS:
+                    if rows[0].get(k) != str(got[k]):
+                        problems.append("report %s %r != summary %r" % (k, rows[0].get(k), got[k]))
+    return problems
+
+
+def main():
+    tool, snapdir = sys.argv[1], sys.argv[2]
+    vramscope = None
+    if "--vramscope" in sys.argv:
+        vramscope = sys.argv[sys.argv.index("--vramscope") + 1]
+    pairs = sorted(p for p in glob.glob(os.path.join(snapdir, "*.pickle"))
+                   if os.path.exists(p[:-len(".pickle")] + ".json"))
+    print("1..%d" % max(len(pairs), 1))
+    if not pairs:
+        print("not ok 1 - no snapshot fixtures in " + snapdir)
+        sys.exit(1)
+    failed = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for n, p in enumerate(pairs, 1):
+            problems = check(tool, vramscope, p, p[:-len(".pickle")] + ".json", tmp)
+            name = os.path.basename(p)
+            if problems:
+                failed += 1
+                print("not ok %d - %s: %s" % (n, name, "; ".join(problems)))
+            else:
+                print("ok %d - %s" % (n, name))
+    sys.exit(1 if failed else 0)
+
+
+main()
