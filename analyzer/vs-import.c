@@ -980,13 +980,23 @@ vs_import_snapshot (const char *pickle_path, const char *trace_path,
 
   Ctx c = { .error = error, .progress = progress,
             .progress_data = progress_data };
+  gint64 t0 = g_get_monotonic_time ();
   VsPickle *p = vs_pickle_load_file (pickle_path, pickle_progress, &c, error);
   if (p == NULL)
     return FALSE;
   c.p = p;
+  gint64 t1 = g_get_monotonic_time ();
+  c.stats.reading_us = t1 - t0;
 
   char err[512] = "";
   c.w = vs_writer_create (trace_path, err, sizeof err);
+  /* The trace is a temporary file, removed unless the import completes. */
+  if (c.w != NULL && vs_writer_set_bulk (c.w) < 0)
+    {
+      g_strlcpy (err, vs_writer_errmsg (c.w), sizeof err);
+      vs_writer_close (c.w, false, NULL, NULL, NULL, 0);
+      c.w = NULL;
+    }
   if (c.w == NULL)
     {
       g_set_error (error, VS_IMPORT_ERROR, VS_IMPORT_ERROR_WRITE,
@@ -1005,6 +1015,8 @@ vs_import_snapshot (const char *pickle_path, const char *trace_path,
   g_hash_table_destroy (c.stacks);
   g_array_free (c.scratch, TRUE);
   vs_pickle_free (p);
+  gint64 t2 = g_get_monotonic_time ();
+  c.stats.importing_us = t2 - t1;
 
   if (ok)
     {
@@ -1019,6 +1031,7 @@ vs_import_snapshot (const char *pickle_path, const char *trace_path,
     }
   else
     vs_writer_close (c.w, false, NULL, NULL, err, sizeof err);
+  c.stats.finalizing_us = g_get_monotonic_time () - t2;
   if (ok && stats)
     *stats = c.stats;
   return ok;

@@ -194,6 +194,7 @@ main (int argc, char **argv)
       fprintf (stderr, "viewer-bench: cannot open a display\n");
       return 1;
     }
+  vs_application_choose_renderer ();
   frame_ms = g_array_new (FALSE, FALSE, sizeof (double));
   draw_ms = g_array_new (FALSE, FALSE, sizeof (double));
   charts = g_ptr_array_new ();

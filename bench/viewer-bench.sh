@@ -2,8 +2,9 @@
 # Viewer benchmark: opens a synthetic trace of N events (default 10M, made
 # with bench/vs-gen-trace when missing) in the real window under Xvfb and
 # prints first-frame time, per-frame work while zooming and panning, and
-# peak memory (see bench/viewer-bench.c), once with GTK's default renderer
-# and once with the cairo renderer.
+# peak memory (see bench/viewer-bench.c), once with the renderer the viewer
+# picks by itself (cairo when OpenGL is software-rendered, as under Xvfb)
+# and once forced to GTK's GL renderer.
 #
 # Usage: bench/viewer-bench.sh [BUILD_DIR] [EVENTS]
 set -euo pipefail
@@ -15,15 +16,15 @@ trace="$work/synthetic-$events.db"
 if [ ! -f "$trace" ]; then
   "$build/bench/vs-gen-trace" -n "$events" -o "$trace" > /dev/null
 fi
-ls -l "$trace" | awk '{ printf "trace_bytes %d\n", $5 }'
+ls -l "$trace" | awk '{ printf "trace_bytes %.0f\n", $5 }'
 echo "events $events"
-for renderer in default cairo; do
+for renderer in auto gl; do
   echo "# renderer: $renderer"
-  if [ "$renderer" = default ]; then
+  if [ "$renderer" = auto ]; then
     env -u GSK_RENDERER xvfb-run -a -s "-screen 0 1600x1000x24" \
       "$build/gui/viewer-bench" "$trace"
   else
-    GSK_RENDERER=cairo xvfb-run -a -s "-screen 0 1600x1000x24" \
+    GSK_RENDERER=gl xvfb-run -a -s "-screen 0 1600x1000x24" \
       "$build/gui/viewer-bench" "$trace"
   fi
 done 2> >(grep -v "session bus" >&2)

@@ -1213,7 +1213,6 @@ static const char *index_sql =
   "CREATE INDEX IF NOT EXISTS nvtx_range_start ON nvtx_range (start_ns);"
   "CREATE INDEX IF NOT EXISTS block_alloc ON block (device_id, level, alloc_seq);"
   "CREATE INDEX IF NOT EXISTS block_free ON block (device_id, level, free_seq);"
-  "CREATE INDEX IF NOT EXISTS block_stack ON block (stack_id);"
   "CREATE INDEX IF NOT EXISTS block_bin ON block (device_id, span_bin);";
 
 /* Origin of the trace: meta start_ns, or the first event when unset. */

@@ -324,6 +324,14 @@ fail:
 }
 
 int
+vs_writer_set_bulk (VsWriter *w)
+{
+  if (vs_writer_commit (w) < 0)
+    return -1;
+  return exec_sql (w, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;");
+}
+
+int
 vs_writer_set_meta (VsWriter *w, const char *key, const char *value)
 {
   if (ensure_txn (w) < 0)

@@ -173,6 +173,12 @@ typedef bool (*VsProgressFunc)(uint64_t done, uint64_t total, void *data);
  * schema applied.  Returns NULL and fills err (if errlen > 0) on failure. */
 VsWriter *vs_writer_create(const char *path, char *err, size_t errlen);
 
+/* Switches w to bulk mode for a trace written in one go to a file that the
+ * caller deletes if anything fails (an import, the merge at the end of a
+ * recording): no journal and no syncs, so nothing is written twice.  A crash
+ * in bulk mode leaves a corrupt file.  Call before the first row. */
+int vs_writer_set_bulk (VsWriter *w);
+
 /* The message of the last failure on w. */
 const char *vs_writer_errmsg(VsWriter *w);
 
