@@ -92,12 +92,14 @@ int
 vs_cmd_import (int argc, char **argv)
 {
   g_autofree char *output = NULL;
-  gboolean quiet = FALSE;
+  gboolean quiet = FALSE, timings = FALSE;
   GOptionEntry entries[] = {
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
       "Write the trace to FILE (default: the snapshot's name with .db)", "FILE" },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet,
       "Print nothing but errors", NULL },
+    { "timings", 0, 0, G_OPTION_ARG_NONE, &timings,
+      "Print the time spent reading, importing and finalizing on stderr", NULL },
     { NULL }
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("SNAPSHOT.pickle");
@@ -180,6 +182,10 @@ vs_cmd_import (int argc, char **argv)
   sigaction (SIGINT, &old_int, NULL);
   sigaction (SIGTERM, &old_term, NULL);
 
+  if (status == 0 && timings)
+    fprintf (stderr, "vramscope import: reading %.2f s, importing %.2f s, "
+             "finalizing %.2f s\n", stats.reading_us / 1e6,
+             stats.importing_us / 1e6, stats.finalizing_us / 1e6);
   if (status == 0 && !quiet)
     {
       printf ("%s: %" G_GUINT64_FORMAT " history entries on %u device%s",

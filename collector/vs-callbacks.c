@@ -7,6 +7,10 @@
  * DEVICE records are labelled vmm.  Context teardown and cudaDeviceReset ask
  * for a flush.  Only these callback ids are enabled, never whole domains.
  *
+ * Every allocation, free, failed allocation, VMM map/unmap and pool trim
+ * also captures the calling thread's stack (vs-unwind.c) and passes its
+ * hash along: frees are watched only for that, keyed by the address freed.
+ *
  * Runs on application threads: it only fills a VsItem and enqueues it.
  * A runtime allocation call runs on top of a driver one (cudaMalloc →
  * cuMemAlloc_v2); a thread-local depth set at the runtime API's entry makes
@@ -14,6 +18,7 @@
  * the name the program called.
  */
 #include "vs-collector-private.h"
+#include "vs-unwind.h"
 
 #include <cupti.h>
 #include <string.h>
@@ -35,6 +40,10 @@ static const VsCallbackId callback_ids[] = {
   DRV(cuMemAllocAsync_ptsz), DRV(cuMemAllocFromPoolAsync),
   DRV(cuMemAllocFromPoolAsync_ptsz), DRV(cuMemCreate), DRV(cuMemMap),
   DRV(cuMemUnmap),
+  RT(cudaFree_v3020), RT(cudaFreeHost_v3020), RT(cudaFreeAsync_v11020),
+  RT(cudaFreeAsync_ptsz_v11020), RT(cudaMemPoolTrimTo_v11020),
+  DRV(cuMemFree_v2), DRV(cuMemFreeHost), DRV(cuMemFreeAsync),
+  DRV(cuMemFreeAsync_ptsz), DRV(cuMemPoolTrimTo),
   {CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING},
 };
 
@@ -108,6 +117,49 @@ driver_request(uint32_t cbid, const void *params)
   }
 }
 
+/* The address a free call releases; false when cbid is not a free. */
+static bool
+freed_address(bool runtime, uint32_t cbid, const void *params, uint64_t *address)
+{
+  if (runtime) {
+    switch (cbid) {
+    case CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020:
+      *address = (uint64_t)(uintptr_t)((const cudaFree_v3020_params *)params)->devPtr;
+      return true;
+    case CUPTI_RUNTIME_TRACE_CBID_cudaFreeHost_v3020:
+      *address = (uint64_t)(uintptr_t)((const cudaFreeHost_v3020_params *)params)->ptr;
+      return true;
+    case CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_v11020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_ptsz_v11020:
+      *address = (uint64_t)(uintptr_t)((const cudaFreeAsync_v11020_params *)params)->devPtr;
+      return true;
+    default:
+      return false;
+    }
+  }
+  switch (cbid) {
+  case CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2:
+    *address = ((const cuMemFree_v2_params *)params)->dptr;
+    return true;
+  case CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost:
+    *address = (uint64_t)(uintptr_t)((const cuMemFreeHost_params *)params)->p;
+    return true;
+  case CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync:
+  case CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync_ptsz:
+    *address = ((const cuMemFreeAsync_params *)params)->dptr;
+    return true;
+  default:
+    return false;
+  }
+}
+
+static bool
+is_pool_trim(bool runtime, uint32_t cbid)
+{
+  return runtime ? cbid == CUPTI_RUNTIME_TRACE_CBID_cudaMemPoolTrimTo_v11020
+                 : cbid == CUPTI_DRIVER_TRACE_CBID_cuMemPoolTrimTo;
+}
+
 /* The documented name of a common allocation error, or NULL. */
 static const char *
 error_name(bool runtime, int64_t rc)
@@ -156,6 +208,8 @@ vmm_marker(VsCallbackState *st, const CUpti_CallbackData *ci, bool map)
                    : ((const cuMemUnmap_params *)ci->functionParams)->ptr;
   it.bytes = (int64_t)(map ? ((const cuMemMap_params *)ci->functionParams)->size
                            : ((const cuMemUnmap_params *)ci->functionParams)->size);
+  it.tid = vs_gettid();
+  it.stack = vs_stack_capture(st->queue);
   vs_queue_push(st->queue, &it);
 }
 
@@ -202,6 +256,33 @@ vs_callback_handler(void *userdata, int domain, uint32_t cbid, const void *cbdat
   if (!runtime && runtime_depth > 0)
     return;
 
+  uint64_t freed = 0;
+  if (freed_address(runtime, cbid, ci->functionParams, &freed)) {
+    int64_t frc = runtime ? (int64_t) * (const int *)ci->functionReturnValue
+                          : (int64_t) * (const CUresult *)ci->functionReturnValue;
+    if (frc != 0 || freed == 0)
+      return;
+    VsItem it = {0};
+    it.type = VS_ITEM_FREE_CALL;
+    it.tid = vs_gettid();
+    it.address = freed;
+    it.correlation = ci->correlationId;
+    it.stack = vs_stack_capture(st->queue);
+    vs_queue_push(st->queue, &it);
+    return;
+  }
+  if (is_pool_trim(runtime, cbid)) {
+    /* The TRIMMED pool record carries this call's correlation id. */
+    VsItem it = {0};
+    it.type = VS_ITEM_ALLOC_CALL;
+    it.tid = vs_gettid();
+    it.correlation = ci->correlationId;
+    it.range = vs_nvtx_current_range();
+    it.stack = vs_stack_capture(st->queue);
+    vs_queue_push(st->queue, &it);
+    return;
+  }
+
   int64_t requested = runtime ? runtime_request(cbid, ci->functionParams)
                               : driver_request(cbid, ci->functionParams);
   if (requested < 0)
@@ -219,6 +300,7 @@ vs_callback_handler(void *userdata, int domain, uint32_t cbid, const void *cbdat
     if (!runtime && cbid == CUPTI_DRIVER_TRACE_CBID_cuMemCreate)
       return;
     it.type = VS_ITEM_ALLOC_CALL;
+    it.stack = vs_stack_capture(st->queue);
     vs_queue_push(st->queue, &it);
     return;
   }
@@ -233,6 +315,7 @@ vs_callback_handler(void *userdata, int domain, uint32_t cbid, const void *cbdat
   }
   it.type = VS_ITEM_FAILED_ALLOC;
   it.ts = vs_now_ns();
+  it.stack = vs_stack_capture(st->queue);
   it.bytes = requested;
   it.error = rc;
   it.device = UINT32_MAX;

@@ -29,6 +29,8 @@ typedef enum {
   VS_ITEM_VMM_UNMAP,        /* cuMemUnmap succeeded at address */
   VS_ITEM_RANGE_BEGIN,      /* an NVTX range opened */
   VS_ITEM_RANGE_END,        /* an NVTX range closed */
+  VS_ITEM_STACK,            /* a stack seen for the first time: blob owns it */
+  VS_ITEM_FREE_CALL,        /* a successful free: address → thread, stack */
 } VsItemType;
 
 #define VS_ITEM_TEXT 96
@@ -48,6 +50,8 @@ typedef struct {
   uint64_t range;    /* range key: the range opened/closed, or innermost range */
   uint64_t parent;   /* enclosing range key of a RANGE_BEGIN, 0 at top */
   int64_t depth;
+  uint64_t stack;    /* stack hash (vs-unwind.h), 0 when none */
+  void *blob;        /* VS_ITEM_STACK: the VsStackBlob, freed by the writer */
   char api[40];      /* API name of a failed alloc */
   char domain[32];   /* NVTX domain, empty for the default domain */
   char text[VS_ITEM_TEXT]; /* NVTX range name */

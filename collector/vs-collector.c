@@ -19,6 +19,8 @@
  * returns 1.
  */
 #include "vs-collector-private.h"
+#include "vs-unwind.h"
+#include "vs-nvtx-mem.h"
 
 #include <cupti.h>
 #include <dlfcn.h>
@@ -59,10 +61,12 @@ static struct {
   CUpti_SubscriberHandle subscriber;
   VsWriter *writer;
   VsSink *sink;
+  VsNvtxMem *nvtx_mem; /* NVTX memory-API heaps (vs-nvtx-mem.c) */
   int64_t process_id;
   char path[4096];
   pthread_t writer_thread, control_thread;
   bool kernels;
+  int unwinder; /* VsUnwinder */
 
   pthread_mutex_t buf_lock;
   pthread_cond_t buf_wake;   /* writer: buffers or a drain request arrived */
@@ -189,7 +193,9 @@ drain_once(VsBuffer **pending)
   /* Items first: an allocation's callback item precedes its record. */
   while ((n = vs_queue_pop(&C.queue, items, 1024)) > 0)
     for (size_t i = 0; i < n && ok; i++)
-      ok = vs_sink_process_item(C.sink, &items[i]) == 0;
+      ok = (vs_nvtx_mem_is_item(items[i].type)
+              ? vs_nvtx_mem_process_item(C.nvtx_mem, &items[i])
+              : vs_sink_process_item(C.sink, &items[i])) == 0;
   for (VsBuffer *b = *pending, *next; b != NULL; b = next) {
     next = b->next;
     if (ok) {
@@ -500,6 +506,10 @@ open_trace(char *err, size_t errlen)
       vs_writer_set_meta(C.writer, "source", "collector") != 0 ||
       vs_writer_set_meta_int(C.writer, "cupti_version", version) != 0 ||
       vs_writer_set_meta_int(C.writer, "collector_kernels", C.kernels) != 0 ||
+      vs_writer_set_meta(C.writer, "stack_unwinder",
+                         C.unwinder == VS_UNWIND_LIBUNWIND ? "libunwind"
+                         : C.unwinder == VS_UNWIND_GLIBC  ? "glibc"
+                                                          : "none") != 0 ||
       vs_writer_commit(C.writer) != 0) {
     snprintf(err, errlen, "%s", vs_writer_errmsg(C.writer));
     vs_writer_close(C.writer, false, NULL, NULL, NULL, 0);
@@ -507,6 +517,7 @@ open_trace(char *err, size_t errlen)
     return -1;
   }
   C.sink = vs_sink_new(C.writer, C.process_id);
+  C.nvtx_mem = vs_nvtx_mem_new(C.writer, C.process_id);
   return C.sink ? 0 : -1;
 }
 
@@ -541,6 +552,7 @@ fork_child(void)
     return;
   atomic_store(&C.state, VS_STOPPED);
   atomic_store(&C.cb.enabled, false);
+  vs_stack_set_enabled(false);
   vs_nvtx_set_queue(NULL);
   pthread_mutex_init(&C.buf_lock, NULL);
   vs_queue_after_fork(&C.queue);
@@ -558,6 +570,12 @@ start(char *err, size_t errlen)
   C.pid = getpid();
   const char *k = getenv("VRAMSCOPE_KERNELS");
   C.kernels = !(k != NULL && strcmp(k, "0") == 0);
+  /* Call stacks: VRAMSCOPE_STACKS=0 turns them off. */
+  const char *stacks = getenv("VRAMSCOPE_STACKS");
+  bool stacks_on = !(stacks != NULL && strcmp(stacks, "0") == 0);
+  VsUnwinder unwinder = stacks_on ? vs_unwind_init() : VS_UNWIND_NONE;
+  vs_stack_set_enabled(stacks_on);
+  C.unwinder = unwinder;
 
   void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
   if (cuda != NULL)
@@ -685,6 +703,11 @@ stop_at_exit(void)
   char err[512] = "";
   vs_sink_free(C.sink);
   C.sink = NULL;
+  if (C.nvtx_mem != NULL && vs_nvtx_mem_skipped(C.nvtx_mem) > 0)
+    vs_writer_set_meta_int(C.writer, "collector_nvtx_skipped",
+                           (int64_t)vs_nvtx_mem_skipped(C.nvtx_mem));
+  vs_nvtx_mem_free(C.nvtx_mem);
+  C.nvtx_mem = NULL;
   if (vs_writer_close(C.writer, false, NULL, NULL, err, sizeof err) != 0)
     fprintf(stderr, "vramscope: closing %s failed: %s\n", C.path, err);
   C.writer = NULL;

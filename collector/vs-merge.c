@@ -8,6 +8,12 @@
  * as the collector wrote them; pairing and accounting are left to
  * vs_trace_finalize().  Workload: millions of rows, so progress is
  * reported every 64k rows.
+ *
+ * An input written by the snapshot importer (meta source 'import': a
+ * PyTorch process's allocator history, tied to its pid and GPU uuids by
+ * `record`) adds no process of its own: its events go to the process row
+ * of the same pid and host merged before it, so the allocator level and
+ * the CUPTI events of one process share process and device ids.
  */
 #include "vs-merge.h"
 
@@ -55,6 +61,7 @@ typedef struct {
   sqlite3 *db;
   VsWriter *w;
   VsIdMap process, device, allocator, range, module, frame, stack;
+  bool imported;        /* the input is an imported PyTorch snapshot */
   uint64_t done, total;
   VsProgressFunc progress;
   void *progress_data;
@@ -112,9 +119,33 @@ each_row(VsMerge *m, const char *sql, int (*row)(VsMerge *, sqlite3_stmt *))
   return 0;
 }
 
+/* The merged process row with this pid and host, latest first; 0 if none. */
+static int64_t
+find_process(VsMerge *m, int64_t pid, const char *host)
+{
+  static const char *sql =
+    "SELECT id FROM process WHERE pid = ?1 AND host IS ?2 ORDER BY id DESC LIMIT 1";
+  sqlite3_stmt *s = NULL;
+  int64_t id = 0;
+  if (sqlite3_prepare_v2(vs_writer_db(m->w), sql, -1, &s, NULL) != SQLITE_OK)
+    return 0;
+  sqlite3_bind_int64(s, 1, pid);
+  if (host != NULL)
+    sqlite3_bind_text(s, 2, host, -1, SQLITE_TRANSIENT);
+  if (sqlite3_step(s) == SQLITE_ROW)
+    id = sqlite3_column_int64(s, 0);
+  sqlite3_finalize(s);
+  return id;
+}
+
 static int
 row_process(VsMerge *m, sqlite3_stmt *s)
 {
+  if (m->imported) {
+    int64_t same = find_process(m, col_i64(s, 1), col_text(s, 3));
+    if (same > 0)
+      return idmap_set(&m->process, col_i64(s, 0), same);
+  }
   VsProcess p = {
     .pid = col_i64(s, 1), .ppid = col_i64(s, 2), .host = col_text(s, 3),
     .rank = col_i64(s, 4), .local_rank = col_i64(s, 5), .world_size = col_i64(s, 6),
@@ -392,6 +423,23 @@ count_rows(sqlite3 *db)
   return n;
 }
 
+/* True when the input's meta key has this value (compared as text). */
+static bool
+input_meta_is(sqlite3 *db, const char *key, const char *value)
+{
+  static const char *sql =
+    "SELECT 1 FROM meta WHERE key = ?1 AND CAST(value AS TEXT) = ?2";
+  sqlite3_stmt *s = NULL;
+  bool found = false;
+  if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK) {
+    sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 2, value, -1, SQLITE_STATIC);
+    found = sqlite3_step(s) == SQLITE_ROW;
+  }
+  sqlite3_finalize(s);
+  return found;
+}
+
 /* Meta keys summed over processes: the collector's own cost. */
 static bool
 summed_key(const char *key)
@@ -437,6 +485,10 @@ vs_merge_traces(const char *out, const char *const *inputs, size_t n,
     if (m.db == NULL)
       continue;
     memset(&m.process, 0, sizeof m.process * 7);
+    /* A PyTorch snapshot's history, tied to its process by record. */
+    m.imported = input_meta_is(m.db, "source", "import");
+    if (m.imported && input_meta_is(m.db, "history_overflow", "1"))
+      vs_writer_set_meta_int(m.w, "history_overflow", 1);
     for (size_t c = 0; c < sizeof copies / sizeof copies[0] && rc == 0; c++)
       rc = each_row(&m, copies[c].sql, copies[c].row);
     /* Run-wide meta: earliest start, latest end, summed collector costs. */

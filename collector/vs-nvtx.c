@@ -7,14 +7,23 @@
  * stack whose innermost entry stamps memory events; start/end ranges are
  * recorded but stamp nothing (they are not tied to a thread).
  *
+ * The NVTX memory API (nvtxMemHeapRegister, nvtxMemRegions*: custom
+ * sub-allocators) reaches the collector through
+ * InitializeInjectionNvtxExtension; each call becomes one item per heap or
+ * region, turned into allocator rows by vs-nvtx-mem.c.
+ *
  * NVTX may be used before CUDA is (or in a process that never uses CUDA):
  * until the collector runs, the stacks are kept but nothing is queued.
  * Runs on application threads; each call costs a clock read and, while
  * recording, one enqueue.
  */
 #include "vs-collector-private.h"
+#include "vs-nvtx-mem.h"
 
+#include <cuda.h>
+#include <dlfcn.h>
 #include <nvtx3/nvToolsExt.h>
+#include <nvtx3/nvToolsExtMem.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -372,5 +381,179 @@ InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table)
   };
   fill(cb, NVTX_CB_MODULE_CORE, core, sizeof core / sizeof core[0]);
   fill(cb, NVTX_CB_MODULE_CORE2, core2, sizeof core2 / sizeof core2[0]);
+  return 1;
+}
+
+/* --- the NVTX memory API (custom sub-allocators) ------------------------ */
+
+/* CUDA ordinal of the device holding ptr, UINT32_MAX when it is not device
+ * memory or the driver is not loaded. */
+static uint32_t
+pointer_device(const void *ptr)
+{
+  typedef int (*CuPointerGetAttributeFn)(void *, int, unsigned long long);
+  static CuPointerGetAttributeFn get;
+  if (get == NULL) {
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (h == NULL)
+      return UINT32_MAX;
+    get = (CuPointerGetAttributeFn)dlsym(h, "cuPointerGetAttribute");
+    dlclose(h); /* the program keeps the driver loaded */
+    if (get == NULL)
+      return UINT32_MAX;
+  }
+  int ordinal = -1;
+  vs_in_collector++;
+  int rc = get(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+               (unsigned long long)(uintptr_t)ptr);
+  vs_in_collector--;
+  return rc == 0 && ordinal >= 0 ? (uint32_t)ordinal : UINT32_MAX;
+}
+
+/* Queues one NVTX memory item stamped with time, thread and range. */
+static void
+mem_item(uint32_t type, uint64_t address, int64_t bytes, uint64_t heap,
+         uint32_t device, const char *name)
+{
+  VsQueue *q = atomic_load(&nvtx_queue);
+  if (q == NULL)
+    return;
+  VsItem it = {0};
+  it.type = type;
+  it.ts = vs_now_ns();
+  it.tid = vs_gettid();
+  it.range = vs_nvtx_current_range();
+  it.address = address;
+  it.bytes = bytes;
+  it.correlation = heap;
+  it.device = device;
+  if (name != NULL)
+    strncpy(it.text, name, sizeof it.text - 1);
+  vs_queue_push(q, &it);
+}
+
+/* The heap's handle is its address, as the NVTX memory API asks of tools
+ * for heaps of process virtual memory. */
+static nvtxMemHeapHandle_t NVTX_API
+mem_heap_register(nvtxDomainHandle_t domain, const nvtxMemHeapDesc_t *desc)
+{
+  (void)domain;
+  if (desc == NULL || desc->type != NVTX_MEM_TYPE_VIRTUAL_ADDRESS ||
+      desc->typeSpecificDesc == NULL ||
+      desc->typeSpecificDescSize < sizeof(nvtxMemVirtualRangeDesc_t))
+    return NVTX_MEM_HEAP_HANDLE_NO_TOOL;
+  const nvtxMemVirtualRangeDesc_t *r = desc->typeSpecificDesc;
+  char name[VS_ITEM_TEXT];
+  copy_message(name, sizeof name, (int)desc->messageType,
+               desc->messageType == NVTX_MESSAGE_TYPE_ASCII ||
+               desc->messageType == NVTX_MESSAGE_TYPE_UNICODE ||
+               desc->messageType == NVTX_MESSAGE_TYPE_REGISTERED
+                 ? (const void *)desc->message.ascii : NULL);
+  mem_item(VS_ITEM_NVTX_HEAP_REGISTER, (uint64_t)(uintptr_t)r->ptr, (int64_t)r->size, 0,
+           pointer_device(r->ptr), name);
+  return (nvtxMemHeapHandle_t)(uintptr_t)r->ptr;
+}
+
+static void NVTX_API
+mem_heap_unregister(nvtxDomainHandle_t domain, nvtxMemHeapHandle_t heap)
+{
+  (void)domain;
+  mem_item(VS_ITEM_NVTX_HEAP_UNREGISTER, (uint64_t)(uintptr_t)heap, 0, 0, UINT32_MAX, NULL);
+}
+
+static void NVTX_API
+mem_heap_reset(nvtxDomainHandle_t domain, nvtxMemHeapHandle_t heap)
+{
+  (void)domain;
+  mem_item(VS_ITEM_NVTX_HEAP_RESET, (uint64_t)(uintptr_t)heap, 0, 0, UINT32_MAX, NULL);
+}
+
+/* Element i of an array of elements of size `size` (as large as the
+ * caller's version of the struct). */
+static const void *
+element(const void *array, size_t size, size_t i)
+{
+  return (const char *)array + i * size;
+}
+
+static void NVTX_API
+mem_regions_register(nvtxDomainHandle_t domain, const nvtxMemRegionsRegisterBatch_t *b)
+{
+  (void)domain;
+  if (b == NULL || b->regionType != NVTX_MEM_TYPE_VIRTUAL_ADDRESS ||
+      b->regionDescElementSize < sizeof(nvtxMemVirtualRangeDesc_t) ||
+      b->regionDescElements == NULL)
+    return;
+  for (size_t i = 0; i < b->regionCount; i++) {
+    const nvtxMemVirtualRangeDesc_t *r =
+      element(b->regionDescElements, b->regionDescElementSize, i);
+    mem_item(VS_ITEM_NVTX_REGION_REGISTER, (uint64_t)(uintptr_t)r->ptr, (int64_t)r->size,
+             (uint64_t)(uintptr_t)b->heap, UINT32_MAX, NULL);
+    if (b->regionHandleElementsOut != NULL)
+      b->regionHandleElementsOut[i] = (nvtxMemRegionHandle_t)(uintptr_t)r->ptr;
+  }
+}
+
+static void NVTX_API
+mem_regions_resize(nvtxDomainHandle_t domain, const nvtxMemRegionsResizeBatch_t *b)
+{
+  (void)domain;
+  if (b == NULL || b->regionType != NVTX_MEM_TYPE_VIRTUAL_ADDRESS ||
+      b->regionDescElementSize < sizeof(nvtxMemVirtualRangeDesc_t) ||
+      b->regionDescElements == NULL)
+    return;
+  for (size_t i = 0; i < b->regionDescCount; i++) {
+    const nvtxMemVirtualRangeDesc_t *r =
+      element(b->regionDescElements, b->regionDescElementSize, i);
+    mem_item(VS_ITEM_NVTX_REGION_RESIZE, (uint64_t)(uintptr_t)r->ptr, (int64_t)r->size, 0,
+             UINT32_MAX, NULL);
+  }
+}
+
+/* Region handles are the regions' addresses (see mem_regions_register), so
+ * references by pointer and by handle are the same. */
+static void NVTX_API
+mem_regions_unregister(nvtxDomainHandle_t domain, const nvtxMemRegionsUnregisterBatch_t *b)
+{
+  (void)domain;
+  if (b == NULL || b->refElements == NULL || b->refElementSize < sizeof(nvtxMemRegionRef_t) ||
+      (b->refType != NVTX_MEM_REGION_REF_TYPE_POINTER &&
+       b->refType != NVTX_MEM_REGION_REF_TYPE_HANDLE))
+    return;
+  for (size_t i = 0; i < b->refCount; i++) {
+    const nvtxMemRegionRef_t *r = element(b->refElements, b->refElementSize, i);
+    mem_item(VS_ITEM_NVTX_REGION_UNREGISTER, (uint64_t)(uintptr_t)r->pointer, 0, 0,
+             UINT32_MAX, NULL);
+  }
+}
+
+__attribute__((visibility("default"))) int
+InitializeInjectionNvtxExtension(nvtxExtModuleInfo_t *info);
+
+/* Called by NVTX the first time the program uses an NVTX extension; fills
+ * the memory module's slots (nvtxMemHeapRegister … nvtxMemRegionsUnregister).
+ * Slots left empty (naming regions, permissions) and other modules become
+ * no-ops.  Returns 1: a failure here would unload the library. */
+__attribute__((visibility("default"))) int
+InitializeInjectionNvtxExtension(nvtxExtModuleInfo_t *info)
+{
+  if (info == NULL || info->moduleId != NVTX_EXT_MODULEID_MEM || info->segmentsCount < 1 ||
+      info->segments == NULL || info->segments[0].functionSlots == NULL)
+    return 1;
+  static const struct {
+    size_t id;
+    intptr_t fn;
+  } slots[] = {
+    {NVTX3EXT_CBID_nvtxMemHeapRegister, (intptr_t)mem_heap_register},
+    {NVTX3EXT_CBID_nvtxMemHeapUnregister, (intptr_t)mem_heap_unregister},
+    {NVTX3EXT_CBID_nvtxMemHeapReset, (intptr_t)mem_heap_reset},
+    {NVTX3EXT_CBID_nvtxMemRegionsRegister, (intptr_t)mem_regions_register},
+    {NVTX3EXT_CBID_nvtxMemRegionsResize, (intptr_t)mem_regions_resize},
+    {NVTX3EXT_CBID_nvtxMemRegionsUnregister, (intptr_t)mem_regions_unregister},
+  };
+  nvtxExtModuleSegment_t *seg = &info->segments[0];
+  for (size_t i = 0; i < sizeof slots / sizeof slots[0]; i++)
+    if (slots[i].id < seg->slotCount)
+      seg->functionSlots[slots[i].id] = slots[i].fn;
   return 1;
 }

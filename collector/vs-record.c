@@ -7,6 +7,14 @@
  * finalizes it, prints a short summary and returns the program's own exit
  * status (128 + signal when a signal killed it).
  *
+ * PyTorch programs (--torch=auto|on): the folder holding the PyTorch hook
+ * (collector/python/sitecustomize.py, beside the collector) goes first on
+ * PYTHONPATH.  Each process that imports torch leaves allocator snapshots
+ * in the spool; the newest of each process is imported with `vramscope
+ * import` (a separate run of this binary: the importer uses GLib, this
+ * file does not), tied to the process's pid and GPUs by uuid, and merged
+ * with the CUPTI events into the same trace.
+ *
  * Plain C, no GLib: `vramscope` runs on GPU servers that have only libc,
  * the CUDA driver and libsqlite3.
  */
@@ -27,6 +35,7 @@
 
 #include "vs-config.h"
 #include "vs-merge.h"
+#include "vs-symbolize.h"
 
 int vs_cmd_record(int argc, char **argv);
 
@@ -38,8 +47,8 @@ static void
 usage(FILE *f)
 {
   fprintf(f,
-          "Usage: vramscope record [-o FILE] [--kernels|--no-kernels] [--quiet] "
-          "-- PROGRAM [ARGS...]\n"
+          "Usage: vramscope record [-o FILE] [--kernels|--no-kernels] "
+          "[--torch=auto|on|off] [--quiet] -- PROGRAM [ARGS...]\n"
           "\n"
           "Runs PROGRAM with the collector injected and writes one trace of every\n"
           "process of the run that uses CUDA.  Exits with PROGRAM's exit status.\n"
@@ -49,6 +58,9 @@ usage(FILE *f)
           "                      value of environment variable VAR, %%%%: a %%\n"
           "  --kernels           record kernels, copies and memsets (default)\n"
           "  --no-kernels        record memory only\n"
+          "  --torch=MODE        PyTorch's allocator level: auto (default: in every\n"
+          "                      process that imports torch), on (the same, and say\n"
+          "                      so when none did), off\n"
           "  -q, --quiet         print nothing unless something fails\n");
 }
 
@@ -331,12 +343,211 @@ join_args(char **argv)
   return s;
 }
 
+/* The folder of the PyTorch hook beside the collector: python/ next to it
+ * (build tree and installed alike).  False when it is missing. */
+static bool
+find_torch_hook(const char *collector, char *out, size_t len)
+{
+  char dir[PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", collector);
+  char *slash = strrchr(dir, '/');
+  if (slash == NULL)
+    return false;
+  *slash = '\0';
+  char file[PATH_MAX + 64];
+  snprintf(file, sizeof file, "%s/python/sitecustomize.py", dir);
+  if (access(file, R_OK) != 0)
+    return false;
+  return (size_t)snprintf(out, len, "%s/python", dir) < len;
+}
+
+/* The program that runs `import`: $VRAMSCOPE_IMPORTER, else this binary
+ * when it is `vramscope`, else a `vramscope` beside it or in ../analyzer. */
+static bool
+find_importer(char *out, size_t len)
+{
+  const char *env = getenv("VRAMSCOPE_IMPORTER");
+  if (env != NULL && env[0] != '\0')
+    return (size_t)snprintf(out, len, "%s", env) < len;
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0)
+    return false;
+  exe[n] = '\0';
+  char *slash = strrchr(exe, '/');
+  if (slash == NULL)
+    return false;
+  if (strcmp(slash + 1, "vramscope") == 0)
+    return (size_t)snprintf(out, len, "%s", exe) < len;
+  *slash = '\0';
+  static const char *rel[] = {"/vramscope", "/../analyzer/vramscope",
+                              "/../../analyzer/vramscope"};
+  for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+    char cand[PATH_MAX + 32];
+    snprintf(cand, sizeof cand, "%s%s", exe, rel[i]);
+    if (access(cand, X_OK) == 0)
+      return (size_t)snprintf(out, len, "%s", cand) < len;
+  }
+  return false;
+}
+
+/* Runs `IMPORTER import PICKLE -o OUT` with its standard output discarded;
+ * true when it succeeded. */
+static bool
+run_importer(const char *importer, const char *pickle, const char *out)
+{
+  pid_t pid = fork();
+  if (pid < 0)
+    return false;
+  if (pid == 0) {
+    int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null >= 0)
+      dup2(null, 1);
+    execl(importer, importer, "import", pickle, "-o", out, (char *)NULL);
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/* Ties an imported snapshot trace to its process and GPUs: the process
+ * row gets the pid and host, each device row (by PyTorch's device index)
+ * the GPU's uuid, memory and name from the snapshot's .info file, so the
+ * merge puts its events on the collector's process and device rows.
+ * Returns false with a message in err. */
+static bool
+tie_snapshot(const char *trace, const char *info, const char *host, char *err,
+             size_t errlen)
+{
+  static const char *pid_sql = "UPDATE process SET pid = ?1, host = ?2";
+  static const char *dev_sql =
+    "UPDATE device SET uuid = ?2, total_bytes = ?3, name = ?4 WHERE idx = ?1";
+  FILE *f = fopen(info, "r");
+  if (f == NULL) {
+    snprintf(err, errlen, "cannot read %s: %s", info, strerror(errno));
+    return false;
+  }
+  sqlite3 *db = NULL;
+  bool ok = sqlite3_open_v2(trace, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK &&
+            sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
+  char line[512];
+  while (ok && fgets(line, sizeof line, f) != NULL) {
+    line[strcspn(line, "\n")] = '\0';
+    long long pid, idx, total;
+    int used = 0;
+    char uuid[64];
+    sqlite3_stmt *s = NULL;
+    if (sscanf(line, "pid %lld", &pid) == 1) {
+      ok = sqlite3_prepare_v2(db, pid_sql, -1, &s, NULL) == SQLITE_OK;
+      if (ok) {
+        sqlite3_bind_int64(s, 1, pid);
+        sqlite3_bind_text(s, 2, host, -1, SQLITE_TRANSIENT);
+      }
+    } else if (sscanf(line, "device %lld %63s %lld %n", &idx, uuid, &total, &used) == 3 &&
+               used > 0) {
+      ok = sqlite3_prepare_v2(db, dev_sql, -1, &s, NULL) == SQLITE_OK;
+      if (ok) {
+        sqlite3_bind_int64(s, 1, idx);
+        sqlite3_bind_text(s, 2, uuid, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(s, 3, total);
+        sqlite3_bind_text(s, 4, line + used, -1, SQLITE_TRANSIENT);
+      }
+    }
+    if (ok && s != NULL)
+      ok = sqlite3_step(s) == SQLITE_DONE;
+    sqlite3_finalize(s);
+  }
+  fclose(f);
+  if (ok)
+    ok = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK;
+  if (!ok)
+    snprintf(err, errlen, "cannot update %s: %s", trace, db ? sqlite3_errmsg(db) : "out of memory");
+  sqlite3_close(db);
+  return ok;
+}
+
+/* Imports, for each process that left PyTorch snapshots in the spool, the
+ * newest one (named torch-PID-SEQ.pickle: the exit snapshot holds all the
+ * history an earlier OOM snapshot holds) into spool/torch-PID.db, ready to
+ * be merged after the process traces.  Returns how many were imported; a
+ * snapshot that cannot be imported is reported and left in the spool
+ * (*keep is then set). */
+static int
+import_snapshots(const char *spool, const char *host, bool *keep)
+{
+  DIR *d = opendir(spool);
+  if (d == NULL)
+    return 0;
+  enum { MAX_PROCS = 1024 };
+  static struct { long long pid, seq; } newest[MAX_PROCS];
+  size_t n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    long long pid, seq;
+    int end = 0;
+    if (sscanf(e->d_name, "torch-%lld-%lld.pickle%n", &pid, &seq, &end) != 2 ||
+        e->d_name[end] != '\0')
+      continue;
+    size_t k = 0;
+    while (k < n && newest[k].pid != pid)
+      k++;
+    if (k == n) {
+      if (n == MAX_PROCS)
+        continue;
+      newest[n].pid = pid;
+      newest[n].seq = seq;
+      n++;
+    } else if (seq > newest[k].seq) {
+      newest[k].seq = seq;
+    }
+  }
+  closedir(d);
+  if (n == 0)
+    return 0;
+  char importer[PATH_MAX];
+  if (!find_importer(importer, sizeof importer)) {
+    fprintf(stderr, "vramscope record: PyTorch snapshots were saved but no `vramscope` "
+            "binary was found to import them (set VRAMSCOPE_IMPORTER); they are kept in %s\n",
+            spool);
+    *keep = true;
+    return 0;
+  }
+  int imported = 0;
+  for (size_t k = 0; k < n; k++) {
+    char pickle[PATH_MAX + 64], info[PATH_MAX + 64], trace[PATH_MAX + 64];
+    snprintf(pickle, sizeof pickle, "%s/torch-%lld-%06lld.pickle", spool, newest[k].pid,
+             newest[k].seq);
+    snprintf(info, sizeof info, "%s/torch-%lld-%06lld.info", spool, newest[k].pid,
+             newest[k].seq);
+    snprintf(trace, sizeof trace, "%s/torch-%lld.db", spool, newest[k].pid);
+    char err[1024] = "";
+    if (!run_importer(importer, pickle, trace)) {
+      fprintf(stderr, "vramscope record: PyTorch's snapshot of process %lld could not be "
+              "imported; it is kept in %s\n", newest[k].pid, spool);
+      *keep = true;
+      unlink(trace);
+      continue;
+    }
+    if (!tie_snapshot(trace, info, host, err, sizeof err)) {
+      fprintf(stderr, "vramscope record: %s\n", err);
+      *keep = true;
+      unlink(trace);
+      continue;
+    }
+    imported++;
+  }
+  return imported;
+}
+
 /* `vramscope record`: see the file comment.  argv[0] is "record". */
 int
 vs_cmd_record(int argc, char **argv)
 {
   const char *pattern = "vramscope-%h-%p.db";
   bool kernels = true, quiet = false;
+  const char *torch = "auto";
   int i = 1;
   for (; i < argc; i++) {
     const char *a = argv[i];
@@ -355,6 +566,17 @@ vs_cmd_record(int argc, char **argv)
       kernels = true;
     } else if (strcmp(a, "--no-kernels") == 0) {
       kernels = false;
+    } else if (strncmp(a, "--torch=", 8) == 0 || strcmp(a, "--torch") == 0) {
+      if (a[7] == '=')
+        torch = a + 8;
+      else if (i + 1 < argc)
+        torch = argv[++i];
+      else
+        torch = "";
+      if (strcmp(torch, "auto") != 0 && strcmp(torch, "on") != 0 && strcmp(torch, "off") != 0) {
+        fprintf(stderr, "vramscope record: --torch takes auto, on or off, not '%s'\n", torch);
+        return 1;
+      }
     } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
       quiet = true;
     } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
@@ -409,6 +631,24 @@ vs_cmd_record(int argc, char **argv)
   setenv("VRAMSCOPE_SPOOL_DIR", spool_abs, 1);
   setenv("VRAMSCOPE_KERNELS", kernels ? "1" : "0", 1);
   unsetenv("VRAMSCOPE_OUTPUT");
+  bool torch_on = strcmp(torch, "off") != 0;
+  char hook[PATH_MAX];
+  if (torch_on && find_torch_hook(collector, hook, sizeof hook)) {
+    const char *old = getenv("PYTHONPATH");
+    size_t plen = strlen(hook) + (old ? strlen(old) : 0) + 2;
+    char *path = malloc(plen);
+    if (path != NULL) {
+      snprintf(path, plen, "%s%s%s", hook, old && old[0] ? ":" : "", old && old[0] ? old : "");
+      setenv("PYTHONPATH", path, 1);
+      free(path);
+    }
+    setenv("VRAMSCOPE_TORCH", "1", 1);
+  } else {
+    if (torch_on)
+      fprintf(stderr, "vramscope record: the PyTorch hook (python/sitecustomize.py beside "
+              "%s) is missing: PyTorch's allocator level is not recorded\n", collector);
+    setenv("VRAMSCOPE_TORCH", "0", 1);
+  }
 
   int64_t start = now_ns();
   int errpipe[2];
@@ -485,10 +725,19 @@ vs_cmd_record(int argc, char **argv)
     return code;
   }
 
-  char **files = NULL;
-  size_t n = list_spool(spool, &files);
   char host[256] = "localhost";
   gethostname(host, sizeof host - 1);
+  bool keep_spool = false;
+  int snapshots = torch_on ? import_snapshots(spool, host, &keep_spool) : 0;
+  if (strcmp(torch, "on") == 0 && snapshots == 0 && !keep_spool)
+    fprintf(stderr, "vramscope record: --torch=on, but no process of the run used CUDA "
+            "through PyTorch's caching allocator\n");
+  /* Process traces sort before the torch-PID.db imports, so a snapshot's
+   * process and devices already exist when it is merged. */
+  char **files = NULL;
+  size_t n = list_spool(spool, &files);
+  /* Stacks: native frames to functions and lines (vs-symbolize.c). */
+  vs_symbolize_traces((const char *const *)files, n, quiet);
   char *cmd = join_args(prog);
   VsMergeRun run = {.main_pid = pid, .exit_status = code, .start_ns = start,
                     .end_ns = end, .command_line = cmd, .host = host,
@@ -508,7 +757,8 @@ vs_cmd_record(int argc, char **argv)
             out, err, spool);
     return code != 0 ? code : 1;
   }
-  remove_spool(spool);
+  if (!keep_spool)
+    remove_spool(spool);
   if (!quiet)
     print_summary(out);
   return code;

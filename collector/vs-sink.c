@@ -13,9 +13,14 @@
  *   - address → "this DEVICE record is a VMM map/unmap", from the cuMemMap /
  *     cuMemUnmap callbacks (the records themselves look like cudaMalloc);
  *   - CUPTI device id → trace device (by uuid), pool address → allocator;
- *   - NVTX range key → trace range id.
+ *   - NVTX range key → trace range id;
+ *   - stack hash → trace stack id (vs-unwind.c writes a stack's rows when
+ *     its VS_ITEM_STACK arrives); an allocation's stack comes with its
+ *     correlation id, a release's from the free call at the same address
+ *     (release records' correlation ids are not reliable).
  */
 #include "vs-collector-private.h"
+#include "vs-unwind.h"
 
 #include <cupti.h>
 #include <dlfcn.h>
@@ -153,6 +158,7 @@ typedef struct {
   uint64_t correlation;
   int64_t tid;
   uint64_t range;
+  uint64_t stack;
 } VsCorrSlot;
 
 typedef char *(*VsDemangleFunc)(const char *, char *, size_t *, int *);
@@ -169,6 +175,11 @@ struct VsSink {
   VsMap vmm_unmaps;   /* address → pending cuMemUnmap count */
   VsMap names;        /* kernel name pointer → demangled copy */
   VsCorrSlot *corr;   /* direct-mapped: correlation & (VS_CORR_SLOTS-1) */
+  VsStacks *stacks;   /* stack rows */
+  VsMap stack_ids;    /* stack hash → trace stack id */
+  VsMap free_stacks;  /* address → stack hash of a free call not yet matched */
+  VsMap free_tids;    /* address → thread of that free call */
+  VsMap map_stacks;   /* address → stack hash of a cuMemMap not yet matched */
   VsDemangleFunc demangle;
   bool demangle_on;
   uint64_t rows;
@@ -203,6 +214,12 @@ vs_sink_new(VsWriter *w, int64_t process_id)
   }
   s->w = w;
   s->process_id = process_id;
+  s->stacks = vs_stacks_new(w, process_id);
+  if (s->stacks == NULL) {
+    free(s->corr);
+    free(s);
+    return NULL;
+  }
   s->demangle = find_demangler();
   s->demangle_on = true;
   return s;
@@ -222,6 +239,11 @@ vs_sink_free(VsSink *s)
   map_free(&s->vmm_maps);
   map_free(&s->vmm_unmaps);
   map_free(&s->names);
+  map_free(&s->stack_ids);
+  map_free(&s->free_stacks);
+  map_free(&s->free_tids);
+  map_free(&s->map_stacks);
+  vs_stacks_free(s->stacks);
   free(s->corr);
   free(s);
 }
@@ -352,6 +374,24 @@ range_put(VsSink *s, uint64_t key, int64_t id)
   }
 }
 
+/* Trace stack id of a stack hash, VS_UNKNOWN for none. */
+static int64_t
+stack_id(VsSink *s, uint64_t hash)
+{
+  uint64_t id;
+  return map_get(&s->stack_ids, hash, &id) ? (int64_t)id : VS_UNKNOWN;
+}
+
+/* Takes (and forgets) what map m holds for address; 0 when nothing. */
+static uint64_t
+take_at(VsMap *m, uint64_t address)
+{
+  uint64_t v = 0;
+  if (map_get(m, address, &v))
+    map_del(m, address);
+  return v;
+}
+
 /* The trace's code for a CUPTI memory kind; 0 for UNKNOWN. */
 static VsMemKind
 mem_kind(uint32_t k)
@@ -439,7 +479,16 @@ memory_record(VsSink *s, const CUpti_ActivityMemory4 *r)
     if (slot->correlation == r->correlationId) {
       e.tid = slot->tid;
       e.range_id = range_id(s, slot->range);
+      e.stack_id = stack_id(s, slot->stack);
     }
+  }
+  if (alloc && e.kind == VS_MEM_KIND_VMM)
+    e.stack_id = stack_id(s, take_at(&s->map_stacks, r->address));
+  if (!alloc) {
+    uint64_t tid = take_at(&s->free_tids, r->address);
+    e.stack_id = stack_id(s, take_at(&s->free_stacks, r->address));
+    if (tid != 0)
+      e.tid = (int64_t)tid;
   }
   if (vs_writer_mem_event(s->w, &e) != 0)
     return -1;
@@ -474,6 +523,11 @@ pool_record(VsSink *s, const CUpti_ActivityMemoryPool3 *r)
     .correlation = r->correlationId ? (int64_t)r->correlationId : VS_UNKNOWN,
     .stack_id = VS_UNKNOWN,
   };
+  if (r->correlationId != 0) {
+    const VsCorrSlot *slot = &s->corr[r->correlationId & (VS_CORR_SLOTS - 1)];
+    if (slot->correlation == r->correlationId)
+      e.stack_id = stack_id(s, slot->stack);
+  }
   if (vs_writer_pool_event(s->w, &e) != 0)
     return -1;
   s->rows++;
@@ -630,6 +684,23 @@ vs_sink_process_item(VsSink *s, const VsItem *it)
     slot->correlation = it->correlation;
     slot->tid = it->tid;
     slot->range = it->range;
+    slot->stack = it->stack;
+    return 0;
+  }
+  case VS_ITEM_FREE_CALL:
+    if (it->stack != 0)
+      map_put(&s->free_stacks, it->address, it->stack);
+    if (it->tid > 0)
+      map_put(&s->free_tids, it->address, (uint64_t)it->tid);
+    return 0;
+  case VS_ITEM_STACK: {
+    VsStackBlob *b = it->blob;
+    int64_t id = b ? vs_stacks_add(s->stacks, b) : VS_UNKNOWN;
+    vs_stack_blob_free(b);
+    if (id == -1)
+      return -1;
+    if (id > 0)
+      map_put(&s->stack_ids, it->stack, (uint64_t)id);
     return 0;
   }
   case VS_ITEM_VMM_MAP:
@@ -638,6 +709,9 @@ vs_sink_process_item(VsSink *s, const VsItem *it)
     uint64_t n = 0;
     map_get(m, it->address, &n);
     map_put(m, it->address, n + 1);
+    if (it->stack != 0)
+      map_put(it->type == VS_ITEM_VMM_MAP ? &s->map_stacks : &s->free_stacks,
+              it->address, it->stack);
     return 0;
   }
   case VS_ITEM_FAILED_ALLOC: {
@@ -651,7 +725,7 @@ vs_sink_process_item(VsSink *s, const VsItem *it)
       .error_name = it->text[0] ? it->text : NULL,
       .device_free_bytes = it->free_bytes, .device_total_bytes = it->total_bytes,
       .correlation = it->correlation ? (int64_t)it->correlation : VS_UNKNOWN,
-      .stack_id = VS_UNKNOWN, .range_id = range_id(s, it->range),
+      .stack_id = stack_id(s, it->stack), .range_id = range_id(s, it->range),
     };
     if (vs_writer_failed_alloc(s->w, &f) != 0)
       return -1;

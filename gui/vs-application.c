@@ -6,6 +6,9 @@
  */
 #include "vs-application.h"
 
+#include <epoxy/gl.h>
+#include <string.h>
+
 #include "vs-config.h"
 #include "vs-window.h"
 
@@ -137,6 +140,27 @@ vs_application_class_init (VsApplicationClass *klass)
 static void
 vs_application_init (VsApplication *self)
 {
+}
+
+/* See vs-application.h. */
+void
+vs_application_choose_renderer (void)
+{
+  g_autoptr (GdkGLContext) context = NULL;
+  const char *renderer;
+
+  if (g_getenv ("GSK_RENDERER") != NULL)
+    return;
+  context = gdk_display_create_gl_context (gdk_display_get_default (), NULL);
+  if (context == NULL || !gdk_gl_context_realize (context, NULL))
+    return; /* GTK falls back to cairo by itself */
+  gdk_gl_context_make_current (context);
+  renderer = (const char *) glGetString (GL_RENDERER);
+  if (renderer != NULL
+      && (strstr (renderer, "llvmpipe") || strstr (renderer, "softpipe")
+          || strstr (renderer, "swrast")))
+    g_setenv ("GSK_RENDERER", "cairo", TRUE);
+  gdk_gl_context_clear_current ();
 }
 
 /* See vs-application.h. */

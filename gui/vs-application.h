@@ -20,6 +20,14 @@ VsApplication *vs_application_new (const char *file, const char *screenshot,
 /* Whether name is a pane vs_application_new() accepts. */
 gboolean vs_application_is_pane (const char *name);
 
+/* When OpenGL is rendered in software (Mesa's llvmpipe: no GPU, a remote
+ * or virtual X server such as Xvfb), GTK's GL renderer repaints the whole
+ * window on the CPU at several times the cost of its cairo renderer, which
+ * repaints only what changed: this chooses cairo then (GSK_RENDERER=cairo),
+ * unless the user set GSK_RENDERER.  Call after gtk_init() and before the
+ * first window is realized. */
+void vs_application_choose_renderer (void);
+
 /* Whether a screenshot run failed (exit status 1). */
 gboolean vs_application_get_failed (VsApplication *self);
 

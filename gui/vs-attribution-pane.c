@@ -19,7 +19,6 @@ struct _VsAttributionPane
   GtkColumnView *column_view;
 
   VsInstant *instant;
-  GtkTreeListModel *tree_model;
   GtkColumnViewColumn *bytes_column;
 };
 
@@ -113,7 +112,6 @@ rebuild (VsAttributionPane *self)
   roots = vs_tree_item_list_roots (self->instant, root);
   tree = gtk_tree_list_model_new (g_object_ref (roots), FALSE, FALSE,
                                   vs_tree_item_create_children, NULL, NULL);
-  self->tree_model = tree;
   row_sorter = GTK_SORTER (gtk_tree_list_row_sorter_new (
       g_object_ref (gtk_column_view_get_sorter (self->column_view))));
   sorted = gtk_sort_list_model_new (G_LIST_MODEL (tree), row_sorter);

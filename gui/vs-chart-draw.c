@@ -250,6 +250,52 @@ hatch_pattern (const GdkRGBA *c)
   return pat;
 }
 
+/* The y of column k's field (a double at byte offset off in Column). */
+#define COL_Y(col, k, off) (*(const double *) ((const char *) &(col)[k] + (off)))
+
+/* Adds the step line through column values [i, j) to the current path,
+ * left to right (or right to left with backwards), starting with a
+ * line_to to the first point.  Only changes of value add points, so a flat
+ * stretch costs two points whatever its width: cairo's rasterizer work
+ * follows the shape, not the pixel count. */
+static void
+step_path (cairo_t *cr, double x0, const Column *col, int i, int j,
+           gsize off, double dy, gboolean backwards)
+{
+  if (!backwards)
+    {
+      double y = COL_Y (col, i, off) + dy;
+      cairo_line_to (cr, x0 + i, y);
+      for (int k = i + 1; k < j; k++)
+        {
+          double ny = COL_Y (col, k, off) + dy;
+          if (ny != y)
+            {
+              cairo_line_to (cr, x0 + k, y);
+              cairo_line_to (cr, x0 + k, ny);
+              y = ny;
+            }
+        }
+      cairo_line_to (cr, x0 + j, y);
+    }
+  else
+    {
+      double y = COL_Y (col, j - 1, off) + dy;
+      cairo_line_to (cr, x0 + j, y);
+      for (int k = j - 2; k >= i; k--)
+        {
+          double ny = COL_Y (col, k, off) + dy;
+          if (ny != y)
+            {
+              cairo_line_to (cr, x0 + k + 1, y);
+              cairo_line_to (cr, x0 + k + 1, ny);
+              y = ny;
+            }
+        }
+      cairo_line_to (cr, x0 + i, y);
+    }
+}
+
 static void
 draw_series (cairo_t *cr, const VsChartLayout *l, const Column *col,
              int n, const VsChartPalette *p)
@@ -257,6 +303,8 @@ draw_series (cairo_t *cr, const VsChartLayout *l, const Column *col,
   double x0 = l->chart.origin.x;
   double base = l->chart.origin.y + l->chart.size.height;
   cairo_pattern_t *hatch = hatch_pattern (&p->fragmentation);
+  gsize off_a = G_STRUCT_OFFSET (Column, max_a);
+  gsize off_r = G_STRUCT_OFFSET (Column, max_r);
 
   for (int i = 0; i < n;)
     {
@@ -269,53 +317,38 @@ draw_series (cairo_t *cr, const VsChartLayout *l, const Column *col,
         }
       for (j = i; j < n && col[j].has; j++)
         ;
+      /* Areas are unions of pixel columns: no antialiasing needed, and
+       * without it cairo fills them far faster. */
+      cairo_set_antialias (cr, CAIRO_ANTIALIAS_NONE);
+
       /* Fragmentation: between reserved (above) and allocated (below). */
-      cairo_move_to (cr, x0 + i, col[i].max_r);
-      for (int k = i; k < j; k++)
-        {
-          cairo_line_to (cr, x0 + k, col[k].max_r);
-          cairo_line_to (cr, x0 + k + 1, col[k].max_r);
-        }
-      for (int k = j - 1; k >= i; k--)
-        {
-          cairo_line_to (cr, x0 + k + 1, col[k].max_a);
-          cairo_line_to (cr, x0 + k, col[k].max_a);
-        }
+      cairo_new_path (cr);
+      step_path (cr, x0, col, i, j, off_r, 0, FALSE);
+      step_path (cr, x0, col, i, j, off_a, 0, TRUE);
       cairo_close_path (cr);
       cairo_set_source (cr, hatch);
       cairo_fill (cr);
 
       /* Allocated: filled from the baseline. */
       cairo_move_to (cr, x0 + i, base);
-      for (int k = i; k < j; k++)
-        {
-          cairo_line_to (cr, x0 + k, col[k].max_a);
-          cairo_line_to (cr, x0 + k + 1, col[k].max_a);
-        }
+      step_path (cr, x0, col, i, j, off_a, 0, FALSE);
       cairo_line_to (cr, x0 + j, base);
       cairo_close_path (cr);
       set_source (cr, &p->allocated_fill);
       cairo_fill (cr);
+      cairo_set_antialias (cr, CAIRO_ANTIALIAS_DEFAULT);
 
       cairo_set_line_width (cr, 1);
-      cairo_move_to (cr, x0 + i, col[i].max_a - 0.5);
-      for (int k = i; k < j; k++)
-        {
-          cairo_line_to (cr, x0 + k, col[k].max_a - 0.5);
-          cairo_line_to (cr, x0 + k + 1, col[k].max_a - 0.5);
-        }
+      cairo_new_path (cr);
+      step_path (cr, x0, col, i, j, off_a, -0.5, FALSE);
       set_source (cr, &p->allocated_line);
       cairo_stroke (cr);
 
       /* Reserved: a step line, with the column's min..max range drawn as a
        * vertical stroke where reserved moved inside one pixel. */
       cairo_set_line_width (cr, 1.5);
-      cairo_move_to (cr, x0 + i, col[i].max_r - 0.75);
-      for (int k = i; k < j; k++)
-        {
-          cairo_line_to (cr, x0 + k, col[k].max_r - 0.75);
-          cairo_line_to (cr, x0 + k + 1, col[k].max_r - 0.75);
-        }
+      cairo_new_path (cr);
+      step_path (cr, x0, col, i, j, off_r, -0.75, FALSE);
       set_source (cr, &p->reserved_line);
       cairo_stroke (cr);
       for (int k = i; k < j; k++)
@@ -645,11 +678,13 @@ vs_chart_draw (GtkSnapshot *snapshot, const VsChartData *d,
         gint64 e = MAX (a + 1, v0 + (gint64) ((i + 1) * span));
         if (!vs_chart_data_span (d, a, e, &b))
           continue;
+        /* Whole pixels: neighbouring columns at the same level merge into
+         * one path segment, and edges stay crisp. */
         col[i].has = TRUE;
-        col[i].max_a = vs_chart_y_for_bytes (&l, b.max_allocated);
-        col[i].max_r = vs_chart_y_for_bytes (&l, MAX (b.max_reserved,
-                                                         b.max_allocated));
-        col[i].min_r = vs_chart_y_for_bytes (&l, b.min_reserved);
+        col[i].max_a = round (vs_chart_y_for_bytes (&l, b.max_allocated));
+        col[i].max_r = round (vs_chart_y_for_bytes (&l, MAX (b.max_reserved,
+                                                                b.max_allocated)));
+        col[i].min_r = round (vs_chart_y_for_bytes (&l, b.min_reserved));
         col[i].kernels = b.kernels;
       }
 

@@ -66,7 +66,10 @@ vs_fragmentation_view_snapshot (GtkWidget *widget, GtkSnapshot *s)
     g_autofree char *f = vs_format_bytes (in->frag.free_bytes);
     line1 = g_strdup_printf ("Reserved %s · allocated %s · free inside "
                              "reserved %s", r, a, f);
-    if (in->frag.largest_free_bytes == VS_UNKNOWN)
+    if (in->frag.segment_count == 0)
+      line2 = g_strdup ("No segment whose layout the trace knows is live at "
+                        "this instant");
+    else if (in->frag.largest_free_bytes == VS_UNKNOWN)
       line2 = g_strdup ("Largest free block: unknown (part of the free memory "
                         "lies outside segments whose layout the trace knows)");
     else
@@ -92,10 +95,10 @@ vs_fragmentation_view_snapshot (GtkWidget *widget, GtkSnapshot *s)
 
   if (in->segments->len == 0)
     {
-      text_at (s, l, "No segment layout is known at this instant: the "
-                     "allocator reported no segments (blocks and free gaps "
-                     "are shown for PyTorch's caching allocator).",
-               12, HEADER_HEIGHT + 4, &dim);
+      text_at (s, l, "Segment maps (blocks and free gaps) are drawn for "
+                     "allocators that report their segments, such as "
+                     "PyTorch's caching allocator.",
+               12, HEADER_HEIGHT - 24, &dim);
       g_object_unref (l);
       return;
     }

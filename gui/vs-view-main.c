@@ -91,6 +91,7 @@ main (int argc, char **argv)
       return 1;
     }
 
+  vs_application_choose_renderer ();
   app = vs_application_new (files ? files[0] : NULL, screenshot, width,
                             height, pane);
   status = g_application_run (G_APPLICATION (app), 1, app_argv);

@@ -8,222 +8,19 @@
  * one instant query are in flight; a newer request waits and replaces any
  * older waiting one.
  */
-#include "vs-window.h"
+#include "vs-window-private.h"
 
-#include <glib/gstdio.h>
-
-#include "vs-allocations-pane.h"
-#include "vs-attribution-pane.h"
-#include "vs-document.h"
-#include "vs-flame-graph.h"
-#include "vs-fragmentation-view.h"
-#include "vs-memory-chart.h"
-#include "vs-oom-pane.h"
 #include "vs-time-format.h"
 
 #define MAX_RECENT 10
-#define FOLLOW_INTERVAL_MS 1000
-
-typedef struct {
-  VsMemoryChart *chart;
-  gint64 device_id;
-  gboolean in_flight;
-  gboolean dirty;
-  gboolean loaded;   /* has received data for the current document */
-  guint width;       /* plot width the last query was made for */
-} ChartSlot;
-
-struct _VsWindow
-{
-  AdwApplicationWindow parent_instance;
-
-  /* Template children. */
-  AdwWindowTitle *window_title;
-  GtkMenuButton *recent_button;
-  GtkWidget *zoom_box;
-  GtkStack *main_stack;
-  GtkLabel *loading_label;
-  GtkProgressBar *progress_bar;
-  AdwStatusPage *error_page;
-  GtkPaned *paned;
-  GtkBox *charts_box;
-  GtkLabel *instant_label;
-  AdwViewStack *pane_stack;
-  AdwViewStackPage *oom_page;
-  VsAttributionPane *attribution_pane;
-  VsFlameGraph *flame_graph;
-  VsAllocationsPane *allocations_pane;
-  VsFragmentationView *fragmentation_view;
-  VsOomPane *oom_pane;
-
-  /* The open trace.  generation changes with every document, so late
-   * results for an earlier one are dropped. */
-  VsDocument *doc;
-  GCancellable *cancellable;
-  guint generation;
-  GArray *slots;           /* ChartSlot */
-  gint64 v0, v1;           /* shared visible range */
-  gboolean fit_pending;    /* initial view not yet fitted to the activity */
-
-  /* The selected instant (< 0: the peak) on instant_device, and range. */
-  gint64 instant_t;
-  gint64 instant_device;
-  gint64 range_a, range_b;
-  gboolean instant_in_flight, instant_dirty, instant_loaded;
-  VsInstant *instant;
-
-  /* Screenshot mode. */
-  char *screenshot_path;
-  gboolean screenshot_scheduled;
-  guint screenshot_tries;
-  int screenshot_width, screenshot_height; /* 0: as the window is */
-  guint resize_tries;
-  gboolean failed;
-
-  /* Following a recording. */
-  guint follow_source;
-  gboolean refresh_in_flight;
-  char *file_stamp;
-};
 
 G_DEFINE_FINAL_TYPE (VsWindow, vs_window, ADW_TYPE_APPLICATION_WINDOW)
 
 static void request_chart (VsWindow *self, guint index);
-static void set_view (VsWindow *self, gint64 v0, gint64 v1);
-static void request_instant (VsWindow *self);
-static void maybe_screenshot (VsWindow *self);
-static void set_following (VsWindow *self, gboolean on);
 
-/* ---------------------------------------------------------- screenshot -- */
-
-/* Renders the window with its own renderer and saves it as a PNG.
- * Returns FALSE with error set on failure. */
-static gboolean
-save_screenshot (VsWindow *self, const char *path, GError **error)
-{
-  GtkWidget *widget = GTK_WIDGET (self);
-  int w = gtk_widget_get_width (widget);
-  int h = gtk_widget_get_height (widget);
-  g_autoptr (GdkPaintable) paintable = gtk_widget_paintable_new (widget);
-  GtkSnapshot *snapshot = gtk_snapshot_new ();
-  GskRenderNode *node;
-  GskRenderer *renderer = gtk_native_get_renderer (GTK_NATIVE (self));
-  g_autoptr (GdkTexture) texture = NULL;
-
-  gdk_paintable_snapshot (paintable, snapshot, w, h);
-  node = gtk_snapshot_free_to_node (snapshot);
-  if (node == NULL || renderer == NULL)
-    {
-      g_clear_pointer (&node, gsk_render_node_unref);
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_PENDING,
-                   "the window has nothing drawn to save");
-      return FALSE;
-    }
-  texture = gsk_renderer_render_texture (renderer, node,
-                                         &GRAPHENE_RECT_INIT (0, 0, w, h));
-  gsk_render_node_unref (node);
-  if (!gdk_texture_save_to_png (texture, path))
-    {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED,
-                   "cannot write %s", path);
-      return FALSE;
-    }
-  return TRUE;
-}
-
-static void on_after_paint (GdkFrameClock *clock, VsWindow *self);
-
-static void
-finish_screenshot (VsWindow *self)
-{
-  g_autoptr (GError) error = NULL;
-
-  if (save_screenshot (self, self->screenshot_path, &error))
-    {
-      gtk_window_destroy (GTK_WINDOW (self));
-      return;
-    }
-  /* A list still laying out its rows can leave the window with nothing
-   * to snapshot for a frame: try again after the next one. */
-  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_PENDING)
-      && self->screenshot_tries++ < 100)
-    {
-      g_signal_connect (gtk_widget_get_frame_clock (GTK_WIDGET (self)),
-                        "after-paint", G_CALLBACK (on_after_paint), self);
-      gtk_widget_queue_draw (GTK_WIDGET (self));
-      return;
-    }
-  g_printerr ("vramscope-view: screenshot failed: %s\n", error->message);
-  self->failed = TRUE;
-  gtk_window_destroy (GTK_WINDOW (self));
-}
-
-static void
-on_after_paint (GdkFrameClock *clock, VsWindow *self)
-{
-  g_signal_handlers_disconnect_by_func (clock, on_after_paint, self);
-  /* Outside the paint cycle: render our own copy of the drawn frame. */
-  g_idle_add_full (G_PRIORITY_DEFAULT, (GSourceFunc) (void (*) (void)) finish_screenshot,
-                   g_object_ref (self), g_object_unref);
-}
-
-static gboolean
-retry_screenshot (GtkWidget *widget, GdkFrameClock *clock, gpointer data)
-{
-  maybe_screenshot (VS_WINDOW (widget));
-  return G_SOURCE_REMOVE;
-}
-
-/* Whether the window's content has the size asked for; if not, resizes
- * the window by the difference (the default size counts client-side
- * decorations, the picture does not) and looks again next frame. */
-static gboolean
-screenshot_size_ok (VsWindow *self)
-{
-  int w = gtk_widget_get_width (GTK_WIDGET (self));
-  int h = gtk_widget_get_height (GTK_WIDGET (self));
-  int dw, dh;
-
-  if (self->screenshot_width <= 0 || (w == self->screenshot_width
-                                      && h == self->screenshot_height))
-    return TRUE;
-  if (self->resize_tries++ > 20)
-    return TRUE; /* the window system will not give that size: take it */
-  gtk_window_get_default_size (GTK_WINDOW (self), &dw, &dh);
-  if (w > 0 && h > 0)
-    gtk_window_set_default_size (GTK_WINDOW (self),
-                                 dw + self->screenshot_width - w,
-                                 dh + self->screenshot_height - h);
-  gtk_widget_add_tick_callback (GTK_WIDGET (self), retry_screenshot, NULL, NULL);
-  return FALSE;
-}
-
-/* Saves the screenshot after the next frame once everything is loaded. */
-static void
-maybe_screenshot (VsWindow *self)
-{
-  GdkFrameClock *clock;
-
-  if (self->screenshot_path == NULL || self->screenshot_scheduled
-      || self->doc == NULL || !self->instant_loaded || self->instant_in_flight)
-    return;
-  for (guint i = 0; i < self->slots->len; i++)
-    {
-      ChartSlot *s = &g_array_index (self->slots, ChartSlot, i);
-      if (!s->loaded || s->in_flight || s->dirty)
-        return;
-    }
-  clock = gtk_widget_get_frame_clock (GTK_WIDGET (self));
-  if (clock == NULL || !screenshot_size_ok (self))
-    return;
-  self->screenshot_scheduled = TRUE;
-  g_signal_connect (clock, "after-paint", G_CALLBACK (on_after_paint), self);
-  gtk_widget_queue_draw (GTK_WIDGET (self));
-}
-
-/* A load error in the window, or on stderr and exit 1 in screenshot mode. */
-static void
-show_error (VsWindow *self, const char *message)
+/* See vs-window-private.h. */
+void
+vs_window_show_error (VsWindow *self, const char *message)
 {
   adw_status_page_set_description (self->error_page, message);
   gtk_stack_set_visible_child_name (self->main_stack, "error");
@@ -270,7 +67,7 @@ fit_initial_view (VsWindow *self)
     }
   self->fit_pending = FALSE;
   if (first != G_MAXINT64 && first > duration / 5)
-    set_view (self, MAX (0, first - (duration - first) / 20), duration);
+    vs_window_set_view (self, MAX (0, first - (duration - first) / 20), duration);
 }
 
 static void
@@ -292,7 +89,7 @@ on_chart_done (GObject *source, GAsyncResult *result, gpointer data)
           s->loaded = TRUE;
         }
       else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        show_error (self, error->message);
+        vs_window_show_error (self, error->message);
       if (s->dirty && self->doc != NULL)
         {
           s->dirty = FALSE;
@@ -300,7 +97,7 @@ on_chart_done (GObject *source, GAsyncResult *result, gpointer data)
         }
       if (self->fit_pending && self->doc != NULL)
         fit_initial_view (self);
-      maybe_screenshot (self);
+      vs_window_maybe_screenshot (self);
     }
   g_object_unref (self);
   g_free (req);
@@ -355,16 +152,18 @@ request_chart (VsWindow *self, guint index)
                                  self->cancellable, on_chart_done, req);
 }
 
-static void
-request_all_charts (VsWindow *self)
+/* See vs-window-private.h. */
+void
+vs_window_request_all_charts (VsWindow *self)
 {
   for (guint i = 0; i < self->slots->len; i++)
     request_chart (self, i);
 }
 
 /* Applies the shared view to every chart and fetches what is missing. */
-static void
-set_view (VsWindow *self, gint64 v0, gint64 v1)
+/* See vs-window-private.h. */
+void
+vs_window_set_view (VsWindow *self, gint64 v0, gint64 v1)
 {
   for (guint i = 0; i < self->slots->len; i++)
     {
@@ -373,20 +172,20 @@ set_view (VsWindow *self, gint64 v0, gint64 v1)
       if (i == 0)
         vs_memory_chart_get_view (s->chart, &self->v0, &self->v1);
     }
-  request_all_charts (self);
+  vs_window_request_all_charts (self);
 }
 
 static void
 on_view_changed (VsMemoryChart *chart, gint64 v0, gint64 v1, VsWindow *self)
 {
-  set_view (self, v0, v1);
+  vs_window_set_view (self, v0, v1);
 }
 
 static void
 on_chart_resized (GObject *chart, GParamSpec *pspec, VsWindow *self)
 {
   if (self->doc != NULL)
-    request_all_charts (self);
+    vs_window_request_all_charts (self);
 }
 
 static gint64
@@ -406,7 +205,7 @@ select_instant (VsWindow *self, gint64 device_id, gint64 t)
   self->range_a = self->range_b = -1;
   for (guint i = 0; i < self->slots->len; i++)
     vs_memory_chart_set_selection (g_array_index (self->slots, ChartSlot, i).chart, 0, 0);
-  request_instant (self);
+  vs_window_request_instant (self);
 }
 
 static void
@@ -424,7 +223,7 @@ on_range_selected (VsMemoryChart *chart, gint64 a, gint64 b, VsWindow *self)
   self->range_b = b;
   for (guint i = 0; i < self->slots->len; i++)
     vs_memory_chart_set_selection (g_array_index (self->slots, ChartSlot, i).chart, a, b);
-  request_instant (self);
+  vs_window_request_instant (self);
 }
 
 static void
@@ -515,21 +314,22 @@ on_instant_done (GObject *source, GAsyncResult *result, gpointer data)
         {
           gtk_label_set_text (self->instant_label, error->message);
           if (self->screenshot_path != NULL)
-            show_error (self, error->message);
+            vs_window_show_error (self, error->message);
         }
       if (self->instant_dirty && self->doc != NULL)
         {
           self->instant_dirty = FALSE;
-          request_instant (self);
+          vs_window_request_instant (self);
         }
-      maybe_screenshot (self);
+      vs_window_maybe_screenshot (self);
     }
   g_object_unref (self);
   g_free (req);
 }
 
-static void
-request_instant (VsWindow *self)
+/* See vs-window-private.h. */
+void
+vs_window_request_instant (VsWindow *self)
 {
   InstantRequest *req;
 
@@ -561,7 +361,7 @@ clear_document (VsWindow *self)
   g_clear_object (&self->cancellable);
   self->cancellable = g_cancellable_new ();
   self->generation++;
-  set_following (self, FALSE);
+  vs_window_set_following (self, FALSE);
   g_clear_object (&self->doc);
   g_clear_pointer (&self->instant, vs_instant_unref);
   g_array_set_size (self->slots, 0);
@@ -598,8 +398,9 @@ add_to_recent (GFile *file)
   gtk_recent_manager_add_full (gtk_recent_manager_get_default (), uri, &data);
 }
 
-static void
-update_oom_badge (VsWindow *self)
+/* See vs-window-private.h. */
+void
+vs_window_update_oom_badge (VsWindow *self)
 {
   guint n = vs_document_get_ooms (self->doc)->len;
   adw_view_stack_page_set_needs_attention (self->oom_page, n > 0);
@@ -621,11 +422,11 @@ show_document (VsWindow *self)
   gtk_stack_set_visible_child_name (self->main_stack, "trace");
   gtk_widget_set_visible (self->zoom_box, TRUE);
   vs_oom_pane_set_document (self->oom_pane, self->doc);
-  update_oom_badge (self);
+  vs_window_update_oom_badge (self);
 
   if (devices->len == 0)
     {
-      show_error (self, "The trace holds no device memory events: there is "
+      vs_window_show_error (self, "The trace holds no device memory events: there is "
                         "nothing to chart.");
       return;
     }
@@ -652,9 +453,9 @@ show_document (VsWindow *self)
   self->instant_t = -1;
   self->range_a = self->range_b = -1;
   self->fit_pending = TRUE;
-  request_all_charts (self);
-  request_instant (self);
-  set_following (self, !vs_document_is_finalized (self->doc));
+  vs_window_request_all_charts (self);
+  vs_window_request_instant (self);
+  vs_window_set_following (self, !vs_document_is_finalized (self->doc));
 }
 
 typedef struct {
@@ -675,7 +476,7 @@ on_load_done (GObject *source, GAsyncResult *result, gpointer data)
   else if (doc == NULL)
     {
       if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        show_error (self, error->message);
+        vs_window_show_error (self, error->message);
     }
   else
     {
@@ -708,103 +509,6 @@ vs_window_open (VsWindow *self, GFile *file)
   req->generation = self->generation;
   vs_document_load_async (file, self->cancellable, on_progress, self,
                           on_load_done, req);
-}
-
-/* ------------------------------------------------------------- follow -- */
-
-/* Size and modification time of the trace and its WAL: changes when the
- * recorder commits. */
-static char *
-file_stamp (GFile *file)
-{
-  GString *s = g_string_new (NULL);
-  g_autofree char *path = g_file_get_path (file);
-  g_autofree char *wal = g_strconcat (path, "-wal", NULL);
-  const char *paths[] = { path, wal };
-
-  for (guint i = 0; i < G_N_ELEMENTS (paths); i++)
-    {
-      GStatBuf st;
-      if (g_stat (paths[i], &st) == 0)
-        g_string_append_printf (s, "%" G_GINT64_FORMAT ":%" G_GINT64_FORMAT ";",
-                                (gint64) st.st_size, (gint64) st.st_mtime);
-    }
-  return g_string_free (s, FALSE);
-}
-
-static void
-on_refresh_done (GObject *source, GAsyncResult *result, gpointer data)
-{
-  VsWindow *self = data;
-  VsDocument *doc = VS_DOCUMENT (source);
-  g_autoptr (GError) error = NULL;
-  gboolean changed = vs_document_refresh_finish (doc, result, &error);
-
-  self->refresh_in_flight = FALSE;
-  if (doc == self->doc && error == NULL && changed)
-    {
-      gint64 duration = MAX (1, vs_document_get_duration (doc));
-      gint64 span = self->v1 - self->v0;
-      g_autofree char *desc = vs_document_describe (doc);
-      /* A view showing the end keeps showing the end as it grows. */
-      gboolean at_end = self->v0 == 0 || self->v1 >= duration - span / 50;
-
-      adw_window_title_set_subtitle (self->window_title, desc);
-      for (guint i = 0; i < self->slots->len; i++)
-        {
-          ChartSlot *s = &g_array_index (self->slots, ChartSlot, i);
-          vs_memory_chart_set_limits (s->chart, duration);
-          s->width = 0; /* the data is stale: query again */
-        }
-      if (self->v0 == 0)
-        set_view (self, 0, duration);
-      else if (at_end)
-        set_view (self, duration - span, duration);
-      else
-        request_all_charts (self);
-      vs_oom_pane_set_document (self->oom_pane, doc);
-      update_oom_badge (self);
-      request_instant (self);
-    }
-  if (vs_document_is_finalized (doc) && doc == self->doc)
-    set_following (self, FALSE);
-  g_object_unref (self);
-}
-
-static gboolean
-on_follow_tick (gpointer data)
-{
-  VsWindow *self = data;
-  g_autofree char *stamp = NULL;
-
-  if (self->doc == NULL || self->refresh_in_flight)
-    return G_SOURCE_CONTINUE;
-  stamp = file_stamp (vs_document_get_file (self->doc));
-  if (g_strcmp0 (stamp, self->file_stamp) == 0)
-    return G_SOURCE_CONTINUE;
-  g_free (self->file_stamp);
-  self->file_stamp = g_steal_pointer (&stamp);
-  self->refresh_in_flight = TRUE;
-  vs_document_refresh_async (self->doc, self->cancellable, on_refresh_done,
-                             g_object_ref (self));
-  return G_SOURCE_CONTINUE;
-}
-
-static void
-set_following (VsWindow *self, gboolean on)
-{
-  GAction *action = g_action_map_lookup_action (G_ACTION_MAP (self), "follow");
-
-  g_clear_handle_id (&self->follow_source, g_source_remove);
-  g_clear_pointer (&self->file_stamp, g_free);
-  if (on && self->doc != NULL)
-    {
-      self->file_stamp = file_stamp (vs_document_get_file (self->doc));
-      self->follow_source = g_timeout_add (FOLLOW_INTERVAL_MS, on_follow_tick, self);
-    }
-  if (action != NULL)
-    g_simple_action_set_state (G_SIMPLE_ACTION (action),
-                               g_variant_new_boolean (self->follow_source != 0));
 }
 
 /* ------------------------------------------------------------- actions -- */
@@ -895,13 +599,13 @@ zoom_reset_activated (GSimpleAction *a, GVariant *p, gpointer data)
 {
   VsWindow *self = data;
   if (self->doc != NULL)
-    set_view (self, 0, MAX (1, vs_document_get_duration (self->doc)));
+    vs_window_set_view (self, 0, MAX (1, vs_document_get_duration (self->doc)));
 }
 
 static void
 follow_changed (GSimpleAction *action, GVariant *value, gpointer data)
 {
-  set_following (VS_WINDOW (data), g_variant_get_boolean (value));
+  vs_window_set_following (VS_WINDOW (data), g_variant_get_boolean (value));
 }
 
 static const GActionEntry win_actions[] = {
@@ -1066,17 +770,6 @@ vs_window_new (AdwApplication *application)
   return g_object_new (VS_TYPE_WINDOW, "application", application, NULL);
 }
 
-/* See vs-window.h. */
-void
-vs_window_set_screenshot (VsWindow *self, const char *path, int width,
-                          int height)
-{
-  g_return_if_fail (VS_IS_WINDOW (self));
-  g_free (self->screenshot_path);
-  self->screenshot_path = g_strdup (path);
-  self->screenshot_width = width;
-  self->screenshot_height = height;
-}
 
 /* See vs-window.h. */
 gboolean

@@ -117,8 +117,8 @@ test_levels_drawn_where_they_belong (void)
   g_assert_true (l.capacity_on_scale);
   x = (int) vs_chart_x_for_time (&l, d->t0, d->t1,
                                     7 * G_GINT64_CONSTANT (1000000000)) + 3;
-  y_alloc = (int) vs_chart_y_for_bytes (&l, 2 * GIB);
-  y_res = (int) vs_chart_y_for_bytes (&l, 3 * GIB);
+  y_alloc = (int) round (vs_chart_y_for_bytes (&l, 2 * GIB));
+  y_res = (int) round (vs_chart_y_for_bytes (&l, 3 * GIB));
   y_cap = (int) vs_chart_y_for_bytes (&l, 4 * GIB);
 
   /* Allocated fill well below the allocated level. */

@@ -5,8 +5,8 @@
  * each pane against the analyzer's own numbers: the allocations listed sum
  * to the summary's peak allocated bytes, the attribution tree's top level
  * is the analyzer tree's, the chart's buckets reach the peak, the failed
- * allocations pane has one row per failure, and the size filter hides
- * what it should.
+ * allocations pane has one row per failure, and a selected range keeps
+ * only the blocks allocated inside it.
  *
  * The traces are made here as users make them: `vramscope import` of the
  * committed PyTorch snapshots and the hand-built two-device fixture, plus
@@ -99,6 +99,55 @@ test_panes_at_peak (gconstpointer path)
     }
 }
 
+/* A range selected on the timeline: only blocks allocated inside it and
+ * still live at its end, and the state is the one at its end. */
+static void
+test_range (gconstpointer path)
+{
+  g_autoptr (VsDocument) doc = load (path);
+  GPtrArray *devices = vs_document_get_devices (doc);
+  gint64 duration = vs_document_get_duration (doc);
+
+  for (guint i = 0; i < devices->len; i++)
+    {
+      VsDocumentDevice *dev = g_ptr_array_index (devices, i);
+      g_autoptr (GAsyncResult) result = NULL;
+      g_autoptr (GAsyncResult) whole_result = NULL;
+      g_autoptr (GError) error = NULL;
+      g_autoptr (VsInstant) in = NULL;
+      g_autoptr (VsInstant) whole = NULL;
+      gint64 a = duration / 4, b = 3 * duration / 4;
+      guint inside = 0;
+
+      vs_document_query_instant_async (doc, dev->id, b, a, b, NULL, on_result, &result);
+      in = vs_document_query_instant_finish (doc, wait_for (&result), &error);
+      g_assert_no_error (error);
+      vs_document_query_instant_async (doc, dev->id, b, -1, -1, NULL, on_result, &whole_result);
+      whole = vs_document_query_instant_finish (doc, wait_for (&whole_result), &error);
+      g_assert_no_error (error);
+
+      g_assert_cmpint (in->time_ns, ==, b);
+      g_assert_cmpint (in->seq, ==, whole->seq);
+      for (guint k = 0; k < whole->blocks->len; k++)
+        {
+          const VsBlock *blk = &g_array_index (whole->blocks, VsBlock, k);
+          if (blk->alloc_time_ns != VS_UNKNOWN && blk->alloc_time_ns >= a
+              && blk->alloc_time_ns < b)
+            inside++;
+        }
+      g_assert_cmpuint (in->blocks->len, ==, inside);
+      for (guint k = 0; k < in->blocks->len; k++)
+        {
+          const VsBlock *blk = &g_array_index (in->blocks, VsBlock, k);
+          g_assert_cmpint (blk->alloc_time_ns, >=, a);
+          g_assert_cmpint (blk->alloc_time_ns, <, b);
+        }
+      /* The state numbers are the instant's, whatever the range. */
+      g_assert_cmpint (in->frag.reserved_bytes, ==, whole->frag.reserved_bytes);
+      g_assert_cmpint (in->point.allocated_bytes, ==, whole->point.allocated_bytes);
+    }
+}
+
 static void
 test_chart_reaches_peak (gconstpointer path)
 {
@@ -155,11 +204,13 @@ add_tests (const char *name, const char *path)
   g_autofree char *a = g_strdup_printf ("/panes/at-peak/%s", name);
   g_autofree char *b = g_strdup_printf ("/panes/chart-reaches-peak/%s", name);
   g_autofree char *c = g_strdup_printf ("/panes/oom-rows/%s", name);
+  g_autofree char *d = g_strdup_printf ("/panes/range/%s", name);
   char *p = g_strdup (path); /* lives as long as the process */
 
   g_test_add_data_func (a, p, test_panes_at_peak);
   g_test_add_data_func (b, p, test_chart_reaches_peak);
   g_test_add_data_func (c, p, test_oom_rows);
+  g_test_add_data_func (d, p, test_range);
 }
 
 /* Runs argv (stdout discarded); aborts the test program on failure. */
