@@ -1,0 +1,120 @@
+/* vs-trace-finalize-private.h — what the finalizer's passes share.
+ *
+ * vs-trace-pair.c loads the raw events and pairs allocations with releases,
+ * vs-trace-replay.c replays them into series, blocks and summaries, and
+ * vs-trace-finalize.c runs the passes in one transaction.  See the comment
+ * at the top of vs-trace-finalize.c for the method.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+#include "vs-trace-writer.h"
+
+/* Where an event came from; also the tie-break order at equal timestamps. */
+enum { SRC_POOL = 0, SRC_MEM = 1, SRC_ALLOC = 2 };
+
+typedef struct {
+  int64_t ts;
+  int64_t id;        /* rowid in its source table */
+  int64_t address;
+  int64_t bytes;     /* counted size; pool_event: pool size or -1 */
+  int64_t block_bytes;
+  int32_t process_id;
+  int32_t device_id; /* 0 = none */
+  int32_t allocator_id; /* allocator level: allocator; mem: pool_id; 0 none */
+  int32_t block;     /* index into blocks, -1 none */
+  int64_t stack_id;
+  int32_t range_id;
+  uint8_t src;
+  uint8_t op;
+  uint8_t kind;
+  uint8_t pad;
+} Event;
+
+typedef struct {
+  int32_t alloc_ev;  /* -1: live before the trace began */
+  int32_t free_ev;   /* -1: live at the end */
+  int32_t owner;     /* level 1: index of the owning level-3 block or -1 */
+  uint8_t level;
+  uint8_t owned_by_pool;
+  int64_t address, bytes, block_bytes;
+} Block;
+
+typedef struct {
+  char *msg;
+  size_t len;
+} Err;
+
+/* All events, sorted, and the blocks pairing makes of them. */
+typedef struct {
+  Event *ev;
+  size_t n, cap;
+  Block *bl;
+  size_t nb, capb;
+} Trace;
+
+/* Running totals of one (device, allocator) series. */
+typedef struct {
+  int64_t reserved, allocated;
+  int64_t pool_size; /* pools: last known size, -1 unknown */
+  int64_t peak_reserved, peak_reserved_ts, peak_reserved_seq;
+  int64_t peak_allocated, peak_allocated_ts, peak_allocated_seq;
+  int64_t alloc_count, free_count;
+  int32_t device_id, allocator_id;
+  int is_pool;
+  int touched;
+} Acc;
+
+typedef struct {
+  int64_t device, static_bytes, pinned, managed;
+  int64_t peak_device, peak_device_ts, peak_pinned, peak_managed;
+  int64_t plain; /* unowned device-level device/VMM bytes */
+  int64_t plain_allocs, plain_frees;
+} DevState;
+
+/* A growable array of accumulators indexed by allocator id (0 = all) per
+ * device.  Allocator ids are small dense integers. */
+typedef struct {
+  Acc *acc;       /* [ndev+1][nalloc+1] */
+  DevState *dev;  /* [ndev+1] */
+  int32_t ndev, nalloc;
+} State;
+
+typedef struct {
+  sqlite3 *db;
+  VsProgressFunc progress;
+  void *progress_data;
+  uint64_t done, total;
+} Progress;
+
+
+/* Fills e->msg with a formatted message (when e->len > 0); returns -1. */
+int vs_fin_fail (Err *e, const char *fmt, ...);
+/* Runs sql; on failure fills e and returns -1. */
+int vs_fin_exec (sqlite3 *db, Err *e, const char *sql);
+/* Adds n units of progress; returns -1 when the caller asked to cancel. */
+int vs_fin_tick (Progress *p, uint64_t n);
+
+/* Appends every mem_event, alloc_event and pool_event row to t->ev. */
+int vs_fin_load_events (sqlite3 *db, Trace *t, Err *e);
+/* qsort comparator of the replay order: ts, source table, rowid. */
+int vs_fin_event_cmp (const void *pa, const void *pb);
+/* Whether ev opens a block (an allocation, segment alloc or map). */
+int vs_fin_is_alloc (const Event *ev);
+/* Pairs sorted events into t->bl; see vs-trace-pair.c. */
+int vs_fin_pair_events (Trace *t, Err *e);
+/* Marks device-level blocks that lie in an allocator's segment. */
+int vs_fin_assign_owners (Trace *t, Err *e);
+
+/* The accumulator of (dev, alloc) in st; alloc 0 is `all`. */
+Acc *vs_fin_acc_at (State *st, int32_t dev, int32_t alloc);
+/* Replays t in order, writing series and series_level, filling st. */
+int vs_fin_replay (Trace *t, State *st, int64_t origin, Progress *pr, Err *e);
+/* Writes the block table from t's pairing. */
+int vs_fin_write_blocks (Trace *t, Progress *pr, Err *e);
+/* Writes one summary row per device and allocator from st. */
+int vs_fin_write_summary (sqlite3 *db, State *st, Err *e);

@@ -1,0 +1,483 @@
+/* vs-trace-pair.c — loading raw events and pairing allocations with releases.
+ *
+ * Allocations and releases are matched by (process, device, address) at the
+ * device level and by (allocator, level, address) at the allocator level,
+ * walking events in replay order; a release with no allocation is memory
+ * that was live before the trace began.  Then device-level allocations lying
+ * inside an allocator's segment are marked as that allocator's, so `all`
+ * counts them once.  Hand-written hash table: this code runs inside
+ * profiled processes and on GPU servers without GLib.
+ */
+#include "vs-trace-finalize-private.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ hash table */
+
+/* Maps a 3-part key to an open block index.  Keys are never removed while
+ * probing could cross them: a slot is emptied by storing value -1 with the
+ * key kept (a tombstone), and lookups skip tombstones. */
+typedef struct {
+  int64_t k1, k2, k3;
+  int32_t value; /* -1 tombstone, -2 empty */
+} Slot;
+
+typedef struct {
+  Slot *slots;
+  size_t mask, used;
+} Map;
+
+static uint64_t
+mix (int64_t a, int64_t b, int64_t c)
+{
+  uint64_t h = (uint64_t) a * 0x9E3779B97F4A7C15ull;
+  h ^= (uint64_t) b + 0x632BE59BD9B4E019ull + (h << 6) + (h >> 2);
+  h ^= (uint64_t) c * 0xC2B2AE3D27D4EB4Full + (h << 6) + (h >> 2);
+  h ^= h >> 31;
+  return h * 0x94D049BB133111EBull;
+}
+
+static int
+map_init (Map *m, size_t expected)
+{
+  size_t cap = 1024;
+  while (cap < expected * 2)
+    cap <<= 1;
+  m->slots = malloc (cap * sizeof *m->slots);
+  if (m->slots == NULL)
+    return -1;
+  for (size_t i = 0; i < cap; i++)
+    m->slots[i].value = -2;
+  m->mask = cap - 1;
+  m->used = 0;
+  return 0;
+}
+
+/* Returns the slot holding the key, or the empty slot where it would go. */
+static Slot *
+map_find (Map *m, int64_t k1, int64_t k2, int64_t k3)
+{
+  size_t i = mix (k1, k2, k3) & m->mask;
+  Slot *tomb = NULL;
+  for (;;)
+    {
+      Slot *s = &m->slots[i];
+      if (s->value == -2)
+        return tomb ? tomb : s;
+      if (s->k1 == k1 && s->k2 == k2 && s->k3 == k3 && s->value != -1)
+        return s;
+      if (s->value == -1 && tomb == NULL)
+        tomb = s;
+      i = (i + 1) & m->mask;
+    }
+}
+
+static int
+map_grow (Map *m)
+{
+  Map bigger;
+  if (map_init (&bigger, (m->mask + 1)) < 0)
+    return -1;
+  for (size_t i = 0; i <= m->mask; i++)
+    if (m->slots[i].value >= 0)
+      {
+        Slot *s = map_find (&bigger, m->slots[i].k1, m->slots[i].k2,
+                            m->slots[i].k3);
+        *s = m->slots[i];
+        bigger.used++;
+      }
+  free (m->slots);
+  *m = bigger;
+  return 0;
+}
+
+/* Sets key → value (value >= 0) or removes the key (value -1). */
+static int
+map_set (Map *m, int64_t k1, int64_t k2, int64_t k3, int32_t value)
+{
+  Slot *s = map_find (m, k1, k2, k3);
+  if (value < 0)
+    {
+      if (s->value >= 0)
+        s->value = -1;
+      return 0;
+    }
+  if (s->value == -2)
+    m->used++;
+  s->k1 = k1;
+  s->k2 = k2;
+  s->k3 = k3;
+  s->value = value;
+  if (m->used * 2 > m->mask)
+    return map_grow (m);
+  return 0;
+}
+
+static int32_t
+map_get (Map *m, int64_t k1, int64_t k2, int64_t k3)
+{
+  Slot *s = map_find (m, k1, k2, k3);
+  return s->value >= 0 ? s->value : -1;
+}
+
+
+static Event *
+push_event (Trace *t)
+{
+  if (t->n == t->cap)
+    {
+      size_t cap = t->cap ? t->cap * 2 : 4096;
+      Event *ev = realloc (t->ev, cap * sizeof *ev);
+      if (ev == NULL)
+        return NULL;
+      t->ev = ev;
+      t->cap = cap;
+    }
+  Event *e = &t->ev[t->n++];
+  memset (e, 0, sizeof *e);
+  e->block = -1;
+  return e;
+}
+
+static int32_t
+push_block (Trace *t, uint8_t level, int64_t address, int64_t bytes,
+            int64_t block_bytes)
+{
+  if (t->nb == t->capb)
+    {
+      size_t cap = t->capb ? t->capb * 2 : 4096;
+      Block *bl = realloc (t->bl, cap * sizeof *bl);
+      if (bl == NULL)
+        return -1;
+      t->bl = bl;
+      t->capb = cap;
+    }
+  Block *b = &t->bl[t->nb];
+  b->alloc_ev = -1;
+  b->free_ev = -1;
+  b->owner = -1;
+  b->level = level;
+  b->owned_by_pool = 0;
+  b->address = address;
+  b->bytes = bytes;
+  b->block_bytes = block_bytes;
+  return (int32_t) t->nb++;
+}
+
+static const char *load_mem_sql =
+  "SELECT id, ts, process_id, ifnull(device_id, 0), kind, op, address, bytes,"
+  " ifnull(pool_id, 0), pool_size, ifnull(stack_id, 0), ifnull(range_id, 0)"
+  " FROM mem_event";
+static const char *load_alloc_sql =
+  "SELECT id, ts, process_id, device_id, allocator_id, op, address,"
+  " requested_bytes, block_bytes, ifnull(stack_id, 0), ifnull(range_id, 0)"
+  " FROM alloc_event";
+static const char *load_pool_sql =
+  "SELECT id, ts, process_id, ifnull(device_id, 0), pool_id, op, size"
+  " FROM pool_event";
+
+int
+vs_fin_load_events (sqlite3 *db, Trace *t, Err *e)
+{
+  const char *sqls[3] = { load_mem_sql, load_alloc_sql, load_pool_sql };
+  const uint8_t srcs[3] = { SRC_MEM, SRC_ALLOC, SRC_POOL };
+  for (int q = 0; q < 3; q++)
+    {
+      sqlite3_stmt *s;
+      if (sqlite3_prepare_v2 (db, sqls[q], -1, &s, NULL) != SQLITE_OK)
+        return vs_fin_fail (e, "cannot finalize trace: %s", sqlite3_errmsg (db));
+      int rc;
+      while ((rc = sqlite3_step (s)) == SQLITE_ROW)
+        {
+          Event *ev = push_event (t);
+          if (ev == NULL)
+            {
+              sqlite3_finalize (s);
+              return vs_fin_fail (e, "cannot finalize trace: out of memory");
+            }
+          ev->src = srcs[q];
+          ev->id = sqlite3_column_int64 (s, 0);
+          ev->ts = sqlite3_column_int64 (s, 1);
+          ev->process_id = (int32_t) sqlite3_column_int64 (s, 2);
+          ev->device_id = (int32_t) sqlite3_column_int64 (s, 3);
+          if (srcs[q] == SRC_MEM)
+            {
+              ev->kind = (uint8_t) sqlite3_column_int (s, 4);
+              ev->op = (uint8_t) sqlite3_column_int (s, 5);
+              ev->address = sqlite3_column_int64 (s, 6);
+              ev->bytes = sqlite3_column_int64 (s, 7);
+              ev->allocator_id = (int32_t) sqlite3_column_int64 (s, 8);
+              ev->block_bytes = sqlite3_column_type (s, 9) == SQLITE_NULL
+                                  ? -1 : sqlite3_column_int64 (s, 9);
+              ev->stack_id = sqlite3_column_int64 (s, 10);
+              ev->range_id = (int32_t) sqlite3_column_int64 (s, 11);
+            }
+          else if (srcs[q] == SRC_ALLOC)
+            {
+              ev->allocator_id = (int32_t) sqlite3_column_int64 (s, 4);
+              ev->op = (uint8_t) sqlite3_column_int (s, 5);
+              ev->address = sqlite3_column_int64 (s, 6);
+              int64_t req = sqlite3_column_type (s, 7) == SQLITE_NULL
+                              ? -1 : sqlite3_column_int64 (s, 7);
+              int64_t blk = sqlite3_column_type (s, 8) == SQLITE_NULL
+                              ? -1 : sqlite3_column_int64 (s, 8);
+              ev->bytes = req >= 0 ? req : (blk >= 0 ? blk : 0);
+              ev->block_bytes = blk;
+              ev->stack_id = sqlite3_column_int64 (s, 9);
+              ev->range_id = (int32_t) sqlite3_column_int64 (s, 10);
+            }
+          else
+            {
+              ev->allocator_id = (int32_t) sqlite3_column_int64 (s, 4);
+              ev->op = (uint8_t) sqlite3_column_int (s, 5);
+              ev->bytes = sqlite3_column_type (s, 6) == SQLITE_NULL
+                            ? -1 : sqlite3_column_int64 (s, 6);
+            }
+        }
+      sqlite3_finalize (s);
+      if (rc != SQLITE_DONE)
+        return vs_fin_fail (e, "cannot finalize trace: %s", sqlite3_errmsg (db));
+    }
+  return 0;
+}
+
+int
+vs_fin_event_cmp (const void *pa, const void *pb)
+{
+  const Event *a = pa, *b = pb;
+  if (a->ts != b->ts)
+    return a->ts < b->ts ? -1 : 1;
+  if (a->src != b->src)
+    return a->src < b->src ? -1 : 1;
+  if (a->id != b->id)
+    return a->id < b->id ? -1 : 1;
+  return 0;
+}
+
+/* ---------------------------------------------------------------- pairing */
+
+int
+vs_fin_is_alloc (const Event *ev)
+{
+  if (ev->src == SRC_MEM)
+    return ev->op == VS_MEM_OP_ALLOC;
+  return ev->op == VS_ALLOC_OP_ALLOC || ev->op == VS_ALLOC_OP_SEGMENT_ALLOC
+         || ev->op == VS_ALLOC_OP_SEGMENT_MAP;
+}
+
+static int
+is_release (const Event *ev)
+{
+  if (ev->src == SRC_MEM)
+    return ev->op == VS_MEM_OP_FREE;
+  return ev->op == VS_ALLOC_OP_FREE_COMPLETED
+         || ev->op == VS_ALLOC_OP_SEGMENT_FREE
+         || ev->op == VS_ALLOC_OP_SEGMENT_UNMAP;
+}
+
+static int
+event_level (const Event *ev)
+{
+  if (ev->src == SRC_MEM)
+    return 1;
+  return ev->op >= VS_ALLOC_OP_SEGMENT_ALLOC ? 3 : 2;
+}
+
+/* Pairs every allocation with its release.  Each event gets .block; a
+ * release with no open allocation opens a block live since before the
+ * trace (alloc_ev -1).  An unmap that covers part of a mapping closes the
+ * mapping and opens what remains mapped as new blocks at the same event. */
+int
+vs_fin_pair_events (Trace *t, Err *e)
+{
+  Map open;
+  if (map_init (&open, 1024) < 0)
+    return vs_fin_fail (e, "cannot finalize trace: out of memory");
+
+  for (size_t i = 0; i < t->n; i++)
+    {
+      Event *ev = &t->ev[i];
+      if (ev->src == SRC_POOL)
+        continue;
+      int level = event_level (ev);
+      /* Keys: device level by (process, device, address); allocator level
+       * by (allocator, level, address). */
+      int64_t k1 = level == 1 ? ev->process_id : ev->allocator_id;
+      int64_t k2 = level == 1 ? ev->device_id : level;
+      int64_t k3 = ev->address;
+
+      if (vs_fin_is_alloc (ev))
+        {
+          int32_t b = push_block (t, (uint8_t) level, ev->address, ev->bytes,
+                                  ev->block_bytes);
+          if (b < 0)
+            goto oom;
+          ev = &t->ev[i];
+          t->bl[b].alloc_ev = (int32_t) i;
+          ev->block = b;
+          if (map_set (&open, k1, k2, k3, b) < 0)
+            goto oom;
+        }
+      else if (is_release (ev))
+        {
+          int32_t b = map_get (&open, k1, k2, k3);
+          if (b >= 0 && level == 3 && ev->op == VS_ALLOC_OP_SEGMENT_UNMAP
+              && t->bl[b].bytes != ev->bytes)
+            b = -1; /* partial unmap: handled below */
+          if (b < 0 && level == 3 && ev->op == VS_ALLOC_OP_SEGMENT_UNMAP)
+            {
+              /* Unmap of a range that is not exactly one mapping: shrink
+               * every live mapping of this allocator it overlaps. */
+              int64_t lo = ev->address, hi = ev->address + ev->bytes;
+              int matched = 0;
+              size_t nb = t->nb;
+              for (size_t j = 0; j < nb; j++)
+                {
+                  Block *m = &t->bl[j];
+                  if (m->level != 3 || m->free_ev >= 0 || m->alloc_ev < 0)
+                    continue;
+                  if (t->ev[m->alloc_ev].allocator_id != ev->allocator_id
+                      || t->ev[m->alloc_ev].op != VS_ALLOC_OP_SEGMENT_MAP)
+                    continue;
+                  int64_t mlo = m->address, mhi = m->address + m->bytes;
+                  if (mhi <= lo || mlo >= hi)
+                    continue;
+                  matched = 1;
+                  m->free_ev = (int32_t) i;
+                  map_set (&open, k1, k2, mlo, -1);
+                  /* Pieces left mapped become blocks allocated here. */
+                  int64_t pieces[2][2] = { { mlo, lo }, { hi, mhi } };
+                  for (int p = 0; p < 2; p++)
+                    if (pieces[p][1] > pieces[p][0])
+                      {
+                        int32_t nbk = push_block (t, 3, pieces[p][0],
+                                                  pieces[p][1] - pieces[p][0], -1);
+                        if (nbk < 0)
+                          goto oom;
+                        t->bl[nbk].alloc_ev = (int32_t) i;
+                        if (map_set (&open, k1, k2, pieces[p][0], nbk) < 0)
+                          goto oom;
+                      }
+                }
+              if (matched)
+                {
+                  t->ev[i].block = -1; /* accounted through the blocks */
+                  continue;
+                }
+            }
+          if (b < 0)
+            {
+              b = push_block (t, (uint8_t) level, ev->address, ev->bytes,
+                              ev->block_bytes);
+              if (b < 0)
+                goto oom;
+            }
+          else
+            map_set (&open, k1, k2, k3, -1);
+          t->bl[b].free_ev = (int32_t) i;
+          t->ev[i].block = b;
+        }
+    }
+  free (open.slots);
+  return 0;
+
+oom:
+  free (open.slots);
+  return vs_fin_fail (e, "cannot finalize trace: out of memory");
+}
+
+/* Marks device-level device/VMM blocks that lie inside an allocator's
+ * segment (PyTorch's cudaMalloc of a segment, the VMM chunks of an
+ * expandable segment): they are that allocator's reserved memory and must
+ * not be counted again in `all`.  Async blocks belong to their pool. */
+typedef struct {
+  int64_t lo, hi;
+  int32_t device, block;
+} Span;
+
+static int
+span_cmp (const void *pa, const void *pb)
+{
+  const Span *a = pa, *b = pb;
+  if (a->device != b->device)
+    return a->device < b->device ? -1 : 1;
+  if (a->lo != b->lo)
+    return a->lo < b->lo ? -1 : 1;
+  return 0;
+}
+
+static int
+block_device (const Trace *t, const Block *b)
+{
+  int32_t ei = b->alloc_ev >= 0 ? b->alloc_ev : b->free_ev;
+  return t->ev[ei].device_id;
+}
+
+int
+vs_fin_assign_owners (Trace *t, Err *e)
+{
+  size_t nseg = 0;
+  for (size_t j = 0; j < t->nb; j++)
+    if (t->bl[j].level == 3)
+      nseg++;
+  Span *segs = malloc ((nseg ? nseg : 1) * sizeof *segs);
+  if (segs == NULL)
+    return vs_fin_fail (e, "cannot finalize trace: out of memory");
+  size_t k = 0;
+  for (size_t j = 0; j < t->nb; j++)
+    if (t->bl[j].level == 3)
+      {
+        segs[k].lo = t->bl[j].address;
+        segs[k].hi = t->bl[j].address + t->bl[j].bytes;
+        segs[k].device = block_device (t, &t->bl[j]);
+        segs[k].block = (int32_t) j;
+        k++;
+      }
+  qsort (segs, nseg, sizeof *segs, span_cmp);
+
+  for (size_t j = 0; j < t->nb; j++)
+    {
+      Block *b = &t->bl[j];
+      if (b->level != 1)
+        continue;
+      const Event *ev = &t->ev[b->alloc_ev >= 0 ? b->alloc_ev : b->free_ev];
+      if (ev->kind == VS_MEM_KIND_ASYNC && ev->allocator_id != 0)
+        {
+          b->owned_by_pool = 1;
+          continue;
+        }
+      if (ev->kind != VS_MEM_KIND_DEVICE && ev->kind != VS_MEM_KIND_VMM)
+        continue;
+      /* Last segment starting at or below the address on this device. */
+      size_t lo = 0, hi = nseg;
+      while (lo < hi)
+        {
+          size_t mid = (lo + hi) / 2;
+          if (segs[mid].device < ev->device_id
+              || (segs[mid].device == ev->device_id
+                  && segs[mid].lo <= b->address))
+            lo = mid + 1;
+          else
+            hi = mid;
+        }
+      /* Walk back over nearby segments: several may start at or below the
+       * address (reuse of an address over time, a long segment further
+       * back). */
+      for (size_t s = lo; s-- > 0;)
+        {
+          if (segs[s].device != ev->device_id)
+            break;
+          if (segs[s].lo <= b->address && b->address + b->bytes <= segs[s].hi)
+            {
+              b->owner = segs[s].block;
+              break;
+            }
+          if (lo - s > 64)
+            break;
+        }
+    }
+  free (segs);
+  return 0;
+}
+

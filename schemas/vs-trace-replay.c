@@ -1,0 +1,595 @@
+/* vs-trace-replay.c — replaying paired events into the derived tables.
+ *
+ * One pass over the sorted events keeps, per device, the running totals of
+ * every allocator and of `all`, writes a series row after each change,
+ * feeds the summary levels and tracks peaks; then the block and summary
+ * tables are written from the pairing and the totals.
+ */
+#include "vs-trace-finalize-private.h"
+
+#include <stdlib.h>
+
+
+Acc *
+vs_fin_acc_at (State *st, int32_t dev, int32_t alloc)
+{
+  return &st->acc[(size_t) dev * (size_t) (st->nalloc + 1) + (size_t) alloc];
+}
+
+static const char *series_sql =
+  "INSERT INTO series (seq, device_id, allocator_id, ts, reserved_bytes,"
+  " allocated_bytes, device_bytes, static_bytes, pinned_bytes, managed_bytes)"
+  " VALUES (?,?,?,?,?,?,?,?,?,?)";
+
+/* Per-series summary-level builder: one accumulator per shift. */
+#define N_SHIFTS 24
+#define FIRST_SHIFT 10
+
+typedef struct {
+  int64_t bucket;
+  int64_t min_r, max_r, last_r, min_a, max_a, last_a, max_d;
+  int has;
+} LevelAcc;
+
+typedef struct {
+  LevelAcc lv[N_SHIFTS];
+  int64_t rows;
+} Levels;
+
+/* Where level rows go and which shifts are worth storing: only levels with
+ * at most a quarter as many buckets as there are events (finer zooms read
+ * the series itself, which is then short), up to one bucket for all. */
+typedef struct {
+  sqlite3_stmt *stmt;
+  int first_shift, n_shifts;
+} LevelCtx;
+
+static const char *level_sql =
+  "INSERT INTO series_level (shift, device_id, allocator_id, bucket,"
+  " min_reserved, max_reserved, last_reserved, min_allocated, max_allocated,"
+  " last_allocated, max_device) VALUES (?,?,?,?,?,?,?,?,?,?,?)";
+
+static int
+level_flush (const LevelCtx *ctx, int shift_i, int32_t dev, int32_t alloc,
+             LevelAcc *l, int with_device)
+{
+  if (!l->has)
+    return 0;
+  sqlite3_stmt *s = ctx->stmt;
+  sqlite3_bind_int (s, 1, ctx->first_shift + 2 * shift_i);
+  sqlite3_bind_int (s, 2, dev);
+  sqlite3_bind_int (s, 3, alloc);
+  sqlite3_bind_int64 (s, 4, l->bucket);
+  sqlite3_bind_int64 (s, 5, l->min_r);
+  sqlite3_bind_int64 (s, 6, l->max_r);
+  sqlite3_bind_int64 (s, 7, l->last_r);
+  sqlite3_bind_int64 (s, 8, l->min_a);
+  sqlite3_bind_int64 (s, 9, l->max_a);
+  sqlite3_bind_int64 (s, 10, l->last_a);
+  if (with_device)
+    sqlite3_bind_int64 (s, 11, l->max_d);
+  else
+    sqlite3_bind_null (s, 11);
+  int rc = sqlite3_step (s);
+  sqlite3_reset (s);
+  l->has = 0;
+  return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static int
+level_add (const LevelCtx *ctx, Levels *lv, int32_t dev, int32_t alloc, int64_t rel,
+           int64_t r, int64_t a, int64_t d, int with_device)
+{
+  lv->rows++;
+  for (int i = 0; i < ctx->n_shifts; i++)
+    {
+      LevelAcc *l = &lv->lv[i];
+      int64_t bucket = rel >> (ctx->first_shift + 2 * i);
+      if (l->has && l->bucket != bucket)
+        if (level_flush (ctx, i, dev, alloc, l, with_device) < 0)
+          return -1;
+      if (!l->has)
+        {
+          l->has = 1;
+          l->bucket = bucket;
+          l->min_r = l->max_r = r;
+          l->min_a = l->max_a = a;
+          l->max_d = d;
+        }
+      if (r < l->min_r) l->min_r = r;
+      if (r > l->max_r) l->max_r = r;
+      if (a < l->min_a) l->min_a = a;
+      if (a > l->max_a) l->max_a = a;
+      if (d > l->max_d) l->max_d = d;
+      l->last_r = r;
+      l->last_a = a;
+    }
+  return 0;
+}
+
+/* Block row writer. */
+static const char *block_sql =
+  "INSERT INTO block (id, level, device_id, allocator_id, process_id, kind,"
+  " address, bytes, block_bytes, alloc_seq, free_seq, alloc_ts, free_ts,"
+  " alloc_event_id, free_event_id, stack_id, free_stack_id, range_id,"
+  " owner_id, span_bin) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+
+/* The bin of a live interval [lo, hi) of replay positions: the smallest
+ * aligned power-of-two range holding it, as level << 48 | (lo >> level).
+ * A block contains position P iff its bin is one of the 48 bins
+ * level << 48 | (P >> level) and lo <= P < hi — so a point query reads only
+ * candidate bins through an index instead of every earlier block. */
+static int64_t
+span_bin (int64_t lo, int64_t hi)
+{
+  int64_t level = 0;
+  while ((lo >> level) != ((hi - 1) >> level))
+    level++;
+  return (level << 48) | (lo >> level);
+}
+
+/* Replays events in order; writes series and series_level; fills accs. */
+int
+vs_fin_replay (Trace *t, State *st, int64_t origin, Progress *pr, Err *e)
+{
+  LevelCtx level_ctx = { 0 };
+  LevelCtx *ctx = &level_ctx;
+  sqlite3 *db = pr->db;
+  sqlite3_stmt *ins;
+  if (sqlite3_prepare_v2 (db, series_sql, -1, &ins, NULL) != SQLITE_OK
+      || sqlite3_prepare_v2 (db, level_sql, -1, &ctx->stmt, NULL) != SQLITE_OK)
+    return vs_fin_fail (e, "cannot finalize trace: %s", sqlite3_errmsg (db));
+  {
+    int64_t span = t->n ? t->ev[t->n - 1].ts - origin : 0;
+    int64_t budget = (int64_t) t->n / 4 + 1;
+    int sh = FIRST_SHIFT;
+    while (sh < 62 && (span >> sh) > budget)
+      sh += 2;
+    ctx->first_shift = sh;
+    ctx->n_shifts = 1;
+    while (ctx->n_shifts < N_SHIFTS && sh + 2 * ctx->n_shifts < 63
+           && (span >> (sh + 2 * (ctx->n_shifts - 1))) > 0)
+      ctx->n_shifts++;
+  }
+
+  size_t nacc = (size_t) (st->ndev + 1) * (size_t) (st->nalloc + 1);
+  Levels *levels = calloc (nacc, sizeof *levels);
+  if (levels == NULL)
+    {
+      sqlite3_finalize (ins);
+      return vs_fin_fail (e, "cannot finalize trace: out of memory");
+    }
+
+  /* Memory live before the trace began counts from the start. */
+  for (size_t j = 0; j < t->nb; j++)
+    {
+      Block *b = &t->bl[j];
+      if (b->alloc_ev >= 0)
+        continue;
+      const Event *ev = &t->ev[b->free_ev];
+      int32_t dev = ev->device_id;
+      if (dev <= 0 || dev > st->ndev)
+        continue;
+      DevState *ds = &st->dev[dev];
+      if (b->level == 1)
+        {
+          switch (ev->kind)
+            {
+            case VS_MEM_KIND_DEVICE: case VS_MEM_KIND_VMM:
+              ds->device += b->bytes;
+              if (b->owner < 0)
+                ds->plain += b->bytes;
+              break;
+            case VS_MEM_KIND_STATIC: ds->static_bytes += b->bytes; break;
+            case VS_MEM_KIND_PINNED: ds->pinned += b->bytes; break;
+            case VS_MEM_KIND_MANAGED: ds->managed += b->bytes; break;
+            case VS_MEM_KIND_ASYNC:
+              if (ev->allocator_id > 0 && ev->allocator_id <= st->nalloc)
+                vs_fin_acc_at (st, dev, ev->allocator_id)->allocated += b->bytes;
+              else
+                ds->plain += b->bytes, ds->device += b->bytes;
+              break;
+            default: break;
+            }
+        }
+      else if (ev->allocator_id > 0 && ev->allocator_id <= st->nalloc)
+        {
+          Acc *a = vs_fin_acc_at (st, dev, ev->allocator_id);
+          if (b->level == 2)
+            a->allocated += b->bytes;
+          else
+            a->reserved += b->bytes;
+        }
+    }
+
+  int64_t seq = 0;
+  int rc = 0;
+  for (size_t i = 0; i < t->n && rc == 0; i++)
+    {
+      Event *ev = &t->ev[i];
+      seq = (int64_t) i + 1;
+      int32_t dev = ev->device_id;
+      if (dev <= 0 || dev > st->ndev)
+        continue;
+      DevState *ds = &st->dev[dev];
+      int32_t alloc = 0; /* allocator whose series changes, 0: none */
+      int changed_all = 0;
+
+      if (ev->src == SRC_POOL)
+        {
+          alloc = ev->allocator_id;
+          if (alloc <= 0 || alloc > st->nalloc || ev->bytes < 0)
+            continue;
+          Acc *a = vs_fin_acc_at (st, dev, alloc);
+          int64_t old = a->pool_size < 0 ? 0 : a->pool_size;
+          a->pool_size = ev->op == VS_POOL_OP_DESTROYED ? 0 : ev->bytes;
+          ds->device += a->pool_size - old;
+          changed_all = 1;
+        }
+      else if (ev->block >= 0)
+        {
+          Block *b = &t->bl[ev->block];
+          int64_t sign = vs_fin_is_alloc (ev) ? 1 : -1;
+          int64_t bytes = sign * b->bytes;
+          if (b->level == 1)
+            {
+              switch (ev->kind)
+                {
+                case VS_MEM_KIND_DEVICE: case VS_MEM_KIND_VMM:
+                  ds->device += bytes;
+                  if (b->owner < 0)
+                    {
+                      ds->plain += bytes;
+                      if (sign > 0) ds->plain_allocs++; else ds->plain_frees++;
+                    }
+                  changed_all = 1;
+                  break;
+                case VS_MEM_KIND_STATIC:
+                  ds->static_bytes += bytes;
+                  changed_all = 1;
+                  break;
+                case VS_MEM_KIND_PINNED:
+                  ds->pinned += bytes;
+                  changed_all = 1;
+                  break;
+                case VS_MEM_KIND_MANAGED:
+                  ds->managed += bytes;
+                  changed_all = 1;
+                  break;
+                case VS_MEM_KIND_ASYNC:
+                  if (b->owned_by_pool && ev->allocator_id <= st->nalloc)
+                    {
+                      alloc = ev->allocator_id;
+                      Acc *a = vs_fin_acc_at (st, dev, alloc);
+                      a->allocated += bytes;
+                      if (sign > 0) a->alloc_count++; else a->free_count++;
+                      if (ev->block_bytes >= 0)
+                        {
+                          int64_t old = a->pool_size < 0 ? 0 : a->pool_size;
+                          a->pool_size = ev->block_bytes;
+                          ds->device += a->pool_size - old;
+                        }
+                    }
+                  else
+                    {
+                      ds->device += bytes;
+                      ds->plain += bytes;
+                      if (sign > 0) ds->plain_allocs++; else ds->plain_frees++;
+                    }
+                  changed_all = 1;
+                  break;
+                default:
+                  break;
+                }
+            }
+          else if (ev->allocator_id > 0 && ev->allocator_id <= st->nalloc)
+            {
+              alloc = ev->allocator_id;
+              Acc *a = vs_fin_acc_at (st, dev, alloc);
+              if (b->level == 2)
+                {
+                  a->allocated += bytes;
+                  if (sign > 0) a->alloc_count++; else a->free_count++;
+                }
+              else
+                a->reserved += bytes;
+              changed_all = 1;
+            }
+        }
+      else if (ev->src == SRC_ALLOC && ev->op == VS_ALLOC_OP_SEGMENT_UNMAP
+               && ev->allocator_id > 0 && ev->allocator_id <= st->nalloc)
+        {
+          /* A partial unmap: the mapped total drops by its size. */
+          alloc = ev->allocator_id;
+          vs_fin_acc_at (st, dev, alloc)->reserved -= ev->bytes;
+          changed_all = 1;
+        }
+      if (!changed_all)
+        continue;
+
+      /* Totals for `all` on this device. */
+      int64_t all_r = ds->plain, all_a = ds->plain;
+      for (int32_t k = 1; k <= st->nalloc; k++)
+        {
+          Acc *a = vs_fin_acc_at (st, dev, k);
+          int64_t r = a->is_pool ? (a->pool_size > a->allocated
+                                      ? a->pool_size : a->allocated)
+                                 : a->reserved;
+          all_r += r;
+          all_a += a->allocated;
+        }
+      int32_t which[2] = { 0, alloc };
+      for (int w = 0; w < (alloc ? 2 : 1); w++)
+        {
+          Acc *a = vs_fin_acc_at (st, dev, which[w]);
+          int64_t r, al;
+          if (which[w] == 0)
+            r = all_r, al = all_a;
+          else
+            {
+              al = a->allocated;
+              r = a->is_pool ? (a->pool_size > al ? a->pool_size : al)
+                             : a->reserved;
+            }
+          a->touched = 1;
+          if (r > a->peak_reserved)
+            a->peak_reserved = r, a->peak_reserved_ts = ev->ts,
+            a->peak_reserved_seq = seq;
+          if (al > a->peak_allocated)
+            a->peak_allocated = al, a->peak_allocated_ts = ev->ts,
+            a->peak_allocated_seq = seq;
+          a->reserved = which[w] == 0 ? r : a->reserved;
+          if (which[w] == 0)
+            a->allocated = al;
+          sqlite3_bind_int64 (ins, 1, seq);
+          sqlite3_bind_int (ins, 2, dev);
+          sqlite3_bind_int (ins, 3, which[w]);
+          sqlite3_bind_int64 (ins, 4, ev->ts);
+          sqlite3_bind_int64 (ins, 5, r);
+          sqlite3_bind_int64 (ins, 6, al);
+          if (which[w] == 0)
+            {
+              sqlite3_bind_int64 (ins, 7, ds->device);
+              sqlite3_bind_int64 (ins, 8, ds->static_bytes);
+              sqlite3_bind_int64 (ins, 9, ds->pinned);
+              sqlite3_bind_int64 (ins, 10, ds->managed);
+              if (ds->device > ds->peak_device)
+                ds->peak_device = ds->device, ds->peak_device_ts = ev->ts;
+              if (ds->pinned > ds->peak_pinned)
+                ds->peak_pinned = ds->pinned;
+              if (ds->managed > ds->peak_managed)
+                ds->peak_managed = ds->managed;
+            }
+          else
+            for (int c = 7; c <= 10; c++)
+              sqlite3_bind_null (ins, c);
+          if (sqlite3_step (ins) != SQLITE_DONE)
+            rc = -1;
+          sqlite3_reset (ins);
+          size_t li = (size_t) dev * (size_t) (st->nalloc + 1) + (size_t) which[w];
+          if (rc == 0
+              && level_add (ctx, &levels[li], dev, which[w], ev->ts - origin,
+                            r, al, which[w] == 0 ? ds->device : 0,
+                            which[w] == 0) < 0)
+            rc = -1;
+        }
+      if ((i & 0xFFFF) == 0 && vs_fin_tick (pr, 0x10000) < 0)
+        {
+          sqlite3_finalize (ins);
+          free (levels);
+          return vs_fin_fail (e, "cancelled");
+        }
+    }
+  if (rc < 0)
+    {
+      vs_fin_fail (e, "cannot finalize trace: %s", sqlite3_errmsg (db));
+      goto out;
+    }
+
+  /* Flush the open buckets. */
+  for (int32_t d = 1; d <= st->ndev && rc == 0; d++)
+    for (int32_t k = 0; k <= st->nalloc && rc == 0; k++)
+      {
+        size_t li = (size_t) d * (size_t) (st->nalloc + 1) + (size_t) k;
+        for (int i = 0; i < ctx->n_shifts && rc == 0; i++)
+          rc = level_flush (ctx, i, d, k, &levels[li].lv[i], k == 0);
+      }
+  if (rc < 0)
+    vs_fin_fail (e, "cannot finalize trace: %s", sqlite3_errmsg (db));
+
+out:
+  sqlite3_finalize (ins);
+  sqlite3_finalize (ctx->stmt);
+  ctx->stmt = NULL;
+  free (levels);
+  return rc;
+}
+
+int
+vs_fin_write_blocks (Trace *t, Progress *pr, Err *e)
+{
+  sqlite3 *db = pr->db;
+  sqlite3_stmt *ins;
+  if (sqlite3_prepare_v2 (db, block_sql, -1, &ins, NULL) != SQLITE_OK)
+    return vs_fin_fail (e, "cannot finalize trace: %s", sqlite3_errmsg (db));
+
+  int rc = 0;
+  for (size_t j = 0; j < t->nb && rc == 0; j++)
+    {
+      Block *b = &t->bl[j];
+      const Event *a = b->alloc_ev >= 0 ? &t->ev[b->alloc_ev] : NULL;
+      const Event *f = b->free_ev >= 0 ? &t->ev[b->free_ev] : NULL;
+      const Event *any = a ? a : f;
+      /* A piece left by a partial unmap has no stack of its own. */
+      int piece = a && b->level == 3 && a->op == VS_ALLOC_OP_SEGMENT_UNMAP;
+      int64_t stack[2] = { a && !piece ? a->stack_id : 0, f ? f->stack_id : 0 };
+      int64_t range = a ? a->range_id : f->range_id;
+      /* Kinds are device-level; allocator blocks and segments have none. */
+      int64_t kind = b->level == 1 ? any->kind : 0;
+      sqlite3_bind_int64 (ins, 1, (int64_t) j + 1);
+      sqlite3_bind_int (ins, 2, b->level);
+      if (any->device_id)
+        sqlite3_bind_int (ins, 3, any->device_id);
+      else
+        sqlite3_bind_null (ins, 3);
+      if (b->level == 1)
+        {
+          if (b->owned_by_pool)
+            sqlite3_bind_int (ins, 4, any->allocator_id);
+          else if (b->owner >= 0)
+            sqlite3_bind_int (ins, 4,
+                              t->ev[t->bl[b->owner].alloc_ev >= 0
+                                      ? t->bl[b->owner].alloc_ev
+                                      : t->bl[b->owner].free_ev].allocator_id);
+          else
+            sqlite3_bind_null (ins, 4);
+        }
+      else
+        sqlite3_bind_int (ins, 4, any->allocator_id);
+      sqlite3_bind_int (ins, 5, any->process_id);
+      sqlite3_bind_int64 (ins, 6, kind);
+      sqlite3_bind_int64 (ins, 7, b->address);
+      sqlite3_bind_int64 (ins, 8, b->bytes);
+      if (b->block_bytes >= 0 && b->level == 2)
+        sqlite3_bind_int64 (ins, 9, b->block_bytes);
+      else
+        sqlite3_bind_null (ins, 9);
+      if (a) sqlite3_bind_int64 (ins, 10, (int64_t) b->alloc_ev + 1);
+      else sqlite3_bind_int64 (ins, 10, 0);
+      if (f) sqlite3_bind_int64 (ins, 11, (int64_t) b->free_ev + 1);
+      else sqlite3_bind_null (ins, 11);
+      if (a) sqlite3_bind_int64 (ins, 12, a->ts);
+      else sqlite3_bind_null (ins, 12);
+      if (f) sqlite3_bind_int64 (ins, 13, f->ts);
+      else sqlite3_bind_null (ins, 13);
+      if (a) sqlite3_bind_int64 (ins, 14, a->id);
+      else sqlite3_bind_null (ins, 14);
+      if (f) sqlite3_bind_int64 (ins, 15, f->id);
+      else sqlite3_bind_null (ins, 15);
+      if (stack[0]) sqlite3_bind_int64 (ins, 16, stack[0]);
+      else sqlite3_bind_null (ins, 16);
+      if (stack[1]) sqlite3_bind_int64 (ins, 17, stack[1]);
+      else sqlite3_bind_null (ins, 17);
+      if (range) sqlite3_bind_int64 (ins, 18, range);
+      else sqlite3_bind_null (ins, 18);
+      if (b->owner >= 0) sqlite3_bind_int64 (ins, 19, (int64_t) b->owner + 1);
+      else sqlite3_bind_null (ins, 19);
+      /* Live at the end: the interval closes after the last position. */
+      sqlite3_bind_int64 (ins, 20, span_bin (a ? (int64_t) b->alloc_ev + 1 : 0,
+                                             f ? (int64_t) b->free_ev + 1
+                                               : (int64_t) t->n + 1));
+      if (sqlite3_step (ins) != SQLITE_DONE)
+        rc = -1;
+      sqlite3_reset (ins);
+      if ((j & 0xFFFF) == 0 && vs_fin_tick (pr, 0x10000) < 0)
+        {
+          rc = -2;
+          break;
+        }
+    }
+  sqlite3_finalize (ins);
+  if (rc == -2)
+    return vs_fin_fail (e, "cancelled");
+  if (rc < 0)
+    return vs_fin_fail (e, "cannot finalize trace: %s", sqlite3_errmsg (db));
+  return 0;
+}
+
+static const char *summary_sql =
+  "INSERT INTO summary (device_id, allocator_id, peak_reserved_bytes,"
+  " peak_reserved_ts, peak_reserved_seq, peak_allocated_bytes,"
+  " peak_allocated_ts, peak_allocated_seq, final_reserved_bytes,"
+  " final_allocated_bytes, alloc_count, free_count, failed_alloc_count,"
+  " peak_device_bytes, peak_device_ts, static_bytes, peak_pinned_bytes,"
+  " peak_managed_bytes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+
+/* Failed requests that count: those an allocator reported, and device-level
+ * failures in processes without a PyTorch allocator (PyTorch retries its
+ * cudaMalloc failures after emptying its cache and reports its own OOMs). */
+static const char *failed_count_sql =
+  "SELECT count(*) FROM failed_alloc f WHERE f.device_id = ?1 AND"
+  " (CASE WHEN ?2 = 0 THEN (f.allocator_id IS NOT NULL OR NOT EXISTS"
+  "   (SELECT 1 FROM allocator a WHERE a.kind = 'pytorch'"
+  "    AND a.process_id = f.process_id))"
+  "  ELSE f.allocator_id = ?2 END)";
+
+int
+vs_fin_write_summary (sqlite3 *db, State *st, Err *e)
+{
+  sqlite3_stmt *ins, *fc;
+  if (sqlite3_prepare_v2 (db, summary_sql, -1, &ins, NULL) != SQLITE_OK
+      || sqlite3_prepare_v2 (db, failed_count_sql, -1, &fc, NULL) != SQLITE_OK)
+    return vs_fin_fail (e, "cannot finalize trace: %s", sqlite3_errmsg (db));
+  int rc = 0;
+  for (int32_t d = 1; d <= st->ndev && rc == 0; d++)
+    for (int32_t k = 0; k <= st->nalloc && rc == 0; k++)
+      {
+        Acc *a = vs_fin_acc_at (st, d, k);
+        DevState *ds = &st->dev[d];
+        if (k != 0 && a->device_id != d)
+          continue; /* allocator of another device */
+        if (k == 0)
+          {
+            /* Counts on `all`: every allocator's plus plain allocations. */
+            a->alloc_count = ds->plain_allocs;
+            a->free_count = ds->plain_frees;
+            for (int32_t j = 1; j <= st->nalloc; j++)
+              {
+                a->alloc_count += vs_fin_acc_at (st, d, j)->alloc_count;
+                a->free_count += vs_fin_acc_at (st, d, j)->free_count;
+              }
+          }
+        sqlite3_bind_int (fc, 1, d);
+        sqlite3_bind_int (fc, 2, k);
+        int64_t failed = sqlite3_step (fc) == SQLITE_ROW
+                           ? sqlite3_column_int64 (fc, 0) : 0;
+        sqlite3_reset (fc);
+        int64_t fin_r = a->reserved, fin_a = a->allocated;
+        if (k != 0 && a->is_pool)
+          fin_r = a->pool_size > fin_a ? a->pool_size : fin_a;
+        sqlite3_bind_int (ins, 1, d);
+        sqlite3_bind_int (ins, 2, k);
+        sqlite3_bind_int64 (ins, 3, a->peak_reserved);
+        int64_t v[] = { a->peak_reserved_ts, a->peak_reserved_seq };
+        for (int c = 0; c < 2; c++)
+          if (a->touched && a->peak_reserved > 0)
+            sqlite3_bind_int64 (ins, 4 + c, v[c]);
+          else
+            sqlite3_bind_null (ins, 4 + c);
+        sqlite3_bind_int64 (ins, 6, a->peak_allocated);
+        int64_t w[] = { a->peak_allocated_ts, a->peak_allocated_seq };
+        for (int c = 0; c < 2; c++)
+          if (a->touched && a->peak_allocated > 0)
+            sqlite3_bind_int64 (ins, 7 + c, w[c]);
+          else
+            sqlite3_bind_null (ins, 7 + c);
+        sqlite3_bind_int64 (ins, 9, fin_r);
+        sqlite3_bind_int64 (ins, 10, fin_a);
+        sqlite3_bind_int64 (ins, 11, a->alloc_count);
+        sqlite3_bind_int64 (ins, 12, a->free_count);
+        sqlite3_bind_int64 (ins, 13, failed);
+        if (k == 0)
+          {
+            sqlite3_bind_int64 (ins, 14, ds->peak_device);
+            if (ds->peak_device > 0)
+              sqlite3_bind_int64 (ins, 15, ds->peak_device_ts);
+            else
+              sqlite3_bind_null (ins, 15);
+            sqlite3_bind_int64 (ins, 16, ds->static_bytes);
+            sqlite3_bind_int64 (ins, 17, ds->peak_pinned);
+            sqlite3_bind_int64 (ins, 18, ds->peak_managed);
+          }
+        else
+          for (int c = 14; c <= 18; c++)
+            sqlite3_bind_null (ins, c);
+        if (sqlite3_step (ins) != SQLITE_DONE)
+          rc = -1;
+        sqlite3_reset (ins);
+      }
+  sqlite3_finalize (ins);
+  sqlite3_finalize (fc);
+  if (rc < 0)
+    return vs_fin_fail (e, "cannot finalize trace: %s", sqlite3_errmsg (db));
+  return 0;
+}
+
