@@ -161,3 +161,167 @@ vs_range_memory (VsTrace *trace, gint64 device_id, gint64 allocator_id,
       }
   return g_steal_pointer (&list);
 }
+
+/* The longest kernel of the trace, read once: how far before a range a
+ * kernel overlapping it can start. */
+static gboolean
+kernel_max_ns (VsTrace *trace, gint64 *out, GError **error)
+{
+  static const char *sql = "SELECT max(end_ns - start_ns) FROM kernel";
+  sqlite3_stmt *stmt;
+  int rc;
+
+  if (trace->kernel_max_ns >= 0)
+    {
+      *out = trace->kernel_max_ns;
+      return TRUE;
+    }
+  stmt = vs_trace_statement (trace, sql, error);
+  if (stmt == NULL)
+    return FALSE;
+  rc = sqlite3_step (stmt);
+  if (rc != SQLITE_ROW)
+    return vs_trace_sql_error (trace, error);
+  trace->kernel_max_ns = MAX (0, sqlite3_column_int64 (stmt, 0));
+  sqlite3_reset (stmt);
+  *out = trace->kernel_max_ns;
+  return TRUE;
+}
+
+GArray *
+vs_kernel_density (VsTrace *trace, gint64 device_id, gint64 from_ns,
+                   gint64 to_ns, guint n_buckets, GError **error)
+{
+  /* Served by the index on kernel(start_ns); the device test is applied to
+   * the rows of the range. */
+  static const char *sql =
+    "SELECT start_ns, end_ns FROM kernel"
+    " WHERE start_ns >= ?2 AND start_ns < ?3 AND (?1 = 0 OR device_id = ?1)";
+  g_autoptr (GArray) buckets = NULL;
+  sqlite3_stmt *stmt;
+  gint64 longest = 0, span, abs_from, abs_to;
+  int rc;
+
+  g_return_val_if_fail (trace != NULL, NULL);
+  if (from_ns >= to_ns || n_buckets < 1 || n_buckets > 1000000)
+    {
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID_ARGUMENT,
+                   "A kernel density needs from < to and 1 to 1000000 buckets");
+      return NULL;
+    }
+  if (device_id != 0 && vs_trace_lookup_device (trace, device_id) == NULL)
+    {
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID_ARGUMENT,
+                   "%s has no device with id %" G_GINT64_FORMAT,
+                   vs_trace_get_path (trace), device_id);
+      return NULL;
+    }
+  if (!kernel_max_ns (trace, &longest, error))
+    return NULL;
+
+  span = to_ns - from_ns;
+  buckets = g_array_sized_new (FALSE, TRUE, sizeof (VsKernelBucket), n_buckets);
+  g_array_set_size (buckets, n_buckets);
+  for (guint i = 0; i < n_buckets; i++)
+    {
+      VsKernelBucket *b = &g_array_index (buckets, VsKernelBucket, i);
+
+      b->from_ns = from_ns + (gint64) ((double) span * i / n_buckets);
+      b->to_ns = i + 1 == n_buckets
+                   ? to_ns : from_ns + (gint64) ((double) span * (i + 1) / n_buckets);
+    }
+
+  abs_from = vs_trace_abs (trace, from_ns);
+  abs_to = vs_trace_abs (trace, to_ns);
+  stmt = vs_trace_statement (trace, sql, error);
+  if (stmt == NULL)
+    return NULL;
+  sqlite3_bind_int64 (stmt, 1, device_id);
+  sqlite3_bind_int64 (stmt, 2, abs_from > G_MININT64 + longest
+                                   ? abs_from - longest : G_MININT64);
+  sqlite3_bind_int64 (stmt, 3, abs_to);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      gint64 s = sqlite3_column_int64 (stmt, 0) - abs_from;
+      gint64 e = sqlite3_column_type (stmt, 1) == SQLITE_NULL
+                   ? s : sqlite3_column_int64 (stmt, 1) - abs_from;
+      gint64 i;
+
+      if (e <= 0 && s < 0)
+        continue; /* ended before the range */
+      /* Bucket boundaries are within one ns of i * span / n: start from
+       * that estimate and step to the exact bucket. */
+      i = s <= 0 ? 0 : (gint64) ((double) s * n_buckets / span);
+      i = CLAMP (i, 0, (gint64) n_buckets - 1);
+      while (i > 0 && g_array_index (buckets, VsKernelBucket, i).from_ns > from_ns + s)
+        i--;
+      while (i + 1 < n_buckets && g_array_index (buckets, VsKernelBucket, i).to_ns <= from_ns + s)
+        i++;
+      if (s >= 0)
+        g_array_index (buckets, VsKernelBucket, i).count++;
+      /* Busy time: the kernel's interval clipped to each bucket it
+       * overlaps. */
+      for (; i < n_buckets; i++)
+        {
+          VsKernelBucket *b = &g_array_index (buckets, VsKernelBucket, i);
+          gint64 lo = MAX (from_ns + s, b->from_ns);
+          gint64 hi = MIN (from_ns + e, b->to_ns);
+
+          if (hi > lo)
+            b->busy_ns += hi - lo;
+          if (from_ns + e <= b->to_ns)
+            break;
+        }
+    }
+  sqlite3_reset (stmt);
+  if (rc != SQLITE_DONE)
+    {
+      vs_trace_sql_error (trace, error);
+      return NULL;
+    }
+  return g_steal_pointer (&buckets);
+}
+
+static void
+range_info_free (gpointer data)
+{
+  VsRangeInfo *r = data;
+
+  g_free (r->domain);
+  g_free (r->name);
+  g_free (r);
+}
+
+GPtrArray *
+vs_range_list (VsTrace *trace, GError **error)
+{
+  g_autoptr (GPtrArray) list = g_ptr_array_new_with_free_func (range_info_free);
+  sqlite3_stmt *stmt;
+  int rc;
+
+  g_return_val_if_fail (trace != NULL, NULL);
+  stmt = vs_trace_statement (trace, ranges_sql, error);
+  if (stmt == NULL)
+    return NULL;
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      VsRangeInfo *r = g_new0 (VsRangeInfo, 1);
+
+      r->id = sqlite3_column_int64 (stmt, 0);
+      r->process_id = vs_column_int (stmt, 1);
+      r->tid = vs_column_int (stmt, 2);
+      r->domain = vs_column_dup (stmt, 3);
+      r->name = vs_column_dup (stmt, 4);
+      r->depth = sqlite3_column_int64 (stmt, 5);
+      r->start_ns = vs_trace_rel (trace, sqlite3_column_int64 (stmt, 6));
+      r->end_ns = vs_trace_rel (trace, vs_column_int (stmt, 7));
+      g_ptr_array_add (list, r);
+    }
+  sqlite3_reset (stmt);
+  if (rc != SQLITE_DONE)
+    {
+      vs_trace_sql_error (trace, error);
+      return NULL;
+    }
+  return g_steal_pointer (&list);
+}

@@ -48,4 +48,39 @@ typedef struct {
 GPtrArray *vs_range_memory (VsTrace *trace, gint64 device_id,
                             gint64 allocator_id, GError **error);
 
+/* Kernels in one time bucket [from_ns, to_ns). */
+typedef struct {
+  gint64 from_ns, to_ns;
+  gint64 count;    /* kernels starting in the bucket */
+  gint64 busy_ns;  /* kernel time inside the bucket: each kernel's interval
+                    * clipped to the bucket, summed (concurrent kernels add
+                    * up, so it may exceed the bucket's width) */
+} VsKernelBucket;
+
+/* Reduces the kernels of device_id (0 = every device) over
+ * [from_ns, to_ns) to n_buckets equal buckets (the last one absorbs the
+ * remainder).  Reads the range through the index on kernel(start_ns),
+ * widened by the longest kernel so kernels that started earlier add their
+ * busy time.  Requires from_ns < to_ns and 1 <= n_buckets <= 1000000.  A
+ * GArray of VsKernelBucket, or NULL with error set. */
+GArray *vs_kernel_density (VsTrace *trace, gint64 device_id, gint64 from_ns,
+                           gint64 to_ns, guint n_buckets, GError **error);
+
+/* One NVTX range, without memory figures. */
+typedef struct {
+  gint64 id;           /* nvtx_range.id */
+  gint64 process_id;   /* VS_UNKNOWN if unknown */
+  gint64 tid;          /* VS_UNKNOWN if unknown */
+  char *domain;        /* NULL for the default domain */
+  char *name;
+  gint64 depth;        /* 0 = outermost */
+  gint64 start_ns;
+  gint64 end_ns;       /* VS_UNKNOWN when never closed */
+} VsRangeInfo;
+
+/* Every NVTX range, by start then id: one indexed read, no memory lookups
+ * (vs_range_memory() adds those, per range and device).  A GPtrArray of
+ * VsRangeInfo (freed by the array), or NULL with error set. */
+GPtrArray *vs_range_list (VsTrace *trace, GError **error);
+
 G_END_DECLS

@@ -204,3 +204,58 @@ vs_fragmentation_at (VsTrace *trace, gint64 device_id, gint64 allocator_id,
     out->largest_free_bytes = VS_UNKNOWN;
   return TRUE;
 }
+
+GArray *
+vs_live_segments (VsTrace *trace, gint64 device_id, gint64 allocator_id,
+                  gint64 seq, GError **error)
+{
+  static const char *pieces_sql =
+    "SELECT id, allocator_id, address, bytes, alloc_ts FROM block"
+    " WHERE device_id = ?1 AND level = 3 AND (?2 = 0 OR allocator_id = ?2)"
+    " AND alloc_seq <= ?3 AND (free_seq IS NULL OR free_seq > ?3)"
+    " ORDER BY allocator_id, address, id";
+  g_autoptr (GArray) out = g_array_new (FALSE, FALSE, sizeof (VsSegment));
+  sqlite3_stmt *stmt;
+  int rc;
+
+  g_return_val_if_fail (trace != NULL, NULL);
+  stmt = vs_trace_statement (trace, pieces_sql, error);
+  if (stmt == NULL)
+    return NULL;
+  sqlite3_bind_int64 (stmt, 1, device_id);
+  sqlite3_bind_int64 (stmt, 2, allocator_id);
+  sqlite3_bind_int64 (stmt, 3, seq);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      gint64 id = sqlite3_column_int64 (stmt, 0);
+      gint64 alloc = sqlite3_column_int64 (stmt, 1);
+      gint64 lo = sqlite3_column_int64 (stmt, 2);
+      gint64 hi = lo + sqlite3_column_int64 (stmt, 3);
+      VsSegment *last = out->len > 0
+                          ? &g_array_index (out, VsSegment, out->len - 1) : NULL;
+
+      /* The same merge as vs_fragmentation_at(): touching pieces of one
+       * allocator (an expandable segment's mapped chunks) are one extent,
+       * named by its first piece, as VsFreeGap.segment_id is. */
+      if (last != NULL && last->allocator_id == alloc
+          && lo <= last->address + last->bytes)
+        {
+          last->bytes = MAX (last->address + last->bytes, hi) - last->address;
+          last->pieces++;
+          continue;
+        }
+      {
+        VsSegment seg = { id, alloc, lo, hi - lo, 1,
+                          vs_trace_rel (trace, vs_column_int (stmt, 4)) };
+
+        g_array_append_val (out, seg);
+      }
+    }
+  sqlite3_reset (stmt);
+  if (rc != SQLITE_DONE)
+    {
+      vs_trace_sql_error (trace, error);
+      return NULL;
+    }
+  return g_steal_pointer (&out);
+}

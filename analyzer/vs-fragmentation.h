@@ -40,4 +40,25 @@ gboolean vs_fragmentation_at (VsTrace *trace, gint64 device_id,
                               VsFragmentation *out, GArray *gaps,
                               GError **error);
 
+/* A live segment as vs_fragmentation_at() sees it: one extent of reserved
+ * memory of one allocator (an expandable segment's touching mapped pieces
+ * merged). */
+typedef struct {
+  gint64 id;            /* block.id of its first piece (= VsFreeGap.segment_id) */
+  gint64 allocator_id;
+  gint64 address;
+  gint64 bytes;         /* the whole extent */
+  gint64 pieces;        /* level-3 blocks merged into it */
+  gint64 alloc_time_ns; /* of the first piece; VS_UNKNOWN before the trace */
+} VsSegment;
+
+/* The live segments (level-3 blocks) of (device_id, allocator_id; 0 = every
+ * allocator of the device) after step seq, by allocator then address —
+ * full and partly free ones alike.  Drawn with vs_fragmentation_at()'s gaps
+ * they give each segment's allocated and free parts.  A GArray of
+ * VsSegment (empty when no allocator of the device has known segments), or
+ * NULL with error set. */
+GArray *vs_live_segments (VsTrace *trace, gint64 device_id,
+                          gint64 allocator_id, gint64 seq, GError **error);
+
 G_END_DECLS

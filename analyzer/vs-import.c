@@ -1,10 +1,14 @@
 /* vs-import.c — PyTorch memory snapshot to vramscope trace (see vs-import.h).
  *
  * Workload: snapshots from a few KiB to several GiB with millions of
- * history entries.  The pickle is parsed once (vs-pickle.c); then, per
+ * history entries.  The pickle is parsed once (vs-pickle.c); history
+ * entries are decoded while it is read (on_append), into 48-byte records
+ * with their stacks already interned, and the reader frees their values, so
+ * memory stays near the file's size.  Frames and stacks shared through the
+ * pickle memo are recognised by identity (tokens), not rehashed.  Then, per
  * device:
  *
- *   1. the history entries are decoded into a compact array;
+ *   1. the history entries are those decoded records;
  *   2. the state at the end — live blocks (active_allocated and
  *      active_pending_free, at their requested size) and reserved address
  *      ranges — is read from `segments`;
@@ -49,12 +53,31 @@ typedef enum {
   ACT_OOM,
 } Action;
 
+/* One decoded history entry, 48 bytes: millions of them are kept. */
 typedef struct {
-  gint64 addr, size, stream, time_us, device_free;
-  gint64 block_bytes; /* rounded size when this block survives to the end */
-  VsPickleRef frames;
+  gint64 addr, size, stream, time_us;
+  /* oom: device_free; alloc: the rounded size when the block survives to
+   * the end (set by the backward pass); else VS_UNKNOWN */
+  gint64 extra;
+  gint32 stack;   /* stack id, or -1 for none */
   guint8 action;
 } Entry;
+
+/* A device_traces list whose entries were decoded while the pickle was
+ * read (see on_append): the entries, and the first problem found, reported
+ * only if the list turns out to be a device's history. */
+typedef struct {
+  GArray *entries; /* Entry */
+  gsize count;     /* items seen */
+  const char *why; /* first invalid item, see read_entry */
+  gint64 first_time_us;
+  gboolean has_first_time;
+  GError *error;
+  gsize error_idx;
+} Stream;
+
+/* Kinds of tokens the import gives taken values (low 2 bits). */
+enum { TOKEN_ENTRY = 1, TOKEN_FRAME = 2, TOKEN_STACK = 3 };
 
 /* A block live at the end of the history (from `segments`). */
 typedef struct {
@@ -68,14 +91,24 @@ typedef struct {
   gint64 line;
 } FrameKey;
 
+/* A stack's frame ids (outermost first); stored keys hold ids after
+ * themselves. */
 typedef struct {
-  const VsPickle *p;
+  guint hash;
+  guint n;
+  const gint64 *ids;
+} StackKey;
+
+typedef struct {
+  VsPickle *p;
   VsWriter *w;
   GError **error;
   gint64 process_id;
-  GHashTable *frames; /* FrameKey* → frame id */
-  GHashTable *stacks; /* GBytes of frame ids → stack id */
-  GArray *scratch;    /* gint64 frame ids */
+  GHashTable *frames;     /* FrameKey* by content → frame id */
+  GHashTable *frame_ptrs; /* FrameKey* by string address → frame id */
+  GHashTable *stacks;     /* StackKey* → stack id */
+  GHashTable *streams;    /* list handle → Stream* */
+  GArray *scratch;        /* gint64 frame ids */
   gint64 label_stack;
   VsImportProgress progress;
   gpointer progress_data;
@@ -276,6 +309,60 @@ frame_key_equal (gconstpointer a, gconstpointer b)
          && memcmp (x->name, y->name, x->name_len) == 0;
 }
 
+/* Frame keys by the address of their strings: a pickler writes each
+ * distinct string once and refers back to it, so equal frames nearly
+ * always share addresses and need no hashing of their text. */
+static guint
+frame_ptr_hash (gconstpointer p)
+{
+  const FrameKey *k = p;
+  guint64 h = (guint64) (gsize) k->file * 0x9e3779b97f4a7c15u
+              ^ (guint64) (gsize) k->name * 0xc2b2ae3d27d4eb4fu
+              ^ (guint64) k->line * 0x165667b19e3779f9u;
+  return (guint) (h ^ (h >> 32));
+}
+
+static gboolean
+frame_ptr_equal (gconstpointer a, gconstpointer b)
+{
+  const FrameKey *x = a, *y = b;
+  return x->file == y->file && x->name == y->name && x->line == y->line
+         && x->file_len == y->file_len && x->name_len == y->name_len;
+}
+
+static guint
+stack_key_hash (gconstpointer p)
+{
+  return ((const StackKey *) p)->hash;
+}
+
+static gboolean
+stack_key_equal (gconstpointer a, gconstpointer b)
+{
+  const StackKey *x = a, *y = b;
+  return x->hash == y->hash && x->n == y->n
+         && memcmp (x->ids, y->ids, x->n * sizeof (gint64)) == 0;
+}
+
+/* Marks a value the pickle reader is handing over (see on_append) so that
+ * a later reference to it reads as id; a no-op for other values. */
+static void
+give_token (Ctx *c, VsPickleRef v, gint64 id, guint kind)
+{
+  if (id >= 0 && id <= (gint64) (VS_PICKLE_TOKEN_MAX >> 2))
+    vs_pickle_set_token (c->p, v, (guint32) (id << 2) | kind);
+}
+
+/* The id a token of kind holds, or -1 when v is no such token. */
+static gint64
+token_id (Ctx *c, VsPickleRef v, guint kind)
+{
+  guint32 t;
+  if (vs_pickle_get_token (c->p, v, &t) && (t & 3) == kind)
+    return t >> 2;
+  return -1;
+}
+
 /* The frame id of one snapshot frame dict {filename, line, name}. */
 static gint64
 frame_id (Ctx *c, VsPickleRef f)
@@ -283,6 +370,9 @@ frame_id (Ctx *c, VsPickleRef f)
   FrameKey k = { "", "", 0, 0, VS_UNKNOWN };
   VsPickleRef key, val;
   VsPickleIter it;
+  gint64 known = token_id (c, f, TOKEN_FRAME);
+  if (known >= 0)
+    return known;
   if (vs_pickle_type (c->p, f) != VS_PICKLE_DICT)
     {
       not_snapshot (c, "a stack frame is not a dict");
@@ -302,9 +392,14 @@ frame_id (Ctx *c, VsPickleRef f)
       else if (key_is (ks, kl, "line"))
         vs_pickle_get_int (c->p, val, &k.line);
     }
-  gpointer found = g_hash_table_lookup (c->frames, &k);
+  gpointer found = g_hash_table_lookup (c->frame_ptrs, &k);
+  if (found == NULL && (found = g_hash_table_lookup (c->frames, &k)))
+    g_hash_table_insert (c->frame_ptrs, g_memdup2 (&k, sizeof k), found);
   if (found)
-    return (gint64) GPOINTER_TO_SIZE (found);
+    {
+      give_token (c, f, (gint64) GPOINTER_TO_SIZE (found), TOKEN_FRAME);
+      return (gint64) GPOINTER_TO_SIZE (found);
+    }
 
   g_autofree char *file = utf8_dup (k.file, k.file_len);
   g_autofree char *name = utf8_dup (k.name, k.name_len);
@@ -325,6 +420,9 @@ frame_id (Ctx *c, VsPickleRef f)
     }
   g_hash_table_insert (c->frames, g_memdup2 (&k, sizeof k),
                        GSIZE_TO_POINTER ((gsize) id));
+  g_hash_table_insert (c->frame_ptrs, g_memdup2 (&k, sizeof k),
+                       GSIZE_TO_POINTER ((gsize) id));
+  give_token (c, f, id, TOKEN_FRAME);
   return id;
 }
 
@@ -333,6 +431,9 @@ frame_id (Ctx *c, VsPickleRef f)
 static gint64
 stack_id (Ctx *c, VsPickleRef frames)
 {
+  gint64 known = token_id (c, frames, TOKEN_STACK);
+  if (known >= 0)
+    return known;
   gsize n = vs_pickle_len (c->p, frames);
   if (vs_pickle_type (c->p, frames) != VS_PICKLE_LIST
       && vs_pickle_type (c->p, frames) != VS_PICKLE_TUPLE)
@@ -352,18 +453,32 @@ stack_id (Ctx *c, VsPickleRef frames)
         return -1;
       ids[--i] = id; /* the writer wants the outermost first */
     }
-  g_autoptr (GBytes) probe = g_bytes_new_static (ids, n * sizeof (gint64));
-  gpointer found = g_hash_table_lookup (c->stacks, probe);
-  if (found)
-    return (gint64) GPOINTER_TO_SIZE (found);
-  gint64 sid = vs_writer_add_stack (c->w, ids, n);
-  if (sid < 0)
+  if (n > G_MAXUINT)
     {
-      write_failed (c);
+      not_snapshot (c, "a stack is too deep");
       return -1;
     }
-  g_hash_table_insert (c->stacks, g_bytes_new (ids, n * sizeof (gint64)),
-                       GSIZE_TO_POINTER ((gsize) sid));
+  guint64 h = 14695981039346656037u;
+  for (gsize j = 0; j < n; j++)
+    h = (h ^ (guint64) ids[j]) * 1099511628211u;
+  StackKey probe = { (guint) (h ^ (h >> 32)), (guint) n, ids };
+  gpointer found = g_hash_table_lookup (c->stacks, &probe);
+  gint64 sid;
+  if (found)
+    sid = (gint64) GPOINTER_TO_SIZE (found);
+  else
+    {
+      if ((sid = vs_writer_add_stack (c->w, ids, n)) < 0)
+        {
+          write_failed (c);
+          return -1;
+        }
+      StackKey *key = g_malloc (sizeof (StackKey) + n * sizeof (gint64));
+      *key = probe;
+      key->ids = memcpy (key + 1, ids, n * sizeof (gint64));
+      g_hash_table_insert (c->stacks, key, GSIZE_TO_POINTER ((gsize) sid));
+    }
+  give_token (c, frames, sid, TOKEN_STACK);
   return sid;
 }
 
@@ -387,21 +502,23 @@ label_stack (Ctx *c)
 
 /* ------------------------------------------------------- the snapshot -- */
 
-/* Decodes one history entry dict into e. */
+/* Decodes history item v into *e and resolves its stack.  Returns FALSE
+ * with *why set to a phrase that follows "device_traces[D][I]" when v is
+ * not a valid entry, or with *why NULL and c->error set when its frames are
+ * not valid or writing failed. */
 static gboolean
-read_entry (Ctx *c, guint dev, gsize idx, VsPickleRef v, Entry *e)
+read_entry (Ctx *c, VsPickleRef v, Entry *e, const char **why)
 {
-  VsPickleRef key, val;
+  VsPickleRef key, val, frames = VS_PICKLE_MISSING;
   VsPickleIter it;
   gboolean has_addr = FALSE, has_size = FALSE, has_time = FALSE;
   memset (e, 0, sizeof *e);
-  e->frames = VS_PICKLE_MISSING;
   e->stream = VS_UNKNOWN;
-  e->device_free = VS_UNKNOWN;
-  e->block_bytes = VS_UNKNOWN;
+  e->extra = VS_UNKNOWN;
+  e->stack = -1;
+  *why = NULL;
   if (vs_pickle_type (c->p, v) != VS_PICKLE_DICT)
-    return not_snapshot (c, "device_traces[%u][%" G_GSIZE_FORMAT "] is not a dict",
-                         dev, idx);
+    return *why = " is not a dict", FALSE;
   vs_pickle_iter_init (&it, c->p, v);
   while (vs_pickle_iter_next_pair (&it, &key, &val))
     {
@@ -429,12 +546,12 @@ read_entry (Ctx *c, guint dev, gsize idx, VsPickleRef v, Entry *e)
           break;
         case 'f':
           if (key_is (k, kl, "frames"))
-            e->frames = val;
+            frames = val;
           break;
         case 'd':
           if (key_is (k, kl, "device_free")
-              && !vs_pickle_get_int (c->p, val, &e->device_free))
-            e->device_free = VS_UNKNOWN;
+              && !vs_pickle_get_int (c->p, val, &e->extra))
+            e->extra = VS_UNKNOWN;
           break;
         default:
           break;
@@ -442,19 +559,101 @@ read_entry (Ctx *c, guint dev, gsize idx, VsPickleRef v, Entry *e)
     }
   if (e->action == ACT_OTHER)
     return TRUE;
+  if (e->action != ACT_OOM)
+    e->extra = VS_UNKNOWN;
   if (!has_size || e->size < 0)
-    return not_snapshot (c, "device_traces[%u][%" G_GSIZE_FORMAT "]: 'size' "
-                         "missing or not a size", dev, idx);
+    return *why = ": 'size' missing or not a size", FALSE;
   if (e->action != ACT_OOM && !has_addr)
-    return not_snapshot (c, "device_traces[%u][%" G_GSIZE_FORMAT "]: 'addr' "
-                         "missing or not an integer", dev, idx);
+    return *why = ": 'addr' missing or not an integer", FALSE;
   if (!has_time || e->time_us < 0 || e->time_us > G_MAXINT64 / 1000)
-    return not_snapshot (c, "device_traces[%u][%" G_GSIZE_FORMAT "]: "
-                         "'time_us' missing or out of range", dev, idx);
+    return *why = ": 'time_us' missing or out of range", FALSE;
   if (e->addr > G_MAXINT64 - e->size)
-    return not_snapshot (c, "device_traces[%u][%" G_GSIZE_FORMAT "]: address "
-                         "range out of bounds", dev, idx);
+    return *why = ": address range out of bounds", FALSE;
+  gint64 sid = stack_id (c, frames);
+  if (sid == -1)
+    return FALSE;
+  if (sid > G_MAXINT32)
+    return *why = ": more distinct stacks than the import handles", FALSE;
+  e->stack = sid == VS_UNKNOWN ? -1 : (gint32) sid;
   return TRUE;
+}
+
+static Stream *
+stream_new (void)
+{
+  Stream *s = g_new0 (Stream, 1);
+  s->entries = g_array_new (FALSE, FALSE, sizeof (Entry));
+  return s;
+}
+
+static void
+stream_free (gpointer data)
+{
+  Stream *s = data;
+  g_array_free (s->entries, TRUE);
+  g_clear_error (&s->error);
+  g_free (s);
+}
+
+/* Adds history item v to s.  After the first invalid item, items are only
+ * counted: the problem is reported if s turns out to be a device's history.
+ * Returns FALSE with *fatal set only when writing the trace failed. */
+static gboolean
+stream_item (Ctx *c, Stream *s, VsPickleRef v, const char **why,
+             GError **fatal)
+{
+  if (s->count == 0)
+    s->has_first_time = vs_pickle_get_int (c->p, vs_pickle_dict_get (c->p, v, "time_us"),
+                                           &s->first_time_us);
+  if (*why == NULL && s->error == NULL)
+    {
+      GError *local = NULL, **saved = c->error;
+      Entry e;
+      c->error = &local;
+      gboolean ok = read_entry (c, v, &e, why);
+      c->error = saved;
+      if (ok && e.action != ACT_OTHER)
+        g_array_append_val (s->entries, e);
+      else if (!ok && *why)
+        s->error_idx = s->count;
+      else if (!ok && g_error_matches (local, VS_IMPORT_ERROR, VS_IMPORT_ERROR_WRITE))
+        {
+          g_propagate_error (fatal, local);
+          return FALSE;
+        }
+      else if (!ok)
+        {
+          s->error = local;
+          s->error_idx = s->count;
+        }
+    }
+  give_token (c, v, 0, TOKEN_ENTRY);
+  s->count++;
+  return TRUE;
+}
+
+/* The pickle reader's append hook: the items of a list of history entries
+ * (dicts with an 'action') are decoded as they are read and not kept, so
+ * memory stays near the size of the decoded entries. */
+static VsPickleAppend
+on_append (VsPickle *p, VsPickleRef list, const VsPickleRef *items, gsize n,
+           gpointer data, GError **error)
+{
+  Ctx *c = data;
+  c->p = p;
+  Stream *s = g_hash_table_lookup (c->streams, GUINT_TO_POINTER (list));
+  if (s == NULL)
+    {
+      if (vs_pickle_len (p, list) > 0
+          || vs_pickle_type (p, vs_pickle_dict_get (p, items[0], "action")) != VS_PICKLE_STR)
+        return VS_PICKLE_APPEND_KEEP;
+      s = stream_new ();
+      g_hash_table_insert (c->streams, GUINT_TO_POINTER (list), s);
+    }
+  for (gsize i = 0; i < n; i++)
+    if (!stream_item (c, s, items[i], &s->why, error))
+      return VS_PICKLE_APPEND_ERROR;
+  return VS_PICKLE_APPEND_TAKEN;
 }
 
 /* Reads the segments of device dev: reserved ranges into ranges and live
@@ -524,27 +723,24 @@ entry_ts (const Entry *e, gint64 prev)
 
 /* Imports one device's history and final state. */
 static gboolean
-import_device (Ctx *c, gint64 dev, VsPickleRef trace, VsPickleRef segments,
+import_device (Ctx *c, gint64 dev, Stream *hist, VsPickleRef segments,
                gint64 start_ns, gint64 device_id, gint64 allocator_id)
 {
-  gsize n = vs_pickle_len (c->p, trace);
-  g_autofree Entry *ev = g_new (Entry, MAX (n, (gsize) 1));
   g_autoptr (GTree) ranges = ranges_new ();
   g_autoptr (GHashTable) blocks
       = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
-  VsPickleIter it;
-  VsPickleRef v;
-  gsize m = 0;
 
-  /* 1. decode */
-  vs_pickle_iter_init (&it, c->p, trace);
-  for (gsize i = 0; vs_pickle_iter_next (&it, &v); i++)
+  /* 1. the decoded history */
+  if (hist->why)
+    return not_snapshot (c, "device_traces[%u][%" G_GSIZE_FORMAT "]%s",
+                         (guint) dev, hist->error_idx, hist->why);
+  if (hist->error)
     {
-      if (!read_entry (c, (guint) dev, i, v, &ev[m]))
-        return FALSE;
-      if (ev[m].action != ACT_OTHER)
-        m++;
+      g_propagate_error (c->error, g_steal_pointer (&hist->error));
+      return FALSE;
     }
+  Entry *ev = (Entry *) (gpointer) hist->entries->data;
+  gsize m = hist->entries->len;
 
   /* 2. the state at the end */
   if (!read_segments (c, segments, dev, ranges, blocks))
@@ -564,7 +760,7 @@ import_device (Ctx *c, gint64 dev, VsPickleRef trace, VsPickleRef segments,
           else
             {
               if (lb->block_bytes >= 0)
-                e->block_bytes = lb->block_bytes; /* survives to the end */
+                e->extra = lb->block_bytes; /* survives to the end */
               g_hash_table_remove (blocks, &e->addr);
             }
           break;
@@ -656,9 +852,7 @@ import_device (Ctx *c, gint64 dev, VsPickleRef trace, VsPickleRef segments,
       Entry *e = &ev[i];
       gint64 t = entry_ts (e, prev);
       prev = t;
-      gint64 sid = stack_id (c, e->frames);
-      if (sid == -1)
-        return FALSE;
+      gint64 sid = e->stack >= 0 ? e->stack : VS_UNKNOWN;
       if (e->action == ACT_OOM)
         {
           VsFailedAlloc fa = {
@@ -666,7 +860,7 @@ import_device (Ctx *c, gint64 dev, VsPickleRef trace, VsPickleRef segments,
             .device_id = device_id, .allocator_id = allocator_id,
             .api = "pytorch", .requested_bytes = e->size,
             .error = VS_UNKNOWN, .error_name = "OutOfMemoryError",
-            .device_free_bytes = e->device_free,
+            .device_free_bytes = e->extra,
             .device_total_bytes = VS_UNKNOWN, .correlation = VS_UNKNOWN,
             .stack_id = sid, .range_id = VS_UNKNOWN,
           };
@@ -685,7 +879,7 @@ import_device (Ctx *c, gint64 dev, VsPickleRef trace, VsPickleRef segments,
         {
         case ACT_ALLOC:
           ae.op = VS_ALLOC_OP_ALLOC;
-          ae.block_bytes = e->block_bytes;
+          ae.block_bytes = e->extra;
           ae.segment_address = ranges_find (ranges, e->addr);
           g_hash_table_add (born_blocks, g_memdup2 (&e->addr, sizeof e->addr));
           break;
@@ -843,21 +1037,38 @@ finalize_progress (uint64_t done, uint64_t total, void *data)
 
 /* The time of the earliest first entry over all devices, or 0. */
 static gint64
-history_start (const VsPickle *p, VsPickleRef traces)
+history_start (GPtrArray *hists)
 {
-  gint64 start = G_MAXINT64, t;
-  VsPickleIter it, eit;
-  VsPickleRef dev, e;
-  vs_pickle_iter_init (&it, p, traces);
-  while (vs_pickle_iter_next (&it, &dev))
+  gint64 start = G_MAXINT64;
+  for (guint i = 0; i < hists->len; i++)
     {
-      vs_pickle_iter_init (&eit, p, dev);
-      if (vs_pickle_iter_next (&eit, &e)
-          && vs_pickle_get_int (p, vs_pickle_dict_get (p, e, "time_us"), &t)
-          && t >= 0 && t <= G_MAXINT64 / 1000)
+      const Stream *s = g_ptr_array_index (hists, i);
+      gint64 t = s->first_time_us;
+      if (s->count && s->has_first_time && t >= 0 && t <= G_MAXINT64 / 1000)
         start = MIN (start, t * 1000);
     }
   return start == G_MAXINT64 ? 0 : start;
+}
+
+/* The history of one device_traces list: the entries decoded while
+ * reading when the list was taken (on_append), else decoded now.  The
+ * result belongs to *owned when made here.  NULL with c->error set when
+ * writing failed. */
+static Stream *
+device_history (Ctx *c, VsPickleRef list, GPtrArray *owned)
+{
+  Stream *s = g_hash_table_lookup (c->streams, GUINT_TO_POINTER (list));
+  if (s && vs_pickle_list_taken (c->p, list) && vs_pickle_len (c->p, list) == 0)
+    return s;
+  s = stream_new ();
+  g_ptr_array_add (owned, s);
+  VsPickleIter it;
+  VsPickleRef v;
+  vs_pickle_iter_init (&it, c->p, list);
+  while (vs_pickle_iter_next (&it, &v))
+    if (!stream_item (c, s, v, &s->why, c->error))
+      return NULL;
+  return s;
 }
 
 static gboolean
@@ -880,7 +1091,8 @@ import_all (Ctx *c, const char *pickle_path)
   /* Devices: every index of device_traces with entries, and every device
    * holding a segment. */
   gint64 ndev = (gint64) vs_pickle_len (p, traces);
-  g_autoptr (GArray) dev_traces = g_array_new (FALSE, TRUE, sizeof (VsPickleRef));
+  g_autoptr (GPtrArray) owned = g_ptr_array_new_with_free_func (stream_free);
+  g_autoptr (GPtrArray) dev_traces = g_ptr_array_new ();
   VsPickleIter it;
   VsPickleRef v;
   vs_pickle_iter_init (&it, p, traces);
@@ -888,8 +1100,11 @@ import_all (Ctx *c, const char *pickle_path)
     {
       if (vs_pickle_type (p, v) != VS_PICKLE_LIST && vs_pickle_type (p, v) != VS_PICKLE_TUPLE)
         return not_snapshot (c, "device_traces[%u] is not a list", dev_traces->len);
-      g_array_append_val (dev_traces, v);
-      c->total_entries += vs_pickle_len (p, v);
+      Stream *s = device_history (c, v, owned);
+      if (s == NULL)
+        return FALSE;
+      g_ptr_array_add (dev_traces, s);
+      c->total_entries += s->count;
     }
   g_autoptr (GHashTable) seg_devs = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
   vs_pickle_iter_init (&it, p, segments);
@@ -906,7 +1121,7 @@ import_all (Ctx *c, const char *pickle_path)
       ndev = MAX (ndev, d + 1);
     }
 
-  gint64 start_ns = history_start (p, traces);
+  gint64 start_ns = history_start (dev_traces);
   g_autofree char *base = g_path_get_basename (pickle_path);
   GString *js = g_string_new (NULL);
   if (settings != VS_PICKLE_MISSING)
@@ -930,11 +1145,14 @@ import_all (Ctx *c, const char *pickle_path)
 
   for (gint64 d = 0; d < ndev; d++)
     {
-      VsPickleRef tr = d < (gint64) dev_traces->len
-                           ? g_array_index (dev_traces, VsPickleRef, d)
-                           : VS_PICKLE_MISSING;
-      if (vs_pickle_len (p, tr) == 0 && !g_hash_table_contains (seg_devs, &d))
+      Stream none = { 0 };
+      Stream *tr = d < (gint64) dev_traces->len
+                       ? g_ptr_array_index (dev_traces, d) : &none;
+      if (tr->count == 0 && !g_hash_table_contains (seg_devs, &d))
         continue;
+      if (tr == &none)
+        tr->entries = g_array_new (FALSE, FALSE, sizeof (Entry));
+      g_autoptr (GArray) none_entries = none.entries;
       VsDevice dv = { .idx = d, .uuid = NULL, .name = NULL,
                       .total_bytes = VS_UNKNOWN };
       gint64 device_id = vs_writer_add_device (c->w, &dv);
@@ -981,16 +1199,11 @@ vs_import_snapshot (const char *pickle_path, const char *trace_path,
   Ctx c = { .error = error, .progress = progress,
             .progress_data = progress_data };
   gint64 t0 = g_get_monotonic_time ();
-  VsPickle *p = vs_pickle_load_file (pickle_path, pickle_progress, &c, error);
-  if (p == NULL)
-    return FALSE;
-  c.p = p;
-  gint64 t1 = g_get_monotonic_time ();
-  c.stats.reading_us = t1 - t0;
-
   char err[512] = "";
+  /* The writer comes first: history entries are decoded, their stacks
+   * written, while the pickle is read.  The trace is a temporary file,
+   * removed by the caller unless the import completes. */
   c.w = vs_writer_create (trace_path, err, sizeof err);
-  /* The trace is a temporary file, removed unless the import completes. */
   if (c.w != NULL && vs_writer_set_bulk (c.w) < 0)
     {
       g_strlcpy (err, vs_writer_errmsg (c.w), sizeof err);
@@ -1001,18 +1214,29 @@ vs_import_snapshot (const char *pickle_path, const char *trace_path,
     {
       g_set_error (error, VS_IMPORT_ERROR, VS_IMPORT_ERROR_WRITE,
                    "cannot create the trace: %s", err);
-      vs_pickle_free (p);
       return FALSE;
     }
   c.frames = g_hash_table_new_full (frame_key_hash, frame_key_equal, g_free, NULL);
-  c.stacks = g_hash_table_new_full ((GHashFunc) g_bytes_hash, g_bytes_equal,
-                                    (GDestroyNotify) g_bytes_unref, NULL);
+  c.frame_ptrs = g_hash_table_new_full (frame_ptr_hash, frame_ptr_equal, g_free, NULL);
+  c.stacks = g_hash_table_new_full (stack_key_hash, stack_key_equal, g_free, NULL);
+  c.streams = g_hash_table_new_full (NULL, NULL, NULL, stream_free);
   c.scratch = g_array_new (FALSE, FALSE, sizeof (gint64));
 
-  gboolean ok = import_all (&c, pickle_path);
+  VsPickle *p = vs_pickle_load_file_full (pickle_path, pickle_progress, &c,
+                                          on_append, &c, error);
+  gint64 t1 = g_get_monotonic_time ();
+  c.stats.reading_us = t1 - t0;
+  gboolean ok = p != NULL;
+  if (ok)
+    {
+      c.p = p;
+      ok = import_all (&c, pickle_path);
+    }
   /* Frames point into the pickle: drop the caches before it. */
   g_hash_table_destroy (c.frames);
+  g_hash_table_destroy (c.frame_ptrs);
   g_hash_table_destroy (c.stacks);
+  g_hash_table_destroy (c.streams);
   g_array_free (c.scratch, TRUE);
   vs_pickle_free (p);
   gint64 t2 = g_get_monotonic_time ();

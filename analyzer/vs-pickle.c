@@ -19,6 +19,13 @@
  * a hard bound (VS_PICKLE_MEM_FACTOR × input + 64 MiB) turns anything beyond
  * that into an error instead of exhausting the machine.  Strings point into
  * the input: nothing is copied.
+ *
+ * An append hook lets a consumer take the items of a long list as they are
+ * appended (a snapshot's history: millions of entry dicts).  The values
+ * built for them are then freed (reclaim()), so the graph stays small; the
+ * hook may leave tokens in the memo in place of the containers it took, so
+ * that a later reference to a shared value (a stack frame) reads as the
+ * number the consumer gave it.
  */
 #include "vs-pickle.h"
 
@@ -31,7 +38,11 @@ G_DEFINE_QUARK (vs-pickle-error-quark, vs_pickle_error)
 #define IMM_BIT 0x80000000u
 #define IMM_MIN (-(G_GINT64_CONSTANT (1) << 30))
 #define IMM_MAX ((G_GINT64_CONSTANT (1) << 30) - 1)
-#define MAX_NODES 0x7ffffff0u
+#define MAX_NODES 0x3ffffff0u
+#define TOKEN_BASE 0x40000000u
+/* Memo stores logged between two taken appends; beyond it nothing is
+ * reclaimed until the next one (bounds the log). */
+#define MEMO_LOG_MAX (1u << 20)
 #define PROGRESS_STEP (8u << 20)
 
 enum { REF_NONE = 0, REF_FALSE = 1, REF_TRUE = 2 };
@@ -39,7 +50,8 @@ enum { REF_NONE = 0, REF_FALSE = 1, REF_TRUE = 2 };
 typedef struct {
   guint8 type;   /* VsPickleType */
   guint8 multi;  /* containers: children are a chunk list */
-  guint16 pad;
+  guint8 taken;  /* lists: an append hook took items */
+  guint8 pad;
   guint32 count; /* str/bytes: length; containers: number of handles */
   union {
     gint64 i;
@@ -61,7 +73,10 @@ typedef struct {
   gsize len, cap;
 } Vec;
 
+typedef struct Parser Parser;
+
 struct VsPickle {
+  Parser *ps; /* while parsing */
   GMappedFile *file;
   const guint8 *data;
   gsize size;
@@ -72,14 +87,36 @@ struct VsPickle {
   VsPickleRef root;
 };
 
-/* The parser's transient state, freed when parsing ends. */
 typedef struct {
+  guint32 ref, value;
+} Token;
+
+/* The parser's transient state, freed when parsing ends.
+ *
+ * With an append hook, values built since the last taken append (handles
+ * >= wm_nodes, pool from wm_pool, chunks from wm_chunks) are freed after the
+ * next one when nothing else can reach them: reachable are the stack below
+ * the taken items and the memo.  Memo stores since the watermark are
+ * logged; a stored container either got a token from the hook or keeps the
+ * whole region alive, as does a container on the stack or any append to an
+ * older container ("dirty").  Strings and numbers still reachable are moved
+ * down to the watermark. */
+struct Parser {
   VsPickle *p;
   Vec stack; /* guint32 handles */
   Vec marks; /* gsize stack positions */
   Vec memo;  /* guint32 handles, G_MAXUINT32 = unset */
   GError **error;
-} Parser;
+  VsPickleAppendHook hook;
+  gpointer hook_data;
+  guint32 wm_nodes;
+  gsize wm_pool, wm_chunks, stack_low;
+  gboolean dirty, log_full;
+  Vec memo_log; /* gsize memo indexes stored since the watermark */
+  Vec tokens;   /* Token */
+  Vec live;     /* guint32 handles, scratch of reclaim() */
+  Vec tokmap;   /* guint32 token by handle - wm_nodes, scratch of reclaim() */
+};
 
 #define NODES(p) ((Node *) (p)->nodes.data)
 #define POOL(p) ((guint32 *) (p)->pool.data)
@@ -127,10 +164,8 @@ vs_pickle_opcode_name (guint8 op)
 /* Makes room for extra more elements of elt bytes in v, charging the growth
  * to p's memory bound.  Returns FALSE with error set when over the bound. */
 static gboolean
-vec_reserve (VsPickle *p, Vec *v, gsize elt, gsize extra, GError **error)
+vec_grow (VsPickle *p, Vec *v, gsize elt, gsize extra, GError **error)
 {
-  if (v->cap - v->len >= extra)
-    return TRUE;
   gsize need = v->len + extra;
   if (need < v->len || need > G_MAXSIZE / elt / 2)
     goto over;
@@ -153,6 +188,14 @@ over:
                "pickle needs more memory than the reader allows for a "
                "%" G_GSIZE_FORMAT "-byte file", p->size);
   return FALSE;
+}
+
+static inline gboolean
+vec_reserve (VsPickle *p, Vec *v, gsize elt, gsize extra, GError **error)
+{
+  if (G_LIKELY (v->cap - v->len >= extra))
+    return TRUE;
+  return vec_grow (p, v, elt, extra, error);
 }
 
 /* ------------------------------------------------------------- errors -- */
@@ -228,6 +271,8 @@ extend (Parser *ps, guint32 c, const guint32 *items, gsize n)
   if (n == 0)
     return TRUE;
   Node *node = &NODES (p)[c];
+  if (c < ps->wm_nodes)
+    ps->dirty = TRUE;
   if (n > G_MAXUINT32 - node->count || p->pool.len + n > G_MAXUINT32)
     {
       g_set_error (ps->error, VS_PICKLE_ERROR, VS_PICKLE_ERROR_LIMIT,
@@ -271,9 +316,22 @@ ref_type (const VsPickle *p, VsPickleRef r)
 {
   if (r & IMM_BIT)
     return VS_PICKLE_INT;
+  if (r >= TOKEN_BASE)
+    return r <= TOKEN_BASE + VS_PICKLE_TOKEN_MAX ? VS_PICKLE_TOKEN
+                                                 : VS_PICKLE_NONE;
   if (r >= p->nodes.len)
     return VS_PICKLE_NONE;
   return NODES (p)[r].type;
+}
+
+/* Drops the stack above len, keeping track of the lowest level reached
+ * since the watermark. */
+static inline void
+stack_truncate (Parser *ps, gsize len)
+{
+  ps->stack.len = len;
+  if (len < ps->stack_low)
+    ps->stack_low = len;
 }
 
 /* Position of the innermost mark, or -1 with error set. */
@@ -304,7 +362,7 @@ build_from_mark (Parser *ps, gsize at, guint8 type)
     return FALSE;
   if (!extend (ps, c, (guint32 *) ps->stack.data + m, n))
     return FALSE;
-  ps->stack.len = (gsize) m;
+  stack_truncate (ps, (gsize) m);
   return push (ps, c);
 }
 
@@ -318,8 +376,150 @@ build_tuple_n (Parser *ps, gsize at, gsize n)
     return FALSE;
   if (!extend (ps, c, (guint32 *) ps->stack.data + ps->stack.len - n, n))
     return FALSE;
-  ps->stack.len -= n;
+  stack_truncate (ps, ps->stack.len - n);
   return push (ps, c);
+}
+
+static gboolean
+is_container (guint8 type)
+{
+  return type == VS_PICKLE_LIST || type == VS_PICKLE_TUPLE
+         || type == VS_PICKLE_DICT;
+}
+
+static int
+cmp_u32 (const void *a, const void *b)
+{
+  guint32 x = *(const guint32 *) a, y = *(const guint32 *) b;
+  return x < y ? -1 : x > y;
+}
+
+static int
+cmp_gsize (const void *a, const void *b)
+{
+  gsize x = *(const gsize *) a, y = *(const gsize *) b;
+  return x < y ? -1 : x > y;
+}
+
+/* Sorts a vector of n-byte elements and drops repeats; returns the new
+ * length.  Vectors already in order (the usual case) are not sorted. */
+static gsize
+sort_unique (gpointer data, gsize len, gsize elt,
+             int (*cmp) (const void *, const void *))
+{
+  if (len < 2)
+    return len;
+  gsize i = 1;
+  while (i < len && cmp ((char *) data + (i - 1) * elt, (char *) data + i * elt) < 0)
+    i++;
+  if (i == len)
+    return len;
+  qsort (data, len, elt, cmp);
+  gsize k = 1;
+  for (i = 1; i < len; i++)
+    if (cmp ((char *) data + i * elt, (char *) data + (k - 1) * elt) != 0)
+      memmove ((char *) data + k++ * elt, (char *) data + i * elt, elt);
+  return k;
+}
+
+/* A handle of the region that reclaim() may free: a node built since the
+ * watermark. */
+static gboolean
+in_region (const Parser *ps, guint32 h)
+{
+  return !(h & IMM_BIT) && h < TOKEN_BASE && h >= ps->wm_nodes;
+}
+
+/* The region's new handle for old handle h, a kept string or number. */
+static guint32
+moved (const Parser *ps, guint32 h)
+{
+  const guint32 *live = ps->live.data;
+  const guint32 *f = bsearch (&h, live, ps->live.len, sizeof (guint32), cmp_u32);
+  g_assert (f != NULL);
+  return ps->wm_nodes + (guint32) (f - live);
+}
+
+/* Called after an append hook took items (see Parser): applies the hook's
+ * tokens to the memo, frees the region when nothing outside it needs more
+ * than its strings and numbers, and starts a new region.  Returns FALSE
+ * with error set only when out of the memory bound. */
+static gboolean
+reclaim (Parser *ps)
+{
+  VsPickle *p = ps->p;
+  guint32 *memo = ps->memo.data, *st = ps->stack.data;
+  gboolean ok = !ps->dirty && !ps->log_full;
+
+  /* The tokens by handle, over the region. */
+  gsize region = p->nodes.len - ps->wm_nodes;
+  guint32 *tokmap = NULL;
+  if (ps->tokens.len)
+    {
+      if (!vec_reserve (p, &ps->tokmap, sizeof (guint32), region, ps->error))
+        return FALSE;
+      tokmap = ps->tokmap.data;
+      memset (tokmap, 0xff, region * sizeof (guint32));
+      for (gsize i = 0; i < ps->tokens.len; i++)
+        {
+          const Token *t = (const Token *) ps->tokens.data + i;
+          tokmap[t->ref - ps->wm_nodes] = t->value;
+        }
+    }
+  ps->memo_log.len = sort_unique (ps->memo_log.data, ps->memo_log.len,
+                                  sizeof (gsize), cmp_gsize);
+  const gsize *log = ps->memo_log.data;
+  ps->live.len = 0;
+  for (gsize pass = 0; pass < 2; pass++)
+    {
+      gsize n = pass == 0 ? ps->memo_log.len : ps->stack.len - ps->stack_low;
+      for (gsize i = 0; i < n; i++)
+        {
+          guint32 *slot = pass == 0 ? &memo[log[i]] : &st[ps->stack_low + i];
+          guint32 h = *slot;
+          if (!in_region (ps, h))
+            continue;
+          if (is_container (NODES (p)[h].type))
+            {
+              guint32 t = pass == 0 && tokmap ? tokmap[h - ps->wm_nodes]
+                                              : G_MAXUINT32;
+              if (t != G_MAXUINT32)
+                *slot = TOKEN_BASE + t;
+              else
+                ok = FALSE;
+              continue;
+            }
+          if (!vec_reserve (p, &ps->live, sizeof (guint32), 1, ps->error))
+            return FALSE;
+          ((guint32 *) ps->live.data)[ps->live.len++] = h;
+        }
+    }
+  if (ok)
+    {
+      ps->live.len = sort_unique (ps->live.data, ps->live.len,
+                                  sizeof (guint32), cmp_u32);
+      const guint32 *live = ps->live.data;
+      /* Ascending and unique, so live[j] >= wm + j: moving down never
+       * overwrites a node still to be moved. */
+      for (gsize j = 0; j < ps->live.len; j++)
+        NODES (p)[ps->wm_nodes + j] = NODES (p)[live[j]];
+      for (gsize i = 0; i < ps->memo_log.len; i++)
+        if (in_region (ps, memo[log[i]]))
+          memo[log[i]] = moved (ps, memo[log[i]]);
+      for (gsize i = ps->stack_low; i < ps->stack.len; i++)
+        if (in_region (ps, st[i]))
+          st[i] = moved (ps, st[i]);
+      p->nodes.len = ps->wm_nodes + ps->live.len;
+      p->pool.len = ps->wm_pool;
+      p->chunks.len = ps->wm_chunks;
+    }
+  ps->wm_nodes = (guint32) p->nodes.len;
+  ps->wm_pool = p->pool.len;
+  ps->wm_chunks = p->chunks.len;
+  ps->stack_low = ps->stack.len;
+  ps->dirty = ps->log_full = FALSE;
+  ps->memo_log.len = ps->tokens.len = 0;
+  return TRUE;
 }
 
 /* APPEND(S) and SETITEM(S): items from index `from` of the stack go into
@@ -338,9 +538,22 @@ add_items (Parser *ps, gsize at, gsize from, guint8 want)
   gsize n = ps->stack.len - from;
   if (want == VS_PICKLE_DICT && n % 2)
     return malformed (ps, at, "odd number of items for a dict");
+  if (want == VS_PICKLE_LIST && ps->hook && n > 0)
+    {
+      VsPickleAppend r = ps->hook (ps->p, c, st + from, n, ps->hook_data,
+                                   ps->error);
+      if (r == VS_PICKLE_APPEND_ERROR)
+        return FALSE;
+      if (r == VS_PICKLE_APPEND_TAKEN)
+        {
+          NODES (ps->p)[c].taken = 1;
+          stack_truncate (ps, from);
+          return reclaim (ps);
+        }
+    }
   if (!extend (ps, c, st + from, n))
     return FALSE;
-  ps->stack.len = from;
+  stack_truncate (ps, from);
   return TRUE;
 }
 
@@ -363,7 +576,19 @@ memo_put (Parser *ps, gsize at, guint64 idx)
               extra * sizeof (guint32));
       ps->memo.len = (gsize) idx + 1;
     }
-  ((guint32 *) ps->memo.data)[idx] = ((guint32 *) ps->stack.data)[ps->stack.len - 1];
+  guint32 v = ((guint32 *) ps->stack.data)[ps->stack.len - 1];
+  ((guint32 *) ps->memo.data)[idx] = v;
+  if (ps->hook && !(v & IMM_BIT) && v >= ps->wm_nodes && v < TOKEN_BASE)
+    {
+      if (ps->memo_log.len >= MEMO_LOG_MAX)
+        ps->log_full = TRUE;
+      else
+        {
+          if (!vec_reserve (p, &ps->memo_log, sizeof (gsize), 1, ps->error))
+            return FALSE;
+          ((gsize *) ps->memo_log.data)[ps->memo_log.len++] = (gsize) idx;
+        }
+    }
   return TRUE;
 }
 
@@ -619,7 +844,7 @@ parse (Parser *ps, VsPickleProgress progress, gpointer progress_data)
               && ((gsize *) ps->marks.data)[ps->marks.len - 1] == ps->stack.len)
             ps->marks.len--;
           else if (ps->stack.len)
-            ps->stack.len--;
+            stack_truncate (ps, ps->stack.len - 1);
           else
             return malformed (ps, at, "stack underflow");
           break;
@@ -628,7 +853,7 @@ parse (Parser *ps, VsPickleProgress progress, gpointer progress_data)
             gssize m = top_mark (ps, at);
             if (m < 0)
               return FALSE;
-            ps->stack.len = (gsize) m;
+            stack_truncate (ps, (gsize) m);
           }
           break;
         case '2': /* DUP */
@@ -698,11 +923,11 @@ parse (Parser *ps, VsPickleProgress progress, gpointer progress_data)
   return FALSE;
 }
 
-VsPickle *
-vs_pickle_parse (const guint8 *data, gsize len, VsPickleProgress progress,
-                 gpointer progress_data, GError **error)
+static VsPickle *
+parse_full (const guint8 *data, gsize len, VsPickleProgress progress,
+            gpointer progress_data, VsPickleAppendHook hook,
+            gpointer hook_data, GError **error)
 {
-  g_return_val_if_fail (data != NULL || len == 0, NULL);
 
   VsPickle *p = g_new0 (VsPickle, 1);
   p->data = data;
@@ -727,7 +952,8 @@ vs_pickle_parse (const guint8 *data, gsize len, VsPickleProgress progress,
       return NULL;
     }
 
-  Parser ps = { .p = p, .error = error };
+  Parser ps = { .p = p, .error = error, .hook = hook,
+                .hook_data = hook_data };
   gboolean ok = TRUE;
   /* The three constants. */
   for (int i = 0; ok && i < 3; i++)
@@ -735,13 +961,22 @@ vs_pickle_parse (const guint8 *data, gsize len, VsPickleProgress progress,
   if (ok)
     {
       NODES (p)[REF_TRUE].u.i = 1;
+      ps.wm_nodes = (guint32) p->nodes.len;
+      p->ps = &ps;
       ok = parse (&ps, progress, progress_data);
+      p->ps = NULL;
     }
   g_free (ps.stack.data);
   g_free (ps.marks.data);
   g_free (ps.memo.data);
+  g_free (ps.memo_log.data);
+  g_free (ps.tokens.data);
+  g_free (ps.live.data);
+  g_free (ps.tokmap.data);
   p->mem -= (ps.stack.cap * sizeof (guint32) + ps.marks.cap * sizeof (gsize)
-             + ps.memo.cap * sizeof (guint32));
+             + ps.memo.cap * sizeof (guint32) + ps.memo_log.cap * sizeof (gsize)
+             + ps.tokens.cap * sizeof (Token) + ps.live.cap * sizeof (guint32)
+             + ps.tokmap.cap * sizeof (guint32));
   if (!ok)
     {
       vs_pickle_free (p);
@@ -751,9 +986,27 @@ vs_pickle_parse (const guint8 *data, gsize len, VsPickleProgress progress,
 }
 
 VsPickle *
+vs_pickle_parse (const guint8 *data, gsize len, VsPickleProgress progress,
+                 gpointer progress_data, GError **error)
+{
+  g_return_val_if_fail (data != NULL || len == 0, NULL);
+  return parse_full (data, len, progress, progress_data, NULL, NULL, error);
+}
+
+VsPickle *
 vs_pickle_load_file (const char *path, VsPickleProgress progress,
                      gpointer progress_data, GError **error)
 {
+  return vs_pickle_load_file_full (path, progress, progress_data, NULL, NULL,
+                                   error);
+}
+
+VsPickle *
+vs_pickle_load_file_full (const char *path, VsPickleProgress progress,
+                          gpointer progress_data, VsPickleAppendHook hook,
+                          gpointer hook_data, GError **error)
+{
+  g_return_val_if_fail (path != NULL, NULL);
   GError *local = NULL;
   GMappedFile *f = g_mapped_file_new (path, FALSE, &local);
   if (f == NULL)
@@ -766,8 +1019,8 @@ vs_pickle_load_file (const char *path, VsPickleProgress progress,
   const guint8 *data = (const guint8 *) g_mapped_file_get_contents (f);
   gsize len = g_mapped_file_get_length (f);
   static const guint8 empty[1];
-  VsPickle *p = vs_pickle_parse (data ? data : empty, len, progress,
-                                 progress_data, error);
+  VsPickle *p = parse_full (data ? data : empty, len, progress,
+                            progress_data, hook, hook_data, error);
   if (p == NULL)
     {
       g_mapped_file_unref (f);
@@ -814,6 +1067,34 @@ VsPickleType
 vs_pickle_type (const VsPickle *p, VsPickleRef v)
 {
   return ref_type (p, v);
+}
+
+gboolean
+vs_pickle_set_token (VsPickle *p, VsPickleRef v, guint32 value)
+{
+  Parser *ps = p->ps;
+  if (ps == NULL || !in_region (ps, v) || !is_container (NODES (p)[v].type)
+      || value > VS_PICKLE_TOKEN_MAX)
+    return FALSE;
+  if (!vec_reserve (p, &ps->tokens, sizeof (Token), 1, NULL))
+    return FALSE;
+  ((Token *) ps->tokens.data)[ps->tokens.len++] = (Token) { v, value };
+  return TRUE;
+}
+
+gboolean
+vs_pickle_get_token (const VsPickle *p, VsPickleRef v, guint32 *value)
+{
+  if (ref_type (p, v) != VS_PICKLE_TOKEN)
+    return FALSE;
+  *value = v - TOKEN_BASE;
+  return TRUE;
+}
+
+gboolean
+vs_pickle_list_taken (const VsPickle *p, VsPickleRef v)
+{
+  return ref_type (p, v) == VS_PICKLE_LIST && NODES (p)[v].taken;
 }
 
 gboolean

@@ -42,6 +42,7 @@ typedef enum {
   VS_PICKLE_LIST,
   VS_PICKLE_TUPLE,
   VS_PICKLE_DICT,
+  VS_PICKLE_TOKEN, /* a value an append hook took, replaced by its number */
 } VsPickleType;
 
 typedef struct VsPickle VsPickle;
@@ -67,6 +68,48 @@ VsPickle *vs_pickle_parse (const guint8 *data, gsize len,
  * result.  Errors as vs_pickle_parse, or VS_PICKLE_ERROR_IO. */
 VsPickle *vs_pickle_load_file (const char *path, VsPickleProgress progress,
                                gpointer progress_data, GError **error);
+
+typedef enum {
+  VS_PICKLE_APPEND_KEEP,  /* store the items in the list as usual */
+  VS_PICKLE_APPEND_TAKEN, /* the hook took them: store nothing */
+  VS_PICKLE_APPEND_ERROR, /* stop parsing; the hook set error */
+} VsPickleAppend;
+
+/* Called while parsing when APPEND or APPENDS adds items[0..n) to list.
+ * A hook that takes the items (a consumer streaming a long list) reads them
+ * with the functions below; it may give each container among them a token
+ * (vs_pickle_set_token) so that a later memo reference to it reads as that
+ * number.  Once taken, the items and everything built only for them are
+ * freed, so the hook must not keep their handles.  The list keeps no item
+ * and vs_pickle_list_taken() becomes TRUE for it. */
+typedef VsPickleAppend (*VsPickleAppendHook) (VsPickle *p, VsPickleRef list,
+                                              const VsPickleRef *items,
+                                              gsize n, gpointer data,
+                                              GError **error);
+
+/* vs_pickle_load_file with an append hook (NULL for none).  Memory then
+ * stays near what the hook keeps instead of the whole value graph. */
+VsPickle *vs_pickle_load_file_full (const char *path,
+                                    VsPickleProgress progress,
+                                    gpointer progress_data,
+                                    VsPickleAppendHook hook,
+                                    gpointer hook_data, GError **error);
+
+/* Largest value a token can hold. */
+#define VS_PICKLE_TOKEN_MAX 0x3fffffefu
+
+/* From an append hook only: makes memo references to container v, which
+ * must be among (or inside) the items being taken, read as a token holding
+ * value (<= VS_PICKLE_TOKEN_MAX).  Returns FALSE, doing nothing, when v is
+ * not such a container or value is too large. */
+gboolean vs_pickle_set_token (VsPickle *p, VsPickleRef v, guint32 value);
+
+/* TRUE and *value set when v is a token. */
+gboolean vs_pickle_get_token (const VsPickle *p, VsPickleRef v,
+                              guint32 *value);
+
+/* TRUE when an append hook took items of list v. */
+gboolean vs_pickle_list_taken (const VsPickle *p, VsPickleRef v);
 
 /* Frees p and everything it owns (flat arrays: no recursion).  NULL-safe. */
 void vs_pickle_free (VsPickle *p);

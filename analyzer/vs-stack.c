@@ -219,6 +219,18 @@ load_stack (VsTrace *trace, gint64 stack_id, GError **error)
   s->text = g_string_free (text, FALSE);
   g_free (s->top_frame);
   s->top_frame = g_strdup (((VsFrameInfo *) g_ptr_array_index (s->frames, 0))->text);
+  /* No frame of the user's own: a label (e.g. "backward pass") says more
+   * than a frame inside a library. */
+  for (guint i = 0; i < s->frames->len && s->site[0] == '\0'; i++)
+    {
+      VsFrameInfo *f = g_ptr_array_index (s->frames, i);
+
+      if (f->kind == VS_FRAME_LABEL)
+        {
+          g_free (s->site);
+          s->site = g_strdup (f->text);
+        }
+    }
   if (s->site[0] == '\0')
     {
       g_free (s->site);

@@ -442,3 +442,62 @@ vs_series_extremes (VsTrace *trace, gint64 device_id, gint64 allocator_id,
   out->last_allocated = last_a;
   return TRUE;
 }
+
+gboolean
+vs_series_peak_between (VsTrace *trace, gint64 device_id, gint64 allocator_id,
+                        gint64 from_ns, gint64 to_ns, VsSeriesPoint *out,
+                        GError **error)
+{
+  /* The first row reaching the peak at time lo (ties broken by seq). */
+  static const char *at_ts_sql =
+    "SELECT seq FROM series WHERE device_id = ?1 AND allocator_id = ?2"
+    " AND ts = ?3 AND allocated_bytes = ?4 ORDER BY seq LIMIT 1";
+  VsTimelineBucket ext;
+  gint64 lo = from_ns, hi = to_ns, peak, seq = -1;
+  sqlite3_stmt *stmt;
+  int rc;
+
+  g_return_val_if_fail (trace != NULL && out != NULL, FALSE);
+  if (!vs_series_extremes (trace, device_id, allocator_id, from_ns, to_ns,
+                           &ext, error))
+    return FALSE;
+  if (!ext.known)
+    return vs_series_at_time (trace, device_id, allocator_id, to_ns, out, error);
+  peak = ext.max_allocated;
+  /* Invariant: the maximum over [lo, hi] (the value entering lo included)
+   * is the peak.  Halving keeps it; the value entering a right half is the
+   * state at the end of the left half, already found below the peak, so
+   * once lo == hi the peak is either reached by a change at lo or, only
+   * when lo is from_ns, the value entering the interval.  Each probe is a
+   * few summary-level reads, whatever the length of the interval. */
+  while (lo < hi)
+    {
+      gint64 mid = lo + (hi - lo) / 2;
+      VsTimelineBucket left;
+
+      if (!vs_series_extremes (trace, device_id, allocator_id, lo, mid,
+                               &left, error))
+        return FALSE;
+      if (left.known && left.max_allocated == peak)
+        hi = mid;
+      else
+        lo = mid + 1;
+    }
+  stmt = vs_trace_statement (trace, at_ts_sql, error);
+  if (stmt == NULL)
+    return FALSE;
+  sqlite3_bind_int64 (stmt, 1, device_id);
+  sqlite3_bind_int64 (stmt, 2, allocator_id);
+  sqlite3_bind_int64 (stmt, 3, vs_trace_abs (trace, lo));
+  sqlite3_bind_int64 (stmt, 4, peak);
+  rc = sqlite3_step (stmt);
+  if (rc == SQLITE_ROW)
+    seq = sqlite3_column_int64 (stmt, 0);
+  sqlite3_reset (stmt);
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+    return vs_trace_sql_error (trace, error);
+  if (seq >= 0)
+    return vs_series_at_seq (trace, device_id, allocator_id, seq, out, error);
+  return vs_series_at_time (trace, device_id, allocator_id, from_ns - 1, out,
+                            error);
+}

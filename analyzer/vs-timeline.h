@@ -71,4 +71,16 @@ gboolean vs_series_extremes (VsTrace *trace, gint64 device_id,
                              gint64 to_ns, VsTimelineBucket *out,
                              GError **error);
 
+/* The instant of peak allocated memory of (device_id, allocator_id) inside
+ * [from_ns, to_ns]: *out is the state right after the first change that
+ * reaches the maximum (or, when the maximum is the state entering the
+ * interval, that state, whose time_ns lies before from_ns).  Uses the
+ * summary levels: a few dozen indexed reads at any interval length.  When
+ * the series has no change up to to_ns, *out is that empty state (seq 0).
+ * Returns FALSE with error set on failure. */
+gboolean vs_series_peak_between (VsTrace *trace, gint64 device_id,
+                                 gint64 allocator_id, gint64 from_ns,
+                                 gint64 to_ns, VsSeriesPoint *out,
+                                 GError **error);
+
 G_END_DECLS

@@ -22,6 +22,20 @@ struct _VsTrace {
   GHashTable *statements;  /* const char *sql (by address) -> sqlite3_stmt* */
   GHashTable *stacks;      /* gint64* stack id -> VsStackInfo* */
   GHashTable *level_shifts; /* "device/allocator" -> GArray of gint64 shifts, ascending */
+  gint64 kernel_max_ns;    /* longest kernel, -1 until read */
+
+  /* Following a trace that is being written (vs_trace_open_live): trace->db
+   * reads a private finalized copy (already unlinked); source is a
+   * read-only connection on the file at path, used only to copy from and
+   * to notice commits. */
+  gboolean live;
+  gboolean live_ended;     /* the file at path is gone: the recording ended */
+  sqlite3 *source;
+  gint64 source_version;   /* PRAGMA data_version at the last copy */
+  char *stamp;             /* size and mtime of path and its WAL at the last read */
+  GPtrArray *retired;      /* caches replaced by vs_trace_refresh(), kept
+                            * until vs_trace_free() so pointers handed out
+                            * before a refresh stay valid */
 };
 
 /* The last series row of (device_id, allocator_id) with seq <= seq: its

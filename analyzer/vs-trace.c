@@ -13,6 +13,7 @@
 #include "vs-trace-private.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -115,6 +116,13 @@ vs_trace_statement (VsTrace *trace, const char *sql, GError **error)
 {
   sqlite3_stmt *stmt = g_hash_table_lookup (trace->statements, sql);
 
+  if (trace->db == NULL)
+    {
+      /* Only after a refresh failed to reopen the file. */
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_FAILED,
+                   "Cannot read %s: it could not be opened again", trace->path);
+      return NULL;
+    }
   if (stmt != NULL)
     {
       sqlite3_reset (stmt);
@@ -151,8 +159,12 @@ vs_trace_free (VsTrace *trace)
   g_clear_pointer (&trace->level_shifts, g_hash_table_unref);
   g_clear_pointer (&trace->devices, g_ptr_array_unref);
   g_clear_pointer (&trace->allocators, g_ptr_array_unref);
+  g_clear_pointer (&trace->retired, g_ptr_array_unref);
   if (trace->db != NULL)
     sqlite3_close_v2 (trace->db);
+  if (trace->source != NULL)
+    sqlite3_close_v2 (trace->source);
+  g_free (trace->stamp);
   g_free (trace->path);
   g_free (trace);
 }
@@ -263,11 +275,12 @@ query_int (VsTrace *trace, const char *sql, gint64 *out, GError **error)
   return TRUE;
 }
 
+/* Opens trace->db read-only on file (the trace's path, or its private
+ * copy when following a recording). */
 static gboolean
-open_connection (VsTrace *trace, GError **error)
+open_connection (VsTrace *trace, const char *file, GError **error)
 {
-  int rc = sqlite3_open_v2 (trace->path, &trace->db, SQLITE_OPEN_READONLY,
-                            NULL);
+  int rc = sqlite3_open_v2 (file, &trace->db, SQLITE_OPEN_READONLY, NULL);
 
   if (rc != SQLITE_OK)
     {
@@ -537,6 +550,239 @@ validate (VsTrace *trace, gboolean *finalized, GError **error)
   return TRUE;
 }
 
+/* Size and modification time of path and its WAL: what changes when a
+ * writer commits. */
+static char *
+file_stamp (const char *path)
+{
+  g_autofree char *wal = g_strconcat (path, "-wal", NULL);
+  const char *paths[] = { path, wal };
+  GString *s = g_string_new (NULL);
+
+  for (guint i = 0; i < G_N_ELEMENTS (paths); i++)
+    {
+      GStatBuf st;
+
+      if (g_stat (paths[i], &st) == 0)
+        g_string_append_printf (s, "%" G_GINT64_FORMAT ":%" G_GINT64_FORMAT
+                                ".%" G_GINT64_FORMAT ";", (gint64) st.st_size,
+                                (gint64) st.st_mtim.tv_sec,
+                                (gint64) st.st_mtim.tv_nsec);
+      else
+        g_string_append (s, "-;");
+    }
+  return g_string_free (s, FALSE);
+}
+
+/* Whether another process holds a lock on file over [start, start + len):
+ * F_GETLK reports locks of other processes only. */
+static gboolean
+locked_by_other (const char *file, off_t start, off_t len)
+{
+  struct flock fl = { 0 };
+  int fd = g_open (file, O_RDONLY, 0);
+  gboolean locked;
+
+  if (fd < 0)
+    return FALSE;
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  fl.l_start = start;
+  fl.l_len = len;
+  locked = fcntl (fd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
+  close (fd);
+  return locked;
+}
+
+/* Whether another process has the database at path open: SQLite keeps a
+ * shared lock on the file's lock bytes (from offset 0x40000000) while a
+ * connection is open in WAL mode, and on the WAL index's "dead man switch"
+ * byte (offset 128 of the -shm file).  A recording killed mid-way holds
+ * neither, so it is finalized in place as before. */
+static gboolean
+is_being_written (const char *path)
+{
+  g_autofree char *shm = g_strconcat (path, "-shm", NULL);
+
+  return locked_by_other (path, 0x40000000, 512)
+         || locked_by_other (shm, 128, 1);
+}
+
+static VsTrace *
+trace_new (const char *path)
+{
+  VsTrace *trace = g_new0 (VsTrace, 1);
+
+  trace->path = g_strdup (path);
+  trace->statements = g_hash_table_new (NULL, NULL);
+  trace->devices = g_ptr_array_new_with_free_func (device_info_free);
+  trace->allocators = g_ptr_array_new_with_free_func (allocator_info_free);
+  trace->stacks = NULL;
+  trace->level_shifts = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                               (GDestroyNotify) g_array_unref);
+  trace->retired = g_ptr_array_new_with_free_func ((GDestroyNotify) g_ptr_array_unref);
+  trace->kernel_max_ns = -1;
+  return trace;
+}
+
+/* What every way of opening ends with: probes, devices, extent. */
+static gboolean
+load_tables (VsTrace *trace, GError **error)
+{
+  return touch_tables (trace, error) && load_devices (trace, error) &&
+         load_extent (trace, error);
+}
+
+/* PRAGMA data_version on the source connection: changes whenever another
+ * connection commits to the file. */
+static gboolean
+source_version (VsTrace *trace, gint64 *out, GError **error)
+{
+  sqlite3_stmt *stmt = NULL;
+  int rc = sqlite3_prepare_v2 (trace->source, "PRAGMA data_version", -1,
+                               &stmt, NULL);
+
+  if (rc == SQLITE_OK)
+    rc = sqlite3_step (stmt);
+  if (rc == SQLITE_ROW)
+    *out = sqlite3_column_int64 (stmt, 0);
+  sqlite3_finalize (stmt);
+  if (rc != SQLITE_ROW)
+    {
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_FAILED,
+                   "Cannot read %s (SQLite: %s)", trace->path,
+                   sqlite3_errmsg (trace->source));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Copies what is committed in the source into a new private temporary
+ * database, finalizes the copy, and opens trace->db read-only on it (the
+ * file is unlinked at once: the connection keeps it while needed, and
+ * nothing is left behind by a crash).  The source is only read, through a
+ * read-only connection: in WAL mode that never blocks the writer, and the
+ * copy is one consistent snapshot of its last commit.  When the copy
+ * cannot be made the previous trace->db is kept. */
+static gboolean
+copy_committed (VsTrace *trace, GError **error)
+{
+  g_autofree char *tmp = NULL;
+  sqlite3 *dst = NULL;
+  sqlite3_backup *backup;
+  char err[512] = "";
+  gint64 version;
+  int fd, rc, tries = 0;
+
+  if (trace->source == NULL)
+    {
+      rc = sqlite3_open_v2 (trace->path, &trace->source, SQLITE_OPEN_READONLY,
+                            NULL);
+      if (rc != SQLITE_OK)
+        {
+          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_FAILED,
+                       "Cannot open %s (SQLite: %s)", trace->path,
+                       trace->source ? sqlite3_errmsg (trace->source)
+                                     : sqlite3_errstr (rc));
+          g_clear_pointer (&trace->source, sqlite3_close_v2);
+          return FALSE;
+        }
+      sqlite3_busy_timeout (trace->source, 5000);
+      sqlite3_extended_result_codes (trace->source, 1);
+    }
+  if (!source_version (trace, &version, error))
+    return FALSE;
+
+  fd = g_file_open_tmp ("vramscope-live-XXXXXX.db", &tmp, error);
+  if (fd < 0)
+    return FALSE;
+  close (fd);
+  rc = sqlite3_open_v2 (tmp, &dst, SQLITE_OPEN_READWRITE, NULL);
+  if (rc == SQLITE_OK)
+    {
+      backup = sqlite3_backup_init (dst, "main", trace->source, "main");
+      if (backup == NULL)
+        rc = sqlite3_errcode (dst);
+      else
+        {
+          /* A writer in the middle of a checkpoint may hold the source
+           * briefly: wait for it rather than fail. */
+          while ((rc = sqlite3_backup_step (backup, -1)) == SQLITE_BUSY
+                 || rc == SQLITE_LOCKED)
+            {
+              if (++tries > 500)
+                break;
+              sqlite3_sleep (10);
+            }
+          sqlite3_backup_finish (backup);
+          if (rc == SQLITE_DONE)
+            rc = SQLITE_OK;
+        }
+      if (rc != SQLITE_OK)
+        g_strlcpy (err, sqlite3_errmsg (trace->source), sizeof err);
+    }
+  else
+    g_strlcpy (err, dst ? sqlite3_errmsg (dst) : sqlite3_errstr (rc), sizeof err);
+  /* The copy is private and thrown away on failure: no journal, no syncs.
+   * Leaving WAL first keeps the read-only connection from needing one. */
+  if (rc == SQLITE_OK
+      && sqlite3_exec (dst, "PRAGMA journal_mode=DELETE; PRAGMA journal_mode=OFF;"
+                            " PRAGMA synchronous=OFF", NULL, NULL, NULL) != SQLITE_OK)
+    {
+      rc = SQLITE_ERROR;
+      g_strlcpy (err, sqlite3_errmsg (dst), sizeof err);
+    }
+  if (rc == SQLITE_OK && vs_trace_finalize (dst, NULL, NULL, err, sizeof err) != 0)
+    {
+      rc = SQLITE_ERROR;
+      if (err[0] == '\0')
+        g_strlcpy (err, sqlite3_errmsg (dst), sizeof err);
+    }
+  sqlite3_close_v2 (dst);
+  if (rc != SQLITE_OK)
+    {
+      g_unlink (tmp);
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_FAILED,
+                   "Cannot read %s while it is being recorded: %s",
+                   trace->path, err);
+      return FALSE;
+    }
+
+  /* Only now is the previous copy let go, so a failed refresh leaves the
+   * trace as it was. */
+  close_connection (trace);
+  if (open_connection (trace, tmp, error))
+    {
+      gboolean finalized = FALSE;
+
+      if (!validate (trace, &finalized, error))
+        {
+          close_connection (trace);
+          rc = SQLITE_ERROR;
+        }
+    }
+  else
+    rc = SQLITE_ERROR;
+  g_unlink (tmp);
+  if (rc != SQLITE_OK)
+    return FALSE;
+  trace->source_version = version;
+  return TRUE;
+}
+
+/* Opens trace (fresh from trace_new) as a live copy. */
+static VsTrace *
+open_live (VsTrace *trace_in, GError **error)
+{
+  g_autoptr (VsTrace) trace = trace_in;
+
+  trace->live = TRUE;
+  trace->stamp = file_stamp (trace->path);
+  if (!copy_committed (trace, error) || !load_tables (trace, error))
+    return NULL;
+  return g_steal_pointer (&trace);
+}
+
 VsTrace *
 vs_trace_open (const char *path, GError **error)
 {
@@ -549,21 +795,18 @@ vs_trace_open (const char *path, GError **error)
   if (!check_file (path, error))
     return NULL;
 
-  trace = g_new0 (VsTrace, 1);
-  trace->path = g_strdup (path);
-  trace->statements = g_hash_table_new (NULL, NULL);
-  trace->devices = g_ptr_array_new_with_free_func (device_info_free);
-  trace->allocators = g_ptr_array_new_with_free_func (allocator_info_free);
-  trace->stacks = NULL;
-  trace->level_shifts = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
-                                               (GDestroyNotify) g_array_unref);
-
-  if (!open_connection (trace, error) || !validate (trace, &finalized, error))
+  trace = trace_new (path);
+  trace->stamp = file_stamp (path);
+  if (!open_connection (trace, path, error) || !validate (trace, &finalized, error))
     return NULL;
   if (!finalized)
     {
       close_connection (trace);
-      if (!finalize_in_place (trace, error) || !open_connection (trace, error) ||
+      /* Finalizing a file its recorder is still writing would race with
+       * it: read a private copy of what is committed instead. */
+      if (is_being_written (path))
+        return open_live (g_steal_pointer (&trace), error);
+      if (!finalize_in_place (trace, error) || !open_connection (trace, path, error) ||
           !validate (trace, &finalized, error))
         return NULL;
       if (!finalized)
@@ -572,11 +815,119 @@ vs_trace_open (const char *path, GError **error)
                        "%s could not be finalized", path);
           return NULL;
         }
+      g_free (trace->stamp);
+      trace->stamp = file_stamp (path);
     }
-  if (!touch_tables (trace, error) || !load_devices (trace, error) ||
-      !load_extent (trace, error))
+  if (!load_tables (trace, error))
     return NULL;
   return g_steal_pointer (&trace);
+}
+
+VsTrace *
+vs_trace_open_live (const char *path, GError **error)
+{
+  g_return_val_if_fail (path != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  if (!check_file (path, error))
+    return NULL;
+  return open_live (trace_new (path), error);
+}
+
+gboolean
+vs_trace_is_live (VsTrace *trace)
+{
+  g_return_val_if_fail (trace != NULL, FALSE);
+  return trace->live && !trace->live_ended;
+}
+
+/* Moves the caches whose contents callers may still point into to the
+ * retired list and starts new ones. */
+static void
+retire_caches (VsTrace *trace)
+{
+  g_ptr_array_add (trace->retired, trace->devices);
+  g_ptr_array_add (trace->retired, trace->allocators);
+  trace->devices = g_ptr_array_new_with_free_func (device_info_free);
+  trace->allocators = g_ptr_array_new_with_free_func (allocator_info_free);
+  if (trace->stacks != NULL)
+    {
+      /* A hash table is kept alive by a one-element array that unrefs it. */
+      GPtrArray *holder = g_ptr_array_new_with_free_func ((GDestroyNotify) g_hash_table_unref);
+
+      g_ptr_array_add (holder, g_steal_pointer (&trace->stacks));
+      g_ptr_array_add (trace->retired, holder);
+    }
+  g_hash_table_remove_all (trace->level_shifts);
+  trace->kernel_max_ns = -1;
+  trace->last_seq = 0;
+  trace->duration_ns = 0;
+}
+
+gboolean
+vs_trace_refresh (VsTrace *trace, gboolean *changed, GError **error)
+{
+  g_autofree char *stamp = NULL;
+  gboolean finalized = FALSE;
+
+  g_return_val_if_fail (trace != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (changed != NULL)
+    *changed = FALSE;
+  if (trace->live)
+    {
+      gint64 version;
+
+      if (trace->live_ended)
+        return TRUE;
+      if (!g_file_test (trace->path, G_FILE_TEST_EXISTS))
+        {
+          /* The recorder merged this file into the final trace and
+           * removed it: what was read last is all there is. */
+          trace->live_ended = TRUE;
+          return TRUE;
+        }
+      if (!source_version (trace, &version, error))
+        return FALSE;
+      if (version == trace->source_version)
+        return TRUE;
+      if (!copy_committed (trace, error))
+        return FALSE;
+    }
+  else
+    {
+      stamp = file_stamp (trace->path);
+      if (g_strcmp0 (stamp, trace->stamp) == 0)
+        return TRUE;
+      if (!check_file (trace->path, error))
+        return FALSE;
+      close_connection (trace);
+      if (!open_connection (trace, trace->path, error) ||
+          !validate (trace, &finalized, error))
+        return FALSE;
+      if (!finalized)
+        {
+          close_connection (trace);
+          if (is_being_written (trace->path))
+            {
+              trace->live = TRUE;
+              if (!copy_committed (trace, error))
+                return FALSE;
+            }
+          else if (!finalize_in_place (trace, error) ||
+                   !open_connection (trace, trace->path, error))
+            return FALSE;
+        }
+      g_free (trace->stamp);
+      trace->stamp = file_stamp (trace->path);
+    }
+  retire_caches (trace);
+  if (!load_tables (trace, error))
+    return FALSE;
+  if (changed != NULL)
+    *changed = TRUE;
+  return TRUE;
 }
 
 const char *

@@ -6,6 +6,11 @@
  * one sentence naming the file; a trace whose recording was interrupted
  * (meta 'finalized' not 1) is finalized first when the file is writable.
  *
+ * A trace still being recorded (its recorder holds the file open) is never
+ * written: vs_trace_open() then reads a private finalized copy of what the
+ * recorder has committed, as vs_trace_open_live() does, and
+ * vs_trace_refresh() takes a new copy after further commits.
+ *
  * Threads: a VsTrace may be used from one thread at a time.  To work in a
  * GTask thread while the main thread keeps its own, open the same path a
  * second time in that thread (opening a finalized trace is cheap).
@@ -57,10 +62,37 @@ typedef struct {
 GQuark vs_trace_error_quark (void);
 
 /* Opens the trace at path read-only and validates it.  Never creates a
- * file.  A trace not yet finalized is finalized in place first if the file
- * is writable.  Returns a new VsTrace, or NULL with error set (domain
+ * file.  A trace not yet finalized is read as a live copy (see
+ * vs_trace_open_live()) when another process has it open — its recorder
+ * is still writing it — and otherwise, its recording having been killed,
+ * finalized in place first if the file is writable.  Returns a new VsTrace, or NULL with error set (domain
  * VS_TRACE_ERROR, one sentence naming the file). */
 VsTrace *vs_trace_open (const char *path, GError **error);
+
+/* Opens a trace that may still be being written — typically a recording
+ * process's file `<outdir>/.vramscope-spool-<pid>-XXXXXX/process-<pid>-<ns>.db`
+ * — without ever writing it: what is committed is copied (one consistent
+ * snapshot, through a read-only connection; a WAL writer goes on
+ * committing meanwhile) into a private temporary database, which is
+ * finalized and read.  Works on any trace, finalized or not.  Returns a new
+ * VsTrace, or NULL with error set. */
+VsTrace *vs_trace_open_live (const char *path, GError **error);
+
+/* Reads the trace again when its file changed since it was last read: for a
+ * live trace, when the recorder committed (PRAGMA data_version); otherwise
+ * when the size or modification time of the file or its WAL changed (a
+ * file that turns out to be being written is then followed live).  Sets
+ * *changed (may be NULL) to whether anything was read again.  Devices,
+ * allocators, extent and caches are reloaded; pointers obtained from trace
+ * before (device and allocator infos, stack texts) stay valid until
+ * vs_trace_free().  On failure returns FALSE with error set and, for a live
+ * trace, keeps the previous copy. */
+gboolean vs_trace_refresh (VsTrace *trace, gboolean *changed, GError **error);
+
+/* Whether trace is a live copy of a recording still in progress: opened
+ * live and its file still exists (the recorder removes a process's file
+ * once it has merged it into the final trace). */
+gboolean vs_trace_is_live (VsTrace *trace);
 
 /* Closes the connection and frees trace.  NULL is allowed. */
 void vs_trace_free (VsTrace *trace);

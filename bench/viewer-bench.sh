@@ -22,9 +22,9 @@ for renderer in auto gl; do
   echo "# renderer: $renderer"
   if [ "$renderer" = auto ]; then
     env -u GSK_RENDERER xvfb-run -a -s "-screen 0 1600x1000x24" \
-      "$build/gui/viewer-bench" "$trace"
+      "$build/bench/viewer-bench" "$trace"
   else
     GSK_RENDERER=gl xvfb-run -a -s "-screen 0 1600x1000x24" \
-      "$build/gui/viewer-bench" "$trace"
+      "$build/bench/viewer-bench" "$trace"
   fi
 done 2> >(grep -v "session bus" >&2)

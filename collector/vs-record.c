@@ -696,6 +696,11 @@ vs_cmd_record(int argc, char **argv)
   close(errpipe[1]);
   child_pid = pid;
   sigprocmask(SIG_SETMASK, &saved_mask, NULL);
+  /* Each process writes its own file in the spool; the viewer can follow
+   * one while it is written.  The program's own file is named after it. */
+  if (!quiet)
+    fprintf(stderr, "vramscope: recording; follow it live with: vramscope view %s/process-%ld-*.db\n",
+            spool_abs, (long)pid);
 
   int exec_errno = 0;
   ssize_t got;

@@ -26,7 +26,7 @@ struct _VsDocument
   gboolean finalized;
   GPtrArray *devices;   /* VsDocumentDevice* */
   GPtrArray *ooms;      /* VsOom* */
-  GPtrArray *ranges;    /* VsRangeMemory* */
+  GPtrArray *ranges;    /* VsRangeInfo* */
 };
 
 G_DEFINE_FINAL_TYPE (VsDocument, vs_document, G_TYPE_OBJECT)
@@ -104,30 +104,32 @@ report (Progress *progress, const char *what, double fraction)
                               progress_dispatch, c, progress_call_free);
 }
 
-/* Opens path and reads what the window shows all the time.  Returns NULL
+/* Reads from trace what the window shows all the time.  trace is only
+ * read; the snapshot does not own it (s->trace is NULL).  Returns NULL
  * with error set on failure. */
 static Snapshot *
-read_snapshot (const char *path, Progress *progress, GError **error)
+read_tables (VsTrace *trace, Progress *progress, GError **error)
 {
-  g_autoptr (VsTrace) trace = NULL;
   g_autoptr (GArray) summaries = NULL;
+  g_autoptr (GPtrArray) kernels = NULL;
   g_autofree char *fin = NULL;
   const GPtrArray *devices;
   Snapshot *s;
 
-  report (progress, "Opening the trace", 0.05);
-  trace = vs_trace_open (path, error);
-  if (trace == NULL)
-    return NULL;
   report (progress, "Reading peaks", 0.35);
   summaries = vs_summary_list (trace, 0, 0, error);
   if (summaries == NULL)
+    return NULL;
+  kernels = vs_kernel_stats (trace, 0, error);
+  if (kernels == NULL)
     return NULL;
 
   s = g_new0 (Snapshot, 1);
   s->duration = vs_trace_get_duration_ns (trace);
   fin = vs_trace_dup_meta (trace, "finalized");
-  s->finalized = fin != NULL && g_strcmp0 (fin, "1") == 0;
+  /* A live copy is finalized, its recording is not. */
+  s->finalized = fin != NULL && g_strcmp0 (fin, "1") == 0
+                 && !vs_trace_is_live (trace);
   s->devices = g_ptr_array_new_with_free_func (device_free);
   devices = vs_trace_get_devices (trace);
   for (guint i = 0; i < devices->len; i++)
@@ -139,6 +141,12 @@ read_snapshot (const char *path, Progress *progress, GError **error)
       d->id = info->id;
       d->idx = info->idx;
       d->name = g_strdup (info->name);
+      for (guint j = 0; j < kernels->len; j++)
+        {
+          const VsKernelStats *k = g_ptr_array_index (kernels, j);
+          if (k->device_id == info->id)
+            d->kernel_count += k->count;
+        }
       for (guint j = 0; j < summaries->len; j++)
         {
           VsSummary *sum = &g_array_index (summaries, VsSummary, j);
@@ -164,14 +172,31 @@ read_snapshot (const char *path, Progress *progress, GError **error)
       return NULL;
     }
   report (progress, "Reading NVTX ranges", 0.75);
-  s->ranges = vs_range_memory (trace, 0, 0, error);
+  s->ranges = vs_range_list (trace, error);
   if (s->ranges == NULL)
     {
       snapshot_free (s);
       return NULL;
     }
   report (progress, "Drawing", 0.95);
-  s->trace = g_steal_pointer (&trace);
+  return s;
+}
+
+/* Opens path and reads what the window shows all the time.  Returns NULL
+ * with error set on failure. */
+static Snapshot *
+read_snapshot (const char *path, Progress *progress, GError **error)
+{
+  g_autoptr (VsTrace) trace = NULL;
+  Snapshot *s;
+
+  report (progress, "Opening the trace", 0.05);
+  trace = vs_trace_open (path, error);
+  if (trace == NULL)
+    return NULL;
+  s = read_tables (trace, progress, error);
+  if (s != NULL)
+    s->trace = g_steal_pointer (&trace);
   return s;
 }
 
@@ -182,11 +207,15 @@ adopt (VsDocument *self, Snapshot *s)
 {
   gboolean changed = s->duration != self->duration;
 
-  g_mutex_lock (&self->lock);
-  if (self->trace != NULL)
-    g_ptr_array_add (self->retired, self->trace);
-  self->trace = g_steal_pointer (&s->trace);
-  g_mutex_unlock (&self->lock);
+  /* A refresh reads the same VsTrace again (s->trace NULL). */
+  if (s->trace != NULL)
+    {
+      g_mutex_lock (&self->lock);
+      if (self->trace != NULL)
+        g_ptr_array_add (self->retired, self->trace);
+      self->trace = g_steal_pointer (&s->trace);
+      g_mutex_unlock (&self->lock);
+    }
 
   self->duration = s->duration;
   self->finalized = s->finalized;
@@ -404,6 +433,7 @@ chart_thread (GTask *task, gpointer source, gpointer task_data,
   ChartQuery *q = task_data;
   GError *error = NULL;
   g_autoptr (GArray) buckets = NULL;
+  g_autoptr (GArray) kernels = NULL;
   VsChartData *d = q->base;
 
   if (g_task_return_error_if_cancelled (task))
@@ -411,12 +441,22 @@ chart_thread (GTask *task, gpointer source, gpointer task_data,
   g_mutex_lock (&self->lock);
   buckets = vs_timeline_query (self->trace, q->device_id, 0, q->t0, q->t1,
                                q->n, &error);
+  if (buckets != NULL && d->has_kernels)
+    {
+      kernels = vs_kernel_density (self->trace, q->device_id, q->t0, q->t1,
+                                   q->n, &error);
+      if (kernels == NULL)
+        g_clear_pointer (&buckets, g_array_unref);
+    }
   g_mutex_unlock (&self->lock);
   if (buckets == NULL)
     {
       g_task_return_error (task, error);
       return;
     }
+  for (guint i = 0; kernels != NULL && i < kernels->len && i < d->n_buckets; i++)
+    d->buckets[i].kernels = (guint32) MIN (G_MAXUINT32,
+                                           g_array_index (kernels, VsKernelBucket, i).count);
   for (guint i = 0; i < buckets->len && i < d->n_buckets; i++)
     {
       const VsTimelineBucket *b = &g_array_index (buckets, VsTimelineBucket, i);
@@ -471,6 +511,7 @@ vs_document_query_chart_async (VsDocument *self, gint64 device_id, gint64 t0,
                                 cap ? cap : "");
   }
   d->trace_end_ns = self->duration;
+  d->has_kernels = dev->kernel_count > 0;
   d->capacity_bytes = dev->summary.capacity_bytes > 0
                           ? dev->summary.capacity_bytes : 0;
   d->peak_bytes = MAX (dev->summary.peak_reserved_bytes,
@@ -493,8 +534,10 @@ vs_document_query_chart_async (VsDocument *self, gint64 device_id, gint64 t0,
     }
   for (guint i = 0; i < self->ranges->len; i++)
     {
-      const VsRangeMemory *r = g_ptr_array_index (self->ranges, i);
-      if (r->device_id == device_id && r->end_ns >= t0 && r->start_ns < t1)
+      const VsRangeInfo *r = g_ptr_array_index (self->ranges, i);
+      /* NVTX ranges belong to threads, not devices: every timeline shows
+       * them. */
+      if ((r->end_ns == VS_UNKNOWN || r->end_ns >= t0) && r->start_ns < t1)
         vs_chart_data_add_range (d, r->start_ns,
                                  r->end_ns == VS_UNKNOWN ? -1 : r->end_ns,
                                  (guint) MAX (0, r->depth), r->name);
@@ -527,44 +570,10 @@ typedef struct {
   gint64 peak_seq, peak_time; /* of the device's peak allocated */
 } InstantQuery;
 
-/* Adds to in->segments, for every segment the analyzer reported free gaps
- * in, the span from its first gap's start to its last gap's end.  The
- * analyzer gives no segment extents (only gaps), so segments without free
- * space, and the parts of a segment outside its outermost gaps, are not
- * known here. */
-static void
-collect_segments (VsInstant *in)
-{
-  /* segment id -> index + 1 in in->segments */
-  g_autoptr (GHashTable) seen =
-      g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
-
-  for (guint i = 0; i < in->gaps->len; i++)
-    {
-      const VsFreeGap *g = &g_array_index (in->gaps, VsFreeGap, i);
-      guint index = GPOINTER_TO_UINT (g_hash_table_lookup (seen, &g->segment_id));
-      VsInstantSegment *s;
-      gint64 end;
-
-      if (index == 0)
-        {
-          VsInstantSegment ns = { g->segment_id, g->address, g->bytes };
-          g_array_append_val (in->segments, ns);
-          g_hash_table_insert (seen, g_memdup2 (&g->segment_id, sizeof (gint64)),
-                               GUINT_TO_POINTER (in->segments->len));
-          continue;
-        }
-      s = &g_array_index (in->segments, VsInstantSegment, index - 1);
-      end = MAX (s->address + s->bytes, g->address + g->bytes);
-      s->address = MIN (s->address, g->address);
-      s->bytes = end - s->address;
-    }
-}
-
 static int
 segment_cmp (gconstpointer a, gconstpointer b)
 {
-  const VsInstantSegment *x = a, *y = b;
+  const VsSegment *x = a, *y = b;
   return x->address < y->address ? -1 : x->address > y->address;
 }
 
@@ -580,7 +589,19 @@ build_instant (VsDocument *self, VsTrace *trace, const InstantQuery *q,
   in->device_id = q->device_id;
   in->range_t0 = q->range_t0;
   in->range_t1 = q->range_t1;
-  if (q->t < 0 && q->peak_seq != VS_UNKNOWN)
+  if (q->range_t1 > q->range_t0)
+    {
+      /* A range is shown at its own peak of allocated memory. */
+      VsSeriesPoint peak;
+
+      if (!vs_series_peak_between (trace, q->device_id, 0, q->range_t0,
+                                   q->range_t1, &peak, error))
+        return NULL;
+      in->seq = peak.seq;
+      in->time_ns = peak.time_ns == VS_UNKNOWN
+                      ? q->range_t0 : MAX (peak.time_ns, q->range_t0);
+    }
+  else if (q->t < 0 && q->peak_seq != VS_UNKNOWN)
     {
       in->seq = q->peak_seq;
       in->time_ns = q->peak_time;
@@ -631,7 +652,10 @@ build_instant (VsDocument *self, VsTrace *trace, const InstantQuery *q,
                                                 error);
   if (!in->have_fragmentation)
     return NULL;
-  collect_segments (in);
+  g_array_unref (in->segments);
+  in->segments = vs_live_segments (trace, q->device_id, 0, in->seq, error);
+  if (in->segments == NULL)
+    return NULL;
   g_array_sort (in->segments, segment_cmp);
   return g_steal_pointer (&in);
 }
@@ -694,8 +718,23 @@ refresh_thread (GTask *task, gpointer source, gpointer task_data,
 {
   VsDocument *self = source;
   GError *error = NULL;
-  Snapshot *s = read_snapshot (self->path, NULL, &error);
+  gboolean changed = FALSE;
+  Snapshot *s = NULL;
 
+  /* The trace is read again in place: pointers into it (stack texts,
+   * allocator names) that instants on screen hold stay valid, see
+   * vs_trace_refresh(). */
+  g_mutex_lock (&self->lock);
+  if (vs_trace_refresh (self->trace, &changed, &error) && changed)
+    s = read_tables (self->trace, NULL, &error);
+  else if (error == NULL)
+    {
+      /* Nothing new; still report whether the recording has ended. */
+      s = g_new0 (Snapshot, 1);
+      s->duration = -1;
+      s->finalized = !vs_trace_is_live (self->trace);
+    }
+  g_mutex_unlock (&self->lock);
   if (s == NULL)
     g_task_return_error (task, error);
   else
@@ -722,5 +761,12 @@ vs_document_refresh_finish (VsDocument *self, GAsyncResult *result,
   s = g_task_propagate_pointer (G_TASK (result), error);
   if (s == NULL)
     return FALSE;
-  return adopt (self, s);
+  if (s->duration < 0)
+    {
+      self->finalized = s->finalized;
+      snapshot_free (s);
+      return FALSE;
+    }
+  adopt (self, s);
+  return TRUE;
 }

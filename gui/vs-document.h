@@ -26,6 +26,7 @@ typedef struct {
   gint64 idx;
   char *name;         /* NULL when unknown */
   VsSummary summary;  /* allocator "all" */
+  gint64 kernel_count; /* kernels recorded on it: a kernel lane when > 0 */
 } VsDocumentDevice;
 
 /* Called on the main loop while loading: what is being done, and the
@@ -46,7 +47,8 @@ VsDocument *vs_document_load_finish (GAsyncResult *result, GError **error);
 GFile *vs_document_get_file (VsDocument *self);
 /* Duration of the trace (ns since its start). */
 gint64 vs_document_get_duration (VsDocument *self);
-/* Whether the recording is finished (meta 'finalized' = 1 when loaded). */
+/* Whether the recording is finished: FALSE while the trace is a live copy
+ * of a recording in progress (see vs_trace_open_live()). */
 gboolean vs_document_is_finalized (VsDocument *self);
 /* The devices (VsDocumentDevice*), ordered by idx. */
 GPtrArray *vs_document_get_devices (VsDocument *self);
@@ -80,8 +82,9 @@ VsInstant *vs_document_query_instant_finish (VsDocument *self,
                                              GAsyncResult *result,
                                              GError **error);
 
-/* Re-reads the trace from disk (a recording in progress commits new
- * events); finish returns TRUE when the duration changed. */
+/* Reads the trace again if its file changed (a recording in progress
+ * committed new events; vs_trace_refresh()); finish returns TRUE when
+ * anything was read again. */
 void vs_document_refresh_async (VsDocument *self, GCancellable *cancellable,
                                 GAsyncReadyCallback callback,
                                 gpointer user_data);

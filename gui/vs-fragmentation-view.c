@@ -1,8 +1,11 @@
 /* vs-fragmentation-view.c — segment maps of reserved memory.
  *
- * One row per live segment with free space, bars scaled to the largest so
- * sizes compare at a glance.  Blocks and gaps come from the analyzer
- * (vs_live_blocks, vs_fragmentation_at); this file only places them.
+ * One row per live segment (vs_live_segments), full ones included, drawn
+ * as a bar of its whole extent scaled to the largest segment so sizes
+ * compare at a glance: allocated memory filled, the free gaps
+ * (vs_fragmentation_at) left open, the largest free block outlined, block
+ * boundaries (vs_live_blocks) as thin separators.  This file only places
+ * what the analyzer found.
  */
 #include "vs-fragmentation-view.h"
 
@@ -48,6 +51,7 @@ vs_fragmentation_view_snapshot (GtkWidget *widget, GtkSnapshot *s)
   GdkRGBA dim = ink;
   GdkRGBA free_c = dark ? (GdkRGBA){ 1, 1, 1, 0.10f } : (GdkRGBA){ 0, 0, 0, 0.07f };
   GdkRGBA block_c = { 0.21f, 0.52f, 0.89f, 0.85f };
+  GdkRGBA bg_c = dark ? (GdkRGBA){ 0.14f, 0.14f, 0.14f, 1 } : (GdkRGBA){ 1, 1, 1, 1 };
   GdkRGBA largest_c = { 1.0f, 0.47f, 0.0f, 0.9f };
   int width = gtk_widget_get_width (widget);
   double bar_w = MAX (20, width - LABEL_WIDTH - 16);
@@ -85,19 +89,15 @@ vs_fragmentation_view_snapshot (GtkWidget *widget, GtkSnapshot *s)
   text_at (s, l, line1, 12, 8, &ink);
   text_at (s, l, line2, 12, 28, &dim);
   if (in->segments->len > 0)
-    {
-      g_autofree char *note = g_strdup_printf (
-          "Segments with free space, from their first to their last free gap "
-          "(%" G_GINT64_FORMAT " without free space not drawn)",
-          MAX (0, in->frag.segment_count - (gint64) in->segments->len));
-      text_at (s, l, note, 12, 48, &dim);
-    }
+    text_at (s, l, "Each reserved segment: allocated blocks filled, free gaps "
+                   "open, the largest free block outlined", 12, 48, &dim);
 
   if (in->segments->len == 0)
     {
       text_at (s, l, "Segment maps (blocks and free gaps) are drawn for "
-                     "allocators that report their segments, such as "
-                     "PyTorch's caching allocator.",
+                     "allocators whose segments the trace records, such as "
+                     "PyTorch's caching allocator (recorded with its history, "
+                     "or imported from a snapshot).",
                12, HEADER_HEIGHT - 24, &dim);
       g_object_unref (l);
       return;
@@ -110,8 +110,8 @@ vs_fragmentation_view_snapshot (GtkWidget *widget, GtkSnapshot *s)
   }
   for (guint i = 0; i < in->segments->len; i++)
     {
-      const VsInstantSegment *seg =
-          &g_array_index (in->segments, VsInstantSegment, i);
+      const VsSegment *seg =
+          &g_array_index (in->segments, VsSegment, i);
       double y = HEADER_HEIGHT + i * ROW_HEIGHT;
       double w = bar_w * (double) seg->bytes / (double) self->max_segment;
       g_autofree char *sz = vs_format_bytes (seg->bytes);
@@ -119,22 +119,37 @@ vs_fragmentation_view_snapshot (GtkWidget *widget, GtkSnapshot *s)
           g_strdup_printf ("0x%" G_GINT64_MODIFIER "x  %s", (guint64) seg->address, sz);
 
       text_at (s, l, label, 12, y + 4, &dim);
-      gtk_snapshot_append_color (s, &free_c,
+      /* The whole segment as allocated, then its free gaps cut out. */
+      gtk_snapshot_append_color (s, &block_c,
                                  &GRAPHENE_RECT_INIT (LABEL_WIDTH, y + 3, MAX (1, w),
                                                       ROW_HEIGHT - 6));
+      for (guint g = 0; g < in->gaps->len; g++)
+        {
+          const VsFreeGap *gap = &g_array_index (in->gaps, VsFreeGap, g);
+          double x0, gw;
+
+          if (g_array_index (self->gap_row, gint, g) != (gint) i)
+            continue;
+          x0 = LABEL_WIDTH + w * (double) (gap->address - seg->address) / seg->bytes;
+          gw = MAX (1, w * (double) gap->bytes / seg->bytes);
+          gtk_snapshot_append_color (s, &bg_c,
+                                     &GRAPHENE_RECT_INIT (x0, y + 3, gw, ROW_HEIGHT - 6));
+          gtk_snapshot_append_color (s, &free_c,
+                                     &GRAPHENE_RECT_INIT (x0, y + 3, gw, ROW_HEIGHT - 6));
+        }
+      /* Block boundaries, where they are more than a few pixels apart. */
       for (guint b = 0; b < in->blocks->len; b++)
         {
           const VsBlock *blk = &g_array_index (in->blocks, VsBlock, b);
-          gint64 bytes;
-          double x0, bw;
-          if (g_array_index (self->block_row, gint, b) != (gint) i)
+          double x0;
+
+          if (g_array_index (self->block_row, gint, b) != (gint) i
+              || blk->address == seg->address)
             continue;
-          bytes = blk->block_bytes != VS_UNKNOWN ? blk->block_bytes : blk->bytes;
           x0 = LABEL_WIDTH + w * (double) (blk->address - seg->address) / seg->bytes;
-          bw = MAX (1, w * (double) bytes / seg->bytes - 0.5);
-          gtk_snapshot_append_color (s, &block_c,
-                                     &GRAPHENE_RECT_INIT (x0, y + 3, bw,
-                                                          ROW_HEIGHT - 6));
+          if (w * (double) blk->bytes / seg->bytes >= 4)
+            gtk_snapshot_append_color (s, &bg_c,
+                                       &GRAPHENE_RECT_INIT (x0, y + 3, 1, ROW_HEIGHT - 6));
         }
       if (self->largest_gap >= 0
           && g_array_index (self->gap_row, gint, self->largest_gap) == (gint) i)
@@ -236,7 +251,7 @@ vs_fragmentation_view_set_instant (VsFragmentationView *self,
   rows = g_hash_table_new (g_int64_hash, g_int64_equal);
   for (guint i = 0; i < instant->segments->len; i++)
     {
-      VsInstantSegment *seg = &g_array_index (instant->segments, VsInstantSegment, i);
+      VsSegment *seg = &g_array_index (instant->segments, VsSegment, i);
       g_hash_table_insert (rows, &seg->id, GINT_TO_POINTER (i + 1));
       self->max_segment = MAX (self->max_segment, seg->bytes);
     }
@@ -248,8 +263,8 @@ vs_fragmentation_view_set_instant (VsFragmentationView *self,
       gint r = -1;
       for (guint j = 0; j < instant->segments->len && r < 0; j++)
         {
-          const VsInstantSegment *seg =
-              &g_array_index (instant->segments, VsInstantSegment, j);
+          const VsSegment *seg =
+              &g_array_index (instant->segments, VsSegment, j);
           if (b->address >= seg->address && b->address < seg->address + seg->bytes)
             r = (gint) j;
         }

@@ -29,7 +29,7 @@ vs_instant_new (GObject *document)
   in->document = g_object_ref (document);
   in->range_t0 = in->range_t1 = -1;
   in->gaps = g_array_new (FALSE, FALSE, sizeof (VsFreeGap));
-  in->segments = g_array_new (FALSE, FALSE, sizeof (VsInstantSegment));
+  in->segments = g_array_new (FALSE, FALSE, sizeof (VsSegment));
   in->sites = g_ptr_array_new ();
   in->stacks = g_ptr_array_new ();
   in->kinds = g_ptr_array_new ();

@@ -3,8 +3,9 @@
  * Everything the attribution, allocations and fragmentation panes show for
  * the selected instant, gathered by the analyzer in one worker pass: the
  * live allocated blocks with their rendered sites, the top-down and
- * bottom-up trees, the fragmentation numbers, free gaps and segment
- * extents.  Immutable once built; reference-counted so list items can keep
+ * bottom-up trees, the fragmentation numbers, free gaps and live
+ * segments.  For a selected range the instant is the range's peak of
+ * allocated memory.  Immutable once built; reference-counted so list items can keep
  * it alive.  Strings that come from the analyzer's stack cache stay valid
  * as long as the VsDocument that made the instant (the instant holds it).
  */
@@ -15,14 +16,6 @@
 #include "vs-analyzer.h"
 
 G_BEGIN_DECLS
-
-/* The part of a live segment known from the analyzer's free gaps: from
- * its first gap's start to its last gap's end. */
-typedef struct {
-  gint64 id;      /* block.id of the segment */
-  gint64 address;
-  gint64 bytes;
-} VsInstantSegment;
 
 typedef struct {
   GObject *document;   /* the VsDocument; keeps the stack strings alive */
@@ -42,7 +35,7 @@ typedef struct {
   gboolean have_fragmentation;
   VsFragmentation frag;
   GArray *gaps;        /* VsFreeGap */
-  GArray *segments;    /* VsInstantSegment, by address */
+  GArray *segments;    /* VsSegment (vs_live_segments), by address */
 } VsInstant;
 
 #define VS_TYPE_INSTANT (vs_instant_get_type ())

@@ -267,9 +267,10 @@ update_instant_label (VsWindow *self)
   if (in->range_t1 > in->range_t0)
     {
       g_autofree char *ta = vs_format_time (in->range_t0);
-      text = g_strdup_printf ("GPU %" G_GINT64_FORMAT " · made in %s – %s, "
-                              "live at its end · %s allocated · %s reserved",
-                              idx, ta, t, a, r);
+      g_autofree char *tb = vs_format_time (in->range_t1);
+      text = g_strdup_printf ("GPU %" G_GINT64_FORMAT " · range %s – %s, at "
+                              "its peak %s · %s allocated · %s reserved · "
+                              "blocks made in the range", idx, ta, tb, t, a, r);
     }
   else
     text = g_strdup_printf ("GPU %" G_GINT64_FORMAT " at %s%s · %s allocated "
@@ -374,6 +375,7 @@ clear_document (VsWindow *self)
   vs_fragmentation_view_set_instant (self->fragmentation_view, NULL);
   vs_oom_pane_set_document (self->oom_pane, NULL);
   gtk_widget_set_visible (self->zoom_box, FALSE);
+  gtk_widget_set_visible (self->follow_button, FALSE);
 }
 
 static void
@@ -421,6 +423,8 @@ show_document (VsWindow *self)
   gtk_window_set_title (GTK_WINDOW (self), name);
   gtk_stack_set_visible_child_name (self->main_stack, "trace");
   gtk_widget_set_visible (self->zoom_box, TRUE);
+  /* Offered while the trace is a recording in progress. */
+  gtk_widget_set_visible (self->follow_button, !vs_document_is_finalized (self->doc));
   vs_oom_pane_set_document (self->oom_pane, self->doc);
   vs_window_update_oom_badge (self);
 
@@ -696,7 +700,6 @@ vs_window_finalize (GObject *object)
 
   g_array_unref (self->slots);
   g_free (self->screenshot_path);
-  g_free (self->file_stamp);
   G_OBJECT_CLASS (vs_window_parent_class)->finalize (object);
 }
 
@@ -721,6 +724,7 @@ vs_window_class_init (VsWindowClass *klass)
   CHILD (window_title);
   CHILD (recent_button);
   CHILD (zoom_box);
+  CHILD (follow_button);
   CHILD (main_stack);
   CHILD (loading_label);
   CHILD (progress_bar);

@@ -61,6 +61,9 @@ if python3 -c 'import torch, torchvision' 2>/dev/null; then
     run_sample torch-train-expandable 0 python3 "$root/samples/torch-train.py" --steps 10
 fi
 
+# Stacks: the known chains of the stacks samples, frame by frame.
+sh "$here/check-stacks.sh" "$out/stacks" || failed=1
+
 # The program's exit status comes back, also when a signal ends it.
 echo "== exit status"
 "$VRAMSCOPE" record -q -o "$out/exit.db" -- sh -c 'exit 7'

@@ -114,6 +114,17 @@ def cases():
     out.append(("segment device out of range", snap(segments=[dict(seg, device=10**9)]), "import", "device"))
     out.append(("block without size", snap(segments=[dict(seg, blocks=[{"state": "active_allocated", "address": 4096}])]), "import", "blocks"))
     out.append(("a minimal valid snapshot", snap(), "ok-import", ""))
+    # Values of history entries, which the reader frees as it decodes them,
+    # referenced again afterwards through the memo: shared frames, a block
+    # with an entry's frames list, an entry dict reused elsewhere.
+    fr = [{"filename": "a.py", "line": 1, "name": "f"}]
+    e1 = dict(ent, frames=fr)
+    e2 = dict(ent, action="free_completed", time_us=2000, frames=[fr[0], fr[0]])
+    blk = {"state": "active_allocated", "address": 8192, "size": 512,
+           "requested_size": 512, "frames": fr}
+    shared = {"device_traces": [[e1, e2] * 3], "segments": [dict(seg, blocks=[blk])],
+              "allocator_settings": {}, "again": [e1, e2, fr]}
+    out.append(("memo references to decoded history", pickle.dumps(shared, 4), "ok-import", ""))
     return out
 
 

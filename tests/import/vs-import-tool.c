@@ -69,6 +69,7 @@ dump (const char *path)
       switch (t)
         {
         case VS_PICKLE_NONE: fputs ("N", stdout); break;
+        case VS_PICKLE_TOKEN: fputs ("?", stdout); break; /* only with a hook */
         case VS_PICKLE_BOOL:
           vs_pickle_get_int (p, s.ref, &i);
           fputs (i ? "T" : "F", stdout);

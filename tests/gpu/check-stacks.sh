@@ -1,0 +1,55 @@
+#!/bin/sh
+# check-stacks.sh — stacks on a real GPU: record the known chains of
+# samples/sample-stacks.cu (with debug info, and stripped) and
+# samples/stacks.py and check `report peak` frame by frame
+# (tests/gpu/check-stacks.py).
+#
+# Usage: tests/gpu/check-stacks.sh [OUTDIR]
+#   VRAMSCOPE  the vramscope binary (default: build/analyzer/vramscope)
+#   NVCC       nvcc (default: nvcc, /usr/local/cuda/bin/nvcc)
+# Exits 77 without a GPU, 1 when a check failed.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+out=${1:-$(mktemp -d)}
+mkdir -p "$out"
+VRAMSCOPE=${VRAMSCOPE:-$root/build/analyzer/vramscope}
+if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
+  echo "no GPU: skipped"
+  exit 77
+fi
+NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+"$NVCC" -g -O2 -o "$out/sample-stacks" "$root/samples/sample-stacks.cu" || exit 1
+strip -o "$out/sample-stacks-stripped" "$out/sample-stacks" || exit 1
+
+failed=0
+record() { # name, command...
+  name=$1; shift
+  echo "== $name"
+  start=$(date +%s%N)
+  "$VRAMSCOPE" record -o "$out/$name.db" -- "$@" >"$out/$name.log" 2>&1
+  rc=$?
+  end=$(date +%s%N)
+  cat "$out/$name.log"
+  echo "record took $(( (end - start) / 1000000 )) ms"
+  [ $rc = 0 ] || { echo "FAILED $name: record exited $rc"; failed=1; return 1; }
+  "$VRAMSCOPE" report --format csv "$out/$name.db" peak >"$out/$name.peak.csv" ||
+    { echo "FAILED $name: report peak"; failed=1; return 1; }
+  "$VRAMSCOPE" report --format text "$out/$name.db" peak | head -n 20
+}
+
+if record sample-stacks "$out/sample-stacks"; then
+  python3 "$here/check-stacks.py" native "$out/sample-stacks.db" \
+    "$out/sample-stacks.peak.csv" "$out/sample-stacks.log" || failed=1
+fi
+if record sample-stacks-stripped "$out/sample-stacks-stripped"; then
+  python3 "$here/check-stacks.py" stripped "$out/sample-stacks-stripped.db" \
+    "$out/sample-stacks-stripped.peak.csv" "$out/sample-stacks-stripped.log" || failed=1
+fi
+torch=
+python3 -c 'import torch' 2>/dev/null && torch=--torch
+if record stacks-py python3 "$root/samples/stacks.py" $torch; then
+  python3 "$here/check-stacks.py" python "$out/stacks-py.db" \
+    "$out/stacks-py.peak.csv" "$out/stacks-py.log" $torch || failed=1
+fi
+exit $failed
