@@ -463,18 +463,27 @@ vs_fin_assign_owners (Trace *t, Err *e)
         }
       /* Walk back over nearby segments: several may start at or below the
        * address (reuse of an address over time, a long segment further
-       * back). */
+       * back).  Of those containing the block, the owner is the one
+       * allocated closest in time: the allocator logs its segment within
+       * microseconds of CUDA's allocation, on its own clock. */
+      int64_t t_blk = t->ev[b->alloc_ev >= 0 ? b->alloc_ev : b->free_ev].ts;
+      uint64_t best = UINT64_MAX;
       for (size_t s = lo; s-- > 0;)
         {
-          if (segs[s].device != ev->device_id)
+          if (segs[s].device != ev->device_id || lo - s > 64)
             break;
           if (segs[s].lo <= b->address && b->address + b->bytes <= segs[s].hi)
             {
-              b->owner = segs[s].block;
-              break;
+              const Block *sb = &t->bl[segs[s].block];
+              int64_t t_seg = t->ev[sb->alloc_ev >= 0 ? sb->alloc_ev : sb->free_ev].ts;
+              uint64_t d = t_seg > t_blk ? (uint64_t) (t_seg - t_blk)
+                                         : (uint64_t) (t_blk - t_seg);
+              if (d < best)
+                {
+                  best = d;
+                  b->owner = segs[s].block;
+                }
             }
-          if (lo - s > 64)
-            break;
         }
     }
   free (segs);

@@ -291,6 +291,29 @@ test_allocator_segments (Fixture *f, gconstpointer data)
   sqlite3_close (db);
 }
 
+/* A segment address reused later: each device-level cudaMalloc belongs to
+ * the segment allocated at (nearly) the same time, not to whichever segment
+ * at that address comes first. */
+static void
+test_owner_by_time (Fixture *f, gconstpointer data)
+{
+  VsAllocator a = { f->dev, f->proc, "pytorch", "pytorch", U, NULL };
+  int64_t pt = vs_writer_add_allocator (f->w, &a);
+  mem (f, f->dev, 1000, VS_MEM_KIND_DEVICE, VS_MEM_OP_ALLOC, 0x400000, 2 * MiB);
+  alloc_ev (f, pt, 1001, VS_ALLOC_OP_SEGMENT_ALLOC, 0x400000, 2 * MiB);
+  alloc_ev (f, pt, 2000, VS_ALLOC_OP_SEGMENT_FREE, 0x400000, 2 * MiB);
+  mem (f, f->dev, 2001, VS_MEM_KIND_DEVICE, VS_MEM_OP_FREE, 0x400000, 2 * MiB);
+  mem (f, f->dev, 3000, VS_MEM_KIND_DEVICE, VS_MEM_OP_ALLOC, 0x400000, 2 * MiB);
+  alloc_ev (f, pt, 3002, VS_ALLOC_OP_SEGMENT_ALLOC, 0x400000, 2 * MiB);
+  sqlite3 *db = finish (f);
+  g_assert_cmpint (q (db, "SELECT count(*) FROM block s WHERE s.level = 3 AND"
+                          " (SELECT count(*) FROM block d WHERE d.level = 1 AND d.owner_id = s.id) = 1"), ==, 2);
+  g_assert_cmpint (q (db, "SELECT count(*) FROM block d JOIN block s ON d.owner_id = s.id"
+                          " WHERE d.level = 1 AND abs(d.alloc_ts - s.alloc_ts) > 10"), ==, 0);
+  g_assert_cmpint (summary (db, f->dev, 0, "peak_reserved_bytes"), ==, 2 * MiB);
+  sqlite3_close (db);
+}
+
 /* VMM: each cuMemMap of physical memory is a device-level allocation at the
  * mapped address; expandable segments map and unmap pieces of a segment. */
 static void
@@ -392,6 +415,7 @@ main (int argc, char **argv)
   ADD ("devices-and-kinds", test_devices_and_kinds);
   ADD ("pool", test_pool);
   ADD ("allocator-segments", test_allocator_segments);
+  ADD ("owner-by-time", test_owner_by_time);
   ADD ("vmm-and-partial-unmap", test_vmm_and_partial_unmap);
   ADD ("series-levels", test_series_levels);
   ADD ("refinalize", test_refinalize);
