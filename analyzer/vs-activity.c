@@ -103,42 +103,21 @@ GPtrArray *
 vs_range_memory (VsTrace *trace, gint64 device_id, gint64 allocator_id,
                  GError **error)
 {
-  g_autoptr (GPtrArray) ranges = g_ptr_array_new_with_free_func (range_memory_free);
+  g_autoptr (GPtrArray) ranges = NULL;
   g_autoptr (GPtrArray) list = g_ptr_array_new_with_free_func (range_memory_free);
-  const GPtrArray *devices = vs_trace_get_devices (trace);
-  sqlite3_stmt *stmt;
-  int rc;
+  const GPtrArray *devices;
 
   g_return_val_if_fail (trace != NULL, NULL);
-  stmt = vs_trace_statement (trace, ranges_sql, error);
-  if (stmt == NULL)
+  ranges = vs_range_list (trace, error);
+  if (ranges == NULL)
     return NULL;
-  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
-    {
-      VsRangeMemory *r = g_new0 (VsRangeMemory, 1);
-
-      r->id = sqlite3_column_int64 (stmt, 0);
-      r->process_id = vs_column_int (stmt, 1);
-      r->tid = vs_column_int (stmt, 2);
-      r->domain = vs_column_dup (stmt, 3);
-      r->name = vs_column_dup (stmt, 4);
-      r->depth = sqlite3_column_int64 (stmt, 5);
-      r->start_ns = vs_trace_rel (trace, sqlite3_column_int64 (stmt, 6));
-      r->end_ns = vs_trace_rel (trace, vs_column_int (stmt, 7));
-      g_ptr_array_add (ranges, r);
-    }
-  sqlite3_reset (stmt);
-  if (rc != SQLITE_DONE)
-    {
-      vs_trace_sql_error (trace, error);
-      return NULL;
-    }
+  devices = vs_trace_get_devices (trace);
 
   for (guint i = 0; i < ranges->len; i++)
     for (guint d = 0; d < devices->len; d++)
       {
         const VsDeviceInfo *dev = g_ptr_array_index (devices, d);
-        const VsRangeMemory *src = g_ptr_array_index (ranges, i);
+        const VsRangeInfo *src = g_ptr_array_index (ranges, i);
         VsRangeMemory *r;
 
         if (device_id != 0 && dev->id != device_id)
@@ -150,9 +129,15 @@ vs_range_memory (VsTrace *trace, gint64 device_id, gint64 allocator_id,
             if (a == NULL || a->device_id != dev->id)
               continue;
           }
-        r = g_memdup2 (src, sizeof *src);
+        r = g_new0 (VsRangeMemory, 1);
+        r->id = src->id;
+        r->process_id = src->process_id;
+        r->tid = src->tid;
         r->domain = g_strdup (src->domain);
         r->name = g_strdup (src->name);
+        r->depth = src->depth;
+        r->start_ns = src->start_ns;
+        r->end_ns = src->end_ns;
         r->device_id = dev->id;
         r->allocator_id = allocator_id;
         g_ptr_array_add (list, r);

@@ -152,3 +152,10 @@ int64_t vs_now_ns(void);
 /* Set while the collector itself calls into CUDA so its own calls are not
  * recorded. */
 extern _Thread_local int vs_in_collector;
+
+/* Fills d (idx, uuid, name, total bytes) from the already-loaded driver for
+ * CUDA ordinal dev, with name and uuid pointing into the caller's buffers;
+ * false when the driver is not loaded or does not know the device.  The
+ * caller raises vs_in_collector around it. */
+bool vs_describe_device_from_driver(uint32_t dev, VsDevice *d, char *name,
+                                    size_t namelen, char uuid[41]);

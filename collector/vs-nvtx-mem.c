@@ -14,7 +14,6 @@
  */
 #include "vs-nvtx-mem.h"
 
-#include <dlfcn.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,11 +150,6 @@ heap_find(VsNvtxMem *m, uint64_t handle, uint32_t *index)
   return NULL;
 }
 
-typedef int (*CuDeviceGetFn)(int *, int);
-typedef int (*CuDeviceGetNameFn)(char *, int, int);
-typedef int (*CuDeviceGetUuidFn)(unsigned char *, int);
-typedef int (*CuDeviceTotalMemFn)(size_t *, int);
-
 /* The trace device of CUDA ordinal dev: described by the already-loaded
  * driver (uuid, name, memory: the writer merges it with the row CUPTI's
  * records add), else the row already written for that index, else a new
@@ -166,28 +160,9 @@ device_id(VsNvtxMem *m, uint32_t dev)
   static const char *by_idx = "SELECT id FROM device WHERE idx = ?1 ORDER BY id LIMIT 1";
   char name[256] = "", uuid[41];
   VsDevice d = {.idx = dev, .uuid = NULL, .name = NULL, .total_bytes = VS_UNKNOWN};
-  void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-  if (h != NULL) {
-    CuDeviceGetFn get = (CuDeviceGetFn)dlsym(h, "cuDeviceGet");
-    CuDeviceGetNameFn get_name = (CuDeviceGetNameFn)dlsym(h, "cuDeviceGetName");
-    CuDeviceGetUuidFn get_uuid = (CuDeviceGetUuidFn)dlsym(h, "cuDeviceGetUuid_v2");
-    CuDeviceTotalMemFn total = (CuDeviceTotalMemFn)dlsym(h, "cuDeviceTotalMem_v2");
-    int cudev = 0;
-    unsigned char u[16];
-    size_t bytes = 0;
-    vs_in_collector++;
-    if (get && get_name && get_uuid && total && get(&cudev, (int)dev) == 0 &&
-        get_uuid(u, cudev) == 0) {
-      vs_format_uuid(u, uuid);
-      d.uuid = uuid;
-      if (get_name(name, (int)sizeof name, cudev) == 0)
-        d.name = name;
-      if (total(&bytes, cudev) == 0)
-        d.total_bytes = (int64_t)bytes;
-    }
-    vs_in_collector--;
-    dlclose(h);
-  }
+  vs_in_collector++;
+  vs_describe_device_from_driver(dev, &d, name, sizeof name, uuid);
+  vs_in_collector--;
   if (d.uuid == NULL) {
     sqlite3_stmt *s = NULL;
     int64_t id = 0;

@@ -278,11 +278,9 @@ typedef int (*CuDeviceGetNameFn)(char *, int, int);
 typedef int (*CuDeviceGetUuidFn)(unsigned char *, int);
 typedef int (*CuDeviceTotalMemFn)(size_t *, int);
 
-/* Fills d from the driver for CUPTI device ordinal dev; false when the
- * driver is not loaded or does not know the device. */
-static bool
-describe_from_driver(uint32_t dev, VsDevice *d, char *name, size_t namelen,
-                     char uuid[41])
+bool
+vs_describe_device_from_driver(uint32_t dev, VsDevice *d, char *name, size_t namelen,
+                               char uuid[41])
 {
   void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
   if (h == NULL)
@@ -321,7 +319,7 @@ device_id(VsSink *s, uint32_t dev)
   VsDevice d = {.idx = dev, .uuid = NULL, .name = NULL, .total_bytes = VS_UNKNOWN};
   char name[256] = "", uuid[41];
   vs_in_collector++;
-  describe_from_driver(dev, &d, name, sizeof name, uuid);
+  vs_describe_device_from_driver(dev, &d, name, sizeof name, uuid);
   vs_in_collector--;
   int64_t id = vs_writer_add_device(s->w, &d);
   if (id > 0)
