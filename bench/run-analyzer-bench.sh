@@ -21,7 +21,7 @@ echo "$gen"
 rate=$(awk '/write_events_per_second/ {print $2}' <<<"$gen")
 awk -v r="$rate" 'BEGIN { printf "writer_events_per_second %d target >= 1500000 ratio %.2f\n", r, 1500000 / r }'
 
-for report in summary peak; do
+for report in summary peak leaks fragmentation; do
   t0=$(ms_now)
   "$vs" report "$trace" --format csv "$report" > "$work/$report.csv"
   t1=$(ms_now)
