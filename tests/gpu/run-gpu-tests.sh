@@ -61,6 +61,17 @@ if python3 -c 'import torch, torchvision' 2>/dev/null; then
     run_sample torch-train-expandable 0 python3 "$root/samples/torch-train.py" --steps 10
 fi
 
+# Several ranks on one host, one GPU each: one trace, each rank its own
+# process on its own device, each matching its own memory_stats().
+if [ "$(nvidia-smi -L | wc -l)" -ge 2 ] && python3 -c 'import torch' 2>/dev/null; then
+  echo "== torch-ddp"
+  NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 \
+    "$VRAMSCOPE" record -q -o "$out/torch-ddp.db" -- \
+    python3 -m torch.distributed.run --nproc-per-node 2 "$root/samples/torch-ddp.py" \
+    >"$out/torch-ddp.log" 2>&1 || { echo "FAILED torch-ddp: record"; failed=1; }
+  python3 "$here/check-ddp.py" "$out/torch-ddp.db" "$out/torch-ddp.log" || failed=1
+fi
+
 # Stacks: the known chains of the stacks samples, frame by frame.
 sh "$here/check-stacks.sh" "$out/stacks" || failed=1
 
