@@ -213,7 +213,7 @@ add_group_columns (VsTable *t, gboolean with_times)
     }
   vs_table_add_column (t, "site", VS_COLUMN_TEXT);
   vs_table_add_column (t, "top_frame", VS_COLUMN_TEXT);
-  vs_table_add_column (t, "stack", VS_COLUMN_TEXT);
+  vs_table_add_column (t, "stack", VS_COLUMN_STACK);
   vs_table_add_column (t, "stack_id", VS_COLUMN_INT);
 }
 
@@ -460,7 +460,7 @@ report_oom (VsTrace *trace, const VsReportOptions *opts, GError **error)
     { "largest_live_site", VS_COLUMN_TEXT },
     { "largest_live_site_bytes", VS_COLUMN_BYTES },
     { "site", VS_COLUMN_TEXT }, { "top_frame", VS_COLUMN_TEXT },
-    { "stack", VS_COLUMN_TEXT },
+    { "stack", VS_COLUMN_STACK },
   };
 
   for (guint c = 0; c < G_N_ELEMENTS (cols); c++)

@@ -271,10 +271,27 @@ format_cell (const Column *col, const Cell *cell)
     case VS_COLUMN_DURATION:
       return vs_format_duration (cell->value);
     case VS_COLUMN_TEXT:
+    case VS_COLUMN_STACK:
     case VS_COLUMN_INT:
     default:
       return g_strdup_printf ("%" G_GINT64_FORMAT, cell->value);
     }
+}
+
+/* How many frames of a stack text output lists before summing up the rest. */
+#define TEXT_STACK_FRAMES 12
+
+/* Appends the frames of stack (joined by " <- ") as indented lines. */
+static void
+write_stack_lines (GString *out, const char *stack)
+{
+  g_auto (GStrv) frames = g_strsplit (stack, " <- ", -1);
+  guint n = g_strv_length (frames);
+
+  for (guint i = 0; i < n && i < TEXT_STACK_FRAMES; i++)
+    g_string_append_printf (out, "        %s %s\n", i == 0 ? "at" : "by", frames[i]);
+  if (n > TEXT_STACK_FRAMES)
+    g_string_append_printf (out, "        … %u more frames\n", n - TEXT_STACK_FRAMES);
 }
 
 void
@@ -283,11 +300,16 @@ vs_table_write_text (VsTable *table, GString *out)
   guint nc = table->columns->len, nr = table->rows->len;
   g_autofree gsize *widths = g_new0 (gsize, nc);
   g_autoptr (GPtrArray) texts = g_ptr_array_new_with_free_func (g_free);
+  guint last = 0; /* the last column in the aligned table */
 
   if (table->title[0] != '\0')
     g_string_append_printf (out, "%s\n\n", table->title);
   for (guint c = 0; c < nc; c++)
-    widths[c] = g_utf8_strlen (g_array_index (table->columns, Column, c).name, -1);
+    {
+      widths[c] = g_utf8_strlen (g_array_index (table->columns, Column, c).name, -1);
+      if (g_array_index (table->columns, Column, c).kind != VS_COLUMN_STACK)
+        last = c;
+    }
   for (guint r = 0; r < nr; r++)
     {
       Cell *cells = g_ptr_array_index (table->rows, r);
@@ -314,13 +336,15 @@ vs_table_write_text (VsTable *table, GString *out)
           gsize pad = widths[c] - g_utf8_strlen (s, -1);
           gboolean right = col->kind != VS_COLUMN_TEXT;
 
+          if (col->kind == VS_COLUMN_STACK)
+            continue;
           if (c > 0)
             g_string_append (line, "  ");
           if (right)
             for (gsize i = 0; i < pad; i++)
               g_string_append_c (line, ' ');
           g_string_append (line, s);
-          if (!right && c + 1 < nc)
+          if (!right && c < last)
             for (gsize i = 0; i < pad; i++)
               g_string_append_c (line, ' ');
         }
@@ -330,6 +354,14 @@ vs_table_write_text (VsTable *table, GString *out)
       g_string_append_len (out, line->str, line->len);
       g_string_append_c (out, '\n');
       g_string_free (line, TRUE);
+      for (guint c = 0; r > 0 && c < nc; c++)
+        {
+          Cell *cells = g_ptr_array_index (table->rows, r - 1);
+
+          if (g_array_index (table->columns, Column, c).kind == VS_COLUMN_STACK
+              && cells[c].known && cells[c].text != NULL && cells[c].text[0] != '\0')
+            write_stack_lines (out, cells[c].text);
+        }
     }
   if (nr == 0)
     g_string_append (out, "(no rows)\n");

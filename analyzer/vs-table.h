@@ -4,7 +4,8 @@
  * and the viewer share one result.  CSV (RFC 4180): a header row, fields
  * with `,` `"` CR or LF quoted, integers exact, an empty field for
  * VS_UNKNOWN.  Text: a title line, aligned columns, bytes in B/KiB/MiB/GiB,
- * times in ns/µs/ms/s, "-" for unknown.
+ * times in ns/µs/ms/s, "-" for unknown, and stacks as indented frame lines
+ * below their row.
  */
 #pragma once
 
@@ -18,6 +19,9 @@ typedef enum {
   VS_COLUMN_BYTES,    /* integer bytes */
   VS_COLUMN_TIME,     /* integer ns since the trace's start */
   VS_COLUMN_DURATION, /* integer ns */
+  VS_COLUMN_STACK,    /* frames innermost first, joined by " <- ": CSV
+                       * writes the text; text output lists the frames
+                       * under their row instead of in a column */
 } VsColumnKind;
 
 typedef struct _VsTable VsTable;

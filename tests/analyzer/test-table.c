@@ -60,6 +60,35 @@ test_text (void)
   g_assert_cmpint (g_strv_length (g_strsplit (out->str, "\n", -1)), ==, 2 + 1 + 3 + 1);
 }
 
+/* Stacks: the whole text in CSV; under their row, one frame a line, in
+ * text output, the longest cut after a fixed number of frames. */
+static void
+test_stack_column (void)
+{
+  g_autoptr (VsTable) t = vs_table_new ("Stacks.");
+  g_autoptr (GString) csv = g_string_new (NULL);
+  g_autoptr (GString) text = g_string_new (NULL);
+  g_autoptr (GString) deep = g_string_new ("f0");
+
+  for (int i = 1; i < 20; i++)
+    g_string_append_printf (deep, " <- f%d", i);
+  vs_table_add_column (t, "bytes", VS_COLUMN_BYTES);
+  vs_table_add_column (t, "stack", VS_COLUMN_STACK);
+  vs_table_add_row (t);
+  vs_table_set_int (t, 0, 1024);
+  vs_table_set_text (t, 1, "layer <- train <- main");
+  vs_table_add_row (t);
+  vs_table_set_int (t, 0, 2048);
+  vs_table_set_text (t, 1, deep->str);
+  vs_table_write_csv (t, csv);
+  g_assert_true (g_str_has_prefix (csv->str, "bytes,stack\n1024,layer <- train <- main\n"));
+  vs_table_write_text (t, text);
+  g_assert_nonnull (strstr (text->str, "bytes\n"));
+  g_assert_nonnull (strstr (text->str, "1.00 KiB\n        at layer\n        by train\n        by main\n"));
+  g_assert_nonnull (strstr (text->str, "        by f11\n        … 8 more frames\n"));
+  g_assert_null (strstr (text->str, "f12"));
+}
+
 static void
 test_units (void)
 {
@@ -88,5 +117,6 @@ main (int argc, char **argv)
   g_test_add_func ("/table/csv", test_csv);
   g_test_add_func ("/table/text", test_text);
   g_test_add_func ("/table/units", test_units);
+  g_test_add_func ("/table/stack-column", test_stack_column);
   return g_test_run ();
 }
