@@ -157,11 +157,15 @@ find_collector(char *out, size_t len)
   if (slash == NULL)
     return false;
   *slash = '\0';
-  static const char *rel[] = {"", "/../collector", "/../lib/vramscope",
-                              "/../lib/x86_64-linux-gnu/vramscope"};
-  for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+  /* Beside this program, in the build tree, then where it is installed
+   * (meson's libdir, which is multiarch on Debian). */
+  const char *dirs[] = {exe, NULL, VS_COLLECTOR_INSTALL_DIR};
+  char build_dir[PATH_MAX + 16];
+  snprintf(build_dir, sizeof build_dir, "%s/../collector", exe);
+  dirs[1] = build_dir;
+  for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
     char cand[PATH_MAX + 64];
-    snprintf(cand, sizeof cand, "%s%s/" COLLECTOR_NAME, exe, rel[i]);
+    snprintf(cand, sizeof cand, "%s/" COLLECTOR_NAME, dirs[i]);
     if (access(cand, R_OK) == 0 && realpath(cand, out) != NULL && strlen(out) < len)
       return true;
   }
@@ -601,7 +605,8 @@ vs_cmd_record(int argc, char **argv)
     return 1;
   if (!find_collector(collector, sizeof collector)) {
     fprintf(stderr, "vramscope record: cannot find %s next to this program, in "
-            "../collector or ../lib/vramscope (set VRAMSCOPE_COLLECTOR)\n", COLLECTOR_NAME);
+            "../collector or in %s (set VRAMSCOPE_COLLECTOR)\n", COLLECTOR_NAME,
+            VS_COLLECTOR_INSTALL_DIR);
     return 1;
   }
 
