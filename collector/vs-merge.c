@@ -23,45 +23,48 @@
 #include <string.h>
 
 /* A dense old id → new id table for one input's small tables. */
-typedef struct {
+typedef struct
+{
   int64_t *ids;
   int64_t cap;
 } VsIdMap;
 
 static int
-idmap_set(VsIdMap *m, int64_t old, int64_t new_id)
+idmap_set (VsIdMap *m, int64_t old, int64_t new_id)
 {
   if (old < 0)
     return 0;
-  if (old >= m->cap) {
-    int64_t cap = m->cap ? m->cap : 64;
-    while (cap <= old)
-      cap *= 2;
-    int64_t *ids = realloc(m->ids, (size_t)cap * sizeof *ids);
-    if (ids == NULL)
-      return -1;
-    memset(ids + m->cap, 0, (size_t)(cap - m->cap) * sizeof *ids);
-    m->ids = ids;
-    m->cap = cap;
-  }
+  if (old >= m->cap)
+    {
+      int64_t cap = m->cap ? m->cap : 64;
+      while (cap <= old)
+        cap *= 2;
+      int64_t *ids = realloc (m->ids, (size_t)cap * sizeof *ids);
+      if (ids == NULL)
+        return -1;
+      memset (ids + m->cap, 0, (size_t)(cap - m->cap) * sizeof *ids);
+      m->ids = ids;
+      m->cap = cap;
+    }
   m->ids[old] = new_id;
   return 0;
 }
 
 /* New id for old, VS_UNKNOWN for NULL/unknown ids. */
 static int64_t
-idmap_get(const VsIdMap *m, int64_t old)
+idmap_get (const VsIdMap *m, int64_t old)
 {
   if (old == VS_UNKNOWN || old <= 0 || old >= m->cap || m->ids[old] == 0)
     return VS_UNKNOWN;
   return m->ids[old];
 }
 
-typedef struct {
+typedef struct
+{
   sqlite3 *db;
   VsWriter *w;
   VsIdMap process, device, allocator, range, module, frame, stack;
-  bool imported;        /* the input is an imported PyTorch snapshot */
+  bool imported; /* the input is an imported PyTorch snapshot */
   uint64_t done, total;
   VsProgressFunc progress;
   void *progress_data;
@@ -70,408 +73,483 @@ typedef struct {
 } VsMerge;
 
 static int64_t
-col_i64(sqlite3_stmt *s, int i)
+col_i64 (sqlite3_stmt *s, int i)
 {
-  return sqlite3_column_type(s, i) == SQLITE_NULL ? VS_UNKNOWN : sqlite3_column_int64(s, i);
+  return sqlite3_column_type (s, i) == SQLITE_NULL ? VS_UNKNOWN : sqlite3_column_int64 (s, i);
 }
 
 static const char *
-col_text(sqlite3_stmt *s, int i)
+col_text (sqlite3_stmt *s, int i)
 {
-  return (const char *)sqlite3_column_text(s, i);
+  return (const char *)sqlite3_column_text (s, i);
 }
 
 static int
-fail(VsMerge *m, const char *what, const char *why)
+fail (VsMerge *m, const char *what, const char *why)
 {
   if (m->errlen)
-    snprintf(m->err, m->errlen, "%s: %s", what, why);
+    snprintf (m->err, m->errlen, "%s: %s", what, why);
   return -1;
 }
 
 static int
-tick(VsMerge *m)
+tick (VsMerge *m)
 {
   m->done++;
-  if (m->progress && (m->done & 0xffff) == 0 && !m->progress(m->done, m->total, m->progress_data))
-    return fail(m, "merge", "cancelled");
+  if (m->progress && (m->done & 0xffff) == 0 && !m->progress (m->done, m->total, m->progress_data))
+    return fail (m, "merge", "cancelled");
   return 0;
 }
 
 /* Runs sql over the input and calls row() for each result row. */
 static int
-each_row(VsMerge *m, const char *sql, int (*row)(VsMerge *, sqlite3_stmt *))
+each_row (VsMerge *m, const char *sql, int (*row) (VsMerge *, sqlite3_stmt *))
 {
   sqlite3_stmt *s = NULL;
-  if (sqlite3_prepare_v2(m->db, sql, -1, &s, NULL) != SQLITE_OK)
-    return fail(m, "cannot read a process trace", sqlite3_errmsg(m->db));
+  if (sqlite3_prepare_v2 (m->db, sql, -1, &s, NULL) != SQLITE_OK)
+    return fail (m, "cannot read a process trace", sqlite3_errmsg (m->db));
   int rc;
-  while ((rc = sqlite3_step(s)) == SQLITE_ROW)
-    if (row(m, s) != 0 || tick(m) != 0) {
-      sqlite3_finalize(s);
-      if (m->err[0] == '\0')
-        fail(m, "cannot write the merged trace", vs_writer_errmsg(m->w));
-      return -1;
-    }
-  sqlite3_finalize(s);
+  while ((rc = sqlite3_step (s)) == SQLITE_ROW)
+    if (row (m, s) != 0 || tick (m) != 0)
+      {
+        sqlite3_finalize (s);
+        if (m->err[0] == '\0')
+          fail (m, "cannot write the merged trace", vs_writer_errmsg (m->w));
+        return -1;
+      }
+  sqlite3_finalize (s);
   if (rc != SQLITE_DONE)
-    return fail(m, "cannot read a process trace", sqlite3_errmsg(m->db));
+    return fail (m, "cannot read a process trace", sqlite3_errmsg (m->db));
   return 0;
 }
 
 /* The merged process row with this pid and host, latest first; 0 if none. */
 static int64_t
-find_process(VsMerge *m, int64_t pid, const char *host)
+find_process (VsMerge *m, int64_t pid, const char *host)
 {
-  static const char *sql =
-    "SELECT id FROM process WHERE pid = ?1 AND host IS ?2 ORDER BY id DESC LIMIT 1";
+  static const char *sql
+      = "SELECT id FROM process WHERE pid = ?1 AND host IS ?2 ORDER BY id DESC LIMIT 1";
   sqlite3_stmt *s = NULL;
   int64_t id = 0;
-  if (sqlite3_prepare_v2(vs_writer_db(m->w), sql, -1, &s, NULL) != SQLITE_OK)
+  if (sqlite3_prepare_v2 (vs_writer_db (m->w), sql, -1, &s, NULL) != SQLITE_OK)
     return 0;
-  sqlite3_bind_int64(s, 1, pid);
+  sqlite3_bind_int64 (s, 1, pid);
   if (host != NULL)
-    sqlite3_bind_text(s, 2, host, -1, SQLITE_TRANSIENT);
-  if (sqlite3_step(s) == SQLITE_ROW)
-    id = sqlite3_column_int64(s, 0);
-  sqlite3_finalize(s);
+    sqlite3_bind_text (s, 2, host, -1, SQLITE_TRANSIENT);
+  if (sqlite3_step (s) == SQLITE_ROW)
+    id = sqlite3_column_int64 (s, 0);
+  sqlite3_finalize (s);
   return id;
 }
 
 static int
-row_process(VsMerge *m, sqlite3_stmt *s)
+row_process (VsMerge *m, sqlite3_stmt *s)
 {
-  if (m->imported) {
-    int64_t same = find_process(m, col_i64(s, 1), col_text(s, 3));
-    if (same > 0)
-      return idmap_set(&m->process, col_i64(s, 0), same);
-  }
+  if (m->imported)
+    {
+      int64_t same = find_process (m, col_i64 (s, 1), col_text (s, 3));
+      if (same > 0)
+        return idmap_set (&m->process, col_i64 (s, 0), same);
+    }
   VsProcess p = {
-    .pid = col_i64(s, 1), .ppid = col_i64(s, 2), .host = col_text(s, 3),
-    .rank = col_i64(s, 4), .local_rank = col_i64(s, 5), .world_size = col_i64(s, 6),
-    .cuda_visible_devices = col_text(s, 7), .command_line = col_text(s, 8),
-    .start_ns = col_i64(s, 9), .end_ns = col_i64(s, 10), .exit_status = col_i64(s, 11),
+    .pid = col_i64 (s, 1),
+    .ppid = col_i64 (s, 2),
+    .host = col_text (s, 3),
+    .rank = col_i64 (s, 4),
+    .local_rank = col_i64 (s, 5),
+    .world_size = col_i64 (s, 6),
+    .cuda_visible_devices = col_text (s, 7),
+    .command_line = col_text (s, 8),
+    .start_ns = col_i64 (s, 9),
+    .end_ns = col_i64 (s, 10),
+    .exit_status = col_i64 (s, 11),
   };
-  int64_t id = vs_writer_add_process(m->w, &p);
-  return id > 0 ? idmap_set(&m->process, col_i64(s, 0), id) : -1;
+  int64_t id = vs_writer_add_process (m->w, &p);
+  return id > 0 ? idmap_set (&m->process, col_i64 (s, 0), id) : -1;
 }
 
 static int
-row_device(VsMerge *m, sqlite3_stmt *s)
+row_device (VsMerge *m, sqlite3_stmt *s)
 {
-  VsDevice d = {.idx = col_i64(s, 1), .uuid = col_text(s, 2), .name = col_text(s, 3),
-                .total_bytes = col_i64(s, 4)};
-  int64_t id = vs_writer_add_device(m->w, &d);
-  return id > 0 ? idmap_set(&m->device, col_i64(s, 0), id) : -1;
+  VsDevice d = { .idx = col_i64 (s, 1),
+                 .uuid = col_text (s, 2),
+                 .name = col_text (s, 3),
+                 .total_bytes = col_i64 (s, 4) };
+  int64_t id = vs_writer_add_device (m->w, &d);
+  return id > 0 ? idmap_set (&m->device, col_i64 (s, 0), id) : -1;
 }
 
 static int
-row_allocator(VsMerge *m, sqlite3_stmt *s)
+row_allocator (VsMerge *m, sqlite3_stmt *s)
 {
   VsAllocator a = {
-    .device_id = idmap_get(&m->device, col_i64(s, 1)),
-    .process_id = idmap_get(&m->process, col_i64(s, 2)),
-    .kind = col_text(s, 3), .name = col_text(s, 4), .handle = col_i64(s, 5),
-    .settings = col_text(s, 6),
+    .device_id = idmap_get (&m->device, col_i64 (s, 1)),
+    .process_id = idmap_get (&m->process, col_i64 (s, 2)),
+    .kind = col_text (s, 3),
+    .name = col_text (s, 4),
+    .handle = col_i64 (s, 5),
+    .settings = col_text (s, 6),
   };
-  int64_t id = vs_writer_add_allocator(m->w, &a);
-  return id > 0 ? idmap_set(&m->allocator, col_i64(s, 0), id) : -1;
+  int64_t id = vs_writer_add_allocator (m->w, &a);
+  return id > 0 ? idmap_set (&m->allocator, col_i64 (s, 0), id) : -1;
 }
 
 static int
-row_module(VsMerge *m, sqlite3_stmt *s)
+row_module (VsMerge *m, sqlite3_stmt *s)
 {
-  VsModule mod = {.process_id = idmap_get(&m->process, col_i64(s, 1)),
-                  .path = col_text(s, 2), .build_id = col_text(s, 3),
-                  .load_address = col_i64(s, 4), .size = col_i64(s, 5)};
-  int64_t id = vs_writer_add_module(m->w, &mod);
-  return id > 0 ? idmap_set(&m->module, col_i64(s, 0), id) : -1;
+  VsModule mod = { .process_id = idmap_get (&m->process, col_i64 (s, 1)),
+                   .path = col_text (s, 2),
+                   .build_id = col_text (s, 3),
+                   .load_address = col_i64 (s, 4),
+                   .size = col_i64 (s, 5) };
+  int64_t id = vs_writer_add_module (m->w, &mod);
+  return id > 0 ? idmap_set (&m->module, col_i64 (s, 0), id) : -1;
 }
 
 static int
-row_frame(VsMerge *m, sqlite3_stmt *s)
+row_frame (VsMerge *m, sqlite3_stmt *s)
 {
-  VsFrame f = {.kind = (VsFrameKind)sqlite3_column_int(s, 1),
-               .module_id = idmap_get(&m->module, col_i64(s, 2)),
-               .address = col_i64(s, 3), .function = col_text(s, 4),
-               .file = col_text(s, 5), .line = col_i64(s, 6)};
-  int64_t id = vs_writer_add_frame(m->w, &f);
-  return id > 0 ? idmap_set(&m->frame, col_i64(s, 0), id) : -1;
+  VsFrame f = { .kind = (VsFrameKind)sqlite3_column_int (s, 1),
+                .module_id = idmap_get (&m->module, col_i64 (s, 2)),
+                .address = col_i64 (s, 3),
+                .function = col_text (s, 4),
+                .file = col_text (s, 5),
+                .line = col_i64 (s, 6) };
+  int64_t id = vs_writer_add_frame (m->w, &f);
+  return id > 0 ? idmap_set (&m->frame, col_i64 (s, 0), id) : -1;
 }
 
 /* Stack nodes come in id order, so a node's parent is always mapped. */
 static int
-row_stack(VsMerge *m, sqlite3_stmt *s)
+row_stack (VsMerge *m, sqlite3_stmt *s)
 {
-  int64_t parent = col_i64(s, 1);
-  int64_t new_parent = parent == 0 ? 0 : idmap_get(&m->stack, parent);
-  int64_t frame = idmap_get(&m->frame, col_i64(s, 2));
+  int64_t parent = col_i64 (s, 1);
+  int64_t new_parent = parent == 0 ? 0 : idmap_get (&m->stack, parent);
+  int64_t frame = idmap_get (&m->frame, col_i64 (s, 2));
   if (new_parent == VS_UNKNOWN || frame == VS_UNKNOWN)
     return 0;
-  int64_t id = vs_writer_add_stack_node(m->w, new_parent, frame);
-  return id > 0 ? idmap_set(&m->stack, col_i64(s, 0), id) : -1;
+  int64_t id = vs_writer_add_stack_node (m->w, new_parent, frame);
+  return id > 0 ? idmap_set (&m->stack, col_i64 (s, 0), id) : -1;
 }
 
 /* Ranges come in id order; a parent opens before its children. */
 static int
-row_range(VsMerge *m, sqlite3_stmt *s)
+row_range (VsMerge *m, sqlite3_stmt *s)
 {
   VsRange r = {
-    .process_id = idmap_get(&m->process, col_i64(s, 1)), .tid = col_i64(s, 2),
-    .domain = col_text(s, 3), .name = col_text(s, 4), .start_ns = col_i64(s, 5),
-    .end_ns = col_i64(s, 6), .parent_id = idmap_get(&m->range, col_i64(s, 7)),
-    .depth = col_i64(s, 8),
+    .process_id = idmap_get (&m->process, col_i64 (s, 1)),
+    .tid = col_i64 (s, 2),
+    .domain = col_text (s, 3),
+    .name = col_text (s, 4),
+    .start_ns = col_i64 (s, 5),
+    .end_ns = col_i64 (s, 6),
+    .parent_id = idmap_get (&m->range, col_i64 (s, 7)),
+    .depth = col_i64 (s, 8),
   };
   if (r.name == NULL)
     r.name = "";
-  int64_t id = vs_writer_add_range(m->w, &r);
-  return id > 0 ? idmap_set(&m->range, col_i64(s, 0), id) : -1;
+  int64_t id = vs_writer_add_range (m->w, &r);
+  return id > 0 ? idmap_set (&m->range, col_i64 (s, 0), id) : -1;
 }
 
 static int
-row_mem_event(VsMerge *m, sqlite3_stmt *s)
+row_mem_event (VsMerge *m, sqlite3_stmt *s)
 {
   VsMemEvent e = {
-    .ts = col_i64(s, 0), .process_id = idmap_get(&m->process, col_i64(s, 1)),
-    .tid = col_i64(s, 2), .device_id = idmap_get(&m->device, col_i64(s, 3)),
-    .context = col_i64(s, 4), .stream = col_i64(s, 5),
-    .kind = (VsMemKind)sqlite3_column_int(s, 6), .op = (VsMemOp)sqlite3_column_int(s, 7),
-    .address = col_i64(s, 8), .bytes = col_i64(s, 9),
-    .pool_id = idmap_get(&m->allocator, col_i64(s, 10)),
-    .pool_size = col_i64(s, 11), .pool_utilized = col_i64(s, 12),
-    .correlation = col_i64(s, 13), .stack_id = idmap_get(&m->stack, col_i64(s, 14)),
-    .range_id = idmap_get(&m->range, col_i64(s, 15)),
+    .ts = col_i64 (s, 0),
+    .process_id = idmap_get (&m->process, col_i64 (s, 1)),
+    .tid = col_i64 (s, 2),
+    .device_id = idmap_get (&m->device, col_i64 (s, 3)),
+    .context = col_i64 (s, 4),
+    .stream = col_i64 (s, 5),
+    .kind = (VsMemKind)sqlite3_column_int (s, 6),
+    .op = (VsMemOp)sqlite3_column_int (s, 7),
+    .address = col_i64 (s, 8),
+    .bytes = col_i64 (s, 9),
+    .pool_id = idmap_get (&m->allocator, col_i64 (s, 10)),
+    .pool_size = col_i64 (s, 11),
+    .pool_utilized = col_i64 (s, 12),
+    .correlation = col_i64 (s, 13),
+    .stack_id = idmap_get (&m->stack, col_i64 (s, 14)),
+    .range_id = idmap_get (&m->range, col_i64 (s, 15)),
   };
-  return vs_writer_mem_event(m->w, &e);
+  return vs_writer_mem_event (m->w, &e);
 }
 
 static int
-row_pool_event(VsMerge *m, sqlite3_stmt *s)
+row_pool_event (VsMerge *m, sqlite3_stmt *s)
 {
   VsPoolEvent e = {
-    .ts = col_i64(s, 0), .process_id = idmap_get(&m->process, col_i64(s, 1)),
-    .device_id = idmap_get(&m->device, col_i64(s, 2)),
-    .pool_id = idmap_get(&m->allocator, col_i64(s, 3)),
-    .op = (VsPoolOp)sqlite3_column_int(s, 4), .size = col_i64(s, 5),
-    .utilized = col_i64(s, 6), .release_threshold = col_i64(s, 7),
-    .min_bytes_to_keep = col_i64(s, 8), .correlation = col_i64(s, 9),
-    .stack_id = idmap_get(&m->stack, col_i64(s, 10)),
+    .ts = col_i64 (s, 0),
+    .process_id = idmap_get (&m->process, col_i64 (s, 1)),
+    .device_id = idmap_get (&m->device, col_i64 (s, 2)),
+    .pool_id = idmap_get (&m->allocator, col_i64 (s, 3)),
+    .op = (VsPoolOp)sqlite3_column_int (s, 4),
+    .size = col_i64 (s, 5),
+    .utilized = col_i64 (s, 6),
+    .release_threshold = col_i64 (s, 7),
+    .min_bytes_to_keep = col_i64 (s, 8),
+    .correlation = col_i64 (s, 9),
+    .stack_id = idmap_get (&m->stack, col_i64 (s, 10)),
   };
-  return vs_writer_pool_event(m->w, &e);
+  return vs_writer_pool_event (m->w, &e);
 }
 
 static int
-row_alloc_event(VsMerge *m, sqlite3_stmt *s)
+row_alloc_event (VsMerge *m, sqlite3_stmt *s)
 {
   VsAllocEvent e = {
-    .ts = col_i64(s, 0), .process_id = idmap_get(&m->process, col_i64(s, 1)),
-    .tid = col_i64(s, 2), .device_id = idmap_get(&m->device, col_i64(s, 3)),
-    .allocator_id = idmap_get(&m->allocator, col_i64(s, 4)),
-    .op = (VsAllocOp)sqlite3_column_int(s, 5), .address = col_i64(s, 6),
-    .requested_bytes = col_i64(s, 7), .block_bytes = col_i64(s, 8),
-    .segment_address = col_i64(s, 9), .stream = col_i64(s, 10),
-    .stack_id = idmap_get(&m->stack, col_i64(s, 11)),
-    .range_id = idmap_get(&m->range, col_i64(s, 12)),
+    .ts = col_i64 (s, 0),
+    .process_id = idmap_get (&m->process, col_i64 (s, 1)),
+    .tid = col_i64 (s, 2),
+    .device_id = idmap_get (&m->device, col_i64 (s, 3)),
+    .allocator_id = idmap_get (&m->allocator, col_i64 (s, 4)),
+    .op = (VsAllocOp)sqlite3_column_int (s, 5),
+    .address = col_i64 (s, 6),
+    .requested_bytes = col_i64 (s, 7),
+    .block_bytes = col_i64 (s, 8),
+    .segment_address = col_i64 (s, 9),
+    .stream = col_i64 (s, 10),
+    .stack_id = idmap_get (&m->stack, col_i64 (s, 11)),
+    .range_id = idmap_get (&m->range, col_i64 (s, 12)),
   };
-  return vs_writer_alloc_event(m->w, &e);
+  return vs_writer_alloc_event (m->w, &e);
 }
 
 static int
-row_failed(VsMerge *m, sqlite3_stmt *s)
+row_failed (VsMerge *m, sqlite3_stmt *s)
 {
   VsFailedAlloc f = {
-    .ts = col_i64(s, 0), .process_id = idmap_get(&m->process, col_i64(s, 1)),
-    .tid = col_i64(s, 2), .device_id = idmap_get(&m->device, col_i64(s, 3)),
-    .allocator_id = idmap_get(&m->allocator, col_i64(s, 4)), .api = col_text(s, 5),
-    .requested_bytes = col_i64(s, 6), .error = col_i64(s, 7),
-    .error_name = col_text(s, 8), .device_free_bytes = col_i64(s, 9),
-    .device_total_bytes = col_i64(s, 10), .correlation = col_i64(s, 11),
-    .stack_id = idmap_get(&m->stack, col_i64(s, 12)),
-    .range_id = idmap_get(&m->range, col_i64(s, 13)),
+    .ts = col_i64 (s, 0),
+    .process_id = idmap_get (&m->process, col_i64 (s, 1)),
+    .tid = col_i64 (s, 2),
+    .device_id = idmap_get (&m->device, col_i64 (s, 3)),
+    .allocator_id = idmap_get (&m->allocator, col_i64 (s, 4)),
+    .api = col_text (s, 5),
+    .requested_bytes = col_i64 (s, 6),
+    .error = col_i64 (s, 7),
+    .error_name = col_text (s, 8),
+    .device_free_bytes = col_i64 (s, 9),
+    .device_total_bytes = col_i64 (s, 10),
+    .correlation = col_i64 (s, 11),
+    .stack_id = idmap_get (&m->stack, col_i64 (s, 12)),
+    .range_id = idmap_get (&m->range, col_i64 (s, 13)),
   };
   if (f.api == NULL)
     f.api = "";
-  return vs_writer_failed_alloc(m->w, &f);
+  return vs_writer_failed_alloc (m->w, &f);
 }
 
 static int
-row_kernel(VsMerge *m, sqlite3_stmt *s)
+row_kernel (VsMerge *m, sqlite3_stmt *s)
 {
   VsKernel k = {
-    .start_ns = col_i64(s, 0), .end_ns = col_i64(s, 1),
-    .process_id = idmap_get(&m->process, col_i64(s, 2)),
-    .device_id = idmap_get(&m->device, col_i64(s, 3)), .context = col_i64(s, 4),
-    .stream = col_i64(s, 5), .correlation = col_i64(s, 6), .name = col_text(s, 7),
-    .grid_x = col_i64(s, 8), .grid_y = col_i64(s, 9), .grid_z = col_i64(s, 10),
-    .block_x = col_i64(s, 11), .block_y = col_i64(s, 12), .block_z = col_i64(s, 13),
-    .static_shared = col_i64(s, 14), .dynamic_shared = col_i64(s, 15),
-    .registers = col_i64(s, 16),
+    .start_ns = col_i64 (s, 0),
+    .end_ns = col_i64 (s, 1),
+    .process_id = idmap_get (&m->process, col_i64 (s, 2)),
+    .device_id = idmap_get (&m->device, col_i64 (s, 3)),
+    .context = col_i64 (s, 4),
+    .stream = col_i64 (s, 5),
+    .correlation = col_i64 (s, 6),
+    .name = col_text (s, 7),
+    .grid_x = col_i64 (s, 8),
+    .grid_y = col_i64 (s, 9),
+    .grid_z = col_i64 (s, 10),
+    .block_x = col_i64 (s, 11),
+    .block_y = col_i64 (s, 12),
+    .block_z = col_i64 (s, 13),
+    .static_shared = col_i64 (s, 14),
+    .dynamic_shared = col_i64 (s, 15),
+    .registers = col_i64 (s, 16),
   };
   if (k.name == NULL)
     k.name = "";
-  return vs_writer_kernel(m->w, &k);
+  return vs_writer_kernel (m->w, &k);
 }
 
 static int
-row_memcpy(VsMerge *m, sqlite3_stmt *s)
+row_memcpy (VsMerge *m, sqlite3_stmt *s)
 {
   VsMemcpy c = {
-    .start_ns = col_i64(s, 0), .end_ns = col_i64(s, 1),
-    .process_id = idmap_get(&m->process, col_i64(s, 2)),
-    .device_id = idmap_get(&m->device, col_i64(s, 3)), .stream = col_i64(s, 4),
-    .correlation = col_i64(s, 5), .copy_kind = col_text(s, 6),
-    .src_kind = col_text(s, 7), .dst_kind = col_text(s, 8), .bytes = col_i64(s, 9),
+    .start_ns = col_i64 (s, 0),
+    .end_ns = col_i64 (s, 1),
+    .process_id = idmap_get (&m->process, col_i64 (s, 2)),
+    .device_id = idmap_get (&m->device, col_i64 (s, 3)),
+    .stream = col_i64 (s, 4),
+    .correlation = col_i64 (s, 5),
+    .copy_kind = col_text (s, 6),
+    .src_kind = col_text (s, 7),
+    .dst_kind = col_text (s, 8),
+    .bytes = col_i64 (s, 9),
   };
-  return vs_writer_memcpy(m->w, &c);
+  return vs_writer_memcpy (m->w, &c);
 }
 
 static int
-row_memset(VsMerge *m, sqlite3_stmt *s)
+row_memset (VsMerge *m, sqlite3_stmt *s)
 {
   VsMemset c = {
-    .start_ns = col_i64(s, 0), .end_ns = col_i64(s, 1),
-    .process_id = idmap_get(&m->process, col_i64(s, 2)),
-    .device_id = idmap_get(&m->device, col_i64(s, 3)), .stream = col_i64(s, 4),
-    .correlation = col_i64(s, 5), .bytes = col_i64(s, 6), .value = col_i64(s, 7),
-    .mem_kind = col_i64(s, 8),
+    .start_ns = col_i64 (s, 0),
+    .end_ns = col_i64 (s, 1),
+    .process_id = idmap_get (&m->process, col_i64 (s, 2)),
+    .device_id = idmap_get (&m->device, col_i64 (s, 3)),
+    .stream = col_i64 (s, 4),
+    .correlation = col_i64 (s, 5),
+    .bytes = col_i64 (s, 6),
+    .value = col_i64 (s, 7),
+    .mem_kind = col_i64 (s, 8),
   };
-  return vs_writer_memset(m->w, &c);
+  return vs_writer_memset (m->w, &c);
 }
 
-typedef struct {
+typedef struct
+{
   const char *sql;
-  int (*row)(VsMerge *, sqlite3_stmt *);
+  int (*row) (VsMerge *, sqlite3_stmt *);
 } VsCopy;
 
 /* In dependency order: ids a table refers to are mapped before it. */
 static const VsCopy copies[] = {
-  {"SELECT id, pid, ppid, host, rank, local_rank, world_size, cuda_visible_devices,"
-   " command_line, start_ns, end_ns, exit_status FROM process ORDER BY id", row_process},
-  {"SELECT id, idx, uuid, name, total_bytes FROM device ORDER BY id", row_device},
-  {"SELECT id, device_id, process_id, kind, name, handle, settings FROM allocator"
-   " ORDER BY id", row_allocator},
-  {"SELECT id, process_id, path, build_id, load_address, size FROM module ORDER BY id",
-   row_module},
-  {"SELECT id, kind, module_id, address, function, file, line FROM frame ORDER BY id",
-   row_frame},
-  {"SELECT id, parent_id, frame_id FROM stack ORDER BY id", row_stack},
-  {"SELECT id, process_id, tid, domain, name, start_ns, end_ns, parent_id, depth"
-   " FROM nvtx_range ORDER BY id", row_range},
-  {"SELECT ts, process_id, tid, device_id, context, stream, kind, op, address, bytes,"
-   " pool_id, pool_size, pool_utilized, correlation, stack_id, range_id FROM mem_event"
-   " ORDER BY id", row_mem_event},
-  {"SELECT ts, process_id, device_id, pool_id, op, size, utilized, release_threshold,"
-   " min_bytes_to_keep, correlation, stack_id FROM pool_event ORDER BY id", row_pool_event},
-  {"SELECT ts, process_id, tid, device_id, allocator_id, op, address, requested_bytes,"
-   " block_bytes, segment_address, stream, stack_id, range_id FROM alloc_event"
-   " ORDER BY id", row_alloc_event},
-  {"SELECT ts, process_id, tid, device_id, allocator_id, api, requested_bytes, error,"
-   " error_name, device_free_bytes, device_total_bytes, correlation, stack_id, range_id"
-   " FROM failed_alloc ORDER BY id", row_failed},
-  {"SELECT start_ns, end_ns, process_id, device_id, context, stream, correlation, name,"
-   " grid_x, grid_y, grid_z, block_x, block_y, block_z, static_shared, dynamic_shared,"
-   " registers FROM kernel ORDER BY id", row_kernel},
-  {"SELECT start_ns, end_ns, process_id, device_id, stream, correlation, copy_kind,"
-   " src_kind, dst_kind, bytes FROM memcpy ORDER BY id", row_memcpy},
-  {"SELECT start_ns, end_ns, process_id, device_id, stream, correlation, bytes, value,"
-   " mem_kind FROM memset ORDER BY id", row_memset},
+  { "SELECT id, pid, ppid, host, rank, local_rank, world_size, cuda_visible_devices,"
+    " command_line, start_ns, end_ns, exit_status FROM process ORDER BY id",
+    row_process },
+  { "SELECT id, idx, uuid, name, total_bytes FROM device ORDER BY id", row_device },
+  { "SELECT id, device_id, process_id, kind, name, handle, settings FROM allocator"
+    " ORDER BY id",
+    row_allocator },
+  { "SELECT id, process_id, path, build_id, load_address, size FROM module ORDER BY id",
+    row_module },
+  { "SELECT id, kind, module_id, address, function, file, line FROM frame ORDER BY id", row_frame },
+  { "SELECT id, parent_id, frame_id FROM stack ORDER BY id", row_stack },
+  { "SELECT id, process_id, tid, domain, name, start_ns, end_ns, parent_id, depth"
+    " FROM nvtx_range ORDER BY id",
+    row_range },
+  { "SELECT ts, process_id, tid, device_id, context, stream, kind, op, address, bytes,"
+    " pool_id, pool_size, pool_utilized, correlation, stack_id, range_id FROM mem_event"
+    " ORDER BY id",
+    row_mem_event },
+  { "SELECT ts, process_id, device_id, pool_id, op, size, utilized, release_threshold,"
+    " min_bytes_to_keep, correlation, stack_id FROM pool_event ORDER BY id",
+    row_pool_event },
+  { "SELECT ts, process_id, tid, device_id, allocator_id, op, address, requested_bytes,"
+    " block_bytes, segment_address, stream, stack_id, range_id FROM alloc_event"
+    " ORDER BY id",
+    row_alloc_event },
+  { "SELECT ts, process_id, tid, device_id, allocator_id, api, requested_bytes, error,"
+    " error_name, device_free_bytes, device_total_bytes, correlation, stack_id, range_id"
+    " FROM failed_alloc ORDER BY id",
+    row_failed },
+  { "SELECT start_ns, end_ns, process_id, device_id, context, stream, correlation, name,"
+    " grid_x, grid_y, grid_z, block_x, block_y, block_z, static_shared, dynamic_shared,"
+    " registers FROM kernel ORDER BY id",
+    row_kernel },
+  { "SELECT start_ns, end_ns, process_id, device_id, stream, correlation, copy_kind,"
+    " src_kind, dst_kind, bytes FROM memcpy ORDER BY id",
+    row_memcpy },
+  { "SELECT start_ns, end_ns, process_id, device_id, stream, correlation, bytes, value,"
+    " mem_kind FROM memset ORDER BY id",
+    row_memset },
 };
 
-static const char *count_sql =
-  "SELECT (SELECT count(*) FROM mem_event) + (SELECT count(*) FROM kernel)"
-  " + (SELECT count(*) FROM memcpy) + (SELECT count(*) FROM memset)"
-  " + (SELECT count(*) FROM nvtx_range) + (SELECT count(*) FROM pool_event)"
-  " + (SELECT count(*) FROM alloc_event)";
+static const char *count_sql
+    = "SELECT (SELECT count(*) FROM mem_event) + (SELECT count(*) FROM kernel)"
+      " + (SELECT count(*) FROM memcpy) + (SELECT count(*) FROM memset)"
+      " + (SELECT count(*) FROM nvtx_range) + (SELECT count(*) FROM pool_event)"
+      " + (SELECT count(*) FROM alloc_event)";
 
 static const char *meta_sql = "SELECT key, value FROM meta";
 
 /* Opens a process trace; checks it is one. */
 static sqlite3 *
-open_input(const char *path, char *err, size_t errlen)
+open_input (const char *path, char *err, size_t errlen)
 {
   sqlite3 *db = NULL;
   /* Read-write: a process killed mid-run leaves a WAL to recover. */
-  if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
-    snprintf(err, errlen, "cannot open %s: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
-    sqlite3_close(db);
-    return NULL;
-  }
-  sqlite3_busy_timeout(db, 5000);
+  if (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)
+    {
+      snprintf (err, errlen, "cannot open %s: %s", path,
+                db ? sqlite3_errmsg (db) : "out of memory");
+      sqlite3_close (db);
+      return NULL;
+    }
+  sqlite3_busy_timeout (db, 5000);
   sqlite3_stmt *s = NULL;
   int app = 0;
-  if (sqlite3_prepare_v2(db, "PRAGMA application_id", -1, &s, NULL) == SQLITE_OK &&
-      sqlite3_step(s) == SQLITE_ROW)
-    app = sqlite3_column_int(s, 0);
-  sqlite3_finalize(s);
-  if (app != VS_TRACE_APPLICATION_ID) {
-    snprintf(err, errlen, "%s is not a vramscope trace", path);
-    sqlite3_close(db);
-    return NULL;
-  }
+  if (sqlite3_prepare_v2 (db, "PRAGMA application_id", -1, &s, NULL) == SQLITE_OK
+      && sqlite3_step (s) == SQLITE_ROW)
+    app = sqlite3_column_int (s, 0);
+  sqlite3_finalize (s);
+  if (app != VS_TRACE_APPLICATION_ID)
+    {
+      snprintf (err, errlen, "%s is not a vramscope trace", path);
+      sqlite3_close (db);
+      return NULL;
+    }
   return db;
 }
 
 static int64_t
-count_rows(sqlite3 *db)
+count_rows (sqlite3 *db)
 {
   sqlite3_stmt *s = NULL;
   int64_t n = 0;
-  if (sqlite3_prepare_v2(db, count_sql, -1, &s, NULL) == SQLITE_OK &&
-      sqlite3_step(s) == SQLITE_ROW)
-    n = sqlite3_column_int64(s, 0);
-  sqlite3_finalize(s);
+  if (sqlite3_prepare_v2 (db, count_sql, -1, &s, NULL) == SQLITE_OK
+      && sqlite3_step (s) == SQLITE_ROW)
+    n = sqlite3_column_int64 (s, 0);
+  sqlite3_finalize (s);
   return n;
 }
 
 /* True when the input's meta key has this value (compared as text). */
 static bool
-input_meta_is(sqlite3 *db, const char *key, const char *value)
+input_meta_is (sqlite3 *db, const char *key, const char *value)
 {
-  static const char *sql =
-    "SELECT 1 FROM meta WHERE key = ?1 AND CAST(value AS TEXT) = ?2";
+  static const char *sql = "SELECT 1 FROM meta WHERE key = ?1 AND CAST(value AS TEXT) = ?2";
   sqlite3_stmt *s = NULL;
   bool found = false;
-  if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK) {
-    sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
-    sqlite3_bind_text(s, 2, value, -1, SQLITE_STATIC);
-    found = sqlite3_step(s) == SQLITE_ROW;
-  }
-  sqlite3_finalize(s);
+  if (sqlite3_prepare_v2 (db, sql, -1, &s, NULL) == SQLITE_OK)
+    {
+      sqlite3_bind_text (s, 1, key, -1, SQLITE_STATIC);
+      sqlite3_bind_text (s, 2, value, -1, SQLITE_STATIC);
+      found = sqlite3_step (s) == SQLITE_ROW;
+    }
+  sqlite3_finalize (s);
   return found;
 }
 
 /* Meta keys summed over processes: the collector's own cost. */
 static bool
-summed_key(const char *key)
+summed_key (const char *key)
 {
-  return strncmp(key, "collector_", 10) == 0 && strcmp(key, "collector_kernels") != 0 &&
-         strcmp(key, "collector_device_buffer_bytes") != 0;
+  return strncmp (key, "collector_", 10) == 0 && strcmp (key, "collector_kernels") != 0
+         && strcmp (key, "collector_device_buffer_bytes") != 0;
 }
 
-typedef struct {
+typedef struct
+{
   char key[64];
   int64_t value;
 } VsSum;
 
 /* Merges inputs into a new trace at out (see vs-merge.h). */
 int
-vs_merge_traces(const char *out, const char *const *inputs, size_t n,
-                const VsMergeRun *run, VsProgressFunc progress, void *progress_data,
-                char *err, size_t errlen)
+vs_merge_traces (const char *out, const char *const *inputs, size_t n, const VsMergeRun *run,
+                 VsProgressFunc progress, void *progress_data, char *err, size_t errlen)
 {
-  VsMerge m = {.progress = progress, .progress_data = progress_data, .err = err,
-               .errlen = errlen};
+  VsMerge m
+      = { .progress = progress, .progress_data = progress_data, .err = err, .errlen = errlen };
   err[0] = '\0';
-  m.w = vs_writer_create(out, err, errlen);
+  m.w = vs_writer_create (out, err, errlen);
   if (m.w == NULL)
     return -1;
-  for (size_t i = 0; i < n; i++) {
-    sqlite3 *db = open_input(inputs[i], err, errlen);
-    if (db == NULL)
-      continue; /* reported by the caller as a warning */
-    m.total += (uint64_t)count_rows(db);
-    sqlite3_close(db);
-  }
+  for (size_t i = 0; i < n; i++)
+    {
+      sqlite3 *db = open_input (inputs[i], err, errlen);
+      if (db == NULL)
+        continue; /* reported by the caller as a warning */
+      m.total += (uint64_t)count_rows (db);
+      sqlite3_close (db);
+    }
   err[0] = '\0';
 
   VsSum sums[32];
@@ -479,119 +557,134 @@ vs_merge_traces(const char *out, const char *const *inputs, size_t n,
   int64_t start_ns = VS_UNKNOWN, end_ns = VS_UNKNOWN;
   int rc = 0;
   size_t merged = 0;
-  for (size_t i = 0; i < n && rc == 0; i++) {
-    char ierr[512];
-    m.db = open_input(inputs[i], ierr, sizeof ierr);
-    if (m.db == NULL)
-      continue;
-    memset(&m.process, 0, sizeof m.process * 7);
-    /* A PyTorch snapshot's history, tied to its process by record. */
-    m.imported = input_meta_is(m.db, "source", "import");
-    if (m.imported && input_meta_is(m.db, "history_overflow", "1"))
-      vs_writer_set_meta_int(m.w, "history_overflow", 1);
-    for (size_t c = 0; c < sizeof copies / sizeof copies[0] && rc == 0; c++)
-      rc = each_row(&m, copies[c].sql, copies[c].row);
-    /* Run-wide meta: earliest start, latest end, summed collector costs. */
-    sqlite3_stmt *s = NULL;
-    int64_t pend = VS_UNKNOWN;
-    if (rc == 0 && sqlite3_prepare_v2(m.db, meta_sql, -1, &s, NULL) == SQLITE_OK) {
-      while (sqlite3_step(s) == SQLITE_ROW) {
-        const char *key = col_text(s, 0);
-        int64_t v = col_i64(s, 1);
-        if (key == NULL || sqlite3_column_type(s, 1) != SQLITE_INTEGER)
-          continue;
-        if (strcmp(key, "start_ns") == 0 && (start_ns == VS_UNKNOWN || v < start_ns))
-          start_ns = v;
-        else if (strcmp(key, "end_ns") == 0) {
-          pend = v;
-          if (end_ns == VS_UNKNOWN || v > end_ns)
-            end_ns = v;
-        } else if (summed_key(key)) {
-          size_t j = 0;
-          while (j < nsums && strcmp(sums[j].key, key) != 0)
-            j++;
-          if (j == nsums && nsums < 32) {
-            snprintf(sums[j].key, sizeof sums[j].key, "%s", key);
-            sums[j].value = 0;
-            nsums++;
-          }
-          if (j < nsums)
-            sums[j].value += v;
-        } else if (strcmp(key, "collector_device_buffer_bytes") == 0 ||
-                   strcmp(key, "cupti_version") == 0 ||
-                   strcmp(key, "collector_kernels") == 0) {
-          vs_writer_set_meta_int(m.w, key, v);
+  for (size_t i = 0; i < n && rc == 0; i++)
+    {
+      char ierr[512];
+      m.db = open_input (inputs[i], ierr, sizeof ierr);
+      if (m.db == NULL)
+        continue;
+      memset (&m.process, 0, sizeof m.process * 7);
+      /* A PyTorch snapshot's history, tied to its process by record. */
+      m.imported = input_meta_is (m.db, "source", "import");
+      if (m.imported && input_meta_is (m.db, "history_overflow", "1"))
+        vs_writer_set_meta_int (m.w, "history_overflow", 1);
+      for (size_t c = 0; c < sizeof copies / sizeof copies[0] && rc == 0; c++)
+        rc = each_row (&m, copies[c].sql, copies[c].row);
+      /* Run-wide meta: earliest start, latest end, summed collector costs. */
+      sqlite3_stmt *s = NULL;
+      int64_t pend = VS_UNKNOWN;
+      if (rc == 0 && sqlite3_prepare_v2 (m.db, meta_sql, -1, &s, NULL) == SQLITE_OK)
+        {
+          while (sqlite3_step (s) == SQLITE_ROW)
+            {
+              const char *key = col_text (s, 0);
+              int64_t v = col_i64 (s, 1);
+              if (key == NULL || sqlite3_column_type (s, 1) != SQLITE_INTEGER)
+                continue;
+              if (strcmp (key, "start_ns") == 0 && (start_ns == VS_UNKNOWN || v < start_ns))
+                start_ns = v;
+              else if (strcmp (key, "end_ns") == 0)
+                {
+                  pend = v;
+                  if (end_ns == VS_UNKNOWN || v > end_ns)
+                    end_ns = v;
+                }
+              else if (summed_key (key))
+                {
+                  size_t j = 0;
+                  while (j < nsums && strcmp (sums[j].key, key) != 0)
+                    j++;
+                  if (j == nsums && nsums < 32)
+                    {
+                      snprintf (sums[j].key, sizeof sums[j].key, "%s", key);
+                      sums[j].value = 0;
+                      nsums++;
+                    }
+                  if (j < nsums)
+                    sums[j].value += v;
+                }
+              else if (strcmp (key, "collector_device_buffer_bytes") == 0
+                       || strcmp (key, "cupti_version") == 0
+                       || strcmp (key, "collector_kernels") == 0)
+                {
+                  vs_writer_set_meta_int (m.w, key, v);
+                }
+            }
         }
-      }
-    }
-    sqlite3_finalize(s);
-    /* The process rows were written when the process started; its end
+      sqlite3_finalize (s);
+      /* The process rows were written when the process started; its end
      * and, for the program record started, its exit status are known now. */
-    if (rc == 0) {
-      sqlite3_stmt *p = NULL;
-      sqlite3 *wdb = vs_writer_db(m.w);
-      static const char *end_sql =
-        "UPDATE process SET end_ns = coalesce(end_ns, ?1),"
-        " exit_status = CASE WHEN pid = ?2 THEN ?3 ELSE exit_status END WHERE id = ?4";
-      for (int64_t old = 1; old < m.process.cap; old++) {
-        int64_t nid = idmap_get(&m.process, old);
-        if (nid == VS_UNKNOWN)
-          continue;
-        if (sqlite3_prepare_v2(wdb, end_sql, -1, &p, NULL) != SQLITE_OK)
-          break;
-        if (pend != VS_UNKNOWN)
-          sqlite3_bind_int64(p, 1, pend);
-        sqlite3_bind_int64(p, 2, run ? run->main_pid : -1);
-        if (run && run->exit_status != VS_UNKNOWN)
-          sqlite3_bind_int64(p, 3, run->exit_status);
-        sqlite3_bind_int64(p, 4, nid);
-        sqlite3_step(p);
-        sqlite3_finalize(p);
-      }
+      if (rc == 0)
+        {
+          sqlite3_stmt *p = NULL;
+          sqlite3 *wdb = vs_writer_db (m.w);
+          static const char *end_sql
+              = "UPDATE process SET end_ns = coalesce(end_ns, ?1),"
+                " exit_status = CASE WHEN pid = ?2 THEN ?3 ELSE exit_status END WHERE id = ?4";
+          for (int64_t old = 1; old < m.process.cap; old++)
+            {
+              int64_t nid = idmap_get (&m.process, old);
+              if (nid == VS_UNKNOWN)
+                continue;
+              if (sqlite3_prepare_v2 (wdb, end_sql, -1, &p, NULL) != SQLITE_OK)
+                break;
+              if (pend != VS_UNKNOWN)
+                sqlite3_bind_int64 (p, 1, pend);
+              sqlite3_bind_int64 (p, 2, run ? run->main_pid : -1);
+              if (run && run->exit_status != VS_UNKNOWN)
+                sqlite3_bind_int64 (p, 3, run->exit_status);
+              sqlite3_bind_int64 (p, 4, nid);
+              sqlite3_step (p);
+              sqlite3_finalize (p);
+            }
+        }
+      free (m.process.ids);
+      free (m.device.ids);
+      free (m.allocator.ids);
+      free (m.range.ids);
+      free (m.module.ids);
+      free (m.frame.ids);
+      free (m.stack.ids);
+      sqlite3_close (m.db);
+      merged++;
     }
-    free(m.process.ids);
-    free(m.device.ids);
-    free(m.allocator.ids);
-    free(m.range.ids);
-    free(m.module.ids);
-    free(m.frame.ids);
-    free(m.stack.ids);
-    sqlite3_close(m.db);
-    merged++;
-  }
-  if (rc == 0) {
-    for (size_t j = 0; j < nsums; j++)
-      vs_writer_set_meta_int(m.w, sums[j].key, sums[j].value);
-    vs_writer_set_meta(m.w, "source", "collector");
-    vs_writer_set_meta(m.w, "clock", "CLOCK_REALTIME");
-    vs_writer_set_meta_int(m.w, "processes", (int64_t)merged);
-    if (start_ns == VS_UNKNOWN && run)
-      start_ns = run->start_ns;
-    if (end_ns == VS_UNKNOWN && run)
-      end_ns = run->end_ns;
-    if (start_ns != VS_UNKNOWN)
-      vs_writer_set_meta_int(m.w, "start_ns", start_ns);
-    if (end_ns != VS_UNKNOWN)
-      vs_writer_set_meta_int(m.w, "end_ns", end_ns);
-    if (run) {
-      if (run->command_line)
-        vs_writer_set_meta(m.w, "command_line", run->command_line);
-      if (run->host)
-        vs_writer_set_meta(m.w, "host", run->host);
-      if (run->tool_version)
-        vs_writer_set_meta(m.w, "tool_version", run->tool_version);
-      if (run->exit_status != VS_UNKNOWN)
-        vs_writer_set_meta_int(m.w, "exit_status", run->exit_status);
+  if (rc == 0)
+    {
+      for (size_t j = 0; j < nsums; j++)
+        vs_writer_set_meta_int (m.w, sums[j].key, sums[j].value);
+      vs_writer_set_meta (m.w, "source", "collector");
+      vs_writer_set_meta (m.w, "clock", "CLOCK_REALTIME");
+      vs_writer_set_meta_int (m.w, "processes", (int64_t)merged);
+      if (start_ns == VS_UNKNOWN && run)
+        start_ns = run->start_ns;
+      if (end_ns == VS_UNKNOWN && run)
+        end_ns = run->end_ns;
+      if (start_ns != VS_UNKNOWN)
+        vs_writer_set_meta_int (m.w, "start_ns", start_ns);
+      if (end_ns != VS_UNKNOWN)
+        vs_writer_set_meta_int (m.w, "end_ns", end_ns);
+      if (run)
+        {
+          if (run->command_line)
+            vs_writer_set_meta (m.w, "command_line", run->command_line);
+          if (run->host)
+            vs_writer_set_meta (m.w, "host", run->host);
+          if (run->tool_version)
+            vs_writer_set_meta (m.w, "tool_version", run->tool_version);
+          if (run->exit_status != VS_UNKNOWN)
+            vs_writer_set_meta_int (m.w, "exit_status", run->exit_status);
+        }
     }
-  }
   char cerr[512] = "";
-  if (rc != 0) {
-    vs_writer_close(m.w, false, NULL, NULL, cerr, sizeof cerr);
-    return -1;
-  }
-  if (vs_writer_close(m.w, true, progress, progress_data, cerr, sizeof cerr) != 0) {
-    snprintf(err, errlen, "%s", cerr);
-    return -1;
-  }
+  if (rc != 0)
+    {
+      vs_writer_close (m.w, false, NULL, NULL, cerr, sizeof cerr);
+      return -1;
+    }
+  if (vs_writer_close (m.w, true, progress, progress_data, cerr, sizeof cerr) != 0)
+    {
+      snprintf (err, errlen, "%s", cerr);
+      return -1;
+    }
   return 0;
 }

@@ -11,9 +11,10 @@
 #include "vs-trace-writer.h"
 
 /* What record knows about the run as a whole. */
-typedef struct {
-  int64_t main_pid;      /* the program record started */
-  int64_t exit_status;   /* its exit status (128+signal), VS_UNKNOWN if none */
+typedef struct
+{
+  int64_t main_pid;         /* the program record started */
+  int64_t exit_status;      /* its exit status (128+signal), VS_UNKNOWN if none */
   int64_t start_ns, end_ns; /* used when no process recorded anything */
   const char *command_line, *host, *tool_version;
 } VsMergeRun;
@@ -23,6 +24,5 @@ typedef struct {
  * by uuid, collector costs summed into meta, then vs_trace_finalize().
  * Inputs that are not traces are skipped.  Returns 0, or -1 with err
  * filled. */
-int vs_merge_traces(const char *out, const char *const *inputs, size_t n,
-                    const VsMergeRun *run, VsProgressFunc progress,
-                    void *progress_data, char *err, size_t errlen);
+int vs_merge_traces (const char *out, const char *const *inputs, size_t n, const VsMergeRun *run,
+                     VsProgressFunc progress, void *progress_data, char *err, size_t errlen);

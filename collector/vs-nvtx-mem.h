@@ -24,7 +24,8 @@
  * region's heap handle); bytes (heap or region size); device (CUDA ordinal
  * of a heap's memory, UINT32_MAX when not device memory); text (heap name,
  * empty when unnamed). */
-enum {
+enum
+{
   VS_ITEM_NVTX_HEAP_REGISTER = 0x100,
   VS_ITEM_NVTX_HEAP_UNREGISTER,
   VS_ITEM_NVTX_HEAP_RESET,
@@ -35,7 +36,7 @@ enum {
 
 /* True for the item types above. */
 static inline bool
-vs_nvtx_mem_is_item(uint32_t type)
+vs_nvtx_mem_is_item (uint32_t type)
 {
   return type >= VS_ITEM_NVTX_HEAP_REGISTER && type <= VS_ITEM_NVTX_REGION_UNREGISTER;
 }
@@ -43,13 +44,13 @@ vs_nvtx_mem_is_item(uint32_t type)
 typedef struct VsNvtxMem VsNvtxMem;
 
 /* State for the heaps of process process_id, written into w (not owned). */
-VsNvtxMem *vs_nvtx_mem_new(VsWriter *w, int64_t process_id);
-void vs_nvtx_mem_free(VsNvtxMem *m);
+VsNvtxMem *vs_nvtx_mem_new (VsWriter *w, int64_t process_id);
+void vs_nvtx_mem_free (VsNvtxMem *m);
 
 /* Writes the rows for one item.  Items for unknown heaps or regions, and
  * heaps outside device memory, are counted and skipped.  Returns 0, or -1
  * when the writer failed. */
-int vs_nvtx_mem_process_item(VsNvtxMem *m, const VsItem *item);
+int vs_nvtx_mem_process_item (VsNvtxMem *m, const VsItem *item);
 
 /* Items skipped (unknown heap or region, heap not in device memory). */
-uint64_t vs_nvtx_mem_skipped(const VsNvtxMem *m);
+uint64_t vs_nvtx_mem_skipped (const VsNvtxMem *m);

@@ -23,18 +23,19 @@
 
 typedef void PyObject;
 
-static struct {
-  int (*is_initialized)(void);
-  int (*gil_check)(void);
-  void *(*current_tstate)(void);
-  PyObject *(*get_frame)(void *tstate);
-  PyObject *(*frame_back)(PyObject *frame);
-  PyObject *(*frame_code)(PyObject *frame);
-  int (*frame_line)(PyObject *frame);
-  PyObject *(*get_attr)(PyObject *o, const char *name);
-  const char *(*as_utf8)(PyObject *s);
-  void (*dec_ref)(PyObject *o);
-  void (*err_clear)(void);
+static struct
+{
+  int (*is_initialized) (void);
+  int (*gil_check) (void);
+  void *(*current_tstate) (void);
+  PyObject *(*get_frame) (void *tstate);
+  PyObject *(*frame_back) (PyObject *frame);
+  PyObject *(*frame_code) (PyObject *frame);
+  int (*frame_line) (PyObject *frame);
+  PyObject *(*get_attr) (PyObject *o, const char *name);
+  const char *(*as_utf8) (PyObject *s);
+  void (*dec_ref) (PyObject *o);
+  void (*err_clear) (void);
   uint64_t eval_lo, eval_hi; /* _PyEval_EvalFrameDefault's code */
   bool ready;
 } P;
@@ -42,109 +43,111 @@ static struct {
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
 static void *
-sym(const char *name)
+sym (const char *name)
 {
-  return dlsym(RTLD_DEFAULT, name);
+  return dlsym (RTLD_DEFAULT, name);
 }
 
 static void
-init(void)
+init (void)
 {
-  P.is_initialized = (int (*)(void))sym("Py_IsInitialized");
-  P.gil_check = (int (*)(void))sym("PyGILState_Check");
+  P.is_initialized = (int (*) (void))sym ("Py_IsInitialized");
+  P.gil_check = (int (*) (void))sym ("PyGILState_Check");
   /* The thread state the thread runs with now (NULL once it released the
    * GIL): 3.13 names it PyThreadState_GetUnchecked. */
-  P.current_tstate = (void *(*)(void))sym("PyThreadState_GetUnchecked");
+  P.current_tstate = (void *(*)(void))sym ("PyThreadState_GetUnchecked");
   if (P.current_tstate == NULL)
-    P.current_tstate = (void *(*)(void))sym("_PyThreadState_UncheckedGet");
-  P.get_frame = (PyObject * (*)(void *)) sym("PyThreadState_GetFrame");
-  P.frame_back = (PyObject * (*)(PyObject *)) sym("PyFrame_GetBack");
-  P.frame_code = (PyObject * (*)(PyObject *)) sym("PyFrame_GetCode");
-  P.frame_line = (int (*)(PyObject *))sym("PyFrame_GetLineNumber");
-  P.get_attr = (PyObject * (*)(PyObject *, const char *)) sym("PyObject_GetAttrString");
-  P.as_utf8 = (const char *(*)(PyObject *))sym("PyUnicode_AsUTF8");
-  P.dec_ref = (void (*)(PyObject *))sym("Py_DecRef");
-  P.err_clear = (void (*)(void))sym("PyErr_Clear");
-  P.ready = P.is_initialized && P.gil_check && P.current_tstate && P.get_frame &&
-            P.frame_back && P.frame_code && P.frame_line && P.get_attr &&
-            P.as_utf8 && P.dec_ref && P.err_clear;
+    P.current_tstate = (void *(*)(void))sym ("_PyThreadState_UncheckedGet");
+  P.get_frame = (PyObject * (*)(void *)) sym ("PyThreadState_GetFrame");
+  P.frame_back = (PyObject * (*)(PyObject *)) sym ("PyFrame_GetBack");
+  P.frame_code = (PyObject * (*)(PyObject *)) sym ("PyFrame_GetCode");
+  P.frame_line = (int (*) (PyObject *))sym ("PyFrame_GetLineNumber");
+  P.get_attr = (PyObject * (*)(PyObject *, const char *)) sym ("PyObject_GetAttrString");
+  P.as_utf8 = (const char *(*)(PyObject *))sym ("PyUnicode_AsUTF8");
+  P.dec_ref = (void (*) (PyObject *))sym ("Py_DecRef");
+  P.err_clear = (void (*) (void))sym ("PyErr_Clear");
+  P.ready = P.is_initialized && P.gil_check && P.current_tstate && P.get_frame && P.frame_back
+            && P.frame_code && P.frame_line && P.get_attr && P.as_utf8 && P.dec_ref && P.err_clear;
 
-  void *eval = sym("_PyEval_EvalFrameDefault");
+  void *eval = sym ("_PyEval_EvalFrameDefault");
   Dl_info info;
-  const ElfW(Sym) *s = NULL;
-  if (eval != NULL && dladdr1(eval, &info, (void **)&s, RTLD_DL_SYMENT) != 0 &&
-      s != NULL && s->st_size > 0) {
-    P.eval_lo = (uint64_t)(uintptr_t)eval;
-    P.eval_hi = P.eval_lo + s->st_size;
-  }
+  const ElfW (Sym) *s = NULL;
+  if (eval != NULL && dladdr1 (eval, &info, (void **)&s, RTLD_DL_SYMENT) != 0 && s != NULL
+      && s->st_size > 0)
+    {
+      P.eval_lo = (uint64_t)(uintptr_t)eval;
+      P.eval_hi = P.eval_lo + s->st_size;
+    }
 }
 
 bool
-vs_python_init(void)
+vs_python_init (void)
 {
-  pthread_once(&init_once, init);
+  pthread_once (&init_once, init);
   return P.ready;
 }
 
 bool
-vs_python_is_eval_pc(uint64_t pc)
+vs_python_is_eval_pc (uint64_t pc)
 {
   return pc >= P.eval_lo && pc < P.eval_hi;
 }
 
 int
-vs_python_capture(VsPyRef *out, int max)
+vs_python_capture (VsPyRef *out, int max)
 {
-  if (!P.ready || !P.is_initialized() || !P.gil_check())
+  if (!P.ready || !P.is_initialized () || !P.gil_check ())
     return 0;
-  void *tstate = P.current_tstate();
+  void *tstate = P.current_tstate ();
   if (tstate == NULL)
     return 0;
   int n = 0;
-  PyObject *f = P.get_frame(tstate); /* new reference or NULL */
-  while (f != NULL && n < max) {
-    PyObject *code = P.frame_code(f); /* new reference; the frame keeps one */
-    out[n].code = (uintptr_t)code;
-    out[n].line = P.frame_line(f);
-    if (code != NULL)
-      P.dec_ref(code);
-    n++;
-    PyObject *back = P.frame_back(f);
-    P.dec_ref(f);
-    f = back;
-  }
+  PyObject *f = P.get_frame (tstate); /* new reference or NULL */
+  while (f != NULL && n < max)
+    {
+      PyObject *code = P.frame_code (f); /* new reference; the frame keeps one */
+      out[n].code = (uintptr_t)code;
+      out[n].line = P.frame_line (f);
+      if (code != NULL)
+        P.dec_ref (code);
+      n++;
+      PyObject *back = P.frame_back (f);
+      P.dec_ref (f);
+      f = back;
+    }
   if (f != NULL)
-    P.dec_ref(f);
+    P.dec_ref (f);
   return n;
 }
 
 /* A copy of attribute name of o as UTF-8, or NULL (exception cleared). */
 static char *
-attr_string(PyObject *o, const char *name)
+attr_string (PyObject *o, const char *name)
 {
-  PyObject *v = P.get_attr(o, name);
-  if (v == NULL) {
-    P.err_clear();
-    return NULL;
-  }
-  const char *s = P.as_utf8(v);
-  char *copy = s ? strdup(s) : NULL;
+  PyObject *v = P.get_attr (o, name);
+  if (v == NULL)
+    {
+      P.err_clear ();
+      return NULL;
+    }
+  const char *s = P.as_utf8 (v);
+  char *copy = s ? strdup (s) : NULL;
   if (s == NULL)
-    P.err_clear();
-  P.dec_ref(v);
+    P.err_clear ();
+  P.dec_ref (v);
   return copy;
 }
 
 bool
-vs_python_describe(uintptr_t code, char **file, char **function)
+vs_python_describe (uintptr_t code, char **file, char **function)
 {
   *file = *function = NULL;
-  if (!P.ready || code == 0 || !P.gil_check() || P.current_tstate() == NULL)
+  if (!P.ready || code == 0 || !P.gil_check () || P.current_tstate () == NULL)
     return false;
   PyObject *c = (PyObject *)code;
-  *file = attr_string(c, "co_filename");
-  *function = attr_string(c, "co_qualname"); /* 3.11+ */
+  *file = attr_string (c, "co_filename");
+  *function = attr_string (c, "co_qualname"); /* 3.11+ */
   if (*function == NULL)
-    *function = attr_string(c, "co_name");
+    *function = attr_string (c, "co_name");
   return *file != NULL || *function != NULL;
 }

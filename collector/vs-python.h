@@ -15,25 +15,26 @@
 
 /* One captured frame: the code object (borrowed identity, used for
  * hashing) and the line being executed. */
-typedef struct {
+typedef struct
+{
   uintptr_t code;
   int64_t line;
 } VsPyRef;
 
 /* Looks up the C API; returns true when the host runs Python. */
-bool vs_python_init(void);
+bool vs_python_init (void);
 
 /* True when pc lies in the interpreter's evaluation loop
  * (_PyEval_EvalFrameDefault): such native frames are replaced by the
  * Python frames. */
-bool vs_python_is_eval_pc(uint64_t pc);
+bool vs_python_is_eval_pc (uint64_t pc);
 
 /* Captures up to max Python frames of the calling thread, innermost
  * first, if it holds the GIL.  Returns the count (0 without Python or
  * GIL). */
-int vs_python_capture(VsPyRef *out, int max);
+int vs_python_capture (VsPyRef *out, int max);
 
 /* Copies the file name and qualified function name of a code object seen
  * by vs_python_capture in this same callback (the GIL is still held) into
  * fresh malloc'd strings.  Returns false when they cannot be read. */
-bool vs_python_describe(uintptr_t code, char **file, char **function);
+bool vs_python_describe (uintptr_t code, char **file, char **function);

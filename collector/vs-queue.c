@@ -13,55 +13,56 @@
 
 /* Allocates a ring of cap items.  Returns 0, or -1 when out of memory. */
 int
-vs_queue_init(VsQueue *q, size_t cap)
+vs_queue_init (VsQueue *q, size_t cap)
 {
-  memset(q, 0, sizeof *q);
-  q->ring = calloc(cap, sizeof(VsItem));
+  memset (q, 0, sizeof *q);
+  q->ring = calloc (cap, sizeof (VsItem));
   if (q->ring == NULL)
     return -1;
   q->cap = cap;
   q->next_range_key = 1;
-  pthread_mutex_init(&q->lock, NULL);
-  pthread_cond_init(&q->wake, NULL);
-  atomic_init(&q->dropped, 0);
+  pthread_mutex_init (&q->lock, NULL);
+  pthread_cond_init (&q->wake, NULL);
+  atomic_init (&q->dropped, 0);
   return 0;
 }
 
 /* Frees the ring; no thread may use q afterwards. */
 void
-vs_queue_destroy(VsQueue *q)
+vs_queue_destroy (VsQueue *q)
 {
-  free(q->ring);
+  free (q->ring);
   q->ring = NULL;
-  pthread_mutex_destroy(&q->lock);
-  pthread_cond_destroy(&q->wake);
+  pthread_mutex_destroy (&q->lock);
+  pthread_cond_destroy (&q->wake);
 }
 
 /* Appends under the lock; the caller holds q->lock.  Returns false when
  * the ring is full. */
 static bool
-push_locked(VsQueue *q, const VsItem *item)
+push_locked (VsQueue *q, const VsItem *item)
 {
-  if (q->count == q->cap) {
-    atomic_fetch_add(&q->dropped, 1);
-    return false;
-  }
+  if (q->count == q->cap)
+    {
+      atomic_fetch_add (&q->dropped, 1);
+      return false;
+    }
   q->ring[(q->head + q->count) % q->cap] = *item;
   q->count++;
   /* Wake the writer early only when the ring is filling up; otherwise it
    * wakes on its own timer and takes everything in one go. */
   if (q->count == q->cap / 2)
-    pthread_cond_signal(&q->wake);
+    pthread_cond_signal (&q->wake);
   return true;
 }
 
 /* Copies *item into the queue; false (counted as dropped) when full. */
 bool
-vs_queue_push(VsQueue *q, const VsItem *item)
+vs_queue_push (VsQueue *q, const VsItem *item)
 {
-  pthread_mutex_lock(&q->lock);
-  bool ok = push_locked(q, item);
-  pthread_mutex_unlock(&q->lock);
+  pthread_mutex_lock (&q->lock);
+  bool ok = push_locked (q, item);
+  pthread_mutex_unlock (&q->lock);
   return ok;
 }
 
@@ -69,36 +70,36 @@ vs_queue_push(VsQueue *q, const VsItem *item)
  * keys reach the writer in increasing order with no gaps.  Returns the key,
  * or 0 when the item was dropped (no key is consumed then). */
 uint64_t
-vs_queue_push_range(VsQueue *q, VsItem *item)
+vs_queue_push_range (VsQueue *q, VsItem *item)
 {
   uint64_t key = 0;
-  pthread_mutex_lock(&q->lock);
+  pthread_mutex_lock (&q->lock);
   item->range = q->next_range_key;
-  if (push_locked(q, item))
+  if (push_locked (q, item))
     key = q->next_range_key++;
-  pthread_mutex_unlock(&q->lock);
+  pthread_mutex_unlock (&q->lock);
   return key;
 }
 
 /* Takes up to max items, oldest first. */
 size_t
-vs_queue_pop(VsQueue *q, VsItem *out, size_t max)
+vs_queue_pop (VsQueue *q, VsItem *out, size_t max)
 {
-  pthread_mutex_lock(&q->lock);
+  pthread_mutex_lock (&q->lock);
   size_t n = q->count < max ? q->count : max;
   for (size_t i = 0; i < n; i++)
     out[i] = q->ring[(q->head + i) % q->cap];
   q->head = (q->head + n) % q->cap;
   q->count -= n;
-  pthread_mutex_unlock(&q->lock);
+  pthread_mutex_unlock (&q->lock);
   return n;
 }
 
 /* In a fork child only the forking thread exists; a lock another thread
  * held at fork time would never be released, so make new ones. */
 void
-vs_queue_after_fork(VsQueue *q)
+vs_queue_after_fork (VsQueue *q)
 {
-  pthread_mutex_init(&q->lock, NULL);
-  pthread_cond_init(&q->wake, NULL);
+  pthread_mutex_init (&q->lock, NULL);
+  pthread_cond_init (&q->wake, NULL);
 }

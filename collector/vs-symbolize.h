@@ -15,11 +15,12 @@
 
 struct sqlite3;
 
-typedef struct {
-  int64_t frames;      /* native frames looked at */
-  int64_t symbolized;  /* of which a function name was found */
-  int64_t with_line;   /* of which a source file and line were found */
-  int64_t inlined;     /* inline frames added */
+typedef struct
+{
+  int64_t frames;           /* native frames looked at */
+  int64_t symbolized;       /* of which a function name was found */
+  int64_t with_line;        /* of which a source file and line were found */
+  int64_t inlined;          /* inline frames added */
   int64_t stacks_rewritten; /* stacks whose frames changed shape */
   int64_t elapsed_ns;
 } VsSymbolizeStats;
@@ -39,16 +40,14 @@ typedef struct {
  * Stack ids used by events are rewritten where their frames changed.
  * Runs in one transaction; sets meta 'symbolized' to 1 and does nothing on
  * a trace that already has it.  Returns 0, or -1 with err filled. */
-int vs_symbolize_db(struct sqlite3 *db, VsSymbolizeStats *stats, char *err,
-                    size_t errlen);
+int vs_symbolize_db (struct sqlite3 *db, VsSymbolizeStats *stats, char *err, size_t errlen);
 
 /* Opens the trace at path read-write and runs vs_symbolize_db on it. */
-int vs_symbolize_file(const char *path, VsSymbolizeStats *stats, char *err,
-                      size_t errlen);
+int vs_symbolize_file (const char *path, VsSymbolizeStats *stats, char *err, size_t errlen);
 
 /* Symbolizes each of the process traces paths[0..n) of a run (what
  * `record` calls before merging them) and adds the cost to each one's meta
  * (collector_symbolize_ns, collector_symbolized_frames, summed by the
  * merge).  A trace that fails keeps its raw frames; unless quiet, one line
  * on stderr says so. */
-void vs_symbolize_traces(const char *const *paths, size_t n, bool quiet);
+void vs_symbolize_traces (const char *const *paths, size_t n, bool quiet);

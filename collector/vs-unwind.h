@@ -29,7 +29,8 @@
 #define VS_STACK_MAX_PYTHON 128
 
 /* One Python frame as captured: strings are owned by the blob. */
-typedef struct {
+typedef struct
+{
   char *file;
   char *function;
   int64_t line;
@@ -39,7 +40,8 @@ typedef struct {
  * return addresses pcs[0..n_native) with the interpreter's evaluation frames
  * already removed, and the Python frames py[0..n_python) belonging between
  * pcs[python_at - 1] and pcs[python_at]. */
-typedef struct {
+typedef struct
+{
   uint64_t hash;
   uint32_t n_native, n_python, python_at;
   uint64_t pcs[VS_STACK_MAX_NATIVE];
@@ -47,55 +49,56 @@ typedef struct {
 } VsStackBlob;
 
 /* Frees a blob and its strings. */
-void vs_stack_blob_free(VsStackBlob *b);
+void vs_stack_blob_free (VsStackBlob *b);
 
 /* --- capture (application threads) -------------------------------------- */
 
-typedef enum {
-  VS_UNWIND_NONE = 0,    /* no way to unwind: events carry no stack */
-  VS_UNWIND_LIBUNWIND,   /* unw_backtrace */
-  VS_UNWIND_GLIBC,       /* glibc backtrace(), slower fallback */
+typedef enum
+{
+  VS_UNWIND_NONE = 0,  /* no way to unwind: events carry no stack */
+  VS_UNWIND_LIBUNWIND, /* unw_backtrace */
+  VS_UNWIND_GLIBC,     /* glibc backtrace(), slower fallback */
 } VsUnwinder;
 
 /* Loads the unwinder (libunwind.so.8 from the collector's own directory,
  * else from the system, else glibc's backtrace), notes the address ranges
  * of CUDA's and the collector's libraries, and finds the Python runtime if
  * the host has one.  Safe to call more than once; returns what it found. */
-VsUnwinder vs_unwind_init(void);
+VsUnwinder vs_unwind_init (void);
 
 /* Turns capturing on or off for every thread (off in a fork child). */
-void vs_stack_set_enabled(bool enabled);
+void vs_stack_set_enabled (bool enabled);
 
 /* Captures the calling thread's stack (frames of the caller of this
  * function outwards) and returns its hash, or 0 when nothing could be
  * captured or capturing is off.  When the hash is new, pushes a
  * VS_ITEM_STACK item to q first, so the writer always knows a stack before
  * any event naming it.  Never blocks on the writer. */
-uint64_t vs_stack_capture(VsQueue *q);
+uint64_t vs_stack_capture (VsQueue *q);
 
 /* Captures up to max raw native return addresses of the caller (no
  * filtering); for benchmarks and tests.  Returns the count. */
-int vs_unwind_raw(uint64_t *pcs, int max);
+int vs_unwind_raw (uint64_t *pcs, int max);
 
 /* --- rows (writer thread) ----------------------------------------------- */
 
 typedef struct VsStacks VsStacks;
 
 /* Keeps the stacks of process process_id in w (w is not owned). */
-VsStacks *vs_stacks_new(VsWriter *w, int64_t process_id);
-void vs_stacks_free(VsStacks *st);
+VsStacks *vs_stacks_new (VsWriter *w, int64_t process_id);
+void vs_stacks_free (VsStacks *st);
 
 /* Writes the module (on first use, and when a frame lies in an object
  * loaded since), frame and stack rows of a new stack.  Returns its stack
  * id, VS_UNKNOWN for an empty stack, or -1 when the writer failed.  The
  * blob stays the caller's; the caller keeps hash → id. */
-int64_t vs_stacks_add(VsStacks *st, const VsStackBlob *b);
+int64_t vs_stacks_add (VsStacks *st, const VsStackBlob *b);
 
 /* Number of distinct stacks written. */
-uint64_t vs_stacks_count(VsStacks *st);
+uint64_t vs_stacks_count (VsStacks *st);
 
 /* Reads the GNU build-id of the object loaded at base with the given
  * program headers into out as lowercase hex; returns false when it has
  * none.  (Used for module rows; exposed for tests.) */
 struct dl_phdr_info;
-bool vs_module_build_id(const struct dl_phdr_info *info, char *out, size_t len);
+bool vs_module_build_id (const struct dl_phdr_info *info, char *out, size_t len);
