@@ -127,7 +127,8 @@ request_chart (VsWindow *self, guint index)
   gint64 duration = MAX (1, vs_document_get_duration (self->doc));
   gint64 span = MAX (1, self->v1 - self->v0);
   gint64 a = MAX (0, self->v0 - span);
-  gint64 b = MIN (duration, self->v1 + span);
+  /* Up to and including the last instant: the trace's last event is there. */
+  gint64 b = MIN (duration + 1, self->v1 + span);
   ChartRequest *req;
   double n;
 
