@@ -5,8 +5,12 @@
  * entries are decoded while it is read (on_append), into 48-byte records
  * with their stacks already interned, and the reader frees their values, so
  * memory stays near the file's size.  Frames and stacks shared through the
- * pickle memo are recognised by identity (tokens), not rehashed.  Then, per
- * device:
+ * pickle memo are recognised by identity (tokens), not rehashed; frames and
+ * stacks repeated as new dicts and lists of the same memoized strings get
+ * shared tokens, so the reader hands over the token instead of building
+ * them again (vs_pickle_set_token_shared); the rest are matched by the
+ * addresses of their keys and strings (VsPickleKeys, FrameTable,
+ * HandleTable) before any text is hashed.  Then, per device:
  *
  *   1. the history entries are those decoded records;
  *   2. the state at the end — live blocks (active_allocated and
@@ -91,6 +95,35 @@ typedef struct {
   gint64 line;
 } FrameKey;
 
+/* Frame ids by the addresses of their strings: a pickler writes each
+ * distinct string once and refers back to it, so equal frames nearly
+ * always share addresses and need no hashing of their text.  Looked up for
+ * every frame of every entry, so an open-addressing table probed inline
+ * (linear probing, at most half full) rather than a GHashTable. */
+typedef struct {
+  FrameKey key;
+  gint64 id; /* 0: empty slot (frame ids start at 1) */
+} FrameSlot;
+
+typedef struct {
+  FrameSlot *slots;
+  gsize mask, used;
+} FrameTable;
+
+/* Frame ids by the six handles of a frame dict's keys and values, when
+ * all are stable (vs_pickle_stable): a frame that repeats with its
+ * strings fetched from the memo has the same handles every time, and is
+ * then recognised without reading the dict. */
+typedef struct {
+  VsPickleRef h[6];
+  gint64 id; /* 0: empty slot */
+} HandleSlot;
+
+typedef struct {
+  HandleSlot *slots;
+  gsize mask, used;
+} HandleTable;
+
 /* A stack's frame ids (outermost first); stored keys hold ids after
  * themselves. */
 typedef struct {
@@ -105,7 +138,9 @@ typedef struct {
   GError **error;
   gint64 process_id;
   GHashTable *frames;     /* FrameKey* by content → frame id */
-  GHashTable *frame_ptrs; /* FrameKey* by string address → frame id */
+  FrameTable frame_ptrs;  /* frame ids by string address */
+  HandleTable frame_handles; /* frame ids by stable handles */
+  VsPickleKeys entry_keys, frame_keys, action_key;
   GHashTable *stacks;     /* StackKey* → stack id */
   GHashTable *streams;    /* list handle → Stream* */
   GArray *scratch;        /* gint64 frame ids */
@@ -309,25 +344,95 @@ frame_key_equal (gconstpointer a, gconstpointer b)
          && memcmp (x->name, y->name, x->name_len) == 0;
 }
 
-/* Frame keys by the address of their strings: a pickler writes each
- * distinct string once and refers back to it, so equal frames nearly
- * always share addresses and need no hashing of their text. */
-static guint
-frame_ptr_hash (gconstpointer p)
+static inline gsize
+frame_ptr_hash (const FrameKey *k)
 {
-  const FrameKey *k = p;
   guint64 h = (guint64) (gsize) k->file * 0x9e3779b97f4a7c15u
               ^ (guint64) (gsize) k->name * 0xc2b2ae3d27d4eb4fu
               ^ (guint64) k->line * 0x165667b19e3779f9u;
-  return (guint) (h ^ (h >> 32));
+  return (gsize) (h ^ (h >> 29));
 }
 
-static gboolean
-frame_ptr_equal (gconstpointer a, gconstpointer b)
+static inline gboolean
+frame_ptr_equal (const FrameKey *x, const FrameKey *y)
 {
-  const FrameKey *x = a, *y = b;
   return x->file == y->file && x->name == y->name && x->line == y->line
          && x->file_len == y->file_len && x->name_len == y->name_len;
+}
+
+/* The slot of k in t: the one holding it, or the empty one where it
+ * belongs.  t must have room (frame_table_add keeps it half empty). */
+static inline FrameSlot *
+frame_table_slot (const FrameTable *t, const FrameKey *k)
+{
+  gsize i = frame_ptr_hash (k) & t->mask;
+  while (t->slots[i].id != 0 && !frame_ptr_equal (&t->slots[i].key, k))
+    i = (i + 1) & t->mask;
+  return &t->slots[i];
+}
+
+/* The frame id of k, or 0. */
+static inline gint64
+frame_table_get (const FrameTable *t, const FrameKey *k)
+{
+  return t->slots ? frame_table_slot (t, k)->id : 0;
+}
+
+/* Records k → id (id >= 1), growing t to stay at most half full. */
+static void
+frame_table_add (FrameTable *t, const FrameKey *k, gint64 id)
+{
+  if (t->slots == NULL || (t->used + 1) * 2 > t->mask + 1)
+    {
+      FrameTable old = *t;
+      gsize cap = old.slots ? (old.mask + 1) * 2 : 1024;
+      t->slots = g_new0 (FrameSlot, cap);
+      t->mask = cap - 1;
+      for (gsize i = 0; old.slots && i <= old.mask; i++)
+        if (old.slots[i].id != 0)
+          *frame_table_slot (t, &old.slots[i].key) = old.slots[i];
+      g_free (old.slots);
+    }
+  FrameSlot *slot = frame_table_slot (t, k);
+  if (slot->id == 0)
+    t->used++;
+  slot->key = *k;
+  slot->id = id;
+}
+
+static inline HandleSlot *
+handle_table_slot (const HandleTable *t, const VsPickleRef *h)
+{
+  /* Three independent products, not a chain: this runs for every frame. */
+  guint64 x = (((guint64) h[1] << 32) | h[0]) * 0x9e3779b97f4a7c15u
+              ^ (((guint64) h[3] << 32) | h[2]) * 0xc2b2ae3d27d4eb4fu
+              ^ (((guint64) h[5] << 32) | h[4]) * 0x165667b19e3779f9u;
+  gsize i = (gsize) (x ^ (x >> 29)) & t->mask;
+  while (t->slots[i].id != 0 && memcmp (t->slots[i].h, h, sizeof t->slots[i].h) != 0)
+    i = (i + 1) & t->mask;
+  return &t->slots[i];
+}
+
+/* Records h → id (id >= 1), growing t to stay at most half full. */
+static void
+handle_table_add (HandleTable *t, const VsPickleRef *h, gint64 id)
+{
+  if (t->slots == NULL || (t->used + 1) * 2 > t->mask + 1)
+    {
+      HandleTable old = *t;
+      gsize cap = old.slots ? (old.mask + 1) * 2 : 1024;
+      t->slots = g_new0 (HandleSlot, cap);
+      t->mask = cap - 1;
+      for (gsize i = 0; old.slots && i <= old.mask; i++)
+        if (old.slots[i].id != 0)
+          *handle_table_slot (t, old.slots[i].h) = old.slots[i];
+      g_free (old.slots);
+    }
+  HandleSlot *slot = handle_table_slot (t, h);
+  if (slot->id == 0)
+    t->used++;
+  memcpy (slot->h, h, sizeof slot->h);
+  slot->id = id;
 }
 
 static guint
@@ -349,7 +454,13 @@ stack_key_equal (gconstpointer a, gconstpointer b)
 static void
 give_token (Ctx *c, VsPickleRef v, gint64 id, guint kind)
 {
-  if (id >= 0 && id <= (gint64) (VS_PICKLE_TOKEN_MAX >> 2))
+  if (id < 0 || id > (gint64) (VS_PICKLE_TOKEN_MAX >> 2))
+    return;
+  /* A frame or stack token stands for the value's content: later equal
+   * frame dicts and frames lists then read as it while parsing. */
+  if (kind == TOKEN_FRAME || kind == TOKEN_STACK)
+    vs_pickle_set_token_shared (c->p, v, (guint32) (id << 2) | kind);
+  else
     vs_pickle_set_token (c->p, v, (guint32) (id << 2) | kind);
 }
 
@@ -368,37 +479,47 @@ static gint64
 frame_id (Ctx *c, VsPickleRef f)
 {
   FrameKey k = { "", "", 0, 0, VS_UNKNOWN };
-  VsPickleRef key, val;
-  VsPickleIter it;
+  VsPickleValue fv[3]; /* filename, name, line: see vs_import_snapshot */
   gint64 known = token_id (c, f, TOKEN_FRAME);
   if (known >= 0)
     return known;
-  if (vs_pickle_type (c->p, f) != VS_PICKLE_DICT)
+  gsize nh = 0;
+  const VsPickleRef *h = vs_pickle_type (c->p, f) == VS_PICKLE_DICT
+                             ? vs_pickle_items (c->p, f, &nh) : NULL;
+  gboolean stable = h != NULL && nh == 6 && vs_pickle_stable (c->p, h, 6);
+  if (stable && c->frame_handles.slots)
+    {
+      known = handle_table_slot (&c->frame_handles, h)->id;
+      if (known > 0)
+        {
+          give_token (c, f, known, TOKEN_FRAME);
+          return known;
+        }
+    }
+  if (!vs_pickle_dict_fetch (c->p, f, &c->frame_keys, fv))
     {
       not_snapshot (c, "a stack frame is not a dict");
       return -1;
     }
-  vs_pickle_iter_init (&it, c->p, f);
-  while (vs_pickle_iter_next_pair (&it, &key, &val))
+  if (fv[0].s)
+    k.file = fv[0].s, k.file_len = fv[0].len;
+  if (fv[1].s)
+    k.name = fv[1].s, k.name_len = fv[1].len;
+  if (fv[2].type == VS_PICKLE_INT || fv[2].type == VS_PICKLE_BOOL)
+    k.line = fv[2].i;
+  gint64 found = frame_table_get (&c->frame_ptrs, &k);
+  if (found == 0)
     {
-      gsize kl, sl;
-      const char *ks = vs_pickle_get_str (c->p, key, &kl), *s;
-      if (ks == NULL)
-        continue;
-      if (key_is (ks, kl, "filename") && (s = vs_pickle_get_str (c->p, val, &sl)))
-        k.file = s, k.file_len = sl;
-      else if (key_is (ks, kl, "name") && (s = vs_pickle_get_str (c->p, val, &sl)))
-        k.name = s, k.name_len = sl;
-      else if (key_is (ks, kl, "line"))
-        vs_pickle_get_int (c->p, val, &k.line);
+      found = (gint64) GPOINTER_TO_SIZE (g_hash_table_lookup (c->frames, &k));
+      if (found)
+        frame_table_add (&c->frame_ptrs, &k, found);
     }
-  gpointer found = g_hash_table_lookup (c->frame_ptrs, &k);
-  if (found == NULL && (found = g_hash_table_lookup (c->frames, &k)))
-    g_hash_table_insert (c->frame_ptrs, g_memdup2 (&k, sizeof k), found);
   if (found)
     {
-      give_token (c, f, (gint64) GPOINTER_TO_SIZE (found), TOKEN_FRAME);
-      return (gint64) GPOINTER_TO_SIZE (found);
+      if (stable)
+        handle_table_add (&c->frame_handles, h, found);
+      give_token (c, f, found, TOKEN_FRAME);
+      return found;
     }
 
   g_autofree char *file = utf8_dup (k.file, k.file_len);
@@ -420,8 +541,9 @@ frame_id (Ctx *c, VsPickleRef f)
     }
   g_hash_table_insert (c->frames, g_memdup2 (&k, sizeof k),
                        GSIZE_TO_POINTER ((gsize) id));
-  g_hash_table_insert (c->frame_ptrs, g_memdup2 (&k, sizeof k),
-                       GSIZE_TO_POINTER ((gsize) id));
+  frame_table_add (&c->frame_ptrs, &k, id);
+  if (stable)
+    handle_table_add (&c->frame_handles, h, id);
   give_token (c, f, id, TOKEN_FRAME);
   return id;
 }
@@ -442,16 +564,31 @@ stack_id (Ctx *c, VsPickleRef frames)
     return VS_UNKNOWN;
   g_array_set_size (c->scratch, n);
   gint64 *ids = (gint64 *) (gpointer) c->scratch->data;
-  VsPickleIter it;
-  VsPickleRef f;
-  gsize i = n;
-  vs_pickle_iter_init (&it, c->p, frames);
-  while (i > 0 && vs_pickle_iter_next (&it, &f))
+  gsize run;
+  const VsPickleRef *items = vs_pickle_items (c->p, frames, &run);
+  if (items != NULL)
     {
-      gint64 id = frame_id (c, f);
-      if (id < 0)
-        return -1;
-      ids[--i] = id; /* the writer wants the outermost first */
+      for (gsize i = 0; i < n; i++)
+        {
+          gint64 id = frame_id (c, items[i]);
+          if (id < 0)
+            return -1;
+          ids[n - 1 - i] = id; /* the writer wants the outermost first */
+        }
+    }
+  else
+    {
+      VsPickleIter it;
+      VsPickleRef f;
+      gsize i = n;
+      vs_pickle_iter_init (&it, c->p, frames);
+      while (i > 0 && vs_pickle_iter_next (&it, &f))
+        {
+          gint64 id = frame_id (c, f);
+          if (id < 0)
+            return -1;
+          ids[--i] = id;
+        }
     }
   if (n > G_MAXUINT)
     {
@@ -509,54 +646,28 @@ label_stack (Ctx *c)
 static gboolean
 read_entry (Ctx *c, VsPickleRef v, Entry *e, const char **why)
 {
-  VsPickleRef key, val, frames = VS_PICKLE_MISSING;
-  VsPickleIter it;
-  gboolean has_addr = FALSE, has_size = FALSE, has_time = FALSE;
+  /* action, addr, size, stream, time_us, frames, device_free: see
+   * vs_import_snapshot */
+  VsPickleValue ev[7];
   memset (e, 0, sizeof *e);
   e->stream = VS_UNKNOWN;
   e->extra = VS_UNKNOWN;
   e->stack = -1;
   *why = NULL;
-  if (vs_pickle_type (c->p, v) != VS_PICKLE_DICT)
+  if (!vs_pickle_dict_fetch (c->p, v, &c->entry_keys, ev))
     return *why = " is not a dict", FALSE;
-  vs_pickle_iter_init (&it, c->p, v);
-  while (vs_pickle_iter_next_pair (&it, &key, &val))
-    {
-      gsize kl, sl;
-      const char *k = vs_pickle_get_str (c->p, key, &kl), *s;
-      if (k == NULL)
-        continue;
-      switch (k[0])
-        {
-        case 'a':
-          if (key_is (k, kl, "action") && (s = vs_pickle_get_str (c->p, val, &sl)))
-            e->action = parse_action (s, sl);
-          else if (key_is (k, kl, "addr"))
-            has_addr = vs_pickle_get_int (c->p, val, &e->addr);
-          break;
-        case 's':
-          if (key_is (k, kl, "size"))
-            has_size = vs_pickle_get_int (c->p, val, &e->size);
-          else if (key_is (k, kl, "stream") && !vs_pickle_get_int (c->p, val, &e->stream))
-            e->stream = VS_UNKNOWN;
-          break;
-        case 't':
-          if (key_is (k, kl, "time_us"))
-            has_time = vs_pickle_get_int (c->p, val, &e->time_us);
-          break;
-        case 'f':
-          if (key_is (k, kl, "frames"))
-            frames = val;
-          break;
-        case 'd':
-          if (key_is (k, kl, "device_free")
-              && !vs_pickle_get_int (c->p, val, &e->extra))
-            e->extra = VS_UNKNOWN;
-          break;
-        default:
-          break;
-        }
-    }
+#define IS_INT(x) ((x).type == VS_PICKLE_INT || (x).type == VS_PICKLE_BOOL)
+  if (ev[0].s)
+    e->action = parse_action (ev[0].s, ev[0].len);
+  gboolean has_addr = IS_INT (ev[1]), has_size = IS_INT (ev[2]);
+  gboolean has_time = IS_INT (ev[4]);
+  e->addr = has_addr ? ev[1].i : 0;
+  e->size = has_size ? ev[2].i : 0;
+  e->stream = IS_INT (ev[3]) ? ev[3].i : VS_UNKNOWN;
+  e->time_us = has_time ? ev[4].i : 0;
+  VsPickleRef frames = ev[5].ref;
+  e->extra = IS_INT (ev[6]) ? ev[6].i : VS_UNKNOWN;
+#undef IS_INT
   if (e->action == ACT_OTHER)
     return TRUE;
   if (e->action != ACT_OOM)
@@ -641,11 +752,18 @@ on_append (VsPickle *p, VsPickleRef list, const VsPickleRef *items, gsize n,
 {
   Ctx *c = data;
   c->p = p;
-  Stream *s = g_hash_table_lookup (c->streams, GUINT_TO_POINTER (list));
+  /* Every list this hook took is a stream, and no other: most lists seen
+   * here (each entry's frames) are neither, and are kept without a table
+   * lookup. */
+  Stream *s = NULL;
+  if (vs_pickle_list_taken (p, list))
+    s = g_hash_table_lookup (c->streams, GUINT_TO_POINTER (list));
   if (s == NULL)
     {
+      VsPickleValue action;
       if (vs_pickle_len (p, list) > 0
-          || vs_pickle_type (p, vs_pickle_dict_get (p, items[0], "action")) != VS_PICKLE_STR)
+          || !vs_pickle_dict_fetch (p, items[0], &c->action_key, &action)
+          || action.type != VS_PICKLE_STR)
         return VS_PICKLE_APPEND_KEEP;
       s = stream_new ();
       g_hash_table_insert (c->streams, GUINT_TO_POINTER (list), s);
@@ -1217,7 +1335,13 @@ vs_import_snapshot (const char *pickle_path, const char *trace_path,
       return FALSE;
     }
   c.frames = g_hash_table_new_full (frame_key_hash, frame_key_equal, g_free, NULL);
-  c.frame_ptrs = g_hash_table_new_full (frame_ptr_hash, frame_ptr_equal, g_free, NULL);
+  static const char *const entry_keys[] = {
+    "action", "addr", "size", "stream", "time_us", "frames", "device_free",
+  };
+  static const char *const frame_keys[] = { "filename", "name", "line" };
+  vs_pickle_keys_init (&c.entry_keys, entry_keys, G_N_ELEMENTS (entry_keys));
+  vs_pickle_keys_init (&c.frame_keys, frame_keys, G_N_ELEMENTS (frame_keys));
+  vs_pickle_keys_init (&c.action_key, entry_keys, 1);
   c.stacks = g_hash_table_new_full (stack_key_hash, stack_key_equal, g_free, NULL);
   c.streams = g_hash_table_new_full (NULL, NULL, NULL, stream_free);
   c.scratch = g_array_new (FALSE, FALSE, sizeof (gint64));
@@ -1234,7 +1358,8 @@ vs_import_snapshot (const char *pickle_path, const char *trace_path,
     }
   /* Frames point into the pickle: drop the caches before it. */
   g_hash_table_destroy (c.frames);
-  g_hash_table_destroy (c.frame_ptrs);
+  g_free (c.frame_ptrs.slots);
+  g_free (c.frame_handles.slots);
   g_hash_table_destroy (c.stacks);
   g_hash_table_destroy (c.streams);
   g_array_free (c.scratch, TRUE);

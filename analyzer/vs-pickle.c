@@ -25,7 +25,18 @@
  * built for them are then freed (reclaim()), so the graph stays small; the
  * hook may leave tokens in the memo in place of the containers it took, so
  * that a later reference to a shared value (a stack frame) reads as the
- * number the consumer gave it.
+ * number the consumer gave it.  A "shared" token also stands for the
+ * container's content: a dict or list made later (`}`/`]`, MEMOIZE, MARK,
+ * then filled by one SETITEMS/APPENDS) whose items are the same stable
+ * handles reads as that token and is never built (share(); a snapshot
+ * repeats a few hundred frames and stacks millions of times).
+ *
+ * Speed: snapshots are ~140 opcodes per history entry, so the loop keeps
+ * the common cases inline (push, memo fetch and store, new nodes) and
+ * sends the opcodes that follow one another in snapshots (memo fetches,
+ * ints, SETITEMS, the next dict) straight to their case by direct branches
+ * ("chain"), rather than all through the switch's one indirect jump.
+ * None of this skips a check: each case does what it does when dispatched.
  */
 #include "vs-pickle.h"
 
@@ -77,6 +88,7 @@ typedef struct Parser Parser;
 
 struct VsPickle {
   Parser *ps; /* while parsing */
+  guint serial; /* distinct for every VsPickle made (see VsPickleKeys) */
   GMappedFile *file;
   const guint8 *data;
   gsize size;
@@ -90,6 +102,19 @@ struct VsPickle {
 typedef struct {
   guint32 ref, value;
 } Token;
+
+/* A container made by `}` or `]` immediately followed by MEMOIZE (or not)
+ * and MARK: while only the stack slot `at` and memo[memo] refer to it, it
+ * can still be replaced by a shared token when it is filled (share()). */
+typedef struct {
+  guint32 c;
+  gsize at, mark;  /* stack position; index of its mark */
+  guint64 memo;    /* G_MAXUINT64: not memoized */
+} Fresh;
+
+#define FRESH_MAX 4
+/* Containers of at most this many handles can have shared tokens. */
+#define SHARED_MAX 16
 
 /* The parser's transient state, freed when parsing ends.
  *
@@ -116,6 +141,17 @@ struct Parser {
   Vec tokens;   /* Token */
   Vec live;     /* guint32 handles, scratch of reclaim() */
   Vec tokmap;   /* guint32 token by handle - wm_nodes, scratch of reclaim() */
+  /* Containers being filled right after their creation, innermost last
+   * (see share()), and the smallest of their handles. */
+  Fresh fresh[FRESH_MAX];
+  guint nfresh;
+  guint32 fresh_min;
+  /* Shared tokens (vs_pickle_set_token_shared): records of guint32
+   * { type | n << 8, value, handles[n] } in shared, found through an
+   * open-addressing index of record offsets + 1 (0: empty). */
+  Vec shared;       /* guint32 */
+  Vec shared_index; /* guint32 */
+  gsize shared_count;
 };
 
 #define NODES(p) ((Node *) (p)->nodes.data)
@@ -200,7 +236,7 @@ vec_reserve (VsPickle *p, Vec *v, gsize elt, gsize extra, GError **error)
 
 /* ------------------------------------------------------------- errors -- */
 
-static gboolean
+static G_NO_INLINE gboolean
 malformed (Parser *ps, gsize at, const char *what)
 {
   guint8 op = ps->p->data[at];
@@ -213,9 +249,10 @@ malformed (Parser *ps, gsize at, const char *what)
 
 /* ------------------------------------------------------------- values -- */
 
-/* Appends a node and returns its handle, or G_MAXUINT32 on error. */
-static guint32
-new_node (Parser *ps, guint8 type)
+/* Appends a node and returns its handle, or G_MAXUINT32 on error.  The
+ * slow path of new_node(): the node array is full or at its limit. */
+static G_NO_INLINE guint32
+new_node_slow (Parser *ps, guint8 type)
 {
   VsPickle *p = ps->p;
   if (p->nodes.len >= MAX_NODES)
@@ -232,8 +269,22 @@ new_node (Parser *ps, guint8 type)
   return (guint32) p->nodes.len++;
 }
 
-static gboolean
-push (Parser *ps, guint32 ref)
+/* Appends a node and returns its handle, or G_MAXUINT32 on error. */
+static inline guint32
+new_node (Parser *ps, guint8 type)
+{
+  VsPickle *p = ps->p;
+  if (G_UNLIKELY (p->nodes.len >= p->nodes.cap || p->nodes.len >= MAX_NODES))
+    return new_node_slow (ps, type);
+  Node *n = &NODES (p)[p->nodes.len];
+  memset (n, 0, sizeof *n);
+  n->type = type;
+  return (guint32) p->nodes.len++;
+}
+
+/* The slow path of push(): grows the stack. */
+static G_NO_INLINE gboolean
+push_slow (Parser *ps, guint32 ref)
 {
   if (!vec_reserve (ps->p, &ps->stack, sizeof (guint32), 1, ps->error))
     return FALSE;
@@ -241,7 +292,18 @@ push (Parser *ps, guint32 ref)
   return TRUE;
 }
 
-static gboolean
+/* Pushes ref on the value stack; FALSE with error set beyond the memory
+ * bound. */
+static inline gboolean
+push (Parser *ps, guint32 ref)
+{
+  if (G_UNLIKELY (ps->stack.len >= ps->stack.cap))
+    return push_slow (ps, ref);
+  ((guint32 *) ps->stack.data)[ps->stack.len++] = ref;
+  return TRUE;
+}
+
+static inline gboolean
 push_new (Parser *ps, guint8 type, Node **out)
 {
   guint32 r = new_node (ps, type);
@@ -251,7 +313,7 @@ push_new (Parser *ps, guint8 type, Node **out)
   return TRUE;
 }
 
-static gboolean
+static inline gboolean
 push_int (Parser *ps, gint64 v)
 {
   if (v >= IMM_MIN && v <= IMM_MAX)
@@ -283,7 +345,15 @@ extend (Parser *ps, guint32 c, const guint32 *items, gsize n)
   if (!vec_reserve (p, &p->pool, sizeof (guint32), n, ps->error))
     return FALSE;
   guint32 off = (guint32) p->pool.len;
-  memcpy (POOL (p) + off, items, n * sizeof (guint32));
+  if (n <= 16)
+    {
+      /* Most containers are small (a frame dict: 6 handles). */
+      guint32 *dst = POOL (p) + off;
+      for (gsize i = 0; i < n; i++)
+        dst[i] = items[i];
+    }
+  else
+    memcpy (POOL (p) + off, items, n * sizeof (guint32));
   p->pool.len += n;
   node = &NODES (p)[c];
   if (!node->multi && node->count == 0)
@@ -311,7 +381,7 @@ extend (Parser *ps, guint32 c, const guint32 *items, gsize n)
   return TRUE;
 }
 
-static VsPickleType
+static inline VsPickleType
 ref_type (const VsPickle *p, VsPickleRef r)
 {
   if (r & IMM_BIT)
@@ -332,6 +402,73 @@ stack_truncate (Parser *ps, gsize len)
   ps->stack.len = len;
   if (len < ps->stack_low)
     ps->stack_low = len;
+  /* A fresh container whose slot is dropped may have been moved
+   * elsewhere (SETITEM below its mark): it is fresh no more. */
+  while (G_UNLIKELY (ps->nfresh && len <= ps->fresh[ps->nfresh - 1].at))
+    ps->nfresh--;
+  if (ps->nfresh == 0)
+    ps->fresh_min = G_MAXUINT32;
+}
+
+/* Forgets every fresh container when h, a handle being copied (DUP, memo
+ * fetch or store), is one of them: it is then referred to from elsewhere
+ * too. */
+static inline void
+fresh_copied (Parser *ps, guint32 h)
+{
+  if (G_UNLIKELY (h >= ps->fresh_min && h < ps->p->nodes.len))
+    for (guint i = 0; i < ps->nfresh; i++)
+      if (ps->fresh[i].c == h)
+        {
+          ps->nfresh = 0;
+          ps->fresh_min = G_MAXUINT32;
+          return;
+        }
+}
+
+/* Records the container on top of the stack, just made, memoized at
+ * memo_idx (or not) and followed by a MARK, as fresh. */
+static void
+fresh_push (Parser *ps, guint64 memo_idx)
+{
+  if (ps->nfresh == FRESH_MAX)
+    {
+      memmove (ps->fresh, ps->fresh + 1, (FRESH_MAX - 1) * sizeof (Fresh));
+      ps->nfresh--;
+    }
+  ps->fresh[ps->nfresh++] = (Fresh) {
+    .c = ((guint32 *) ps->stack.data)[ps->stack.len - 1],
+    .at = ps->stack.len - 1, .mark = ps->marks.len - 1, .memo = memo_idx,
+  };
+  ps->fresh_min = ps->fresh[0].c;
+}
+
+/* Pops the fresh record of mark index m, when there is one, into *out. */
+static inline gboolean
+fresh_pop (Parser *ps, gsize m, Fresh *out)
+{
+  if (ps->nfresh == 0 || ps->fresh[ps->nfresh - 1].mark != m)
+    return FALSE;
+  *out = ps->fresh[--ps->nfresh];
+  if (ps->nfresh == 0)
+    ps->fresh_min = G_MAXUINT32;
+  return TRUE;
+}
+
+/* Position of the innermost mark, or -1 with error set; pops it, and its
+ * fresh record into *f when there is one (else f->c = G_MAXUINT32). */
+static gssize
+top_mark_fresh (Parser *ps, gsize at, Fresh *f)
+{
+  f->c = G_MAXUINT32;
+  if (ps->marks.len == 0)
+    {
+      malformed (ps, at, "no MARK on the stack");
+      return -1;
+    }
+  ps->marks.len--;
+  fresh_pop (ps, ps->marks.len, f);
+  return (gssize) ((gsize *) ps->marks.data)[ps->marks.len];
 }
 
 /* Position of the innermost mark, or -1 with error set. */
@@ -344,6 +481,8 @@ top_mark (Parser *ps, gsize at)
       return -1;
     }
   ps->marks.len--;
+  Fresh unused;
+  fresh_pop (ps, ps->marks.len, &unused);
   return (gssize) ((gsize *) ps->marks.data)[ps->marks.len];
 }
 
@@ -360,7 +499,8 @@ build_from_mark (Parser *ps, gsize at, guint8 type)
   guint32 c = new_node (ps, type);
   if (c == G_MAXUINT32)
     return FALSE;
-  if (!extend (ps, c, (guint32 *) ps->stack.data + m, n))
+  /* n == 0: the stack may not even be allocated yet. */
+  if (n && !extend (ps, c, (guint32 *) ps->stack.data + m, n))
     return FALSE;
   stack_truncate (ps, (gsize) m);
   return push (ps, c);
@@ -519,13 +659,150 @@ reclaim (Parser *ps)
   ps->stack_low = ps->stack.len;
   ps->dirty = ps->log_full = FALSE;
   ps->memo_log.len = ps->tokens.len = 0;
+  /* Handles of the region may be reused from here on. */
+  ps->nfresh = 0;
+  ps->fresh_min = G_MAXUINT32;
+  return TRUE;
+}
+
+static inline guint32
+shared_hash (guint8 type, gsize n, const guint32 *items)
+{
+  /* Runs for every fresh container filled, so it mixes only four items
+   * (those after the first key, in dicts: values) with independent
+   * products; equal hashes are told apart by comparing all items. */
+  G_STATIC_ASSERT (SHARED_MAX >= 4);
+  guint64 h = (guint64) type * 0x9e3779b97f4a7c15u + n;
+  h += (guint64) items[n > 1] * 0xff51afd7ed558ccdu;
+  h += (guint64) items[n > 3 ? 3 : 0] * 0xc2b2ae3d27d4eb4fu;
+  h += (guint64) items[n / 2] * 0x165667b19e3779f9u;
+  h += (guint64) items[n - 1] * 0x27d4eb2f165667c5u;
+  h ^= h >> 29;
+  h *= 0xc4ceb9fe1a85ec53u;
+  return (guint32) (h ^ (h >> 32));
+}
+
+/* The index slot for (type, items[0..n)) with hash h: the one holding
+ * its record or the empty one where it belongs.  A slot is two guint32,
+ * the hash and the record's offset + 1 (0: empty).  The index must exist
+ * and is kept at most a quarter full, so a lookup nearly always ends at
+ * its first slot. */
+static guint32 *
+shared_slot (const Parser *ps, guint32 h, guint8 type, gsize n,
+             const guint32 *items)
+{
+  const guint32 *rec = ps->shared.data;
+  guint32 *index = ps->shared_index.data;
+  gsize mask = ps->shared_index.len / 2 - 1;
+  for (gsize i = h & mask;; i = (i + 1) & mask)
+    {
+      guint32 *slot = index + 2 * i;
+      if (slot[1] == 0)
+        return slot;
+      if (slot[0] != h)
+        continue;
+      const guint32 *r = rec + slot[1] - 1;
+      if (r[0] != (type | (guint32) n << 8))
+        continue;
+      gsize k = 0;
+      while (k < n && r[2 + k] == items[k])
+        k++;
+      if (k == n)
+        return slot;
+    }
+}
+
+/* Remembers that containers of type with items[0..n) (all stable) read as
+ * token value.  FALSE when over the memory bound (nothing is recorded). */
+static gboolean
+shared_add (Parser *ps, guint8 type, gsize n, const guint32 *items,
+            guint32 value)
+{
+  VsPickle *p = ps->p;
+  /* slots = shared_index.len / 2, at most a quarter of them used */
+  if ((ps->shared_count + 1) * 8 > ps->shared_index.len)
+    {
+      gsize cap = ps->shared_index.len ? ps->shared_index.len * 2 : 2048;
+      if (!vec_reserve (p, &ps->shared_index, sizeof (guint32),
+                        cap - ps->shared_index.len, NULL))
+        return FALSE;
+      ps->shared_index.len = cap;
+      memset (ps->shared_index.data, 0, cap * sizeof (guint32));
+      const guint32 *rec = ps->shared.data;
+      for (gsize off = 0; off < ps->shared.len; off += 2 + (rec[off] >> 8))
+        {
+          guint8 t = rec[off] & 0xff;
+          gsize m = rec[off] >> 8;
+          guint32 h = shared_hash (t, m, rec + off + 2);
+          guint32 *slot = shared_slot (ps, h, t, m, rec + off + 2);
+          slot[0] = h;
+          slot[1] = (guint32) off + 1;
+        }
+    }
+  guint32 h = shared_hash (type, n, items);
+  guint32 *slot = shared_slot (ps, h, type, n, items);
+  if (slot[1] != 0)
+    return TRUE;
+  if (ps->shared.len + 2 + n >= G_MAXUINT32
+      || !vec_reserve (p, &ps->shared, sizeof (guint32), 2 + n, NULL))
+    return FALSE;
+  guint32 *rec = (guint32 *) ps->shared.data + ps->shared.len;
+  rec[0] = type | (guint32) n << 8;
+  rec[1] = value;
+  memcpy (rec + 2, items, n * sizeof (guint32));
+  slot[0] = h;
+  slot[1] = (guint32) ps->shared.len + 1;
+  ps->shared.len += 2 + n;
+  ps->shared_count++;
+  return TRUE;
+}
+
+/* APPENDS or SETITEMS filling fresh container f from stack index `from`:
+ * when its items are all stable and equal to those of a container given a
+ * shared token, the container is replaced by that token on the stack and
+ * in the memo (nothing else refers to it: see Fresh), as if the pickle had
+ * referred to the first through its memo.  Returns TRUE when done so. */
+static gboolean
+share (Parser *ps, const Fresh *f, gsize from, guint8 want)
+{
+  VsPickle *p = ps->p;
+  guint32 *st = ps->stack.data;
+  gsize n = ps->stack.len - from;
+  if (f->c == G_MAXUINT32 || f->at + 1 != from || st[f->at] != f->c
+      || n == 0 || n > SHARED_MAX || ps->shared_count == 0)
+    return FALSE;
+  const Node *node = &NODES (p)[f->c];
+  if (node->type != want || node->count != 0 || node->multi)
+    return FALSE;
+  const guint32 *items = st + from;
+  for (gsize i = 0; i < n; i++)
+    if (!((items[i] & IMM_BIT) || items[i] >= TOKEN_BASE
+          || items[i] < ps->wm_nodes))
+      return FALSE;
+  guint32 r = shared_slot (ps, shared_hash (want, n, items), want, n,
+                          items)[1];
+  if (r == 0)
+    return FALSE;
+  guint32 tok = TOKEN_BASE + ((const guint32 *) ps->shared.data)[r];
+  st[f->at] = tok;
+  guint32 *memo = ps->memo.data;
+  if (f->memo < ps->memo.len && memo[f->memo] == f->c)
+    {
+      memo[f->memo] = tok;
+      /* The memo store logged for reclaim() no longer holds a value of
+       * the region: drop it when it is the last (it nearly always is). */
+      if (ps->memo_log.len
+          && ((gsize *) ps->memo_log.data)[ps->memo_log.len - 1] == f->memo)
+        ps->memo_log.len--;
+    }
+  stack_truncate (ps, from);
   return TRUE;
 }
 
 /* APPEND(S) and SETITEM(S): items from index `from` of the stack go into
  * the container just below them, which must be of type want. */
 static gboolean
-add_items (Parser *ps, gsize at, gsize from, guint8 want)
+add_items (Parser *ps, gsize at, gsize from, guint8 want, const Fresh *f)
 {
   if (from == 0 || from > ps->stack.len)
     return malformed (ps, at, "stack underflow");
@@ -538,6 +815,8 @@ add_items (Parser *ps, gsize at, gsize from, guint8 want)
   gsize n = ps->stack.len - from;
   if (want == VS_PICKLE_DICT && n % 2)
     return malformed (ps, at, "odd number of items for a dict");
+  if (f && share (ps, f, from, want))
+    return TRUE;
   if (want == VS_PICKLE_LIST && ps->hook && n > 0)
     {
       VsPickleAppend r = ps->hook (ps->p, c, st + from, n, ps->hook_data,
@@ -557,46 +836,77 @@ add_items (Parser *ps, gsize at, gsize from, guint8 want)
   return TRUE;
 }
 
-static gboolean
-memo_put (Parser *ps, gsize at, guint64 idx)
+/* Makes memo index idx exist (unset) when it is new; FALSE with error
+ * set when idx is out of range or beyond the memory bound. */
+static G_NO_INLINE gboolean
+memo_extend (Parser *ps, gsize at, guint64 idx)
 {
   VsPickle *p = ps->p;
-  if (ps->stack.len == 0)
-    return malformed (ps, at, "memo store with an empty stack");
   /* Picklers number the memo densely; a sparse index may not make the
    * table larger than the input could justify. */
   if (idx >= MAX (p->size, (gsize) 65536))
     return malformed (ps, at, "memo index out of range");
-  if (idx >= ps->memo.len)
+  gsize extra = (gsize) idx + 1 - ps->memo.len;
+  if (!vec_reserve (p, &ps->memo, sizeof (guint32), extra, ps->error))
+    return FALSE;
+  memset ((guint32 *) ps->memo.data + ps->memo.len, 0xff,
+          extra * sizeof (guint32));
+  ps->memo.len = (gsize) idx + 1;
+  return TRUE;
+}
+
+/* The memo store of a value of the region while a hook streams: logged
+ * for reclaim(). */
+static G_NO_INLINE gboolean
+memo_log (Parser *ps, guint64 idx)
+{
+  if (ps->memo_log.len >= MEMO_LOG_MAX)
     {
-      gsize extra = (gsize) idx + 1 - ps->memo.len;
-      if (!vec_reserve (p, &ps->memo, sizeof (guint32), extra, ps->error))
-        return FALSE;
-      memset ((guint32 *) ps->memo.data + ps->memo.len, 0xff,
-              extra * sizeof (guint32));
-      ps->memo.len = (gsize) idx + 1;
+      ps->log_full = TRUE;
+      return TRUE;
     }
+  if (!vec_reserve (ps->p, &ps->memo_log, sizeof (gsize), 1, ps->error))
+    return FALSE;
+  ((gsize *) ps->memo_log.data)[ps->memo_log.len++] = (gsize) idx;
+  return TRUE;
+}
+
+/* PUT, BINPUT, LONG_BINPUT, MEMOIZE: memo[idx] = top of the stack. */
+static inline gboolean
+memo_put (Parser *ps, gsize at, guint64 idx)
+{
+  if (G_UNLIKELY (ps->stack.len == 0))
+    return malformed (ps, at, "memo store with an empty stack");
+  if (idx == ps->memo.len && ps->memo.len < ps->memo.cap
+      && idx < MAX (ps->p->size, (gsize) 65536))
+    ((guint32 *) ps->memo.data)[ps->memo.len++] = G_MAXUINT32; /* MEMOIZE */
+  else if (idx >= ps->memo.len && !memo_extend (ps, at, idx))
+    return FALSE;
   guint32 v = ((guint32 *) ps->stack.data)[ps->stack.len - 1];
+  fresh_copied (ps, v);
   ((guint32 *) ps->memo.data)[idx] = v;
   if (ps->hook && !(v & IMM_BIT) && v >= ps->wm_nodes && v < TOKEN_BASE)
     {
-      if (ps->memo_log.len >= MEMO_LOG_MAX)
-        ps->log_full = TRUE;
-      else
+      /* The log is usually in order and has room: append inline. */
+      if (G_LIKELY (ps->memo_log.len < ps->memo_log.cap
+                    && ps->memo_log.len < MEMO_LOG_MAX))
         {
-          if (!vec_reserve (p, &ps->memo_log, sizeof (gsize), 1, ps->error))
-            return FALSE;
           ((gsize *) ps->memo_log.data)[ps->memo_log.len++] = (gsize) idx;
+          return TRUE;
         }
+      return memo_log (ps, idx);
     }
   return TRUE;
 }
 
-static gboolean
+/* GET, BINGET, LONG_BINGET: pushes memo[idx]. */
+static inline gboolean
 memo_get (Parser *ps, gsize at, guint64 idx)
 {
-  if (idx >= ps->memo.len || ((guint32 *) ps->memo.data)[idx] == G_MAXUINT32)
+  if (G_UNLIKELY (idx >= ps->memo.len
+                  || ((guint32 *) ps->memo.data)[idx] == G_MAXUINT32))
     return malformed (ps, at, "memo index never stored");
+  fresh_copied (ps, ((guint32 *) ps->memo.data)[idx]);
   return push (ps, ((guint32 *) ps->memo.data)[idx]);
 }
 
@@ -641,7 +951,7 @@ push_str (Parser *ps, guint8 type, const guint8 *s, guint64 len)
   return TRUE;
 }
 
-static guint64
+static inline guint64
 le (const guint8 *b, int n)
 {
   guint64 v = 0;
@@ -715,24 +1025,28 @@ parse (Parser *ps, VsPickleProgress progress, gpointer progress_data)
             return FALSE;
           break;
         case 'J':
+        op_binint:
           NEED (4);
           if (!push_int (ps, (gint32) (guint32) le (d + pos, 4)))
             return FALSE;
           pos += 4;
-          break;
+          goto chain;
         case 'K':
+        op_binint1:
           NEED (1);
           if (!push_int (ps, d[pos]))
             return FALSE;
           pos += 1;
-          break;
+          goto chain;
         case 'M':
+        op_binint2:
           NEED (2);
           if (!push_int (ps, (gint64) le (d + pos, 2)))
             return FALSE;
           pos += 2;
-          break;
+          goto chain;
         case 0x8a: /* LONG1 */
+        op_long1:
           {
             NEED (1);
             gsize n = d[pos++];
@@ -741,7 +1055,7 @@ parse (Parser *ps, VsPickleProgress progress, gpointer progress_data)
               return FALSE;
             pos += n;
           }
-          break;
+          goto chain;
         case 0x8b: /* LONG4 */
           {
             NEED (4);
@@ -786,18 +1100,44 @@ parse (Parser *ps, VsPickleProgress progress, gpointer progress_data)
             if (!push_str (ps, type, d + pos, n))
               return FALSE;
             pos += n;
+            if (pos < len && d[pos] == 0x94) /* MEMOIZE, as its case would */
+              {
+                if (!memo_put (ps, pos, ps->memo.len))
+                  return FALSE;
+                pos++;
+              }
           }
-          break;
+          goto chain;
 
         case '}': case ']': case ')':
+        op_container:
           {
             Node *n;
             if (!push_new (ps, op == '}' ? VS_PICKLE_DICT
                                : op == ']' ? VS_PICKLE_LIST : VS_PICKLE_TUPLE,
                            &n))
               return FALSE;
+            /* A new container is nearly always memoized and filled next:
+             * handle MEMOIZE and MARK here, as their own cases would. */
+            guint64 memo_idx = G_MAXUINT64;
+            if (pos < len && d[pos] == 0x94)
+              {
+                memo_idx = ps->memo.len;
+                if (!memo_put (ps, pos, ps->memo.len))
+                  return FALSE;
+                pos++;
+              }
+            if (pos < len && d[pos] == '(')
+              {
+                if (!vec_reserve (p, &ps->marks, sizeof (gsize), 1, ps->error))
+                  return FALSE;
+                ((gsize *) ps->marks.data)[ps->marks.len++] = ps->stack.len;
+                pos++;
+                if (ps->shared_count && op != ')')
+                  fresh_push (ps, memo_idx);
+              }
           }
-          break;
+          goto chain;
         case '(': /* MARK */
           if (!vec_reserve (p, &ps->marks, sizeof (gsize), 1, ps->error))
             return FALSE;
@@ -821,28 +1161,34 @@ parse (Parser *ps, VsPickleProgress progress, gpointer progress_data)
           break;
         case 'a': /* APPEND */
           if (!add_items (ps, at, ps->stack.len ? ps->stack.len - 1 : 0,
-                          VS_PICKLE_LIST))
+                          VS_PICKLE_LIST, NULL))
             return FALSE;
           break;
         case 's': /* SETITEM */
           if (!add_items (ps, at, ps->stack.len >= 2 ? ps->stack.len - 2 : 0,
-                          VS_PICKLE_DICT))
+                          VS_PICKLE_DICT, NULL))
             return FALSE;
           break;
         case 'e': case 'u': /* APPENDS, SETITEMS */
+        op_additems:
           {
-            gssize m = top_mark (ps, at);
+            Fresh f;
+            gssize m = top_mark_fresh (ps, at, &f);
             if (m < 0)
               return FALSE;
             if (!add_items (ps, at, (gsize) m,
-                            op == 'e' ? VS_PICKLE_LIST : VS_PICKLE_DICT))
+                            op == 'e' ? VS_PICKLE_LIST : VS_PICKLE_DICT, &f))
               return FALSE;
           }
-          break;
+          goto chain;
         case '0': /* POP: pops a mark when one is on top */
           if (ps->marks.len
               && ((gsize *) ps->marks.data)[ps->marks.len - 1] == ps->stack.len)
-            ps->marks.len--;
+            {
+              Fresh unused;
+              ps->marks.len--;
+              fresh_pop (ps, ps->marks.len, &unused);
+            }
           else if (ps->stack.len)
             stack_truncate (ps, ps->stack.len - 1);
           else
@@ -859,6 +1205,7 @@ parse (Parser *ps, VsPickleProgress progress, gpointer progress_data)
         case '2': /* DUP */
           if (ps->stack.len == 0)
             return malformed (ps, at, "stack underflow");
+          fresh_copied (ps, ((guint32 *) ps->stack.data)[ps->stack.len - 1]);
           if (!push (ps, ((guint32 *) ps->stack.data)[ps->stack.len - 1]))
             return FALSE;
           break;
@@ -879,17 +1226,22 @@ parse (Parser *ps, VsPickleProgress progress, gpointer progress_data)
           if (!memo_put (ps, at, ps->memo.len))
             return FALSE;
           break;
-        case 'h':
-          NEED (1);
-          if (!memo_get (ps, at, d[pos]))
-            return FALSE;
-          pos += 1;
-          break;
-        case 'j':
-          NEED (4);
-          if (!memo_get (ps, at, le (d + pos, 4)))
-            return FALSE;
-          pos += 4;
+        case 'h': case 'j': /* BINGET, LONG_BINGET */
+        op_memo_get:
+          /* Memo fetches come in runs (a dict's keys and strings): a run
+           * of up to 64 is read here, each as its own case would. */
+          for (int run = 0;; run++)
+            {
+              int w = op == 'h' ? 1 : 4;
+              NEED (w);
+              if (!memo_get (ps, at, le (d + pos, w)))
+                return FALSE;
+              pos += w;
+              if (run == 63 || pos >= len || (d[pos] != 'h' && d[pos] != 'j'))
+                goto chain;
+              at = pos;
+              op = d[pos++];
+            }
           break;
 
         case 'c': case 0x93: case 'R': case 'b': case 'i': case 'o':
@@ -915,6 +1267,29 @@ parse (Parser *ps, VsPickleProgress progress, gpointer progress_data)
             return FALSE;
           }
         }
+      continue;
+
+    chain:
+      /* The opcodes that follow one another in a snapshot (memo fetches,
+       * ints, SETITEMS, the next dict) go straight to their case by
+       * direct branches, which predict far better than the switch's one
+       * shared indirect jump.  Each case behaves as when dispatched; the
+       * progress check happens at the next dispatch by the loop. */
+      if (pos < len && pos < next_progress)
+        {
+          at = pos;
+          switch (d[pos])
+            {
+            case 'h': case 'j': op = d[pos++]; goto op_memo_get;
+            case 'u': case 'e': op = d[pos++]; goto op_additems;
+            case '}': case ']': op = d[pos++]; goto op_container;
+            case 'K': op = d[pos++]; goto op_binint1;
+            case 'M': op = d[pos++]; goto op_binint2;
+            case 'J': op = d[pos++]; goto op_binint;
+            case 0x8a: op = d[pos++]; goto op_long1;
+            default: break;
+            }
+        }
     }
 #undef NEED
   g_set_error (ps->error, VS_PICKLE_ERROR, VS_PICKLE_ERROR_MALFORMED,
@@ -929,7 +1304,11 @@ parse_full (const guint8 *data, gsize len, VsPickleProgress progress,
             gpointer hook_data, GError **error)
 {
 
+  static gint serials;
   VsPickle *p = g_new0 (VsPickle, 1);
+  do
+    p->serial = (guint) g_atomic_int_add (&serials, 1) + 1;
+  while (p->serial == 0);
   p->data = data;
   p->size = len;
   p->mem_limit = (gsize) 64 << 20;
@@ -953,7 +1332,7 @@ parse_full (const guint8 *data, gsize len, VsPickleProgress progress,
     }
 
   Parser ps = { .p = p, .error = error, .hook = hook,
-                .hook_data = hook_data };
+                .hook_data = hook_data, .fresh_min = G_MAXUINT32 };
   gboolean ok = TRUE;
   /* The three constants. */
   for (int i = 0; ok && i < 3; i++)
@@ -973,6 +1352,10 @@ parse_full (const guint8 *data, gsize len, VsPickleProgress progress,
   g_free (ps.tokens.data);
   g_free (ps.live.data);
   g_free (ps.tokmap.data);
+  g_free (ps.shared.data);
+  g_free (ps.shared_index.data);
+  p->mem -= (ps.shared.cap * sizeof (guint32)
+             + ps.shared_index.cap * sizeof (guint32));
   p->mem -= (ps.stack.cap * sizeof (guint32) + ps.marks.cap * sizeof (gsize)
              + ps.memo.cap * sizeof (guint32) + ps.memo_log.cap * sizeof (gsize)
              + ps.tokens.cap * sizeof (Token) + ps.live.cap * sizeof (guint32)
@@ -991,6 +1374,17 @@ vs_pickle_parse (const guint8 *data, gsize len, VsPickleProgress progress,
 {
   g_return_val_if_fail (data != NULL || len == 0, NULL);
   return parse_full (data, len, progress, progress_data, NULL, NULL, error);
+}
+
+VsPickle *
+vs_pickle_parse_full (const guint8 *data, gsize len,
+                      VsPickleProgress progress, gpointer progress_data,
+                      VsPickleAppendHook hook, gpointer hook_data,
+                      GError **error)
+{
+  g_return_val_if_fail (data != NULL || len == 0, NULL);
+  return parse_full (data, len, progress, progress_data, hook, hook_data,
+                     error);
 }
 
 VsPickle *
@@ -1079,6 +1473,22 @@ vs_pickle_set_token (VsPickle *p, VsPickleRef v, guint32 value)
   if (!vec_reserve (p, &ps->tokens, sizeof (Token), 1, NULL))
     return FALSE;
   ((Token *) ps->tokens.data)[ps->tokens.len++] = (Token) { v, value };
+  return TRUE;
+}
+
+gboolean
+vs_pickle_set_token_shared (VsPickle *p, VsPickleRef v, guint32 value)
+{
+  if (!vs_pickle_set_token (p, v, value))
+    return FALSE;
+  Parser *ps = p->ps;
+  const Node *node = &NODES (p)[v];
+  if ((node->type != VS_PICKLE_DICT && node->type != VS_PICKLE_LIST)
+      || node->multi || node->count == 0 || node->count > SHARED_MAX)
+    return TRUE;
+  const guint32 *items = POOL (p) + node->u.one.off;
+  if (vs_pickle_stable (p, items, node->count))
+    shared_add (ps, node->type, node->count, items, value);
   return TRUE;
 }
 
@@ -1226,4 +1636,134 @@ vs_pickle_dict_get (const VsPickle *p, VsPickleRef dict, const char *key)
     if (vs_pickle_str_equal (p, k, key))
       found = v;
   return found;
+}
+
+void
+vs_pickle_keys_init (VsPickleKeys *keys, const char *const *names, gsize n)
+{
+  g_return_if_fail (n <= VS_PICKLE_KEYS_MAX);
+  memset (keys, 0, sizeof *keys);
+  keys->n = n;
+  for (gsize i = 0; i < n; i++)
+    {
+      keys->names[i] = names[i];
+      keys->lens[i] = (guint32) strlen (names[i]);
+    }
+}
+
+/* The index in keys of the str s[0..len), or -1.  Addresses already seen
+ * answer without comparing bytes: strs point into the input, which does
+ * not change, so an equal address and length is an equal string. */
+static inline int
+key_index (VsPickleKeys *keys, const char *s, guint32 len)
+{
+  for (gsize i = 0; i < keys->n; i++)
+    if (keys->seen[i] == s && keys->lens[i] == len)
+      return (int) i;
+  for (gsize i = 0; i < VS_PICKLE_KEYS_MAX; i++)
+    if (keys->other[i] == s && keys->other_len[i] == len)
+      return -1;
+  for (gsize i = 0; i < keys->n; i++)
+    if (keys->lens[i] == len && memcmp (keys->names[i], s, len) == 0)
+      {
+        keys->seen[i] = s;
+        return (int) i;
+      }
+  guint k = keys->next_other++ % VS_PICKLE_KEYS_MAX;
+  keys->other[k] = s;
+  keys->other_len[k] = len;
+  return -1;
+}
+
+/* One pair of vs_pickle_dict_fetch. */
+static inline void
+fetch_pair (const VsPickle *p, VsPickleKeys *keys, VsPickleValue *values,
+            VsPickleRef k, VsPickleRef v)
+{
+  if (ref_type (p, k) != VS_PICKLE_STR)
+    return;
+  const Node *nodes = NODES (p);
+  int i = key_index (keys, nodes[k].u.s, nodes[k].count);
+  if (i < 0)
+    return;
+  VsPickleValue *out = &values[i];
+  out->ref = v;
+  out->type = ref_type (p, v);
+  out->len = 0;
+  out->s = NULL;
+  out->i = 0;
+  if (v & IMM_BIT)
+    out->i = (gint32) (v << 1) >> 1;
+  else if (out->type == VS_PICKLE_INT || out->type == VS_PICKLE_BOOL)
+    out->i = nodes[v].u.i;
+  else if (out->type == VS_PICKLE_STR || out->type == VS_PICKLE_BYTES)
+    {
+      out->s = nodes[v].u.s;
+      out->len = nodes[v].count;
+    }
+}
+
+gboolean
+vs_pickle_dict_fetch (const VsPickle *p, VsPickleRef dict,
+                      VsPickleKeys *keys, VsPickleValue *values)
+{
+  for (gsize i = 0; i < keys->n; i++)
+    values[i] = (VsPickleValue) { .ref = VS_PICKLE_MISSING,
+                                  .type = VS_PICKLE_NONE };
+  if (keys->serial != p->serial)
+    {
+      /* Addresses from another input mean nothing here (a new VsPickle
+       * may even reuse a freed one's memory, hence the serial). */
+      memset (keys->seen, 0, sizeof keys->seen);
+      memset (keys->other, 0, sizeof keys->other);
+      keys->serial = p->serial;
+    }
+  if (ref_type (p, dict) != VS_PICKLE_DICT)
+    return FALSE;
+  const Node *d = &NODES (p)[dict];
+  if (d->count == 0)
+    return TRUE;
+  if (!d->multi)
+    {
+      /* One run (always so for a dict built by one SETITEMS). */
+      const guint32 *items = POOL (p) + d->u.one.off;
+      for (guint32 j = 0; j + 1 < d->count; j += 2)
+        fetch_pair (p, keys, values, items[j], items[j + 1]);
+      return TRUE;
+    }
+  VsPickleIter it;
+  VsPickleRef k, v;
+  vs_pickle_iter_init (&it, p, dict);
+  while (vs_pickle_iter_next_pair (&it, &k, &v))
+    fetch_pair (p, keys, values, k, v);
+  return TRUE;
+}
+
+const VsPickleRef *
+vs_pickle_items (const VsPickle *p, VsPickleRef v, gsize *n)
+{
+  VsPickleType t = ref_type (p, v);
+  *n = 0;
+  if (t != VS_PICKLE_LIST && t != VS_PICKLE_TUPLE && t != VS_PICKLE_DICT)
+    return NULL;
+  const Node *node = &NODES (p)[v];
+  if (node->multi)
+    return NULL;
+  static const VsPickleRef none[1];
+  *n = node->count;
+  return node->count ? POOL (p) + node->u.one.off : none;
+}
+
+gboolean
+vs_pickle_stable (const VsPickle *p, const VsPickleRef *v, gsize n)
+{
+  if (p->ps == NULL)
+    return TRUE;
+  /* Below the watermark nothing is moved or freed; immediates and tokens
+   * carry their value in the handle. */
+  guint32 wm = p->ps->wm_nodes;
+  for (gsize i = 0; i < n; i++)
+    if (!((v[i] & IMM_BIT) || v[i] >= TOKEN_BASE || v[i] < wm))
+      return FALSE;
+  return TRUE;
 }

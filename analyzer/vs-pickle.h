@@ -104,6 +104,15 @@ VsPickle *vs_pickle_load_file_full (const char *path,
  * not such a container or value is too large. */
 gboolean vs_pickle_set_token (VsPickle *p, VsPickleRef v, guint32 value);
 
+/* vs_pickle_set_token, and more: a dict or list built later whose items
+ * are, handle for handle, v's items, all of them stable
+ * (vs_pickle_stable), reads as the same token instead of as a new
+ * container, as if the pickle had referred to v through its memo.  For
+ * tokens that stand for a value's content (a stack frame, a stack), so that
+ * repeats of it are recognised while parsing, without building them. */
+gboolean vs_pickle_set_token_shared (VsPickle *p, VsPickleRef v,
+                                     guint32 value);
+
 /* TRUE and *value set when v is a token. */
 gboolean vs_pickle_get_token (const VsPickle *p, VsPickleRef v,
                               guint32 *value);
@@ -155,6 +164,73 @@ void vs_pickle_iter_init (VsPickleIter *it, const VsPickle *p, VsPickleRef v);
 gboolean vs_pickle_iter_next (VsPickleIter *it, VsPickleRef *item);
 gboolean vs_pickle_iter_next_pair (VsPickleIter *it, VsPickleRef *key,
                                    VsPickleRef *value);
+
+/* A dict value fetched by vs_pickle_dict_fetch, decoded in the same call:
+ * ref is VS_PICKLE_MISSING (type VS_PICKLE_NONE) when the key is absent;
+ * i is set for ints and bools, s and len for str and bytes. */
+typedef struct {
+  VsPickleRef ref;
+  VsPickleType type;
+  guint32 len;
+  gint64 i;
+  const char *s;
+} VsPickleValue;
+
+#define VS_PICKLE_KEYS_MAX 8
+
+/* A set of str keys to fetch from many dicts of one VsPickle, with a cache
+ * of the addresses (in the input) of strs already found equal or unequal to
+ * them, so that a key written once and referenced through the memo is
+ * matched by address instead of by its bytes.  Set up with
+ * vs_pickle_keys_init; the fields are private.  The cache is emptied when
+ * keys is used with another VsPickle than the last. */
+typedef struct {
+  guint serial; /* of the VsPickle the cache is for */
+  gsize n;
+  const char *names[VS_PICKLE_KEYS_MAX];
+  guint32 lens[VS_PICKLE_KEYS_MAX];
+  const char *seen[VS_PICKLE_KEYS_MAX];
+  const char *other[VS_PICKLE_KEYS_MAX];
+  guint32 other_len[VS_PICKLE_KEYS_MAX];
+  guint next_other;
+} VsPickleKeys;
+
+/* Sets up keys for names[0..n), n <= VS_PICKLE_KEYS_MAX; the strings must
+ * outlive keys. */
+void vs_pickle_keys_init (VsPickleKeys *keys, const char *const *names,
+                          gsize n);
+
+/* For a dict: fills values[i] with the value of the last pair whose key is
+ * the str names[i] of keys (as vs_pickle_dict_get would, for every key in
+ * one pass) and returns TRUE.  For anything else returns FALSE, values[]
+ * all missing. */
+gboolean vs_pickle_dict_fetch (const VsPickle *p, VsPickleRef dict,
+                               VsPickleKeys *keys, VsPickleValue *values);
+
+/* For a list or tuple whose items form one run, the items; for such a
+ * dict, its keys and values alternating.  Valid until the reader next
+ * changes the graph (the next parse step or hook call); *n the number of
+ * handles.  NULL for other types and for containers built in several runs
+ * (use an iterator). */
+const VsPickleRef *vs_pickle_items (const VsPickle *p, VsPickleRef v,
+                                    gsize *n);
+
+/* TRUE when each of the handles v[0..n) denotes the same value for the
+ * rest of p's life, so
+ * that a consumer may remember what it read by the handle alone: handles
+ * of values built before the last taken append (an append hook may free
+ * and reuse newer ones), ints, None, bools, tokens, and every handle once
+ * parsing has ended.  A container's items may still grow. */
+gboolean vs_pickle_stable (const VsPickle *p, const VsPickleRef *v,
+                           gsize n);
+
+/* vs_pickle_parse with an append hook (NULL for none), as
+ * vs_pickle_load_file_full. */
+VsPickle *vs_pickle_parse_full (const guint8 *data, gsize len,
+                                VsPickleProgress progress,
+                                gpointer progress_data,
+                                VsPickleAppendHook hook, gpointer hook_data,
+                                GError **error);
 
 /* The name of a pickle opcode byte, or NULL when it is not one. */
 const char *vs_pickle_opcode_name (guint8 op);
