@@ -1,7 +1,9 @@
 /* vs-trace-private.h — what the analyzer's files share about a VsTrace:
  * the connection, a cache of prepared statements keyed by their SQL, and
  * helpers to read nullable columns and to turn SQLite failures into
- * GErrors that name the file.
+ * GErrors that name the file; and the steps of opening and re-reading a
+ * trace that vs-trace.c, vs-trace-open.c, vs-trace-live.c and
+ * vs-trace-describe.c share among themselves.
  */
 #pragma once
 
@@ -93,5 +95,67 @@ gint64 vs_trace_abs (VsTrace *trace, gint64 rel_ns);
  * ascending (possibly empty).  Owned by trace. */
 GArray *vs_trace_level_shifts (VsTrace *trace, gint64 device_id,
                                gint64 allocator_id, GError **error);
+
+/* The steps of opening and re-reading a trace, shared by vs-trace*.c. */
+
+/* A new VsTrace for path: empty caches, no connection yet. */
+VsTrace *vs_trace_new (const char *path);
+
+/* Opens trace->db read-only on file (the trace's path, or its private
+ * copy when following a recording); error names trace->path. */
+gboolean vs_trace_open_connection (VsTrace *trace, const char *file,
+                                   GError **error);
+
+/* Finalizes every cached statement and closes trace->db (set to NULL). */
+void vs_trace_close_connection (VsTrace *trace);
+
+/* Runs a one-row, one-column query; *out gets the value (VS_UNKNOWN for
+ * NULL or no row).  sql has static storage (see vs_trace_statement). */
+gboolean vs_trace_query_int (VsTrace *trace, const char *sql, gint64 *out,
+                             GError **error);
+
+/* Moves the caches whose contents callers may still point into (devices,
+ * allocators, stacks) to trace->retired, starts new ones, and forgets the
+ * rest (level shifts, extent, longest kernel) before a reload. */
+void vs_trace_retire_caches (VsTrace *trace);
+
+/* Checks what the file's first 100 bytes and its size can tell: present,
+ * not empty (or with a WAL that is not), SQLite, not shorter than the
+ * header says.  Returns FALSE with error set otherwise. */
+gboolean vs_trace_check_file (const char *path, GError **error);
+
+/* Checks trace->db's application id and schema version, and sets
+ * *finalized to whether meta 'finalized' is 1. */
+gboolean vs_trace_validate (VsTrace *trace, gboolean *finalized,
+                            GError **error);
+
+/* Finalizes the interrupted recording at trace->path in place through a
+ * read-write connection of its own (trace->db must be closed); fails with
+ * VS_TRACE_ERROR_NOT_FINALIZED when the file or its directory is not
+ * writable. */
+gboolean vs_trace_finalize_in_place (VsTrace *trace, GError **error);
+
+/* What every way of opening ends with: every table probed at both ends,
+ * then devices, allocators and extent loaded. */
+gboolean vs_trace_load_tables (VsTrace *trace, GError **error);
+
+/* Fills trace->devices and trace->allocators (which must be empty). */
+gboolean vs_trace_load_devices (VsTrace *trace, GError **error);
+
+/* Sets trace->start_abs_ns, duration_ns and last_seq. */
+gboolean vs_trace_load_extent (VsTrace *trace, GError **error);
+
+/* Size and modification time of path and its WAL, as a newly allocated
+ * string: what changes when a writer commits. */
+char *vs_trace_file_stamp (const char *path);
+
+/* Whether another process has the database at path open (its recorder is
+ * still writing it), told by the locks SQLite holds on the file. */
+gboolean vs_trace_is_being_written (const char *path);
+
+/* Opens trace, fresh from vs_trace_new() and owned by this call from now
+ * on, as a live copy of what is committed at its path.  Returns trace, or
+ * NULL with error set (trace is then freed). */
+VsTrace *vs_trace_open_live_copy (VsTrace *trace, GError **error);
 
 G_END_DECLS

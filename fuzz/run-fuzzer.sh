@@ -12,6 +12,8 @@ mkdir -p "$out/corpus"
 clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -I"$here/../analyzer" $(pkg-config --cflags glib-2.0) \
   "$here/vs-pickle-fuzz.c" "$here/../analyzer/vs-pickle.c" \
+  "$here/../analyzer/vs-pickle-load.c" "$here/../analyzer/vs-pickle-opcodes.c" \
+  "$here/../analyzer/vs-pickle-read.c" "$here/../analyzer/vs-pickle-stream.c" \
   $(pkg-config --libs glib-2.0) -o "$out/vs-pickle-fuzz"
 cd "$out"
 exec ./vs-pickle-fuzz -max_total_time="$secs" -max_len=65536 -rss_limit_mb=2048 \

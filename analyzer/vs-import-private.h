@@ -1,0 +1,222 @@
+/* vs-import-private.h — what the files of the snapshot import share.
+ *
+ * The import is split into vs-import.c (the entry point and the trace's
+ * process, devices, allocators and meta), vs-import-snapshot.c (decoding
+ * history entries while the pickle is read, and the final segments),
+ * vs-import-stacks.c (interning frames and stacks), vs-import-replay.c (the
+ * backward replay and the events written per device) and
+ * vs-import-ranges.c (sets of address ranges).  Nothing here is for use
+ * outside those files.
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "vs-import.h"
+#include "vs-pickle.h"
+#include "vs-trace-writer.h"
+
+/* The label of allocations made before the recorded history. */
+#define BEFORE_HISTORY_LABEL "allocated before the recorded history"
+
+typedef enum {
+  ACT_OTHER = 0,
+  ACT_ALLOC,
+  ACT_FREE_REQUESTED,
+  ACT_FREE_COMPLETED,
+  ACT_SEGMENT_ALLOC,
+  ACT_SEGMENT_FREE,
+  ACT_SEGMENT_MAP,
+  ACT_SEGMENT_UNMAP,
+  ACT_OOM,
+} Action;
+
+/* One decoded history entry, 48 bytes: millions of them are kept. */
+typedef struct {
+  gint64 addr, size, stream, time_us;
+  /* oom: device_free; alloc: the rounded size when the block survives to
+   * the end (set by the backward pass); else VS_UNKNOWN */
+  gint64 extra;
+  gint32 stack;   /* stack id, or -1 for none */
+  guint8 action;
+} Entry;
+
+/* A device_traces list whose entries were decoded while the pickle was
+ * read (see vs_import_on_append): the entries, and the first problem
+ * found, reported only if the list turns out to be a device's history. */
+typedef struct {
+  GArray *entries; /* Entry */
+  gsize count;     /* items seen */
+  const char *why; /* first invalid item, see read_entry */
+  gint64 first_time_us;
+  gboolean has_first_time;
+  GError *error;
+  gsize error_idx;
+} Stream;
+
+/* Kinds of tokens the import gives taken values (low 2 bits). */
+enum { TOKEN_ENTRY = 1, TOKEN_FRAME = 2, TOKEN_STACK = 3 };
+
+/* A block live at the end of the history (from `segments`). */
+typedef struct {
+  gint64 requested, block_bytes; /* block_bytes -1: re-created by a free */
+  VsPickleRef frames;
+} LiveBlock;
+
+typedef struct {
+  const char *file, *name;
+  gsize file_len, name_len;
+  gint64 line;
+} FrameKey;
+
+/* Frame ids by the addresses of their strings: a pickler writes each
+ * distinct string once and refers back to it, so equal frames nearly
+ * always share addresses and need no hashing of their text.  Looked up for
+ * every frame of every entry, so an open-addressing table probed inline
+ * (linear probing, at most half full) rather than a GHashTable. */
+typedef struct {
+  FrameKey key;
+  gint64 id; /* 0: empty slot (frame ids start at 1) */
+} FrameSlot;
+
+typedef struct {
+  FrameSlot *slots;
+  gsize mask, used;
+} FrameTable;
+
+/* Frame ids by the six handles of a frame dict's keys and values, when
+ * all are stable (vs_pickle_stable): a frame that repeats with its
+ * strings fetched from the memo has the same handles every time, and is
+ * then recognised without reading the dict. */
+typedef struct {
+  VsPickleRef h[6];
+  gint64 id; /* 0: empty slot */
+} HandleSlot;
+
+typedef struct {
+  HandleSlot *slots;
+  gsize mask, used;
+} HandleTable;
+
+/* A stack's frame ids (outermost first); stored keys hold ids after
+ * themselves. */
+typedef struct {
+  guint hash;
+  guint n;
+  const gint64 *ids;
+} StackKey;
+
+typedef struct {
+  VsPickle *p;
+  VsWriter *w;
+  GError **error;
+  gint64 process_id;
+  GHashTable *frames;     /* FrameKey* by content → frame id */
+  FrameTable frame_ptrs;  /* frame ids by string address */
+  HandleTable frame_handles; /* frame ids by stable handles */
+  VsPickleKeys entry_keys, frame_keys, action_key;
+  GHashTable *stacks;     /* StackKey* → stack id */
+  GHashTable *streams;    /* list handle → Stream* */
+  GArray *scratch;        /* gint64 frame ids */
+  gint64 label_stack;
+  VsImportProgress progress;
+  gpointer progress_data;
+  guint64 total_entries, done_entries;
+  VsImportStats stats;
+  gint64 inconsistencies;
+  gboolean expandable;
+} Ctx;
+
+/* ------------------------------------------------------------------------
+ * vs-import.c */
+
+/* Sets c->error to VS_IMPORT_ERROR_NOT_SNAPSHOT with the printf-style
+ * message after "not a valid PyTorch memory snapshot: "; returns FALSE. */
+gboolean vs_import_not_snapshot (Ctx *c, const char *fmt, ...)
+    G_GNUC_PRINTF (2, 3);
+
+/* Sets c->error to VS_IMPORT_ERROR_WRITE with the writer's last error;
+ * returns FALSE. */
+gboolean vs_import_write_failed (Ctx *c);
+
+/* Reports progress to the caller's callback: TRUE to go on, FALSE with
+ * c->error set (VS_IMPORT_ERROR_CANCELLED) when the caller cancelled. */
+gboolean vs_import_report (Ctx *c, const char *stage, double fraction);
+
+/* ------------------------------------------------------------------------
+ * vs-import-ranges.c: disjoint address ranges [start, end) in a GTree
+ * keyed by start, the start and end stored as pointers. */
+
+#define KEY(x) GSIZE_TO_POINTER ((gsize) (x))
+#define VAL(p) ((gint64) GPOINTER_TO_SIZE (p))
+
+/* A new, empty set of ranges (free with g_tree_unref). */
+GTree *vs_import_ranges_new (void);
+
+/* Removes [a, a+n) from t; returns the number of bytes that were in t. */
+gint64 vs_import_ranges_sub (GTree *t, gint64 a, gint64 n);
+
+/* Adds [a, a+n) to t; returns the bytes of it that were already there. */
+gint64 vs_import_ranges_add (GTree *t, gint64 a, gint64 n);
+
+/* The start of the range holding addr, or VS_UNKNOWN. */
+gint64 vs_import_ranges_find (GTree *t, gint64 addr);
+
+/* ------------------------------------------------------------------------
+ * vs-import-stacks.c */
+
+/* GHashTable functions of FrameKey* (by content) and StackKey*. */
+guint vs_import_frame_key_hash (gconstpointer p);
+gboolean vs_import_frame_key_equal (gconstpointer a, gconstpointer b);
+guint vs_import_stack_key_hash (gconstpointer p);
+gboolean vs_import_stack_key_equal (gconstpointer a, gconstpointer b);
+
+/* Marks a value the pickle reader is handing over (see
+ * vs_import_on_append) so that a later reference to it reads as id, a
+ * token of kind (TOKEN_*); a no-op for other values. */
+void vs_import_give_token (Ctx *c, VsPickleRef v, gint64 id, guint kind);
+
+/* The stack id of a snapshot frames list (innermost first), VS_UNKNOWN for
+ * an empty or absent list, or -1 with c->error set on error. */
+gint64 vs_import_stack_id (Ctx *c, VsPickleRef frames);
+
+/* The stack of memory live before the history (a single label frame),
+ * made on first use; -1 with c->error set when writing failed. */
+gint64 vs_import_label_stack (Ctx *c);
+
+/* ------------------------------------------------------------------------
+ * vs-import-snapshot.c */
+
+/* A new, empty Stream, and its GDestroyNotify. */
+Stream *vs_import_stream_new (void);
+void vs_import_stream_free (gpointer data);
+
+/* Adds history item v to s.  After the first invalid item, items are only
+ * counted: the problem is reported if s turns out to be a device's history.
+ * Returns FALSE with *fatal set only when writing the trace failed. */
+gboolean vs_import_stream_item (Ctx *c, Stream *s, VsPickleRef v,
+                                const char **why, GError **fatal);
+
+/* The pickle reader's append hook (VsPickleAppendHook, data a Ctx*): takes
+ * the items of lists of history entries, decoded into Streams in
+ * c->streams by list handle. */
+VsPickleAppend vs_import_on_append (VsPickle *p, VsPickleRef list,
+                                    const VsPickleRef *items, gsize n,
+                                    gpointer data, GError **error);
+
+/* Reads the segments of device dev: reserved ranges into ranges and live
+ * blocks into blocks (address → LiveBlock*).  FALSE with c->error set when
+ * the segments are not valid. */
+gboolean vs_import_read_segments (Ctx *c, VsPickleRef segments, gint64 dev,
+                                  GTree *ranges, GHashTable *blocks);
+
+/* ------------------------------------------------------------------------
+ * vs-import-replay.c */
+
+/* Imports one device's history (hist) and final state (its segments),
+ * writing the device's events for allocator_id; history times before
+ * start_ns are moved to it.  FALSE with c->error set on invalid input,
+ * failed writes or cancellation. */
+gboolean vs_import_device (Ctx *c, gint64 dev, Stream *hist,
+                           VsPickleRef segments, gint64 start_ns,
+                           gint64 device_id, gint64 allocator_id);

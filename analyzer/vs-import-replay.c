@@ -1,0 +1,232 @@
+/* vs-import-replay.c — one device of a snapshot import: the backward
+ * replay of its history and the events written for it.
+ *
+ * From the state at the end (live blocks and reserved ranges, read from
+ * `segments`), the history is replayed backwards: an alloc removes its
+ * block, a free_completed brings it back, a segment_alloc or segment_map
+ * removes its range, a segment_free or segment_unmap brings it back.  What
+ * remains was live before the first entry; it is written as synthetic
+ * segment and block events at the first entry's time, then every entry is
+ * written in order (see vs-import.c for why the trace's peaks then match
+ * memory_stats()).
+ */
+#include "vs-import-private.h"
+
+/* g_array_sort order of gint64. */
+static gint
+cmp_i64 (gconstpointer a, gconstpointer b)
+{
+  gint64 x = *(const gint64 *) a, y = *(const gint64 *) b;
+  return x < y ? -1 : x > y;
+}
+
+/* The time of entry e in ns, not before prev (the previous entry's). */
+static gint64
+entry_ts (const Entry *e, gint64 prev)
+{
+  return MAX (e->time_us * 1000, prev);
+}
+
+/* Imports one device's history and final state. */
+gboolean
+vs_import_device (Ctx *c, gint64 dev, Stream *hist, VsPickleRef segments,
+                  gint64 start_ns, gint64 device_id, gint64 allocator_id)
+{
+  g_autoptr (GTree) ranges = vs_import_ranges_new ();
+  g_autoptr (GHashTable) blocks
+      = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
+
+  /* 1. the decoded history */
+  if (hist->why)
+    return vs_import_not_snapshot (c, "device_traces[%u][%" G_GSIZE_FORMAT
+                                   "]%s", (guint) dev, hist->error_idx,
+                                   hist->why);
+  if (hist->error)
+    {
+      g_propagate_error (c->error, g_steal_pointer (&hist->error));
+      return FALSE;
+    }
+  Entry *ev = (Entry *) (gpointer) hist->entries->data;
+  gsize m = hist->entries->len;
+
+  /* 2. the state at the end */
+  if (!vs_import_read_segments (c, segments, dev, ranges, blocks))
+    return FALSE;
+
+  /* 3. backwards to the state before the first entry */
+  for (gsize i = m; i-- > 0;)
+    {
+      Entry *e = &ev[i];
+      LiveBlock *lb;
+      switch (e->action)
+        {
+        case ACT_ALLOC:
+          lb = g_hash_table_lookup (blocks, &e->addr);
+          if (lb == NULL)
+            c->inconsistencies++;
+          else
+            {
+              if (lb->block_bytes >= 0)
+                e->extra = lb->block_bytes; /* survives to the end */
+              g_hash_table_remove (blocks, &e->addr);
+            }
+          break;
+        case ACT_FREE_COMPLETED:
+          if (g_hash_table_contains (blocks, &e->addr))
+            c->inconsistencies++;
+          lb = g_new (LiveBlock, 1);
+          lb->requested = e->size;
+          lb->block_bytes = -1;
+          lb->frames = VS_PICKLE_MISSING;
+          g_hash_table_insert (blocks, g_memdup2 (&e->addr, sizeof e->addr), lb);
+          break;
+        case ACT_SEGMENT_ALLOC:
+        case ACT_SEGMENT_MAP:
+          if (vs_import_ranges_sub (ranges, e->addr, e->size) != e->size)
+            c->inconsistencies++;
+          break;
+        case ACT_SEGMENT_FREE:
+        case ACT_SEGMENT_UNMAP:
+          if (vs_import_ranges_add (ranges, e->addr, e->size) != 0)
+            c->inconsistencies++;
+          break;
+        default:
+          break;
+        }
+    }
+
+  /* 4. what was live before the first entry, at its time */
+  gint64 ts = m ? MAX (ev[0].time_us * 1000, start_ns) : start_ns;
+  GTreeNode *rn;
+  for (rn = g_tree_node_first (ranges); rn; rn = g_tree_node_next (rn))
+    {
+      gint64 s = VAL (g_tree_node_key (rn)), e = VAL (g_tree_node_value (rn));
+      gint64 sid = vs_import_label_stack (c);
+      if (sid < 0)
+        return FALSE;
+      VsAllocEvent ae = {
+        .ts = ts, .process_id = c->process_id, .tid = VS_UNKNOWN,
+        .device_id = device_id, .allocator_id = allocator_id,
+        .op = c->expandable ? VS_ALLOC_OP_SEGMENT_MAP : VS_ALLOC_OP_SEGMENT_ALLOC,
+        .address = s, .requested_bytes = e - s, .block_bytes = VS_UNKNOWN,
+        .segment_address = VS_UNKNOWN, .stream = VS_UNKNOWN,
+        .stack_id = sid, .range_id = VS_UNKNOWN,
+      };
+      if (vs_writer_alloc_event (c->w, &ae) < 0)
+        return vs_import_write_failed (c);
+      c->stats.synthetic_events++;
+    }
+  /* Blocks in address order, so that the trace is reproducible. */
+  g_autoptr (GArray) pre = g_array_new (FALSE, FALSE, sizeof (gint64));
+  GHashTableIter hi;
+  gpointer hk, hv;
+  g_hash_table_iter_init (&hi, blocks);
+  while (g_hash_table_iter_next (&hi, &hk, &hv))
+    g_array_append_val (pre, *(gint64 *) hk);
+  g_array_sort (pre, cmp_i64);
+  for (guint i = 0; i < pre->len; i++)
+    {
+      gint64 addr = g_array_index (pre, gint64, i);
+      LiveBlock *lb = g_hash_table_lookup (blocks, &addr);
+      gint64 sid = lb->block_bytes >= 0 ? vs_import_stack_id (c, lb->frames) : VS_UNKNOWN;
+      if (sid == -1)
+        return FALSE;
+      if (sid == VS_UNKNOWN && (sid = vs_import_label_stack (c)) < 0)
+        return FALSE;
+      VsAllocEvent ae = {
+        .ts = ts, .process_id = c->process_id, .tid = VS_UNKNOWN,
+        .device_id = device_id, .allocator_id = allocator_id,
+        .op = VS_ALLOC_OP_ALLOC, .address = addr,
+        .requested_bytes = lb->requested,
+        .block_bytes = lb->block_bytes >= 0 ? lb->block_bytes : VS_UNKNOWN,
+        .segment_address = vs_import_ranges_find (ranges, addr),
+        .stream = VS_UNKNOWN, .stack_id = sid, .range_id = VS_UNKNOWN,
+      };
+      if (vs_writer_alloc_event (c->w, &ae) < 0)
+        return vs_import_write_failed (c);
+      c->stats.synthetic_events++;
+    }
+
+  /* 5. the history, forwards.  `ranges` now tracks what is reserved (for
+   * the segment of each block); `born` what the history itself created, to
+   * detect frees of memory from before it. */
+  g_autoptr (GTree) born = vs_import_ranges_new ();
+  g_autoptr (GHashTable) born_blocks = g_hash_table_new_full (g_int64_hash, g_int64_equal,
+                                                              g_free, NULL);
+  gint64 prev = ts;
+  for (gsize i = 0; i < m; i++)
+    {
+      Entry *e = &ev[i];
+      gint64 t = entry_ts (e, prev);
+      prev = t;
+      gint64 sid = e->stack >= 0 ? e->stack : VS_UNKNOWN;
+      if (e->action == ACT_OOM)
+        {
+          VsFailedAlloc fa = {
+            .ts = t, .process_id = c->process_id, .tid = VS_UNKNOWN,
+            .device_id = device_id, .allocator_id = allocator_id,
+            .api = "pytorch", .requested_bytes = e->size,
+            .error = VS_UNKNOWN, .error_name = "OutOfMemoryError",
+            .device_free_bytes = e->extra,
+            .device_total_bytes = VS_UNKNOWN, .correlation = VS_UNKNOWN,
+            .stack_id = sid, .range_id = VS_UNKNOWN,
+          };
+          if (vs_writer_failed_alloc (c->w, &fa) < 0)
+            return vs_import_write_failed (c);
+          continue;
+        }
+      VsAllocEvent ae = {
+        .ts = t, .process_id = c->process_id, .tid = VS_UNKNOWN,
+        .device_id = device_id, .allocator_id = allocator_id,
+        .address = e->addr, .requested_bytes = e->size,
+        .block_bytes = VS_UNKNOWN, .segment_address = VS_UNKNOWN,
+        .stream = e->stream, .stack_id = sid, .range_id = VS_UNKNOWN,
+      };
+      switch (e->action)
+        {
+        case ACT_ALLOC:
+          ae.op = VS_ALLOC_OP_ALLOC;
+          ae.block_bytes = e->extra;
+          ae.segment_address = vs_import_ranges_find (ranges, e->addr);
+          g_hash_table_add (born_blocks, g_memdup2 (&e->addr, sizeof e->addr));
+          break;
+        case ACT_FREE_REQUESTED:
+        case ACT_FREE_COMPLETED:
+          ae.op = e->action == ACT_FREE_REQUESTED ? VS_ALLOC_OP_FREE_REQUESTED
+                                                  : VS_ALLOC_OP_FREE_COMPLETED;
+          ae.segment_address = vs_import_ranges_find (ranges, e->addr);
+          if (!g_hash_table_contains (born_blocks, &e->addr))
+            c->stats.history_overflow = TRUE;
+          if (e->action == ACT_FREE_COMPLETED)
+            g_hash_table_remove (born_blocks, &e->addr);
+          break;
+        case ACT_SEGMENT_ALLOC:
+        case ACT_SEGMENT_MAP:
+          ae.op = e->action == ACT_SEGMENT_ALLOC ? VS_ALLOC_OP_SEGMENT_ALLOC
+                                                 : VS_ALLOC_OP_SEGMENT_MAP;
+          ae.segment_address = e->addr;
+          vs_import_ranges_add (ranges, e->addr, e->size);
+          vs_import_ranges_add (born, e->addr, e->size);
+          break;
+        case ACT_SEGMENT_FREE:
+        case ACT_SEGMENT_UNMAP:
+          ae.op = e->action == ACT_SEGMENT_FREE ? VS_ALLOC_OP_SEGMENT_FREE
+                                                : VS_ALLOC_OP_SEGMENT_UNMAP;
+          ae.segment_address = e->addr;
+          vs_import_ranges_sub (ranges, e->addr, e->size);
+          if (vs_import_ranges_sub (born, e->addr, e->size) != e->size)
+            c->stats.history_overflow = TRUE;
+          break;
+        default:
+          g_assert_not_reached ();
+        }
+      if (vs_writer_alloc_event (c->w, &ae) < 0)
+        return vs_import_write_failed (c);
+      if ((++c->done_entries & 0xffff) == 0
+          && !vs_import_report (c, "importing",
+                                0.4 + 0.4 * (double) c->done_entries / (double) MAX (c->total_entries, 1)))
+        return FALSE;
+    }
+  c->stats.entries += m;
+  return TRUE;
+}

@@ -1,0 +1,238 @@
+/* vs-import-snapshot.c — decoding a PyTorch memory snapshot's history
+ * entries and segments.
+ *
+ * History entries are decoded while the pickle is read (the append hook,
+ * vs_import_on_append), into 48-byte records with their stacks already
+ * interned (vs-import-stacks.c), and the reader frees their values, so
+ * memory stays near the file's size.  The segments, the allocator's state
+ * at the end, are read after parsing, one device at a time, for the
+ * replay (vs-import-replay.c).
+ */
+#include "vs-import-private.h"
+
+#include <string.h>
+
+/* TRUE when k[0..kl) is the C string s. */
+static gboolean
+key_is (const char *k, gsize kl, const char *s)
+{
+  gsize sl = strlen (s);
+  return kl == sl && memcmp (k, s, sl) == 0;
+}
+
+/* The Action named s[0..len), ACT_OTHER for any other name. */
+static Action
+parse_action (const char *s, gsize len)
+{
+  static const struct { const char *name; Action a; } names[] = {
+    { "alloc", ACT_ALLOC }, { "free_requested", ACT_FREE_REQUESTED },
+    { "free_completed", ACT_FREE_COMPLETED },
+    { "segment_alloc", ACT_SEGMENT_ALLOC }, { "segment_free", ACT_SEGMENT_FREE },
+    { "segment_map", ACT_SEGMENT_MAP }, { "segment_unmap", ACT_SEGMENT_UNMAP },
+    { "oom", ACT_OOM },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (names); i++)
+    if (key_is (s, len, names[i].name))
+      return names[i].a;
+  return ACT_OTHER; /* 'snapshot' markers and actions of newer versions */
+}
+
+/* Decodes history item v into *e and resolves its stack.  Returns FALSE
+ * with *why set to a phrase that follows "device_traces[D][I]" when v is
+ * not a valid entry, or with *why NULL and c->error set when its frames are
+ * not valid or writing failed. */
+static gboolean
+read_entry (Ctx *c, VsPickleRef v, Entry *e, const char **why)
+{
+  /* action, addr, size, stream, time_us, frames, device_free: see
+   * vs_import_snapshot */
+  VsPickleValue ev[7];
+  memset (e, 0, sizeof *e);
+  e->stream = VS_UNKNOWN;
+  e->extra = VS_UNKNOWN;
+  e->stack = -1;
+  *why = NULL;
+  if (!vs_pickle_dict_fetch (c->p, v, &c->entry_keys, ev))
+    return *why = " is not a dict", FALSE;
+#define IS_INT(x) ((x).type == VS_PICKLE_INT || (x).type == VS_PICKLE_BOOL)
+  if (ev[0].s)
+    e->action = parse_action (ev[0].s, ev[0].len);
+  gboolean has_addr = IS_INT (ev[1]), has_size = IS_INT (ev[2]);
+  gboolean has_time = IS_INT (ev[4]);
+  e->addr = has_addr ? ev[1].i : 0;
+  e->size = has_size ? ev[2].i : 0;
+  e->stream = IS_INT (ev[3]) ? ev[3].i : VS_UNKNOWN;
+  e->time_us = has_time ? ev[4].i : 0;
+  VsPickleRef frames = ev[5].ref;
+  e->extra = IS_INT (ev[6]) ? ev[6].i : VS_UNKNOWN;
+#undef IS_INT
+  if (e->action == ACT_OTHER)
+    return TRUE;
+  if (e->action != ACT_OOM)
+    e->extra = VS_UNKNOWN;
+  if (!has_size || e->size < 0)
+    return *why = ": 'size' missing or not a size", FALSE;
+  if (e->action != ACT_OOM && !has_addr)
+    return *why = ": 'addr' missing or not an integer", FALSE;
+  if (!has_time || e->time_us < 0 || e->time_us > G_MAXINT64 / 1000)
+    return *why = ": 'time_us' missing or out of range", FALSE;
+  if (e->addr > G_MAXINT64 - e->size)
+    return *why = ": address range out of bounds", FALSE;
+  gint64 sid = vs_import_stack_id (c, frames);
+  if (sid == -1)
+    return FALSE;
+  if (sid > G_MAXINT32)
+    return *why = ": more distinct stacks than the import handles", FALSE;
+  e->stack = sid == VS_UNKNOWN ? -1 : (gint32) sid;
+  return TRUE;
+}
+
+Stream *
+vs_import_stream_new (void)
+{
+  Stream *s = g_new0 (Stream, 1);
+  s->entries = g_array_new (FALSE, FALSE, sizeof (Entry));
+  return s;
+}
+
+void
+vs_import_stream_free (gpointer data)
+{
+  Stream *s = data;
+  g_array_free (s->entries, TRUE);
+  g_clear_error (&s->error);
+  g_free (s);
+}
+
+/* Adds history item v to s.  After the first invalid item, items are only
+ * counted: the problem is reported if s turns out to be a device's history.
+ * Returns FALSE with *fatal set only when writing the trace failed. */
+gboolean
+vs_import_stream_item (Ctx *c, Stream *s, VsPickleRef v, const char **why,
+                       GError **fatal)
+{
+  if (s->count == 0)
+    s->has_first_time = vs_pickle_get_int (c->p, vs_pickle_dict_get (c->p, v, "time_us"),
+                                           &s->first_time_us);
+  if (*why == NULL && s->error == NULL)
+    {
+      GError *local = NULL, **saved = c->error;
+      Entry e;
+      c->error = &local;
+      gboolean ok = read_entry (c, v, &e, why);
+      c->error = saved;
+      if (ok && e.action != ACT_OTHER)
+        g_array_append_val (s->entries, e);
+      else if (!ok && *why)
+        s->error_idx = s->count;
+      else if (!ok && g_error_matches (local, VS_IMPORT_ERROR, VS_IMPORT_ERROR_WRITE))
+        {
+          g_propagate_error (fatal, local);
+          return FALSE;
+        }
+      else if (!ok)
+        {
+          s->error = local;
+          s->error_idx = s->count;
+        }
+    }
+  vs_import_give_token (c, v, 0, TOKEN_ENTRY);
+  s->count++;
+  return TRUE;
+}
+
+/* The pickle reader's append hook: the items of a list of history entries
+ * (dicts with an 'action') are decoded as they are read and not kept, so
+ * memory stays near the size of the decoded entries. */
+VsPickleAppend
+vs_import_on_append (VsPickle *p, VsPickleRef list,
+                     const VsPickleRef *items, gsize n, gpointer data,
+                     GError **error)
+{
+  Ctx *c = data;
+  c->p = p;
+  /* Every list this hook took is a stream, and no other: most lists seen
+   * here (each entry's frames) are neither, and are kept without a table
+   * lookup. */
+  Stream *s = NULL;
+  if (vs_pickle_list_taken (p, list))
+    s = g_hash_table_lookup (c->streams, GUINT_TO_POINTER (list));
+  if (s == NULL)
+    {
+      VsPickleValue action;
+      if (vs_pickle_len (p, list) > 0
+          || !vs_pickle_dict_fetch (p, items[0], &c->action_key, &action)
+          || action.type != VS_PICKLE_STR)
+        return VS_PICKLE_APPEND_KEEP;
+      s = vs_import_stream_new ();
+      g_hash_table_insert (c->streams, GUINT_TO_POINTER (list), s);
+    }
+  for (gsize i = 0; i < n; i++)
+    if (!vs_import_stream_item (c, s, items[i], &s->why, error))
+      return VS_PICKLE_APPEND_ERROR;
+  return VS_PICKLE_APPEND_TAKEN;
+}
+
+/* Reads the segments of device dev: reserved ranges into ranges and live
+ * blocks into blocks (address → LiveBlock*). */
+gboolean
+vs_import_read_segments (Ctx *c, VsPickleRef segments, gint64 dev,
+                         GTree *ranges, GHashTable *blocks)
+{
+  VsPickleIter it, bit;
+  VsPickleRef seg, b;
+  gsize i = 0;
+  vs_pickle_iter_init (&it, c->p, segments);
+  for (; vs_pickle_iter_next (&it, &seg); i++)
+    {
+      gint64 d = 0, addr, size, x;
+      if (vs_pickle_type (c->p, seg) != VS_PICKLE_DICT)
+        return vs_import_not_snapshot (c, "segments[%" G_GSIZE_FORMAT "] is not a dict", i);
+      if (!vs_pickle_get_int (c->p, vs_pickle_dict_get (c->p, seg, "device"), &d))
+        d = 0;
+      if (d != dev)
+        continue;
+      if (!vs_pickle_get_int (c->p, vs_pickle_dict_get (c->p, seg, "address"), &addr)
+          || !vs_pickle_get_int (c->p, vs_pickle_dict_get (c->p, seg, "total_size"), &size)
+          || size < 0 || addr > G_MAXINT64 - size)
+        return vs_import_not_snapshot (c, "segments[%" G_GSIZE_FORMAT "]: "
+                                       "'address' or 'total_size' missing "
+                                       "or invalid", i);
+      if (vs_pickle_get_int (c->p, vs_pickle_dict_get (c->p, seg, "is_expandable"), &x) && x)
+        c->expandable = TRUE;
+      if (vs_import_ranges_add (ranges, addr, size) != 0)
+        c->inconsistencies++;
+      gsize j = 0;
+      vs_pickle_iter_init (&bit, c->p, vs_pickle_dict_get (c->p, seg, "blocks"));
+      for (; vs_pickle_iter_next (&bit, &b); j++)
+        {
+          gint64 baddr, bsize, req;
+          if (vs_pickle_type (c->p, b) != VS_PICKLE_DICT)
+            return vs_import_not_snapshot (c, "segments[%" G_GSIZE_FORMAT
+                                           "].blocks[%" G_GSIZE_FORMAT
+                                           "] is not a dict", i, j);
+          VsPickleRef st = vs_pickle_dict_get (c->p, b, "state");
+          if (!vs_pickle_str_equal (c->p, st, "active_allocated")
+              && !vs_pickle_str_equal (c->p, st, "active_pending_free"))
+            continue;
+          if (!vs_pickle_get_int (c->p, vs_pickle_dict_get (c->p, b, "address"), &baddr)
+              || !vs_pickle_get_int (c->p, vs_pickle_dict_get (c->p, b, "size"), &bsize)
+              || !vs_pickle_get_int (c->p, vs_pickle_dict_get (c->p, b, "requested_size"), &req)
+              || req < 0 || bsize < 0)
+            return vs_import_not_snapshot (c, "segments[%" G_GSIZE_FORMAT
+                                           "].blocks[%" G_GSIZE_FORMAT
+                                           "]: 'address', 'size' or "
+                                           "'requested_size' missing or "
+                                           "invalid", i, j);
+          LiveBlock *lb = g_new (LiveBlock, 1);
+          lb->requested = req;
+          lb->block_bytes = bsize;
+          lb->frames = vs_pickle_dict_get (c->p, b, "frames");
+          if (g_hash_table_contains (blocks, &baddr))
+            c->inconsistencies++;
+          g_hash_table_insert (blocks, g_memdup2 (&baddr, sizeof baddr), lb);
+        }
+    }
+  return TRUE;
+}
+

@@ -1,0 +1,212 @@
+/* vs-pickle-private.h — what the files of the pickle reader share.
+ *
+ * The reader is split into vs-pickle-load.c (entry points, the memory
+ * bound, freeing), vs-pickle.c (the opcode loop and the values it builds),
+ * vs-pickle-stream.c (append hooks: reclaiming taken values, tokens and
+ * shared tokens), vs-pickle-read.c (the value access API) and
+ * vs-pickle-opcodes.c (opcode names).  Nothing here is for use outside
+ * those files.
+ *
+ * Values live in flat arrays owned by VsPickle:
+ *
+ *   nodes   16 bytes per value that needs storage (str, bytes, big int,
+ *           float, containers); None, False and True are nodes 0, 1, 2 and
+ *           ints in [-2^30, 2^30) are stored in the handle itself.
+ *   pool    container children as 4-byte handles; a container's children
+ *           form one run in the pool, or, when a list grows in several
+ *           APPENDS batches with other values built in between, a linked
+ *           list of runs ("chunks").
+ *   memo    the pickle memo, handle per index (in Parser: parsing only).
+ *
+ * Handles >= TOKEN_BASE (and without IMM_BIT) are tokens an append hook
+ * gave taken containers.
+ */
+#pragma once
+
+#include "vs-pickle.h"
+
+#define VS_PICKLE_MEM_FACTOR 40
+#define NONE_CHUNK G_MAXUINT32
+#define IMM_BIT 0x80000000u
+#define IMM_MIN (-(G_GINT64_CONSTANT (1) << 30))
+#define IMM_MAX ((G_GINT64_CONSTANT (1) << 30) - 1)
+#define MAX_NODES 0x3ffffff0u
+#define TOKEN_BASE 0x40000000u
+/* Memo stores logged between two taken appends; beyond it nothing is
+ * reclaimed until the next one (bounds the log). */
+#define MEMO_LOG_MAX (1u << 20)
+#define PROGRESS_STEP (8u << 20)
+
+enum { REF_NONE = 0, REF_FALSE = 1, REF_TRUE = 2 };
+
+typedef struct {
+  guint8 type;   /* VsPickleType */
+  guint8 multi;  /* containers: children are a chunk list */
+  guint8 taken;  /* lists: an append hook took items */
+  guint8 pad;
+  guint32 count; /* str/bytes: length; containers: number of handles */
+  union {
+    gint64 i;
+    double f;
+    const char *s;
+    struct { guint32 off, unused; } one;   /* single run in the pool */
+    struct { guint32 first, last; } chunks;
+  } u;
+} Node;
+
+G_STATIC_ASSERT (sizeof (Node) == 16);
+
+typedef struct {
+  guint32 off, n, next;
+} Chunk;
+
+typedef struct {
+  gpointer data;
+  gsize len, cap;
+} Vec;
+
+typedef struct Parser Parser;
+
+struct VsPickle {
+  Parser *ps; /* while parsing */
+  guint serial; /* distinct for every VsPickle made (see VsPickleKeys) */
+  GMappedFile *file;
+  const guint8 *data;
+  gsize size;
+  gsize mem, mem_limit;
+  Vec nodes;  /* Node */
+  Vec pool;   /* guint32 */
+  Vec chunks; /* Chunk */
+  VsPickleRef root;
+};
+
+typedef struct {
+  guint32 ref, value;
+} Token;
+
+/* A container made by `}` or `]` immediately followed by MEMOIZE (or not)
+ * and MARK: while only the stack slot `at` and memo[memo] refer to it, it
+ * can still be replaced by a shared token when it is filled
+ * (vs_pickle_share()). */
+typedef struct {
+  guint32 c;
+  gsize at, mark;  /* stack position; index of its mark */
+  guint64 memo;    /* G_MAXUINT64: not memoized */
+} Fresh;
+
+#define FRESH_MAX 4
+/* Containers of at most this many handles can have shared tokens. */
+#define SHARED_MAX 16
+
+/* The parser's transient state, freed when parsing ends.
+ *
+ * With an append hook, values built since the last taken append (handles
+ * >= wm_nodes, pool from wm_pool, chunks from wm_chunks) are freed after the
+ * next one when nothing else can reach them: reachable are the stack below
+ * the taken items and the memo.  Memo stores since the watermark are
+ * logged; a stored container either got a token from the hook or keeps the
+ * whole region alive, as does a container on the stack or any append to an
+ * older container ("dirty").  Strings and numbers still reachable are moved
+ * down to the watermark. */
+struct Parser {
+  VsPickle *p;
+  Vec stack; /* guint32 handles */
+  Vec marks; /* gsize stack positions */
+  Vec memo;  /* guint32 handles, G_MAXUINT32 = unset */
+  GError **error;
+  VsPickleAppendHook hook;
+  gpointer hook_data;
+  guint32 wm_nodes;
+  gsize wm_pool, wm_chunks, stack_low;
+  gboolean dirty, log_full;
+  Vec memo_log; /* gsize memo indexes stored since the watermark */
+  Vec tokens;   /* Token */
+  Vec live;     /* guint32 handles, scratch of vs_pickle_reclaim() */
+  Vec tokmap;   /* guint32 token by handle - wm_nodes, scratch of
+                 * vs_pickle_reclaim() */
+  /* Containers being filled right after their creation, innermost last
+   * (see vs_pickle_share()), and the smallest of their handles. */
+  Fresh fresh[FRESH_MAX];
+  guint nfresh;
+  guint32 fresh_min;
+  /* Shared tokens (vs_pickle_set_token_shared): records of guint32
+   * { type | n << 8, value, handles[n] } in shared, found through an
+   * open-addressing index of record offsets + 1 (0: empty). */
+  Vec shared;       /* guint32 */
+  Vec shared_index; /* guint32 */
+  gsize shared_count;
+};
+
+#define NODES(p) ((Node *) (p)->nodes.data)
+#define POOL(p) ((guint32 *) (p)->pool.data)
+#define CHUNKS(p) ((Chunk *) (p)->chunks.data)
+
+/* Makes room for extra more elements of elt bytes in v, charging the growth
+ * to p's memory bound.  Returns FALSE with error set when over the bound.
+ * (vs-pickle-load.c) */
+gboolean vs_pickle_vec_grow (VsPickle *p, Vec *v, gsize elt, gsize extra,
+                             GError **error);
+
+/* Makes room for extra more elements of elt bytes in v as
+ * vs_pickle_vec_grow does, inline when there is room already (the parser's
+ * loop runs it per opcode). */
+static inline gboolean
+vec_reserve (VsPickle *p, Vec *v, gsize elt, gsize extra, GError **error)
+{
+  if (G_LIKELY (v->cap - v->len >= extra))
+    return TRUE;
+  return vs_pickle_vec_grow (p, v, elt, extra, error);
+}
+
+/* The type of handle r: immediates are ints, tokens are tokens, anything
+ * else out of range reads as None. */
+static inline VsPickleType
+ref_type (const VsPickle *p, VsPickleRef r)
+{
+  if (r & IMM_BIT)
+    return VS_PICKLE_INT;
+  if (r >= TOKEN_BASE)
+    return r <= TOKEN_BASE + VS_PICKLE_TOKEN_MAX ? VS_PICKLE_TOKEN
+                                                 : VS_PICKLE_NONE;
+  if (r >= p->nodes.len)
+    return VS_PICKLE_NONE;
+  return NODES (p)[r].type;
+}
+
+/* Drops the stack above len, keeping track of the lowest level reached
+ * since the watermark.  Inline: the parser's loop runs it for every filled
+ * container. */
+static inline void
+stack_truncate (Parser *ps, gsize len)
+{
+  ps->stack.len = len;
+  if (len < ps->stack_low)
+    ps->stack_low = len;
+  /* A fresh container whose slot is dropped may have been moved
+   * elsewhere (SETITEM below its mark): it is fresh no more. */
+  while (G_UNLIKELY (ps->nfresh && len <= ps->fresh[ps->nfresh - 1].at))
+    ps->nfresh--;
+  if (ps->nfresh == 0)
+    ps->fresh_min = G_MAXUINT32;
+}
+
+/* Runs the opcode loop over p's input with ps set up by the caller (see
+ * vs-pickle-load.c): makes the three constant nodes, then parses up to
+ * STOP.  Returns FALSE with ps->error set on malformed or refused input,
+ * beyond the memory bound or when cancelled.  (vs-pickle.c) */
+gboolean vs_pickle_parser_run (Parser *ps, VsPickleProgress progress,
+                               gpointer progress_data);
+
+/* Called after an append hook took items: applies the hook's tokens to the
+ * memo, frees the values built for the items when nothing else can reach
+ * them, and starts a new region.  Returns FALSE with ps->error set only
+ * when out of the memory bound.  (vs-pickle-stream.c) */
+gboolean vs_pickle_reclaim (Parser *ps);
+
+/* APPENDS or SETITEMS filling fresh container f (f->c G_MAXUINT32: none)
+ * from stack index `from`, of type want: when its items are all stable and
+ * equal to those of a container given a shared token, replaces the
+ * container by that token on the stack and in the memo and returns TRUE;
+ * else changes nothing and returns FALSE.  (vs-pickle-stream.c) */
+gboolean vs_pickle_share (Parser *ps, const Fresh *f, gsize from,
+                          guint8 want);

@@ -1,0 +1,282 @@
+/* vs-trace-open.c — opening and validating a trace: file checks, the
+ * application id and schema version, readability of every table, and
+ * finalizing an interrupted recording on open.
+ *
+ * Validation is ordered from cheap to less cheap so that the common wrong
+ * inputs fail fast with a precise sentence: the file must exist and not be
+ * empty, start with the SQLite magic, not be shorter than its header says
+ * (a truncated copy), carry our application_id and a schema version this
+ * build knows, and its tables must be readable at both ends of their
+ * b-trees.  A full integrity check is not run: it reads every page, which
+ * takes seconds on a 1 GB trace; damage found later by a query is still
+ * reported as an error naming the file, never a crash.
+ */
+#include "vs-trace-private.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
+
+static guint32
+read_be32 (const guint8 *p)
+{
+  return ((guint32) p[0] << 24) | ((guint32) p[1] << 16) |
+         ((guint32) p[2] << 8) | (guint32) p[3];
+}
+
+/* Checks what the file's first 100 bytes and its size can tell: present,
+ * not empty, SQLite, not shorter than the header says. */
+gboolean
+vs_trace_check_file (const char *path, GError **error)
+{
+  GStatBuf st;
+  guint8 header[100];
+  FILE *f;
+  size_t n;
+
+  if (g_stat (path, &st) != 0)
+    {
+      int saved = errno;
+
+      g_set_error (error, VS_TRACE_ERROR,
+                   saved == ENOENT ? VS_TRACE_ERROR_NOT_FOUND : VS_TRACE_ERROR_FAILED,
+                   saved == ENOENT ? "%s: no such file" : "Cannot open %s: %s",
+                   path, g_strerror (saved));
+      return FALSE;
+    }
+  if (!S_ISREG (st.st_mode))
+    {
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_NOT_A_TRACE,
+                   "%s is not a regular file, not a vramscope trace", path);
+      return FALSE;
+    }
+  if (st.st_size == 0)
+    {
+      g_autofree char *wal = g_strconcat (path, "-wal", NULL);
+      GStatBuf wst;
+
+      /* A recording killed before its first checkpoint keeps everything in
+       * the write-ahead log; SQLite reads it from there. */
+      if (g_stat (wal, &wst) == 0 && wst.st_size > 0)
+        return TRUE;
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_NOT_A_TRACE,
+                   "%s is empty, not a vramscope trace", path);
+      return FALSE;
+    }
+
+  f = g_fopen (path, "rb");
+  if (f == NULL)
+    {
+      int saved = errno;
+
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_FAILED,
+                   "Cannot open %s: %s", path, g_strerror (saved));
+      return FALSE;
+    }
+  n = fread (header, 1, sizeof header, f);
+  fclose (f);
+  if (n < sizeof header || memcmp (header, "SQLite format 3", 16) != 0)
+    {
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_NOT_A_TRACE,
+                   "%s is not a vramscope trace (not an SQLite database)", path);
+      return FALSE;
+    }
+
+  {
+    guint32 page_size = ((guint32) header[16] << 8) | header[17];
+    guint32 pages = read_be32 (header + 28);
+    gboolean size_valid = read_be32 (header + 24) == read_be32 (header + 92);
+
+    if (page_size == 1)
+      page_size = 65536;
+    if (size_valid && pages > 0 &&
+        (guint64) pages * page_size > (guint64) st.st_size)
+      {
+        g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT,
+                     "%s is truncated: its header says %" G_GUINT64_FORMAT
+                     " bytes but the file has %" G_GUINT64_FORMAT,
+                     path, (guint64) pages * page_size, (guint64) st.st_size);
+        return FALSE;
+      }
+  }
+  return TRUE;
+}
+
+/* Whether the file and its directory can be written (SQLite needs the
+ * directory for its journal). */
+static gboolean
+is_writable (const char *path)
+{
+  g_autofree char *dir = g_path_get_dirname (path);
+
+  return g_access (path, W_OK) == 0 && g_access (dir, W_OK) == 0;
+}
+
+/* Finalizes the interrupted recording at trace->path in place, through a
+ * read-write connection of its own; trace->db must be closed. */
+gboolean
+vs_trace_finalize_in_place (VsTrace *trace, GError **error)
+{
+  sqlite3 *db = NULL;
+  char err[512] = "";
+  int rc;
+
+  if (!is_writable (trace->path))
+    {
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_NOT_FINALIZED,
+                   "%s was not finalized (its recording was interrupted) and "
+                   "cannot be written here; copy it to a writable place and "
+                   "open it again", trace->path);
+      return FALSE;
+    }
+  rc = sqlite3_open_v2 (trace->path, &db, SQLITE_OPEN_READWRITE, NULL);
+  if (rc == SQLITE_OK)
+    {
+      sqlite3_busy_timeout (db, 5000);
+      rc = vs_trace_finalize (db, NULL, NULL, err, sizeof err) == 0
+             ? SQLITE_OK : SQLITE_ERROR;
+      if (rc != SQLITE_OK && err[0] == '\0')
+        g_strlcpy (err, sqlite3_errmsg (db), sizeof err);
+    }
+  else
+    g_strlcpy (err, db ? sqlite3_errmsg (db) : sqlite3_errstr (rc), sizeof err);
+  sqlite3_close_v2 (db);
+  if (rc != SQLITE_OK)
+    {
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT,
+                   "%s was not finalized (its recording was interrupted) and "
+                   "finalizing it failed: %s", trace->path, err);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Reads the first and last entry of every table the analyzer uses, so a
+ * missing table or a file cut short fails here rather than mid-report. */
+static gboolean
+touch_tables (VsTrace *trace, GError **error)
+{
+  /* One min() or max() per query: SQLite answers those from the ends of
+   * the b-tree, but a query with both reads the whole table. */
+  static const char *probes[] = {
+    "SELECT min(key) FROM meta", "SELECT max(key) FROM meta",
+    "SELECT min(id) FROM device", "SELECT max(id) FROM device",
+    "SELECT min(id) FROM allocator", "SELECT max(id) FROM allocator",
+    "SELECT min(id) FROM frame", "SELECT max(id) FROM frame",
+    "SELECT min(id) FROM stack", "SELECT max(id) FROM stack",
+    "SELECT min(id) FROM module", "SELECT max(id) FROM module",
+    "SELECT min(id) FROM block", "SELECT max(id) FROM block",
+    "SELECT min(id) FROM failed_alloc", "SELECT max(id) FROM failed_alloc",
+    "SELECT min(id) FROM kernel", "SELECT max(id) FROM kernel",
+    "SELECT min(id) FROM nvtx_range", "SELECT max(id) FROM nvtx_range",
+    "SELECT min(device_id) FROM series", "SELECT max(device_id) FROM series",
+    "SELECT min(device_id) FROM series_level", "SELECT max(device_id) FROM series_level",
+    "SELECT min(device_id) FROM summary", "SELECT max(device_id) FROM summary",
+  };
+  gint64 v;
+
+  for (guint i = 0; i < G_N_ELEMENTS (probes); i++)
+    if (!vs_trace_query_int (trace, probes[i], &v, error))
+      return FALSE;
+  return TRUE;
+}
+
+/* Checks trace->db's application id and schema version, and reads meta
+ * 'finalized' into *finalized. */
+gboolean
+vs_trace_validate (VsTrace *trace, gboolean *finalized, GError **error)
+{
+  static const char *finalized_sql =
+    "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'finalized'";
+  gint64 app_id, version, fin;
+
+  if (!vs_trace_query_int (trace, "PRAGMA application_id", &app_id, error))
+    {
+      g_clear_error (error);
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_NOT_A_TRACE,
+                   "%s is not a vramscope trace (not a readable SQLite database)",
+                   trace->path);
+      return FALSE;
+    }
+  if (app_id != VS_TRACE_APPLICATION_ID)
+    {
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_NOT_A_TRACE,
+                   "%s is an SQLite database of another application, not a "
+                   "vramscope trace", trace->path);
+      return FALSE;
+    }
+  if (!vs_trace_query_int (trace, "PRAGMA user_version", &version, error))
+    return FALSE;
+  if (version > VS_TRACE_SCHEMA_VERSION)
+    {
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_NEWER_SCHEMA,
+                   "%s was written by a newer vramscope (schema %" G_GINT64_FORMAT
+                   ", this build reads up to %d)", trace->path, version,
+                   VS_TRACE_SCHEMA_VERSION);
+      return FALSE;
+    }
+  if (version < 1)
+    {
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_NOT_A_TRACE,
+                   "%s has no schema version, not a complete vramscope trace",
+                   trace->path);
+      return FALSE;
+    }
+  if (!vs_trace_query_int (trace, finalized_sql, &fin, error))
+    return FALSE;
+  *finalized = fin == 1;
+  return TRUE;
+}
+
+/* What every way of opening ends with: probes, devices, extent. */
+gboolean
+vs_trace_load_tables (VsTrace *trace, GError **error)
+{
+  return touch_tables (trace, error) && vs_trace_load_devices (trace, error) &&
+         vs_trace_load_extent (trace, error);
+}
+
+VsTrace *
+vs_trace_open (const char *path, GError **error)
+{
+  g_autoptr (VsTrace) trace = NULL;
+  gboolean finalized = FALSE;
+
+  g_return_val_if_fail (path != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  if (!vs_trace_check_file (path, error))
+    return NULL;
+
+  trace = vs_trace_new (path);
+  trace->stamp = vs_trace_file_stamp (path);
+  if (!vs_trace_open_connection (trace, path, error) ||
+      !vs_trace_validate (trace, &finalized, error))
+    return NULL;
+  if (!finalized)
+    {
+      vs_trace_close_connection (trace);
+      /* Finalizing a file its recorder is still writing would race with
+       * it: read a private copy of what is committed instead. */
+      if (vs_trace_is_being_written (path))
+        return vs_trace_open_live_copy (g_steal_pointer (&trace), error);
+      if (!vs_trace_finalize_in_place (trace, error) ||
+          !vs_trace_open_connection (trace, path, error) ||
+          !vs_trace_validate (trace, &finalized, error))
+        return NULL;
+      if (!finalized)
+        {
+          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT,
+                       "%s could not be finalized", path);
+          return NULL;
+        }
+      g_free (trace->stamp);
+      trace->stamp = vs_trace_file_stamp (path);
+    }
+  if (!vs_trace_load_tables (trace, error))
+    return NULL;
+  return g_steal_pointer (&trace);
+}
