@@ -117,14 +117,14 @@ walk (VsPickle *p)
 {
   VsPickleKeys keys;
   vs_pickle_keys_init (&keys, fetch_names, G_N_ELEMENTS (fetch_names));
-  GArray *todo = g_array_new (FALSE, FALSE, sizeof (VsPickleRef));
+  GArray *pending = g_array_new (FALSE, FALSE, sizeof (VsPickleRef));
   VsPickleRef r = vs_pickle_root (p), k, v;
   guint budget = 100000;
-  g_array_append_val (todo, r);
-  while (todo->len && todo->len < 4000000 && budget--)
+  g_array_append_val (pending, r);
+  while (pending->len && pending->len < 4000000 && budget--)
     {
-      r = g_array_index (todo, VsPickleRef, todo->len - 1);
-      g_array_set_size (todo, todo->len - 1);
+      r = g_array_index (pending, VsPickleRef, pending->len - 1);
+      g_array_set_size (pending, pending->len - 1);
       gint64 i;
       double f;
       gsize len;
@@ -151,19 +151,19 @@ walk (VsPickle *p)
           vs_pickle_iter_init (&it, p, r);
           while (vs_pickle_iter_next_pair (&it, &k, &v))
             {
-              g_array_append_val (todo, k);
-              g_array_append_val (todo, v);
+              g_array_append_val (pending, k);
+              g_array_append_val (pending, v);
             }
           break;
         case VS_PICKLE_LIST: case VS_PICKLE_TUPLE:
           vs_pickle_iter_init (&it, p, r);
           while (vs_pickle_iter_next (&it, &v))
-            g_array_append_val (todo, v);
+            g_array_append_val (pending, v);
           break;
         default:
           break;
         }
     }
-  g_array_free (todo, TRUE);
+  g_array_free (pending, TRUE);
   vs_pickle_free (p);
 }

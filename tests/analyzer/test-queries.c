@@ -211,7 +211,7 @@ static void
 test_user_code (void)
 {
   g_assert_true (vs_frame_is_user_code ("/home/me/train.py", NULL));
-  g_assert_true (vs_frame_is_user_code ("/work/app/main.c", "/work/app/bin/app"));
+  g_assert_true (vs_frame_is_user_code ("/home/user/app/main.c", "/home/user/app/bin/app"));
   g_assert_false (vs_frame_is_user_code ("/usr/lib/python3.11/threading.py", NULL));
   g_assert_false (vs_frame_is_user_code ("/opt/conda/lib/python3.11/site-packages/torch/nn/modules/module.py", NULL));
   g_assert_false (vs_frame_is_user_code ("/home/me/.venv/lib/python3.12/site-packages/x.py", NULL));
