@@ -636,9 +636,12 @@ start (char *err, size_t errlen)
     {
       const char *why = NULL;
       cuptiGetResultString (r, &why);
-      if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
-        snprintf (err, errlen, "another profiler (%s) already uses CUPTI",
-                  holder[0] ? holder : "unknown");
+      /* CUPTI names a subscriber that gave no name "… <not provided>". */
+      if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED && holder[0] != '\0'
+          && strstr (holder, "not provided") == NULL)
+        snprintf (err, errlen, "another profiler (%s) already uses CUPTI", holder);
+      else if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+        snprintf (err, errlen, "another profiler already uses CUPTI");
       else
         snprintf (err, errlen, "CUPTI could not start (%s)", why ? why : "unknown error");
       return -1;

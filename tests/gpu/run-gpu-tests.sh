@@ -75,6 +75,27 @@ fi
 # Stacks: the known chains of the stacks samples, frame by frame.
 sh "$here/check-stacks.sh" "$out/stacks" || failed=1
 
+# A program that is already a CUPTI client (as under another profiler):
+# one line says the collector stepped aside, the program runs untouched.
+echo "== sample-subscribed"
+if "$NVCC" -O2 -o "$out/sample-subscribed" "$root/samples/sample-subscribed.cu" -lcupti \
+     -L"$(dirname "$(command -v "$NVCC")")/../lib64"; then
+  "$VRAMSCOPE" record -q -o "$out/subscribed.db" -- "$out/sample-subscribed" \
+    >"$out/subscribed.log" 2>&1
+  rc=$?
+  cat "$out/subscribed.log"
+  if [ $rc = 0 ] && grep -q 'already uses CUPTI; the program runs untraced' "$out/subscribed.log" \
+     && grep -q '"own_subscription":true' "$out/subscribed.log"; then
+    echo "ok     another CUPTI client: one line, the program runs on"
+  else
+    echo "FAILED sample-subscribed: rc $rc"
+    failed=1
+  fi
+else
+  echo "FAILED sample-subscribed: does not build"
+  failed=1
+fi
+
 # The program's exit status comes back, also when a signal ends it.
 echo "== exit status"
 "$VRAMSCOPE" record -q -o "$out/exit.db" -- sh -c 'exit 7'
