@@ -415,11 +415,14 @@ place_label (cairo_t *cr, PangoLayout *pl, Labels *labels, const char *text,
     {
       graphene_rect_t r = GRAPHENE_RECT_INIT (dx[i] > 0 ? x + dx[i] : x + dx[i] - w,
                                               y + dy[i] - h / 2.0, w, h);
+      /* Labels keep a small gap between them, not just no overlap. */
+      graphene_rect_t spaced = GRAPHENE_RECT_INIT (r.origin.x - 4, r.origin.y,
+                                                   r.size.width + 8, r.size.height);
       gboolean free = graphene_rect_contains_rect (labels->bounds, &r);
 
       for (guint j = 0; free && j < labels->taken->len; j++)
         free = !graphene_rect_intersection (
-            &g_array_index (labels->taken, graphene_rect_t, j), &r, NULL);
+            &g_array_index (labels->taken, graphene_rect_t, j), &spaced, NULL);
       if (!free)
         continue;
       g_array_append_val (labels->taken, r);
