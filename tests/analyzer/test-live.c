@@ -19,58 +19,11 @@
 
 #include "vs-analyzer.h"
 #include "vs-test-fixtures.h"
+#include "vs-test-source.h"
 
 #define MiB (G_GINT64_CONSTANT (1) << 20)
 #define U VS_UNKNOWN
 #define T(ns) (VS_FIXTURE_T0 + (ns))
-
-/* The bytes and times of path and its WAL, to prove nothing wrote them. */
-static char *
-fingerprint (const char *path)
-{
-  g_autofree char *wal = g_strconcat (path, "-wal", NULL);
-  const char *paths[] = { path, wal };
-  GString *s = g_string_new (NULL);
-
-  for (guint i = 0; i < G_N_ELEMENTS (paths); i++)
-    {
-      g_autofree char *data = NULL;
-      gsize len = 0;
-      GStatBuf st;
-
-      if (g_stat (paths[i], &st) != 0)
-        {
-          g_string_append (s, "absent;");
-          continue;
-        }
-      g_assert_true (g_file_get_contents (paths[i], &data, &len, NULL));
-      {
-        g_autofree char *sum = g_compute_checksum_for_data (G_CHECKSUM_SHA256,
-                                                           (const guchar *) data, len);
-        g_string_append_printf (s, "%s:%" G_GSIZE_FORMAT ":%ld.%ld;", sum, len,
-                                (long) st.st_mtim.tv_sec, (long) st.st_mtim.tv_nsec);
-      }
-    }
-  return g_string_free (s, FALSE);
-}
-
-/* The source's meta 'finalized', read with a plain read-only connection. */
-static gint64
-source_finalized (const char *path)
-{
-  sqlite3 *db = NULL;
-  sqlite3_stmt *stmt = NULL;
-  gint64 v = -1;
-
-  g_assert_cmpint (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
-  g_assert_cmpint (sqlite3_prepare_v2 (db, "SELECT value FROM meta WHERE key = 'finalized'",
-                                       -1, &stmt, NULL), ==, SQLITE_OK);
-  if (sqlite3_step (stmt) == SQLITE_ROW)
-    v = sqlite3_column_int64 (stmt, 0);
-  sqlite3_finalize (stmt);
-  sqlite3_close (db);
-  return v;
-}
 
 typedef struct {
   VsWriter *w;
@@ -162,11 +115,11 @@ test_follow (void)
   rec_kernel (&r, 1500, 200);
   g_assert_cmpint (vs_writer_commit (r.w), ==, 0);
 
-  before = fingerprint (path);
+  before = vs_test_source_fingerprint (path);
   trace = vs_trace_open_live (path, &error);
   g_assert_no_error (error);
   g_assert_nonnull (trace);
-  after = fingerprint (path);
+  after = vs_test_source_fingerprint (path);
   g_assert_cmpstr (before, ==, after);
   g_assert_true (vs_trace_is_live (trace));
   g_assert_cmpstr (vs_trace_get_path (trace), ==, path);
@@ -191,10 +144,10 @@ test_follow (void)
 
   g_free (before);
   g_free (after);
-  before = fingerprint (path);
+  before = vs_test_source_fingerprint (path);
   g_assert_true (vs_trace_refresh (trace, &changed, &error));
   g_assert_no_error (error);
-  after = fingerprint (path);
+  after = vs_test_source_fingerprint (path);
   g_assert_cmpstr (before, ==, after);
   g_assert_true (changed);
   g_assert_cmpint (allocated_now (trace), ==, 50 * MiB);
@@ -207,7 +160,7 @@ test_follow (void)
   g_assert_cmpint (g_array_index (density, VsKernelBucket, 4).busy_ns, ==, 500);
 
   /* The source itself was never finalized by the reader. */
-  g_assert_cmpint (source_finalized (path), ==, 0);
+  g_assert_cmpint (vs_test_source_finalized (path), ==, 0);
 
   /* The recorder finishes and its file is merged away: the last copy
    * stays readable and the trace is no longer live. */
@@ -260,14 +213,14 @@ test_open_while_recording (void)
     }
   g_assert_cmpint (read (ready[0], &byte, 1), ==, 1);
 
-  before = fingerprint (path);
+  before = vs_test_source_fingerprint (path);
   trace = vs_trace_open (path, &error);
   g_assert_no_error (error);
-  after = fingerprint (path);
+  after = vs_test_source_fingerprint (path);
   g_assert_cmpstr (before, ==, after);
   g_assert_true (vs_trace_is_live (trace));
   g_assert_cmpint (allocated_now (trace), ==, 64 * MiB);
-  g_assert_cmpint (source_finalized (path), ==, 0);
+  g_assert_cmpint (vs_test_source_finalized (path), ==, 0);
 
   g_assert_cmpint (write (go[1], "g", 1), ==, 1);
   g_assert_cmpint (waitpid (child, &status, 0), ==, child);
@@ -279,7 +232,7 @@ test_open_while_recording (void)
   trace = vs_trace_open (path, &error);
   g_assert_no_error (error);
   g_assert_false (vs_trace_is_live (trace));
-  g_assert_cmpint (source_finalized (path), ==, 1);
+  g_assert_cmpint (vs_test_source_finalized (path), ==, 1);
   g_assert_cmpint (allocated_now (trace), ==, 64 * MiB);
   g_clear_pointer (&trace, vs_trace_free);
   close (ready[0]); close (ready[1]); close (go[0]); close (go[1]);

@@ -27,6 +27,7 @@
 #include "vs-analyzer.h"
 #include "vs-application.h"
 #include "vs-window-private.h"
+#include "vs-test-source.h"
 
 #define MiB (G_GINT64_CONSTANT (1) << 20)
 #define SEC G_GINT64_CONSTANT (1000000000)
@@ -139,53 +140,6 @@ recorder_do (char cmd)
 }
 
 /* ------------------------------------------------------------- helpers -- */
-
-/* The bytes and times of path and its WAL, to prove nothing but the
- * recorder wrote them. */
-static char *
-fingerprint (const char *path)
-{
-  g_autofree char *wal = g_strconcat (path, "-wal", NULL);
-  const char *paths[] = { path, wal };
-  GString *s = g_string_new (NULL);
-
-  for (guint i = 0; i < G_N_ELEMENTS (paths); i++)
-    {
-      g_autofree char *data = NULL;
-      g_autofree char *sum = NULL;
-      gsize len = 0;
-      GStatBuf st;
-
-      if (g_stat (paths[i], &st) != 0)
-        {
-          g_string_append (s, "absent;");
-          continue;
-        }
-      g_assert_true (g_file_get_contents (paths[i], &data, &len, NULL));
-      sum = g_compute_checksum_for_data (G_CHECKSUM_SHA256, (const guchar *) data, len);
-      g_string_append_printf (s, "%s:%" G_GSIZE_FORMAT ":%ld.%ld;", sum, len,
-                              (long) st.st_mtim.tv_sec, (long) st.st_mtim.tv_nsec);
-    }
-  return g_string_free (s, FALSE);
-}
-
-/* The source's meta 'finalized', read with a plain read-only connection. */
-static gint64
-source_finalized (const char *path)
-{
-  sqlite3 *db = NULL;
-  sqlite3_stmt *stmt = NULL;
-  gint64 v = -1;
-
-  g_assert_cmpint (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
-  g_assert_cmpint (sqlite3_prepare_v2 (db, "SELECT value FROM meta WHERE key = 'finalized'",
-                                       -1, &stmt, NULL), ==, SQLITE_OK);
-  if (sqlite3_step (stmt) == SQLITE_ROW)
-    v = sqlite3_column_int64 (stmt, 0);
-  sqlite3_finalize (stmt);
-  sqlite3_close (db);
-  return v;
-}
 
 static gboolean
 wake (gpointer data)
@@ -339,7 +293,7 @@ test_follow_recording (void)
 
   /* The recorder's first commit, not finalized, file held open. */
   recorder_do ('b');
-  f1 = fingerprint (trace_path);
+  f1 = vs_test_source_fingerprint (trace_path);
 
   /* Opened as `vramscope view FILE` opens it. */
   app = vs_application_new (trace_path, NULL, 1100, 760, NULL);
@@ -354,7 +308,7 @@ test_follow_recording (void)
   check_shows (self, DURATION_1, PEAK_1, PEAK_1_T, TRUE);
   g_assert_true (following (self));
   g_assert_true (gtk_widget_get_visible (self->follow_button));
-  now = fingerprint (trace_path);
+  now = vs_test_source_fingerprint (trace_path);
   g_assert_cmpstr (now, ==, f1);
 
   /* A tick with nothing new committed changes nothing and writes nothing. */
@@ -363,21 +317,21 @@ test_follow_recording (void)
   check_shows (self, DURATION_1, PEAK_1, PEAK_1_T, TRUE);
   g_assert_true (following (self));
   g_clear_pointer (&now, g_free);
-  now = fingerprint (trace_path);
+  now = vs_test_source_fingerprint (trace_path);
   g_assert_cmpstr (now, ==, f1);
 
   /* The recorder commits a larger allocation, later: the window picks it
    * up by itself within a few ticks. */
   recorder_do ('g');
-  f2 = fingerprint (trace_path);
+  f2 = vs_test_source_fingerprint (trace_path);
   g_assert_cmpstr (f2, !=, f1);
   g_assert_true (wait_until (shows_second_commit, self));
   check_shows (self, DURATION_2, PEAK_2, PEAK_2_T, TRUE);
   g_assert_true (following (self));
   g_clear_pointer (&now, g_free);
-  now = fingerprint (trace_path);
+  now = vs_test_source_fingerprint (trace_path);
   g_assert_cmpstr (now, ==, f2);
-  g_assert_cmpint (source_finalized (trace_path), ==, 0);
+  g_assert_cmpint (vs_test_source_finalized (trace_path), ==, 0);
 
   /* The recorder finalizes and closes its file.  That alone does not end
    * the recording as the viewer sees it (vs_trace_is_live(): the file is
@@ -389,7 +343,7 @@ test_follow_recording (void)
   g_assert_cmpint (waitpid (recorder, &status, 0), ==, recorder);
   recorder = -1;
   g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
-  g_assert_cmpint (source_finalized (trace_path), ==, 1);
+  g_assert_cmpint (vs_test_source_finalized (trace_path), ==, 1);
   wait_one_refresh (self);
   wait_one_refresh (self);
   g_assert_true (wait_until (settled, self));
