@@ -92,14 +92,7 @@ main (int argc, char **argv)
   if (strcmp (cmd, "view") == 0)
     return run_view (argc - 1, argv + 1);
   if (strcmp (cmd, "import") == 0)
-    {
-#ifdef VS_HAVE_IMPORT
-      return vs_cmd_import (argc - 1, argv + 1);
-#else
-      fputs ("vramscope: this build does not include the import command\n", stderr);
-      return 2;
-#endif
-    }
+    return vs_cmd_import (argc - 1, argv + 1);
   if (strcmp (cmd, "record") == 0)
     {
 #ifdef VS_HAVE_RECORD

@@ -15,10 +15,9 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 
+#include "vs-cli.h"
 #include "vs-import.h"
 #include "vs-pickle.h"
-
-int vs_cmd_import (int argc, char **argv);
 
 static volatile sig_atomic_t interrupted;
 
