@@ -284,14 +284,57 @@ event_level (const Event *ev)
   return ev->op >= VS_ALLOC_OP_SEGMENT_ALLOC ? 3 : 2;
 }
 
+/* The live mapped pieces of expandable segments (level-3 blocks made by a
+ * segment_map or left by a partial unmap): few at a time, so a partial
+ * unmap looks through them rather than through every block. */
+typedef struct {
+  int32_t *b;
+  size_t n, cap;
+} Mapped;
+
+static int
+mapped_add (Mapped *m, int32_t b)
+{
+  if (m->n == m->cap)
+    {
+      size_t cap = m->cap ? m->cap * 2 : 64;
+      int32_t *nb = realloc (m->b, cap * sizeof *nb);
+      if (nb == NULL)
+        return -1;
+      m->b = nb;
+      m->cap = cap;
+    }
+  m->b[m->n++] = b;
+  return 0;
+}
+
+static void
+mapped_remove_at (Mapped *m, size_t k)
+{
+  m->b[k] = m->b[--m->n];
+}
+
+static void
+mapped_remove (Mapped *m, int32_t b)
+{
+  for (size_t k = 0; k < m->n; k++)
+    if (m->b[k] == b)
+      {
+        mapped_remove_at (m, k);
+        return;
+      }
+}
+
 /* Pairs every allocation with its release.  Each event gets .block; a
  * release with no open allocation opens a block live since before the
- * trace (alloc_ev -1).  An unmap that covers part of a mapping closes the
- * mapping and opens what remains mapped as new blocks at the same event. */
+ * trace (alloc_ev -1).  An unmap that covers part of one or more mappings
+ * closes them and opens what remains mapped as new blocks at the same
+ * event. */
 int
 vs_fin_pair_events (Trace *t, Err *e)
 {
   Map open;
+  Mapped mapped = { 0 };
   if (map_init (&open, 1024) < 0)
     return vs_fin_fail (e, "cannot finalize trace: out of memory");
 
@@ -318,6 +361,9 @@ vs_fin_pair_events (Trace *t, Err *e)
           ev->block = b;
           if (map_set (&open, k1, k2, k3, b) < 0)
             goto oom;
+          if (ev->src == SRC_ALLOC && ev->op == VS_ALLOC_OP_SEGMENT_MAP
+              && mapped_add (&mapped, b) < 0)
+            goto oom;
         }
       else if (is_release (ev))
         {
@@ -330,21 +376,22 @@ vs_fin_pair_events (Trace *t, Err *e)
               /* Unmap of a range that is not exactly one mapping: shrink
                * every live mapping of this allocator it overlaps. */
               int64_t lo = ev->address, hi = ev->address + ev->bytes;
+              int64_t removed = 0; /* bytes that were mapped in [lo, hi) */
               int matched = 0;
-              size_t nb = t->nb;
-              for (size_t j = 0; j < nb; j++)
+              for (size_t k = 0; k < mapped.n;)
                 {
-                  Block *m = &t->bl[j];
-                  if (m->level != 3 || m->free_ev >= 0 || m->alloc_ev < 0)
-                    continue;
-                  if (t->ev[m->alloc_ev].allocator_id != ev->allocator_id
-                      || t->ev[m->alloc_ev].op != VS_ALLOC_OP_SEGMENT_MAP)
-                    continue;
+                  Block *m = &t->bl[mapped.b[k]];
                   int64_t mlo = m->address, mhi = m->address + m->bytes;
-                  if (mhi <= lo || mlo >= hi)
-                    continue;
+                  if (t->ev[m->alloc_ev].allocator_id != ev->allocator_id
+                      || mhi <= lo || mlo >= hi)
+                    {
+                      k++;
+                      continue;
+                    }
                   matched = 1;
                   m->free_ev = (int32_t) i;
+                  removed += (mhi < hi ? mhi : hi) - (mlo > lo ? mlo : lo);
+                  mapped_remove_at (&mapped, k);
                   map_set (&open, k1, k2, mlo, -1);
                   /* Pieces left mapped become blocks allocated here. */
                   int64_t pieces[2][2] = { { mlo, lo }, { hi, mhi } };
@@ -356,13 +403,17 @@ vs_fin_pair_events (Trace *t, Err *e)
                         if (nbk < 0)
                           goto oom;
                         t->bl[nbk].alloc_ev = (int32_t) i;
-                        if (map_set (&open, k1, k2, pieces[p][0], nbk) < 0)
+                        if (map_set (&open, k1, k2, pieces[p][0], nbk) < 0
+                            || mapped_add (&mapped, nbk) < 0)
                           goto oom;
                       }
                 }
               if (matched)
                 {
-                  t->ev[i].block = -1; /* accounted through the blocks */
+                  /* Accounted through the blocks; the replay subtracts
+                   * what was really mapped, not the range's size. */
+                  t->ev[i].block = -1;
+                  t->ev[i].bytes = removed;
                   continue;
                 }
             }
@@ -374,16 +425,22 @@ vs_fin_pair_events (Trace *t, Err *e)
                 goto oom;
             }
           else
-            map_set (&open, k1, k2, k3, -1);
+            {
+              map_set (&open, k1, k2, k3, -1);
+              if (level == 3 && ev->op == VS_ALLOC_OP_SEGMENT_UNMAP)
+                mapped_remove (&mapped, b);
+            }
           t->bl[b].free_ev = (int32_t) i;
           t->ev[i].block = b;
         }
     }
   free (open.slots);
+  free (mapped.b);
   return 0;
 
 oom:
   free (open.slots);
+  free (mapped.b);
   return vs_fin_fail (e, "cannot finalize trace: out of memory");
 }
 

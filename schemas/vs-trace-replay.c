@@ -299,7 +299,8 @@ vs_fin_replay (Trace *t, State *st, int64_t origin, Progress *pr, Err *e)
       else if (ev->src == SRC_ALLOC && ev->op == VS_ALLOC_OP_SEGMENT_UNMAP
                && ev->allocator_id > 0 && ev->allocator_id <= st->nalloc)
         {
-          /* A partial unmap: the mapped total drops by its size. */
+          /* A partial unmap: the mapped total drops by what it unmapped
+           * (set by pairing: the part of its range that was mapped). */
           alloc = ev->allocator_id;
           vs_fin_acc_at (st, dev, alloc)->reserved -= ev->bytes;
           changed_all = 1;

@@ -337,6 +337,32 @@ test_vmm_and_partial_unmap (Fixture *f, gconstpointer data)
   sqlite3_close (db);
 }
 
+/* Expandable segments: an unmap may cut a piece that an earlier unmap
+ * left, or span two mappings.  8 MiB mapped at 0 and 2 MiB at 8 MiB; unmap
+ * [2, 4) leaves [0, 2) and [4, 8); unmap [1, 5) then cuts both pieces;
+ * unmap [7, 9) spans the end of one mapping and the start of the next. */
+static void
+test_nested_partial_unmaps (Fixture *f, gconstpointer data)
+{
+  VsAllocator a = { f->dev, f->proc, "pytorch", "pytorch", U, NULL };
+  int64_t pt = vs_writer_add_allocator (f->w, &a);
+  const int64_t base = 0x80000000;
+  alloc_ev (f, pt, 10, VS_ALLOC_OP_SEGMENT_MAP, base, 8 * MiB);
+  alloc_ev (f, pt, 11, VS_ALLOC_OP_SEGMENT_MAP, base + 8 * MiB, 2 * MiB);
+  alloc_ev (f, pt, 20, VS_ALLOC_OP_SEGMENT_UNMAP, base + 2 * MiB, 2 * MiB);
+  alloc_ev (f, pt, 30, VS_ALLOC_OP_SEGMENT_UNMAP, base + 1 * MiB, 4 * MiB);
+  alloc_ev (f, pt, 40, VS_ALLOC_OP_SEGMENT_UNMAP, base + 7 * MiB, 2 * MiB);
+  sqlite3 *db = finish (f);
+  /* 10 MiB mapped; -2 → 8; [1,2) and [4,5) go → 6; [7,8) and [8,9) go → 4. */
+  g_assert_cmpint (summary (db, f->dev, pt, "peak_reserved_bytes"), ==, 10 * MiB);
+  g_assert_cmpint (summary (db, f->dev, pt, "final_reserved_bytes"), ==, 4 * MiB);
+  /* What stays mapped, as blocks: [0,1), [5,7), [9,10). */
+  g_assert_cmpint (q (db, "SELECT sum(bytes) FROM block WHERE level = 3 AND free_seq IS NULL"), ==, 4 * MiB);
+  g_assert_cmpint (q (db, "SELECT count(*) FROM block WHERE level = 3 AND free_seq IS NULL"), ==, 3);
+  g_assert_cmpint (q (db, "SELECT count(*) FROM block WHERE level = 3 AND alloc_seq = 0"), ==, 0);
+  sqlite3_close (db);
+}
+
 /* Summary levels: every level's max over all buckets is the series max, and
  * the coarsest level has one bucket. */
 static void
@@ -417,6 +443,7 @@ main (int argc, char **argv)
   ADD ("allocator-segments", test_allocator_segments);
   ADD ("owner-by-time", test_owner_by_time);
   ADD ("vmm-and-partial-unmap", test_vmm_and_partial_unmap);
+  ADD ("nested-partial-unmaps", test_nested_partial_unmaps);
   ADD ("series-levels", test_series_levels);
   ADD ("refinalize", test_refinalize);
   ADD ("cancel", test_cancel);
