@@ -88,7 +88,8 @@ vs_series_at_seq (VsTrace *trace, gint64 device_id, gint64 allocator_id,
   if (stmt == NULL)
     return FALSE;
   sqlite3_bind_int64 (stmt, 1, device_id);
-  sqlite3_bind_int64 (stmt, 2, allocator_id);
+  sqlite3_bind_int64 (stmt, 2,
+                      vs_trace_series_id (trace, device_id, allocator_id));
   sqlite3_bind_int64 (stmt, 3, row_ts);
   sqlite3_bind_int64 (stmt, 4, row_seq);
   rc = sqlite3_step (stmt);
@@ -107,6 +108,9 @@ vs_series_at_seq (VsTrace *trace, gint64 device_id, gint64 allocator_id,
   out->static_bytes = vs_column_int (stmt, 5);
   out->pinned_bytes = vs_column_int (stmt, 6);
   out->managed_bytes = vs_column_int (stmt, 7);
+  if (allocator_id != 0) /* see vs_trace_series_id() */
+    out->device_bytes = out->static_bytes = out->pinned_bytes =
+      out->managed_bytes = VS_UNKNOWN;
   sqlite3_reset (stmt);
   return TRUE;
 }
@@ -263,7 +267,8 @@ vs_timeline_query (VsTrace *trace, gint64 device_id, gint64 allocator_id,
       if (stmt == NULL)
         return NULL;
       sqlite3_bind_int64 (stmt, 1, device_id);
-      sqlite3_bind_int64 (stmt, 2, allocator_id);
+      sqlite3_bind_int64 (stmt, 2,
+                          vs_trace_series_id (trace, device_id, allocator_id));
       sqlite3_bind_int64 (stmt, 3, vs_trace_abs (trace, from_ns));
       sqlite3_bind_int64 (stmt, 4, vs_trace_abs (trace, to_ns));
     }
@@ -273,7 +278,8 @@ vs_timeline_query (VsTrace *trace, gint64 device_id, gint64 allocator_id,
       if (stmt == NULL)
         return NULL;
       sqlite3_bind_int64 (stmt, 1, device_id);
-      sqlite3_bind_int64 (stmt, 2, allocator_id);
+      sqlite3_bind_int64 (stmt, 2,
+                          vs_trace_series_id (trace, device_id, allocator_id));
       sqlite3_bind_int64 (stmt, 3, shift);
       sqlite3_bind_int64 (stmt, 4, floor_div (from_ns, G_GINT64_CONSTANT (1) << shift));
       sqlite3_bind_int64 (stmt, 5, floor_div (to_ns - 1, G_GINT64_CONSTANT (1) << shift));
@@ -302,6 +308,8 @@ vs_timeline_query (VsTrace *trace, gint64 device_id, gint64 allocator_id,
           last_a = sqlite3_column_int64 (stmt, 6);
           max_d = vs_column_int (stmt, 7);
         }
+      if (allocator_id != 0) /* see vs_trace_series_id() */
+        max_d = VS_UNKNOWN;
       while (cur + 1 < n_buckets &&
              t >= g_array_index (out, VsTimelineBucket, cur).to_ns)
         {
@@ -366,7 +374,8 @@ extremes_rec (VsTrace *trace, gint64 device_id, gint64 allocator_id,
       if (stmt == NULL)
         return FALSE;
       sqlite3_bind_int64 (stmt, 1, device_id);
-      sqlite3_bind_int64 (stmt, 2, allocator_id);
+      sqlite3_bind_int64 (stmt, 2,
+                          vs_trace_series_id (trace, device_id, allocator_id));
       sqlite3_bind_int64 (stmt, 3, s);
       sqlite3_bind_int64 (stmt, 4, fb);
       sqlite3_bind_int64 (stmt, 5, lb - 1);
@@ -374,7 +383,8 @@ extremes_rec (VsTrace *trace, gint64 device_id, gint64 allocator_id,
         bucket_add (out, sqlite3_column_int64 (stmt, 1),
                     sqlite3_column_int64 (stmt, 2), sqlite3_column_int64 (stmt, 3),
                     sqlite3_column_int64 (stmt, 4), sqlite3_column_int64 (stmt, 5),
-                    sqlite3_column_int64 (stmt, 6), vs_column_int (stmt, 7));
+                    sqlite3_column_int64 (stmt, 6),
+                    allocator_id != 0 ? VS_UNKNOWN : vs_column_int (stmt, 7));
       sqlite3_reset (stmt);
       if (rc != SQLITE_DONE)
         return vs_trace_sql_error (trace, error);
@@ -388,14 +398,16 @@ extremes_rec (VsTrace *trace, gint64 device_id, gint64 allocator_id,
   if (stmt == NULL)
     return FALSE;
   sqlite3_bind_int64 (stmt, 1, device_id);
-  sqlite3_bind_int64 (stmt, 2, allocator_id);
+  sqlite3_bind_int64 (stmt, 2,
+                      vs_trace_series_id (trace, device_id, allocator_id));
   sqlite3_bind_int64 (stmt, 3, vs_trace_abs (trace, a));
   sqlite3_bind_int64 (stmt, 4, vs_trace_abs (trace, b));
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
       gint64 r = sqlite3_column_int64 (stmt, 1), al = sqlite3_column_int64 (stmt, 2);
 
-      bucket_add (out, r, r, r, al, al, al, vs_column_int (stmt, 3));
+      bucket_add (out, r, r, r, al, al, al,
+                  allocator_id != 0 ? VS_UNKNOWN : vs_column_int (stmt, 3));
     }
   sqlite3_reset (stmt);
   if (rc != SQLITE_DONE)
@@ -487,7 +499,8 @@ vs_series_peak_between (VsTrace *trace, gint64 device_id, gint64 allocator_id,
   if (stmt == NULL)
     return FALSE;
   sqlite3_bind_int64 (stmt, 1, device_id);
-  sqlite3_bind_int64 (stmt, 2, allocator_id);
+  sqlite3_bind_int64 (stmt, 2,
+                      vs_trace_series_id (trace, device_id, allocator_id));
   sqlite3_bind_int64 (stmt, 3, vs_trace_abs (trace, lo));
   sqlite3_bind_int64 (stmt, 4, peak);
   rc = sqlite3_step (stmt);

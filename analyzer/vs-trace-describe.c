@@ -76,9 +76,10 @@ vs_trace_load_extent (VsTrace *trace, GError **error)
   static const char *series_ends_sql =
     "SELECT s.device_id, s.allocator_id,"
     " (SELECT seq FROM series x WHERE x.device_id = s.device_id"
-    "   AND x.allocator_id = s.allocator_id ORDER BY ts DESC, seq DESC LIMIT 1),"
+    "   AND x.allocator_id = s.series_allocator_id ORDER BY ts DESC, seq DESC LIMIT 1),"
     " (SELECT ts FROM series x WHERE x.device_id = s.device_id"
-    "   AND x.allocator_id = s.allocator_id ORDER BY ts DESC, seq DESC LIMIT 1)"
+    "   AND x.allocator_id = s.series_allocator_id ORDER BY ts DESC, seq DESC LIMIT 1),"
+    " s.series_allocator_id"
     " FROM summary s";
   static const char *ranges_end_sql = "SELECT max(end_ns) FROM nvtx_range";
   static const char *end_meta_sql =
@@ -105,6 +106,13 @@ vs_trace_load_extent (VsTrace *trace, GError **error)
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
       gint64 seq = vs_column_int (stmt, 2), ts = vs_column_int (stmt, 3);
+      gint64 allocator_id = (gint64) sqlite3_column_int64 (stmt, 1);
+
+      if (allocator_id != 0 && sqlite3_column_int64 (stmt, 4) == 0)
+        g_hash_table_add (trace->shared_series,
+                          g_strdup_printf ("%" G_GINT64_FORMAT "/%" G_GINT64_FORMAT,
+                                           (gint64) sqlite3_column_int64 (stmt, 0),
+                                           allocator_id));
 
       if (seq != VS_UNKNOWN && seq > trace->last_seq)
         trace->last_seq = seq;

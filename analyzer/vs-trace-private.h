@@ -24,6 +24,8 @@ struct _VsTrace {
   GHashTable *statements;  /* const char *sql (by address) -> sqlite3_stmt* */
   GHashTable *stacks;      /* gint64* stack id -> VsStackInfo* */
   GHashTable *level_shifts; /* "device/allocator" -> GArray of gint64 shifts, ascending */
+  GHashTable *shared_series; /* "device/allocator" of allocators whose series
+                              * is stored as the device's `all` series */
   gint64 kernel_max_ns;    /* longest kernel, -1 until read */
 
   /* Following a trace that is being written (vs_trace_open_live): trace->db
@@ -90,6 +92,15 @@ gint64 vs_trace_rel (VsTrace *trace, gint64 abs_ns);
 /* A relative time converted to absolute, saturating instead of
  * overflowing. */
 gint64 vs_trace_abs (VsTrace *trace, gint64 rel_ns);
+
+/* The allocator id under which the series of (device_id, allocator_id) is
+ * stored in series and series_level: allocator_id, or 0 when the finalizer
+ * stored it once as the device's identical `all` series
+ * (summary.series_allocator_id).  Rows read through 0 carry `all`'s device
+ * columns, which an allocator's series does not have: callers reading an
+ * allocator's series treat those as unknown. */
+gint64 vs_trace_series_id (VsTrace *trace, gint64 device_id,
+                           gint64 allocator_id);
 
 /* The summary-level shifts available for (device_id, allocator_id),
  * ascending (possibly empty).  Owned by trace. */

@@ -6,6 +6,18 @@
  */
 #include "vs-trace-private.h"
 
+gint64
+vs_trace_series_id (VsTrace *trace, gint64 device_id, gint64 allocator_id)
+{
+  g_autofree char *key = NULL;
+
+  if (allocator_id == 0)
+    return 0;
+  key = g_strdup_printf ("%" G_GINT64_FORMAT "/%" G_GINT64_FORMAT, device_id,
+                         allocator_id);
+  return g_hash_table_contains (trace->shared_series, key) ? 0 : allocator_id;
+}
+
 GArray *
 vs_trace_level_shifts (VsTrace *trace, gint64 device_id, gint64 allocator_id,
                        GError **error)
@@ -34,7 +46,8 @@ vs_trace_level_shifts (VsTrace *trace, gint64 device_id, gint64 allocator_id,
           return NULL;
         }
       sqlite3_bind_int64 (stmt, 1, device_id);
-      sqlite3_bind_int64 (stmt, 2, allocator_id);
+      sqlite3_bind_int64 (stmt, 2,
+                          vs_trace_series_id (trace, device_id, allocator_id));
       sqlite3_bind_int64 (stmt, 3, last);
       rc = sqlite3_step (stmt);
       if (rc == SQLITE_DONE)
@@ -72,7 +85,8 @@ vs_trace_seq_at_time (VsTrace *trace, gint64 device_id, gint64 allocator_id,
   if (stmt == NULL)
     return -1;
   sqlite3_bind_int64 (stmt, 1, device_id);
-  sqlite3_bind_int64 (stmt, 2, allocator_id);
+  sqlite3_bind_int64 (stmt, 2,
+                      vs_trace_series_id (trace, device_id, allocator_id));
   sqlite3_bind_int64 (stmt, 3, vs_trace_abs (trace, time_ns));
   rc = sqlite3_step (stmt);
   if (rc == SQLITE_ROW)
@@ -102,7 +116,8 @@ first_row_from (VsTrace *trace, gint64 device_id, gint64 allocator_id,
   if (stmt == NULL)
     return FALSE;
   sqlite3_bind_int64 (stmt, 1, device_id);
-  sqlite3_bind_int64 (stmt, 2, allocator_id);
+  sqlite3_bind_int64 (stmt, 2,
+                      vs_trace_series_id (trace, device_id, allocator_id));
   sqlite3_bind_int64 (stmt, 3, abs_ts);
   rc = sqlite3_step (stmt);
   *found = rc == SQLITE_ROW;
@@ -157,7 +172,8 @@ vs_trace_series_row_at_seq (VsTrace *trace, gint64 device_id,
   if (stmt == NULL)
     return FALSE;
   sqlite3_bind_int64 (stmt, 1, device_id);
-  sqlite3_bind_int64 (stmt, 2, allocator_id);
+  sqlite3_bind_int64 (stmt, 2,
+                      vs_trace_series_id (trace, device_id, allocator_id));
   sqlite3_bind_int64 (stmt, 3, lo);
   sqlite3_bind_int64 (stmt, 4, seq);
   rc = sqlite3_step (stmt);

@@ -201,6 +201,7 @@ vs_trace_new (const char *path)
   trace->stacks = NULL;
   trace->level_shifts = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
                                                (GDestroyNotify) g_array_unref);
+  trace->shared_series = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   trace->retired = g_ptr_array_new_with_free_func ((GDestroyNotify) g_ptr_array_unref);
   trace->kernel_max_ns = -1;
   return trace;
@@ -224,6 +225,7 @@ vs_trace_retire_caches (VsTrace *trace)
       g_ptr_array_add (trace->retired, holder);
     }
   g_hash_table_remove_all (trace->level_shifts);
+  g_hash_table_remove_all (trace->shared_series);
   trace->kernel_max_ns = -1;
   trace->last_seq = 0;
   trace->duration_ns = 0;
@@ -246,6 +248,7 @@ vs_trace_free (VsTrace *trace)
     }
   g_clear_pointer (&trace->stacks, g_hash_table_unref);
   g_clear_pointer (&trace->level_shifts, g_hash_table_unref);
+  g_clear_pointer (&trace->shared_series, g_hash_table_unref);
   g_clear_pointer (&trace->devices, g_ptr_array_unref);
   g_clear_pointer (&trace->allocators, g_ptr_array_unref);
   g_clear_pointer (&trace->retired, g_ptr_array_unref);

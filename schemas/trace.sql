@@ -330,5 +330,6 @@ CREATE TABLE summary (
   static_bytes           INTEGER,
   peak_pinned_bytes      INTEGER,
   peak_managed_bytes     INTEGER,
+  series_allocator_id    INTEGER NOT NULL,
   PRIMARY KEY (device_id, allocator_id)
 ) WITHOUT ROWID;

@@ -81,6 +81,10 @@ typedef struct {
 typedef struct {
   Acc *acc;       /* [ndev+1][nalloc+1] */
   DevState *dev;  /* [ndev+1] */
+  /* [ndev+1]: the allocator whose series equals the device's `all` series
+   * (the device saw events of that allocator only), stored once under
+   * allocator 0; 0 when none. */
+  int32_t *shared;
   int32_t ndev, nalloc;
 } State;
 
@@ -112,6 +116,8 @@ int vs_fin_assign_owners (Trace *t, Err *e);
 
 /* The accumulator of (dev, alloc) in st; alloc 0 is `all`. */
 Acc *vs_fin_acc_at (State *st, int32_t dev, int32_t alloc);
+/* Fills st->shared from the events of each device. */
+void vs_fin_find_shared_series (const Trace *t, State *st);
 /* Replays t in order, writing series and series_level, filling st. */
 int vs_fin_replay (Trace *t, State *st, int64_t origin, Progress *pr, Err *e);
 /* Writes the block table from t's pairing. */

@@ -19,7 +19,9 @@
  *   2. ownership: a device-level allocation inside an allocator's segment
  *      belongs to that allocator, so it is not counted twice in `all`.
  *   3. replay: per device, the running totals per allocator and for `all`,
- *      emitting a series row for every change and tracking peaks.
+ *      emitting a series row for every change and tracking peaks.  When a
+ *      device saw one allocator's events and nothing else (an imported
+ *      snapshot), that allocator's series is `all`'s and is stored once.
  *   4. summary levels over each series.
  * The passes live in vs-trace-pair.c (1, 2) and vs-trace-replay.c (3, 4);
  * this file runs them in one transaction and builds the indexes.
@@ -133,7 +135,8 @@ vs_trace_finalize (sqlite3 *db, VsProgressFunc progress, void *progress_data,
     sqlite3_finalize (s);
     st.acc = calloc ((size_t) (st.ndev + 1) * (size_t) (st.nalloc + 1), sizeof *st.acc);
     st.dev = calloc ((size_t) st.ndev + 1, sizeof *st.dev);
-    if (st.acc == NULL || st.dev == NULL)
+    st.shared = calloc ((size_t) st.ndev + 1, sizeof *st.shared);
+    if (st.acc == NULL || st.dev == NULL || st.shared == NULL)
       {
         vs_fin_fail (&e, "cannot finalize trace: out of memory");
         goto out;
@@ -169,6 +172,7 @@ vs_trace_finalize (sqlite3 *db, VsProgressFunc progress, void *progress_data,
     sqlite3_finalize (s);
   }
 
+  vs_fin_find_shared_series (&t, &st);
   if (vs_fin_replay (&t, &st, origin, &pr, &e) < 0
       || vs_fin_write_blocks (&t, &pr, &e) < 0
       || vs_fin_write_summary (db, &st, &e) < 0)
@@ -211,6 +215,7 @@ done:
   free (t.bl);
   free (st.acc);
   free (st.dev);
+  free (st.shared);
   return rc;
 }
 

@@ -9,6 +9,8 @@
 
 #include <stdlib.h>
 
+#include "vs-sql-batch.h"
+
 
 Acc *
 vs_fin_acc_at (State *st, int32_t dev, int32_t alloc)
@@ -19,7 +21,7 @@ vs_fin_acc_at (State *st, int32_t dev, int32_t alloc)
 static const char *series_sql =
   "INSERT INTO series (seq, device_id, allocator_id, ts, reserved_bytes,"
   " allocated_bytes, device_bytes, static_bytes, pinned_bytes, managed_bytes)"
-  " VALUES (?,?,?,?,?,?,?,?,?,?)";
+  " VALUES";
 
 /* Per-series summary-level builder: one accumulator per shift. */
 #define N_SHIFTS 24
@@ -40,44 +42,35 @@ typedef struct {
  * at most a quarter as many buckets as there are events (finer zooms read
  * the series itself, which is then short), up to one bucket for all. */
 typedef struct {
-  sqlite3_stmt *stmt;
+  VsSqlBatch rows;
   int first_shift, n_shifts;
 } LevelCtx;
 
 static const char *level_sql =
   "INSERT INTO series_level (shift, device_id, allocator_id, bucket,"
   " min_reserved, max_reserved, last_reserved, min_allocated, max_allocated,"
-  " last_allocated, max_device) VALUES (?,?,?,?,?,?,?,?,?,?,?)";
+  " last_allocated, max_device) VALUES";
 
 static int
-level_flush (const LevelCtx *ctx, int shift_i, int32_t dev, int32_t alloc,
+level_flush (LevelCtx *ctx, int shift_i, int32_t dev, int32_t alloc,
              LevelAcc *l, int with_device)
 {
   if (!l->has)
     return 0;
-  sqlite3_stmt *s = ctx->stmt;
-  sqlite3_bind_int (s, 1, ctx->first_shift + 2 * shift_i);
-  sqlite3_bind_int (s, 2, dev);
-  sqlite3_bind_int (s, 3, alloc);
-  sqlite3_bind_int64 (s, 4, l->bucket);
-  sqlite3_bind_int64 (s, 5, l->min_r);
-  sqlite3_bind_int64 (s, 6, l->max_r);
-  sqlite3_bind_int64 (s, 7, l->last_r);
-  sqlite3_bind_int64 (s, 8, l->min_a);
-  sqlite3_bind_int64 (s, 9, l->max_a);
-  sqlite3_bind_int64 (s, 10, l->last_a);
+  VsSqlBatch *b = &ctx->rows;
+  int64_t v[] = { ctx->first_shift + 2 * shift_i, dev, alloc, l->bucket,
+                  l->min_r, l->max_r, l->last_r, l->min_a, l->max_a,
+                  l->last_a };
+  for (int c = 0; c < 10; c++)
+    vs_sql_batch_int (b, c, v[c]);
   if (with_device)
-    sqlite3_bind_int64 (s, 11, l->max_d);
-  else
-    sqlite3_bind_null (s, 11);
-  int rc = sqlite3_step (s);
-  sqlite3_reset (s);
+    vs_sql_batch_int (b, 10, l->max_d);
   l->has = 0;
-  return rc == SQLITE_DONE ? 0 : -1;
+  return vs_sql_batch_row (b);
 }
 
 static int
-level_add (const LevelCtx *ctx, Levels *lv, int32_t dev, int32_t alloc, int64_t rel,
+level_add (LevelCtx *ctx, Levels *lv, int32_t dev, int32_t alloc, int64_t rel,
            int64_t r, int64_t a, int64_t d, int with_device)
 {
   lv->rows++;
@@ -112,7 +105,7 @@ static const char *block_sql =
   "INSERT INTO block (id, level, device_id, allocator_id, process_id, kind,"
   " address, bytes, block_bytes, alloc_seq, free_seq, alloc_ts, free_ts,"
   " alloc_event_id, free_event_id, stack_id, free_stack_id, range_id,"
-  " owner_id, span_bin) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+  " owner_id, span_bin) VALUES";
 
 /* The bin of a live interval [lo, hi) of replay positions: the smallest
  * aligned power-of-two range holding it, as level << 48 | (lo >> level).
@@ -128,6 +121,29 @@ span_bin (int64_t lo, int64_t hi)
   return (level << 48) | (lo >> level);
 }
 
+void
+vs_fin_find_shared_series (const Trace *t, State *st)
+{
+  /* -1: the device saw more than one allocator's events, or others. */
+  for (size_t i = 0; i < t->n; i++)
+    {
+      const Event *ev = &t->ev[i];
+      int32_t dev = ev->device_id;
+      if (dev <= 0 || dev > st->ndev || st->shared[dev] < 0)
+        continue;
+      int32_t k = ev->allocator_id;
+      if (ev->src != SRC_ALLOC || k <= 0 || k > st->nalloc
+          || vs_fin_acc_at (st, dev, k)->is_pool
+          || (st->shared[dev] != 0 && st->shared[dev] != k))
+        st->shared[dev] = -1;
+      else
+        st->shared[dev] = k;
+    }
+  for (int32_t d = 0; d <= st->ndev; d++)
+    if (st->shared[d] < 0)
+      st->shared[d] = 0;
+}
+
 /* Replays events in order; writes series and series_level; fills accs. */
 int
 vs_fin_replay (Trace *t, State *st, int64_t origin, Progress *pr, Err *e)
@@ -135,10 +151,14 @@ vs_fin_replay (Trace *t, State *st, int64_t origin, Progress *pr, Err *e)
   LevelCtx level_ctx = { 0 };
   LevelCtx *ctx = &level_ctx;
   sqlite3 *db = pr->db;
-  sqlite3_stmt *ins;
-  if (sqlite3_prepare_v2 (db, series_sql, -1, &ins, NULL) != SQLITE_OK
-      || sqlite3_prepare_v2 (db, level_sql, -1, &ctx->stmt, NULL) != SQLITE_OK)
+  VsSqlBatch series;
+  if (vs_sql_batch_init (&series, db, series_sql, 10) < 0)
     return vs_fin_fail (e, "cannot finalize trace: %s", sqlite3_errmsg (db));
+  if (vs_sql_batch_init (&ctx->rows, db, level_sql, 11) < 0)
+    {
+      vs_sql_batch_clear (&series);
+      return vs_fin_fail (e, "cannot finalize trace: %s", sqlite3_errmsg (db));
+    }
   {
     int64_t span = t->n ? t->ev[t->n - 1].ts - origin : 0;
     int64_t budget = (int64_t) t->n / 4 + 1;
@@ -156,7 +176,8 @@ vs_fin_replay (Trace *t, State *st, int64_t origin, Progress *pr, Err *e)
   Levels *levels = calloc (nacc, sizeof *levels);
   if (levels == NULL)
     {
-      sqlite3_finalize (ins);
+      vs_sql_batch_clear (&series);
+      vs_sql_batch_clear (&ctx->rows);
       return vs_fin_fail (e, "cannot finalize trace: out of memory");
     }
 
@@ -342,18 +363,17 @@ vs_fin_replay (Trace *t, State *st, int64_t origin, Progress *pr, Err *e)
           a->reserved = which[w] == 0 ? r : a->reserved;
           if (which[w] == 0)
             a->allocated = al;
-          sqlite3_bind_int64 (ins, 1, seq);
-          sqlite3_bind_int (ins, 2, dev);
-          sqlite3_bind_int (ins, 3, which[w]);
-          sqlite3_bind_int64 (ins, 4, ev->ts);
-          sqlite3_bind_int64 (ins, 5, r);
-          sqlite3_bind_int64 (ins, 6, al);
+          if (which[w] != 0 && which[w] == st->shared[dev])
+            continue; /* the same row as `all`'s, stored once */
+          int64_t v[] = { seq, dev, which[w], ev->ts, r, al };
+          for (int c = 0; c < 6; c++)
+            vs_sql_batch_int (&series, c, v[c]);
           if (which[w] == 0)
             {
-              sqlite3_bind_int64 (ins, 7, ds->device);
-              sqlite3_bind_int64 (ins, 8, ds->static_bytes);
-              sqlite3_bind_int64 (ins, 9, ds->pinned);
-              sqlite3_bind_int64 (ins, 10, ds->managed);
+              vs_sql_batch_int (&series, 6, ds->device);
+              vs_sql_batch_int (&series, 7, ds->static_bytes);
+              vs_sql_batch_int (&series, 8, ds->pinned);
+              vs_sql_batch_int (&series, 9, ds->managed);
               if (ds->device > ds->peak_device)
                 ds->peak_device = ds->device, ds->peak_device_ts = ev->ts;
               if (ds->pinned > ds->peak_pinned)
@@ -361,12 +381,8 @@ vs_fin_replay (Trace *t, State *st, int64_t origin, Progress *pr, Err *e)
               if (ds->managed > ds->peak_managed)
                 ds->peak_managed = ds->managed;
             }
-          else
-            for (int c = 7; c <= 10; c++)
-              sqlite3_bind_null (ins, c);
-          if (sqlite3_step (ins) != SQLITE_DONE)
+          if (vs_sql_batch_row (&series) < 0)
             rc = -1;
-          sqlite3_reset (ins);
           size_t li = (size_t) dev * (size_t) (st->nalloc + 1) + (size_t) which[w];
           if (rc == 0
               && level_add (ctx, &levels[li], dev, which[w], ev->ts - origin,
@@ -376,7 +392,8 @@ vs_fin_replay (Trace *t, State *st, int64_t origin, Progress *pr, Err *e)
         }
       if ((i & 0xFFFF) == 0 && vs_fin_tick (pr, 0x10000) < 0)
         {
-          sqlite3_finalize (ins);
+          vs_sql_batch_clear (&series);
+          vs_sql_batch_clear (&ctx->rows);
           free (levels);
           return vs_fin_fail (e, "cancelled");
         }
@@ -395,13 +412,15 @@ vs_fin_replay (Trace *t, State *st, int64_t origin, Progress *pr, Err *e)
         for (int i = 0; i < ctx->n_shifts && rc == 0; i++)
           rc = level_flush (ctx, i, d, k, &levels[li].lv[i], k == 0);
       }
+  if (rc == 0)
+    rc = vs_sql_batch_flush (&series) < 0 || vs_sql_batch_flush (&ctx->rows) < 0
+           ? -1 : 0;
   if (rc < 0)
     vs_fin_fail (e, "cannot finalize trace: %s", sqlite3_errmsg (db));
 
 out:
-  sqlite3_finalize (ins);
-  sqlite3_finalize (ctx->stmt);
-  ctx->stmt = NULL;
+  vs_sql_batch_clear (&series);
+  vs_sql_batch_clear (&ctx->rows);
   free (levels);
   return rc;
 }
@@ -410,8 +429,8 @@ int
 vs_fin_write_blocks (Trace *t, Progress *pr, Err *e)
 {
   sqlite3 *db = pr->db;
-  sqlite3_stmt *ins;
-  if (sqlite3_prepare_v2 (db, block_sql, -1, &ins, NULL) != SQLITE_OK)
+  VsSqlBatch rows;
+  if (vs_sql_batch_init (&rows, db, block_sql, 20) < 0)
     return vs_fin_fail (e, "cannot finalize trace: %s", sqlite3_errmsg (db));
 
   int rc = 0;
@@ -427,68 +446,63 @@ vs_fin_write_blocks (Trace *t, Progress *pr, Err *e)
       int64_t range = a ? a->range_id : f->range_id;
       /* Kinds are device-level; allocator blocks and segments have none. */
       int64_t kind = b->level == 1 ? any->kind : 0;
-      sqlite3_bind_int64 (ins, 1, (int64_t) j + 1);
-      sqlite3_bind_int (ins, 2, b->level);
+      /* Columns left unset are NULL. */
+      vs_sql_batch_int (&rows, 0, (int64_t) j + 1);
+      vs_sql_batch_int (&rows, 1, b->level);
       if (any->device_id)
-        sqlite3_bind_int (ins, 3, any->device_id);
-      else
-        sqlite3_bind_null (ins, 3);
-      if (b->level == 1)
+        vs_sql_batch_int (&rows, 2, any->device_id);
+      if (b->level != 1)
+        vs_sql_batch_int (&rows, 3, any->allocator_id);
+      else if (b->owned_by_pool)
+        vs_sql_batch_int (&rows, 3, any->allocator_id);
+      else if (b->owner >= 0)
         {
-          if (b->owned_by_pool)
-            sqlite3_bind_int (ins, 4, any->allocator_id);
-          else if (b->owner >= 0)
-            sqlite3_bind_int (ins, 4,
-                              t->ev[t->bl[b->owner].alloc_ev >= 0
-                                      ? t->bl[b->owner].alloc_ev
-                                      : t->bl[b->owner].free_ev].allocator_id);
-          else
-            sqlite3_bind_null (ins, 4);
+          const Block *o = &t->bl[b->owner];
+          vs_sql_batch_int (&rows, 3,
+                            t->ev[o->alloc_ev >= 0 ? o->alloc_ev
+                                                   : o->free_ev].allocator_id);
         }
-      else
-        sqlite3_bind_int (ins, 4, any->allocator_id);
-      sqlite3_bind_int (ins, 5, any->process_id);
-      sqlite3_bind_int64 (ins, 6, kind);
-      sqlite3_bind_int64 (ins, 7, b->address);
-      sqlite3_bind_int64 (ins, 8, b->bytes);
+      vs_sql_batch_int (&rows, 4, any->process_id);
+      vs_sql_batch_int (&rows, 5, kind);
+      vs_sql_batch_int (&rows, 6, b->address);
+      vs_sql_batch_int (&rows, 7, b->bytes);
       if (b->block_bytes >= 0 && b->level == 2)
-        sqlite3_bind_int64 (ins, 9, b->block_bytes);
-      else
-        sqlite3_bind_null (ins, 9);
-      if (a) sqlite3_bind_int64 (ins, 10, (int64_t) b->alloc_ev + 1);
-      else sqlite3_bind_int64 (ins, 10, 0);
-      if (f) sqlite3_bind_int64 (ins, 11, (int64_t) b->free_ev + 1);
-      else sqlite3_bind_null (ins, 11);
-      if (a) sqlite3_bind_int64 (ins, 12, a->ts);
-      else sqlite3_bind_null (ins, 12);
-      if (f) sqlite3_bind_int64 (ins, 13, f->ts);
-      else sqlite3_bind_null (ins, 13);
-      if (a) sqlite3_bind_int64 (ins, 14, a->id);
-      else sqlite3_bind_null (ins, 14);
-      if (f) sqlite3_bind_int64 (ins, 15, f->id);
-      else sqlite3_bind_null (ins, 15);
-      if (stack[0]) sqlite3_bind_int64 (ins, 16, stack[0]);
-      else sqlite3_bind_null (ins, 16);
-      if (stack[1]) sqlite3_bind_int64 (ins, 17, stack[1]);
-      else sqlite3_bind_null (ins, 17);
-      if (range) sqlite3_bind_int64 (ins, 18, range);
-      else sqlite3_bind_null (ins, 18);
-      if (b->owner >= 0) sqlite3_bind_int64 (ins, 19, (int64_t) b->owner + 1);
-      else sqlite3_bind_null (ins, 19);
+        vs_sql_batch_int (&rows, 8, b->block_bytes);
+      vs_sql_batch_int (&rows, 9, a ? (int64_t) b->alloc_ev + 1 : 0);
+      if (f)
+        {
+          vs_sql_batch_int (&rows, 10, (int64_t) b->free_ev + 1);
+          vs_sql_batch_int (&rows, 12, f->ts);
+          vs_sql_batch_int (&rows, 14, f->id);
+        }
+      if (a)
+        {
+          vs_sql_batch_int (&rows, 11, a->ts);
+          vs_sql_batch_int (&rows, 13, a->id);
+        }
+      if (stack[0])
+        vs_sql_batch_int (&rows, 15, stack[0]);
+      if (stack[1])
+        vs_sql_batch_int (&rows, 16, stack[1]);
+      if (range)
+        vs_sql_batch_int (&rows, 17, range);
+      if (b->owner >= 0)
+        vs_sql_batch_int (&rows, 18, (int64_t) b->owner + 1);
       /* Live at the end: the interval closes after the last position. */
-      sqlite3_bind_int64 (ins, 20, span_bin (a ? (int64_t) b->alloc_ev + 1 : 0,
+      vs_sql_batch_int (&rows, 19, span_bin (a ? (int64_t) b->alloc_ev + 1 : 0,
                                              f ? (int64_t) b->free_ev + 1
                                                : (int64_t) t->n + 1));
-      if (sqlite3_step (ins) != SQLITE_DONE)
+      if (vs_sql_batch_row (&rows) < 0)
         rc = -1;
-      sqlite3_reset (ins);
       if ((j & 0xFFFF) == 0 && vs_fin_tick (pr, 0x10000) < 0)
         {
           rc = -2;
           break;
         }
     }
-  sqlite3_finalize (ins);
+  if (rc == 0 && vs_sql_batch_flush (&rows) < 0)
+    rc = -1;
+  vs_sql_batch_clear (&rows);
   if (rc == -2)
     return vs_fin_fail (e, "cancelled");
   if (rc < 0)
@@ -502,7 +516,8 @@ static const char *summary_sql =
   " peak_allocated_ts, peak_allocated_seq, final_reserved_bytes,"
   " final_allocated_bytes, alloc_count, free_count, failed_alloc_count,"
   " peak_device_bytes, peak_device_ts, static_bytes, peak_pinned_bytes,"
-  " peak_managed_bytes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+  " peak_managed_bytes, series_allocator_id)"
+  " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
 /* Failed requests that count: those an allocator reported, and device-level
  * failures in processes without a PyTorch allocator (PyTorch retries its
@@ -583,6 +598,7 @@ vs_fin_write_summary (sqlite3 *db, State *st, Err *e)
         else
           for (int c = 14; c <= 18; c++)
             sqlite3_bind_null (ins, c);
+        sqlite3_bind_int (ins, 19, k != 0 && k == st->shared[d] ? 0 : k);
         if (sqlite3_step (ins) != SQLITE_DONE)
           rc = -1;
         sqlite3_reset (ins);

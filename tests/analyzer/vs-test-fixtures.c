@@ -379,3 +379,63 @@ vs_fixture_random (const char *path, int n, unsigned seed, char *err,
     }
   return end (&c, true);
 }
+
+bool
+vs_fixture_allocator_random (const char *path, int n, unsigned seed,
+                             bool with_pinned, char *err, size_t errlen)
+{
+  Ctx c;
+  VsDevice d = { 0, "GPU-allocator-0", "Test GPU", 80 * 1024 * MiB };
+  int64_t dev, torch, live[256];
+  int nlive = 0, nseg = 0;
+  int64_t ts = 0, seg_left = 0, seg_next = 0;
+  unsigned x = seed ? seed : 1;
+
+  if (!begin (&c, path, err, errlen))
+    return false;
+  dev = vs_writer_add_device (c.w, &d);
+  check (&c, dev);
+  {
+    VsAllocator t = { dev, c.proc, "pytorch", "pytorch", U, NULL };
+
+    torch = vs_writer_add_allocator (c.w, &t);
+    check (&c, torch);
+  }
+  if (with_pinned)
+    mem (&c, dev, T (1), VS_MEM_KIND_PINNED, VS_MEM_OP_ALLOC, 0x7f0000000000, 4 * MiB, U, U);
+  for (int i = 0; i < n && c.ok; i++)
+    {
+      x ^= x << 13;
+      x ^= x >> 17;
+      x ^= x << 5;
+      ts += 1 + (x % 2000);
+      if (nlive > 0 && (nlive == 256 || (x >> 8) % 2 == 0))
+        {
+          int k = (int) ((x >> 12) % (unsigned) nlive);
+
+          blk (&c, dev, torch, T (ts), VS_ALLOC_OP_FREE_COMPLETED,
+               live[k] & 0xffffffffff, live[k] >> 40, live[k] >> 40, U);
+          live[k] = live[--nlive];
+        }
+      else
+        {
+          int64_t bytes = 512 * (1 + (int64_t) ((x >> 4) % 200));
+
+          if (bytes > seg_left)
+            {
+              /* A new 20 MiB segment, reserved before the block. */
+              seg_next = (int64_t) ++nseg * 0x10000000;
+              seg_left = 20 * MiB;
+              blk (&c, dev, torch, T (ts), VS_ALLOC_OP_SEGMENT_ALLOC,
+                   seg_next, seg_left, seg_left, U);
+            }
+          blk (&c, dev, torch, T (ts), VS_ALLOC_OP_ALLOC, seg_next, bytes, bytes, U);
+          live[nlive++] = (bytes << 40) | seg_next;
+          seg_next += bytes;
+          seg_left -= bytes;
+        }
+    }
+  if (with_pinned)
+    mem (&c, dev, T (ts + 1), VS_MEM_KIND_PINNED, VS_MEM_OP_FREE, 0x7f0000000000, 4 * MiB, U, U);
+  return end (&c, true);
+}
