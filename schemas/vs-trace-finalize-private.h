@@ -103,6 +103,19 @@ int vs_fin_exec (sqlite3 *db, Err *e, const char *sql);
 /* Adds n units of progress; returns -1 when the caller asked to cancel. */
 int vs_fin_tick (Progress *p, uint64_t n);
 
+/* Append the finalizer's record of one raw event row, stored with rowid id,
+ * to t->ev; -1 when out of memory.  The loader below uses them, and a bulk
+ * writer that keeps its events for vs_fin_finalize_gathered(). */
+int vs_fin_add_mem_event (Trace *t, int64_t id, const VsMemEvent *m);
+int vs_fin_add_alloc_event (Trace *t, int64_t id, const VsAllocEvent *a);
+int vs_fin_add_pool_event (Trace *t, int64_t id, const VsPoolEvent *p);
+
+/* vs_trace_finalize() on events already gathered in *t — every row of
+ * mem_event, alloc_event and pool_event, through vs_fin_add_*_event() —
+ * instead of reading them back from the tables.  Frees t's arrays. */
+int vs_fin_finalize_gathered (sqlite3 *db, Trace *t, VsProgressFunc progress,
+                              void *progress_data, char *err, size_t errlen);
+
 /* Appends every mem_event, alloc_event and pool_event row to t->ev. */
 int vs_fin_load_events (sqlite3 *db, Trace *t, Err *e);
 /* qsort comparator of the replay order: ts, source table, rowid. */

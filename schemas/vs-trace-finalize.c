@@ -93,9 +93,11 @@ static const char *origin_sql =
   " (SELECT min(ts) FROM (SELECT min(ts) AS ts FROM mem_event UNION ALL"
   "  SELECT min(ts) FROM alloc_event UNION ALL SELECT min(ts) FROM pool_event)), 0)";
 
-int
-vs_trace_finalize (sqlite3 *db, VsProgressFunc progress, void *progress_data,
-                   char *err, size_t errlen)
+/* Finalizes db from the events in *given, or from its tables when given
+ * is NULL. */
+static int
+finalize (sqlite3 *db, Trace *given, VsProgressFunc progress,
+          void *progress_data, char *err, size_t errlen)
 {
   Err e = { err, errlen };
   Trace t = { 0 };
@@ -105,9 +107,19 @@ vs_trace_finalize (sqlite3 *db, VsProgressFunc progress, void *progress_data,
 
   /* A large page cache: finalize rewrites every derived table at once. */
   sqlite3_exec (db, "PRAGMA cache_size=-65536", NULL, NULL, NULL);
+  if (given != NULL)
+    {
+      t = *given;
+      memset (given, 0, sizeof *given);
+    }
   if (vs_fin_exec (db, &e, "BEGIN IMMEDIATE") < 0)
-    return -1;
-  if (vs_fin_exec (db, &e, reset_sql) < 0 || vs_fin_load_events (db, &t, &e) < 0)
+    {
+      free (t.ev);
+      free (t.bl);
+      return -1;
+    }
+  if (vs_fin_exec (db, &e, reset_sql) < 0
+      || (given == NULL && vs_fin_load_events (db, &t, &e) < 0))
     goto out;
 
   pr.total = (uint64_t) t.n * 3 + 1;
@@ -217,5 +229,19 @@ done:
   free (st.dev);
   free (st.shared);
   return rc;
+}
+
+int
+vs_trace_finalize (sqlite3 *db, VsProgressFunc progress, void *progress_data,
+                   char *err, size_t errlen)
+{
+  return finalize (db, NULL, progress, progress_data, err, errlen);
+}
+
+int
+vs_fin_finalize_gathered (sqlite3 *db, Trace *t, VsProgressFunc progress,
+                          void *progress_data, char *err, size_t errlen)
+{
+  return finalize (db, t, progress, progress_data, err, errlen);
 }
 

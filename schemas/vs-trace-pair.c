@@ -165,17 +165,131 @@ push_block (Trace *t, uint8_t level, int64_t address, int64_t bytes,
   return (int32_t) t->nb++;
 }
 
+/* The writer's NULL: ids of 0 or unknown are "none" (0 here), other
+ * unknown values -1. */
+static int64_t
+id_or_0 (int64_t v)
+{
+  return v == VS_UNKNOWN ? 0 : v;
+}
+
+static int64_t
+value_or_neg (int64_t v)
+{
+  return v == VS_UNKNOWN ? -1 : v;
+}
+
+int
+vs_fin_add_mem_event (Trace *t, int64_t id, const VsMemEvent *m)
+{
+  Event *ev = push_event (t);
+  if (ev == NULL)
+    return -1;
+  ev->src = SRC_MEM;
+  ev->id = id;
+  ev->ts = m->ts;
+  ev->process_id = (int32_t) m->process_id;
+  ev->device_id = (int32_t) id_or_0 (m->device_id);
+  ev->kind = (uint8_t) m->kind;
+  ev->op = (uint8_t) m->op;
+  ev->address = m->address;
+  ev->bytes = m->bytes;
+  ev->allocator_id = (int32_t) id_or_0 (m->pool_id);
+  ev->block_bytes = value_or_neg (m->pool_size);
+  ev->stack_id = id_or_0 (m->stack_id);
+  ev->range_id = (int32_t) id_or_0 (m->range_id);
+  return 0;
+}
+
+int
+vs_fin_add_alloc_event (Trace *t, int64_t id, const VsAllocEvent *a)
+{
+  Event *ev = push_event (t);
+  if (ev == NULL)
+    return -1;
+  int64_t req = value_or_neg (a->requested_bytes);
+  int64_t blk = value_or_neg (a->block_bytes);
+  ev->src = SRC_ALLOC;
+  ev->id = id;
+  ev->ts = a->ts;
+  ev->process_id = (int32_t) a->process_id;
+  ev->device_id = (int32_t) a->device_id;
+  ev->allocator_id = (int32_t) a->allocator_id;
+  ev->op = (uint8_t) a->op;
+  ev->address = a->address;
+  ev->bytes = req >= 0 ? req : (blk >= 0 ? blk : 0);
+  ev->block_bytes = blk;
+  ev->stack_id = id_or_0 (a->stack_id);
+  ev->range_id = (int32_t) id_or_0 (a->range_id);
+  return 0;
+}
+
+int
+vs_fin_add_pool_event (Trace *t, int64_t id, const VsPoolEvent *p)
+{
+  Event *ev = push_event (t);
+  if (ev == NULL)
+    return -1;
+  ev->src = SRC_POOL;
+  ev->id = id;
+  ev->ts = p->ts;
+  ev->process_id = (int32_t) p->process_id;
+  ev->device_id = (int32_t) id_or_0 (p->device_id);
+  ev->allocator_id = (int32_t) p->pool_id;
+  ev->op = (uint8_t) p->op;
+  ev->bytes = value_or_neg (p->size);
+  return 0;
+}
+
+/* Column i, VS_UNKNOWN when NULL, as the writer's structs have it. */
+static int64_t
+col (sqlite3_stmt *s, int i)
+{
+  return sqlite3_column_type (s, i) == SQLITE_NULL ? VS_UNKNOWN
+                                                   : sqlite3_column_int64 (s, i);
+}
+
 static const char *load_mem_sql =
-  "SELECT id, ts, process_id, ifnull(device_id, 0), kind, op, address, bytes,"
-  " ifnull(pool_id, 0), pool_size, ifnull(stack_id, 0), ifnull(range_id, 0)"
-  " FROM mem_event";
+  "SELECT id, ts, process_id, device_id, kind, op, address, bytes, pool_id,"
+  " pool_size, stack_id, range_id FROM mem_event";
 static const char *load_alloc_sql =
   "SELECT id, ts, process_id, device_id, allocator_id, op, address,"
-  " requested_bytes, block_bytes, ifnull(stack_id, 0), ifnull(range_id, 0)"
-  " FROM alloc_event";
+  " requested_bytes, block_bytes, stack_id, range_id FROM alloc_event";
 static const char *load_pool_sql =
-  "SELECT id, ts, process_id, ifnull(device_id, 0), pool_id, op, size"
-  " FROM pool_event";
+  "SELECT id, ts, process_id, device_id, pool_id, op, size FROM pool_event";
+
+/* Adds the row s points at, of source table src, to t. */
+static int
+add_row (Trace *t, uint8_t src, sqlite3_stmt *s)
+{
+  int64_t id = sqlite3_column_int64 (s, 0);
+  if (src == SRC_MEM)
+    {
+      VsMemEvent m = { .ts = col (s, 1), .process_id = col (s, 2),
+                       .device_id = col (s, 3),
+                       .kind = (VsMemKind) sqlite3_column_int (s, 4),
+                       .op = (VsMemOp) sqlite3_column_int (s, 5),
+                       .address = col (s, 6), .bytes = col (s, 7),
+                       .pool_id = col (s, 8), .pool_size = col (s, 9),
+                       .stack_id = col (s, 10), .range_id = col (s, 11) };
+      return vs_fin_add_mem_event (t, id, &m);
+    }
+  if (src == SRC_ALLOC)
+    {
+      VsAllocEvent a = { .ts = col (s, 1), .process_id = col (s, 2),
+                         .device_id = col (s, 3), .allocator_id = col (s, 4),
+                         .op = (VsAllocOp) sqlite3_column_int (s, 5),
+                         .address = col (s, 6), .requested_bytes = col (s, 7),
+                         .block_bytes = col (s, 8), .stack_id = col (s, 9),
+                         .range_id = col (s, 10) };
+      return vs_fin_add_alloc_event (t, id, &a);
+    }
+  VsPoolEvent p = { .ts = col (s, 1), .process_id = col (s, 2),
+                    .device_id = col (s, 3), .pool_id = col (s, 4),
+                    .op = (VsPoolOp) sqlite3_column_int (s, 5),
+                    .size = col (s, 6) };
+  return vs_fin_add_pool_event (t, id, &p);
+}
 
 int
 vs_fin_load_events (sqlite3 *db, Trace *t, Err *e)
@@ -189,52 +303,11 @@ vs_fin_load_events (sqlite3 *db, Trace *t, Err *e)
         return vs_fin_fail (e, "cannot finalize trace: %s", sqlite3_errmsg (db));
       int rc;
       while ((rc = sqlite3_step (s)) == SQLITE_ROW)
-        {
-          Event *ev = push_event (t);
-          if (ev == NULL)
-            {
-              sqlite3_finalize (s);
-              return vs_fin_fail (e, "cannot finalize trace: out of memory");
-            }
-          ev->src = srcs[q];
-          ev->id = sqlite3_column_int64 (s, 0);
-          ev->ts = sqlite3_column_int64 (s, 1);
-          ev->process_id = (int32_t) sqlite3_column_int64 (s, 2);
-          ev->device_id = (int32_t) sqlite3_column_int64 (s, 3);
-          if (srcs[q] == SRC_MEM)
-            {
-              ev->kind = (uint8_t) sqlite3_column_int (s, 4);
-              ev->op = (uint8_t) sqlite3_column_int (s, 5);
-              ev->address = sqlite3_column_int64 (s, 6);
-              ev->bytes = sqlite3_column_int64 (s, 7);
-              ev->allocator_id = (int32_t) sqlite3_column_int64 (s, 8);
-              ev->block_bytes = sqlite3_column_type (s, 9) == SQLITE_NULL
-                                  ? -1 : sqlite3_column_int64 (s, 9);
-              ev->stack_id = sqlite3_column_int64 (s, 10);
-              ev->range_id = (int32_t) sqlite3_column_int64 (s, 11);
-            }
-          else if (srcs[q] == SRC_ALLOC)
-            {
-              ev->allocator_id = (int32_t) sqlite3_column_int64 (s, 4);
-              ev->op = (uint8_t) sqlite3_column_int (s, 5);
-              ev->address = sqlite3_column_int64 (s, 6);
-              int64_t req = sqlite3_column_type (s, 7) == SQLITE_NULL
-                              ? -1 : sqlite3_column_int64 (s, 7);
-              int64_t blk = sqlite3_column_type (s, 8) == SQLITE_NULL
-                              ? -1 : sqlite3_column_int64 (s, 8);
-              ev->bytes = req >= 0 ? req : (blk >= 0 ? blk : 0);
-              ev->block_bytes = blk;
-              ev->stack_id = sqlite3_column_int64 (s, 9);
-              ev->range_id = (int32_t) sqlite3_column_int64 (s, 10);
-            }
-          else
-            {
-              ev->allocator_id = (int32_t) sqlite3_column_int64 (s, 4);
-              ev->op = (uint8_t) sqlite3_column_int (s, 5);
-              ev->bytes = sqlite3_column_type (s, 6) == SQLITE_NULL
-                            ? -1 : sqlite3_column_int64 (s, 6);
-            }
-        }
+        if (add_row (t, srcs[q], s) < 0)
+          {
+            sqlite3_finalize (s);
+            return vs_fin_fail (e, "cannot finalize trace: out of memory");
+          }
       sqlite3_finalize (s);
       if (rc != SQLITE_DONE)
         return vs_fin_fail (e, "cannot finalize trace: %s", sqlite3_errmsg (db));
