@@ -6,8 +6,14 @@
  * at a time, about twice as fast per row).  Rows hold 64-bit integers or
  * NULL; the rows left over at the end go through a one-row statement.
  *
+ * Write `INSERT OR FAIL`: a plain INSERT of many rows makes SQLite keep a
+ * statement journal (a copy of every page the statement touches, to undo
+ * a half-done statement), which costs more than batching saves in a
+ * rollback or WAL journal mode.  Bulk writers roll the whole transaction
+ * back on failure, so the rows a failed statement leaves do not matter.
+ *
  *   VsSqlBatch b;
- *   vs_sql_batch_init (&b, db, "INSERT INTO t (a, b) VALUES", 2);
+ *   vs_sql_batch_init (&b, db, "INSERT OR FAIL INTO t (a, b) VALUES", 2);
  *   vs_sql_batch_int (&b, 0, 1); vs_sql_batch_null (&b, 1);
  *   vs_sql_batch_row (&b);       // may insert the gathered rows
  *   ...

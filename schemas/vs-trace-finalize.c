@@ -93,6 +93,22 @@ static const char *origin_sql =
   " (SELECT min(ts) FROM (SELECT min(ts) AS ts FROM mem_event UNION ALL"
   "  SELECT min(ts) FROM alloc_event UNION ALL SELECT min(ts) FROM pool_event)), 0)";
 
+static int
+in_wal_mode (sqlite3 *db)
+{
+  sqlite3_stmt *s;
+  int wal = 0;
+  if (sqlite3_prepare_v2 (db, "PRAGMA journal_mode", -1, &s, NULL) != SQLITE_OK)
+    return 0;
+  if (sqlite3_step (s) == SQLITE_ROW)
+    {
+      const unsigned char *mode = sqlite3_column_text (s, 0);
+      wal = mode != NULL && strcmp ((const char *) mode, "wal") == 0;
+    }
+  sqlite3_finalize (s);
+  return wal;
+}
+
 /* Finalizes db from the events in *given, or from its tables when given
  * is NULL. */
 static int
@@ -107,6 +123,12 @@ finalize (sqlite3 *db, Trace *given, VsProgressFunc progress,
 
   /* A large page cache: finalize rewrites every derived table at once. */
   sqlite3_exec (db, "PRAGMA cache_size=-65536", NULL, NULL, NULL);
+  /* Out of WAL mode first: the derived tables are new pages, which a
+   * rollback journal does not copy, while WAL mode writes each twice (to
+   * the log, then back at the checkpoint).  This fails harmlessly while
+   * another connection reads the trace; it then stays in WAL mode. */
+  if (in_wal_mode (db))
+    sqlite3_exec (db, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL);
   if (given != NULL)
     {
       t = *given;

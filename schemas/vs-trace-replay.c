@@ -19,7 +19,7 @@ vs_fin_acc_at (State *st, int32_t dev, int32_t alloc)
 }
 
 static const char *series_sql =
-  "INSERT INTO series (seq, device_id, allocator_id, ts, reserved_bytes,"
+  "INSERT OR FAIL INTO series (seq, device_id, allocator_id, ts, reserved_bytes,"
   " allocated_bytes, device_bytes, static_bytes, pinned_bytes, managed_bytes)"
   " VALUES";
 
@@ -47,7 +47,7 @@ typedef struct {
 } LevelCtx;
 
 static const char *level_sql =
-  "INSERT INTO series_level (shift, device_id, allocator_id, bucket,"
+  "INSERT OR FAIL INTO series_level (shift, device_id, allocator_id, bucket,"
   " min_reserved, max_reserved, last_reserved, min_allocated, max_allocated,"
   " last_allocated, max_device) VALUES";
 
@@ -102,7 +102,7 @@ level_add (LevelCtx *ctx, Levels *lv, int32_t dev, int32_t alloc, int64_t rel,
 
 /* Block row writer. */
 static const char *block_sql =
-  "INSERT INTO block (id, level, device_id, allocator_id, process_id, kind,"
+  "INSERT OR FAIL INTO block (id, level, device_id, allocator_id, process_id, kind,"
   " address, bytes, block_bytes, alloc_seq, free_seq, alloc_ts, free_ts,"
   " alloc_event_id, free_event_id, stack_id, free_stack_id, range_id,"
   " owner_id, span_bin) VALUES";
