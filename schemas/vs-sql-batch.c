@@ -105,3 +105,56 @@ vs_sql_batch_clear (VsSqlBatch *b)
   b->many = b->one = NULL;
   b->pending = 0;
 }
+
+int
+vs_sql_batch_set_init (VsSqlBatchSet *set, sqlite3 *db, const char *insert,
+                       int ncols, size_t n)
+{
+  set->db = db;
+  set->insert = insert;
+  set->ncols = ncols;
+  set->n = n;
+  set->batch = calloc (n, sizeof *set->batch);
+  return set->batch != NULL ? 0 : -1;
+}
+
+VsSqlBatch *
+vs_sql_batch_set_get (VsSqlBatchSet *set, size_t i)
+{
+  if (set->batch[i] == NULL)
+    {
+      VsSqlBatch *b = malloc (sizeof *b);
+      if (b == NULL)
+        return NULL;
+      if (vs_sql_batch_init (b, set->db, set->insert, set->ncols) < 0)
+        {
+          free (b);
+          return NULL;
+        }
+      set->batch[i] = b;
+    }
+  return set->batch[i];
+}
+
+int
+vs_sql_batch_set_flush (VsSqlBatchSet *set)
+{
+  for (size_t i = 0; i < set->n; i++)
+    if (set->batch[i] != NULL && vs_sql_batch_flush (set->batch[i]) < 0)
+      return -1;
+  return 0;
+}
+
+void
+vs_sql_batch_set_clear (VsSqlBatchSet *set)
+{
+  for (size_t i = 0; set->batch != NULL && i < set->n; i++)
+    if (set->batch[i] != NULL)
+      {
+        vs_sql_batch_clear (set->batch[i]);
+        free (set->batch[i]);
+      }
+  free (set->batch);
+  set->batch = NULL;
+  set->n = 0;
+}

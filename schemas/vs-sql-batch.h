@@ -25,6 +25,7 @@
  */
 #pragma once
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <sqlite3.h>
@@ -82,3 +83,30 @@ int vs_sql_batch_flush (VsSqlBatch *b);
 
 /* Finalizes the statements.  Rows not flushed are dropped. */
 void vs_sql_batch_clear (VsSqlBatch *b);
+
+/* A set of batches for one INSERT, one per key range the caller names by
+ * an index: rows bound for different parts of a b-tree (a series per
+ * allocator, a summary level per shift) go to different batches, so the
+ * rows of one statement land next to each other.  Batches are prepared on
+ * first use. */
+typedef struct {
+  sqlite3 *db;
+  const char *insert;
+  int ncols;
+  size_t n;
+  VsSqlBatch **batch; /* [n], NULL until used */
+} VsSqlBatchSet;
+
+/* Sets up n (>= 1) batches of `insert` with ncols columns; -1 when out of
+ * memory. */
+int vs_sql_batch_set_init (VsSqlBatchSet *set, sqlite3 *db, const char *insert,
+                           int ncols, size_t n);
+
+/* Batch i (< n), prepared now if it was not; NULL when that fails. */
+VsSqlBatch *vs_sql_batch_set_get (VsSqlBatchSet *set, size_t i);
+
+/* Flushes every batch. */
+int vs_sql_batch_set_flush (VsSqlBatchSet *set);
+
+/* Clears every batch and frees the set's memory. */
+void vs_sql_batch_set_clear (VsSqlBatchSet *set);

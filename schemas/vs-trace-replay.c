@@ -42,7 +42,7 @@ typedef struct {
  * at most a quarter as many buckets as there are events (finer zooms read
  * the series itself, which is then short), up to one bucket for all. */
 typedef struct {
-  VsSqlBatch rows;
+  VsSqlBatchSet rows; /* one batch per allocator id and shift */
   int first_shift, n_shifts;
 } LevelCtx;
 
@@ -57,7 +57,10 @@ level_flush (LevelCtx *ctx, int shift_i, int32_t dev, int32_t alloc,
 {
   if (!l->has)
     return 0;
-  VsSqlBatch *b = &ctx->rows;
+  VsSqlBatch *b = vs_sql_batch_set_get (&ctx->rows,
+                                        (size_t) alloc * N_SHIFTS + (size_t) shift_i);
+  if (b == NULL)
+    return -1;
   int64_t v[] = { ctx->first_shift + 2 * shift_i, dev, alloc, l->bucket,
                   l->min_r, l->max_r, l->last_r, l->min_a, l->max_a,
                   l->last_a };
@@ -151,13 +154,14 @@ vs_fin_replay (Trace *t, State *st, int64_t origin, Progress *pr, Err *e)
   LevelCtx level_ctx = { 0 };
   LevelCtx *ctx = &level_ctx;
   sqlite3 *db = pr->db;
-  VsSqlBatch series;
-  if (vs_sql_batch_init (&series, db, series_sql, 10) < 0)
-    return vs_fin_fail (e, "cannot finalize trace: %s", sqlite3_errmsg (db));
-  if (vs_sql_batch_init (&ctx->rows, db, level_sql, 11) < 0)
+  /* One batch per allocator id (and shift): see VsSqlBatchSet. */
+  VsSqlBatchSet series;
+  if (vs_sql_batch_set_init (&series, db, series_sql, 10, (size_t) st->nalloc + 1) < 0
+      || vs_sql_batch_set_init (&ctx->rows, db, level_sql, 11,
+                                ((size_t) st->nalloc + 1) * N_SHIFTS) < 0)
     {
-      vs_sql_batch_clear (&series);
-      return vs_fin_fail (e, "cannot finalize trace: %s", sqlite3_errmsg (db));
+      vs_sql_batch_set_clear (&series);
+      return vs_fin_fail (e, "cannot finalize trace: out of memory");
     }
   {
     int64_t span = t->n ? t->ev[t->n - 1].ts - origin : 0;
@@ -176,8 +180,8 @@ vs_fin_replay (Trace *t, State *st, int64_t origin, Progress *pr, Err *e)
   Levels *levels = calloc (nacc, sizeof *levels);
   if (levels == NULL)
     {
-      vs_sql_batch_clear (&series);
-      vs_sql_batch_clear (&ctx->rows);
+      vs_sql_batch_set_clear (&series);
+      vs_sql_batch_set_clear (&ctx->rows);
       return vs_fin_fail (e, "cannot finalize trace: out of memory");
     }
 
@@ -365,15 +369,21 @@ vs_fin_replay (Trace *t, State *st, int64_t origin, Progress *pr, Err *e)
             a->allocated = al;
           if (which[w] != 0 && which[w] == st->shared[dev])
             continue; /* the same row as `all`'s, stored once */
+          VsSqlBatch *row = vs_sql_batch_set_get (&series, (size_t) which[w]);
+          if (row == NULL)
+            {
+              rc = -1;
+              break;
+            }
           int64_t v[] = { seq, dev, which[w], ev->ts, r, al };
           for (int c = 0; c < 6; c++)
-            vs_sql_batch_int (&series, c, v[c]);
+            vs_sql_batch_int (row, c, v[c]);
           if (which[w] == 0)
             {
-              vs_sql_batch_int (&series, 6, ds->device);
-              vs_sql_batch_int (&series, 7, ds->static_bytes);
-              vs_sql_batch_int (&series, 8, ds->pinned);
-              vs_sql_batch_int (&series, 9, ds->managed);
+              vs_sql_batch_int (row, 6, ds->device);
+              vs_sql_batch_int (row, 7, ds->static_bytes);
+              vs_sql_batch_int (row, 8, ds->pinned);
+              vs_sql_batch_int (row, 9, ds->managed);
               if (ds->device > ds->peak_device)
                 ds->peak_device = ds->device, ds->peak_device_ts = ev->ts;
               if (ds->pinned > ds->peak_pinned)
@@ -381,7 +391,7 @@ vs_fin_replay (Trace *t, State *st, int64_t origin, Progress *pr, Err *e)
               if (ds->managed > ds->peak_managed)
                 ds->peak_managed = ds->managed;
             }
-          if (vs_sql_batch_row (&series) < 0)
+          if (vs_sql_batch_row (row) < 0)
             rc = -1;
           size_t li = (size_t) dev * (size_t) (st->nalloc + 1) + (size_t) which[w];
           if (rc == 0
@@ -392,8 +402,8 @@ vs_fin_replay (Trace *t, State *st, int64_t origin, Progress *pr, Err *e)
         }
       if ((i & 0xFFFF) == 0 && vs_fin_tick (pr, 0x10000) < 0)
         {
-          vs_sql_batch_clear (&series);
-          vs_sql_batch_clear (&ctx->rows);
+          vs_sql_batch_set_clear (&series);
+          vs_sql_batch_set_clear (&ctx->rows);
           free (levels);
           return vs_fin_fail (e, "cancelled");
         }
@@ -413,14 +423,15 @@ vs_fin_replay (Trace *t, State *st, int64_t origin, Progress *pr, Err *e)
           rc = level_flush (ctx, i, d, k, &levels[li].lv[i], k == 0);
       }
   if (rc == 0)
-    rc = vs_sql_batch_flush (&series) < 0 || vs_sql_batch_flush (&ctx->rows) < 0
+    rc = vs_sql_batch_set_flush (&series) < 0
+         || vs_sql_batch_set_flush (&ctx->rows) < 0
            ? -1 : 0;
   if (rc < 0)
     vs_fin_fail (e, "cannot finalize trace: %s", sqlite3_errmsg (db));
 
 out:
-  vs_sql_batch_clear (&series);
-  vs_sql_batch_clear (&ctx->rows);
+  vs_sql_batch_set_clear (&series);
+  vs_sql_batch_set_clear (&ctx->rows);
   free (levels);
   return rc;
 }
