@@ -104,7 +104,9 @@ def check_async_torch(db, t, time_ns):
     pid = pools[0][0]
     compare("pool (backend:cudaMallocAsync)", summary(db, pid), t, [
         ("peak_reserved", "peak_reserved"), ("peak_allocated", "peak_allocated_bytes")])
-    at = db.execute("SELECT reserved_bytes, allocated_bytes FROM series WHERE allocator_id = ?"
+    # The pool's series is stored under summary.series_allocator_id.
+    at = db.execute("SELECT reserved_bytes, allocated_bytes FROM series WHERE allocator_id ="
+                    " (SELECT series_allocator_id FROM summary WHERE allocator_id = ?)"
                     " AND ts <= ? ORDER BY ts DESC, seq DESC LIMIT 1", (pid, time_ns)).fetchone()
     check("pool reserved when memory_stats() was read", at is not None and at[0] == t["final_reserved"],
           "trace %s, expected %s" % (at and at[0], t["final_reserved"]))
