@@ -63,6 +63,19 @@ typedef struct {
   VsPickleRef frames;
 } LiveBlock;
 
+/* Blocks by address: an open-addressing table (linear probing, at most
+ * half full), looked up for every alloc and free of the history. */
+typedef struct {
+  gint64 addr;
+  LiveBlock b;
+  gboolean used;
+} BlockSlot;
+
+typedef struct {
+  BlockSlot *slots;
+  gsize mask, used;
+} BlockMap;
+
 typedef struct {
   const char *file, *name;
   gsize file_len, name_len;
@@ -145,7 +158,8 @@ gboolean vs_import_report (Ctx *c, const char *stage, double fraction);
 
 /* ------------------------------------------------------------------------
  * vs-import-ranges.c: disjoint address ranges [start, end) in a GTree
- * keyed by start, the start and end stored as pointers. */
+ * keyed by start, the start and end stored as pointers; blocks by
+ * address in a BlockMap (zero-initialized: empty). */
 
 #define KEY(x) GSIZE_TO_POINTER ((gsize) (x))
 #define VAL(p) ((gint64) GPOINTER_TO_SIZE (p))
@@ -161,6 +175,21 @@ gint64 vs_import_ranges_add (GTree *t, gint64 a, gint64 n);
 
 /* The start of the range holding addr, or VS_UNKNOWN. */
 gint64 vs_import_ranges_find (GTree *t, gint64 addr);
+
+/* Frees what m holds; m is then empty and may be used again. */
+void vs_import_blocks_clear (BlockMap *m);
+
+/* The block at addr in m, or NULL. */
+LiveBlock *vs_import_blocks_get (const BlockMap *m, gint64 addr);
+
+/* The block at addr in m, added (contents undefined) when absent; *added
+ * says which. */
+LiveBlock *vs_import_blocks_put (BlockMap *m, gint64 addr, gboolean *added);
+
+/* Removes the block at addr from m, if any. */
+void vs_import_blocks_remove (BlockMap *m, gint64 addr);
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (BlockMap, vs_import_blocks_clear)
 
 /* ------------------------------------------------------------------------
  * vs-import-stacks.c */
@@ -205,10 +234,10 @@ VsPickleAppend vs_import_on_append (VsPickle *p, VsPickleRef list,
                                     gpointer data, GError **error);
 
 /* Reads the segments of device dev: reserved ranges into ranges and live
- * blocks into blocks (address → LiveBlock*).  FALSE with c->error set when
- * the segments are not valid. */
+ * blocks into blocks.  FALSE with c->error set when the segments are not
+ * valid. */
 gboolean vs_import_read_segments (Ctx *c, VsPickleRef segments, gint64 dev,
-                                  GTree *ranges, GHashTable *blocks);
+                                  GTree *ranges, BlockMap *blocks);
 
 /* ------------------------------------------------------------------------
  * vs-import-replay.c */

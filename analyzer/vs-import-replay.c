@@ -12,11 +12,11 @@
  */
 #include "vs-import-private.h"
 
-/* g_array_sort order of gint64. */
+/* g_array_sort order of BlockSlot by address. */
 static gint
-cmp_i64 (gconstpointer a, gconstpointer b)
+cmp_slot_addr (gconstpointer a, gconstpointer b)
 {
-  gint64 x = *(const gint64 *) a, y = *(const gint64 *) b;
+  gint64 x = ((const BlockSlot *) a)->addr, y = ((const BlockSlot *) b)->addr;
   return x < y ? -1 : x > y;
 }
 
@@ -33,8 +33,7 @@ vs_import_device (Ctx *c, gint64 dev, Stream *hist, VsPickleRef segments,
                   gint64 start_ns, gint64 device_id, gint64 allocator_id)
 {
   g_autoptr (GTree) ranges = vs_import_ranges_new ();
-  g_autoptr (GHashTable) blocks
-      = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
+  g_auto (BlockMap) blocks = { 0 };
 
   /* 1. the decoded history */
   if (hist->why)
@@ -50,7 +49,7 @@ vs_import_device (Ctx *c, gint64 dev, Stream *hist, VsPickleRef segments,
   gsize m = hist->entries->len;
 
   /* 2. the state at the end */
-  if (!vs_import_read_segments (c, segments, dev, ranges, blocks))
+  if (!vs_import_read_segments (c, segments, dev, ranges, &blocks))
     return FALSE;
 
   /* 3. backwards to the state before the first entry */
@@ -58,27 +57,27 @@ vs_import_device (Ctx *c, gint64 dev, Stream *hist, VsPickleRef segments,
     {
       Entry *e = &ev[i];
       LiveBlock *lb;
+      gboolean added;
       switch (e->action)
         {
         case ACT_ALLOC:
-          lb = g_hash_table_lookup (blocks, &e->addr);
+          lb = vs_import_blocks_get (&blocks, e->addr);
           if (lb == NULL)
             c->inconsistencies++;
           else
             {
               if (lb->block_bytes >= 0)
                 e->extra = lb->block_bytes; /* survives to the end */
-              g_hash_table_remove (blocks, &e->addr);
+              vs_import_blocks_remove (&blocks, e->addr);
             }
           break;
         case ACT_FREE_COMPLETED:
-          if (g_hash_table_contains (blocks, &e->addr))
+          lb = vs_import_blocks_put (&blocks, e->addr, &added);
+          if (!added)
             c->inconsistencies++;
-          lb = g_new (LiveBlock, 1);
           lb->requested = e->size;
           lb->block_bytes = -1;
           lb->frames = VS_PICKLE_MISSING;
-          g_hash_table_insert (blocks, g_memdup2 (&e->addr, sizeof e->addr), lb);
           break;
         case ACT_SEGMENT_ALLOC:
         case ACT_SEGMENT_MAP:
@@ -117,17 +116,16 @@ vs_import_device (Ctx *c, gint64 dev, Stream *hist, VsPickleRef segments,
       c->stats.synthetic_events++;
     }
   /* Blocks in address order, so that the trace is reproducible. */
-  g_autoptr (GArray) pre = g_array_new (FALSE, FALSE, sizeof (gint64));
-  GHashTableIter hi;
-  gpointer hk, hv;
-  g_hash_table_iter_init (&hi, blocks);
-  while (g_hash_table_iter_next (&hi, &hk, &hv))
-    g_array_append_val (pre, *(gint64 *) hk);
-  g_array_sort (pre, cmp_i64);
+  g_autoptr (GArray) pre = g_array_new (FALSE, FALSE, sizeof (BlockSlot));
+  for (gsize i = 0; blocks.slots && i <= blocks.mask; i++)
+    if (blocks.slots[i].used)
+      g_array_append_val (pre, blocks.slots[i]);
+  vs_import_blocks_clear (&blocks);
+  g_array_sort (pre, cmp_slot_addr);
   for (guint i = 0; i < pre->len; i++)
     {
-      gint64 addr = g_array_index (pre, gint64, i);
-      LiveBlock *lb = g_hash_table_lookup (blocks, &addr);
+      gint64 addr = g_array_index (pre, BlockSlot, i).addr;
+      const LiveBlock *lb = &g_array_index (pre, BlockSlot, i).b;
       gint64 sid = lb->block_bytes >= 0 ? vs_import_stack_id (c, lb->frames) : VS_UNKNOWN;
       if (sid == -1)
         return FALSE;
@@ -151,13 +149,13 @@ vs_import_device (Ctx *c, gint64 dev, Stream *hist, VsPickleRef segments,
    * the segment of each block); `born` what the history itself created, to
    * detect frees of memory from before it. */
   g_autoptr (GTree) born = vs_import_ranges_new ();
-  g_autoptr (GHashTable) born_blocks = g_hash_table_new_full (g_int64_hash, g_int64_equal,
-                                                              g_free, NULL);
+  g_auto (BlockMap) born_blocks = { 0 };
   gint64 prev = ts;
   for (gsize i = 0; i < m; i++)
     {
       Entry *e = &ev[i];
       gint64 t = entry_ts (e, prev);
+      gboolean added;
       prev = t;
       gint64 sid = e->stack >= 0 ? e->stack : VS_UNKNOWN;
       if (e->action == ACT_OOM)
@@ -188,17 +186,17 @@ vs_import_device (Ctx *c, gint64 dev, Stream *hist, VsPickleRef segments,
           ae.op = VS_ALLOC_OP_ALLOC;
           ae.block_bytes = e->extra;
           ae.segment_address = vs_import_ranges_find (ranges, e->addr);
-          g_hash_table_add (born_blocks, g_memdup2 (&e->addr, sizeof e->addr));
+          vs_import_blocks_put (&born_blocks, e->addr, &added);
           break;
         case ACT_FREE_REQUESTED:
         case ACT_FREE_COMPLETED:
           ae.op = e->action == ACT_FREE_REQUESTED ? VS_ALLOC_OP_FREE_REQUESTED
                                                   : VS_ALLOC_OP_FREE_COMPLETED;
           ae.segment_address = vs_import_ranges_find (ranges, e->addr);
-          if (!g_hash_table_contains (born_blocks, &e->addr))
+          if (vs_import_blocks_get (&born_blocks, e->addr) == NULL)
             c->stats.history_overflow = TRUE;
           if (e->action == ACT_FREE_COMPLETED)
-            g_hash_table_remove (born_blocks, &e->addr);
+            vs_import_blocks_remove (&born_blocks, e->addr);
           break;
         case ACT_SEGMENT_ALLOC:
         case ACT_SEGMENT_MAP:

@@ -174,10 +174,10 @@ vs_import_on_append (VsPickle *p, VsPickleRef list,
 }
 
 /* Reads the segments of device dev: reserved ranges into ranges and live
- * blocks into blocks (address → LiveBlock*). */
+ * blocks into blocks. */
 gboolean
 vs_import_read_segments (Ctx *c, VsPickleRef segments, gint64 dev,
-                         GTree *ranges, GHashTable *blocks)
+                         GTree *ranges, BlockMap *blocks)
 {
   VsPickleIter it, bit;
   VsPickleRef seg, b;
@@ -224,13 +224,13 @@ vs_import_read_segments (Ctx *c, VsPickleRef segments, gint64 dev,
                                            "]: 'address', 'size' or "
                                            "'requested_size' missing or "
                                            "invalid", i, j);
-          LiveBlock *lb = g_new (LiveBlock, 1);
+          gboolean added;
+          LiveBlock *lb = vs_import_blocks_put (blocks, baddr, &added);
+          if (!added)
+            c->inconsistencies++;
           lb->requested = req;
           lb->block_bytes = bsize;
           lb->frames = vs_pickle_dict_get (c->p, b, "frames");
-          if (g_hash_table_contains (blocks, &baddr))
-            c->inconsistencies++;
-          g_hash_table_insert (blocks, g_memdup2 (&baddr, sizeof baddr), lb);
         }
     }
   return TRUE;

@@ -4,9 +4,14 @@
  *
  * Memory: everything the reader allocates grows through
  * vs_pickle_vec_grow(), which charges it to the VsPickle's bound,
- * VS_PICKLE_MEM_FACTOR × the input size + 64 MiB.
+ * VS_PICKLE_MEM_FACTOR × the input size + 64 MiB.  A mapped file's pages
+ * are given back as the parser passes them (vs_pickle_release_input()),
+ * so that a large file does not stay resident as a whole.
  */
 #include "vs-pickle-private.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
 
 G_DEFINE_QUARK (vs-pickle-error-quark, vs_pickle_error)
 
@@ -41,10 +46,36 @@ over:
   return FALSE;
 }
 
+/* Input bytes kept mapped behind the parser's position: a little of
+ * what was just read is commonly read again (memoized strings). */
+#define RELEASE_LAG (4u << 20)
+
+void
+vs_pickle_release_input (Parser *ps, gsize at)
+{
+#ifdef MADV_DONTNEED
+  const VsPickle *p = ps->p;
+  gsize page = (gsize) sysconf (_SC_PAGESIZE);
+  if (at < RELEASE_LAG || page == 0 || (gsize) p->data % page != 0)
+    return;
+  gsize upto = (at - RELEASE_LAG) / page * page;
+  /* A private read-only mapping of a file: dropped pages are read from
+   * the file again when touched, with the same contents at the same
+   * addresses. */
+  if (upto > ps->released
+      && madvise ((void *) (p->data + ps->released), upto - ps->released,
+                  MADV_DONTNEED) == 0)
+    ps->released = upto;
+#endif
+}
+
+/* Parses data[0..len) (see vs_pickle_parse_full); release_input: data is
+ * a private read-only mapping of a file that the parser may give back as
+ * it goes (vs_pickle_release_input()). */
 static VsPickle *
 parse_full (const guint8 *data, gsize len, VsPickleProgress progress,
             gpointer progress_data, VsPickleAppendHook hook,
-            gpointer hook_data, GError **error)
+            gpointer hook_data, gboolean release_input, GError **error)
 {
 
   static gint serials;
@@ -75,7 +106,8 @@ parse_full (const guint8 *data, gsize len, VsPickleProgress progress,
     }
 
   Parser ps = { .p = p, .error = error, .hook = hook,
-                .hook_data = hook_data, .fresh_min = G_MAXUINT32 };
+                .hook_data = hook_data, .fresh_min = G_MAXUINT32,
+                .release_input = release_input };
   gboolean ok = vs_pickle_parser_run (&ps, progress, progress_data);
   g_free (ps.stack.data);
   g_free (ps.marks.data);
@@ -86,8 +118,14 @@ parse_full (const guint8 *data, gsize len, VsPickleProgress progress,
   g_free (ps.tokmap.data);
   g_free (ps.shared.data);
   g_free (ps.shared_index.data);
+  g_free (ps.spans.data);
+  g_free (ps.span_values.data);
+  g_free (ps.span_index.data);
   p->mem -= (ps.shared.cap * sizeof (guint32)
              + ps.shared_index.cap * sizeof (guint32));
+  p->mem -= (ps.spans.cap * sizeof (Span)
+             + ps.span_values.cap * sizeof (guint32)
+             + ps.span_index.cap * sizeof (guint32));
   p->mem -= (ps.stack.cap * sizeof (guint32) + ps.marks.cap * sizeof (gsize)
              + ps.memo.cap * sizeof (guint32) + ps.memo_log.cap * sizeof (gsize)
              + ps.tokens.cap * sizeof (Token) + ps.live.cap * sizeof (guint32)
@@ -105,7 +143,8 @@ vs_pickle_parse (const guint8 *data, gsize len, VsPickleProgress progress,
                  gpointer progress_data, GError **error)
 {
   g_return_val_if_fail (data != NULL || len == 0, NULL);
-  return parse_full (data, len, progress, progress_data, NULL, NULL, error);
+  return parse_full (data, len, progress, progress_data, NULL, NULL, FALSE,
+                     error);
 }
 
 VsPickle *
@@ -116,7 +155,7 @@ vs_pickle_parse_full (const guint8 *data, gsize len,
 {
   g_return_val_if_fail (data != NULL || len == 0, NULL);
   return parse_full (data, len, progress, progress_data, hook, hook_data,
-                     error);
+                     FALSE, error);
 }
 
 VsPickle *
@@ -146,7 +185,8 @@ vs_pickle_load_file_full (const char *path, VsPickleProgress progress,
   gsize len = g_mapped_file_get_length (f);
   static const guint8 empty[1];
   VsPickle *p = parse_full (data ? data : empty, len, progress,
-                            progress_data, hook, hook_data, error);
+                            progress_data, hook, hook_data, data != NULL,
+                            error);
   if (p == NULL)
     {
       g_mapped_file_unref (f);

@@ -1,9 +1,10 @@
 /* vs-pickle-private.h — what the files of the pickle reader share.
  *
  * The reader is split into vs-pickle-load.c (entry points, the memory
- * bound, freeing), vs-pickle.c (the opcode loop and the values it builds),
- * vs-pickle-stream.c (append hooks: reclaiming taken values, tokens and
- * shared tokens), vs-pickle-read.c (the value access API) and
+ * bound, giving back parsed input, freeing), vs-pickle.c (the opcode loop
+ * and the values it builds), vs-pickle-stream.c (append hooks: reclaiming
+ * taken values, tokens and shared tokens, and replaying spans of input
+ * that made shared tokens), vs-pickle-read.c (the value access API) and
  * vs-pickle-opcodes.c (opcode names).  Nothing here is for use outside
  * those files.
  *
@@ -22,6 +23,8 @@
  * gave taken containers.
  */
 #pragma once
+
+#include <string.h>
 
 #include "vs-pickle.h"
 
@@ -92,11 +95,36 @@ typedef struct {
   guint32 c;
   gsize at, mark;  /* stack position; index of its mark */
   guint64 memo;    /* G_MAXUINT64: not memoized */
+  gsize start;     /* input offset of its `}` or `]` */
+  gsize memo_start; /* memo length before it */
 } Fresh;
 
 #define FRESH_MAX 4
 /* Containers of at most this many handles can have shared tokens. */
 #define SHARED_MAX 16
+
+/* A span of input that made a shared token (see vs_pickle_span_record()):
+ * the same bytes met again are replayed instead of parsed. */
+typedef struct {
+  gsize off;      /* input offset of the span */
+  guint32 len;    /* its bytes */
+  guint32 nmemo;  /* memo entries it appends */
+  guint32 values; /* index of their values in Parser.span_values */
+  guint32 top;    /* the token it leaves on the stack */
+} Span;
+
+/* Spans are found by a hash of their first SPAN_KEY_LONG bytes, or of
+ * their first SPAN_KEY_SHORT when shorter; shorter spans are not kept.
+ * At most SPAN_CHAIN_MAX spans share a key hash, and spans are at most
+ * SPAN_MAX_LEN bytes, which bounds the bytes compared per lookup. */
+#define SPAN_KEY_SHORT 16
+#define SPAN_KEY_LONG 32
+#define SPAN_CHAIN_MAX 16
+#define SPAN_MAX_LEN 4096
+/* Bits of the filter of kept spans' first 8 bytes (see span_filter_bit),
+ * which answers most lookups of containers that are no span (a
+ * snapshot's history entries) without hashing their keys. */
+#define SPAN_FILTER_BITS 16
 
 /* The parser's transient state, freed when parsing ends.
  *
@@ -135,6 +163,19 @@ struct Parser {
   Vec shared;       /* guint32 */
   Vec shared_index; /* guint32 */
   gsize shared_count;
+  /* Spans of input that made shared tokens (vs_pickle_span_record()),
+   * found through an open-addressing index of (key hash, span index + 1)
+   * pairs.  Replaying one relies on memo entries never changing once
+   * set, so spans_off turns them off for good when a PUT overwrites one. */
+  gboolean spans_off;
+  guint64 span_filter[(1u << SPAN_FILTER_BITS) / 64];
+  Vec spans;        /* Span */
+  Vec span_values;  /* guint32 */
+  Vec span_index;   /* guint32 */
+  /* The input is a mapping of our own whose pages already parsed may be
+   * given back (vs_pickle_release_input()); bytes before `released` are. */
+  gboolean release_input;
+  gsize released;
 };
 
 #define NODES(p) ((Node *) (p)->nodes.data)
@@ -190,12 +231,38 @@ stack_truncate (Parser *ps, gsize len)
     ps->fresh_min = G_MAXUINT32;
 }
 
+/* The little-endian unsigned integer of the n (<= 8) bytes at b. */
+static inline guint64
+read_le (const guint8 *b, gsize n)
+{
+  guint64 v = 0;
+  for (gsize i = 0; i < n; i++)
+    v |= (guint64) b[i] << (8 * i);
+  return v;
+}
+
+/* The bit of Parser.span_filter for a span starting with the 8 bytes at
+ * b: set for every kept span. */
+static inline guint32
+span_filter_bit (const guint8 *b)
+{
+  guint64 w;
+  memcpy (&w, b, sizeof w);
+  return (guint32) ((w * 0x9e3779b97f4a7c15u) >> (64 - SPAN_FILTER_BITS));
+}
+
 /* Runs the opcode loop over p's input with ps set up by the caller (see
  * vs-pickle-load.c): makes the three constant nodes, then parses up to
  * STOP.  Returns FALSE with ps->error set on malformed or refused input,
  * beyond the memory bound or when cancelled.  (vs-pickle.c) */
 gboolean vs_pickle_parser_run (Parser *ps, VsPickleProgress progress,
                                gpointer progress_data);
+
+/* Gives back to the system the pages of mapped input that parsing has
+ * passed, up to some distance before offset at, so that memory does not
+ * grow with the input: they stay valid and are read again from the file
+ * should a value that points into them be read.  (vs-pickle-load.c) */
+void vs_pickle_release_input (Parser *ps, gsize at);
 
 /* Called after an append hook took items: applies the hook's tokens to the
  * memo, frees the values built for the items when nothing else can reach
@@ -210,3 +277,20 @@ gboolean vs_pickle_reclaim (Parser *ps);
  * else changes nothing and returns FALSE.  (vs-pickle-stream.c) */
 gboolean vs_pickle_share (Parser *ps, const Fresh *f, gsize from,
                           guint8 want);
+
+/* After vs_pickle_share() replaced fresh container f, whose closing
+ * SETITEMS or APPENDS ends at input offset end, by a shared token: keeps
+ * the span of input f was made from when it can be replayed, that is when
+ * it holds only the container, memo fetches of entries older than it,
+ * small ints, None and bools, and dicts of those, each memoized (or not)
+ * and filled by one SETITEMS, and everything it memoized became a token.
+ * Parsed again in the same state, such a span would leave the same token
+ * on the stack and memoize the same tokens, since memo entries do not
+ * change once set (spans_off otherwise) and shared tokens are never
+ * forgotten.  Keeps nothing when out of the memory bound.
+ * (vs-pickle-stream.c) */
+void vs_pickle_span_record (Parser *ps, const Fresh *f, gsize end);
+
+/* The kept span whose bytes are those at input offset at, or NULL.
+ * (vs-pickle-stream.c) */
+const Span *vs_pickle_span_find (const Parser *ps, gsize at);

@@ -163,13 +163,23 @@ vs_pickle_keys_init (VsPickleKeys *keys, const char *const *names, gsize n)
 
 /* The index in keys of the str s[0..len), or -1.  Addresses already seen
  * answer without comparing bytes: strs point into the input, which does
- * not change, so an equal address and length is an equal string. */
+ * not change, so an equal address and length is an equal string.  The key
+ * after the last one found is tried first. */
 static inline int
 key_index (VsPickleKeys *keys, const char *s, guint32 len)
 {
+  guint g = keys->guess;
+  if (keys->seen[g] == s && keys->lens[g] == len)
+    {
+      keys->guess = g + 1 < keys->n ? g + 1 : 0;
+      return (int) g;
+    }
   for (gsize i = 0; i < keys->n; i++)
     if (keys->seen[i] == s && keys->lens[i] == len)
-      return (int) i;
+      {
+        keys->guess = i + 1 < keys->n ? (guint) i + 1 : 0;
+        return (int) i;
+      }
   for (gsize i = 0; i < VS_PICKLE_KEYS_MAX; i++)
     if (keys->other[i] == s && keys->other_len[i] == len)
       return -1;
@@ -177,6 +187,7 @@ key_index (VsPickleKeys *keys, const char *s, guint32 len)
     if (keys->lens[i] == len && memcmp (keys->names[i], s, len) == 0)
       {
         keys->seen[i] = s;
+        keys->guess = i + 1 < keys->n ? (guint) i + 1 : 0;
         return (int) i;
       }
   guint k = keys->next_other++ % VS_PICKLE_KEYS_MAX;
@@ -226,6 +237,7 @@ vs_pickle_dict_fetch (const VsPickle *p, VsPickleRef dict,
        * may even reuse a freed one's memory, hence the serial). */
       memset (keys->seen, 0, sizeof keys->seen);
       memset (keys->other, 0, sizeof keys->other);
+      keys->guess = 0;
       keys->serial = p->serial;
     }
   if (ref_type (p, dict) != VS_PICKLE_DICT)

@@ -13,8 +13,17 @@
  * (vs_pickle_share(); a snapshot repeats a few hundred frames and stacks
  * millions of times).
  *
- * The parser's loop (vs-pickle.c) calls in here once per taken append and
- * once per filled fresh container; nothing here runs per opcode.
+ * Repeats are commonly repeats byte for byte too (a pickler writes a
+ * repeated stack's frames list the same way each time, only the memo
+ * indexes its MEMOIZE opcodes store to differ, and those are implicit), so
+ * the span of input that made a shared token is kept and the same bytes
+ * met again are replayed: the token pushed and the tokens memoized, as
+ * parsing them would do, without parsing (vs_pickle_span_record(),
+ * vs_pickle_span_find()).
+ *
+ * The parser's loop (vs-pickle.c) calls in here once per taken append,
+ * once per filled fresh container and once per new dict or list; nothing
+ * here runs per opcode.
  */
 #include "vs-pickle-private.h"
 
@@ -359,4 +368,216 @@ vs_pickle_stable (const VsPickle *p, const VsPickleRef *v, gsize n)
     if (!((v[i] & IMM_BIT) || v[i] >= TOKEN_BASE || v[i] < wm))
       return FALSE;
   return TRUE;
+}
+
+/* ------------------------------------------------------------- spans -- */
+
+/* The hash of the klen bytes at b (klen SPAN_KEY_SHORT or SPAN_KEY_LONG);
+ * never 0. */
+static inline guint32
+span_hash (const guint8 *b, gsize klen)
+{
+  guint64 w[SPAN_KEY_LONG / 8];
+  memcpy (w, b, klen);
+  guint64 h = (guint64) klen * 0x9e3779b97f4a7c15u;
+  h += w[0] * 0xff51afd7ed558ccdu + w[1] * 0xc2b2ae3d27d4eb4fu;
+  if (klen == SPAN_KEY_LONG)
+    h += w[2] * 0x165667b19e3779f9u + w[3] * 0x27d4eb2f165667c5u;
+  h ^= h >> 29;
+  h *= 0xc4ceb9fe1a85ec53u;
+  guint32 r = (guint32) (h ^ (h >> 32));
+  return r ? r : 1;
+}
+
+/* The kept span with key hash h whose bytes are those at offset at, or
+ * NULL.  With *chain (when not NULL) set to the number of spans of that
+ * hash met, and *slot to the empty index slot where the search ended. */
+static const Span *
+span_probe (const Parser *ps, guint32 h, gsize at, gsize *chain,
+            guint32 **slot)
+{
+  const VsPickle *p = ps->p;
+  const Span *spans = ps->spans.data;
+  guint32 *index = ps->span_index.data;
+  gsize mask = ps->span_index.len / 2 - 1, left = p->size - at, n = 0;
+  for (gsize i = h & mask;; i = (i + 1) & mask)
+    {
+      guint32 *s = index + 2 * i;
+      if (s[1] == 0)
+        {
+          if (chain)
+            *chain = n, *slot = s;
+          return NULL;
+        }
+      if (s[0] != h)
+        continue;
+      n++;
+      const Span *sp = &spans[s[1] - 1];
+      if (sp->len <= left
+          && memcmp (p->data + at, p->data + sp->off, sp->len) == 0)
+        return sp;
+    }
+}
+
+const Span *
+vs_pickle_span_find (const Parser *ps, gsize at)
+{
+  gsize left = ps->p->size - at;
+  const guint8 *b = ps->p->data + at;
+  const Span *sp = NULL;
+  if (left < SPAN_KEY_SHORT)
+    return NULL;
+  guint32 bit = span_filter_bit (b);
+  if (!(ps->span_filter[bit / 64] & (G_GUINT64_CONSTANT (1) << (bit % 64))))
+    return NULL;
+  if (left >= SPAN_KEY_LONG)
+    sp = span_probe (ps, span_hash (b, SPAN_KEY_LONG), at, NULL, NULL);
+  if (sp == NULL && left >= SPAN_KEY_SHORT)
+    sp = span_probe (ps, span_hash (b, SPAN_KEY_SHORT), at, NULL, NULL);
+  return sp;
+}
+
+/* The number of memo entries the span d[0..len) stores, or -1 when it is
+ * not one that can be replayed (see vs_pickle_span_record()): one dict or
+ * list, memoized or not, filled by one SETITEMS or APPENDS with memo
+ * fetches of entries below memo_start, ints that are immediates, None,
+ * bools and dicts of those. */
+static gssize
+span_memo_count (const guint8 *d, gsize len, gsize memo_start)
+{
+  gsize pos = 0, nmemo = 0;
+  int depth = 0;
+  guint8 outer = d[pos++];
+  if (outer != '}' && outer != ']')
+    return -1;
+  for (;;)
+    {
+      /* after `}` or `]`: MEMOIZE, then MARK */
+      if (pos < len && d[pos] == 0x94)
+        pos++, nmemo++;
+      if (pos >= len || d[pos++] != '(')
+        return -1;
+      for (;;)
+        {
+          if (pos >= len)
+            return -1;
+          guint8 op = d[pos++];
+          gsize w = op == 'h' || op == 'K' ? 1 : op == 'M' ? 2
+                    : op == 'j' || op == 'J' ? 4 : 0;
+          if (len - pos < w)
+            return -1;
+          if (op == 'h' || op == 'j')
+            {
+              if (read_le (d + pos, w) >= memo_start)
+                return -1;
+            }
+          else if (op == 'J')
+            {
+              gint64 v = (gint32) (guint32) read_le (d + pos, 4);
+              if (v < IMM_MIN || v > IMM_MAX)
+                return -1;
+            }
+          else if (op == '}' && depth == 0)
+            {
+              depth = 1;
+              break; /* its MEMOIZE and MARK */
+            }
+          else if (op == 'u' && depth == 1)
+            depth = 0;
+          else if (depth == 0
+                   && ((op == 'u' && outer == '}') || (op == 'e' && outer == ']')))
+            return pos == len ? (gssize) nmemo : -1;
+          else if (op != 'K' && op != 'M' && op != 'N' && op != 0x88
+                   && op != 0x89)
+            return -1;
+          pos += w;
+        }
+    }
+}
+
+/* Doubles the span index (at least 1024 slots) and fills it again; FALSE
+ * when over the memory bound. */
+static gboolean
+span_index_grow (Parser *ps)
+{
+  VsPickle *p = ps->p;
+  gsize cap = ps->span_index.len ? ps->span_index.len * 2 : 2048;
+  if (!vec_reserve (p, &ps->span_index, sizeof (guint32),
+                    cap - ps->span_index.len, NULL))
+    return FALSE;
+  ps->span_index.len = cap;
+  guint32 *index = ps->span_index.data;
+  memset (index, 0, cap * sizeof (guint32));
+  const Span *spans = ps->spans.data;
+  gsize mask = cap / 2 - 1;
+  for (gsize k = 0; k < ps->spans.len; k++)
+    {
+      gsize klen = spans[k].len >= SPAN_KEY_LONG ? SPAN_KEY_LONG : SPAN_KEY_SHORT;
+      guint32 h = span_hash (p->data + spans[k].off, klen);
+      gsize i = h & mask;
+      while (index[2 * i + 1] != 0)
+        i = (i + 1) & mask;
+      index[2 * i] = h;
+      index[2 * i + 1] = (guint32) k + 1;
+    }
+  return TRUE;
+}
+
+/* Why a replay gives what parsing would: the span's bytes are the same,
+ * so are its opcodes and operands.  Its memo fetches read entries that
+ * were set before it was first parsed and have not changed since (nothing
+ * but a PUT over a set entry changes one, and that sets spans_off: a
+ * reclaim rewrites only entries holding values of its region, which no
+ * fetch in a kept span read, since they were all items of containers that
+ * got shared tokens and so stable).  Its dicts, each filled with those
+ * values, get the shared tokens they got then (shared tokens are never
+ * forgotten), and so does the container itself; the tokens it memoized
+ * are what its MEMOIZE opcodes store again, in order.  What parsing would
+ * do besides is invisible: nodes made and dropped, and fresh records of
+ * enclosing containers forgotten, which only costs them a chance to be
+ * shared. */
+void
+vs_pickle_span_record (Parser *ps, const Fresh *f, gsize end)
+{
+  VsPickle *p = ps->p;
+  const guint32 *memo = ps->memo.data;
+  gsize len = end - f->start;
+  if (ps->spans_off || len < SPAN_KEY_SHORT || len > SPAN_MAX_LEN
+      || ps->spans.len >= G_MAXUINT32 - 1)
+    return;
+  gssize nmemo = span_memo_count (p->data + f->start, len, f->memo_start);
+  if (nmemo < 0 || f->memo_start + (gsize) nmemo != ps->memo.len)
+    return;
+  /* Everything it memoized, and what it leaves, must be tokens: values
+   * that mean the same for the rest of the parse. */
+  guint32 top = ((const guint32 *) ps->stack.data)[f->at];
+  if (ref_type (p, top) != VS_PICKLE_TOKEN)
+    return;
+  for (gsize i = f->memo_start; i < ps->memo.len; i++)
+    if (ref_type (p, memo[i]) != VS_PICKLE_TOKEN)
+      return;
+  if ((ps->spans.len + 1) * 4 > ps->span_index.len && !span_index_grow (ps))
+    return;
+  gsize klen = len >= SPAN_KEY_LONG ? SPAN_KEY_LONG : SPAN_KEY_SHORT;
+  guint32 h = span_hash (p->data + f->start, klen), *slot;
+  gsize chain;
+  if (span_probe (ps, h, f->start, &chain, &slot) != NULL
+      || chain >= SPAN_CHAIN_MAX
+      || ps->span_values.len + (gsize) nmemo >= G_MAXUINT32
+      || !vec_reserve (p, &ps->spans, sizeof (Span), 1, NULL)
+      || !vec_reserve (p, &ps->span_values, sizeof (guint32), (gsize) nmemo, NULL))
+    return;
+  if (nmemo)
+    memcpy ((guint32 *) ps->span_values.data + ps->span_values.len,
+            memo + f->memo_start, (gsize) nmemo * sizeof (guint32));
+  ((Span *) ps->spans.data)[ps->spans.len] = (Span) {
+    .off = f->start, .len = (guint32) len, .nmemo = (guint32) nmemo,
+    .values = (guint32) ps->span_values.len, .top = top,
+  };
+  ps->span_values.len += (gsize) nmemo;
+  ps->spans.len++;
+  guint32 bit = span_filter_bit (p->data + f->start);
+  ps->span_filter[bit / 64] |= G_GUINT64_CONSTANT (1) << (bit % 64);
+  slot[0] = h;
+  slot[1] = (guint32) ps->spans.len;
 }

@@ -20,7 +20,9 @@
  * ("chain"), rather than all through the switch's one indirect jump.
  * None of this skips a check: each case does what it does when dispatched.
  * The loop and every helper it calls per opcode are in this file, so that
- * they stay inlinable.
+ * they stay inlinable.  What is not parsed at all is a span of input equal,
+ * byte for byte, to one already parsed into a shared token: it is replayed
+ * (see vs_pickle_span_record() for when that gives what parsing would).
  */
 #include "vs-pickle-private.h"
 
@@ -189,10 +191,11 @@ fresh_copied (Parser *ps, guint32 h)
         }
 }
 
-/* Records the container on top of the stack, just made, memoized at
+/* Records the container on top of the stack, just made by the opcode at
+ * input offset start when the memo held memo_start entries, memoized at
  * memo_idx (or not) and followed by a MARK, as fresh. */
 static void
-fresh_push (Parser *ps, guint64 memo_idx)
+fresh_push (Parser *ps, guint64 memo_idx, gsize start, gsize memo_start)
 {
   if (ps->nfresh == FRESH_MAX)
     {
@@ -202,6 +205,7 @@ fresh_push (Parser *ps, guint64 memo_idx)
   ps->fresh[ps->nfresh++] = (Fresh) {
     .c = ((guint32 *) ps->stack.data)[ps->stack.len - 1],
     .at = ps->stack.len - 1, .mark = ps->marks.len - 1, .memo = memo_idx,
+    .start = start, .memo_start = memo_start,
   };
   ps->fresh_min = ps->fresh[0].c;
 }
@@ -300,7 +304,10 @@ add_items (Parser *ps, gsize at, gsize from, guint8 want, const Fresh *f)
   if (want == VS_PICKLE_DICT && n % 2)
     return malformed (ps, at, "odd number of items for a dict");
   if (f && vs_pickle_share (ps, f, from, want))
-    return TRUE;
+    {
+      vs_pickle_span_record (ps, f, at + 1);
+      return TRUE;
+    }
   if (want == VS_PICKLE_LIST && ps->hook && n > 0)
     {
       VsPickleAppend r = ps->hook (ps->p, c, st + from, n, ps->hook_data,
@@ -395,9 +402,9 @@ memo_get (Parser *ps, gsize at, guint64 idx)
 }
 
 /* Little-endian two's complement integer of n bytes, which must fit 64
- * bits. */
-static gboolean
-push_long (Parser *ps, gsize at, const guint8 *b, gsize n)
+ * bits: the slow path of push_long(), for 0 or more than 8 bytes. */
+static G_NO_INLINE gboolean
+push_long_wide (Parser *ps, gsize at, const guint8 *b, gsize n)
 {
   guint64 v = 0;
   if (n == 0)
@@ -417,6 +424,20 @@ push_long (Parser *ps, gsize at, const guint8 *b, gsize n)
   return push_int (ps, (gint64) v);
 }
 
+/* Little-endian two's complement integer of n bytes, which must fit 64
+ * bits.  Inline for 1 to 8 bytes (a snapshot's addresses and times), which
+ * always fit. */
+G_ALWAYS_INLINE static inline gboolean
+push_long (Parser *ps, gsize at, const guint8 *b, gsize n)
+{
+  if (G_UNLIKELY (n == 0 || n > 8))
+    return push_long_wide (ps, at, b, n);
+  guint64 v = read_le (b, n);
+  if (n < 8 && (b[n - 1] & 0x80))
+    v |= ~G_GUINT64_CONSTANT (0) << (8 * n); /* sign extension */
+  return push_int (ps, (gint64) v);
+}
+
 static gboolean
 push_str (Parser *ps, guint8 type, const guint8 *s, guint64 len)
 {
@@ -433,15 +454,6 @@ push_str (Parser *ps, guint8 type, const guint8 *s, guint64 len)
   n->count = (guint32) len;
   n->u.s = (const char *) s;
   return TRUE;
-}
-
-static inline guint64
-le (const guint8 *b, int n)
-{
-  guint64 v = 0;
-  for (int i = 0; i < n; i++)
-    v |= (guint64) b[i] << (8 * i);
-  return v;
 }
 
 /* ------------------------------------------------------------- parser -- */
@@ -467,10 +479,12 @@ parse (Parser *ps, VsPickleProgress progress, gpointer progress_data)
       gsize at = pos;
       guint8 op = d[pos++];
 
-      if (G_UNLIKELY (pos >= next_progress) && progress)
+      if (G_UNLIKELY (pos >= next_progress))
         {
           next_progress = pos + PROGRESS_STEP;
-          if (!progress (pos, len, progress_data))
+          if (ps->release_input)
+            vs_pickle_release_input (ps, at);
+          if (progress && !progress (pos, len, progress_data))
             {
               g_set_error (ps->error, VS_PICKLE_ERROR,
                            VS_PICKLE_ERROR_CANCELLED, "cancelled");
@@ -488,7 +502,7 @@ parse (Parser *ps, VsPickleProgress progress, gpointer progress_data)
           break;
         case 0x95: /* FRAME: framing is only a hint for buffered readers */
           NEED (8);
-          if (le (d + pos, 8) > len - pos - 8)
+          if (read_le (d + pos, 8) > len - pos - 8)
             return malformed (ps, at, "frame longer than the file");
           pos += 8;
           break;
@@ -513,7 +527,7 @@ parse (Parser *ps, VsPickleProgress progress, gpointer progress_data)
         case 'J':
         op_binint:
           NEED (4);
-          if (!push_int (ps, (gint32) (guint32) le (d + pos, 4)))
+          if (!push_int (ps, (gint32) (guint32) read_le (d + pos, 4)))
             return FALSE;
           pos += 4;
           goto chain;
@@ -527,7 +541,7 @@ parse (Parser *ps, VsPickleProgress progress, gpointer progress_data)
         case 'M':
         op_binint2:
           NEED (2);
-          if (!push_int (ps, (gint64) le (d + pos, 2)))
+          if (!push_int (ps, (gint64) read_le (d + pos, 2)))
             return FALSE;
           pos += 2;
           goto chain;
@@ -545,7 +559,7 @@ parse (Parser *ps, VsPickleProgress progress, gpointer progress_data)
         case 0x8b: /* LONG4 */
           {
             NEED (4);
-            gint32 n = (gint32) (guint32) le (d + pos, 4);
+            gint32 n = (gint32) (guint32) read_le (d + pos, 4);
             pos += 4;
             if (n < 0)
               return malformed (ps, at, "negative length");
@@ -576,7 +590,7 @@ parse (Parser *ps, VsPickleProgress progress, gpointer progress_data)
             int w = (op == 0x8c || op == 'C' || op == 'U') ? 1
                     : (op == 'X' || op == 'B' || op == 'T') ? 4 : 8;
             NEED (w);
-            guint64 n = le (d + pos, w);
+            guint64 n = read_le (d + pos, w);
             if (op == 'T' && (gint32) n < 0)
               return malformed (ps, at, "negative length");
             pos += w;
@@ -598,7 +612,26 @@ parse (Parser *ps, VsPickleProgress progress, gpointer progress_data)
         case '}': case ']': case ')':
         op_container:
           {
+            /* The bytes of a kept span (see vs_pickle_span_record()):
+             * its token and memo entries, as parsing them would give. */
+            const Span *sp;
+            if (ps->spans.len && !ps->spans_off && op != ')'
+                && (sp = vs_pickle_span_find (ps, at)) != NULL
+                && ps->memo.len + sp->nmemo <= MAX (p->size, (gsize) 65536)
+                && vec_reserve (p, &ps->memo, sizeof (guint32), sp->nmemo, NULL))
+              {
+                if (!push (ps, sp->top))
+                  return FALSE;
+                if (sp->nmemo)
+                  memcpy ((guint32 *) ps->memo.data + ps->memo.len,
+                          (const guint32 *) ps->span_values.data + sp->values,
+                          sp->nmemo * sizeof (guint32));
+                ps->memo.len += sp->nmemo;
+                pos = at + sp->len;
+                goto chain;
+              }
             Node *n;
+            gsize memo_start = ps->memo.len;
             if (!push_new (ps, op == '}' ? VS_PICKLE_DICT
                                : op == ']' ? VS_PICKLE_LIST : VS_PICKLE_TUPLE,
                            &n))
@@ -620,7 +653,7 @@ parse (Parser *ps, VsPickleProgress progress, gpointer progress_data)
                 ((gsize *) ps->marks.data)[ps->marks.len++] = ps->stack.len;
                 pos++;
                 if (ps->shared_count && op != ')')
-                  fresh_push (ps, memo_idx);
+                  fresh_push (ps, memo_idx, at, memo_start);
               }
           }
           goto chain;
@@ -696,17 +729,18 @@ parse (Parser *ps, VsPickleProgress progress, gpointer progress_data)
             return FALSE;
           break;
 
-        case 'q':
-          NEED (1);
-          if (!memo_put (ps, at, d[pos]))
-            return FALSE;
-          pos += 1;
-          break;
-        case 'r':
-          NEED (4);
-          if (!memo_put (ps, at, le (d + pos, 4)))
-            return FALSE;
-          pos += 4;
+        case 'q': case 'r': /* BINPUT, LONG_BINPUT */
+          {
+            int w = op == 'q' ? 1 : 4;
+            NEED (w);
+            guint64 idx = read_le (d + pos, w);
+            /* Overwriting an entry: kept spans may have read it. */
+            if (idx < ps->memo.len)
+              ps->spans_off = TRUE;
+            if (!memo_put (ps, at, idx))
+              return FALSE;
+            pos += w;
+          }
           break;
         case 0x94: /* MEMOIZE */
           if (!memo_put (ps, at, ps->memo.len))
@@ -720,7 +754,7 @@ parse (Parser *ps, VsPickleProgress progress, gpointer progress_data)
             {
               int w = op == 'h' ? 1 : 4;
               NEED (w);
-              if (!memo_get (ps, at, le (d + pos, w)))
+              if (!memo_get (ps, at, read_le (d + pos, w)))
                 return FALSE;
               pos += w;
               if (run == 63 || pos >= len || (d[pos] != 'h' && d[pos] != 'j'))

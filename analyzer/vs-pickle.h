@@ -193,6 +193,7 @@ typedef struct {
   const char *other[VS_PICKLE_KEYS_MAX];
   guint32 other_len[VS_PICKLE_KEYS_MAX];
   guint next_other;
+  guint guess; /* the key expected next: dicts repeat their key order */
 } VsPickleKeys;
 
 /* Sets up keys for names[0..n), n <= VS_PICKLE_KEYS_MAX; the strings must

@@ -145,7 +145,8 @@ finalize (sqlite3 *db, Trace *given, VsProgressFunc progress,
     goto out;
 
   pr.total = (uint64_t) t.n * 3 + 1;
-  qsort (t.ev, t.n, sizeof *t.ev, vs_fin_event_cmp);
+  if (t.n > 0)
+    qsort (t.ev, t.n, sizeof *t.ev, vs_fin_event_cmp);
   if (vs_fin_tick (&pr, 0) < 0)
     {
       vs_fin_fail (&e, "cancelled");

@@ -176,7 +176,14 @@ VsWriter *vs_writer_create(const char *path, char *err, size_t errlen);
 /* Switches w to bulk mode for a trace written in one go to a file that the
  * caller deletes if anything fails (an import, the merge at the end of a
  * recording): no journal and no syncs, so nothing is written twice.  A crash
- * in bulk mode leaves a corrupt file.  Call before the first row. */
+ * in bulk mode leaves a corrupt file.  Alloc events are then inserted many
+ * rows per statement, in the order written (the same ids), and reach the
+ * database at the latest on vs_writer_commit() or vs_writer_close(): read
+ * it through vs_writer_db() only after a commit.  The writer also keeps
+ * every event it writes (alloc, mem and pool events) for
+ * vs_writer_close() to finalize from, so in bulk mode events must be
+ * written through the writer only, never with SQL of the caller's own.
+ * Call before the first row. */
 int vs_writer_set_bulk (VsWriter *w);
 
 /* The message of the last failure on w. */

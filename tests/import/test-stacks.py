@@ -13,7 +13,10 @@
 # missing frames, over several append batches so that values are freed and
 # handles reused between them.  Protocol 4 (MEMOIZE, as PyTorch writes)
 # is where repeats are recognised while parsing; protocol 2 (BINPUT) takes
-# the importer's own path.  TAP output.
+# the importer's own path.  A hand-written pickle then repeats one frames
+# list byte for byte (which the reader replays instead of parsing once it
+# has read it) and overwrites, with BINPUT, a string that list fetches from
+# the memo: the same bytes must then read as the new frame.  TAP output.
 # Usage: test-stacks.py VS_IMPORT_TOOL
 import os
 import pickle
@@ -104,14 +107,81 @@ def imported(db):
     return out
 
 
+def overwritten_memo():
+    """Protocol 4 by hand: batches of entries whose frames list is the same
+    bytes each time (new dicts of memoized strings), then a BINPUT that
+    gives the memo entry of its first file name another string, then the
+    same bytes again."""
+    out = bytearray(b"\x80\x04")
+    memo = {}
+
+    def put():
+        memo[("#", len(memo))] = len(memo)
+        return b"\x94"
+
+    def get(i):
+        return b"h" + bytes([i]) if i < 256 else b"j" + i.to_bytes(4, "little")
+
+    def s(text):
+        if text in memo:
+            return get(memo[text])
+        b = text.encode()
+        memo[text] = len(memo)
+        return b"\x8c" + bytes([len(b)]) + b + b"\x94"
+
+    def num(v):
+        return b"\x8a" + bytes([8]) + v.to_bytes(8, "little", signed=True)
+
+    def frames():
+        b = b"]" + put() + b"("
+        for j in range(3):
+            b += (b"}" + put() + b"(" + s("filename") + s(FILES[j % 2]) +
+                  s("name") + s(NAMES[j]) + s("line") + b"K" + bytes([10 + j]) +
+                  b"u")
+        return b + b"e"
+
+    def entry(action, addr, size, t, with_frames=True):
+        return (b"}" + put() + b"(" + s("action") + s(action) + s("addr") +
+                num(addr) + s("size") + num(size) + s("stream") + b"K\x00" +
+                s("time_us") + num(t) + s("frames") +
+                (frames() if with_frames else b"]" + put()) + b"u")
+
+    seg = 1 << 20
+    out += b"}" + put() + b"(" + s("segments") + b"]" + put() + b"("
+    out += (b"}" + put() + b"(" + s("device") + b"K\x00" + s("address") +
+            num(seg) + s("total_size") + num(1 << 24) + s("blocks") + b"]" +
+            put() + b"u")
+    out += b"e" + s("device_traces") + b"]" + put() + b"]" + put() + b"("
+    out += entry("segment_alloc", seg, 1 << 24, 1, with_frames=False)
+    t = 2
+    for batch in range(10):
+        if batch == 7:
+            # Still on the stack: the device's list.  Push a new string,
+            # store it over the first file name's memo entry, pop it.
+            b = b"/srv/app/other.py"
+            out += (b"e" + b"\x8c" + bytes([len(b)]) + b + b"q" +
+                    bytes([memo[FILES[0]]]) + b"0" + b"(")
+        for k in range(4):
+            out += entry("alloc", seg + 4096 * k, 512, t)
+            out += entry("free_completed", seg + 4096 * k, 512, t + 1)
+            t += 2
+        if batch != 6:
+            out += b"e("
+    out += b"e" + b"a" + s("allocator_settings") + b"}" + put() + b"u."
+    return bytes(out)
+
+
 def main():
     tool = sys.argv[1]
     cases = [(seed, proto) for seed in (1, 2, 5) for proto in (2, 4)]
+    cases.append(("overwritten memo", 4))
     print("1..%d" % len(cases))
     with tempfile.TemporaryDirectory() as tmp:
         for n, (seed, proto) in enumerate(cases, 1):
-            snap = snapshot(seed)
-            data = pickle.dumps(snap, proto)
+            if seed == "overwritten memo":
+                data = overwritten_memo()
+            else:
+                data = pickle.dumps(snapshot(seed), proto)
             # What the file says, as Python reads it.
             want = expected(pickle.loads(data))
             path = os.path.join(tmp, "s.pickle")
@@ -122,7 +192,8 @@ def main():
                 os.remove(db)
             r = subprocess.run([tool, path, "-o", db], capture_output=True,
                                text=True)
-            name = "seed %d, protocol %d" % (seed, proto)
+            name = ("seed %s, protocol %d" % (seed, proto) if seed != "overwritten memo"
+                    else "a frames list read again after its memo entries changed")
             if r.returncode != 0:
                 print("not ok %d - %s: import failed: %s" % (n, name, r.stderr.strip()))
                 continue
