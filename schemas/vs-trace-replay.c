@@ -19,9 +19,8 @@ vs_fin_acc_at (State *st, int32_t dev, int32_t alloc)
 }
 
 static const char *series_sql =
-  "INSERT OR FAIL INTO series (seq, device_id, allocator_id, ts, reserved_bytes,"
-  " allocated_bytes, device_bytes, static_bytes, pinned_bytes, managed_bytes)"
-  " VALUES";
+  "series (seq, device_id, allocator_id, ts, reserved_bytes,"
+  " allocated_bytes, device_bytes, static_bytes, pinned_bytes, managed_bytes)";
 
 /* Per-series summary-level builder: one accumulator per shift. */
 #define N_SHIFTS 24
@@ -47,9 +46,9 @@ typedef struct {
 } LevelCtx;
 
 static const char *level_sql =
-  "INSERT OR FAIL INTO series_level (shift, device_id, allocator_id, bucket,"
+  "series_level (shift, device_id, allocator_id, bucket,"
   " min_reserved, max_reserved, last_reserved, min_allocated, max_allocated,"
-  " last_allocated, max_device) VALUES";
+  " last_allocated, max_device)";
 
 static int
 level_flush (LevelCtx *ctx, int shift_i, int32_t dev, int32_t alloc,
@@ -105,10 +104,10 @@ level_add (LevelCtx *ctx, Levels *lv, int32_t dev, int32_t alloc, int64_t rel,
 
 /* Block row writer. */
 static const char *block_sql =
-  "INSERT OR FAIL INTO block (id, level, device_id, allocator_id, process_id, kind,"
+  "block (id, level, device_id, allocator_id, process_id, kind,"
   " address, bytes, block_bytes, alloc_seq, free_seq, alloc_ts, free_ts,"
   " alloc_event_id, free_event_id, stack_id, free_stack_id, range_id,"
-  " owner_id, span_bin) VALUES";
+  " owner_id, span_bin)";
 
 /* The bin of a live interval [lo, hi) of replay positions: the smallest
  * aligned power-of-two range holding it, as level << 48 | (lo >> level).
