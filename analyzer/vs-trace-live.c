@@ -219,6 +219,7 @@ vs_trace_open_live_copy (VsTrace *trace_in, GError **error)
   g_autoptr (VsTrace) trace = trace_in;
 
   trace->live = TRUE;
+  g_free (trace->stamp);
   trace->stamp = vs_trace_file_stamp (trace->path);
   if (!copy_committed (trace, error) || !vs_trace_load_tables (trace, error))
     return NULL;
