@@ -338,6 +338,16 @@ vs_fixture_expandable (const char *path, char *err, size_t errlen)
   return end (&c, true);
 }
 
+/* The next xorshift number: deterministic and the same everywhere. */
+static unsigned
+xorshift (unsigned x)
+{
+  x ^= x << 13;
+  x ^= x >> 17;
+  x ^= x << 5;
+  return x;
+}
+
 bool
 vs_fixture_random (const char *path, int n, unsigned seed, char *err,
                    size_t errlen)
@@ -355,10 +365,7 @@ vs_fixture_random (const char *path, int n, unsigned seed, char *err,
   check (&c, dev);
   for (int i = 0; i < n && c.ok; i++)
     {
-      /* xorshift: deterministic and the same everywhere. */
-      x ^= x << 13;
-      x ^= x >> 17;
-      x ^= x << 5;
+      x = xorshift (x);
       ts += 1 + (x % 2000);
       if (nlive > 0 && (nlive == 256 || (x >> 8) % 2 == 0))
         {
@@ -405,9 +412,7 @@ vs_fixture_allocator_random (const char *path, int n, unsigned seed,
     mem (&c, dev, T (1), VS_MEM_KIND_PINNED, VS_MEM_OP_ALLOC, 0x7f0000000000, 4 * MiB, U, U);
   for (int i = 0; i < n && c.ok; i++)
     {
-      x ^= x << 13;
-      x ^= x >> 17;
-      x ^= x << 5;
+      x = xorshift (x);
       ts += 1 + (x % 2000);
       if (nlive > 0 && (nlive == 256 || (x >> 8) % 2 == 0))
         {
