@@ -2,12 +2,16 @@
  *
  * While recording, every process that uses CUDA writes its own file (no
  * locking between processes, nothing shared if one is killed).  When the
- * run ends, `vramscope record` copies them into one trace through the
- * writer API: devices deduplicated by uuid, every id remapped (processes,
- * devices, allocators, ranges, modules, frames, stacks).  Rows are copied
- * as the collector wrote them; pairing and accounting are left to
- * vs_trace_finalize().  Workload: millions of rows, so progress is
- * reported every 64k rows.
+ * run ends, `vramscope record` copies them into one trace: the small
+ * tables through the writer API, which deduplicates devices by uuid and
+ * frames and stack nodes by content, and records every id's new value
+ * (processes, devices, allocators, ranges, modules, frames, stacks); then
+ * the event tables (millions of rows) by one `INSERT … SELECT` each with
+ * the input attached, ids mapped by the SQL function vs_map() over those
+ * maps.  Rows are copied as the collector wrote them; pairing and
+ * accounting are left to vs_trace_finalize().  Progress is reported every
+ * 64k rows of the small tables, after each event table, and the SQL
+ * statements can be cancelled through a progress handler.
  *
  * An input written by the snapshot importer (meta source 'import': a
  * PyTorch process's allocator history, tied to its pid and GPU uuids by
@@ -252,156 +256,6 @@ row_range (VsMerge *m, sqlite3_stmt *s)
   return id > 0 ? idmap_set (&m->range, col_i64 (s, 0), id) : -1;
 }
 
-static int
-row_mem_event (VsMerge *m, sqlite3_stmt *s)
-{
-  VsMemEvent e = {
-    .ts = col_i64 (s, 0),
-    .process_id = idmap_get (&m->process, col_i64 (s, 1)),
-    .tid = col_i64 (s, 2),
-    .device_id = idmap_get (&m->device, col_i64 (s, 3)),
-    .context = col_i64 (s, 4),
-    .stream = col_i64 (s, 5),
-    .kind = (VsMemKind)sqlite3_column_int (s, 6),
-    .op = (VsMemOp)sqlite3_column_int (s, 7),
-    .address = col_i64 (s, 8),
-    .bytes = col_i64 (s, 9),
-    .pool_id = idmap_get (&m->allocator, col_i64 (s, 10)),
-    .pool_size = col_i64 (s, 11),
-    .pool_utilized = col_i64 (s, 12),
-    .correlation = col_i64 (s, 13),
-    .stack_id = idmap_get (&m->stack, col_i64 (s, 14)),
-    .range_id = idmap_get (&m->range, col_i64 (s, 15)),
-  };
-  return vs_writer_mem_event (m->w, &e);
-}
-
-static int
-row_pool_event (VsMerge *m, sqlite3_stmt *s)
-{
-  VsPoolEvent e = {
-    .ts = col_i64 (s, 0),
-    .process_id = idmap_get (&m->process, col_i64 (s, 1)),
-    .device_id = idmap_get (&m->device, col_i64 (s, 2)),
-    .pool_id = idmap_get (&m->allocator, col_i64 (s, 3)),
-    .op = (VsPoolOp)sqlite3_column_int (s, 4),
-    .size = col_i64 (s, 5),
-    .utilized = col_i64 (s, 6),
-    .release_threshold = col_i64 (s, 7),
-    .min_bytes_to_keep = col_i64 (s, 8),
-    .correlation = col_i64 (s, 9),
-    .stack_id = idmap_get (&m->stack, col_i64 (s, 10)),
-  };
-  return vs_writer_pool_event (m->w, &e);
-}
-
-static int
-row_alloc_event (VsMerge *m, sqlite3_stmt *s)
-{
-  VsAllocEvent e = {
-    .ts = col_i64 (s, 0),
-    .process_id = idmap_get (&m->process, col_i64 (s, 1)),
-    .tid = col_i64 (s, 2),
-    .device_id = idmap_get (&m->device, col_i64 (s, 3)),
-    .allocator_id = idmap_get (&m->allocator, col_i64 (s, 4)),
-    .op = (VsAllocOp)sqlite3_column_int (s, 5),
-    .address = col_i64 (s, 6),
-    .requested_bytes = col_i64 (s, 7),
-    .block_bytes = col_i64 (s, 8),
-    .segment_address = col_i64 (s, 9),
-    .stream = col_i64 (s, 10),
-    .stack_id = idmap_get (&m->stack, col_i64 (s, 11)),
-    .range_id = idmap_get (&m->range, col_i64 (s, 12)),
-  };
-  return vs_writer_alloc_event (m->w, &e);
-}
-
-static int
-row_failed (VsMerge *m, sqlite3_stmt *s)
-{
-  VsFailedAlloc f = {
-    .ts = col_i64 (s, 0),
-    .process_id = idmap_get (&m->process, col_i64 (s, 1)),
-    .tid = col_i64 (s, 2),
-    .device_id = idmap_get (&m->device, col_i64 (s, 3)),
-    .allocator_id = idmap_get (&m->allocator, col_i64 (s, 4)),
-    .api = col_text (s, 5),
-    .requested_bytes = col_i64 (s, 6),
-    .error = col_i64 (s, 7),
-    .error_name = col_text (s, 8),
-    .device_free_bytes = col_i64 (s, 9),
-    .device_total_bytes = col_i64 (s, 10),
-    .correlation = col_i64 (s, 11),
-    .stack_id = idmap_get (&m->stack, col_i64 (s, 12)),
-    .range_id = idmap_get (&m->range, col_i64 (s, 13)),
-  };
-  if (f.api == NULL)
-    f.api = "";
-  return vs_writer_failed_alloc (m->w, &f);
-}
-
-static int
-row_kernel (VsMerge *m, sqlite3_stmt *s)
-{
-  VsKernel k = {
-    .start_ns = col_i64 (s, 0),
-    .end_ns = col_i64 (s, 1),
-    .process_id = idmap_get (&m->process, col_i64 (s, 2)),
-    .device_id = idmap_get (&m->device, col_i64 (s, 3)),
-    .context = col_i64 (s, 4),
-    .stream = col_i64 (s, 5),
-    .correlation = col_i64 (s, 6),
-    .name = col_text (s, 7),
-    .grid_x = col_i64 (s, 8),
-    .grid_y = col_i64 (s, 9),
-    .grid_z = col_i64 (s, 10),
-    .block_x = col_i64 (s, 11),
-    .block_y = col_i64 (s, 12),
-    .block_z = col_i64 (s, 13),
-    .static_shared = col_i64 (s, 14),
-    .dynamic_shared = col_i64 (s, 15),
-    .registers = col_i64 (s, 16),
-  };
-  if (k.name == NULL)
-    k.name = "";
-  return vs_writer_kernel (m->w, &k);
-}
-
-static int
-row_memcpy (VsMerge *m, sqlite3_stmt *s)
-{
-  VsMemcpy c = {
-    .start_ns = col_i64 (s, 0),
-    .end_ns = col_i64 (s, 1),
-    .process_id = idmap_get (&m->process, col_i64 (s, 2)),
-    .device_id = idmap_get (&m->device, col_i64 (s, 3)),
-    .stream = col_i64 (s, 4),
-    .correlation = col_i64 (s, 5),
-    .copy_kind = col_text (s, 6),
-    .src_kind = col_text (s, 7),
-    .dst_kind = col_text (s, 8),
-    .bytes = col_i64 (s, 9),
-  };
-  return vs_writer_memcpy (m->w, &c);
-}
-
-static int
-row_memset (VsMerge *m, sqlite3_stmt *s)
-{
-  VsMemset c = {
-    .start_ns = col_i64 (s, 0),
-    .end_ns = col_i64 (s, 1),
-    .process_id = idmap_get (&m->process, col_i64 (s, 2)),
-    .device_id = idmap_get (&m->device, col_i64 (s, 3)),
-    .stream = col_i64 (s, 4),
-    .correlation = col_i64 (s, 5),
-    .bytes = col_i64 (s, 6),
-    .value = col_i64 (s, 7),
-    .mem_kind = col_i64 (s, 8),
-  };
-  return vs_writer_memset (m->w, &c);
-}
-
 typedef struct
 {
   const char *sql;
@@ -424,38 +278,138 @@ static const VsCopy copies[] = {
   { "SELECT id, process_id, tid, domain, name, start_ns, end_ns, parent_id, depth"
     " FROM nvtx_range ORDER BY id",
     row_range },
-  { "SELECT ts, process_id, tid, device_id, context, stream, kind, op, address, bytes,"
-    " pool_id, pool_size, pool_utilized, correlation, stack_id, range_id FROM mem_event"
-    " ORDER BY id",
-    row_mem_event },
-  { "SELECT ts, process_id, device_id, pool_id, op, size, utilized, release_threshold,"
-    " min_bytes_to_keep, correlation, stack_id FROM pool_event ORDER BY id",
-    row_pool_event },
-  { "SELECT ts, process_id, tid, device_id, allocator_id, op, address, requested_bytes,"
-    " block_bytes, segment_address, stream, stack_id, range_id FROM alloc_event"
-    " ORDER BY id",
-    row_alloc_event },
-  { "SELECT ts, process_id, tid, device_id, allocator_id, api, requested_bytes, error,"
-    " error_name, device_free_bytes, device_total_bytes, correlation, stack_id, range_id"
-    " FROM failed_alloc ORDER BY id",
-    row_failed },
-  { "SELECT start_ns, end_ns, process_id, device_id, context, stream, correlation, name,"
-    " grid_x, grid_y, grid_z, block_x, block_y, block_z, static_shared, dynamic_shared,"
-    " registers FROM kernel ORDER BY id",
-    row_kernel },
-  { "SELECT start_ns, end_ns, process_id, device_id, stream, correlation, copy_kind,"
-    " src_kind, dst_kind, bytes FROM memcpy ORDER BY id",
-    row_memcpy },
-  { "SELECT start_ns, end_ns, process_id, device_id, stream, correlation, bytes, value,"
-    " mem_kind FROM memset ORDER BY id",
-    row_memset },
 };
+
+/* The event tables are copied by SQL on the output's connection, with the
+ * input attached as `src`: one INSERT … SELECT each, ids mapped by the
+ * function vs_map(kind, old id) over the maps the copies above filled. */
+/* vs_map(kind, old id)'s kinds, as the SQL below spells them. */
+enum
+{
+  MAP_PROCESS = 0,
+  MAP_DEVICE = 1,
+  MAP_ALLOCATOR = 2,
+  MAP_STACK = 3,
+  MAP_RANGE = 4
+};
+
+static const char *event_copies[] = {
+  "INSERT INTO main.mem_event (ts, process_id, tid, device_id, context, stream, kind, op,"
+  " address, bytes, pool_id, pool_size, pool_utilized, correlation, stack_id, range_id)"
+  " SELECT ts, vs_map(0, process_id), tid, vs_map(1, device_id), context, stream, kind, op,"
+  " address, bytes, vs_map(2, pool_id), pool_size, pool_utilized, correlation,"
+  " vs_map(3, stack_id), vs_map(4, range_id) FROM src.mem_event ORDER BY id",
+  "INSERT INTO main.pool_event (ts, process_id, device_id, pool_id, op, size, utilized,"
+  " release_threshold, min_bytes_to_keep, correlation, stack_id)"
+  " SELECT ts, vs_map(0, process_id), vs_map(1, device_id), vs_map(2, pool_id), op, size,"
+  " utilized, release_threshold, min_bytes_to_keep, correlation, vs_map(3, stack_id)"
+  " FROM src.pool_event ORDER BY id",
+  "INSERT INTO main.alloc_event (ts, process_id, tid, device_id, allocator_id, op, address,"
+  " requested_bytes, block_bytes, segment_address, stream, stack_id, range_id)"
+  " SELECT ts, vs_map(0, process_id), tid, vs_map(1, device_id), vs_map(2, allocator_id),"
+  " op, address, requested_bytes, block_bytes, segment_address, stream,"
+  " vs_map(3, stack_id), vs_map(4, range_id) FROM src.alloc_event ORDER BY id",
+  "INSERT INTO main.failed_alloc (ts, process_id, tid, device_id, allocator_id, api,"
+  " requested_bytes, error, error_name, device_free_bytes, device_total_bytes, correlation,"
+  " stack_id, range_id)"
+  " SELECT ts, vs_map(0, process_id), tid, vs_map(1, device_id), vs_map(2, allocator_id),"
+  " ifnull(api, ''), requested_bytes, error, error_name, device_free_bytes,"
+  " device_total_bytes, correlation, vs_map(3, stack_id), vs_map(4, range_id)"
+  " FROM src.failed_alloc ORDER BY id",
+  "INSERT INTO main.kernel (start_ns, end_ns, process_id, device_id, context, stream,"
+  " correlation, name, grid_x, grid_y, grid_z, block_x, block_y, block_z, static_shared,"
+  " dynamic_shared, registers)"
+  " SELECT start_ns, end_ns, vs_map(0, process_id), vs_map(1, device_id), context, stream,"
+  " correlation, ifnull(name, ''), grid_x, grid_y, grid_z, block_x, block_y, block_z,"
+  " static_shared, dynamic_shared, registers FROM src.kernel ORDER BY id",
+  "INSERT INTO main.memcpy (start_ns, end_ns, process_id, device_id, stream, correlation,"
+  " copy_kind, src_kind, dst_kind, bytes)"
+  " SELECT start_ns, end_ns, vs_map(0, process_id), vs_map(1, device_id), stream,"
+  " correlation, copy_kind, src_kind, dst_kind, bytes FROM src.memcpy ORDER BY id",
+  "INSERT INTO main.memset (start_ns, end_ns, process_id, device_id, stream, correlation,"
+  " bytes, value, mem_kind)"
+  " SELECT start_ns, end_ns, vs_map(0, process_id), vs_map(1, device_id), stream,"
+  " correlation, bytes, value, mem_kind FROM src.memset ORDER BY id",
+};
+
+/* vs_map(kind, old): the merged id of an input's id, NULL when it has
+ * none (as the writer stores unknown ids). */
+static void
+sql_map (sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+  VsMerge *m = sqlite3_user_data (ctx);
+  const VsIdMap *maps[] = { [MAP_PROCESS] = &m->process,
+                            [MAP_DEVICE] = &m->device,
+                            [MAP_ALLOCATOR] = &m->allocator,
+                            [MAP_STACK] = &m->stack,
+                            [MAP_RANGE] = &m->range };
+  int kind = sqlite3_value_int (argv[0]);
+  if (kind < 0 || kind > MAP_RANGE || sqlite3_value_type (argv[1]) != SQLITE_INTEGER)
+    {
+      sqlite3_result_null (ctx);
+      return;
+    }
+  int64_t id = idmap_get (maps[kind], sqlite3_value_int64 (argv[1]));
+  if (id == VS_UNKNOWN)
+    sqlite3_result_null (ctx);
+  else
+    sqlite3_result_int64 (ctx, id);
+}
+
+/* Progress while one INSERT … SELECT runs: a chance to cancel. */
+static int
+sql_progress (void *data)
+{
+  VsMerge *m = data;
+  return m->progress && !m->progress (m->done, m->total, m->progress_data);
+}
+
+/* Copies the event tables of the input at path (maps filled). */
+static int
+copy_events (VsMerge *m, const char *path)
+{
+  sqlite3 *db = vs_writer_db (m->w);
+  sqlite3_stmt *s = NULL;
+  int rc = 0;
+  if (vs_writer_commit (m->w) < 0)
+    return fail (m, "cannot write the merged trace", vs_writer_errmsg (m->w));
+  if (sqlite3_create_function (db, "vs_map", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, m, sql_map,
+                               NULL, NULL)
+          != SQLITE_OK
+      || sqlite3_prepare_v2 (db, "ATTACH ?1 AS src", -1, &s, NULL) != SQLITE_OK)
+    return fail (m, "cannot write the merged trace", sqlite3_errmsg (db));
+  sqlite3_bind_text (s, 1, path, -1, SQLITE_STATIC);
+  rc = sqlite3_step (s) == SQLITE_DONE ? 0 : -1;
+  sqlite3_finalize (s);
+  if (rc < 0)
+    return fail (m, "cannot read a process trace", sqlite3_errmsg (db));
+  sqlite3_progress_handler (db, 100000, sql_progress, m);
+  rc = sqlite3_exec (db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+  for (size_t i = 0; i < sizeof event_copies / sizeof event_copies[0] && rc == 0; i++)
+    {
+      rc = sqlite3_exec (db, event_copies[i], NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+      m->done += (uint64_t)sqlite3_changes (db);
+      if (rc == 0 && m->progress && !m->progress (m->done, m->total, m->progress_data))
+        rc = -2;
+    }
+  if (rc == 0 && sqlite3_exec (db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+    rc = -1;
+  if (rc == -1)
+    fail (m, "cannot copy a process trace", sqlite3_errmsg (db));
+  else if (rc == -2 || sqlite3_errcode (db) == SQLITE_INTERRUPT)
+    fail (m, "merge", "cancelled");
+  if (rc != 0)
+    sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);
+  sqlite3_progress_handler (db, 0, NULL, NULL);
+  sqlite3_exec (db, "DETACH src", NULL, NULL, NULL);
+  return rc == 0 ? 0 : -1;
+}
 
 static const char *count_sql
     = "SELECT (SELECT count(*) FROM mem_event) + (SELECT count(*) FROM kernel)"
       " + (SELECT count(*) FROM memcpy) + (SELECT count(*) FROM memset)"
       " + (SELECT count(*) FROM nvtx_range) + (SELECT count(*) FROM pool_event)"
-      " + (SELECT count(*) FROM alloc_event)";
+      " + (SELECT count(*) FROM alloc_event) + (SELECT count(*) FROM failed_alloc)";
 
 static const char *meta_sql = "SELECT key, value FROM meta";
 
@@ -570,6 +524,8 @@ vs_merge_traces (const char *out, const char *const *inputs, size_t n, const VsM
         vs_writer_set_meta_int (m.w, "history_overflow", 1);
       for (size_t c = 0; c < sizeof copies / sizeof copies[0] && rc == 0; c++)
         rc = each_row (&m, copies[c].sql, copies[c].row);
+      if (rc == 0)
+        rc = copy_events (&m, inputs[i]);
       /* Run-wide meta: earliest start, latest end, summed collector costs. */
       sqlite3_stmt *s = NULL;
       int64_t pend = VS_UNKNOWN;
