@@ -86,6 +86,10 @@ typedef struct {
    * allocator 0; 0 when none. */
   int32_t *shared;
   int32_t ndev, nalloc;
+  /* Whether device-level memory (device, static, pinned, managed bytes)
+   * was observed: not in a trace imported from an allocator's own history
+   * (meta source 'import'), whose `all` rows then leave those unknown. */
+  int device_level;
 } State;
 
 typedef struct {

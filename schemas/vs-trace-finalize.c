@@ -197,6 +197,15 @@ finalize (sqlite3 *db, Trace *given, VsProgressFunc progress,
     sqlite3_finalize (s);
   }
 
+  {
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2 (db, "SELECT 1 FROM meta WHERE key = 'source'"
+                            " AND value = 'import'", -1, &s, NULL) != SQLITE_OK)
+      goto sqlfail;
+    st.device_level = sqlite3_step (s) != SQLITE_ROW;
+    sqlite3_finalize (s);
+  }
+
   int64_t origin = 0;
   {
     sqlite3_stmt *s;

@@ -377,12 +377,15 @@ vs_fin_replay (Trace *t, State *st, int64_t origin, Progress *pr, Err *e)
           int64_t v[] = { seq, dev, which[w], ev->ts, r, al };
           for (int c = 0; c < 6; c++)
             vs_sql_batch_int (row, c, v[c]);
-          if (which[w] == 0)
+          if (which[w] == 0 && st->device_level)
             {
               vs_sql_batch_int (row, 6, ds->device);
               vs_sql_batch_int (row, 7, ds->static_bytes);
               vs_sql_batch_int (row, 8, ds->pinned);
               vs_sql_batch_int (row, 9, ds->managed);
+            }
+          if (which[w] == 0)
+            {
               if (ds->device > ds->peak_device)
                 ds->peak_device = ds->device, ds->peak_device_ts = ev->ts;
               if (ds->pinned > ds->peak_pinned)
@@ -396,7 +399,7 @@ vs_fin_replay (Trace *t, State *st, int64_t origin, Progress *pr, Err *e)
           if (rc == 0
               && level_add (ctx, &levels[li], dev, which[w], ev->ts - origin,
                             r, al, which[w] == 0 ? ds->device : 0,
-                            which[w] == 0) < 0)
+                            which[w] == 0 && st->device_level) < 0)
             rc = -1;
         }
       if ((i & 0xFFFF) == 0 && vs_fin_tick (pr, 0x10000) < 0)
@@ -419,7 +422,8 @@ vs_fin_replay (Trace *t, State *st, int64_t origin, Progress *pr, Err *e)
       {
         size_t li = (size_t) d * (size_t) (st->nalloc + 1) + (size_t) k;
         for (int i = 0; i < ctx->n_shifts && rc == 0; i++)
-          rc = level_flush (ctx, i, d, k, &levels[li].lv[i], k == 0);
+          rc = level_flush (ctx, i, d, k, &levels[li].lv[i],
+                            k == 0 && st->device_level);
       }
   if (rc == 0)
     rc = vs_sql_batch_set_flush (&series) < 0
@@ -594,7 +598,7 @@ vs_fin_write_summary (sqlite3 *db, State *st, Err *e)
         sqlite3_bind_int64 (ins, 11, a->alloc_count);
         sqlite3_bind_int64 (ins, 12, a->free_count);
         sqlite3_bind_int64 (ins, 13, failed);
-        if (k == 0)
+        if (k == 0 && st->device_level)
           {
             sqlite3_bind_int64 (ins, 14, ds->peak_device);
             if (ds->peak_device > 0)

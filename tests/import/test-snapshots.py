@@ -61,7 +61,24 @@ def check(tool, vramscope, pickle_path, json_path, tmp):
     con = sqlite3.connect(db)
     meta = dict(con.execute("SELECT key, value FROM meta"))
     rows = con.execute(QUERY).fetchall()
+    # A snapshot says nothing of device-level memory: unknown, not 0 B.
+    known = con.execute(
+        "SELECT (SELECT count(*) FROM summary WHERE allocator_id = 0 AND"
+        "  (peak_device_bytes IS NOT NULL OR static_bytes IS NOT NULL"
+        "   OR peak_pinned_bytes IS NOT NULL OR peak_managed_bytes IS NOT NULL))"
+        " + (SELECT count(*) FROM series WHERE device_bytes IS NOT NULL"
+        "  OR static_bytes IS NOT NULL OR pinned_bytes IS NOT NULL"
+        "  OR managed_bytes IS NOT NULL)"
+        " + (SELECT count(*) FROM series_level WHERE max_device IS NOT NULL)").fetchone()[0]
+    # Its one allocator's series is the device's, stored once.
+    own_series = con.execute(
+        "SELECT count(*) FROM summary WHERE allocator_id != 0"
+        " AND series_allocator_id != 0").fetchone()[0]
     con.close()
+    if known:
+        problems.append("%d device-level values known in an import" % known)
+    if own_series:
+        problems.append("%d allocator series stored apart from `all`" % own_series)
     if len(rows) != 1:
         return ["expected one pytorch summary row, got %d" % len(rows)]
     got = dict(zip(FIELDS, rows[0][1:]))
