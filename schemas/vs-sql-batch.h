@@ -15,6 +15,10 @@
  * transaction back on failure, so what a failed statement leaves does not
  * matter.
  *
+ * A batch holds VS_SQL_BATCH_ROWS rows (8 bytes per column each): 256 rows
+ * ran within 2 % of 1024 while keeping a set of many batches (a series
+ * per allocator and shift) small.
+ *
  *   VsSqlBatch b;
  *   vs_sql_batch_init (&b, db, "t (a, b)", 2);
  *   vs_sql_batch_int (&b, 0, 1); vs_sql_batch_null (&b, 1);
@@ -33,7 +37,7 @@
 
 #include <sqlite3.h>
 
-#define VS_SQL_BATCH_ROWS 1024
+#define VS_SQL_BATCH_ROWS 256
 #define VS_SQL_BATCH_MAX_COLS 32
 
 typedef struct {
