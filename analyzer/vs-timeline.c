@@ -87,9 +87,7 @@ vs_series_at_seq (VsTrace *trace, gint64 device_id, gint64 allocator_id,
   stmt = vs_trace_statement (trace, point_sql, error);
   if (stmt == NULL)
     return FALSE;
-  sqlite3_bind_int64 (stmt, 1, device_id);
-  sqlite3_bind_int64 (stmt, 2,
-                      vs_trace_series_id (trace, device_id, allocator_id));
+  vs_trace_bind_series (trace, stmt, device_id, allocator_id);
   sqlite3_bind_int64 (stmt, 3, row_ts);
   sqlite3_bind_int64 (stmt, 4, row_seq);
   rc = sqlite3_step (stmt);
@@ -266,9 +264,7 @@ vs_timeline_query (VsTrace *trace, gint64 device_id, gint64 allocator_id,
       stmt = vs_trace_statement (trace, raw_sql, error);
       if (stmt == NULL)
         return NULL;
-      sqlite3_bind_int64 (stmt, 1, device_id);
-      sqlite3_bind_int64 (stmt, 2,
-                          vs_trace_series_id (trace, device_id, allocator_id));
+      vs_trace_bind_series (trace, stmt, device_id, allocator_id);
       sqlite3_bind_int64 (stmt, 3, vs_trace_abs (trace, from_ns));
       sqlite3_bind_int64 (stmt, 4, vs_trace_abs (trace, to_ns));
     }
@@ -277,9 +273,7 @@ vs_timeline_query (VsTrace *trace, gint64 device_id, gint64 allocator_id,
       stmt = vs_trace_statement (trace, level_sql, error);
       if (stmt == NULL)
         return NULL;
-      sqlite3_bind_int64 (stmt, 1, device_id);
-      sqlite3_bind_int64 (stmt, 2,
-                          vs_trace_series_id (trace, device_id, allocator_id));
+      vs_trace_bind_series (trace, stmt, device_id, allocator_id);
       sqlite3_bind_int64 (stmt, 3, shift);
       sqlite3_bind_int64 (stmt, 4, floor_div (from_ns, G_GINT64_CONSTANT (1) << shift));
       sqlite3_bind_int64 (stmt, 5, floor_div (to_ns - 1, G_GINT64_CONSTANT (1) << shift));
@@ -373,9 +367,7 @@ extremes_rec (VsTrace *trace, gint64 device_id, gint64 allocator_id,
       stmt = vs_trace_statement (trace, level_sql, error);
       if (stmt == NULL)
         return FALSE;
-      sqlite3_bind_int64 (stmt, 1, device_id);
-      sqlite3_bind_int64 (stmt, 2,
-                          vs_trace_series_id (trace, device_id, allocator_id));
+      vs_trace_bind_series (trace, stmt, device_id, allocator_id);
       sqlite3_bind_int64 (stmt, 3, s);
       sqlite3_bind_int64 (stmt, 4, fb);
       sqlite3_bind_int64 (stmt, 5, lb - 1);
@@ -397,9 +389,7 @@ extremes_rec (VsTrace *trace, gint64 device_id, gint64 allocator_id,
   stmt = vs_trace_statement (trace, raw_sql, error);
   if (stmt == NULL)
     return FALSE;
-  sqlite3_bind_int64 (stmt, 1, device_id);
-  sqlite3_bind_int64 (stmt, 2,
-                      vs_trace_series_id (trace, device_id, allocator_id));
+  vs_trace_bind_series (trace, stmt, device_id, allocator_id);
   sqlite3_bind_int64 (stmt, 3, vs_trace_abs (trace, a));
   sqlite3_bind_int64 (stmt, 4, vs_trace_abs (trace, b));
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
@@ -498,9 +488,7 @@ vs_series_peak_between (VsTrace *trace, gint64 device_id, gint64 allocator_id,
   stmt = vs_trace_statement (trace, at_ts_sql, error);
   if (stmt == NULL)
     return FALSE;
-  sqlite3_bind_int64 (stmt, 1, device_id);
-  sqlite3_bind_int64 (stmt, 2,
-                      vs_trace_series_id (trace, device_id, allocator_id));
+  vs_trace_bind_series (trace, stmt, device_id, allocator_id);
   sqlite3_bind_int64 (stmt, 3, vs_trace_abs (trace, lo));
   sqlite3_bind_int64 (stmt, 4, peak);
   rc = sqlite3_step (stmt);

@@ -102,6 +102,12 @@ gint64 vs_trace_abs (VsTrace *trace, gint64 rel_ns);
 gint64 vs_trace_series_id (VsTrace *trace, gint64 device_id,
                            gint64 allocator_id);
 
+/* Binds ?1 to device_id and ?2 to the id the series of (device_id,
+ * allocator_id) is stored under, as every query on series and
+ * series_level names them. */
+void vs_trace_bind_series (VsTrace *trace, sqlite3_stmt *stmt, gint64 device_id,
+                           gint64 allocator_id);
+
 /* The summary-level shifts available for (device_id, allocator_id),
  * ascending (possibly empty).  Owned by trace. */
 GArray *vs_trace_level_shifts (VsTrace *trace, gint64 device_id,

@@ -18,6 +18,14 @@ vs_trace_series_id (VsTrace *trace, gint64 device_id, gint64 allocator_id)
   return g_hash_table_contains (trace->shared_series, key) ? 0 : allocator_id;
 }
 
+void
+vs_trace_bind_series (VsTrace *trace, sqlite3_stmt *stmt, gint64 device_id,
+                      gint64 allocator_id)
+{
+  sqlite3_bind_int64 (stmt, 1, device_id);
+  sqlite3_bind_int64 (stmt, 2, vs_trace_series_id (trace, device_id, allocator_id));
+}
+
 GArray *
 vs_trace_level_shifts (VsTrace *trace, gint64 device_id, gint64 allocator_id,
                        GError **error)
@@ -45,9 +53,7 @@ vs_trace_level_shifts (VsTrace *trace, gint64 device_id, gint64 allocator_id,
           g_array_unref (shifts);
           return NULL;
         }
-      sqlite3_bind_int64 (stmt, 1, device_id);
-      sqlite3_bind_int64 (stmt, 2,
-                          vs_trace_series_id (trace, device_id, allocator_id));
+      vs_trace_bind_series (trace, stmt, device_id, allocator_id);
       sqlite3_bind_int64 (stmt, 3, last);
       rc = sqlite3_step (stmt);
       if (rc == SQLITE_DONE)
@@ -84,9 +90,7 @@ vs_trace_seq_at_time (VsTrace *trace, gint64 device_id, gint64 allocator_id,
   stmt = vs_trace_statement (trace, sql, error);
   if (stmt == NULL)
     return -1;
-  sqlite3_bind_int64 (stmt, 1, device_id);
-  sqlite3_bind_int64 (stmt, 2,
-                      vs_trace_series_id (trace, device_id, allocator_id));
+  vs_trace_bind_series (trace, stmt, device_id, allocator_id);
   sqlite3_bind_int64 (stmt, 3, vs_trace_abs (trace, time_ns));
   rc = sqlite3_step (stmt);
   if (rc == SQLITE_ROW)
@@ -115,9 +119,7 @@ first_row_from (VsTrace *trace, gint64 device_id, gint64 allocator_id,
 
   if (stmt == NULL)
     return FALSE;
-  sqlite3_bind_int64 (stmt, 1, device_id);
-  sqlite3_bind_int64 (stmt, 2,
-                      vs_trace_series_id (trace, device_id, allocator_id));
+  vs_trace_bind_series (trace, stmt, device_id, allocator_id);
   sqlite3_bind_int64 (stmt, 3, abs_ts);
   rc = sqlite3_step (stmt);
   *found = rc == SQLITE_ROW;
@@ -171,9 +173,7 @@ vs_trace_series_row_at_seq (VsTrace *trace, gint64 device_id,
   stmt = vs_trace_statement (trace, at_ts_sql, error);
   if (stmt == NULL)
     return FALSE;
-  sqlite3_bind_int64 (stmt, 1, device_id);
-  sqlite3_bind_int64 (stmt, 2,
-                      vs_trace_series_id (trace, device_id, allocator_id));
+  vs_trace_bind_series (trace, stmt, device_id, allocator_id);
   sqlite3_bind_int64 (stmt, 3, lo);
   sqlite3_bind_int64 (stmt, 4, seq);
   rc = sqlite3_step (stmt);
