@@ -91,7 +91,7 @@ int
 vs_cmd_import (int argc, char **argv)
 {
   g_autofree char *output = NULL;
-  gboolean quiet = FALSE, timings = FALSE;
+  gboolean quiet = FALSE, timings = FALSE, no_finalize = FALSE;
   GOptionEntry entries[] = {
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
       "Write the trace to FILE (default: the snapshot's name with .db)", "FILE" },
@@ -99,6 +99,9 @@ vs_cmd_import (int argc, char **argv)
       "Print nothing but errors", NULL },
     { "timings", 0, 0, G_OPTION_ARG_NONE, &timings,
       "Print the time spent reading, importing and finalizing on stderr", NULL },
+    { "no-finalize", 0, 0, G_OPTION_ARG_NONE, &no_finalize,
+      "Write the raw events only, to merge into another trace (readers "
+      "finalize such a trace when they first open it)", NULL },
     { NULL }
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("SNAPSHOT.pickle");
@@ -144,7 +147,8 @@ vs_cmd_import (int argc, char **argv)
             && sb.st_size >= (16 << 20);
 
   VsImportStats stats;
-  gboolean ok = vs_import_snapshot (snapshot, tmp, on_progress, &pr, &stats, &error);
+  gboolean ok = vs_import_snapshot (snapshot, tmp, !no_finalize, on_progress, &pr,
+                                    &stats, &error);
   if (pr.show)
     fprintf (stderr, "\r%40s\r", "");
 

@@ -340,8 +340,9 @@ import_all (Ctx *c, const char *pickle_path)
 
 gboolean
 vs_import_snapshot (const char *pickle_path, const char *trace_path,
-                    VsImportProgress progress, gpointer progress_data,
-                    VsImportStats *stats, GError **error)
+                    gboolean finalize, VsImportProgress progress,
+                    gpointer progress_data, VsImportStats *stats,
+                    GError **error)
 {
   g_return_val_if_fail (pickle_path != NULL && trace_path != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
@@ -401,7 +402,7 @@ vs_import_snapshot (const char *pickle_path, const char *trace_path,
 
   if (ok)
     {
-      ok = vs_writer_close (c.w, true, finalize_progress, &c, err, sizeof err) == 0;
+      ok = vs_writer_close (c.w, finalize, finalize_progress, &c, err, sizeof err) == 0;
       if (!ok)
         {
           gboolean cancelled = strstr (err, "cancelled") != NULL;

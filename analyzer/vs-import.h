@@ -39,11 +39,15 @@ typedef struct {
 } VsImportStats;
 
 /* Imports the snapshot at pickle_path into a new trace at trace_path (an
- * existing file there is replaced).  On failure returns FALSE with error
- * set (VS_PICKLE_ERROR for a malformed or refused pickle); trace_path may
- * then hold a partial file, which the caller removes.  stats may be NULL. */
+ * existing file there is replaced), finalized unless finalize is FALSE
+ * (raw events only, for a trace that will be merged into another and
+ * finalized there; a reader finalizes such a file when it first opens
+ * it).  On failure returns FALSE with error set (VS_PICKLE_ERROR for a
+ * malformed or refused pickle); trace_path may then hold a partial file,
+ * which the caller removes.  stats may be NULL. */
 gboolean vs_import_snapshot (const char *pickle_path, const char *trace_path,
-                             VsImportProgress progress, gpointer progress_data,
-                             VsImportStats *stats, GError **error);
+                             gboolean finalize, VsImportProgress progress,
+                             gpointer progress_data, VsImportStats *stats,
+                             GError **error);
 
 G_END_DECLS

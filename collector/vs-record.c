@@ -429,8 +429,9 @@ find_importer (char *out, size_t len)
   return false;
 }
 
-/* Runs `IMPORTER import PICKLE -o OUT` with its standard output discarded;
- * true when it succeeded. */
+/* Runs `IMPORTER import --no-finalize PICKLE -o OUT` with its standard
+ * output discarded (the merge finalizes the run's trace once); true when
+ * it succeeded. */
 static bool
 run_importer (const char *importer, const char *pickle, const char *out)
 {
@@ -442,7 +443,7 @@ run_importer (const char *importer, const char *pickle, const char *out)
       int null = open ("/dev/null", O_WRONLY | O_CLOEXEC);
       if (null >= 0)
         dup2 (null, 1);
-      execl (importer, importer, "import", pickle, "-o", out, (char *)NULL);
+      execl (importer, importer, "import", "--no-finalize", pickle, "-o", out, (char *)NULL);
       _exit (127);
     }
   int status = 0;

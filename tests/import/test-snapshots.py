@@ -98,6 +98,26 @@ def check(tool, vramscope, pickle_path, json_path, tmp):
         problems.append("history_overflow set for a complete history")
     if name in ("overflow", "late") and str(meta.get("history_reconstructed")) != "1":
         problems.append("history_reconstructed not set")
+    # A raw import (for merging; `record` makes them) is finalized by the
+    # first reader and then reports the same.
+    raw = db + ".raw.db"
+    res = subprocess.run([tool, "--no-finalize", pickle_path, "-o", raw, "-q"],
+                         capture_output=True)
+    if res.returncode != 0:
+        problems.append("--no-finalize import failed: " + res.stderr.decode().strip())
+    else:
+        con = sqlite3.connect(raw)
+        if con.execute("SELECT count(*) FROM meta WHERE key = 'finalized' AND value = '1'").fetchone()[0]:
+            problems.append("--no-finalize import is finalized")
+        if con.execute("SELECT count(*) FROM series").fetchone()[0]:
+            problems.append("--no-finalize import has a series")
+        con.close()
+        if vramscope:
+            outs = [subprocess.run([vramscope, "report", f, "--format", "csv", "summary"],
+                                   capture_output=True) for f in (db, raw)]
+            if outs[1].returncode != 0 or outs[0].stdout != outs[1].stdout:
+                problems.append("the raw import reports differently once finalized: %r"
+                                % outs[1].stderr.decode().strip())
     if vramscope:
         res = subprocess.run([vramscope, "report", db, "--format", "csv", "summary"],
                              capture_output=True)
