@@ -394,10 +394,10 @@ copy_events (VsMerge *m, const char *path)
     }
   if (rc == 0 && sqlite3_exec (db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
     rc = -1;
-  if (rc == -1)
-    fail (m, "cannot copy a process trace", sqlite3_errmsg (db));
-  else if (rc == -2 || sqlite3_errcode (db) == SQLITE_INTERRUPT)
+  if (rc == -2 || (rc == -1 && sqlite3_errcode (db) == SQLITE_INTERRUPT))
     fail (m, "merge", "cancelled");
+  else if (rc == -1)
+    fail (m, "cannot copy a process trace", sqlite3_errmsg (db));
   if (rc != 0)
     sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);
   sqlite3_progress_handler (db, 0, NULL, NULL);

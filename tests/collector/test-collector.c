@@ -563,6 +563,12 @@ test_queue_full(void)
   vs_queue_destroy(&q);
 }
 
+static bool
+stop_progress(uint64_t done, uint64_t total, void *data)
+{
+  return false;
+}
+
 /* Two process traces on the same GPU merge into one trace: one device
  * (same uuid), two processes, every id remapped, the main program's exit
  * status on its process row, collector costs summed. */
@@ -635,6 +641,13 @@ test_merge(void)
     sqlite3_finalize(s);
   }
   sqlite3_close(db);
+  /* A progress callback that says stop cancels the merge. */
+  char *stopped = g_build_filename(dir, "stopped.db", NULL);
+  g_assert_cmpint(vs_merge_traces(stopped, (const char *const *)in, 2, &run, stop_progress,
+                                  NULL, err, sizeof err), ==, -1);
+  g_assert_nonnull(strstr(err, "cancelled"));
+  g_unlink(stopped);
+  g_free(stopped);
   for (int i = 0; i < 2; i++) {
     char *wal = g_strconcat(in[i], "-wal", NULL), *shm = g_strconcat(in[i], "-shm", NULL);
     g_unlink(in[i]);
