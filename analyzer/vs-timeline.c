@@ -51,7 +51,9 @@ initial_state (VsTrace *trace, gint64 device_id, gint64 allocator_id,
   out->time_ns = VS_UNKNOWN;
   out->allocated_bytes = sqlite3_column_int64 (stmt, 0);
   out->reserved_bytes = sqlite3_column_int64 (stmt, 1);
-  if (allocator_id == 0)
+  /* An imported trace knows no device-level memory (its series rows say
+   * NULL too). */
+  if (allocator_id == 0 && trace->device_level)
     {
       out->device_bytes = sqlite3_column_int64 (stmt, 2);
       out->static_bytes = sqlite3_column_int64 (stmt, 3);

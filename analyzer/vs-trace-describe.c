@@ -82,6 +82,8 @@ vs_trace_load_extent (VsTrace *trace, GError **error)
     " s.series_allocator_id"
     " FROM summary s";
   static const char *ranges_end_sql = "SELECT max(end_ns) FROM nvtx_range";
+  static const char *imported_sql =
+    "SELECT count(*) FROM meta WHERE key = 'source' AND value = 'import'";
   static const char *end_meta_sql =
     "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'end_ns'";
   static const char *end_sql =
@@ -99,6 +101,9 @@ vs_trace_load_extent (VsTrace *trace, GError **error)
   if (v == VS_UNKNOWN && !vs_trace_query_int (trace, start_fallback_sql, &v, error))
     return FALSE;
   trace->start_abs_ns = v == VS_UNKNOWN ? 0 : v;
+  if (!vs_trace_query_int (trace, imported_sql, &v, error))
+    return FALSE;
+  trace->device_level = v == 0;
 
   stmt = vs_trace_statement (trace, series_ends_sql, error);
   if (stmt == NULL)

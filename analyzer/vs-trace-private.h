@@ -26,6 +26,8 @@ struct _VsTrace {
   GHashTable *level_shifts; /* "device/allocator" -> GArray of gint64 shifts, ascending */
   GHashTable *shared_series; /* "device/allocator" of allocators whose series
                               * is stored as the device's `all` series */
+  gboolean device_level;   /* device-level memory was observed (not an
+                            * import: meta source 'import') */
   gint64 kernel_max_ns;    /* longest kernel, -1 until read */
 
   /* Following a trace that is being written (vs_trace_open_live): trace->db

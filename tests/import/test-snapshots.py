@@ -119,6 +119,13 @@ def check(tool, vramscope, pickle_path, json_path, tmp):
                 problems.append("the raw import reports differently once finalized: %r"
                                 % outs[1].stderr.decode().strip())
     if vramscope:
+        res = subprocess.run([vramscope, "report", db, "--format", "csv", "--buckets", "8",
+                              "timeline"], capture_output=True)
+        shown = [r["max_device_bytes"] for r in csv.DictReader(io.StringIO(res.stdout.decode()))
+                 if r["max_device_bytes"] != ""]
+        if res.returncode != 0 or shown:
+            problems.append("timeline shows device bytes of an import: %r %s"
+                            % (shown, res.stderr.decode().strip()))
         res = subprocess.run([vramscope, "report", db, "--format", "csv", "summary"],
                              capture_output=True)
         if res.returncode != 0:
