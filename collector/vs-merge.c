@@ -373,7 +373,8 @@ copy_events (VsMerge *m, const char *path)
   int rc = 0;
   if (vs_writer_commit (m->w) < 0)
     return fail (m, "cannot write the merged trace", vs_writer_errmsg (m->w));
-  if (sqlite3_create_function (db, "vs_map", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, m, sql_map,
+  if (sqlite3_create_function (db, "vs_map", 2,
+                               SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY, m, sql_map,
                                NULL, NULL)
           != SQLITE_OK
       || sqlite3_prepare_v2 (db, "ATTACH ?1 AS src", -1, &s, NULL) != SQLITE_OK)

@@ -38,6 +38,8 @@ rows_connect (sqlite3 *db, void *aux, int argc, const char *const *argv,
   int rc = sqlite3_declare_vtab (db, decl);
   if (rc != SQLITE_OK)
     return rc;
+  /* Not for a trace's own views or triggers: a trace may be hostile. */
+  sqlite3_vtab_config (db, SQLITE_VTAB_DIRECTONLY);
   RowsTable *t = sqlite3_malloc (sizeof *t);
   if (t == NULL)
     return SQLITE_NOMEM;
