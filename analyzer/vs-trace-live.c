@@ -118,8 +118,7 @@ copy_committed (VsTrace *trace, GError **error)
 
   if (trace->source == NULL)
     {
-      rc = sqlite3_open_v2 (trace->path, &trace->source, SQLITE_OPEN_READONLY,
-                            NULL);
+      rc = vs_trace_sqlite_open (trace->path, &trace->source, SQLITE_OPEN_READONLY);
       if (rc != SQLITE_OK)
         {
           g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_FAILED,
@@ -139,7 +138,7 @@ copy_committed (VsTrace *trace, GError **error)
   if (fd < 0)
     return FALSE;
   close (fd);
-  rc = sqlite3_open_v2 (tmp, &dst, SQLITE_OPEN_READWRITE, NULL);
+  rc = vs_trace_sqlite_open (tmp, &dst, SQLITE_OPEN_READWRITE);
   if (rc == SQLITE_OK)
     {
       backup = sqlite3_backup_init (dst, "main", trace->source, "main");

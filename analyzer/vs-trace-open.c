@@ -132,7 +132,7 @@ vs_trace_finalize_in_place (VsTrace *trace, GError **error)
                    "open it again", trace->path);
       return FALSE;
     }
-  rc = sqlite3_open_v2 (trace->path, &db, SQLITE_OPEN_READWRITE, NULL);
+  rc = vs_trace_sqlite_open (trace->path, &db, SQLITE_OPEN_READWRITE);
   if (rc == SQLITE_OK)
     {
       sqlite3_busy_timeout (db, 5000);

@@ -120,6 +120,11 @@ GArray *vs_trace_level_shifts (VsTrace *trace, gint64 device_id,
 /* A new VsTrace for path: empty caches, no connection yet. */
 VsTrace *vs_trace_new (const char *path);
 
+/* sqlite3_open_v2 (file, db, flags) for a trace, which may come from
+ * anywhere: the file's own views and triggers may not use functions or
+ * virtual tables that are not marked harmless (trusted_schema off). */
+int vs_trace_sqlite_open (const char *file, sqlite3 **db, int flags);
+
 /* Opens trace->db read-only on file (the trace's path, or its private
  * copy when following a recording); error names trace->path. */
 gboolean vs_trace_open_connection (VsTrace *trace, const char *file,

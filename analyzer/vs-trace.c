@@ -155,12 +155,22 @@ vs_trace_query_int (VsTrace *trace, const char *sql, gint64 *out, GError **error
   return TRUE;
 }
 
+int
+vs_trace_sqlite_open (const char *file, sqlite3 **db, int flags)
+{
+  int rc = sqlite3_open_v2 (file, db, flags, NULL);
+
+  if (rc == SQLITE_OK)
+    sqlite3_db_config (*db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+  return rc;
+}
+
 /* Opens trace->db read-only on file (the trace's path, or its private
  * copy when following a recording). */
 gboolean
 vs_trace_open_connection (VsTrace *trace, const char *file, GError **error)
 {
-  int rc = sqlite3_open_v2 (file, &trace->db, SQLITE_OPEN_READONLY, NULL);
+  int rc = vs_trace_sqlite_open (file, &trace->db, SQLITE_OPEN_READONLY);
 
   if (rc != SQLITE_OK)
     {
