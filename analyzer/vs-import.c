@@ -298,7 +298,13 @@ import_all (Ctx *c, const char *pickle_path)
       Stream none = { 0 };
       Stream *tr = d < (gint64) dev_traces->len
                        ? g_ptr_array_index (dev_traces, d) : &none;
-      if (tr->count == 0 && !g_hash_table_contains (seg_devs, &d))
+      /* A device with no segments and no entry that changes memory (a
+       * GPU the program never used can still get 'snapshot' markers) has
+       * nothing to import, unless an entry is invalid: that is reported. */
+      gboolean has_entries = tr->entries != NULL
+                             && (tr->entries->len > 0 || tr->why != NULL
+                                 || tr->error != NULL);
+      if (!has_entries && !g_hash_table_contains (seg_devs, &d))
         continue;
       if (tr == &none)
         tr->entries = g_array_new (FALSE, FALSE, sizeof (Entry));

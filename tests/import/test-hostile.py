@@ -14,6 +14,7 @@ import os
 import pickle
 import resource
 import struct
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -113,7 +114,13 @@ def cases():
     out.append(("frames not dicts", snap(device_traces=[[dict(ent, frames=[1, 2])]]), "import", "frame"))
     out.append(("segment device out of range", snap(segments=[dict(seg, device=10**9)]), "import", "device"))
     out.append(("block without size", snap(segments=[dict(seg, blocks=[{"state": "active_allocated", "address": 4096}])]), "import", "blocks"))
-    out.append(("a minimal valid snapshot", snap(), "ok-import", ""))
+    out.append(("a minimal valid snapshot", snap(), "ok-import", "1"))
+    # A GPU the program never used can still get 'snapshot' markers: it has
+    # nothing to import, so no device and no allocator of its own.
+    mark = dict(ent, action="snapshot", addr=0, size=0)
+    out.append(("an idle device with markers only",
+                snap(device_traces=[[ent, dict(mark)], [dict(mark), dict(mark, time_us=9)]]),
+                "ok-import", "1"))
     # Values of history entries, which the reader frees as it decodes them,
     # referenced again afterwards through the memo: shared frames, a block
     # with an entry's frames list, an entry dict reused elsewhere.
@@ -167,6 +174,13 @@ def main():
                 good = False  # a failed import leaves no trace behind
                 os.unlink(db)
             if mode == "ok-import" and os.path.exists(db):
+                if good and want:
+                    con = sqlite3.connect(db)
+                    devices = con.execute("SELECT count(*) FROM device").fetchone()[0]
+                    allocators = con.execute("SELECT count(*) FROM allocator").fetchone()[0]
+                    con.close()
+                    good = devices == allocators == int(want)
+                    err = "%d devices, %d allocators, want %s" % (devices, allocators, want)
                 os.unlink(db)
             print("%s %d - %s%s" % ("ok" if good else "not ok", n, name,
                                     "" if good else ": rc %d, stderr %r" % (res.returncode, err[:300])))
