@@ -674,9 +674,7 @@ alloc_event_bulk (VsWriter *w, const VsAllocEvent *e)
   if (w->events && vs_fin_add_alloc_event (w->events, w->next_alloc_id, e) < 0)
     drop_events (w);
   w->next_alloc_id++;
-  if (++w->rows_in_txn >= VS_WRITER_BATCH_ROWS)
-    return vs_writer_commit (w);
-  return 0;
+  return row_done (w);
 }
 
 int
