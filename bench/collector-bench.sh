@@ -3,7 +3,7 @@
 # in one run on the GPU server.
 #
 # Usage: bench/collector-bench.sh OUTDIR
-#   VRAMSCOPE  command that records (default build/analyzer/vramscope)
+#   VRAMSCOPE  command that records (default build/cli/vramscope)
 #   ASYNC      built bench/collector-async.cu (default: built here with nvcc)
 #   PAIRS      cudaMallocAsync/cudaFreeAsync pairs (default 1000000)
 #   STEPS      PyTorch training steps (default 60)
@@ -16,7 +16,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 out=${1:-$(mktemp -d)}
 mkdir -p "$out"
-VRAMSCOPE=${VRAMSCOPE:-$root/build/analyzer/vramscope}
+VRAMSCOPE=${VRAMSCOPE:-$root/build/cli/vramscope}
 PAIRS=${PAIRS:-1000000}
 STEPS=${STEPS:-60}
 if [ -z "${ASYNC:-}" ]; then

@@ -3,7 +3,7 @@
 # pickle of SIZE_MB MiB (default 1024) and reports wall time, peak RSS and
 # the time of each stage (reading the pickle, importing, finalizing).
 #   bench/import-bench.sh BUILD_DIR [SIZE_MB]
-# Uses BUILD_DIR/analyzer/vramscope when built, else the import test tool.
+# Uses BUILD_DIR/cli/vramscope when built, else the import test tool.
 # Needs python3 and /usr/bin/time (Debian package `time`).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -13,8 +13,8 @@ work=${TMPDIR:-/tmp}/vs-import-bench
 mkdir -p "$work"
 snap="$work/snapshot-${size}M.pickle"
 [ -f "$snap" ] || python3 "$here/import-gen-snapshot.py" "$snap" "$size"
-if [ -x "$build/analyzer/vramscope" ]; then
-  cmd="$build/analyzer/vramscope import"
+if [ -x "$build/cli/vramscope" ]; then
+  cmd="$build/cli/vramscope import"
 else
   cmd="$build/tests/import/vs-import-tool"
 fi

@@ -11,7 +11,7 @@ events="${2:-10000000}"
 work="${VS_BENCH_DIR:-$build/bench-data}"
 mkdir -p "$work"
 trace="$work/synthetic-$events.db"
-vs="$build/analyzer/vramscope"
+vs="$build/cli/vramscope"
 
 ms_now () { date +%s%N | cut -c1-13; }
 

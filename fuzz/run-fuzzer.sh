@@ -11,9 +11,9 @@ out=${TMPDIR:-/tmp}/vs-pickle-fuzz
 mkdir -p "$out/corpus"
 clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -I"$here/../analyzer" $(pkg-config --cflags glib-2.0) \
-  "$here/vs-pickle-fuzz.c" "$here/../analyzer/vs-pickle.c" \
-  "$here/../analyzer/vs-pickle-load.c" "$here/../analyzer/vs-pickle-opcodes.c" \
-  "$here/../analyzer/vs-pickle-read.c" "$here/../analyzer/vs-pickle-stream.c" \
+  "$here/vs-pickle-fuzz.c" "$here/../import/vs-pickle.c" \
+  "$here/../import/vs-pickle-load.c" "$here/../import/vs-pickle-opcodes.c" \
+  "$here/../import/vs-pickle-read.c" "$here/../import/vs-pickle-stream.c" \
   $(pkg-config --libs glib-2.0) -o "$out/vs-pickle-fuzz"
 cd "$out"
 exec ./vs-pickle-fuzz -max_total_time="$secs" -max_len=65536 -rss_limit_mb=2048 \

@@ -5,7 +5,7 @@
 # (tests/gpu/check-stacks.py).
 #
 # Usage: tests/gpu/check-stacks.sh [OUTDIR]
-#   VRAMSCOPE  the vramscope binary (default: build/analyzer/vramscope)
+#   VRAMSCOPE  the vramscope binary (default: build/cli/vramscope)
 #   NVCC       nvcc (default: nvcc, /usr/local/cuda/bin/nvcc)
 # Exits 77 without a GPU, 1 when a check failed.
 set -u
@@ -13,7 +13,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 out=${1:-$(mktemp -d)}
 mkdir -p "$out"
-VRAMSCOPE=${VRAMSCOPE:-$root/build/analyzer/vramscope}
+VRAMSCOPE=${VRAMSCOPE:-$root/build/cli/vramscope}
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
   echo "no GPU: skipped"
   exit 77

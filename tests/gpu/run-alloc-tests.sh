@@ -6,7 +6,7 @@
 # program's own account by check-alloc.py.
 #
 # Usage: tests/gpu/run-alloc-tests.sh [OUTDIR]
-#   VRAMSCOPE  command that records (default: build/analyzer/vramscope)
+#   VRAMSCOPE  command that records (default: build/cli/vramscope)
 #   NVCC       nvcc for the CUDA samples (default: nvcc, /usr/local/cuda/bin/nvcc)
 # Exits 77 (skipped) without a GPU, 1 when a check failed.
 set -u
@@ -14,7 +14,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 out=${1:-$(mktemp -d)}
 mkdir -p "$out"
-VRAMSCOPE=${VRAMSCOPE:-$root/build/analyzer/vramscope}
+VRAMSCOPE=${VRAMSCOPE:-$root/build/cli/vramscope}
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
   echo "no GPU: skipped"
   exit 77

@@ -3,7 +3,7 @@
 # against the sample's own ground truth (tests/gpu/check-trace.py).
 #
 # Usage: tests/gpu/run-gpu-tests.sh [OUTDIR]
-#   VRAMSCOPE   command that records (default: build/analyzer/vramscope);
+#   VRAMSCOPE   command that records (default: build/cli/vramscope);
 #               anything accepting `record -o FILE -- PROGRAM`
 #   SAMPLES     folder with the built samples (default: build them with nvcc)
 #   NVCC        nvcc to build them with (default: nvcc, /usr/local/cuda/bin/nvcc)
@@ -15,7 +15,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 out=${1:-$(mktemp -d)}
 mkdir -p "$out"
-VRAMSCOPE=${VRAMSCOPE:-$root/build/analyzer/vramscope}
+VRAMSCOPE=${VRAMSCOPE:-$root/build/cli/vramscope}
 
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
   echo "no GPU: skipped"

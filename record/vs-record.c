@@ -10,13 +10,14 @@
  * PyTorch programs (--torch=auto|on): the folder holding the PyTorch hook
  * (collector/python/sitecustomize.py, beside the collector) goes first on
  * PYTHONPATH.  Each process that imports torch leaves allocator snapshots
- * in the spool; the newest of each process is imported with `vramscope
- * import` (a separate run of this binary: the importer uses GLib, this
- * file does not), tied to the process's pid and GPUs by uuid, and merged
- * with the CUPTI events into the same trace.
+ * in the spool; the newest of each process is imported in process by the
+ * snapshot importer (../import), tied to the process's pid and GPUs by
+ * uuid, and merged with the CUPTI events into the same trace.  The summary
+ * at the end is read through libvramscope, as every report is.
  *
- * Plain C, no GLib: `vramscope` runs on GPU servers that have only libc,
- * the CUDA driver and libsqlite3.
+ * Runs inside the `vramscope` executable, which links GLib statically, so
+ * it needs nothing on a GPU server beyond libc, the CUDA driver and
+ * libsqlite3.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -34,8 +35,11 @@
 #include <unistd.h>
 
 #include "vs-config.h"
+#include "vs-import.h"
 #include "vs-merge.h"
+#include "vs-summary.h"
 #include "vs-symbolize.h"
+#include "vs-table.h"
 
 int vs_cmd_record (int argc, char **argv);
 
@@ -294,70 +298,43 @@ show_progress (uint64_t done, uint64_t total, void *data)
   return true;
 }
 
-static void
-human (int64_t bytes, char *out, size_t len)
-{
-  static const char *units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-  double v = (double)bytes;
-  int u = 0;
-  while (v >= 1024 && u < 4)
-    {
-      v /= 1024;
-      u++;
-    }
-  if (u == 0)
-    snprintf (out, len, "%lld B", (long long)bytes);
-  else
-    snprintf (out, len, "%.2f %s", v, units[u]);
-}
-
-/* Prints where the trace is and, per device, the peaks and failures. */
+/* Prints where the trace is and, per device, the peaks and failures, read
+ * through libvramscope as `report summary` reads them. */
 static void
 print_summary (const char *path)
 {
-  static const char *sql = "SELECT d.idx, d.name, s.peak_reserved_bytes, s.peak_allocated_bytes,"
-                           " s.peak_device_bytes, s.failed_alloc_count, s.alloc_count"
-                           " FROM summary s JOIN device d ON d.id = s.device_id"
-                           " WHERE s.allocator_id = 0 ORDER BY d.idx, d.id";
-  static const char *procs_sql = "SELECT count(*) FROM process";
-  sqlite3 *db = NULL;
-  sqlite3_stmt *s = NULL;
+  g_autoptr (GError) error = NULL;
   fprintf (stderr, "vramscope: trace written to %s\n", path);
-  if (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+  VsTrace *trace = vs_trace_open (path, &error);
+  if (trace == NULL)
     {
-      sqlite3_close (db);
+      fprintf (stderr, "vramscope record: %s\n", error->message);
       return;
     }
-  int procs = 0;
-  if (sqlite3_prepare_v2 (db, procs_sql, -1, &s, NULL) == SQLITE_OK
-      && sqlite3_step (s) == SQLITE_ROW)
-    procs = sqlite3_column_int (s, 0);
-  sqlite3_finalize (s);
-  s = NULL;
-  if (procs == 0)
+  g_autoptr (GArray) rows = vs_summary_list (trace, 0, 0, &error);
+  if (rows == NULL)
+    fprintf (stderr, "vramscope record: %s\n", error->message);
+  else if (rows->len == 0)
     fprintf (stderr, "vramscope: no process of the run used CUDA: the trace holds no events\n");
-  if (sqlite3_prepare_v2 (db, sql, -1, &s, NULL) == SQLITE_OK)
+  for (guint k = 0; rows != NULL && k < rows->len; k++)
     {
-      while (sqlite3_step (s) == SQLITE_ROW)
-        {
-          char res[32], alloc[32], dev[32];
-          human (sqlite3_column_int64 (s, 2), res, sizeof res);
-          human (sqlite3_column_int64 (s, 3), alloc, sizeof alloc);
-          human (sqlite3_column_int64 (s, 4), dev, sizeof dev);
-          const char *name = (const char *)sqlite3_column_text (s, 1);
-          int64_t failed = sqlite3_column_int64 (s, 5);
-          fprintf (stderr,
-                   "  GPU %d %s: peak %s reserved, %s allocated (%s held from CUDA), "
-                   "%lld allocations",
-                   sqlite3_column_int (s, 0), name ? name : "", res, alloc, dev,
-                   (long long)sqlite3_column_int64 (s, 6));
-          if (failed > 0)
-            fprintf (stderr, ", %lld failed", (long long)failed);
-          fputc ('\n', stderr);
-        }
+      const VsSummary *r = &g_array_index (rows, VsSummary, k);
+      if (r->allocator_id != 0)
+        continue;
+      const VsDeviceInfo *d = vs_trace_lookup_device (trace, r->device_id);
+      g_autofree char *res = vs_format_bytes (r->peak_reserved_bytes);
+      g_autofree char *alloc = vs_format_bytes (r->peak_allocated_bytes);
+      g_autofree char *dev = vs_format_bytes (r->peak_device_bytes);
+      fprintf (stderr,
+               "  GPU %lld %s: peak %s reserved, %s allocated (%s held from CUDA), "
+               "%lld allocations",
+               d ? (long long)d->idx : -1LL, d && d->name ? d->name : "", res, alloc, dev,
+               (long long)r->alloc_count);
+      if (r->failed_alloc_count > 0)
+        fprintf (stderr, ", %lld failed", (long long)r->failed_alloc_count);
+      fputc ('\n', stderr);
     }
-  sqlite3_finalize (s);
-  sqlite3_close (db);
+  vs_trace_free (trace);
 }
 
 /* The program's command line as one string, for the trace's meta. */
@@ -398,58 +375,17 @@ find_torch_hook (const char *collector, char *out, size_t len)
   return (size_t)snprintf (out, len, "%s/python", dir) < len;
 }
 
-/* The program that runs `import`: $VRAMSCOPE_IMPORTER, else this binary
- * when it is `vramscope`, else a `vramscope` beside it or in ../analyzer. */
+/* Imports PICKLE into the raw (unfinalized) trace OUT: the merge
+ * finalizes the run's trace once.  True when it succeeded; otherwise the
+ * reason is printed. */
 static bool
-find_importer (char *out, size_t len)
+import_one (const char *pickle, const char *out)
 {
-  const char *env = getenv ("VRAMSCOPE_IMPORTER");
-  if (env != NULL && env[0] != '\0')
-    return (size_t)snprintf (out, len, "%s", env) < len;
-  char exe[PATH_MAX];
-  ssize_t n = readlink ("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0)
-    return false;
-  exe[n] = '\0';
-  char *slash = strrchr (exe, '/');
-  if (slash == NULL)
-    return false;
-  if (strcmp (slash + 1, "vramscope") == 0)
-    return (size_t)snprintf (out, len, "%s", exe) < len;
-  *slash = '\0';
-  static const char *rel[]
-      = { "/vramscope", "/../analyzer/vramscope", "/../../analyzer/vramscope" };
-  for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++)
-    {
-      char cand[PATH_MAX + 32];
-      snprintf (cand, sizeof cand, "%s%s", exe, rel[i]);
-      if (access (cand, X_OK) == 0)
-        return (size_t)snprintf (out, len, "%s", cand) < len;
-    }
+  g_autoptr (GError) error = NULL;
+  if (vs_import_snapshot (pickle, out, FALSE, NULL, NULL, NULL, &error))
+    return true;
+  fprintf (stderr, "vramscope record: %s: %s\n", pickle, error->message);
   return false;
-}
-
-/* Runs `IMPORTER import --no-finalize PICKLE -o OUT` with its standard
- * output discarded (the merge finalizes the run's trace once); true when
- * it succeeded. */
-static bool
-run_importer (const char *importer, const char *pickle, const char *out)
-{
-  pid_t pid = fork ();
-  if (pid < 0)
-    return false;
-  if (pid == 0)
-    {
-      int null = open ("/dev/null", O_WRONLY | O_CLOEXEC);
-      if (null >= 0)
-        dup2 (null, 1);
-      execl (importer, importer, "import", "--no-finalize", pickle, "-o", out, (char *)NULL);
-      _exit (127);
-    }
-  int status = 0;
-  while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
-    ;
-  return WIFEXITED (status) && WEXITSTATUS (status) == 0;
 }
 
 /* Ties an imported snapshot trace to its process and GPUs: the process
@@ -563,16 +499,6 @@ import_snapshots (const char *spool, const char *host, bool *keep)
   closedir (d);
   if (n == 0)
     return 0;
-  char importer[PATH_MAX];
-  if (!find_importer (importer, sizeof importer))
-    {
-      fprintf (stderr,
-               "vramscope record: PyTorch snapshots were saved but no `vramscope` "
-               "binary was found to import them (set VRAMSCOPE_IMPORTER); they are kept in %s\n",
-               spool);
-      *keep = true;
-      return 0;
-    }
   int imported = 0;
   for (size_t k = 0; k < n; k++)
     {
@@ -583,7 +509,7 @@ import_snapshots (const char *spool, const char *host, bool *keep)
                 newest[k].seq);
       snprintf (trace, sizeof trace, "%s/torch-%lld.db", spool, newest[k].pid);
       char err[1024] = "";
-      if (!run_importer (importer, pickle, trace))
+      if (!import_one (pickle, trace))
         {
           fprintf (stderr,
                    "vramscope record: PyTorch's snapshot of process %lld could not be "
