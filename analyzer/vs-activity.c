@@ -8,13 +8,12 @@
 #include "vs-timeline.h"
 #include "vs-trace-private.h"
 
-static const char *kernels_sql =
-  "SELECT k.device_id, k.name, count(*), sum(k.end_ns - k.start_ns),"
-  " min(k.end_ns - k.start_ns), max(k.end_ns - k.start_ns)"
-  " FROM kernel k LEFT JOIN device d ON d.id = k.device_id"
-  " WHERE ?1 = 0 OR k.device_id = ?1"
-  " GROUP BY k.device_id, k.name"
-  " ORDER BY min(d.idx), 4 DESC, k.name";
+static const char *kernels_sql = "SELECT k.device_id, k.name, count(*), sum(k.end_ns - k.start_ns),"
+                                 " min(k.end_ns - k.start_ns), max(k.end_ns - k.start_ns)"
+                                 " FROM kernel k LEFT JOIN device d ON d.id = k.device_id"
+                                 " WHERE ?1 = 0 OR k.device_id = ?1"
+                                 " GROUP BY k.device_id, k.name"
+                                 " ORDER BY min(d.idx), 4 DESC, k.name";
 
 static void
 kernel_stats_free (gpointer data)
@@ -59,9 +58,8 @@ vs_kernel_stats (VsTrace *trace, gint64 device_id, GError **error)
   return g_steal_pointer (&list);
 }
 
-static const char *ranges_sql =
-  "SELECT id, process_id, tid, domain, name, depth, start_ns, end_ns"
-  " FROM nvtx_range ORDER BY start_ns, id";
+static const char *ranges_sql = "SELECT id, process_id, tid, domain, name, depth, start_ns, end_ns"
+                                " FROM nvtx_range ORDER BY start_ns, id";
 
 static void
 range_memory_free (gpointer data)
@@ -82,15 +80,13 @@ fill_memory (VsTrace *trace, VsRangeMemory *r, GError **error)
 
   /* Entry: the state just before the range began, so what the range itself
    * allocates at its first instant shows as growth. */
-  if (!vs_series_at_time (trace, r->device_id, r->allocator_id,
-                          r->start_ns - 1, &p, error))
+  if (!vs_series_at_time (trace, r->device_id, r->allocator_id, r->start_ns - 1, &p, error))
     return FALSE;
   r->allocated_at_start = p.allocated_bytes;
   r->reserved_at_start = p.reserved_bytes;
   if (end < r->start_ns)
     end = r->start_ns;
-  if (!vs_series_extremes (trace, r->device_id, r->allocator_id, r->start_ns,
-                           end, &ext, error))
+  if (!vs_series_extremes (trace, r->device_id, r->allocator_id, r->start_ns, end, &ext, error))
     return FALSE;
   r->allocated_at_end = ext.last_allocated;
   r->reserved_at_end = ext.last_reserved;
@@ -100,8 +96,7 @@ fill_memory (VsTrace *trace, VsRangeMemory *r, GError **error)
 }
 
 GPtrArray *
-vs_range_memory (VsTrace *trace, gint64 device_id, gint64 allocator_id,
-                 GError **error)
+vs_range_memory (VsTrace *trace, gint64 device_id, gint64 allocator_id, GError **error)
 {
   g_autoptr (GPtrArray) ranges = NULL;
   g_autoptr (GPtrArray) list = g_ptr_array_new_with_free_func (range_memory_free);
@@ -174,14 +169,13 @@ kernel_max_ns (VsTrace *trace, gint64 *out, GError **error)
 }
 
 GArray *
-vs_kernel_density (VsTrace *trace, gint64 device_id, gint64 from_ns,
-                   gint64 to_ns, guint n_buckets, GError **error)
+vs_kernel_density (VsTrace *trace, gint64 device_id, gint64 from_ns, gint64 to_ns, guint n_buckets,
+                   GError **error)
 {
   /* Served by the index on kernel(start_ns); the device test is applied to
    * the rows of the range. */
-  static const char *sql =
-    "SELECT start_ns, end_ns FROM kernel"
-    " WHERE start_ns >= ?2 AND start_ns < ?3 AND (?1 = 0 OR device_id = ?1)";
+  static const char *sql = "SELECT start_ns, end_ns FROM kernel"
+                           " WHERE start_ns >= ?2 AND start_ns < ?3 AND (?1 = 0 OR device_id = ?1)";
   g_autoptr (GArray) buckets = NULL;
   sqlite3_stmt *stmt;
   gint64 longest = 0, span, abs_from, abs_to;
@@ -197,8 +191,8 @@ vs_kernel_density (VsTrace *trace, gint64 device_id, gint64 from_ns,
   if (device_id != 0 && vs_trace_lookup_device (trace, device_id) == NULL)
     {
       g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID_ARGUMENT,
-                   "%s has no device with id %" G_GINT64_FORMAT,
-                   vs_trace_get_path (trace), device_id);
+                   "%s has no device with id %" G_GINT64_FORMAT, vs_trace_get_path (trace),
+                   device_id);
       return NULL;
     }
   if (!kernel_max_ns (trace, &longest, error))
@@ -211,9 +205,9 @@ vs_kernel_density (VsTrace *trace, gint64 device_id, gint64 from_ns,
     {
       VsKernelBucket *b = &g_array_index (buckets, VsKernelBucket, i);
 
-      b->from_ns = from_ns + (gint64) ((double) span * i / n_buckets);
-      b->to_ns = i + 1 == n_buckets
-                   ? to_ns : from_ns + (gint64) ((double) span * (i + 1) / n_buckets);
+      b->from_ns = from_ns + (gint64)((double)span * i / n_buckets);
+      b->to_ns
+          = i + 1 == n_buckets ? to_ns : from_ns + (gint64)((double)span * (i + 1) / n_buckets);
     }
 
   abs_from = vs_trace_abs (trace, from_ns);
@@ -222,22 +216,22 @@ vs_kernel_density (VsTrace *trace, gint64 device_id, gint64 from_ns,
   if (stmt == NULL)
     return NULL;
   sqlite3_bind_int64 (stmt, 1, device_id);
-  sqlite3_bind_int64 (stmt, 2, abs_from > G_MININT64 + longest
-                                   ? abs_from - longest : G_MININT64);
+  sqlite3_bind_int64 (stmt, 2, abs_from > G_MININT64 + longest ? abs_from - longest : G_MININT64);
   sqlite3_bind_int64 (stmt, 3, abs_to);
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
       gint64 s = sqlite3_column_int64 (stmt, 0) - abs_from;
       gint64 e = sqlite3_column_type (stmt, 1) == SQLITE_NULL
-                   ? s : sqlite3_column_int64 (stmt, 1) - abs_from;
+                     ? s
+                     : sqlite3_column_int64 (stmt, 1) - abs_from;
       gint64 i;
 
       if (e <= 0 && s < 0)
         continue; /* ended before the range */
       /* Bucket boundaries are within one ns of i * span / n: start from
        * that estimate and step to the exact bucket. */
-      i = s <= 0 ? 0 : (gint64) ((double) s * n_buckets / span);
-      i = CLAMP (i, 0, (gint64) n_buckets - 1);
+      i = s <= 0 ? 0 : (gint64)((double)s * n_buckets / span);
+      i = CLAMP (i, 0, (gint64)n_buckets - 1);
       while (i > 0 && g_array_index (buckets, VsKernelBucket, i).from_ns > from_ns + s)
         i--;
       while (i + 1 < n_buckets && g_array_index (buckets, VsKernelBucket, i).to_ns <= from_ns + s)

@@ -12,38 +12,38 @@
 
 #include <string.h>
 
-typedef struct {
+typedef struct
+{
   gint64 id, allocator_id, lo, hi;
 } Span;
 
-static const char *segments_sql =
-  "SELECT id, allocator_id, address, bytes FROM block"
-  " WHERE device_id = ?1 AND level = 3 AND (?2 = 0 OR allocator_id = ?2)"
-  " AND alloc_seq <= ?3 AND (free_seq IS NULL OR free_seq > ?3)"
-  " ORDER BY allocator_id, address, id";
+static const char *segments_sql
+    = "SELECT id, allocator_id, address, bytes FROM block"
+      " WHERE device_id = ?1 AND level = 3 AND (?2 = 0 OR allocator_id = ?2)"
+      " AND alloc_seq <= ?3 AND (free_seq IS NULL OR free_seq > ?3)"
+      " ORDER BY allocator_id, address, id";
 
-static const char *blocks_bins_sql =
-  "SELECT b.id, b.allocator_id, b.address,"
-  " b.address + coalesce(b.block_bytes, b.bytes)"
-  " FROM (WITH RECURSIVE lv(l) AS (SELECT 0 UNION ALL SELECT l + 1 FROM lv"
-  " WHERE l < 47) SELECT l FROM lv) lv JOIN block b INDEXED BY block_bin"
-  " ON b.device_id = ?1 AND b.span_bin = (lv.l << 48) | (?3 >> lv.l)"
-  " WHERE b.alloc_seq <= ?3 AND (b.free_seq IS NULL OR b.free_seq > ?3)"
-  " AND b.level = 2"
-  " AND (?2 = 0 OR b.allocator_id = ?2)"
-  " ORDER BY b.allocator_id, b.address, b.id";
+static const char *blocks_bins_sql
+    = "SELECT b.id, b.allocator_id, b.address,"
+      " b.address + coalesce(b.block_bytes, b.bytes)"
+      " FROM (WITH RECURSIVE lv(l) AS (SELECT 0 UNION ALL SELECT l + 1 FROM lv"
+      " WHERE l < 47) SELECT l FROM lv) lv JOIN block b INDEXED BY block_bin"
+      " ON b.device_id = ?1 AND b.span_bin = (lv.l << 48) | (?3 >> lv.l)"
+      " WHERE b.alloc_seq <= ?3 AND (b.free_seq IS NULL OR b.free_seq > ?3)"
+      " AND b.level = 2"
+      " AND (?2 = 0 OR b.allocator_id = ?2)"
+      " ORDER BY b.allocator_id, b.address, b.id";
 
-static const char *blocks_plain_sql =
-  "SELECT id, allocator_id, address, address + coalesce(block_bytes, bytes)"
-  " FROM block WHERE device_id = ?1 AND level = 2"
-  " AND (?2 = 0 OR allocator_id = ?2)"
-  " AND alloc_seq <= ?3 AND (free_seq IS NULL OR free_seq > ?3)"
-  " ORDER BY allocator_id, address, id";
+static const char *blocks_plain_sql
+    = "SELECT id, allocator_id, address, address + coalesce(block_bytes, bytes)"
+      " FROM block WHERE device_id = ?1 AND level = 2"
+      " AND (?2 = 0 OR allocator_id = ?2)"
+      " AND alloc_seq <= ?3 AND (free_seq IS NULL OR free_seq > ?3)"
+      " ORDER BY allocator_id, address, id";
 
 static GArray *
-read_spans (VsTrace *trace, const char *sql, gint64 device_id,
-            gint64 allocator_id, gint64 seq, gboolean is_segment,
-            GError **error)
+read_spans (VsTrace *trace, const char *sql, gint64 device_id, gint64 allocator_id, gint64 seq,
+            gboolean is_segment, GError **error)
 {
   g_autoptr (GArray) spans = g_array_new (FALSE, FALSE, sizeof (Span));
   sqlite3_stmt *stmt = vs_trace_statement (trace, sql, error);
@@ -78,9 +78,8 @@ read_spans (VsTrace *trace, const char *sql, gint64 device_id,
 /* Whether allocator (of the device) holds free memory the segment sweep
  * cannot locate: reserved above allocated but no live segment. */
 static gboolean
-has_unlocated_free (VsTrace *trace, gint64 device_id, gint64 allocator_id,
-                    gint64 seq, GArray *segments, gboolean *result,
-                    GError **error)
+has_unlocated_free (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 seq,
+                    GArray *segments, gboolean *result, GError **error)
 {
   VsSeriesPoint p;
 
@@ -97,9 +96,8 @@ has_unlocated_free (VsTrace *trace, gint64 device_id, gint64 allocator_id,
 }
 
 gboolean
-vs_fragmentation_at (VsTrace *trace, gint64 device_id, gint64 allocator_id,
-                     gint64 seq, VsFragmentation *out, GArray *gaps,
-                     GError **error)
+vs_fragmentation_at (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 seq,
+                     VsFragmentation *out, GArray *gaps, GError **error)
 {
   g_autoptr (GArray) segments = NULL;
   g_autoptr (GArray) blocks = NULL;
@@ -122,9 +120,9 @@ vs_fragmentation_at (VsTrace *trace, gint64 device_id, gint64 allocator_id,
   segments = read_spans (trace, segments_sql, device_id, allocator_id, seq, TRUE, error);
   if (segments == NULL)
     return FALSE;
-  blocks = read_spans (trace, vs_trace_can_use_bins (trace, seq)
-                                ? blocks_bins_sql : blocks_plain_sql,
-                       device_id, allocator_id, seq, FALSE, error);
+  blocks
+      = read_spans (trace, vs_trace_can_use_bins (trace, seq) ? blocks_bins_sql : blocks_plain_sql,
+                    device_id, allocator_id, seq, FALSE, error);
   if (blocks == NULL)
     return FALSE;
 
@@ -148,8 +146,8 @@ vs_fragmentation_at (VsTrace *trace, gint64 device_id, gint64 allocator_id,
         {
           const Span *b = &g_array_index (blocks, Span, bi);
 
-          if (b->allocator_id < ext.allocator_id ||
-              (b->allocator_id == ext.allocator_id && b->lo < ext.lo))
+          if (b->allocator_id < ext.allocator_id
+              || (b->allocator_id == ext.allocator_id && b->lo < ext.lo))
             {
               bi++; /* a block outside every live segment */
               continue;
@@ -182,8 +180,7 @@ vs_fragmentation_at (VsTrace *trace, gint64 device_id, gint64 allocator_id,
   /* Free memory outside known segments (a pool's) cannot be located. */
   if (allocator_id != 0)
     {
-      if (!has_unlocated_free (trace, device_id, allocator_id, seq, segments,
-                               &unknown, error))
+      if (!has_unlocated_free (trace, device_id, allocator_id, seq, segments, &unknown, error))
         return FALSE;
     }
   else
@@ -194,9 +191,8 @@ vs_fragmentation_at (VsTrace *trace, gint64 device_id, gint64 allocator_id,
         {
           const VsAllocatorInfo *a = g_ptr_array_index (allocators, i);
 
-          if (a->device_id == device_id &&
-              !has_unlocated_free (trace, device_id, a->id, seq, segments,
-                                   &unknown, error))
+          if (a->device_id == device_id
+              && !has_unlocated_free (trace, device_id, a->id, seq, segments, &unknown, error))
             return FALSE;
         }
     }
@@ -206,14 +202,13 @@ vs_fragmentation_at (VsTrace *trace, gint64 device_id, gint64 allocator_id,
 }
 
 GArray *
-vs_live_segments (VsTrace *trace, gint64 device_id, gint64 allocator_id,
-                  gint64 seq, GError **error)
+vs_live_segments (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 seq, GError **error)
 {
-  static const char *pieces_sql =
-    "SELECT id, allocator_id, address, bytes, alloc_ts FROM block"
-    " WHERE device_id = ?1 AND level = 3 AND (?2 = 0 OR allocator_id = ?2)"
-    " AND alloc_seq <= ?3 AND (free_seq IS NULL OR free_seq > ?3)"
-    " ORDER BY allocator_id, address, id";
+  static const char *pieces_sql
+      = "SELECT id, allocator_id, address, bytes, alloc_ts FROM block"
+        " WHERE device_id = ?1 AND level = 3 AND (?2 = 0 OR allocator_id = ?2)"
+        " AND alloc_seq <= ?3 AND (free_seq IS NULL OR free_seq > ?3)"
+        " ORDER BY allocator_id, address, id";
   g_autoptr (GArray) out = g_array_new (FALSE, FALSE, sizeof (VsSegment));
   sqlite3_stmt *stmt;
   int rc;
@@ -231,22 +226,20 @@ vs_live_segments (VsTrace *trace, gint64 device_id, gint64 allocator_id,
       gint64 alloc = sqlite3_column_int64 (stmt, 1);
       gint64 lo = sqlite3_column_int64 (stmt, 2);
       gint64 hi = lo + sqlite3_column_int64 (stmt, 3);
-      VsSegment *last = out->len > 0
-                          ? &g_array_index (out, VsSegment, out->len - 1) : NULL;
+      VsSegment *last = out->len > 0 ? &g_array_index (out, VsSegment, out->len - 1) : NULL;
 
       /* The same merge as vs_fragmentation_at(): touching pieces of one
        * allocator (an expandable segment's mapped chunks) are one extent,
        * named by its first piece, as VsFreeGap.segment_id is. */
-      if (last != NULL && last->allocator_id == alloc
-          && lo <= last->address + last->bytes)
+      if (last != NULL && last->allocator_id == alloc && lo <= last->address + last->bytes)
         {
           last->bytes = MAX (last->address + last->bytes, hi) - last->address;
           last->pieces++;
           continue;
         }
       {
-        VsSegment seg = { id, alloc, lo, hi - lo, 1,
-                          vs_trace_rel (trace, vs_column_int (stmt, 4)) };
+        VsSegment seg
+            = { id, alloc, lo, hi - lo, 1, vs_trace_rel (trace, vs_column_int (stmt, 4)) };
 
         g_array_append_val (out, seg);
       }

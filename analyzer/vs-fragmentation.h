@@ -13,38 +13,40 @@
 
 G_BEGIN_DECLS
 
-typedef struct {
+typedef struct
+{
   gint64 device_id;
-  gint64 allocator_id;       /* 0 = all */
-  gint64 seq;                /* replay step the state is taken after */
-  gint64 time_ns;            /* VS_UNKNOWN when seq is 0 */
+  gint64 allocator_id; /* 0 = all */
+  gint64 seq;          /* replay step the state is taken after */
+  gint64 time_ns;      /* VS_UNKNOWN when seq is 0 */
   gint64 reserved_bytes;
   gint64 allocated_bytes;
   gint64 free_bytes;         /* reserved − allocated */
   gint64 segment_count;      /* live segments with a known layout */
   gint64 segment_free_bytes; /* free bytes inside those segments */
-  gint64 largest_free_bytes; /* largest gap; 0 when nothing is free; VS_UNKNOWN when free memory lies outside known segments */
+  gint64
+      largest_free_bytes; /* largest gap; 0 when nothing is free; VS_UNKNOWN when free memory lies outside known segments */
 } VsFragmentation;
 
 /* A free gap inside a segment (for drawing segment maps). */
-typedef struct {
-  gint64 segment_id;   /* block.id of the segment */
+typedef struct
+{
+  gint64 segment_id; /* block.id of the segment */
   gint64 address;
   gint64 bytes;
 } VsFreeGap;
 
 /* Fills *out with the fragmentation of (device_id, allocator_id) after
  * step seq.  When gaps is not NULL, appends every VsFreeGap found to it. */
-gboolean vs_fragmentation_at (VsTrace *trace, gint64 device_id,
-                              gint64 allocator_id, gint64 seq,
-                              VsFragmentation *out, GArray *gaps,
-                              GError **error);
+gboolean vs_fragmentation_at (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 seq,
+                              VsFragmentation *out, GArray *gaps, GError **error);
 
 /* A live segment as vs_fragmentation_at() sees it: one extent of reserved
  * memory of one allocator (an expandable segment's touching mapped pieces
  * merged). */
-typedef struct {
-  gint64 id;            /* block.id of its first piece (= VsFreeGap.segment_id) */
+typedef struct
+{
+  gint64 id; /* block.id of its first piece (= VsFreeGap.segment_id) */
   gint64 allocator_id;
   gint64 address;
   gint64 bytes;         /* the whole extent */
@@ -58,7 +60,7 @@ typedef struct {
  * they give each segment's allocated and free parts.  A GArray of
  * VsSegment (empty when no allocator of the device has known segments), or
  * NULL with error set. */
-GArray *vs_live_segments (VsTrace *trace, gint64 device_id,
-                          gint64 allocator_id, gint64 seq, GError **error);
+GArray *vs_live_segments (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 seq,
+                          GError **error);
 
 G_END_DECLS

@@ -11,32 +11,29 @@
 
 #include <string.h>
 
-#define BLOCK_COLUMNS \
-  "b.id, b.level, b.device_id, ifnull(b.allocator_id, 0), b.process_id," \
-  " b.kind, b.address, b.bytes, b.block_bytes, b.alloc_seq, b.free_seq," \
+#define BLOCK_COLUMNS                                                                              \
+  "b.id, b.level, b.device_id, ifnull(b.allocator_id, 0), b.process_id,"                           \
+  " b.kind, b.address, b.bytes, b.block_bytes, b.alloc_seq, b.free_seq,"                           \
   " b.alloc_ts, b.free_ts, ifnull(b.stack_id, 0), b.owner_id"
 
-static const char *live_bins_sql =
-  "WITH RECURSIVE lv(l) AS (SELECT 0 UNION ALL SELECT l + 1 FROM lv WHERE l < 47)"
-  " SELECT " BLOCK_COLUMNS " FROM lv JOIN block b INDEXED BY block_bin"
-  " ON b.device_id = ?1 AND b.span_bin = (lv.l << 48) | (?3 >> lv.l)"
-  " WHERE b.level IN (1, 2) AND b.alloc_seq <= ?3"
-  " AND (b.free_seq IS NULL OR b.free_seq > ?3)"
-  " AND " VS_ALLOCATED_BLOCK_SQL
-  " ORDER BY b.bytes DESC, b.id";
+static const char *live_bins_sql
+    = "WITH RECURSIVE lv(l) AS (SELECT 0 UNION ALL SELECT l + 1 FROM lv WHERE l < 47)"
+      " SELECT " BLOCK_COLUMNS " FROM lv JOIN block b INDEXED BY block_bin"
+      " ON b.device_id = ?1 AND b.span_bin = (lv.l << 48) | (?3 >> lv.l)"
+      " WHERE b.level IN (1, 2) AND b.alloc_seq <= ?3"
+      " AND (b.free_seq IS NULL OR b.free_seq > ?3)"
+      " AND " VS_ALLOCATED_BLOCK_SQL " ORDER BY b.bytes DESC, b.id";
 
-static const char *live_plain_sql =
-  "SELECT " BLOCK_COLUMNS " FROM block b"
-  " WHERE b.device_id = ?1 AND b.level IN (1, 2) AND b.alloc_seq <= ?3"
-  " AND (b.free_seq IS NULL OR b.free_seq > ?3)"
-  " AND " VS_ALLOCATED_BLOCK_SQL
-  " ORDER BY b.bytes DESC, b.id";
+static const char *live_plain_sql
+    = "SELECT " BLOCK_COLUMNS " FROM block b"
+      " WHERE b.device_id = ?1 AND b.level IN (1, 2) AND b.alloc_seq <= ?3"
+      " AND (b.free_seq IS NULL OR b.free_seq > ?3)"
+      " AND " VS_ALLOCATED_BLOCK_SQL " ORDER BY b.bytes DESC, b.id";
 
-static const char *leaked_sql =
-  "SELECT " BLOCK_COLUMNS " FROM block b"
-  " WHERE b.device_id IS NOT NULL AND (?1 = 0 OR b.device_id = ?1)"
-  " AND b.free_seq IS NULL AND " VS_ALLOCATED_BLOCK_SQL
-  " ORDER BY b.alloc_seq, b.id";
+static const char *leaked_sql
+    = "SELECT " BLOCK_COLUMNS " FROM block b"
+      " WHERE b.device_id IS NOT NULL AND (?1 = 0 OR b.device_id = ?1)"
+      " AND b.free_seq IS NULL AND " VS_ALLOCATED_BLOCK_SQL " ORDER BY b.alloc_seq, b.id";
 
 static void
 read_block (VsTrace *trace, sqlite3_stmt *stmt, VsBlock *b)
@@ -83,14 +80,13 @@ run_block_query (VsTrace *trace, sqlite3_stmt *stmt, GError **error)
 }
 
 GArray *
-vs_live_blocks (VsTrace *trace, gint64 device_id, gint64 allocator_id,
-                gint64 seq, GError **error)
+vs_live_blocks (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 seq, GError **error)
 {
   sqlite3_stmt *stmt;
 
   g_return_val_if_fail (trace != NULL, NULL);
-  stmt = vs_trace_statement (trace, vs_trace_can_use_bins (trace, seq)
-                                      ? live_bins_sql : live_plain_sql, error);
+  stmt = vs_trace_statement (
+      trace, vs_trace_can_use_bins (trace, seq) ? live_bins_sql : live_plain_sql, error);
 
   if (stmt == NULL)
     return NULL;
@@ -101,8 +97,7 @@ vs_live_blocks (VsTrace *trace, gint64 device_id, gint64 allocator_id,
 }
 
 GArray *
-vs_leaked_blocks (VsTrace *trace, gint64 device_id, gint64 allocator_id,
-                  GError **error)
+vs_leaked_blocks (VsTrace *trace, gint64 device_id, gint64 allocator_id, GError **error)
 {
   sqlite3_stmt *stmt;
 
@@ -126,8 +121,8 @@ group_add_block (VsGroup *g, const VsBlock *b)
     g->first_alloc_time_ns = VS_UNKNOWN;
   else
     {
-      if (g->count == 1 ||
-          (g->first_alloc_time_ns != VS_UNKNOWN && b->alloc_time_ns < g->first_alloc_time_ns))
+      if (g->count == 1
+          || (g->first_alloc_time_ns != VS_UNKNOWN && b->alloc_time_ns < g->first_alloc_time_ns))
         g->first_alloc_time_ns = b->alloc_time_ns;
       if (g->last_alloc_time_ns == VS_UNKNOWN || b->alloc_time_ns > g->last_alloc_time_ns)
         g->last_alloc_time_ns = b->alloc_time_ns;
@@ -164,8 +159,7 @@ group_cmp (gconstpointer pa, gconstpointer pb, gpointer data)
 GArray *
 vs_group_blocks (VsTrace *trace, GArray *blocks, VsGroupBy by, GError **error)
 {
-  g_autoptr (GHashTable) index = g_hash_table_new_full (g_str_hash, g_str_equal,
-                                                        g_free, NULL);
+  g_autoptr (GHashTable) index = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   g_autoptr (GArray) groups = g_array_new (FALSE, TRUE, sizeof (VsGroup));
   g_autoptr (GArray) by_site = NULL;
 
@@ -176,8 +170,8 @@ vs_group_blocks (VsTrace *trace, GArray *blocks, VsGroupBy by, GError **error)
   for (guint i = 0; i < blocks->len; i++)
     {
       const VsBlock *b = &g_array_index (blocks, VsBlock, i);
-      g_autofree char *key = g_strdup_printf ("%" G_GINT64_FORMAT "/%" G_GINT64_FORMAT,
-                                              b->device_id, b->stack_id);
+      g_autofree char *key
+          = g_strdup_printf ("%" G_GINT64_FORMAT "/%" G_GINT64_FORMAT, b->device_id, b->stack_id);
       gpointer pos;
 
       if (!g_hash_table_lookup_extended (index, key, NULL, &pos))
@@ -211,8 +205,7 @@ vs_group_blocks (VsTrace *trace, GArray *blocks, VsGroupBy by, GError **error)
   for (guint i = 0; i < groups->len; i++)
     {
       const VsGroup *g = &g_array_index (groups, VsGroup, i);
-      g_autofree char *key = g_strdup_printf ("%" G_GINT64_FORMAT "/%s",
-                                              g->device_id, g->site);
+      g_autofree char *key = g_strdup_printf ("%" G_GINT64_FORMAT "/%s", g->device_id, g->site);
       gpointer pos;
       VsGroup *s;
 
@@ -226,11 +219,12 @@ vs_group_blocks (VsTrace *trace, GArray *blocks, VsGroupBy by, GError **error)
       s = &g_array_index (by_site, VsGroup, GPOINTER_TO_UINT (pos));
       s->bytes += g->bytes;
       s->count += g->count;
-      if (s->first_alloc_time_ns != VS_UNKNOWN &&
-          (g->first_alloc_time_ns == VS_UNKNOWN || g->first_alloc_time_ns < s->first_alloc_time_ns))
+      if (s->first_alloc_time_ns != VS_UNKNOWN
+          && (g->first_alloc_time_ns == VS_UNKNOWN
+              || g->first_alloc_time_ns < s->first_alloc_time_ns))
         s->first_alloc_time_ns = g->first_alloc_time_ns;
-      if (g->last_alloc_time_ns != VS_UNKNOWN &&
-          (s->last_alloc_time_ns == VS_UNKNOWN || g->last_alloc_time_ns > s->last_alloc_time_ns))
+      if (g->last_alloc_time_ns != VS_UNKNOWN
+          && (s->last_alloc_time_ns == VS_UNKNOWN || g->last_alloc_time_ns > s->last_alloc_time_ns))
         s->last_alloc_time_ns = g->last_alloc_time_ns;
     }
   g_array_sort_with_data (by_site, group_cmp, trace);
@@ -239,7 +233,8 @@ vs_group_blocks (VsTrace *trace, GArray *blocks, VsGroupBy by, GError **error)
 
 /* ---------------------------------------------------------------- trees */
 
-typedef struct {
+typedef struct
+{
   VsTreeNode node;
   GHashTable *index; /* frame id -> TreeNode*, while building */
 } TreeNode;
@@ -252,14 +247,14 @@ tree_node_new (VsTreeNode *parent, const char *label, gint64 frame_id)
   n->node.label = label;
   n->node.frame_id = frame_id;
   n->node.parent = parent;
-  n->node.children = g_ptr_array_new_with_free_func ((GDestroyNotify) vs_tree_node_free);
+  n->node.children = g_ptr_array_new_with_free_func ((GDestroyNotify)vs_tree_node_free);
   return n;
 }
 
 void
 vs_tree_node_free (VsTreeNode *node)
 {
-  TreeNode *n = (TreeNode *) node;
+  TreeNode *n = (TreeNode *)node;
 
   if (n == NULL)
     return;
@@ -288,7 +283,7 @@ tree_child (TreeNode *parent, const char *label, gint64 frame_id)
 static gint
 node_cmp (gconstpointer pa, gconstpointer pb)
 {
-  const VsTreeNode *a = *(VsTreeNode *const *) pa, *b = *(VsTreeNode *const *) pb;
+  const VsTreeNode *a = *(VsTreeNode *const *)pa, *b = *(VsTreeNode *const *)pb;
   int c;
 
   if (a->total_bytes != b->total_bytes)
@@ -318,8 +313,7 @@ tree_finish (TreeNode *n)
 }
 
 VsTreeNode *
-vs_tree_build (VsTrace *trace, GArray *blocks, VsTreeOrder order,
-               GError **error)
+vs_tree_build (VsTrace *trace, GArray *blocks, VsTreeOrder order, GError **error)
 {
   TreeNode *root;
 
@@ -348,8 +342,8 @@ vs_tree_build (VsTrace *trace, GArray *blocks, VsTreeOrder order,
         }
       for (guint j = 0; j < len; j++)
         {
-          const VsFrameInfo *f = g_ptr_array_index (s->frames,
-                                                    order == VS_TREE_TOP_DOWN ? len - 1 - j : j);
+          const VsFrameInfo *f
+              = g_ptr_array_index (s->frames, order == VS_TREE_TOP_DOWN ? len - 1 - j : j);
 
           n = tree_child (n, f->text, f->id);
           n->node.total_bytes += b->bytes;

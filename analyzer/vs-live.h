@@ -16,13 +16,14 @@
 
 G_BEGIN_DECLS
 
-typedef struct {
-  gint64 id;            /* block.id */
-  int level;            /* 1 device-level, 2 allocator block, 3 allocator segment */
+typedef struct
+{
+  gint64 id; /* block.id */
+  int level; /* 1 device-level, 2 allocator block, 3 allocator segment */
   gint64 device_id;
-  gint64 allocator_id;  /* 0 when the block belongs to no allocator */
-  gint64 process_id;    /* VS_UNKNOWN if unknown */
-  int kind;             /* VsMemKind */
+  gint64 allocator_id; /* 0 when the block belongs to no allocator */
+  gint64 process_id;   /* VS_UNKNOWN if unknown */
+  int kind;            /* VsMemKind */
   gint64 address;
   gint64 bytes;         /* requested size */
   gint64 block_bytes;   /* rounded size when known, else VS_UNKNOWN */
@@ -30,32 +31,33 @@ typedef struct {
   gint64 free_seq;      /* VS_UNKNOWN: never freed */
   gint64 alloc_time_ns; /* since start, VS_UNKNOWN when before the trace */
   gint64 free_time_ns;
-  gint64 stack_id;      /* 0 when none */
-  gint64 owner_id;      /* block.id of the segment, VS_UNKNOWN if none */
+  gint64 stack_id; /* 0 when none */
+  gint64 owner_id; /* block.id of the segment, VS_UNKNOWN if none */
 } VsBlock;
 
 /* The allocated blocks of (device_id, allocator_id) live after step seq,
  * largest first.  allocator_id 0 = every allocated block of the device.
  * A GArray of VsBlock, or NULL with error set. */
-GArray *vs_live_blocks (VsTrace *trace, gint64 device_id,
-                        gint64 allocator_id, gint64 seq, GError **error);
+GArray *vs_live_blocks (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 seq,
+                        GError **error);
 
 /* The allocated blocks of (device_id, allocator_id) never freed, oldest
  * first.  device_id 0 = every device. */
-GArray *vs_leaked_blocks (VsTrace *trace, gint64 device_id,
-                          gint64 allocator_id, GError **error);
+GArray *vs_leaked_blocks (VsTrace *trace, gint64 device_id, gint64 allocator_id, GError **error);
 
-typedef enum {
+typedef enum
+{
   VS_GROUP_BY_STACK, /* one group per distinct full stack */
   VS_GROUP_BY_SITE,  /* one group per site (innermost user frame) */
 } VsGroupBy;
 
-typedef struct {
+typedef struct
+{
   gint64 device_id;
-  gint64 stack_id;         /* by stack: the stack; by site: its largest stack */
-  const char *site;        /* owned by the trace's stack cache */
+  gint64 stack_id;  /* by stack: the stack; by site: its largest stack */
+  const char *site; /* owned by the trace's stack cache */
   const char *top_frame;
-  const char *stack;       /* by site: the stack of its largest stack */
+  const char *stack; /* by site: the stack of its largest stack */
   gint64 bytes;
   gint64 count;
   gint64 first_alloc_time_ns; /* VS_UNKNOWN if one was allocated before the trace */
@@ -65,31 +67,32 @@ typedef struct {
 /* Groups blocks (a GArray of VsBlock) per device and by stack or site,
  * largest bytes first (ties: site, then stack text, then stack id).  A
  * GArray of VsGroup, or NULL with error set. */
-GArray *vs_group_blocks (VsTrace *trace, GArray *blocks, VsGroupBy by,
-                         GError **error);
+GArray *vs_group_blocks (VsTrace *trace, GArray *blocks, VsGroupBy by, GError **error);
 
-typedef enum {
+typedef enum
+{
   VS_TREE_TOP_DOWN,  /* root's children are outermost frames (callers first) */
   VS_TREE_BOTTOM_UP, /* root's children are innermost frames (allocating code first) */
 } VsTreeOrder;
 
 typedef struct _VsTreeNode VsTreeNode;
-struct _VsTreeNode {
-  const char *label;     /* frame text (owned by the stack cache); root: "all", no stack: "(no stack)" */
-  gint64 frame_id;       /* 0 for the root and the no-stack node */
-  gint64 total_bytes;    /* bytes of blocks whose path passes here */
+struct _VsTreeNode
+{
+  const char
+      *label;      /* frame text (owned by the stack cache); root: "all", no stack: "(no stack)" */
+  gint64 frame_id; /* 0 for the root and the no-stack node */
+  gint64 total_bytes; /* bytes of blocks whose path passes here */
   gint64 total_count;
-  gint64 self_bytes;     /* bytes of blocks whose path ends here */
+  gint64 self_bytes; /* bytes of blocks whose path ends here */
   gint64 self_count;
-  VsTreeNode *parent;    /* NULL for the root */
-  GPtrArray *children;   /* VsTreeNode*, largest total_bytes first */
+  VsTreeNode *parent;  /* NULL for the root */
+  GPtrArray *children; /* VsTreeNode*, largest total_bytes first */
 };
 
 /* A tree of blocks by their stack frames (a frame repeated in a stack,
  * e.g. recursion, appears once per occurrence on its path).  Free with
  * vs_tree_node_free().  NULL with error set on failure. */
-VsTreeNode *vs_tree_build (VsTrace *trace, GArray *blocks, VsTreeOrder order,
-                           GError **error);
+VsTreeNode *vs_tree_build (VsTrace *trace, GArray *blocks, VsTreeOrder order, GError **error);
 
 /* Frees node and its subtree.  NULL is allowed. */
 void vs_tree_node_free (VsTreeNode *node);

@@ -7,13 +7,13 @@
 #include "vs-oom.h"
 #include "vs-trace-private.h"
 
-static const char *failed_sql =
-  "SELECT id, ts, device_id, ifnull(allocator_id, 0), process_id, api,"
-  " requested_bytes, error, error_name, device_free_bytes,"
-  " device_total_bytes, ifnull(stack_id, 0)"
-  " FROM failed_alloc"
-  " WHERE (?1 = 0 OR device_id = ?1) AND (?2 = 0 OR allocator_id = ?2)"
-  " ORDER BY ts, id";
+static const char *failed_sql
+    = "SELECT id, ts, device_id, ifnull(allocator_id, 0), process_id, api,"
+      " requested_bytes, error, error_name, device_free_bytes,"
+      " device_total_bytes, ifnull(stack_id, 0)"
+      " FROM failed_alloc"
+      " WHERE (?1 = 0 OR device_id = ?1) AND (?2 = 0 OR allocator_id = ?2)"
+      " ORDER BY ts, id";
 
 static void
 oom_free (gpointer data)
@@ -37,8 +37,7 @@ fragmentation_unknown (VsFragmentation *f, gint64 device_id, gint64 allocator_id
 }
 
 GPtrArray *
-vs_oom_list (VsTrace *trace, gint64 device_id, gint64 allocator_id,
-             GError **error)
+vs_oom_list (VsTrace *trace, gint64 device_id, gint64 allocator_id, GError **error)
 {
   g_autoptr (GPtrArray) list = g_ptr_array_new_with_free_func (oom_free);
   sqlite3_stmt *stmt;
@@ -88,13 +87,12 @@ vs_oom_list (VsTrace *trace, gint64 device_id, gint64 allocator_id,
           continue;
         }
       o->seq = vs_trace_seq_at_time (trace, o->device_id, 0, o->time_ns, error);
-      if (o->seq < 0 ||
-          !vs_fragmentation_at (trace, o->device_id, 0, o->seq, &o->all, NULL, error))
+      if (o->seq < 0 || !vs_fragmentation_at (trace, o->device_id, 0, o->seq, &o->all, NULL, error))
         return NULL;
       if (o->allocator_id == 0)
         o->allocator = o->all;
-      else if (!vs_fragmentation_at (trace, o->device_id, o->allocator_id,
-                                     o->seq, &o->allocator, NULL, error))
+      else if (!vs_fragmentation_at (trace, o->device_id, o->allocator_id, o->seq, &o->allocator,
+                                     NULL, error))
         return NULL;
       /* The step of the state, not of the allocator's last change. */
       o->all.seq = o->allocator.seq = o->seq;

@@ -12,10 +12,10 @@
 
 #include <string.h>
 
-typedef VsTable *(*ReportFunc) (VsTrace *trace, const VsReportOptions *opts,
-                                GError **error);
+typedef VsTable *(*ReportFunc) (VsTrace *trace, const VsReportOptions *opts, GError **error);
 
-typedef struct {
+typedef struct
+{
   const char *name;
   const char *description;
   ReportFunc build;
@@ -67,16 +67,16 @@ check_scope (VsTrace *trace, const VsReportOptions *opts, GError **error)
   if (opts->device_id != 0 && vs_trace_lookup_device (trace, opts->device_id) == NULL)
     {
       g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID_ARGUMENT,
-                   "%s has no device with id %" G_GINT64_FORMAT,
-                   vs_trace_get_path (trace), opts->device_id);
+                   "%s has no device with id %" G_GINT64_FORMAT, vs_trace_get_path (trace),
+                   opts->device_id);
       return FALSE;
     }
   for (guint i = 0; i < devices->len && !found; i++)
     {
       const VsDeviceInfo *d = g_ptr_array_index (devices, i);
 
-      if ((opts->device_id == 0 || d->id == opts->device_id) &&
-          allocator_on (trace, opts, d->id) > 0)
+      if ((opts->device_id == 0 || d->id == opts->device_id)
+          && allocator_on (trace, opts, d->id) > 0)
         found = TRUE;
     }
   if (!found)
@@ -109,12 +109,12 @@ device_idx (VsTrace *trace, gint64 device_id)
 
 /* Calls fn for every device in scope with the allocator chosen on it. */
 typedef gboolean (*DeviceFunc) (VsTrace *trace, const VsReportOptions *opts,
-                                const VsDeviceInfo *device, gint64 allocator_id,
-                                VsTable *table, GError **error);
+                                const VsDeviceInfo *device, gint64 allocator_id, VsTable *table,
+                                GError **error);
 
 static gboolean
-for_each_device (VsTrace *trace, const VsReportOptions *opts, VsTable *table,
-                 DeviceFunc fn, GError **error)
+for_each_device (VsTrace *trace, const VsReportOptions *opts, VsTable *table, DeviceFunc fn,
+                 GError **error)
 {
   const GPtrArray *devices = vs_trace_get_devices (trace);
 
@@ -139,12 +139,17 @@ for_each_device (VsTrace *trace, const VsReportOptions *opts, VsTable *table,
 static VsTable *
 report_summary (VsTrace *trace, const VsReportOptions *opts, GError **error)
 {
-  g_autoptr (VsTable) t = vs_table_new (
-    "Memory per device: `all` is everything on the device, then one row per "
-    "allocator (reserved = held from CUDA, allocated = handed out).");
+  g_autoptr (VsTable) t
+      = vs_table_new ("Memory per device: `all` is everything on the device, then one row per "
+                      "allocator (reserved = held from CUDA, allocated = handed out).");
   g_autoptr (GArray) rows = NULL;
-  static const struct { const char *name; VsColumnKind kind; } cols[] = {
-    { "device", VS_COLUMN_INT }, { "allocator", VS_COLUMN_TEXT },
+  static const struct
+  {
+    const char *name;
+    VsColumnKind kind;
+  } cols[] = {
+    { "device", VS_COLUMN_INT },
+    { "allocator", VS_COLUMN_TEXT },
     { "capacity_bytes", VS_COLUMN_BYTES },
     { "peak_reserved_bytes", VS_COLUMN_BYTES },
     { "peak_reserved_time_ns", VS_COLUMN_TIME },
@@ -152,7 +157,8 @@ report_summary (VsTrace *trace, const VsReportOptions *opts, GError **error)
     { "peak_allocated_time_ns", VS_COLUMN_TIME },
     { "final_reserved_bytes", VS_COLUMN_BYTES },
     { "final_allocated_bytes", VS_COLUMN_BYTES },
-    { "alloc_count", VS_COLUMN_INT }, { "free_count", VS_COLUMN_INT },
+    { "alloc_count", VS_COLUMN_INT },
+    { "free_count", VS_COLUMN_INT },
     { "failed_alloc_count", VS_COLUMN_INT },
     { "peak_device_bytes", VS_COLUMN_BYTES },
     { "static_bytes", VS_COLUMN_BYTES },
@@ -172,8 +178,7 @@ report_summary (VsTrace *trace, const VsReportOptions *opts, GError **error)
       guint c = 0;
 
       /* Without --allocator every row; with it only the chosen one. */
-      if (opts->allocator != NULL &&
-          allocator_on (trace, opts, s->device_id) != s->allocator_id)
+      if (opts->allocator != NULL && allocator_on (trace, opts, s->device_id) != s->allocator_id)
         continue;
       vs_table_add_row (t);
       vs_table_set_int (t, c++, device_idx (trace, s->device_id));
@@ -244,9 +249,8 @@ add_group_rows (VsTrace *trace, VsTable *t, GArray *groups, gint64 allocator_id,
 }
 
 static gboolean
-peak_device (VsTrace *trace, const VsReportOptions *opts,
-             const VsDeviceInfo *device, gint64 allocator_id, VsTable *t,
-             GError **error)
+peak_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo *device,
+             gint64 allocator_id, VsTable *t, GError **error)
 {
   g_autoptr (GArray) blocks = NULL;
   g_autoptr (GArray) groups = NULL;
@@ -269,9 +273,9 @@ peak_device (VsTrace *trace, const VsReportOptions *opts,
 static VsTable *
 report_peak (VsTrace *trace, const VsReportOptions *opts, GError **error)
 {
-  g_autoptr (VsTable) t = vs_table_new (
-    "Allocations live at the peak of allocated memory, one row per stack, "
-    "largest first; each device's rows sum to its peak_allocated_bytes.");
+  g_autoptr (VsTable) t
+      = vs_table_new ("Allocations live at the peak of allocated memory, one row per stack, "
+                      "largest first; each device's rows sum to its peak_allocated_bytes.");
 
   add_group_columns (t, FALSE);
   if (!for_each_device (trace, opts, t, peak_device, error))
@@ -280,9 +284,8 @@ report_peak (VsTrace *trace, const VsReportOptions *opts, GError **error)
 }
 
 static gboolean
-leaks_device (VsTrace *trace, const VsReportOptions *opts,
-              const VsDeviceInfo *device, gint64 allocator_id, VsTable *t,
-              GError **error)
+leaks_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo *device,
+              gint64 allocator_id, VsTable *t, GError **error)
 {
   g_autoptr (GArray) blocks = NULL;
   g_autoptr (GArray) groups = NULL;
@@ -300,9 +303,9 @@ leaks_device (VsTrace *trace, const VsReportOptions *opts,
 static VsTable *
 report_leaks (VsTrace *trace, const VsReportOptions *opts, GError **error)
 {
-  g_autoptr (VsTable) t = vs_table_new (
-    "Allocations never freed by the end of the trace, one row per stack, "
-    "largest first, with when the first and last of them were allocated.");
+  g_autoptr (VsTable) t
+      = vs_table_new ("Allocations never freed by the end of the trace, one row per stack, "
+                      "largest first, with when the first and last of them were allocated.");
 
   add_group_columns (t, TRUE);
   if (!for_each_device (trace, opts, t, leaks_device, error))
@@ -313,16 +316,14 @@ report_leaks (VsTrace *trace, const VsReportOptions *opts, GError **error)
 /* ------------------------------------------------------------- timeline */
 
 static gboolean
-timeline_device (VsTrace *trace, const VsReportOptions *opts,
-                 const VsDeviceInfo *device, gint64 allocator_id, VsTable *t,
-                 GError **error)
+timeline_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo *device,
+                 gint64 allocator_id, VsTable *t, GError **error)
 {
   g_autoptr (GArray) buckets = NULL;
   gint64 from = opts->from_ns != VS_UNKNOWN ? opts->from_ns : 0;
   gint64 to = opts->to_ns != VS_UNKNOWN ? opts->to_ns : vs_trace_get_duration_ns (trace) + 1;
 
-  buckets = vs_timeline_query (trace, device->id, allocator_id, from, to,
-                               opts->buckets, error);
+  buckets = vs_timeline_query (trace, device->id, allocator_id, from, to, opts->buckets, error);
   if (buckets == NULL)
     return FALSE;
   for (guint i = 0; i < buckets->len; i++)
@@ -351,13 +352,12 @@ timeline_device (VsTrace *trace, const VsReportOptions *opts,
 static VsTable *
 report_timeline (VsTrace *trace, const VsReportOptions *opts, GError **error)
 {
-  g_autoptr (VsTable) t = vs_table_new (
-    "Reserved and allocated memory over time: min, max and last value in "
-    "each bucket [from_ns, to_ns).");
+  g_autoptr (VsTable) t
+      = vs_table_new ("Reserved and allocated memory over time: min, max and last value in "
+                      "each bucket [from_ns, to_ns).");
   static const char *cols[] = {
-    "min_reserved_bytes", "max_reserved_bytes", "last_reserved_bytes",
-    "min_allocated_bytes", "max_allocated_bytes", "last_allocated_bytes",
-    "max_device_bytes",
+    "min_reserved_bytes",  "max_reserved_bytes",   "last_reserved_bytes", "min_allocated_bytes",
+    "max_allocated_bytes", "last_allocated_bytes", "max_device_bytes",
   };
 
   if (opts->buckets == 0 || opts->buckets > 1000000)
@@ -380,9 +380,8 @@ report_timeline (VsTrace *trace, const VsReportOptions *opts, GError **error)
 /* ------------------------------------------------------------------ oom */
 
 static gboolean
-oom_device (VsTrace *trace, const VsReportOptions *opts,
-            const VsDeviceInfo *device, gint64 allocator_id, VsTable *t,
-            GError **error)
+oom_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo *device,
+            gint64 allocator_id, VsTable *t, GError **error)
 {
   g_autoptr (GPtrArray) list = vs_oom_list (trace, device->id, allocator_id, error);
 
@@ -442,24 +441,34 @@ oom_device (VsTrace *trace, const VsReportOptions *opts,
 static VsTable *
 report_oom (VsTrace *trace, const VsReportOptions *opts, GError **error)
 {
-  g_autoptr (VsTable) t = vs_table_new (
-    "Failed allocations with the state at that instant: the failing "
-    "allocator's reserved, allocated and free memory, the largest free block, "
-    "the whole device, and the largest live site.");
-  static const struct { const char *name; VsColumnKind kind; } cols[] = {
-    { "device", VS_COLUMN_INT }, { "allocator", VS_COLUMN_TEXT },
-    { "time_ns", VS_COLUMN_TIME }, { "api", VS_COLUMN_TEXT },
-    { "requested_bytes", VS_COLUMN_BYTES }, { "error", VS_COLUMN_INT },
+  g_autoptr (VsTable) t
+      = vs_table_new ("Failed allocations with the state at that instant: the failing "
+                      "allocator's reserved, allocated and free memory, the largest free block, "
+                      "the whole device, and the largest live site.");
+  static const struct
+  {
+    const char *name;
+    VsColumnKind kind;
+  } cols[] = {
+    { "device", VS_COLUMN_INT },
+    { "allocator", VS_COLUMN_TEXT },
+    { "time_ns", VS_COLUMN_TIME },
+    { "api", VS_COLUMN_TEXT },
+    { "requested_bytes", VS_COLUMN_BYTES },
+    { "error", VS_COLUMN_INT },
     { "error_name", VS_COLUMN_TEXT },
-    { "reserved_bytes", VS_COLUMN_BYTES }, { "allocated_bytes", VS_COLUMN_BYTES },
-    { "free_bytes", VS_COLUMN_BYTES }, { "largest_free_bytes", VS_COLUMN_BYTES },
+    { "reserved_bytes", VS_COLUMN_BYTES },
+    { "allocated_bytes", VS_COLUMN_BYTES },
+    { "free_bytes", VS_COLUMN_BYTES },
+    { "largest_free_bytes", VS_COLUMN_BYTES },
     { "device_reserved_bytes", VS_COLUMN_BYTES },
     { "device_allocated_bytes", VS_COLUMN_BYTES },
     { "device_free_bytes", VS_COLUMN_BYTES },
     { "device_total_bytes", VS_COLUMN_BYTES },
     { "largest_live_site", VS_COLUMN_TEXT },
     { "largest_live_site_bytes", VS_COLUMN_BYTES },
-    { "site", VS_COLUMN_TEXT }, { "top_frame", VS_COLUMN_TEXT },
+    { "site", VS_COLUMN_TEXT },
+    { "top_frame", VS_COLUMN_TEXT },
     { "stack", VS_COLUMN_STACK },
   };
 
@@ -473,9 +482,8 @@ report_oom (VsTrace *trace, const VsReportOptions *opts, GError **error)
 /* -------------------------------------------------------- fragmentation */
 
 static void
-add_fragmentation_row (VsTrace *trace, VsTable *t, const VsDeviceInfo *device,
-                       const char *instant, gint64 time_ns,
-                       const VsFragmentation *f, gint64 requested)
+add_fragmentation_row (VsTrace *trace, VsTable *t, const VsDeviceInfo *device, const char *instant,
+                       gint64 time_ns, const VsFragmentation *f, gint64 requested)
 {
   guint c = 0;
 
@@ -494,13 +502,17 @@ add_fragmentation_row (VsTrace *trace, VsTable *t, const VsDeviceInfo *device,
 }
 
 static gboolean
-fragmentation_series (VsTrace *trace, const VsDeviceInfo *device,
-                      gint64 allocator_id, VsTable *t, GError **error)
+fragmentation_series (VsTrace *trace, const VsDeviceInfo *device, gint64 allocator_id, VsTable *t,
+                      GError **error)
 {
   g_autoptr (GPtrArray) ooms = NULL;
   VsFragmentation f;
   VsSummary s;
-  struct { const char *name; gint64 seq, time; } instants[3];
+  struct
+  {
+    const char *name;
+    gint64 seq, time;
+  } instants[3];
 
   if (!vs_summary_get (trace, device->id, allocator_id, &s, NULL))
     return TRUE;
@@ -517,11 +529,9 @@ fragmentation_series (VsTrace *trace, const VsDeviceInfo *device,
     {
       if (instants[i].seq == VS_UNKNOWN)
         continue;
-      if (!vs_fragmentation_at (trace, device->id, allocator_id,
-                                instants[i].seq, &f, NULL, error))
+      if (!vs_fragmentation_at (trace, device->id, allocator_id, instants[i].seq, &f, NULL, error))
         return FALSE;
-      add_fragmentation_row (trace, t, device, instants[i].name,
-                             instants[i].time, &f, VS_UNKNOWN);
+      add_fragmentation_row (trace, t, device, instants[i].name, instants[i].time, &f, VS_UNKNOWN);
     }
 
   /* Each failure of this allocator (for `all`: every failure on the device). */
@@ -533,16 +543,14 @@ fragmentation_series (VsTrace *trace, const VsDeviceInfo *device,
       const VsOom *o = g_ptr_array_index (ooms, i);
 
       add_fragmentation_row (trace, t, device, "failed_alloc", o->time_ns,
-                             allocator_id == 0 ? &o->all : &o->allocator,
-                             o->requested_bytes);
+                             allocator_id == 0 ? &o->all : &o->allocator, o->requested_bytes);
     }
   return TRUE;
 }
 
 static gboolean
-fragmentation_device (VsTrace *trace, const VsReportOptions *opts,
-                      const VsDeviceInfo *device, gint64 allocator_id,
-                      VsTable *t, GError **error)
+fragmentation_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo *device,
+                      gint64 allocator_id, VsTable *t, GError **error)
 {
   const GPtrArray *allocators = vs_trace_get_allocators (trace);
 
@@ -555,26 +563,32 @@ fragmentation_device (VsTrace *trace, const VsReportOptions *opts,
     {
       const VsAllocatorInfo *a = g_ptr_array_index (allocators, i);
 
-      if (a->device_id == device->id &&
-          !fragmentation_series (trace, device, a->id, t, error))
+      if (a->device_id == device->id && !fragmentation_series (trace, device, a->id, t, error))
         return FALSE;
     }
   return TRUE;
 }
 
 static VsTable *
-report_fragmentation (VsTrace *trace, const VsReportOptions *opts,
-                      GError **error)
+report_fragmentation (VsTrace *trace, const VsReportOptions *opts, GError **error)
 {
-  g_autoptr (VsTable) t = vs_table_new (
-    "Free memory inside reserved memory (reserved - allocated) at the peaks, "
-    "at the end and at each failed allocation, with the largest free block "
-    "where the allocator's segments are known.");
-  static const struct { const char *name; VsColumnKind kind; } cols[] = {
-    { "device", VS_COLUMN_INT }, { "allocator", VS_COLUMN_TEXT },
-    { "instant", VS_COLUMN_TEXT }, { "time_ns", VS_COLUMN_TIME },
-    { "reserved_bytes", VS_COLUMN_BYTES }, { "allocated_bytes", VS_COLUMN_BYTES },
-    { "free_bytes", VS_COLUMN_BYTES }, { "segment_count", VS_COLUMN_INT },
+  g_autoptr (VsTable) t
+      = vs_table_new ("Free memory inside reserved memory (reserved - allocated) at the peaks, "
+                      "at the end and at each failed allocation, with the largest free block "
+                      "where the allocator's segments are known.");
+  static const struct
+  {
+    const char *name;
+    VsColumnKind kind;
+  } cols[] = {
+    { "device", VS_COLUMN_INT },
+    { "allocator", VS_COLUMN_TEXT },
+    { "instant", VS_COLUMN_TEXT },
+    { "time_ns", VS_COLUMN_TIME },
+    { "reserved_bytes", VS_COLUMN_BYTES },
+    { "allocated_bytes", VS_COLUMN_BYTES },
+    { "free_bytes", VS_COLUMN_BYTES },
+    { "segment_count", VS_COLUMN_INT },
     { "segment_free_bytes", VS_COLUMN_BYTES },
     { "largest_free_bytes", VS_COLUMN_BYTES },
     { "requested_bytes", VS_COLUMN_BYTES },
@@ -592,12 +606,16 @@ report_fragmentation (VsTrace *trace, const VsReportOptions *opts,
 static VsTable *
 report_kernels (VsTrace *trace, const VsReportOptions *opts, GError **error)
 {
-  g_autoptr (VsTable) t = vs_table_new (
-    "GPU kernels by name: launches and time on the device, largest total first.");
+  g_autoptr (VsTable) t
+      = vs_table_new ("GPU kernels by name: launches and time on the device, largest total first.");
   g_autoptr (GPtrArray) list = vs_kernel_stats (trace, opts->device_id, error);
-  static const struct { const char *name; VsColumnKind kind; } cols[] = {
-    { "device", VS_COLUMN_INT }, { "name", VS_COLUMN_TEXT },
-    { "count", VS_COLUMN_INT }, { "total_ns", VS_COLUMN_DURATION },
+  static const struct
+  {
+    const char *name;
+    VsColumnKind kind;
+  } cols[] = {
+    { "device", VS_COLUMN_INT },      { "name", VS_COLUMN_TEXT },
+    { "count", VS_COLUMN_INT },       { "total_ns", VS_COLUMN_DURATION },
     { "avg_ns", VS_COLUMN_DURATION }, { "min_ns", VS_COLUMN_DURATION },
     { "max_ns", VS_COLUMN_DURATION },
   };
@@ -612,8 +630,8 @@ report_kernels (VsTrace *trace, const VsReportOptions *opts, GError **error)
       guint c = 0;
 
       vs_table_add_row (t);
-      vs_table_set_int (t, c++, k->device_id == VS_UNKNOWN ? VS_UNKNOWN
-                                                           : device_idx (trace, k->device_id));
+      vs_table_set_int (t, c++,
+                        k->device_id == VS_UNKNOWN ? VS_UNKNOWN : device_idx (trace, k->device_id));
       vs_table_set_text (t, c++, k->name);
       vs_table_set_int (t, c++, k->count);
       vs_table_set_int (t, c++, k->total_ns);
@@ -629,15 +647,24 @@ report_kernels (VsTrace *trace, const VsReportOptions *opts, GError **error)
 static VsTable *
 report_ranges (VsTrace *trace, const VsReportOptions *opts, GError **error)
 {
-  g_autoptr (VsTable) t = vs_table_new (
-    "NVTX ranges with each device's memory when the range was entered, when "
-    "it ended, and its peak inside.");
-  static const struct { const char *name; VsColumnKind kind; } cols[] = {
-    { "device", VS_COLUMN_INT }, { "allocator", VS_COLUMN_TEXT },
-    { "range_id", VS_COLUMN_INT }, { "domain", VS_COLUMN_TEXT },
-    { "name", VS_COLUMN_TEXT }, { "depth", VS_COLUMN_INT },
-    { "tid", VS_COLUMN_INT }, { "start_ns", VS_COLUMN_TIME },
-    { "end_ns", VS_COLUMN_TIME }, { "duration_ns", VS_COLUMN_DURATION },
+  g_autoptr (VsTable) t
+      = vs_table_new ("NVTX ranges with each device's memory when the range was entered, when "
+                      "it ended, and its peak inside.");
+  static const struct
+  {
+    const char *name;
+    VsColumnKind kind;
+  } cols[] = {
+    { "device", VS_COLUMN_INT },
+    { "allocator", VS_COLUMN_TEXT },
+    { "range_id", VS_COLUMN_INT },
+    { "domain", VS_COLUMN_TEXT },
+    { "name", VS_COLUMN_TEXT },
+    { "depth", VS_COLUMN_INT },
+    { "tid", VS_COLUMN_INT },
+    { "start_ns", VS_COLUMN_TIME },
+    { "end_ns", VS_COLUMN_TIME },
+    { "duration_ns", VS_COLUMN_DURATION },
     { "allocated_at_start_bytes", VS_COLUMN_BYTES },
     { "allocated_at_end_bytes", VS_COLUMN_BYTES },
     { "peak_allocated_bytes", VS_COLUMN_BYTES },
@@ -678,8 +705,7 @@ report_ranges (VsTrace *trace, const VsReportOptions *opts, GError **error)
           vs_table_set_int (t, c++, r->tid);
           vs_table_set_int (t, c++, r->start_ns);
           vs_table_set_int (t, c++, r->end_ns);
-          vs_table_set_int (t, c++, r->end_ns != VS_UNKNOWN ? r->end_ns - r->start_ns
-                                                            : VS_UNKNOWN);
+          vs_table_set_int (t, c++, r->end_ns != VS_UNKNOWN ? r->end_ns - r->start_ns : VS_UNKNOWN);
           vs_table_set_int (t, c++, r->allocated_at_start);
           vs_table_set_int (t, c++, r->allocated_at_end);
           vs_table_set_int (t, c++, r->peak_allocated);
@@ -706,8 +732,7 @@ static const Report reports[] = {
 
 /* The same order as reports[]. */
 static const char *const report_names[] = {
-  "summary", "peak", "leaks", "timeline", "oom", "fragmentation", "kernels",
-  "ranges", NULL,
+  "summary", "peak", "leaks", "timeline", "oom", "fragmentation", "kernels", "ranges", NULL,
 };
 
 G_STATIC_ASSERT (G_N_ELEMENTS (report_names) == G_N_ELEMENTS (reports) + 1);
@@ -728,8 +753,7 @@ vs_report_describe (const char *name)
 }
 
 VsTable *
-vs_report_build (VsTrace *trace, const char *name, const VsReportOptions *opts,
-                 GError **error)
+vs_report_build (VsTrace *trace, const char *name, const VsReportOptions *opts, GError **error)
 {
   VsReportOptions defaults;
 
@@ -744,7 +768,6 @@ vs_report_build (VsTrace *trace, const char *name, const VsReportOptions *opts,
   for (guint i = 0; i < G_N_ELEMENTS (reports); i++)
     if (strcmp (reports[i].name, name) == 0)
       return reports[i].build (trace, opts, error);
-  g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID_ARGUMENT,
-               "Unknown report '%s'", name);
+  g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID_ARGUMENT, "Unknown report '%s'", name);
   return NULL;
 }

@@ -10,12 +10,13 @@
 
 G_BEGIN_DECLS
 
-typedef struct {
+typedef struct
+{
   gint64 device_id;      /* device.id; 0 = every device */
   const char *allocator; /* allocator name ("pytorch", "pool:0x…"); NULL or "all" = all */
-  guint buckets;       /* timeline: number of buckets (default 100) */
-  gint64 from_ns;      /* timeline: start, VS_UNKNOWN = trace start */
-  gint64 to_ns;        /* timeline: end, VS_UNKNOWN = trace end */
+  guint buckets;         /* timeline: number of buckets (default 100) */
+  gint64 from_ns;        /* timeline: start, VS_UNKNOWN = trace start */
+  gint64 to_ns;          /* timeline: end, VS_UNKNOWN = trace end */
 } VsReportOptions;
 
 /* Fills opts with the defaults: every device, all, 100 buckets, whole trace. */
@@ -31,7 +32,7 @@ const char *vs_report_describe (const char *name);
 /* Builds report name on trace.  Returns NULL with error set on failure
  * (VS_TRACE_ERROR_INVALID_ARGUMENT for an unknown report name, a device
  * or allocator the trace does not have, or a bad timeline range). */
-VsTable *vs_report_build (VsTrace *trace, const char *name,
-                          const VsReportOptions *opts, GError **error);
+VsTable *vs_report_build (VsTrace *trace, const char *name, const VsReportOptions *opts,
+                          GError **error);
 
 G_END_DECLS

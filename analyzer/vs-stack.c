@@ -12,18 +12,18 @@
 /* A stack deeper than this is taken to be a cycle in the trie. */
 #define MAX_DEPTH 100000
 
-static const char *walk_sql =
-  "WITH RECURSIVE s (depth, id, parent_id, frame_id) AS ("
-  "  SELECT 0, id, parent_id, frame_id FROM stack WHERE id = ?1"
-  "  UNION ALL"
-  "  SELECT s.depth + 1, t.id, t.parent_id, t.frame_id"
-  "  FROM stack t JOIN s ON t.id = s.parent_id"
-  "  WHERE s.parent_id != 0 AND s.depth < ?2)"
-  " SELECT s.depth, s.parent_id, f.id, f.kind, f.function, f.file, f.line,"
-  "  f.address, m.path, m.load_address"
-  " FROM s LEFT JOIN frame f ON f.id = s.frame_id"
-  " LEFT JOIN module m ON m.id = f.module_id"
-  " ORDER BY s.depth";
+static const char *walk_sql
+    = "WITH RECURSIVE s (depth, id, parent_id, frame_id) AS ("
+      "  SELECT 0, id, parent_id, frame_id FROM stack WHERE id = ?1"
+      "  UNION ALL"
+      "  SELECT s.depth + 1, t.id, t.parent_id, t.frame_id"
+      "  FROM stack t JOIN s ON t.id = s.parent_id"
+      "  WHERE s.parent_id != 0 AND s.depth < ?2)"
+      " SELECT s.depth, s.parent_id, f.id, f.kind, f.function, f.file, f.line,"
+      "  f.address, m.path, m.load_address"
+      " FROM s LEFT JOIN frame f ON f.id = s.frame_id"
+      " LEFT JOIN module m ON m.id = f.module_id"
+      " ORDER BY s.depth";
 
 static void
 frame_info_free (gpointer data)
@@ -50,18 +50,18 @@ stack_info_free (gpointer data)
 }
 
 static const char *const system_fragments[] = {
-  "/lib/python3", "/usr/lib/python", "site-packages", "dist-packages",
-  "/usr/local/cuda", "/usr/include/",
+  "/lib/python3",  "/usr/lib/python", "site-packages",
+  "dist-packages", "/usr/local/cuda", "/usr/include/",
 };
 
 static const char *const system_prefixes[] = {
-  "/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/", "/usr/bin/", "/bin/",
-  "/usr/local/lib/", "<frozen ",
+  "/lib/",     "/lib64/", "/usr/lib/",       "/usr/lib64/",
+  "/usr/bin/", "/bin/",   "/usr/local/lib/", "<frozen ",
 };
 
 static const char *const system_libraries[] = {
-  "libcuda", "libcudart", "libcupti", "libtorch", "libc10", "libpython",
-  "libnccl", "libcublas", "libcudnn",
+  "libcuda",   "libcudart", "libcupti",  "libtorch", "libc10",
+  "libpython", "libnccl",   "libcublas", "libcudnn",
 };
 
 static gboolean
@@ -115,14 +115,14 @@ render_frame (const VsFrameInfo *f, gint64 address, gint64 load_address)
   if (f->module != NULL)
     {
       g_autofree char *base = g_path_get_basename (f->module);
-      guint64 offset = (guint64) (address == VS_UNKNOWN ? 0 : address);
+      guint64 offset = (guint64)(address == VS_UNKNOWN ? 0 : address);
 
       if (load_address != VS_UNKNOWN && address != VS_UNKNOWN)
-        offset = (guint64) address - (guint64) load_address;
+        offset = (guint64)address - (guint64)load_address;
       return g_strdup_printf ("%s+0x%" G_GINT64_MODIFIER "x", base, offset);
     }
   if (address != VS_UNKNOWN)
-    return g_strdup_printf ("0x%" G_GINT64_MODIFIER "x", (guint64) address);
+    return g_strdup_printf ("0x%" G_GINT64_MODIFIER "x", (guint64)address);
   return g_strdup ("?");
 }
 
@@ -170,8 +170,8 @@ load_stack (VsTrace *trace, gint64 stack_id, GError **error)
           stack_info_free (s);
           g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT,
                        "%s is inconsistent: stack %" G_GINT64_FORMAT
-                       " names a frame that does not exist", trace->path,
-                       stack_id);
+                       " names a frame that does not exist",
+                       trace->path, stack_id);
           return NULL;
         }
       f->kind = sqlite3_column_int (stmt, 3);
@@ -179,8 +179,7 @@ load_stack (VsTrace *trace, gint64 stack_id, GError **error)
       f->file = vs_column_dup (stmt, 5);
       f->line = vs_column_int (stmt, 6);
       f->module = vs_column_dup (stmt, 8);
-      f->user_code = f->kind != VS_FRAME_LABEL &&
-                     vs_frame_is_user_code (f->file, f->module);
+      f->user_code = f->kind != VS_FRAME_LABEL && vs_frame_is_user_code (f->file, f->module);
       f->text = render_frame (f, address, load_address);
       g_ptr_array_add (s->frames, f);
     }
@@ -218,7 +217,7 @@ load_stack (VsTrace *trace, gint64 stack_id, GError **error)
   g_free (s->text);
   s->text = g_string_free (text, FALSE);
   g_free (s->top_frame);
-  s->top_frame = g_strdup (((VsFrameInfo *) g_ptr_array_index (s->frames, 0))->text);
+  s->top_frame = g_strdup (((VsFrameInfo *)g_ptr_array_index (s->frames, 0))->text);
   /* No frame of the user's own: a label (e.g. "backward pass") says more
    * than a frame inside a library. */
   for (guint i = 0; i < s->frames->len && s->site[0] == '\0'; i++)
@@ -248,8 +247,7 @@ vs_stack_get (VsTrace *trace, gint64 stack_id, GError **error)
   if (stack_id == VS_UNKNOWN || stack_id < 0)
     stack_id = 0;
   if (trace->stacks == NULL)
-    trace->stacks = g_hash_table_new_full (g_int64_hash, g_int64_equal,
-                                           g_free, stack_info_free);
+    trace->stacks = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, stack_info_free);
   s = g_hash_table_lookup (trace->stacks, &stack_id);
   if (s != NULL)
     return s;

@@ -20,20 +20,22 @@ G_BEGIN_DECLS
 #define VS_STACK_SEPARATOR " <- "
 
 /* One frame of a stack. */
-typedef struct {
-  gint64 id;         /* frame.id */
-  int kind;          /* VsFrameKind */
-  char *text;        /* rendered as described above */
-  char *module;      /* module path, NULL if none */
-  char *file;        /* NULL if unknown */
-  char *function;    /* NULL if unknown */
-  gint64 line;       /* VS_UNKNOWN if unknown */
+typedef struct
+{
+  gint64 id;      /* frame.id */
+  int kind;       /* VsFrameKind */
+  char *text;     /* rendered as described above */
+  char *module;   /* module path, NULL if none */
+  char *file;     /* NULL if unknown */
+  char *function; /* NULL if unknown */
+  gint64 line;    /* VS_UNKNOWN if unknown */
   gboolean user_code;
 } VsFrameInfo;
 
 /* The rendering of one stack.  Strings are "" (never NULL) when the stack
  * is empty or unknown. */
-typedef struct {
+typedef struct
+{
   gint64 stack_id;
   char *top_frame;
   char *site;
@@ -45,8 +47,7 @@ typedef struct {
  * the result is owned by trace and stays valid until vs_trace_free().
  * Returns NULL with error set when the trie is broken (a missing node or a
  * cycle). */
-const VsStackInfo *vs_stack_get (VsTrace *trace, gint64 stack_id,
-                                 GError **error);
+const VsStackInfo *vs_stack_get (VsTrace *trace, gint64 stack_id, GError **error);
 
 /* Whether a frame at file (or, for native frames, in module) belongs to the
  * user's own code rather than Python's standard library, installed packages

@@ -6,18 +6,18 @@
 #include "vs-summary.h"
 #include "vs-trace-private.h"
 
-static const char *summary_sql =
-  "SELECT s.device_id, s.allocator_id, d.total_bytes,"
-  " s.peak_reserved_bytes, s.peak_reserved_ts, s.peak_reserved_seq,"
-  " s.peak_allocated_bytes, s.peak_allocated_ts, s.peak_allocated_seq,"
-  " s.final_reserved_bytes, s.final_allocated_bytes, s.alloc_count,"
-  " s.free_count, s.failed_alloc_count, s.peak_device_bytes,"
-  " s.peak_device_ts, s.static_bytes, s.peak_pinned_bytes,"
-  " s.peak_managed_bytes"
-  " FROM summary s JOIN device d ON d.id = s.device_id"
-  " LEFT JOIN allocator a ON a.id = s.allocator_id"
-  " WHERE (?1 = 0 OR s.device_id = ?1) AND (?2 = 0 OR s.allocator_id = ?2)"
-  " ORDER BY d.idx, d.id, s.allocator_id != 0, a.name, s.allocator_id";
+static const char *summary_sql
+    = "SELECT s.device_id, s.allocator_id, d.total_bytes,"
+      " s.peak_reserved_bytes, s.peak_reserved_ts, s.peak_reserved_seq,"
+      " s.peak_allocated_bytes, s.peak_allocated_ts, s.peak_allocated_seq,"
+      " s.final_reserved_bytes, s.final_allocated_bytes, s.alloc_count,"
+      " s.free_count, s.failed_alloc_count, s.peak_device_bytes,"
+      " s.peak_device_ts, s.static_bytes, s.peak_pinned_bytes,"
+      " s.peak_managed_bytes"
+      " FROM summary s JOIN device d ON d.id = s.device_id"
+      " LEFT JOIN allocator a ON a.id = s.allocator_id"
+      " WHERE (?1 = 0 OR s.device_id = ?1) AND (?2 = 0 OR s.allocator_id = ?2)"
+      " ORDER BY d.idx, d.id, s.allocator_id != 0, a.name, s.allocator_id";
 
 static void
 read_row (VsTrace *trace, sqlite3_stmt *stmt, VsSummary *s)
@@ -44,8 +44,7 @@ read_row (VsTrace *trace, sqlite3_stmt *stmt, VsSummary *s)
 }
 
 GArray *
-vs_summary_list (VsTrace *trace, gint64 device_id, gint64 allocator_id,
-                 GError **error)
+vs_summary_list (VsTrace *trace, gint64 device_id, gint64 allocator_id, GError **error)
 {
   g_autoptr (GArray) rows = NULL;
   sqlite3_stmt *stmt;
@@ -75,8 +74,8 @@ vs_summary_list (VsTrace *trace, gint64 device_id, gint64 allocator_id,
 }
 
 gboolean
-vs_summary_get (VsTrace *trace, gint64 device_id, gint64 allocator_id,
-                VsSummary *out, GError **error)
+vs_summary_get (VsTrace *trace, gint64 device_id, gint64 allocator_id, VsSummary *out,
+                GError **error)
 {
   g_autoptr (GArray) rows = NULL;
 
@@ -96,8 +95,7 @@ vs_summary_get (VsTrace *trace, gint64 device_id, gint64 allocator_id,
         }
     }
   g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID_ARGUMENT,
-               "%s has no memory recorded for device %" G_GINT64_FORMAT
-               " and allocator %s", trace->path, device_id,
-               vs_trace_allocator_name (trace, allocator_id));
+               "%s has no memory recorded for device %" G_GINT64_FORMAT " and allocator %s",
+               trace->path, device_id, vs_trace_allocator_name (trace, allocator_id));
   return FALSE;
 }

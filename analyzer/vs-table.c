@@ -9,18 +9,21 @@
 
 #include <string.h>
 
-typedef struct {
+typedef struct
+{
   gboolean known;
   gint64 value;
   char *text;
 } Cell;
 
-typedef struct {
+typedef struct
+{
   char *name;
   VsColumnKind kind;
 } Column;
 
-struct _VsTable {
+struct _VsTable
+{
   char *title;
   GArray *columns; /* Column */
   GPtrArray *rows; /* Cell[n_columns] */
@@ -29,7 +32,7 @@ struct _VsTable {
 static void
 column_clear (gpointer data)
 {
-  g_free (((Column *) data)->name);
+  g_free (((Column *)data)->name);
 }
 
 VsTable *
@@ -85,7 +88,7 @@ last_cell (VsTable *table, guint column)
 {
   g_return_val_if_fail (table != NULL && table->rows->len > 0, NULL);
   g_return_val_if_fail (column < table->columns->len, NULL);
-  return &((Cell *) g_ptr_array_index (table->rows, table->rows->len - 1))[column];
+  return &((Cell *)g_ptr_array_index (table->rows, table->rows->len - 1))[column];
 }
 
 void
@@ -147,7 +150,7 @@ static const Cell *
 get_cell (VsTable *table, guint row, guint column)
 {
   g_return_val_if_fail (row < table->rows->len && column < table->columns->len, NULL);
-  return &((Cell *) g_ptr_array_index (table->rows, row))[column];
+  return &((Cell *)g_ptr_array_index (table->rows, row))[column];
 }
 
 gboolean
@@ -225,14 +228,14 @@ char *
 vs_format_bytes (gint64 bytes)
 {
   static const char *units[] = { "KiB", "MiB", "GiB", "TiB", "PiB" };
-  double v = (double) bytes;
+  double v = (double)bytes;
   int u = -1;
 
   if (bytes == VS_UNKNOWN)
     return g_strdup ("-");
   if (bytes > -1024 && bytes < 1024)
     return g_strdup_printf ("%" G_GINT64_FORMAT " B", bytes);
-  while ((v >= 1024.0 || v <= -1024.0) && u < (int) G_N_ELEMENTS (units) - 1)
+  while ((v >= 1024.0 || v <= -1024.0) && u < (int)G_N_ELEMENTS (units) - 1)
     {
       v /= 1024.0;
       u++;
@@ -243,7 +246,7 @@ vs_format_bytes (gint64 bytes)
 char *
 vs_format_duration (gint64 ns)
 {
-  double v = (double) ns;
+  double v = (double)ns;
 
   if (ns == VS_UNKNOWN)
     return g_strdup ("-");
@@ -320,7 +323,7 @@ vs_table_write_text (VsTable *table, GString *out)
 
           /* Text output is one line per row: fold line breaks. */
           g_strdelimit (s, "\r\n", ' ');
-          widths[c] = MAX (widths[c], (gsize) g_utf8_strlen (s, -1));
+          widths[c] = MAX (widths[c], (gsize)g_utf8_strlen (s, -1));
           g_ptr_array_add (texts, s);
         }
     }
@@ -358,8 +361,8 @@ vs_table_write_text (VsTable *table, GString *out)
         {
           Cell *cells = g_ptr_array_index (table->rows, r - 1);
 
-          if (g_array_index (table->columns, Column, c).kind == VS_COLUMN_STACK
-              && cells[c].known && cells[c].text != NULL && cells[c].text[0] != '\0')
+          if (g_array_index (table->columns, Column, c).kind == VS_COLUMN_STACK && cells[c].known
+              && cells[c].text != NULL && cells[c].text[0] != '\0')
             write_stack_lines (out, cells[c].text);
         }
     }

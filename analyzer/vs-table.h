@@ -13,7 +13,8 @@
 
 G_BEGIN_DECLS
 
-typedef enum {
+typedef enum
+{
   VS_COLUMN_TEXT,
   VS_COLUMN_INT,      /* a count or an id */
   VS_COLUMN_BYTES,    /* integer bytes */

@@ -18,24 +18,24 @@
 
 /* State before the first change: blocks with alloc_seq 0 are the memory
  * live before the trace began (the finalizer counts them from the start). */
-static const char *initial_sql =
-  "SELECT"
-  " coalesce(sum(CASE WHEN " VS_ALLOCATED_BLOCK_SQL " THEN bytes END), 0),"
-  " coalesce(sum(CASE WHEN (level = 3 AND (?2 = 0 OR allocator_id = ?2))"
-  "   OR (level = 1 AND kind = 5 AND allocator_id IS NOT NULL"
-  "       AND (?2 = 0 OR allocator_id = ?2))"
-  "   OR (level = 1 AND ?2 = 0 AND allocator_id IS NULL AND kind IN (1, 5, 6))"
-  "   THEN bytes END), 0),"
-  " coalesce(sum(CASE WHEN level = 1 AND (kind IN (1, 6)"
-  "   OR (kind = 5 AND allocator_id IS NULL)) THEN bytes END), 0),"
-  " coalesce(sum(CASE WHEN level = 1 AND kind = 4 THEN bytes END), 0),"
-  " coalesce(sum(CASE WHEN level = 1 AND kind = 2 THEN bytes END), 0),"
-  " coalesce(sum(CASE WHEN level = 1 AND kind = 3 THEN bytes END), 0)"
-  " FROM block WHERE device_id = ?1 AND level IN (1, 2, 3) AND alloc_seq = 0";
+static const char *initial_sql
+    = "SELECT"
+      " coalesce(sum(CASE WHEN " VS_ALLOCATED_BLOCK_SQL " THEN bytes END), 0),"
+      " coalesce(sum(CASE WHEN (level = 3 AND (?2 = 0 OR allocator_id = ?2))"
+      "   OR (level = 1 AND kind = 5 AND allocator_id IS NOT NULL"
+      "       AND (?2 = 0 OR allocator_id = ?2))"
+      "   OR (level = 1 AND ?2 = 0 AND allocator_id IS NULL AND kind IN (1, 5, 6))"
+      "   THEN bytes END), 0),"
+      " coalesce(sum(CASE WHEN level = 1 AND (kind IN (1, 6)"
+      "   OR (kind = 5 AND allocator_id IS NULL)) THEN bytes END), 0),"
+      " coalesce(sum(CASE WHEN level = 1 AND kind = 4 THEN bytes END), 0),"
+      " coalesce(sum(CASE WHEN level = 1 AND kind = 2 THEN bytes END), 0),"
+      " coalesce(sum(CASE WHEN level = 1 AND kind = 3 THEN bytes END), 0)"
+      " FROM block WHERE device_id = ?1 AND level IN (1, 2, 3) AND alloc_seq = 0";
 
 static gboolean
-initial_state (VsTrace *trace, gint64 device_id, gint64 allocator_id,
-               VsSeriesPoint *out, GError **error)
+initial_state (VsTrace *trace, gint64 device_id, gint64 allocator_id, VsSeriesPoint *out,
+               GError **error)
 {
   sqlite3_stmt *stmt = vs_trace_statement (trace, initial_sql, error);
   int rc;
@@ -61,28 +61,26 @@ initial_state (VsTrace *trace, gint64 device_id, gint64 allocator_id,
       out->managed_bytes = sqlite3_column_int64 (stmt, 5);
     }
   else
-    out->device_bytes = out->static_bytes = out->pinned_bytes =
-      out->managed_bytes = VS_UNKNOWN;
+    out->device_bytes = out->static_bytes = out->pinned_bytes = out->managed_bytes = VS_UNKNOWN;
   sqlite3_reset (stmt);
   return TRUE;
 }
 
-static const char *point_sql =
-  "SELECT seq, ts, reserved_bytes, allocated_bytes, device_bytes,"
-  " static_bytes, pinned_bytes, managed_bytes FROM series"
-  " WHERE device_id = ?1 AND allocator_id = ?2 AND ts = ?3 AND seq = ?4";
+static const char *point_sql
+    = "SELECT seq, ts, reserved_bytes, allocated_bytes, device_bytes,"
+      " static_bytes, pinned_bytes, managed_bytes FROM series"
+      " WHERE device_id = ?1 AND allocator_id = ?2 AND ts = ?3 AND seq = ?4";
 
 gboolean
-vs_series_at_seq (VsTrace *trace, gint64 device_id, gint64 allocator_id,
-                  gint64 seq, VsSeriesPoint *out, GError **error)
+vs_series_at_seq (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 seq,
+                  VsSeriesPoint *out, GError **error)
 {
   sqlite3_stmt *stmt;
   gint64 row_seq, row_ts;
   int rc;
 
   g_return_val_if_fail (trace != NULL && out != NULL, FALSE);
-  if (!vs_trace_series_row_at_seq (trace, device_id, allocator_id, seq,
-                                   &row_seq, &row_ts, error))
+  if (!vs_trace_series_row_at_seq (trace, device_id, allocator_id, seq, &row_seq, &row_ts, error))
     return FALSE;
   if (row_seq == 0)
     return initial_state (trace, device_id, allocator_id, out, error);
@@ -109,15 +107,14 @@ vs_series_at_seq (VsTrace *trace, gint64 device_id, gint64 allocator_id,
   out->pinned_bytes = vs_column_int (stmt, 6);
   out->managed_bytes = vs_column_int (stmt, 7);
   if (allocator_id != 0) /* see vs_trace_series_id() */
-    out->device_bytes = out->static_bytes = out->pinned_bytes =
-      out->managed_bytes = VS_UNKNOWN;
+    out->device_bytes = out->static_bytes = out->pinned_bytes = out->managed_bytes = VS_UNKNOWN;
   sqlite3_reset (stmt);
   return TRUE;
 }
 
 gboolean
-vs_series_at_time (VsTrace *trace, gint64 device_id, gint64 allocator_id,
-                   gint64 time_ns, VsSeriesPoint *out, GError **error)
+vs_series_at_time (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 time_ns,
+                   VsSeriesPoint *out, GError **error)
 {
   gint64 seq;
 
@@ -155,8 +152,8 @@ bucket_start (VsTimelineBucket *b, const VsSeriesPoint *carry)
 }
 
 static void
-bucket_add (VsTimelineBucket *b, gint64 min_r, gint64 max_r, gint64 last_r,
-            gint64 min_a, gint64 max_a, gint64 last_a, gint64 max_d)
+bucket_add (VsTimelineBucket *b, gint64 min_r, gint64 max_r, gint64 last_r, gint64 min_a,
+            gint64 max_a, gint64 last_a, gint64 max_d)
 {
   b->min_reserved = MIN (b->min_reserved, min_r);
   b->max_reserved = MAX (b->max_reserved, max_r);
@@ -169,43 +166,38 @@ bucket_add (VsTimelineBucket *b, gint64 min_r, gint64 max_r, gint64 last_r,
   b->n_changes++;
 }
 
-static const char *raw_sql =
-  "SELECT ts, reserved_bytes, allocated_bytes, device_bytes FROM series"
-  " WHERE device_id = ?1 AND allocator_id = ?2 AND ts >= ?3 AND ts < ?4"
-  " ORDER BY ts, seq";
+static const char *raw_sql = "SELECT ts, reserved_bytes, allocated_bytes, device_bytes FROM series"
+                             " WHERE device_id = ?1 AND allocator_id = ?2 AND ts >= ?3 AND ts < ?4"
+                             " ORDER BY ts, seq";
 
-static const char *level_sql =
-  "SELECT bucket, min_reserved, max_reserved, last_reserved, min_allocated,"
-  " max_allocated, last_allocated, max_device FROM series_level"
-  " WHERE device_id = ?1 AND allocator_id = ?2 AND shift = ?3"
-  " AND bucket >= ?4 AND bucket <= ?5 ORDER BY bucket";
+static const char *level_sql
+    = "SELECT bucket, min_reserved, max_reserved, last_reserved, min_allocated,"
+      " max_allocated, last_allocated, max_device FROM series_level"
+      " WHERE device_id = ?1 AND allocator_id = ?2 AND shift = ?3"
+      " AND bucket >= ?4 AND bucket <= ?5 ORDER BY bucket";
 
 /* Checks that (device_id, allocator_id) names a series of the trace. */
 static gboolean
-check_series (VsTrace *trace, gint64 device_id, gint64 allocator_id,
-              GError **error)
+check_series (VsTrace *trace, gint64 device_id, gint64 allocator_id, GError **error)
 {
   if (vs_trace_lookup_device (trace, device_id) == NULL)
     {
       g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID_ARGUMENT,
-                   "%s has no device with id %" G_GINT64_FORMAT, trace->path,
-                   device_id);
+                   "%s has no device with id %" G_GINT64_FORMAT, trace->path, device_id);
       return FALSE;
     }
   if (allocator_id != 0 && vs_trace_lookup_allocator (trace, allocator_id) == NULL)
     {
       g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID_ARGUMENT,
-                   "%s has no allocator with id %" G_GINT64_FORMAT, trace->path,
-                   allocator_id);
+                   "%s has no allocator with id %" G_GINT64_FORMAT, trace->path, allocator_id);
       return FALSE;
     }
   return TRUE;
 }
 
 GArray *
-vs_timeline_query (VsTrace *trace, gint64 device_id, gint64 allocator_id,
-                   gint64 from_ns, gint64 to_ns, guint n_buckets,
-                   GError **error)
+vs_timeline_query (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 from_ns,
+                   gint64 to_ns, guint n_buckets, GError **error)
 {
   g_autoptr (GArray) out = NULL;
   VsSeriesPoint carry;
@@ -306,8 +298,7 @@ vs_timeline_query (VsTrace *trace, gint64 device_id, gint64 allocator_id,
         }
       if (allocator_id != 0) /* see vs_trace_series_id() */
         max_d = VS_UNKNOWN;
-      while (cur + 1 < n_buckets &&
-             t >= g_array_index (out, VsTimelineBucket, cur).to_ns)
+      while (cur + 1 < n_buckets && t >= g_array_index (out, VsTimelineBucket, cur).to_ns)
         {
           cur++;
           bucket_start (&g_array_index (out, VsTimelineBucket, cur), &carry);
@@ -343,9 +334,8 @@ vs_timeline_query (VsTrace *trace, gint64 device_id, gint64 allocator_id,
 
 /* Folds the changes of [a, b) into out, using level li and finer. */
 static gboolean
-extremes_rec (VsTrace *trace, gint64 device_id, gint64 allocator_id,
-              GArray *shifts, gint li, gint64 a, gint64 b,
-              VsTimelineBucket *out, GError **error)
+extremes_rec (VsTrace *trace, gint64 device_id, gint64 allocator_id, GArray *shifts, gint li,
+              gint64 a, gint64 b, VsTimelineBucket *out, GError **error)
 {
   sqlite3_stmt *stmt;
   int rc;
@@ -358,14 +348,12 @@ extremes_rec (VsTrace *trace, gint64 device_id, gint64 allocator_id,
       gint64 w, fb, lb;
 
       if (s >= 62)
-        return extremes_rec (trace, device_id, allocator_id, shifts, li - 1,
-                             a, b, out, error);
+        return extremes_rec (trace, device_id, allocator_id, shifts, li - 1, a, b, out, error);
       w = G_GINT64_CONSTANT (1) << s;
       fb = ceil_div (a, w);
       lb = floor_div (b, w);
       if (fb >= lb)
-        return extremes_rec (trace, device_id, allocator_id, shifts, li - 1,
-                             a, b, out, error);
+        return extremes_rec (trace, device_id, allocator_id, shifts, li - 1, a, b, out, error);
       stmt = vs_trace_statement (trace, level_sql, error);
       if (stmt == NULL)
         return FALSE;
@@ -374,18 +362,16 @@ extremes_rec (VsTrace *trace, gint64 device_id, gint64 allocator_id,
       sqlite3_bind_int64 (stmt, 4, fb);
       sqlite3_bind_int64 (stmt, 5, lb - 1);
       while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
-        bucket_add (out, sqlite3_column_int64 (stmt, 1),
-                    sqlite3_column_int64 (stmt, 2), sqlite3_column_int64 (stmt, 3),
-                    sqlite3_column_int64 (stmt, 4), sqlite3_column_int64 (stmt, 5),
-                    sqlite3_column_int64 (stmt, 6),
+        bucket_add (out, sqlite3_column_int64 (stmt, 1), sqlite3_column_int64 (stmt, 2),
+                    sqlite3_column_int64 (stmt, 3), sqlite3_column_int64 (stmt, 4),
+                    sqlite3_column_int64 (stmt, 5), sqlite3_column_int64 (stmt, 6),
                     allocator_id != 0 ? VS_UNKNOWN : vs_column_int (stmt, 7));
       sqlite3_reset (stmt);
       if (rc != SQLITE_DONE)
         return vs_trace_sql_error (trace, error);
-      return extremes_rec (trace, device_id, allocator_id, shifts, li - 1,
-                           a, fb * w, out, error) &&
-             extremes_rec (trace, device_id, allocator_id, shifts, li - 1,
-                           lb * w, b, out, error);
+      return extremes_rec (trace, device_id, allocator_id, shifts, li - 1, a, fb * w, out, error)
+             && extremes_rec (trace, device_id, allocator_id, shifts, li - 1, lb * w, b, out,
+                              error);
     }
 
   stmt = vs_trace_statement (trace, raw_sql, error);
@@ -408,9 +394,8 @@ extremes_rec (VsTrace *trace, gint64 device_id, gint64 allocator_id,
 }
 
 gboolean
-vs_series_extremes (VsTrace *trace, gint64 device_id, gint64 allocator_id,
-                    gint64 from_ns, gint64 to_ns, VsTimelineBucket *out,
-                    GError **error)
+vs_series_extremes (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 from_ns,
+                    gint64 to_ns, VsTimelineBucket *out, GError **error)
 {
   VsSeriesPoint carry;
   GArray *shifts;
@@ -423,8 +408,8 @@ vs_series_extremes (VsTrace *trace, gint64 device_id, gint64 allocator_id,
                    "An interval needs from <= to");
       return FALSE;
     }
-  if (!check_series (trace, device_id, allocator_id, error) ||
-      !vs_series_at_time (trace, device_id, allocator_id, from_ns - 1, &carry, error))
+  if (!check_series (trace, device_id, allocator_id, error)
+      || !vs_series_at_time (trace, device_id, allocator_id, from_ns - 1, &carry, error))
     return FALSE;
   shifts = vs_trace_level_shifts (trace, device_id, allocator_id, error);
   if (shifts == NULL)
@@ -433,8 +418,8 @@ vs_series_extremes (VsTrace *trace, gint64 device_id, gint64 allocator_id,
   out->from_ns = from_ns;
   out->to_ns = to_ns;
   bucket_start (out, &carry);
-  if (!extremes_rec (trace, device_id, allocator_id, shifts,
-                     (gint) shifts->len - 1, from_ns, to_ns + 1, out, error))
+  if (!extremes_rec (trace, device_id, allocator_id, shifts, (gint)shifts->len - 1, from_ns,
+                     to_ns + 1, out, error))
     return FALSE;
   /* Pieces are visited out of time order; the value at the end is the
    * state at to_ns. */
@@ -448,22 +433,19 @@ vs_series_extremes (VsTrace *trace, gint64 device_id, gint64 allocator_id,
 }
 
 gboolean
-vs_series_peak_between (VsTrace *trace, gint64 device_id, gint64 allocator_id,
-                        gint64 from_ns, gint64 to_ns, VsSeriesPoint *out,
-                        GError **error)
+vs_series_peak_between (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 from_ns,
+                        gint64 to_ns, VsSeriesPoint *out, GError **error)
 {
   /* The first row reaching the peak at time lo (ties broken by seq). */
-  static const char *at_ts_sql =
-    "SELECT seq FROM series WHERE device_id = ?1 AND allocator_id = ?2"
-    " AND ts = ?3 AND allocated_bytes = ?4 ORDER BY seq LIMIT 1";
+  static const char *at_ts_sql = "SELECT seq FROM series WHERE device_id = ?1 AND allocator_id = ?2"
+                                 " AND ts = ?3 AND allocated_bytes = ?4 ORDER BY seq LIMIT 1";
   VsTimelineBucket ext;
   gint64 lo = from_ns, hi = to_ns, peak, seq = -1;
   sqlite3_stmt *stmt;
   int rc;
 
   g_return_val_if_fail (trace != NULL && out != NULL, FALSE);
-  if (!vs_series_extremes (trace, device_id, allocator_id, from_ns, to_ns,
-                           &ext, error))
+  if (!vs_series_extremes (trace, device_id, allocator_id, from_ns, to_ns, &ext, error))
     return FALSE;
   if (!ext.known)
     return vs_series_at_time (trace, device_id, allocator_id, to_ns, out, error);
@@ -479,8 +461,7 @@ vs_series_peak_between (VsTrace *trace, gint64 device_id, gint64 allocator_id,
       gint64 mid = lo + (hi - lo) / 2;
       VsTimelineBucket left;
 
-      if (!vs_series_extremes (trace, device_id, allocator_id, lo, mid,
-                               &left, error))
+      if (!vs_series_extremes (trace, device_id, allocator_id, lo, mid, &left, error))
         return FALSE;
       if (left.known && left.max_allocated == peak)
         hi = mid;
@@ -501,6 +482,5 @@ vs_series_peak_between (VsTrace *trace, gint64 device_id, gint64 allocator_id,
     return vs_trace_sql_error (trace, error);
   if (seq >= 0)
     return vs_series_at_seq (trace, device_id, allocator_id, seq, out, error);
-  return vs_series_at_time (trace, device_id, allocator_id, from_ns - 1, out,
-                            error);
+  return vs_series_at_time (trace, device_id, allocator_id, from_ns - 1, out, error);
 }

@@ -10,12 +10,11 @@
 gboolean
 vs_trace_load_devices (VsTrace *trace, GError **error)
 {
-  static const char *devices_sql =
-    "SELECT id, idx, uuid, name, total_bytes FROM device ORDER BY idx, id";
-  static const char *allocators_sql =
-    "SELECT a.id, a.device_id, a.process_id, a.kind, a.name"
-    " FROM allocator a LEFT JOIN device d ON d.id = a.device_id"
-    " ORDER BY d.idx, a.device_id, a.name, a.id";
+  static const char *devices_sql
+      = "SELECT id, idx, uuid, name, total_bytes FROM device ORDER BY idx, id";
+  static const char *allocators_sql = "SELECT a.id, a.device_id, a.process_id, a.kind, a.name"
+                                      " FROM allocator a LEFT JOIN device d ON d.id = a.device_id"
+                                      " ORDER BY d.idx, a.device_id, a.name, a.id";
   sqlite3_stmt *stmt;
   int rc;
 
@@ -64,34 +63,30 @@ vs_trace_load_devices (VsTrace *trace, GError **error)
 gboolean
 vs_trace_load_extent (VsTrace *trace, GError **error)
 {
-  static const char *start_sql =
-    "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'start_ns'";
-  static const char *start_fallback_sql =
-    "SELECT min(t) FROM ("
-    " SELECT min(ts) AS t FROM mem_event UNION ALL"
-    " SELECT min(ts) FROM alloc_event UNION ALL"
-    " SELECT min(ts) FROM failed_alloc UNION ALL"
-    " SELECT min(start_ns) FROM kernel UNION ALL"
-    " SELECT min(start_ns) FROM nvtx_range)";
-  static const char *series_ends_sql =
-    "SELECT s.device_id, s.allocator_id,"
-    " (SELECT seq FROM series x WHERE x.device_id = s.device_id"
-    "   AND x.allocator_id = s.series_allocator_id ORDER BY ts DESC, seq DESC LIMIT 1),"
-    " (SELECT ts FROM series x WHERE x.device_id = s.device_id"
-    "   AND x.allocator_id = s.series_allocator_id ORDER BY ts DESC, seq DESC LIMIT 1),"
-    " s.series_allocator_id"
-    " FROM summary s";
+  static const char *start_sql = "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'start_ns'";
+  static const char *start_fallback_sql = "SELECT min(t) FROM ("
+                                          " SELECT min(ts) AS t FROM mem_event UNION ALL"
+                                          " SELECT min(ts) FROM alloc_event UNION ALL"
+                                          " SELECT min(ts) FROM failed_alloc UNION ALL"
+                                          " SELECT min(start_ns) FROM kernel UNION ALL"
+                                          " SELECT min(start_ns) FROM nvtx_range)";
+  static const char *series_ends_sql
+      = "SELECT s.device_id, s.allocator_id,"
+        " (SELECT seq FROM series x WHERE x.device_id = s.device_id"
+        "   AND x.allocator_id = s.series_allocator_id ORDER BY ts DESC, seq DESC LIMIT 1),"
+        " (SELECT ts FROM series x WHERE x.device_id = s.device_id"
+        "   AND x.allocator_id = s.series_allocator_id ORDER BY ts DESC, seq DESC LIMIT 1),"
+        " s.series_allocator_id"
+        " FROM summary s";
   static const char *ranges_end_sql = "SELECT max(end_ns) FROM nvtx_range";
-  static const char *imported_sql =
-    "SELECT count(*) FROM meta WHERE key = 'source' AND value = 'import'";
-  static const char *end_meta_sql =
-    "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'end_ns'";
-  static const char *end_sql =
-    "SELECT max(t) FROM ("
-    " SELECT max(ts) AS t FROM failed_alloc UNION ALL"
-    " SELECT max(end_ns) FROM kernel UNION ALL"
-    " SELECT max(end_ns) FROM nvtx_range UNION ALL"
-    " SELECT max(ts) FROM pool_event)";
+  static const char *imported_sql
+      = "SELECT count(*) FROM meta WHERE key = 'source' AND value = 'import'";
+  static const char *end_meta_sql = "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'end_ns'";
+  static const char *end_sql = "SELECT max(t) FROM ("
+                               " SELECT max(ts) AS t FROM failed_alloc UNION ALL"
+                               " SELECT max(end_ns) FROM kernel UNION ALL"
+                               " SELECT max(end_ns) FROM nvtx_range UNION ALL"
+                               " SELECT max(ts) FROM pool_event)";
   sqlite3_stmt *stmt;
   gint64 v, end = VS_UNKNOWN;
   int rc;
@@ -111,13 +106,12 @@ vs_trace_load_extent (VsTrace *trace, GError **error)
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
       gint64 seq = vs_column_int (stmt, 2), ts = vs_column_int (stmt, 3);
-      gint64 allocator_id = (gint64) sqlite3_column_int64 (stmt, 1);
+      gint64 allocator_id = (gint64)sqlite3_column_int64 (stmt, 1);
 
       if (allocator_id != 0 && sqlite3_column_int64 (stmt, 4) == 0)
         g_hash_table_add (trace->shared_series,
                           g_strdup_printf ("%" G_GINT64_FORMAT "/%" G_GINT64_FORMAT,
-                                           (gint64) sqlite3_column_int64 (stmt, 0),
-                                           allocator_id));
+                                           (gint64)sqlite3_column_int64 (stmt, 0), allocator_id));
 
       if (seq != VS_UNKNOWN && seq > trace->last_seq)
         trace->last_seq = seq;

@@ -31,10 +31,9 @@ vs_trace_file_stamp (const char *path)
       GStatBuf st;
 
       if (g_stat (paths[i], &st) == 0)
-        g_string_append_printf (s, "%" G_GINT64_FORMAT ":%" G_GINT64_FORMAT
-                                ".%" G_GINT64_FORMAT ";", (gint64) st.st_size,
-                                (gint64) st.st_mtim.tv_sec,
-                                (gint64) st.st_mtim.tv_nsec);
+        g_string_append_printf (
+            s, "%" G_GINT64_FORMAT ":%" G_GINT64_FORMAT ".%" G_GINT64_FORMAT ";",
+            (gint64)st.st_size, (gint64)st.st_mtim.tv_sec, (gint64)st.st_mtim.tv_nsec);
       else
         g_string_append (s, "-;");
     }
@@ -71,8 +70,7 @@ vs_trace_is_being_written (const char *path)
 {
   g_autofree char *shm = g_strconcat (path, "-shm", NULL);
 
-  return locked_by_other (path, 0x40000000, 512)
-         || locked_by_other (shm, 128, 1);
+  return locked_by_other (path, 0x40000000, 512) || locked_by_other (shm, 128, 1);
 }
 
 /* PRAGMA data_version on the source connection: changes whenever another
@@ -81,8 +79,7 @@ static gboolean
 source_version (VsTrace *trace, gint64 *out, GError **error)
 {
   sqlite3_stmt *stmt = NULL;
-  int rc = sqlite3_prepare_v2 (trace->source, "PRAGMA data_version", -1,
-                               &stmt, NULL);
+  int rc = sqlite3_prepare_v2 (trace->source, "PRAGMA data_version", -1, &stmt, NULL);
 
   if (rc == SQLITE_OK)
     rc = sqlite3_step (stmt);
@@ -91,9 +88,8 @@ source_version (VsTrace *trace, gint64 *out, GError **error)
   sqlite3_finalize (stmt);
   if (rc != SQLITE_ROW)
     {
-      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_FAILED,
-                   "Cannot read %s (SQLite: %s)", trace->path,
-                   sqlite3_errmsg (trace->source));
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_FAILED, "Cannot read %s (SQLite: %s)",
+                   trace->path, sqlite3_errmsg (trace->source));
       return FALSE;
     }
   return TRUE;
@@ -121,10 +117,9 @@ copy_committed (VsTrace *trace, GError **error)
       rc = vs_trace_sqlite_open (trace->path, &trace->source, SQLITE_OPEN_READONLY);
       if (rc != SQLITE_OK)
         {
-          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_FAILED,
-                       "Cannot open %s (SQLite: %s)", trace->path,
-                       trace->source ? sqlite3_errmsg (trace->source)
-                                     : sqlite3_errstr (rc));
+          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_FAILED, "Cannot open %s (SQLite: %s)",
+                       trace->path,
+                       trace->source ? sqlite3_errmsg (trace->source) : sqlite3_errstr (rc));
           g_clear_pointer (&trace->source, sqlite3_close_v2);
           return FALSE;
         }
@@ -148,8 +143,7 @@ copy_committed (VsTrace *trace, GError **error)
         {
           /* A writer in the middle of a checkpoint may hold the source
            * briefly: wait for it rather than fail. */
-          while ((rc = sqlite3_backup_step (backup, -1)) == SQLITE_BUSY
-                 || rc == SQLITE_LOCKED)
+          while ((rc = sqlite3_backup_step (backup, -1)) == SQLITE_BUSY || rc == SQLITE_LOCKED)
             {
               if (++tries > 500)
                 break;
@@ -167,8 +161,11 @@ copy_committed (VsTrace *trace, GError **error)
   /* The copy is private and thrown away on failure: no journal, no syncs.
    * Leaving WAL first keeps the read-only connection from needing one. */
   if (rc == SQLITE_OK
-      && sqlite3_exec (dst, "PRAGMA journal_mode=DELETE; PRAGMA journal_mode=OFF;"
-                            " PRAGMA synchronous=OFF", NULL, NULL, NULL) != SQLITE_OK)
+      && sqlite3_exec (dst,
+                       "PRAGMA journal_mode=DELETE; PRAGMA journal_mode=OFF;"
+                       " PRAGMA synchronous=OFF",
+                       NULL, NULL, NULL)
+             != SQLITE_OK)
     {
       rc = SQLITE_ERROR;
       g_strlcpy (err, sqlite3_errmsg (dst), sizeof err);
@@ -184,8 +181,7 @@ copy_committed (VsTrace *trace, GError **error)
     {
       g_unlink (tmp);
       g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_FAILED,
-                   "Cannot read %s while it is being recorded: %s",
-                   trace->path, err);
+                   "Cannot read %s while it is being recorded: %s", trace->path, err);
       return FALSE;
     }
 
@@ -282,8 +278,8 @@ vs_trace_refresh (VsTrace *trace, gboolean *changed, GError **error)
       if (!vs_trace_check_file (trace->path, error))
         return FALSE;
       vs_trace_close_connection (trace);
-      if (!vs_trace_open_connection (trace, trace->path, error) ||
-          !vs_trace_validate (trace, &finalized, error))
+      if (!vs_trace_open_connection (trace, trace->path, error)
+          || !vs_trace_validate (trace, &finalized, error))
         return FALSE;
       if (!finalized)
         {
@@ -294,8 +290,8 @@ vs_trace_refresh (VsTrace *trace, gboolean *changed, GError **error)
               if (!copy_committed (trace, error))
                 return FALSE;
             }
-          else if (!vs_trace_finalize_in_place (trace, error) ||
-                   !vs_trace_open_connection (trace, trace->path, error))
+          else if (!vs_trace_finalize_in_place (trace, error)
+                   || !vs_trace_open_connection (trace, trace->path, error))
             return FALSE;
         }
       g_free (trace->stamp);

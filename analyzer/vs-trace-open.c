@@ -23,8 +23,7 @@
 static guint32
 read_be32 (const guint8 *p)
 {
-  return ((guint32) p[0] << 24) | ((guint32) p[1] << 16) |
-         ((guint32) p[2] << 8) | (guint32) p[3];
+  return ((guint32)p[0] << 24) | ((guint32)p[1] << 16) | ((guint32)p[2] << 8) | (guint32)p[3];
 }
 
 /* Checks what the file's first 100 bytes and its size can tell: present,
@@ -41,10 +40,9 @@ vs_trace_check_file (const char *path, GError **error)
     {
       int saved = errno;
 
-      g_set_error (error, VS_TRACE_ERROR,
-                   saved == ENOENT ? VS_TRACE_ERROR_NOT_FOUND : VS_TRACE_ERROR_FAILED,
-                   saved == ENOENT ? "%s: no such file" : "Cannot open %s: %s",
-                   path, g_strerror (saved));
+      g_set_error (
+          error, VS_TRACE_ERROR, saved == ENOENT ? VS_TRACE_ERROR_NOT_FOUND : VS_TRACE_ERROR_FAILED,
+          saved == ENOENT ? "%s: no such file" : "Cannot open %s: %s", path, g_strerror (saved));
       return FALSE;
     }
   if (!S_ISREG (st.st_mode))
@@ -72,8 +70,8 @@ vs_trace_check_file (const char *path, GError **error)
     {
       int saved = errno;
 
-      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_FAILED,
-                   "Cannot open %s: %s", path, g_strerror (saved));
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_FAILED, "Cannot open %s: %s", path,
+                   g_strerror (saved));
       return FALSE;
     }
   n = fread (header, 1, sizeof header, f);
@@ -86,19 +84,18 @@ vs_trace_check_file (const char *path, GError **error)
     }
 
   {
-    guint32 page_size = ((guint32) header[16] << 8) | header[17];
+    guint32 page_size = ((guint32)header[16] << 8) | header[17];
     guint32 pages = read_be32 (header + 28);
     gboolean size_valid = read_be32 (header + 24) == read_be32 (header + 92);
 
     if (page_size == 1)
       page_size = 65536;
-    if (size_valid && pages > 0 &&
-        (guint64) pages * page_size > (guint64) st.st_size)
+    if (size_valid && pages > 0 && (guint64)pages * page_size > (guint64)st.st_size)
       {
         g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT,
                      "%s is truncated: its header says %" G_GUINT64_FORMAT
                      " bytes but the file has %" G_GUINT64_FORMAT,
-                     path, (guint64) pages * page_size, (guint64) st.st_size);
+                     path, (guint64)pages * page_size, (guint64)st.st_size);
         return FALSE;
       }
   }
@@ -129,15 +126,15 @@ vs_trace_finalize_in_place (VsTrace *trace, GError **error)
       g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_NOT_FINALIZED,
                    "%s was not finalized (its recording was interrupted) and "
                    "cannot be written here; copy it to a writable place and "
-                   "open it again", trace->path);
+                   "open it again",
+                   trace->path);
       return FALSE;
     }
   rc = vs_trace_sqlite_open (trace->path, &db, SQLITE_OPEN_READWRITE);
   if (rc == SQLITE_OK)
     {
       sqlite3_busy_timeout (db, 5000);
-      rc = vs_trace_finalize (db, NULL, NULL, err, sizeof err) == 0
-             ? SQLITE_OK : SQLITE_ERROR;
+      rc = vs_trace_finalize (db, NULL, NULL, err, sizeof err) == 0 ? SQLITE_OK : SQLITE_ERROR;
       if (rc != SQLITE_OK && err[0] == '\0')
         g_strlcpy (err, sqlite3_errmsg (db), sizeof err);
     }
@@ -148,7 +145,8 @@ vs_trace_finalize_in_place (VsTrace *trace, GError **error)
     {
       g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT,
                    "%s was not finalized (its recording was interrupted) and "
-                   "finalizing it failed: %s", trace->path, err);
+                   "finalizing it failed: %s",
+                   trace->path, err);
       return FALSE;
     }
   return TRUE;
@@ -162,19 +160,32 @@ touch_tables (VsTrace *trace, GError **error)
   /* One min() or max() per query: SQLite answers those from the ends of
    * the b-tree, but a query with both reads the whole table. */
   static const char *probes[] = {
-    "SELECT min(key) FROM meta", "SELECT max(key) FROM meta",
-    "SELECT min(id) FROM device", "SELECT max(id) FROM device",
-    "SELECT min(id) FROM allocator", "SELECT max(id) FROM allocator",
-    "SELECT min(id) FROM frame", "SELECT max(id) FROM frame",
-    "SELECT min(id) FROM stack", "SELECT max(id) FROM stack",
-    "SELECT min(id) FROM module", "SELECT max(id) FROM module",
-    "SELECT min(id) FROM block", "SELECT max(id) FROM block",
-    "SELECT min(id) FROM failed_alloc", "SELECT max(id) FROM failed_alloc",
-    "SELECT min(id) FROM kernel", "SELECT max(id) FROM kernel",
-    "SELECT min(id) FROM nvtx_range", "SELECT max(id) FROM nvtx_range",
-    "SELECT min(device_id) FROM series", "SELECT max(device_id) FROM series",
-    "SELECT min(device_id) FROM series_level", "SELECT max(device_id) FROM series_level",
-    "SELECT min(device_id) FROM summary", "SELECT max(device_id) FROM summary",
+    "SELECT min(key) FROM meta",
+    "SELECT max(key) FROM meta",
+    "SELECT min(id) FROM device",
+    "SELECT max(id) FROM device",
+    "SELECT min(id) FROM allocator",
+    "SELECT max(id) FROM allocator",
+    "SELECT min(id) FROM frame",
+    "SELECT max(id) FROM frame",
+    "SELECT min(id) FROM stack",
+    "SELECT max(id) FROM stack",
+    "SELECT min(id) FROM module",
+    "SELECT max(id) FROM module",
+    "SELECT min(id) FROM block",
+    "SELECT max(id) FROM block",
+    "SELECT min(id) FROM failed_alloc",
+    "SELECT max(id) FROM failed_alloc",
+    "SELECT min(id) FROM kernel",
+    "SELECT max(id) FROM kernel",
+    "SELECT min(id) FROM nvtx_range",
+    "SELECT max(id) FROM nvtx_range",
+    "SELECT min(device_id) FROM series",
+    "SELECT max(device_id) FROM series",
+    "SELECT min(device_id) FROM series_level",
+    "SELECT max(device_id) FROM series_level",
+    "SELECT min(device_id) FROM summary",
+    "SELECT max(device_id) FROM summary",
   };
   gint64 v;
 
@@ -189,23 +200,23 @@ touch_tables (VsTrace *trace, GError **error)
 gboolean
 vs_trace_validate (VsTrace *trace, gboolean *finalized, GError **error)
 {
-  static const char *finalized_sql =
-    "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'finalized'";
+  static const char *finalized_sql
+      = "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'finalized'";
   gint64 app_id, version, fin;
 
   if (!vs_trace_query_int (trace, "PRAGMA application_id", &app_id, error))
     {
       g_clear_error (error);
       g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_NOT_A_TRACE,
-                   "%s is not a vramscope trace (not a readable SQLite database)",
-                   trace->path);
+                   "%s is not a vramscope trace (not a readable SQLite database)", trace->path);
       return FALSE;
     }
   if (app_id != VS_TRACE_APPLICATION_ID)
     {
       g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_NOT_A_TRACE,
                    "%s is an SQLite database of another application, not a "
-                   "vramscope trace", trace->path);
+                   "vramscope trace",
+                   trace->path);
       return FALSE;
     }
   if (!vs_trace_query_int (trace, "PRAGMA user_version", &version, error))
@@ -214,15 +225,14 @@ vs_trace_validate (VsTrace *trace, gboolean *finalized, GError **error)
     {
       g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_NEWER_SCHEMA,
                    "%s was written by a newer vramscope (schema %" G_GINT64_FORMAT
-                   ", this build reads up to %d)", trace->path, version,
-                   VS_TRACE_SCHEMA_VERSION);
+                   ", this build reads up to %d)",
+                   trace->path, version, VS_TRACE_SCHEMA_VERSION);
       return FALSE;
     }
   if (version < 1)
     {
       g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_NOT_A_TRACE,
-                   "%s has no schema version, not a complete vramscope trace",
-                   trace->path);
+                   "%s has no schema version, not a complete vramscope trace", trace->path);
       return FALSE;
     }
   if (!vs_trace_query_int (trace, finalized_sql, &fin, error))
@@ -235,8 +245,8 @@ vs_trace_validate (VsTrace *trace, gboolean *finalized, GError **error)
 gboolean
 vs_trace_load_tables (VsTrace *trace, GError **error)
 {
-  return touch_tables (trace, error) && vs_trace_load_devices (trace, error) &&
-         vs_trace_load_extent (trace, error);
+  return touch_tables (trace, error) && vs_trace_load_devices (trace, error)
+         && vs_trace_load_extent (trace, error);
 }
 
 VsTrace *
@@ -253,8 +263,8 @@ vs_trace_open (const char *path, GError **error)
 
   trace = vs_trace_new (path);
   trace->stamp = vs_trace_file_stamp (path);
-  if (!vs_trace_open_connection (trace, path, error) ||
-      !vs_trace_validate (trace, &finalized, error))
+  if (!vs_trace_open_connection (trace, path, error)
+      || !vs_trace_validate (trace, &finalized, error))
     return NULL;
   if (!finalized)
     {
@@ -263,14 +273,14 @@ vs_trace_open (const char *path, GError **error)
        * it: read a private copy of what is committed instead. */
       if (vs_trace_is_being_written (path))
         return vs_trace_open_live_copy (g_steal_pointer (&trace), error);
-      if (!vs_trace_finalize_in_place (trace, error) ||
-          !vs_trace_open_connection (trace, path, error) ||
-          !vs_trace_validate (trace, &finalized, error))
+      if (!vs_trace_finalize_in_place (trace, error)
+          || !vs_trace_open_connection (trace, path, error)
+          || !vs_trace_validate (trace, &finalized, error))
         return NULL;
       if (!finalized)
         {
-          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT,
-                       "%s could not be finalized", path);
+          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT, "%s could not be finalized",
+                       path);
           return NULL;
         }
       g_free (trace->stamp);

@@ -13,33 +13,34 @@
 
 G_BEGIN_DECLS
 
-struct _VsTrace {
+struct _VsTrace
+{
   char *path;
   sqlite3 *db;
   gint64 start_abs_ns;
   gint64 duration_ns;
   gint64 last_seq;
-  GPtrArray *devices;      /* VsDeviceInfo*, by idx */
-  GPtrArray *allocators;   /* VsAllocatorInfo*, by device idx, name */
-  GHashTable *statements;  /* const char *sql (by address) -> sqlite3_stmt* */
-  GHashTable *stacks;      /* gint64* stack id -> VsStackInfo* */
-  GHashTable *level_shifts; /* "device/allocator" -> GArray of gint64 shifts, ascending */
+  GPtrArray *devices;        /* VsDeviceInfo*, by idx */
+  GPtrArray *allocators;     /* VsAllocatorInfo*, by device idx, name */
+  GHashTable *statements;    /* const char *sql (by address) -> sqlite3_stmt* */
+  GHashTable *stacks;        /* gint64* stack id -> VsStackInfo* */
+  GHashTable *level_shifts;  /* "device/allocator" -> GArray of gint64 shifts, ascending */
   GHashTable *shared_series; /* "device/allocator" of allocators whose series
                               * is stored as the device's `all` series */
-  gboolean device_level;   /* device-level memory was observed (not an
+  gboolean device_level;     /* device-level memory was observed (not an
                             * import: meta source 'import') */
-  gint64 kernel_max_ns;    /* longest kernel, -1 until read */
+  gint64 kernel_max_ns;      /* longest kernel, -1 until read */
 
   /* Following a trace that is being written (vs_trace_open_live): trace->db
    * reads a private finalized copy (already unlinked); source is a
    * read-only connection on the file at path, used only to copy from and
    * to notice commits. */
   gboolean live;
-  gboolean live_ended;     /* the file at path is gone: the recording ended */
+  gboolean live_ended; /* the file at path is gone: the recording ended */
   sqlite3 *source;
-  gint64 source_version;   /* PRAGMA data_version at the last copy */
-  char *stamp;             /* size and mtime of path and its WAL at the last read */
-  GPtrArray *retired;      /* caches replaced by vs_trace_refresh(), kept
+  gint64 source_version; /* PRAGMA data_version at the last copy */
+  char *stamp;           /* size and mtime of path and its WAL at the last read */
+  GPtrArray *retired;    /* caches replaced by vs_trace_refresh(), kept
                             * until vs_trace_free() so pointers handed out
                             * before a refresh stay valid */
 };
@@ -47,10 +48,8 @@ struct _VsTrace {
 /* The last series row of (device_id, allocator_id) with seq <= seq: its
  * seq and absolute ts, or 0 and VS_UNKNOWN when there is none.  O(log n)
  * primary-key seeks (the series is keyed by time). */
-gboolean vs_trace_series_row_at_seq (VsTrace *trace, gint64 device_id,
-                                     gint64 allocator_id, gint64 seq,
-                                     gint64 *row_seq, gint64 *row_ts,
-                                     GError **error);
+gboolean vs_trace_series_row_at_seq (VsTrace *trace, gint64 device_id, gint64 allocator_id,
+                                     gint64 seq, gint64 *row_seq, gint64 *row_ts, GError **error);
 
 /* Whether the finalizer's interval bins over block lifetimes
  * (block.span_bin) cover seq, so a point query can use them. */
@@ -62,17 +61,16 @@ gboolean vs_trace_can_use_bins (VsTrace *trace, gint64 seq);
  * device-level allocations that belong to no allocator (kinds device,
  * async, vmm).  Exactly the blocks whose bytes the finalizer adds to the
  * allocated series.  Parameter ?2 is the allocator (0 = all). */
-#define VS_ALLOCATED_BLOCK_SQL \
-  "((level = 2 AND (?2 = 0 OR allocator_id = ?2))" \
-  " OR (level = 1 AND kind = 5 AND allocator_id IS NOT NULL" \
-  "     AND (?2 = 0 OR allocator_id = ?2))" \
+#define VS_ALLOCATED_BLOCK_SQL                                                                     \
+  "((level = 2 AND (?2 = 0 OR allocator_id = ?2))"                                                 \
+  " OR (level = 1 AND kind = 5 AND allocator_id IS NOT NULL"                                       \
+  "     AND (?2 = 0 OR allocator_id = ?2))"                                                        \
   " OR (level = 1 AND ?2 = 0 AND allocator_id IS NULL AND kind IN (1, 5, 6)))"
 
 /* The prepared statement for sql, reset and with its bindings cleared.
  * sql must be a string with static storage: its address is the cache key.
  * Returns NULL with error set when it cannot be prepared. */
-sqlite3_stmt *vs_trace_statement (VsTrace *trace, const char *sql,
-                                  GError **error);
+sqlite3_stmt *vs_trace_statement (VsTrace *trace, const char *sql, GError **error);
 
 /* Sets error from the connection's last failure, naming the file; result
  * codes meaning a damaged file give VS_TRACE_ERROR_CORRUPT.  Always
@@ -101,8 +99,7 @@ gint64 vs_trace_abs (VsTrace *trace, gint64 rel_ns);
  * (summary.series_allocator_id).  Rows read through 0 carry `all`'s device
  * columns, which an allocator's series does not have: callers reading an
  * allocator's series treat those as unknown. */
-gint64 vs_trace_series_id (VsTrace *trace, gint64 device_id,
-                           gint64 allocator_id);
+gint64 vs_trace_series_id (VsTrace *trace, gint64 device_id, gint64 allocator_id);
 
 /* Binds ?1 to device_id and ?2 to the id the series of (device_id,
  * allocator_id) is stored under, as every query on series and
@@ -112,8 +109,8 @@ void vs_trace_bind_series (VsTrace *trace, sqlite3_stmt *stmt, gint64 device_id,
 
 /* The summary-level shifts available for (device_id, allocator_id),
  * ascending (possibly empty).  Owned by trace. */
-GArray *vs_trace_level_shifts (VsTrace *trace, gint64 device_id,
-                               gint64 allocator_id, GError **error);
+GArray *vs_trace_level_shifts (VsTrace *trace, gint64 device_id, gint64 allocator_id,
+                               GError **error);
 
 /* The steps of opening and re-reading a trace, shared by vs-trace*.c. */
 
@@ -127,16 +124,14 @@ int vs_trace_sqlite_open (const char *file, sqlite3 **db, int flags);
 
 /* Opens trace->db read-only on file (the trace's path, or its private
  * copy when following a recording); error names trace->path. */
-gboolean vs_trace_open_connection (VsTrace *trace, const char *file,
-                                   GError **error);
+gboolean vs_trace_open_connection (VsTrace *trace, const char *file, GError **error);
 
 /* Finalizes every cached statement and closes trace->db (set to NULL). */
 void vs_trace_close_connection (VsTrace *trace);
 
 /* Runs a one-row, one-column query; *out gets the value (VS_UNKNOWN for
  * NULL or no row).  sql has static storage (see vs_trace_statement). */
-gboolean vs_trace_query_int (VsTrace *trace, const char *sql, gint64 *out,
-                             GError **error);
+gboolean vs_trace_query_int (VsTrace *trace, const char *sql, gint64 *out, GError **error);
 
 /* Moves the caches whose contents callers may still point into (devices,
  * allocators, stacks) to trace->retired, starts new ones, and forgets the
@@ -150,8 +145,7 @@ gboolean vs_trace_check_file (const char *path, GError **error);
 
 /* Checks trace->db's application id and schema version, and sets
  * *finalized to whether meta 'finalized' is 1. */
-gboolean vs_trace_validate (VsTrace *trace, gboolean *finalized,
-                            GError **error);
+gboolean vs_trace_validate (VsTrace *trace, gboolean *finalized, GError **error);
 
 /* Finalizes the interrupted recording at trace->path in place through a
  * read-write connection of its own (trace->db must be closed); fails with

@@ -13,28 +13,25 @@ vs_trace_series_id (VsTrace *trace, gint64 device_id, gint64 allocator_id)
 
   if (allocator_id == 0)
     return 0;
-  key = g_strdup_printf ("%" G_GINT64_FORMAT "/%" G_GINT64_FORMAT, device_id,
-                         allocator_id);
+  key = g_strdup_printf ("%" G_GINT64_FORMAT "/%" G_GINT64_FORMAT, device_id, allocator_id);
   return g_hash_table_contains (trace->shared_series, key) ? 0 : allocator_id;
 }
 
 void
-vs_trace_bind_series (VsTrace *trace, sqlite3_stmt *stmt, gint64 device_id,
-                      gint64 allocator_id)
+vs_trace_bind_series (VsTrace *trace, sqlite3_stmt *stmt, gint64 device_id, gint64 allocator_id)
 {
   sqlite3_bind_int64 (stmt, 1, device_id);
   sqlite3_bind_int64 (stmt, 2, vs_trace_series_id (trace, device_id, allocator_id));
 }
 
 GArray *
-vs_trace_level_shifts (VsTrace *trace, gint64 device_id, gint64 allocator_id,
-                       GError **error)
+vs_trace_level_shifts (VsTrace *trace, gint64 device_id, gint64 allocator_id, GError **error)
 {
-  static const char *sql =
-    "SELECT shift FROM series_level WHERE device_id = ?1 AND allocator_id = ?2"
-    " AND shift > ?3 ORDER BY shift LIMIT 1";
-  g_autofree char *key = g_strdup_printf ("%" G_GINT64_FORMAT "/%" G_GINT64_FORMAT,
-                                          device_id, allocator_id);
+  static const char *sql
+      = "SELECT shift FROM series_level WHERE device_id = ?1 AND allocator_id = ?2"
+        " AND shift > ?3 ORDER BY shift LIMIT 1";
+  g_autofree char *key
+      = g_strdup_printf ("%" G_GINT64_FORMAT "/%" G_GINT64_FORMAT, device_id, allocator_id);
   GArray *shifts = g_hash_table_lookup (trace->level_shifts, key);
   gint64 last = -1;
 
@@ -74,14 +71,13 @@ vs_trace_level_shifts (VsTrace *trace, gint64 device_id, gint64 allocator_id,
 }
 
 gint64
-vs_trace_seq_at_time (VsTrace *trace, gint64 device_id, gint64 allocator_id,
-                      gint64 time_ns, GError **error)
+vs_trace_seq_at_time (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 time_ns,
+                      GError **error)
 {
   /* Served by the index series_ts (device_id, allocator_id, ts); the seq
    * breaks ties between changes at the same ts. */
-  static const char *sql =
-    "SELECT seq FROM series WHERE device_id = ?1 AND allocator_id = ?2"
-    " AND ts <= ?3 ORDER BY ts DESC, seq DESC LIMIT 1";
+  static const char *sql = "SELECT seq FROM series WHERE device_id = ?1 AND allocator_id = ?2"
+                           " AND ts <= ?3 ORDER BY ts DESC, seq DESC LIMIT 1";
   sqlite3_stmt *stmt;
   gint64 seq = 0;
   int rc;
@@ -107,13 +103,11 @@ vs_trace_seq_at_time (VsTrace *trace, gint64 device_id, gint64 allocator_id,
 /* The first series row of (device, allocator) at or after abs_ts, in
  * replay order: its seq and ts; *found FALSE when there is none. */
 static gboolean
-first_row_from (VsTrace *trace, gint64 device_id, gint64 allocator_id,
-                gint64 abs_ts, gboolean *found, gint64 *seq, gint64 *ts,
-                GError **error)
+first_row_from (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 abs_ts,
+                gboolean *found, gint64 *seq, gint64 *ts, GError **error)
 {
-  static const char *sql =
-    "SELECT seq, ts FROM series WHERE device_id = ?1 AND allocator_id = ?2"
-    " AND ts >= ?3 ORDER BY ts, seq LIMIT 1";
+  static const char *sql = "SELECT seq, ts FROM series WHERE device_id = ?1 AND allocator_id = ?2"
+                           " AND ts >= ?3 ORDER BY ts, seq LIMIT 1";
   sqlite3_stmt *stmt = vs_trace_statement (trace, sql, error);
   int rc;
 
@@ -135,13 +129,11 @@ first_row_from (VsTrace *trace, gint64 device_id, gint64 allocator_id,
 }
 
 gboolean
-vs_trace_series_row_at_seq (VsTrace *trace, gint64 device_id,
-                            gint64 allocator_id, gint64 seq,
+vs_trace_series_row_at_seq (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 seq,
                             gint64 *row_seq, gint64 *row_ts, GError **error)
 {
-  static const char *at_ts_sql =
-    "SELECT seq FROM series WHERE device_id = ?1 AND allocator_id = ?2"
-    " AND ts = ?3 AND seq <= ?4 ORDER BY seq DESC LIMIT 1";
+  static const char *at_ts_sql = "SELECT seq FROM series WHERE device_id = ?1 AND allocator_id = ?2"
+                                 " AND ts = ?3 AND seq <= ?4 ORDER BY seq DESC LIMIT 1";
   gint64 lo, hi, s, t;
   gboolean found;
   sqlite3_stmt *stmt;
@@ -161,7 +153,7 @@ vs_trace_series_row_at_seq (VsTrace *trace, gint64 device_id,
   hi = G_MAXINT64;
   while (lo < hi)
     {
-      gint64 mid = lo + (gint64) (((guint64) hi - (guint64) lo + 1) / 2);
+      gint64 mid = lo + (gint64)(((guint64)hi - (guint64)lo + 1) / 2);
 
       if (!first_row_from (trace, device_id, allocator_id, mid, &found, &s, &t, error))
         return FALSE;
@@ -189,14 +181,13 @@ vs_trace_series_row_at_seq (VsTrace *trace, gint64 device_id,
 }
 
 gint64
-vs_trace_time_of_seq (VsTrace *trace, gint64 device_id, gint64 allocator_id,
-                      gint64 seq, GError **error)
+vs_trace_time_of_seq (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 seq,
+                      GError **error)
 {
   gint64 row_seq, row_ts;
 
   g_return_val_if_fail (trace != NULL, VS_UNKNOWN);
-  if (!vs_trace_series_row_at_seq (trace, device_id, allocator_id, seq,
-                                   &row_seq, &row_ts, error))
+  if (!vs_trace_series_row_at_seq (trace, device_id, allocator_id, seq, &row_seq, &row_ts, error))
     return VS_UNKNOWN;
   return vs_trace_rel (trace, row_ts);
 }

@@ -10,7 +10,7 @@
  */
 #include "vs-trace-private.h"
 
-G_DEFINE_QUARK (vs-trace-error-quark, vs_trace_error)
+G_DEFINE_QUARK (vs - trace - error - quark, vs_trace_error)
 
 /* Frees a VsDeviceInfo (a GDestroyNotify for the devices array). */
 static void
@@ -56,7 +56,7 @@ vs_column_dup (sqlite3_stmt *stmt, int i)
 {
   if (sqlite3_column_type (stmt, i) == SQLITE_NULL)
     return NULL;
-  return g_strdup ((const char *) sqlite3_column_text (stmt, i));
+  return g_strdup ((const char *)sqlite3_column_text (stmt, i));
 }
 
 gint64
@@ -85,8 +85,8 @@ static gboolean
 is_corruption (int rc)
 {
   rc &= 0xff;
-  return rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB || rc == SQLITE_IOERR ||
-         rc == SQLITE_FORMAT || rc == SQLITE_RANGE;
+  return rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB || rc == SQLITE_IOERR || rc == SQLITE_FORMAT
+         || rc == SQLITE_RANGE;
 }
 
 gboolean
@@ -99,9 +99,8 @@ vs_trace_sql_error (VsTrace *trace, GError **error)
                  "%s is damaged or truncated (SQLite: %s)", trace->path,
                  sqlite3_errmsg (trace->db));
   else
-    g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_FAILED,
-                 "Cannot read %s (SQLite: %s)", trace->path,
-                 sqlite3_errmsg (trace->db));
+    g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_FAILED, "Cannot read %s (SQLite: %s)",
+                 trace->path, sqlite3_errmsg (trace->db));
   return FALSE;
 }
 
@@ -123,14 +122,13 @@ vs_trace_statement (VsTrace *trace, const char *sql, GError **error)
       sqlite3_clear_bindings (stmt);
       return stmt;
     }
-  if (sqlite3_prepare_v3 (trace->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
-                          &stmt, NULL) != SQLITE_OK)
+  if (sqlite3_prepare_v3 (trace->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt, NULL) != SQLITE_OK)
     {
       vs_trace_sql_error (trace, error);
       sqlite3_finalize (stmt);
       return NULL;
     }
-  g_hash_table_insert (trace->statements, (gpointer) sql, stmt);
+  g_hash_table_insert (trace->statements, (gpointer)sql, stmt);
   return stmt;
 }
 
@@ -174,9 +172,8 @@ vs_trace_open_connection (VsTrace *trace, const char *file, GError **error)
 
   if (rc != SQLITE_OK)
     {
-      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_FAILED,
-                   "Cannot open %s (SQLite: %s)", trace->path,
-                   trace->db ? sqlite3_errmsg (trace->db) : sqlite3_errstr (rc));
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_FAILED, "Cannot open %s (SQLite: %s)",
+                   trace->path, trace->db ? sqlite3_errmsg (trace->db) : sqlite3_errstr (rc));
       return FALSE;
     }
   sqlite3_extended_result_codes (trace->db, 1);
@@ -209,10 +206,10 @@ vs_trace_new (const char *path)
   trace->devices = g_ptr_array_new_with_free_func (device_info_free);
   trace->allocators = g_ptr_array_new_with_free_func (allocator_info_free);
   trace->stacks = NULL;
-  trace->level_shifts = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
-                                               (GDestroyNotify) g_array_unref);
+  trace->level_shifts
+      = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify)g_array_unref);
   trace->shared_series = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  trace->retired = g_ptr_array_new_with_free_func ((GDestroyNotify) g_ptr_array_unref);
+  trace->retired = g_ptr_array_new_with_free_func ((GDestroyNotify)g_ptr_array_unref);
   trace->kernel_max_ns = -1;
   return trace;
 }
@@ -229,7 +226,7 @@ vs_trace_retire_caches (VsTrace *trace)
   if (trace->stacks != NULL)
     {
       /* A hash table is kept alive by a one-element array that unrefs it. */
-      GPtrArray *holder = g_ptr_array_new_with_free_func ((GDestroyNotify) g_hash_table_unref);
+      GPtrArray *holder = g_ptr_array_new_with_free_func ((GDestroyNotify)g_hash_table_unref);
 
       g_ptr_array_add (holder, g_steal_pointer (&trace->stacks));
       g_ptr_array_add (trace->retired, holder);

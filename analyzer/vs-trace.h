@@ -29,12 +29,13 @@ G_BEGIN_DECLS
 
 #define VS_TRACE_ERROR (vs_trace_error_quark ())
 
-typedef enum {
-  VS_TRACE_ERROR_NOT_FOUND,        /* no file at the path */
-  VS_TRACE_ERROR_NOT_A_TRACE,      /* empty, not SQLite, or another application's */
-  VS_TRACE_ERROR_NEWER_SCHEMA,     /* written by a newer vramscope */
-  VS_TRACE_ERROR_CORRUPT,          /* truncated, malformed or inconsistent */
-  VS_TRACE_ERROR_NOT_FINALIZED,    /* interrupted recording on a read-only file */
+typedef enum
+{
+  VS_TRACE_ERROR_NOT_FOUND,     /* no file at the path */
+  VS_TRACE_ERROR_NOT_A_TRACE,   /* empty, not SQLite, or another application's */
+  VS_TRACE_ERROR_NEWER_SCHEMA,  /* written by a newer vramscope */
+  VS_TRACE_ERROR_CORRUPT,       /* truncated, malformed or inconsistent */
+  VS_TRACE_ERROR_NOT_FINALIZED, /* interrupted recording on a read-only file */
   VS_TRACE_ERROR_INVALID_ARGUMENT, /* a query was given a device, allocator or range that does not exist */
   VS_TRACE_ERROR_FAILED,           /* any other failure (I/O, SQLite) */
 } VsTraceError;
@@ -42,7 +43,8 @@ typedef enum {
 typedef struct _VsTrace VsTrace;
 
 /* A GPU of the trace. */
-typedef struct {
+typedef struct
+{
   gint64 id;          /* device.id, the key used by every query */
   gint64 idx;         /* the index a user recognises (CUDA device ordinal) */
   char *uuid;         /* NULL when unknown */
@@ -51,8 +53,9 @@ typedef struct {
 } VsDeviceInfo;
 
 /* An allocator that hands out memory inside what it reserves. */
-typedef struct {
-  gint64 id;         /* allocator.id (> 0; 0 means "all" in queries) */
+typedef struct
+{
+  gint64 id; /* allocator.id (> 0; 0 means "all" in queries) */
   gint64 device_id;
   gint64 process_id; /* VS_UNKNOWN when unknown */
   char *kind;        /* "pytorch", "pool" or "nvtx" */
@@ -142,14 +145,13 @@ const char *vs_trace_allocator_name (VsTrace *trace, gint64 allocator_id);
  * at time_ns: the seq of the last change of that series at or before
  * time_ns, or 0 when the series has no change up to then (its state is
  * "before the trace"); -1 with error set on failure.  One index seek. */
-gint64 vs_trace_seq_at_time (VsTrace *trace, gint64 device_id,
-                             gint64 allocator_id, gint64 time_ns,
+gint64 vs_trace_seq_at_time (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 time_ns,
                              GError **error);
 
 /* The relative time of seq on (device_id, allocator_id): the ts of the
  * series row with that seq, or of the last row before it; VS_UNKNOWN when
  * there is none (also on failure, with error set). */
-gint64 vs_trace_time_of_seq (VsTrace *trace, gint64 device_id,
-                             gint64 allocator_id, gint64 seq, GError **error);
+gint64 vs_trace_time_of_seq (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 seq,
+                             GError **error);
 
 G_END_DECLS

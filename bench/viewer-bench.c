@@ -23,14 +23,20 @@
 #include "vs-application.h"
 #include "vs-memory-chart.h"
 
-typedef enum { WAITING, SETTLING, ANIMATING, DONE } Phase;
+typedef enum
+{
+  WAITING,
+  SETTLING,
+  ANIMATING,
+  DONE
+} Phase;
 
 static gint64 start_us;
 static Phase phase = WAITING;
 static guint frame_index, frames_per_phase = 60, settle_frames;
 static gint64 update_us;
-static GArray *frame_ms;  /* double */
-static GArray *draw_ms;   /* double */
+static GArray *frame_ms; /* double */
+static GArray *draw_ms;  /* double */
 static double first_frame_ms = -1;
 static GtkWidget *window;
 static GPtrArray *charts;
@@ -38,8 +44,7 @@ static GPtrArray *charts;
 static void
 find_charts (GtkWidget *w)
 {
-  for (GtkWidget *c = gtk_widget_get_first_child (w); c;
-       c = gtk_widget_get_next_sibling (c))
+  for (GtkWidget *c = gtk_widget_get_first_child (w); c; c = gtk_widget_get_next_sibling (c))
     {
       if (VS_IS_MEMORY_CHART (c))
         g_ptr_array_add (charts, c);
@@ -63,7 +68,7 @@ all_charts_drawn (void)
 static int
 cmp_double (gconstpointer a, gconstpointer b)
 {
-  double x = *(const double *) a, y = *(const double *) b;
+  double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
 }
 
@@ -74,7 +79,7 @@ percentile (GArray *a, double p)
   if (a->len == 0)
     return 0;
   g_array_sort (a, cmp_double);
-  i = (guint) (p * (a->len - 1) + 0.5);
+  i = (guint)(p * (a->len - 1) + 0.5);
   return g_array_index (a, double, i);
 }
 
@@ -165,8 +170,8 @@ on_window_added (GtkApplication *app, GtkWindow *w, gpointer data)
 static void
 on_map (GtkWidget *w, gpointer data)
 {
-  g_signal_connect (gtk_widget_get_frame_clock (w), "after-paint",
-                    G_CALLBACK (on_after_paint), NULL);
+  g_signal_connect (gtk_widget_get_frame_clock (w), "after-paint", G_CALLBACK (on_after_paint),
+                    NULL);
 }
 
 static void
@@ -188,7 +193,7 @@ main (int argc, char **argv)
       return 1;
     }
   if (argc == 3)
-    frames_per_phase = (guint) MAX (1, atoi (argv[2]));
+    frames_per_phase = (guint)MAX (1, atoi (argv[2]));
   if (!gtk_init_check ())
     {
       fprintf (stderr, "viewer-bench: cannot open a display\n");

@@ -16,7 +16,7 @@
 static int
 cmp_double (const void *a, const void *b)
 {
-  double x = *(const double *) a, y = *(const double *) b;
+  double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
 }
 
@@ -37,7 +37,10 @@ main (int argc, char **argv)
     }
   gint64 span = vs_trace_get_duration_ns (trace);
   double worst_all = 0;
-  enum { RUNS = 9 };
+  enum
+  {
+    RUNS = 9
+  };
   for (gint64 zoom = 1; span / zoom > 4000; zoom *= 4)
     {
       gint64 width = span / zoom;
@@ -46,9 +49,8 @@ main (int argc, char **argv)
         {
           gint64 from = (span - width) / (RUNS - 1) * r;
           gint64 t0 = g_get_monotonic_time ();
-          g_autoptr (GArray) buckets = vs_timeline_query (trace, 1, 0, from,
-                                                          from + width, 1000,
-                                                          &error);
+          g_autoptr (GArray) buckets
+              = vs_timeline_query (trace, 1, 0, from, from + width, 1000, &error);
           if (buckets == NULL)
             {
               fprintf (stderr, "vs-bench-timeline: %s\n", error->message);

@@ -47,8 +47,8 @@ now_s (void)
 static bool
 progress (uint64_t done, uint64_t total, void *data)
 {
-  if (*(bool *) data)
-    fprintf (stderr, "\rfinalizing: %3d%%", total ? (int) (done * 100 / total) : 0);
+  if (*(bool *)data)
+    fprintf (stderr, "\rfinalizing: %3d%%", total ? (int)(done * 100 / total) : 0);
   return true;
 }
 
@@ -70,7 +70,7 @@ main (int argc, char **argv)
       if (!strcmp (argv[i], "-n") && i + 1 < argc)
         n = atoll (argv[++i]);
       else if (!strcmp (argv[i], "-s") && i + 1 < argc)
-        rng_state ^= (uint64_t) atoll (argv[++i]) * 0x2545F4914F6CDD1Dull;
+        rng_state ^= (uint64_t)atoll (argv[++i]) * 0x2545F4914F6CDD1Dull;
       else if (!strcmp (argv[i], "-o") && i + 1 < argc)
         out = argv[++i];
       else if (!strcmp (argv[i], "--no-finalize"))
@@ -110,9 +110,12 @@ main (int argc, char **argv)
     die (w, "cannot write header rows");
 
   /* Call sites: a few model layers, each a short Python stack. */
-  static const char *const layers[] = { "attention", "mlp", "layernorm",
-                                        "embedding", "logits", "optimizer_step" };
-  enum { N_SITES = 6 };
+  static const char *const layers[]
+      = { "attention", "mlp", "layernorm", "embedding", "logits", "optimizer_step" };
+  enum
+  {
+    N_SITES = 6
+  };
   int64_t site_stack[N_SITES];
   VsFrame top = { VS_FRAME_PYTHON, 0, U, "<module>", "train.py", 88 };
   VsFrame loop = { VS_FRAME_PYTHON, 0, U, "train", "train.py", 61 };
@@ -132,7 +135,11 @@ main (int argc, char **argv)
    * its segments grow only while the largest iteration so far needs more.
    * One small tensor per iteration is kept (the leak), in its own
    * segments. */
-  enum { PER_ITER = 200, MAX_SEGS = 4096 };
+  enum
+  {
+    PER_ITER = 200,
+    MAX_SEGS = 4096
+  };
   const int64_t seg_size = 256 * MiB;
   int64_t live_addr[PER_ITER], live_size[PER_ITER];
   int64_t arena[MAX_SEGS];
@@ -143,18 +150,22 @@ main (int argc, char **argv)
   long long events = 0;
   double start = now_s ();
 
-#define NEW_SEGMENT(addr_out, bytes)                                          \
-  do {                                                                        \
-    (addr_out) = next_addr;                                                   \
-    next_addr += (bytes);                                                     \
-    VsMemEvent me = { ts, proc, 1, dev, U, U, VS_MEM_KIND_DEVICE,             \
-                      VS_MEM_OP_ALLOC, (addr_out), (bytes), 0, U, U, U, 0, 0 }; \
-    VsAllocEvent se = { ts, proc, 1, dev, pt, VS_ALLOC_OP_SEGMENT_ALLOC,      \
-                        (addr_out), (bytes), (bytes), (addr_out), 7, 0, 0 };  \
-    if (vs_writer_mem_event (w, &me) < 0 || vs_writer_alloc_event (w, &se) < 0) \
-      die (w, "cannot write events");                                         \
-    events += 2;                                                              \
-  } while (0)
+#define NEW_SEGMENT(addr_out, bytes)                                                               \
+  do                                                                                               \
+    {                                                                                              \
+      (addr_out) = next_addr;                                                                      \
+      next_addr += (bytes);                                                                        \
+      VsMemEvent me                                                                                \
+          = { ts, proc, 1, dev, U, U, VS_MEM_KIND_DEVICE, VS_MEM_OP_ALLOC, (addr_out), (bytes),    \
+              0,  U,    U, U,   0, 0 };                                                            \
+      VsAllocEvent se                                                                              \
+          = { ts,      proc,       1, dev, pt, VS_ALLOC_OP_SEGMENT_ALLOC, (addr_out), (bytes),     \
+              (bytes), (addr_out), 7, 0,   0 };                                                    \
+      if (vs_writer_mem_event (w, &me) < 0 || vs_writer_alloc_event (w, &se) < 0)                  \
+        die (w, "cannot write events");                                                            \
+      events += 2;                                                                                 \
+    }                                                                                              \
+  while (0)
 
   while (events < n)
     {
@@ -163,7 +174,7 @@ main (int argc, char **argv)
       int k = 0;
       for (; k < PER_ITER && events < n; k++)
         {
-          int64_t size = (int64_t) ((rnd () % 64) + 1) * 65536 + (int64_t) (rnd () % 4096);
+          int64_t size = (int64_t)((rnd () % 64) + 1) * 65536 + (int64_t)(rnd () % 4096);
           int64_t rounded = (size + 511) & ~511LL;
           if (offset + rounded > seg_size)
             seg_i++, offset = 0;
@@ -174,10 +185,11 @@ main (int argc, char **argv)
             }
           int64_t addr = arena[seg_i] + offset;
           offset += rounded;
-          ts += 1000 + (int64_t) (rnd () % 20000);
-          int site = (int) (rnd () % (N_SITES - 1));
-          VsAllocEvent ae = { ts, proc, 1, dev, pt, VS_ALLOC_OP_ALLOC, addr, size,
-                              rounded, arena[seg_i], 7, site_stack[site], 0 };
+          ts += 1000 + (int64_t)(rnd () % 20000);
+          int site = (int)(rnd () % (N_SITES - 1));
+          VsAllocEvent ae = { ts,   proc, 1,       dev,          pt, VS_ALLOC_OP_ALLOC,
+                              addr, size, rounded, arena[seg_i], 7,  site_stack[site],
+                              0 };
           if (vs_writer_alloc_event (w, &ae) < 0)
             die (w, "cannot write events");
           events++;
@@ -186,9 +198,10 @@ main (int argc, char **argv)
         }
       for (int j = k - 1; j >= 0 && events < n; j--)
         {
-          ts += 1000 + (int64_t) (rnd () % 20000);
-          VsAllocEvent fe = { ts, proc, 1, dev, pt, VS_ALLOC_OP_FREE_COMPLETED,
-                              live_addr[j], live_size[j], U, U, 7, 0, 0 };
+          ts += 1000 + (int64_t)(rnd () % 20000);
+          VsAllocEvent fe
+              = { ts, proc, 1, dev, pt, VS_ALLOC_OP_FREE_COMPLETED, live_addr[j], live_size[j],
+                  U,  U,    7, 0,   0 };
           if (vs_writer_alloc_event (w, &fe) < 0)
             die (w, "cannot write events");
           events++;
@@ -196,7 +209,7 @@ main (int argc, char **argv)
       if (events >= n)
         break;
       /* The leak: a small tensor kept by the optimizer step every time. */
-      int64_t size = 4096 + (int64_t) (rnd () % 60000);
+      int64_t size = 4096 + (int64_t)(rnd () % 60000);
       int64_t rounded = (size + 511) & ~511LL;
       if (leak_left < rounded)
         {
@@ -204,9 +217,19 @@ main (int argc, char **argv)
           leak_left = 64 * MiB;
         }
       ts += 1000;
-      VsAllocEvent le = { ts, proc, 1, dev, pt, VS_ALLOC_OP_ALLOC,
-                          leak_seg + 64 * MiB - leak_left, size, rounded, leak_seg,
-                          7, site_stack[N_SITES - 1], 0 };
+      VsAllocEvent le = { ts,
+                          proc,
+                          1,
+                          dev,
+                          pt,
+                          VS_ALLOC_OP_ALLOC,
+                          leak_seg + 64 * MiB - leak_left,
+                          size,
+                          rounded,
+                          leak_seg,
+                          7,
+                          site_stack[N_SITES - 1],
+                          0 };
       leak_left -= rounded;
       if (vs_writer_alloc_event (w, &le) < 0)
         die (w, "cannot write events");

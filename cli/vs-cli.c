@@ -17,22 +17,22 @@
 
 #include "vs-cli.h"
 
-static const char usage_line[] =
-  "usage: vramscope {record|import|report|view|help} [ARGS...]  (vramscope help for more)\n";
+static const char usage_line[]
+    = "usage: vramscope {record|import|report|view|help} [ARGS...]  (vramscope help for more)\n";
 
-static const char help_text[] =
-  "vramscope " VS_VERSION " — GPU memory profiler\n"
-  "\n"
-  "  vramscope record [-o FILE] [OPTIONS] -- PROGRAM [ARGS...]\n"
-  "      run PROGRAM with the collector and write a trace\n"
-  "  vramscope import SNAPSHOT.pickle -o FILE\n"
-  "      turn a PyTorch memory snapshot into a trace\n"
-  "  vramscope report FILE [--format text|csv] [--device N] [--allocator NAME] REPORT\n"
-  "      print a report: summary, peak, leaks, timeline, oom, fragmentation,\n"
-  "      kernels, ranges (vramscope report --help for the options)\n"
-  "  vramscope view [FILE]\n"
-  "      open the desktop viewer\n"
-  "  vramscope --version\n";
+static const char help_text[]
+    = "vramscope " VS_VERSION " — GPU memory profiler\n"
+      "\n"
+      "  vramscope record [-o FILE] [OPTIONS] -- PROGRAM [ARGS...]\n"
+      "      run PROGRAM with the collector and write a trace\n"
+      "  vramscope import SNAPSHOT.pickle -o FILE\n"
+      "      turn a PyTorch memory snapshot into a trace\n"
+      "  vramscope report FILE [--format text|csv] [--device N] [--allocator NAME] REPORT\n"
+      "      print a report: summary, peak, leaks, timeline, oom, fragmentation,\n"
+      "      kernels, ranges (vramscope report --help for the options)\n"
+      "  vramscope view [FILE]\n"
+      "      open the desktop viewer\n"
+      "  vramscope --version\n";
 
 /* Execs vramscope-view from next to this executable, from the build tree's
  * gui/ folder, or from PATH.  Returns only on failure. */
@@ -42,7 +42,7 @@ run_view (int argc, char **argv)
   g_autofree char *self = g_file_read_link ("/proc/self/exe", NULL);
   g_autoptr (GPtrArray) args = g_ptr_array_new ();
 
-  g_ptr_array_add (args, (char *) "vramscope-view");
+  g_ptr_array_add (args, (char *)"vramscope-view");
   for (int i = 1; i < argc; i++)
     g_ptr_array_add (args, argv[i]);
   g_ptr_array_add (args, NULL);
@@ -54,13 +54,15 @@ run_view (int argc, char **argv)
       g_autofree char *build = g_build_filename (dir, "..", "gui", "vramscope-view", NULL);
 
       if (g_file_test (beside, G_FILE_TEST_IS_EXECUTABLE))
-        execv (beside, (char **) args->pdata);
+        execv (beside, (char **)args->pdata);
       if (g_file_test (build, G_FILE_TEST_IS_EXECUTABLE))
-        execv (build, (char **) args->pdata);
+        execv (build, (char **)args->pdata);
     }
-  execvp ("vramscope-view", (char **) args->pdata);
-  fprintf (stderr, "vramscope: cannot start the viewer vramscope-view: %s "
-           "(this build may not include the viewer)\n", g_strerror (errno));
+  execvp ("vramscope-view", (char **)args->pdata);
+  fprintf (stderr,
+           "vramscope: cannot start the viewer vramscope-view: %s "
+           "(this build may not include the viewer)\n",
+           g_strerror (errno));
   return 1;
 }
 
@@ -81,8 +83,7 @@ main (int argc, char **argv)
       printf ("vramscope %s\n", VS_VERSION);
       return 0;
     }
-  if (strcmp (cmd, "help") == 0 || strcmp (cmd, "--help") == 0 ||
-      strcmp (cmd, "-h") == 0)
+  if (strcmp (cmd, "help") == 0 || strcmp (cmd, "--help") == 0 || strcmp (cmd, "-h") == 0)
     {
       fputs (help_text, stdout);
       return 0;
@@ -99,7 +100,8 @@ main (int argc, char **argv)
       return vs_cmd_record (argc - 1, argv + 1);
 #else
       fputs ("vramscope: this build does not include the collector "
-             "(record needs the CUDA Toolkit with CUPTI at build time)\n", stderr);
+             "(record needs the CUDA Toolkit with CUPTI at build time)\n",
+             stderr);
       return 2;
 #endif
     }

@@ -27,7 +27,8 @@ on_interrupt (int sig)
   interrupted = 1;
 }
 
-typedef struct {
+typedef struct
+{
   gboolean show;
   gint64 last_us;
   int last_pct;
@@ -44,7 +45,7 @@ on_progress (const char *stage, double fraction, gpointer data)
   if (pr->show)
     {
       gint64 now = g_get_monotonic_time ();
-      int pct = (int) (fraction * 100.0);
+      int pct = (int)(fraction * 100.0);
       if (pct != pr->last_pct && now - pr->last_us > 100000)
         {
           fprintf (stderr, "\rimporting %3d%% (%s)   ", pct, stage);
@@ -92,22 +93,21 @@ vs_cmd_import (int argc, char **argv)
 {
   g_autofree char *output = NULL;
   gboolean quiet = FALSE, timings = FALSE, no_finalize = FALSE;
-  GOptionEntry entries[] = {
-    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
-      "Write the trace to FILE (default: the snapshot's name with .db)", "FILE" },
-    { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet,
-      "Print nothing but errors", NULL },
-    { "timings", 0, 0, G_OPTION_ARG_NONE, &timings,
-      "Print the time spent reading, importing and finalizing on stderr", NULL },
-    { "no-finalize", 0, 0, G_OPTION_ARG_NONE, &no_finalize,
-      "Write the raw events only, to merge into another trace (readers "
-      "finalize such a trace when they first open it)", NULL },
-    { NULL }
-  };
+  GOptionEntry entries[]
+      = { { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
+            "Write the trace to FILE (default: the snapshot's name with .db)", "FILE" },
+          { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "Print nothing but errors", NULL },
+          { "timings", 0, 0, G_OPTION_ARG_NONE, &timings,
+            "Print the time spent reading, importing and finalizing on stderr", NULL },
+          { "no-finalize", 0, 0, G_OPTION_ARG_NONE, &no_finalize,
+            "Write the raw events only, to merge into another trace (readers "
+            "finalize such a trace when they first open it)",
+            NULL },
+          { NULL } };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("SNAPSHOT.pickle");
-  g_option_context_set_summary (ctx,
-      "Convert a PyTorch memory snapshot (torch.cuda.memory._dump_snapshot)\n"
-      "into a vramscope trace.");
+  g_option_context_set_summary (
+      ctx, "Convert a PyTorch memory snapshot (torch.cuda.memory._dump_snapshot)\n"
+           "into a vramscope trace.");
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (ctx, &argc, &argv, &error))
@@ -125,14 +125,13 @@ vs_cmd_import (int argc, char **argv)
   if (!g_file_test (snapshot, G_FILE_TEST_IS_REGULAR))
     {
       fprintf (stderr, "vramscope import: %s: %s\n", snapshot,
-               g_file_test (snapshot, G_FILE_TEST_EXISTS)
-                   ? "not a regular file" : "no such file");
+               g_file_test (snapshot, G_FILE_TEST_EXISTS) ? "not a regular file" : "no such file");
       return 1;
     }
   if (output == NULL)
     output = default_output (snapshot);
 
-  g_autofree char *tmp = g_strdup_printf ("%s.tmp-%d", output, (int) getpid ());
+  g_autofree char *tmp = g_strdup_printf ("%s.tmp-%d", output, (int)getpid ());
   remove_trace (tmp);
 
   struct sigaction sa = { 0 }, old_int, old_term;
@@ -143,12 +142,11 @@ vs_cmd_import (int argc, char **argv)
 
   GStatBuf sb;
   Progress pr = { .last_pct = -1 };
-  pr.show = !quiet && isatty (STDERR_FILENO) && g_stat (snapshot, &sb) == 0
-            && sb.st_size >= (16 << 20);
+  pr.show
+      = !quiet && isatty (STDERR_FILENO) && g_stat (snapshot, &sb) == 0 && sb.st_size >= (16 << 20);
 
   VsImportStats stats;
-  gboolean ok = vs_import_snapshot (snapshot, tmp, !no_finalize, on_progress, &pr,
-                                    &stats, &error);
+  gboolean ok = vs_import_snapshot (snapshot, tmp, !no_finalize, on_progress, &pr, &stats, &error);
   if (pr.show)
     fprintf (stderr, "\r%40s\r", "");
 
@@ -163,8 +161,7 @@ vs_cmd_import (int argc, char **argv)
       g_unlink (shm);
       if (g_rename (tmp, output) != 0)
         {
-          fprintf (stderr, "vramscope import: cannot write %s: %s\n", output,
-                   g_strerror (errno));
+          fprintf (stderr, "vramscope import: cannot write %s: %s\n", output, g_strerror (errno));
           status = 1;
         }
     }
@@ -186,13 +183,14 @@ vs_cmd_import (int argc, char **argv)
   sigaction (SIGTERM, &old_term, NULL);
 
   if (status == 0 && timings)
-    fprintf (stderr, "vramscope import: reading %.2f s, importing %.2f s, "
-             "finalizing %.2f s\n", stats.reading_us / 1e6,
-             stats.importing_us / 1e6, stats.finalizing_us / 1e6);
+    fprintf (stderr,
+             "vramscope import: reading %.2f s, importing %.2f s, "
+             "finalizing %.2f s\n",
+             stats.reading_us / 1e6, stats.importing_us / 1e6, stats.finalizing_us / 1e6);
   if (status == 0 && !quiet)
     {
-      printf ("%s: %" G_GUINT64_FORMAT " history entries on %u device%s",
-              output, stats.entries, stats.devices, stats.devices == 1 ? "" : "s");
+      printf ("%s: %" G_GUINT64_FORMAT " history entries on %u device%s", output, stats.entries,
+              stats.devices, stats.devices == 1 ? "" : "s");
       if (stats.synthetic_events)
         printf ("; memory live before the history reconstructed");
       if (stats.history_overflow)

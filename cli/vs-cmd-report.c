@@ -12,9 +12,8 @@
 #include "vs-analyzer.h"
 #include "vs-cli.h"
 
-static const char usage_line[] =
-  "usage: vramscope report FILE [--format text|csv] [--device N] "
-  "[--allocator NAME] [--buckets N] [--from NS] [--to NS] REPORT\n";
+static const char usage_line[] = "usage: vramscope report FILE [--format text|csv] [--device N] "
+                                 "[--allocator NAME] [--buckets N] [--from NS] [--to NS] REPORT\n";
 
 static int
 usage_error (const char *message)
@@ -39,14 +38,13 @@ vs_cmd_report (int argc, char **argv)
       "Only this device (its index, as in the device column)", "N" },
     { "allocator", 0, 0, G_OPTION_ARG_STRING, &allocator,
       "Only this allocator (all, pytorch, pool:0x…, nvtx:<heap>)", "NAME" },
-    { "buckets", 0, 0, G_OPTION_ARG_INT, &buckets,
-      "timeline: number of buckets (default 100)", "N" },
+    { "buckets", 0, 0, G_OPTION_ARG_INT, &buckets, "timeline: number of buckets (default 100)",
+      "N" },
     { "from", 0, 0, G_OPTION_ARG_INT64, &from,
       "timeline: start, ns since the trace's start (default 0)", "NS" },
     { "to", 0, 0, G_OPTION_ARG_INT64, &to,
       "timeline: end, ns since the trace's start (default: the trace's end)", "NS" },
-    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &rest, NULL,
-      "FILE REPORT" },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &rest, NULL, "FILE REPORT" },
     { NULL },
   };
   g_autoptr (GOptionContext) context = NULL;
@@ -61,9 +59,8 @@ vs_cmd_report (int argc, char **argv)
 
   for (const char *const *n = vs_report_names (); *n != NULL; n++)
     g_string_append_printf (summary, "\n  %-14s %s", *n, vs_report_describe (*n));
-  g_string_append (summary,
-                   "\n\nTimes are ns since the trace's start; in CSV an empty"
-                   " field means the trace cannot know the value.");
+  g_string_append (summary, "\n\nTimes are ns since the trace's start; in CSV an empty"
+                            " field means the trace cannot know the value.");
   context = g_option_context_new ("FILE REPORT");
   g_option_context_set_summary (context, "Print a report on a vramscope trace.");
   g_option_context_set_description (context, summary->str);
@@ -76,9 +73,8 @@ vs_cmd_report (int argc, char **argv)
   report = rest[1];
   if (vs_report_describe (report) == NULL)
     {
-      g_autofree char *names = g_strjoinv (", ", (char **) vs_report_names ());
-      g_autofree char *msg = g_strdup_printf ("unknown report '%s' (reports: %s)",
-                                              report, names);
+      g_autofree char *names = g_strjoinv (", ", (char **)vs_report_names ());
+      g_autofree char *msg = g_strdup_printf ("unknown report '%s' (reports: %s)", report, names);
       return usage_error (msg);
     }
   if (format == NULL || strcmp (format, "text") == 0)
@@ -106,14 +102,13 @@ vs_cmd_report (int argc, char **argv)
 
       if (d == NULL)
         {
-          fprintf (stderr, "vramscope: %s has no device %" G_GINT64_FORMAT "\n",
-                   file, device);
+          fprintf (stderr, "vramscope: %s has no device %" G_GINT64_FORMAT "\n", file, device);
           return 1;
         }
       opts.device_id = d->id;
     }
   opts.allocator = allocator;
-  opts.buckets = (guint) buckets;
+  opts.buckets = (guint)buckets;
   opts.from_ns = from != G_MININT64 ? from : VS_UNKNOWN;
   opts.to_ns = to != G_MININT64 ? to : VS_UNKNOWN;
 

@@ -26,7 +26,7 @@ run_file (const char *path)
       g_error_free (error);
       return 1;
     }
-  LLVMFuzzerTestOneInput ((const uint8_t *) data, len);
+  LLVMFuzzerTestOneInput ((const uint8_t *)data, len);
   g_free (data);
   printf ("ok %d - %s\n", ++count, path);
   return 0;

@@ -33,7 +33,7 @@ touch (const VsPickle *p, VsPickleRef v, VsPickleKeys *keys)
     if (vals[i].s != NULL)
       {
         volatile char sink = vals[i].len ? vals[i].s[vals[i].len - 1] : 0;
-        (void) sink;
+        (void)sink;
       }
   const VsPickleRef *h = vs_pickle_items (p, v, &n);
   if (h != NULL)
@@ -46,7 +46,8 @@ touch (const VsPickle *p, VsPickleRef v, VsPickleKeys *keys)
     g_assert (t <= VS_PICKLE_TOKEN_MAX);
 }
 
-typedef struct {
+typedef struct
+{
   guint calls;
   VsPickleKeys keys;
 } HookState;
@@ -55,8 +56,8 @@ typedef struct {
  * first item inside each a shared one), and takes three batches in four;
  * every 64th call fails. */
 static VsPickleAppend
-hook (VsPickle *p, VsPickleRef list, const VsPickleRef *items, gsize n,
-      gpointer data, GError **error)
+hook (VsPickle *p, VsPickleRef list, const VsPickleRef *items, gsize n, gpointer data,
+      GError **error)
 {
   HookState *st = data;
   st->calls++;
@@ -73,9 +74,9 @@ hook (VsPickle *p, VsPickleRef list, const VsPickleRef *items, gsize n,
           vs_pickle_set_token_shared (p, inner, st->calls);
         }
       if (i % 3 == 0)
-        vs_pickle_set_token (p, items[i], (guint32) i);
+        vs_pickle_set_token (p, items[i], (guint32)i);
       else if (i % 3 == 1)
-        vs_pickle_set_token_shared (p, items[i], (guint32) i);
+        vs_pickle_set_token_shared (p, items[i], (guint32)i);
     }
   if (st->calls % 64 == 0)
     {
@@ -97,8 +98,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       GError *error = NULL;
       HookState st = { 0 };
       vs_pickle_keys_init (&st.keys, fetch_names, G_N_ELEMENTS (fetch_names));
-      VsPickle *p = vs_pickle_parse_full (size ? data : empty, size, NULL, NULL,
-                                          pass ? hook : NULL, &st, &error);
+      VsPickle *p = vs_pickle_parse_full (size ? data : empty, size, NULL, NULL, pass ? hook : NULL,
+                                          &st, &error);
       if (p == NULL)
         {
           g_assert (error != NULL && error->message[0] != '\0');
@@ -131,18 +132,20 @@ walk (VsPickle *p)
       VsPickleIter it;
       switch (vs_pickle_type (p, r))
         {
-        case VS_PICKLE_INT: case VS_PICKLE_BOOL:
+        case VS_PICKLE_INT:
+        case VS_PICKLE_BOOL:
           g_assert (vs_pickle_get_int (p, r, &i));
           break;
         case VS_PICKLE_FLOAT:
           g_assert (vs_pickle_get_double (p, r, &f));
           break;
-        case VS_PICKLE_STR: case VS_PICKLE_BYTES:
+        case VS_PICKLE_STR:
+        case VS_PICKLE_BYTES:
           {
             const char *s = vs_pickle_get_str (p, r, &len);
             g_assert (s != NULL);
             volatile char sink = len ? s[len - 1] : 0;
-            (void) sink;
+            (void)sink;
           }
           break;
         case VS_PICKLE_DICT:
@@ -155,7 +158,8 @@ walk (VsPickle *p)
               g_array_append_val (pending, v);
             }
           break;
-        case VS_PICKLE_LIST: case VS_PICKLE_TUPLE:
+        case VS_PICKLE_LIST:
+        case VS_PICKLE_TUPLE:
           vs_pickle_iter_init (&it, p, r);
           while (vs_pickle_iter_next (&it, &v))
             g_array_append_val (pending, v);

@@ -9,12 +9,10 @@
 G_BEGIN_DECLS
 
 #define VS_TYPE_ALLOCATIONS_PANE (vs_allocations_pane_get_type ())
-G_DECLARE_FINAL_TYPE (VsAllocationsPane, vs_allocations_pane, VS,
-                      ALLOCATIONS_PANE, GtkBox)
+G_DECLARE_FINAL_TYPE (VsAllocationsPane, vs_allocations_pane, VS, ALLOCATIONS_PANE, GtkBox)
 
 /* Lists instant's blocks (NULL clears). */
-void vs_allocations_pane_set_instant (VsAllocationsPane *self,
-                                      VsInstant *instant);
+void vs_allocations_pane_set_instant (VsAllocationsPane *self, VsInstant *instant);
 
 /* Rows shown after filtering (tests). */
 guint vs_allocations_pane_get_n_shown (VsAllocationsPane *self);

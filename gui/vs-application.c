@@ -42,8 +42,7 @@ vs_application_activate (GApplication *app)
   if (self->width > 0 && self->height > 0)
     gtk_window_set_default_size (GTK_WINDOW (window), self->width, self->height);
   if (self->screenshot != NULL)
-    vs_window_set_screenshot (window, self->screenshot, self->width,
-                              self->height);
+    vs_window_set_screenshot (window, self->screenshot, self->width, self->height);
   if (self->pane != NULL)
     vs_window_show_pane (window, self->pane);
   if (self->file != NULL)
@@ -75,14 +74,12 @@ about_activated (GSimpleAction *a, GVariant *p, gpointer data)
   const char *developers[] = { "The vramscope authors", NULL };
   GtkWidget *about = adw_about_window_new ();
 
-  g_object_set (about, "transient-for", gtk_application_get_active_window (app),
-                "application-name", "vramscope",
-                "application-icon", "utilities-system-monitor",
-                "version", VS_VERSION,
-                "comments", "GPU memory profiler: what holds the memory at the "
-                            "peak, fragmentation, leaks and failed allocations",
-                "license-type", GTK_LICENSE_MIT_X11,
-                "developers", developers, NULL);
+  g_object_set (about, "transient-for", gtk_application_get_active_window (app), "application-name",
+                "vramscope", "application-icon", "utilities-system-monitor", "version", VS_VERSION,
+                "comments",
+                "GPU memory profiler: what holds the memory at the "
+                "peak, fragmentation, leaks and failed allocations",
+                "license-type", GTK_LICENSE_MIT_X11, "developers", developers, NULL);
   gtk_window_present (GTK_WINDOW (about));
 }
 
@@ -105,10 +102,9 @@ vs_application_startup (GApplication *app)
 
   G_APPLICATION_CLASS (vs_application_parent_class)->startup (app);
   /* Light or dark as the desktop prefers. */
-  adw_style_manager_set_color_scheme (adw_style_manager_get_default (),
-                                      ADW_COLOR_SCHEME_DEFAULT);
-  g_action_map_add_action_entries (G_ACTION_MAP (app), app_actions,
-                                   G_N_ELEMENTS (app_actions), app);
+  adw_style_manager_set_color_scheme (adw_style_manager_get_default (), ADW_COLOR_SCHEME_DEFAULT);
+  g_action_map_add_action_entries (G_ACTION_MAP (app), app_actions, G_N_ELEMENTS (app_actions),
+                                   app);
   gtk_application_set_accels_for_action (GTK_APPLICATION (app), "app.quit", quit);
   gtk_application_set_accels_for_action (GTK_APPLICATION (app), "window.close", close);
   gtk_application_set_accels_for_action (GTK_APPLICATION (app), "win.open", open);
@@ -155,7 +151,7 @@ vs_application_choose_renderer (void)
   if (context == NULL || !gdk_gl_context_realize (context, NULL))
     return; /* GTK falls back to cairo by itself */
   gdk_gl_context_make_current (context);
-  renderer = (const char *) glGetString (GL_RENDERER);
+  renderer = (const char *)glGetString (GL_RENDERER);
   if (renderer != NULL
       && (strstr (renderer, "llvmpipe") || strstr (renderer, "softpipe")
           || strstr (renderer, "swrast")))
@@ -165,14 +161,12 @@ vs_application_choose_renderer (void)
 
 /* See vs-application.h. */
 VsApplication *
-vs_application_new (const char *file, const char *screenshot, int width,
-                    int height, const char *pane)
+vs_application_new (const char *file, const char *screenshot, int width, int height,
+                    const char *pane)
 {
-  VsApplication *self = g_object_new (VS_TYPE_APPLICATION,
-                                      "application-id", "org.vramscope.View",
-                                      "flags", G_APPLICATION_NON_UNIQUE,
-                                      "resource-base-path", "/org/vramscope/View",
-                                      NULL);
+  VsApplication *self
+      = g_object_new (VS_TYPE_APPLICATION, "application-id", "org.vramscope.View", "flags",
+                      G_APPLICATION_NON_UNIQUE, "resource-base-path", "/org/vramscope/View", NULL);
   self->file = g_strdup (file);
   self->screenshot = g_strdup (screenshot);
   self->width = width;
@@ -185,8 +179,7 @@ vs_application_new (const char *file, const char *screenshot, int width,
 gboolean
 vs_application_is_pane (const char *name)
 {
-  const char *panes[] = { "attribution", "flame", "allocations",
-                          "fragmentation", "oom", NULL };
+  const char *panes[] = { "attribution", "flame", "allocations", "fragmentation", "oom", NULL };
   return name != NULL && g_strv_contains (panes, name);
 }
 

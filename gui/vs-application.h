@@ -8,14 +8,13 @@
 G_BEGIN_DECLS
 
 #define VS_TYPE_APPLICATION (vs_application_get_type ())
-G_DECLARE_FINAL_TYPE (VsApplication, vs_application, VS, APPLICATION,
-                      AdwApplication)
+G_DECLARE_FINAL_TYPE (VsApplication, vs_application, VS, APPLICATION, AdwApplication)
 
 /* file: the trace to open (NULL: an empty window); screenshot: a PNG path
  * (NULL: interactive); width/height: the window's size (0: default);
  * pane: the pane shown first (NULL: attribution). */
-VsApplication *vs_application_new (const char *file, const char *screenshot,
-                                   int width, int height, const char *pane);
+VsApplication *vs_application_new (const char *file, const char *screenshot, int width, int height,
+                                   const char *pane);
 
 /* Whether name is a pane vs_application_new() accepts. */
 gboolean vs_application_is_pane (const char *name);

@@ -10,12 +10,10 @@
 G_BEGIN_DECLS
 
 #define VS_TYPE_ATTRIBUTION_PANE (vs_attribution_pane_get_type ())
-G_DECLARE_FINAL_TYPE (VsAttributionPane, vs_attribution_pane, VS,
-                      ATTRIBUTION_PANE, GtkBox)
+G_DECLARE_FINAL_TYPE (VsAttributionPane, vs_attribution_pane, VS, ATTRIBUTION_PANE, GtkBox)
 
 /* Shows instant's trees (NULL clears). */
-void vs_attribution_pane_set_instant (VsAttributionPane *self,
-                                      VsInstant *instant);
+void vs_attribution_pane_set_instant (VsAttributionPane *self, VsInstant *instant);
 
 /* The number of top-level rows shown (tests). */
 guint vs_attribution_pane_get_n_roots (VsAttributionPane *self);

@@ -89,8 +89,7 @@ const char *
 vs_block_item_kind_name (int kind)
 {
   /* The mem_kind lookup table of schemas/trace.sql. */
-  static const char *names[] = { "?", "device", "pinned", "managed",
-                                 "static", "async", "vmm", "pageable",
-                                 "array", "managed_static" };
-  return kind >= 0 && kind < (int) G_N_ELEMENTS (names) ? names[kind] : "?";
+  static const char *names[] = { "?",     "device", "pinned",   "managed", "static",
+                                 "async", "vmm",    "pageable", "array",   "managed_static" };
+  return kind >= 0 && kind < (int)G_N_ELEMENTS (names) ? names[kind] : "?";
 }

@@ -5,8 +5,7 @@
  */
 #include "vs-chart-data.h"
 
-G_DEFINE_BOXED_TYPE (VsChartData, vs_chart_data,
-                     vs_chart_data_ref, vs_chart_data_unref)
+G_DEFINE_BOXED_TYPE (VsChartData, vs_chart_data, vs_chart_data_ref, vs_chart_data_unref)
 
 static void
 clear_range (gpointer p)
@@ -63,8 +62,7 @@ vs_chart_data_unref (VsChartData *data)
 
 /* See vs-chart-data.h. */
 void
-vs_chart_data_add_marker (VsChartData *data, VsChartMarkerKind kind,
-                             gint64 ts, gint64 bytes)
+vs_chart_data_add_marker (VsChartData *data, VsChartMarkerKind kind, gint64 ts, gint64 bytes)
 {
   VsChartMarker m = { kind, ts, bytes };
   g_array_append_val (data->markers, m);
@@ -72,8 +70,8 @@ vs_chart_data_add_marker (VsChartData *data, VsChartMarkerKind kind,
 
 /* See vs-chart-data.h. */
 void
-vs_chart_data_add_range (VsChartData *data, gint64 start_ns,
-                            gint64 end_ns, guint depth, const char *name)
+vs_chart_data_add_range (VsChartData *data, gint64 start_ns, gint64 end_ns, guint depth,
+                         const char *name)
 {
   VsChartRange r = { start_ns, end_ns, depth, g_strdup (name) };
   g_array_append_val (data->ranges, r);
@@ -87,29 +85,27 @@ vs_chart_data_bucket_at (const VsChartData *data, gint64 t)
   if (t < data->t0 || t >= data->t1)
     return -1;
   /* In double: (t - t0) * n_buckets can pass 2^63 on long traces. */
-  return (gint) (((double) (t - data->t0) * data->n_buckets)
-                 / (double) (data->t1 - data->t0));
+  return (gint)(((double)(t - data->t0) * data->n_buckets) / (double)(data->t1 - data->t0));
 }
 
 /* See vs-chart-data.h. */
 gboolean
-vs_chart_data_span (const VsChartData *data, gint64 a, gint64 b,
-                       VsChartBucket *out)
+vs_chart_data_span (const VsChartData *data, gint64 a, gint64 b, VsChartBucket *out)
 {
-  double per = (double) (data->t1 - data->t0) / data->n_buckets;
+  double per = (double)(data->t1 - data->t0) / data->n_buckets;
   gint64 first, last;
   VsChartBucket acc = { 0 };
   gboolean any = FALSE;
 
   if (b <= data->t0 || a >= data->t1)
     return FALSE;
-  first = (gint64) ((MAX (a, data->t0) - data->t0) / per);
-  last = (gint64) ((MIN (b, data->t1) - data->t0) / per);
+  first = (gint64)((MAX (a, data->t0) - data->t0) / per);
+  last = (gint64)((MIN (b, data->t1) - data->t0) / per);
   /* b is exclusive: a bucket starting exactly at b is not in the span. */
-  if (last > first && data->t0 + (gint64) (last * per) >= b)
+  if (last > first && data->t0 + (gint64)(last * per) >= b)
     last--;
-  first = CLAMP (first, 0, (gint64) data->n_buckets - 1);
-  last = CLAMP (last, first, (gint64) data->n_buckets - 1);
+  first = CLAMP (first, 0, (gint64)data->n_buckets - 1);
+  last = CLAMP (last, first, (gint64)data->n_buckets - 1);
 
   for (gint64 i = first; i <= last; i++)
     {

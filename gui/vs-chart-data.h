@@ -18,32 +18,37 @@ G_BEGIN_DECLS
 /* One time bucket.  A bucket in which nothing changed carries the previous
  * value in all three fields; has_data is FALSE before the first event and
  * after the trace's end. */
-typedef struct {
+typedef struct
+{
   gint64 min_reserved, max_reserved, last_reserved;
   gint64 min_allocated, max_allocated, last_allocated;
   guint32 kernels; /* kernels starting in this bucket */
   gboolean has_data;
 } VsChartBucket;
 
-typedef enum {
+typedef enum
+{
   VS_CHART_MARKER_PEAK_ALLOCATED,
   VS_CHART_MARKER_PEAK_RESERVED,
   VS_CHART_MARKER_FAILED,
 } VsChartMarkerKind;
 
-typedef struct {
+typedef struct
+{
   VsChartMarkerKind kind;
   gint64 ts;
   gint64 bytes; /* the peak's value, or the failed request's size */
 } VsChartMarker;
 
-typedef struct {
+typedef struct
+{
   gint64 start_ns, end_ns; /* end_ns < 0: never closed (drawn to t1) */
   guint depth;
   char *name;
 } VsChartRange;
 
-typedef struct {
+typedef struct
+{
   char *title;           /* e.g. "GPU 0 · NVIDIA H200" */
   gint64 trace_start_ns; /* 0 */
   gint64 trace_end_ns;   /* duration of the trace */
@@ -69,11 +74,9 @@ VsChartData *vs_chart_data_ref (VsChartData *data);
 void vs_chart_data_unref (VsChartData *data);
 
 /* Appends a marker / a range (the name is copied). */
-void vs_chart_data_add_marker (VsChartData *data,
-                                  VsChartMarkerKind kind,
-                                  gint64 ts, gint64 bytes);
-void vs_chart_data_add_range (VsChartData *data, gint64 start_ns,
-                                 gint64 end_ns, guint depth, const char *name);
+void vs_chart_data_add_marker (VsChartData *data, VsChartMarkerKind kind, gint64 ts, gint64 bytes);
+void vs_chart_data_add_range (VsChartData *data, gint64 start_ns, gint64 end_ns, guint depth,
+                              const char *name);
 
 /* The bucket index holding time t, or -1 when t is outside [t0, t1). */
 gint vs_chart_data_bucket_at (const VsChartData *data, gint64 t);
@@ -81,8 +84,7 @@ gint vs_chart_data_bucket_at (const VsChartData *data, gint64 t);
 /* Combines the buckets overlapping [a, b) into out (min of mins, max of
  * maxes, last of the last bucket, sum of kernels).  Returns FALSE and leaves
  * out untouched when none of them has data. */
-gboolean vs_chart_data_span (const VsChartData *data, gint64 a, gint64 b,
-                                VsChartBucket *out);
+gboolean vs_chart_data_span (const VsChartData *data, gint64 a, gint64 b, VsChartBucket *out);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (VsChartData, vs_chart_data_unref)
 

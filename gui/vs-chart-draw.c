@@ -13,7 +13,10 @@
 #include "vs-table.h"
 #include "vs-time-format.h"
 
-#define RGBA(r, g, b, a) { r / 255.f, g / 255.f, b / 255.f, a }
+#define RGBA(r, g, b, a)                                                                           \
+  {                                                                                                \
+    r / 255.f, g / 255.f, b / 255.f, a                                                             \
+  }
 
 static const VsChartPalette light_palette = {
   .background = RGBA (255, 255, 255, 1),
@@ -65,8 +68,7 @@ vs_chart_palette (gboolean dark)
 
 /* See vs-chart-draw.h. */
 void
-vs_chart_layout (const VsChartData *data, int width, int height,
-                    VsChartLayout *l)
+vs_chart_layout (const VsChartData *data, int width, int height, VsChartLayout *l)
 {
   double y = VS_CHART_HEADER_HEIGHT;
   double lanes = 0, klane = 0;
@@ -75,8 +77,7 @@ vs_chart_layout (const VsChartData *data, int width, int height,
 
   if (data != NULL)
     {
-      lanes = MIN (data->max_range_depth, VS_CHART_MAX_RANGE_LANES)
-              * VS_CHART_LANE_HEIGHT;
+      lanes = MIN (data->max_range_depth, VS_CHART_MAX_RANGE_LANES) * VS_CHART_LANE_HEIGHT;
       klane = data->has_kernels ? VS_CHART_KERNEL_LANE_HEIGHT + 2 : 0;
       peak = data->peak_bytes;
     }
@@ -85,17 +86,14 @@ vs_chart_layout (const VsChartData *data, int width, int height,
   y += lanes;
   l->kernels = GRAPHENE_RECT_INIT (cx, y, cw, klane ? klane - 2 : 0);
   y += klane + 4;
-  l->chart = GRAPHENE_RECT_INIT (cx, y, cw,
-                                 MAX (1, height - y - VS_CHART_AXIS_HEIGHT));
-  l->axis = GRAPHENE_RECT_INIT (cx, height - VS_CHART_AXIS_HEIGHT, cw,
-                                VS_CHART_AXIS_HEIGHT);
+  l->chart = GRAPHENE_RECT_INIT (cx, y, cw, MAX (1, height - y - VS_CHART_AXIS_HEIGHT));
+  l->axis = GRAPHENE_RECT_INIT (cx, height - VS_CHART_AXIS_HEIGHT, cw, VS_CHART_AXIS_HEIGHT);
 
   /* Room above the peak for its label; the capacity line joins the scale
    * only when it is close enough not to flatten the curves. */
   l->y_max = MAX (peak * 1.18, 1024.0 * 1024.0);
   l->capacity_on_scale = FALSE;
-  if (data != NULL && data->capacity_bytes > 0
-      && data->capacity_bytes <= peak * 1.6)
+  if (data != NULL && data->capacity_bytes > 0 && data->capacity_bytes <= peak * 1.6)
     {
       l->y_max = MAX (l->y_max, data->capacity_bytes * 1.08);
       l->capacity_on_scale = TRUE;
@@ -104,22 +102,18 @@ vs_chart_layout (const VsChartData *data, int width, int height,
 
 /* See vs-chart-draw.h. */
 double
-vs_chart_x_for_time (const VsChartLayout *l, gint64 view_t0,
-                        gint64 view_t1, gint64 t)
+vs_chart_x_for_time (const VsChartLayout *l, gint64 view_t0, gint64 view_t1, gint64 t)
 {
   return l->chart.origin.x
-         + (double) (t - view_t0) / (double) (view_t1 - view_t0)
-               * l->chart.size.width;
+         + (double)(t - view_t0) / (double)(view_t1 - view_t0) * l->chart.size.width;
 }
 
 /* See vs-chart-draw.h. */
 gint64
-vs_chart_time_for_x (const VsChartLayout *l, gint64 view_t0,
-                        gint64 view_t1, double x)
+vs_chart_time_for_x (const VsChartLayout *l, gint64 view_t0, gint64 view_t1, double x)
 {
   return view_t0
-         + (gint64) ((x - l->chart.origin.x) / l->chart.size.width
-                     * (double) (view_t1 - view_t0));
+         + (gint64)((x - l->chart.origin.x) / l->chart.size.width * (double)(view_t1 - view_t0));
 }
 
 /* See vs-chart-draw.h. */
@@ -127,7 +121,7 @@ double
 vs_chart_y_for_bytes (const VsChartLayout *l, gint64 bytes)
 {
   double bottom = l->chart.origin.y + l->chart.size.height;
-  return bottom - (double) bytes / l->y_max * l->chart.size.height;
+  return bottom - (double)bytes / l->y_max * l->chart.size.height;
 }
 
 /* A "nice" step (1, 2 or 5 times a power of ten) at least min_step. */
@@ -163,8 +157,8 @@ set_source (cairo_t *cr, const GdkRGBA *c)
 /* Shows text with its top-left (align 0), top-centre (0.5) or top-right (1)
  * at x, y; returns the text's width. */
 static double
-show_text (cairo_t *cr, PangoLayout *layout, const char *text, double x,
-           double y, double align, const GdkRGBA *color)
+show_text (cairo_t *cr, PangoLayout *layout, const char *text, double x, double y, double align,
+           const GdkRGBA *color)
 {
   int w, h;
 
@@ -177,29 +171,30 @@ show_text (cairo_t *cr, PangoLayout *layout, const char *text, double x,
 }
 
 /* Per-pixel-column values of the visible range. */
-typedef struct {
+typedef struct
+{
   gboolean has;
   double max_a, max_r, min_r; /* in y pixels */
   guint32 kernels;
 } Column;
 
 static void
-draw_grid_and_axes (cairo_t *cr, PangoLayout *pl, const VsChartLayout *l,
-                    gint64 v0, gint64 v1, const VsChartPalette *p)
+draw_grid_and_axes (cairo_t *cr, PangoLayout *pl, const VsChartLayout *l, gint64 v0, gint64 v1,
+                    const VsChartPalette *p)
 {
   const graphene_rect_t *c = &l->chart;
   double unit = byte_unit (l->y_max / 1.1);
   double ystep_u = nice_step (l->y_max / unit / MAX (1, c->size.height / 36));
   double ystep = ystep_u * unit;
-  int decimals = (int) CLAMP (-floor (log10 (ystep_u) + 1e-9), 0, 3);
-  double tstep = nice_step ((double) (v1 - v0) / MAX (1, c->size.width / 96));
+  int decimals = (int)CLAMP (-floor (log10 (ystep_u) + 1e-9), 0, 3);
+  double tstep = nice_step ((double)(v1 - v0) / MAX (1, c->size.width / 96));
   static const char *names[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-  int ui = (int) round (log2 (unit) / 10);
+  int ui = (int)round (log2 (unit) / 10);
 
   cairo_set_line_width (cr, 1);
   for (double b = 0; b <= l->y_max; b += ystep)
     {
-      double y = floor (vs_chart_y_for_bytes (l, (gint64) b)) + 0.5;
+      double y = floor (vs_chart_y_for_bytes (l, (gint64)b)) + 0.5;
       g_autofree char *label = NULL;
       double v = b / unit;
 
@@ -216,8 +211,8 @@ draw_grid_and_axes (cairo_t *cr, PangoLayout *pl, const VsChartLayout *l,
 
   for (double t = ceil (v0 / tstep) * tstep; t < v1; t += tstep)
     {
-      double x = floor (vs_chart_x_for_time (l, v0, v1, (gint64) t)) + 0.5;
-      g_autofree char *label = vs_format_time_tick ((gint64) t, (gint64) tstep);
+      double x = floor (vs_chart_x_for_time (l, v0, v1, (gint64)t)) + 0.5;
+      g_autofree char *label = vs_format_time_tick ((gint64)t, (gint64)tstep);
 
       set_source (cr, &p->grid);
       cairo_move_to (cr, x, c->origin.y);
@@ -251,7 +246,7 @@ hatch_pattern (const GdkRGBA *c)
 }
 
 /* The y of column k's field (a double at byte offset off in Column). */
-#define COL_Y(col, k, off) (*(const double *) ((const char *) &(col)[k] + (off)))
+#define COL_Y(col, k, off) (*(const double *)((const char *)&(col)[k] + (off)))
 
 /* Adds the step line through column values [i, j) to the current path,
  * left to right (or right to left with backwards), starting with a
@@ -259,8 +254,8 @@ hatch_pattern (const GdkRGBA *c)
  * stretch costs two points whatever its width: cairo's rasterizer work
  * follows the shape, not the pixel count. */
 static void
-step_path (cairo_t *cr, double x0, const Column *col, int i, int j,
-           gsize off, double dy, gboolean backwards)
+step_path (cairo_t *cr, double x0, const Column *col, int i, int j, gsize off, double dy,
+           gboolean backwards)
 {
   if (!backwards)
     {
@@ -297,8 +292,7 @@ step_path (cairo_t *cr, double x0, const Column *col, int i, int j,
 }
 
 static void
-draw_series (cairo_t *cr, const VsChartLayout *l, const Column *col,
-             int n, const VsChartPalette *p)
+draw_series (cairo_t *cr, const VsChartLayout *l, const Column *col, int n, const VsChartPalette *p)
 {
   double x0 = l->chart.origin.x;
   double base = l->chart.origin.y + l->chart.size.height;
@@ -364,8 +358,8 @@ draw_series (cairo_t *cr, const VsChartLayout *l, const Column *col,
 }
 
 static void
-draw_capacity (cairo_t *cr, PangoLayout *pl, const VsChartData *d,
-               const VsChartLayout *l, const VsChartPalette *p)
+draw_capacity (cairo_t *cr, PangoLayout *pl, const VsChartData *d, const VsChartLayout *l,
+               const VsChartPalette *p)
 {
   const graphene_rect_t *c = &l->chart;
   g_autofree char *cap = NULL;
@@ -388,12 +382,12 @@ draw_capacity (cairo_t *cr, PangoLayout *pl, const VsChartData *d,
   cairo_line_to (cr, c->origin.x + c->size.width, y);
   cairo_stroke (cr);
   cairo_set_dash (cr, NULL, 0, 0);
-  show_text (cr, pl, label, c->origin.x + c->size.width - 4, y - 16, 1.0,
-             &p->capacity);
+  show_text (cr, pl, label, c->origin.x + c->size.width - 4, y - 16, 1.0, &p->capacity);
 }
 
 /* Labels placed so far, so later ones go where they do not overlap. */
-typedef struct {
+typedef struct
+{
   GArray *taken; /* graphene_rect_t */
   const graphene_rect_t *bounds;
 } Labels;
@@ -402,8 +396,8 @@ typedef struct {
  * higher on either side, wherever it overlaps no earlier label and stays
  * inside the chart; skips it when there is no such place. */
 static void
-place_label (cairo_t *cr, PangoLayout *pl, Labels *labels, const char *text,
-             double x, double y, const GdkRGBA *color)
+place_label (cairo_t *cr, PangoLayout *pl, Labels *labels, const char *text, double x, double y,
+             const GdkRGBA *color)
 {
   int w, h;
   const double dx[] = { 8, -8, 8, -8, 8, -8 };
@@ -413,16 +407,16 @@ place_label (cairo_t *cr, PangoLayout *pl, Labels *labels, const char *text,
   pango_layout_get_pixel_size (pl, &w, &h);
   for (guint i = 0; i < G_N_ELEMENTS (dx); i++)
     {
-      graphene_rect_t r = GRAPHENE_RECT_INIT (dx[i] > 0 ? x + dx[i] : x + dx[i] - w,
-                                              y + dy[i] - h / 2.0, w, h);
+      graphene_rect_t r
+          = GRAPHENE_RECT_INIT (dx[i] > 0 ? x + dx[i] : x + dx[i] - w, y + dy[i] - h / 2.0, w, h);
       /* Labels keep a small gap between them, not just no overlap. */
-      graphene_rect_t spaced = GRAPHENE_RECT_INIT (r.origin.x - 4, r.origin.y,
-                                                   r.size.width + 8, r.size.height);
+      graphene_rect_t spaced
+          = GRAPHENE_RECT_INIT (r.origin.x - 4, r.origin.y, r.size.width + 8, r.size.height);
       gboolean free = graphene_rect_contains_rect (labels->bounds, &r);
 
       for (guint j = 0; free && j < labels->taken->len; j++)
-        free = !graphene_rect_intersection (
-            &g_array_index (labels->taken, graphene_rect_t, j), &spaced, NULL);
+        free = !graphene_rect_intersection (&g_array_index (labels->taken, graphene_rect_t, j),
+                                            &spaced, NULL);
       if (!free)
         continue;
       g_array_append_val (labels->taken, r);
@@ -432,15 +426,13 @@ place_label (cairo_t *cr, PangoLayout *pl, Labels *labels, const char *text,
 }
 
 static void
-draw_markers (cairo_t *cr, PangoLayout *pl, const VsChartData *d,
-              const VsChartLayout *l, gint64 v0, gint64 v1,
-              const VsChartPalette *p)
+draw_markers (cairo_t *cr, PangoLayout *pl, const VsChartData *d, const VsChartLayout *l, gint64 v0,
+              gint64 v1, const VsChartPalette *p)
 {
   const graphene_rect_t *c = &l->chart;
-  graphene_rect_t bounds = GRAPHENE_RECT_INIT (c->origin.x, c->origin.y - 2,
-                                               c->size.width, c->size.height);
-  Labels labels = { g_array_new (FALSE, FALSE, sizeof (graphene_rect_t)),
-                    &bounds };
+  graphene_rect_t bounds
+      = GRAPHENE_RECT_INIT (c->origin.x, c->origin.y - 2, c->size.width, c->size.height);
+  Labels labels = { g_array_new (FALSE, FALSE, sizeof (graphene_rect_t)), &bounds };
 
   /* Markers first, then labels: peaks get the first choice of place,
    * then failed allocations left to right. */
@@ -456,8 +448,7 @@ draw_markers (cairo_t *cr, PangoLayout *pl, const VsChartData *d,
         {
           x = vs_chart_x_for_time (l, v0, v1, m->ts);
           y = vs_chart_y_for_bytes (l, m->bytes) - 3;
-          set_source (cr, m->kind == VS_CHART_MARKER_PEAK_ALLOCATED
-                              ? &p->peak : &p->reserved_line);
+          set_source (cr, m->kind == VS_CHART_MARKER_PEAK_ALLOCATED ? &p->peak : &p->reserved_line);
           cairo_move_to (cr, x, y);
           cairo_line_to (cr, x - 5, y - 7);
           cairo_line_to (cr, x + 5, y - 7);
@@ -504,17 +495,14 @@ draw_markers (cairo_t *cr, PangoLayout *pl, const VsChartData *d,
         if (failed)
           {
             label = g_strdup_printf ("failed %s", b);
-            place_label (cr, pl, &labels, label,
-                         vs_chart_x_for_time (l, v0, v1, m->ts),
+            place_label (cr, pl, &labels, label, vs_chart_x_for_time (l, v0, v1, m->ts),
                          c->origin.y + 7, &p->failed);
           }
         else
           {
             gboolean alloc = m->kind == VS_CHART_MARKER_PEAK_ALLOCATED;
-            label = g_strdup_printf (alloc ? "peak allocated %s"
-                                           : "peak reserved %s", b);
-            place_label (cr, pl, &labels, label,
-                         vs_chart_x_for_time (l, v0, v1, m->ts),
+            label = g_strdup_printf (alloc ? "peak allocated %s" : "peak reserved %s", b);
+            place_label (cr, pl, &labels, label, vs_chart_x_for_time (l, v0, v1, m->ts),
                          vs_chart_y_for_bytes (l, m->bytes) - 7,
                          alloc ? &p->peak : &p->reserved_line);
           }
@@ -523,20 +511,17 @@ draw_markers (cairo_t *cr, PangoLayout *pl, const VsChartData *d,
 }
 
 static void
-draw_ranges (cairo_t *cr, PangoLayout *pl, const VsChartData *d,
-             const VsChartLayout *l, gint64 v0, gint64 v1,
-             const VsChartPalette *p)
+draw_ranges (cairo_t *cr, PangoLayout *pl, const VsChartData *d, const VsChartLayout *l, gint64 v0,
+             gint64 v1, const VsChartPalette *p)
 {
   const graphene_rect_t *r = &l->ranges;
   double right = r->origin.x + r->size.width;
 
   if (r->size.height <= 0)
     return;
-  show_text (cr, pl, "ranges", r->origin.x - 6, r->origin.y + 1, 1.0,
-             &p->dim_text);
+  show_text (cr, pl, "ranges", r->origin.x - 6, r->origin.y + 1, 1.0, &p->dim_text);
   cairo_save (cr);
-  cairo_rectangle (cr, r->origin.x, r->origin.y, r->size.width,
-                   r->size.height);
+  cairo_rectangle (cr, r->origin.x, r->origin.y, r->size.width, r->size.height);
   cairo_clip (cr);
   for (guint i = 0; i < d->ranges->len; i++)
     {
@@ -559,8 +544,7 @@ draw_ranges (cairo_t *cr, PangoLayout *pl, const VsChartData *d,
         {
           static const GdkRGBA ink = RGBA (36, 31, 49, 1);
           double tx = MAX (xa, r->origin.x) + 3;
-          pango_layout_set_width (pl, (int) (MIN (xb, right) - tx - 2)
-                                          * PANGO_SCALE);
+          pango_layout_set_width (pl, (int)(MIN (xb, right) - tx - 2) * PANGO_SCALE);
           show_text (cr, pl, g->name, tx, y + 1, 0.0, &ink);
           pango_layout_set_width (pl, -1);
         }
@@ -569,16 +553,15 @@ draw_ranges (cairo_t *cr, PangoLayout *pl, const VsChartData *d,
 }
 
 static void
-draw_kernels (cairo_t *cr, PangoLayout *pl, const VsChartLayout *l,
-              const Column *col, int n, const VsChartPalette *p)
+draw_kernels (cairo_t *cr, PangoLayout *pl, const VsChartLayout *l, const Column *col, int n,
+              const VsChartPalette *p)
 {
   const graphene_rect_t *k = &l->kernels;
   guint32 most = 0;
 
   if (k->size.height <= 0)
     return;
-  show_text (cr, pl, "kernels", k->origin.x - 6, k->origin.y - 2, 1.0,
-             &p->dim_text);
+  show_text (cr, pl, "kernels", k->origin.x - 6, k->origin.y - 2, 1.0, &p->dim_text);
   for (int i = 0; i < n; i++)
     most = MAX (most, col[i].kernels);
   if (most == 0)
@@ -587,7 +570,7 @@ draw_kernels (cairo_t *cr, PangoLayout *pl, const VsChartLayout *l,
     if (col[i].kernels > 0)
       {
         GdkRGBA c = p->kernels;
-        c.alpha = 0.25 + 0.75 * col[i].kernels / (double) most;
+        c.alpha = 0.25 + 0.75 * col[i].kernels / (double)most;
         set_source (cr, &c);
         cairo_rectangle (cr, k->origin.x + i, k->origin.y, 1, k->size.height);
         cairo_fill (cr);
@@ -595,12 +578,17 @@ draw_kernels (cairo_t *cr, PangoLayout *pl, const VsChartLayout *l,
 }
 
 static void
-draw_header (cairo_t *cr, PangoLayout *pl, const VsChartData *d,
-             const VsChartLayout *l, const VsChartPalette *p)
+draw_header (cairo_t *cr, PangoLayout *pl, const VsChartData *d, const VsChartLayout *l,
+             const VsChartPalette *p)
 {
   double x = l->chart.origin.x + l->chart.size.width;
   double y = 4;
-  struct { const char *name; const GdkRGBA *c; int style; } legend[] = {
+  struct
+  {
+    const char *name;
+    const GdkRGBA *c;
+    int style;
+  } legend[] = {
     { "failed allocation", &p->failed, 3 },
     { "fragmentation", &p->fragmentation, 2 },
     { "reserved", &p->reserved_line, 1 },
@@ -618,8 +606,7 @@ draw_header (cairo_t *cr, PangoLayout *pl, const VsChartData *d,
   gboolean any_failed = FALSE;
 
   for (guint i = 0; d != NULL && i < d->markers->len; i++)
-    any_failed |= g_array_index (d->markers, VsChartMarker, i).kind
-                  == VS_CHART_MARKER_FAILED;
+    any_failed |= g_array_index (d->markers, VsChartMarker, i).kind == VS_CHART_MARKER_FAILED;
   /* The failed-allocation entry only where there are failures. */
   for (guint i = any_failed ? 0 : 1; i < G_N_ELEMENTS (legend); i++)
     {
@@ -643,9 +630,8 @@ draw_header (cairo_t *cr, PangoLayout *pl, const VsChartData *d,
 
 /* See vs-chart-draw.h. */
 void
-vs_chart_draw (GtkSnapshot *snapshot, const VsChartData *d,
-                  gint64 v0, gint64 v1, int width, int height,
-                  const VsChartPalette *p, PangoContext *pango)
+vs_chart_draw (GtkSnapshot *snapshot, const VsChartData *d, gint64 v0, gint64 v1, int width,
+               int height, const VsChartPalette *p, PangoContext *pango)
 {
   VsChartLayout l;
   cairo_t *cr;
@@ -660,8 +646,7 @@ vs_chart_draw (GtkSnapshot *snapshot, const VsChartData *d,
     return;
 
   vs_chart_layout (d, width, height, &l);
-  cr = gtk_snapshot_append_cairo (snapshot,
-                                  &GRAPHENE_RECT_INIT (0, 0, width, height));
+  cr = gtk_snapshot_append_cairo (snapshot, &GRAPHENE_RECT_INIT (0, 0, width, height));
   set_source (cr, &p->background);
   cairo_paint (cr);
 
@@ -670,23 +655,22 @@ vs_chart_draw (GtkSnapshot *snapshot, const VsChartData *d,
   pango_layout_set_font_description (pl, font);
   pango_layout_set_ellipsize (pl, PANGO_ELLIPSIZE_END);
 
-  n = (int) l.chart.size.width;
+  n = (int)l.chart.size.width;
   col = g_new0 (Column, n);
-  span = (double) (v1 - v0) / n;
+  span = (double)(v1 - v0) / n;
   if (d != NULL)
     for (int i = 0; i < n; i++)
       {
         VsChartBucket b;
-        gint64 a = v0 + (gint64) (i * span);
-        gint64 e = MAX (a + 1, v0 + (gint64) ((i + 1) * span));
+        gint64 a = v0 + (gint64)(i * span);
+        gint64 e = MAX (a + 1, v0 + (gint64)((i + 1) * span));
         if (!vs_chart_data_span (d, a, e, &b))
           continue;
         /* Whole pixels: neighbouring columns at the same level merge into
          * one path segment, and edges stay crisp. */
         col[i].has = TRUE;
         col[i].max_a = round (vs_chart_y_for_bytes (&l, b.max_allocated));
-        col[i].max_r = round (vs_chart_y_for_bytes (&l, MAX (b.max_reserved,
-                                                                b.max_allocated)));
+        col[i].max_r = round (vs_chart_y_for_bytes (&l, MAX (b.max_reserved, b.max_allocated)));
         col[i].min_r = round (vs_chart_y_for_bytes (&l, b.min_reserved));
         col[i].kernels = b.kernels;
       }
@@ -696,8 +680,8 @@ vs_chart_draw (GtkSnapshot *snapshot, const VsChartData *d,
   draw_header (cr, pl, d, &l, p);
   pango_layout_set_font_description (pl, font);
   cairo_save (cr);
-  cairo_rectangle (cr, l.chart.origin.x, l.chart.origin.y - 20,
-                   l.chart.size.width, l.chart.size.height + 20);
+  cairo_rectangle (cr, l.chart.origin.x, l.chart.origin.y - 20, l.chart.size.width,
+                   l.chart.size.height + 20);
   cairo_clip (cr);
   draw_series (cr, &l, col, n, p);
   if (d != NULL)
@@ -714,8 +698,7 @@ vs_chart_draw (GtkSnapshot *snapshot, const VsChartData *d,
   set_source (cr, &p->dim_text);
   cairo_set_line_width (cr, 1);
   cairo_move_to (cr, l.chart.origin.x - 0.5, l.chart.origin.y);
-  cairo_line_to (cr, l.chart.origin.x - 0.5,
-                 l.chart.origin.y + l.chart.size.height + 0.5);
+  cairo_line_to (cr, l.chart.origin.x - 0.5, l.chart.origin.y + l.chart.size.height + 0.5);
   cairo_line_to (cr, l.chart.origin.x + l.chart.size.width,
                  l.chart.origin.y + l.chart.size.height + 0.5);
   cairo_stroke (cr);

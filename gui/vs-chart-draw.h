@@ -21,7 +21,8 @@
 
 G_BEGIN_DECLS
 
-typedef struct {
+typedef struct
+{
   GdkRGBA background;
   GdkRGBA grid;
   GdkRGBA text;
@@ -42,13 +43,14 @@ typedef struct {
 const VsChartPalette *vs_chart_palette (gboolean dark);
 
 /* Where each part of the picture lies for a given data set and size. */
-typedef struct {
+typedef struct
+{
   graphene_rect_t header;
   graphene_rect_t ranges;  /* zero height without NVTX ranges */
   graphene_rect_t kernels; /* zero height without kernels */
   graphene_rect_t chart;
   graphene_rect_t axis;
-  double y_max;            /* bytes at the chart's top edge */
+  double y_max; /* bytes at the chart's top edge */
   gboolean capacity_on_scale;
 } VsChartLayout;
 
@@ -60,15 +62,12 @@ typedef struct {
 #define VS_CHART_MAX_RANGE_LANES 4
 
 /* Computes the layout of data drawn at width × height. */
-void vs_chart_layout (const VsChartData *data, int width, int height,
-                         VsChartLayout *layout);
+void vs_chart_layout (const VsChartData *data, int width, int height, VsChartLayout *layout);
 
 /* The chart's x for time t, and the time at chart x (both in widget
  * coordinates), for the visible range [view_t0, view_t1). */
-double vs_chart_x_for_time (const VsChartLayout *layout, gint64 view_t0,
-                               gint64 view_t1, gint64 t);
-gint64 vs_chart_time_for_x (const VsChartLayout *layout, gint64 view_t0,
-                               gint64 view_t1, double x);
+double vs_chart_x_for_time (const VsChartLayout *layout, gint64 view_t0, gint64 view_t1, gint64 t);
+gint64 vs_chart_time_for_x (const VsChartLayout *layout, gint64 view_t0, gint64 view_t1, double x);
 
 /* The chart's y for a byte count. */
 double vs_chart_y_for_bytes (const VsChartLayout *layout, gint64 bytes);
@@ -77,8 +76,7 @@ double vs_chart_y_for_bytes (const VsChartLayout *layout, gint64 bytes);
  * box at the snapshot's origin.  pango must be a PangoCairo context (a
  * widget's, or one made from pango_cairo_font_map_get_default()).
  * data may be NULL (draws the empty frame).  Requires view_t1 > view_t0. */
-void vs_chart_draw (GtkSnapshot *snapshot, const VsChartData *data,
-                       gint64 view_t0, gint64 view_t1, int width, int height,
-                       const VsChartPalette *palette, PangoContext *pango);
+void vs_chart_draw (GtkSnapshot *snapshot, const VsChartData *data, gint64 view_t0, gint64 view_t1,
+                    int width, int height, const VsChartPalette *palette, PangoContext *pango);
 
 G_END_DECLS

@@ -23,9 +23,8 @@ setup_cell (GtkSignalListItemFactory *f, GtkListItem *li, gpointer data)
   GtkWidget *label = gtk_label_new (NULL);
 
   gtk_label_set_xalign (GTK_LABEL (label), xalign);
-  gtk_label_set_ellipsize (GTK_LABEL (label), xalign > 0.5
-                                                  ? PANGO_ELLIPSIZE_NONE
-                                                  : PANGO_ELLIPSIZE_MIDDLE);
+  gtk_label_set_ellipsize (GTK_LABEL (label),
+                           xalign > 0.5 ? PANGO_ELLIPSIZE_NONE : PANGO_ELLIPSIZE_MIDDLE);
   if (xalign > 0.5)
     gtk_widget_add_css_class (label, "numeric");
   if (tree)
@@ -41,7 +40,7 @@ setup_cell (GtkSignalListItemFactory *f, GtkListItem *li, gpointer data)
 static void
 bind_cell (GtkSignalListItemFactory *f, GtkListItem *li, gpointer data)
 {
-  VsCellTextFunc text = (VsCellTextFunc) data;
+  VsCellTextFunc text = (VsCellTextFunc)data;
   gpointer item = gtk_list_item_get_item (li);
   GtkWidget *child = gtk_list_item_get_child (li);
   GtkWidget *label = child;
@@ -61,18 +60,16 @@ bind_cell (GtkSignalListItemFactory *f, GtkListItem *li, gpointer data)
 
 /* See vs-columns.h. */
 GtkColumnViewColumn *
-vs_columns_add (GtkColumnView *view, const char *title, VsCellTextFunc text,
-                float xalign, GtkSorter *sorter, gboolean expand,
-                gboolean tree)
+vs_columns_add (GtkColumnView *view, const char *title, VsCellTextFunc text, float xalign,
+                GtkSorter *sorter, gboolean expand, gboolean tree)
 {
   GtkListItemFactory *factory = gtk_signal_list_item_factory_new ();
   GtkColumnViewColumn *column;
 
-  g_object_set_data (G_OBJECT (factory), "xalign",
-                     GINT_TO_POINTER ((int) (xalign * 100)));
+  g_object_set_data (G_OBJECT (factory), "xalign", GINT_TO_POINTER ((int)(xalign * 100)));
   g_object_set_data (G_OBJECT (factory), "tree", GINT_TO_POINTER (tree));
   g_signal_connect (factory, "setup", G_CALLBACK (setup_cell), NULL);
-  g_signal_connect (factory, "bind", G_CALLBACK (bind_cell), (gpointer) text);
+  g_signal_connect (factory, "bind", G_CALLBACK (bind_cell), (gpointer)text);
   column = gtk_column_view_column_new (title, factory);
   gtk_column_view_column_set_expand (column, expand);
   gtk_column_view_column_set_resizable (column, TRUE);

@@ -18,9 +18,8 @@ typedef char *(*VsCellTextFunc) (gpointer item);
  * expand: whether the column takes the spare width.  tree: TRUE for the
  * column that shows the tree expander (rows are GtkTreeListRow).  Returns
  * the column (owned by view). */
-GtkColumnViewColumn *vs_columns_add (GtkColumnView *view, const char *title,
-                                     VsCellTextFunc text, float xalign,
-                                     GtkSorter *sorter, gboolean expand,
+GtkColumnViewColumn *vs_columns_add (GtkColumnView *view, const char *title, VsCellTextFunc text,
+                                     float xalign, GtkSorter *sorter, gboolean expand,
                                      gboolean tree);
 
 /* The item a list row stands for: the item of a GtkTreeListRow, else

@@ -17,16 +17,16 @@ struct _VsDocument
 
   GFile *file;
   char *path;
-  GMutex lock;          /* guards trace and the retired list */
+  GMutex lock; /* guards trace and the retired list */
   VsTrace *trace;
-  GPtrArray *retired;   /* VsTrace* replaced by refreshes */
+  GPtrArray *retired; /* VsTrace* replaced by refreshes */
 
   /* Main-thread copies, replaced as a whole by load and refresh. */
   gint64 duration;
   gboolean finalized;
-  GPtrArray *devices;   /* VsDocumentDevice* */
-  GPtrArray *ooms;      /* VsOom* */
-  GPtrArray *ranges;    /* VsRangeInfo* */
+  GPtrArray *devices; /* VsDocumentDevice* */
+  GPtrArray *ooms;    /* VsOom* */
+  GPtrArray *ranges;  /* VsRangeInfo* */
 };
 
 G_DEFINE_FINAL_TYPE (VsDocument, vs_document, G_TYPE_OBJECT)
@@ -40,7 +40,8 @@ device_free (gpointer p)
 }
 
 /* What one read of the trace produces; moved into the document. */
-typedef struct {
+typedef struct
+{
   VsTrace *trace;
   gint64 duration;
   gboolean finalized;
@@ -60,13 +61,15 @@ snapshot_free (Snapshot *s)
   g_free (s);
 }
 
-typedef struct {
+typedef struct
+{
   VsDocumentProgressFunc func;
   gpointer data;
   GMainContext *context;
 } Progress;
 
-typedef struct {
+typedef struct
+{
   Progress *progress;
   char *what;
   double fraction;
@@ -100,8 +103,8 @@ report (Progress *progress, const char *what, double fraction)
   c->progress = progress;
   c->what = g_strdup (what);
   c->fraction = fraction;
-  g_main_context_invoke_full (progress->context, G_PRIORITY_DEFAULT,
-                              progress_dispatch, c, progress_call_free);
+  g_main_context_invoke_full (progress->context, G_PRIORITY_DEFAULT, progress_dispatch, c,
+                              progress_call_free);
 }
 
 /* Reads from trace what the window shows all the time.  trace is only
@@ -128,8 +131,7 @@ read_tables (VsTrace *trace, Progress *progress, GError **error)
   s->duration = vs_trace_get_duration_ns (trace);
   fin = vs_trace_dup_meta (trace, "finalized");
   /* A live copy is finalized, its recording is not. */
-  s->finalized = fin != NULL && g_strcmp0 (fin, "1") == 0
-                 && !vs_trace_is_live (trace);
+  s->finalized = fin != NULL && g_strcmp0 (fin, "1") == 0 && !vs_trace_is_live (trace);
   s->devices = g_ptr_array_new_with_free_func (device_free);
   devices = vs_trace_get_devices (trace);
   for (guint i = 0; i < devices->len; i++)
@@ -256,12 +258,13 @@ static void
 vs_document_init (VsDocument *self)
 {
   g_mutex_init (&self->lock);
-  self->retired = g_ptr_array_new_with_free_func ((GDestroyNotify) vs_trace_free);
+  self->retired = g_ptr_array_new_with_free_func ((GDestroyNotify)vs_trace_free);
 }
 
 /* ------------------------------------------------------------- loading -- */
 
-typedef struct {
+typedef struct
+{
   char *path;
   Progress progress;
 } LoadData;
@@ -276,8 +279,7 @@ load_data_free (gpointer p)
 }
 
 static void
-load_thread (GTask *task, gpointer source, gpointer task_data,
-             GCancellable *cancellable)
+load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
 {
   LoadData *ld = task_data;
   GError *error = NULL;
@@ -286,15 +288,13 @@ load_thread (GTask *task, gpointer source, gpointer task_data,
   if (s == NULL)
     g_task_return_error (task, error);
   else
-    g_task_return_pointer (task, s, (GDestroyNotify) snapshot_free);
+    g_task_return_pointer (task, s, (GDestroyNotify)snapshot_free);
 }
 
 /* See vs-document.h. */
 void
-vs_document_load_async (GFile *file, GCancellable *cancellable,
-                        VsDocumentProgressFunc progress,
-                        gpointer progress_data, GAsyncReadyCallback callback,
-                        gpointer user_data)
+vs_document_load_async (GFile *file, GCancellable *cancellable, VsDocumentProgressFunc progress,
+                        gpointer progress_data, GAsyncReadyCallback callback, gpointer user_data)
 {
   g_autoptr (GTask) task = g_task_new (NULL, cancellable, callback, user_data);
   LoadData *ld = g_new0 (LoadData, 1);
@@ -304,8 +304,7 @@ vs_document_load_async (GFile *file, GCancellable *cancellable,
   ld->progress.data = progress_data;
   ld->progress.context = g_main_context_ref_thread_default ();
   g_task_set_task_data (task, ld, load_data_free);
-  g_object_set_data_full (G_OBJECT (task), "file", g_object_ref (file),
-                          g_object_unref);
+  g_object_set_data_full (G_OBJECT (task), "file", g_object_ref (file), g_object_unref);
   if (ld->path == NULL)
     {
       g_autofree char *uri = g_file_get_uri (file);
@@ -390,8 +389,7 @@ vs_document_describe (VsDocument *self)
     }
   {
     g_autofree char *p = vs_format_bytes (peak);
-    return g_strdup_printf ("%u device%s · %s · peak allocated %s%s",
-                            self->devices->len,
+    return g_strdup_printf ("%u device%s · %s · peak allocated %s%s", self->devices->len,
                             self->devices->len == 1 ? "" : "s", dur, p,
                             self->finalized ? "" : " · recording");
   }
@@ -411,7 +409,8 @@ find_device (VsDocument *self, gint64 device_id)
 
 /* ------------------------------------------------------- chart queries -- */
 
-typedef struct {
+typedef struct
+{
   gint64 device_id, t0, t1, duration;
   guint n;
   VsChartData *base; /* title, capacity, markers, ranges, filled on main */
@@ -426,8 +425,7 @@ chart_query_free (gpointer p)
 }
 
 static void
-chart_thread (GTask *task, gpointer source, gpointer task_data,
-              GCancellable *cancellable)
+chart_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
 {
   VsDocument *self = source;
   ChartQuery *q = task_data;
@@ -439,12 +437,10 @@ chart_thread (GTask *task, gpointer source, gpointer task_data,
   if (g_task_return_error_if_cancelled (task))
     return;
   g_mutex_lock (&self->lock);
-  buckets = vs_timeline_query (self->trace, q->device_id, 0, q->t0, q->t1,
-                               q->n, &error);
+  buckets = vs_timeline_query (self->trace, q->device_id, 0, q->t0, q->t1, q->n, &error);
   if (buckets != NULL && d->has_kernels)
     {
-      kernels = vs_kernel_density (self->trace, q->device_id, q->t0, q->t1,
-                                   q->n, &error);
+      kernels = vs_kernel_density (self->trace, q->device_id, q->t0, q->t1, q->n, &error);
       if (kernels == NULL)
         g_clear_pointer (&buckets, g_array_unref);
     }
@@ -455,8 +451,8 @@ chart_thread (GTask *task, gpointer source, gpointer task_data,
       return;
     }
   for (guint i = 0; kernels != NULL && i < kernels->len && i < d->n_buckets; i++)
-    d->buckets[i].kernels = (guint32) MIN (G_MAXUINT32,
-                                           g_array_index (kernels, VsKernelBucket, i).count);
+    d->buckets[i].kernels
+        = (guint32)MIN (G_MAXUINT32, g_array_index (kernels, VsKernelBucket, i).count);
   for (guint i = 0; i < buckets->len && i < d->n_buckets; i++)
     {
       const VsTimelineBucket *b = &g_array_index (buckets, VsTimelineBucket, i);
@@ -475,14 +471,13 @@ chart_thread (GTask *task, gpointer source, gpointer task_data,
       c->last_allocated = b->last_allocated;
     }
   q->base = NULL;
-  g_task_return_pointer (task, d, (GDestroyNotify) vs_chart_data_unref);
+  g_task_return_pointer (task, d, (GDestroyNotify)vs_chart_data_unref);
 }
 
 /* See vs-document.h. */
 void
-vs_document_query_chart_async (VsDocument *self, gint64 device_id, gint64 t0,
-                               gint64 t1, guint n_buckets,
-                               GCancellable *cancellable,
+vs_document_query_chart_async (VsDocument *self, gint64 device_id, gint64 t0, gint64 t1,
+                               guint n_buckets, GCancellable *cancellable,
                                GAsyncReadyCallback callback, gpointer user_data)
 {
   g_autoptr (GTask) task = g_task_new (self, cancellable, callback, user_data);
@@ -493,44 +488,36 @@ vs_document_query_chart_async (VsDocument *self, gint64 device_id, gint64 t0,
   g_return_if_fail (t1 > t0 && n_buckets > 0);
   if (dev == NULL)
     {
-      g_task_return_new_error (task, VS_TRACE_ERROR,
-                               VS_TRACE_ERROR_INVALID_ARGUMENT,
-                               "The trace has no device %" G_GINT64_FORMAT ".",
-                               device_id);
+      g_task_return_new_error (task, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID_ARGUMENT,
+                               "The trace has no device %" G_GINT64_FORMAT ".", device_id);
       return;
     }
   /* Everything but the buckets comes from the main-thread copies. */
   d = vs_chart_data_new (t0, t1, n_buckets);
   {
-    g_autofree char *cap = dev->summary.capacity_bytes > 0
-                               ? vs_format_bytes (dev->summary.capacity_bytes)
-                               : NULL;
-    d->title = g_strdup_printf ("GPU %" G_GINT64_FORMAT "%s%s%s%s",
-                                dev->idx, dev->name ? " · " : "",
-                                dev->name ? dev->name : "", cap ? " · " : "",
-                                cap ? cap : "");
+    g_autofree char *cap
+        = dev->summary.capacity_bytes > 0 ? vs_format_bytes (dev->summary.capacity_bytes) : NULL;
+    d->title
+        = g_strdup_printf ("GPU %" G_GINT64_FORMAT "%s%s%s%s", dev->idx, dev->name ? " · " : "",
+                           dev->name ? dev->name : "", cap ? " · " : "", cap ? cap : "");
   }
   d->trace_end_ns = self->duration;
   d->has_kernels = dev->kernel_count > 0;
-  d->capacity_bytes = dev->summary.capacity_bytes > 0
-                          ? dev->summary.capacity_bytes : 0;
-  d->peak_bytes = MAX (dev->summary.peak_reserved_bytes,
-                       dev->summary.peak_allocated_bytes);
+  d->capacity_bytes = dev->summary.capacity_bytes > 0 ? dev->summary.capacity_bytes : 0;
+  d->peak_bytes = MAX (dev->summary.peak_reserved_bytes, dev->summary.peak_allocated_bytes);
   if (dev->summary.peak_allocated_time_ns != VS_UNKNOWN)
     vs_chart_data_add_marker (d, VS_CHART_MARKER_PEAK_ALLOCATED,
                               dev->summary.peak_allocated_time_ns,
                               dev->summary.peak_allocated_bytes);
   if (dev->summary.peak_reserved_time_ns != VS_UNKNOWN
       && dev->summary.peak_reserved_bytes > dev->summary.peak_allocated_bytes)
-    vs_chart_data_add_marker (d, VS_CHART_MARKER_PEAK_RESERVED,
-                              dev->summary.peak_reserved_time_ns,
+    vs_chart_data_add_marker (d, VS_CHART_MARKER_PEAK_RESERVED, dev->summary.peak_reserved_time_ns,
                               dev->summary.peak_reserved_bytes);
   for (guint i = 0; i < self->ooms->len; i++)
     {
       const VsOom *o = g_ptr_array_index (self->ooms, i);
       if (o->device_id == device_id)
-        vs_chart_data_add_marker (d, VS_CHART_MARKER_FAILED, o->time_ns,
-                                  o->requested_bytes);
+        vs_chart_data_add_marker (d, VS_CHART_MARKER_FAILED, o->time_ns, o->requested_bytes);
     }
   for (guint i = 0; i < self->ranges->len; i++)
     {
@@ -538,9 +525,8 @@ vs_document_query_chart_async (VsDocument *self, gint64 device_id, gint64 t0,
       /* NVTX ranges belong to threads, not devices: every timeline shows
        * them. */
       if ((r->end_ns == VS_UNKNOWN || r->end_ns >= t0) && r->start_ns < t1)
-        vs_chart_data_add_range (d, r->start_ns,
-                                 r->end_ns == VS_UNKNOWN ? -1 : r->end_ns,
-                                 (guint) MAX (0, r->depth), r->name);
+        vs_chart_data_add_range (d, r->start_ns, r->end_ns == VS_UNKNOWN ? -1 : r->end_ns,
+                                 (guint)MAX (0, r->depth), r->name);
     }
 
   q = g_new0 (ChartQuery, 1);
@@ -556,8 +542,7 @@ vs_document_query_chart_async (VsDocument *self, gint64 device_id, gint64 t0,
 
 /* See vs-document.h. */
 VsChartData *
-vs_document_query_chart_finish (VsDocument *self, GAsyncResult *result,
-                                GError **error)
+vs_document_query_chart_finish (VsDocument *self, GAsyncResult *result, GError **error)
 {
   g_return_val_if_fail (g_task_is_valid (result, self), NULL);
   return g_task_propagate_pointer (G_TASK (result), error);
@@ -565,7 +550,8 @@ vs_document_query_chart_finish (VsDocument *self, GAsyncResult *result,
 
 /* ----------------------------------------------------- instant queries -- */
 
-typedef struct {
+typedef struct
+{
   gint64 device_id, t, range_t0, range_t1;
   gint64 peak_seq, peak_time; /* of the device's peak allocated */
 } InstantQuery;
@@ -580,8 +566,7 @@ segment_cmp (gconstpointer a, gconstpointer b)
 /* Builds the instant; runs with the lock held and reads nothing of self
  * but its identity (the main thread may swap the copies meanwhile). */
 static VsInstant *
-build_instant (VsDocument *self, VsTrace *trace, const InstantQuery *q,
-               GError **error)
+build_instant (VsDocument *self, VsTrace *trace, const InstantQuery *q, GError **error)
 {
   g_autoptr (VsInstant) in = vs_instant_new (G_OBJECT (self));
   g_autoptr (GArray) live = NULL;
@@ -594,12 +579,10 @@ build_instant (VsDocument *self, VsTrace *trace, const InstantQuery *q,
       /* A range is shown at its own peak of allocated memory. */
       VsSeriesPoint peak;
 
-      if (!vs_series_peak_between (trace, q->device_id, 0, q->range_t0,
-                                   q->range_t1, &peak, error))
+      if (!vs_series_peak_between (trace, q->device_id, 0, q->range_t0, q->range_t1, &peak, error))
         return NULL;
       in->seq = peak.seq;
-      in->time_ns = peak.time_ns == VS_UNKNOWN
-                      ? q->range_t0 : MAX (peak.time_ns, q->range_t0);
+      in->time_ns = peak.time_ns == VS_UNKNOWN ? q->range_t0 : MAX (peak.time_ns, q->range_t0);
     }
   else if (q->t < 0 && q->peak_seq != VS_UNKNOWN)
     {
@@ -609,8 +592,7 @@ build_instant (VsDocument *self, VsTrace *trace, const InstantQuery *q,
   else
     {
       in->time_ns = MAX (q->t, 0);
-      in->seq = vs_trace_seq_at_time (trace, q->device_id, 0, in->time_ns,
-                                      error);
+      in->seq = vs_trace_seq_at_time (trace, q->device_id, 0, in->time_ns, error);
       if (in->seq < 0)
         return NULL;
     }
@@ -636,10 +618,9 @@ build_instant (VsDocument *self, VsTrace *trace, const InstantQuery *q,
       g_ptr_array_add (in->sites, st->site);
       g_ptr_array_add (in->stacks, st->text);
       /* Allocator names are owned by the trace, kind names are static. */
-      g_ptr_array_add (in->kinds,
-                       (gpointer) (b->allocator_id > 0
-                                       ? vs_trace_allocator_name (trace, b->allocator_id)
-                                       : vs_block_item_kind_name (b->kind)));
+      g_ptr_array_add (in->kinds, (gpointer)(b->allocator_id > 0
+                                                 ? vs_trace_allocator_name (trace, b->allocator_id)
+                                                 : vs_block_item_kind_name (b->kind)));
     }
   in->top_down = vs_tree_build (trace, in->blocks, VS_TREE_TOP_DOWN, error);
   if (in->top_down == NULL)
@@ -647,9 +628,8 @@ build_instant (VsDocument *self, VsTrace *trace, const InstantQuery *q,
   in->bottom_up = vs_tree_build (trace, in->blocks, VS_TREE_BOTTOM_UP, error);
   if (in->bottom_up == NULL)
     return NULL;
-  in->have_fragmentation = vs_fragmentation_at (trace, q->device_id, 0,
-                                                in->seq, &in->frag, in->gaps,
-                                                error);
+  in->have_fragmentation
+      = vs_fragmentation_at (trace, q->device_id, 0, in->seq, &in->frag, in->gaps, error);
   if (!in->have_fragmentation)
     return NULL;
   g_array_unref (in->segments);
@@ -661,8 +641,7 @@ build_instant (VsDocument *self, VsTrace *trace, const InstantQuery *q,
 }
 
 static void
-instant_thread (GTask *task, gpointer source, gpointer task_data,
-                GCancellable *cancellable)
+instant_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
 {
   VsDocument *self = source;
   GError *error = NULL;
@@ -676,16 +655,14 @@ instant_thread (GTask *task, gpointer source, gpointer task_data,
   if (in == NULL)
     g_task_return_error (task, error);
   else
-    g_task_return_pointer (task, in, (GDestroyNotify) vs_instant_unref);
+    g_task_return_pointer (task, in, (GDestroyNotify)vs_instant_unref);
 }
 
 /* See vs-document.h. */
 void
-vs_document_query_instant_async (VsDocument *self, gint64 device_id, gint64 t,
-                                 gint64 range_t0, gint64 range_t1,
-                                 GCancellable *cancellable,
-                                 GAsyncReadyCallback callback,
-                                 gpointer user_data)
+vs_document_query_instant_async (VsDocument *self, gint64 device_id, gint64 t, gint64 range_t0,
+                                 gint64 range_t1, GCancellable *cancellable,
+                                 GAsyncReadyCallback callback, gpointer user_data)
 {
   g_autoptr (GTask) task = g_task_new (self, cancellable, callback, user_data);
   const VsDocumentDevice *dev = find_device (self, device_id);
@@ -703,8 +680,7 @@ vs_document_query_instant_async (VsDocument *self, gint64 device_id, gint64 t,
 
 /* See vs-document.h. */
 VsInstant *
-vs_document_query_instant_finish (VsDocument *self, GAsyncResult *result,
-                                  GError **error)
+vs_document_query_instant_finish (VsDocument *self, GAsyncResult *result, GError **error)
 {
   g_return_val_if_fail (g_task_is_valid (result, self), NULL);
   return g_task_propagate_pointer (G_TASK (result), error);
@@ -713,8 +689,7 @@ vs_document_query_instant_finish (VsDocument *self, GAsyncResult *result,
 /* ------------------------------------------------------------ refresh -- */
 
 static void
-refresh_thread (GTask *task, gpointer source, gpointer task_data,
-                GCancellable *cancellable)
+refresh_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
 {
   VsDocument *self = source;
   GError *error = NULL;
@@ -738,7 +713,7 @@ refresh_thread (GTask *task, gpointer source, gpointer task_data,
   if (s == NULL)
     g_task_return_error (task, error);
   else
-    g_task_return_pointer (task, s, (GDestroyNotify) snapshot_free);
+    g_task_return_pointer (task, s, (GDestroyNotify)snapshot_free);
 }
 
 /* See vs-document.h. */
@@ -752,8 +727,7 @@ vs_document_refresh_async (VsDocument *self, GCancellable *cancellable,
 
 /* See vs-document.h. */
 gboolean
-vs_document_refresh_finish (VsDocument *self, GAsyncResult *result,
-                            GError **error)
+vs_document_refresh_finish (VsDocument *self, GAsyncResult *result, GError **error)
 {
   Snapshot *s;
 

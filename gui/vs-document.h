@@ -21,26 +21,25 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE (VsDocument, vs_document, VS, DOCUMENT, GObject)
 
 /* One device of the trace with its "all" summary. */
-typedef struct {
+typedef struct
+{
   gint64 id;
   gint64 idx;
-  char *name;         /* NULL when unknown */
-  VsSummary summary;  /* allocator "all" */
+  char *name;          /* NULL when unknown */
+  VsSummary summary;   /* allocator "all" */
   gint64 kernel_count; /* kernels recorded on it: a kernel lane when > 0 */
 } VsDocumentDevice;
 
 /* Called on the main loop while loading: what is being done, and the
  * fraction done (0..1). */
-typedef void (*VsDocumentProgressFunc) (const char *what, double fraction,
-                                        gpointer user_data);
+typedef void (*VsDocumentProgressFunc) (const char *what, double fraction, gpointer user_data);
 
 /* Opens and reads the trace at file in a thread.  progress (may be NULL)
  * is called on the caller's main context.  Finish with
  * vs_document_load_finish(): a new VsDocument, or NULL with the analyzer's
  * one-sentence error. */
 void vs_document_load_async (GFile *file, GCancellable *cancellable,
-                             VsDocumentProgressFunc progress,
-                             gpointer progress_data,
+                             VsDocumentProgressFunc progress, gpointer progress_data,
                              GAsyncReadyCallback callback, gpointer user_data);
 VsDocument *vs_document_load_finish (GAsyncResult *result, GError **error);
 
@@ -59,36 +58,27 @@ char *vs_document_describe (VsDocument *self);
 
 /* Reduces [t0, t1) of device_id to n_buckets for the chart, with the
  * device's title, capacity, peaks, failed allocations and NVTX ranges. */
-void vs_document_query_chart_async (VsDocument *self, gint64 device_id,
-                                    gint64 t0, gint64 t1, guint n_buckets,
-                                    GCancellable *cancellable,
-                                    GAsyncReadyCallback callback,
-                                    gpointer user_data);
-VsChartData *vs_document_query_chart_finish (VsDocument *self,
-                                             GAsyncResult *result,
+void vs_document_query_chart_async (VsDocument *self, gint64 device_id, gint64 t0, gint64 t1,
+                                    guint n_buckets, GCancellable *cancellable,
+                                    GAsyncReadyCallback callback, gpointer user_data);
+VsChartData *vs_document_query_chart_finish (VsDocument *self, GAsyncResult *result,
                                              GError **error);
 
 /* The state of device_id at time t (live blocks, trees, fragmentation);
  * t < 0 means the instant of peak allocated memory.  range_t0/range_t1
  * (range_t1 > range_t0) restrict the blocks listed to those allocated in
  * that range; pass -1, -1 for no range. */
-void vs_document_query_instant_async (VsDocument *self, gint64 device_id,
-                                      gint64 t, gint64 range_t0,
-                                      gint64 range_t1,
-                                      GCancellable *cancellable,
-                                      GAsyncReadyCallback callback,
-                                      gpointer user_data);
-VsInstant *vs_document_query_instant_finish (VsDocument *self,
-                                             GAsyncResult *result,
+void vs_document_query_instant_async (VsDocument *self, gint64 device_id, gint64 t, gint64 range_t0,
+                                      gint64 range_t1, GCancellable *cancellable,
+                                      GAsyncReadyCallback callback, gpointer user_data);
+VsInstant *vs_document_query_instant_finish (VsDocument *self, GAsyncResult *result,
                                              GError **error);
 
 /* Reads the trace again if its file changed (a recording in progress
  * committed new events; vs_trace_refresh()); finish returns TRUE when
  * anything was read again. */
 void vs_document_refresh_async (VsDocument *self, GCancellable *cancellable,
-                                GAsyncReadyCallback callback,
-                                gpointer user_data);
-gboolean vs_document_refresh_finish (VsDocument *self, GAsyncResult *result,
-                                     GError **error);
+                                GAsyncReadyCallback callback, gpointer user_data);
+gboolean vs_document_refresh_finish (VsDocument *self, GAsyncResult *result, GError **error);
 
 G_END_DECLS

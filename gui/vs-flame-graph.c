@@ -51,12 +51,10 @@ frame_color (const char *label, gboolean dark, GdkRGBA *c)
 
 /* Calls fn for each box of the subtree of n drawn at (x, depth) with width
  * w; stops when fn returns TRUE and returns that node. */
-typedef gboolean (*BoxFunc) (const VsTreeNode *n, double x, double w,
-                             guint depth, gpointer data);
+typedef gboolean (*BoxFunc) (const VsTreeNode *n, double x, double w, guint depth, gpointer data);
 
 static const VsTreeNode *
-walk (const VsTreeNode *n, double x, double w, guint depth, BoxFunc fn,
-      gpointer data)
+walk (const VsTreeNode *n, double x, double w, guint depth, BoxFunc fn, gpointer data)
 {
   double cx = x;
 
@@ -69,7 +67,7 @@ walk (const VsTreeNode *n, double x, double w, guint depth, BoxFunc fn,
   for (guint i = 0; i < n->children->len; i++)
     {
       const VsTreeNode *c = g_ptr_array_index (n->children, i);
-      double cw = w * (double) c->total_bytes / (double) n->total_bytes;
+      double cw = w * (double)c->total_bytes / (double)n->total_bytes;
       const VsTreeNode *hit = walk (c, cx, cw, depth + 1, fn, data);
       if (hit != NULL)
         return hit;
@@ -78,7 +76,8 @@ walk (const VsTreeNode *n, double x, double w, guint depth, BoxFunc fn,
   return NULL;
 }
 
-typedef struct {
+typedef struct
+{
   VsFlameGraph *self;
   GtkSnapshot *snapshot;
   PangoLayout *layout;
@@ -97,8 +96,7 @@ draw_box (const VsTreeNode *n, double x, double w, guint depth, gpointer data)
   if (n == c->self->hover)
     color.alpha = 0.75f;
   gtk_snapshot_append_color (c->snapshot, &color,
-                             &GRAPHENE_RECT_INIT (x + 0.5f, y + 1, MAX (1, w - 1),
-                                                  ROW_HEIGHT - 2));
+                             &GRAPHENE_RECT_INIT (x + 0.5f, y + 1, MAX (1, w - 1), ROW_HEIGHT - 2));
   if (w > 36)
     {
       static const GdkRGBA ink = { 0.14f, 0.12f, 0.19f, 1 };
@@ -108,10 +106,9 @@ draw_box (const VsTreeNode *n, double x, double w, guint depth, gpointer data)
       const char *slash = strrchr (label, '/');
       const char *space = strchr (label, ' ');
       g_autofree char *text = g_strdup_printf (
-          "%s  %s", slash != NULL && (space == NULL || slash < space)
-                        ? slash + 1 : label, b);
+          "%s  %s", slash != NULL && (space == NULL || slash < space) ? slash + 1 : label, b);
       pango_layout_set_text (c->layout, text, -1);
-      pango_layout_set_width (c->layout, (int) ((w - 8) * PANGO_SCALE));
+      pango_layout_set_width (c->layout, (int)((w - 8) * PANGO_SCALE));
       gtk_snapshot_save (c->snapshot);
       gtk_snapshot_translate (c->snapshot, &GRAPHENE_POINT_INIT (x + 4, y + 3));
       gtk_snapshot_append_layout (c->snapshot, c->layout, &ink);
@@ -124,8 +121,8 @@ static void
 vs_flame_graph_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
 {
   VsFlameGraph *self = VS_FLAME_GRAPH (widget);
-  DrawCtx c = { self, snapshot, NULL,
-                adw_style_manager_get_dark (adw_style_manager_get_default ()) };
+  DrawCtx c
+      = { self, snapshot, NULL, adw_style_manager_get_dark (adw_style_manager_get_default ()) };
   PangoFontDescription *font;
 
   if (self->focus == NULL)
@@ -140,9 +137,8 @@ vs_flame_graph_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
 }
 
 static void
-vs_flame_graph_measure (GtkWidget *widget, GtkOrientation orientation,
-                        int for_size, int *minimum, int *natural,
-                        int *minimum_baseline, int *natural_baseline)
+vs_flame_graph_measure (GtkWidget *widget, GtkOrientation orientation, int for_size, int *minimum,
+                        int *natural, int *minimum_baseline, int *natural_baseline)
 {
   VsFlameGraph *self = VS_FLAME_GRAPH (widget);
 
@@ -152,7 +148,8 @@ vs_flame_graph_measure (GtkWidget *widget, GtkOrientation orientation,
     *minimum = *natural = MAX (1, self->depth) * ROW_HEIGHT;
 }
 
-typedef struct {
+typedef struct
+{
   double x, y;
 } HitCtx;
 
@@ -160,8 +157,7 @@ static gboolean
 hit_box (const VsTreeNode *n, double x, double w, guint depth, gpointer data)
 {
   HitCtx *h = data;
-  return h->y >= depth * ROW_HEIGHT && h->y < (depth + 1) * ROW_HEIGHT
-         && h->x >= x && h->x < x + w;
+  return h->y >= depth * ROW_HEIGHT && h->y < (depth + 1) * ROW_HEIGHT && h->x >= x && h->x < x + w;
 }
 
 static const VsTreeNode *
@@ -170,8 +166,7 @@ node_at (VsFlameGraph *self, double x, double y)
   HitCtx h = { x, y };
   if (self->focus == NULL)
     return NULL;
-  return walk (self->focus, 0, gtk_widget_get_width (GTK_WIDGET (self)), 0,
-               hit_box, &h);
+  return walk (self->focus, 0, gtk_widget_get_width (GTK_WIDGET (self)), 0, hit_box, &h);
 }
 
 static void
@@ -186,8 +181,7 @@ on_motion (GtkEventControllerMotion *m, double x, double y, VsFlameGraph *self)
 }
 
 static void
-on_pressed (GtkGestureClick *g, int n_press, double x, double y,
-            VsFlameGraph *self)
+on_pressed (GtkGestureClick *g, int n_press, double x, double y, VsFlameGraph *self)
 {
   const VsTreeNode *n = node_at (self, x, y);
 
@@ -203,8 +197,7 @@ on_pressed (GtkGestureClick *g, int n_press, double x, double y,
 }
 
 static gboolean
-on_query_tooltip (GtkWidget *widget, int x, int y, gboolean kb,
-                  GtkTooltip *tooltip, gpointer data)
+on_query_tooltip (GtkWidget *widget, int x, int y, gboolean kb, GtkTooltip *tooltip, gpointer data)
 {
   VsFlameGraph *self = VS_FLAME_GRAPH (widget);
   const VsTreeNode *n = node_at (self, x, y);
@@ -219,10 +212,8 @@ on_query_tooltip (GtkWidget *widget, int x, int y, gboolean kb,
     ;
   b = vs_format_bytes (n->total_bytes);
   esc = g_markup_escape_text (n->parent ? n->label : "all live memory", -1);
-  text = g_strdup_printf ("<b>%s</b>\n%s · %.1f %% · %" G_GINT64_FORMAT
-                          " allocation%s", esc, b,
-                          root->total_bytes > 0
-                              ? 100.0 * n->total_bytes / root->total_bytes : 0,
+  text = g_strdup_printf ("<b>%s</b>\n%s · %.1f %% · %" G_GINT64_FORMAT " allocation%s", esc, b,
+                          root->total_bytes > 0 ? 100.0 * n->total_bytes / root->total_bytes : 0,
                           n->total_count, n->total_count == 1 ? "" : "s");
   gtk_tooltip_set_markup (tooltip, text);
   return TRUE;

@@ -22,18 +22,16 @@ struct _VsFragmentationView
   GtkWidget parent_instance;
 
   VsInstant *instant;
-  GArray *block_row;   /* gint: segment row of each block, -1 none */
-  GArray *gap_row;     /* gint: segment row of each gap */
-  gint largest_gap;    /* index into instant->gaps, -1 none */
+  GArray *block_row; /* gint: segment row of each block, -1 none */
+  GArray *gap_row;   /* gint: segment row of each gap */
+  gint largest_gap;  /* index into instant->gaps, -1 none */
   gint64 max_segment;
 };
 
-G_DEFINE_FINAL_TYPE (VsFragmentationView, vs_fragmentation_view,
-                     GTK_TYPE_WIDGET)
+G_DEFINE_FINAL_TYPE (VsFragmentationView, vs_fragmentation_view, GTK_TYPE_WIDGET)
 
 static void
-text_at (GtkSnapshot *s, PangoLayout *l, const char *text, double x, double y,
-         const GdkRGBA *c)
+text_at (GtkSnapshot *s, PangoLayout *l, const char *text, double x, double y, const GdkRGBA *c)
 {
   pango_layout_set_text (l, text, -1);
   gtk_snapshot_save (s);
@@ -69,7 +67,8 @@ vs_fragmentation_view_snapshot (GtkWidget *widget, GtkSnapshot *s)
     g_autofree char *a = vs_format_bytes (in->frag.allocated_bytes);
     g_autofree char *f = vs_format_bytes (in->frag.free_bytes);
     line1 = g_strdup_printf ("Reserved %s · allocated %s · free inside "
-                             "reserved %s", r, a, f);
+                             "reserved %s",
+                             r, a, f);
     if (in->frag.segment_count == 0)
       line2 = g_strdup ("No segment whose layout the trace knows is live at "
                         "this instant");
@@ -79,25 +78,27 @@ vs_fragmentation_view_snapshot (GtkWidget *widget, GtkSnapshot *s)
     else
       {
         g_autofree char *lg = vs_format_bytes (in->frag.largest_free_bytes);
-        line2 = g_strdup_printf ("Largest free block %s in %" G_GINT64_FORMAT
-                                 " segment%s: a request above it needs new "
-                                 "reserved memory", lg,
-                                 in->frag.segment_count,
-                                 in->frag.segment_count == 1 ? "" : "s");
+        line2 = g_strdup_printf (
+            "Largest free block %s in %" G_GINT64_FORMAT " segment%s: a request above it needs new "
+            "reserved memory",
+            lg, in->frag.segment_count, in->frag.segment_count == 1 ? "" : "s");
       }
   }
   text_at (s, l, line1, 12, 8, &ink);
   text_at (s, l, line2, 12, 28, &dim);
   if (in->segments->len > 0)
-    text_at (s, l, "Each reserved segment: allocated blocks filled, free gaps "
-                   "open, the largest free block outlined", 12, 48, &dim);
+    text_at (s, l,
+             "Each reserved segment: allocated blocks filled, free gaps "
+             "open, the largest free block outlined",
+             12, 48, &dim);
 
   if (in->segments->len == 0)
     {
-      text_at (s, l, "Segment maps (blocks and free gaps) are drawn for "
-                     "allocators whose segments the trace records, such as "
-                     "PyTorch's caching allocator (recorded with its history, "
-                     "or imported from a snapshot).",
+      text_at (s, l,
+               "Segment maps (blocks and free gaps) are drawn for "
+               "allocators whose segments the trace records, such as "
+               "PyTorch's caching allocator (recorded with its history, "
+               "or imported from a snapshot).",
                12, HEADER_HEIGHT - 24, &dim);
       g_object_unref (l);
       return;
@@ -110,30 +111,27 @@ vs_fragmentation_view_snapshot (GtkWidget *widget, GtkSnapshot *s)
   }
   for (guint i = 0; i < in->segments->len; i++)
     {
-      const VsSegment *seg =
-          &g_array_index (in->segments, VsSegment, i);
+      const VsSegment *seg = &g_array_index (in->segments, VsSegment, i);
       double y = HEADER_HEIGHT + i * ROW_HEIGHT;
-      double w = bar_w * (double) seg->bytes / (double) self->max_segment;
+      double w = bar_w * (double)seg->bytes / (double)self->max_segment;
       g_autofree char *sz = vs_format_bytes (seg->bytes);
-      g_autofree char *label =
-          g_strdup_printf ("0x%" G_GINT64_MODIFIER "x  %s", (guint64) seg->address, sz);
+      g_autofree char *label
+          = g_strdup_printf ("0x%" G_GINT64_MODIFIER "x  %s", (guint64)seg->address, sz);
 
       text_at (s, l, label, 12, y + 4, &dim);
       /* The whole segment as allocated, then its free gaps cut out. */
-      gtk_snapshot_append_color (s, &block_c,
-                                 &GRAPHENE_RECT_INIT (LABEL_WIDTH, y + 3, MAX (1, w),
-                                                      ROW_HEIGHT - 6));
+      gtk_snapshot_append_color (
+          s, &block_c, &GRAPHENE_RECT_INIT (LABEL_WIDTH, y + 3, MAX (1, w), ROW_HEIGHT - 6));
       for (guint g = 0; g < in->gaps->len; g++)
         {
           const VsFreeGap *gap = &g_array_index (in->gaps, VsFreeGap, g);
           double x0, gw;
 
-          if (g_array_index (self->gap_row, gint, g) != (gint) i)
+          if (g_array_index (self->gap_row, gint, g) != (gint)i)
             continue;
-          x0 = LABEL_WIDTH + w * (double) (gap->address - seg->address) / seg->bytes;
-          gw = MAX (1, w * (double) gap->bytes / seg->bytes);
-          gtk_snapshot_append_color (s, &bg_c,
-                                     &GRAPHENE_RECT_INIT (x0, y + 3, gw, ROW_HEIGHT - 6));
+          x0 = LABEL_WIDTH + w * (double)(gap->address - seg->address) / seg->bytes;
+          gw = MAX (1, w * (double)gap->bytes / seg->bytes);
+          gtk_snapshot_append_color (s, &bg_c, &GRAPHENE_RECT_INIT (x0, y + 3, gw, ROW_HEIGHT - 6));
           gtk_snapshot_append_color (s, &free_c,
                                      &GRAPHENE_RECT_INIT (x0, y + 3, gw, ROW_HEIGHT - 6));
         }
@@ -143,34 +141,28 @@ vs_fragmentation_view_snapshot (GtkWidget *widget, GtkSnapshot *s)
           const VsBlock *blk = &g_array_index (in->blocks, VsBlock, b);
           double x0;
 
-          if (g_array_index (self->block_row, gint, b) != (gint) i
-              || blk->address == seg->address)
+          if (g_array_index (self->block_row, gint, b) != (gint)i || blk->address == seg->address)
             continue;
-          x0 = LABEL_WIDTH + w * (double) (blk->address - seg->address) / seg->bytes;
-          if (w * (double) blk->bytes / seg->bytes >= 4)
+          x0 = LABEL_WIDTH + w * (double)(blk->address - seg->address) / seg->bytes;
+          if (w * (double)blk->bytes / seg->bytes >= 4)
             gtk_snapshot_append_color (s, &bg_c,
                                        &GRAPHENE_RECT_INIT (x0, y + 3, 1, ROW_HEIGHT - 6));
         }
       if (self->largest_gap >= 0
-          && g_array_index (self->gap_row, gint, self->largest_gap) == (gint) i)
+          && g_array_index (self->gap_row, gint, self->largest_gap) == (gint)i)
         {
-          const VsFreeGap *g =
-              &g_array_index (in->gaps, VsFreeGap, self->largest_gap);
-          double x0 = LABEL_WIDTH + w * (double) (g->address - seg->address) / seg->bytes;
-          double gw = MAX (2, w * (double) g->bytes / seg->bytes);
+          const VsFreeGap *g = &g_array_index (in->gaps, VsFreeGap, self->largest_gap);
+          double x0 = LABEL_WIDTH + w * (double)(g->address - seg->address) / seg->bytes;
+          double gw = MAX (2, w * (double)g->bytes / seg->bytes);
           GskRoundedRect outline;
           const float widths[4] = { 2, 2, 2, 2 };
           const GdkRGBA colors[4] = { largest_c, largest_c, largest_c, largest_c };
           GdkRGBA fill = largest_c;
 
           fill.alpha = 0.25f;
-          gtk_snapshot_append_color (s, &fill,
-                                     &GRAPHENE_RECT_INIT (x0, y + 3, gw,
-                                                          ROW_HEIGHT - 6));
+          gtk_snapshot_append_color (s, &fill, &GRAPHENE_RECT_INIT (x0, y + 3, gw, ROW_HEIGHT - 6));
           gsk_rounded_rect_init_from_rect (&outline,
-                                           &GRAPHENE_RECT_INIT (x0, y + 2, gw,
-                                                                ROW_HEIGHT - 4),
-                                           0);
+                                           &GRAPHENE_RECT_INIT (x0, y + 2, gw, ROW_HEIGHT - 4), 0);
           gtk_snapshot_append_border (s, &outline, widths, colors);
         }
     }
@@ -178,9 +170,9 @@ vs_fragmentation_view_snapshot (GtkWidget *widget, GtkSnapshot *s)
 }
 
 static void
-vs_fragmentation_view_measure (GtkWidget *widget, GtkOrientation orientation,
-                               int for_size, int *minimum, int *natural,
-                               int *minimum_baseline, int *natural_baseline)
+vs_fragmentation_view_measure (GtkWidget *widget, GtkOrientation orientation, int for_size,
+                               int *minimum, int *natural, int *minimum_baseline,
+                               int *natural_baseline)
 {
   VsFragmentationView *self = VS_FRAGMENTATION_VIEW (widget);
   guint rows = self->instant ? MAX (1, self->instant->segments->len) : 1;
@@ -229,8 +221,7 @@ row_of (GHashTable *rows, gint64 seg)
 
 /* See vs-fragmentation-view.h. */
 void
-vs_fragmentation_view_set_instant (VsFragmentationView *self,
-                                   VsInstant *instant)
+vs_fragmentation_view_set_instant (VsFragmentationView *self, VsInstant *instant)
 {
   g_autoptr (GHashTable) rows = NULL;
 
@@ -263,10 +254,9 @@ vs_fragmentation_view_set_instant (VsFragmentationView *self,
       gint r = -1;
       for (guint j = 0; j < instant->segments->len && r < 0; j++)
         {
-          const VsSegment *seg =
-              &g_array_index (instant->segments, VsSegment, j);
+          const VsSegment *seg = &g_array_index (instant->segments, VsSegment, j);
           if (b->address >= seg->address && b->address < seg->address + seg->bytes)
-            r = (gint) j;
+            r = (gint)j;
         }
       g_array_append_val (self->block_row, r);
     }
@@ -277,8 +267,7 @@ vs_fragmentation_view_set_instant (VsFragmentationView *self,
       gint r = row_of (rows, g->segment_id);
       g_array_append_val (self->gap_row, r);
       /* The analyzer's largest free block: the first gap of that size. */
-      if (self->largest_gap < 0 && g->bytes == instant->frag.largest_free_bytes
-          && g->bytes > 0)
-        self->largest_gap = (gint) i;
+      if (self->largest_gap < 0 && g->bytes == instant->frag.largest_free_bytes && g->bytes > 0)
+        self->largest_gap = (gint)i;
     }
 }

@@ -10,11 +10,9 @@
 G_BEGIN_DECLS
 
 #define VS_TYPE_FRAGMENTATION_VIEW (vs_fragmentation_view_get_type ())
-G_DECLARE_FINAL_TYPE (VsFragmentationView, vs_fragmentation_view, VS,
-                      FRAGMENTATION_VIEW, GtkWidget)
+G_DECLARE_FINAL_TYPE (VsFragmentationView, vs_fragmentation_view, VS, FRAGMENTATION_VIEW, GtkWidget)
 
 /* Shows instant's segments (NULL clears). */
-void vs_fragmentation_view_set_instant (VsFragmentationView *self,
-                                        VsInstant *instant);
+void vs_fragmentation_view_set_instant (VsFragmentationView *self, VsInstant *instant);
 
 G_END_DECLS

@@ -17,25 +17,26 @@
 
 G_BEGIN_DECLS
 
-typedef struct {
-  GObject *document;   /* the VsDocument; keeps the stack strings alive */
+typedef struct
+{
+  GObject *document; /* the VsDocument; keeps the stack strings alive */
   gint64 device_id;
-  gint64 time_ns;      /* the instant */
-  gint64 seq;          /* replay step the state is taken after */
+  gint64 time_ns;            /* the instant */
+  gint64 seq;                /* replay step the state is taken after */
   gint64 range_t0, range_t1; /* blocks restricted to this allocation range; t1 <= t0: none */
-  VsSeriesPoint point; /* reserved / allocated at the instant */
-  GArray *blocks;      /* VsBlock, largest first */
-  GPtrArray *sites;    /* const char *, parallel to blocks (stack cache) */
-  GPtrArray *stacks;   /* const char *, parallel to blocks (stack cache) */
-  GPtrArray *kinds;    /* const char *, parallel to blocks: the allocator's
+  VsSeriesPoint point;       /* reserved / allocated at the instant */
+  GArray *blocks;            /* VsBlock, largest first */
+  GPtrArray *sites;          /* const char *, parallel to blocks (stack cache) */
+  GPtrArray *stacks;         /* const char *, parallel to blocks (stack cache) */
+  GPtrArray *kinds;          /* const char *, parallel to blocks: the allocator's
                           name for allocator blocks ("pytorch", "pool:0x…"),
                           the memory kind for device-level ones ("device") */
   VsTreeNode *top_down;
   VsTreeNode *bottom_up;
   gboolean have_fragmentation;
   VsFragmentation frag;
-  GArray *gaps;        /* VsFreeGap */
-  GArray *segments;    /* VsSegment (vs_live_segments), by address */
+  GArray *gaps;     /* VsFreeGap */
+  GArray *segments; /* VsSegment (vs_live_segments), by address */
 } VsInstant;
 
 #define VS_TYPE_INSTANT (vs_instant_get_type ())

@@ -23,13 +23,13 @@ struct _VsMemoryChart
   VsChartData *data;
   GskRenderNode *cache;
   gint64 last_draw_us;
-  guint plot_width;  /* last allocated, for notify::plot-width */
+  guint plot_width; /* last allocated, for notify::plot-width */
 
-  gint64 limit;      /* duration: the view stays inside [0, limit] */
-  gint64 v0, v1;     /* visible range */
-  gint64 instant;    /* < 0: none */
+  gint64 limit;   /* duration: the view stays inside [0, limit] */
+  gint64 v0, v1;  /* visible range */
+  gint64 instant; /* < 0: none */
   gint64 sel_a, sel_b;
-  double hover_x;    /* < 0: pointer not over the chart */
+  double hover_x; /* < 0: pointer not over the chart */
 
   /* Gesture state. */
   gint64 drag_v0, drag_v1;
@@ -38,10 +38,21 @@ struct _VsMemoryChart
   double pinch_span;
 };
 
-enum { VIEW_CHANGED, INSTANT_SELECTED, RANGE_SELECTED, N_SIGNALS };
+enum
+{
+  VIEW_CHANGED,
+  INSTANT_SELECTED,
+  RANGE_SELECTED,
+  N_SIGNALS
+};
 static guint signals[N_SIGNALS];
 
-enum { PROP_0, PROP_PLOT_WIDTH, N_PROPS };
+enum
+{
+  PROP_0,
+  PROP_PLOT_WIDTH,
+  N_PROPS
+};
 static GParamSpec *properties[N_PROPS];
 
 G_DEFINE_FINAL_TYPE (VsMemoryChart, vs_memory_chart, GTK_TYPE_WIDGET)
@@ -89,11 +100,11 @@ apply_view (VsMemoryChart *self, gint64 t0, gint64 t1, gboolean emit)
 static void
 zoom_at (VsMemoryChart *self, gint64 t, double factor)
 {
-  double span = (double) (self->v1 - self->v0);
+  double span = (double)(self->v1 - self->v0);
   double ns = span / factor;
-  double frac = span > 0 ? (double) (t - self->v0) / span : 0.5;
-  gint64 t0 = t - (gint64) (frac * ns);
-  apply_view (self, t0, t0 + (gint64) ns, TRUE);
+  double frac = span > 0 ? (double)(t - self->v0) / span : 0.5;
+  gint64 t0 = t - (gint64)(frac * ns);
+  apply_view (self, t0, t0 + (gint64)ns, TRUE);
 }
 
 static void
@@ -122,38 +133,33 @@ vs_memory_chart_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
     gtk_snapshot_append_node (snapshot, self->cache);
 
   get_layout (self, &l);
-  top = l.ranges.size.height > 0 ? l.ranges.origin.y
+  top = l.ranges.size.height > 0    ? l.ranges.origin.y
         : l.kernels.size.height > 0 ? l.kernels.origin.y
                                     : l.chart.origin.y;
   height = l.chart.origin.y + l.chart.size.height - top;
-  gtk_snapshot_push_clip (snapshot, &GRAPHENE_RECT_INIT (l.chart.origin.x, top,
-                                                         l.chart.size.width,
-                                                         height));
+  gtk_snapshot_push_clip (snapshot,
+                          &GRAPHENE_RECT_INIT (l.chart.origin.x, top, l.chart.size.width, height));
   if (self->sel_b > self->sel_a)
     {
       double xa = vs_chart_x_for_time (&l, self->v0, self->v1, self->sel_a);
       double xb = vs_chart_x_for_time (&l, self->v0, self->v1, self->sel_b);
       gtk_snapshot_append_color (snapshot, &p->selection,
-                                 &GRAPHENE_RECT_INIT (xa, top, MAX (1, xb - xa),
-                                                      height));
+                                 &GRAPHENE_RECT_INIT (xa, top, MAX (1, xb - xa), height));
     }
   if (self->instant >= 0)
     {
       double x = vs_chart_x_for_time (&l, self->v0, self->v1, self->instant);
       gtk_snapshot_append_color (snapshot, &p->peak,
-                                 &GRAPHENE_RECT_INIT (floor (x) - 1, top, 2,
-                                                      height));
+                                 &GRAPHENE_RECT_INIT (floor (x) - 1, top, 2, height));
     }
   if (self->hover_x >= l.chart.origin.x)
     gtk_snapshot_append_color (snapshot, &p->cursor,
-                               &GRAPHENE_RECT_INIT (floor (self->hover_x), top,
-                                                    1, height));
+                               &GRAPHENE_RECT_INIT (floor (self->hover_x), top, 1, height));
   gtk_snapshot_pop (snapshot);
 }
 
 static void
-vs_memory_chart_size_allocate (GtkWidget *widget, int width, int height,
-                               int baseline)
+vs_memory_chart_size_allocate (GtkWidget *widget, int width, int height, int baseline)
 {
   VsMemoryChart *self = VS_MEMORY_CHART (widget);
   guint w;
@@ -168,8 +174,7 @@ vs_memory_chart_size_allocate (GtkWidget *widget, int width, int height,
 }
 
 static void
-vs_memory_chart_get_property (GObject *object, guint prop_id, GValue *value,
-                              GParamSpec *pspec)
+vs_memory_chart_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
 {
   VsMemoryChart *self = VS_MEMORY_CHART (object);
 
@@ -184,9 +189,8 @@ vs_memory_chart_get_property (GObject *object, guint prop_id, GValue *value,
 }
 
 static void
-vs_memory_chart_measure (GtkWidget *widget, GtkOrientation orientation,
-                         int for_size, int *minimum, int *natural,
-                         int *minimum_baseline, int *natural_baseline)
+vs_memory_chart_measure (GtkWidget *widget, GtkOrientation orientation, int for_size, int *minimum,
+                         int *natural, int *minimum_baseline, int *natural_baseline)
 {
   if (orientation == GTK_ORIENTATION_HORIZONTAL)
     *minimum = *natural = 320;
@@ -199,8 +203,8 @@ vs_memory_chart_measure (GtkWidget *widget, GtkOrientation orientation,
 
 /* Tooltip: the exact values of the pixel column under the pointer. */
 static gboolean
-on_query_tooltip (GtkWidget *widget, int x, int y, gboolean keyboard,
-                  GtkTooltip *tooltip, gpointer user_data)
+on_query_tooltip (GtkWidget *widget, int x, int y, gboolean keyboard, GtkTooltip *tooltip,
+                  gpointer user_data)
 {
   VsMemoryChart *self = VS_MEMORY_CHART (widget);
   VsChartLayout l;
@@ -244,7 +248,8 @@ on_query_tooltip (GtkWidget *widget, int x, int y, gboolean keyboard,
     }
   frag = vs_format_bytes (b.last_reserved - b.last_allocated);
   text = g_strdup_printf ("<b>%s</b>\nallocated\t%s\nreserved\t%s\n"
-                          "fragmentation\t%s", t, alloc, res, frag);
+                          "fragmentation\t%s",
+                          t, alloc, res, frag);
   gtk_tooltip_set_markup (tooltip, text);
   return TRUE;
 }
@@ -264,8 +269,7 @@ on_leave (GtkEventControllerMotion *c, VsMemoryChart *self)
 }
 
 static gboolean
-on_scroll (GtkEventControllerScroll *c, double dx, double dy,
-           VsMemoryChart *self)
+on_scroll (GtkEventControllerScroll *c, double dx, double dy, VsMemoryChart *self)
 {
   VsChartLayout l;
   double x = self->hover_x;
@@ -275,21 +279,18 @@ on_scroll (GtkEventControllerScroll *c, double dx, double dy,
     x = l.chart.origin.x + l.chart.size.width / 2;
   if (dx != 0)
     {
-      gint64 shift = (gint64) (dx * 40 / l.chart.size.width
-                               * (double) (self->v1 - self->v0));
+      gint64 shift = (gint64)(dx * 40 / l.chart.size.width * (double)(self->v1 - self->v0));
       apply_view (self, self->v0 + shift, self->v1 + shift, TRUE);
     }
   if (dy != 0)
-    zoom_at (self, vs_chart_time_for_x (&l, self->v0, self->v1, x),
-             pow (1.2, -dy));
+    zoom_at (self, vs_chart_time_for_x (&l, self->v0, self->v1, x), pow (1.2, -dy));
   return TRUE;
 }
 
 static void
 on_drag_begin (GtkGestureDrag *g, double x, double y, VsMemoryChart *self)
 {
-  GdkModifierType mods =
-      gtk_event_controller_get_current_event_state (GTK_EVENT_CONTROLLER (g));
+  GdkModifierType mods = gtk_event_controller_get_current_event_state (GTK_EVENT_CONTROLLER (g));
   self->drag_v0 = self->v0;
   self->drag_v1 = self->v1;
   self->drag_x = x;
@@ -305,14 +306,12 @@ on_drag_update (GtkGestureDrag *g, double dx, double dy, VsMemoryChart *self)
   if (self->selecting)
     {
       gint64 a = vs_chart_time_for_x (&l, self->v0, self->v1, self->drag_x);
-      gint64 b = vs_chart_time_for_x (&l, self->v0, self->v1,
-                                      self->drag_x + dx);
+      gint64 b = vs_chart_time_for_x (&l, self->v0, self->v1, self->drag_x + dx);
       vs_memory_chart_set_selection (self, MIN (a, b), MAX (a, b));
     }
   else
     {
-      gint64 shift = (gint64) (-dx / l.chart.size.width
-                               * (double) (self->drag_v1 - self->drag_v0));
+      gint64 shift = (gint64)(-dx / l.chart.size.width * (double)(self->drag_v1 - self->drag_v0));
       apply_view (self, self->drag_v0 + shift, self->drag_v1 + shift, TRUE);
     }
 }
@@ -327,8 +326,7 @@ on_drag_end (GtkGestureDrag *g, double dx, double dy, VsMemoryChart *self)
     {
       if (self->drag_x >= l.chart.origin.x)
         {
-          gint64 t = vs_chart_time_for_x (&l, self->v0, self->v1,
-                                          self->drag_x);
+          gint64 t = vs_chart_time_for_x (&l, self->v0, self->v1, self->drag_x);
           g_signal_emit (self, signals[INSTANT_SELECTED], 0, t);
         }
       return;
@@ -340,7 +338,7 @@ on_drag_end (GtkGestureDrag *g, double dx, double dy, VsMemoryChart *self)
 static void
 on_pinch_begin (GtkGesture *g, GdkEventSequence *seq, VsMemoryChart *self)
 {
-  self->pinch_span = (double) (self->v1 - self->v0);
+  self->pinch_span = (double)(self->v1 - self->v0);
   self->drag_v0 = self->v0;
   self->drag_v1 = self->v1;
 }
@@ -394,26 +392,22 @@ vs_memory_chart_class_init (VsMemoryChartClass *klass)
   widget_class->measure = vs_memory_chart_measure;
 
   /* The user panned or zoomed: (t0, t1) is the new visible range. */
-  signals[VIEW_CHANGED] =
-      g_signal_new ("view-changed", G_TYPE_FROM_CLASS (klass),
-                    G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL, G_TYPE_NONE, 2,
-                    G_TYPE_INT64, G_TYPE_INT64);
+  signals[VIEW_CHANGED]
+      = g_signal_new ("view-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
+                      NULL, G_TYPE_NONE, 2, G_TYPE_INT64, G_TYPE_INT64);
   /* The user clicked an instant. */
-  signals[INSTANT_SELECTED] =
-      g_signal_new ("instant-selected", G_TYPE_FROM_CLASS (klass),
-                    G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL, G_TYPE_NONE, 1,
-                    G_TYPE_INT64);
+  signals[INSTANT_SELECTED]
+      = g_signal_new ("instant-selected", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL,
+                      NULL, NULL, G_TYPE_NONE, 1, G_TYPE_INT64);
   /* The user selected a range [a, b). */
-  signals[RANGE_SELECTED] =
-      g_signal_new ("range-selected", G_TYPE_FROM_CLASS (klass),
-                    G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL, G_TYPE_NONE, 2,
-                    G_TYPE_INT64, G_TYPE_INT64);
+  signals[RANGE_SELECTED]
+      = g_signal_new ("range-selected", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
+                      NULL, G_TYPE_NONE, 2, G_TYPE_INT64, G_TYPE_INT64);
   /* Width of the plotting area in pixels; changes when the widget is
    * resized. */
-  properties[PROP_PLOT_WIDTH] =
-      g_param_spec_uint ("plot-width", NULL, NULL, 0, G_MAXUINT, 0,
-                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS
-                             | G_PARAM_EXPLICIT_NOTIFY);
+  properties[PROP_PLOT_WIDTH]
+      = g_param_spec_uint ("plot-width", NULL, NULL, 0, G_MAXUINT, 0,
+                           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
   g_object_class_install_properties (object_class, N_PROPS, properties);
   gtk_widget_class_set_css_name (widget_class, "memorychart");
 }
@@ -436,8 +430,7 @@ vs_memory_chart_init (VsMemoryChart *self)
   g_signal_connect (motion, "leave", G_CALLBACK (on_leave), self);
   gtk_widget_add_controller (GTK_WIDGET (self), motion);
 
-  scroll = gtk_event_controller_scroll_new (
-      GTK_EVENT_CONTROLLER_SCROLL_BOTH_AXES);
+  scroll = gtk_event_controller_scroll_new (GTK_EVENT_CONTROLLER_SCROLL_BOTH_AXES);
   g_signal_connect (scroll, "scroll", G_CALLBACK (on_scroll), self);
   gtk_widget_add_controller (GTK_WIDGET (self), scroll);
 
@@ -452,8 +445,8 @@ vs_memory_chart_init (VsMemoryChart *self)
   g_signal_connect (pinch, "scale-changed", G_CALLBACK (on_pinch_scale), self);
   gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (pinch));
 
-  g_signal_connect (adw_style_manager_get_default (), "notify::dark",
-                    G_CALLBACK (on_dark_changed), self);
+  g_signal_connect (adw_style_manager_get_default (), "notify::dark", G_CALLBACK (on_dark_changed),
+                    self);
 }
 
 /* See vs-memory-chart.h. */
@@ -525,7 +518,7 @@ vs_memory_chart_pan (VsMemoryChart *self, double fraction)
   gint64 shift;
 
   g_return_if_fail (VS_IS_MEMORY_CHART (self));
-  shift = (gint64) (fraction * (double) (self->v1 - self->v0));
+  shift = (gint64)(fraction * (double)(self->v1 - self->v0));
   apply_view (self, self->v0 + shift, self->v1 + shift, TRUE);
 }
 
@@ -556,7 +549,7 @@ vs_memory_chart_get_plot_width (VsMemoryChart *self)
 
   g_return_val_if_fail (VS_IS_MEMORY_CHART (self), 0);
   get_layout (self, &l);
-  return (guint) MAX (1, l.chart.size.width);
+  return (guint)MAX (1, l.chart.size.width);
 }
 
 /* See vs-memory-chart.h. */

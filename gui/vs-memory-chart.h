@@ -17,8 +17,7 @@
 G_BEGIN_DECLS
 
 #define VS_TYPE_MEMORY_CHART (vs_memory_chart_get_type ())
-G_DECLARE_FINAL_TYPE (VsMemoryChart, vs_memory_chart, VS, MEMORY_CHART,
-                      GtkWidget)
+G_DECLARE_FINAL_TYPE (VsMemoryChart, vs_memory_chart, VS, MEMORY_CHART, GtkWidget)
 
 GtkWidget *vs_memory_chart_new (void);
 

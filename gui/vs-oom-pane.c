@@ -20,7 +20,11 @@ struct _VsOomPane
   guint n_rows;
 };
 
-enum { INSTANT_SELECTED, N_SIGNALS };
+enum
+{
+  INSTANT_SELECTED,
+  N_SIGNALS
+};
 static guint signals[N_SIGNALS];
 
 G_DEFINE_FINAL_TYPE (VsOomPane, vs_oom_pane, GTK_TYPE_BOX)
@@ -51,7 +55,8 @@ state_text (const VsFragmentation *f)
   g_autofree char *fr = bytes_or_unknown (f->free_bytes);
   g_autofree char *lg = bytes_or_unknown (f->largest_free_bytes);
   return g_strdup_printf ("reserved %s · allocated %s · free inside reserved "
-                          "%s · largest free block %s", r, a, fr, lg);
+                          "%s · largest free block %s",
+                          r, a, fr, lg);
 }
 
 /* What a request of the failed size would have needed, in one sentence. */
@@ -61,24 +66,26 @@ fit_text (const VsOom *o)
   g_autofree char *req = vs_format_bytes (o->requested_bytes);
   gint64 largest = o->allocator.largest_free_bytes;
   gint64 dev_free = o->device_free_bytes;
-  gint64 best = MAX (largest == VS_UNKNOWN ? 0 : largest,
-                     dev_free == VS_UNKNOWN ? 0 : dev_free);
+  gint64 best = MAX (largest == VS_UNKNOWN ? 0 : largest, dev_free == VS_UNKNOWN ? 0 : dev_free);
   g_autofree char *best_s = vs_format_bytes (best);
 
   if (largest == VS_UNKNOWN && dev_free == VS_UNKNOWN)
     return g_strdup_printf ("The trace does not know how much was free for "
-                            "this %s request.", req);
+                            "this %s request.",
+                            req);
   if (largest != VS_UNKNOWN && o->requested_bytes <= largest)
     return g_strdup_printf ("The request (%s) fits in the largest free block "
                             "inside reserved memory (%s): it failed elsewhere "
                             "(another stream, another allocator or the "
-                            "device).", req, best_s);
+                            "device).",
+                            req, best_s);
   {
     g_autofree char *more = vs_format_bytes (o->requested_bytes - best);
     return g_strdup_printf ("Requests up to %s would have fitted; this one "
-                            "(%s) needed %s more.%s", best_s, req, more,
+                            "(%s) needed %s more.%s",
+                            best_s, req, more,
                             o->allocator.free_bytes != VS_UNKNOWN
-                                && o->allocator.free_bytes >= o->requested_bytes
+                                    && o->allocator.free_bytes >= o->requested_bytes
                                 ? " The free memory inside reserved was "
                                   "enough in total but fragmented."
                                 : "");
@@ -113,8 +120,7 @@ make_row (VsOomPane *self, VsDocument *doc, const VsOom *o)
     }
   if (idx >= 0)
     sub = g_strdup_printf ("at %s on GPU %" G_GINT64_FORMAT "%s%s", t, idx,
-                           o->error_name ? " · " : "",
-                           o->error_name ? o->error_name : "");
+                           o->error_name ? " · " : "", o->error_name ? o->error_name : "");
   else
     sub = g_strdup_printf ("at %s%s%s", t, o->error_name ? " · " : "",
                            o->error_name ? o->error_name : "");
@@ -134,17 +140,14 @@ make_row (VsOomPane *self, VsDocument *doc, const VsOom *o)
 
   add_detail (ADW_EXPANDER_ROW (row), "What would have fitted", fit_text (o));
   add_detail (ADW_EXPANDER_ROW (row),
-              o->allocator_id == 0 ? "Device memory of the process"
-                                   : "The allocator that failed",
+              o->allocator_id == 0 ? "Device memory of the process" : "The allocator that failed",
               state_text (&o->allocator));
   if (o->allocator_id != 0)
-    add_detail (ADW_EXPANDER_ROW (row), "Everything on the device",
-                state_text (&o->all));
+    add_detail (ADW_EXPANDER_ROW (row), "Everything on the device", state_text (&o->all));
   {
     g_autofree char *f = bytes_or_unknown (o->device_free_bytes);
     g_autofree char *tot = bytes_or_unknown (o->device_total_bytes);
-    add_detail (ADW_EXPANDER_ROW (row), "CUDA reported",
-                g_strdup_printf ("%s free of %s", f, tot));
+    add_detail (ADW_EXPANDER_ROW (row), "CUDA reported", g_strdup_printf ("%s free of %s", f, tot));
   }
   return row;
 }
@@ -154,15 +157,13 @@ vs_oom_pane_class_init (VsOomPaneClass *klass)
 {
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
 
-  gtk_widget_class_set_template_from_resource (
-      widget_class, "/org/vramscope/View/vs-oom-pane.ui");
+  gtk_widget_class_set_template_from_resource (widget_class, "/org/vramscope/View/vs-oom-pane.ui");
   gtk_widget_class_bind_template_child (widget_class, VsOomPane, stack);
   gtk_widget_class_bind_template_child (widget_class, VsOomPane, list_box);
   /* The user asked to see the failure at this time on the timeline. */
-  signals[INSTANT_SELECTED] =
-      g_signal_new ("instant-selected", G_TYPE_FROM_CLASS (klass),
-                    G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL, G_TYPE_NONE, 1,
-                    G_TYPE_INT64);
+  signals[INSTANT_SELECTED]
+      = g_signal_new ("instant-selected", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL,
+                      NULL, NULL, G_TYPE_NONE, 1, G_TYPE_INT64);
 }
 
 static void

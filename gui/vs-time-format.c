@@ -33,8 +33,7 @@ vs_format_time_tick (gint64 t, gint64 step)
     unit = 1e3, name = "µs";
   else
     unit = 1, name = "ns";
-  return g_strdup_printf ("%.*f %s", decimals_for (step, unit), t / unit,
-                          name);
+  return g_strdup_printf ("%.*f %s", decimals_for (step, unit), t / unit, name);
 }
 
 /* See vs-time-format.h. */

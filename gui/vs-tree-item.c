@@ -67,9 +67,8 @@ list_children (VsInstant *instant, const VsTreeNode *node, gint64 total)
   store = g_list_store_new (VS_TYPE_TREE_ITEM);
   for (guint i = 0; i < node->children->len; i++)
     {
-      g_autoptr (VsTreeItem) child =
-          vs_tree_item_new (instant, g_ptr_array_index (node->children, i),
-                            total);
+      g_autoptr (VsTreeItem) child
+          = vs_tree_item_new (instant, g_ptr_array_index (node->children, i), total);
       g_list_store_append (store, child);
     }
   return G_LIST_MODEL (store);

@@ -17,8 +17,7 @@ G_DECLARE_FINAL_TYPE (VsTreeItem, vs_tree_item, VS, TREE_ITEM, GObject)
 
 /* A new item for node, a node of a tree owned by instant; total is the
  * root's bytes (for percentages). */
-VsTreeItem *vs_tree_item_new (VsInstant *instant, const VsTreeNode *node,
-                              gint64 total);
+VsTreeItem *vs_tree_item_new (VsInstant *instant, const VsTreeNode *node, gint64 total);
 
 const VsTreeNode *vs_tree_item_get_node (VsTreeItem *self);
 /* Share of the root's bytes, 0..100. */
@@ -29,7 +28,6 @@ double vs_tree_item_get_percent (VsTreeItem *self);
 GListModel *vs_tree_item_create_children (gpointer item, gpointer user_data);
 
 /* A list of the root's children (the top level of the tree). */
-GListModel *vs_tree_item_list_roots (VsInstant *instant,
-                                     const VsTreeNode *root);
+GListModel *vs_tree_item_list_roots (VsInstant *instant, const VsTreeNode *root);
 
 G_END_DECLS

@@ -46,8 +46,8 @@ on_refresh_done (GObject *source, GAsyncResult *result, gpointer data)
       vs_window_request_instant (self);
     }
   else if (error != NULL && doc == self->doc)
-    g_warning ("Reading %s again failed: %s",
-               g_file_peek_path (vs_document_get_file (doc)), error->message);
+    g_warning ("Reading %s again failed: %s", g_file_peek_path (vs_document_get_file (doc)),
+               error->message);
   if (doc == self->doc && vs_document_is_finalized (doc))
     {
       g_autofree char *desc = vs_document_describe (doc);
@@ -66,8 +66,7 @@ on_follow_tick (gpointer data)
   if (self->doc == NULL || self->refresh_in_flight)
     return G_SOURCE_CONTINUE;
   self->refresh_in_flight = TRUE;
-  vs_document_refresh_async (self->doc, self->cancellable, on_refresh_done,
-                             g_object_ref (self));
+  vs_document_refresh_async (self->doc, self->cancellable, on_refresh_done, g_object_ref (self));
   return G_SOURCE_CONTINUE;
 }
 

@@ -15,13 +15,14 @@
 
 G_BEGIN_DECLS
 
-typedef struct {
+typedef struct
+{
   VsMemoryChart *chart;
   gint64 device_id;
   gboolean in_flight;
   gboolean dirty;
-  gboolean loaded;   /* has received data for the current document */
-  guint width;       /* plot width the last query was made for */
+  gboolean loaded; /* has received data for the current document */
+  guint width;     /* plot width the last query was made for */
 } ChartSlot;
 
 struct _VsWindow
@@ -53,9 +54,9 @@ struct _VsWindow
   VsDocument *doc;
   GCancellable *cancellable;
   guint generation;
-  GArray *slots;           /* ChartSlot */
-  gint64 v0, v1;           /* shared visible range */
-  gboolean fit_pending;    /* initial view not yet fitted to the activity */
+  GArray *slots;        /* ChartSlot */
+  gint64 v0, v1;        /* shared visible range */
+  gboolean fit_pending; /* initial view not yet fitted to the activity */
 
   /* The selected instant (< 0: the peak) on instant_device, and range. */
   gint64 instant_t;

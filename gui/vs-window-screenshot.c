@@ -8,7 +8,6 @@
  */
 #include "vs-window-private.h"
 
-
 /* Renders the window with its own renderer and saves it as a PNG.
  * Returns FALSE with error set on failure. */
 static gboolean
@@ -28,17 +27,14 @@ save_screenshot (VsWindow *self, const char *path, GError **error)
   if (node == NULL || renderer == NULL)
     {
       g_clear_pointer (&node, gsk_render_node_unref);
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_PENDING,
-                   "the window has nothing drawn to save");
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_PENDING, "the window has nothing drawn to save");
       return FALSE;
     }
-  texture = gsk_renderer_render_texture (renderer, node,
-                                         &GRAPHENE_RECT_INIT (0, 0, w, h));
+  texture = gsk_renderer_render_texture (renderer, node, &GRAPHENE_RECT_INIT (0, 0, w, h));
   gsk_render_node_unref (node);
   if (!gdk_texture_save_to_png (texture, path))
     {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED,
-                   "cannot write %s", path);
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "cannot write %s", path);
       return FALSE;
     }
   return TRUE;
@@ -58,11 +54,10 @@ finish_screenshot (VsWindow *self)
     }
   /* A list still laying out its rows can leave the window with nothing
    * to snapshot for a frame: try again after the next one. */
-  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_PENDING)
-      && self->screenshot_tries++ < 100)
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_PENDING) && self->screenshot_tries++ < 100)
     {
-      g_signal_connect (gtk_widget_get_frame_clock (GTK_WIDGET (self)),
-                        "after-paint", G_CALLBACK (on_after_paint), self);
+      g_signal_connect (gtk_widget_get_frame_clock (GTK_WIDGET (self)), "after-paint",
+                        G_CALLBACK (on_after_paint), self);
       gtk_widget_queue_draw (GTK_WIDGET (self));
       return;
     }
@@ -76,7 +71,7 @@ on_after_paint (GdkFrameClock *clock, VsWindow *self)
 {
   g_signal_handlers_disconnect_by_func (clock, on_after_paint, self);
   /* Outside the paint cycle: render our own copy of the drawn frame. */
-  g_idle_add_full (G_PRIORITY_DEFAULT, (GSourceFunc) (void (*) (void)) finish_screenshot,
+  g_idle_add_full (G_PRIORITY_DEFAULT, (GSourceFunc)(void (*) (void))finish_screenshot,
                    g_object_ref (self), g_object_unref);
 }
 
@@ -97,15 +92,13 @@ screenshot_size_ok (VsWindow *self)
   int h = gtk_widget_get_height (GTK_WIDGET (self));
   int dw, dh;
 
-  if (self->screenshot_width <= 0 || (w == self->screenshot_width
-                                      && h == self->screenshot_height))
+  if (self->screenshot_width <= 0 || (w == self->screenshot_width && h == self->screenshot_height))
     return TRUE;
   if (self->resize_tries++ > 20)
     return TRUE; /* the window system will not give that size: take it */
   gtk_window_get_default_size (GTK_WINDOW (self), &dw, &dh);
   if (w > 0 && h > 0)
-    gtk_window_set_default_size (GTK_WINDOW (self),
-                                 dw + self->screenshot_width - w,
+    gtk_window_set_default_size (GTK_WINDOW (self), dw + self->screenshot_width - w,
                                  dh + self->screenshot_height - h);
   gtk_widget_add_tick_callback (GTK_WIDGET (self), retry_screenshot, NULL, NULL);
   return FALSE;
@@ -118,8 +111,8 @@ vs_window_maybe_screenshot (VsWindow *self)
 {
   GdkFrameClock *clock;
 
-  if (self->screenshot_path == NULL || self->screenshot_scheduled
-      || self->doc == NULL || !self->instant_loaded || self->instant_in_flight)
+  if (self->screenshot_path == NULL || self->screenshot_scheduled || self->doc == NULL
+      || !self->instant_loaded || self->instant_in_flight)
     return;
   for (guint i = 0; i < self->slots->len; i++)
     {
@@ -137,8 +130,7 @@ vs_window_maybe_screenshot (VsWindow *self)
 
 /* See vs-window.h. */
 void
-vs_window_set_screenshot (VsWindow *self, const char *path, int width,
-                          int height)
+vs_window_set_screenshot (VsWindow *self, const char *path, int width, int height)
 {
   g_return_if_fail (VS_IS_WINDOW (self));
   g_free (self->screenshot_path);

@@ -35,7 +35,8 @@ vs_window_show_error (VsWindow *self, const char *message)
 
 /* -------------------------------------------------------------- charts -- */
 
-typedef struct {
+typedef struct
+{
   VsWindow *self;
   guint generation;
   guint index;
@@ -60,8 +61,7 @@ fit_initial_view (VsWindow *self)
       for (guint b = 0; b < d->n_buckets; b++)
         if (d->buckets[b].has_data && d->buckets[b].max_reserved > 0)
           {
-            first = MIN (first, d->t0 + (gint64) ((double) b * (d->t1 - d->t0)
-                                                  / d->n_buckets));
+            first = MIN (first, d->t0 + (gint64)((double)b * (d->t1 - d->t0) / d->n_buckets));
             break;
           }
     }
@@ -76,8 +76,8 @@ on_chart_done (GObject *source, GAsyncResult *result, gpointer data)
   ChartRequest *req = data;
   VsWindow *self = req->self;
   g_autoptr (GError) error = NULL;
-  g_autoptr (VsChartData) chart_data =
-      vs_document_query_chart_finish (VS_DOCUMENT (source), result, &error);
+  g_autoptr (VsChartData) chart_data
+      = vs_document_query_chart_finish (VS_DOCUMENT (source), result, &error);
 
   if (req->generation == self->generation && req->index < self->slots->len)
     {
@@ -110,12 +110,11 @@ chart_covers (VsWindow *self, ChartSlot *s, guint width)
 {
   VsChartData *d = vs_memory_chart_get_data (s->chart);
   gint64 span = self->v1 - self->v0;
-  double per = d ? (double) (d->t1 - d->t0) / d->n_buckets : 0;
+  double per = d ? (double)(d->t1 - d->t0) / d->n_buckets : 0;
 
   return d != NULL && s->width == width && d->t0 <= self->v0
          && d->t1 >= MIN (self->v1, vs_document_get_duration (self->doc))
-         && per <= (double) span / width * 1.05
-         && per >= (double) span / width / 1.5;
+         && per <= (double)span / width * 1.05 && per >= (double)span / width / 1.5;
 }
 
 /* Asks for the data of chart index over the visible range ± one span. */
@@ -141,15 +140,14 @@ request_chart (VsWindow *self, guint index)
     return;
   if (b <= a)
     b = a + 1;
-  n = (double) (b - a) / span * width;
+  n = (double)(b - a) / span * width;
   s->width = width;
   s->in_flight = TRUE;
   req = g_new0 (ChartRequest, 1);
   req->self = g_object_ref (self);
   req->generation = self->generation;
   req->index = index;
-  vs_document_query_chart_async (self->doc, s->device_id, a, b,
-                                 (guint) CLAMP (n, 16, 100000),
+  vs_document_query_chart_async (self->doc, s->device_id, a, b, (guint)CLAMP (n, 16, 100000),
                                  self->cancellable, on_chart_done, req);
 }
 
@@ -271,17 +269,19 @@ update_instant_label (VsWindow *self)
       g_autofree char *tb = vs_format_time (in->range_t1);
       text = g_strdup_printf ("GPU %" G_GINT64_FORMAT " · range %s – %s, at "
                               "its peak %s · %s allocated · %s reserved · "
-                              "blocks made in the range", idx, ta, tb, t, a, r);
+                              "blocks made in the range",
+                              idx, ta, tb, t, a, r);
     }
   else
     text = g_strdup_printf ("GPU %" G_GINT64_FORMAT " at %s%s · %s allocated "
-                            "· %s reserved", idx, t,
-                            self->instant_t < 0 ? " (peak)" : "", a, r);
+                            "· %s reserved",
+                            idx, t, self->instant_t < 0 ? " (peak)" : "", a, r);
   gtk_label_set_text (self->instant_label, text);
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->instant_label), text);
 }
 
-typedef struct {
+typedef struct
+{
   VsWindow *self;
   guint generation;
 } InstantRequest;
@@ -292,8 +292,8 @@ on_instant_done (GObject *source, GAsyncResult *result, gpointer data)
   InstantRequest *req = data;
   VsWindow *self = req->self;
   g_autoptr (GError) error = NULL;
-  g_autoptr (VsInstant) in =
-      vs_document_query_instant_finish (VS_DOCUMENT (source), result, &error);
+  g_autoptr (VsInstant) in
+      = vs_document_query_instant_finish (VS_DOCUMENT (source), result, &error);
 
   if (req->generation == self->generation)
     {
@@ -308,8 +308,8 @@ on_instant_done (GObject *source, GAsyncResult *result, gpointer data)
           vs_allocations_pane_set_instant (self->allocations_pane, in);
           vs_fragmentation_view_set_instant (self->fragmentation_view, in);
           for (guint i = 0; i < self->slots->len; i++)
-            vs_memory_chart_set_instant (
-                g_array_index (self->slots, ChartSlot, i).chart, in->time_ns);
+            vs_memory_chart_set_instant (g_array_index (self->slots, ChartSlot, i).chart,
+                                         in->time_ns);
           update_instant_label (self);
         }
       else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
@@ -346,10 +346,8 @@ vs_window_request_instant (VsWindow *self)
   req = g_new0 (InstantRequest, 1);
   req->self = g_object_ref (self);
   req->generation = self->generation;
-  vs_document_query_instant_async (self->doc, self->instant_device,
-                                   self->instant_t, self->range_a,
-                                   self->range_b, self->cancellable,
-                                   on_instant_done, req);
+  vs_document_query_instant_async (self->doc, self->instant_device, self->instant_t, self->range_a,
+                                   self->range_b, self->cancellable, on_instant_done, req);
 }
 
 /* ------------------------------------------------------------- loading -- */
@@ -392,11 +390,11 @@ add_to_recent (GFile *file)
 {
   g_autofree char *uri = g_file_get_uri (file);
   GtkRecentData data = { 0 };
-  static char *groups[] = { (char *) "vramscope", NULL };
+  static char *groups[] = { (char *)"vramscope", NULL };
 
-  data.mime_type = (char *) "application/vnd.sqlite3";
-  data.app_name = (char *) "vramscope-view";
-  data.app_exec = (char *) "vramscope-view %f";
+  data.mime_type = (char *)"application/vnd.sqlite3";
+  data.app_name = (char *)"vramscope-view";
+  data.app_exec = (char *)"vramscope-view %f";
   data.groups = groups;
   gtk_recent_manager_add_full (gtk_recent_manager_get_default (), uri, &data);
 }
@@ -432,7 +430,7 @@ show_document (VsWindow *self)
   if (devices->len == 0)
     {
       vs_window_show_error (self, "The trace holds no device memory events: there is "
-                        "nothing to chart.");
+                                  "nothing to chart.");
       return;
     }
   for (guint i = 0; i < devices->len; i++)
@@ -454,7 +452,7 @@ show_document (VsWindow *self)
     }
   self->v0 = 0;
   self->v1 = duration;
-  self->instant_device = ((VsDocumentDevice *) g_ptr_array_index (devices, 0))->id;
+  self->instant_device = ((VsDocumentDevice *)g_ptr_array_index (devices, 0))->id;
   self->instant_t = -1;
   self->range_a = self->range_b = -1;
   self->fit_pending = TRUE;
@@ -463,7 +461,8 @@ show_document (VsWindow *self)
   vs_window_set_following (self, !vs_document_is_finalized (self->doc));
 }
 
-typedef struct {
+typedef struct
+{
   VsWindow *self;
   guint generation;
 } LoadRequest;
@@ -512,8 +511,7 @@ vs_window_open (VsWindow *self, GFile *file)
   req = g_new0 (LoadRequest, 1);
   req->self = g_object_ref (self);
   req->generation = self->generation;
-  vs_document_load_async (file, self->cancellable, on_progress, self,
-                          on_load_done, req);
+  vs_document_load_async (file, self->cancellable, on_progress, self, on_load_done, req);
 }
 
 /* ------------------------------------------------------------- actions -- */
@@ -535,8 +533,7 @@ open_activated (GSimpleAction *action, GVariant *param, gpointer data)
 {
   VsWindow *self = data;
   GtkFileChooserNative *chooser = gtk_file_chooser_native_new (
-      "Open a Trace", GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_OPEN,
-      "_Open", "_Cancel");
+      "Open a Trace", GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_OPEN, "_Open", "_Cancel");
   GtkFileFilter *traces = gtk_file_filter_new ();
   GtkFileFilter *all = gtk_file_filter_new ();
 
@@ -627,8 +624,8 @@ static const GActionEntry win_actions[] = {
 static int
 recent_newer_first (gconstpointer a, gconstpointer b)
 {
-  GDateTime *ma = gtk_recent_info_get_modified ((GtkRecentInfo *) a);
-  GDateTime *mb = gtk_recent_info_get_modified ((GtkRecentInfo *) b);
+  GDateTime *ma = gtk_recent_info_get_modified ((GtkRecentInfo *)a);
+  GDateTime *mb = gtk_recent_info_get_modified ((GtkRecentInfo *)b);
   return g_date_time_compare (mb, ma);
 }
 
@@ -650,12 +647,11 @@ rebuild_recent_menu (GtkRecentManager *manager, VsWindow *self)
         continue;
       item = g_menu_item_new (gtk_recent_info_get_display_name (info), NULL);
       g_menu_item_set_action_and_target_value (
-          item, "win.open-recent",
-          g_variant_new_string (gtk_recent_info_get_uri (info)));
+          item, "win.open-recent", g_variant_new_string (gtk_recent_info_get_uri (info)));
       g_menu_append_item (menu, item);
       n++;
     }
-  g_list_free_full (items, (GDestroyNotify) gtk_recent_info_unref);
+  g_list_free_full (items, (GDestroyNotify)gtk_recent_info_unref);
   if (n == 0)
     /* An item with no action shows greyed out. */
     g_menu_append (menu, "No recent traces", "win.no-recent-traces");
@@ -665,8 +661,7 @@ rebuild_recent_menu (GtkRecentManager *manager, VsWindow *self)
 /* --------------------------------------------------------- drag & drop -- */
 
 static gboolean
-on_drop (GtkDropTarget *target, const GValue *value, double x, double y,
-         VsWindow *self)
+on_drop (GtkDropTarget *target, const GValue *value, double x, double y, VsWindow *self)
 {
   GFile *file = g_value_get_object (value);
 
@@ -719,8 +714,7 @@ vs_window_class_init (VsWindowClass *klass)
   g_type_ensure (VS_TYPE_FRAGMENTATION_VIEW);
   g_type_ensure (VS_TYPE_OOM_PANE);
 
-  gtk_widget_class_set_template_from_resource (widget_class,
-                                               "/org/vramscope/View/vs-window.ui");
+  gtk_widget_class_set_template_from_resource (widget_class, "/org/vramscope/View/vs-window.ui");
 #define CHILD(name) gtk_widget_class_bind_template_child (widget_class, VsWindow, name)
   CHILD (window_title);
   CHILD (recent_button);
@@ -755,8 +749,8 @@ vs_window_init (VsWindow *self)
   self->instant_device = -1;
   self->range_a = self->range_b = -1;
 
-  g_action_map_add_action_entries (G_ACTION_MAP (self), win_actions,
-                                   G_N_ELEMENTS (win_actions), self);
+  g_action_map_add_action_entries (G_ACTION_MAP (self), win_actions, G_N_ELEMENTS (win_actions),
+                                   self);
   g_signal_connect (self->oom_pane, "instant-selected", G_CALLBACK (on_oom_instant), self);
 
   drop = gtk_drop_target_new (G_TYPE_FILE, GDK_ACTION_COPY);
@@ -774,7 +768,6 @@ vs_window_new (AdwApplication *application)
 {
   return g_object_new (VS_TYPE_WINDOW, "application", application, NULL);
 }
-
 
 /* See vs-window.h. */
 gboolean

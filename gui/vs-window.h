@@ -25,8 +25,7 @@ void vs_window_open (VsWindow *self, GFile *file);
  * fully drawn, then close; the application's exit status is then 0, or 1
  * (with one line on stderr) when loading or saving failed.  width and
  * height (> 0) are the picture's size; 0 keeps the window's. */
-void vs_window_set_screenshot (VsWindow *self, const char *path, int width,
-                               int height);
+void vs_window_set_screenshot (VsWindow *self, const char *path, int width, int height);
 
 /* Shows the pane named name ("attribution", "flame", "allocations",
  * "fragmentation" or "oom").  Returns FALSE for an unknown name. */

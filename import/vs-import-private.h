@@ -19,7 +19,8 @@
 /* The label of allocations made before the recorded history. */
 #define BEFORE_HISTORY_LABEL "allocated before the recorded history"
 
-typedef enum {
+typedef enum
+{
   ACT_OTHER = 0,
   ACT_ALLOC,
   ACT_FREE_REQUESTED,
@@ -32,19 +33,21 @@ typedef enum {
 } Action;
 
 /* One decoded history entry, 48 bytes: millions of them are kept. */
-typedef struct {
+typedef struct
+{
   gint64 addr, size, stream, time_us;
   /* oom: device_free; alloc: the rounded size when the block survives to
    * the end (set by the backward pass); else VS_UNKNOWN */
   gint64 extra;
-  gint32 stack;   /* stack id, or -1 for none */
+  gint32 stack; /* stack id, or -1 for none */
   guint8 action;
 } Entry;
 
 /* A device_traces list whose entries were decoded while the pickle was
  * read (see vs_import_on_append): the entries, and the first problem
  * found, reported only if the list turns out to be a device's history. */
-typedef struct {
+typedef struct
+{
   GArray *entries; /* Entry */
   gsize count;     /* items seen */
   const char *why; /* first invalid item, see read_entry */
@@ -55,28 +58,37 @@ typedef struct {
 } Stream;
 
 /* Kinds of tokens the import gives taken values (low 2 bits). */
-enum { TOKEN_ENTRY = 1, TOKEN_FRAME = 2, TOKEN_STACK = 3 };
+enum
+{
+  TOKEN_ENTRY = 1,
+  TOKEN_FRAME = 2,
+  TOKEN_STACK = 3
+};
 
 /* A block live at the end of the history (from `segments`). */
-typedef struct {
+typedef struct
+{
   gint64 requested, block_bytes; /* block_bytes -1: re-created by a free */
   VsPickleRef frames;
 } LiveBlock;
 
 /* Blocks by address: an open-addressing table (linear probing, at most
  * half full), looked up for every alloc and free of the history. */
-typedef struct {
+typedef struct
+{
   gint64 addr;
   LiveBlock b;
   gboolean used;
 } BlockSlot;
 
-typedef struct {
+typedef struct
+{
   BlockSlot *slots;
   gsize mask, used;
 } BlockMap;
 
-typedef struct {
+typedef struct
+{
   const char *file, *name;
   gsize file_len, name_len;
   gint64 line;
@@ -87,12 +99,14 @@ typedef struct {
  * always share addresses and need no hashing of their text.  Looked up for
  * every frame of every entry, so an open-addressing table probed inline
  * (linear probing, at most half full) rather than a GHashTable. */
-typedef struct {
+typedef struct
+{
   FrameKey key;
   gint64 id; /* 0: empty slot (frame ids start at 1) */
 } FrameSlot;
 
-typedef struct {
+typedef struct
+{
   FrameSlot *slots;
   gsize mask, used;
 } FrameTable;
@@ -101,36 +115,40 @@ typedef struct {
  * all are stable (vs_pickle_stable): a frame that repeats with its
  * strings fetched from the memo has the same handles every time, and is
  * then recognised without reading the dict. */
-typedef struct {
+typedef struct
+{
   VsPickleRef h[6];
   gint64 id; /* 0: empty slot */
 } HandleSlot;
 
-typedef struct {
+typedef struct
+{
   HandleSlot *slots;
   gsize mask, used;
 } HandleTable;
 
 /* A stack's frame ids (outermost first); stored keys hold ids after
  * themselves. */
-typedef struct {
+typedef struct
+{
   guint hash;
   guint n;
   const gint64 *ids;
 } StackKey;
 
-typedef struct {
+typedef struct
+{
   VsPickle *p;
   VsWriter *w;
   GError **error;
   gint64 process_id;
-  GHashTable *frames;     /* FrameKey* by content → frame id */
-  FrameTable frame_ptrs;  /* frame ids by string address */
+  GHashTable *frames;        /* FrameKey* by content → frame id */
+  FrameTable frame_ptrs;     /* frame ids by string address */
   HandleTable frame_handles; /* frame ids by stable handles */
   VsPickleKeys entry_keys, frame_keys, action_key;
-  GHashTable *stacks;     /* StackKey* → stack id */
-  GHashTable *streams;    /* list handle → Stream* */
-  GArray *scratch;        /* gint64 frame ids */
+  GHashTable *stacks;  /* StackKey* → stack id */
+  GHashTable *streams; /* list handle → Stream* */
+  GArray *scratch;     /* gint64 frame ids */
   gint64 label_stack;
   VsImportProgress progress;
   gpointer progress_data;
@@ -145,8 +163,7 @@ typedef struct {
 
 /* Sets c->error to VS_IMPORT_ERROR_NOT_SNAPSHOT with the printf-style
  * message after "not a valid PyTorch memory snapshot: "; returns FALSE. */
-gboolean vs_import_not_snapshot (Ctx *c, const char *fmt, ...)
-    G_GNUC_PRINTF (2, 3);
+gboolean vs_import_not_snapshot (Ctx *c, const char *fmt, ...) G_GNUC_PRINTF (2, 3);
 
 /* Sets c->error to VS_IMPORT_ERROR_WRITE with the writer's last error;
  * returns FALSE. */
@@ -161,8 +178,8 @@ gboolean vs_import_report (Ctx *c, const char *stage, double fraction);
  * keyed by start, the start and end stored as pointers; blocks by
  * address in a BlockMap (zero-initialized: empty). */
 
-#define KEY(x) GSIZE_TO_POINTER ((gsize) (x))
-#define VAL(p) ((gint64) GPOINTER_TO_SIZE (p))
+#define KEY(x) GSIZE_TO_POINTER ((gsize)(x))
+#define VAL(p) ((gint64)GPOINTER_TO_SIZE (p))
 
 /* A new, empty set of ranges (free with g_tree_unref). */
 GTree *vs_import_ranges_new (void);
@@ -223,21 +240,19 @@ void vs_import_stream_free (gpointer data);
 /* Adds history item v to s.  After the first invalid item, items are only
  * counted: the problem is reported if s turns out to be a device's history.
  * Returns FALSE with *fatal set only when writing the trace failed. */
-gboolean vs_import_stream_item (Ctx *c, Stream *s, VsPickleRef v,
-                                const char **why, GError **fatal);
+gboolean vs_import_stream_item (Ctx *c, Stream *s, VsPickleRef v, const char **why, GError **fatal);
 
 /* The pickle reader's append hook (VsPickleAppendHook, data a Ctx*): takes
  * the items of lists of history entries, decoded into Streams in
  * c->streams by list handle. */
-VsPickleAppend vs_import_on_append (VsPickle *p, VsPickleRef list,
-                                    const VsPickleRef *items, gsize n,
-                                    gpointer data, GError **error);
+VsPickleAppend vs_import_on_append (VsPickle *p, VsPickleRef list, const VsPickleRef *items,
+                                    gsize n, gpointer data, GError **error);
 
 /* Reads the segments of device dev: reserved ranges into ranges and live
  * blocks into blocks.  FALSE with c->error set when the segments are not
  * valid. */
-gboolean vs_import_read_segments (Ctx *c, VsPickleRef segments, gint64 dev,
-                                  GTree *ranges, BlockMap *blocks);
+gboolean vs_import_read_segments (Ctx *c, VsPickleRef segments, gint64 dev, GTree *ranges,
+                                  BlockMap *blocks);
 
 /* ------------------------------------------------------------------------
  * vs-import-replay.c */
@@ -246,6 +261,5 @@ gboolean vs_import_read_segments (Ctx *c, VsPickleRef segments, gint64 dev,
  * writing the device's events for allocator_id; history times before
  * start_ns are moved to it.  FALSE with c->error set on invalid input,
  * failed writes or cancellation. */
-gboolean vs_import_device (Ctx *c, gint64 dev, Stream *hist,
-                           VsPickleRef segments, gint64 start_ns,
+gboolean vs_import_device (Ctx *c, gint64 dev, Stream *hist, VsPickleRef segments, gint64 start_ns,
                            gint64 device_id, gint64 allocator_id);

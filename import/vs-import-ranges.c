@@ -17,7 +17,7 @@
 static gint
 cmp_addr (gconstpointer a, gconstpointer b, gpointer unused)
 {
-  gint64 x = (gint64) GPOINTER_TO_SIZE (a), y = (gint64) GPOINTER_TO_SIZE (b);
+  gint64 x = (gint64)GPOINTER_TO_SIZE (a), y = (gint64)GPOINTER_TO_SIZE (b);
   return x < y ? -1 : x > y;
 }
 
@@ -107,8 +107,8 @@ vs_import_ranges_find (GTree *t, gint64 addr)
 static inline gsize
 block_home (const BlockMap *m, gint64 addr)
 {
-  guint64 h = (guint64) addr * 0x9e3779b97f4a7c15u;
-  return (gsize) (h ^ (h >> 32)) & m->mask;
+  guint64 h = (guint64)addr * 0x9e3779b97f4a7c15u;
+  return (gsize)(h ^ (h >> 32)) & m->mask;
 }
 
 void

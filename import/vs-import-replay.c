@@ -16,7 +16,7 @@
 static gint
 cmp_slot_addr (gconstpointer a, gconstpointer b)
 {
-  gint64 x = ((const BlockSlot *) a)->addr, y = ((const BlockSlot *) b)->addr;
+  gint64 x = ((const BlockSlot *)a)->addr, y = ((const BlockSlot *)b)->addr;
   return x < y ? -1 : x > y;
 }
 
@@ -29,23 +29,22 @@ entry_ts (const Entry *e, gint64 prev)
 
 /* Imports one device's history and final state. */
 gboolean
-vs_import_device (Ctx *c, gint64 dev, Stream *hist, VsPickleRef segments,
-                  gint64 start_ns, gint64 device_id, gint64 allocator_id)
+vs_import_device (Ctx *c, gint64 dev, Stream *hist, VsPickleRef segments, gint64 start_ns,
+                  gint64 device_id, gint64 allocator_id)
 {
   g_autoptr (GTree) ranges = vs_import_ranges_new ();
   g_auto (BlockMap) blocks = { 0 };
 
   /* 1. the decoded history */
   if (hist->why)
-    return vs_import_not_snapshot (c, "device_traces[%u][%" G_GSIZE_FORMAT
-                                   "]%s", (guint) dev, hist->error_idx,
-                                   hist->why);
+    return vs_import_not_snapshot (c, "device_traces[%u][%" G_GSIZE_FORMAT "]%s", (guint)dev,
+                                   hist->error_idx, hist->why);
   if (hist->error)
     {
       g_propagate_error (c->error, g_steal_pointer (&hist->error));
       return FALSE;
     }
-  Entry *ev = (Entry *) (gpointer) hist->entries->data;
+  Entry *ev = (Entry *)(gpointer)hist->entries->data;
   gsize m = hist->entries->len;
 
   /* 2. the state at the end */
@@ -104,12 +103,19 @@ vs_import_device (Ctx *c, gint64 dev, Stream *hist, VsPickleRef segments,
       if (sid < 0)
         return FALSE;
       VsAllocEvent ae = {
-        .ts = ts, .process_id = c->process_id, .tid = VS_UNKNOWN,
-        .device_id = device_id, .allocator_id = allocator_id,
+        .ts = ts,
+        .process_id = c->process_id,
+        .tid = VS_UNKNOWN,
+        .device_id = device_id,
+        .allocator_id = allocator_id,
         .op = c->expandable ? VS_ALLOC_OP_SEGMENT_MAP : VS_ALLOC_OP_SEGMENT_ALLOC,
-        .address = s, .requested_bytes = e - s, .block_bytes = VS_UNKNOWN,
-        .segment_address = VS_UNKNOWN, .stream = VS_UNKNOWN,
-        .stack_id = sid, .range_id = VS_UNKNOWN,
+        .address = s,
+        .requested_bytes = e - s,
+        .block_bytes = VS_UNKNOWN,
+        .segment_address = VS_UNKNOWN,
+        .stream = VS_UNKNOWN,
+        .stack_id = sid,
+        .range_id = VS_UNKNOWN,
       };
       if (vs_writer_alloc_event (c->w, &ae) < 0)
         return vs_import_write_failed (c);
@@ -132,13 +138,19 @@ vs_import_device (Ctx *c, gint64 dev, Stream *hist, VsPickleRef segments,
       if (sid == VS_UNKNOWN && (sid = vs_import_label_stack (c)) < 0)
         return FALSE;
       VsAllocEvent ae = {
-        .ts = ts, .process_id = c->process_id, .tid = VS_UNKNOWN,
-        .device_id = device_id, .allocator_id = allocator_id,
-        .op = VS_ALLOC_OP_ALLOC, .address = addr,
+        .ts = ts,
+        .process_id = c->process_id,
+        .tid = VS_UNKNOWN,
+        .device_id = device_id,
+        .allocator_id = allocator_id,
+        .op = VS_ALLOC_OP_ALLOC,
+        .address = addr,
         .requested_bytes = lb->requested,
         .block_bytes = lb->block_bytes >= 0 ? lb->block_bytes : VS_UNKNOWN,
         .segment_address = vs_import_ranges_find (ranges, addr),
-        .stream = VS_UNKNOWN, .stack_id = sid, .range_id = VS_UNKNOWN,
+        .stream = VS_UNKNOWN,
+        .stack_id = sid,
+        .range_id = VS_UNKNOWN,
       };
       if (vs_writer_alloc_event (c->w, &ae) < 0)
         return vs_import_write_failed (c);
@@ -161,24 +173,38 @@ vs_import_device (Ctx *c, gint64 dev, Stream *hist, VsPickleRef segments,
       if (e->action == ACT_OOM)
         {
           VsFailedAlloc fa = {
-            .ts = t, .process_id = c->process_id, .tid = VS_UNKNOWN,
-            .device_id = device_id, .allocator_id = allocator_id,
-            .api = "pytorch", .requested_bytes = e->size,
-            .error = VS_UNKNOWN, .error_name = "OutOfMemoryError",
+            .ts = t,
+            .process_id = c->process_id,
+            .tid = VS_UNKNOWN,
+            .device_id = device_id,
+            .allocator_id = allocator_id,
+            .api = "pytorch",
+            .requested_bytes = e->size,
+            .error = VS_UNKNOWN,
+            .error_name = "OutOfMemoryError",
             .device_free_bytes = e->extra,
-            .device_total_bytes = VS_UNKNOWN, .correlation = VS_UNKNOWN,
-            .stack_id = sid, .range_id = VS_UNKNOWN,
+            .device_total_bytes = VS_UNKNOWN,
+            .correlation = VS_UNKNOWN,
+            .stack_id = sid,
+            .range_id = VS_UNKNOWN,
           };
           if (vs_writer_failed_alloc (c->w, &fa) < 0)
             return vs_import_write_failed (c);
           continue;
         }
       VsAllocEvent ae = {
-        .ts = t, .process_id = c->process_id, .tid = VS_UNKNOWN,
-        .device_id = device_id, .allocator_id = allocator_id,
-        .address = e->addr, .requested_bytes = e->size,
-        .block_bytes = VS_UNKNOWN, .segment_address = VS_UNKNOWN,
-        .stream = e->stream, .stack_id = sid, .range_id = VS_UNKNOWN,
+        .ts = t,
+        .process_id = c->process_id,
+        .tid = VS_UNKNOWN,
+        .device_id = device_id,
+        .allocator_id = allocator_id,
+        .address = e->addr,
+        .requested_bytes = e->size,
+        .block_bytes = VS_UNKNOWN,
+        .segment_address = VS_UNKNOWN,
+        .stream = e->stream,
+        .stack_id = sid,
+        .range_id = VS_UNKNOWN,
       };
       switch (e->action)
         {
@@ -221,8 +247,9 @@ vs_import_device (Ctx *c, gint64 dev, Stream *hist, VsPickleRef segments,
       if (vs_writer_alloc_event (c->w, &ae) < 0)
         return vs_import_write_failed (c);
       if ((++c->done_entries & 0xffff) == 0
-          && !vs_import_report (c, "importing",
-                                0.4 + 0.4 * (double) c->done_entries / (double) MAX (c->total_entries, 1)))
+          && !vs_import_report (
+              c, "importing",
+              0.4 + 0.4 * (double)c->done_entries / (double)MAX (c->total_entries, 1)))
         return FALSE;
     }
   c->stats.entries += m;

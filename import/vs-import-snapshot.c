@@ -24,11 +24,18 @@ key_is (const char *k, gsize kl, const char *s)
 static Action
 parse_action (const char *s, gsize len)
 {
-  static const struct { const char *name; Action a; } names[] = {
-    { "alloc", ACT_ALLOC }, { "free_requested", ACT_FREE_REQUESTED },
+  static const struct
+  {
+    const char *name;
+    Action a;
+  } names[] = {
+    { "alloc", ACT_ALLOC },
+    { "free_requested", ACT_FREE_REQUESTED },
     { "free_completed", ACT_FREE_COMPLETED },
-    { "segment_alloc", ACT_SEGMENT_ALLOC }, { "segment_free", ACT_SEGMENT_FREE },
-    { "segment_map", ACT_SEGMENT_MAP }, { "segment_unmap", ACT_SEGMENT_UNMAP },
+    { "segment_alloc", ACT_SEGMENT_ALLOC },
+    { "segment_free", ACT_SEGMENT_FREE },
+    { "segment_map", ACT_SEGMENT_MAP },
+    { "segment_unmap", ACT_SEGMENT_UNMAP },
     { "oom", ACT_OOM },
   };
   for (gsize i = 0; i < G_N_ELEMENTS (names); i++)
@@ -83,7 +90,7 @@ read_entry (Ctx *c, VsPickleRef v, Entry *e, const char **why)
     return FALSE;
   if (sid > G_MAXINT32)
     return *why = ": more distinct stacks than the import handles", FALSE;
-  e->stack = sid == VS_UNKNOWN ? -1 : (gint32) sid;
+  e->stack = sid == VS_UNKNOWN ? -1 : (gint32)sid;
   return TRUE;
 }
 
@@ -108,12 +115,11 @@ vs_import_stream_free (gpointer data)
  * counted: the problem is reported if s turns out to be a device's history.
  * Returns FALSE with *fatal set only when writing the trace failed. */
 gboolean
-vs_import_stream_item (Ctx *c, Stream *s, VsPickleRef v, const char **why,
-                       GError **fatal)
+vs_import_stream_item (Ctx *c, Stream *s, VsPickleRef v, const char **why, GError **fatal)
 {
   if (s->count == 0)
-    s->has_first_time = vs_pickle_get_int (c->p, vs_pickle_dict_get (c->p, v, "time_us"),
-                                           &s->first_time_us);
+    s->has_first_time
+        = vs_pickle_get_int (c->p, vs_pickle_dict_get (c->p, v, "time_us"), &s->first_time_us);
   if (*why == NULL && s->error == NULL)
     {
       GError *local = NULL, **saved = c->error;
@@ -145,9 +151,8 @@ vs_import_stream_item (Ctx *c, Stream *s, VsPickleRef v, const char **why,
  * (dicts with an 'action') are decoded as they are read and not kept, so
  * memory stays near the size of the decoded entries. */
 VsPickleAppend
-vs_import_on_append (VsPickle *p, VsPickleRef list,
-                     const VsPickleRef *items, gsize n, gpointer data,
-                     GError **error)
+vs_import_on_append (VsPickle *p, VsPickleRef list, const VsPickleRef *items, gsize n,
+                     gpointer data, GError **error)
 {
   Ctx *c = data;
   c->p = p;
@@ -176,8 +181,7 @@ vs_import_on_append (VsPickle *p, VsPickleRef list,
 /* Reads the segments of device dev: reserved ranges into ranges and live
  * blocks into blocks. */
 gboolean
-vs_import_read_segments (Ctx *c, VsPickleRef segments, gint64 dev,
-                         GTree *ranges, BlockMap *blocks)
+vs_import_read_segments (Ctx *c, VsPickleRef segments, gint64 dev, GTree *ranges, BlockMap *blocks)
 {
   VsPickleIter it, bit;
   VsPickleRef seg, b;
@@ -195,9 +199,11 @@ vs_import_read_segments (Ctx *c, VsPickleRef segments, gint64 dev,
       if (!vs_pickle_get_int (c->p, vs_pickle_dict_get (c->p, seg, "address"), &addr)
           || !vs_pickle_get_int (c->p, vs_pickle_dict_get (c->p, seg, "total_size"), &size)
           || size < 0 || addr > G_MAXINT64 - size)
-        return vs_import_not_snapshot (c, "segments[%" G_GSIZE_FORMAT "]: "
+        return vs_import_not_snapshot (c,
+                                       "segments[%" G_GSIZE_FORMAT "]: "
                                        "'address' or 'total_size' missing "
-                                       "or invalid", i);
+                                       "or invalid",
+                                       i);
       if (vs_pickle_get_int (c->p, vs_pickle_dict_get (c->p, seg, "is_expandable"), &x) && x)
         c->expandable = TRUE;
       if (vs_import_ranges_add (ranges, addr, size) != 0)
@@ -208,9 +214,8 @@ vs_import_read_segments (Ctx *c, VsPickleRef segments, gint64 dev,
         {
           gint64 baddr, bsize, req;
           if (vs_pickle_type (c->p, b) != VS_PICKLE_DICT)
-            return vs_import_not_snapshot (c, "segments[%" G_GSIZE_FORMAT
-                                           "].blocks[%" G_GSIZE_FORMAT
-                                           "] is not a dict", i, j);
+            return vs_import_not_snapshot (
+                c, "segments[%" G_GSIZE_FORMAT "].blocks[%" G_GSIZE_FORMAT "] is not a dict", i, j);
           VsPickleRef st = vs_pickle_dict_get (c->p, b, "state");
           if (!vs_pickle_str_equal (c->p, st, "active_allocated")
               && !vs_pickle_str_equal (c->p, st, "active_pending_free"))
@@ -219,11 +224,12 @@ vs_import_read_segments (Ctx *c, VsPickleRef segments, gint64 dev,
               || !vs_pickle_get_int (c->p, vs_pickle_dict_get (c->p, b, "size"), &bsize)
               || !vs_pickle_get_int (c->p, vs_pickle_dict_get (c->p, b, "requested_size"), &req)
               || req < 0 || bsize < 0)
-            return vs_import_not_snapshot (c, "segments[%" G_GSIZE_FORMAT
-                                           "].blocks[%" G_GSIZE_FORMAT
+            return vs_import_not_snapshot (c,
+                                           "segments[%" G_GSIZE_FORMAT "].blocks[%" G_GSIZE_FORMAT
                                            "]: 'address', 'size' or "
                                            "'requested_size' missing or "
-                                           "invalid", i, j);
+                                           "invalid",
+                                           i, j);
           gboolean added;
           LiveBlock *lb = vs_import_blocks_put (blocks, baddr, &added);
           if (!added)
@@ -235,4 +241,3 @@ vs_import_read_segments (Ctx *c, VsPickleRef segments, gint64 dev,
     }
   return TRUE;
 }
-

@@ -19,18 +19,18 @@
 static char *
 utf8_dup (const char *s, gsize len)
 {
-  return g_utf8_make_valid (s, (gssize) len);
+  return g_utf8_make_valid (s, (gssize)len);
 }
 
 guint
 vs_import_frame_key_hash (gconstpointer p)
 {
   const FrameKey *k = p;
-  guint h = (guint) k->line * 2654435761u;
+  guint h = (guint)k->line * 2654435761u;
   for (gsize i = 0; i < k->file_len; i++)
-    h = h * 31 + (guchar) k->file[i];
+    h = h * 31 + (guchar)k->file[i];
   for (gsize i = 0; i < k->name_len; i++)
-    h = h * 31 + (guchar) k->name[i];
+    h = h * 31 + (guchar)k->name[i];
   return h;
 }
 
@@ -38,8 +38,7 @@ gboolean
 vs_import_frame_key_equal (gconstpointer a, gconstpointer b)
 {
   const FrameKey *x = a, *y = b;
-  return x->line == y->line && x->file_len == y->file_len
-         && x->name_len == y->name_len
+  return x->line == y->line && x->file_len == y->file_len && x->name_len == y->name_len
          && memcmp (x->file, y->file, x->file_len) == 0
          && memcmp (x->name, y->name, x->name_len) == 0;
 }
@@ -47,10 +46,10 @@ vs_import_frame_key_equal (gconstpointer a, gconstpointer b)
 static inline gsize
 frame_ptr_hash (const FrameKey *k)
 {
-  guint64 h = (guint64) (gsize) k->file * 0x9e3779b97f4a7c15u
-              ^ (guint64) (gsize) k->name * 0xc2b2ae3d27d4eb4fu
-              ^ (guint64) k->line * 0x165667b19e3779f9u;
-  return (gsize) (h ^ (h >> 29));
+  guint64 h = (guint64)(gsize)k->file * 0x9e3779b97f4a7c15u
+              ^ (guint64)(gsize)k->name * 0xc2b2ae3d27d4eb4fu
+              ^ (guint64)k->line * 0x165667b19e3779f9u;
+  return (gsize)(h ^ (h >> 29));
 }
 
 static inline gboolean
@@ -104,10 +103,10 @@ static inline HandleSlot *
 handle_table_slot (const HandleTable *t, const VsPickleRef *h)
 {
   /* Three independent products, not a chain: this runs for every frame. */
-  guint64 x = (((guint64) h[1] << 32) | h[0]) * 0x9e3779b97f4a7c15u
-              ^ (((guint64) h[3] << 32) | h[2]) * 0xc2b2ae3d27d4eb4fu
-              ^ (((guint64) h[5] << 32) | h[4]) * 0x165667b19e3779f9u;
-  gsize i = (gsize) (x ^ (x >> 29)) & t->mask;
+  guint64 x = (((guint64)h[1] << 32) | h[0]) * 0x9e3779b97f4a7c15u
+              ^ (((guint64)h[3] << 32) | h[2]) * 0xc2b2ae3d27d4eb4fu
+              ^ (((guint64)h[5] << 32) | h[4]) * 0x165667b19e3779f9u;
+  gsize i = (gsize)(x ^ (x >> 29)) & t->mask;
   while (t->slots[i].id != 0 && memcmp (t->slots[i].h, h, sizeof t->slots[i].h) != 0)
     i = (i + 1) & t->mask;
   return &t->slots[i];
@@ -138,15 +137,14 @@ handle_table_add (HandleTable *t, const VsPickleRef *h, gint64 id)
 guint
 vs_import_stack_key_hash (gconstpointer p)
 {
-  return ((const StackKey *) p)->hash;
+  return ((const StackKey *)p)->hash;
 }
 
 gboolean
 vs_import_stack_key_equal (gconstpointer a, gconstpointer b)
 {
   const StackKey *x = a, *y = b;
-  return x->hash == y->hash && x->n == y->n
-         && memcmp (x->ids, y->ids, x->n * sizeof (gint64)) == 0;
+  return x->hash == y->hash && x->n == y->n && memcmp (x->ids, y->ids, x->n * sizeof (gint64)) == 0;
 }
 
 /* Marks a value the pickle reader is handing over (see
@@ -155,14 +153,14 @@ vs_import_stack_key_equal (gconstpointer a, gconstpointer b)
 void
 vs_import_give_token (Ctx *c, VsPickleRef v, gint64 id, guint kind)
 {
-  if (id < 0 || id > (gint64) (VS_PICKLE_TOKEN_MAX >> 2))
+  if (id < 0 || id > (gint64)(VS_PICKLE_TOKEN_MAX >> 2))
     return;
   /* A frame or stack token stands for the value's content: later equal
    * frame dicts and frames lists then read as it while parsing. */
   if (kind == TOKEN_FRAME || kind == TOKEN_STACK)
-    vs_pickle_set_token_shared (c->p, v, (guint32) (id << 2) | kind);
+    vs_pickle_set_token_shared (c->p, v, (guint32)(id << 2) | kind);
   else
-    vs_pickle_set_token (c->p, v, (guint32) (id << 2) | kind);
+    vs_pickle_set_token (c->p, v, (guint32)(id << 2) | kind);
 }
 
 /* The id a token of kind holds, or -1 when v is no such token. */
@@ -185,8 +183,8 @@ frame_id (Ctx *c, VsPickleRef f)
   if (known >= 0)
     return known;
   gsize nh = 0;
-  const VsPickleRef *h = vs_pickle_type (c->p, f) == VS_PICKLE_DICT
-                             ? vs_pickle_items (c->p, f, &nh) : NULL;
+  const VsPickleRef *h
+      = vs_pickle_type (c->p, f) == VS_PICKLE_DICT ? vs_pickle_items (c->p, f, &nh) : NULL;
   gboolean stable = h != NULL && nh == 6 && vs_pickle_stable (c->p, h, 6);
   if (stable && c->frame_handles.slots)
     {
@@ -211,7 +209,7 @@ frame_id (Ctx *c, VsPickleRef f)
   gint64 found = frame_table_get (&c->frame_ptrs, &k);
   if (found == 0)
     {
-      found = (gint64) GPOINTER_TO_SIZE (g_hash_table_lookup (c->frames, &k));
+      found = (gint64)GPOINTER_TO_SIZE (g_hash_table_lookup (c->frames, &k));
       if (found)
         frame_table_add (&c->frame_ptrs, &k, found);
     }
@@ -240,8 +238,7 @@ frame_id (Ctx *c, VsPickleRef f)
       vs_import_write_failed (c);
       return -1;
     }
-  g_hash_table_insert (c->frames, g_memdup2 (&k, sizeof k),
-                       GSIZE_TO_POINTER ((gsize) id));
+  g_hash_table_insert (c->frames, g_memdup2 (&k, sizeof k), GSIZE_TO_POINTER ((gsize)id));
   frame_table_add (&c->frame_ptrs, &k, id);
   if (stable)
     handle_table_add (&c->frame_handles, h, id);
@@ -264,7 +261,7 @@ vs_import_stack_id (Ctx *c, VsPickleRef frames)
   if (n == 0)
     return VS_UNKNOWN;
   g_array_set_size (c->scratch, n);
-  gint64 *ids = (gint64 *) (gpointer) c->scratch->data;
+  gint64 *ids = (gint64 *)(gpointer)c->scratch->data;
   gsize run;
   const VsPickleRef *items = vs_pickle_items (c->p, frames, &run);
   if (items != NULL)
@@ -298,12 +295,12 @@ vs_import_stack_id (Ctx *c, VsPickleRef frames)
     }
   guint64 h = 14695981039346656037u;
   for (gsize j = 0; j < n; j++)
-    h = (h ^ (guint64) ids[j]) * 1099511628211u;
-  StackKey probe = { (guint) (h ^ (h >> 32)), (guint) n, ids };
+    h = (h ^ (guint64)ids[j]) * 1099511628211u;
+  StackKey probe = { (guint)(h ^ (h >> 32)), (guint)n, ids };
   gpointer found = g_hash_table_lookup (c->stacks, &probe);
   gint64 sid;
   if (found)
-    sid = (gint64) GPOINTER_TO_SIZE (found);
+    sid = (gint64)GPOINTER_TO_SIZE (found);
   else
     {
       if ((sid = vs_writer_add_stack (c->w, ids, n)) < 0)
@@ -314,7 +311,7 @@ vs_import_stack_id (Ctx *c, VsPickleRef frames)
       StackKey *key = g_malloc (sizeof (StackKey) + n * sizeof (gint64));
       *key = probe;
       key->ids = memcpy (key + 1, ids, n * sizeof (gint64));
-      g_hash_table_insert (c->stacks, key, GSIZE_TO_POINTER ((gsize) sid));
+      g_hash_table_insert (c->stacks, key, GSIZE_TO_POINTER ((gsize)sid));
     }
   vs_import_give_token (c, frames, sid, TOKEN_STACK);
   return sid;
@@ -326,8 +323,10 @@ vs_import_label_stack (Ctx *c)
 {
   if (c->label_stack > 0)
     return c->label_stack;
-  VsFrame vf = { .kind = VS_FRAME_LABEL, .module_id = VS_UNKNOWN,
-                 .address = VS_UNKNOWN, .function = BEFORE_HISTORY_LABEL,
+  VsFrame vf = { .kind = VS_FRAME_LABEL,
+                 .module_id = VS_UNKNOWN,
+                 .address = VS_UNKNOWN,
+                 .function = BEFORE_HISTORY_LABEL,
                  .line = VS_UNKNOWN };
   gint64 f = vs_writer_add_frame (c->w, &vf);
   if (f < 0 || (c->label_stack = vs_writer_add_stack (c->w, &f, 1)) < 0)

@@ -33,7 +33,7 @@
 
 #include "vs-config.h"
 
-G_DEFINE_QUARK (vs-import-error-quark, vs_import_error)
+G_DEFINE_QUARK (vs - import - error - quark, vs_import_error)
 
 /* --------------------------------------------------------------- util -- */
 
@@ -54,8 +54,8 @@ vs_import_not_snapshot (Ctx *c, const char *fmt, ...)
 gboolean
 vs_import_write_failed (Ctx *c)
 {
-  g_set_error (c->error, VS_IMPORT_ERROR, VS_IMPORT_ERROR_WRITE,
-               "cannot write the trace: %s", vs_writer_errmsg (c->w));
+  g_set_error (c->error, VS_IMPORT_ERROR, VS_IMPORT_ERROR_WRITE, "cannot write the trace: %s",
+               vs_writer_errmsg (c->w));
   return FALSE;
 }
 
@@ -65,8 +65,7 @@ vs_import_report (Ctx *c, const char *stage, double fraction)
 {
   if (c->progress && !c->progress (stage, fraction, c->progress_data))
     {
-      g_set_error_literal (c->error, VS_IMPORT_ERROR,
-                           VS_IMPORT_ERROR_CANCELLED, "cancelled");
+      g_set_error_literal (c->error, VS_IMPORT_ERROR, VS_IMPORT_ERROR_CANCELLED, "cancelled");
       return FALSE;
     }
   return TRUE;
@@ -114,14 +113,14 @@ settings_json (const VsPickle *p, VsPickleRef v, GString *out, int depth)
     case VS_PICKLE_BYTES:
       {
         s = vs_pickle_get_str (p, v, &len);
-        g_autofree char *u = g_utf8_make_valid (s, (gssize) len);
+        g_autofree char *u = g_utf8_make_valid (s, (gssize)len);
         g_string_append_c (out, '"');
         for (const char *q = u; *q; q++)
           {
             if (*q == '"' || *q == '\\')
               g_string_append_printf (out, "\\%c", *q);
-            else if ((guchar) *q < 0x20)
-              g_string_append_printf (out, "\\u%04x", (guchar) *q);
+            else if ((guchar)*q < 0x20)
+              g_string_append_printf (out, "\\u%04x", (guchar)*q);
             else
               g_string_append_c (out, *q);
           }
@@ -171,8 +170,7 @@ pickle_progress (guint64 done, guint64 total, gpointer data)
 {
   Ctx *c = data;
   return !c->progress
-         || c->progress ("reading", 0.4 * (double) done / (double) MAX (total, 1),
-                         c->progress_data);
+         || c->progress ("reading", 0.4 * (double)done / (double)MAX (total, 1), c->progress_data);
 }
 
 static bool
@@ -180,8 +178,7 @@ finalize_progress (uint64_t done, uint64_t total, void *data)
 {
   Ctx *c = data;
   return !c->progress
-         || c->progress ("finalizing",
-                         0.8 + 0.2 * (double) done / (double) MAX (total, 1),
+         || c->progress ("finalizing", 0.8 + 0.2 * (double)done / (double)MAX (total, 1),
                          c->progress_data);
 }
 
@@ -240,7 +237,7 @@ import_all (Ctx *c, const char *pickle_path)
 
   /* Devices: every index of device_traces with entries, and every device
    * holding a segment. */
-  gint64 ndev = (gint64) vs_pickle_len (p, traces);
+  gint64 ndev = (gint64)vs_pickle_len (p, traces);
   g_autoptr (GPtrArray) owned = g_ptr_array_new_with_free_func (vs_import_stream_free);
   g_autoptr (GPtrArray) dev_traces = g_ptr_array_new ();
   VsPickleIter it;
@@ -256,7 +253,8 @@ import_all (Ctx *c, const char *pickle_path)
       g_ptr_array_add (dev_traces, s);
       c->total_entries += s->count;
     }
-  g_autoptr (GHashTable) seg_devs = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+  g_autoptr (GHashTable) seg_devs
+      = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
   vs_pickle_iter_init (&it, p, segments);
   while (vs_pickle_iter_next (&it, &v))
     {
@@ -266,7 +264,8 @@ import_all (Ctx *c, const char *pickle_path)
       if (!vs_pickle_get_int (p, vs_pickle_dict_get (p, v, "device"), &d))
         d = 0;
       if (d < 0 || d > 65535)
-        return vs_import_not_snapshot (c, "segment device index %" G_GINT64_FORMAT " out of range", d);
+        return vs_import_not_snapshot (c, "segment device index %" G_GINT64_FORMAT " out of range",
+                                       d);
       g_hash_table_add (seg_devs, g_memdup2 (&d, sizeof d));
       ndev = MAX (ndev, d + 1);
     }
@@ -286,8 +285,13 @@ import_all (Ctx *c, const char *pickle_path)
     return vs_import_write_failed (c);
 
   VsProcess proc = {
-    .pid = 0, .ppid = VS_UNKNOWN, .rank = VS_UNKNOWN, .local_rank = VS_UNKNOWN,
-    .world_size = VS_UNKNOWN, .start_ns = start_ns, .end_ns = VS_UNKNOWN,
+    .pid = 0,
+    .ppid = VS_UNKNOWN,
+    .rank = VS_UNKNOWN,
+    .local_rank = VS_UNKNOWN,
+    .world_size = VS_UNKNOWN,
+    .start_ns = start_ns,
+    .end_ns = VS_UNKNOWN,
     .exit_status = VS_UNKNOWN,
   };
   if ((c->process_id = vs_writer_add_process (c->w, &proc)) < 0)
@@ -296,26 +300,25 @@ import_all (Ctx *c, const char *pickle_path)
   for (gint64 d = 0; d < ndev; d++)
     {
       Stream none = { 0 };
-      Stream *tr = d < (gint64) dev_traces->len
-                       ? g_ptr_array_index (dev_traces, d) : &none;
+      Stream *tr = d < (gint64)dev_traces->len ? g_ptr_array_index (dev_traces, d) : &none;
       /* A device with no segments and no entry that changes memory (a
        * GPU the program never used can still get 'snapshot' markers) has
        * nothing to import, unless an entry is invalid: that is reported. */
-      gboolean has_entries = tr->entries != NULL
-                             && (tr->entries->len > 0 || tr->why != NULL
-                                 || tr->error != NULL);
+      gboolean has_entries
+          = tr->entries != NULL && (tr->entries->len > 0 || tr->why != NULL || tr->error != NULL);
       if (!has_entries && !g_hash_table_contains (seg_devs, &d))
         continue;
       if (tr == &none)
         tr->entries = g_array_new (FALSE, FALSE, sizeof (Entry));
       g_autoptr (GArray) none_entries = none.entries;
-      VsDevice dv = { .idx = d, .uuid = NULL, .name = NULL,
-                      .total_bytes = VS_UNKNOWN };
+      VsDevice dv = { .idx = d, .uuid = NULL, .name = NULL, .total_bytes = VS_UNKNOWN };
       gint64 device_id = vs_writer_add_device (c->w, &dv);
       if (device_id < 0)
         return vs_import_write_failed (c);
-      VsAllocator al = { .device_id = device_id, .process_id = c->process_id,
-                         .kind = "pytorch", .name = "pytorch",
+      VsAllocator al = { .device_id = device_id,
+                         .process_id = c->process_id,
+                         .kind = "pytorch",
+                         .name = "pytorch",
                          .handle = VS_UNKNOWN,
                          .settings = settings_str[0] ? settings_str : NULL };
       gint64 allocator_id = vs_writer_add_allocator (c->w, &al);
@@ -325,7 +328,8 @@ import_all (Ctx *c, const char *pickle_path)
       if (settings != VS_PICKLE_MISSING)
         {
           gint64 x;
-          if (vs_pickle_get_int (p, vs_pickle_dict_get (p, settings, "expandable_segments"), &x) && x)
+          if (vs_pickle_get_int (p, vs_pickle_dict_get (p, settings, "expandable_segments"), &x)
+              && x)
             c->expandable = TRUE;
         }
       if (!vs_import_device (c, d, tr, segments, start_ns, device_id, allocator_id))
@@ -333,11 +337,9 @@ import_all (Ctx *c, const char *pickle_path)
       c->stats.devices++;
     }
 
-  if (vs_writer_set_meta (c->w, "history_reconstructed",
-                          c->stats.synthetic_events ? "1" : "0") < 0
-      || vs_writer_set_meta (c->w, "history_overflow",
-                             c->stats.history_overflow ? "1" : "0") < 0
-      || vs_writer_set_meta_int (c->w, "history_entries", (gint64) c->stats.entries) < 0
+  if (vs_writer_set_meta (c->w, "history_reconstructed", c->stats.synthetic_events ? "1" : "0") < 0
+      || vs_writer_set_meta (c->w, "history_overflow", c->stats.history_overflow ? "1" : "0") < 0
+      || vs_writer_set_meta_int (c->w, "history_entries", (gint64)c->stats.entries) < 0
       || (c->inconsistencies
           && vs_writer_set_meta_int (c->w, "import_inconsistencies", c->inconsistencies) < 0))
     return vs_import_write_failed (c);
@@ -345,16 +347,14 @@ import_all (Ctx *c, const char *pickle_path)
 }
 
 gboolean
-vs_import_snapshot (const char *pickle_path, const char *trace_path,
-                    gboolean finalize, VsImportProgress progress,
-                    gpointer progress_data, VsImportStats *stats,
+vs_import_snapshot (const char *pickle_path, const char *trace_path, gboolean finalize,
+                    VsImportProgress progress, gpointer progress_data, VsImportStats *stats,
                     GError **error)
 {
   g_return_val_if_fail (pickle_path != NULL && trace_path != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  Ctx c = { .error = error, .progress = progress,
-            .progress_data = progress_data };
+  Ctx c = { .error = error, .progress = progress, .progress_data = progress_data };
   gint64 t0 = g_get_monotonic_time ();
   char err[512] = "";
   /* The writer comes first: history entries are decoded, their stacks
@@ -369,11 +369,12 @@ vs_import_snapshot (const char *pickle_path, const char *trace_path,
     }
   if (c.w == NULL)
     {
-      g_set_error (error, VS_IMPORT_ERROR, VS_IMPORT_ERROR_WRITE,
-                   "cannot create the trace: %s", err);
+      g_set_error (error, VS_IMPORT_ERROR, VS_IMPORT_ERROR_WRITE, "cannot create the trace: %s",
+                   err);
       return FALSE;
     }
-  c.frames = g_hash_table_new_full (vs_import_frame_key_hash, vs_import_frame_key_equal, g_free, NULL);
+  c.frames
+      = g_hash_table_new_full (vs_import_frame_key_hash, vs_import_frame_key_equal, g_free, NULL);
   static const char *const entry_keys[] = {
     "action", "addr", "size", "stream", "time_us", "frames", "device_free",
   };
@@ -381,12 +382,13 @@ vs_import_snapshot (const char *pickle_path, const char *trace_path,
   vs_pickle_keys_init (&c.entry_keys, entry_keys, G_N_ELEMENTS (entry_keys));
   vs_pickle_keys_init (&c.frame_keys, frame_keys, G_N_ELEMENTS (frame_keys));
   vs_pickle_keys_init (&c.action_key, entry_keys, 1);
-  c.stacks = g_hash_table_new_full (vs_import_stack_key_hash, vs_import_stack_key_equal, g_free, NULL);
+  c.stacks
+      = g_hash_table_new_full (vs_import_stack_key_hash, vs_import_stack_key_equal, g_free, NULL);
   c.streams = g_hash_table_new_full (NULL, NULL, NULL, vs_import_stream_free);
   c.scratch = g_array_new (FALSE, FALSE, sizeof (gint64));
 
-  VsPickle *p = vs_pickle_load_file_full (pickle_path, pickle_progress, &c,
-                                          vs_import_on_append, &c, error);
+  VsPickle *p
+      = vs_pickle_load_file_full (pickle_path, pickle_progress, &c, vs_import_on_append, &c, error);
   gint64 t1 = g_get_monotonic_time ();
   c.stats.reading_us = t1 - t0;
   gboolean ok = p != NULL;

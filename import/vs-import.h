@@ -17,7 +17,8 @@ G_BEGIN_DECLS
 #define VS_IMPORT_ERROR (vs_import_error_quark ())
 GQuark vs_import_error_quark (void);
 
-typedef enum {
+typedef enum
+{
   VS_IMPORT_ERROR_NOT_SNAPSHOT, /* a pickle, but not a memory snapshot */
   VS_IMPORT_ERROR_WRITE,        /* writing the trace failed */
   VS_IMPORT_ERROR_CANCELLED,
@@ -25,10 +26,10 @@ typedef enum {
 
 /* Progress of an import: stage names "reading", "importing", "finalizing";
  * fraction in [0, 1] over the whole import.  Return FALSE to cancel. */
-typedef gboolean (*VsImportProgress) (const char *stage, double fraction,
-                                      gpointer data);
+typedef gboolean (*VsImportProgress) (const char *stage, double fraction, gpointer data);
 
-typedef struct {
+typedef struct
+{
   guint64 entries;          /* history entries read, all devices */
   guint64 synthetic_events; /* events written for memory live before them */
   guint devices;
@@ -45,9 +46,8 @@ typedef struct {
  * it).  On failure returns FALSE with error set (VS_PICKLE_ERROR for a
  * malformed or refused pickle); trace_path may then hold a partial file,
  * which the caller removes.  stats may be NULL. */
-gboolean vs_import_snapshot (const char *pickle_path, const char *trace_path,
-                             gboolean finalize, VsImportProgress progress,
-                             gpointer progress_data, VsImportStats *stats,
-                             GError **error);
+gboolean vs_import_snapshot (const char *pickle_path, const char *trace_path, gboolean finalize,
+                             VsImportProgress progress, gpointer progress_data,
+                             VsImportStats *stats, GError **error);
 
 G_END_DECLS

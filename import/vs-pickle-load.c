@@ -13,7 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-G_DEFINE_QUARK (vs-pickle-error-quark, vs_pickle_error)
+G_DEFINE_QUARK (vs - pickle - error - quark, vs_pickle_error)
 
 /* ------------------------------------------------------------ vectors -- */
 
@@ -42,7 +42,8 @@ vs_pickle_vec_grow (VsPickle *p, Vec *v, gsize elt, gsize extra, GError **error)
 over:
   g_set_error (error, VS_PICKLE_ERROR, VS_PICKLE_ERROR_LIMIT,
                "pickle needs more memory than the reader allows for a "
-               "%" G_GSIZE_FORMAT "-byte file", p->size);
+               "%" G_GSIZE_FORMAT "-byte file",
+               p->size);
   return FALSE;
 }
 
@@ -55,16 +56,15 @@ vs_pickle_release_input (Parser *ps, gsize at)
 {
 #ifdef MADV_DONTNEED
   const VsPickle *p = ps->p;
-  gsize page = (gsize) sysconf (_SC_PAGESIZE);
-  if (at < RELEASE_LAG || page == 0 || (gsize) p->data % page != 0)
+  gsize page = (gsize)sysconf (_SC_PAGESIZE);
+  if (at < RELEASE_LAG || page == 0 || (gsize)p->data % page != 0)
     return;
   gsize upto = (at - RELEASE_LAG) / page * page;
   /* A private read-only mapping of a file: dropped pages are read from
    * the file again when touched, with the same contents at the same
    * addresses. */
   if (upto > ps->released
-      && madvise ((void *) (p->data + ps->released), upto - ps->released,
-                  MADV_DONTNEED) == 0)
+      && madvise ((void *)(p->data + ps->released), upto - ps->released, MADV_DONTNEED) == 0)
     ps->released = upto;
 #endif
 }
@@ -73,19 +73,18 @@ vs_pickle_release_input (Parser *ps, gsize at)
  * a private read-only mapping of a file that the parser may give back as
  * it goes (vs_pickle_release_input()). */
 static VsPickle *
-parse_full (const guint8 *data, gsize len, VsPickleProgress progress,
-            gpointer progress_data, VsPickleAppendHook hook,
-            gpointer hook_data, gboolean release_input, GError **error)
+parse_full (const guint8 *data, gsize len, VsPickleProgress progress, gpointer progress_data,
+            VsPickleAppendHook hook, gpointer hook_data, gboolean release_input, GError **error)
 {
 
   static gint serials;
   VsPickle *p = g_new0 (VsPickle, 1);
   do
-    p->serial = (guint) g_atomic_int_add (&serials, 1) + 1;
+    p->serial = (guint)g_atomic_int_add (&serials, 1) + 1;
   while (p->serial == 0);
   p->data = data;
   p->size = len;
-  p->mem_limit = (gsize) 64 << 20;
+  p->mem_limit = (gsize)64 << 20;
   if (len < (G_MAXSIZE - p->mem_limit) / VS_PICKLE_MEM_FACTOR)
     p->mem_limit += len * VS_PICKLE_MEM_FACTOR;
   else
@@ -95,18 +94,19 @@ parse_full (const guint8 *data, gsize len, VsPickleProgress progress,
     {
       if (len >= 2 && data[0] == 0x80)
         g_set_error (error, VS_PICKLE_ERROR, VS_PICKLE_ERROR_MALFORMED,
-                     "unsupported pickle protocol %d (2 to 5 are read)",
-                     data[1]);
+                     "unsupported pickle protocol %d (2 to 5 are read)", data[1]);
       else
-        g_set_error_literal (error, VS_PICKLE_ERROR,
-                             VS_PICKLE_ERROR_MALFORMED,
+        g_set_error_literal (error, VS_PICKLE_ERROR, VS_PICKLE_ERROR_MALFORMED,
                              "not a pickle of protocol 2 to 5");
       vs_pickle_free (p);
       return NULL;
     }
 
-  Parser ps = { .p = p, .error = error, .hook = hook,
-                .hook_data = hook_data, .fresh_min = G_MAXUINT32,
+  Parser ps = { .p = p,
+                .error = error,
+                .hook = hook,
+                .hook_data = hook_data,
+                .fresh_min = G_MAXUINT32,
                 .release_input = release_input };
   gboolean ok = vs_pickle_parser_run (&ps, progress, progress_data);
   g_free (ps.stack.data);
@@ -121,10 +121,8 @@ parse_full (const guint8 *data, gsize len, VsPickleProgress progress,
   g_free (ps.spans.data);
   g_free (ps.span_values.data);
   g_free (ps.span_index.data);
-  p->mem -= (ps.shared.cap * sizeof (guint32)
-             + ps.shared_index.cap * sizeof (guint32));
-  p->mem -= (ps.spans.cap * sizeof (Span)
-             + ps.span_values.cap * sizeof (guint32)
+  p->mem -= (ps.shared.cap * sizeof (guint32) + ps.shared_index.cap * sizeof (guint32));
+  p->mem -= (ps.spans.cap * sizeof (Span) + ps.span_values.cap * sizeof (guint32)
              + ps.span_index.cap * sizeof (guint32));
   p->mem -= (ps.stack.cap * sizeof (guint32) + ps.marks.cap * sizeof (gsize)
              + ps.memo.cap * sizeof (guint32) + ps.memo_log.cap * sizeof (gsize)
@@ -139,54 +137,47 @@ parse_full (const guint8 *data, gsize len, VsPickleProgress progress,
 }
 
 VsPickle *
-vs_pickle_parse (const guint8 *data, gsize len, VsPickleProgress progress,
-                 gpointer progress_data, GError **error)
+vs_pickle_parse (const guint8 *data, gsize len, VsPickleProgress progress, gpointer progress_data,
+                 GError **error)
 {
   g_return_val_if_fail (data != NULL || len == 0, NULL);
-  return parse_full (data, len, progress, progress_data, NULL, NULL, FALSE,
-                     error);
+  return parse_full (data, len, progress, progress_data, NULL, NULL, FALSE, error);
 }
 
 VsPickle *
-vs_pickle_parse_full (const guint8 *data, gsize len,
-                      VsPickleProgress progress, gpointer progress_data,
-                      VsPickleAppendHook hook, gpointer hook_data,
+vs_pickle_parse_full (const guint8 *data, gsize len, VsPickleProgress progress,
+                      gpointer progress_data, VsPickleAppendHook hook, gpointer hook_data,
                       GError **error)
 {
   g_return_val_if_fail (data != NULL || len == 0, NULL);
-  return parse_full (data, len, progress, progress_data, hook, hook_data,
-                     FALSE, error);
+  return parse_full (data, len, progress, progress_data, hook, hook_data, FALSE, error);
 }
 
 VsPickle *
-vs_pickle_load_file (const char *path, VsPickleProgress progress,
-                     gpointer progress_data, GError **error)
+vs_pickle_load_file (const char *path, VsPickleProgress progress, gpointer progress_data,
+                     GError **error)
 {
-  return vs_pickle_load_file_full (path, progress, progress_data, NULL, NULL,
-                                   error);
+  return vs_pickle_load_file_full (path, progress, progress_data, NULL, NULL, error);
 }
 
 VsPickle *
-vs_pickle_load_file_full (const char *path, VsPickleProgress progress,
-                          gpointer progress_data, VsPickleAppendHook hook,
-                          gpointer hook_data, GError **error)
+vs_pickle_load_file_full (const char *path, VsPickleProgress progress, gpointer progress_data,
+                          VsPickleAppendHook hook, gpointer hook_data, GError **error)
 {
   g_return_val_if_fail (path != NULL, NULL);
   GError *local = NULL;
   GMappedFile *f = g_mapped_file_new (path, FALSE, &local);
   if (f == NULL)
     {
-      g_set_error (error, VS_PICKLE_ERROR, VS_PICKLE_ERROR_IO, "%s",
-                   local->message);
+      g_set_error (error, VS_PICKLE_ERROR, VS_PICKLE_ERROR_IO, "%s", local->message);
       g_error_free (local);
       return NULL;
     }
-  const guint8 *data = (const guint8 *) g_mapped_file_get_contents (f);
+  const guint8 *data = (const guint8 *)g_mapped_file_get_contents (f);
   gsize len = g_mapped_file_get_length (f);
   static const guint8 empty[1];
-  VsPickle *p = parse_full (data ? data : empty, len, progress,
-                            progress_data, hook, hook_data, data != NULL,
-                            error);
+  VsPickle *p = parse_full (data ? data : empty, len, progress, progress_data, hook, hook_data,
+                            data != NULL, error);
   if (p == NULL)
     {
       g_mapped_file_unref (f);

@@ -40,38 +40,54 @@
 #define MEMO_LOG_MAX (1u << 20)
 #define PROGRESS_STEP (8u << 20)
 
-enum { REF_NONE = 0, REF_FALSE = 1, REF_TRUE = 2 };
+enum
+{
+  REF_NONE = 0,
+  REF_FALSE = 1,
+  REF_TRUE = 2
+};
 
-typedef struct {
-  guint8 type;   /* VsPickleType */
-  guint8 multi;  /* containers: children are a chunk list */
-  guint8 taken;  /* lists: an append hook took items */
+typedef struct
+{
+  guint8 type;  /* VsPickleType */
+  guint8 multi; /* containers: children are a chunk list */
+  guint8 taken; /* lists: an append hook took items */
   guint8 pad;
   guint32 count; /* str/bytes: length; containers: number of handles */
-  union {
+  union
+  {
     gint64 i;
     double f;
     const char *s;
-    struct { guint32 off, unused; } one;   /* single run in the pool */
-    struct { guint32 first, last; } chunks;
+    struct
+    {
+      guint32 off, unused;
+    } one; /* single run in the pool */
+    struct
+    {
+      guint32 first, last;
+    } chunks;
   } u;
 } Node;
 
 G_STATIC_ASSERT (sizeof (Node) == 16);
 
-typedef struct {
+typedef struct
+{
   guint32 off, n, next;
 } Chunk;
 
-typedef struct {
+typedef struct
+{
   gpointer data;
   gsize len, cap;
 } Vec;
 
 typedef struct Parser Parser;
 
-struct VsPickle {
-  Parser *ps; /* while parsing */
+struct VsPickle
+{
+  Parser *ps;   /* while parsing */
   guint serial; /* distinct for every VsPickle made (see VsPickleKeys) */
   GMappedFile *file;
   const guint8 *data;
@@ -83,7 +99,8 @@ struct VsPickle {
   VsPickleRef root;
 };
 
-typedef struct {
+typedef struct
+{
   guint32 ref, value;
 } Token;
 
@@ -91,11 +108,12 @@ typedef struct {
  * and MARK: while only the stack slot `at` and memo[memo] refer to it, it
  * can still be replaced by a shared token when it is filled
  * (vs_pickle_share()). */
-typedef struct {
+typedef struct
+{
   guint32 c;
-  gsize at, mark;  /* stack position; index of its mark */
-  guint64 memo;    /* G_MAXUINT64: not memoized */
-  gsize start;     /* input offset of its `}` or `]` */
+  gsize at, mark;   /* stack position; index of its mark */
+  guint64 memo;     /* G_MAXUINT64: not memoized */
+  gsize start;      /* input offset of its `}` or `]` */
   gsize memo_start; /* memo length before it */
 } Fresh;
 
@@ -105,7 +123,8 @@ typedef struct {
 
 /* A span of input that made a shared token (see vs_pickle_span_record()):
  * the same bytes met again are replayed instead of parsed. */
-typedef struct {
+typedef struct
+{
   gsize off;      /* input offset of the span */
   guint32 len;    /* its bytes */
   guint32 nmemo;  /* memo entries it appends */
@@ -136,7 +155,8 @@ typedef struct {
  * whole region alive, as does a container on the stack or any append to an
  * older container ("dirty").  Strings and numbers still reachable are moved
  * down to the watermark. */
-struct Parser {
+struct Parser
+{
   VsPickle *p;
   Vec stack; /* guint32 handles */
   Vec marks; /* gsize stack positions */
@@ -169,24 +189,23 @@ struct Parser {
    * set, so spans_off turns them off for good when a PUT overwrites one. */
   gboolean spans_off;
   guint64 span_filter[(1u << SPAN_FILTER_BITS) / 64];
-  Vec spans;        /* Span */
-  Vec span_values;  /* guint32 */
-  Vec span_index;   /* guint32 */
+  Vec spans;       /* Span */
+  Vec span_values; /* guint32 */
+  Vec span_index;  /* guint32 */
   /* The input is a mapping of our own whose pages already parsed may be
    * given back (vs_pickle_release_input()); bytes before `released` are. */
   gboolean release_input;
   gsize released;
 };
 
-#define NODES(p) ((Node *) (p)->nodes.data)
-#define POOL(p) ((guint32 *) (p)->pool.data)
-#define CHUNKS(p) ((Chunk *) (p)->chunks.data)
+#define NODES(p) ((Node *)(p)->nodes.data)
+#define POOL(p) ((guint32 *)(p)->pool.data)
+#define CHUNKS(p) ((Chunk *)(p)->chunks.data)
 
 /* Makes room for extra more elements of elt bytes in v, charging the growth
  * to p's memory bound.  Returns FALSE with error set when over the bound.
  * (vs-pickle-load.c) */
-gboolean vs_pickle_vec_grow (VsPickle *p, Vec *v, gsize elt, gsize extra,
-                             GError **error);
+gboolean vs_pickle_vec_grow (VsPickle *p, Vec *v, gsize elt, gsize extra, GError **error);
 
 /* Makes room for extra more elements of elt bytes in v as
  * vs_pickle_vec_grow does, inline when there is room already (the parser's
@@ -207,8 +226,7 @@ ref_type (const VsPickle *p, VsPickleRef r)
   if (r & IMM_BIT)
     return VS_PICKLE_INT;
   if (r >= TOKEN_BASE)
-    return r <= TOKEN_BASE + VS_PICKLE_TOKEN_MAX ? VS_PICKLE_TOKEN
-                                                 : VS_PICKLE_NONE;
+    return r <= TOKEN_BASE + VS_PICKLE_TOKEN_MAX ? VS_PICKLE_TOKEN : VS_PICKLE_NONE;
   if (r >= p->nodes.len)
     return VS_PICKLE_NONE;
   return NODES (p)[r].type;
@@ -237,7 +255,7 @@ read_le (const guint8 *b, gsize n)
 {
   guint64 v = 0;
   for (gsize i = 0; i < n; i++)
-    v |= (guint64) b[i] << (8 * i);
+    v |= (guint64)b[i] << (8 * i);
   return v;
 }
 
@@ -248,15 +266,14 @@ span_filter_bit (const guint8 *b)
 {
   guint64 w;
   memcpy (&w, b, sizeof w);
-  return (guint32) ((w * 0x9e3779b97f4a7c15u) >> (64 - SPAN_FILTER_BITS));
+  return (guint32)((w * 0x9e3779b97f4a7c15u) >> (64 - SPAN_FILTER_BITS));
 }
 
 /* Runs the opcode loop over p's input with ps set up by the caller (see
  * vs-pickle-load.c): makes the three constant nodes, then parses up to
  * STOP.  Returns FALSE with ps->error set on malformed or refused input,
  * beyond the memory bound or when cancelled.  (vs-pickle.c) */
-gboolean vs_pickle_parser_run (Parser *ps, VsPickleProgress progress,
-                               gpointer progress_data);
+gboolean vs_pickle_parser_run (Parser *ps, VsPickleProgress progress, gpointer progress_data);
 
 /* Gives back to the system the pages of mapped input that parsing has
  * passed, up to some distance before offset at, so that memory does not
@@ -275,8 +292,7 @@ gboolean vs_pickle_reclaim (Parser *ps);
  * equal to those of a container given a shared token, replaces the
  * container by that token on the stack and in the memo and returns TRUE;
  * else changes nothing and returns FALSE.  (vs-pickle-stream.c) */
-gboolean vs_pickle_share (Parser *ps, const Fresh *f, gsize from,
-                          guint8 want);
+gboolean vs_pickle_share (Parser *ps, const Fresh *f, gsize from, guint8 want);
 
 /* After vs_pickle_share() replaced fresh container f, whose closing
  * SETITEMS or APPENDS ends at input offset end, by a shared token: keeps

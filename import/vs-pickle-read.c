@@ -22,7 +22,7 @@ vs_pickle_get_int (const VsPickle *p, VsPickleRef v, gint64 *out)
 {
   if (v & IMM_BIT)
     {
-      *out = (gint32) (v << 1) >> 1;
+      *out = (gint32)(v << 1) >> 1;
       return TRUE;
     }
   if (v >= p->nodes.len)
@@ -40,7 +40,7 @@ vs_pickle_get_double (const VsPickle *p, VsPickleRef v, double *out)
   gint64 i;
   if (vs_pickle_get_int (p, v, &i))
     {
-      *out = (double) i;
+      *out = (double)i;
       return TRUE;
     }
   if (ref_type (p, v) != VS_PICKLE_FLOAT)
@@ -128,8 +128,7 @@ vs_pickle_iter_next (VsPickleIter *it, VsPickleRef *item)
 }
 
 gboolean
-vs_pickle_iter_next_pair (VsPickleIter *it, VsPickleRef *key,
-                          VsPickleRef *value)
+vs_pickle_iter_next_pair (VsPickleIter *it, VsPickleRef *key, VsPickleRef *value)
 {
   return vs_pickle_iter_next (it, key) && vs_pickle_iter_next (it, value);
 }
@@ -157,7 +156,7 @@ vs_pickle_keys_init (VsPickleKeys *keys, const char *const *names, gsize n)
   for (gsize i = 0; i < n; i++)
     {
       keys->names[i] = names[i];
-      keys->lens[i] = (guint32) strlen (names[i]);
+      keys->lens[i] = (guint32)strlen (names[i]);
     }
 }
 
@@ -172,13 +171,13 @@ key_index (VsPickleKeys *keys, const char *s, guint32 len)
   if (keys->seen[g] == s && keys->lens[g] == len)
     {
       keys->guess = g + 1 < keys->n ? g + 1 : 0;
-      return (int) g;
+      return (int)g;
     }
   for (gsize i = 0; i < keys->n; i++)
     if (keys->seen[i] == s && keys->lens[i] == len)
       {
-        keys->guess = i + 1 < keys->n ? (guint) i + 1 : 0;
-        return (int) i;
+        keys->guess = i + 1 < keys->n ? (guint)i + 1 : 0;
+        return (int)i;
       }
   for (gsize i = 0; i < VS_PICKLE_KEYS_MAX; i++)
     if (keys->other[i] == s && keys->other_len[i] == len)
@@ -187,8 +186,8 @@ key_index (VsPickleKeys *keys, const char *s, guint32 len)
     if (keys->lens[i] == len && memcmp (keys->names[i], s, len) == 0)
       {
         keys->seen[i] = s;
-        keys->guess = i + 1 < keys->n ? (guint) i + 1 : 0;
-        return (int) i;
+        keys->guess = i + 1 < keys->n ? (guint)i + 1 : 0;
+        return (int)i;
       }
   guint k = keys->next_other++ % VS_PICKLE_KEYS_MAX;
   keys->other[k] = s;
@@ -198,8 +197,8 @@ key_index (VsPickleKeys *keys, const char *s, guint32 len)
 
 /* One pair of vs_pickle_dict_fetch. */
 static inline void
-fetch_pair (const VsPickle *p, VsPickleKeys *keys, VsPickleValue *values,
-            VsPickleRef k, VsPickleRef v)
+fetch_pair (const VsPickle *p, VsPickleKeys *keys, VsPickleValue *values, VsPickleRef k,
+            VsPickleRef v)
 {
   if (ref_type (p, k) != VS_PICKLE_STR)
     return;
@@ -214,7 +213,7 @@ fetch_pair (const VsPickle *p, VsPickleKeys *keys, VsPickleValue *values,
   out->s = NULL;
   out->i = 0;
   if (v & IMM_BIT)
-    out->i = (gint32) (v << 1) >> 1;
+    out->i = (gint32)(v << 1) >> 1;
   else if (out->type == VS_PICKLE_INT || out->type == VS_PICKLE_BOOL)
     out->i = nodes[v].u.i;
   else if (out->type == VS_PICKLE_STR || out->type == VS_PICKLE_BYTES)
@@ -225,12 +224,11 @@ fetch_pair (const VsPickle *p, VsPickleKeys *keys, VsPickleValue *values,
 }
 
 gboolean
-vs_pickle_dict_fetch (const VsPickle *p, VsPickleRef dict,
-                      VsPickleKeys *keys, VsPickleValue *values)
+vs_pickle_dict_fetch (const VsPickle *p, VsPickleRef dict, VsPickleKeys *keys,
+                      VsPickleValue *values)
 {
   for (gsize i = 0; i < keys->n; i++)
-    values[i] = (VsPickleValue) { .ref = VS_PICKLE_MISSING,
-                                  .type = VS_PICKLE_NONE };
+    values[i] = (VsPickleValue){ .ref = VS_PICKLE_MISSING, .type = VS_PICKLE_NONE };
   if (keys->serial != p->serial)
     {
       /* Addresses from another input mean nothing here (a new VsPickle

@@ -34,43 +34,41 @@
 static gboolean
 is_container (guint8 type)
 {
-  return type == VS_PICKLE_LIST || type == VS_PICKLE_TUPLE
-         || type == VS_PICKLE_DICT;
+  return type == VS_PICKLE_LIST || type == VS_PICKLE_TUPLE || type == VS_PICKLE_DICT;
 }
 
 /* qsort() and bsearch() order of guint32 and of gsize. */
 static int
 cmp_u32 (const void *a, const void *b)
 {
-  guint32 x = *(const guint32 *) a, y = *(const guint32 *) b;
+  guint32 x = *(const guint32 *)a, y = *(const guint32 *)b;
   return x < y ? -1 : x > y;
 }
 
 static int
 cmp_gsize (const void *a, const void *b)
 {
-  gsize x = *(const gsize *) a, y = *(const gsize *) b;
+  gsize x = *(const gsize *)a, y = *(const gsize *)b;
   return x < y ? -1 : x > y;
 }
 
 /* Sorts a vector of n-byte elements and drops repeats; returns the new
  * length.  Vectors already in order (the usual case) are not sorted. */
 static gsize
-sort_unique (gpointer data, gsize len, gsize elt,
-             int (*cmp) (const void *, const void *))
+sort_unique (gpointer data, gsize len, gsize elt, int (*cmp) (const void *, const void *))
 {
   if (len < 2)
     return len;
   gsize i = 1;
-  while (i < len && cmp ((char *) data + (i - 1) * elt, (char *) data + i * elt) < 0)
+  while (i < len && cmp ((char *)data + (i - 1) * elt, (char *)data + i * elt) < 0)
     i++;
   if (i == len)
     return len;
   qsort (data, len, elt, cmp);
   gsize k = 1;
   for (i = 1; i < len; i++)
-    if (cmp ((char *) data + i * elt, (char *) data + (k - 1) * elt) != 0)
-      memmove ((char *) data + k++ * elt, (char *) data + i * elt, elt);
+    if (cmp ((char *)data + i * elt, (char *)data + (k - 1) * elt) != 0)
+      memmove ((char *)data + k++ * elt, (char *)data + i * elt, elt);
   return k;
 }
 
@@ -89,7 +87,7 @@ moved (const Parser *ps, guint32 h)
   const guint32 *live = ps->live.data;
   const guint32 *f = bsearch (&h, live, ps->live.len, sizeof (guint32), cmp_u32);
   g_assert (f != NULL);
-  return ps->wm_nodes + (guint32) (f - live);
+  return ps->wm_nodes + (guint32)(f - live);
 }
 
 /* Called after an append hook took items (see Parser): applies the hook's
@@ -114,12 +112,11 @@ vs_pickle_reclaim (Parser *ps)
       memset (tokmap, 0xff, region * sizeof (guint32));
       for (gsize i = 0; i < ps->tokens.len; i++)
         {
-          const Token *t = (const Token *) ps->tokens.data + i;
+          const Token *t = (const Token *)ps->tokens.data + i;
           tokmap[t->ref - ps->wm_nodes] = t->value;
         }
     }
-  ps->memo_log.len = sort_unique (ps->memo_log.data, ps->memo_log.len,
-                                  sizeof (gsize), cmp_gsize);
+  ps->memo_log.len = sort_unique (ps->memo_log.data, ps->memo_log.len, sizeof (gsize), cmp_gsize);
   const gsize *log = ps->memo_log.data;
   ps->live.len = 0;
   for (gsize pass = 0; pass < 2; pass++)
@@ -133,8 +130,7 @@ vs_pickle_reclaim (Parser *ps)
             continue;
           if (is_container (NODES (p)[h].type))
             {
-              guint32 t = pass == 0 && tokmap ? tokmap[h - ps->wm_nodes]
-                                              : G_MAXUINT32;
+              guint32 t = pass == 0 && tokmap ? tokmap[h - ps->wm_nodes] : G_MAXUINT32;
               if (t != G_MAXUINT32)
                 *slot = TOKEN_BASE + t;
               else
@@ -143,13 +139,12 @@ vs_pickle_reclaim (Parser *ps)
             }
           if (!vec_reserve (p, &ps->live, sizeof (guint32), 1, ps->error))
             return FALSE;
-          ((guint32 *) ps->live.data)[ps->live.len++] = h;
+          ((guint32 *)ps->live.data)[ps->live.len++] = h;
         }
     }
   if (ok)
     {
-      ps->live.len = sort_unique (ps->live.data, ps->live.len,
-                                  sizeof (guint32), cmp_u32);
+      ps->live.len = sort_unique (ps->live.data, ps->live.len, sizeof (guint32), cmp_u32);
       const guint32 *live = ps->live.data;
       /* Ascending and unique, so live[j] >= wm + j: moving down never
        * overwrites a node still to be moved. */
@@ -165,7 +160,7 @@ vs_pickle_reclaim (Parser *ps)
       p->pool.len = ps->wm_pool;
       p->chunks.len = ps->wm_chunks;
     }
-  ps->wm_nodes = (guint32) p->nodes.len;
+  ps->wm_nodes = (guint32)p->nodes.len;
   ps->wm_pool = p->pool.len;
   ps->wm_chunks = p->chunks.len;
   ps->stack_low = ps->stack.len;
@@ -184,14 +179,14 @@ shared_hash (guint8 type, gsize n, const guint32 *items)
    * (those after the first key, in dicts: values) with independent
    * products; equal hashes are told apart by comparing all items. */
   G_STATIC_ASSERT (SHARED_MAX >= 4);
-  guint64 h = (guint64) type * 0x9e3779b97f4a7c15u + n;
-  h += (guint64) items[n > 1] * 0xff51afd7ed558ccdu;
-  h += (guint64) items[n > 3 ? 3 : 0] * 0xc2b2ae3d27d4eb4fu;
-  h += (guint64) items[n / 2] * 0x165667b19e3779f9u;
-  h += (guint64) items[n - 1] * 0x27d4eb2f165667c5u;
+  guint64 h = (guint64)type * 0x9e3779b97f4a7c15u + n;
+  h += (guint64)items[n > 1] * 0xff51afd7ed558ccdu;
+  h += (guint64)items[n > 3 ? 3 : 0] * 0xc2b2ae3d27d4eb4fu;
+  h += (guint64)items[n / 2] * 0x165667b19e3779f9u;
+  h += (guint64)items[n - 1] * 0x27d4eb2f165667c5u;
   h ^= h >> 29;
   h *= 0xc4ceb9fe1a85ec53u;
-  return (guint32) (h ^ (h >> 32));
+  return (guint32)(h ^ (h >> 32));
 }
 
 /* The index slot for (type, items[0..n)) with hash h: the one holding
@@ -200,8 +195,7 @@ shared_hash (guint8 type, gsize n, const guint32 *items)
  * and is kept at most a quarter full, so a lookup nearly always ends at
  * its first slot. */
 static guint32 *
-shared_slot (const Parser *ps, guint32 h, guint8 type, gsize n,
-             const guint32 *items)
+shared_slot (const Parser *ps, guint32 h, guint8 type, gsize n, const guint32 *items)
 {
   const guint32 *rec = ps->shared.data;
   guint32 *index = ps->shared_index.data;
@@ -214,7 +208,7 @@ shared_slot (const Parser *ps, guint32 h, guint8 type, gsize n,
       if (slot[0] != h)
         continue;
       const guint32 *r = rec + slot[1] - 1;
-      if (r[0] != (type | (guint32) n << 8))
+      if (r[0] != (type | (guint32)n << 8))
         continue;
       gsize k = 0;
       while (k < n && r[2 + k] == items[k])
@@ -227,16 +221,14 @@ shared_slot (const Parser *ps, guint32 h, guint8 type, gsize n,
 /* Remembers that containers of type with items[0..n) (all stable) read as
  * token value.  FALSE when over the memory bound (nothing is recorded). */
 static gboolean
-shared_add (Parser *ps, guint8 type, gsize n, const guint32 *items,
-            guint32 value)
+shared_add (Parser *ps, guint8 type, gsize n, const guint32 *items, guint32 value)
 {
   VsPickle *p = ps->p;
   /* slots = shared_index.len / 2, at most a quarter of them used */
   if ((ps->shared_count + 1) * 8 > ps->shared_index.len)
     {
       gsize cap = ps->shared_index.len ? ps->shared_index.len * 2 : 2048;
-      if (!vec_reserve (p, &ps->shared_index, sizeof (guint32),
-                        cap - ps->shared_index.len, NULL))
+      if (!vec_reserve (p, &ps->shared_index, sizeof (guint32), cap - ps->shared_index.len, NULL))
         return FALSE;
       ps->shared_index.len = cap;
       memset (ps->shared_index.data, 0, cap * sizeof (guint32));
@@ -248,7 +240,7 @@ shared_add (Parser *ps, guint8 type, gsize n, const guint32 *items,
           guint32 h = shared_hash (t, m, rec + off + 2);
           guint32 *slot = shared_slot (ps, h, t, m, rec + off + 2);
           slot[0] = h;
-          slot[1] = (guint32) off + 1;
+          slot[1] = (guint32)off + 1;
         }
     }
   guint32 h = shared_hash (type, n, items);
@@ -258,12 +250,12 @@ shared_add (Parser *ps, guint8 type, gsize n, const guint32 *items,
   if (ps->shared.len + 2 + n >= G_MAXUINT32
       || !vec_reserve (p, &ps->shared, sizeof (guint32), 2 + n, NULL))
     return FALSE;
-  guint32 *rec = (guint32 *) ps->shared.data + ps->shared.len;
-  rec[0] = type | (guint32) n << 8;
+  guint32 *rec = (guint32 *)ps->shared.data + ps->shared.len;
+  rec[0] = type | (guint32)n << 8;
   rec[1] = value;
   memcpy (rec + 2, items, n * sizeof (guint32));
   slot[0] = h;
-  slot[1] = (guint32) ps->shared.len + 1;
+  slot[1] = (guint32)ps->shared.len + 1;
   ps->shared.len += 2 + n;
   ps->shared_count++;
   return TRUE;
@@ -280,22 +272,20 @@ vs_pickle_share (Parser *ps, const Fresh *f, gsize from, guint8 want)
   VsPickle *p = ps->p;
   guint32 *st = ps->stack.data;
   gsize n = ps->stack.len - from;
-  if (f->c == G_MAXUINT32 || f->at + 1 != from || st[f->at] != f->c
-      || n == 0 || n > SHARED_MAX || ps->shared_count == 0)
+  if (f->c == G_MAXUINT32 || f->at + 1 != from || st[f->at] != f->c || n == 0 || n > SHARED_MAX
+      || ps->shared_count == 0)
     return FALSE;
   const Node *node = &NODES (p)[f->c];
   if (node->type != want || node->count != 0 || node->multi)
     return FALSE;
   const guint32 *items = st + from;
   for (gsize i = 0; i < n; i++)
-    if (!((items[i] & IMM_BIT) || items[i] >= TOKEN_BASE
-          || items[i] < ps->wm_nodes))
+    if (!((items[i] & IMM_BIT) || items[i] >= TOKEN_BASE || items[i] < ps->wm_nodes))
       return FALSE;
-  guint32 r = shared_slot (ps, shared_hash (want, n, items), want, n,
-                          items)[1];
+  guint32 r = shared_slot (ps, shared_hash (want, n, items), want, n, items)[1];
   if (r == 0)
     return FALSE;
-  guint32 tok = TOKEN_BASE + ((const guint32 *) ps->shared.data)[r];
+  guint32 tok = TOKEN_BASE + ((const guint32 *)ps->shared.data)[r];
   st[f->at] = tok;
   guint32 *memo = ps->memo.data;
   if (f->memo < ps->memo.len && memo[f->memo] == f->c)
@@ -304,8 +294,7 @@ vs_pickle_share (Parser *ps, const Fresh *f, gsize from, guint8 want)
       /* The memo store logged for vs_pickle_reclaim() no longer holds a
        * value of the region: drop it when it is the last (it nearly
        * always is). */
-      if (ps->memo_log.len
-          && ((gsize *) ps->memo_log.data)[ps->memo_log.len - 1] == f->memo)
+      if (ps->memo_log.len && ((gsize *)ps->memo_log.data)[ps->memo_log.len - 1] == f->memo)
         ps->memo_log.len--;
     }
   stack_truncate (ps, from);
@@ -321,7 +310,7 @@ vs_pickle_set_token (VsPickle *p, VsPickleRef v, guint32 value)
     return FALSE;
   if (!vec_reserve (p, &ps->tokens, sizeof (Token), 1, NULL))
     return FALSE;
-  ((Token *) ps->tokens.data)[ps->tokens.len++] = (Token) { v, value };
+  ((Token *)ps->tokens.data)[ps->tokens.len++] = (Token){ v, value };
   return TRUE;
 }
 
@@ -332,8 +321,8 @@ vs_pickle_set_token_shared (VsPickle *p, VsPickleRef v, guint32 value)
     return FALSE;
   Parser *ps = p->ps;
   const Node *node = &NODES (p)[v];
-  if ((node->type != VS_PICKLE_DICT && node->type != VS_PICKLE_LIST)
-      || node->multi || node->count == 0 || node->count > SHARED_MAX)
+  if ((node->type != VS_PICKLE_DICT && node->type != VS_PICKLE_LIST) || node->multi
+      || node->count == 0 || node->count > SHARED_MAX)
     return TRUE;
   const guint32 *items = POOL (p) + node->u.one.off;
   if (vs_pickle_stable (p, items, node->count))
@@ -379,13 +368,13 @@ span_hash (const guint8 *b, gsize klen)
 {
   guint64 w[SPAN_KEY_LONG / 8];
   memcpy (w, b, klen);
-  guint64 h = (guint64) klen * 0x9e3779b97f4a7c15u;
+  guint64 h = (guint64)klen * 0x9e3779b97f4a7c15u;
   h += w[0] * 0xff51afd7ed558ccdu + w[1] * 0xc2b2ae3d27d4eb4fu;
   if (klen == SPAN_KEY_LONG)
     h += w[2] * 0x165667b19e3779f9u + w[3] * 0x27d4eb2f165667c5u;
   h ^= h >> 29;
   h *= 0xc4ceb9fe1a85ec53u;
-  guint32 r = (guint32) (h ^ (h >> 32));
+  guint32 r = (guint32)(h ^ (h >> 32));
   return r ? r : 1;
 }
 
@@ -393,8 +382,7 @@ span_hash (const guint8 *b, gsize klen)
  * NULL.  With *chain (when not NULL) set to the number of spans of that
  * hash met, and *slot to the empty index slot where the search ended. */
 static const Span *
-span_probe (const Parser *ps, guint32 h, gsize at, gsize *chain,
-            guint32 **slot)
+span_probe (const Parser *ps, guint32 h, gsize at, gsize *chain, guint32 **slot)
 {
   const VsPickle *p = ps->p;
   const Span *spans = ps->spans.data;
@@ -413,8 +401,7 @@ span_probe (const Parser *ps, guint32 h, gsize at, gsize *chain,
         continue;
       n++;
       const Span *sp = &spans[s[1] - 1];
-      if (sp->len <= left
-          && memcmp (p->data + at, p->data + sp->off, sp->len) == 0)
+      if (sp->len <= left && memcmp (p->data + at, p->data + sp->off, sp->len) == 0)
         return sp;
     }
 }
@@ -462,8 +449,7 @@ span_memo_count (const guint8 *d, gsize len, gsize memo_start)
           if (pos >= len)
             return -1;
           guint8 op = d[pos++];
-          gsize w = op == 'h' || op == 'K' ? 1 : op == 'M' ? 2
-                    : op == 'j' || op == 'J' ? 4 : 0;
+          gsize w = op == 'h' || op == 'K' ? 1 : op == 'M' ? 2 : op == 'j' || op == 'J' ? 4 : 0;
           if (len - pos < w)
             return -1;
           if (op == 'h' || op == 'j')
@@ -473,7 +459,7 @@ span_memo_count (const guint8 *d, gsize len, gsize memo_start)
             }
           else if (op == 'J')
             {
-              gint64 v = (gint32) (guint32) read_le (d + pos, 4);
+              gint64 v = (gint32)(guint32)read_le (d + pos, 4);
               if (v < IMM_MIN || v > IMM_MAX)
                 return -1;
             }
@@ -484,11 +470,9 @@ span_memo_count (const guint8 *d, gsize len, gsize memo_start)
             }
           else if (op == 'u' && depth == 1)
             depth = 0;
-          else if (depth == 0
-                   && ((op == 'u' && outer == '}') || (op == 'e' && outer == ']')))
-            return pos == len ? (gssize) nmemo : -1;
-          else if (op != 'K' && op != 'M' && op != 'N' && op != 0x88
-                   && op != 0x89)
+          else if (depth == 0 && ((op == 'u' && outer == '}') || (op == 'e' && outer == ']')))
+            return pos == len ? (gssize)nmemo : -1;
+          else if (op != 'K' && op != 'M' && op != 'N' && op != 0x88 && op != 0x89)
             return -1;
           pos += w;
         }
@@ -502,8 +486,7 @@ span_index_grow (Parser *ps)
 {
   VsPickle *p = ps->p;
   gsize cap = ps->span_index.len ? ps->span_index.len * 2 : 2048;
-  if (!vec_reserve (p, &ps->span_index, sizeof (guint32),
-                    cap - ps->span_index.len, NULL))
+  if (!vec_reserve (p, &ps->span_index, sizeof (guint32), cap - ps->span_index.len, NULL))
     return FALSE;
   ps->span_index.len = cap;
   guint32 *index = ps->span_index.data;
@@ -518,7 +501,7 @@ span_index_grow (Parser *ps)
       while (index[2 * i + 1] != 0)
         i = (i + 1) & mask;
       index[2 * i] = h;
-      index[2 * i + 1] = (guint32) k + 1;
+      index[2 * i + 1] = (guint32)k + 1;
     }
   return TRUE;
 }
@@ -546,11 +529,11 @@ vs_pickle_span_record (Parser *ps, const Fresh *f, gsize end)
       || ps->spans.len >= G_MAXUINT32 - 1)
     return;
   gssize nmemo = span_memo_count (p->data + f->start, len, f->memo_start);
-  if (nmemo < 0 || f->memo_start + (gsize) nmemo != ps->memo.len)
+  if (nmemo < 0 || f->memo_start + (gsize)nmemo != ps->memo.len)
     return;
   /* Everything it memoized, and what it leaves, must be tokens: values
    * that mean the same for the rest of the parse. */
-  guint32 top = ((const guint32 *) ps->stack.data)[f->at];
+  guint32 top = ((const guint32 *)ps->stack.data)[f->at];
   if (ref_type (p, top) != VS_PICKLE_TOKEN)
     return;
   for (gsize i = f->memo_start; i < ps->memo.len; i++)
@@ -561,23 +544,25 @@ vs_pickle_span_record (Parser *ps, const Fresh *f, gsize end)
   gsize klen = len >= SPAN_KEY_LONG ? SPAN_KEY_LONG : SPAN_KEY_SHORT;
   guint32 h = span_hash (p->data + f->start, klen), *slot;
   gsize chain;
-  if (span_probe (ps, h, f->start, &chain, &slot) != NULL
-      || chain >= SPAN_CHAIN_MAX
-      || ps->span_values.len + (gsize) nmemo >= G_MAXUINT32
+  if (span_probe (ps, h, f->start, &chain, &slot) != NULL || chain >= SPAN_CHAIN_MAX
+      || ps->span_values.len + (gsize)nmemo >= G_MAXUINT32
       || !vec_reserve (p, &ps->spans, sizeof (Span), 1, NULL)
-      || !vec_reserve (p, &ps->span_values, sizeof (guint32), (gsize) nmemo, NULL))
+      || !vec_reserve (p, &ps->span_values, sizeof (guint32), (gsize)nmemo, NULL))
     return;
   if (nmemo)
-    memcpy ((guint32 *) ps->span_values.data + ps->span_values.len,
-            memo + f->memo_start, (gsize) nmemo * sizeof (guint32));
-  ((Span *) ps->spans.data)[ps->spans.len] = (Span) {
-    .off = f->start, .len = (guint32) len, .nmemo = (guint32) nmemo,
-    .values = (guint32) ps->span_values.len, .top = top,
+    memcpy ((guint32 *)ps->span_values.data + ps->span_values.len, memo + f->memo_start,
+            (gsize)nmemo * sizeof (guint32));
+  ((Span *)ps->spans.data)[ps->spans.len] = (Span){
+    .off = f->start,
+    .len = (guint32)len,
+    .nmemo = (guint32)nmemo,
+    .values = (guint32)ps->span_values.len,
+    .top = top,
   };
-  ps->span_values.len += (gsize) nmemo;
+  ps->span_values.len += (gsize)nmemo;
   ps->spans.len++;
   guint32 bit = span_filter_bit (p->data + f->start);
   ps->span_filter[bit / 64] |= G_GUINT64_CONSTANT (1) << (bit % 64);
   slot[0] = h;
-  slot[1] = (guint32) ps->spans.len;
+  slot[1] = (guint32)ps->spans.len;
 }

@@ -60,7 +60,7 @@ new_node_slow (Parser *ps, guint8 type)
   Node *n = &NODES (p)[p->nodes.len];
   memset (n, 0, sizeof *n);
   n->type = type;
-  return (guint32) p->nodes.len++;
+  return (guint32)p->nodes.len++;
 }
 
 /* Appends a node and returns its handle, or G_MAXUINT32 on error. */
@@ -73,7 +73,7 @@ new_node (Parser *ps, guint8 type)
   Node *n = &NODES (p)[p->nodes.len];
   memset (n, 0, sizeof *n);
   n->type = type;
-  return (guint32) p->nodes.len++;
+  return (guint32)p->nodes.len++;
 }
 
 /* The slow path of push(): grows the stack. */
@@ -82,7 +82,7 @@ push_slow (Parser *ps, guint32 ref)
 {
   if (!vec_reserve (ps->p, &ps->stack, sizeof (guint32), 1, ps->error))
     return FALSE;
-  ((guint32 *) ps->stack.data)[ps->stack.len++] = ref;
+  ((guint32 *)ps->stack.data)[ps->stack.len++] = ref;
   return TRUE;
 }
 
@@ -93,7 +93,7 @@ push (Parser *ps, guint32 ref)
 {
   if (G_UNLIKELY (ps->stack.len >= ps->stack.cap))
     return push_slow (ps, ref);
-  ((guint32 *) ps->stack.data)[ps->stack.len++] = ref;
+  ((guint32 *)ps->stack.data)[ps->stack.len++] = ref;
   return TRUE;
 }
 
@@ -111,7 +111,7 @@ static inline gboolean
 push_int (Parser *ps, gint64 v)
 {
   if (v >= IMM_MIN && v <= IMM_MAX)
-    return push (ps, IMM_BIT | ((guint32) v & 0x7fffffffu));
+    return push (ps, IMM_BIT | ((guint32)v & 0x7fffffffu));
   Node *n;
   if (!push_new (ps, VS_PICKLE_INT, &n))
     return FALSE;
@@ -138,7 +138,7 @@ extend (Parser *ps, guint32 c, const guint32 *items, gsize n)
   /* Copy first: items may point into the stack, which reserve may move. */
   if (!vec_reserve (p, &p->pool, sizeof (guint32), n, ps->error))
     return FALSE;
-  guint32 off = (guint32) p->pool.len;
+  guint32 off = (guint32)p->pool.len;
   if (n <= 16)
     {
       /* Most containers are small (a frame dict: 6 handles). */
@@ -161,17 +161,17 @@ extend (Parser *ps, guint32 c, const guint32 *items, gsize n)
       Chunk *ch = CHUNKS (p);
       if (!node->multi)
         {
-          guint32 first = (guint32) p->chunks.len++;
-          ch[first] = (Chunk) { node->u.one.off, node->count, NONE_CHUNK };
+          guint32 first = (guint32)p->chunks.len++;
+          ch[first] = (Chunk){ node->u.one.off, node->count, NONE_CHUNK };
           node->u.chunks.first = node->u.chunks.last = first;
           node->multi = 1;
         }
-      guint32 k = (guint32) p->chunks.len++;
-      ch[k] = (Chunk) { off, (guint32) n, NONE_CHUNK };
+      guint32 k = (guint32)p->chunks.len++;
+      ch[k] = (Chunk){ off, (guint32)n, NONE_CHUNK };
       ch[node->u.chunks.last].next = k;
       node->u.chunks.last = k;
     }
-  node->count += (guint32) n;
+  node->count += (guint32)n;
   return TRUE;
 }
 
@@ -202,10 +202,13 @@ fresh_push (Parser *ps, guint64 memo_idx, gsize start, gsize memo_start)
       memmove (ps->fresh, ps->fresh + 1, (FRESH_MAX - 1) * sizeof (Fresh));
       ps->nfresh--;
     }
-  ps->fresh[ps->nfresh++] = (Fresh) {
-    .c = ((guint32 *) ps->stack.data)[ps->stack.len - 1],
-    .at = ps->stack.len - 1, .mark = ps->marks.len - 1, .memo = memo_idx,
-    .start = start, .memo_start = memo_start,
+  ps->fresh[ps->nfresh++] = (Fresh){
+    .c = ((guint32 *)ps->stack.data)[ps->stack.len - 1],
+    .at = ps->stack.len - 1,
+    .mark = ps->marks.len - 1,
+    .memo = memo_idx,
+    .start = start,
+    .memo_start = memo_start,
   };
   ps->fresh_min = ps->fresh[0].c;
 }
@@ -235,7 +238,7 @@ top_mark_fresh (Parser *ps, gsize at, Fresh *f)
     }
   ps->marks.len--;
   fresh_pop (ps, ps->marks.len, f);
-  return (gssize) ((gsize *) ps->marks.data)[ps->marks.len];
+  return (gssize)((gsize *)ps->marks.data)[ps->marks.len];
 }
 
 /* Position of the innermost mark, or -1 with error set. */
@@ -250,7 +253,7 @@ top_mark (Parser *ps, gsize at)
   ps->marks.len--;
   Fresh unused;
   fresh_pop (ps, ps->marks.len, &unused);
-  return (gssize) ((gsize *) ps->marks.data)[ps->marks.len];
+  return (gssize)((gsize *)ps->marks.data)[ps->marks.len];
 }
 
 /* Pops the items above the innermost mark into a new container of type. */
@@ -260,16 +263,16 @@ build_from_mark (Parser *ps, gsize at, guint8 type)
   gssize m = top_mark (ps, at);
   if (m < 0)
     return FALSE;
-  gsize n = ps->stack.len - (gsize) m;
+  gsize n = ps->stack.len - (gsize)m;
   if (type == VS_PICKLE_DICT && n % 2)
     return malformed (ps, at, "odd number of items for a dict");
   guint32 c = new_node (ps, type);
   if (c == G_MAXUINT32)
     return FALSE;
   /* n == 0: the stack may not even be allocated yet. */
-  if (n && !extend (ps, c, (guint32 *) ps->stack.data + m, n))
+  if (n && !extend (ps, c, (guint32 *)ps->stack.data + m, n))
     return FALSE;
-  stack_truncate (ps, (gsize) m);
+  stack_truncate (ps, (gsize)m);
   return push (ps, c);
 }
 
@@ -281,7 +284,7 @@ build_tuple_n (Parser *ps, gsize at, gsize n)
   guint32 c = new_node (ps, VS_PICKLE_TUPLE);
   if (c == G_MAXUINT32)
     return FALSE;
-  if (!extend (ps, c, (guint32 *) ps->stack.data + ps->stack.len - n, n))
+  if (!extend (ps, c, (guint32 *)ps->stack.data + ps->stack.len - n, n))
     return FALSE;
   stack_truncate (ps, ps->stack.len - n);
   return push (ps, c);
@@ -297,9 +300,9 @@ add_items (Parser *ps, gsize at, gsize from, guint8 want, const Fresh *f)
   guint32 *st = ps->stack.data;
   guint32 c = st[from - 1];
   if (ref_type (ps->p, c) != want)
-    return malformed (ps, at, want == VS_PICKLE_LIST
-                                  ? "items appended to something not a list"
-                                  : "items set on something not a dict");
+    return malformed (ps, at,
+                      want == VS_PICKLE_LIST ? "items appended to something not a list"
+                                             : "items set on something not a dict");
   gsize n = ps->stack.len - from;
   if (want == VS_PICKLE_DICT && n % 2)
     return malformed (ps, at, "odd number of items for a dict");
@@ -310,8 +313,7 @@ add_items (Parser *ps, gsize at, gsize from, guint8 want, const Fresh *f)
     }
   if (want == VS_PICKLE_LIST && ps->hook && n > 0)
     {
-      VsPickleAppend r = ps->hook (ps->p, c, st + from, n, ps->hook_data,
-                                   ps->error);
+      VsPickleAppend r = ps->hook (ps->p, c, st + from, n, ps->hook_data, ps->error);
       if (r == VS_PICKLE_APPEND_ERROR)
         return FALSE;
       if (r == VS_PICKLE_APPEND_TAKEN)
@@ -335,14 +337,13 @@ memo_extend (Parser *ps, gsize at, guint64 idx)
   VsPickle *p = ps->p;
   /* Picklers number the memo densely; a sparse index may not make the
    * table larger than the input could justify. */
-  if (idx >= MAX (p->size, (gsize) 65536))
+  if (idx >= MAX (p->size, (gsize)65536))
     return malformed (ps, at, "memo index out of range");
-  gsize extra = (gsize) idx + 1 - ps->memo.len;
+  gsize extra = (gsize)idx + 1 - ps->memo.len;
   if (!vec_reserve (p, &ps->memo, sizeof (guint32), extra, ps->error))
     return FALSE;
-  memset ((guint32 *) ps->memo.data + ps->memo.len, 0xff,
-          extra * sizeof (guint32));
-  ps->memo.len = (gsize) idx + 1;
+  memset ((guint32 *)ps->memo.data + ps->memo.len, 0xff, extra * sizeof (guint32));
+  ps->memo.len = (gsize)idx + 1;
   return TRUE;
 }
 
@@ -358,7 +359,7 @@ memo_log (Parser *ps, guint64 idx)
     }
   if (!vec_reserve (ps->p, &ps->memo_log, sizeof (gsize), 1, ps->error))
     return FALSE;
-  ((gsize *) ps->memo_log.data)[ps->memo_log.len++] = (gsize) idx;
+  ((gsize *)ps->memo_log.data)[ps->memo_log.len++] = (gsize)idx;
   return TRUE;
 }
 
@@ -368,21 +369,19 @@ memo_put (Parser *ps, gsize at, guint64 idx)
 {
   if (G_UNLIKELY (ps->stack.len == 0))
     return malformed (ps, at, "memo store with an empty stack");
-  if (idx == ps->memo.len && ps->memo.len < ps->memo.cap
-      && idx < MAX (ps->p->size, (gsize) 65536))
-    ((guint32 *) ps->memo.data)[ps->memo.len++] = G_MAXUINT32; /* MEMOIZE */
+  if (idx == ps->memo.len && ps->memo.len < ps->memo.cap && idx < MAX (ps->p->size, (gsize)65536))
+    ((guint32 *)ps->memo.data)[ps->memo.len++] = G_MAXUINT32; /* MEMOIZE */
   else if (idx >= ps->memo.len && !memo_extend (ps, at, idx))
     return FALSE;
-  guint32 v = ((guint32 *) ps->stack.data)[ps->stack.len - 1];
+  guint32 v = ((guint32 *)ps->stack.data)[ps->stack.len - 1];
   fresh_copied (ps, v);
-  ((guint32 *) ps->memo.data)[idx] = v;
+  ((guint32 *)ps->memo.data)[idx] = v;
   if (ps->hook && !(v & IMM_BIT) && v >= ps->wm_nodes && v < TOKEN_BASE)
     {
       /* The log is usually in order and has room: append inline. */
-      if (G_LIKELY (ps->memo_log.len < ps->memo_log.cap
-                    && ps->memo_log.len < MEMO_LOG_MAX))
+      if (G_LIKELY (ps->memo_log.len < ps->memo_log.cap && ps->memo_log.len < MEMO_LOG_MAX))
         {
-          ((gsize *) ps->memo_log.data)[ps->memo_log.len++] = (gsize) idx;
+          ((gsize *)ps->memo_log.data)[ps->memo_log.len++] = (gsize)idx;
           return TRUE;
         }
       return memo_log (ps, idx);
@@ -394,11 +393,10 @@ memo_put (Parser *ps, gsize at, guint64 idx)
 static inline gboolean
 memo_get (Parser *ps, gsize at, guint64 idx)
 {
-  if (G_UNLIKELY (idx >= ps->memo.len
-                  || ((guint32 *) ps->memo.data)[idx] == G_MAXUINT32))
+  if (G_UNLIKELY (idx >= ps->memo.len || ((guint32 *)ps->memo.data)[idx] == G_MAXUINT32))
     return malformed (ps, at, "memo index never stored");
-  fresh_copied (ps, ((guint32 *) ps->memo.data)[idx]);
-  return push (ps, ((guint32 *) ps->memo.data)[idx]);
+  fresh_copied (ps, ((guint32 *)ps->memo.data)[idx]);
+  return push (ps, ((guint32 *)ps->memo.data)[idx]);
 }
 
 /* Little-endian two's complement integer of n bytes, which must fit 64
@@ -413,15 +411,15 @@ push_long_wide (Parser *ps, gsize at, const guint8 *b, gsize n)
   for (gsize i = n; i > 8; i--)
     if (b[i - 1] != (neg ? 0xff : 0x00))
       return malformed (ps, at, "integer wider than 64 bits");
-  gsize k = MIN (n, (gsize) 8);
+  gsize k = MIN (n, (gsize)8);
   for (gsize i = 0; i < k; i++)
-    v |= (guint64) b[i] << (8 * i);
+    v |= (guint64)b[i] << (8 * i);
   if (k < 8 && neg)
     v |= ~G_GUINT64_CONSTANT (0) << (8 * k);
   /* The 64 kept bits must carry the right sign. */
   if (((v >> 63) != 0) != neg)
     return malformed (ps, at, "integer wider than 64 bits");
-  return push_int (ps, (gint64) v);
+  return push_int (ps, (gint64)v);
 }
 
 /* Little-endian two's complement integer of n bytes, which must fit 64
@@ -435,7 +433,7 @@ push_long (Parser *ps, gsize at, const guint8 *b, gsize n)
   guint64 v = read_le (b, n);
   if (n < 8 && (b[n - 1] & 0x80))
     v |= ~G_GUINT64_CONSTANT (0) << (8 * n); /* sign extension */
-  return push_int (ps, (gint64) v);
+  return push_int (ps, (gint64)v);
 }
 
 static gboolean
@@ -445,14 +443,15 @@ push_str (Parser *ps, guint8 type, const guint8 *s, guint64 len)
     {
       g_set_error (ps->error, VS_PICKLE_ERROR, VS_PICKLE_ERROR_LIMIT,
                    "pickle string of %" G_GUINT64_FORMAT " bytes is larger "
-                   "than the reader accepts", len);
+                   "than the reader accepts",
+                   len);
       return FALSE;
     }
   Node *n;
   if (!push_new (ps, type, &n))
     return FALSE;
-  n->count = (guint32) len;
-  n->u.s = (const char *) s;
+  n->count = (guint32)len;
+  n->u.s = (const char *)s;
   return TRUE;
 }
 
@@ -468,11 +467,13 @@ parse (Parser *ps, VsPickleProgress progress, gpointer progress_data)
   const gsize len = p->size;
   gsize pos = 0, next_progress = PROGRESS_STEP;
 
-#define NEED(n)                                                            \
-  do {                                                                     \
-    if ((guint64) (len - pos) < (guint64) (n))                             \
-      return malformed (ps, at, "truncated");                             \
-  } while (0)
+#define NEED(n)                                                                                    \
+  do                                                                                               \
+    {                                                                                              \
+      if ((guint64)(len - pos) < (guint64)(n))                                                     \
+        return malformed (ps, at, "truncated");                                                    \
+    }                                                                                              \
+  while (0)
 
   while (pos < len)
     {
@@ -486,8 +487,7 @@ parse (Parser *ps, VsPickleProgress progress, gpointer progress_data)
             vs_pickle_release_input (ps, at);
           if (progress && !progress (pos, len, progress_data))
             {
-              g_set_error (ps->error, VS_PICKLE_ERROR,
-                           VS_PICKLE_ERROR_CANCELLED, "cancelled");
+              g_set_error (ps->error, VS_PICKLE_ERROR, VS_PICKLE_ERROR_CANCELLED, "cancelled");
               return FALSE;
             }
         }
@@ -509,7 +509,7 @@ parse (Parser *ps, VsPickleProgress progress, gpointer progress_data)
         case '.': /* STOP */
           if (ps->stack.len == 0)
             return malformed (ps, at, "STOP with an empty stack");
-          p->root = ((guint32 *) ps->stack.data)[ps->stack.len - 1];
+          p->root = ((guint32 *)ps->stack.data)[ps->stack.len - 1];
           return TRUE;
 
         case 'N':
@@ -527,7 +527,7 @@ parse (Parser *ps, VsPickleProgress progress, gpointer progress_data)
         case 'J':
         op_binint:
           NEED (4);
-          if (!push_int (ps, (gint32) (guint32) read_le (d + pos, 4)))
+          if (!push_int (ps, (gint32)(guint32)read_le (d + pos, 4)))
             return FALSE;
           pos += 4;
           goto chain;
@@ -541,7 +541,7 @@ parse (Parser *ps, VsPickleProgress progress, gpointer progress_data)
         case 'M':
         op_binint2:
           NEED (2);
-          if (!push_int (ps, (gint64) read_le (d + pos, 2)))
+          if (!push_int (ps, (gint64)read_le (d + pos, 2)))
             return FALSE;
           pos += 2;
           goto chain;
@@ -559,14 +559,14 @@ parse (Parser *ps, VsPickleProgress progress, gpointer progress_data)
         case 0x8b: /* LONG4 */
           {
             NEED (4);
-            gint32 n = (gint32) (guint32) read_le (d + pos, 4);
+            gint32 n = (gint32)(guint32)read_le (d + pos, 4);
             pos += 4;
             if (n < 0)
               return malformed (ps, at, "negative length");
-            NEED ((gsize) n);
-            if (!push_long (ps, at, d + pos, (gsize) n))
+            NEED ((gsize)n);
+            if (!push_long (ps, at, d + pos, (gsize)n))
               return FALSE;
-            pos += (gsize) n;
+            pos += (gsize)n;
           }
           break;
         case 'G': /* BINFLOAT, big-endian */
@@ -583,20 +583,27 @@ parse (Parser *ps, VsPickleProgress progress, gpointer progress_data)
           }
           break;
 
-        case 0x8c: case 'C': case 'U': /* 1-byte length */
-        case 'X': case 'B': case 'T':  /* 4-byte length */
-        case 0x8d: case 0x8e: case 0x96: /* 8-byte length */
+        case 0x8c:
+        case 'C':
+        case 'U': /* 1-byte length */
+        case 'X':
+        case 'B':
+        case 'T': /* 4-byte length */
+        case 0x8d:
+        case 0x8e:
+        case 0x96: /* 8-byte length */
           {
-            int w = (op == 0x8c || op == 'C' || op == 'U') ? 1
-                    : (op == 'X' || op == 'B' || op == 'T') ? 4 : 8;
+            int w = (op == 0x8c || op == 'C' || op == 'U')  ? 1
+                    : (op == 'X' || op == 'B' || op == 'T') ? 4
+                                                            : 8;
             NEED (w);
             guint64 n = read_le (d + pos, w);
-            if (op == 'T' && (gint32) n < 0)
+            if (op == 'T' && (gint32)n < 0)
               return malformed (ps, at, "negative length");
             pos += w;
             NEED (n);
-            guint8 type = (op == 'C' || op == 'B' || op == 0x8e || op == 0x96)
-                              ? VS_PICKLE_BYTES : VS_PICKLE_STR;
+            guint8 type = (op == 'C' || op == 'B' || op == 0x8e || op == 0x96) ? VS_PICKLE_BYTES
+                                                                               : VS_PICKLE_STR;
             if (!push_str (ps, type, d + pos, n))
               return FALSE;
             pos += n;
@@ -609,7 +616,9 @@ parse (Parser *ps, VsPickleProgress progress, gpointer progress_data)
           }
           goto chain;
 
-        case '}': case ']': case ')':
+        case '}':
+        case ']':
+        case ')':
         op_container:
           {
             /* The bytes of a kept span (see vs_pickle_span_record()):
@@ -617,14 +626,14 @@ parse (Parser *ps, VsPickleProgress progress, gpointer progress_data)
             const Span *sp;
             if (ps->spans.len && !ps->spans_off && op != ')'
                 && (sp = vs_pickle_span_find (ps, at)) != NULL
-                && ps->memo.len + sp->nmemo <= MAX (p->size, (gsize) 65536)
+                && ps->memo.len + sp->nmemo <= MAX (p->size, (gsize)65536)
                 && vec_reserve (p, &ps->memo, sizeof (guint32), sp->nmemo, NULL))
               {
                 if (!push (ps, sp->top))
                   return FALSE;
                 if (sp->nmemo)
-                  memcpy ((guint32 *) ps->memo.data + ps->memo.len,
-                          (const guint32 *) ps->span_values.data + sp->values,
+                  memcpy ((guint32 *)ps->memo.data + ps->memo.len,
+                          (const guint32 *)ps->span_values.data + sp->values,
                           sp->nmemo * sizeof (guint32));
                 ps->memo.len += sp->nmemo;
                 pos = at + sp->len;
@@ -632,8 +641,10 @@ parse (Parser *ps, VsPickleProgress progress, gpointer progress_data)
               }
             Node *n;
             gsize memo_start = ps->memo.len;
-            if (!push_new (ps, op == '}' ? VS_PICKLE_DICT
-                               : op == ']' ? VS_PICKLE_LIST : VS_PICKLE_TUPLE,
+            if (!push_new (ps,
+                           op == '}'   ? VS_PICKLE_DICT
+                           : op == ']' ? VS_PICKLE_LIST
+                                       : VS_PICKLE_TUPLE,
                            &n))
               return FALSE;
             /* A new container is nearly always memoized and filled next:
@@ -650,7 +661,7 @@ parse (Parser *ps, VsPickleProgress progress, gpointer progress_data)
               {
                 if (!vec_reserve (p, &ps->marks, sizeof (gsize), 1, ps->error))
                   return FALSE;
-                ((gsize *) ps->marks.data)[ps->marks.len++] = ps->stack.len;
+                ((gsize *)ps->marks.data)[ps->marks.len++] = ps->stack.len;
                 pos++;
                 if (ps->shared_count && op != ')')
                   fresh_push (ps, memo_idx, at, memo_start);
@@ -660,7 +671,7 @@ parse (Parser *ps, VsPickleProgress progress, gpointer progress_data)
         case '(': /* MARK */
           if (!vec_reserve (p, &ps->marks, sizeof (gsize), 1, ps->error))
             return FALSE;
-          ((gsize *) ps->marks.data)[ps->marks.len++] = ps->stack.len;
+          ((gsize *)ps->marks.data)[ps->marks.len++] = ps->stack.len;
           break;
         case 't':
           if (!build_from_mark (ps, at, VS_PICKLE_TUPLE))
@@ -674,35 +685,34 @@ parse (Parser *ps, VsPickleProgress progress, gpointer progress_data)
           if (!build_from_mark (ps, at, VS_PICKLE_DICT))
             return FALSE;
           break;
-        case 0x85: case 0x86: case 0x87:
+        case 0x85:
+        case 0x86:
+        case 0x87:
           if (!build_tuple_n (ps, at, op - 0x84))
             return FALSE;
           break;
         case 'a': /* APPEND */
-          if (!add_items (ps, at, ps->stack.len ? ps->stack.len - 1 : 0,
-                          VS_PICKLE_LIST, NULL))
+          if (!add_items (ps, at, ps->stack.len ? ps->stack.len - 1 : 0, VS_PICKLE_LIST, NULL))
             return FALSE;
           break;
         case 's': /* SETITEM */
-          if (!add_items (ps, at, ps->stack.len >= 2 ? ps->stack.len - 2 : 0,
-                          VS_PICKLE_DICT, NULL))
+          if (!add_items (ps, at, ps->stack.len >= 2 ? ps->stack.len - 2 : 0, VS_PICKLE_DICT, NULL))
             return FALSE;
           break;
-        case 'e': case 'u': /* APPENDS, SETITEMS */
+        case 'e':
+        case 'u': /* APPENDS, SETITEMS */
         op_additems:
           {
             Fresh f;
             gssize m = top_mark_fresh (ps, at, &f);
             if (m < 0)
               return FALSE;
-            if (!add_items (ps, at, (gsize) m,
-                            op == 'e' ? VS_PICKLE_LIST : VS_PICKLE_DICT, &f))
+            if (!add_items (ps, at, (gsize)m, op == 'e' ? VS_PICKLE_LIST : VS_PICKLE_DICT, &f))
               return FALSE;
           }
           goto chain;
         case '0': /* POP: pops a mark when one is on top */
-          if (ps->marks.len
-              && ((gsize *) ps->marks.data)[ps->marks.len - 1] == ps->stack.len)
+          if (ps->marks.len && ((gsize *)ps->marks.data)[ps->marks.len - 1] == ps->stack.len)
             {
               Fresh unused;
               ps->marks.len--;
@@ -718,18 +728,19 @@ parse (Parser *ps, VsPickleProgress progress, gpointer progress_data)
             gssize m = top_mark (ps, at);
             if (m < 0)
               return FALSE;
-            stack_truncate (ps, (gsize) m);
+            stack_truncate (ps, (gsize)m);
           }
           break;
         case '2': /* DUP */
           if (ps->stack.len == 0)
             return malformed (ps, at, "stack underflow");
-          fresh_copied (ps, ((guint32 *) ps->stack.data)[ps->stack.len - 1]);
-          if (!push (ps, ((guint32 *) ps->stack.data)[ps->stack.len - 1]))
+          fresh_copied (ps, ((guint32 *)ps->stack.data)[ps->stack.len - 1]);
+          if (!push (ps, ((guint32 *)ps->stack.data)[ps->stack.len - 1]))
             return FALSE;
           break;
 
-        case 'q': case 'r': /* BINPUT, LONG_BINPUT */
+        case 'q':
+        case 'r': /* BINPUT, LONG_BINPUT */
           {
             int w = op == 'q' ? 1 : 4;
             NEED (w);
@@ -746,7 +757,8 @@ parse (Parser *ps, VsPickleProgress progress, gpointer progress_data)
           if (!memo_put (ps, at, ps->memo.len))
             return FALSE;
           break;
-        case 'h': case 'j': /* BINGET, LONG_BINGET */
+        case 'h':
+        case 'j': /* BINGET, LONG_BINGET */
         op_memo_get:
           /* Memo fetches come in runs (a dict's keys and strings): a run
            * of up to 64 is read here, each as its own case would. */
@@ -764,13 +776,24 @@ parse (Parser *ps, VsPickleProgress progress, gpointer progress_data)
             }
           break;
 
-        case 'c': case 0x93: case 'R': case 'b': case 'i': case 'o':
-        case 0x81: case 0x92: case 'P': case 'Q': case 0x82: case 0x83:
+        case 'c':
+        case 0x93:
+        case 'R':
+        case 'b':
+        case 'i':
+        case 'o':
+        case 0x81:
+        case 0x92:
+        case 'P':
+        case 'Q':
+        case 0x82:
+        case 0x83:
         case 0x84:
           g_set_error (ps->error, VS_PICKLE_ERROR, VS_PICKLE_ERROR_REFUSED,
                        "pickle opcode %s at offset %" G_GSIZE_FORMAT " would "
                        "import or call Python code; refused (only plain data "
-                       "is read)", vs_pickle_opcode_name (op), at);
+                       "is read)",
+                       vs_pickle_opcode_name (op), at);
           return FALSE;
 
         default:
@@ -800,27 +823,43 @@ parse (Parser *ps, VsPickleProgress progress, gpointer progress_data)
           at = pos;
           switch (d[pos])
             {
-            case 'h': case 'j': op = d[pos++]; goto op_memo_get;
-            case 'u': case 'e': op = d[pos++]; goto op_additems;
-            case '}': case ']': op = d[pos++]; goto op_container;
-            case 'K': op = d[pos++]; goto op_binint1;
-            case 'M': op = d[pos++]; goto op_binint2;
-            case 'J': op = d[pos++]; goto op_binint;
-            case 0x8a: op = d[pos++]; goto op_long1;
-            default: break;
+            case 'h':
+            case 'j':
+              op = d[pos++];
+              goto op_memo_get;
+            case 'u':
+            case 'e':
+              op = d[pos++];
+              goto op_additems;
+            case '}':
+            case ']':
+              op = d[pos++];
+              goto op_container;
+            case 'K':
+              op = d[pos++];
+              goto op_binint1;
+            case 'M':
+              op = d[pos++];
+              goto op_binint2;
+            case 'J':
+              op = d[pos++];
+              goto op_binint;
+            case 0x8a:
+              op = d[pos++];
+              goto op_long1;
+            default:
+              break;
             }
         }
     }
 #undef NEED
   g_set_error (ps->error, VS_PICKLE_ERROR, VS_PICKLE_ERROR_MALFORMED,
-               "malformed pickle: truncated at offset %" G_GSIZE_FORMAT
-               " (no STOP opcode)", len);
+               "malformed pickle: truncated at offset %" G_GSIZE_FORMAT " (no STOP opcode)", len);
   return FALSE;
 }
 
 gboolean
-vs_pickle_parser_run (Parser *ps, VsPickleProgress progress,
-                      gpointer progress_data)
+vs_pickle_parser_run (Parser *ps, VsPickleProgress progress, gpointer progress_data)
 {
   VsPickle *p = ps->p;
   /* The three constants. */
@@ -828,7 +867,7 @@ vs_pickle_parser_run (Parser *ps, VsPickleProgress progress,
     if (new_node (ps, i == 0 ? VS_PICKLE_NONE : VS_PICKLE_BOOL) == G_MAXUINT32)
       return FALSE;
   NODES (p)[REF_TRUE].u.i = 1;
-  ps->wm_nodes = (guint32) p->nodes.len;
+  ps->wm_nodes = (guint32)p->nodes.len;
   p->ps = ps;
   gboolean ok = parse (ps, progress, progress_data);
   p->ps = NULL;

@@ -24,7 +24,8 @@ G_BEGIN_DECLS
 #define VS_PICKLE_ERROR (vs_pickle_error_quark ())
 GQuark vs_pickle_error_quark (void);
 
-typedef enum {
+typedef enum
+{
   VS_PICKLE_ERROR_MALFORMED, /* not a pickle, truncated or inconsistent */
   VS_PICKLE_ERROR_REFUSED,   /* an opcode that would execute code */
   VS_PICKLE_ERROR_LIMIT,     /* beyond what the reader accepts */
@@ -32,7 +33,8 @@ typedef enum {
   VS_PICKLE_ERROR_IO,
 } VsPickleError;
 
-typedef enum {
+typedef enum
+{
   VS_PICKLE_NONE,
   VS_PICKLE_BOOL,
   VS_PICKLE_INT,
@@ -51,25 +53,24 @@ typedef struct VsPickle VsPickle;
 typedef guint32 VsPickleRef;
 
 /* Returned by lookups that find nothing; its type is VS_PICKLE_NONE. */
-#define VS_PICKLE_MISSING ((VsPickleRef) 0x7fffffffu)
+#define VS_PICKLE_MISSING ((VsPickleRef)0x7fffffffu)
 
 /* Called every few MiB of input; return FALSE to cancel the parse. */
-typedef gboolean (*VsPickleProgress) (guint64 done, guint64 total,
-                                      gpointer data);
+typedef gboolean (*VsPickleProgress) (guint64 done, guint64 total, gpointer data);
 
 /* Parses the pickle in data[0..len).  data must stay valid and unchanged
  * for the life of the result.  Returns NULL with error set on malformed or
  * refused input, on exceeding the memory bound, or when cancelled. */
-VsPickle *vs_pickle_parse (const guint8 *data, gsize len,
-                           VsPickleProgress progress, gpointer progress_data,
-                           GError **error);
+VsPickle *vs_pickle_parse (const guint8 *data, gsize len, VsPickleProgress progress,
+                           gpointer progress_data, GError **error);
 
 /* Maps the file at path and parses it; the mapping lives as long as the
  * result.  Errors as vs_pickle_parse, or VS_PICKLE_ERROR_IO. */
-VsPickle *vs_pickle_load_file (const char *path, VsPickleProgress progress,
-                               gpointer progress_data, GError **error);
+VsPickle *vs_pickle_load_file (const char *path, VsPickleProgress progress, gpointer progress_data,
+                               GError **error);
 
-typedef enum {
+typedef enum
+{
   VS_PICKLE_APPEND_KEEP,  /* store the items in the list as usual */
   VS_PICKLE_APPEND_TAKEN, /* the hook took them: store nothing */
   VS_PICKLE_APPEND_ERROR, /* stop parsing; the hook set error */
@@ -83,16 +84,13 @@ typedef enum {
  * freed, so the hook must not keep their handles.  The list keeps no item
  * and vs_pickle_list_taken() becomes TRUE for it. */
 typedef VsPickleAppend (*VsPickleAppendHook) (VsPickle *p, VsPickleRef list,
-                                              const VsPickleRef *items,
-                                              gsize n, gpointer data,
+                                              const VsPickleRef *items, gsize n, gpointer data,
                                               GError **error);
 
 /* vs_pickle_load_file with an append hook (NULL for none).  Memory then
  * stays near what the hook keeps instead of the whole value graph. */
-VsPickle *vs_pickle_load_file_full (const char *path,
-                                    VsPickleProgress progress,
-                                    gpointer progress_data,
-                                    VsPickleAppendHook hook,
+VsPickle *vs_pickle_load_file_full (const char *path, VsPickleProgress progress,
+                                    gpointer progress_data, VsPickleAppendHook hook,
                                     gpointer hook_data, GError **error);
 
 /* Largest value a token can hold. */
@@ -110,12 +108,10 @@ gboolean vs_pickle_set_token (VsPickle *p, VsPickleRef v, guint32 value);
  * container, as if the pickle had referred to v through its memo.  For
  * tokens that stand for a value's content (a stack frame, a stack), so that
  * repeats of it are recognised while parsing, without building them. */
-gboolean vs_pickle_set_token_shared (VsPickle *p, VsPickleRef v,
-                                     guint32 value);
+gboolean vs_pickle_set_token_shared (VsPickle *p, VsPickleRef v, guint32 value);
 
 /* TRUE and *value set when v is a token. */
-gboolean vs_pickle_get_token (const VsPickle *p, VsPickleRef v,
-                              guint32 *value);
+gboolean vs_pickle_get_token (const VsPickle *p, VsPickleRef v, guint32 *value);
 
 /* TRUE when an append hook took items of list v. */
 gboolean vs_pickle_list_taken (const VsPickle *p, VsPickleRef v);
@@ -150,25 +146,25 @@ gsize vs_pickle_len (const VsPickle *p, VsPickleRef v);
 
 /* For dicts: the value of the last pair whose key is the str key, or
  * VS_PICKLE_MISSING. */
-VsPickleRef vs_pickle_dict_get (const VsPickle *p, VsPickleRef dict,
-                                const char *key);
+VsPickleRef vs_pickle_dict_get (const VsPickle *p, VsPickleRef dict, const char *key);
 
 /* Iteration over a list, tuple (items) or dict (key, value pairs).  The
  * iterator holds no memory; any other type iterates over nothing. */
-typedef struct {
+typedef struct
+{
   const VsPickle *p;
   guint32 chunk, pos, left, remaining;
 } VsPickleIter;
 
 void vs_pickle_iter_init (VsPickleIter *it, const VsPickle *p, VsPickleRef v);
 gboolean vs_pickle_iter_next (VsPickleIter *it, VsPickleRef *item);
-gboolean vs_pickle_iter_next_pair (VsPickleIter *it, VsPickleRef *key,
-                                   VsPickleRef *value);
+gboolean vs_pickle_iter_next_pair (VsPickleIter *it, VsPickleRef *key, VsPickleRef *value);
 
 /* A dict value fetched by vs_pickle_dict_fetch, decoded in the same call:
  * ref is VS_PICKLE_MISSING (type VS_PICKLE_NONE) when the key is absent;
  * i is set for ints and bools, s and len for str and bytes. */
-typedef struct {
+typedef struct
+{
   VsPickleRef ref;
   VsPickleType type;
   guint32 len;
@@ -184,7 +180,8 @@ typedef struct {
  * matched by address instead of by its bytes.  Set up with
  * vs_pickle_keys_init; the fields are private.  The cache is emptied when
  * keys is used with another VsPickle than the last. */
-typedef struct {
+typedef struct
+{
   guint serial; /* of the VsPickle the cache is for */
   gsize n;
   const char *names[VS_PICKLE_KEYS_MAX];
@@ -198,23 +195,21 @@ typedef struct {
 
 /* Sets up keys for names[0..n), n <= VS_PICKLE_KEYS_MAX; the strings must
  * outlive keys. */
-void vs_pickle_keys_init (VsPickleKeys *keys, const char *const *names,
-                          gsize n);
+void vs_pickle_keys_init (VsPickleKeys *keys, const char *const *names, gsize n);
 
 /* For a dict: fills values[i] with the value of the last pair whose key is
  * the str names[i] of keys (as vs_pickle_dict_get would, for every key in
  * one pass) and returns TRUE.  For anything else returns FALSE, values[]
  * all missing. */
-gboolean vs_pickle_dict_fetch (const VsPickle *p, VsPickleRef dict,
-                               VsPickleKeys *keys, VsPickleValue *values);
+gboolean vs_pickle_dict_fetch (const VsPickle *p, VsPickleRef dict, VsPickleKeys *keys,
+                               VsPickleValue *values);
 
 /* For a list or tuple whose items form one run, the items; for such a
  * dict, its keys and values alternating.  Valid until the reader next
  * changes the graph (the next parse step or hook call); *n the number of
  * handles.  NULL for other types and for containers built in several runs
  * (use an iterator). */
-const VsPickleRef *vs_pickle_items (const VsPickle *p, VsPickleRef v,
-                                    gsize *n);
+const VsPickleRef *vs_pickle_items (const VsPickle *p, VsPickleRef v, gsize *n);
 
 /* TRUE when each of the handles v[0..n) denotes the same value for the
  * rest of p's life, so
@@ -222,15 +217,12 @@ const VsPickleRef *vs_pickle_items (const VsPickle *p, VsPickleRef v,
  * of values built before the last taken append (an append hook may free
  * and reuse newer ones), ints, None, bools, tokens, and every handle once
  * parsing has ended.  A container's items may still grow. */
-gboolean vs_pickle_stable (const VsPickle *p, const VsPickleRef *v,
-                           gsize n);
+gboolean vs_pickle_stable (const VsPickle *p, const VsPickleRef *v, gsize n);
 
 /* vs_pickle_parse with an append hook (NULL for none), as
  * vs_pickle_load_file_full. */
-VsPickle *vs_pickle_parse_full (const guint8 *data, gsize len,
-                                VsPickleProgress progress,
-                                gpointer progress_data,
-                                VsPickleAppendHook hook, gpointer hook_data,
+VsPickle *vs_pickle_parse_full (const guint8 *data, gsize len, VsPickleProgress progress,
+                                gpointer progress_data, VsPickleAppendHook hook, gpointer hook_data,
                                 GError **error);
 
 /* The name of a pickle opcode byte, or NULL when it is not one. */

@@ -16,25 +16,27 @@
 #define POINTER_TYPE "VsSqlBatch"
 #define BATCH_COLUMN VS_SQL_BATCH_MAX_COLS /* the hidden argument */
 
-typedef struct {
+typedef struct
+{
   sqlite3_vtab base;
 } RowsTable;
 
-typedef struct {
+typedef struct
+{
   sqlite3_vtab_cursor base;
   const VsSqlBatch *batch; /* NULL: no rows */
   int row;
 } RowsCursor;
 
 static int
-rows_connect (sqlite3 *db, void *aux, int argc, const char *const *argv,
-              sqlite3_vtab **out, char **err)
+rows_connect (sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out,
+              char **err)
 {
   char decl[400];
   int len = snprintf (decl, sizeof decl, "CREATE TABLE x(");
   for (int c = 0; c < VS_SQL_BATCH_MAX_COLS; c++)
-    len += snprintf (decl + len, sizeof decl - (size_t) len, "c%d,", c);
-  snprintf (decl + len, sizeof decl - (size_t) len, "batch HIDDEN)");
+    len += snprintf (decl + len, sizeof decl - (size_t)len, "c%d,", c);
+  snprintf (decl + len, sizeof decl - (size_t)len, "batch HIDDEN)");
   int rc = sqlite3_declare_vtab (db, decl);
   if (rc != SQLITE_OK)
     return rc;
@@ -62,8 +64,7 @@ rows_best_index (sqlite3_vtab *t, sqlite3_index_info *info)
   for (int i = 0; i < info->nConstraint; i++)
     {
       const struct sqlite3_index_constraint *c = &info->aConstraint[i];
-      if (c->iColumn == BATCH_COLUMN && c->op == SQLITE_INDEX_CONSTRAINT_EQ
-          && c->usable)
+      if (c->iColumn == BATCH_COLUMN && c->op == SQLITE_INDEX_CONSTRAINT_EQ && c->usable)
         {
           info->aConstraintUsage[i].argvIndex = 1;
           info->aConstraintUsage[i].omit = 1;
@@ -97,12 +98,11 @@ rows_close (sqlite3_vtab_cursor *cur)
 }
 
 static int
-rows_filter (sqlite3_vtab_cursor *base, int idx_num, const char *idx_str,
-             int argc, sqlite3_value **argv)
+rows_filter (sqlite3_vtab_cursor *base, int idx_num, const char *idx_str, int argc,
+             sqlite3_value **argv)
 {
-  RowsCursor *cur = (RowsCursor *) base;
-  cur->batch = idx_num == 1 && argc == 1
-                 ? sqlite3_value_pointer (argv[0], POINTER_TYPE) : NULL;
+  RowsCursor *cur = (RowsCursor *)base;
+  cur->batch = idx_num == 1 && argc == 1 ? sqlite3_value_pointer (argv[0], POINTER_TYPE) : NULL;
   cur->row = 0;
   return SQLITE_OK;
 }
@@ -110,21 +110,21 @@ rows_filter (sqlite3_vtab_cursor *base, int idx_num, const char *idx_str,
 static int
 rows_next (sqlite3_vtab_cursor *base)
 {
-  ((RowsCursor *) base)->row++;
+  ((RowsCursor *)base)->row++;
   return SQLITE_OK;
 }
 
 static int
 rows_eof (sqlite3_vtab_cursor *base)
 {
-  const RowsCursor *cur = (const RowsCursor *) base;
+  const RowsCursor *cur = (const RowsCursor *)base;
   return cur->batch == NULL || cur->row >= cur->batch->pending;
 }
 
 static int
 rows_column (sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col)
 {
-  const RowsCursor *cur = (const RowsCursor *) base;
+  const RowsCursor *cur = (const RowsCursor *)base;
   const VsSqlBatch *b = cur->batch;
   if (col >= b->ncols || (b->nulls[cur->row] & (1u << col)))
     sqlite3_result_null (ctx);
@@ -136,7 +136,7 @@ rows_column (sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col)
 static int
 rows_rowid (sqlite3_vtab_cursor *base, sqlite3_int64 *rowid)
 {
-  *rowid = ((const RowsCursor *) base)->row;
+  *rowid = ((const RowsCursor *)base)->row;
   return SQLITE_OK;
 }
 
@@ -163,18 +163,15 @@ prepare_insert (VsSqlBatch *b, const char *target)
   char cols[VS_SQL_BATCH_MAX_COLS * 5];
   size_t len = 0;
   for (int c = 0; c < b->ncols; c++)
-    len += (size_t) snprintf (cols + len, sizeof cols - len, "%sc%d", c ? "," : "", c);
-  char *sql = sqlite3_mprintf ("INSERT OR FAIL INTO %s SELECT %s FROM "
-                               MODULE_NAME "(?1)", target, cols);
+    len += (size_t)snprintf (cols + len, sizeof cols - len, "%sc%d", c ? "," : "", c);
+  char *sql
+      = sqlite3_mprintf ("INSERT OR FAIL INTO %s SELECT %s FROM " MODULE_NAME "(?1)", target, cols);
   if (sql == NULL)
     return -1;
-  int rc = sqlite3_prepare_v3 (b->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
-                               &b->insert, NULL);
+  int rc = sqlite3_prepare_v3 (b->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &b->insert, NULL);
   if (rc != SQLITE_OK
-      && sqlite3_create_module_v2 (b->db, MODULE_NAME, &rows_module, NULL,
-                                   NULL) == SQLITE_OK)
-    rc = sqlite3_prepare_v3 (b->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
-                             &b->insert, NULL);
+      && sqlite3_create_module_v2 (b->db, MODULE_NAME, &rows_module, NULL, NULL) == SQLITE_OK)
+    rc = sqlite3_prepare_v3 (b->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &b->insert, NULL);
   sqlite3_free (sql);
   return rc == SQLITE_OK ? 0 : -1;
 }
@@ -188,7 +185,7 @@ vs_sql_batch_init (VsSqlBatch *b, sqlite3 *db, const char *target, int ncols)
   b->db = db;
   b->ncols = ncols;
   b->nulls[0] = UINT32_MAX;
-  b->val = malloc (sizeof *b->val * VS_SQL_BATCH_ROWS * (size_t) ncols);
+  b->val = malloc (sizeof *b->val * VS_SQL_BATCH_ROWS * (size_t)ncols);
   if (b->val == NULL || prepare_insert (b, target) < 0)
     {
       vs_sql_batch_clear (b);
@@ -221,8 +218,7 @@ vs_sql_batch_clear (VsSqlBatch *b)
 }
 
 int
-vs_sql_batch_set_init (VsSqlBatchSet *set, sqlite3 *db, const char *target,
-                       int ncols, size_t n)
+vs_sql_batch_set_init (VsSqlBatchSet *set, sqlite3 *db, const char *target, int ncols, size_t n)
 {
   set->db = db;
   set->target = target;

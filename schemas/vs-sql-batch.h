@@ -40,20 +40,20 @@
 #define VS_SQL_BATCH_ROWS 256
 #define VS_SQL_BATCH_MAX_COLS 32
 
-typedef struct {
+typedef struct
+{
   sqlite3 *db;
   sqlite3_stmt *insert;
   int ncols;
-  int pending;        /* rows gathered, not yet inserted */
-  int64_t *val;       /* [VS_SQL_BATCH_ROWS][ncols] */
+  int pending;                       /* rows gathered, not yet inserted */
+  int64_t *val;                      /* [VS_SQL_BATCH_ROWS][ncols] */
   uint32_t nulls[VS_SQL_BATCH_ROWS]; /* bit c: column c is NULL */
 } VsSqlBatch;
 
 /* Prepares `INSERT OR FAIL INTO <target> SELECT …` for target, a table
  * name and its column list ("t (a, b)"), with ncols
  * (1..VS_SQL_BATCH_MAX_COLS) columns.  On failure nothing needs clearing. */
-int vs_sql_batch_init (VsSqlBatch *b, sqlite3 *db, const char *target,
-                       int ncols);
+int vs_sql_batch_init (VsSqlBatch *b, sqlite3 *db, const char *target, int ncols);
 
 /* Sets column col (0-based) of the row being built. */
 static inline void
@@ -94,7 +94,8 @@ void vs_sql_batch_clear (VsSqlBatch *b);
  * allocator, a summary level per shift) go to different batches, so the
  * rows of one statement land next to each other.  Batches are prepared on
  * first use. */
-typedef struct {
+typedef struct
+{
   sqlite3 *db;
   const char *target;
   int ncols;
@@ -104,8 +105,8 @@ typedef struct {
 
 /* Sets up n (>= 1) batches for target with ncols columns; -1 when out of
  * memory. */
-int vs_sql_batch_set_init (VsSqlBatchSet *set, sqlite3 *db, const char *target,
-                           int ncols, size_t n);
+int vs_sql_batch_set_init (VsSqlBatchSet *set, sqlite3 *db, const char *target, int ncols,
+                           size_t n);
 
 /* Batch i (< n), prepared now if it was not; NULL when that fails. */
 VsSqlBatch *vs_sql_batch_set_get (VsSqlBatchSet *set, size_t i);

@@ -15,18 +15,24 @@
 #include "vs-trace-writer.h"
 
 /* Where an event came from; also the tie-break order at equal timestamps. */
-enum { SRC_POOL = 0, SRC_MEM = 1, SRC_ALLOC = 2 };
+enum
+{
+  SRC_POOL = 0,
+  SRC_MEM = 1,
+  SRC_ALLOC = 2
+};
 
-typedef struct {
+typedef struct
+{
   int64_t ts;
-  int64_t id;        /* rowid in its source table */
+  int64_t id; /* rowid in its source table */
   int64_t address;
-  int64_t bytes;     /* counted size; pool_event: pool size or -1 */
+  int64_t bytes; /* counted size; pool_event: pool size or -1 */
   int64_t block_bytes;
   int32_t process_id;
-  int32_t device_id; /* 0 = none */
+  int32_t device_id;    /* 0 = none */
   int32_t allocator_id; /* allocator level: allocator; mem: pool_id; 0 none */
-  int32_t block;     /* index into blocks, -1 none */
+  int32_t block;        /* index into blocks, -1 none */
   int64_t stack_id;
   int32_t range_id;
   uint8_t src;
@@ -35,22 +41,25 @@ typedef struct {
   uint8_t pad;
 } Event;
 
-typedef struct {
-  int32_t alloc_ev;  /* -1: live before the trace began */
-  int32_t free_ev;   /* -1: live at the end */
-  int32_t owner;     /* level 1: index of the owning level-3 block or -1 */
+typedef struct
+{
+  int32_t alloc_ev; /* -1: live before the trace began */
+  int32_t free_ev;  /* -1: live at the end */
+  int32_t owner;    /* level 1: index of the owning level-3 block or -1 */
   uint8_t level;
   uint8_t owned_by_pool;
   int64_t address, bytes, block_bytes;
 } Block;
 
-typedef struct {
+typedef struct
+{
   char *msg;
   size_t len;
 } Err;
 
 /* All events, sorted, and the blocks pairing makes of them. */
-typedef struct {
+typedef struct
+{
   Event *ev;
   size_t n, cap;
   Block *bl;
@@ -58,7 +67,8 @@ typedef struct {
 } Trace;
 
 /* Running totals of one (device, allocator) series. */
-typedef struct {
+typedef struct
+{
   int64_t reserved, allocated;
   int64_t pool_size; /* pools: last known size, -1 unknown */
   int64_t peak_reserved, peak_reserved_ts, peak_reserved_seq;
@@ -69,7 +79,8 @@ typedef struct {
   int touched;
 } Acc;
 
-typedef struct {
+typedef struct
+{
   int64_t device, static_bytes, pinned, managed;
   int64_t peak_device, peak_device_ts, peak_pinned, peak_managed;
   int64_t plain; /* unowned device-level device/VMM bytes */
@@ -78,9 +89,10 @@ typedef struct {
 
 /* A growable array of accumulators indexed by allocator id (0 = all) per
  * device.  Allocator ids are small dense integers. */
-typedef struct {
-  Acc *acc;       /* [ndev+1][nalloc+1] */
-  DevState *dev;  /* [ndev+1] */
+typedef struct
+{
+  Acc *acc;      /* [ndev+1][nalloc+1] */
+  DevState *dev; /* [ndev+1] */
   /* [ndev+1]: the allocator whose series equals the device's `all` series
    * (the device saw events of that allocator only), stored once under
    * allocator 0; 0 when none. */
@@ -92,13 +104,13 @@ typedef struct {
   int device_level;
 } State;
 
-typedef struct {
+typedef struct
+{
   sqlite3 *db;
   VsProgressFunc progress;
   void *progress_data;
   uint64_t done, total;
 } Progress;
-
 
 /* Fills e->msg with a formatted message (when e->len > 0); returns -1. */
 int vs_fin_fail (Err *e, const char *fmt, ...);
@@ -117,8 +129,8 @@ int vs_fin_add_pool_event (Trace *t, int64_t id, const VsPoolEvent *p);
 /* vs_trace_finalize() on events already gathered in *t — every row of
  * mem_event, alloc_event and pool_event, through vs_fin_add_*_event() —
  * instead of reading them back from the tables.  Frees t's arrays. */
-int vs_fin_finalize_gathered (sqlite3 *db, Trace *t, VsProgressFunc progress,
-                              void *progress_data, char *err, size_t errlen);
+int vs_fin_finalize_gathered (sqlite3 *db, Trace *t, VsProgressFunc progress, void *progress_data,
+                              char *err, size_t errlen);
 
 /* Appends every mem_event, alloc_event and pool_event row to t->ev. */
 int vs_fin_load_events (sqlite3 *db, Trace *t, Err *e);

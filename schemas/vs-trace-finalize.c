@@ -70,28 +70,27 @@ vs_fin_tick (Progress *p, uint64_t n)
   return 0;
 }
 
-static const char *reset_sql =
-  "DELETE FROM block; DELETE FROM series; DELETE FROM series_level;"
-  " DELETE FROM summary;";
+static const char *reset_sql = "DELETE FROM block; DELETE FROM series; DELETE FROM series_level;"
+                               " DELETE FROM summary;";
 
 /* Indexes for readers' time-range and instant queries.  The raw memory
  * event tables get none: readers go through block and series. */
-static const char *index_sql =
-  "CREATE INDEX IF NOT EXISTS pool_event_ts ON pool_event (ts);"
-  "CREATE INDEX IF NOT EXISTS failed_alloc_ts ON failed_alloc (ts);"
-  "CREATE INDEX IF NOT EXISTS kernel_start ON kernel (start_ns);"
-  "CREATE INDEX IF NOT EXISTS memcpy_start ON memcpy (start_ns);"
-  "CREATE INDEX IF NOT EXISTS memset_start ON memset (start_ns);"
-  "CREATE INDEX IF NOT EXISTS nvtx_range_start ON nvtx_range (start_ns);"
-  "CREATE INDEX IF NOT EXISTS block_alloc ON block (device_id, level, alloc_seq);"
-  "CREATE INDEX IF NOT EXISTS block_free ON block (device_id, level, free_seq);"
-  "CREATE INDEX IF NOT EXISTS block_bin ON block (device_id, span_bin);";
+static const char *index_sql
+    = "CREATE INDEX IF NOT EXISTS pool_event_ts ON pool_event (ts);"
+      "CREATE INDEX IF NOT EXISTS failed_alloc_ts ON failed_alloc (ts);"
+      "CREATE INDEX IF NOT EXISTS kernel_start ON kernel (start_ns);"
+      "CREATE INDEX IF NOT EXISTS memcpy_start ON memcpy (start_ns);"
+      "CREATE INDEX IF NOT EXISTS memset_start ON memset (start_ns);"
+      "CREATE INDEX IF NOT EXISTS nvtx_range_start ON nvtx_range (start_ns);"
+      "CREATE INDEX IF NOT EXISTS block_alloc ON block (device_id, level, alloc_seq);"
+      "CREATE INDEX IF NOT EXISTS block_free ON block (device_id, level, free_seq);"
+      "CREATE INDEX IF NOT EXISTS block_bin ON block (device_id, span_bin);";
 
 /* Origin of the trace: meta start_ns, or the first event when unset. */
-static const char *origin_sql =
-  "SELECT coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'start_ns'),"
-  " (SELECT min(ts) FROM (SELECT min(ts) AS ts FROM mem_event UNION ALL"
-  "  SELECT min(ts) FROM alloc_event UNION ALL SELECT min(ts) FROM pool_event)), 0)";
+static const char *origin_sql
+    = "SELECT coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'start_ns'),"
+      " (SELECT min(ts) FROM (SELECT min(ts) AS ts FROM mem_event UNION ALL"
+      "  SELECT min(ts) FROM alloc_event UNION ALL SELECT min(ts) FROM pool_event)), 0)";
 
 static int
 in_wal_mode (sqlite3 *db)
@@ -103,7 +102,7 @@ in_wal_mode (sqlite3 *db)
   if (sqlite3_step (s) == SQLITE_ROW)
     {
       const unsigned char *mode = sqlite3_column_text (s, 0);
-      wal = mode != NULL && strcmp ((const char *) mode, "wal") == 0;
+      wal = mode != NULL && strcmp ((const char *)mode, "wal") == 0;
     }
   sqlite3_finalize (s);
   return wal;
@@ -112,8 +111,8 @@ in_wal_mode (sqlite3 *db)
 /* Finalizes db from the events in *given, or from its tables when given
  * is NULL. */
 static int
-finalize (sqlite3 *db, Trace *given, VsProgressFunc progress,
-          void *progress_data, char *err, size_t errlen)
+finalize (sqlite3 *db, Trace *given, VsProgressFunc progress, void *progress_data, char *err,
+          size_t errlen)
 {
   Err e = { err, errlen };
   Trace t = { 0 };
@@ -140,11 +139,10 @@ finalize (sqlite3 *db, Trace *given, VsProgressFunc progress,
       free (t.bl);
       return -1;
     }
-  if (vs_fin_exec (db, &e, reset_sql) < 0
-      || (given == NULL && vs_fin_load_events (db, &t, &e) < 0))
+  if (vs_fin_exec (db, &e, reset_sql) < 0 || (given == NULL && vs_fin_load_events (db, &t, &e) < 0))
     goto out;
 
-  pr.total = (uint64_t) t.n * 3 + 1;
+  pr.total = (uint64_t)t.n * 3 + 1;
   if (t.n > 0)
     qsort (t.ev, t.n, sizeof *t.ev, vs_fin_event_cmp);
   if (vs_fin_tick (&pr, 0) < 0)
@@ -163,14 +161,15 @@ finalize (sqlite3 *db, Trace *given, VsProgressFunc progress,
     sqlite3_step (s);
     st.ndev = sqlite3_column_int (s, 0);
     sqlite3_finalize (s);
-    if (sqlite3_prepare_v2 (db, "SELECT ifnull(max(id), 0) FROM allocator", -1, &s, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2 (db, "SELECT ifnull(max(id), 0) FROM allocator", -1, &s, NULL)
+        != SQLITE_OK)
       goto sqlfail;
     sqlite3_step (s);
     st.nalloc = sqlite3_column_int (s, 0);
     sqlite3_finalize (s);
-    st.acc = calloc ((size_t) (st.ndev + 1) * (size_t) (st.nalloc + 1), sizeof *st.acc);
-    st.dev = calloc ((size_t) st.ndev + 1, sizeof *st.dev);
-    st.shared = calloc ((size_t) st.ndev + 1, sizeof *st.shared);
+    st.acc = calloc ((size_t)(st.ndev + 1) * (size_t)(st.nalloc + 1), sizeof *st.acc);
+    st.dev = calloc ((size_t)st.ndev + 1, sizeof *st.dev);
+    st.shared = calloc ((size_t)st.ndev + 1, sizeof *st.shared);
     if (st.acc == NULL || st.dev == NULL || st.shared == NULL)
       {
         vs_fin_fail (&e, "cannot finalize trace: out of memory");
@@ -179,8 +178,8 @@ finalize (sqlite3 *db, Trace *given, VsProgressFunc progress,
     for (int32_t d = 0; d <= st.ndev; d++)
       for (int32_t k = 0; k <= st.nalloc; k++)
         vs_fin_acc_at (&st, d, k)->pool_size = -1;
-    if (sqlite3_prepare_v2 (db, "SELECT id, device_id, kind = 'pool' FROM allocator",
-                            -1, &s, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2 (db, "SELECT id, device_id, kind = 'pool' FROM allocator", -1, &s, NULL)
+        != SQLITE_OK)
       goto sqlfail;
     while (sqlite3_step (s) == SQLITE_ROW)
       {
@@ -199,8 +198,11 @@ finalize (sqlite3 *db, Trace *given, VsProgressFunc progress,
 
   {
     sqlite3_stmt *s;
-    if (sqlite3_prepare_v2 (db, "SELECT 1 FROM meta WHERE key = 'source'"
-                            " AND value = 'import'", -1, &s, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2 (db,
+                            "SELECT 1 FROM meta WHERE key = 'source'"
+                            " AND value = 'import'",
+                            -1, &s, NULL)
+        != SQLITE_OK)
       goto sqlfail;
     st.device_level = sqlite3_step (s) != SQLITE_ROW;
     sqlite3_finalize (s);
@@ -217,23 +219,24 @@ finalize (sqlite3 *db, Trace *given, VsProgressFunc progress,
   }
 
   vs_fin_find_shared_series (&t, &st);
-  if (vs_fin_replay (&t, &st, origin, &pr, &e) < 0
-      || vs_fin_write_blocks (&t, &pr, &e) < 0
+  if (vs_fin_replay (&t, &st, origin, &pr, &e) < 0 || vs_fin_write_blocks (&t, &pr, &e) < 0
       || vs_fin_write_summary (db, &st, &e) < 0)
     goto out;
   if (vs_fin_exec (db, &e, index_sql) < 0)
     goto out;
   {
     sqlite3_stmt *s;
-    if (sqlite3_prepare_v2 (db,
-          "INSERT OR REPLACE INTO meta (key, value) VALUES ('finalized', '1'),"
-          " ('start_ns', ?1), ('end_ns', max(?1,"
-          " ifnull((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'end_ns'), ?1),"
-          " ifnull((SELECT max(ts) FROM series), ?1),"
-          " ifnull((SELECT max(end_ns) FROM kernel), ?1),"
-          " ifnull((SELECT max(end_ns) FROM nvtx_range), ?1),"
-          " ifnull((SELECT max(ts) FROM failed_alloc), ?1)))",
-          -1, &s, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2 (
+            db,
+            "INSERT OR REPLACE INTO meta (key, value) VALUES ('finalized', '1'),"
+            " ('start_ns', ?1), ('end_ns', max(?1,"
+            " ifnull((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'end_ns'), ?1),"
+            " ifnull((SELECT max(ts) FROM series), ?1),"
+            " ifnull((SELECT max(end_ns) FROM kernel), ?1),"
+            " ifnull((SELECT max(end_ns) FROM nvtx_range), ?1),"
+            " ifnull((SELECT max(ts) FROM failed_alloc), ?1)))",
+            -1, &s, NULL)
+        != SQLITE_OK)
       goto sqlfail;
     sqlite3_bind_int64 (s, 1, origin);
     int src = sqlite3_step (s);
@@ -264,16 +267,15 @@ done:
 }
 
 int
-vs_trace_finalize (sqlite3 *db, VsProgressFunc progress, void *progress_data,
-                   char *err, size_t errlen)
+vs_trace_finalize (sqlite3 *db, VsProgressFunc progress, void *progress_data, char *err,
+                   size_t errlen)
 {
   return finalize (db, NULL, progress, progress_data, err, errlen);
 }
 
 int
-vs_fin_finalize_gathered (sqlite3 *db, Trace *t, VsProgressFunc progress,
-                          void *progress_data, char *err, size_t errlen)
+vs_fin_finalize_gathered (sqlite3 *db, Trace *t, VsProgressFunc progress, void *progress_data,
+                          char *err, size_t errlen)
 {
   return finalize (db, t, progress, progress_data, err, errlen);
 }
-

@@ -18,12 +18,14 @@
 /* Maps a 3-part key to an open block index.  Keys are never removed while
  * probing could cross them: a slot is emptied by storing value -1 with the
  * key kept (a tombstone), and lookups skip tombstones. */
-typedef struct {
+typedef struct
+{
   int64_t k1, k2, k3;
   int32_t value; /* -1 tombstone, -2 empty */
 } Slot;
 
-typedef struct {
+typedef struct
+{
   Slot *slots;
   size_t mask, used;
 } Map;
@@ -31,9 +33,9 @@ typedef struct {
 static uint64_t
 mix (int64_t a, int64_t b, int64_t c)
 {
-  uint64_t h = (uint64_t) a * 0x9E3779B97F4A7C15ull;
-  h ^= (uint64_t) b + 0x632BE59BD9B4E019ull + (h << 6) + (h >> 2);
-  h ^= (uint64_t) c * 0xC2B2AE3D27D4EB4Full + (h << 6) + (h >> 2);
+  uint64_t h = (uint64_t)a * 0x9E3779B97F4A7C15ull;
+  h ^= (uint64_t)b + 0x632BE59BD9B4E019ull + (h << 6) + (h >> 2);
+  h ^= (uint64_t)c * 0xC2B2AE3D27D4EB4Full + (h << 6) + (h >> 2);
   h ^= h >> 31;
   return h * 0x94D049BB133111EBull;
 }
@@ -82,8 +84,7 @@ map_grow (Map *m)
   for (size_t i = 0; i <= m->mask; i++)
     if (m->slots[i].value >= 0)
       {
-        Slot *s = map_find (&bigger, m->slots[i].k1, m->slots[i].k2,
-                            m->slots[i].k3);
+        Slot *s = map_find (&bigger, m->slots[i].k1, m->slots[i].k2, m->slots[i].k3);
         *s = m->slots[i];
         bigger.used++;
       }
@@ -121,7 +122,6 @@ map_get (Map *m, int64_t k1, int64_t k2, int64_t k3)
   return s->value >= 0 ? s->value : -1;
 }
 
-
 static Event *
 push_event (Trace *t)
 {
@@ -141,8 +141,7 @@ push_event (Trace *t)
 }
 
 static int32_t
-push_block (Trace *t, uint8_t level, int64_t address, int64_t bytes,
-            int64_t block_bytes)
+push_block (Trace *t, uint8_t level, int64_t address, int64_t bytes, int64_t block_bytes)
 {
   if (t->nb == t->capb)
     {
@@ -162,7 +161,7 @@ push_block (Trace *t, uint8_t level, int64_t address, int64_t bytes,
   b->address = address;
   b->bytes = bytes;
   b->block_bytes = block_bytes;
-  return (int32_t) t->nb++;
+  return (int32_t)t->nb++;
 }
 
 /* The writer's NULL: ids of 0 or unknown are "none" (0 here), other
@@ -188,16 +187,16 @@ vs_fin_add_mem_event (Trace *t, int64_t id, const VsMemEvent *m)
   ev->src = SRC_MEM;
   ev->id = id;
   ev->ts = m->ts;
-  ev->process_id = (int32_t) m->process_id;
-  ev->device_id = (int32_t) id_or_0 (m->device_id);
-  ev->kind = (uint8_t) m->kind;
-  ev->op = (uint8_t) m->op;
+  ev->process_id = (int32_t)m->process_id;
+  ev->device_id = (int32_t)id_or_0 (m->device_id);
+  ev->kind = (uint8_t)m->kind;
+  ev->op = (uint8_t)m->op;
   ev->address = m->address;
   ev->bytes = m->bytes;
-  ev->allocator_id = (int32_t) id_or_0 (m->pool_id);
+  ev->allocator_id = (int32_t)id_or_0 (m->pool_id);
   ev->block_bytes = value_or_neg (m->pool_size);
   ev->stack_id = id_or_0 (m->stack_id);
-  ev->range_id = (int32_t) id_or_0 (m->range_id);
+  ev->range_id = (int32_t)id_or_0 (m->range_id);
   return 0;
 }
 
@@ -212,15 +211,15 @@ vs_fin_add_alloc_event (Trace *t, int64_t id, const VsAllocEvent *a)
   ev->src = SRC_ALLOC;
   ev->id = id;
   ev->ts = a->ts;
-  ev->process_id = (int32_t) a->process_id;
-  ev->device_id = (int32_t) a->device_id;
-  ev->allocator_id = (int32_t) a->allocator_id;
-  ev->op = (uint8_t) a->op;
+  ev->process_id = (int32_t)a->process_id;
+  ev->device_id = (int32_t)a->device_id;
+  ev->allocator_id = (int32_t)a->allocator_id;
+  ev->op = (uint8_t)a->op;
   ev->address = a->address;
   ev->bytes = req >= 0 ? req : (blk >= 0 ? blk : 0);
   ev->block_bytes = blk;
   ev->stack_id = id_or_0 (a->stack_id);
-  ev->range_id = (int32_t) id_or_0 (a->range_id);
+  ev->range_id = (int32_t)id_or_0 (a->range_id);
   return 0;
 }
 
@@ -233,10 +232,10 @@ vs_fin_add_pool_event (Trace *t, int64_t id, const VsPoolEvent *p)
   ev->src = SRC_POOL;
   ev->id = id;
   ev->ts = p->ts;
-  ev->process_id = (int32_t) p->process_id;
-  ev->device_id = (int32_t) id_or_0 (p->device_id);
-  ev->allocator_id = (int32_t) p->pool_id;
-  ev->op = (uint8_t) p->op;
+  ev->process_id = (int32_t)p->process_id;
+  ev->device_id = (int32_t)id_or_0 (p->device_id);
+  ev->allocator_id = (int32_t)p->pool_id;
+  ev->op = (uint8_t)p->op;
   ev->bytes = value_or_neg (p->size);
   return 0;
 }
@@ -245,18 +244,17 @@ vs_fin_add_pool_event (Trace *t, int64_t id, const VsPoolEvent *p)
 static int64_t
 col (sqlite3_stmt *s, int i)
 {
-  return sqlite3_column_type (s, i) == SQLITE_NULL ? VS_UNKNOWN
-                                                   : sqlite3_column_int64 (s, i);
+  return sqlite3_column_type (s, i) == SQLITE_NULL ? VS_UNKNOWN : sqlite3_column_int64 (s, i);
 }
 
-static const char *load_mem_sql =
-  "SELECT id, ts, process_id, device_id, kind, op, address, bytes, pool_id,"
-  " pool_size, stack_id, range_id FROM mem_event";
-static const char *load_alloc_sql =
-  "SELECT id, ts, process_id, device_id, allocator_id, op, address,"
-  " requested_bytes, block_bytes, stack_id, range_id FROM alloc_event";
-static const char *load_pool_sql =
-  "SELECT id, ts, process_id, device_id, pool_id, op, size FROM pool_event";
+static const char *load_mem_sql
+    = "SELECT id, ts, process_id, device_id, kind, op, address, bytes, pool_id,"
+      " pool_size, stack_id, range_id FROM mem_event";
+static const char *load_alloc_sql
+    = "SELECT id, ts, process_id, device_id, allocator_id, op, address,"
+      " requested_bytes, block_bytes, stack_id, range_id FROM alloc_event";
+static const char *load_pool_sql
+    = "SELECT id, ts, process_id, device_id, pool_id, op, size FROM pool_event";
 
 /* Adds the row s points at, of source table src, to t. */
 static int
@@ -265,28 +263,38 @@ add_row (Trace *t, uint8_t src, sqlite3_stmt *s)
   int64_t id = sqlite3_column_int64 (s, 0);
   if (src == SRC_MEM)
     {
-      VsMemEvent m = { .ts = col (s, 1), .process_id = col (s, 2),
+      VsMemEvent m = { .ts = col (s, 1),
+                       .process_id = col (s, 2),
                        .device_id = col (s, 3),
-                       .kind = (VsMemKind) sqlite3_column_int (s, 4),
-                       .op = (VsMemOp) sqlite3_column_int (s, 5),
-                       .address = col (s, 6), .bytes = col (s, 7),
-                       .pool_id = col (s, 8), .pool_size = col (s, 9),
-                       .stack_id = col (s, 10), .range_id = col (s, 11) };
+                       .kind = (VsMemKind)sqlite3_column_int (s, 4),
+                       .op = (VsMemOp)sqlite3_column_int (s, 5),
+                       .address = col (s, 6),
+                       .bytes = col (s, 7),
+                       .pool_id = col (s, 8),
+                       .pool_size = col (s, 9),
+                       .stack_id = col (s, 10),
+                       .range_id = col (s, 11) };
       return vs_fin_add_mem_event (t, id, &m);
     }
   if (src == SRC_ALLOC)
     {
-      VsAllocEvent a = { .ts = col (s, 1), .process_id = col (s, 2),
-                         .device_id = col (s, 3), .allocator_id = col (s, 4),
-                         .op = (VsAllocOp) sqlite3_column_int (s, 5),
-                         .address = col (s, 6), .requested_bytes = col (s, 7),
-                         .block_bytes = col (s, 8), .stack_id = col (s, 9),
+      VsAllocEvent a = { .ts = col (s, 1),
+                         .process_id = col (s, 2),
+                         .device_id = col (s, 3),
+                         .allocator_id = col (s, 4),
+                         .op = (VsAllocOp)sqlite3_column_int (s, 5),
+                         .address = col (s, 6),
+                         .requested_bytes = col (s, 7),
+                         .block_bytes = col (s, 8),
+                         .stack_id = col (s, 9),
                          .range_id = col (s, 10) };
       return vs_fin_add_alloc_event (t, id, &a);
     }
-  VsPoolEvent p = { .ts = col (s, 1), .process_id = col (s, 2),
-                    .device_id = col (s, 3), .pool_id = col (s, 4),
-                    .op = (VsPoolOp) sqlite3_column_int (s, 5),
+  VsPoolEvent p = { .ts = col (s, 1),
+                    .process_id = col (s, 2),
+                    .device_id = col (s, 3),
+                    .pool_id = col (s, 4),
+                    .op = (VsPoolOp)sqlite3_column_int (s, 5),
                     .size = col (s, 6) };
   return vs_fin_add_pool_event (t, id, &p);
 }
@@ -344,8 +352,7 @@ is_release (const Event *ev)
 {
   if (ev->src == SRC_MEM)
     return ev->op == VS_MEM_OP_FREE;
-  return ev->op == VS_ALLOC_OP_FREE_COMPLETED
-         || ev->op == VS_ALLOC_OP_SEGMENT_FREE
+  return ev->op == VS_ALLOC_OP_FREE_COMPLETED || ev->op == VS_ALLOC_OP_SEGMENT_FREE
          || ev->op == VS_ALLOC_OP_SEGMENT_UNMAP;
 }
 
@@ -360,7 +367,8 @@ event_level (const Event *ev)
 /* The live mapped pieces of expandable segments (level-3 blocks made by a
  * segment_map or left by a partial unmap): few at a time, so a partial
  * unmap looks through them rather than through every block. */
-typedef struct {
+typedef struct
+{
   int32_t *b;
   size_t n, cap;
 } Mapped;
@@ -425,12 +433,11 @@ vs_fin_pair_events (Trace *t, Err *e)
 
       if (vs_fin_is_alloc (ev))
         {
-          int32_t b = push_block (t, (uint8_t) level, ev->address, ev->bytes,
-                                  ev->block_bytes);
+          int32_t b = push_block (t, (uint8_t)level, ev->address, ev->bytes, ev->block_bytes);
           if (b < 0)
             goto oom;
           ev = &t->ev[i];
-          t->bl[b].alloc_ev = (int32_t) i;
+          t->bl[b].alloc_ev = (int32_t)i;
           ev->block = b;
           if (map_set (&open, k1, k2, k3, b) < 0)
             goto oom;
@@ -455,14 +462,13 @@ vs_fin_pair_events (Trace *t, Err *e)
                 {
                   Block *m = &t->bl[mapped.b[k]];
                   int64_t mlo = m->address, mhi = m->address + m->bytes;
-                  if (t->ev[m->alloc_ev].allocator_id != ev->allocator_id
-                      || mhi <= lo || mlo >= hi)
+                  if (t->ev[m->alloc_ev].allocator_id != ev->allocator_id || mhi <= lo || mlo >= hi)
                     {
                       k++;
                       continue;
                     }
                   matched = 1;
-                  m->free_ev = (int32_t) i;
+                  m->free_ev = (int32_t)i;
                   removed += (mhi < hi ? mhi : hi) - (mlo > lo ? mlo : lo);
                   mapped_remove_at (&mapped, k);
                   map_set (&open, k1, k2, mlo, -1);
@@ -471,11 +477,11 @@ vs_fin_pair_events (Trace *t, Err *e)
                   for (int p = 0; p < 2; p++)
                     if (pieces[p][1] > pieces[p][0])
                       {
-                        int32_t nbk = push_block (t, 3, pieces[p][0],
-                                                  pieces[p][1] - pieces[p][0], -1);
+                        int32_t nbk
+                            = push_block (t, 3, pieces[p][0], pieces[p][1] - pieces[p][0], -1);
                         if (nbk < 0)
                           goto oom;
-                        t->bl[nbk].alloc_ev = (int32_t) i;
+                        t->bl[nbk].alloc_ev = (int32_t)i;
                         if (map_set (&open, k1, k2, pieces[p][0], nbk) < 0
                             || mapped_add (&mapped, nbk) < 0)
                           goto oom;
@@ -492,8 +498,7 @@ vs_fin_pair_events (Trace *t, Err *e)
             }
           if (b < 0)
             {
-              b = push_block (t, (uint8_t) level, ev->address, ev->bytes,
-                              ev->block_bytes);
+              b = push_block (t, (uint8_t)level, ev->address, ev->bytes, ev->block_bytes);
               if (b < 0)
                 goto oom;
             }
@@ -503,7 +508,7 @@ vs_fin_pair_events (Trace *t, Err *e)
               if (level == 3 && ev->op == VS_ALLOC_OP_SEGMENT_UNMAP)
                 mapped_remove (&mapped, b);
             }
-          t->bl[b].free_ev = (int32_t) i;
+          t->bl[b].free_ev = (int32_t)i;
           t->ev[i].block = b;
         }
     }
@@ -521,7 +526,8 @@ oom:
  * segment (PyTorch's cudaMalloc of a segment, the VMM chunks of an
  * expandable segment): they are that allocator's reserved memory and must
  * not be counted again in `all`.  Async blocks belong to their pool. */
-typedef struct {
+typedef struct
+{
   int64_t lo, hi;
   int32_t device, block;
 } Span;
@@ -561,7 +567,7 @@ vs_fin_assign_owners (Trace *t, Err *e)
         segs[k].lo = t->bl[j].address;
         segs[k].hi = t->bl[j].address + t->bl[j].bytes;
         segs[k].device = block_device (t, &t->bl[j]);
-        segs[k].block = (int32_t) j;
+        segs[k].block = (int32_t)j;
         k++;
       }
   qsort (segs, nseg, sizeof *segs, span_cmp);
@@ -585,8 +591,7 @@ vs_fin_assign_owners (Trace *t, Err *e)
         {
           size_t mid = (lo + hi) / 2;
           if (segs[mid].device < ev->device_id
-              || (segs[mid].device == ev->device_id
-                  && segs[mid].lo <= b->address))
+              || (segs[mid].device == ev->device_id && segs[mid].lo <= b->address))
             lo = mid + 1;
           else
             hi = mid;
@@ -606,8 +611,7 @@ vs_fin_assign_owners (Trace *t, Err *e)
             {
               const Block *sb = &t->bl[segs[s].block];
               int64_t t_seg = t->ev[sb->alloc_ev >= 0 ? sb->alloc_ev : sb->free_ev].ts;
-              uint64_t d = t_seg > t_blk ? (uint64_t) (t_seg - t_blk)
-                                         : (uint64_t) (t_blk - t_seg);
+              uint64_t d = t_seg > t_blk ? (uint64_t)(t_seg - t_blk) : (uint64_t)(t_blk - t_seg);
               if (d < best)
                 {
                   best = d;
@@ -619,4 +623,3 @@ vs_fin_assign_owners (Trace *t, Err *e)
   free (segs);
   return 0;
 }
-

@@ -11,28 +11,29 @@
 
 #include "vs-sql-batch.h"
 
-
 Acc *
 vs_fin_acc_at (State *st, int32_t dev, int32_t alloc)
 {
-  return &st->acc[(size_t) dev * (size_t) (st->nalloc + 1) + (size_t) alloc];
+  return &st->acc[(size_t)dev * (size_t)(st->nalloc + 1) + (size_t)alloc];
 }
 
-static const char *series_sql =
-  "series (seq, device_id, allocator_id, ts, reserved_bytes,"
-  " allocated_bytes, device_bytes, static_bytes, pinned_bytes, managed_bytes)";
+static const char *series_sql
+    = "series (seq, device_id, allocator_id, ts, reserved_bytes,"
+      " allocated_bytes, device_bytes, static_bytes, pinned_bytes, managed_bytes)";
 
 /* Per-series summary-level builder: one accumulator per shift. */
 #define N_SHIFTS 24
 #define FIRST_SHIFT 10
 
-typedef struct {
+typedef struct
+{
   int64_t bucket;
   int64_t min_r, max_r, last_r, min_a, max_a, last_a, max_d;
   int has;
 } LevelAcc;
 
-typedef struct {
+typedef struct
+{
   LevelAcc lv[N_SHIFTS];
   int64_t rows;
 } Levels;
@@ -40,28 +41,34 @@ typedef struct {
 /* Where level rows go and which shifts are worth storing: only levels with
  * at most a quarter as many buckets as there are events (finer zooms read
  * the series itself, which is then short), up to one bucket for all. */
-typedef struct {
+typedef struct
+{
   VsSqlBatchSet rows; /* one batch per allocator id and shift */
   int first_shift, n_shifts;
 } LevelCtx;
 
-static const char *level_sql =
-  "series_level (shift, device_id, allocator_id, bucket,"
-  " min_reserved, max_reserved, last_reserved, min_allocated, max_allocated,"
-  " last_allocated, max_device)";
+static const char *level_sql
+    = "series_level (shift, device_id, allocator_id, bucket,"
+      " min_reserved, max_reserved, last_reserved, min_allocated, max_allocated,"
+      " last_allocated, max_device)";
 
 static int
-level_flush (LevelCtx *ctx, int shift_i, int32_t dev, int32_t alloc,
-             LevelAcc *l, int with_device)
+level_flush (LevelCtx *ctx, int shift_i, int32_t dev, int32_t alloc, LevelAcc *l, int with_device)
 {
   if (!l->has)
     return 0;
-  VsSqlBatch *b = vs_sql_batch_set_get (&ctx->rows,
-                                        (size_t) alloc * N_SHIFTS + (size_t) shift_i);
+  VsSqlBatch *b = vs_sql_batch_set_get (&ctx->rows, (size_t)alloc * N_SHIFTS + (size_t)shift_i);
   if (b == NULL)
     return -1;
-  int64_t v[] = { ctx->first_shift + 2 * shift_i, dev, alloc, l->bucket,
-                  l->min_r, l->max_r, l->last_r, l->min_a, l->max_a,
+  int64_t v[] = { ctx->first_shift + 2 * shift_i,
+                  dev,
+                  alloc,
+                  l->bucket,
+                  l->min_r,
+                  l->max_r,
+                  l->last_r,
+                  l->min_a,
+                  l->max_a,
                   l->last_a };
   for (int c = 0; c < 10; c++)
     vs_sql_batch_int (b, c, v[c]);
@@ -72,8 +79,8 @@ level_flush (LevelCtx *ctx, int shift_i, int32_t dev, int32_t alloc,
 }
 
 static int
-level_add (LevelCtx *ctx, Levels *lv, int32_t dev, int32_t alloc, int64_t rel,
-           int64_t r, int64_t a, int64_t d, int with_device)
+level_add (LevelCtx *ctx, Levels *lv, int32_t dev, int32_t alloc, int64_t rel, int64_t r, int64_t a,
+           int64_t d, int with_device)
 {
   lv->rows++;
   for (int i = 0; i < ctx->n_shifts; i++)
@@ -91,11 +98,16 @@ level_add (LevelCtx *ctx, Levels *lv, int32_t dev, int32_t alloc, int64_t rel,
           l->min_a = l->max_a = a;
           l->max_d = d;
         }
-      if (r < l->min_r) l->min_r = r;
-      if (r > l->max_r) l->max_r = r;
-      if (a < l->min_a) l->min_a = a;
-      if (a > l->max_a) l->max_a = a;
-      if (d > l->max_d) l->max_d = d;
+      if (r < l->min_r)
+        l->min_r = r;
+      if (r > l->max_r)
+        l->max_r = r;
+      if (a < l->min_a)
+        l->min_a = a;
+      if (a > l->max_a)
+        l->max_a = a;
+      if (d > l->max_d)
+        l->max_d = d;
       l->last_r = r;
       l->last_a = a;
     }
@@ -103,11 +115,11 @@ level_add (LevelCtx *ctx, Levels *lv, int32_t dev, int32_t alloc, int64_t rel,
 }
 
 /* Block row writer. */
-static const char *block_sql =
-  "block (id, level, device_id, allocator_id, process_id, kind,"
-  " address, bytes, block_bytes, alloc_seq, free_seq, alloc_ts, free_ts,"
-  " alloc_event_id, free_event_id, stack_id, free_stack_id, range_id,"
-  " owner_id, span_bin)";
+static const char *block_sql
+    = "block (id, level, device_id, allocator_id, process_id, kind,"
+      " address, bytes, block_bytes, alloc_seq, free_seq, alloc_ts, free_ts,"
+      " alloc_event_id, free_event_id, stack_id, free_stack_id, range_id,"
+      " owner_id, span_bin)";
 
 /* The bin of a live interval [lo, hi) of replay positions: the smallest
  * aligned power-of-two range holding it, as level << 48 | (lo >> level).
@@ -134,8 +146,7 @@ vs_fin_find_shared_series (const Trace *t, State *st)
       if (dev <= 0 || dev > st->ndev || st->shared[dev] < 0)
         continue;
       int32_t k = ev->allocator_id;
-      if (ev->src != SRC_ALLOC || k <= 0 || k > st->nalloc
-          || vs_fin_acc_at (st, dev, k)->is_pool
+      if (ev->src != SRC_ALLOC || k <= 0 || k > st->nalloc || vs_fin_acc_at (st, dev, k)->is_pool
           || (st->shared[dev] != 0 && st->shared[dev] != k))
         st->shared[dev] = -1;
       else
@@ -155,16 +166,16 @@ vs_fin_replay (Trace *t, State *st, int64_t origin, Progress *pr, Err *e)
   sqlite3 *db = pr->db;
   /* One batch per allocator id (and shift): see VsSqlBatchSet. */
   VsSqlBatchSet series;
-  if (vs_sql_batch_set_init (&series, db, series_sql, 10, (size_t) st->nalloc + 1) < 0
-      || vs_sql_batch_set_init (&ctx->rows, db, level_sql, 11,
-                                ((size_t) st->nalloc + 1) * N_SHIFTS) < 0)
+  if (vs_sql_batch_set_init (&series, db, series_sql, 10, (size_t)st->nalloc + 1) < 0
+      || vs_sql_batch_set_init (&ctx->rows, db, level_sql, 11, ((size_t)st->nalloc + 1) * N_SHIFTS)
+             < 0)
     {
       vs_sql_batch_set_clear (&series);
       return vs_fin_fail (e, "cannot finalize trace: out of memory");
     }
   {
     int64_t span = t->n ? t->ev[t->n - 1].ts - origin : 0;
-    int64_t budget = (int64_t) t->n / 4 + 1;
+    int64_t budget = (int64_t)t->n / 4 + 1;
     int sh = FIRST_SHIFT;
     while (sh < 62 && (span >> sh) > budget)
       sh += 2;
@@ -175,7 +186,7 @@ vs_fin_replay (Trace *t, State *st, int64_t origin, Progress *pr, Err *e)
       ctx->n_shifts++;
   }
 
-  size_t nacc = (size_t) (st->ndev + 1) * (size_t) (st->nalloc + 1);
+  size_t nacc = (size_t)(st->ndev + 1) * (size_t)(st->nalloc + 1);
   Levels *levels = calloc (nacc, sizeof *levels);
   if (levels == NULL)
     {
@@ -199,21 +210,29 @@ vs_fin_replay (Trace *t, State *st, int64_t origin, Progress *pr, Err *e)
         {
           switch (ev->kind)
             {
-            case VS_MEM_KIND_DEVICE: case VS_MEM_KIND_VMM:
+            case VS_MEM_KIND_DEVICE:
+            case VS_MEM_KIND_VMM:
               ds->device += b->bytes;
               if (b->owner < 0)
                 ds->plain += b->bytes;
               break;
-            case VS_MEM_KIND_STATIC: ds->static_bytes += b->bytes; break;
-            case VS_MEM_KIND_PINNED: ds->pinned += b->bytes; break;
-            case VS_MEM_KIND_MANAGED: ds->managed += b->bytes; break;
+            case VS_MEM_KIND_STATIC:
+              ds->static_bytes += b->bytes;
+              break;
+            case VS_MEM_KIND_PINNED:
+              ds->pinned += b->bytes;
+              break;
+            case VS_MEM_KIND_MANAGED:
+              ds->managed += b->bytes;
+              break;
             case VS_MEM_KIND_ASYNC:
               if (ev->allocator_id > 0 && ev->allocator_id <= st->nalloc)
                 vs_fin_acc_at (st, dev, ev->allocator_id)->allocated += b->bytes;
               else
                 ds->plain += b->bytes, ds->device += b->bytes;
               break;
-            default: break;
+            default:
+              break;
             }
         }
       else if (ev->allocator_id > 0 && ev->allocator_id <= st->nalloc)
@@ -231,7 +250,7 @@ vs_fin_replay (Trace *t, State *st, int64_t origin, Progress *pr, Err *e)
   for (size_t i = 0; i < t->n && rc == 0; i++)
     {
       Event *ev = &t->ev[i];
-      seq = (int64_t) i + 1;
+      seq = (int64_t)i + 1;
       int32_t dev = ev->device_id;
       if (dev <= 0 || dev > st->ndev)
         continue;
@@ -259,12 +278,16 @@ vs_fin_replay (Trace *t, State *st, int64_t origin, Progress *pr, Err *e)
             {
               switch (ev->kind)
                 {
-                case VS_MEM_KIND_DEVICE: case VS_MEM_KIND_VMM:
+                case VS_MEM_KIND_DEVICE:
+                case VS_MEM_KIND_VMM:
                   ds->device += bytes;
                   if (b->owner < 0)
                     {
                       ds->plain += bytes;
-                      if (sign > 0) ds->plain_allocs++; else ds->plain_frees++;
+                      if (sign > 0)
+                        ds->plain_allocs++;
+                      else
+                        ds->plain_frees++;
                     }
                   changed_all = 1;
                   break;
@@ -286,7 +309,10 @@ vs_fin_replay (Trace *t, State *st, int64_t origin, Progress *pr, Err *e)
                       alloc = ev->allocator_id;
                       Acc *a = vs_fin_acc_at (st, dev, alloc);
                       a->allocated += bytes;
-                      if (sign > 0) a->alloc_count++; else a->free_count++;
+                      if (sign > 0)
+                        a->alloc_count++;
+                      else
+                        a->free_count++;
                       if (ev->block_bytes >= 0)
                         {
                           int64_t old = a->pool_size < 0 ? 0 : a->pool_size;
@@ -298,7 +324,10 @@ vs_fin_replay (Trace *t, State *st, int64_t origin, Progress *pr, Err *e)
                     {
                       ds->device += bytes;
                       ds->plain += bytes;
-                      if (sign > 0) ds->plain_allocs++; else ds->plain_frees++;
+                      if (sign > 0)
+                        ds->plain_allocs++;
+                      else
+                        ds->plain_frees++;
                     }
                   changed_all = 1;
                   break;
@@ -313,15 +342,18 @@ vs_fin_replay (Trace *t, State *st, int64_t origin, Progress *pr, Err *e)
               if (b->level == 2)
                 {
                   a->allocated += bytes;
-                  if (sign > 0) a->alloc_count++; else a->free_count++;
+                  if (sign > 0)
+                    a->alloc_count++;
+                  else
+                    a->free_count++;
                 }
               else
                 a->reserved += bytes;
               changed_all = 1;
             }
         }
-      else if (ev->src == SRC_ALLOC && ev->op == VS_ALLOC_OP_SEGMENT_UNMAP
-               && ev->allocator_id > 0 && ev->allocator_id <= st->nalloc)
+      else if (ev->src == SRC_ALLOC && ev->op == VS_ALLOC_OP_SEGMENT_UNMAP && ev->allocator_id > 0
+               && ev->allocator_id <= st->nalloc)
         {
           /* A partial unmap: the mapped total drops by what it unmapped
            * (set by pairing: the part of its range that was mapped). */
@@ -337,8 +369,7 @@ vs_fin_replay (Trace *t, State *st, int64_t origin, Progress *pr, Err *e)
       for (int32_t k = 1; k <= st->nalloc; k++)
         {
           Acc *a = vs_fin_acc_at (st, dev, k);
-          int64_t r = a->is_pool ? (a->pool_size > a->allocated
-                                      ? a->pool_size : a->allocated)
+          int64_t r = a->is_pool ? (a->pool_size > a->allocated ? a->pool_size : a->allocated)
                                  : a->reserved;
           all_r += r;
           all_a += a->allocated;
@@ -353,22 +384,19 @@ vs_fin_replay (Trace *t, State *st, int64_t origin, Progress *pr, Err *e)
           else
             {
               al = a->allocated;
-              r = a->is_pool ? (a->pool_size > al ? a->pool_size : al)
-                             : a->reserved;
+              r = a->is_pool ? (a->pool_size > al ? a->pool_size : al) : a->reserved;
             }
           a->touched = 1;
           if (r > a->peak_reserved)
-            a->peak_reserved = r, a->peak_reserved_ts = ev->ts,
-            a->peak_reserved_seq = seq;
+            a->peak_reserved = r, a->peak_reserved_ts = ev->ts, a->peak_reserved_seq = seq;
           if (al > a->peak_allocated)
-            a->peak_allocated = al, a->peak_allocated_ts = ev->ts,
-            a->peak_allocated_seq = seq;
+            a->peak_allocated = al, a->peak_allocated_ts = ev->ts, a->peak_allocated_seq = seq;
           a->reserved = which[w] == 0 ? r : a->reserved;
           if (which[w] == 0)
             a->allocated = al;
           if (which[w] != 0 && which[w] == st->shared[dev])
             continue; /* the same row as `all`'s, stored once */
-          VsSqlBatch *row = vs_sql_batch_set_get (&series, (size_t) which[w]);
+          VsSqlBatch *row = vs_sql_batch_set_get (&series, (size_t)which[w]);
           if (row == NULL)
             {
               rc = -1;
@@ -395,11 +423,11 @@ vs_fin_replay (Trace *t, State *st, int64_t origin, Progress *pr, Err *e)
             }
           if (vs_sql_batch_row (row) < 0)
             rc = -1;
-          size_t li = (size_t) dev * (size_t) (st->nalloc + 1) + (size_t) which[w];
+          size_t li = (size_t)dev * (size_t)(st->nalloc + 1) + (size_t)which[w];
           if (rc == 0
-              && level_add (ctx, &levels[li], dev, which[w], ev->ts - origin,
-                            r, al, which[w] == 0 ? ds->device : 0,
-                            which[w] == 0 && st->device_level) < 0)
+              && level_add (ctx, &levels[li], dev, which[w], ev->ts - origin, r, al,
+                            which[w] == 0 ? ds->device : 0, which[w] == 0 && st->device_level)
+                     < 0)
             rc = -1;
         }
       if ((i & 0xFFFF) == 0 && vs_fin_tick (pr, 0x10000) < 0)
@@ -420,15 +448,12 @@ vs_fin_replay (Trace *t, State *st, int64_t origin, Progress *pr, Err *e)
   for (int32_t d = 1; d <= st->ndev && rc == 0; d++)
     for (int32_t k = 0; k <= st->nalloc && rc == 0; k++)
       {
-        size_t li = (size_t) d * (size_t) (st->nalloc + 1) + (size_t) k;
+        size_t li = (size_t)d * (size_t)(st->nalloc + 1) + (size_t)k;
         for (int i = 0; i < ctx->n_shifts && rc == 0; i++)
-          rc = level_flush (ctx, i, d, k, &levels[li].lv[i],
-                            k == 0 && st->device_level);
+          rc = level_flush (ctx, i, d, k, &levels[li].lv[i], k == 0 && st->device_level);
       }
   if (rc == 0)
-    rc = vs_sql_batch_set_flush (&series) < 0
-         || vs_sql_batch_set_flush (&ctx->rows) < 0
-           ? -1 : 0;
+    rc = vs_sql_batch_set_flush (&series) < 0 || vs_sql_batch_set_flush (&ctx->rows) < 0 ? -1 : 0;
   if (rc < 0)
     vs_fin_fail (e, "cannot finalize trace: %s", sqlite3_errmsg (db));
 
@@ -461,7 +486,7 @@ vs_fin_write_blocks (Trace *t, Progress *pr, Err *e)
       /* Kinds are device-level; allocator blocks and segments have none. */
       int64_t kind = b->level == 1 ? any->kind : 0;
       /* Columns left unset are NULL. */
-      vs_sql_batch_int (&rows, 0, (int64_t) j + 1);
+      vs_sql_batch_int (&rows, 0, (int64_t)j + 1);
       vs_sql_batch_int (&rows, 1, b->level);
       if (any->device_id)
         vs_sql_batch_int (&rows, 2, any->device_id);
@@ -473,8 +498,7 @@ vs_fin_write_blocks (Trace *t, Progress *pr, Err *e)
         {
           const Block *o = &t->bl[b->owner];
           vs_sql_batch_int (&rows, 3,
-                            t->ev[o->alloc_ev >= 0 ? o->alloc_ev
-                                                   : o->free_ev].allocator_id);
+                            t->ev[o->alloc_ev >= 0 ? o->alloc_ev : o->free_ev].allocator_id);
         }
       vs_sql_batch_int (&rows, 4, any->process_id);
       vs_sql_batch_int (&rows, 5, kind);
@@ -482,10 +506,10 @@ vs_fin_write_blocks (Trace *t, Progress *pr, Err *e)
       vs_sql_batch_int (&rows, 7, b->bytes);
       if (b->block_bytes >= 0 && b->level == 2)
         vs_sql_batch_int (&rows, 8, b->block_bytes);
-      vs_sql_batch_int (&rows, 9, a ? (int64_t) b->alloc_ev + 1 : 0);
+      vs_sql_batch_int (&rows, 9, a ? (int64_t)b->alloc_ev + 1 : 0);
       if (f)
         {
-          vs_sql_batch_int (&rows, 10, (int64_t) b->free_ev + 1);
+          vs_sql_batch_int (&rows, 10, (int64_t)b->free_ev + 1);
           vs_sql_batch_int (&rows, 12, f->ts);
           vs_sql_batch_int (&rows, 14, f->id);
         }
@@ -501,11 +525,11 @@ vs_fin_write_blocks (Trace *t, Progress *pr, Err *e)
       if (range)
         vs_sql_batch_int (&rows, 17, range);
       if (b->owner >= 0)
-        vs_sql_batch_int (&rows, 18, (int64_t) b->owner + 1);
+        vs_sql_batch_int (&rows, 18, (int64_t)b->owner + 1);
       /* Live at the end: the interval closes after the last position. */
-      vs_sql_batch_int (&rows, 19, span_bin (a ? (int64_t) b->alloc_ev + 1 : 0,
-                                             f ? (int64_t) b->free_ev + 1
-                                               : (int64_t) t->n + 1));
+      vs_sql_batch_int (&rows, 19,
+                        span_bin (a ? (int64_t)b->alloc_ev + 1 : 0,
+                                  f ? (int64_t)b->free_ev + 1 : (int64_t)t->n + 1));
       if (vs_sql_batch_row (&rows) < 0)
         rc = -1;
       if ((j & 0xFFFF) == 0 && vs_fin_tick (pr, 0x10000) < 0)
@@ -524,24 +548,24 @@ vs_fin_write_blocks (Trace *t, Progress *pr, Err *e)
   return 0;
 }
 
-static const char *summary_sql =
-  "INSERT INTO summary (device_id, allocator_id, peak_reserved_bytes,"
-  " peak_reserved_ts, peak_reserved_seq, peak_allocated_bytes,"
-  " peak_allocated_ts, peak_allocated_seq, final_reserved_bytes,"
-  " final_allocated_bytes, alloc_count, free_count, failed_alloc_count,"
-  " peak_device_bytes, peak_device_ts, static_bytes, peak_pinned_bytes,"
-  " peak_managed_bytes, series_allocator_id)"
-  " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+static const char *summary_sql
+    = "INSERT INTO summary (device_id, allocator_id, peak_reserved_bytes,"
+      " peak_reserved_ts, peak_reserved_seq, peak_allocated_bytes,"
+      " peak_allocated_ts, peak_allocated_seq, final_reserved_bytes,"
+      " final_allocated_bytes, alloc_count, free_count, failed_alloc_count,"
+      " peak_device_bytes, peak_device_ts, static_bytes, peak_pinned_bytes,"
+      " peak_managed_bytes, series_allocator_id)"
+      " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
 /* Failed requests that count: those an allocator reported, and device-level
  * failures in processes without a PyTorch allocator (PyTorch retries its
  * cudaMalloc failures after emptying its cache and reports its own OOMs). */
-static const char *failed_count_sql =
-  "SELECT count(*) FROM failed_alloc f WHERE f.device_id = ?1 AND"
-  " (CASE WHEN ?2 = 0 THEN (f.allocator_id IS NOT NULL OR NOT EXISTS"
-  "   (SELECT 1 FROM allocator a WHERE a.kind = 'pytorch'"
-  "    AND a.process_id = f.process_id))"
-  "  ELSE f.allocator_id = ?2 END)";
+static const char *failed_count_sql
+    = "SELECT count(*) FROM failed_alloc f WHERE f.device_id = ?1 AND"
+      " (CASE WHEN ?2 = 0 THEN (f.allocator_id IS NOT NULL OR NOT EXISTS"
+      "   (SELECT 1 FROM allocator a WHERE a.kind = 'pytorch'"
+      "    AND a.process_id = f.process_id))"
+      "  ELSE f.allocator_id = ?2 END)";
 
 int
 vs_fin_write_summary (sqlite3 *db, State *st, Err *e)
@@ -571,8 +595,7 @@ vs_fin_write_summary (sqlite3 *db, State *st, Err *e)
           }
         sqlite3_bind_int (fc, 1, d);
         sqlite3_bind_int (fc, 2, k);
-        int64_t failed = sqlite3_step (fc) == SQLITE_ROW
-                           ? sqlite3_column_int64 (fc, 0) : 0;
+        int64_t failed = sqlite3_step (fc) == SQLITE_ROW ? sqlite3_column_int64 (fc, 0) : 0;
         sqlite3_reset (fc);
         int64_t fin_r = a->reserved, fin_a = a->allocated;
         if (k != 0 && a->is_pool)
@@ -623,4 +646,3 @@ vs_fin_write_summary (sqlite3 *db, State *st, Err *e)
     return vs_fin_fail (e, "cannot finalize trace: %s", sqlite3_errmsg (db));
   return 0;
 }
-

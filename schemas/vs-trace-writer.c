@@ -32,7 +32,8 @@
 #include "vs-sql-batch.h"
 #include "vs-trace-finalize-private.h"
 
-enum {
+enum
+{
   STMT_META,
   STMT_PROCESS,
   STMT_DEVICE_FIND,
@@ -58,72 +59,58 @@ enum {
 /* One statement per row kind; the order matches the enum above. */
 static const char *const stmt_sql[N_STMTS] = {
   [STMT_META] = "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-  [STMT_PROCESS] =
-    "INSERT INTO process (pid, ppid, host, rank, local_rank, world_size,"
-    " cuda_visible_devices, command_line, start_ns, end_ns, exit_status)"
-    " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+  [STMT_PROCESS] = "INSERT INTO process (pid, ppid, host, rank, local_rank, world_size,"
+                   " cuda_visible_devices, command_line, start_ns, end_ns, exit_status)"
+                   " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
   [STMT_DEVICE_FIND] = "SELECT id FROM device WHERE uuid = ?",
-  [STMT_DEVICE_ADD] =
-    "INSERT INTO device (idx, uuid, name, total_bytes) VALUES (?,?,?,?)",
-  [STMT_ALLOCATOR] =
-    "INSERT INTO allocator (device_id, process_id, kind, name, handle,"
-    " settings) VALUES (?,?,?,?,?,?)",
-  [STMT_MODULE] =
-    "INSERT INTO module (process_id, path, build_id, load_address, size)"
-    " VALUES (?,?,?,?,?)",
-  [STMT_FRAME_ADD] =
-    "INSERT OR IGNORE INTO frame (kind, module_id, address, function, file,"
-    " line) VALUES (?,?,?,?,?,?)",
-  [STMT_FRAME_FIND] =
-    "SELECT id FROM frame WHERE kind = ?1 AND ifnull(module_id, 0) = ifnull(?2, 0)"
+  [STMT_DEVICE_ADD] = "INSERT INTO device (idx, uuid, name, total_bytes) VALUES (?,?,?,?)",
+  [STMT_ALLOCATOR] = "INSERT INTO allocator (device_id, process_id, kind, name, handle,"
+                     " settings) VALUES (?,?,?,?,?,?)",
+  [STMT_MODULE] = "INSERT INTO module (process_id, path, build_id, load_address, size)"
+                  " VALUES (?,?,?,?,?)",
+  [STMT_FRAME_ADD] = "INSERT OR IGNORE INTO frame (kind, module_id, address, function, file,"
+                     " line) VALUES (?,?,?,?,?,?)",
+  [STMT_FRAME_FIND]
+  = "SELECT id FROM frame WHERE kind = ?1 AND ifnull(module_id, 0) = ifnull(?2, 0)"
     " AND ifnull(address, 0) = ifnull(?3, 0) AND ifnull(function, '') = ifnull(?4, '')"
     " AND ifnull(file, '') = ifnull(?5, '') AND ifnull(line, 0) = ifnull(?6, 0)",
-  [STMT_STACK_ADD] =
-    "INSERT OR IGNORE INTO stack (parent_id, frame_id) VALUES (?, ?)",
-  [STMT_STACK_FIND] =
-    "SELECT id FROM stack WHERE parent_id = ? AND frame_id = ?",
-  [STMT_MEM_EVENT] =
-    "INSERT INTO mem_event (ts, process_id, tid, device_id, context, stream,"
-    " kind, op, address, bytes, pool_id, pool_size, pool_utilized,"
-    " correlation, stack_id, range_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-  [STMT_POOL_EVENT] =
-    "INSERT INTO pool_event (ts, process_id, device_id, pool_id, op, size,"
-    " utilized, release_threshold, min_bytes_to_keep, correlation, stack_id)"
-    " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-  [STMT_ALLOC_EVENT] =
-    "INSERT INTO alloc_event (ts, process_id, tid, device_id, allocator_id,"
-    " op, address, requested_bytes, block_bytes, segment_address, stream,"
-    " stack_id, range_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-  [STMT_FAILED_ALLOC] =
-    "INSERT INTO failed_alloc (ts, process_id, tid, device_id, allocator_id,"
-    " api, requested_bytes, error, error_name, device_free_bytes,"
-    " device_total_bytes, correlation, stack_id, range_id)"
-    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-  [STMT_RANGE_ADD] =
-    "INSERT INTO nvtx_range (process_id, tid, domain, name, start_ns, end_ns,"
-    " parent_id, depth) VALUES (?,?,?,?,?,?,?,?)",
+  [STMT_STACK_ADD] = "INSERT OR IGNORE INTO stack (parent_id, frame_id) VALUES (?, ?)",
+  [STMT_STACK_FIND] = "SELECT id FROM stack WHERE parent_id = ? AND frame_id = ?",
+  [STMT_MEM_EVENT] = "INSERT INTO mem_event (ts, process_id, tid, device_id, context, stream,"
+                     " kind, op, address, bytes, pool_id, pool_size, pool_utilized,"
+                     " correlation, stack_id, range_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+  [STMT_POOL_EVENT] = "INSERT INTO pool_event (ts, process_id, device_id, pool_id, op, size,"
+                      " utilized, release_threshold, min_bytes_to_keep, correlation, stack_id)"
+                      " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+  [STMT_ALLOC_EVENT] = "INSERT INTO alloc_event (ts, process_id, tid, device_id, allocator_id,"
+                       " op, address, requested_bytes, block_bytes, segment_address, stream,"
+                       " stack_id, range_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+  [STMT_FAILED_ALLOC] = "INSERT INTO failed_alloc (ts, process_id, tid, device_id, allocator_id,"
+                        " api, requested_bytes, error, error_name, device_free_bytes,"
+                        " device_total_bytes, correlation, stack_id, range_id)"
+                        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+  [STMT_RANGE_ADD] = "INSERT INTO nvtx_range (process_id, tid, domain, name, start_ns, end_ns,"
+                     " parent_id, depth) VALUES (?,?,?,?,?,?,?,?)",
   [STMT_RANGE_END] = "UPDATE nvtx_range SET end_ns = ? WHERE id = ?",
-  [STMT_KERNEL] =
-    "INSERT INTO kernel (start_ns, end_ns, process_id, device_id, context,"
-    " stream, correlation, name, grid_x, grid_y, grid_z, block_x, block_y,"
-    " block_z, static_shared, dynamic_shared, registers)"
-    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-  [STMT_MEMCPY] =
-    "INSERT INTO memcpy (start_ns, end_ns, process_id, device_id, stream,"
-    " correlation, copy_kind, src_kind, dst_kind, bytes)"
-    " VALUES (?,?,?,?,?,?,?,?,?,?)",
-  [STMT_MEMSET] =
-    "INSERT INTO memset (start_ns, end_ns, process_id, device_id, stream,"
-    " correlation, bytes, value, mem_kind) VALUES (?,?,?,?,?,?,?,?,?)",
+  [STMT_KERNEL] = "INSERT INTO kernel (start_ns, end_ns, process_id, device_id, context,"
+                  " stream, correlation, name, grid_x, grid_y, grid_z, block_x, block_y,"
+                  " block_z, static_shared, dynamic_shared, registers)"
+                  " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+  [STMT_MEMCPY] = "INSERT INTO memcpy (start_ns, end_ns, process_id, device_id, stream,"
+                  " correlation, copy_kind, src_kind, dst_kind, bytes)"
+                  " VALUES (?,?,?,?,?,?,?,?,?,?)",
+  [STMT_MEMSET] = "INSERT INTO memset (start_ns, end_ns, process_id, device_id, stream,"
+                  " correlation, bytes, value, mem_kind) VALUES (?,?,?,?,?,?,?,?,?)",
 };
 
 /* Dedup indexes that inserts need; everything else waits for finalize. */
-static const char *writer_index_sql =
-  "CREATE UNIQUE INDEX IF NOT EXISTS frame_key ON frame (kind,"
-  " ifnull(module_id, 0), ifnull(address, 0), ifnull(function, ''),"
-  " ifnull(file, ''), ifnull(line, 0));";
+static const char *writer_index_sql
+    = "CREATE UNIQUE INDEX IF NOT EXISTS frame_key ON frame (kind,"
+      " ifnull(module_id, 0), ifnull(address, 0), ifnull(function, ''),"
+      " ifnull(file, ''), ifnull(line, 0));";
 
-struct VsWriter {
+struct VsWriter
+{
   sqlite3 *db;
   sqlite3_stmt *stmt[N_STMTS];
   int in_txn;
@@ -316,8 +303,7 @@ vs_writer_create (const char *path, char *err, size_t errlen)
     }
 
   int rc = sqlite3_open_v2 (path, &w->db,
-                            SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
-                            | SQLITE_OPEN_NOMUTEX, NULL);
+                            SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
   if (rc != SQLITE_OK)
     {
       if (errlen)
@@ -334,19 +320,17 @@ vs_writer_create (const char *path, char *err, size_t errlen)
    * larger cache and checkpoint interval keep the inserts from re-reading
    * and re-writing the same b-tree pages. */
   if (exec_sql (w, "PRAGMA page_size=16384; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
-                   " PRAGMA cache_size=-32768; PRAGMA wal_autocheckpoint=16384;") < 0
-      || exec_sql (w, "BEGIN") < 0
-      || exec_sql (w, vs_trace_schema_sql) < 0
-      || exec_sql (w, writer_index_sql) < 0
-      || exec_sql (w, "COMMIT") < 0)
+                   " PRAGMA cache_size=-32768; PRAGMA wal_autocheckpoint=16384;")
+          < 0
+      || exec_sql (w, "BEGIN") < 0 || exec_sql (w, vs_trace_schema_sql) < 0
+      || exec_sql (w, writer_index_sql) < 0 || exec_sql (w, "COMMIT") < 0)
     goto fail;
 
   for (int i = 0; i < N_STMTS; i++)
-    if (sqlite3_prepare_v3 (w->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
-                            &w->stmt[i], NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v3 (w->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &w->stmt[i], NULL)
+        != SQLITE_OK)
       {
-        set_error (w, "cannot prepare trace statement: %s",
-                   sqlite3_errmsg (w->db));
+        set_error (w, "cannot prepare trace statement: %s", sqlite3_errmsg (w->db));
         goto fail;
       }
 
@@ -366,16 +350,15 @@ fail:
 }
 
 static const char *max_alloc_id_sql = "SELECT ifnull(max(id), 0) FROM alloc_event";
-static const char *any_event_sql =
-  "SELECT 1 FROM mem_event UNION ALL SELECT 1 FROM alloc_event"
-  " UNION ALL SELECT 1 FROM pool_event LIMIT 1";
+static const char *any_event_sql = "SELECT 1 FROM mem_event UNION ALL SELECT 1 FROM alloc_event"
+                                   " UNION ALL SELECT 1 FROM pool_event LIMIT 1";
 
 /* The columns of alloc_event rows gathered in bulk mode, in the order
  * vs_writer_alloc_event sets them. */
-static const char *alloc_batch_sql =
-  "alloc_event (ts, process_id, tid, device_id, allocator_id,"
-  " op, address, requested_bytes, block_bytes, segment_address, stream,"
-  " stack_id, range_id)";
+static const char *alloc_batch_sql
+    = "alloc_event (ts, process_id, tid, device_id, allocator_id,"
+      " op, address, requested_bytes, block_bytes, segment_address, stream,"
+      " stack_id, range_id)";
 
 int
 vs_writer_set_bulk (VsWriter *w)
@@ -529,7 +512,7 @@ vs_writer_add_module (VsWriter *w, const VsModule *m)
 static void
 bind_frame (sqlite3_stmt *s, const VsFrame *f)
 {
-  sqlite3_bind_int (s, 1, (int) f->kind);
+  sqlite3_bind_int (s, 1, (int)f->kind);
   bind_id (s, 2, f->module_id);
   bind_i64 (s, 3, f->address);
   bind_text (s, 4, f->function);
@@ -594,8 +577,8 @@ vs_writer_mem_event (VsWriter *w, const VsMemEvent *e)
   bind_id (s, 4, e->device_id);
   bind_i64 (s, 5, e->context);
   bind_i64 (s, 6, e->stream);
-  sqlite3_bind_int (s, 7, (int) e->kind);
-  sqlite3_bind_int (s, 8, (int) e->op);
+  sqlite3_bind_int (s, 7, (int)e->kind);
+  sqlite3_bind_int (s, 8, (int)e->op);
   sqlite3_bind_int64 (s, 9, e->address);
   sqlite3_bind_int64 (s, 10, e->bytes);
   bind_id (s, 11, e->pool_id);
@@ -606,8 +589,7 @@ vs_writer_mem_event (VsWriter *w, const VsMemEvent *e)
   bind_id (s, 16, e->range_id);
   if (step_only (w, STMT_MEM_EVENT) < 0)
     return -1;
-  if (w->events
-      && vs_fin_add_mem_event (w->events, sqlite3_last_insert_rowid (w->db), e) < 0)
+  if (w->events && vs_fin_add_mem_event (w->events, sqlite3_last_insert_rowid (w->db), e) < 0)
     drop_events (w);
   return row_done (w);
 }
@@ -622,7 +604,7 @@ vs_writer_pool_event (VsWriter *w, const VsPoolEvent *e)
   bind_i64 (s, 2, e->process_id);
   bind_id (s, 3, e->device_id);
   bind_i64 (s, 4, e->pool_id);
-  sqlite3_bind_int (s, 5, (int) e->op);
+  sqlite3_bind_int (s, 5, (int)e->op);
   bind_i64 (s, 6, e->size);
   bind_i64 (s, 7, e->utilized);
   bind_i64 (s, 8, e->release_threshold);
@@ -631,8 +613,7 @@ vs_writer_pool_event (VsWriter *w, const VsPoolEvent *e)
   bind_id (s, 11, e->stack_id);
   if (step_only (w, STMT_POOL_EVENT) < 0)
     return -1;
-  if (w->events
-      && vs_fin_add_pool_event (w->events, sqlite3_last_insert_rowid (w->db), e) < 0)
+  if (w->events && vs_fin_add_pool_event (w->events, sqlite3_last_insert_rowid (w->db), e) < 0)
     drop_events (w);
   return row_done (w);
 }
@@ -658,7 +639,7 @@ alloc_event_bulk (VsWriter *w, const VsAllocEvent *e)
   batch_i64 (b, 2, e->tid, 0);
   batch_i64 (b, 3, e->device_id, 0);
   batch_i64 (b, 4, e->allocator_id, 0);
-  vs_sql_batch_int (b, 5, (int) e->op);
+  vs_sql_batch_int (b, 5, (int)e->op);
   vs_sql_batch_int (b, 6, e->address);
   batch_i64 (b, 7, e->requested_bytes, 0);
   batch_i64 (b, 8, e->block_bytes, 0);
@@ -690,7 +671,7 @@ vs_writer_alloc_event (VsWriter *w, const VsAllocEvent *e)
   bind_i64 (s, 3, e->tid);
   bind_i64 (s, 4, e->device_id);
   bind_i64 (s, 5, e->allocator_id);
-  sqlite3_bind_int (s, 6, (int) e->op);
+  sqlite3_bind_int (s, 6, (int)e->op);
   sqlite3_bind_int64 (s, 7, e->address);
   bind_i64 (s, 8, e->requested_bytes);
   bind_i64 (s, 9, e->block_bytes);
@@ -816,8 +797,8 @@ vs_writer_memset (VsWriter *w, const VsMemset *m)
 }
 
 int
-vs_writer_close (VsWriter *w, bool finalize, VsProgressFunc progress,
-                 void *progress_data, char *err, size_t errlen)
+vs_writer_close (VsWriter *w, bool finalize, VsProgressFunc progress, void *progress_data,
+                 char *err, size_t errlen)
 {
   int ret = vs_writer_commit (w);
   for (int i = 0; i < N_STMTS; i++)
@@ -828,11 +809,10 @@ vs_writer_close (VsWriter *w, bool finalize, VsProgressFunc progress,
       free (w->alloc_rows);
     }
   if (ret == 0 && finalize && w->events)
-    ret = vs_fin_finalize_gathered (w->db, w->events, progress, progress_data,
-                                    w->errmsg, sizeof w->errmsg);
+    ret = vs_fin_finalize_gathered (w->db, w->events, progress, progress_data, w->errmsg,
+                                    sizeof w->errmsg);
   else if (ret == 0 && finalize)
-    ret = vs_trace_finalize (w->db, progress, progress_data, w->errmsg,
-                             sizeof w->errmsg);
+    ret = vs_trace_finalize (w->db, progress, progress_data, w->errmsg, sizeof w->errmsg);
   drop_events (w);
   if (ret < 0 && errlen)
     snprintf (err, errlen, "%s", w->errmsg);

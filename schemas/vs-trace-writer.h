@@ -22,7 +22,8 @@
 #include <stdint.h>
 
 #ifdef __cplusplus
-extern "C" {
+extern "C"
+{
 #endif
 
 #define VS_UNKNOWN INT64_MIN
@@ -30,150 +31,171 @@ extern "C" {
 #define VS_TRACE_SCHEMA_VERSION 1
 #define VS_WRITER_BATCH_ROWS 65536
 
-/* Codes stored in the integer columns; names are in the lookup tables. */
-typedef enum {
-  VS_MEM_KIND_DEVICE = 1,
-  VS_MEM_KIND_PINNED = 2,
-  VS_MEM_KIND_MANAGED = 3,
-  VS_MEM_KIND_STATIC = 4,
-  VS_MEM_KIND_ASYNC = 5,
-  VS_MEM_KIND_VMM = 6,
-  VS_MEM_KIND_PAGEABLE = 7,
-  VS_MEM_KIND_ARRAY = 8,
-  VS_MEM_KIND_MANAGED_STATIC = 9,
-} VsMemKind;
+  /* Codes stored in the integer columns; names are in the lookup tables. */
+  typedef enum
+  {
+    VS_MEM_KIND_DEVICE = 1,
+    VS_MEM_KIND_PINNED = 2,
+    VS_MEM_KIND_MANAGED = 3,
+    VS_MEM_KIND_STATIC = 4,
+    VS_MEM_KIND_ASYNC = 5,
+    VS_MEM_KIND_VMM = 6,
+    VS_MEM_KIND_PAGEABLE = 7,
+    VS_MEM_KIND_ARRAY = 8,
+    VS_MEM_KIND_MANAGED_STATIC = 9,
+  } VsMemKind;
 
-typedef enum { VS_MEM_OP_ALLOC = 1, VS_MEM_OP_FREE = 2 } VsMemOp;
+  typedef enum
+  {
+    VS_MEM_OP_ALLOC = 1,
+    VS_MEM_OP_FREE = 2
+  } VsMemOp;
 
-typedef enum {
-  VS_ALLOC_OP_ALLOC = 1,
-  VS_ALLOC_OP_FREE_REQUESTED = 2,
-  VS_ALLOC_OP_FREE_COMPLETED = 3,
-  VS_ALLOC_OP_SEGMENT_ALLOC = 4,
-  VS_ALLOC_OP_SEGMENT_FREE = 5,
-  VS_ALLOC_OP_SEGMENT_MAP = 6,
-  VS_ALLOC_OP_SEGMENT_UNMAP = 7,
-} VsAllocOp;
+  typedef enum
+  {
+    VS_ALLOC_OP_ALLOC = 1,
+    VS_ALLOC_OP_FREE_REQUESTED = 2,
+    VS_ALLOC_OP_FREE_COMPLETED = 3,
+    VS_ALLOC_OP_SEGMENT_ALLOC = 4,
+    VS_ALLOC_OP_SEGMENT_FREE = 5,
+    VS_ALLOC_OP_SEGMENT_MAP = 6,
+    VS_ALLOC_OP_SEGMENT_UNMAP = 7,
+  } VsAllocOp;
 
-typedef enum {
-  VS_POOL_OP_CREATED = 1,
-  VS_POOL_OP_DESTROYED = 2,
-  VS_POOL_OP_TRIMMED = 3,
-  VS_POOL_OP_SAMPLE = 4,
-} VsPoolOp;
+  typedef enum
+  {
+    VS_POOL_OP_CREATED = 1,
+    VS_POOL_OP_DESTROYED = 2,
+    VS_POOL_OP_TRIMMED = 3,
+    VS_POOL_OP_SAMPLE = 4,
+  } VsPoolOp;
 
-typedef enum {
-  VS_FRAME_NATIVE = 1,
-  VS_FRAME_PYTHON = 2,
-  VS_FRAME_INLINE = 3,
-  VS_FRAME_LABEL = 4,
-} VsFrameKind;
+  typedef enum
+  {
+    VS_FRAME_NATIVE = 1,
+    VS_FRAME_PYTHON = 2,
+    VS_FRAME_INLINE = 3,
+    VS_FRAME_LABEL = 4,
+  } VsFrameKind;
 
-typedef struct VsWriter VsWriter;
+  typedef struct VsWriter VsWriter;
 
-typedef struct {
-  int64_t pid, ppid;
-  const char *host;
-  int64_t rank, local_rank, world_size; /* VS_UNKNOWN when not set */
-  const char *cuda_visible_devices;
-  const char *command_line;
-  int64_t start_ns, end_ns, exit_status;
-} VsProcess;
+  typedef struct
+  {
+    int64_t pid, ppid;
+    const char *host;
+    int64_t rank, local_rank, world_size; /* VS_UNKNOWN when not set */
+    const char *cuda_visible_devices;
+    const char *command_line;
+    int64_t start_ns, end_ns, exit_status;
+  } VsProcess;
 
-typedef struct {
-  int64_t idx;
-  const char *uuid; /* devices are the same across processes iff uuids are */
-  const char *name;
-  int64_t total_bytes;
-} VsDevice;
+  typedef struct
+  {
+    int64_t idx;
+    const char *uuid; /* devices are the same across processes iff uuids are */
+    const char *name;
+    int64_t total_bytes;
+  } VsDevice;
 
-typedef struct {
-  int64_t device_id, process_id;
-  const char *kind; /* "pytorch", "pool" or "nvtx" */
-  const char *name; /* "pytorch", "pool:0x…", "nvtx:<heap>" */
-  int64_t handle;
-  const char *settings;
-} VsAllocator;
+  typedef struct
+  {
+    int64_t device_id, process_id;
+    const char *kind; /* "pytorch", "pool" or "nvtx" */
+    const char *name; /* "pytorch", "pool:0x…", "nvtx:<heap>" */
+    int64_t handle;
+    const char *settings;
+  } VsAllocator;
 
-typedef struct {
-  int64_t process_id;
-  const char *path, *build_id;
-  int64_t load_address, size;
-} VsModule;
+  typedef struct
+  {
+    int64_t process_id;
+    const char *path, *build_id;
+    int64_t load_address, size;
+  } VsModule;
 
-typedef struct {
-  VsFrameKind kind;
-  int64_t module_id, address; /* native */
-  const char *function, *file;
-  int64_t line;
-} VsFrame;
+  typedef struct
+  {
+    VsFrameKind kind;
+    int64_t module_id, address; /* native */
+    const char *function, *file;
+    int64_t line;
+  } VsFrame;
 
-typedef struct {
-  int64_t ts, process_id, tid, device_id, context, stream;
-  VsMemKind kind;
-  VsMemOp op;
-  int64_t address, bytes;
-  int64_t pool_id, pool_size, pool_utilized;
-  int64_t correlation, stack_id, range_id;
-} VsMemEvent;
+  typedef struct
+  {
+    int64_t ts, process_id, tid, device_id, context, stream;
+    VsMemKind kind;
+    VsMemOp op;
+    int64_t address, bytes;
+    int64_t pool_id, pool_size, pool_utilized;
+    int64_t correlation, stack_id, range_id;
+  } VsMemEvent;
 
-typedef struct {
-  int64_t ts, process_id, device_id, pool_id;
-  VsPoolOp op;
-  int64_t size, utilized, release_threshold, min_bytes_to_keep;
-  int64_t correlation, stack_id;
-} VsPoolEvent;
+  typedef struct
+  {
+    int64_t ts, process_id, device_id, pool_id;
+    VsPoolOp op;
+    int64_t size, utilized, release_threshold, min_bytes_to_keep;
+    int64_t correlation, stack_id;
+  } VsPoolEvent;
 
-typedef struct {
-  int64_t ts, process_id, tid, device_id, allocator_id;
-  VsAllocOp op;
-  int64_t address, requested_bytes, block_bytes, segment_address, stream;
-  int64_t stack_id, range_id;
-} VsAllocEvent;
+  typedef struct
+  {
+    int64_t ts, process_id, tid, device_id, allocator_id;
+    VsAllocOp op;
+    int64_t address, requested_bytes, block_bytes, segment_address, stream;
+    int64_t stack_id, range_id;
+  } VsAllocEvent;
 
-typedef struct {
-  int64_t ts, process_id, tid, device_id, allocator_id;
-  const char *api;
-  int64_t requested_bytes, error;
-  const char *error_name;
-  int64_t device_free_bytes, device_total_bytes;
-  int64_t correlation, stack_id, range_id;
-} VsFailedAlloc;
+  typedef struct
+  {
+    int64_t ts, process_id, tid, device_id, allocator_id;
+    const char *api;
+    int64_t requested_bytes, error;
+    const char *error_name;
+    int64_t device_free_bytes, device_total_bytes;
+    int64_t correlation, stack_id, range_id;
+  } VsFailedAlloc;
 
-typedef struct {
-  int64_t process_id, tid;
-  const char *domain, *name;
-  int64_t start_ns, end_ns; /* end_ns VS_UNKNOWN: never closed */
-  int64_t parent_id, depth;
-} VsRange;
+  typedef struct
+  {
+    int64_t process_id, tid;
+    const char *domain, *name;
+    int64_t start_ns, end_ns; /* end_ns VS_UNKNOWN: never closed */
+    int64_t parent_id, depth;
+  } VsRange;
 
-typedef struct {
-  int64_t start_ns, end_ns, process_id, device_id, context, stream, correlation;
-  const char *name;
-  int64_t grid_x, grid_y, grid_z, block_x, block_y, block_z;
-  int64_t static_shared, dynamic_shared, registers;
-} VsKernel;
+  typedef struct
+  {
+    int64_t start_ns, end_ns, process_id, device_id, context, stream, correlation;
+    const char *name;
+    int64_t grid_x, grid_y, grid_z, block_x, block_y, block_z;
+    int64_t static_shared, dynamic_shared, registers;
+  } VsKernel;
 
-typedef struct {
-  int64_t start_ns, end_ns, process_id, device_id, stream, correlation;
-  const char *copy_kind, *src_kind, *dst_kind;
-  int64_t bytes;
-} VsMemcpy;
+  typedef struct
+  {
+    int64_t start_ns, end_ns, process_id, device_id, stream, correlation;
+    const char *copy_kind, *src_kind, *dst_kind;
+    int64_t bytes;
+  } VsMemcpy;
 
-typedef struct {
-  int64_t start_ns, end_ns, process_id, device_id, stream, correlation;
-  int64_t bytes, value, mem_kind;
-} VsMemset;
+  typedef struct
+  {
+    int64_t start_ns, end_ns, process_id, device_id, stream, correlation;
+    int64_t bytes, value, mem_kind;
+  } VsMemset;
 
-/* Progress of a long operation: done out of total units.  Return false to
+  /* Progress of a long operation: done out of total units.  Return false to
  * cancel; the operation then fails with the message "cancelled". */
-typedef bool (*VsProgressFunc)(uint64_t done, uint64_t total, void *data);
+  typedef bool (*VsProgressFunc) (uint64_t done, uint64_t total, void *data);
 
-/* Creates a new trace at path (an existing file is replaced) with the
+  /* Creates a new trace at path (an existing file is replaced) with the
  * schema applied.  Returns NULL and fills err (if errlen > 0) on failure. */
-VsWriter *vs_writer_create(const char *path, char *err, size_t errlen);
+  VsWriter *vs_writer_create (const char *path, char *err, size_t errlen);
 
-/* Switches w to bulk mode for a trace written in one go to a file that the
+  /* Switches w to bulk mode for a trace written in one go to a file that the
  * caller deletes if anything fails (an import, the merge at the end of a
  * recording): no journal and no syncs, so nothing is written twice.  A crash
  * in bulk mode leaves a corrupt file.  Alloc events are then inserted many
@@ -184,57 +206,57 @@ VsWriter *vs_writer_create(const char *path, char *err, size_t errlen);
  * vs_writer_close() to finalize from, so in bulk mode events must be
  * written through the writer only, never with SQL of the caller's own.
  * Call before the first row. */
-int vs_writer_set_bulk (VsWriter *w);
+  int vs_writer_set_bulk (VsWriter *w);
 
-/* The message of the last failure on w. */
-const char *vs_writer_errmsg(VsWriter *w);
+  /* The message of the last failure on w. */
+  const char *vs_writer_errmsg (VsWriter *w);
 
-/* The underlying connection, for vs_trace_finalize() and tests. */
-struct sqlite3 *vs_writer_db(VsWriter *w);
+  /* The underlying connection, for vs_trace_finalize() and tests. */
+  struct sqlite3 *vs_writer_db (VsWriter *w);
 
-int vs_writer_set_meta(VsWriter *w, const char *key, const char *value);
-int vs_writer_set_meta_int(VsWriter *w, const char *key, int64_t value);
+  int vs_writer_set_meta (VsWriter *w, const char *key, const char *value);
+  int vs_writer_set_meta_int (VsWriter *w, const char *key, int64_t value);
 
-int64_t vs_writer_add_process(VsWriter *w, const VsProcess *p);
-/* Returns the id of the device with this uuid, adding it when new. */
-int64_t vs_writer_add_device(VsWriter *w, const VsDevice *d);
-int64_t vs_writer_add_allocator(VsWriter *w, const VsAllocator *a);
-int64_t vs_writer_add_module(VsWriter *w, const VsModule *m);
-/* Deduplicated: the same frame always gets the same id. */
-int64_t vs_writer_add_frame(VsWriter *w, const VsFrame *f);
-/* Deduplicated trie node (parent 0 = root).  A stack of frames
+  int64_t vs_writer_add_process (VsWriter *w, const VsProcess *p);
+  /* Returns the id of the device with this uuid, adding it when new. */
+  int64_t vs_writer_add_device (VsWriter *w, const VsDevice *d);
+  int64_t vs_writer_add_allocator (VsWriter *w, const VsAllocator *a);
+  int64_t vs_writer_add_module (VsWriter *w, const VsModule *m);
+  /* Deduplicated: the same frame always gets the same id. */
+  int64_t vs_writer_add_frame (VsWriter *w, const VsFrame *f);
+  /* Deduplicated trie node (parent 0 = root).  A stack of frames
  * f[0] (outermost) … f[n-1] (innermost) is built by chaining calls; the
  * innermost node's id is the stack id. */
-int64_t vs_writer_add_stack_node(VsWriter *w, int64_t parent_id, int64_t frame_id);
-int64_t vs_writer_add_stack(VsWriter *w, const int64_t *frame_ids, size_t n);
+  int64_t vs_writer_add_stack_node (VsWriter *w, int64_t parent_id, int64_t frame_id);
+  int64_t vs_writer_add_stack (VsWriter *w, const int64_t *frame_ids, size_t n);
 
-int vs_writer_mem_event(VsWriter *w, const VsMemEvent *e);
-int vs_writer_pool_event(VsWriter *w, const VsPoolEvent *e);
-int vs_writer_alloc_event(VsWriter *w, const VsAllocEvent *e);
-int vs_writer_failed_alloc(VsWriter *w, const VsFailedAlloc *e);
-int64_t vs_writer_add_range(VsWriter *w, const VsRange *r);
-int vs_writer_end_range(VsWriter *w, int64_t range_id, int64_t end_ns);
-int vs_writer_kernel(VsWriter *w, const VsKernel *k);
-int vs_writer_memcpy(VsWriter *w, const VsMemcpy *m);
-int vs_writer_memset(VsWriter *w, const VsMemset *m);
+  int vs_writer_mem_event (VsWriter *w, const VsMemEvent *e);
+  int vs_writer_pool_event (VsWriter *w, const VsPoolEvent *e);
+  int vs_writer_alloc_event (VsWriter *w, const VsAllocEvent *e);
+  int vs_writer_failed_alloc (VsWriter *w, const VsFailedAlloc *e);
+  int64_t vs_writer_add_range (VsWriter *w, const VsRange *r);
+  int vs_writer_end_range (VsWriter *w, int64_t range_id, int64_t end_ns);
+  int vs_writer_kernel (VsWriter *w, const VsKernel *k);
+  int vs_writer_memcpy (VsWriter *w, const VsMemcpy *m);
+  int vs_writer_memset (VsWriter *w, const VsMemset *m);
 
-/* Commits the open transaction, if any. */
-int vs_writer_commit(VsWriter *w);
+  /* Commits the open transaction, if any. */
+  int vs_writer_commit (VsWriter *w);
 
-/* Commits and closes.  With finalize, runs vs_trace_finalize() first.
+  /* Commits and closes.  With finalize, runs vs_trace_finalize() first.
  * Always frees w.  Returns -1 (with err filled) if anything failed. */
-int vs_writer_close(VsWriter *w, bool finalize, VsProgressFunc progress,
-                    void *progress_data, char *err, size_t errlen);
+  int vs_writer_close (VsWriter *w, bool finalize, VsProgressFunc progress, void *progress_data,
+                       char *err, size_t errlen);
 
-/* Derives block, series, series_level and summary from the raw tables and
+  /* Derives block, series, series_level and summary from the raw tables and
  * creates the readers' indexes, replacing any earlier derivation; sets meta
  * 'finalized' to 1.  db must be open read-write on a trace.  Safe to run
  * again, e.g. on a trace whose recording was killed. */
-int vs_trace_finalize(struct sqlite3 *db, VsProgressFunc progress,
-                      void *progress_data, char *err, size_t errlen);
+  int vs_trace_finalize (struct sqlite3 *db, VsProgressFunc progress, void *progress_data,
+                         char *err, size_t errlen);
 
-/* The schema SQL (schemas/trace.sql). */
-extern const char vs_trace_schema_sql[];
+  /* The schema SQL (schemas/trace.sql). */
+  extern const char vs_trace_schema_sql[];
 
 #ifdef __cplusplus
 }

@@ -25,7 +25,8 @@
 #define U VS_UNKNOWN
 #define T(ns) (VS_FIXTURE_T0 + (ns))
 
-typedef struct {
+typedef struct
+{
   VsWriter *w;
   gint64 proc, dev;
 } Rec;
@@ -53,8 +54,8 @@ rec_begin (Rec *r, const char *path)
 static void
 rec_mem (Rec *r, gint64 ts, VsMemOp op, gint64 addr, gint64 bytes)
 {
-  VsMemEvent e = { T (ts), r->proc, 1, r->dev, U, U, VS_MEM_KIND_DEVICE, op,
-                   addr, bytes, U, U, U, U, U, U };
+  VsMemEvent e
+      = { T (ts), r->proc, 1, r->dev, U, U, VS_MEM_KIND_DEVICE, op, addr, bytes, U, U, U, U, U, U };
 
   g_assert_cmpint (vs_writer_mem_event (r->w, &e), >=, 0);
 }
@@ -62,8 +63,9 @@ rec_mem (Rec *r, gint64 ts, VsMemOp op, gint64 addr, gint64 bytes)
 static void
 rec_kernel (Rec *r, gint64 start, gint64 len)
 {
-  VsKernel k = { T (start), T (start + len), r->proc, r->dev, 1, 7, U, "gemm",
-                 1, 1, 1, 32, 1, 1, 0, 0, 32 };
+  VsKernel k = {
+    T (start), T (start + len), r->proc, r->dev, 1, 7, U, "gemm", 1, 1, 1, 32, 1, 1, 0, 0, 32
+  };
 
   g_assert_cmpint (vs_writer_kernel (r->w, &k), >=, 0);
 }
@@ -235,7 +237,10 @@ test_open_while_recording (void)
   g_assert_cmpint (vs_test_source_finalized (path), ==, 1);
   g_assert_cmpint (allocated_now (trace), ==, 64 * MiB);
   g_clear_pointer (&trace, vs_trace_free);
-  close (ready[0]); close (ready[1]); close (go[0]); close (go[1]);
+  close (ready[0]);
+  close (ready[1]);
+  close (go[0]);
+  close (go[1]);
   {
     g_autofree char *wal = g_strconcat (path, "-wal", NULL);
     g_autofree char *shm = g_strconcat (path, "-shm", NULL);
@@ -252,7 +257,7 @@ make_fixture (const char *name, int kind)
   g_autofree char *dir = g_dir_make_tmp ("vs-viewq-XXXXXX", NULL);
   char *path = g_build_filename (dir, name, NULL);
   char err[512] = "";
-  bool ok = kind == 0 ? vs_fixture_full (path, err, sizeof err)
+  bool ok = kind == 0   ? vs_fixture_full (path, err, sizeof err)
             : kind == 1 ? vs_fixture_random (path, 20000, 7, err, sizeof err)
                         : vs_fixture_expandable (path, err, sizeof err);
 
@@ -283,8 +288,8 @@ test_kernel_density (void)
     for (guint n = 1; n <= 64; n *= 4)
       for (int zoom = 0; zoom < 3; zoom++)
         {
-          gint64 dev = d == devices->len ? 0
-                         : ((const VsDeviceInfo *) g_ptr_array_index (devices, d))->id;
+          gint64 dev
+              = d == devices->len ? 0 : ((const VsDeviceInfo *)g_ptr_array_index (devices, d))->id;
           gint64 from = zoom * duration / 5, to = duration - zoom * duration / 7 + 1;
           g_autoptr (GError) error = NULL;
           g_autoptr (GArray) b = vs_kernel_density (trace, dev, from, to, n, &error);
@@ -305,9 +310,12 @@ test_kernel_density (void)
                 g_assert_cmpint (k->from_ns, ==, g_array_index (b, VsKernelBucket, i - 1).to_ns);
             }
           g_assert_cmpint (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
-          g_assert_cmpint (sqlite3_prepare_v2 (db,
-              "SELECT start_ns - ?2, end_ns - ?2 FROM kernel WHERE ?1 = 0 OR device_id = ?1",
-              -1, &st, NULL), ==, SQLITE_OK);
+          g_assert_cmpint (
+              sqlite3_prepare_v2 (
+                  db,
+                  "SELECT start_ns - ?2, end_ns - ?2 FROM kernel WHERE ?1 = 0 OR device_id = ?1",
+                  -1, &st, NULL),
+              ==, SQLITE_OK);
           sqlite3_bind_int64 (st, 1, dev);
           sqlite3_bind_int64 (st, 2, vs_trace_get_start_abs_ns (trace));
           while (sqlite3_step (st) == SQLITE_ROW)
@@ -345,8 +353,11 @@ test_peak_between (void)
   g_assert_cmpint (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
   for (int i = 0; i < 60; i++)
     {
-      gint64 a = g_rand_int_range (rand, 0, (gint32) MIN (duration, G_MAXINT32 - 1));
-      gint64 b = i % 3 == 0 ? duration : a + g_rand_int_range (rand, 0, (gint32) MIN (duration - a + 1, G_MAXINT32 - 1));
+      gint64 a = g_rand_int_range (rand, 0, (gint32)MIN (duration, G_MAXINT32 - 1));
+      gint64 b
+          = i % 3 == 0
+                ? duration
+                : a + g_rand_int_range (rand, 0, (gint32)MIN (duration - a + 1, G_MAXINT32 - 1));
       g_autoptr (GError) error = NULL;
       VsSeriesPoint got, entering;
       sqlite3_stmt *st = NULL;
@@ -357,9 +368,13 @@ test_peak_between (void)
       g_assert_true (vs_series_at_time (trace, dev->id, 0, a - 1, &entering, &error));
       want_bytes = entering.allocated_bytes;
       want_seq = entering.seq;
-      g_assert_cmpint (sqlite3_prepare_v2 (db,
-          "SELECT seq, allocated_bytes FROM series WHERE device_id = ?1 AND allocator_id = 0"
-          " AND ts >= ?2 AND ts <= ?3 ORDER BY ts, seq", -1, &st, NULL), ==, SQLITE_OK);
+      g_assert_cmpint (
+          sqlite3_prepare_v2 (
+              db,
+              "SELECT seq, allocated_bytes FROM series WHERE device_id = ?1 AND allocator_id = 0"
+              " AND ts >= ?2 AND ts <= ?3 ORDER BY ts, seq",
+              -1, &st, NULL),
+          ==, SQLITE_OK);
       sqlite3_bind_int64 (st, 1, dev->id);
       sqlite3_bind_int64 (st, 2, vs_trace_get_start_abs_ns (trace) + a);
       sqlite3_bind_int64 (st, 3, vs_trace_get_start_abs_ns (trace) + b);

@@ -11,7 +11,8 @@
 
 #define MiB G_GINT64_CONSTANT (1048576)
 
-typedef struct {
+typedef struct
+{
   char *dir, *path;
   VsTrace *trace;
   gint64 dev0, dev1, torch, pool;
@@ -28,7 +29,7 @@ build_basic (const char *path, char *err, size_t errlen)
 static void
 fx_setup (Fx *f, gconstpointer data)
 {
-  BuildFunc build = (BuildFunc) data;
+  BuildFunc build = (BuildFunc)data;
   g_autoptr (GError) error = NULL;
   const GPtrArray *allocators;
   char err[256];
@@ -41,7 +42,8 @@ fx_setup (Fx *f, gconstpointer data)
   g_assert_no_error (error);
   f->dev0 = vs_trace_find_device_by_idx (f->trace, 0)->id;
   f->dev1 = vs_trace_find_device_by_idx (f->trace, 1)
-              ? vs_trace_find_device_by_idx (f->trace, 1)->id : 0;
+                ? vs_trace_find_device_by_idx (f->trace, 1)->id
+                : 0;
   allocators = vs_trace_get_allocators (f->trace);
   for (guint i = 0; i < allocators->len; i++)
     {
@@ -150,10 +152,13 @@ test_basic_state_over_time (Fx *f, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
   VsSeriesPoint p;
-  static const struct { gint64 t, allocated; } expect[] = {
-    { -5, 3000 }, { 0, 3000 }, { 99, 3000 }, { 100, 4000 }, { 250, 6000 },
-    { 300, 5000 }, { 450, 5500 }, { 500, 9500 }, { 599, 9500 }, { 600, 5500 },
-    { 700, 3500 }, { 800, 500 }, { 100000, 500 },
+  static const struct
+  {
+    gint64 t, allocated;
+  } expect[] = {
+    { -5, 3000 },  { 0, 3000 },   { 99, 3000 },    { 100, 4000 }, { 250, 6000 },
+    { 300, 5000 }, { 450, 5500 }, { 500, 9500 },   { 599, 9500 }, { 600, 5500 },
+    { 700, 3500 }, { 800, 500 },  { 100000, 500 },
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (expect); i++)
@@ -188,18 +193,20 @@ test_basic_stack_rendering (Fx *f, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (GArray) blocks = vs_leaked_blocks (f->trace, 0, 0, &error);
-  const VsStackInfo *s = vs_stack_get (f->trace, g_array_index (blocks, VsBlock, 0).stack_id, &error);
+  const VsStackInfo *s
+      = vs_stack_get (f->trace, g_array_index (blocks, VsBlock, 0).stack_id, &error);
 
   g_assert_no_error (error);
   g_assert_cmpuint (s->frames->len, ==, 3);
-  g_assert_cmpstr (s->top_frame, ==, "/usr/lib/python3/dist-packages/torch/nn/functional.py:2000 linear");
+  g_assert_cmpstr (s->top_frame, ==,
+                   "/usr/lib/python3/dist-packages/torch/nn/functional.py:2000 linear");
   g_assert_cmpstr (s->site, ==, "/home/user/proj/model.py:17 forward");
   g_assert_cmpstr (s->text, ==,
                    "/usr/lib/python3/dist-packages/torch/nn/functional.py:2000 linear"
                    " <- /home/user/proj/model.py:17 forward"
                    " <- /home/user/proj/train.py:42 main");
-  g_assert_false (((VsFrameInfo *) g_ptr_array_index (s->frames, 0))->user_code);
-  g_assert_true (((VsFrameInfo *) g_ptr_array_index (s->frames, 1))->user_code);
+  g_assert_false (((VsFrameInfo *)g_ptr_array_index (s->frames, 0))->user_code);
+  g_assert_true (((VsFrameInfo *)g_ptr_array_index (s->frames, 1))->user_code);
   /* The same stack comes from the cache. */
   g_assert_true (vs_stack_get (f->trace, s->stack_id, NULL) == s);
   g_assert_cmpstr (vs_stack_get (f->trace, 0, NULL)->top_frame, ==, "");
@@ -213,7 +220,8 @@ test_user_code (void)
   g_assert_true (vs_frame_is_user_code ("/home/me/train.py", NULL));
   g_assert_true (vs_frame_is_user_code ("/home/user/app/main.c", "/home/user/app/bin/app"));
   g_assert_false (vs_frame_is_user_code ("/usr/lib/python3.11/threading.py", NULL));
-  g_assert_false (vs_frame_is_user_code ("/opt/conda/lib/python3.11/site-packages/torch/nn/modules/module.py", NULL));
+  g_assert_false (vs_frame_is_user_code (
+      "/opt/conda/lib/python3.11/site-packages/torch/nn/modules/module.py", NULL));
   g_assert_false (vs_frame_is_user_code ("/home/me/.venv/lib/python3.12/site-packages/x.py", NULL));
   g_assert_false (vs_frame_is_user_code (NULL, "/usr/local/cuda/lib64/libcudart.so.13"));
   g_assert_false (vs_frame_is_user_code (NULL, "/opt/torch/lib/libtorch_cuda.so"));
@@ -266,7 +274,8 @@ test_basic_trees (Fx *f, gconstpointer data)
   g_assert_cmpstr (n->label, ==, "/home/user/proj/train.py:42 main");
   g_assert_cmpint (n->self_bytes, ==, 6000);
   n = g_ptr_array_index (bu->children, 2);
-  g_assert_cmpstr (n->label, ==, "/usr/lib/python3/dist-packages/torch/nn/functional.py:2000 linear");
+  g_assert_cmpstr (n->label, ==,
+                   "/usr/lib/python3/dist-packages/torch/nn/functional.py:2000 linear");
   g_assert_cmpint (n->total_bytes, ==, 500);
 }
 
@@ -319,7 +328,8 @@ test_full_summary (Fx *f, gconstpointer data)
 static void
 test_full_peak_sums (Fx *f, gconstpointer data)
 {
-  gint64 series[][2] = { { f->dev0, 0 }, { f->dev1, 0 }, { f->dev0, f->torch }, { f->dev0, f->pool } };
+  gint64 series[][2]
+      = { { f->dev0, 0 }, { f->dev1, 0 }, { f->dev0, f->torch }, { f->dev0, f->pool } };
 
   /* For every series, the live allocated blocks at its peak sum to its
    * peak: blocks and series agree. */
@@ -357,10 +367,12 @@ test_full_sites (Fx *f, gconstpointer data)
   g_assert_no_error (error);
   /* model.py:17 is the site of two stacks (1262144 + 524288 bytes). */
   g_assert_cmpuint (sites->len, ==, 3);
-  g_assert_cmpstr (g_array_index (sites, VsGroup, 0).site, ==, "/home/user/proj/comm.c:88 init_comm");
+  g_assert_cmpstr (g_array_index (sites, VsGroup, 0).site, ==,
+                   "/home/user/proj/comm.c:88 init_comm");
   g_assert_cmpstr (g_array_index (sites, VsGroup, 0).top_frame, ==, "libnccl.so.2+0x1234");
   g_assert_cmpint (g_array_index (sites, VsGroup, 0).bytes, ==, 8 * MiB);
-  g_assert_cmpstr (g_array_index (sites, VsGroup, 1).site, ==, "/home/user/proj/model.py:17 forward");
+  g_assert_cmpstr (g_array_index (sites, VsGroup, 1).site, ==,
+                   "/home/user/proj/model.py:17 forward");
   g_assert_cmpint (g_array_index (sites, VsGroup, 1).bytes, ==, 1786432);
   g_assert_cmpint (g_array_index (sites, VsGroup, 1).count, ==, 3);
   g_assert_cmpstr (g_array_index (sites, VsGroup, 2).site, ==, "backward pass");
@@ -377,8 +389,8 @@ test_full_fragmentation (Fx *f, gconstpointer data)
   /* PyTorch at its peak: blocks of 1 MiB, 512 KiB and 256 KiB in the 2 MiB
    * segment leave one gap of 256 KiB at its end. */
   g_assert_true (vs_summary_get (f->trace, f->dev0, f->torch, &s, &error));
-  g_assert_true (vs_fragmentation_at (f->trace, f->dev0, f->torch,
-                                      s.peak_allocated_seq, &fr, gaps, &error));
+  g_assert_true (
+      vs_fragmentation_at (f->trace, f->dev0, f->torch, s.peak_allocated_seq, &fr, gaps, &error));
   g_assert_no_error (error);
   g_assert_cmpint (fr.reserved_bytes, ==, 2 * MiB);
   g_assert_cmpint (fr.allocated_bytes, ==, 1786432);
@@ -390,13 +402,13 @@ test_full_fragmentation (Fx *f, gconstpointer data)
   g_assert_cmpint (g_array_index (gaps, VsFreeGap, 0).address, ==, 0x101C0000);
 
   /* `all` includes the pool, whose free memory has no known layout. */
-  g_assert_true (vs_fragmentation_at (f->trace, f->dev0, 0, s.peak_allocated_seq,
-                                      &fr, NULL, &error));
+  g_assert_true (
+      vs_fragmentation_at (f->trace, f->dev0, 0, s.peak_allocated_seq, &fr, NULL, &error));
   g_assert_cmpint (fr.free_bytes, ==, 14 * MiB - 11223616);
   g_assert_cmpint (fr.largest_free_bytes, ==, VS_UNKNOWN);
   /* Device 1 holds only plain allocations: nothing free. */
-  g_assert_true (vs_fragmentation_at (f->trace, f->dev1, 0, vs_trace_get_last_seq (f->trace),
-                                      &fr, NULL, &error));
+  g_assert_true (vs_fragmentation_at (f->trace, f->dev1, 0, vs_trace_get_last_seq (f->trace), &fr,
+                                      NULL, &error));
   g_assert_cmpint (fr.free_bytes, ==, 0);
   g_assert_cmpint (fr.largest_free_bytes, ==, 0);
 }
@@ -490,8 +502,8 @@ test_expandable (Fx *f, gconstpointer data)
   g_assert_cmpint (s.peak_reserved_bytes, ==, 4 * MiB);
   g_assert_cmpint (s.peak_device_bytes, ==, 4 * MiB);
   g_assert_true (vs_summary_get (f->trace, f->dev0, f->torch, &s, &error));
-  g_assert_true (vs_fragmentation_at (f->trace, f->dev0, f->torch,
-                                      s.peak_allocated_seq, &fr, gaps, &error));
+  g_assert_true (
+      vs_fragmentation_at (f->trace, f->dev0, f->torch, s.peak_allocated_seq, &fr, gaps, &error));
   g_assert_no_error (error);
   /* The two chunks are one extent: the gap after the block that straddles
    * them runs to the end of the second chunk. */
@@ -508,8 +520,8 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
-#define ADD(name, build, fn) \
-  g_test_add ("/queries/" name, Fx, (gconstpointer) build, fx_setup, fn, fx_teardown)
+#define ADD(name, build, fn)                                                                       \
+  g_test_add ("/queries/" name, Fx, (gconstpointer)build, fx_setup, fn, fx_teardown)
   ADD ("basic/summary", build_basic, test_basic_summary);
   ADD ("basic/live-at-peak", build_basic, test_basic_live_at_peak);
   ADD ("basic/state-over-time", build_basic, test_basic_state_over_time);

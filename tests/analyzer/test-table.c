@@ -86,7 +86,8 @@ test_stack_column (void)
   g_assert_true (g_str_has_prefix (csv->str, "bytes,stack\n1024,layer <- train <- main\n"));
   vs_table_write_text (t, text);
   g_assert_nonnull (strstr (text->str, "bytes\n"));
-  g_assert_nonnull (strstr (text->str, "1.00 KiB\n        at layer\n        by train\n        by main\n"));
+  g_assert_nonnull (
+      strstr (text->str, "1.00 KiB\n        at layer\n        by train\n        by main\n"));
   g_assert_nonnull (strstr (text->str, "        by f11\n        … 8 more frames\n"));
   g_assert_null (strstr (text->str, "f12"));
 }
@@ -94,7 +95,11 @@ test_stack_column (void)
 static void
 test_units (void)
 {
-  static const struct { gint64 v; const char *bytes, *time; } cases[] = {
+  static const struct
+  {
+    gint64 v;
+    const char *bytes, *time;
+  } cases[] = {
     { 0, "0 B", "0 ns" },
     { 1023, "1023 B", "1.0 µs" },
     { 1536, "1.50 KiB", "1.5 µs" },

@@ -8,8 +8,9 @@
 #include "vs-analyzer.h"
 #include "vs-test-fixtures.h"
 
-typedef struct {
-  gint64 t;          /* ns since start */
+typedef struct
+{
+  gint64 t; /* ns since start */
   gint64 allocated, reserved;
 } Row;
 
@@ -85,8 +86,9 @@ test_levels_exist (void)
   sqlite3_stmt *stmt;
 
   g_assert_cmpint (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
-  g_assert_cmpint (sqlite3_prepare_v2 (db, "SELECT count(DISTINCT shift) FROM series_level",
-                                       -1, &stmt, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (
+      sqlite3_prepare_v2 (db, "SELECT count(DISTINCT shift) FROM series_level", -1, &stmt, NULL),
+      ==, SQLITE_OK);
   g_assert_cmpint (sqlite3_step (stmt), ==, SQLITE_ROW);
   g_assert_cmpint (sqlite3_column_int (stmt, 0), >=, 3);
   sqlite3_finalize (stmt);
@@ -108,7 +110,7 @@ test_raw_exact (void)
     {
       const VsTimelineBucket *b = &g_array_index (buckets, VsTimelineBucket, i);
 
-      g_assert_cmpint (b->from_ns, ==, from + 40 * (gint64) i);
+      g_assert_cmpint (b->from_ns, ==, from + 40 * (gint64)i);
       g_assert_cmpint (b->to_ns, ==, b->from_ns + 40);
       g_assert_true (b->known);
       g_assert_cmpint (b->max_allocated, ==, ref_max (b->from_ns, b->to_ns));
@@ -132,8 +134,8 @@ test_levels_bounded (void)
   gint64 t0 = g_get_monotonic_time ();
   g_autoptr (GArray) again = vs_timeline_query (trace, dev, 0, 0, end, 1000, &error);
 
-  g_test_message ("1000-bucket timeline over %u changes: %" G_GINT64_FORMAT " µs",
-                  rows->len, g_get_monotonic_time () - t0);
+  g_test_message ("1000-bucket timeline over %u changes: %" G_GINT64_FORMAT " µs", rows->len,
+                  g_get_monotonic_time () - t0);
   g_assert_no_error (error);
   g_assert_true (vs_summary_get (trace, dev, 0, &s, &error));
   for (guint i = 0; i < buckets->len; i++)
@@ -162,8 +164,8 @@ test_extremes_exact (void)
   for (int i = 0; i < 200; i++)
     {
       g_autoptr (GError) error = NULL;
-      gint64 a = g_rand_int_range (rand, 0, (gint32) MIN (end, G_MAXINT32));
-      gint64 len = (gint64) 1 << g_rand_int_range (rand, 0, 31);
+      gint64 a = g_rand_int_range (rand, 0, (gint32)MIN (end, G_MAXINT32));
+      gint64 len = (gint64)1 << g_rand_int_range (rand, 0, 31);
       gint64 b = MIN (a + len, end);
       VsTimelineBucket x;
 
@@ -191,7 +193,7 @@ open_allocator_fixture (const char *name, gboolean with_pinned, gint64 *alloc)
   g_assert_no_error (error);
   allocators = vs_trace_get_allocators (t);
   g_assert_cmpuint (allocators->len, ==, 1);
-  *alloc = ((const VsAllocatorInfo *) g_ptr_array_index (allocators, 0))->id;
+  *alloc = ((const VsAllocatorInfo *)g_ptr_array_index (allocators, 0))->id;
   return t;
 }
 
@@ -203,13 +205,15 @@ stored_series (VsTrace *t, gint64 alloc, gint64 *rows_out, gint64 *series_id)
   sqlite3 *db;
   sqlite3_stmt *stmt;
 
-  g_assert_cmpint (sqlite3_open_v2 (vs_trace_get_path (t), &db, SQLITE_OPEN_READONLY,
-                                    NULL), ==, SQLITE_OK);
-  g_assert_cmpint (sqlite3_prepare_v2 (db,
-                     "SELECT (SELECT count(*) FROM series WHERE allocator_id = ?1)"
-                     " + (SELECT count(*) FROM series_level WHERE allocator_id = ?1),"
-                     " (SELECT series_allocator_id FROM summary WHERE allocator_id = ?1)",
-                     -1, &stmt, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_open_v2 (vs_trace_get_path (t), &db, SQLITE_OPEN_READONLY, NULL), ==,
+                   SQLITE_OK);
+  g_assert_cmpint (
+      sqlite3_prepare_v2 (db,
+                          "SELECT (SELECT count(*) FROM series WHERE allocator_id = ?1)"
+                          " + (SELECT count(*) FROM series_level WHERE allocator_id = ?1),"
+                          " (SELECT series_allocator_id FROM summary WHERE allocator_id = ?1)",
+                          -1, &stmt, NULL),
+      ==, SQLITE_OK);
   sqlite3_bind_int64 (stmt, 1, alloc);
   g_assert_cmpint (sqlite3_step (stmt), ==, SQLITE_ROW);
   *rows_out = sqlite3_column_int64 (stmt, 0);
@@ -253,8 +257,9 @@ test_shared_allocator_series (void)
   gint64 sdev = vs_trace_find_device_by_idx (shared, 0)->id;
   gint64 odev = vs_trace_find_device_by_idx (own, 0)->id;
   gint64 end = vs_trace_get_duration_ns (shared);
-  gint64 windows[][2] = { { 0, end }, { end / 3, end / 3 + end / 50 },
-                          { end / 2, end / 2 + 30000 }, { 0, end / 7 } };
+  gint64 windows[][2] = {
+    { 0, end }, { end / 3, end / 3 + end / 50 }, { end / 2, end / 2 + 30000 }, { 0, end / 7 }
+  };
   g_autoptr (GRand) rand = g_rand_new_with_seed (3);
 
   stored_series (shared, shared_alloc, &n, &id);
@@ -269,10 +274,10 @@ test_shared_allocator_series (void)
       g_autoptr (GError) error = NULL;
       g_autoptr (GArray) a = vs_timeline_query (shared, sdev, shared_alloc, windows[w][0],
                                                 windows[w][1], 500, &error);
-      g_autoptr (GArray) b = vs_timeline_query (own, odev, own_alloc, windows[w][0],
-                                                windows[w][1], 500, &error);
-      g_autoptr (GArray) all = vs_timeline_query (shared, sdev, 0, windows[w][0],
-                                                  windows[w][1], 500, &error);
+      g_autoptr (GArray) b
+          = vs_timeline_query (own, odev, own_alloc, windows[w][0], windows[w][1], 500, &error);
+      g_autoptr (GArray) all
+          = vs_timeline_query (shared, sdev, 0, windows[w][0], windows[w][1], 500, &error);
 
       g_assert_no_error (error);
       assert_buckets_equal (a, b, TRUE);
@@ -281,15 +286,14 @@ test_shared_allocator_series (void)
         {
           g_assert_cmpint (g_array_index (a, VsTimelineBucket, i).max_device, ==, VS_UNKNOWN);
           if (g_array_index (all, VsTimelineBucket, i).known)
-            g_assert_cmpint (g_array_index (all, VsTimelineBucket, i).max_device, !=,
-                             VS_UNKNOWN);
+            g_assert_cmpint (g_array_index (all, VsTimelineBucket, i).max_device, !=, VS_UNKNOWN);
         }
     }
   for (int i = 0; i < 300; i++)
     {
       g_autoptr (GError) error = NULL;
-      gint64 t = g_rand_int_range (rand, 0, (gint32) MIN (end, G_MAXINT32));
-      gint64 len = (gint64) 1 << g_rand_int_range (rand, 0, 26);
+      gint64 t = g_rand_int_range (rand, 0, (gint32)MIN (end, G_MAXINT32));
+      gint64 len = (gint64)1 << g_rand_int_range (rand, 0, 26);
       VsSeriesPoint p, q;
       VsTimelineBucket x, y;
 
@@ -309,10 +313,9 @@ test_shared_allocator_series (void)
       g_assert_cmpint (x.last_allocated, ==, y.last_allocated);
       if (i % 10 == 0)
         {
-          g_assert_true (vs_series_peak_between (shared, sdev, shared_alloc, t, t + len,
-                                                 &p, &error));
-          g_assert_true (vs_series_peak_between (own, odev, own_alloc, t, t + len,
-                                                 &q, &error));
+          g_assert_true (
+              vs_series_peak_between (shared, sdev, shared_alloc, t, t + len, &p, &error));
+          g_assert_true (vs_series_peak_between (own, odev, own_alloc, t, t + len, &q, &error));
           g_assert_no_error (error);
           g_assert_cmpint (p.time_ns, ==, q.time_ns);
           g_assert_cmpint (p.allocated_bytes, ==, q.allocated_bytes);
@@ -360,9 +363,10 @@ main (int argc, char **argv)
   rows = g_array_new (FALSE, FALSE, sizeof (Row));
   g_assert_cmpint (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
   g_assert_cmpint (sqlite3_prepare_v2 (db,
-                     "SELECT ts - ?1, allocated_bytes, reserved_bytes FROM series"
-                     " WHERE device_id = ?2 AND allocator_id = 0 ORDER BY seq",
-                     -1, &stmt, NULL), ==, SQLITE_OK);
+                                       "SELECT ts - ?1, allocated_bytes, reserved_bytes FROM series"
+                                       " WHERE device_id = ?2 AND allocator_id = 0 ORDER BY seq",
+                                       -1, &stmt, NULL),
+                   ==, SQLITE_OK);
   sqlite3_bind_int64 (stmt, 1, VS_FIXTURE_T0);
   sqlite3_bind_int64 (stmt, 2, dev);
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)

@@ -12,7 +12,8 @@
 #include "vs-analyzer.h"
 #include "vs-test-fixtures.h"
 
-typedef struct {
+typedef struct
+{
   char *dir;
 } Dir;
 
@@ -80,7 +81,7 @@ test_random_bytes (Dir *d, gconstpointer data)
   char buf[8192];
 
   for (gsize i = 0; i < sizeof buf; i++)
-    buf[i] = (char) g_rand_int_range (rand, 0, 256);
+    buf[i] = (char)g_rand_int_range (rand, 0, 256);
   g_assert_true (g_file_set_contents (path, buf, sizeof buf, NULL));
   assert_refused (path, VS_TRACE_ERROR_NOT_A_TRACE);
 }
@@ -109,8 +110,9 @@ test_other_application (Dir *d, gconstpointer data)
   sqlite3 *db;
 
   g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
-  g_assert_cmpint (sqlite3_exec (db, "CREATE TABLE t (x); INSERT INTO t VALUES (1);",
-                                 NULL, NULL, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (
+      sqlite3_exec (db, "CREATE TABLE t (x); INSERT INTO t VALUES (1);", NULL, NULL, NULL), ==,
+      SQLITE_OK);
   sqlite3_close (db);
   assert_refused (path, VS_TRACE_ERROR_NOT_A_TRACE);
 }
@@ -126,13 +128,13 @@ test_newer_schema (Dir *d, gconstpointer data)
 
   g_assert_true (vs_fixture_basic (path, true, err, sizeof err));
   g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
-  g_assert_cmpint (sqlite3_exec (db, "PRAGMA user_version = 99", NULL, NULL, NULL),
-                   ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_exec (db, "PRAGMA user_version = 99", NULL, NULL, NULL), ==, SQLITE_OK);
   sqlite3_close (db);
   trace = vs_trace_open (path, &error);
   g_assert_null (trace);
   g_assert_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_NEWER_SCHEMA);
-  g_assert_nonnull (strstr (error->message, "newer vramscope (schema 99, this build reads up to 1)"));
+  g_assert_nonnull (
+      strstr (error->message, "newer vramscope (schema 99, this build reads up to 1)"));
 }
 
 static void
@@ -187,8 +189,8 @@ test_valid_trace (Dir *d, gconstpointer data)
   allocators = vs_trace_get_allocators (trace);
   g_assert_cmpuint (allocators->len, ==, 2);
   /* Ordered by device, then name. */
-  g_assert_cmpstr (((VsAllocatorInfo *) g_ptr_array_index (allocators, 0))->name, ==, "pool:0x5000");
-  g_assert_cmpstr (((VsAllocatorInfo *) g_ptr_array_index (allocators, 1))->kind, ==, "pytorch");
+  g_assert_cmpstr (((VsAllocatorInfo *)g_ptr_array_index (allocators, 0))->name, ==, "pool:0x5000");
+  g_assert_cmpstr (((VsAllocatorInfo *)g_ptr_array_index (allocators, 1))->kind, ==, "pytorch");
   g_assert_cmpstr (vs_trace_allocator_name (trace, 0), ==, "all");
 }
 
@@ -209,8 +211,7 @@ test_unfinalized_is_finalized (Dir *d, gconstpointer data)
   g_assert_no_error (error);
   fin = vs_trace_dup_meta (trace, "finalized");
   g_assert_cmpstr (fin, ==, "1");
-  g_assert_true (vs_summary_get (trace, vs_trace_find_device_by_idx (trace, 0)->id,
-                                 0, &s, &error));
+  g_assert_true (vs_summary_get (trace, vs_trace_find_device_by_idx (trace, 0)->id, 0, &s, &error));
   g_assert_cmpint (s.peak_allocated_bytes, ==, 9500);
 }
 

@@ -8,9 +8,10 @@
 
 #define U VS_UNKNOWN
 #define T(x) (VS_FIXTURE_T0 + (x))
-#define MiB INT64_C(1048576)
+#define MiB INT64_C (1048576)
 
-typedef struct {
+typedef struct
+{
   VsWriter *w;
   int64_t proc;
   bool ok;
@@ -62,21 +63,19 @@ end (Ctx *c, bool finalize)
 }
 
 static void
-mem (Ctx *c, int64_t dev, int64_t ts, VsMemKind kind, VsMemOp op,
-     int64_t addr, int64_t bytes, int64_t pool, int64_t stack)
+mem (Ctx *c, int64_t dev, int64_t ts, VsMemKind kind, VsMemOp op, int64_t addr, int64_t bytes,
+     int64_t pool, int64_t stack)
 {
-  VsMemEvent e = { ts, c->proc, 7, dev, U, U, kind, op, addr, bytes,
-                   pool, U, U, U, stack, U };
+  VsMemEvent e = { ts, c->proc, 7, dev, U, U, kind, op, addr, bytes, pool, U, U, U, stack, U };
 
   check (c, vs_writer_mem_event (c->w, &e));
 }
 
 static void
-blk (Ctx *c, int64_t dev, int64_t allocator, int64_t ts, VsAllocOp op,
-     int64_t addr, int64_t requested, int64_t block, int64_t stack)
+blk (Ctx *c, int64_t dev, int64_t allocator, int64_t ts, VsAllocOp op, int64_t addr,
+     int64_t requested, int64_t block, int64_t stack)
 {
-  VsAllocEvent e = { ts, c->proc, 7, dev, allocator, op, addr, requested,
-                     block, U, U, stack, U };
+  VsAllocEvent e = { ts, c->proc, 7, dev, allocator, op, addr, requested, block, U, U, stack, U };
 
   check (c, vs_writer_alloc_event (c->w, &e));
 }
@@ -198,7 +197,7 @@ vs_fixture_full (const char *path, char *err, size_t errlen)
   {
     VsModule app = { c.proc, "/home/user/proj/app", "abcd", 0x400000, 0x10000 };
     VsModule nccl = { c.proc, "/usr/lib/x86_64-linux-gnu/libnccl.so.2", NULL,
-                      INT64_C(0x7f0000000000), 0x100000 };
+                      INT64_C (0x7f0000000000), 0x100000 };
 
     mod_app = vs_writer_add_module (c.w, &app);
     mod_nccl = vs_writer_add_module (c.w, &nccl);
@@ -210,11 +209,13 @@ vs_fixture_full (const char *path, char *err, size_t errlen)
   f_fwd2 = py_frame (&c, "/home/user/proj/model.py", 25, "forward");
   f_lin = py_frame (&c, "/usr/lib/python3/dist-packages/torch/nn/functional.py", 2000, "linear");
   {
-    VsFrame init = { VS_FRAME_NATIVE, mod_app, 0x401000, "init_comm", "/home/user/proj/comm.c", 88 };
-    VsFrame nccl = { VS_FRAME_NATIVE, mod_nccl, INT64_C(0x7f0000001234), NULL, NULL, U };
+    VsFrame init
+        = { VS_FRAME_NATIVE, mod_app, 0x401000, "init_comm", "/home/user/proj/comm.c", 88 };
+    VsFrame nccl = { VS_FRAME_NATIVE, mod_nccl, INT64_C (0x7f0000001234), NULL, NULL, U };
     VsFrame label = { VS_FRAME_LABEL, U, U, "backward pass", NULL, U };
-    VsFrame grow = { VS_FRAME_NATIVE, mod_app, 0x402000, "Pool<int, float>::grow",
-                     "/home/user/proj/alloc.cc", 7 };
+    VsFrame grow = {
+      VS_FRAME_NATIVE, mod_app, 0x402000, "Pool<int, float>::grow", "/home/user/proj/alloc.cc", 7
+    };
 
     f_init = vs_writer_add_frame (c.w, &init);
     f_nccl = vs_writer_add_frame (c.w, &nccl);
@@ -253,10 +254,13 @@ vs_fixture_full (const char *path, char *err, size_t errlen)
   blk (&c, dev0, torch, T (1400), VS_ALLOC_OP_FREE_REQUESTED, 0x10100000, 524288, 524288, U);
   blk (&c, dev0, torch, T (1450), VS_ALLOC_OP_FREE_COMPLETED, 0x10100000, 524288, 524288, U);
   {
-    VsFailedAlloc dl = { T (1590), c.proc, 7, dev0, U, "cudaMalloc", 3 * MiB, 2,
-                         "cudaErrorMemoryAllocation", 1000000, 1024 * MiB, 77, sb, U };
-    VsFailedAlloc pt = { T (1600), c.proc, 7, dev0, torch, "pytorch", 3 * MiB, U,
-                         "OutOfMemoryError", 1000000, 1024 * MiB, U, sb, U };
+    VsFailedAlloc dl = {
+      T (1590), c.proc,     7,  dev0, U, "cudaMalloc", 3 * MiB, 2, "cudaErrorMemoryAllocation",
+      1000000,  1024 * MiB, 77, sb,   U
+    };
+    VsFailedAlloc pt
+        = { T (1600),           c.proc,  7,          dev0, torch, "pytorch", 3 * MiB, U,
+            "OutOfMemoryError", 1000000, 1024 * MiB, U,    sb,    U };
 
     check (&c, vs_writer_failed_alloc (c.w, &dl));
     check (&c, vs_writer_failed_alloc (c.w, &pt));
@@ -280,7 +284,11 @@ vs_fixture_full (const char *path, char *err, size_t errlen)
     check (&c, vs_writer_add_range (c.w, &stp));
   }
   {
-    static const struct { int64_t dev, start, len; const char *name; } ks[] = {
+    static const struct
+    {
+      int64_t dev, start, len;
+      const char *name;
+    } ks[] = {
       { 0, 1100, 100, "void gemm<float, 128>(float const*)" },
       { 0, 1300, 200, "void gemm<float, 128>(float const*)" },
       { 0, 1600, 300, "void gemm<float, 128>(float const*)" },
@@ -290,9 +298,23 @@ vs_fixture_full (const char *path, char *err, size_t errlen)
 
     for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++)
       {
-        VsKernel k = { T (ks[i].start), T (ks[i].start + ks[i].len), c.proc,
-                       ks[i].dev == 0 ? dev0 : dev1, U, 1, (int64_t) i + 1,
-                       ks[i].name, 1, 1, 1, 128, 1, 1, 0, 0, 32 };
+        VsKernel k = { T (ks[i].start),
+                       T (ks[i].start + ks[i].len),
+                       c.proc,
+                       ks[i].dev == 0 ? dev0 : dev1,
+                       U,
+                       1,
+                       (int64_t)i + 1,
+                       ks[i].name,
+                       1,
+                       1,
+                       1,
+                       128,
+                       1,
+                       1,
+                       0,
+                       0,
+                       32 };
 
         check (&c, vs_writer_kernel (c.w, &k));
       }
@@ -349,8 +371,7 @@ xorshift (unsigned x)
 }
 
 bool
-vs_fixture_random (const char *path, int n, unsigned seed, char *err,
-                   size_t errlen)
+vs_fixture_random (const char *path, int n, unsigned seed, char *err, size_t errlen)
 {
   Ctx c;
   VsDevice d = { 0, "GPU-random-0", "Test GPU", 80 * 1024 * MiB };
@@ -369,16 +390,16 @@ vs_fixture_random (const char *path, int n, unsigned seed, char *err,
       ts += 1 + (x % 2000);
       if (nlive > 0 && (nlive == 256 || (x >> 8) % 2 == 0))
         {
-          int k = (int) ((x >> 12) % (unsigned) nlive);
+          int k = (int)((x >> 12) % (unsigned)nlive);
 
-          mem (&c, dev, T (ts), VS_MEM_KIND_DEVICE, VS_MEM_OP_FREE,
-               live[k] & 0xffffffffff, live[k] >> 40, U, U);
+          mem (&c, dev, T (ts), VS_MEM_KIND_DEVICE, VS_MEM_OP_FREE, live[k] & 0xffffffffff,
+               live[k] >> 40, U, U);
           live[k] = live[--nlive];
         }
       else
         {
-          int64_t bytes = 1 + (int64_t) ((x >> 4) % 100000);
-          int64_t addr = (int64_t) (i + 1) * 0x100000;
+          int64_t bytes = 1 + (int64_t)((x >> 4) % 100000);
+          int64_t addr = (int64_t)(i + 1) * 0x100000;
 
           mem (&c, dev, T (ts), VS_MEM_KIND_DEVICE, VS_MEM_OP_ALLOC, addr, bytes, U, U);
           live[nlive++] = (bytes << 40) | addr;
@@ -388,8 +409,8 @@ vs_fixture_random (const char *path, int n, unsigned seed, char *err,
 }
 
 bool
-vs_fixture_allocator_random (const char *path, int n, unsigned seed,
-                             bool with_pinned, char *err, size_t errlen)
+vs_fixture_allocator_random (const char *path, int n, unsigned seed, bool with_pinned, char *err,
+                             size_t errlen)
 {
   Ctx c;
   VsDevice d = { 0, "GPU-allocator-0", "Test GPU", 80 * 1024 * MiB };
@@ -416,23 +437,23 @@ vs_fixture_allocator_random (const char *path, int n, unsigned seed,
       ts += 1 + (x % 2000);
       if (nlive > 0 && (nlive == 256 || (x >> 8) % 2 == 0))
         {
-          int k = (int) ((x >> 12) % (unsigned) nlive);
+          int k = (int)((x >> 12) % (unsigned)nlive);
 
-          blk (&c, dev, torch, T (ts), VS_ALLOC_OP_FREE_COMPLETED,
-               live[k] & 0xffffffffff, live[k] >> 40, live[k] >> 40, U);
+          blk (&c, dev, torch, T (ts), VS_ALLOC_OP_FREE_COMPLETED, live[k] & 0xffffffffff,
+               live[k] >> 40, live[k] >> 40, U);
           live[k] = live[--nlive];
         }
       else
         {
-          int64_t bytes = 512 * (1 + (int64_t) ((x >> 4) % 200));
+          int64_t bytes = 512 * (1 + (int64_t)((x >> 4) % 200));
 
           if (bytes > seg_left)
             {
               /* A new 20 MiB segment, reserved before the block. */
-              seg_next = (int64_t) ++nseg * 0x10000000;
+              seg_next = (int64_t)++nseg * 0x10000000;
               seg_left = 20 * MiB;
-              blk (&c, dev, torch, T (ts), VS_ALLOC_OP_SEGMENT_ALLOC,
-                   seg_next, seg_left, seg_left, U);
+              blk (&c, dev, torch, T (ts), VS_ALLOC_OP_SEGMENT_ALLOC, seg_next, seg_left, seg_left,
+                   U);
             }
           blk (&c, dev, torch, T (ts), VS_ALLOC_OP_ALLOC, seg_next, bytes, bytes, U);
           live[nlive++] = (bytes << 40) | seg_next;

@@ -11,7 +11,7 @@
 
 #include "vs-trace-writer.h"
 
-#define VS_FIXTURE_T0 INT64_C(1700000000000000000)
+#define VS_FIXTURE_T0 INT64_C (1700000000000000000)
 
 /* One device, plain cudaMalloc: address reuse, a release stored before its
  * allocation, memory live before the trace began. */
@@ -28,13 +28,12 @@ bool vs_fixture_expandable (const char *path, char *err, size_t errlen);
 
 /* n pseudo-random plain allocations and frees over about n µs, so the
  * finalizer builds summary levels; deterministic for a given seed. */
-bool vs_fixture_random (const char *path, int n, unsigned seed, char *err,
-                        size_t errlen);
+bool vs_fixture_random (const char *path, int n, unsigned seed, char *err, size_t errlen);
 
 /* n pseudo-random PyTorch block allocations and frees in 20 MiB segments on
  * one device, nothing else: the allocator's series equals the device's
  * `all` series and is stored once.  with_pinned adds a pinned host buffer
  * over the whole trace, which leaves both series' bytes unchanged but makes
  * the finalizer store the allocator's series on its own. */
-bool vs_fixture_allocator_random (const char *path, int n, unsigned seed,
-                                  bool with_pinned, char *err, size_t errlen);
+bool vs_fixture_allocator_random (const char *path, int n, unsigned seed, bool with_pinned,
+                                  char *err, size_t errlen);

@@ -30,9 +30,9 @@ vs_test_source_fingerprint (const char *path)
           continue;
         }
       g_assert_true (g_file_get_contents (paths[i], &data, &len, NULL));
-      sum = g_compute_checksum_for_data (G_CHECKSUM_SHA256, (const guchar *) data, len);
+      sum = g_compute_checksum_for_data (G_CHECKSUM_SHA256, (const guchar *)data, len);
       g_string_append_printf (s, "%s:%" G_GSIZE_FORMAT ":%ld.%ld;", sum, len,
-                              (long) st.st_mtim.tv_sec, (long) st.st_mtim.tv_nsec);
+                              (long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
     }
   return g_string_free (s, FALSE);
 }
@@ -46,8 +46,9 @@ vs_test_source_finalized (const char *path)
   gint64 v = -1;
 
   g_assert_cmpint (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
-  g_assert_cmpint (sqlite3_prepare_v2 (db, "SELECT value FROM meta WHERE key = 'finalized'",
-                                       -1, &stmt, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (
+      sqlite3_prepare_v2 (db, "SELECT value FROM meta WHERE key = 'finalized'", -1, &stmt, NULL),
+      ==, SQLITE_OK);
   if (sqlite3_step (stmt) == SQLITE_ROW)
     v = sqlite3_column_int64 (stmt, 0);
   sqlite3_finalize (stmt);

@@ -37,9 +37,11 @@ make_other (const char *path, char *err, size_t errlen)
 
   if (sqlite3_open (path, &db) != SQLITE_OK)
     return false;
-  ok = sqlite3_exec (db, "CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT);"
+  ok = sqlite3_exec (db,
+                     "CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT);"
                      "INSERT INTO notes (text) VALUES ('hello');",
-                     NULL, NULL, NULL) == SQLITE_OK;
+                     NULL, NULL, NULL)
+       == SQLITE_OK;
   if (!ok)
     snprintf (err, errlen, "%s", sqlite3_errmsg (db));
   sqlite3_close (db);
@@ -54,7 +56,8 @@ main (int argc, char **argv)
 
   if (argc != 3)
     {
-      fprintf (stderr, "usage: make-fixture basic|unfinalized|full|expandable|random|newer|other PATH\n");
+      fprintf (stderr,
+               "usage: make-fixture basic|unfinalized|full|expandable|random|newer|other PATH\n");
       return 2;
     }
   if (strcmp (argv[1], "basic") == 0)

@@ -24,52 +24,53 @@ static int line_c, line_b, line_a, line_inline, line_inline_caller;
 
 /* The known chain: a → b → c → vs_stack_capture.  The statement after each
  * call keeps the compiler from turning it into a tail call. */
-__attribute__((noinline)) static uint64_t
-chain_c(void)
+__attribute__ ((noinline)) static uint64_t
+chain_c (void)
 {
   line_c = __LINE__ + 1;
-  uint64_t h = vs_stack_capture(&queue);
+  uint64_t h = vs_stack_capture (&queue);
   sink_hole++;
   return h;
 }
 
-__attribute__((noinline)) static uint64_t
-chain_b(void)
+__attribute__ ((noinline)) static uint64_t
+chain_b (void)
 {
   line_b = __LINE__ + 1;
-  uint64_t h = chain_c();
+  uint64_t h = chain_c ();
   sink_hole++;
   return h;
 }
 
-__attribute__((noinline)) static uint64_t
-chain_a(void)
+__attribute__ ((noinline)) static uint64_t
+chain_a (void)
 {
   line_a = __LINE__ + 1;
-  uint64_t h = chain_b();
+  uint64_t h = chain_b ();
   sink_hole++;
   return h;
 }
 
-static inline __attribute__((always_inline)) uint64_t
-inlined_step(void)
+static inline __attribute__ ((always_inline)) uint64_t
+inlined_step (void)
 {
   line_inline = __LINE__ + 1;
-  uint64_t h = vs_stack_capture(&queue);
+  uint64_t h = vs_stack_capture (&queue);
   sink_hole++;
   return h;
 }
 
-__attribute__((noinline)) static uint64_t
-inline_caller(void)
+__attribute__ ((noinline)) static uint64_t
+inline_caller (void)
 {
   line_inline_caller = __LINE__ + 1;
-  uint64_t h = inlined_step();
+  uint64_t h = inlined_step ();
   sink_hole++;
   return h;
 }
 
-typedef struct {
+typedef struct
+{
   char *path;
   int64_t stack_a, stack_inline;
 } Trace;
@@ -77,46 +78,53 @@ typedef struct {
 /* Drains the queue into a sink writing a fresh trace; the stacks become
  * failed allocations so events name them. */
 static void
-write_trace(Trace *t, uint64_t hash_a, uint64_t hash_inline)
+write_trace (Trace *t, uint64_t hash_a, uint64_t hash_inline)
 {
   char err[256];
-  int fd = g_file_open_tmp("test-stacks-XXXXXX.db", &t->path, NULL);
-  g_assert_cmpint(fd, >=, 0);
-  close(fd);
-  VsWriter *w = vs_writer_create(t->path, err, sizeof err);
-  g_assert_nonnull(w);
-  VsProcess p = {.pid = getpid(), .ppid = VS_UNKNOWN, .rank = VS_UNKNOWN,
-                 .local_rank = VS_UNKNOWN, .world_size = VS_UNKNOWN,
-                 .start_ns = 1, .end_ns = VS_UNKNOWN, .exit_status = VS_UNKNOWN};
-  int64_t pid = vs_writer_add_process(w, &p);
-  g_assert_cmpint(pid, >, 0);
-  VsSink *s = vs_sink_new(w, pid);
-  g_assert_nonnull(s);
-  uint64_t hashes[2] = {hash_a, hash_inline};
-  for (int i = 0; i < 2; i++) {
-    VsItem it = {0};
-    it.type = VS_ITEM_FAILED_ALLOC;
-    it.ts = 10 + i;
-    it.tid = 1;
-    it.correlation = (uint64_t)i + 1;
-    it.bytes = 1 << 20;
-    it.error = 2;
-    it.device = UINT32_MAX;
-    it.free_bytes = it.total_bytes = VS_UNKNOWN;
-    it.stack = hashes[i];
-    strcpy(it.api, "cudaMalloc");
-    g_assert_true(vs_queue_push(&queue, &it));
-  }
+  int fd = g_file_open_tmp ("test-stacks-XXXXXX.db", &t->path, NULL);
+  g_assert_cmpint (fd, >=, 0);
+  close (fd);
+  VsWriter *w = vs_writer_create (t->path, err, sizeof err);
+  g_assert_nonnull (w);
+  VsProcess p = { .pid = getpid (),
+                  .ppid = VS_UNKNOWN,
+                  .rank = VS_UNKNOWN,
+                  .local_rank = VS_UNKNOWN,
+                  .world_size = VS_UNKNOWN,
+                  .start_ns = 1,
+                  .end_ns = VS_UNKNOWN,
+                  .exit_status = VS_UNKNOWN };
+  int64_t pid = vs_writer_add_process (w, &p);
+  g_assert_cmpint (pid, >, 0);
+  VsSink *s = vs_sink_new (w, pid);
+  g_assert_nonnull (s);
+  uint64_t hashes[2] = { hash_a, hash_inline };
+  for (int i = 0; i < 2; i++)
+    {
+      VsItem it = { 0 };
+      it.type = VS_ITEM_FAILED_ALLOC;
+      it.ts = 10 + i;
+      it.tid = 1;
+      it.correlation = (uint64_t)i + 1;
+      it.bytes = 1 << 20;
+      it.error = 2;
+      it.device = UINT32_MAX;
+      it.free_bytes = it.total_bytes = VS_UNKNOWN;
+      it.stack = hashes[i];
+      strcpy (it.api, "cudaMalloc");
+      g_assert_true (vs_queue_push (&queue, &it));
+    }
   VsItem items[64];
   size_t n;
-  while ((n = vs_queue_pop(&queue, items, 64)) > 0)
+  while ((n = vs_queue_pop (&queue, items, 64)) > 0)
     for (size_t i = 0; i < n; i++)
-      g_assert_cmpint(vs_sink_process_item(s, &items[i]), ==, 0);
-  vs_sink_free(s);
-  g_assert_cmpint(vs_writer_close(w, false, NULL, NULL, err, sizeof err), ==, 0);
+      g_assert_cmpint (vs_sink_process_item (s, &items[i]), ==, 0);
+  vs_sink_free (s);
+  g_assert_cmpint (vs_writer_close (w, false, NULL, NULL, err, sizeof err), ==, 0);
 }
 
-typedef struct {
+typedef struct
+{
   int kind;
   char *function, *file;
   int64_t line;
@@ -124,195 +132,209 @@ typedef struct {
 
 /* The frames of stack id, innermost first. */
 static GArray *
-read_stack(sqlite3 *db, int64_t id)
+read_stack (sqlite3 *db, int64_t id)
 {
-  GArray *a = g_array_new(FALSE, TRUE, sizeof(Frame));
+  GArray *a = g_array_new (FALSE, TRUE, sizeof (Frame));
   sqlite3_stmt *q;
-  g_assert_cmpint(sqlite3_prepare_v2(db,
-    "SELECT s.parent_id, f.kind, f.function, f.file, f.line FROM stack s"
-    " JOIN frame f ON f.id = s.frame_id WHERE s.id = ?", -1, &q, NULL), ==, SQLITE_OK);
-  while (id != 0) {
-    sqlite3_reset(q);
-    sqlite3_bind_int64(q, 1, id);
-    g_assert_cmpint(sqlite3_step(q), ==, SQLITE_ROW);
-    Frame f = {sqlite3_column_int(q, 1),
-               g_strdup((const char *)sqlite3_column_text(q, 2)),
-               g_strdup((const char *)sqlite3_column_text(q, 3)),
-               sqlite3_column_type(q, 4) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 4)};
-    g_array_append_val(a, f);
-    id = sqlite3_column_int64(q, 0);
-  }
-  sqlite3_finalize(q);
+  g_assert_cmpint (
+      sqlite3_prepare_v2 (db,
+                          "SELECT s.parent_id, f.kind, f.function, f.file, f.line FROM stack s"
+                          " JOIN frame f ON f.id = s.frame_id WHERE s.id = ?",
+                          -1, &q, NULL),
+      ==, SQLITE_OK);
+  while (id != 0)
+    {
+      sqlite3_reset (q);
+      sqlite3_bind_int64 (q, 1, id);
+      g_assert_cmpint (sqlite3_step (q), ==, SQLITE_ROW);
+      Frame f = { sqlite3_column_int (q, 1), g_strdup ((const char *)sqlite3_column_text (q, 2)),
+                  g_strdup ((const char *)sqlite3_column_text (q, 3)),
+                  sqlite3_column_type (q, 4) == SQLITE_NULL ? -1 : sqlite3_column_int64 (q, 4) };
+      g_array_append_val (a, f);
+      id = sqlite3_column_int64 (q, 0);
+    }
+  sqlite3_finalize (q);
   return a;
 }
 
 static void
-check_frame(GArray *a, guint i, int kind, const char *function, int line)
+check_frame (GArray *a, guint i, int kind, const char *function, int line)
 {
-  g_assert_cmpuint(a->len, >, i);
-  Frame *f = &g_array_index(a, Frame, i);
-  g_assert_cmpint(f->kind, ==, kind);
-  g_assert_cmpstr(f->function, ==, function);
-  g_assert_nonnull(f->file);
-  g_assert_true(g_str_has_suffix(f->file, "test-stacks.c"));
-  g_assert_cmpint(f->line, ==, line);
+  g_assert_cmpuint (a->len, >, i);
+  Frame *f = &g_array_index (a, Frame, i);
+  g_assert_cmpint (f->kind, ==, kind);
+  g_assert_cmpstr (f->function, ==, function);
+  g_assert_nonnull (f->file);
+  g_assert_true (g_str_has_suffix (f->file, "test-stacks.c"));
+  g_assert_cmpint (f->line, ==, line);
 }
 
 static void
-free_frames(GArray *a)
+free_frames (GArray *a)
 {
-  for (guint i = 0; i < a->len; i++) {
-    g_free(g_array_index(a, Frame, i).function);
-    g_free(g_array_index(a, Frame, i).file);
-  }
-  g_array_unref(a);
+  for (guint i = 0; i < a->len; i++)
+    {
+      g_free (g_array_index (a, Frame, i).function);
+      g_free (g_array_index (a, Frame, i).file);
+    }
+  g_array_unref (a);
 }
 
 /* The chain a → b → c comes back symbolized, innermost first, each frame
  * at the line of its call; the inlined function is a frame of kind
  * inline inside its caller's native frame. */
 static void
-test_unwind_symbolize(void)
+test_unwind_symbolize (void)
 {
-  g_assert_cmpint(vs_unwind_init(), ==, VS_UNWIND_LIBUNWIND);
-  vs_queue_init(&queue, 1024);
+  g_assert_cmpint (vs_unwind_init (), ==, VS_UNWIND_LIBUNWIND);
+  vs_queue_init (&queue, 1024);
   /* The same stack twice (same call site): one hash, one blob sent. */
   uint64_t hs[2];
   for (volatile int i = 0; i < 2; i++)
-    hs[i] = chain_a();
+    hs[i] = chain_a ();
   uint64_t ha = hs[0];
-  g_assert_cmpuint(ha, !=, 0);
-  g_assert_cmpuint(hs[1], ==, ha);
-  g_assert_cmpuint(queue.count, ==, 1);
-  uint64_t hi = inline_caller();
-  g_assert_cmpuint(hi, !=, ha);
-  g_assert_cmpuint(queue.count, ==, 2);
+  g_assert_cmpuint (ha, !=, 0);
+  g_assert_cmpuint (hs[1], ==, ha);
+  g_assert_cmpuint (queue.count, ==, 1);
+  uint64_t hi = inline_caller ();
+  g_assert_cmpuint (hi, !=, ha);
+  g_assert_cmpuint (queue.count, ==, 2);
 
-  Trace t = {0};
-  write_trace(&t, ha, hi);
+  Trace t = { 0 };
+  write_trace (&t, ha, hi);
 
   VsSymbolizeStats st;
   char err[512];
-  int rc = vs_symbolize_file(t.path, &st, err, sizeof err);
+  int rc = vs_symbolize_file (t.path, &st, err, sizeof err);
   if (rc != 0)
-    g_printerr("%s\n", err);
-  g_assert_cmpint(rc, ==, 0);
-  g_assert_cmpint(st.frames, >=, 4);
-  g_assert_cmpint(st.symbolized, >=, 4);
-  g_assert_cmpint(st.inlined, >=, 1);
+    g_printerr ("%s\n", err);
+  g_assert_cmpint (rc, ==, 0);
+  g_assert_cmpint (st.frames, >=, 4);
+  g_assert_cmpint (st.symbolized, >=, 4);
+  g_assert_cmpint (st.inlined, >=, 1);
   /* Symbolizing again changes nothing. */
-  g_assert_cmpint(vs_symbolize_file(t.path, NULL, err, sizeof err), ==, 0);
+  g_assert_cmpint (vs_symbolize_file (t.path, NULL, err, sizeof err), ==, 0);
 
   sqlite3 *db;
-  g_assert_cmpint(sqlite3_open_v2(t.path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_open_v2 (t.path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
   sqlite3_stmt *q;
-  g_assert_cmpint(sqlite3_prepare_v2(db, "SELECT stack_id FROM failed_alloc ORDER BY ts",
-                                     -1, &q, NULL), ==, SQLITE_OK);
-  g_assert_cmpint(sqlite3_step(q), ==, SQLITE_ROW);
-  int64_t sa = sqlite3_column_int64(q, 0);
-  g_assert_cmpint(sqlite3_step(q), ==, SQLITE_ROW);
-  int64_t si = sqlite3_column_int64(q, 0);
-  sqlite3_finalize(q);
+  g_assert_cmpint (
+      sqlite3_prepare_v2 (db, "SELECT stack_id FROM failed_alloc ORDER BY ts", -1, &q, NULL), ==,
+      SQLITE_OK);
+  g_assert_cmpint (sqlite3_step (q), ==, SQLITE_ROW);
+  int64_t sa = sqlite3_column_int64 (q, 0);
+  g_assert_cmpint (sqlite3_step (q), ==, SQLITE_ROW);
+  int64_t si = sqlite3_column_int64 (q, 0);
+  sqlite3_finalize (q);
 
-  GArray *a = read_stack(db, sa);
-  check_frame(a, 0, VS_FRAME_NATIVE, "chain_c", line_c);
-  check_frame(a, 1, VS_FRAME_NATIVE, "chain_b", line_b);
-  check_frame(a, 2, VS_FRAME_NATIVE, "chain_a", line_a);
-  g_assert_cmpstr(g_array_index(a, Frame, 3).function, ==, "test_unwind_symbolize");
+  GArray *a = read_stack (db, sa);
+  check_frame (a, 0, VS_FRAME_NATIVE, "chain_c", line_c);
+  check_frame (a, 1, VS_FRAME_NATIVE, "chain_b", line_b);
+  check_frame (a, 2, VS_FRAME_NATIVE, "chain_a", line_a);
+  g_assert_cmpstr (g_array_index (a, Frame, 3).function, ==, "test_unwind_symbolize");
   /* ... and on out to main (GLib's test runner calls this test). */
   gboolean saw_main = FALSE;
   for (guint i = 0; i < a->len; i++)
-    saw_main |= g_strcmp0(g_array_index(a, Frame, i).function, "main") == 0;
-  g_assert_true(saw_main);
-  free_frames(a);
+    saw_main |= g_strcmp0 (g_array_index (a, Frame, i).function, "main") == 0;
+  g_assert_true (saw_main);
+  free_frames (a);
 
-  GArray *b = read_stack(db, si);
-  check_frame(b, 0, VS_FRAME_INLINE, "inlined_step", line_inline);
-  check_frame(b, 1, VS_FRAME_NATIVE, "inline_caller", line_inline_caller);
-  free_frames(b);
-  sqlite3_close(db);
-  g_unlink(t.path);
-  g_free(t.path);
-  vs_queue_destroy(&queue);
+  GArray *b = read_stack (db, si);
+  check_frame (b, 0, VS_FRAME_INLINE, "inlined_step", line_inline);
+  check_frame (b, 1, VS_FRAME_NATIVE, "inline_caller", line_inline_caller);
+  free_frames (b);
+  sqlite3_close (db);
+  g_unlink (t.path);
+  g_free (t.path);
+  vs_queue_destroy (&queue);
 }
 
 /* The module rows: this executable is there under its real path, loaded
  * where the loader put it, with the build-id its file carries. */
 static void
-test_modules(void)
+test_modules (void)
 {
-  vs_unwind_init();
-  vs_queue_init(&queue, 1024);
-  uint64_t h = chain_a();
-  g_assert_cmpuint(h, !=, 0);
-  Trace t = {0};
-  write_trace(&t, h, h);
+  vs_unwind_init ();
+  vs_queue_init (&queue, 1024);
+  uint64_t h = chain_a ();
+  g_assert_cmpuint (h, !=, 0);
+  Trace t = { 0 };
+  write_trace (&t, h, h);
 
   char exe[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  g_assert_cmpint(n, >, 0);
+  ssize_t n = readlink ("/proc/self/exe", exe, sizeof exe - 1);
+  g_assert_cmpint (n, >, 0);
   exe[n] = '\0';
 
   /* The build-id as the file on disk says (libdwelf reads the ELF). */
-  elf_version(EV_CURRENT);
-  int fd = open(exe, O_RDONLY);
-  Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+  elf_version (EV_CURRENT);
+  int fd = open (exe, O_RDONLY);
+  Elf *elf = elf_begin (fd, ELF_C_READ, NULL);
   const void *id = NULL;
-  ssize_t idlen = dwelf_elf_gnu_build_id(elf, &id);
-  g_assert_cmpint(idlen, >, 0);
-  GString *hex = g_string_new(NULL);
+  ssize_t idlen = dwelf_elf_gnu_build_id (elf, &id);
+  g_assert_cmpint (idlen, >, 0);
+  GString *hex = g_string_new (NULL);
   for (ssize_t i = 0; i < idlen; i++)
-    g_string_append_printf(hex, "%02x", ((const unsigned char *)id)[i]);
-  elf_end(elf);
-  close(fd);
+    g_string_append_printf (hex, "%02x", ((const unsigned char *)id)[i]);
+  elf_end (elf);
+  close (fd);
 
   sqlite3 *db;
-  g_assert_cmpint(sqlite3_open_v2(t.path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_open_v2 (t.path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
   sqlite3_stmt *q;
-  g_assert_cmpint(sqlite3_prepare_v2(db, "SELECT build_id, load_address, size FROM module"
-                                     " WHERE path = ?", -1, &q, NULL), ==, SQLITE_OK);
-  sqlite3_bind_text(q, 1, exe, -1, SQLITE_STATIC);
-  g_assert_cmpint(sqlite3_step(q), ==, SQLITE_ROW);
-  g_assert_cmpstr((const char *)sqlite3_column_text(q, 0), ==, hex->str);
-  g_assert_cmpint(sqlite3_column_int64(q, 2), >, 0);
-  sqlite3_finalize(q);
+  g_assert_cmpint (sqlite3_prepare_v2 (db,
+                                       "SELECT build_id, load_address, size FROM module"
+                                       " WHERE path = ?",
+                                       -1, &q, NULL),
+                   ==, SQLITE_OK);
+  sqlite3_bind_text (q, 1, exe, -1, SQLITE_STATIC);
+  g_assert_cmpint (sqlite3_step (q), ==, SQLITE_ROW);
+  g_assert_cmpstr ((const char *)sqlite3_column_text (q, 0), ==, hex->str);
+  g_assert_cmpint (sqlite3_column_int64 (q, 2), >, 0);
+  sqlite3_finalize (q);
   /* libc is a module too, and every native frame lies in a module. */
-  g_assert_cmpint(sqlite3_prepare_v2(db, "SELECT count(*) FROM module WHERE path LIKE"
-                                     " '%/libc.so.6'", -1, &q, NULL), ==, SQLITE_OK);
-  g_assert_cmpint(sqlite3_step(q), ==, SQLITE_ROW);
-  g_assert_cmpint(sqlite3_column_int(q, 0), ==, 1);
-  sqlite3_finalize(q);
-  g_assert_cmpint(sqlite3_prepare_v2(db, "SELECT count(*) FROM frame WHERE kind = 1"
-                                     " AND module_id IS NULL", -1, &q, NULL), ==, SQLITE_OK);
-  g_assert_cmpint(sqlite3_step(q), ==, SQLITE_ROW);
-  g_assert_cmpint(sqlite3_column_int(q, 0), ==, 0);
-  sqlite3_finalize(q);
-  sqlite3_close(db);
-  g_string_free(hex, TRUE);
-  g_unlink(t.path);
-  g_free(t.path);
-  vs_queue_destroy(&queue);
+  g_assert_cmpint (sqlite3_prepare_v2 (db,
+                                       "SELECT count(*) FROM module WHERE path LIKE"
+                                       " '%/libc.so.6'",
+                                       -1, &q, NULL),
+                   ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_step (q), ==, SQLITE_ROW);
+  g_assert_cmpint (sqlite3_column_int (q, 0), ==, 1);
+  sqlite3_finalize (q);
+  g_assert_cmpint (sqlite3_prepare_v2 (db,
+                                       "SELECT count(*) FROM frame WHERE kind = 1"
+                                       " AND module_id IS NULL",
+                                       -1, &q, NULL),
+                   ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_step (q), ==, SQLITE_ROW);
+  g_assert_cmpint (sqlite3_column_int (q, 0), ==, 0);
+  sqlite3_finalize (q);
+  sqlite3_close (db);
+  g_string_free (hex, TRUE);
+  g_unlink (t.path);
+  g_free (t.path);
+  vs_queue_destroy (&queue);
 }
 
 /* Capturing is off when asked to be (the fork child does so). */
 static void
-test_disabled(void)
+test_disabled (void)
 {
-  vs_unwind_init();
-  vs_queue_init(&queue, 16);
-  vs_stack_set_enabled(false);
-  g_assert_cmpuint(chain_a(), ==, 0);
-  g_assert_cmpuint(queue.count, ==, 0);
-  vs_stack_set_enabled(true);
-  vs_queue_destroy(&queue);
+  vs_unwind_init ();
+  vs_queue_init (&queue, 16);
+  vs_stack_set_enabled (false);
+  g_assert_cmpuint (chain_a (), ==, 0);
+  g_assert_cmpuint (queue.count, ==, 0);
+  vs_stack_set_enabled (true);
+  vs_queue_destroy (&queue);
 }
 
 int
-main(int argc, char **argv)
+main (int argc, char **argv)
 {
-  g_test_init(&argc, &argv, NULL);
-  g_test_add_func("/stacks/unwind-symbolize", test_unwind_symbolize);
-  g_test_add_func("/stacks/modules", test_modules);
-  g_test_add_func("/stacks/disabled", test_disabled);
-  return g_test_run();
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/stacks/unwind-symbolize", test_unwind_symbolize);
+  g_test_add_func ("/stacks/modules", test_modules);
+  g_test_add_func ("/stacks/disabled", test_disabled);
+  return g_test_run ();
 }

@@ -8,14 +8,15 @@
 #include <stdio.h>
 
 int
-main(void)
+main (void)
 {
-  void *h = dlopen("libcuda.so.1", RTLD_NOW);
-  if (h == NULL) {
-    printf("no CUDA driver\n");
-    return 5;
-  }
-  int (*cu_init)(unsigned) = (int (*)(unsigned))dlsym(h, "cuInit");
-  printf("cuInit returned %d\n", cu_init ? cu_init(0) : -1);
+  void *h = dlopen ("libcuda.so.1", RTLD_NOW);
+  if (h == NULL)
+    {
+      printf ("no CUDA driver\n");
+      return 5;
+    }
+  int (*cu_init) (unsigned) = (int (*) (unsigned))dlsym (h, "cuInit");
+  printf ("cuInit returned %d\n", cu_init ? cu_init (0) : -1);
   return 5;
 }

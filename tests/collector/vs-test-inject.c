@@ -10,25 +10,28 @@
 #include <stdlib.h>
 
 int
-main(void)
+main (void)
 {
-  const char *path = getenv("VRAMSCOPE_COLLECTOR");
-  void *h = path ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
-  if (h == NULL) {
-    fprintf(stderr, "cannot load the collector: %s\n", dlerror());
-    return 2;
-  }
-  int (*init)(void) = (int (*)(void))dlsym(h, "InitializeInjection");
-  if (init == NULL || dlsym(h, "InitializeInjectionNvtx2") == NULL) {
-    fprintf(stderr, "entry points missing\n");
-    return 2;
-  }
+  const char *path = getenv ("VRAMSCOPE_COLLECTOR");
+  void *h = path ? dlopen (path, RTLD_NOW | RTLD_LOCAL) : NULL;
+  if (h == NULL)
+    {
+      fprintf (stderr, "cannot load the collector: %s\n", dlerror ());
+      return 2;
+    }
+  int (*init) (void) = (int (*) (void))dlsym (h, "InitializeInjection");
+  if (init == NULL || dlsym (h, "InitializeInjectionNvtx2") == NULL)
+    {
+      fprintf (stderr, "entry points missing\n");
+      return 2;
+    }
   /* Private symbols must not leak into the host (SQLite above all). */
-  if (dlsym(h, "sqlite3_open_v2") != NULL || dlsym(h, "vs_writer_create") != NULL) {
-    fprintf(stderr, "the collector exports private symbols\n");
-    return 2;
-  }
-  int rc = init();
-  printf("InitializeInjection returned %d\n", rc);
+  if (dlsym (h, "sqlite3_open_v2") != NULL || dlsym (h, "vs_writer_create") != NULL)
+    {
+      fprintf (stderr, "the collector exports private symbols\n");
+      return 2;
+    }
+  int rc = init ();
+  printf ("InitializeInjection returned %d\n", rc);
   return rc == 1 ? 0 : 3;
 }

@@ -8,12 +8,12 @@
  */
 #include <string.h>
 
-int vs_cmd_record(int argc, char **argv);
+int vs_cmd_record (int argc, char **argv);
 
 int
-main(int argc, char **argv)
+main (int argc, char **argv)
 {
-  if (argc > 1 && strcmp(argv[1], "record") == 0)
-    return vs_cmd_record(argc - 1, argv + 1);
-  return vs_cmd_record(argc, argv);
+  if (argc > 1 && strcmp (argv[1], "record") == 0)
+    return vs_cmd_record (argc - 1, argv + 1);
+  return vs_cmd_record (argc, argv);
 }

@@ -15,19 +15,18 @@
 #define MIB (G_GINT64_CONSTANT (1) << 20)
 #define GIB (G_GINT64_CONSTANT (1) << 30)
 
-typedef struct {
+typedef struct
+{
   guchar *pixels;
   gsize stride;
 } Image;
 
 /* Renders data over [v0, v1) at W × H into img (RGBA bytes). */
 static void
-render (const VsChartData *data, gint64 v0, gint64 v1, gboolean dark,
-        Image *img)
+render (const VsChartData *data, gint64 v0, gint64 v1, gboolean dark, Image *img)
 {
   GtkSnapshot *snapshot = gtk_snapshot_new ();
-  PangoContext *pango =
-      pango_font_map_create_context (pango_cairo_font_map_get_default ());
+  PangoContext *pango = pango_font_map_create_context (pango_cairo_font_map_get_default ());
   GskRenderer *renderer = gsk_cairo_renderer_new ();
   g_autoptr (GError) error = NULL;
   GskRenderNode *node;
@@ -35,12 +34,10 @@ render (const VsChartData *data, gint64 v0, gint64 v1, gboolean dark,
 
   g_assert_true (gsk_renderer_realize (renderer, NULL, &error));
   g_assert_no_error (error);
-  vs_chart_draw (snapshot, data, v0, v1, W, H, vs_chart_palette (dark),
-                    pango);
+  vs_chart_draw (snapshot, data, v0, v1, W, H, vs_chart_palette (dark), pango);
   node = gtk_snapshot_free_to_node (snapshot);
   g_assert_nonnull (node);
-  texture = gsk_renderer_render_texture (renderer, node,
-                                         &GRAPHENE_RECT_INIT (0, 0, W, H));
+  texture = gsk_renderer_render_texture (renderer, node, &GRAPHENE_RECT_INIT (0, 0, W, H));
   g_assert_cmpint (gdk_texture_get_width (texture), ==, W);
   g_assert_cmpint (gdk_texture_get_height (texture), ==, H);
   img->stride = W * 4;
@@ -70,8 +67,7 @@ pixel (const Image *img, int x, int y, double *r, double *g, double *b)
 /* TRUE when (x, y) is within tol of colour c blended over bg (alpha from
  * c). */
 static gboolean
-near_color (const Image *img, int x, int y, const GdkRGBA *c,
-            const GdkRGBA *bg, double tol)
+near_color (const Image *img, int x, int y, const GdkRGBA *c, const GdkRGBA *bg, double tol)
 {
   double r, g, b;
   double a = c->alpha;
@@ -98,8 +94,8 @@ make_data (void)
       b->min_reserved = b->max_reserved = b->last_reserved = 3 * GIB;
       b->min_allocated = b->max_allocated = b->last_allocated = 2 * GIB;
     }
-  vs_chart_data_add_marker (d, VS_CHART_MARKER_FAILED,
-                               5 * G_GINT64_CONSTANT (1000000000), 870 * MIB);
+  vs_chart_data_add_marker (d, VS_CHART_MARKER_FAILED, 5 * G_GINT64_CONSTANT (1000000000),
+                            870 * MIB);
   return d;
 }
 
@@ -115,20 +111,17 @@ test_levels_drawn_where_they_belong (void)
   render (d, d->t0, d->t1, FALSE, &img);
   vs_chart_layout (d, W, H, &l);
   g_assert_true (l.capacity_on_scale);
-  x = (int) vs_chart_x_for_time (&l, d->t0, d->t1,
-                                    7 * G_GINT64_CONSTANT (1000000000)) + 3;
-  y_alloc = (int) round (vs_chart_y_for_bytes (&l, 2 * GIB));
-  y_res = (int) round (vs_chart_y_for_bytes (&l, 3 * GIB));
-  y_cap = (int) vs_chart_y_for_bytes (&l, 4 * GIB);
+  x = (int)vs_chart_x_for_time (&l, d->t0, d->t1, 7 * G_GINT64_CONSTANT (1000000000)) + 3;
+  y_alloc = (int)round (vs_chart_y_for_bytes (&l, 2 * GIB));
+  y_res = (int)round (vs_chart_y_for_bytes (&l, 3 * GIB));
+  y_cap = (int)vs_chart_y_for_bytes (&l, 4 * GIB);
 
   /* Allocated fill well below the allocated level. */
-  g_assert_true (near_color (&img, x, y_alloc + 20, &p->allocated_fill,
-                             &p->background, 0.06));
-  g_assert_true (near_color (&img, x, (int) (l.chart.origin.y + l.chart.size.height) - 3,
+  g_assert_true (near_color (&img, x, y_alloc + 20, &p->allocated_fill, &p->background, 0.06));
+  g_assert_true (near_color (&img, x, (int)(l.chart.origin.y + l.chart.size.height) - 3,
                              &p->allocated_fill, &p->background, 0.06));
   /* The reserved line's row is the reserved colour. */
-  g_assert_true (near_color (&img, x, y_res - 1, &p->reserved_line,
-                             &p->background, 0.15));
+  g_assert_true (near_color (&img, x, y_res - 1, &p->reserved_line, &p->background, 0.15));
   /* Between them: the fragmentation hatch, orange-tinted, neither fill nor
    * background. */
   {
@@ -137,8 +130,7 @@ test_levels_drawn_where_they_belong (void)
     g_assert_cmpfloat (r, >, b + 0.15);
   }
   /* Background above reserved, below the capacity line. */
-  g_assert_true (near_color (&img, x, (y_res + y_cap) / 2, &p->background,
-                             &p->background, 0.02));
+  g_assert_true (near_color (&img, x, (y_res + y_cap) / 2, &p->background, &p->background, 0.02));
   /* The capacity line, dashed: one of a few pixels along it is red. */
   {
     gboolean seen = FALSE;
@@ -147,9 +139,8 @@ test_levels_drawn_where_they_belong (void)
     g_assert_true (seen);
   }
   /* Before the first event (first second): background, no fill. */
-  x = (int) vs_chart_x_for_time (&l, d->t0, d->t1, 500000000);
-  g_assert_true (near_color (&img, x, y_alloc + 20, &p->background,
-                             &p->background, 0.02));
+  x = (int)vs_chart_x_for_time (&l, d->t0, d->t1, 500000000);
+  g_assert_true (near_color (&img, x, y_alloc + 20, &p->background, &p->background, 0.02));
   g_free (img.pixels);
 }
 
@@ -166,9 +157,9 @@ test_failed_marker_and_zoom (void)
   /* Zoomed to [4 s, 6 s): the failure at 5 s sits mid-chart. */
   render (d, v0, v1, FALSE, &img);
   vs_chart_layout (d, W, H, &l);
-  x = (int) vs_chart_x_for_time (&l, v0, v1, 5 * G_GINT64_CONSTANT (1000000000));
-  g_assert_cmpint (abs (x - (int) (l.chart.origin.x + l.chart.size.width / 2)), <=, 1);
-  for (int y = (int) l.chart.origin.y; y < l.chart.origin.y + 14; y++)
+  x = (int)vs_chart_x_for_time (&l, v0, v1, 5 * G_GINT64_CONSTANT (1000000000));
+  g_assert_cmpint (abs (x - (int)(l.chart.origin.x + l.chart.size.width / 2)), <=, 1);
+  for (int y = (int)l.chart.origin.y; y < l.chart.origin.y + 14; y++)
     found += near_color (&img, x, y, &p->failed, &p->background, 0.1);
   g_assert_cmpint (found, >=, 3);
   g_free (img.pixels);
@@ -176,7 +167,7 @@ test_failed_marker_and_zoom (void)
   /* Zoomed away from it: no failure colour in that column's marker row. */
   render (d, 7 * G_GINT64_CONSTANT (1000000000), d->t1, FALSE, &img);
   found = 0;
-  for (int y = (int) l.chart.origin.y; y < l.chart.origin.y + 14; y++)
+  for (int y = (int)l.chart.origin.y; y < l.chart.origin.y + 14; y++)
     found += near_color (&img, x, y, &p->failed, &p->background, 0.1);
   g_assert_cmpint (found, ==, 0);
   g_free (img.pixels);
@@ -192,11 +183,10 @@ test_dark_palette_background (void)
 
   render (d, d->t0, d->t1, TRUE, &img);
   vs_chart_layout (d, W, H, &l);
-  g_assert_true (near_color (&img, W - 4, H / 2, &p->background,
-                             &p->background, 0.02));
-  g_assert_true (near_color (&img, (int) (l.chart.origin.x + l.chart.size.width) - 5,
-                             (int) vs_chart_y_for_bytes (&l, GIB),
-                             &p->allocated_fill, &p->background, 0.06));
+  g_assert_true (near_color (&img, W - 4, H / 2, &p->background, &p->background, 0.02));
+  g_assert_true (near_color (&img, (int)(l.chart.origin.x + l.chart.size.width) - 5,
+                             (int)vs_chart_y_for_bytes (&l, GIB), &p->allocated_fill,
+                             &p->background, 0.06));
   g_free (img.pixels);
 }
 
@@ -209,10 +199,10 @@ test_span_combines_buckets (void)
   for (guint i = 0; i < 10; i++)
     {
       d->buckets[i].has_data = i >= 2;
-      d->buckets[i].min_allocated = d->buckets[i].max_allocated
-          = d->buckets[i].last_allocated = i * 10;
-      d->buckets[i].min_reserved = d->buckets[i].max_reserved
-          = d->buckets[i].last_reserved = 100 + i;
+      d->buckets[i].min_allocated = d->buckets[i].max_allocated = d->buckets[i].last_allocated
+          = i * 10;
+      d->buckets[i].min_reserved = d->buckets[i].max_reserved = d->buckets[i].last_reserved
+          = 100 + i;
       d->buckets[i].kernels = 1;
     }
   g_assert_false (vs_chart_data_span (d, 0, 20, &b));

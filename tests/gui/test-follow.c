@@ -55,11 +55,11 @@ static int to_recorder = -1, from_recorder = -1;
 /* ------------------------------------------------------------ recorder -- */
 
 static void
-mem (VsWriter *w, gint64 proc, gint64 dev, gint64 ts, VsMemOp op,
-     gint64 addr, gint64 bytes, int *failed)
+mem (VsWriter *w, gint64 proc, gint64 dev, gint64 ts, VsMemOp op, gint64 addr, gint64 bytes,
+     int *failed)
 {
-  VsMemEvent e = { T (ts), proc, 1, dev, U, U, VS_MEM_KIND_DEVICE, op,
-                   addr, bytes, U, U, U, U, U, U };
+  VsMemEvent e
+      = { T (ts), proc, 1, dev, U, U, VS_MEM_KIND_DEVICE, op, addr, bytes, U, U, U, U, U, U };
 
   if (vs_writer_mem_event (w, &e) < 0)
     *failed = 1;
@@ -84,8 +84,7 @@ run_recorder (const char *path, int in, int out)
 
       if (cmd == 'b' && w == NULL)
         {
-          VsProcess p = { 4242, 1, "testhost", U, U, U, NULL, "python train.py",
-                          T (0), U, U };
+          VsProcess p = { 4242, 1, "testhost", U, U, U, NULL, "python train.py", T (0), U, U };
           VsDevice d = { 0, "GPU-follow-0", "Test GPU", 1024 * MiB };
 
           w = vs_writer_create (path, err, sizeof err);
@@ -167,8 +166,8 @@ wait_until (gboolean (*done) (VsWindow *self), VsWindow *self)
 static gboolean
 settled (VsWindow *self)
 {
-  if (self->doc == NULL || self->slots->len == 0 || self->refresh_in_flight
-      || !self->instant_loaded || self->instant_in_flight || self->instant_dirty)
+  if (self->doc == NULL || self->slots->len == 0 || self->refresh_in_flight || !self->instant_loaded
+      || self->instant_in_flight || self->instant_dirty)
     return FALSE;
   for (guint i = 0; i < self->slots->len; i++)
     {
@@ -215,8 +214,7 @@ wait_one_refresh (VsWindow *self)
 static gboolean
 following (VsWindow *self)
 {
-  g_autoptr (GVariant) state = g_action_group_get_action_state (G_ACTION_GROUP (self),
-                                                                "follow");
+  g_autoptr (GVariant) state = g_action_group_get_action_state (G_ACTION_GROUP (self), "follow");
   gboolean on = g_variant_get_boolean (state);
 
   /* The toggle says what the timer does. */
@@ -228,8 +226,7 @@ following (VsWindow *self)
  * bytes at time peak_t: document, subtitle, every timeline's data and
  * limits, the view reaching its end, the peak instant. */
 static void
-check_shows (VsWindow *self, gint64 duration, gint64 peak, gint64 peak_t,
-             gboolean recording)
+check_shows (VsWindow *self, gint64 duration, gint64 peak, gint64 peak_t, gboolean recording)
 {
   const char *subtitle = adw_window_title_get_subtitle (self->window_title);
   g_autofree char *peak_text = vs_format_bytes (peak);
@@ -240,8 +237,8 @@ check_shows (VsWindow *self, gint64 duration, gint64 peak, gint64 peak_t,
   g_assert_cmpint (vs_document_get_duration (self->doc), ==, duration);
   g_assert_cmpint (vs_document_is_finalized (self->doc), ==, !recording);
   g_assert_cmpuint (devices->len, ==, 1);
-  g_assert_cmpint (((VsDocumentDevice *) g_ptr_array_index (devices, 0))
-                       ->summary.peak_allocated_bytes, ==, peak);
+  g_assert_cmpint (
+      ((VsDocumentDevice *)g_ptr_array_index (devices, 0))->summary.peak_allocated_bytes, ==, peak);
   g_assert_nonnull (strstr (subtitle, want));
   g_assert_cmpint (g_str_has_suffix (subtitle, " · recording"), ==, recording);
 

@@ -25,7 +25,7 @@
 static void
 on_result (GObject *source, GAsyncResult *result, gpointer data)
 {
-  *(GAsyncResult **) data = g_object_ref (result);
+  *(GAsyncResult **)data = g_object_ref (result);
 }
 
 /* Runs the main loop until *slot holds a result. */
@@ -58,8 +58,7 @@ peak_instant (VsDocument *doc, gint64 device_id)
   g_autoptr (GError) error = NULL;
   VsInstant *in;
 
-  vs_document_query_instant_async (doc, device_id, -1, -1, -1, NULL,
-                                   on_result, &result);
+  vs_document_query_instant_async (doc, device_id, -1, -1, -1, NULL, on_result, &result);
   in = vs_document_query_instant_finish (doc, wait_for (&result), &error);
   g_assert_no_error (error);
   return in;
@@ -137,8 +136,7 @@ test_range (gconstpointer path)
       for (guint k = 0; k < live->len; k++)
         {
           const VsBlock *blk = &g_array_index (live, VsBlock, k);
-          if (blk->alloc_time_ns != VS_UNKNOWN && blk->alloc_time_ns >= a
-              && blk->alloc_time_ns < b)
+          if (blk->alloc_time_ns != VS_UNKNOWN && blk->alloc_time_ns >= a && blk->alloc_time_ns < b)
             inside++;
         }
       g_assert_cmpuint (in->blocks->len, ==, inside);
@@ -166,8 +164,7 @@ test_chart_reaches_peak (gconstpointer path)
       g_autoptr (VsChartData) d = NULL;
       gint64 max_a = 0, max_r = 0;
 
-      vs_document_query_chart_async (doc, dev->id, 0, duration + 1, 700, NULL,
-                                     on_result, &result);
+      vs_document_query_chart_async (doc, dev->id, 0, duration + 1, 700, NULL, on_result, &result);
       d = vs_document_query_chart_finish (doc, wait_for (&result), &error);
       g_assert_no_error (error);
       g_assert_cmpuint (d->n_buckets, ==, 700);
@@ -191,13 +188,12 @@ test_oom_rows (gconstpointer path)
   gint64 failed = 0;
 
   for (guint i = 0; i < devices->len; i++)
-    failed += ((VsDocumentDevice *) g_ptr_array_index (devices, i))->summary.failed_alloc_count;
+    failed += ((VsDocumentDevice *)g_ptr_array_index (devices, i))->summary.failed_alloc_count;
   vs_oom_pane_set_document (pane, doc);
-  g_assert_cmpuint (vs_oom_pane_get_n_rows (pane), ==,
-                    vs_document_get_ooms (doc)->len);
+  g_assert_cmpuint (vs_oom_pane_get_n_rows (pane), ==, vs_document_get_ooms (doc)->len);
   /* Every failure counted in the summaries is listed (the list may hold
    * device-level failures the summaries do not count as OOMs). */
-  g_assert_cmpuint (vs_oom_pane_get_n_rows (pane), >=, (guint) failed);
+  g_assert_cmpuint (vs_oom_pane_get_n_rows (pane), >=, (guint)failed);
   g_object_unref (pane);
 }
 
@@ -224,8 +220,8 @@ make (const char *const *argv)
   g_autoptr (GError) error = NULL;
   int status;
 
-  if (!g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL,
-                     NULL, NULL, NULL, &err, &status, &error)
+  if (!g_spawn_sync (NULL, (char **)argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, &err,
+                     &status, &error)
       || !g_spawn_check_wait_status (status, NULL))
     g_error ("%s failed: %s", argv[0], error ? error->message : err);
 }
@@ -242,7 +238,7 @@ test_readable_ok (gconstpointer data)
 static void
 test_readable_failed (gconstpointer data)
 {
-  g_test_message ("`vramscope report %s peak` failed", (const char *) data);
+  g_test_message ("`vramscope report %s peak` failed", (const char *)data);
   g_test_fail ();
 }
 
@@ -264,9 +260,8 @@ main (int argc, char **argv)
 
   for (guint i = 0; i < G_N_ELEMENTS (snapshots); i++)
     {
-      g_autofree char *pickle = g_strdup_printf ("%s/%s.pickle",
-                                                 g_getenv ("VS_SNAPSHOTS"),
-                                                 snapshots[i]);
+      g_autofree char *pickle
+          = g_strdup_printf ("%s/%s.pickle", g_getenv ("VS_SNAPSHOTS"), snapshots[i]);
       g_autofree char *db = g_strdup_printf ("%s/%s.db", tmpdir, snapshots[i]);
       const char *cmd[] = { g_getenv ("VS_CLI"), "import", pickle, "-o", db, NULL };
       make (cmd);
@@ -291,14 +286,13 @@ main (int argc, char **argv)
         /* Every committed trace must be readable: one the CLI cannot
          * report on is a bug, and fails here. */
         g_autofree char *test = g_strdup_printf ("/panes/committed-readable/%s", name);
-        gboolean ok = g_spawn_sync (NULL, (char **) peak, NULL,
-                                    G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL,
-                                    NULL, NULL, NULL, NULL, &st, NULL)
+        gboolean ok = g_spawn_sync (NULL, (char **)peak, NULL,
+                                    G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL, NULL,
+                                    NULL, NULL, NULL, &st, NULL)
                       && g_spawn_check_wait_status (st, NULL);
 
-        g_test_add_data_func_full (test, g_strdup (path), ok ? test_readable_ok
-                                                             : test_readable_failed,
-                                   g_free);
+        g_test_add_data_func_full (test, g_strdup (path),
+                                   ok ? test_readable_ok : test_readable_failed, g_free);
         if (ok)
           add_tests (name, path);
       }

@@ -23,7 +23,8 @@
 
 static char *tmpdir;
 
-typedef struct {
+typedef struct
+{
   char *name;
   char *path;
   gboolean has_failures;
@@ -38,9 +39,8 @@ run (const char *const *argv, const char *const *envp, char **err)
   g_autoptr (GError) error = NULL;
   int status = -1;
 
-  if (!g_spawn_sync (NULL, (char **) argv, (char **) envp,
-                     G_SPAWN_STDOUT_TO_DEV_NULL,
-                     NULL, NULL, NULL, err, &status, &error))
+  if (!g_spawn_sync (NULL, (char **)argv, (char **)envp, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL,
+                     NULL, err, &status, &error))
     g_error ("cannot run %s: %s", argv[0], error->message);
   if (WIFEXITED (status))
     return WEXITSTATUS (status);
@@ -48,8 +48,8 @@ run (const char *const *argv, const char *const *envp, char **err)
 }
 
 static int
-count_near (GdkTexture *t, const guchar *pixels, gsize stride, double r,
-            double g, double b, double tol)
+count_near (GdkTexture *t, const guchar *pixels, gsize stride, double r, double g, double b,
+            double tol)
 {
   int n = 0, w = gdk_texture_get_width (t), h = gdk_texture_get_height (t);
 
@@ -78,10 +78,11 @@ blend (const GdkRGBA *c, const GdkRGBA *bg, double *r, double *g, double *b)
 static void
 check_screenshot (const Trace *tr, gboolean dark, const char *pane)
 {
-  g_autofree char *png = g_strdup_printf ("%s/%s%s-%s.png", tmpdir, tr->name,
-                                          dark ? "-dark" : "", pane);
-  const char *argv[] = { g_getenv ("VS_VIEW"), "--screenshot", png,
-                         "--size", "1100x760", "--pane", pane, tr->path, NULL };
+  g_autofree char *png
+      = g_strdup_printf ("%s/%s%s-%s.png", tmpdir, tr->name, dark ? "-dark" : "", pane);
+  const char *argv[] = {
+    g_getenv ("VS_VIEW"), "--screenshot", png, "--size", "1100x760", "--pane", pane, tr->path, NULL
+  };
   g_auto (GStrv) env = g_get_environ ();
   g_autofree char *err = NULL;
   g_autoptr (GError) error = NULL;
@@ -92,9 +93,9 @@ check_screenshot (const Trace *tr, gboolean dark, const char *pane)
   int fill, line, failed, background;
   gsize stride = WIDTH * 4;
 
-  env = g_environ_setenv (env, "ADW_DEBUG_COLOR_SCHEME",
-                          dark ? "prefer-dark" : "prefer-light", TRUE);
-  g_assert_cmpint (run (argv, (const char *const *) env, &err), ==, 0);
+  env = g_environ_setenv (env, "ADW_DEBUG_COLOR_SCHEME", dark ? "prefer-dark" : "prefer-light",
+                          TRUE);
+  g_assert_cmpint (run (argv, (const char *const *)env, &err), ==, 0);
   texture = gdk_texture_new_from_filename (png, &error);
   g_assert_no_error (error);
   g_assert_cmpint (gdk_texture_get_width (texture), ==, WIDTH);
@@ -104,14 +105,14 @@ check_screenshot (const Trace *tr, gboolean dark, const char *pane)
 
   blend (&p->allocated_fill, &p->background, &r, &g, &b);
   fill = count_near (texture, pixels, stride, r, g, b, 0.03);
-  line = count_near (texture, pixels, stride, p->reserved_line.red,
-                     p->reserved_line.green, p->reserved_line.blue, 0.06);
-  failed = count_near (texture, pixels, stride, p->failed.red,
-                       p->failed.green, p->failed.blue, 0.06);
-  background = count_near (texture, pixels, stride, p->background.red,
-                           p->background.green, p->background.blue, 0.01);
-  g_test_message ("%s: fill %d, reserved line %d, failed %d, background %d",
-                  png, fill, line, failed, background);
+  line = count_near (texture, pixels, stride, p->reserved_line.red, p->reserved_line.green,
+                     p->reserved_line.blue, 0.06);
+  failed
+      = count_near (texture, pixels, stride, p->failed.red, p->failed.green, p->failed.blue, 0.06);
+  background = count_near (texture, pixels, stride, p->background.red, p->background.green,
+                           p->background.blue, 0.01);
+  g_test_message ("%s: fill %d, reserved line %d, failed %d, background %d", png, fill, line,
+                  failed, background);
   /* The allocated area covers a good part of the chart; the reserved line
    * runs across it; the chart background shows above the curves. */
   g_assert_cmpint (fill, >, 1000);
@@ -206,8 +207,7 @@ static void
 test_committed_opens (gconstpointer data)
 {
   const char *path = data;
-  const char *argv[] = { g_getenv ("VS_CLI"), "report", path, "--format",
-                         "csv", "summary", NULL };
+  const char *argv[] = { g_getenv ("VS_CLI"), "report", path, "--format", "csv", "summary", NULL };
   g_autofree char *err = NULL;
   g_autoptr (GError) error = NULL;
   g_autoptr (VsTrace) trace = NULL;
@@ -226,8 +226,14 @@ test_committed_opens (gconstpointer data)
 static void
 make_traces (void)
 {
-  const struct { const char *name; gboolean failures; } snapshots[] = {
-    { "oom", TRUE }, { "fragmentation", FALSE }, { "train", FALSE },
+  const struct
+  {
+    const char *name;
+    gboolean failures;
+  } snapshots[] = {
+    { "oom", TRUE },
+    { "fragmentation", FALSE },
+    { "train", FALSE },
   };
   const char *fixture = g_getenv ("VS_MAKE_FIXTURE");
   g_autoptr (GDir) dir = NULL;
@@ -235,9 +241,8 @@ make_traces (void)
 
   for (guint i = 0; i < G_N_ELEMENTS (snapshots); i++)
     {
-      g_autofree char *pickle = g_strdup_printf ("%s/%s.pickle",
-                                                 g_getenv ("VS_SNAPSHOTS"),
-                                                 snapshots[i].name);
+      g_autofree char *pickle
+          = g_strdup_printf ("%s/%s.pickle", g_getenv ("VS_SNAPSHOTS"), snapshots[i].name);
       g_autofree char *db = g_strdup_printf ("%s/%s.db", tmpdir, snapshots[i].name);
       const char *argv[] = { g_getenv ("VS_CLI"), "import", pickle, "-o", db, NULL };
       g_autofree char *err = NULL;
@@ -265,10 +270,10 @@ make_traces (void)
         /* Whether it has failures is part of what the picture must show:
          * ask the CLI.  A committed trace it cannot report on fails
          * /window/committed-opens. */
-        const char *argv[] = { g_getenv ("VS_CLI"), "report", path, "--format",
-                               "csv", "oom", NULL };
-        const char *peak[] = { g_getenv ("VS_CLI"), "report", path, "--format",
-                               "csv", "peak", NULL };
+        const char *argv[]
+            = { g_getenv ("VS_CLI"), "report", path, "--format", "csv", "oom", NULL };
+        const char *peak[]
+            = { g_getenv ("VS_CLI"), "report", path, "--format", "csv", "peak", NULL };
         g_autofree char *out = NULL;
         g_autoptr (GError) error = NULL;
         int status;
@@ -277,13 +282,11 @@ make_traces (void)
           g_autofree char *test = g_strdup_printf ("/window/committed-opens/%s", name);
           g_test_add_data_func_full (test, g_strdup (path), test_committed_opens, g_free);
         }
-        if (!g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL,
-                           NULL, NULL, &out, NULL, &status, &error)
-            || !g_spawn_check_wait_status (status, NULL)
-            || run (peak, NULL, NULL) != 0)
+        if (!g_spawn_sync (NULL, (char **)argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &out,
+                           NULL, &status, &error)
+            || !g_spawn_check_wait_status (status, NULL) || run (peak, NULL, NULL) != 0)
           continue; /* failed above, in committed-opens */
-        add_trace (name, path, strchr (out, '\n') != NULL
-                                   && strchr (out, '\n')[1] != '\0');
+        add_trace (name, path, strchr (out, '\n') != NULL && strchr (out, '\n')[1] != '\0');
       }
 }
 

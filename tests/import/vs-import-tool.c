@@ -15,7 +15,8 @@
 int vs_cmd_import (int argc, char **argv);
 
 /* One step of the dump: a value to print, or a literal to emit. */
-typedef struct {
+typedef struct
+{
   VsPickleRef ref;
   const char *lit; /* non-NULL: print this instead */
 } Step;
@@ -26,7 +27,7 @@ print_str (const char *s, gsize len, gboolean bytes)
   putchar (bytes ? 'b' : 's');
   putchar ('\'');
   for (gsize i = 0; i < len; i++)
-    printf ("%02x", (guchar) s[i]);
+    printf ("%02x", (guchar)s[i]);
   putchar ('\'');
 }
 
@@ -68,8 +69,12 @@ dump (const char *path)
       VsPickleType t = vs_pickle_type (p, s.ref);
       switch (t)
         {
-        case VS_PICKLE_NONE: fputs ("N", stdout); break;
-        case VS_PICKLE_TOKEN: fputs ("?", stdout); break; /* only with a hook */
+        case VS_PICKLE_NONE:
+          fputs ("N", stdout);
+          break;
+        case VS_PICKLE_TOKEN:
+          fputs ("?", stdout);
+          break; /* only with a hook */
         case VS_PICKLE_BOOL:
           vs_pickle_get_int (p, s.ref, &i);
           fputs (i ? "T" : "F", stdout);
@@ -86,11 +91,14 @@ dump (const char *path)
             printf ("f%016" G_GINT64_MODIFIER "x", bits);
           }
           break;
-        case VS_PICKLE_STR: case VS_PICKLE_BYTES:
+        case VS_PICKLE_STR:
+        case VS_PICKLE_BYTES:
           str = vs_pickle_get_str (p, s.ref, &len);
           print_str (str, len, t == VS_PICKLE_BYTES);
           break;
-        case VS_PICKLE_LIST: case VS_PICKLE_TUPLE: case VS_PICKLE_DICT:
+        case VS_PICKLE_LIST:
+        case VS_PICKLE_TUPLE:
+        case VS_PICKLE_DICT:
           {
             /* Push in reverse: closing bracket, then items last to first. */
             GArray *items = g_array_new (FALSE, FALSE, sizeof (VsPickleRef));
@@ -108,7 +116,7 @@ dump (const char *path)
                 g_array_append_val (st, item);
               }
             g_array_free (items, TRUE);
-            (void) k;
+            (void)k;
           }
           break;
         }
@@ -124,6 +132,6 @@ main (int argc, char **argv)
 {
   if (argc == 3 && strcmp (argv[1], "--dump") == 0)
     return dump (argv[2]);
-  argv[0] = (char *) "import";
+  argv[0] = (char *)"import";
   return vs_cmd_import (argc, argv);
 }

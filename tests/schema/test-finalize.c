@@ -13,7 +13,8 @@
 #define MiB (1024 * 1024)
 #define U VS_UNKNOWN
 
-typedef struct {
+typedef struct
+{
   char *dir, *path;
   VsWriter *w;
   int64_t proc, dev, dev2;
@@ -46,20 +47,16 @@ fixture_teardown (Fixture *f, gconstpointer data)
 }
 
 static void
-mem (Fixture *f, int64_t dev, int64_t ts, VsMemKind kind, VsMemOp op,
-     int64_t addr, int64_t bytes)
+mem (Fixture *f, int64_t dev, int64_t ts, VsMemKind kind, VsMemOp op, int64_t addr, int64_t bytes)
 {
-  VsMemEvent e = { ts, f->proc, 1, dev, U, U, kind, op, addr, bytes,
-                   0, U, U, U, 0, 0 };
+  VsMemEvent e = { ts, f->proc, 1, dev, U, U, kind, op, addr, bytes, 0, U, U, U, 0, 0 };
   g_assert_cmpint (vs_writer_mem_event (f->w, &e), ==, 0);
 }
 
 static void
-alloc_ev (Fixture *f, int64_t allocator, int64_t ts, VsAllocOp op,
-          int64_t addr, int64_t bytes)
+alloc_ev (Fixture *f, int64_t allocator, int64_t ts, VsAllocOp op, int64_t addr, int64_t bytes)
 {
-  VsAllocEvent e = { ts, f->proc, 1, f->dev, allocator, op, addr, bytes, U,
-                     U, U, 0, 0 };
+  VsAllocEvent e = { ts, f->proc, 1, f->dev, allocator, op, addr, bytes, U, U, U, 0, 0 };
   g_assert_cmpint (vs_writer_alloc_event (f->w, &e), ==, 0);
 }
 
@@ -72,8 +69,7 @@ finish (Fixture *f)
   if (rc != 0)
     g_error ("finalize: %s", err);
   sqlite3 *db;
-  g_assert_cmpint (sqlite3_open_v2 (f->path, &db, SQLITE_OPEN_READONLY, NULL),
-                   ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_open_v2 (f->path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
   return db;
 }
 
@@ -93,9 +89,10 @@ q (sqlite3 *db, const char *sql)
 static int64_t
 summary (sqlite3 *db, int64_t dev, int64_t alloc, const char *col)
 {
-  g_autofree char *sql = g_strdup_printf (
-    "SELECT %s FROM summary WHERE device_id = %" G_GINT64_FORMAT
-    " AND allocator_id = %" G_GINT64_FORMAT, col, dev, alloc);
+  g_autofree char *sql
+      = g_strdup_printf ("SELECT %s FROM summary WHERE device_id = %" G_GINT64_FORMAT
+                         " AND allocator_id = %" G_GINT64_FORMAT,
+                         col, dev, alloc);
   return q (db, sql);
 }
 
@@ -119,8 +116,7 @@ test_schema_round_trip (Fixture *f, gconstpointer data)
   g_assert_cmpint (s3, !=, s1);
   VsDevice again = { 5, "GPU-aaaa", "Test GPU", 1 };
   g_assert_cmpint (vs_writer_add_device (f->w, &again), ==, f->dev);
-  VsKernel k = { 10, 20, f->proc, f->dev, U, 7, 1, "gemm", 1, 1, 1, 128, 1, 1,
-                 U, U, U };
+  VsKernel k = { 10, 20, f->proc, f->dev, U, 7, 1, "gemm", 1, 1, 1, 128, 1, 1, U, U, U };
   g_assert_cmpint (vs_writer_kernel (f->w, &k), ==, 0);
   VsRange r = { f->proc, 1, NULL, "epoch", 5, U, 0, 0 };
   int64_t rid = vs_writer_add_range (f->w, &r);
@@ -129,7 +125,8 @@ test_schema_round_trip (Fixture *f, gconstpointer data)
   sqlite3 *db = finish (f);
   g_assert_cmpint (q (db, "PRAGMA application_id"), ==, VS_TRACE_APPLICATION_ID);
   g_assert_cmpint (q (db, "PRAGMA user_version"), ==, VS_TRACE_SCHEMA_VERSION);
-  g_assert_cmpint (q (db, "SELECT value = 'vramscope-trace' FROM meta WHERE key = 'format'"), ==, 1);
+  g_assert_cmpint (q (db, "SELECT value = 'vramscope-trace' FROM meta WHERE key = 'format'"), ==,
+                   1);
   g_assert_cmpint (q (db, "SELECT value FROM meta WHERE key = 'finalized'"), ==, 1);
   g_assert_cmpint (q (db, "SELECT count(*) FROM device"), ==, 2);
   g_assert_cmpint (q (db, "SELECT count(*) FROM frame"), ==, 2);
@@ -165,12 +162,14 @@ test_address_reuse_out_of_order (Fixture *f, gconstpointer data)
   /* Series: 100, 0, 200, 0 in time order. */
   g_assert_cmpint (q (db, "SELECT group_concat(allocated_bytes) = '100,0,200,0' FROM"
                           " (SELECT allocated_bytes FROM series WHERE allocator_id = 0"
-                          "  ORDER BY seq)"), ==, 1);
+                          "  ORDER BY seq)"),
+                   ==, 1);
   /* Live at the peak (by sequence) is exactly the 200 B block. */
   g_assert_cmpint (q (db, "SELECT sum(b.bytes) FROM block b, summary s WHERE"
                           " s.allocator_id = 0 AND s.device_id = b.device_id AND"
                           " b.alloc_seq <= s.peak_allocated_seq AND"
-                          " (b.free_seq IS NULL OR b.free_seq > s.peak_allocated_seq)"), ==, 200);
+                          " (b.free_seq IS NULL OR b.free_seq > s.peak_allocated_seq)"),
+                   ==, 200);
   sqlite3_close (db);
 }
 
@@ -186,7 +185,8 @@ test_live_before_trace (Fixture *f, gconstpointer data)
   g_assert_cmpint (summary (db, f->dev, 0, "peak_allocated_ts"), ==, 10);
   g_assert_cmpint (summary (db, f->dev, 0, "final_allocated_bytes"), ==, 100);
   g_assert_cmpint (summary (db, f->dev, 0, "alloc_count"), ==, 1);
-  g_assert_cmpint (q (db, "SELECT alloc_ts IS NULL AND alloc_seq = 0 FROM block WHERE bytes = 500"), ==, 1);
+  g_assert_cmpint (q (db, "SELECT alloc_ts IS NULL AND alloc_seq = 0 FROM block WHERE bytes = 500"),
+                   ==, 1);
   g_assert_cmpint (q (db, "SELECT free_seq IS NULL FROM block WHERE bytes = 100"), ==, 1);
   sqlite3_close (db);
 }
@@ -223,14 +223,21 @@ test_pool (Fixture *f, gconstpointer data)
   int64_t pool = vs_writer_add_allocator (f->w, &a);
   VsPoolEvent pc = { 1, f->proc, f->dev, pool, VS_POOL_OP_CREATED, 0, 0, U, U, U, 0 };
   vs_writer_pool_event (f->w, &pc);
-  VsMemEvent e1 = { 10, f->proc, 1, f->dev, U, 7, VS_MEM_KIND_ASYNC,
-                    VS_MEM_OP_ALLOC, 0xA000, 3 * MiB, pool, 32 * MiB, 3 * MiB, U, 0, 0 };
+  VsMemEvent e1 = {
+    10,   f->proc,  1,       f->dev, U, 7, VS_MEM_KIND_ASYNC, VS_MEM_OP_ALLOC, 0xA000, 3 * MiB,
+    pool, 32 * MiB, 3 * MiB, U,      0, 0
+  };
   vs_writer_mem_event (f->w, &e1);
   VsMemEvent e2 = e1;
-  e2.ts = 20; e2.address = 0xB000; e2.bytes = 5 * MiB; e2.pool_utilized = 8 * MiB;
+  e2.ts = 20;
+  e2.address = 0xB000;
+  e2.bytes = 5 * MiB;
+  e2.pool_utilized = 8 * MiB;
   vs_writer_mem_event (f->w, &e2);
   VsMemEvent e3 = e1;
-  e3.ts = 30; e3.op = VS_MEM_OP_FREE; e3.pool_utilized = 5 * MiB;
+  e3.ts = 30;
+  e3.op = VS_MEM_OP_FREE;
+  e3.pool_utilized = 5 * MiB;
   vs_writer_mem_event (f->w, &e3);
   VsPoolEvent pt = { 40, f->proc, f->dev, pool, VS_POOL_OP_TRIMMED, 6 * MiB, 5 * MiB, U, U, U, 0 };
   vs_writer_pool_event (f->w, &pt);
@@ -267,12 +274,13 @@ test_allocator_segments (Fixture *f, gconstpointer data)
   alloc_ev (f, pt, 15, VS_ALLOC_OP_FREE_COMPLETED, 0x200000, 1000);
   /* A library's own cudaMalloc outside PyTorch. */
   mem (f, f->dev, 16, VS_MEM_KIND_DEVICE, VS_MEM_OP_ALLOC, 0x900000, 4096);
-  VsFailedAlloc fa = { 17, f->proc, 1, f->dev, pt, "pytorch", 10 * MiB, 2,
-                       "out of memory", 100, 200, U, 0, 0 };
+  VsFailedAlloc fa
+      = { 17, f->proc, 1, f->dev, pt, "pytorch", 10 * MiB, 2, "out of memory", 100, 200, U, 0, 0 };
   vs_writer_failed_alloc (f->w, &fa);
   /* PyTorch's underlying cudaMalloc failure: not an OOM of its own. */
-  VsFailedAlloc fd = { 17, f->proc, 1, f->dev, 0, "cudaMalloc", 10 * MiB, 2,
-                       "cudaErrorMemoryAllocation", 100, 200, U, 0, 0 };
+  VsFailedAlloc fd
+      = { 17,  f->proc, 1, f->dev, 0, "cudaMalloc", 10 * MiB, 2, "cudaErrorMemoryAllocation",
+          100, 200,     U, 0,      0 };
   vs_writer_failed_alloc (f->w, &fd);
   sqlite3 *db = finish (f);
   g_assert_cmpint (summary (db, f->dev, pt, "peak_reserved_bytes"), ==, 2 * MiB);
@@ -286,8 +294,11 @@ test_allocator_segments (Fixture *f, gconstpointer data)
   g_assert_cmpint (summary (db, f->dev, 0, "peak_reserved_bytes"), ==, 2 * MiB + 4096);
   g_assert_cmpint (summary (db, f->dev, 0, "final_allocated_bytes"), ==, 3000 + 4096);
   g_assert_cmpint (summary (db, f->dev, 0, "peak_device_bytes"), ==, 2 * MiB + 4096);
-  g_assert_cmpint (q (db, "SELECT owner_id IS NOT NULL FROM block WHERE level = 1 AND address = 2097152"), ==, 1);
-  g_assert_cmpint (q (db, "SELECT owner_id IS NULL FROM block WHERE level = 1 AND address = 9437184"), ==, 1);
+  g_assert_cmpint (
+      q (db, "SELECT owner_id IS NOT NULL FROM block WHERE level = 1 AND address = 2097152"), ==,
+      1);
+  g_assert_cmpint (
+      q (db, "SELECT owner_id IS NULL FROM block WHERE level = 1 AND address = 9437184"), ==, 1);
   sqlite3_close (db);
 }
 
@@ -306,10 +317,13 @@ test_owner_by_time (Fixture *f, gconstpointer data)
   mem (f, f->dev, 3000, VS_MEM_KIND_DEVICE, VS_MEM_OP_ALLOC, 0x400000, 2 * MiB);
   alloc_ev (f, pt, 3002, VS_ALLOC_OP_SEGMENT_ALLOC, 0x400000, 2 * MiB);
   sqlite3 *db = finish (f);
-  g_assert_cmpint (q (db, "SELECT count(*) FROM block s WHERE s.level = 3 AND"
-                          " (SELECT count(*) FROM block d WHERE d.level = 1 AND d.owner_id = s.id) = 1"), ==, 2);
+  g_assert_cmpint (
+      q (db, "SELECT count(*) FROM block s WHERE s.level = 3 AND"
+             " (SELECT count(*) FROM block d WHERE d.level = 1 AND d.owner_id = s.id) = 1"),
+      ==, 2);
   g_assert_cmpint (q (db, "SELECT count(*) FROM block d JOIN block s ON d.owner_id = s.id"
-                          " WHERE d.level = 1 AND abs(d.alloc_ts - s.alloc_ts) > 10"), ==, 0);
+                          " WHERE d.level = 1 AND abs(d.alloc_ts - s.alloc_ts) > 10"),
+                   ==, 0);
   g_assert_cmpint (summary (db, f->dev, 0, "peak_reserved_bytes"), ==, 2 * MiB);
   sqlite3_close (db);
 }
@@ -332,7 +346,8 @@ test_vmm_and_partial_unmap (Fixture *f, gconstpointer data)
   g_assert_cmpint (summary (db, f->dev, pt, "peak_reserved_bytes"), ==, 8 * MiB);
   g_assert_cmpint (summary (db, f->dev, pt, "final_reserved_bytes"), ==, 4 * MiB);
   /* The 8 MiB mapping was split: what stays mapped is one 4 MiB piece. */
-  g_assert_cmpint (q (db, "SELECT sum(bytes) FROM block WHERE level = 3 AND free_seq IS NULL"), ==, 4 * MiB);
+  g_assert_cmpint (q (db, "SELECT sum(bytes) FROM block WHERE level = 3 AND free_seq IS NULL"), ==,
+                   4 * MiB);
   g_assert_cmpint (summary (db, f->dev, 0, "final_reserved_bytes"), ==, 6 * MiB);
   sqlite3_close (db);
 }
@@ -357,8 +372,10 @@ test_nested_partial_unmaps (Fixture *f, gconstpointer data)
   g_assert_cmpint (summary (db, f->dev, pt, "peak_reserved_bytes"), ==, 10 * MiB);
   g_assert_cmpint (summary (db, f->dev, pt, "final_reserved_bytes"), ==, 4 * MiB);
   /* What stays mapped, as blocks: [0,1), [5,7), [9,10). */
-  g_assert_cmpint (q (db, "SELECT sum(bytes) FROM block WHERE level = 3 AND free_seq IS NULL"), ==, 4 * MiB);
-  g_assert_cmpint (q (db, "SELECT count(*) FROM block WHERE level = 3 AND free_seq IS NULL"), ==, 3);
+  g_assert_cmpint (q (db, "SELECT sum(bytes) FROM block WHERE level = 3 AND free_seq IS NULL"), ==,
+                   4 * MiB);
+  g_assert_cmpint (q (db, "SELECT count(*) FROM block WHERE level = 3 AND free_seq IS NULL"), ==,
+                   3);
   g_assert_cmpint (q (db, "SELECT count(*) FROM block WHERE level = 3 AND alloc_seq = 0"), ==, 0);
   sqlite3_close (db);
 }
@@ -374,8 +391,8 @@ test_series_levels (Fixture *f, gconstpointer data)
       ts += 1000 + (i % 7) * 333;
       mem (f, f->dev, ts, VS_MEM_KIND_DEVICE, VS_MEM_OP_ALLOC, 0x1000 + i * 0x100, 64 + i % 50);
       if (i % 3 != 0)
-        mem (f, f->dev, ts + 500, VS_MEM_KIND_DEVICE, VS_MEM_OP_FREE,
-             0x1000 + i * 0x100, 64 + i % 50);
+        mem (f, f->dev, ts + 500, VS_MEM_KIND_DEVICE, VS_MEM_OP_FREE, 0x1000 + i * 0x100,
+             64 + i % 50);
     }
   sqlite3 *db = finish (f);
   int64_t peak = summary (db, f->dev, 0, "peak_allocated_bytes");
@@ -384,7 +401,8 @@ test_series_levels (Fixture *f, gconstpointer data)
   g_assert_cmpint (q (db, "SELECT count(*) FROM (SELECT shift, max(max_allocated) m"
                           " FROM series_level WHERE allocator_id = 0 GROUP BY shift)"
                           " WHERE m != (SELECT peak_allocated_bytes FROM summary"
-                          " WHERE allocator_id = 0 AND device_id = 1)"), ==, 0);
+                          " WHERE allocator_id = 0 AND device_id = 1)"),
+                   ==, 0);
   g_assert_cmpint (q (db, "SELECT last_allocated FROM series_level WHERE shift ="
                           " (SELECT max(shift) FROM series_level) ORDER BY bucket DESC"),
                    ==, summary (db, f->dev, 0, "final_allocated_bytes"));
@@ -433,7 +451,7 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
-#define ADD(name, fn) \
+#define ADD(name, fn)                                                                              \
   g_test_add ("/finalize/" name, Fixture, NULL, fixture_setup, fn, fixture_teardown)
   ADD ("schema-round-trip", test_schema_round_trip);
   ADD ("address-reuse-out-of-order", test_address_reuse_out_of_order);
