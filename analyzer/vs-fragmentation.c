@@ -202,7 +202,8 @@ vs_fragmentation_at (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint
 }
 
 GArray *
-vs_live_segments (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 seq, GError **error)
+vs_fragmentation_segments (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 seq,
+                           GError **error)
 {
   static const char *pieces_sql
       = "SELECT id, allocator_id, address, bytes, alloc_ts FROM block"

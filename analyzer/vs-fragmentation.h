@@ -60,7 +60,7 @@ typedef struct
  * they give each segment's allocated and free parts.  A GArray of
  * VsSegment (empty when no allocator of the device has known segments), or
  * NULL with error set. */
-GArray *vs_live_segments (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 seq,
-                          GError **error);
+GArray *vs_fragmentation_segments (VsTrace *trace, gint64 device_id, gint64 allocator_id,
+                                   gint64 seq, GError **error);
 
 G_END_DECLS

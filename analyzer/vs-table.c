@@ -224,41 +224,6 @@ vs_table_write_csv (VsTable *table, GString *out)
     }
 }
 
-char *
-vs_format_bytes (gint64 bytes)
-{
-  static const char *units[] = { "KiB", "MiB", "GiB", "TiB", "PiB" };
-  double v = (double)bytes;
-  int u = -1;
-
-  if (bytes == VS_UNKNOWN)
-    return g_strdup ("-");
-  if (bytes > -1024 && bytes < 1024)
-    return g_strdup_printf ("%" G_GINT64_FORMAT " B", bytes);
-  while ((v >= 1024.0 || v <= -1024.0) && u < (int)G_N_ELEMENTS (units) - 1)
-    {
-      v /= 1024.0;
-      u++;
-    }
-  return g_strdup_printf ("%.2f %s", v, units[u]);
-}
-
-char *
-vs_format_duration (gint64 ns)
-{
-  double v = (double)ns;
-
-  if (ns == VS_UNKNOWN)
-    return g_strdup ("-");
-  if (ns > -1000 && ns < 1000)
-    return g_strdup_printf ("%" G_GINT64_FORMAT " ns", ns);
-  if (ns > -1000000 && ns < 1000000)
-    return g_strdup_printf ("%.1f µs", v / 1e3);
-  if (ns > -1000000000 && ns < 1000000000)
-    return g_strdup_printf ("%.1f ms", v / 1e6);
-  return g_strdup_printf ("%.3f s", v / 1e9);
-}
-
 static char *
 format_cell (const Column *col, const Cell *cell)
 {

@@ -11,6 +11,8 @@
 
 #include <glib.h>
 
+#include "vs-format.h"
+
 G_BEGIN_DECLS
 
 typedef enum
@@ -60,9 +62,5 @@ void vs_table_write_csv (VsTable *table, GString *out);
 
 /* Appends the title line and the aligned text table. */
 void vs_table_write_text (VsTable *table, GString *out);
-
-/* Human forms used by the text output: "1.50 GiB", "12.3 ms". */
-char *vs_format_bytes (gint64 bytes);
-char *vs_format_duration (gint64 ns);
 
 G_END_DECLS

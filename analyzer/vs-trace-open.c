@@ -272,7 +272,7 @@ vs_trace_open (const char *path, GError **error)
       /* Finalizing a file its recorder is still writing would race with
        * it: read a private copy of what is committed instead. */
       if (vs_trace_is_being_written (path))
-        return vs_trace_open_live_copy (g_steal_pointer (&trace), error);
+        return vs_trace_open_recording_copy (g_steal_pointer (&trace), error);
       if (!vs_trace_finalize_in_place (trace, error)
           || !vs_trace_open_connection (trace, path, error)
           || !vs_trace_validate (trace, &finalized, error))

@@ -2,7 +2,7 @@
  * the connection, a cache of prepared statements keyed by their SQL, and
  * helpers to read nullable columns and to turn SQLite failures into
  * GErrors that name the file; and the steps of opening and re-reading a
- * trace that vs-trace.c, vs-trace-open.c, vs-trace-live.c and
+ * trace that vs-trace.c, vs-trace-open.c, vs-trace-recording.c and
  * vs-trace-describe.c share among themselves.
  */
 #pragma once
@@ -31,7 +31,7 @@ struct _VsTrace
                             * import: meta source 'import') */
   gint64 kernel_max_ns;      /* longest kernel, -1 until read */
 
-  /* Following a trace that is being written (vs_trace_open_live): trace->db
+  /* Following a trace that is being written (vs_trace_open_recording): trace->db
    * reads a private finalized copy (already unlinked); source is a
    * read-only connection on the file at path, used only to copy from and
    * to notice commits. */
@@ -174,6 +174,6 @@ gboolean vs_trace_is_being_written (const char *path);
 /* Opens trace, fresh from vs_trace_new() and owned by this call from now
  * on, as a live copy of what is committed at its path.  Returns trace, or
  * NULL with error set (trace is then freed). */
-VsTrace *vs_trace_open_live_copy (VsTrace *trace, GError **error);
+VsTrace *vs_trace_open_recording_copy (VsTrace *trace, GError **error);
 
 G_END_DECLS

@@ -4,7 +4,7 @@
  * SQLite failures turned into GErrors that name the file).
  *
  * Opening and validating a trace is in vs-trace-open.c, following one that
- * is being written in vs-trace-live.c, what the trace describes (devices,
+ * is being written in vs-trace-recording.c, what the trace describes (devices,
  * allocators, meta, extent) in vs-trace-describe.c, and the seq/time
  * lookups on the series in vs-trace-series.c.
  */

@@ -8,7 +8,7 @@
  *
  * A trace still being recorded (its recorder holds the file open) is never
  * written: vs_trace_open() then reads a private finalized copy of what the
- * recorder has committed, as vs_trace_open_live() does, and
+ * recorder has committed, as vs_trace_open_recording() does, and
  * vs_trace_refresh() takes a new copy after further commits.
  *
  * Threads: a VsTrace may be used from one thread at a time.  To work in a
@@ -66,7 +66,7 @@ GQuark vs_trace_error_quark (void);
 
 /* Opens the trace at path read-only and validates it.  Never creates a
  * file.  A trace not yet finalized is read as a live copy (see
- * vs_trace_open_live()) when another process has it open — its recorder
+ * vs_trace_open_recording()) when another process has it open — its recorder
  * is still writing it — and otherwise, its recording having been killed,
  * finalized in place first if the file is writable.  Returns a new VsTrace, or NULL with error set (domain
  * VS_TRACE_ERROR, one sentence naming the file). */
@@ -79,7 +79,7 @@ VsTrace *vs_trace_open (const char *path, GError **error);
  * committing meanwhile) into a private temporary database, which is
  * finalized and read.  Works on any trace, finalized or not.  Returns a new
  * VsTrace, or NULL with error set. */
-VsTrace *vs_trace_open_live (const char *path, GError **error);
+VsTrace *vs_trace_open_recording (const char *path, GError **error);
 
 /* Reads the trace again when its file changed since it was last read: for a
  * live trace, when the recorder committed (PRAGMA data_version); otherwise
@@ -95,7 +95,7 @@ gboolean vs_trace_refresh (VsTrace *trace, gboolean *changed, GError **error);
 /* Whether trace is a live copy of a recording still in progress: opened
  * live and its file still exists (the recorder removes a process's file
  * once it has merged it into the final trace). */
-gboolean vs_trace_is_live (VsTrace *trace);
+gboolean vs_trace_is_recording (VsTrace *trace);
 
 /* Closes the connection and frees trace.  NULL is allowed. */
 void vs_trace_free (VsTrace *trace);

@@ -188,7 +188,6 @@ draw_grid_and_axes (cairo_t *cr, PangoLayout *pl, const VsChartLayout *l, gint64
   double ystep = ystep_u * unit;
   int decimals = (int)CLAMP (-floor (log10 (ystep_u) + 1e-9), 0, 3);
   double tstep = nice_step ((double)(v1 - v0) / MAX (1, c->size.width / 96));
-  static const char *names[] = { "B", "KiB", "MiB", "GiB", "TiB" };
   int ui = (int)round (log2 (unit) / 10);
 
   cairo_set_line_width (cr, 1);
@@ -196,7 +195,6 @@ draw_grid_and_axes (cairo_t *cr, PangoLayout *pl, const VsChartLayout *l, gint64
     {
       double y = floor (vs_chart_y_for_bytes (l, (gint64)b)) + 0.5;
       g_autofree char *label = NULL;
-      double v = b / unit;
 
       set_source (cr, &p->grid);
       cairo_move_to (cr, c->origin.x, y);
@@ -205,7 +203,7 @@ draw_grid_and_axes (cairo_t *cr, PangoLayout *pl, const VsChartLayout *l, gint64
       if (b == 0)
         label = g_strdup ("0");
       else
-        label = g_strdup_printf ("%.*f %s", decimals, v, names[ui]);
+        label = vs_format_bytes_in_unit (b, ui, decimals);
       show_text (cr, pl, label, c->origin.x - 6, y - 7, 1.0, &p->dim_text);
     }
 

@@ -131,7 +131,7 @@ read_tables (VsTrace *trace, Progress *progress, GError **error)
   s->duration = vs_trace_get_duration_ns (trace);
   fin = vs_trace_dup_meta (trace, "finalized");
   /* A live copy is finalized, its recording is not. */
-  s->finalized = fin != NULL && g_strcmp0 (fin, "1") == 0 && !vs_trace_is_live (trace);
+  s->finalized = fin != NULL && g_strcmp0 (fin, "1") == 0 && !vs_trace_is_recording (trace);
   s->devices = g_ptr_array_new_with_free_func (device_free);
   devices = vs_trace_get_devices (trace);
   for (guint i = 0; i < devices->len; i++)
@@ -633,7 +633,7 @@ build_instant (VsDocument *self, VsTrace *trace, const InstantQuery *q, GError *
   if (!in->have_fragmentation)
     return NULL;
   g_array_unref (in->segments);
-  in->segments = vs_live_segments (trace, q->device_id, 0, in->seq, error);
+  in->segments = vs_fragmentation_segments (trace, q->device_id, 0, in->seq, error);
   if (in->segments == NULL)
     return NULL;
   g_array_sort (in->segments, segment_cmp);
@@ -707,7 +707,7 @@ refresh_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *
       /* Nothing new; still report whether the recording has ended. */
       s = g_new0 (Snapshot, 1);
       s->duration = -1;
-      s->finalized = !vs_trace_is_live (self->trace);
+      s->finalized = !vs_trace_is_recording (self->trace);
     }
   g_mutex_unlock (&self->lock);
   if (s == NULL)

@@ -47,7 +47,7 @@ GFile *vs_document_get_file (VsDocument *self);
 /* Duration of the trace (ns since its start). */
 gint64 vs_document_get_duration (VsDocument *self);
 /* Whether the recording is finished: FALSE while the trace is a live copy
- * of a recording in progress (see vs_trace_open_live()). */
+ * of a recording in progress (see vs_trace_open_recording()). */
 gboolean vs_document_is_finalized (VsDocument *self);
 /* The devices (VsDocumentDevice*), ordered by idx. */
 GPtrArray *vs_document_get_devices (VsDocument *self);

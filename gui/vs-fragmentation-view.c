@@ -1,6 +1,6 @@
 /* vs-fragmentation-view.c — segment maps of reserved memory.
  *
- * One row per live segment (vs_live_segments), full ones included, drawn
+ * One row per live segment (vs_fragmentation_segments), full ones included, drawn
  * as a bar of its whole extent scaled to the largest segment so sizes
  * compare at a glance: allocated memory filled, the free gaps
  * (vs_fragmentation_at) left open, the largest free block outlined, block

@@ -36,7 +36,7 @@ typedef struct
   gboolean have_fragmentation;
   VsFragmentation frag;
   GArray *gaps;     /* VsFreeGap */
-  GArray *segments; /* VsSegment (vs_live_segments), by address */
+  GArray *segments; /* VsSegment (vs_fragmentation_segments), by address */
 } VsInstant;
 
 #define VS_TYPE_INSTANT (vs_instant_get_type ())

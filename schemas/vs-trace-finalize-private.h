@@ -39,7 +39,7 @@ typedef struct
   uint8_t op;
   uint8_t kind;
   uint8_t pad;
-} Event;
+} VsFinEvent;
 
 typedef struct
 {
@@ -49,22 +49,22 @@ typedef struct
   uint8_t level;
   uint8_t owned_by_pool;
   int64_t address, bytes, block_bytes;
-} Block;
+} VsFinBlock;
 
 typedef struct
 {
   char *msg;
   size_t len;
-} Err;
+} VsFinErr;
 
 /* All events, sorted, and the blocks pairing makes of them. */
 typedef struct
 {
-  Event *ev;
+  VsFinEvent *ev;
   size_t n, cap;
-  Block *bl;
+  VsFinBlock *bl;
   size_t nb, capb;
-} Trace;
+} VsFinTrace;
 
 /* Running totals of one (device, allocator) series. */
 typedef struct
@@ -77,7 +77,7 @@ typedef struct
   int32_t device_id, allocator_id;
   int is_pool;
   int touched;
-} Acc;
+} VsFinAcc;
 
 typedef struct
 {
@@ -85,14 +85,14 @@ typedef struct
   int64_t peak_device, peak_device_ts, peak_pinned, peak_managed;
   int64_t plain; /* unowned device-level device/VMM bytes */
   int64_t plain_allocs, plain_frees;
-} DevState;
+} VsFinDevState;
 
 /* A growable array of accumulators indexed by allocator id (0 = all) per
  * device.  Allocator ids are small dense integers. */
 typedef struct
 {
-  Acc *acc;      /* [ndev+1][nalloc+1] */
-  DevState *dev; /* [ndev+1] */
+  VsFinAcc *acc;      /* [ndev+1][nalloc+1] */
+  VsFinDevState *dev; /* [ndev+1] */
   /* [ndev+1]: the allocator whose series equals the device's `all` series
    * (the device saw events of that allocator only), stored once under
    * allocator 0; 0 when none. */
@@ -102,7 +102,7 @@ typedef struct
    * was observed: not in a trace imported from an allocator's own history
    * (meta source 'import'), whose `all` rows then leave those unknown. */
   int device_level;
-} State;
+} VsFinState;
 
 typedef struct
 {
@@ -110,46 +110,46 @@ typedef struct
   VsProgressFunc progress;
   void *progress_data;
   uint64_t done, total;
-} Progress;
+} VsFinProgress;
 
 /* Fills e->msg with a formatted message (when e->len > 0); returns -1. */
-int vs_fin_fail (Err *e, const char *fmt, ...);
+int vs_fin_fail (VsFinErr *e, const char *fmt, ...);
 /* Runs sql; on failure fills e and returns -1. */
-int vs_fin_exec (sqlite3 *db, Err *e, const char *sql);
+int vs_fin_exec (sqlite3 *db, VsFinErr *e, const char *sql);
 /* Adds n units of progress; returns -1 when the caller asked to cancel. */
-int vs_fin_tick (Progress *p, uint64_t n);
+int vs_fin_tick (VsFinProgress *p, uint64_t n);
 
 /* Append the finalizer's record of one raw event row, stored with rowid id,
  * to t->ev; -1 when out of memory.  The loader below uses them, and a bulk
  * writer that keeps its events for vs_fin_finalize_gathered(). */
-int vs_fin_add_mem_event (Trace *t, int64_t id, const VsMemEvent *m);
-int vs_fin_add_alloc_event (Trace *t, int64_t id, const VsAllocEvent *a);
-int vs_fin_add_pool_event (Trace *t, int64_t id, const VsPoolEvent *p);
+int vs_fin_add_mem_event (VsFinTrace *t, int64_t id, const VsMemEvent *m);
+int vs_fin_add_alloc_event (VsFinTrace *t, int64_t id, const VsAllocEvent *a);
+int vs_fin_add_pool_event (VsFinTrace *t, int64_t id, const VsPoolEvent *p);
 
 /* vs_trace_finalize() on events already gathered in *t — every row of
  * mem_event, alloc_event and pool_event, through vs_fin_add_*_event() —
  * instead of reading them back from the tables.  Frees t's arrays. */
-int vs_fin_finalize_gathered (sqlite3 *db, Trace *t, VsProgressFunc progress, void *progress_data,
-                              char *err, size_t errlen);
+int vs_fin_finalize_gathered (sqlite3 *db, VsFinTrace *t, VsProgressFunc progress,
+                              void *progress_data, char *err, size_t errlen);
 
 /* Appends every mem_event, alloc_event and pool_event row to t->ev. */
-int vs_fin_load_events (sqlite3 *db, Trace *t, Err *e);
+int vs_fin_load_events (sqlite3 *db, VsFinTrace *t, VsFinErr *e);
 /* qsort comparator of the replay order: ts, source table, rowid. */
 int vs_fin_event_cmp (const void *pa, const void *pb);
 /* Whether ev opens a block (an allocation, segment alloc or map). */
-int vs_fin_is_alloc (const Event *ev);
+int vs_fin_is_alloc (const VsFinEvent *ev);
 /* Pairs sorted events into t->bl; see vs-trace-pair.c. */
-int vs_fin_pair_events (Trace *t, Err *e);
+int vs_fin_pair_events (VsFinTrace *t, VsFinErr *e);
 /* Marks device-level blocks that lie in an allocator's segment. */
-int vs_fin_assign_owners (Trace *t, Err *e);
+int vs_fin_assign_owners (VsFinTrace *t, VsFinErr *e);
 
 /* The accumulator of (dev, alloc) in st; alloc 0 is `all`. */
-Acc *vs_fin_acc_at (State *st, int32_t dev, int32_t alloc);
+VsFinAcc *vs_fin_acc_at (VsFinState *st, int32_t dev, int32_t alloc);
 /* Fills st->shared from the events of each device. */
-void vs_fin_find_shared_series (const Trace *t, State *st);
+void vs_fin_find_shared_series (const VsFinTrace *t, VsFinState *st);
 /* Replays t in order, writing series and series_level, filling st. */
-int vs_fin_replay (Trace *t, State *st, int64_t origin, Progress *pr, Err *e);
+int vs_fin_replay (VsFinTrace *t, VsFinState *st, int64_t origin, VsFinProgress *pr, VsFinErr *e);
 /* Writes the block table from t's pairing. */
-int vs_fin_write_blocks (Trace *t, Progress *pr, Err *e);
+int vs_fin_write_blocks (VsFinTrace *t, VsFinProgress *pr, VsFinErr *e);
 /* Writes one summary row per device and allocator from st. */
-int vs_fin_write_summary (sqlite3 *db, State *st, Err *e);
+int vs_fin_write_summary (sqlite3 *db, VsFinState *st, VsFinErr *e);

@@ -36,7 +36,7 @@
 #include <sqlite3.h>
 
 int
-vs_fin_fail (Err *e, const char *fmt, ...)
+vs_fin_fail (VsFinErr *e, const char *fmt, ...)
 {
   if (e->len)
     {
@@ -49,7 +49,7 @@ vs_fin_fail (Err *e, const char *fmt, ...)
 }
 
 int
-vs_fin_exec (sqlite3 *db, Err *e, const char *sql)
+vs_fin_exec (sqlite3 *db, VsFinErr *e, const char *sql)
 {
   char *m = NULL;
   if (sqlite3_exec (db, sql, NULL, NULL, &m) != SQLITE_OK)
@@ -62,7 +62,7 @@ vs_fin_exec (sqlite3 *db, Err *e, const char *sql)
 }
 
 int
-vs_fin_tick (Progress *p, uint64_t n)
+vs_fin_tick (VsFinProgress *p, uint64_t n)
 {
   p->done += n;
   if (p->progress && !p->progress (p->done, p->total, p->progress_data))
@@ -111,13 +111,13 @@ in_wal_mode (sqlite3 *db)
 /* Finalizes db from the events in *given, or from its tables when given
  * is NULL. */
 static int
-finalize (sqlite3 *db, Trace *given, VsProgressFunc progress, void *progress_data, char *err,
+finalize (sqlite3 *db, VsFinTrace *given, VsProgressFunc progress, void *progress_data, char *err,
           size_t errlen)
 {
-  Err e = { err, errlen };
-  Trace t = { 0 };
-  State st = { 0 };
-  Progress pr = { db, progress, progress_data, 0, 0 };
+  VsFinErr e = { err, errlen };
+  VsFinTrace t = { 0 };
+  VsFinState st = { 0 };
+  VsFinProgress pr = { db, progress, progress_data, 0, 0 };
   int rc = -1;
 
   /* A large page cache: finalize rewrites every derived table at once. */
@@ -187,7 +187,7 @@ finalize (sqlite3 *db, Trace *given, VsProgressFunc progress, void *progress_dat
         int pool = sqlite3_column_int (s, 2);
         for (int32_t dd = 0; dd <= st.ndev; dd++)
           {
-            Acc *a = vs_fin_acc_at (&st, dd, id);
+            VsFinAcc *a = vs_fin_acc_at (&st, dd, id);
             a->device_id = d;
             a->allocator_id = id;
             a->is_pool = pool;
@@ -274,7 +274,7 @@ vs_trace_finalize (sqlite3 *db, VsProgressFunc progress, void *progress_data, ch
 }
 
 int
-vs_fin_finalize_gathered (sqlite3 *db, Trace *t, VsProgressFunc progress, void *progress_data,
+vs_fin_finalize_gathered (sqlite3 *db, VsFinTrace *t, VsProgressFunc progress, void *progress_data,
                           char *err, size_t errlen)
 {
   return finalize (db, t, progress, progress_data, err, errlen);

@@ -122,37 +122,37 @@ map_get (Map *m, int64_t k1, int64_t k2, int64_t k3)
   return s->value >= 0 ? s->value : -1;
 }
 
-static Event *
-push_event (Trace *t)
+static VsFinEvent *
+push_event (VsFinTrace *t)
 {
   if (t->n == t->cap)
     {
       size_t cap = t->cap ? t->cap * 2 : 4096;
-      Event *ev = realloc (t->ev, cap * sizeof *ev);
+      VsFinEvent *ev = realloc (t->ev, cap * sizeof *ev);
       if (ev == NULL)
         return NULL;
       t->ev = ev;
       t->cap = cap;
     }
-  Event *e = &t->ev[t->n++];
+  VsFinEvent *e = &t->ev[t->n++];
   memset (e, 0, sizeof *e);
   e->block = -1;
   return e;
 }
 
 static int32_t
-push_block (Trace *t, uint8_t level, int64_t address, int64_t bytes, int64_t block_bytes)
+push_block (VsFinTrace *t, uint8_t level, int64_t address, int64_t bytes, int64_t block_bytes)
 {
   if (t->nb == t->capb)
     {
       size_t cap = t->capb ? t->capb * 2 : 4096;
-      Block *bl = realloc (t->bl, cap * sizeof *bl);
+      VsFinBlock *bl = realloc (t->bl, cap * sizeof *bl);
       if (bl == NULL)
         return -1;
       t->bl = bl;
       t->capb = cap;
     }
-  Block *b = &t->bl[t->nb];
+  VsFinBlock *b = &t->bl[t->nb];
   b->alloc_ev = -1;
   b->free_ev = -1;
   b->owner = -1;
@@ -179,9 +179,9 @@ value_or_neg (int64_t v)
 }
 
 int
-vs_fin_add_mem_event (Trace *t, int64_t id, const VsMemEvent *m)
+vs_fin_add_mem_event (VsFinTrace *t, int64_t id, const VsMemEvent *m)
 {
-  Event *ev = push_event (t);
+  VsFinEvent *ev = push_event (t);
   if (ev == NULL)
     return -1;
   ev->src = SRC_MEM;
@@ -201,9 +201,9 @@ vs_fin_add_mem_event (Trace *t, int64_t id, const VsMemEvent *m)
 }
 
 int
-vs_fin_add_alloc_event (Trace *t, int64_t id, const VsAllocEvent *a)
+vs_fin_add_alloc_event (VsFinTrace *t, int64_t id, const VsAllocEvent *a)
 {
-  Event *ev = push_event (t);
+  VsFinEvent *ev = push_event (t);
   if (ev == NULL)
     return -1;
   int64_t req = value_or_neg (a->requested_bytes);
@@ -224,9 +224,9 @@ vs_fin_add_alloc_event (Trace *t, int64_t id, const VsAllocEvent *a)
 }
 
 int
-vs_fin_add_pool_event (Trace *t, int64_t id, const VsPoolEvent *p)
+vs_fin_add_pool_event (VsFinTrace *t, int64_t id, const VsPoolEvent *p)
 {
-  Event *ev = push_event (t);
+  VsFinEvent *ev = push_event (t);
   if (ev == NULL)
     return -1;
   ev->src = SRC_POOL;
@@ -258,7 +258,7 @@ static const char *load_pool_sql
 
 /* Adds the row s points at, of source table src, to t. */
 static int
-add_row (Trace *t, uint8_t src, sqlite3_stmt *s)
+add_row (VsFinTrace *t, uint8_t src, sqlite3_stmt *s)
 {
   int64_t id = sqlite3_column_int64 (s, 0);
   if (src == SRC_MEM)
@@ -300,7 +300,7 @@ add_row (Trace *t, uint8_t src, sqlite3_stmt *s)
 }
 
 int
-vs_fin_load_events (sqlite3 *db, Trace *t, Err *e)
+vs_fin_load_events (sqlite3 *db, VsFinTrace *t, VsFinErr *e)
 {
   const char *sqls[3] = { load_mem_sql, load_alloc_sql, load_pool_sql };
   const uint8_t srcs[3] = { SRC_MEM, SRC_ALLOC, SRC_POOL };
@@ -326,7 +326,7 @@ vs_fin_load_events (sqlite3 *db, Trace *t, Err *e)
 int
 vs_fin_event_cmp (const void *pa, const void *pb)
 {
-  const Event *a = pa, *b = pb;
+  const VsFinEvent *a = pa, *b = pb;
   if (a->ts != b->ts)
     return a->ts < b->ts ? -1 : 1;
   if (a->src != b->src)
@@ -339,7 +339,7 @@ vs_fin_event_cmp (const void *pa, const void *pb)
 /* ---------------------------------------------------------------- pairing */
 
 int
-vs_fin_is_alloc (const Event *ev)
+vs_fin_is_alloc (const VsFinEvent *ev)
 {
   if (ev->src == SRC_MEM)
     return ev->op == VS_MEM_OP_ALLOC;
@@ -348,7 +348,7 @@ vs_fin_is_alloc (const Event *ev)
 }
 
 static int
-is_release (const Event *ev)
+is_release (const VsFinEvent *ev)
 {
   if (ev->src == SRC_MEM)
     return ev->op == VS_MEM_OP_FREE;
@@ -357,7 +357,7 @@ is_release (const Event *ev)
 }
 
 static int
-event_level (const Event *ev)
+event_level (const VsFinEvent *ev)
 {
   if (ev->src == SRC_MEM)
     return 1;
@@ -412,7 +412,7 @@ mapped_remove (Mapped *m, int32_t b)
  * closes them and opens what remains mapped as new blocks at the same
  * event. */
 int
-vs_fin_pair_events (Trace *t, Err *e)
+vs_fin_pair_events (VsFinTrace *t, VsFinErr *e)
 {
   Map open;
   Mapped mapped = { 0 };
@@ -421,7 +421,7 @@ vs_fin_pair_events (Trace *t, Err *e)
 
   for (size_t i = 0; i < t->n; i++)
     {
-      Event *ev = &t->ev[i];
+      VsFinEvent *ev = &t->ev[i];
       if (ev->src == SRC_POOL)
         continue;
       int level = event_level (ev);
@@ -460,7 +460,7 @@ vs_fin_pair_events (Trace *t, Err *e)
               int matched = 0;
               for (size_t k = 0; k < mapped.n;)
                 {
-                  Block *m = &t->bl[mapped.b[k]];
+                  VsFinBlock *m = &t->bl[mapped.b[k]];
                   int64_t mlo = m->address, mhi = m->address + m->bytes;
                   if (t->ev[m->alloc_ev].allocator_id != ev->allocator_id || mhi <= lo || mlo >= hi)
                     {
@@ -544,14 +544,14 @@ span_cmp (const void *pa, const void *pb)
 }
 
 static int
-block_device (const Trace *t, const Block *b)
+block_device (const VsFinTrace *t, const VsFinBlock *b)
 {
   int32_t ei = b->alloc_ev >= 0 ? b->alloc_ev : b->free_ev;
   return t->ev[ei].device_id;
 }
 
 int
-vs_fin_assign_owners (Trace *t, Err *e)
+vs_fin_assign_owners (VsFinTrace *t, VsFinErr *e)
 {
   size_t nseg = 0;
   for (size_t j = 0; j < t->nb; j++)
@@ -574,10 +574,10 @@ vs_fin_assign_owners (Trace *t, Err *e)
 
   for (size_t j = 0; j < t->nb; j++)
     {
-      Block *b = &t->bl[j];
+      VsFinBlock *b = &t->bl[j];
       if (b->level != 1)
         continue;
-      const Event *ev = &t->ev[b->alloc_ev >= 0 ? b->alloc_ev : b->free_ev];
+      const VsFinEvent *ev = &t->ev[b->alloc_ev >= 0 ? b->alloc_ev : b->free_ev];
       if (ev->kind == VS_MEM_KIND_ASYNC && ev->allocator_id != 0)
         {
           b->owned_by_pool = 1;
@@ -609,7 +609,7 @@ vs_fin_assign_owners (Trace *t, Err *e)
             break;
           if (segs[s].lo <= b->address && b->address + b->bytes <= segs[s].hi)
             {
-              const Block *sb = &t->bl[segs[s].block];
+              const VsFinBlock *sb = &t->bl[segs[s].block];
               int64_t t_seg = t->ev[sb->alloc_ev >= 0 ? sb->alloc_ev : sb->free_ev].ts;
               uint64_t d = t_seg > t_blk ? (uint64_t)(t_seg - t_blk) : (uint64_t)(t_blk - t_seg);
               if (d < best)

@@ -11,8 +11,8 @@
 
 #include "vs-sql-batch.h"
 
-Acc *
-vs_fin_acc_at (State *st, int32_t dev, int32_t alloc)
+VsFinAcc *
+vs_fin_acc_at (VsFinState *st, int32_t dev, int32_t alloc)
 {
   return &st->acc[(size_t)dev * (size_t)(st->nalloc + 1) + (size_t)alloc];
 }
@@ -114,7 +114,7 @@ level_add (LevelCtx *ctx, Levels *lv, int32_t dev, int32_t alloc, int64_t rel, i
   return 0;
 }
 
-/* Block row writer. */
+/* VsFinBlock row writer. */
 static const char *block_sql
     = "block (id, level, device_id, allocator_id, process_id, kind,"
       " address, bytes, block_bytes, alloc_seq, free_seq, alloc_ts, free_ts,"
@@ -136,12 +136,12 @@ span_bin (int64_t lo, int64_t hi)
 }
 
 void
-vs_fin_find_shared_series (const Trace *t, State *st)
+vs_fin_find_shared_series (const VsFinTrace *t, VsFinState *st)
 {
   /* -1: the device saw more than one allocator's events, or others. */
   for (size_t i = 0; i < t->n; i++)
     {
-      const Event *ev = &t->ev[i];
+      const VsFinEvent *ev = &t->ev[i];
       int32_t dev = ev->device_id;
       if (dev <= 0 || dev > st->ndev || st->shared[dev] < 0)
         continue;
@@ -159,7 +159,7 @@ vs_fin_find_shared_series (const Trace *t, State *st)
 
 /* Replays events in order; writes series and series_level; fills accs. */
 int
-vs_fin_replay (Trace *t, State *st, int64_t origin, Progress *pr, Err *e)
+vs_fin_replay (VsFinTrace *t, VsFinState *st, int64_t origin, VsFinProgress *pr, VsFinErr *e)
 {
   LevelCtx level_ctx = { 0 };
   LevelCtx *ctx = &level_ctx;
@@ -198,14 +198,14 @@ vs_fin_replay (Trace *t, State *st, int64_t origin, Progress *pr, Err *e)
   /* Memory live before the trace began counts from the start. */
   for (size_t j = 0; j < t->nb; j++)
     {
-      Block *b = &t->bl[j];
+      VsFinBlock *b = &t->bl[j];
       if (b->alloc_ev >= 0)
         continue;
-      const Event *ev = &t->ev[b->free_ev];
+      const VsFinEvent *ev = &t->ev[b->free_ev];
       int32_t dev = ev->device_id;
       if (dev <= 0 || dev > st->ndev)
         continue;
-      DevState *ds = &st->dev[dev];
+      VsFinDevState *ds = &st->dev[dev];
       if (b->level == 1)
         {
           switch (ev->kind)
@@ -237,7 +237,7 @@ vs_fin_replay (Trace *t, State *st, int64_t origin, Progress *pr, Err *e)
         }
       else if (ev->allocator_id > 0 && ev->allocator_id <= st->nalloc)
         {
-          Acc *a = vs_fin_acc_at (st, dev, ev->allocator_id);
+          VsFinAcc *a = vs_fin_acc_at (st, dev, ev->allocator_id);
           if (b->level == 2)
             a->allocated += b->bytes;
           else
@@ -249,12 +249,12 @@ vs_fin_replay (Trace *t, State *st, int64_t origin, Progress *pr, Err *e)
   int rc = 0;
   for (size_t i = 0; i < t->n && rc == 0; i++)
     {
-      Event *ev = &t->ev[i];
+      VsFinEvent *ev = &t->ev[i];
       seq = (int64_t)i + 1;
       int32_t dev = ev->device_id;
       if (dev <= 0 || dev > st->ndev)
         continue;
-      DevState *ds = &st->dev[dev];
+      VsFinDevState *ds = &st->dev[dev];
       int32_t alloc = 0; /* allocator whose series changes, 0: none */
       int changed_all = 0;
 
@@ -263,7 +263,7 @@ vs_fin_replay (Trace *t, State *st, int64_t origin, Progress *pr, Err *e)
           alloc = ev->allocator_id;
           if (alloc <= 0 || alloc > st->nalloc || ev->bytes < 0)
             continue;
-          Acc *a = vs_fin_acc_at (st, dev, alloc);
+          VsFinAcc *a = vs_fin_acc_at (st, dev, alloc);
           int64_t old = a->pool_size < 0 ? 0 : a->pool_size;
           a->pool_size = ev->op == VS_POOL_OP_DESTROYED ? 0 : ev->bytes;
           ds->device += a->pool_size - old;
@@ -271,7 +271,7 @@ vs_fin_replay (Trace *t, State *st, int64_t origin, Progress *pr, Err *e)
         }
       else if (ev->block >= 0)
         {
-          Block *b = &t->bl[ev->block];
+          VsFinBlock *b = &t->bl[ev->block];
           int64_t sign = vs_fin_is_alloc (ev) ? 1 : -1;
           int64_t bytes = sign * b->bytes;
           if (b->level == 1)
@@ -307,7 +307,7 @@ vs_fin_replay (Trace *t, State *st, int64_t origin, Progress *pr, Err *e)
                   if (b->owned_by_pool && ev->allocator_id <= st->nalloc)
                     {
                       alloc = ev->allocator_id;
-                      Acc *a = vs_fin_acc_at (st, dev, alloc);
+                      VsFinAcc *a = vs_fin_acc_at (st, dev, alloc);
                       a->allocated += bytes;
                       if (sign > 0)
                         a->alloc_count++;
@@ -338,7 +338,7 @@ vs_fin_replay (Trace *t, State *st, int64_t origin, Progress *pr, Err *e)
           else if (ev->allocator_id > 0 && ev->allocator_id <= st->nalloc)
             {
               alloc = ev->allocator_id;
-              Acc *a = vs_fin_acc_at (st, dev, alloc);
+              VsFinAcc *a = vs_fin_acc_at (st, dev, alloc);
               if (b->level == 2)
                 {
                   a->allocated += bytes;
@@ -368,7 +368,7 @@ vs_fin_replay (Trace *t, State *st, int64_t origin, Progress *pr, Err *e)
       int64_t all_r = ds->plain, all_a = ds->plain;
       for (int32_t k = 1; k <= st->nalloc; k++)
         {
-          Acc *a = vs_fin_acc_at (st, dev, k);
+          VsFinAcc *a = vs_fin_acc_at (st, dev, k);
           int64_t r = a->is_pool ? (a->pool_size > a->allocated ? a->pool_size : a->allocated)
                                  : a->reserved;
           all_r += r;
@@ -377,7 +377,7 @@ vs_fin_replay (Trace *t, State *st, int64_t origin, Progress *pr, Err *e)
       int32_t which[2] = { 0, alloc };
       for (int w = 0; w < (alloc ? 2 : 1); w++)
         {
-          Acc *a = vs_fin_acc_at (st, dev, which[w]);
+          VsFinAcc *a = vs_fin_acc_at (st, dev, which[w]);
           int64_t r, al;
           if (which[w] == 0)
             r = all_r, al = all_a;
@@ -465,7 +465,7 @@ out:
 }
 
 int
-vs_fin_write_blocks (Trace *t, Progress *pr, Err *e)
+vs_fin_write_blocks (VsFinTrace *t, VsFinProgress *pr, VsFinErr *e)
 {
   sqlite3 *db = pr->db;
   VsSqlBatch rows;
@@ -475,10 +475,10 @@ vs_fin_write_blocks (Trace *t, Progress *pr, Err *e)
   int rc = 0;
   for (size_t j = 0; j < t->nb && rc == 0; j++)
     {
-      Block *b = &t->bl[j];
-      const Event *a = b->alloc_ev >= 0 ? &t->ev[b->alloc_ev] : NULL;
-      const Event *f = b->free_ev >= 0 ? &t->ev[b->free_ev] : NULL;
-      const Event *any = a ? a : f;
+      VsFinBlock *b = &t->bl[j];
+      const VsFinEvent *a = b->alloc_ev >= 0 ? &t->ev[b->alloc_ev] : NULL;
+      const VsFinEvent *f = b->free_ev >= 0 ? &t->ev[b->free_ev] : NULL;
+      const VsFinEvent *any = a ? a : f;
       /* A piece left by a partial unmap has no stack of its own. */
       int piece = a && b->level == 3 && a->op == VS_ALLOC_OP_SEGMENT_UNMAP;
       int64_t stack[2] = { a && !piece ? a->stack_id : 0, f ? f->stack_id : 0 };
@@ -496,7 +496,7 @@ vs_fin_write_blocks (Trace *t, Progress *pr, Err *e)
         vs_sql_batch_int (&rows, 3, any->allocator_id);
       else if (b->owner >= 0)
         {
-          const Block *o = &t->bl[b->owner];
+          const VsFinBlock *o = &t->bl[b->owner];
           vs_sql_batch_int (&rows, 3,
                             t->ev[o->alloc_ev >= 0 ? o->alloc_ev : o->free_ev].allocator_id);
         }
@@ -568,7 +568,7 @@ static const char *failed_count_sql
       "  ELSE f.allocator_id = ?2 END)";
 
 int
-vs_fin_write_summary (sqlite3 *db, State *st, Err *e)
+vs_fin_write_summary (sqlite3 *db, VsFinState *st, VsFinErr *e)
 {
   sqlite3_stmt *ins, *fc;
   if (sqlite3_prepare_v2 (db, summary_sql, -1, &ins, NULL) != SQLITE_OK
@@ -578,8 +578,8 @@ vs_fin_write_summary (sqlite3 *db, State *st, Err *e)
   for (int32_t d = 1; d <= st->ndev && rc == 0; d++)
     for (int32_t k = 0; k <= st->nalloc && rc == 0; k++)
       {
-        Acc *a = vs_fin_acc_at (st, d, k);
-        DevState *ds = &st->dev[d];
+        VsFinAcc *a = vs_fin_acc_at (st, d, k);
+        VsFinDevState *ds = &st->dev[d];
         if (k != 0 && a->device_id != d)
           continue; /* allocator of another device */
         if (k == 0)

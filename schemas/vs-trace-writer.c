@@ -117,7 +117,7 @@ struct VsWriter
   unsigned rows_in_txn;
   VsSqlBatch *alloc_rows; /* bulk mode: alloc_event rows not yet inserted */
   int64_t next_alloc_id;  /* bulk mode: the id the next alloc_event gets */
-  Trace *events;          /* bulk mode: every event row, for finalizing */
+  VsFinTrace *events;     /* bulk mode: every event row, for finalizing */
   char errmsg[512];
 };
 

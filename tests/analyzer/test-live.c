@@ -118,12 +118,12 @@ test_follow (void)
   g_assert_cmpint (vs_writer_commit (r.w), ==, 0);
 
   before = vs_test_source_fingerprint (path);
-  trace = vs_trace_open_live (path, &error);
+  trace = vs_trace_open_recording (path, &error);
   g_assert_no_error (error);
   g_assert_nonnull (trace);
   after = vs_test_source_fingerprint (path);
   g_assert_cmpstr (before, ==, after);
-  g_assert_true (vs_trace_is_live (trace));
+  g_assert_true (vs_trace_is_recording (trace));
   g_assert_cmpstr (vs_trace_get_path (trace), ==, path);
   g_assert_cmpint (allocated_now (trace), ==, 100 * MiB);
   g_assert_cmpint (peak_allocated (trace), ==, 100 * MiB);
@@ -177,7 +177,7 @@ test_follow (void)
   g_assert_true (vs_trace_refresh (trace, &changed, &error));
   g_assert_no_error (error);
   g_assert_false (changed);
-  g_assert_false (vs_trace_is_live (trace));
+  g_assert_false (vs_trace_is_recording (trace));
   g_assert_cmpint (allocated_now (trace), ==, 50 * MiB);
   g_rmdir (dir);
 }
@@ -220,7 +220,7 @@ test_open_while_recording (void)
   g_assert_no_error (error);
   after = vs_test_source_fingerprint (path);
   g_assert_cmpstr (before, ==, after);
-  g_assert_true (vs_trace_is_live (trace));
+  g_assert_true (vs_trace_is_recording (trace));
   g_assert_cmpint (allocated_now (trace), ==, 64 * MiB);
   g_assert_cmpint (vs_test_source_finalized (path), ==, 0);
 
@@ -233,7 +233,7 @@ test_open_while_recording (void)
    * again, it is finalized in place as before. */
   trace = vs_trace_open (path, &error);
   g_assert_no_error (error);
-  g_assert_false (vs_trace_is_live (trace));
+  g_assert_false (vs_trace_is_recording (trace));
   g_assert_cmpint (vs_test_source_finalized (path), ==, 1);
   g_assert_cmpint (allocated_now (trace), ==, 64 * MiB);
   g_clear_pointer (&trace, vs_trace_free);
@@ -412,7 +412,7 @@ test_live_segments (void)
       for (gint64 seq = 0; seq <= last; seq++)
         {
           g_autoptr (GError) error = NULL;
-          g_autoptr (GArray) segs = vs_live_segments (trace, dev->id, 0, seq, &error);
+          g_autoptr (GArray) segs = vs_fragmentation_segments (trace, dev->id, 0, seq, &error);
           g_autoptr (GArray) gaps = g_array_new (FALSE, FALSE, sizeof (VsFreeGap));
           VsFragmentation frag;
           gint64 total = 0, free_total = 0;

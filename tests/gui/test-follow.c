@@ -331,7 +331,7 @@ test_follow_recording (void)
   g_assert_cmpint (vs_test_source_finalized (trace_path), ==, 0);
 
   /* The recorder finalizes and closes its file.  That alone does not end
-   * the recording as the viewer sees it (vs_trace_is_live(): the file is
+   * the recording as the viewer sees it (vs_trace_is_recording(): the file is
    * still there, to be merged); the window reads the finalized file and
    * shows the same state. */
   recorder_do ('f');

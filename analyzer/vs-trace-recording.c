@@ -1,5 +1,5 @@
-/* vs-trace-live.c — following a trace that is being written, and reading a
- * trace again when its file changed (vs_trace_open_live, vs_trace_refresh).
+/* vs-trace-recording.c — following a trace that is being written, and reading a
+ * trace again when its file changed (vs_trace_open_recording, vs_trace_refresh).
  *
  * A recording in progress is never written to: what its recorder has
  * committed is copied through a read-only connection into a private
@@ -209,7 +209,7 @@ copy_committed (VsTrace *trace, GError **error)
 
 /* Opens trace (fresh from vs_trace_new) as a live copy. */
 VsTrace *
-vs_trace_open_live_copy (VsTrace *trace_in, GError **error)
+vs_trace_open_recording_copy (VsTrace *trace_in, GError **error)
 {
   g_autoptr (VsTrace) trace = trace_in;
 
@@ -222,18 +222,18 @@ vs_trace_open_live_copy (VsTrace *trace_in, GError **error)
 }
 
 VsTrace *
-vs_trace_open_live (const char *path, GError **error)
+vs_trace_open_recording (const char *path, GError **error)
 {
   g_return_val_if_fail (path != NULL, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
   if (!vs_trace_check_file (path, error))
     return NULL;
-  return vs_trace_open_live_copy (vs_trace_new (path), error);
+  return vs_trace_open_recording_copy (vs_trace_new (path), error);
 }
 
 gboolean
-vs_trace_is_live (VsTrace *trace)
+vs_trace_is_recording (VsTrace *trace)
 {
   g_return_val_if_fail (trace != NULL, FALSE);
   return trace->live && !trace->live_ended;

@@ -1,0 +1,22 @@
+/* vs-format.h — human forms of bytes and durations: "1.50 GiB", "12.3 ms".
+ */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* Bytes in binary units with two decimals ("1.50 GiB", "512 B"); "-" for
+ * VS_UNKNOWN.  Free with g_free(). */
+char *vs_format_bytes (gint64 bytes);
+
+/* bytes in the unit 1024^unit_power (0 = B … 5 = PiB) with that many
+ * decimals, for axis ticks that share one unit ("1.5 GiB").  Free with
+ * g_free(). */
+char *vs_format_bytes_in_unit (double bytes, int unit_power, int decimals);
+
+/* A duration in ns in the largest fitting unit ("12.3 ms"); "-" for
+ * VS_UNKNOWN.  Free with g_free(). */
+char *vs_format_duration (gint64 ns);
+
+G_END_DECLS
