@@ -259,6 +259,7 @@ vs_trace_free (VsTrace *trace)
   g_clear_pointer (&trace->devices, g_ptr_array_unref);
   g_clear_pointer (&trace->allocators, g_ptr_array_unref);
   g_clear_pointer (&trace->retired, g_ptr_array_unref);
+  g_free (trace->path_base);
   if (trace->db != NULL)
     sqlite3_close_v2 (trace->db);
   if (trace->source != NULL)
