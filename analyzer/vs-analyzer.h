@@ -12,6 +12,7 @@
 #include "vs-tree.h"
 #include "vs-fragmentation.h"
 #include "vs-oom.h"
+#include "vs-roles.h"
 #include "vs-activity.h"
 #include "vs-table.h"
 #include "vs-report.h"

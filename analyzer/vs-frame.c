@@ -7,9 +7,8 @@
 #include <string.h>
 
 static const char *const system_fragments[] = {
-  "/lib/python3",  "/usr/lib/python", "site-packages", "dist-packages",
-  "/usr/local/cuda", "/usr/include/",  "/torch/csrc/",  "/c10/",
-  "/aten/src/",
+  "/lib/python3",  "/usr/lib/python", "site-packages", "dist-packages", "/usr/local/cuda",
+  "/usr/include/", "/torch/csrc/",    "/c10/",         "/aten/src/",
 };
 
 static const char *const system_prefixes[] = {
@@ -25,8 +24,8 @@ static const char *const system_libraries[] = {
 /* Native functions of the profiler, the allocator, PyTorch's dispatcher
  * and the interpreter: never the user's code, wherever they were built. */
 static const char *const library_function_prefixes[] = {
-  "c10::", "at::", "torch::", "caffe2::", "pybind11::", "std::", "__gnu_cxx::", "_Py",
-  "__libc_", "_start", "THP",
+  "c10::",       "at::", "torch::", "caffe2::", "pybind11::", "std::",
+  "__gnu_cxx::", "_Py",  "__libc_", "_start",   "THP",
 };
 
 static const char *const library_function_fragments[] = {
@@ -73,13 +72,11 @@ vs_frame_is_user_code (const char *file, const char *module)
 static gboolean
 is_cpython_function (const char *function)
 {
-  return g_str_has_prefix (function, "Py")
-         && (g_ascii_isupper (function[2]) || function[2] == '_');
+  return g_str_has_prefix (function, "Py") && (g_ascii_isupper (function[2]) || function[2] == '_');
 }
 
 gboolean
-vs_frame_is_user (int kind, const char *file, const char *module, const char *function,
-                  gint64 line)
+vs_frame_is_user (int kind, const char *file, const char *module, const char *function, gint64 line)
 {
   if (kind == VS_FRAME_LABEL || !vs_frame_is_user_code (file, module))
     return FALSE;

@@ -717,6 +717,53 @@ report_ranges (VsTrace *trace, const VsReportOptions *opts, GError **error)
   return g_steal_pointer (&t);
 }
 
+/* ---------------------------------------------------------------- roles */
+
+static gboolean
+roles_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo *device,
+              gint64 allocator_id, VsTable *t, GError **error)
+{
+  VsSummary s;
+  VsRoles r;
+
+  if (!vs_summary_get (trace, device->id, allocator_id, &s, NULL))
+    return TRUE;
+  if (s.peak_allocated_seq == VS_UNKNOWN)
+    return TRUE;
+  if (!vs_roles_at (trace, device->id, allocator_id, s.peak_allocated_seq, &r, error))
+    return FALSE;
+  for (VsRole role = 0; role < VS_N_ROLES; role++)
+    {
+      guint c = 0;
+
+      vs_table_add_row (t);
+      vs_table_set_int (t, c++, device->idx);
+      vs_table_set_text (t, c++, vs_trace_allocator_name (trace, allocator_id));
+      vs_table_set_text (t, c++, vs_role_name (role));
+      vs_table_set_int (t, c++, r.bytes[role]);
+      vs_table_set_int (t, c++, r.count[role]);
+    }
+  return TRUE;
+}
+
+static VsTable *
+report_roles (VsTrace *trace, const VsReportOptions *opts, GError **error)
+{
+  g_autoptr (VsTable) t
+      = vs_table_new ("Memory live at the peak of allocated memory by role, from each "
+                      "allocation's stack and lifetime; each device's rows sum to its "
+                      "peak_allocated_bytes.");
+
+  vs_table_add_column (t, "device", VS_COLUMN_INT);
+  vs_table_add_column (t, "allocator", VS_COLUMN_TEXT);
+  vs_table_add_column (t, "role", VS_COLUMN_TEXT);
+  vs_table_add_column (t, "bytes", VS_COLUMN_BYTES);
+  vs_table_add_column (t, "count", VS_COLUMN_INT);
+  if (!for_each_device (trace, opts, t, roles_device, error))
+    return NULL;
+  return g_steal_pointer (&t);
+}
+
 /* ----------------------------------------------------------------------- */
 
 static const Report reports[] = {
@@ -728,11 +775,14 @@ static const Report reports[] = {
   { "fragmentation", "free memory inside reserved memory at key instants", report_fragmentation },
   { "kernels", "GPU kernels by name", report_kernels },
   { "ranges", "NVTX ranges with memory at entry, exit and peak", report_ranges },
+  { "roles", "memory at the peak by role: parameters, gradients, optimizer state, ...",
+    report_roles },
 };
 
 /* The same order as reports[]. */
 static const char *const report_names[] = {
-  "summary", "peak", "leaks", "timeline", "oom", "fragmentation", "kernels", "ranges", NULL,
+  "summary",       "peak",    "leaks",  "timeline", "oom",
+  "fragmentation", "kernels", "ranges", "roles",    NULL,
 };
 
 G_STATIC_ASSERT (G_N_ELEMENTS (report_names) == G_N_ELEMENTS (reports) + 1);
