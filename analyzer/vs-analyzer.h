@@ -13,6 +13,7 @@
 #include "vs-fragmentation.h"
 #include "vs-oom.h"
 #include "vs-roles.h"
+#include "vs-growth.h"
 #include "vs-activity.h"
 #include "vs-table.h"
 #include "vs-report.h"

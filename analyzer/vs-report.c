@@ -764,6 +764,50 @@ report_roles (VsTrace *trace, const VsReportOptions *opts, GError **error)
   return g_steal_pointer (&t);
 }
 
+/* --------------------------------------------------------------- growth */
+
+static gboolean
+growth_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo *device,
+               gint64 allocator_id, VsTable *t, GError **error)
+{
+  g_autoptr (VsIterations) it = vs_iterations_find (trace, device->id, allocator_id, error);
+
+  if (it == NULL)
+    return FALSE;
+  for (guint i = 0; i < it->iterations->len; i++)
+    {
+      const VsIteration *v = &g_array_index (it->iterations, VsIteration, i);
+      guint c = 0;
+
+      vs_table_add_row (t);
+      vs_table_set_int (t, c++, device->idx);
+      vs_table_set_text (t, c++, vs_trace_allocator_name (trace, allocator_id));
+      vs_table_set_int (t, c++, v->index);
+      vs_table_set_int (t, c++, v->time_ns);
+      vs_table_set_int (t, c++, v->allocated_bytes);
+      vs_table_set_int (t, c++, v->growth_bytes);
+    }
+  return TRUE;
+}
+
+static VsTable *
+report_growth (VsTrace *trace, const VsReportOptions *opts, GError **error)
+{
+  g_autoptr (VsTable) t = vs_table_new (
+      "Allocated memory at the start of each iteration (iterations from NVTX ranges or "
+      "annotations, else from the repeating allocation pattern) and its growth.");
+
+  vs_table_add_column (t, "device", VS_COLUMN_INT);
+  vs_table_add_column (t, "allocator", VS_COLUMN_TEXT);
+  vs_table_add_column (t, "iteration", VS_COLUMN_INT);
+  vs_table_add_column (t, "start_time_ns", VS_COLUMN_TIME);
+  vs_table_add_column (t, "allocated_bytes", VS_COLUMN_BYTES);
+  vs_table_add_column (t, "growth_bytes", VS_COLUMN_BYTES);
+  if (!for_each_device (trace, opts, t, growth_device, error))
+    return NULL;
+  return g_steal_pointer (&t);
+}
+
 /* ----------------------------------------------------------------------- */
 
 static const Report reports[] = {
@@ -777,12 +821,13 @@ static const Report reports[] = {
   { "ranges", "NVTX ranges with memory at entry, exit and peak", report_ranges },
   { "roles", "memory at the peak by role: parameters, gradients, optimizer state, ...",
     report_roles },
+  { "growth", "allocated memory at the start of each iteration, and its growth", report_growth },
 };
 
 /* The same order as reports[]. */
 static const char *const report_names[] = {
-  "summary",       "peak",    "leaks",  "timeline", "oom",
-  "fragmentation", "kernels", "ranges", "roles",    NULL,
+  "summary", "peak",   "leaks", "timeline", "oom", "fragmentation",
+  "kernels", "ranges", "roles", "growth",   NULL,
 };
 
 G_STATIC_ASSERT (G_N_ELEMENTS (report_names) == G_N_ELEMENTS (reports) + 1);

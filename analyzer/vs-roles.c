@@ -61,11 +61,16 @@ static Phase
 frame_phase (const VsFrameInfo *f)
 {
   static const char *const autograd_entry[] = { "backward", "_engine_run_backward", "grad", NULL };
-  static const char *const module_setup[]
-      = { "_apply", "to", "cuda", "convert", "load_state_dict", "_load_from_state_dict",
-          "register_parameter", "to_empty", NULL };
-  static const char *const module_call[]
-      = { "_call_impl", "_wrapped_call_impl", "__call__", NULL };
+  static const char *const module_setup[] = { "_apply",
+                                              "to",
+                                              "cuda",
+                                              "convert",
+                                              "load_state_dict",
+                                              "_load_from_state_dict",
+                                              "register_parameter",
+                                              "to_empty",
+                                              NULL };
+  static const char *const module_call[] = { "_call_impl", "_wrapped_call_impl", "__call__", NULL };
   static const char *const construction[] = { "__init__", "reset_parameters", NULL };
   const char *file = f->file != NULL ? f->file : "";
   const char *function = f->function != NULL ? f->function : "";
