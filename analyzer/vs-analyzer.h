@@ -14,6 +14,8 @@
 #include "vs-oom.h"
 #include "vs-roles.h"
 #include "vs-growth.h"
+#include "vs-settings.h"
+#include "vs-diagnose.h"
 #include "vs-activity.h"
 #include "vs-table.h"
 #include "vs-report.h"

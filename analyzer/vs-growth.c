@@ -196,10 +196,9 @@ recurs_regularly (GArray *idx)
 static GArray *
 seqs_from_pattern (VsTrace *trace, gint64 device_id, gint64 allocator_id, GError **error)
 {
-  static const char *allocs_sql
-      = "SELECT alloc_seq, ifnull(stack_id, 0), bytes FROM block"
-        " WHERE device_id = ?1 AND level = ?3 AND alloc_seq > 0"
-        " AND (?2 = 0 OR allocator_id = ?2) ORDER BY alloc_seq LIMIT ?4";
+  static const char *allocs_sql = "SELECT alloc_seq, ifnull(stack_id, 0), bytes FROM block"
+                                  " WHERE device_id = ?1 AND level = ?3 AND alloc_seq > 0"
+                                  " AND (?2 = 0 OR allocator_id = ?2) ORDER BY alloc_seq LIMIT ?4";
   g_autoptr (GArray) seqs = g_array_new (FALSE, FALSE, sizeof (gint64));
   g_autoptr (GHashTable) occurrences = g_hash_table_new_full (
       pattern_key_hash, pattern_key_equal, g_free, (GDestroyNotify)g_array_unref);

@@ -223,8 +223,8 @@ add_group_columns (VsTable *t, gboolean with_times)
 }
 
 static void
-add_group_rows (VsTrace *trace, VsTable *t, GArray *groups, gint64 allocator_id,
-                gboolean with_times)
+add_group_rows (VsTrace *trace, const VsReportOptions *opts, VsTable *t, GArray *groups,
+                gint64 allocator_id, gboolean with_times)
 {
   for (guint i = 0; i < groups->len; i++)
     {
@@ -243,7 +243,15 @@ add_group_rows (VsTrace *trace, VsTable *t, GArray *groups, gint64 allocator_id,
         }
       vs_table_set_text (t, c++, g->site);
       vs_table_set_text (t, c++, g->top_frame);
-      vs_table_set_text (t, c++, g->stack);
+      if (opts->user_stacks)
+        {
+          /* Cached: the stack was rendered when the group was made. */
+          const VsStackInfo *s = vs_stack_get (trace, g->stack_id, NULL);
+
+          vs_table_set_text (t, c++, s != NULL ? s->user_text : g->stack);
+        }
+      else
+        vs_table_set_text (t, c++, g->stack);
       vs_table_set_int (t, c++, g->stack_id > 0 ? g->stack_id : VS_UNKNOWN);
     }
 }
@@ -263,10 +271,11 @@ peak_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo *de
   blocks = vs_live_blocks (trace, device->id, allocator_id, s.peak_allocated_seq, error);
   if (blocks == NULL)
     return FALSE;
-  groups = vs_group_blocks (trace, blocks, VS_GROUP_BY_STACK, error);
+  groups = vs_group_blocks (trace, blocks, opts->by_site ? VS_GROUP_BY_SITE : VS_GROUP_BY_STACK,
+                            error);
   if (groups == NULL)
     return FALSE;
-  add_group_rows (trace, t, groups, allocator_id, FALSE);
+  add_group_rows (trace, opts, t, groups, allocator_id, FALSE);
   return TRUE;
 }
 
@@ -293,10 +302,11 @@ leaks_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo *d
   blocks = vs_leaked_blocks (trace, device->id, allocator_id, error);
   if (blocks == NULL)
     return FALSE;
-  groups = vs_group_blocks (trace, blocks, VS_GROUP_BY_STACK, error);
+  groups = vs_group_blocks (trace, blocks, opts->by_site ? VS_GROUP_BY_SITE : VS_GROUP_BY_STACK,
+                            error);
   if (groups == NULL)
     return FALSE;
-  add_group_rows (trace, t, groups, allocator_id, TRUE);
+  add_group_rows (trace, opts, t, groups, allocator_id, TRUE);
   return TRUE;
 }
 
@@ -384,9 +394,15 @@ oom_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo *dev
             gint64 allocator_id, VsTable *t, GError **error)
 {
   g_autoptr (GPtrArray) list = vs_oom_list (trace, device->id, allocator_id, error);
+  g_autoptr (GPtrArray) all = NULL;
+  VsAllocatorSettings settings;
 
   if (list == NULL)
     return FALSE;
+  all = allocator_id == 0 ? g_ptr_array_ref (list) : vs_oom_list (trace, device->id, 0, error);
+  if (all == NULL)
+    return FALSE;
+  vs_allocator_settings_read (trace, device->id, &settings);
   for (guint i = 0; i < list->len; i++)
     {
       const VsOom *o = g_ptr_array_index (list, i);
@@ -433,8 +449,17 @@ oom_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo *dev
         c += 2;
       vs_table_set_text (t, c++, s->site);
       vs_table_set_text (t, c++, s->top_frame);
-      vs_table_set_text (t, c++, s->text);
+      vs_table_set_text (t, c++, opts->user_stacks ? s->user_text : s->text);
+      {
+        g_autofree char *evidence = NULL;
+        VsOomCause cause = vs_oom_classify (trace, o, all, settings.limit_bytes, &evidence);
+
+        vs_table_set_text (t, c++,
+                           cause != VS_OOM_CAUSE_UNKNOWN ? vs_oom_cause_name (cause) : NULL);
+        vs_table_set_text (t, c++, evidence);
+      }
     }
+  vs_allocator_settings_clear (&settings);
   return TRUE;
 }
 
@@ -444,7 +469,8 @@ report_oom (VsTrace *trace, const VsReportOptions *opts, GError **error)
   g_autoptr (VsTable) t
       = vs_table_new ("Failed allocations with the state at that instant: the failing "
                       "allocator's reserved, allocated and free memory, the largest free block, "
-                      "the whole device, and the largest live site.");
+                      "the whole device, the largest live site, and the cause: device full, "
+                      "allocator limit or fragmentation.");
   static const struct
   {
     const char *name;
@@ -470,6 +496,8 @@ report_oom (VsTrace *trace, const VsReportOptions *opts, GError **error)
     { "site", VS_COLUMN_TEXT },
     { "top_frame", VS_COLUMN_TEXT },
     { "stack", VS_COLUMN_STACK },
+    { "cause", VS_COLUMN_TEXT },
+    { "cause_evidence", VS_COLUMN_TEXT },
   };
 
   for (guint c = 0; c < G_N_ELEMENTS (cols); c++)
@@ -808,9 +836,23 @@ report_growth (VsTrace *trace, const VsReportOptions *opts, GError **error)
   return g_steal_pointer (&t);
 }
 
+/* ------------------------------------------------------------- diagnose */
+
+static VsTable *
+report_diagnose (VsTrace *trace, const VsReportOptions *opts, GError **error)
+{
+  g_autoptr (VsDiagnosis) dx = vs_diagnose (trace, opts->device_id, error);
+
+  if (dx == NULL)
+    return NULL;
+  return vs_diagnosis_table (trace, dx);
+}
+
 /* ----------------------------------------------------------------------- */
 
 static const Report reports[] = {
+  { "diagnose", "findings with evidence, remedies and expected savings (the default)",
+    report_diagnose },
   { "summary", "peaks, finals and counts per device and allocator", report_summary },
   { "peak", "what is live at the peak of allocated memory, by stack", report_peak },
   { "leaks", "allocations never freed, by stack", report_leaks },
@@ -826,8 +868,8 @@ static const Report reports[] = {
 
 /* The same order as reports[]. */
 static const char *const report_names[] = {
-  "summary", "peak",   "leaks", "timeline", "oom", "fragmentation",
-  "kernels", "ranges", "roles", "growth",   NULL,
+  "diagnose",      "summary", "peak",   "leaks", "timeline", "oom",
+  "fragmentation", "kernels", "ranges", "roles", "growth",   NULL,
 };
 
 G_STATIC_ASSERT (G_N_ELEMENTS (report_names) == G_N_ELEMENTS (reports) + 1);

@@ -268,3 +268,10 @@ vs_trace_free (VsTrace *trace)
   g_free (trace->path);
   g_free (trace);
 }
+
+gboolean
+vs_trace_has_device_level (VsTrace *trace)
+{
+  g_return_val_if_fail (trace != NULL, FALSE);
+  return trace->device_level;
+}
