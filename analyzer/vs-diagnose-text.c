@@ -146,9 +146,8 @@ device_lines (VsTrace *trace, const VsDeviceDiagnosis *dd, guint n_devices, GPtr
     {
       const VsGroup *g = &g_array_index (dd->sites, VsGroup, i);
       g_autofree char *b = fmt_bytes (g->bytes);
-      g_autofree char *text
-          = g_strdup_printf ("%s%10s  %s", i == 0 ? "  By site: " : "           ", b,
-                             g->site[0] != '\0' ? g->site : "(no stack)");
+      g_autofree char *text = g_strdup_printf ("%s%10s  %s", i == 0 ? "  By site: " : "           ",
+                                               b, g->site[0] != '\0' ? g->site : "(no stack)");
       glong n = g_utf8_strlen (text, -1);
 
       /* One line each: a long site is cut at the end of the line. */

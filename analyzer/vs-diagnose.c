@@ -189,7 +189,7 @@ diagnose_failures (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings, G
         }
       {
         OomGroup ng = { 0 };
-        VsFindingKind kind = cause == VS_OOM_CAUSE_DEVICE_FULL    ? VS_FINDING_OOM_DEVICE_FULL
+        VsFindingKind kind = cause == VS_OOM_CAUSE_DEVICE_FULL     ? VS_FINDING_OOM_DEVICE_FULL
                              : cause == VS_OOM_CAUSE_FRAGMENTATION ? VS_FINDING_OOM_FRAGMENTATION
                                                                    : VS_FINDING_OOM_ALLOCATOR_LIMIT;
         VsFinding *f = finding_new (kind, device_id, o->allocator_id);
@@ -250,8 +250,9 @@ diagnose_failures (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings, G
           {
             g_autofree char *per = bytes (dd->growth.bytes_per_iteration);
 
-            g_string_append_printf (remedy, "%sfirst stop the growth of %s per iteration "
-                                            "(growth-per-iteration)",
+            g_string_append_printf (remedy,
+                                    "%sfirst stop the growth of %s per iteration "
+                                    "(growth-per-iteration)",
                                     remedy->len > 0 ? "; " : "", per);
           }
         else if (role_text != NULL && cause != VS_OOM_CAUSE_FRAGMENTATION)
@@ -275,8 +276,7 @@ diagnose_failures (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings, G
       }
 
       /* Another process on the device at this failure. */
-      if (o->device_free_bytes != VS_UNKNOWN && o->device_total_bytes != VS_UNKNOWN
-          && o->seq != VS_UNKNOWN)
+      if (o->device_free_bytes != VS_UNKNOWN && o->device_total_bytes > 0 && o->seq != VS_UNKNOWN)
         {
           VsSeriesPoint p;
           gint64 mine, others;
@@ -290,8 +290,7 @@ diagnose_failures (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings, G
               gboolean seen = FALSE;
 
               for (guint k = 0; k < findings->len; k++)
-                if (((VsFinding *)g_ptr_array_index (findings, k))->kind
-                        == VS_FINDING_OTHER_PROCESS
+                if (((VsFinding *)g_ptr_array_index (findings, k))->kind == VS_FINDING_OTHER_PROCESS
                     && ((VsFinding *)g_ptr_array_index (findings, k))->device_id == device_id)
                   seen = TRUE;
               if (!seen)
@@ -423,8 +422,7 @@ diagnose_leaks (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings, GErr
 /* ------------------------------------------------------ fragmentation */
 
 static gboolean
-diagnose_fragmentation (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings,
-                        GError **error)
+diagnose_fragmentation (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings, GError **error)
 {
   const VsSummary *s = &dd->allocator;
   gint64 held = s->peak_reserved_bytes - s->peak_allocated_bytes;

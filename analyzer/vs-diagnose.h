@@ -75,15 +75,15 @@ typedef struct
 typedef struct
 {
   const VsDeviceInfo *device;
-  VsSummary all;        /* the device's `all` row */
-  gint64 allocator_id;  /* its PyTorch allocator, else 0 */
-  VsSummary allocator;  /* that allocator's row (= all when 0) */
-  VsRoles roles;        /* at the peak of allocated memory (all) */
-  GArray *sites;        /* VsGroup by site at that peak, largest first */
+  VsSummary all;       /* the device's `all` row */
+  gint64 allocator_id; /* its PyTorch allocator, else 0 */
+  VsSummary allocator; /* that allocator's row (= all when 0) */
+  VsRoles roles;       /* at the peak of allocated memory (all) */
+  GArray *sites;       /* VsGroup by site at that peak, largest first */
   VsIterations *iterations;
   VsGrowth growth;
   VsAllocatorSettings settings;
-  char *lower_peak;     /* how to lower the peak, from the dominant role, or NULL */
+  char *lower_peak; /* how to lower the peak, from the dominant role, or NULL */
   gint64 lower_peak_saving;
 } VsDeviceDiagnosis;
 

@@ -151,9 +151,10 @@ vs_oom_classify (VsTrace *trace, const VsOom *o, const GPtrArray *all_failures, 
   const VsFragmentation *f = &o->allocator;
   const VsDeviceInfo *d
       = o->device_id != VS_UNKNOWN ? vs_trace_lookup_device (trace, o->device_id) : NULL;
-  gint64 capacity = o->device_total_bytes != VS_UNKNOWN ? o->device_total_bytes
-                    : d != NULL                         ? d->total_bytes
-                                                        : VS_UNKNOWN;
+  /* Snapshots of some versions carry a total of 0: unknown. */
+  gint64 capacity = o->device_total_bytes > 0         ? o->device_total_bytes
+                    : d != NULL && d->total_bytes > 0 ? d->total_bytes
+                                                      : VS_UNKNOWN;
   g_autofree char *request = vs_format_bytes (o->requested_bytes);
   g_autofree char *reserved = vs_format_bytes (MAX (f->reserved_bytes, 0));
   g_autofree char *free_in = vs_format_bytes (MAX (f->free_bytes, 0));
@@ -170,8 +171,12 @@ vs_oom_classify (VsTrace *trace, const VsOom *o, const GPtrArray *all_failures, 
   if (o->device_free_bytes != VS_UNKNOWN && o->device_free_bytes < o->requested_bytes)
     {
       cause = VS_OOM_CAUSE_DEVICE_FULL;
-      text = g_strdup_printf ("CUDA reported %s free of %s when %s was requested", device_free, cap,
-                              request);
+      if (capacity != VS_UNKNOWN)
+        text = g_strdup_printf ("CUDA reported %s free of %s when %s was requested", device_free,
+                                cap, request);
+      else
+        text
+            = g_strdup_printf ("CUDA reported %s free when %s was requested", device_free, request);
     }
   else if (cuda != NULL)
     {

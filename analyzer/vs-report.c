@@ -282,8 +282,11 @@ peak_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo *de
 static VsTable *
 report_peak (VsTrace *trace, const VsReportOptions *opts, GError **error)
 {
-  g_autoptr (VsTable) t
-      = vs_table_new ("Allocations live at the peak of allocated memory, one row per stack, "
+  g_autoptr (VsTable) t = vs_table_new (
+      opts->by_site ? "Allocations live at the peak of allocated memory, one row per site (the "
+                      "innermost frame of the user's own code), largest first; each device's "
+                      "rows sum to its peak_allocated_bytes."
+                    : "Allocations live at the peak of allocated memory, one row per stack, "
                       "largest first; each device's rows sum to its peak_allocated_bytes.");
 
   add_group_columns (t, FALSE);
@@ -313,8 +316,10 @@ leaks_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo *d
 static VsTable *
 report_leaks (VsTrace *trace, const VsReportOptions *opts, GError **error)
 {
-  g_autoptr (VsTable) t
-      = vs_table_new ("Allocations never freed by the end of the trace, one row per stack, "
+  g_autoptr (VsTable) t = vs_table_new (
+      opts->by_site ? "Allocations never freed by the end of the trace, one row per site, "
+                      "largest first, with when the first and last of them were allocated."
+                    : "Allocations never freed by the end of the trace, one row per stack, "
                       "largest first, with when the first and last of them were allocated.");
 
   add_group_columns (t, TRUE);

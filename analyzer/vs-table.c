@@ -319,7 +319,30 @@ vs_table_write_text_fitted (VsTable *table, GString *out, guint limit, guint wid
   guint last = 0; /* the last column in the aligned table */
 
   if (table->title[0] != '\0')
-    g_string_append_printf (out, "%s\n\n", table->title);
+    {
+      /* The title wrapped at width (words are never cut). */
+      g_auto (GStrv) words = g_strsplit (table->title, " ", -1);
+      gsize len = 0;
+
+      for (guint i = 0; words[i] != NULL; i++)
+        {
+          gsize w = g_utf8_strlen (words[i], -1);
+
+          if (len > 0 && width > 0 && len + 1 + w > width)
+            {
+              g_string_append_c (out, '\n');
+              len = 0;
+            }
+          else if (len > 0)
+            {
+              g_string_append_c (out, ' ');
+              len++;
+            }
+          g_string_append (out, words[i]);
+          len += w;
+        }
+      g_string_append (out, "\n\n");
+    }
   for (guint c = 0; c < nc; c++)
     {
       widths[c] = g_utf8_strlen (g_array_index (table->columns, Column, c).name, -1);
@@ -341,11 +364,30 @@ vs_table_write_text_fitted (VsTable *table, GString *out, guint limit, guint wid
         }
     }
 
-  /* Too wide: narrow the widest text columns, never below 16. */
+  /* Too wide: narrow text columns from the right (key columns come
+   * first), never below 8. */
+  if (width > 0)
+    {
+      /* A table too wide even with its text columns at their narrowest
+       * (many numeric columns) is left as it is: cutting names would not
+       * make it fit. */
+      gsize narrowest = 0;
+
+      for (guint c = 0; c < nc; c++)
+        {
+          const Column *col = &g_array_index (table->columns, Column, c);
+
+          if (col->kind != VS_COLUMN_STACK)
+            narrowest
+                += (col->kind == VS_COLUMN_TEXT ? MIN (widths[c], 8) : widths[c]) + (c > 0 ? 2 : 0);
+        }
+      if (narrowest > width)
+        width = 0;
+    }
   if (width > 0)
     for (;;)
       {
-        gsize total = 0, widest = 0;
+        gsize total = 0;
         guint at = nc;
 
         for (guint c = 0; c < nc; c++)
@@ -355,15 +397,14 @@ vs_table_write_text_fitted (VsTable *table, GString *out, guint limit, guint wid
             if (col->kind == VS_COLUMN_STACK)
               continue;
             total += widths[c] + (c > 0 ? 2 : 0);
-            if (col->kind == VS_COLUMN_TEXT && widths[c] > 16 && widths[c] > widest)
+            if (col->kind == VS_COLUMN_TEXT && widths[c] > 8)
               {
-                widest = widths[c];
                 at = c;
               }
           }
         if (total <= width || at == nc)
           break;
-        widths[at] = MAX (16, widths[at] - MIN (total - width, widths[at] / 4 + 1));
+        widths[at] = total - width + 8 >= widths[at] ? 8 : widths[at] - (total - width);
       }
 
   for (guint r = 0; r <= shown; r++)
@@ -375,7 +416,8 @@ vs_table_write_text_fitted (VsTable *table, GString *out, guint limit, guint wid
           const Column *col = &g_array_index (table->columns, Column, c);
           const char *raw = r == 0 ? col->name : g_ptr_array_index (texts, (r - 1) * nc + c);
           g_autofree char *s = elide (raw, widths[c]);
-          gsize pad = widths[c] - g_utf8_strlen (s, -1);
+          gsize len = g_utf8_strlen (s, -1);
+          gsize pad = widths[c] > len ? widths[c] - len : 0;
           gboolean right = col->kind != VS_COLUMN_TEXT;
 
           if (col->kind == VS_COLUMN_STACK)
