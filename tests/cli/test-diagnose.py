@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""test-diagnose.py VRAMSCOPE DATA_DIR — `report diagnose`, `roles`,
+`growth` and `oom` on the traces recorded on a GPU and on imported
+snapshots, against what each program is known to have done.  TAP output.
+
+  torch-eval-leak.db  ResNet-18 capped at 6 GiB with the per-process memory
+                      fraction, keeping every evaluation output with its
+                      graph: the failures are the allocator's limit (CUDA
+                      had 133 GiB free), never fragmentation; memory grows
+                      every step at the evaluate line; SGD's momentum
+                      buffers are exactly the parameters' bytes
+                      (11,227,812 fp32 values).
+  torch-train.db      a healthy training loop: no finding at all.
+  sample-oom.db       cudaMalloc of 1 TiB: the device is full.
+  torch-ddp.db        NCCL's buffers outside PyTorch's allocator.
+  snapshots/*.pickle  imported: oom (device full), fragmentation
+                      (fragmentation, expandable segments recommended),
+                      expandable (segments already expandable: never
+                      recommended), train (no finding).
+"""
+import csv
+import io
+import os
+import subprocess
+import sys
+import tempfile
+
+vramscope, data = sys.argv[1], sys.argv[2]
+n = 0
+failed = False
+
+
+def ok(cond, name, detail=""):
+    global n, failed
+    n += 1
+    print(("ok %d %s" if cond else "not ok %d %s") % (n, name))
+    if not cond:
+        failed = True
+        for line in str(detail).splitlines():
+            print("# " + line)
+
+
+def run(*args):
+    p = subprocess.run([vramscope, *args], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError("vramscope %s: exit %d: %s" % (" ".join(args), p.returncode, p.stderr))
+    return p.stdout
+
+
+def rows(*args):
+    return list(csv.DictReader(io.StringIO(run("report", "--format", "csv", *args))))
+
+
+def trace(name):
+    return os.path.join(data, name)
+
+
+# -- the bundled OOM: allocator limit, growth at the evaluate line -------
+leak = trace("torch-eval-leak.db")
+findings = rows(leak, "diagnose")
+names = [f["finding"] for f in findings]
+ok(names[:1] == ["oom-allocator-limit"], "eval-leak: the failure is the allocator's limit", names)
+ok("oom-fragmentation" not in names and "oom-device-full" not in names,
+   "eval-leak: not fragmentation, not a full device", names)
+oom = findings[0]
+ok(oom["bytes"] == "25838080" and oom["count"] == "29" and oom["allocator"] == "pytorch",
+   "eval-leak: first request 25838080 bytes, 29 failures of pytorch", oom)
+ok("133.05 GiB free" in oom["evidence"], "eval-leak: evidence names CUDA's free memory", oom)
+growth = [f for f in findings if f["finding"] == "growth-per-iteration"]
+ok(len(growth) == 1 and growth[0]["bytes"] == "690538496" and growth[0]["count"] == "7"
+   and growth[0]["site"] == "samples/torch-eval-leak.py:66 evaluate",
+   "eval-leak: 658.55 MiB growth per step at the evaluate line", growth)
+ok("first stop the growth" in oom["remedy"], "eval-leak: the OOM's remedy points at the growth",
+   oom["remedy"])
+
+causes = rows(leak, "oom")
+ok(len(causes) == 29 and all(r["cause"] == "oom-allocator-limit" for r in causes),
+   "eval-leak: report oom names the cause of each failure",
+   [r["cause"] for r in causes])
+ok(all(not v.startswith("-") for r in causes for v in r.values() if v),
+   "eval-leak: report oom has no negative value")
+
+roles = {r["role"]: int(r["bytes"]) for r in rows(leak, "roles")}
+summary = rows(leak, "summary")
+peak = int([s for s in summary if s["allocator"] == "all"][0]["peak_allocated_bytes"])
+ok(sum(roles.values()) == peak, "eval-leak: roles sum to the peak", (roles, peak))
+ok(roles["optimizer-state"] == 11227812 * 4,
+   "eval-leak: SGD momentum = ResNet-18's 11,227,812 fp32 parameters", roles)
+ok(max(roles, key=roles.get) == "activations", "eval-leak: activations dominate", roles)
+
+iterations = rows(leak, "growth")
+ok(len(iterations) == 9 and all(r["growth_bytes"] == "690538496" for r in iterations[2:]),
+   "eval-leak: 9 steps from NVTX ranges, each keeping 658.55 MiB", iterations)
+
+# -- a healthy loop: no false alarm --------------------------------------
+ok(rows(trace("torch-train.db"), "diagnose") == [], "healthy training loop: no finding")
+steps = rows(trace("torch-train.db"), "growth")
+ok(len(steps) == 13 and all(r["growth_bytes"] == "0" for r in steps[2:]),
+   "healthy training loop: 13 steps, no growth after the first", steps)
+
+# -- other causes --------------------------------------------------------
+ok([f["finding"] for f in rows(trace("sample-oom.db"), "diagnose")] == ["oom-device-full"],
+   "cudaMalloc of 1 TiB: the device is full")
+ddp = rows(trace("torch-ddp.db"), "diagnose")
+ok([(f["finding"], f["device"]) for f in ddp] == [("outside-allocator", "0"),
+                                                  ("outside-allocator", "1")]
+   and all("ncclCuMemAlloc" in f["evidence"] for f in ddp),
+   "DDP: NCCL's buffers outside the allocator on both GPUs", ddp)
+
+with tempfile.TemporaryDirectory() as tmp:
+    def imported(name):
+        out = os.path.join(tmp, name + ".db")
+        run("import", os.path.join(data, "snapshots", name + ".pickle"), "-o", out)
+        return rows(out, "diagnose")
+
+    f = imported("oom")
+    ok([x["finding"] for x in f] == ["oom-device-full"] and f[0]["count"] == "2",
+       "snapshot oom: two failures, device full", f)
+    f = imported("fragmentation")
+    frag = [x for x in f if x["finding"] == "fragmentation"]
+    ok(len(frag) == 1 and "expandable_segments:True" in frag[0]["remedy"],
+       "snapshot fragmentation: fragmentation, expandable segments recommended", f)
+    f = imported("expandable")
+    ok(all("expandable_segments:True" not in x["remedy"] for x in f),
+       "snapshot with expandable segments on: never recommended", f)
+    ok(imported("train") == [], "snapshot of a training loop: no finding")
+
+# -- one screen ----------------------------------------------------------
+for name in sorted(os.listdir(data)):
+    if not name.endswith(".db"):
+        continue
+    text = run("report", "--width", "100", trace(name))
+    lines = text.splitlines()
+    ok(len(lines) <= 40 and max(len(l) for l in lines) <= 100,
+       "%s: the diagnosis fits 40 lines of 100 columns" % name,
+       "%d lines, widest %d" % (len(lines), max(len(l) for l in lines)))
+ok(run("report", "--width", "100", leak) == run("report", "--width", "100", leak, "diagnose"),
+   "report FILE is report FILE diagnose")
+
+print("1..%d" % n)
+sys.exit(1 if failed else 0)
