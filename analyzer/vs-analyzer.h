@@ -16,6 +16,7 @@
 #include "vs-growth.h"
 #include "vs-settings.h"
 #include "vs-diagnose.h"
+#include "vs-diff.h"
 #include "vs-activity.h"
 #include "vs-table.h"
 #include "vs-report.h"

@@ -18,7 +18,8 @@
 #include "vs-cli.h"
 
 static const char usage_line[]
-    = "usage: vramscope {record|import|report|view|help} [ARGS...]  (vramscope help for more)\n";
+    = "usage: vramscope {record|import|report|diff|view|help} [ARGS...]  (vramscope help for "
+      "more)\n";
 
 static const char help_text[]
     = "vramscope " VS_VERSION " — GPU memory profiler\n"
@@ -27,9 +28,12 @@ static const char help_text[]
       "      run PROGRAM with the collector and write a trace\n"
       "  vramscope import SNAPSHOT.pickle -o FILE\n"
       "      turn a PyTorch memory snapshot into a trace\n"
-      "  vramscope report FILE [--format text|csv] [--device N] [--allocator NAME] REPORT\n"
-      "      print a report: summary, peak, leaks, timeline, oom, fragmentation,\n"
-      "      kernels, ranges (vramscope report --help for the options)\n"
+      "  vramscope report FILE [--format text|csv] [--device N] [--allocator NAME] [REPORT]\n"
+      "      print a report: diagnose (the default), summary, peak, leaks, timeline,\n"
+      "      oom, fragmentation, kernels, ranges, roles, growth\n"
+      "      (vramscope report --help for the options)\n"
+      "  vramscope diff A.db B.db [--format text|csv]\n"
+      "      two traces side by side: peaks, roles, sites, fragmentation, failures\n"
       "  vramscope view [FILE]\n"
       "      open the desktop viewer\n"
       "  vramscope --version\n";
@@ -90,6 +94,8 @@ main (int argc, char **argv)
     }
   if (strcmp (cmd, "report") == 0)
     return vs_cmd_report (argc - 1, argv + 1);
+  if (strcmp (cmd, "diff") == 0)
+    return vs_cmd_diff (argc - 1, argv + 1);
   if (strcmp (cmd, "view") == 0)
     return run_view (argc - 1, argv + 1);
   if (strcmp (cmd, "import") == 0)

@@ -24,9 +24,8 @@ static const char usage_line[]
       "[--limit N] [--by site|stack] [--full-paths] [--full-stacks] [--width N] "
       "[--buckets N] [--from NS] [--to NS] [REPORT]\n";
 
-/* The text width: --width, else the terminal's, else $COLUMNS, else 100. */
-static guint
-text_width (gint requested)
+guint
+vs_cli_text_width (gint requested)
 {
   struct winsize ws;
   const char *columns = g_getenv ("COLUMNS");
@@ -173,7 +172,7 @@ vs_cmd_report (int argc, char **argv)
           fprintf (stderr, "vramscope: %s\n", error->message);
           return 1;
         }
-      vs_diagnosis_write_text (trace, dx, MIN (text_width (width), 100), out);
+      vs_diagnosis_write_text (trace, dx, MIN (vs_cli_text_width (width), 100), out);
     }
   else
     {
@@ -190,7 +189,8 @@ vs_cmd_report (int argc, char **argv)
           vs_table_write_csv (table, out);
         }
       else
-        vs_table_write_text_fitted (table, out, limit < 0 ? 20 : (guint)limit, text_width (width));
+        vs_table_write_text_fitted (table, out, limit < 0 ? 20 : (guint)limit,
+                                    vs_cli_text_width (width));
     }
   if (fwrite (out->str, 1, out->len, stdout) != out->len || fflush (stdout) != 0)
     {

@@ -125,6 +125,21 @@ with tempfile.TemporaryDirectory() as tmp:
        "snapshot with expandable segments on: never recommended", f)
     ok(imported("train") == [], "snapshot of a training loop: no finding")
 
+# -- diff ----------------------------------------------------------------
+same = list(csv.DictReader(io.StringIO(run("diff", "--format", "csv", leak, leak))))
+ok(len(same) > 10 and all(r["delta"] == "0" for r in same), "diff of a trace with itself: no delta")
+pair = list(csv.DictReader(io.StringIO(run("diff", "--format", "csv", leak,
+                                           trace("torch-train.db")))))
+train_peak = int([s for s in rows(trace("torch-train.db"), "summary")
+                  if s["allocator"] == "all"][0]["peak_allocated_bytes"])
+pk = [r for r in pair if r["section"] == "peak" and r["name"] == "peak_allocated_bytes"][0]
+ok(int(pk["a"]) == peak and int(pk["b"]) == train_peak and int(pk["delta"]) == train_peak - peak,
+   "diff: peaks of A and B with their delta", pk)
+fl = [r for r in pair if r["section"] == "failures"][0]
+ok((fl["a"], fl["b"], fl["delta"]) == ("29", "0", "-29"), "diff: failures side by side", fl)
+site = [r for r in pair if r["section"] == "site" and r["name"].endswith(":66 evaluate")]
+ok(len(site) == 1 and site[0]["b"] == "0", "diff: a site only A has is 0 in B", site)
+
 # -- one screen ----------------------------------------------------------
 for name in sorted(os.listdir(data)):
     if not name.endswith(".db"):

@@ -24,7 +24,7 @@ check () { # check NAME EXPECTED_STATUS PATTERN_IN_OUTPUT ARGS...
   fi
 }
 
-echo "1..18"
+echo "1..20"
 check "no arguments" 2 "usage: vramscope"
 check "unknown command" 2 "unknown command 'frobnicate'" frobnicate
 check "version" 0 "vramscope 0." --version
@@ -37,6 +37,8 @@ check "bad buckets" 2 "--buckets must be between" report --buckets 0 "$tmp/full.
 check "unknown option" 2 "usage: vramscope report" report --frobnicate "$tmp/full.db" summary
 check "text output explains itself" 0 "Memory per device" report "$tmp/full.db" summary
 check "text output uses human units" 0 "14.00 MiB" report --format text "$tmp/full.db" summary
+check "diff needs two traces" 2 "expected two trace files" diff "$tmp/full.db"
+check "diff of a trace with itself" 0 "peak_allocated_bytes" diff "$tmp/full.db" "$tmp/full.db"
 check "bad limit" 2 "--limit must be" report --limit -5 "$tmp/full.db" peak
 check "bad grouping" 2 "--by must be site or stack" report --by frame "$tmp/full.db" peak
 check "bad width" 2 "--width must be at least 40" report --width 10 "$tmp/full.db" peak
