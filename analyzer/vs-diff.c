@@ -203,8 +203,7 @@ value_text (const VsDiffRow *r, gint64 v, gboolean signed_)
 }
 
 void
-vs_diff_write_text (GArray *rows, const char *name_a, const char *name_b, guint width,
-                    GString *out)
+vs_diff_write_text (GArray *rows, const char *name_a, const char *name_b, guint width, GString *out)
 {
   g_autoptr (VsTable) t = vs_table_new (NULL);
 
