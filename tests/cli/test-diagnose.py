@@ -125,6 +125,30 @@ with tempfile.TemporaryDirectory() as tmp:
        "snapshot with expandable segments on: never recommended", f)
     ok(imported("train") == [], "snapshot of a training loop: no finding")
 
+    # The settings in meta, as the PyTorch hook records them.
+    import shutil
+    import sqlite3
+    capped = os.path.join(tmp, "capped.db")
+    shutil.copy(leak, capped)
+    total = sqlite3.connect(capped).execute("SELECT total_bytes FROM device").fetchone()[0]
+    fraction = 6 * (1 << 30) / total
+    with sqlite3.connect(capped) as db:
+        db.execute("INSERT INTO meta VALUES ('pytorch.memory_fraction.0', ?)", (repr(fraction),))
+    f = rows(capped, "diagnose")[0]
+    ok(f["finding"] == "oom-allocator-limit" and "limit of 6.00 GiB" in f["evidence"]
+       and "memory fraction (0.0" in f["remedy"],
+       "a recorded fraction: the limit (6 GiB) is the evidence, the fraction the remedy", f)
+    ok("per-process memory fraction" in run("report", "--width", "100", capped)
+       or "memory fraction 0.0" in run("report", "--width", "100", capped),
+       "the diagnosis shows the allocator's settings")
+    expandable = os.path.join(tmp, "fragmentation.db")
+    with sqlite3.connect(expandable) as db:
+        db.execute("INSERT OR REPLACE INTO meta VALUES ('pytorch.expandable_segments', '1')")
+    f = [x for x in rows(expandable, "diagnose") if x["finding"] == "fragmentation"]
+    ok(len(f) == 1 and "expandable_segments:True" not in f[0]["remedy"]
+       and "already on" in f[0]["remedy"],
+       "expandable segments on in meta: never recommended", f)
+
 # -- diff ----------------------------------------------------------------
 same = list(csv.DictReader(io.StringIO(run("diff", "--format", "csv", leak, leak))))
 ok(len(same) > 10 and all(r["delta"] == "0" for r in same), "diff of a trace with itself: no delta")
