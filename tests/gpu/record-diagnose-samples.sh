@@ -11,6 +11,8 @@
 #   OUTDIR/NAME.json  the sample's own ground truth (torch.cuda.memory_stats)
 #   OUTDIR/NAME.log   what the program and vramscope printed, its exit status
 #   OUTDIR/NAME.summary.csv  `report summary` of the trace
+# and OUTDIR/stacks-all.pickle + .json: a snapshot taken with PyTorch's
+# default stacks="all" (samples/torch-stacks-all.py, run without record),
 # and OUTDIR/steps.log with one line per step.  Each step has its own time
 # limit and a failed step does not stop the others; the whole run stays
 # within 200 s (steps that would start after 170 s are skipped and say so).
@@ -87,6 +89,22 @@ record amp-fp32 0 -- samples/torch-amp.py --amp off
 record amp-bf16 0 -- samples/torch-amp.py --amp bf16
 record healthy 0 -- samples/torch-healthy.py
 record eval-leak 1 -- samples/torch-eval-leak.py
+
+# A snapshot with PyTorch's default stacks="all" (not recorded: imported).
+now=$(( $(date +%s) - start ))
+if [ "$now" -lt 180 ]; then
+  timeout -k 5 30 python3 samples/torch-stacks-all.py "$out/stacks-all" >"$out/stacks-all.log" 2>&1
+  rc=$?
+  echo "exit status $rc" >>"$out/stacks-all.log"
+  if [ "$rc" = 0 ] && [ -f "$out/stacks-all.pickle" ]; then
+    say "ok stacks-all ($(stat -c %s "$out/stacks-all.pickle") bytes)"
+  else
+    say "FAILED stacks-all: exit status $rc"
+    failed=1
+  fi
+else
+  say "SKIPPED stacks-all: ${now}s already spent"
+fi
 
 say "total $(( $(date +%s) - start )) s, failed=$failed"
 exit $failed
