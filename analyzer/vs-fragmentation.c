@@ -253,3 +253,27 @@ vs_fragmentation_segments (VsTrace *trace, gint64 device_id, gint64 allocator_id
     }
   return g_steal_pointer (&out);
 }
+
+gboolean
+vs_fragmentation_worst (VsTrace *trace, gint64 device_id, gint64 allocator_id, VsFragmentation *out,
+                        GError **error)
+{
+  static const char *worst_sql = "SELECT seq FROM series WHERE device_id = ?1 AND allocator_id = ?2"
+                                 " ORDER BY reserved_bytes - allocated_bytes DESC, seq LIMIT 1";
+  sqlite3_stmt *stmt;
+  gint64 seq = 0;
+  int rc;
+
+  g_return_val_if_fail (trace != NULL && out != NULL, FALSE);
+  stmt = vs_trace_statement (trace, worst_sql, error);
+  if (stmt == NULL)
+    return FALSE;
+  vs_trace_bind_series (trace, stmt, device_id, allocator_id);
+  rc = sqlite3_step (stmt);
+  if (rc == SQLITE_ROW)
+    seq = sqlite3_column_int64 (stmt, 0);
+  sqlite3_reset (stmt);
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+    return vs_trace_sql_error (trace, error);
+  return vs_fragmentation_at (trace, device_id, allocator_id, seq, out, NULL, error);
+}

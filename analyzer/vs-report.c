@@ -560,6 +560,14 @@ fragmentation_series (VsTrace *trace, const VsDeviceInfo *device, gint64 allocat
   instants[2].time = vs_trace_get_duration_ns (trace);
   for (guint i = 0; i < G_N_ELEMENTS (instants); i++)
     {
+      if (i == 2)
+        {
+          /* Before the end: the instant of worst fragmentation. */
+          if (!vs_fragmentation_worst (trace, device->id, allocator_id, &f, error))
+            return FALSE;
+          if (f.seq > 0)
+            add_fragmentation_row (trace, t, device, "worst", f.time_ns, &f, VS_UNKNOWN);
+        }
       if (instants[i].seq == VS_UNKNOWN)
         continue;
       if (!vs_fragmentation_at (trace, device->id, allocator_id, instants[i].seq, &f, NULL, error))
@@ -607,8 +615,8 @@ report_fragmentation (VsTrace *trace, const VsReportOptions *opts, GError **erro
 {
   g_autoptr (VsTable) t
       = vs_table_new ("Free memory inside reserved memory (reserved - allocated) at the peaks, "
-                      "at the end and at each failed allocation, with the largest free block "
-                      "where the allocator's segments are known.");
+                      "at its worst, at the end and at each failed allocation, with the largest "
+                      "free block where the allocator's segments are known.");
   static const struct
   {
     const char *name;
