@@ -362,59 +362,73 @@ diagnose_growth (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings)
 static gboolean
 diagnose_leaks (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings, GError **error)
 {
+  /* Device-level memory of no allocator still live at the end, by stack
+   * (index on (device_id, level, free_seq)). */
+  static const char *leaked_sql
+      = "SELECT stack_id, count(*), sum(bytes) FROM block"
+        " WHERE device_id = ?1 AND level = 1 AND free_seq IS NULL AND allocator_id IS NULL"
+        " AND kind IN (1, 5, 6) AND stack_id IS NOT NULL AND stack_id > 0"
+        " GROUP BY stack_id ORDER BY sum(bytes) DESC, stack_id LIMIT 8";
   static const char *freed_sql
       = "SELECT count(*) FROM block WHERE device_id = ?1 AND level = 1 AND stack_id = ?2"
         " AND free_seq IS NOT NULL AND allocator_id IS NULL";
-  g_autoptr (GArray) leaked = vs_leaked_blocks (trace, dd->device->id, 0, error);
-  g_autoptr (GArray) device_level = NULL;
-  g_autoptr (GArray) groups = NULL;
+  g_autoptr (GArray) groups = g_array_new (FALSE, TRUE, sizeof (gint64) * 3);
+  sqlite3_stmt *stmt = vs_trace_statement (trace, leaked_sql, error);
+  int rc;
 
-  if (leaked == NULL)
+  if (stmt == NULL)
     return FALSE;
-  device_level = g_array_new (FALSE, FALSE, sizeof (VsBlock));
-  for (guint i = 0; i < leaked->len; i++)
+  sqlite3_bind_int64 (stmt, 1, dd->device->id);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
-      const VsBlock *b = &g_array_index (leaked, VsBlock, i);
+      gint64 g[3] = { sqlite3_column_int64 (stmt, 0), sqlite3_column_int64 (stmt, 1),
+                      sqlite3_column_int64 (stmt, 2) };
 
-      if (b->level == 1 && b->allocator_id == 0 && b->stack_id > 0)
-        g_array_append_val (device_level, *b);
+      g_array_append_vals (groups, g, 1);
     }
-  groups = vs_group_blocks (trace, device_level, VS_GROUP_BY_STACK, error);
-  if (groups == NULL)
-    return FALSE;
-  for (guint i = 0; i < groups->len && i < 8; i++)
+  sqlite3_reset (stmt);
+  if (rc != SQLITE_DONE)
+    return vs_trace_sql_error (trace, error);
+  for (guint i = 0; i < groups->len; i++)
     {
-      const VsGroup *g = &g_array_index (groups, VsGroup, i);
-      sqlite3_stmt *stmt = vs_trace_statement (trace, freed_sql, error);
-      gint64 freed = 0;
+      const gint64 *g = (const gint64 *)groups->data + 3 * i;
+      gint64 stack_id = g[0], count = g[1], held_bytes = g[2], freed = 0;
+      const VsStackInfo *s;
 
+      if (count < 2)
+        continue;
+      stmt = vs_trace_statement (trace, freed_sql, error);
       if (stmt == NULL)
         return FALSE;
       sqlite3_bind_int64 (stmt, 1, dd->device->id);
-      sqlite3_bind_int64 (stmt, 2, g->stack_id);
+      sqlite3_bind_int64 (stmt, 2, stack_id);
       if (sqlite3_step (stmt) == SQLITE_ROW)
         freed = sqlite3_column_int64 (stmt, 0);
       sqlite3_reset (stmt);
-      if (freed > 0 && g->count >= 2)
-        {
-          VsFinding *f = finding_new (VS_FINDING_LEAK_AT_EXIT, dd->device->id, 0);
-          g_autofree char *held = bytes (g->bytes);
+      if (freed == 0)
+        continue;
+      s = vs_stack_get (trace, stack_id, error);
+      if (s == NULL)
+        return FALSE;
+      {
+        VsFinding *f = finding_new (VS_FINDING_LEAK_AT_EXIT, dd->device->id, 0);
+        g_autofree char *held = bytes (held_bytes);
 
-          f->bytes = g->bytes;
-          f->count = g->count;
-          f->time_ns = vs_trace_get_duration_ns (trace);
-          f->seq = vs_trace_get_last_seq (trace);
-          f->site = g_strdup (g->site);
-          f->stack_id = g->stack_id;
-          f->evidence = g_strdup_printf ("%" G_GINT64_FORMAT " allocations (%s) were never freed, "
-                                         "while %" G_GINT64_FORMAT " others from the same stack "
-                                         "were",
-                                         g->count, held, freed);
-          f->remedy = g_strdup ("free them (cudaFree) on every path, or keep one buffer and "
-                                "reuse it");
-          f->saving_bytes = g->bytes;
-          g_ptr_array_add (findings, f);
-        }
+        f->bytes = held_bytes;
+        f->count = count;
+        f->time_ns = vs_trace_get_duration_ns (trace);
+        f->seq = vs_trace_get_last_seq (trace);
+        f->site = g_strdup (s->site);
+        f->stack_id = stack_id;
+        f->evidence = g_strdup_printf ("%" G_GINT64_FORMAT " allocations (%s) were never freed, "
+                                       "while %" G_GINT64_FORMAT " others from the same stack "
+                                       "were",
+                                       count, held, freed);
+        f->remedy = g_strdup ("free them (cudaFree) on every path, or keep one buffer and "
+                              "reuse it");
+        f->saving_bytes = held_bytes;
+        g_ptr_array_add (findings, f);
+      }
     }
   return TRUE;
 }

@@ -92,6 +92,13 @@ iterations = rows(leak, "growth")
 ok(len(iterations) == 9 and all(r["growth_bytes"] == "690538496" for r in iterations[2:]),
    "eval-leak: 9 steps from NVTX ranges, each keeping 658.55 MiB", iterations)
 
+import sqlite3
+worst = [r for r in rows(leak, "fragmentation") if r["instant"] == "worst"]
+truth = sqlite3.connect(leak).execute(
+    "SELECT max(reserved_bytes - allocated_bytes) FROM series WHERE allocator_id = 0").fetchone()[0]
+ok(len(worst) == 2 and int(worst[0]["free_bytes"]) == truth,
+   "eval-leak: fragmentation at its worst instant is the series' maximum", (worst, truth))
+
 # -- a healthy loop: no false alarm --------------------------------------
 ok(rows(trace("torch-train.db"), "diagnose") == [], "healthy training loop: no finding")
 steps = rows(trace("torch-train.db"), "growth")
