@@ -83,13 +83,3 @@ vs_block_item_get_kind (VsBlockItem *self)
   g_return_val_if_fail (VS_IS_BLOCK_ITEM (self), "");
   return g_ptr_array_index (self->instant->kinds, self->index);
 }
-
-/* See vs-block-item.h. */
-const char *
-vs_block_item_kind_name (int kind)
-{
-  /* The mem_kind lookup table of schemas/trace.sql. */
-  static const char *names[] = { "?",     "device", "pinned",   "managed", "static",
-                                 "async", "vmm",    "pageable", "array",   "managed_static" };
-  return kind >= 0 && kind < (int)G_N_ELEMENTS (names) ? names[kind] : "?";
-}

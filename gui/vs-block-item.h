@@ -21,7 +21,4 @@ const char *vs_block_item_get_stack (VsBlockItem *self);
  * memory kind ("device", "async", …) for a device-level allocation. */
 const char *vs_block_item_get_kind (VsBlockItem *self);
 
-/* The schema's name for a VsMemKind code ("device", "async", …). */
-const char *vs_block_item_kind_name (int kind);
-
 G_END_DECLS

@@ -617,10 +617,10 @@ build_instant (VsDocument *self, VsTrace *trace, const InstantQuery *q, GError *
       g_array_append_vals (in->blocks, b, 1);
       g_ptr_array_add (in->sites, st->site);
       g_ptr_array_add (in->stacks, st->text);
-      /* Allocator names are owned by the trace, kind names are static. */
+      /* Allocator names are owned by the trace, kind names interned. */
       g_ptr_array_add (in->kinds, (gpointer)(b->allocator_id > 0
                                                  ? vs_trace_allocator_name (trace, b->allocator_id)
-                                                 : vs_block_item_kind_name (b->kind)));
+                                                 : vs_trace_mem_kind_name (trace, b->kind)));
     }
   in->top_down = vs_tree_build (trace, in->blocks, VS_TREE_TOP_DOWN, error);
   if (in->top_down == NULL)
