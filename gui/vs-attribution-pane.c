@@ -2,17 +2,24 @@
  *
  * Model: the analyzer's tree → VsTreeItem lists → GtkTreeListModel →
  * GtkSortListModel with a GtkTreeListRowSorter (children sort inside their
- * parent) → GtkSingleSelection → GtkColumnView.
+ * parent) → GtkSingleSelection → GtkColumnView.  The columns and their
+ * sorters are declared in vs-attribution-pane.ui; the instant comes from
+ * the session through a binding there.
  */
 #include "vs-attribution-pane.h"
 
-#include "vs-columns.h"
-#include "vs-table.h"
+#include <glib/gi18n.h>
+
+#include "vs-analyzer.h"
+#include "vs-cell-format.h"
+#include "vs-session.h"
 #include "vs-tree-item.h"
 
 struct _VsAttributionPane
 {
   GtkBox parent_instance;
+
+  VsSession *session;
 
   GtkToggleButton *bottom_up_button;
   GtkLabel *summary_label;
@@ -22,71 +29,16 @@ struct _VsAttributionPane
   GtkColumnViewColumn *bytes_column;
 };
 
+enum
+{
+  PROP_0,
+  PROP_SESSION,
+  PROP_INSTANT,
+  N_PROPS
+};
+static GParamSpec *props[N_PROPS];
+
 G_DEFINE_FINAL_TYPE (VsAttributionPane, vs_attribution_pane, GTK_TYPE_BOX)
-
-static const VsTreeNode *
-node_of (gpointer item)
-{
-  return vs_tree_item_get_node (VS_TREE_ITEM (item));
-}
-
-static char *
-frame_text (gpointer item)
-{
-  return g_strdup (node_of (item)->label);
-}
-
-static char *
-bytes_text (gpointer item)
-{
-  return vs_format_bytes (node_of (item)->total_bytes);
-}
-
-static char *
-percent_text (gpointer item)
-{
-  return g_strdup_printf ("%.1f %%", vs_tree_item_get_percent (item));
-}
-
-static char *
-count_text (gpointer item)
-{
-  return g_strdup_printf ("%" G_GINT64_FORMAT, node_of (item)->total_count);
-}
-
-static char *
-self_text (gpointer item)
-{
-  gint64 b = node_of (item)->self_bytes;
-  return b > 0 ? vs_format_bytes (b) : NULL;
-}
-
-#define CMP(a, b)                                                                                  \
-  ((a) < (b) ? GTK_ORDERING_SMALLER : (a) > (b) ? GTK_ORDERING_LARGER : GTK_ORDERING_EQUAL)
-
-static int
-cmp_bytes (gconstpointer a, gconstpointer b, gpointer data)
-{
-  return CMP (node_of ((gpointer)a)->total_bytes, node_of ((gpointer)b)->total_bytes);
-}
-
-static int
-cmp_count (gconstpointer a, gconstpointer b, gpointer data)
-{
-  return CMP (node_of ((gpointer)a)->total_count, node_of ((gpointer)b)->total_count);
-}
-
-static int
-cmp_self (gconstpointer a, gconstpointer b, gpointer data)
-{
-  return CMP (node_of ((gpointer)a)->self_bytes, node_of ((gpointer)b)->self_bytes);
-}
-
-static int
-cmp_frame (gconstpointer a, gconstpointer b, gpointer data)
-{
-  return g_strcmp0 (node_of ((gpointer)a)->label, node_of ((gpointer)b)->label);
-}
 
 static void
 rebuild (VsAttributionPane *self)
@@ -117,8 +69,10 @@ rebuild (VsAttributionPane *self)
 
   {
     g_autofree char *b = vs_format_bytes (root->total_bytes);
-    g_autofree char *s = g_strdup_printf ("%s in %" G_GINT64_FORMAT " live allocation%s", b,
-                                          root->total_count, root->total_count == 1 ? "" : "s");
+    g_autofree char *s = g_strdup_printf (ngettext ("%s in %" G_GINT64_FORMAT " live allocation",
+                                                    "%s in %" G_GINT64_FORMAT " live allocations",
+                                                    (gulong)root->total_count),
+                                          b, root->total_count);
     gtk_label_set_text (self->summary_label, s);
   }
 }
@@ -135,22 +89,75 @@ vs_attribution_pane_dispose (GObject *object)
   VsAttributionPane *self = VS_ATTRIBUTION_PANE (object);
 
   g_clear_pointer (&self->instant, vs_instant_unref);
+  g_clear_object (&self->session);
   gtk_widget_dispose_template (GTK_WIDGET (self), VS_TYPE_ATTRIBUTION_PANE);
   G_OBJECT_CLASS (vs_attribution_pane_parent_class)->dispose (object);
 }
 
 static void
+vs_attribution_pane_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  VsAttributionPane *self = VS_ATTRIBUTION_PANE (object);
+
+  switch (prop_id)
+    {
+    case PROP_SESSION:
+      g_value_set_object (value, self->session);
+      break;
+    case PROP_INSTANT:
+      g_value_set_boxed (value, self->instant);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+vs_attribution_pane_set_property (GObject *object, guint prop_id, const GValue *value,
+                                  GParamSpec *pspec)
+{
+  VsAttributionPane *self = VS_ATTRIBUTION_PANE (object);
+
+  switch (prop_id)
+    {
+    case PROP_SESSION:
+      if (g_set_object (&self->session, g_value_get_object (value)))
+        g_object_notify_by_pspec (object, props[PROP_SESSION]);
+      break;
+    case PROP_INSTANT:
+      vs_attribution_pane_set_instant (self, g_value_get_boxed (value));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
 vs_attribution_pane_class_init (VsAttributionPaneClass *klass)
 {
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+  GParamFlags rw = G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS;
 
-  G_OBJECT_CLASS (klass)->dispose = vs_attribution_pane_dispose;
+  object_class->dispose = vs_attribution_pane_dispose;
+  object_class->get_property = vs_attribution_pane_get_property;
+  object_class->set_property = vs_attribution_pane_set_property;
+  /* The session whose instant the pane shows (bound in the .ui). */
+  props[PROP_SESSION] = g_param_spec_object ("session", NULL, NULL, VS_TYPE_SESSION, rw);
+  /* The instant shown (NULL: none). */
+  props[PROP_INSTANT] = g_param_spec_boxed ("instant", NULL, NULL, VS_TYPE_INSTANT, rw);
+  g_object_class_install_properties (object_class, N_PROPS, props);
+
+  g_type_ensure (VS_TYPE_TREE_ITEM);
+  g_type_ensure (VS_TYPE_SESSION);
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/org/vramscope/View/vs-attribution-pane.ui");
   gtk_widget_class_bind_template_child (widget_class, VsAttributionPane, bottom_up_button);
   gtk_widget_class_bind_template_child (widget_class, VsAttributionPane, summary_label);
   gtk_widget_class_bind_template_child (widget_class, VsAttributionPane, column_view);
+  gtk_widget_class_bind_template_child (widget_class, VsAttributionPane, bytes_column);
   gtk_widget_class_bind_template_callback (widget_class, on_order_toggled);
+  vs_cell_format_add_callbacks (widget_class);
 }
 
 static void
@@ -158,17 +165,6 @@ vs_attribution_pane_init (VsAttributionPane *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
 
-  vs_columns_add (self->column_view, "Frame", frame_text, 0,
-                  GTK_SORTER (gtk_custom_sorter_new (cmp_frame, NULL, NULL)), TRUE, TRUE);
-  self->bytes_column
-      = vs_columns_add (self->column_view, "Bytes", bytes_text, 1,
-                        GTK_SORTER (gtk_custom_sorter_new (cmp_bytes, NULL, NULL)), FALSE, FALSE);
-  vs_columns_add (self->column_view, "%", percent_text, 1,
-                  GTK_SORTER (gtk_custom_sorter_new (cmp_bytes, NULL, NULL)), FALSE, FALSE);
-  vs_columns_add (self->column_view, "Count", count_text, 1,
-                  GTK_SORTER (gtk_custom_sorter_new (cmp_count, NULL, NULL)), FALSE, FALSE);
-  vs_columns_add (self->column_view, "Self", self_text, 1,
-                  GTK_SORTER (gtk_custom_sorter_new (cmp_self, NULL, NULL)), FALSE, FALSE);
   gtk_column_view_sort_by_column (self->column_view, self->bytes_column, GTK_SORT_DESCENDING);
 }
 
@@ -178,10 +174,14 @@ vs_attribution_pane_set_instant (VsAttributionPane *self, VsInstant *instant)
 {
   g_return_if_fail (VS_IS_ATTRIBUTION_PANE (self));
 
+  if (instant == self->instant)
+    return;
   if (instant != NULL)
     vs_instant_ref (instant);
   g_clear_pointer (&self->instant, vs_instant_unref);
   self->instant = instant;
+  g_object_notify_by_pspec (G_OBJECT (self), props[PROP_INSTANT]);
+  g_assert (self->column_view != NULL); /* the template is built */
   rebuild (self);
 }
 

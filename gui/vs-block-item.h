@@ -1,4 +1,9 @@
-/* vs-block-item.h — one live allocation of a VsInstant, as a list item. */
+/* vs-block-item.h — one live allocation of a VsInstant, as a list item.
+ *
+ * Read-only properties for the columns' expressions and sorters: "bytes",
+ * "block-bytes", "alloc-time" (gint64), "address" (guint64), "kind",
+ * "site", "stack" (strings; see the getters below).
+ */
 #pragma once
 
 #include <gio/gio.h>
