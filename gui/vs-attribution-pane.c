@@ -69,10 +69,10 @@ rebuild (VsAttributionPane *self)
 
   {
     g_autofree char *b = vs_format_bytes (root->total_bytes);
-    g_autofree char *s = g_strdup_printf (ngettext ("%s in %" G_GINT64_FORMAT " live allocation",
-                                                    "%s in %" G_GINT64_FORMAT " live allocations",
-                                                    (gulong)root->total_count),
-                                          b, root->total_count);
+    g_autofree char *s
+        = g_strdup_printf (ngettext ("%s in %lld live allocation", "%s in %lld live allocations",
+                                     (gulong)root->total_count),
+                           b, (long long)root->total_count);
     gtk_label_set_text (self->summary_label, s);
   }
 }

@@ -489,7 +489,7 @@ vs_document_query_chart_async (VsDocument *self, gint64 device_id, gint64 t0, gi
   if (dev == NULL)
     {
       g_task_return_new_error (task, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID_ARGUMENT,
-                               _ ("The trace has no device %" G_GINT64_FORMAT "."), device_id);
+                               _ ("The trace has no device %lld."), (long long)device_id);
       return;
     }
   /* Everything but the buckets comes from the main-thread copies. */

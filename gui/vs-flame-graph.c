@@ -247,12 +247,11 @@ on_query_tooltip (GtkWidget *widget, int x, int y, gboolean kb, GtkTooltip *tool
     ;
   b = vs_format_bytes (n->total_bytes);
   esc = g_markup_escape_text (n->parent ? n->label : _ ("all live memory"), -1);
-  text = g_strdup_printf (ngettext ("<b>%s</b>\n%s · %.1f %% · %" G_GINT64_FORMAT " allocation",
-                                    "<b>%s</b>\n%s · %.1f %% · %" G_GINT64_FORMAT " allocations",
-                                    (gulong)n->total_count),
-                          esc, b,
-                          root->total_bytes > 0 ? 100.0 * n->total_bytes / root->total_bytes : 0,
-                          n->total_count);
+  text = g_strdup_printf (
+      ngettext ("<b>%s</b>\n%s · %.1f %% · %lld allocation",
+                "<b>%s</b>\n%s · %.1f %% · %lld allocations", (gulong)n->total_count),
+      esc, b, root->total_bytes > 0 ? 100.0 * n->total_bytes / root->total_bytes : 0,
+      (long long)n->total_count);
   gtk_tooltip_set_markup (tooltip, text);
   return TRUE;
 }

@@ -116,14 +116,14 @@ vs_fragmentation_view_snapshot (GtkWidget *widget, GtkSnapshot *s)
     else
       {
         g_autofree char *lg = vs_format_bytes (in->frag.largest_free_bytes);
-        line2 = g_strdup_printf (ngettext ("Largest free block %s in %" G_GINT64_FORMAT
+        line2 = g_strdup_printf (ngettext ("Largest free block %s in %lld"
                                            " segment: a request above it needs new "
                                            "reserved memory",
-                                           "Largest free block %s in %" G_GINT64_FORMAT
+                                           "Largest free block %s in %lld"
                                            " segments: a request above it needs new "
                                            "reserved memory",
                                            (gulong)in->frag.segment_count),
-                                 lg, in->frag.segment_count);
+                                 lg, (long long)in->frag.segment_count);
       }
   }
   text_at (s, l, line1, 12, 8, &ink);

@@ -135,7 +135,7 @@ make_row (VsOomPane *self, VsDocument *doc, const VsOom *o)
         idx = d->idx;
     }
   if (idx >= 0)
-    sub = g_strdup_printf (_ ("at %s on GPU %" G_GINT64_FORMAT "%s%s"), t, idx,
+    sub = g_strdup_printf (_ ("at %s on GPU %lld%s%s"), t, (long long)idx,
                            o->error_name ? " · " : "", o->error_name ? o->error_name : "");
   else
     sub = g_strdup_printf (_ ("at %s%s%s"), t, o->error_name ? " · " : "",

@@ -98,19 +98,19 @@ update_instant_label (VsWindow *self)
     {
       g_autofree char *ta = vs_format_time (in->range_t0);
       g_autofree char *tb = vs_format_time (in->range_t1);
-      text = g_strdup_printf (_ ("GPU %" G_GINT64_FORMAT " · range %s – %s, at "
+      text = g_strdup_printf (_ ("GPU %lld · range %s – %s, at "
                                  "its peak %s · %s allocated · %s reserved · "
                                  "blocks made in the range"),
-                              idx, ta, tb, t, a, r);
+                              (long long)idx, ta, tb, t, a, r);
     }
   else if (vs_session_get_selected_time (self->session) < 0)
-    text = g_strdup_printf (_ ("GPU %" G_GINT64_FORMAT " at %s (peak) · %s allocated "
+    text = g_strdup_printf (_ ("GPU %lld at %s (peak) · %s allocated "
                                "· %s reserved"),
-                            idx, t, a, r);
+                            (long long)idx, t, a, r);
   else
-    text = g_strdup_printf (_ ("GPU %" G_GINT64_FORMAT " at %s · %s allocated "
+    text = g_strdup_printf (_ ("GPU %lld at %s · %s allocated "
                                "· %s reserved"),
-                            idx, t, a, r);
+                            (long long)idx, t, a, r);
   gtk_label_set_text (self->instant_label, text);
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->instant_label), text);
 }
