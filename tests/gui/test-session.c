@@ -25,7 +25,7 @@
 #include "vs-oom-pane.h"
 #include "vs-session.h"
 #include "vs-tree-item.h"
-#include "vs-window.h"
+#include "vs-window-private.h"
 
 #define WAIT_US (30 * G_USEC_PER_SEC)
 
@@ -308,6 +308,20 @@ test_panes_bind_session (void)
   g_object_unref (ooms);
 }
 
+static GtkWidget *
+find_descendant (GtkWidget *widget, GType type)
+{
+  if (G_TYPE_CHECK_INSTANCE_TYPE (widget, type))
+    return widget;
+  for (GtkWidget *c = gtk_widget_get_first_child (widget); c; c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found = find_descendant (c, type);
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
 static gboolean
 window_settled (gpointer data)
 {
@@ -368,6 +382,27 @@ test_window_actions (void)
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.follow", NULL));
   g_object_get (window, "following", &following, NULL);
   g_assert_false (following);
+
+  /* The failed allocations pane's locate button: the session selects that
+   * failure's instant on its device, and the fragmentation pane shows. */
+  {
+    GPtrArray *ooms = vs_document_get_ooms (vs_session_get_document (session));
+    const VsOom *o = g_ptr_array_index (ooms, ooms->len - 1);
+    GtkWidget *pane = find_descendant (GTK_WIDGET (window), VS_TYPE_OOM_PANE);
+
+    g_assert_nonnull (pane);
+    g_signal_emit_by_name (pane, "instant-selected", o->time_ns);
+    g_assert_cmpint (vs_session_get_selected_time (session), ==, o->time_ns);
+    g_assert_cmpint (vs_session_get_device (session), ==, o->device_id);
+    g_assert_cmpstr (adw_view_stack_get_visible_child_name (window->pane_stack), ==,
+                     "fragmentation");
+    g_assert_true (wait_until (window_settled, window));
+    g_assert_cmpint (vs_session_get_instant (session)->time_ns, ==, o->time_ns);
+  }
+
+  /* The application window's own actions still resolve beside the
+   * class's "win." actions. */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.show-help-overlay", NULL));
 
   gtk_window_destroy (GTK_WINDOW (window));
   while (g_main_context_iteration (NULL, FALSE))
