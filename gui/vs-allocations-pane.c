@@ -14,14 +14,10 @@
 
 #include "vs-block-item.h"
 #include "vs-cell-format.h"
-#include "vs-session.h"
 
 struct _VsAllocationsPane
 {
-  GtkBox parent_instance;
-
-  VsSession *session;
-  VsInstant *instant;
+  VsPane parent_instance;
 
   GtkSearchEntry *site_entry;
   GtkDropDown *size_dropdown;
@@ -36,16 +32,7 @@ struct _VsAllocationsPane
   gboolean updating;
 };
 
-enum
-{
-  PROP_0,
-  PROP_SESSION,
-  PROP_INSTANT,
-  N_PROPS
-};
-static GParamSpec *props[N_PROPS];
-
-G_DEFINE_FINAL_TYPE (VsAllocationsPane, vs_allocations_pane, GTK_TYPE_BOX)
+G_DEFINE_FINAL_TYPE (VsAllocationsPane, vs_allocations_pane, VS_TYPE_PANE)
 
 static gboolean
 filter_block (gpointer item, gpointer data)
@@ -86,119 +73,18 @@ on_filter_changed (VsAllocationsPane *self)
   update_count (self);
 }
 
+/* Lists the pane's instant's blocks (VsPane's instant_changed). */
 static void
-vs_allocations_pane_dispose (GObject *object)
+show_instant (VsPane *pane)
 {
-  VsAllocationsPane *self = VS_ALLOCATIONS_PANE (object);
-
-  gtk_widget_dispose_template (GTK_WIDGET (self), VS_TYPE_ALLOCATIONS_PANE);
-  g_clear_object (&self->filter);
-  g_clear_object (&self->session);
-  g_clear_pointer (&self->instant, vs_instant_unref);
-  G_OBJECT_CLASS (vs_allocations_pane_parent_class)->dispose (object);
-}
-
-static void
-vs_allocations_pane_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  VsAllocationsPane *self = VS_ALLOCATIONS_PANE (object);
-
-  switch (prop_id)
-    {
-    case PROP_SESSION:
-      g_value_set_object (value, self->session);
-      break;
-    case PROP_INSTANT:
-      g_value_set_boxed (value, self->instant);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-vs_allocations_pane_set_property (GObject *object, guint prop_id, const GValue *value,
-                                  GParamSpec *pspec)
-{
-  VsAllocationsPane *self = VS_ALLOCATIONS_PANE (object);
-
-  switch (prop_id)
-    {
-    case PROP_SESSION:
-      if (g_set_object (&self->session, g_value_get_object (value)))
-        g_object_notify_by_pspec (object, props[PROP_SESSION]);
-      break;
-    case PROP_INSTANT:
-      vs_allocations_pane_set_instant (self, g_value_get_boxed (value));
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-vs_allocations_pane_class_init (VsAllocationsPaneClass *klass)
-{
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
-  GParamFlags rw = G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS;
-
-  object_class->dispose = vs_allocations_pane_dispose;
-  object_class->get_property = vs_allocations_pane_get_property;
-  object_class->set_property = vs_allocations_pane_set_property;
-  /* The session whose instant the pane lists (bound in the .ui). */
-  props[PROP_SESSION] = g_param_spec_object ("session", NULL, NULL, VS_TYPE_SESSION, rw);
-  /* The instant listed (NULL: none). */
-  props[PROP_INSTANT] = g_param_spec_boxed ("instant", NULL, NULL, VS_TYPE_INSTANT, rw);
-  g_object_class_install_properties (object_class, N_PROPS, props);
-
-  g_type_ensure (VS_TYPE_BLOCK_ITEM);
-  g_type_ensure (VS_TYPE_SESSION);
-  gtk_widget_class_set_template_from_resource (widget_class,
-                                               "/org/vramscope/View/vs-allocations-pane.ui");
-  gtk_widget_class_bind_template_child (widget_class, VsAllocationsPane, site_entry);
-  gtk_widget_class_bind_template_child (widget_class, VsAllocationsPane, size_dropdown);
-  gtk_widget_class_bind_template_child (widget_class, VsAllocationsPane, kind_dropdown);
-  gtk_widget_class_bind_template_child (widget_class, VsAllocationsPane, count_label);
-  gtk_widget_class_bind_template_child (widget_class, VsAllocationsPane, column_view);
-  gtk_widget_class_bind_template_child (widget_class, VsAllocationsPane, size_column);
-  gtk_widget_class_bind_template_callback (widget_class, on_filter_changed);
-  vs_cell_format_add_callbacks (widget_class);
-}
-
-static void
-vs_allocations_pane_init (VsAllocationsPane *self)
-{
-  const char *all[] = { _ ("All kinds"), NULL };
-
-  gtk_widget_init_template (GTK_WIDGET (self));
-  self->filter = gtk_custom_filter_new (filter_block, self, NULL);
-  self->kinds = gtk_string_list_new (all);
-  gtk_drop_down_set_model (self->kind_dropdown, G_LIST_MODEL (self->kinds));
-  g_object_unref (self->kinds);
-
-  gtk_column_view_sort_by_column (self->column_view, self->size_column, GTK_SORT_DESCENDING);
-}
-
-/* See vs-allocations-pane.h. */
-void
-vs_allocations_pane_set_instant (VsAllocationsPane *self, VsInstant *instant)
-{
+  VsAllocationsPane *self = VS_ALLOCATIONS_PANE (pane);
+  VsInstant *instant = vs_pane_get_instant (pane);
   g_autoptr (GListModel) items = NULL;
   g_autoptr (GHashTable) seen = NULL;
   GtkSortListModel *sorted;
   const char *keep = NULL;
   guint selected;
 
-  g_return_if_fail (VS_IS_ALLOCATIONS_PANE (self));
-
-  if (instant == self->instant)
-    return;
-  if (instant != NULL)
-    vs_instant_ref (instant);
-  g_clear_pointer (&self->instant, vs_instant_unref);
-  self->instant = instant;
-  g_object_notify_by_pspec (G_OBJECT (self), props[PROP_INSTANT]);
   g_assert (self->column_view != NULL); /* the template is built */
   if (instant == NULL)
     {
@@ -237,6 +123,58 @@ vs_allocations_pane_set_instant (VsAllocationsPane *self, VsInstant *instant)
                              GTK_SELECTION_MODEL (gtk_multi_selection_new (G_LIST_MODEL (sorted))));
   g_object_unref (gtk_column_view_get_model (self->column_view));
   update_count (self);
+}
+
+static void
+vs_allocations_pane_dispose (GObject *object)
+{
+  VsAllocationsPane *self = VS_ALLOCATIONS_PANE (object);
+
+  gtk_widget_dispose_template (GTK_WIDGET (self), VS_TYPE_ALLOCATIONS_PANE);
+  g_clear_object (&self->filter);
+  G_OBJECT_CLASS (vs_allocations_pane_parent_class)->dispose (object);
+}
+
+static void
+vs_allocations_pane_class_init (VsAllocationsPaneClass *klass)
+{
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  G_OBJECT_CLASS (klass)->dispose = vs_allocations_pane_dispose;
+  VS_PANE_CLASS (klass)->instant_changed = show_instant;
+  g_type_ensure (VS_TYPE_BLOCK_ITEM);
+  gtk_widget_class_set_template_from_resource (widget_class,
+                                               "/org/vramscope/View/vs-allocations-pane.ui");
+  gtk_widget_class_bind_template_child (widget_class, VsAllocationsPane, site_entry);
+  gtk_widget_class_bind_template_child (widget_class, VsAllocationsPane, size_dropdown);
+  gtk_widget_class_bind_template_child (widget_class, VsAllocationsPane, kind_dropdown);
+  gtk_widget_class_bind_template_child (widget_class, VsAllocationsPane, count_label);
+  gtk_widget_class_bind_template_child (widget_class, VsAllocationsPane, column_view);
+  gtk_widget_class_bind_template_child (widget_class, VsAllocationsPane, size_column);
+  gtk_widget_class_bind_template_callback (widget_class, on_filter_changed);
+  vs_cell_format_add_callbacks (widget_class);
+}
+
+static void
+vs_allocations_pane_init (VsAllocationsPane *self)
+{
+  const char *all[] = { _ ("All kinds"), NULL };
+
+  gtk_widget_init_template (GTK_WIDGET (self));
+  self->filter = gtk_custom_filter_new (filter_block, self, NULL);
+  self->kinds = gtk_string_list_new (all);
+  gtk_drop_down_set_model (self->kind_dropdown, G_LIST_MODEL (self->kinds));
+  g_object_unref (self->kinds);
+
+  gtk_column_view_sort_by_column (self->column_view, self->size_column, GTK_SORT_DESCENDING);
+}
+
+/* See vs-allocations-pane.h. */
+void
+vs_allocations_pane_set_instant (VsAllocationsPane *self, VsInstant *instant)
+{
+  g_return_if_fail (VS_IS_ALLOCATIONS_PANE (self));
+  vs_pane_set_instant (VS_PANE (self), instant);
 }
 
 /* See vs-allocations-pane.h. */

@@ -12,33 +12,19 @@
 
 #include "vs-analyzer.h"
 #include "vs-cell-format.h"
-#include "vs-session.h"
 #include "vs-tree-item.h"
 
 struct _VsAttributionPane
 {
-  GtkBox parent_instance;
-
-  VsSession *session;
+  VsPane parent_instance;
 
   GtkToggleButton *bottom_up_button;
   GtkLabel *summary_label;
   GtkColumnView *column_view;
-
-  VsInstant *instant;
   GtkColumnViewColumn *bytes_column;
 };
 
-enum
-{
-  PROP_0,
-  PROP_SESSION,
-  PROP_INSTANT,
-  N_PROPS
-};
-static GParamSpec *props[N_PROPS];
-
-G_DEFINE_FINAL_TYPE (VsAttributionPane, vs_attribution_pane, GTK_TYPE_BOX)
+G_DEFINE_FINAL_TYPE (VsAttributionPane, vs_attribution_pane, VS_TYPE_PANE)
 
 static void
 rebuild (VsAttributionPane *self)
@@ -48,16 +34,18 @@ rebuild (VsAttributionPane *self)
   GtkSorter *row_sorter;
   GtkSortListModel *sorted;
   const VsTreeNode *root;
+  VsInstant *instant = vs_pane_get_instant (VS_PANE (self));
 
-  if (self->instant == NULL)
+  g_assert (self->column_view != NULL); /* the template is built */
+  if (instant == NULL)
     {
       gtk_column_view_set_model (self->column_view, NULL);
       gtk_label_set_text (self->summary_label, "");
       return;
     }
-  root = gtk_toggle_button_get_active (self->bottom_up_button) ? self->instant->bottom_up
-                                                               : self->instant->top_down;
-  roots = vs_tree_item_list_roots (self->instant, root);
+  root = gtk_toggle_button_get_active (self->bottom_up_button) ? instant->bottom_up
+                                                               : instant->top_down;
+  roots = vs_tree_item_list_roots (instant, root);
   tree = gtk_tree_list_model_new (g_object_ref (roots), FALSE, FALSE, vs_tree_item_create_children,
                                   NULL, NULL);
   row_sorter = GTK_SORTER (
@@ -88,68 +76,25 @@ vs_attribution_pane_dispose (GObject *object)
 {
   VsAttributionPane *self = VS_ATTRIBUTION_PANE (object);
 
-  g_clear_pointer (&self->instant, vs_instant_unref);
-  g_clear_object (&self->session);
   gtk_widget_dispose_template (GTK_WIDGET (self), VS_TYPE_ATTRIBUTION_PANE);
   G_OBJECT_CLASS (vs_attribution_pane_parent_class)->dispose (object);
 }
 
+/* VsPane's instant_changed. */
 static void
-vs_attribution_pane_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+show_instant (VsPane *pane)
 {
-  VsAttributionPane *self = VS_ATTRIBUTION_PANE (object);
-
-  switch (prop_id)
-    {
-    case PROP_SESSION:
-      g_value_set_object (value, self->session);
-      break;
-    case PROP_INSTANT:
-      g_value_set_boxed (value, self->instant);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-vs_attribution_pane_set_property (GObject *object, guint prop_id, const GValue *value,
-                                  GParamSpec *pspec)
-{
-  VsAttributionPane *self = VS_ATTRIBUTION_PANE (object);
-
-  switch (prop_id)
-    {
-    case PROP_SESSION:
-      if (g_set_object (&self->session, g_value_get_object (value)))
-        g_object_notify_by_pspec (object, props[PROP_SESSION]);
-      break;
-    case PROP_INSTANT:
-      vs_attribution_pane_set_instant (self, g_value_get_boxed (value));
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
+  rebuild (VS_ATTRIBUTION_PANE (pane));
 }
 
 static void
 vs_attribution_pane_class_init (VsAttributionPaneClass *klass)
 {
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
-  GParamFlags rw = G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS;
 
-  object_class->dispose = vs_attribution_pane_dispose;
-  object_class->get_property = vs_attribution_pane_get_property;
-  object_class->set_property = vs_attribution_pane_set_property;
-  /* The session whose instant the pane shows (bound in the .ui). */
-  props[PROP_SESSION] = g_param_spec_object ("session", NULL, NULL, VS_TYPE_SESSION, rw);
-  /* The instant shown (NULL: none). */
-  props[PROP_INSTANT] = g_param_spec_boxed ("instant", NULL, NULL, VS_TYPE_INSTANT, rw);
-  g_object_class_install_properties (object_class, N_PROPS, props);
-
+  G_OBJECT_CLASS (klass)->dispose = vs_attribution_pane_dispose;
+  VS_PANE_CLASS (klass)->instant_changed = show_instant;
   g_type_ensure (VS_TYPE_TREE_ITEM);
-  g_type_ensure (VS_TYPE_SESSION);
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/org/vramscope/View/vs-attribution-pane.ui");
   gtk_widget_class_bind_template_child (widget_class, VsAttributionPane, bottom_up_button);
@@ -173,16 +118,7 @@ void
 vs_attribution_pane_set_instant (VsAttributionPane *self, VsInstant *instant)
 {
   g_return_if_fail (VS_IS_ATTRIBUTION_PANE (self));
-
-  if (instant == self->instant)
-    return;
-  if (instant != NULL)
-    vs_instant_ref (instant);
-  g_clear_pointer (&self->instant, vs_instant_unref);
-  self->instant = instant;
-  g_object_notify_by_pspec (G_OBJECT (self), props[PROP_INSTANT]);
-  g_assert (self->column_view != NULL); /* the template is built */
-  rebuild (self);
+  vs_pane_set_instant (VS_PANE (self), instant);
 }
 
 /* See vs-attribution-pane.h. */
