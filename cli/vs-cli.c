@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <locale.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -73,6 +74,8 @@ main (int argc, char **argv)
 {
   const char *cmd;
 
+  /* GOption's help speaks the user's charset ("[OPTION…]", not "?"). */
+  setlocale (LC_ALL, "");
   g_set_prgname ("vramscope");
   if (argc < 2)
     {

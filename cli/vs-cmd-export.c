@@ -94,6 +94,7 @@ vs_cmd_export (int argc, char **argv)
       "folded: the bytes live at the peak (default) or at exit", "peak|exit" },
     { NULL }
   };
+  g_set_prgname ("vramscope export");
   g_autoptr (GOptionContext) ctx = g_option_context_new ("FILE");
   g_option_context_set_summary (
       ctx, "Write a trace in a format other tools open: perfetto (ui.perfetto.dev,\n"
