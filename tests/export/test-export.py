@@ -10,7 +10,10 @@
 #             the nanosecond), the slices the kernels and NVTX ranges, the
 #             instants the failed allocations;
 #   snapshot  loaded with Python's pickle, checked for the structure
-#             memory_viz reads, and imported again with `vramscope import`:
+#             memory_viz reads, read under node by snapshot-viz.mjs (a
+#             JavaScript unpickler and memory timeline, as a browser viewer
+#             reads snapshots) whose peaks, finals and counts equal the
+#             trace's, and imported again with `vramscope import`:
 #             the PyTorch rows of both summaries agree exactly (bytes,
 #             counts, and peak times to the microsecond the format keeps);
 #             real snapshots imported, exported and imported again give an
@@ -21,7 +24,7 @@
 # and the CLI contract: an existing output is replaced only with --force,
 # nothing is left behind on failure, usage errors exit 2.
 #
-# Usage: test-export.py VRAMSCOPE DATA_DIR
+# Usage: test-export.py VRAMSCOPE DATA_DIR NODE
 import collections
 import csv
 import glob
@@ -34,7 +37,18 @@ import subprocess
 import sys
 import tempfile
 
-vramscope, data = sys.argv[1], sys.argv[2]
+vramscope, data, node = sys.argv[1], sys.argv[2], sys.argv[3]
+VIZ = os.path.join(os.path.dirname(os.path.abspath(__file__)), "snapshot-viz.mjs")
+VIZ_FIELDS = ["peak_allocated_bytes", "peak_reserved_bytes", "final_allocated_bytes",
+              "final_reserved_bytes", "alloc_count", "failed_alloc_count"]
+
+
+def viz(path):
+    """What the JavaScript reader makes of a snapshot, per device index."""
+    res = subprocess.run([node, VIZ, path], capture_output=True, text=True)
+    if res.returncode != 0:
+        return res.stderr.strip()
+    return json.loads(res.stdout)
 TRACES = ["torch-eval-leak", "torch-ddp", "torch-allocator", "sample-oom", "sample-nvtx-pool",
           "sample-kinds", "sample-leak", "sample-frag"]
 PYTORCH_TRACES = ["torch-eval-leak", "torch-ddp", "torch-allocator"]
@@ -254,6 +268,11 @@ def check_snapshot(name, tmp):
     with open(out, "rb") as f:
         snap = pickle.load(f)
     check_snapshot_structure(name, snap)
+    shown = viz(out)
+    want = {r["device"]: {k: int(r[k]) for k in VIZ_FIELDS}
+            for r in summary(db) if r["allocator"] == "pytorch"}
+    ok(shown == want, "%s: read in JavaScript, the snapshot's timeline has the trace's peaks and counts"
+       % name, "%s\n%s" % (shown, want))
     again = os.path.join(tmp, name + ".again.db")
     res = subprocess.run([vramscope, "import", out, "-o", again, "-q"], capture_output=True, text=True)
     ok(res.returncode == 0, "%s: the snapshot imports again" % name, res.stderr)
@@ -289,6 +308,8 @@ def check_snapshot_roundtrip(pickle_path, tmp):
             ok(False, "%s: import, export, import" % name, res.stderr)
             return
     ok(summary(a) == summary(b), "%s: import → export → import keeps the summary identical" % name)
+    ok(viz(p) == viz(pickle_path) and isinstance(viz(p), dict),
+       "%s: read in JavaScript, the export shows what the original shows" % name, "%s\n%s" % (viz(p), viz(pickle_path)))
 
 
 # -------------------------------------------------------------- folded --
