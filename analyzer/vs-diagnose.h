@@ -13,9 +13,11 @@
  *   growth-per-iteration  allocated memory grows every iteration (bytes =
  *                         growth per iteration, count = iterations judged,
  *                         site = the user site whose live bytes grow);
- *   leak-at-exit          device memory outside any allocator never freed
- *                         by a stack that freed others of its allocations
- *                         (bytes = still allocated, count = blocks);
+ *   leak-at-exit          device memory outside any allocator still
+ *                         allocated at the end, at least two blocks from
+ *                         one stack, in a program that freed other device
+ *                         allocations (bytes = still allocated, count =
+ *                         blocks);
  *   outside-allocator     at the peak, device memory held outside every
  *                         allocator (libraries' cudaMalloc: cuBLAS, cuDNN,
  *                         NCCL) is at least 64 MiB and 10 % of the device's;

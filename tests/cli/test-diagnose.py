@@ -108,6 +108,14 @@ ok(len(steps) == 13 and all(r["growth_bytes"] == "0" for r in steps[2:]),
 # -- other causes --------------------------------------------------------
 ok([f["finding"] for f in rows(trace("sample-oom.db"), "diagnose")] == ["oom-device-full"],
    "cudaMalloc of 1 TiB: the device is full")
+sl = rows(trace("sample-leak.db"), "diagnose")
+leaks = [f for f in sl if f["finding"] == "leak-at-exit"]
+ok(len(leaks) == 1 and leaks[0]["bytes"] == str(10 * 256 * 1024) and leaks[0]["count"] == "10",
+   "sample-leak: the 10 kept 256 KiB buffers leak at exit", sl)
+gr = [f for f in sl if f["finding"] == "growth-per-iteration"]
+ok(len(gr) == 1 and gr[0]["bytes"] == str(256 * 1024) and "cudaFree" not in gr[0]["remedy"]
+   and "torch" not in gr[0]["remedy"],
+   "sample-leak: 256 KiB growth per NVTX iteration, a remedy for plain CUDA", gr)
 ddp = rows(trace("torch-ddp.db"), "diagnose")
 ok([(f["finding"], f["device"]) for f in ddp] == [("outside-allocator", "0"),
                                                   ("outside-allocator", "1")]
