@@ -63,6 +63,20 @@ fmt_bytes (gint64 n)
   return vs_format_bytes (MAX (n, 0));
 }
 
+/* An instant for people: its time, or its event number when the trace's
+ * times are only event order (meta time_axis 'order'). */
+static char *
+fmt_instant (VsTrace *trace, gint64 time_ns, gint64 seq)
+{
+  g_autofree char *axis = vs_trace_dup_meta (trace, "time_axis");
+
+  if (g_strcmp0 (axis, "order") == 0 && seq != VS_UNKNOWN)
+    return g_strdup_printf ("event %" G_GINT64_FORMAT, seq);
+  if (time_ns == VS_UNKNOWN)
+    return g_strdup ("?");
+  return vs_format_duration (time_ns);
+}
+
 static void
 device_lines (VsTrace *trace, const VsDeviceDiagnosis *dd, guint n_devices, GPtrArray *lines,
               guint width)
@@ -74,7 +88,8 @@ device_lines (VsTrace *trace, const VsDeviceDiagnosis *dd, guint n_devices, GPtr
   g_autoptr (GString) roles = g_string_new (NULL);
   g_autofree char *alloc = fmt_bytes (dd->all.peak_allocated_bytes);
   g_autofree char *reserved = fmt_bytes (dd->all.peak_reserved_bytes);
-  g_autofree char *when = vs_format_duration (dd->all.peak_allocated_time_ns);
+  g_autofree char *when
+      = fmt_instant (trace, dd->all.peak_allocated_time_ns, dd->all.peak_allocated_seq);
   g_autofree char *peak = NULL;
   guint max_sites = n_devices > 1 ? 2 : 3;
 
@@ -102,12 +117,11 @@ device_lines (VsTrace *trace, const VsDeviceDiagnosis *dd, guint n_devices, GPtr
 
       peak = g_strdup_printf ("Peak: %s allocated at %s; %s reserved at most (%s by %s, %s "
                               "outside it)",
-                              alloc, dd->all.peak_allocated_time_ns != VS_UNKNOWN ? when : "?",
-                              reserved, mine, a != NULL ? a->name : "its allocator", outside);
+                              alloc, when, reserved, mine, a != NULL ? a->name : "its allocator",
+                              outside);
     }
   else
-    peak = g_strdup_printf ("Peak: %s allocated at %s; %s reserved at most", alloc,
-                            dd->all.peak_allocated_time_ns != VS_UNKNOWN ? when : "?", reserved);
+    peak = g_strdup_printf ("Peak: %s allocated at %s; %s reserved at most", alloc, when, reserved);
   wrap (lines, "  ", 4, peak, width);
 
   /* Roles largest first (a stable selection: ties keep VsRole order). */
@@ -247,7 +261,7 @@ vs_diagnosis_write_text (VsTrace *trace, const VsDiagnosis *dx, guint width, GSt
         g_string_append_printf (head, " per iteration over %" G_GINT64_FORMAT, f->count);
       if (f->time_ns != VS_UNKNOWN)
         {
-          g_autofree char *t = vs_format_duration (f->time_ns);
+          g_autofree char *t = fmt_instant (trace, f->time_ns, f->seq);
 
           g_string_append_printf (head, ", at %s", t);
         }
