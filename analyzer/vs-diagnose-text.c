@@ -259,6 +259,8 @@ vs_diagnosis_write_text (VsTrace *trace, const VsDiagnosis *dx, guint width, GSt
                                 f->count == 1 ? "" : "s");
       else if (f->count != VS_UNKNOWN && f->kind == VS_FINDING_GROWTH_PER_ITERATION)
         g_string_append_printf (head, " per iteration over %" G_GINT64_FORMAT, f->count);
+      else if (f->count != VS_UNKNOWN)
+        g_string_append_printf (head, " in %" G_GINT64_FORMAT " blocks", f->count);
       if (f->time_ns != VS_UNKNOWN)
         {
           g_autofree char *t = fmt_instant (trace, f->time_ns, f->seq);

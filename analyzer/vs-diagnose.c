@@ -22,8 +22,9 @@
 #define GiB (G_GINT64_CONSTANT (1) << 30)
 
 static const char *const finding_names[VS_N_FINDINGS] = {
-  "oom-device-full",      "oom-allocator-limit", "oom-fragmentation", "fragmentation",
-  "growth-per-iteration", "leak-at-exit",        "outside-allocator", "other-process",
+  "oom-device-full",   "oom-allocator-limit",  "oom-fragmentation",
+  "fragmentation",     "growth-per-iteration", "leak-at-exit",
+  "outside-allocator", "other-process",        "forward-without-backward",
 };
 
 const char *
@@ -357,6 +358,49 @@ diagnose_growth (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings)
   g_ptr_array_add (findings, f);
 }
 
+/* ------------------------------------------- forward without backward */
+
+static gboolean
+diagnose_unused_activations (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings,
+                             GError **error)
+{
+  VsUnusedActivations u;
+  const VsStackInfo *s;
+  VsFinding *f;
+  g_autofree char *b = NULL, *all = NULL;
+  gint64 peak = dd->all.peak_allocated_bytes;
+
+  if (!dd->settings.pytorch || dd->all.peak_allocated_seq == VS_UNKNOWN)
+    return TRUE;
+  if (!vs_unused_activations_at (trace, dd->device->id, 0, dd->all.peak_allocated_seq, &u, error))
+    return FALSE;
+  if (u.bytes < 64 * MiB || u.bytes * 4 < peak || u.count < 8)
+    return TRUE;
+  s = vs_stack_get (trace, u.stack_id, error);
+  if (s == NULL)
+    return FALSE;
+  f = finding_new (VS_FINDING_FORWARD_WITHOUT_BACKWARD, dd->device->id, dd->allocator_id);
+  b = bytes (u.bytes);
+  all = bytes (peak);
+  f->bytes = u.bytes;
+  f->count = u.count;
+  f->time_ns = dd->all.peak_allocated_time_ns;
+  f->seq = dd->all.peak_allocated_seq;
+  f->site = s->site[0] != '\0' ? g_strdup (s->site) : NULL;
+  f->stack_id = u.stack_id > 0 ? u.stack_id : VS_UNKNOWN;
+  f->evidence = g_strdup_printf (
+      "at the peak (%s), %s in %" G_GINT64_FORMAT " blocks are activations a forward pass saved "
+      "for a backward pass that never came: no backward allocation happened before they were "
+      "freed",
+      all, b, u.count);
+  f->remedy = g_strdup ("run evaluation and inference under torch.no_grad() or "
+                        "torch.inference_mode(): the forward pass then keeps no activations "
+                        "for backward");
+  f->saving_bytes = u.bytes;
+  g_ptr_array_add (findings, f);
+  return TRUE;
+}
+
 /* ------------------------------------------------------- leak at exit */
 
 static gboolean
@@ -603,6 +647,7 @@ finding_rank (const VsFinding *f)
     case VS_FINDING_OTHER_PROCESS:
       return 1;
     case VS_FINDING_GROWTH_PER_ITERATION:
+    case VS_FINDING_FORWARD_WITHOUT_BACKWARD:
       return 2;
     case VS_FINDING_LEAK_AT_EXIT:
       return 3;
@@ -667,7 +712,8 @@ diagnose_device (VsTrace *trace, const VsDeviceInfo *device, VsDiagnosis *dx, GE
   if (!diagnose_failures (trace, dd, dx->findings, error))
     return FALSE;
   diagnose_growth (trace, dd, dx->findings);
-  if (!diagnose_leaks (trace, dd, dx->findings, error)
+  if (!diagnose_unused_activations (trace, dd, dx->findings, error)
+      || !diagnose_leaks (trace, dd, dx->findings, error)
       || !diagnose_fragmentation (trace, dd, dx->findings, error)
       || !diagnose_outside (trace, dd, dx->findings, error))
     return FALSE;

@@ -23,7 +23,12 @@
  *                         NCCL) is at least 64 MiB and 10 % of the device's;
  *   other-process         at a failure, the device's memory used by other
  *                         processes (CUDA's free/total minus this
- *                         process's) is at least 1 GiB and 5 % of it.
+ *                         process's) is at least 1 GiB and 5 % of it;
+ *   forward-without-backward  at the peak, activations of a forward pass
+ *                         that no backward pass followed (evaluation or
+ *                         inference with gradients on) hold at least 64 MiB
+ *                         and 25 % of it, in at least 8 blocks (bytes =
+ *                         those activations, count = blocks).
  * A finding is made only from evidence in the trace; a remedy already in
  * effect (expandable segments on) is never proposed.  Failures of one
  * cause on one device and allocator make one finding (count = failures,
@@ -51,6 +56,7 @@ typedef enum
   VS_FINDING_LEAK_AT_EXIT,
   VS_FINDING_OUTSIDE_ALLOCATOR,
   VS_FINDING_OTHER_PROCESS,
+  VS_FINDING_FORWARD_WITHOUT_BACKWARD,
   VS_N_FINDINGS,
 } VsFindingKind;
 

@@ -109,6 +109,7 @@ typedef struct
 {
   gint64 from_seq, end_seq; /* [from, end): allocations of one phase */
   Phase phase;
+  gint64 known_until; /* next_backward(): no backward allocation up to here */
 } Run;
 
 /* The phase of a block's stack: the strongest any frame shows (backward >
@@ -205,6 +206,7 @@ phase_end (RoleContext *c, const VsBlock *b, Phase phase, gint64 *end, GError **
     }
   run.from_seq = b->alloc_seq;
   run.end_seq = *end;
+  run.known_until = G_MAXINT64;
   run.phase = phase;
   g_array_append_val (c->runs, run);
   return TRUE;
@@ -300,6 +302,155 @@ vs_roles_at (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 seq, 
           out->bytes[role] += b->bytes;
           out->count[role]++;
           out->total_bytes += b->bytes;
+        }
+    }
+  context_clear (&c);
+  return ok;
+}
+
+/* The alloc_seq of the first allocation of the backward pass after seq
+ * (*out; G_MAXINT64 when none follows within the look-ahead) and up to
+ * where that is known (*known: G_MAXINT64 when the look-ahead reached the
+ * end of the trace).  Spans already walked are kept in c->runs as
+ * PHASE_OTHER runs, so each forward pass is walked once. */
+static gboolean
+next_backward (RoleContext *c, gint64 device_id, gint64 seq, gint64 *out, gint64 *known,
+               GError **error)
+{
+  static const char *ahead_sql
+      = "SELECT ifnull(stack_id, 0), alloc_seq FROM block"
+        " WHERE device_id = ?1 AND level = 2 AND alloc_seq > ?2 ORDER BY alloc_seq LIMIT ?3";
+  g_autoptr (GArray) rows = g_array_new (FALSE, FALSE, sizeof (VsBlock));
+  sqlite3_stmt *stmt;
+  Run run;
+  int rc;
+
+  for (guint i = 0; i < c->runs->len; i++)
+    {
+      const Run *r = &g_array_index (c->runs, Run, i);
+
+      if (r->phase == PHASE_OTHER && seq >= r->from_seq && seq < MIN (r->end_seq, r->known_until))
+        {
+          *out = r->end_seq;
+          *known = r->known_until;
+          return TRUE;
+        }
+    }
+  stmt = vs_trace_statement (c->trace, ahead_sql, error);
+  if (stmt == NULL)
+    return FALSE;
+  sqlite3_bind_int64 (stmt, 1, device_id);
+  sqlite3_bind_int64 (stmt, 2, seq);
+  sqlite3_bind_int (stmt, 3, LOOKAHEAD_ROWS);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      VsBlock next = { 0 };
+
+      next.stack_id = sqlite3_column_int64 (stmt, 0);
+      next.alloc_seq = sqlite3_column_int64 (stmt, 1);
+      next.level = 2;
+      next.device_id = device_id;
+      g_array_append_val (rows, next);
+    }
+  sqlite3_reset (stmt);
+  if (rc != SQLITE_DONE)
+    return vs_trace_sql_error (c->trace, error);
+  *out = G_MAXINT64;
+  *known = rows->len == LOOKAHEAD_ROWS ? g_array_index (rows, VsBlock, rows->len - 1).alloc_seq
+                                       : G_MAXINT64;
+  for (guint i = 0; i < rows->len; i++)
+    {
+      Phase p;
+
+      if (!block_phase (c, &g_array_index (rows, VsBlock, i), &p, error))
+        return FALSE;
+      if (p == PHASE_BACKWARD)
+        {
+          *out = *known = g_array_index (rows, VsBlock, i).alloc_seq;
+          break;
+        }
+    }
+  run.from_seq = seq;
+  run.end_seq = *out;
+  run.known_until = *known;
+  run.phase = PHASE_OTHER;
+  g_array_append_val (c->runs, run);
+  return TRUE;
+}
+
+gboolean
+vs_unused_activations_at (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 seq,
+                          VsUnusedActivations *out, GError **error)
+{
+  g_autoptr (GArray) blocks = NULL;
+  g_autoptr (GHashTable) by_stack
+      = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
+  RoleContext c;
+  gboolean ok = TRUE;
+  gint64 largest = 0;
+
+  g_return_val_if_fail (trace != NULL && out != NULL, FALSE);
+  memset (out, 0, sizeof *out);
+  out->stack_id = VS_UNKNOWN;
+  blocks = vs_live_blocks (trace, device_id, allocator_id, seq, error);
+  if (blocks == NULL)
+    return FALSE;
+  context_init (&c, trace);
+  for (guint i = 0; i < blocks->len && ok; i++)
+    {
+      const VsBlock *b = &g_array_index (blocks, VsBlock, i);
+      VsRole role = classify (&c, b, error);
+      gboolean seen = FALSE;
+      gint64 *sum;
+
+      if (role == VS_N_ROLES)
+        {
+          ok = FALSE;
+          break;
+        }
+      if (role != VS_ROLE_ACTIVATIONS)
+        continue;
+      out->activation_bytes += b->bytes;
+      if (b->free_seq == VS_UNKNOWN)
+        continue;
+      /* The backward pass's own temporaries are activations too. */
+      {
+        Phase p;
+
+        if (!block_phase (&c, b, &p, error))
+          {
+            ok = FALSE;
+            break;
+          }
+        if (p != PHASE_FORWARD)
+          continue;
+      }
+      {
+        gint64 backward = G_MAXINT64, known = G_MAXINT64;
+
+        if (!next_backward (&c, b->device_id, b->alloc_seq, &backward, &known, error))
+          {
+            ok = FALSE;
+            break;
+          }
+        /* Beyond the look-ahead nothing is known: taken as seen. */
+        seen = backward < b->free_seq || b->free_seq > known;
+      }
+      if (seen)
+        continue;
+      out->bytes += b->bytes;
+      out->count++;
+      sum = g_hash_table_lookup (by_stack, &b->stack_id);
+      if (sum == NULL)
+        {
+          sum = g_new0 (gint64, 1);
+          g_hash_table_insert (by_stack, g_memdup2 (&b->stack_id, sizeof b->stack_id), sum);
+        }
+      *sum += b->bytes;
+      if (*sum > largest)
+        {
+          largest = *sum;
+          out->stack_id = b->stack_id;
         }
     }
   context_clear (&c);

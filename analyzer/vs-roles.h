@@ -61,6 +61,26 @@ gboolean vs_roles_at (VsTrace *trace, gint64 device_id, gint64 allocator_id, gin
  * with error set on failure. */
 VsRole vs_block_role (VsTrace *trace, const VsBlock *b, GError **error);
 
+/* Activations allocated in a forward pass that no backward pass followed
+ * while they lived: what a forward pass run with gradients enabled keeps
+ * for nothing (evaluation or inference without torch.no_grad()). */
+typedef struct
+{
+  gint64 bytes;            /* of such activations live after the step */
+  gint64 count;            /* blocks */
+  gint64 stack_id;         /* the largest of them, VS_UNKNOWN if none */
+  gint64 activation_bytes; /* all activations live after the step */
+} VsUnusedActivations;
+
+/* Fills *out for the allocated blocks of (device_id, allocator_id) live
+ * after seq: among the activations, those freed later with no allocation
+ * of the backward pass between their allocation and their release (blocks
+ * never freed are not counted: they are growth or leaks).  Looks ahead at
+ * most 20,000 allocations per block.  Returns FALSE with error set on
+ * failure. */
+gboolean vs_unused_activations_at (VsTrace *trace, gint64 device_id, gint64 allocator_id,
+                                   gint64 seq, VsUnusedActivations *out, GError **error);
+
 /* The role holding the most bytes in r (ties: the first in VsRole order). */
 VsRole vs_roles_dominant (const VsRoles *r);
 
