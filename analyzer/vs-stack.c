@@ -46,6 +46,7 @@ stack_info_free (gpointer data)
   g_free (s->top_frame);
   g_free (s->site);
   g_free (s->text);
+  g_free (s->user_text);
   g_ptr_array_unref (s->frames);
   g_free (s);
 }
