@@ -703,7 +703,9 @@ diagnose_device (VsTrace *trace, const VsDeviceInfo *device, VsDiagnosis *dx, GE
       dd->sites = vs_group_blocks (trace, blocks, VS_GROUP_BY_SITE, error);
       if (dd->sites == NULL)
         return FALSE;
-      dd->lower_peak = role_remedy (&dd->roles, &dd->lower_peak_saving);
+      /* Advice for a peak worth lowering only. */
+      if (dd->all.peak_allocated_bytes >= 256 * MiB)
+        dd->lower_peak = role_remedy (&dd->roles, &dd->lower_peak_saving);
     }
   dd->iterations = vs_iterations_find (trace, device->id, dd->allocator_id, error);
   if (dd->iterations == NULL || !vs_growth_judge (trace, dd->iterations, &dd->growth, error))

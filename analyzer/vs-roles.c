@@ -103,6 +103,7 @@ typedef struct
   VsTrace *trace;
   GHashTable *phases; /* stack id -> Phase + 1 */
   GArray *runs;       /* Run: phase runs already walked */
+  GHashTable *stacked; /* device id -> 1 + whether its allocator blocks have stacks */
 } RoleContext;
 
 typedef struct
@@ -115,7 +116,8 @@ typedef struct
 /* The phase of a block's stack: the strongest any frame shows (backward >
  * optimizer > set-up > forward).  PyTorch records no Python frame for the
  * allocations of its autograd engine's threads, so an allocator's block
- * with no stack at all is taken to be the backward pass's. */
+ * with no stack at all is taken to be the backward pass's — on a device
+ * where other allocator blocks have stacks (else nothing is known). */
 static gboolean
 block_phase (RoleContext *c, const VsBlock *b, Phase *out, GError **error)
 {
@@ -125,7 +127,27 @@ block_phase (RoleContext *c, const VsBlock *b, Phase *out, GError **error)
 
   if (b->stack_id <= 0)
     {
-      *out = b->level == 2 ? PHASE_BACKWARD : PHASE_OTHER;
+      /* Only where stacks were recorded does a missing one say anything. */
+      static const char *stacked_sql
+          = "SELECT 1 FROM block WHERE device_id = ?1 AND level = 2 AND stack_id > 0 LIMIT 1";
+      gpointer known = g_hash_table_lookup (c->stacked, &b->device_id);
+
+      if (known == NULL)
+        {
+          sqlite3_stmt *stmt = vs_trace_statement (c->trace, stacked_sql, error);
+          int rc;
+
+          if (stmt == NULL)
+            return FALSE;
+          sqlite3_bind_int64 (stmt, 1, b->device_id);
+          rc = sqlite3_step (stmt);
+          sqlite3_reset (stmt);
+          if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+            return vs_trace_sql_error (c->trace, error);
+          known = GINT_TO_POINTER (rc == SQLITE_ROW ? 2 : 1);
+          g_hash_table_insert (c->stacked, g_memdup2 (&b->device_id, sizeof b->device_id), known);
+        }
+      *out = b->level == 2 && GPOINTER_TO_INT (known) == 2 ? PHASE_BACKWARD : PHASE_OTHER;
       return TRUE;
     }
   found = g_hash_table_lookup (c->phases, &b->stack_id);
@@ -251,6 +273,7 @@ context_init (RoleContext *c, VsTrace *trace)
   c->trace = trace;
   c->phases = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
   c->runs = g_array_new (FALSE, FALSE, sizeof (Run));
+  c->stacked = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
 }
 
 static void
@@ -258,6 +281,7 @@ context_clear (RoleContext *c)
 {
   g_hash_table_unref (c->phases);
   g_array_unref (c->runs);
+  g_hash_table_unref (c->stacked);
 }
 
 VsRole
