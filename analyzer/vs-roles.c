@@ -101,8 +101,8 @@ frame_phase (const VsFrameInfo *f)
 typedef struct
 {
   VsTrace *trace;
-  GHashTable *phases; /* stack id -> Phase + 1 */
-  GArray *runs;       /* Run: phase runs already walked */
+  GHashTable *phases;  /* stack id -> Phase + 1 */
+  GArray *runs;        /* Run: phase runs already walked */
   GHashTable *stacked; /* device id -> 1 + whether its allocator blocks have stacks */
 } RoleContext;
 
