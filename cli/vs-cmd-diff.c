@@ -37,7 +37,7 @@ vs_cmd_diff (int argc, char **argv)
     { "full-paths", 0, 0, G_OPTION_ARG_NONE, &full_paths, "Whole paths in site names", NULL },
     { "width", 0, 0, G_OPTION_ARG_INT, &width,
       "Text: fit lines to N columns (default: the terminal's width, else 100)", "N" },
-    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &rest, NULL, "A B" },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &rest, NULL, NULL },
     { NULL },
   };
   g_autoptr (GOptionContext) context = g_option_context_new ("A B");

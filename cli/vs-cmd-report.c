@@ -82,7 +82,7 @@ vs_cmd_report (int argc, char **argv)
       "Text: every frame of a stack (default: the user's own frames)", NULL },
     { "width", 0, 0, G_OPTION_ARG_INT, &width,
       "Text: fit lines to N columns (default: the terminal's width, else 100)", "N" },
-    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &rest, NULL, "FILE [REPORT]" },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &rest, NULL, NULL },
     { NULL },
   };
   g_autoptr (GOptionContext) context = NULL;
