@@ -542,8 +542,12 @@ draw_ranges (cairo_t *cr, PangoLayout *pl, const VsChartData *d, const VsChartLa
         {
           static const GdkRGBA ink = RGBA (36, 31, 49, 1);
           double tx = MAX (xa, r->origin.x) + 3;
+          /* One line, ellipsized where the bar ends (wrapping would push
+           * the rest of the name below the lane). */
           pango_layout_set_width (pl, (int)(MIN (xb, right) - tx - 2) * PANGO_SCALE);
+          pango_layout_set_ellipsize (pl, PANGO_ELLIPSIZE_END);
           show_text (cr, pl, g->name, tx, y + 1, 0.0, &ink);
+          pango_layout_set_ellipsize (pl, PANGO_ELLIPSIZE_NONE);
           pango_layout_set_width (pl, -1);
         }
     }

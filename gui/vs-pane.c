@@ -1,10 +1,14 @@
-/* vs-pane.c — the session and instant every list pane has. */
+/* vs-pane.c — what every pane has: the session and instant, the copy
+ * actions with their shortcuts and menu, and the search entry point. */
 #include "vs-pane.h"
+
+#include <glib/gi18n.h>
 
 typedef struct
 {
   VsSession *session;
   VsInstant *instant;
+  GtkWidget *menu; /* the copy menu, a child of the pane once made */
 } VsPanePrivate;
 
 enum
@@ -104,11 +108,86 @@ vs_pane_set_property (GObject *object, guint prop_id, const GValue *value, GPara
     }
 }
 
+/* See vs-pane.h. */
+char *
+vs_pane_get_copy_text (VsPane *self, VsPaneCopy what)
+{
+  g_return_val_if_fail (VS_IS_PANE (self), NULL);
+  if (VS_PANE_GET_CLASS (self)->copy == NULL)
+    return NULL;
+  return VS_PANE_GET_CLASS (self)->copy (self, what);
+}
+
+/* See vs-pane.h. */
+gboolean
+vs_pane_start_search (VsPane *self)
+{
+  g_return_val_if_fail (VS_IS_PANE (self), FALSE);
+  if (VS_PANE_GET_CLASS (self)->start_search == NULL)
+    return FALSE;
+  VS_PANE_GET_CLASS (self)->start_search (self);
+  return TRUE;
+}
+
+static void
+copy_action (GtkWidget *widget, const char *name, GVariant *param)
+{
+  VsPaneCopy what = g_str_equal (name, "pane.copy-frame")   ? VS_PANE_COPY_FRAME
+                    : g_str_equal (name, "pane.copy-stack") ? VS_PANE_COPY_STACK
+                                                            : VS_PANE_COPY_ROW;
+  g_autofree char *text = vs_pane_get_copy_text (VS_PANE (widget), what);
+
+  if (text != NULL)
+    gdk_clipboard_set_text (gtk_widget_get_clipboard (widget), text);
+}
+
+/* See vs-pane.h. */
+void
+vs_pane_popup_menu (VsPane *self, GtkWidget *widget, double x, double y)
+{
+  VsPanePrivate *priv = vs_pane_get_instance_private (self);
+  graphene_point_t p;
+
+  g_return_if_fail (VS_IS_PANE (self));
+  g_return_if_fail (GTK_IS_WIDGET (widget));
+  if (priv->menu == NULL)
+    {
+      g_autoptr (GMenu) menu = g_menu_new ();
+
+      g_menu_append (menu, _ ("Copy _Frame"), "pane.copy-frame");
+      g_menu_append (menu, _ ("Copy _Stack"), "pane.copy-stack");
+      g_menu_append (menu, _ ("Copy _Row"), "pane.copy-row");
+      priv->menu = gtk_popover_menu_new_from_model (G_MENU_MODEL (menu));
+      gtk_popover_set_has_arrow (GTK_POPOVER (priv->menu), FALSE);
+      gtk_widget_set_halign (priv->menu, GTK_ALIGN_START);
+      gtk_widget_set_parent (priv->menu, GTK_WIDGET (self));
+    }
+  if (!gtk_widget_compute_point (widget, GTK_WIDGET (self), &GRAPHENE_POINT_INIT (x, y), &p))
+    p = GRAPHENE_POINT_INIT (x, y);
+  gtk_popover_set_pointing_to (GTK_POPOVER (priv->menu), &(GdkRectangle){ p.x, p.y, 1, 1 });
+  gtk_popover_popup (GTK_POPOVER (priv->menu));
+}
+
+/* See vs-pane.h. */
+void
+vs_pane_popup_menu_on_row (VsPane *self, GtkWidget *view, double x, double y)
+{
+  GtkWidget *picked;
+
+  g_return_if_fail (VS_IS_PANE (self));
+  picked = gtk_widget_pick (view, x, y, GTK_PICK_DEFAULT);
+  /* The row's own action, as a left click runs it. */
+  if (picked != NULL)
+    gtk_widget_activate_action (picked, "listitem.select", "(bb)", FALSE, FALSE);
+  vs_pane_popup_menu (self, view, x, y);
+}
+
 static void
 vs_pane_dispose (GObject *object)
 {
   VsPanePrivate *priv = vs_pane_get_instance_private (VS_PANE (object));
 
+  g_clear_pointer (&priv->menu, gtk_widget_unparent);
   g_clear_object (&priv->session);
   g_clear_pointer (&priv->instant, vs_instant_unref);
   G_OBJECT_CLASS (vs_pane_parent_class)->dispose (object);
@@ -130,6 +209,16 @@ vs_pane_class_init (VsPaneClass *klass)
   props[PROP_INSTANT] = g_param_spec_boxed ("instant", NULL, NULL, VS_TYPE_INSTANT, rw);
   g_object_class_install_properties (object_class, N_PROPS, props);
   g_type_ensure (VS_TYPE_SESSION);
+
+  gtk_widget_class_install_action (GTK_WIDGET_CLASS (klass), "pane.copy-frame", NULL, copy_action);
+  gtk_widget_class_install_action (GTK_WIDGET_CLASS (klass), "pane.copy-stack", NULL, copy_action);
+  gtk_widget_class_install_action (GTK_WIDGET_CLASS (klass), "pane.copy-row", NULL, copy_action);
+  gtk_widget_class_add_binding_action (GTK_WIDGET_CLASS (klass), GDK_KEY_c, GDK_CONTROL_MASK,
+                                       "pane.copy-row", NULL);
+  gtk_widget_class_add_binding_action (GTK_WIDGET_CLASS (klass), GDK_KEY_c,
+                                       GDK_CONTROL_MASK | GDK_SHIFT_MASK, "pane.copy-stack", NULL);
+  gtk_widget_class_add_binding_action (GTK_WIDGET_CLASS (klass), GDK_KEY_C,
+                                       GDK_CONTROL_MASK | GDK_SHIFT_MASK, "pane.copy-stack", NULL);
 }
 
 static void
