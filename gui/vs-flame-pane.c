@@ -41,9 +41,9 @@ update_matches (VsFlamePane *self)
   bytes = vs_flame_graph_get_search_bytes (self->flame_graph);
   total = instant->top_down->total_bytes;
   b = vs_format_bytes (bytes);
-  text = g_strdup_printf (ngettext ("%u frame matches · %s (%.1f %%)",
-                                    "%u frames match · %s (%.1f %%)", n),
-                          n, b, total > 0 ? 100.0 * bytes / total : 0.0);
+  text = g_strdup_printf (
+      ngettext ("%u frame matches · %s (%.1f %%)", "%u frames match · %s (%.1f %%)", n), n, b,
+      total > 0 ? 100.0 * bytes / total : 0.0);
   gtk_label_set_text (self->match_label, text);
 }
 

@@ -365,6 +365,8 @@ static void
 open_recent_action (GtkWidget *widget, const char *name, GVariant *param)
 {
   g_autoptr (GFile) file = g_file_new_for_uri (g_variant_get_string (param, NULL));
+
+  gtk_menu_button_popdown (VS_WINDOW (widget)->recent_button);
   vs_window_open (VS_WINDOW (widget), file);
 }
 
@@ -450,12 +452,6 @@ recent_folder (const char *uri)
   return g_file_get_parse_name (parent);
 }
 
-static void
-on_recent_activated (GtkListBox *box, GtkListBoxRow *row, VsWindow *self)
-{
-  gtk_menu_button_popdown (self->recent_button);
-}
-
 /* The recent traces: files this viewer opened, newest first, each row
  * its file name (as it is: no mnemonics) over its folder.  A row is
  * actionable: activating it runs win.open-recent with its URI. */
@@ -506,8 +502,9 @@ rebuild_recent_menu (GtkRecentManager *manager, VsWindow *self)
       gtk_widget_add_css_class (none, "dim-label");
       gtk_list_box_set_placeholder (GTK_LIST_BOX (box), none);
     }
-  g_signal_connect (box, "row-activated", G_CALLBACK (on_recent_activated), self);
   gtk_popover_set_child (GTK_POPOVER (popover), box);
+  /* The list shown is replaced: close it first. */
+  gtk_menu_button_popdown (self->recent_button);
   gtk_menu_button_set_popover (self->recent_button, popover);
 }
 
