@@ -302,7 +302,8 @@ describe_failure (VsMemoryChart *self, const VsChartLayout *l, double x, double 
     g_autofree char *state = vs_oom_state_text (&best->allocator);
     g_autofree char *fit = vs_oom_fit_text (best);
     const char *stack = vs_document_get_oom_stack (self->document, best_i);
-    g_autofree char *frame = g_strndup (stack, strcspn (stack, VS_STACK_SEPARATOR));
+    const char *sep = strstr (stack, VS_STACK_SEPARATOR);
+    g_autofree char *frame = sep ? g_strndup (stack, sep - stack) : g_strdup (stack);
     g_autofree char *e_title = g_markup_escape_text (title, -1);
     g_autofree char *e_when = g_markup_escape_text (when, -1);
     g_autofree char *e_state = g_markup_escape_text (state, -1);

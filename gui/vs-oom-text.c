@@ -2,7 +2,8 @@
  * it happened, the state of memory then and what would have fitted.
  *
  * "What would have fitted" is the larger of the largest free block inside
- * reserved memory and the device's free memory as CUDA reported it.
+ * reserved memory and the device's free memory as CUDA reported it; a
+ * request no larger than that was refused by a limit of the allocator.
  */
 #include "vs-oom-text.h"
 
@@ -96,6 +97,12 @@ vs_oom_fit_text (const VsOom *o)
                                "(another stream, another allocator or the "
                                "device)."),
                             req, best_s);
+  if (o->requested_bytes <= best)
+    /* Free on the device, yet refused: the allocator's own limit. */
+    return g_strdup_printf (_ ("The device had %s free as CUDA reported it, enough "
+                               "for this %s request: a limit of the allocator "
+                               "refused it (a memory fraction, for example)."),
+                            best_s, req);
   {
     g_autofree char *more = vs_format_bytes (o->requested_bytes - best);
     return g_strdup_printf (_ ("Requests up to %s would have fitted; this one "

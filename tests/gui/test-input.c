@@ -24,7 +24,9 @@
  * - opening a file that is not a trace keeps the trace shown and says why
  *   in a toast.
  *
- * Environment: VS_DATA (tests/data, the committed traces).
+ * Environment: VS_DATA (tests/data, the committed traces); with
+ * VS_INPUT_SHOTS set to a folder, the screen (popovers and tooltips
+ * included) is saved there as PNGs at each step worth looking at.
  */
 #include <adwaita.h>
 #include <gdk/x11/gdkx.h>
@@ -157,8 +159,7 @@ move_to (GtkWidget *widget, double x, double y)
       gtk_widget_compute_point (widget, GTK_WIDGET (native), &GRAPHENE_POINT_INIT (x, y), &p));
   gtk_native_get_surface_transform (native, &sx, &sy);
   XTranslateCoordinates (d, gdk_x11_surface_get_xid (gtk_native_get_surface (native)),
-                         DefaultRootWindow (d), (int)(p.x + sx), (int)(p.y + sy), &rx, &ry,
-                         &child);
+                         DefaultRootWindow (d), (int)(p.x + sx), (int)(p.y + sy), &rx, &ry, &child);
   XTestFakeMotionEvent (d, DefaultScreen (d), rx, ry, 0);
   XSync (d, False);
   spin (60);
@@ -203,6 +204,42 @@ focus_window (void)
   XSetInputFocus (d, gdk_x11_surface_get_xid (surface), RevertToParent, CurrentTime);
   XSync (d, False);
   g_assert_true (wait_until (window_active, window));
+}
+
+/* Saves the whole X screen as VS_INPUT_SHOTS/name.png (nothing when the
+ * variable is unset): what a user sees, popovers and tooltips included. */
+static void
+shoot (const char *name)
+{
+  const char *dir = g_getenv ("VS_INPUT_SHOTS");
+  Display *d = xdisplay ();
+  int w = DisplayWidth (d, DefaultScreen (d)), h = DisplayHeight (d, DefaultScreen (d));
+  g_autofree char *path = NULL;
+  g_autoptr (GBytes) bytes = NULL;
+  g_autoptr (GdkTexture) texture = NULL;
+  XImage *image;
+  guchar *rgb;
+
+  if (dir == NULL)
+    return;
+  spin (300);
+  image = XGetImage (d, DefaultRootWindow (d), 0, 0, w, h, AllPlanes, ZPixmap);
+  g_assert_nonnull (image);
+  rgb = g_malloc ((gsize)w * h * 3);
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++)
+      {
+        unsigned long p = XGetPixel (image, x, y);
+        guchar *o = rgb + ((gsize)y * w + x) * 3;
+        o[0] = (p >> 16) & 0xff;
+        o[1] = (p >> 8) & 0xff;
+        o[2] = p & 0xff;
+      }
+  XDestroyImage (image);
+  bytes = g_bytes_new_take (rgb, (gsize)w * h * 3);
+  texture = gdk_memory_texture_new (w, h, GDK_MEMORY_R8G8B8, bytes, (gsize)w * 3);
+  path = g_strdup_printf ("%s/%s.png", dir, name);
+  g_assert_true (gdk_texture_save_to_png (texture, path));
 }
 
 /* ------------------------------------------------------ the widgets -- */
@@ -423,8 +460,7 @@ summary_is (gpointer data)
 static void
 check_attribution_search (const char *needle)
 {
-  GtkColumnView *view
-      = GTK_COLUMN_VIEW (find_type (shown_pane (), GTK_TYPE_COLUMN_VIEW));
+  GtkColumnView *view = GTK_COLUMN_VIEW (find_type (shown_pane (), GTK_TYPE_COLUMN_VIEW));
   GListModel *rows = G_LIST_MODEL (gtk_column_view_get_model (view));
   const VsTreeNode *root = instant ()->bottom_up;
   guint matching = 0, expected = count_matching (root, needle);
@@ -465,6 +501,7 @@ test_search (void)
   n = count_matching (in->bottom_up, needle);
   summary = g_strdup_printf (n == 1 ? "%u frame matches" : "%u frames match", n);
   g_assert_true (wait_until (summary_is, summary));
+  shoot ("search-attribution");
   check_attribution_search (needle);
   /* Escape clears it: the whole tree again. */
   press_key (XK_Escape, NULL, 0);
@@ -487,8 +524,9 @@ test_search (void)
                                   n, b, 100.0 * bytes / in->top_down->total_bytes);
   }
   g_assert_true (wait_until (summary_is, flame_text));
-  g_assert_cmpint (vs_flame_graph_get_search_bytes (vs_flame_pane_get_flame_graph (
-                       VS_FLAME_PANE (shown_pane ()))),
+  shoot ("search-flame");
+  g_assert_cmpint (vs_flame_graph_get_search_bytes (
+                       vs_flame_pane_get_flame_graph (VS_FLAME_PANE (shown_pane ()))),
                    ==, bytes);
   press_key (XK_Escape, NULL, 0);
 
@@ -563,8 +601,8 @@ item_at_address (GListModel *rows, const char *addr)
   for (guint i = 0; i < g_list_model_get_n_items (rows); i++)
     {
       VsBlockItem *item = g_list_model_get_item (rows, i);
-      g_autofree char *a = g_strdup_printf ("0x%" G_GINT64_MODIFIER "x",
-                                            vs_block_item_get_block (item)->address);
+      g_autofree char *a
+          = g_strdup_printf ("0x%" G_GINT64_MODIFIER "x", vs_block_item_get_block (item)->address);
       if (g_str_equal (a, addr))
         return item;
       g_object_unref (item);
@@ -629,6 +667,7 @@ test_copy (void)
     g_assert_nonnull (popover);
     g_assert_true (gtk_widget_get_visible (popover));
     menu_item = find_label (popover, "Copy Frame");
+    shoot ("menu-attribution");
   }
   g_assert_nonnull (menu_item);
   click (menu_item, 1);
@@ -640,8 +679,7 @@ test_copy (void)
    * Ctrl+C copies its cells. */
   show_pane_by_keys (3, "allocations");
   {
-    GtkColumnView *view
-        = GTK_COLUMN_VIEW (find_type (shown_pane (), GTK_TYPE_COLUMN_VIEW));
+    GtkColumnView *view = GTK_COLUMN_VIEW (find_type (shown_pane (), GTK_TYPE_COLUMN_VIEW));
     GListModel *rows = G_LIST_MODEL (gtk_column_view_get_model (view));
     /* A row on screen: an address cell shown, and the item with it. */
     GtkWidget *addr_label = row_label_prefix (GTK_WIDGET (view), "0x");
@@ -658,6 +696,7 @@ test_copy (void)
     click (addr_label, 1);
     panel = find_label (shown_pane (), stack);
     g_assert_nonnull (panel); /* the stack panel */
+    shoot ("stack-panel");
     ctrl_key (XK_c);
     text = clipboard_text ();
     g_assert_true (g_str_has_prefix (text, size));
@@ -690,6 +729,7 @@ test_copy (void)
     popover = find_type (shown_pane (), GTK_TYPE_POPOVER_MENU);
     g_assert_nonnull (popover);
     menu_item = find_label (popover, "Copy Stack");
+    shoot ("menu-flame");
     g_assert_nonnull (menu_item);
     click (menu_item, 1);
     text = clipboard_text ();
@@ -741,11 +781,14 @@ test_tooltips (void)
   vs_session_set_visible_range (vs_window_get_session (window), MAX (0, o->time_ns - 1000000),
                                 o->time_ns + 1000000);
   g_assert_true (wait_until (window_settled, window));
+  data = vs_memory_chart_get_data (chart);
   vs_memory_chart_get_view (chart, &v0, &v1);
   vs_chart_layout (data, gtk_widget_get_width (GTK_WIDGET (chart)),
                    gtk_widget_get_height (GTK_WIDGET (chart)), &l);
   x = floor (vs_chart_x_for_time (&l, v0, v1, o->time_ns)) + 0.5;
   move_to (GTK_WIDGET (chart), x, l.chart.origin.y + 7);
+  spin (800); /* the tooltip's delay */
+  shoot ("tooltip-failure");
   text = vs_memory_chart_describe (chart, x, l.chart.origin.y + 7);
   g_assert_nonnull (text);
   {
@@ -765,8 +808,7 @@ test_tooltips (void)
   g_assert_null (vs_memory_chart_describe (chart, x + 40, l.chart.origin.y + 7));
 
   /* An NVTX range of the top lane. */
-  vs_session_set_visible_range (vs_window_get_session (window), 0,
-                                vs_document_get_duration (doc));
+  vs_session_set_visible_range (vs_window_get_session (window), 0, vs_document_get_duration (doc));
   g_assert_true (wait_until (window_settled, window));
   data = vs_memory_chart_get_data (chart);
   vs_memory_chart_get_view (chart, &v0, &v1);
@@ -783,8 +825,12 @@ test_tooltips (void)
           widest = g;
       }
     g_assert_nonnull (widest);
-    x = vs_chart_x_for_time (&l, v0, v1, widest->start_ns + (widest->end_ns - widest->start_ns) / 2);
+    x = vs_chart_x_for_time (&l, v0, v1,
+                             widest->start_ns + (widest->end_ns - widest->start_ns) / 2);
+    move_to (GTK_WIDGET (chart), x + 1, l.ranges.origin.y + 4);
     move_to (GTK_WIDGET (chart), x, l.ranges.origin.y + 4);
+    spin (800);
+    shoot ("tooltip-nvtx");
     text = vs_memory_chart_describe (chart, x, l.ranges.origin.y + 4);
     g_assert_nonnull (text);
     {
@@ -814,6 +860,7 @@ test_recent (void)
   click (GTK_WIDGET (window->recent_button), 1);
   popover = GTK_WIDGET (gtk_menu_button_get_popover (window->recent_button));
   g_assert_true (gtk_widget_get_visible (popover));
+  shoot ("recent");
   name = find_label (popover, "a_b.db");
   g_assert_nonnull (name); /* the underscore stays */
   folder = gtk_widget_get_next_sibling (name);
@@ -852,6 +899,7 @@ test_failed_open (void)
   g_assert_nonnull (before);
   vs_window_open (window, file);
   g_assert_true (wait_until (toast_shown, "Cannot open notes_1.db: "));
+  shoot ("failed-open");
   /* The trace stays, shown. */
   g_assert_true (vs_session_get_document (vs_window_get_session (window)) == before);
   g_assert_cmpstr (gtk_stack_get_visible_child_name (window->main_stack), ==, "trace");
