@@ -14,7 +14,7 @@
  *   stack on the clipboard, as computed here from the item; a right click
  *   selects the row under the pointer and its menu's Copy Frame copies
  *   that row's frame; a right click on a flame graph box and Copy Stack
- *   copy that box's stack;
+ *   copy that box's stack, a left click on it and Ctrl+C its row;
  * - the stack panel shows the selected allocation's stack, and each
  *   failed allocation lists its stack;
  * - the timeline's tooltip over a failure marker names what failed, its
@@ -734,6 +734,23 @@ test_copy (void)
     click (menu_item, 1);
     text = clipboard_text ();
     expected = path_text (node, TRUE);
+    g_assert_cmpstr (text, ==, expected);
+    g_clear_pointer (&text, g_free);
+    g_clear_pointer (&expected, g_free);
+
+    /* A left click zooms into the box and selects it; Ctrl+C copies its
+     * row. */
+    clear_clipboard ();
+    click_at (GTK_WIDGET (graph), 20, 20 + 10, 1);
+    g_assert_true (vs_flame_graph_get_selected (graph) == node);
+    ctrl_key (XK_c);
+    text = clipboard_text ();
+    {
+      g_autofree char *b = vs_format_bytes (node->total_bytes);
+      expected = g_strdup_printf ("%s\t%s\t%.1f %%\t%lld\n", node->label, b,
+                                  100.0 * node->total_bytes / in->top_down->total_bytes,
+                                  (long long)node->total_count);
+    }
     g_assert_cmpstr (text, ==, expected);
     g_clear_pointer (&text, g_free);
     g_clear_pointer (&expected, g_free);
