@@ -301,14 +301,6 @@ shown_pane_name (void)
   return adw_view_stack_get_visible_child_name (window->pane_stack);
 }
 
-/* Whether the keyboard focus is inside widget. */
-static gboolean
-focus_inside (GtkWidget *widget)
-{
-  GtkWidget *focus = gtk_root_get_focus (GTK_ROOT (window));
-  return focus != NULL && (focus == widget || gtk_widget_is_ancestor (focus, widget));
-}
-
 /* The first search entry of the shown pane. */
 static GtkWidget *
 pane_search_entry (void)
@@ -358,6 +350,70 @@ clear_clipboard (void)
   gdk_clipboard_set_text (gtk_widget_get_clipboard (GTK_WIDGET (window)), "(nothing copied)");
   t = clipboard_text ();
   g_assert_cmpstr (t, ==, "(nothing copied)");
+}
+
+static gboolean
+clipboard_changed (gpointer data)
+{
+  char **text = data;
+
+  g_free (*text);
+  *text = clipboard_text ();
+  return g_strcmp0 (*text, "(nothing copied)") != 0;
+}
+
+/* What a copy put on the clipboard after clear_clipboard(), once the
+ * events that asked for it have arrived. */
+static char *
+copied_text (void)
+{
+  char *text = NULL;
+
+  g_assert_true (wait_until (clipboard_changed, &text));
+  return text;
+}
+
+static gboolean
+focus_in (gpointer data)
+{
+  GtkWidget *focus = gtk_root_get_focus (GTK_ROOT (window));
+  return focus != NULL && (focus == data || gtk_widget_is_ancestor (focus, data));
+}
+
+typedef struct
+{
+  GtkEditable *entry;
+  const char *text;
+} EntryText;
+
+static gboolean
+entry_reads (gpointer data)
+{
+  EntryText *e = data;
+  return g_strcmp0 (gtk_editable_get_text (e->entry), e->text) == 0;
+}
+
+/* Waits until entry's text is text (typed keys all arrived). */
+static void
+wait_entry (GtkWidget *entry, const char *text)
+{
+  EntryText e = { GTK_EDITABLE (entry), text };
+  g_assert_true (wait_until (entry_reads, &e));
+}
+
+static gboolean
+popover_shown (gpointer data)
+{
+  GtkWidget *popover = find_type (data, GTK_TYPE_POPOVER_MENU);
+  return popover != NULL && gtk_widget_get_mapped (popover);
+}
+
+/* The copy menu of pane, once it is on screen. */
+static GtkWidget *
+wait_menu (GtkWidget *pane)
+{
+  g_assert_true (wait_until (popover_shown, pane));
+  return find_type (pane, GTK_TYPE_POPOVER_MENU);
 }
 
 /* ---------------------------------------------------------- helpers -- */
@@ -429,12 +485,18 @@ instant (void)
   return in;
 }
 
+static gboolean
+pane_named (gpointer data)
+{
+  return g_strcmp0 (shown_pane_name (), data) == 0;
+}
+
 static void
 show_pane_by_keys (guint digit, const char *name)
 {
   const KeySym alt[] = { XK_Alt_L };
   press_key (XK_1 + digit - 1, alt, 1);
-  g_assert_cmpstr (shown_pane_name (), ==, name);
+  g_assert_true (wait_until (pane_named, (gpointer)name));
 }
 
 /* ------------------------------------------------------------ tests -- */
@@ -479,6 +541,14 @@ check_attribution_search (const char *needle)
   g_assert_cmpuint (matching, ==, expected);
 }
 
+/* Whether the allocations pane lists GPOINTER_TO_UINT (data) rows. */
+static gboolean
+shown_count_is (gpointer data)
+{
+  return vs_allocations_pane_get_n_shown (VS_ALLOCATIONS_PANE (shown_pane ()))
+         == GPOINTER_TO_UINT (data);
+}
+
 static void
 test_search (void)
 {
@@ -495,9 +565,9 @@ test_search (void)
   click (GTK_WIDGET (window->instant_label), 1); /* the focus away from any entry */
   ctrl_key (XK_f);
   entry = pane_search_entry ();
-  g_assert_true (focus_inside (entry));
+  g_assert_true (wait_until (focus_in, entry));
   type_text (needle);
-  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (entry)), ==, needle);
+  wait_entry (entry, needle);
   n = count_matching (in->bottom_up, needle);
   summary = g_strdup_printf (n == 1 ? "%u frame matches" : "%u frames match", n);
   g_assert_true (wait_until (summary_is, summary));
@@ -505,7 +575,7 @@ test_search (void)
   check_attribution_search (needle);
   /* Escape clears it: the whole tree again. */
   press_key (XK_Escape, NULL, 0);
-  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (entry)), ==, "");
+  wait_entry (entry, "");
   g_assert_cmpuint (vs_attribution_pane_get_n_roots (VS_ATTRIBUTION_PANE (shown_pane ())), ==,
                     in->bottom_up->children->len);
 
@@ -513,8 +583,9 @@ test_search (void)
   show_pane_by_keys (2, "flame");
   ctrl_key (XK_f);
   entry = pane_search_entry ();
-  g_assert_true (focus_inside (entry));
+  g_assert_true (wait_until (focus_in, entry));
   type_text (needle);
+  wait_entry (entry, needle);
   n = count_matching (in->top_down, needle);
   bytes = bytes_matching (in->top_down, needle);
   {
@@ -534,48 +605,80 @@ test_search (void)
   show_pane_by_keys (3, "allocations");
   ctrl_key (XK_f);
   entry = pane_search_entry ();
-  g_assert_true (focus_inside (entry));
+  g_assert_true (wait_until (focus_in, entry));
   type_text ("linear");
-  spin (400);
+  wait_entry (entry, "linear");
   {
     guint expected = 0;
     for (guint i = 0; i < in->blocks->len; i++)
       expected += strstr (g_ptr_array_index (in->sites, i), "linear") != NULL
                   || strstr (g_ptr_array_index (in->stacks, i), "linear") != NULL;
     g_assert_cmpuint (expected, >, 0);
-    g_assert_cmpuint (vs_allocations_pane_get_n_shown (VS_ALLOCATIONS_PANE (shown_pane ())), ==,
-                      expected);
+    g_assert_true (wait_until (shown_count_is, GUINT_TO_POINTER (expected)));
   }
   gtk_editable_set_text (GTK_EDITABLE (entry), "");
-  spin (400);
+  g_assert_true (wait_until (shown_count_is, GUINT_TO_POINTER (in->blocks->len)));
+}
+
+/* Whether widget lies wholly inside the visible part of its column view,
+ * below the column headers. */
+static gboolean
+on_screen (GtkWidget *widget)
+{
+  GtkWidget *view = gtk_widget_get_ancestor (widget, GTK_TYPE_COLUMN_VIEW);
+  GtkWidget *header = view ? gtk_widget_get_first_child (view) : NULL;
+  GtkWidget *sw = view ? gtk_widget_get_ancestor (view, GTK_TYPE_SCROLLED_WINDOW) : NULL;
+  graphene_rect_t r, h;
+
+  return sw != NULL && gtk_widget_get_mapped (widget) && gtk_widget_compute_bounds (widget, sw, &r)
+         && gtk_widget_compute_bounds (header, sw, &h) && r.origin.y >= h.origin.y + h.size.height
+         && r.origin.y + r.size.height <= gtk_widget_get_height (sw);
+}
+
+/* Scrolls the shown pane's list to its first row. */
+static void
+scroll_to_top (void)
+{
+  GtkWidget *view = find_type (shown_pane (), GTK_TYPE_COLUMN_VIEW);
+  GtkScrolledWindow *sw
+      = GTK_SCROLLED_WINDOW (gtk_widget_get_ancestor (view, GTK_TYPE_SCROLLED_WINDOW));
+
+  gtk_adjustment_set_value (gtk_scrolled_window_get_vadjustment (sw), 0);
+  spin (100);
+}
+
+/* The label on screen under widget whose text is text (NULL: none). */
+static GtkWidget *
+label_on_screen (GtkWidget *widget, const char *text)
+{
+  if (GTK_IS_LABEL (widget) && g_strcmp0 (gtk_label_get_text (GTK_LABEL (widget)), text) == 0
+      && on_screen (widget))
+    return widget;
+  for (GtkWidget *c = gtk_widget_get_first_child (widget); c; c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found = label_on_screen (c, text);
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
 }
 
 static gboolean
 row_shown (gpointer data)
 {
   GtkWidget *view = find_type (shown_pane (), GTK_TYPE_COLUMN_VIEW);
-  return find_label (view, data) != NULL;
+  return label_on_screen (view, data) != NULL;
 }
 
-/* The widget of the row showing text in the shown pane's list, once it
- * is drawn. */
+/* The label of the row showing text in the shown pane's list, once it is
+ * drawn on screen and the list's layout has settled. */
 static GtkWidget *
 row_label (const char *text)
 {
   g_assert_true (wait_until (row_shown, (gpointer)text));
-  return find_label (find_type (shown_pane (), GTK_TYPE_COLUMN_VIEW), text);
-}
-
-/* Whether widget lies wholly inside the visible part of its scrolled
- * window, below the column headers. */
-static gboolean
-on_screen (GtkWidget *widget)
-{
-  GtkWidget *sw = gtk_widget_get_ancestor (widget, GTK_TYPE_SCROLLED_WINDOW);
-  graphene_rect_t r;
-
-  return gtk_widget_get_mapped (widget) && gtk_widget_compute_bounds (widget, sw, &r)
-         && r.origin.y >= 40 && r.origin.y + r.size.height <= gtk_widget_get_height (sw) - 10;
+  spin (100);
+  g_assert_true (wait_until (row_shown, (gpointer)text));
+  return label_on_screen (find_type (shown_pane (), GTK_TYPE_COLUMN_VIEW), text);
 }
 
 /* A label on screen under widget whose text starts with prefix. */
@@ -610,6 +713,18 @@ item_at_address (GListModel *rows, const char *addr)
   g_assert_not_reached ();
 }
 
+static gboolean
+graph_focused (gpointer data)
+{
+  return gtk_widget_has_focus (data);
+}
+
+static gboolean
+panel_shows (gpointer data)
+{
+  return find_label (shown_pane (), data) != NULL;
+}
+
 static void
 test_copy (void)
 {
@@ -633,10 +748,11 @@ test_copy (void)
           second = k;
       }
   }
+  scroll_to_top ();
   clear_clipboard ();
   click (row_label (first->label), 1);
   ctrl_key (XK_c);
-  text = clipboard_text ();
+  text = copied_text ();
   {
     g_autofree char *b = vs_format_bytes (first->total_bytes);
     g_autofree char *self_b = first->self_bytes > 0 ? vs_format_bytes (first->self_bytes) : NULL;
@@ -653,7 +769,7 @@ test_copy (void)
     const KeySym mods[] = { XK_Control_L, XK_Shift_L };
     press_key (XK_c, mods, 2);
   }
-  text = clipboard_text ();
+  text = copied_text ();
   expected = path_text (first, FALSE);
   g_assert_cmpstr (text, ==, expected);
   g_clear_pointer (&text, g_free);
@@ -662,16 +778,13 @@ test_copy (void)
   clear_clipboard ();
   click (row_label (second->label), 3);
   {
-    GtkWidget *pane = shown_pane ();
-    GtkWidget *popover = find_type (pane, GTK_TYPE_POPOVER_MENU);
-    g_assert_nonnull (popover);
-    g_assert_true (gtk_widget_get_visible (popover));
+    GtkWidget *popover = wait_menu (shown_pane ());
     menu_item = find_label (popover, "Copy Frame");
     shoot ("menu-attribution");
   }
   g_assert_nonnull (menu_item);
   click (menu_item, 1);
-  text = clipboard_text ();
+  text = copied_text ();
   g_assert_cmpstr (text, ==, second->label);
   g_clear_pointer (&text, g_free);
 
@@ -694,11 +807,12 @@ test_copy (void)
 
     clear_clipboard ();
     click (addr_label, 1);
+    g_assert_true (wait_until (panel_shows, stack));
     panel = find_label (shown_pane (), stack);
     g_assert_nonnull (panel); /* the stack panel */
     shoot ("stack-panel");
     ctrl_key (XK_c);
-    text = clipboard_text ();
+    text = copied_text ();
     g_assert_true (g_str_has_prefix (text, size));
     g_assert_nonnull (strstr (text, addr));
     g_assert_nonnull (strstr (text, vs_block_item_get_site (item)));
@@ -708,7 +822,7 @@ test_copy (void)
       const KeySym mods[] = { XK_Control_L, XK_Shift_L };
       press_key (XK_c, mods, 2);
     }
-    text = clipboard_text ();
+    text = copied_text ();
     g_assert_cmpstr (text, ==, stack);
     g_clear_pointer (&text, g_free);
   }
@@ -723,16 +837,15 @@ test_copy (void)
 
     clear_clipboard ();
     click_at (GTK_WIDGET (graph), 20, 20 + 10, 3);
+    popover = wait_menu (shown_pane ());
     node = vs_flame_graph_get_selected (graph);
     g_assert_nonnull (node);
     g_assert_true (node->parent == in->top_down); /* the second row */
-    popover = find_type (shown_pane (), GTK_TYPE_POPOVER_MENU);
-    g_assert_nonnull (popover);
     menu_item = find_label (popover, "Copy Stack");
     shoot ("menu-flame");
     g_assert_nonnull (menu_item);
     click (menu_item, 1);
-    text = clipboard_text ();
+    text = copied_text ();
     expected = path_text (node, TRUE);
     g_assert_cmpstr (text, ==, expected);
     g_clear_pointer (&text, g_free);
@@ -742,9 +855,10 @@ test_copy (void)
      * row. */
     clear_clipboard ();
     click_at (GTK_WIDGET (graph), 20, 20 + 10, 1);
+    g_assert_true (wait_until (graph_focused, graph));
     g_assert_true (vs_flame_graph_get_selected (graph) == node);
     ctrl_key (XK_c);
-    text = clipboard_text ();
+    text = copied_text ();
     {
       g_autofree char *b = vs_format_bytes (node->total_bytes);
       expected = g_strdup_printf ("%s\t%s\t%.1f %%\t%lld\n", node->label, b,
@@ -866,6 +980,12 @@ shows_document (gpointer data)
   return g_strcmp0 (path, data) == 0 && vs_window_get_settled (window);
 }
 
+static gboolean
+mapped (gpointer data)
+{
+  return gtk_widget_get_mapped (data);
+}
+
 static void
 test_recent (void)
 {
@@ -876,7 +996,7 @@ test_recent (void)
   /* The window opened both traces: a_b.db last, so it comes first. */
   click (GTK_WIDGET (window->recent_button), 1);
   popover = GTK_WIDGET (gtk_menu_button_get_popover (window->recent_button));
-  g_assert_true (gtk_widget_get_visible (popover));
+  g_assert_true (wait_until (mapped, popover));
   shoot ("recent");
   name = find_label (popover, "a_b.db");
   g_assert_nonnull (name); /* the underscore stays */
