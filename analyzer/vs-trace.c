@@ -94,7 +94,17 @@ vs_trace_sql_error (VsTrace *trace, GError **error)
 {
   int rc = sqlite3_extended_errcode (trace->db);
 
-  if (is_corruption (rc))
+  if ((rc & 0xff) == SQLITE_INTERRUPT)
+    g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT,
+                 "%s took too long to read (a query ran over %d s): its tables or views are"
+                 " malformed or far larger than they should be",
+                 trace->path, vs_trace_query_limit_s ());
+  else if ((rc & 0xff) == SQLITE_NOMEM)
+    g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT,
+                 "%s needs more memory to read than the limit of %d MiB: its tables or"
+                 " views are malformed or far larger than they should be",
+                 trace->path, (int)(VS_TRACE_SQLITE_HEAP_LIMIT >> 20));
+  else if (is_corruption (rc))
     g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT,
                  "%s is damaged or truncated (SQLite: %s)", trace->path,
                  sqlite3_errmsg (trace->db));
@@ -116,6 +126,8 @@ vs_trace_statement (VsTrace *trace, const char *sql, GError **error)
                    "Cannot read %s: it could not be opened again", trace->path);
       return NULL;
     }
+  trace->query_deadline
+      = g_get_monotonic_time () + (gint64)vs_trace_query_limit_s () * G_USEC_PER_SEC;
   if (stmt != NULL)
     {
       sqlite3_reset (stmt);
@@ -156,11 +168,36 @@ vs_trace_query_int (VsTrace *trace, const char *sql, gint64 *out, GError **error
 int
 vs_trace_sqlite_open (const char *file, sqlite3 **db, int flags)
 {
-  int rc = sqlite3_open_v2 (file, db, flags, NULL);
+  int rc;
+
+  /* Process-wide, and only lowered: a host program may have set its own. */
+  if (sqlite3_hard_heap_limit64 (-1) == 0
+      || sqlite3_hard_heap_limit64 (-1) > VS_TRACE_SQLITE_HEAP_LIMIT)
+    sqlite3_hard_heap_limit64 (VS_TRACE_SQLITE_HEAP_LIMIT);
+  rc = sqlite3_open_v2 (file, db, flags, NULL);
 
   if (rc == SQLITE_OK)
     sqlite3_db_config (*db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
   return rc;
+}
+
+int
+vs_trace_query_limit_s (void)
+{
+  const char *env = g_getenv (VS_TRACE_QUERY_LIMIT_ENV);
+  gint64 v = env != NULL ? g_ascii_strtoll (env, NULL, 10) : 0;
+
+  return v >= 1 && v <= 86400 ? (int)v : VS_TRACE_QUERY_LIMIT_S;
+}
+
+/* The progress handler of a reader's connection: interrupts the running
+ * query once the time budget vs_trace_statement() started is spent. */
+static int
+check_deadline (void *data)
+{
+  VsTrace *trace = data;
+
+  return g_get_monotonic_time () > trace->query_deadline;
 }
 
 /* Opens trace->db read-only on file (the trace's path, or its private
@@ -177,6 +214,10 @@ vs_trace_open_connection (VsTrace *trace, const char *file, GError **error)
       return FALSE;
     }
   sqlite3_extended_result_codes (trace->db, 1);
+  sqlite3_busy_timeout (trace->db, 5000);
+  trace->query_deadline
+      = g_get_monotonic_time () + (gint64)vs_trace_query_limit_s () * G_USEC_PER_SEC;
+  sqlite3_progress_handler (trace->db, 10000, check_deadline, trace);
   return TRUE;
 }
 

@@ -256,11 +256,53 @@ static const char *load_alloc_sql
 static const char *load_pool_sql
     = "SELECT id, ts, process_id, device_id, pool_id, op, size FROM pool_event";
 
-/* Adds the row s points at, of source table src, to t. */
+/* Whether column i holds NULL or an id in 1..max. */
 static int
-add_row (VsFinTrace *t, uint8_t src, sqlite3_stmt *s)
+id_ok (sqlite3_stmt *s, int i, int64_t max)
 {
+  int64_t v = sqlite3_column_int64 (s, i);
+  return sqlite3_column_type (s, i) == SQLITE_NULL
+         || (sqlite3_column_type (s, i) == SQLITE_INTEGER && v >= 1 && v <= max);
+}
+
+/* Whether column i holds an integer in 0..max. */
+static int
+small_ok (sqlite3_stmt *s, int i, int64_t max)
+{
+  int64_t v = sqlite3_column_int64 (s, i);
+  return sqlite3_column_type (s, i) == SQLITE_INTEGER && v >= 0 && v <= max;
+}
+
+/* Adds the row s points at, of source table src, to t; -2 when the row
+ * names a device, allocator, process, range, kind or operation out of
+ * range (e is then filled), -1 when out of memory. */
+static int
+add_row (VsFinTrace *t, uint8_t src, sqlite3_stmt *s, VsFinErr *e)
+{
+  static const char *const tables[] = { "pool_event", "mem_event", "alloc_event" };
   int64_t id = sqlite3_column_int64 (s, 0);
+  /* Columns per source: device, allocator, kind (-1 none), op. */
+  static const int cols[3][4] = { { 3, 4, -1, 5 }, { 3, 8, 4, 5 }, { 3, 4, -1, 5 } };
+  const int *c = cols[src];
+  const char *bad = NULL;
+
+  if (!id_ok (s, c[0], t->max_device))
+    bad = "device";
+  else if (!id_ok (s, c[1], t->max_allocator)
+           || (src != SRC_MEM && sqlite3_column_type (s, c[1]) == SQLITE_NULL))
+    bad = "allocator";
+  else if (!small_ok (s, 2, INT32_MAX))
+    bad = "process";
+  else if ((c[2] >= 0 && !small_ok (s, c[2], 255)) || !small_ok (s, c[3], 255))
+    bad = "kind or operation";
+  else if (src != SRC_POOL && !id_ok (s, src == SRC_MEM ? 11 : 10, INT32_MAX))
+    bad = "range";
+  if (bad != NULL)
+    {
+      vs_fin_fail (e, "%s row %lld names a %s that the trace does not define", tables[src],
+                   (long long)id, bad);
+      return -2;
+    }
   if (src == SRC_MEM)
     {
       VsMemEvent m = { .ts = col (s, 1),
@@ -308,17 +350,48 @@ vs_fin_load_events (sqlite3 *db, VsFinTrace *t, VsFinErr *e)
     {
       sqlite3_stmt *s;
       if (sqlite3_prepare_v2 (db, sqls[q], -1, &s, NULL) != SQLITE_OK)
-        return vs_fin_fail (e, "cannot finalize trace: %s", sqlite3_errmsg (db));
+        return vs_fin_fail (e, "%s", sqlite3_errmsg (db));
       int rc;
       while ((rc = sqlite3_step (s)) == SQLITE_ROW)
-        if (add_row (t, srcs[q], s) < 0)
-          {
-            sqlite3_finalize (s);
-            return vs_fin_fail (e, "cannot finalize trace: out of memory");
-          }
+        {
+          int added = add_row (t, srcs[q], s, e);
+          if (added < 0)
+            {
+              sqlite3_finalize (s);
+              return added == -2 ? -1 : vs_fin_fail (e, "out of memory");
+            }
+          if (t->n > VS_FIN_MAX_EVENTS)
+            {
+              sqlite3_finalize (s);
+              return vs_fin_fail (e, "more than %d events", VS_FIN_MAX_EVENTS);
+            }
+        }
       sqlite3_finalize (s);
       if (rc != SQLITE_DONE)
-        return vs_fin_fail (e, "cannot finalize trace: %s", sqlite3_errmsg (db));
+        return vs_fin_fail (e, "%s", sqlite3_errmsg (db));
+    }
+  return 0;
+}
+
+int
+vs_fin_check_events (const VsFinTrace *t, VsFinErr *e)
+{
+  /* Every running total the replay keeps is a sum of some of these sizes
+   * with either sign, so a total within INT64_MAX keeps them all in range. */
+  int64_t total = 0;
+  if (t->n > VS_FIN_MAX_EVENTS)
+    return vs_fin_fail (e, "more than %d events", VS_FIN_MAX_EVENTS);
+  for (size_t i = 0; i < t->n; i++)
+    {
+      const VsFinEvent *ev = &t->ev[i];
+      if (ev->ts < 0)
+        return vs_fin_fail (e, "an event has a negative time (%lld)", (long long)ev->ts);
+      if (ev->bytes < -1 || ev->block_bytes < -1)
+        return vs_fin_fail (e, "an event has a negative size (%lld)",
+                            (long long)(ev->bytes < -1 ? ev->bytes : ev->block_bytes));
+      if (__builtin_add_overflow (total, ev->bytes > 0 ? ev->bytes : 0, &total)
+          || __builtin_add_overflow (total, ev->block_bytes > 0 ? ev->block_bytes : 0, &total))
+        return vs_fin_fail (e, "its sizes add up to more than 2^63 bytes");
     }
   return 0;
 }
@@ -417,7 +490,7 @@ vs_fin_pair_events (VsFinTrace *t, VsFinErr *e)
   Map open;
   Mapped mapped = { 0 };
   if (map_init (&open, 1024) < 0)
-    return vs_fin_fail (e, "cannot finalize trace: out of memory");
+    return vs_fin_fail (e, "out of memory");
 
   for (size_t i = 0; i < t->n; i++)
     {
@@ -519,7 +592,7 @@ vs_fin_pair_events (VsFinTrace *t, VsFinErr *e)
 oom:
   free (open.slots);
   free (mapped.b);
-  return vs_fin_fail (e, "cannot finalize trace: out of memory");
+  return vs_fin_fail (e, "out of memory");
 }
 
 /* Marks device-level device/VMM blocks that lie inside an allocator's
@@ -559,7 +632,7 @@ vs_fin_assign_owners (VsFinTrace *t, VsFinErr *e)
       nseg++;
   Span *segs = malloc ((nseg ? nseg : 1) * sizeof *segs);
   if (segs == NULL)
-    return vs_fin_fail (e, "cannot finalize trace: out of memory");
+    return vs_fin_fail (e, "out of memory");
   size_t k = 0;
   for (size_t j = 0; j < t->nb; j++)
     if (t->bl[j].level == 3)

@@ -171,7 +171,7 @@ vs_fin_replay (VsFinTrace *t, VsFinState *st, int64_t origin, VsFinProgress *pr,
              < 0)
     {
       vs_sql_batch_set_clear (&series);
-      return vs_fin_fail (e, "cannot finalize trace: out of memory");
+      return vs_fin_fail (e, "out of memory");
     }
   {
     int64_t span = t->n ? t->ev[t->n - 1].ts - origin : 0;
@@ -192,7 +192,7 @@ vs_fin_replay (VsFinTrace *t, VsFinState *st, int64_t origin, VsFinProgress *pr,
     {
       vs_sql_batch_set_clear (&series);
       vs_sql_batch_set_clear (&ctx->rows);
-      return vs_fin_fail (e, "cannot finalize trace: out of memory");
+      return vs_fin_fail (e, "out of memory");
     }
 
   /* Memory live before the trace began counts from the start. */
@@ -440,7 +440,7 @@ vs_fin_replay (VsFinTrace *t, VsFinState *st, int64_t origin, VsFinProgress *pr,
     }
   if (rc < 0)
     {
-      vs_fin_fail (e, "cannot finalize trace: %s", sqlite3_errmsg (db));
+      vs_fin_fail (e, "%s", sqlite3_errmsg (db));
       goto out;
     }
 
@@ -455,7 +455,7 @@ vs_fin_replay (VsFinTrace *t, VsFinState *st, int64_t origin, VsFinProgress *pr,
   if (rc == 0)
     rc = vs_sql_batch_set_flush (&series) < 0 || vs_sql_batch_set_flush (&ctx->rows) < 0 ? -1 : 0;
   if (rc < 0)
-    vs_fin_fail (e, "cannot finalize trace: %s", sqlite3_errmsg (db));
+    vs_fin_fail (e, "%s", sqlite3_errmsg (db));
 
 out:
   vs_sql_batch_set_clear (&series);
@@ -470,7 +470,7 @@ vs_fin_write_blocks (VsFinTrace *t, VsFinProgress *pr, VsFinErr *e)
   sqlite3 *db = pr->db;
   VsSqlBatch rows;
   if (vs_sql_batch_init (&rows, db, block_sql, 20) < 0)
-    return vs_fin_fail (e, "cannot finalize trace: %s", sqlite3_errmsg (db));
+    return vs_fin_fail (e, "%s", sqlite3_errmsg (db));
 
   int rc = 0;
   for (size_t j = 0; j < t->nb && rc == 0; j++)
@@ -544,7 +544,7 @@ vs_fin_write_blocks (VsFinTrace *t, VsFinProgress *pr, VsFinErr *e)
   if (rc == -2)
     return vs_fin_fail (e, "cancelled");
   if (rc < 0)
-    return vs_fin_fail (e, "cannot finalize trace: %s", sqlite3_errmsg (db));
+    return vs_fin_fail (e, "%s", sqlite3_errmsg (db));
   return 0;
 }
 
@@ -573,7 +573,7 @@ vs_fin_write_summary (sqlite3 *db, VsFinState *st, VsFinErr *e)
   sqlite3_stmt *ins, *fc;
   if (sqlite3_prepare_v2 (db, summary_sql, -1, &ins, NULL) != SQLITE_OK
       || sqlite3_prepare_v2 (db, failed_count_sql, -1, &fc, NULL) != SQLITE_OK)
-    return vs_fin_fail (e, "cannot finalize trace: %s", sqlite3_errmsg (db));
+    return vs_fin_fail (e, "%s", sqlite3_errmsg (db));
   int rc = 0;
   for (int32_t d = 1; d <= st->ndev && rc == 0; d++)
     for (int32_t k = 0; k <= st->nalloc && rc == 0; k++)
@@ -643,6 +643,6 @@ vs_fin_write_summary (sqlite3 *db, VsFinState *st, VsFinErr *e)
   sqlite3_finalize (ins);
   sqlite3_finalize (fc);
   if (rc < 0)
-    return vs_fin_fail (e, "cannot finalize trace: %s", sqlite3_errmsg (db));
+    return vs_fin_fail (e, "%s", sqlite3_errmsg (db));
   return 0;
 }
