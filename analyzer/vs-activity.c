@@ -42,6 +42,8 @@ vs_kernel_stats (VsTrace *trace, gint64 device_id, GError **error)
 
       k->device_id = vs_column_int (stmt, 0);
       k->name = vs_column_dup (stmt, 1);
+      if (k->name == NULL)
+        k->name = g_strdup ("");
       k->count = sqlite3_column_int64 (stmt, 2);
       k->total_ns = sqlite3_column_int64 (stmt, 3);
       k->min_ns = sqlite3_column_int64 (stmt, 4);
@@ -290,7 +292,10 @@ vs_range_list (VsTrace *trace, GError **error)
       r->process_id = vs_column_int (stmt, 1);
       r->tid = vs_column_int (stmt, 2);
       r->domain = vs_column_dup (stmt, 3);
+      /* Never NULL, whatever the file holds: callers hash and draw it. */
       r->name = vs_column_dup (stmt, 4);
+      if (r->name == NULL)
+        r->name = g_strdup ("");
       r->depth = sqlite3_column_int64 (stmt, 5);
       r->start_ns = vs_trace_rel (trace, sqlite3_column_int64 (stmt, 6));
       r->end_ns = vs_trace_rel (trace, vs_column_int (stmt, 7));

@@ -269,7 +269,9 @@ vs_trace_validate (VsTrace *trace, gboolean *finalized, GError **error)
   if (version < 1)
     {
       g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_NOT_A_TRACE,
-                   "%s has no schema version, not a complete vramscope trace", trace->path);
+                   "%s is not a complete vramscope trace (it has no schema version: the"
+                   " program writing it was interrupted)",
+                   trace->path);
       return FALSE;
     }
   if (!vs_trace_query_int (trace, finalized_sql, &fin, error))

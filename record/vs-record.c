@@ -37,6 +37,7 @@
 #include "vs-config.h"
 #include "vs-import.h"
 #include "vs-merge.h"
+#include "vs-output.h"
 #include "vs-summary.h"
 #include "vs-symbolize.h"
 #include "vs-table.h"
@@ -64,6 +65,7 @@ usage (FILE *f)
               "  --torch=MODE        PyTorch's allocator level: auto (default: in every\n"
               "                      process that imports torch), on (the same, and say\n"
               "                      so when none did), off\n"
+              "  -f, --force         replace FILE when it exists\n"
               "  -q, --quiet         print nothing unless something fails\n");
 }
 
@@ -536,7 +538,7 @@ int
 vs_cmd_record (int argc, char **argv)
 {
   const char *pattern = "vramscope-%h-%p.db";
-  bool kernels = true, quiet = false;
+  bool kernels = true, quiet = false, force = false;
   const char *torch = "auto";
   int i = 1;
   for (; i < argc; i++)
@@ -584,6 +586,10 @@ vs_cmd_record (int argc, char **argv)
               return 1;
             }
         }
+      else if (strcmp (a, "-f") == 0 || strcmp (a, "--force") == 0)
+        {
+          force = true;
+        }
       else if (strcmp (a, "-q") == 0 || strcmp (a, "--quiet") == 0)
         {
           quiet = true;
@@ -612,9 +618,15 @@ vs_cmd_record (int argc, char **argv)
     }
   char **prog = argv + i;
 
-  char out[PATH_MAX], collector[PATH_MAX];
+  char out[PATH_MAX], collector[PATH_MAX], tmp[PATH_MAX + 64] = "", err[1024] = "";
   if (!expand_output (pattern, out, sizeof out))
     return 1;
+  /* Refused before the program runs, not after. */
+  if (vs_output_check (out, force, "--force", NULL, 0, err, sizeof err) < 0)
+    {
+      fprintf (stderr, "vramscope record: %s\n", err);
+      return 1;
+    }
   if (!find_collector (collector, sizeof collector))
     {
       fprintf (stderr,
@@ -783,9 +795,12 @@ vs_cmd_record (int argc, char **argv)
                      .host = host,
                      .tool_version = VS_VERSION };
   VsProgress progress = { .tty = !quiet && isatty (2), .what = "writing the trace", .last = -1 };
-  char err[1024] = "";
-  int rc = vs_merge_traces (out, (const char *const *)files, n, &run, show_progress, &progress, err,
-                            sizeof err);
+  int rc = vs_output_temp (out, tmp, sizeof tmp, err, sizeof err);
+  if (rc == 0)
+    rc = vs_merge_traces (tmp, (const char *const *)files, n, &run, show_progress, &progress, err,
+                          sizeof err);
+  if (rc == 0)
+    rc = vs_output_commit (tmp, out, force, "--force", err, sizeof err);
   if (progress.tty && progress.last >= 0)
     fprintf (stderr, "\r\033[K");
   free (cmd);
@@ -794,6 +809,8 @@ vs_cmd_record (int argc, char **argv)
   free (files);
   if (rc != 0)
     {
+      if (tmp[0] != '\0')
+        vs_output_remove (tmp);
       fprintf (stderr, "vramscope record: cannot write %s: %s (process traces kept in %s)\n", out,
                err, spool);
       return code != 0 ? code : 1;

@@ -205,7 +205,9 @@ extern "C"
  * every event it writes (alloc, mem and pool events) for
  * vs_writer_close() to finalize from, so in bulk mode events must be
  * written through the writer only, never with SQL of the caller's own.
- * Call before the first row. */
+ * Until vs_writer_close() succeeds the file carries schema version 0, so
+ * that no reader accepts what a killed process left.  Call before the
+ * first row. */
   int vs_writer_set_bulk (VsWriter *w);
 
   /* The message of the last failure on w. */

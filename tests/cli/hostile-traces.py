@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+# hostile-traces.py VRAMSCOPE DATA_DIR — damaged and hostile traces: each
+# mutation of a committed trace (made through SQLite: values, types, rows,
+# tables turned into views, triggers) gets exit status 1 and one clear line
+# on stderr naming what is wrong, or a correct report — never a crash, a
+# hang or a file changed behind the user's back.  TAP output.
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+VRAMSCOPE, DATA = sys.argv[1], sys.argv[2]
+UNFINALIZE = "UPDATE meta SET value = 0 WHERE key = 'finalized'"
+
+# name, fixture, SQL run on a copy, report arguments, expected exit status,
+# text stderr must contain (exit 1) or stdout must contain (exit 0).
+CASES = [
+    ("allocator id -1 while finalizing", "torch-allocator.db",
+     [UNFINALIZE, "INSERT INTO allocator (id, device_id, process_id, kind, name)"
+      " VALUES (-1, 1, 1, 'pool', 'p')"], ["summary"], 1, "id is not 1..1048576"),
+    ("allocator id 2^32-1 while finalizing", "torch-allocator.db",
+     [UNFINALIZE, "INSERT INTO allocator (id, device_id, process_id, kind, name)"
+      " VALUES (4294967295, 1, 1, 'pool', 'p')"], ["summary"], 1, "id is not 1..1048576"),
+    ("sparse device and allocator ids", "torch-allocator.db",
+     [UNFINALIZE, "INSERT INTO device (id, idx) VALUES (5000, 9)",
+      "INSERT INTO allocator (id, device_id, process_id, kind, name)"
+      " VALUES (5000, 5000, 1, 'pool', 'p')"], ["summary"], 1, "too sparse"),
+    ("device id 2^32-1", "torch-allocator.db",
+     [UNFINALIZE, "UPDATE device SET id = 4294967295", "UPDATE allocator SET device_id = 4294967295"],
+     ["summary"], 1, "id is not 1..65536"),
+    ("event naming an undefined device", "torch-allocator.db",
+     [UNFINALIZE, "UPDATE alloc_event SET device_id = 4294967297 WHERE id = 3"],
+     ["summary"], 1, "alloc_event row 3 names a device"),
+    ("trigger on summary", "torch-allocator.db",
+     [UNFINALIZE, "CREATE TRIGGER wipe AFTER INSERT ON summary BEGIN DELETE FROM alloc_event; END"],
+     ["summary"], 1, "carries 1 triggers"),
+    ("sizes overflowing 64 bits", "torch-allocator.db",
+     [UNFINALIZE, "UPDATE alloc_event SET requested_bytes = 4611686018427387903,"
+      " block_bytes = 4611686018427387903"], ["summary"], 1, "more than 2^63 bytes"),
+    ("negative size", "torch-allocator.db",
+     [UNFINALIZE, "UPDATE mem_event SET bytes = -5 WHERE id = (SELECT min(id) FROM mem_event)"],
+     ["summary"], 1, "negative size"),
+    ("series.ts not numeric", "torch-allocator.db",
+     ["UPDATE series SET ts = 'x' || ts"], ["fragmentation"], 1, "not an integer"),
+    ("series_level.shift not numeric", "torch-allocator.db",
+     ["UPDATE series_level SET shift = 'x' || shift"], ["timeline"], 1, "not an integer"),
+    ("stack table without its key, rows duplicated", "torch-allocator.db",
+     ["CREATE TABLE s2 AS SELECT * FROM stack", "DROP TABLE stack",
+      "CREATE TABLE stack (id, parent_id, frame_id)", "INSERT INTO stack SELECT * FROM s2",
+      "INSERT INTO stack SELECT * FROM s2", "INSERT INTO stack SELECT * FROM s2"],
+     ["peak"], 1, "its stack table"),
+    ("summary replaced by a view that recurses forever", "torch-allocator.db",
+     ["DROP TABLE summary", "CREATE VIEW summary AS WITH RECURSIVE r (x) AS (SELECT 1"
+      " UNION ALL SELECT x + 1 FROM r) SELECT x AS device_id, x AS allocator_id FROM r"],
+     ["summary"], 1, "its summary table"),
+]
+
+
+def run_case(i, tmp, case):
+    name, fixture, sqls, args, want_rc, want_text = case
+    path = os.path.join(tmp, "case%d.db" % i)
+    shutil.copy(os.path.join(DATA, fixture), path)
+    db = sqlite3.connect(path)
+    for sql in sqls:
+        db.execute(sql)
+    db.commit()
+    db.close()
+    with open(path, "rb") as f:
+        before = f.read()
+    env = dict(os.environ, VRAMSCOPE_QUERY_LIMIT_S="10")
+    try:
+        p = subprocess.run([VRAMSCOPE, "report", path] + args, capture_output=True,
+                           text=True, errors="replace", timeout=60, env=env)
+    except subprocess.TimeoutExpired:
+        return "timed out after 60 s"
+    err = p.stderr.strip().splitlines()
+    if p.returncode != want_rc:
+        return "exit %d, want %d: %s" % (p.returncode, want_rc, p.stderr.strip()[:300])
+    if want_rc == 1 and (len(err) != 1 or want_text not in err[0] or p.stdout):
+        return "want one stderr line with %r, got %r" % (want_text, err)
+    if want_rc == 0 and want_text not in p.stdout:
+        return "stdout lacks %r" % want_text
+    with open(path, "rb") as f:
+        if want_rc == 1 and f.read() != before:
+            return "the refused trace was changed"
+    leftovers = [f for f in os.listdir(tmp) if f.startswith("case%d.db-" % i)]
+    if leftovers:
+        return "left %s behind" % leftovers
+    return None
+
+
+def main():
+    print("1..%d" % len(CASES))
+    failed = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, case in enumerate(CASES, 1):
+            problem = run_case(i, tmp, case)
+            if problem is None:
+                print("ok %d - %s" % (i, case[0]))
+            else:
+                failed = 1
+                print("not ok %d - %s: %s" % (i, case[0], problem))
+    return failed
+
+
+sys.exit(main())
