@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 int
-vs_output_check (const char *path, bool force, const char *force_flag,
-                 const char *const *inputs, size_t n, char *err, size_t errlen)
+vs_output_check (const char *path, bool force, const char *force_flag, const char *const *inputs,
+                 size_t n, char *err, size_t errlen)
 {
   struct stat st;
 
@@ -141,8 +141,8 @@ vs_output_temp (const char *path, char *tmp, size_t tmplen, char *err, size_t er
 }
 
 int
-vs_output_commit (const char *tmp, const char *path, bool force, const char *force_flag,
-                  char *err, size_t errlen)
+vs_output_commit (const char *tmp, const char *path, bool force, const char *force_flag, char *err,
+                  size_t errlen)
 {
   struct stat st;
   char side[PATH_MAX];
@@ -169,8 +169,7 @@ vs_output_commit (const char *tmp, const char *path, bool force, const char *for
     {
       if (lstat (path, &st) == 0 && !S_ISREG (st.st_mode) && !S_ISLNK (st.st_mode))
         {
-          snprintf (err, errlen, "%s exists and is not a regular file; it is never replaced",
-                    path);
+          snprintf (err, errlen, "%s exists and is not a regular file; it is never replaced", path);
           return -1;
         }
       if (rename (tmp, path) != 0)
