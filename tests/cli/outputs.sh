@@ -5,7 +5,7 @@
 # output's name, removes its temporary file, and what a killed one leaves is
 # refused by readers and removed by the next import.  TAP output.
 set -u
-vramscope=$1 snapshot=$2 gen=$3
+vramscope=$(cd "$(dirname "$1")" && pwd)/$(basename "$1") snapshot=$2 gen=$3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
