@@ -51,6 +51,9 @@ CASES = [
       "CREATE TABLE stack (id, parent_id, frame_id)", "INSERT INTO stack SELECT * FROM s2",
       "INSERT INTO stack SELECT * FROM s2", "INSERT INTO stack SELECT * FROM s2"],
      ["peak"], 1, "its stack table"),
+    ("control characters in frame names, text output", "torch-allocator.db",
+     ["UPDATE frame SET function = 'f' || char(27) || '[31mRED' || char(7) || char(13) || 'x'"
+      " || char(10) || 'y' || char(155) || 'z'"], ["peak"], 0, "f\\e[31mRED\\x07\\rx\\ny\\u009bz"),
     ("summary replaced by a view that recurses forever", "torch-allocator.db",
      ["DROP TABLE summary", "CREATE VIEW summary AS WITH RECURSIVE r (x) AS (SELECT 1"
       " UNION ALL SELECT x + 1 FROM r) SELECT x AS device_id, x AS allocator_id FROM r"],
@@ -82,6 +85,9 @@ def run_case(i, tmp, case):
         return "want one stderr line with %r, got %r" % (want_text, err)
     if want_rc == 0 and want_text not in p.stdout:
         return "stdout lacks %r" % want_text
+    raw = [c for c in p.stdout if (ord(c) < 32 and c != "\n") or 127 <= ord(c) < 160]
+    if raw:
+        return "stdout holds control characters %r" % sorted(set(raw))
     with open(path, "rb") as f:
         if want_rc == 1 and f.read() != before:
             return "the refused trace was changed"
