@@ -570,6 +570,11 @@ int64_t
 vs_writer_add_stack (VsWriter *w, const int64_t *frame_ids, size_t n)
 {
   int64_t node = 0;
+  if (n > VS_TRACE_MAX_STACK_DEPTH)
+    {
+      frame_ids += n - VS_TRACE_MAX_STACK_DEPTH;
+      n = VS_TRACE_MAX_STACK_DEPTH;
+    }
   for (size_t i = 0; i < n; i++)
     {
       node = vs_writer_add_stack_node (w, node, frame_ids[i]);

@@ -29,6 +29,10 @@ extern "C"
 #define VS_UNKNOWN INT64_MIN
 #define VS_TRACE_APPLICATION_ID 1448234323 /* 'VRMS' */
 #define VS_TRACE_SCHEMA_VERSION 1
+/* The deepest stack a trace holds, in frames: writers keep the innermost
+ * this many (vs_writer_add_stack), readers take a longer parent chain for
+ * a cycle. */
+#define VS_TRACE_MAX_STACK_DEPTH 100000
 #define VS_WRITER_BATCH_ROWS 65536
 
   /* Codes stored in the integer columns; names are in the lookup tables. */
@@ -230,6 +234,8 @@ extern "C"
  * f[0] (outermost) … f[n-1] (innermost) is built by chaining calls; the
  * innermost node's id is the stack id. */
   int64_t vs_writer_add_stack_node (VsWriter *w, int64_t parent_id, int64_t frame_id);
+  /* A stack of more than VS_TRACE_MAX_STACK_DEPTH frames keeps its
+ * innermost VS_TRACE_MAX_STACK_DEPTH. */
   int64_t vs_writer_add_stack (VsWriter *w, const int64_t *frame_ids, size_t n);
 
   int vs_writer_mem_event (VsWriter *w, const VsMemEvent *e);

@@ -5,6 +5,7 @@
 # on stderr naming what is wrong, or a correct report — never a crash, a
 # hang or a file changed behind the user's back.  TAP output.
 import os
+import pickle
 import shutil
 import sqlite3
 import subprocess
@@ -61,6 +62,67 @@ CASES = [
 ]
 
 
+
+
+def snapshot(entries):
+    return {"segments": [], "device_traces": [entries], "allocator_settings": {}}
+
+
+def event(action, addr, size, t, frames=()):
+    return {"action": action, "addr": addr, "size": size, "stream": 0, "time_us": t,
+            "frames": list(frames)}
+
+
+def deep_snapshot():
+    frames = [{"filename": "f%d.py" % i, "line": i + 1, "name": "g"} for i in range(300000)]
+    return snapshot([event("segment_alloc", 1 << 30, 1 << 20, 1),
+                     event("alloc", 1 << 30, 512, 2, frames)])
+
+
+def huge_snapshot():
+    big = (1 << 62) - 1
+    entries = []
+    for k in range(3):
+        entries += [event("segment_alloc", 1 << (40 + k), big, 2 * k + 1),
+                    event("alloc", 1 << (40 + k), big, 2 * k + 2)]
+    return snapshot(entries)
+
+
+# Snapshots: name, builder, then the report run on the imported trace (or
+# None when the import must fail), expected exit status and text.
+IMPORT_CASES = [
+    ("a 300,000-frame stack imports and reads", deep_snapshot, ["--format", "csv", "peak"], 0,
+     "0,all,512,1,f0.py:1 g"),
+    ("three blocks of 2^62-1 bytes are refused", huge_snapshot, None, 1,
+     "sizes add up to more than 2^63 bytes"),
+]
+
+
+def run_import_case(i, tmp, case):
+    name, build, args, want_rc, want_text = case
+    pickle_path = os.path.join(tmp, "snap%d.pickle" % i)
+    trace = os.path.join(tmp, "snap%d.db" % i)
+    with open(pickle_path, "wb") as f:
+        pickle.dump(build(), f, protocol=4)
+    p = subprocess.run([VRAMSCOPE, "import", "-q", pickle_path, "-o", trace],
+                       capture_output=True, text=True, timeout=120)
+    if args is None:
+        err = p.stderr.strip().splitlines()
+        if p.returncode != want_rc or len(err) != 1 or want_text not in err[0]:
+            return "import: exit %d, stderr %r" % (p.returncode, err)
+        if os.path.exists(trace):
+            return "a trace was written"
+        return None
+    if p.returncode != 0:
+        return "import: exit %d: %s" % (p.returncode, p.stderr.strip())
+    p = subprocess.run([VRAMSCOPE, "report", trace] + args, capture_output=True, text=True,
+                       timeout=120)
+    if p.returncode != want_rc or want_text not in p.stdout:
+        return "report: exit %d, stdout %r, stderr %r" % (p.returncode, p.stdout[:200],
+                                                          p.stderr.strip()[:200])
+    return None
+
+
 def run_case(i, tmp, case):
     name, fixture, sqls, args, want_rc, want_text = case
     path = os.path.join(tmp, "case%d.db" % i)
@@ -98,16 +160,19 @@ def run_case(i, tmp, case):
 
 
 def main():
-    print("1..%d" % len(CASES))
+    print("1..%d" % (len(CASES) + len(IMPORT_CASES)))
     failed = 0
+    n = 0
     with tempfile.TemporaryDirectory() as tmp:
-        for i, case in enumerate(CASES, 1):
-            problem = run_case(i, tmp, case)
-            if problem is None:
-                print("ok %d - %s" % (i, case[0]))
-            else:
-                failed = 1
-                print("not ok %d - %s: %s" % (i, case[0], problem))
+        for runner, cases in ((run_case, CASES), (run_import_case, IMPORT_CASES)):
+            for case in cases:
+                n += 1
+                problem = runner(n, tmp, case)
+                if problem is None:
+                    print("ok %d - %s" % (n, case[0]))
+                else:
+                    failed = 1
+                    print("not ok %d - %s: %s" % (n, case[0], problem))
     return failed
 
 
