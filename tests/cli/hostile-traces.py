@@ -88,6 +88,23 @@ def huge_snapshot():
     return snapshot(entries)
 
 
+def history(n):
+    entries = [event("segment_alloc", 1 << 30, 1 << 30, 0)]
+    for i in range(n):
+        addr = (1 << 30) + 512 * i
+        entries += [event("alloc", addr, 512, 2 * i + 1),
+                    event("free_completed", addr, 512, 2 * i + 2)]
+    return entries
+
+
+def shared_lists_snapshot():
+    return {"segments": [], "device_traces": [history(1000)] * 50}
+
+
+def shared_entries_snapshot():
+    return snapshot([event("alloc", 1 << 30, 512, 1)] * 200000)
+
+
 # Snapshots: name, builder, then the report run on the imported trace (or
 # None when the import must fail), expected exit status and text.
 IMPORT_CASES = [
@@ -95,6 +112,10 @@ IMPORT_CASES = [
      "0,all,512,1,f0.py:1 g"),
     ("three blocks of 2^62-1 bytes are refused", huge_snapshot, None, 1,
      "sizes add up to more than 2^63 bytes"),
+    ("one history shared by 50 devices through the memo is refused", shared_lists_snapshot, None,
+     1, "device_traces[1] is the same list as device_traces[0]"),
+    ("one entry shared 200,000 times through the memo is refused", shared_entries_snapshot, None,
+     1, "more entries (200000) than a file of"),
 ]
 
 
