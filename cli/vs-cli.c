@@ -66,8 +66,25 @@ run_view (int argc, char **argv)
   return 1;
 }
 
+static int run_command (int argc, char **argv);
+
+/* Runs the command; output that could not be written (a full disk, a
+ * closed pipe) fails the command even when it succeeded otherwise. */
 int
 main (int argc, char **argv)
+{
+  int status = run_command (argc, argv);
+
+  if ((fflush (stdout) != 0 || ferror (stdout)) && status == 0)
+    {
+      fprintf (stderr, "vramscope: cannot write the output: %s\n", g_strerror (errno));
+      status = 1;
+    }
+  return status;
+}
+
+static int
+run_command (int argc, char **argv)
 {
   const char *cmd;
 

@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <glib.h>
@@ -124,10 +125,11 @@ vs_cmd_import (int argc, char **argv)
       return 2;
     }
   const char *snapshot = argv[1];
-  if (!g_file_test (snapshot, G_FILE_TEST_IS_REGULAR))
+  GStatBuf in;
+  if (g_stat (snapshot, &in) != 0 || !S_ISREG (in.st_mode))
     {
       fprintf (stderr, "vramscope import: %s: %s\n", snapshot,
-               g_file_test (snapshot, G_FILE_TEST_EXISTS) ? "not a regular file" : "no such file");
+               g_stat (snapshot, &in) != 0 ? g_strerror (errno) : "not a regular file");
       return 1;
     }
   if (output == NULL)

@@ -7,6 +7,7 @@
  * every output (vs-output.h): written under a temporary name and renamed,
  * an existing file replaced only with --force, never a device or the trace.
  */
+#include <errno.h>
 #include <locale.h>
 #include <stdio.h>
 #include <string.h>
@@ -103,11 +104,15 @@ main (int argc, char **argv)
       g_printerr ("vramscope-view: --screenshot needs a trace file\n");
       return 1;
     }
-  if (files != NULL && files[0] != NULL && !g_file_test (files[0], G_FILE_TEST_EXISTS)
-      && screenshot != NULL)
+  if (files != NULL && files[0] != NULL && screenshot != NULL)
     {
-      g_printerr ("vramscope-view: %s: no such file\n", files[0]);
-      return 1;
+      GStatBuf st;
+
+      if (g_stat (files[0], &st) != 0)
+        {
+          g_printerr ("vramscope-view: %s: %s\n", files[0], g_strerror (errno));
+          return 1;
+        }
     }
   if (screenshot != NULL)
     {

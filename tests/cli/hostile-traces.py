@@ -166,6 +166,8 @@ def run_case(i, tmp, case):
         return "exit %d, want %d: %s" % (p.returncode, want_rc, p.stderr.strip()[:300])
     if want_rc == 1 and (len(err) != 1 or want_text not in err[0] or p.stdout):
         return "want one stderr line with %r, got %r" % (want_text, err)
+    if "finalize" in p.stderr and p.stderr.count("finaliz") > 2:
+        return "the message repeats itself: %r" % p.stderr
     if want_rc == 0 and want_text not in p.stdout:
         return "stdout lacks %r" % want_text
     raw = [c for c in p.stdout if (ord(c) < 32 and c != "\n") or 127 <= ord(c) < 160]
