@@ -56,10 +56,18 @@ vs_trace_check_file (const char *path, GError **error)
       g_autofree char *wal = g_strconcat (path, "-wal", NULL);
       GStatBuf wst;
 
-      /* A recording killed before its first checkpoint keeps everything in
-       * the write-ahead log; SQLite reads it from there. */
+      /* SQLite writes a WAL-mode file's header before any log (switching
+       * to WAL mode writes page 1), so an empty file beside a log is a
+       * damaged copy.  SQLite would delete that log on opening: it is left
+       * alone for the user to salvage. */
       if (g_stat (wal, &wst) == 0 && wst.st_size > 0)
-        return TRUE;
+        {
+          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT,
+                       "%s is empty but has a write-ahead log %s; the file was cut short"
+                       " (the log is left untouched)",
+                       path, wal);
+          return FALSE;
+        }
       g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_NOT_A_TRACE,
                    "%s is empty, not a vramscope trace", path);
       return FALSE;
@@ -242,12 +250,7 @@ vs_trace_validate (VsTrace *trace, gboolean *finalized, GError **error)
   gint64 app_id, version, fin;
 
   if (!vs_trace_query_int (trace, "PRAGMA application_id", &app_id, error))
-    {
-      g_clear_error (error);
-      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_NOT_A_TRACE,
-                   "%s is not a vramscope trace (not a readable SQLite database)", trace->path);
-      return FALSE;
-    }
+    return FALSE;
   if (app_id != VS_TRACE_APPLICATION_ID)
     {
       g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_NOT_A_TRACE,

@@ -157,8 +157,8 @@ gboolean vs_trace_query_int (VsTrace *trace, const char *sql, gint64 *out, GErro
 void vs_trace_retire_caches (VsTrace *trace);
 
 /* Checks what the file's first 100 bytes and its size can tell: present,
- * not empty (or with a WAL that is not), SQLite, not shorter than the
- * header says.  Returns FALSE with error set otherwise. */
+ * not empty (an empty file beside a non-empty WAL is refused without
+ * touching the WAL), SQLite, not shorter than the header says.  Returns FALSE with error set otherwise. */
 gboolean vs_trace_check_file (const char *path, GError **error);
 
 /* Checks trace->db's application id and schema version, and sets

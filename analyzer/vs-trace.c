@@ -10,6 +10,8 @@
  */
 #include "vs-trace-private.h"
 
+#include <glib/gstdio.h>
+
 G_DEFINE_QUARK (vs - trace - error - quark, vs_trace_error)
 
 /* Frees a VsDeviceInfo (a GDestroyNotify for the devices array). */
@@ -200,21 +202,101 @@ check_deadline (void *data)
   return g_get_monotonic_time () > trace->query_deadline;
 }
 
+/* Reads the header and schema on db: the first access, where a hot
+ * journal, a missing WAL index or a lock shows.  Returns the extended
+ * result code. */
+static int
+probe (sqlite3 *db)
+{
+  if (sqlite3_exec (db, "PRAGMA schema_version", NULL, NULL, NULL) == SQLITE_OK)
+    return SQLITE_OK;
+  return sqlite3_extended_errcode (db);
+}
+
+/* Whether path + suffix exists and is not empty. */
+static gboolean
+side_file_used (const char *path, const char *suffix)
+{
+  g_autofree char *side = g_strconcat (path, suffix, NULL);
+  GStatBuf st;
+
+  return g_stat (side, &st) == 0 && st.st_size > 0;
+}
+
+/* Rolls back the hot journal a writer killed mid-transaction left beside
+ * file, through a read-write connection of its own (SQLite does it on
+ * first access); a read-only connection cannot. */
+static int
+recover_hot_journal (const char *file)
+{
+  sqlite3 *db = NULL;
+  int rc = vs_trace_sqlite_open (file, &db, SQLITE_OPEN_READWRITE);
+
+  if (rc == SQLITE_OK)
+    {
+      sqlite3_busy_timeout (db, 5000);
+      rc = probe (db);
+    }
+  sqlite3_close_v2 (db);
+  return rc;
+}
+
 /* Opens trace->db read-only on file (the trace's path, or its private
- * copy when following a recording). */
+ * copy when following a recording), then reads its header: a hot journal
+ * is rolled back first where the file can be written, and a WAL-mode file
+ * that has no WAL content and whose folder cannot be written (no WAL
+ * index can be made there) is read as the immutable file it is. */
 gboolean
 vs_trace_open_connection (VsTrace *trace, const char *file, GError **error)
 {
   int rc = vs_trace_sqlite_open (file, &trace->db, SQLITE_OPEN_READONLY);
+  const char *why = NULL;
 
+  if (rc == SQLITE_OK)
+    {
+      sqlite3_busy_timeout (trace->db, vs_trace_query_limit_s () * 1000);
+      rc = probe (trace->db);
+    }
+  if (rc != SQLITE_OK && (rc & 0xff) != SQLITE_BUSY && side_file_used (file, "-journal"))
+    {
+      g_clear_pointer (&trace->db, sqlite3_close_v2);
+      if (recover_hot_journal (file) != SQLITE_OK)
+        why = "it has a journal left by a write that was interrupted, which only a connection"
+              " that can write the file and its folder can roll back; copy both to a writable"
+              " place";
+      else if ((rc = vs_trace_sqlite_open (file, &trace->db, SQLITE_OPEN_READONLY)) == SQLITE_OK)
+        rc = probe (trace->db);
+    }
+  if (why == NULL && rc != SQLITE_OK && (rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_NOTADB
+      && !side_file_used (file, "-wal"))
+    {
+      g_autofree char *escaped = g_uri_escape_string (file, "/", FALSE);
+      g_autofree char *uri = g_strconcat ("file:", escaped, "?immutable=1", NULL);
+
+      g_clear_pointer (&trace->db, sqlite3_close_v2);
+      rc = vs_trace_sqlite_open (uri, &trace->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
+      if (rc == SQLITE_OK)
+        rc = probe (trace->db);
+    }
   if (rc != SQLITE_OK)
     {
-      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_FAILED, "Cannot open %s (SQLite: %s)",
-                   trace->path, trace->db ? sqlite3_errmsg (trace->db) : sqlite3_errstr (rc));
+      if (why == NULL && (rc & 0xff) == SQLITE_BUSY)
+        why = "another process holds it locked (it is being finalized or written); try again"
+              " when it is done";
+      if ((rc & 0xff) == SQLITE_NOTADB || (rc & 0xff) == SQLITE_CORRUPT)
+        g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_NOT_A_TRACE,
+                     "%s is not a vramscope trace (not a readable SQLite database: %s)",
+                     trace->path, trace->db ? sqlite3_errmsg (trace->db) : sqlite3_errstr (rc));
+      else
+        g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_FAILED, "Cannot open %s: %s",
+                     trace->path,
+                     why != NULL ? why
+                     : trace->db ? sqlite3_errmsg (trace->db)
+                                 : sqlite3_errstr (rc));
+      g_clear_pointer (&trace->db, sqlite3_close_v2);
       return FALSE;
     }
   sqlite3_extended_result_codes (trace->db, 1);
-  sqlite3_busy_timeout (trace->db, 5000);
   trace->query_deadline
       = g_get_monotonic_time () + (gint64)vs_trace_query_limit_s () * G_USEC_PER_SEC;
   sqlite3_progress_handler (trace->db, 10000, check_deadline, trace);

@@ -97,7 +97,7 @@ wait $pid
 ok $? "kill -9 during import leaves only its temporary"
 "$vramscope" report "$t" summary >out 2>err
 rc=$?
-[ "$rc" = 1 ] && [ ! -s out ] && grep -qE "not a complete vramscope trace|is empty|not a vramscope trace" err
+[ "$rc" = 1 ] && [ ! -s out ] && grep -qE "not a complete vramscope trace|is empty|not a vramscope trace|is truncated|is damaged" err
 ok $? "a reader refuses it: $(cat err)"
 "$vramscope" import snap.pickle -o big.db -q 2>err
 rc=$?

@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+# open-states.py VRAMSCOPE TRACE — valid traces in the states SQLite files
+# are found in are read, and damaged ones are refused without being
+# changed: a hot journal left by a killed writer is rolled back; a trace
+# another process holds locked is waited for; a WAL-mode trace whose WAL
+# index cannot be created is read; an empty file beside a WAL is refused
+# and its WAL left alone.  TAP output.
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+
+VRAMSCOPE, TRACE = sys.argv[1], sys.argv[2]
+
+
+def report(path):
+    return subprocess.run([VRAMSCOPE, "report", "--format", "csv", path, "summary"],
+                          capture_output=True, text=True, timeout=120)
+
+
+def expected():
+    return report(TRACE).stdout
+
+
+def hot_journal(tmp):
+    path = os.path.join(tmp, "hot.db")
+    shutil.copy(TRACE, path)
+    # A writer killed mid-transaction, its changes spilled to the file.
+    code = ("import sqlite3, os\n"
+            "c = sqlite3.connect(%r, isolation_level=None)\n"
+            "c.execute('PRAGMA cache_size=1')\n"
+            "c.execute('BEGIN')\n"
+            "c.execute('UPDATE block SET bytes = bytes + 1')\n"
+            "c.execute('UPDATE series SET allocated_bytes = allocated_bytes + 1')\n"
+            "os._exit(0)\n" % path)
+    subprocess.run([sys.executable, "-c", code], check=True)
+    if not os.path.exists(path + "-journal"):
+        return "no hot journal was made"
+    p = report(path)
+    if p.returncode != 0 or p.stdout != expected():
+        return "exit %d: %s" % (p.returncode, p.stderr.strip())
+    return None
+
+
+def locked(tmp):
+    path = os.path.join(tmp, "locked.db")
+    shutil.copy(TRACE, path)
+    code = ("import sqlite3, time, sys\n"
+            "c = sqlite3.connect(%r, isolation_level=None)\n"
+            "c.execute('BEGIN EXCLUSIVE')\n"
+            "c.execute('UPDATE meta SET value = value WHERE key = \"host\"')\n"
+            "print('locked', flush=True)\n"
+            "time.sleep(2)\n"
+            "c.execute('COMMIT')\n" % path)
+    holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    holder.stdout.readline()
+    p = report(path)
+    holder.wait()
+    if p.returncode != 0 or p.stdout != expected():
+        return "exit %d: %s" % (p.returncode, p.stderr.strip())
+    return None
+
+
+def no_wal_index(tmp):
+    path = os.path.join(tmp, "wal.db")
+    shutil.copy(TRACE, path)
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.close()
+    # What a read-only folder does: the WAL index cannot be created.
+    os.mkdir(path + "-shm")
+    p = report(path)
+    if p.returncode != 0 or p.stdout != expected():
+        return "exit %d: %s" % (p.returncode, p.stderr.strip())
+    return None
+
+
+def empty_with_wal(tmp):
+    path = os.path.join(tmp, "cut.db")
+    code = ("import sqlite3, os\n"
+            "c = sqlite3.connect(%r)\n"
+            "c.execute('PRAGMA journal_mode=WAL')\n"
+            "c.execute('PRAGMA wal_autocheckpoint=0')\n"
+            "c.execute('CREATE TABLE t (x)')\n"
+            "c.execute('INSERT INTO t VALUES (1)')\n"
+            "c.commit()\n"
+            "os._exit(0)\n" % path)
+    subprocess.run([sys.executable, "-c", code], check=True)
+    os.truncate(path, 0)
+    if os.path.exists(path + "-shm"):
+        os.remove(path + "-shm")
+    with open(path + "-wal", "rb") as f:
+        wal = f.read()
+    p = report(path)
+    err = p.stderr.strip().splitlines()
+    if p.returncode != 1 or len(err) != 1 or "write-ahead log" not in err[0]:
+        return "exit %d: %r" % (p.returncode, err)
+    if not os.path.exists(path + "-wal"):
+        return "the WAL was deleted"
+    with open(path + "-wal", "rb") as f:
+        if f.read() != wal:
+            return "the WAL was changed"
+    return None
+
+
+CASES = [
+    ("a hot journal left by a killed writer is rolled back", hot_journal),
+    ("a trace another process holds locked is waited for", locked),
+    ("a WAL-mode trace whose WAL index cannot be created is read", no_wal_index),
+    ("an empty file beside a WAL is refused and the WAL kept", empty_with_wal),
+]
+
+print("1..%d" % len(CASES))
+failed = 0
+with tempfile.TemporaryDirectory() as tmp:
+    for i, (name, fn) in enumerate(CASES, 1):
+        problem = fn(tmp)
+        if problem is None:
+            print("ok %d - %s" % (i, name))
+        else:
+            failed = 1
+            print("not ok %d - %s: %s" % (i, name, problem))
+sys.exit(failed)
