@@ -300,6 +300,17 @@ vs_range_list (VsTrace *trace, GError **error)
       r->start_ns = vs_trace_rel (trace, sqlite3_column_int64 (stmt, 6));
       r->end_ns = vs_trace_rel (trace, vs_column_int (stmt, 7));
       g_ptr_array_add (list, r);
+      /* Callers take end - start: it must fit 64 bits. */
+      gint64 duration;
+      if (r->end_ns != VS_UNKNOWN && __builtin_sub_overflow (r->end_ns, r->start_ns, &duration))
+        {
+          sqlite3_reset (stmt);
+          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT,
+                       "%s is inconsistent: NVTX range %" G_GINT64_FORMAT
+                       " lasts more than 2^63 ns",
+                       vs_trace_get_path (trace), r->id);
+          return NULL;
+        }
     }
   sqlite3_reset (stmt);
   if (rc != SQLITE_DONE)

@@ -64,9 +64,14 @@ vs_column_dup (sqlite3_stmt *stmt, int i)
 gint64
 vs_trace_rel (VsTrace *trace, gint64 abs_ns)
 {
+  gint64 rel;
+
   if (abs_ns == VS_UNKNOWN)
     return VS_UNKNOWN;
-  return abs_ns - trace->start_abs_ns;
+  /* Times in a file may be anything: saturate rather than overflow. */
+  if (__builtin_sub_overflow (abs_ns, trace->start_abs_ns, &rel))
+    return abs_ns < 0 ? G_MININT64 + 1 : G_MAXINT64;
+  return rel == VS_UNKNOWN ? G_MININT64 + 1 : rel;
 }
 
 gint64
