@@ -55,7 +55,7 @@ CASES = [
     ("live blocks whose sizes overflow 64 bits", "torch-allocator.db",
      ["UPDATE block SET bytes = 4611686018427387903, block_bytes = 4611686018427387903"],
      ["peak"], 1, "add up to more than 2^63 bytes"),
-    ("a block ending past 2^63", "sample-frag.db",
+    ("a block ending past 2^63", "torch-allocator.db",
      ["UPDATE block SET address = 9223372036854775807 - id"], ["fragmentation"], 1,
      "ends past 2^63"),
     ("a negative start time", "torch-allocator.db",
