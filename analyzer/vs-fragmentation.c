@@ -71,8 +71,8 @@ read_spans (VsTrace *trace, const char *sql, gint64 device_id, gint64 allocator_
       s.allocator_id = sqlite3_column_int64 (stmt, 1);
       s.lo = sqlite3_column_int64 (stmt, 2);
       s.hi = sqlite3_column_int64 (stmt, 3);
-      /* An address range must lie within 0..INT64_MAX: the sweep below
-       * subtracts and adds addresses. */
+      /* The sweep below subtracts and adds addresses: a range must lie in
+       * 0..2^63 (device addresses are far below). */
       if (s.lo < 0 || s.hi < 0 || (is_segment && __builtin_add_overflow (s.hi, s.lo, &s.hi))
           || s.hi < s.lo || sqlite3_column_type (stmt, 3) != SQLITE_INTEGER)
         {

@@ -23,9 +23,9 @@ static const char usage_line[]
 static const char help_text[]
     = "vramscope " VS_VERSION " — GPU memory profiler\n"
       "\n"
-      "  vramscope record [-o FILE] [OPTIONS] -- PROGRAM [ARGS...]\n"
+      "  vramscope record [-o FILE] [--force] [OPTIONS] -- PROGRAM [ARGS...]\n"
       "      run PROGRAM with the collector and write a trace\n"
-      "  vramscope import SNAPSHOT.pickle -o FILE\n"
+      "  vramscope import SNAPSHOT.pickle -o FILE [--force]\n"
       "      turn a PyTorch memory snapshot into a trace\n"
       "  vramscope report FILE [--format text|csv] [--device N] [--allocator NAME] REPORT\n"
       "      print a report: summary, peak, leaks, timeline, oom, fragmentation,\n"

@@ -34,9 +34,9 @@ int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 
 /* The tables a mutation picks from, and for each the columns it may set. */
 static const char *const tables[] = {
-  "meta",      "device",       "allocator", "process",   "frame",      "stack",
-  "module",    "mem_event",    "alloc_event", "pool_event", "failed_alloc", "kernel",
-  "nvtx_range", "block",       "series",    "series_level", "summary",
+  "meta",       "device",    "allocator",   "process",      "frame",        "stack",
+  "module",     "mem_event", "alloc_event", "pool_event",   "failed_alloc", "kernel",
+  "nvtx_range", "block",     "series",      "series_level", "summary",
 };
 
 /* A reader of the mutation program: bytes run out as zeros. */
@@ -103,8 +103,7 @@ column_name (sqlite3 *db, const char *table, guint i)
   char *name = NULL;
   guint n = 0;
 
-  if (sqlite3_prepare_v2 (db, "SELECT name FROM pragma_table_info (?1)", -1, &s, NULL)
-      != SQLITE_OK)
+  if (sqlite3_prepare_v2 (db, "SELECT name FROM pragma_table_info (?1)", -1, &s, NULL) != SQLITE_OK)
     return NULL;
   sqlite3_bind_text (s, 1, table, -1, SQLITE_STATIC);
   while (sqlite3_step (s) == SQLITE_ROW)
@@ -136,7 +135,8 @@ mutate (sqlite3 *db, Prog *g)
 
   /* Values are what readers trust most: most mutations change them; the
    * schema is rebuilt or renamed rarely, as that is refused at the door. */
-  static const guint8 weights[] = { 0, 0, 0, 0, 0, 0, 0, 1, 1, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 9, 10, 11 };
+  static const guint8 weights[]
+      = { 0, 0, 0, 0, 0, 0, 0, 1, 1, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 9, 10, 11 };
 
   if (col == NULL)
     return;
@@ -169,7 +169,7 @@ mutate (sqlite3 *db, Prog *g)
     case 5:
       {
         static const char *const ops[] = { "* 1024", "+ 4611686018427387903", "* -1", "|| ''",
-                                           "* 0", "- 9223372036854775807" };
+                                           "* 0",    "- 9223372036854775807" };
         sql = g_strdup_printf ("UPDATE \"%s\" SET \"%s\" = \"%s\" %s", t, col, col,
                                ops[take (g) % G_N_ELEMENTS (ops)]);
       }

@@ -389,6 +389,12 @@ vs_fin_check_events (const VsFinTrace *t, VsFinErr *e)
       if (ev->bytes < -1 || ev->block_bytes < -1)
         return vs_fin_fail (e, "an event has a negative size (%lld)",
                             (long long)(ev->bytes < -1 ? ev->bytes : ev->block_bytes));
+      int64_t end;
+      if (ev->address != VS_UNKNOWN && ev->bytes > 0
+          && (__builtin_add_overflow (ev->address, ev->bytes, &end)
+              || (ev->block_bytes > 0
+                  && __builtin_add_overflow (ev->address, ev->block_bytes, &end))))
+        return vs_fin_fail (e, "an event's address range ends past 2^63");
       if (__builtin_add_overflow (total, ev->bytes > 0 ? ev->bytes : 0, &total)
           || __builtin_add_overflow (total, ev->block_bytes > 0 ? ev->block_bytes : 0, &total))
         return vs_fin_fail (e, "its sizes add up to more than 2^63 bytes");
