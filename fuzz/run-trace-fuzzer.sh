@@ -15,6 +15,7 @@ build=$out/build
 mkdir -p "$out/corpus"
 if [ ! -d "$build" ]; then
   CC=clang meson setup "$build" "$root" -Db_sanitize=address,undefined -Db_lundef=false \
+    -Dc_args=-fsanitize=fuzzer-no-link \
     -Dgui=disabled -Dcollector=disabled >/dev/null
 fi
 ninja -C "$build" analyzer/libvramscope.a schemas/libvstrace.a >/dev/null
