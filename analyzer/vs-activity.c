@@ -200,7 +200,12 @@ vs_kernel_density (VsTrace *trace, gint64 device_id, gint64 from_ns, gint64 to_n
   if (!kernel_max_ns (trace, &longest, error))
     return NULL;
 
-  span = to_ns - from_ns;
+  if (__builtin_sub_overflow (to_ns, from_ns, &span))
+    {
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID_ARGUMENT,
+                   "The kernel density range is too wide");
+      return NULL;
+    }
   buckets = g_array_sized_new (FALSE, TRUE, sizeof (VsKernelBucket), n_buckets);
   g_array_set_size (buckets, n_buckets);
   for (guint i = 0; i < n_buckets; i++)

@@ -13,7 +13,7 @@ ok () {
   if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi
 }
 
-echo "1..8"
+echo "1..9"
 for fmt in text csv; do
   "$vramscope" report "$trace" --format $fmt peak >/dev/full 2>"$tmp/err"
   rc=$?
@@ -47,4 +47,9 @@ for opt in --from --to; do
   [ "$rc" = 2 ] && [ ! -s "$tmp/out" ]
   ok $? "$opt INT64_MIN is refused, not taken as unset (exit $rc)"
 done
+"$vramscope" report "$trace" --from=-9223372036854775807 --to=9223372036854775807 timeline \
+  >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ "$rc" = 1 ] && grep -q "too wide" "$tmp/err" && [ ! -s "$tmp/out" ]
+ok $? "a timeline wider than 2^63 ns is refused (exit $rc)"
 exit $failed
