@@ -64,6 +64,25 @@ def locked(tmp):
     return None
 
 
+def concurrent_finalize(tmp):
+    path = os.path.join(tmp, "unfinalized.db")
+    shutil.copy(TRACE, path)
+    db = sqlite3.connect(path)
+    db.execute("UPDATE meta SET value = 0 WHERE key = 'finalized'")
+    db.commit()
+    db.close()
+    # Readers started together: one finalizes, the others wait for it.
+    procs = [subprocess.Popen([VRAMSCOPE, "report", "--format", "csv", path, "summary"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(4)]
+    want = expected()
+    for p in procs:
+        out, err = p.communicate(timeout=120)
+        if p.returncode != 0 or out != want:
+            return "exit %d: %s" % (p.returncode, err.strip())
+    return None
+
+
 def no_wal_index(tmp):
     path = os.path.join(tmp, "wal.db")
     shutil.copy(TRACE, path)
@@ -109,6 +128,7 @@ def empty_with_wal(tmp):
 CASES = [
     ("a hot journal left by a killed writer is rolled back", hot_journal),
     ("a trace another process holds locked is waited for", locked),
+    ("readers started while another finalizes the trace wait for it", concurrent_finalize),
     ("a WAL-mode trace whose WAL index cannot be created is read", no_wal_index),
     ("an empty file beside a WAL is refused and the WAL kept", empty_with_wal),
 ]
