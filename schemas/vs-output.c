@@ -76,16 +76,33 @@ vs_output_remove (const char *path)
     }
 }
 
-/* Removes "BASE.tmp-PID-XXXXXX" files in dir whose PID no longer runs. */
+/* This host's name, for temporary names: a process of another host
+ * sharing the folder is never taken for a dead one. */
 static void
-remove_stale (const char *dir, const char *base)
+host_name (char *buf, size_t len)
+{
+  if (gethostname (buf, len) != 0 || buf[0] == '\0')
+    snprintf (buf, len, "localhost");
+  buf[len - 1] = '\0';
+  for (char *p = buf; *p; p++)
+    if (*p == '/')
+      *p = '_';
+}
+
+/* Removes "BASE.tmp-HOST-PID-XXXXXX" files of this host in dir whose PID no
+ * longer runs. */
+static void
+remove_stale (const char *dir, const char *base, const char *host)
 {
   DIR *d = opendir (dir);
   struct dirent *de;
-  size_t blen = strlen (base);
+  char prefix[PATH_MAX];
+  size_t plen;
 
   if (d == NULL)
     return;
+  snprintf (prefix, sizeof prefix, "%s.tmp-%s-", base, host);
+  plen = strlen (prefix);
   while ((de = readdir (d)) != NULL)
     {
       const char *name = de->d_name, *p;
@@ -93,9 +110,9 @@ remove_stale (const char *dir, const char *base)
       long pid;
       char full[PATH_MAX];
 
-      if (strncmp (name, base, blen) != 0 || strncmp (name + blen, ".tmp-", 5) != 0)
+      if (strncmp (name, prefix, plen) != 0)
         continue;
-      p = name + blen + 5;
+      p = name + plen;
       errno = 0;
       pid = strtol (p, &end, 10);
       /* Only our own pattern, and only the main file: its side files go
@@ -113,18 +130,19 @@ remove_stale (const char *dir, const char *base)
 int
 vs_output_temp (const char *path, char *tmp, size_t tmplen, char *err, size_t errlen)
 {
-  char suffix[64], dir[PATH_MAX];
+  char suffix[128], dir[PATH_MAX], host[64];
   const char *slash = strrchr (path, '/');
   int fd;
 
+  host_name (host, sizeof host);
   if (slash == NULL)
     snprintf (dir, sizeof dir, ".");
   else if (slash == path)
     snprintf (dir, sizeof dir, "/");
   else
     snprintf (dir, sizeof dir, "%.*s", (int)(slash - path), path);
-  remove_stale (dir, slash != NULL ? slash + 1 : path);
-  snprintf (suffix, sizeof suffix, ".tmp-%ld-XXXXXX", (long)getpid ());
+  remove_stale (dir, slash != NULL ? slash + 1 : path, host);
+  snprintf (suffix, sizeof suffix, ".tmp-%s-%ld-XXXXXX", host, (long)getpid ());
   if (!with_suffix (tmp, tmplen, path, suffix))
     {
       snprintf (err, errlen, "cannot write %s: name too long", path);

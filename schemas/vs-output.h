@@ -24,9 +24,10 @@ int vs_output_check (const char *path, bool force, const char *force_flag,
                      const char *const *inputs, size_t n, char *err, size_t errlen);
 
 /* Creates a new empty temporary file beside path, named
- * "PATH.tmp-PID-XXXXXX", and writes its name to tmp.  Temporaries that
- * earlier runs killed before they could clean up left beside path (their
- * PID no longer runs) are removed first, with their SQLite side files.
+ * "PATH.tmp-HOST-PID-XXXXXX", and writes its name to tmp.  Temporaries that
+ * earlier runs on this host, killed before they could clean up, left
+ * beside path (their PID no longer runs) are removed first, with their
+ * SQLite side files.
  * Returns 0, or -1 with err set. */
 int vs_output_temp (const char *path, char *tmp, size_t tmplen, char *err, size_t errlen);
 
