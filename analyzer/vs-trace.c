@@ -228,6 +228,22 @@ side_file_used (const char *path, const char *suffix)
   return g_stat (side, &st) == 0 && st.st_size > 0;
 }
 
+/* Whether the header of the database at path says WAL mode (file format
+ * bytes 18 and 19 are 2). */
+static gboolean
+header_says_wal (const char *path)
+{
+  guint8 h[20];
+  FILE *f = g_fopen (path, "rb");
+  gboolean wal;
+
+  if (f == NULL)
+    return FALSE;
+  wal = fread (h, 1, sizeof h, f) == sizeof h && h[18] == 2 && h[19] == 2;
+  fclose (f);
+  return wal;
+}
+
 /* Rolls back the hot journal a writer killed mid-transaction left beside
  * file, through a read-write connection of its own (SQLite does it on
  * first access); a read-only connection cannot. */
