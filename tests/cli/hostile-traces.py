@@ -67,6 +67,11 @@ CASES = [
     ("control characters in frame names, text output", "torch-allocator.db",
      ["UPDATE frame SET function = 'f' || char(27) || '[31mRED' || char(7) || char(13) || 'x'"
       " || char(10) || 'y' || char(155) || 'z'"], ["peak"], 0, "f\\e[31mRED\\x07\\rx\\ny\\u009bz"),
+    ("a finalized trace carrying a view that recurses forever and a trigger", "torch-allocator.db",
+     ["CREATE VIEW loop AS WITH RECURSIVE r (x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r)"
+      " SELECT x FROM r",
+      "CREATE TRIGGER t AFTER INSERT ON meta BEGIN INSERT INTO meta VALUES ('k', 1); END"],
+     ["--format", "csv", "summary"], 0, "0,pytorch,"),
     ("summary replaced by a view that recurses forever", "torch-allocator.db",
      ["DROP TABLE summary", "CREATE VIEW summary AS WITH RECURSIVE r (x) AS (SELECT 1"
       " UNION ALL SELECT x + 1 FROM r) SELECT x AS device_id, x AS allocator_id FROM r"],
