@@ -84,14 +84,26 @@ def concurrent_finalize(tmp):
 
 
 def no_wal_index(tmp):
-    path = os.path.join(tmp, "wal.db")
+    # A WAL-mode trace in a folder that cannot be written: no WAL index can
+    # be made beside it.  Root writes anywhere, so root reads it as nobody.
+    folder = os.path.join(tmp, "ro")
+    os.mkdir(folder)
+    path = os.path.join(folder, "wal.db")
     shutil.copy(TRACE, path)
     db = sqlite3.connect(path)
     db.execute("PRAGMA journal_mode=WAL")
     db.close()
-    # What a read-only folder does: the WAL index cannot be created.
-    os.mkdir(path + "-shm")
-    p = report(path)
+    os.chmod(path, 0o644)
+    os.chmod(folder, 0o555)
+    os.chmod(tmp, 0o755)
+    cmd = [VRAMSCOPE, "report", "--format", "csv", path, "summary"]
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            return "SKIP"
+        cmd = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"] + cmd
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    os.chmod(folder, 0o755)
     if p.returncode != 0 or p.stdout != expected():
         return "exit %d: %s" % (p.returncode, p.stderr.strip())
     return None
@@ -129,7 +141,7 @@ CASES = [
     ("a hot journal left by a killed writer is rolled back", hot_journal),
     ("a trace another process holds locked is waited for", locked),
     ("readers started while another finalizes the trace wait for it", concurrent_finalize),
-    ("a WAL-mode trace whose WAL index cannot be created is read", no_wal_index),
+    ("a WAL-mode trace in a folder that cannot be written is read", no_wal_index),
     ("an empty file beside a WAL is refused and the WAL kept", empty_with_wal),
 ]
 
@@ -138,7 +150,9 @@ failed = 0
 with tempfile.TemporaryDirectory() as tmp:
     for i, (name, fn) in enumerate(CASES, 1):
         problem = fn(tmp)
-        if problem is None:
+        if problem == "SKIP":
+            print("ok %d - # SKIP %s: needs setpriv to drop root" % (i, name))
+        elif problem is None:
             print("ok %d - %s" % (i, name))
         else:
             failed = 1
