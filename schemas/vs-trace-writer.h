@@ -259,7 +259,9 @@ extern "C"
   /* Derives block, series, series_level and summary from the raw tables and
  * creates the readers' indexes, replacing any earlier derivation; sets meta
  * 'finalized' to 1.  db must be open read-write on a trace.  Safe to run
- * again, e.g. on a trace whose recording was killed. */
+ * again, e.g. on a trace whose recording was killed.  A trace outside the
+ * limits in schemas/README.md (ids, sizes, times, triggers) is refused:
+ * -1 with err saying why, and nothing changed. */
   int vs_trace_finalize (struct sqlite3 *db, VsProgressFunc progress, void *progress_data,
                          char *err, size_t errlen);
 
