@@ -16,11 +16,11 @@ ok () {
   if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi
 }
 
-# Copies $trace to $1 and runs SQL on the copy.
-mutate () {
-  out=$1
-  shift
-  cp "$trace" "$out"
+# Copies trace $1 to $2 and runs SQL on the copy.
+mutate_from () {
+  src=$1 out=$2
+  shift 2
+  cp "$src" "$out"
   python3 - "$out" "$@" <<'PY'
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
@@ -30,9 +30,14 @@ db.commit()
 PY
 }
 
+# Copies $trace to $1 and runs SQL on the copy.
+mutate () {
+  mutate_from "$trace" "$@"
+}
+
 shot () { "$view" "$@" >"$tmp/out" 2>"$tmp/err"; }
 
-echo "1..8"
+echo "1..9"
 
 # A range without a name (its table rebuilt without NOT NULL) is drawn.
 mutate "$tmp/noname.db" "CREATE TABLE n2 AS SELECT * FROM nvtx_range" "DROP TABLE nvtx_range" \
@@ -50,6 +55,13 @@ shot --screenshot "$tmp/renamed.png" "$tmp/renamed.db"
 rc=$?
 [ "$rc" = 1 ] && [ ! -e "$tmp/renamed.png" ] && ! ls "$tmp"/renamed.png.tmp-* >/dev/null 2>&1
 ok $? "a renamed column: exit 1 and no picture, no temporary left (exit $rc)"
+
+# Every stack looping on itself: an error, exit 1, no picture.
+mutate_from "$data/torch-allocator.db" "$tmp/loops.db" "UPDATE stack SET parent_id = id"
+shot --screenshot "$tmp/loops.png" "$tmp/loops.db"
+rc=$?
+[ "$rc" = 1 ] && [ ! -e "$tmp/loops.png" ]
+ok $? "stacks that loop on themselves: exit 1 and no picture (exit $rc)"
 
 # An existing file: refused without --force, replaced with it.
 echo keep >"$tmp/keep.png"
@@ -85,7 +97,7 @@ mkdir "$tmp/ro" && chmod 500 "$tmp/ro"
 shot --screenshot "$tmp/ro/x.png" "$trace"
 rc=$?
 if [ "$(id -u)" = 0 ]; then
-  echo "ok 8 - # SKIP a read-only folder does not stop root"
+  echo "ok 9 - # SKIP a read-only folder does not stop root"
   n=$((n + 1))
 else
   [ "$rc" = 1 ] && [ ! -e "$tmp/ro/x.png" ]
