@@ -13,22 +13,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ------------------------------------------------------------ hash table */
+/* ------------------------------------------------------------ open blocks */
 
-/* Maps a 3-part key to an open block index.  Keys are never removed while
- * probing could cross them: a slot is emptied by storing value -1 with the
- * key kept (a tombstone), and lookups skip tombstones. */
+/* The open (allocated, not yet released) blocks by a 3-part key: device,
+ * level or pool, address. */
 typedef struct
 {
   int64_t k1, k2, k3;
-  int32_t value; /* -1 tombstone, -2 empty */
-} Slot;
+} VsPairKey;
 
 typedef struct
 {
-  Slot *slots;
-  size_t mask, used;
-} Map;
+  VsPairKey key;
+  int32_t block; /* index into t->bl */
+  uint8_t used;
+} VsPairEntry;
 
 static uint64_t
 mix (int64_t a, int64_t b, int64_t c)
@@ -40,86 +39,48 @@ mix (int64_t a, int64_t b, int64_t c)
   return h * 0x94D049BB133111EBull;
 }
 
+#define VS_HT_TYPE Map
+#define VS_HT_FN(n) open_map_##n
+#define VS_HT_ENTRY VsPairEntry
+#define VS_HT_KEY_TYPE VsPairKey
+#define VS_HT_KEY(e) ((e)->key)
+#define VS_HT_SET_KEY(e, k) ((e)->key = (k), (e)->used = 1)
+#define VS_HT_HASH(k) mix ((k).k1, (k).k2, (k).k3)
+#define VS_HT_EQUAL(a, b) ((a).k1 == (b).k1 && (a).k2 == (b).k2 && (a).k3 == (b).k3)
+#define VS_HT_IS_EMPTY(e) (!(e)->used)
+#include "vs-hash-table.h"
+
 static int
 map_init (Map *m, size_t expected)
 {
-  size_t cap = 1024;
-  while (cap < expected * 2)
-    cap <<= 1;
-  m->slots = malloc (cap * sizeof *m->slots);
-  if (m->slots == NULL)
-    return -1;
-  for (size_t i = 0; i < cap; i++)
-    m->slots[i].value = -2;
-  m->mask = cap - 1;
-  m->used = 0;
-  return 0;
+  memset (m, 0, sizeof *m);
+  return open_map_reserve (m, expected) ? 0 : -1;
 }
 
-/* Returns the slot holding the key, or the empty slot where it would go. */
-static Slot *
-map_find (Map *m, int64_t k1, int64_t k2, int64_t k3)
-{
-  size_t i = mix (k1, k2, k3) & m->mask;
-  Slot *tomb = NULL;
-  for (;;)
-    {
-      Slot *s = &m->slots[i];
-      if (s->value == -2)
-        return tomb ? tomb : s;
-      if (s->k1 == k1 && s->k2 == k2 && s->k3 == k3 && s->value != -1)
-        return s;
-      if (s->value == -1 && tomb == NULL)
-        tomb = s;
-      i = (i + 1) & m->mask;
-    }
-}
-
-static int
-map_grow (Map *m)
-{
-  Map bigger;
-  if (map_init (&bigger, (m->mask + 1)) < 0)
-    return -1;
-  for (size_t i = 0; i <= m->mask; i++)
-    if (m->slots[i].value >= 0)
-      {
-        Slot *s = map_find (&bigger, m->slots[i].k1, m->slots[i].k2, m->slots[i].k3);
-        *s = m->slots[i];
-        bigger.used++;
-      }
-  free (m->slots);
-  *m = bigger;
-  return 0;
-}
-
-/* Sets key → value (value >= 0) or removes the key (value -1). */
+/* Sets key → block index (value >= 0) or removes the key (value -1). */
 static int
 map_set (Map *m, int64_t k1, int64_t k2, int64_t k3, int32_t value)
 {
-  Slot *s = map_find (m, k1, k2, k3);
+  VsPairKey k = { k1, k2, k3 };
   if (value < 0)
     {
-      if (s->value >= 0)
-        s->value = -1;
+      VsPairEntry *e = open_map_find (m, k);
+      if (e != NULL)
+        open_map_remove (m, e);
       return 0;
     }
-  if (s->value == -2)
-    m->used++;
-  s->k1 = k1;
-  s->k2 = k2;
-  s->k3 = k3;
-  s->value = value;
-  if (m->used * 2 > m->mask)
-    return map_grow (m);
+  VsPairEntry *e = open_map_insert (m, k, NULL);
+  if (e == NULL)
+    return -1;
+  e->block = value;
   return 0;
 }
 
 static int32_t
 map_get (Map *m, int64_t k1, int64_t k2, int64_t k3)
 {
-  Slot *s = map_find (m, k1, k2, k3);
-  return s->value >= 0 ? s->value : -1;
+  const VsPairEntry *e = open_map_find (m, (VsPairKey){ k1, k2, k3 });
+  return e != NULL ? e->block : -1;
 }
 
 static VsFinEvent *
@@ -591,12 +552,12 @@ vs_fin_pair_events (VsFinTrace *t, VsFinErr *e)
           t->ev[i].block = b;
         }
     }
-  free (open.slots);
+  open_map_clear (&open);
   free (mapped.b);
   return 0;
 
 oom:
-  free (open.slots);
+  open_map_clear (&open);
   free (mapped.b);
   return vs_fin_fail (e, "out of memory");
 }
