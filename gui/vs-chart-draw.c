@@ -585,7 +585,7 @@ draw_ranges (cairo_t *cr, PangoLayout *pl, const VsChartData *d, const VsChartLa
       xb = MIN (right + 1, vs_chart_x_for_time (l, v0, v1, end));
       xb = MAX (xb, xa + 1);
       y = r->origin.y + g->depth * VS_CHART_LANE_HEIGHT;
-      c = &range_colors[g_str_hash (g->name) % G_N_ELEMENTS (range_colors)];
+      c = &range_colors[g_str_hash (g->name != NULL ? g->name : "") % G_N_ELEMENTS (range_colors)];
       set_source (cr, c);
       cairo_rectangle (cr, xa, y + 1, xb - xa, VS_CHART_LANE_HEIGHT - 2);
       cairo_fill (cr);
