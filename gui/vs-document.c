@@ -177,19 +177,17 @@ read_tables (VsTrace *trace, Progress *progress, GError **error)
       return NULL;
     }
   /* Their stacks' text, owned by the trace's stack cache (kept as long as
-   * the document: replaced traces are retired, not freed). */
+   * the document: replaced traces are retired, not freed).  A broken
+   * stack leaves that failure without one rather than the trace closed:
+   * the panes that need it say why when they ask. */
   s->oom_stacks = g_ptr_array_sized_new (s->ooms->len);
   for (guint i = 0; i < s->ooms->len; i++)
     {
       const VsOom *o = g_ptr_array_index (s->ooms, i);
-      const VsStackInfo *st = vs_stack_get (trace, o->stack_id, error);
+      g_autoptr (GError) stack_error = NULL;
+      const VsStackInfo *st = vs_stack_get (trace, o->stack_id, &stack_error);
 
-      if (st == NULL)
-        {
-          snapshot_free (s);
-          return NULL;
-        }
-      g_ptr_array_add (s->oom_stacks, st->text);
+      g_ptr_array_add (s->oom_stacks, st != NULL ? st->text : (char *)"");
     }
   report (progress, _ ("Reading NVTX ranges"), 0.75);
   s->ranges = vs_range_list (trace, error);

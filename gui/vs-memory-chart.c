@@ -244,7 +244,7 @@ describe_range (VsMemoryChart *self, const VsChartLayout *l, double x, double y)
   if (hit == NULL)
     return NULL;
   end = hit->end_ns < 0 ? self->data->trace_end_ns : hit->end_ns;
-  name = g_markup_escape_text (hit->name, -1);
+  name = g_markup_escape_text (hit->name != NULL ? hit->name : _ ("(unnamed)"), -1);
   a = vs_format_time (hit->start_ns);
   b = vs_format_time (end);
   d = vs_format_duration (end - hit->start_ns);
