@@ -239,8 +239,6 @@ on_pressed (GtkGestureClick *g, int n_press, double x, double y, VsFlameGraph *s
 
   if (n == NULL || self->instant == NULL)
     return;
-  /* Focused, the pane's Ctrl+C copies the box clicked. */
-  gtk_widget_grab_focus (GTK_WIDGET (self));
   /* The top row zooms out one level (to the whole tree from there). */
   if (n == self->focus)
     self->focus = n->parent ? n->parent : n;
@@ -313,12 +311,9 @@ vs_flame_graph_init (VsFlameGraph *self)
 
   g_signal_connect (motion, "motion", G_CALLBACK (on_motion), self);
   gtk_widget_add_controller (GTK_WIDGET (self), motion);
-  /* On release: the click's box zooms once the button is up, so that the
-   * layout does not change under a pressed button. */
-  g_signal_connect (click, "released", G_CALLBACK (on_pressed), self);
+  g_signal_connect (click, "pressed", G_CALLBACK (on_pressed), self);
   gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (click));
   gtk_widget_set_has_tooltip (GTK_WIDGET (self), TRUE);
-  gtk_widget_set_focusable (GTK_WIDGET (self), TRUE);
   g_signal_connect (self, "query-tooltip", G_CALLBACK (on_query_tooltip), NULL);
 }
 

@@ -8,7 +8,8 @@ typedef struct
 {
   VsSession *session;
   VsInstant *instant;
-  GtkWidget *menu; /* the copy menu, a child of the pane once made */
+  GtkWidget *menu;     /* the copy menu, a child of the pane once made */
+  GtkWidget *menu_for; /* the widget it was opened on (weak) */
 } VsPanePrivate;
 
 enum
@@ -141,6 +142,28 @@ copy_action (GtkWidget *widget, const char *name, GVariant *param)
     gdk_clipboard_set_text (gtk_widget_get_clipboard (widget), text);
 }
 
+/* The menu closed: the keyboard focus back where the menu was opened, so
+ * that Ctrl+C and the arrows go on working there. */
+static gboolean
+restore_focus (gpointer data)
+{
+  VsPane *self = data;
+  VsPanePrivate *priv = vs_pane_get_instance_private (self);
+
+  if (priv->menu_for != NULL && gtk_widget_get_mapped (priv->menu_for)
+      && gtk_widget_get_focusable (priv->menu_for))
+    gtk_widget_grab_focus (priv->menu_for);
+  return G_SOURCE_REMOVE;
+}
+
+/* Once the click that closed it is over: moving the focus while a button
+ * is down confuses GTK's accounting of pressed widgets. */
+static void
+on_menu_closed (GtkPopover *menu, VsPane *self)
+{
+  g_idle_add_full (G_PRIORITY_DEFAULT_IDLE, restore_focus, g_object_ref (self), g_object_unref);
+}
+
 /* See vs-pane.h. */
 void
 vs_pane_popup_menu (VsPane *self, GtkWidget *widget, double x, double y)
@@ -161,11 +184,29 @@ vs_pane_popup_menu (VsPane *self, GtkWidget *widget, double x, double y)
       gtk_popover_set_has_arrow (GTK_POPOVER (priv->menu), FALSE);
       gtk_widget_set_halign (priv->menu, GTK_ALIGN_START);
       gtk_widget_set_parent (priv->menu, GTK_WIDGET (self));
+      g_signal_connect (priv->menu, "closed", G_CALLBACK (on_menu_closed), self);
     }
+  g_set_weak_pointer (&priv->menu_for, widget);
   if (!gtk_widget_compute_point (widget, GTK_WIDGET (self), &GRAPHENE_POINT_INIT (x, y), &p))
     p = GRAPHENE_POINT_INIT (x, y);
   gtk_popover_set_pointing_to (GTK_POPOVER (priv->menu), &(GdkRectangle){ p.x, p.y, 1, 1 });
   gtk_popover_popup (GTK_POPOVER (priv->menu));
+}
+
+/* Menu or Shift+F10: the copy menu at the focused row (or the pane's
+ * middle when the focus is elsewhere). */
+static void
+menu_action (GtkWidget *widget, const char *name, GVariant *param)
+{
+  GtkRoot *root = gtk_widget_get_root (widget);
+  GtkWidget *focus = root ? gtk_root_get_focus (root) : NULL;
+
+  if (focus != NULL && gtk_widget_is_ancestor (focus, widget))
+    vs_pane_popup_menu (VS_PANE (widget), focus, gtk_widget_get_width (focus) / 2.0,
+                        gtk_widget_get_height (focus) / 2.0);
+  else
+    vs_pane_popup_menu (VS_PANE (widget), widget, gtk_widget_get_width (widget) / 2.0,
+                        gtk_widget_get_height (widget) / 2.0);
 }
 
 /* See vs-pane.h. */
@@ -187,6 +228,7 @@ vs_pane_dispose (GObject *object)
 {
   VsPanePrivate *priv = vs_pane_get_instance_private (VS_PANE (object));
 
+  g_clear_weak_pointer (&priv->menu_for);
   g_clear_pointer (&priv->menu, gtk_widget_unparent);
   g_clear_object (&priv->session);
   g_clear_pointer (&priv->instant, vs_instant_unref);
@@ -213,12 +255,11 @@ vs_pane_class_init (VsPaneClass *klass)
   gtk_widget_class_install_action (GTK_WIDGET_CLASS (klass), "pane.copy-frame", NULL, copy_action);
   gtk_widget_class_install_action (GTK_WIDGET_CLASS (klass), "pane.copy-stack", NULL, copy_action);
   gtk_widget_class_install_action (GTK_WIDGET_CLASS (klass), "pane.copy-row", NULL, copy_action);
-  gtk_widget_class_add_binding_action (GTK_WIDGET_CLASS (klass), GDK_KEY_c, GDK_CONTROL_MASK,
-                                       "pane.copy-row", NULL);
-  gtk_widget_class_add_binding_action (GTK_WIDGET_CLASS (klass), GDK_KEY_c,
-                                       GDK_CONTROL_MASK | GDK_SHIFT_MASK, "pane.copy-stack", NULL);
-  gtk_widget_class_add_binding_action (GTK_WIDGET_CLASS (klass), GDK_KEY_C,
-                                       GDK_CONTROL_MASK | GDK_SHIFT_MASK, "pane.copy-stack", NULL);
+  gtk_widget_class_install_action (GTK_WIDGET_CLASS (klass), "pane.menu", NULL, menu_action);
+  gtk_widget_class_add_binding_action (GTK_WIDGET_CLASS (klass), GDK_KEY_Menu, 0, "pane.menu",
+                                       NULL);
+  gtk_widget_class_add_binding_action (GTK_WIDGET_CLASS (klass), GDK_KEY_F10, GDK_SHIFT_MASK,
+                                       "pane.menu", NULL);
 }
 
 static void

@@ -13,10 +13,12 @@
  * A subclass shows vs_pane_get_instant() in its instant_changed vfunc.
  *
  * Every pane has the actions "pane.copy-frame", "pane.copy-stack" and
- * "pane.copy-row" (Ctrl+C copies the row, Shift+Ctrl+C the stack): they
- * put the subclass's copy() text for its selection on the clipboard.  A
+ * "pane.copy-row" (the window's Ctrl+C runs the shown pane's copy-row,
+ * Shift+Ctrl+C its copy-stack): they put the subclass's copy() text for
+ * its selection on the clipboard.  A
  * right click on a row selects it and offers them in a menu
- * (vs_pane_popup_menu()).  start_search() is what Ctrl+F does in the
+ * (vs_pane_popup_menu()), as the Menu key and Shift+F10 do for the focused
+ * row ("pane.menu").  start_search() is what Ctrl+F does in the
  * pane (the window calls it for the pane shown).
  */
 #pragma once

@@ -424,6 +424,19 @@ find_action (GtkWidget *widget, const char *name, GVariant *param)
     vs_pane_start_search (VS_PANE (pane));
 }
 
+/* Ctrl+C, Shift+Ctrl+C: the shown pane's copy of its selection (an entry
+ * with the focus copies its own text first). */
+static void
+copy_action (GtkWidget *widget, const char *name, GVariant *param)
+{
+  VsWindow *self = VS_WINDOW (widget);
+  GtkWidget *pane = adw_view_stack_get_visible_child (self->pane_stack);
+
+  if (gtk_widget_get_mapped (GTK_WIDGET (self->pane_stack)) && VS_IS_PANE (pane))
+    gtk_widget_activate_action (
+        pane, g_str_equal (name, "win.copy-stack") ? "pane.copy-stack" : "pane.copy-row", NULL);
+}
+
 static int
 recent_newer_first (gconstpointer a, gconstpointer b)
 {
@@ -656,6 +669,8 @@ vs_window_class_init (VsWindowClass *klass)
   gtk_widget_class_install_property_action (widget_class, "win.follow", "following");
   gtk_widget_class_install_action (widget_class, "win.show-pane", "s", show_pane_action);
   gtk_widget_class_install_action (widget_class, "win.find", NULL, find_action);
+  gtk_widget_class_install_action (widget_class, "win.copy-row", NULL, copy_action);
+  gtk_widget_class_install_action (widget_class, "win.copy-stack", NULL, copy_action);
 
 #define KEY(key, action)                                                                           \
   gtk_widget_class_add_binding_action (widget_class, key, GDK_CONTROL_MASK, action, NULL)
@@ -670,7 +685,12 @@ vs_window_class_init (VsWindowClass *klass)
   KEY (GDK_KEY_Left, "win.pan-left");
   KEY (GDK_KEY_Right, "win.pan-right");
   KEY (GDK_KEY_f, "win.find");
+  KEY (GDK_KEY_c, "win.copy-row");
 #undef KEY
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_c, GDK_CONTROL_MASK | GDK_SHIFT_MASK,
+                                       "win.copy-stack", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_C, GDK_CONTROL_MASK | GDK_SHIFT_MASK,
+                                       "win.copy-stack", NULL);
   {
     static const char *const panes[]
         = { "attribution", "flame", "allocations", "fragmentation", "oom" };

@@ -13,7 +13,7 @@
  * - a click on a row and Ctrl+C / Shift+Ctrl+C put that row's cells or
  *   stack on the clipboard, as computed here from the item; a right click
  *   selects the row under the pointer and its menu's Copy Frame copies
- *   that row's frame; a right click on a flame graph box and Copy Stack
+ *   that row's frame, as the Menu key's menu does for the focused row; a right click on a flame graph box and Copy Stack
  *   copy that box's stack, a left click on it and Ctrl+C its row;
  * - the stack panel shows the selected allocation's stack, and each
  *   failed allocation lists its stack;
@@ -714,12 +714,6 @@ item_at_address (GListModel *rows, const char *addr)
 }
 
 static gboolean
-graph_focused (gpointer data)
-{
-  return gtk_widget_has_focus (data);
-}
-
-static gboolean
 panel_shows (gpointer data)
 {
   return find_label (shown_pane (), data) != NULL;
@@ -811,6 +805,15 @@ test_copy (void)
     panel = find_label (shown_pane (), stack);
     g_assert_nonnull (panel); /* the stack panel */
     shoot ("stack-panel");
+    /* The Menu key: the copy menu at the focused row, Copy Frame. */
+    press_key (XK_Menu, NULL, 0);
+    menu_item = find_label (wait_menu (shown_pane ()), "Copy Frame");
+    g_assert_nonnull (menu_item);
+    click (menu_item, 1);
+    text = copied_text ();
+    g_assert_cmpstr (text, ==, vs_block_item_get_site (item));
+    g_clear_pointer (&text, g_free);
+    clear_clipboard ();
     ctrl_key (XK_c);
     text = copied_text ();
     g_assert_true (g_str_has_prefix (text, size));
@@ -855,7 +858,6 @@ test_copy (void)
      * row. */
     clear_clipboard ();
     click_at (GTK_WIDGET (graph), 20, 20 + 10, 1);
-    g_assert_true (wait_until (graph_focused, graph));
     g_assert_true (vs_flame_graph_get_selected (graph) == node);
     ctrl_key (XK_c);
     text = copied_text ();
