@@ -17,8 +17,8 @@
 
 #include "vs-cli.h"
 
-static const char usage_line[]
-    = "usage: vramscope {record|import|report|view|help} [ARGS...]  (vramscope help for more)\n";
+static const char usage_line[] = "usage: vramscope {record|import|report|whatif|view|help} "
+                                 "[ARGS...]  (vramscope help for more)\n";
 
 static const char help_text[]
     = "vramscope " VS_VERSION " — GPU memory profiler\n"
@@ -30,6 +30,10 @@ static const char help_text[]
       "  vramscope report FILE [--format text|csv] [--device N] [--allocator NAME] REPORT\n"
       "      print a report: summary, peak, leaks, timeline, oom, fragmentation,\n"
       "      kernels, ranges (vramscope report --help for the options)\n"
+      "  vramscope whatif FILE [--alloc-conf CONF]... [--limit BYTES|FRACTION]\n"
+      "                  [--format text|csv]\n"
+      "      replay PyTorch's caching allocator under other settings: reserved peak\n"
+      "      and failed requests each would have given\n"
       "  vramscope view [FILE]\n"
       "      open the desktop viewer\n"
       "  vramscope --version\n";
@@ -90,6 +94,8 @@ main (int argc, char **argv)
     }
   if (strcmp (cmd, "report") == 0)
     return vs_cmd_report (argc - 1, argv + 1);
+  if (strcmp (cmd, "whatif") == 0)
+    return vs_cmd_whatif (argc - 1, argv + 1);
   if (strcmp (cmd, "view") == 0)
     return run_view (argc - 1, argv + 1);
   if (strcmp (cmd, "import") == 0)
