@@ -22,8 +22,7 @@ vs_alloc_conf_init (VsAllocConf *conf)
   conf->max_non_split_rounding = VS_CA_LARGE_BUFFER;
 }
 
-static gboolean
-fail (GError **error, const char *fmt, ...) G_GNUC_PRINTF (2, 3);
+static gboolean fail (GError **error, const char *fmt, ...) G_GNUC_PRINTF (2, 3);
 
 static gboolean
 fail (GError **error, const char *fmt, ...)
@@ -198,8 +197,7 @@ vs_alloc_conf_parse (const char *text, VsAllocConf *conf, GError **error)
                          "(only backend:native can be modelled)",
                          value);
         }
-      else if (strcmp (key, "release_lock_on_cudamalloc") == 0
-               || g_str_has_prefix (key, "pinned_")
+      else if (strcmp (key, "release_lock_on_cudamalloc") == 0 || g_str_has_prefix (key, "pinned_")
                || strcmp (key, "graph_capture_record_stream_reuse") == 0)
         ; /* speed or host memory only */
       else

@@ -14,13 +14,13 @@
 G_BEGIN_DECLS
 
 /* PyTorch's size classes (CUDACachingAllocator.cpp). */
-#define VS_CA_MIN_BLOCK_SIZE 512LL            /* kMinBlockSize: every size rounded to 512 */
-#define VS_CA_SMALL_SIZE 1048576LL            /* kSmallSize: largest small request */
-#define VS_CA_SMALL_BUFFER 2097152LL          /* kSmallBuffer: small-pool segment */
-#define VS_CA_LARGE_BUFFER 20971520LL         /* kLargeBuffer: segment for 1-10 MiB */
-#define VS_CA_MIN_LARGE_ALLOC 10485760LL      /* kMinLargeAlloc */
-#define VS_CA_ROUND_LARGE 2097152LL           /* kRoundLarge: larger segments round to it */
-#define VS_CA_ROUNDUP_INTERVALS 16            /* power-of-2 intervals from 1 MiB to 64 GiB */
+#define VS_CA_MIN_BLOCK_SIZE 512LL       /* kMinBlockSize: every size rounded to 512 */
+#define VS_CA_SMALL_SIZE 1048576LL       /* kSmallSize: largest small request */
+#define VS_CA_SMALL_BUFFER 2097152LL     /* kSmallBuffer: small-pool segment */
+#define VS_CA_LARGE_BUFFER 20971520LL    /* kLargeBuffer: segment for 1-10 MiB */
+#define VS_CA_MIN_LARGE_ALLOC 10485760LL /* kMinLargeAlloc */
+#define VS_CA_ROUND_LARGE 2097152LL      /* kRoundLarge: larger segments round to it */
+#define VS_CA_ROUNDUP_INTERVALS 16       /* power-of-2 intervals from 1 MiB to 64 GiB */
 
 typedef struct
 {

@@ -26,9 +26,9 @@ typedef struct
 
 typedef struct
 {
-  gint64 base;      /* start of the reserved address space */
-  gint64 page;      /* mapping granularity: 2 MiB small pool, 20 MiB large */
-  gint64 va_size;   /* address space reserved */
+  gint64 base;    /* start of the reserved address space */
+  gint64 page;    /* mapping granularity: 2 MiB small pool, 20 MiB large */
+  gint64 va_size; /* address space reserved */
 } Expandable;
 
 struct _VsCaBlock
@@ -60,7 +60,7 @@ struct _VsCachingAllocator
   guint64 serial;
   gint64 next_made_up; /* addresses handed out when the address func has none */
   GPtrArray *expandables;
-  GPtrArray *chunks;   /* blocks are carved from these, freed all at once */
+  GPtrArray *chunks;    /* blocks are carved from these, freed all at once */
   VsCaBlock *free_list; /* blocks given back, linked through next */
   guint chunk_used;
   VsCaSegmentFunc segment_func;
@@ -239,8 +239,7 @@ vs_caching_allocator_free (VsCachingAllocator *ca)
 }
 
 void
-vs_caching_allocator_set_segment_func (VsCachingAllocator *ca, VsCaSegmentFunc func,
-                                       gpointer data)
+vs_caching_allocator_set_segment_func (VsCachingAllocator *ca, VsCaSegmentFunc func, gpointer data)
 {
   g_return_if_fail (ca != NULL);
   ca->segment_func = func;
@@ -248,8 +247,7 @@ vs_caching_allocator_set_segment_func (VsCachingAllocator *ca, VsCaSegmentFunc f
 }
 
 void
-vs_caching_allocator_set_address_func (VsCachingAllocator *ca, VsCaAddressFunc func,
-                                       gpointer data)
+vs_caching_allocator_set_address_func (VsCachingAllocator *ca, VsCaAddressFunc func, gpointer data)
 {
   g_return_if_fail (ca != NULL);
   ca->address_func = func;
@@ -401,8 +399,7 @@ release_block (VsCachingAllocator *ca, VsCaBlock *b)
 static void
 garbage_collect_cached_blocks (VsCachingAllocator *ca)
 {
-  gint64 gc_threshold
-      = (gint64)(ca->conf.garbage_collection_threshold * (double)ca->limit);
+  gint64 gc_threshold = (gint64)(ca->conf.garbage_collection_threshold * (double)ca->limit);
   if (ca->total_allocated_memory <= gc_threshold)
     return;
   gint64 target = ca->total_allocated_memory - gc_threshold;
@@ -863,6 +860,20 @@ vs_caching_allocator_place_block (VsCachingAllocator *ca, gint64 address, gint64
       return f;
     }
   return alloc_found_block (ca, &p, requested);
+}
+
+gint64
+vs_ca_block_get_address (const VsCaBlock *block)
+{
+  g_return_val_if_fail (block != NULL, 0);
+  return block->ptr;
+}
+
+gint64
+vs_ca_block_get_size (const VsCaBlock *block)
+{
+  g_return_val_if_fail (block != NULL, 0);
+  return block->size;
 }
 
 gint64

@@ -79,8 +79,12 @@ void vs_caching_allocator_empty_cache (VsCachingAllocator *ca);
 void vs_caching_allocator_add_segment (VsCachingAllocator *ca, gint64 address, gint64 bytes,
                                        gint64 stream, gboolean small);
 VsCaBlock *vs_caching_allocator_place_block (VsCachingAllocator *ca, gint64 address,
-                                             gint64 requested, gint64 block_bytes,
-                                             gint64 stream);
+                                             gint64 requested, gint64 block_bytes, gint64 stream);
+
+/* A block's address and size (its rounded size, or more when the rest of
+ * the free block it came from was not split off). */
+gint64 vs_ca_block_get_address (const VsCaBlock *block);
+gint64 vs_ca_block_get_size (const VsCaBlock *block);
 
 /* Memory reserved now and at most so far; requested bytes of the blocks in
  * use now and at most so far; segments (or mapped pieces) taken and given

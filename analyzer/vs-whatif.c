@@ -372,7 +372,8 @@ derive (VsTrace *trace, gint64 allocator_id, gint64 device_total, Derived *d, GE
       gint64 b = g_array_index (group_bound, gint64, i);
       if (b == VS_UNKNOWN)
         continue;
-      if (b < d->peak_reserved || !(pressure || (device_total > 0 && b >= device_total - device_total / 10)))
+      if (b < d->peak_reserved
+          || !(pressure || (device_total > 0 && b >= device_total - device_total / 10)))
         g_array_index (d->group_empty, gboolean, i) = TRUE;
       else
         limit = MIN (limit, b);

@@ -27,7 +27,7 @@ typedef enum
 /* One change of reserved memory in the replay. */
 typedef struct
 {
-  gint64 op;      /* alloc_op code: 4 segment_alloc, 5 segment_free, 6 segment_map, 7 segment_unmap */
+  gint64 op; /* alloc_op code: 4 segment_alloc, 5 segment_free, 6 segment_map, 7 segment_unmap */
   gint64 address; /* where the model put it (the recorded run's address when it can) */
   gint64 bytes;
 } VsWhatifSegmentEvent;
@@ -36,8 +36,8 @@ typedef struct
 {
   gint64 device_id;
   gint64 allocator_id;
-  char *alloc_conf;      /* the settings replayed, as PYTORCH_CUDA_ALLOC_CONF text ("" = defaults) */
-  gint64 limit_bytes;    /* the cap replayed; VS_UNKNOWN: none */
+  char *alloc_conf;   /* the settings replayed, as PYTORCH_CUDA_ALLOC_CONF text ("" = defaults) */
+  gint64 limit_bytes; /* the cap replayed; VS_UNKNOWN: none */
   gboolean limit_derived; /* limit_bytes was derived from the trace */
   gint64 peak_reserved_bytes;
   gint64 peak_allocated_bytes; /* requested bytes, as the trace's `allocated` */

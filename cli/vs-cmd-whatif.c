@@ -193,8 +193,7 @@ vs_cmd_whatif (int argc, char **argv)
     {
       if (device != G_MININT64)
         fprintf (stderr,
-                 "vramscope: %s has no PyTorch caching allocator on device %" G_GINT64_FORMAT
-                 "\n",
+                 "vramscope: %s has no PyTorch caching allocator on device %" G_GINT64_FORMAT "\n",
                  rest[0], device);
       else
         fprintf (stderr,
