@@ -50,8 +50,8 @@ test_conf_options (void)
   g_assert_cmpint (c.max_split_size, ==, 64 * MiB);
   g_assert_cmpfloat (c.garbage_collection_threshold, ==, 0.6);
   g_autofree char *s = vs_alloc_conf_to_string (&c);
-  g_assert_cmpstr (s, ==,
-                   "expandable_segments:True,max_split_size_mb:64,garbage_collection_threshold:0.6");
+  g_assert_cmpstr (
+      s, ==, "expandable_segments:True,max_split_size_mb:64,garbage_collection_threshold:0.6");
 
   /* roundup_power2_divisions:4 — 1.2 MiB lies between 1 and 2 MiB, whose
    * quarters are 1, 1.25, 1.5, 1.75 MiB */
@@ -74,7 +74,8 @@ test_conf_options (void)
   g_assert_cmpuint (c.roundup_power2_divisions[11], ==, 8);
   g_assert_cmpuint (c.roundup_power2_divisions[15], ==, 8);
   g_assert_cmpint (vs_alloc_conf_round_size (&c, 600 * MiB), ==, 768 * MiB);
-  g_assert_cmpint (vs_alloc_conf_round_size (&c, 3 * 1024 * MiB + 1), ==, 3 * 1024 * MiB + 256 * MiB);
+  g_assert_cmpint (vs_alloc_conf_round_size (&c, 3 * 1024 * MiB + 1), ==,
+                   3 * 1024 * MiB + 256 * MiB);
 }
 
 static void
