@@ -57,6 +57,7 @@ struct _VsCachingAllocator
   gint64 peak_reserved;
   gint64 requested, peak_requested;
   gint64 segment_allocs, segment_frees, ooms;
+  gint64 max_need;
   guint64 serial;
   gint64 next_made_up; /* addresses handed out when the address func has none */
   GPtrArray *expandables;
@@ -504,6 +505,7 @@ map_block (VsCachingAllocator *ca, VsCaBlock *to_map, gint64 size)
   gint64 bytes = pages * es->page;
   if (bytes == 0)
     return FALSE;
+  ca->max_need = MAX (ca->max_need, ca->total_allocated_memory + bytes);
   if (!ca->set_fraction && ca->total_allocated_memory + bytes > ca->limit)
     return FALSE;
   g_assert (bytes <= to_map->size);
@@ -559,6 +561,8 @@ try_allocate_expandable_block (VsCachingAllocator *ca, gint64 stream, Pool *pool
 static gboolean
 alloc_block (VsCachingAllocator *ca, Params *p)
 {
+  if (!ca->conf.expandable_segments || ca->set_fraction)
+    ca->max_need = MAX (ca->max_need, ca->total_allocated_memory + p->alloc_size);
   if (ca->set_fraction && ca->total_allocated_memory + p->alloc_size > ca->limit)
     return FALSE;
   if (ca->conf.expandable_segments)
@@ -916,4 +920,10 @@ gint64
 vs_caching_allocator_get_ooms (VsCachingAllocator *ca)
 {
   return ca->ooms;
+}
+
+gint64
+vs_caching_allocator_get_max_need (VsCachingAllocator *ca)
+{
+  return ca->max_need;
 }

@@ -97,4 +97,9 @@ gint64 vs_caching_allocator_get_segment_allocs (VsCachingAllocator *ca);
 gint64 vs_caching_allocator_get_segment_frees (VsCachingAllocator *ca);
 gint64 vs_caching_allocator_get_ooms (VsCachingAllocator *ca);
 
+/* The most memory any attempt to take a new segment or map pages would
+ * have reserved had it succeeded (0 before any): under any limit at least
+ * this, the allocator would have decided exactly as it did. */
+gint64 vs_caching_allocator_get_max_need (VsCachingAllocator *ca);
+
 G_END_DECLS

@@ -168,7 +168,9 @@ vs_trace_sqlite_open (const char *file, sqlite3 **db, int flags)
 gboolean
 vs_trace_open_connection (VsTrace *trace, const char *file, GError **error)
 {
-  int rc = vs_trace_sqlite_open (file, &trace->db, SQLITE_OPEN_READONLY);
+  /* A VsTrace is used from one thread at a time (vs-trace.h): SQLite's
+   * per-call mutex would only cost time on every row read. */
+  int rc = vs_trace_sqlite_open (file, &trace->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX);
 
   if (rc != SQLITE_OK)
     {

@@ -18,10 +18,13 @@
  * reconstructed as live at its first entry) become the model's starting
  * state instead.
  *
- * Two passes: the first derives the limit and collects the recorded
- * segment addresses (handed to the model so that best-fit ties between
- * equal blocks break as they did); the second replays.  Neither keeps the
- * events: memory follows the number of live blocks, not the trace's size.
+ * One pass replays and learns what the limit must be at once (with no
+ * limit, or the one given); a second replays again only when the derived
+ * limit or the decision on a run of releases would have changed the first
+ * (see vs_whatif_run).  The recorded segment addresses are handed to the
+ * model as they are read, so that best-fit ties between equal blocks break
+ * as they did.  Events are not kept: memory follows the number of live
+ * blocks, not the trace's size.
  */
 #include "vs-whatif.h"
 
@@ -102,14 +105,15 @@ step_row (Reader *r)
   r->have_row = rc == SQLITE_ROW;
   if (rc == SQLITE_ROW)
     {
+      /* NULL reads as 0: a size the trace does not know counts nothing */
       r->row.op = sqlite3_column_int (r->events, 0);
       r->row.ts = sqlite3_column_int64 (r->events, 1);
       r->row.address = sqlite3_column_int64 (r->events, 2);
-      r->row.size = vs_column_int (r->events, 3);
-      r->row.block_bytes = vs_column_int (r->events, 4);
+      r->row.size = sqlite3_column_int64 (r->events, 3);
       r->row.stream = vs_column_int (r->events, 5);
-      if (r->row.size == VS_UNKNOWN)
-        r->row.size = 0;
+      /* the rounded size matters only for what was live before the history
+       * (rows without a stream) */
+      r->row.block_bytes = r->row.stream == VS_UNKNOWN ? vs_column_int (r->events, 4) : VS_UNKNOWN;
     }
   else if (rc != SQLITE_DONE && !r->failed)
     r->failed = !vs_trace_sql_error (r->trace, r->error);
@@ -243,24 +247,121 @@ reader_next (Reader *r, Ev *ev)
     }
 }
 
-/* What the first pass learns. */
+/* Live blocks by recorded address: open addressing with linear probing
+ * (a GHashTable costs a third of a replay's time on large traces). */
 typedef struct
 {
-  gint64 peak_reserved;
-  gint64 limit;          /* derived; G_MAXINT64: none */
-  GArray *group_empty;   /* gboolean per EV_RELEASES: replay as empty_cache() */
-  GHashTable *addresses; /* segment bytes -> GQueue of recorded addresses, in order */
-  gint64 default_stream; /* the most used stream */
-} Derived;
+  gint64 *keys;
+  VsCaBlock **values; /* NULL: empty slot */
+  gsize mask;
+  gsize count;
+} LiveMap;
 
-static void
-derived_clear (Derived *d)
+static gsize
+live_slot (const LiveMap *m, gint64 key)
 {
-  g_clear_pointer (&d->group_empty, g_array_unref);
-  g_clear_pointer (&d->addresses, g_hash_table_unref);
+  guint64 h = (guint64)key * 0x9E3779B97F4A7C15ull;
+  return (gsize)(h >> 20) & m->mask;
 }
 
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Derived, derived_clear)
+static void
+live_init (LiveMap *m)
+{
+  m->mask = 1023;
+  m->count = 0;
+  m->keys = g_new (gint64, m->mask + 1);
+  m->values = g_new0 (VsCaBlock *, m->mask + 1);
+}
+
+static void
+live_clear (LiveMap *m)
+{
+  g_clear_pointer (&m->keys, g_free);
+  g_clear_pointer (&m->values, g_free);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (LiveMap, live_clear)
+
+static VsCaBlock *
+live_get (const LiveMap *m, gint64 key)
+{
+  for (gsize i = live_slot (m, key);; i = (i + 1) & m->mask)
+    {
+      if (m->values[i] == NULL)
+        return NULL;
+      if (m->keys[i] == key)
+        return m->values[i];
+    }
+}
+
+static void live_put (LiveMap *m, gint64 key, VsCaBlock *value);
+
+static void
+live_grow (LiveMap *m)
+{
+  LiveMap old = *m;
+  m->mask = old.mask * 2 + 1;
+  m->count = 0;
+  m->keys = g_new (gint64, m->mask + 1);
+  m->values = g_new0 (VsCaBlock *, m->mask + 1);
+  for (gsize i = 0; i <= old.mask; i++)
+    if (old.values[i] != NULL)
+      live_put (m, old.keys[i], old.values[i]);
+  live_clear (&old);
+}
+
+/* Sets key's value (replacing any). */
+static void
+live_put (LiveMap *m, gint64 key, VsCaBlock *value)
+{
+  g_assert (value != NULL);
+  if ((m->count + 1) * 2 > m->mask + 1)
+    live_grow (m);
+  gsize i = live_slot (m, key);
+  while (m->values[i] != NULL && m->keys[i] != key)
+    i = (i + 1) & m->mask;
+  if (m->values[i] == NULL)
+    m->count++;
+  m->keys[i] = key;
+  m->values[i] = value;
+}
+
+/* Removes key; returns its value, or NULL when absent.  Later entries of
+ * the probe run are shifted back so that no tombstones are needed. */
+static VsCaBlock *
+live_take (LiveMap *m, gint64 key)
+{
+  gsize i = live_slot (m, key);
+  while (m->values[i] != NULL && m->keys[i] != key)
+    i = (i + 1) & m->mask;
+  VsCaBlock *found = m->values[i];
+  if (found == NULL)
+    return NULL;
+  m->values[i] = NULL;
+  m->count--;
+  for (gsize j = (i + 1) & m->mask; m->values[j] != NULL; j = (j + 1) & m->mask)
+    {
+      gsize home = live_slot (m, m->keys[j]);
+      /* j's entry may move to the hole at i unless its home lies
+       * cyclically in (i, j] */
+      if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j))
+        {
+          m->keys[i] = m->keys[j];
+          m->values[i] = m->values[j];
+          m->values[j] = NULL;
+          i = j;
+        }
+    }
+  return found;
+}
+
+/* The addresses the recorded run got for its segments, by size, in
+ * order; filled as the trace is read (a segment_alloc comes before the
+ * alloc it was for). */
+typedef struct
+{
+  GHashTable *addresses; /* gint64 bytes -> GQueue */
+} Oracle;
 
 static void
 queue_free (gpointer q)
@@ -268,128 +369,14 @@ queue_free (gpointer q)
   g_queue_free (q);
 }
 
-/* The first pass: the recorded reserved peak, each run of releases told
- * apart (a retry's or empty_cache()'s), the limit, the recorded segment
- * addresses and the most used stream. */
-static gboolean
-derive (VsTrace *trace, gint64 allocator_id, gint64 device_total, Derived *d, GError **error)
+static void
+oracle_add (Oracle *o, gint64 bytes, gint64 address)
 {
-  Reader r;
-  Ev ev;
-  gint64 reserved = 0;
-  g_autoptr (GArray) group_bound = g_array_new (FALSE, FALSE, sizeof (gint64));
-  g_autoptr (GArray) failure_bound = g_array_new (FALSE, FALSE, sizeof (gint64));
-  g_autoptr (GHashTable) streams = g_hash_table_new (g_int64_hash, g_int64_equal);
-  g_autoptr (GArray) stream_keys = g_array_new (FALSE, FALSE, sizeof (gint64));
-  gint64 best_count = 0;
-
-  memset (d, 0, sizeof *d);
-  d->group_empty = g_array_new (FALSE, FALSE, sizeof (gboolean));
-  d->addresses = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, queue_free);
-  d->default_stream = 0;
-  if (!reader_start (&r, trace, allocator_id, error))
-    {
-      reader_stop (&r);
-      return FALSE;
-    }
-  for (reader_next (&r, &ev); ev.kind != EV_END; reader_next (&r, &ev))
-    switch (ev.kind)
-      {
-      case EV_PREFIX_SEGMENT:
-      case EV_SEGMENT:
-        reserved += ev.size;
-        d->peak_reserved = MAX (d->peak_reserved, reserved);
-        if (ev.kind == EV_SEGMENT && ev.op == VS_ALLOC_OP_SEGMENT_ALLOC)
-          {
-            GQueue *q = g_hash_table_lookup (d->addresses, &ev.size);
-            if (q == NULL)
-              g_hash_table_insert (d->addresses, g_memdup2 (&ev.size, sizeof ev.size),
-                                   q = g_queue_new ());
-            g_queue_push_tail (q, GSIZE_TO_POINTER ((gsize)ev.address));
-          }
-        break;
-      case EV_RELEASES:
-        {
-          gint64 bound = ev.next == NEXT_SEGMENT ? reserved + ev.next_size - 1 : VS_UNKNOWN;
-          gboolean empty = ev.next == NEXT_OTHER;
-          reserved -= ev.size;
-          g_array_append_val (group_bound, bound);
-          g_array_append_val (d->group_empty, empty);
-          break;
-        }
-      case EV_FAIL:
-        {
-          gint64 room = ev.size - 1;
-          if (ev.device_free != VS_UNKNOWN && ev.device_free >= 0)
-            room = MIN (room, ev.device_free);
-          gint64 bound = reserved + MAX (room, 0);
-          g_array_append_val (failure_bound, bound);
-          break;
-        }
-      case EV_ALLOC:
-        {
-          gint64 *n = g_hash_table_lookup (streams, &ev.stream);
-          if (n == NULL)
-            {
-              n = g_new0 (gint64, 2);
-              n[0] = ev.stream;
-              g_hash_table_insert (streams, n, n);
-            }
-          if (++n[1] > best_count)
-            {
-              best_count = n[1];
-              d->default_stream = ev.stream;
-            }
-          break;
-        }
-      default:
-        break;
-      }
-  reader_stop (&r);
-  {
-    GHashTableIter it;
-    gpointer key;
-    g_hash_table_iter_init (&it, streams);
-    while (g_hash_table_iter_next (&it, &key, NULL))
-      g_free (key);
-  }
-  if (r.failed)
-    return FALSE;
-
-  /* A release right before a new segment is either the allocator's own
-   * (its cudaMalloc failed: release cached blocks, retry) or the program's
-   * empty_cache() followed by an allocation; the trace cannot tell them
-   * apart, and both replay the recorded run exactly (with the limit that
-   * makes the retry necessary, or with an empty_cache()).  It is taken for
-   * a retry only under evidence of a full device: an out-of-memory failure
-   * in the trace, or a retry point within a tenth of the device's known
-   * capacity; and never when a cap of at least the
-   * recorded peak would have let the segment be had without it. */
-  gint64 limit = G_MAXINT64;
-  gboolean pressure = failure_bound->len > 0;
-  for (guint i = 0; i < group_bound->len; i++)
-    {
-      gint64 b = g_array_index (group_bound, gint64, i);
-      if (b == VS_UNKNOWN)
-        continue;
-      if (b < d->peak_reserved
-          || !(pressure || (device_total > 0 && b >= device_total - device_total / 10)))
-        g_array_index (d->group_empty, gboolean, i) = TRUE;
-      else
-        limit = MIN (limit, b);
-    }
-  for (guint i = 0; i < failure_bound->len; i++)
-    limit = MIN (limit, g_array_index (failure_bound, gint64, i));
-  if (limit == G_MAXINT64)
-    limit = device_total > 0 ? device_total : G_MAXINT64;
-  d->limit = MAX (limit, d->peak_reserved);
-  return TRUE;
+  GQueue *q = g_hash_table_lookup (o->addresses, &bytes);
+  if (q == NULL)
+    g_hash_table_insert (o->addresses, g_memdup2 (&bytes, sizeof bytes), q = g_queue_new ());
+  g_queue_push_tail (q, GSIZE_TO_POINTER ((gsize)address));
 }
-
-typedef struct
-{
-  GHashTable *addresses;
-} Oracle;
 
 static gint64
 oracle_address (gpointer data, gint64 bytes)
@@ -491,58 +478,118 @@ vs_whatif_own_alloc_conf (VsTrace *trace, gint64 allocator_id, GError **error)
   return vs_alloc_conf_to_string (&conf);
 }
 
-gboolean
-vs_whatif_run (VsTrace *trace, gint64 allocator_id, const char *alloc_conf, gint64 limit_bytes,
-               VsWhatifFlags flags, VsWhatifResult *out, GError **error)
+/* What a pass learns about the recorded run, for the limit (see
+ * vs_whatif_run). */
+typedef struct
 {
-  VsAllocConf conf;
-  g_auto (Derived) derived = { 0 };
+  gint64 reserved, peak_reserved;
+  GArray *group_bound;   /* gint64 per run of releases: VS_UNKNOWN when no new segment follows */
+  GArray *group_empty;   /* gboolean per run of releases: replayed as empty_cache() */
+  GArray *failure_bound; /* gint64 per failure */
+} Record;
 
-  g_return_val_if_fail (trace != NULL && out != NULL, FALSE);
-  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
-  g_return_val_if_fail (limit_bytes == VS_UNKNOWN || limit_bytes >= 0, FALSE);
+static void
+record_init (Record *rec)
+{
+  memset (rec, 0, sizeof *rec);
+  rec->group_bound = g_array_new (FALSE, FALSE, sizeof (gint64));
+  rec->group_empty = g_array_new (FALSE, FALSE, sizeof (gboolean));
+  rec->failure_bound = g_array_new (FALSE, FALSE, sizeof (gint64));
+}
 
-  memset (out, 0, sizeof *out);
-  const VsAllocatorInfo *info = pytorch_allocator (trace, allocator_id, error);
-  if (info == NULL)
-    return FALSE;
-  if (alloc_conf == NULL ? !own_conf (trace, allocator_id, &conf, error)
-                         : !vs_alloc_conf_parse (alloc_conf, &conf, error))
-    return FALSE;
-  const VsDeviceInfo *dev = vs_trace_lookup_device (trace, info->device_id);
-  gint64 total = dev != NULL ? dev->total_bytes : VS_UNKNOWN;
-  if (!derive (trace, allocator_id, total, &derived, error))
-    return FALSE;
+static void
+record_clear (Record *rec)
+{
+  g_clear_pointer (&rec->group_bound, g_array_unref);
+  g_clear_pointer (&rec->group_empty, g_array_unref);
+  g_clear_pointer (&rec->failure_bound, g_array_unref);
+}
 
-  gboolean is_fraction = limit_bytes != VS_UNKNOWN;
-  gint64 limit = is_fraction ? limit_bytes : derived.limit;
-  g_autoptr (VsCachingAllocator) ca = vs_caching_allocator_new (&conf, limit, is_fraction, total);
-  Oracle oracle = { derived.addresses };
-  vs_caching_allocator_set_address_func (ca, oracle_address, &oracle);
-  out->device_id = info->device_id;
-  out->allocator_id = allocator_id;
-  out->alloc_conf = alloc_conf != NULL ? g_strdup (alloc_conf) : vs_alloc_conf_to_string (&conf);
-  out->limit_bytes = limit == G_MAXINT64 ? VS_UNKNOWN : limit;
-  out->limit_derived = !is_fraction;
-  out->first_failure_time_ns = VS_UNKNOWN;
-  if (flags & VS_WHATIF_SEGMENT_EVENTS)
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Record, record_clear)
+
+/* Whether a run of releases followed by a new segment was the allocator's
+ * own retry (it could not have had the segment without them) rather than
+ * empty_cache(): the trace cannot tell them apart, and both reproduce the
+ * recorded run.  A retry is assumed only under evidence of a full device
+ * (an out-of-memory failure in the trace, or a retry point within a tenth
+ * of the device's known capacity), and never when a cap of at least the
+ * recorded peak would have let the segment be had without the releases. */
+static gboolean
+is_retry (gint64 bound, gint64 peak, gboolean failures, gint64 total)
+{
+  if (bound == VS_UNKNOWN || bound < peak)
+    return FALSE;
+  return failures || (total > 0 && bound >= total - total / 10);
+}
+
+/* The limit the recorded run met, and the final decision on each run of
+ * releases (into empty). */
+static gint64
+decide (const Record *rec, gint64 total, GArray *empty)
+{
+  gboolean failures = rec->failure_bound->len > 0;
+  gint64 limit = G_MAXINT64;
+
+  g_array_set_size (empty, rec->group_bound->len);
+  for (guint i = 0; i < rec->group_bound->len; i++)
     {
-      out->segment_events = g_array_new (FALSE, FALSE, sizeof (VsWhatifSegmentEvent));
-      vs_caching_allocator_set_segment_func (ca, record_segment, out->segment_events);
+      gint64 b = g_array_index (rec->group_bound, gint64, i);
+      gboolean retry = is_retry (b, rec->peak_reserved, failures, total);
+      /* runs followed by a failure are that failure's releases */
+      g_array_index (empty, gboolean, i)
+          = b == VS_UNKNOWN ? g_array_index (rec->group_empty, gboolean, i) : !retry;
+      if (retry)
+        limit = MIN (limit, b);
     }
+  for (guint i = 0; i < rec->failure_bound->len; i++)
+    limit = MIN (limit, g_array_index (rec->failure_bound, gint64, i));
+  if (limit == G_MAXINT64)
+    limit = total > 0 ? total : G_MAXINT64;
+  return MAX (limit, rec->peak_reserved);
+}
 
+typedef struct
+{
+  VsTrace *trace;
+  gint64 allocator_id;
+  const VsAllocConf *conf;
+  gint64 limit;
+  gboolean is_fraction;
+  gint64 total;
+  const GArray *decisions; /* gboolean per run of releases; NULL: decide as read */
+  gint64 default_stream;
+  VsWhatifFlags flags;
+} Pass;
+
+/* One replay of the trace through a new model; fills rec (what the trace
+ * says) and out, and *max_need (see vs_caching_allocator_get_max_need). */
+static gboolean
+replay (const Pass *a, Record *rec, VsWhatifResult *out, gint64 *max_need, GError **error)
+{
+  g_autoptr (VsCachingAllocator) ca
+      = vs_caching_allocator_new (a->conf, a->limit, a->is_fraction, a->total);
+  Oracle oracle = { g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, queue_free) };
+  g_autoptr (GHashTable) addresses = oracle.addresses;
   /* Recorded address -> the model's block for it (absent when the model
    * failed that request). */
-  g_autoptr (GHashTable) live = g_hash_table_new (NULL, NULL);
+  g_auto (LiveMap) live;
+  live_init (&live);
   VsCaBlock *pending = NULL; /* a recorded failure the model satisfied */
-  gint64 last_stream = derived.default_stream;
-  guint group = 0;
+  gint64 last_stream = a->default_stream;
   Reader r;
   Ev ev;
-  if (!reader_start (&r, trace, allocator_id, error))
+
+  vs_caching_allocator_set_address_func (ca, oracle_address, &oracle);
+  if (out->segment_events != NULL)
+    {
+      g_array_set_size (out->segment_events, 0);
+      vs_caching_allocator_set_segment_func (ca, record_segment, out->segment_events);
+    }
+  out->request_count = out->failed_alloc_count = 0;
+  out->first_failure_time_ns = VS_UNKNOWN;
+  if (!reader_start (&r, a->trace, a->allocator_id, error))
     {
       reader_stop (&r);
-      vs_whatif_result_clear (out);
       return FALSE;
     }
   for (reader_next (&r, &ev); ev.kind != EV_END; reader_next (&r, &ev))
@@ -558,17 +605,33 @@ vs_whatif_run (VsTrace *trace, gint64 allocator_id, const char *alloc_conf, gint
       switch (ev.kind)
         {
         case EV_PREFIX_SEGMENT:
-          vs_caching_allocator_add_segment (ca, ev.address, ev.size, derived.default_stream,
+          rec->reserved += ev.size;
+          rec->peak_reserved = MAX (rec->peak_reserved, rec->reserved);
+          vs_caching_allocator_add_segment (ca, ev.address, ev.size, a->default_stream,
                                             ev.size == VS_CA_SMALL_BUFFER);
+          break;
+        case EV_SEGMENT:
+          rec->reserved += ev.size;
+          rec->peak_reserved = MAX (rec->peak_reserved, rec->reserved);
+          if (ev.op == VS_ALLOC_OP_SEGMENT_ALLOC)
+            oracle_add (&oracle, ev.size, ev.address);
           break;
         case EV_PREFIX_BLOCK:
           b = vs_caching_allocator_place_block (ca, ev.address, ev.size, ev.block_bytes,
-                                                derived.default_stream);
+                                                a->default_stream);
           if (b != NULL)
-            g_hash_table_insert (live, GSIZE_TO_POINTER ((gsize)ev.address), b);
+            live_put (&live, ev.address, b);
           break;
-        case EV_ALLOC:
         case EV_FAIL:
+          {
+            gint64 room = ev.size - 1;
+            if (ev.device_free != VS_UNKNOWN && ev.device_free >= 0)
+              room = MIN (room, ev.device_free);
+            gint64 bound = rec->reserved + MAX (room, 0);
+            g_array_append_val (rec->failure_bound, bound);
+          }
+          G_GNUC_FALLTHROUGH;
+        case EV_ALLOC:
           out->request_count++;
           if (ev.kind == EV_ALLOC)
             last_stream = ev.stream;
@@ -576,43 +639,142 @@ vs_whatif_run (VsTrace *trace, gint64 allocator_id, const char *alloc_conf, gint
           if (b == NULL)
             {
               if (out->failed_alloc_count++ == 0)
-                out->first_failure_time_ns = vs_trace_rel (trace, ev.ts);
+                out->first_failure_time_ns = vs_trace_rel (a->trace, ev.ts);
             }
           else if (ev.kind == EV_FAIL)
             pending = b;
           else
             {
-              VsCaBlock *old = g_hash_table_lookup (live, GSIZE_TO_POINTER ((gsize)ev.address));
+              VsCaBlock *old = live_get (&live, ev.address);
               if (old != NULL)
                 vs_caching_allocator_release (ca, old); /* its free was not recorded */
-              g_hash_table_insert (live, GSIZE_TO_POINTER ((gsize)ev.address), b);
+              live_put (&live, ev.address, b);
             }
           break;
         case EV_FREE:
-          if (g_hash_table_steal_extended (live, GSIZE_TO_POINTER ((gsize)ev.address), NULL,
-                                           (gpointer *)&b))
+          if ((b = live_take (&live, ev.address)) != NULL)
             vs_caching_allocator_release (ca, b);
           break;
         case EV_RELEASES:
-          g_assert (group < derived.group_empty->len);
-          if (g_array_index (derived.group_empty, gboolean, group))
-            vs_caching_allocator_empty_cache (ca);
-          group++;
-          break;
+          {
+            gint64 bound = ev.next == NEXT_SEGMENT ? rec->reserved + ev.next_size - 1 : VS_UNKNOWN;
+            guint i = rec->group_bound->len;
+            gboolean empty;
+            if (a->decisions != NULL)
+              empty = g_array_index (a->decisions, gboolean, i);
+            else if (bound != VS_UNKNOWN)
+              empty = !is_retry (bound, rec->peak_reserved, rec->failure_bound->len > 0, a->total);
+            else
+              empty = ev.next == NEXT_OTHER;
+            rec->reserved -= ev.size;
+            g_array_append_val (rec->group_bound, bound);
+            g_array_append_val (rec->group_empty, empty);
+            if (empty)
+              vs_caching_allocator_empty_cache (ca);
+            break;
+          }
         default:
           break;
         }
     }
   reader_stop (&r);
   if (r.failed)
-    {
-      vs_whatif_result_clear (out);
-      return FALSE;
-    }
+    return FALSE;
   out->peak_reserved_bytes = vs_caching_allocator_get_peak_reserved (ca);
   out->peak_allocated_bytes = vs_caching_allocator_get_peak_requested (ca);
   out->final_reserved_bytes = vs_caching_allocator_get_reserved (ca);
   out->segment_alloc_count = vs_caching_allocator_get_segment_allocs (ca);
   out->segment_free_count = vs_caching_allocator_get_segment_frees (ca);
+  *max_need = vs_caching_allocator_get_max_need (ca);
+  return TRUE;
+}
+
+static const char *first_stream_sql
+    = "SELECT stream FROM alloc_event WHERE allocator_id = ?1 AND op = 1"
+      " AND stream IS NOT NULL ORDER BY id LIMIT 1";
+
+gboolean
+vs_whatif_run (VsTrace *trace, gint64 allocator_id, const char *alloc_conf, gint64 limit_bytes,
+               VsWhatifFlags flags, VsWhatifResult *out, GError **error)
+{
+  VsAllocConf conf;
+
+  g_return_val_if_fail (trace != NULL && out != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+  g_return_val_if_fail (limit_bytes == VS_UNKNOWN || limit_bytes >= 0, FALSE);
+
+  memset (out, 0, sizeof *out);
+  const VsAllocatorInfo *info = pytorch_allocator (trace, allocator_id, error);
+  if (info == NULL)
+    return FALSE;
+  if (alloc_conf == NULL ? !own_conf (trace, allocator_id, &conf, error)
+                         : !vs_alloc_conf_parse (alloc_conf, &conf, error))
+    return FALSE;
+  const VsDeviceInfo *dev = vs_trace_lookup_device (trace, info->device_id);
+  gboolean derived = limit_bytes == VS_UNKNOWN;
+  Pass a = {
+    .trace = trace,
+    .allocator_id = allocator_id,
+    .conf = &conf,
+    .limit = derived ? G_MAXINT64 : limit_bytes,
+    .is_fraction = !derived,
+    .total = dev != NULL ? dev->total_bytes : VS_UNKNOWN,
+    .decisions = NULL,
+    .default_stream = 0,
+    .flags = flags,
+  };
+  /* The stream of what was live before the history (and of a failure
+   * before any allocation): the first one used. */
+  sqlite3_stmt *stmt = vs_trace_statement (trace, first_stream_sql, error);
+  if (stmt == NULL)
+    return FALSE;
+  sqlite3_bind_int64 (stmt, 1, allocator_id);
+  int rc = sqlite3_step (stmt);
+  if (rc == SQLITE_ROW)
+    a.default_stream = sqlite3_column_int64 (stmt, 0);
+  sqlite3_reset (stmt);
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+    return vs_trace_sql_error (trace, error);
+
+  out->device_id = info->device_id;
+  out->allocator_id = allocator_id;
+  out->alloc_conf = alloc_conf != NULL ? g_strdup (alloc_conf) : vs_alloc_conf_to_string (&conf);
+  if (flags & VS_WHATIF_SEGMENT_EVENTS)
+    out->segment_events = g_array_new (FALSE, FALSE, sizeof (VsWhatifSegmentEvent));
+
+  /* One pass replays and learns the recorded run at once, with no limit
+   * (or the one given) and each run of releases decided as it is read.
+   * Its result stands when the limit derived at the end would have
+   * changed nothing: no decision differs and, under a derived limit, no
+   * new segment was ever wanted beyond it.  Otherwise a second pass
+   * replays with the limit and decisions known. */
+  g_auto (Record) rec;
+  record_init (&rec);
+  gint64 max_need = 0;
+  if (!replay (&a, &rec, out, &max_need, error))
+    {
+      vs_whatif_result_clear (out);
+      return FALSE;
+    }
+  g_autoptr (GArray) decisions = g_array_new (FALSE, FALSE, sizeof (gboolean));
+  gint64 limit = decide (&rec, a.total, decisions);
+  gboolean same
+      = decisions->len == rec.group_empty->len
+        && memcmp (decisions->data, rec.group_empty->data, decisions->len * sizeof (gboolean)) == 0;
+  if (!same || (derived && max_need > limit))
+    {
+      g_auto (Record) again;
+      record_init (&again);
+      a.limit = derived ? limit : limit_bytes;
+      a.decisions = decisions;
+      if (!replay (&a, &again, out, &max_need, error))
+        {
+          vs_whatif_result_clear (out);
+          return FALSE;
+        }
+    }
+  limit = derived ? limit : limit_bytes;
+  out->limit_bytes = limit == G_MAXINT64 ? VS_UNKNOWN : limit;
+  out->limit_derived = derived;
   return TRUE;
 }
