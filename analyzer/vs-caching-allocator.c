@@ -793,6 +793,116 @@ vs_caching_allocator_empty_cache (VsCachingAllocator *ca)
   release_cached_blocks (ca);
 }
 
+/* The bytes unmap_block() would unmap of a free block of an expandable
+ * segment: its whole pages. */
+static gint64
+unmappable (const VsCaBlock *b)
+{
+  Expandable *es = b->es;
+  gint64 first = (b->ptr - es->base + es->page - 1) / es->page;
+  gint64 end = (b->ptr + b->size - es->base) / es->page;
+  return end > first ? (end - first) * es->page : 0;
+}
+
+static gboolean
+add_releasable (gpointer key, gpointer value, gpointer data)
+{
+  const VsCaBlock *b = key;
+  gint64 *sum = data;
+  if (b->es != NULL)
+    *sum += unmappable (b);
+  else if (!is_split (b))
+    *sum += b->size;
+  return FALSE;
+}
+
+gint64
+vs_caching_allocator_get_releasable (VsCachingAllocator *ca)
+{
+  gint64 sum = 0;
+  g_return_val_if_fail (ca != NULL, 0);
+  g_tree_foreach (ca->large.blocks, add_releasable, &sum);
+  g_tree_foreach (ca->small.blocks, add_releasable, &sum);
+  return sum;
+}
+
+/* The free mapped block of either pool holding [address, address + bytes),
+ * or NULL. */
+static VsCaBlock *
+find_free_block (VsCachingAllocator *ca, gint64 address, gint64 bytes)
+{
+  Pool *pools[] = { &ca->large, &ca->small };
+  g_autoptr (GPtrArray) list = g_ptr_array_new ();
+  for (int k = 0; k < 2; k++)
+    {
+      g_ptr_array_set_size (list, 0);
+      g_tree_foreach (pools[k]->blocks, collect_block, list);
+      for (guint i = 0; i < list->len; i++)
+        {
+          VsCaBlock *b = g_ptr_array_index (list, i);
+          if (b->ptr <= address && address + bytes <= b->ptr + b->size)
+            return b;
+        }
+    }
+  return NULL;
+}
+
+gboolean
+vs_caching_allocator_release_recorded (VsCachingAllocator *ca, int op, gint64 address, gint64 bytes)
+{
+  g_return_val_if_fail (ca != NULL, FALSE);
+  VsCaBlock *b = find_free_block (ca, address, bytes);
+  if (b == NULL)
+    return FALSE;
+  if (op == 5)
+    {
+      if (b->es != NULL || is_split (b) || b->ptr != address || b->size != bytes)
+        return FALSE;
+      release_block (ca, b);
+      return TRUE;
+    }
+  Expandable *es = b->es;
+  if (op != 7 || es == NULL || (address - es->base) % es->page != 0 || bytes % es->page != 0)
+    return FALSE;
+  /* Cut the free block to exactly the range, then unmap it whole. */
+  Pool *pool = b->pool;
+  blocks_remove (pool, b);
+  if (address > b->ptr)
+    {
+      VsCaBlock *f = block_new (ca, pool, b->stream, b->ptr, address - b->ptr);
+      f->es = es;
+      f->prev = b->prev;
+      if (b->prev)
+        b->prev->next = f;
+      f->next = b;
+      b->prev = f;
+      b->size -= f->size;
+      b->ptr = address;
+      insert_into_blocks (pool, f);
+    }
+  if (b->size > bytes)
+    {
+      VsCaBlock *f = block_new (ca, pool, b->stream, address + bytes, b->size - bytes);
+      f->es = es;
+      f->next = b->next;
+      if (b->next)
+        b->next->prev = f;
+      f->prev = b;
+      b->next = f;
+      b->size = bytes;
+      insert_into_blocks (pool, f);
+    }
+  insert_into_blocks (pool, b);
+  unmap_block (ca, b);
+  if (!b->mapped && !is_split (b))
+    {
+      unmapped_remove (pool, b);
+      g_ptr_array_remove_fast (ca->expandables, b->es);
+      block_free (ca, b);
+    }
+  return TRUE;
+}
+
 void
 vs_caching_allocator_add_segment (VsCachingAllocator *ca, gint64 address, gint64 bytes,
                                   gint64 stream, gboolean small)

@@ -69,6 +69,18 @@ void vs_caching_allocator_release (VsCachingAllocator *ca, VsCaBlock *block);
 /* torch.cuda.empty_cache(): every cached segment not in use goes back. */
 void vs_caching_allocator_empty_cache (VsCachingAllocator *ca);
 
+/* The bytes empty_cache() would give back now: every cached segment with
+ * no block in use, and the whole free pages of expandable segments. */
+gint64 vs_caching_allocator_get_releasable (VsCachingAllocator *ca);
+
+/* Gives back what a recorded run gave back: the cached segment at address
+ * (op 5, segment_free), or the bytes at address of a free stretch of an
+ * expandable segment (op 7, segment_unmap).  Returns FALSE, changing
+ * nothing, when the model holds no such free memory (it is out of step
+ * with the recorded run). */
+gboolean vs_caching_allocator_release_recorded (VsCachingAllocator *ca, int op, gint64 address,
+                                                gint64 bytes);
+
 /* State that existed before a replay starts: a segment of bytes at address
  * (of the small pool when small), reserved at once; then blocks in use
  * inside it.  place_block marks [address, address + block_bytes) of the

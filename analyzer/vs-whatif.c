@@ -88,6 +88,7 @@ typedef struct
   Row row;
   gint64 fail_ts, fail_size, fail_free;
   gboolean in_prefix;
+  GArray *releases; /* Row: the releases of the last EV_RELEASES */
   GError **error;
   gboolean failed;
 } Reader;
@@ -140,6 +141,7 @@ static gboolean
 reader_start (Reader *r, VsTrace *trace, gint64 allocator_id, GError **error)
 {
   memset (r, 0, sizeof *r);
+  r->releases = g_array_new (FALSE, FALSE, sizeof (Row));
   r->trace = trace;
   r->error = error;
   r->in_prefix = TRUE;
@@ -159,6 +161,7 @@ reader_start (Reader *r, VsTrace *trace, gint64 allocator_id, GError **error)
 static void
 reader_stop (Reader *r)
 {
+  g_clear_pointer (&r->releases, g_array_unref);
   if (r->events)
     sqlite3_reset (r->events);
   if (r->failures)
@@ -226,9 +229,12 @@ reader_next (Reader *r, Ev *ev)
         case VS_ALLOC_OP_SEGMENT_UNMAP:
           r->in_prefix = FALSE;
           ev->kind = EV_RELEASES;
+          g_array_set_size (r->releases, 0);
+          g_array_append_val (r->releases, row);
           while (r->have_row && is_release (r->row.op) && !failure_first (r))
             {
               ev->size += r->row.size;
+              g_array_append_val (r->releases, r->row);
               step_row (r);
             }
           if (failure_first (r))
@@ -478,14 +484,18 @@ vs_whatif_own_alloc_conf (VsTrace *trace, gint64 allocator_id, GError **error)
   return vs_alloc_conf_to_string (&conf);
 }
 
-/* What a pass learns about the recorded run, for the limit (see
+/* What the learning pass finds out about the recorded run (see
  * vs_whatif_run). */
 typedef struct
 {
   gint64 reserved, peak_reserved;
   GArray *group_bound;   /* gint64 per run of releases: VS_UNKNOWN when no new segment follows */
-  GArray *group_empty;   /* gboolean per run of releases: replayed as empty_cache() */
+  GArray *group_next;    /* NextKind per run of releases */
+  GArray *group_partial; /* gboolean per run: it gave back less than empty_cache() would have */
+  GArray *group_whole;   /* gboolean per run: it gave back exactly what empty_cache() would have */
   GArray *failure_bound; /* gint64 per failure */
+  gboolean in_step;      /* the model followed every recorded release */
+  gboolean fail_cache;   /* a failure came with cached memory left to release */
 } Record;
 
 static void
@@ -493,53 +503,63 @@ record_init (Record *rec)
 {
   memset (rec, 0, sizeof *rec);
   rec->group_bound = g_array_new (FALSE, FALSE, sizeof (gint64));
-  rec->group_empty = g_array_new (FALSE, FALSE, sizeof (gboolean));
+  rec->group_next = g_array_new (FALSE, FALSE, sizeof (NextKind));
+  rec->group_partial = g_array_new (FALSE, FALSE, sizeof (gboolean));
+  rec->group_whole = g_array_new (FALSE, FALSE, sizeof (gboolean));
   rec->failure_bound = g_array_new (FALSE, FALSE, sizeof (gint64));
+  rec->in_step = TRUE;
 }
 
 static void
 record_clear (Record *rec)
 {
   g_clear_pointer (&rec->group_bound, g_array_unref);
-  g_clear_pointer (&rec->group_empty, g_array_unref);
+  g_clear_pointer (&rec->group_next, g_array_unref);
+  g_clear_pointer (&rec->group_partial, g_array_unref);
+  g_clear_pointer (&rec->group_whole, g_array_unref);
   g_clear_pointer (&rec->failure_bound, g_array_unref);
 }
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Record, record_clear)
 
 /* Whether a run of releases followed by a new segment was the allocator's
- * own retry (it could not have had the segment without them) rather than
- * empty_cache(): the trace cannot tell them apart, and both reproduce the
- * recorded run.  A retry is assumed only under evidence of a full device
- * (an out-of-memory failure in the trace, or a retry point within a tenth
- * of the device's known capacity), and never when a cap of at least the
- * recorded peak would have let the segment be had without the releases. */
+ * own release before a retry rather than the program's empty_cache(): the
+ * trace cannot always tell them apart, and both reproduce the recorded
+ * run.  A retry when it gave back less than empty_cache() would have
+ * (max_split_size's release_available_cached_blocks); otherwise only under
+ * evidence of a full device (an out-of-memory failure in the trace, or a
+ * retry point within a tenth of the device's known capacity), and never
+ * when a cap of at least the recorded peak would have let the segment be
+ * had without the releases. */
 static gboolean
-is_retry (gint64 bound, gint64 peak, gboolean failures, gint64 total)
+is_retry (const Record *rec, guint i, gint64 total)
 {
-  if (bound == VS_UNKNOWN || bound < peak)
+  gint64 bound = g_array_index (rec->group_bound, gint64, i);
+  if (bound == VS_UNKNOWN)
     return FALSE;
-  return failures || (total > 0 && bound >= total - total / 10);
+  if (g_array_index (rec->group_partial, gboolean, i))
+    return TRUE;
+  if (bound < rec->peak_reserved)
+    return FALSE;
+  return rec->failure_bound->len > 0 || (total > 0 && bound >= total - total / 10);
 }
 
-/* The limit the recorded run met, and the final decision on each run of
- * releases (into empty). */
+/* The limit the recorded run met, and the decision on each run of releases
+ * (into empty: replayed as empty_cache()). */
 static gint64
 decide (const Record *rec, gint64 total, GArray *empty)
 {
-  gboolean failures = rec->failure_bound->len > 0;
   gint64 limit = G_MAXINT64;
 
   g_array_set_size (empty, rec->group_bound->len);
   for (guint i = 0; i < rec->group_bound->len; i++)
     {
-      gint64 b = g_array_index (rec->group_bound, gint64, i);
-      gboolean retry = is_retry (b, rec->peak_reserved, failures, total);
-      /* runs followed by a failure are that failure's releases */
-      g_array_index (empty, gboolean, i)
-          = b == VS_UNKNOWN ? g_array_index (rec->group_empty, gboolean, i) : !retry;
+      NextKind next = g_array_index (rec->group_next, NextKind, i);
+      gboolean retry = is_retry (rec, i, total);
+      /* runs followed by a failure are that failure's own releases */
+      g_array_index (empty, gboolean, i) = next == NEXT_OTHER || (next == NEXT_SEGMENT && !retry);
       if (retry)
-        limit = MIN (limit, b);
+        limit = MIN (limit, g_array_index (rec->group_bound, gint64, i));
     }
   for (guint i = 0; i < rec->failure_bound->len; i++)
     limit = MIN (limit, g_array_index (rec->failure_bound, gint64, i));
@@ -556,13 +576,17 @@ typedef struct
   gint64 limit;
   gboolean is_fraction;
   gint64 total;
-  const GArray *decisions; /* gboolean per run of releases; NULL: decide as read */
+  const GArray *decisions; /* gboolean per run of releases; NULL: the learning pass */
   gint64 default_stream;
-  VsWhatifFlags flags;
 } Pass;
 
-/* One replay of the trace through a new model; fills rec (what the trace
- * says) and out, and *max_need (see vs_caching_allocator_get_max_need). */
+/* One replay of the trace through a new model, filling out.
+ *
+ * The learning pass (no decisions yet; the trace's own settings, no limit)
+ * follows the recorded run: it gives back exactly what the run gave back
+ * and fails exactly what failed, and fills rec with what is needed to
+ * derive the limit and to tell each run of releases apart.  A deciding
+ * pass replays as PyTorch would under the limit and decisions given. */
 static gboolean
 replay (const Pass *a, Record *rec, VsWhatifResult *out, gint64 *max_need, GError **error)
 {
@@ -570,15 +594,15 @@ replay (const Pass *a, Record *rec, VsWhatifResult *out, gint64 *max_need, GErro
       = vs_caching_allocator_new (a->conf, a->limit, a->is_fraction, a->total);
   Oracle oracle = { g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, queue_free) };
   g_autoptr (GHashTable) addresses = oracle.addresses;
-  /* Recorded address -> the model's block for it (absent when the model
-   * failed that request). */
   g_auto (LiveMap) live;
-  live_init (&live);
   VsCaBlock *pending = NULL; /* a recorded failure the model satisfied */
   gint64 last_stream = a->default_stream;
+  gboolean learning = a->decisions == NULL;
+  guint group = 0;
   Reader r;
   Ev ev;
 
+  live_init (&live);
   vs_caching_allocator_set_address_func (ca, oracle_address, &oracle);
   if (out->segment_events != NULL)
     {
@@ -630,19 +654,33 @@ replay (const Pass *a, Record *rec, VsWhatifResult *out, gint64 *max_need, GErro
             gint64 bound = rec->reserved + MAX (room, 0);
             g_array_append_val (rec->failure_bound, bound);
           }
-          G_GNUC_FALLTHROUGH;
+          out->request_count++;
+          if (learning)
+            {
+              /* As recorded: its releases came before it. */
+              if (vs_caching_allocator_get_releasable (ca) != 0)
+                rec->fail_cache = TRUE;
+              b = NULL;
+            }
+          else
+            b = vs_caching_allocator_malloc (ca, ev.size, last_stream);
+          if (b == NULL)
+            {
+              if (out->failed_alloc_count++ == 0)
+                out->first_failure_time_ns = vs_trace_rel (a->trace, ev.ts);
+            }
+          else
+            pending = b;
+          break;
         case EV_ALLOC:
           out->request_count++;
-          if (ev.kind == EV_ALLOC)
-            last_stream = ev.stream;
+          last_stream = ev.stream;
           b = vs_caching_allocator_malloc (ca, ev.size, last_stream);
           if (b == NULL)
             {
               if (out->failed_alloc_count++ == 0)
                 out->first_failure_time_ns = vs_trace_rel (a->trace, ev.ts);
             }
-          else if (ev.kind == EV_FAIL)
-            pending = b;
           else
             {
               VsCaBlock *old = live_get (&live, ev.address);
@@ -656,23 +694,28 @@ replay (const Pass *a, Record *rec, VsWhatifResult *out, gint64 *max_need, GErro
             vs_caching_allocator_release (ca, b);
           break;
         case EV_RELEASES:
-          {
-            gint64 bound = ev.next == NEXT_SEGMENT ? rec->reserved + ev.next_size - 1 : VS_UNKNOWN;
-            guint i = rec->group_bound->len;
-            gboolean empty;
-            if (a->decisions != NULL)
-              empty = g_array_index (a->decisions, gboolean, i);
-            else if (bound != VS_UNKNOWN)
-              empty = !is_retry (bound, rec->peak_reserved, rec->failure_bound->len > 0, a->total);
-            else
-              empty = ev.next == NEXT_OTHER;
-            rec->reserved -= ev.size;
-            g_array_append_val (rec->group_bound, bound);
-            g_array_append_val (rec->group_empty, empty);
-            if (empty)
-              vs_caching_allocator_empty_cache (ca);
-            break;
-          }
+          if (learning)
+            {
+              gint64 bound
+                  = ev.next == NEXT_SEGMENT ? rec->reserved + ev.next_size - 1 : VS_UNKNOWN;
+              gint64 releasable = vs_caching_allocator_get_releasable (ca);
+              gboolean partial = ev.size < releasable, whole = ev.size == releasable;
+              g_array_append_val (rec->group_bound, bound);
+              g_array_append_val (rec->group_next, ev.next);
+              g_array_append_val (rec->group_partial, partial);
+              g_array_append_val (rec->group_whole, whole);
+              for (guint i = 0; i < r.releases->len; i++)
+                {
+                  const Row *rel = &g_array_index (r.releases, Row, i);
+                  if (!vs_caching_allocator_release_recorded (ca, rel->op, rel->address, rel->size))
+                    rec->in_step = FALSE;
+                }
+            }
+          else if (g_array_index (a->decisions, gboolean, group))
+            vs_caching_allocator_empty_cache (ca);
+          group++;
+          rec->reserved -= ev.size;
+          break;
         default:
           break;
         }
@@ -686,6 +729,30 @@ replay (const Pass *a, Record *rec, VsWhatifResult *out, gint64 *max_need, GErro
   out->segment_alloc_count = vs_caching_allocator_get_segment_allocs (ca);
   out->segment_free_count = vs_caching_allocator_get_segment_frees (ca);
   *max_need = vs_caching_allocator_get_max_need (ca);
+  return TRUE;
+}
+
+/* Whether the learning pass is what a deciding pass with the trace's own
+ * settings, the derived limit and the decisions would give: the model
+ * followed every release, each release it was told to make is one it would
+ * have made itself (all of the cache, for empty_cache() and for a retry
+ * without max_split_size), each failure had nothing cached left, and no
+ * new segment was ever wanted beyond the limit. */
+static gboolean
+learned_is_decided (const Record *rec, const GArray *empty, const VsAllocConf *conf, gint64 limit,
+                    gint64 max_need)
+{
+  if (!rec->in_step || rec->fail_cache || max_need > limit)
+    return FALSE;
+  for (guint i = 0; i < empty->len; i++)
+    {
+      gboolean is_empty = g_array_index (empty, gboolean, i);
+      NextKind next = g_array_index (rec->group_next, NextKind, i);
+      if (!g_array_index (rec->group_whole, gboolean, i))
+        return FALSE;
+      if (!is_empty && next == NEXT_SEGMENT && conf->max_split_size != G_MAXINT64)
+        return FALSE;
+    }
   return TRUE;
 }
 
@@ -707,21 +774,23 @@ vs_whatif_run (VsTrace *trace, gint64 allocator_id, const char *alloc_conf, gint
   const VsAllocatorInfo *info = pytorch_allocator (trace, allocator_id, error);
   if (info == NULL)
     return FALSE;
-  if (alloc_conf == NULL ? !own_conf (trace, allocator_id, &conf, error)
-                         : !vs_alloc_conf_parse (alloc_conf, &conf, error))
+  VsAllocConf own;
+  if ((alloc_conf != NULL && !vs_alloc_conf_parse (alloc_conf, &conf, error))
+      || !own_conf (trace, allocator_id, &own, error))
     return FALSE;
+  if (alloc_conf == NULL)
+    conf = own;
   const VsDeviceInfo *dev = vs_trace_lookup_device (trace, info->device_id);
   gboolean derived = limit_bytes == VS_UNKNOWN;
   Pass a = {
     .trace = trace,
     .allocator_id = allocator_id,
-    .conf = &conf,
-    .limit = derived ? G_MAXINT64 : limit_bytes,
-    .is_fraction = !derived,
+    .conf = &own,
+    .limit = G_MAXINT64,
+    .is_fraction = FALSE,
     .total = dev != NULL ? dev->total_bytes : VS_UNKNOWN,
     .decisions = NULL,
     .default_stream = 0,
-    .flags = flags,
   };
   /* The stream of what was live before the history (and of a failure
    * before any allocation): the first one used. */
@@ -738,16 +807,15 @@ vs_whatif_run (VsTrace *trace, gint64 allocator_id, const char *alloc_conf, gint
 
   out->device_id = info->device_id;
   out->allocator_id = allocator_id;
-  out->alloc_conf = alloc_conf != NULL ? g_strdup (alloc_conf) : vs_alloc_conf_to_string (&conf);
   if (flags & VS_WHATIF_SEGMENT_EVENTS)
     out->segment_events = g_array_new (FALSE, FALSE, sizeof (VsWhatifSegmentEvent));
 
-  /* One pass replays and learns the recorded run at once, with no limit
-   * (or the one given) and each run of releases decided as it is read.
-   * Its result stands when the limit derived at the end would have
-   * changed nothing: no decision differs and, under a derived limit, no
-   * new segment was ever wanted beyond it.  Otherwise a second pass
-   * replays with the limit and decisions known. */
+  /* First the learning pass: the trace under its own settings, following
+   * what the recorded run gave back and what failed; from it the limit and
+   * the decisions.  Its result is the answer when nothing was asked but the
+   * trace itself and a replay under the derived limit and the decisions
+   * would have decided the same (learned_is_decided); otherwise a deciding
+   * pass replays the settings asked under the limit. */
   g_auto (Record) rec;
   record_init (&rec);
   gint64 max_need = 0;
@@ -758,14 +826,14 @@ vs_whatif_run (VsTrace *trace, gint64 allocator_id, const char *alloc_conf, gint
     }
   g_autoptr (GArray) decisions = g_array_new (FALSE, FALSE, sizeof (gboolean));
   gint64 limit = decide (&rec, a.total, decisions);
-  gboolean same
-      = decisions->len == rec.group_empty->len
-        && memcmp (decisions->data, rec.group_empty->data, decisions->len * sizeof (gboolean)) == 0;
-  if (!same || (derived && max_need > limit))
+  if (alloc_conf != NULL || !derived || (flags & VS_WHATIF_DECIDE)
+      || !learned_is_decided (&rec, decisions, &own, limit, max_need))
     {
       g_auto (Record) again;
       record_init (&again);
+      a.conf = &conf;
       a.limit = derived ? limit : limit_bytes;
+      a.is_fraction = !derived;
       a.decisions = decisions;
       if (!replay (&a, &again, out, &max_need, error))
         {
@@ -773,6 +841,7 @@ vs_whatif_run (VsTrace *trace, gint64 allocator_id, const char *alloc_conf, gint
           return FALSE;
         }
     }
+  out->alloc_conf = alloc_conf != NULL ? g_strdup (alloc_conf) : vs_alloc_conf_to_string (&own);
   limit = derived ? limit : limit_bytes;
   out->limit_bytes = limit == G_MAXINT64 ? VS_UNKNOWN : limit;
   out->limit_derived = derived;

@@ -22,6 +22,9 @@ typedef enum
 {
   VS_WHATIF_NONE = 0,
   VS_WHATIF_SEGMENT_EVENTS = 1 << 0, /* fill VsWhatifResult.segment_events */
+  VS_WHATIF_DECIDE = 1 << 1,         /* always replay with the model deciding every release
+                                      * itself, even when the pass that follows the recorded
+                                      * run already gives the answer (tests) */
 } VsWhatifFlags;
 
 /* One change of reserved memory in the replay. */

@@ -433,21 +433,27 @@ check_self_consistent (const char *path)
       gint64 id = g_array_index (ids, gint64, i);
       const VsAllocatorInfo *a = vs_trace_lookup_allocator (trace, id);
       VsSummary row;
-      g_auto (VsWhatifResult) r = { 0 };
       g_test_message ("%s: allocator %" G_GINT64_FORMAT, path, id);
-      g_assert_true (
-          vs_whatif_run (trace, id, NULL, VS_UNKNOWN, VS_WHATIF_SEGMENT_EVENTS, &r, &error));
-      g_assert_no_error (error);
       g_assert_true (vs_summary_get (trace, a->device_id, id, &row, &error));
       g_assert_no_error (error);
-      g_assert_cmpint (r.peak_reserved_bytes, ==, row.peak_reserved_bytes);
-      g_assert_cmpint (r.peak_allocated_bytes, ==, row.peak_allocated_bytes);
-      g_assert_cmpint (r.final_reserved_bytes, ==, row.final_reserved_bytes);
-      g_assert_cmpint (r.failed_alloc_count, ==, row.failed_alloc_count);
       g_autofree char *want = recorded_segments (path, id);
-      g_autofree char *got = replayed_segments (r.segment_events);
-      g_assert_cmpstr (got, ==, want);
-      g_assert_true (r.limit_bytes == VS_UNKNOWN || r.limit_bytes >= r.peak_reserved_bytes);
+      /* as whatif answers, and with the model deciding every release
+       * itself under the derived limit */
+      VsWhatifFlags modes[]
+          = { VS_WHATIF_SEGMENT_EVENTS, VS_WHATIF_SEGMENT_EVENTS | VS_WHATIF_DECIDE };
+      for (guint m = 0; m < G_N_ELEMENTS (modes); m++)
+        {
+          g_auto (VsWhatifResult) r = { 0 };
+          g_assert_true (vs_whatif_run (trace, id, NULL, VS_UNKNOWN, modes[m], &r, &error));
+          g_assert_no_error (error);
+          g_assert_cmpint (r.peak_reserved_bytes, ==, row.peak_reserved_bytes);
+          g_assert_cmpint (r.peak_allocated_bytes, ==, row.peak_allocated_bytes);
+          g_assert_cmpint (r.final_reserved_bytes, ==, row.final_reserved_bytes);
+          g_assert_cmpint (r.failed_alloc_count, ==, row.failed_alloc_count);
+          g_autofree char *got = replayed_segments (r.segment_events);
+          g_assert_cmpstr (got, ==, want);
+          g_assert_true (r.limit_bytes == VS_UNKNOWN || r.limit_bytes >= r.peak_reserved_bytes);
+        }
     }
   return ids->len;
 }
