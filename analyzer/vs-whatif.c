@@ -760,32 +760,43 @@ static const char *first_stream_sql
     = "SELECT stream FROM alloc_event WHERE allocator_id = ?1 AND op = 1"
       " AND stream IS NOT NULL ORDER BY id LIMIT 1";
 
-gboolean
-vs_whatif_run (VsTrace *trace, gint64 allocator_id, const char *alloc_conf, gint64 limit_bytes,
-               VsWhatifFlags flags, VsWhatifResult *out, GError **error)
+/* What every replay of one allocator shares: its own settings, the
+ * learning pass's result, the derived limit and the decisions. */
+typedef struct
 {
-  VsAllocConf conf;
-
-  g_return_val_if_fail (trace != NULL && out != NULL, FALSE);
-  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
-  g_return_val_if_fail (limit_bytes == VS_UNKNOWN || limit_bytes >= 0, FALSE);
-
-  memset (out, 0, sizeof *out);
-  const VsAllocatorInfo *info = pytorch_allocator (trace, allocator_id, error);
-  if (info == NULL)
-    return FALSE;
+  const VsAllocatorInfo *info;
   VsAllocConf own;
-  if ((alloc_conf != NULL && !vs_alloc_conf_parse (alloc_conf, &conf, error))
-      || !own_conf (trace, allocator_id, &own, error))
+  Pass pass;
+  VsWhatifResult learned; /* with segment events when asked */
+  gboolean learned_ok;    /* learned is what a deciding pass would give */
+  GArray *decisions;
+  gint64 limit; /* derived */
+} Plan;
+
+static void
+plan_clear (Plan *p)
+{
+  vs_whatif_result_clear (&p->learned);
+  g_clear_pointer (&p->decisions, g_array_unref);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Plan, plan_clear)
+
+/* The learning pass: the trace under its own settings, following what the
+ * recorded run gave back and what failed; from it the limit and the
+ * decisions. */
+static gboolean
+plan_prepare (VsTrace *trace, gint64 allocator_id, VsWhatifFlags flags, Plan *p, GError **error)
+{
+  memset (p, 0, sizeof *p);
+  p->info = pytorch_allocator (trace, allocator_id, error);
+  if (p->info == NULL || !own_conf (trace, allocator_id, &p->own, error))
     return FALSE;
-  if (alloc_conf == NULL)
-    conf = own;
-  const VsDeviceInfo *dev = vs_trace_lookup_device (trace, info->device_id);
-  gboolean derived = limit_bytes == VS_UNKNOWN;
-  Pass a = {
+  const VsDeviceInfo *dev = vs_trace_lookup_device (trace, p->info->device_id);
+  p->pass = (Pass){
     .trace = trace,
     .allocator_id = allocator_id,
-    .conf = &own,
+    .conf = &p->own,
     .limit = G_MAXINT64,
     .is_fraction = FALSE,
     .total = dev != NULL ? dev->total_bytes : VS_UNKNOWN,
@@ -800,50 +811,117 @@ vs_whatif_run (VsTrace *trace, gint64 allocator_id, const char *alloc_conf, gint
   sqlite3_bind_int64 (stmt, 1, allocator_id);
   int rc = sqlite3_step (stmt);
   if (rc == SQLITE_ROW)
-    a.default_stream = sqlite3_column_int64 (stmt, 0);
+    p->pass.default_stream = sqlite3_column_int64 (stmt, 0);
   sqlite3_reset (stmt);
   if (rc != SQLITE_ROW && rc != SQLITE_DONE)
     return vs_trace_sql_error (trace, error);
 
-  out->device_id = info->device_id;
-  out->allocator_id = allocator_id;
   if (flags & VS_WHATIF_SEGMENT_EVENTS)
-    out->segment_events = g_array_new (FALSE, FALSE, sizeof (VsWhatifSegmentEvent));
-
-  /* First the learning pass: the trace under its own settings, following
-   * what the recorded run gave back and what failed; from it the limit and
-   * the decisions.  Its result is the answer when nothing was asked but the
-   * trace itself and a replay under the derived limit and the decisions
-   * would have decided the same (learned_is_decided); otherwise a deciding
-   * pass replays the settings asked under the limit. */
+    p->learned.segment_events = g_array_new (FALSE, FALSE, sizeof (VsWhatifSegmentEvent));
   g_auto (Record) rec;
   record_init (&rec);
   gint64 max_need = 0;
-  if (!replay (&a, &rec, out, &max_need, error))
+  if (!replay (&p->pass, &rec, &p->learned, &max_need, error))
+    return FALSE;
+  p->decisions = g_array_new (FALSE, FALSE, sizeof (gboolean));
+  p->limit = decide (&rec, p->pass.total, p->decisions);
+  p->learned_ok = !(flags & VS_WHATIF_DECIDE)
+                  && learned_is_decided (&rec, p->decisions, &p->own, p->limit, max_need);
+  return TRUE;
+}
+
+/* One result: alloc_conf (NULL: the trace's own) under limit_bytes
+ * (VS_UNKNOWN: derived). */
+static gboolean
+plan_run (Plan *p, const char *alloc_conf, gint64 limit_bytes, VsWhatifFlags flags,
+          VsWhatifResult *out, GError **error)
+{
+  VsAllocConf conf = p->own;
+  gboolean derived = limit_bytes == VS_UNKNOWN;
+
+  memset (out, 0, sizeof *out);
+  if (alloc_conf != NULL && !vs_alloc_conf_parse (alloc_conf, &conf, error))
+    return FALSE;
+  if (alloc_conf == NULL && derived && p->learned_ok)
     {
-      vs_whatif_result_clear (out);
-      return FALSE;
+      *out = p->learned;
+      out->alloc_conf = NULL;
+      out->segment_events = NULL;
+      if (p->learned.segment_events != NULL)
+        out->segment_events = g_array_copy (p->learned.segment_events);
     }
-  g_autoptr (GArray) decisions = g_array_new (FALSE, FALSE, sizeof (gboolean));
-  gint64 limit = decide (&rec, a.total, decisions);
-  if (alloc_conf != NULL || !derived || (flags & VS_WHATIF_DECIDE)
-      || !learned_is_decided (&rec, decisions, &own, limit, max_need))
+  else
     {
+      Pass a = p->pass;
       g_auto (Record) again;
+      gint64 max_need;
       record_init (&again);
       a.conf = &conf;
-      a.limit = derived ? limit : limit_bytes;
+      a.limit = derived ? p->limit : limit_bytes;
       a.is_fraction = !derived;
-      a.decisions = decisions;
+      a.decisions = p->decisions;
+      if (flags & VS_WHATIF_SEGMENT_EVENTS)
+        out->segment_events = g_array_new (FALSE, FALSE, sizeof (VsWhatifSegmentEvent));
       if (!replay (&a, &again, out, &max_need, error))
         {
           vs_whatif_result_clear (out);
           return FALSE;
         }
     }
-  out->alloc_conf = alloc_conf != NULL ? g_strdup (alloc_conf) : vs_alloc_conf_to_string (&own);
-  limit = derived ? limit : limit_bytes;
+  gint64 limit = derived ? p->limit : limit_bytes;
+  out->device_id = p->info->device_id;
+  out->allocator_id = p->pass.allocator_id;
+  out->alloc_conf = alloc_conf != NULL ? g_strdup (alloc_conf) : vs_alloc_conf_to_string (&p->own);
   out->limit_bytes = limit == G_MAXINT64 ? VS_UNKNOWN : limit;
   out->limit_derived = derived;
+  return TRUE;
+}
+
+gboolean
+vs_whatif_run (VsTrace *trace, gint64 allocator_id, const char *alloc_conf, gint64 limit_bytes,
+               VsWhatifFlags flags, VsWhatifResult *out, GError **error)
+{
+  g_return_val_if_fail (trace != NULL && out != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+  g_return_val_if_fail (limit_bytes == VS_UNKNOWN || limit_bytes >= 0, FALSE);
+
+  memset (out, 0, sizeof *out);
+  VsAllocConf check;
+  if (alloc_conf != NULL && !vs_alloc_conf_parse (alloc_conf, &check, error))
+    return FALSE;
+  g_auto (Plan) plan;
+  if (!plan_prepare (trace, allocator_id, flags, &plan, error))
+    return FALSE;
+  return plan_run (&plan, alloc_conf, limit_bytes, flags, out, error);
+}
+
+gboolean
+vs_whatif_run_settings (VsTrace *trace, gint64 allocator_id, const char *const *alloc_confs,
+                        guint n_confs, gint64 limit_bytes, VsWhatifFlags flags,
+                        VsWhatifResult *results, GError **error)
+{
+  g_return_val_if_fail (trace != NULL && results != NULL, FALSE);
+  g_return_val_if_fail (n_confs == 0 || alloc_confs != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+  g_return_val_if_fail (limit_bytes == VS_UNKNOWN || limit_bytes >= 0, FALSE);
+
+  memset (results, 0, (n_confs + 1) * sizeof *results);
+  for (guint k = 0; k < n_confs; k++)
+    {
+      VsAllocConf check;
+      if (alloc_confs[k] != NULL && !vs_alloc_conf_parse (alloc_confs[k], &check, error))
+        return FALSE;
+    }
+  g_auto (Plan) plan;
+  if (!plan_prepare (trace, allocator_id, flags, &plan, error))
+    return FALSE;
+  for (guint k = 0; k <= n_confs; k++)
+    if (!plan_run (&plan, k == 0 ? NULL : alloc_confs[k - 1], k == 0 ? VS_UNKNOWN : limit_bytes,
+                   flags, &results[k], error))
+      {
+        for (guint j = 0; j < k; j++)
+          vs_whatif_result_clear (&results[j]);
+        return FALSE;
+      }
   return TRUE;
 }

@@ -85,4 +85,14 @@ gboolean vs_whatif_run (VsTrace *trace, gint64 allocator_id, const char *alloc_c
                         gint64 limit_bytes, VsWhatifFlags flags, VsWhatifResult *out,
                         GError **error);
 
+/* The trace's own replay and n_confs others, reading the trace's history
+ * of releases and failures once: results[0] gets what vs_whatif_run
+ * (trace, allocator_id, NULL, VS_UNKNOWN, …) gives, results[k] (k = 1 …
+ * n_confs) what it gives for alloc_confs[k - 1] (NULL: the trace's own
+ * settings) under limit_bytes.  results must hold n_confs + 1 results
+ * (each released with vs_whatif_result_clear).  On failure none is set. */
+gboolean vs_whatif_run_settings (VsTrace *trace, gint64 allocator_id,
+                                 const char *const *alloc_confs, guint n_confs, gint64 limit_bytes,
+                                 VsWhatifFlags flags, VsWhatifResult *results, GError **error);
+
 G_END_DECLS

@@ -168,26 +168,21 @@ vs_cmd_whatif (int argc, char **argv)
           /* set_per_process_memory_fraction's own arithmetic */
           limit = (gint64)(fraction * (double)dev->total_bytes);
         }
-      g_auto (VsWhatifResult) own = { 0 };
-      if (!vs_whatif_run (trace, id, NULL, VS_UNKNOWN, VS_WHATIF_NONE, &own, &error))
+      guint n = confs != NULL ? g_strv_length (confs) : (limit_text != NULL ? 1 : 0);
+      const char *own_only[] = { NULL };
+      const char *const *asked = confs != NULL ? (const char *const *)confs : own_only;
+      g_autofree VsWhatifResult *results = g_new0 (VsWhatifResult, n + 1);
+      if (!vs_whatif_run_settings (trace, id, asked, n, limit, VS_WHATIF_NONE, results, &error))
         {
           fprintf (stderr, "vramscope: %s\n", error->message);
           return 1;
         }
-      add_row (table, trace, &own);
-      rows++;
-      guint n = confs != NULL ? g_strv_length (confs) : (limit_text != NULL ? 1 : 0);
-      for (guint k = 0; k < n; k++)
+      for (guint k = 0; k <= n; k++)
         {
-          g_auto (VsWhatifResult) r = { 0 };
-          const char *conf = confs != NULL ? confs[k] : NULL;
-          if (!vs_whatif_run (trace, id, conf, limit, VS_WHATIF_NONE, &r, &error))
-            {
-              fprintf (stderr, "vramscope: %s\n", error->message);
-              return 1;
-            }
-          add_row (table, trace, &r);
+          add_row (table, trace, &results[k]);
+          vs_whatif_result_clear (&results[k]);
         }
+      rows++;
     }
   if (rows == 0)
     {
