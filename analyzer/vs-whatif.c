@@ -99,6 +99,15 @@ is_release (int op)
   return op == VS_ALLOC_OP_SEGMENT_FREE || op == VS_ALLOC_OP_SEGMENT_UNMAP;
 }
 
+/* A recorded size as the model takes it: what is not a size (negative, as
+ * an unsigned 2^64 - 1 reads) is 0, and nothing is larger than 1 PiB, so
+ * that sums of sizes cannot overflow. */
+static gint64
+clamp_size (gint64 size)
+{
+  return CLAMP (size, 0, (gint64)1 << 50);
+}
+
 static void
 step_row (Reader *r)
 {
@@ -110,7 +119,7 @@ step_row (Reader *r)
       r->row.op = sqlite3_column_int (r->events, 0);
       r->row.ts = sqlite3_column_int64 (r->events, 1);
       r->row.address = sqlite3_column_int64 (r->events, 2);
-      r->row.size = sqlite3_column_int64 (r->events, 3);
+      r->row.size = clamp_size (sqlite3_column_int64 (r->events, 3));
       r->row.stream = vs_column_int (r->events, 5);
       /* the rounded size matters only for what was live before the history
        * (rows without a stream) */
@@ -128,10 +137,8 @@ step_fail (Reader *r)
   if (rc == SQLITE_ROW)
     {
       r->fail_ts = sqlite3_column_int64 (r->failures, 0);
-      r->fail_size = vs_column_int (r->failures, 1);
+      r->fail_size = clamp_size (sqlite3_column_int64 (r->failures, 1));
       r->fail_free = vs_column_int (r->failures, 2);
-      if (r->fail_size == VS_UNKNOWN)
-        r->fail_size = 0;
     }
   else if (rc != SQLITE_DONE && !r->failed)
     r->failed = !vs_trace_sql_error (r->trace, r->error);

@@ -458,6 +458,64 @@ check_self_consistent (const char *path)
   return ids->len;
 }
 
+/* vs_whatif_run_settings, sharing one learning pass, gives what separate
+ * vs_whatif_run calls give. */
+static void
+test_run_settings (void)
+{
+  g_autofree char *src
+      = g_test_build_filename (G_TEST_DIST, "..", "data", "torch-eval-leak.db", NULL);
+  g_autofree char *tmpdir = g_dir_make_tmp ("whatif-XXXXXX", NULL);
+  g_autofree char *copy = g_build_filename (tmpdir, "t.db", NULL);
+  g_autofree char *contents = NULL;
+  g_autoptr (GError) error = NULL;
+  gsize len;
+
+  g_assert_true (g_file_get_contents (src, &contents, &len, NULL));
+  g_assert_true (g_file_set_contents (copy, contents, len, NULL));
+  g_autoptr (VsTrace) trace = vs_trace_open (copy, &error);
+  g_assert_no_error (error);
+  g_autoptr (GArray) ids = vs_whatif_allocators (trace);
+  g_assert_cmpuint (ids->len, ==, 1);
+  gint64 id = g_array_index (ids, gint64, 0);
+  const char *confs[] = { "expandable_segments:True", NULL, "max_split_size_mb:64", "" };
+  gint64 limits[] = { VS_UNKNOWN, 6LL << 30 };
+  for (guint l = 0; l < G_N_ELEMENTS (limits); l++)
+    {
+      VsWhatifResult all[G_N_ELEMENTS (confs) + 1];
+      g_assert_true (vs_whatif_run_settings (trace, id, confs, G_N_ELEMENTS (confs), limits[l],
+                                             VS_WHATIF_NONE, all, &error));
+      g_assert_no_error (error);
+      for (guint k = 0; k <= G_N_ELEMENTS (confs); k++)
+        {
+          g_auto (VsWhatifResult) one = { 0 };
+          g_assert_true (vs_whatif_run (trace, id, k ? confs[k - 1] : NULL,
+                                        k ? limits[l] : VS_UNKNOWN, VS_WHATIF_NONE, &one, &error));
+          g_assert_cmpstr (all[k].alloc_conf, ==, one.alloc_conf);
+          g_assert_cmpint (all[k].limit_bytes, ==, one.limit_bytes);
+          g_assert_cmpint (all[k].peak_reserved_bytes, ==, one.peak_reserved_bytes);
+          g_assert_cmpint (all[k].peak_allocated_bytes, ==, one.peak_allocated_bytes);
+          g_assert_cmpint (all[k].failed_alloc_count, ==, one.failed_alloc_count);
+          g_assert_cmpint (all[k].first_failure_time_ns, ==, one.first_failure_time_ns);
+          vs_whatif_result_clear (&all[k]);
+        }
+    }
+  /* a setting PyTorch would refuse: an error, nothing set */
+  const char *bad[] = { "max_split_size_mb:1" };
+  VsWhatifResult two[2];
+  g_assert_false (
+      vs_whatif_run_settings (trace, id, bad, 1, VS_UNKNOWN, VS_WHATIF_NONE, two, &error));
+  g_assert_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE);
+  g_clear_error (&error);
+  /* not a PyTorch allocator */
+  g_auto (VsWhatifResult) r = { 0 };
+  g_assert_false (vs_whatif_run (trace, 999, NULL, VS_UNKNOWN, VS_WHATIF_NONE, &r, &error));
+  g_assert_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID_ARGUMENT);
+  g_clear_pointer (&trace, vs_trace_free);
+  g_unlink (copy);
+  g_rmdir (tmpdir);
+}
+
 static void
 test_self_consistent_traces (void)
 {
@@ -531,6 +589,7 @@ main (int argc, char **argv)
   g_test_add_func ("/whatif/model/max-split", test_model_max_split);
   g_test_add_func ("/whatif/model/expandable", test_model_expandable);
   g_test_add_func ("/whatif/model/garbage-collection", test_model_garbage_collection);
+  g_test_add_func ("/whatif/run-settings", test_run_settings);
   g_test_add_func ("/whatif/self-consistent/traces", test_self_consistent_traces);
   g_test_add_func ("/whatif/self-consistent/snapshots", test_self_consistent_snapshots);
   return g_test_run ();
