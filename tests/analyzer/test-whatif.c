@@ -516,18 +516,20 @@ test_run_settings (void)
   g_rmdir (tmpdir);
 }
 
-static void
-test_self_consistent_traces (void)
+/* Checks every trace of dir whose name starts with prefix; returns the
+ * number of traces with a PyTorch allocator. */
+static guint
+check_dir (const char *dir, const char *prefix, guint *allocators)
 {
-  g_autofree char *dir = g_test_build_filename (G_TEST_DIST, "..", "data", NULL);
   g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
-  guint traces = 0, allocators = 0;
+  guint traces = 0;
   const char *name;
 
-  g_assert_nonnull (d);
+  if (d == NULL)
+    return 0;
   while ((name = g_dir_read_name (d)) != NULL)
     {
-      if (!g_str_has_prefix (name, "torch-") || !g_str_has_suffix (name, ".db"))
+      if (!g_str_has_prefix (name, prefix) || !g_str_has_suffix (name, ".db"))
         continue;
       /* a copy: opening may finalize, and fixtures stay untouched */
       g_autofree char *src = g_build_filename (dir, name, NULL);
@@ -538,11 +540,24 @@ test_self_consistent_traces (void)
       g_assert_true (g_file_get_contents (src, &contents, &len, NULL));
       g_assert_true (g_file_set_contents (copy, contents, len, NULL));
       guint n = check_self_consistent (copy);
-      allocators += n;
+      *allocators += n;
       traces += n > 0;
       g_unlink (copy);
       g_rmdir (tmpdir);
     }
+  return traces;
+}
+
+/* Every recorded PyTorch trace: tests/data/torch-*.db and the runs of
+ * tests/data/whatif/ (recorded under several settings and caps). */
+static void
+test_self_consistent_traces (void)
+{
+  g_autofree char *data = g_test_build_filename (G_TEST_DIST, "..", "data", NULL);
+  g_autofree char *runs = g_build_filename (data, "whatif", NULL);
+  guint allocators = 0;
+  guint traces = check_dir (data, "torch-", &allocators) + check_dir (runs, "", &allocators);
+
   g_test_message ("%u traces, %u allocators", traces, allocators);
   g_assert_cmpuint (traces, >=, 3);
 }
