@@ -22,6 +22,7 @@ struct _VsTrace
   gint64 last_seq;
   GPtrArray *devices;        /* VsDeviceInfo*, by idx */
   GPtrArray *allocators;     /* VsAllocatorInfo*, by device idx, name */
+  GPtrArray *mem_kinds;      /* interned mem_kind.name by mem_kind.id (NULL: no such id) */
   GHashTable *statements;    /* const char *sql (by address) -> sqlite3_stmt* */
   GHashTable *stacks;        /* gint64* stack id -> VsStackInfo* */
   GHashTable *level_shifts;  /* "device/allocator" -> GArray of gint64 shifts, ascending */

@@ -207,6 +207,7 @@ vs_trace_new (const char *path)
   trace->statements = g_hash_table_new (NULL, NULL);
   trace->devices = g_ptr_array_new_with_free_func (device_info_free);
   trace->allocators = g_ptr_array_new_with_free_func (allocator_info_free);
+  trace->mem_kinds = g_ptr_array_new ();
   trace->stacks = NULL;
   trace->level_shifts
       = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify)g_array_unref);
@@ -225,6 +226,8 @@ vs_trace_retire_caches (VsTrace *trace)
   g_ptr_array_add (trace->retired, trace->allocators);
   trace->devices = g_ptr_array_new_with_free_func (device_info_free);
   trace->allocators = g_ptr_array_new_with_free_func (allocator_info_free);
+  /* Interned names stay valid for callers still holding them. */
+  g_ptr_array_set_size (trace->mem_kinds, 0);
   if (trace->stacks != NULL)
     {
       /* A hash table is kept alive by a one-element array that unrefs it. */
@@ -260,6 +263,7 @@ vs_trace_free (VsTrace *trace)
   g_clear_pointer (&trace->shared_series, g_hash_table_unref);
   g_clear_pointer (&trace->devices, g_ptr_array_unref);
   g_clear_pointer (&trace->allocators, g_ptr_array_unref);
+  g_clear_pointer (&trace->mem_kinds, g_ptr_array_unref);
   g_clear_pointer (&trace->retired, g_ptr_array_unref);
   if (trace->db != NULL)
     sqlite3_close_v2 (trace->db);

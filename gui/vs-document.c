@@ -9,7 +9,7 @@
  */
 #include "vs-document.h"
 
-#include "vs-block-item.h"
+#include <glib/gi18n.h>
 
 struct _VsDocument
 {
@@ -119,7 +119,7 @@ read_tables (VsTrace *trace, Progress *progress, GError **error)
   const GPtrArray *devices;
   Snapshot *s;
 
-  report (progress, "Reading peaks", 0.35);
+  report (progress, _ ("Reading peaks"), 0.35);
   summaries = vs_summary_list (trace, 0, 0, error);
   if (summaries == NULL)
     return NULL;
@@ -166,21 +166,21 @@ read_tables (VsTrace *trace, Progress *progress, GError **error)
         device_free (d);
     }
 
-  report (progress, "Reading failed allocations", 0.55);
+  report (progress, _ ("Reading failed allocations"), 0.55);
   s->ooms = vs_oom_list (trace, 0, 0, error);
   if (s->ooms == NULL)
     {
       snapshot_free (s);
       return NULL;
     }
-  report (progress, "Reading NVTX ranges", 0.75);
+  report (progress, _ ("Reading NVTX ranges"), 0.75);
   s->ranges = vs_range_list (trace, error);
   if (s->ranges == NULL)
     {
       snapshot_free (s);
       return NULL;
     }
-  report (progress, "Drawing", 0.95);
+  report (progress, _ ("Drawing"), 0.95);
   return s;
 }
 
@@ -192,7 +192,7 @@ read_snapshot (const char *path, Progress *progress, GError **error)
   g_autoptr (VsTrace) trace = NULL;
   Snapshot *s;
 
-  report (progress, "Opening the trace", 0.05);
+  report (progress, _ ("Opening the trace"), 0.05);
   trace = vs_trace_open (path, error);
   if (trace == NULL)
     return NULL;
@@ -389,9 +389,9 @@ vs_document_describe (VsDocument *self)
     }
   {
     g_autofree char *p = vs_format_bytes (peak);
-    return g_strdup_printf ("%u device%s · %s · peak allocated %s%s", self->devices->len,
-                            self->devices->len == 1 ? "" : "s", dur, p,
-                            self->finalized ? "" : " · recording");
+    return g_strdup_printf (ngettext ("%u device · %s · peak allocated %s%s",
+                                      "%u devices · %s · peak allocated %s%s", self->devices->len),
+                            self->devices->len, dur, p, self->finalized ? "" : _ (" · recording"));
   }
 }
 
@@ -489,7 +489,7 @@ vs_document_query_chart_async (VsDocument *self, gint64 device_id, gint64 t0, gi
   if (dev == NULL)
     {
       g_task_return_new_error (task, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID_ARGUMENT,
-                               "The trace has no device %" G_GINT64_FORMAT ".", device_id);
+                               _ ("The trace has no device %lld."), (long long)device_id);
       return;
     }
   /* Everything but the buckets comes from the main-thread copies. */
@@ -617,10 +617,10 @@ build_instant (VsDocument *self, VsTrace *trace, const InstantQuery *q, GError *
       g_array_append_vals (in->blocks, b, 1);
       g_ptr_array_add (in->sites, st->site);
       g_ptr_array_add (in->stacks, st->text);
-      /* Allocator names are owned by the trace, kind names are static. */
+      /* Allocator names are owned by the trace, kind names interned. */
       g_ptr_array_add (in->kinds, (gpointer)(b->allocator_id > 0
                                                  ? vs_trace_allocator_name (trace, b->allocator_id)
-                                                 : vs_block_item_kind_name (b->kind)));
+                                                 : vs_trace_mem_kind_name (trace, b->kind)));
     }
   in->top_down = vs_tree_build (trace, in->blocks, VS_TREE_TOP_DOWN, error);
   if (in->top_down == NULL)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <adwaita.h>
+#include <glib/gi18n.h>
 
 #include "vs-table.h"
 
@@ -24,7 +25,41 @@ struct _VsFlameGraph
   guint depth;
 };
 
+enum
+{
+  PROP_0,
+  PROP_INSTANT,
+  N_PROPS
+};
+static GParamSpec *props[N_PROPS];
+
 G_DEFINE_FINAL_TYPE (VsFlameGraph, vs_flame_graph, GTK_TYPE_WIDGET)
+
+static void
+vs_flame_graph_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  switch (prop_id)
+    {
+    case PROP_INSTANT:
+      g_value_set_boxed (value, VS_FLAME_GRAPH (object)->instant);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+vs_flame_graph_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
+{
+  switch (prop_id)
+    {
+    case PROP_INSTANT:
+      vs_flame_graph_set_instant (VS_FLAME_GRAPH (object), g_value_get_boxed (value));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
 
 static guint
 tree_depth (const VsTreeNode *n)
@@ -90,7 +125,7 @@ draw_box (const VsTreeNode *n, double x, double w, guint depth, gpointer data)
   DrawCtx *c = data;
   GdkRGBA color;
   double y = depth * ROW_HEIGHT;
-  const char *label = n->parent == NULL ? "all live memory" : n->label;
+  const char *label = n->parent == NULL ? _ ("all live memory") : n->label;
 
   frame_color (label, c->dark, &color);
   if (n == c->self->hover)
@@ -211,10 +246,12 @@ on_query_tooltip (GtkWidget *widget, int x, int y, gboolean kb, GtkTooltip *tool
   for (root = n; root->parent; root = root->parent)
     ;
   b = vs_format_bytes (n->total_bytes);
-  esc = g_markup_escape_text (n->parent ? n->label : "all live memory", -1);
-  text = g_strdup_printf ("<b>%s</b>\n%s · %.1f %% · %" G_GINT64_FORMAT " allocation%s", esc, b,
-                          root->total_bytes > 0 ? 100.0 * n->total_bytes / root->total_bytes : 0,
-                          n->total_count, n->total_count == 1 ? "" : "s");
+  esc = g_markup_escape_text (n->parent ? n->label : _ ("all live memory"), -1);
+  text = g_strdup_printf (
+      ngettext ("<b>%s</b>\n%s · %.1f %% · %lld allocation",
+                "<b>%s</b>\n%s · %.1f %% · %lld allocations", (gulong)n->total_count),
+      esc, b, root->total_bytes > 0 ? 100.0 * n->total_bytes / root->total_bytes : 0,
+      (long long)n->total_count);
   gtk_tooltip_set_markup (tooltip, text);
   return TRUE;
 }
@@ -232,7 +269,16 @@ vs_flame_graph_class_init (VsFlameGraphClass *klass)
 {
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
 
-  G_OBJECT_CLASS (klass)->dispose = vs_flame_graph_dispose;
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->dispose = vs_flame_graph_dispose;
+  object_class->get_property = vs_flame_graph_get_property;
+  object_class->set_property = vs_flame_graph_set_property;
+  /* The instant drawn (NULL: none); the window binds the session's. */
+  props[PROP_INSTANT]
+      = g_param_spec_boxed ("instant", NULL, NULL, VS_TYPE_INSTANT,
+                            G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, props);
   widget_class->snapshot = vs_flame_graph_snapshot;
   widget_class->measure = vs_flame_graph_measure;
   gtk_widget_class_set_css_name (widget_class, "flamegraph");
@@ -258,10 +304,13 @@ vs_flame_graph_set_instant (VsFlameGraph *self, VsInstant *instant)
 {
   g_return_if_fail (VS_IS_FLAME_GRAPH (self));
 
+  if (instant == self->instant)
+    return;
   if (instant != NULL)
     vs_instant_ref (instant);
   g_clear_pointer (&self->instant, vs_instant_unref);
   self->instant = instant;
+  g_object_notify_by_pspec (G_OBJECT (self), props[PROP_INSTANT]);
   self->focus = instant ? instant->top_down : NULL;
   self->hover = NULL;
   self->depth = self->focus ? tree_depth (self->focus) : 0;

@@ -3,17 +3,23 @@
  * One expander row per failed request (from vs_oom_list); its rows spell
  * out the analyzer's state at that instant.  "What would have fitted" is
  * the larger of the largest free block inside reserved memory and the
- * device's free memory as CUDA reported it.
+ * device's free memory as CUDA reported it.  The document is the
+ * session's, through a binding in vs-oom-pane.ui.
  */
 #include "vs-oom-pane.h"
 
 #include <adwaita.h>
+#include <glib/gi18n.h>
 
+#include "vs-session.h"
 #include "vs-time-format.h"
 
 struct _VsOomPane
 {
   GtkBox parent_instance;
+
+  VsSession *session;
+  VsDocument *document;
 
   GtkStack *stack;
   GtkListBox *list_box;
@@ -27,12 +33,21 @@ enum
 };
 static guint signals[N_SIGNALS];
 
+enum
+{
+  PROP_0,
+  PROP_SESSION,
+  PROP_DOCUMENT,
+  N_PROPS
+};
+static GParamSpec *props[N_PROPS];
+
 G_DEFINE_FINAL_TYPE (VsOomPane, vs_oom_pane, GTK_TYPE_BOX)
 
 static char *
 bytes_or_unknown (gint64 b)
 {
-  return b == VS_UNKNOWN ? g_strdup ("unknown") : vs_format_bytes (b);
+  return b == VS_UNKNOWN ? g_strdup (_ ("unknown")) : vs_format_bytes (b);
 }
 
 static void
@@ -54,8 +69,8 @@ state_text (const VsFragmentation *f)
   g_autofree char *a = bytes_or_unknown (f->allocated_bytes);
   g_autofree char *fr = bytes_or_unknown (f->free_bytes);
   g_autofree char *lg = bytes_or_unknown (f->largest_free_bytes);
-  return g_strdup_printf ("reserved %s · allocated %s · free inside reserved "
-                          "%s · largest free block %s",
+  return g_strdup_printf (_ ("reserved %s · allocated %s · free inside reserved "
+                             "%s · largest free block %s"),
                           r, a, fr, lg);
 }
 
@@ -70,24 +85,24 @@ fit_text (const VsOom *o)
   g_autofree char *best_s = vs_format_bytes (best);
 
   if (largest == VS_UNKNOWN && dev_free == VS_UNKNOWN)
-    return g_strdup_printf ("The trace does not know how much was free for "
-                            "this %s request.",
+    return g_strdup_printf (_ ("The trace does not know how much was free for "
+                               "this %s request."),
                             req);
   if (largest != VS_UNKNOWN && o->requested_bytes <= largest)
-    return g_strdup_printf ("The request (%s) fits in the largest free block "
-                            "inside reserved memory (%s): it failed elsewhere "
-                            "(another stream, another allocator or the "
-                            "device).",
+    return g_strdup_printf (_ ("The request (%s) fits in the largest free block "
+                               "inside reserved memory (%s): it failed elsewhere "
+                               "(another stream, another allocator or the "
+                               "device)."),
                             req, best_s);
   {
     g_autofree char *more = vs_format_bytes (o->requested_bytes - best);
-    return g_strdup_printf ("Requests up to %s would have fitted; this one "
-                            "(%s) needed %s more.%s",
+    return g_strdup_printf (_ ("Requests up to %s would have fitted; this one "
+                               "(%s) needed %s more.%s"),
                             best_s, req, more,
                             o->allocator.free_bytes != VS_UNKNOWN
                                     && o->allocator.free_bytes >= o->requested_bytes
-                                ? " The free memory inside reserved was "
-                                  "enough in total but fragmented."
+                                ? _ (" The free memory inside reserved was "
+                                     "enough in total but fragmented.")
                                 : "");
   }
 }
@@ -106,7 +121,8 @@ make_row (VsOomPane *self, VsDocument *doc, const VsOom *o)
   GtkWidget *show = gtk_button_new_from_icon_name ("find-location-symbolic");
   g_autofree char *req = vs_format_bytes (o->requested_bytes);
   g_autofree char *t = vs_format_time (o->time_ns);
-  g_autofree char *title = g_strdup_printf ("%s of %s failed", o->api ? o->api : "allocation", req);
+  g_autofree char *title
+      = g_strdup_printf (_ ("%s of %s failed"), o->api ? o->api : _ ("allocation"), req);
   g_autofree char *sub = NULL;
   GPtrArray *devices = vs_document_get_devices (doc);
   gint64 idx = -1;
@@ -119,10 +135,10 @@ make_row (VsOomPane *self, VsDocument *doc, const VsOom *o)
         idx = d->idx;
     }
   if (idx >= 0)
-    sub = g_strdup_printf ("at %s on GPU %" G_GINT64_FORMAT "%s%s", t, idx,
+    sub = g_strdup_printf (_ ("at %s on GPU %lld%s%s"), t, (long long)idx,
                            o->error_name ? " · " : "", o->error_name ? o->error_name : "");
   else
-    sub = g_strdup_printf ("at %s%s%s", t, o->error_name ? " · " : "",
+    sub = g_strdup_printf (_ ("at %s%s%s"), t, o->error_name ? " · " : "",
                            o->error_name ? o->error_name : "");
   {
     g_autofree char *esc_t = g_markup_escape_text (title, -1);
@@ -132,30 +148,93 @@ make_row (VsOomPane *self, VsDocument *doc, const VsOom *o)
   }
   *time = o->time_ns;
   g_object_set_data_full (G_OBJECT (show), "time", time, g_free);
-  gtk_widget_set_tooltip_text (show, "Show this instant on the timeline");
+  gtk_widget_set_tooltip_text (show, _ ("Show this instant on the timeline"));
   gtk_widget_set_valign (show, GTK_ALIGN_CENTER);
   gtk_widget_add_css_class (show, "flat");
   g_signal_connect (show, "clicked", G_CALLBACK (on_show_clicked), self);
   adw_expander_row_add_action (ADW_EXPANDER_ROW (row), show);
 
-  add_detail (ADW_EXPANDER_ROW (row), "What would have fitted", fit_text (o));
+  add_detail (ADW_EXPANDER_ROW (row), _ ("What would have fitted"), fit_text (o));
   add_detail (ADW_EXPANDER_ROW (row),
-              o->allocator_id == 0 ? "Device memory of the process" : "The allocator that failed",
+              o->allocator_id == 0 ? _ ("Device memory of the process")
+                                   : _ ("The allocator that failed"),
               state_text (&o->allocator));
   if (o->allocator_id != 0)
-    add_detail (ADW_EXPANDER_ROW (row), "Everything on the device", state_text (&o->all));
+    add_detail (ADW_EXPANDER_ROW (row), _ ("Everything on the device"), state_text (&o->all));
   {
     g_autofree char *f = bytes_or_unknown (o->device_free_bytes);
     g_autofree char *tot = bytes_or_unknown (o->device_total_bytes);
-    add_detail (ADW_EXPANDER_ROW (row), "CUDA reported", g_strdup_printf ("%s free of %s", f, tot));
+    add_detail (ADW_EXPANDER_ROW (row), _ ("CUDA reported"),
+                g_strdup_printf (_ ("%s free of %s"), f, tot));
   }
   return row;
 }
 
 static void
+vs_oom_pane_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  VsOomPane *self = VS_OOM_PANE (object);
+
+  switch (prop_id)
+    {
+    case PROP_SESSION:
+      g_value_set_object (value, self->session);
+      break;
+    case PROP_DOCUMENT:
+      g_value_set_object (value, self->document);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+vs_oom_pane_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
+{
+  VsOomPane *self = VS_OOM_PANE (object);
+
+  switch (prop_id)
+    {
+    case PROP_SESSION:
+      if (g_set_object (&self->session, g_value_get_object (value)))
+        g_object_notify_by_pspec (object, props[PROP_SESSION]);
+      break;
+    case PROP_DOCUMENT:
+      vs_oom_pane_set_document (self, g_value_get_object (value));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+vs_oom_pane_dispose (GObject *object)
+{
+  VsOomPane *self = VS_OOM_PANE (object);
+
+  g_clear_object (&self->session);
+  g_clear_object (&self->document);
+  gtk_widget_dispose_template (GTK_WIDGET (self), VS_TYPE_OOM_PANE);
+  G_OBJECT_CLASS (vs_oom_pane_parent_class)->dispose (object);
+}
+
+static void
 vs_oom_pane_class_init (VsOomPaneClass *klass)
 {
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+  GParamFlags rw = G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS;
+
+  object_class->get_property = vs_oom_pane_get_property;
+  object_class->set_property = vs_oom_pane_set_property;
+  object_class->dispose = vs_oom_pane_dispose;
+  /* The session whose document is listed (bound in the .ui). */
+  props[PROP_SESSION] = g_param_spec_object ("session", NULL, NULL, VS_TYPE_SESSION, rw);
+  /* The document whose failures are listed; setting it (even the same
+   * one, read again) lists them anew. */
+  props[PROP_DOCUMENT] = g_param_spec_object ("document", NULL, NULL, VS_TYPE_DOCUMENT, rw);
+  g_object_class_install_properties (object_class, N_PROPS, props);
+  g_type_ensure (VS_TYPE_SESSION);
 
   gtk_widget_class_set_template_from_resource (widget_class, "/org/vramscope/View/vs-oom-pane.ui");
   gtk_widget_class_bind_template_child (widget_class, VsOomPane, stack);
@@ -180,7 +259,11 @@ vs_oom_pane_set_document (VsOomPane *self, VsDocument *document)
   GPtrArray *ooms;
 
   g_return_if_fail (VS_IS_OOM_PANE (self));
+  g_return_if_fail (document == NULL || VS_IS_DOCUMENT (document));
 
+  if (g_set_object (&self->document, document))
+    g_object_notify_by_pspec (G_OBJECT (self), props[PROP_DOCUMENT]);
+  g_assert (self->list_box != NULL); /* the template is built */
   while ((child = gtk_widget_get_first_child (GTK_WIDGET (self->list_box))))
     gtk_list_box_remove (self->list_box, child);
   self->n_rows = 0;

@@ -2,7 +2,9 @@
  *
  * Wraps a VsTreeNode of a VsInstant's top-down or bottom-up tree (the
  * instant is kept alive by the item) for GtkTreeListModel and the
- * GtkColumnView cells.
+ * GtkColumnView cells.  Read-only properties for the columns' expressions
+ * and sorters: "label", "total-bytes", "self-bytes", "total-count",
+ * "percent".
  */
 #pragma once
 

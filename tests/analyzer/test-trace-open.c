@@ -192,6 +192,15 @@ test_valid_trace (Dir *d, gconstpointer data)
   g_assert_cmpstr (((VsAllocatorInfo *)g_ptr_array_index (allocators, 0))->name, ==, "pool:0x5000");
   g_assert_cmpstr (((VsAllocatorInfo *)g_ptr_array_index (allocators, 1))->kind, ==, "pytorch");
   g_assert_cmpstr (vs_trace_allocator_name (trace, 0), ==, "all");
+
+  /* Memory kind names come from the trace's own mem_kind table. */
+  g_assert_cmpstr (vs_trace_mem_kind_name (trace, VS_MEM_KIND_DEVICE), ==, "device");
+  g_assert_cmpstr (vs_trace_mem_kind_name (trace, VS_MEM_KIND_ASYNC), ==, "async");
+  g_assert_cmpstr (vs_trace_mem_kind_name (trace, VS_MEM_KIND_MANAGED_STATIC), ==,
+                   "managed_static");
+  g_assert_cmpstr (vs_trace_mem_kind_name (trace, 0), ==, "?");
+  g_assert_cmpstr (vs_trace_mem_kind_name (trace, -1), ==, "?");
+  g_assert_cmpstr (vs_trace_mem_kind_name (trace, 1000), ==, "?");
 }
 
 /* A recording that was killed has meta finalized = 0: the first open
