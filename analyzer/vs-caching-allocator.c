@@ -59,7 +59,8 @@ struct _VsCachingAllocator
   gint64 segment_allocs, segment_frees, ooms;
   gint64 max_need;
   guint64 serial;
-  gint64 next_made_up; /* addresses handed out when the address func has none */
+  gint64 next_made_down; /* the last segment address made up (they go down) */
+  gint64 next_made_up;   /* the address space of expandable segments (goes up) */
   GPtrArray *expandables;
   GPtrArray *chunks;    /* blocks are carved from these, freed all at once */
   VsCaBlock *free_list; /* blocks given back, linked through next */
@@ -212,6 +213,7 @@ vs_caching_allocator_new (const VsAllocConf *conf, gint64 limit, gboolean limit_
   ca->device_total = device_total_bytes > 0 ? device_total_bytes : 80LL << 30;
   pool_init (&ca->small, TRUE);
   pool_init (&ca->large, FALSE);
+  ca->next_made_down = 1LL << 49;
   ca->next_made_up = 1LL << 50;
   ca->expandables = g_ptr_array_new_with_free_func (g_free);
   ca->chunks = g_ptr_array_new_with_free_func (g_free);
@@ -255,16 +257,21 @@ vs_caching_allocator_set_address_func (VsCachingAllocator *ca, VsCaAddressFunc f
   ca->address_data = data;
 }
 
-/* An address for a new range of bytes, aligned as CUDA aligns (2 MiB). */
+/* An address for a new segment of bytes, aligned as CUDA aligns (2 MiB).
+ * Made up, each below the ones before: that is where cudaMalloc put the
+ * large segments of the recorded runs (tests/data/whatif), and where a
+ * segment lies decides which of two equal free blocks best fit takes. */
 static gint64
 new_address (VsCachingAllocator *ca, gint64 bytes)
 {
   gint64 a = ca->address_func ? ca->address_func (ca->address_data, bytes) : VS_UNKNOWN;
   if (a != VS_UNKNOWN)
-    return a;
-  a = ca->next_made_up;
-  ca->next_made_up += (bytes + VS_CA_ROUND_LARGE - 1) / VS_CA_ROUND_LARGE * VS_CA_ROUND_LARGE;
-  return a;
+    {
+      ca->next_made_down = MIN (ca->next_made_down, a);
+      return a;
+    }
+  ca->next_made_down -= (bytes + VS_CA_ROUND_LARGE - 1) / VS_CA_ROUND_LARGE * VS_CA_ROUND_LARGE;
+  return ca->next_made_down;
 }
 
 /* get_allocation_size(): the segment a request of (rounded) size needs. */

@@ -12,8 +12,10 @@
  * (or a page mapping) fails when the memory reserved would exceed it.
  *
  * Addresses of new segments come from a caller-supplied function (the
- * what-if replay hands out the addresses the recorded run got, so that ties
- * between equal blocks break as they did), or are made up.
+ * what-if replay of a trace's own settings hands out the addresses the
+ * recorded run got, so that ties between equal blocks break as they did),
+ * or are made up, each new segment below the earlier ones, as cudaMalloc
+ * placed the large segments of the recorded runs.
  *
  * Not modelled: CUDA graph private pools, memory shared with other
  * processes, blocks recorded on other streams (the replay frees a block

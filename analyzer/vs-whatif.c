@@ -368,37 +368,40 @@ live_take (LiveMap *m, gint64 key)
   return found;
 }
 
-/* The addresses the recorded run got for its segments, by size, in
- * order; filled as the trace is read (a segment_alloc comes before the
- * alloc it was for). */
+/* The addresses the recorded run got for its segments, in order, handed
+ * out while the replay asks for the same segments in the same order (a
+ * segment_alloc comes before the alloc it was for, so the recorded one is
+ * read before the replay needs it).  From the first difference on, the
+ * replay is a different run: new segments are made up (below every
+ * recorded one, see vs-caching-allocator.c). */
 typedef struct
 {
-  GHashTable *addresses; /* gint64 bytes -> GQueue */
+  GQueue *sizes;     /* gint64 as pointers, recorded order */
+  GQueue *addresses; /* likewise */
+  gboolean diverged;
+  gint64 lowest; /* lowest recorded address */
 } Oracle;
-
-static void
-queue_free (gpointer q)
-{
-  g_queue_free (q);
-}
 
 static void
 oracle_add (Oracle *o, gint64 bytes, gint64 address)
 {
-  GQueue *q = g_hash_table_lookup (o->addresses, &bytes);
-  if (q == NULL)
-    g_hash_table_insert (o->addresses, g_memdup2 (&bytes, sizeof bytes), q = g_queue_new ());
-  g_queue_push_tail (q, GSIZE_TO_POINTER ((gsize)address));
+  g_queue_push_tail (o->sizes, GSIZE_TO_POINTER ((gsize)bytes));
+  g_queue_push_tail (o->addresses, GSIZE_TO_POINTER ((gsize)address));
+  o->lowest = MIN (o->lowest, address);
 }
 
 static gint64
 oracle_address (gpointer data, gint64 bytes)
 {
   Oracle *o = data;
-  GQueue *q = g_hash_table_lookup (o->addresses, &bytes);
-  if (q == NULL || g_queue_is_empty (q))
-    return VS_UNKNOWN;
-  return (gint64)GPOINTER_TO_SIZE (g_queue_pop_head (q));
+  if (!o->diverged && !g_queue_is_empty (o->sizes)
+      && (gint64)GPOINTER_TO_SIZE (g_queue_peek_head (o->sizes)) == bytes)
+    {
+      g_queue_pop_head (o->sizes);
+      return (gint64)GPOINTER_TO_SIZE (g_queue_pop_head (o->addresses));
+    }
+  o->diverged = TRUE;
+  return VS_UNKNOWN;
 }
 
 static void
@@ -599,8 +602,7 @@ replay (const Pass *a, Record *rec, VsWhatifResult *out, gint64 *max_need, GErro
 {
   g_autoptr (VsCachingAllocator) ca
       = vs_caching_allocator_new (a->conf, a->limit, a->is_fraction, a->total);
-  Oracle oracle = { g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, queue_free) };
-  g_autoptr (GHashTable) addresses = oracle.addresses;
+  Oracle oracle = { g_queue_new (), g_queue_new (), FALSE, G_MAXINT64 };
   g_auto (LiveMap) live;
   VsCaBlock *pending = NULL; /* a recorded failure the model satisfied */
   gint64 last_stream = a->default_stream;
@@ -728,6 +730,8 @@ replay (const Pass *a, Record *rec, VsWhatifResult *out, gint64 *max_need, GErro
         }
     }
   reader_stop (&r);
+  g_queue_free (oracle.sizes);
+  g_queue_free (oracle.addresses);
   if (r.failed)
     return FALSE;
   out->peak_reserved_bytes = vs_caching_allocator_get_peak_reserved (ca);
@@ -777,7 +781,8 @@ typedef struct
   VsWhatifResult learned; /* with segment events when asked */
   gboolean learned_ok;    /* learned is what a deciding pass would give */
   GArray *decisions;
-  gint64 limit; /* derived */
+  GArray *group_bound; /* from the learning pass (Record) */
+  gint64 limit;        /* derived */
 } Plan;
 
 static void
@@ -785,6 +790,7 @@ plan_clear (Plan *p)
 {
   vs_whatif_result_clear (&p->learned);
   g_clear_pointer (&p->decisions, g_array_unref);
+  g_clear_pointer (&p->group_bound, g_array_unref);
 }
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Plan, plan_clear)
@@ -832,6 +838,7 @@ plan_prepare (VsTrace *trace, gint64 allocator_id, VsWhatifFlags flags, Plan *p,
     return FALSE;
   p->decisions = g_array_new (FALSE, FALSE, sizeof (gboolean));
   p->limit = decide (&rec, p->pass.total, p->decisions);
+  p->group_bound = g_array_ref (rec.group_bound);
   p->learned_ok = !(flags & VS_WHATIF_DECIDE)
                   && learned_is_decided (&rec, p->decisions, &p->own, p->limit, max_need);
   return TRUE;
@@ -863,10 +870,20 @@ plan_run (Plan *p, const char *alloc_conf, gint64 limit_bytes, VsWhatifFlags fla
       g_auto (Record) again;
       gint64 max_need;
       record_init (&again);
+      g_autoptr (GArray) decisions = g_array_copy (p->decisions);
+      /* Under a cap given, a run of releases before a new segment the
+       * recorded run could not have had under that cap without them was
+       * the allocator's retry, not empty_cache(). */
+      for (guint i = 0; !derived && i < decisions->len; i++)
+        {
+          gint64 bound = g_array_index (p->group_bound, gint64, i);
+          if (bound != VS_UNKNOWN && bound >= limit_bytes)
+            g_array_index (decisions, gboolean, i) = FALSE;
+        }
       a.conf = &conf;
       a.limit = derived ? p->limit : limit_bytes;
       a.is_fraction = !derived;
-      a.decisions = p->decisions;
+      a.decisions = decisions;
       if (flags & VS_WHATIF_SEGMENT_EVENTS)
         out->segment_events = g_array_new (FALSE, FALSE, sizeof (VsWhatifSegmentEvent));
       if (!replay (&a, &again, out, &max_need, error))
