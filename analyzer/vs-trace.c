@@ -270,9 +270,7 @@ recover_hot_journal (const char *file)
 gboolean
 vs_trace_open_connection (VsTrace *trace, const char *file, GError **error)
 {
-  /* A VsTrace is used from one thread at a time (vs-trace.h): SQLite's
-   * per-call mutex would only cost time on every row read. */
-  int rc = vs_trace_sqlite_open (file, &trace->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX);
+  int rc = vs_trace_sqlite_open (file, &trace->db, SQLITE_OPEN_READONLY);
   const char *why = NULL;
 
   if (rc == SQLITE_OK)
@@ -287,9 +285,7 @@ vs_trace_open_connection (VsTrace *trace, const char *file, GError **error)
         why = "it has a journal left by a write that was interrupted, which only a connection"
               " that can write the file and its folder can roll back; copy both to a writable"
               " place";
-      else if ((rc = vs_trace_sqlite_open (file, &trace->db,
-                                           SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX))
-               == SQLITE_OK)
+      else if ((rc = vs_trace_sqlite_open (file, &trace->db, SQLITE_OPEN_READONLY)) == SQLITE_OK)
         rc = probe (trace->db);
     }
   if (why == NULL && rc != SQLITE_OK && (rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_NOTADB
@@ -299,8 +295,7 @@ vs_trace_open_connection (VsTrace *trace, const char *file, GError **error)
       g_autofree char *uri = g_strconcat ("file:", escaped, "?immutable=1", NULL);
 
       g_clear_pointer (&trace->db, sqlite3_close_v2);
-      rc = vs_trace_sqlite_open (uri, &trace->db,
-                                 SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX);
+      rc = vs_trace_sqlite_open (uri, &trace->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
       if (rc == SQLITE_OK)
         rc = probe (trace->db);
     }
