@@ -8,7 +8,6 @@
 
 static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
 
-
 char *
 vs_format_bytes (gint64 bytes)
 {
@@ -47,6 +46,5 @@ char *
 vs_format_bytes_in_unit (double bytes, int unit_power, int decimals)
 {
   g_return_val_if_fail (unit_power >= 0 && unit_power < (int)G_N_ELEMENTS (units), NULL);
-  return g_strdup_printf ("%.*f %s", decimals, bytes / pow (1024.0, unit_power),
-                          units[unit_power]);
+  return g_strdup_printf ("%.*f %s", decimals, bytes / pow (1024.0, unit_power), units[unit_power]);
 }
