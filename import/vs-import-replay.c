@@ -20,11 +20,11 @@ cmp_slot_addr (gconstpointer a, gconstpointer b)
   return x < y ? -1 : x > y;
 }
 
-/* The time of entry e in ns, not before prev (the previous entry's). */
-static gint64
-entry_ts (const Entry *e, gint64 prev)
+/* See vs-import-private.h. */
+gint64
+vs_import_entry_time (const Ctx *c, const Entry *e, gsize i)
 {
-  return MAX (e->time_us * 1000, prev);
+  return c->order_axis ? (gint64)i + 1 : e->time_us * 1000;
 }
 
 /* Imports one device's history and final state. */
@@ -94,7 +94,9 @@ vs_import_device (Ctx *c, gint64 dev, Stream *hist, VsPickleRef segments, gint64
     }
 
   /* 4. what was live before the first entry, at its time */
-  gint64 ts = m ? MAX (ev[0].time_us * 1000, start_ns) : start_ns;
+  gint64 ts = c->order_axis ? 0
+              : m           ? MAX (vs_import_entry_time (c, &ev[0], 0), start_ns)
+                            : start_ns;
   GTreeNode *rn;
   for (rn = g_tree_node_first (ranges); rn; rn = g_tree_node_next (rn))
     {
@@ -166,10 +168,16 @@ vs_import_device (Ctx *c, gint64 dev, Stream *hist, VsPickleRef segments, gint64
   for (gsize i = 0; i < m; i++)
     {
       Entry *e = &ev[i];
-      gint64 t = entry_ts (e, prev);
+      gint64 t = MAX (vs_import_entry_time (c, e, i), prev);
       gboolean added;
       prev = t;
       gint64 sid = e->stack >= 0 ? e->stack : VS_UNKNOWN;
+      if (e->action == ACT_SNAPSHOT)
+        {
+          if (!vs_import_write_marker (c, t))
+            return FALSE;
+          continue;
+        }
       if (e->action == ACT_OOM)
         {
           VsFailedAlloc fa = {
@@ -252,6 +260,6 @@ vs_import_device (Ctx *c, gint64 dev, Stream *hist, VsPickleRef segments, gint64
               0.4 + 0.4 * (double)c->done_entries / (double)MAX (c->total_entries, 1)))
         return FALSE;
     }
-  c->stats.entries += m;
+  c->stats.entries += hist->memory_entries;
   return TRUE;
 }
