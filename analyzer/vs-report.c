@@ -767,7 +767,12 @@ vs_report_build (VsTrace *trace, const char *name, const VsReportOptions *opts, 
     return NULL;
   for (guint i = 0; i < G_N_ELEMENTS (reports); i++)
     if (strcmp (reports[i].name, name) == 0)
-      return reports[i].build (trace, opts, error);
+      {
+        VsTable *t = reports[i].build (trace, opts, error);
+        if (t != NULL)
+          vs_table_set_event_order (t, vs_trace_time_is_event_order (trace));
+        return t;
+      }
   g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID_ARGUMENT, "Unknown report '%s'", name);
   return NULL;
 }

@@ -83,8 +83,8 @@ vs_import_annotations (Ctx *c, VsPickleRef list)
       if (!vs_pickle_get_int (p, vs_pickle_dict_get (p, a, "device"), &dev))
         dev = 0;
       if (name == NULL || (!start && !end)
-          || !vs_pickle_get_int (p, vs_pickle_dict_get (p, a, "time_us"), &time_us)
-          || time_us < 0 || time_us > G_MAXINT64 / 1000)
+          || !vs_pickle_get_int (p, vs_pickle_dict_get (p, a, "time_us"), &time_us) || time_us < 0
+          || time_us > G_MAXINT64 / 1000)
         {
           vs_import_skip (c, "external_annotations (incomplete)", 33);
           continue;
