@@ -33,14 +33,24 @@ typedef struct
   uint32_t heap; /* index into heaps */
 } VsRegion;
 
+#define VS_HT_TYPE VsRegionTable
+#define VS_HT_FN(n) vs_region_table_##n
+#define VS_HT_ENTRY VsRegion
+#define VS_HT_KEY_TYPE uint64_t
+#define VS_HT_KEY(e) ((e)->address)
+#define VS_HT_SET_KEY(e, k) ((e)->address = (k))
+#define VS_HT_HASH(k) vs_hash_mix64 (k)
+#define VS_HT_EQUAL(a, b) ((a) == (b))
+#define VS_HT_IS_EMPTY(e) ((e)->address == 0)
+#include "vs-hash-table.h"
+
 struct VsNvtxMem
 {
   VsWriter *w;
   int64_t process_id;
   VsHeap *heaps;
   size_t nheaps, capheaps;
-  VsRegion *regions; /* power-of-two table, at most half full */
-  size_t cap, count;
+  VsRegionTable regions; /* address → region */
   uint64_t skipped;
 };
 
@@ -61,7 +71,7 @@ vs_nvtx_mem_free (VsNvtxMem *m)
   if (m == NULL)
     return;
   free (m->heaps);
-  free (m->regions);
+  vs_region_table_clear (&m->regions);
   free (m);
 }
 
@@ -71,74 +81,32 @@ vs_nvtx_mem_skipped (const VsNvtxMem *m)
   return m->skipped;
 }
 
-/* --- regions: linear probing, deletion by re-inserting the cluster ------ */
-
-static size_t
-region_home (const VsNvtxMem *m, uint64_t address)
-{
-  uint64_t x = address ^ (address >> 29);
-  x *= 0xbf58476d1ce4e5b9ULL;
-  return (size_t)(x ^ (x >> 32)) & (m->cap - 1);
-}
-
-/* The slot of address, or of the empty slot where it would go; the table
- * must have room. */
-static size_t
-region_slot (const VsNvtxMem *m, uint64_t address)
-{
-  size_t i = region_home (m, address);
-  while (m->regions[i].address != 0 && m->regions[i].address != address)
-    i = (i + 1) & (m->cap - 1);
-  return i;
-}
+/* --- regions ------------------------------------------------------------ */
 
 static VsRegion *
 region_find (VsNvtxMem *m, uint64_t address)
 {
-  if (m->cap == 0 || address == 0)
-    return NULL;
-  VsRegion *r = &m->regions[region_slot (m, address)];
-  return r->address == address ? r : NULL;
+  return address != 0 ? vs_region_table_find (&m->regions, address) : NULL;
 }
 
 /* Adds a region (address not present); false when out of memory. */
 static bool
 region_add (VsNvtxMem *m, uint64_t address, int64_t size, uint32_t heap)
 {
-  if ((m->count + 1) * 2 > m->cap)
-    {
-      size_t ocap = m->cap;
-      VsRegion *old = m->regions;
-      m->cap = ocap ? ocap * 2 : 1024;
-      m->regions = calloc (m->cap, sizeof *m->regions);
-      if (m->regions == NULL)
-        {
-          m->regions = old;
-          m->cap = ocap;
-          return false;
-        }
-      for (size_t i = 0; i < ocap; i++)
-        if (old[i].address != 0)
-          m->regions[region_slot (m, old[i].address)] = old[i];
-      free (old);
-    }
-  m->regions[region_slot (m, address)] = (VsRegion){ address, size, heap };
-  m->count++;
+  bool added;
+  VsRegion *r = vs_region_table_insert (&m->regions, address, &added);
+  if (r == NULL)
+    return false;
+  assert (added);
+  r->size = size;
+  r->heap = heap;
   return true;
 }
 
 static void
 region_remove (VsNvtxMem *m, VsRegion *r)
 {
-  size_t i = (size_t)(r - m->regions);
-  r->address = 0;
-  m->count--;
-  for (size_t j = (i + 1) & (m->cap - 1); m->regions[j].address != 0; j = (j + 1) & (m->cap - 1))
-    {
-      VsRegion moved = m->regions[j];
-      m->regions[j].address = 0;
-      m->regions[region_slot (m, moved.address)] = moved;
-    }
+  vs_region_table_remove (&m->regions, r);
 }
 
 /* --- heaps and devices -------------------------------------------------- */
@@ -217,9 +185,9 @@ free_regions (VsNvtxMem *m, const VsItem *it, uint32_t h)
 {
   size_t n = 0;
   uint64_t *gone = NULL;
-  for (size_t i = 0; i < m->cap; i++)
+  for (size_t i = 0; i < m->regions.cap; i++)
     {
-      VsRegion *r = &m->regions[i];
+      VsRegion *r = &m->regions.entries[i];
       if (r->address == 0 || r->heap != h)
         continue;
       if (write_event (m, it, &m->heaps[h], VS_ALLOC_OP_FREE_COMPLETED, r->address, r->size) != 0)
@@ -227,7 +195,7 @@ free_regions (VsNvtxMem *m, const VsItem *it, uint32_t h)
           free (gone);
           return -1;
         }
-      if (gone == NULL && (gone = malloc (m->count * sizeof *gone)) == NULL)
+      if (gone == NULL && (gone = malloc (m->regions.count * sizeof *gone)) == NULL)
         return -1;
       gone[n++] = r->address;
     }

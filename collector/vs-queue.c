@@ -8,6 +8,7 @@
  */
 #include "vs-collector-private.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,7 @@
 int
 vs_queue_init (VsQueue *q, size_t cap)
 {
+  assert (cap > 0);
   memset (q, 0, sizeof *q);
   q->ring = calloc (cap, sizeof (VsItem));
   if (q->ring == NULL)
@@ -42,6 +44,7 @@ vs_queue_destroy (VsQueue *q)
 static bool
 push_locked (VsQueue *q, const VsItem *item)
 {
+  assert (q->ring != NULL && q->head < q->cap && q->count <= q->cap);
   if (q->count == q->cap)
     {
       atomic_fetch_add (&q->dropped, 1);
@@ -74,6 +77,7 @@ vs_queue_push_range (VsQueue *q, VsItem *item)
 {
   uint64_t key = 0;
   pthread_mutex_lock (&q->lock);
+  assert (q->next_range_key > 0);
   item->range = q->next_range_key;
   if (push_locked (q, item))
     key = q->next_range_key++;
@@ -86,6 +90,7 @@ size_t
 vs_queue_pop (VsQueue *q, VsItem *out, size_t max)
 {
   pthread_mutex_lock (&q->lock);
+  assert (q->head < q->cap && q->count <= q->cap);
   size_t n = q->count < max ? q->count : max;
   for (size_t i = 0; i < n; i++)
     out[i] = q->ring[(q->head + i) % q->cap];

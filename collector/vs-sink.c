@@ -28,117 +28,55 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* --- a small u64 → u64 open-addressing map (key 0 is "empty") ---------- */
+/* --- u64 → u64 maps (key 0 is "empty"), on the generic table ---------- */
 
 typedef struct
 {
-  uint64_t *keys, *vals;
-  size_t cap, count;
-} VsMap;
+  uint64_t key, val;
+} VsMapEntry;
 
-static uint64_t
-mix64 (uint64_t x)
-{
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  return x;
-}
+#define VS_HT_TYPE VsMap
+#define VS_HT_FN(n) vs_map_##n
+#define VS_HT_ENTRY VsMapEntry
+#define VS_HT_KEY_TYPE uint64_t
+#define VS_HT_KEY(e) ((e)->key)
+#define VS_HT_SET_KEY(e, k) ((e)->key = (k))
+#define VS_HT_HASH(k) vs_hash_mix64 (k)
+#define VS_HT_EQUAL(a, b) ((a) == (b))
+#define VS_HT_IS_EMPTY(e) ((e)->key == 0)
+#include "vs-hash-table.h"
 
 static void
 map_free (VsMap *m)
 {
-  free (m->keys);
-  free (m->vals);
-  memset (m, 0, sizeof *m);
-}
-
-/* Returns the slot of key, or of the empty slot where it would go. */
-static size_t
-map_slot (const VsMap *m, uint64_t key)
-{
-  size_t i = mix64 (key) & (m->cap - 1);
-  while (m->keys[i] != 0 && m->keys[i] != key)
-    i = (i + 1) & (m->cap - 1);
-  return i;
+  vs_map_clear (m);
 }
 
 static bool
 map_get (const VsMap *m, uint64_t key, uint64_t *val)
 {
-  if (m->cap == 0 || key == 0)
-    return false;
-  size_t i = map_slot (m, key);
-  if (m->keys[i] == 0)
-    return false;
-  *val = m->vals[i];
-  return true;
+  const VsMapEntry *e = key != 0 ? vs_map_find (m, key) : NULL;
+  if (e != NULL)
+    *val = e->val;
+  return e != NULL;
 }
 
 /* Inserts or replaces; returns false when out of memory. */
 static bool
 map_put (VsMap *m, uint64_t key, uint64_t val)
 {
-  if (key == 0)
-    return false;
-  if ((m->count + 1) * 2 > m->cap)
-    {
-      VsMap n = { 0 };
-      n.cap = m->cap ? m->cap * 2 : 64;
-      n.keys = calloc (n.cap, sizeof (uint64_t));
-      n.vals = calloc (n.cap, sizeof (uint64_t));
-      if (n.keys == NULL || n.vals == NULL)
-        {
-          map_free (&n);
-          return false;
-        }
-      for (size_t i = 0; i < m->cap; i++)
-        if (m->keys[i] != 0)
-          {
-            size_t j = map_slot (&n, m->keys[i]);
-            n.keys[j] = m->keys[i];
-            n.vals[j] = m->vals[i];
-            n.count++;
-          }
-      map_free (m);
-      *m = n;
-    }
-  size_t i = map_slot (m, key);
-  if (m->keys[i] == 0)
-    m->count++;
-  m->keys[i] = key;
-  m->vals[i] = val;
-  return true;
+  VsMapEntry *e = key != 0 ? vs_map_insert (m, key, NULL) : NULL;
+  if (e != NULL)
+    e->val = val;
+  return e != NULL;
 }
 
-/* Removes key (backward-shift deletion keeps probe chains intact). */
 static void
 map_del (VsMap *m, uint64_t key)
 {
-  if (m->cap == 0 || key == 0)
-    return;
-  size_t i = map_slot (m, key);
-  if (m->keys[i] == 0)
-    return;
-  m->keys[i] = 0;
-  m->count--;
-  size_t j = i;
-  for (;;)
-    {
-      j = (j + 1) & (m->cap - 1);
-      if (m->keys[j] == 0)
-        break;
-      size_t home = mix64 (m->keys[j]) & (m->cap - 1);
-      /* Move j back to i unless its home lies cyclically in (i, j]. */
-      bool stays = (i <= j) ? (home > i && home <= j) : (home > i || home <= j);
-      if (!stays)
-        {
-          m->keys[i] = m->keys[j];
-          m->vals[i] = m->vals[j];
-          m->keys[j] = 0;
-          i = j;
-        }
-    }
+  VsMapEntry *e = key != 0 ? vs_map_find (m, key) : NULL;
+  if (e != NULL)
+    vs_map_remove (m, e);
 }
 
 /* Decrements a counter stored in the map; true when it was positive. */
@@ -243,8 +181,8 @@ vs_sink_free (VsSink *s)
   if (s == NULL)
     return;
   for (size_t i = 0; i < s->names.cap; i++)
-    if (s->names.keys[i] != 0)
-      free ((void *)(uintptr_t)s->names.vals[i]);
+    if (s->names.entries[i].key != 0)
+      free ((void *)(uintptr_t)s->names.entries[i].val);
   map_free (&s->pools);
   map_free (&s->ranges);
   map_free (&s->vmm_maps);

@@ -22,6 +22,8 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <assert.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,6 +172,221 @@ bind_text (sqlite3_stmt *s, int i, const char *v)
   else
     sqlite3_bind_text (s, i, v, -1, SQLITE_STATIC);
 }
+
+/* --- rows described once ------------------------------------------------
+
+   Each table's INSERT binds the fields of one C struct in column order.
+   A VsColumn says where a field lives and how it is stored, so one loop
+   binds a statement (bind_row) or fills a bulk batch (batch_row) for any
+   table, instead of a hand-written bind sequence per table. */
+
+typedef enum
+{
+  COL_I64,  /* int64_t; VS_UNKNOWN is NULL */
+  COL_ID,   /* int64_t row id; VS_UNKNOWN and 0 (no row) are NULL */
+  COL_RAW,  /* int64_t stored as is (addresses, sizes that are always known) */
+  COL_ENUM, /* an enum field, stored as its integer */
+  COL_TEXT, /* const char *; NULL is NULL, or the column's default text */
+} VsColumnType;
+
+typedef struct
+{
+  VsColumnType type;
+  size_t offset;
+  const char *fallback; /* COL_TEXT: stored instead of NULL when set */
+} VsColumn;
+
+#define COL(T, type, field)                                                                        \
+  {                                                                                                \
+    type, offsetof (T, field), NULL                                                                \
+  }
+#define COL_TEXT_OR(T, field, text)                                                                \
+  {                                                                                                \
+    COL_TEXT, offsetof (T, field), text                                                            \
+  }
+
+_Static_assert(sizeof (VsMemKind) == sizeof (int) && sizeof (VsAllocOp) == sizeof (int)
+                   && sizeof (VsMemOp) == sizeof (int) && sizeof (VsPoolOp) == sizeof (int)
+                   && sizeof (VsFrameKind) == sizeof (int),
+               "COL_ENUM reads enum fields as int");
+
+static int64_t
+column_int (const VsColumn *c, const void *row)
+{
+  const char *p = (const char *)row + c->offset;
+  return c->type == COL_ENUM ? (int64_t) * (const int *)p : *(const int64_t *)p;
+}
+
+static const char *
+column_text (const VsColumn *c, const void *row)
+{
+  const char *v = *(const char *const *)((const char *)row + c->offset);
+  return v != NULL ? v : c->fallback;
+}
+
+/* Binds the n described fields of row to parameters 1..n of s. */
+static void
+bind_row (sqlite3_stmt *s, const VsColumn *cols, size_t n, const void *row)
+{
+  for (size_t i = 0; i < n; i++)
+    {
+      const VsColumn *c = &cols[i];
+      int at = (int)i + 1;
+      switch (c->type)
+        {
+        case COL_TEXT:
+          bind_text (s, at, column_text (c, row));
+          break;
+        case COL_ID:
+          bind_id (s, at, column_int (c, row));
+          break;
+        case COL_I64:
+          bind_i64 (s, at, column_int (c, row));
+          break;
+        case COL_RAW:
+        case COL_ENUM:
+          sqlite3_bind_int64 (s, at, column_int (c, row));
+          break;
+        }
+    }
+}
+
+#define N_COLUMNS(a) (sizeof (a) / sizeof (a)[0])
+
+/* The columns of each INSERT, in statement parameter order. */
+static const VsColumn process_columns[] = {
+  COL (VsProcess, COL_I64, pid),
+  COL (VsProcess, COL_I64, ppid),
+  COL (VsProcess, COL_TEXT, host),
+  COL (VsProcess, COL_I64, rank),
+  COL (VsProcess, COL_I64, local_rank),
+  COL (VsProcess, COL_I64, world_size),
+  COL (VsProcess, COL_TEXT, cuda_visible_devices),
+  COL (VsProcess, COL_TEXT, command_line),
+  COL (VsProcess, COL_I64, start_ns),
+  COL (VsProcess, COL_I64, end_ns),
+  COL (VsProcess, COL_I64, exit_status),
+};
+
+static const VsColumn device_columns[] = {
+  COL (VsDevice, COL_I64, idx),
+  COL (VsDevice, COL_TEXT, uuid),
+  COL (VsDevice, COL_TEXT, name),
+  COL (VsDevice, COL_I64, total_bytes),
+};
+
+static const VsColumn allocator_columns[] = {
+  COL (VsAllocator, COL_ID, device_id), COL (VsAllocator, COL_ID, process_id),
+  COL (VsAllocator, COL_TEXT, kind),    COL (VsAllocator, COL_TEXT, name),
+  COL (VsAllocator, COL_I64, handle),   COL (VsAllocator, COL_TEXT, settings),
+};
+
+static const VsColumn module_columns[] = {
+  COL (VsModule, COL_ID, process_id), COL (VsModule, COL_TEXT, path),
+  COL (VsModule, COL_TEXT, build_id), COL (VsModule, COL_I64, load_address),
+  COL (VsModule, COL_I64, size),
+};
+
+static const VsColumn frame_columns[] = {
+  COL (VsFrame, COL_ENUM, kind),   COL (VsFrame, COL_ID, module_id),
+  COL (VsFrame, COL_I64, address), COL (VsFrame, COL_TEXT, function),
+  COL (VsFrame, COL_TEXT, file),   COL (VsFrame, COL_I64, line),
+};
+
+static const VsColumn mem_event_columns[] = {
+  COL (VsMemEvent, COL_I64, ts),
+  COL (VsMemEvent, COL_I64, process_id),
+  COL (VsMemEvent, COL_I64, tid),
+  COL (VsMemEvent, COL_ID, device_id),
+  COL (VsMemEvent, COL_I64, context),
+  COL (VsMemEvent, COL_I64, stream),
+  COL (VsMemEvent, COL_ENUM, kind),
+  COL (VsMemEvent, COL_ENUM, op),
+  COL (VsMemEvent, COL_RAW, address),
+  COL (VsMemEvent, COL_RAW, bytes),
+  COL (VsMemEvent, COL_ID, pool_id),
+  COL (VsMemEvent, COL_I64, pool_size),
+  COL (VsMemEvent, COL_I64, pool_utilized),
+  COL (VsMemEvent, COL_I64, correlation),
+  COL (VsMemEvent, COL_ID, stack_id),
+  COL (VsMemEvent, COL_ID, range_id),
+};
+
+static const VsColumn pool_event_columns[] = {
+  COL (VsPoolEvent, COL_I64, ts),
+  COL (VsPoolEvent, COL_I64, process_id),
+  COL (VsPoolEvent, COL_ID, device_id),
+  COL (VsPoolEvent, COL_I64, pool_id),
+  COL (VsPoolEvent, COL_ENUM, op),
+  COL (VsPoolEvent, COL_I64, size),
+  COL (VsPoolEvent, COL_I64, utilized),
+  COL (VsPoolEvent, COL_I64, release_threshold),
+  COL (VsPoolEvent, COL_I64, min_bytes_to_keep),
+  COL (VsPoolEvent, COL_I64, correlation),
+  COL (VsPoolEvent, COL_ID, stack_id),
+};
+
+static const VsColumn alloc_event_columns[] = {
+  COL (VsAllocEvent, COL_I64, ts),           COL (VsAllocEvent, COL_I64, process_id),
+  COL (VsAllocEvent, COL_I64, tid),          COL (VsAllocEvent, COL_I64, device_id),
+  COL (VsAllocEvent, COL_I64, allocator_id), COL (VsAllocEvent, COL_ENUM, op),
+  COL (VsAllocEvent, COL_RAW, address),      COL (VsAllocEvent, COL_I64, requested_bytes),
+  COL (VsAllocEvent, COL_I64, block_bytes),  COL (VsAllocEvent, COL_I64, segment_address),
+  COL (VsAllocEvent, COL_I64, stream),       COL (VsAllocEvent, COL_ID, stack_id),
+  COL (VsAllocEvent, COL_ID, range_id),
+};
+
+static const VsColumn failed_alloc_columns[] = {
+  COL (VsFailedAlloc, COL_I64, ts),
+  COL (VsFailedAlloc, COL_I64, process_id),
+  COL (VsFailedAlloc, COL_I64, tid),
+  COL (VsFailedAlloc, COL_ID, device_id),
+  COL (VsFailedAlloc, COL_ID, allocator_id),
+  COL_TEXT_OR (VsFailedAlloc, api, "unknown"),
+  COL (VsFailedAlloc, COL_I64, requested_bytes),
+  COL (VsFailedAlloc, COL_I64, error),
+  COL (VsFailedAlloc, COL_TEXT, error_name),
+  COL (VsFailedAlloc, COL_I64, device_free_bytes),
+  COL (VsFailedAlloc, COL_I64, device_total_bytes),
+  COL (VsFailedAlloc, COL_I64, correlation),
+  COL (VsFailedAlloc, COL_ID, stack_id),
+  COL (VsFailedAlloc, COL_ID, range_id),
+};
+
+static const VsColumn range_columns[] = {
+  COL (VsRange, COL_ID, process_id), COL (VsRange, COL_I64, tid),
+  COL (VsRange, COL_TEXT, domain),   COL_TEXT_OR (VsRange, name, ""),
+  COL (VsRange, COL_I64, start_ns),  COL (VsRange, COL_I64, end_ns),
+  COL (VsRange, COL_ID, parent_id),
+};
+
+static const VsColumn kernel_columns[] = {
+  COL (VsKernel, COL_I64, start_ns),      COL (VsKernel, COL_I64, end_ns),
+  COL (VsKernel, COL_I64, process_id),    COL (VsKernel, COL_ID, device_id),
+  COL (VsKernel, COL_I64, context),       COL (VsKernel, COL_I64, stream),
+  COL (VsKernel, COL_I64, correlation),   COL_TEXT_OR (VsKernel, name, ""),
+  COL (VsKernel, COL_I64, grid_x),        COL (VsKernel, COL_I64, grid_y),
+  COL (VsKernel, COL_I64, grid_z),        COL (VsKernel, COL_I64, block_x),
+  COL (VsKernel, COL_I64, block_y),       COL (VsKernel, COL_I64, block_z),
+  COL (VsKernel, COL_I64, static_shared), COL (VsKernel, COL_I64, dynamic_shared),
+  COL (VsKernel, COL_I64, registers),
+};
+
+static const VsColumn memcpy_columns[] = {
+  COL (VsMemcpy, COL_I64, start_ns),   COL (VsMemcpy, COL_I64, end_ns),
+  COL (VsMemcpy, COL_I64, process_id), COL (VsMemcpy, COL_ID, device_id),
+  COL (VsMemcpy, COL_I64, stream),     COL (VsMemcpy, COL_I64, correlation),
+  COL (VsMemcpy, COL_TEXT, copy_kind), COL (VsMemcpy, COL_TEXT, src_kind),
+  COL (VsMemcpy, COL_TEXT, dst_kind),  COL (VsMemcpy, COL_I64, bytes),
+};
+
+static const VsColumn memset_columns[] = {
+  COL (VsMemset, COL_I64, start_ns),   COL (VsMemset, COL_I64, end_ns),
+  COL (VsMemset, COL_I64, process_id), COL (VsMemset, COL_ID, device_id),
+  COL (VsMemset, COL_I64, stream),     COL (VsMemset, COL_I64, correlation),
+  COL (VsMemset, COL_I64, bytes),      COL (VsMemset, COL_I64, value),
+  COL (VsMemset, COL_ID, mem_kind),
+};
 
 static int
 exec_sql (VsWriter *w, const char *sql)
@@ -444,18 +661,7 @@ vs_writer_add_process (VsWriter *w, const VsProcess *p)
 {
   if (ensure_txn (w) < 0)
     return -1;
-  sqlite3_stmt *s = w->stmt[STMT_PROCESS];
-  bind_i64 (s, 1, p->pid);
-  bind_i64 (s, 2, p->ppid);
-  bind_text (s, 3, p->host);
-  bind_i64 (s, 4, p->rank);
-  bind_i64 (s, 5, p->local_rank);
-  bind_i64 (s, 6, p->world_size);
-  bind_text (s, 7, p->cuda_visible_devices);
-  bind_text (s, 8, p->command_line);
-  bind_i64 (s, 9, p->start_ns);
-  bind_i64 (s, 10, p->end_ns);
-  bind_i64 (s, 11, p->exit_status);
+  bind_row (w->stmt[STMT_PROCESS], process_columns, N_COLUMNS (process_columns), p);
   return step_insert_id (w, STMT_PROCESS);
 }
 
@@ -471,11 +677,7 @@ vs_writer_add_device (VsWriter *w, const VsDevice *d)
       if (id != 0)
         return id;
     }
-  sqlite3_stmt *s = w->stmt[STMT_DEVICE_ADD];
-  bind_i64 (s, 1, d->idx);
-  bind_text (s, 2, d->uuid);
-  bind_text (s, 3, d->name);
-  bind_i64 (s, 4, d->total_bytes);
+  bind_row (w->stmt[STMT_DEVICE_ADD], device_columns, N_COLUMNS (device_columns), d);
   return step_insert_id (w, STMT_DEVICE_ADD);
 }
 
@@ -484,13 +686,7 @@ vs_writer_add_allocator (VsWriter *w, const VsAllocator *a)
 {
   if (ensure_txn (w) < 0)
     return -1;
-  sqlite3_stmt *s = w->stmt[STMT_ALLOCATOR];
-  bind_id (s, 1, a->device_id);
-  bind_id (s, 2, a->process_id);
-  bind_text (s, 3, a->kind);
-  bind_text (s, 4, a->name);
-  bind_i64 (s, 5, a->handle);
-  bind_text (s, 6, a->settings);
+  bind_row (w->stmt[STMT_ALLOCATOR], allocator_columns, N_COLUMNS (allocator_columns), a);
   return step_insert_id (w, STMT_ALLOCATOR);
 }
 
@@ -499,25 +695,8 @@ vs_writer_add_module (VsWriter *w, const VsModule *m)
 {
   if (ensure_txn (w) < 0)
     return -1;
-  sqlite3_stmt *s = w->stmt[STMT_MODULE];
-  bind_id (s, 1, m->process_id);
-  bind_text (s, 2, m->path);
-  bind_text (s, 3, m->build_id);
-  bind_i64 (s, 4, m->load_address);
-  bind_i64 (s, 5, m->size);
+  bind_row (w->stmt[STMT_MODULE], module_columns, N_COLUMNS (module_columns), m);
   return step_insert_id (w, STMT_MODULE);
-}
-
-/* Binds the six identifying columns of a frame, shared by add and find. */
-static void
-bind_frame (sqlite3_stmt *s, const VsFrame *f)
-{
-  sqlite3_bind_int (s, 1, (int)f->kind);
-  bind_id (s, 2, f->module_id);
-  bind_i64 (s, 3, f->address);
-  bind_text (s, 4, f->function);
-  bind_text (s, 5, f->file);
-  bind_i64 (s, 6, f->line);
 }
 
 int64_t
@@ -525,12 +704,12 @@ vs_writer_add_frame (VsWriter *w, const VsFrame *f)
 {
   if (ensure_txn (w) < 0)
     return -1;
-  bind_frame (w->stmt[STMT_FRAME_ADD], f);
+  bind_row (w->stmt[STMT_FRAME_ADD], frame_columns, N_COLUMNS (frame_columns), f);
   if (step_insert (w, STMT_FRAME_ADD) < 0)
     return -1;
   if (sqlite3_changes (w->db) > 0)
     return sqlite3_last_insert_rowid (w->db);
-  bind_frame (w->stmt[STMT_FRAME_FIND], f);
+  bind_row (w->stmt[STMT_FRAME_FIND], frame_columns, N_COLUMNS (frame_columns), f);
   return step_find (w, STMT_FRAME_FIND);
 }
 
@@ -570,23 +749,7 @@ vs_writer_mem_event (VsWriter *w, const VsMemEvent *e)
 {
   if (ensure_txn (w) < 0)
     return -1;
-  sqlite3_stmt *s = w->stmt[STMT_MEM_EVENT];
-  bind_i64 (s, 1, e->ts);
-  bind_i64 (s, 2, e->process_id);
-  bind_i64 (s, 3, e->tid);
-  bind_id (s, 4, e->device_id);
-  bind_i64 (s, 5, e->context);
-  bind_i64 (s, 6, e->stream);
-  sqlite3_bind_int (s, 7, (int)e->kind);
-  sqlite3_bind_int (s, 8, (int)e->op);
-  sqlite3_bind_int64 (s, 9, e->address);
-  sqlite3_bind_int64 (s, 10, e->bytes);
-  bind_id (s, 11, e->pool_id);
-  bind_i64 (s, 12, e->pool_size);
-  bind_i64 (s, 13, e->pool_utilized);
-  bind_i64 (s, 14, e->correlation);
-  bind_id (s, 15, e->stack_id);
-  bind_id (s, 16, e->range_id);
+  bind_row (w->stmt[STMT_MEM_EVENT], mem_event_columns, N_COLUMNS (mem_event_columns), e);
   if (step_only (w, STMT_MEM_EVENT) < 0)
     return -1;
   if (w->events && vs_fin_add_mem_event (w->events, sqlite3_last_insert_rowid (w->db), e) < 0)
@@ -599,18 +762,7 @@ vs_writer_pool_event (VsWriter *w, const VsPoolEvent *e)
 {
   if (ensure_txn (w) < 0)
     return -1;
-  sqlite3_stmt *s = w->stmt[STMT_POOL_EVENT];
-  bind_i64 (s, 1, e->ts);
-  bind_i64 (s, 2, e->process_id);
-  bind_id (s, 3, e->device_id);
-  bind_i64 (s, 4, e->pool_id);
-  sqlite3_bind_int (s, 5, (int)e->op);
-  bind_i64 (s, 6, e->size);
-  bind_i64 (s, 7, e->utilized);
-  bind_i64 (s, 8, e->release_threshold);
-  bind_i64 (s, 9, e->min_bytes_to_keep);
-  bind_i64 (s, 10, e->correlation);
-  bind_id (s, 11, e->stack_id);
+  bind_row (w->stmt[STMT_POOL_EVENT], pool_event_columns, N_COLUMNS (pool_event_columns), e);
   if (step_only (w, STMT_POOL_EVENT) < 0)
     return -1;
   if (w->events && vs_fin_add_pool_event (w->events, sqlite3_last_insert_rowid (w->db), e) < 0)
@@ -618,15 +770,23 @@ vs_writer_pool_event (VsWriter *w, const VsPoolEvent *e)
   return row_done (w);
 }
 
-/* Sets column col of the alloc_event row being gathered: an integer, or
- * NULL for VS_UNKNOWN (and, with id, for 0), as bind_i64 and bind_id. */
-static inline void
-batch_i64 (VsSqlBatch *b, int col, int64_t v, int id)
+/* Fills the batch's current row from the n described fields of row, as
+ * bind_row binds them. */
+static void
+batch_row (VsSqlBatch *b, const VsColumn *cols, size_t n, const void *row)
 {
-  if (v == VS_UNKNOWN || (id && v == 0))
-    vs_sql_batch_null (b, col);
-  else
-    vs_sql_batch_int (b, col, v);
+  for (size_t i = 0; i < n; i++)
+    {
+      const VsColumn *c = &cols[i];
+      assert (c->type != COL_TEXT);
+      int64_t v = column_int (c, row);
+      if ((c->type == COL_I64 || c->type == COL_ID) && v == VS_UNKNOWN)
+        vs_sql_batch_null (b, (int)i);
+      else if (c->type == COL_ID && v == 0)
+        vs_sql_batch_null (b, (int)i);
+      else
+        vs_sql_batch_int (b, (int)i, v);
+    }
 }
 
 /* vs_writer_alloc_event in bulk mode: the row joins the gathered ones. */
@@ -634,19 +794,7 @@ static int
 alloc_event_bulk (VsWriter *w, const VsAllocEvent *e)
 {
   VsSqlBatch *b = w->alloc_rows;
-  batch_i64 (b, 0, e->ts, 0);
-  batch_i64 (b, 1, e->process_id, 0);
-  batch_i64 (b, 2, e->tid, 0);
-  batch_i64 (b, 3, e->device_id, 0);
-  batch_i64 (b, 4, e->allocator_id, 0);
-  vs_sql_batch_int (b, 5, (int)e->op);
-  vs_sql_batch_int (b, 6, e->address);
-  batch_i64 (b, 7, e->requested_bytes, 0);
-  batch_i64 (b, 8, e->block_bytes, 0);
-  batch_i64 (b, 9, e->segment_address, 0);
-  batch_i64 (b, 10, e->stream, 0);
-  batch_i64 (b, 11, e->stack_id, 1);
-  batch_i64 (b, 12, e->range_id, 1);
+  batch_row (b, alloc_event_columns, N_COLUMNS (alloc_event_columns), e);
   if (vs_sql_batch_row (b) < 0)
     {
       set_error (w, "trace write failed: %s", sqlite3_errmsg (w->db));
@@ -665,20 +813,7 @@ vs_writer_alloc_event (VsWriter *w, const VsAllocEvent *e)
     return -1;
   if (w->alloc_rows)
     return alloc_event_bulk (w, e);
-  sqlite3_stmt *s = w->stmt[STMT_ALLOC_EVENT];
-  bind_i64 (s, 1, e->ts);
-  bind_i64 (s, 2, e->process_id);
-  bind_i64 (s, 3, e->tid);
-  bind_i64 (s, 4, e->device_id);
-  bind_i64 (s, 5, e->allocator_id);
-  sqlite3_bind_int (s, 6, (int)e->op);
-  sqlite3_bind_int64 (s, 7, e->address);
-  bind_i64 (s, 8, e->requested_bytes);
-  bind_i64 (s, 9, e->block_bytes);
-  bind_i64 (s, 10, e->segment_address);
-  bind_i64 (s, 11, e->stream);
-  bind_id (s, 12, e->stack_id);
-  bind_id (s, 13, e->range_id);
+  bind_row (w->stmt[STMT_ALLOC_EVENT], alloc_event_columns, N_COLUMNS (alloc_event_columns), e);
   return step_insert (w, STMT_ALLOC_EVENT);
 }
 
@@ -687,21 +822,7 @@ vs_writer_failed_alloc (VsWriter *w, const VsFailedAlloc *e)
 {
   if (ensure_txn (w) < 0)
     return -1;
-  sqlite3_stmt *s = w->stmt[STMT_FAILED_ALLOC];
-  bind_i64 (s, 1, e->ts);
-  bind_i64 (s, 2, e->process_id);
-  bind_i64 (s, 3, e->tid);
-  bind_id (s, 4, e->device_id);
-  bind_id (s, 5, e->allocator_id);
-  bind_text (s, 6, e->api ? e->api : "unknown");
-  bind_i64 (s, 7, e->requested_bytes);
-  bind_i64 (s, 8, e->error);
-  bind_text (s, 9, e->error_name);
-  bind_i64 (s, 10, e->device_free_bytes);
-  bind_i64 (s, 11, e->device_total_bytes);
-  bind_i64 (s, 12, e->correlation);
-  bind_id (s, 13, e->stack_id);
-  bind_id (s, 14, e->range_id);
+  bind_row (w->stmt[STMT_FAILED_ALLOC], failed_alloc_columns, N_COLUMNS (failed_alloc_columns), e);
   return step_insert (w, STMT_FAILED_ALLOC);
 }
 
@@ -711,13 +832,7 @@ vs_writer_add_range (VsWriter *w, const VsRange *r)
   if (ensure_txn (w) < 0)
     return -1;
   sqlite3_stmt *s = w->stmt[STMT_RANGE_ADD];
-  bind_id (s, 1, r->process_id);
-  bind_i64 (s, 2, r->tid);
-  bind_text (s, 3, r->domain);
-  bind_text (s, 4, r->name ? r->name : "");
-  bind_i64 (s, 5, r->start_ns);
-  bind_i64 (s, 6, r->end_ns);
-  bind_id (s, 7, r->parent_id);
+  bind_row (s, range_columns, N_COLUMNS (range_columns), r);
   sqlite3_bind_int64 (s, 8, r->depth == VS_UNKNOWN ? 0 : r->depth);
   return step_insert_id (w, STMT_RANGE_ADD);
 }
@@ -738,24 +853,7 @@ vs_writer_kernel (VsWriter *w, const VsKernel *k)
 {
   if (ensure_txn (w) < 0)
     return -1;
-  sqlite3_stmt *s = w->stmt[STMT_KERNEL];
-  bind_i64 (s, 1, k->start_ns);
-  bind_i64 (s, 2, k->end_ns);
-  bind_i64 (s, 3, k->process_id);
-  bind_id (s, 4, k->device_id);
-  bind_i64 (s, 5, k->context);
-  bind_i64 (s, 6, k->stream);
-  bind_i64 (s, 7, k->correlation);
-  bind_text (s, 8, k->name ? k->name : "");
-  bind_i64 (s, 9, k->grid_x);
-  bind_i64 (s, 10, k->grid_y);
-  bind_i64 (s, 11, k->grid_z);
-  bind_i64 (s, 12, k->block_x);
-  bind_i64 (s, 13, k->block_y);
-  bind_i64 (s, 14, k->block_z);
-  bind_i64 (s, 15, k->static_shared);
-  bind_i64 (s, 16, k->dynamic_shared);
-  bind_i64 (s, 17, k->registers);
+  bind_row (w->stmt[STMT_KERNEL], kernel_columns, N_COLUMNS (kernel_columns), k);
   return step_insert (w, STMT_KERNEL);
 }
 
@@ -764,17 +862,7 @@ vs_writer_memcpy (VsWriter *w, const VsMemcpy *m)
 {
   if (ensure_txn (w) < 0)
     return -1;
-  sqlite3_stmt *s = w->stmt[STMT_MEMCPY];
-  bind_i64 (s, 1, m->start_ns);
-  bind_i64 (s, 2, m->end_ns);
-  bind_i64 (s, 3, m->process_id);
-  bind_id (s, 4, m->device_id);
-  bind_i64 (s, 5, m->stream);
-  bind_i64 (s, 6, m->correlation);
-  bind_text (s, 7, m->copy_kind);
-  bind_text (s, 8, m->src_kind);
-  bind_text (s, 9, m->dst_kind);
-  bind_i64 (s, 10, m->bytes);
+  bind_row (w->stmt[STMT_MEMCPY], memcpy_columns, N_COLUMNS (memcpy_columns), m);
   return step_insert (w, STMT_MEMCPY);
 }
 
@@ -783,16 +871,7 @@ vs_writer_memset (VsWriter *w, const VsMemset *m)
 {
   if (ensure_txn (w) < 0)
     return -1;
-  sqlite3_stmt *s = w->stmt[STMT_MEMSET];
-  bind_i64 (s, 1, m->start_ns);
-  bind_i64 (s, 2, m->end_ns);
-  bind_i64 (s, 3, m->process_id);
-  bind_id (s, 4, m->device_id);
-  bind_i64 (s, 5, m->stream);
-  bind_i64 (s, 6, m->correlation);
-  bind_i64 (s, 7, m->bytes);
-  bind_i64 (s, 8, m->value);
-  bind_id (s, 9, m->mem_kind);
+  bind_row (w->stmt[STMT_MEMSET], memset_columns, N_COLUMNS (memset_columns), m);
   return step_insert (w, STMT_MEMSET);
 }
 

@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Rewrites the checkout directory of the machine that recorded a fixture
+out of it, so committed data names no machine.
+
+A trace or snapshot recorded from a checkout at, say, /srv/ci/vramscope
+holds that path in frame files, module paths, command lines and meta
+values.  Every occurrence of ROOT/ (each --root given, and by default the
+root of the checkout this script is in) becomes the path relative to the
+checkout: /srv/ci/vramscope/samples/x.py -> samples/x.py.
+
+  neutralize-paths.py [--root DIR]... FILE...
+
+FILE may be a trace (.db: every TEXT value of every table), a PyTorch
+snapshot (.pickle: every string, written back with the same pickle
+protocol — our own fixtures only, never an untrusted file) or a text file
+(.json, .log, .csv).  Prints each file it changed.
+"""
+import argparse
+import os
+import pickle
+import sqlite3
+import sys
+
+
+def rewrite(s, roots):
+    for r in roots:
+        s = s.replace(r, "")
+    return s
+
+
+def fix_db(path, roots):
+    db = sqlite3.connect(path)
+    changed = 0
+    tables = [r[0] for r in db.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
+    for t in tables:
+        cols = [r[1] for r in db.execute(f'PRAGMA table_info("{t}")')]
+        for c in cols:
+            for r in roots:
+                cur = db.execute(
+                    f'UPDATE "{t}" SET "{c}" = replace("{c}", ?1, \'\') '
+                    f'WHERE typeof("{c}") = \'text\' AND instr("{c}", ?1) > 0', (r,))
+                changed += cur.rowcount
+    db.commit()
+    if changed:
+        db.execute("VACUUM")
+    db.close()
+    return changed
+
+
+def walk(obj, roots):
+    if isinstance(obj, str):
+        return rewrite(obj, roots)
+    if isinstance(obj, dict):
+        return {walk(k, roots): walk(v, roots) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [walk(v, roots) for v in obj]
+    if isinstance(obj, tuple):
+        return tuple(walk(v, roots) for v in obj)
+    return obj
+
+
+def fix_pickle(path, roots):
+    with open(path, "rb") as f:
+        raw = f.read()
+    if not any(r.encode() in raw for r in roots):
+        return 0
+    proto = raw[1] if raw[:1] == b"\x80" else 0
+    obj = walk(pickle.loads(raw), roots)
+    with open(path, "wb") as f:
+        pickle.dump(obj, f, protocol=proto)
+    return 1
+
+
+def fix_text(path, roots):
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except UnicodeDecodeError:
+        with open(path, "rb") as f:
+            raw = f.read()
+        if any(r.encode() in raw for r in roots):
+            print(f"{path}: binary file, not rewritten", file=sys.stderr)
+        return 0
+    new = rewrite(text, roots)
+    if new == text:
+        return 0
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(new)
+    return 1
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--root", action="append", default=[])
+    ap.add_argument("files", nargs="+")
+    a = ap.parse_args()
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    roots = [os.path.abspath(r).rstrip("/") + "/" for r in a.root + [here]]
+    for path in a.files:
+        ext = os.path.splitext(path)[1]
+        fix = {".db": fix_db, ".pickle": fix_pickle}.get(ext, fix_text)
+        if fix(path, roots):
+            print(path)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
