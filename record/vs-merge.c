@@ -305,10 +305,10 @@ static const char *event_copies[] = {
   " utilized, release_threshold, min_bytes_to_keep, correlation, vs_map(3, stack_id)"
   " FROM src.pool_event ORDER BY id",
   "INSERT INTO main.alloc_event (ts, process_id, tid, device_id, allocator_id, op, address,"
-  " requested_bytes, block_bytes, segment_address, stream, stack_id, range_id)"
+  " requested_bytes, block_bytes, segment_address, stream, stack_id, range_id, before_trace)"
   " SELECT ts, vs_map(0, process_id), tid, vs_map(1, device_id), vs_map(2, allocator_id),"
   " op, address, requested_bytes, block_bytes, segment_address, stream,"
-  " vs_map(3, stack_id), vs_map(4, range_id) FROM src.alloc_event ORDER BY id",
+  " vs_map(3, stack_id), vs_map(4, range_id), before_trace FROM src.alloc_event ORDER BY id",
   "INSERT INTO main.failed_alloc (ts, process_id, tid, device_id, allocator_id, api,"
   " requested_bytes, error, error_name, device_free_bytes, device_total_bytes, correlation,"
   " stack_id, range_id)"

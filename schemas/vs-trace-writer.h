@@ -28,7 +28,7 @@ extern "C"
 
 #define VS_UNKNOWN INT64_MIN
 #define VS_TRACE_APPLICATION_ID 1448234323 /* 'VRMS' */
-#define VS_TRACE_SCHEMA_VERSION 1
+#define VS_TRACE_SCHEMA_VERSION 2
 #define VS_WRITER_BATCH_ROWS 65536
 
   /* Codes stored in the integer columns; names are in the lookup tables. */
@@ -146,6 +146,10 @@ extern "C"
     VsAllocOp op;
     int64_t address, requested_bytes, block_bytes, segment_address, stream;
     int64_t stack_id, range_id;
+    /* 1: not an event the trace saw but memory live before it began,
+     * recreated at its start (an imported snapshot's history began with
+     * it live); 0 otherwise */
+    int64_t before_trace;
   } VsAllocEvent;
 
   typedef struct
