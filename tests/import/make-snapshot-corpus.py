@@ -39,6 +39,12 @@ CASES = [
     "metadata",        # user metadata / annotate entries where offered
     "late",            # recording starts with blocks already live
 ]
+# Every combination of enabled x context x stacks, on the same small
+# training loop: matrix-ENABLED-CONTEXT-STACKS ("none" for context None).
+CASES += ["matrix-%s-%s-%s" % (e, c, s)
+          for e in ("all", "state")
+          for c in ("none", "state", "alloc", "all")
+          for s in ("python", "all")]
 
 ALLOC_CONF = {
     "expandable": "expandable_segments:True",
@@ -219,10 +225,18 @@ def run(name, out):
         record(torch, info, enabled="state", context="state", stacks="python")
         model, opt = model_and_opt(torch)
         train(torch, model, opt, 2)
+    elif name.startswith("matrix-"):
+        _, e, ctx, st = name.split("-")
+        record(torch, info, enabled=e, context=None if ctx == "none" else ctx,
+               stacks=st)
+        model, opt = model_and_opt(torch)
+        train(torch, model, opt, 2)
     elif name == "oom-observer":
         # A small per-process limit makes the failure cheap and certain.
+        # Recorded as OOM-dump recipes do: _record_memory_history's
+        # defaults (stacks="all") and a max_entries.
         torch.cuda.set_per_process_memory_fraction(0.01)
-        record(torch, info, enabled="all", context="all", stacks="python")
+        record(torch, info, max_entries=100000)
         seen = []
 
         def observer(device, alloc, device_allocated, device_free):
