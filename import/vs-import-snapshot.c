@@ -259,10 +259,29 @@ vs_import_read_segments (Ctx *c, VsPickleRef segments, gint64 dev, GTree *ranges
           if (!vs_pickle_str_equal (c->p, st, "active_allocated")
               && !vs_pickle_str_equal (c->p, st, "active_pending_free"))
             continue;
+          /* PyTorch 1.13 gives no requested_size and no frames: its
+           * blocks have a 'history' whose last record holds the request
+           * ('real_size') and its frames. */
+          VsPickleRef last = VS_PICKLE_MISSING, frames = vs_pickle_dict_get (c->p, b, "frames");
+          VsPickleRef hist = vs_pickle_dict_get (c->p, b, "history");
+          gsize nh = vs_pickle_type (c->p, hist) == VS_PICKLE_LIST ? vs_pickle_len (c->p, hist) : 0;
+          if (nh > 0)
+            {
+              VsPickleIter hit;
+              vs_pickle_iter_init (&hit, c->p, hist);
+              while (vs_pickle_iter_next (&hit, &last))
+                ;
+            }
+          VsPickleRef reqv = vs_pickle_dict_get (c->p, b, "requested_size");
+          if (reqv == VS_PICKLE_MISSING && last != VS_PICKLE_MISSING)
+            reqv = vs_pickle_dict_get (c->p, last, "real_size");
+          if (reqv == VS_PICKLE_MISSING)
+            reqv = vs_pickle_dict_get (c->p, b, "size");
+          if (frames == VS_PICKLE_MISSING && last != VS_PICKLE_MISSING)
+            frames = vs_pickle_dict_get (c->p, last, "frames");
           if (!vs_pickle_get_int (c->p, vs_pickle_dict_get (c->p, b, "address"), &baddr)
               || !vs_pickle_get_int (c->p, vs_pickle_dict_get (c->p, b, "size"), &bsize)
-              || !vs_pickle_get_int (c->p, vs_pickle_dict_get (c->p, b, "requested_size"), &req)
-              || req < 0 || bsize < 0)
+              || !vs_pickle_get_int (c->p, reqv, &req) || req < 0 || bsize < 0)
             return vs_import_not_snapshot (c,
                                            "segments[%" G_GSIZE_FORMAT "].blocks[%" G_GSIZE_FORMAT
                                            "]: 'address', 'size' or "
@@ -275,7 +294,7 @@ vs_import_read_segments (Ctx *c, VsPickleRef segments, gint64 dev, GTree *ranges
             c->inconsistencies++;
           lb->requested = req;
           lb->block_bytes = bsize;
-          lb->frames = vs_pickle_dict_get (c->p, b, "frames");
+          lb->frames = frames;
         }
     }
   return TRUE;

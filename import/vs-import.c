@@ -283,16 +283,41 @@ device_history (Ctx *c, VsPickleRef list, GPtrArray *owned)
   return s;
 }
 
+/* TRUE when list is a non-empty list of segment dicts (each with an
+ * 'address' and a 'blocks' list): how PyTorch 1.13 pickled its
+ * memory_snapshot(). */
+static gboolean
+is_segment_list (const VsPickle *p, VsPickleRef list)
+{
+  VsPickleIter it;
+  VsPickleRef v;
+  if (vs_pickle_len (p, list) == 0)
+    return FALSE;
+  vs_pickle_iter_init (&it, p, list);
+  while (vs_pickle_iter_next (&it, &v))
+    if (vs_pickle_type (p, v) != VS_PICKLE_DICT
+        || vs_pickle_dict_get (p, v, "address") == VS_PICKLE_MISSING
+        || vs_pickle_type (p, vs_pickle_dict_get (p, v, "blocks")) != VS_PICKLE_LIST)
+      return FALSE;
+  return TRUE;
+}
+
 static gboolean
 import_all (Ctx *c, const char *pickle_path)
 {
   const VsPickle *p = c->p;
   VsPickleRef root = vs_pickle_root (p);
-  if (vs_pickle_type (p, root) != VS_PICKLE_DICT)
+  VsPickleRef segments, traces = VS_PICKLE_MISSING, settings = VS_PICKLE_MISSING;
+  if (vs_pickle_type (p, root) == VS_PICKLE_LIST && is_segment_list (p, root))
+    segments = root; /* PyTorch 1.13: the segments alone */
+  else if (vs_pickle_type (p, root) != VS_PICKLE_DICT)
     return vs_import_not_snapshot (c, "the pickle's top level is not a dict");
-  VsPickleRef segments = vs_pickle_dict_get (p, root, "segments");
-  VsPickleRef traces = vs_pickle_dict_get (p, root, "device_traces");
-  VsPickleRef settings = vs_pickle_dict_get (p, root, "allocator_settings");
+  else
+    {
+      segments = vs_pickle_dict_get (p, root, "segments");
+      traces = vs_pickle_dict_get (p, root, "device_traces");
+      settings = vs_pickle_dict_get (p, root, "allocator_settings");
+    }
   VsPickleType st = vs_pickle_type (p, segments);
   if (st != VS_PICKLE_LIST && st != VS_PICKLE_TUPLE)
     return vs_import_not_snapshot (c, "no 'segments' list");

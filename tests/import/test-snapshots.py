@@ -1,42 +1,57 @@
 #!/usr/bin/env python3
 # test-snapshots.py — imported real snapshots reproduce the run's own
-# torch.cuda.memory_stats() exactly.
+# torch.cuda.memory_stats() exactly, and an independent replay of the
+# snapshot in Python (snapshot_replay.py).
 #
 # For each NAME.pickle / NAME.json pair (tests/data/snapshots, recorded by
-# make-snapshots.py on a GPU machine) the snapshot is imported and the
-# pytorch row of the trace's summary is compared with the stats taken at the
-# same instant:
-#   peak_reserved_bytes   == reserved_bytes.all.peak
-#   peak_allocated_bytes  == requested_bytes.all.peak
+# make-snapshots.py and tests/gpu/make-snapshot-corpus.sh on a GPU machine)
+# the snapshot is imported and the pytorch row of the trace's summary is
+# compared with the stats taken at the same instant:
 #   final_reserved_bytes  == reserved_bytes.all.current
 #   final_allocated_bytes == requested_bytes.all.current
-#   failed_alloc_count    == num_ooms
-#   alloc_count           == allocation.all.allocated  when the history is
-#                            complete; otherwise the trace must say it is not
-#                            (meta history_overflow = 1) and count fewer.
-# With --vramscope, `vramscope report --format csv summary` must print the
-# same numbers.  TAP output.
+#   peak_reserved_bytes   == reserved_bytes.all.peak     (<= when the ring
+#   peak_allocated_bytes  == requested_bytes.all.peak     buffer wrapped:
+#   failed_alloc_count    == num_ooms                     the start is lost)
+#   alloc_count           == allocation.all.allocated when the history is
+#                            complete; when recording started late, that
+#                            minus its value when recording started (the
+#                            JSON's memory_stats_at_record_start); else
+#                            fewer, and the trace must say the history is
+#                            incomplete (meta history_overflow = 1);
+#   free_count            == allocation.all.freed, complete histories
+#                            without blocks still pending free;
+#   before_trace_*        == 0 for complete histories.
+# Every column, peak times included, must also equal the replay.  With
+# --vramscope, `vramscope report --format csv summary` must print the same
+# numbers.  TAP output.
 # Usage: test-snapshots.py VS_IMPORT_TOOL SNAPSHOT_DIR [--vramscope PATH]
 import csv
 import glob
 import io
 import json
 import os
+import pickle
 import sqlite3
 import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import snapshot_replay  # noqa: E402
+
 QUERY = """
 SELECT d.idx, s.peak_reserved_bytes, s.peak_allocated_bytes,
        s.final_reserved_bytes, s.final_allocated_bytes, s.alloc_count,
-       s.failed_alloc_count
+       s.failed_alloc_count, s.free_count, s.before_trace_bytes,
+       s.before_trace_count
 FROM summary s JOIN allocator a ON a.id = s.allocator_id
 JOIN device d ON d.id = s.device_id
 WHERE a.kind = 'pytorch'"""
 
 FIELDS = ["peak_reserved_bytes", "peak_allocated_bytes", "final_reserved_bytes",
-          "final_allocated_bytes", "alloc_count", "failed_alloc_count"]
+          "final_allocated_bytes", "alloc_count", "failed_alloc_count", "free_count",
+          "before_trace_bytes", "before_trace_count"]
+REPLAYED = FIELDS + ["peak_reserved_time_ns", "peak_allocated_time_ns"]
 
 
 def expected(stats):
@@ -47,6 +62,9 @@ def expected(stats):
         "final_allocated_bytes": stats["requested_bytes.all.current"],
         "alloc_count": stats["allocation.all.allocated"],
         "failed_alloc_count": stats["num_ooms"],
+        "free_count": stats["allocation.all.freed"],
+        "before_trace_bytes": 0,
+        "before_trace_count": 0,
     }
 
 
@@ -83,20 +101,40 @@ def check(tool, vramscope, pickle_path, json_path, tmp):
         return ["expected one pytorch summary row, got %d" % len(rows)]
     got = dict(zip(FIELDS, rows[0][1:]))
     complete = str(meta.get("history_overflow")) != "1"
+    with open(pickle_path, "rb") as f:
+        snap = pickle.load(f)  # our own committed fixture
+    entries = sum(len(t) for t in snap.get("device_traces") or [])
+    wrapped = bool(info.get("max_entries")) and entries >= info["max_entries"]
+    pending = any(b["state"] == "active_pending_free"
+                  for seg in snap["segments"] for b in seg["blocks"])
+    start = info.get("memory_stats_at_record_start")
     for k in FIELDS:
         if k == "alloc_count" and not complete:
-            if not got[k] < want[k]:
+            if start is not None and not wrapped:
+                w = want[k] - start["allocation.all.allocated"]
+                if got[k] != w:
+                    problems.append("alloc_count %s != allocations after recording began %s"
+                                    % (got[k], w))
+            elif not got[k] < want[k]:
                 problems.append("incomplete history but alloc_count %d >= %d" % (got[k], want[k]))
+            continue
+        if k == "free_count" and (not complete or pending):
+            continue
+        if k.startswith("before_trace") and not complete:
+            continue
+        if wrapped and k in ("peak_reserved_bytes", "peak_allocated_bytes",
+                             "failed_alloc_count"):
+            if got[k] > want[k]:
+                problems.append("%s %s > memory_stats %s" % (k, got[k], want[k]))
             continue
         if got[k] != want[k]:
             problems.append("%s %s != memory_stats %s" % (k, got[k], want[k]))
-    # The incomplete fixtures must be recognised as such.
-    name = info["workload"]
-    if name in ("overflow", "late") and complete:
-        problems.append("history_overflow not set for a %s history" % name)
-    if name not in ("overflow", "late") and not complete:
-        problems.append("history_overflow set for a complete history")
-    if name in ("overflow", "late") and str(meta.get("history_reconstructed")) != "1":
+    # A history is complete exactly when nothing was live before it.
+    if complete != (got["before_trace_count"] == 0 and not wrapped
+                    and (start is None or start["allocation.all.current"] == 0)):
+        problems.append("history_overflow %s, but %d blocks live before the trace"
+                        % (meta.get("history_overflow"), got["before_trace_count"]))
+    if not complete and str(meta.get("history_reconstructed")) != "1":
         problems.append("history_reconstructed not set")
     # A raw import (for merging; `record` makes them) is finalized by the
     # first reader and then reports the same.
@@ -139,6 +177,11 @@ def check(tool, vramscope, pickle_path, json_path, tmp):
                 for k in FIELDS:
                     if rows[0].get(k) != str(got[k]):
                         problems.append("report %s %r != summary %r" % (k, rows[0].get(k), got[k]))
+                r = snapshot_replay.replay(snap, snapshot_replay.devices(snap)[0])
+                for k in REPLAYED:
+                    exp = "" if r[k] is None else str(r[k])
+                    if rows[0].get(k) != exp:
+                        problems.append("report %s %r != replay %r" % (k, rows[0].get(k), exp))
     return problems
 
 
