@@ -443,6 +443,8 @@ import_all (Ctx *c, const char *pickle_path)
       || !write_skipped_meta (c))
     return FALSE;
 
+  c->stats.event_order = c->order_axis;
+  c->stats.skipped = (guint64)c->skipped_total;
   if (vs_writer_set_meta (c->w, "history_reconstructed", c->stats.synthetic_events ? "1" : "0") < 0
       || vs_writer_set_meta (c->w, "history_overflow", c->stats.history_overflow ? "1" : "0") < 0
       || vs_writer_set_meta_int (c->w, "history_entries", (gint64)c->stats.entries) < 0
