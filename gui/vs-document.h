@@ -53,6 +53,10 @@ gboolean vs_document_is_finalized (VsDocument *self);
 GPtrArray *vs_document_get_devices (VsDocument *self);
 /* Failed allocations (VsOom*, from vs_oom_list), by time. */
 GPtrArray *vs_document_get_ooms (VsDocument *self);
+/* TRUE when the trace's times are event numbers, not ns (an imported
+ * snapshot without timestamps). */
+gboolean vs_document_is_event_order (VsDocument *self);
+
 /* One line for the window subtitle: devices, duration, peak. */
 char *vs_document_describe (VsDocument *self);
 

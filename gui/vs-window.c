@@ -11,6 +11,7 @@
 #include "vs-window-private.h"
 
 #include "vs-time-format.h"
+#include "vs-snapshot-open.h"
 
 #define MAX_RECENT 10
 
@@ -417,6 +418,7 @@ show_document (VsWindow *self)
   g_autofree char *name = g_file_get_basename (vs_document_get_file (self->doc));
   g_autofree char *desc = vs_document_describe (self->doc);
 
+  vs_time_format_set_event_order (vs_document_is_event_order (self->doc));
   adw_window_title_set_title (self->window_title, name);
   adw_window_title_set_subtitle (self->window_title, desc);
   gtk_window_set_title (GTK_WINDOW (self), name);
@@ -465,6 +467,7 @@ typedef struct
 {
   VsWindow *self;
   guint generation;
+  GFile *snapshot; /* the snapshot the trace was imported from, or NULL */
 } LoadRequest;
 
 static void
@@ -485,10 +488,40 @@ on_load_done (GObject *source, GAsyncResult *result, gpointer data)
   else
     {
       self->doc = doc;
-      add_to_recent (vs_document_get_file (doc));
+      add_to_recent (req->snapshot ? req->snapshot : vs_document_get_file (doc));
       show_document (self);
+      if (req->snapshot != NULL)
+        {
+          /* Named after the snapshot the user opened, not its cache. */
+          g_autofree char *name = g_file_get_basename (req->snapshot);
+          adw_window_title_set_title (self->window_title, name);
+          gtk_window_set_title (GTK_WINDOW (self), name);
+        }
     }
   g_object_unref (self);
+  g_clear_object (&req->snapshot);
+  g_free (req);
+}
+
+/* A snapshot imported (or found in the cache): open its trace. */
+static void
+on_snapshot_done (GObject *source, GAsyncResult *result, gpointer data)
+{
+  LoadRequest *req = data;
+  VsWindow *self = req->self;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GFile) trace = vs_snapshot_open_finish (result, &error);
+
+  if (req->generation == self->generation && trace != NULL)
+    {
+      vs_document_load_async (trace, self->cancellable, on_progress, self, on_load_done, req);
+      return;
+    }
+  if (req->generation == self->generation
+      && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    vs_window_show_error (self, error->message);
+  g_object_unref (self);
+  g_clear_object (&req->snapshot);
   g_free (req);
 }
 
@@ -511,6 +544,14 @@ vs_window_open (VsWindow *self, GFile *file)
   req = g_new0 (LoadRequest, 1);
   req->self = g_object_ref (self);
   req->generation = self->generation;
+  if (vs_snapshot_open_is_snapshot (file))
+    {
+      /* A PyTorch snapshot: imported (or its cached trace found) first. */
+      gtk_label_set_text (self->loading_label, "Importing the snapshot");
+      req->snapshot = g_object_ref (file);
+      vs_snapshot_open_async (file, self->cancellable, on_progress, self, on_snapshot_done, req);
+      return;
+    }
   vs_document_load_async (file, self->cancellable, on_progress, self, on_load_done, req);
 }
 
@@ -532,16 +573,19 @@ static void
 open_activated (GSimpleAction *action, GVariant *param, gpointer data)
 {
   VsWindow *self = data;
-  GtkFileChooserNative *chooser = gtk_file_chooser_native_new (
-      "Open a Trace", GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_OPEN, "_Open", "_Cancel");
+  GtkFileChooserNative *chooser
+      = gtk_file_chooser_native_new ("Open a Trace or a PyTorch Snapshot", GTK_WINDOW (self),
+                                     GTK_FILE_CHOOSER_ACTION_OPEN, "_Open", "_Cancel");
   GtkFileFilter *traces = gtk_file_filter_new ();
   GtkFileFilter *all = gtk_file_filter_new ();
 
-  gtk_file_filter_set_name (traces, "vramscope traces");
+  gtk_file_filter_set_name (traces, "vramscope traces and PyTorch snapshots");
   gtk_file_filter_add_pattern (traces, "*.db");
   gtk_file_filter_add_pattern (traces, "*.vstrace");
   gtk_file_filter_add_pattern (traces, "*.sqlite");
   gtk_file_filter_add_mime_type (traces, "application/vnd.sqlite3");
+  gtk_file_filter_add_pattern (traces, "*.pickle");
+  gtk_file_filter_add_pattern (traces, "*.pkl");
   gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (chooser), traces);
   gtk_file_filter_set_name (all, "All files");
   gtk_file_filter_add_pattern (all, "*");

@@ -30,6 +30,7 @@
 
 #include <math.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "vs-config.h"
 
@@ -283,6 +284,22 @@ device_history (Ctx *c, VsPickleRef list, GPtrArray *owned)
   return s;
 }
 
+/* Meta import_file_size and import_file_mtime_us: the snapshot's size and
+ * modification time, so that a cached import can tell whether the
+ * snapshot changed since. */
+static gboolean
+write_source_meta (Ctx *c, const char *pickle_path)
+{
+  struct stat sb;
+  if (stat (pickle_path, &sb) != 0)
+    return TRUE;
+  gint64 mtime_us = (gint64)sb.st_mtim.tv_sec * G_USEC_PER_SEC + sb.st_mtim.tv_nsec / 1000;
+  if (vs_writer_set_meta_int (c->w, "import_file_size", (gint64)sb.st_size) < 0
+      || vs_writer_set_meta_int (c->w, "import_file_mtime_us", mtime_us) < 0)
+    return vs_import_write_failed (c);
+  return TRUE;
+}
+
 /* TRUE when list is a non-empty list of segment dicts (each with an
  * 'address' and a 'blocks' list): how PyTorch 1.13 pickled its
  * memory_snapshot(). */
@@ -376,7 +393,7 @@ import_all (Ctx *c, const char *pickle_path)
       || vs_writer_set_meta (c->w, "clock", c->order_axis ? "event order" : "snapshot time_us") < 0
       || (c->order_axis && vs_writer_set_meta (c->w, "time_axis", "order") < 0)
       || vs_writer_set_meta_int (c->w, "start_ns", start_ns) < 0
-      || vs_writer_set_meta (c->w, "import_file", base) < 0
+      || vs_writer_set_meta (c->w, "import_file", base) < 0 || !write_source_meta (c, pickle_path)
       || vs_writer_set_meta (c->w, "tool_version", VS_VERSION) < 0)
     return vs_import_write_failed (c);
 
