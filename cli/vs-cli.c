@@ -31,7 +31,7 @@ static const char help_text[]
       "      print a report: summary, peak, leaks, timeline, oom, fragmentation,\n"
       "      kernels, ranges (vramscope report --help for the options)\n"
       "  vramscope view [FILE]\n"
-      "      open the desktop viewer\n"
+      "      open the desktop viewer on a trace or a PyTorch snapshot (.pickle)\n"
       "  vramscope --version\n";
 
 /* Execs vramscope-view from next to this executable, from the build tree's

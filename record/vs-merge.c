@@ -472,6 +472,22 @@ input_meta_is (sqlite3 *db, const char *key, const char *value)
   return found;
 }
 
+/* Whether db's meta has key. */
+static bool
+has_meta (sqlite3 *db, const char *key)
+{
+  static const char *sql = "SELECT 1 FROM meta WHERE key = ?1";
+  sqlite3_stmt *s = NULL;
+  bool found = false;
+  if (sqlite3_prepare_v2 (db, sql, -1, &s, NULL) == SQLITE_OK)
+    {
+      sqlite3_bind_text (s, 1, key, -1, SQLITE_STATIC);
+      found = sqlite3_step (s) == SQLITE_ROW;
+    }
+  sqlite3_finalize (s);
+  return found;
+}
+
 /* Meta keys summed over processes: the collector's own cost. */
 static bool
 summed_key (const char *key)
@@ -536,6 +552,11 @@ vs_merge_traces (const char *out, const char *const *inputs, size_t n, const VsM
             {
               const char *key = col_text (s, 0);
               int64_t v = col_i64 (s, 1);
+              /* The allocator settings of an imported snapshot
+               * (pytorch.*): kept, the first process's when several. */
+              if (m.imported && key != NULL && strncmp (key, "pytorch.", 8) == 0
+                  && col_text (s, 1) != NULL && !has_meta (vs_writer_db (m.w), key))
+                vs_writer_set_meta (m.w, key, col_text (s, 1));
               if (key == NULL || sqlite3_column_type (s, 1) != SQLITE_INTEGER)
                 continue;
               if (strcmp (key, "start_ns") == 0 && (start_ns == VS_UNKNOWN || v < start_ns))
