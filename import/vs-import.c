@@ -461,6 +461,10 @@ import_all (Ctx *c, const char *pickle_path)
     return FALSE;
 
   c->stats.event_order = c->order_axis;
+  /* Memory live before the first entry: the history does not cover the
+   * run (it wrapped, recording started late, or there is none). */
+  if (c->stats.synthetic_events > 0)
+    c->stats.history_overflow = TRUE;
   c->stats.skipped = (guint64)c->skipped_total;
   if (vs_writer_set_meta (c->w, "history_reconstructed", c->stats.synthetic_events ? "1" : "0") < 0
       || vs_writer_set_meta (c->w, "history_overflow", c->stats.history_overflow ? "1" : "0") < 0

@@ -69,6 +69,11 @@ def record(torch, info, **wanted):
     fn = torch.cuda.memory._record_memory_history
     kwargs, dropped = accepted_kwargs(fn, wanted)
     info["record_kwargs"] = {k: v for k, v in kwargs.items()}
+    # How many entries the history keeps: enabled="state" keeps one.
+    if wanted.get("enabled", "all") == "state":
+        info["max_entries"] = 1
+    elif "max_entries" in wanted:
+        info["max_entries"] = wanted["max_entries"]
     if dropped:
         info["record_kwargs_not_offered"] = dropped
     # What had happened before the history began: the counts inside the
@@ -216,7 +221,6 @@ def run(name, out):
         model, opt = model_and_opt(torch)
         train(torch, model, opt, 2)
     elif name == "wrap":
-        info["max_entries"] = 40
         record(torch, info, enabled="all", context="all", stacks="python",
                max_entries=40)
         model, opt = model_and_opt(torch)

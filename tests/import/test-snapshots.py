@@ -129,13 +129,17 @@ def check(tool, vramscope, pickle_path, json_path, tmp):
             continue
         if got[k] != want[k]:
             problems.append("%s %s != memory_stats %s" % (k, got[k], want[k]))
-    # A history is complete exactly when nothing was live before it.
-    if complete != (got["before_trace_count"] == 0 and not wrapped
-                    and (start is None or start["allocation.all.current"] == 0)):
-        problems.append("history_overflow %s, but %d blocks live before the trace"
-                        % (meta.get("history_overflow"), got["before_trace_count"]))
-    if not complete and str(meta.get("history_reconstructed")) != "1":
-        problems.append("history_reconstructed not set")
+    # The history covers the run exactly when it did not wrap and recording
+    # began with nothing allocated; the trace must say which.
+    if start is not None:
+        covers = not wrapped and start["reserved_bytes.all.current"] == 0
+    else:
+        covers = not wrapped and info["workload"] != "late"
+    if complete != covers:
+        problems.append("history_overflow %s for a history that %s the run"
+                        % (meta.get("history_overflow"), "covers" if covers else "does not cover"))
+    if str(meta.get("history_reconstructed")) != ("0" if covers else "1"):
+        problems.append("history_reconstructed %s" % meta.get("history_reconstructed"))
     # A raw import (for merging; `record` makes them) is finalized by the
     # first reader and then reports the same.
     raw = db + ".raw.db"
