@@ -455,6 +455,29 @@ import_all (Ctx *c, const char *pickle_path)
       c->stats.devices++;
     }
 
+  /* Top-level keys of other versions (e.g. host_segments, host_traces of
+   * pinned host memory): not imported, counted. */
+  if (vs_pickle_type (p, root) == VS_PICKLE_DICT)
+    {
+      static const char *const known[]
+          = { "segments", "device_traces", "allocator_settings", "external_annotations" };
+      VsPickleRef k, x;
+      vs_pickle_iter_init (&it, p, root);
+      while (vs_pickle_iter_next_pair (&it, &k, &x))
+        {
+          gsize len = 0;
+          const char *name = vs_pickle_get_str (p, k, &len);
+          gboolean is_known = FALSE;
+          for (gsize i = 0; name && i < G_N_ELEMENTS (known); i++)
+            is_known |= len == strlen (known[i]) && memcmp (name, known[i], len) == 0;
+          if (!is_known)
+            {
+              g_autofree char *n = g_strdup_printf ("top-level key %.*s", (int)MIN (len, (gsize)40),
+                                                    name ? name : "(not a str)");
+              vs_import_skip (c, n, strlen (n));
+            }
+        }
+    }
   if (!write_settings_meta (c, settings, settings_str, any_expandable)
       || !vs_import_annotations (c, vs_pickle_dict_get (p, root, "external_annotations"))
       || !write_skipped_meta (c))

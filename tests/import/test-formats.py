@@ -95,6 +95,7 @@ def with_unknown(s):
         t.insert(len(t) // 3 * (i + 1), e)
     for e in t[:5]:
         e["new_key"] = {"nested": [1, 2]}
+    s["host_traces"] = [[{"action": "alloc", "addr": 1, "size": 2}]]
     return s
 
 
@@ -168,7 +169,10 @@ def cases(snapdir):
         ("empty device_traces", segments_only(leak, False), {}),
         ("settings with 2^64-1 and negatives", settings_u64(train),
          {"pytorch.allocator_settings": ["18446744073709551615", "-7"]}),
-        ("unknown actions and keys", with_unknown(train), {"import_skipped_entries": "3"}),
+        ("unknown actions and keys", with_unknown(train),
+         {"import_skipped_entries": "4",
+          "import_skipped": ['"user_defined":1', '"annotate":1', '"some_future_action":1',
+                             '"top-level key host_traces":1']}),
         ("snapshot markers", with_markers(train), {"ranges": {"snapshot": 2}}),
         ("external annotations", with_annotations(train),
          {"ranges": {"## forward ##": 1, "inner": 1, "never ended": 1},
