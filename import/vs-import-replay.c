@@ -66,7 +66,19 @@ vs_import_device (Ctx *c, gint64 dev, Stream *hist, VsPickleRef segments, gint64
           else
             {
               if (lb->block_bytes >= 0)
-                e->extra = lb->block_bytes; /* survives to the end */
+                {
+                  e->extra = lb->block_bytes; /* survives to the end */
+                  /* context="state" records stacks on live blocks only:
+                   * the block's stack is its allocation's. */
+                  if (e->stack < 0)
+                    {
+                      gint64 sid = vs_import_stack_id (c, lb->frames);
+                      if (sid == -1)
+                        return FALSE;
+                      if (sid != VS_UNKNOWN && sid <= G_MAXINT32)
+                        e->stack = (gint32)sid;
+                    }
+                }
               vs_import_blocks_remove (&blocks, e->addr);
             }
           break;

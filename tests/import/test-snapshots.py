@@ -68,6 +68,59 @@ def expected(stats):
     }
 
 
+def check_stacks(db, kwargs):
+    """The stacks the options recorded are the stacks the trace has:
+    context None, none (but the label of memory from before the history);
+    "state", on the allocations of blocks still live at the end only;
+    "alloc", on allocations, not on frees; "all", on both; stacks "all"
+    adds C++ frames (native), "python" has none.  (Not every allocation
+    has Python frames: backward runs on autograd's own thread.)"""
+    if kwargs is None or kwargs.get("enabled", "all") != "all":
+        return []
+    context = kwargs.get("context", "all")
+    stacks = kwargs.get("stacks", "all")
+    con = sqlite3.connect(db)
+    q = lambda sql: con.execute(sql).fetchone()[0]
+    real = "before_trace IS NULL"
+    allocs = q("SELECT count(*) FROM alloc_event WHERE op = 1 AND " + real)
+    with_stack = q("SELECT count(*) FROM alloc_event WHERE op = 1 AND stack_id IS NOT NULL AND " + real)
+    live_with_stack = q("SELECT count(*) FROM alloc_event a JOIN block b ON b.alloc_event_id = a.id"
+                        " AND b.level = 2 WHERE a.op = 1 AND a.stack_id IS NOT NULL"
+                        " AND b.free_seq IS NULL AND a." + real)
+    live = q("SELECT count(*) FROM block b JOIN alloc_event a ON b.alloc_event_id = a.id"
+             " WHERE b.level = 2 AND b.free_seq IS NULL AND a." + real)
+    frees_with_stack = q("SELECT count(*) FROM alloc_event WHERE op = 3 AND stack_id IS NOT NULL")
+    frees = q("SELECT count(*) FROM alloc_event WHERE op = 3")
+    native = q("SELECT count(*) FROM frame WHERE kind = 1")
+    python = q("SELECT count(*) FROM frame WHERE kind = 2")
+    con.close()
+    problems = []
+    if context is None:
+        if with_stack or frees_with_stack or native or python:
+            problems.append("context None but stacks in the trace")
+        return problems
+    if context == "state":
+        if with_stack != live_with_stack or (live and not live_with_stack):
+            problems.append("context state: %d allocations with stacks, %d of them of the %d"
+                            " live at the end" % (with_stack, live_with_stack, live))
+        if frees_with_stack:
+            problems.append("context state: %d frees with stacks" % frees_with_stack)
+    else:
+        if allocs and not with_stack:
+            problems.append("context %s: none of %d allocations with stacks" % (context, allocs))
+        if context == "alloc" and frees_with_stack:
+            problems.append("context alloc: %d frees with stacks" % frees_with_stack)
+        if context == "all" and frees and not frees_with_stack:
+            problems.append("context all: none of %d frees with stacks" % frees)
+    if stacks == "all" and not native:
+        problems.append("stacks all but no native frames")
+    if stacks == "python" and native:
+        problems.append("stacks python but %d native frames" % native)
+    if not python:
+        problems.append("no Python frames")
+    return problems
+
+
 def check(tool, vramscope, pickle_path, json_path, tmp):
     problems = []
     info = json.load(open(json_path))
@@ -140,6 +193,7 @@ def check(tool, vramscope, pickle_path, json_path, tmp):
                         % (meta.get("history_overflow"), "covers" if covers else "does not cover"))
     if str(meta.get("history_reconstructed")) != ("0" if covers else "1"):
         problems.append("history_reconstructed %s" % meta.get("history_reconstructed"))
+    problems += check_stacks(db, info.get("record_kwargs"))
     # A raw import (for merging; `record` makes them) is finalized by the
     # first reader and then reports the same.
     raw = db + ".raw.db"
