@@ -393,8 +393,9 @@ add_to_recent (GFile *file)
   GtkRecentData data = { 0 };
   static char *groups[] = { (char *)"vramscope", NULL };
 
-  data.mime_type = vs_snapshot_open_is_snapshot (file) ? (char *)"application/x-pytorch-memory-snapshot"
-                                                       : (char *)"application/vnd.sqlite3";
+  data.mime_type = vs_snapshot_open_is_snapshot (file)
+                       ? (char *)"application/x-pytorch-memory-snapshot"
+                       : (char *)"application/vnd.sqlite3";
   data.app_name = (char *)"vramscope-view";
   data.app_exec = (char *)"vramscope-view %f";
   data.groups = groups;
