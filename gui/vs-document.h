@@ -56,7 +56,11 @@ GPtrArray *vs_document_get_ooms (VsDocument *self);
 /* TRUE when the trace's times are event numbers, not ns (an imported
  * snapshot without timestamps). */
 gboolean vs_document_is_event_order (VsDocument *self);
-
+/* The call stack of the failed allocation at index of
+ * vs_document_get_ooms(), frames innermost first joined with
+ * VS_STACK_SEPARATOR ("" when the trace has none).  Valid as long as the
+ * document. */
+const char *vs_document_get_oom_stack (VsDocument *self, guint index);
 /* One line for the window subtitle: devices, duration, peak. */
 char *vs_document_describe (VsDocument *self);
 

@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <glib/gi18n.h>
 #include <glib/gstdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -107,7 +108,9 @@ on_import_progress (const char *stage, double fraction, gpointer data)
       ProgressCall *c = g_new0 (ProgressCall, 1);
       c->func = pr->func;
       c->data = pr->data;
-      c->what = g_strdup_printf ("Importing the snapshot: %s", stage);
+      /* TRANSLATORS: %s is the importer's stage: reading, importing or
+       * finalizing. */
+      c->what = g_strdup_printf (_ ("Importing the snapshot: %s"), stage);
       c->fraction = fraction;
       g_main_context_invoke_full (pr->context, G_PRIORITY_DEFAULT, progress_dispatch, c,
                                   progress_call_free);
