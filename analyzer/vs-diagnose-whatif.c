@@ -60,8 +60,8 @@ append_prediction (VsFinding *f, const char *setting, const VsWhatifResult *own,
                    const VsWhatifResult *r)
 {
   g_autofree char *peak = vs_format_bytes (r->peak_reserved_bytes);
-  g_autofree char *delta = vs_format_bytes (ABS (r->peak_reserved_bytes
-                                                 - own->peak_reserved_bytes));
+  g_autofree char *delta
+      = vs_format_bytes (ABS (r->peak_reserved_bytes - own->peak_reserved_bytes));
   const char *sign = r->peak_reserved_bytes < own->peak_reserved_bytes ? "-" : "+";
   gboolean is_oom = f->kind == VS_FINDING_OOM_FRAGMENTATION
                     || f->kind == VS_FINDING_OOM_ALLOCATOR_LIMIT
@@ -79,10 +79,12 @@ append_prediction (VsFinding *f, const char *setting, const VsWhatifResult *own,
     {
       if (r->failed_alloc_count == 0)
         g_string_append_printf (s, " and the %s would fit",
-                                own->failed_alloc_count == 1 ? "failed request" : "failed requests");
+                                own->failed_alloc_count == 1 ? "failed request"
+                                                             : "failed requests");
       else
-        g_string_append_printf (s, " and %" G_GINT64_FORMAT " of the %" G_GINT64_FORMAT
-                                   " failed requests would still fail",
+        g_string_append_printf (s,
+                                " and %" G_GINT64_FORMAT " of the %" G_GINT64_FORMAT
+                                " failed requests would still fail",
                                 r->failed_alloc_count, own->failed_alloc_count);
     }
   else if (r->failed_alloc_count > 0)
@@ -180,8 +182,7 @@ vs_diagnose_whatif (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings, 
       t = finding_try (dd, f);
       if (t >= 0 && index_of[t] > 0)
         {
-          g_autofree char *setting
-              = g_strdup_printf ("with PYTORCH_CUDA_ALLOC_CONF=%s", confs[t]);
+          g_autofree char *setting = g_strdup_printf ("with PYTORCH_CUDA_ALLOC_CONF=%s", confs[t]);
 
           append_prediction (f, setting, &results[0], &results[index_of[t]]);
         }
