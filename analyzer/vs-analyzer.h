@@ -15,3 +15,4 @@
 #include "vs-activity.h"
 #include "vs-table.h"
 #include "vs-report.h"
+#include "vs-spool.h"

@@ -17,14 +17,16 @@
 
 #include "vs-cli.h"
 
-static const char usage_line[]
-    = "usage: vramscope {record|import|report|view|help} [ARGS...]  (vramscope help for more)\n";
+static const char usage_line[] = "usage: vramscope {record|recover|import|report|view|help} "
+                                 "[ARGS...]  (vramscope help for more)\n";
 
 static const char help_text[]
     = "vramscope " VS_VERSION " — GPU memory profiler\n"
       "\n"
       "  vramscope record [-o FILE] [OPTIONS] -- PROGRAM [ARGS...]\n"
       "      run PROGRAM with the collector and write a trace\n"
+      "  vramscope recover SPOOL_DIR -o FILE\n"
+      "      write the trace a killed record left in its spool directory\n"
       "  vramscope import SNAPSHOT.pickle -o FILE\n"
       "      turn a PyTorch memory snapshot into a trace\n"
       "  vramscope report FILE [--format text|csv] [--device N] [--allocator NAME] REPORT\n"
@@ -101,6 +103,17 @@ main (int argc, char **argv)
 #else
       fputs ("vramscope: this build does not include the collector "
              "(record needs the CUDA Toolkit with CUPTI at build time)\n",
+             stderr);
+      return 2;
+#endif
+    }
+  if (strcmp (cmd, "recover") == 0)
+    {
+#ifdef VS_HAVE_RECORD
+      return vs_cmd_recover (argc - 1, argv + 1);
+#else
+      fputs ("vramscope: this build does not include the collector "
+             "(recover needs the CUDA Toolkit with CUPTI at build time)\n",
              stderr);
       return 2;
 #endif

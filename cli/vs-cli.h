@@ -9,3 +9,4 @@
 int vs_cmd_report (int argc, char **argv);
 int vs_cmd_import (int argc, char **argv);
 int vs_cmd_record (int argc, char **argv);
+int vs_cmd_recover (int argc, char **argv);

@@ -37,6 +37,8 @@
 #include "vs-config.h"
 #include "vs-import.h"
 #include "vs-merge.h"
+#include "vs-recover.h"
+#include "vs-spool.h"
 #include "vs-summary.h"
 #include "vs-symbolize.h"
 #include "vs-table.h"
@@ -635,7 +637,9 @@ vs_cmd_record (int argc, char **argv)
     *slash = '\0';
   else
     snprintf (outdir, sizeof outdir, ".");
-  snprintf (spool, sizeof spool, "%s/.vramscope-spool-%ld-XXXXXX", outdir, (long)getpid ());
+  if (!quiet)
+    vs_record_hint_leftovers (outdir);
+  snprintf (spool, sizeof spool, "%s/" VS_SPOOL_PREFIX "%ld-XXXXXX", outdir, (long)getpid ());
   if (mkdtemp (spool) == NULL)
     {
       fprintf (stderr, "vramscope record: cannot create a directory in %s: %s\n", outdir,
@@ -725,6 +729,7 @@ vs_cmd_record (int argc, char **argv)
   close (errpipe[1]);
   child_pid = pid;
   sigprocmask (SIG_SETMASK, &saved_mask, NULL);
+  vs_record_write_run_info (spool_abs, (long)pid, (long long)start, out);
   /* Each process writes its own file in the spool; the viewer can follow
    * one while it is written.  The program's own file is named after it. */
   if (!quiet)
@@ -768,6 +773,12 @@ vs_cmd_record (int argc, char **argv)
   if (strcmp (torch, "on") == 0 && snapshots == 0 && !keep_spool)
     fprintf (stderr, "vramscope record: --torch=on, but no process of the run used CUDA "
                      "through PyTorch's caching allocator\n");
+  if (!keep_spool && vs_record_spool_is_empty (spool))
+    {
+      fprintf (stderr, "vramscope record: no process of the run used CUDA; no trace written\n");
+      remove_spool (spool);
+      return code;
+    }
   /* Process traces sort before the torch-PID.db imports, so a snapshot's
    * process and devices already exist when it is merged. */
   char **files = NULL;
@@ -803,4 +814,18 @@ vs_cmd_record (int argc, char **argv)
   if (!quiet)
     print_summary (out);
   return code;
+}
+
+/* For `vramscope recover` (vs-recover.h): the spool handled as record
+ * handles it. */
+int
+vs_record_import_spool_snapshots (const char *spool, const char *host, bool *keep)
+{
+  return import_snapshots (spool, host, keep);
+}
+
+size_t
+vs_record_list_spool (const char *spool, char ***out)
+{
+  return list_spool (spool, out);
 }
