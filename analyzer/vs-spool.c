@@ -99,8 +99,8 @@ vs_spool_looks_like_spool (const char *path)
   g_return_val_if_fail (path != NULL, FALSE);
   if (!g_file_test (path, G_FILE_TEST_IS_DIR))
     return FALSE;
-  return pid_from_name (path) > 0 || holds (path, "process-*.db")
-         || holds (path, "torch-*.pickle") || holds (path, VS_SPOOL_RUN_INFO);
+  return pid_from_name (path) > 0 || holds (path, "process-*.db") || holds (path, "torch-*.pickle")
+         || holds (path, "torch-*.stream") || holds (path, VS_SPOOL_RUN_INFO);
 }
 
 gboolean

@@ -35,7 +35,8 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (VsSpoolInfo, vs_spool_info_clear)
 gboolean vs_spool_read_info (const char *dir, VsSpoolInfo *info);
 
 /* TRUE when path is a directory named like a spool or holding process
- * traces (process-*.db) or PyTorch snapshots (torch-*.pickle). */
+ * traces (process-*.db), PyTorch snapshots (torch-*.pickle) or allocator
+ * streams (torch-*.stream). */
 gboolean vs_spool_looks_like_spool (const char *path);
 
 /* TRUE when process pid runs on this host (a zombie does not). */

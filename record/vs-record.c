@@ -41,6 +41,7 @@
 #include "vs-spool.h"
 #include "vs-summary.h"
 #include "vs-symbolize.h"
+#include "vs-torch-stream.h"
 #include "vs-table.h"
 
 int vs_cmd_record (int argc, char **argv);
@@ -510,6 +511,8 @@ import_snapshots (const char *spool, const char *host, bool *keep)
       snprintf (info, sizeof info, "%s/torch-%lld-%06lld.info", spool, newest[k].pid,
                 newest[k].seq);
       snprintf (trace, sizeof trace, "%s/torch-%lld.db", spool, newest[k].pid);
+      if (access (trace, F_OK) == 0)
+        continue; /* its allocator stream, imported already (vs-torch-stream.c) */
       char err[1024] = "";
       if (!import_one (pickle, trace))
         {
@@ -769,7 +772,8 @@ vs_cmd_record (int argc, char **argv)
   char host[256] = "localhost";
   gethostname (host, sizeof host - 1);
   bool keep_spool = false;
-  int snapshots = torch_on ? import_snapshots (spool, host, &keep_spool) : 0;
+  int snapshots = torch_on ? vs_torch_stream_import_spool (spool, host, &keep_spool) : 0;
+  snapshots += torch_on ? import_snapshots (spool, host, &keep_spool) : 0;
   if (strcmp (torch, "on") == 0 && snapshots == 0 && !keep_spool)
     fprintf (stderr, "vramscope record: --torch=on, but no process of the run used CUDA "
                      "through PyTorch's caching allocator\n");
@@ -828,4 +832,11 @@ size_t
 vs_record_list_spool (const char *spool, char ***out)
 {
   return list_spool (spool, out);
+}
+
+bool
+vs_record_tie_process (const char *trace, const char *info, const char *host, char *err,
+                       size_t errlen)
+{
+  return tie_snapshot (trace, info, host, err, errlen);
 }

@@ -36,6 +36,7 @@
 #include "vs-recover.h"
 #include "vs-spool.h"
 #include "vs-symbolize.h"
+#include "vs-torch-stream.h"
 
 /* Removes path and the SQLite side files that may sit beside it. */
 static void
@@ -138,8 +139,7 @@ vs_cmd_recover (int argc, char **argv)
         spool = a;
       else
         {
-          fprintf (stderr, "vramscope recover: one spool directory at a time ('%s' is extra)\n",
-                   a);
+          fprintf (stderr, "vramscope recover: one spool directory at a time ('%s' is extra)\n", a);
           return 2;
         }
     }
@@ -190,7 +190,9 @@ vs_cmd_recover (int argc, char **argv)
   gethostname (host, sizeof host - 1);
   host[sizeof host - 1] = '\0';
   bool kept = false;
-  int snapshots = vs_record_import_spool_snapshots (spool, info.host ? info.host : host, &kept);
+  const char *run_host = info.host ? info.host : host;
+  int snapshots = vs_torch_stream_import_spool (spool, run_host, &kept);
+  snapshots += vs_record_import_spool_snapshots (spool, run_host, &kept);
   char **files = NULL;
   size_t n = vs_record_list_spool (spool, &files);
   int status = 0;
@@ -229,8 +231,7 @@ vs_cmd_recover (int argc, char **argv)
           g_unlink (shm);
           if (g_rename (tmp, out) != 0)
             {
-              fprintf (stderr, "vramscope recover: cannot write %s: %s\n", out,
-                       g_strerror (errno));
+              fprintf (stderr, "vramscope recover: cannot write %s: %s\n", out, g_strerror (errno));
               status = 1;
             }
         }

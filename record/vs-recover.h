@@ -33,3 +33,10 @@ bool vs_record_spool_is_empty (const char *spool);
 /* Prints, on stderr, how to recover the spools that killed recordings
  * left in dir (the folder of the output), if there are any. */
 void vs_record_hint_leftovers (const char *dir);
+
+/* Ties the raw trace of one process's PyTorch allocator level (an
+ * imported snapshot or stream) to its process and GPUs, as named by the
+ * .info file beside it (pid; per device index, uuid, memory and name) and
+ * host.  Returns false with a message in err. */
+bool vs_record_tie_process (const char *trace, const char *info, const char *host, char *err,
+                            size_t errlen);

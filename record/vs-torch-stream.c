@@ -1,0 +1,352 @@
+/* vs-torch-stream.c — the PyTorch allocator stream a process left, as a
+ * trace (see vs-torch-stream.h; the writer's side and the file format are
+ * in collector/python/vs_torch_stream.cpp).
+ *
+ * Each record becomes one alloc_event of the device's `pytorch` allocator
+ * (op = the record's action), an oom a failed_alloc, exactly as the
+ * snapshot importer writes a history entry; a block's segment is found in
+ * the segments the stream itself created (it starts before the first
+ * allocation, so nothing is live before it).  The stream has no stacks
+ * and no rounded block sizes: those columns stay unknown.
+ *
+ * Workload: one record per allocator event, millions for a long run; the
+ * file is mapped and walked once, rows go through the writer in bulk mode.
+ */
+#include "vs-torch-stream.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <glib.h>
+
+#include "vs-recover.h"
+#include "vs-trace-writer.h"
+
+#define STREAM_MAGIC "VSTORCH1"
+#define STREAM_HEADER 4096
+#define MAX_DEVICES 256
+
+typedef struct
+{
+  int64_t ts_ns;
+  uint64_t addr, size, stream;
+  int32_t device, tid;
+  uint32_t reserved;
+  uint32_t action;
+} VsStreamRecord;
+
+G_STATIC_ASSERT (sizeof (VsStreamRecord) == 48);
+
+enum
+{
+  STREAM_OOM = 8
+};
+
+/* Reserved address ranges of one device: start → end, disjoint, adjacent
+ * ranges joined (expandable segments map their pages one chunk at a
+ * time). */
+static gint
+compare_addr (gconstpointer a, gconstpointer b, gpointer data)
+{
+  (void)data;
+  guint64 x = GPOINTER_TO_SIZE (a), y = GPOINTER_TO_SIZE (b);
+  return x < y ? -1 : x > y;
+}
+
+/* The range holding addr: its node, or NULL. */
+static GTreeNode *
+range_holding (GTree *t, guint64 addr)
+{
+  /* upper_bound: the first start > addr; the one before may hold addr. */
+  GTreeNode *n = g_tree_upper_bound (t, GSIZE_TO_POINTER (addr));
+  n = n ? g_tree_node_previous (n) : g_tree_node_last (t);
+  if (n != NULL && GPOINTER_TO_SIZE (g_tree_node_value (n)) > addr)
+    return n;
+  return NULL;
+}
+
+static void
+range_add (GTree *t, guint64 a, guint64 size)
+{
+  guint64 end = a + size;
+  GTreeNode *prev = a > 0 ? range_holding (t, a - 1) : NULL;
+  if (prev != NULL && GPOINTER_TO_SIZE (g_tree_node_value (prev)) == a)
+    {
+      a = GPOINTER_TO_SIZE (g_tree_node_key (prev));
+      g_tree_remove (t, GSIZE_TO_POINTER (a));
+    }
+  GTreeNode *next = g_tree_lookup_node (t, GSIZE_TO_POINTER (end));
+  if (next != NULL)
+    {
+      guint64 next_end = GPOINTER_TO_SIZE (g_tree_node_value (next));
+      g_tree_remove (t, GSIZE_TO_POINTER (end));
+      end = next_end;
+    }
+  g_tree_insert (t, GSIZE_TO_POINTER (a), GSIZE_TO_POINTER (end));
+}
+
+static void
+range_sub (GTree *t, guint64 a, guint64 size)
+{
+  GTreeNode *n = range_holding (t, a);
+  if (n == NULL)
+    return;
+  guint64 start = GPOINTER_TO_SIZE (g_tree_node_key (n));
+  guint64 end = GPOINTER_TO_SIZE (g_tree_node_value (n));
+  g_tree_remove (t, GSIZE_TO_POINTER (start));
+  if (start < a)
+    g_tree_insert (t, GSIZE_TO_POINTER (start), GSIZE_TO_POINTER (a));
+  if (a + size < end)
+    g_tree_insert (t, GSIZE_TO_POINTER (a + size), GSIZE_TO_POINTER (end));
+}
+
+static int64_t
+range_find (GTree *t, guint64 addr)
+{
+  GTreeNode *n = range_holding (t, addr);
+  return n ? (int64_t)GPOINTER_TO_SIZE (g_tree_node_key (n)) : VS_UNKNOWN;
+}
+
+typedef struct
+{
+  int64_t device_id, allocator_id;
+  GTree *ranges;
+} VsStreamDevice;
+
+int
+vs_torch_stream_import (const char *path, const char *out, int64_t *events, char *err,
+                        size_t errlen)
+{
+  g_return_val_if_fail (path != NULL && out != NULL, -1);
+  if (events)
+    *events = 0;
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat (fd, &st) != 0)
+    {
+      snprintf (err, errlen, "cannot read %s: %s", path, strerror (errno));
+      if (fd >= 0)
+        close (fd);
+      return -1;
+    }
+  if (st.st_size < STREAM_HEADER)
+    {
+      close (fd);
+      snprintf (err, errlen, "%s is not a PyTorch allocator stream (too short)", path);
+      return -1;
+    }
+  const unsigned char *map = mmap (NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  close (fd);
+  if (map == MAP_FAILED)
+    {
+      snprintf (err, errlen, "cannot read %s: %s", path, strerror (errno));
+      return -1;
+    }
+  uint32_t version, rec_size;
+  int64_t pid, start_ns;
+  memcpy (&version, map + 8, 4);
+  memcpy (&rec_size, map + 12, 4);
+  memcpy (&pid, map + 16, 8);
+  memcpy (&start_ns, map + 24, 8);
+  if (memcmp (map, STREAM_MAGIC, 8) != 0 || version != 1 || rec_size != sizeof (VsStreamRecord))
+    {
+      munmap ((void *)map, (size_t)st.st_size);
+      snprintf (err, errlen, "%s is not a PyTorch allocator stream this version reads", path);
+      return -1;
+    }
+
+  VsWriter *w = vs_writer_create (out, err, errlen);
+  int rc = w ? vs_writer_set_bulk (w) : -1;
+  VsProcess p = { .pid = pid,
+                  .ppid = VS_UNKNOWN,
+                  .host = NULL,
+                  .rank = VS_UNKNOWN,
+                  .local_rank = VS_UNKNOWN,
+                  .world_size = VS_UNKNOWN,
+                  .start_ns = start_ns,
+                  .end_ns = VS_UNKNOWN,
+                  .exit_status = VS_UNKNOWN };
+  int64_t process_id = rc == 0 ? vs_writer_add_process (w, &p) : -1;
+  if (process_id <= 0)
+    rc = -1;
+  VsStreamDevice devs[MAX_DEVICES] = { 0 };
+  size_t n = ((size_t)st.st_size - STREAM_HEADER) / sizeof (VsStreamRecord);
+  const VsStreamRecord *recs = (const VsStreamRecord *)(map + STREAM_HEADER);
+  int64_t read = 0, last_ts = start_ns;
+  for (size_t i = 0; i < n && rc == 0; i++)
+    {
+      VsStreamRecord r;
+      memcpy (&r, &recs[i], sizeof r);
+      if (r.action == 0)
+        break; /* the end, or a record its process did not finish */
+      read++;
+      if (r.action > STREAM_OOM || r.device < 0 || r.device >= MAX_DEVICES)
+        continue;
+      VsStreamDevice *d = &devs[r.device];
+      if (d->ranges == NULL)
+        {
+          VsDevice dv = { .idx = r.device, .total_bytes = VS_UNKNOWN };
+          d->device_id = vs_writer_add_device (w, &dv);
+          VsAllocator al = { .device_id = d->device_id,
+                             .process_id = process_id,
+                             .kind = "pytorch",
+                             .name = "pytorch",
+                             .handle = VS_UNKNOWN };
+          d->allocator_id = d->device_id > 0 ? vs_writer_add_allocator (w, &al) : -1;
+          d->ranges = g_tree_new_full (compare_addr, NULL, NULL, NULL);
+          if (d->allocator_id <= 0)
+            {
+              rc = -1;
+              break;
+            }
+        }
+      last_ts = r.ts_ns;
+      if (r.action == STREAM_OOM)
+        {
+          VsFailedAlloc fa = { .ts = r.ts_ns,
+                               .process_id = process_id,
+                               .tid = r.tid,
+                               .device_id = d->device_id,
+                               .allocator_id = d->allocator_id,
+                               .api = "pytorch",
+                               .requested_bytes = (int64_t)r.size,
+                               .error = VS_UNKNOWN,
+                               .error_name = "OutOfMemoryError",
+                               .device_free_bytes = (int64_t)r.addr,
+                               .device_total_bytes = VS_UNKNOWN,
+                               .correlation = VS_UNKNOWN,
+                               .stack_id = VS_UNKNOWN,
+                               .range_id = VS_UNKNOWN };
+          rc = vs_writer_failed_alloc (w, &fa);
+          continue;
+        }
+      VsAllocEvent ae = { .ts = r.ts_ns,
+                          .process_id = process_id,
+                          .tid = r.tid,
+                          .device_id = d->device_id,
+                          .allocator_id = d->allocator_id,
+                          .op = (VsAllocOp)r.action,
+                          .address = (int64_t)r.addr,
+                          .requested_bytes = (int64_t)r.size,
+                          .block_bytes = VS_UNKNOWN,
+                          .segment_address = VS_UNKNOWN,
+                          .stream = (int64_t)r.stream,
+                          .stack_id = VS_UNKNOWN,
+                          .range_id = VS_UNKNOWN };
+      switch (ae.op)
+        {
+        case VS_ALLOC_OP_SEGMENT_ALLOC:
+        case VS_ALLOC_OP_SEGMENT_MAP:
+          range_add (d->ranges, r.addr, r.size);
+          ae.segment_address = (int64_t)r.addr;
+          break;
+        case VS_ALLOC_OP_SEGMENT_FREE:
+        case VS_ALLOC_OP_SEGMENT_UNMAP:
+          range_sub (d->ranges, r.addr, r.size);
+          ae.segment_address = (int64_t)r.addr;
+          break;
+        default:
+          ae.segment_address = range_find (d->ranges, r.addr);
+          break;
+        }
+      rc = vs_writer_alloc_event (w, &ae);
+    }
+  munmap ((void *)map, (size_t)st.st_size);
+  for (size_t k = 0; k < MAX_DEVICES; k++)
+    if (devs[k].ranges)
+      g_tree_destroy (devs[k].ranges);
+  if (rc == 0
+      && (vs_writer_set_meta (w, "source", "import") != 0
+          || vs_writer_set_meta (w, "import_source", "pytorch-stream") != 0
+          || vs_writer_set_meta (w, "clock", "CLOCK_REALTIME") != 0
+          || vs_writer_set_meta_int (w, "start_ns", start_ns) != 0
+          || vs_writer_set_meta_int (w, "end_ns", last_ts) != 0))
+    rc = -1;
+  if (rc != 0)
+    {
+      if (w != NULL)
+        {
+          snprintf (err, errlen, "cannot write %s: %s", out, vs_writer_errmsg (w));
+          vs_writer_close (w, false, NULL, NULL, NULL, 0);
+        }
+      unlink (out);
+      return -1;
+    }
+  if (vs_writer_close (w, false, NULL, NULL, err, errlen) != 0)
+    {
+      unlink (out);
+      return -1;
+    }
+  if (events)
+    *events = read;
+  return 0;
+}
+
+/* True when process pid left a snapshot at its normal exit in spool: a
+ * torch-PID-SEQ.info saying `reason exit` beside its .pickle. */
+static bool
+has_exit_snapshot (const char *spool, long long pid)
+{
+  g_autoptr (GDir) d = g_dir_open (spool, 0, NULL);
+  const char *name;
+  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
+    {
+      long long p, seq;
+      int end = 0;
+      if (sscanf (name, "torch-%lld-%lld.info%n", &p, &seq, &end) != 2 || name[end] != '\0'
+          || p != pid)
+        continue;
+      g_autofree char *info = g_build_filename (spool, name, NULL);
+      g_autofree char *text = NULL;
+      g_autofree char *base = g_strndup (info, strlen (info) - strlen (".info"));
+      g_autofree char *pickle = g_strconcat (base, ".pickle", NULL);
+      if (g_file_get_contents (info, &text, NULL, NULL) && strstr (text, "\nreason exit\n")
+          && g_file_test (pickle, G_FILE_TEST_IS_REGULAR))
+        return true;
+    }
+  return false;
+}
+
+int
+vs_torch_stream_import_spool (const char *spool, const char *host, bool *keep)
+{
+  g_return_val_if_fail (spool != NULL && keep != NULL, 0);
+  g_autoptr (GDir) d = g_dir_open (spool, 0, NULL);
+  const char *name;
+  int imported = 0;
+  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
+    {
+      long long pid;
+      int end = 0;
+      if (sscanf (name, "torch-%lld.stream%n", &pid, &end) != 1 || name[end] != '\0')
+        continue;
+      if (has_exit_snapshot (spool, pid))
+        continue;
+      g_autofree char *stream = g_build_filename (spool, name, NULL);
+      g_autofree char *info = g_strconcat (stream, ".info", NULL);
+      g_autofree char *trace = g_strdup_printf ("%s/torch-%lld.db", spool, pid);
+      char err[1024] = "";
+      int64_t events = 0;
+      if (vs_torch_stream_import (stream, trace, &events, err, sizeof err) != 0
+          || !vs_record_tie_process (trace, info, host, err, sizeof err))
+        {
+          fprintf (stderr,
+                   "vramscope: PyTorch's allocator stream of process %lld could not be "
+                   "read (%s); it is kept in %s\n",
+                   pid, err, spool);
+          *keep = true;
+          unlink (trace);
+          continue;
+        }
+      imported++;
+    }
+  return imported;
+}

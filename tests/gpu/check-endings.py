@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""check-endings.py — checks the trace of one run of the endings matrix
+(tests/gpu/run-endings.sh) against what the program printed before it died.
+
+  check-endings.py VRAMSCOPE TRACE LOG KIND RC WANT_RC
+
+KIND is `torch` (endings-train.py) or `c` (endings-sample).  Checks:
+
+  * record's (or the program's) exit status is WANT_RC ('-' to skip);
+  * the trace opens: `vramscope report TRACE --format csv summary` works;
+  * the device level is there and complete up to READY (the program waited
+    1.2 s after it, past the loss bound of a SIGKILL): for the C sample its
+    64 cudaMalloc sizes once each and exactly the 32 frees it made; for
+    PyTorch at least one cudaMalloc per segment PyTorch took;
+  * PyTorch's allocator level is there and equals memory_stats() as printed
+    at READY, exactly: allocations made, bytes requested now and at the
+    peak, bytes reserved now and at the peak, OOMs.
+
+Prints one line per check (ok/FAIL) and exits 1 when any failed.
+"""
+import json
+import sqlite3
+import subprocess
+import sys
+
+vramscope, trace, log, kind, rc, want_rc = sys.argv[1:7]
+failed = 0
+
+
+def check(cond, what):
+    global failed
+    print("%s %s" % ("ok  " if cond else "FAIL", what))
+    if not cond:
+        failed = 1
+
+
+truth = None
+for line in open(log, errors="replace"):
+    if line.startswith("GROUND_TRUTH "):
+        truth = json.loads(line[len("GROUND_TRUTH "):])
+check(truth is not None, "the program printed its ground truth")
+if want_rc != "-":
+    check(rc == want_rc, "exit status %s (want %s)" % (rc, want_rc))
+r = subprocess.run([vramscope, "report", trace, "--format", "csv", "summary"],
+                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+check(r.returncode == 0, "the trace opens (report summary: %s)"
+      % r.stdout.decode(errors="replace").strip().splitlines()[-1:])
+if r.returncode != 0 or truth is None:
+    sys.exit(1)
+
+db = sqlite3.connect("file:%s?mode=ro" % trace, uri=True)
+MIB = 1 << 20
+if kind == "c":
+    sizes = dict(db.execute(
+        "SELECT bytes, count(*) FROM mem_event WHERE op = 1 AND bytes % ?1 = 0 AND bytes <= 64 * ?1"
+        " GROUP BY bytes", (MIB,)).fetchall())
+    check(all(sizes.get((i + 1) * MIB) == 1 for i in range(64)),
+          "device level: the 64 cudaMalloc calls, once each")
+    freed = db.execute(
+        "SELECT a.bytes FROM mem_event a JOIN mem_event f ON f.address = a.address AND f.op = 2"
+        " AND f.ts >= a.ts WHERE a.op = 1 AND a.bytes % ?1 = 0 AND a.bytes <= 64 * ?1", (MIB,)).fetchall()
+    want = sorted((i + 1) * MIB for i in range(0, 64, 2))
+    check(sorted(b for (b,) in freed) == want, "device level: exactly the %d frees it made (%d found)"
+          % (truth["frees"], len(freed)))
+    sys.exit(failed)
+
+t = truth["torch"]
+segs = db.execute("SELECT count(*) FROM mem_event WHERE op = 1 AND kind IN (1, 6)").fetchone()[0]
+devs = db.execute("SELECT count(*) FROM mem_event WHERE op = 1").fetchone()[0]
+check(devs > 0 and segs >= t["segment.all.allocated"],
+      "device level: %d device allocations for PyTorch's %d segments"
+      % (segs, t["segment.all.allocated"]))
+rows = db.execute(
+    "SELECT s.alloc_count, s.free_count, s.peak_allocated_bytes, s.final_allocated_bytes,"
+    " s.peak_reserved_bytes, s.final_reserved_bytes, s.failed_alloc_count FROM"
+    " summary s JOIN allocator a ON a.id = s.allocator_id"
+    " WHERE a.kind = 'pytorch'").fetchall()
+check(len(rows) == 1, "the PyTorch allocator level is in the trace (%d row)" % len(rows))
+if len(rows) == 1:
+    got = rows[0]
+    pairs = [("allocations", got[0], t["allocation.all.allocated"]),
+             ("peak requested bytes", got[2], t["requested_bytes.all.peak"]),
+             ("requested bytes at READY", got[3], t["requested_bytes.all.current"]),
+             ("peak reserved bytes", got[4], t["reserved_bytes.all.peak"]),
+             ("reserved bytes at READY", got[5], t["reserved_bytes.all.current"]),
+             ("OOMs", got[6], t["num_ooms"])]
+    for name, g, w in pairs:
+        check(g == w, "allocator level: %s %s (memory_stats: %s)" % (name, g, w))
+    stacks = db.execute(
+        "SELECT count(*) FROM alloc_event e JOIN allocator a ON a.id = e.allocator_id"
+        " WHERE a.kind = 'pytorch' AND e.stack_id IS NOT NULL").fetchone()[0]
+    print("info the allocator level came from %s" % ("the exit snapshot (with stacks)"
+                                                      if stacks else "the event stream"))
+sys.exit(failed)
