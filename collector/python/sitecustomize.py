@@ -153,6 +153,11 @@ def _stream_library():
             lib = ctypes.CDLL(os.path.join(d, name), use_errno=True)
             break
     else:
+        for d in _cache_dirs():
+            log = os.path.join(d, name[:-3] + ".log")
+            if os.path.isfile(log):
+                raise RuntimeError("building it failed before, see %s (remove it to try again)"
+                                   % log)
         if cuda_inc is None:
             raise RuntimeError("no CUDA headers (cuda_runtime_api.h) found: set CUDA_HOME")
         cxx = os.environ.get("CXX", "g++")
@@ -169,23 +174,31 @@ def _stream_library():
         if out is None:
             raise RuntimeError("no writable folder to build it in")
         tmp = "%s.tmp-%d" % (out, os.getpid())
-        cmd = [cxx, "-O2", "-std=c++17", "-shared", "-fPIC", "-fvisibility=hidden",
-               "-D_GLIBCXX_USE_CXX11_ABI=%d" % abi,
-               "-I", os.path.join(tdir, "include"), "-I", cuda_inc, src, "-o", tmp,
-               "-L", lib_dir, "-lc10_cuda", "-lc10", "-Wl,-rpath," + lib_dir]
         _say("building PyTorch's allocator stream for torch %s (once)" % torch.__version__)
-        try:
-            r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               timeout=float(os.environ.get("VRAMSCOPE_BUILD_TIMEOUT", "300")))
-        except FileNotFoundError:
-            raise RuntimeError("no C++ compiler (%s)" % cxx)
+        # Headers of one torch need C++17, of a later one perhaps C++20.
+        for std in ("c++17", "c++20"):
+            cmd = [cxx, "-O2", "-std=" + std, "-shared", "-fPIC", "-fvisibility=hidden",
+                   "-D_GLIBCXX_USE_CXX11_ABI=%d" % abi,
+                   "-I", os.path.join(tdir, "include"), "-I", cuda_inc, src, "-o", tmp,
+                   "-L", lib_dir, "-lc10_cuda", "-lc10", "-Wl,-rpath," + lib_dir]
+            try:
+                r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   timeout=float(os.environ.get("VRAMSCOPE_BUILD_TIMEOUT", "300")))
+            except FileNotFoundError:
+                raise RuntimeError("no C++ compiler (%s)" % cxx)
+            if r.returncode == 0:
+                break
         if r.returncode != 0:
             try:
                 os.unlink(tmp)
             except OSError:
                 pass
+            log = out[:-3] + ".log"
+            with open(log, "wb") as f:
+                f.write(" ".join(cmd).encode() + b"\n" + r.stdout)
             errs = [l for l in r.stdout.decode(errors="replace").splitlines() if "error" in l]
-            raise RuntimeError("%s failed: %s" % (cxx, (errs or ["exit %d" % r.returncode])[0]))
+            raise RuntimeError("%s failed: %s (all of it in %s)"
+                               % (cxx, (errs or ["exit %d" % r.returncode])[0], log))
         os.rename(tmp, out)
         lib = ctypes.CDLL(out, use_errno=True)
     lib.vs_torch_stream_start.argtypes = [ctypes.c_char_p]

@@ -108,21 +108,21 @@ uint64_t stream_value(const S& s) {
 template <typename TE>
 uint32_t action_code(const TE& te) {
   switch (te.action_) {
-    case TE::ALLOC:
+    case TE::Action::ALLOC:
       return 1;
-    case TE::FREE_REQUESTED:
+    case TE::Action::FREE_REQUESTED:
       return 2;
-    case TE::FREE_COMPLETED:
+    case TE::Action::FREE_COMPLETED:
       return 3;
-    case TE::SEGMENT_ALLOC:
+    case TE::Action::SEGMENT_ALLOC:
       return 4;
-    case TE::SEGMENT_FREE:
+    case TE::Action::SEGMENT_FREE:
       return 5;
-    case TE::SEGMENT_MAP:
+    case TE::Action::SEGMENT_MAP:
       return 6;
-    case TE::SEGMENT_UNMAP:
+    case TE::Action::SEGMENT_UNMAP:
       return 7;
-    case TE::OOM:
+    case TE::Action::OOM:
       return 8;
     default:
       return 0; // snapshot markers, user annotations
