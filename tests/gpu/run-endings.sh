@@ -15,8 +15,8 @@
 # and (PyTorch) the allocator level are there, and their counts equal what
 # the program printed at READY (it waits 1.2 s after READY, past the loss
 # bound of a SIGKILL, so nothing before READY may be missing).  Then the
-# overhead: a training step unrecorded, recorded, and recorded without the
-# allocator stream (bench mode of endings-train.py).
+# stream's cost on a training step (bench/torch-stream-bench.sh;
+# ENDINGS_BENCH=0 skips it).
 #
 # Usage: tests/gpu/run-endings.sh [OUTDIR]
 #   VRAMSCOPE  command that records (default: build/cli/vramscope)
@@ -136,23 +136,10 @@ if [ -x "$out/endings-sample" ]; then
   wait
 fi
 
-# Overhead of a training step: unrecorded, recorded (stream on, the
-# default), recorded with the stream off; each twice, alternating.
+# The stream's cost on a training step (bench/torch-stream-bench.sh).
 if [ $have_torch = 1 ] && [ "${ENDINGS_BENCH:-1}" = 1 ]; then
-  bench="python3 $here/endings-train.py bench --steps 300 --warmup 20 --batch 64 --size 224"
-  for rep in 1 2; do
-    for mode in plain stream nostream; do
-      case $mode in
-        plain) ms=$(timeout 300 $bench 2>&1 | sed -n 's/^step_ms //p') ;;
-        stream) ms=$(timeout 300 "$VRAMSCOPE" record -q -o "$out/bench-$rep.db" -- $bench 2>&1 \
-          | sed -n 's/^step_ms //p') ;;
-        nostream) ms=$(VRAMSCOPE_TORCH_STREAM=0 timeout 300 "$VRAMSCOPE" record -q \
-          -o "$out/bench-$rep.db" -- $bench 2>&1 | sed -n 's/^step_ms //p') ;;
-      esac
-      echo "BENCH $mode $rep step_ms ${ms:-none}" >>"$summary"
-    done
-    rm -f "$out/bench-$rep.db"
-  done
+  VRAMSCOPE=$VRAMSCOPE sh "$root/bench/torch-stream-bench.sh" "$out/bench" 2>&1 \
+    | sed 's/^/BENCH /' >>"$summary"
 fi
 cat "$summary"
 ! grep -q '^FAIL' "$summary"
