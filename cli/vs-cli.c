@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <locale.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,7 +18,7 @@
 
 #include "vs-cli.h"
 
-static const char usage_line[] = "usage: vramscope {record|recover|import|report|view|help} "
+static const char usage_line[] = "usage: vramscope {record|recover|import|report|export|view|help} "
                                  "[ARGS...]  (vramscope help for more)\n";
 
 static const char help_text[]
@@ -32,6 +33,8 @@ static const char help_text[]
       "  vramscope report FILE [--format text|csv] [--device N] [--allocator NAME] REPORT\n"
       "      print a report: summary, peak, leaks, timeline, oom, fragmentation,\n"
       "      kernels, ranges (vramscope report --help for the options)\n"
+      "  vramscope export FILE --format perfetto|snapshot|folded [-o OUT]\n"
+      "      write the trace for Perfetto, PyTorch's memory_viz or flame graphs\n"
       "  vramscope view [FILE]\n"
       "      open the desktop viewer\n"
       "  vramscope --version\n";
@@ -73,6 +76,8 @@ main (int argc, char **argv)
 {
   const char *cmd;
 
+  /* GOption's help speaks the user's charset ("[OPTION…]", not "?"). */
+  setlocale (LC_ALL, "");
   g_set_prgname ("vramscope");
   if (argc < 2)
     {
@@ -96,6 +101,8 @@ main (int argc, char **argv)
     return run_view (argc - 1, argv + 1);
   if (strcmp (cmd, "import") == 0)
     return vs_cmd_import (argc - 1, argv + 1);
+  if (strcmp (cmd, "export") == 0)
+    return vs_cmd_export (argc - 1, argv + 1);
   if (strcmp (cmd, "record") == 0)
     {
 #ifdef VS_HAVE_RECORD

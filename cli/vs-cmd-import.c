@@ -87,7 +87,8 @@ default_output (const char *snapshot)
 }
 
 /* Entry point of the subcommand; argv[0] is "import".  Returns the exit
- * status: 0 on success, 1 on bad input or failure, 130 when interrupted. */
+ * status: 0 on success, 1 on bad input or failure, 2 on a usage error, 130
+ * when interrupted. */
 int
 vs_cmd_import (int argc, char **argv)
 {
@@ -104,6 +105,7 @@ vs_cmd_import (int argc, char **argv)
             "finalize such a trace when they first open it)",
             NULL },
           { NULL } };
+  g_set_prgname ("vramscope import");
   g_autoptr (GOptionContext) ctx = g_option_context_new ("SNAPSHOT.pickle");
   g_option_context_set_summary (
       ctx, "Convert a PyTorch memory snapshot (torch.cuda.memory._dump_snapshot)\n"
@@ -112,14 +114,15 @@ vs_cmd_import (int argc, char **argv)
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (ctx, &argc, &argv, &error))
     {
-      fprintf (stderr, "vramscope import: %s\n", error->message);
-      return 1;
+      fprintf (stderr, "vramscope import: %s (usage: vramscope import SNAPSHOT.pickle -o FILE)\n",
+               error->message);
+      return 2;
     }
   if (argc != 2)
     {
       fprintf (stderr, "vramscope import: expected one snapshot file "
                        "(usage: vramscope import SNAPSHOT.pickle -o FILE)\n");
-      return 1;
+      return 2;
     }
   const char *snapshot = argv[1];
   if (!g_file_test (snapshot, G_FILE_TEST_IS_REGULAR))

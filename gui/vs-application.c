@@ -75,7 +75,7 @@ about_activated (GSimpleAction *a, GVariant *p, gpointer data)
   GtkWidget *about = adw_about_window_new ();
 
   g_object_set (about, "transient-for", gtk_application_get_active_window (app), "application-name",
-                "vramscope", "application-icon", "utilities-system-monitor", "version", VS_VERSION,
+                "vramscope", "application-icon", "org.vramscope.View", "version", VS_VERSION,
                 "comments",
                 "GPU memory profiler: what holds the memory at the "
                 "peak, fragmentation, leaks and failed allocations",

@@ -34,6 +34,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <glib.h>
+
 #include "vs-config.h"
 #include "vs-import.h"
 #include "vs-merge.h"
@@ -50,25 +52,8 @@ int vs_cmd_record (int argc, char **argv);
 
 static volatile sig_atomic_t child_pid;
 
-static void
-usage (FILE *f)
-{
-  fprintf (f, "Usage: vramscope record [-o FILE] [--kernels|--no-kernels] "
-              "[--torch=auto|on|off] [--quiet] -- PROGRAM [ARGS...]\n"
-              "\n"
-              "Runs PROGRAM with the collector injected and writes one trace of every\n"
-              "process of the run that uses CUDA.  Exits with PROGRAM's exit status.\n"
-              "\n"
-              "  -o, --output FILE   trace to write (default vramscope-%%h-%%p.db);\n"
-              "                      %%p: pid of record, %%h: host name, %%q{VAR}: the\n"
-              "                      value of environment variable VAR, %%%%: a %%\n"
-              "  --kernels           record kernels, copies and memsets (default)\n"
-              "  --no-kernels        record memory only\n"
-              "  --torch=MODE        PyTorch's allocator level: auto (default: in every\n"
-              "                      process that imports torch), on (the same, and say\n"
-              "                      so when none did), off\n"
-              "  -q, --quiet         print nothing unless something fails\n");
-}
+static const char usage_line[] = "usage: vramscope record [-o FILE] [--no-kernels] "
+                                 "[--torch=auto|on|off] [-q] -- PROGRAM [ARGS...]\n";
 
 static int64_t
 now_ns (void)
@@ -160,8 +145,10 @@ expand_output (const char *pattern, char *out, size_t len)
 }
 
 /* Finds the collector library: $VRAMSCOPE_COLLECTOR, then next to this
- * executable, then ../collector (build tree), then the install directory
- * (libdir/vramscope).  Returns false when none exists. */
+ * executable, then where an install puts it relative to this executable
+ * (bindir/../libdir/vramscope: right under any prefix or DESTDIR), then
+ * ../collector (build tree), then the configured install directory
+ * (prefix/libdir/vramscope).  Returns false when none exists. */
 static bool
 find_collector (char *out, size_t len)
 {
@@ -182,12 +169,14 @@ find_collector (char *out, size_t len)
   if (slash == NULL)
     return false;
   *slash = '\0';
-  /* Beside this program, in the build tree, then where it is installed
-   * (meson's libdir, which is multiarch on Debian). */
-  const char *dirs[] = { exe, NULL, VS_COLLECTOR_INSTALL_DIR };
-  char build_dir[PATH_MAX + 16];
+  /* Beside this program, installed relative to it, in the build tree, then
+   * at the configured prefix (meson's libdir, which is multiarch on
+   * Debian). */
+  char installed_dir[PATH_MAX + 256], build_dir[PATH_MAX + 16];
+  snprintf (installed_dir, sizeof installed_dir, "%s/%s", exe, VS_COLLECTOR_RELATIVE_DIR);
   snprintf (build_dir, sizeof build_dir, "%s/../collector", exe);
-  dirs[1] = build_dir;
+  const char *dirs[] = { exe, VS_COLLECTOR_RELATIVE_DIR[0] ? installed_dir : exe, build_dir,
+                         VS_COLLECTOR_INSTALL_DIR };
   for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
     {
       char cand[PATH_MAX + 64];
@@ -540,80 +529,55 @@ import_snapshots (const char *spool, const char *host, bool *keep)
 int
 vs_cmd_record (int argc, char **argv)
 {
-  const char *pattern = "vramscope-%h-%p.db";
-  bool kernels = true, quiet = false;
-  const char *torch = "auto";
-  int i = 1;
-  for (; i < argc; i++)
+  g_autofree char *output = NULL, *torch_opt = NULL;
+  gboolean kernels = TRUE, no_kernels = FALSE, quiet = FALSE;
+  GOptionEntry entries[] = {
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
+      "Trace to write (default vramscope-%h-%p.db; %p: pid of record, %h: host name, "
+      "%q{VAR}: the value of environment variable VAR, %%: a %)",
+      "FILE" },
+    { "kernels", 0, 0, G_OPTION_ARG_NONE, &kernels, "Record kernels, copies and memsets (default)",
+      NULL },
+    { "no-kernels", 0, 0, G_OPTION_ARG_NONE, &no_kernels, "Record memory only", NULL },
+    { "torch", 0, 0, G_OPTION_ARG_STRING, &torch_opt,
+      "PyTorch's allocator level: auto (default: in every process that imports torch), on (the "
+      "same, and say so when none did), off",
+      "auto|on|off" },
+    { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "Print nothing unless something fails", NULL },
+    { NULL }
+  };
+  g_set_prgname ("vramscope record");
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("[--] PROGRAM [ARGS…]");
+  g_option_context_set_summary (ctx, "Run PROGRAM with the collector injected and write one trace "
+                                     "of every\nprocess of the run that uses CUDA.  Exits with "
+                                     "PROGRAM's exit status.");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  /* Options end at the program's name: its own options are never ours. */
+  g_option_context_set_strict_posix (ctx, TRUE);
+  g_autoptr (GError) error = NULL;
+  if (!g_option_context_parse (ctx, &argc, &argv, &error))
     {
-      const char *a = argv[i];
-      if (strcmp (a, "--") == 0)
-        {
-          i++;
-          break;
-        }
-      else if (strcmp (a, "-o") == 0 || strcmp (a, "--output") == 0)
-        {
-          if (i + 1 >= argc)
-            {
-              fprintf (stderr, "vramscope record: %s needs a file name\n", a);
-              return 1;
-            }
-          pattern = argv[++i];
-        }
-      else if (strncmp (a, "--output=", 9) == 0)
-        {
-          pattern = a + 9;
-        }
-      else if (strcmp (a, "--kernels") == 0)
-        {
-          kernels = true;
-        }
-      else if (strcmp (a, "--no-kernels") == 0)
-        {
-          kernels = false;
-        }
-      else if (strncmp (a, "--torch=", 8) == 0 || strcmp (a, "--torch") == 0)
-        {
-          if (a[7] == '=')
-            torch = a + 8;
-          else if (i + 1 < argc)
-            torch = argv[++i];
-          else
-            torch = "";
-          if (strcmp (torch, "auto") != 0 && strcmp (torch, "on") != 0
-              && strcmp (torch, "off") != 0)
-            {
-              fprintf (stderr, "vramscope record: --torch takes auto, on or off, not '%s'\n",
-                       torch);
-              return 1;
-            }
-        }
-      else if (strcmp (a, "-q") == 0 || strcmp (a, "--quiet") == 0)
-        {
-          quiet = true;
-        }
-      else if (strcmp (a, "-h") == 0 || strcmp (a, "--help") == 0)
-        {
-          usage (stdout);
-          return 0;
-        }
-      else if (a[0] == '-')
-        {
-          fprintf (stderr, "vramscope record: unknown option %s (see vramscope record --help)\n",
-                   a);
-          return 1;
-        }
-      else
-        {
-          break;
-        }
+      fprintf (stderr, "vramscope record: %s\n%s", error->message, usage_line);
+      return 2;
     }
+  const char *pattern = output ? output : "vramscope-%h-%p.db";
+  const char *torch = torch_opt ? torch_opt : "auto";
+  if (no_kernels)
+    kernels = FALSE;
+  if (strcmp (torch, "auto") != 0 && strcmp (torch, "on") != 0 && strcmp (torch, "off") != 0)
+    {
+      fprintf (stderr, "vramscope record: --torch takes auto, on or off, not '%s'\n%s", torch,
+               usage_line);
+      return 2;
+    }
+  /* GOption leaves the "--" that ended the options in place. */
+  int i = 1;
+  if (i < argc && strcmp (argv[i], "--") == 0)
+    i++;
   if (i >= argc)
     {
-      fprintf (stderr, "vramscope record: no program given (usage: vramscope record "
-                       "[-o FILE] -- PROGRAM [ARGS...])\n");
-      return 1;
+      fprintf (stderr, "vramscope record: no program given\n%s", usage_line);
+      return 2;
     }
   char **prog = argv + i;
 
@@ -624,8 +588,8 @@ vs_cmd_record (int argc, char **argv)
     {
       fprintf (stderr,
                "vramscope record: cannot find %s next to this program, in "
-               "../collector or in %s (set VRAMSCOPE_COLLECTOR)\n",
-               COLLECTOR_NAME, VS_COLLECTOR_INSTALL_DIR);
+               "its folder's %s, ../collector or %s (set VRAMSCOPE_COLLECTOR)\n",
+               COLLECTOR_NAME, VS_COLLECTOR_RELATIVE_DIR, VS_COLLECTOR_INSTALL_DIR);
       return 1;
     }
 

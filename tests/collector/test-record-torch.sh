@@ -4,7 +4,7 @@
 # H200, tests/data/snapshots/train.pickle) and its .info in the spool, as the
 # PyTorch hook does, gets it imported onto its own process and GPU (by uuid),
 # and the merged trace's `pytorch` row equals that run's memory_stats().
-# Also: --torch=off sets no hook; a bad --torch value is one line, exit 1.
+# Also: --torch=off sets no hook; a bad --torch value is a usage error (exit 2).
 #
 # Usage: test-record-torch.sh VRAMSCOPE SNAPSHOTS_DIR   (TAP output)
 set -u
@@ -42,7 +42,7 @@ ok $([ "${3:-0}" = 1 ] && echo 0 || echo 1) "its events go to the program's proc
 ok $([ $rc = 0 ] && echo 0 || echo 1) "--torch=off puts no hook on PYTHONPATH"
 
 "$vramscope" record --torch=maybe -o "$dir/bad.db" -- true 2>"$dir/bad.err"; rc=$?
-ok $([ $rc = 1 ] && [ $(wc -l <"$dir/bad.err") = 1 ] && echo 0 || echo 1) "a bad --torch value: exit 1, one line"
+ok $([ $rc = 2 ] && grep -q "auto, on or off" "$dir/bad.err" && [ ! -e "$dir/bad.db" ] && echo 0 || echo 1) "a bad --torch value: usage error, exit 2, nothing written"
 
 echo "1..$n"
 exit $failed

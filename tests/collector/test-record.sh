@@ -44,10 +44,22 @@ ok $([ $rc = 0 ] && ls "$dir"/tag-*-%.db >/dev/null 2>&1 && echo 0 || echo 1) "o
 ok $([ $rc = 1 ] && [ $(wc -l <"$dir/pat.err") = 1 ] && echo 0 || echo 1) "an unknown pattern: exit 1, one line"
 
 "$record" record --bogus -- true 2>"$dir/opt.err"; rc=$?
-ok $([ $rc = 1 ] && [ $(wc -l <"$dir/opt.err") = 1 ] && echo 0 || echo 1) "an unknown option: exit 1, one line"
+ok $([ $rc = 2 ] && grep -q "Unknown option --bogus" "$dir/opt.err" && grep -q "^usage: vramscope record" "$dir/opt.err" && echo 0 || echo 1) "an unknown option: usage error, exit 2"
 
 "$record" record -o "$dir/none.db" 2>"$dir/none.err"; rc=$?
-ok $([ $rc = 1 ] && [ $(wc -l <"$dir/none.err") = 1 ] && echo 0 || echo 1) "no program: exit 1, one line"
+ok $([ $rc = 2 ] && grep -q "no program given" "$dir/none.err" && echo 0 || echo 1) "no program: usage error, exit 2"
+
+"$record" record --torch=maybe -- true 2>"$dir/torch.err"; rc=$?
+ok $([ $rc = 2 ] && grep -q "auto, on or off" "$dir/torch.err" && echo 0 || echo 1) "a bad --torch: usage error, exit 2"
+
+"$record" record -q -o "$dir/args.db" -- sh -c 'printf "%s|" "$@" >"$0"' "$dir/args.out" -- -o --help -q; rc=$?
+ok $([ $rc = 0 ] && [ "$(cat "$dir/args.out")" = "--|-o|--help|-q|" ] && echo 0 || echo 1) "the program's arguments after -- reach it untouched, a second -- included"
+
+"$record" record -q --output="$dir/posix.db" sh -c 'printf "%s|" "$@" >"$0"' "$dir/posix.out" -o --no-kernels; rc=$?
+ok $([ $rc = 0 ] && [ "$(cat "$dir/posix.out")" = "-o|--no-kernels|" ] && [ -f "$dir/posix.db" ] && echo 0 || echo 1) "without --, options end at the program's name"
+
+LC_ALL=C.UTF-8 "$record" record --help >"$dir/help.out" 2>&1; rc=$?
+ok $([ $rc = 0 ] && grep -q "vramscope record \[OPTION…\] \[--\] PROGRAM" "$dir/help.out" && grep -q -- "--no-kernels" "$dir/help.out" && echo 0 || echo 1) "--help: the usage line names record, exit 0"
 
 VRAMSCOPE_COLLECTOR="$dir/missing.so" "$record" record -o "$dir/m.db" -- true 2>"$dir/m.err"; rc=$?
 ok $([ $rc = 1 ] && echo 0 || echo 1) "a missing collector: exit 1"

@@ -6,6 +6,7 @@
  * `vs-test-record record ARGS…` like the CLI, and finds the collector
  * through VRAMSCOPE_COLLECTOR.
  */
+#include <locale.h>
 #include <string.h>
 
 int vs_cmd_record (int argc, char **argv);
@@ -13,6 +14,7 @@ int vs_cmd_record (int argc, char **argv);
 int
 main (int argc, char **argv)
 {
+  setlocale (LC_ALL, ""); /* as the CLI's main does */
   if (argc > 1 && strcmp (argv[1], "record") == 0)
     return vs_cmd_record (argc - 1, argv + 1);
   return vs_cmd_record (argc, argv);

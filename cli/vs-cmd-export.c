@@ -1,0 +1,249 @@
+/* vs-cmd-export.c — `vramscope export FILE --format perfetto|snapshot|folded
+ * [-o OUT]`.
+ *
+ * Writes the trace in a format another tool reads (vs-export.h).  The
+ * output is written to a temporary file beside OUT and renamed into place
+ * only when complete; an existing OUT is replaced only with --force.
+ * `-o -` writes to standard output.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <glib.h>
+#include <glib/gstdio.h>
+
+#include "vs-analyzer.h"
+#include "vs-cli.h"
+#include "vs-export.h"
+
+static const char usage_line[]
+    = "usage: vramscope export FILE --format perfetto|snapshot|folded [-o OUT] [--force]\n"
+      "       [--device N] [--allocator NAME] [--at peak|exit]\n";
+
+typedef enum
+{
+  FORMAT_PERFETTO,
+  FORMAT_SNAPSHOT,
+  FORMAT_FOLDED,
+} Format;
+
+static const struct
+{
+  const char *name;
+  const char *extension;
+} formats[] = {
+  [FORMAT_PERFETTO] = { "perfetto", ".json" },
+  [FORMAT_SNAPSHOT] = { "snapshot", ".pickle" },
+  [FORMAT_FOLDED] = { "folded", ".folded" },
+};
+
+/* The default output: the trace's name with its extension replaced by the
+ * format's, in the current folder. */
+static char *
+default_output (const char *file, Format format)
+{
+  g_autofree char *base = g_path_get_basename (file);
+  char *dot = strrchr (base, '.');
+  if (dot != NULL && dot != base)
+    *dot = '\0';
+  return g_strconcat (base, formats[format].extension, NULL);
+}
+
+/* Writes the export to out; returns FALSE with error set. */
+static gboolean
+write_export (VsTrace *trace, Format format, gint64 device_id, gint64 allocator_id,
+              VsFoldedWhen when, FILE *out, GError **error)
+{
+  switch (format)
+    {
+    case FORMAT_PERFETTO:
+      return vs_export_perfetto (trace, out, error);
+    case FORMAT_SNAPSHOT:
+      return vs_export_snapshot (trace, device_id, out, error);
+    case FORMAT_FOLDED:
+      return vs_export_folded (trace, device_id, allocator_id, when, out, error);
+    }
+  g_assert_not_reached ();
+}
+
+/* Entry point of the subcommand; argv[0] is "export".  Returns the exit
+ * status: 0 on success, 1 on bad input or failure, 2 on a usage error. */
+int
+vs_cmd_export (int argc, char **argv)
+{
+  g_autofree char *format_name = NULL, *output = NULL, *allocator = NULL, *at = NULL;
+  gboolean force = FALSE;
+  gint64 device = G_MININT64;
+  GOptionEntry entries[] = {
+    { "format", 'f', 0, G_OPTION_ARG_STRING, &format_name,
+      "perfetto (Chrome/Perfetto JSON), snapshot (PyTorch snapshot pickle) or folded (folded "
+      "stacks)",
+      "FORMAT" },
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
+      "Write to OUT (default: the trace's name with .json, .pickle or .folded; - for standard "
+      "output)",
+      "OUT" },
+    { "force", 0, 0, G_OPTION_ARG_NONE, &force, "Replace OUT if it exists", NULL },
+    { "device", 0, 0, G_OPTION_ARG_INT64, &device,
+      "Only this device (snapshot, folded; its index, as in the device column)", "N" },
+    { "allocator", 0, 0, G_OPTION_ARG_STRING, &allocator,
+      "Only this allocator (folded: all, pytorch, pool:0x…, nvtx:<heap>)", "NAME" },
+    { "at", 0, 0, G_OPTION_ARG_STRING, &at,
+      "folded: the bytes live at the peak (default) or at exit", "peak|exit" },
+    { NULL }
+  };
+  g_set_prgname ("vramscope export");
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("FILE");
+  g_option_context_set_summary (
+      ctx, "Write a trace in a format other tools open: perfetto (ui.perfetto.dev,\n"
+           "chrome://tracing), snapshot (PyTorch's memory_viz) or folded (flamegraph.pl,\n"
+           "speedscope).");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_autoptr (GError) error = NULL;
+  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+    {
+      fprintf (stderr, "vramscope export: %s\n", error->message);
+      fputs (usage_line, stderr);
+      return 2;
+    }
+  if (argc != 2)
+    {
+      fprintf (stderr, "vramscope export: expected one trace file\n");
+      fputs (usage_line, stderr);
+      return 2;
+    }
+  Format format = FORMAT_PERFETTO;
+  gboolean known = FALSE;
+  for (guint i = 0; format_name != NULL && i < G_N_ELEMENTS (formats); i++)
+    if (strcmp (format_name, formats[i].name) == 0)
+      format = (Format)i, known = TRUE;
+  if (!known)
+    {
+      fprintf (stderr, "vramscope export: %s\n",
+               format_name ? "unknown --format (perfetto, snapshot or folded)"
+                           : "--format is required (perfetto, snapshot or folded)");
+      fputs (usage_line, stderr);
+      return 2;
+    }
+  VsFoldedWhen when = VS_FOLDED_AT_PEAK;
+  if (at != NULL && strcmp (at, "exit") == 0)
+    when = VS_FOLDED_AT_EXIT;
+  else if (at != NULL && strcmp (at, "peak") != 0)
+    {
+      fprintf (stderr, "vramscope export: --at takes peak or exit\n");
+      return 2;
+    }
+  if ((at != NULL || allocator != NULL) && format != FORMAT_FOLDED)
+    {
+      fprintf (stderr, "vramscope export: --at and --allocator apply to --format folded only\n");
+      return 2;
+    }
+  if (device != G_MININT64 && format == FORMAT_PERFETTO)
+    {
+      fprintf (stderr, "vramscope export: --device does not apply to --format perfetto (it "
+                       "exports every device)\n");
+      return 2;
+    }
+
+  const char *file = argv[1];
+  g_autoptr (VsTrace) trace = vs_trace_open (file, &error);
+  if (trace == NULL)
+    {
+      fprintf (stderr, "vramscope: %s\n", error->message);
+      return 1;
+    }
+  gint64 device_id = 0, allocator_id = 0;
+  if (device != G_MININT64)
+    {
+      const VsDeviceInfo *d = vs_trace_find_device_by_idx (trace, device);
+      if (d == NULL)
+        {
+          fprintf (stderr, "vramscope: %s has no device %" G_GINT64_FORMAT "\n", file, device);
+          return 1;
+        }
+      device_id = d->id;
+    }
+  if (allocator != NULL && strcmp (allocator, "all") != 0)
+    {
+      const GPtrArray *all = vs_trace_get_allocators (trace);
+      const VsAllocatorInfo *match = NULL;
+      for (guint i = 0; i < all->len; i++)
+        {
+          const VsAllocatorInfo *a = g_ptr_array_index (all, i);
+          if (strcmp (a->name, allocator) != 0 || (device_id != 0 && a->device_id != device_id))
+            continue;
+          if (match != NULL)
+            {
+              fprintf (stderr,
+                       "vramscope: %s has allocator %s on several devices: choose one "
+                       "with --device\n",
+                       file, allocator);
+              return 1;
+            }
+          match = a;
+        }
+      if (match == NULL)
+        {
+          fprintf (stderr, "vramscope: %s has no allocator %s%s\n", file, allocator,
+                   device_id != 0 ? " on that device" : "");
+          return 1;
+        }
+      allocator_id = match->id;
+    }
+
+  if (output != NULL && strcmp (output, "-") == 0)
+    {
+      gboolean ok = write_export (trace, format, device_id, allocator_id, when, stdout, &error);
+      if (!ok)
+        {
+          fprintf (stderr, "vramscope: %s\n", error->message);
+          return 1;
+        }
+      if (fflush (stdout) != 0 || ferror (stdout))
+        {
+          fprintf (stderr, "vramscope export: cannot write to standard output: %s\n",
+                   g_strerror (errno));
+          return 1;
+        }
+      return 0;
+    }
+
+  if (output == NULL)
+    output = default_output (file, format);
+  if (!force && g_file_test (output, G_FILE_TEST_EXISTS))
+    {
+      fprintf (stderr, "vramscope export: %s exists (use --force to replace it)\n", output);
+      return 1;
+    }
+  g_autofree char *tmp = g_strdup_printf ("%s.tmp-%d", output, (int)getpid ());
+  FILE *out = g_fopen (tmp, "wb");
+  if (out == NULL)
+    {
+      fprintf (stderr, "vramscope export: cannot write %s: %s\n", output, g_strerror (errno));
+      return 1;
+    }
+  gboolean ok = write_export (trace, format, device_id, allocator_id, when, out, &error);
+  gboolean write_failed = ferror (out) != 0;
+  int saved = errno;
+  if (fclose (out) != 0 && !write_failed)
+    write_failed = TRUE, saved = errno;
+  if (!ok || write_failed)
+    {
+      g_unlink (tmp);
+      if (!ok)
+        fprintf (stderr, "vramscope: %s\n", error->message);
+      else
+        fprintf (stderr, "vramscope export: cannot write %s: %s\n", output, g_strerror (saved));
+      return 1;
+    }
+  if (g_rename (tmp, output) != 0)
+    {
+      saved = errno;
+      g_unlink (tmp);
+      fprintf (stderr, "vramscope export: cannot write %s: %s\n", output, g_strerror (saved));
+      return 1;
+    }
+  return 0;
+}

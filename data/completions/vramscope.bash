@@ -1,0 +1,87 @@
+# bash completion for vramscope: subcommands, their options, report names,
+# export formats, traces (*.db) and snapshots (*.pickle).
+
+_vramscope ()
+{
+  local cur prev words cword
+  _init_completion || return
+
+  local commands="record import report export view help --version"
+  if [[ $cword -eq 1 ]]; then
+    COMPREPLY=($(compgen -W "$commands" -- "$cur"))
+    return
+  fi
+
+  local cmd=${words[1]}
+  case $cmd in
+    record)
+      # After the program's name everything is the program's own.
+      local i
+      for ((i = 2; i < cword; i++)); do
+        case ${words[i]} in
+          --) _command_offset $((i + 1)); return ;;
+          -o|--output|--torch) ((i++)) ;;
+          -*) ;;
+          *) _command_offset $i; return ;;
+        esac
+      done
+      case $prev in
+        -o|--output) _filedir db; return ;;
+        --torch) COMPREPLY=($(compgen -W "auto on off" -- "$cur")); return ;;
+      esac
+      if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "-o --output --kernels --no-kernels --torch= -q --quiet --help --" -- "$cur"))
+        [[ ${COMPREPLY-} == *= ]] && compopt -o nospace
+      else
+        _command_offset $cword
+      fi
+      ;;
+    import)
+      case $prev in
+        -o|--output) _filedir db; return ;;
+      esac
+      if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "-o --output -q --quiet --timings --no-finalize --help" -- "$cur"))
+      else
+        _filedir '@(pickle|pkl)'
+      fi
+      ;;
+    report)
+      case $prev in
+        --format) COMPREPLY=($(compgen -W "text csv" -- "$cur")); return ;;
+        --device|--allocator|--buckets|--from|--to) return ;;
+      esac
+      if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "--format --device --allocator --buckets --from --to --help" -- "$cur"))
+      else
+        COMPREPLY=($(compgen -W "summary peak leaks timeline oom fragmentation kernels ranges" -- "$cur"))
+        _filedir db
+      fi
+      ;;
+    export)
+      case $prev in
+        -f|--format) COMPREPLY=($(compgen -W "perfetto snapshot folded" -- "$cur")); return ;;
+        --at) COMPREPLY=($(compgen -W "peak exit" -- "$cur")); return ;;
+        -o|--output) _filedir; return ;;
+        --device|--allocator) return ;;
+      esac
+      if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "-f --format -o --output --force --device --allocator --at --help" -- "$cur"))
+      else
+        _filedir db
+      fi
+      ;;
+    view)
+      case $prev in
+        --screenshot) _filedir png; return ;;
+        --pane) COMPREPLY=($(compgen -W "attribution flame allocations fragmentation oom" -- "$cur")); return ;;
+        --size) return ;;
+      esac
+      if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "--screenshot --size --pane --version --help" -- "$cur"))
+      else
+        _filedir db
+      fi
+      ;;
+  esac
+} && complete -F _vramscope vramscope
