@@ -55,7 +55,7 @@ ok $([ $rc = 2 ] && grep -q "auto, on or off" "$dir/torch.err" && echo 0 || echo
 "$record" record -q -o "$dir/args.db" -- sh -c 'printf "%s|" "$@" >"$0"' "$dir/args.out" -- -o --help -q; rc=$?
 ok $([ $rc = 0 ] && [ "$(cat "$dir/args.out")" = "--|-o|--help|-q|" ] && echo 0 || echo 1) "the program's arguments after -- reach it untouched, a second -- included"
 
-"$record" record -q --output="$dir/posix.db" sh -c 'printf "%s|" "$@" >"$0"' "$dir/posix.out" -o --no-kernels; rc=$?
+"$record" record -q --output="$dir/posix.db" sh -c 'printf "%s|" "$@" >"$0"; : >"$VRAMSCOPE_SPOOL_DIR/process-$$-1.db"' "$dir/posix.out" -o --no-kernels; rc=$?
 ok $([ $rc = 0 ] && [ "$(cat "$dir/posix.out")" = "-o|--no-kernels|" ] && [ -f "$dir/posix.db" ] && echo 0 || echo 1) "without --, options end at the program's name"
 
 LC_ALL=C.UTF-8 "$record" record --help >"$dir/help.out" 2>&1; rc=$?
