@@ -15,6 +15,9 @@
  * committed transaction and drops the rest, so what was committed is what
  * is recovered.
  *
+ * A trace SQLite finds damaged (a full disk, a copy cut short) is left
+ * out with one line, and the rest recovered.
+ *
  * The trace is written under a temporary name beside FILE and renamed when
  * complete; an existing FILE is replaced only with --force.  The spool is
  * removed once the trace is written, unless --keep.
@@ -30,6 +33,7 @@
 
 #include <glib.h>
 #include <glib/gstdio.h>
+#include <sqlite3.h>
 
 #include "vs-config.h"
 #include "vs-merge.h"
@@ -63,6 +67,45 @@ remove_spool (const char *dir)
       g_unlink (p);
     }
   g_rmdir (dir);
+}
+
+/* Leaves out of files[0..n-1] the traces SQLite finds damaged (a process
+ * killed mid-write never damages its file; a disk that filled up or a copy
+ * cut short may), each reported in one line: the rest of the run is still
+ * recovered.  Opening a trace read-write first replays its WAL.  Returns
+ * the count left; sets *dropped when one was left out. */
+static size_t
+drop_damaged (char **files, size_t n, bool *dropped)
+{
+  static const char *check_sql = "PRAGMA quick_check(1)";
+  size_t kept = 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      sqlite3 *db = NULL;
+      sqlite3_stmt *s = NULL;
+      const char *why = NULL;
+      g_autofree char *msg = NULL;
+      if (sqlite3_open_v2 (files[i], &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK
+          || sqlite3_prepare_v2 (db, check_sql, -1, &s, NULL) != SQLITE_OK
+          || sqlite3_step (s) != SQLITE_ROW)
+        why = db ? sqlite3_errmsg (db) : "out of memory";
+      else if (strcmp ((const char *)sqlite3_column_text (s, 0), "ok") != 0)
+        why = (const char *)sqlite3_column_text (s, 0);
+      if (why != NULL)
+        msg = g_strdelimit (g_strdup (why), "\n", ' ');
+      sqlite3_finalize (s);
+      sqlite3_close (db);
+      if (msg != NULL)
+        {
+          fprintf (stderr, "vramscope recover: %s is damaged (%s); it is left out\n", files[i],
+                   msg);
+          free (files[i]);
+          *dropped = true;
+          continue;
+        }
+      files[kept++] = files[i];
+    }
+  return kept;
 }
 
 /* The pid of a process of the run that is still alive on this host and
@@ -195,6 +238,7 @@ vs_cmd_recover (int argc, char **argv)
   snapshots += vs_record_import_spool_snapshots (spool, run_host, &kept);
   char **files = NULL;
   size_t n = vs_record_list_spool (spool, &files);
+  n = drop_damaged (files, n, &kept);
   int status = 0;
   if (n == 0)
     {

@@ -87,6 +87,26 @@ ok $([ "${2:-0}" = 1 ] && echo 0 || echo 1) "on the program's own process and GP
 ok $([ ! -e "$spool" ] && echo 0 || echo 1) "the spool is removed once the trace is written"
 ls "$dir" | grep -q "rec.db.tmp"; ok $([ $? = 1 ] && echo 0 || echo 1) "no temporary file is left"
 
+# A damaged process trace (a full disk, a copy cut short) is left out with
+# one line; the rest of the run is recovered and the spool kept.
+mkdir "$dir/dmg"
+"$writer" "$dir/dmg" 2 1000 0 >"$dir/dmg.out" &
+wpid=$!
+wait_for "$dir/dmg.out" mid-batch
+kill -KILL $wpid
+wait $wpid 2>/dev/null
+python3 -c '
+import os, shutil, sys
+shutil.copy(sys.argv[1], sys.argv[2])
+with open(sys.argv[2], "r+b") as f:
+    f.seek(3 * 4096)
+    f.write(os.urandom(20000))
+' "$snaps/../sample-leak.db" "$dir/dmg/process-999999999-1.db"
+"$vramscope" recover "$dir/dmg" -o "$dir/dmg.db" 2>"$dir/dmg.err"; rc=$?
+got=$(count "$dir/dmg.db" "SELECT count(*) FROM mem_event" 2>&1)
+ok $([ $rc = 0 ] && [ "$got" = 2000 ] && [ $(grep -c "damaged" "$dir/dmg.err") = 1 ] && [ -d "$dir/dmg" ] && echo 0 || echo 1) \
+  "a damaged process trace is left out in one line, the rest recovered, the spool kept ($got rows; $(cat "$dir/dmg.err"))"
+
 "$vramscope" recover "$dir/out" -o "$dir/x.db" 2>"$dir/x.err"; rc=$?
 ok $([ $rc = 1 ] && [ $(wc -l <"$dir/x.err") = 1 ] && [ ! -e "$dir/x.db" ] && echo 0 || echo 1) \
   "a directory that is no spool: exit 1, one line"
