@@ -11,6 +11,8 @@
  *
  * Workload: one record per allocator event, millions for a long run; the
  * file is mapped and walked once, rows go through the writer in bulk mode.
+ * A stream that stopped at its size limit (the header's count) is read to
+ * where it stopped and said so.
  */
 #include "vs-torch-stream.h"
 
@@ -122,12 +124,14 @@ typedef struct
 } VsStreamDevice;
 
 int
-vs_torch_stream_import (const char *path, const char *out, int64_t *events, char *err,
-                        size_t errlen)
+vs_torch_stream_import (const char *path, const char *out, int64_t *events, bool *stopped,
+                        char *err, size_t errlen)
 {
   g_return_val_if_fail (path != NULL && out != NULL, -1);
   if (events)
     *events = 0;
+  if (stopped)
+    *stopped = false;
   int fd = open (path, O_RDONLY | O_CLOEXEC);
   struct stat st;
   if (fd < 0 || fstat (fd, &st) != 0)
@@ -152,10 +156,12 @@ vs_torch_stream_import (const char *path, const char *out, int64_t *events, char
     }
   uint32_t version, rec_size;
   int64_t pid, start_ns;
+  uint64_t stopped_at;
   memcpy (&version, map + 8, 4);
   memcpy (&rec_size, map + 12, 4);
   memcpy (&pid, map + 16, 8);
   memcpy (&start_ns, map + 24, 8);
+  memcpy (&stopped_at, map + 32, 8);
   if (memcmp (map, STREAM_MAGIC, 8) != 0 || version != 1 || rec_size != sizeof (VsStreamRecord))
     {
       munmap ((void *)map, (size_t)st.st_size);
@@ -287,6 +293,8 @@ vs_torch_stream_import (const char *path, const char *out, int64_t *events, char
     }
   if (events)
     *events = read;
+  if (stopped)
+    *stopped = stopped_at != 0;
   return 0;
 }
 
@@ -335,7 +343,8 @@ vs_torch_stream_import_spool (const char *spool, const char *host, bool *keep)
       g_autofree char *trace = g_strdup_printf ("%s/torch-%lld.db", spool, pid);
       char err[1024] = "";
       int64_t events = 0;
-      if (vs_torch_stream_import (stream, trace, &events, err, sizeof err) != 0
+      bool stopped = false;
+      if (vs_torch_stream_import (stream, trace, &events, &stopped, err, sizeof err) != 0
           || !vs_record_tie_process (trace, info, host, err, sizeof err))
         {
           fprintf (stderr,
@@ -346,6 +355,12 @@ vs_torch_stream_import_spool (const char *spool, const char *host, bool *keep)
           unlink (trace);
           continue;
         }
+      if (stopped)
+        fprintf (stderr,
+                 "vramscope: PyTorch's allocator stream of process %lld reached its size "
+                 "limit (VRAMSCOPE_TORCH_STREAM_MAX_MB) after %lld events: its allocator level "
+                 "ends there\n",
+                 pid, (long long)events);
       imported++;
     }
   return imported;

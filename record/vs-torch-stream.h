@@ -17,9 +17,11 @@
  * events, an `oom` as a failed allocation; meta source 'import', so the
  * merge puts it on the collector's process row of the same pid.  Stops at
  * the first record not completely written.  *events (may be NULL) gets
- * the number of records read.  Returns 0, or -1 with err filled. */
-int vs_torch_stream_import (const char *path, const char *out, int64_t *events, char *err,
-                            size_t errlen);
+ * the number of records read, *stopped (may be NULL) whether the stream
+ * stopped at its size limit before its process ended.  Returns 0, or -1
+ * with err filled. */
+int vs_torch_stream_import (const char *path, const char *out, int64_t *events, bool *stopped,
+                            char *err, size_t errlen);
 
 /* For each process that left a stream in spool and no snapshot taken at
  * its normal exit (which has Python stacks, and is preferred), imports the

@@ -201,7 +201,7 @@ def _stream_library():
                                % (cxx, (errs or ["exit %d" % r.returncode])[0], log))
         os.rename(tmp, out)
         lib = ctypes.CDLL(out, use_errno=True)
-    lib.vs_torch_stream_start.argtypes = [ctypes.c_char_p]
+    lib.vs_torch_stream_start.argtypes = [ctypes.c_char_p, ctypes.c_uint64]
     lib.vs_torch_stream_start.restype = ctypes.c_int
     return lib
 
@@ -223,7 +223,8 @@ def _start_stream():
         with open(base + ".info.tmp", "w") as f:
             f.write("\n".join(lines) + "\n")
         os.rename(base + ".info.tmp", base + ".info")
-        if lib.vs_torch_stream_start(base.encode()) != 0:
+        limit = int(os.environ.get("VRAMSCOPE_TORCH_STREAM_MAX_MB", "4096")) << 20
+        if lib.vs_torch_stream_start(base.encode(), limit) != 0:
             import ctypes
             raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
         _stream_lib = lib

@@ -18,11 +18,14 @@
 // record's `action` word is stored last (release order); a reader stops at
 // the first record whose action is 0, so a record torn by the process's
 // death is never read.  The file grows by ftruncate in chunks of 65536
-// records, each mapped in turn.
+// records, each mapped in turn, up to the limit vs_torch_stream_start() is
+// given; there the stream stops, and the header says after how many
+// records (so a reader knows the allocator level ends early).
 //
 // Layout (little-endian, as the machine writes it):
 //   page 0: header — magic "VSTORCH1", u32 version (1), u32 record size
-//           (48), i64 pid, i64 start time (CLOCK_REALTIME ns)
+//           (48), i64 pid, i64 start time (CLOCK_REALTIME ns), u64 the
+//           record count where the stream stopped at its limit (0: never)
 //   then:   records — i64 ts_ns, u64 addr, u64 size, u64 stream,
 //           i32 device, i32 tid, u32 reserved, u32 action
 // action: 1 alloc, 2 free requested, 3 free completed, 4 segment alloc,
@@ -67,6 +70,7 @@ Record* chunk = nullptr; // the mapped chunk being filled
 size_t chunk_index = 0, used = 0;
 std::atomic<bool> enabled{false};
 std::atomic<uint64_t> lost{0};
+size_t max_chunks = 0; // the limit, in chunks
 
 int64_t now_ns() {
   timespec ts;
@@ -138,8 +142,14 @@ void on_entry(const TE& te) {
     return;
   int64_t ts = now_ns();
   std::lock_guard<std::mutex> guard(lock);
-  if (used == kRecords && !map_chunk(chunk_index + 1)) {
-    enabled.store(false);
+  if (used == kRecords &&
+      (chunk_index + 1 >= max_chunks || !map_chunk(chunk_index + 1))) {
+    // Stopped: the header says where, once.
+    if (enabled.exchange(false)) {
+      uint64_t at = uint64_t(chunk_index + 1) * kRecords;
+      if (pwrite(fd, &at, sizeof at, 32) != ssize_t(sizeof at))
+        lost.fetch_add(1);
+    }
     lost.fetch_add(1);
     return;
   }
@@ -161,15 +171,18 @@ void after_fork_child() {
 
 } // namespace
 
-// Opens path, writes the header and attaches the tracker.  Returns 0, or
-// -1 with errno set (the file is then removed).
+// Opens path, writes the header and attaches the tracker; the file grows
+// to max_bytes at most.  Returns 0, or -1 with errno set (the file is then
+// removed).
 extern "C" __attribute__((visibility("default"))) int vs_torch_stream_start(
-    const char* path) {
+    const char* path,
+    uint64_t max_bytes) {
   // The allocator calls the tracker with its lock held and the tracker
   // takes ours: ours is never held while calling into the allocator.
   std::unique_lock<std::mutex> guard(lock);
   if (fd >= 0)
     return 0;
+  max_chunks = max_bytes / kChunk > 1 ? size_t(max_bytes / kChunk) : 1;
   fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
     return -1;
