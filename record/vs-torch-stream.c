@@ -298,8 +298,9 @@ vs_torch_stream_import (const char *path, const char *out, int64_t *events, bool
   return 0;
 }
 
-/* True when process pid left a snapshot at its normal exit in spool: a
- * torch-PID-SEQ.info saying `reason exit` beside its .pickle. */
+/* True when process pid left its final snapshot in spool, at a normal
+ * exit or at a termination signal: a torch-PID-SEQ.info saying `reason
+ * exit` or `reason signal` beside its .pickle. */
 static bool
 has_exit_snapshot (const char *spool, long long pid)
 {
@@ -316,7 +317,8 @@ has_exit_snapshot (const char *spool, long long pid)
       g_autofree char *text = NULL;
       g_autofree char *base = g_strndup (info, strlen (info) - strlen (".info"));
       g_autofree char *pickle = g_strconcat (base, ".pickle", NULL);
-      if (g_file_get_contents (info, &text, NULL, NULL) && strstr (text, "\nreason exit\n")
+      if (g_file_get_contents (info, &text, NULL, NULL)
+          && (strstr (text, "\nreason exit\n") || strstr (text, "\nreason signal\n"))
           && g_file_test (pickle, G_FILE_TEST_IS_REGULAR))
         return true;
     }

@@ -12,7 +12,8 @@ before using CUDA keeps working).  That is before the first CUDA allocation:
   * an out-of-memory observer dumps a snapshot the moment an OOM happens, so
     the state at the failure is kept even if the process is then killed;
   * at exit (also after an uncaught OutOfMemoryError) a final snapshot is
-    dumped;
+    dumped, and so it is at SIGTERM, SIGHUP and SIGQUIT: the collector's
+    control thread calls _on_signal() before the signal ends the process;
   * every event of the caching allocator is streamed, as it happens, to
     torch-<pid>.stream through a trace tracker attached to the allocator
     (vs_torch_stream.cpp, built once per installed torch with the C++
@@ -239,6 +240,14 @@ def _on_oom(device, alloc, device_allocated, device_free):
     _dump("oom")
 
 
+def _on_signal():
+    """Called by the collector's control thread on SIGTERM, SIGHUP or
+    SIGQUIT, just before the signal ends the process (vs-collector.c,
+    signal_snapshot): the final snapshot, with Python stacks."""
+    if os.getpid() == _pid and _torch is not None and _torch.cuda.is_initialized():
+        _dump("signal")
+
+
 def _at_exit():
     if os.getpid() == _pid and _torch is not None and _torch.cuda.is_initialized():
         _dump("exit")
@@ -316,6 +325,9 @@ def _install():
         sys.meta_path.insert(0, _TorchFinder())
 
 
+# The collector finds _on_signal here: `sitecustomize` may name another
+# module once _chain() has run.
+sys.modules["_vramscope_hook"] = sys.modules[__name__]
 try:
     _install()
 except Exception as e:

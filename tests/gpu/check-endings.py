@@ -2,7 +2,7 @@
 """check-endings.py — checks the trace of one run of the endings matrix
 (tests/gpu/run-endings.sh) against what the program printed before it died.
 
-  check-endings.py VRAMSCOPE TRACE LOG KIND RC WANT_RC
+  check-endings.py VRAMSCOPE TRACE LOG KIND RC WANT_RC [SOURCE]
 
 KIND is `torch` (endings-train.py) or `c` (endings-sample).  Checks:
 
@@ -14,7 +14,10 @@ KIND is `torch` (endings-train.py) or `c` (endings-sample).  Checks:
     PyTorch at least one cudaMalloc per segment PyTorch took;
   * PyTorch's allocator level is there and equals memory_stats() as printed
     at READY, exactly: allocations made, bytes requested now and at the
-    peak, bytes reserved now and at the peak, OOMs.
+    peak, bytes reserved now and at the peak, OOMs;
+  * (PyTorch) it came from SOURCE: `snapshot` (the final snapshot, taken at
+    exit or at SIGTERM/SIGHUP: its events have Python stacks) or `stream`
+    (the allocator stream: no stacks).
 
 Prints one line per check (ok/FAIL) and exits 1 when any failed.
 """
@@ -24,6 +27,7 @@ import subprocess
 import sys
 
 vramscope, trace, log, kind, rc, want_rc = sys.argv[1:7]
+want_source = sys.argv[7] if len(sys.argv) > 7 else "-"
 failed = 0
 
 
@@ -89,6 +93,7 @@ if len(rows) == 1:
     stacks = db.execute(
         "SELECT count(*) FROM alloc_event e JOIN allocator a ON a.id = e.allocator_id"
         " WHERE a.kind = 'pytorch' AND e.stack_id IS NOT NULL").fetchone()[0]
-    print("info the allocator level came from %s" % ("the exit snapshot (with stacks)"
-                                                      if stacks else "the event stream"))
+    source = "snapshot" if stacks else "stream"
+    check(want_source in ("-", source), "the allocator level came from the %s (want %s)"
+          % (source, want_source))
 sys.exit(failed)

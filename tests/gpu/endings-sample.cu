@@ -45,10 +45,13 @@ main (int argc, char **argv)
   printf ("READY\n");
   fflush (stdout);
   usleep (1200000);
-  if (strcmp (how, "sigkill") == 0)
-    kill (getpid (), SIGKILL);
-  else if (strcmp (how, "sigterm") == 0)
-    kill (getpid (), SIGTERM);
+  if (strcmp (how, "sigkill") == 0 || strcmp (how, "sigterm") == 0)
+    {
+      /* The signal ends the process once the collector has flushed. */
+      kill (getpid (), strcmp (how, "sigkill") == 0 ? SIGKILL : SIGTERM);
+      for (;;)
+        pause ();
+    }
   else if (strcmp (how, "abort") == 0)
     abort ();
   else if (strcmp (how, "segv") == 0)

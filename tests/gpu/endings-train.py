@@ -107,10 +107,12 @@ if how == "exception":
     raise RuntimeError("ended by an exception, as asked")
 if how == "oom":
     raise oom
-if how == "sigkill":
-    os.kill(os.getpid(), signal.SIGKILL)
-if how == "sigterm":
-    os.kill(os.getpid(), signal.SIGTERM)
+if how in ("sigkill", "sigterm"):
+    # The signal ends the process; until it does (the collector's handler
+    # saves the final snapshot and flushes first), wait.
+    os.kill(os.getpid(), signal.SIGKILL if how == "sigkill" else signal.SIGTERM)
+    while True:
+        time.sleep(1)
 if how == "abort":
     os.abort()
 if how == "segv":

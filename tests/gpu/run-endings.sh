@@ -51,13 +51,14 @@ wait_for() {
   grep -q "$2" "$1" 2>/dev/null
 }
 
-# run_case NAME KIND HOW HOW_ENDED WANT_RC
+# run_case NAME KIND HOW HOW_ENDED WANT_RC [SOURCE]
 #   KIND torch|c; HOW what the program does after READY (endings-train.py);
 #   HOW_ENDED self (the program ends itself), or SIG:program / SIG:record
 #   (that signal sent from outside after READY), or kill-record (SIGKILL to
-#   record, then to the program, then recover).
+#   record, then to the program, then recover).  SOURCE: where PyTorch's
+#   allocator level must come from, snapshot or stream (check-endings.py).
 run_case() {
-  name=$1 kind=$2 how=$3 ended=$4 want=$5
+  name=$1 kind=$2 how=$3 ended=$4 want=$5 source=${6:--}
   d="$out/$name"
   mkdir -p "$d"
   if [ "$kind" = torch ]; then
@@ -96,7 +97,7 @@ run_case() {
     fi
   fi
   if timeout 300 python3 "$here/check-endings.py" "$VRAMSCOPE" "$d/trace.db" "$d/log" "$kind" \
-    "$rc" "$want" >"$d/check" 2>&1; then
+    "$rc" "$want" "$source" >"$d/check" 2>&1; then
     echo "PASS $name" >>"$summary"
   else
     echo "FAIL $name: $(grep -v '^ok' "$d/check" | tr '\n' ' ')" >>"$summary"
@@ -105,20 +106,20 @@ run_case() {
 
 if [ $have_torch = 1 ]; then
   # The first run builds the allocator stream for this torch (once).
-  run_case torch-exit torch exit self 0
+  run_case torch-exit torch exit self 0 snapshot
   grep -i "vramscope" "$out/torch-exit/log" | head -n 5
-  run_case torch-exception torch exception self 1 &
-  run_case torch-oom torch oom self 1 &
-  run_case torch-sigkill torch sigkill self 137 &
-  run_case torch-sigkill-outside torch wait KILL:program 137 &
-  run_case torch-sigterm torch sigterm self 143 &
-  run_case torch-sigterm-record torch wait TERM:record 143 &
+  run_case torch-exception torch exception self 1 snapshot &
+  run_case torch-oom torch oom self 1 snapshot &
+  run_case torch-sigkill torch sigkill self 137 stream &
+  run_case torch-sigkill-outside torch wait KILL:program 137 stream &
+  run_case torch-sigterm torch sigterm self 143 snapshot &
+  run_case torch-sigterm-record torch wait TERM:record 143 snapshot &
   wait
-  run_case torch-sighup-record torch wait HUP:record 129 &
-  run_case torch-abort torch abort self 134 &
-  run_case torch-segv torch segv self 139 &
-  run_case torch-exit3 torch exit3 self 3 &
-  run_case torch-kill-record torch wait kill-record - &
+  run_case torch-sighup-record torch wait HUP:record 129 snapshot &
+  run_case torch-abort torch abort self 134 stream &
+  run_case torch-segv torch segv self 139 stream &
+  run_case torch-exit3 torch exit3 self 3 stream &
+  run_case torch-kill-record torch wait kill-record - stream &
   wait
 else
   echo "SKIP torch: no torch/torchvision" >>"$summary"
@@ -126,6 +127,7 @@ fi
 if [ -x "$out/endings-sample" ]; then
   run_case c-exit c exit self 0 &
   run_case c-sigkill c sigkill self 137 &
+  run_case c-sigterm c sigterm self 143 &
   run_case c-sigkill-outside c wait KILL:program 137 &
   run_case c-sigterm-record c wait TERM:record 143 &
   run_case c-sighup-record c wait HUP:record 129 &
