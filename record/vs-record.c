@@ -738,6 +738,8 @@ vs_cmd_record (int argc, char **argv)
   bool keep_spool = false;
   int snapshots = torch_on ? vs_torch_stream_import_spool (spool, host, &keep_spool) : 0;
   snapshots += torch_on ? import_snapshots (spool, host, &keep_spool) : 0;
+  if (torch_on)
+    vs_torch_stream_append_tails (spool, &keep_spool);
   if (strcmp (torch, "on") == 0 && snapshots == 0 && !keep_spool)
     fprintf (stderr, "vramscope record: --torch=on, but no process of the run used CUDA "
                      "through PyTorch's caching allocator\n");

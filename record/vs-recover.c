@@ -236,6 +236,7 @@ vs_cmd_recover (int argc, char **argv)
   const char *run_host = info.host ? info.host : host;
   int snapshots = vs_torch_stream_import_spool (spool, run_host, &kept);
   snapshots += vs_record_import_spool_snapshots (spool, run_host, &kept);
+  vs_torch_stream_append_tails (spool, &kept);
   char **files = NULL;
   size_t n = vs_record_list_spool (spool, &files);
   n = drop_damaged (files, n, &kept);

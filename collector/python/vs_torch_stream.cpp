@@ -31,8 +31,10 @@
 // action: 1 alloc, 2 free requested, 3 free completed, 4 segment alloc,
 // 5 segment free, 6 segment map, 7 segment unmap (as the trace schema's
 // alloc_event.op), 8 oom (addr = the device's free bytes, size = the
-// request).  Sizes are what PyTorch's trace records: requested bytes for
-// blocks, segment sizes for segments.
+// request), 9 snapshot (the allocator took a snapshot for
+// torch.cuda.memory._snapshot(): the events after a process's last one are
+// those its final snapshot does not hold).  Sizes are what PyTorch's
+// trace records: requested bytes for blocks, segment sizes for segments.
 //
 // The reader is record/vs-torch-stream.c.
 #include <c10/cuda/CUDACachingAllocator.h>
@@ -128,8 +130,10 @@ uint32_t action_code(const TE& te) {
       return 7;
     case TE::Action::OOM:
       return 8;
+    case TE::Action::SNAPSHOT:
+      return 9;
     default:
-      return 0; // snapshot markers, user annotations
+      return 0; // user annotations
   }
 }
 

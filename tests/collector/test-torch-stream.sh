@@ -5,8 +5,9 @@
 # in a record its process did not finish) and dies without an exit
 # snapshot; record merges the stream onto the program's process and GPU
 # and the `pytorch` row holds exactly what the stream says.  When the
-# process also left a snapshot at a normal exit, that snapshot (it has
-# stacks) is taken instead; an OOM snapshot does not replace the stream.
+# process also left a final snapshot (at exit or at a signal), that
+# snapshot (it has stacks) is taken, plus the stream's events after it; an
+# OOM snapshot does not replace the stream.
 # recover reads the stream as record does.
 #
 # Usage: test-torch-stream.sh VRAMSCOPE MAKE_STREAM SNAPSHOTS_DIR   (TAP output)
@@ -64,6 +65,33 @@ json.dump({"alloc_count": st["allocation.all.allocated"], "peak_allocated_bytes"
 ' "$snaps/train.json" "$dir/train-want.json"
 set -- $(check "$dir/e.db" "$dir/train-want.json")
 ok $([ "${1:-0}" = 1 ] && echo 0 || echo 1) "with a snapshot from a normal exit, the snapshot is taken (${4:-})"
+
+# 2b. The final snapshot was taken at a signal and the program ran on a
+# little before it died: the stream's events after the snapshot's marker
+# are added to the snapshot's.
+cat >"$dir/tail.sh" <<EOS
+python3 "$make" "\$VRAMSCOPE_SPOOL_DIR/torch-\$\$.stream" \$\$ tail >"$dir/tail.json"
+$info \$\$ stream >"\$VRAMSCOPE_SPOOL_DIR/torch-\$\$.stream.info"
+$info \$\$ signal >"\$VRAMSCOPE_SPOOL_DIR/torch-\$\$-000001.info"
+cp "$snaps/train.pickle" "\$VRAMSCOPE_SPOOL_DIR/torch-\$\$-000001.pickle"
+kill -TERM \$\$
+EOS
+"$vramscope" record -q -o "$dir/t.db" -- sh "$dir/tail.sh"
+python3 -c '
+import json, sys
+st = json.load(open(sys.argv[1]))["memory_stats"]
+t = json.load(open(sys.argv[2]))
+fin_alloc = st["requested_bytes.all.current"]
+fin_res = st["reserved_bytes.all.current"]
+json.dump({"alloc_count": st["allocation.all.allocated"] + t["tail_allocs"],
+           "peak_allocated_bytes": max(st["requested_bytes.all.peak"], fin_alloc + t["tail_live_peak"]),
+           "final_allocated_bytes": fin_alloc + t["tail_final_allocated"],
+           "peak_reserved_bytes": max(st["reserved_bytes.all.peak"], fin_res + t["tail_reserved"]),
+           "final_reserved_bytes": fin_res + t["tail_reserved"], "failed_alloc_count": st["num_ooms"]},
+          open(sys.argv[3], "w"))
+' "$snaps/train.json" "$dir/tail.json" "$dir/tail-want.json"
+set -- $(check "$dir/t.db" "$dir/tail-want.json")
+ok $([ "${1:-0}" = 1 ] && echo 0 || echo 1) "a signal's snapshot plus the stream's events after it (${4:-})"
 
 # 3. An OOM snapshot, then the process was killed: the stream wins.
 cat >"$dir/oom.sh" <<EOS
