@@ -7,7 +7,9 @@
  * process traces in WAL mode, committed by the collector at least every
  * 100 ms, and the PyTorch snapshots of processes that got to write one.
  * recover does what record would have done: imports the newest snapshot of
- * each process, symbolizes, merges and finalizes, into FILE.
+ * each process, symbolizes, merges and finalizes, into FILE.  It refuses
+ * while the recording or one of its processes still runs on this host; a
+ * spool recorded on another host is recovered with a warning.
  *
  * A process killed in the middle of a write leaves a WAL whose last
  * transaction has no commit frame, or whose last frame is torn: SQLite's
@@ -208,8 +210,19 @@ vs_cmd_recover (int argc, char **argv)
     }
   g_auto (VsSpoolInfo) info = { 0 };
   vs_spool_read_info (spool, &info);
-  gint64 writer = running_writer (spool);
-  if (vs_spool_is_active (spool) || writer > 0)
+  char host[256] = "localhost";
+  gethostname (host, sizeof host - 1);
+  host[sizeof host - 1] = '\0';
+  /* Pids name processes of this host only: a spool recorded on another
+   * host (copied here, or on a shared filesystem) cannot be checked. */
+  bool here = info.host == NULL || strcmp (info.host, host) == 0;
+  gint64 writer = here ? running_writer (spool) : 0;
+  if (!here && !quiet)
+    fprintf (stderr,
+             "vramscope recover: %s was recorded on %s: if its program still runs there, "
+             "this trace stops where the spool stood\n",
+             spool, info.host);
+  if ((here && vs_spool_is_active (spool)) || writer > 0)
     {
       if (writer > 0)
         fprintf (stderr,
@@ -229,9 +242,6 @@ vs_cmd_recover (int argc, char **argv)
       return 1;
     }
 
-  char host[256] = "localhost";
-  gethostname (host, sizeof host - 1);
-  host[sizeof host - 1] = '\0';
   bool kept = false;
   const char *run_host = info.host ? info.host : host;
   int snapshots = vs_torch_stream_import_spool (spool, run_host, &kept);
