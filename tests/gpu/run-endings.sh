@@ -121,6 +121,15 @@ if [ $have_torch = 1 ]; then
   # The first run builds the allocator stream for this torch (once).
   run_case torch-exit torch exit self 0 snapshot
   grep -i "vramscope" "$out/torch-exit/log" | head -n 5
+  # ENDINGS_STOP_IF_NO_STREAM=1: stop here when the stream could not start
+  # (every case after depends on it), to save the GPU's time.
+  if [ "${ENDINGS_STOP_IF_NO_STREAM:-0}" = 1 ] \
+    && grep -q "event stream could not start" "$out/torch-exit/log"; then
+    cat "$out"/cache/*.log 2>/dev/null | tail -n 40
+    echo "FAIL the allocator stream could not start: stopped" >>"$summary"
+    cat "$summary"
+    exit 1
+  fi
   run_case torch-exception torch exception self 1 snapshot &
   run_case torch-oom torch oom self 1 snapshot &
   run_case torch-sigkill torch sigkill self 137 stream &
