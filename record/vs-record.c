@@ -12,8 +12,13 @@
  * PYTHONPATH.  Each process that imports torch leaves allocator snapshots
  * in the spool; the newest of each process is imported in process by the
  * snapshot importer (../import), tied to the process's pid and GPUs by
- * uuid, and merged with the CUPTI events into the same trace.  The summary
- * at the end is read through libvramscope, as every report is.
+ * uuid, and merged with the CUPTI events into the same trace; a process
+ * that left no final snapshot (killed, aborted) gets its allocator stream
+ * instead, and one whose final snapshot was taken at a signal gets the
+ * stream's events after it too (vs-torch-stream.c).  The spool's run.info
+ * says what `vramscope recover` (vs-recover.c) needs when record itself
+ * is killed; a run in which no process used CUDA writes no trace.  The
+ * summary at the end is read through libvramscope, as every report is.
  *
  * Runs inside the `vramscope` executable, which links GLib statically, so
  * it needs nothing on a GPU server beyond libc, the CUDA driver and
@@ -775,8 +780,10 @@ vs_cmd_record (int argc, char **argv)
   free (files);
   if (rc != 0)
     {
-      fprintf (stderr, "vramscope record: cannot write %s: %s (process traces kept in %s)\n", out,
-               err, spool);
+      fprintf (stderr,
+               "vramscope record: cannot write %s: %s (process traces kept in %s: "
+               "vramscope recover writes the trace from them)\n",
+               out, err, spool);
       return code != 0 ? code : 1;
     }
   if (!keep_spool)
