@@ -58,13 +58,17 @@ if kind == "c":
     sizes = dict(db.execute(
         "SELECT bytes, count(*) FROM mem_event WHERE op = 1 AND bytes % ?1 = 0 AND bytes <= 64 * ?1"
         " GROUP BY bytes", (MIB,)).fetchall())
-    check(all(sizes.get((i + 1) * MIB) == 1 for i in range(64)),
-          "device level: the 64 cudaMalloc calls, once each")
-    freed = db.execute(
-        "SELECT a.bytes FROM mem_event a JOIN mem_event f ON f.address = a.address AND f.op = 2"
-        " AND f.ts >= a.ts WHERE a.op = 1 AND a.bytes % ?1 = 0 AND a.bytes <= 64 * ?1", (MIB,)).fetchall()
-    want = sorted((i + 1) * MIB for i in range(0, 64, 2))
-    check(sorted(b for (b,) in freed) == want, "device level: exactly the %d frees it made (%d found)"
+    # The CUDA runtime may make allocations of its own of some of these
+    # sizes: each of the program's sizes must be there at least once, and
+    # freed exactly when the program freed it.
+    check(all(sizes.get((i + 1) * MIB, 0) >= 1 for i in range(64)),
+          "device level: the 64 cudaMalloc calls")
+    freed = dict(db.execute(
+        "SELECT a.bytes, count(*) FROM mem_event a JOIN mem_event f ON f.address = a.address"
+        " AND f.op = 2 AND f.ts >= a.ts WHERE a.op = 1 AND a.bytes % ?1 = 0 AND a.bytes <= 64 * ?1"
+        " GROUP BY a.bytes", (MIB,)).fetchall())
+    check(all((freed.get((i + 1) * MIB, 0) >= 1) == (i % 2 == 0) for i in range(64)),
+          "device level: the %d frees it made, and no other of those blocks (%d sizes freed)"
           % (truth["frees"], len(freed)))
     sys.exit(failed)
 
