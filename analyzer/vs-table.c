@@ -229,8 +229,10 @@ format_cell (const Column *col, const Cell *cell)
 {
   if (!cell->known)
     return g_strdup ("-");
+  /* Text from a file may hold anything: nothing in it reaches the
+   * terminal as a control sequence or breaks the table's lines. */
   if (cell->text != NULL)
-    return g_strdup (cell->text);
+    return vs_format_printable (cell->text);
   switch (col->kind)
     {
     case VS_COLUMN_BYTES:
@@ -257,7 +259,11 @@ write_stack_lines (GString *out, const char *stack)
   guint n = g_strv_length (frames);
 
   for (guint i = 0; i < n && i < TEXT_STACK_FRAMES; i++)
-    g_string_append_printf (out, "        %s %s\n", i == 0 ? "at" : "by", frames[i]);
+    {
+      g_autofree char *frame = vs_format_printable (frames[i]);
+
+      g_string_append_printf (out, "        %s %s\n", i == 0 ? "at" : "by", frame);
+    }
   if (n > TEXT_STACK_FRAMES)
     g_string_append_printf (out, "        … %u more frames\n", n - TEXT_STACK_FRAMES);
 }
@@ -286,8 +292,6 @@ vs_table_write_text (VsTable *table, GString *out)
         {
           char *s = format_cell (&g_array_index (table->columns, Column, c), &cells[c]);
 
-          /* Text output is one line per row: fold line breaks. */
-          g_strdelimit (s, "\r\n", ' ');
           widths[c] = MAX (widths[c], (gsize)g_utf8_strlen (s, -1));
           g_ptr_array_add (texts, s);
         }

@@ -5,8 +5,39 @@
  */
 #include "vs-trace-private.h"
 
+/* Fills trace->mem_kinds from the trace's own mem_kind table, the one
+ * place (schemas/trace.sql) that names the memory kinds.  Names are
+ * interned: they outlive the trace and every refresh. */
+static gboolean
+load_mem_kinds (VsTrace *trace, GError **error)
+{
+  static const char *mem_kinds_sql = "SELECT id, name FROM mem_kind WHERE id >= 0 ORDER BY id";
+  sqlite3_stmt *stmt;
+  int rc;
+
+  g_assert (trace->mem_kinds->len == 0);
+  stmt = vs_trace_statement (trace, mem_kinds_sql, error);
+  if (stmt == NULL)
+    return FALSE;
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      gint64 id = sqlite3_column_int64 (stmt, 0);
+      const char *name = (const char *)sqlite3_column_text (stmt, 1);
+
+      /* The schema's kinds are small; a huge id is a damaged file. */
+      if (id > 1024)
+        continue;
+      if ((guint)id >= trace->mem_kinds->len)
+        g_ptr_array_set_size (trace->mem_kinds, (guint)id + 1);
+      g_ptr_array_index (trace->mem_kinds, id) = (gpointer)g_intern_string (name ? name : "?");
+    }
+  if (rc != SQLITE_DONE)
+    return vs_trace_sql_error (trace, error);
+  return TRUE;
+}
+
 /* Fills trace->devices and trace->allocators from the device and
- * allocator tables. */
+ * allocator tables, and the memory kinds' names. */
 gboolean
 vs_trace_load_devices (VsTrace *trace, GError **error)
 {
@@ -18,6 +49,8 @@ vs_trace_load_devices (VsTrace *trace, GError **error)
   sqlite3_stmt *stmt;
   int rc;
 
+  if (!load_mem_kinds (trace, error))
+    return FALSE;
   stmt = vs_trace_statement (trace, devices_sql, error);
   if (stmt == NULL)
     return FALSE;
@@ -96,6 +129,12 @@ vs_trace_load_extent (VsTrace *trace, GError **error)
   if (v == VS_UNKNOWN && !vs_trace_query_int (trace, start_fallback_sql, &v, error))
     return FALSE;
   trace->start_abs_ns = v == VS_UNKNOWN ? 0 : v;
+  if (trace->start_abs_ns < 0)
+    {
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT,
+                   "%s is inconsistent: its start time is negative", trace->path);
+      return FALSE;
+    }
   if (!vs_trace_query_int (trace, imported_sql, &v, error))
     return FALSE;
   trace->device_level = v == 0;
@@ -131,6 +170,7 @@ vs_trace_load_extent (VsTrace *trace, GError **error)
     return FALSE;
   if (v != VS_UNKNOWN && (end == VS_UNKNOWN || v > end))
     end = v;
+  /* start_abs_ns >= 0: the difference cannot overflow. */
   trace->duration_ns = end == VS_UNKNOWN ? 0 : MAX (0, end - trace->start_abs_ns);
   return TRUE;
 }
@@ -246,4 +286,16 @@ vs_trace_allocator_name (VsTrace *trace, gint64 allocator_id)
     return "all";
   a = vs_trace_lookup_allocator (trace, allocator_id);
   return a != NULL ? a->name : "?";
+}
+
+const char *
+vs_trace_mem_kind_name (VsTrace *trace, gint64 kind)
+{
+  const char *name;
+
+  g_return_val_if_fail (trace != NULL, "?");
+  if (kind < 0 || kind >= (gint64)trace->mem_kinds->len)
+    return "?";
+  name = g_ptr_array_index (trace->mem_kinds, kind);
+  return name != NULL ? name : "?";
 }

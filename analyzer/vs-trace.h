@@ -141,6 +141,11 @@ const VsAllocatorInfo *vs_trace_lookup_allocator (VsTrace *trace, gint64 allocat
  * allocator.name ("?" for an id that does not exist).  Owned by trace. */
 const char *vs_trace_allocator_name (VsTrace *trace, gint64 allocator_id);
 
+/* The name the trace's mem_kind table gives a memory kind code (VsMemKind:
+ * "device", "async", …), or "?" for a code it does not define.  The
+ * string is interned: valid for the life of the process. */
+const char *vs_trace_mem_kind_name (VsTrace *trace, gint64 kind);
+
 /* The replay sequence number of the state of (device_id, allocator_id)
  * at time_ns: the seq of the last change of that series at or before
  * time_ns, or 0 when the series has no change up to then (its state is

@@ -184,7 +184,7 @@ int
 main (int argc, char **argv)
 {
   g_autoptr (VsApplication) app = NULL;
-  char *app_argv[] = { argv[0], NULL };
+  char *app_argv[] = { argv[0], (char *)"--size", (char *)"1280x860", NULL, NULL };
 
   start_us = g_get_monotonic_time ();
   if (argc < 2 || argc > 3)
@@ -203,9 +203,10 @@ main (int argc, char **argv)
   frame_ms = g_array_new (FALSE, FALSE, sizeof (double));
   draw_ms = g_array_new (FALSE, FALSE, sizeof (double));
   charts = g_ptr_array_new ();
-  app = vs_application_new (argv[1], NULL, 1280, 860, NULL);
+  app = vs_application_new ();
+  app_argv[3] = argv[1];
   g_signal_connect (app, "window-added", G_CALLBACK (on_window_added), NULL);
   g_signal_connect (app, "window-added", G_CALLBACK (on_window_added_map), NULL);
-  g_application_run (G_APPLICATION (app), 1, app_argv);
+  g_application_run (G_APPLICATION (app), 4, app_argv);
   return phase == DONE ? 0 : 1;
 }

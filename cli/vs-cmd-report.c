@@ -28,21 +28,22 @@ vs_cmd_report (int argc, char **argv)
 {
   g_autofree char *format = NULL;
   g_autofree char *allocator = NULL;
-  gint64 device = G_MININT64, from = G_MININT64, to = G_MININT64;
+  g_autofree char *device_arg = NULL, *from_arg = NULL, *to_arg = NULL;
+  gint64 device = 0, from = 0, to = 0;
   gint buckets = 100;
   g_auto (GStrv) rest = NULL;
   GOptionEntry entries[] = {
     { "format", 0, 0, G_OPTION_ARG_STRING, &format,
       "Output format: text (aligned, human units; the default) or csv", "FORMAT" },
-    { "device", 0, 0, G_OPTION_ARG_INT64, &device,
+    { "device", 0, 0, G_OPTION_ARG_STRING, &device_arg,
       "Only this device (its index, as in the device column)", "N" },
     { "allocator", 0, 0, G_OPTION_ARG_STRING, &allocator,
       "Only this allocator (all, pytorch, pool:0x…, nvtx:<heap>)", "NAME" },
     { "buckets", 0, 0, G_OPTION_ARG_INT, &buckets, "timeline: number of buckets (default 100)",
       "N" },
-    { "from", 0, 0, G_OPTION_ARG_INT64, &from,
+    { "from", 0, 0, G_OPTION_ARG_STRING, &from_arg,
       "timeline: start, ns since the trace's start (default 0)", "NS" },
-    { "to", 0, 0, G_OPTION_ARG_INT64, &to,
+    { "to", 0, 0, G_OPTION_ARG_STRING, &to_arg,
       "timeline: end, ns since the trace's start (default: the trace's end)", "NS" },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &rest, NULL, "FILE REPORT" },
     { NULL },
@@ -85,7 +86,26 @@ vs_cmd_report (int argc, char **argv)
     return usage_error ("--format must be text or csv");
   if (buckets < 1 || buckets > 1000000)
     return usage_error ("--buckets must be between 1 and 1000000");
-  if (from != G_MININT64 && to != G_MININT64 && from >= to)
+  /* Parsed here, not by GOption, whose INT64_MIN would read as "not
+   * given": whether an option was given is told by its string, and times
+   * stop short of INT64_MIN, which the library takes for "unknown". */
+  {
+    const char *names[] = { "--device", "--from", "--to" };
+    const char *args[] = { device_arg, from_arg, to_arg };
+    gint64 *values[] = { &device, &from, &to };
+
+    for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+      if (args[i] != NULL
+          && !g_ascii_string_to_signed (args[i], 10, i == 0 ? G_MININT64 : G_MININT64 + 1,
+                                        G_MAXINT64, values[i], NULL))
+        {
+          g_autofree char *msg
+              = g_strdup_printf ("%s wants an integer%s, not '%s'", names[i],
+                                 i == 0 ? "" : " above -9223372036854775808", args[i]);
+          return usage_error (msg);
+        }
+  }
+  if (from_arg != NULL && to_arg != NULL && from >= to)
     return usage_error ("--from must be before --to");
 
   trace = vs_trace_open (file, &error);
@@ -96,7 +116,7 @@ vs_cmd_report (int argc, char **argv)
     }
 
   vs_report_options_init (&opts);
-  if (device != G_MININT64)
+  if (device_arg != NULL)
     {
       const VsDeviceInfo *d = vs_trace_find_device_by_idx (trace, device);
 
@@ -109,8 +129,8 @@ vs_cmd_report (int argc, char **argv)
     }
   opts.allocator = allocator;
   opts.buckets = (guint)buckets;
-  opts.from_ns = from != G_MININT64 ? from : VS_UNKNOWN;
-  opts.to_ns = to != G_MININT64 ? to : VS_UNKNOWN;
+  opts.from_ns = from_arg != NULL ? from : VS_UNKNOWN;
+  opts.to_ns = to_arg != NULL ? to : VS_UNKNOWN;
 
   table = vs_report_build (trace, report, &opts, &error);
   if (table == NULL)

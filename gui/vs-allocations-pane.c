@@ -3,25 +3,32 @@
  * GListStore of VsBlockItem → GtkFilterListModel (size, kind, site) →
  * GtkSortListModel (the column view's sorter) → GtkColumnView, which only
  * creates widgets for the visible rows, so 10^5 live blocks scroll freely.
+ * The columns and their sorters are declared in vs-allocations-pane.ui;
+ * the instant comes from the session through a binding there.  Beside the
+ * list, the stack panel shows where the selected allocation was made; the
+ * copy actions (VsPane) copy the selected rows, or the first one's site or
+ * stack.  Ctrl+F goes to the site filter.
  */
 #include "vs-allocations-pane.h"
 
 #include <string.h>
 
+#include <glib/gi18n.h>
+
 #include "vs-block-item.h"
-#include "vs-columns.h"
-#include "vs-table.h"
-#include "vs-time-format.h"
+#include "vs-cell-format.h"
 
 struct _VsAllocationsPane
 {
-  GtkBox parent_instance;
+  VsPane parent_instance;
 
   GtkSearchEntry *site_entry;
   GtkDropDown *size_dropdown;
   GtkDropDown *kind_dropdown;
   GtkLabel *count_label;
   GtkColumnView *column_view;
+  GtkLabel *stack_title;
+  GtkLabel *stack_label;
 
   GtkStringList *kinds;
   GtkCustomFilter *filter;
@@ -30,92 +37,14 @@ struct _VsAllocationsPane
   gboolean updating;
 };
 
-G_DEFINE_FINAL_TYPE (VsAllocationsPane, vs_allocations_pane, GTK_TYPE_BOX)
-
-static const VsBlock *
-block_of (gpointer item)
-{
-  return vs_block_item_get_block (VS_BLOCK_ITEM (item));
-}
-
-static char *
-size_text (gpointer item)
-{
-  return vs_format_bytes (block_of (item)->bytes);
-}
-
-static char *
-rounded_text (gpointer item)
-{
-  gint64 b = block_of (item)->block_bytes;
-  return b == VS_UNKNOWN ? NULL : vs_format_bytes (b);
-}
-
-static char *
-kind_text (gpointer item)
-{
-  return g_strdup (vs_block_item_get_kind (item));
-}
-
-static char *
-time_text (gpointer item)
-{
-  gint64 t = block_of (item)->alloc_time_ns;
-  return t == VS_UNKNOWN ? g_strdup ("before the trace") : vs_format_time (t);
-}
-
-static char *
-address_text (gpointer item)
-{
-  return g_strdup_printf ("0x%" G_GINT64_MODIFIER "x", (guint64)block_of (item)->address);
-}
-
-static char *
-site_text (gpointer item)
-{
-  const char *s = vs_block_item_get_site (item);
-  return g_strdup (s && *s ? s : "(no stack)");
-}
-
-#define CMP(a, b)                                                                                  \
-  ((a) < (b) ? GTK_ORDERING_SMALLER : (a) > (b) ? GTK_ORDERING_LARGER : GTK_ORDERING_EQUAL)
-
-static int
-cmp_size (gconstpointer a, gconstpointer b, gpointer d)
-{
-  return CMP (block_of ((gpointer)a)->bytes, block_of ((gpointer)b)->bytes);
-}
-
-static int
-cmp_time (gconstpointer a, gconstpointer b, gpointer d)
-{
-  return CMP (block_of ((gpointer)a)->alloc_time_ns, block_of ((gpointer)b)->alloc_time_ns);
-}
-
-static int
-cmp_address (gconstpointer a, gconstpointer b, gpointer d)
-{
-  return CMP ((guint64)block_of ((gpointer)a)->address, (guint64)block_of ((gpointer)b)->address);
-}
-
-static int
-cmp_kind (gconstpointer a, gconstpointer b, gpointer d)
-{
-  return g_strcmp0 (vs_block_item_get_kind ((gpointer)a), vs_block_item_get_kind ((gpointer)b));
-}
-
-static int
-cmp_site (gconstpointer a, gconstpointer b, gpointer d)
-{
-  return g_strcmp0 (vs_block_item_get_site ((gpointer)a), vs_block_item_get_site ((gpointer)b));
-}
+G_DEFINE_FINAL_TYPE (VsAllocationsPane, vs_allocations_pane, VS_TYPE_PANE)
 
 static gboolean
 filter_block (gpointer item, gpointer data)
 {
   VsAllocationsPane *self = data;
   static const gint64 min_sizes[] = { 0, 1 << 20, 16 << 20, 256 << 20, 1 << 30 };
-  const VsBlock *b = block_of (item);
+  const VsBlock *b = vs_block_item_get_block (item);
   guint size_i = gtk_drop_down_get_selected (self->size_dropdown);
   guint kind_i = gtk_drop_down_get_selected (self->kind_dropdown);
   const char *text = gtk_editable_get_text (GTK_EDITABLE (self->site_entry));
@@ -132,11 +61,122 @@ filter_block (gpointer item, gpointer data)
   return TRUE;
 }
 
+/* The selected items, in the order shown. */
+static GPtrArray *
+selected_items (VsAllocationsPane *self)
+{
+  GtkSelectionModel *model = gtk_column_view_get_model (self->column_view);
+  GPtrArray *items = g_ptr_array_new_with_free_func (g_object_unref);
+  g_autoptr (GtkBitset) set = NULL;
+  GtkBitsetIter iter;
+  guint pos;
+
+  if (model == NULL)
+    return items;
+  set = gtk_selection_model_get_selection (model);
+  for (gboolean ok = gtk_bitset_iter_init_first (&iter, set, &pos); ok;
+       ok = gtk_bitset_iter_next (&iter, &pos))
+    g_ptr_array_add (items, g_list_model_get_item (G_LIST_MODEL (model), pos));
+  return items;
+}
+
+/* A stack's frames, one a line, innermost first. */
+static char *
+stack_lines (const char *stack)
+{
+  g_auto (GStrv) frames = g_strsplit (stack, VS_STACK_SEPARATOR, -1);
+  g_autofree char *text = g_strjoinv ("\n", frames);
+  return g_strconcat (text, "\n", NULL);
+}
+
+/* The stack panel: the first selected allocation's stack. */
+static void
+update_stack_panel (VsAllocationsPane *self)
+{
+  g_autoptr (GPtrArray) items = selected_items (self);
+  VsBlockItem *item;
+  const char *stack;
+
+  if (items->len == 0)
+    {
+      gtk_label_set_text (self->stack_title, _ ("Stack"));
+      gtk_label_set_text (self->stack_label, _ ("Select an allocation to see where it was made."));
+      return;
+    }
+  item = g_ptr_array_index (items, 0);
+  stack = vs_block_item_get_stack (item);
+  {
+    g_autofree char *b = vs_cell_format_bytes (NULL, vs_block_item_get_block (item)->bytes);
+    g_autofree char *title = g_strdup_printf (_ ("Stack of the %s allocation"), b);
+    gtk_label_set_text (self->stack_title, title);
+  }
+  if (*stack == '\0')
+    gtk_label_set_text (self->stack_label, _ ("The trace has no stack for this allocation."));
+  else
+    {
+      g_autofree char *lines = stack_lines (stack);
+      gtk_label_set_text (self->stack_label, lines);
+    }
+}
+
+static void
+on_selection_changed (GtkSelectionModel *model, guint position, guint n, VsAllocationsPane *self)
+{
+  update_stack_panel (self);
+}
+
+static void
+on_context_click (GtkGestureClick *gesture, int n_press, double x, double y,
+                  VsAllocationsPane *self)
+{
+  vs_pane_popup_menu_on_row (VS_PANE (self), GTK_WIDGET (self->column_view), x, y);
+  gtk_gesture_set_state (GTK_GESTURE (gesture), GTK_EVENT_SEQUENCE_CLAIMED);
+}
+
+/* VsPane's copy: the selected rows' cells (one line each), or the first
+ * selected allocation's site or stack. */
+static char *
+copy_text (VsPane *pane, VsPaneCopy what)
+{
+  VsAllocationsPane *self = VS_ALLOCATIONS_PANE (pane);
+  g_autoptr (GPtrArray) items = selected_items (self);
+  GString *text;
+
+  if (items->len == 0)
+    return NULL;
+  if (what == VS_PANE_COPY_FRAME)
+    return g_strdup (vs_block_item_get_site (g_ptr_array_index (items, 0)));
+  if (what == VS_PANE_COPY_STACK)
+    return stack_lines (vs_block_item_get_stack (g_ptr_array_index (items, 0)));
+  text = g_string_new (NULL);
+  for (guint i = 0; i < items->len; i++)
+    {
+      VsBlockItem *item = g_ptr_array_index (items, i);
+      const VsBlock *b = vs_block_item_get_block (item);
+      g_autofree char *size = vs_cell_format_bytes (NULL, b->bytes);
+      g_autofree char *rounded = vs_cell_format_known_bytes (NULL, b->block_bytes);
+      g_autofree char *t = vs_cell_format_time (NULL, b->alloc_time_ns);
+      g_autofree char *addr = vs_cell_format_address (NULL, b->address);
+      g_autofree char *site = vs_cell_format_site (NULL, vs_block_item_get_site (item));
+
+      g_string_append_printf (text, "%s\t%s\t%s\t%s\t%s\t%s\n", size, rounded ? rounded : "",
+                              vs_block_item_get_kind (item), t, addr, site);
+    }
+  return g_string_free (text, FALSE);
+}
+
+/* VsPane's start_search: the site filter. */
+static void
+start_search (VsPane *pane)
+{
+  gtk_widget_grab_focus (GTK_WIDGET (VS_ALLOCATIONS_PANE (pane)->site_entry));
+}
+
 static void
 update_count (VsAllocationsPane *self)
 {
   guint n = self->filtered ? g_list_model_get_n_items (G_LIST_MODEL (self->filtered)) : 0;
-  g_autofree char *s = g_strdup_printf ("%u allocation%s", n, n == 1 ? "" : "s");
+  g_autofree char *s = g_strdup_printf (ngettext ("%u allocation", "%u allocations", n), n);
   gtk_label_set_text (self->count_label, s);
 }
 
@@ -149,76 +189,25 @@ on_filter_changed (VsAllocationsPane *self)
   update_count (self);
 }
 
+/* Lists the pane's instant's blocks (VsPane's instant_changed). */
 static void
-vs_allocations_pane_dispose (GObject *object)
+show_instant (VsPane *pane)
 {
-  VsAllocationsPane *self = VS_ALLOCATIONS_PANE (object);
-
-  gtk_widget_dispose_template (GTK_WIDGET (self), VS_TYPE_ALLOCATIONS_PANE);
-  g_clear_object (&self->filter);
-  G_OBJECT_CLASS (vs_allocations_pane_parent_class)->dispose (object);
-}
-
-static void
-vs_allocations_pane_class_init (VsAllocationsPaneClass *klass)
-{
-  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
-
-  G_OBJECT_CLASS (klass)->dispose = vs_allocations_pane_dispose;
-  gtk_widget_class_set_template_from_resource (widget_class,
-                                               "/org/vramscope/View/vs-allocations-pane.ui");
-  gtk_widget_class_bind_template_child (widget_class, VsAllocationsPane, site_entry);
-  gtk_widget_class_bind_template_child (widget_class, VsAllocationsPane, size_dropdown);
-  gtk_widget_class_bind_template_child (widget_class, VsAllocationsPane, kind_dropdown);
-  gtk_widget_class_bind_template_child (widget_class, VsAllocationsPane, count_label);
-  gtk_widget_class_bind_template_child (widget_class, VsAllocationsPane, column_view);
-  gtk_widget_class_bind_template_callback (widget_class, on_filter_changed);
-}
-
-static void
-vs_allocations_pane_init (VsAllocationsPane *self)
-{
-  const char *all[] = { "All kinds", NULL };
-
-  gtk_widget_init_template (GTK_WIDGET (self));
-  self->filter = gtk_custom_filter_new (filter_block, self, NULL);
-  self->kinds = gtk_string_list_new (all);
-  gtk_drop_down_set_model (self->kind_dropdown, G_LIST_MODEL (self->kinds));
-  g_object_unref (self->kinds);
-
-  self->size_column
-      = vs_columns_add (self->column_view, "Size", size_text, 1,
-                        GTK_SORTER (gtk_custom_sorter_new (cmp_size, NULL, NULL)), FALSE, FALSE);
-  vs_columns_add (self->column_view, "Rounded", rounded_text, 1,
-                  GTK_SORTER (gtk_custom_sorter_new (cmp_size, NULL, NULL)), FALSE, FALSE);
-  vs_columns_add (self->column_view, "Kind", kind_text, 0,
-                  GTK_SORTER (gtk_custom_sorter_new (cmp_kind, NULL, NULL)), FALSE, FALSE);
-  vs_columns_add (self->column_view, "Allocated at", time_text, 1,
-                  GTK_SORTER (gtk_custom_sorter_new (cmp_time, NULL, NULL)), FALSE, FALSE);
-  vs_columns_add (self->column_view, "Address", address_text, 0,
-                  GTK_SORTER (gtk_custom_sorter_new (cmp_address, NULL, NULL)), FALSE, FALSE);
-  vs_columns_add (self->column_view, "Site", site_text, 0,
-                  GTK_SORTER (gtk_custom_sorter_new (cmp_site, NULL, NULL)), TRUE, FALSE);
-  gtk_column_view_sort_by_column (self->column_view, self->size_column, GTK_SORT_DESCENDING);
-}
-
-/* See vs-allocations-pane.h. */
-void
-vs_allocations_pane_set_instant (VsAllocationsPane *self, VsInstant *instant)
-{
+  VsAllocationsPane *self = VS_ALLOCATIONS_PANE (pane);
+  VsInstant *instant = vs_pane_get_instant (pane);
   g_autoptr (GListModel) items = NULL;
   g_autoptr (GHashTable) seen = NULL;
   GtkSortListModel *sorted;
   const char *keep = NULL;
   guint selected;
 
-  g_return_if_fail (VS_IS_ALLOCATIONS_PANE (self));
-
+  g_assert (self->column_view != NULL); /* the template is built */
   if (instant == NULL)
     {
       gtk_column_view_set_model (self->column_view, NULL);
       self->filtered = NULL;
       update_count (self);
+      update_stack_panel (self);
       return;
     }
 
@@ -250,7 +239,67 @@ vs_allocations_pane_set_instant (VsAllocationsPane *self, VsInstant *instant)
   gtk_column_view_set_model (self->column_view,
                              GTK_SELECTION_MODEL (gtk_multi_selection_new (G_LIST_MODEL (sorted))));
   g_object_unref (gtk_column_view_get_model (self->column_view));
+  g_signal_connect (gtk_column_view_get_model (self->column_view), "selection-changed",
+                    G_CALLBACK (on_selection_changed), self);
   update_count (self);
+  update_stack_panel (self);
+}
+
+static void
+vs_allocations_pane_dispose (GObject *object)
+{
+  VsAllocationsPane *self = VS_ALLOCATIONS_PANE (object);
+
+  gtk_widget_dispose_template (GTK_WIDGET (self), VS_TYPE_ALLOCATIONS_PANE);
+  g_clear_object (&self->filter);
+  G_OBJECT_CLASS (vs_allocations_pane_parent_class)->dispose (object);
+}
+
+static void
+vs_allocations_pane_class_init (VsAllocationsPaneClass *klass)
+{
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  G_OBJECT_CLASS (klass)->dispose = vs_allocations_pane_dispose;
+  VS_PANE_CLASS (klass)->instant_changed = show_instant;
+  VS_PANE_CLASS (klass)->copy = copy_text;
+  VS_PANE_CLASS (klass)->start_search = start_search;
+  g_type_ensure (VS_TYPE_BLOCK_ITEM);
+  gtk_widget_class_set_template_from_resource (widget_class,
+                                               "/org/vramscope/View/vs-allocations-pane.ui");
+  gtk_widget_class_bind_template_child (widget_class, VsAllocationsPane, site_entry);
+  gtk_widget_class_bind_template_child (widget_class, VsAllocationsPane, size_dropdown);
+  gtk_widget_class_bind_template_child (widget_class, VsAllocationsPane, kind_dropdown);
+  gtk_widget_class_bind_template_child (widget_class, VsAllocationsPane, count_label);
+  gtk_widget_class_bind_template_child (widget_class, VsAllocationsPane, column_view);
+  gtk_widget_class_bind_template_child (widget_class, VsAllocationsPane, size_column);
+  gtk_widget_class_bind_template_child (widget_class, VsAllocationsPane, stack_title);
+  gtk_widget_class_bind_template_child (widget_class, VsAllocationsPane, stack_label);
+  gtk_widget_class_bind_template_callback (widget_class, on_context_click);
+  gtk_widget_class_bind_template_callback (widget_class, on_filter_changed);
+  vs_cell_format_add_callbacks (widget_class);
+}
+
+static void
+vs_allocations_pane_init (VsAllocationsPane *self)
+{
+  const char *all[] = { _ ("All kinds"), NULL };
+
+  gtk_widget_init_template (GTK_WIDGET (self));
+  self->filter = gtk_custom_filter_new (filter_block, self, NULL);
+  self->kinds = gtk_string_list_new (all);
+  gtk_drop_down_set_model (self->kind_dropdown, G_LIST_MODEL (self->kinds));
+  g_object_unref (self->kinds);
+
+  gtk_column_view_sort_by_column (self->column_view, self->size_column, GTK_SORT_DESCENDING);
+}
+
+/* See vs-allocations-pane.h. */
+void
+vs_allocations_pane_set_instant (VsAllocationsPane *self, VsInstant *instant)
+{
+  g_return_if_fail (VS_IS_ALLOCATIONS_PANE (self));
+  vs_pane_set_instant (VS_PANE (self), instant);
 }
 
 /* See vs-allocations-pane.h. */

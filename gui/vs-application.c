@@ -2,62 +2,158 @@
  *
  * Not unique: each `vramscope view` is its own process, so a screenshot
  * run or a test never hands its work to another running viewer, and no
- * session bus is needed (Xvfb in CI has none).
+ * session bus is needed (Xvfb in CI has none).  Options are checked in
+ * handle-local-options, before the display is opened; files come through
+ * "open", one window each.
  */
 #include "vs-application.h"
 
 #include <epoxy/gl.h>
+#include <glib/gi18n.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "vs-config.h"
+#include "vs-output.h"
+#include "vs-screenshot.h"
 #include "vs-window.h"
 
 struct _VsApplication
 {
   AdwApplication parent_instance;
 
-  char *file;
-  char *screenshot;
+  /* From the command line. */
+  char *screenshot_path;
   char *pane;
   int width, height;
+
+  VsScreenshot *screenshot;
   gboolean failed;
+  gboolean force; /* --force: the screenshot may replace an existing file */
 };
 
 G_DEFINE_FINAL_TYPE (VsApplication, vs_application, ADW_TYPE_APPLICATION)
 
-static void
-on_window_destroy (GtkWidget *window, VsApplication *self)
+static const GOptionEntry option_entries[] = {
+  { "screenshot", 0, 0, G_OPTION_ARG_FILENAME, NULL,
+    N_ ("Save the window as a PNG once the trace is drawn, then exit"), N_ ("PNG") },
+  { "size", 0, 0, G_OPTION_ARG_STRING, NULL, N_ ("Window size for --screenshot (default 1280x860)"),
+    N_ ("WxH") },
+  { "pane", 0, 0, G_OPTION_ARG_STRING, NULL,
+    N_ ("Pane shown first: attribution, flame, allocations, fragmentation or oom"), N_ ("NAME") },
+  { "force", 'f', 0, G_OPTION_ARG_NONE, NULL, N_ ("Replace the --screenshot PNG when it exists"),
+    NULL },
+  { "version", 0, 0, G_OPTION_ARG_NONE, NULL, N_ ("Print the version"), NULL },
+  { NULL },
+};
+
+/* Checks the options and opens the display; returns -1 to go on, or the
+ * exit status. */
+static int
+vs_application_handle_local_options (GApplication *app, GVariantDict *options)
 {
-  if (vs_window_get_failed (VS_WINDOW (window)))
-    self->failed = TRUE;
+  VsApplication *self = VS_APPLICATION (app);
+  const char *size = NULL;
+
+  if (g_variant_dict_contains (options, "version"))
+    {
+      printf ("vramscope-view %s\n", VS_VERSION);
+      return 0;
+    }
+  g_variant_dict_lookup (options, "screenshot", "^ay", &self->screenshot_path);
+  self->force = g_variant_dict_contains (options, "force");
+  g_variant_dict_lookup (options, "pane", "s", &self->pane);
+  if (g_variant_dict_lookup (options, "size", "&s", &size)
+      && (sscanf (size, "%dx%d", &self->width, &self->height) != 2 || self->width < 320
+          || self->height < 240 || self->width > 8192 || self->height > 8192))
+    {
+      g_printerr (_ ("vramscope-view: --size wants WIDTHxHEIGHT between "
+                     "320x240 and 8192x8192, not '%s'\n"),
+                  size);
+      return 1;
+    }
+  if (self->pane != NULL && !vs_application_is_pane (self->pane))
+    {
+      g_printerr (_ ("vramscope-view: --pane wants attribution, flame, "
+                     "allocations, fragmentation or oom, not '%s'\n"),
+                  self->pane);
+      return 1;
+    }
+  if (!gtk_init_check ())
+    {
+      g_printerr (_ ("vramscope-view: cannot open a display (is DISPLAY or "
+                     "WAYLAND_DISPLAY set?)\n"));
+      return 1;
+    }
+  vs_application_choose_renderer ();
+  return -1;
+}
+
+/* A new window as the command line asked for. */
+static VsWindow *
+new_window (VsApplication *self)
+{
+  VsWindow *window = vs_window_new (ADW_APPLICATION (self));
+
+  if (self->width > 0 && self->height > 0)
+    gtk_window_set_default_size (GTK_WINDOW (window), self->width, self->height);
+  if (self->pane != NULL)
+    vs_window_show_pane (window, self->pane);
+  return window;
 }
 
 static void
 vs_application_activate (GApplication *app)
 {
   VsApplication *self = VS_APPLICATION (app);
-  VsWindow *window = vs_window_new (ADW_APPLICATION (app));
 
-  g_signal_connect (window, "destroy", G_CALLBACK (on_window_destroy), self);
-  if (self->width > 0 && self->height > 0)
-    gtk_window_set_default_size (GTK_WINDOW (window), self->width, self->height);
-  if (self->screenshot != NULL)
-    vs_window_set_screenshot (window, self->screenshot, self->width, self->height);
-  if (self->pane != NULL)
-    vs_window_show_pane (window, self->pane);
-  if (self->file != NULL)
+  if (self->screenshot_path != NULL)
     {
-      g_autoptr (GFile) file = g_file_new_for_commandline_arg (self->file);
-      vs_window_open (window, file);
-    }
-  else if (self->screenshot != NULL)
-    {
-      /* Nothing to wait for: the empty window is the picture. */
-      g_printerr ("vramscope-view: --screenshot needs a trace file\n");
+      /* Nothing to wait for: an empty window is no picture. */
+      g_printerr (_ ("vramscope-view: --screenshot needs a trace file\n"));
       self->failed = TRUE;
-      gtk_window_destroy (GTK_WINDOW (window));
       return;
     }
+  gtk_window_present (GTK_WINDOW (new_window (self)));
+}
+
+static void
+vs_application_open (GApplication *app, GFile **files, int n_files, const char *hint)
+{
+  VsApplication *self = VS_APPLICATION (app);
+  VsWindow *window;
+
+  if (n_files != 1)
+    {
+      g_printerr (_ ("vramscope-view: give one trace file, not %d\n"), n_files);
+      self->failed = TRUE;
+      return;
+    }
+  if (self->screenshot_path != NULL)
+    {
+      /* The picture follows the rules of every output (vs-output.h),
+       * checked before the trace is loaded. */
+      g_autofree char *input = g_file_get_path (files[0]);
+      const char *inputs[] = { input };
+      char err[1024];
+
+      if (vs_output_check (self->screenshot_path, self->force, "--force", inputs, 1, err,
+                           sizeof err)
+          < 0)
+        {
+          g_printerr ("vramscope-view: %s\n", err);
+          self->failed = TRUE;
+          return;
+        }
+    }
+  window = new_window (self);
+  if (self->screenshot_path != NULL && self->screenshot == NULL)
+    {
+      self->screenshot
+          = vs_screenshot_new (window, self->screenshot_path, self->width, self->height);
+      vs_screenshot_set_force (self->screenshot, self->force);
+    }
+  vs_window_open (window, files[0]);
   gtk_window_present (GTK_WINDOW (window));
 }
 
@@ -71,14 +167,14 @@ static void
 about_activated (GSimpleAction *a, GVariant *p, gpointer data)
 {
   GtkApplication *app = data;
-  const char *developers[] = { "The vramscope authors", NULL };
+  const char *developers[] = { _ ("The vramscope authors"), NULL };
   GtkWidget *about = adw_about_window_new ();
 
   g_object_set (about, "transient-for", gtk_application_get_active_window (app), "application-name",
                 "vramscope", "application-icon", "org.vramscope.View", "version", VS_VERSION,
                 "comments",
-                "GPU memory profiler: what holds the memory at the "
-                "peak, fragmentation, leaks and failed allocations",
+                _ ("GPU memory profiler: what holds the memory at the "
+                   "peak, fragmentation, leaks and failed allocations"),
                 "license-type", GTK_LICENSE_MIT_X11, "developers", developers, NULL);
   gtk_window_present (GTK_WINDOW (about));
 }
@@ -93,35 +189,24 @@ vs_application_startup (GApplication *app)
 {
   const char *quit[] = { "<Primary>q", NULL };
   const char *close[] = { "<Primary>w", NULL };
-  const char *open[] = { "<Primary>o", NULL };
-  const char *zoom_in[] = { "<Primary>plus", "<Primary>equal", "<Primary>KP_Add", NULL };
-  const char *zoom_out[] = { "<Primary>minus", "<Primary>KP_Subtract", NULL };
-  const char *zoom_reset[] = { "<Primary>0", "<Primary>KP_0", NULL };
-  const char *pan_left[] = { "<Primary>Left", NULL };
-  const char *pan_right[] = { "<Primary>Right", NULL };
 
   G_APPLICATION_CLASS (vs_application_parent_class)->startup (app);
   /* Light or dark as the desktop prefers. */
   adw_style_manager_set_color_scheme (adw_style_manager_get_default (), ADW_COLOR_SCHEME_DEFAULT);
   g_action_map_add_action_entries (G_ACTION_MAP (app), app_actions, G_N_ELEMENTS (app_actions),
                                    app);
+  /* The window's own shortcuts are bound on its class (vs-window.c). */
   gtk_application_set_accels_for_action (GTK_APPLICATION (app), "app.quit", quit);
   gtk_application_set_accels_for_action (GTK_APPLICATION (app), "window.close", close);
-  gtk_application_set_accels_for_action (GTK_APPLICATION (app), "win.open", open);
-  gtk_application_set_accels_for_action (GTK_APPLICATION (app), "win.zoom-in", zoom_in);
-  gtk_application_set_accels_for_action (GTK_APPLICATION (app), "win.zoom-out", zoom_out);
-  gtk_application_set_accels_for_action (GTK_APPLICATION (app), "win.zoom-reset", zoom_reset);
-  gtk_application_set_accels_for_action (GTK_APPLICATION (app), "win.pan-left", pan_left);
-  gtk_application_set_accels_for_action (GTK_APPLICATION (app), "win.pan-right", pan_right);
 }
 
 static void
 vs_application_finalize (GObject *object)
 {
   VsApplication *self = VS_APPLICATION (object);
-  g_free (self->file);
-  g_free (self->screenshot);
+  g_free (self->screenshot_path);
   g_free (self->pane);
+  g_clear_object (&self->screenshot);
   G_OBJECT_CLASS (vs_application_parent_class)->finalize (object);
 }
 
@@ -129,13 +214,19 @@ static void
 vs_application_class_init (VsApplicationClass *klass)
 {
   G_OBJECT_CLASS (klass)->finalize = vs_application_finalize;
+  G_APPLICATION_CLASS (klass)->handle_local_options = vs_application_handle_local_options;
   G_APPLICATION_CLASS (klass)->activate = vs_application_activate;
+  G_APPLICATION_CLASS (klass)->open = vs_application_open;
   G_APPLICATION_CLASS (klass)->startup = vs_application_startup;
 }
 
 static void
 vs_application_init (VsApplication *self)
 {
+  g_application_add_main_option_entries (G_APPLICATION (self), option_entries);
+  g_application_set_option_context_parameter_string (G_APPLICATION (self), _ ("[FILE]"));
+  g_application_set_option_context_summary (G_APPLICATION (self),
+                                            _ ("Open a vramscope trace in the desktop viewer."));
 }
 
 /* See vs-application.h. */
@@ -161,18 +252,11 @@ vs_application_choose_renderer (void)
 
 /* See vs-application.h. */
 VsApplication *
-vs_application_new (const char *file, const char *screenshot, int width, int height,
-                    const char *pane)
+vs_application_new (void)
 {
-  VsApplication *self
-      = g_object_new (VS_TYPE_APPLICATION, "application-id", "org.vramscope.View", "flags",
-                      G_APPLICATION_NON_UNIQUE, "resource-base-path", "/org/vramscope/View", NULL);
-  self->file = g_strdup (file);
-  self->screenshot = g_strdup (screenshot);
-  self->width = width;
-  self->height = height;
-  self->pane = g_strdup (pane);
-  return self;
+  return g_object_new (VS_TYPE_APPLICATION, "application-id", "org.vramscope.View", "flags",
+                       G_APPLICATION_NON_UNIQUE | G_APPLICATION_HANDLES_OPEN, "resource-base-path",
+                       "/org/vramscope/View", NULL);
 }
 
 /* See vs-application.h. */
@@ -188,5 +272,5 @@ gboolean
 vs_application_get_failed (VsApplication *self)
 {
   g_return_val_if_fail (VS_IS_APPLICATION (self), TRUE);
-  return self->failed;
+  return self->failed || (self->screenshot != NULL && vs_screenshot_get_failed (self->screenshot));
 }

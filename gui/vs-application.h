@@ -1,5 +1,10 @@
-/* vs-application.h — the viewer application: actions, keyboard shortcuts,
- * and how the command line ([FILE], --screenshot, --size) becomes a window.
+/* vs-application.h — the viewer application: its command line, actions
+ * and keyboard shortcuts, and how a command line becomes a window.
+ *
+ * `vramscope-view [--screenshot PNG] [--size WxH] [--pane NAME] [FILE]`:
+ * the options are GApplication's (g_application_add_main_option_entries),
+ * checked before any window opens (a bad one: one line on stderr, exit 1);
+ * FILE arrives through GApplication's "open".
  */
 #pragma once
 
@@ -10,13 +15,10 @@ G_BEGIN_DECLS
 #define VS_TYPE_APPLICATION (vs_application_get_type ())
 G_DECLARE_FINAL_TYPE (VsApplication, vs_application, VS, APPLICATION, AdwApplication)
 
-/* file: the trace to open (NULL: an empty window); screenshot: a PNG path
- * (NULL: interactive); width/height: the window's size (0: default);
- * pane: the pane shown first (NULL: attribution). */
-VsApplication *vs_application_new (const char *file, const char *screenshot, int width, int height,
-                                   const char *pane);
+/* A new viewer application; run it with g_application_run(). */
+VsApplication *vs_application_new (void);
 
-/* Whether name is a pane vs_application_new() accepts. */
+/* Whether name is a pane --pane accepts. */
 gboolean vs_application_is_pane (const char *name);
 
 /* When OpenGL is rendered in software (Mesa's llvmpipe: no GPU, a remote
@@ -27,7 +29,9 @@ gboolean vs_application_is_pane (const char *name);
  * first window is realized. */
 void vs_application_choose_renderer (void);
 
-/* Whether a screenshot run failed (exit status 1). */
+/* Whether the command line failed: more than one file, --screenshot
+ * without one, or a screenshot that could not load its trace or save its
+ * picture (exit status 1). */
 gboolean vs_application_get_failed (VsApplication *self);
 
 G_END_DECLS

@@ -3,16 +3,14 @@
  * sortable by each column.  The trees are the analyzer's (vs_tree_build). */
 #pragma once
 
-#include <gtk/gtk.h>
-
-#include "vs-instant.h"
+#include "vs-pane.h"
 
 G_BEGIN_DECLS
 
 #define VS_TYPE_ATTRIBUTION_PANE (vs_attribution_pane_get_type ())
-G_DECLARE_FINAL_TYPE (VsAttributionPane, vs_attribution_pane, VS, ATTRIBUTION_PANE, GtkBox)
+G_DECLARE_FINAL_TYPE (VsAttributionPane, vs_attribution_pane, VS, ATTRIBUTION_PANE, VsPane)
 
-/* Shows instant's trees (NULL clears). */
+/* Shows instant's trees (NULL clears): the "instant" property. */
 void vs_attribution_pane_set_instant (VsAttributionPane *self, VsInstant *instant);
 
 /* The number of top-level rows shown (tests). */

@@ -1,4 +1,9 @@
-/* vs-block-item.h — one live allocation of a VsInstant, as a list item. */
+/* vs-block-item.h — one live allocation of a VsInstant, as a list item.
+ *
+ * Read-only properties for the columns' expressions and sorters: "bytes",
+ * "block-bytes", "alloc-time" (gint64), "address" (guint64), "kind",
+ * "site", "stack" (strings; see the getters below).
+ */
 #pragma once
 
 #include <gio/gio.h>
@@ -20,8 +25,5 @@ const char *vs_block_item_get_stack (VsBlockItem *self);
 /* "pytorch", "pool:0x…", "nvtx:<heap>" for an allocator's block, the
  * memory kind ("device", "async", …) for a device-level allocation. */
 const char *vs_block_item_get_kind (VsBlockItem *self);
-
-/* The schema's name for a VsMemKind code ("device", "async", …). */
-const char *vs_block_item_kind_name (int kind);
 
 G_END_DECLS

@@ -9,7 +9,7 @@
  */
 #include "vs-document.h"
 
-#include "vs-block-item.h"
+#include <glib/gi18n.h>
 
 struct _VsDocument
 {
@@ -24,9 +24,10 @@ struct _VsDocument
   /* Main-thread copies, replaced as a whole by load and refresh. */
   gint64 duration;
   gboolean finalized;
-  GPtrArray *devices; /* VsDocumentDevice* */
-  GPtrArray *ooms;    /* VsOom* */
-  GPtrArray *ranges;  /* VsRangeInfo* */
+  GPtrArray *devices;    /* VsDocumentDevice* */
+  GPtrArray *ooms;       /* VsOom* */
+  GPtrArray *oom_stacks; /* const char *, parallel to ooms (the trace's stack cache) */
+  GPtrArray *ranges;     /* VsRangeInfo* */
 };
 
 G_DEFINE_FINAL_TYPE (VsDocument, vs_document, G_TYPE_OBJECT)
@@ -47,6 +48,7 @@ typedef struct
   gboolean finalized;
   GPtrArray *devices;
   GPtrArray *ooms;
+  GPtrArray *oom_stacks;
   GPtrArray *ranges;
 } Snapshot;
 
@@ -57,6 +59,7 @@ snapshot_free (Snapshot *s)
     vs_trace_free (s->trace);
   g_clear_pointer (&s->devices, g_ptr_array_unref);
   g_clear_pointer (&s->ooms, g_ptr_array_unref);
+  g_clear_pointer (&s->oom_stacks, g_ptr_array_unref);
   g_clear_pointer (&s->ranges, g_ptr_array_unref);
   g_free (s);
 }
@@ -119,7 +122,7 @@ read_tables (VsTrace *trace, Progress *progress, GError **error)
   const GPtrArray *devices;
   Snapshot *s;
 
-  report (progress, "Reading peaks", 0.35);
+  report (progress, _ ("Reading peaks"), 0.35);
   summaries = vs_summary_list (trace, 0, 0, error);
   if (summaries == NULL)
     return NULL;
@@ -166,21 +169,34 @@ read_tables (VsTrace *trace, Progress *progress, GError **error)
         device_free (d);
     }
 
-  report (progress, "Reading failed allocations", 0.55);
+  report (progress, _ ("Reading failed allocations"), 0.55);
   s->ooms = vs_oom_list (trace, 0, 0, error);
   if (s->ooms == NULL)
     {
       snapshot_free (s);
       return NULL;
     }
-  report (progress, "Reading NVTX ranges", 0.75);
+  /* Their stacks' text, owned by the trace's stack cache (kept as long as
+   * the document: replaced traces are retired, not freed).  A broken
+   * stack leaves that failure without one rather than the trace closed:
+   * the panes that need it say why when they ask. */
+  s->oom_stacks = g_ptr_array_sized_new (s->ooms->len);
+  for (guint i = 0; i < s->ooms->len; i++)
+    {
+      const VsOom *o = g_ptr_array_index (s->ooms, i);
+      g_autoptr (GError) stack_error = NULL;
+      const VsStackInfo *st = vs_stack_get (trace, o->stack_id, &stack_error);
+
+      g_ptr_array_add (s->oom_stacks, st != NULL ? st->text : (char *)"");
+    }
+  report (progress, _ ("Reading NVTX ranges"), 0.75);
   s->ranges = vs_range_list (trace, error);
   if (s->ranges == NULL)
     {
       snapshot_free (s);
       return NULL;
     }
-  report (progress, "Drawing", 0.95);
+  report (progress, _ ("Drawing"), 0.95);
   return s;
 }
 
@@ -192,7 +208,7 @@ read_snapshot (const char *path, Progress *progress, GError **error)
   g_autoptr (VsTrace) trace = NULL;
   Snapshot *s;
 
-  report (progress, "Opening the trace", 0.05);
+  report (progress, _ ("Opening the trace"), 0.05);
   trace = vs_trace_open (path, error);
   if (trace == NULL)
     return NULL;
@@ -223,9 +239,11 @@ adopt (VsDocument *self, Snapshot *s)
   self->finalized = s->finalized;
   g_clear_pointer (&self->devices, g_ptr_array_unref);
   g_clear_pointer (&self->ooms, g_ptr_array_unref);
+  g_clear_pointer (&self->oom_stacks, g_ptr_array_unref);
   g_clear_pointer (&self->ranges, g_ptr_array_unref);
   self->devices = g_steal_pointer (&s->devices);
   self->ooms = g_steal_pointer (&s->ooms);
+  self->oom_stacks = g_steal_pointer (&s->oom_stacks);
   self->ranges = g_steal_pointer (&s->ranges);
   snapshot_free (s);
   return changed;
@@ -243,6 +261,7 @@ vs_document_finalize (GObject *object)
   g_ptr_array_unref (self->retired);
   g_clear_pointer (&self->devices, g_ptr_array_unref);
   g_clear_pointer (&self->ooms, g_ptr_array_unref);
+  g_clear_pointer (&self->oom_stacks, g_ptr_array_unref);
   g_clear_pointer (&self->ranges, g_ptr_array_unref);
   g_mutex_clear (&self->lock);
   G_OBJECT_CLASS (vs_document_parent_class)->finalize (object);
@@ -374,6 +393,15 @@ vs_document_get_ooms (VsDocument *self)
 }
 
 /* See vs-document.h. */
+const char *
+vs_document_get_oom_stack (VsDocument *self, guint index)
+{
+  g_return_val_if_fail (VS_IS_DOCUMENT (self), NULL);
+  g_return_val_if_fail (self->oom_stacks != NULL && index < self->oom_stacks->len, NULL);
+  return g_ptr_array_index (self->oom_stacks, index);
+}
+
+/* See vs-document.h. */
 char *
 vs_document_describe (VsDocument *self)
 {
@@ -389,9 +417,9 @@ vs_document_describe (VsDocument *self)
     }
   {
     g_autofree char *p = vs_format_bytes (peak);
-    return g_strdup_printf ("%u device%s · %s · peak allocated %s%s", self->devices->len,
-                            self->devices->len == 1 ? "" : "s", dur, p,
-                            self->finalized ? "" : " · recording");
+    return g_strdup_printf (ngettext ("%u device · %s · peak allocated %s%s",
+                                      "%u devices · %s · peak allocated %s%s", self->devices->len),
+                            self->devices->len, dur, p, self->finalized ? "" : _ (" · recording"));
   }
 }
 
@@ -489,7 +517,7 @@ vs_document_query_chart_async (VsDocument *self, gint64 device_id, gint64 t0, gi
   if (dev == NULL)
     {
       g_task_return_new_error (task, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID_ARGUMENT,
-                               "The trace has no device %" G_GINT64_FORMAT ".", device_id);
+                               _ ("The trace has no device %lld."), (long long)device_id);
       return;
     }
   /* Everything but the buckets comes from the main-thread copies. */
@@ -617,10 +645,10 @@ build_instant (VsDocument *self, VsTrace *trace, const InstantQuery *q, GError *
       g_array_append_vals (in->blocks, b, 1);
       g_ptr_array_add (in->sites, st->site);
       g_ptr_array_add (in->stacks, st->text);
-      /* Allocator names are owned by the trace, kind names are static. */
+      /* Allocator names are owned by the trace, kind names interned. */
       g_ptr_array_add (in->kinds, (gpointer)(b->allocator_id > 0
                                                  ? vs_trace_allocator_name (trace, b->allocator_id)
-                                                 : vs_block_item_kind_name (b->kind)));
+                                                 : vs_trace_mem_kind_name (trace, b->kind)));
     }
   in->top_down = vs_tree_build (trace, in->blocks, VS_TREE_TOP_DOWN, error);
   if (in->top_down == NULL)

@@ -9,8 +9,10 @@
 #include <string.h>
 
 #include <adwaita.h>
+#include <glib/gi18n.h>
 
 #include "vs-table.h"
+#include "vs-tree-item.h"
 
 #define ROW_HEIGHT 20
 
@@ -21,10 +23,46 @@ struct _VsFlameGraph
   VsInstant *instant;
   const VsTreeNode *focus; /* the node drawn full width */
   const VsTreeNode *hover;
+  const VsTreeNode *selected;
+  char *search; /* NULL: none */
   guint depth;
 };
 
+enum
+{
+  PROP_0,
+  PROP_INSTANT,
+  N_PROPS
+};
+static GParamSpec *props[N_PROPS];
+
 G_DEFINE_FINAL_TYPE (VsFlameGraph, vs_flame_graph, GTK_TYPE_WIDGET)
+
+static void
+vs_flame_graph_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  switch (prop_id)
+    {
+    case PROP_INSTANT:
+      g_value_set_boxed (value, VS_FLAME_GRAPH (object)->instant);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+vs_flame_graph_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
+{
+  switch (prop_id)
+    {
+    case PROP_INSTANT:
+      vs_flame_graph_set_instant (VS_FLAME_GRAPH (object), g_value_get_boxed (value));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
 
 static guint
 tree_depth (const VsTreeNode *n)
@@ -90,11 +128,25 @@ draw_box (const VsTreeNode *n, double x, double w, guint depth, gpointer data)
   DrawCtx *c = data;
   GdkRGBA color;
   double y = depth * ROW_HEIGHT;
-  const char *label = n->parent == NULL ? "all live memory" : n->label;
+  const char *label = n->parent == NULL ? _ ("all live memory") : n->label;
 
   frame_color (label, c->dark, &color);
   if (n == c->self->hover)
     color.alpha = 0.75f;
+  /* A search fades what it did not find. */
+  if (c->self->search != NULL && !vs_tree_node_matches (n, c->self->search))
+    color.alpha = 0.25f;
+  if (n == c->self->selected && n != c->self->focus)
+    {
+      static const GdkRGBA outline = { 0.21f, 0.52f, 0.89f, 1 };
+      const float wd[4] = { 2, 2, 2, 2 };
+      const GdkRGBA oc[4] = { outline, outline, outline, outline };
+      GskRoundedRect r;
+
+      gsk_rounded_rect_init_from_rect (
+          &r, &GRAPHENE_RECT_INIT (x + 0.5f, y + 1, MAX (1, w - 1), ROW_HEIGHT - 2), 0);
+      gtk_snapshot_append_border (c->snapshot, &r, wd, oc);
+    }
   gtk_snapshot_append_color (c->snapshot, &color,
                              &GRAPHENE_RECT_INIT (x + 0.5f, y + 1, MAX (1, w - 1), ROW_HEIGHT - 2));
   if (w > 36)
@@ -192,6 +244,7 @@ on_pressed (GtkGestureClick *g, int n_press, double x, double y, VsFlameGraph *s
     self->focus = n->parent ? n->parent : n;
   else
     self->focus = n;
+  self->selected = self->focus;
   self->depth = tree_depth (self->focus);
   gtk_widget_queue_resize (GTK_WIDGET (self));
 }
@@ -211,10 +264,12 @@ on_query_tooltip (GtkWidget *widget, int x, int y, gboolean kb, GtkTooltip *tool
   for (root = n; root->parent; root = root->parent)
     ;
   b = vs_format_bytes (n->total_bytes);
-  esc = g_markup_escape_text (n->parent ? n->label : "all live memory", -1);
-  text = g_strdup_printf ("<b>%s</b>\n%s · %.1f %% · %" G_GINT64_FORMAT " allocation%s", esc, b,
-                          root->total_bytes > 0 ? 100.0 * n->total_bytes / root->total_bytes : 0,
-                          n->total_count, n->total_count == 1 ? "" : "s");
+  esc = g_markup_escape_text (n->parent ? n->label : _ ("all live memory"), -1);
+  text = g_strdup_printf (
+      ngettext ("<b>%s</b>\n%s · %.1f %% · %lld allocation",
+                "<b>%s</b>\n%s · %.1f %% · %lld allocations", (gulong)n->total_count),
+      esc, b, root->total_bytes > 0 ? 100.0 * n->total_bytes / root->total_bytes : 0,
+      (long long)n->total_count);
   gtk_tooltip_set_markup (tooltip, text);
   return TRUE;
 }
@@ -224,6 +279,7 @@ vs_flame_graph_dispose (GObject *object)
 {
   VsFlameGraph *self = VS_FLAME_GRAPH (object);
   g_clear_pointer (&self->instant, vs_instant_unref);
+  g_clear_pointer (&self->search, g_free);
   G_OBJECT_CLASS (vs_flame_graph_parent_class)->dispose (object);
 }
 
@@ -232,7 +288,16 @@ vs_flame_graph_class_init (VsFlameGraphClass *klass)
 {
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
 
-  G_OBJECT_CLASS (klass)->dispose = vs_flame_graph_dispose;
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->dispose = vs_flame_graph_dispose;
+  object_class->get_property = vs_flame_graph_get_property;
+  object_class->set_property = vs_flame_graph_set_property;
+  /* The instant drawn (NULL: none); the window binds the session's. */
+  props[PROP_INSTANT]
+      = g_param_spec_boxed ("instant", NULL, NULL, VS_TYPE_INSTANT,
+                            G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, props);
   widget_class->snapshot = vs_flame_graph_snapshot;
   widget_class->measure = vs_flame_graph_measure;
   gtk_widget_class_set_css_name (widget_class, "flamegraph");
@@ -258,12 +323,71 @@ vs_flame_graph_set_instant (VsFlameGraph *self, VsInstant *instant)
 {
   g_return_if_fail (VS_IS_FLAME_GRAPH (self));
 
+  if (instant == self->instant)
+    return;
   if (instant != NULL)
     vs_instant_ref (instant);
   g_clear_pointer (&self->instant, vs_instant_unref);
   self->instant = instant;
+  g_object_notify_by_pspec (G_OBJECT (self), props[PROP_INSTANT]);
   self->focus = instant ? instant->top_down : NULL;
+  self->selected = self->focus;
   self->hover = NULL;
   self->depth = self->focus ? tree_depth (self->focus) : 0;
   gtk_widget_queue_resize (GTK_WIDGET (self));
+}
+
+/* See vs-flame-graph.h. */
+void
+vs_flame_graph_set_search (VsFlameGraph *self, const char *search)
+{
+  g_return_if_fail (VS_IS_FLAME_GRAPH (self));
+  g_free (self->search);
+  self->search = search != NULL && *search != '\0' ? g_strdup (search) : NULL;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+static gint64
+matched_bytes (const VsTreeNode *n, const char *needle)
+{
+  gint64 sum = 0;
+
+  if (vs_tree_node_matches (n, needle))
+    return n->total_bytes;
+  for (guint i = 0; n->children != NULL && i < n->children->len; i++)
+    sum += matched_bytes (g_ptr_array_index (n->children, i), needle);
+  return sum;
+}
+
+/* See vs-flame-graph.h. */
+gint64
+vs_flame_graph_get_search_bytes (VsFlameGraph *self)
+{
+  g_return_val_if_fail (VS_IS_FLAME_GRAPH (self), 0);
+  if (self->search == NULL || self->instant == NULL)
+    return 0;
+  return matched_bytes (self->instant->top_down, self->search);
+}
+
+/* See vs-flame-graph.h. */
+const VsTreeNode *
+vs_flame_graph_get_selected (VsFlameGraph *self)
+{
+  g_return_val_if_fail (VS_IS_FLAME_GRAPH (self), NULL);
+  return self->selected;
+}
+
+/* See vs-flame-graph.h. */
+gboolean
+vs_flame_graph_select_at (VsFlameGraph *self, double x, double y)
+{
+  const VsTreeNode *n;
+
+  g_return_val_if_fail (VS_IS_FLAME_GRAPH (self), FALSE);
+  n = node_at (self, x, y);
+  if (n == NULL)
+    return FALSE;
+  self->selected = n;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+  return TRUE;
 }

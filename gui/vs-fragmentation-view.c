@@ -9,6 +9,8 @@
  */
 #include "vs-fragmentation-view.h"
 
+#include <glib/gi18n.h>
+
 #include <adwaita.h>
 
 #include "vs-table.h"
@@ -28,7 +30,43 @@ struct _VsFragmentationView
   gint64 max_segment;
 };
 
+enum
+{
+  PROP_0,
+  PROP_INSTANT,
+  N_PROPS
+};
+static GParamSpec *props[N_PROPS];
+
 G_DEFINE_FINAL_TYPE (VsFragmentationView, vs_fragmentation_view, GTK_TYPE_WIDGET)
+
+static void
+vs_fragmentation_view_get_property (GObject *object, guint prop_id, GValue *value,
+                                    GParamSpec *pspec)
+{
+  switch (prop_id)
+    {
+    case PROP_INSTANT:
+      g_value_set_boxed (value, VS_FRAGMENTATION_VIEW (object)->instant);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+vs_fragmentation_view_set_property (GObject *object, guint prop_id, const GValue *value,
+                                    GParamSpec *pspec)
+{
+  switch (prop_id)
+    {
+    case PROP_INSTANT:
+      vs_fragmentation_view_set_instant (VS_FRAGMENTATION_VIEW (object), g_value_get_boxed (value));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
 
 static void
 text_at (GtkSnapshot *s, PangoLayout *l, const char *text, double x, double y, const GdkRGBA *c)
@@ -66,39 +104,43 @@ vs_fragmentation_view_snapshot (GtkWidget *widget, GtkSnapshot *s)
     g_autofree char *r = vs_format_bytes (in->frag.reserved_bytes);
     g_autofree char *a = vs_format_bytes (in->frag.allocated_bytes);
     g_autofree char *f = vs_format_bytes (in->frag.free_bytes);
-    line1 = g_strdup_printf ("Reserved %s · allocated %s · free inside "
-                             "reserved %s",
+    line1 = g_strdup_printf (_ ("Reserved %s · allocated %s · free inside "
+                                "reserved %s"),
                              r, a, f);
     if (in->frag.segment_count == 0)
-      line2 = g_strdup ("No segment whose layout the trace knows is live at "
-                        "this instant");
+      line2 = g_strdup (_ ("No segment whose layout the trace knows is live at "
+                           "this instant"));
     else if (in->frag.largest_free_bytes == VS_UNKNOWN)
-      line2 = g_strdup ("Largest free block: unknown (part of the free memory "
-                        "lies outside segments whose layout the trace knows)");
+      line2 = g_strdup (_ ("Largest free block: unknown (part of the free memory "
+                           "lies outside segments whose layout the trace knows)"));
     else
       {
         g_autofree char *lg = vs_format_bytes (in->frag.largest_free_bytes);
-        line2 = g_strdup_printf (
-            "Largest free block %s in %" G_GINT64_FORMAT " segment%s: a request above it needs new "
-            "reserved memory",
-            lg, in->frag.segment_count, in->frag.segment_count == 1 ? "" : "s");
+        line2 = g_strdup_printf (ngettext ("Largest free block %s in %lld"
+                                           " segment: a request above it needs new "
+                                           "reserved memory",
+                                           "Largest free block %s in %lld"
+                                           " segments: a request above it needs new "
+                                           "reserved memory",
+                                           (gulong)in->frag.segment_count),
+                                 lg, (long long)in->frag.segment_count);
       }
   }
   text_at (s, l, line1, 12, 8, &ink);
   text_at (s, l, line2, 12, 28, &dim);
   if (in->segments->len > 0)
     text_at (s, l,
-             "Each reserved segment: allocated blocks filled, free gaps "
-             "open, the largest free block outlined",
+             _ ("Each reserved segment: allocated blocks filled, free gaps "
+                "open, the largest free block outlined"),
              12, 48, &dim);
 
   if (in->segments->len == 0)
     {
       text_at (s, l,
-               "Segment maps (blocks and free gaps) are drawn for "
-               "allocators whose segments the trace records, such as "
-               "PyTorch's caching allocator (recorded with its history, "
-               "or imported from a snapshot).",
+               _ ("Segment maps (blocks and free gaps) are drawn for "
+                  "allocators whose segments the trace records, such as "
+                  "PyTorch's caching allocator (recorded with its history, "
+                  "or imported from a snapshot)."),
                12, HEADER_HEIGHT - 24, &dim);
       g_object_unref (l);
       return;
@@ -199,7 +241,16 @@ vs_fragmentation_view_class_init (VsFragmentationViewClass *klass)
 {
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
 
-  G_OBJECT_CLASS (klass)->dispose = vs_fragmentation_view_dispose;
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->dispose = vs_fragmentation_view_dispose;
+  object_class->get_property = vs_fragmentation_view_get_property;
+  object_class->set_property = vs_fragmentation_view_set_property;
+  /* The instant drawn (NULL: none); the window binds the session's. */
+  props[PROP_INSTANT]
+      = g_param_spec_boxed ("instant", NULL, NULL, VS_TYPE_INSTANT,
+                            G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, props);
   widget_class->snapshot = vs_fragmentation_view_snapshot;
   widget_class->measure = vs_fragmentation_view_measure;
   gtk_widget_class_set_css_name (widget_class, "fragmentation");
@@ -227,12 +278,15 @@ vs_fragmentation_view_set_instant (VsFragmentationView *self, VsInstant *instant
 
   g_return_if_fail (VS_IS_FRAGMENTATION_VIEW (self));
 
+  if (instant == self->instant)
+    return;
   if (instant != NULL)
     vs_instant_ref (instant);
   g_clear_pointer (&self->instant, vs_instant_unref);
   g_clear_pointer (&self->block_row, g_array_unref);
   g_clear_pointer (&self->gap_row, g_array_unref);
   self->instant = instant;
+  g_object_notify_by_pspec (G_OBJECT (self), props[PROP_INSTANT]);
   self->largest_gap = -1;
   self->max_segment = 1;
   gtk_widget_queue_resize (GTK_WIDGET (self));

@@ -3,10 +3,10 @@
  * Once a second, while following, the window asks the document to read the
  * trace again in a worker thread (vs_trace_refresh(): a new private copy
  * when the recorder has committed since, nothing otherwise).  When it
- * changed, the timelines are queried again: a view reaching the end of the
+ * changed, the session is told (the panes bound to it show the new state)
+ * and the timelines are queried again: a view reaching the end of the
  * trace (the whole trace, as first shown) grows with it, any other zoom is
- * kept.  Following stops by itself when
- * the recording ends.
+ * kept.  Following stops by itself when the recording ends.
  */
 #include "vs-window-private.h"
 
@@ -17,38 +17,36 @@ on_refresh_done (GObject *source, GAsyncResult *result, gpointer data)
 {
   VsWindow *self = data;
   VsDocument *doc = VS_DOCUMENT (source);
+  gboolean current = doc == vs_session_get_document (self->session);
   g_autoptr (GError) error = NULL;
   gint64 old = MAX (1, vs_document_get_duration (doc));
+  const VsTimeSpan *view = vs_session_get_visible_range (self->session);
   /* Whether the view reached the end of the trace (the whole trace, or
    * the first view fitted to where memory use starts), before it grew. */
-  gboolean at_end = self->v1 >= old;
+  gboolean at_end = view->end >= old;
+  gint64 v0 = view->begin;
   gboolean changed = vs_document_refresh_finish (doc, result, &error);
 
   self->refresh_in_flight = FALSE;
-  if (doc == self->doc && error == NULL && changed)
+  if (current && error == NULL && changed)
     {
       gint64 duration = MAX (1, vs_document_get_duration (doc));
       g_autofree char *desc = vs_document_describe (doc);
 
       adw_window_title_set_subtitle (self->window_title, desc);
-      for (guint i = 0; i < self->slots->len; i++)
-        {
-          ChartSlot *s = &g_array_index (self->slots, ChartSlot, i);
-          vs_memory_chart_set_limits (s->chart, duration);
-          s->width = 0; /* the data is stale: query again */
-        }
-      if (at_end)
-        vs_window_set_view (self, self->v0, duration);
+      vs_window_invalidate_timelines (self);
+      /* A new visible range fetches the timelines' data by itself. */
+      if (at_end && vs_session_get_visible_range (self->session)->end != duration)
+        vs_session_set_visible_range (self->session, v0, duration);
       else
         vs_window_request_all_charts (self);
-      vs_oom_pane_set_document (self->oom_pane, doc);
+      vs_session_reload (self->session);
       vs_window_update_oom_badge (self);
-      vs_window_request_instant (self);
     }
-  else if (error != NULL && doc == self->doc)
+  else if (error != NULL && current)
     g_warning ("Reading %s again failed: %s", g_file_peek_path (vs_document_get_file (doc)),
                error->message);
-  if (doc == self->doc && vs_document_is_finalized (doc))
+  if (current && vs_document_is_finalized (doc))
     {
       g_autofree char *desc = vs_document_describe (doc);
 
@@ -62,11 +60,12 @@ static gboolean
 on_follow_tick (gpointer data)
 {
   VsWindow *self = data;
+  VsDocument *doc = vs_session_get_document (self->session);
 
-  if (self->doc == NULL || self->refresh_in_flight)
+  if (doc == NULL || self->refresh_in_flight)
     return G_SOURCE_CONTINUE;
   self->refresh_in_flight = TRUE;
-  vs_document_refresh_async (self->doc, self->cancellable, on_refresh_done, g_object_ref (self));
+  vs_document_refresh_async (doc, self->cancellable, on_refresh_done, g_object_ref (self));
   return G_SOURCE_CONTINUE;
 }
 
@@ -74,12 +73,11 @@ on_follow_tick (gpointer data)
 void
 vs_window_set_following (VsWindow *self, gboolean on)
 {
-  GAction *action = g_action_map_lookup_action (G_ACTION_MAP (self), "follow");
+  gboolean was = self->follow_source != 0;
 
   g_clear_handle_id (&self->follow_source, g_source_remove);
-  if (on && self->doc != NULL)
+  if (on && vs_session_get_document (self->session) != NULL)
     self->follow_source = g_timeout_add (FOLLOW_INTERVAL_MS, on_follow_tick, self);
-  if (action != NULL)
-    g_simple_action_set_state (G_SIMPLE_ACTION (action),
-                               g_variant_new_boolean (self->follow_source != 0));
+  if (was != (self->follow_source != 0))
+    g_object_notify (G_OBJECT (self), "following");
 }

@@ -1,5 +1,5 @@
 /* vs-window-private.h — what the window's files share: its fields and the
- * functions its screenshot and follow parts call.
+ * functions its timeline and follow parts call.
  */
 #pragma once
 
@@ -8,29 +8,34 @@
 #include "vs-allocations-pane.h"
 #include "vs-attribution-pane.h"
 #include "vs-document.h"
-#include "vs-flame-graph.h"
+#include "vs-flame-pane.h"
 #include "vs-fragmentation-view.h"
 #include "vs-memory-chart.h"
 #include "vs-oom-pane.h"
+#include "vs-query-slot.h"
+#include "vs-session.h"
 
 G_BEGIN_DECLS
 
+/* One device's timeline and the query that keeps its data current. */
 typedef struct
 {
   VsMemoryChart *chart;
   gint64 device_id;
-  gboolean in_flight;
-  gboolean dirty;
-  gboolean loaded; /* has received data for the current document */
-  guint width;     /* plot width the last query was made for */
-} ChartSlot;
+  VsQuerySlot query;
+  guint width; /* plot width the last query was made for */
+} VsChartSlot;
 
 struct _VsWindow
 {
   AdwApplicationWindow parent_instance;
 
+  /* What is shown, shared with the panes (they bind its properties). */
+  VsSession *session;
+
   /* Template children. */
   AdwWindowTitle *window_title;
+  AdwToastOverlay *toast_overlay;
   GtkMenuButton *recent_button;
   GtkWidget *zoom_box;
   GtkWidget *follow_button;
@@ -43,57 +48,48 @@ struct _VsWindow
   GtkLabel *instant_label;
   AdwViewStack *pane_stack;
   AdwViewStackPage *oom_page;
-  VsAttributionPane *attribution_pane;
-  VsFlameGraph *flame_graph;
-  VsAllocationsPane *allocations_pane;
-  VsFragmentationView *fragmentation_view;
-  VsOomPane *oom_pane;
 
-  /* The open trace.  generation changes with every document, so late
-   * results for an earlier one are dropped. */
-  VsDocument *doc;
+  /* Loading and the timelines' queries.  generation changes with every
+   * document, so late results for an earlier one are dropped. */
   GCancellable *cancellable;
   guint generation;
-  GArray *slots;        /* ChartSlot */
-  gint64 v0, v1;        /* shared visible range */
+  /* The load in progress: a newer open cancels it, and load_serial drops
+   * a result that arrives after that.  The shown document stays until a
+   * load succeeds. */
+  GCancellable *load_cancellable;
+  guint load_serial;
+  GArray *slots;        /* VsChartSlot */
   gboolean fit_pending; /* initial view not yet fitted to the activity */
 
-  /* The selected instant (< 0: the peak) on instant_device, and range. */
-  gint64 instant_t;
-  gint64 instant_device;
-  gint64 range_a, range_b;
-  gboolean instant_in_flight, instant_dirty, instant_loaded;
-  VsInstant *instant;
+  /* "settled": a trace is shown and nothing is being fetched.  "error":
+   * the last failure, NULL when none. */
+  gboolean settled;
+  char *error;
 
-  /* Screenshot mode. */
-  char *screenshot_path;
-  gboolean screenshot_scheduled;
-  guint screenshot_tries;
-  int screenshot_width, screenshot_height; /* 0: as the window is */
-  guint resize_tries;
-  gboolean failed;
-
-  /* Following a recording. */
+  /* Following a recording ("following"). */
   guint follow_source;
   gboolean refresh_in_flight;
 };
 
-/* Applies the visible range [v0, v1) to every timeline and fetches the
- * data they miss. */
-void vs_window_set_view (VsWindow *self, gint64 v0, gint64 v1);
-/* Fetches what each timeline misses for the current view. */
+/* Builds one timeline per device of the session's document. */
+void vs_window_add_timelines (VsWindow *self);
+/* Removes every timeline. */
+void vs_window_clear_timelines (VsWindow *self);
+/* Fetches what each timeline misses for the visible range. */
 void vs_window_request_all_charts (VsWindow *self);
-/* Fetches the state at the selected instant (or range). */
-void vs_window_request_instant (VsWindow *self);
+/* Marks every timeline's data stale (the document was read again) and
+ * gives the charts the document's new duration. */
+void vs_window_invalidate_timelines (VsWindow *self);
+/* Connects the timelines to the session's visible range, selection and
+ * instant (once, at init). */
+void vs_window_init_timelines (VsWindow *self);
+/* Recomputes "settled". */
+void vs_window_update_settled (VsWindow *self);
 /* Shows the number of failed allocations on the pane switcher. */
 void vs_window_update_oom_badge (VsWindow *self);
-/* A load error: in the window, or on stderr and exit 1 when taking a
- * screenshot. */
+/* A load error: the error page, and the "error" property. */
 void vs_window_show_error (VsWindow *self, const char *message);
-/* Saves the screenshot after the next frame once everything is loaded
- * (screenshot mode only; does nothing otherwise). */
-void vs_window_maybe_screenshot (VsWindow *self);
-/* Starts or stops following the recording. */
+/* Starts or stops following the recording ("following"). */
 void vs_window_set_following (VsWindow *self, gboolean on);
 
 G_END_DECLS

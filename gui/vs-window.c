@@ -1,22 +1,45 @@
-/* vs-window.c — the main window: opening traces, the timelines, the panes.
+/* vs-window.c — the main window: opening traces, the header bar's
+ * actions, the panes.
  *
- * Data flow: the window asks its VsDocument (worker threads) for one
- * VsChartData per device covering the visible range plus one screen width
- * on each side (so a pan draws from data already there while the next
- * query runs), and for the VsInstant of the selected instant; results are
- * handed to the widgets on the main loop.  At most one query per chart and
- * one instant query are in flight; a newer request waits and replaces any
- * older waiting one.
+ * The window owns a VsSession (document, visible range, selection,
+ * selected instant) that its panes bind in the .ui files; the timelines
+ * (vs-window-timelines.c) and following a recording (vs-window-follow.c)
+ * keep it current.  Actions are installed on the class.  The window's own
+ * state is readable as properties: "session", "settled" (a trace is shown
+ * and nothing is being fetched), "error" (the last failure) and
+ * "following".  A file that cannot be opened while a trace is shown
+ * leaves that trace and says why in a toast.
  */
 #include "vs-window-private.h"
+
+#include <glib/gi18n.h>
 
 #include "vs-time-format.h"
 
 #define MAX_RECENT 10
 
+enum
+{
+  PROP_0,
+  PROP_SESSION,
+  PROP_SETTLED,
+  PROP_ERROR,
+  PROP_FOLLOWING,
+  N_PROPS
+};
+static GParamSpec *props[N_PROPS];
+
 G_DEFINE_FINAL_TYPE (VsWindow, vs_window, ADW_TYPE_APPLICATION_WINDOW)
 
-static void request_chart (VsWindow *self, guint index);
+static void
+set_error (VsWindow *self, const char *message)
+{
+  if (g_strcmp0 (message, self->error) == 0)
+    return;
+  g_free (self->error);
+  self->error = g_strdup (message);
+  g_object_notify_by_pspec (G_OBJECT (self), props[PROP_ERROR]);
+}
 
 /* See vs-window-private.h. */
 void
@@ -25,235 +48,44 @@ vs_window_show_error (VsWindow *self, const char *message)
   adw_status_page_set_description (self->error_page, message);
   gtk_stack_set_visible_child_name (self->main_stack, "error");
   adw_window_title_set_subtitle (self->window_title, "");
-  if (self->screenshot_path != NULL)
-    {
-      g_printerr ("vramscope-view: %s\n", message);
-      self->failed = TRUE;
-      gtk_window_destroy (GTK_WINDOW (self));
-    }
+  set_error (self, message);
 }
 
-/* -------------------------------------------------------------- charts -- */
-
-typedef struct
+/* See vs-window-private.h. */
+void
+vs_window_update_settled (VsWindow *self)
 {
-  VsWindow *self;
-  guint generation;
-  guint index;
-} ChartRequest;
+  gboolean settled = vs_session_is_settled (self->session) && self->slots->len > 0;
 
-/* Once every chart has its first data: when memory use starts late
- * (CUDA start-up often takes most of a short run), shows from just before
- * the first change to the end instead of a flat line. */
-static void
-fit_initial_view (VsWindow *self)
-{
-  gint64 first = G_MAXINT64;
-  gint64 duration = MAX (1, vs_document_get_duration (self->doc));
-
-  for (guint i = 0; i < self->slots->len; i++)
-    {
-      ChartSlot *s = &g_array_index (self->slots, ChartSlot, i);
-      VsChartData *d = vs_memory_chart_get_data (s->chart);
-
-      if (!s->loaded || d == NULL)
-        return;
-      for (guint b = 0; b < d->n_buckets; b++)
-        if (d->buckets[b].has_data && d->buckets[b].max_reserved > 0)
-          {
-            first = MIN (first, d->t0 + (gint64)((double)b * (d->t1 - d->t0) / d->n_buckets));
-            break;
-          }
-    }
-  self->fit_pending = FALSE;
-  if (first != G_MAXINT64 && first > duration / 5)
-    vs_window_set_view (self, MAX (0, first - (duration - first) / 20), duration);
-}
-
-static void
-on_chart_done (GObject *source, GAsyncResult *result, gpointer data)
-{
-  ChartRequest *req = data;
-  VsWindow *self = req->self;
-  g_autoptr (GError) error = NULL;
-  g_autoptr (VsChartData) chart_data
-      = vs_document_query_chart_finish (VS_DOCUMENT (source), result, &error);
-
-  if (req->generation == self->generation && req->index < self->slots->len)
-    {
-      ChartSlot *s = &g_array_index (self->slots, ChartSlot, req->index);
-      s->in_flight = FALSE;
-      if (chart_data != NULL)
-        {
-          vs_memory_chart_set_data (s->chart, chart_data);
-          s->loaded = TRUE;
-        }
-      else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        vs_window_show_error (self, error->message);
-      if (s->dirty && self->doc != NULL)
-        {
-          s->dirty = FALSE;
-          request_chart (self, req->index);
-        }
-      if (self->fit_pending && self->doc != NULL)
-        fit_initial_view (self);
-      vs_window_maybe_screenshot (self);
-    }
-  g_object_unref (self);
-  g_free (req);
-}
-
-/* Whether slot's data already covers the visible range at the current
- * resolution (then a pan needs no query). */
-static gboolean
-chart_covers (VsWindow *self, ChartSlot *s, guint width)
-{
-  VsChartData *d = vs_memory_chart_get_data (s->chart);
-  gint64 span = self->v1 - self->v0;
-  double per = d ? (double)(d->t1 - d->t0) / d->n_buckets : 0;
-
-  return d != NULL && s->width == width && d->t0 <= self->v0
-         && d->t1 >= MIN (self->v1, vs_document_get_duration (self->doc))
-         && per <= (double)span / width * 1.05 && per >= (double)span / width / 1.5;
-}
-
-/* Asks for the data of chart index over the visible range ± one span. */
-static void
-request_chart (VsWindow *self, guint index)
-{
-  ChartSlot *s = &g_array_index (self->slots, ChartSlot, index);
-  guint width = vs_memory_chart_get_plot_width (s->chart);
-  gint64 duration = MAX (1, vs_document_get_duration (self->doc));
-  gint64 span = MAX (1, self->v1 - self->v0);
-  gint64 a = MAX (0, self->v0 - span);
-  /* Up to and including the last instant: the trace's last event is there. */
-  gint64 b = MIN (duration + 1, self->v1 + span);
-  ChartRequest *req;
-  double n;
-
-  if (s->in_flight)
-    {
-      s->dirty = TRUE;
-      return;
-    }
-  if (width < 8 || chart_covers (self, s, width))
+  for (guint i = 0; settled && i < self->slots->len; i++)
+    settled = vs_query_slot_is_idle (&g_array_index (self->slots, VsChartSlot, i).query);
+  if (settled == self->settled)
     return;
-  if (b <= a)
-    b = a + 1;
-  n = (double)(b - a) / span * width;
-  s->width = width;
-  s->in_flight = TRUE;
-  req = g_new0 (ChartRequest, 1);
-  req->self = g_object_ref (self);
-  req->generation = self->generation;
-  req->index = index;
-  vs_document_query_chart_async (self->doc, s->device_id, a, b, (guint)CLAMP (n, 16, 100000),
-                                 self->cancellable, on_chart_done, req);
-}
-
-/* See vs-window-private.h. */
-void
-vs_window_request_all_charts (VsWindow *self)
-{
-  for (guint i = 0; i < self->slots->len; i++)
-    request_chart (self, i);
-}
-
-/* Applies the shared view to every chart and fetches what is missing. */
-/* See vs-window-private.h. */
-void
-vs_window_set_view (VsWindow *self, gint64 v0, gint64 v1)
-{
-  for (guint i = 0; i < self->slots->len; i++)
-    {
-      ChartSlot *s = &g_array_index (self->slots, ChartSlot, i);
-      vs_memory_chart_set_view (s->chart, v0, v1);
-      if (i == 0)
-        vs_memory_chart_get_view (s->chart, &self->v0, &self->v1);
-    }
-  vs_window_request_all_charts (self);
-}
-
-static void
-on_view_changed (VsMemoryChart *chart, gint64 v0, gint64 v1, VsWindow *self)
-{
-  vs_window_set_view (self, v0, v1);
-}
-
-static void
-on_chart_resized (GObject *chart, GParamSpec *pspec, VsWindow *self)
-{
-  if (self->doc != NULL)
-    vs_window_request_all_charts (self);
-}
-
-static gint64
-slot_device (VsWindow *self, VsMemoryChart *chart)
-{
-  for (guint i = 0; i < self->slots->len; i++)
-    if (g_array_index (self->slots, ChartSlot, i).chart == chart)
-      return g_array_index (self->slots, ChartSlot, i).device_id;
-  return -1;
-}
-
-static void
-select_instant (VsWindow *self, gint64 device_id, gint64 t)
-{
-  self->instant_device = device_id;
-  self->instant_t = t;
-  self->range_a = self->range_b = -1;
-  for (guint i = 0; i < self->slots->len; i++)
-    vs_memory_chart_set_selection (g_array_index (self->slots, ChartSlot, i).chart, 0, 0);
-  vs_window_request_instant (self);
-}
-
-static void
-on_instant_selected (VsMemoryChart *chart, gint64 t, VsWindow *self)
-{
-  select_instant (self, slot_device (self, chart), t);
-}
-
-static void
-on_range_selected (VsMemoryChart *chart, gint64 a, gint64 b, VsWindow *self)
-{
-  self->instant_device = slot_device (self, chart);
-  self->instant_t = b;
-  self->range_a = a;
-  self->range_b = b;
-  for (guint i = 0; i < self->slots->len; i++)
-    vs_memory_chart_set_selection (g_array_index (self->slots, ChartSlot, i).chart, a, b);
-  vs_window_request_instant (self);
-}
-
-static void
-on_oom_instant (VsOomPane *pane, gint64 t, VsWindow *self)
-{
-  GPtrArray *ooms = vs_document_get_ooms (self->doc);
-  gint64 device = self->instant_device;
-
-  for (guint i = 0; i < ooms->len; i++)
-    {
-      const VsOom *o = g_ptr_array_index (ooms, i);
-      if (o->time_ns == t && o->device_id != VS_UNKNOWN)
-        device = o->device_id;
-    }
-  select_instant (self, device, t);
-  adw_view_stack_set_visible_child_name (self->pane_stack, "fragmentation");
+  self->settled = settled;
+  g_object_notify_by_pspec (G_OBJECT (self), props[PROP_SETTLED]);
 }
 
 /* ------------------------------------------------------------- instant -- */
 
+/* The line above the panes: which device, when, how much. */
 static void
 update_instant_label (VsWindow *self)
 {
-  const VsInstant *in = self->instant;
+  const VsInstant *in = vs_session_get_instant (self->session);
+  VsDocument *doc = vs_session_get_document (self->session);
   g_autofree char *t = NULL;
   g_autofree char *a = NULL;
   g_autofree char *r = NULL;
   g_autofree char *text = NULL;
   gint64 idx = 0;
-  GPtrArray *devices = vs_document_get_devices (self->doc);
+  GPtrArray *devices;
 
+  if (in == NULL || doc == NULL)
+    {
+      gtk_label_set_text (self->instant_label, "");
+      return;
+    }
+  devices = vs_document_get_devices (doc);
   for (guint i = 0; i < devices->len; i++)
     {
       VsDocumentDevice *d = g_ptr_array_index (devices, i);
@@ -267,87 +99,59 @@ update_instant_label (VsWindow *self)
     {
       g_autofree char *ta = vs_format_time (in->range_t0);
       g_autofree char *tb = vs_format_time (in->range_t1);
-      text = g_strdup_printf ("GPU %" G_GINT64_FORMAT " · range %s – %s, at "
-                              "its peak %s · %s allocated · %s reserved · "
-                              "blocks made in the range",
-                              idx, ta, tb, t, a, r);
+      text = g_strdup_printf (_ ("GPU %lld · range %s – %s, at "
+                                 "its peak %s · %s allocated · %s reserved · "
+                                 "blocks made in the range"),
+                              (long long)idx, ta, tb, t, a, r);
     }
+  else if (vs_session_get_selected_time (self->session) < 0)
+    text = g_strdup_printf (_ ("GPU %lld at %s (peak) · %s allocated "
+                               "· %s reserved"),
+                            (long long)idx, t, a, r);
   else
-    text = g_strdup_printf ("GPU %" G_GINT64_FORMAT " at %s%s · %s allocated "
-                            "· %s reserved",
-                            idx, t, self->instant_t < 0 ? " (peak)" : "", a, r);
+    text = g_strdup_printf (_ ("GPU %lld at %s · %s allocated "
+                               "· %s reserved"),
+                            (long long)idx, t, a, r);
   gtk_label_set_text (self->instant_label, text);
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->instant_label), text);
 }
 
-typedef struct
-{
-  VsWindow *self;
-  guint generation;
-} InstantRequest;
-
 static void
-on_instant_done (GObject *source, GAsyncResult *result, gpointer data)
+on_session_instant (VsSession *session, GParamSpec *pspec, VsWindow *self)
 {
-  InstantRequest *req = data;
-  VsWindow *self = req->self;
-  g_autoptr (GError) error = NULL;
-  g_autoptr (VsInstant) in
-      = vs_document_query_instant_finish (VS_DOCUMENT (source), result, &error);
-
-  if (req->generation == self->generation)
-    {
-      self->instant_in_flight = FALSE;
-      if (in != NULL)
-        {
-          g_clear_pointer (&self->instant, vs_instant_unref);
-          self->instant = vs_instant_ref (in);
-          self->instant_loaded = TRUE;
-          vs_attribution_pane_set_instant (self->attribution_pane, in);
-          vs_flame_graph_set_instant (self->flame_graph, in);
-          vs_allocations_pane_set_instant (self->allocations_pane, in);
-          vs_fragmentation_view_set_instant (self->fragmentation_view, in);
-          for (guint i = 0; i < self->slots->len; i++)
-            vs_memory_chart_set_instant (g_array_index (self->slots, ChartSlot, i).chart,
-                                         in->time_ns);
-          update_instant_label (self);
-        }
-      else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        {
-          gtk_label_set_text (self->instant_label, error->message);
-          if (self->screenshot_path != NULL)
-            vs_window_show_error (self, error->message);
-        }
-      if (self->instant_dirty && self->doc != NULL)
-        {
-          self->instant_dirty = FALSE;
-          vs_window_request_instant (self);
-        }
-      vs_window_maybe_screenshot (self);
-    }
-  g_object_unref (self);
-  g_free (req);
+  update_instant_label (self);
+  vs_window_update_settled (self);
 }
 
-/* See vs-window-private.h. */
-void
-vs_window_request_instant (VsWindow *self)
+static void
+on_session_loading (VsSession *session, GParamSpec *pspec, VsWindow *self)
 {
-  InstantRequest *req;
+  vs_window_update_settled (self);
+}
 
-  if (self->doc == NULL || self->instant_device < 0)
-    return;
-  if (self->instant_in_flight)
+static void
+on_instant_failed (VsSession *session, const char *message, VsWindow *self)
+{
+  gtk_label_set_text (self->instant_label, message);
+  set_error (self, message);
+}
+
+/* The failed allocations pane asked to see a failure at t. */
+static void
+on_oom_instant (VsOomPane *pane, gint64 t, VsWindow *self)
+{
+  VsDocument *doc = vs_session_get_document (self->session);
+  GPtrArray *ooms = doc ? vs_document_get_ooms (doc) : NULL;
+  gint64 device = vs_session_get_device (self->session);
+
+  for (guint i = 0; ooms != NULL && i < ooms->len; i++)
     {
-      self->instant_dirty = TRUE;
-      return;
+      const VsOom *o = g_ptr_array_index (ooms, i);
+      if (o->time_ns == t && o->device_id != VS_UNKNOWN)
+        device = o->device_id;
     }
-  self->instant_in_flight = TRUE;
-  req = g_new0 (InstantRequest, 1);
-  req->self = g_object_ref (self);
-  req->generation = self->generation;
-  vs_document_query_instant_async (self->doc, self->instant_device, self->instant_t, self->range_a,
-                                   self->range_b, self->cancellable, on_instant_done, req);
+  vs_session_select_instant (self->session, device, t);
+  adw_view_stack_set_visible_child_name (self->pane_stack, "fragmentation");
 }
 
 /* ------------------------------------------------------------- loading -- */
@@ -355,24 +159,15 @@ vs_window_request_instant (VsWindow *self)
 static void
 clear_document (VsWindow *self)
 {
-  GtkWidget *child;
-
   g_cancellable_cancel (self->cancellable);
   g_clear_object (&self->cancellable);
   self->cancellable = g_cancellable_new ();
   self->generation++;
   vs_window_set_following (self, FALSE);
-  g_clear_object (&self->doc);
-  g_clear_pointer (&self->instant, vs_instant_unref);
-  g_array_set_size (self->slots, 0);
-  while ((child = gtk_widget_get_first_child (GTK_WIDGET (self->charts_box))))
-    gtk_box_remove (self->charts_box, child);
-  self->instant_in_flight = self->instant_dirty = self->instant_loaded = FALSE;
-  vs_attribution_pane_set_instant (self->attribution_pane, NULL);
-  vs_flame_graph_set_instant (self->flame_graph, NULL);
-  vs_allocations_pane_set_instant (self->allocations_pane, NULL);
-  vs_fragmentation_view_set_instant (self->fragmentation_view, NULL);
-  vs_oom_pane_set_document (self->oom_pane, NULL);
+  vs_window_clear_timelines (self);
+  vs_session_set_document (self->session, NULL);
+  set_error (self, NULL);
+  vs_window_update_settled (self);
   gtk_widget_set_visible (self->zoom_box, FALSE);
   gtk_widget_set_visible (self->follow_button, FALSE);
 }
@@ -403,19 +198,20 @@ add_to_recent (GFile *file)
 void
 vs_window_update_oom_badge (VsWindow *self)
 {
-  guint n = vs_document_get_ooms (self->doc)->len;
+  VsDocument *doc = vs_session_get_document (self->session);
+  guint n = doc ? vs_document_get_ooms (doc)->len : 0;
+
   adw_view_stack_page_set_needs_attention (self->oom_page, n > 0);
   adw_view_stack_page_set_badge_number (self->oom_page, n);
 }
 
-/* Builds one chart per device for the freshly loaded document. */
+/* Shows the freshly loaded doc: its title, then one timeline per device
+ * and the state at the peak (the session selects it). */
 static void
-show_document (VsWindow *self)
+show_document (VsWindow *self, VsDocument *doc)
 {
-  GPtrArray *devices = vs_document_get_devices (self->doc);
-  gint64 duration = MAX (1, vs_document_get_duration (self->doc));
-  g_autofree char *name = g_file_get_basename (vs_document_get_file (self->doc));
-  g_autofree char *desc = vs_document_describe (self->doc);
+  g_autofree char *name = g_file_get_basename (vs_document_get_file (doc));
+  g_autofree char *desc = vs_document_describe (doc);
 
   adw_window_title_set_title (self->window_title, name);
   adw_window_title_set_subtitle (self->window_title, desc);
@@ -423,49 +219,48 @@ show_document (VsWindow *self)
   gtk_stack_set_visible_child_name (self->main_stack, "trace");
   gtk_widget_set_visible (self->zoom_box, TRUE);
   /* Offered while the trace is a recording in progress. */
-  gtk_widget_set_visible (self->follow_button, !vs_document_is_finalized (self->doc));
-  vs_oom_pane_set_document (self->oom_pane, self->doc);
+  gtk_widget_set_visible (self->follow_button, !vs_document_is_finalized (doc));
+  vs_session_set_document (self->session, doc);
   vs_window_update_oom_badge (self);
 
-  if (devices->len == 0)
+  if (vs_document_get_devices (doc)->len == 0)
     {
-      vs_window_show_error (self, "The trace holds no device memory events: there is "
-                                  "nothing to chart.");
+      vs_window_show_error (self, _ ("The trace holds no device memory events: there is "
+                                     "nothing to chart."));
       return;
     }
-  for (guint i = 0; i < devices->len; i++)
-    {
-      VsDocumentDevice *d = g_ptr_array_index (devices, i);
-      ChartSlot s = { 0 };
-
-      s.chart = VS_MEMORY_CHART (vs_memory_chart_new ());
-      s.device_id = d->id;
-      vs_memory_chart_set_limits (s.chart, duration);
-      vs_memory_chart_set_view (s.chart, 0, duration);
-      g_signal_connect (s.chart, "view-changed", G_CALLBACK (on_view_changed), self);
-      g_signal_connect (s.chart, "instant-selected", G_CALLBACK (on_instant_selected), self);
-      g_signal_connect (s.chart, "range-selected", G_CALLBACK (on_range_selected), self);
-      g_signal_connect (s.chart, "notify::plot-width", G_CALLBACK (on_chart_resized), self);
-      gtk_widget_set_vexpand (GTK_WIDGET (s.chart), TRUE);
-      gtk_box_append (self->charts_box, GTK_WIDGET (s.chart));
-      g_array_append_val (self->slots, s);
-    }
-  self->v0 = 0;
-  self->v1 = duration;
-  self->instant_device = ((VsDocumentDevice *)g_ptr_array_index (devices, 0))->id;
-  self->instant_t = -1;
-  self->range_a = self->range_b = -1;
-  self->fit_pending = TRUE;
-  vs_window_request_all_charts (self);
-  vs_window_request_instant (self);
-  vs_window_set_following (self, !vs_document_is_finalized (self->doc));
+  vs_window_add_timelines (self);
+  vs_window_set_following (self, !vs_document_is_finalized (doc));
 }
 
 typedef struct
 {
   VsWindow *self;
-  guint generation;
+  guint serial;
+  GFile *file;
 } LoadRequest;
+
+/* A failed open while a trace is shown: the trace stays, a toast says
+ * why. */
+static void
+keep_document (VsWindow *self, GFile *file, const char *message)
+{
+  VsDocument *doc = vs_session_get_document (self->session);
+  g_autofree char *name = g_file_get_basename (vs_document_get_file (doc));
+  g_autofree char *desc = vs_document_describe (doc);
+  g_autofree char *failed = g_file_get_basename (file);
+  g_autofree char *text = g_strdup_printf (_ ("Cannot open %s: %s"), failed, message);
+  g_autofree char *markup = g_markup_escape_text (text, -1);
+  AdwToast *toast = adw_toast_new (markup);
+
+  adw_window_title_set_title (self->window_title, name);
+  adw_window_title_set_subtitle (self->window_title, desc);
+  gtk_stack_set_visible_child_name (self->main_stack,
+                                    vs_document_get_devices (doc)->len > 0 ? "trace" : "error");
+  adw_toast_set_timeout (toast, 10);
+  adw_toast_overlay_add_toast (self->toast_overlay, toast);
+  set_error (self, message);
+}
 
 static void
 on_load_done (GObject *source, GAsyncResult *result, gpointer data)
@@ -473,21 +268,26 @@ on_load_done (GObject *source, GAsyncResult *result, gpointer data)
   LoadRequest *req = data;
   VsWindow *self = req->self;
   g_autoptr (GError) error = NULL;
-  VsDocument *doc = vs_document_load_finish (result, &error);
+  g_autoptr (VsDocument) doc = vs_document_load_finish (result, &error);
 
-  if (req->generation != self->generation)
-    g_clear_object (&doc);
+  if (req->serial != self->load_serial)
+    ;
   else if (doc == NULL)
     {
-      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        ;
+      else if (vs_session_get_document (self->session) != NULL)
+        keep_document (self, req->file, error->message);
+      else
         vs_window_show_error (self, error->message);
     }
   else
     {
-      self->doc = doc;
+      clear_document (self);
       add_to_recent (vs_document_get_file (doc));
-      show_document (self);
+      show_document (self, doc);
     }
+  g_object_unref (req->file);
   g_object_unref (self);
   g_free (req);
 }
@@ -500,7 +300,14 @@ vs_window_open (VsWindow *self, GFile *file)
   g_autofree char *name = NULL;
 
   g_return_if_fail (VS_IS_WINDOW (self));
-  clear_document (self);
+  g_return_if_fail (G_IS_FILE (file));
+  /* The shown trace, if any, stays until the new one has loaded. */
+  if (vs_session_get_document (self->session) == NULL)
+    clear_document (self);
+  g_cancellable_cancel (self->load_cancellable);
+  g_clear_object (&self->load_cancellable);
+  self->load_cancellable = g_cancellable_new ();
+  self->load_serial++;
   name = g_file_get_basename (file);
   /* A killed recording's spool beside the trace: say how to recover it. */
   g_autoptr (GFile) dir = g_file_get_parent (file);
@@ -509,15 +316,16 @@ vs_window_open (VsWindow *self, GFile *file)
   if (hint != NULL)
     g_message ("%s", hint);
   adw_window_title_set_title (self->window_title, name);
-  adw_window_title_set_subtitle (self->window_title, "Loading…");
-  gtk_label_set_text (self->loading_label, "Opening the trace");
+  adw_window_title_set_subtitle (self->window_title, _ ("Loading…"));
+  gtk_label_set_text (self->loading_label, _ ("Opening the trace"));
   gtk_progress_bar_set_fraction (self->progress_bar, 0);
   gtk_stack_set_visible_child_name (self->main_stack, "loading");
 
   req = g_new0 (LoadRequest, 1);
   req->self = g_object_ref (self);
-  req->generation = self->generation;
-  vs_document_load_async (file, self->cancellable, on_progress, self, on_load_done, req);
+  req->serial = self->load_serial;
+  req->file = g_object_ref (file);
+  vs_document_load_async (file, self->load_cancellable, on_progress, self, on_load_done, req);
 }
 
 /* ------------------------------------------------------------- actions -- */
@@ -535,21 +343,22 @@ on_chooser_response (GtkNativeDialog *dialog, int response, VsWindow *self)
 }
 
 static void
-open_activated (GSimpleAction *action, GVariant *param, gpointer data)
+open_action (GtkWidget *widget, const char *name, GVariant *param)
 {
-  VsWindow *self = data;
-  GtkFileChooserNative *chooser = gtk_file_chooser_native_new (
-      "Open a Trace", GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_OPEN, "_Open", "_Cancel");
+  VsWindow *self = VS_WINDOW (widget);
+  GtkFileChooserNative *chooser
+      = gtk_file_chooser_native_new (_ ("Open a Trace"), GTK_WINDOW (self),
+                                     GTK_FILE_CHOOSER_ACTION_OPEN, _ ("_Open"), _ ("_Cancel"));
   GtkFileFilter *traces = gtk_file_filter_new ();
   GtkFileFilter *all = gtk_file_filter_new ();
 
-  gtk_file_filter_set_name (traces, "vramscope traces");
+  gtk_file_filter_set_name (traces, _ ("vramscope traces"));
   gtk_file_filter_add_pattern (traces, "*.db");
   gtk_file_filter_add_pattern (traces, "*.vstrace");
   gtk_file_filter_add_pattern (traces, "*.sqlite");
   gtk_file_filter_add_mime_type (traces, "application/vnd.sqlite3");
   gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (chooser), traces);
-  gtk_file_filter_set_name (all, "All files");
+  gtk_file_filter_set_name (all, _ ("All files"));
   gtk_file_filter_add_pattern (all, "*");
   gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (chooser), all);
   g_object_unref (traces);
@@ -559,73 +368,80 @@ open_activated (GSimpleAction *action, GVariant *param, gpointer data)
 }
 
 static void
-open_recent_activated (GSimpleAction *action, GVariant *param, gpointer data)
+open_recent_action (GtkWidget *widget, const char *name, GVariant *param)
 {
   g_autoptr (GFile) file = g_file_new_for_uri (g_variant_get_string (param, NULL));
-  vs_window_open (VS_WINDOW (data), file);
+
+  gtk_menu_button_popdown (VS_WINDOW (widget)->recent_button);
+  vs_window_open (VS_WINDOW (widget), file);
+}
+
+/* The first timeline zooms or pans; its "view-changed" brings the new
+ * view to the session, and from there to every timeline. */
+static VsMemoryChart *
+first_chart (VsWindow *self)
+{
+  return self->slots->len > 0 ? g_array_index (self->slots, VsChartSlot, 0).chart : NULL;
 }
 
 static void
-zoom (VsWindow *self, double factor)
+zoom_action (GtkWidget *widget, const char *name, GVariant *param)
 {
-  if (self->slots->len == 0)
-    return;
-  /* The first chart zooms and reports the new view to all of them. */
-  vs_memory_chart_zoom (g_array_index (self->slots, ChartSlot, 0).chart, factor);
+  VsMemoryChart *chart = first_chart (VS_WINDOW (widget));
+
+  if (chart != NULL)
+    vs_memory_chart_zoom (chart, g_str_equal (name, "win.zoom-in") ? 1.5 : 1 / 1.5);
 }
 
 static void
-pan_left_activated (GSimpleAction *a, GVariant *p, gpointer data)
+pan_action (GtkWidget *widget, const char *name, GVariant *param)
 {
-  VsWindow *self = data;
-  if (self->slots->len > 0)
-    vs_memory_chart_pan (g_array_index (self->slots, ChartSlot, 0).chart, -0.2);
+  VsMemoryChart *chart = first_chart (VS_WINDOW (widget));
+
+  if (chart != NULL)
+    vs_memory_chart_pan (chart, g_str_equal (name, "win.pan-left") ? -0.2 : 0.2);
 }
 
 static void
-pan_right_activated (GSimpleAction *a, GVariant *p, gpointer data)
+zoom_reset_action (GtkWidget *widget, const char *name, GVariant *param)
 {
-  VsWindow *self = data;
-  if (self->slots->len > 0)
-    vs_memory_chart_pan (g_array_index (self->slots, ChartSlot, 0).chart, 0.2);
+  VsWindow *self = VS_WINDOW (widget);
+  VsDocument *doc = vs_session_get_document (self->session);
+
+  if (doc != NULL)
+    vs_session_set_visible_range (self->session, 0, MAX (1, vs_document_get_duration (doc)));
 }
 
+/* Alt+1…5: the panes in the switcher's order. */
 static void
-zoom_in_activated (GSimpleAction *a, GVariant *p, gpointer data)
+show_pane_action (GtkWidget *widget, const char *name, GVariant *param)
 {
-  zoom (data, 1.5);
+  vs_window_show_pane (VS_WINDOW (widget), g_variant_get_string (param, NULL));
 }
 
+/* Ctrl+F: the shown pane's search, when it has one. */
 static void
-zoom_out_activated (GSimpleAction *a, GVariant *p, gpointer data)
+find_action (GtkWidget *widget, const char *name, GVariant *param)
 {
-  zoom (data, 1 / 1.5);
+  VsWindow *self = VS_WINDOW (widget);
+  GtkWidget *pane = adw_view_stack_get_visible_child (self->pane_stack);
+
+  if (gtk_widget_get_mapped (GTK_WIDGET (self->pane_stack)) && VS_IS_PANE (pane))
+    vs_pane_start_search (VS_PANE (pane));
 }
 
+/* Ctrl+C, Shift+Ctrl+C: the shown pane's copy of its selection (an entry
+ * with the focus copies its own text first). */
 static void
-zoom_reset_activated (GSimpleAction *a, GVariant *p, gpointer data)
+copy_action (GtkWidget *widget, const char *name, GVariant *param)
 {
-  VsWindow *self = data;
-  if (self->doc != NULL)
-    vs_window_set_view (self, 0, MAX (1, vs_document_get_duration (self->doc)));
-}
+  VsWindow *self = VS_WINDOW (widget);
+  GtkWidget *pane = adw_view_stack_get_visible_child (self->pane_stack);
 
-static void
-follow_changed (GSimpleAction *action, GVariant *value, gpointer data)
-{
-  vs_window_set_following (VS_WINDOW (data), g_variant_get_boolean (value));
+  if (gtk_widget_get_mapped (GTK_WIDGET (self->pane_stack)) && VS_IS_PANE (pane))
+    gtk_widget_activate_action (
+        pane, g_str_equal (name, "win.copy-stack") ? "pane.copy-stack" : "pane.copy-row", NULL);
 }
-
-static const GActionEntry win_actions[] = {
-  { "open", open_activated },
-  { "open-recent", open_recent_activated, "s" },
-  { "zoom-in", zoom_in_activated },
-  { "zoom-out", zoom_out_activated },
-  { "zoom-reset", zoom_reset_activated },
-  { "pan-left", pan_left_activated },
-  { "pan-right", pan_right_activated },
-  { "follow", NULL, NULL, "false", follow_changed },
-};
 
 static int
 recent_newer_first (gconstpointer a, gconstpointer b)
@@ -635,33 +451,80 @@ recent_newer_first (gconstpointer a, gconstpointer b)
   return g_date_time_compare (mb, ma);
 }
 
-/* The recent traces menu: files this viewer opened, newest first. */
+/* The folder of uri as the user writes it: "~/runs" under the home
+ * folder, the full path elsewhere, the URI for a remote file. */
+static char *
+recent_folder (const char *uri)
+{
+  g_autoptr (GFile) file = g_file_new_for_uri (uri);
+  g_autoptr (GFile) parent = g_file_get_parent (file);
+  g_autoptr (GFile) home = g_file_new_for_path (g_get_home_dir ());
+  g_autofree char *rel = NULL;
+
+  if (parent == NULL)
+    return g_strdup ("");
+  if (g_file_equal (parent, home))
+    return g_strdup ("~");
+  rel = g_file_get_relative_path (home, parent);
+  if (rel != NULL)
+    return g_build_filename ("~", rel, NULL);
+  return g_file_get_parse_name (parent);
+}
+
+/* The recent traces: files this viewer opened, newest first, each row
+ * its file name (as it is: no mnemonics) over its folder.  A row is
+ * actionable: activating it runs win.open-recent with its URI. */
 static void
 rebuild_recent_menu (GtkRecentManager *manager, VsWindow *self)
 {
-  g_autoptr (GMenu) menu = g_menu_new ();
+  GtkWidget *popover = gtk_popover_new ();
+  GtkWidget *box = gtk_list_box_new ();
   GList *items = gtk_recent_manager_get_items (manager);
   guint n = 0;
 
+  gtk_widget_add_css_class (box, "recent-list");
+  gtk_list_box_set_selection_mode (GTK_LIST_BOX (box), GTK_SELECTION_NONE);
   items = g_list_sort (items, recent_newer_first);
   for (GList *l = items; l != NULL && n < MAX_RECENT; l = l->next)
     {
       GtkRecentInfo *info = l->data;
-      g_autoptr (GMenuItem) item = NULL;
+      GtkWidget *row, *labels, *name, *folder;
+      g_autofree char *dir = NULL;
 
       if (!gtk_recent_info_has_group (info, "vramscope"))
         continue;
-      item = g_menu_item_new (gtk_recent_info_get_display_name (info), NULL);
-      g_menu_item_set_action_and_target_value (
-          item, "win.open-recent", g_variant_new_string (gtk_recent_info_get_uri (info)));
-      g_menu_append_item (menu, item);
+      dir = recent_folder (gtk_recent_info_get_uri (info));
+      row = gtk_list_box_row_new ();
+      labels = gtk_box_new (GTK_ORIENTATION_VERTICAL, 2);
+      name = gtk_label_new (gtk_recent_info_get_display_name (info));
+      folder = gtk_label_new (dir);
+      gtk_label_set_xalign (GTK_LABEL (name), 0);
+      gtk_label_set_xalign (GTK_LABEL (folder), 0);
+      gtk_label_set_ellipsize (GTK_LABEL (folder), PANGO_ELLIPSIZE_START);
+      gtk_label_set_max_width_chars (GTK_LABEL (folder), 48);
+      gtk_widget_add_css_class (folder, "dim-label");
+      gtk_widget_add_css_class (folder, "caption");
+      gtk_box_append (GTK_BOX (labels), name);
+      gtk_box_append (GTK_BOX (labels), folder);
+      gtk_list_box_row_set_child (GTK_LIST_BOX_ROW (row), labels);
+      gtk_widget_set_tooltip_text (row, gtk_recent_info_get_uri_display (info));
+      gtk_actionable_set_action_name (GTK_ACTIONABLE (row), "win.open-recent");
+      gtk_actionable_set_action_target_value (
+          GTK_ACTIONABLE (row), g_variant_new_string (gtk_recent_info_get_uri (info)));
+      gtk_list_box_append (GTK_LIST_BOX (box), row);
       n++;
     }
   g_list_free_full (items, (GDestroyNotify)gtk_recent_info_unref);
   if (n == 0)
-    /* An item with no action shows greyed out. */
-    g_menu_append (menu, "No recent traces", "win.no-recent-traces");
-  gtk_menu_button_set_menu_model (self->recent_button, G_MENU_MODEL (menu));
+    {
+      GtkWidget *none = gtk_label_new (_ ("No recent traces"));
+      gtk_widget_add_css_class (none, "dim-label");
+      gtk_list_box_set_placeholder (GTK_LIST_BOX (box), none);
+    }
+  gtk_popover_set_child (GTK_POPOVER (popover), box);
+  /* The list shown is replaced: close it first. */
+  gtk_menu_button_popdown (self->recent_button);
+  gtk_menu_button_set_popover (self->recent_button, popover);
 }
 
 /* --------------------------------------------------------- drag & drop -- */
@@ -680,18 +543,64 @@ on_drop (GtkDropTarget *target, const GValue *value, double x, double y, VsWindo
 /* ---------------------------------------------------------- life cycle -- */
 
 static void
+vs_window_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  VsWindow *self = VS_WINDOW (object);
+
+  switch (prop_id)
+    {
+    case PROP_SESSION:
+      g_value_set_object (value, self->session);
+      break;
+    case PROP_SETTLED:
+      g_value_set_boolean (value, self->settled);
+      break;
+    case PROP_ERROR:
+      g_value_set_string (value, self->error);
+      break;
+    case PROP_FOLLOWING:
+      g_value_set_boolean (value, self->follow_source != 0);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+vs_window_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
+{
+  VsWindow *self = VS_WINDOW (object);
+
+  switch (prop_id)
+    {
+    case PROP_FOLLOWING:
+      vs_window_set_following (self, g_value_get_boolean (value));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
 vs_window_dispose (GObject *object)
 {
   VsWindow *self = VS_WINDOW (object);
 
   if (self->cancellable != NULL)
     g_cancellable_cancel (self->cancellable);
+  if (self->load_cancellable != NULL)
+    g_cancellable_cancel (self->load_cancellable);
+  g_clear_object (&self->load_cancellable);
   g_clear_handle_id (&self->follow_source, g_source_remove);
   g_signal_handlers_disconnect_by_data (gtk_recent_manager_get_default (), self);
+  if (self->session != NULL)
+    {
+      g_signal_handlers_disconnect_by_data (self->session, self);
+      vs_session_set_document (self->session, NULL);
+    }
   g_clear_object (&self->cancellable);
-  g_clear_object (&self->doc);
-  g_clear_pointer (&self->instant, vs_instant_unref);
   gtk_widget_dispose_template (GTK_WIDGET (self), VS_TYPE_WINDOW);
+  g_clear_object (&self->session);
   G_OBJECT_CLASS (vs_window_parent_class)->dispose (object);
 }
 
@@ -701,7 +610,7 @@ vs_window_finalize (GObject *object)
   VsWindow *self = VS_WINDOW (object);
 
   g_array_unref (self->slots);
-  g_free (self->screenshot_path);
+  g_free (self->error);
   G_OBJECT_CLASS (vs_window_parent_class)->finalize (object);
 }
 
@@ -710,12 +619,29 @@ vs_window_class_init (VsWindowClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+  GParamFlags ro = G_PARAM_READABLE | G_PARAM_STATIC_STRINGS;
 
+  object_class->get_property = vs_window_get_property;
+  object_class->set_property = vs_window_set_property;
   object_class->dispose = vs_window_dispose;
   object_class->finalize = vs_window_finalize;
 
+  /* What is shown, for the panes to bind. */
+  props[PROP_SESSION] = g_param_spec_object ("session", NULL, NULL, VS_TYPE_SESSION, ro);
+  /* A trace is shown, every timeline has its data and the panes their
+   * instant, and nothing more is being fetched. */
+  props[PROP_SETTLED] = g_param_spec_boolean ("settled", NULL, NULL, FALSE, ro);
+  /* The last load or query failure (NULL: none since the last open). */
+  props[PROP_ERROR] = g_param_spec_string ("error", NULL, NULL, NULL, ro);
+  /* Reading what the recording commits, every second. */
+  props[PROP_FOLLOWING]
+      = g_param_spec_boolean ("following", NULL, NULL, FALSE,
+                              G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, props);
+
+  g_type_ensure (VS_TYPE_SESSION);
   g_type_ensure (VS_TYPE_ATTRIBUTION_PANE);
-  g_type_ensure (VS_TYPE_FLAME_GRAPH);
+  g_type_ensure (VS_TYPE_FLAME_PANE);
   g_type_ensure (VS_TYPE_ALLOCATIONS_PANE);
   g_type_ensure (VS_TYPE_FRAGMENTATION_VIEW);
   g_type_ensure (VS_TYPE_OOM_PANE);
@@ -723,6 +649,7 @@ vs_window_class_init (VsWindowClass *klass)
   gtk_widget_class_set_template_from_resource (widget_class, "/org/vramscope/View/vs-window.ui");
 #define CHILD(name) gtk_widget_class_bind_template_child (widget_class, VsWindow, name)
   CHILD (window_title);
+  CHILD (toast_overlay);
   CHILD (recent_button);
   CHILD (zoom_box);
   CHILD (follow_button);
@@ -735,12 +662,52 @@ vs_window_class_init (VsWindowClass *klass)
   CHILD (instant_label);
   CHILD (pane_stack);
   CHILD (oom_page);
-  CHILD (attribution_pane);
-  CHILD (flame_graph);
-  CHILD (allocations_pane);
-  CHILD (fragmentation_view);
-  CHILD (oom_pane);
 #undef CHILD
+  gtk_widget_class_bind_template_callback (widget_class, on_oom_instant);
+
+  gtk_widget_class_install_action (widget_class, "win.open", NULL, open_action);
+  gtk_widget_class_install_action (widget_class, "win.open-recent", "s", open_recent_action);
+  gtk_widget_class_install_action (widget_class, "win.zoom-in", NULL, zoom_action);
+  gtk_widget_class_install_action (widget_class, "win.zoom-out", NULL, zoom_action);
+  gtk_widget_class_install_action (widget_class, "win.zoom-reset", NULL, zoom_reset_action);
+  gtk_widget_class_install_action (widget_class, "win.pan-left", NULL, pan_action);
+  gtk_widget_class_install_action (widget_class, "win.pan-right", NULL, pan_action);
+  gtk_widget_class_install_property_action (widget_class, "win.follow", "following");
+  gtk_widget_class_install_action (widget_class, "win.show-pane", "s", show_pane_action);
+  gtk_widget_class_install_action (widget_class, "win.find", NULL, find_action);
+  gtk_widget_class_install_action (widget_class, "win.copy-row", NULL, copy_action);
+  gtk_widget_class_install_action (widget_class, "win.copy-stack", NULL, copy_action);
+
+#define KEY(key, action)                                                                           \
+  gtk_widget_class_add_binding_action (widget_class, key, GDK_CONTROL_MASK, action, NULL)
+  KEY (GDK_KEY_o, "win.open");
+  KEY (GDK_KEY_plus, "win.zoom-in");
+  KEY (GDK_KEY_equal, "win.zoom-in");
+  KEY (GDK_KEY_KP_Add, "win.zoom-in");
+  KEY (GDK_KEY_minus, "win.zoom-out");
+  KEY (GDK_KEY_KP_Subtract, "win.zoom-out");
+  KEY (GDK_KEY_0, "win.zoom-reset");
+  KEY (GDK_KEY_KP_0, "win.zoom-reset");
+  KEY (GDK_KEY_Left, "win.pan-left");
+  KEY (GDK_KEY_Right, "win.pan-right");
+  KEY (GDK_KEY_f, "win.find");
+  KEY (GDK_KEY_c, "win.copy-row");
+#undef KEY
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_c, GDK_CONTROL_MASK | GDK_SHIFT_MASK,
+                                       "win.copy-stack", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_C, GDK_CONTROL_MASK | GDK_SHIFT_MASK,
+                                       "win.copy-stack", NULL);
+  {
+    static const char *const panes[]
+        = { "attribution", "flame", "allocations", "fragmentation", "oom" };
+    for (guint i = 0; i < G_N_ELEMENTS (panes); i++)
+      {
+        gtk_widget_class_add_binding_action (widget_class, GDK_KEY_1 + i, GDK_ALT_MASK,
+                                             "win.show-pane", "s", panes[i]);
+        gtk_widget_class_add_binding_action (widget_class, GDK_KEY_KP_1 + i, GDK_ALT_MASK,
+                                             "win.show-pane", "s", panes[i]);
+      }
+  }
 }
 
 static void
@@ -749,15 +716,16 @@ vs_window_init (VsWindow *self)
   GtkDropTarget *drop;
   GtkRecentManager *recent = gtk_recent_manager_get_default ();
 
+  /* Before the template: its panes bind the session's properties. */
+  self->session = vs_session_new ();
   gtk_widget_init_template (GTK_WIDGET (self));
-  self->slots = g_array_new (FALSE, TRUE, sizeof (ChartSlot));
+  self->slots = g_array_new (FALSE, TRUE, sizeof (VsChartSlot));
   self->cancellable = g_cancellable_new ();
-  self->instant_device = -1;
-  self->range_a = self->range_b = -1;
 
-  g_action_map_add_action_entries (G_ACTION_MAP (self), win_actions, G_N_ELEMENTS (win_actions),
-                                   self);
-  g_signal_connect (self->oom_pane, "instant-selected", G_CALLBACK (on_oom_instant), self);
+  vs_window_init_timelines (self);
+  g_signal_connect (self->session, "notify::instant", G_CALLBACK (on_session_instant), self);
+  g_signal_connect (self->session, "notify::loading", G_CALLBACK (on_session_loading), self);
+  g_signal_connect (self->session, "instant-failed", G_CALLBACK (on_instant_failed), self);
 
   drop = gtk_drop_target_new (G_TYPE_FILE, GDK_ACTION_COPY);
   g_signal_connect (drop, "drop", G_CALLBACK (on_drop), self);
@@ -776,11 +744,27 @@ vs_window_new (AdwApplication *application)
 }
 
 /* See vs-window.h. */
-gboolean
-vs_window_get_failed (VsWindow *self)
+VsSession *
+vs_window_get_session (VsWindow *self)
 {
-  g_return_val_if_fail (VS_IS_WINDOW (self), TRUE);
-  return self->failed;
+  g_return_val_if_fail (VS_IS_WINDOW (self), NULL);
+  return self->session;
+}
+
+/* See vs-window.h. */
+gboolean
+vs_window_get_settled (VsWindow *self)
+{
+  g_return_val_if_fail (VS_IS_WINDOW (self), FALSE);
+  return self->settled;
+}
+
+/* See vs-window.h. */
+const char *
+vs_window_get_error (VsWindow *self)
+{
+  g_return_val_if_fail (VS_IS_WINDOW (self), NULL);
+  return self->error;
 }
 
 /* See vs-window.h. */
@@ -788,6 +772,7 @@ gboolean
 vs_window_show_pane (VsWindow *self, const char *name)
 {
   g_return_val_if_fail (VS_IS_WINDOW (self), FALSE);
+  g_return_val_if_fail (name != NULL, FALSE);
   if (adw_view_stack_get_child_by_name (self->pane_stack, name) == NULL)
     return FALSE;
   adw_view_stack_set_visible_child_name (self->pane_stack, name);

@@ -3,13 +3,17 @@
  *
  * Opening (button, recent files, drag and drop, the command line) loads the
  * trace in a thread with a progress bar; a file that is not a trace shows
- * the analyzer's message in the window.  With a screenshot path set, the
- * window saves a PNG of itself once the trace and the panes are drawn and
- * then closes (`vramscope view --screenshot`).
+ * the analyzer's message in the window.  What is shown lives in the
+ * window's VsSession, which the panes bind.  Properties: "session",
+ * "settled" (a trace is shown and nothing is being fetched: what a
+ * screenshot waits for, see vs-screenshot.h), "error" (the last failure)
+ * and "following" (a recording in progress is read again every second).
  */
 #pragma once
 
 #include <adwaita.h>
+
+#include "vs-session.h"
 
 G_BEGIN_DECLS
 
@@ -21,17 +25,18 @@ VsWindow *vs_window_new (AdwApplication *application);
 /* Starts loading file into the window (replacing what it shows). */
 void vs_window_open (VsWindow *self, GFile *file);
 
-/* Makes the window save itself to path as a PNG once a loaded trace is
- * fully drawn, then close; the application's exit status is then 0, or 1
- * (with one line on stderr) when loading or saving failed.  width and
- * height (> 0) are the picture's size; 0 keeps the window's. */
-void vs_window_set_screenshot (VsWindow *self, const char *path, int width, int height);
+/* The session the window and its panes show (owned by the window). */
+VsSession *vs_window_get_session (VsWindow *self);
+
+/* Whether a trace is shown with every timeline's data and the selected
+ * instant's state, and nothing more is being fetched. */
+gboolean vs_window_get_settled (VsWindow *self);
+
+/* The last load or query failure since the last open, NULL when none. */
+const char *vs_window_get_error (VsWindow *self);
 
 /* Shows the pane named name ("attribution", "flame", "allocations",
  * "fragmentation" or "oom").  Returns FALSE for an unknown name. */
 gboolean vs_window_show_pane (VsWindow *self, const char *name);
-
-/* Whether the last screenshot or load failed (for the exit status). */
-gboolean vs_window_get_failed (VsWindow *self);
 
 G_END_DECLS

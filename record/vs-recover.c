@@ -39,22 +39,11 @@
 
 #include "vs-config.h"
 #include "vs-merge.h"
+#include "vs-output.h"
 #include "vs-recover.h"
 #include "vs-spool.h"
 #include "vs-symbolize.h"
 #include "vs-torch-stream.h"
-
-/* Removes path and the SQLite side files that may sit beside it. */
-static void
-remove_trace (const char *path)
-{
-  static const char *sides[] = { "", "-wal", "-shm", "-journal" };
-  for (gsize i = 0; i < G_N_ELEMENTS (sides); i++)
-    {
-      g_autofree char *p = g_strconcat (path, sides[i], NULL);
-      g_unlink (p);
-    }
-}
 
 /* Removes the spool directory and everything in it (files only: the
  * collector and the hook create no folders there). */
@@ -236,9 +225,10 @@ vs_cmd_recover (int argc, char **argv)
                  spool, info.host ? " on " : "", info.host ? info.host : "");
       return 1;
     }
-  if (g_file_test (out, G_FILE_TEST_EXISTS) && !force)
+  char err[1024] = "";
+  if (vs_output_check (out, force, "--force", NULL, 0, err, sizeof err) < 0)
     {
-      fprintf (stderr, "vramscope recover: %s exists; use --force to replace it\n", out);
+      fprintf (stderr, "vramscope recover: %s\n", err);
       return 1;
     }
 
@@ -251,7 +241,14 @@ vs_cmd_recover (int argc, char **argv)
   size_t n = vs_record_list_spool (spool, &files);
   n = drop_damaged (files, n, &kept);
   int status = 0;
-  if (n == 0)
+  if (n > 0
+      && vs_output_check (out, force, "--force", (const char *const *)files, n, err, sizeof err)
+             < 0)
+    {
+      fprintf (stderr, "vramscope recover: %s\n", err);
+      status = 1;
+    }
+  else if (n == 0)
     {
       fprintf (stderr,
                "vramscope recover: %s holds no trace of any process (no process of the "
@@ -269,29 +266,17 @@ vs_cmd_recover (int argc, char **argv)
                          .command_line = NULL,
                          .host = info.host ? info.host : host,
                          .tool_version = VS_VERSION };
-      g_autofree char *tmp = g_strdup_printf ("%s.tmp-%d", out, (int)getpid ());
-      remove_trace (tmp);
-      char err[1024] = "";
-      if (vs_merge_traces (tmp, (const char *const *)files, n, &run, NULL, NULL, err, sizeof err)
-          != 0)
+      char tmp[PATH_MAX + 64] = "";
+      if (vs_output_temp (out, tmp, sizeof tmp, err, sizeof err) != 0
+          || vs_merge_traces (tmp, (const char *const *)files, n, &run, NULL, NULL, err, sizeof err)
+                 != 0
+          || vs_output_commit (tmp, out, force, "--force", err, sizeof err) != 0)
         {
           fprintf (stderr, "vramscope recover: cannot write %s: %s\n", out, err);
+          if (tmp[0] != '\0')
+            vs_output_remove (tmp);
           status = 1;
         }
-      else
-        {
-          g_autofree char *wal = g_strconcat (out, "-wal", NULL);
-          g_autofree char *shm = g_strconcat (out, "-shm", NULL);
-          g_unlink (wal);
-          g_unlink (shm);
-          if (g_rename (tmp, out) != 0)
-            {
-              fprintf (stderr, "vramscope recover: cannot write %s: %s\n", out, g_strerror (errno));
-              status = 1;
-            }
-        }
-      if (status != 0)
-        remove_trace (tmp);
     }
   size_t nproc = 0;
   for (size_t k = 0; k < n; k++)

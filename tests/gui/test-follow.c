@@ -5,7 +5,7 @@
  * to other processes, which is how the analyzer tells that a file is being
  * written) writes a trace with the writer API and commits it without
  * finalizing, keeping the file open as the collector does.  The trace is
- * opened the way `vramscope view FILE` opens it (VsApplication, activate)
+ * opened the way `vramscope view FILE` opens it (VsApplication, open)
  * in a real window, which must follow it: show the committed state, pick up
  * a later commit — a larger allocation, later in time — within a few
  * seconds (subtitle, document, timeline data and limits, the view reaching
@@ -166,15 +166,15 @@ wait_until (gboolean (*done) (VsWindow *self), VsWindow *self)
 static gboolean
 settled (VsWindow *self)
 {
-  if (self->doc == NULL || self->slots->len == 0 || self->refresh_in_flight || !self->instant_loaded
-      || self->instant_in_flight || self->instant_dirty)
+  if (vs_session_get_document (self->session) == NULL || self->slots->len == 0
+      || self->refresh_in_flight || vs_session_get_instant (self->session) == NULL
+      || !vs_session_is_settled (self->session))
     return FALSE;
   for (guint i = 0; i < self->slots->len; i++)
-    {
-      ChartSlot *s = &g_array_index (self->slots, ChartSlot, i);
-      if (!s->loaded || s->in_flight || s->dirty)
-        return FALSE;
-    }
+    if (!vs_query_slot_is_idle (&g_array_index (self->slots, VsChartSlot, i).query))
+      return FALSE;
+  /* The window's own account agrees. */
+  g_assert_true (vs_window_get_settled (self));
   return TRUE;
 }
 
@@ -193,7 +193,8 @@ refresh_over (VsWindow *self)
 static gboolean
 shows_second_commit (VsWindow *self)
 {
-  return vs_document_get_duration (self->doc) == DURATION_2 && settled (self);
+  return vs_document_get_duration (vs_session_get_document (self->session)) == DURATION_2
+         && settled (self);
 }
 
 static gboolean
@@ -214,8 +215,12 @@ wait_one_refresh (VsWindow *self)
 static gboolean
 following (VsWindow *self)
 {
-  g_autoptr (GVariant) state = g_action_group_get_action_state (G_ACTION_GROUP (self), "follow");
-  gboolean on = g_variant_get_boolean (state);
+  gboolean on = gtk_toggle_button_get_active (GTK_TOGGLE_BUTTON (self->follow_button));
+  gboolean property = FALSE;
+
+  /* The toggle shows the window's "following" (the win.follow action). */
+  g_object_get (self, "following", &property, NULL);
+  g_assert_cmpint (on, ==, property);
 
   /* The toggle says what the timer does. */
   g_assert_cmpint (on, ==, self->follow_source != 0);
@@ -231,11 +236,13 @@ check_shows (VsWindow *self, gint64 duration, gint64 peak, gint64 peak_t, gboole
   const char *subtitle = adw_window_title_get_subtitle (self->window_title);
   g_autofree char *peak_text = vs_format_bytes (peak);
   g_autofree char *want = g_strdup_printf ("peak allocated %s", peak_text);
-  GPtrArray *devices = vs_document_get_devices (self->doc);
+  VsDocument *doc = vs_session_get_document (self->session);
+  GPtrArray *devices = vs_document_get_devices (doc);
+  VsInstant *instant = vs_session_get_instant (self->session);
 
   g_test_message ("subtitle: %s", subtitle);
-  g_assert_cmpint (vs_document_get_duration (self->doc), ==, duration);
-  g_assert_cmpint (vs_document_is_finalized (self->doc), ==, !recording);
+  g_assert_cmpint (vs_document_get_duration (doc), ==, duration);
+  g_assert_cmpint (vs_document_is_finalized (doc), ==, !recording);
   g_assert_cmpuint (devices->len, ==, 1);
   g_assert_cmpint (
       ((VsDocumentDevice *)g_ptr_array_index (devices, 0))->summary.peak_allocated_bytes, ==, peak);
@@ -243,11 +250,11 @@ check_shows (VsWindow *self, gint64 duration, gint64 peak, gint64 peak_t, gboole
   g_assert_cmpint (g_str_has_suffix (subtitle, " · recording"), ==, recording);
 
   /* The view reached the end of the trace, and still does. */
-  g_assert_cmpint (self->v1, ==, duration);
+  g_assert_cmpint (vs_session_get_visible_range (self->session)->end, ==, duration);
   g_assert_cmpuint (self->slots->len, ==, 1);
   for (guint i = 0; i < self->slots->len; i++)
     {
-      ChartSlot *s = &g_array_index (self->slots, ChartSlot, i);
+      VsChartSlot *s = &g_array_index (self->slots, VsChartSlot, i);
       VsChartData *d = vs_memory_chart_get_data (s->chart);
       gint64 v0, v1, highest = 0, marker = -1;
 
@@ -270,9 +277,9 @@ check_shows (VsWindow *self, gint64 duration, gint64 peak, gint64 peak_t, gboole
     }
 
   /* The panes show the peak instant of the trace as it is now. */
-  g_assert_nonnull (self->instant);
-  g_assert_cmpint (self->instant->time_ns, ==, peak_t);
-  g_assert_cmpint (self->instant->point.allocated_bytes, ==, peak);
+  g_assert_nonnull (instant);
+  g_assert_cmpint (instant->time_ns, ==, peak_t);
+  g_assert_cmpint (instant->point.allocated_bytes, ==, peak);
 }
 
 /* --------------------------------------------------------------- test -- */
@@ -285,6 +292,7 @@ test_follow_recording (void)
   g_autofree char *f1 = NULL, *f2 = NULL, *now = NULL;
   g_autofree char *wal = g_strconcat (trace_path, "-wal", NULL);
   g_autofree char *shm = g_strconcat (trace_path, "-shm", NULL);
+  g_autoptr (GFile) file = g_file_new_for_path (trace_path);
   VsWindow *self;
   int status = 0;
 
@@ -293,10 +301,10 @@ test_follow_recording (void)
   f1 = vs_test_source_fingerprint (trace_path);
 
   /* Opened as `vramscope view FILE` opens it. */
-  app = vs_application_new (trace_path, NULL, 1100, 760, NULL);
+  app = vs_application_new ();
   g_assert_true (g_application_register (G_APPLICATION (app), NULL, &error));
   g_assert_no_error (error);
-  g_application_activate (G_APPLICATION (app));
+  g_application_open (G_APPLICATION (app), &file, 1, "");
   g_assert_nonnull (gtk_application_get_windows (GTK_APPLICATION (app)));
   self = VS_WINDOW (gtk_application_get_windows (GTK_APPLICATION (app))->data);
   g_object_ref (self);
