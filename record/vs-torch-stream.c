@@ -300,12 +300,20 @@ vs_torch_stream_import (const char *path, const char *out, int64_t *events, bool
   return 0;
 }
 
-/* True when process pid left its final snapshot in spool, at a normal
- * exit or at a termination signal: a torch-PID-SEQ.info saying `reason
- * exit` or `reason signal` beside its .pickle. */
-static bool
-has_exit_snapshot (const char *spool, long long pid)
+/* The final snapshot process pid left in spool, if any: a
+ * torch-PID-SEQ.info saying `reason exit` or `reason signal` beside its
+ * .pickle. */
+typedef enum
 {
+  FINAL_NONE,
+  FINAL_AT_EXIT,
+  FINAL_AT_SIGNAL
+} VsFinalSnapshot;
+
+static VsFinalSnapshot
+final_snapshot (const char *spool, long long pid)
+{
+  VsFinalSnapshot found = FINAL_NONE;
   g_autoptr (GDir) d = g_dir_open (spool, 0, NULL);
   const char *name;
   while (d != NULL && (name = g_dir_read_name (d)) != NULL)
@@ -319,12 +327,15 @@ has_exit_snapshot (const char *spool, long long pid)
       g_autofree char *text = NULL;
       g_autofree char *base = g_strndup (info, strlen (info) - strlen (".info"));
       g_autofree char *pickle = g_strconcat (base, ".pickle", NULL);
-      if (g_file_get_contents (info, &text, NULL, NULL)
-          && (strstr (text, "\nreason exit\n") || strstr (text, "\nreason signal\n"))
-          && g_file_test (pickle, G_FILE_TEST_IS_REGULAR))
-        return true;
+      if (!g_file_get_contents (info, &text, NULL, NULL)
+          || !g_file_test (pickle, G_FILE_TEST_IS_REGULAR))
+        continue;
+      if (strstr (text, "\nreason signal\n"))
+        found = FINAL_AT_SIGNAL;
+      else if (strstr (text, "\nreason exit\n") && found == FINAL_NONE)
+        found = FINAL_AT_EXIT;
     }
-  return false;
+  return found;
 }
 
 int
@@ -340,7 +351,7 @@ vs_torch_stream_import_spool (const char *spool, const char *host, bool *keep)
       int end = 0;
       if (sscanf (name, "torch-%lld.stream%n", &pid, &end) != 1 || name[end] != '\0')
         continue;
-      if (has_exit_snapshot (spool, pid))
+      if (final_snapshot (spool, pid) != FINAL_NONE)
         continue;
       g_autofree char *stream = g_build_filename (spool, name, NULL);
       g_autofree char *info = g_strconcat (stream, ".info", NULL);
@@ -522,8 +533,10 @@ vs_torch_stream_append_tails (const char *spool, bool *keep)
     {
       long long pid;
       int end = 0;
+      /* At a normal exit nothing that matters follows the snapshot: what
+       * Python frees while it shuts down would hide what was live at exit. */
       if (sscanf (name, "torch-%lld.stream%n", &pid, &end) != 1 || name[end] != '\0'
-          || !has_exit_snapshot (spool, pid))
+          || final_snapshot (spool, pid) != FINAL_AT_SIGNAL)
         continue;
       g_autofree char *stream = g_build_filename (spool, name, NULL);
       g_autofree char *trace = g_strdup_printf ("%s/torch-%lld.db", spool, pid);

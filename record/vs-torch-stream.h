@@ -30,10 +30,12 @@ int vs_torch_stream_import (const char *path, const char *out, int64_t *events, 
  * set. */
 int vs_torch_stream_import_spool (const char *spool, const char *host, bool *keep);
 
-/* For each process whose final snapshot was imported (spool/torch-PID.db)
- * and that left a stream too, adds to that trace the stream's events that
- * came after the snapshot (the program ran on while it was taken, at a
- * termination signal): per device, those after the stream's last snapshot
- * marker.  Returns how many traces were extended; a failure is reported
+/* For each process whose final snapshot, taken at a termination signal,
+ * was imported (spool/torch-PID.db) and that left a stream too, adds to
+ * that trace the stream's events that came after the snapshot (the
+ * program ran on while it was taken): per device, those after the
+ * stream's last snapshot marker.  A snapshot taken at a normal exit gets
+ * none: what Python frees as it shuts down would hide what was live at
+ * exit.  Returns how many traces were extended; a failure is reported
  * and *keep set. */
 int vs_torch_stream_append_tails (const char *spool, bool *keep);

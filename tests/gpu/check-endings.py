@@ -56,8 +56,8 @@ db = sqlite3.connect("file:%s?mode=ro" % trace, uri=True)
 MIB = 1 << 20
 if kind == "c":
     sizes = dict(db.execute(
-        "SELECT bytes, count(*) FROM mem_event WHERE op = 1 AND bytes % ?1 = 0 AND bytes <= 64 * ?1"
-        " GROUP BY bytes", (MIB,)).fetchall())
+        "SELECT bytes, count(*) FROM mem_event WHERE op = 1 AND bytes % :mib = 0"
+        " AND bytes <= 64 * :mib GROUP BY bytes", {"mib": MIB}).fetchall())
     # The CUDA runtime may make allocations of its own of some of these
     # sizes: each of the program's sizes must be there at least once, and
     # freed exactly when the program freed it.
@@ -65,8 +65,8 @@ if kind == "c":
           "device level: the 64 cudaMalloc calls")
     freed = dict(db.execute(
         "SELECT a.bytes, count(*) FROM mem_event a JOIN mem_event f ON f.address = a.address"
-        " AND f.op = 2 AND f.ts >= a.ts WHERE a.op = 1 AND a.bytes % ?1 = 0 AND a.bytes <= 64 * ?1"
-        " GROUP BY a.bytes", (MIB,)).fetchall())
+        " AND f.op = 2 AND f.ts >= a.ts WHERE a.op = 1 AND a.bytes % :mib = 0"
+        " AND a.bytes <= 64 * :mib GROUP BY a.bytes", {"mib": MIB}).fetchall())
     check(all((freed.get((i + 1) * MIB, 0) >= 1) == (i % 2 == 0) for i in range(64)),
           "device level: the %d frees it made, and no other of those blocks (%d sizes freed)"
           % (truth["frees"], len(freed)))
