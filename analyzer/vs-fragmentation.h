@@ -63,4 +63,15 @@ typedef struct
 GArray *vs_fragmentation_segments (VsTrace *trace, gint64 device_id, gint64 allocator_id,
                                    gint64 seq, GError **error);
 
+/* The instant of worst fragmentation of (device_id, allocator_id; 0 =
+ * all): the replay step at which reserved − allocated is largest (the
+ * first such step of the series, or of the summary bucket it was found in).
+ * Fills *out as vs_fragmentation_at() does for that step (out->seq 0 and
+ * everything 0 when the series is empty).  Reads only the summary buckets
+ * whose bounds (max reserved − min allocated) could hold the maximum, or
+ * the whole series when it has no summary levels.  Returns FALSE with
+ * error set on failure. */
+gboolean vs_fragmentation_worst (VsTrace *trace, gint64 device_id, gint64 allocator_id,
+                                 VsFragmentation *out, GError **error);
+
 G_END_DECLS

@@ -5,6 +5,7 @@
  * allocator that failed, so both views describe one instant.
  */
 #include "vs-oom.h"
+#include "vs-format.h"
 #include "vs-trace-private.h"
 
 static const char *failed_sql
@@ -98,4 +99,148 @@ vs_oom_list (VsTrace *trace, gint64 device_id, gint64 allocator_id, GError **err
       o->all.seq = o->allocator.seq = o->seq;
     }
   return g_steal_pointer (&list);
+}
+
+const char *
+vs_oom_cause_name (VsOomCause cause)
+{
+  switch (cause)
+    {
+    case VS_OOM_CAUSE_DEVICE_FULL:
+      return "oom-device-full";
+    case VS_OOM_CAUSE_ALLOCATOR_LIMIT:
+      return "oom-allocator-limit";
+    case VS_OOM_CAUSE_FRAGMENTATION:
+      return "oom-fragmentation";
+    case VS_OOM_CAUSE_UNKNOWN:
+    default:
+      return "";
+    }
+}
+
+/* A device-level failure (allocator 0) of o's process at or before o and
+ * after the previous failure of o's allocator: PyTorch's cudaMalloc that
+ * failed before it reported its own out-of-memory error. */
+static const VsOom *
+device_failure_before (const VsOom *o, const GPtrArray *all)
+{
+  const VsOom *found = NULL;
+
+  for (guint i = 0; i < all->len; i++)
+    {
+      const VsOom *x = g_ptr_array_index (all, i);
+
+      if (x->time_ns > o->time_ns)
+        break;
+      if (x == o || x->id == o->id)
+        continue;
+      if (x->allocator_id == o->allocator_id)
+        found = NULL; /* an earlier failure of the allocator: start again */
+      else if (x->allocator_id == 0
+               && (x->process_id == o->process_id || x->process_id == VS_UNKNOWN
+                   || o->process_id == VS_UNKNOWN))
+        found = x;
+    }
+  return found;
+}
+
+VsOomCause
+vs_oom_classify (VsTrace *trace, const VsOom *o, const GPtrArray *all_failures, gint64 limit_bytes,
+                 char **evidence)
+{
+  const VsFragmentation *f = &o->allocator;
+  const VsDeviceInfo *d
+      = o->device_id != VS_UNKNOWN ? vs_trace_lookup_device (trace, o->device_id) : NULL;
+  /* Snapshots of some versions carry a total of 0: unknown. */
+  gint64 capacity = o->device_total_bytes > 0         ? o->device_total_bytes
+                    : d != NULL && d->total_bytes > 0 ? d->total_bytes
+                                                      : VS_UNKNOWN;
+  g_autofree char *request = vs_format_bytes (o->requested_bytes);
+  g_autofree char *reserved = vs_format_bytes (MAX (f->reserved_bytes, 0));
+  g_autofree char *free_in = vs_format_bytes (MAX (f->free_bytes, 0));
+  g_autofree char *largest = vs_format_bytes (MAX (f->largest_free_bytes, 0));
+  g_autofree char *device_free = vs_format_bytes (MAX (o->device_free_bytes, 0));
+  g_autofree char *cap = vs_format_bytes (MAX (capacity, 0));
+  const VsOom *cuda = all_failures != NULL && o->allocator_id != 0
+                          ? device_failure_before (o, all_failures)
+                          : NULL;
+  char *text = NULL;
+  VsOomCause cause = VS_OOM_CAUSE_UNKNOWN;
+
+  g_return_val_if_fail (trace != NULL && o != NULL, VS_OOM_CAUSE_UNKNOWN);
+  if (o->device_free_bytes != VS_UNKNOWN && o->device_free_bytes < o->requested_bytes)
+    {
+      cause = VS_OOM_CAUSE_DEVICE_FULL;
+      if (capacity != VS_UNKNOWN)
+        text = g_strdup_printf ("CUDA reported %s free of %s when %s was requested", device_free,
+                                cap, request);
+      else
+        text
+            = g_strdup_printf ("CUDA reported %s free when %s was requested", device_free, request);
+    }
+  else if (cuda != NULL)
+    {
+      g_autofree char *asked = vs_format_bytes (cuda->requested_bytes);
+
+      cause = VS_OOM_CAUSE_DEVICE_FULL;
+      text = g_strdup_printf ("the allocator asked CUDA for %s (%s) and CUDA had no room; "
+                              "%s reserved by the allocator",
+                              asked, cuda->api != NULL ? cuda->api : "cudaMalloc", reserved);
+    }
+  else if (f->free_bytes != VS_UNKNOWN && f->free_bytes >= o->requested_bytes
+           && f->largest_free_bytes != VS_UNKNOWN && f->largest_free_bytes < o->requested_bytes
+           && f->free_bytes * 10 >= f->reserved_bytes)
+    {
+      cause = VS_OOM_CAUSE_FRAGMENTATION;
+      text = g_strdup_printf ("%s free inside %s reserved, but the largest free block is %s, "
+                              "smaller than the %s requested",
+                              free_in, reserved, largest, request);
+    }
+  else if (o->allocator_id != 0 && limit_bytes != VS_UNKNOWN && f->reserved_bytes != VS_UNKNOWN
+           && f->reserved_bytes + o->requested_bytes > limit_bytes)
+    {
+      g_autofree char *limit = vs_format_bytes (limit_bytes);
+
+      cause = VS_OOM_CAUSE_ALLOCATOR_LIMIT;
+      text = g_strdup_printf ("%s reserved + %s requested exceed the allocator's limit of %s "
+                              "(per-process memory fraction) on a %s device",
+                              reserved, request, limit, cap);
+      if (o->device_free_bytes != VS_UNKNOWN)
+        {
+          char *more = g_strdup_printf ("%s; CUDA had %s free", text, device_free);
+
+          g_free (text);
+          text = more;
+        }
+    }
+  else if (o->allocator_id != 0
+           && (o->device_free_bytes != VS_UNKNOWN
+               || (vs_trace_has_device_level (trace) && capacity != VS_UNKNOWN
+                   && f->reserved_bytes != VS_UNKNOWN
+                   && f->reserved_bytes + o->requested_bytes <= capacity)))
+    {
+      cause = VS_OOM_CAUSE_ALLOCATOR_LIMIT;
+      if (o->device_free_bytes != VS_UNKNOWN)
+        text = g_strdup_printf ("CUDA had %s free, enough for the %s requested, but the "
+                                "allocator refused at %s reserved",
+                                device_free, request, reserved);
+      else
+        text = g_strdup_printf ("no CUDA allocation failed: the allocator refused %s by itself "
+                                "at %s reserved, far below the device's %s",
+                                request, reserved, cap);
+    }
+  else if (capacity != VS_UNKNOWN && o->all.reserved_bytes != VS_UNKNOWN
+           && o->all.reserved_bytes + o->requested_bytes > capacity)
+    {
+      g_autofree char *all = vs_format_bytes (o->all.reserved_bytes);
+
+      cause = VS_OOM_CAUSE_DEVICE_FULL;
+      text = g_strdup_printf ("%s reserved on the device + %s requested exceed its %s", all,
+                              request, cap);
+    }
+  if (evidence != NULL)
+    *evidence = text;
+  else
+    g_free (text);
+  return cause;
 }

@@ -38,4 +38,37 @@ typedef struct
  * VsOom (freed by the array), or NULL with error set. */
 GPtrArray *vs_oom_list (VsTrace *trace, gint64 device_id, gint64 allocator_id, GError **error);
 
+/* Why a request failed. */
+typedef enum
+{
+  VS_OOM_CAUSE_UNKNOWN,
+  VS_OOM_CAUSE_DEVICE_FULL,     /* the device had less free memory than the request */
+  VS_OOM_CAUSE_ALLOCATOR_LIMIT, /* the device had room; the allocator's own limit refused */
+  VS_OOM_CAUSE_FRAGMENTATION,   /* enough free inside reserved, no free block large enough */
+} VsOomCause;
+
+/* The cause's name as findings and reports print it: "oom-device-full",
+ * "oom-allocator-limit", "oom-fragmentation" ("" for unknown). */
+const char *vs_oom_cause_name (VsOomCause cause);
+
+/* Classifies failure o (from vs_oom_list() of its device with allocator 0,
+ * all_failures, which holds the device-level failures too):
+ *   device full       CUDA reported less free memory than the request, or
+ *                     a device-level cudaMalloc of the same process failed
+ *                     at or just before it (PyTorch asked CUDA and CUDA had
+ *                     no room), or reserved + request exceed the capacity;
+ *   fragmentation     the allocator's free memory inside reserved is at
+ *                     least the request and at least 10 % of reserved, yet
+ *                     its largest free block is smaller than the request;
+ *   allocator limit   otherwise, when the allocator's limit is known to be
+ *                     exceeded (limit_bytes, e.g. PyTorch's per-process
+ *                     fraction × capacity: reserved + request > limit), or
+ *                     the device had room (CUDA reported enough free
+ *                     memory, or device-level memory was observed and no
+ *                     device-level allocation failed).
+ * Writes one sentence of evidence with numbers to *evidence (may be NULL).
+ * Sizes in it are never negative. */
+VsOomCause vs_oom_classify (VsTrace *trace, const VsOom *o, const GPtrArray *all_failures,
+                            gint64 limit_bytes, char **evidence);
+
 G_END_DECLS

@@ -223,8 +223,8 @@ add_group_columns (VsTable *t, gboolean with_times)
 }
 
 static void
-add_group_rows (VsTrace *trace, VsTable *t, GArray *groups, gint64 allocator_id,
-                gboolean with_times)
+add_group_rows (VsTrace *trace, const VsReportOptions *opts, VsTable *t, GArray *groups,
+                gint64 allocator_id, gboolean with_times)
 {
   for (guint i = 0; i < groups->len; i++)
     {
@@ -243,7 +243,15 @@ add_group_rows (VsTrace *trace, VsTable *t, GArray *groups, gint64 allocator_id,
         }
       vs_table_set_text (t, c++, g->site);
       vs_table_set_text (t, c++, g->top_frame);
-      vs_table_set_text (t, c++, g->stack);
+      if (opts->user_stacks)
+        {
+          /* Cached: the stack was rendered when the group was made. */
+          const VsStackInfo *s = vs_stack_get (trace, g->stack_id, NULL);
+
+          vs_table_set_text (t, c++, s != NULL ? s->user_text : g->stack);
+        }
+      else
+        vs_table_set_text (t, c++, g->stack);
       vs_table_set_int (t, c++, g->stack_id > 0 ? g->stack_id : VS_UNKNOWN);
     }
 }
@@ -263,18 +271,22 @@ peak_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo *de
   blocks = vs_live_blocks (trace, device->id, allocator_id, s.peak_allocated_seq, error);
   if (blocks == NULL)
     return FALSE;
-  groups = vs_group_blocks (trace, blocks, VS_GROUP_BY_STACK, error);
+  groups = vs_group_blocks (trace, blocks, opts->by_site ? VS_GROUP_BY_SITE : VS_GROUP_BY_STACK,
+                            error);
   if (groups == NULL)
     return FALSE;
-  add_group_rows (trace, t, groups, allocator_id, FALSE);
+  add_group_rows (trace, opts, t, groups, allocator_id, FALSE);
   return TRUE;
 }
 
 static VsTable *
 report_peak (VsTrace *trace, const VsReportOptions *opts, GError **error)
 {
-  g_autoptr (VsTable) t
-      = vs_table_new ("Allocations live at the peak of allocated memory, one row per stack, "
+  g_autoptr (VsTable) t = vs_table_new (
+      opts->by_site ? "Allocations live at the peak of allocated memory, one row per site (the "
+                      "innermost frame of the user's own code), largest first; each device's "
+                      "rows sum to its peak_allocated_bytes."
+                    : "Allocations live at the peak of allocated memory, one row per stack, "
                       "largest first; each device's rows sum to its peak_allocated_bytes.");
 
   add_group_columns (t, FALSE);
@@ -293,18 +305,21 @@ leaks_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo *d
   blocks = vs_leaked_blocks (trace, device->id, allocator_id, error);
   if (blocks == NULL)
     return FALSE;
-  groups = vs_group_blocks (trace, blocks, VS_GROUP_BY_STACK, error);
+  groups = vs_group_blocks (trace, blocks, opts->by_site ? VS_GROUP_BY_SITE : VS_GROUP_BY_STACK,
+                            error);
   if (groups == NULL)
     return FALSE;
-  add_group_rows (trace, t, groups, allocator_id, TRUE);
+  add_group_rows (trace, opts, t, groups, allocator_id, TRUE);
   return TRUE;
 }
 
 static VsTable *
 report_leaks (VsTrace *trace, const VsReportOptions *opts, GError **error)
 {
-  g_autoptr (VsTable) t
-      = vs_table_new ("Allocations never freed by the end of the trace, one row per stack, "
+  g_autoptr (VsTable) t = vs_table_new (
+      opts->by_site ? "Allocations never freed by the end of the trace, one row per site, "
+                      "largest first, with when the first and last of them were allocated."
+                    : "Allocations never freed by the end of the trace, one row per stack, "
                       "largest first, with when the first and last of them were allocated.");
 
   add_group_columns (t, TRUE);
@@ -384,9 +399,15 @@ oom_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo *dev
             gint64 allocator_id, VsTable *t, GError **error)
 {
   g_autoptr (GPtrArray) list = vs_oom_list (trace, device->id, allocator_id, error);
+  g_autoptr (GPtrArray) all = NULL;
+  VsAllocatorSettings settings;
 
   if (list == NULL)
     return FALSE;
+  all = allocator_id == 0 ? g_ptr_array_ref (list) : vs_oom_list (trace, device->id, 0, error);
+  if (all == NULL)
+    return FALSE;
+  vs_allocator_settings_read (trace, device->id, &settings);
   for (guint i = 0; i < list->len; i++)
     {
       const VsOom *o = g_ptr_array_index (list, i);
@@ -433,8 +454,17 @@ oom_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo *dev
         c += 2;
       vs_table_set_text (t, c++, s->site);
       vs_table_set_text (t, c++, s->top_frame);
-      vs_table_set_text (t, c++, s->text);
+      vs_table_set_text (t, c++, opts->user_stacks ? s->user_text : s->text);
+      {
+        g_autofree char *evidence = NULL;
+        VsOomCause cause = vs_oom_classify (trace, o, all, settings.limit_bytes, &evidence);
+
+        vs_table_set_text (t, c++,
+                           cause != VS_OOM_CAUSE_UNKNOWN ? vs_oom_cause_name (cause) : NULL);
+        vs_table_set_text (t, c++, evidence);
+      }
     }
+  vs_allocator_settings_clear (&settings);
   return TRUE;
 }
 
@@ -444,7 +474,8 @@ report_oom (VsTrace *trace, const VsReportOptions *opts, GError **error)
   g_autoptr (VsTable) t
       = vs_table_new ("Failed allocations with the state at that instant: the failing "
                       "allocator's reserved, allocated and free memory, the largest free block, "
-                      "the whole device, and the largest live site.");
+                      "the whole device, the largest live site, and the cause: device full, "
+                      "allocator limit or fragmentation.");
   static const struct
   {
     const char *name;
@@ -470,6 +501,8 @@ report_oom (VsTrace *trace, const VsReportOptions *opts, GError **error)
     { "site", VS_COLUMN_TEXT },
     { "top_frame", VS_COLUMN_TEXT },
     { "stack", VS_COLUMN_STACK },
+    { "cause", VS_COLUMN_TEXT },
+    { "cause_evidence", VS_COLUMN_TEXT },
   };
 
   for (guint c = 0; c < G_N_ELEMENTS (cols); c++)
@@ -527,6 +560,14 @@ fragmentation_series (VsTrace *trace, const VsDeviceInfo *device, gint64 allocat
   instants[2].time = vs_trace_get_duration_ns (trace);
   for (guint i = 0; i < G_N_ELEMENTS (instants); i++)
     {
+      if (i == 2)
+        {
+          /* Before the end: the instant of worst fragmentation. */
+          if (!vs_fragmentation_worst (trace, device->id, allocator_id, &f, error))
+            return FALSE;
+          if (f.seq > 0)
+            add_fragmentation_row (trace, t, device, "worst", f.time_ns, &f, VS_UNKNOWN);
+        }
       if (instants[i].seq == VS_UNKNOWN)
         continue;
       if (!vs_fragmentation_at (trace, device->id, allocator_id, instants[i].seq, &f, NULL, error))
@@ -574,8 +615,8 @@ report_fragmentation (VsTrace *trace, const VsReportOptions *opts, GError **erro
 {
   g_autoptr (VsTable) t
       = vs_table_new ("Free memory inside reserved memory (reserved - allocated) at the peaks, "
-                      "at the end and at each failed allocation, with the largest free block "
-                      "where the allocator's segments are known.");
+                      "at its worst, at the end and at each failed allocation, with the largest "
+                      "free block where the allocator's segments are known.");
   static const struct
   {
     const char *name;
@@ -717,22 +758,163 @@ report_ranges (VsTrace *trace, const VsReportOptions *opts, GError **error)
   return g_steal_pointer (&t);
 }
 
+/* ---------------------------------------------------------------- roles */
+
+static gboolean
+roles_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo *device,
+              gint64 allocator_id, VsTable *t, GError **error)
+{
+  VsSummary s;
+  VsRoles r;
+
+  if (!vs_summary_get (trace, device->id, allocator_id, &s, NULL))
+    return TRUE;
+  if (s.peak_allocated_seq == VS_UNKNOWN)
+    return TRUE;
+  if (!vs_roles_at (trace, device->id, allocator_id, s.peak_allocated_seq, &r, error))
+    return FALSE;
+  for (VsRole role = 0; role < VS_N_ROLES; role++)
+    {
+      guint c = 0;
+
+      vs_table_add_row (t);
+      vs_table_set_int (t, c++, device->idx);
+      vs_table_set_text (t, c++, vs_trace_allocator_name (trace, allocator_id));
+      vs_table_set_text (t, c++, vs_role_name (role));
+      vs_table_set_int (t, c++, r.bytes[role]);
+      vs_table_set_int (t, c++, r.count[role]);
+    }
+  return TRUE;
+}
+
+static VsTable *
+report_roles (VsTrace *trace, const VsReportOptions *opts, GError **error)
+{
+  g_autoptr (VsTable) t
+      = vs_table_new ("Memory live at the peak of allocated memory by role, from each "
+                      "allocation's stack and lifetime; each device's rows sum to its "
+                      "peak_allocated_bytes.");
+
+  vs_table_add_column (t, "device", VS_COLUMN_INT);
+  vs_table_add_column (t, "allocator", VS_COLUMN_TEXT);
+  vs_table_add_column (t, "role", VS_COLUMN_TEXT);
+  vs_table_add_column (t, "bytes", VS_COLUMN_BYTES);
+  vs_table_add_column (t, "count", VS_COLUMN_INT);
+  if (!for_each_device (trace, opts, t, roles_device, error))
+    return NULL;
+  return g_steal_pointer (&t);
+}
+
+/* --------------------------------------------------------------- growth */
+
+static gboolean
+growth_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo *device,
+               gint64 allocator_id, VsTable *t, GError **error)
+{
+  g_autoptr (VsIterations) it = vs_iterations_find (trace, device->id, allocator_id, error);
+
+  if (it == NULL)
+    return FALSE;
+  for (guint i = 0; i < it->iterations->len; i++)
+    {
+      const VsIteration *v = &g_array_index (it->iterations, VsIteration, i);
+      guint c = 0;
+
+      vs_table_add_row (t);
+      vs_table_set_int (t, c++, device->idx);
+      vs_table_set_text (t, c++, vs_trace_allocator_name (trace, allocator_id));
+      vs_table_set_int (t, c++, v->index);
+      vs_table_set_int (t, c++, v->time_ns);
+      vs_table_set_int (t, c++, v->allocated_bytes);
+      vs_table_set_int (t, c++, v->growth_bytes);
+    }
+  return TRUE;
+}
+
+static VsTable *
+report_growth (VsTrace *trace, const VsReportOptions *opts, GError **error)
+{
+  g_autoptr (VsTable) t = vs_table_new (
+      "Allocated memory at the start of each iteration (iterations from NVTX ranges or "
+      "annotations, else from the repeating allocation pattern) and its growth.");
+
+  vs_table_add_column (t, "device", VS_COLUMN_INT);
+  vs_table_add_column (t, "allocator", VS_COLUMN_TEXT);
+  vs_table_add_column (t, "iteration", VS_COLUMN_INT);
+  vs_table_add_column (t, "start_time_ns", VS_COLUMN_TIME);
+  vs_table_add_column (t, "allocated_bytes", VS_COLUMN_BYTES);
+  vs_table_add_column (t, "growth_bytes", VS_COLUMN_BYTES);
+  if (!for_each_device (trace, opts, t, growth_device, error))
+    return NULL;
+  return g_steal_pointer (&t);
+}
+
+/* ----------------------------------------------------------------- meta */
+
+static VsTable *
+report_meta (VsTrace *trace, const VsReportOptions *opts, GError **error)
+{
+  static const char *meta_sql = "SELECT key, CAST(value AS TEXT) FROM meta ORDER BY key";
+  g_autoptr (VsTable) t = vs_table_new (
+      "Facts about the run: the command, host, clock, the collector's costs and the "
+      "allocator's settings (pytorch.*), as the trace's meta table holds them.");
+  sqlite3_stmt *stmt = vs_trace_statement (trace, meta_sql, error);
+  int rc;
+
+  if (stmt == NULL)
+    return NULL;
+  vs_table_add_column (t, "key", VS_COLUMN_TEXT);
+  vs_table_add_column (t, "value", VS_COLUMN_TEXT);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      vs_table_add_row (t);
+      vs_table_set_text (t, 0, (const char *)sqlite3_column_text (stmt, 0));
+      vs_table_set_text (t, 1, (const char *)sqlite3_column_text (stmt, 1));
+    }
+  sqlite3_reset (stmt);
+  if (rc != SQLITE_DONE)
+    {
+      vs_trace_sql_error (trace, error);
+      return NULL;
+    }
+  return g_steal_pointer (&t);
+}
+
+/* ------------------------------------------------------------- diagnose */
+
+static VsTable *
+report_diagnose (VsTrace *trace, const VsReportOptions *opts, GError **error)
+{
+  g_autoptr (VsDiagnosis) dx = vs_diagnose (trace, opts->device_id, error);
+
+  if (dx == NULL)
+    return NULL;
+  return vs_diagnosis_table (trace, dx);
+}
+
 /* ----------------------------------------------------------------------- */
 
 static const Report reports[] = {
+  { "diagnose", "findings with evidence, remedies and expected savings (the default)",
+    report_diagnose },
   { "summary", "peaks, finals and counts per device and allocator", report_summary },
-  { "peak", "what is live at the peak of allocated memory, by stack", report_peak },
-  { "leaks", "allocations never freed, by stack", report_leaks },
+  { "peak", "what is live at the peak of allocated memory, by site or stack", report_peak },
+  { "leaks", "allocations never freed, by site or stack", report_leaks },
   { "timeline", "reserved and allocated memory over time in buckets", report_timeline },
   { "oom", "failed allocations and the state at each", report_oom },
   { "fragmentation", "free memory inside reserved memory at key instants", report_fragmentation },
   { "kernels", "GPU kernels by name", report_kernels },
   { "ranges", "NVTX ranges with memory at entry, exit and peak", report_ranges },
+  { "roles", "memory at the peak by role: parameters, gradients, optimizer state, ...",
+    report_roles },
+  { "growth", "allocated memory at the start of each iteration, and its growth", report_growth },
+  { "meta", "facts about the run, the allocator's settings among them", report_meta },
 };
 
 /* The same order as reports[]. */
 static const char *const report_names[] = {
-  "summary", "peak", "leaks", "timeline", "oom", "fragmentation", "kernels", "ranges", NULL,
+  "diagnose", "summary", "peak",  "leaks",  "timeline", "oom", "fragmentation",
+  "kernels",  "ranges",  "roles", "growth", "meta",     NULL,
 };
 
 G_STATIC_ASSERT (G_N_ELEMENTS (report_names) == G_N_ELEMENTS (reports) + 1);

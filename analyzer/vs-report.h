@@ -17,9 +17,12 @@ typedef struct
   guint buckets;         /* timeline: number of buckets (default 100) */
   gint64 from_ns;        /* timeline: start, VS_UNKNOWN = trace start */
   gint64 to_ns;          /* timeline: end, VS_UNKNOWN = trace end */
+  gboolean by_site;      /* peak, leaks: one row per site instead of per stack */
+  gboolean user_stacks;  /* stack columns hold the user's own frames only */
 } VsReportOptions;
 
-/* Fills opts with the defaults: every device, all, 100 buckets, whole trace. */
+/* Fills opts with the defaults: every device, all, 100 buckets, whole
+ * trace, rows by stack, full stacks. */
 void vs_report_options_init (VsReportOptions *opts);
 
 /* The names of the reports, NULL-terminated, in the order the CLI lists

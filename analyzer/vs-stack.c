@@ -5,6 +5,7 @@
  * the same stacks many times reads each once.
  */
 #include "vs-stack.h"
+#include "vs-frame.h"
 #include "vs-trace-private.h"
 #include "vs-trace-writer.h"
 
@@ -46,64 +47,96 @@ stack_info_free (gpointer data)
   g_free (s->top_frame);
   g_free (s->site);
   g_free (s->text);
+  g_free (s->user_text);
   g_ptr_array_unref (s->frames);
   g_free (s);
 }
 
-static const char *const system_fragments[] = {
-  "/lib/python3",  "/usr/lib/python", "site-packages",
-  "dist-packages", "/usr/local/cuda", "/usr/include/",
-};
-
-static const char *const system_prefixes[] = {
-  "/lib/",     "/lib64/", "/usr/lib/",       "/usr/lib64/",
-  "/usr/bin/", "/bin/",   "/usr/local/lib/", "<frozen ",
-};
-
-static const char *const system_libraries[] = {
-  "libcuda",   "libcudart", "libcupti",  "libtorch", "libc10",
-  "libpython", "libnccl",   "libcublas", "libcudnn",
-};
-
-static gboolean
-is_system_path (const char *path)
+/* The folder the program's own paths are shown relative to: meta cwd;
+ * else, when the command line names a script by a relative path, the
+ * folder that a frame's file has in front of it; else the folder of a
+ * script named by an absolute path; else NULL. */
+static char *
+find_path_base (VsTrace *trace)
 {
-  g_autofree char *base = NULL;
+  static const char *suffix_sql
+      = "SELECT file FROM frame WHERE kind = 2 AND substr(file, -length(?1) - 1) = '/' || ?1"
+        " LIMIT 1";
+  g_autofree char *cwd = vs_trace_dup_meta (trace, "cwd");
+  g_autofree char *command = vs_trace_dup_meta (trace, "command_line");
+  g_auto (GStrv) argv = NULL;
 
-  for (guint i = 0; i < G_N_ELEMENTS (system_fragments); i++)
-    if (strstr (path, system_fragments[i]) != NULL)
-      return TRUE;
-  for (guint i = 0; i < G_N_ELEMENTS (system_prefixes); i++)
-    if (g_str_has_prefix (path, system_prefixes[i]))
-      return TRUE;
-  base = g_path_get_basename (path);
-  for (guint i = 0; i < G_N_ELEMENTS (system_libraries); i++)
-    if (g_str_has_prefix (base, system_libraries[i]))
-      return TRUE;
-  return FALSE;
+  if (cwd != NULL && cwd[0] == '/')
+    return g_steal_pointer (&cwd);
+  if (command == NULL || !g_shell_parse_argv (command, NULL, &argv, NULL))
+    return NULL;
+  for (guint i = 0; argv[i] != NULL; i++)
+    {
+      sqlite3_stmt *stmt;
+      char *base = NULL;
+
+      if (!g_str_has_suffix (argv[i], ".py"))
+        continue;
+      if (argv[i][0] == '/')
+        return g_path_get_dirname (argv[i]);
+      stmt = vs_trace_statement (trace, suffix_sql, NULL);
+      if (stmt == NULL)
+        return NULL;
+      sqlite3_bind_text (stmt, 1, argv[i], -1, SQLITE_TRANSIENT);
+      if (sqlite3_step (stmt) == SQLITE_ROW)
+        {
+          const char *file = (const char *)sqlite3_column_text (stmt, 0);
+          gsize n = strlen (file) - strlen (argv[i]) - 1;
+
+          base = g_strndup (file, n);
+        }
+      sqlite3_reset (stmt);
+      if (base != NULL)
+        return base;
+    }
+  return NULL;
 }
 
-gboolean
-vs_frame_is_user_code (const char *file, const char *module)
+const char *
+vs_stack_get_path_base (VsTrace *trace)
 {
-  if (file == NULL && module == NULL)
-    return FALSE;
-  if (file != NULL && is_system_path (file))
-    return FALSE;
-  if (module != NULL && is_system_path (module))
-    return FALSE;
-  return TRUE;
+  g_return_val_if_fail (trace != NULL, NULL);
+  if (!trace->path_base_read)
+    {
+      trace->path_base = find_path_base (trace);
+      trace->path_base_read = TRUE;
+    }
+  return trace->path_base;
+}
+
+void
+vs_stack_set_full_paths (VsTrace *trace, gboolean full_paths)
+{
+  g_return_if_fail (trace != NULL);
+  if (trace->full_paths == full_paths)
+    return;
+  trace->full_paths = full_paths;
+  /* Texts handed out before stay valid: the cache is retired, not freed. */
+  if (trace->stacks != NULL)
+    {
+      GPtrArray *holder = g_ptr_array_new_with_free_func ((GDestroyNotify)g_hash_table_unref);
+
+      g_ptr_array_add (holder, g_steal_pointer (&trace->stacks));
+      g_ptr_array_add (trace->retired, holder);
+    }
 }
 
 /* Renders one frame as documented in vs-stack.h. */
 static char *
-render_frame (const VsFrameInfo *f, gint64 address, gint64 load_address)
+render_frame (VsTrace *trace, const VsFrameInfo *f, gint64 address, gint64 load_address)
 {
   if (f->kind == VS_FRAME_LABEL)
     return g_strdup (f->function != NULL ? f->function : "?");
   if (f->file != NULL)
     {
-      GString *s = g_string_new (f->file);
+      g_autofree char *path
+          = vs_frame_display_path (f->file, vs_stack_get_path_base (trace), trace->full_paths);
+      GString *s = g_string_new (path);
 
       if (f->line != VS_UNKNOWN)
         g_string_append_printf (s, ":%" G_GINT64_FORMAT, f->line);
@@ -136,8 +169,63 @@ empty_stack (gint64 stack_id)
   s->top_frame = g_strdup ("");
   s->site = g_strdup ("");
   s->text = g_strdup ("");
+  s->user_text = g_strdup ("");
   s->frames = g_ptr_array_new_with_free_func (frame_info_free);
   return s;
+}
+
+/* The site of a stack with no frame of the user's own and no label: the
+ * backward pass when PyTorch's autograd engine made it (named after the
+ * autograd node, as `record` labels its native stacks), else the
+ * innermost frame that is not the profiler's or allocator's own, else the
+ * top frame. */
+static char *
+machine_site (const VsStackInfo *s)
+{
+  static const char *const machinery[] = {
+    "torch::unwind",
+    "CapturedTraceback",
+    "gather_with_cpp",
+    "CUDACachingAllocator",
+  };
+  static const char generated[] = "torch::autograd::generated::";
+  const char *first_other = NULL;
+  gboolean engine = FALSE;
+
+  for (guint i = 0; i < s->frames->len; i++)
+    {
+      const VsFrameInfo *f = g_ptr_array_index (s->frames, i);
+      const char *fn = f->function != NULL ? f->function : "";
+      const char *node = strstr (fn, generated);
+      gboolean machine = FALSE;
+
+      if (node != NULL)
+        {
+          gsize n;
+
+          node += strlen (generated);
+          n = strcspn (node, ":(<");
+          if (n > 0 && g_strstr_len (node, n, "Backward") != NULL)
+            {
+              g_autofree char *name = g_strndup (node, n);
+
+              /* AddmmBackward0_apply_functional -> AddmmBackward0 */
+              if (strstr (name, "_apply") != NULL)
+                *strstr (name, "_apply") = '\0';
+              return g_strdup_printf ("backward pass: %s", name);
+            }
+        }
+      if (strstr (fn, "torch::autograd::Engine") != NULL)
+        engine = TRUE;
+      for (guint k = 0; k < G_N_ELEMENTS (machinery); k++)
+        if (strstr (fn, machinery[k]) != NULL)
+          machine = TRUE;
+      if (!machine && first_other == NULL)
+        first_other = f->text;
+    }
+  if (engine)
+    return g_strdup ("backward pass");
+  return g_strdup (first_other != NULL ? first_other : s->top_frame);
 }
 
 static VsStackInfo *
@@ -180,8 +268,8 @@ load_stack (VsTrace *trace, gint64 stack_id, GError **error)
       f->file = vs_column_dup (stmt, 5);
       f->line = vs_column_int (stmt, 6);
       f->module = vs_column_dup (stmt, 8);
-      f->user_code = f->kind != VS_FRAME_LABEL && vs_frame_is_user_code (f->file, f->module);
-      f->text = render_frame (f, address, load_address);
+      f->user_code = vs_frame_is_user (f->kind, f->file, f->module, f->function, f->line);
+      f->text = render_frame (trace, f, address, load_address);
       g_ptr_array_add (s->frames, f);
     }
   sqlite3_reset (stmt);
@@ -219,6 +307,21 @@ load_stack (VsTrace *trace, gint64 stack_id, GError **error)
   s->text = g_string_free (text, FALSE);
   g_free (s->top_frame);
   s->top_frame = g_strdup (((VsFrameInfo *)g_ptr_array_index (s->frames, 0))->text);
+  text = g_string_new (NULL);
+  for (guint i = 0; i < s->frames->len; i++)
+    {
+      VsFrameInfo *f = g_ptr_array_index (s->frames, i);
+
+      if (!f->user_code && f->kind != VS_FRAME_LABEL)
+        continue;
+      if (text->len > 0)
+        g_string_append (text, VS_STACK_SEPARATOR);
+      g_string_append (text, f->text);
+    }
+  if (text->len == 0)
+    g_string_append (text, s->top_frame);
+  g_free (s->user_text);
+  s->user_text = g_string_free (text, FALSE);
   /* No frame of the user's own: a label (e.g. "backward pass") says more
    * than a frame inside a library. */
   for (guint i = 0; i < s->frames->len && s->site[0] == '\0'; i++)
@@ -234,7 +337,7 @@ load_stack (VsTrace *trace, gint64 stack_id, GError **error)
   if (s->site[0] == '\0')
     {
       g_free (s->site);
-      s->site = g_strdup (s->top_frame);
+      s->site = machine_site (s);
     }
   return s;
 }

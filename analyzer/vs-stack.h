@@ -7,13 +7,21 @@
  *   `function`             (label frames such as "backward pass").
  * The site is the innermost frame in the user's own code: not the Python
  * standard library, not installed packages (site-packages, dist-packages),
- * not system or CUDA libraries (see vs_frame_is_user_code()); when no frame
- * qualifies the site is the top frame.  The stack text joins the frames
- * innermost first with VS_STACK_SEPARATOR.
+ * not system or CUDA libraries, not the profiler's or allocator's own
+ * frames (see vs_frame_is_user() in vs-frame.h); when no frame qualifies,
+ * the innermost label (e.g. "backward pass"), else "backward pass: <node>"
+ * for a native stack of PyTorch's autograd engine (`stacks="all"`
+ * snapshots), else the innermost frame that is not the profiler's or
+ * allocator's own, else the top frame.  The
+ * stack text joins the frames innermost first with VS_STACK_SEPARATOR.
+ * Paths are shown as vs_frame_display_path() writes them: short (library
+ * files relative to their package, the program's relative to its working
+ * directory) unless vs_stack_set_full_paths() asked for full ones.
  */
 #pragma once
 
 #include "vs-trace.h"
+#include "vs-frame.h"
 
 G_BEGIN_DECLS
 
@@ -40,6 +48,8 @@ typedef struct
   char *top_frame;
   char *site;
   char *text;        /* every frame, innermost first */
+  char *user_text;   /* the user's own frames and labels, innermost first;
+                      * the top frame when there are none */
   GPtrArray *frames; /* VsFrameInfo*, innermost first */
 } VsStackInfo;
 
@@ -49,9 +59,15 @@ typedef struct
  * cycle). */
 const VsStackInfo *vs_stack_get (VsTrace *trace, gint64 stack_id, GError **error);
 
-/* Whether a frame at file (or, for native frames, in module) belongs to the
- * user's own code rather than Python's standard library, installed packages
- * or system and CUDA libraries.  Both may be NULL. */
-gboolean vs_frame_is_user_code (const char *file, const char *module);
+/* Shows full paths in every stack rendered from now on (full_paths), or
+ * short ones (the default).  Stacks obtained before stay valid and keep
+ * their texts. */
+void vs_stack_set_full_paths (VsTrace *trace, gboolean full_paths);
+
+/* The program's working directory its own paths are shown relative to:
+ * meta 'cwd', else inferred from the command line (the folder in front of a
+ * script it names by a relative path, in the frames' files; the folder of
+ * a script named by an absolute path); NULL when unknown.  Owned by trace. */
+const char *vs_stack_get_path_base (VsTrace *trace);
 
 G_END_DECLS

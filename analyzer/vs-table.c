@@ -114,6 +114,22 @@ vs_table_set_text (VsTable *table, guint column, const char *value)
   cell->known = value != NULL;
 }
 
+void
+vs_table_truncate (VsTable *table, guint n_rows)
+{
+  g_return_if_fail (table != NULL);
+  for (guint r = n_rows; r < table->rows->len; r++)
+    {
+      Cell *cells = g_ptr_array_index (table->rows, r);
+
+      for (guint c = 0; c < table->columns->len; c++)
+        g_free (cells[c].text);
+      g_free (cells);
+    }
+  if (table->rows->len > n_rows)
+    g_ptr_array_set_size (table->rows, n_rows);
+}
+
 guint
 vs_table_get_n_columns (VsTable *table)
 {
@@ -251,16 +267,38 @@ format_cell (const Column *col, const Cell *cell)
 /* How many frames of a stack text output lists before summing up the rest. */
 #define TEXT_STACK_FRAMES 12
 
-/* Appends the frames of stack (joined by " <- ") as indented lines. */
+/* s cut to at most width characters, the middle replaced by "…" (paths
+ * keep their file name and line, at the end). */
+static char *
+elide (const char *s, gsize width)
+{
+  gsize n = g_utf8_strlen (s, -1);
+  gsize head, tail;
+  GString *out;
+
+  if (n <= width || width < 5)
+    return g_strdup (s);
+  head = (width - 1) / 3;
+  tail = width - 1 - head;
+  out = g_string_new (NULL);
+  g_string_append_len (out, s, g_utf8_offset_to_pointer (s, head) - s);
+  g_string_append (out, "…");
+  g_string_append (out, g_utf8_offset_to_pointer (s, n - tail));
+  return g_string_free (out, FALSE);
+}
+
+/* Appends the frames of stack (joined by " <- ") as indented lines of at
+ * most width columns. */
 static void
-write_stack_lines (GString *out, const char *stack)
+write_stack_lines (GString *out, const char *stack, guint width)
 {
   g_auto (GStrv) frames = g_strsplit (stack, " <- ", -1);
   guint n = g_strv_length (frames);
 
   for (guint i = 0; i < n && i < TEXT_STACK_FRAMES; i++)
     {
-      g_autofree char *frame = vs_format_printable (frames[i]);
+      g_autofree char *printable = vs_format_printable (frames[i]);
+      g_autofree char *frame = elide (printable, width > 11 ? width - 11 : width);
 
       g_string_append_printf (out, "        %s %s\n", i == 0 ? "at" : "by", frame);
     }
@@ -271,20 +309,50 @@ write_stack_lines (GString *out, const char *stack)
 void
 vs_table_write_text (VsTable *table, GString *out)
 {
+  vs_table_write_text_fitted (table, out, 0, 0);
+}
+
+void
+vs_table_write_text_fitted (VsTable *table, GString *out, guint limit, guint width)
+{
   guint nc = table->columns->len, nr = table->rows->len;
+  guint shown = limit > 0 ? MIN (limit, nr) : nr;
   g_autofree gsize *widths = g_new0 (gsize, nc);
   g_autoptr (GPtrArray) texts = g_ptr_array_new_with_free_func (g_free);
   guint last = 0; /* the last column in the aligned table */
 
   if (table->title[0] != '\0')
-    g_string_append_printf (out, "%s\n\n", table->title);
+    {
+      /* The title wrapped at width (words are never cut). */
+      g_auto (GStrv) words = g_strsplit (table->title, " ", -1);
+      gsize len = 0;
+
+      for (guint i = 0; words[i] != NULL; i++)
+        {
+          gsize w = g_utf8_strlen (words[i], -1);
+
+          if (len > 0 && width > 0 && len + 1 + w > width)
+            {
+              g_string_append_c (out, '\n');
+              len = 0;
+            }
+          else if (len > 0)
+            {
+              g_string_append_c (out, ' ');
+              len++;
+            }
+          g_string_append (out, words[i]);
+          len += w;
+        }
+      g_string_append (out, "\n\n");
+    }
   for (guint c = 0; c < nc; c++)
     {
       widths[c] = g_utf8_strlen (g_array_index (table->columns, Column, c).name, -1);
       if (g_array_index (table->columns, Column, c).kind != VS_COLUMN_STACK)
         last = c;
     }
-  for (guint r = 0; r < nr; r++)
+  for (guint r = 0; r < shown; r++)
     {
       Cell *cells = g_ptr_array_index (table->rows, r);
 
@@ -297,15 +365,60 @@ vs_table_write_text (VsTable *table, GString *out)
         }
     }
 
-  for (guint r = 0; r <= nr; r++)
+  /* Too wide: narrow text columns from the right (key columns come
+   * first), never below 8. */
+  if (width > 0)
+    {
+      /* A table too wide even with its text columns at their narrowest
+       * (many numeric columns) is left as it is: cutting names would not
+       * make it fit. */
+      gsize narrowest = 0;
+
+      for (guint c = 0; c < nc; c++)
+        {
+          const Column *col = &g_array_index (table->columns, Column, c);
+
+          if (col->kind != VS_COLUMN_STACK)
+            narrowest
+                += (col->kind == VS_COLUMN_TEXT ? MIN (widths[c], 8) : widths[c]) + (c > 0 ? 2 : 0);
+        }
+      if (narrowest > width)
+        width = 0;
+    }
+  if (width > 0)
+    for (;;)
+      {
+        gsize total = 0;
+        guint at = nc;
+
+        for (guint c = 0; c < nc; c++)
+          {
+            const Column *col = &g_array_index (table->columns, Column, c);
+
+            if (col->kind == VS_COLUMN_STACK)
+              continue;
+            total += widths[c] + (c > 0 ? 2 : 0);
+            if (col->kind == VS_COLUMN_TEXT && widths[c] > 8)
+              {
+                at = c;
+              }
+          }
+        if (total <= width || at == nc)
+          break;
+        widths[at] = total - width + 8 >= widths[at] ? 8 : widths[at] - (total - width);
+      }
+
+  for (guint r = 0; r <= shown; r++)
     {
       GString *line = g_string_new (NULL);
 
       for (guint c = 0; c < nc; c++)
         {
           const Column *col = &g_array_index (table->columns, Column, c);
-          const char *s = r == 0 ? col->name : g_ptr_array_index (texts, (r - 1) * nc + c);
-          gsize pad = widths[c] - g_utf8_strlen (s, -1);
+          const char *raw = r == 0 ? col->name : g_ptr_array_index (texts, (r - 1) * nc + c);
+          g_autofree char *s = elide (raw, widths[c]);
+          gsize len = g_utf8_strlen (s, -1);
+          gsize pad = widths[c] > len ? widths[c] - len : 0;
           gboolean right = col->kind != VS_COLUMN_TEXT;
 
           if (col->kind == VS_COLUMN_STACK)
@@ -332,9 +445,12 @@ vs_table_write_text (VsTable *table, GString *out)
 
           if (g_array_index (table->columns, Column, c).kind == VS_COLUMN_STACK && cells[c].known
               && cells[c].text != NULL && cells[c].text[0] != '\0')
-            write_stack_lines (out, cells[c].text);
+            write_stack_lines (out, cells[c].text, width > 0 ? width : G_MAXUINT);
         }
     }
   if (nr == 0)
     g_string_append (out, "(no rows)\n");
+  else if (shown < nr)
+    g_string_append_printf (out, "… %u more row%s (--limit 0 shows all)\n", nr - shown,
+                            nr - shown == 1 ? "" : "s");
 }

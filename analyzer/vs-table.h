@@ -46,6 +46,9 @@ void vs_table_add_row (VsTable *table);
 void vs_table_set_int (VsTable *table, guint column, gint64 value);
 void vs_table_set_text (VsTable *table, guint column, const char *value);
 
+/* Keeps the first n_rows rows (no-op when there are no more). */
+void vs_table_truncate (VsTable *table, guint n_rows);
+
 guint vs_table_get_n_columns (VsTable *table);
 guint vs_table_get_n_rows (VsTable *table);
 const char *vs_table_get_title (VsTable *table);
@@ -62,5 +65,11 @@ void vs_table_write_csv (VsTable *table, GString *out);
 
 /* Appends the title line and the aligned text table. */
 void vs_table_write_text (VsTable *table, GString *out);
+
+/* The same, showing at most limit rows (0: all; a last line says how many
+ * more there are) and fitted to width columns (0: no limit): the widest
+ * text columns are narrowed, their cells shortened in the middle with
+ * "…", and stack frames too. */
+void vs_table_write_text_fitted (VsTable *table, GString *out, guint limit, guint width);
 
 G_END_DECLS

@@ -407,6 +407,7 @@ vs_trace_free (VsTrace *trace)
   g_clear_pointer (&trace->allocators, g_ptr_array_unref);
   g_clear_pointer (&trace->mem_kinds, g_ptr_array_unref);
   g_clear_pointer (&trace->retired, g_ptr_array_unref);
+  g_free (trace->path_base);
   if (trace->db != NULL)
     sqlite3_close_v2 (trace->db);
   if (trace->source != NULL)
@@ -414,4 +415,11 @@ vs_trace_free (VsTrace *trace)
   g_free (trace->stamp);
   g_free (trace->path);
   g_free (trace);
+}
+
+gboolean
+vs_trace_has_device_level (VsTrace *trace)
+{
+  g_return_val_if_fail (trace != NULL, FALSE);
+  return trace->device_level;
 }

@@ -117,6 +117,10 @@ gint64 vs_trace_get_duration_ns (VsTrace *trace);
  * seq used by the queries lies in [1, last seq]. */
 gint64 vs_trace_get_last_seq (VsTrace *trace);
 
+/* Whether device-level memory (what processes took from CUDA) was
+ * observed: FALSE for a trace imported from an allocator's history. */
+gboolean vs_trace_has_device_level (VsTrace *trace);
+
 /* A meta value as text, or NULL when the key is absent.  Free with g_free. */
 char *vs_trace_dup_meta (VsTrace *trace, const char *key);
 

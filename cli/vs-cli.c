@@ -18,8 +18,9 @@
 
 #include "vs-cli.h"
 
-static const char usage_line[] = "usage: vramscope {record|recover|import|report|export|view|help} "
-                                 "[ARGS...]  (vramscope help for more)\n";
+static const char usage_line[]
+    = "usage: vramscope {record|recover|import|report|diff|export|whatif|view|help} "
+      "[ARGS...]  (vramscope help for more)\n";
 
 static const char help_text[]
     = "vramscope " VS_VERSION " — GPU memory profiler\n"
@@ -30,11 +31,18 @@ static const char help_text[]
       "      write the trace a killed record left in its spool directory\n"
       "  vramscope import SNAPSHOT.pickle -o FILE [--force]\n"
       "      turn a PyTorch memory snapshot into a trace\n"
-      "  vramscope report FILE [--format text|csv] [--device N] [--allocator NAME] REPORT\n"
-      "      print a report: summary, peak, leaks, timeline, oom, fragmentation,\n"
-      "      kernels, ranges (vramscope report --help for the options)\n"
+      "  vramscope report FILE [--format text|csv] [--device N] [--allocator NAME] [REPORT]\n"
+      "      print a report: diagnose (the default), summary, peak, leaks, timeline,\n"
+      "      oom, fragmentation, kernels, ranges, roles, growth\n"
+      "      (vramscope report --help for the options)\n"
+      "  vramscope diff A.db B.db [--format text|csv]\n"
+      "      two traces side by side: peaks, roles, sites, fragmentation, failures\n"
       "  vramscope export FILE --format perfetto|snapshot|folded [-o OUT]\n"
       "      write the trace for Perfetto, PyTorch's memory_viz or flame graphs\n"
+      "  vramscope whatif FILE [--alloc-conf CONF]... [--limit BYTES|FRACTION]\n"
+      "                  [--format text|csv]\n"
+      "      replay PyTorch's caching allocator under other settings: reserved peak\n"
+      "      and failed requests each would have given\n"
       "  vramscope view [FILE]\n"
       "      open the desktop viewer\n"
       "  vramscope --version\n";
@@ -114,6 +122,10 @@ run_command (int argc, char **argv)
     }
   if (strcmp (cmd, "report") == 0)
     return vs_cmd_report (argc - 1, argv + 1);
+  if (strcmp (cmd, "diff") == 0)
+    return vs_cmd_diff (argc - 1, argv + 1);
+  if (strcmp (cmd, "whatif") == 0)
+    return vs_cmd_whatif (argc - 1, argv + 1);
   if (strcmp (cmd, "view") == 0)
     return run_view (argc - 1, argv + 1);
   if (strcmp (cmd, "import") == 0)

@@ -480,6 +480,14 @@ summed_key (const char *key)
          && strcmp (key, "collector_device_buffer_bytes") != 0;
 }
 
+/* Meta keys describing a process's allocator settings (written by the
+ * PyTorch hook and the snapshot importer), copied as they are. */
+static bool
+carried_key (const char *key)
+{
+  return strncmp (key, "pytorch.", 8) == 0 || strcmp (key, "time_axis") == 0;
+}
+
 typedef struct
 {
   char key[64];
@@ -536,6 +544,13 @@ vs_merge_traces (const char *out, const char *const *inputs, size_t n, const VsM
             {
               const char *key = col_text (s, 0);
               int64_t v = col_i64 (s, 1);
+              if (key != NULL && carried_key (key))
+                {
+                  const char *text = col_text (s, 1);
+                  if (text != NULL)
+                    vs_writer_set_meta (m.w, key, text);
+                  continue;
+                }
               if (key == NULL || sqlite3_column_type (s, 1) != SQLITE_INTEGER)
                 continue;
               if (strcmp (key, "start_ns") == 0 && (start_ns == VS_UNKNOWN || v < start_ns))
@@ -626,6 +641,8 @@ vs_merge_traces (const char *out, const char *const *inputs, size_t n, const VsM
             vs_writer_set_meta (m.w, "command_line", run->command_line);
           if (run->host)
             vs_writer_set_meta (m.w, "host", run->host);
+          if (run->cwd)
+            vs_writer_set_meta (m.w, "cwd", run->cwd);
           if (run->tool_version)
             vs_writer_set_meta (m.w, "tool_version", run->tool_version);
           if (run->exit_status != VS_UNKNOWN)

@@ -17,6 +17,7 @@ typedef struct
   int64_t exit_status;      /* its exit status (128+signal), VS_UNKNOWN if none */
   int64_t start_ns, end_ns; /* used when no process recorded anything */
   const char *command_line, *host, *tool_version;
+  const char *cwd; /* the program's working directory, NULL if unknown */
 } VsMergeRun;
 
 /* Creates the trace out (replacing a file there) from the process traces

@@ -389,7 +389,8 @@ import_one (const char *pickle, const char *out)
 /* Ties an imported snapshot trace to its process and GPUs: the process
  * row gets the pid and host, each device row (by PyTorch's device index)
  * the GPU's uuid, memory and name from the snapshot's .info file, so the
- * merge puts its events on the collector's process and device rows.
+ * merge puts its events on the collector's process and device rows; the
+ * file's "meta KEY VALUE" lines (the allocator's settings) go into meta.
  * Returns false with a message in err. */
 static bool
 tie_snapshot (const char *trace, const char *info, const char *host, char *err, size_t errlen)
@@ -397,6 +398,7 @@ tie_snapshot (const char *trace, const char *info, const char *host, char *err, 
   static const char *pid_sql = "UPDATE process SET pid = ?1, host = ?2";
   static const char *dev_sql
       = "UPDATE device SET uuid = ?2, total_bytes = ?3, name = ?4 WHERE idx = ?1";
+  static const char *meta_sql = "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)";
   FILE *f = fopen (info, "r");
   if (f == NULL)
     {
@@ -406,15 +408,26 @@ tie_snapshot (const char *trace, const char *info, const char *host, char *err, 
   sqlite3 *db = NULL;
   bool ok = sqlite3_open_v2 (trace, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK
             && sqlite3_exec (db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
-  char line[512];
+  char line[8192];
   while (ok && fgets (line, sizeof line, f) != NULL)
     {
       line[strcspn (line, "\n")] = '\0';
       long long pid, idx, total;
       int used = 0;
-      char uuid[64];
+      char uuid[64], key[128];
       sqlite3_stmt *s = NULL;
-      if (sscanf (line, "pid %lld", &pid) == 1)
+      if (sscanf (line, "meta %127s %n", key, &used) == 1 && used > 0)
+        {
+          /* The allocator's settings as the hook saw them (meta keys
+           * pytorch.*), one "meta KEY VALUE" line each. */
+          ok = sqlite3_prepare_v2 (db, meta_sql, -1, &s, NULL) == SQLITE_OK;
+          if (ok)
+            {
+              sqlite3_bind_text (s, 1, key, -1, SQLITE_TRANSIENT);
+              sqlite3_bind_text (s, 2, line + used, -1, SQLITE_TRANSIENT);
+            }
+        }
+      else if (sscanf (line, "pid %lld", &pid) == 1)
         {
           ok = sqlite3_prepare_v2 (db, pid_sql, -1, &s, NULL) == SQLITE_OK;
           if (ok)
@@ -769,7 +782,11 @@ vs_cmd_record (int argc, char **argv)
   /* Stacks: native frames to functions and lines (vs-symbolize.c). */
   vs_symbolize_traces ((const char *const *)files, n, quiet);
   char *cmd = join_args (prog);
+  char cwd[PATH_MAX];
+  if (getcwd (cwd, sizeof cwd) == NULL)
+    cwd[0] = '\0';
   VsMergeRun run = { .main_pid = pid,
+                     .cwd = cwd[0] != '\0' ? cwd : NULL,
                      .exit_status = code,
                      .start_ns = start,
                      .end_ns = end,

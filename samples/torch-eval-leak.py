@@ -14,7 +14,7 @@ The fix is `with torch.no_grad():` around evaluation, or keeping
 `pred.detach().cpu()`.  The program's own account (torch.cuda.memory_stats)
 is printed as a GROUND_TRUTH line at exit.
 
-  python3 torch-eval-leak.py [--cap-gib 6] [--batch 32]
+  python3 torch-eval-leak.py [--cap-gib 6] [--batch 32] [--truth FILE]
 """
 import argparse
 import atexit
@@ -27,18 +27,23 @@ p = argparse.ArgumentParser()
 p.add_argument("--cap-gib", type=float, default=6.0)
 p.add_argument("--batch", type=int, default=32)
 p.add_argument("--steps", type=int, default=100)
+p.add_argument("--truth", help="also write the ground truth JSON to this file")
 args = p.parse_args()
 
 
 def truth():
     st = torch.cuda.memory_stats()
-    print("GROUND_TRUTH " + json.dumps({"exit_status": 1, "pytorch": {
+    text = json.dumps({"exit_status": 1, "settings": vars(args), "memory_stats": st, "pytorch": {
         "peak_reserved": st["reserved_bytes.all.peak"],
         "final_reserved": st["reserved_bytes.all.current"],
         "peak_allocated": st["requested_bytes.all.peak"],
         "final_allocated": st["requested_bytes.all.current"],
         "alloc_count": st["allocation.all.allocated"],
-        "failed": st["num_ooms"]}}), flush=True)
+        "failed": st["num_ooms"]}})
+    print("GROUND_TRUTH " + text, flush=True)
+    if args.truth:
+        with open(args.truth, "w") as f:
+            f.write(text + "\n")
 
 
 atexit.register(truth)

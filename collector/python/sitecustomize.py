@@ -29,8 +29,14 @@ before using CUDA keeps working).  That is before the first CUDA allocation:
 Snapshots go to $VRAMSCOPE_SPOOL_DIR as torch-<pid>-<seq>.pickle with a
 torch-<pid>-<seq>.info beside it (pid and, per CUDA device index, the GPU's
 uuid, memory and name, so `record` can put the allocator's events on the
-same process and devices as the collector's CUPTI events).  Each file is
-written under a temporary name and renamed when complete.
+same process and devices as the collector's CUPTI events; and "meta KEY
+VALUE" lines with the allocator's settings, which `record` writes into the
+trace's meta table: pytorch.alloc_conf (PYTORCH_CUDA_ALLOC_CONF as set),
+pytorch.expandable_segments ("1"/"0"), pytorch.allocator_settings (the
+snapshot's allocator_settings as JSON) and pytorch.memory_fraction.<device>,
+the per-process fraction set with torch.cuda.set_per_process_memory_fraction,
+which the hook wraps to see it).  Each file is written under a temporary
+name and renamed when complete.
 
 Another sitecustomize that this one shadows (Debian and Ubuntu ship one) is
 found further along sys.path and run as well.  Nothing here may break the
@@ -81,6 +87,39 @@ def _uuid(props):
     return s if s.startswith(("GPU-", "MIG-")) else "GPU-" + s
 
 
+_fractions = {}
+
+
+def _meta_lines(snapshot):
+    """The "meta KEY VALUE" lines of the allocator's settings."""
+    import json
+    torch = _torch
+    meta = {}
+    for name in ("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF"):
+        if name in os.environ:
+            meta["pytorch.alloc_conf"] = os.environ[name]
+            break
+    settings = snapshot.get("allocator_settings") if isinstance(snapshot, dict) else None
+    if isinstance(settings, dict):
+        meta["pytorch.allocator_settings"] = json.dumps(settings, sort_keys=True, default=str)
+        if "expandable_segments" in settings:
+            meta["pytorch.expandable_segments"] = "1" if settings["expandable_segments"] else "0"
+    if "pytorch.expandable_segments" not in meta:
+        conf = meta.get("pytorch.alloc_conf", "").replace(" ", "").lower()
+        meta["pytorch.expandable_segments"] = "1" if "expandable_segments:true" in conf else "0"
+    get = getattr(torch.cuda, "get_per_process_memory_fraction", None)
+    for i in range(torch.cuda.device_count()):
+        fraction = _fractions.get(i)
+        if fraction is None and get is not None:
+            try:
+                fraction = float(get(i))
+            except Exception:
+                fraction = None
+        if fraction is not None:
+            meta["pytorch.memory_fraction.%d" % i] = repr(float(fraction))
+    return ["meta %s %s" % (k, " ".join(str(v).split())) for k, v in sorted(meta.items())]
+
+
 def _dump(why):
     """Writes a snapshot of every device and its .info; never raises."""
     global _seq
@@ -96,6 +135,10 @@ def _dump(why):
         for i in range(torch.cuda.device_count()):
             p = torch.cuda.get_device_properties(i)
             lines.append("device %d %s %d %s" % (i, _uuid(p), p.total_memory, p.name))
+        try:
+            lines.extend(_meta_lines(snapshot))
+        except Exception as e:
+            _say("could not read PyTorch's allocator settings (%s: %s)" % (type(e).__name__, e))
         with open(base + ".info.tmp", "w") as f:
             f.write("\n".join(lines) + "\n")
         with open(base + ".pickle.tmp", "wb") as f:
@@ -221,6 +264,12 @@ def _start_stream():
         for i in range(torch.cuda.device_count()):
             p = torch.cuda.get_device_properties(i)
             lines.append("device %d %s %d %s" % (i, _uuid(p), p.total_memory, p.name))
+        try:
+            # The settings known at start: what the environment sets (the
+            # snapshot's own list is not there to read).
+            lines.extend(_meta_lines(None))
+        except Exception as e:
+            _say("could not read PyTorch's allocator settings (%s: %s)" % (type(e).__name__, e))
         with open(base + ".info.tmp", "w") as f:
             f.write("\n".join(lines) + "\n")
         os.rename(base + ".info.tmp", base + ".info")
@@ -277,6 +326,28 @@ def _on_cuda_init():
         _say("could not enable PyTorch's allocation history (%s: %s)" % (type(e).__name__, e))
 
 
+def _wrap_memory_fraction(module):
+    """Wraps torch.cuda.set_per_process_memory_fraction to note each
+    device's fraction (the allocator's own limit) for the trace's meta."""
+    original = module.cuda.set_per_process_memory_fraction
+
+    def set_per_process_memory_fraction(fraction, device=None):
+        result = original(fraction, device)
+        try:
+            index = module.cuda._utils._get_device_index(device, optional=True)
+            _fractions[int(index)] = float(fraction)
+        except Exception:
+            pass
+        return result
+
+    set_per_process_memory_fraction.__doc__ = original.__doc__
+    set_per_process_memory_fraction.__wrapped__ = original
+    module.cuda.set_per_process_memory_fraction = set_per_process_memory_fraction
+    memory = getattr(module.cuda, "memory", None)
+    if memory is not None and getattr(memory, "set_per_process_memory_fraction", None) is original:
+        memory.set_per_process_memory_fraction = set_per_process_memory_fraction
+
+
 def _on_torch_imported(module):
     global _torch
     _torch = module
@@ -284,6 +355,10 @@ def _on_torch_imported(module):
         module.cuda._lazy_call(_on_cuda_init)
     except Exception as e:
         _say("could not hook PyTorch (%s: %s)" % (type(e).__name__, e))
+    try:
+        _wrap_memory_fraction(module)
+    except Exception as e:
+        _say("could not watch the per-process memory fraction (%s: %s)" % (type(e).__name__, e))
 
 
 class _TorchFinder:

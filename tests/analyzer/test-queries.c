@@ -197,18 +197,31 @@ test_basic_stack_rendering (Fx *f, gconstpointer data)
       = vs_stack_get (f->trace, g_array_index (blocks, VsBlock, 0).stack_id, &error);
 
   g_assert_no_error (error);
+  const VsStackInfo *full;
+
   g_assert_cmpuint (s->frames->len, ==, 3);
-  g_assert_cmpstr (s->top_frame, ==,
-                   "/usr/lib/python3/dist-packages/torch/nn/functional.py:2000 linear");
+  /* Short paths: a package's file relative to the package's folder; the
+   * program's own unchanged while its working directory is unknown. */
+  g_assert_cmpstr (s->top_frame, ==, "torch/nn/functional.py:2000 linear");
   g_assert_cmpstr (s->site, ==, "/home/user/proj/model.py:17 forward");
   g_assert_cmpstr (s->text, ==,
-                   "/usr/lib/python3/dist-packages/torch/nn/functional.py:2000 linear"
+                   "torch/nn/functional.py:2000 linear"
                    " <- /home/user/proj/model.py:17 forward"
                    " <- /home/user/proj/train.py:42 main");
+  g_assert_cmpstr (s->user_text, ==,
+                   "/home/user/proj/model.py:17 forward <- /home/user/proj/train.py:42 main");
   g_assert_false (((VsFrameInfo *)g_ptr_array_index (s->frames, 0))->user_code);
   g_assert_true (((VsFrameInfo *)g_ptr_array_index (s->frames, 1))->user_code);
   /* The same stack comes from the cache. */
   g_assert_true (vs_stack_get (f->trace, s->stack_id, NULL) == s);
+  /* Full paths on request; the short rendering stays valid. */
+  vs_stack_set_full_paths (f->trace, TRUE);
+  full = vs_stack_get (f->trace, s->stack_id, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (full->top_frame, ==,
+                   "/usr/lib/python3/dist-packages/torch/nn/functional.py:2000 linear");
+  g_assert_cmpstr (s->top_frame, ==, "torch/nn/functional.py:2000 linear");
+  vs_stack_set_full_paths (f->trace, FALSE);
   g_assert_cmpstr (vs_stack_get (f->trace, 0, NULL)->top_frame, ==, "");
   g_assert_null (vs_stack_get (f->trace, 999999, &error));
   g_assert_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT);
@@ -228,6 +241,56 @@ test_user_code (void)
   g_assert_false (vs_frame_is_user_code (NULL, "/opt/torch/lib/libc10_cuda.so"));
   g_assert_false (vs_frame_is_user_code ("<frozen importlib._bootstrap>", NULL));
   g_assert_false (vs_frame_is_user_code (NULL, NULL));
+  g_assert_false (vs_frame_is_user_code ("??", NULL));
+
+  /* stacks="all" snapshots: PyTorch's C++ frames come first. */
+  g_assert_false (vs_frame_is_user (VS_FRAME_NATIVE, "??", NULL, "torch::unwind::unwind()", 0));
+  g_assert_false (vs_frame_is_user (VS_FRAME_NATIVE,
+                                    "/pytorch/torch/csrc/profiler/combined_traceback.cpp", NULL,
+                                    "torch::CapturedTraceback::gather(bool, bool, bool)", 0));
+  g_assert_false (vs_frame_is_user (VS_FRAME_NATIVE, "/build/src/CUDACachingAllocator.cpp", NULL,
+                                    "c10::cuda::CUDACachingAllocator::Native::malloc", 1234));
+  g_assert_false (
+      vs_frame_is_user (VS_FRAME_NATIVE, "/home/ci/aten/native/Foo.cpp", NULL, "foo_kernel", 0));
+  g_assert_false (vs_frame_is_user (VS_FRAME_NATIVE, "/home/ci/Python/ceval.c", NULL,
+                                    "_PyEval_EvalFrameDefault", 4000));
+  g_assert_false (vs_frame_is_user (VS_FRAME_NATIVE, "/home/ci/Objects/call.c", NULL,
+                                    "PyObject_Vectorcall", 300));
+  g_assert_false (vs_frame_is_user (VS_FRAME_LABEL, NULL, NULL, "backward pass", VS_UNKNOWN));
+  g_assert_true (vs_frame_is_user (VS_FRAME_PYTHON, "/home/me/train.py", NULL, "main", 12));
+  g_assert_true (
+      vs_frame_is_user (VS_FRAME_NATIVE, "/home/me/app/main.cu", "/home/me/app/app", "launch", 40));
+  g_assert_true (
+      vs_frame_is_user (VS_FRAME_NATIVE, NULL, "/home/me/app/app", "launch", VS_UNKNOWN));
+}
+
+static void
+test_display_path (void)
+{
+  static const struct
+  {
+    const char *path, *base, *shown;
+  } cases[] = {
+    { "/opt/conda/lib/python3.11/site-packages/torch/nn/functional.py", NULL,
+      "torch/nn/functional.py" },
+    { "/usr/lib/python3/dist-packages/numpy/core/numeric.py", "/home/me", "numpy/core/numeric.py" },
+    { "/usr/lib/python3.12/threading.py", NULL, "python3.12/threading.py" },
+    { "/home/me/proj/train.py", "/home/me/proj", "train.py" },
+    { "/home/me/proj/lib/data.py", "/home/me/proj/", "lib/data.py" },
+    { "/home/me/projects/x.py", "/home/me/proj", "/home/me/projects/x.py" },
+    { "/home/me/proj/train.py", NULL, "/home/me/proj/train.py" },
+    { "train.py", "/home/me", "train.py" },
+    { "<frozen runpy>", NULL, "<frozen runpy>" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *shown = vs_frame_display_path (cases[i].path, cases[i].base, FALSE);
+      g_autofree char *full = vs_frame_display_path (cases[i].path, cases[i].base, TRUE);
+
+      g_assert_cmpstr (shown, ==, cases[i].shown);
+      g_assert_cmpstr (full, ==, cases[i].path);
+    }
 }
 
 static void
@@ -274,8 +337,7 @@ test_basic_trees (Fx *f, gconstpointer data)
   g_assert_cmpstr (n->label, ==, "/home/user/proj/train.py:42 main");
   g_assert_cmpint (n->self_bytes, ==, 6000);
   n = g_ptr_array_index (bu->children, 2);
-  g_assert_cmpstr (n->label, ==,
-                   "/usr/lib/python3/dist-packages/torch/nn/functional.py:2000 linear");
+  g_assert_cmpstr (n->label, ==, "torch/nn/functional.py:2000 linear");
   g_assert_cmpint (n->total_bytes, ==, 500);
 }
 
@@ -537,5 +599,6 @@ main (int argc, char **argv)
   ADD ("expandable/fragmentation", vs_fixture_expandable, test_expandable);
 #undef ADD
   g_test_add_func ("/queries/user-code", test_user_code);
+  g_test_add_func ("/queries/display-path", test_display_path);
   return g_test_run ();
 }

@@ -4,7 +4,9 @@
 # H200, tests/data/snapshots/train.pickle) and its .info in the spool, as the
 # PyTorch hook does, gets it imported onto its own process and GPU (by uuid),
 # and the merged trace's `pytorch` row equals that run's memory_stats().
-# Also: --torch=off sets no hook; a bad --torch value is a usage error (exit 2).
+# The .info's "meta KEY VALUE" lines (the allocator's settings) land in
+# the trace's meta, with the working directory.  Also: --torch=off sets no
+# hook; a bad --torch value is a usage error (exit 2).
 #
 # Usage: test-record-torch.sh VRAMSCOPE SNAPSHOTS_DIR   (TAP output)
 set -u
@@ -15,7 +17,7 @@ n=0 failed=0
 ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi; }
 
 cat >"$dir/prog.sh" <<EOS
-printf 'pid %s\ndevice 0 GPU-00000000-0000-0000-0000-0000000000aa 1000 Test GPU\n' \$\$ \
+printf 'pid %s\ndevice 0 GPU-00000000-0000-0000-0000-0000000000aa 1000 Test GPU\nmeta pytorch.memory_fraction.0 0.042\nmeta pytorch.alloc_conf expandable_segments:True,max_split_size_mb:128\nmeta pytorch.expandable_segments 1\n' \$\$ \
   >"\$VRAMSCOPE_SPOOL_DIR/torch-\$\$-000002.info"
 cp "$snaps/oom.pickle" "\$VRAMSCOPE_SPOOL_DIR/torch-\$\$-000001.pickle"
 cp "$snaps/train.pickle" "\$VRAMSCOPE_SPOOL_DIR/torch-\$\$-000002.pickle"
@@ -37,6 +39,14 @@ set -- $res
 ok $([ "${1:-0}" = 1 ] && echo 0 || echo 1) "the newest snapshot of the process is merged: pytorch row = its memory_stats()"
 ok $([ "${2:-0}" = 1 ] && echo 0 || echo 1) "its device is the GPU named by uuid in the .info"
 ok $([ "${3:-0}" = 1 ] && echo 0 || echo 1) "its events go to the program's process row"
+
+meta=$(python3 -c '
+import sqlite3, sys
+rows = sqlite3.connect(sys.argv[1]).execute("SELECT key, value FROM meta WHERE key LIKE \"pytorch.%\" OR key = \"cwd\" ORDER BY key")
+print(" ".join("%s=%s" % r for r in rows), end=" ")
+' "$dir/t.db" 2>&1)
+want="cwd=$(pwd) pytorch.alloc_conf=expandable_segments:True,max_split_size_mb:128 pytorch.expandable_segments=1 pytorch.memory_fraction.0=0.042 "
+ok $([ "$meta" = "$want" ] && echo 0 || echo 1) "the allocator's settings from the .info and the working directory are in meta (got: $meta)"
 
 "$vramscope" record -q --torch=off -o "$dir/off.db" -- sh -c 'case "$PYTHONPATH" in *vramscope*|*/python*) exit 3 ;; esac; exit 0'; rc=$?
 ok $([ $rc = 0 ] && echo 0 || echo 1) "--torch=off puts no hook on PYTHONPATH"

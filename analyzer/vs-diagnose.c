@@ -1,0 +1,787 @@
+/* vs-diagnose.c — the rules that turn a trace into findings (see
+ * vs-diagnose.h for each rule and its threshold).
+ *
+ * Per device: the peak of allocated memory by role and by site, the
+ * iterations and their growth, the allocator's settings; then the
+ * findings, each from its own evidence: failed requests classified by
+ * vs_oom_classify(), growth per iteration (vs_growth_judge()), leaks of
+ * device memory at exit, fragmentation at the peak, memory outside every
+ * allocator, other processes at a failure.
+ */
+#include "vs-diagnose.h"
+#include "vs-format.h"
+#include "vs-fragmentation.h"
+#include "vs-oom.h"
+#include "vs-stack.h"
+#include "vs-timeline.h"
+#include "vs-trace-private.h"
+
+#include <string.h>
+
+#define MiB (G_GINT64_CONSTANT (1) << 20)
+#define GiB (G_GINT64_CONSTANT (1) << 30)
+
+static const char *const finding_names[VS_N_FINDINGS] = {
+  "oom-device-full",   "oom-allocator-limit",  "oom-fragmentation",
+  "fragmentation",     "growth-per-iteration", "leak-at-exit",
+  "outside-allocator", "other-process",        "forward-without-backward",
+};
+
+const char *
+vs_finding_name (VsFindingKind kind)
+{
+  g_return_val_if_fail (kind < VS_N_FINDINGS, "?");
+  return finding_names[kind];
+}
+
+static void
+finding_free (gpointer data)
+{
+  VsFinding *f = data;
+
+  g_free (f->site);
+  g_free (f->evidence);
+  g_free (f->remedy);
+  g_free (f);
+}
+
+static void
+device_diagnosis_free (gpointer data)
+{
+  VsDeviceDiagnosis *d = data;
+
+  g_clear_pointer (&d->sites, g_array_unref);
+  g_clear_pointer (&d->iterations, vs_iterations_free);
+  vs_allocator_settings_clear (&d->settings);
+  g_free (d->lower_peak);
+  g_free (d);
+}
+
+void
+vs_diagnosis_free (VsDiagnosis *diagnosis)
+{
+  if (diagnosis == NULL)
+    return;
+  g_ptr_array_unref (diagnosis->devices);
+  g_ptr_array_unref (diagnosis->findings);
+  g_free (diagnosis);
+}
+
+static VsFinding *
+finding_new (VsFindingKind kind, gint64 device_id, gint64 allocator_id)
+{
+  VsFinding *f = g_new0 (VsFinding, 1);
+
+  f->kind = kind;
+  f->device_id = device_id;
+  f->allocator_id = allocator_id;
+  f->count = VS_UNKNOWN;
+  f->time_ns = VS_UNKNOWN;
+  f->seq = VS_UNKNOWN;
+  f->stack_id = VS_UNKNOWN;
+  f->saving_bytes = VS_UNKNOWN;
+  return f;
+}
+
+static char *
+bytes (gint64 n)
+{
+  return vs_format_bytes (MAX (n, 0));
+}
+
+/* How to lower memory held by the dominant role of r, with the expected
+ * saving and its basis; NULL when no role dominates. */
+static char *
+role_remedy (const VsRoles *r, gint64 *saving)
+{
+  VsRole role = vs_roles_dominant (r);
+  gint64 b = r->bytes[role];
+  g_autofree char *held = bytes (b);
+  g_autofree char *half = bytes (b / 2);
+  g_autofree char *three_quarters = bytes (b / 4 * 3);
+  int pct = r->total_bytes > 0 ? (int)(100 * b / r->total_bytes) : 0;
+
+  *saving = VS_UNKNOWN;
+  if (r->total_bytes <= 0 || b * 10 < r->total_bytes * 4)
+    return NULL;
+  switch (role)
+    {
+    case VS_ROLE_ACTIVATIONS:
+      *saving = b / 2;
+      return g_strdup_printf (
+          "activations hold %s (%d%%): bf16 autocast, or half the batch with 2-step gradient "
+          "accumulation, saves ~%s (activations scale with bytes per value and batch size); "
+          "activation checkpointing saves more, at the cost of recomputing the forward pass",
+          held, pct, half);
+    case VS_ROLE_OPTIMIZER_STATE:
+      *saving = b / 4 * 3;
+      return g_strdup_printf (
+          "optimizer state holds %s (%d%%): an 8-bit optimizer saves ~%s (1 byte per value "
+          "instead of 4); sharding it over N GPUs (ZeRO-1, FSDP) keeps 1/N; a fused optimizer "
+          "avoids its temporaries",
+          held, pct, three_quarters);
+    case VS_ROLE_PARAMETERS:
+    case VS_ROLE_GRADIENTS:
+      {
+        gint64 pg = r->bytes[VS_ROLE_PARAMETERS] + r->bytes[VS_ROLE_GRADIENTS];
+        g_autofree char *both = bytes (pg);
+        g_autofree char *both_half = bytes (pg / 2);
+
+        *saving = pg / 2;
+        return g_strdup_printf (
+            "parameters and gradients hold %s: bf16 weights and gradients save ~%s (2 bytes "
+            "per value instead of 4); sharding them over N GPUs (FSDP, ZeRO-3) keeps 1/N",
+            both, both_half);
+      }
+    case VS_ROLE_OTHER:
+    default:
+      return NULL;
+    }
+}
+
+/* ------------------------------------------------------------ failures */
+
+typedef struct
+{
+  VsFinding *finding;
+  VsOomCause cause;
+  gint64 allocator_id;
+} OomGroup;
+
+static gboolean
+diagnose_failures (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings, GError **error)
+{
+  gint64 device_id = dd->device->id;
+  g_autoptr (GPtrArray) all = vs_oom_list (trace, device_id, 0, error);
+  g_autoptr (GArray) groups = g_array_new (FALSE, TRUE, sizeof (OomGroup));
+  gboolean has_allocator_failures = FALSE;
+
+  if (all == NULL)
+    return FALSE;
+  for (guint i = 0; i < all->len; i++)
+    if (((VsOom *)g_ptr_array_index (all, i))->allocator_id != 0)
+      has_allocator_failures = TRUE;
+
+  for (guint i = 0; i < all->len; i++)
+    {
+      const VsOom *o = g_ptr_array_index (all, i);
+      g_autofree char *evidence = NULL;
+      VsOomCause cause;
+      OomGroup *g = NULL;
+
+      /* PyTorch retries its cudaMalloc failures after emptying its cache
+       * and reports its own failure: those count there. */
+      if (o->allocator_id == 0 && has_allocator_failures)
+        continue;
+      cause = vs_oom_classify (trace, o, all, dd->settings.limit_bytes, &evidence);
+      if (cause == VS_OOM_CAUSE_UNKNOWN)
+        continue;
+      for (guint k = 0; k < groups->len && g == NULL; k++)
+        {
+          OomGroup *x = &g_array_index (groups, OomGroup, k);
+
+          if (x->cause == cause && x->allocator_id == o->allocator_id)
+            g = x;
+        }
+      if (g != NULL)
+        {
+          g->finding->count++;
+          continue;
+        }
+      {
+        OomGroup ng = { 0 };
+        VsFindingKind kind = cause == VS_OOM_CAUSE_DEVICE_FULL     ? VS_FINDING_OOM_DEVICE_FULL
+                             : cause == VS_OOM_CAUSE_FRAGMENTATION ? VS_FINDING_OOM_FRAGMENTATION
+                                                                   : VS_FINDING_OOM_ALLOCATOR_LIMIT;
+        VsFinding *f = finding_new (kind, device_id, o->allocator_id);
+        const VsStackInfo *s = vs_stack_get (trace, o->stack_id, error);
+        VsRoles roles;
+        g_autofree char *request = bytes (o->requested_bytes);
+        g_autofree char *role_text = NULL;
+        gint64 role_saving = VS_UNKNOWN;
+        GString *remedy = g_string_new (NULL);
+
+        if (s == NULL)
+          {
+            finding_free (f);
+            g_string_free (remedy, TRUE);
+            return FALSE;
+          }
+        f->bytes = o->requested_bytes;
+        f->count = 1;
+        f->time_ns = o->time_ns;
+        f->seq = o->seq;
+        f->site = s->site[0] != '\0' ? g_strdup (s->site) : NULL;
+        f->stack_id = o->stack_id > 0 ? o->stack_id : VS_UNKNOWN;
+        f->evidence = g_strdup_printf ("%s failed: %s", request, evidence);
+        if (o->seq != VS_UNKNOWN
+            && vs_roles_at (trace, device_id, o->allocator_id, o->seq, &roles, NULL))
+          role_text = role_remedy (&roles, &role_saving);
+
+        if (cause == VS_OOM_CAUSE_FRAGMENTATION)
+          {
+            if (dd->settings.expandable_segments != 1)
+              {
+                g_autofree char *free_in = bytes (o->allocator.free_bytes);
+
+                g_string_append_printf (
+                    remedy,
+                    "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True lets the allocator grow "
+                    "segments in place instead of leaving holes (up to the %s free inside "
+                    "reserved becomes usable)",
+                    free_in);
+                f->saving_bytes = o->allocator.free_bytes;
+              }
+            else
+              g_string_append (remedy, "expandable segments are already on: allocate the "
+                                       "largest tensors first or reuse buffers of one size");
+          }
+        else if (cause == VS_OOM_CAUSE_ALLOCATOR_LIMIT)
+          {
+            if (dd->settings.memory_fraction > 0)
+              g_string_append_printf (remedy,
+                                      "raise the per-process memory fraction (%.3g) or remove "
+                                      "the cap",
+                                      dd->settings.memory_fraction);
+            else
+              g_string_append (remedy, "raise the allocator's limit (PyTorch: "
+                                       "torch.cuda.set_per_process_memory_fraction)");
+          }
+        if (dd->growth.bytes_per_iteration > 0)
+          {
+            g_autofree char *per = bytes (dd->growth.bytes_per_iteration);
+
+            g_string_append_printf (remedy,
+                                    "%sfirst stop the growth of %s per iteration "
+                                    "(growth-per-iteration)",
+                                    remedy->len > 0 ? "; " : "", per);
+          }
+        else if (role_text != NULL && cause != VS_OOM_CAUSE_FRAGMENTATION)
+          {
+            g_string_append_printf (remedy, "%s%s", remedy->len > 0 ? "; or lower the need: " : "",
+                                    role_text);
+            if (f->saving_bytes == VS_UNKNOWN)
+              f->saving_bytes = role_saving;
+          }
+        if (remedy->len == 0 && cause == VS_OOM_CAUSE_DEVICE_FULL)
+          g_string_append (remedy, "the device had no room for it: request less (a smaller "
+                                   "batch or tensor), free memory first, or use a GPU with "
+                                   "more memory");
+        f->remedy = remedy->len > 0 ? g_string_free (remedy, FALSE)
+                                    : (g_string_free (remedy, TRUE), NULL);
+        ng.finding = f;
+        ng.cause = cause;
+        ng.allocator_id = o->allocator_id;
+        g_array_append_val (groups, ng);
+        g_ptr_array_add (findings, f);
+      }
+
+      /* Another process on the device at this failure. */
+      if (o->device_free_bytes != VS_UNKNOWN && o->device_total_bytes > 0 && o->seq != VS_UNKNOWN)
+        {
+          VsSeriesPoint p;
+          gint64 mine, others;
+
+          if (!vs_series_at_seq (trace, device_id, 0, o->seq, &p, error))
+            return FALSE;
+          mine = p.device_bytes != VS_UNKNOWN ? p.device_bytes : p.reserved_bytes;
+          others = o->device_total_bytes - o->device_free_bytes - mine;
+          if (others >= GiB && others * 20 >= o->device_total_bytes)
+            {
+              gboolean seen = FALSE;
+
+              for (guint k = 0; k < findings->len; k++)
+                if (((VsFinding *)g_ptr_array_index (findings, k))->kind == VS_FINDING_OTHER_PROCESS
+                    && ((VsFinding *)g_ptr_array_index (findings, k))->device_id == device_id)
+                  seen = TRUE;
+              if (!seen)
+                {
+                  VsFinding *f = finding_new (VS_FINDING_OTHER_PROCESS, device_id, 0);
+                  g_autofree char *o_text = bytes (others);
+                  g_autofree char *m_text = bytes (mine);
+                  g_autofree char *t_text = bytes (o->device_total_bytes);
+                  g_autofree char *fr_text = bytes (o->device_free_bytes);
+
+                  f->bytes = others;
+                  f->time_ns = o->time_ns;
+                  f->seq = o->seq;
+                  f->evidence = g_strdup_printf (
+                      "at the failure CUDA reported %s free of %s; this process held %s, so "
+                      "%s was used by other processes (and this process's CUDA context)",
+                      fr_text, t_text, m_text, o_text);
+                  f->remedy = g_strdup ("run on a GPU of its own (CUDA_VISIBLE_DEVICES), or stop "
+                                        "the other processes (nvidia-smi lists them)");
+                  f->saving_bytes = others;
+                  g_ptr_array_add (findings, f);
+                }
+            }
+        }
+    }
+  return TRUE;
+}
+
+/* ------------------------------------------------------------- growth */
+
+static void
+diagnose_growth (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings)
+{
+  const VsGrowth *g = &dd->growth;
+  VsFinding *f;
+  g_autofree char *per = NULL;
+  g_autofree char *site_bytes = NULL;
+
+  if (g->bytes_per_iteration <= 0)
+    return;
+  f = finding_new (VS_FINDING_GROWTH_PER_ITERATION, dd->device->id, dd->iterations->allocator_id);
+  per = bytes (g->bytes_per_iteration);
+  f->bytes = g->bytes_per_iteration;
+  f->count = g->iterations;
+  f->time_ns = g->first_time_ns;
+  f->seq = g->first_seq;
+  f->site = g->site != NULL ? g_strdup (g->site) : NULL;
+  f->stack_id = g->site_stack_id;
+  site_bytes = bytes (g->site_bytes);
+  f->evidence = g_strdup_printf (
+      "allocated memory at the start of each iteration (%s) grew in %" G_GINT64_FORMAT
+      " of %" G_GINT64_FORMAT " iterations, by %s per iteration; %s allocated since then is "
+      "still live, most of it from %s",
+      dd->iterations->what, g->growing, g->iterations, per, site_bytes,
+      g->site != NULL ? g->site : "an unknown site");
+  if (dd->settings.pytorch)
+    f->remedy = g_strdup ("keep no tensor that holds its autograd graph across iterations: "
+                          ".item() for logged values, .detach() (or .cpu()) for kept outputs, "
+                          "torch.no_grad() around evaluation; clear caches and lists that grow");
+  else
+    f->remedy = g_strdup ("free in each iteration what it allocates (or allocate once and "
+                          "reuse the buffer)");
+  f->saving_bytes = g->site_bytes;
+  g_ptr_array_add (findings, f);
+}
+
+/* ------------------------------------------- forward without backward */
+
+static gboolean
+diagnose_unused_activations (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings,
+                             GError **error)
+{
+  VsUnusedActivations u;
+  const VsStackInfo *s;
+  VsFinding *f;
+  g_autofree char *b = NULL, *all = NULL;
+  gint64 peak = dd->all.peak_allocated_bytes;
+
+  if (!dd->settings.pytorch || dd->all.peak_allocated_seq == VS_UNKNOWN)
+    return TRUE;
+  if (!vs_unused_activations_at (trace, dd->device->id, 0, dd->all.peak_allocated_seq, &u, error))
+    return FALSE;
+  if (u.bytes < 64 * MiB || u.bytes * 4 < peak || u.count < 8)
+    return TRUE;
+  s = vs_stack_get (trace, u.stack_id, error);
+  if (s == NULL)
+    return FALSE;
+  f = finding_new (VS_FINDING_FORWARD_WITHOUT_BACKWARD, dd->device->id, dd->allocator_id);
+  b = bytes (u.bytes);
+  all = bytes (peak);
+  f->bytes = u.bytes;
+  f->count = u.count;
+  f->time_ns = dd->all.peak_allocated_time_ns;
+  f->seq = dd->all.peak_allocated_seq;
+  f->site = s->site[0] != '\0' ? g_strdup (s->site) : NULL;
+  f->stack_id = u.stack_id > 0 ? u.stack_id : VS_UNKNOWN;
+  f->evidence = g_strdup_printf (
+      "at the peak (%s), %s in %" G_GINT64_FORMAT " blocks are activations a forward pass saved "
+      "for a backward pass that never came: no backward allocation happened before they were "
+      "freed",
+      all, b, u.count);
+  f->remedy = g_strdup ("run evaluation and inference under torch.no_grad() or "
+                        "torch.inference_mode(): the forward pass then keeps no activations "
+                        "for backward");
+  f->saving_bytes = u.bytes;
+  g_ptr_array_add (findings, f);
+  return TRUE;
+}
+
+/* ------------------------------------------------------- leak at exit */
+
+static gboolean
+diagnose_leaks (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings, GError **error)
+{
+  /* Device-level memory of no allocator still live at the end, by stack
+   * (index on (device_id, level, free_seq)). */
+  static const char *leaked_sql
+      = "SELECT stack_id, count(*), sum(bytes) FROM block"
+        " WHERE device_id = ?1 AND level = 1 AND free_seq IS NULL AND allocator_id IS NULL"
+        " AND kind IN (1, 5, 6) AND stack_id IS NOT NULL AND stack_id > 0"
+        " GROUP BY stack_id ORDER BY sum(bytes) DESC, stack_id LIMIT 8";
+  static const char *freed_sql
+      = "SELECT count(*) FROM block WHERE device_id = ?1 AND level = 1"
+        " AND free_seq IS NOT NULL AND allocator_id IS NULL AND kind IN (1, 5, 6)";
+  g_autoptr (GArray) groups = g_array_new (FALSE, TRUE, sizeof (gint64) * 3);
+  sqlite3_stmt *stmt = vs_trace_statement (trace, leaked_sql, error);
+  gint64 freed = 0;
+  int rc;
+
+  if (stmt == NULL)
+    return FALSE;
+  sqlite3_bind_int64 (stmt, 1, dd->device->id);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      gint64 g[3] = { sqlite3_column_int64 (stmt, 0), sqlite3_column_int64 (stmt, 1),
+                      sqlite3_column_int64 (stmt, 2) };
+
+      g_array_append_vals (groups, g, 1);
+    }
+  sqlite3_reset (stmt);
+  if (rc != SQLITE_DONE)
+    return vs_trace_sql_error (trace, error);
+  if (groups->len == 0)
+    return TRUE;
+  /* A program that frees device memory but not these: a leak.  One that
+   * never frees any (a caching allocator seen from below keeps its
+   * segments to the end) says nothing by keeping them. */
+  stmt = vs_trace_statement (trace, freed_sql, error);
+  if (stmt == NULL)
+    return FALSE;
+  sqlite3_bind_int64 (stmt, 1, dd->device->id);
+  if (sqlite3_step (stmt) == SQLITE_ROW)
+    freed = sqlite3_column_int64 (stmt, 0);
+  sqlite3_reset (stmt);
+  if (freed == 0)
+    return TRUE;
+  for (guint i = 0; i < groups->len; i++)
+    {
+      const gint64 *g = (const gint64 *)groups->data + 3 * i;
+      gint64 stack_id = g[0], count = g[1], held_bytes = g[2];
+      const VsStackInfo *s;
+
+      if (count < 2)
+        continue;
+      s = vs_stack_get (trace, stack_id, error);
+      if (s == NULL)
+        return FALSE;
+      {
+        VsFinding *f = finding_new (VS_FINDING_LEAK_AT_EXIT, dd->device->id, 0);
+        g_autofree char *held = bytes (held_bytes);
+
+        f->bytes = held_bytes;
+        f->count = count;
+        f->time_ns = vs_trace_get_duration_ns (trace);
+        f->seq = vs_trace_get_last_seq (trace);
+        f->site = g_strdup (s->site);
+        f->stack_id = stack_id;
+        f->evidence = g_strdup_printf ("%" G_GINT64_FORMAT " allocations (%s) from one stack "
+                                       "were still allocated at the end, while the program "
+                                       "freed %" G_GINT64_FORMAT " other device allocations",
+                                       count, held, freed);
+        f->remedy = g_strdup ("free them (cudaFree) on every path, or keep one buffer and "
+                              "reuse it");
+        f->saving_bytes = held_bytes;
+        g_ptr_array_add (findings, f);
+      }
+    }
+  return TRUE;
+}
+
+/* ------------------------------------------------------ fragmentation */
+
+static gboolean
+diagnose_fragmentation (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings, GError **error)
+{
+  const VsSummary *s = &dd->allocator;
+  gint64 held = s->peak_reserved_bytes - s->peak_allocated_bytes;
+  VsFragmentation frag;
+  VsFinding *f;
+  g_autofree char *r = NULL, *a = NULL, *h = NULL, *l = NULL, *fr = NULL;
+
+  if (dd->allocator_id == 0 || s->peak_reserved_seq == VS_UNKNOWN
+      || s->peak_allocated_bytes == VS_UNKNOWN)
+    return TRUE;
+  /* The caching allocator of a healthy loop holds 20–35 % more than it
+   * ever hands out at once (measured on the samples): not a finding. */
+  if (held < 64 * MiB || held * 10 < s->peak_reserved_bytes * 4)
+    return TRUE;
+  if (!vs_fragmentation_at (trace, dd->device->id, dd->allocator_id, s->peak_reserved_seq, &frag,
+                            NULL, error))
+    return FALSE;
+  f = finding_new (VS_FINDING_FRAGMENTATION, dd->device->id, dd->allocator_id);
+  r = bytes (s->peak_reserved_bytes);
+  a = bytes (s->peak_allocated_bytes);
+  h = bytes (held);
+  l = bytes (frag.largest_free_bytes);
+  f->bytes = held;
+  f->time_ns = s->peak_reserved_time_ns;
+  f->seq = s->peak_reserved_seq;
+  fr = bytes (frag.free_bytes);
+  f->evidence = g_strdup_printf (
+      "peak reserved %s vs peak allocated %s: %s (%d%%) reserved but never in use at once; at "
+      "peak reserved %" G_GINT64_FORMAT " segments hold %s free, the largest free block %s",
+      r, a, h, (int)(100 * held / MAX (s->peak_reserved_bytes, 1)), frag.segment_count, fr,
+      frag.largest_free_bytes != VS_UNKNOWN ? l : "unknown");
+  if (dd->settings.expandable_segments != 1)
+    {
+      f->remedy = g_strdup ("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (segments grow "
+                            "in place, so freed memory is reused for any size)");
+      f->saving_bytes = held;
+    }
+  else
+    f->remedy = g_strdup ("expandable segments are already on: "
+                          "PYTORCH_CUDA_ALLOC_CONF=garbage_collection_threshold:0.8 returns "
+                          "cached blocks sooner; allocate sizes that repeat");
+  g_ptr_array_add (findings, f);
+  return TRUE;
+}
+
+/* ---------------------------------------------------- outside allocators */
+
+static gboolean
+diagnose_outside (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings, GError **error)
+{
+  const GPtrArray *allocators = vs_trace_get_allocators (trace);
+  const VsSummary *s = &dd->all;
+  gint64 inside = 0, outside;
+  gboolean any = FALSE;
+  VsSeriesPoint p;
+  g_autoptr (GArray) live = NULL;
+  g_autoptr (GArray) unowned = NULL;
+  g_autoptr (GArray) sites = NULL;
+  VsFinding *f;
+  g_autofree char *out_text = NULL, *all_text = NULL;
+  GString *names;
+
+  if (s->peak_reserved_seq == VS_UNKNOWN || !vs_trace_has_device_level (trace))
+    return TRUE;
+  for (guint i = 0; i < allocators->len; i++)
+    {
+      const VsAllocatorInfo *a = g_ptr_array_index (allocators, i);
+
+      if (a->device_id != dd->device->id)
+        continue;
+      any = TRUE;
+      if (!vs_series_at_seq (trace, dd->device->id, a->id, s->peak_reserved_seq, &p, error))
+        return FALSE;
+      if (p.seq != 0)
+        inside += p.reserved_bytes;
+    }
+  if (!any)
+    return TRUE;
+  outside = s->peak_reserved_bytes - inside;
+  if (s->static_bytes != VS_UNKNOWN)
+    outside += s->static_bytes;
+  /* cuBLAS's and cuDNN's workspaces of any PyTorch program take about
+   * 130 MiB (measured on the samples): not a finding by themselves. */
+  if (outside < 256 * MiB || outside * 10 < s->peak_reserved_bytes)
+    return TRUE;
+  live = vs_live_blocks (trace, dd->device->id, 0, s->peak_reserved_seq, error);
+  if (live == NULL)
+    return FALSE;
+  unowned = g_array_new (FALSE, FALSE, sizeof (VsBlock));
+  for (guint i = 0; i < live->len; i++)
+    {
+      const VsBlock *b = &g_array_index (live, VsBlock, i);
+
+      if (b->level == 1 && b->allocator_id == 0)
+        g_array_append_val (unowned, *b);
+    }
+  sites = vs_group_blocks (trace, unowned, VS_GROUP_BY_STACK, error);
+  if (sites == NULL)
+    return FALSE;
+  names = g_string_new (NULL);
+  for (guint i = 0; i < sites->len && i < 2; i++)
+    {
+      const VsGroup *g = &g_array_index (sites, VsGroup, i);
+      g_autofree char *b = bytes (g->bytes);
+
+      /* C++ signatures can be long: the name up to its parameters. */
+      const char *where = g->top_frame[0] != '\0' ? g->top_frame : "an unknown stack";
+      g_autofree char *name = g_strndup (where, strcspn (where, "("));
+
+      g_string_append_printf (names, "%s%s from %s", i > 0 ? ", " : "; largest: ", b, name);
+    }
+  f = finding_new (VS_FINDING_OUTSIDE_ALLOCATOR, dd->device->id, 0);
+  out_text = bytes (outside);
+  all_text = bytes (s->peak_reserved_bytes);
+  f->bytes = outside;
+  f->time_ns = s->peak_reserved_time_ns;
+  f->seq = s->peak_reserved_seq;
+  if (sites->len > 0)
+    {
+      const VsGroup *g = &g_array_index (sites, VsGroup, 0);
+
+      f->site = g_strdup (g->site);
+      f->stack_id = g->stack_id;
+    }
+  f->evidence = g_strdup_printf (
+      "at the device's peak, %s of its %s was held outside every allocator (libraries' own "
+      "cudaMalloc: cuBLAS/cuDNN workspaces, NCCL buffers; module globals)%s",
+      out_text, all_text, names->str);
+  g_string_free (names, TRUE);
+  f->remedy = g_strdup ("count it when sizing batches and limits: the allocator cannot reuse "
+                        "it (NCCL_BUFFSIZE shrinks NCCL's buffers, "
+                        "CUBLAS_WORKSPACE_CONFIG cuBLAS's workspaces)");
+  g_ptr_array_add (findings, f);
+  return TRUE;
+}
+
+/* ------------------------------------------------------------ devices */
+
+static gint64
+pytorch_allocator (VsTrace *trace, gint64 device_id)
+{
+  const GPtrArray *allocators = vs_trace_get_allocators (trace);
+
+  for (guint i = 0; i < allocators->len; i++)
+    {
+      const VsAllocatorInfo *a = g_ptr_array_index (allocators, i);
+
+      if (a->device_id == device_id && g_strcmp0 (a->kind, "pytorch") == 0)
+        return a->id;
+    }
+  return 0;
+}
+
+static int
+finding_rank (const VsFinding *f)
+{
+  switch (f->kind)
+    {
+    case VS_FINDING_OOM_DEVICE_FULL:
+    case VS_FINDING_OOM_ALLOCATOR_LIMIT:
+    case VS_FINDING_OOM_FRAGMENTATION:
+      return 0;
+    case VS_FINDING_OTHER_PROCESS:
+      return 1;
+    case VS_FINDING_GROWTH_PER_ITERATION:
+    case VS_FINDING_FORWARD_WITHOUT_BACKWARD:
+      return 2;
+    case VS_FINDING_LEAK_AT_EXIT:
+      return 3;
+    case VS_FINDING_FRAGMENTATION:
+      return 4;
+    case VS_FINDING_OUTSIDE_ALLOCATOR:
+    default:
+      return 5;
+    }
+}
+
+static gint
+finding_cmp (gconstpointer a, gconstpointer b)
+{
+  const VsFinding *x = *(VsFinding *const *)a, *y = *(VsFinding *const *)b;
+  int rx = finding_rank (x), ry = finding_rank (y);
+
+  if (rx != ry)
+    return rx < ry ? -1 : 1;
+  if (x->device_id != y->device_id)
+    return x->device_id < y->device_id ? -1 : 1;
+  return 0;
+}
+
+static gboolean
+diagnose_device (VsTrace *trace, const VsDeviceInfo *device, VsDiagnosis *dx, GError **error)
+{
+  VsDeviceDiagnosis *dd = g_new0 (VsDeviceDiagnosis, 1);
+
+  dd->device = device;
+  vs_allocator_settings_read (trace, device->id, &dd->settings);
+  if (!vs_summary_get (trace, device->id, 0, &dd->all, NULL))
+    {
+      device_diagnosis_free (dd);
+      return TRUE; /* nothing recorded on this device */
+    }
+  g_ptr_array_add (dx->devices, dd);
+  dd->allocator_id = pytorch_allocator (trace, device->id);
+  dd->allocator = dd->all;
+  if (dd->allocator_id != 0
+      && !vs_summary_get (trace, device->id, dd->allocator_id, &dd->allocator, error))
+    return FALSE;
+  dd->lower_peak_saving = VS_UNKNOWN;
+  if (dd->all.peak_allocated_seq != VS_UNKNOWN)
+    {
+      g_autoptr (GArray) blocks = NULL;
+
+      if (!vs_roles_at (trace, device->id, 0, dd->all.peak_allocated_seq, &dd->roles, error))
+        return FALSE;
+      blocks = vs_live_blocks (trace, device->id, 0, dd->all.peak_allocated_seq, error);
+      if (blocks == NULL)
+        return FALSE;
+      dd->sites = vs_group_blocks (trace, blocks, VS_GROUP_BY_SITE, error);
+      if (dd->sites == NULL)
+        return FALSE;
+      /* Advice for a peak worth lowering only. */
+      if (dd->all.peak_allocated_bytes >= 256 * MiB)
+        dd->lower_peak = role_remedy (&dd->roles, &dd->lower_peak_saving);
+    }
+  dd->iterations = vs_iterations_find (trace, device->id, dd->allocator_id, error);
+  if (dd->iterations == NULL || !vs_growth_judge (trace, dd->iterations, &dd->growth, error))
+    return FALSE;
+
+  if (!diagnose_failures (trace, dd, dx->findings, error))
+    return FALSE;
+  diagnose_growth (trace, dd, dx->findings);
+  if (!diagnose_unused_activations (trace, dd, dx->findings, error)
+      || !diagnose_leaks (trace, dd, dx->findings, error)
+      || !diagnose_fragmentation (trace, dd, dx->findings, error)
+      || !diagnose_outside (trace, dd, dx->findings, error))
+    return FALSE;
+  return TRUE;
+}
+
+VsDiagnosis *
+vs_diagnose (VsTrace *trace, gint64 device_id, GError **error)
+{
+  g_autoptr (VsDiagnosis) dx = g_new0 (VsDiagnosis, 1);
+  const GPtrArray *devices;
+
+  g_return_val_if_fail (trace != NULL, NULL);
+  dx->devices = g_ptr_array_new_with_free_func (device_diagnosis_free);
+  dx->findings = g_ptr_array_new_with_free_func (finding_free);
+  devices = vs_trace_get_devices (trace);
+  for (guint i = 0; i < devices->len; i++)
+    {
+      const VsDeviceInfo *d = g_ptr_array_index (devices, i);
+
+      if (device_id != 0 && d->id != device_id)
+        continue;
+      if (!diagnose_device (trace, d, dx, error))
+        return NULL;
+    }
+  g_ptr_array_sort (dx->findings, finding_cmp);
+  return g_steal_pointer (&dx);
+}
+
+VsTable *
+vs_diagnosis_table (VsTrace *trace, const VsDiagnosis *dx)
+{
+  VsTable *t = vs_table_new ("Findings: what failed and why, growth per iteration, leaks, "
+                             "fragmentation, memory outside the allocators and other processes, "
+                             "each with its evidence and remedy.");
+
+  g_return_val_if_fail (trace != NULL && dx != NULL, NULL);
+  vs_table_add_column (t, "finding", VS_COLUMN_TEXT);
+  vs_table_add_column (t, "device", VS_COLUMN_INT);
+  vs_table_add_column (t, "allocator", VS_COLUMN_TEXT);
+  vs_table_add_column (t, "bytes", VS_COLUMN_BYTES);
+  vs_table_add_column (t, "count", VS_COLUMN_INT);
+  vs_table_add_column (t, "time_ns", VS_COLUMN_TIME);
+  vs_table_add_column (t, "site", VS_COLUMN_TEXT);
+  vs_table_add_column (t, "evidence", VS_COLUMN_TEXT);
+  vs_table_add_column (t, "remedy", VS_COLUMN_TEXT);
+  for (guint i = 0; i < dx->findings->len; i++)
+    {
+      const VsFinding *f = g_ptr_array_index (dx->findings, i);
+      const VsDeviceInfo *d = vs_trace_lookup_device (trace, f->device_id);
+      guint c = 0;
+
+      vs_table_add_row (t);
+      vs_table_set_text (t, c++, vs_finding_name (f->kind));
+      vs_table_set_int (t, c++, d != NULL ? d->idx : VS_UNKNOWN);
+      vs_table_set_text (t, c++, vs_trace_allocator_name (trace, f->allocator_id));
+      vs_table_set_int (t, c++, f->bytes);
+      vs_table_set_int (t, c++, f->count);
+      vs_table_set_int (t, c++, f->time_ns);
+      vs_table_set_text (t, c++, f->site);
+      vs_table_set_text (t, c++, f->evidence);
+      vs_table_set_text (t, c++, f->remedy);
+    }
+  return t;
+}

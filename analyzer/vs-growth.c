@@ -1,0 +1,440 @@
+/* vs-growth.c — finding iterations (annotations, or the allocation
+ * pattern) and judging whether memory grows from one to the next (see
+ * vs-growth.h).
+ */
+#include "vs-growth.h"
+#include "vs-blocks.h"
+#include "vs-timeline.h"
+#include "vs-trace-private.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Iterations judged need at least this many. */
+#define MIN_ITERATIONS 3
+#define MIN_GROWTH_BYTES (64 * 1024)
+
+void
+vs_iterations_free (VsIterations *it)
+{
+  if (it == NULL)
+    return;
+  g_free (it->what);
+  g_array_unref (it->iterations);
+  g_free (it);
+}
+
+/* "step 12" -> "step #". */
+static char *
+range_family (const char *name)
+{
+  GString *s = g_string_new (NULL);
+
+  for (const char *p = name; *p != '\0'; p++)
+    {
+      if (g_ascii_isdigit (*p))
+        {
+          while (g_ascii_isdigit (p[1]))
+            p++;
+          g_string_append_c (s, '#');
+        }
+      else
+        g_string_append_c (s, *p);
+    }
+  return g_string_free (s, FALSE);
+}
+
+typedef struct
+{
+  char *family;
+  gint64 depth;
+  GArray *starts; /* gint64 ns since start */
+} Family;
+
+static void
+family_free (gpointer data)
+{
+  Family *f = data;
+
+  g_free (f->family);
+  g_array_unref (f->starts);
+  g_free (f);
+}
+
+/* Iteration starts (ns since start) from the repeating family of ranges
+ * of the device's processes (those owning its PyTorch allocator, else any
+ * of its allocators, else every process), or NULL when there is none.
+ * Libraries' own ranges (NCCL's collectives) are not iterations. */
+static GArray *
+starts_from_ranges (VsTrace *trace, gint64 device_id, char **what, GError **error)
+{
+  static const char *ranges_sql
+      = "WITH owners AS (SELECT process_id FROM allocator WHERE device_id = ?1"
+        "  AND (kind = 'pytorch' OR NOT EXISTS"
+        "   (SELECT 1 FROM allocator WHERE device_id = ?1 AND kind = 'pytorch')))"
+        " SELECT name, start_ns, depth FROM nvtx_range"
+        " WHERE ifnull(domain, '') != 'NCCL'"
+        " AND (process_id IS NULL OR NOT EXISTS (SELECT 1 FROM owners)"
+        "  OR process_id IN (SELECT process_id FROM owners))"
+        " ORDER BY start_ns, id";
+  g_autoptr (GHashTable) families
+      = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, family_free);
+  sqlite3_stmt *stmt = vs_trace_statement (trace, ranges_sql, error);
+  Family *best = NULL;
+  GHashTableIter iter;
+  gpointer value;
+  int rc;
+
+  if (stmt == NULL)
+    return NULL;
+  sqlite3_bind_int64 (stmt, 1, device_id);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      g_autofree char *family = range_family ((const char *)sqlite3_column_text (stmt, 0));
+      gint64 depth = sqlite3_column_int64 (stmt, 2);
+      gint64 start = vs_trace_rel (trace, sqlite3_column_int64 (stmt, 1));
+      g_autofree char *key = g_strdup_printf ("%" G_GINT64_FORMAT "/%s", depth, family);
+      Family *f = g_hash_table_lookup (families, key);
+
+      if (f == NULL)
+        {
+          f = g_new0 (Family, 1);
+          f->family = g_steal_pointer (&family);
+          f->depth = depth;
+          f->starts = g_array_new (FALSE, FALSE, sizeof (gint64));
+          g_hash_table_insert (families, g_steal_pointer (&key), f);
+        }
+      g_array_append_val (f->starts, start);
+    }
+  sqlite3_reset (stmt);
+  if (rc != SQLITE_DONE)
+    {
+      vs_trace_sql_error (trace, error);
+      return NULL;
+    }
+  g_hash_table_iter_init (&iter, families);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    {
+      Family *f = value;
+
+      if (f->starts->len < MIN_ITERATIONS)
+        continue;
+      if (best == NULL || f->depth < best->depth
+          || (f->depth == best->depth && f->starts->len > best->starts->len)
+          || (f->depth == best->depth && f->starts->len == best->starts->len
+              && strcmp (f->family, best->family) < 0))
+        best = f;
+    }
+  if (best == NULL)
+    return NULL;
+  *what = g_strdup_printf ("NVTX ranges '%s'", best->family);
+  return g_array_ref (best->starts);
+}
+
+typedef struct
+{
+  gint64 stack_id;
+  gint64 bytes;
+} PatternKey;
+
+static guint
+pattern_key_hash (gconstpointer p)
+{
+  const PatternKey *k = p;
+
+  return (guint)(k->stack_id * 2654435761u) ^ (guint)(k->bytes ^ (k->bytes >> 32));
+}
+
+static gboolean
+pattern_key_equal (gconstpointer a, gconstpointer b)
+{
+  const PatternKey *x = a, *y = b;
+
+  return x->stack_id == y->stack_id && x->bytes == y->bytes;
+}
+
+static int
+cmp_gint64 (const void *a, const void *b)
+{
+  gint64 x = *(const gint64 *)a, y = *(const gint64 *)b;
+
+  return x < y ? -1 : x > y;
+}
+
+/* Whether the occurrences (allocation indices) recur at one distance: the
+ * most common gap after the first covers at least 60 % of them, is at
+ * least 2, and no gap exceeds it by more than half (an allocation made
+ * several times per iteration has short gaps and one long one; periodic
+ * extra work such as an evaluation every few steps lengthens some gaps a
+ * little). */
+static gboolean
+recurs_regularly (GArray *idx)
+{
+  guint n = idx->len;
+  g_autofree gint64 *gaps = NULL;
+  guint first = n >= 4 ? 1 : 0, m, best = 0, run = 1;
+  gint64 mode = 0;
+
+  if (n < MIN_ITERATIONS)
+    return FALSE;
+  m = n - 1 - first;
+  gaps = g_new (gint64, m);
+  for (guint i = 0; i < m; i++)
+    gaps[i] = g_array_index (idx, gint64, first + i + 1) - g_array_index (idx, gint64, first + i);
+  qsort (gaps, m, sizeof *gaps, cmp_gint64);
+  for (guint i = 1; i <= m; i++)
+    {
+      if (i < m && gaps[i] == gaps[i - 1])
+        run++;
+      else
+        {
+          if (run > best && gaps[i - 1] >= 2)
+            {
+              best = run;
+              mode = gaps[i - 1];
+            }
+          run = 1;
+        }
+    }
+  return best * 10 >= m * 6 && gaps[m - 1] * 2 <= mode * 3;
+}
+
+/* Whether the allocation recurring at idx is, at least 80 % of the
+ * time, freed before it recurs: a tensor of each iteration (a repeated
+ * layer's activations, kept within one forward pass, are not). */
+static gboolean
+freed_each_time (GArray *idx, GArray *seqs, GArray *frees)
+{
+  guint freed = 0;
+
+  for (guint i = 0; i + 1 < idx->len; i++)
+    {
+      gint64 at = g_array_index (idx, gint64, i);
+      gint64 next = g_array_index (seqs, gint64, g_array_index (idx, gint64, i + 1));
+
+      if (g_array_index (frees, gint64, at) < next)
+        freed++;
+    }
+  return freed * 10 >= (idx->len - 1) * 8;
+}
+
+/* Iteration starts (replay steps) from the allocation pattern, or NULL. */
+static GArray *
+seqs_from_pattern (VsTrace *trace, gint64 device_id, gint64 allocator_id, GError **error)
+{
+  static const char *allocs_sql
+      = "SELECT alloc_seq, ifnull(stack_id, 0), bytes, free_seq FROM block"
+        " WHERE device_id = ?1 AND level = ?3 AND alloc_seq > 0"
+        " AND (?2 = 0 OR allocator_id = ?2) ORDER BY alloc_seq LIMIT ?4";
+  g_autoptr (GArray) seqs = g_array_new (FALSE, FALSE, sizeof (gint64));
+  g_autoptr (GArray) frees = g_array_new (FALSE, FALSE, sizeof (gint64));
+  g_autoptr (GHashTable) occurrences = g_hash_table_new_full (
+      pattern_key_hash, pattern_key_equal, g_free, (GDestroyNotify)g_array_unref);
+  GArray *best = NULL;
+  gint64 best_first = G_MAXINT64;
+  GHashTableIter iter;
+  gpointer key, value;
+
+  /* Allocator blocks; a trace that saw none (device level only) by its
+   * device-level allocations. */
+  for (int level = 2; level >= 1 && seqs->len == 0; level--)
+    {
+      sqlite3_stmt *stmt = vs_trace_statement (trace, allocs_sql, error);
+      int rc;
+
+      if (stmt == NULL)
+        return NULL;
+      sqlite3_bind_int64 (stmt, 1, device_id);
+      sqlite3_bind_int64 (stmt, 2, allocator_id);
+      sqlite3_bind_int (stmt, 3, level);
+      sqlite3_bind_int (stmt, 4, VS_GROWTH_PATTERN_WINDOW);
+      while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+        {
+          PatternKey k = { sqlite3_column_int64 (stmt, 1), sqlite3_column_int64 (stmt, 2) };
+          gint64 seq = sqlite3_column_int64 (stmt, 0);
+          gint64 free_seq = sqlite3_column_type (stmt, 3) == SQLITE_NULL
+                                ? G_MAXINT64
+                                : sqlite3_column_int64 (stmt, 3);
+          gint64 index = seqs->len;
+          GArray *idx = g_hash_table_lookup (occurrences, &k);
+
+          if (idx == NULL)
+            {
+              idx = g_array_new (FALSE, FALSE, sizeof (gint64));
+              g_hash_table_insert (occurrences, g_memdup2 (&k, sizeof k), idx);
+            }
+          g_array_append_val (idx, index);
+          g_array_append_val (seqs, seq);
+          g_array_append_val (frees, free_seq);
+        }
+      sqlite3_reset (stmt);
+      if (rc != SQLITE_DONE)
+        {
+          vs_trace_sql_error (trace, error);
+          return NULL;
+        }
+    }
+
+  g_hash_table_iter_init (&iter, occurrences);
+  while (g_hash_table_iter_next (&iter, &key, &value))
+    {
+      GArray *idx = value;
+      gint64 first = g_array_index (idx, gint64, 0);
+
+      if (idx->len < MIN_ITERATIONS || !recurs_regularly (idx)
+          || !freed_each_time (idx, seqs, frees))
+        continue;
+      if (best == NULL || idx->len > best->len || (idx->len == best->len && first < best_first))
+        {
+          best = idx;
+          best_first = first;
+        }
+    }
+  if (best == NULL)
+    return NULL;
+  {
+    GArray *starts = g_array_sized_new (FALSE, FALSE, sizeof (gint64), best->len);
+
+    for (guint i = 0; i < best->len; i++)
+      {
+        /* The state just before the recurring allocation. */
+        gint64 seq = g_array_index (seqs, gint64, g_array_index (best, gint64, i)) - 1;
+
+        g_array_append_val (starts, seq);
+      }
+    return starts;
+  }
+}
+
+VsIterations *
+vs_iterations_find (VsTrace *trace, gint64 device_id, gint64 allocator_id, GError **error)
+{
+  g_autoptr (VsIterations) it = g_new0 (VsIterations, 1);
+  g_autoptr (GArray) starts = NULL;
+  g_autoptr (GArray) seqs = NULL;
+  char *what = NULL;
+
+  g_return_val_if_fail (trace != NULL, NULL);
+  it->device_id = device_id;
+  it->allocator_id = allocator_id;
+  it->iterations = g_array_new (FALSE, TRUE, sizeof (VsIteration));
+
+  starts = starts_from_ranges (trace, device_id, &what, error);
+  if (starts == NULL && error != NULL && *error != NULL)
+    return NULL;
+  if (starts != NULL)
+    {
+      it->source = VS_ITERATIONS_RANGES;
+      it->what = what;
+      seqs = g_array_new (FALSE, FALSE, sizeof (gint64));
+      for (guint i = 0; i < starts->len; i++)
+        {
+          gint64 seq = vs_trace_seq_at_time (trace, device_id, allocator_id,
+                                             g_array_index (starts, gint64, i), error);
+
+          if (seq < 0)
+            return NULL;
+          g_array_append_val (seqs, seq);
+        }
+    }
+  else
+    {
+      seqs = seqs_from_pattern (trace, device_id, allocator_id, error);
+      if (seqs == NULL && error != NULL && *error != NULL)
+        return NULL;
+      if (seqs == NULL)
+        return g_steal_pointer (&it);
+      it->source = VS_ITERATIONS_PATTERN;
+      it->what = g_strdup ("the repeating allocation pattern");
+    }
+
+  for (guint i = 0; i < seqs->len; i++)
+    {
+      VsIteration v = { 0 };
+      VsSeriesPoint p;
+
+      v.index = i;
+      v.seq = g_array_index (seqs, gint64, i);
+      if (!vs_series_at_seq (trace, device_id, allocator_id, v.seq, &p, error))
+        return NULL;
+      v.time_ns = starts != NULL ? g_array_index (starts, gint64, i) : p.time_ns;
+      v.allocated_bytes = p.seq == 0 ? 0 : p.allocated_bytes;
+      v.growth_bytes
+          = i == 0 ? VS_UNKNOWN
+                   : v.allocated_bytes
+                         - g_array_index (it->iterations, VsIteration, i - 1).allocated_bytes;
+      g_array_append_val (it->iterations, v);
+    }
+  return g_steal_pointer (&it);
+}
+
+gboolean
+vs_growth_judge (VsTrace *trace, const VsIterations *it, VsGrowth *out, GError **error)
+{
+  g_autofree gint64 *growths = NULL;
+  guint n, first = 2, grew = 0;
+  const VsIteration *a, *z;
+
+  g_return_val_if_fail (trace != NULL && it != NULL && out != NULL, FALSE);
+  memset (out, 0, sizeof *out);
+  out->device_id = it->device_id;
+  out->allocator_id = it->allocator_id;
+  out->first_seq = out->last_seq = VS_UNKNOWN;
+  out->first_time_ns = VS_UNKNOWN;
+  out->site_stack_id = VS_UNKNOWN;
+  n = it->iterations->len;
+  if (n < first + MIN_ITERATIONS)
+    return TRUE;
+  growths = g_new (gint64, n - first);
+  for (guint i = first; i < n; i++)
+    {
+      const VsIteration *v = &g_array_index (it->iterations, VsIteration, i);
+
+      growths[i - first] = v->growth_bytes;
+      if (v->growth_bytes > 0)
+        grew++;
+    }
+  out->iterations = n - first;
+  out->growing = grew;
+  qsort (growths, n - first, sizeof *growths, cmp_gint64);
+  if (grew * 10 < (n - first) * 8 || growths[(n - first) / 2] < MIN_GROWTH_BYTES)
+    return TRUE;
+  out->bytes_per_iteration = growths[(n - first) / 2];
+  a = &g_array_index (it->iterations, VsIteration, first - 1);
+  z = &g_array_index (it->iterations, VsIteration, n - 1);
+  out->first_seq = a->seq;
+  out->last_seq = z->seq;
+  out->first_time_ns = a->time_ns;
+
+  /* The site: what was allocated after the first compared iteration and
+   * is still live at the last. */
+  {
+    g_autoptr (GArray) live
+        = vs_live_blocks (trace, it->device_id, it->allocator_id, z->seq, error);
+    g_autoptr (GArray) kept = NULL;
+    g_autoptr (GArray) sites = NULL;
+
+    if (live == NULL)
+      return FALSE;
+    kept = g_array_new (FALSE, FALSE, sizeof (VsBlock));
+    for (guint i = 0; i < live->len; i++)
+      {
+        const VsBlock *b = &g_array_index (live, VsBlock, i);
+
+        if (b->alloc_seq != VS_UNKNOWN && b->alloc_seq > a->seq)
+          g_array_append_val (kept, *b);
+      }
+    sites = vs_group_blocks (trace, kept, VS_GROUP_BY_SITE, error);
+    if (sites == NULL)
+      return FALSE;
+    if (sites->len > 0)
+      {
+        const VsGroup *g = &g_array_index (sites, VsGroup, 0);
+
+        out->site = g->site;
+        out->site_stack_id = g->stack_id;
+        out->site_bytes = g->bytes;
+      }
+  }
+  return TRUE;
+}

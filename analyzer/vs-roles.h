@@ -1,0 +1,87 @@
+/* vs-roles.h — what the memory is for: parameters, gradients, optimizer
+ * state, activations, other.
+ *
+ * The role of an allocated block is derived from its allocation stack and
+ * its lifetime, the way PyTorch's memory timeline categorises memory but
+ * from any trace (no profiler window needed):
+ *
+ *   parameters       allocated by a module's .to()/.cuda()/_apply, its
+ *                    construction or load_state_dict (torch/nn/…);
+ *   optimizer-state  allocated inside an optimizer (torch/optim/…) and
+ *                    still live once the optimizer has returned (an
+ *                    allocation from outside the optimizer came next);
+ *   gradients        allocated by the backward pass (AccumulateGrad, the
+ *                    autograd engine — in PyTorch's history an allocation
+ *                    with no Python frame, or a "backward pass" label) and
+ *                    still live once the backward pass has returned;
+ *   activations      allocated in a module's forward pass (a frame of
+ *                    torch.nn.Module's call), and the backward pass's own
+ *                    temporaries (gradients of activations);
+ *   other            everything else: inputs, the program's own tensors,
+ *                    optimizer temporaries, blocks live before the trace.
+ */
+#pragma once
+
+#include "vs-trace.h"
+#include "vs-blocks.h"
+
+G_BEGIN_DECLS
+
+typedef enum
+{
+  VS_ROLE_PARAMETERS,
+  VS_ROLE_GRADIENTS,
+  VS_ROLE_OPTIMIZER_STATE,
+  VS_ROLE_ACTIVATIONS,
+  VS_ROLE_OTHER,
+  VS_N_ROLES,
+} VsRole;
+
+/* The role's name as reports print it ("optimizer-state"). */
+const char *vs_role_name (VsRole role);
+
+/* Bytes and blocks per role of (device_id, allocator_id; 0 = all) live
+ * after step seq. */
+typedef struct
+{
+  gint64 device_id;
+  gint64 allocator_id;
+  gint64 seq;
+  gint64 total_bytes;
+  gint64 bytes[VS_N_ROLES];
+  gint64 count[VS_N_ROLES];
+} VsRoles;
+
+/* Classifies every allocated block live after seq (as vs_live_blocks()
+ * returns them) and fills *out.  Returns FALSE with error set on failure. */
+gboolean vs_roles_at (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 seq,
+                      VsRoles *out, GError **error);
+
+/* The role of block b (an allocated block of trace).  Returns VS_N_ROLES
+ * with error set on failure. */
+VsRole vs_block_role (VsTrace *trace, const VsBlock *b, GError **error);
+
+/* Activations allocated in a forward pass that no backward pass followed
+ * while they lived: what a forward pass run with gradients enabled keeps
+ * for nothing (evaluation or inference without torch.no_grad()). */
+typedef struct
+{
+  gint64 bytes;            /* of such activations live after the step */
+  gint64 count;            /* blocks */
+  gint64 stack_id;         /* the largest of them, VS_UNKNOWN if none */
+  gint64 activation_bytes; /* all activations live after the step */
+} VsUnusedActivations;
+
+/* Fills *out for the allocated blocks of (device_id, allocator_id) live
+ * after seq: among the activations, those freed later with no allocation
+ * of the backward pass between their allocation and their release (blocks
+ * never freed are not counted: they are growth or leaks).  Looks ahead at
+ * most 20,000 allocations per block.  Returns FALSE with error set on
+ * failure. */
+gboolean vs_unused_activations_at (VsTrace *trace, gint64 device_id, gint64 allocator_id,
+                                   gint64 seq, VsUnusedActivations *out, GError **error);
+
+/* The role holding the most bytes in r (ties: the first in VsRole order). */
+VsRole vs_roles_dominant (const VsRoles *r);
+
+G_END_DECLS

@@ -1,0 +1,127 @@
+/* test-diagnose.c — the diagnosis as the viewer consumes it: structured
+ * findings that link to an instant (seq, time), a device, an allocator and
+ * a site with its stack, on the bundled trace recorded on an H200
+ * (tests/data/torch-eval-leak.db) and on a hand-built one.
+ */
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "vs-analyzer.h"
+#include "vs-test-fixtures.h"
+
+static char *
+data_path (const char *name)
+{
+  return g_test_build_filename (G_TEST_DIST, "..", "data", name, NULL);
+}
+
+/* Every finding names its instant, device and allocator; the growth and
+ * failure findings name a site whose stack renders to that site. */
+static void
+test_findings_link (void)
+{
+  g_autofree char *path = data_path ("torch-eval-leak.db");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (VsTrace) trace = vs_trace_open (path, &error);
+  g_autoptr (VsDiagnosis) dx = NULL;
+  const VsDeviceDiagnosis *dd;
+  gint64 sum = 0;
+
+  g_assert_no_error (error);
+  dx = vs_diagnose (trace, 0, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (dx->devices->len, ==, 1);
+  g_assert_cmpuint (dx->findings->len, ==, 2);
+  for (guint i = 0; i < dx->findings->len; i++)
+    {
+      const VsFinding *f = g_ptr_array_index (dx->findings, i);
+      const VsStackInfo *s;
+
+      g_assert_nonnull (vs_trace_lookup_device (trace, f->device_id));
+      g_assert_nonnull (vs_trace_lookup_allocator (trace, f->allocator_id));
+      g_assert_cmpint (f->seq, >, 0);
+      g_assert_cmpint (f->seq, <=, vs_trace_get_last_seq (trace));
+      g_assert_cmpint (f->time_ns, >=, 0);
+      g_assert_cmpint (f->stack_id, >, 0);
+      s = vs_stack_get (trace, f->stack_id, &error);
+      g_assert_no_error (error);
+      g_assert_cmpstr (s->site, ==, f->site);
+      g_assert_nonnull (f->evidence);
+      g_assert_nonnull (f->remedy);
+    }
+  g_assert_cmpint (((VsFinding *)g_ptr_array_index (dx->findings, 0))->kind, ==,
+                   VS_FINDING_OOM_ALLOCATOR_LIMIT);
+  g_assert_cmpint (((VsFinding *)g_ptr_array_index (dx->findings, 1))->kind, ==,
+                   VS_FINDING_GROWTH_PER_ITERATION);
+
+  dd = g_ptr_array_index (dx->devices, 0);
+  for (VsRole r = 0; r < VS_N_ROLES; r++)
+    sum += dd->roles.bytes[r];
+  g_assert_cmpint (sum, ==, dd->all.peak_allocated_bytes);
+  g_assert_cmpint (vs_roles_dominant (&dd->roles), ==, VS_ROLE_ACTIVATIONS);
+  g_assert_cmpint (dd->iterations->source, ==, VS_ITERATIONS_RANGES);
+  g_assert_cmpuint (dd->iterations->iterations->len, ==, 9);
+  g_assert_cmpint (dd->settings.expandable_segments, ==, 0);
+  g_assert_true (dd->settings.pytorch);
+}
+
+/* The names are the fixed ones of the CLI contract. */
+static void
+test_names (void)
+{
+  static const char *const names[] = {
+    "oom-device-full",      "oom-allocator-limit", "oom-fragmentation", "fragmentation",
+    "growth-per-iteration", "leak-at-exit",        "outside-allocator", "other-process",
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    g_assert_cmpstr (vs_finding_name ((VsFindingKind)i), ==, names[i]);
+  g_assert_cmpstr (vs_role_name (VS_ROLE_OPTIMIZER_STATE), ==, "optimizer-state");
+  g_assert_cmpstr (vs_oom_cause_name (VS_OOM_CAUSE_ALLOCATOR_LIMIT), ==, "oom-allocator-limit");
+}
+
+/* A hand-built trace: the failures of the fixture are classified with
+ * sizes that are never negative, and the text fits one screen. */
+static void
+test_fixture_text (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("vs-diagnose-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "full.db", NULL);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (VsTrace) trace = NULL;
+  g_autoptr (VsDiagnosis) dx = NULL;
+  g_autoptr (GString) out = g_string_new (NULL);
+  g_auto (GStrv) lines = NULL;
+  char err[256] = "";
+
+  g_assert_true (vs_fixture_full (path, err, sizeof err));
+  trace = vs_trace_open (path, &error);
+  g_assert_no_error (error);
+  dx = vs_diagnose (trace, 0, &error);
+  g_assert_no_error (error);
+  for (guint i = 0; i < dx->findings->len; i++)
+    {
+      const VsFinding *f = g_ptr_array_index (dx->findings, i);
+
+      g_assert_cmpint (f->bytes, >=, 0);
+      g_assert_null (strstr (f->evidence, " -"));
+    }
+  vs_diagnosis_write_text (trace, dx, 60, out);
+  lines = g_strsplit (out->str, "\n", -1);
+  g_assert_cmpuint (g_strv_length (lines), <=, 41);
+  for (guint i = 0; lines[i] != NULL; i++)
+    g_assert_cmpint (g_utf8_strlen (lines[i], -1), <=, 60);
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/diagnose/findings-link", test_findings_link);
+  g_test_add_func ("/diagnose/names", test_names);
+  g_test_add_func ("/diagnose/fixture-text", test_fixture_text);
+  return g_test_run ();
+}
