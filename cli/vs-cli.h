@@ -10,6 +10,7 @@ int vs_cmd_report (int argc, char **argv);
 int vs_cmd_import (int argc, char **argv);
 int vs_cmd_export (int argc, char **argv);
 int vs_cmd_record (int argc, char **argv);
+int vs_cmd_recover (int argc, char **argv);
 int vs_cmd_diff (int argc, char **argv);
 int vs_cmd_whatif (int argc, char **argv);
 
