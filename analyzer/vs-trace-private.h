@@ -34,7 +34,7 @@ struct _VsTrace
   gboolean full_paths;       /* stacks show full paths (vs_stack_set_full_paths) */
   char *path_base;           /* vs_stack_get_path_base(), once read */
   gboolean path_base_read;
-  gint64 query_deadline;     /* monotonic µs after which the running query
+  gint64 query_deadline; /* monotonic µs after which the running query
                               * is interrupted (see vs_trace_statement) */
 
   /* Following a trace that is being written (vs_trace_open_recording): trace->db
