@@ -162,14 +162,18 @@ cmp_gint64 (const void *a, const void *b)
 }
 
 /* Whether the occurrences (allocation indices) recur at one distance: the
- * most common gap after the first covers at least 60 % of them and is at
- * least 2. */
+ * most common gap after the first covers at least 60 % of them, is at
+ * least 2, and no gap exceeds it by more than half (an allocation made
+ * several times per iteration has short gaps and one long one; periodic
+ * extra work such as an evaluation every few steps lengthens some gaps a
+ * little). */
 static gboolean
 recurs_regularly (GArray *idx)
 {
   guint n = idx->len;
   g_autofree gint64 *gaps = NULL;
   guint first = n >= 4 ? 1 : 0, m, best = 0, run = 1;
+  gint64 mode = 0;
 
   if (n < MIN_ITERATIONS)
     return FALSE;
@@ -185,11 +189,14 @@ recurs_regularly (GArray *idx)
       else
         {
           if (run > best && gaps[i - 1] >= 2)
-            best = run;
+            {
+              best = run;
+              mode = gaps[i - 1];
+            }
           run = 1;
         }
     }
-  return best * 10 >= m * 6;
+  return best * 10 >= m * 6 && gaps[m - 1] * 2 <= mode * 3;
 }
 
 /* Iteration starts (replay steps) from the allocation pattern, or NULL. */
