@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <glib.h>
@@ -72,6 +73,17 @@ vs_cli_colorize (GString *text, VsCliText kind)
     }
 }
 
+static int
+write_directly (const char *text, gsize len, const char *what)
+{
+  if (fwrite (text, 1, len, stdout) != len || fflush (stdout) != 0)
+    {
+      fprintf (stderr, "vramscope: cannot write the %s: %s\n", what, g_strerror (errno));
+      return 1;
+    }
+  return 0;
+}
+
 int
 vs_cli_emit (const char *text, gsize len, const char *what)
 {
@@ -80,15 +92,10 @@ vs_cli_emit (const char *text, gsize len, const char *what)
   int status;
 
   if (!isatty (STDOUT_FILENO) || (pager != NULL && (*pager == '\0' || strcmp (pager, "cat") == 0)))
-    {
-      if (fwrite (text, 1, len, stdout) != len || fflush (stdout) != 0)
-        {
-          fprintf (stderr, "vramscope: cannot write the %s: %s\n", what, g_strerror (errno));
-          return 1;
-        }
-      return 0;
-    }
+    return write_directly (text, len, what);
   fflush (stdout);
+  /* As git does: less quits when the text fits, and keeps colours. */
+  g_setenv ("LESS", "FRX", FALSE);
   pipe = popen (pager != NULL ? pager : "less -FRX", "w");
   if (pipe == NULL)
     {
@@ -104,5 +111,9 @@ vs_cli_emit (const char *text, gsize len, const char *what)
       fprintf (stderr, "vramscope: the pager failed: %s\n", g_strerror (errno));
       return 1;
     }
+  /* No such pager (the shell's 127): the text itself, after the shell's
+   * complaint. */
+  if (WIFEXITED (status) && WEXITSTATUS (status) == 127)
+    return write_directly (text, len, what);
   return 0;
 }

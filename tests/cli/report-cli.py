@@ -151,6 +151,27 @@ for report in ["diagnose", "summary", "peak", "leaks", "timeline", "oom", "fragm
                 same = same and (v is None and text == "" or v == text)
     ok(p.returncode == 0 and same, "json %s: typed, the CSV's values" % report)
 
+# JSON of hostile text: a frame named with quotes, a backslash, control
+# characters and a byte that is not UTF-8 still makes valid JSON, the name
+# read back as written (the bad byte as U+FFFD).
+import shutil
+import tempfile
+with tempfile.TemporaryDirectory() as tmp:
+    copy = os.path.join(tmp, "hostile.db")
+    shutil.copy(trace, copy)
+    name = b'con"vert\\ \x01\x1b[31m\t\n\xff \xc3\xa9'
+    with sqlite3.connect(copy) as c:
+        c.execute("UPDATE frame SET function = CAST(? AS TEXT) WHERE function = 'convert'", (name,))
+    p = run("report", copy, "peak", "--format", "json")
+    try:
+        doc = json.loads(p.stdout)
+        stacks = [r["stack"] for r in doc["rows"] if r["stack"]]
+        want = name.decode("utf-8", "replace")
+        ok(any(want in st for st in stacks), "json: hostile text escaped and read back",
+           "\n".join(stacks)[:500])
+    except ValueError as e:
+        ok(False, "json: hostile text escaped and read back", "%s\n%s" % (e, p.stdout[:500]))
+
 golden = os.path.join(data, "golden", "report-summary.json")
 with open(golden) as f:
     ok(json.loads(run("report", trace, "summary", "--format", "json").stdout) == json.load(f),
@@ -200,6 +221,8 @@ t = on_tty({"PAGER": "cat", "NO_COLOR": "1"}, "report", trace, "peak")
 ok("\033[" not in t and "Allocations live" in t, "NO_COLOR: none", t[:200])
 t = on_tty({"PAGER": "sed s/^/PAGED:/", "NO_COLOR": "1"}, "report", trace, "peak")
 ok(t.startswith("PAGED:Allocations live"), "on a terminal: through $PAGER", t[:200])
+t = on_tty({"PAGER": "no-such-pager-here", "NO_COLOR": "1"}, "report", trace, "peak")
+ok("Allocations live" in t, "a pager that cannot start: the text itself", t[:200])
 t = on_tty({"PAGER": "sed s/^/PAGED:/"}, "report", trace, "summary", "--format", "csv")
 ok(t.startswith("device,"), "CSV is never paged", t[:200])
 
