@@ -271,6 +271,21 @@ window_of (VsTrace *trace, const VsReportOptions *opts, gint64 *from, gint64 *to
   *to = opts->to_ns != VS_UNKNOWN ? opts->to_ns : vs_trace_get_duration_ns (trace) + 1;
 }
 
+/* Whether time_ns (since start) lies in the options' window; always when
+ * there is none, never for an unknown time when there is one. */
+static gboolean
+in_window (VsTrace *trace, const VsReportOptions *opts, gint64 time_ns)
+{
+  gint64 from, to;
+
+  if (!has_window (opts))
+    return TRUE;
+  if (time_ns == VS_UNKNOWN)
+    return FALSE;
+  window_of (trace, opts, &from, &to);
+  return time_ns >= from && time_ns < to;
+}
+
 /* "title" with the window appended when the options have one. */
 static char *
 window_title (VsTrace *trace, const VsReportOptions *opts, const char *title)
@@ -491,11 +506,14 @@ oom_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo *dev
   for (guint i = 0; i < list->len; i++)
     {
       const VsOom *o = g_ptr_array_index (list, i);
-      const VsStackInfo *s = vs_stack_get (trace, o->stack_id, error);
+      const VsStackInfo *s;
       g_autoptr (GArray) blocks = NULL;
       g_autoptr (GArray) sites = NULL;
       guint c = 0;
 
+      if (!in_window (trace, opts, o->time_ns))
+        continue;
+      s = vs_stack_get (trace, o->stack_id, error);
       if (s == NULL)
         return FALSE;
       if (o->seq != VS_UNKNOWN)
@@ -551,11 +569,12 @@ oom_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo *dev
 static VsTable *
 report_oom (VsTrace *trace, const VsReportOptions *opts, GError **error)
 {
-  g_autoptr (VsTable) t
-      = vs_table_new ("Failed allocations with the state at that instant: the failing "
-                      "allocator's reserved, allocated and free memory, the largest free block, "
-                      "the whole device, the largest live site, and the cause: device full, "
-                      "allocator limit or fragmentation.");
+  g_autofree char *title = window_title (
+      trace, opts,
+      "Failed allocations with the state at that instant: the failing allocator's reserved, "
+      "allocated and free memory, the largest free block, the whole device, the largest live "
+      "site, and the cause: device full, allocator limit or fragmentation.");
+  g_autoptr (VsTable) t = vs_table_new (title);
   static const struct
   {
     const char *name;
@@ -768,9 +787,11 @@ report_kernels (VsTrace *trace, const VsReportOptions *opts, GError **error)
 static VsTable *
 report_ranges (VsTrace *trace, const VsReportOptions *opts, GError **error)
 {
-  g_autoptr (VsTable) t
-      = vs_table_new ("NVTX ranges with each device's memory when the range was entered, when "
+  g_autofree char *title
+      = window_title (trace, opts,
+                      "NVTX ranges with each device's memory when the range was entered, when "
                       "it ended, and its peak inside.");
+  g_autoptr (VsTable) t = vs_table_new (title);
   static const struct
   {
     const char *name;
@@ -816,6 +837,8 @@ report_ranges (VsTrace *trace, const VsReportOptions *opts, GError **error)
           const VsRangeMemory *r = g_ptr_array_index (list, i);
           guint c = 0;
 
+          if (!in_window (trace, opts, r->start_ns))
+            continue;
           vs_table_add_row (t);
           vs_table_set_int (t, c++, dev->idx);
           vs_table_set_text (t, c++, vs_trace_allocator_name (trace, allocator_id));

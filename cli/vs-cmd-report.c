@@ -27,8 +27,10 @@ static const char usage_line[]
       "[--width N] [--buckets N] [--from TIME] [--to TIME] [--color auto|always|never]\n";
 
 /* The reports a time window applies to: the timeline covers it, peak
- * finds the peak inside it, leaks keeps the allocations made in it. */
-static const char *const windowed_reports[] = { "timeline", "peak", "leaks", NULL };
+ * finds the peak inside it, leaks keeps the allocations made in it, oom
+ * the failures in it, ranges the ranges entered in it. */
+static const char *const windowed_reports[]
+    = { "timeline", "peak", "leaks", "oom", "ranges", NULL };
 
 guint
 vs_cli_text_width (gint requested)
@@ -75,11 +77,13 @@ vs_cmd_report (int argc, char **argv)
     { "buckets", 0, 0, G_OPTION_ARG_INT, &buckets, "timeline: number of buckets (default 100)",
       "N" },
     { "from", 0, 0, G_OPTION_ARG_STRING, &from_arg,
-      "timeline, peak, leaks: start of the window since the trace's start: ns, or with a "
+      "timeline, peak, leaks, oom, ranges: start of the window since the trace's start: ns, or "
+      "with a "
       "unit (850ms, 1.5s, 2m; default 0)",
       "TIME" },
     { "to", 0, 0, G_OPTION_ARG_STRING, &to_arg,
-      "timeline, peak, leaks: end of the window, excluded (default: the trace's end)", "TIME" },
+      "timeline, peak, leaks, oom, ranges: end of the window, excluded (default: the trace's end)",
+      "TIME" },
     { "limit", 0, 0, G_OPTION_ARG_INT, &limit,
       "At most N rows (text: 20 by default; csv: all; 0: all)", "N" },
     { "by", 0, 0, G_OPTION_ARG_STRING, &by,
@@ -185,7 +189,9 @@ vs_cmd_report (int argc, char **argv)
       && !g_strv_contains ((const char *const *)windowed_reports, report))
     {
       g_autofree char *msg = g_strdup_printf (
-          "--from and --to apply to timeline, peak and leaks; %s covers the whole trace", report);
+          "--from and --to apply to timeline, peak, leaks, oom and ranges; %s covers the whole "
+          "trace",
+          report);
       return usage_error (msg);
     }
   if (limit < -1)

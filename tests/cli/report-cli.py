@@ -94,6 +94,19 @@ for fa, ta, a, b in windows:
     ok(all(a <= int(r["first_alloc_time_ns"]) and int(r["last_alloc_time_ns"]) < b for r in rows),
        "leaks in [%s, %s): every row allocated inside" % (fa, ta))
 
+# oom and ranges: with a window, exactly the whole report's rows whose
+# failure (oom) or entry (ranges) lies in it.
+leaky = os.path.join(data, "torch-eval-leak.db")
+for report, column in [("oom", "time_ns"), ("ranges", "start_ns")]:
+    whole_rows = csv_rows("report", leaky, report)
+    times = sorted(int(r[column]) for r in whole_rows)
+    a, b = times[len(times) // 4], times[3 * len(times) // 4]
+    want = [r for r in whole_rows if a <= int(r[column]) < b]
+    got = csv_rows("report", leaky, report, "--from", "%dns" % a, "--to", str(b))
+    ok(0 < len(want) < len(whole_rows) and got == want,
+       "%s in [%d, %d): the whole report's rows in the window" % (report, a, b),
+       "got %d rows, want %d of %d" % (len(got), len(want), len(whole_rows)))
+
 # No window: the whole trace's peak, as the summary says.
 summary = csv_rows("report", trace, "summary")
 whole = sum(int(r["bytes"]) for r in csv_rows("report", trace, "peak"))

@@ -64,7 +64,7 @@ check "report name before the file" 0 "Memory per device" report summary "$tmp/f
 check "report name before the file, options between" 0 "device,allocator" report summary --format csv "$tmp/full.db"
 check "time with a unit" 0 "from_ns" report "$tmp/full.db" timeline --from 1ms --to 2.5ms --format csv
 check "bad time" 2 "'850 ms' is not a time" report "$tmp/full.db" timeline --from "850 ms"
-check "window on a report without one" 2 "--from and --to apply to timeline, peak and leaks" report "$tmp/full.db" summary --from 1s
+check "window on a report without one" 2 "--from and --to apply to timeline, peak, leaks, oom and ranges" report "$tmp/full.db" summary --from 1s
 check "bad colour" 2 "--color must be auto, always or never" report "$tmp/full.db" --color=maybe
 check "json" 0 '"report": "summary"' report "$tmp/full.db" summary --format json
 check "diff json" 0 '"report": "diff"' diff "$tmp/full.db" "$tmp/full.db" --format json
