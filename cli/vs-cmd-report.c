@@ -131,18 +131,21 @@ vs_cmd_report (int argc, char **argv)
     return usage_error ("expected a trace file and a report name");
   /* Either order: an argument that names an existing file is the file,
    * else a report's name is the report. */
-  if (rest[1] != NULL
-      && (g_file_test (rest[1], G_FILE_TEST_EXISTS) && !g_file_test (rest[0], G_FILE_TEST_EXISTS)
-          || (!g_file_test (rest[0], G_FILE_TEST_EXISTS) && vs_report_describe (rest[0]) != NULL
-              && vs_report_describe (rest[1]) == NULL)))
+  if (rest[1] != NULL)
     {
-      file = rest[1];
-      report = rest[0];
+      gboolean exists0 = g_file_test (rest[0], G_FILE_TEST_EXISTS);
+      gboolean exists1 = g_file_test (rest[1], G_FILE_TEST_EXISTS);
+      gboolean named0 = vs_report_describe (rest[0]) != NULL;
+      gboolean named1 = vs_report_describe (rest[1]) != NULL;
+      gboolean swap = !exists0 && (exists1 || (named0 && !named1));
+
+      file = swap ? rest[1] : rest[0];
+      report = swap ? rest[0] : rest[1];
     }
   else
     {
       file = rest[0];
-      report = rest[1] != NULL ? rest[1] : "diagnose";
+      report = "diagnose";
     }
   if (rest[1] == NULL && vs_report_describe (file) != NULL
       && !g_file_test (file, G_FILE_TEST_EXISTS))
