@@ -56,7 +56,7 @@ _vramscope ()
       if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "--format --device --allocator --limit --by --full-paths --full-stacks --width --buckets --from --to --color --help" -- "$cur"))
       else
-        COMPREPLY=($(compgen -W "diagnose summary peak leaks timeline oom fragmentation kernels ranges roles growth" -- "$cur"))
+        COMPREPLY=($(compgen -W "diagnose summary peak leaks timeline oom fragmentation kernels ranges roles growth meta" -- "$cur"))
         _filedir db
       fi
       ;;

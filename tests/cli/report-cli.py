@@ -143,7 +143,7 @@ ok(p.returncode == 1 and "missing.db" in p.stderr, "REPORT MISSING-FILE names th
 
 # JSON: one document per report, typed, equal to the CSV cell for cell.
 for report in ["diagnose", "summary", "peak", "leaks", "timeline", "oom", "fragmentation",
-               "kernels", "ranges", "roles", "growth"]:
+               "kernels", "ranges", "roles", "growth", "meta"]:
     p = run("report", trace, report, "--format", "json")
     c = run("report", trace, report, "--format", "csv")
     try:

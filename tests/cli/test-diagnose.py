@@ -205,6 +205,12 @@ ok([x["finding"] for x in f] == ["oom-allocator-limit"]
    and "limit of 3.00 GiB" in f[0]["evidence"] and "activations hold" in f[0]["remedy"]
    and f[0]["count"] == str(truth("batch-too-large")["pytorch"]["failed"]),
    "batch too large: the 3 GiB cap refused it in train_step; activations' remedies", f)
+meta = {x["key"]: x["value"] for x in rows(sample("batch-too-large"), "meta")}
+ok(abs(float(meta["pytorch.memory_fraction.0"])
+       - truth("batch-too-large")["settings"]["memory_fraction"]) < 1e-12
+   and meta["pytorch.expandable_segments"] == "0" and "pytorch.allocator_settings" in meta,
+   "the hook recorded the fraction the program set, and the allocator's settings (report meta)",
+   meta)
 r = role_bytes("batch-too-large")
 ok(max(r, key=r.get) == "activations", "batch too large: activations dominate", r)
 
