@@ -2,7 +2,7 @@
 # Analyzer and writer benchmark: writes a synthetic trace of N events
 # (default 10M) with bench/vs-gen-trace, then times `report summary`,
 # `peak`, `leaks`, `fragmentation`, `diagnose`, `roles`, `growth` and
-# `whatif`, and one-screen timeline queries at every zoom.  Prints each
+# `whatif` and one-screen timeline queries at every zoom.  Prints each
 # figure with its target and the ratio figure/target (< 1 meets it).
 #
 # Usage: bench/run-analyzer-bench.sh [BUILD_DIR] [EVENTS]
