@@ -55,8 +55,17 @@ vs_cli_colorize (GString *text, VsCliText kind)
   switch (kind)
     {
     case VS_CLI_TEXT_TABLE:
-      /* The title line. */
-      replace_all (text, "\\A(.+)$", BOLD "\\1" RESET);
+      {
+        /* The title: each of its lines up to the first blank one (a pager
+         * keeps attributes line by line). */
+        const char *blank = strstr (text->str, "\n\n");
+        gsize n = blank != NULL ? (gsize)(blank - text->str) : text->len;
+        g_autoptr (GString) title = g_string_new_len (text->str, (gssize)n);
+
+        replace_all (title, "^(.+)$", BOLD "\\1" RESET);
+        g_string_erase (text, 0, (gssize)n);
+        g_string_prepend (text, title->str);
+      }
       break;
     case VS_CLI_TEXT_DIAGNOSIS:
       replace_all (text, "^((Diagnosis of|Device|Findings|No findings).*)$", BOLD "\\1" RESET);

@@ -198,6 +198,9 @@ ok("\033[" not in plain.stdout, "no colour off a terminal")
 ok(colour.stdout.startswith("\033[1m") and
    colour.stdout.replace("\033[1m", "").replace("\033[0m", "") == plain.stdout,
    "--color=always: a bold title, the same text")
+title = colour.stdout.split("\n\n")[0].split("\n")
+ok(len(title) > 1 and all(t.startswith("\033[1m") and t.endswith("\033[0m") for t in title),
+   "--color=always: each line of the title bold", title)
 diag = run("report", trace, "--color=always", "--width", "100")
 ok("\033[1;33mgrowth-per-iteration\033[0m" in diag.stdout, "diagnose: finding names coloured")
 ok("\033[" not in run("report", trace, "--color=never").stdout, "--color=never")
