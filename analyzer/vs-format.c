@@ -87,3 +87,82 @@ vs_format_printable (const char *s)
     }
   return g_string_free (out, FALSE);
 }
+
+gboolean
+vs_parse_time (const char *text, gint64 *out_ns, GError **error)
+{
+  static const struct
+  {
+    const char *name;
+    gint64 ns;
+  } time_units[] = {
+    { "", 1 },
+    { "ns", 1 },
+    { "us", 1000 },
+    { "\xc2\xb5s", 1000 },
+    { "ms", 1000000 },
+    { "s", G_GINT64_CONSTANT (1000000000) },
+    { "m", G_GINT64_CONSTANT (60000000000) },
+    { "min", G_GINT64_CONSTANT (60000000000) },
+    { "h", G_GINT64_CONSTANT (3600000000000) },
+  };
+  const char *p = text;
+  gboolean negative = FALSE;
+  guint64 whole = 0, frac = 0, frac_scale = 1;
+  gint64 unit = 0, value, frac_ns;
+  gboolean digits = FALSE;
+
+  g_return_val_if_fail (text != NULL && out_ns != NULL, FALSE);
+  if (*p == '-' || *p == '+')
+    negative = *p++ == '-';
+  for (; g_ascii_isdigit (*p); p++, digits = TRUE)
+    if (__builtin_mul_overflow (whole, 10, &whole)
+        || __builtin_add_overflow (whole, (guint64)(*p - '0'), &whole))
+      goto out_of_range;
+  if (*p == '.')
+    for (p++; g_ascii_isdigit (*p); p++, digits = TRUE)
+      {
+        if (frac_scale > G_GUINT64_CONSTANT (100000000000000000))
+          {
+            /* Digits past 1e-17 of a unit must be zeros to stay whole ns. */
+            if (*p != '0')
+              goto not_whole;
+            continue;
+          }
+        frac = frac * 10 + (guint64)(*p - '0');
+        frac_scale *= 10;
+      }
+  for (guint i = 0; i < G_N_ELEMENTS (time_units) && digits; i++)
+    if (strcmp (p, time_units[i].name) == 0)
+      unit = time_units[i].ns;
+  if (!digits || unit == 0)
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "'%s' is not a time: give ns (1500) or a number with a unit "
+                   "(ns, us, ms, s, m, h: 850ms, 1.5s, 2m)",
+                   text);
+      return FALSE;
+    }
+  /* frac / frac_scale of a unit, in ns, exactly (frac < 10^18, unit <
+   * 2^42: the product fits 128 bits). */
+  {
+    unsigned __int128 n = (unsigned __int128)frac * (guint64)unit;
+
+    if (n % frac_scale != 0)
+      goto not_whole;
+    frac_ns = (gint64)(n / frac_scale);
+  }
+  if (whole > (guint64)G_MAXINT64 || __builtin_mul_overflow ((gint64)whole, unit, &value)
+      || __builtin_add_overflow (value, frac_ns, &value))
+    goto out_of_range;
+  *out_ns = negative ? -value : value;
+  return TRUE;
+
+not_whole:
+  g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+               "'%s' is not a whole number of nanoseconds", text);
+  return FALSE;
+out_of_range:
+  g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "'%s' is out of range", text);
+  return FALSE;
+}

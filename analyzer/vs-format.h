@@ -25,4 +25,12 @@ char *vs_format_duration (gint64 ns);
  * other text is left as it is.  Free with g_free(). */
 char *vs_format_printable (const char *s);
 
+/* Parses a time or duration given on a command line: an integer of
+ * nanoseconds ("1500"), or a decimal number with a unit: ns, us (or µs),
+ * ms, s, m (minutes) or h ("850ms", "1.5s", "2m", "120us", "-3s").  The
+ * value must be a whole number of ns and lie within gint64 above
+ * INT64_MIN (VS_UNKNOWN).  Returns FALSE with a one-line message in error
+ * (G_OPTION_ERROR_BAD_VALUE) otherwise. */
+gboolean vs_parse_time (const char *text, gint64 *out_ns, GError **error);
+
 G_END_DECLS

@@ -263,18 +263,79 @@ add_group_rows (VsTrace *trace, const VsReportOptions *opts, VsTable *t, GArray 
 }
 
 static gboolean
+has_window (const VsReportOptions *opts)
+{
+  return opts->from_ns != VS_UNKNOWN || opts->to_ns != VS_UNKNOWN;
+}
+
+/* The options' window [from, to): from 0 and to the trace's end (included)
+ * unless given. */
+static void
+window_of (VsTrace *trace, const VsReportOptions *opts, gint64 *from, gint64 *to)
+{
+  *from = opts->from_ns != VS_UNKNOWN ? opts->from_ns : 0;
+  *to = opts->to_ns != VS_UNKNOWN ? opts->to_ns : vs_trace_get_duration_ns (trace) + 1;
+}
+
+/* Whether time_ns (since start) lies in the options' window; always when
+ * there is none, never for an unknown time when there is one. */
+static gboolean
+in_window (VsTrace *trace, const VsReportOptions *opts, gint64 time_ns)
+{
+  gint64 from, to;
+
+  if (!has_window (opts))
+    return TRUE;
+  if (time_ns == VS_UNKNOWN)
+    return FALSE;
+  window_of (trace, opts, &from, &to);
+  return time_ns >= from && time_ns < to;
+}
+
+/* "title" with the window appended when the options have one. */
+static char *
+window_title (VsTrace *trace, const VsReportOptions *opts, const char *title)
+{
+  gint64 from, to;
+
+  if (!has_window (opts))
+    return g_strdup (title);
+  window_of (trace, opts, &from, &to);
+  return g_strdup_printf ("%s Window: [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") ns.", title,
+                          from, to);
+}
+
+static gboolean
 peak_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo *device,
              gint64 allocator_id, VsTable *t, GError **error)
 {
   g_autoptr (GArray) blocks = NULL;
   g_autoptr (GArray) groups = NULL;
   VsSummary s;
+  gint64 seq;
 
   if (!vs_summary_get (trace, device->id, allocator_id, &s, NULL))
     return TRUE; /* nothing recorded on this device */
   if (s.peak_allocated_seq == VS_UNKNOWN)
     return TRUE; /* nothing was ever allocated */
-  blocks = vs_live_blocks (trace, device->id, allocator_id, s.peak_allocated_seq, error);
+  seq = s.peak_allocated_seq;
+  if (has_window (opts))
+    {
+      /* The peak inside the window: the memory entering it counts, as it
+       * is live at its start. */
+      VsSeriesPoint at;
+      gint64 from, to;
+
+      window_of (trace, opts, &from, &to);
+      if (from > to - 1)
+        return TRUE;
+      if (!vs_series_peak_between (trace, device->id, allocator_id, from, to - 1, &at, error))
+        return FALSE;
+      if (at.seq == 0)
+        return TRUE; /* nothing allocated yet by the window's end */
+      seq = at.seq;
+    }
+  blocks = vs_live_blocks (trace, device->id, allocator_id, seq, error);
   if (blocks == NULL)
     return FALSE;
   groups = vs_group_blocks (trace, blocks, opts->by_site ? VS_GROUP_BY_SITE : VS_GROUP_BY_STACK,
@@ -288,12 +349,21 @@ peak_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo *de
 static VsTable *
 report_peak (VsTrace *trace, const VsReportOptions *opts, GError **error)
 {
-  g_autoptr (VsTable) t = vs_table_new (
-      opts->by_site ? "Allocations live at the peak of allocated memory, one row per site (the "
-                      "innermost frame of the user's own code), largest first; each device's "
-                      "rows sum to its peak_allocated_bytes."
-                    : "Allocations live at the peak of allocated memory, one row per stack, "
-                      "largest first; each device's rows sum to its peak_allocated_bytes.");
+  g_autofree char *title = window_title (
+      trace, opts,
+      !has_window (opts)
+          ? (opts->by_site
+                 ? "Allocations live at the peak of allocated memory, one row per site (the "
+                   "innermost frame of the user's own code), largest first; each device's "
+                   "rows sum to its peak_allocated_bytes."
+                 : "Allocations live at the peak of allocated memory, one row per stack, "
+                   "largest first; each device's rows sum to its peak_allocated_bytes.")
+          : (opts->by_site
+                 ? "Allocations live at the peak of allocated memory inside the window, one row "
+                   "per site (the innermost frame of the user's own code), largest first."
+                 : "Allocations live at the peak of allocated memory inside the window, one row "
+                   "per stack, largest first."));
+  g_autoptr (VsTable) t = vs_table_new (title);
 
   add_group_columns (t, FALSE);
   if (!for_each_device (trace, opts, t, peak_device, error))
@@ -311,6 +381,24 @@ leaks_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo *d
   blocks = vs_leaked_blocks (trace, device->id, allocator_id, error);
   if (blocks == NULL)
     return FALSE;
+  if (has_window (opts))
+    {
+      /* Only those allocated inside the window; one allocated before the
+       * trace began only when the window starts at the beginning. */
+      gint64 from, to;
+
+      window_of (trace, opts, &from, &to);
+      for (guint i = blocks->len; i-- > 0;)
+        {
+          const VsBlock *b = &g_array_index (blocks, VsBlock, i);
+          gboolean inside = b->alloc_time_ns == VS_UNKNOWN
+                                ? opts->from_ns == VS_UNKNOWN
+                                : b->alloc_time_ns >= from && b->alloc_time_ns < to;
+
+          if (!inside)
+            g_array_remove_index (blocks, i);
+        }
+    }
   groups = vs_group_blocks (trace, blocks, opts->by_site ? VS_GROUP_BY_SITE : VS_GROUP_BY_STACK,
                             error);
   if (groups == NULL)
@@ -322,11 +410,18 @@ leaks_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo *d
 static VsTable *
 report_leaks (VsTrace *trace, const VsReportOptions *opts, GError **error)
 {
-  g_autoptr (VsTable) t = vs_table_new (
-      opts->by_site ? "Allocations never freed by the end of the trace, one row per site, "
-                      "largest first, with when the first and last of them were allocated."
-                    : "Allocations never freed by the end of the trace, one row per stack, "
-                      "largest first, with when the first and last of them were allocated.");
+  g_autofree char *title = window_title (
+      trace, opts,
+      !has_window (opts)
+          ? (opts->by_site ? "Allocations never freed by the end of the trace, one row per site, "
+                             "largest first, with when the first and last of them were allocated."
+                           : "Allocations never freed by the end of the trace, one row per stack, "
+                             "largest first, with when the first and last of them were allocated.")
+          : (opts->by_site ? "Allocations made inside the window and never freed by the end of the "
+                             "trace, one row per site, largest first."
+                           : "Allocations made inside the window and never freed by the end of the "
+                             "trace, one row per stack, largest first."));
+  g_autoptr (VsTable) t = vs_table_new (title);
 
   add_group_columns (t, TRUE);
   if (!for_each_device (trace, opts, t, leaks_device, error))
@@ -417,11 +512,14 @@ oom_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo *dev
   for (guint i = 0; i < list->len; i++)
     {
       const VsOom *o = g_ptr_array_index (list, i);
-      const VsStackInfo *s = vs_stack_get (trace, o->stack_id, error);
+      const VsStackInfo *s;
       g_autoptr (GArray) blocks = NULL;
       g_autoptr (GArray) sites = NULL;
       guint c = 0;
 
+      if (!in_window (trace, opts, o->time_ns))
+        continue;
+      s = vs_stack_get (trace, o->stack_id, error);
       if (s == NULL)
         return FALSE;
       if (o->seq != VS_UNKNOWN)
@@ -477,11 +575,12 @@ oom_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo *dev
 static VsTable *
 report_oom (VsTrace *trace, const VsReportOptions *opts, GError **error)
 {
-  g_autoptr (VsTable) t
-      = vs_table_new ("Failed allocations with the state at that instant: the failing "
-                      "allocator's reserved, allocated and free memory, the largest free block, "
-                      "the whole device, the largest live site, and the cause: device full, "
-                      "allocator limit or fragmentation.");
+  g_autofree char *title = window_title (
+      trace, opts,
+      "Failed allocations with the state at that instant: the failing allocator's reserved, "
+      "allocated and free memory, the largest free block, the whole device, the largest live "
+      "site, and the cause: device full, allocator limit or fragmentation.");
+  g_autoptr (VsTable) t = vs_table_new (title);
   static const struct
   {
     const char *name;
@@ -694,9 +793,11 @@ report_kernels (VsTrace *trace, const VsReportOptions *opts, GError **error)
 static VsTable *
 report_ranges (VsTrace *trace, const VsReportOptions *opts, GError **error)
 {
-  g_autoptr (VsTable) t
-      = vs_table_new ("NVTX ranges with each device's memory when the range was entered, when "
+  g_autofree char *title
+      = window_title (trace, opts,
+                      "NVTX ranges with each device's memory when the range was entered, when "
                       "it ended, and its peak inside.");
+  g_autoptr (VsTable) t = vs_table_new (title);
   static const struct
   {
     const char *name;
@@ -742,6 +843,8 @@ report_ranges (VsTrace *trace, const VsReportOptions *opts, GError **error)
           const VsRangeMemory *r = g_ptr_array_index (list, i);
           guint c = 0;
 
+          if (!in_window (trace, opts, r->start_ns))
+            continue;
           vs_table_add_row (t);
           vs_table_set_int (t, c++, dev->idx);
           vs_table_set_text (t, c++, vs_trace_allocator_name (trace, allocator_id));

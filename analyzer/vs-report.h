@@ -15,8 +15,11 @@ typedef struct
   gint64 device_id;      /* device.id; 0 = every device */
   const char *allocator; /* allocator name ("pytorch", "pool:0x…"); NULL or "all" = all */
   guint buckets;         /* timeline: number of buckets (default 100) */
-  gint64 from_ns;        /* timeline: start, VS_UNKNOWN = trace start */
-  gint64 to_ns;          /* timeline: end, VS_UNKNOWN = trace end */
+  gint64 from_ns;        /* timeline, peak, leaks: window start, VS_UNKNOWN = 0 */
+  gint64 to_ns;          /* window end, excluded; VS_UNKNOWN = the trace's end (included);
+                          * peak: the peak inside the window; leaks: those
+                          * allocated inside it (before the trace: only
+                          * without from_ns) */
   gboolean by_site;      /* peak, leaks: one row per site instead of per stack */
   gboolean user_stacks;  /* stack columns hold the user's own frames only */
 } VsReportOptions;

@@ -79,4 +79,10 @@ void vs_table_write_text (VsTable *table, GString *out);
  * "…", and stack frames too. */
 void vs_table_write_text_fitted (VsTable *table, GString *out, guint limit, guint width);
 
+/* Appends the table as one JSON document: {"report": report, "title",
+ * "columns": [{"name", "kind"}], "rows": [{column: value}]} with integers
+ * for ints, bytes and ns, strings for text and stacks, null for unknown.
+ * Kinds: text, int, bytes, time_ns, duration_ns, stack. */
+void vs_table_write_json (VsTable *table, const char *report, GString *out);
+
 G_END_DECLS

@@ -6,6 +6,8 @@
  */
 #pragma once
 
+#include <glib.h>
+
 int vs_cmd_report (int argc, char **argv);
 int vs_cmd_import (int argc, char **argv);
 int vs_cmd_export (int argc, char **argv);
@@ -17,3 +19,23 @@ int vs_cmd_whatif (int argc, char **argv);
 /* The width text output is fitted to: requested when > 0, else the
  * terminal's when standard output is one, else $COLUMNS, else 100. */
 unsigned int vs_cli_text_width (int requested);
+
+/* --color: 1 to colour, 0 not to, for when = "auto" (NULL: on a terminal
+ * unless NO_COLOR is set and non-empty, or TERM is dumb), "always" or
+ * "never"; -1 for anything else. */
+int vs_cli_color_choice (const char *when);
+
+typedef enum
+{
+  VS_CLI_TEXT_TABLE,     /* vs_table_write_text*(): a bold title */
+  VS_CLI_TEXT_DIAGNOSIS, /* vs_diagnosis_write_text(): headings, finding names */
+  VS_CLI_TEXT_DIFF,      /* vs_diff_write_text(): header, deltas */
+} VsCliText;
+
+/* Adds terminal colours (SGR escapes) to text of that kind, in place. */
+void vs_cli_colorize (GString *text, VsCliText kind);
+
+/* Writes text to standard output, through $PAGER (default `less -FRX`;
+ * empty or "cat": none) when standard output is a terminal.  Returns the
+ * exit status: 0, or 1 after one line on stderr naming what. */
+int vs_cli_emit (const char *text, gsize len, const char *what);

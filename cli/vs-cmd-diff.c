@@ -1,7 +1,7 @@
-/* vs-cmd-diff.c — `vramscope diff A B [--format text|csv] [--limit N]`:
+/* vs-cmd-diff.c — `vramscope diff A B [--format text|csv|json] [--limit N]`:
  * two traces side by side (vs_diff()): peaks, memory by role, bytes per
  * user site at the peak, fragmentation, failures and findings, with the
- * delta B − A.  Bad input is one line on stderr and status 1; usage
+ * delta B − A; text coloured and paged on a terminal.  Bad input is one line on stderr and status 1; usage
  * errors status 2.
  */
 #include <errno.h>
@@ -12,8 +12,8 @@
 #include "vs-cli.h"
 
 static const char usage_line[]
-    = "usage: vramscope diff A.db B.db [--format text|csv] [--limit N] [--full-paths] "
-      "[--width N]\n";
+    = "usage: vramscope diff A.db B.db [--format text|csv|json] [--limit N] [--full-paths] "
+      "[--width N] [--color auto|always|never]\n";
 
 static int
 usage_error (const char *message)
@@ -27,27 +27,34 @@ int
 vs_cmd_diff (int argc, char **argv)
 {
   g_autofree char *format = NULL;
+  g_autofree char *color = NULL;
   gint limit = 20, width = 0;
   gboolean full_paths = FALSE;
   g_auto (GStrv) rest = NULL;
   GOptionEntry entries[] = {
-    { "format", 0, 0, G_OPTION_ARG_STRING, &format, "text (the default) or csv", "FORMAT" },
+    { "format", 0, 0, G_OPTION_ARG_STRING, &format, "text (the default), csv or json", "FORMAT" },
     { "limit", 0, 0, G_OPTION_ARG_INT, &limit,
       "Compare the N largest user sites of each peak (default 20; 0: all)", "N" },
     { "full-paths", 0, 0, G_OPTION_ARG_NONE, &full_paths, "Whole paths in site names", NULL },
     { "width", 0, 0, G_OPTION_ARG_INT, &width,
       "Text: fit lines to N columns (default: the terminal's width, else 100)", "N" },
+    { "color", 0, 0, G_OPTION_ARG_STRING, &color,
+      "Text: colour on a terminal unless NO_COLOR is set (auto, the default), always or never",
+      "WHEN" },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &rest, NULL, NULL },
     { NULL },
   };
-  g_autoptr (GOptionContext) context = g_option_context_new ("A B");
+  g_autoptr (GOptionContext) context = NULL;
   g_autoptr (GError) error = NULL;
   g_autoptr (VsTrace) a = NULL;
   g_autoptr (VsTrace) b = NULL;
   g_autoptr (GArray) rows = NULL;
   g_autoptr (GString) out = g_string_new (NULL);
-  gboolean csv;
+  gboolean csv, json;
+  int colored;
 
+  g_set_prgname ("vramscope diff");
+  context = g_option_context_new ("A B");
   g_option_context_set_summary (context,
                                 "Compare two vramscope traces: peaks, memory by role, bytes per "
                                 "user site at the peak, fragmentation, failures and findings.");
@@ -56,12 +63,13 @@ vs_cmd_diff (int argc, char **argv)
     return usage_error (error->message);
   if (rest == NULL || g_strv_length (rest) != 2)
     return usage_error ("expected two trace files");
-  if (format == NULL || strcmp (format, "text") == 0)
-    csv = FALSE;
-  else if (strcmp (format, "csv") == 0)
-    csv = TRUE;
-  else
-    return usage_error ("--format must be text or csv");
+  csv = format != NULL && strcmp (format, "csv") == 0;
+  json = format != NULL && strcmp (format, "json") == 0;
+  if (format != NULL && !csv && !json && strcmp (format, "text") != 0)
+    return usage_error ("--format must be text, csv or json");
+  colored = vs_cli_color_choice (color);
+  if (colored < 0)
+    return usage_error ("--color must be auto, always or never");
   if (limit < 0)
     return usage_error ("--limit must be 0 (all) or more");
   if (width < 0 || (width > 0 && width < 40))
@@ -83,14 +91,21 @@ vs_cmd_diff (int argc, char **argv)
       fprintf (stderr, "vramscope: %s\n", error->message);
       return 1;
     }
-  if (csv)
+  if (!csv && !json)
     {
-      g_autoptr (VsTable) t = vs_diff_table (rows);
-
-      vs_table_write_csv (t, out);
+      vs_diff_write_text (rows, rest[0], rest[1], vs_cli_text_width (width), out);
+      if (colored)
+        vs_cli_colorize (out, VS_CLI_TEXT_DIFF);
+      return vs_cli_emit (out->str, out->len, "comparison");
     }
-  else
-    vs_diff_write_text (rows, rest[0], rest[1], vs_cli_text_width (width), out);
+  {
+    g_autoptr (VsTable) t = vs_diff_table (rows);
+
+    if (csv)
+      vs_table_write_csv (t, out);
+    else
+      vs_table_write_json (t, "diff", out);
+  }
   if (fwrite (out->str, 1, out->len, stdout) != out->len || fflush (stdout) != 0)
     {
       fprintf (stderr, "vramscope: cannot write the comparison: %s\n", g_strerror (errno));

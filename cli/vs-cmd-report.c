@@ -1,8 +1,10 @@
 /* vs-cmd-report.c — `vramscope report FILE [OPTIONS] [REPORT]`.
  *
  * Parses the options, opens the trace, builds the report with
- * vs_report_build() and prints it as text (the default) or CSV; with no
- * REPORT, the diagnosis.  Text fits the terminal: at most --limit rows
+ * vs_report_build() and prints it as text (the default), CSV or JSON; with
+ * no REPORT, the diagnosis.  FILE and REPORT come in either order.  Text
+ * is coloured on a terminal (--color, NO_COLOR) and paged there
+ * (vs-cli-output.c).  Text fits the terminal: at most --limit rows
  * (20 by default; CSV gives all) narrowed to its width, peak and leaks by
  * site (CSV: by stack, as the contract says) and stacks showing the
  * user's own frames.  Any failure is one line on stderr: status 2 for a
@@ -20,9 +22,15 @@
 #include "vs-cli.h"
 
 static const char usage_line[]
-    = "usage: vramscope report FILE [--format text|csv] [--device N] [--allocator NAME] "
-      "[--limit N] [--by site|stack] [--full-paths] [--full-stacks] [--width N] "
-      "[--buckets N] [--from NS] [--to NS] [REPORT]\n";
+    = "usage: vramscope report FILE [REPORT] [--format text|csv|json] [--device N] "
+      "[--allocator NAME] [--limit N] [--by site|stack] [--full-paths] [--full-stacks] "
+      "[--width N] [--buckets N] [--from TIME] [--to TIME] [--color auto|always|never]\n";
+
+/* The reports a time window applies to: the timeline covers it, peak
+ * finds the peak inside it, leaks keeps the allocations made in it, oom
+ * the failures in it, ranges the ranges entered in it. */
+static const char *const windowed_reports[]
+    = { "timeline", "peak", "leaks", "oom", "ranges", NULL };
 
 guint
 vs_cli_text_width (gint requested)
@@ -52,6 +60,7 @@ vs_cmd_report (int argc, char **argv)
 {
   g_autofree char *format = NULL;
   g_autofree char *allocator = NULL;
+  g_autofree char *color = NULL;
   g_autofree char *device_arg = NULL, *from_arg = NULL, *to_arg = NULL;
   gint64 device = 0, from = 0, to = 0;
   gint buckets = 100, limit = -1, width = 0;
@@ -60,7 +69,7 @@ vs_cmd_report (int argc, char **argv)
   g_auto (GStrv) rest = NULL;
   GOptionEntry entries[] = {
     { "format", 0, 0, G_OPTION_ARG_STRING, &format,
-      "Output format: text (aligned, human units; the default) or csv", "FORMAT" },
+      "Output format: text (aligned, human units; the default), csv or json", "FORMAT" },
     { "device", 0, 0, G_OPTION_ARG_STRING, &device_arg,
       "Only this device (its index, as in the device column)", "N" },
     { "allocator", 0, 0, G_OPTION_ARG_STRING, &allocator,
@@ -68,9 +77,13 @@ vs_cmd_report (int argc, char **argv)
     { "buckets", 0, 0, G_OPTION_ARG_INT, &buckets, "timeline: number of buckets (default 100)",
       "N" },
     { "from", 0, 0, G_OPTION_ARG_STRING, &from_arg,
-      "timeline: start, ns since the trace's start (default 0)", "NS" },
+      "timeline, peak, leaks, oom, ranges: start of the window since the trace's start: ns, or "
+      "with a "
+      "unit (850ms, 1.5s, 2m; default 0)",
+      "TIME" },
     { "to", 0, 0, G_OPTION_ARG_STRING, &to_arg,
-      "timeline: end, ns since the trace's start (default: the trace's end)", "NS" },
+      "timeline, peak, leaks, oom, ranges: end of the window, excluded (default: the trace's end)",
+      "TIME" },
     { "limit", 0, 0, G_OPTION_ARG_INT, &limit,
       "At most N rows (text: 20 by default; csv: all; 0: all)", "N" },
     { "by", 0, 0, G_OPTION_ARG_STRING, &by,
@@ -83,6 +96,9 @@ vs_cmd_report (int argc, char **argv)
       "Text: every frame of a stack (default: the user's own frames)", NULL },
     { "width", 0, 0, G_OPTION_ARG_INT, &width,
       "Text: fit lines to N columns (default: the terminal's width, else 100)", "N" },
+    { "color", 0, 0, G_OPTION_ARG_STRING, &color,
+      "Text: colour on a terminal unless NO_COLOR is set (auto, the default), always or never",
+      "WHEN" },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &rest, NULL, NULL },
     { NULL },
   };
@@ -93,13 +109,18 @@ vs_cmd_report (int argc, char **argv)
   g_autoptr (GString) out = NULL;
   g_autoptr (GString) summary = g_string_new ("Reports:");
   VsReportOptions opts;
-  gboolean csv;
+  gboolean csv, json;
+  int colored;
   const char *file, *report;
 
   for (const char *const *n = vs_report_names (); *n != NULL; n++)
     g_string_append_printf (summary, "\n  %-14s %s", *n, vs_report_describe (*n));
-  g_string_append (summary, "\n\nTimes are ns since the trace's start; in CSV an empty"
-                            " field means the trace cannot know the value.");
+  g_string_append (summary,
+                   "\n\nFILE and REPORT may come in either order.  Times are ns since the "
+                   "trace's start;\nin CSV an empty field, in JSON null, means the trace "
+                   "cannot know the value.\nText goes through $PAGER (default less -FRX) on a "
+                   "terminal.");
+  g_set_prgname ("vramscope report");
   context = g_option_context_new ("FILE [REPORT]");
   g_option_context_set_summary (context, "Print a report on a vramscope trace.");
   g_option_context_set_description (context, summary->str);
@@ -108,43 +129,74 @@ vs_cmd_report (int argc, char **argv)
     return usage_error (error->message);
   if (rest == NULL || g_strv_length (rest) < 1 || g_strv_length (rest) > 2)
     return usage_error ("expected a trace file and a report name");
-  file = rest[0];
-  report = rest[1] != NULL ? rest[1] : "diagnose";
+  /* Either order: an argument that names an existing file is the file,
+   * else a report's name is the report. */
+  if (rest[1] != NULL)
+    {
+      gboolean exists0 = g_file_test (rest[0], G_FILE_TEST_EXISTS);
+      gboolean exists1 = g_file_test (rest[1], G_FILE_TEST_EXISTS);
+      gboolean named0 = vs_report_describe (rest[0]) != NULL;
+      gboolean named1 = vs_report_describe (rest[1]) != NULL;
+      gboolean swap = !exists0 && (exists1 || (named0 && !named1));
+
+      file = swap ? rest[1] : rest[0];
+      report = swap ? rest[0] : rest[1];
+    }
+  else
+    {
+      file = rest[0];
+      report = "diagnose";
+    }
+  if (rest[1] == NULL && vs_report_describe (file) != NULL
+      && !g_file_test (file, G_FILE_TEST_EXISTS))
+    return usage_error ("expected a trace file and a report name");
   if (vs_report_describe (report) == NULL)
     {
       g_autofree char *names = g_strjoinv (", ", (char **)vs_report_names ());
       g_autofree char *msg = g_strdup_printf ("unknown report '%s' (reports: %s)", report, names);
       return usage_error (msg);
     }
-  if (format == NULL || strcmp (format, "text") == 0)
-    csv = FALSE;
-  else if (strcmp (format, "csv") == 0)
-    csv = TRUE;
-  else
-    return usage_error ("--format must be text or csv");
+  csv = format != NULL && strcmp (format, "csv") == 0;
+  json = format != NULL && strcmp (format, "json") == 0;
+  if (format != NULL && !csv && !json && strcmp (format, "text") != 0)
+    return usage_error ("--format must be text, csv or json");
+  colored = vs_cli_color_choice (color);
+  if (colored < 0)
+    return usage_error ("--color must be auto, always or never");
   if (buckets < 1 || buckets > 1000000)
     return usage_error ("--buckets must be between 1 and 1000000");
   /* Parsed here, not by GOption, whose INT64_MIN would read as "not
    * given": whether an option was given is told by its string, and times
    * stop short of INT64_MIN, which the library takes for "unknown". */
+  if (device_arg != NULL
+      && !g_ascii_string_to_signed (device_arg, 10, G_MININT64, G_MAXINT64, &device, NULL))
+    {
+      g_autofree char *msg = g_strdup_printf ("--device wants an integer, not '%s'", device_arg);
+      return usage_error (msg);
+    }
   {
-    const char *names[] = { "--device", "--from", "--to" };
-    const char *args[] = { device_arg, from_arg, to_arg };
-    gint64 *values[] = { &device, &from, &to };
+    const char *names[] = { "--from", "--to" };
+    const char *args[] = { from_arg, to_arg };
+    gint64 *values[] = { &from, &to };
 
     for (guint i = 0; i < G_N_ELEMENTS (names); i++)
-      if (args[i] != NULL
-          && !g_ascii_string_to_signed (args[i], 10, i == 0 ? G_MININT64 : G_MININT64 + 1,
-                                        G_MAXINT64, values[i], NULL))
+      if (args[i] != NULL && !vs_parse_time (args[i], values[i], &error))
         {
-          g_autofree char *msg
-              = g_strdup_printf ("%s wants an integer%s, not '%s'", names[i],
-                                 i == 0 ? "" : " above -9223372036854775808", args[i]);
+          g_autofree char *msg = g_strdup_printf ("%s: %s", names[i], error->message);
           return usage_error (msg);
         }
   }
   if (from_arg != NULL && to_arg != NULL && from >= to)
     return usage_error ("--from must be before --to");
+  if ((from_arg != NULL || to_arg != NULL)
+      && !g_strv_contains ((const char *const *)windowed_reports, report))
+    {
+      g_autofree char *msg = g_strdup_printf (
+          "--from and --to apply to timeline, peak, leaks, oom and ranges; %s covers the whole "
+          "trace",
+          report);
+      return usage_error (msg);
+    }
   if (limit < -1)
     return usage_error ("--limit must be 0 (all) or more");
   if (width < 0 || (width > 0 && width < 40))
@@ -175,12 +227,13 @@ vs_cmd_report (int argc, char **argv)
   opts.buckets = (guint)buckets;
   opts.from_ns = from_arg != NULL ? from : VS_UNKNOWN;
   opts.to_ns = to_arg != NULL ? to : VS_UNKNOWN;
-  opts.by_site = by != NULL ? strcmp (by, "site") == 0 : !csv;
-  opts.user_stacks = !csv && !full_stacks;
+  /* CSV and JSON are for programs: every row, by stack, whole stacks. */
+  opts.by_site = by != NULL ? strcmp (by, "site") == 0 : !csv && !json;
+  opts.user_stacks = !csv && !json && !full_stacks;
   vs_stack_set_full_paths (trace, full_paths);
 
   out = g_string_new (NULL);
-  if (!csv && strcmp (report, "diagnose") == 0)
+  if (!csv && !json && strcmp (report, "diagnose") == 0)
     {
       g_autoptr (VsDiagnosis) dx = NULL;
 
@@ -193,6 +246,8 @@ vs_cmd_report (int argc, char **argv)
           return 1;
         }
       vs_diagnosis_write_text (trace, dx, MIN (vs_cli_text_width (width), 100), out);
+      if (colored)
+        vs_cli_colorize (out, VS_CLI_TEXT_DIAGNOSIS);
     }
   else
     {
@@ -202,20 +257,26 @@ vs_cmd_report (int argc, char **argv)
           fprintf (stderr, "vramscope: %s\n", error->message);
           return 1;
         }
-      if (csv)
+      if (csv || json)
         {
           if (limit > 0 && (guint)limit < vs_table_get_n_rows (table))
             vs_table_truncate (table, (guint)limit);
-          vs_table_write_csv (table, out);
+          if (csv)
+            vs_table_write_csv (table, out);
+          else
+            vs_table_write_json (table, report, out);
+          /* Data for programs: never paged. */
+          if (fwrite (out->str, 1, out->len, stdout) != out->len || fflush (stdout) != 0)
+            {
+              fprintf (stderr, "vramscope: cannot write the report: %s\n", g_strerror (errno));
+              return 1;
+            }
+          return 0;
         }
-      else
-        vs_table_write_text_fitted (table, out, limit < 0 ? 20 : (guint)limit,
-                                    vs_cli_text_width (width));
+      vs_table_write_text_fitted (table, out, limit < 0 ? 20 : (guint)limit,
+                                  vs_cli_text_width (width));
+      if (colored)
+        vs_cli_colorize (out, VS_CLI_TEXT_TABLE);
     }
-  if (fwrite (out->str, 1, out->len, stdout) != out->len || fflush (stdout) != 0)
-    {
-      fprintf (stderr, "vramscope: cannot write the report: %s\n", g_strerror (errno));
-      return 1;
-    }
-  return 0;
+  return vs_cli_emit (out->str, out->len, "report");
 }

@@ -83,7 +83,7 @@ vs_cmd_whatif (int argc, char **argv)
     { "format", 0, 0, G_OPTION_ARG_STRING, &format,
       "Output format: text (aligned, human units; the default) or csv", "FORMAT" },
     { "device", 0, 0, G_OPTION_ARG_INT64, &device, "Only this device (its index)", "N" },
-    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &rest, NULL, "FILE" },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &rest, NULL, NULL },
     { NULL },
   };
   g_autoptr (GOptionContext) context = NULL;
@@ -96,6 +96,7 @@ vs_cmd_whatif (int argc, char **argv)
   double fraction;
   gboolean csv;
 
+  g_set_prgname ("vramscope whatif");
   context = g_option_context_new ("FILE");
   g_option_context_set_summary (
       context, "Replay a trace's PyTorch caching allocator under other settings: the reserved\n"

@@ -58,12 +58,13 @@ _vramscope ()
       ;;
     report)
       case $prev in
-        --format) COMPREPLY=($(compgen -W "text csv" -- "$cur")); return ;;
+        --format) COMPREPLY=($(compgen -W "text csv json" -- "$cur")); return ;;
         --by) COMPREPLY=($(compgen -W "site stack" -- "$cur")); return ;;
+        --color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
         --device|--allocator|--buckets|--from|--to|--limit|--width) return ;;
       esac
       if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W "--format --device --allocator --buckets --from --to --limit --by --full-paths --full-stacks --width --help" -- "$cur"))
+        COMPREPLY=($(compgen -W "--format --device --allocator --limit --by --full-paths --full-stacks --width --buckets --from --to --color --help" -- "$cur"))
       else
         COMPREPLY=($(compgen -W "diagnose summary peak leaks timeline oom fragmentation kernels ranges roles growth meta" -- "$cur"))
         _filedir db
@@ -71,11 +72,12 @@ _vramscope ()
       ;;
     diff)
       case $prev in
-        --format) COMPREPLY=($(compgen -W "text csv" -- "$cur")); return ;;
+        --format) COMPREPLY=($(compgen -W "text csv json" -- "$cur")); return ;;
+        --color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
         --limit|--width) return ;;
       esac
       if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W "--format --limit --full-paths --width --help" -- "$cur"))
+        COMPREPLY=($(compgen -W "--format --limit --full-paths --width --color --help" -- "$cur"))
       else
         _filedir db
       fi

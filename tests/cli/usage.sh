@@ -24,7 +24,7 @@ check () { # check NAME EXPECTED_STATUS PATTERN_IN_OUTPUT ARGS...
   fi
 }
 
-echo "1..20"
+echo "1..38"
 check "no arguments" 2 "usage: vramscope"
 check "unknown command" 2 "unknown command 'frobnicate'" frobnicate
 check "version" 0 "vramscope 0." --version
@@ -32,7 +32,7 @@ check "help" 0 "vramscope report FILE" help
 check "report without arguments" 2 "usage: vramscope report" report
 check "report without a report name diagnoses" 0 "Diagnosis of full.db" report "$tmp/full.db"
 check "unknown report" 2 "unknown report 'bogus'" report "$tmp/full.db" bogus
-check "bad format" 2 "--format must be text or csv" report --format xml "$tmp/full.db" summary
+check "bad format" 2 "--format must be text, csv or json" report --format xml "$tmp/full.db" summary
 check "bad buckets" 2 "--buckets must be between" report --buckets 0 "$tmp/full.db" timeline
 check "unknown option" 2 "usage: vramscope report" report --frobnicate "$tmp/full.db" summary
 check "text output explains itself" 0 "Memory per device" report "$tmp/full.db" summary
@@ -45,4 +45,32 @@ check "bad width" 2 "--width must be at least 40" report --width 10 "$tmp/full.d
 check "text limits its rows" 0 "more row" report --limit 1 "$tmp/full.db" peak
 check "full paths on request" 0 "/usr/lib/python3/dist-packages/torch/nn/functional.py" report --full-paths --full-stacks "$tmp/full.db" peak
 check "short paths by default" 0 " torch/nn/functional.py" report --full-stacks "$tmp/full.db" peak
+# Each subcommand's usage line names it, with its arguments once, and
+# GOption's help speaks UTF-8 ("[OPTION…]", not "[OPTION?]").
+for cmd in "report FILE [REPORT]" "diff A B" "import SNAPSHOT.pickle" "export FILE" "whatif FILE"; do
+  name=${cmd%% *}
+  i=$((i + 1))
+  LC_ALL=C.UTF-8 "$vramscope" "$name" --help >"$tmp/out" 2>&1
+  if [ "$(grep -cxF "  vramscope $name [OPTION…] ${cmd#* }" "$tmp/out")" = 1 ] \
+    && ! grep -q '?' "$tmp/out"; then
+    echo "ok $i $name --help: one correct usage line"
+  else
+    echo "not ok $i $name --help:"
+    sed 's/^/# /' "$tmp/out"
+    failed=1
+  fi
+done
+check "report name before the file" 0 "Memory per device" report summary "$tmp/full.db"
+check "report name before the file, options between" 0 "device,allocator" report summary --format csv "$tmp/full.db"
+check "time with a unit" 0 "from_ns" report "$tmp/full.db" timeline --from 1ms --to 2.5ms --format csv
+check "bad time" 2 "'850 ms' is not a time" report "$tmp/full.db" timeline --from "850 ms"
+check "window on a report without one" 2 "--from and --to apply to timeline, peak, leaks, oom and ranges" report "$tmp/full.db" summary --from 1s
+check "bad colour" 2 "--color must be auto, always or never" report "$tmp/full.db" --color=maybe
+check "json" 0 '"report": "summary"' report "$tmp/full.db" summary --format json
+check "diff json" 0 '"report": "diff"' diff "$tmp/full.db" "$tmp/full.db" --format json
+check "diff bad colour" 2 "--color must be" diff "$tmp/full.db" "$tmp/full.db" --color=maybe
+check "import without a snapshot" 2 "expected one snapshot file" import
+check "import unknown option" 2 "Unknown option --bogus" import --bogus
+check "export without a trace" 2 "expected one trace file" export
+check "export bad format" 2 "unknown --format" export "$tmp/full.db" --format bogus
 exit $failed

@@ -98,7 +98,7 @@ got=$(type_of "$stage/list.pickle")
 ok $([ "$got" != application/x-pytorch-memory-snapshot ] && echo 0 || echo 1) "another pickle is no snapshot (got $got)"
 
 # Man pages: one per command, rendered without warnings.
-pages="vramscope vramscope-import vramscope-report vramscope-export vramscope-whatif"
+pages="vramscope vramscope-import vramscope-report vramscope-diff vramscope-export vramscope-whatif"
 [ "$have_record" = 1 ] && pages="$pages vramscope-record vramscope-recover"
 [ "$have_view" = 1 ] && pages="$pages vramscope-view"
 for p in $pages; do
@@ -122,6 +122,12 @@ got=$(complete_line vramscope export x.db --format "")
 ok $([ "$got" = "folded perfetto snapshot " ] && echo 0 || echo 1) "bash completes export formats (got $got)"
 got=$(complete_line vramscope report x.db fr)
 ok $([ "$got" = "fragmentation " ] && echo 0 || echo 1) "bash completes report names (got $got)"
+got=$(complete_line vramscope report x.db --format "")
+ok $([ "$got" = "csv json text " ] && echo 0 || echo 1) "bash completes report formats (got $got)"
+got=$(complete_line vramscope report x.db --color "")
+ok $([ "$got" = "always auto never " ] && echo 0 || echo 1) "bash completes --color (got $got)"
+got=$(complete_line vramscope dif)
+ok $([ "$got" = "diff " ] && echo 0 || echo 1) "bash completes diff (got $got)"
 got=$(complete_line vramscope record -q -- ls --)
 ok $(case "$got" in *--version*) ;; *) false ;; esac && case "$got" in *--no-kernels*) false ;; esac && echo 0 || echo 1) \
   "bash completes the recorded program's own options, not record's"
