@@ -42,6 +42,8 @@ vs_kernel_stats (VsTrace *trace, gint64 device_id, GError **error)
 
       k->device_id = vs_column_int (stmt, 0);
       k->name = vs_column_dup (stmt, 1);
+      if (k->name == NULL)
+        k->name = g_strdup ("");
       k->count = sqlite3_column_int64 (stmt, 2);
       k->total_ns = sqlite3_column_int64 (stmt, 3);
       k->min_ns = sqlite3_column_int64 (stmt, 4);
@@ -198,7 +200,12 @@ vs_kernel_density (VsTrace *trace, gint64 device_id, gint64 from_ns, gint64 to_n
   if (!kernel_max_ns (trace, &longest, error))
     return NULL;
 
-  span = to_ns - from_ns;
+  if (__builtin_sub_overflow (to_ns, from_ns, &span))
+    {
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID_ARGUMENT,
+                   "The kernel density range is too wide");
+      return NULL;
+    }
   buckets = g_array_sized_new (FALSE, TRUE, sizeof (VsKernelBucket), n_buckets);
   g_array_set_size (buckets, n_buckets);
   for (guint i = 0; i < n_buckets; i++)
@@ -290,11 +297,25 @@ vs_range_list (VsTrace *trace, GError **error)
       r->process_id = vs_column_int (stmt, 1);
       r->tid = vs_column_int (stmt, 2);
       r->domain = vs_column_dup (stmt, 3);
+      /* Never NULL, whatever the file holds: callers hash and draw it. */
       r->name = vs_column_dup (stmt, 4);
+      if (r->name == NULL)
+        r->name = g_strdup ("");
       r->depth = sqlite3_column_int64 (stmt, 5);
       r->start_ns = vs_trace_rel (trace, sqlite3_column_int64 (stmt, 6));
       r->end_ns = vs_trace_rel (trace, vs_column_int (stmt, 7));
       g_ptr_array_add (list, r);
+      /* Callers take end - start: it must fit 64 bits. */
+      gint64 duration;
+      if (r->end_ns != VS_UNKNOWN && __builtin_sub_overflow (r->end_ns, r->start_ns, &duration))
+        {
+          sqlite3_reset (stmt);
+          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT,
+                       "%s is inconsistent: NVTX range %" G_GINT64_FORMAT
+                       " lasts more than 2^63 ns",
+                       vs_trace_get_path (trace), r->id);
+          return NULL;
+        }
     }
   sqlite3_reset (stmt);
   if (rc != SQLITE_DONE)

@@ -61,6 +61,7 @@ static GArray *
 run_block_query (VsTrace *trace, sqlite3_stmt *stmt, GError **error)
 {
   g_autoptr (GArray) blocks = g_array_new (FALSE, TRUE, sizeof (VsBlock));
+  gint64 total = 0;
   int rc;
 
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
@@ -68,6 +69,19 @@ run_block_query (VsTrace *trace, sqlite3_stmt *stmt, GError **error)
       VsBlock b;
 
       read_block (trace, stmt, &b);
+      /* Every sum callers make (groups, tree nodes, totals) adds up some of
+       * these: with the total in range, none of them can overflow. */
+      if (b.bytes < 0 || (b.block_bytes != VS_UNKNOWN && b.block_bytes < 0)
+          || __builtin_add_overflow (total, b.bytes, &total)
+          || (b.block_bytes > 0 && __builtin_add_overflow (total, b.block_bytes, &total)))
+        {
+          sqlite3_reset (stmt);
+          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT,
+                       "%s is inconsistent: its blocks have negative sizes or sizes that add"
+                       " up to more than 2^63 bytes",
+                       trace->path);
+          return NULL;
+        }
       g_array_append_val (blocks, b);
     }
   sqlite3_reset (stmt);

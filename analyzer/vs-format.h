@@ -19,4 +19,10 @@ char *vs_format_bytes_in_unit (double bytes, int unit_power, int decimals);
  * VS_UNKNOWN.  Free with g_free(). */
 char *vs_format_duration (gint64 ns);
 
+/* s made safe to print on a terminal, on one line: control characters
+ * (C0, DEL and C1: escape sequences, bells, carriage returns, line breaks)
+ * and bytes that are not UTF-8 written as \n, \r, \t, \e, \xNN or \uNNNN;
+ * other text is left as it is.  Free with g_free(). */
+char *vs_format_printable (const char *s);
+
 G_END_DECLS

@@ -41,6 +41,15 @@ static const char *blocks_plain_sql
       " AND alloc_seq <= ?3 AND (free_seq IS NULL OR free_seq > ?3)"
       " ORDER BY allocator_id, address, id";
 
+/* Refuses sizes whose sums do not fit 64 bits; returns FALSE. */
+static gboolean
+sizes_overflow (VsTrace *trace, GError **error)
+{
+  g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT,
+               "%s is inconsistent: its sizes add up to more than 2^63 bytes", trace->path);
+  return FALSE;
+}
+
 static GArray *
 read_spans (VsTrace *trace, const char *sql, gint64 device_id, gint64 allocator_id, gint64 seq,
             gboolean is_segment, GError **error)
@@ -62,8 +71,18 @@ read_spans (VsTrace *trace, const char *sql, gint64 device_id, gint64 allocator_
       s.allocator_id = sqlite3_column_int64 (stmt, 1);
       s.lo = sqlite3_column_int64 (stmt, 2);
       s.hi = sqlite3_column_int64 (stmt, 3);
-      if (is_segment)
-        s.hi += s.lo;
+      /* The sweep below subtracts and adds addresses: a range must lie in
+       * 0..2^63 (device addresses are far below). */
+      if (s.lo < 0 || s.hi < 0 || (is_segment && __builtin_add_overflow (s.hi, s.lo, &s.hi))
+          || s.hi < s.lo || sqlite3_column_type (stmt, 3) != SQLITE_INTEGER)
+        {
+          sqlite3_reset (stmt);
+          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT,
+                       "%s is inconsistent: block %" G_GINT64_FORMAT
+                       " has a negative address or size, or ends past 2^63",
+                       trace->path, s.id);
+          return NULL;
+        }
       g_array_append_val (spans, s);
     }
   sqlite3_reset (stmt);
@@ -115,7 +134,8 @@ vs_fragmentation_at (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint
   out->time_ns = point.time_ns;
   out->reserved_bytes = point.reserved_bytes;
   out->allocated_bytes = point.allocated_bytes;
-  out->free_bytes = point.reserved_bytes - point.allocated_bytes;
+  if (__builtin_sub_overflow (point.reserved_bytes, point.allocated_bytes, &out->free_bytes))
+    return sizes_overflow (trace, error);
 
   segments = read_spans (trace, segments_sql, device_id, allocator_id, seq, TRUE, error);
   if (segments == NULL)
@@ -158,7 +178,9 @@ vs_fragmentation_at (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint
             {
               VsFreeGap gap = { ext.id, cursor, b->lo - cursor };
 
-              out->segment_free_bytes += gap.bytes;
+              if (__builtin_add_overflow (out->segment_free_bytes, gap.bytes,
+                                          &out->segment_free_bytes))
+                return sizes_overflow (trace, error);
               out->largest_free_bytes = MAX (out->largest_free_bytes, gap.bytes);
               if (gaps != NULL)
                 g_array_append_val (gaps, gap);
@@ -170,7 +192,8 @@ vs_fragmentation_at (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint
         {
           VsFreeGap gap = { ext.id, cursor, ext.hi - cursor };
 
-          out->segment_free_bytes += gap.bytes;
+          if (__builtin_add_overflow (out->segment_free_bytes, gap.bytes, &out->segment_free_bytes))
+            return sizes_overflow (trace, error);
           out->largest_free_bytes = MAX (out->largest_free_bytes, gap.bytes);
           if (gaps != NULL)
             g_array_append_val (gaps, gap);

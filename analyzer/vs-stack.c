@@ -7,11 +7,12 @@
 #include "vs-stack.h"
 #include "vs-frame.h"
 #include "vs-trace-private.h"
+#include "vs-trace-writer.h"
 
 #include <string.h>
 
-/* A stack deeper than this is taken to be a cycle in the trie. */
-#define MAX_DEPTH 100000
+/* A stack deeper than writers write is taken to be a cycle in the trie. */
+#define MAX_DEPTH VS_TRACE_MAX_STACK_DEPTH
 
 static const char *walk_sql
     = "WITH RECURSIVE s (depth, id, parent_id, frame_id) AS ("

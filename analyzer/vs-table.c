@@ -5,6 +5,7 @@
  * dash.
  */
 #include "vs-table.h"
+#include "vs-format.h"
 #include "vs-trace-writer.h"
 
 #include <string.h>
@@ -245,8 +246,10 @@ format_cell (const Column *col, const Cell *cell)
 {
   if (!cell->known)
     return g_strdup ("-");
+  /* Text from a file may hold anything: nothing in it reaches the
+   * terminal as a control sequence or breaks the table's lines. */
   if (cell->text != NULL)
-    return g_strdup (cell->text);
+    return vs_format_printable (cell->text);
   switch (col->kind)
     {
     case VS_COLUMN_BYTES:
@@ -295,7 +298,8 @@ write_stack_lines (GString *out, const char *stack, guint width)
 
   for (guint i = 0; i < n && i < TEXT_STACK_FRAMES; i++)
     {
-      g_autofree char *frame = elide (frames[i], width > 11 ? width - 11 : width);
+      g_autofree char *printable = vs_format_printable (frames[i]);
+      g_autofree char *frame = elide (printable, width > 11 ? width - 11 : width);
 
       g_string_append_printf (out, "        %s %s\n", i == 0 ? "at" : "by", frame);
     }
@@ -357,8 +361,6 @@ vs_table_write_text_fitted (VsTable *table, GString *out, guint limit, guint wid
         {
           char *s = format_cell (&g_array_index (table->columns, Column, c), &cells[c]);
 
-          /* Text output is one line per row: fold line breaks. */
-          g_strdelimit (s, "\r\n", ' ');
           widths[c] = MAX (widths[c], (gsize)g_utf8_strlen (s, -1));
           g_ptr_array_add (texts, s);
         }

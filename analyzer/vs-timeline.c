@@ -216,8 +216,7 @@ vs_timeline_query (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64
     }
   if (!check_series (trace, device_id, allocator_id, error))
     return NULL;
-  span = to_ns - from_ns;
-  if (span < 0)
+  if (__builtin_sub_overflow (to_ns, from_ns, &span) || from_ns == G_MININT64 + 1)
     {
       g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID_ARGUMENT,
                    "The timeline range is too wide");

@@ -129,6 +129,12 @@ vs_trace_load_extent (VsTrace *trace, GError **error)
   if (v == VS_UNKNOWN && !vs_trace_query_int (trace, start_fallback_sql, &v, error))
     return FALSE;
   trace->start_abs_ns = v == VS_UNKNOWN ? 0 : v;
+  if (trace->start_abs_ns < 0)
+    {
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT,
+                   "%s is inconsistent: its start time is negative", trace->path);
+      return FALSE;
+    }
   if (!vs_trace_query_int (trace, imported_sql, &v, error))
     return FALSE;
   trace->device_level = v == 0;
@@ -164,6 +170,7 @@ vs_trace_load_extent (VsTrace *trace, GError **error)
     return FALSE;
   if (v != VS_UNKNOWN && (end == VS_UNKNOWN || v > end))
     end = v;
+  /* start_abs_ns >= 0: the difference cannot overflow. */
   trace->duration_ns = end == VS_UNKNOWN ? 0 : MAX (0, end - trace->start_abs_ns);
   return TRUE;
 }

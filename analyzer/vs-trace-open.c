@@ -56,10 +56,18 @@ vs_trace_check_file (const char *path, GError **error)
       g_autofree char *wal = g_strconcat (path, "-wal", NULL);
       GStatBuf wst;
 
-      /* A recording killed before its first checkpoint keeps everything in
-       * the write-ahead log; SQLite reads it from there. */
+      /* SQLite writes a WAL-mode file's header before any log (switching
+       * to WAL mode writes page 1), so an empty file beside a log is a
+       * damaged copy.  SQLite would delete that log on opening: it is left
+       * alone for the user to salvage. */
       if (g_stat (wal, &wst) == 0 && wst.st_size > 0)
-        return TRUE;
+        {
+          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT,
+                       "%s is empty but has a write-ahead log %s; the file was cut short"
+                       " (the log is left untouched)",
+                       path, wal);
+          return FALSE;
+        }
       g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_NOT_A_TRACE,
                    "%s is empty, not a vramscope trace", path);
       return FALSE;
@@ -152,6 +160,26 @@ vs_trace_finalize_in_place (VsTrace *trace, GError **error)
   return TRUE;
 }
 
+/* The first table the analyzer reads whose shape is not what its queries
+ * rely on: a table (not a view) keyed as the schema keys it — `id INTEGER
+ * PRIMARY KEY` (each id once: walks over parent links stay linear), or the
+ * primary key of the tables without rowid.  Checked on the schema alone. */
+static const char *shape_sql
+    = "WITH t (name, pk) AS (VALUES ('device', 'id'), ('allocator', 'id'), ('process', 'id'),"
+      "  ('module', 'id'), ('frame', 'id'), ('stack', 'id'), ('block', 'id'),"
+      "  ('failed_alloc', 'id'), ('kernel', 'id'), ('nvtx_range', 'id'), ('mem_event', 'id'),"
+      "  ('alloc_event', 'id'), ('pool_event', 'id'), ('meta', 'key'),"
+      "  ('series', 'device_id,allocator_id,ts,seq'),"
+      "  ('series_level', 'device_id,allocator_id,shift,bucket'),"
+      "  ('summary', 'device_id,allocator_id'))"
+      " SELECT t.name FROM t WHERE NOT EXISTS (SELECT 1 FROM sqlite_master m"
+      "  WHERE m.name = t.name AND m.type = 'table')"
+      " OR (SELECT group_concat (name) FROM (SELECT p.name FROM pragma_table_info (t.name) p"
+      "  WHERE p.pk > 0 ORDER BY p.pk)) IS NOT t.pk"
+      " OR (t.pk = 'id' AND (SELECT upper (p.type) FROM pragma_table_info (t.name) p"
+      "  WHERE p.pk = 1) IS NOT 'INTEGER')"
+      " LIMIT 1";
+
 /* Reads the first and last entry of every table the analyzer uses, so a
  * missing table or a file cut short fails here rather than mid-report. */
 static gboolean
@@ -188,7 +216,24 @@ touch_tables (VsTrace *trace, GError **error)
     "SELECT max(device_id) FROM summary",
   };
   gint64 v;
+  sqlite3_stmt *stmt = vs_trace_statement (trace, shape_sql, error);
+  int rc;
 
+  if (stmt == NULL)
+    return FALSE;
+  rc = sqlite3_step (stmt);
+  if (rc == SQLITE_ROW)
+    {
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT,
+                   "%s is not a well-formed vramscope trace: its %s table is missing, is a view"
+                   " or is not keyed as the schema keys it",
+                   trace->path, (const char *)sqlite3_column_text (stmt, 0));
+      sqlite3_reset (stmt);
+      return FALSE;
+    }
+  sqlite3_reset (stmt);
+  if (rc != SQLITE_DONE)
+    return vs_trace_sql_error (trace, error);
   for (guint i = 0; i < G_N_ELEMENTS (probes); i++)
     if (!vs_trace_query_int (trace, probes[i], &v, error))
       return FALSE;
@@ -205,12 +250,7 @@ vs_trace_validate (VsTrace *trace, gboolean *finalized, GError **error)
   gint64 app_id, version, fin;
 
   if (!vs_trace_query_int (trace, "PRAGMA application_id", &app_id, error))
-    {
-      g_clear_error (error);
-      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_NOT_A_TRACE,
-                   "%s is not a vramscope trace (not a readable SQLite database)", trace->path);
-      return FALSE;
-    }
+    return FALSE;
   if (app_id != VS_TRACE_APPLICATION_ID)
     {
       g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_NOT_A_TRACE,
@@ -232,7 +272,9 @@ vs_trace_validate (VsTrace *trace, gboolean *finalized, GError **error)
   if (version < 1)
     {
       g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_NOT_A_TRACE,
-                   "%s has no schema version, not a complete vramscope trace", trace->path);
+                   "%s is not a complete vramscope trace (it has no schema version: the"
+                   " program writing it was interrupted)",
+                   trace->path);
       return FALSE;
     }
   if (!vs_trace_query_int (trace, finalized_sql, &fin, error))

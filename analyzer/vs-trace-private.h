@@ -34,6 +34,8 @@ struct _VsTrace
   gboolean full_paths;       /* stacks show full paths (vs_stack_set_full_paths) */
   char *path_base;           /* vs_stack_get_path_base(), once read */
   gboolean path_base_read;
+  gint64 query_deadline; /* monotonic µs after which the running query
+                              * is interrupted (see vs_trace_statement) */
 
   /* Following a trace that is being written (vs_trace_open_recording): trace->db
    * reads a private finalized copy (already unlinked); source is a
@@ -71,7 +73,23 @@ gboolean vs_trace_can_use_bins (VsTrace *trace, gint64 seq);
   "     AND (?2 = 0 OR allocator_id = ?2))"                                                        \
   " OR (level = 1 AND ?2 = 0 AND allocator_id IS NULL AND kind IN (1, 5, 6)))"
 
+/* How long one query may run, in seconds, and the environment variable
+ * that changes it; documented in docs/architecture.md. */
+#define VS_TRACE_QUERY_LIMIT_S 60
+#define VS_TRACE_QUERY_LIMIT_ENV "VRAMSCOPE_QUERY_LIMIT_S"
+
+/* The query time limit in seconds: VS_TRACE_QUERY_LIMIT_ENV when set to
+ * 1..86400, else VS_TRACE_QUERY_LIMIT_S. */
+int vs_trace_query_limit_s (void);
+
+/* The most memory SQLite may hold in this process (its page caches, sorts
+ * and recursive queries), in bytes; a query needing more fails. */
+#define VS_TRACE_SQLITE_HEAP_LIMIT ((sqlite3_int64)2 << 30)
+
 /* The prepared statement for sql, reset and with its bindings cleared.
+ * Handing it out starts its time budget: until the next statement is
+ * handed out, the queries on trace->db may run VS_TRACE_QUERY_LIMIT_S
+ * seconds, then fail with an error saying so.
  * sql must be a string with static storage: its address is the cache key.
  * Returns NULL with error set when it cannot be prepared. */
 sqlite3_stmt *vs_trace_statement (VsTrace *trace, const char *sql, GError **error);
@@ -143,8 +161,8 @@ gboolean vs_trace_query_int (VsTrace *trace, const char *sql, gint64 *out, GErro
 void vs_trace_retire_caches (VsTrace *trace);
 
 /* Checks what the file's first 100 bytes and its size can tell: present,
- * not empty (or with a WAL that is not), SQLite, not shorter than the
- * header says.  Returns FALSE with error set otherwise. */
+ * not empty (an empty file beside a non-empty WAL is refused without
+ * touching the WAL), SQLite, not shorter than the header says.  Returns FALSE with error set otherwise. */
 gboolean vs_trace_check_file (const char *path, GError **error);
 
 /* Checks trace->db's application id and schema version, and sets

@@ -61,6 +61,18 @@ vs_trace_level_shifts (VsTrace *trace, gint64 device_id, gint64 allocator_id, GE
           g_array_unref (shifts);
           return NULL;
         }
+      /* A shift must be an integer above the last one, or this loop
+       * would not end. */
+      if (sqlite3_column_type (stmt, 0) != SQLITE_INTEGER || sqlite3_column_int64 (stmt, 0) <= last)
+        {
+          sqlite3_reset (stmt);
+          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT,
+                       "%s is inconsistent: its series_level table has a shift that is not an"
+                       " integer",
+                       trace->path);
+          g_array_unref (shifts);
+          return NULL;
+        }
       last = sqlite3_column_int64 (stmt, 0);
       g_array_append_val (shifts, last);
       if (last >= 62)
@@ -121,6 +133,18 @@ first_row_from (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 ab
     {
       *seq = sqlite3_column_int64 (stmt, 0);
       *ts = sqlite3_column_int64 (stmt, 1);
+      /* Anything but an integer sorts after every integer: the binary
+       * search below relies on ts >= abs_ts holding for the row found. */
+      if (sqlite3_column_type (stmt, 0) != SQLITE_INTEGER
+          || sqlite3_column_type (stmt, 1) != SQLITE_INTEGER || *ts < abs_ts)
+        {
+          sqlite3_reset (stmt);
+          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT,
+                       "%s is inconsistent: its series table has a seq or ts that is not an"
+                       " integer",
+                       trace->path);
+          return FALSE;
+        }
     }
   sqlite3_reset (stmt);
   if (rc != SQLITE_ROW && rc != SQLITE_DONE)

@@ -10,6 +10,8 @@
  */
 #include "vs-trace-private.h"
 
+#include <glib/gstdio.h>
+
 G_DEFINE_QUARK (vs - trace - error - quark, vs_trace_error)
 
 /* Frees a VsDeviceInfo (a GDestroyNotify for the devices array). */
@@ -62,9 +64,14 @@ vs_column_dup (sqlite3_stmt *stmt, int i)
 gint64
 vs_trace_rel (VsTrace *trace, gint64 abs_ns)
 {
+  gint64 rel;
+
   if (abs_ns == VS_UNKNOWN)
     return VS_UNKNOWN;
-  return abs_ns - trace->start_abs_ns;
+  /* Times in a file may be anything: saturate rather than overflow. */
+  if (__builtin_sub_overflow (abs_ns, trace->start_abs_ns, &rel))
+    return abs_ns < 0 ? G_MININT64 + 1 : G_MAXINT64;
+  return rel == VS_UNKNOWN ? G_MININT64 + 1 : rel;
 }
 
 gint64
@@ -94,7 +101,17 @@ vs_trace_sql_error (VsTrace *trace, GError **error)
 {
   int rc = sqlite3_extended_errcode (trace->db);
 
-  if (is_corruption (rc))
+  if ((rc & 0xff) == SQLITE_INTERRUPT)
+    g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT,
+                 "%s took too long to read (a query ran over %d s): its tables or views are"
+                 " malformed or far larger than they should be",
+                 trace->path, vs_trace_query_limit_s ());
+  else if ((rc & 0xff) == SQLITE_NOMEM)
+    g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT,
+                 "%s needs more memory to read than the limit of %d MiB: its tables or"
+                 " views are malformed or far larger than they should be",
+                 trace->path, (int)(VS_TRACE_SQLITE_HEAP_LIMIT >> 20));
+  else if (is_corruption (rc))
     g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT,
                  "%s is damaged or truncated (SQLite: %s)", trace->path,
                  sqlite3_errmsg (trace->db));
@@ -116,6 +133,8 @@ vs_trace_statement (VsTrace *trace, const char *sql, GError **error)
                    "Cannot read %s: it could not be opened again", trace->path);
       return NULL;
     }
+  trace->query_deadline
+      = g_get_monotonic_time () + (gint64)vs_trace_query_limit_s () * G_USEC_PER_SEC;
   if (stmt != NULL)
     {
       sqlite3_reset (stmt);
@@ -156,27 +175,152 @@ vs_trace_query_int (VsTrace *trace, const char *sql, gint64 *out, GError **error
 int
 vs_trace_sqlite_open (const char *file, sqlite3 **db, int flags)
 {
-  int rc = sqlite3_open_v2 (file, db, flags, NULL);
+  int rc;
+
+  /* Process-wide, and only lowered: a host program may have set its own. */
+  if (sqlite3_hard_heap_limit64 (-1) == 0
+      || sqlite3_hard_heap_limit64 (-1) > VS_TRACE_SQLITE_HEAP_LIMIT)
+    sqlite3_hard_heap_limit64 (VS_TRACE_SQLITE_HEAP_LIMIT);
+  rc = sqlite3_open_v2 (file, db, flags, NULL);
 
   if (rc == SQLITE_OK)
     sqlite3_db_config (*db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
   return rc;
 }
 
+int
+vs_trace_query_limit_s (void)
+{
+  const char *env = g_getenv (VS_TRACE_QUERY_LIMIT_ENV);
+  gint64 v = env != NULL ? g_ascii_strtoll (env, NULL, 10) : 0;
+
+  return v >= 1 && v <= 86400 ? (int)v : VS_TRACE_QUERY_LIMIT_S;
+}
+
+/* The progress handler of a reader's connection: interrupts the running
+ * query once the time budget vs_trace_statement() started is spent. */
+static int
+check_deadline (void *data)
+{
+  VsTrace *trace = data;
+
+  return g_get_monotonic_time () > trace->query_deadline;
+}
+
+/* Reads the header and schema on db: the first access, where a hot
+ * journal, a missing WAL index or a lock shows.  Returns the extended
+ * result code. */
+static int
+probe (sqlite3 *db)
+{
+  if (sqlite3_exec (db, "PRAGMA schema_version", NULL, NULL, NULL) == SQLITE_OK)
+    return SQLITE_OK;
+  return sqlite3_extended_errcode (db);
+}
+
+/* Whether path + suffix exists and is not empty. */
+static gboolean
+side_file_used (const char *path, const char *suffix)
+{
+  g_autofree char *side = g_strconcat (path, suffix, NULL);
+  GStatBuf st;
+
+  return g_stat (side, &st) == 0 && st.st_size > 0;
+}
+
+/* Whether the header of the database at path says WAL mode (file format
+ * bytes 18 and 19 are 2). */
+static gboolean
+header_says_wal (const char *path)
+{
+  guint8 h[20];
+  FILE *f = g_fopen (path, "rb");
+  gboolean wal;
+
+  if (f == NULL)
+    return FALSE;
+  wal = fread (h, 1, sizeof h, f) == sizeof h && h[18] == 2 && h[19] == 2;
+  fclose (f);
+  return wal;
+}
+
+/* Rolls back the hot journal a writer killed mid-transaction left beside
+ * file, through a read-write connection of its own (SQLite does it on
+ * first access); a read-only connection cannot. */
+static int
+recover_hot_journal (const char *file)
+{
+  sqlite3 *db = NULL;
+  int rc = vs_trace_sqlite_open (file, &db, SQLITE_OPEN_READWRITE);
+
+  if (rc == SQLITE_OK)
+    {
+      sqlite3_busy_timeout (db, 5000);
+      rc = probe (db);
+    }
+  sqlite3_close_v2 (db);
+  return rc;
+}
+
 /* Opens trace->db read-only on file (the trace's path, or its private
- * copy when following a recording). */
+ * copy when following a recording), then reads its header: a hot journal
+ * is rolled back first where the file can be written, and a WAL-mode file
+ * that has no WAL content and whose folder cannot be written (no WAL
+ * index can be made there) is read as the immutable file it is. */
 gboolean
 vs_trace_open_connection (VsTrace *trace, const char *file, GError **error)
 {
   int rc = vs_trace_sqlite_open (file, &trace->db, SQLITE_OPEN_READONLY);
+  const char *why = NULL;
 
+  if (rc == SQLITE_OK)
+    {
+      sqlite3_busy_timeout (trace->db, vs_trace_query_limit_s () * 1000);
+      rc = probe (trace->db);
+    }
+  if (rc != SQLITE_OK && (rc & 0xff) != SQLITE_BUSY && side_file_used (file, "-journal"))
+    {
+      g_clear_pointer (&trace->db, sqlite3_close_v2);
+      if (recover_hot_journal (file) != SQLITE_OK)
+        why = "it has a journal left by a write that was interrupted, which only a connection"
+              " that can write the file and its folder can roll back; copy both to a writable"
+              " place";
+      else if ((rc = vs_trace_sqlite_open (file, &trace->db, SQLITE_OPEN_READONLY)) == SQLITE_OK)
+        rc = probe (trace->db);
+    }
+  if (why == NULL && rc != SQLITE_OK && (rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_NOTADB
+      && !side_file_used (file, "-wal"))
+    {
+      g_autofree char *escaped = g_uri_escape_string (file, "/", FALSE);
+      g_autofree char *uri = g_strconcat ("file:", escaped, "?immutable=1", NULL);
+
+      g_clear_pointer (&trace->db, sqlite3_close_v2);
+      rc = vs_trace_sqlite_open (uri, &trace->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
+      if (rc == SQLITE_OK)
+        rc = probe (trace->db);
+    }
   if (rc != SQLITE_OK)
     {
-      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_FAILED, "Cannot open %s (SQLite: %s)",
-                   trace->path, trace->db ? sqlite3_errmsg (trace->db) : sqlite3_errstr (rc));
+      if (why == NULL && (rc & 0xff) == SQLITE_BUSY)
+        why = "another process holds it locked (it is being finalized or written); try again"
+              " when it is done";
+      if ((rc & 0xff) == SQLITE_NOTADB || (rc & 0xff) == SQLITE_CORRUPT)
+        g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_NOT_A_TRACE,
+                     "%s is not a vramscope trace (not a readable SQLite database: %s)",
+                     trace->path, trace->db ? sqlite3_errmsg (trace->db) : sqlite3_errstr (rc));
+      else
+        g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_FAILED, "Cannot open %s: %s",
+                     trace->path,
+                     why != NULL ? why
+                     : trace->db ? sqlite3_errmsg (trace->db)
+                                 : sqlite3_errstr (rc));
+      g_clear_pointer (&trace->db, sqlite3_close_v2);
       return FALSE;
     }
   sqlite3_extended_result_codes (trace->db, 1);
+  trace->query_deadline
+      = g_get_monotonic_time () + (gint64)vs_trace_query_limit_s () * G_USEC_PER_SEC;
+  sqlite3_progress_handler (trace->db, 10000, check_deadline, trace);
   return TRUE;
 }
 

@@ -24,9 +24,9 @@ static const char usage_line[] = "usage: vramscope {record|import|report|diff|ex
 static const char help_text[]
     = "vramscope " VS_VERSION " — GPU memory profiler\n"
       "\n"
-      "  vramscope record [-o FILE] [OPTIONS] -- PROGRAM [ARGS...]\n"
+      "  vramscope record [-o FILE] [--force] [OPTIONS] -- PROGRAM [ARGS...]\n"
       "      run PROGRAM with the collector and write a trace\n"
-      "  vramscope import SNAPSHOT.pickle -o FILE\n"
+      "  vramscope import SNAPSHOT.pickle -o FILE [--force]\n"
       "      turn a PyTorch memory snapshot into a trace\n"
       "  vramscope report FILE [--format text|csv] [--device N] [--allocator NAME] [REPORT]\n"
       "      print a report: diagnose (the default), summary, peak, leaks, timeline,\n"
@@ -72,8 +72,25 @@ run_view (int argc, char **argv)
   return 1;
 }
 
+static int run_command (int argc, char **argv);
+
+/* Runs the command; output that could not be written (a full disk, a
+ * closed pipe) fails the command even when it succeeded otherwise. */
 int
 main (int argc, char **argv)
+{
+  int status = run_command (argc, argv);
+
+  if ((fflush (stdout) != 0 || ferror (stdout)) && status == 0)
+    {
+      fprintf (stderr, "vramscope: cannot write the output: %s\n", g_strerror (errno));
+      status = 1;
+    }
+  return status;
+}
+
+static int
+run_command (int argc, char **argv)
 {
   const char *cmd;
 

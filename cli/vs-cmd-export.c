@@ -17,6 +17,7 @@
 #include "vs-analyzer.h"
 #include "vs-cli.h"
 #include "vs-export.h"
+#include "vs-output.h"
 
 static const char usage_line[]
     = "usage: vramscope export FILE --format perfetto|snapshot|folded [-o OUT] [--force]\n"
@@ -212,16 +213,19 @@ vs_cmd_export (int argc, char **argv)
 
   if (output == NULL)
     output = default_output (file, format);
-  if (!force && g_file_test (output, G_FILE_TEST_EXISTS))
+  char err[1024], tmp[4096];
+  const char *inputs[] = { file };
+  if (vs_output_check (output, force, "--force", inputs, 1, err, sizeof err) < 0
+      || vs_output_temp (output, tmp, sizeof tmp, err, sizeof err) < 0)
     {
-      fprintf (stderr, "vramscope export: %s exists (use --force to replace it)\n", output);
+      fprintf (stderr, "vramscope export: %s\n", err);
       return 1;
     }
-  g_autofree char *tmp = g_strdup_printf ("%s.tmp-%d", output, (int)getpid ());
   FILE *out = g_fopen (tmp, "wb");
   if (out == NULL)
     {
       fprintf (stderr, "vramscope export: cannot write %s: %s\n", output, g_strerror (errno));
+      g_unlink (tmp);
       return 1;
     }
   gboolean ok = write_export (trace, format, device_id, allocator_id, when, out, &error);
@@ -238,11 +242,10 @@ vs_cmd_export (int argc, char **argv)
         fprintf (stderr, "vramscope export: cannot write %s: %s\n", output, g_strerror (saved));
       return 1;
     }
-  if (g_rename (tmp, output) != 0)
+  if (vs_output_commit (tmp, output, force, "--force", err, sizeof err) < 0)
     {
-      saved = errno;
       g_unlink (tmp);
-      fprintf (stderr, "vramscope export: cannot write %s: %s\n", output, g_strerror (saved));
+      fprintf (stderr, "vramscope export: %s\n", err);
       return 1;
     }
   return 0;

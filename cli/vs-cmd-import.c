@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <glib.h>
@@ -17,13 +18,27 @@
 
 #include "vs-cli.h"
 #include "vs-import.h"
+#include "vs-output.h"
 #include "vs-pickle.h"
 
 static volatile sig_atomic_t interrupted;
 
+/* The temporary trace being written. */
+static char temp_path[4096];
+
+/* The first SIGINT, SIGTERM or SIGHUP cancels the import, which then
+ * removes its temporary file; a second one removes it at once and ends the
+ * process as the signal would. */
 static void
 on_interrupt (int sig)
 {
+  if (interrupted)
+    {
+      vs_output_remove (temp_path);
+      signal (sig, SIG_DFL);
+      raise (sig);
+      return;
+    }
   interrupted = 1;
 }
 
@@ -57,19 +72,6 @@ on_progress (const char *stage, double fraction, gpointer data)
   return TRUE;
 }
 
-/* Removes path and the SQLite side files that may sit beside it. */
-static void
-remove_trace (const char *path)
-{
-  g_autofree char *wal = g_strconcat (path, "-wal", NULL);
-  g_autofree char *shm = g_strconcat (path, "-shm", NULL);
-  g_autofree char *journal = g_strconcat (path, "-journal", NULL);
-  g_unlink (path);
-  g_unlink (wal);
-  g_unlink (shm);
-  g_unlink (journal);
-}
-
 /* The default output: the snapshot's name with .pickle/.pkl replaced by
  * .db, in the current folder. */
 static char *
@@ -93,10 +95,11 @@ int
 vs_cmd_import (int argc, char **argv)
 {
   g_autofree char *output = NULL;
-  gboolean quiet = FALSE, timings = FALSE, no_finalize = FALSE;
+  gboolean quiet = FALSE, timings = FALSE, no_finalize = FALSE, force = FALSE;
   GOptionEntry entries[]
       = { { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
             "Write the trace to FILE (default: the snapshot's name with .db)", "FILE" },
+          { "force", 'f', 0, G_OPTION_ARG_NONE, &force, "Replace FILE when it exists", NULL },
           { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "Print nothing but errors", NULL },
           { "timings", 0, 0, G_OPTION_ARG_NONE, &timings,
             "Print the time spent reading, importing and finalizing on stderr", NULL },
@@ -125,23 +128,32 @@ vs_cmd_import (int argc, char **argv)
       return 2;
     }
   const char *snapshot = argv[1];
-  if (!g_file_test (snapshot, G_FILE_TEST_IS_REGULAR))
+  GStatBuf in;
+  if (g_stat (snapshot, &in) != 0 || !S_ISREG (in.st_mode))
     {
       fprintf (stderr, "vramscope import: %s: %s\n", snapshot,
-               g_file_test (snapshot, G_FILE_TEST_EXISTS) ? "not a regular file" : "no such file");
+               g_stat (snapshot, &in) != 0 ? g_strerror (errno) : "not a regular file");
       return 1;
     }
   if (output == NULL)
     output = default_output (snapshot);
 
-  g_autofree char *tmp = g_strdup_printf ("%s.tmp-%d", output, (int)getpid ());
-  remove_trace (tmp);
+  char err[1024];
+  const char *inputs[] = { snapshot };
+  if (vs_output_check (output, force, "--force", inputs, 1, err, sizeof err) < 0
+      || vs_output_temp (output, temp_path, sizeof temp_path, err, sizeof err) < 0)
+    {
+      fprintf (stderr, "vramscope import: %s\n", err);
+      return 1;
+    }
+  const char *tmp = temp_path;
 
-  struct sigaction sa = { 0 }, old_int, old_term;
+  static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+  struct sigaction sa = { 0 }, old[3];
   sa.sa_handler = on_interrupt;
   sigemptyset (&sa.sa_mask);
-  sigaction (SIGINT, &sa, &old_int);
-  sigaction (SIGTERM, &sa, &old_term);
+  for (int k = 0; k < 3; k++)
+    sigaction (sigs[k], &sa, &old[k]);
 
   GStatBuf sb;
   Progress pr = { .last_pct = -1 };
@@ -154,21 +166,15 @@ vs_cmd_import (int argc, char **argv)
     fprintf (stderr, "\r%40s\r", "");
 
   int status = 0;
-  if (ok)
+  if (ok && !interrupted)
     {
-      /* Stale side files of an older trace under the final name would be
-       * taken for this one's. */
-      g_autofree char *wal = g_strconcat (output, "-wal", NULL);
-      g_autofree char *shm = g_strconcat (output, "-shm", NULL);
-      g_unlink (wal);
-      g_unlink (shm);
-      if (g_rename (tmp, output) != 0)
+      if (vs_output_commit (tmp, output, force, "--force", err, sizeof err) < 0)
         {
-          fprintf (stderr, "vramscope import: cannot write %s: %s\n", output, g_strerror (errno));
+          fprintf (stderr, "vramscope import: %s\n", err);
           status = 1;
         }
     }
-  else if (interrupted || g_error_matches (error, VS_IMPORT_ERROR, VS_IMPORT_ERROR_CANCELLED)
+  else if (interrupted || ok || g_error_matches (error, VS_IMPORT_ERROR, VS_IMPORT_ERROR_CANCELLED)
            || g_error_matches (error, VS_PICKLE_ERROR, VS_PICKLE_ERROR_CANCELLED))
     {
       fprintf (stderr, "vramscope import: interrupted; no trace written\n");
@@ -180,10 +186,10 @@ vs_cmd_import (int argc, char **argv)
       status = 1;
     }
   if (status != 0)
-    remove_trace (tmp);
+    vs_output_remove (tmp);
 
-  sigaction (SIGINT, &old_int, NULL);
-  sigaction (SIGTERM, &old_term, NULL);
+  for (int k = 0; k < 3; k++)
+    sigaction (sigs[k], &old[k], NULL);
 
   if (status == 0 && timings)
     fprintf (stderr,

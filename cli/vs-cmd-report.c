@@ -52,7 +52,8 @@ vs_cmd_report (int argc, char **argv)
 {
   g_autofree char *format = NULL;
   g_autofree char *allocator = NULL;
-  gint64 device = G_MININT64, from = G_MININT64, to = G_MININT64;
+  g_autofree char *device_arg = NULL, *from_arg = NULL, *to_arg = NULL;
+  gint64 device = 0, from = 0, to = 0;
   gint buckets = 100, limit = -1, width = 0;
   g_autofree char *by = NULL;
   gboolean full_paths = FALSE, full_stacks = FALSE;
@@ -60,15 +61,15 @@ vs_cmd_report (int argc, char **argv)
   GOptionEntry entries[] = {
     { "format", 0, 0, G_OPTION_ARG_STRING, &format,
       "Output format: text (aligned, human units; the default) or csv", "FORMAT" },
-    { "device", 0, 0, G_OPTION_ARG_INT64, &device,
+    { "device", 0, 0, G_OPTION_ARG_STRING, &device_arg,
       "Only this device (its index, as in the device column)", "N" },
     { "allocator", 0, 0, G_OPTION_ARG_STRING, &allocator,
       "Only this allocator (all, pytorch, pool:0x…, nvtx:<heap>)", "NAME" },
     { "buckets", 0, 0, G_OPTION_ARG_INT, &buckets, "timeline: number of buckets (default 100)",
       "N" },
-    { "from", 0, 0, G_OPTION_ARG_INT64, &from,
+    { "from", 0, 0, G_OPTION_ARG_STRING, &from_arg,
       "timeline: start, ns since the trace's start (default 0)", "NS" },
-    { "to", 0, 0, G_OPTION_ARG_INT64, &to,
+    { "to", 0, 0, G_OPTION_ARG_STRING, &to_arg,
       "timeline: end, ns since the trace's start (default: the trace's end)", "NS" },
     { "limit", 0, 0, G_OPTION_ARG_INT, &limit,
       "At most N rows (text: 20 by default; csv: all; 0: all)", "N" },
@@ -123,7 +124,26 @@ vs_cmd_report (int argc, char **argv)
     return usage_error ("--format must be text or csv");
   if (buckets < 1 || buckets > 1000000)
     return usage_error ("--buckets must be between 1 and 1000000");
-  if (from != G_MININT64 && to != G_MININT64 && from >= to)
+  /* Parsed here, not by GOption, whose INT64_MIN would read as "not
+   * given": whether an option was given is told by its string, and times
+   * stop short of INT64_MIN, which the library takes for "unknown". */
+  {
+    const char *names[] = { "--device", "--from", "--to" };
+    const char *args[] = { device_arg, from_arg, to_arg };
+    gint64 *values[] = { &device, &from, &to };
+
+    for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+      if (args[i] != NULL
+          && !g_ascii_string_to_signed (args[i], 10, i == 0 ? G_MININT64 : G_MININT64 + 1,
+                                        G_MAXINT64, values[i], NULL))
+        {
+          g_autofree char *msg
+              = g_strdup_printf ("%s wants an integer%s, not '%s'", names[i],
+                                 i == 0 ? "" : " above -9223372036854775808", args[i]);
+          return usage_error (msg);
+        }
+  }
+  if (from_arg != NULL && to_arg != NULL && from >= to)
     return usage_error ("--from must be before --to");
   if (limit < -1)
     return usage_error ("--limit must be 0 (all) or more");
@@ -140,7 +160,7 @@ vs_cmd_report (int argc, char **argv)
     }
 
   vs_report_options_init (&opts);
-  if (device != G_MININT64)
+  if (device_arg != NULL)
     {
       const VsDeviceInfo *d = vs_trace_find_device_by_idx (trace, device);
 
@@ -153,8 +173,8 @@ vs_cmd_report (int argc, char **argv)
     }
   opts.allocator = allocator;
   opts.buckets = (guint)buckets;
-  opts.from_ns = from != G_MININT64 ? from : VS_UNKNOWN;
-  opts.to_ns = to != G_MININT64 ? to : VS_UNKNOWN;
+  opts.from_ns = from_arg != NULL ? from : VS_UNKNOWN;
+  opts.to_ns = to_arg != NULL ? to : VS_UNKNOWN;
   opts.by_site = by != NULL ? strcmp (by, "site") == 0 : !csv;
   opts.user_stacks = !csv && !full_stacks;
   vs_stack_set_full_paths (trace, full_paths);

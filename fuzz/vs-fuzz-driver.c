@@ -1,9 +1,12 @@
 /* vs-fuzz-driver.c — runs LLVMFuzzerTestOneInput over files, without
  * libFuzzer: the corpus smoke test of a normal build.
  *
- * Arguments are files or folders (every regular file directly inside).
- * Exits 0 when every input was handled without a crash; a crash or a failed
- * assertion in the harness ends the process as usual.  Prints a TAP plan.
+ * Arguments are files or folders (every regular file directly inside), or
+ * `--random COUNT SEED`: COUNT inputs of 1 to 512 random bytes drawn from
+ * SEED (a bounded fuzzing run for CI that any failure can be replayed
+ * from: input i is printed with its test line).  Exits 0 when every input
+ * was handled without a crash; a crash or a failed assertion in the
+ * harness ends the process as usual.  Prints a TAP plan.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -32,10 +35,45 @@ run_file (const char *path)
   return 0;
 }
 
+/* Runs count random inputs drawn from seed. */
+static int
+run_random (guint n_inputs, guint32 seed)
+{
+  GRand *rand = g_rand_new_with_seed (seed);
+
+  printf ("1..%u\n", n_inputs);
+  for (guint i = 0; i < n_inputs; i++)
+    {
+      gsize len = (gsize)g_rand_int_range (rand, 1, 513);
+      guint8 *data = g_malloc (len);
+      GString *hex = g_string_new (NULL);
+
+      for (gsize k = 0; k < len; k++)
+        {
+          data[k] = (guint8)g_rand_int_range (rand, 0, 256);
+          if (k < 32)
+            g_string_append_printf (hex, "%02x", data[k]);
+        }
+      /* Printed before the run, so the input of a crash is known. */
+      printf ("# input %u (seed %u): %zu bytes, %s…\n", i, seed, len, hex->str);
+      fflush (stdout);
+      LLVMFuzzerTestOneInput (data, len);
+      printf ("ok %u - random input %u\n", i + 1, i);
+      fflush (stdout);
+      g_string_free (hex, TRUE);
+      g_free (data);
+    }
+  g_rand_free (rand);
+  return 0;
+}
+
 int
 main (int argc, char **argv)
 {
   int failed = 0;
+  if (argc == 4 && g_strcmp0 (argv[1], "--random") == 0)
+    return run_random ((guint)g_ascii_strtoull (argv[2], NULL, 10),
+                       (guint32)g_ascii_strtoull (argv[3], NULL, 10));
   GPtrArray *files = g_ptr_array_new_with_free_func (g_free);
   for (int i = 1; i < argc; i++)
     {

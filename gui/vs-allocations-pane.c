@@ -4,7 +4,10 @@
  * GtkSortListModel (the column view's sorter) → GtkColumnView, which only
  * creates widgets for the visible rows, so 10^5 live blocks scroll freely.
  * The columns and their sorters are declared in vs-allocations-pane.ui;
- * the instant comes from the session through a binding there.
+ * the instant comes from the session through a binding there.  Beside the
+ * list, the stack panel shows where the selected allocation was made; the
+ * copy actions (VsPane) copy the selected rows, or the first one's site or
+ * stack.  Ctrl+F goes to the site filter.
  */
 #include "vs-allocations-pane.h"
 
@@ -24,6 +27,8 @@ struct _VsAllocationsPane
   GtkDropDown *kind_dropdown;
   GtkLabel *count_label;
   GtkColumnView *column_view;
+  GtkLabel *stack_title;
+  GtkLabel *stack_label;
 
   GtkStringList *kinds;
   GtkCustomFilter *filter;
@@ -54,6 +59,117 @@ filter_block (gpointer item, gpointer data)
       && strstr (vs_block_item_get_stack (item), text) == NULL)
     return FALSE;
   return TRUE;
+}
+
+/* The selected items, in the order shown. */
+static GPtrArray *
+selected_items (VsAllocationsPane *self)
+{
+  GtkSelectionModel *model = gtk_column_view_get_model (self->column_view);
+  GPtrArray *items = g_ptr_array_new_with_free_func (g_object_unref);
+  g_autoptr (GtkBitset) set = NULL;
+  GtkBitsetIter iter;
+  guint pos;
+
+  if (model == NULL)
+    return items;
+  set = gtk_selection_model_get_selection (model);
+  for (gboolean ok = gtk_bitset_iter_init_first (&iter, set, &pos); ok;
+       ok = gtk_bitset_iter_next (&iter, &pos))
+    g_ptr_array_add (items, g_list_model_get_item (G_LIST_MODEL (model), pos));
+  return items;
+}
+
+/* A stack's frames, one a line, innermost first. */
+static char *
+stack_lines (const char *stack)
+{
+  g_auto (GStrv) frames = g_strsplit (stack, VS_STACK_SEPARATOR, -1);
+  g_autofree char *text = g_strjoinv ("\n", frames);
+  return g_strconcat (text, "\n", NULL);
+}
+
+/* The stack panel: the first selected allocation's stack. */
+static void
+update_stack_panel (VsAllocationsPane *self)
+{
+  g_autoptr (GPtrArray) items = selected_items (self);
+  VsBlockItem *item;
+  const char *stack;
+
+  if (items->len == 0)
+    {
+      gtk_label_set_text (self->stack_title, _ ("Stack"));
+      gtk_label_set_text (self->stack_label, _ ("Select an allocation to see where it was made."));
+      return;
+    }
+  item = g_ptr_array_index (items, 0);
+  stack = vs_block_item_get_stack (item);
+  {
+    g_autofree char *b = vs_cell_format_bytes (NULL, vs_block_item_get_block (item)->bytes);
+    g_autofree char *title = g_strdup_printf (_ ("Stack of the %s allocation"), b);
+    gtk_label_set_text (self->stack_title, title);
+  }
+  if (*stack == '\0')
+    gtk_label_set_text (self->stack_label, _ ("The trace has no stack for this allocation."));
+  else
+    {
+      g_autofree char *lines = stack_lines (stack);
+      gtk_label_set_text (self->stack_label, lines);
+    }
+}
+
+static void
+on_selection_changed (GtkSelectionModel *model, guint position, guint n, VsAllocationsPane *self)
+{
+  update_stack_panel (self);
+}
+
+static void
+on_context_click (GtkGestureClick *gesture, int n_press, double x, double y,
+                  VsAllocationsPane *self)
+{
+  vs_pane_popup_menu_on_row (VS_PANE (self), GTK_WIDGET (self->column_view), x, y);
+  gtk_gesture_set_state (GTK_GESTURE (gesture), GTK_EVENT_SEQUENCE_CLAIMED);
+}
+
+/* VsPane's copy: the selected rows' cells (one line each), or the first
+ * selected allocation's site or stack. */
+static char *
+copy_text (VsPane *pane, VsPaneCopy what)
+{
+  VsAllocationsPane *self = VS_ALLOCATIONS_PANE (pane);
+  g_autoptr (GPtrArray) items = selected_items (self);
+  GString *text;
+
+  if (items->len == 0)
+    return NULL;
+  if (what == VS_PANE_COPY_FRAME)
+    return g_strdup (vs_block_item_get_site (g_ptr_array_index (items, 0)));
+  if (what == VS_PANE_COPY_STACK)
+    return stack_lines (vs_block_item_get_stack (g_ptr_array_index (items, 0)));
+  text = g_string_new (NULL);
+  for (guint i = 0; i < items->len; i++)
+    {
+      VsBlockItem *item = g_ptr_array_index (items, i);
+      const VsBlock *b = vs_block_item_get_block (item);
+      g_autofree char *size = vs_cell_format_bytes (NULL, b->bytes);
+      g_autofree char *rounded = vs_cell_format_known_bytes (NULL, b->block_bytes);
+      g_autofree char *t = vs_cell_format_time (NULL, b->alloc_time_ns);
+      g_autofree char *addr = vs_cell_format_address (NULL, b->address);
+      g_autofree char *site = vs_cell_format_site (NULL, vs_block_item_get_site (item));
+
+      g_string_append_printf (text, "%s\t%s\t%s\t%s\t%s\t%s\n", size, rounded ? rounded : "",
+                              vs_block_item_get_kind (item), t, addr, site);
+    }
+  return g_string_free (text, FALSE);
+}
+
+/* VsPane's start_search: the site filter. */
+static void
+start_search (VsPane *pane)
+{
+  gtk_widget_grab_focus (GTK_WIDGET (VS_ALLOCATIONS_PANE (pane)->site_entry));
 }
 
 static void
@@ -91,6 +207,7 @@ show_instant (VsPane *pane)
       gtk_column_view_set_model (self->column_view, NULL);
       self->filtered = NULL;
       update_count (self);
+      update_stack_panel (self);
       return;
     }
 
@@ -122,7 +239,10 @@ show_instant (VsPane *pane)
   gtk_column_view_set_model (self->column_view,
                              GTK_SELECTION_MODEL (gtk_multi_selection_new (G_LIST_MODEL (sorted))));
   g_object_unref (gtk_column_view_get_model (self->column_view));
+  g_signal_connect (gtk_column_view_get_model (self->column_view), "selection-changed",
+                    G_CALLBACK (on_selection_changed), self);
   update_count (self);
+  update_stack_panel (self);
 }
 
 static void
@@ -142,6 +262,8 @@ vs_allocations_pane_class_init (VsAllocationsPaneClass *klass)
 
   G_OBJECT_CLASS (klass)->dispose = vs_allocations_pane_dispose;
   VS_PANE_CLASS (klass)->instant_changed = show_instant;
+  VS_PANE_CLASS (klass)->copy = copy_text;
+  VS_PANE_CLASS (klass)->start_search = start_search;
   g_type_ensure (VS_TYPE_BLOCK_ITEM);
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/org/vramscope/View/vs-allocations-pane.ui");
@@ -151,6 +273,9 @@ vs_allocations_pane_class_init (VsAllocationsPaneClass *klass)
   gtk_widget_class_bind_template_child (widget_class, VsAllocationsPane, count_label);
   gtk_widget_class_bind_template_child (widget_class, VsAllocationsPane, column_view);
   gtk_widget_class_bind_template_child (widget_class, VsAllocationsPane, size_column);
+  gtk_widget_class_bind_template_child (widget_class, VsAllocationsPane, stack_title);
+  gtk_widget_class_bind_template_child (widget_class, VsAllocationsPane, stack_label);
+  gtk_widget_class_bind_template_callback (widget_class, on_context_click);
   gtk_widget_class_bind_template_callback (widget_class, on_filter_changed);
   vs_cell_format_add_callbacks (widget_class);
 }

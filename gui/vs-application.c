@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "vs-config.h"
+#include "vs-output.h"
 #include "vs-screenshot.h"
 #include "vs-window.h"
 
@@ -28,6 +29,7 @@ struct _VsApplication
 
   VsScreenshot *screenshot;
   gboolean failed;
+  gboolean force; /* --force: the screenshot may replace an existing file */
 };
 
 G_DEFINE_FINAL_TYPE (VsApplication, vs_application, ADW_TYPE_APPLICATION)
@@ -39,6 +41,8 @@ static const GOptionEntry option_entries[] = {
     N_ ("WxH") },
   { "pane", 0, 0, G_OPTION_ARG_STRING, NULL,
     N_ ("Pane shown first: attribution, flame, allocations, fragmentation or oom"), N_ ("NAME") },
+  { "force", 'f', 0, G_OPTION_ARG_NONE, NULL, N_ ("Replace the --screenshot PNG when it exists"),
+    NULL },
   { "version", 0, 0, G_OPTION_ARG_NONE, NULL, N_ ("Print the version"), NULL },
   { NULL },
 };
@@ -57,6 +61,7 @@ vs_application_handle_local_options (GApplication *app, GVariantDict *options)
       return 0;
     }
   g_variant_dict_lookup (options, "screenshot", "^ay", &self->screenshot_path);
+  self->force = g_variant_dict_contains (options, "force");
   g_variant_dict_lookup (options, "pane", "s", &self->pane);
   if (g_variant_dict_lookup (options, "size", "&s", &size)
       && (sscanf (size, "%dx%d", &self->width, &self->height) != 2 || self->width < 320
@@ -124,9 +129,30 @@ vs_application_open (GApplication *app, GFile **files, int n_files, const char *
       self->failed = TRUE;
       return;
     }
+  if (self->screenshot_path != NULL)
+    {
+      /* The picture follows the rules of every output (vs-output.h),
+       * checked before the trace is loaded. */
+      g_autofree char *input = g_file_get_path (files[0]);
+      const char *inputs[] = { input };
+      char err[1024];
+
+      if (vs_output_check (self->screenshot_path, self->force, "--force", inputs, 1, err,
+                           sizeof err)
+          < 0)
+        {
+          g_printerr ("vramscope-view: %s\n", err);
+          self->failed = TRUE;
+          return;
+        }
+    }
   window = new_window (self);
   if (self->screenshot_path != NULL && self->screenshot == NULL)
-    self->screenshot = vs_screenshot_new (window, self->screenshot_path, self->width, self->height);
+    {
+      self->screenshot
+          = vs_screenshot_new (window, self->screenshot_path, self->width, self->height);
+      vs_screenshot_set_force (self->screenshot, self->force);
+    }
   vs_window_open (window, files[0]);
   gtk_window_present (GTK_WINDOW (window));
 }

@@ -4,7 +4,9 @@
  * GtkSortListModel with a GtkTreeListRowSorter (children sort inside their
  * parent) → GtkSingleSelection → GtkColumnView.  The columns and their
  * sorters are declared in vs-attribution-pane.ui; the instant comes from
- * the session through a binding there.
+ * the session through a binding there.  The search (Ctrl+F) keeps the
+ * paths to the frames that contain its text, expanded; the copy actions
+ * (VsPane) copy the selected row's frame, stack or cells.
  */
 #include "vs-attribution-pane.h"
 
@@ -20,6 +22,7 @@ struct _VsAttributionPane
 
   GtkToggleButton *bottom_up_button;
   GtkLabel *summary_label;
+  GtkSearchEntry *search_entry;
   GtkColumnView *column_view;
   GtkColumnViewColumn *bytes_column;
 };
@@ -35,6 +38,7 @@ rebuild (VsAttributionPane *self)
   GtkSortListModel *sorted;
   const VsTreeNode *root;
   VsInstant *instant = vs_pane_get_instant (VS_PANE (self));
+  const char *search = gtk_editable_get_text (GTK_EDITABLE (self->search_entry));
 
   g_assert (self->column_view != NULL); /* the template is built */
   if (instant == NULL)
@@ -45,9 +49,10 @@ rebuild (VsAttributionPane *self)
     }
   root = gtk_toggle_button_get_active (self->bottom_up_button) ? instant->bottom_up
                                                                : instant->top_down;
-  roots = vs_tree_item_list_roots (instant, root);
-  tree = gtk_tree_list_model_new (g_object_ref (roots), FALSE, FALSE, vs_tree_item_create_children,
-                                  NULL, NULL);
+  roots = vs_tree_item_list_roots (instant, root, search);
+  /* Searching shows every path to a match, expanded. */
+  tree = gtk_tree_list_model_new (g_object_ref (roots), FALSE, *search != '\0',
+                                  vs_tree_item_create_children, NULL, NULL);
   row_sorter = GTK_SORTER (
       gtk_tree_list_row_sorter_new (g_object_ref (gtk_column_view_get_sorter (self->column_view))));
   sorted = gtk_sort_list_model_new (G_LIST_MODEL (tree), row_sorter);
@@ -55,14 +60,92 @@ rebuild (VsAttributionPane *self)
       self->column_view, GTK_SELECTION_MODEL (gtk_single_selection_new (G_LIST_MODEL (sorted))));
   g_object_unref (gtk_column_view_get_model (self->column_view));
 
-  {
-    g_autofree char *b = vs_format_bytes (root->total_bytes);
-    g_autofree char *s
-        = g_strdup_printf (ngettext ("%s in %lld live allocation", "%s in %lld live allocations",
-                                     (gulong)root->total_count),
-                           b, (long long)root->total_count);
-    gtk_label_set_text (self->summary_label, s);
-  }
+  if (*search != '\0')
+    {
+      guint n = vs_tree_node_count_matches (root, search);
+      g_autofree char *s = g_strdup_printf (ngettext ("%u frame matches", "%u frames match", n), n);
+      gtk_label_set_text (self->summary_label, s);
+    }
+  else
+    {
+      g_autofree char *b = vs_format_bytes (root->total_bytes);
+      g_autofree char *s
+          = g_strdup_printf (ngettext ("%s in %lld live allocation", "%s in %lld live allocations",
+                                       (gulong)root->total_count),
+                             b, (long long)root->total_count);
+      gtk_label_set_text (self->summary_label, s);
+    }
+}
+
+static void
+on_search_changed (VsAttributionPane *self, GtkSearchEntry *entry)
+{
+  rebuild (self);
+}
+
+/* Escape in the search: clear it and go back to the tree. */
+static void
+on_stop_search (VsAttributionPane *self, GtkSearchEntry *entry)
+{
+  gtk_editable_set_text (GTK_EDITABLE (entry), "");
+  gtk_widget_grab_focus (GTK_WIDGET (self->column_view));
+}
+
+static void
+on_context_click (GtkGestureClick *gesture, int n_press, double x, double y,
+                  VsAttributionPane *self)
+{
+  vs_pane_popup_menu_on_row (VS_PANE (self), GTK_WIDGET (self->column_view), x, y);
+  gtk_gesture_set_state (GTK_GESTURE (gesture), GTK_EVENT_SEQUENCE_CLAIMED);
+}
+
+/* The selected row's item, NULL when none. */
+static VsTreeItem *
+selected_item (VsAttributionPane *self)
+{
+  GtkSelectionModel *model = gtk_column_view_get_model (self->column_view);
+  GtkTreeListRow *row;
+
+  if (model == NULL)
+    return NULL;
+  row = gtk_single_selection_get_selected_item (GTK_SINGLE_SELECTION (model));
+  return row ? gtk_tree_list_row_get_item (row) : NULL;
+}
+
+/* VsPane's copy: the selected row's frame, stack or cells. */
+static char *
+copy_text (VsPane *pane, VsPaneCopy what)
+{
+  VsAttributionPane *self = VS_ATTRIBUTION_PANE (pane);
+  g_autoptr (VsTreeItem) item = selected_item (self);
+  const VsTreeNode *n;
+
+  if (item == NULL)
+    return NULL;
+  n = vs_tree_item_get_node (item);
+  switch (what)
+    {
+    case VS_PANE_COPY_FRAME:
+      return g_strdup (n->label);
+    case VS_PANE_COPY_STACK:
+      return vs_tree_node_stack_text (n, gtk_toggle_button_get_active (self->bottom_up_button));
+    case VS_PANE_COPY_ROW:
+    default:
+      {
+        g_autofree char *b = vs_cell_format_bytes (NULL, n->total_bytes);
+        g_autofree char *p = vs_cell_format_percent (NULL, vs_tree_item_get_percent (item));
+        g_autofree char *c = vs_cell_format_count (NULL, n->total_count);
+        g_autofree char *sb = vs_cell_format_positive_bytes (NULL, n->self_bytes);
+        return g_strdup_printf ("%s\t%s\t%s\t%s\t%s\n", n->label, b, p, c, sb ? sb : "");
+      }
+    }
+}
+
+/* VsPane's start_search. */
+static void
+start_search (VsPane *pane)
+{
+  gtk_widget_grab_focus (GTK_WIDGET (VS_ATTRIBUTION_PANE (pane)->search_entry));
 }
 
 static void
@@ -94,14 +177,20 @@ vs_attribution_pane_class_init (VsAttributionPaneClass *klass)
 
   G_OBJECT_CLASS (klass)->dispose = vs_attribution_pane_dispose;
   VS_PANE_CLASS (klass)->instant_changed = show_instant;
+  VS_PANE_CLASS (klass)->copy = copy_text;
+  VS_PANE_CLASS (klass)->start_search = start_search;
   g_type_ensure (VS_TYPE_TREE_ITEM);
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/org/vramscope/View/vs-attribution-pane.ui");
   gtk_widget_class_bind_template_child (widget_class, VsAttributionPane, bottom_up_button);
   gtk_widget_class_bind_template_child (widget_class, VsAttributionPane, summary_label);
+  gtk_widget_class_bind_template_child (widget_class, VsAttributionPane, search_entry);
   gtk_widget_class_bind_template_child (widget_class, VsAttributionPane, column_view);
   gtk_widget_class_bind_template_child (widget_class, VsAttributionPane, bytes_column);
   gtk_widget_class_bind_template_callback (widget_class, on_order_toggled);
+  gtk_widget_class_bind_template_callback (widget_class, on_search_changed);
+  gtk_widget_class_bind_template_callback (widget_class, on_stop_search);
+  gtk_widget_class_bind_template_callback (widget_class, on_context_click);
   vs_cell_format_add_callbacks (widget_class);
 }
 

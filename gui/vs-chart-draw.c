@@ -386,13 +386,15 @@ draw_capacity (cairo_t *cr, PangoLayout *pl, const VsChartData *d, const VsChart
 /* Labels placed so far, so later ones go where they do not overlap. */
 typedef struct
 {
-  GArray *taken; /* graphene_rect_t */
+  GArray *taken; /* graphene_rect_t: labels placed */
+  GArray *marks; /* graphene_rect_t: discs drawn (a label may touch its own) */
   const graphene_rect_t *bounds;
 } Labels;
 
 /* Shows text near (x, y): right of it, else left of it, else one line
- * higher on either side, wherever it overlaps no earlier label and stays
- * inside the chart; skips it when there is no such place. */
+ * higher or lower on either side, wherever it overlaps no earlier label
+ * (keeping a small gap) and no disc, and stays inside the chart; skips it
+ * when there is no such place. */
 static void
 place_label (cairo_t *cr, PangoLayout *pl, Labels *labels, const char *text, double x, double y,
              const GdkRGBA *color)
@@ -415,12 +417,44 @@ place_label (cairo_t *cr, PangoLayout *pl, Labels *labels, const char *text, dou
       for (guint j = 0; free && j < labels->taken->len; j++)
         free = !graphene_rect_intersection (&g_array_index (labels->taken, graphene_rect_t, j),
                                             &spaced, NULL);
+      for (guint j = 0; free && j < labels->marks->len; j++)
+        free = !graphene_rect_intersection (&g_array_index (labels->marks, graphene_rect_t, j), &r,
+                                            NULL);
       if (!free)
         continue;
       g_array_append_val (labels->taken, r);
       show_text (cr, pl, text, r.origin.x, r.origin.y, 0.0, color);
       return;
     }
+}
+
+/* Failed allocations whose discs would touch: drawn as one disc with one
+ * label for all of them. */
+typedef struct
+{
+  double x;    /* the first one's line: the disc */
+  double last; /* the last one's line */
+  guint n;
+  gint64 min_bytes, max_bytes;
+} FailureGroup;
+
+/* A failure closer than this (pixels) to the previous one joins its
+ * group: one disc and one label for a run of them. */
+#define FAILURE_GROUP_PX 12
+
+static void
+draw_failure_disc (cairo_t *cr, double x, double y, const VsChartPalette *p)
+{
+  set_source (cr, &p->failed);
+  cairo_arc (cr, x, y, 5, 0, 2 * G_PI);
+  cairo_fill (cr);
+  cairo_set_source_rgb (cr, 1, 1, 1);
+  cairo_set_line_width (cr, 1.5);
+  cairo_move_to (cr, x - 2.2, y - 2.2);
+  cairo_line_to (cr, x + 2.2, y + 2.2);
+  cairo_move_to (cr, x + 2.2, y - 2.2);
+  cairo_line_to (cr, x - 2.2, y + 2.2);
+  cairo_stroke (cr);
 }
 
 static void
@@ -430,15 +464,21 @@ draw_markers (cairo_t *cr, PangoLayout *pl, const VsChartData *d, const VsChartL
   const graphene_rect_t *c = &l->chart;
   graphene_rect_t bounds
       = GRAPHENE_RECT_INIT (c->origin.x, c->origin.y - 2, c->size.width, c->size.height);
-  Labels labels = { g_array_new (FALSE, FALSE, sizeof (graphene_rect_t)), &bounds };
+  Labels labels = { g_array_new (FALSE, FALSE, sizeof (graphene_rect_t)),
+                    g_array_new (FALSE, FALSE, sizeof (graphene_rect_t)), &bounds };
+  g_autoptr (GArray) groups = g_array_new (FALSE, FALSE, sizeof (FailureGroup));
+  double disc_y = c->origin.y + 7;
 
   /* Markers first, then labels: peaks get the first choice of place,
-   * then failed allocations left to right. */
+   * then failed allocations left to right.  Every failure keeps its own
+   * dashed line; a run of failures closer together than a disc shares
+   * one disc and one label ("29 failed, 24.50 MiB – 50.14 MiB"). */
   for (guint i = 0; i < d->markers->len; i++)
     {
       const VsChartMarker *m = &g_array_index (d->markers, VsChartMarker, i);
       double x, y;
       double dash[] = { 3, 3 };
+      FailureGroup *last;
 
       if (m->ts < v0 || m->ts >= v1)
         continue;
@@ -455,57 +495,68 @@ draw_markers (cairo_t *cr, PangoLayout *pl, const VsChartData *d, const VsChartL
           continue;
         }
       x = floor (vs_chart_x_for_time (l, v0, v1, m->ts)) + 0.5;
-      y = c->origin.y + 7;
       set_source (cr, &p->failed);
       cairo_set_line_width (cr, 1);
       cairo_set_dash (cr, dash, 2, 0);
-      cairo_move_to (cr, x, y + 5);
+      cairo_move_to (cr, x, disc_y + 5);
       cairo_line_to (cr, x, c->origin.y + c->size.height);
       cairo_stroke (cr);
       cairo_set_dash (cr, NULL, 0, 0);
-      cairo_arc (cr, x, y, 5, 0, 2 * G_PI);
-      cairo_fill (cr);
-      cairo_set_source_rgb (cr, 1, 1, 1);
-      cairo_set_line_width (cr, 1.5);
-      cairo_move_to (cr, x - 2.2, y - 2.2);
-      cairo_line_to (cr, x + 2.2, y + 2.2);
-      cairo_move_to (cr, x + 2.2, y - 2.2);
-      cairo_line_to (cr, x - 2.2, y + 2.2);
-      cairo_stroke (cr);
-      /* The marker itself is taken space too. */
-      {
-        graphene_rect_t r = GRAPHENE_RECT_INIT (x - 6, y - 6, 12, 12);
-        g_array_append_val (labels.taken, r);
-      }
+      last = groups->len > 0 ? &g_array_index (groups, FailureGroup, groups->len - 1) : NULL;
+      if (last != NULL && x - last->last < FAILURE_GROUP_PX)
+        {
+          last->last = x;
+          last->n++;
+          last->min_bytes = MIN (last->min_bytes, m->bytes);
+          last->max_bytes = MAX (last->max_bytes, m->bytes);
+        }
+      else
+        {
+          FailureGroup g = { x, x, 1, m->bytes, m->bytes };
+          g_array_append_val (groups, g);
+        }
+    }
+  for (guint i = 0; i < groups->len; i++)
+    {
+      const FailureGroup *g = &g_array_index (groups, FailureGroup, i);
+      /* The disc itself is taken space too. */
+      graphene_rect_t r = GRAPHENE_RECT_INIT (g->x - 6, disc_y - 6, 12, 12);
+
+      draw_failure_disc (cr, g->x, disc_y, p);
+      g_array_append_val (labels.marks, r);
     }
 
-  for (int pass = 0; pass < 2; pass++)
-    for (guint i = 0; i < d->markers->len; i++)
-      {
-        const VsChartMarker *m = &g_array_index (d->markers, VsChartMarker, i);
-        g_autofree char *b = NULL;
-        g_autofree char *label = NULL;
-        gboolean failed = m->kind == VS_CHART_MARKER_FAILED;
+  for (guint i = 0; i < d->markers->len; i++)
+    {
+      const VsChartMarker *m = &g_array_index (d->markers, VsChartMarker, i);
+      g_autofree char *b = NULL;
+      g_autofree char *label = NULL;
+      gboolean alloc = m->kind == VS_CHART_MARKER_PEAK_ALLOCATED;
 
-        if (m->ts < v0 || m->ts >= v1 || failed != (pass == 1))
-          continue;
-        b = vs_format_bytes (m->bytes);
-        if (failed)
-          {
-            label = g_strdup_printf ("failed %s", b);
-            place_label (cr, pl, &labels, label, vs_chart_x_for_time (l, v0, v1, m->ts),
-                         c->origin.y + 7, &p->failed);
-          }
-        else
-          {
-            gboolean alloc = m->kind == VS_CHART_MARKER_PEAK_ALLOCATED;
-            label = g_strdup_printf (alloc ? "peak allocated %s" : "peak reserved %s", b);
-            place_label (cr, pl, &labels, label, vs_chart_x_for_time (l, v0, v1, m->ts),
-                         vs_chart_y_for_bytes (l, m->bytes) - 7,
-                         alloc ? &p->peak : &p->reserved_line);
-          }
-      }
+      if (m->ts < v0 || m->ts >= v1 || m->kind == VS_CHART_MARKER_FAILED)
+        continue;
+      b = vs_format_bytes (m->bytes);
+      label = g_strdup_printf (alloc ? "peak allocated %s" : "peak reserved %s", b);
+      place_label (cr, pl, &labels, label, vs_chart_x_for_time (l, v0, v1, m->ts),
+                   vs_chart_y_for_bytes (l, m->bytes) - 7, alloc ? &p->peak : &p->reserved_line);
+    }
+  for (guint i = 0; i < groups->len; i++)
+    {
+      const FailureGroup *g = &g_array_index (groups, FailureGroup, i);
+      g_autofree char *lo = vs_format_bytes (g->min_bytes);
+      g_autofree char *hi = vs_format_bytes (g->max_bytes);
+      g_autofree char *label = NULL;
+
+      if (g->n == 1)
+        label = g_strdup_printf ("failed %s", lo);
+      else if (g->min_bytes == g->max_bytes)
+        label = g_strdup_printf ("%u failed, %s each", g->n, lo);
+      else
+        label = g_strdup_printf ("%u failed, %s – %s", g->n, lo, hi);
+      place_label (cr, pl, &labels, label, g->x, disc_y, &p->failed);
+    }
   g_array_unref (labels.taken);
+  g_array_unref (labels.marks);
 }
 
 static void
@@ -534,7 +585,7 @@ draw_ranges (cairo_t *cr, PangoLayout *pl, const VsChartData *d, const VsChartLa
       xb = MIN (right + 1, vs_chart_x_for_time (l, v0, v1, end));
       xb = MAX (xb, xa + 1);
       y = r->origin.y + g->depth * VS_CHART_LANE_HEIGHT;
-      c = &range_colors[g_str_hash (g->name) % G_N_ELEMENTS (range_colors)];
+      c = &range_colors[g_str_hash (g->name != NULL ? g->name : "") % G_N_ELEMENTS (range_colors)];
       set_source (cr, c);
       cairo_rectangle (cr, xa, y + 1, xb - xa, VS_CHART_LANE_HEIGHT - 2);
       cairo_fill (cr);
@@ -542,8 +593,12 @@ draw_ranges (cairo_t *cr, PangoLayout *pl, const VsChartData *d, const VsChartLa
         {
           static const GdkRGBA ink = RGBA (36, 31, 49, 1);
           double tx = MAX (xa, r->origin.x) + 3;
+          /* One line, ellipsized where the bar ends (wrapping would push
+           * the rest of the name below the lane). */
           pango_layout_set_width (pl, (int)(MIN (xb, right) - tx - 2) * PANGO_SCALE);
+          pango_layout_set_ellipsize (pl, PANGO_ELLIPSIZE_END);
           show_text (cr, pl, g->name, tx, y + 1, 0.0, &ink);
+          pango_layout_set_ellipsize (pl, PANGO_ELLIPSIZE_NONE);
           pango_layout_set_width (pl, -1);
         }
     }

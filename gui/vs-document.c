@@ -24,9 +24,10 @@ struct _VsDocument
   /* Main-thread copies, replaced as a whole by load and refresh. */
   gint64 duration;
   gboolean finalized;
-  GPtrArray *devices; /* VsDocumentDevice* */
-  GPtrArray *ooms;    /* VsOom* */
-  GPtrArray *ranges;  /* VsRangeInfo* */
+  GPtrArray *devices;    /* VsDocumentDevice* */
+  GPtrArray *ooms;       /* VsOom* */
+  GPtrArray *oom_stacks; /* const char *, parallel to ooms (the trace's stack cache) */
+  GPtrArray *ranges;     /* VsRangeInfo* */
 };
 
 G_DEFINE_FINAL_TYPE (VsDocument, vs_document, G_TYPE_OBJECT)
@@ -47,6 +48,7 @@ typedef struct
   gboolean finalized;
   GPtrArray *devices;
   GPtrArray *ooms;
+  GPtrArray *oom_stacks;
   GPtrArray *ranges;
 } Snapshot;
 
@@ -57,6 +59,7 @@ snapshot_free (Snapshot *s)
     vs_trace_free (s->trace);
   g_clear_pointer (&s->devices, g_ptr_array_unref);
   g_clear_pointer (&s->ooms, g_ptr_array_unref);
+  g_clear_pointer (&s->oom_stacks, g_ptr_array_unref);
   g_clear_pointer (&s->ranges, g_ptr_array_unref);
   g_free (s);
 }
@@ -173,6 +176,19 @@ read_tables (VsTrace *trace, Progress *progress, GError **error)
       snapshot_free (s);
       return NULL;
     }
+  /* Their stacks' text, owned by the trace's stack cache (kept as long as
+   * the document: replaced traces are retired, not freed).  A broken
+   * stack leaves that failure without one rather than the trace closed:
+   * the panes that need it say why when they ask. */
+  s->oom_stacks = g_ptr_array_sized_new (s->ooms->len);
+  for (guint i = 0; i < s->ooms->len; i++)
+    {
+      const VsOom *o = g_ptr_array_index (s->ooms, i);
+      g_autoptr (GError) stack_error = NULL;
+      const VsStackInfo *st = vs_stack_get (trace, o->stack_id, &stack_error);
+
+      g_ptr_array_add (s->oom_stacks, st != NULL ? st->text : (char *)"");
+    }
   report (progress, _ ("Reading NVTX ranges"), 0.75);
   s->ranges = vs_range_list (trace, error);
   if (s->ranges == NULL)
@@ -223,9 +239,11 @@ adopt (VsDocument *self, Snapshot *s)
   self->finalized = s->finalized;
   g_clear_pointer (&self->devices, g_ptr_array_unref);
   g_clear_pointer (&self->ooms, g_ptr_array_unref);
+  g_clear_pointer (&self->oom_stacks, g_ptr_array_unref);
   g_clear_pointer (&self->ranges, g_ptr_array_unref);
   self->devices = g_steal_pointer (&s->devices);
   self->ooms = g_steal_pointer (&s->ooms);
+  self->oom_stacks = g_steal_pointer (&s->oom_stacks);
   self->ranges = g_steal_pointer (&s->ranges);
   snapshot_free (s);
   return changed;
@@ -243,6 +261,7 @@ vs_document_finalize (GObject *object)
   g_ptr_array_unref (self->retired);
   g_clear_pointer (&self->devices, g_ptr_array_unref);
   g_clear_pointer (&self->ooms, g_ptr_array_unref);
+  g_clear_pointer (&self->oom_stacks, g_ptr_array_unref);
   g_clear_pointer (&self->ranges, g_ptr_array_unref);
   g_mutex_clear (&self->lock);
   G_OBJECT_CLASS (vs_document_parent_class)->finalize (object);
@@ -371,6 +390,15 @@ vs_document_get_ooms (VsDocument *self)
 {
   g_return_val_if_fail (VS_IS_DOCUMENT (self), NULL);
   return self->ooms;
+}
+
+/* See vs-document.h. */
+const char *
+vs_document_get_oom_stack (VsDocument *self, guint index)
+{
+  g_return_val_if_fail (VS_IS_DOCUMENT (self), NULL);
+  g_return_val_if_fail (self->oom_stacks != NULL && index < self->oom_stacks->len, NULL);
+  return g_ptr_array_index (self->oom_stacks, index);
 }
 
 /* See vs-document.h. */

@@ -53,6 +53,11 @@ gboolean vs_document_is_finalized (VsDocument *self);
 GPtrArray *vs_document_get_devices (VsDocument *self);
 /* Failed allocations (VsOom*, from vs_oom_list), by time. */
 GPtrArray *vs_document_get_ooms (VsDocument *self);
+/* The call stack of the failed allocation at index of
+ * vs_document_get_ooms(), frames innermost first joined with
+ * VS_STACK_SEPARATOR ("" when the trace has none).  Valid as long as the
+ * document. */
+const char *vs_document_get_oom_stack (VsDocument *self, guint index);
 /* One line for the window subtitle: devices, duration, peak. */
 char *vs_document_describe (VsDocument *self);
 

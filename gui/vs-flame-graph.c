@@ -12,6 +12,7 @@
 #include <glib/gi18n.h>
 
 #include "vs-table.h"
+#include "vs-tree-item.h"
 
 #define ROW_HEIGHT 20
 
@@ -22,6 +23,8 @@ struct _VsFlameGraph
   VsInstant *instant;
   const VsTreeNode *focus; /* the node drawn full width */
   const VsTreeNode *hover;
+  const VsTreeNode *selected;
+  char *search; /* NULL: none */
   guint depth;
 };
 
@@ -130,6 +133,20 @@ draw_box (const VsTreeNode *n, double x, double w, guint depth, gpointer data)
   frame_color (label, c->dark, &color);
   if (n == c->self->hover)
     color.alpha = 0.75f;
+  /* A search fades what it did not find. */
+  if (c->self->search != NULL && !vs_tree_node_matches (n, c->self->search))
+    color.alpha = 0.25f;
+  if (n == c->self->selected && n != c->self->focus)
+    {
+      static const GdkRGBA outline = { 0.21f, 0.52f, 0.89f, 1 };
+      const float wd[4] = { 2, 2, 2, 2 };
+      const GdkRGBA oc[4] = { outline, outline, outline, outline };
+      GskRoundedRect r;
+
+      gsk_rounded_rect_init_from_rect (
+          &r, &GRAPHENE_RECT_INIT (x + 0.5f, y + 1, MAX (1, w - 1), ROW_HEIGHT - 2), 0);
+      gtk_snapshot_append_border (c->snapshot, &r, wd, oc);
+    }
   gtk_snapshot_append_color (c->snapshot, &color,
                              &GRAPHENE_RECT_INIT (x + 0.5f, y + 1, MAX (1, w - 1), ROW_HEIGHT - 2));
   if (w > 36)
@@ -227,6 +244,7 @@ on_pressed (GtkGestureClick *g, int n_press, double x, double y, VsFlameGraph *s
     self->focus = n->parent ? n->parent : n;
   else
     self->focus = n;
+  self->selected = self->focus;
   self->depth = tree_depth (self->focus);
   gtk_widget_queue_resize (GTK_WIDGET (self));
 }
@@ -261,6 +279,7 @@ vs_flame_graph_dispose (GObject *object)
 {
   VsFlameGraph *self = VS_FLAME_GRAPH (object);
   g_clear_pointer (&self->instant, vs_instant_unref);
+  g_clear_pointer (&self->search, g_free);
   G_OBJECT_CLASS (vs_flame_graph_parent_class)->dispose (object);
 }
 
@@ -312,7 +331,63 @@ vs_flame_graph_set_instant (VsFlameGraph *self, VsInstant *instant)
   self->instant = instant;
   g_object_notify_by_pspec (G_OBJECT (self), props[PROP_INSTANT]);
   self->focus = instant ? instant->top_down : NULL;
+  self->selected = self->focus;
   self->hover = NULL;
   self->depth = self->focus ? tree_depth (self->focus) : 0;
   gtk_widget_queue_resize (GTK_WIDGET (self));
+}
+
+/* See vs-flame-graph.h. */
+void
+vs_flame_graph_set_search (VsFlameGraph *self, const char *search)
+{
+  g_return_if_fail (VS_IS_FLAME_GRAPH (self));
+  g_free (self->search);
+  self->search = search != NULL && *search != '\0' ? g_strdup (search) : NULL;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+static gint64
+matched_bytes (const VsTreeNode *n, const char *needle)
+{
+  gint64 sum = 0;
+
+  if (vs_tree_node_matches (n, needle))
+    return n->total_bytes;
+  for (guint i = 0; n->children != NULL && i < n->children->len; i++)
+    sum += matched_bytes (g_ptr_array_index (n->children, i), needle);
+  return sum;
+}
+
+/* See vs-flame-graph.h. */
+gint64
+vs_flame_graph_get_search_bytes (VsFlameGraph *self)
+{
+  g_return_val_if_fail (VS_IS_FLAME_GRAPH (self), 0);
+  if (self->search == NULL || self->instant == NULL)
+    return 0;
+  return matched_bytes (self->instant->top_down, self->search);
+}
+
+/* See vs-flame-graph.h. */
+const VsTreeNode *
+vs_flame_graph_get_selected (VsFlameGraph *self)
+{
+  g_return_val_if_fail (VS_IS_FLAME_GRAPH (self), NULL);
+  return self->selected;
+}
+
+/* See vs-flame-graph.h. */
+gboolean
+vs_flame_graph_select_at (VsFlameGraph *self, double x, double y)
+{
+  const VsTreeNode *n;
+
+  g_return_val_if_fail (VS_IS_FLAME_GRAPH (self), FALSE);
+  n = node_at (self, x, y);
+  if (n == NULL)
+    return FALSE;
+  self->selected = n;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+  return TRUE;
 }

@@ -2,8 +2,9 @@
  *
  * Callers on top, callees below (an icicle of the analyzer's top-down
  * tree): each frame is a box as wide as the bytes allocated under it.
- * Clicking a box zooms into it; clicking the top row zooms back out;
- * hovering shows the frame, its bytes and share.
+ * Clicking a box zooms into it and selects it; clicking the top row zooms
+ * back out; hovering shows the frame, its bytes and share.  A search
+ * fades the boxes whose frame does not contain its text.
  */
 #pragma once
 
@@ -18,5 +19,20 @@ G_DECLARE_FINAL_TYPE (VsFlameGraph, vs_flame_graph, VS, FLAME_GRAPH, GtkWidget)
 
 /* Shows instant's top-down tree (NULL clears). */
 void vs_flame_graph_set_instant (VsFlameGraph *self, VsInstant *instant);
+
+/* The frame text searched for (NULL or "": none): the other boxes fade. */
+void vs_flame_graph_set_search (VsFlameGraph *self, const char *search);
+
+/* Bytes under the frames that match the search (a match under another
+ * match counted once), over the whole tree; 0 without a search. */
+gint64 vs_flame_graph_get_search_bytes (VsFlameGraph *self);
+
+/* The selected node (the last one clicked, at first the root), NULL
+ * without an instant.  Owned by the instant. */
+const VsTreeNode *vs_flame_graph_get_selected (VsFlameGraph *self);
+
+/* Selects the box at widget point (x, y) without zooming; FALSE when no
+ * box is there. */
+gboolean vs_flame_graph_select_at (VsFlameGraph *self, double x, double y);
 
 G_END_DECLS

@@ -8,9 +8,15 @@
  */
 #include "vs-memory-chart.h"
 
+#include <math.h>
+#include <string.h>
+
 #include <adwaita.h>
 
+#include <glib/gi18n.h>
+
 #include "vs-chart-draw.h"
+#include "vs-oom-text.h"
 #include "vs-table.h"
 #include "vs-time-format.h"
 
@@ -21,6 +27,8 @@ struct _VsMemoryChart
   GtkWidget parent_instance;
 
   VsChartData *data;
+  VsDocument *document; /* for the failures' details; NULL: none */
+  gint64 device_id;
   GskRenderNode *cache;
   gint64 last_draw_us;
   guint plot_width; /* last allocated, for notify::plot-width */
@@ -201,7 +209,144 @@ vs_memory_chart_measure (GtkWidget *widget, GtkOrientation orientation, int for_
     }
 }
 
-/* Tooltip: the exact values of the pixel column under the pointer. */
+/* Pixels either side of a failure marker's line that still point at it
+ * (the marker's disc is 10 pixels wide). */
+#define FAILURE_REACH 6
+
+/* The NVTX range drawn at (x, y) in the range lanes, as tooltip markup;
+ * NULL when there is none. */
+static char *
+describe_range (VsMemoryChart *self, const VsChartLayout *l, double x, double y)
+{
+  const graphene_rect_t *r = &l->ranges;
+  const VsChartRange *hit = NULL;
+  gint64 t, end;
+  guint lane;
+  g_autofree char *name = NULL;
+  g_autofree char *a = NULL;
+  g_autofree char *b = NULL;
+  g_autofree char *d = NULL;
+
+  if (r->size.height <= 0 || y < r->origin.y || y >= r->origin.y + r->size.height || x < r->origin.x
+      || x >= r->origin.x + r->size.width)
+    return NULL;
+  lane = (guint)((y - r->origin.y) / VS_CHART_LANE_HEIGHT);
+  t = vs_chart_time_for_x (l, self->v0, self->v1, x);
+  for (guint i = 0; i < self->data->ranges->len; i++)
+    {
+      const VsChartRange *g = &g_array_index (self->data->ranges, VsChartRange, i);
+      gint64 e = g->end_ns < 0 ? self->data->trace_end_ns : g->end_ns;
+
+      /* Ranges come by start: the last one that covers t is on top. */
+      if (g->depth == lane && g->start_ns <= t && t < MAX (e, g->start_ns + 1))
+        hit = g;
+    }
+  if (hit == NULL)
+    return NULL;
+  end = hit->end_ns < 0 ? self->data->trace_end_ns : hit->end_ns;
+  name = g_markup_escape_text (hit->name != NULL ? hit->name : _ ("(unnamed)"), -1);
+  a = vs_format_time (hit->start_ns);
+  b = vs_format_time (end);
+  d = vs_format_duration (end - hit->start_ns);
+  if (hit->end_ns < 0)
+    return g_strdup_printf (_ ("<b>%s</b>\nNVTX range from %s, still open at the end of "
+                               "the trace (%s so far)\nnesting level %u"),
+                            name, a, d, hit->depth + 1);
+  return g_strdup_printf (_ ("<b>%s</b>\nNVTX range from %s to %s · %s\nnesting level %u"), name, a,
+                          b, d, hit->depth + 1);
+}
+
+/* The failed allocation whose marker is at (x, y), as tooltip markup:
+ * what failed, its size, when, the state of the allocator then and why
+ * it failed; NULL when no marker is there. */
+static char *
+describe_failure (VsMemoryChart *self, const VsChartLayout *l, double x, double y)
+{
+  const graphene_rect_t *c = &l->chart;
+  /* Around the disc (and its label's row) the reach is wider than on the
+   * dashed line below it. */
+  double reach = y < c->origin.y + 16 ? FAILURE_REACH : 2.5;
+  GPtrArray *ooms;
+  const VsOom *best = NULL;
+  guint best_i = 0, n_near = 0;
+  double best_dx = G_MAXDOUBLE;
+  GString *text;
+
+  if (self->document == NULL || y < c->origin.y - 2 || y >= c->origin.y + c->size.height)
+    return NULL;
+  ooms = vs_document_get_ooms (self->document);
+  for (guint i = 0; i < ooms->len; i++)
+    {
+      const VsOom *o = g_ptr_array_index (ooms, i);
+      double dx;
+
+      if (o->device_id != self->device_id || o->time_ns < self->v0 || o->time_ns >= self->v1)
+        continue;
+      dx = fabs (floor (vs_chart_x_for_time (l, self->v0, self->v1, o->time_ns)) + 0.5 - x);
+      if (dx > reach)
+        continue;
+      n_near++;
+      if (dx < best_dx)
+        {
+          best = o;
+          best_i = i;
+          best_dx = dx;
+        }
+    }
+  if (best == NULL)
+    return NULL;
+  text = g_string_new (NULL);
+  {
+    g_autofree char *title = vs_oom_title (best);
+    g_autofree char *when = vs_oom_when (self->document, best);
+    g_autofree char *state = vs_oom_state_text (&best->allocator);
+    g_autofree char *fit = vs_oom_fit_text (best);
+    const char *stack = vs_document_get_oom_stack (self->document, best_i);
+    const char *sep = strstr (stack, VS_STACK_SEPARATOR);
+    g_autofree char *frame = sep ? g_strndup (stack, sep - stack) : g_strdup (stack);
+    g_autofree char *e_title = g_markup_escape_text (title, -1);
+    g_autofree char *e_when = g_markup_escape_text (when, -1);
+    g_autofree char *e_state = g_markup_escape_text (state, -1);
+    g_autofree char *e_fit = g_markup_escape_text (fit, -1);
+    g_autofree char *e_frame = g_markup_escape_text (frame, -1);
+
+    g_string_append_printf (text, "<b>%s</b>\n%s\n%s %s\n%s", e_title, e_when,
+                            best->allocator_id == 0 ? _ ("Device memory of the process:")
+                                                    : _ ("The allocator that failed:"),
+                            e_state, e_fit);
+    if (*frame != '\0')
+      g_string_append_printf (text, _ ("\nRequested from %s"), e_frame);
+  }
+  if (n_near > 1)
+    g_string_append_printf (text,
+                            ngettext ("\n<i>%u more failed allocation here: zoom in to tell "
+                                      "them apart</i>",
+                                      "\n<i>%u more failed allocations here: zoom in to tell "
+                                      "them apart</i>",
+                                      n_near - 1),
+                            n_near - 1);
+  return g_string_free (text, FALSE);
+}
+
+/* See vs-memory-chart.h. */
+char *
+vs_memory_chart_describe (VsMemoryChart *self, double x, double y)
+{
+  VsChartLayout l;
+  char *text;
+
+  g_return_val_if_fail (VS_IS_MEMORY_CHART (self), NULL);
+  if (self->data == NULL)
+    return NULL;
+  get_layout (self, &l);
+  text = describe_range (self, &l, x, y);
+  if (text == NULL)
+    text = describe_failure (self, &l, x, y);
+  return text;
+}
+
+/* Tooltip: the NVTX range or the failed allocation under the pointer, or
+ * else the exact values of the pixel column under it. */
 static gboolean
 on_query_tooltip (GtkWidget *widget, int x, int y, gboolean keyboard, GtkTooltip *tooltip,
                   gpointer user_data)
@@ -218,6 +363,12 @@ on_query_tooltip (GtkWidget *widget, int x, int y, gboolean keyboard, GtkTooltip
 
   if (self->data == NULL)
     return FALSE;
+  text = vs_memory_chart_describe (self, x + 0.5, y + 0.5);
+  if (text != NULL)
+    {
+      gtk_tooltip_set_markup (tooltip, text);
+      return TRUE;
+    }
   get_layout (self, &l);
   if (x < l.chart.origin.x || x >= l.chart.origin.x + l.chart.size.width)
     return FALSE;
@@ -376,6 +527,7 @@ vs_memory_chart_dispose (GObject *object)
   g_signal_handlers_disconnect_by_data (adw_style_manager_get_default (), self);
   g_clear_pointer (&self->cache, gsk_render_node_unref);
   g_clear_pointer (&self->data, vs_chart_data_unref);
+  g_clear_object (&self->document);
   G_OBJECT_CLASS (vs_memory_chart_parent_class)->dispose (object);
 }
 
@@ -467,6 +619,16 @@ vs_memory_chart_set_data (VsMemoryChart *self, VsChartData *data)
   g_clear_pointer (&self->data, vs_chart_data_unref);
   self->data = data;
   invalidate (self);
+}
+
+/* See vs-memory-chart.h. */
+void
+vs_memory_chart_set_document (VsMemoryChart *self, VsDocument *document, gint64 device_id)
+{
+  g_return_if_fail (VS_IS_MEMORY_CHART (self));
+  g_return_if_fail (document == NULL || VS_IS_DOCUMENT (document));
+  g_set_object (&self->document, document);
+  self->device_id = device_id;
 }
 
 /* See vs-memory-chart.h. */

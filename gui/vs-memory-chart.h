@@ -13,6 +13,7 @@
 #include <gtk/gtk.h>
 
 #include "vs-chart-data.h"
+#include "vs-document.h"
 
 G_BEGIN_DECLS
 
@@ -24,6 +25,15 @@ GtkWidget *vs_memory_chart_new (void);
 /* Replaces the data drawn (a reference is taken; NULL clears). */
 void vs_memory_chart_set_data (VsMemoryChart *self, VsChartData *data);
 VsChartData *vs_memory_chart_get_data (VsMemoryChart *self);
+
+/* The document and device the chart shows, for the details of its failed
+ * allocations (a reference is taken; NULL: none). */
+void vs_memory_chart_set_document (VsMemoryChart *self, VsDocument *document, gint64 device_id);
+
+/* What the tooltip at widget point (x, y) says about the NVTX range or
+ * the failed allocation drawn there, as Pango markup (free it); NULL when
+ * neither is there. */
+char *vs_memory_chart_describe (VsMemoryChart *self, double x, double y);
 
 /* The range of times the user may pan and zoom over ([0, duration]). */
 void vs_memory_chart_set_limits (VsMemoryChart *self, gint64 duration_ns);

@@ -1,9 +1,8 @@
 /* vs-oom-pane.c — the failed allocations list.
  *
  * One expander row per failed request (from vs_oom_list); its rows spell
- * out the analyzer's state at that instant.  "What would have fitted" is
- * the larger of the largest free block inside reserved memory and the
- * device's free memory as CUDA reported it.  The document is the
+ * out the analyzer's state at that instant (vs-oom-text.c words it) and
+ * end with the request's call stack.  The document is the
  * session's, through a binding in vs-oom-pane.ui.
  */
 #include "vs-oom-pane.h"
@@ -11,7 +10,9 @@
 #include <adwaita.h>
 #include <glib/gi18n.h>
 
+#include "vs-oom-text.h"
 #include "vs-session.h"
+#include "vs-stack.h"
 #include "vs-time-format.h"
 
 struct _VsOomPane
@@ -44,12 +45,6 @@ static GParamSpec *props[N_PROPS];
 
 G_DEFINE_FINAL_TYPE (VsOomPane, vs_oom_pane, GTK_TYPE_BOX)
 
-static char *
-bytes_or_unknown (gint64 b)
-{
-  return b == VS_UNKNOWN ? g_strdup (_ ("unknown")) : vs_format_bytes (b);
-}
-
 static void
 add_detail (AdwExpanderRow *row, const char *title, char *subtitle)
 {
@@ -62,49 +57,29 @@ add_detail (AdwExpanderRow *row, const char *title, char *subtitle)
   g_free (subtitle);
 }
 
-static char *
-state_text (const VsFragmentation *f)
+/* The failed request's call stack, one frame a line, innermost first,
+ * selectable so that a frame can be copied. */
+static void
+add_stack (AdwExpanderRow *row, const char *stack)
 {
-  g_autofree char *r = bytes_or_unknown (f->reserved_bytes);
-  g_autofree char *a = bytes_or_unknown (f->allocated_bytes);
-  g_autofree char *fr = bytes_or_unknown (f->free_bytes);
-  g_autofree char *lg = bytes_or_unknown (f->largest_free_bytes);
-  return g_strdup_printf (_ ("reserved %s · allocated %s · free inside reserved "
-                             "%s · largest free block %s"),
-                          r, a, fr, lg);
-}
+  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
+  GtkWidget *title = gtk_label_new (_ ("Stack"));
+  g_auto (GStrv) frames = g_strsplit (stack, VS_STACK_SEPARATOR, -1);
+  g_autofree char *lines = g_strjoinv ("\n", frames);
+  GtkWidget *label
+      = gtk_label_new (*stack ? lines : _ ("The trace has no stack for this request."));
 
-/* What a request of the failed size would have needed, in one sentence. */
-static char *
-fit_text (const VsOom *o)
-{
-  g_autofree char *req = vs_format_bytes (o->requested_bytes);
-  gint64 largest = o->allocator.largest_free_bytes;
-  gint64 dev_free = o->device_free_bytes;
-  gint64 best = MAX (largest == VS_UNKNOWN ? 0 : largest, dev_free == VS_UNKNOWN ? 0 : dev_free);
-  g_autofree char *best_s = vs_format_bytes (best);
-
-  if (largest == VS_UNKNOWN && dev_free == VS_UNKNOWN)
-    return g_strdup_printf (_ ("The trace does not know how much was free for "
-                               "this %s request."),
-                            req);
-  if (largest != VS_UNKNOWN && o->requested_bytes <= largest)
-    return g_strdup_printf (_ ("The request (%s) fits in the largest free block "
-                               "inside reserved memory (%s): it failed elsewhere "
-                               "(another stream, another allocator or the "
-                               "device)."),
-                            req, best_s);
-  {
-    g_autofree char *more = vs_format_bytes (o->requested_bytes - best);
-    return g_strdup_printf (_ ("Requests up to %s would have fitted; this one "
-                               "(%s) needed %s more.%s"),
-                            best_s, req, more,
-                            o->allocator.free_bytes != VS_UNKNOWN
-                                    && o->allocator.free_bytes >= o->requested_bytes
-                                ? _ (" The free memory inside reserved was "
-                                     "enough in total but fragmented.")
-                                : "");
-  }
+  gtk_widget_add_css_class (box, "stack-panel");
+  gtk_label_set_xalign (GTK_LABEL (title), 0);
+  gtk_label_set_xalign (GTK_LABEL (label), 0);
+  gtk_label_set_selectable (GTK_LABEL (label), TRUE);
+  gtk_label_set_wrap (GTK_LABEL (label), TRUE);
+  gtk_label_set_wrap_mode (GTK_LABEL (label), PANGO_WRAP_WORD_CHAR);
+  gtk_widget_add_css_class (label, "monospace");
+  gtk_widget_set_name (label, "failure-stack");
+  gtk_box_append (GTK_BOX (box), title);
+  gtk_box_append (GTK_BOX (box), label);
+  adw_expander_row_add_row (row, box);
 }
 
 static void
@@ -115,31 +90,15 @@ on_show_clicked (GtkButton *button, VsOomPane *self)
 }
 
 static GtkWidget *
-make_row (VsOomPane *self, VsDocument *doc, const VsOom *o)
+make_row (VsOomPane *self, VsDocument *doc, guint index)
 {
+  const VsOom *o = g_ptr_array_index (vs_document_get_ooms (doc), index);
   GtkWidget *row = adw_expander_row_new ();
   GtkWidget *show = gtk_button_new_from_icon_name ("find-location-symbolic");
-  g_autofree char *req = vs_format_bytes (o->requested_bytes);
-  g_autofree char *t = vs_format_time (o->time_ns);
-  g_autofree char *title
-      = g_strdup_printf (_ ("%s of %s failed"), o->api ? o->api : _ ("allocation"), req);
-  g_autofree char *sub = NULL;
-  GPtrArray *devices = vs_document_get_devices (doc);
-  gint64 idx = -1;
+  g_autofree char *title = vs_oom_title (o);
+  g_autofree char *sub = vs_oom_when (doc, o);
   gint64 *time = g_new (gint64, 1);
 
-  for (guint i = 0; i < devices->len; i++)
-    {
-      VsDocumentDevice *d = g_ptr_array_index (devices, i);
-      if (d->id == o->device_id)
-        idx = d->idx;
-    }
-  if (idx >= 0)
-    sub = g_strdup_printf (_ ("at %s on GPU %lld%s%s"), t, (long long)idx,
-                           o->error_name ? " · " : "", o->error_name ? o->error_name : "");
-  else
-    sub = g_strdup_printf (_ ("at %s%s%s"), t, o->error_name ? " · " : "",
-                           o->error_name ? o->error_name : "");
   {
     g_autofree char *esc_t = g_markup_escape_text (title, -1);
     g_autofree char *esc_s = g_markup_escape_text (sub, -1);
@@ -154,19 +113,25 @@ make_row (VsOomPane *self, VsDocument *doc, const VsOom *o)
   g_signal_connect (show, "clicked", G_CALLBACK (on_show_clicked), self);
   adw_expander_row_add_action (ADW_EXPANDER_ROW (row), show);
 
-  add_detail (ADW_EXPANDER_ROW (row), _ ("What would have fitted"), fit_text (o));
+  add_detail (ADW_EXPANDER_ROW (row), _ ("What would have fitted"), vs_oom_fit_text (o));
   add_detail (ADW_EXPANDER_ROW (row),
               o->allocator_id == 0 ? _ ("Device memory of the process")
                                    : _ ("The allocator that failed"),
-              state_text (&o->allocator));
+              vs_oom_state_text (&o->allocator));
   if (o->allocator_id != 0)
-    add_detail (ADW_EXPANDER_ROW (row), _ ("Everything on the device"), state_text (&o->all));
+    add_detail (ADW_EXPANDER_ROW (row), _ ("Everything on the device"),
+                vs_oom_state_text (&o->all));
   {
-    g_autofree char *f = bytes_or_unknown (o->device_free_bytes);
-    g_autofree char *tot = bytes_or_unknown (o->device_total_bytes);
+    g_autofree char *f = o->device_free_bytes == VS_UNKNOWN
+                             ? g_strdup (_ ("unknown"))
+                             : vs_format_bytes (o->device_free_bytes);
+    g_autofree char *tot = o->device_total_bytes == VS_UNKNOWN
+                               ? g_strdup (_ ("unknown"))
+                               : vs_format_bytes (o->device_total_bytes);
     add_detail (ADW_EXPANDER_ROW (row), _ ("CUDA reported"),
                 g_strdup_printf (_ ("%s free of %s"), f, tot));
   }
+  add_stack (ADW_EXPANDER_ROW (row), vs_document_get_oom_stack (doc, index));
   return row;
 }
 
@@ -271,8 +236,7 @@ vs_oom_pane_set_document (VsOomPane *self, VsDocument *document)
   if (ooms != NULL)
     for (guint i = 0; i < ooms->len; i++)
       {
-        gtk_list_box_append (self->list_box,
-                             make_row (self, document, g_ptr_array_index (ooms, i)));
+        gtk_list_box_append (self->list_box, make_row (self, document, i));
         self->n_rows++;
       }
   gtk_stack_set_visible_child_name (self->stack, self->n_rows ? "list" : "none");

@@ -7,6 +7,10 @@
  */
 #include "vs-screenshot.h"
 
+#include <glib/gstdio.h>
+
+#include "vs-output.h"
+
 struct _VsScreenshot
 {
   GObject parent_instance;
@@ -18,6 +22,8 @@ struct _VsScreenshot
   guint tries;
   guint resize_tries;
   gboolean failed;
+  gboolean force; /* may replace an existing regular file */
+  gboolean saved; /* the PNG is in place */
 };
 
 G_DEFINE_FINAL_TYPE (VsScreenshot, vs_screenshot, G_TYPE_OBJECT)
@@ -66,11 +72,28 @@ save (VsScreenshot *self, GError **error)
     }
   texture = gsk_renderer_render_texture (renderer, node, &GRAPHENE_RECT_INIT (0, 0, w, h));
   gsk_render_node_unref (node);
-  if (!gdk_texture_save_to_png (texture, self->path))
-    {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "cannot write %s", self->path);
-      return FALSE;
-    }
+  {
+    char tmp[4096], err[1024];
+
+    if (vs_output_temp (self->path, tmp, sizeof tmp, err, sizeof err) < 0)
+      {
+        g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "%s", err);
+        return FALSE;
+      }
+    if (!gdk_texture_save_to_png (texture, tmp))
+      {
+        g_unlink (tmp);
+        g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "cannot write %s", self->path);
+        return FALSE;
+      }
+    if (vs_output_commit (tmp, self->path, self->force, "--force", err, sizeof err) < 0)
+      {
+        g_unlink (tmp);
+        g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "%s", err);
+        return FALSE;
+      }
+  }
+  self->saved = TRUE;
   return TRUE;
 }
 
@@ -228,9 +251,17 @@ vs_screenshot_new (VsWindow *window, const char *path, int width, int height)
 }
 
 /* See vs-screenshot.h. */
+void
+vs_screenshot_set_force (VsScreenshot *self, gboolean force)
+{
+  g_return_if_fail (VS_IS_SCREENSHOT (self));
+  self->force = force;
+}
+
+/* See vs-screenshot.h. */
 gboolean
 vs_screenshot_get_failed (VsScreenshot *self)
 {
   g_return_val_if_fail (VS_IS_SCREENSHOT (self), TRUE);
-  return self->failed;
+  return self->failed || !self->saved;
 }

@@ -22,7 +22,12 @@ G_DECLARE_FINAL_TYPE (VsScreenshot, vs_screenshot, VS, SCREENSHOT, GObject)
  * window's. */
 VsScreenshot *vs_screenshot_new (VsWindow *window, const char *path, int width, int height);
 
-/* Whether the screenshot failed (nothing or not all was saved). */
+/* Whether the PNG may replace an existing regular file (--force); it
+ * never replaces anything else.  The picture is written under a temporary
+ * name beside path and renamed (vs-output.h). */
+void vs_screenshot_set_force (VsScreenshot *self, gboolean force);
+
+/* Whether the screenshot failed: nothing was saved, whatever the reason. */
 gboolean vs_screenshot_get_failed (VsScreenshot *self);
 
 G_END_DECLS

@@ -1,5 +1,9 @@
-/* vs-tree-item.c — attribution tree nodes as GObjects for list models. */
+/* vs-tree-item.c — attribution tree nodes as GObjects for list models,
+ * pruned to the subtrees that match a search, and a node's stack as
+ * text. */
 #include "vs-tree-item.h"
+
+#include <string.h>
 
 struct _VsTreeItem
 {
@@ -7,6 +11,7 @@ struct _VsTreeItem
   VsInstant *instant;
   const VsTreeNode *node;
   gint64 total;
+  char *search; /* NULL: no search */
 };
 
 enum
@@ -55,6 +60,7 @@ vs_tree_item_finalize (GObject *object)
 {
   VsTreeItem *self = VS_TREE_ITEM (object);
   g_clear_pointer (&self->instant, vs_instant_unref);
+  g_free (self->search);
   G_OBJECT_CLASS (vs_tree_item_parent_class)->finalize (object);
 }
 
@@ -88,7 +94,7 @@ vs_tree_item_init (VsTreeItem *self)
 
 /* See vs-tree-item.h. */
 VsTreeItem *
-vs_tree_item_new (VsInstant *instant, const VsTreeNode *node, gint64 total)
+vs_tree_item_new (VsInstant *instant, const VsTreeNode *node, gint64 total, const char *search)
 {
   VsTreeItem *self;
 
@@ -97,6 +103,7 @@ vs_tree_item_new (VsInstant *instant, const VsTreeNode *node, gint64 total)
   self->instant = vs_instant_ref (instant);
   self->node = node;
   self->total = total;
+  self->search = search != NULL && *search != '\0' ? g_strdup (search) : NULL;
   return self;
 }
 
@@ -116,8 +123,70 @@ vs_tree_item_get_percent (VsTreeItem *self)
   return self->total > 0 ? 100.0 * self->node->total_bytes / self->total : 0;
 }
 
+/* See vs-tree-item.h. */
+gboolean
+vs_tree_node_matches (const VsTreeNode *node, const char *needle)
+{
+  size_t n;
+
+  g_return_val_if_fail (node != NULL && needle != NULL, FALSE);
+  if (node->parent == NULL || node->label == NULL)
+    return FALSE;
+  n = strlen (needle);
+  for (const char *p = node->label; *p != '\0'; p++)
+    if (g_ascii_strncasecmp (p, needle, n) == 0)
+      return TRUE;
+  return n == 0;
+}
+
+/* See vs-tree-item.h. */
+guint
+vs_tree_node_count_matches (const VsTreeNode *root, const char *needle)
+{
+  guint n = 0;
+
+  g_return_val_if_fail (root != NULL && needle != NULL, 0);
+  for (guint i = 0; root->children != NULL && i < root->children->len; i++)
+    {
+      const VsTreeNode *c = g_ptr_array_index (root->children, i);
+      n += vs_tree_node_matches (c, needle) + vs_tree_node_count_matches (c, needle);
+    }
+  return n;
+}
+
+/* Whether node or a node under it matches needle. */
+static gboolean
+subtree_matches (const VsTreeNode *node, const char *needle)
+{
+  if (vs_tree_node_matches (node, needle))
+    return TRUE;
+  for (guint i = 0; node->children != NULL && i < node->children->len; i++)
+    if (subtree_matches (g_ptr_array_index (node->children, i), needle))
+      return TRUE;
+  return FALSE;
+}
+
+/* See vs-tree-item.h. */
+char *
+vs_tree_node_stack_text (const VsTreeNode *node, gboolean bottom_up)
+{
+  g_autoptr (GPtrArray) path = g_ptr_array_new (); /* node first, up to the top level */
+  GString *text = g_string_new (NULL);
+
+  g_return_val_if_fail (node != NULL, NULL);
+  for (const VsTreeNode *n = node; n != NULL && n->parent != NULL; n = n->parent)
+    g_ptr_array_add (path, (gpointer)n);
+  for (guint i = 0; i < path->len; i++)
+    {
+      const VsTreeNode *n = g_ptr_array_index (path, bottom_up ? path->len - 1 - i : i);
+      g_string_append (text, n->label);
+      g_string_append_c (text, '\n');
+    }
+  return g_string_free (text, FALSE);
+}
+
 static GListModel *
-list_children (VsInstant *instant, const VsTreeNode *node, gint64 total)
+list_children (VsInstant *instant, const VsTreeNode *node, gint64 total, const char *search)
 {
   GListStore *store;
 
@@ -126,10 +195,16 @@ list_children (VsInstant *instant, const VsTreeNode *node, gint64 total)
   store = g_list_store_new (VS_TYPE_TREE_ITEM);
   for (guint i = 0; i < node->children->len; i++)
     {
-      g_autoptr (VsTreeItem) child
-          = vs_tree_item_new (instant, g_ptr_array_index (node->children, i), total);
+      const VsTreeNode *c = g_ptr_array_index (node->children, i);
+      g_autoptr (VsTreeItem) child = NULL;
+
+      if (search != NULL && !subtree_matches (c, search))
+        continue;
+      child = vs_tree_item_new (instant, c, total, search);
       g_list_store_append (store, child);
     }
+  if (g_list_model_get_n_items (G_LIST_MODEL (store)) == 0)
+    g_clear_object (&store);
   return G_LIST_MODEL (store);
 }
 
@@ -138,13 +213,17 @@ GListModel *
 vs_tree_item_create_children (gpointer item, gpointer user_data)
 {
   VsTreeItem *self = item;
-  return list_children (self->instant, self->node, self->total);
+  return list_children (self->instant, self->node, self->total, self->search);
 }
 
 /* See vs-tree-item.h. */
 GListModel *
-vs_tree_item_list_roots (VsInstant *instant, const VsTreeNode *root)
+vs_tree_item_list_roots (VsInstant *instant, const VsTreeNode *root, const char *search)
 {
-  GListModel *model = list_children (instant, root, root->total_bytes);
+  GListModel *model;
+
+  if (search != NULL && *search == '\0')
+    search = NULL;
+  model = list_children (instant, root, root->total_bytes, search);
   return model ? model : G_LIST_MODEL (g_list_store_new (VS_TYPE_TREE_ITEM));
 }

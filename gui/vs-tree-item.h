@@ -18,8 +18,10 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE (VsTreeItem, vs_tree_item, VS, TREE_ITEM, GObject)
 
 /* A new item for node, a node of a tree owned by instant; total is the
- * root's bytes (for percentages). */
-VsTreeItem *vs_tree_item_new (VsInstant *instant, const VsTreeNode *node, gint64 total);
+ * root's bytes (for percentages); its children are those whose subtree
+ * has a frame matching search (NULL or "": every child). */
+VsTreeItem *vs_tree_item_new (VsInstant *instant, const VsTreeNode *node, gint64 total,
+                              const char *search);
 
 const VsTreeNode *vs_tree_item_get_node (VsTreeItem *self);
 /* Share of the root's bytes, 0..100. */
@@ -29,7 +31,22 @@ double vs_tree_item_get_percent (VsTreeItem *self);
  * as GtkTreeListModelCreateModelFunc wants. */
 GListModel *vs_tree_item_create_children (gpointer item, gpointer user_data);
 
-/* A list of the root's children (the top level of the tree). */
-GListModel *vs_tree_item_list_roots (VsInstant *instant, const VsTreeNode *root);
+/* A list of the root's children (the top level of the tree), only those
+ * whose subtree has a frame matching search (NULL or "": all). */
+GListModel *vs_tree_item_list_roots (VsInstant *instant, const VsTreeNode *root,
+                                     const char *search);
+
+/* Whether node's frame contains needle, ignoring ASCII case (the root,
+ * which has no frame, never matches; "" matches every other node). */
+gboolean vs_tree_node_matches (const VsTreeNode *node, const char *needle);
+
+/* How many nodes under root (root excluded) match needle. */
+guint vs_tree_node_count_matches (const VsTreeNode *root, const char *needle);
+
+/* node's call stack, one frame a line, innermost (allocating) frame
+ * first: in a bottom-up tree (callers below their callee) that is the
+ * path from the top level down to node, in a top-down tree the path from
+ * node up. */
+char *vs_tree_node_stack_text (const VsTreeNode *node, gboolean bottom_up);
 
 G_END_DECLS

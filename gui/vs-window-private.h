@@ -8,7 +8,7 @@
 #include "vs-allocations-pane.h"
 #include "vs-attribution-pane.h"
 #include "vs-document.h"
-#include "vs-flame-graph.h"
+#include "vs-flame-pane.h"
 #include "vs-fragmentation-view.h"
 #include "vs-memory-chart.h"
 #include "vs-oom-pane.h"
@@ -35,6 +35,7 @@ struct _VsWindow
 
   /* Template children. */
   AdwWindowTitle *window_title;
+  AdwToastOverlay *toast_overlay;
   GtkMenuButton *recent_button;
   GtkWidget *zoom_box;
   GtkWidget *follow_button;
@@ -52,6 +53,11 @@ struct _VsWindow
    * document, so late results for an earlier one are dropped. */
   GCancellable *cancellable;
   guint generation;
+  /* The load in progress: a newer open cancels it, and load_serial drops
+   * a result that arrives after that.  The shown document stays until a
+   * load succeeds. */
+  GCancellable *load_cancellable;
+  guint load_serial;
   GArray *slots;        /* VsChartSlot */
   gboolean fit_pending; /* initial view not yet fitted to the activity */
 

@@ -241,6 +241,7 @@ vs_window_add_timelines (VsWindow *self)
 
       s.chart = VS_MEMORY_CHART (vs_memory_chart_new ());
       s.device_id = d->id;
+      vs_memory_chart_set_document (s.chart, doc, d->id);
       vs_memory_chart_set_limits (s.chart, duration);
       vs_memory_chart_set_view (s.chart, view->begin, view->end);
       g_signal_connect (s.chart, "view-changed", G_CALLBACK (on_view_changed), self);

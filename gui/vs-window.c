@@ -7,7 +7,8 @@
  * keep it current.  Actions are installed on the class.  The window's own
  * state is readable as properties: "session", "settled" (a trace is shown
  * and nothing is being fetched), "error" (the last failure) and
- * "following".
+ * "following".  A file that cannot be opened while a trace is shown
+ * leaves that trace and says why in a toast.
  */
 #include "vs-window-private.h"
 
@@ -235,8 +236,31 @@ show_document (VsWindow *self, VsDocument *doc)
 typedef struct
 {
   VsWindow *self;
-  guint generation;
+  guint serial;
+  GFile *file;
 } LoadRequest;
+
+/* A failed open while a trace is shown: the trace stays, a toast says
+ * why. */
+static void
+keep_document (VsWindow *self, GFile *file, const char *message)
+{
+  VsDocument *doc = vs_session_get_document (self->session);
+  g_autofree char *name = g_file_get_basename (vs_document_get_file (doc));
+  g_autofree char *desc = vs_document_describe (doc);
+  g_autofree char *failed = g_file_get_basename (file);
+  g_autofree char *text = g_strdup_printf (_ ("Cannot open %s: %s"), failed, message);
+  g_autofree char *markup = g_markup_escape_text (text, -1);
+  AdwToast *toast = adw_toast_new (markup);
+
+  adw_window_title_set_title (self->window_title, name);
+  adw_window_title_set_subtitle (self->window_title, desc);
+  gtk_stack_set_visible_child_name (self->main_stack,
+                                    vs_document_get_devices (doc)->len > 0 ? "trace" : "error");
+  adw_toast_set_timeout (toast, 10);
+  adw_toast_overlay_add_toast (self->toast_overlay, toast);
+  set_error (self, message);
+}
 
 static void
 on_load_done (GObject *source, GAsyncResult *result, gpointer data)
@@ -246,18 +270,24 @@ on_load_done (GObject *source, GAsyncResult *result, gpointer data)
   g_autoptr (GError) error = NULL;
   g_autoptr (VsDocument) doc = vs_document_load_finish (result, &error);
 
-  if (req->generation != self->generation)
+  if (req->serial != self->load_serial)
     ;
   else if (doc == NULL)
     {
-      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        ;
+      else if (vs_session_get_document (self->session) != NULL)
+        keep_document (self, req->file, error->message);
+      else
         vs_window_show_error (self, error->message);
     }
   else
     {
+      clear_document (self);
       add_to_recent (vs_document_get_file (doc));
       show_document (self, doc);
     }
+  g_object_unref (req->file);
   g_object_unref (self);
   g_free (req);
 }
@@ -271,7 +301,13 @@ vs_window_open (VsWindow *self, GFile *file)
 
   g_return_if_fail (VS_IS_WINDOW (self));
   g_return_if_fail (G_IS_FILE (file));
-  clear_document (self);
+  /* The shown trace, if any, stays until the new one has loaded. */
+  if (vs_session_get_document (self->session) == NULL)
+    clear_document (self);
+  g_cancellable_cancel (self->load_cancellable);
+  g_clear_object (&self->load_cancellable);
+  self->load_cancellable = g_cancellable_new ();
+  self->load_serial++;
   name = g_file_get_basename (file);
   adw_window_title_set_title (self->window_title, name);
   adw_window_title_set_subtitle (self->window_title, _ ("Loading…"));
@@ -281,8 +317,9 @@ vs_window_open (VsWindow *self, GFile *file)
 
   req = g_new0 (LoadRequest, 1);
   req->self = g_object_ref (self);
-  req->generation = self->generation;
-  vs_document_load_async (file, self->cancellable, on_progress, self, on_load_done, req);
+  req->serial = self->load_serial;
+  req->file = g_object_ref (file);
+  vs_document_load_async (file, self->load_cancellable, on_progress, self, on_load_done, req);
 }
 
 /* ------------------------------------------------------------- actions -- */
@@ -328,6 +365,8 @@ static void
 open_recent_action (GtkWidget *widget, const char *name, GVariant *param)
 {
   g_autoptr (GFile) file = g_file_new_for_uri (g_variant_get_string (param, NULL));
+
+  gtk_menu_button_popdown (VS_WINDOW (widget)->recent_button);
   vs_window_open (VS_WINDOW (widget), file);
 }
 
@@ -367,6 +406,37 @@ zoom_reset_action (GtkWidget *widget, const char *name, GVariant *param)
     vs_session_set_visible_range (self->session, 0, MAX (1, vs_document_get_duration (doc)));
 }
 
+/* Alt+1…5: the panes in the switcher's order. */
+static void
+show_pane_action (GtkWidget *widget, const char *name, GVariant *param)
+{
+  vs_window_show_pane (VS_WINDOW (widget), g_variant_get_string (param, NULL));
+}
+
+/* Ctrl+F: the shown pane's search, when it has one. */
+static void
+find_action (GtkWidget *widget, const char *name, GVariant *param)
+{
+  VsWindow *self = VS_WINDOW (widget);
+  GtkWidget *pane = adw_view_stack_get_visible_child (self->pane_stack);
+
+  if (gtk_widget_get_mapped (GTK_WIDGET (self->pane_stack)) && VS_IS_PANE (pane))
+    vs_pane_start_search (VS_PANE (pane));
+}
+
+/* Ctrl+C, Shift+Ctrl+C: the shown pane's copy of its selection (an entry
+ * with the focus copies its own text first). */
+static void
+copy_action (GtkWidget *widget, const char *name, GVariant *param)
+{
+  VsWindow *self = VS_WINDOW (widget);
+  GtkWidget *pane = adw_view_stack_get_visible_child (self->pane_stack);
+
+  if (gtk_widget_get_mapped (GTK_WIDGET (self->pane_stack)) && VS_IS_PANE (pane))
+    gtk_widget_activate_action (
+        pane, g_str_equal (name, "win.copy-stack") ? "pane.copy-stack" : "pane.copy-row", NULL);
+}
+
 static int
 recent_newer_first (gconstpointer a, gconstpointer b)
 {
@@ -375,33 +445,80 @@ recent_newer_first (gconstpointer a, gconstpointer b)
   return g_date_time_compare (mb, ma);
 }
 
-/* The recent traces menu: files this viewer opened, newest first. */
+/* The folder of uri as the user writes it: "~/runs" under the home
+ * folder, the full path elsewhere, the URI for a remote file. */
+static char *
+recent_folder (const char *uri)
+{
+  g_autoptr (GFile) file = g_file_new_for_uri (uri);
+  g_autoptr (GFile) parent = g_file_get_parent (file);
+  g_autoptr (GFile) home = g_file_new_for_path (g_get_home_dir ());
+  g_autofree char *rel = NULL;
+
+  if (parent == NULL)
+    return g_strdup ("");
+  if (g_file_equal (parent, home))
+    return g_strdup ("~");
+  rel = g_file_get_relative_path (home, parent);
+  if (rel != NULL)
+    return g_build_filename ("~", rel, NULL);
+  return g_file_get_parse_name (parent);
+}
+
+/* The recent traces: files this viewer opened, newest first, each row
+ * its file name (as it is: no mnemonics) over its folder.  A row is
+ * actionable: activating it runs win.open-recent with its URI. */
 static void
 rebuild_recent_menu (GtkRecentManager *manager, VsWindow *self)
 {
-  g_autoptr (GMenu) menu = g_menu_new ();
+  GtkWidget *popover = gtk_popover_new ();
+  GtkWidget *box = gtk_list_box_new ();
   GList *items = gtk_recent_manager_get_items (manager);
   guint n = 0;
 
+  gtk_widget_add_css_class (box, "recent-list");
+  gtk_list_box_set_selection_mode (GTK_LIST_BOX (box), GTK_SELECTION_NONE);
   items = g_list_sort (items, recent_newer_first);
   for (GList *l = items; l != NULL && n < MAX_RECENT; l = l->next)
     {
       GtkRecentInfo *info = l->data;
-      g_autoptr (GMenuItem) item = NULL;
+      GtkWidget *row, *labels, *name, *folder;
+      g_autofree char *dir = NULL;
 
       if (!gtk_recent_info_has_group (info, "vramscope"))
         continue;
-      item = g_menu_item_new (gtk_recent_info_get_display_name (info), NULL);
-      g_menu_item_set_action_and_target_value (
-          item, "win.open-recent", g_variant_new_string (gtk_recent_info_get_uri (info)));
-      g_menu_append_item (menu, item);
+      dir = recent_folder (gtk_recent_info_get_uri (info));
+      row = gtk_list_box_row_new ();
+      labels = gtk_box_new (GTK_ORIENTATION_VERTICAL, 2);
+      name = gtk_label_new (gtk_recent_info_get_display_name (info));
+      folder = gtk_label_new (dir);
+      gtk_label_set_xalign (GTK_LABEL (name), 0);
+      gtk_label_set_xalign (GTK_LABEL (folder), 0);
+      gtk_label_set_ellipsize (GTK_LABEL (folder), PANGO_ELLIPSIZE_START);
+      gtk_label_set_max_width_chars (GTK_LABEL (folder), 48);
+      gtk_widget_add_css_class (folder, "dim-label");
+      gtk_widget_add_css_class (folder, "caption");
+      gtk_box_append (GTK_BOX (labels), name);
+      gtk_box_append (GTK_BOX (labels), folder);
+      gtk_list_box_row_set_child (GTK_LIST_BOX_ROW (row), labels);
+      gtk_widget_set_tooltip_text (row, gtk_recent_info_get_uri_display (info));
+      gtk_actionable_set_action_name (GTK_ACTIONABLE (row), "win.open-recent");
+      gtk_actionable_set_action_target_value (
+          GTK_ACTIONABLE (row), g_variant_new_string (gtk_recent_info_get_uri (info)));
+      gtk_list_box_append (GTK_LIST_BOX (box), row);
       n++;
     }
   g_list_free_full (items, (GDestroyNotify)gtk_recent_info_unref);
   if (n == 0)
-    /* An item with no action shows greyed out. */
-    g_menu_append (menu, _ ("No recent traces"), "win.no-recent-traces");
-  gtk_menu_button_set_menu_model (self->recent_button, G_MENU_MODEL (menu));
+    {
+      GtkWidget *none = gtk_label_new (_ ("No recent traces"));
+      gtk_widget_add_css_class (none, "dim-label");
+      gtk_list_box_set_placeholder (GTK_LIST_BOX (box), none);
+    }
+  gtk_popover_set_child (GTK_POPOVER (popover), box);
+  /* The list shown is replaced: close it first. */
+  gtk_menu_button_popdown (self->recent_button);
+  gtk_menu_button_set_popover (self->recent_button, popover);
 }
 
 /* --------------------------------------------------------- drag & drop -- */
@@ -465,6 +582,9 @@ vs_window_dispose (GObject *object)
 
   if (self->cancellable != NULL)
     g_cancellable_cancel (self->cancellable);
+  if (self->load_cancellable != NULL)
+    g_cancellable_cancel (self->load_cancellable);
+  g_clear_object (&self->load_cancellable);
   g_clear_handle_id (&self->follow_source, g_source_remove);
   g_signal_handlers_disconnect_by_data (gtk_recent_manager_get_default (), self);
   if (self->session != NULL)
@@ -515,7 +635,7 @@ vs_window_class_init (VsWindowClass *klass)
 
   g_type_ensure (VS_TYPE_SESSION);
   g_type_ensure (VS_TYPE_ATTRIBUTION_PANE);
-  g_type_ensure (VS_TYPE_FLAME_GRAPH);
+  g_type_ensure (VS_TYPE_FLAME_PANE);
   g_type_ensure (VS_TYPE_ALLOCATIONS_PANE);
   g_type_ensure (VS_TYPE_FRAGMENTATION_VIEW);
   g_type_ensure (VS_TYPE_OOM_PANE);
@@ -523,6 +643,7 @@ vs_window_class_init (VsWindowClass *klass)
   gtk_widget_class_set_template_from_resource (widget_class, "/org/vramscope/View/vs-window.ui");
 #define CHILD(name) gtk_widget_class_bind_template_child (widget_class, VsWindow, name)
   CHILD (window_title);
+  CHILD (toast_overlay);
   CHILD (recent_button);
   CHILD (zoom_box);
   CHILD (follow_button);
@@ -546,6 +667,10 @@ vs_window_class_init (VsWindowClass *klass)
   gtk_widget_class_install_action (widget_class, "win.pan-left", NULL, pan_action);
   gtk_widget_class_install_action (widget_class, "win.pan-right", NULL, pan_action);
   gtk_widget_class_install_property_action (widget_class, "win.follow", "following");
+  gtk_widget_class_install_action (widget_class, "win.show-pane", "s", show_pane_action);
+  gtk_widget_class_install_action (widget_class, "win.find", NULL, find_action);
+  gtk_widget_class_install_action (widget_class, "win.copy-row", NULL, copy_action);
+  gtk_widget_class_install_action (widget_class, "win.copy-stack", NULL, copy_action);
 
 #define KEY(key, action)                                                                           \
   gtk_widget_class_add_binding_action (widget_class, key, GDK_CONTROL_MASK, action, NULL)
@@ -559,7 +684,24 @@ vs_window_class_init (VsWindowClass *klass)
   KEY (GDK_KEY_KP_0, "win.zoom-reset");
   KEY (GDK_KEY_Left, "win.pan-left");
   KEY (GDK_KEY_Right, "win.pan-right");
+  KEY (GDK_KEY_f, "win.find");
+  KEY (GDK_KEY_c, "win.copy-row");
 #undef KEY
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_c, GDK_CONTROL_MASK | GDK_SHIFT_MASK,
+                                       "win.copy-stack", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_C, GDK_CONTROL_MASK | GDK_SHIFT_MASK,
+                                       "win.copy-stack", NULL);
+  {
+    static const char *const panes[]
+        = { "attribution", "flame", "allocations", "fragmentation", "oom" };
+    for (guint i = 0; i < G_N_ELEMENTS (panes); i++)
+      {
+        gtk_widget_class_add_binding_action (widget_class, GDK_KEY_1 + i, GDK_ALT_MASK,
+                                             "win.show-pane", "s", panes[i]);
+        gtk_widget_class_add_binding_action (widget_class, GDK_KEY_KP_1 + i, GDK_ALT_MASK,
+                                             "win.show-pane", "s", panes[i]);
+      }
+  }
 }
 
 static void

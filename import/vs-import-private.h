@@ -19,6 +19,13 @@
 /* The label of allocations made before the recorded history. */
 #define BEFORE_HISTORY_LABEL "allocated before the recorded history"
 
+/* A history entry takes at least this many bytes of a real pickle (its
+ * dict alone: six keys and values, a mark and a SETITEMS); a file yielding
+ * more entries than its size allows shares them through the memo, and is
+ * refused so that a trace stays within a stated multiple of its snapshot
+ * (docs/import.md). */
+#define VS_IMPORT_MIN_ENTRY_BYTES 8
+
 typedef enum
 {
   ACT_OTHER = 0,

@@ -288,10 +288,12 @@ vs_import_stack_id (Ctx *c, VsPickleRef frames)
           ids[--i] = id;
         }
     }
-  if (n > G_MAXUINT)
+  /* The writer keeps the innermost frames of a deeper stack: key it by
+   * those, as readers will see it. */
+  if (n > VS_TRACE_MAX_STACK_DEPTH)
     {
-      vs_import_not_snapshot (c, "a stack is too deep");
-      return -1;
+      ids += n - VS_TRACE_MAX_STACK_DEPTH;
+      n = VS_TRACE_MAX_STACK_DEPTH;
     }
   guint64 h = 14695981039346656037u;
   for (gsize j = 0; j < n; j++)

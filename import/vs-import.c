@@ -28,6 +28,8 @@
  */
 #include "vs-import-private.h"
 
+#include <glib/gstdio.h>
+
 #include <math.h>
 #include <string.h>
 
@@ -238,6 +240,8 @@ import_all (Ctx *c, const char *pickle_path)
   /* Devices: every index of device_traces with entries, and every device
    * holding a segment. */
   gint64 ndev = (gint64)vs_pickle_len (p, traces);
+  GStatBuf fst;
+  guint64 file_size = g_stat (pickle_path, &fst) == 0 ? (guint64)fst.st_size : G_MAXUINT64;
   g_autoptr (GPtrArray) owned = g_ptr_array_new_with_free_func (vs_import_stream_free);
   g_autoptr (GPtrArray) dev_traces = g_ptr_array_new ();
   VsPickleIter it;
@@ -250,8 +254,21 @@ import_all (Ctx *c, const char *pickle_path)
       Stream *s = device_history (c, v, owned);
       if (s == NULL)
         return FALSE;
+      /* One history read many times over through the memo would write a
+       * trace far larger than the file: refused, as are more entries
+       * than the file could hold (docs/import.md). */
+      for (guint k = 0; k < dev_traces->len; k++)
+        if (g_ptr_array_index (dev_traces, k) == s)
+          return vs_import_not_snapshot (
+              c, "device_traces[%u] is the same list as device_traces[%u]", dev_traces->len, k);
       g_ptr_array_add (dev_traces, s);
       c->total_entries += s->count;
+      if (c->total_entries > file_size / VS_IMPORT_MIN_ENTRY_BYTES + 1)
+        return vs_import_not_snapshot (c,
+                                       "its history has more entries (%" G_GUINT64_FORMAT
+                                       ") than a file of %" G_GUINT64_FORMAT
+                                       " bytes can hold; entries are shared through the memo",
+                                       c->total_entries, file_size);
     }
   g_autoptr (GHashTable) seg_devs
       = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);

@@ -39,6 +39,7 @@
 #include "vs-config.h"
 #include "vs-import.h"
 #include "vs-merge.h"
+#include "vs-output.h"
 #include "vs-summary.h"
 #include "vs-symbolize.h"
 #include "vs-table.h"
@@ -49,7 +50,7 @@ int vs_cmd_record (int argc, char **argv);
 
 static volatile sig_atomic_t child_pid;
 
-static const char usage_line[] = "usage: vramscope record [-o FILE] [--no-kernels] "
+static const char usage_line[] = "usage: vramscope record [-o FILE] [--force] [--no-kernels] "
                                  "[--torch=auto|on|off] [-q] -- PROGRAM [ARGS...]\n";
 
 static int64_t
@@ -538,7 +539,7 @@ int
 vs_cmd_record (int argc, char **argv)
 {
   g_autofree char *output = NULL, *torch_opt = NULL;
-  gboolean kernels = TRUE, no_kernels = FALSE, quiet = FALSE;
+  gboolean kernels = TRUE, no_kernels = FALSE, quiet = FALSE, force = FALSE;
   GOptionEntry entries[] = {
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
       "Trace to write (default vramscope-%h-%p.db; %p: pid of record, %h: host name, "
@@ -551,6 +552,7 @@ vs_cmd_record (int argc, char **argv)
       "PyTorch's allocator level: auto (default: in every process that imports torch), on (the "
       "same, and say so when none did), off",
       "auto|on|off" },
+    { "force", 'f', 0, G_OPTION_ARG_NONE, &force, "Replace FILE when it exists", NULL },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "Print nothing unless something fails", NULL },
     { NULL }
   };
@@ -589,9 +591,15 @@ vs_cmd_record (int argc, char **argv)
     }
   char **prog = argv + i;
 
-  char out[PATH_MAX], collector[PATH_MAX];
+  char out[PATH_MAX], collector[PATH_MAX], tmp[PATH_MAX + 64] = "", err[1024] = "";
   if (!expand_output (pattern, out, sizeof out))
     return 1;
+  /* Refused before the program runs, not after. */
+  if (vs_output_check (out, force, "--force", NULL, 0, err, sizeof err) < 0)
+    {
+      fprintf (stderr, "vramscope record: %s\n", err);
+      return 1;
+    }
   if (!find_collector (collector, sizeof collector))
     {
       fprintf (stderr,
@@ -764,9 +772,12 @@ vs_cmd_record (int argc, char **argv)
                      .host = host,
                      .tool_version = VS_VERSION };
   VsProgress progress = { .tty = !quiet && isatty (2), .what = "writing the trace", .last = -1 };
-  char err[1024] = "";
-  int rc = vs_merge_traces (out, (const char *const *)files, n, &run, show_progress, &progress, err,
-                            sizeof err);
+  int rc = vs_output_temp (out, tmp, sizeof tmp, err, sizeof err);
+  if (rc == 0)
+    rc = vs_merge_traces (tmp, (const char *const *)files, n, &run, show_progress, &progress, err,
+                          sizeof err);
+  if (rc == 0)
+    rc = vs_output_commit (tmp, out, force, "--force", err, sizeof err);
   if (progress.tty && progress.last >= 0)
     fprintf (stderr, "\r\033[K");
   free (cmd);
@@ -775,6 +786,8 @@ vs_cmd_record (int argc, char **argv)
   free (files);
   if (rc != 0)
     {
+      if (tmp[0] != '\0')
+        vs_output_remove (tmp);
       fprintf (stderr, "vramscope record: cannot write %s: %s (process traces kept in %s)\n", out,
                err, spool);
       return code != 0 ? code : 1;

@@ -528,7 +528,8 @@ new_frames (VsSym *s, const VsTrie *t, int64_t old, int64_t **out, size_t *cap,
   int64_t depth = 0;
   for (int64_t node = old; node != 0; node = t->parent[node])
     {
-      if (node < 0 || node > t->max_node || t->frame[node] == 0 || ++depth > 100000)
+      if (node < 0 || node > t->max_node || t->frame[node] == 0
+          || ++depth > VS_TRACE_MAX_STACK_DEPTH)
         return -1;
       int64_t fid = t->frame[node];
       VsFrameRec *f = frame_at (s, fid);

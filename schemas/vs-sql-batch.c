@@ -9,6 +9,7 @@
 #include "vs-sql-batch.h"
 
 #include <stdio.h>
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -126,6 +127,7 @@ rows_column (sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col)
 {
   const RowsCursor *cur = (const RowsCursor *)base;
   const VsSqlBatch *b = cur->batch;
+  assert (b != NULL && cur->row < b->pending && col >= 0);
   if (col >= b->ncols || (b->nulls[cur->row] & (1u << col)))
     sqlite3_result_null (ctx);
   else
@@ -200,6 +202,7 @@ vs_sql_batch_flush (VsSqlBatch *b)
   if (b->pending == 0)
     return 0;
   sqlite3_bind_pointer (b->insert, 1, b, POINTER_TYPE, NULL);
+  assert (b->insert != NULL && b->pending <= VS_SQL_BATCH_ROWS);
   int rc = sqlite3_step (b->insert);
   sqlite3_reset (b->insert);
   b->pending = 0;
@@ -231,6 +234,7 @@ vs_sql_batch_set_init (VsSqlBatchSet *set, sqlite3 *db, const char *target, int 
 VsSqlBatch *
 vs_sql_batch_set_get (VsSqlBatchSet *set, size_t i)
 {
+  assert (set->batch != NULL && i < set->n);
   if (set->batch[i] == NULL)
     {
       VsSqlBatch *b = malloc (sizeof *b);

@@ -33,6 +33,7 @@
 #pragma once
 
 #include <stddef.h>
+#include <assert.h>
 #include <stdint.h>
 
 #include <sqlite3.h>
@@ -59,6 +60,7 @@ int vs_sql_batch_init (VsSqlBatch *b, sqlite3 *db, const char *target, int ncols
 static inline void
 vs_sql_batch_int (VsSqlBatch *b, int col, int64_t v)
 {
+  assert (b->val != NULL && col >= 0 && col < b->ncols && b->pending < VS_SQL_BATCH_ROWS);
   b->val[b->pending * b->ncols + col] = v;
   b->nulls[b->pending] &= ~(1u << col);
 }
@@ -66,6 +68,7 @@ vs_sql_batch_int (VsSqlBatch *b, int col, int64_t v)
 static inline void
 vs_sql_batch_null (VsSqlBatch *b, int col)
 {
+  assert (col >= 0 && col < b->ncols && b->pending < VS_SQL_BATCH_ROWS);
   b->nulls[b->pending] |= 1u << col;
 }
 
@@ -77,6 +80,7 @@ int vs_sql_batch_flush (VsSqlBatch *b);
 static inline int
 vs_sql_batch_row (VsSqlBatch *b)
 {
+  assert (b->pending < VS_SQL_BATCH_ROWS);
   if (++b->pending < VS_SQL_BATCH_ROWS)
     {
       b->nulls[b->pending] = UINT32_MAX;

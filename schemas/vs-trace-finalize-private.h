@@ -64,7 +64,21 @@ typedef struct
   size_t n, cap;
   VsFinBlock *bl;
   size_t nb, capb;
+  /* Set before vs_fin_load_events(): the largest device and allocator id
+   * the trace defines; a row naming another is refused. */
+  int32_t max_device, max_allocator;
 } VsFinTrace;
+
+/* Limits on what a trace may hold, checked before anything is allocated
+ * from it (documented in schemas/README.md): device and allocator ids are
+ * 1..N, and the per-(device, allocator) state they index stays small;
+ * events fit the finalizer's 32-bit block indexes; sizes are 0..2^62 and
+ * their total fits a signed 64-bit integer, so no running sum can
+ * overflow; timestamps are not negative. */
+#define VS_FIN_MAX_DEVICE_ID 65536
+#define VS_FIN_MAX_ALLOCATOR_ID 1048576
+#define VS_FIN_MAX_CELLS 1048576 /* (devices + 1) × (allocators + 1) */
+#define VS_FIN_MAX_EVENTS 1000000000
 
 /* Running totals of one (device, allocator) series. */
 typedef struct
@@ -132,7 +146,16 @@ int vs_fin_add_pool_event (VsFinTrace *t, int64_t id, const VsPoolEvent *p);
 int vs_fin_finalize_gathered (sqlite3 *db, VsFinTrace *t, VsProgressFunc progress,
                               void *progress_data, char *err, size_t errlen);
 
-/* Appends every mem_event, alloc_event and pool_event row to t->ev. */
+/* Checks what the replay's arithmetic relies on in t's events: times not
+ * negative, sizes not below -1 (unknown), the total of every size within
+ * INT64_MAX, not more than VS_FIN_MAX_EVENTS events.  -1 with e filled
+ * otherwise. */
+int vs_fin_check_events (const VsFinTrace *t, VsFinErr *e);
+
+/* Appends every mem_event, alloc_event and pool_event row to t->ev;
+ * refuses a row whose device or allocator id is outside 1..t->max_device
+ * or 1..t->max_allocator, or whose kind or operation is not a small
+ * number. */
 int vs_fin_load_events (sqlite3 *db, VsFinTrace *t, VsFinErr *e);
 /* qsort comparator of the replay order: ts, source table, rowid. */
 int vs_fin_event_cmp (const void *pa, const void *pb);

@@ -28,6 +28,7 @@
  */
 #include "vs-trace-finalize-private.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,7 +55,7 @@ vs_fin_exec (sqlite3 *db, VsFinErr *e, const char *sql)
   char *m = NULL;
   if (sqlite3_exec (db, sql, NULL, NULL, &m) != SQLITE_OK)
     {
-      vs_fin_fail (e, "cannot finalize trace: %s", m ? m : sqlite3_errmsg (db));
+      vs_fin_fail (e, "%s", m ? m : sqlite3_errmsg (db));
       sqlite3_free (m);
       return -1;
     }
@@ -108,6 +109,107 @@ in_wal_mode (sqlite3 *db)
   return wal;
 }
 
+/* Refused: an id that is not an integer in 1..?1, an allocator on a
+ * device the trace does not define. */
+static const char *bad_device_sql
+    = "SELECT count(*) FROM device WHERE typeof(id) != 'integer' OR id < 1 OR id > ?1";
+static const char *bad_allocator_sql
+    = "SELECT count(*) FROM allocator WHERE typeof(id) != 'integer' OR id < 1 OR id > ?1"
+      " OR device_id NOT IN (SELECT id FROM device)";
+static const char *max_id_sql[2]
+    = { "SELECT ifnull(max(id), 0) FROM device", "SELECT ifnull(max(id), 0) FROM allocator" };
+
+/* One integer from sql with ?1 bound to arg; -1 with e filled on failure. */
+static int
+query_int (sqlite3 *db, const char *sql, int64_t arg, int64_t *out, VsFinErr *e)
+{
+  sqlite3_stmt *s;
+  int rc;
+  if (sqlite3_prepare_v2 (db, sql, -1, &s, NULL) != SQLITE_OK)
+    return vs_fin_fail (e, "%s", sqlite3_errmsg (db));
+  if (sqlite3_bind_parameter_count (s) > 0)
+    sqlite3_bind_int64 (s, 1, arg);
+  rc = sqlite3_step (s);
+  *out = rc == SQLITE_ROW ? sqlite3_column_int64 (s, 0) : 0;
+  sqlite3_finalize (s);
+  if (rc != SQLITE_ROW)
+    return vs_fin_fail (e, "%s", sqlite3_errmsg (db));
+  return 0;
+}
+
+/* A trace has no triggers; one that carries some would run them while
+ * finalizing writes its tables (and could rewrite anything), so such a
+ * file is refused rather than finalized. */
+static int
+refuse_triggers (sqlite3 *db, VsFinErr *e)
+{
+  int64_t n;
+  if (query_int (db, "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'", 0, &n, e) < 0)
+    return -1;
+  if (n > 0)
+    return vs_fin_fail (e, "it carries %lld triggers, which a vramscope trace never has",
+                        (long long)n);
+  return 0;
+}
+
+/* Reads the device and allocator id ranges into st and allocates its
+ * per-(device, allocator) state, refusing ids that are not 1..N within the
+ * limits (VS_FIN_MAX_*): the state is indexed by id. */
+static int
+load_dimensions (sqlite3 *db, VsFinState *st, VsFinErr *e)
+{
+  const int64_t limit[2] = { VS_FIN_MAX_DEVICE_ID, VS_FIN_MAX_ALLOCATOR_ID };
+  const char *const bad_sql[2] = { bad_device_sql, bad_allocator_sql };
+  const char *const what[2] = { "device", "allocator" };
+  const char *const also[2] = { "", " or whose device_id names no device" };
+  int64_t max[2], bad;
+  sqlite3_stmt *s;
+
+  for (int i = 0; i < 2; i++)
+    {
+      if (query_int (db, bad_sql[i], limit[i], &bad, e) < 0
+          || query_int (db, max_id_sql[i], 0, &max[i], e) < 0)
+        return -1;
+      if (bad > 0)
+        return vs_fin_fail (e, "its %s table has %lld rows whose id is not 1..%lld%s", what[i],
+                            (long long)bad, (long long)limit[i], also[i]);
+    }
+  if ((max[0] + 1) * (max[1] + 1) > VS_FIN_MAX_CELLS)
+    return vs_fin_fail (e, "its device and allocator ids (up to %lld and %lld) are too sparse",
+                        (long long)max[0], (long long)max[1]);
+  st->ndev = (int32_t)max[0];
+  st->nalloc = (int32_t)max[1];
+  st->acc = calloc ((size_t)(st->ndev + 1) * (size_t)(st->nalloc + 1), sizeof *st->acc);
+  st->dev = calloc ((size_t)st->ndev + 1, sizeof *st->dev);
+  st->shared = calloc ((size_t)st->ndev + 1, sizeof *st->shared);
+  if (st->acc == NULL || st->dev == NULL || st->shared == NULL)
+    return vs_fin_fail (e, "out of memory");
+  for (int32_t d = 0; d <= st->ndev; d++)
+    for (int32_t k = 0; k <= st->nalloc; k++)
+      vs_fin_acc_at (st, d, k)->pool_size = -1;
+  if (sqlite3_prepare_v2 (db, "SELECT id, device_id, kind = 'pool' FROM allocator", -1, &s, NULL)
+      != SQLITE_OK)
+    return vs_fin_fail (e, "%s", sqlite3_errmsg (db));
+  while (sqlite3_step (s) == SQLITE_ROW)
+    {
+      /* Both checked above: id in 1..nalloc, device_id a defined device. */
+      int32_t id = (int32_t)sqlite3_column_int64 (s, 0);
+      int32_t d = (int32_t)sqlite3_column_int64 (s, 1);
+      int pool = sqlite3_column_int (s, 2);
+      assert (id >= 1 && id <= st->nalloc && d >= 1 && d <= st->ndev);
+      for (int32_t dd = 0; dd <= st->ndev; dd++)
+        {
+          VsFinAcc *a = vs_fin_acc_at (st, dd, id);
+          a->device_id = d;
+          a->allocator_id = id;
+          a->is_pool = pool;
+        }
+    }
+  if (sqlite3_finalize (s) != SQLITE_OK)
+    return vs_fin_fail (e, "%s", sqlite3_errmsg (db));
+  return 0;
+}
+
 /* Finalizes db from the events in *given, or from its tables when given
  * is NULL. */
 static int
@@ -133,13 +235,18 @@ finalize (sqlite3 *db, VsFinTrace *given, VsProgressFunc progress, void *progres
       t = *given;
       memset (given, 0, sizeof *given);
     }
-  if (vs_fin_exec (db, &e, "BEGIN IMMEDIATE") < 0)
+  if (vs_fin_exec (db, &e, "BEGIN IMMEDIATE") < 0 || refuse_triggers (db, &e) < 0)
     {
+      sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);
       free (t.ev);
       free (t.bl);
       return -1;
     }
-  if (vs_fin_exec (db, &e, reset_sql) < 0 || (given == NULL && vs_fin_load_events (db, &t, &e) < 0))
+  if (vs_fin_exec (db, &e, reset_sql) < 0 || load_dimensions (db, &st, &e) < 0)
+    goto out;
+  t.max_device = st.ndev;
+  t.max_allocator = st.nalloc;
+  if ((given == NULL && vs_fin_load_events (db, &t, &e) < 0) || vs_fin_check_events (&t, &e) < 0)
     goto out;
 
   pr.total = (uint64_t)t.n * 3 + 1;
@@ -152,49 +259,6 @@ finalize (sqlite3 *db, VsFinTrace *given, VsProgressFunc progress, void *progres
     }
   if (vs_fin_pair_events (&t, &e) < 0 || vs_fin_assign_owners (&t, &e) < 0)
     goto out;
-
-  /* Dimensions: devices and allocators are small dense id ranges. */
-  {
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v2 (db, "SELECT ifnull(max(id), 0) FROM device", -1, &s, NULL) != SQLITE_OK)
-      goto sqlfail;
-    sqlite3_step (s);
-    st.ndev = sqlite3_column_int (s, 0);
-    sqlite3_finalize (s);
-    if (sqlite3_prepare_v2 (db, "SELECT ifnull(max(id), 0) FROM allocator", -1, &s, NULL)
-        != SQLITE_OK)
-      goto sqlfail;
-    sqlite3_step (s);
-    st.nalloc = sqlite3_column_int (s, 0);
-    sqlite3_finalize (s);
-    st.acc = calloc ((size_t)(st.ndev + 1) * (size_t)(st.nalloc + 1), sizeof *st.acc);
-    st.dev = calloc ((size_t)st.ndev + 1, sizeof *st.dev);
-    st.shared = calloc ((size_t)st.ndev + 1, sizeof *st.shared);
-    if (st.acc == NULL || st.dev == NULL || st.shared == NULL)
-      {
-        vs_fin_fail (&e, "cannot finalize trace: out of memory");
-        goto out;
-      }
-    for (int32_t d = 0; d <= st.ndev; d++)
-      for (int32_t k = 0; k <= st.nalloc; k++)
-        vs_fin_acc_at (&st, d, k)->pool_size = -1;
-    if (sqlite3_prepare_v2 (db, "SELECT id, device_id, kind = 'pool' FROM allocator", -1, &s, NULL)
-        != SQLITE_OK)
-      goto sqlfail;
-    while (sqlite3_step (s) == SQLITE_ROW)
-      {
-        int32_t id = sqlite3_column_int (s, 0), d = sqlite3_column_int (s, 1);
-        int pool = sqlite3_column_int (s, 2);
-        for (int32_t dd = 0; dd <= st.ndev; dd++)
-          {
-            VsFinAcc *a = vs_fin_acc_at (&st, dd, id);
-            a->device_id = d;
-            a->allocator_id = id;
-            a->is_pool = pool;
-          }
-      }
-    sqlite3_finalize (s);
-  }
 
   {
     sqlite3_stmt *s;
@@ -217,6 +281,11 @@ finalize (sqlite3 *db, VsFinTrace *given, VsProgressFunc progress, void *progres
       origin = sqlite3_column_int64 (s, 0);
     sqlite3_finalize (s);
   }
+  if (origin < 0)
+    {
+      vs_fin_fail (&e, "its start time is negative");
+      goto out;
+    }
 
   vs_fin_find_shared_series (&t, &st);
   if (vs_fin_replay (&t, &st, origin, &pr, &e) < 0 || vs_fin_write_blocks (&t, &pr, &e) < 0
@@ -254,7 +323,7 @@ finalize (sqlite3 *db, VsFinTrace *given, VsProgressFunc progress, void *progres
   goto done;
 
 sqlfail:
-  vs_fin_fail (&e, "cannot finalize trace: %s", sqlite3_errmsg (db));
+  vs_fin_fail (&e, "%s", sqlite3_errmsg (db));
 out:
   sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);
 done:

@@ -13,22 +13,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ------------------------------------------------------------ hash table */
+/* ------------------------------------------------------------ open blocks */
 
-/* Maps a 3-part key to an open block index.  Keys are never removed while
- * probing could cross them: a slot is emptied by storing value -1 with the
- * key kept (a tombstone), and lookups skip tombstones. */
+/* The open (allocated, not yet released) blocks by a 3-part key: device,
+ * level or pool, address. */
 typedef struct
 {
   int64_t k1, k2, k3;
-  int32_t value; /* -1 tombstone, -2 empty */
-} Slot;
+} VsPairKey;
 
 typedef struct
 {
-  Slot *slots;
-  size_t mask, used;
-} Map;
+  VsPairKey key;
+  int32_t block; /* index into t->bl */
+  uint8_t used;
+} VsPairEntry;
 
 static uint64_t
 mix (int64_t a, int64_t b, int64_t c)
@@ -40,86 +39,48 @@ mix (int64_t a, int64_t b, int64_t c)
   return h * 0x94D049BB133111EBull;
 }
 
+#define VS_HT_TYPE Map
+#define VS_HT_FN(n) open_map_##n
+#define VS_HT_ENTRY VsPairEntry
+#define VS_HT_KEY_TYPE VsPairKey
+#define VS_HT_KEY(e) ((e)->key)
+#define VS_HT_SET_KEY(e, k) ((e)->key = (k), (e)->used = 1)
+#define VS_HT_HASH(k) mix ((k).k1, (k).k2, (k).k3)
+#define VS_HT_EQUAL(a, b) ((a).k1 == (b).k1 && (a).k2 == (b).k2 && (a).k3 == (b).k3)
+#define VS_HT_IS_EMPTY(e) (!(e)->used)
+#include "vs-hash-table.h"
+
 static int
 map_init (Map *m, size_t expected)
 {
-  size_t cap = 1024;
-  while (cap < expected * 2)
-    cap <<= 1;
-  m->slots = malloc (cap * sizeof *m->slots);
-  if (m->slots == NULL)
-    return -1;
-  for (size_t i = 0; i < cap; i++)
-    m->slots[i].value = -2;
-  m->mask = cap - 1;
-  m->used = 0;
-  return 0;
+  memset (m, 0, sizeof *m);
+  return open_map_reserve (m, expected) ? 0 : -1;
 }
 
-/* Returns the slot holding the key, or the empty slot where it would go. */
-static Slot *
-map_find (Map *m, int64_t k1, int64_t k2, int64_t k3)
-{
-  size_t i = mix (k1, k2, k3) & m->mask;
-  Slot *tomb = NULL;
-  for (;;)
-    {
-      Slot *s = &m->slots[i];
-      if (s->value == -2)
-        return tomb ? tomb : s;
-      if (s->k1 == k1 && s->k2 == k2 && s->k3 == k3 && s->value != -1)
-        return s;
-      if (s->value == -1 && tomb == NULL)
-        tomb = s;
-      i = (i + 1) & m->mask;
-    }
-}
-
-static int
-map_grow (Map *m)
-{
-  Map bigger;
-  if (map_init (&bigger, (m->mask + 1)) < 0)
-    return -1;
-  for (size_t i = 0; i <= m->mask; i++)
-    if (m->slots[i].value >= 0)
-      {
-        Slot *s = map_find (&bigger, m->slots[i].k1, m->slots[i].k2, m->slots[i].k3);
-        *s = m->slots[i];
-        bigger.used++;
-      }
-  free (m->slots);
-  *m = bigger;
-  return 0;
-}
-
-/* Sets key → value (value >= 0) or removes the key (value -1). */
+/* Sets key → block index (value >= 0) or removes the key (value -1). */
 static int
 map_set (Map *m, int64_t k1, int64_t k2, int64_t k3, int32_t value)
 {
-  Slot *s = map_find (m, k1, k2, k3);
+  VsPairKey k = { k1, k2, k3 };
   if (value < 0)
     {
-      if (s->value >= 0)
-        s->value = -1;
+      VsPairEntry *e = open_map_find (m, k);
+      if (e != NULL)
+        open_map_remove (m, e);
       return 0;
     }
-  if (s->value == -2)
-    m->used++;
-  s->k1 = k1;
-  s->k2 = k2;
-  s->k3 = k3;
-  s->value = value;
-  if (m->used * 2 > m->mask)
-    return map_grow (m);
+  VsPairEntry *e = open_map_insert (m, k, NULL);
+  if (e == NULL)
+    return -1;
+  e->block = value;
   return 0;
 }
 
 static int32_t
 map_get (Map *m, int64_t k1, int64_t k2, int64_t k3)
 {
-  Slot *s = map_find (m, k1, k2, k3);
-  return s->value >= 0 ? s->value : -1;
+  const VsPairEntry *e = open_map_find (m, (VsPairKey){ k1, k2, k3 });
+  return e != NULL ? e->block : -1;
 }
 
 static VsFinEvent *
@@ -256,11 +217,53 @@ static const char *load_alloc_sql
 static const char *load_pool_sql
     = "SELECT id, ts, process_id, device_id, pool_id, op, size FROM pool_event";
 
-/* Adds the row s points at, of source table src, to t. */
+/* Whether column i holds NULL or an id in 1..max. */
 static int
-add_row (VsFinTrace *t, uint8_t src, sqlite3_stmt *s)
+id_ok (sqlite3_stmt *s, int i, int64_t max)
 {
+  int64_t v = sqlite3_column_int64 (s, i);
+  return sqlite3_column_type (s, i) == SQLITE_NULL
+         || (sqlite3_column_type (s, i) == SQLITE_INTEGER && v >= 1 && v <= max);
+}
+
+/* Whether column i holds an integer in 0..max. */
+static int
+small_ok (sqlite3_stmt *s, int i, int64_t max)
+{
+  int64_t v = sqlite3_column_int64 (s, i);
+  return sqlite3_column_type (s, i) == SQLITE_INTEGER && v >= 0 && v <= max;
+}
+
+/* Adds the row s points at, of source table src, to t; -2 when the row
+ * names a device, allocator, process, range, kind or operation out of
+ * range (e is then filled), -1 when out of memory. */
+static int
+add_row (VsFinTrace *t, uint8_t src, sqlite3_stmt *s, VsFinErr *e)
+{
+  static const char *const tables[] = { "pool_event", "mem_event", "alloc_event" };
   int64_t id = sqlite3_column_int64 (s, 0);
+  /* Columns per source: device, allocator, kind (-1 none), op. */
+  static const int cols[3][4] = { { 3, 4, -1, 5 }, { 3, 8, 4, 5 }, { 3, 4, -1, 5 } };
+  const int *c = cols[src];
+  const char *bad = NULL;
+
+  if (!id_ok (s, c[0], t->max_device))
+    bad = "device";
+  else if (!id_ok (s, c[1], t->max_allocator)
+           || (src != SRC_MEM && sqlite3_column_type (s, c[1]) == SQLITE_NULL))
+    bad = "allocator";
+  else if (!small_ok (s, 2, INT32_MAX))
+    bad = "process";
+  else if ((c[2] >= 0 && !small_ok (s, c[2], 255)) || !small_ok (s, c[3], 255))
+    bad = "kind or operation";
+  else if (src != SRC_POOL && !id_ok (s, src == SRC_MEM ? 11 : 10, INT32_MAX))
+    bad = "range";
+  if (bad != NULL)
+    {
+      vs_fin_fail (e, "%s row %lld names a %s that the trace does not define", tables[src],
+                   (long long)id, bad);
+      return -2;
+    }
   if (src == SRC_MEM)
     {
       VsMemEvent m = { .ts = col (s, 1),
@@ -308,17 +311,54 @@ vs_fin_load_events (sqlite3 *db, VsFinTrace *t, VsFinErr *e)
     {
       sqlite3_stmt *s;
       if (sqlite3_prepare_v2 (db, sqls[q], -1, &s, NULL) != SQLITE_OK)
-        return vs_fin_fail (e, "cannot finalize trace: %s", sqlite3_errmsg (db));
+        return vs_fin_fail (e, "%s", sqlite3_errmsg (db));
       int rc;
       while ((rc = sqlite3_step (s)) == SQLITE_ROW)
-        if (add_row (t, srcs[q], s) < 0)
-          {
-            sqlite3_finalize (s);
-            return vs_fin_fail (e, "cannot finalize trace: out of memory");
-          }
+        {
+          int added = add_row (t, srcs[q], s, e);
+          if (added < 0)
+            {
+              sqlite3_finalize (s);
+              return added == -2 ? -1 : vs_fin_fail (e, "out of memory");
+            }
+          if (t->n > VS_FIN_MAX_EVENTS)
+            {
+              sqlite3_finalize (s);
+              return vs_fin_fail (e, "more than %d events", VS_FIN_MAX_EVENTS);
+            }
+        }
       sqlite3_finalize (s);
       if (rc != SQLITE_DONE)
-        return vs_fin_fail (e, "cannot finalize trace: %s", sqlite3_errmsg (db));
+        return vs_fin_fail (e, "%s", sqlite3_errmsg (db));
+    }
+  return 0;
+}
+
+int
+vs_fin_check_events (const VsFinTrace *t, VsFinErr *e)
+{
+  /* Every running total the replay keeps is a sum of some of these sizes
+   * with either sign, so a total within INT64_MAX keeps them all in range. */
+  int64_t total = 0;
+  if (t->n > VS_FIN_MAX_EVENTS)
+    return vs_fin_fail (e, "more than %d events", VS_FIN_MAX_EVENTS);
+  for (size_t i = 0; i < t->n; i++)
+    {
+      const VsFinEvent *ev = &t->ev[i];
+      if (ev->ts < 0)
+        return vs_fin_fail (e, "an event has a negative time (%lld)", (long long)ev->ts);
+      if (ev->bytes < -1 || ev->block_bytes < -1)
+        return vs_fin_fail (e, "an event has a negative size (%lld)",
+                            (long long)(ev->bytes < -1 ? ev->bytes : ev->block_bytes));
+      int64_t end;
+      if (ev->address != VS_UNKNOWN && ev->bytes > 0
+          && (__builtin_add_overflow (ev->address, ev->bytes, &end)
+              || (ev->block_bytes > 0
+                  && __builtin_add_overflow (ev->address, ev->block_bytes, &end))))
+        return vs_fin_fail (e, "an event's address range ends past 2^63");
+      if (__builtin_add_overflow (total, ev->bytes > 0 ? ev->bytes : 0, &total)
+          || __builtin_add_overflow (total, ev->block_bytes > 0 ? ev->block_bytes : 0, &total))
+        return vs_fin_fail (e, "its sizes add up to more than 2^63 bytes");
     }
   return 0;
 }
@@ -417,7 +457,7 @@ vs_fin_pair_events (VsFinTrace *t, VsFinErr *e)
   Map open;
   Mapped mapped = { 0 };
   if (map_init (&open, 1024) < 0)
-    return vs_fin_fail (e, "cannot finalize trace: out of memory");
+    return vs_fin_fail (e, "out of memory");
 
   for (size_t i = 0; i < t->n; i++)
     {
@@ -512,14 +552,14 @@ vs_fin_pair_events (VsFinTrace *t, VsFinErr *e)
           t->ev[i].block = b;
         }
     }
-  free (open.slots);
+  open_map_clear (&open);
   free (mapped.b);
   return 0;
 
 oom:
-  free (open.slots);
+  open_map_clear (&open);
   free (mapped.b);
-  return vs_fin_fail (e, "cannot finalize trace: out of memory");
+  return vs_fin_fail (e, "out of memory");
 }
 
 /* Marks device-level device/VMM blocks that lie inside an allocator's
@@ -559,7 +599,7 @@ vs_fin_assign_owners (VsFinTrace *t, VsFinErr *e)
       nseg++;
   Span *segs = malloc ((nseg ? nseg : 1) * sizeof *segs);
   if (segs == NULL)
-    return vs_fin_fail (e, "cannot finalize trace: out of memory");
+    return vs_fin_fail (e, "out of memory");
   size_t k = 0;
   for (size_t j = 0; j < t->nb; j++)
     if (t->bl[j].level == 3)

@@ -7,6 +7,8 @@
  */
 #include "vs-trace-finalize-private.h"
 
+#include <assert.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "vs-sql-batch.h"
@@ -157,6 +159,93 @@ vs_fin_find_shared_series (const VsFinTrace *t, VsFinState *st)
       st->shared[d] = 0;
 }
 
+/* The one replay step of a block: its bytes enter (sign +1) or leave
+ * (sign −1) the state of device ds — the device's own counters for
+ * device-level memory by kind, or the accumulator of its allocator for a
+ * pool's allocations and allocator-level blocks and segments.  counted is
+ * false for blocks live before the trace began: they are state, not events
+ * of the trace, so no allocation or free is counted and a pool's size is
+ * left to its own events.  Sets *alloc to the allocator whose series
+ * changes (0: none); returns whether the device's `all` series changes. */
+static bool
+replay_block (VsFinState *st, VsFinDevState *ds, int32_t dev, const VsFinEvent *ev,
+              const VsFinBlock *b, int sign, bool counted, int32_t *alloc)
+{
+  assert (sign == 1 || sign == -1);
+  assert (dev > 0 && dev <= st->ndev && ds == &st->dev[dev]);
+  assert (b->bytes >= 0);
+  int64_t bytes = sign * b->bytes;
+  bool has_allocator = ev->allocator_id > 0 && ev->allocator_id <= st->nalloc;
+  *alloc = 0;
+  if (b->level != 1)
+    {
+      if (!has_allocator)
+        return false;
+      *alloc = ev->allocator_id;
+      VsFinAcc *a = vs_fin_acc_at (st, dev, *alloc);
+      if (b->level == 2)
+        {
+          a->allocated += bytes;
+          if (counted && sign > 0)
+            a->alloc_count++;
+          else if (counted)
+            a->free_count++;
+        }
+      else
+        a->reserved += bytes;
+      return true;
+    }
+  switch (ev->kind)
+    {
+    case VS_MEM_KIND_ASYNC:
+      if (b->owned_by_pool && has_allocator)
+        {
+          *alloc = ev->allocator_id;
+          VsFinAcc *a = vs_fin_acc_at (st, dev, *alloc);
+          a->allocated += bytes;
+          if (counted)
+            {
+              if (sign > 0)
+                a->alloc_count++;
+              else
+                a->free_count++;
+              if (ev->block_bytes >= 0)
+                {
+                  int64_t old = a->pool_size < 0 ? 0 : a->pool_size;
+                  a->pool_size = ev->block_bytes;
+                  ds->device += a->pool_size - old;
+                }
+            }
+          return true;
+        }
+      /* An async allocation outside any known pool is plain device memory. */
+      /* fall through */
+    case VS_MEM_KIND_DEVICE:
+    case VS_MEM_KIND_VMM:
+      ds->device += bytes;
+      if (b->owner < 0 || ev->kind == VS_MEM_KIND_ASYNC)
+        {
+          ds->plain += bytes;
+          if (counted && sign > 0)
+            ds->plain_allocs++;
+          else if (counted)
+            ds->plain_frees++;
+        }
+      return true;
+    case VS_MEM_KIND_STATIC:
+      ds->static_bytes += bytes;
+      return true;
+    case VS_MEM_KIND_PINNED:
+      ds->pinned += bytes;
+      return true;
+    case VS_MEM_KIND_MANAGED:
+      ds->managed += bytes;
+      return true;
+    default:
+      return false;
+    }
+}
+
 /* Replays events in order; writes series and series_level; fills accs. */
 int
 vs_fin_replay (VsFinTrace *t, VsFinState *st, int64_t origin, VsFinProgress *pr, VsFinErr *e)
@@ -171,7 +260,7 @@ vs_fin_replay (VsFinTrace *t, VsFinState *st, int64_t origin, VsFinProgress *pr,
              < 0)
     {
       vs_sql_batch_set_clear (&series);
-      return vs_fin_fail (e, "cannot finalize trace: out of memory");
+      return vs_fin_fail (e, "out of memory");
     }
   {
     int64_t span = t->n ? t->ev[t->n - 1].ts - origin : 0;
@@ -192,7 +281,7 @@ vs_fin_replay (VsFinTrace *t, VsFinState *st, int64_t origin, VsFinProgress *pr,
     {
       vs_sql_batch_set_clear (&series);
       vs_sql_batch_set_clear (&ctx->rows);
-      return vs_fin_fail (e, "cannot finalize trace: out of memory");
+      return vs_fin_fail (e, "out of memory");
     }
 
   /* Memory live before the trace began counts from the start. */
@@ -205,44 +294,8 @@ vs_fin_replay (VsFinTrace *t, VsFinState *st, int64_t origin, VsFinProgress *pr,
       int32_t dev = ev->device_id;
       if (dev <= 0 || dev > st->ndev)
         continue;
-      VsFinDevState *ds = &st->dev[dev];
-      if (b->level == 1)
-        {
-          switch (ev->kind)
-            {
-            case VS_MEM_KIND_DEVICE:
-            case VS_MEM_KIND_VMM:
-              ds->device += b->bytes;
-              if (b->owner < 0)
-                ds->plain += b->bytes;
-              break;
-            case VS_MEM_KIND_STATIC:
-              ds->static_bytes += b->bytes;
-              break;
-            case VS_MEM_KIND_PINNED:
-              ds->pinned += b->bytes;
-              break;
-            case VS_MEM_KIND_MANAGED:
-              ds->managed += b->bytes;
-              break;
-            case VS_MEM_KIND_ASYNC:
-              if (ev->allocator_id > 0 && ev->allocator_id <= st->nalloc)
-                vs_fin_acc_at (st, dev, ev->allocator_id)->allocated += b->bytes;
-              else
-                ds->plain += b->bytes, ds->device += b->bytes;
-              break;
-            default:
-              break;
-            }
-        }
-      else if (ev->allocator_id > 0 && ev->allocator_id <= st->nalloc)
-        {
-          VsFinAcc *a = vs_fin_acc_at (st, dev, ev->allocator_id);
-          if (b->level == 2)
-            a->allocated += b->bytes;
-          else
-            a->reserved += b->bytes;
-        }
+      int32_t unused;
+      replay_block (st, &st->dev[dev], dev, ev, b, +1, false, &unused);
     }
 
   int64_t seq = 0;
@@ -271,86 +324,9 @@ vs_fin_replay (VsFinTrace *t, VsFinState *st, int64_t origin, VsFinProgress *pr,
         }
       else if (ev->block >= 0)
         {
-          VsFinBlock *b = &t->bl[ev->block];
-          int64_t sign = vs_fin_is_alloc (ev) ? 1 : -1;
-          int64_t bytes = sign * b->bytes;
-          if (b->level == 1)
-            {
-              switch (ev->kind)
-                {
-                case VS_MEM_KIND_DEVICE:
-                case VS_MEM_KIND_VMM:
-                  ds->device += bytes;
-                  if (b->owner < 0)
-                    {
-                      ds->plain += bytes;
-                      if (sign > 0)
-                        ds->plain_allocs++;
-                      else
-                        ds->plain_frees++;
-                    }
-                  changed_all = 1;
-                  break;
-                case VS_MEM_KIND_STATIC:
-                  ds->static_bytes += bytes;
-                  changed_all = 1;
-                  break;
-                case VS_MEM_KIND_PINNED:
-                  ds->pinned += bytes;
-                  changed_all = 1;
-                  break;
-                case VS_MEM_KIND_MANAGED:
-                  ds->managed += bytes;
-                  changed_all = 1;
-                  break;
-                case VS_MEM_KIND_ASYNC:
-                  if (b->owned_by_pool && ev->allocator_id <= st->nalloc)
-                    {
-                      alloc = ev->allocator_id;
-                      VsFinAcc *a = vs_fin_acc_at (st, dev, alloc);
-                      a->allocated += bytes;
-                      if (sign > 0)
-                        a->alloc_count++;
-                      else
-                        a->free_count++;
-                      if (ev->block_bytes >= 0)
-                        {
-                          int64_t old = a->pool_size < 0 ? 0 : a->pool_size;
-                          a->pool_size = ev->block_bytes;
-                          ds->device += a->pool_size - old;
-                        }
-                    }
-                  else
-                    {
-                      ds->device += bytes;
-                      ds->plain += bytes;
-                      if (sign > 0)
-                        ds->plain_allocs++;
-                      else
-                        ds->plain_frees++;
-                    }
-                  changed_all = 1;
-                  break;
-                default:
-                  break;
-                }
-            }
-          else if (ev->allocator_id > 0 && ev->allocator_id <= st->nalloc)
-            {
-              alloc = ev->allocator_id;
-              VsFinAcc *a = vs_fin_acc_at (st, dev, alloc);
-              if (b->level == 2)
-                {
-                  a->allocated += bytes;
-                  if (sign > 0)
-                    a->alloc_count++;
-                  else
-                    a->free_count++;
-                }
-              else
-                a->reserved += bytes;
-              changed_all = 1;
-            }
+          const VsFinBlock *b = &t->bl[ev->block];
+          changed_all
+              = replay_block (st, ds, dev, ev, b, vs_fin_is_alloc (ev) ? 1 : -1, true, &alloc);
         }
       else if (ev->src == SRC_ALLOC && ev->op == VS_ALLOC_OP_SEGMENT_UNMAP && ev->allocator_id > 0
                && ev->allocator_id <= st->nalloc)
@@ -440,7 +416,7 @@ vs_fin_replay (VsFinTrace *t, VsFinState *st, int64_t origin, VsFinProgress *pr,
     }
   if (rc < 0)
     {
-      vs_fin_fail (e, "cannot finalize trace: %s", sqlite3_errmsg (db));
+      vs_fin_fail (e, "%s", sqlite3_errmsg (db));
       goto out;
     }
 
@@ -455,7 +431,7 @@ vs_fin_replay (VsFinTrace *t, VsFinState *st, int64_t origin, VsFinProgress *pr,
   if (rc == 0)
     rc = vs_sql_batch_set_flush (&series) < 0 || vs_sql_batch_set_flush (&ctx->rows) < 0 ? -1 : 0;
   if (rc < 0)
-    vs_fin_fail (e, "cannot finalize trace: %s", sqlite3_errmsg (db));
+    vs_fin_fail (e, "%s", sqlite3_errmsg (db));
 
 out:
   vs_sql_batch_set_clear (&series);
@@ -470,7 +446,7 @@ vs_fin_write_blocks (VsFinTrace *t, VsFinProgress *pr, VsFinErr *e)
   sqlite3 *db = pr->db;
   VsSqlBatch rows;
   if (vs_sql_batch_init (&rows, db, block_sql, 20) < 0)
-    return vs_fin_fail (e, "cannot finalize trace: %s", sqlite3_errmsg (db));
+    return vs_fin_fail (e, "%s", sqlite3_errmsg (db));
 
   int rc = 0;
   for (size_t j = 0; j < t->nb && rc == 0; j++)
@@ -544,7 +520,7 @@ vs_fin_write_blocks (VsFinTrace *t, VsFinProgress *pr, VsFinErr *e)
   if (rc == -2)
     return vs_fin_fail (e, "cancelled");
   if (rc < 0)
-    return vs_fin_fail (e, "cannot finalize trace: %s", sqlite3_errmsg (db));
+    return vs_fin_fail (e, "%s", sqlite3_errmsg (db));
   return 0;
 }
 
@@ -573,7 +549,7 @@ vs_fin_write_summary (sqlite3 *db, VsFinState *st, VsFinErr *e)
   sqlite3_stmt *ins, *fc;
   if (sqlite3_prepare_v2 (db, summary_sql, -1, &ins, NULL) != SQLITE_OK
       || sqlite3_prepare_v2 (db, failed_count_sql, -1, &fc, NULL) != SQLITE_OK)
-    return vs_fin_fail (e, "cannot finalize trace: %s", sqlite3_errmsg (db));
+    return vs_fin_fail (e, "%s", sqlite3_errmsg (db));
   int rc = 0;
   for (int32_t d = 1; d <= st->ndev && rc == 0; d++)
     for (int32_t k = 0; k <= st->nalloc && rc == 0; k++)
@@ -643,6 +619,6 @@ vs_fin_write_summary (sqlite3 *db, VsFinState *st, VsFinErr *e)
   sqlite3_finalize (ins);
   sqlite3_finalize (fc);
   if (rc < 0)
-    return vs_fin_fail (e, "cannot finalize trace: %s", sqlite3_errmsg (db));
+    return vs_fin_fail (e, "%s", sqlite3_errmsg (db));
   return 0;
 }

@@ -120,6 +120,7 @@ struct VsWriter
   VsSqlBatch *alloc_rows; /* bulk mode: alloc_event rows not yet inserted */
   int64_t next_alloc_id;  /* bulk mode: the id the next alloc_event gets */
   VsFinTrace *events;     /* bulk mode: every event row, for finalizing */
+  int64_t schema_version; /* bulk mode: user_version, withheld until closed */
   char errmsg[512];
 };
 
@@ -580,11 +581,24 @@ static const char *alloc_batch_sql
 int
 vs_writer_set_bulk (VsWriter *w)
 {
-  if (vs_writer_commit (w) < 0
-      || exec_sql (w, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;") < 0)
-    return -1;
   if (w->alloc_rows != NULL)
     return 0;
+  /* Until vs_writer_close() completes, the file carries no schema version:
+   * readers refuse what a killed writer leaves (schemas/README.md). */
+  sqlite3_stmt *v = NULL;
+  if (sqlite3_prepare_v2 (w->db, "PRAGMA user_version", -1, &v, NULL) == SQLITE_OK
+      && sqlite3_step (v) == SQLITE_ROW)
+    w->schema_version = sqlite3_column_int64 (v, 0);
+  sqlite3_finalize (v);
+  if (w->schema_version <= 0)
+    {
+      set_error (w, "trace read failed: no schema version");
+      return -1;
+    }
+  if (vs_writer_commit (w) < 0
+      || exec_sql (w, "PRAGMA user_version=0; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;")
+             < 0)
+    return -1;
   w->alloc_rows = malloc (sizeof *w->alloc_rows);
   if (w->alloc_rows == NULL)
     {
@@ -735,6 +749,11 @@ int64_t
 vs_writer_add_stack (VsWriter *w, const int64_t *frame_ids, size_t n)
 {
   int64_t node = 0;
+  if (n > VS_TRACE_MAX_STACK_DEPTH)
+    {
+      frame_ids += n - VS_TRACE_MAX_STACK_DEPTH;
+      n = VS_TRACE_MAX_STACK_DEPTH;
+    }
   for (size_t i = 0; i < n; i++)
     {
       node = vs_writer_add_stack_node (w, node, frame_ids[i]);
@@ -893,6 +912,12 @@ vs_writer_close (VsWriter *w, bool finalize, VsProgressFunc progress, void *prog
   else if (ret == 0 && finalize)
     ret = vs_trace_finalize (w->db, progress, progress_data, w->errmsg, sizeof w->errmsg);
   drop_events (w);
+  if (ret == 0 && w->schema_version > 0)
+    {
+      char sql[64];
+      snprintf (sql, sizeof sql, "PRAGMA user_version=%lld", (long long)w->schema_version);
+      ret = exec_sql (w, sql);
+    }
   if (ret < 0 && errlen)
     snprintf (err, errlen, "%s", w->errmsg);
   if (sqlite3_close (w->db) != SQLITE_OK && ret == 0)

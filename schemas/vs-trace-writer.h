@@ -29,6 +29,10 @@ extern "C"
 #define VS_UNKNOWN INT64_MIN
 #define VS_TRACE_APPLICATION_ID 1448234323 /* 'VRMS' */
 #define VS_TRACE_SCHEMA_VERSION 1
+/* The deepest stack a trace holds, in frames: writers keep the innermost
+ * this many (vs_writer_add_stack), readers take a longer parent chain for
+ * a cycle. */
+#define VS_TRACE_MAX_STACK_DEPTH 100000
 #define VS_WRITER_BATCH_ROWS 65536
 
   /* Codes stored in the integer columns; names are in the lookup tables. */
@@ -205,7 +209,9 @@ extern "C"
  * every event it writes (alloc, mem and pool events) for
  * vs_writer_close() to finalize from, so in bulk mode events must be
  * written through the writer only, never with SQL of the caller's own.
- * Call before the first row. */
+ * Until vs_writer_close() succeeds the file carries schema version 0, so
+ * that no reader accepts what a killed process left.  Call before the
+ * first row. */
   int vs_writer_set_bulk (VsWriter *w);
 
   /* The message of the last failure on w. */
@@ -228,6 +234,8 @@ extern "C"
  * f[0] (outermost) … f[n-1] (innermost) is built by chaining calls; the
  * innermost node's id is the stack id. */
   int64_t vs_writer_add_stack_node (VsWriter *w, int64_t parent_id, int64_t frame_id);
+  /* A stack of more than VS_TRACE_MAX_STACK_DEPTH frames keeps its
+ * innermost VS_TRACE_MAX_STACK_DEPTH. */
   int64_t vs_writer_add_stack (VsWriter *w, const int64_t *frame_ids, size_t n);
 
   int vs_writer_mem_event (VsWriter *w, const VsMemEvent *e);
@@ -251,7 +259,9 @@ extern "C"
   /* Derives block, series, series_level and summary from the raw tables and
  * creates the readers' indexes, replacing any earlier derivation; sets meta
  * 'finalized' to 1.  db must be open read-write on a trace.  Safe to run
- * again, e.g. on a trace whose recording was killed. */
+ * again, e.g. on a trace whose recording was killed.  A trace outside the
+ * limits in schemas/README.md (ids, sizes, times, triggers) is refused:
+ * -1 with err saying why, and nothing changed. */
   int vs_trace_finalize (struct sqlite3 *db, VsProgressFunc progress, void *progress_data,
                          char *err, size_t errlen);
 

@@ -5,7 +5,7 @@
 
 VS_PACKAGES="meson ninja-build pkg-config gcc g++ python3 \
   libglib2.0-dev libsqlite3-dev sqlite3 libpcre2-dev \
-  libgtk-4-dev libadwaita-1-dev libdw-dev libelf-dev libunwind-dev \
+  libgtk-4-dev libadwaita-1-dev libxtst-dev libdw-dev libelf-dev libunwind-dev \
   zlib1g-dev liblzma-dev libbz2-dev libzstd-dev \
   xvfb xauth fonts-dejavu-core clang-format \
   appstream desktop-file-utils shared-mime-info libglib2.0-bin man-db \

@@ -30,7 +30,7 @@ _vramscope ()
         --torch) COMPREPLY=($(compgen -W "auto on off" -- "$cur")); return ;;
       esac
       if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W "-o --output --kernels --no-kernels --torch= -q --quiet --help --" -- "$cur"))
+        COMPREPLY=($(compgen -W "-o --output -f --force --kernels --no-kernels --torch= -q --quiet --help --" -- "$cur"))
         [[ ${COMPREPLY-} == *= ]] && compopt -o nospace
       else
         _command_offset $cword
@@ -41,7 +41,7 @@ _vramscope ()
         -o|--output) _filedir db; return ;;
       esac
       if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W "-o --output -q --quiet --timings --no-finalize --help" -- "$cur"))
+        COMPREPLY=($(compgen -W "-o --output -f --force -q --quiet --timings --no-finalize --help" -- "$cur"))
       else
         _filedir '@(pickle|pkl)'
       fi
@@ -78,7 +78,7 @@ _vramscope ()
         --size) return ;;
       esac
       if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W "--screenshot --size --pane --version --help" -- "$cur"))
+        COMPREPLY=($(compgen -W "--screenshot --force --size --pane --version --help" -- "$cur"))
       else
         _filedir db
       fi

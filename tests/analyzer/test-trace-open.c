@@ -11,6 +11,7 @@
 
 #include "vs-analyzer.h"
 #include "vs-test-fixtures.h"
+#include "vs-trace-private.h"
 
 typedef struct
 {
@@ -249,6 +250,36 @@ test_unfinalized_read_only (Dir *d, gconstpointer data)
     }
 }
 
+/* A query that would never end is interrupted at the time limit, with an
+ * error saying so, and the next query gets a budget of its own. */
+static void
+test_query_time_limit (Dir *d, gconstpointer data)
+{
+  static const char *forever = "WITH RECURSIVE r (x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r)"
+                               " SELECT count(*) FROM r";
+  g_autofree char *path = g_build_filename (d->dir, "full.db", NULL);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (VsTrace) trace = NULL;
+  char err[256];
+  gint64 v, t0;
+
+  g_assert_true (vs_fixture_full (path, err, sizeof err));
+  g_setenv (VS_TRACE_QUERY_LIMIT_ENV, "1", TRUE);
+  trace = vs_trace_open (path, &error);
+  g_assert_no_error (error);
+  t0 = g_get_monotonic_time ();
+  g_assert_false (vs_trace_query_int (trace, forever, &v, &error));
+  g_assert_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT);
+  g_assert_nonnull (strstr (error->message, "took too long"));
+  g_assert_nonnull (strstr (error->message, path));
+  g_assert_cmpint (g_get_monotonic_time () - t0, <, 10 * G_USEC_PER_SEC);
+  g_clear_error (&error);
+  g_assert_true (vs_trace_query_int (trace, "SELECT count(*) FROM device", &v, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (v, ==, 2);
+  g_unsetenv (VS_TRACE_QUERY_LIMIT_ENV);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -265,6 +296,7 @@ main (int argc, char **argv)
   ADD ("valid-trace", test_valid_trace);
   ADD ("unfinalized-is-finalized", test_unfinalized_is_finalized);
   ADD ("unfinalized-read-only", test_unfinalized_read_only);
+  ADD ("query-time-limit", test_query_time_limit);
 #undef ADD
   return g_test_run ();
 }

@@ -4,7 +4,8 @@
  * and checks pixels: the allocated fill under the allocated level, the
  * reserved line's row, the hatched fragmentation gap between them, the
  * background above reserved, the capacity line, the failed-allocation
- * marker and the empty columns before the trace's first event.
+ * marker (one disc for failures too close to tell apart, each its own
+ * otherwise) and the empty columns before the trace's first event.
  */
 #include <gtk/gtk.h>
 
@@ -174,6 +175,39 @@ test_failed_marker_and_zoom (void)
 }
 
 static void
+test_close_failures_share_a_disc (void)
+{
+  g_autoptr (VsChartData) d = make_data ();
+  const VsChartPalette *p = vs_chart_palette (FALSE);
+  gint64 v0 = 4 * G_GINT64_CONSTANT (1000000000), v1 = 6 * G_GINT64_CONSTANT (1000000000);
+  gint64 s = G_GINT64_CONSTANT (1000000000);
+  VsChartLayout l;
+  Image img;
+  double x1, x2, x3;
+  int disc_y;
+
+  vs_chart_layout (d, W, H, &l);
+  /* A second failure 4 pixels after the one at 5 s, a third far away. */
+  x1 = floor (vs_chart_x_for_time (&l, v0, v1, 5 * s)) + 0.5;
+  vs_chart_data_add_marker (d, VS_CHART_MARKER_FAILED, vs_chart_time_for_x (&l, v0, v1, x1 + 4.2),
+                            300 * MIB);
+  vs_chart_data_add_marker (d, VS_CHART_MARKER_FAILED, 5 * s + s / 2, 100 * MIB);
+  x2 = floor (vs_chart_x_for_time (&l, v0, v1, vs_chart_time_for_x (&l, v0, v1, x1 + 4.2))) + 0.5;
+  x3 = floor (vs_chart_x_for_time (&l, v0, v1, 5 * s + s / 2)) + 0.5;
+  g_assert_cmpfloat (x2 - x1, >=, 3);
+  g_assert_cmpfloat (x2 - x1, <=, 5);
+  render (d, v0, v1, FALSE, &img);
+  disc_y = (int)(l.chart.origin.y + 7);
+  /* One disc at the first: red at its centre, nothing red just right of
+   * its edge, where the second's own disc would reach. */
+  g_assert_true (near_color (&img, (int)x1 - 3, disc_y, &p->failed, &p->background, 0.15));
+  g_assert_false (near_color (&img, (int)x1 + 7, disc_y, &p->failed, &p->background, 0.35));
+  /* The far one keeps its own disc. */
+  g_assert_true (near_color (&img, (int)x3 - 3, disc_y, &p->failed, &p->background, 0.15));
+  g_free (img.pixels);
+}
+
+static void
 test_dark_palette_background (void)
 {
   g_autoptr (VsChartData) d = make_data ();
@@ -225,6 +259,7 @@ main (int argc, char **argv)
   g_type_ensure (GSK_TYPE_CAIRO_NODE);
   g_test_add_func ("/chart-draw/levels", test_levels_drawn_where_they_belong);
   g_test_add_func ("/chart-draw/failed-marker-zoom", test_failed_marker_and_zoom);
+  g_test_add_func ("/chart-draw/close-failures", test_close_failures_share_a_disc);
   g_test_add_func ("/chart-draw/dark", test_dark_palette_background);
   g_test_add_func ("/chart-data/span", test_span_combines_buckets);
   return g_test_run ();

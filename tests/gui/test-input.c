@@ -1,0 +1,1117 @@
+/* test-input.c — the viewer driven by real input events.
+ *
+ * Runs under Xvfb (meson wraps it in xvfb-run): the keys and clicks are
+ * X events made by the XTest extension, so they travel the way a user's
+ * do — X server, GDK, GTK's shortcut controllers and gestures — to a real
+ * VsWindow showing a committed trace.  Proves that:
+ * - Alt+1…5 show the five panes in the switcher's order;
+ * - Ctrl+F goes to the shown pane's search; typing in Attribution keeps
+ *   exactly the paths to the frames that contain the text (every matching
+ *   frame shown, every row leading to one); in the Flame Graph it reports
+ *   the matching frames and their bytes, as counted here from the
+ *   instant's tree; in Allocations it filters by site or stack;
+ * - a click on a row and Ctrl+C / Shift+Ctrl+C put that row's cells or
+ *   stack on the clipboard, as computed here from the item; a right click
+ *   selects the row under the pointer and its menu's Copy Frame copies
+ *   that row's frame, as the Menu key's menu does for the focused row; a right click on a flame graph box and Copy Stack
+ *   copy that box's stack, a left click on it and Ctrl+C its row;
+ * - the stack panel shows the selected allocation's stack, and each
+ *   failed allocation lists its stack;
+ * - the timeline's tooltip over a failure marker names what failed, its
+ *   size, when and why, and over an NVTX range names it;
+ * - the recent traces list a_b.db as "a_b.db" with its folder under it,
+ *   and a click on one opens it;
+ * - opening a file that is not a trace keeps the trace shown and says why
+ *   in a toast.
+ *
+ * Environment: VS_DATA (tests/data, the committed traces); with
+ * VS_INPUT_SHOTS set to a folder, the screen (popovers and tooltips
+ * included) is saved there as PNGs at each step worth looking at.
+ */
+#include <adwaita.h>
+#include <gdk/x11/gdkx.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+
+#include <X11/extensions/XTest.h>
+#include <X11/keysym.h>
+
+#include "vs-allocations-pane.h"
+#include "vs-application.h"
+#include "vs-attribution-pane.h"
+#include "vs-block-item.h"
+#include "vs-chart-draw.h"
+#include "vs-flame-pane.h"
+#include "vs-memory-chart.h"
+#include "vs-oom-text.h"
+#include "vs-tree-item.h"
+#include "vs-window-private.h"
+
+#define WAIT_US (20 * G_USEC_PER_SEC)
+
+static char *home;       /* a private $HOME for the recent files */
+static char *trace_path; /* the trace shown: $HOME/runs/a_b.db */
+static char *other_path; /* another trace: $HOME/other/sample-oom.db */
+static VsApplication *app;
+static VsWindow *window;
+
+/* ------------------------------------------------------------ waiting -- */
+
+static gboolean
+wake (gpointer data)
+{
+  return G_SOURCE_CONTINUE;
+}
+
+/* Runs the main loop until done (data) holds or WAIT_US passed. */
+static gboolean
+wait_until (gboolean (*done) (gpointer data), gpointer data)
+{
+  gint64 deadline = g_get_monotonic_time () + WAIT_US;
+  guint tick = g_timeout_add (10, wake, NULL);
+  gboolean ok;
+
+  while (!(ok = done (data)) && g_get_monotonic_time () < deadline)
+    g_main_context_iteration (NULL, TRUE);
+  g_source_remove (tick);
+  return ok;
+}
+
+/* Runs the main loop for ms milliseconds. */
+static void
+spin (guint ms)
+{
+  gint64 end = g_get_monotonic_time () + ms * 1000;
+  guint tick = g_timeout_add (5, wake, NULL);
+
+  while (g_get_monotonic_time () < end)
+    g_main_context_iteration (NULL, TRUE);
+  g_source_remove (tick);
+}
+
+static gboolean
+window_settled (gpointer data)
+{
+  return vs_window_get_settled (data);
+}
+
+/* -------------------------------------------------------- X11 input -- */
+
+static Display *
+xdisplay (void)
+{
+  return gdk_x11_display_get_xdisplay (gdk_display_get_default ());
+}
+
+/* Presses and releases keysym with the modifiers' keysyms held. */
+static void
+press_key (KeySym keysym, const KeySym *mods, guint n_mods)
+{
+  Display *d = xdisplay ();
+
+  for (guint i = 0; i < n_mods; i++)
+    XTestFakeKeyEvent (d, XKeysymToKeycode (d, mods[i]), True, 0);
+  XTestFakeKeyEvent (d, XKeysymToKeycode (d, keysym), True, 0);
+  XTestFakeKeyEvent (d, XKeysymToKeycode (d, keysym), False, 0);
+  for (guint i = n_mods; i > 0; i--)
+    XTestFakeKeyEvent (d, XKeysymToKeycode (d, mods[i - 1]), False, 0);
+  XSync (d, False);
+  spin (60);
+}
+
+static void
+ctrl_key (KeySym keysym)
+{
+  const KeySym mods[] = { XK_Control_L };
+  press_key (keysym, mods, 1);
+}
+
+/* Types text (lower-case letters, digits, '.', '_'). */
+static void
+type_text (const char *text)
+{
+  for (const char *p = text; *p; p++)
+    {
+      const KeySym shift[] = { XK_Shift_L };
+
+      if (*p == '_')
+        press_key (XK_underscore, shift, 1);
+      else if (*p == '.')
+        press_key (XK_period, NULL, 0);
+      else
+        press_key (XStringToKeysym ((char[]){ *p, 0 }), NULL, 0);
+    }
+}
+
+/* Moves the pointer to (x, y) of widget, in the widget's coordinates. */
+static void
+move_to (GtkWidget *widget, double x, double y)
+{
+  GtkNative *native = gtk_widget_get_native (widget);
+  Display *d = xdisplay ();
+  graphene_point_t p;
+  double sx, sy;
+  int rx, ry;
+  Window child;
+
+  g_assert_true (
+      gtk_widget_compute_point (widget, GTK_WIDGET (native), &GRAPHENE_POINT_INIT (x, y), &p));
+  gtk_native_get_surface_transform (native, &sx, &sy);
+  XTranslateCoordinates (d, gdk_x11_surface_get_xid (gtk_native_get_surface (native)),
+                         DefaultRootWindow (d), (int)(p.x + sx), (int)(p.y + sy), &rx, &ry, &child);
+  XTestFakeMotionEvent (d, DefaultScreen (d), rx, ry, 0);
+  XSync (d, False);
+  spin (60);
+}
+
+/* Clicks button at (x, y) of widget. */
+static void
+click_at (GtkWidget *widget, double x, double y, guint button)
+{
+  Display *d = xdisplay ();
+
+  move_to (widget, x, y);
+  XTestFakeButtonEvent (d, button, True, 0);
+  XSync (d, False);
+  spin (30);
+  XTestFakeButtonEvent (d, button, False, 0);
+  XSync (d, False);
+  spin (150);
+}
+
+/* Clicks the middle of widget. */
+static void
+click (GtkWidget *widget, guint button)
+{
+  click_at (widget, gtk_widget_get_width (widget) / 2.0, gtk_widget_get_height (widget) / 2.0,
+            button);
+}
+
+static gboolean
+window_active (gpointer data)
+{
+  return gtk_window_is_active (data);
+}
+
+/* Gives the window the keyboard focus, as a window manager would. */
+static void
+focus_window (void)
+{
+  Display *d = xdisplay ();
+  GdkSurface *surface = gtk_native_get_surface (GTK_NATIVE (window));
+
+  XSetInputFocus (d, gdk_x11_surface_get_xid (surface), RevertToParent, CurrentTime);
+  XSync (d, False);
+  g_assert_true (wait_until (window_active, window));
+}
+
+/* Saves the whole X screen as VS_INPUT_SHOTS/name.png (nothing when the
+ * variable is unset): what a user sees, popovers and tooltips included. */
+static void
+shoot (const char *name)
+{
+  const char *dir = g_getenv ("VS_INPUT_SHOTS");
+  Display *d = xdisplay ();
+  int w = DisplayWidth (d, DefaultScreen (d)), h = DisplayHeight (d, DefaultScreen (d));
+  g_autofree char *path = NULL;
+  g_autoptr (GBytes) bytes = NULL;
+  g_autoptr (GdkTexture) texture = NULL;
+  XImage *image;
+  guchar *rgb;
+
+  if (dir == NULL)
+    return;
+  spin (300);
+  image = XGetImage (d, DefaultRootWindow (d), 0, 0, w, h, AllPlanes, ZPixmap);
+  g_assert_nonnull (image);
+  rgb = g_malloc ((gsize)w * h * 3);
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++)
+      {
+        unsigned long p = XGetPixel (image, x, y);
+        guchar *o = rgb + ((gsize)y * w + x) * 3;
+        o[0] = (p >> 16) & 0xff;
+        o[1] = (p >> 8) & 0xff;
+        o[2] = p & 0xff;
+      }
+  XDestroyImage (image);
+  bytes = g_bytes_new_take (rgb, (gsize)w * h * 3);
+  texture = gdk_memory_texture_new (w, h, GDK_MEMORY_R8G8B8, bytes, (gsize)w * 3);
+  path = g_strdup_printf ("%s/%s.png", dir, name);
+  g_assert_true (gdk_texture_save_to_png (texture, path));
+}
+
+/* ------------------------------------------------------ the widgets -- */
+
+static GtkWidget *
+find_type (GtkWidget *widget, GType type)
+{
+  if (G_TYPE_CHECK_INSTANCE_TYPE (widget, type))
+    return widget;
+  for (GtkWidget *c = gtk_widget_get_first_child (widget); c; c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found = find_type (c, type);
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+/* The first mapped label under widget whose text is text. */
+static GtkWidget *
+find_label (GtkWidget *widget, const char *text)
+{
+  if (GTK_IS_LABEL (widget) && gtk_widget_get_mapped (widget)
+      && g_strcmp0 (gtk_label_get_text (GTK_LABEL (widget)), text) == 0)
+    return widget;
+  for (GtkWidget *c = gtk_widget_get_first_child (widget); c; c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found = find_label (c, text);
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+/* The label under widget whose text starts with prefix (NULL: none). */
+static GtkWidget *
+find_label_prefix (GtkWidget *widget, const char *prefix)
+{
+  if (GTK_IS_LABEL (widget) && g_str_has_prefix (gtk_label_get_text (GTK_LABEL (widget)), prefix))
+    return widget;
+  for (GtkWidget *c = gtk_widget_get_first_child (widget); c; c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found = find_label_prefix (c, prefix);
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+static GtkWidget *
+shown_pane (void)
+{
+  return adw_view_stack_get_visible_child (window->pane_stack);
+}
+
+static const char *
+shown_pane_name (void)
+{
+  return adw_view_stack_get_visible_child_name (window->pane_stack);
+}
+
+/* The first search entry of the shown pane. */
+static GtkWidget *
+pane_search_entry (void)
+{
+  GtkWidget *entry = find_type (shown_pane (), GTK_TYPE_SEARCH_ENTRY);
+  g_assert_nonnull (entry);
+  return entry;
+}
+
+/* ------------------------------------------------------- clipboard -- */
+
+static void
+on_text (GObject *source, GAsyncResult *result, gpointer data)
+{
+  char **out = data;
+  g_autoptr (GError) error = NULL;
+
+  *out = gdk_clipboard_read_text_finish (GDK_CLIPBOARD (source), result, &error);
+  g_assert_no_error (error);
+  if (*out == NULL)
+    *out = g_strdup ("");
+}
+
+static gboolean
+has_text (gpointer data)
+{
+  return *(char **)data != NULL;
+}
+
+static char *
+clipboard_text (void)
+{
+  char *text = NULL;
+
+  gdk_clipboard_read_text_async (gtk_widget_get_clipboard (GTK_WIDGET (window)), NULL, on_text,
+                                 &text);
+  g_assert_true (wait_until (has_text, &text));
+  return text;
+}
+
+/* Puts a marker on the clipboard, so a copy that does nothing shows. */
+static void
+clear_clipboard (void)
+{
+  g_autofree char *t = NULL;
+
+  gdk_clipboard_set_text (gtk_widget_get_clipboard (GTK_WIDGET (window)), "(nothing copied)");
+  t = clipboard_text ();
+  g_assert_cmpstr (t, ==, "(nothing copied)");
+}
+
+static gboolean
+clipboard_changed (gpointer data)
+{
+  char **text = data;
+
+  g_free (*text);
+  *text = clipboard_text ();
+  return g_strcmp0 (*text, "(nothing copied)") != 0;
+}
+
+/* What a copy put on the clipboard after clear_clipboard(), once the
+ * events that asked for it have arrived. */
+static char *
+copied_text (void)
+{
+  char *text = NULL;
+
+  g_assert_true (wait_until (clipboard_changed, &text));
+  return text;
+}
+
+static gboolean
+focus_in (gpointer data)
+{
+  GtkWidget *focus = gtk_root_get_focus (GTK_ROOT (window));
+  return focus != NULL && (focus == data || gtk_widget_is_ancestor (focus, data));
+}
+
+typedef struct
+{
+  GtkEditable *entry;
+  const char *text;
+} EntryText;
+
+static gboolean
+entry_reads (gpointer data)
+{
+  EntryText *e = data;
+  return g_strcmp0 (gtk_editable_get_text (e->entry), e->text) == 0;
+}
+
+/* Waits until entry's text is text (typed keys all arrived). */
+static void
+wait_entry (GtkWidget *entry, const char *text)
+{
+  EntryText e = { GTK_EDITABLE (entry), text };
+  g_assert_true (wait_until (entry_reads, &e));
+}
+
+static gboolean
+popover_shown (gpointer data)
+{
+  GtkWidget *popover = find_type (data, GTK_TYPE_POPOVER_MENU);
+  return popover != NULL && gtk_widget_get_mapped (popover);
+}
+
+/* The copy menu of pane, once it is on screen. */
+static GtkWidget *
+wait_menu (GtkWidget *pane)
+{
+  g_assert_true (wait_until (popover_shown, pane));
+  return find_type (pane, GTK_TYPE_POPOVER_MENU);
+}
+
+/* ---------------------------------------------------------- helpers -- */
+
+/* Whether the ASCII-case-insensitive needle is in hay (written here, not
+ * taken from the viewer, so the check is independent). */
+static gboolean
+contains (const char *hay, const char *needle)
+{
+  g_autofree char *h = g_ascii_strdown (hay, -1);
+  g_autofree char *n = g_ascii_strdown (needle, -1);
+  return strstr (h, n) != NULL;
+}
+
+static guint
+count_matching (const VsTreeNode *n, const char *needle)
+{
+  guint c = 0;
+  for (guint i = 0; n->children != NULL && i < n->children->len; i++)
+    {
+      const VsTreeNode *k = g_ptr_array_index (n->children, i);
+      c += contains (k->label, needle) + count_matching (k, needle);
+    }
+  return c;
+}
+
+static gboolean
+subtree_has (const VsTreeNode *n, const char *needle)
+{
+  if (n->parent != NULL && contains (n->label, needle))
+    return TRUE;
+  for (guint i = 0; n->children != NULL && i < n->children->len; i++)
+    if (subtree_has (g_ptr_array_index (n->children, i), needle))
+      return TRUE;
+  return FALSE;
+}
+
+static gint64
+bytes_matching (const VsTreeNode *n, const char *needle)
+{
+  gint64 b = 0;
+  if (n->parent != NULL && contains (n->label, needle))
+    return n->total_bytes;
+  for (guint i = 0; n->children != NULL && i < n->children->len; i++)
+    b += bytes_matching (g_ptr_array_index (n->children, i), needle);
+  return b;
+}
+
+/* The frames from the top level down to n, or from n up when up. */
+static char *
+path_text (const VsTreeNode *n, gboolean up)
+{
+  g_autoptr (GPtrArray) path = g_ptr_array_new ();
+  GString *s = g_string_new (NULL);
+
+  for (; n->parent != NULL; n = n->parent)
+    g_ptr_array_insert (path, 0, (gpointer)n->label);
+  for (guint i = 0; i < path->len; i++)
+    g_string_append_printf (s, "%s\n",
+                            (char *)g_ptr_array_index (path, up ? path->len - 1 - i : i));
+  return g_string_free (s, FALSE);
+}
+
+static VsInstant *
+instant (void)
+{
+  VsInstant *in = vs_session_get_instant (vs_window_get_session (window));
+  g_assert_nonnull (in);
+  return in;
+}
+
+static gboolean
+pane_named (gpointer data)
+{
+  return g_strcmp0 (shown_pane_name (), data) == 0;
+}
+
+static void
+show_pane_by_keys (guint digit, const char *name)
+{
+  const KeySym alt[] = { XK_Alt_L };
+  press_key (XK_1 + digit - 1, alt, 1);
+  g_assert_true (wait_until (pane_named, (gpointer)name));
+}
+
+/* ------------------------------------------------------------ tests -- */
+
+static void
+test_pane_keys (void)
+{
+  show_pane_by_keys (5, "oom");
+  show_pane_by_keys (4, "fragmentation");
+  show_pane_by_keys (3, "allocations");
+  show_pane_by_keys (2, "flame");
+  show_pane_by_keys (1, "attribution");
+}
+
+static gboolean
+summary_is (gpointer data)
+{
+  return find_label (shown_pane (), data) != NULL;
+}
+
+/* The attribution tree as shown under a search for needle: only paths to
+ * matching frames, and every matching frame. */
+static void
+check_attribution_search (const char *needle)
+{
+  GtkColumnView *view = GTK_COLUMN_VIEW (find_type (shown_pane (), GTK_TYPE_COLUMN_VIEW));
+  GListModel *rows = G_LIST_MODEL (gtk_column_view_get_model (view));
+  const VsTreeNode *root = instant ()->bottom_up;
+  guint matching = 0, expected = count_matching (root, needle);
+
+  g_assert_cmpuint (expected, >, 0);
+  for (guint i = 0; i < g_list_model_get_n_items (rows); i++)
+    {
+      g_autoptr (GtkTreeListRow) row = g_list_model_get_item (rows, i);
+      g_autoptr (VsTreeItem) item = gtk_tree_list_row_get_item (row);
+      const VsTreeNode *n = vs_tree_item_get_node (item);
+
+      /* Only paths to a match, and all of them expanded. */
+      g_assert_true (subtree_has (n, needle));
+      matching += contains (n->label, needle);
+    }
+  g_assert_cmpuint (matching, ==, expected);
+}
+
+/* Whether the allocations pane lists GPOINTER_TO_UINT (data) rows. */
+static gboolean
+shown_count_is (gpointer data)
+{
+  return vs_allocations_pane_get_n_shown (VS_ALLOCATIONS_PANE (shown_pane ()))
+         == GPOINTER_TO_UINT (data);
+}
+
+static void
+test_search (void)
+{
+  const char *needle = "conv";
+  g_autofree char *summary = NULL;
+  g_autofree char *flame_text = NULL;
+  GtkWidget *entry;
+  g_autoptr (VsInstant) in = vs_instant_ref (instant ());
+  guint n;
+  gint64 bytes;
+
+  /* Attribution: Ctrl+F, then type. */
+  show_pane_by_keys (1, "attribution");
+  click (GTK_WIDGET (window->instant_label), 1); /* the focus away from any entry */
+  ctrl_key (XK_f);
+  entry = pane_search_entry ();
+  g_assert_true (wait_until (focus_in, entry));
+  type_text (needle);
+  wait_entry (entry, needle);
+  n = count_matching (in->bottom_up, needle);
+  summary = g_strdup_printf (n == 1 ? "%u frame matches" : "%u frames match", n);
+  g_assert_true (wait_until (summary_is, summary));
+  shoot ("search-attribution");
+  check_attribution_search (needle);
+  /* Escape clears it: the whole tree again. */
+  press_key (XK_Escape, NULL, 0);
+  wait_entry (entry, "");
+  g_assert_cmpuint (vs_attribution_pane_get_n_roots (VS_ATTRIBUTION_PANE (shown_pane ())), ==,
+                    in->bottom_up->children->len);
+
+  /* Flame graph: the frames found and their bytes. */
+  show_pane_by_keys (2, "flame");
+  ctrl_key (XK_f);
+  entry = pane_search_entry ();
+  g_assert_true (wait_until (focus_in, entry));
+  type_text (needle);
+  wait_entry (entry, needle);
+  n = count_matching (in->top_down, needle);
+  bytes = bytes_matching (in->top_down, needle);
+  {
+    g_autofree char *b = vs_format_bytes (bytes);
+    flame_text = g_strdup_printf (n == 1 ? "%u frame matches · %s (%.1f %%)"
+                                         : "%u frames match · %s (%.1f %%)",
+                                  n, b, 100.0 * bytes / in->top_down->total_bytes);
+  }
+  g_assert_true (wait_until (summary_is, flame_text));
+  shoot ("search-flame");
+  g_assert_cmpint (vs_flame_graph_get_search_bytes (
+                       vs_flame_pane_get_flame_graph (VS_FLAME_PANE (shown_pane ()))),
+                   ==, bytes);
+  press_key (XK_Escape, NULL, 0);
+
+  /* Allocations: Ctrl+F is the site or stack filter. */
+  show_pane_by_keys (3, "allocations");
+  ctrl_key (XK_f);
+  entry = pane_search_entry ();
+  g_assert_true (wait_until (focus_in, entry));
+  type_text ("linear");
+  wait_entry (entry, "linear");
+  {
+    guint expected = 0;
+    for (guint i = 0; i < in->blocks->len; i++)
+      expected += strstr (g_ptr_array_index (in->sites, i), "linear") != NULL
+                  || strstr (g_ptr_array_index (in->stacks, i), "linear") != NULL;
+    g_assert_cmpuint (expected, >, 0);
+    g_assert_true (wait_until (shown_count_is, GUINT_TO_POINTER (expected)));
+  }
+  gtk_editable_set_text (GTK_EDITABLE (entry), "");
+  g_assert_true (wait_until (shown_count_is, GUINT_TO_POINTER (in->blocks->len)));
+}
+
+/* Whether widget lies wholly inside the visible part of its column view,
+ * below the column headers. */
+static gboolean
+on_screen (GtkWidget *widget)
+{
+  GtkWidget *view = gtk_widget_get_ancestor (widget, GTK_TYPE_COLUMN_VIEW);
+  GtkWidget *header = view ? gtk_widget_get_first_child (view) : NULL;
+  GtkWidget *sw = view ? gtk_widget_get_ancestor (view, GTK_TYPE_SCROLLED_WINDOW) : NULL;
+  graphene_rect_t r, h;
+
+  return sw != NULL && gtk_widget_get_mapped (widget) && gtk_widget_compute_bounds (widget, sw, &r)
+         && gtk_widget_compute_bounds (header, sw, &h) && r.origin.y >= h.origin.y + h.size.height
+         && r.origin.y + r.size.height <= gtk_widget_get_height (sw);
+}
+
+/* Scrolls the shown pane's list to its first row. */
+static void
+scroll_to_top (void)
+{
+  GtkWidget *view = find_type (shown_pane (), GTK_TYPE_COLUMN_VIEW);
+  GtkScrolledWindow *sw
+      = GTK_SCROLLED_WINDOW (gtk_widget_get_ancestor (view, GTK_TYPE_SCROLLED_WINDOW));
+
+  gtk_adjustment_set_value (gtk_scrolled_window_get_vadjustment (sw), 0);
+  spin (100);
+}
+
+/* The label on screen under widget whose text is text (NULL: none). */
+static GtkWidget *
+label_on_screen (GtkWidget *widget, const char *text)
+{
+  if (GTK_IS_LABEL (widget) && g_strcmp0 (gtk_label_get_text (GTK_LABEL (widget)), text) == 0
+      && on_screen (widget))
+    return widget;
+  for (GtkWidget *c = gtk_widget_get_first_child (widget); c; c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found = label_on_screen (c, text);
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+static gboolean
+row_shown (gpointer data)
+{
+  GtkWidget *view = find_type (shown_pane (), GTK_TYPE_COLUMN_VIEW);
+  return label_on_screen (view, data) != NULL;
+}
+
+/* The label of the row showing text in the shown pane's list, once it is
+ * drawn on screen and the list's layout has settled. */
+static GtkWidget *
+row_label (const char *text)
+{
+  g_assert_true (wait_until (row_shown, (gpointer)text));
+  spin (100);
+  g_assert_true (wait_until (row_shown, (gpointer)text));
+  return label_on_screen (find_type (shown_pane (), GTK_TYPE_COLUMN_VIEW), text);
+}
+
+/* A label on screen under widget whose text starts with prefix. */
+static GtkWidget *
+row_label_prefix (GtkWidget *widget, const char *prefix)
+{
+  if (GTK_IS_LABEL (widget) && g_str_has_prefix (gtk_label_get_text (GTK_LABEL (widget)), prefix)
+      && on_screen (widget))
+    return widget;
+  for (GtkWidget *c = gtk_widget_get_first_child (widget); c; c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found = row_label_prefix (c, prefix);
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+/* The allocation whose address is written addr. */
+static VsBlockItem *
+item_at_address (GListModel *rows, const char *addr)
+{
+  for (guint i = 0; i < g_list_model_get_n_items (rows); i++)
+    {
+      VsBlockItem *item = g_list_model_get_item (rows, i);
+      g_autofree char *a
+          = g_strdup_printf ("0x%" G_GINT64_MODIFIER "x", vs_block_item_get_block (item)->address);
+      if (g_str_equal (a, addr))
+        return item;
+      g_object_unref (item);
+    }
+  g_assert_not_reached ();
+}
+
+static gboolean
+panel_shows (gpointer data)
+{
+  return find_label (shown_pane (), data) != NULL;
+}
+
+static void
+test_copy (void)
+{
+  g_autoptr (VsInstant) in = vs_instant_ref (instant ());
+  const VsTreeNode *first, *second;
+  g_autofree char *text = NULL;
+  g_autofree char *expected = NULL;
+  GtkWidget *menu_item;
+
+  /* Attribution: the top rows by bytes are the root's largest children. */
+  show_pane_by_keys (1, "attribution");
+  {
+    GPtrArray *kids = in->bottom_up->children;
+    first = second = NULL;
+    for (guint i = 0; i < kids->len; i++)
+      {
+        const VsTreeNode *k = g_ptr_array_index (kids, i);
+        if (first == NULL || k->total_bytes > first->total_bytes)
+          second = first, first = k;
+        else if (second == NULL || k->total_bytes > second->total_bytes)
+          second = k;
+      }
+  }
+  scroll_to_top ();
+  clear_clipboard ();
+  click (row_label (first->label), 1);
+  ctrl_key (XK_c);
+  text = copied_text ();
+  {
+    g_autofree char *b = vs_format_bytes (first->total_bytes);
+    g_autofree char *self_b = first->self_bytes > 0 ? vs_format_bytes (first->self_bytes) : NULL;
+    expected = g_strdup_printf ("%s\t%s\t%.1f %%\t%lld\t%s\n", first->label, b,
+                                100.0 * first->total_bytes / in->bottom_up->total_bytes,
+                                (long long)first->total_count, self_b ? self_b : "");
+  }
+  g_assert_cmpstr (text, ==, expected);
+  g_clear_pointer (&text, g_free);
+  g_clear_pointer (&expected, g_free);
+
+  /* Shift+Ctrl+C: its stack, innermost first (bottom-up: top level down). */
+  {
+    const KeySym mods[] = { XK_Control_L, XK_Shift_L };
+    press_key (XK_c, mods, 2);
+  }
+  text = copied_text ();
+  expected = path_text (first, FALSE);
+  g_assert_cmpstr (text, ==, expected);
+  g_clear_pointer (&text, g_free);
+
+  /* A right click selects the row under the pointer; Copy Frame. */
+  clear_clipboard ();
+  click (row_label (second->label), 3);
+  {
+    GtkWidget *popover = wait_menu (shown_pane ());
+    menu_item = find_label (popover, "Copy Frame");
+    shoot ("menu-attribution");
+  }
+  g_assert_nonnull (menu_item);
+  click (menu_item, 1);
+  text = copied_text ();
+  g_assert_cmpstr (text, ==, second->label);
+  g_clear_pointer (&text, g_free);
+
+  /* Allocations: a click selects a row, the stack panel shows its stack,
+   * Ctrl+C copies its cells. */
+  show_pane_by_keys (3, "allocations");
+  {
+    GtkColumnView *view = GTK_COLUMN_VIEW (find_type (shown_pane (), GTK_TYPE_COLUMN_VIEW));
+    GListModel *rows = G_LIST_MODEL (gtk_column_view_get_model (view));
+    /* A row on screen: an address cell shown, and the item with it. */
+    GtkWidget *addr_label = row_label_prefix (GTK_WIDGET (view), "0x");
+    g_autofree char *addr = g_strdup (gtk_label_get_text (GTK_LABEL (addr_label)));
+    g_autoptr (VsBlockItem) item = item_at_address (rows, addr);
+    const VsBlock *b = vs_block_item_get_block (item);
+    g_autofree char *size = vs_format_bytes (b->bytes);
+    g_auto (GStrv) frames = g_strsplit (vs_block_item_get_stack (item), VS_STACK_SEPARATOR, -1);
+    g_autofree char *joined = g_strjoinv ("\n", frames);
+    g_autofree char *stack = g_strconcat (joined, "\n", NULL);
+    GtkWidget *panel;
+
+    clear_clipboard ();
+    click (addr_label, 1);
+    g_assert_true (wait_until (panel_shows, stack));
+    panel = find_label (shown_pane (), stack);
+    g_assert_nonnull (panel); /* the stack panel */
+    shoot ("stack-panel");
+    /* The Menu key: the copy menu at the focused row, Copy Frame. */
+    press_key (XK_Menu, NULL, 0);
+    menu_item = find_label (wait_menu (shown_pane ()), "Copy Frame");
+    g_assert_nonnull (menu_item);
+    click (menu_item, 1);
+    text = copied_text ();
+    g_assert_cmpstr (text, ==, vs_block_item_get_site (item));
+    g_clear_pointer (&text, g_free);
+    clear_clipboard ();
+    ctrl_key (XK_c);
+    text = copied_text ();
+    g_assert_true (g_str_has_prefix (text, size));
+    g_assert_nonnull (strstr (text, addr));
+    g_assert_nonnull (strstr (text, vs_block_item_get_site (item)));
+    g_assert_true (g_str_has_suffix (text, "\n"));
+    g_clear_pointer (&text, g_free);
+    {
+      const KeySym mods[] = { XK_Control_L, XK_Shift_L };
+      press_key (XK_c, mods, 2);
+    }
+    text = copied_text ();
+    g_assert_cmpstr (text, ==, stack);
+    g_clear_pointer (&text, g_free);
+  }
+
+  /* Flame graph: a right click on a box of the second row, Copy Stack:
+   * callers first in the picture, innermost first on the clipboard. */
+  show_pane_by_keys (2, "flame");
+  {
+    VsFlameGraph *graph = vs_flame_pane_get_flame_graph (VS_FLAME_PANE (shown_pane ()));
+    const VsTreeNode *node;
+    GtkWidget *popover;
+
+    clear_clipboard ();
+    click_at (GTK_WIDGET (graph), 20, 20 + 10, 3);
+    popover = wait_menu (shown_pane ());
+    node = vs_flame_graph_get_selected (graph);
+    g_assert_nonnull (node);
+    g_assert_true (node->parent == in->top_down); /* the second row */
+    menu_item = find_label (popover, "Copy Stack");
+    shoot ("menu-flame");
+    g_assert_nonnull (menu_item);
+    click (menu_item, 1);
+    text = copied_text ();
+    expected = path_text (node, TRUE);
+    g_assert_cmpstr (text, ==, expected);
+    g_clear_pointer (&text, g_free);
+    g_clear_pointer (&expected, g_free);
+
+    /* A left click zooms into the box and selects it; Ctrl+C copies its
+     * row. */
+    clear_clipboard ();
+    click_at (GTK_WIDGET (graph), 20, 20 + 10, 1);
+    g_assert_true (vs_flame_graph_get_selected (graph) == node);
+    ctrl_key (XK_c);
+    text = copied_text ();
+    {
+      g_autofree char *b = vs_format_bytes (node->total_bytes);
+      expected = g_strdup_printf ("%s\t%s\t%.1f %%\t%lld\n", node->label, b,
+                                  100.0 * node->total_bytes / in->top_down->total_bytes,
+                                  (long long)node->total_count);
+    }
+    g_assert_cmpstr (text, ==, expected);
+    g_clear_pointer (&text, g_free);
+    g_clear_pointer (&expected, g_free);
+  }
+}
+
+static void
+test_failure_stacks (void)
+{
+  VsDocument *doc = vs_session_get_document (vs_window_get_session (window));
+  GPtrArray *ooms = vs_document_get_ooms (doc);
+  const char *stack;
+
+  show_pane_by_keys (5, "oom");
+  g_assert_cmpuint (ooms->len, >, 0);
+  stack = vs_document_get_oom_stack (doc, 0);
+  g_assert_nonnull (stack);
+  g_assert_cmpstr (stack, !=, "");
+  {
+    g_auto (GStrv) frames = g_strsplit (stack, VS_STACK_SEPARATOR, -1);
+    g_autofree char *lines = g_strjoinv ("\n", frames);
+    GtkWidget *pane = shown_pane ();
+    GtkWidget *label = find_label_prefix (pane, lines);
+
+    g_assert_nonnull (label);
+    g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (label)), ==, lines);
+  }
+}
+
+static void
+test_tooltips (void)
+{
+  VsChartSlot *slot = &g_array_index (window->slots, VsChartSlot, 0);
+  VsMemoryChart *chart = slot->chart;
+  VsChartData *data = vs_memory_chart_get_data (chart);
+  VsDocument *doc = vs_session_get_document (vs_window_get_session (window));
+  GPtrArray *ooms = vs_document_get_ooms (doc);
+  const VsOom *o = g_ptr_array_index (ooms, 0);
+  VsChartLayout l;
+  gint64 v0, v1;
+  double x;
+  g_autofree char *text = NULL;
+
+  /* Zoomed in on the first failure so that no other is near it. */
+  vs_session_set_visible_range (vs_window_get_session (window), MAX (0, o->time_ns - 1000000),
+                                o->time_ns + 1000000);
+  g_assert_true (wait_until (window_settled, window));
+  data = vs_memory_chart_get_data (chart);
+  vs_memory_chart_get_view (chart, &v0, &v1);
+  vs_chart_layout (data, gtk_widget_get_width (GTK_WIDGET (chart)),
+                   gtk_widget_get_height (GTK_WIDGET (chart)), &l);
+  x = floor (vs_chart_x_for_time (&l, v0, v1, o->time_ns)) + 0.5;
+  move_to (GTK_WIDGET (chart), x, l.chart.origin.y + 7);
+  spin (800); /* the tooltip's delay */
+  shoot ("tooltip-failure");
+  text = vs_memory_chart_describe (chart, x, l.chart.origin.y + 7);
+  g_assert_nonnull (text);
+  {
+    g_autofree char *title = vs_oom_title (o);
+    g_autofree char *when = vs_oom_when (doc, o);
+    g_autofree char *fit = vs_oom_fit_text (o);
+    g_autofree char *e_title = g_markup_escape_text (title, -1);
+    g_autofree char *e_when = g_markup_escape_text (when, -1);
+    g_autofree char *e_fit = g_markup_escape_text (fit, -1);
+
+    g_assert_nonnull (strstr (text, e_title));
+    g_assert_nonnull (strstr (text, e_when));
+    g_assert_nonnull (strstr (text, e_fit));
+  }
+  g_clear_pointer (&text, g_free);
+  /* Far from it: the memory values, not the failure. */
+  g_assert_null (vs_memory_chart_describe (chart, x + 40, l.chart.origin.y + 7));
+
+  /* An NVTX range of the top lane. */
+  vs_session_set_visible_range (vs_window_get_session (window), 0, vs_document_get_duration (doc));
+  g_assert_true (wait_until (window_settled, window));
+  data = vs_memory_chart_get_data (chart);
+  vs_memory_chart_get_view (chart, &v0, &v1);
+  vs_chart_layout (data, gtk_widget_get_width (GTK_WIDGET (chart)),
+                   gtk_widget_get_height (GTK_WIDGET (chart)), &l);
+  g_assert_cmpuint (data->ranges->len, >, 0);
+  {
+    const VsChartRange *widest = NULL;
+    for (guint i = 0; i < data->ranges->len; i++)
+      {
+        const VsChartRange *g = &g_array_index (data->ranges, VsChartRange, i);
+        if (g->depth == 0 && g->end_ns > 0
+            && (widest == NULL || g->end_ns - g->start_ns > widest->end_ns - widest->start_ns))
+          widest = g;
+      }
+    g_assert_nonnull (widest);
+    x = vs_chart_x_for_time (&l, v0, v1,
+                             widest->start_ns + (widest->end_ns - widest->start_ns) / 2);
+    move_to (GTK_WIDGET (chart), x + 1, l.ranges.origin.y + 4);
+    move_to (GTK_WIDGET (chart), x, l.ranges.origin.y + 4);
+    spin (800);
+    shoot ("tooltip-nvtx");
+    text = vs_memory_chart_describe (chart, x, l.ranges.origin.y + 4);
+    g_assert_nonnull (text);
+    {
+      g_autofree char *name = g_markup_escape_text (widest->name, -1);
+      g_autofree char *head = g_strdup_printf ("<b>%s</b>\nNVTX range from ", name);
+      g_assert_true (g_str_has_prefix (text, head));
+    }
+  }
+}
+
+static gboolean
+shows_document (gpointer data)
+{
+  VsDocument *doc = vs_session_get_document (vs_window_get_session (window));
+  g_autofree char *path = doc ? g_file_get_path (vs_document_get_file (doc)) : NULL;
+  return g_strcmp0 (path, data) == 0 && vs_window_get_settled (window);
+}
+
+static gboolean
+mapped (gpointer data)
+{
+  return gtk_widget_get_mapped (data);
+}
+
+static void
+test_recent (void)
+{
+  GtkWidget *popover;
+  GtkWidget *name, *folder, *row;
+  g_autofree char *other_folder = NULL;
+
+  /* The window opened both traces: a_b.db last, so it comes first. */
+  click (GTK_WIDGET (window->recent_button), 1);
+  popover = GTK_WIDGET (gtk_menu_button_get_popover (window->recent_button));
+  g_assert_true (wait_until (mapped, popover));
+  shoot ("recent");
+  name = find_label (popover, "a_b.db");
+  g_assert_nonnull (name); /* the underscore stays */
+  folder = gtk_widget_get_next_sibling (name);
+  g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (folder)), ==, "~/runs");
+  name = find_label (popover, "sample-oom.db");
+  g_assert_nonnull (name);
+  folder = gtk_widget_get_next_sibling (name);
+  g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (folder)), ==, "~/other");
+
+  /* A click opens it. */
+  row = gtk_widget_get_ancestor (name, GTK_TYPE_LIST_BOX_ROW);
+  g_object_ref (popover); /* opening rebuilds the list: a new popover */
+  click (row, 1);
+  g_assert_true (wait_until (shows_document, other_path));
+  g_assert_false (gtk_widget_get_mapped (popover));
+  g_object_unref (popover);
+  popover = GTK_WIDGET (gtk_menu_button_get_popover (window->recent_button));
+  g_assert_false (gtk_widget_get_mapped (popover));
+  g_assert_cmpstr (gtk_window_get_title (GTK_WINDOW (window)), ==, "sample-oom.db");
+}
+
+static gboolean
+toast_shown (gpointer data)
+{
+  return find_label_prefix (GTK_WIDGET (window->toast_overlay), data) != NULL;
+}
+
+static void
+test_failed_open (void)
+{
+  g_autofree char *bad = g_build_filename (home, "notes_1.db", NULL);
+  g_autoptr (GFile) file = g_file_new_for_path (bad);
+  VsDocument *before = vs_session_get_document (vs_window_get_session (window));
+
+  g_assert_true (g_file_set_contents (bad, "not a trace, just text\n", -1, NULL));
+  g_assert_nonnull (before);
+  vs_window_open (window, file);
+  g_assert_true (wait_until (toast_shown, "Cannot open notes_1.db: "));
+  shoot ("failed-open");
+  /* The trace stays, shown. */
+  g_assert_true (vs_session_get_document (vs_window_get_session (window)) == before);
+  g_assert_cmpstr (gtk_stack_get_visible_child_name (window->main_stack), ==, "trace");
+  g_assert_cmpstr (adw_window_title_get_title (window->window_title), ==, "sample-oom.db");
+  g_assert_nonnull (vs_window_get_error (window));
+  g_assert_true (wait_until (window_settled, window));
+}
+
+/* Copies tests/data/name to dest. */
+static void
+copy_trace (const char *name, const char *dest)
+{
+  g_autofree char *src = g_build_filename (g_getenv ("VS_DATA"), name, NULL);
+  g_autofree char *dir = g_path_get_dirname (dest);
+  g_autofree char *contents = NULL;
+  gsize len;
+
+  g_assert_true (g_file_get_contents (src, &contents, &len, NULL));
+  g_assert_cmpint (g_mkdir_with_parents (dir, 0700), ==, 0);
+  g_assert_true (g_file_set_contents (dest, contents, len, NULL));
+}
+
+static void
+open_and_wait (const char *path)
+{
+  g_autoptr (GFile) file = g_file_new_for_path (path);
+  vs_window_open (window, file);
+  g_assert_true (wait_until (shows_document, (gpointer)path));
+}
+
+int
+main (int argc, char **argv)
+{
+  int status;
+  g_autoptr (GError) error = NULL;
+
+  /* A private home (and so recent files list) before GTK reads it. */
+  home = g_dir_make_tmp ("vs-input-XXXXXX", NULL);
+  g_setenv ("HOME", home, TRUE);
+  g_setenv ("XDG_DATA_HOME", home, TRUE);
+  g_setenv ("GDK_BACKEND", "x11", TRUE);
+  trace_path = g_build_filename (home, "runs", "a_b.db", NULL);
+  other_path = g_build_filename (home, "other", "sample-oom.db", NULL);
+  copy_trace ("torch-eval-leak.db", trace_path);
+  copy_trace ("sample-oom.db", other_path);
+
+  g_test_init (&argc, &argv, NULL);
+  adw_init ();
+  app = vs_application_new ();
+  g_assert_true (g_application_register (G_APPLICATION (app), NULL, &error));
+  g_assert_no_error (error);
+  window = vs_window_new (ADW_APPLICATION (app));
+  gtk_window_present (GTK_WINDOW (window));
+  open_and_wait (other_path);
+  open_and_wait (trace_path);
+  focus_window ();
+
+  g_test_add_func ("/input/pane-keys", test_pane_keys);
+  g_test_add_func ("/input/search", test_search);
+  g_test_add_func ("/input/copy", test_copy);
+  g_test_add_func ("/input/failure-stacks", test_failure_stacks);
+  g_test_add_func ("/input/tooltips", test_tooltips);
+  g_test_add_func ("/input/recent", test_recent);
+  g_test_add_func ("/input/failed-open", test_failed_open);
+  status = g_test_run ();
+
+  gtk_window_destroy (GTK_WINDOW (window));
+  g_object_unref (app);
+  {
+    /* The private home holds only what this test wrote. */
+    const char *argv_rm[] = { "rm", "-rf", home, NULL };
+    g_spawn_sync (NULL, (char **)argv_rm, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, NULL,
+                  NULL);
+  }
+  return status;
+}
