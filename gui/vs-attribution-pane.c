@@ -220,3 +220,19 @@ vs_attribution_pane_get_n_roots (VsAttributionPane *self)
   m = G_LIST_MODEL (gtk_column_view_get_model (self->column_view));
   return m ? g_list_model_get_n_items (m) : 0;
 }
+
+/* See vs-attribution-pane.h. */
+void
+vs_attribution_pane_show_site (VsAttributionPane *self, const char *site)
+{
+  g_return_if_fail (VS_IS_ATTRIBUTION_PANE (self));
+  gtk_editable_set_text (GTK_EDITABLE (self->search_entry), site != NULL ? site : "");
+}
+
+/* See vs-attribution-pane.h. */
+const char *
+vs_attribution_pane_get_search (VsAttributionPane *self)
+{
+  g_return_val_if_fail (VS_IS_ATTRIBUTION_PANE (self), NULL);
+  return gtk_editable_get_text (GTK_EDITABLE (self->search_entry));
+}

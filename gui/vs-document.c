@@ -28,6 +28,9 @@ struct _VsDocument
   GPtrArray *ooms;       /* VsOom* */
   GPtrArray *oom_stacks; /* const char *, parallel to ooms (the trace's stack cache) */
   GPtrArray *ranges;     /* VsRangeInfo* */
+  VsDiagnosis *diagnosis;
+  GArray *oom_causes;      /* VsOomCause, parallel to ooms */
+  GPtrArray *oom_evidence; /* char *, parallel to ooms */
 };
 
 G_DEFINE_FINAL_TYPE (VsDocument, vs_document, G_TYPE_OBJECT)
@@ -50,6 +53,9 @@ typedef struct
   GPtrArray *ooms;
   GPtrArray *oom_stacks;
   GPtrArray *ranges;
+  VsDiagnosis *diagnosis;
+  GArray *oom_causes;
+  GPtrArray *oom_evidence;
 } Snapshot;
 
 static void
@@ -61,6 +67,9 @@ snapshot_free (Snapshot *s)
   g_clear_pointer (&s->ooms, g_ptr_array_unref);
   g_clear_pointer (&s->oom_stacks, g_ptr_array_unref);
   g_clear_pointer (&s->ranges, g_ptr_array_unref);
+  g_clear_pointer (&s->diagnosis, vs_diagnosis_free);
+  g_clear_pointer (&s->oom_causes, g_array_unref);
+  g_clear_pointer (&s->oom_evidence, g_ptr_array_unref);
   g_free (s);
 }
 
@@ -189,6 +198,55 @@ read_tables (VsTrace *trace, Progress *progress, GError **error)
 
       g_ptr_array_add (s->oom_stacks, st != NULL ? st->text : (char *)"");
     }
+  report (progress, _ ("Diagnosing"), 0.65);
+  s->diagnosis = vs_diagnose (trace, 0, error);
+  if (s->diagnosis == NULL)
+    {
+      snapshot_free (s);
+      return NULL;
+    }
+  /* Each failure's cause, classified against the failures of its device
+   * and its allocator's limit, as `report oom` does. */
+  s->oom_causes = g_array_sized_new (FALSE, TRUE, sizeof (VsOomCause), s->ooms->len);
+  s->oom_evidence = g_ptr_array_new_with_free_func (g_free);
+  for (guint i = 0; i < s->ooms->len; i++)
+    {
+      const VsOom *o = g_ptr_array_index (s->ooms, i);
+      g_autoptr (GPtrArray) same = g_ptr_array_new ();
+      gint64 limit = VS_UNKNOWN;
+      char *evidence = NULL;
+      VsOomCause cause;
+
+      for (guint j = 0; j < s->ooms->len; j++)
+        {
+          VsOom *other = g_ptr_array_index (s->ooms, j);
+          if (other->device_id == o->device_id)
+            g_ptr_array_add (same, other);
+        }
+      for (guint j = 0; j < s->diagnosis->devices->len; j++)
+        {
+          const VsDeviceDiagnosis *dd = g_ptr_array_index (s->diagnosis->devices, j);
+          if (dd != NULL && dd->device != NULL && dd->device->id == o->device_id)
+            limit = dd->settings.limit_bytes;
+        }
+      cause = vs_oom_classify (trace, o, same, limit, &evidence);
+      g_array_append_val (s->oom_causes, cause);
+      g_ptr_array_add (s->oom_evidence, evidence);
+    }
+  /* Where each device's fragmentation is worst (the Fragmentation pane
+   * opens there). */
+  for (guint i = 0; i < s->devices->len; i++)
+    {
+      VsDocumentDevice *d = g_ptr_array_index (s->devices, i);
+      VsFragmentation f;
+
+      if (!vs_fragmentation_worst (trace, d->id, 0, &f, error))
+        {
+          snapshot_free (s);
+          return NULL;
+        }
+      d->worst_fragmentation_ns = f.seq > 0 && f.free_bytes > 0 ? f.time_ns : VS_UNKNOWN;
+    }
   report (progress, _ ("Reading NVTX ranges"), 0.75);
   s->ranges = vs_range_list (trace, error);
   if (s->ranges == NULL)
@@ -241,6 +299,12 @@ adopt (VsDocument *self, Snapshot *s)
   g_clear_pointer (&self->ooms, g_ptr_array_unref);
   g_clear_pointer (&self->oom_stacks, g_ptr_array_unref);
   g_clear_pointer (&self->ranges, g_ptr_array_unref);
+  g_clear_pointer (&self->diagnosis, vs_diagnosis_free);
+  g_clear_pointer (&self->oom_causes, g_array_unref);
+  g_clear_pointer (&self->oom_evidence, g_ptr_array_unref);
+  self->diagnosis = g_steal_pointer (&s->diagnosis);
+  self->oom_causes = g_steal_pointer (&s->oom_causes);
+  self->oom_evidence = g_steal_pointer (&s->oom_evidence);
   self->devices = g_steal_pointer (&s->devices);
   self->ooms = g_steal_pointer (&s->ooms);
   self->oom_stacks = g_steal_pointer (&s->oom_stacks);
@@ -263,6 +327,9 @@ vs_document_finalize (GObject *object)
   g_clear_pointer (&self->ooms, g_ptr_array_unref);
   g_clear_pointer (&self->oom_stacks, g_ptr_array_unref);
   g_clear_pointer (&self->ranges, g_ptr_array_unref);
+  g_clear_pointer (&self->diagnosis, vs_diagnosis_free);
+  g_clear_pointer (&self->oom_causes, g_array_unref);
+  g_clear_pointer (&self->oom_evidence, g_ptr_array_unref);
   g_mutex_clear (&self->lock);
   G_OBJECT_CLASS (vs_document_parent_class)->finalize (object);
 }
@@ -771,4 +838,24 @@ vs_document_refresh_finish (VsDocument *self, GAsyncResult *result, GError **err
     }
   adopt (self, s);
   return TRUE;
+}
+
+/* See vs-document.h. */
+const VsDiagnosis *
+vs_document_get_diagnosis (VsDocument *self)
+{
+  g_return_val_if_fail (VS_IS_DOCUMENT (self), NULL);
+  return self->diagnosis;
+}
+
+/* See vs-document.h. */
+VsOomCause
+vs_document_get_oom_cause (VsDocument *self, guint index, const char **evidence)
+{
+  g_return_val_if_fail (VS_IS_DOCUMENT (self), VS_OOM_CAUSE_UNKNOWN);
+  g_return_val_if_fail (self->oom_causes != NULL && index < self->oom_causes->len,
+                        VS_OOM_CAUSE_UNKNOWN);
+  if (evidence != NULL)
+    *evidence = g_ptr_array_index (self->oom_evidence, index);
+  return g_array_index (self->oom_causes, VsOomCause, index);
 }

@@ -25,9 +25,11 @@ typedef struct
 {
   gint64 id;
   gint64 idx;
-  char *name;          /* NULL when unknown */
-  VsSummary summary;   /* allocator "all" */
-  gint64 kernel_count; /* kernels recorded on it: a kernel lane when > 0 */
+  char *name;                    /* NULL when unknown */
+  VsSummary summary;             /* allocator "all" */
+  gint64 kernel_count;           /* kernels recorded on it: a kernel lane when > 0 */
+  gint64 worst_fragmentation_ns; /* instant of its worst fragmentation
+                                  * (vs_fragmentation_worst), VS_UNKNOWN if none */
 } VsDocumentDevice;
 
 /* Called on the main loop while loading: what is being done, and the
@@ -58,6 +60,13 @@ GPtrArray *vs_document_get_ooms (VsDocument *self);
  * VS_STACK_SEPARATOR ("" when the trace has none).  Valid as long as the
  * document. */
 const char *vs_document_get_oom_stack (VsDocument *self, guint index);
+/* The trace's diagnosis (vs_diagnose of every device): the findings the
+ * Diagnosis pane lists.  Owned by the document. */
+const VsDiagnosis *vs_document_get_diagnosis (VsDocument *self);
+/* Why the failed allocation at index of vs_document_get_ooms() failed
+ * (vs_oom_classify); *evidence (may be NULL) is set to its one sentence
+ * with numbers, owned by the document (NULL when the cause is unknown). */
+VsOomCause vs_document_get_oom_cause (VsDocument *self, guint index, const char **evidence);
 /* One line for the window subtitle: devices, duration, peak. */
 char *vs_document_describe (VsDocument *self);
 

@@ -154,6 +154,50 @@ on_oom_instant (VsOomPane *pane, gint64 t, VsWindow *self)
   adw_view_stack_set_visible_child_name (self->pane_stack, "fragmentation");
 }
 
+/* The Diagnosis pane asked to see a finding: its instant on the timeline,
+ * its site in Attribution. */
+static void
+on_finding_activated (VsDiagnosisPane *pane, gint64 device_id, gint64 t, const char *site,
+                      VsWindow *self)
+{
+  if (t != VS_UNKNOWN)
+    vs_session_select_instant (self->session, device_id, t);
+  vs_attribution_pane_show_site (self->attribution_pane, site);
+  adw_view_stack_set_visible_child_name (self->pane_stack, "attribution");
+  /* The button that asked is hidden now: the keyboard goes on in
+   * Attribution. */
+  gtk_widget_child_focus (GTK_WIDGET (self->attribution_pane), GTK_DIR_TAB_FORWARD);
+}
+
+/* The Fragmentation pane opens at the instant of worst fragmentation of
+ * the device shown, while the instant is the one chosen at load (the
+ * peak): an instant the user chose stays. */
+static void
+on_pane_shown (AdwViewStack *stack, GParamSpec *pspec, VsWindow *self)
+{
+  VsDocument *doc = vs_session_get_document (self->session);
+  const char *name = adw_view_stack_get_visible_child_name (stack);
+  gint64 device = vs_session_get_device (self->session);
+  GPtrArray *devices;
+
+  if (doc == NULL || g_strcmp0 (name, "fragmentation") != 0
+      || vs_session_get_selected_time (self->session) >= 0
+      || vs_session_get_selection (self->session)->end
+             > vs_session_get_selection (self->session)->begin)
+    return;
+  devices = vs_document_get_devices (doc);
+  for (guint i = 0; i < devices->len; i++)
+    {
+      const VsDocumentDevice *d = g_ptr_array_index (devices, i);
+
+      if ((device < 0 || d->id == device) && d->worst_fragmentation_ns != VS_UNKNOWN)
+        {
+          vs_session_select_instant (self->session, d->id, d->worst_fragmentation_ns);
+          return;
+        }
+    }
+}
+
 /* ------------------------------------------------------------- loading -- */
 
 static void
@@ -406,7 +450,7 @@ zoom_reset_action (GtkWidget *widget, const char *name, GVariant *param)
     vs_session_set_visible_range (self->session, 0, MAX (1, vs_document_get_duration (doc)));
 }
 
-/* Alt+1…5: the panes in the switcher's order. */
+/* Alt+1…6: the panes in the switcher's order. */
 static void
 show_pane_action (GtkWidget *widget, const char *name, GVariant *param)
 {
@@ -639,6 +683,7 @@ vs_window_class_init (VsWindowClass *klass)
   g_type_ensure (VS_TYPE_ALLOCATIONS_PANE);
   g_type_ensure (VS_TYPE_FRAGMENTATION_VIEW);
   g_type_ensure (VS_TYPE_OOM_PANE);
+  g_type_ensure (VS_TYPE_DIAGNOSIS_PANE);
 
   gtk_widget_class_set_template_from_resource (widget_class, "/org/vramscope/View/vs-window.ui");
 #define CHILD(name) gtk_widget_class_bind_template_child (widget_class, VsWindow, name)
@@ -656,8 +701,11 @@ vs_window_class_init (VsWindowClass *klass)
   CHILD (instant_label);
   CHILD (pane_stack);
   CHILD (oom_page);
+  CHILD (attribution_pane);
 #undef CHILD
   gtk_widget_class_bind_template_callback (widget_class, on_oom_instant);
+  gtk_widget_class_bind_template_callback (widget_class, on_finding_activated);
+  gtk_widget_class_bind_template_callback (widget_class, on_pane_shown);
 
   gtk_widget_class_install_action (widget_class, "win.open", NULL, open_action);
   gtk_widget_class_install_action (widget_class, "win.open-recent", "s", open_recent_action);
@@ -693,7 +741,7 @@ vs_window_class_init (VsWindowClass *klass)
                                        "win.copy-stack", NULL);
   {
     static const char *const panes[]
-        = { "attribution", "flame", "allocations", "fragmentation", "oom" };
+        = { "diagnosis", "attribution", "flame", "allocations", "fragmentation", "oom" };
     for (guint i = 0; i < G_N_ELEMENTS (panes); i++)
       {
         gtk_widget_class_add_binding_action (widget_class, GDK_KEY_1 + i, GDK_ALT_MASK,
