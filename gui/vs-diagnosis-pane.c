@@ -131,7 +131,16 @@ make_finding_row (VsDiagnosisPane *self, const VsFinding *f, guint index)
     adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), esc_t);
     adw_expander_row_set_subtitle (ADW_EXPANDER_ROW (row), esc_s);
   }
-  gtk_widget_add_css_class (row, f->kind <= VS_FINDING_OOM_FRAGMENTATION ? "error" : "warning");
+  {
+    /* Failures in red, the rest in the warning colour: the icon only, the
+     * text stays readable. */
+    gboolean failure = f->kind <= VS_FINDING_OOM_FRAGMENTATION;
+    GtkWidget *icon = gtk_image_new_from_icon_name (failure ? "dialog-error-symbolic"
+                                                            : "dialog-warning-symbolic");
+
+    gtk_widget_add_css_class (icon, failure ? "error" : "warning");
+    adw_expander_row_add_prefix (ADW_EXPANDER_ROW (row), icon);
+  }
   if (f->time_ns != VS_UNKNOWN || f->site != NULL)
     {
       GtkWidget *show = gtk_button_new_from_icon_name ("find-location-symbolic");
@@ -144,6 +153,8 @@ make_finding_row (VsDiagnosisPane *self, const VsFinding *f, guint index)
       g_signal_connect (show, "clicked", G_CALLBACK (on_locate_clicked), self);
       adw_expander_row_add_action (ADW_EXPANDER_ROW (row), show);
     }
+  /* Open: the answer is the evidence and the remedy. */
+  adw_expander_row_set_expanded (ADW_EXPANDER_ROW (row), TRUE);
   add_detail (ADW_EXPANDER_ROW (row), _ ("Evidence"), f->evidence, "evidence");
   if (f->remedy != NULL)
     add_detail (ADW_EXPANDER_ROW (row), _ ("Remedy"), f->remedy, "remedy");
@@ -158,7 +169,7 @@ make_finding_row (VsDiagnosisPane *self, const VsFinding *f, guint index)
 /* Each device's peak: peaks, bytes by role, largest user sites and how to
  * lower the peak. */
 static GtkWidget *
-make_device_row (VsDiagnosisPane *self, const VsDeviceDiagnosis *dd)
+make_device_row (VsDiagnosisPane *self, const VsDeviceDiagnosis *dd, gboolean expanded)
 {
   GtkWidget *row = adw_expander_row_new ();
   g_autofree char *alloc = vs_format_bytes (dd->all.peak_allocated_bytes);
@@ -168,10 +179,9 @@ make_device_row (VsDiagnosisPane *self, const VsDeviceDiagnosis *dd)
   g_autoptr (GString) roles = g_string_new (NULL);
   g_autoptr (GString) sites = g_string_new (NULL);
 
-  title = dd->device->name != NULL
-              ? g_strdup_printf (_ ("GPU %" G_GINT64_FORMAT " · %s"), dd->device->idx,
-                                 dd->device->name)
-              : g_strdup_printf (_ ("GPU %" G_GINT64_FORMAT), dd->device->idx);
+  title = dd->device->name != NULL ? g_strdup_printf (_ ("GPU %" G_GINT64_FORMAT " · %s"),
+                                                      dd->device->idx, dd->device->name)
+                                   : g_strdup_printf (_ ("GPU %" G_GINT64_FORMAT), dd->device->idx);
   sub = g_strdup_printf (_ ("peak allocated %s · peak reserved %s"), alloc, res);
   {
     g_autofree char *esc_t = g_markup_escape_text (title, -1);
@@ -200,7 +210,7 @@ make_device_row (VsDiagnosisPane *self, const VsDeviceDiagnosis *dd)
     add_detail (ADW_EXPANDER_ROW (row), _ ("Largest user sites"), sites->str, "sites");
   if (dd->lower_peak != NULL)
     add_detail (ADW_EXPANDER_ROW (row), _ ("To lower the peak"), dd->lower_peak, "lower-peak");
-  adw_expander_row_set_expanded (ADW_EXPANDER_ROW (row), TRUE);
+  adw_expander_row_set_expanded (ADW_EXPANDER_ROW (row), expanded);
   return row;
 }
 
@@ -214,8 +224,7 @@ clear_box (GtkListBox *box)
 }
 
 static void
-vs_diagnosis_pane_get_property (GObject *object, guint prop_id, GValue *value,
-                                GParamSpec *pspec)
+vs_diagnosis_pane_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
 {
   VsDiagnosisPane *self = VS_DIAGNOSIS_PANE (object);
 
@@ -266,9 +275,9 @@ vs_diagnosis_pane_class_init (VsDiagnosisPaneClass *klass)
   object_class->dispose = vs_diagnosis_pane_dispose;
   /* The document whose diagnosis is listed; setting it (even the same
    * one, read again) lists it anew. */
-  props[PROP_DOCUMENT] = g_param_spec_object (
-      "document", NULL, NULL, VS_TYPE_DOCUMENT,
-      G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  props[PROP_DOCUMENT]
+      = g_param_spec_object ("document", NULL, NULL, VS_TYPE_DOCUMENT,
+                             G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, props);
 
   gtk_widget_class_set_template_from_resource (widget_class,
@@ -322,7 +331,8 @@ vs_diagnosis_pane_set_document (VsDiagnosisPane *self, VsDocument *document)
       const VsDeviceDiagnosis *dd = g_ptr_array_index (diagnosis->devices, i);
 
       if (dd != NULL && dd->device != NULL)
-        gtk_list_box_append (self->devices_box, make_device_row (self, dd));
+        gtk_list_box_append (self->devices_box,
+                             make_device_row (self, dd, diagnosis->findings->len == 0));
     }
   gtk_widget_set_visible (GTK_WIDGET (self->findings_box), self->n_findings > 0);
   if (self->n_findings == 0)
@@ -331,10 +341,10 @@ vs_diagnosis_pane_set_document (VsDiagnosisPane *self, VsDocument *document)
                            "no fragmentation or memory outside the allocator that matters."));
   else
     {
-      g_autofree char *text = g_strdup_printf (
-          g_dngettext (NULL, "%u finding, the most severe first", "%u findings, the most severe first",
-                       self->n_findings),
-          self->n_findings);
+      g_autofree char *text
+          = g_strdup_printf (g_dngettext (NULL, "%u finding, the most severe first",
+                                          "%u findings, the most severe first", self->n_findings),
+                             self->n_findings);
       gtk_label_set_text (self->headline, text);
     }
 }

@@ -148,6 +148,8 @@ make_row (VsOomPane *self, VsDocument *doc, guint index)
                 g_strdup_printf (_ ("%s free of %s"), f, tot));
   }
   add_stack (ADW_EXPANDER_ROW (row), vs_document_get_oom_stack (doc, index));
+  /* The first failure open: its cause answers for the run. */
+  adw_expander_row_set_expanded (ADW_EXPANDER_ROW (row), index == 0);
   return row;
 }
 
