@@ -9,7 +9,8 @@
  *   oom-fragmentation     a failed request: enough free inside reserved,
  *                         no free block large enough (bytes = request);
  *   fragmentation         peak reserved exceeds peak allocated by at least
- *                         64 MiB and 20 % (bytes = the difference);
+ *                         64 MiB and 40 % of peak reserved (bytes = the
+ *                         difference);
  *   growth-per-iteration  allocated memory grows every iteration (bytes =
  *                         growth per iteration, count = iterations judged,
  *                         site = the user site whose live bytes grow);
@@ -20,7 +21,8 @@
  *                         blocks);
  *   outside-allocator     at the peak, device memory held outside every
  *                         allocator (libraries' cudaMalloc: cuBLAS, cuDNN,
- *                         NCCL) is at least 64 MiB and 10 % of the device's;
+ *                         NCCL) is at least 256 MiB and 10 % of the
+ *                         device's;
  *   other-process         at a failure, the device's memory used by other
  *                         processes (CUDA's free/total minus this
  *                         process's) is at least 1 GiB and 5 % of it;

@@ -170,14 +170,18 @@ cmp_gint64 (const void *a, const void *b)
 }
 
 /* Whether the occurrences (allocation indices) recur at one distance: the
- * most common gap after the first covers at least 60 % of them and is at
- * least 2. */
+ * most common gap after the first covers at least 60 % of them, is at
+ * least 2, and no gap exceeds it by more than half (an allocation made
+ * several times per iteration has short gaps and one long one; periodic
+ * extra work such as an evaluation every few steps lengthens some gaps a
+ * little). */
 static gboolean
 recurs_regularly (GArray *idx)
 {
   guint n = idx->len;
   g_autofree gint64 *gaps = NULL;
   guint first = n >= 4 ? 1 : 0, m, best = 0, run = 1;
+  gint64 mode = 0;
 
   if (n < MIN_ITERATIONS)
     return FALSE;
@@ -193,21 +197,45 @@ recurs_regularly (GArray *idx)
       else
         {
           if (run > best && gaps[i - 1] >= 2)
-            best = run;
+            {
+              best = run;
+              mode = gaps[i - 1];
+            }
           run = 1;
         }
     }
-  return best * 10 >= m * 6;
+  return best * 10 >= m * 6 && gaps[m - 1] * 2 <= mode * 3;
+}
+
+/* Whether the allocation recurring at idx is, at least 80 % of the
+ * time, freed before it recurs: a tensor of each iteration (a repeated
+ * layer's activations, kept within one forward pass, are not). */
+static gboolean
+freed_each_time (GArray *idx, GArray *seqs, GArray *frees)
+{
+  guint freed = 0;
+
+  for (guint i = 0; i + 1 < idx->len; i++)
+    {
+      gint64 at = g_array_index (idx, gint64, i);
+      gint64 next = g_array_index (seqs, gint64, g_array_index (idx, gint64, i + 1));
+
+      if (g_array_index (frees, gint64, at) < next)
+        freed++;
+    }
+  return freed * 10 >= (idx->len - 1) * 8;
 }
 
 /* Iteration starts (replay steps) from the allocation pattern, or NULL. */
 static GArray *
 seqs_from_pattern (VsTrace *trace, gint64 device_id, gint64 allocator_id, GError **error)
 {
-  static const char *allocs_sql = "SELECT alloc_seq, ifnull(stack_id, 0), bytes FROM block"
-                                  " WHERE device_id = ?1 AND level = ?3 AND alloc_seq > 0"
-                                  " AND (?2 = 0 OR allocator_id = ?2) ORDER BY alloc_seq LIMIT ?4";
+  static const char *allocs_sql
+      = "SELECT alloc_seq, ifnull(stack_id, 0), bytes, free_seq FROM block"
+        " WHERE device_id = ?1 AND level = ?3 AND alloc_seq > 0"
+        " AND (?2 = 0 OR allocator_id = ?2) ORDER BY alloc_seq LIMIT ?4";
   g_autoptr (GArray) seqs = g_array_new (FALSE, FALSE, sizeof (gint64));
+  g_autoptr (GArray) frees = g_array_new (FALSE, FALSE, sizeof (gint64));
   g_autoptr (GHashTable) occurrences = g_hash_table_new_full (
       pattern_key_hash, pattern_key_equal, g_free, (GDestroyNotify)g_array_unref);
   GArray *best = NULL;
@@ -232,6 +260,9 @@ seqs_from_pattern (VsTrace *trace, gint64 device_id, gint64 allocator_id, GError
         {
           PatternKey k = { sqlite3_column_int64 (stmt, 1), sqlite3_column_int64 (stmt, 2) };
           gint64 seq = sqlite3_column_int64 (stmt, 0);
+          gint64 free_seq = sqlite3_column_type (stmt, 3) == SQLITE_NULL
+                                ? G_MAXINT64
+                                : sqlite3_column_int64 (stmt, 3);
           gint64 index = seqs->len;
           GArray *idx = g_hash_table_lookup (occurrences, &k);
 
@@ -242,6 +273,7 @@ seqs_from_pattern (VsTrace *trace, gint64 device_id, gint64 allocator_id, GError
             }
           g_array_append_val (idx, index);
           g_array_append_val (seqs, seq);
+          g_array_append_val (frees, free_seq);
         }
       sqlite3_reset (stmt);
       if (rc != SQLITE_DONE)
@@ -257,7 +289,8 @@ seqs_from_pattern (VsTrace *trace, gint64 device_id, gint64 allocator_id, GError
       GArray *idx = value;
       gint64 first = g_array_index (idx, gint64, 0);
 
-      if (idx->len < MIN_ITERATIONS || !recurs_regularly (idx))
+      if (idx->len < MIN_ITERATIONS || !recurs_regularly (idx)
+          || !freed_each_time (idx, seqs, frees))
         continue;
       if (best == NULL || idx->len > best->len || (idx->len == best->len && first < best_first))
         {

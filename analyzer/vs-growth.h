@@ -7,7 +7,9 @@
  * outermost such family with the most members.  Without annotations they
  * are detected from the repeating allocation pattern: the allocation
  * (stack and size) that recurs at the same distance, counted in
- * allocations, most often; each of its occurrences starts an iteration.
+ * allocations, most often (the most common distance covers 60 % of its
+ * gaps, none exceeding it by more than half) and is freed before it
+ * recurs; each of its occurrences starts an iteration.
  * Detection reads the first VS_GROWTH_PATTERN_WINDOW allocations.
  *
  * An iteration's allocated bytes are the allocated memory at its start

@@ -849,6 +849,37 @@ report_growth (VsTrace *trace, const VsReportOptions *opts, GError **error)
   return g_steal_pointer (&t);
 }
 
+/* ----------------------------------------------------------------- meta */
+
+static VsTable *
+report_meta (VsTrace *trace, const VsReportOptions *opts, GError **error)
+{
+  static const char *meta_sql = "SELECT key, CAST(value AS TEXT) FROM meta ORDER BY key";
+  g_autoptr (VsTable) t = vs_table_new (
+      "Facts about the run: the command, host, clock, the collector's costs and the "
+      "allocator's settings (pytorch.*), as the trace's meta table holds them.");
+  sqlite3_stmt *stmt = vs_trace_statement (trace, meta_sql, error);
+  int rc;
+
+  if (stmt == NULL)
+    return NULL;
+  vs_table_add_column (t, "key", VS_COLUMN_TEXT);
+  vs_table_add_column (t, "value", VS_COLUMN_TEXT);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      vs_table_add_row (t);
+      vs_table_set_text (t, 0, (const char *)sqlite3_column_text (stmt, 0));
+      vs_table_set_text (t, 1, (const char *)sqlite3_column_text (stmt, 1));
+    }
+  sqlite3_reset (stmt);
+  if (rc != SQLITE_DONE)
+    {
+      vs_trace_sql_error (trace, error);
+      return NULL;
+    }
+  return g_steal_pointer (&t);
+}
+
 /* ------------------------------------------------------------- diagnose */
 
 static VsTable *
@@ -877,12 +908,13 @@ static const Report reports[] = {
   { "roles", "memory at the peak by role: parameters, gradients, optimizer state, ...",
     report_roles },
   { "growth", "allocated memory at the start of each iteration, and its growth", report_growth },
+  { "meta", "facts about the run, the allocator's settings among them", report_meta },
 };
 
 /* The same order as reports[]. */
 static const char *const report_names[] = {
-  "diagnose",      "summary", "peak",   "leaks", "timeline", "oom",
-  "fragmentation", "kernels", "ranges", "roles", "growth",   NULL,
+  "diagnose", "summary", "peak",  "leaks",  "timeline", "oom", "fragmentation",
+  "kernels",  "ranges",  "roles", "growth", "meta",     NULL,
 };
 
 G_STATIC_ASSERT (G_N_ELEMENTS (report_names) == G_N_ELEMENTS (reports) + 1);

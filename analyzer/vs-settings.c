@@ -114,7 +114,13 @@ vs_allocator_settings_describe (const VsAllocatorSettings *s)
 
   if (s->expandable_segments >= 0)
     g_string_append_printf (out, "expandable_segments %s", s->expandable_segments ? "on" : "off");
-  if (s->memory_fraction > 0)
+  if (s->memory_fraction >= 1)
+    {
+      if (out->len > 0)
+        g_string_append (out, ", ");
+      g_string_append (out, "no memory fraction cap");
+    }
+  else if (s->memory_fraction > 0)
     {
       if (out->len > 0)
         g_string_append (out, ", ");

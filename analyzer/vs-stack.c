@@ -174,6 +174,60 @@ empty_stack (gint64 stack_id)
   return s;
 }
 
+/* The site of a stack with no frame of the user's own and no label: the
+ * backward pass when PyTorch's autograd engine made it (named after the
+ * autograd node, as `record` labels its native stacks), else the
+ * innermost frame that is not the profiler's or allocator's own, else the
+ * top frame. */
+static char *
+machine_site (const VsStackInfo *s)
+{
+  static const char *const machinery[] = {
+    "torch::unwind",
+    "CapturedTraceback",
+    "gather_with_cpp",
+    "CUDACachingAllocator",
+  };
+  static const char generated[] = "torch::autograd::generated::";
+  const char *first_other = NULL;
+  gboolean engine = FALSE;
+
+  for (guint i = 0; i < s->frames->len; i++)
+    {
+      const VsFrameInfo *f = g_ptr_array_index (s->frames, i);
+      const char *fn = f->function != NULL ? f->function : "";
+      const char *node = strstr (fn, generated);
+      gboolean machine = FALSE;
+
+      if (node != NULL)
+        {
+          gsize n;
+
+          node += strlen (generated);
+          n = strcspn (node, ":(<");
+          if (n > 0 && g_strstr_len (node, n, "Backward") != NULL)
+            {
+              g_autofree char *name = g_strndup (node, n);
+
+              /* AddmmBackward0_apply_functional -> AddmmBackward0 */
+              if (strstr (name, "_apply") != NULL)
+                *strstr (name, "_apply") = '\0';
+              return g_strdup_printf ("backward pass: %s", name);
+            }
+        }
+      if (strstr (fn, "torch::autograd::Engine") != NULL)
+        engine = TRUE;
+      for (guint k = 0; k < G_N_ELEMENTS (machinery); k++)
+        if (strstr (fn, machinery[k]) != NULL)
+          machine = TRUE;
+      if (!machine && first_other == NULL)
+        first_other = f->text;
+    }
+  if (engine)
+    return g_strdup ("backward pass");
+  return g_strdup (first_other != NULL ? first_other : s->top_frame);
+}
+
 static VsStackInfo *
 load_stack (VsTrace *trace, gint64 stack_id, GError **error)
 {
@@ -283,7 +337,7 @@ load_stack (VsTrace *trace, gint64 stack_id, GError **error)
   if (s->site[0] == '\0')
     {
       g_free (s->site);
-      s->site = g_strdup (s->top_frame);
+      s->site = machine_site (s);
     }
   return s;
 }

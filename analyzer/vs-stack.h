@@ -9,7 +9,10 @@
  * standard library, not installed packages (site-packages, dist-packages),
  * not system or CUDA libraries, not the profiler's or allocator's own
  * frames (see vs_frame_is_user() in vs-frame.h); when no frame qualifies,
- * the innermost label (e.g. "backward pass"), else the top frame.  The
+ * the innermost label (e.g. "backward pass"), else "backward pass: <node>"
+ * for a native stack of PyTorch's autograd engine (`stacks="all"`
+ * snapshots), else the innermost frame that is not the profiler's or
+ * allocator's own, else the top frame.  The
  * stack text joins the frames innermost first with VS_STACK_SEPARATOR.
  * Paths are shown as vs_frame_display_path() writes them: short (library
  * files relative to their package, the program's relative to its working

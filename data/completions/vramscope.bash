@@ -6,7 +6,7 @@ _vramscope ()
   local cur prev words cword
   _init_completion || return
 
-  local commands="record import report export view help --version"
+  local commands="record import report diff export view help --version"
   if [[ $cword -eq 1 ]]; then
     COMPREPLY=($(compgen -W "$commands" -- "$cur"))
     return
@@ -49,12 +49,24 @@ _vramscope ()
     report)
       case $prev in
         --format) COMPREPLY=($(compgen -W "text csv" -- "$cur")); return ;;
-        --device|--allocator|--buckets|--from|--to) return ;;
+        --by) COMPREPLY=($(compgen -W "site stack" -- "$cur")); return ;;
+        --device|--allocator|--buckets|--from|--to|--limit|--width) return ;;
       esac
       if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W "--format --device --allocator --buckets --from --to --help" -- "$cur"))
+        COMPREPLY=($(compgen -W "--format --device --allocator --buckets --from --to --limit --by --full-paths --full-stacks --width --help" -- "$cur"))
       else
-        COMPREPLY=($(compgen -W "summary peak leaks timeline oom fragmentation kernels ranges" -- "$cur"))
+        COMPREPLY=($(compgen -W "diagnose summary peak leaks timeline oom fragmentation kernels ranges roles growth meta" -- "$cur"))
+        _filedir db
+      fi
+      ;;
+    diff)
+      case $prev in
+        --format) COMPREPLY=($(compgen -W "text csv" -- "$cur")); return ;;
+        --limit|--width) return ;;
+      esac
+      if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "--format --limit --full-paths --width --help" -- "$cur"))
+      else
         _filedir db
       fi
       ;;

@@ -179,8 +179,103 @@ ok((fl["a"], fl["b"], fl["delta"]) == ("29", "0", "-29"), "diff: failures side b
 site = [r for r in pair if r["section"] == "site" and r["name"].endswith(":66 evaluate")]
 ok(len(site) == 1 and site[0]["b"] == "0", "diff: a site only A has is 0 in B", site)
 
+# -- the samples, recorded on an H100 (tests/gpu/record-diagnose-samples.sh)
+# Each names its cause; each .json is the program's own memory_stats().
+def sample(name):
+    return os.path.join(data, "diagnose", "torch-%s.db" % name)
+
+
+def truth(name):
+    import json
+    with open(os.path.join(data, "diagnose", "torch-%s.json" % name)) as f:
+        return json.load(f)
+
+
+def finding_names(name):
+    return [f["finding"] for f in rows(sample(name), "diagnose")]
+
+
+def role_bytes(name):
+    return {r["role"]: int(r["bytes"]) for r in rows(sample(name), "roles")}
+
+
+f = rows(sample("batch-too-large"), "diagnose")
+ok([x["finding"] for x in f] == ["oom-allocator-limit"]
+   and f[0]["site"] == "samples/torch-batch-too-large.py:45 train_step"
+   and "limit of 3.00 GiB" in f[0]["evidence"] and "activations hold" in f[0]["remedy"]
+   and f[0]["count"] == str(truth("batch-too-large")["pytorch"]["failed"]),
+   "batch too large: the 3 GiB cap refused it in train_step; activations' remedies", f)
+meta = {x["key"]: x["value"] for x in rows(sample("batch-too-large"), "meta")}
+ok(abs(float(meta["pytorch.memory_fraction.0"])
+       - truth("batch-too-large")["settings"]["memory_fraction"]) < 1e-12
+   and meta["pytorch.expandable_segments"] == "0" and "pytorch.allocator_settings" in meta,
+   "the hook recorded the fraction the program set, and the allocator's settings (report meta)",
+   meta)
+r = role_bytes("batch-too-large")
+ok(max(r, key=r.get) == "activations", "batch too large: activations dominate", r)
+
+f = rows(sample("kept-outputs"), "diagnose")
+steps = truth("kept-outputs")["notes"]["allocated_growth_per_step"]
+ok([x["finding"] for x in f] == ["growth-per-iteration"]
+   and f[0]["site"] == "samples/torch-kept-outputs.py:53 log_loss"
+   and abs(int(f[0]["bytes"]) - sorted(steps)[len(steps) // 2]) < 0.03 * sorted(steps)[len(steps) // 2],
+   "outputs kept with their graph: growth per step at log_loss, within 3 % of "
+   "memory_allocated()'s (block sizes)", (f, steps))
+ok(len(rows(sample("kept-outputs"), "growth")) == 16,
+   "outputs kept: 16 steps found from the allocation pattern (no annotations)")
+
+f = rows(sample("eval-no-grad"), "diagnose")
+ok([x["finding"] for x in f] == ["forward-without-backward"]
+   and ":evaluate" not in f[0]["site"] and "evaluate" in f[0]["site"]
+   and "torch.no_grad()" in f[0]["remedy"],
+   "validation without no_grad: activations no backward used, at evaluate", f)
+
+f = rows(sample("frag-mixed"), "diagnose")
+ok([x["finding"] for x in f] == ["oom-fragmentation"] and f[0]["bytes"] == str(64 << 20)
+   and "240.00 MiB free" in f[0]["evidence"] and "largest free block is 10.00 MiB" in f[0]["evidence"]
+   and "expandable_segments:True" in f[0]["remedy"],
+   "mixed sizes: the 64 MiB request failed on fragmentation; expandable segments", f)
+text = run("report", "--width", "100", sample("frag-mixed-expandable"))
+ok(finding_names("frag-mixed-expandable") == [] and "expandable_segments on" in text
+   and "Remedy" not in text and "To lower the peak" not in text,
+   "mixed sizes with expandable segments: it fits, and they are not recommended", text)
+
+r = role_bytes("optimizer-state")
+pb = truth("optimizer-state")["notes"]["parameter_bytes"]
+ok(r["parameters"] == pb and r["optimizer-state"] == 2 * pb,
+   "Adam: parameters = the model's bytes, optimizer state = exactly twice that", (r, pb))
+text = run("report", "--width", "100", sample("optimizer-state"))
+ok(finding_names("optimizer-state") == [] and "To lower the peak: optimizer state" in text
+   and "8-bit optimizer" in text, "optimizer state dominating: the advice follows it", text)
+
+amp = list(csv.DictReader(io.StringIO(run("diff", "--format", "csv", sample("amp-fp32"),
+                                          sample("amp-bf16")))))
+act = [x for x in amp if x["section"] == "role" and x["name"] == "activations"][0]
+pk = [x for x in amp if x["section"] == "peak" and x["name"] == "peak_allocated_bytes"][0]
+ok(int(act["delta"]) < 0 and int(pk["delta"]) < 0
+   and int(act["a"]) == role_bytes("amp-fp32")["activations"]
+   and int(act["b"]) == role_bytes("amp-bf16")["activations"],
+   "AMP: bf16 autocast lowers the activations and the peak", (act, pk))
+
+ok(finding_names("healthy") == [] and finding_names("amp-fp32") == []
+   and finding_names("amp-bf16") == [],
+   "healthy loops (with periodic no_grad evaluation; fp32; bf16): no false alarm")
+steps = rows(sample("healthy"), "growth")
+ok(len(steps) == 12 and all(x["growth_bytes"] == "0" for x in steps[2:]),
+   "healthy loop: its 12 steps found from the allocation pattern, no growth", steps)
+
+with tempfile.TemporaryDirectory() as tmp:
+    out = os.path.join(tmp, "stacks-all.db")
+    run("import", os.path.join(data, "diagnose", "stacks-all.pickle"), "-o", out)
+    sites = [x["site"] for x in rows(out, "peak", "--by", "site")]
+    ok(sites and all(x.startswith("samples/torch-stacks-all.py:") or x.startswith("backward pass")
+                     for x in sites),
+       "stacks=\"all\" snapshot: every site is a line of the program or the backward pass, "
+       "never a C++ frame of the profiler or allocator", sites)
+
 # -- one screen ----------------------------------------------------------
-for name in sorted(os.listdir(data)):
+for name in sorted(os.listdir(data)) + ["diagnose/" + n for n in
+                                        sorted(os.listdir(os.path.join(data, "diagnose")))]:
     if not name.endswith(".db"):
         continue
     text = run("report", "--width", "100", trace(name))
