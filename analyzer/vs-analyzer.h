@@ -20,3 +20,5 @@
 #include "vs-activity.h"
 #include "vs-table.h"
 #include "vs-report.h"
+#include "vs-alloc-conf.h"
+#include "vs-whatif.h"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Analyzer and writer benchmark: writes a synthetic trace of N events
 # (default 10M) with bench/vs-gen-trace, then times `report summary`,
-# `peak`, `leaks`, `fragmentation`, `diagnose`, `roles` and `growth` and
-# one-screen timeline queries at every zoom.  Prints each
+# `peak`, `leaks`, `fragmentation`, `diagnose`, `roles`, `growth` and `whatif`
+# reports and one-screen timeline queries at every zoom.  Prints each
 # figure with its target and the ratio figure/target (< 1 meets it).
 #
 # Usage: bench/run-analyzer-bench.sh [BUILD_DIR] [EVENTS]
@@ -32,6 +32,17 @@ t0=$(ms_now)
 "$vs" report "$trace" --format csv --buckets 1000 timeline > "$work/timeline.csv"
 t1=$(ms_now)
 awk -v ms=$((t1 - t0)) 'BEGIN { printf "report_timeline_1000_ms %d target < 2000 ratio %.3f\n", ms, ms / 2000 }'
+
+# whatif: the PyTorch allocator's requests replayed through the model, under
+# the trace's own settings (one replay), then also under another (two).
+t0=$(ms_now)
+"$vs" whatif "$trace" --format csv > "$work/whatif.csv"
+t1=$(ms_now)
+awk -v ms=$((t1 - t0)) 'BEGIN { printf "whatif_ms %d target < 5000 ratio %.3f\n", ms, ms / 5000 }'
+t0=$(ms_now)
+"$vs" whatif "$trace" --format csv --alloc-conf expandable_segments:True > "$work/whatif-2.csv"
+t1=$(ms_now)
+awk -v ms=$((t1 - t0)) 'BEGIN { printf "whatif_two_settings_ms %d target < 10000 ratio %.3f\n", ms, ms / 10000 }'
 
 echo "# timeline queries, 1000 buckets, in-process (median worst per zoom)"
 "$build/bench/vs-bench-timeline" "$trace" | tee "$work/timeline-zoom.txt"

@@ -18,7 +18,7 @@
 
 #include "vs-cli.h"
 
-static const char usage_line[] = "usage: vramscope {record|import|report|diff|export|view|help} "
+static const char usage_line[] = "usage: vramscope {record|import|report|diff|export|whatif|view|help} "
                                  "[ARGS...]  (vramscope help for more)\n";
 
 static const char help_text[]
@@ -36,6 +36,10 @@ static const char help_text[]
       "      two traces side by side: peaks, roles, sites, fragmentation, failures\n"
       "  vramscope export FILE --format perfetto|snapshot|folded [-o OUT]\n"
       "      write the trace for Perfetto, PyTorch's memory_viz or flame graphs\n"
+      "  vramscope whatif FILE [--alloc-conf CONF]... [--limit BYTES|FRACTION]\n"
+      "                  [--format text|csv]\n"
+      "      replay PyTorch's caching allocator under other settings: reserved peak\n"
+      "      and failed requests each would have given\n"
       "  vramscope view [FILE]\n"
       "      open the desktop viewer\n"
       "  vramscope --version\n";
@@ -117,6 +121,8 @@ run_command (int argc, char **argv)
     return vs_cmd_report (argc - 1, argv + 1);
   if (strcmp (cmd, "diff") == 0)
     return vs_cmd_diff (argc - 1, argv + 1);
+  if (strcmp (cmd, "whatif") == 0)
+    return vs_cmd_whatif (argc - 1, argv + 1);
   if (strcmp (cmd, "view") == 0)
     return run_view (argc - 1, argv + 1);
   if (strcmp (cmd, "import") == 0)

@@ -15,3 +15,5 @@ int vs_cmd_diff (int argc, char **argv);
 /* The width text output is fitted to: requested when > 0, else the
  * terminal's when standard output is one, else $COLUMNS, else 100. */
 unsigned int vs_cli_text_width (int requested);
+
+int vs_cmd_whatif (int argc, char **argv);

@@ -1,12 +1,12 @@
 # bash completion for vramscope: subcommands, their options, report names,
-# export formats, traces (*.db) and snapshots (*.pickle).
+# export formats, allocator options, traces (*.db) and snapshots (*.pickle).
 
 _vramscope ()
 {
   local cur prev words cword
   _init_completion || return
 
-  local commands="record import report diff export view help --version"
+  local commands="record import report diff export whatif view help --version"
   if [[ $cword -eq 1 ]]; then
     COMPREPLY=($(compgen -W "$commands" -- "$cur"))
     return
@@ -79,6 +79,21 @@ _vramscope ()
       esac
       if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "-f --format -o --output --force --device --allocator --at --help" -- "$cur"))
+      else
+        _filedir db
+      fi
+      ;;
+    whatif)
+      case $prev in
+        --format) COMPREPLY=($(compgen -W "text csv" -- "$cur")); return ;;
+        --alloc-conf)
+          COMPREPLY=($(compgen -W "expandable_segments:True max_split_size_mb: roundup_power2_divisions: garbage_collection_threshold: max_non_split_rounding_mb:" -- "$cur"))
+          [[ ${COMPREPLY-} == *: ]] && compopt -o nospace
+          return ;;
+        --limit|--device) return ;;
+      esac
+      if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "--alloc-conf --limit --format --device --help" -- "$cur"))
       else
         _filedir db
       fi

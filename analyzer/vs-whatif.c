@@ -1,0 +1,951 @@
+/* vs-whatif.c — the what-if replay (see vs-whatif.h).
+ *
+ * The allocator's events are read in the order they were recorded
+ * (alloc_event by id, which is time order within one allocator) and merged
+ * with its failures (failed_alloc by time: a failure comes after events of
+ * the same instant only when those are the releases that preceded it).
+ * They become requests:
+ *   - alloc → malloc of requested_bytes on its stream;
+ *   - free_completed → free of the block allocated at that address;
+ *   - a failure → malloc of the failed size (PyTorch records the rounded
+ *     size), on the stream of the allocation before it;
+ *   - a run of segment_free / segment_unmap → nothing when a new segment
+ *     or a failure follows it at once (the allocator's own release before
+ *     a retry, which the model repeats when its limit requires), else
+ *     empty_cache();
+ *   - segment_alloc / segment_map → nothing (the model decides).
+ * Events before the history began (no stream: what an imported snapshot
+ * reconstructed as live at its first entry) become the model's starting
+ * state instead.
+ *
+ * One pass replays and learns what the limit must be at once (with no
+ * limit, or the one given); a second replays again only when the derived
+ * limit or the decision on a run of releases would have changed the first
+ * (see vs_whatif_run).  The recorded segment addresses are handed to the
+ * model as they are read, so that best-fit ties between equal blocks break
+ * as they did.  Events are not kept: memory follows the number of live
+ * blocks, not the trace's size.
+ */
+#include "vs-whatif.h"
+
+#include "vs-alloc-conf.h"
+#include "vs-caching-allocator.h"
+#include "vs-trace-private.h"
+
+static const char *events_sql
+    = "SELECT op, ts, address, requested_bytes, block_bytes, stream FROM alloc_event"
+      " WHERE allocator_id = ?1 ORDER BY id";
+static const char *failures_sql = "SELECT ts, requested_bytes, device_free_bytes FROM failed_alloc"
+                                  " WHERE allocator_id = ?1 ORDER BY ts, id";
+static const char *settings_sql = "SELECT settings FROM allocator WHERE id = ?1";
+
+typedef enum
+{
+  EV_END,
+  EV_PREFIX_SEGMENT,
+  EV_PREFIX_BLOCK,
+  EV_ALLOC,
+  EV_FREE,
+  EV_FAIL,
+  EV_RELEASES,
+  EV_SEGMENT,
+} EvKind;
+
+typedef enum
+{
+  NEXT_OTHER,
+  NEXT_SEGMENT,
+  NEXT_FAILURE,
+} NextKind;
+
+typedef struct
+{
+  EvKind kind;
+  gint64 ts;
+  gint64 address;
+  gint64 size;
+  gint64 block_bytes;
+  gint64 stream;      /* VS_UNKNOWN in the prefix */
+  gint64 device_free; /* EV_FAIL */
+  int op;             /* EV_SEGMENT, EV_PREFIX_SEGMENT: segment_alloc or segment_map */
+  /* EV_RELEASES: the bytes given back, and what came right after */
+  NextKind next;
+  gint64 next_size;
+} Ev;
+
+typedef struct
+{
+  int op;
+  gint64 ts, address, size, block_bytes, stream;
+} Row;
+
+typedef struct
+{
+  VsTrace *trace;
+  sqlite3_stmt *events;
+  sqlite3_stmt *failures;
+  gboolean have_row, have_fail;
+  Row row;
+  gint64 fail_ts, fail_size, fail_free;
+  gboolean in_prefix;
+  GArray *releases; /* Row: the releases of the last EV_RELEASES */
+  GError **error;
+  gboolean failed;
+} Reader;
+
+static gboolean
+is_release (int op)
+{
+  return op == VS_ALLOC_OP_SEGMENT_FREE || op == VS_ALLOC_OP_SEGMENT_UNMAP;
+}
+
+/* A recorded size as the model takes it: what is not a size (negative, as
+ * an unsigned 2^64 - 1 reads) is 0, and nothing is larger than 1 PiB, so
+ * that sums of sizes cannot overflow. */
+static gint64
+clamp_size (gint64 size)
+{
+  return CLAMP (size, 0, (gint64)1 << 50);
+}
+
+static void
+step_row (Reader *r)
+{
+  int rc = sqlite3_step (r->events);
+  r->have_row = rc == SQLITE_ROW;
+  if (rc == SQLITE_ROW)
+    {
+      /* NULL reads as 0: a size the trace does not know counts nothing */
+      r->row.op = sqlite3_column_int (r->events, 0);
+      r->row.ts = sqlite3_column_int64 (r->events, 1);
+      r->row.address = sqlite3_column_int64 (r->events, 2);
+      r->row.size = clamp_size (sqlite3_column_int64 (r->events, 3));
+      r->row.stream = vs_column_int (r->events, 5);
+      /* the rounded size matters only for what was live before the history
+       * (rows without a stream) */
+      r->row.block_bytes = r->row.stream == VS_UNKNOWN ? vs_column_int (r->events, 4) : VS_UNKNOWN;
+    }
+  else if (rc != SQLITE_DONE && !r->failed)
+    r->failed = !vs_trace_sql_error (r->trace, r->error);
+}
+
+static void
+step_fail (Reader *r)
+{
+  int rc = sqlite3_step (r->failures);
+  r->have_fail = rc == SQLITE_ROW;
+  if (rc == SQLITE_ROW)
+    {
+      r->fail_ts = sqlite3_column_int64 (r->failures, 0);
+      r->fail_size = clamp_size (sqlite3_column_int64 (r->failures, 1));
+      r->fail_free = vs_column_int (r->failures, 2);
+    }
+  else if (rc != SQLITE_DONE && !r->failed)
+    r->failed = !vs_trace_sql_error (r->trace, r->error);
+}
+
+static gboolean
+reader_start (Reader *r, VsTrace *trace, gint64 allocator_id, GError **error)
+{
+  memset (r, 0, sizeof *r);
+  r->releases = g_array_new (FALSE, FALSE, sizeof (Row));
+  r->trace = trace;
+  r->error = error;
+  r->in_prefix = TRUE;
+  r->events = vs_trace_statement (trace, events_sql, error);
+  if (r->events == NULL)
+    return FALSE;
+  r->failures = vs_trace_statement (trace, failures_sql, error);
+  if (r->failures == NULL)
+    return FALSE;
+  sqlite3_bind_int64 (r->events, 1, allocator_id);
+  sqlite3_bind_int64 (r->failures, 1, allocator_id);
+  step_row (r);
+  step_fail (r);
+  return !r->failed;
+}
+
+static void
+reader_stop (Reader *r)
+{
+  g_clear_pointer (&r->releases, g_array_unref);
+  if (r->events)
+    sqlite3_reset (r->events);
+  if (r->failures)
+    sqlite3_reset (r->failures);
+}
+
+/* Whether the next item is the pending failure rather than the pending
+ * row: earlier, or at the same instant unless the row is a release (the
+ * releases an out-of-memory error follows come first). */
+static gboolean
+failure_first (Reader *r)
+{
+  if (!r->have_fail)
+    return FALSE;
+  if (!r->have_row)
+    return TRUE;
+  return r->fail_ts < r->row.ts || (r->fail_ts == r->row.ts && !is_release (r->row.op));
+}
+
+/* The next event; kind EV_END at the end (or on an error: r->failed). */
+static void
+reader_next (Reader *r, Ev *ev)
+{
+  memset (ev, 0, sizeof *ev);
+  for (;;)
+    {
+      if (r->failed || (!r->have_row && !r->have_fail))
+        {
+          ev->kind = EV_END;
+          return;
+        }
+      if (failure_first (r))
+        {
+          r->in_prefix = FALSE;
+          ev->kind = EV_FAIL;
+          ev->ts = r->fail_ts;
+          ev->size = r->fail_size;
+          ev->device_free = r->fail_free;
+          step_fail (r);
+          return;
+        }
+      Row row = r->row;
+      if (row.stream != VS_UNKNOWN)
+        r->in_prefix = FALSE;
+      ev->ts = row.ts;
+      ev->address = row.address;
+      ev->size = row.size;
+      ev->block_bytes = row.block_bytes;
+      ev->stream = row.stream;
+      step_row (r);
+      switch (row.op)
+        {
+        case VS_ALLOC_OP_ALLOC:
+          ev->kind = r->in_prefix ? EV_PREFIX_BLOCK : EV_ALLOC;
+          return;
+        case VS_ALLOC_OP_FREE_COMPLETED:
+          ev->kind = EV_FREE;
+          return;
+        case VS_ALLOC_OP_SEGMENT_ALLOC:
+        case VS_ALLOC_OP_SEGMENT_MAP:
+          ev->kind = r->in_prefix ? EV_PREFIX_SEGMENT : EV_SEGMENT;
+          ev->op = row.op;
+          return;
+        case VS_ALLOC_OP_SEGMENT_FREE:
+        case VS_ALLOC_OP_SEGMENT_UNMAP:
+          r->in_prefix = FALSE;
+          ev->kind = EV_RELEASES;
+          g_array_set_size (r->releases, 0);
+          g_array_append_val (r->releases, row);
+          while (r->have_row && is_release (r->row.op) && !failure_first (r))
+            {
+              ev->size += r->row.size;
+              g_array_append_val (r->releases, r->row);
+              step_row (r);
+            }
+          if (failure_first (r))
+            ev->next = NEXT_FAILURE;
+          else if (r->have_row
+                   && (r->row.op == VS_ALLOC_OP_SEGMENT_ALLOC
+                       || r->row.op == VS_ALLOC_OP_SEGMENT_MAP))
+            {
+              ev->next = NEXT_SEGMENT;
+              ev->next_size = r->row.size;
+            }
+          return;
+        default: /* free_requested: the block is not reusable until completed */
+          break;
+        }
+    }
+}
+
+/* Live blocks by recorded address: open addressing with linear probing
+ * (a GHashTable costs a third of a replay's time on large traces). */
+typedef struct
+{
+  gint64 *keys;
+  VsCaBlock **values; /* NULL: empty slot */
+  gsize mask;
+  gsize count;
+} LiveMap;
+
+static gsize
+live_slot (const LiveMap *m, gint64 key)
+{
+  guint64 h = (guint64)key * 0x9E3779B97F4A7C15ull;
+  return (gsize)(h >> 20) & m->mask;
+}
+
+static void
+live_init (LiveMap *m)
+{
+  m->mask = 1023;
+  m->count = 0;
+  m->keys = g_new (gint64, m->mask + 1);
+  m->values = g_new0 (VsCaBlock *, m->mask + 1);
+}
+
+static void
+live_clear (LiveMap *m)
+{
+  g_clear_pointer (&m->keys, g_free);
+  g_clear_pointer (&m->values, g_free);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (LiveMap, live_clear)
+
+static VsCaBlock *
+live_get (const LiveMap *m, gint64 key)
+{
+  for (gsize i = live_slot (m, key);; i = (i + 1) & m->mask)
+    {
+      if (m->values[i] == NULL)
+        return NULL;
+      if (m->keys[i] == key)
+        return m->values[i];
+    }
+}
+
+static void live_put (LiveMap *m, gint64 key, VsCaBlock *value);
+
+static void
+live_grow (LiveMap *m)
+{
+  LiveMap old = *m;
+  m->mask = old.mask * 2 + 1;
+  m->count = 0;
+  m->keys = g_new (gint64, m->mask + 1);
+  m->values = g_new0 (VsCaBlock *, m->mask + 1);
+  for (gsize i = 0; i <= old.mask; i++)
+    if (old.values[i] != NULL)
+      live_put (m, old.keys[i], old.values[i]);
+  live_clear (&old);
+}
+
+/* Sets key's value (replacing any). */
+static void
+live_put (LiveMap *m, gint64 key, VsCaBlock *value)
+{
+  g_assert (value != NULL);
+  if ((m->count + 1) * 2 > m->mask + 1)
+    live_grow (m);
+  gsize i = live_slot (m, key);
+  while (m->values[i] != NULL && m->keys[i] != key)
+    i = (i + 1) & m->mask;
+  if (m->values[i] == NULL)
+    m->count++;
+  m->keys[i] = key;
+  m->values[i] = value;
+}
+
+/* Removes key; returns its value, or NULL when absent.  Later entries of
+ * the probe run are shifted back so that no tombstones are needed. */
+static VsCaBlock *
+live_take (LiveMap *m, gint64 key)
+{
+  gsize i = live_slot (m, key);
+  while (m->values[i] != NULL && m->keys[i] != key)
+    i = (i + 1) & m->mask;
+  VsCaBlock *found = m->values[i];
+  if (found == NULL)
+    return NULL;
+  m->values[i] = NULL;
+  m->count--;
+  for (gsize j = (i + 1) & m->mask; m->values[j] != NULL; j = (j + 1) & m->mask)
+    {
+      gsize home = live_slot (m, m->keys[j]);
+      /* j's entry may move to the hole at i unless its home lies
+       * cyclically in (i, j] */
+      if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j))
+        {
+          m->keys[i] = m->keys[j];
+          m->values[i] = m->values[j];
+          m->values[j] = NULL;
+          i = j;
+        }
+    }
+  return found;
+}
+
+/* The addresses the recorded run got for its segments, in order, handed
+ * out while the replay asks for the same segments in the same order (a
+ * segment_alloc comes before the alloc it was for, so the recorded one is
+ * read before the replay needs it).  From the first difference on, the
+ * replay is a different run: new segments are made up (below every
+ * recorded one, see vs-caching-allocator.c). */
+typedef struct
+{
+  GQueue *sizes;     /* gint64 as pointers, recorded order */
+  GQueue *addresses; /* likewise */
+  gboolean diverged;
+  gint64 lowest; /* lowest recorded address */
+} Oracle;
+
+static void
+oracle_add (Oracle *o, gint64 bytes, gint64 address)
+{
+  g_queue_push_tail (o->sizes, GSIZE_TO_POINTER ((gsize)bytes));
+  g_queue_push_tail (o->addresses, GSIZE_TO_POINTER ((gsize)address));
+  o->lowest = MIN (o->lowest, address);
+}
+
+static gint64
+oracle_address (gpointer data, gint64 bytes)
+{
+  Oracle *o = data;
+  if (!o->diverged && !g_queue_is_empty (o->sizes)
+      && (gint64)GPOINTER_TO_SIZE (g_queue_peek_head (o->sizes)) == bytes)
+    {
+      g_queue_pop_head (o->sizes);
+      return (gint64)GPOINTER_TO_SIZE (g_queue_pop_head (o->addresses));
+    }
+  o->diverged = TRUE;
+  return VS_UNKNOWN;
+}
+
+static void
+record_segment (gpointer data, int op, gint64 address, gint64 bytes)
+{
+  VsWhatifSegmentEvent e = { op, address, bytes };
+  g_array_append_val ((GArray *)data, e);
+}
+
+void
+vs_whatif_result_clear (VsWhatifResult *result)
+{
+  g_return_if_fail (result != NULL);
+  g_free (result->alloc_conf);
+  if (result->segment_events)
+    g_array_unref (result->segment_events);
+  memset (result, 0, sizeof *result);
+}
+
+GArray *
+vs_whatif_allocators (VsTrace *trace)
+{
+  GArray *ids = g_array_new (FALSE, FALSE, sizeof (gint64));
+
+  g_return_val_if_fail (trace != NULL, ids);
+  const GPtrArray *devices = vs_trace_get_devices (trace);
+  const GPtrArray *allocators = vs_trace_get_allocators (trace);
+  for (guint d = 0; d < devices->len; d++)
+    {
+      const VsDeviceInfo *dev = g_ptr_array_index (devices, d);
+      for (guint i = 0; i < allocators->len; i++)
+        {
+          const VsAllocatorInfo *a = g_ptr_array_index (allocators, i);
+          if (a->device_id == dev->id && g_strcmp0 (a->kind, "pytorch") == 0)
+            g_array_append_val (ids, a->id);
+        }
+    }
+  return ids;
+}
+
+/* The allocator's recorded settings parsed into conf. */
+static gboolean
+own_conf (VsTrace *trace, gint64 allocator_id, VsAllocConf *conf, GError **error)
+{
+  sqlite3_stmt *stmt = vs_trace_statement (trace, settings_sql, error);
+  if (stmt == NULL)
+    return FALSE;
+  sqlite3_bind_int64 (stmt, 1, allocator_id);
+  int rc = sqlite3_step (stmt);
+  g_autofree char *settings = rc == SQLITE_ROW ? vs_column_dup (stmt, 0) : NULL;
+  sqlite3_reset (stmt);
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+    return vs_trace_sql_error (trace, error);
+  g_autoptr (GError) local = NULL;
+  if (!vs_alloc_conf_from_settings (settings, conf, &local))
+    {
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT,
+                   "%s: the settings recorded for allocator %" G_GINT64_FORMAT
+                   " cannot be read: %s",
+                   vs_trace_get_path (trace), allocator_id, local->message);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* The PyTorch allocator allocator_id, or NULL with error set. */
+static const VsAllocatorInfo *
+pytorch_allocator (VsTrace *trace, gint64 allocator_id, GError **error)
+{
+  const VsAllocatorInfo *a = vs_trace_lookup_allocator (trace, allocator_id);
+  if (a == NULL || g_strcmp0 (a->kind, "pytorch") != 0)
+    {
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID_ARGUMENT,
+                   "%s has no PyTorch caching allocator %" G_GINT64_FORMAT,
+                   vs_trace_get_path (trace), allocator_id);
+      return NULL;
+    }
+  return a;
+}
+
+char *
+vs_whatif_own_alloc_conf (VsTrace *trace, gint64 allocator_id, GError **error)
+{
+  VsAllocConf conf;
+
+  g_return_val_if_fail (trace != NULL, NULL);
+  if (pytorch_allocator (trace, allocator_id, error) == NULL
+      || !own_conf (trace, allocator_id, &conf, error))
+    return NULL;
+  return vs_alloc_conf_to_string (&conf);
+}
+
+/* What the learning pass finds out about the recorded run (see
+ * vs_whatif_run). */
+typedef struct
+{
+  gint64 reserved, peak_reserved;
+  GArray *group_bound;   /* gint64 per run of releases: VS_UNKNOWN when no new segment follows */
+  GArray *group_next;    /* NextKind per run of releases */
+  GArray *group_partial; /* gboolean per run: it gave back less than empty_cache() would have */
+  GArray *group_whole;   /* gboolean per run: it gave back exactly what empty_cache() would have */
+  GArray *failure_bound; /* gint64 per failure */
+  gboolean in_step;      /* the model followed every recorded release */
+  gboolean fail_cache;   /* a failure came with cached memory left to release */
+} Record;
+
+static void
+record_init (Record *rec)
+{
+  memset (rec, 0, sizeof *rec);
+  rec->group_bound = g_array_new (FALSE, FALSE, sizeof (gint64));
+  rec->group_next = g_array_new (FALSE, FALSE, sizeof (NextKind));
+  rec->group_partial = g_array_new (FALSE, FALSE, sizeof (gboolean));
+  rec->group_whole = g_array_new (FALSE, FALSE, sizeof (gboolean));
+  rec->failure_bound = g_array_new (FALSE, FALSE, sizeof (gint64));
+  rec->in_step = TRUE;
+}
+
+static void
+record_clear (Record *rec)
+{
+  g_clear_pointer (&rec->group_bound, g_array_unref);
+  g_clear_pointer (&rec->group_next, g_array_unref);
+  g_clear_pointer (&rec->group_partial, g_array_unref);
+  g_clear_pointer (&rec->group_whole, g_array_unref);
+  g_clear_pointer (&rec->failure_bound, g_array_unref);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Record, record_clear)
+
+/* Whether a run of releases followed by a new segment was the allocator's
+ * own release before a retry rather than the program's empty_cache(): the
+ * trace cannot always tell them apart, and both reproduce the recorded
+ * run.  A retry when it gave back less than empty_cache() would have
+ * (max_split_size's release_available_cached_blocks); otherwise only under
+ * evidence of a full device (an out-of-memory failure in the trace, or a
+ * retry point within a tenth of the device's known capacity), and never
+ * when a cap of at least the recorded peak would have let the segment be
+ * had without the releases. */
+static gboolean
+is_retry (const Record *rec, guint i, gint64 total)
+{
+  gint64 bound = g_array_index (rec->group_bound, gint64, i);
+  if (bound == VS_UNKNOWN)
+    return FALSE;
+  if (g_array_index (rec->group_partial, gboolean, i))
+    return TRUE;
+  if (bound < rec->peak_reserved)
+    return FALSE;
+  return rec->failure_bound->len > 0 || (total > 0 && bound >= total - total / 10);
+}
+
+/* The limit the recorded run met, and the decision on each run of releases
+ * (into empty: replayed as empty_cache()). */
+static gint64
+decide (const Record *rec, gint64 total, GArray *empty)
+{
+  gint64 limit = G_MAXINT64;
+
+  g_array_set_size (empty, rec->group_bound->len);
+  for (guint i = 0; i < rec->group_bound->len; i++)
+    {
+      NextKind next = g_array_index (rec->group_next, NextKind, i);
+      gboolean retry = is_retry (rec, i, total);
+      /* runs followed by a failure are that failure's own releases */
+      g_array_index (empty, gboolean, i) = next == NEXT_OTHER || (next == NEXT_SEGMENT && !retry);
+      if (retry)
+        limit = MIN (limit, g_array_index (rec->group_bound, gint64, i));
+    }
+  for (guint i = 0; i < rec->failure_bound->len; i++)
+    limit = MIN (limit, g_array_index (rec->failure_bound, gint64, i));
+  if (limit == G_MAXINT64)
+    limit = total > 0 ? total : G_MAXINT64;
+  return MAX (limit, rec->peak_reserved);
+}
+
+typedef struct
+{
+  VsTrace *trace;
+  gint64 allocator_id;
+  const VsAllocConf *conf;
+  gint64 limit;
+  gboolean is_fraction;
+  gint64 total;
+  const GArray *decisions; /* gboolean per run of releases; NULL: the learning pass */
+  gint64 default_stream;
+} Pass;
+
+/* One replay of the trace through a new model, filling out.
+ *
+ * The learning pass (no decisions yet; the trace's own settings, no limit)
+ * follows the recorded run: it gives back exactly what the run gave back
+ * and fails exactly what failed, and fills rec with what is needed to
+ * derive the limit and to tell each run of releases apart.  A deciding
+ * pass replays as PyTorch would under the limit and decisions given. */
+static gboolean
+replay (const Pass *a, Record *rec, VsWhatifResult *out, gint64 *max_need, GError **error)
+{
+  g_autoptr (VsCachingAllocator) ca
+      = vs_caching_allocator_new (a->conf, a->limit, a->is_fraction, a->total);
+  Oracle oracle = { g_queue_new (), g_queue_new (), FALSE, G_MAXINT64 };
+  g_auto (LiveMap) live;
+  VsCaBlock *pending = NULL; /* a recorded failure the model satisfied */
+  gint64 last_stream = a->default_stream;
+  gboolean learning = a->decisions == NULL;
+  guint group = 0;
+  Reader r;
+  Ev ev;
+
+  live_init (&live);
+  vs_caching_allocator_set_address_func (ca, oracle_address, &oracle);
+  if (out->segment_events != NULL)
+    {
+      g_array_set_size (out->segment_events, 0);
+      vs_caching_allocator_set_segment_func (ca, record_segment, out->segment_events);
+    }
+  out->request_count = out->failed_alloc_count = 0;
+  out->first_failure_time_ns = VS_UNKNOWN;
+  if (!reader_start (&r, a->trace, a->allocator_id, error))
+    {
+      reader_stop (&r);
+      return FALSE;
+    }
+  for (reader_next (&r, &ev); ev.kind != EV_END; reader_next (&r, &ev))
+    {
+      if (pending != NULL && ev.kind != EV_SEGMENT)
+        {
+          /* The trace does not say how long the program would have kept
+           * it: it is let go at once. */
+          vs_caching_allocator_release (ca, pending);
+          pending = NULL;
+        }
+      VsCaBlock *b;
+      switch (ev.kind)
+        {
+        case EV_PREFIX_SEGMENT:
+          rec->reserved += ev.size;
+          rec->peak_reserved = MAX (rec->peak_reserved, rec->reserved);
+          vs_caching_allocator_add_segment (ca, ev.address, ev.size, a->default_stream,
+                                            ev.size == VS_CA_SMALL_BUFFER);
+          break;
+        case EV_SEGMENT:
+          rec->reserved += ev.size;
+          rec->peak_reserved = MAX (rec->peak_reserved, rec->reserved);
+          if (ev.op == VS_ALLOC_OP_SEGMENT_ALLOC)
+            oracle_add (&oracle, ev.size, ev.address);
+          break;
+        case EV_PREFIX_BLOCK:
+          b = vs_caching_allocator_place_block (ca, ev.address, ev.size, ev.block_bytes,
+                                                a->default_stream);
+          if (b != NULL)
+            live_put (&live, ev.address, b);
+          break;
+        case EV_FAIL:
+          {
+            gint64 room = ev.size - 1;
+            if (ev.device_free != VS_UNKNOWN && ev.device_free >= 0)
+              room = MIN (room, ev.device_free);
+            gint64 bound = rec->reserved + MAX (room, 0);
+            g_array_append_val (rec->failure_bound, bound);
+          }
+          out->request_count++;
+          if (learning)
+            {
+              /* As recorded: its releases came before it. */
+              if (vs_caching_allocator_get_releasable (ca) != 0)
+                rec->fail_cache = TRUE;
+              b = NULL;
+            }
+          else
+            b = vs_caching_allocator_malloc (ca, ev.size, last_stream);
+          if (b == NULL)
+            {
+              if (out->failed_alloc_count++ == 0)
+                out->first_failure_time_ns = vs_trace_rel (a->trace, ev.ts);
+            }
+          else
+            pending = b;
+          break;
+        case EV_ALLOC:
+          out->request_count++;
+          last_stream = ev.stream;
+          b = vs_caching_allocator_malloc (ca, ev.size, last_stream);
+          if (b == NULL)
+            {
+              if (out->failed_alloc_count++ == 0)
+                out->first_failure_time_ns = vs_trace_rel (a->trace, ev.ts);
+            }
+          else
+            {
+              VsCaBlock *old = live_get (&live, ev.address);
+              if (old != NULL)
+                vs_caching_allocator_release (ca, old); /* its free was not recorded */
+              live_put (&live, ev.address, b);
+            }
+          break;
+        case EV_FREE:
+          if ((b = live_take (&live, ev.address)) != NULL)
+            vs_caching_allocator_release (ca, b);
+          break;
+        case EV_RELEASES:
+          if (learning)
+            {
+              gint64 bound
+                  = ev.next == NEXT_SEGMENT ? rec->reserved + ev.next_size - 1 : VS_UNKNOWN;
+              gint64 releasable = vs_caching_allocator_get_releasable (ca);
+              gboolean partial = ev.size < releasable, whole = ev.size == releasable;
+              g_array_append_val (rec->group_bound, bound);
+              g_array_append_val (rec->group_next, ev.next);
+              g_array_append_val (rec->group_partial, partial);
+              g_array_append_val (rec->group_whole, whole);
+              for (guint i = 0; i < r.releases->len; i++)
+                {
+                  const Row *rel = &g_array_index (r.releases, Row, i);
+                  if (!vs_caching_allocator_release_recorded (ca, rel->op, rel->address, rel->size))
+                    rec->in_step = FALSE;
+                }
+            }
+          else if (g_array_index (a->decisions, gboolean, group))
+            vs_caching_allocator_empty_cache (ca);
+          group++;
+          rec->reserved -= ev.size;
+          break;
+        default:
+          break;
+        }
+    }
+  reader_stop (&r);
+  g_queue_free (oracle.sizes);
+  g_queue_free (oracle.addresses);
+  if (r.failed)
+    return FALSE;
+  out->peak_reserved_bytes = vs_caching_allocator_get_peak_reserved (ca);
+  out->peak_allocated_bytes = vs_caching_allocator_get_peak_requested (ca);
+  out->final_reserved_bytes = vs_caching_allocator_get_reserved (ca);
+  out->segment_alloc_count = vs_caching_allocator_get_segment_allocs (ca);
+  out->segment_free_count = vs_caching_allocator_get_segment_frees (ca);
+  *max_need = vs_caching_allocator_get_max_need (ca);
+  return TRUE;
+}
+
+/* Whether the learning pass is what a deciding pass with the trace's own
+ * settings, the derived limit and the decisions would give: the model
+ * followed every release, each release it was told to make is one it would
+ * have made itself (all of the cache, for empty_cache() and for a retry
+ * without max_split_size), each failure had nothing cached left, and no
+ * new segment was ever wanted beyond the limit. */
+static gboolean
+learned_is_decided (const Record *rec, const GArray *empty, const VsAllocConf *conf, gint64 limit,
+                    gint64 max_need)
+{
+  if (!rec->in_step || rec->fail_cache || max_need > limit)
+    return FALSE;
+  for (guint i = 0; i < empty->len; i++)
+    {
+      gboolean is_empty = g_array_index (empty, gboolean, i);
+      NextKind next = g_array_index (rec->group_next, NextKind, i);
+      if (!g_array_index (rec->group_whole, gboolean, i))
+        return FALSE;
+      if (!is_empty && next == NEXT_SEGMENT && conf->max_split_size != G_MAXINT64)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static const char *first_stream_sql
+    = "SELECT stream FROM alloc_event WHERE allocator_id = ?1 AND op = 1"
+      " AND stream IS NOT NULL ORDER BY id LIMIT 1";
+
+/* What every replay of one allocator shares: its own settings, the
+ * learning pass's result, the derived limit and the decisions. */
+typedef struct
+{
+  const VsAllocatorInfo *info;
+  VsAllocConf own;
+  Pass pass;
+  VsWhatifResult learned; /* with segment events when asked */
+  gboolean learned_ok;    /* learned is what a deciding pass would give */
+  GArray *decisions;
+  GArray *group_bound; /* from the learning pass (Record) */
+  gint64 limit;        /* derived */
+} Plan;
+
+static void
+plan_clear (Plan *p)
+{
+  vs_whatif_result_clear (&p->learned);
+  g_clear_pointer (&p->decisions, g_array_unref);
+  g_clear_pointer (&p->group_bound, g_array_unref);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Plan, plan_clear)
+
+/* The learning pass: the trace under its own settings, following what the
+ * recorded run gave back and what failed; from it the limit and the
+ * decisions. */
+static gboolean
+plan_prepare (VsTrace *trace, gint64 allocator_id, VsWhatifFlags flags, Plan *p, GError **error)
+{
+  memset (p, 0, sizeof *p);
+  p->info = pytorch_allocator (trace, allocator_id, error);
+  if (p->info == NULL || !own_conf (trace, allocator_id, &p->own, error))
+    return FALSE;
+  const VsDeviceInfo *dev = vs_trace_lookup_device (trace, p->info->device_id);
+  p->pass = (Pass){
+    .trace = trace,
+    .allocator_id = allocator_id,
+    .conf = &p->own,
+    .limit = G_MAXINT64,
+    .is_fraction = FALSE,
+    .total = dev != NULL ? dev->total_bytes : VS_UNKNOWN,
+    .decisions = NULL,
+    .default_stream = 0,
+  };
+  /* The stream of what was live before the history (and of a failure
+   * before any allocation): the first one used. */
+  sqlite3_stmt *stmt = vs_trace_statement (trace, first_stream_sql, error);
+  if (stmt == NULL)
+    return FALSE;
+  sqlite3_bind_int64 (stmt, 1, allocator_id);
+  int rc = sqlite3_step (stmt);
+  if (rc == SQLITE_ROW)
+    p->pass.default_stream = sqlite3_column_int64 (stmt, 0);
+  sqlite3_reset (stmt);
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+    return vs_trace_sql_error (trace, error);
+
+  if (flags & VS_WHATIF_SEGMENT_EVENTS)
+    p->learned.segment_events = g_array_new (FALSE, FALSE, sizeof (VsWhatifSegmentEvent));
+  g_auto (Record) rec;
+  record_init (&rec);
+  gint64 max_need = 0;
+  if (!replay (&p->pass, &rec, &p->learned, &max_need, error))
+    return FALSE;
+  p->decisions = g_array_new (FALSE, FALSE, sizeof (gboolean));
+  p->limit = decide (&rec, p->pass.total, p->decisions);
+  p->group_bound = g_array_ref (rec.group_bound);
+  p->learned_ok = !(flags & VS_WHATIF_DECIDE)
+                  && learned_is_decided (&rec, p->decisions, &p->own, p->limit, max_need);
+  return TRUE;
+}
+
+/* One result: alloc_conf (NULL: the trace's own) under limit_bytes
+ * (VS_UNKNOWN: derived). */
+static gboolean
+plan_run (Plan *p, const char *alloc_conf, gint64 limit_bytes, VsWhatifFlags flags,
+          VsWhatifResult *out, GError **error)
+{
+  VsAllocConf conf = p->own;
+  gboolean derived = limit_bytes == VS_UNKNOWN;
+
+  memset (out, 0, sizeof *out);
+  if (alloc_conf != NULL && !vs_alloc_conf_parse (alloc_conf, &conf, error))
+    return FALSE;
+  if (alloc_conf == NULL && derived && p->learned_ok)
+    {
+      *out = p->learned;
+      out->alloc_conf = NULL;
+      out->segment_events = NULL;
+      if (p->learned.segment_events != NULL)
+        out->segment_events = g_array_copy (p->learned.segment_events);
+    }
+  else
+    {
+      Pass a = p->pass;
+      g_auto (Record) again;
+      gint64 max_need;
+      record_init (&again);
+      g_autoptr (GArray) decisions = g_array_copy (p->decisions);
+      /* Under a cap given, a run of releases before a new segment the
+       * recorded run could not have had under that cap without them was
+       * the allocator's retry, not empty_cache(). */
+      for (guint i = 0; !derived && i < decisions->len; i++)
+        {
+          gint64 bound = g_array_index (p->group_bound, gint64, i);
+          if (bound != VS_UNKNOWN && bound >= limit_bytes)
+            g_array_index (decisions, gboolean, i) = FALSE;
+        }
+      a.conf = &conf;
+      a.limit = derived ? p->limit : limit_bytes;
+      a.is_fraction = !derived;
+      a.decisions = decisions;
+      if (flags & VS_WHATIF_SEGMENT_EVENTS)
+        out->segment_events = g_array_new (FALSE, FALSE, sizeof (VsWhatifSegmentEvent));
+      if (!replay (&a, &again, out, &max_need, error))
+        {
+          vs_whatif_result_clear (out);
+          return FALSE;
+        }
+    }
+  gint64 limit = derived ? p->limit : limit_bytes;
+  out->device_id = p->info->device_id;
+  out->allocator_id = p->pass.allocator_id;
+  out->alloc_conf = alloc_conf != NULL ? g_strdup (alloc_conf) : vs_alloc_conf_to_string (&p->own);
+  out->limit_bytes = limit == G_MAXINT64 ? VS_UNKNOWN : limit;
+  out->limit_derived = derived;
+  return TRUE;
+}
+
+gboolean
+vs_whatif_run (VsTrace *trace, gint64 allocator_id, const char *alloc_conf, gint64 limit_bytes,
+               VsWhatifFlags flags, VsWhatifResult *out, GError **error)
+{
+  g_return_val_if_fail (trace != NULL && out != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+  g_return_val_if_fail (limit_bytes == VS_UNKNOWN || limit_bytes >= 0, FALSE);
+
+  memset (out, 0, sizeof *out);
+  VsAllocConf check;
+  if (alloc_conf != NULL && !vs_alloc_conf_parse (alloc_conf, &check, error))
+    return FALSE;
+  g_auto (Plan) plan;
+  if (!plan_prepare (trace, allocator_id, flags, &plan, error))
+    return FALSE;
+  return plan_run (&plan, alloc_conf, limit_bytes, flags, out, error);
+}
+
+gboolean
+vs_whatif_run_settings (VsTrace *trace, gint64 allocator_id, const char *const *alloc_confs,
+                        guint n_confs, gint64 limit_bytes, VsWhatifFlags flags,
+                        VsWhatifResult *results, GError **error)
+{
+  g_return_val_if_fail (trace != NULL && results != NULL, FALSE);
+  g_return_val_if_fail (n_confs == 0 || alloc_confs != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+  g_return_val_if_fail (limit_bytes == VS_UNKNOWN || limit_bytes >= 0, FALSE);
+
+  memset (results, 0, (n_confs + 1) * sizeof *results);
+  for (guint k = 0; k < n_confs; k++)
+    {
+      VsAllocConf check;
+      if (alloc_confs[k] != NULL && !vs_alloc_conf_parse (alloc_confs[k], &check, error))
+        return FALSE;
+    }
+  g_auto (Plan) plan;
+  if (!plan_prepare (trace, allocator_id, flags, &plan, error))
+    return FALSE;
+  for (guint k = 0; k <= n_confs; k++)
+    if (!plan_run (&plan, k == 0 ? NULL : alloc_confs[k - 1], k == 0 ? VS_UNKNOWN : limit_bytes,
+                   flags, &results[k], error))
+      {
+        for (guint j = 0; j < k; j++)
+          vs_whatif_result_clear (&results[j]);
+        return FALSE;
+      }
+  return TRUE;
+}

@@ -1,0 +1,98 @@
+/* vs-whatif.h — replaying a trace's PyTorch allocator under other settings.
+ *
+ * The requests a PyTorch caching allocator received (allocations with their
+ * requested size and stream, frees once completed, out-of-memory failures,
+ * empty_cache() calls) are read back from a trace and fed, in order, to a
+ * model of the allocator (vs-caching-allocator.h) configured with any
+ * PYTORCH_CUDA_ALLOC_CONF and memory cap.  The result says what the run's
+ * reserved peak would have been and which requests would have failed.
+ *
+ * Replayed under the trace's own settings and limit, a trace reproduces
+ * its own reserved peak, segment allocations and frees, and failures.  The
+ * limit a trace ran under is not recorded; it is derived (see
+ * vs_whatif_run) and docs/whatif.md says how.
+ */
+#pragma once
+
+#include "vs-trace.h"
+
+G_BEGIN_DECLS
+
+typedef enum
+{
+  VS_WHATIF_NONE = 0,
+  VS_WHATIF_SEGMENT_EVENTS = 1 << 0, /* fill VsWhatifResult.segment_events */
+  VS_WHATIF_DECIDE = 1 << 1,         /* always replay with the model deciding every release
+                                      * itself, even when the pass that follows the recorded
+                                      * run already gives the answer (tests) */
+} VsWhatifFlags;
+
+/* One change of reserved memory in the replay. */
+typedef struct
+{
+  gint64 op; /* alloc_op code: 4 segment_alloc, 5 segment_free, 6 segment_map, 7 segment_unmap */
+  gint64 address; /* where the model put it (the recorded run's address when it can) */
+  gint64 bytes;
+} VsWhatifSegmentEvent;
+
+typedef struct
+{
+  gint64 device_id;
+  gint64 allocator_id;
+  char *alloc_conf;   /* the settings replayed, as PYTORCH_CUDA_ALLOC_CONF text ("" = defaults) */
+  gint64 limit_bytes; /* the cap replayed; VS_UNKNOWN: none */
+  gboolean limit_derived; /* limit_bytes was derived from the trace */
+  gint64 peak_reserved_bytes;
+  gint64 peak_allocated_bytes; /* requested bytes, as the trace's `allocated` */
+  gint64 final_reserved_bytes;
+  gint64 failed_alloc_count;
+  gint64 first_failure_time_ns; /* ns since the trace's start; VS_UNKNOWN: none failed */
+  gint64 segment_alloc_count;   /* segments taken, or pieces mapped */
+  gint64 segment_free_count;    /* segments given back, or pieces unmapped */
+  gint64 request_count;         /* allocation requests replayed */
+  GArray *segment_events;       /* VsWhatifSegmentEvent, with VS_WHATIF_SEGMENT_EVENTS */
+} VsWhatifResult;
+
+/* Frees what result owns and zeroes it. */
+void vs_whatif_result_clear (VsWhatifResult *result);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (VsWhatifResult, vs_whatif_result_clear)
+
+/* The ids of the trace's PyTorch caching allocators (allocator kind
+ * 'pytorch'), by device index then id.  Newly allocated GArray of gint64. */
+GArray *vs_whatif_allocators (VsTrace *trace);
+
+/* The settings allocator_id ran with, as PYTORCH_CUDA_ALLOC_CONF text
+ * naming what differs from the defaults.  NULL with error set when they
+ * cannot be read. */
+char *vs_whatif_own_alloc_conf (VsTrace *trace, gint64 allocator_id, GError **error);
+
+/* Replays the requests of PyTorch allocator allocator_id through the
+ * caching-allocator model configured by alloc_conf (PYTORCH_CUDA_ALLOC_CONF
+ * text replacing the whole configuration; NULL: the settings the trace
+ * recorded) under limit_bytes:
+ *   - a number of bytes: the cap set_per_process_memory_fraction() sets
+ *     (checked before each new segment, and what garbage_collection_threshold
+ *     is a share of);
+ *   - VS_UNKNOWN: the limit the recorded run met, derived from the trace —
+ *     the smallest that makes every recorded failure and every release of
+ *     cached memory before a new segment necessary, never below the
+ *     recorded reserved peak; the device's capacity when nothing failed.
+ * Fills out (cleared first; release with vs_whatif_result_clear).  Returns
+ * FALSE with error set for an allocator that is not a PyTorch one
+ * (VS_TRACE_ERROR_INVALID_ARGUMENT), settings that cannot be parsed
+ * (G_OPTION_ERROR) or a trace that cannot be read. */
+gboolean vs_whatif_run (VsTrace *trace, gint64 allocator_id, const char *alloc_conf,
+                        gint64 limit_bytes, VsWhatifFlags flags, VsWhatifResult *out,
+                        GError **error);
+
+/* The trace's own replay and n_confs others, reading the trace's history
+ * of releases and failures once: results[0] gets what vs_whatif_run
+ * (trace, allocator_id, NULL, VS_UNKNOWN, …) gives, results[k] (k = 1 …
+ * n_confs) what it gives for alloc_confs[k - 1] (NULL: the trace's own
+ * settings) under limit_bytes.  results must hold n_confs + 1 results
+ * (each released with vs_whatif_result_clear).  On failure none is set. */
+gboolean vs_whatif_run_settings (VsTrace *trace, gint64 allocator_id,
+                                 const char *const *alloc_confs, guint n_confs, gint64 limit_bytes,
+                                 VsWhatifFlags flags, VsWhatifResult *results, GError **error);
+
+G_END_DECLS

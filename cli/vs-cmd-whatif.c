@@ -1,0 +1,211 @@
+/* vs-cmd-whatif.c — `vramscope whatif FILE [--alloc-conf CONF]... [--limit
+ * BYTES|FRACTION] [--format text|csv] [--device N]`.
+ *
+ * For each device's PyTorch caching allocator: one row replaying the
+ * trace under its own settings and the limit derived from it (which
+ * reproduces the recorded run), then one per --alloc-conf (or one with the
+ * trace's own settings when only --limit is given), under --limit when
+ * given.  Failures are one line on stderr: status 2 for a usage error
+ * (unparsable CONF or limit), 1 for a trace that cannot be read or has no
+ * PyTorch allocator.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "vs-analyzer.h"
+#include "vs-cli.h"
+
+static const char usage_line[] = "usage: vramscope whatif FILE [--alloc-conf CONF]... "
+                                 "[--limit BYTES|FRACTION] [--format text|csv] [--device N]\n";
+
+static int
+usage_error (const char *message)
+{
+  fprintf (stderr, "vramscope whatif: %s\n", message);
+  fputs (usage_line, stderr);
+  return 2;
+}
+
+/* --limit: whole bytes, or a fraction of the device in (0, 1] written with
+ * a decimal point (as set_per_process_memory_fraction takes). */
+static gboolean
+parse_limit (const char *text, gint64 *bytes, double *fraction)
+{
+  guint64 v;
+  char *end = NULL;
+
+  *bytes = VS_UNKNOWN;
+  *fraction = 0.0;
+  if (strchr (text, '.') == NULL)
+    {
+      if (!g_ascii_string_to_unsigned (text, 10, 1, G_MAXINT64, &v, NULL))
+        return FALSE;
+      *bytes = (gint64)v;
+      return TRUE;
+    }
+  *fraction = g_ascii_strtod (text, &end);
+  return end != NULL && *end == '\0' && *fraction > 0.0 && *fraction <= 1.0;
+}
+
+static void
+add_row (VsTable *table, VsTrace *trace, const VsWhatifResult *r)
+{
+  const VsDeviceInfo *dev = vs_trace_lookup_device (trace, r->device_id);
+
+  vs_table_add_row (table);
+  vs_table_set_int (table, 0, dev != NULL ? dev->idx : VS_UNKNOWN);
+  vs_table_set_text (table, 1, vs_trace_allocator_name (trace, r->allocator_id));
+  vs_table_set_text (table, 2, r->alloc_conf);
+  vs_table_set_int (table, 3, r->limit_bytes);
+  vs_table_set_int (table, 4, r->peak_reserved_bytes);
+  vs_table_set_int (table, 5, r->peak_allocated_bytes);
+  vs_table_set_int (table, 6, r->failed_alloc_count);
+  vs_table_set_int (table, 7, r->first_failure_time_ns);
+}
+
+int
+vs_cmd_whatif (int argc, char **argv)
+{
+  g_autofree char *format = NULL;
+  g_autofree char *limit_text = NULL;
+  g_auto (GStrv) confs = NULL;
+  g_auto (GStrv) rest = NULL;
+  gint64 device = G_MININT64;
+  GOptionEntry entries[] = {
+    { "alloc-conf", 0, 0, G_OPTION_ARG_STRING_ARRAY, &confs,
+      "Settings to replay, in PYTORCH_CUDA_ALLOC_CONF syntax (repeatable; \"\" = defaults)",
+      "CONF" },
+    { "limit", 0, 0, G_OPTION_ARG_STRING, &limit_text,
+      "The allocator's cap: bytes, or a fraction of the device (0.5) as "
+      "set_per_process_memory_fraction takes",
+      "BYTES|FRACTION" },
+    { "format", 0, 0, G_OPTION_ARG_STRING, &format,
+      "Output format: text (aligned, human units; the default) or csv", "FORMAT" },
+    { "device", 0, 0, G_OPTION_ARG_INT64, &device, "Only this device (its index)", "N" },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &rest, NULL, "FILE" },
+    { NULL },
+  };
+  g_autoptr (GOptionContext) context = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (VsTrace) trace = NULL;
+  g_autoptr (VsTable) table = NULL;
+  g_autoptr (GString) out = NULL;
+  g_autoptr (GArray) allocators = NULL;
+  gint64 limit_bytes;
+  double fraction;
+  gboolean csv;
+
+  context = g_option_context_new ("FILE");
+  g_option_context_set_summary (
+      context, "Replay a trace's PyTorch caching allocator under other settings: the reserved\n"
+               "peak and the failed requests each setting would have given.");
+  g_option_context_set_description (
+      context, "The first row of each device replays the trace's own settings under the limit\n"
+               "derived from the trace; it reproduces the recorded run.  Times are ns since\n"
+               "the trace's start; in CSV an empty field means unknown (no failure, no limit).");
+  g_option_context_add_main_entries (context, entries, NULL);
+  if (!g_option_context_parse (context, &argc, &argv, &error))
+    return usage_error (error->message);
+  if (rest == NULL || g_strv_length (rest) != 1)
+    return usage_error ("expected one trace file");
+  if (format == NULL || strcmp (format, "text") == 0)
+    csv = FALSE;
+  else if (strcmp (format, "csv") == 0)
+    csv = TRUE;
+  else
+    return usage_error ("--format must be text or csv");
+  limit_bytes = VS_UNKNOWN;
+  fraction = 0.0;
+  if (limit_text != NULL && !parse_limit (limit_text, &limit_bytes, &fraction))
+    return usage_error ("--limit takes a number of bytes or a fraction in (0, 1] such as 0.5");
+  for (char **c = confs; c != NULL && *c != NULL; c++)
+    {
+      VsAllocConf conf;
+      if (!vs_alloc_conf_parse (*c, &conf, &error))
+        {
+          g_autofree char *msg = g_strdup_printf ("--alloc-conf '%s': %s", *c, error->message);
+          return usage_error (msg);
+        }
+    }
+
+  trace = vs_trace_open (rest[0], &error);
+  if (trace == NULL)
+    {
+      fprintf (stderr, "vramscope: %s\n", error->message);
+      return 1;
+    }
+  allocators = vs_whatif_allocators (trace);
+  table = vs_table_new ("What-if: PyTorch's caching allocator replayed under each setting "
+                        "(first row per device: the trace's own settings and limit)");
+  vs_table_add_column (table, "device", VS_COLUMN_INT);
+  vs_table_add_column (table, "allocator", VS_COLUMN_TEXT);
+  vs_table_add_column (table, "alloc_conf", VS_COLUMN_TEXT);
+  vs_table_add_column (table, "limit_bytes", VS_COLUMN_BYTES);
+  vs_table_add_column (table, "peak_reserved_bytes", VS_COLUMN_BYTES);
+  vs_table_add_column (table, "peak_allocated_bytes", VS_COLUMN_BYTES);
+  vs_table_add_column (table, "failed_alloc_count", VS_COLUMN_INT);
+  vs_table_add_column (table, "first_failure_time_ns", VS_COLUMN_TIME);
+  guint rows = 0;
+  for (guint i = 0; i < allocators->len; i++)
+    {
+      gint64 id = g_array_index (allocators, gint64, i);
+      const VsAllocatorInfo *a = vs_trace_lookup_allocator (trace, id);
+      const VsDeviceInfo *dev = vs_trace_lookup_device (trace, a->device_id);
+      if (device != G_MININT64 && (dev == NULL || dev->idx != device))
+        continue;
+      gint64 limit = limit_bytes;
+      if (fraction > 0.0)
+        {
+          if (dev == NULL || dev->total_bytes == VS_UNKNOWN)
+            {
+              fprintf (stderr,
+                       "vramscope: %s does not know device %" G_GINT64_FORMAT
+                       "'s capacity: give --limit in bytes\n",
+                       rest[0], dev != NULL ? dev->idx : (gint64)0);
+              return 1;
+            }
+          /* set_per_process_memory_fraction's own arithmetic */
+          limit = (gint64)(fraction * (double)dev->total_bytes);
+        }
+      guint n = confs != NULL ? g_strv_length (confs) : (limit_text != NULL ? 1 : 0);
+      const char *own_only[] = { NULL };
+      const char *const *asked = confs != NULL ? (const char *const *)confs : own_only;
+      g_autofree VsWhatifResult *results = g_new0 (VsWhatifResult, n + 1);
+      if (!vs_whatif_run_settings (trace, id, asked, n, limit, VS_WHATIF_NONE, results, &error))
+        {
+          fprintf (stderr, "vramscope: %s\n", error->message);
+          return 1;
+        }
+      for (guint k = 0; k <= n; k++)
+        {
+          add_row (table, trace, &results[k]);
+          vs_whatif_result_clear (&results[k]);
+        }
+      rows++;
+    }
+  if (rows == 0)
+    {
+      if (device != G_MININT64)
+        fprintf (stderr,
+                 "vramscope: %s has no PyTorch caching allocator on device %" G_GINT64_FORMAT "\n",
+                 rest[0], device);
+      else
+        fprintf (stderr,
+                 "vramscope: %s has no PyTorch caching allocator events to replay (record "
+                 "with --torch, or import a snapshot)\n",
+                 rest[0]);
+      return 1;
+    }
+  out = g_string_new (NULL);
+  if (csv)
+    vs_table_write_csv (table, out);
+  else
+    vs_table_write_text (table, out);
+  if (fwrite (out->str, 1, out->len, stdout) != out->len || fflush (stdout) != 0)
+    {
+      fprintf (stderr, "vramscope: cannot write the result: %s\n", g_strerror (errno));
+      return 1;
+    }
+  return 0;
+}
