@@ -18,8 +18,9 @@
 
 #include "vs-cli.h"
 
-static const char usage_line[] = "usage: vramscope {record|import|report|diff|export|whatif|view|help} "
-                                 "[ARGS...]  (vramscope help for more)\n";
+static const char usage_line[]
+    = "usage: vramscope {record|import|report|diff|export|whatif|view|help} "
+      "[ARGS...]  (vramscope help for more)\n";
 
 static const char help_text[]
     = "vramscope " VS_VERSION " — GPU memory profiler\n"

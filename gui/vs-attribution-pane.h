@@ -17,6 +17,9 @@ void vs_attribution_pane_set_instant (VsAttributionPane *self, VsInstant *instan
  * search). */
 void vs_attribution_pane_show_site (VsAttributionPane *self, const char *site);
 
+/* Shows only the user's own frames (the "Hide library frames" toggle). */
+void vs_attribution_pane_set_hide_library (VsAttributionPane *self, gboolean hide);
+
 /* The search text (tests). */
 const char *vs_attribution_pane_get_search (VsAttributionPane *self);
 

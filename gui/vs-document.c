@@ -723,6 +723,12 @@ build_instant (VsDocument *self, VsTrace *trace, const InstantQuery *q, GError *
   in->bottom_up = vs_tree_build (trace, in->blocks, VS_TREE_BOTTOM_UP, error);
   if (in->bottom_up == NULL)
     return NULL;
+  in->top_down_user = vs_tree_build_filtered (trace, in->blocks, VS_TREE_TOP_DOWN, TRUE, error);
+  if (in->top_down_user == NULL)
+    return NULL;
+  in->bottom_up_user = vs_tree_build_filtered (trace, in->blocks, VS_TREE_BOTTOM_UP, TRUE, error);
+  if (in->bottom_up_user == NULL)
+    return NULL;
   in->have_fragmentation
       = vs_fragmentation_at (trace, q->device_id, 0, in->seq, &in->frag, in->gaps, error);
   if (!in->have_fragmentation)

@@ -162,6 +162,9 @@ on_finding_activated (VsDiagnosisPane *pane, gint64 device_id, gint64 t, const c
 {
   if (t != VS_UNKNOWN)
     vs_session_select_instant (self->session, device_id, t);
+  /* A user site leads the tree of the user's own frames. */
+  if (site != NULL)
+    vs_attribution_pane_set_hide_library (self->attribution_pane, TRUE);
   vs_attribution_pane_show_site (self->attribution_pane, site);
   adw_view_stack_set_visible_child_name (self->pane_stack, "attribution");
   /* The button that asked is hidden now: the keyboard goes on in

@@ -1099,6 +1099,67 @@ test_fragmentation_worst (void)
   g_assert_cmpint (vs_session_get_selected_time (session), ==, worst.time_ns / 2);
 }
 
+/* Checks that tree holds only user frames, but for a stack with no user
+ * frame, whose innermost frame stands alone under the root. */
+static void
+check_user_tree (const VsTreeNode *n)
+{
+  for (guint i = 0; i < n->children->len; i++)
+    {
+      const VsTreeNode *c = g_ptr_array_index (n->children, i);
+
+      if (!c->user_code)
+        {
+          g_assert_null (n->parent);
+          g_assert_cmpuint (c->children->len, ==, 0);
+        }
+      check_user_tree (c);
+    }
+}
+
+/* "Hide library frames" in Attribution and the Flame Graph: the trees of
+ * the user's own frames, led at the peak by the diagnosis's largest user
+ * site. */
+static void
+test_hide_library (void)
+{
+  VsSession *session = vs_window_get_session (window);
+  VsDocument *doc = vs_session_get_document (session);
+  const VsDiagnosis *diagnosis = vs_document_get_diagnosis (doc);
+  const VsDeviceDiagnosis *dd = g_ptr_array_index (diagnosis->devices, 0);
+  const VsGroup *top = &g_array_index (dd->sites, VsGroup, 0);
+  const VsTreeNode *first;
+  VsFlameGraph *graph;
+  VsInstant *in;
+
+  show_pane_by_keys (2, "attribution");
+  vs_session_select_instant (session, dd->device->id, -1);
+  g_assert_true (wait_until (window_settled, window));
+  in = instant ();
+  vs_attribution_pane_set_hide_library (VS_ATTRIBUTION_PANE (shown_pane ()), TRUE);
+  g_assert_cmpuint (vs_attribution_pane_get_n_roots (VS_ATTRIBUTION_PANE (shown_pane ())), ==,
+                    in->bottom_up_user->children->len);
+  g_assert_cmpint (in->bottom_up_user->total_bytes, ==, in->bottom_up->total_bytes);
+  check_user_tree (in->bottom_up_user);
+  check_user_tree (in->top_down_user);
+  first = g_ptr_array_index (in->bottom_up_user->children, 0);
+  g_assert_true (first->user_code);
+  g_assert_cmpstr (first->label, ==, top->site);
+  g_assert_cmpint (first->total_bytes, ==, top->bytes);
+  shoot ("hide-library-attribution");
+  vs_attribution_pane_set_hide_library (VS_ATTRIBUTION_PANE (shown_pane ()), FALSE);
+  g_assert_cmpuint (vs_attribution_pane_get_n_roots (VS_ATTRIBUTION_PANE (shown_pane ())), ==,
+                    in->bottom_up->children->len);
+
+  show_pane_by_keys (3, "flame");
+  graph = vs_flame_pane_get_flame_graph (VS_FLAME_PANE (shown_pane ()));
+  g_assert_true (vs_flame_graph_get_root (graph) == in->top_down);
+  vs_flame_graph_set_user_only (graph, TRUE);
+  g_assert_true (vs_flame_graph_get_root (graph) == in->top_down_user);
+  shoot ("hide-library-flame");
+  vs_flame_graph_set_user_only (graph, FALSE);
+}
+
 /* The Failed pane names each failure's cause, as vs_oom_classify says it,
  * with no negative size. */
 static void
@@ -1251,6 +1312,7 @@ main (int argc, char **argv)
   g_test_add_func ("/input/diagnosis", test_diagnosis);
   g_test_add_func ("/input/fragmentation-worst", test_fragmentation_worst);
   g_test_add_func ("/input/failure-cause", test_failure_cause);
+  g_test_add_func ("/input/hide-library", test_hide_library);
   g_test_add_func ("/input/tooltips", test_tooltips);
   g_test_add_func ("/input/recent", test_recent);
   g_test_add_func ("/input/failed-open", test_failed_open);
