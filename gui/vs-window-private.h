@@ -68,6 +68,11 @@ struct _VsWindow
   gboolean settled;
   char *error;
 
+  /* The last comparison ("Compare With…"): its text, NULL until one was
+   * made; comparing counts while it runs. */
+  char *comparison_text;
+  guint comparing;
+
   /* Following a recording ("following"). */
   guint follow_source;
   gboolean refresh_in_flight;

@@ -1160,6 +1160,56 @@ test_hide_library (void)
   vs_flame_graph_set_user_only (graph, FALSE);
 }
 
+static gboolean
+compared (gpointer data)
+{
+  return !vs_window_is_comparing (window);
+}
+
+/* Compare With…: the analyzer's diff of the shown trace (A) and another
+ * (B), the same text as `vramscope diff A B` at 120 columns; a file that
+ * is not a trace leaves the last comparison. */
+static void
+test_compare (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (VsTrace) a = vs_trace_open (trace_path, &error);
+  g_autoptr (VsTrace) b = vs_trace_open (other_path, &error);
+  g_autoptr (GArray) rows = NULL;
+  g_autoptr (GString) expected = g_string_new (NULL);
+  g_autoptr (GFile) other = g_file_new_for_path (other_path);
+  g_autofree char *missing_path = g_build_filename (home, "no-such.db", NULL);
+  g_autoptr (GFile) missing = g_file_new_for_path (missing_path);
+
+  g_assert_no_error (error);
+  rows = vs_diff (a, b, 20, &error);
+  g_assert_no_error (error);
+  vs_diff_write_text (rows, "a_b.db", "sample-oom.db", 120, expected);
+  g_assert_null (vs_window_get_comparison_text (window));
+  vs_window_compare_with (window, other);
+  g_assert_true (vs_window_is_comparing (window));
+  g_assert_true (wait_until (compared, NULL));
+  g_assert_cmpstr (vs_window_get_comparison_text (window), ==, expected->str);
+  g_assert_nonnull (strstr (expected->str, "a_b.db"));
+  spin (300);
+  shoot ("compare");
+  vs_window_compare_with (window, missing);
+  g_assert_true (wait_until (compared, NULL));
+  g_assert_cmpstr (vs_window_get_comparison_text (window), ==, expected->str);
+  /* The comparison's window closed: the main window has the keyboard. */
+  {
+    GList *top = gtk_window_list_toplevels ();
+
+    for (GList *l = top; l != NULL; l = l->next)
+      if (l->data != (gpointer)window
+          && gtk_window_get_transient_for (l->data) == GTK_WINDOW (window))
+        gtk_window_destroy (l->data);
+    g_list_free (top);
+  }
+  spin (200);
+  focus_window ();
+}
+
 /* The Failed pane names each failure's cause, as vs_oom_classify says it,
  * with no negative size. */
 static void
@@ -1313,6 +1363,7 @@ main (int argc, char **argv)
   g_test_add_func ("/input/fragmentation-worst", test_fragmentation_worst);
   g_test_add_func ("/input/failure-cause", test_failure_cause);
   g_test_add_func ("/input/hide-library", test_hide_library);
+  g_test_add_func ("/input/compare", test_compare);
   g_test_add_func ("/input/tooltips", test_tooltips);
   g_test_add_func ("/input/recent", test_recent);
   g_test_add_func ("/input/failed-open", test_failed_open);
