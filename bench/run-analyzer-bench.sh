@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Analyzer and writer benchmark: writes a synthetic trace of N events
 # (default 10M) with bench/vs-gen-trace, then times `report summary`,
-# `peak`, `leaks`, `fragmentation`, `diagnose`, `roles`, `growth` and `whatif`
-# reports and one-screen timeline queries at every zoom.  Prints each
+# `peak`, `leaks`, `fragmentation`, `diagnose`, `roles`, `growth` and
+# `whatif` and one-screen timeline queries at every zoom.  Prints each
 # figure with its target and the ratio figure/target (< 1 meets it).
 #
 # Usage: bench/run-analyzer-bench.sh [BUILD_DIR] [EVENTS]
