@@ -230,20 +230,26 @@ static const char *const action_names[] = {
 };
 
 /* The allocator's events and its failures, in time order (failures after
- * the events of the same instant, as the replay orders them). */
-static const char *entries_sql
-    = "SELECT 0, ts, op, address, requested_bytes, stream, stack_id, NULL, id"
-      " FROM alloc_event WHERE allocator_id = ?1"
-      " UNION ALL"
-      " SELECT 1, ts, 0, NULL, requested_bytes, NULL, stack_id, device_free_bytes, id"
-      " FROM failed_alloc WHERE allocator_id = ?1"
-      " ORDER BY 2, 1, 9";
+ * the events of the same instant, as the replay orders them).  Memory
+ * recreated as live before the trace (alloc_event.before_trace, schema
+ * version 2) is no event of the history: a reader of the snapshot finds it
+ * again from the segments, as the import did. */
+#define ENTRIES_SQL(cond)                                                                          \
+  "SELECT 0, ts, op, address, requested_bytes, stream, stack_id, NULL, id"                         \
+  " FROM alloc_event WHERE allocator_id = ?1" cond " UNION ALL"                                    \
+  " SELECT 1, ts, 0, NULL, requested_bytes, NULL, stack_id, device_free_bytes, id"                 \
+  " FROM failed_alloc WHERE allocator_id = ?1"                                                     \
+  " ORDER BY 2, 1, 9"
+static const char *entries_sql = ENTRIES_SQL (" AND before_trace IS NULL");
+static const char *entries_v1_sql = ENTRIES_SQL ("");
 
 /* The device_traces list of one allocator. */
 static gboolean
 put_history (Pickler *pk, gint64 allocator_id, GError **error)
 {
-  sqlite3_stmt *st = vs_trace_statement (pk->trace, entries_sql, error);
+  sqlite3_stmt *st = vs_trace_statement (pk->trace, entries_sql, NULL);
+  if (st == NULL)
+    st = vs_trace_statement (pk->trace, entries_v1_sql, error);
   if (st == NULL)
     return FALSE;
   sqlite3_bind_int64 (st, 1, allocator_id);

@@ -141,7 +141,9 @@ report_summary (VsTrace *trace, const VsReportOptions *opts, GError **error)
 {
   g_autoptr (VsTable) t
       = vs_table_new ("Memory per device: `all` is everything on the device, then one row per "
-                      "allocator (reserved = held from CUDA, allocated = handed out).");
+                      "allocator (reserved = held from CUDA, allocated = handed out; "
+                      "alloc_count counts allocations the trace saw, before_trace_* the "
+                      "blocks already live when it began).");
   g_autoptr (GArray) rows = NULL;
   static const struct
   {
@@ -165,6 +167,8 @@ report_summary (VsTrace *trace, const VsReportOptions *opts, GError **error)
     { "peak_device_time_ns", VS_COLUMN_TIME },
     { "peak_pinned_bytes", VS_COLUMN_BYTES },
     { "peak_managed_bytes", VS_COLUMN_BYTES },
+    { "before_trace_bytes", VS_COLUMN_BYTES },
+    { "before_trace_count", VS_COLUMN_INT },
   };
 
   for (guint c = 0; c < G_N_ELEMENTS (cols); c++)
@@ -198,6 +202,8 @@ report_summary (VsTrace *trace, const VsReportOptions *opts, GError **error)
       vs_table_set_int (t, c++, s->peak_device_time_ns);
       vs_table_set_int (t, c++, s->peak_pinned_bytes);
       vs_table_set_int (t, c++, s->peak_managed_bytes);
+      vs_table_set_int (t, c++, s->before_trace_bytes);
+      vs_table_set_int (t, c++, s->before_trace_count);
     }
   return g_steal_pointer (&t);
 }
@@ -949,7 +955,12 @@ vs_report_build (VsTrace *trace, const char *name, const VsReportOptions *opts, 
     return NULL;
   for (guint i = 0; i < G_N_ELEMENTS (reports); i++)
     if (strcmp (reports[i].name, name) == 0)
-      return reports[i].build (trace, opts, error);
+      {
+        VsTable *t = reports[i].build (trace, opts, error);
+        if (t != NULL)
+          vs_table_set_event_order (t, vs_trace_time_is_event_order (trace));
+        return t;
+      }
   g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID_ARGUMENT, "Unknown report '%s'", name);
   return NULL;
 }

@@ -6,18 +6,24 @@
 #include "vs-summary.h"
 #include "vs-trace-private.h"
 
+#define SUMMARY_COLUMNS                                                                            \
+  "SELECT s.device_id, s.allocator_id, d.total_bytes,"                                             \
+  " s.peak_reserved_bytes, s.peak_reserved_ts, s.peak_reserved_seq,"                               \
+  " s.peak_allocated_bytes, s.peak_allocated_ts, s.peak_allocated_seq,"                            \
+  " s.final_reserved_bytes, s.final_allocated_bytes, s.alloc_count,"                               \
+  " s.free_count, s.failed_alloc_count, s.peak_device_bytes,"                                      \
+  " s.peak_device_ts, s.static_bytes, s.peak_pinned_bytes,"                                        \
+  " s.peak_managed_bytes,"
+#define SUMMARY_FROM                                                                               \
+  " FROM summary s JOIN device d ON d.id = s.device_id"                                            \
+  " LEFT JOIN allocator a ON a.id = s.allocator_id"                                                \
+  " WHERE (?1 = 0 OR s.device_id = ?1) AND (?2 = 0 OR s.allocator_id = ?2)"                        \
+  " ORDER BY d.idx, d.id, s.allocator_id != 0, a.name, s.allocator_id"
+
+/* Schema version 2; a version 1 trace has no before_trace columns. */
 static const char *summary_sql
-    = "SELECT s.device_id, s.allocator_id, d.total_bytes,"
-      " s.peak_reserved_bytes, s.peak_reserved_ts, s.peak_reserved_seq,"
-      " s.peak_allocated_bytes, s.peak_allocated_ts, s.peak_allocated_seq,"
-      " s.final_reserved_bytes, s.final_allocated_bytes, s.alloc_count,"
-      " s.free_count, s.failed_alloc_count, s.peak_device_bytes,"
-      " s.peak_device_ts, s.static_bytes, s.peak_pinned_bytes,"
-      " s.peak_managed_bytes"
-      " FROM summary s JOIN device d ON d.id = s.device_id"
-      " LEFT JOIN allocator a ON a.id = s.allocator_id"
-      " WHERE (?1 = 0 OR s.device_id = ?1) AND (?2 = 0 OR s.allocator_id = ?2)"
-      " ORDER BY d.idx, d.id, s.allocator_id != 0, a.name, s.allocator_id";
+    = SUMMARY_COLUMNS " s.before_trace_bytes, s.before_trace_count" SUMMARY_FROM;
+static const char *summary_v1_sql = SUMMARY_COLUMNS " NULL, NULL" SUMMARY_FROM;
 
 static void
 read_row (VsTrace *trace, sqlite3_stmt *stmt, VsSummary *s)
@@ -41,6 +47,8 @@ read_row (VsTrace *trace, sqlite3_stmt *stmt, VsSummary *s)
   s->static_bytes = vs_column_int (stmt, 16);
   s->peak_pinned_bytes = vs_column_int (stmt, 17);
   s->peak_managed_bytes = vs_column_int (stmt, 18);
+  s->before_trace_bytes = vs_column_int (stmt, 19);
+  s->before_trace_count = vs_column_int (stmt, 20);
 }
 
 GArray *
@@ -51,7 +59,9 @@ vs_summary_list (VsTrace *trace, gint64 device_id, gint64 allocator_id, GError *
   int rc;
 
   g_return_val_if_fail (trace != NULL, NULL);
-  stmt = vs_trace_statement (trace, summary_sql, error);
+  stmt = vs_trace_statement (trace, summary_sql, NULL);
+  if (stmt == NULL)
+    stmt = vs_trace_statement (trace, summary_v1_sql, error);
   if (stmt == NULL)
     return NULL;
   sqlite3_bind_int64 (stmt, 1, device_id);

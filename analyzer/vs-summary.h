@@ -31,6 +31,11 @@ typedef struct
   gint64 static_bytes;        /* all rows only, else VS_UNKNOWN */
   gint64 peak_pinned_bytes;   /* all rows only, else VS_UNKNOWN */
   gint64 peak_managed_bytes;  /* all rows only, else VS_UNKNOWN */
+  /* Blocks live before the trace began, recreated at its start (an
+   * imported snapshot's history began with them live): not counted in
+   * alloc_count.  VS_UNKNOWN for a trace of schema version 1. */
+  gint64 before_trace_bytes;
+  gint64 before_trace_count;
 } VsSummary;
 
 /* The summaries of every device (device_id 0) or of one device, ordered by

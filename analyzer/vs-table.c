@@ -26,8 +26,9 @@ typedef struct
 struct _VsTable
 {
   char *title;
-  GArray *columns; /* Column */
-  GPtrArray *rows; /* Cell[n_columns] */
+  gboolean event_order; /* times are event numbers */
+  GArray *columns;      /* Column */
+  GPtrArray *rows;      /* Cell[n_columns] */
 };
 
 static void
@@ -241,8 +242,22 @@ vs_table_write_csv (VsTable *table, GString *out)
     }
 }
 
+void
+vs_table_set_event_order (VsTable *table, gboolean event_order)
+{
+  g_return_if_fail (table != NULL);
+  table->event_order = event_order;
+}
+
+gboolean
+vs_table_get_event_order (VsTable *table)
+{
+  g_return_val_if_fail (table != NULL, FALSE);
+  return table->event_order;
+}
+
 static char *
-format_cell (const Column *col, const Cell *cell)
+format_cell (const VsTable *table, const Column *col, const Cell *cell)
 {
   if (!cell->known)
     return g_strdup ("-");
@@ -255,7 +270,12 @@ format_cell (const Column *col, const Cell *cell)
     case VS_COLUMN_BYTES:
       return vs_format_bytes (cell->value);
     case VS_COLUMN_TIME:
+      if (table->event_order)
+        return g_strdup_printf ("#%" G_GINT64_FORMAT, cell->value);
+      return vs_format_duration (cell->value);
     case VS_COLUMN_DURATION:
+      if (table->event_order)
+        return g_strdup_printf ("%" G_GINT64_FORMAT " events", cell->value);
       return vs_format_duration (cell->value);
     case VS_COLUMN_TEXT:
     case VS_COLUMN_STACK:
@@ -347,6 +367,9 @@ vs_table_write_text_fitted (VsTable *table, GString *out, guint limit, guint wid
         }
       g_string_append (out, "\n\n");
     }
+  if (table->event_order)
+    g_string_append (out, "Times are event numbers (#1 = the first history entry): the "
+                          "snapshot has no timestamps.\n\n");
   for (guint c = 0; c < nc; c++)
     {
       widths[c] = g_utf8_strlen (g_array_index (table->columns, Column, c).name, -1);
@@ -359,7 +382,7 @@ vs_table_write_text_fitted (VsTable *table, GString *out, guint limit, guint wid
 
       for (guint c = 0; c < nc; c++)
         {
-          char *s = format_cell (&g_array_index (table->columns, Column, c), &cells[c]);
+          char *s = format_cell (table, &g_array_index (table->columns, Column, c), &cells[c]);
 
           widths[c] = MAX (widths[c], (gsize)g_utf8_strlen (s, -1));
           g_ptr_array_add (texts, s);

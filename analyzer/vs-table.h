@@ -60,6 +60,13 @@ gboolean vs_table_cell_is_known (VsTable *table, guint row, guint column);
 gint64 vs_table_get_int (VsTable *table, guint row, guint column);
 const char *vs_table_get_text (VsTable *table, guint row, guint column);
 
+/* Says that the table's times are event numbers, not ns (a trace whose
+ * time axis is the order of events, meta time_axis "order"): text output
+ * then prints TIME cells as "#N", DURATION cells as "N events", and a
+ * line saying so under the title.  CSV is unchanged (integers). */
+void vs_table_set_event_order (VsTable *table, gboolean event_order);
+gboolean vs_table_get_event_order (VsTable *table);
+
 /* Appends the table as RFC 4180 CSV (CRLF-free: rows end with "\n"). */
 void vs_table_write_csv (VsTable *table, GString *out);
 

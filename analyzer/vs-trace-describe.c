@@ -221,6 +221,14 @@ vs_trace_dup_meta (VsTrace *trace, const char *key)
   return value;
 }
 
+gboolean
+vs_trace_time_is_event_order (VsTrace *trace)
+{
+  g_return_val_if_fail (trace != NULL, FALSE);
+  g_autofree char *axis = vs_trace_dup_meta (trace, "time_axis");
+  return g_strcmp0 (axis, "order") == 0;
+}
+
 const GPtrArray *
 vs_trace_get_devices (VsTrace *trace)
 {

@@ -124,6 +124,10 @@ gboolean vs_trace_has_device_level (VsTrace *trace);
 /* A meta value as text, or NULL when the key is absent.  Free with g_free. */
 char *vs_trace_dup_meta (VsTrace *trace, const char *key);
 
+/* TRUE when the trace's times are event numbers, not ns: an imported
+ * snapshot whose history has no timestamps (meta time_axis "order"). */
+gboolean vs_trace_time_is_event_order (VsTrace *trace);
+
 /* The devices ordered by idx, as a GPtrArray of VsDeviceInfo (owned by
  * trace, valid until vs_trace_free; do not modify). */
 const GPtrArray *vs_trace_get_devices (VsTrace *trace);

@@ -42,7 +42,7 @@ static const char help_text[]
       "      replay PyTorch's caching allocator under other settings: reserved peak\n"
       "      and failed requests each would have given\n"
       "  vramscope view [FILE]\n"
-      "      open the desktop viewer\n"
+      "      open the desktop viewer on a trace or a PyTorch snapshot (.pickle)\n"
       "  vramscope --version\n";
 
 /* Execs vramscope-view from next to this executable, from the build tree's

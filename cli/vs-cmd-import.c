@@ -206,6 +206,12 @@ vs_cmd_import (int argc, char **argv)
         printf ("; the history is incomplete (ring buffer overflow or "
                 "recording started late): counts before its first entry are "
                 "unknown");
+      if (stats.event_order)
+        printf ("; the history has no timestamps: times are event numbers");
+      if (stats.skipped)
+        printf ("; %" G_GUINT64_FORMAT " entr%s or annotations not imported (kinds and counts in "
+                "meta import_skipped)",
+                stats.skipped, stats.skipped == 1 ? "y" : "ies");
       printf ("\n");
     }
   return status;

@@ -136,6 +136,13 @@ walk (VsPickle *p)
         case VS_PICKLE_BOOL:
           g_assert (vs_pickle_get_int (p, r, &i));
           break;
+        case VS_PICKLE_UINT64:
+          {
+            guint64 u;
+            g_assert (!vs_pickle_get_int (p, r, &i));
+            g_assert (vs_pickle_get_uint64 (p, r, &u) && (u >> 63) == 1);
+          }
+          break;
         case VS_PICKLE_FLOAT:
           g_assert (vs_pickle_get_double (p, r, &f));
           break;

@@ -24,6 +24,7 @@ struct _VsDocument
   /* Main-thread copies, replaced as a whole by load and refresh. */
   gint64 duration;
   gboolean finalized;
+  gboolean event_order;  /* times are event numbers (meta time_axis) */
   GPtrArray *devices;    /* VsDocumentDevice* */
   GPtrArray *ooms;       /* VsOom* */
   GPtrArray *oom_stacks; /* const char *, parallel to ooms (the trace's stack cache) */
@@ -49,6 +50,7 @@ typedef struct
   VsTrace *trace;
   gint64 duration;
   gboolean finalized;
+  gboolean event_order;
   GPtrArray *devices;
   GPtrArray *ooms;
   GPtrArray *oom_stacks;
@@ -141,6 +143,7 @@ read_tables (VsTrace *trace, Progress *progress, GError **error)
 
   s = g_new0 (Snapshot, 1);
   s->duration = vs_trace_get_duration_ns (trace);
+  s->event_order = vs_trace_time_is_event_order (trace);
   fin = vs_trace_dup_meta (trace, "finalized");
   /* A live copy is finalized, its recording is not. */
   s->finalized = fin != NULL && g_strcmp0 (fin, "1") == 0 && !vs_trace_is_recording (trace);
@@ -295,6 +298,7 @@ adopt (VsDocument *self, Snapshot *s)
 
   self->duration = s->duration;
   self->finalized = s->finalized;
+  self->event_order = s->event_order;
   g_clear_pointer (&self->devices, g_ptr_array_unref);
   g_clear_pointer (&self->ooms, g_ptr_array_unref);
   g_clear_pointer (&self->oom_stacks, g_ptr_array_unref);
@@ -460,6 +464,14 @@ vs_document_get_ooms (VsDocument *self)
 }
 
 /* See vs-document.h. */
+gboolean
+vs_document_is_event_order (VsDocument *self)
+{
+  g_return_val_if_fail (VS_IS_DOCUMENT (self), FALSE);
+  return self->event_order;
+}
+
+/* See vs-document.h. */
 const char *
 vs_document_get_oom_stack (VsDocument *self, guint index)
 {
@@ -473,20 +485,42 @@ char *
 vs_document_describe (VsDocument *self)
 {
   g_autofree char *dur = NULL;
-  gint64 peak = 0;
+  g_autofree char *before = NULL;
+  gint64 peak = 0, before_bytes = 0, before_count = 0;
 
   g_return_val_if_fail (VS_IS_DOCUMENT (self), NULL);
-  dur = vs_format_duration (self->duration);
+  dur = self->event_order
+            ? g_strdup_printf (ngettext ("%lld event (no timestamps)",
+                                         "%lld events (no timestamps)", (gulong)self->duration),
+                               (long long)self->duration)
+            : vs_format_duration (self->duration);
   for (guint i = 0; i < self->devices->len; i++)
     {
       VsDocumentDevice *d = g_ptr_array_index (self->devices, i);
       peak = MAX (peak, d->summary.peak_allocated_bytes);
+      if (d->summary.before_trace_count > 0)
+        {
+          before_bytes += d->summary.before_trace_bytes;
+          before_count += d->summary.before_trace_count;
+        }
+    }
+  if (before_count > 0)
+    {
+      /* Blocks the history did not see being allocated (PyTorch's own
+       * counts leave them out): said apart. */
+      g_autofree char *b = vs_format_bytes (before_bytes);
+      before = g_strdup_printf (ngettext (" · %s in %lld block live before the trace",
+                                          " · %s in %lld blocks live before the trace",
+                                          (gulong)before_count),
+                                b, (long long)before_count);
     }
   {
     g_autofree char *p = vs_format_bytes (peak);
-    return g_strdup_printf (ngettext ("%u device · %s · peak allocated %s%s",
-                                      "%u devices · %s · peak allocated %s%s", self->devices->len),
-                            self->devices->len, dur, p, self->finalized ? "" : _ (" · recording"));
+    return g_strdup_printf (ngettext ("%u device · %s · peak allocated %s%s%s",
+                                      "%u devices · %s · peak allocated %s%s%s",
+                                      self->devices->len),
+                            self->devices->len, dur, p, before ? before : "",
+                            self->finalized ? "" : _ (" · recording"));
   }
 }
 

@@ -55,6 +55,9 @@ gboolean vs_document_is_finalized (VsDocument *self);
 GPtrArray *vs_document_get_devices (VsDocument *self);
 /* Failed allocations (VsOom*, from vs_oom_list), by time. */
 GPtrArray *vs_document_get_ooms (VsDocument *self);
+/* TRUE when the trace's times are event numbers, not ns (an imported
+ * snapshot without timestamps). */
+gboolean vs_document_is_event_order (VsDocument *self);
 /* The call stack of the failed allocation at index of
  * vs_document_get_ooms(), frames innermost first joined with
  * VS_STACK_SEPARATOR ("" when the trace has none).  Valid as long as the

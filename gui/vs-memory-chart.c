@@ -20,7 +20,7 @@
 #include "vs-table.h"
 #include "vs-time-format.h"
 
-#define MIN_SPAN_NS 1000
+#define MIN_SPAN_NS vs_time_format_min_span ()
 
 struct _VsMemoryChart
 {

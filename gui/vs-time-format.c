@@ -6,6 +6,22 @@
 
 #include <math.h>
 
+static gboolean event_order;
+
+/* See vs-time-format.h. */
+void
+vs_time_format_set_event_order (gboolean on)
+{
+  event_order = on;
+}
+
+/* See vs-time-format.h. */
+gint64
+vs_time_format_min_span (void)
+{
+  return event_order ? 8 : 1000;
+}
+
 /* Decimals needed to show multiples of step (in unit ns per unit). */
 static int
 decimals_for (gint64 step, double unit)
@@ -25,6 +41,8 @@ vs_format_time_tick (gint64 t, gint64 step)
   double unit;
   const char *name;
 
+  if (event_order)
+    return g_strdup_printf ("#%" G_GINT64_FORMAT, t);
   if (step >= 100000000 || llabs (t) >= G_GINT64_CONSTANT (1000000000))
     unit = 1e9, name = "s";
   else if (step >= 100000 || llabs (t) >= 1000000)
@@ -42,6 +60,8 @@ vs_format_time (gint64 t)
 {
   if (t < 0)
     return g_strdup ("—");
+  if (event_order)
+    return g_strdup_printf ("event #%" G_GINT64_FORMAT, t);
   if (t >= 1000000000)
     return g_strdup_printf ("%.6f s", t / 1e9);
   if (t >= 1000000)

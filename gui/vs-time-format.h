@@ -10,6 +10,14 @@
 
 G_BEGIN_DECLS
 
+/* Whether times are event numbers rather than ns (a trace without
+ * timestamps, see vs_document_is_event_order): the functions below then
+ * write "#N".  Set by the window for the document it shows. */
+void vs_time_format_set_event_order (gboolean event_order);
+
+/* The narrowest span a chart zooms to: 1 µs, or 8 events. */
+gint64 vs_time_format_min_span (void);
+
 /* A time axis label for t (ns) on an axis whose ticks are step ns apart:
  * the unit follows the step, with as many decimals as the step needs
  * ("12.5 s", "250 ms", "1.250 s").  Returns a new string. */

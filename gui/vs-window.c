@@ -14,6 +14,7 @@
 
 #include <glib/gi18n.h>
 
+#include "vs-snapshot-open.h"
 #include "vs-time-format.h"
 
 #define MAX_RECENT 10
@@ -234,7 +235,9 @@ add_to_recent (GFile *file)
   GtkRecentData data = { 0 };
   static char *groups[] = { (char *)"vramscope", NULL };
 
-  data.mime_type = (char *)"application/vnd.sqlite3";
+  data.mime_type = vs_snapshot_open_is_snapshot (file)
+                       ? (char *)"application/x-pytorch-memory-snapshot"
+                       : (char *)"application/vnd.sqlite3";
   data.app_name = (char *)"vramscope-view";
   data.app_exec = (char *)"vramscope-view %f";
   data.groups = groups;
@@ -260,6 +263,7 @@ show_document (VsWindow *self, VsDocument *doc)
   g_autofree char *name = g_file_get_basename (vs_document_get_file (doc));
   g_autofree char *desc = vs_document_describe (doc);
 
+  vs_time_format_set_event_order (vs_document_is_event_order (doc));
   adw_window_title_set_title (self->window_title, name);
   adw_window_title_set_subtitle (self->window_title, desc);
   gtk_window_set_title (GTK_WINDOW (self), name);
@@ -285,6 +289,7 @@ typedef struct
   VsWindow *self;
   guint serial;
   GFile *file;
+  gboolean snapshot; /* file is a snapshot, opened through its trace */
 } LoadRequest;
 
 /* A failed open while a trace is shown: the trace stays, a toast says
@@ -331,9 +336,42 @@ on_load_done (GObject *source, GAsyncResult *result, gpointer data)
   else
     {
       clear_document (self);
-      add_to_recent (vs_document_get_file (doc));
+      add_to_recent (req->snapshot ? req->file : vs_document_get_file (doc));
       show_document (self, doc);
+      if (req->snapshot)
+        {
+          /* Named after the snapshot the user opened, not its cache. */
+          g_autofree char *name = g_file_get_basename (req->file);
+          adw_window_title_set_title (self->window_title, name);
+          gtk_window_set_title (GTK_WINDOW (self), name);
+        }
     }
+  g_object_unref (req->file);
+  g_object_unref (self);
+  g_free (req);
+}
+
+/* A snapshot imported (or its cached trace found): its trace is opened
+ * as any other; a broken snapshot fails as a trace would. */
+static void
+on_snapshot_done (GObject *source, GAsyncResult *result, gpointer data)
+{
+  LoadRequest *req = data;
+  VsWindow *self = req->self;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GFile) trace = vs_snapshot_open_finish (result, &error);
+
+  if (req->serial == self->load_serial && trace != NULL)
+    {
+      vs_document_load_async (trace, self->load_cancellable, on_progress, self, on_load_done, req);
+      return;
+    }
+  if (req->serial != self->load_serial || g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    ;
+  else if (vs_session_get_document (self->session) != NULL)
+    keep_document (self, req->file, error->message);
+  else
+    vs_window_show_error (self, error->message);
   g_object_unref (req->file);
   g_object_unref (self);
   g_free (req);
@@ -366,6 +404,15 @@ vs_window_open (VsWindow *self, GFile *file)
   req->self = g_object_ref (self);
   req->serial = self->load_serial;
   req->file = g_object_ref (file);
+  if (vs_snapshot_open_is_snapshot (file))
+    {
+      /* A PyTorch snapshot: imported (or its cached trace found) first. */
+      gtk_label_set_text (self->loading_label, _ ("Importing the snapshot"));
+      req->snapshot = TRUE;
+      vs_snapshot_open_async (file, self->load_cancellable, on_progress, self, on_snapshot_done,
+                              req);
+      return;
+    }
   vs_document_load_async (file, self->load_cancellable, on_progress, self, on_load_done, req);
 }
 
@@ -388,16 +435,18 @@ open_action (GtkWidget *widget, const char *name, GVariant *param)
 {
   VsWindow *self = VS_WINDOW (widget);
   GtkFileChooserNative *chooser
-      = gtk_file_chooser_native_new (_ ("Open a Trace"), GTK_WINDOW (self),
+      = gtk_file_chooser_native_new (_ ("Open a Trace or a PyTorch Snapshot"), GTK_WINDOW (self),
                                      GTK_FILE_CHOOSER_ACTION_OPEN, _ ("_Open"), _ ("_Cancel"));
   GtkFileFilter *traces = gtk_file_filter_new ();
   GtkFileFilter *all = gtk_file_filter_new ();
 
-  gtk_file_filter_set_name (traces, _ ("vramscope traces"));
+  gtk_file_filter_set_name (traces, _ ("vramscope traces and PyTorch snapshots"));
   gtk_file_filter_add_pattern (traces, "*.db");
   gtk_file_filter_add_pattern (traces, "*.vstrace");
   gtk_file_filter_add_pattern (traces, "*.sqlite");
   gtk_file_filter_add_mime_type (traces, "application/vnd.sqlite3");
+  gtk_file_filter_add_pattern (traces, "*.pickle");
+  gtk_file_filter_add_pattern (traces, "*.pkl");
   gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (chooser), traces);
   gtk_file_filter_set_name (all, _ ("All files"));
   gtk_file_filter_add_pattern (all, "*");

@@ -37,12 +37,17 @@ typedef enum
   ACT_SEGMENT_MAP,
   ACT_SEGMENT_UNMAP,
   ACT_OOM,
+  ACT_SNAPSHOT, /* a marker: a snapshot was taken then */
 } Action;
+
+/* The time_us of an entry that has none (older PyTorch): the trace's
+ * time axis is then the order of events. */
+#define NO_TIME (-1)
 
 /* One decoded history entry, 48 bytes: millions of them are kept. */
 typedef struct
 {
-  gint64 addr, size, stream, time_us;
+  gint64 addr, size, stream, time_us; /* time_us NO_TIME: none */
   /* oom: device_free; alloc: the rounded size when the block survives to
    * the end (set by the backward pass); else VS_UNKNOWN */
   gint64 extra;
@@ -60,6 +65,8 @@ typedef struct
   const char *why; /* first invalid item, see read_entry */
   gint64 first_time_us;
   gboolean has_first_time;
+  gsize missing_time;   /* entries without time_us */
+  gsize memory_entries; /* entries that change memory (not markers) */
   GError *error;
   gsize error_idx;
 } Stream;
@@ -163,6 +170,10 @@ typedef struct
   VsImportStats stats;
   gint64 inconsistencies;
   gboolean expandable;
+  gboolean order_axis;  /* some entry has no time_us: ts = event number */
+  GHashTable *skipped;  /* action name → count of entries not imported */
+  gint64 skipped_total; /* entries and annotations not imported */
+  GHashTable *markers;  /* times (gint64*) of snapshot markers written */
 } Ctx;
 
 /* ------------------------------------------------------------------------
@@ -255,6 +266,9 @@ gboolean vs_import_stream_item (Ctx *c, Stream *s, VsPickleRef v, const char **w
 VsPickleAppend vs_import_on_append (VsPickle *p, VsPickleRef list, const VsPickleRef *items,
                                     gsize n, gpointer data, GError **error);
 
+/* Counts one entry or annotation not imported, under name. */
+void vs_import_skip (Ctx *c, const char *name, gsize len);
+
 /* Reads the segments of device dev: reserved ranges into ranges and live
  * blocks into blocks.  FALSE with c->error set when the segments are not
  * valid. */
@@ -262,7 +276,25 @@ gboolean vs_import_read_segments (Ctx *c, VsPickleRef segments, gint64 dev, GTre
                                   BlockMap *blocks);
 
 /* ------------------------------------------------------------------------
+ * vs-import-annotations.c */
+
+/* Writes a snapshot marker at ts as a range of no length, once per time
+ * (PyTorch puts the marker in every device's history).  FALSE with
+ * c->error set when writing failed. */
+gboolean vs_import_write_marker (Ctx *c, gint64 ts);
+
+/* Writes the snapshot's external_annotations (list, or VS_PICKLE_MISSING)
+ * as ranges; what cannot be placed is counted with vs_import_skip.  FALSE
+ * with c->error set when writing failed. */
+gboolean vs_import_annotations (Ctx *c, VsPickleRef list);
+
+/* ------------------------------------------------------------------------
  * vs-import-replay.c */
+
+/* The trace time of entry i (0-based) of a device's history: time_us in
+ * ns, or with c->order_axis the event number i + 1 (0 is the state before
+ * the history). */
+gint64 vs_import_entry_time (const Ctx *c, const Entry *e, gsize i);
 
 /* Imports one device's history (hist) and final state (its segments),
  * writing the device's events for allocator_id; history times before

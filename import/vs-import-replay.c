@@ -20,11 +20,11 @@ cmp_slot_addr (gconstpointer a, gconstpointer b)
   return x < y ? -1 : x > y;
 }
 
-/* The time of entry e in ns, not before prev (the previous entry's). */
-static gint64
-entry_ts (const Entry *e, gint64 prev)
+/* See vs-import-private.h. */
+gint64
+vs_import_entry_time (const Ctx *c, const Entry *e, gsize i)
 {
-  return MAX (e->time_us * 1000, prev);
+  return c->order_axis ? (gint64)i + 1 : e->time_us * 1000;
 }
 
 /* Imports one device's history and final state. */
@@ -66,7 +66,19 @@ vs_import_device (Ctx *c, gint64 dev, Stream *hist, VsPickleRef segments, gint64
           else
             {
               if (lb->block_bytes >= 0)
-                e->extra = lb->block_bytes; /* survives to the end */
+                {
+                  e->extra = lb->block_bytes; /* survives to the end */
+                  /* context="state" records stacks on live blocks only:
+                   * the block's stack is its allocation's. */
+                  if (e->stack < 0)
+                    {
+                      gint64 sid = vs_import_stack_id (c, lb->frames);
+                      if (sid == -1)
+                        return FALSE;
+                      if (sid != VS_UNKNOWN && sid <= G_MAXINT32)
+                        e->stack = (gint32)sid;
+                    }
+                }
               vs_import_blocks_remove (&blocks, e->addr);
             }
           break;
@@ -94,7 +106,9 @@ vs_import_device (Ctx *c, gint64 dev, Stream *hist, VsPickleRef segments, gint64
     }
 
   /* 4. what was live before the first entry, at its time */
-  gint64 ts = m ? MAX (ev[0].time_us * 1000, start_ns) : start_ns;
+  gint64 ts = c->order_axis ? 0
+              : m           ? MAX (vs_import_entry_time (c, &ev[0], 0), start_ns)
+                            : start_ns;
   GTreeNode *rn;
   for (rn = g_tree_node_first (ranges); rn; rn = g_tree_node_next (rn))
     {
@@ -109,6 +123,7 @@ vs_import_device (Ctx *c, gint64 dev, Stream *hist, VsPickleRef segments, gint64
         .device_id = device_id,
         .allocator_id = allocator_id,
         .op = c->expandable ? VS_ALLOC_OP_SEGMENT_MAP : VS_ALLOC_OP_SEGMENT_ALLOC,
+        .before_trace = 1,
         .address = s,
         .requested_bytes = e - s,
         .block_bytes = VS_UNKNOWN,
@@ -144,6 +159,7 @@ vs_import_device (Ctx *c, gint64 dev, Stream *hist, VsPickleRef segments, gint64
         .device_id = device_id,
         .allocator_id = allocator_id,
         .op = VS_ALLOC_OP_ALLOC,
+        .before_trace = 1,
         .address = addr,
         .requested_bytes = lb->requested,
         .block_bytes = lb->block_bytes >= 0 ? lb->block_bytes : VS_UNKNOWN,
@@ -166,10 +182,16 @@ vs_import_device (Ctx *c, gint64 dev, Stream *hist, VsPickleRef segments, gint64
   for (gsize i = 0; i < m; i++)
     {
       Entry *e = &ev[i];
-      gint64 t = entry_ts (e, prev);
+      gint64 t = MAX (vs_import_entry_time (c, e, i), prev);
       gboolean added;
       prev = t;
       gint64 sid = e->stack >= 0 ? e->stack : VS_UNKNOWN;
+      if (e->action == ACT_SNAPSHOT)
+        {
+          if (!vs_import_write_marker (c, t))
+            return FALSE;
+          continue;
+        }
       if (e->action == ACT_OOM)
         {
           VsFailedAlloc fa = {
@@ -252,6 +274,6 @@ vs_import_device (Ctx *c, gint64 dev, Stream *hist, VsPickleRef segments, gint64
               0.4 + 0.4 * (double)c->done_entries / (double)MAX (c->total_entries, 1)))
         return FALSE;
     }
-  c->stats.entries += m;
+  c->stats.entries += hist->memory_entries;
   return TRUE;
 }

@@ -37,11 +37,31 @@ parse_action (const char *s, gsize len)
     { "segment_map", ACT_SEGMENT_MAP },
     { "segment_unmap", ACT_SEGMENT_UNMAP },
     { "oom", ACT_OOM },
+    { "snapshot", ACT_SNAPSHOT },
   };
   for (gsize i = 0; i < G_N_ELEMENTS (names); i++)
     if (key_is (s, len, names[i].name))
       return names[i].a;
-  return ACT_OTHER; /* 'snapshot' markers and actions of newer versions */
+  return ACT_OTHER; /* actions of other versions, user-defined entries */
+}
+
+/* See vs-import-private.h. */
+void
+vs_import_skip (Ctx *c, const char *name, gsize len)
+{
+  /* Names are few (actions); a hostile file's many names are capped. */
+  g_autofree char *key = g_utf8_make_valid (name, (gssize)MIN (len, (gsize)64));
+  gpointer n = g_hash_table_lookup (c->skipped, key);
+  if (n != NULL || g_hash_table_size (c->skipped) < 64)
+    g_hash_table_insert (c->skipped, g_steal_pointer (&key),
+                         GSIZE_TO_POINTER (GPOINTER_TO_SIZE (n) + 1));
+  else
+    {
+      gpointer o = g_hash_table_lookup (c->skipped, "(other)");
+      g_hash_table_insert (c->skipped, g_strdup ("(other)"),
+                           GSIZE_TO_POINTER (GPOINTER_TO_SIZE (o) + 1));
+    }
+  c->skipped_total++;
 }
 
 /* Decodes history item v into *e and resolves its stack.  Returns FALSE
@@ -64,25 +84,40 @@ read_entry (Ctx *c, VsPickleRef v, Entry *e, const char **why)
 #define IS_INT(x) ((x).type == VS_PICKLE_INT || (x).type == VS_PICKLE_BOOL)
   if (ev[0].s)
     e->action = parse_action (ev[0].s, ev[0].len);
+  else
+    e->action = ACT_OTHER;
   gboolean has_addr = IS_INT (ev[1]), has_size = IS_INT (ev[2]);
   gboolean has_time = IS_INT (ev[4]);
   e->addr = has_addr ? ev[1].i : 0;
   e->size = has_size ? ev[2].i : 0;
-  e->stream = IS_INT (ev[3]) ? ev[3].i : VS_UNKNOWN;
-  e->time_us = has_time ? ev[4].i : 0;
+  /* A stream is a handle: its bits, even past 2^63. */
+  e->stream = IS_INT (ev[3]) || ev[3].type == VS_PICKLE_UINT64 ? ev[3].i : VS_UNKNOWN;
+  e->time_us = has_time ? ev[4].i : NO_TIME;
   VsPickleRef frames = ev[5].ref;
   e->extra = IS_INT (ev[6]) ? ev[6].i : VS_UNKNOWN;
 #undef IS_INT
   if (e->action == ACT_OTHER)
-    return TRUE;
+    {
+      if (ev[0].s)
+        vs_import_skip (c, ev[0].s, ev[0].len);
+      else
+        vs_import_skip (c, "(no action)", 11);
+      return TRUE;
+    }
   if (e->action != ACT_OOM)
     e->extra = VS_UNKNOWN;
+  if (has_time && (e->time_us < 0 || e->time_us > G_MAXINT64 / 1000))
+    return *why = ": 'time_us' out of range", FALSE;
+  if (e->action == ACT_SNAPSHOT)
+    {
+      /* A marker: only its time matters. */
+      e->addr = e->size = 0;
+      return TRUE;
+    }
   if (!has_size || e->size < 0)
     return *why = ": 'size' missing or not a size", FALSE;
   if (e->action != ACT_OOM && !has_addr)
     return *why = ": 'addr' missing or not an integer", FALSE;
-  if (!has_time || e->time_us < 0 || e->time_us > G_MAXINT64 / 1000)
-    return *why = ": 'time_us' missing or out of range", FALSE;
   if (e->addr > G_MAXINT64 - e->size)
     return *why = ": address range out of bounds", FALSE;
   gint64 sid = vs_import_stack_id (c, frames);
@@ -128,7 +163,11 @@ vs_import_stream_item (Ctx *c, Stream *s, VsPickleRef v, const char **why, GErro
       gboolean ok = read_entry (c, v, &e, why);
       c->error = saved;
       if (ok && e.action != ACT_OTHER)
-        g_array_append_val (s->entries, e);
+        {
+          g_array_append_val (s->entries, e);
+          s->missing_time += e.time_us == NO_TIME;
+          s->memory_entries += e.action != ACT_SNAPSHOT;
+        }
       else if (!ok && *why)
         s->error_idx = s->count;
       else if (!ok && g_error_matches (local, VS_IMPORT_ERROR, VS_IMPORT_ERROR_WRITE))
@@ -220,10 +259,29 @@ vs_import_read_segments (Ctx *c, VsPickleRef segments, gint64 dev, GTree *ranges
           if (!vs_pickle_str_equal (c->p, st, "active_allocated")
               && !vs_pickle_str_equal (c->p, st, "active_pending_free"))
             continue;
+          /* PyTorch 1.13 gives no requested_size and no frames: its
+           * blocks have a 'history' whose last record holds the request
+           * ('real_size') and its frames. */
+          VsPickleRef last = VS_PICKLE_MISSING, frames = vs_pickle_dict_get (c->p, b, "frames");
+          VsPickleRef hist = vs_pickle_dict_get (c->p, b, "history");
+          gsize nh = vs_pickle_type (c->p, hist) == VS_PICKLE_LIST ? vs_pickle_len (c->p, hist) : 0;
+          if (nh > 0)
+            {
+              VsPickleIter hit;
+              vs_pickle_iter_init (&hit, c->p, hist);
+              while (vs_pickle_iter_next (&hit, &last))
+                ;
+            }
+          VsPickleRef reqv = vs_pickle_dict_get (c->p, b, "requested_size");
+          if (reqv == VS_PICKLE_MISSING && last != VS_PICKLE_MISSING)
+            reqv = vs_pickle_dict_get (c->p, last, "real_size");
+          if (reqv == VS_PICKLE_MISSING)
+            reqv = vs_pickle_dict_get (c->p, b, "size");
+          if (frames == VS_PICKLE_MISSING && last != VS_PICKLE_MISSING)
+            frames = vs_pickle_dict_get (c->p, last, "frames");
           if (!vs_pickle_get_int (c->p, vs_pickle_dict_get (c->p, b, "address"), &baddr)
               || !vs_pickle_get_int (c->p, vs_pickle_dict_get (c->p, b, "size"), &bsize)
-              || !vs_pickle_get_int (c->p, vs_pickle_dict_get (c->p, b, "requested_size"), &req)
-              || req < 0 || bsize < 0)
+              || !vs_pickle_get_int (c->p, reqv, &req) || req < 0 || bsize < 0)
             return vs_import_not_snapshot (c,
                                            "segments[%" G_GSIZE_FORMAT "].blocks[%" G_GSIZE_FORMAT
                                            "]: 'address', 'size' or "
@@ -236,7 +294,7 @@ vs_import_read_segments (Ctx *c, VsPickleRef segments, gint64 dev, GTree *ranges
             c->inconsistencies++;
           lb->requested = req;
           lb->block_bytes = bsize;
-          lb->frames = vs_pickle_dict_get (c->p, b, "frames");
+          lb->frames = frames;
         }
     }
   return TRUE;

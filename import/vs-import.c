@@ -32,6 +32,7 @@
 
 #include <math.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "vs-config.h"
 
@@ -101,6 +102,13 @@ settings_json (const VsPickle *p, VsPickleRef v, GString *out, int depth)
       vs_pickle_get_int (p, v, &i);
       g_string_append_printf (out, "%" G_GINT64_FORMAT, i);
       break;
+    case VS_PICKLE_UINT64:
+      {
+        guint64 u = 0;
+        vs_pickle_get_uint64 (p, v, &u);
+        g_string_append_printf (out, "%" G_GUINT64_FORMAT, u);
+      }
+      break;
     case VS_PICKLE_FLOAT:
       vs_pickle_get_double (p, v, &f);
       if (isfinite (f))
@@ -167,6 +175,62 @@ settings_json (const VsPickle *p, VsPickleRef v, GString *out, int depth)
     }
 }
 
+/* The meta keys of the allocator's settings: pytorch.allocator_settings
+ * (the dict as JSON), pytorch.alloc_conf (its PYTORCH_CUDA_ALLOC_CONF, when
+ * it has one) and pytorch.expandable_segments ("1" when the settings, a
+ * segment or the history says so). */
+static gboolean
+write_settings_meta (Ctx *c, VsPickleRef settings, const char *json, gboolean expandable)
+{
+  const VsPickle *p = c->p;
+  gint64 x;
+  gsize len;
+  if (vs_pickle_get_int (p, vs_pickle_dict_get (p, settings, "expandable_segments"), &x) && x)
+    expandable = TRUE;
+  const char *conf
+      = vs_pickle_get_str (p, vs_pickle_dict_get (p, settings, "PYTORCH_CUDA_ALLOC_CONF"), &len);
+  g_autofree char *conf_s = conf ? g_utf8_make_valid (conf, (gssize)len) : NULL;
+  if ((json[0] && vs_writer_set_meta (c->w, "pytorch.allocator_settings", json) < 0)
+      || (conf_s && vs_writer_set_meta (c->w, "pytorch.alloc_conf", conf_s) < 0)
+      || vs_writer_set_meta (c->w, "pytorch.expandable_segments", expandable ? "1" : "0") < 0)
+    return vs_import_write_failed (c);
+  return TRUE;
+}
+
+/* Meta import_skipped_entries (how many entries and annotations were not
+ * imported) and import_skipped (their names and counts as a JSON object),
+ * when there were any. */
+static gboolean
+write_skipped_meta (Ctx *c)
+{
+  if (c->skipped_total == 0)
+    return TRUE;
+  g_autoptr (GList) keys = g_hash_table_get_keys (c->skipped);
+  keys = g_list_sort (keys, (GCompareFunc)strcmp);
+  g_autoptr (GString) js = g_string_new ("{");
+  for (GList *l = keys; l; l = l->next)
+    {
+      const char *k = l->data;
+      if (js->len > 1)
+        g_string_append_c (js, ',');
+      g_string_append_c (js, '"');
+      for (const char *q = k; *q; q++)
+        if (*q == '"' || *q == '\\')
+          g_string_append_printf (js, "\\%c", *q);
+        else if ((guchar)*q < 0x20)
+          g_string_append_printf (js, "\\u%04x", (guchar)*q);
+        else
+          g_string_append_c (js, *q);
+      g_string_append_printf (js, "\":%" G_GSIZE_FORMAT,
+                              GPOINTER_TO_SIZE (g_hash_table_lookup (c->skipped, k)));
+    }
+  g_string_append_c (js, '}');
+  if (vs_writer_set_meta_int (c->w, "import_skipped_entries", c->skipped_total) < 0
+      || vs_writer_set_meta (c->w, "import_skipped", js->str) < 0)
+    return vs_import_write_failed (c);
+  return TRUE;
+}
+
 static gboolean
 pickle_progress (guint64 done, guint64 total, gpointer data)
 {
@@ -186,9 +250,11 @@ finalize_progress (uint64_t done, uint64_t total, void *data)
 
 /* The time of the earliest first entry over all devices, or 0. */
 static gint64
-history_start (GPtrArray *hists)
+history_start (Ctx *c, GPtrArray *hists)
 {
   gint64 start = G_MAXINT64;
+  if (c->order_axis)
+    return 0;
   for (guint i = 0; i < hists->len; i++)
     {
       const Stream *s = g_ptr_array_index (hists, i);
@@ -220,16 +286,57 @@ device_history (Ctx *c, VsPickleRef list, GPtrArray *owned)
   return s;
 }
 
+/* Meta import_file_size and import_file_mtime_us: the snapshot's size and
+ * modification time, so that a cached import can tell whether the
+ * snapshot changed since. */
+static gboolean
+write_source_meta (Ctx *c, const char *pickle_path)
+{
+  struct stat sb;
+  if (stat (pickle_path, &sb) != 0)
+    return TRUE;
+  gint64 mtime_us = (gint64)sb.st_mtim.tv_sec * G_USEC_PER_SEC + sb.st_mtim.tv_nsec / 1000;
+  if (vs_writer_set_meta_int (c->w, "import_file_size", (gint64)sb.st_size) < 0
+      || vs_writer_set_meta_int (c->w, "import_file_mtime_us", mtime_us) < 0)
+    return vs_import_write_failed (c);
+  return TRUE;
+}
+
+/* TRUE when list is a non-empty list of segment dicts (each with an
+ * 'address' and a 'blocks' list): how PyTorch 1.13 pickled its
+ * memory_snapshot(). */
+static gboolean
+is_segment_list (const VsPickle *p, VsPickleRef list)
+{
+  VsPickleIter it;
+  VsPickleRef v;
+  if (vs_pickle_len (p, list) == 0)
+    return FALSE;
+  vs_pickle_iter_init (&it, p, list);
+  while (vs_pickle_iter_next (&it, &v))
+    if (vs_pickle_type (p, v) != VS_PICKLE_DICT
+        || vs_pickle_dict_get (p, v, "address") == VS_PICKLE_MISSING
+        || vs_pickle_type (p, vs_pickle_dict_get (p, v, "blocks")) != VS_PICKLE_LIST)
+      return FALSE;
+  return TRUE;
+}
+
 static gboolean
 import_all (Ctx *c, const char *pickle_path)
 {
   const VsPickle *p = c->p;
   VsPickleRef root = vs_pickle_root (p);
-  if (vs_pickle_type (p, root) != VS_PICKLE_DICT)
+  VsPickleRef segments, traces = VS_PICKLE_MISSING, settings = VS_PICKLE_MISSING;
+  if (vs_pickle_type (p, root) == VS_PICKLE_LIST && is_segment_list (p, root))
+    segments = root; /* PyTorch 1.13: the segments alone */
+  else if (vs_pickle_type (p, root) != VS_PICKLE_DICT)
     return vs_import_not_snapshot (c, "the pickle's top level is not a dict");
-  VsPickleRef segments = vs_pickle_dict_get (p, root, "segments");
-  VsPickleRef traces = vs_pickle_dict_get (p, root, "device_traces");
-  VsPickleRef settings = vs_pickle_dict_get (p, root, "allocator_settings");
+  else
+    {
+      segments = vs_pickle_dict_get (p, root, "segments");
+      traces = vs_pickle_dict_get (p, root, "device_traces");
+      settings = vs_pickle_dict_get (p, root, "allocator_settings");
+    }
   VsPickleType st = vs_pickle_type (p, segments);
   if (st != VS_PICKLE_LIST && st != VS_PICKLE_TUPLE)
     return vs_import_not_snapshot (c, "no 'segments' list");
@@ -287,7 +394,12 @@ import_all (Ctx *c, const char *pickle_path)
       ndev = MAX (ndev, d + 1);
     }
 
-  gint64 start_ns = history_start (dev_traces);
+  /* Entries without time_us (PyTorch before 2.1 wrote none): the time
+   * axis of every device is then the order of its events. */
+  for (guint i = 0; i < dev_traces->len; i++)
+    if (((Stream *)g_ptr_array_index (dev_traces, i))->missing_time > 0)
+      c->order_axis = TRUE;
+  gint64 start_ns = history_start (c, dev_traces);
   g_autofree char *base = g_path_get_basename (pickle_path);
   GString *js = g_string_new (NULL);
   if (settings != VS_PICKLE_MISSING)
@@ -295,9 +407,10 @@ import_all (Ctx *c, const char *pickle_path)
   g_autofree char *settings_str = g_string_free (js, FALSE);
 
   if (vs_writer_set_meta (c->w, "source", "import") < 0
-      || vs_writer_set_meta (c->w, "clock", "snapshot time_us") < 0
+      || vs_writer_set_meta (c->w, "clock", c->order_axis ? "event order" : "snapshot time_us") < 0
+      || (c->order_axis && vs_writer_set_meta (c->w, "time_axis", "order") < 0)
       || vs_writer_set_meta_int (c->w, "start_ns", start_ns) < 0
-      || vs_writer_set_meta (c->w, "import_file", base) < 0
+      || vs_writer_set_meta (c->w, "import_file", base) < 0 || !write_source_meta (c, pickle_path)
       || vs_writer_set_meta (c->w, "tool_version", VS_VERSION) < 0)
     return vs_import_write_failed (c);
 
@@ -314,6 +427,7 @@ import_all (Ctx *c, const char *pickle_path)
   if ((c->process_id = vs_writer_add_process (c->w, &proc)) < 0)
     return vs_import_write_failed (c);
 
+  gboolean any_expandable = FALSE;
   for (gint64 d = 0; d < ndev; d++)
     {
       Stream none = { 0 };
@@ -322,7 +436,7 @@ import_all (Ctx *c, const char *pickle_path)
        * GPU the program never used can still get 'snapshot' markers) has
        * nothing to import, unless an entry is invalid: that is reported. */
       gboolean has_entries
-          = tr->entries != NULL && (tr->entries->len > 0 || tr->why != NULL || tr->error != NULL);
+          = tr->entries != NULL && (tr->memory_entries > 0 || tr->why != NULL || tr->error != NULL);
       if (!has_entries && !g_hash_table_contains (seg_devs, &d))
         continue;
       if (tr == &none)
@@ -351,9 +465,47 @@ import_all (Ctx *c, const char *pickle_path)
         }
       if (!vs_import_device (c, d, tr, segments, start_ns, device_id, allocator_id))
         return FALSE;
+      for (guint i = 0; i < tr->entries->len && !c->expandable; i++)
+        if (g_array_index (tr->entries, Entry, i).action == ACT_SEGMENT_MAP)
+          c->expandable = TRUE;
+      any_expandable |= c->expandable;
       c->stats.devices++;
     }
 
+  /* Top-level keys of other versions (e.g. host_segments, host_traces of
+   * pinned host memory): not imported, counted. */
+  if (vs_pickle_type (p, root) == VS_PICKLE_DICT)
+    {
+      static const char *const known[]
+          = { "segments", "device_traces", "allocator_settings", "external_annotations" };
+      VsPickleRef k, x;
+      vs_pickle_iter_init (&it, p, root);
+      while (vs_pickle_iter_next_pair (&it, &k, &x))
+        {
+          gsize len = 0;
+          const char *name = vs_pickle_get_str (p, k, &len);
+          gboolean is_known = FALSE;
+          for (gsize i = 0; name && i < G_N_ELEMENTS (known); i++)
+            is_known |= len == strlen (known[i]) && memcmp (name, known[i], len) == 0;
+          if (!is_known)
+            {
+              g_autofree char *n = g_strdup_printf ("top-level key %.*s", (int)MIN (len, (gsize)40),
+                                                    name ? name : "(not a str)");
+              vs_import_skip (c, n, strlen (n));
+            }
+        }
+    }
+  if (!write_settings_meta (c, settings, settings_str, any_expandable)
+      || !vs_import_annotations (c, vs_pickle_dict_get (p, root, "external_annotations"))
+      || !write_skipped_meta (c))
+    return FALSE;
+
+  c->stats.event_order = c->order_axis;
+  /* Memory live before the first entry: the history does not cover the
+   * run (it wrapped, recording started late, or there is none). */
+  if (c->stats.synthetic_events > 0)
+    c->stats.history_overflow = TRUE;
+  c->stats.skipped = (guint64)c->skipped_total;
   if (vs_writer_set_meta (c->w, "history_reconstructed", c->stats.synthetic_events ? "1" : "0") < 0
       || vs_writer_set_meta (c->w, "history_overflow", c->stats.history_overflow ? "1" : "0") < 0
       || vs_writer_set_meta_int (c->w, "history_entries", (gint64)c->stats.entries) < 0
@@ -403,6 +555,8 @@ vs_import_snapshot (const char *pickle_path, const char *trace_path, gboolean fi
       = g_hash_table_new_full (vs_import_stack_key_hash, vs_import_stack_key_equal, g_free, NULL);
   c.streams = g_hash_table_new_full (NULL, NULL, NULL, vs_import_stream_free);
   c.scratch = g_array_new (FALSE, FALSE, sizeof (gint64));
+  c.skipped = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  c.markers = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
 
   VsPickle *p
       = vs_pickle_load_file_full (pickle_path, pickle_progress, &c, vs_import_on_append, &c, error);
@@ -421,6 +575,8 @@ vs_import_snapshot (const char *pickle_path, const char *trace_path, gboolean fi
   g_hash_table_destroy (c.stacks);
   g_hash_table_destroy (c.streams);
   g_array_free (c.scratch, TRUE);
+  g_hash_table_destroy (c.skipped);
+  g_hash_table_destroy (c.markers);
   vs_pickle_free (p);
   gint64 t2 = g_get_monotonic_time ();
   c.stats.importing_us = t2 - t1;

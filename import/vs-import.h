@@ -34,6 +34,8 @@ typedef struct
   guint64 synthetic_events; /* events written for memory live before them */
   guint devices;
   gboolean history_overflow;
+  gboolean event_order; /* no time_us: times are event numbers */
+  guint64 skipped;      /* entries and annotations not imported */
   /* Wall time of each stage, in microseconds: parsing the pickle, writing
    * the events, and finalizing the trace (vs_writer_close). */
   gint64 reading_us, importing_us, finalizing_us;

@@ -35,12 +35,33 @@ vs_pickle_get_int (const VsPickle *p, VsPickleRef v, gint64 *out)
 }
 
 gboolean
-vs_pickle_get_double (const VsPickle *p, VsPickleRef v, double *out)
+vs_pickle_get_uint64 (const VsPickle *p, VsPickleRef v, guint64 *out)
 {
   gint64 i;
   if (vs_pickle_get_int (p, v, &i))
     {
+      *out = (guint64)i;
+      return i >= 0;
+    }
+  if (ref_type (p, v) != VS_PICKLE_UINT64)
+    return FALSE;
+  *out = (guint64)NODES (p)[v].u.i;
+  return TRUE;
+}
+
+gboolean
+vs_pickle_get_double (const VsPickle *p, VsPickleRef v, double *out)
+{
+  gint64 i;
+  guint64 u;
+  if (vs_pickle_get_int (p, v, &i))
+    {
       *out = (double)i;
+      return TRUE;
+    }
+  if (vs_pickle_get_uint64 (p, v, &u))
+    {
+      *out = (double)u;
       return TRUE;
     }
   if (ref_type (p, v) != VS_PICKLE_FLOAT)
@@ -214,7 +235,8 @@ fetch_pair (const VsPickle *p, VsPickleKeys *keys, VsPickleValue *values, VsPick
   out->i = 0;
   if (v & IMM_BIT)
     out->i = (gint32)(v << 1) >> 1;
-  else if (out->type == VS_PICKLE_INT || out->type == VS_PICKLE_BOOL)
+  else if (out->type == VS_PICKLE_INT || out->type == VS_PICKLE_BOOL
+           || out->type == VS_PICKLE_UINT64)
     out->i = nodes[v].u.i;
   else if (out->type == VS_PICKLE_STR || out->type == VS_PICKLE_BYTES)
     {

@@ -400,7 +400,9 @@ memo_get (Parser *ps, gsize at, guint64 idx)
 }
 
 /* Little-endian two's complement integer of n bytes, which must fit 64
- * bits: the slow path of push_long(), for 0 or more than 8 bytes. */
+ * bits signed, or 64 bits unsigned when it is not negative (PyTorch writes
+ * values up to 2^64-1): the slow path of push_long(), for 0 or more than 8
+ * bytes. */
 static G_NO_INLINE gboolean
 push_long_wide (Parser *ps, gsize at, const guint8 *b, gsize n)
 {
@@ -416,6 +418,15 @@ push_long_wide (Parser *ps, gsize at, const guint8 *b, gsize n)
     v |= (guint64)b[i] << (8 * i);
   if (k < 8 && neg)
     v |= ~G_GUINT64_CONSTANT (0) << (8 * k);
+  if (!neg && (v >> 63) != 0)
+    {
+      /* In [2^63, 2^64): only an unsigned reading holds it. */
+      Node *node;
+      if (!push_new (ps, VS_PICKLE_UINT64, &node))
+        return FALSE;
+      node->u.i = (gint64)v;
+      return TRUE;
+    }
   /* The 64 kept bits must carry the right sign. */
   if (((v >> 63) != 0) != neg)
     return malformed (ps, at, "integer wider than 64 bits");

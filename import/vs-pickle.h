@@ -44,7 +44,8 @@ typedef enum
   VS_PICKLE_LIST,
   VS_PICKLE_TUPLE,
   VS_PICKLE_DICT,
-  VS_PICKLE_TOKEN, /* a value an append hook took, replaced by its number */
+  VS_PICKLE_TOKEN,  /* a value an append hook took, replaced by its number */
+  VS_PICKLE_UINT64, /* an int in [2^63, 2^64): see vs_pickle_get_uint64 */
 } VsPickleType;
 
 typedef struct VsPickle VsPickle;
@@ -128,8 +129,13 @@ gsize vs_pickle_memory_size (const VsPickle *p);
 
 VsPickleType vs_pickle_type (const VsPickle *p, VsPickleRef v);
 
-/* TRUE and *out set when v is an int or a bool. */
+/* TRUE and *out set when v is an int or a bool that fits 64 signed bits
+ * (FALSE for a VS_PICKLE_UINT64). */
 gboolean vs_pickle_get_int (const VsPickle *p, VsPickleRef v, gint64 *out);
+
+/* TRUE and *out set when v is an int in [0, 2^64) or a bool: PyTorch
+ * writes unsigned 64-bit values (SIZE_MAX for "no limit"). */
+gboolean vs_pickle_get_uint64 (const VsPickle *p, VsPickleRef v, guint64 *out);
 
 /* TRUE and *out set when v is a float or an int. */
 gboolean vs_pickle_get_double (const VsPickle *p, VsPickleRef v, double *out);
@@ -162,7 +168,8 @@ gboolean vs_pickle_iter_next_pair (VsPickleIter *it, VsPickleRef *key, VsPickleR
 
 /* A dict value fetched by vs_pickle_dict_fetch, decoded in the same call:
  * ref is VS_PICKLE_MISSING (type VS_PICKLE_NONE) when the key is absent;
- * i is set for ints and bools, s and len for str and bytes. */
+ * i is set for ints and bools (for a VS_PICKLE_UINT64, its bits), s and
+ * len for str and bytes. */
 typedef struct
 {
   VsPickleRef ref;

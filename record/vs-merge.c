@@ -305,10 +305,10 @@ static const char *event_copies[] = {
   " utilized, release_threshold, min_bytes_to_keep, correlation, vs_map(3, stack_id)"
   " FROM src.pool_event ORDER BY id",
   "INSERT INTO main.alloc_event (ts, process_id, tid, device_id, allocator_id, op, address,"
-  " requested_bytes, block_bytes, segment_address, stream, stack_id, range_id)"
+  " requested_bytes, block_bytes, segment_address, stream, stack_id, range_id, before_trace)"
   " SELECT ts, vs_map(0, process_id), tid, vs_map(1, device_id), vs_map(2, allocator_id),"
   " op, address, requested_bytes, block_bytes, segment_address, stream,"
-  " vs_map(3, stack_id), vs_map(4, range_id) FROM src.alloc_event ORDER BY id",
+  " vs_map(3, stack_id), vs_map(4, range_id), before_trace FROM src.alloc_event ORDER BY id",
   "INSERT INTO main.failed_alloc (ts, process_id, tid, device_id, allocator_id, api,"
   " requested_bytes, error, error_name, device_free_bytes, device_total_bytes, correlation,"
   " stack_id, range_id)"
@@ -472,6 +472,22 @@ input_meta_is (sqlite3 *db, const char *key, const char *value)
   return found;
 }
 
+/* Whether db's meta has key. */
+static bool
+has_meta (sqlite3 *db, const char *key)
+{
+  static const char *sql = "SELECT 1 FROM meta WHERE key = ?1";
+  sqlite3_stmt *s = NULL;
+  bool found = false;
+  if (sqlite3_prepare_v2 (db, sql, -1, &s, NULL) == SQLITE_OK)
+    {
+      sqlite3_bind_text (s, 1, key, -1, SQLITE_STATIC);
+      found = sqlite3_step (s) == SQLITE_ROW;
+    }
+  sqlite3_finalize (s);
+  return found;
+}
+
 /* Meta keys summed over processes: the collector's own cost. */
 static bool
 summed_key (const char *key)
@@ -544,10 +560,13 @@ vs_merge_traces (const char *out, const char *const *inputs, size_t n, const VsM
             {
               const char *key = col_text (s, 0);
               int64_t v = col_i64 (s, 1);
+              /* The allocator settings and time axis of each process
+               * (pytorch.*, time_axis): kept, the first process's when
+               * several. */
               if (key != NULL && carried_key (key))
                 {
                   const char *text = col_text (s, 1);
-                  if (text != NULL)
+                  if (text != NULL && !has_meta (vs_writer_db (m.w), key))
                     vs_writer_set_meta (m.w, key, text);
                   continue;
                 }

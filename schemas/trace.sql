@@ -1,4 +1,5 @@
--- vramscope trace schema, version 1.
+-- vramscope trace schema, version 2 (version 1 lacks alloc_event.before_trace
+-- and summary.before_trace_*; the finalizer adds them when it runs on one).
 --
 -- One SQLite file per recorded run.  The collector and the importer write the
 -- raw tables (meta … range); vs_trace_finalize() derives the tables below the
@@ -16,7 +17,7 @@
 --   * stack_id 0 or NULL means "no stack was captured".
 
 PRAGMA application_id = 1448234323;  -- 0x56524D53, 'VRMS'
-PRAGMA user_version = 1;
+PRAGMA user_version = 2;
 
 -- Key/value facts about the run and the recording.
 CREATE TABLE meta (
@@ -181,7 +182,8 @@ CREATE TABLE alloc_event (
   segment_address INTEGER,
   stream          INTEGER,
   stack_id        INTEGER,
-  range_id        INTEGER
+  range_id        INTEGER,
+  before_trace    INTEGER
 );
 
 -- Allocation requests that failed.  allocator_id NULL: a device-level API.
@@ -331,5 +333,7 @@ CREATE TABLE summary (
   peak_pinned_bytes      INTEGER,
   peak_managed_bytes     INTEGER,
   series_allocator_id    INTEGER NOT NULL,
+  before_trace_bytes     INTEGER,
+  before_trace_count     INTEGER,
   PRIMARY KEY (device_id, allocator_id)
 ) WITHOUT ROWID;

@@ -38,8 +38,12 @@ typedef struct
   uint8_t src;
   uint8_t op;
   uint8_t kind;
-  uint8_t pad;
+  uint8_t flags; /* FIN_BEFORE_TRACE */
 } VsFinEvent;
+
+/* VsFinEvent flags: an allocation live before the trace began, recreated
+ * at its start (VsAllocEvent.before_trace), not one the trace saw. */
+#define FIN_BEFORE_TRACE 1
 
 typedef struct
 {
@@ -88,6 +92,7 @@ typedef struct
   int64_t peak_reserved, peak_reserved_ts, peak_reserved_seq;
   int64_t peak_allocated, peak_allocated_ts, peak_allocated_seq;
   int64_t alloc_count, free_count;
+  int64_t before_bytes, before_count; /* blocks live before the trace */
   int32_t device_id, allocator_id;
   int is_pool;
   int touched;

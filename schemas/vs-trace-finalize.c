@@ -71,6 +71,28 @@ vs_fin_tick (VsFinProgress *p, uint64_t n)
   return 0;
 }
 
+/* A trace of schema version 1 (no alloc_event.before_trace, no
+ * summary.before_trace_*) becomes version 2: the columns are added, NULL
+ * in its rows (nothing it holds was recreated from before the trace). */
+static const char *has_v2_sql
+    = "SELECT count(*) FROM pragma_table_info('alloc_event') WHERE name = 'before_trace'";
+static const char *upgrade_v1_sql = "ALTER TABLE alloc_event ADD COLUMN before_trace INTEGER;"
+                                    "ALTER TABLE summary ADD COLUMN before_trace_bytes INTEGER;"
+                                    "ALTER TABLE summary ADD COLUMN before_trace_count INTEGER;"
+                                    "PRAGMA user_version = 2;";
+
+/* Brings db's schema to the current version (inside the transaction). */
+static int
+upgrade_schema (sqlite3 *db, VsFinErr *e)
+{
+  sqlite3_stmt *s;
+  if (sqlite3_prepare_v2 (db, has_v2_sql, -1, &s, NULL) != SQLITE_OK)
+    return vs_fin_fail (e, "cannot finalize trace: %s", sqlite3_errmsg (db));
+  int has = sqlite3_step (s) == SQLITE_ROW && sqlite3_column_int (s, 0) > 0;
+  sqlite3_finalize (s);
+  return has ? 0 : vs_fin_exec (db, e, upgrade_v1_sql);
+}
+
 static const char *reset_sql = "DELETE FROM block; DELETE FROM series; DELETE FROM series_level;"
                                " DELETE FROM summary;";
 
@@ -242,7 +264,8 @@ finalize (sqlite3 *db, VsFinTrace *given, VsProgressFunc progress, void *progres
       free (t.bl);
       return -1;
     }
-  if (vs_fin_exec (db, &e, reset_sql) < 0 || load_dimensions (db, &st, &e) < 0)
+  if (upgrade_schema (db, &e) < 0 || vs_fin_exec (db, &e, reset_sql) < 0
+      || load_dimensions (db, &st, &e) < 0)
     goto out;
   t.max_device = st.ndev;
   t.max_allocator = st.nalloc;

@@ -181,6 +181,7 @@ vs_fin_add_alloc_event (VsFinTrace *t, int64_t id, const VsAllocEvent *a)
   ev->block_bytes = blk;
   ev->stack_id = id_or_0 (a->stack_id);
   ev->range_id = (int32_t)id_or_0 (a->range_id);
+  ev->flags = a->before_trace == 1 ? FIN_BEFORE_TRACE : 0;
   return 0;
 }
 
@@ -213,7 +214,7 @@ static const char *load_mem_sql
       " pool_size, stack_id, range_id FROM mem_event";
 static const char *load_alloc_sql
     = "SELECT id, ts, process_id, device_id, allocator_id, op, address,"
-      " requested_bytes, block_bytes, stack_id, range_id FROM alloc_event";
+      " requested_bytes, block_bytes, stack_id, range_id, before_trace FROM alloc_event";
 static const char *load_pool_sql
     = "SELECT id, ts, process_id, device_id, pool_id, op, size FROM pool_event";
 
@@ -290,7 +291,8 @@ add_row (VsFinTrace *t, uint8_t src, sqlite3_stmt *s, VsFinErr *e)
                          .requested_bytes = col (s, 7),
                          .block_bytes = col (s, 8),
                          .stack_id = col (s, 9),
-                         .range_id = col (s, 10) };
+                         .range_id = col (s, 10),
+                         .before_trace = sqlite3_column_int64 (s, 11) };
       return vs_fin_add_alloc_event (t, id, &a);
     }
   VsPoolEvent p = { .ts = col (s, 1),

@@ -186,7 +186,14 @@ replay_block (VsFinState *st, VsFinDevState *ds, int32_t dev, const VsFinEvent *
       if (b->level == 2)
         {
           a->allocated += bytes;
-          if (counted && sign > 0)
+          if (sign > 0 && (!counted || (ev->flags & FIN_BEFORE_TRACE)))
+            {
+              /* Live when the trace began (recreated by an import, or
+               * freed but never allocated in it): counted apart. */
+              a->before_bytes += bytes;
+              a->before_count++;
+            }
+          else if (counted && sign > 0)
             a->alloc_count++;
           else if (counted)
             a->free_count++;
@@ -530,8 +537,8 @@ static const char *summary_sql
       " peak_allocated_ts, peak_allocated_seq, final_reserved_bytes,"
       " final_allocated_bytes, alloc_count, free_count, failed_alloc_count,"
       " peak_device_bytes, peak_device_ts, static_bytes, peak_pinned_bytes,"
-      " peak_managed_bytes, series_allocator_id)"
-      " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+      " peak_managed_bytes, series_allocator_id, before_trace_bytes, before_trace_count)"
+      " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
 /* Failed requests that count: those an allocator reported, and device-level
  * failures in processes without a PyTorch allocator (PyTorch retries its
@@ -563,10 +570,13 @@ vs_fin_write_summary (sqlite3 *db, VsFinState *st, VsFinErr *e)
             /* Counts on `all`: every allocator's plus plain allocations. */
             a->alloc_count = ds->plain_allocs;
             a->free_count = ds->plain_frees;
+            a->before_bytes = a->before_count = 0;
             for (int32_t j = 1; j <= st->nalloc; j++)
               {
                 a->alloc_count += vs_fin_acc_at (st, d, j)->alloc_count;
                 a->free_count += vs_fin_acc_at (st, d, j)->free_count;
+                a->before_bytes += vs_fin_acc_at (st, d, j)->before_bytes;
+                a->before_count += vs_fin_acc_at (st, d, j)->before_count;
               }
           }
         sqlite3_bind_int (fc, 1, d);
@@ -612,6 +622,8 @@ vs_fin_write_summary (sqlite3 *db, VsFinState *st, VsFinErr *e)
           for (int c = 14; c <= 18; c++)
             sqlite3_bind_null (ins, c);
         sqlite3_bind_int (ins, 19, k != 0 && k == st->shared[d] ? 0 : k);
+        sqlite3_bind_int64 (ins, 20, a->before_bytes);
+        sqlite3_bind_int64 (ins, 21, a->before_count);
         if (sqlite3_step (ins) != SQLITE_DONE)
           rc = -1;
         sqlite3_reset (ins);

@@ -86,7 +86,7 @@ static const char *const stmt_sql[N_STMTS] = {
                       " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
   [STMT_ALLOC_EVENT] = "INSERT INTO alloc_event (ts, process_id, tid, device_id, allocator_id,"
                        " op, address, requested_bytes, block_bytes, segment_address, stream,"
-                       " stack_id, range_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                       " stack_id, range_id, before_trace) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
   [STMT_FAILED_ALLOC] = "INSERT INTO failed_alloc (ts, process_id, tid, device_id, allocator_id,"
                         " api, requested_bytes, error, error_name, device_free_bytes,"
                         " device_total_bytes, correlation, stack_id, range_id)"
@@ -334,7 +334,7 @@ static const VsColumn alloc_event_columns[] = {
   COL (VsAllocEvent, COL_RAW, address),      COL (VsAllocEvent, COL_I64, requested_bytes),
   COL (VsAllocEvent, COL_I64, block_bytes),  COL (VsAllocEvent, COL_I64, segment_address),
   COL (VsAllocEvent, COL_I64, stream),       COL (VsAllocEvent, COL_ID, stack_id),
-  COL (VsAllocEvent, COL_ID, range_id),
+  COL (VsAllocEvent, COL_ID, range_id),      COL (VsAllocEvent, COL_ID, before_trace),
 };
 
 static const VsColumn failed_alloc_columns[] = {
@@ -576,7 +576,7 @@ static const char *any_event_sql = "SELECT 1 FROM mem_event UNION ALL SELECT 1 F
 static const char *alloc_batch_sql
     = "alloc_event (ts, process_id, tid, device_id, allocator_id,"
       " op, address, requested_bytes, block_bytes, segment_address, stream,"
-      " stack_id, range_id)";
+      " stack_id, range_id, before_trace)";
 
 int
 vs_writer_set_bulk (VsWriter *w)
@@ -605,7 +605,7 @@ vs_writer_set_bulk (VsWriter *w)
       set_error (w, "out of memory");
       return -1;
     }
-  if (vs_sql_batch_init (w->alloc_rows, w->db, alloc_batch_sql, 13) < 0)
+  if (vs_sql_batch_init (w->alloc_rows, w->db, alloc_batch_sql, 14) < 0)
     {
       set_error (w, "cannot prepare trace statement: %s", sqlite3_errmsg (w->db));
       free (w->alloc_rows);

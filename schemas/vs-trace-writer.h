@@ -28,7 +28,7 @@ extern "C"
 
 #define VS_UNKNOWN INT64_MIN
 #define VS_TRACE_APPLICATION_ID 1448234323 /* 'VRMS' */
-#define VS_TRACE_SCHEMA_VERSION 1
+#define VS_TRACE_SCHEMA_VERSION 2
 /* The deepest stack a trace holds, in frames: writers keep the innermost
  * this many (vs_writer_add_stack), readers take a longer parent chain for
  * a cycle. */
@@ -150,6 +150,10 @@ extern "C"
     VsAllocOp op;
     int64_t address, requested_bytes, block_bytes, segment_address, stream;
     int64_t stack_id, range_id;
+    /* 1: not an event the trace saw but memory live before it began,
+     * recreated at its start (an imported snapshot's history began with
+     * it live); 0 otherwise */
+    int64_t before_trace;
   } VsAllocEvent;
 
   typedef struct

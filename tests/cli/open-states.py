@@ -72,10 +72,18 @@ def concurrent_finalize(tmp):
     db.commit()
     db.close()
     # Readers started together: one finalizes, the others wait for it.
+    # What this build's finalizer makes of it (a trace of an older schema
+    # is brought to the current one as it is finalized), read alone.
+    alone = os.path.join(tmp, "alone.db")
+    shutil.copy(path, alone)
+    want = report(alone).stdout
+    # ... which adds only the columns that schema lacked.
+    strip = lambda text: [line.split(",")[:17] for line in text.splitlines()]
+    if strip(want) != strip(expected()):
+        return "finalized again, the summary changed:\n%s\n%s" % (want, expected())
     procs = [subprocess.Popen([VRAMSCOPE, "report", "--format", "csv", path, "summary"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for _ in range(4)]
-    want = expected()
     for p in procs:
         out, err = p.communicate(timeout=120)
         if p.returncode != 0 or out != want:

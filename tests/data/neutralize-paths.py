@@ -48,15 +48,36 @@ def fix_db(path, roots):
     return changed
 
 
-def walk(obj, roots):
+def walk(obj, roots, memo=None):
+    """obj with every string rewritten.  What obj shares stays shared (one
+    new object per original container, one per distinct string), so the
+    pickle written back is no larger than the one read: a snapshot refers
+    to each frame and frames list once and then through the memo."""
+    if memo is None:
+        memo = {}
     if isinstance(obj, str):
-        return rewrite(obj, roots)
+        key = ("s", obj)
+        if key not in memo:
+            memo[key] = rewrite(obj, roots)
+        return memo[key]
+    key = id(obj)
+    if key in memo:
+        return memo[key][1]
     if isinstance(obj, dict):
-        return {walk(k, roots): walk(v, roots) for k, v in obj.items()}
+        new = {}
+        memo[key] = (obj, new)
+        for k, v in obj.items():
+            new[walk(k, roots, memo)] = walk(v, roots, memo)
+        return new
     if isinstance(obj, list):
-        return [walk(v, roots) for v in obj]
+        new = []
+        memo[key] = (obj, new)
+        new.extend(walk(v, roots, memo) for v in obj)
+        return new
     if isinstance(obj, tuple):
-        return tuple(walk(v, roots) for v in obj)
+        new = tuple(walk(v, roots, memo) for v in obj)
+        memo[key] = (obj, new)
+        return new
     return obj
 
 

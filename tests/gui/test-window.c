@@ -162,6 +162,31 @@ test_not_a_trace (void)
   g_assert_false (g_file_test (png, G_FILE_TEST_EXISTS));
 }
 
+/* A broken PyTorch snapshot given on the command line: exit 1 and one
+ * line, the sentence `vramscope import` prints for it. */
+static void
+test_broken_snapshot (void)
+{
+  g_autofree char *src = g_build_filename (g_getenv ("VS_SNAPSHOTS"), "oom.pickle", NULL);
+  g_autofree char *path = g_build_filename (tmpdir, "broken.pickle", NULL);
+  g_autofree char *png = g_build_filename (tmpdir, "broken.png", NULL);
+  g_autofree char *out = g_build_filename (tmpdir, "broken.db", NULL);
+  g_autofree char *data = NULL;
+  gsize len;
+  const char *view[] = { g_getenv ("VS_VIEW"), "--screenshot", png, path, NULL };
+  const char *cli[] = { g_getenv ("VS_CLI"), "import", path, "-o", out, NULL };
+  g_autofree char *err = NULL;
+  g_autofree char *cli_err = NULL;
+
+  g_assert_true (g_file_get_contents (src, &data, &len, NULL));
+  g_assert_true (g_file_set_contents (path, data, (gssize)len - 7, NULL));
+  g_assert_cmpint (run (view, NULL, &err), ==, 1);
+  g_assert_cmpint (run (cli, NULL, &cli_err), ==, 1);
+  g_assert_true (g_str_has_prefix (cli_err, "vramscope import: "));
+  g_assert_nonnull (strstr (err, cli_err + strlen ("vramscope import: ")));
+  g_assert_false (g_file_test (png, G_FILE_TEST_EXISTS));
+}
+
 /* A missing file: exit 1, and it is not created. */
 static void
 test_missing_file (void)
@@ -302,6 +327,16 @@ main (int argc, char **argv)
   g_assert_no_error (error);
   traces = g_ptr_array_new ();
   make_traces ();
+  {
+    /* A snapshot opened directly (imported by the viewer itself). */
+    g_autofree char *src = g_build_filename (g_getenv ("VS_SNAPSHOTS"), "train.pickle", NULL);
+    g_autofree char *dst = g_build_filename (tmpdir, "direct.pickle", NULL);
+    g_autofree char *data = NULL;
+    gsize len;
+    g_assert_true (g_file_get_contents (src, &data, &len, NULL));
+    g_assert_true (g_file_set_contents (dst, data, (gssize)len, NULL));
+    add_trace ("snapshot-opened-directly", dst, FALSE);
+  }
 
   for (guint i = 0; i < traces->len; i++)
     {
@@ -313,6 +348,7 @@ main (int argc, char **argv)
     }
   g_test_add_func ("/window/not-a-trace", test_not_a_trace);
   g_test_add_func ("/window/missing-file", test_missing_file);
+  g_test_add_func ("/window/broken-snapshot", test_broken_snapshot);
   g_test_add_func ("/window/bad-options", test_bad_options);
   status = g_test_run ();
 

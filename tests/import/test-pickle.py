@@ -2,7 +2,8 @@
 # test-pickle.py — the restricted reader reads what Python's pickle writes.
 #
 # Builds random plain values (nested dicts, lists, tuples, shared references,
-# str of every length class, bytes, ints up to 64 bits, floats, bools, None),
+# str of every length class, bytes, ints of 64 bits signed or unsigned,
+# floats, bools, None),
 # pickles each with protocols 2 to 5, and checks that
 # `vs-import-tool --dump` prints exactly the canonical form computed here.
 # TAP output.  Usage: test-pickle.py VS_IMPORT_TOOL
@@ -48,6 +49,7 @@ def rand_value(r, depth, shared, with_bytes):
     if k == 2:
         return r.choice([0, 1, -1, 255, 256, 65535, 65536, 2**31 - 1, -2**31,
                          2**31, 2**40 + 7, -2**40, 2**63 - 1, -2**63,
+                         2**63, 2**64 - 1,
                          r.randrange(-2**62, 2**62)])
     if k == 3:
         return r.choice([0.0, -0.0, 1.5, -2.25e300, 1e-310, float("inf"),

@@ -83,6 +83,13 @@ dump (const char *path)
           vs_pickle_get_int (p, s.ref, &i);
           printf ("i%" G_GINT64_FORMAT, i);
           break;
+        case VS_PICKLE_UINT64:
+          {
+            guint64 u = 0;
+            vs_pickle_get_uint64 (p, s.ref, &u);
+            printf ("i%" G_GUINT64_FORMAT, u);
+          }
+          break;
         case VS_PICKLE_FLOAT:
           {
             guint64 bits;

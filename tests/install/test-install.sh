@@ -66,8 +66,8 @@ if [ "$have_view" = 1 ]; then
   desktop=$share/applications/org.vramscope.View.desktop
   desktop-file-validate "$desktop" >"$log" 2>&1
   ok $([ $? = 0 ] && [ -f "$desktop" ] && echo 0 || echo 1) "org.vramscope.View.desktop is valid" "$log"
-  ok $(grep -qx 'Icon=org.vramscope.View' "$desktop" && grep -qx 'MimeType=application/x-vramscope-trace;' "$desktop" \
-       && echo 0 || echo 1) "the desktop entry names the own icon and the trace type"
+  ok $(grep -qx 'Icon=org.vramscope.View' "$desktop" && grep -qx 'MimeType=application/x-vramscope-trace;application/x-pytorch-memory-snapshot;' "$desktop" \
+       && echo 0 || echo 1) "the desktop entry names the own icon, the trace type and the snapshot type"
   appstreamcli validate --no-net "$share/metainfo/org.vramscope.View.metainfo.xml" >"$log" 2>&1
   ok $? "the AppStream metainfo passes appstreamcli validate" "$log"
   for icon in scalable/apps/org.vramscope.View.svg symbolic/apps/org.vramscope.View-symbolic.svg; do

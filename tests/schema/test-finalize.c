@@ -97,6 +97,71 @@ summary (sqlite3 *db, int64_t dev, int64_t alloc, const char *col)
 }
 
 /* The schema is applied and tagged; lookups and dedup work. */
+/* Blocks recreated as live before the trace (an imported snapshot's) are
+ * not allocations the trace saw: alloc_count leaves them out and
+ * before_trace_bytes / before_trace_count hold them, on the allocator's
+ * row and on `all`. */
+static void
+test_before_trace (Fixture *f, gconstpointer data)
+{
+  VsAllocator al = { f->dev, f->proc, "pytorch", "pytorch", U, NULL };
+  int64_t pt = vs_writer_add_allocator (f->w, &al);
+  VsAllocEvent seg
+      = { 0, f->proc, U, f->dev, pt, VS_ALLOC_OP_SEGMENT_ALLOC, 0x1000, 8 * MiB, U, U, U, 0, 0, 1 };
+  VsAllocEvent pre
+      = { 0, f->proc, U, f->dev, pt, VS_ALLOC_OP_ALLOC, 0x1000, 3 * MiB, U, U, U, 0, 0, 1 };
+  g_assert_cmpint (vs_writer_alloc_event (f->w, &seg), ==, 0);
+  g_assert_cmpint (vs_writer_alloc_event (f->w, &pre), ==, 0);
+  alloc_ev (f, pt, 10, VS_ALLOC_OP_ALLOC, 0x1000 + 4 * MiB, 1 * MiB);
+  alloc_ev (f, pt, 20, VS_ALLOC_OP_FREE_COMPLETED, 0x1000, 3 * MiB);
+  sqlite3 *db = finish (f);
+  for (int k = 0; k < 2; k++)
+    {
+      g_autofree char *where
+          = g_strdup_printf (" FROM summary WHERE allocator_id = %d", k ? (int)pt : 0);
+      g_autofree char *ac = g_strconcat ("SELECT alloc_count", where, NULL);
+      g_autofree char *fc = g_strconcat ("SELECT free_count", where, NULL);
+      g_autofree char *bb = g_strconcat ("SELECT before_trace_bytes", where, NULL);
+      g_autofree char *bc = g_strconcat ("SELECT before_trace_count", where, NULL);
+      g_autofree char *pk = g_strconcat ("SELECT peak_allocated_bytes", where, NULL);
+      g_assert_cmpint (q (db, ac), ==, 1);
+      g_assert_cmpint (q (db, fc), ==, 1);
+      g_assert_cmpint (q (db, bb), ==, 3 * MiB);
+      g_assert_cmpint (q (db, bc), ==, 1);
+      g_assert_cmpint (q (db, pk), ==, 4 * MiB);
+    }
+  g_assert_cmpint (q (db, "SELECT count(*) FROM alloc_event WHERE before_trace = 1"), ==, 2);
+  sqlite3_close (db);
+}
+
+/* A trace of schema version 1 (no before_trace columns) is brought to the
+ * current version when it is finalized. */
+static void
+test_version_1_upgraded (Fixture *f, gconstpointer data)
+{
+  VsAllocator al = { f->dev, f->proc, "pytorch", "pytorch", U, NULL };
+  int64_t pt = vs_writer_add_allocator (f->w, &al);
+  alloc_ev (f, pt, 10, VS_ALLOC_OP_SEGMENT_ALLOC, 0x1000, 2 * MiB);
+  alloc_ev (f, pt, 11, VS_ALLOC_OP_ALLOC, 0x1000, 1 * MiB);
+  char err[256];
+  g_assert_cmpint (vs_writer_close (f->w, false, NULL, NULL, err, sizeof err), ==, 0);
+  sqlite3 *db;
+  g_assert_cmpint (sqlite3_open (f->path, &db), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_exec (db,
+                                 "ALTER TABLE alloc_event DROP COLUMN before_trace;"
+                                 "ALTER TABLE summary DROP COLUMN before_trace_bytes;"
+                                 "ALTER TABLE summary DROP COLUMN before_trace_count;"
+                                 "PRAGMA user_version = 1;",
+                                 NULL, NULL, NULL),
+                   ==, SQLITE_OK);
+  g_assert_cmpint (vs_trace_finalize (db, NULL, NULL, err, sizeof err), ==, 0);
+  g_assert_cmpint (q (db, "PRAGMA user_version"), ==, VS_TRACE_SCHEMA_VERSION);
+  g_assert_cmpint (q (db, "SELECT alloc_count FROM summary WHERE allocator_id != 0"), ==, 1);
+  g_assert_cmpint (q (db, "SELECT before_trace_count FROM summary WHERE allocator_id != 0"), ==, 0);
+  g_assert_cmpint (q (db, "SELECT count(before_trace) FROM alloc_event"), ==, 0);
+  sqlite3_close (db);
+}
+
 static void
 test_schema_round_trip (Fixture *f, gconstpointer data)
 {
@@ -454,6 +519,8 @@ main (int argc, char **argv)
 #define ADD(name, fn)                                                                              \
   g_test_add ("/finalize/" name, Fixture, NULL, fixture_setup, fn, fixture_teardown)
   ADD ("schema-round-trip", test_schema_round_trip);
+  ADD ("before-trace-counted-apart", test_before_trace);
+  ADD ("version-1-upgraded", test_version_1_upgraded);
   ADD ("address-reuse-out-of-order", test_address_reuse_out_of_order);
   ADD ("live-before-trace", test_live_before_trace);
   ADD ("devices-and-kinds", test_devices_and_kinds);
