@@ -42,7 +42,9 @@ ok $([ "${3:-0}" = 1 ] && echo 0 || echo 1) "its events go to the program's proc
 
 meta=$(python3 -c '
 import sqlite3, sys
-rows = sqlite3.connect(sys.argv[1]).execute("SELECT key, value FROM meta WHERE key LIKE \"pytorch.%\" OR key = \"cwd\" ORDER BY key")
+# pytorch.allocator_settings comes from the snapshot itself (its own dict);
+# the rest from the .info, which the hook writes from what the program set.
+rows = sqlite3.connect(sys.argv[1]).execute("SELECT key, value FROM meta WHERE (key LIKE \"pytorch.%\" AND key != \"pytorch.allocator_settings\") OR key = \"cwd\" ORDER BY key")
 print(" ".join("%s=%s" % r for r in rows), end=" ")
 ' "$dir/t.db" 2>&1)
 want="cwd=$(pwd) pytorch.alloc_conf=expandable_segments:True,max_split_size_mb:128 pytorch.expandable_segments=1 pytorch.memory_fraction.0=0.042 "
