@@ -22,3 +22,4 @@
 #include "vs-report.h"
 #include "vs-alloc-conf.h"
 #include "vs-whatif.h"
+#include "vs-spool.h"

@@ -8,7 +8,7 @@
  * device memory at exit, fragmentation at the peak, memory outside every
  * allocator, other processes at a failure.
  */
-#include "vs-diagnose.h"
+#include "vs-diagnose-private.h"
 #include "vs-format.h"
 #include "vs-fragmentation.h"
 #include "vs-oom.h"
@@ -680,6 +680,7 @@ static gboolean
 diagnose_device (VsTrace *trace, const VsDeviceInfo *device, VsDiagnosis *dx, GError **error)
 {
   VsDeviceDiagnosis *dd = g_new0 (VsDeviceDiagnosis, 1);
+  guint first;
 
   dd->device = device;
   vs_allocator_settings_read (trace, device->id, &dd->settings);
@@ -715,13 +716,15 @@ diagnose_device (VsTrace *trace, const VsDeviceInfo *device, VsDiagnosis *dx, GE
   if (dd->iterations == NULL || !vs_growth_judge (trace, dd->iterations, &dd->growth, error))
     return FALSE;
 
+  first = dx->findings->len;
   if (!diagnose_failures (trace, dd, dx->findings, error))
     return FALSE;
   diagnose_growth (trace, dd, dx->findings);
   if (!diagnose_unused_activations (trace, dd, dx->findings, error)
       || !diagnose_leaks (trace, dd, dx->findings, error)
       || !diagnose_fragmentation (trace, dd, dx->findings, error)
-      || !diagnose_outside (trace, dd, dx->findings, error))
+      || !diagnose_outside (trace, dd, dx->findings, error)
+      || !vs_diagnose_whatif (trace, dd, dx->findings, first, error))
     return FALSE;
   return TRUE;
 }

@@ -19,7 +19,7 @@
 #include "vs-cli.h"
 
 static const char usage_line[]
-    = "usage: vramscope {record|import|report|diff|export|whatif|view|help} "
+    = "usage: vramscope {record|recover|import|report|diff|export|whatif|view|help} "
       "[ARGS...]  (vramscope help for more)\n";
 
 static const char help_text[]
@@ -27,6 +27,8 @@ static const char help_text[]
       "\n"
       "  vramscope record [-o FILE] [--force] [OPTIONS] -- PROGRAM [ARGS...]\n"
       "      run PROGRAM with the collector and write a trace\n"
+      "  vramscope recover SPOOL_DIR -o FILE [--force]\n"
+      "      write the trace a killed record left in its spool directory\n"
       "  vramscope import SNAPSHOT.pickle -o FILE [--force]\n"
       "      turn a PyTorch memory snapshot into a trace\n"
       "  vramscope report FILE [--format text|csv] [--device N] [--allocator NAME] [REPORT]\n"
@@ -137,6 +139,17 @@ run_command (int argc, char **argv)
 #else
       fputs ("vramscope: this build does not include the collector "
              "(record needs the CUDA Toolkit with CUPTI at build time)\n",
+             stderr);
+      return 2;
+#endif
+    }
+  if (strcmp (cmd, "recover") == 0)
+    {
+#ifdef VS_HAVE_RECORD
+      return vs_cmd_recover (argc - 1, argv + 1);
+#else
+      fputs ("vramscope: this build does not include the collector "
+             "(recover needs the CUDA Toolkit with CUPTI at build time)\n",
              stderr);
       return 2;
 #endif

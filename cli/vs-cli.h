@@ -10,8 +10,9 @@ int vs_cmd_report (int argc, char **argv);
 int vs_cmd_import (int argc, char **argv);
 int vs_cmd_export (int argc, char **argv);
 int vs_cmd_record (int argc, char **argv);
-int vs_cmd_whatif (int argc, char **argv);
+int vs_cmd_recover (int argc, char **argv);
 int vs_cmd_diff (int argc, char **argv);
+int vs_cmd_whatif (int argc, char **argv);
 
 /* The width text output is fitted to: requested when > 0, else the
  * terminal's when standard output is one, else $COLUMNS, else 100. */

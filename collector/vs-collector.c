@@ -21,6 +21,7 @@
 #include "vs-collector-private.h"
 #include "vs-unwind.h"
 #include "vs-nvtx-mem.h"
+#include "vs-python.h"
 
 #include <cupti.h>
 #include <dlfcn.h>
@@ -369,6 +370,42 @@ is_fatal (int sig)
   return false;
 }
 
+/* The PyTorch hook's final snapshot at a termination signal: see
+ * signal_snapshot(). */
+static void *
+signal_snapshot_main (void *arg)
+{
+  (void)arg;
+  vs_python_call_hook ("_vramscope_hook", "_on_signal");
+  return NULL;
+}
+
+/* On SIGTERM, SIGHUP or SIGQUIT, before the flush: a Python program that
+ * runs the PyTorch hook (collector/python/sitecustomize.py, registered as
+ * module _vramscope_hook) saves PyTorch's final snapshot, which has the
+ * Python stacks the allocator stream lacks.  It runs on a thread of its
+ * own, waited for at most VRAMSCOPE_SIGNAL_SNAPSHOT_S seconds (default
+ * 10), so that the signal still ends the program when the interpreter
+ * cannot be entered in time. */
+static void
+signal_snapshot (void)
+{
+  if (!vs_python_init ())
+    return;
+  const char *env = getenv ("VRAMSCOPE_SIGNAL_SNAPSHOT_S");
+  long limit = env && env[0] ? strtol (env, NULL, 10) : 10;
+  if (limit <= 0)
+    return;
+  pthread_t t;
+  if (pthread_create (&t, NULL, signal_snapshot_main, NULL) != 0)
+    return;
+  struct timespec until;
+  clock_gettime (CLOCK_REALTIME, &until);
+  until.tv_sec += limit;
+  if (pthread_timedjoin_np (t, NULL, &until) != 0)
+    pthread_detach (t);
+}
+
 /* Only async-signal-safe calls: write, nanosleep, sigaction, raise. */
 static void
 signal_handler (int sig)
@@ -432,6 +469,8 @@ control_main (void *arg)
         continue;
       if (sig == 0) /* stop */
         break;
+      if (!is_fatal (sig))
+        signal_snapshot ();
       flush_and_wait (1500);
       atomic_store (&C.signal_flushed, 1);
       if (!is_fatal (sig))

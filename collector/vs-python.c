@@ -36,6 +36,13 @@ static struct
   const char *(*as_utf8) (PyObject *s);
   void (*dec_ref) (PyObject *o);
   void (*err_clear) (void);
+  /* For vs_python_call_hook: looked up apart, the capture does not need them. */
+  int (*gil_ensure) (void);
+  void (*gil_release) (int);
+  PyObject *(*sys_get_object) (const char *name);
+  PyObject *(*dict_get_item) (PyObject *d, const char *key);
+  PyObject *(*call_object) (PyObject *f, PyObject *args);
+  int (*is_finalizing) (void);
   uint64_t eval_lo, eval_hi; /* _PyEval_EvalFrameDefault's code */
   bool ready;
 } P;
@@ -68,6 +75,15 @@ init (void)
   P.err_clear = (void (*) (void))sym ("PyErr_Clear");
   P.ready = P.is_initialized && P.gil_check && P.current_tstate && P.get_frame && P.frame_back
             && P.frame_code && P.frame_line && P.get_attr && P.as_utf8 && P.dec_ref && P.err_clear;
+
+  P.gil_ensure = (int (*) (void))sym ("PyGILState_Ensure");
+  P.gil_release = (void (*) (int))sym ("PyGILState_Release");
+  P.sys_get_object = (PyObject * (*)(const char *)) sym ("PySys_GetObject");
+  P.dict_get_item = (PyObject * (*)(PyObject *, const char *)) sym ("PyDict_GetItemString");
+  P.call_object = (PyObject * (*)(PyObject *, PyObject *)) sym ("PyObject_CallObject");
+  P.is_finalizing = (int (*) (void))sym ("Py_IsFinalizing"); /* 3.13 */
+  if (P.is_finalizing == NULL)
+    P.is_finalizing = (int (*) (void))sym ("_Py_IsFinalizing");
 
   void *eval = sym ("_PyEval_EvalFrameDefault");
   Dl_info info;
@@ -150,4 +166,32 @@ vs_python_describe (uintptr_t code, char **file, char **function)
   if (*function == NULL)
     *function = attr_string (c, "co_name");
   return *file != NULL || *function != NULL;
+}
+
+bool
+vs_python_call_hook (const char *module, const char *function)
+{
+  pthread_once (&init_once, init);
+  if (!P.ready || !P.gil_ensure || !P.gil_release || !P.sys_get_object || !P.dict_get_item
+      || !P.call_object || !P.is_initialized ())
+    return false;
+  if (P.is_finalizing != NULL && P.is_finalizing ())
+    return false;
+  int g = P.gil_ensure ();
+  bool ok = false;
+  PyObject *modules = P.sys_get_object ("modules");                 /* borrowed */
+  PyObject *m = modules ? P.dict_get_item (modules, module) : NULL; /* borrowed */
+  PyObject *f = m ? P.get_attr (m, function) : NULL;
+  if (f != NULL)
+    {
+      PyObject *r = P.call_object (f, NULL);
+      ok = r != NULL;
+      if (r != NULL)
+        P.dec_ref (r);
+      P.dec_ref (f);
+    }
+  if (!ok)
+    P.err_clear ();
+  P.gil_release (g);
+  return ok;
 }

@@ -38,3 +38,11 @@ int vs_python_capture (VsPyRef *out, int max);
  * by vs_python_capture in this same callback (the GIL is still held) into
  * fresh malloc'd strings.  Returns false when they cannot be read. */
 bool vs_python_describe (uintptr_t code, char **file, char **function);
+
+/* Calls module.function() (a module the program already loaded; nothing is
+ * imported) from any thread, taking the GIL as a foreign thread does.
+ * Returns false when the host runs no Python, the interpreter is
+ * finalizing, the module or function is missing or the call raised (the
+ * exception is cleared).  May wait as long as another thread holds the
+ * GIL: callers bound it themselves. */
+bool vs_python_call_hook (const char *module, const char *function);

@@ -394,6 +394,12 @@ vs_window_open (VsWindow *self, GFile *file)
   self->load_cancellable = g_cancellable_new ();
   self->load_serial++;
   name = g_file_get_basename (file);
+  /* A killed recording's spool beside the trace: say how to recover it. */
+  g_autoptr (GFile) dir = g_file_get_parent (file);
+  g_autofree char *hint
+      = dir && g_file_peek_path (dir) ? vs_spool_leftover_hint (g_file_peek_path (dir)) : NULL;
+  if (hint != NULL)
+    g_message ("%s", hint);
   adw_window_title_set_title (self->window_title, name);
   adw_window_title_set_subtitle (self->window_title, _ ("Loading…"));
   gtk_label_set_text (self->loading_label, _ ("Opening the trace"));

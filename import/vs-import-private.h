@@ -11,6 +11,7 @@
 #pragma once
 
 #include <glib.h>
+#include <string.h>
 
 #include "vs-import.h"
 #include "vs-pickle.h"
@@ -86,8 +87,10 @@ typedef struct
   VsPickleRef frames;
 } LiveBlock;
 
-/* Blocks by address: an open-addressing table (linear probing, at most
- * half full), looked up for every alloc and free of the history. */
+/* Blocks by address (common/vs-hash-table.h), looked up for every alloc
+ * and free of the history.  The home slot is the high bits of a
+ * multiplicative hash, as block addresses differ mostly in their middle
+ * bits. */
 typedef struct
 {
   gint64 addr;
@@ -95,11 +98,23 @@ typedef struct
   gboolean used;
 } BlockSlot;
 
-typedef struct
+static inline guint64
+vs_import_addr_hash (gint64 addr)
 {
-  BlockSlot *slots;
-  gsize mask, used;
-} BlockMap;
+  guint64 h = (guint64)addr * 0x9e3779b97f4a7c15u;
+  return h ^ (h >> 32);
+}
+
+#define VS_HT_TYPE BlockMap
+#define VS_HT_FN(n) block_map_##n
+#define VS_HT_ENTRY BlockSlot
+#define VS_HT_KEY_TYPE gint64
+#define VS_HT_KEY(e) ((e)->addr)
+#define VS_HT_SET_KEY(e, k) ((e)->addr = (k), (e)->used = TRUE)
+#define VS_HT_HASH(k) vs_import_addr_hash (k)
+#define VS_HT_EQUAL(a, b) ((a) == (b))
+#define VS_HT_IS_EMPTY(e) (!(e)->used)
+#include "vs-hash-table.h"
 
 typedef struct
 {
@@ -119,11 +134,33 @@ typedef struct
   gint64 id; /* 0: empty slot (frame ids start at 1) */
 } FrameSlot;
 
-typedef struct
+static inline guint64
+vs_import_frame_ptr_hash (const FrameKey *k)
 {
-  FrameSlot *slots;
-  gsize mask, used;
-} FrameTable;
+  guint64 h = (guint64)(gsize)k->file * 0x9e3779b97f4a7c15u
+              ^ (guint64)(gsize)k->name * 0xc2b2ae3d27d4eb4fu
+              ^ (guint64)k->line * 0x165667b19e3779f9u;
+  return h ^ (h >> 29);
+}
+
+static inline gboolean
+vs_import_frame_ptr_equal (const FrameKey *x, const FrameKey *y)
+{
+  return x->file == y->file && x->name == y->name && x->line == y->line
+         && x->file_len == y->file_len && x->name_len == y->name_len;
+}
+
+/* A new entry's id is -1 until its caller sets it. */
+#define VS_HT_TYPE FrameTable
+#define VS_HT_FN(n) frame_table_##n
+#define VS_HT_ENTRY FrameSlot
+#define VS_HT_KEY_TYPE const FrameKey *
+#define VS_HT_KEY(e) (&(e)->key)
+#define VS_HT_SET_KEY(e, k) ((e)->key = *(k), (e)->id = -1)
+#define VS_HT_HASH(k) vs_import_frame_ptr_hash (k)
+#define VS_HT_EQUAL(a, b) vs_import_frame_ptr_equal (a, b)
+#define VS_HT_IS_EMPTY(e) ((e)->id == 0)
+#include "vs-hash-table.h"
 
 /* Frame ids by the six handles of a frame dict's keys and values, when
  * all are stable (vs_pickle_stable): a frame that repeats with its
@@ -135,11 +172,26 @@ typedef struct
   gint64 id; /* 0: empty slot */
 } HandleSlot;
 
-typedef struct
+static inline guint64
+vs_import_handles_hash (const VsPickleRef *h)
 {
-  HandleSlot *slots;
-  gsize mask, used;
-} HandleTable;
+  /* Three independent products, not a chain: this runs for every frame. */
+  guint64 x = (((guint64)h[1] << 32) | h[0]) * 0x9e3779b97f4a7c15u
+              ^ (((guint64)h[3] << 32) | h[2]) * 0xc2b2ae3d27d4eb4fu
+              ^ (((guint64)h[5] << 32) | h[4]) * 0x165667b19e3779f9u;
+  return x ^ (x >> 29);
+}
+
+#define VS_HT_TYPE HandleTable
+#define VS_HT_FN(n) handle_table_##n
+#define VS_HT_ENTRY HandleSlot
+#define VS_HT_KEY_TYPE const VsPickleRef *
+#define VS_HT_KEY(e) ((const VsPickleRef *)(e)->h)
+#define VS_HT_SET_KEY(e, k) (memcpy ((e)->h, (k), sizeof (e)->h), (e)->id = -1)
+#define VS_HT_HASH(k) vs_import_handles_hash (k)
+#define VS_HT_EQUAL(a, b) (memcmp ((a), (b), 6 * sizeof (VsPickleRef)) == 0)
+#define VS_HT_IS_EMPTY(e) ((e)->id == 0)
+#include "vs-hash-table.h"
 
 /* A stack's frame ids (outermost first); stored keys hold ids after
  * themselves. */

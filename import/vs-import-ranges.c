@@ -102,94 +102,34 @@ vs_import_ranges_find (GTree *t, gint64 addr)
 
 /* ------------------------------------------------------------- blocks -- */
 
-/* The home slot of addr: the high bits of a multiplicative hash, as block
- * addresses differ mostly in their middle bits. */
-static inline gsize
-block_home (const BlockMap *m, gint64 addr)
-{
-  guint64 h = (guint64)addr * 0x9e3779b97f4a7c15u;
-  return (gsize)(h ^ (h >> 32)) & m->mask;
-}
-
 void
 vs_import_blocks_clear (BlockMap *m)
 {
-  g_free (m->slots);
-  memset (m, 0, sizeof *m);
+  block_map_clear (m);
 }
 
 LiveBlock *
 vs_import_blocks_get (const BlockMap *m, gint64 addr)
 {
-  if (m->slots == NULL)
-    return NULL;
-  for (gsize i = block_home (m, addr);; i = (i + 1) & m->mask)
-    {
-      BlockSlot *s = &m->slots[i];
-      if (!s->used)
-        return NULL;
-      if (s->addr == addr)
-        return &s->b;
-    }
+  BlockSlot *s = block_map_find (m, addr);
+  return s != NULL ? &s->b : NULL;
 }
 
 LiveBlock *
 vs_import_blocks_put (BlockMap *m, gint64 addr, gboolean *added)
 {
-  if (m->slots == NULL || (m->used + 1) * 2 > m->mask + 1)
-    {
-      BlockMap old = *m;
-      gsize cap = old.slots ? (old.mask + 1) * 2 : 1024;
-      m->slots = g_new0 (BlockSlot, cap);
-      m->mask = cap - 1;
-      for (gsize i = 0; old.slots && i <= old.mask; i++)
-        if (old.slots[i].used)
-          {
-            gsize j = block_home (m, old.slots[i].addr);
-            while (m->slots[j].used)
-              j = (j + 1) & m->mask;
-            m->slots[j] = old.slots[i];
-          }
-      g_free (old.slots);
-    }
-  gsize i = block_home (m, addr);
-  for (; m->slots[i].used; i = (i + 1) & m->mask)
-    if (m->slots[i].addr == addr)
-      {
-        *added = FALSE;
-        return &m->slots[i].b;
-      }
-  m->slots[i].used = TRUE;
-  m->slots[i].addr = addr;
-  m->used++;
-  *added = TRUE;
-  return &m->slots[i].b;
+  bool fresh = false;
+  BlockSlot *s = block_map_insert (m, addr, &fresh);
+  if (s == NULL)
+    g_error ("out of memory");
+  *added = fresh;
+  return &s->b;
 }
 
 void
 vs_import_blocks_remove (BlockMap *m, gint64 addr)
 {
-  if (m->slots == NULL)
-    return;
-  gsize i = block_home (m, addr);
-  for (;; i = (i + 1) & m->mask)
-    {
-      if (!m->slots[i].used)
-        return;
-      if (m->slots[i].addr == addr)
-        break;
-    }
-  /* Backward-shift deletion: move up every later slot of the run that
-   * may sit in the hole, so that lookups need no tombstones. */
-  for (gsize j = (i + 1) & m->mask; m->slots[j].used; j = (j + 1) & m->mask)
-    {
-      gsize home = block_home (m, m->slots[j].addr);
-      /* j's home lies cyclically in (i, j]: it stays */
-      if (i <= j ? (home > i && home <= j) : (home > i || home <= j))
-        continue;
-      m->slots[i] = m->slots[j];
-      i = j;
-    }
-  m->slots[i].used = FALSE;
-  m->used--;
+  BlockSlot *s = block_map_find (m, addr);
+  if (s != NULL)
+    block_map_remove (m, s);
 }

@@ -138,9 +138,9 @@ vs_import_device (Ctx *c, gint64 dev, Stream *hist, VsPickleRef segments, gint64
     }
   /* Blocks in address order, so that the trace is reproducible. */
   g_autoptr (GArray) pre = g_array_new (FALSE, FALSE, sizeof (BlockSlot));
-  for (gsize i = 0; blocks.slots && i <= blocks.mask; i++)
-    if (blocks.slots[i].used)
-      g_array_append_val (pre, blocks.slots[i]);
+  for (gsize i = 0; i < blocks.cap; i++)
+    if (blocks.entries[i].used)
+      g_array_append_val (pre, blocks.entries[i]);
   vs_import_blocks_clear (&blocks);
   g_array_sort (pre, cmp_slot_addr);
   for (guint i = 0; i < pre->len; i++)

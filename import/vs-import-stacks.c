@@ -43,95 +43,32 @@ vs_import_frame_key_equal (gconstpointer a, gconstpointer b)
          && memcmp (x->name, y->name, x->name_len) == 0;
 }
 
-static inline gsize
-frame_ptr_hash (const FrameKey *k)
-{
-  guint64 h = (guint64)(gsize)k->file * 0x9e3779b97f4a7c15u
-              ^ (guint64)(gsize)k->name * 0xc2b2ae3d27d4eb4fu
-              ^ (guint64)k->line * 0x165667b19e3779f9u;
-  return (gsize)(h ^ (h >> 29));
-}
-
-static inline gboolean
-frame_ptr_equal (const FrameKey *x, const FrameKey *y)
-{
-  return x->file == y->file && x->name == y->name && x->line == y->line
-         && x->file_len == y->file_len && x->name_len == y->name_len;
-}
-
-/* The slot of k in t: the one holding it, or the empty one where it
- * belongs.  t must have room (frame_table_add keeps it half empty). */
-static inline FrameSlot *
-frame_table_slot (const FrameTable *t, const FrameKey *k)
-{
-  gsize i = frame_ptr_hash (k) & t->mask;
-  while (t->slots[i].id != 0 && !frame_ptr_equal (&t->slots[i].key, k))
-    i = (i + 1) & t->mask;
-  return &t->slots[i];
-}
-
 /* The frame id of k, or 0. */
 static inline gint64
 frame_table_get (const FrameTable *t, const FrameKey *k)
 {
-  return t->slots ? frame_table_slot (t, k)->id : 0;
+  const FrameSlot *e = frame_table_find (t, k);
+  return e != NULL ? e->id : 0;
 }
 
-/* Records k → id (id >= 1), growing t to stay at most half full. */
+/* Records k → id (id >= 1). */
 static void
 frame_table_add (FrameTable *t, const FrameKey *k, gint64 id)
 {
-  if (t->slots == NULL || (t->used + 1) * 2 > t->mask + 1)
-    {
-      FrameTable old = *t;
-      gsize cap = old.slots ? (old.mask + 1) * 2 : 1024;
-      t->slots = g_new0 (FrameSlot, cap);
-      t->mask = cap - 1;
-      for (gsize i = 0; old.slots && i <= old.mask; i++)
-        if (old.slots[i].id != 0)
-          *frame_table_slot (t, &old.slots[i].key) = old.slots[i];
-      g_free (old.slots);
-    }
-  FrameSlot *slot = frame_table_slot (t, k);
-  if (slot->id == 0)
-    t->used++;
-  slot->key = *k;
-  slot->id = id;
+  FrameSlot *e = frame_table_insert (t, k, NULL);
+  if (e == NULL)
+    g_error ("out of memory");
+  e->id = id;
 }
 
-static inline HandleSlot *
-handle_table_slot (const HandleTable *t, const VsPickleRef *h)
-{
-  /* Three independent products, not a chain: this runs for every frame. */
-  guint64 x = (((guint64)h[1] << 32) | h[0]) * 0x9e3779b97f4a7c15u
-              ^ (((guint64)h[3] << 32) | h[2]) * 0xc2b2ae3d27d4eb4fu
-              ^ (((guint64)h[5] << 32) | h[4]) * 0x165667b19e3779f9u;
-  gsize i = (gsize)(x ^ (x >> 29)) & t->mask;
-  while (t->slots[i].id != 0 && memcmp (t->slots[i].h, h, sizeof t->slots[i].h) != 0)
-    i = (i + 1) & t->mask;
-  return &t->slots[i];
-}
-
-/* Records h → id (id >= 1), growing t to stay at most half full. */
+/* Records h → id (id >= 1). */
 static void
 handle_table_add (HandleTable *t, const VsPickleRef *h, gint64 id)
 {
-  if (t->slots == NULL || (t->used + 1) * 2 > t->mask + 1)
-    {
-      HandleTable old = *t;
-      gsize cap = old.slots ? (old.mask + 1) * 2 : 1024;
-      t->slots = g_new0 (HandleSlot, cap);
-      t->mask = cap - 1;
-      for (gsize i = 0; old.slots && i <= old.mask; i++)
-        if (old.slots[i].id != 0)
-          *handle_table_slot (t, old.slots[i].h) = old.slots[i];
-      g_free (old.slots);
-    }
-  HandleSlot *slot = handle_table_slot (t, h);
-  if (slot->id == 0)
-    t->used++;
-  memcpy (slot->h, h, sizeof slot->h);
-  slot->id = id;
+  HandleSlot *e = handle_table_insert (t, h, NULL);
+  if (e == NULL)
+    g_error ("out of memory");
+  e->id = id;
 }
 
 guint
@@ -186,9 +123,10 @@ frame_id (Ctx *c, VsPickleRef f)
   const VsPickleRef *h
       = vs_pickle_type (c->p, f) == VS_PICKLE_DICT ? vs_pickle_items (c->p, f, &nh) : NULL;
   gboolean stable = h != NULL && nh == 6 && vs_pickle_stable (c->p, h, 6);
-  if (stable && c->frame_handles.slots)
+  const HandleSlot *hs = stable ? handle_table_find (&c->frame_handles, h) : NULL;
+  if (hs != NULL)
     {
-      known = handle_table_slot (&c->frame_handles, h)->id;
+      known = hs->id;
       if (known > 0)
         {
           vs_import_give_token (c, f, known, TOKEN_FRAME);

@@ -570,8 +570,8 @@ vs_import_snapshot (const char *pickle_path, const char *trace_path, gboolean fi
     }
   /* Frames point into the pickle: drop the caches before it. */
   g_hash_table_destroy (c.frames);
-  g_free (c.frame_ptrs.slots);
-  g_free (c.frame_handles.slots);
+  frame_table_clear (&c.frame_ptrs);
+  handle_table_clear (&c.frame_handles);
   g_hash_table_destroy (c.stacks);
   g_hash_table_destroy (c.streams);
   g_array_free (c.scratch, TRUE);

@@ -12,8 +12,13 @@
  * PYTHONPATH.  Each process that imports torch leaves allocator snapshots
  * in the spool; the newest of each process is imported in process by the
  * snapshot importer (../import), tied to the process's pid and GPUs by
- * uuid, and merged with the CUPTI events into the same trace.  The summary
- * at the end is read through libvramscope, as every report is.
+ * uuid, and merged with the CUPTI events into the same trace; a process
+ * that left no final snapshot (killed, aborted) gets its allocator stream
+ * instead, and one whose final snapshot was taken at a signal gets the
+ * stream's events after it too (vs-torch-stream.c).  The spool's run.info
+ * says what `vramscope recover` (vs-recover.c) needs when record itself
+ * is killed; a run in which no process used CUDA writes no trace.  The
+ * summary at the end is read through libvramscope, as every report is.
  *
  * Runs inside the `vramscope` executable, which links GLib statically, so
  * it needs nothing on a GPU server beyond libc, the CUDA driver and
@@ -40,8 +45,11 @@
 #include "vs-import.h"
 #include "vs-merge.h"
 #include "vs-output.h"
+#include "vs-recover.h"
+#include "vs-spool.h"
 #include "vs-summary.h"
 #include "vs-symbolize.h"
+#include "vs-torch-stream.h"
 #include "vs-table.h"
 
 int vs_cmd_record (int argc, char **argv);
@@ -511,6 +519,8 @@ import_snapshots (const char *spool, const char *host, bool *keep)
       snprintf (info, sizeof info, "%s/torch-%lld-%06lld.info", spool, newest[k].pid,
                 newest[k].seq);
       snprintf (trace, sizeof trace, "%s/torch-%lld.db", spool, newest[k].pid);
+      if (access (trace, F_OK) == 0)
+        continue; /* its allocator stream, imported already (vs-torch-stream.c) */
       char err[1024] = "";
       if (!import_one (pickle, trace))
         {
@@ -620,7 +630,9 @@ vs_cmd_record (int argc, char **argv)
     *slash = '\0';
   else
     snprintf (outdir, sizeof outdir, ".");
-  snprintf (spool, sizeof spool, "%s/.vramscope-spool-%ld-XXXXXX", outdir, (long)getpid ());
+  if (!quiet)
+    vs_record_hint_leftovers (outdir);
+  snprintf (spool, sizeof spool, "%s/" VS_SPOOL_PREFIX "%ld-XXXXXX", outdir, (long)getpid ());
   if (mkdtemp (spool) == NULL)
     {
       fprintf (stderr, "vramscope record: cannot create a directory in %s: %s\n", outdir,
@@ -710,6 +722,7 @@ vs_cmd_record (int argc, char **argv)
   close (errpipe[1]);
   child_pid = pid;
   sigprocmask (SIG_SETMASK, &saved_mask, NULL);
+  vs_record_write_run_info (spool_abs, (long)pid, (long long)start, out);
   /* Each process writes its own file in the spool; the viewer can follow
    * one while it is written.  The program's own file is named after it. */
   if (!quiet)
@@ -749,10 +762,19 @@ vs_cmd_record (int argc, char **argv)
   char host[256] = "localhost";
   gethostname (host, sizeof host - 1);
   bool keep_spool = false;
-  int snapshots = torch_on ? import_snapshots (spool, host, &keep_spool) : 0;
+  int snapshots = torch_on ? vs_torch_stream_import_spool (spool, host, &keep_spool) : 0;
+  snapshots += torch_on ? import_snapshots (spool, host, &keep_spool) : 0;
+  if (torch_on)
+    vs_torch_stream_append_tails (spool, &keep_spool);
   if (strcmp (torch, "on") == 0 && snapshots == 0 && !keep_spool)
     fprintf (stderr, "vramscope record: --torch=on, but no process of the run used CUDA "
                      "through PyTorch's caching allocator\n");
+  if (!keep_spool && vs_record_spool_is_empty (spool))
+    {
+      fprintf (stderr, "vramscope record: no process of the run used CUDA; no trace written\n");
+      remove_spool (spool);
+      return code;
+    }
   /* Process traces sort before the torch-PID.db imports, so a snapshot's
    * process and devices already exist when it is merged. */
   char **files = NULL;
@@ -788,8 +810,10 @@ vs_cmd_record (int argc, char **argv)
     {
       if (tmp[0] != '\0')
         vs_output_remove (tmp);
-      fprintf (stderr, "vramscope record: cannot write %s: %s (process traces kept in %s)\n", out,
-               err, spool);
+      fprintf (stderr,
+               "vramscope record: cannot write %s: %s (process traces kept in %s: "
+               "vramscope recover writes the trace from them)\n",
+               out, err, spool);
       return code != 0 ? code : 1;
     }
   if (!keep_spool)
@@ -797,4 +821,25 @@ vs_cmd_record (int argc, char **argv)
   if (!quiet)
     print_summary (out);
   return code;
+}
+
+/* For `vramscope recover` (vs-recover.h): the spool handled as record
+ * handles it. */
+int
+vs_record_import_spool_snapshots (const char *spool, const char *host, bool *keep)
+{
+  return import_snapshots (spool, host, keep);
+}
+
+size_t
+vs_record_list_spool (const char *spool, char ***out)
+{
+  return list_spool (spool, out);
+}
+
+bool
+vs_record_tie_process (const char *trace, const char *info, const char *host, char *err,
+                       size_t errlen)
+{
+  return tie_snapshot (trace, info, host, err, errlen);
 }

@@ -12,7 +12,19 @@ before using CUDA keeps working).  That is before the first CUDA allocation:
   * an out-of-memory observer dumps a snapshot the moment an OOM happens, so
     the state at the failure is kept even if the process is then killed;
   * at exit (also after an uncaught OutOfMemoryError) a final snapshot is
-    dumped.
+    dumped, and so it is at SIGTERM, SIGHUP and SIGQUIT: the collector's
+    control thread calls _on_signal() before the signal ends the process;
+  * every event of the caching allocator is streamed, as it happens, to
+    torch-<pid>.stream through a trace tracker attached to the allocator
+    (vs_torch_stream.cpp, built once per installed torch with the C++
+    compiler against torch's own headers, and cached).  The stream is a
+    file mapped into memory, so it survives every way the process ends —
+    SIGKILL, SIGTERM, abort(), a segfault, os._exit — where the exit
+    snapshot is never written.  `record` takes the exit snapshot when
+    there is one (it has Python stacks) and the stream otherwise.  Where
+    the stream cannot be built (no compiler, no torch headers, an
+    allocator without trace trackers) one line says so and only the
+    snapshots are kept, as before.
 
 Snapshots go to $VRAMSCOPE_SPOOL_DIR as torch-<pid>-<seq>.pickle with a
 torch-<pid>-<seq>.info beside it (pid and, per CUDA device index, the GPU's
@@ -59,6 +71,7 @@ _spool = os.environ.get("VRAMSCOPE_SPOOL_DIR", "")
 _pid = os.getpid()
 _seq = 0
 _torch = None
+_stream_lib = None
 
 
 def _uuid(props):
@@ -136,8 +149,152 @@ def _dump(why):
         _say("could not save PyTorch's memory snapshot (%s: %s)" % (type(e).__name__, e))
 
 
+def _cache_dirs():
+    """Where built stream libraries are kept, most preferred first."""
+    dirs = []
+    if os.environ.get("VRAMSCOPE_CACHE_DIR"):
+        dirs.append(os.environ["VRAMSCOPE_CACHE_DIR"])
+    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    dirs.append(os.path.join(xdg, "vramscope"))
+    dirs.append(_spool)
+    return dirs
+
+
+def _cuda_include():
+    """A folder holding cuda_runtime_api.h: the toolkit, or the CUDA
+    runtime that came with the torch wheel."""
+    import glob
+    cands = []
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        if os.environ.get(var):
+            cands.append(os.path.join(os.environ[var], "include"))
+    cands.append("/usr/local/cuda/include")
+    for site in sys.path:
+        cands.extend(sorted(glob.glob(os.path.join(site, "nvidia", "*", "include"))))
+    for c in cands:
+        if os.path.isfile(os.path.join(c, "cuda_runtime_api.h")):
+            return c
+    return None
+
+
+def _stream_library():
+    """The stream library for the installed torch, built if needed."""
+    import ctypes
+    import hashlib
+    import subprocess
+    torch = _torch
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "vs_torch_stream.cpp")
+    with open(src, "rb") as f:
+        code = f.read()
+    tdir = os.path.dirname(os.path.abspath(torch.__file__))
+    abi = int(bool(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", True)))
+    cuda_inc = _cuda_include()
+    key = hashlib.sha256(code + ("|%s|%s|%d|%s" % (torch.__version__, tdir, abi, cuda_inc))
+                         .encode()).hexdigest()[:16]
+    name = "vs_torch_stream-%s.so" % key
+    for d in _cache_dirs():
+        if os.path.isfile(os.path.join(d, name)):
+            lib = ctypes.CDLL(os.path.join(d, name), use_errno=True)
+            break
+    else:
+        for d in _cache_dirs():
+            log = os.path.join(d, name[:-3] + ".log")
+            if os.path.isfile(log):
+                raise RuntimeError("building it failed before, see %s (remove it to try again)"
+                                   % log)
+        if cuda_inc is None:
+            raise RuntimeError("no CUDA headers (cuda_runtime_api.h) found: set CUDA_HOME")
+        cxx = os.environ.get("CXX", "g++")
+        lib_dir = os.path.join(tdir, "lib")
+        out = None
+        for d in _cache_dirs():
+            try:
+                os.makedirs(d, exist_ok=True)
+                if os.access(d, os.W_OK):
+                    out = os.path.join(d, name)
+                    break
+            except OSError:
+                pass
+        if out is None:
+            raise RuntimeError("no writable folder to build it in")
+        tmp = "%s.tmp-%d" % (out, os.getpid())
+        _say("building PyTorch's allocator stream for torch %s (once)" % torch.__version__)
+        # Headers of one torch need C++17, of a later one perhaps C++20.
+        for std in ("c++17", "c++20"):
+            cmd = [cxx, "-O2", "-std=" + std, "-shared", "-fPIC", "-fvisibility=hidden",
+                   "-D_GLIBCXX_USE_CXX11_ABI=%d" % abi,
+                   "-I", os.path.join(tdir, "include"), "-I", cuda_inc, src, "-o", tmp,
+                   "-L", lib_dir, "-lc10_cuda", "-lc10", "-Wl,-rpath," + lib_dir]
+            try:
+                r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   timeout=float(os.environ.get("VRAMSCOPE_BUILD_TIMEOUT", "300")))
+            except FileNotFoundError:
+                raise RuntimeError("no C++ compiler (%s)" % cxx)
+            if r.returncode == 0:
+                break
+        if r.returncode != 0:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            log = out[:-3] + ".log"
+            with open(log, "wb") as f:
+                f.write(" ".join(cmd).encode() + b"\n" + r.stdout)
+            errs = [l for l in r.stdout.decode(errors="replace").splitlines() if "error" in l]
+            raise RuntimeError("%s failed: %s (all of it in %s)"
+                               % (cxx, (errs or ["exit %d" % r.returncode])[0], log))
+        os.rename(tmp, out)
+        lib = ctypes.CDLL(out, use_errno=True)
+    lib.vs_torch_stream_start.argtypes = [ctypes.c_char_p, ctypes.c_uint64]
+    lib.vs_torch_stream_start.restype = ctypes.c_int
+    return lib
+
+
+def _start_stream():
+    """Streams the caching allocator's events to torch-PID.stream, with a
+    torch-PID.stream.info beside it.  Returns True when streaming."""
+    global _stream_lib
+    if os.environ.get("VRAMSCOPE_TORCH_STREAM", "1") == "0":
+        return False
+    try:
+        torch = _torch
+        lib = _stream_library()
+        base = os.path.join(_spool, "torch-%d.stream" % _pid)
+        lines = ["pid %d" % _pid, "reason stream"]
+        for i in range(torch.cuda.device_count()):
+            p = torch.cuda.get_device_properties(i)
+            lines.append("device %d %s %d %s" % (i, _uuid(p), p.total_memory, p.name))
+        try:
+            # The settings known at start: what the environment sets (the
+            # snapshot's own list is not there to read).
+            lines.extend(_meta_lines(None))
+        except Exception as e:
+            _say("could not read PyTorch's allocator settings (%s: %s)" % (type(e).__name__, e))
+        with open(base + ".info.tmp", "w") as f:
+            f.write("\n".join(lines) + "\n")
+        os.rename(base + ".info.tmp", base + ".info")
+        limit = int(os.environ.get("VRAMSCOPE_TORCH_STREAM_MAX_MB", "4096")) << 20
+        if lib.vs_torch_stream_start(base.encode(), limit) != 0:
+            import ctypes
+            raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+        _stream_lib = lib
+        return True
+    except Exception as e:
+        _say("PyTorch's allocator level is kept only when Python exits normally or at an "
+             "OOM: its event stream could not start (%s)" % (e,))
+        return False
+
+
 def _on_oom(device, alloc, device_allocated, device_free):
     _dump("oom")
+
+
+def _on_signal():
+    """Called by the collector's control thread on SIGTERM, SIGHUP or
+    SIGQUIT, just before the signal ends the process (vs-collector.c,
+    signal_snapshot): the final snapshot, with Python stacks."""
+    if os.getpid() == _pid and _torch is not None and _torch.cuda.is_initialized():
+        _dump("signal")
 
 
 def _at_exit():
@@ -158,6 +315,7 @@ def _on_cuda_init():
         # cudaMallocAsync keeps no history; the collector sees its pool
         # (size and utilized bytes) and every allocation through CUPTI.
         return
+    _start_stream()
     try:
         entries = int(os.environ.get("VRAMSCOPE_TORCH_MAX_ENTRIES", "1000000"))
         torch.cuda.memory._record_memory_history(max_entries=entries, stacks="python")
@@ -242,6 +400,9 @@ def _install():
         sys.meta_path.insert(0, _TorchFinder())
 
 
+# The collector finds _on_signal here: `sitecustomize` may name another
+# module once _chain() has run.
+sys.modules["_vramscope_hook"] = sys.modules[__name__]
 try:
     _install()
 except Exception as e:

@@ -6,7 +6,7 @@ _vramscope ()
   local cur prev words cword
   _init_completion || return
 
-  local commands="record import report diff export whatif view help --version"
+  local commands="record recover import report diff export whatif view help --version"
   if [[ $cword -eq 1 ]]; then
     COMPREPLY=($(compgen -W "$commands" -- "$cur"))
     return
@@ -34,6 +34,16 @@ _vramscope ()
         [[ ${COMPREPLY-} == *= ]] && compopt -o nospace
       else
         _command_offset $cword
+      fi
+      ;;
+    recover)
+      case $prev in
+        -o|--output) _filedir db; return ;;
+      esac
+      if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "-o --output -f --force --keep -q --quiet --help" -- "$cur"))
+      else
+        _filedir -d
       fi
       ;;
     import)

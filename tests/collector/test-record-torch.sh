@@ -49,6 +49,12 @@ print(" ".join("%s=%s" % r for r in rows), end=" ")
 ' "$dir/t.db" 2>&1)
 want="cwd=$(pwd) pytorch.alloc_conf=expandable_segments:True,max_split_size_mb:128 pytorch.expandable_segments=1 pytorch.memory_fraction.0=0.042 "
 ok $([ "$meta" = "$want" ] && echo 0 || echo 1) "the allocator's settings from the .info and the working directory are in meta (got: $meta)"
+snap=$(python3 -c '
+import json, sqlite3, sys
+v = sqlite3.connect(sys.argv[1]).execute("SELECT value FROM meta WHERE key = \"pytorch.allocator_settings\"").fetchone()
+print(int(v is not None and "max_split_size" in json.loads(v[0])))
+' "$dir/t.db" 2>&1)
+ok $([ "$snap" = 1 ] && echo 0 || echo 1) "the snapshot's own allocator settings are in meta as JSON (got: $snap)"
 
 "$vramscope" record -q --torch=off -o "$dir/off.db" -- sh -c 'case "$PYTHONPATH" in *vramscope*|*/python*) exit 3 ;; esac; exit 0'; rc=$?
 ok $([ $rc = 0 ] && echo 0 || echo 1) "--torch=off puts no hook on PYTHONPATH"

@@ -16,8 +16,13 @@ n=0 failed=0
 ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi; }
 is_trace() { python3 -c 'import sqlite3,sys; db=sqlite3.connect("file:"+sys.argv[1]+"?mode=ro", uri=True); sys.exit(0 if db.execute("pragma application_id").fetchone()[0]==1448234323 and db.execute("select value from meta where key=\"finalized\"").fetchone()[0] in (1,"1") else 1)' "$1"; }
 
-"$record" record -q -o "$dir/true.db" -- true; rc=$?
-ok $([ $rc = 0 ] && is_trace "$dir/true.db" && echo 0 || echo 1) "record -- true exits 0 and writes a finalized trace"
+"$record" record -q -o "$dir/true.db" -- true 2>"$dir/true.err"; rc=$?
+ok $([ $rc = 0 ] && [ ! -e "$dir/true.db" ] && [ $(wc -l <"$dir/true.err") = 1 ] && grep -q "no process of the run used CUDA" "$dir/true.err" && echo 0 || echo 1) \
+  "record -- true exits 0, says no process used CUDA and writes no trace"
+
+# A program that leaves a process file in the spool gets a finalized trace.
+"$record" record -q -o "$dir/one.db" -- sh -c ': >"$VRAMSCOPE_SPOOL_DIR/process-$$-1.db"'; rc=$?
+ok $([ $rc = 0 ] && is_trace "$dir/one.db" && echo 0 || echo 1) "a run that left a process file writes a finalized trace"
 ls -a "$dir" | grep -q vramscope-spool; ok $([ $? = 1 ] && echo 0 || echo 1) "the spool directory is removed"
 
 "$record" record -q -o "$dir/seven.db" -- sh -c 'exit 7'; rc=$?
@@ -32,7 +37,7 @@ ok $([ $rc = 9 ] && echo 0 || echo 1) "SIGINT sent to record reaches the program
 "$record" record -q -o "$dir/nx.db" -- "$dir/no-such-program" 2>"$dir/nx.err"; rc=$?
 ok $([ $rc = 127 ] && grep -q "cannot run" "$dir/nx.err" && echo 0 || echo 1) "a missing program: 127 and one clear line"
 
-VS_T=tag "$record" record -q -o "$dir/%q{VS_T}-%p-%%.db" -- true; rc=$?
+VS_T=tag "$record" record -q -o "$dir/%q{VS_T}-%p-%%.db" -- sh -c ': >"$VRAMSCOPE_SPOOL_DIR/process-$$-1.db"'; rc=$?
 ok $([ $rc = 0 ] && ls "$dir"/tag-*-%.db >/dev/null 2>&1 && echo 0 || echo 1) "output patterns %q{VAR}, %p and %% expand"
 
 "$record" record -o "$dir/x-%z.db" -- true 2>"$dir/pat.err"; rc=$?
@@ -50,7 +55,7 @@ ok $([ $rc = 2 ] && grep -q "auto, on or off" "$dir/torch.err" && echo 0 || echo
 "$record" record -q -o "$dir/args.db" -- sh -c 'printf "%s|" "$@" >"$0"' "$dir/args.out" -- -o --help -q; rc=$?
 ok $([ $rc = 0 ] && [ "$(cat "$dir/args.out")" = "--|-o|--help|-q|" ] && echo 0 || echo 1) "the program's arguments after -- reach it untouched, a second -- included"
 
-"$record" record -q --output="$dir/posix.db" sh -c 'printf "%s|" "$@" >"$0"' "$dir/posix.out" -o --no-kernels; rc=$?
+"$record" record -q --output="$dir/posix.db" sh -c 'printf "%s|" "$@" >"$0"; : >"$VRAMSCOPE_SPOOL_DIR/process-$$-1.db"' "$dir/posix.out" -o --no-kernels; rc=$?
 ok $([ $rc = 0 ] && [ "$(cat "$dir/posix.out")" = "-o|--no-kernels|" ] && [ -f "$dir/posix.db" ] && echo 0 || echo 1) "without --, options end at the program's name"
 
 LC_ALL=C.UTF-8 "$record" record --help >"$dir/help.out" 2>&1; rc=$?
@@ -61,8 +66,8 @@ ok $([ $rc = 1 ] && echo 0 || echo 1) "a missing collector: exit 1"
 
 "$record" record -o "$dir/app.db" -- "$app" >"$dir/app.out" 2>"$dir/app.err"; rc=$?
 if grep -q "no CUDA driver" "$dir/app.out"; then
-  ok $([ $rc = 5 ] && grep -q "no process of the run used CUDA" "$dir/app.err" && is_trace "$dir/app.db" && echo 0 || echo 1) \
-    "without a driver the program runs, its status (5) comes back, one clear line"
+  ok $([ $rc = 5 ] && grep -q "no process of the run used CUDA; no trace written" "$dir/app.err" && [ ! -e "$dir/app.db" ] && echo 0 || echo 1) \
+    "without a driver the program runs, its status (5) comes back, one clear line, no trace"
 else
   ok $([ $rc = 5 ] && is_trace "$dir/app.db" && echo 0 || echo 1) "with a driver the program runs and its status (5) comes back"
 fi

@@ -40,7 +40,7 @@ cd "$stage"
 ok $? "the installed vramscope runs" "$log"
 
 if [ "$have_record" = 1 ]; then
-  "$bin/vramscope" record -q -o "$stage/true.db" -- sh -c 'printf %s "$CUDA_INJECTION64_PATH" >"$0"' "$stage/inj" >"$log" 2>&1
+  "$bin/vramscope" record -q -o "$stage/true.db" -- sh -c 'printf %s "$CUDA_INJECTION64_PATH" >"$0"; : >"$VRAMSCOPE_SPOOL_DIR/process-$$-1.db"' "$stage/inj" >"$log" 2>&1
   rc=$?
   want=$(realpath "$lib/vramscope/libvramscope-collector.so" 2>/dev/null)
   ok $([ $rc = 0 ] && [ -n "$want" ] && [ "$(cat "$stage/inj")" = "$want" ] && echo 0 || echo 1) \
@@ -99,7 +99,7 @@ ok $([ "$got" != application/x-pytorch-memory-snapshot ] && echo 0 || echo 1) "a
 
 # Man pages: one per command, rendered without warnings.
 pages="vramscope vramscope-import vramscope-report vramscope-export vramscope-whatif"
-[ "$have_record" = 1 ] && pages="$pages vramscope-record"
+[ "$have_record" = 1 ] && pages="$pages vramscope-record vramscope-recover"
 [ "$have_view" = 1 ] && pages="$pages vramscope-view"
 for p in $pages; do
   f=$man/man1/$p.1

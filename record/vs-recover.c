@@ -1,0 +1,343 @@
+/* vs-recover.c — `vramscope recover SPOOL_DIR -o FILE`: the trace a killed
+ * `record` left.
+ *
+ * `record` keeps every process's trace in a spool directory while the
+ * program runs (vs-spool.h) and merges it when the program ends.  When
+ * record itself is killed (SIGKILL, a node going down) the spool stays:
+ * process traces in WAL mode, committed by the collector at least every
+ * 100 ms, and the PyTorch snapshots of processes that got to write one.
+ * recover does what record would have done: imports the newest snapshot of
+ * each process, symbolizes, merges and finalizes, into FILE.  It refuses
+ * while the recording or one of its processes still runs on this host; a
+ * spool recorded on another host is recovered with a warning.
+ *
+ * A process killed in the middle of a write leaves a WAL whose last
+ * transaction has no commit frame, or whose last frame is torn: SQLite's
+ * recovery, run when the merge opens the file read-write, keeps every
+ * committed transaction and drops the rest, so what was committed is what
+ * is recovered.
+ *
+ * A trace SQLite finds damaged (a full disk, a copy cut short) is left
+ * out with one line, and the rest recovered.
+ *
+ * The trace is written under a temporary name beside FILE and renamed when
+ * complete; an existing FILE is replaced only with --force.  The spool is
+ * removed once the trace is written, unless --keep.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <sqlite3.h>
+
+#include "vs-config.h"
+#include "vs-merge.h"
+#include "vs-output.h"
+#include "vs-recover.h"
+#include "vs-spool.h"
+#include "vs-symbolize.h"
+#include "vs-torch-stream.h"
+
+/* Removes the spool directory and everything in it (files only: the
+ * collector and the hook create no folders there). */
+static void
+remove_spool (const char *dir)
+{
+  g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
+  const char *name;
+  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
+    {
+      g_autofree char *p = g_build_filename (dir, name, NULL);
+      g_unlink (p);
+    }
+  g_rmdir (dir);
+}
+
+/* Leaves out of files[0..n-1] the traces SQLite finds damaged (a process
+ * killed mid-write never damages its file; a disk that filled up or a copy
+ * cut short may), each reported in one line: the rest of the run is still
+ * recovered.  Opening a trace read-write first replays its WAL.  Returns
+ * the count left; sets *dropped when one was left out. */
+static size_t
+drop_damaged (char **files, size_t n, bool *dropped)
+{
+  static const char *check_sql = "PRAGMA quick_check(1)";
+  size_t kept = 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      sqlite3 *db = NULL;
+      sqlite3_stmt *s = NULL;
+      const char *why = NULL;
+      g_autofree char *msg = NULL;
+      if (sqlite3_open_v2 (files[i], &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK
+          || sqlite3_prepare_v2 (db, check_sql, -1, &s, NULL) != SQLITE_OK
+          || sqlite3_step (s) != SQLITE_ROW)
+        why = db ? sqlite3_errmsg (db) : "out of memory";
+      else if (strcmp ((const char *)sqlite3_column_text (s, 0), "ok") != 0)
+        why = (const char *)sqlite3_column_text (s, 0);
+      if (why != NULL)
+        msg = g_strdelimit (g_strdup (why), "\n", ' ');
+      sqlite3_finalize (s);
+      sqlite3_close (db);
+      if (msg != NULL)
+        {
+          fprintf (stderr, "vramscope recover: %s is damaged (%s); it is left out\n", files[i],
+                   msg);
+          free (files[i]);
+          *dropped = true;
+          continue;
+        }
+      files[kept++] = files[i];
+    }
+  return kept;
+}
+
+/* The pid of a process of the run that is still alive on this host and
+ * still has its trace in the spool (process-PID-*.db), or 0. */
+static gint64
+running_writer (const char *dir)
+{
+  g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
+  const char *name;
+  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
+    {
+      long long pid = 0;
+      if (sscanf (name, "process-%lld-", &pid) != 1 || pid <= 0 || pid > G_MAXINT)
+        continue;
+      if (vs_spool_pid_alive (pid))
+        return pid;
+    }
+  return 0;
+}
+
+static void
+usage (FILE *f)
+{
+  fprintf (f, "Usage: vramscope recover SPOOL_DIR -o FILE [--force] [--keep] [--quiet]\n"
+              "\n"
+              "Writes the trace of a recording whose `vramscope record` was killed: merges\n"
+              "and finalizes the per-process traces and PyTorch snapshots it left in\n"
+              "SPOOL_DIR (.vramscope-spool-* beside the output it was writing).\n"
+              "\n"
+              "  -o, --output FILE   trace to write\n"
+              "  -f, --force         replace FILE if it exists\n"
+              "  --keep              keep SPOOL_DIR (it is removed once FILE is written)\n"
+              "  -q, --quiet         print nothing unless something fails\n");
+}
+
+/* `vramscope recover`: see the file comment.  argv[0] is "recover". */
+int
+vs_cmd_recover (int argc, char **argv)
+{
+  const char *out = NULL, *spool = NULL;
+  bool force = false, keep = false, quiet = false;
+  for (int i = 1; i < argc; i++)
+    {
+      const char *a = argv[i];
+      if (strcmp (a, "-o") == 0 || strcmp (a, "--output") == 0)
+        {
+          if (i + 1 >= argc)
+            {
+              fprintf (stderr, "vramscope recover: %s needs a file name\n", a);
+              return 2;
+            }
+          out = argv[++i];
+        }
+      else if (g_str_has_prefix (a, "--output="))
+        out = a + 9;
+      else if (strcmp (a, "-f") == 0 || strcmp (a, "--force") == 0)
+        force = true;
+      else if (strcmp (a, "--keep") == 0)
+        keep = true;
+      else if (strcmp (a, "-q") == 0 || strcmp (a, "--quiet") == 0)
+        quiet = true;
+      else if (strcmp (a, "-h") == 0 || strcmp (a, "--help") == 0)
+        {
+          usage (stdout);
+          return 0;
+        }
+      else if (a[0] == '-' && a[1] != '\0')
+        {
+          fprintf (stderr, "vramscope recover: unknown option %s (see vramscope recover --help)\n",
+                   a);
+          return 2;
+        }
+      else if (spool == NULL)
+        spool = a;
+      else
+        {
+          fprintf (stderr, "vramscope recover: one spool directory at a time ('%s' is extra)\n", a);
+          return 2;
+        }
+    }
+  if (spool == NULL || out == NULL || out[0] == '\0')
+    {
+      fprintf (stderr, "vramscope recover: %s (usage: vramscope recover SPOOL_DIR -o FILE)\n",
+               spool == NULL ? "no spool directory given" : "no output file given (-o FILE)");
+      return 2;
+    }
+  if (!g_file_test (spool, G_FILE_TEST_IS_DIR))
+    {
+      fprintf (stderr, "vramscope recover: %s: %s\n", spool,
+               g_file_test (spool, G_FILE_TEST_EXISTS) ? "not a directory" : "no such directory");
+      return 1;
+    }
+  if (!vs_spool_looks_like_spool (spool))
+    {
+      fprintf (stderr,
+               "vramscope recover: %s is not a recording's spool directory (no process "
+               "traces or PyTorch snapshots in it)\n",
+               spool);
+      return 1;
+    }
+  g_auto (VsSpoolInfo) info = { 0 };
+  vs_spool_read_info (spool, &info);
+  char host[256] = "localhost";
+  gethostname (host, sizeof host - 1);
+  host[sizeof host - 1] = '\0';
+  /* Pids name processes of this host only: a spool recorded on another
+   * host (copied here, or on a shared filesystem) cannot be checked. */
+  bool here = info.host == NULL || strcmp (info.host, host) == 0;
+  gint64 writer = here ? running_writer (spool) : 0;
+  if (!here && !quiet)
+    fprintf (stderr,
+             "vramscope recover: %s was recorded on %s: if its program still runs there, "
+             "this trace stops where the spool stood\n",
+             spool, info.host);
+  if ((here && vs_spool_is_active (spool)) || writer > 0)
+    {
+      if (writer > 0)
+        fprintf (stderr,
+                 "vramscope recover: process %lld of the recording is still running and "
+                 "writing to %s; recover it once it has ended\n",
+                 (long long)writer, spool);
+      else
+        fprintf (stderr,
+                 "vramscope recover: the recording that owns %s is still running%s%s; it "
+                 "will write its trace itself\n",
+                 spool, info.host ? " on " : "", info.host ? info.host : "");
+      return 1;
+    }
+  char err[1024] = "";
+  if (vs_output_check (out, force, "--force", NULL, 0, err, sizeof err) < 0)
+    {
+      fprintf (stderr, "vramscope recover: %s\n", err);
+      return 1;
+    }
+
+  bool kept = false;
+  const char *run_host = info.host ? info.host : host;
+  int snapshots = vs_torch_stream_import_spool (spool, run_host, &kept);
+  snapshots += vs_record_import_spool_snapshots (spool, run_host, &kept);
+  vs_torch_stream_append_tails (spool, &kept);
+  char **files = NULL;
+  size_t n = vs_record_list_spool (spool, &files);
+  n = drop_damaged (files, n, &kept);
+  int status = 0;
+  if (n > 0
+      && vs_output_check (out, force, "--force", (const char *const *)files, n, err, sizeof err)
+             < 0)
+    {
+      fprintf (stderr, "vramscope recover: %s\n", err);
+      status = 1;
+    }
+  else if (n == 0)
+    {
+      fprintf (stderr,
+               "vramscope recover: %s holds no trace of any process (no process of the "
+               "run used CUDA): nothing to recover\n",
+               spool);
+      status = 1;
+    }
+  else
+    {
+      vs_symbolize_traces ((const char *const *)files, n, quiet);
+      VsMergeRun run = { .main_pid = info.program_pid > 0 ? info.program_pid : -1,
+                         .exit_status = VS_UNKNOWN,
+                         .start_ns = info.start_ns > 0 ? info.start_ns : VS_UNKNOWN,
+                         .end_ns = VS_UNKNOWN,
+                         .command_line = NULL,
+                         .host = info.host ? info.host : host,
+                         .tool_version = VS_VERSION };
+      char tmp[PATH_MAX + 64] = "";
+      if (vs_output_temp (out, tmp, sizeof tmp, err, sizeof err) != 0
+          || vs_merge_traces (tmp, (const char *const *)files, n, &run, NULL, NULL, err, sizeof err)
+                 != 0
+          || vs_output_commit (tmp, out, force, "--force", err, sizeof err) != 0)
+        {
+          fprintf (stderr, "vramscope recover: cannot write %s: %s\n", out, err);
+          if (tmp[0] != '\0')
+            vs_output_remove (tmp);
+          status = 1;
+        }
+    }
+  size_t nproc = 0;
+  for (size_t k = 0; k < n; k++)
+    if (g_str_has_prefix (strrchr (files[k], '/') ? strrchr (files[k], '/') + 1 : files[k],
+                          "process-"))
+      nproc++;
+  for (size_t k = 0; k < n; k++)
+    free (files[k]);
+  free (files);
+  if (status != 0)
+    return status;
+  if (!quiet)
+    fprintf (stderr, "vramscope: recovered %zu process trace%s%s from %s into %s\n", nproc,
+             nproc == 1 ? "" : "s",
+             snapshots > 0 ? (snapshots == 1 ? " (1 with PyTorch's allocator level)"
+                                             : " (with PyTorch's allocator level)")
+                           : "",
+             spool, out);
+  if (!keep && !kept)
+    remove_spool (spool);
+  else if (!quiet)
+    fprintf (stderr, "vramscope: the spool %s is kept\n", spool);
+  return 0;
+}
+
+/* --- the spool as record leaves it (vs-recover.h) ----------------------- */
+
+void
+vs_record_write_run_info (const char *spool, long program_pid, long long start_ns,
+                          const char *output)
+{
+  char host[256] = "localhost";
+  gethostname (host, sizeof host - 1);
+  host[sizeof host - 1] = '\0';
+  g_autofree char *abs = g_canonicalize_filename (output, NULL);
+  g_autofree char *text
+      = g_strdup_printf ("host %s\nrecord_pid %ld\nprogram_pid %ld\nstart_ns %lld\noutput %s\n",
+                         host, (long)getpid (), program_pid, start_ns, abs);
+  g_autofree char *path = g_build_filename (spool, VS_SPOOL_RUN_INFO, NULL);
+  g_autoptr (GError) error = NULL;
+  if (!g_file_set_contents (path, text, -1, &error))
+    fprintf (stderr, "vramscope record: %s\n", error->message);
+}
+
+bool
+vs_record_spool_is_empty (const char *spool)
+{
+  g_autoptr (GDir) d = g_dir_open (spool, 0, NULL);
+  const char *name;
+  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
+    if ((g_str_has_prefix (name, "process-") && g_str_has_suffix (name, ".db"))
+        || (g_str_has_prefix (name, "torch-")
+            && (g_str_has_suffix (name, ".pickle") || g_str_has_suffix (name, ".db"))))
+      return false;
+  return true;
+}
+
+void
+vs_record_hint_leftovers (const char *dir)
+{
+  g_autofree char *hint = vs_spool_leftover_hint (dir);
+  if (hint != NULL)
+    fprintf (stderr, "vramscope: %s\n", hint);
+}

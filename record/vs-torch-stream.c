@@ -1,0 +1,558 @@
+/* vs-torch-stream.c — the PyTorch allocator stream a process left, as a
+ * trace (see vs-torch-stream.h; the writer's side and the file format are
+ * in collector/python/vs_torch_stream.cpp).
+ *
+ * Each record becomes one alloc_event of the device's `pytorch` allocator
+ * (op = the record's action), an oom a failed_alloc, exactly as the
+ * snapshot importer writes a history entry; a block's segment is found in
+ * the segments the stream itself created (it starts before the first
+ * allocation, so nothing is live before it).  The stream has no stacks
+ * and no rounded block sizes: those columns stay unknown.
+ *
+ * Workload: one record per allocator event, millions for a long run; the
+ * file is mapped and walked once, rows go through the writer in bulk mode.
+ * A stream that stopped at its size limit (the header's count) is read to
+ * where it stopped and said so.
+ */
+#include "vs-torch-stream.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <glib.h>
+#include <sqlite3.h>
+
+#include "vs-recover.h"
+#include "vs-trace-writer.h"
+
+#define STREAM_MAGIC "VSTORCH1"
+#define STREAM_HEADER 4096
+#define MAX_DEVICES 256
+
+typedef struct
+{
+  int64_t ts_ns;
+  uint64_t addr, size, stream;
+  int32_t device, tid;
+  uint32_t reserved;
+  uint32_t action;
+} VsStreamRecord;
+
+G_STATIC_ASSERT (sizeof (VsStreamRecord) == 48);
+
+enum
+{
+  STREAM_OOM = 8,
+  STREAM_SNAPSHOT = 9
+};
+
+/* Reserved address ranges of one device: start → end, disjoint, adjacent
+ * ranges joined (expandable segments map their pages one chunk at a
+ * time). */
+static gint
+compare_addr (gconstpointer a, gconstpointer b, gpointer data)
+{
+  (void)data;
+  guint64 x = GPOINTER_TO_SIZE (a), y = GPOINTER_TO_SIZE (b);
+  return x < y ? -1 : x > y;
+}
+
+/* The range holding addr: its node, or NULL. */
+static GTreeNode *
+range_holding (GTree *t, guint64 addr)
+{
+  /* upper_bound: the first start > addr; the one before may hold addr. */
+  GTreeNode *n = g_tree_upper_bound (t, GSIZE_TO_POINTER (addr));
+  n = n ? g_tree_node_previous (n) : g_tree_node_last (t);
+  if (n != NULL && GPOINTER_TO_SIZE (g_tree_node_value (n)) > addr)
+    return n;
+  return NULL;
+}
+
+static void
+range_add (GTree *t, guint64 a, guint64 size)
+{
+  guint64 end = a + size;
+  GTreeNode *prev = a > 0 ? range_holding (t, a - 1) : NULL;
+  if (prev != NULL && GPOINTER_TO_SIZE (g_tree_node_value (prev)) == a)
+    {
+      a = GPOINTER_TO_SIZE (g_tree_node_key (prev));
+      g_tree_remove (t, GSIZE_TO_POINTER (a));
+    }
+  GTreeNode *next = g_tree_lookup_node (t, GSIZE_TO_POINTER (end));
+  if (next != NULL)
+    {
+      guint64 next_end = GPOINTER_TO_SIZE (g_tree_node_value (next));
+      g_tree_remove (t, GSIZE_TO_POINTER (end));
+      end = next_end;
+    }
+  g_tree_insert (t, GSIZE_TO_POINTER (a), GSIZE_TO_POINTER (end));
+}
+
+static void
+range_sub (GTree *t, guint64 a, guint64 size)
+{
+  GTreeNode *n = range_holding (t, a);
+  if (n == NULL)
+    return;
+  guint64 start = GPOINTER_TO_SIZE (g_tree_node_key (n));
+  guint64 end = GPOINTER_TO_SIZE (g_tree_node_value (n));
+  g_tree_remove (t, GSIZE_TO_POINTER (start));
+  if (start < a)
+    g_tree_insert (t, GSIZE_TO_POINTER (start), GSIZE_TO_POINTER (a));
+  if (a + size < end)
+    g_tree_insert (t, GSIZE_TO_POINTER (a + size), GSIZE_TO_POINTER (end));
+}
+
+static int64_t
+range_find (GTree *t, guint64 addr)
+{
+  GTreeNode *n = range_holding (t, addr);
+  return n ? (int64_t)GPOINTER_TO_SIZE (g_tree_node_key (n)) : VS_UNKNOWN;
+}
+
+typedef struct
+{
+  int64_t device_id, allocator_id;
+  GTree *ranges;
+} VsStreamDevice;
+
+int
+vs_torch_stream_import (const char *path, const char *out, int64_t *events, bool *stopped,
+                        char *err, size_t errlen)
+{
+  g_return_val_if_fail (path != NULL && out != NULL, -1);
+  if (events)
+    *events = 0;
+  if (stopped)
+    *stopped = false;
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat (fd, &st) != 0)
+    {
+      snprintf (err, errlen, "cannot read %s: %s", path, strerror (errno));
+      if (fd >= 0)
+        close (fd);
+      return -1;
+    }
+  if (st.st_size < STREAM_HEADER)
+    {
+      close (fd);
+      snprintf (err, errlen, "%s is not a PyTorch allocator stream (too short)", path);
+      return -1;
+    }
+  const unsigned char *map = mmap (NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  close (fd);
+  if (map == MAP_FAILED)
+    {
+      snprintf (err, errlen, "cannot read %s: %s", path, strerror (errno));
+      return -1;
+    }
+  uint32_t version, rec_size;
+  int64_t pid, start_ns;
+  uint64_t stopped_at;
+  memcpy (&version, map + 8, 4);
+  memcpy (&rec_size, map + 12, 4);
+  memcpy (&pid, map + 16, 8);
+  memcpy (&start_ns, map + 24, 8);
+  memcpy (&stopped_at, map + 32, 8);
+  if (memcmp (map, STREAM_MAGIC, 8) != 0 || version != 1 || rec_size != sizeof (VsStreamRecord))
+    {
+      munmap ((void *)map, (size_t)st.st_size);
+      snprintf (err, errlen, "%s is not a PyTorch allocator stream this version reads", path);
+      return -1;
+    }
+
+  VsWriter *w = vs_writer_create (out, err, errlen);
+  int rc = w ? vs_writer_set_bulk (w) : -1;
+  VsProcess p = { .pid = pid,
+                  .ppid = VS_UNKNOWN,
+                  .host = NULL,
+                  .rank = VS_UNKNOWN,
+                  .local_rank = VS_UNKNOWN,
+                  .world_size = VS_UNKNOWN,
+                  .start_ns = start_ns,
+                  .end_ns = VS_UNKNOWN,
+                  .exit_status = VS_UNKNOWN };
+  int64_t process_id = rc == 0 ? vs_writer_add_process (w, &p) : -1;
+  if (process_id <= 0)
+    rc = -1;
+  VsStreamDevice devs[MAX_DEVICES] = { 0 };
+  size_t n = ((size_t)st.st_size - STREAM_HEADER) / sizeof (VsStreamRecord);
+  const VsStreamRecord *recs = (const VsStreamRecord *)(map + STREAM_HEADER);
+  int64_t read = 0, last_ts = start_ns;
+  for (size_t i = 0; i < n && rc == 0; i++)
+    {
+      VsStreamRecord r;
+      memcpy (&r, &recs[i], sizeof r);
+      if (r.action == 0)
+        break; /* the end, or a record its process did not finish */
+      read++;
+      if (r.action > STREAM_OOM || r.device < 0 || r.device >= MAX_DEVICES)
+        continue;
+      VsStreamDevice *d = &devs[r.device];
+      if (d->ranges == NULL)
+        {
+          VsDevice dv = { .idx = r.device, .total_bytes = VS_UNKNOWN };
+          d->device_id = vs_writer_add_device (w, &dv);
+          VsAllocator al = { .device_id = d->device_id,
+                             .process_id = process_id,
+                             .kind = "pytorch",
+                             .name = "pytorch",
+                             .handle = VS_UNKNOWN };
+          d->allocator_id = d->device_id > 0 ? vs_writer_add_allocator (w, &al) : -1;
+          d->ranges = g_tree_new_full (compare_addr, NULL, NULL, NULL);
+          if (d->allocator_id <= 0)
+            {
+              rc = -1;
+              break;
+            }
+        }
+      last_ts = r.ts_ns;
+      if (r.action == STREAM_OOM)
+        {
+          VsFailedAlloc fa = { .ts = r.ts_ns,
+                               .process_id = process_id,
+                               .tid = r.tid,
+                               .device_id = d->device_id,
+                               .allocator_id = d->allocator_id,
+                               .api = "pytorch",
+                               .requested_bytes = (int64_t)r.size,
+                               .error = VS_UNKNOWN,
+                               .error_name = "OutOfMemoryError",
+                               .device_free_bytes = (int64_t)r.addr,
+                               .device_total_bytes = VS_UNKNOWN,
+                               .correlation = VS_UNKNOWN,
+                               .stack_id = VS_UNKNOWN,
+                               .range_id = VS_UNKNOWN };
+          rc = vs_writer_failed_alloc (w, &fa);
+          continue;
+        }
+      VsAllocEvent ae = { .ts = r.ts_ns,
+                          .process_id = process_id,
+                          .tid = r.tid,
+                          .device_id = d->device_id,
+                          .allocator_id = d->allocator_id,
+                          .op = (VsAllocOp)r.action,
+                          .address = (int64_t)r.addr,
+                          .requested_bytes = (int64_t)r.size,
+                          .block_bytes = VS_UNKNOWN,
+                          .segment_address = VS_UNKNOWN,
+                          .stream = (int64_t)r.stream,
+                          .stack_id = VS_UNKNOWN,
+                          .range_id = VS_UNKNOWN };
+      switch (ae.op)
+        {
+        case VS_ALLOC_OP_SEGMENT_ALLOC:
+        case VS_ALLOC_OP_SEGMENT_MAP:
+          range_add (d->ranges, r.addr, r.size);
+          ae.segment_address = (int64_t)r.addr;
+          break;
+        case VS_ALLOC_OP_SEGMENT_FREE:
+        case VS_ALLOC_OP_SEGMENT_UNMAP:
+          range_sub (d->ranges, r.addr, r.size);
+          ae.segment_address = (int64_t)r.addr;
+          break;
+        default:
+          ae.segment_address = range_find (d->ranges, r.addr);
+          break;
+        }
+      rc = vs_writer_alloc_event (w, &ae);
+    }
+  munmap ((void *)map, (size_t)st.st_size);
+  for (size_t k = 0; k < MAX_DEVICES; k++)
+    if (devs[k].ranges)
+      g_tree_destroy (devs[k].ranges);
+  if (rc == 0
+      && (vs_writer_set_meta (w, "source", "import") != 0
+          || vs_writer_set_meta (w, "import_source", "pytorch-stream") != 0
+          || vs_writer_set_meta (w, "clock", "CLOCK_REALTIME") != 0
+          || vs_writer_set_meta_int (w, "start_ns", start_ns) != 0
+          || vs_writer_set_meta_int (w, "end_ns", last_ts) != 0))
+    rc = -1;
+  if (rc != 0)
+    {
+      if (w != NULL)
+        {
+          snprintf (err, errlen, "cannot write %s: %s", out, vs_writer_errmsg (w));
+          vs_writer_close (w, false, NULL, NULL, NULL, 0);
+        }
+      unlink (out);
+      return -1;
+    }
+  if (vs_writer_close (w, false, NULL, NULL, err, errlen) != 0)
+    {
+      unlink (out);
+      return -1;
+    }
+  if (events)
+    *events = read;
+  if (stopped)
+    *stopped = stopped_at != 0;
+  return 0;
+}
+
+/* The final snapshot process pid left in spool, if any: a
+ * torch-PID-SEQ.info saying `reason exit` or `reason signal` beside its
+ * .pickle. */
+typedef enum
+{
+  FINAL_NONE,
+  FINAL_AT_EXIT,
+  FINAL_AT_SIGNAL
+} VsFinalSnapshot;
+
+static VsFinalSnapshot
+final_snapshot (const char *spool, long long pid)
+{
+  VsFinalSnapshot found = FINAL_NONE;
+  g_autoptr (GDir) d = g_dir_open (spool, 0, NULL);
+  const char *name;
+  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
+    {
+      long long p, seq;
+      int end = 0;
+      if (sscanf (name, "torch-%lld-%lld.info%n", &p, &seq, &end) != 2 || name[end] != '\0'
+          || p != pid)
+        continue;
+      g_autofree char *info = g_build_filename (spool, name, NULL);
+      g_autofree char *text = NULL;
+      g_autofree char *base = g_strndup (info, strlen (info) - strlen (".info"));
+      g_autofree char *pickle = g_strconcat (base, ".pickle", NULL);
+      if (!g_file_get_contents (info, &text, NULL, NULL)
+          || !g_file_test (pickle, G_FILE_TEST_IS_REGULAR))
+        continue;
+      if (strstr (text, "\nreason signal\n"))
+        found = FINAL_AT_SIGNAL;
+      else if (strstr (text, "\nreason exit\n") && found == FINAL_NONE)
+        found = FINAL_AT_EXIT;
+    }
+  return found;
+}
+
+int
+vs_torch_stream_import_spool (const char *spool, const char *host, bool *keep)
+{
+  g_return_val_if_fail (spool != NULL && keep != NULL, 0);
+  g_autoptr (GDir) d = g_dir_open (spool, 0, NULL);
+  const char *name;
+  int imported = 0;
+  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
+    {
+      long long pid;
+      int end = 0;
+      if (sscanf (name, "torch-%lld.stream%n", &pid, &end) != 1 || name[end] != '\0')
+        continue;
+      if (final_snapshot (spool, pid) != FINAL_NONE)
+        continue;
+      g_autofree char *stream = g_build_filename (spool, name, NULL);
+      g_autofree char *info = g_strconcat (stream, ".info", NULL);
+      g_autofree char *trace = g_strdup_printf ("%s/torch-%lld.db", spool, pid);
+      char err[1024] = "";
+      int64_t events = 0;
+      bool stopped = false;
+      if (vs_torch_stream_import (stream, trace, &events, &stopped, err, sizeof err) != 0
+          || !vs_record_tie_process (trace, info, host, err, sizeof err))
+        {
+          fprintf (stderr,
+                   "vramscope: PyTorch's allocator stream of process %lld could not be "
+                   "read (%s); it is kept in %s\n",
+                   pid, err, spool);
+          *keep = true;
+          unlink (trace);
+          continue;
+        }
+      if (stopped)
+        fprintf (stderr,
+                 "vramscope: PyTorch's allocator stream of process %lld reached its size "
+                 "limit (VRAMSCOPE_TORCH_STREAM_MAX_MB) after %lld events: its allocator level "
+                 "ends there\n",
+                 pid, (long long)events);
+      imported++;
+    }
+  return imported;
+}
+
+/* The stream file at path mapped read-only: its records and their count
+ * (up to the first one not completely written).  NULL when it is no
+ * stream this version reads. */
+static const VsStreamRecord *
+map_records (const char *path, size_t *n, void **map, size_t *map_len)
+{
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat (fd, &st) != 0 || st.st_size < STREAM_HEADER)
+    {
+      if (fd >= 0)
+        close (fd);
+      return NULL;
+    }
+  unsigned char *m = mmap (NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  close (fd);
+  uint32_t version = 0, rec_size = 0;
+  if (m != MAP_FAILED)
+    {
+      memcpy (&version, m + 8, 4);
+      memcpy (&rec_size, m + 12, 4);
+    }
+  if (m == MAP_FAILED || memcmp (m, STREAM_MAGIC, 8) != 0 || version != 1
+      || rec_size != sizeof (VsStreamRecord))
+    {
+      if (m != MAP_FAILED)
+        munmap (m, (size_t)st.st_size);
+      return NULL;
+    }
+  const VsStreamRecord *recs = (const VsStreamRecord *)(m + STREAM_HEADER);
+  size_t count = ((size_t)st.st_size - STREAM_HEADER) / sizeof (VsStreamRecord);
+  size_t k = 0;
+  while (k < count && recs[k].action != 0)
+    k++;
+  *n = k;
+  *map = m;
+  *map_len = (size_t)st.st_size;
+  return recs;
+}
+
+/* Appends to the raw trace at trace (a process's final snapshot, imported)
+ * the stream's events that came after the snapshot: per device, those
+ * after its last snapshot marker.  Returns the count appended, or -1 with
+ * err filled. */
+static int64_t
+append_tail (const char *stream, const char *trace, char *err, size_t errlen)
+{
+  static const char *process_sql = "SELECT id FROM process ORDER BY id LIMIT 1";
+  static const char *ids_sql = "SELECT d.id, a.id FROM device d JOIN allocator a"
+                               " ON a.device_id = d.id AND a.kind = 'pytorch' WHERE d.idx = ?1";
+  static const char *alloc_sql
+      = "INSERT INTO alloc_event (ts, process_id, tid, device_id, allocator_id, op, address,"
+        " requested_bytes, stream) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
+  static const char *oom_sql
+      = "INSERT INTO failed_alloc (ts, process_id, tid, device_id, allocator_id, api,"
+        " requested_bytes, error_name, device_free_bytes)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, 'pytorch', ?6, 'OutOfMemoryError', ?7)";
+  size_t n = 0, map_len = 0;
+  void *map = NULL;
+  const VsStreamRecord *recs = map_records (stream, &n, &map, &map_len);
+  if (recs == NULL)
+    {
+      snprintf (err, errlen, "%s is not a PyTorch allocator stream this version reads", stream);
+      return -1;
+    }
+  int64_t last_marker[MAX_DEVICES];
+  for (size_t d = 0; d < MAX_DEVICES; d++)
+    last_marker[d] = -1;
+  for (size_t i = 0; i < n; i++)
+    if (recs[i].action == STREAM_SNAPSHOT && recs[i].device >= 0 && recs[i].device < MAX_DEVICES)
+      last_marker[recs[i].device] = (int64_t)i;
+  sqlite3 *db = NULL;
+  sqlite3_stmt *ps = NULL, *ids = NULL, *ins = NULL, *oom = NULL;
+  int64_t appended = 0, process_id = 0;
+  int64_t dev_ids[MAX_DEVICES][2] = { { 0 } };
+  bool ok = sqlite3_open_v2 (trace, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK
+            && sqlite3_prepare_v2 (db, process_sql, -1, &ps, NULL) == SQLITE_OK
+            && sqlite3_prepare_v2 (db, ids_sql, -1, &ids, NULL) == SQLITE_OK
+            && sqlite3_prepare_v2 (db, alloc_sql, -1, &ins, NULL) == SQLITE_OK
+            && sqlite3_prepare_v2 (db, oom_sql, -1, &oom, NULL) == SQLITE_OK
+            && sqlite3_step (ps) == SQLITE_ROW
+            && sqlite3_exec (db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
+  if (ok)
+    process_id = sqlite3_column_int64 (ps, 0);
+  for (size_t i = 0; ok && i < n; i++)
+    {
+      const VsStreamRecord *r = &recs[i];
+      if (r->device < 0 || r->device >= MAX_DEVICES || last_marker[r->device] < 0
+          || (int64_t)i <= last_marker[r->device] || r->action > STREAM_OOM)
+        continue;
+      int64_t *di = dev_ids[r->device];
+      if (di[0] == 0)
+        {
+          sqlite3_reset (ids);
+          sqlite3_bind_int (ids, 1, r->device);
+          if (sqlite3_step (ids) == SQLITE_ROW)
+            {
+              di[0] = sqlite3_column_int64 (ids, 0);
+              di[1] = sqlite3_column_int64 (ids, 1);
+            }
+          else
+            di[0] = -1; /* a device the snapshot does not know */
+        }
+      if (di[0] < 0)
+        continue;
+      sqlite3_stmt *s = r->action == STREAM_OOM ? oom : ins;
+      sqlite3_reset (s);
+      sqlite3_bind_int64 (s, 1, r->ts_ns);
+      sqlite3_bind_int64 (s, 2, process_id);
+      sqlite3_bind_int64 (s, 3, r->tid);
+      sqlite3_bind_int64 (s, 4, di[0]);
+      sqlite3_bind_int64 (s, 5, di[1]);
+      if (r->action == STREAM_OOM)
+        {
+          sqlite3_bind_int64 (s, 6, (int64_t)r->size);
+          sqlite3_bind_int64 (s, 7, (int64_t)r->addr);
+        }
+      else
+        {
+          sqlite3_bind_int64 (s, 6, r->action);
+          sqlite3_bind_int64 (s, 7, (int64_t)r->addr);
+          sqlite3_bind_int64 (s, 8, (int64_t)r->size);
+          sqlite3_bind_int64 (s, 9, (int64_t)r->stream);
+        }
+      ok = sqlite3_step (s) == SQLITE_DONE;
+      appended++;
+    }
+  if (ok)
+    ok = sqlite3_exec (db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK;
+  if (!ok)
+    snprintf (err, errlen, "cannot add to %s: %s", trace,
+              db ? sqlite3_errmsg (db) : "out of memory");
+  sqlite3_finalize (ps);
+  sqlite3_finalize (ids);
+  sqlite3_finalize (ins);
+  sqlite3_finalize (oom);
+  sqlite3_close (db);
+  munmap (map, map_len);
+  return ok ? appended : -1;
+}
+
+int
+vs_torch_stream_append_tails (const char *spool, bool *keep)
+{
+  g_return_val_if_fail (spool != NULL && keep != NULL, 0);
+  g_autoptr (GDir) d = g_dir_open (spool, 0, NULL);
+  const char *name;
+  int done = 0;
+  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
+    {
+      long long pid;
+      int end = 0;
+      /* At a normal exit nothing that matters follows the snapshot: what
+       * Python frees while it shuts down would hide what was live at exit. */
+      if (sscanf (name, "torch-%lld.stream%n", &pid, &end) != 1 || name[end] != '\0'
+          || final_snapshot (spool, pid) != FINAL_AT_SIGNAL)
+        continue;
+      g_autofree char *stream = g_build_filename (spool, name, NULL);
+      g_autofree char *trace = g_strdup_printf ("%s/torch-%lld.db", spool, pid);
+      if (!g_file_test (trace, G_FILE_TEST_IS_REGULAR))
+        continue; /* the snapshot could not be imported: reported already */
+      char err[1024] = "";
+      if (append_tail (stream, trace, err, sizeof err) < 0)
+        {
+          fprintf (stderr,
+                   "vramscope: the events of process %lld after its final PyTorch snapshot "
+                   "could not be added (%s); they are kept in %s\n",
+                   pid, err, spool);
+          *keep = true;
+          continue;
+        }
+      done++;
+    }
+  return done;
+}

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""make-torch-stream.py — a PyTorch allocator stream as the hook's tracker
+(collector/python/vs_torch_stream.cpp) writes it, for tests without a GPU.
+
+Usage: make-torch-stream.py STREAM PID [tail]
+
+Writes a stream of one process on device 0: a 20 MiB segment, then 40
+allocations of distinct sizes with every other one freed (free requested,
+then completed), a second segment mapped and unmapped, an out-of-memory
+entry; then a record its process did not finish (every field but the
+action written) and the zeroed rest of the chunk, as a process killed
+mid-write leaves.  Prints, as JSON, what the trace's `pytorch` summary row
+must then hold.
+
+With `tail`, a snapshot marker (the allocator took the process's final
+snapshot) follows, then what the program did after it: a 2 MiB segment,
+allocations of 1000, 2000 and 3000 bytes, the first one freed; the JSON
+then says what those add to the snapshot's account ("tail_*").
+"""
+import json
+import struct
+import sys
+
+path, pid = sys.argv[1], int(sys.argv[2])
+tail = len(sys.argv) > 3 and sys.argv[3] == "tail"
+# A tail comes after the final snapshot in time as well: after any
+# snapshot a test puts beside it.
+t0 = 4_102_444_800_000_000_000 if tail else 1_763_900_000_000_000_000
+recs = []
+SEG = 0x7F0000000000
+MIB = 1 << 20
+
+
+def rec(action, addr, size, ts, device=0):
+    recs.append(struct.pack("<qQQQiiII", ts, addr, size, 0x55, device, 4242, 0, action))
+
+
+ts = t0 + 1000
+rec(4, SEG, 20 * MIB, ts)
+allocated = peak = 0
+live = []
+addr = SEG
+allocs = frees = 0
+for i in range(40):
+    size = 4096 * (i + 1) + 17
+    ts += 1000
+    rec(1, addr, size, ts)
+    allocs += 1
+    allocated += size
+    peak = max(peak, allocated)
+    live.append((addr, size))
+    addr += 4096 * (i + 2)
+    if i % 2 == 1:
+        a, s = live.pop(0)
+        ts += 1000
+        rec(2, a, s, ts)
+        ts += 1000
+        rec(3, a, s, ts)
+        frees += 1
+        allocated -= s
+ts += 1000
+rec(6, SEG + 64 * MIB, 2 * MIB, ts)
+ts += 1000
+rec(7, SEG + 64 * MIB, 2 * MIB, ts)
+ts += 1000
+rec(8, 123 * MIB, 30 * MIB, ts)
+if tail:
+    ts += 1000
+    rec(9, 0, allocated, ts)
+    TAIL = SEG + 256 * MIB
+    ts += 1000
+    rec(4, TAIL, 2 * MIB, ts)
+    for k, size in enumerate((1000, 2000, 3000)):
+        ts += 1000
+        rec(1, TAIL + k * 4096, size, ts)
+    ts += 1000
+    rec(2, TAIL, 1000, ts)
+    ts += 1000
+    rec(3, TAIL, 1000, ts)
+torn = struct.pack("<qQQQiiII", ts + 1000, SEG + 30 * MIB, 5 * MIB, 0x55, 0, 4242, 0, 0)
+header = b"VSTORCH1" + struct.pack("<IIqq", 1, 48, pid, t0)
+with open(path, "wb") as f:
+    f.write(header.ljust(4096, b"\0"))
+    f.write(b"".join(recs))
+    f.write(torn)
+    f.write(b"\0" * (48 * 1000))
+json.dump({"alloc_count": allocs, "free_count": frees, "peak_allocated_bytes": peak,
+           "final_allocated_bytes": allocated, "peak_reserved_bytes": 22 * MIB,
+           "final_reserved_bytes": 20 * MIB, "failed_alloc_count": 1,
+           "events": len(recs), "tail_allocs": 3, "tail_live_peak": 6000,
+           "tail_final_allocated": 5000, "tail_reserved": 2 * MIB}, sys.stdout)
