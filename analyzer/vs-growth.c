@@ -90,11 +90,19 @@ starts_from_ranges (VsTrace *trace, gint64 device_id, char **what, GError **erro
   sqlite3_bind_int64 (stmt, 1, device_id);
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
-      g_autofree char *family = range_family ((const char *)sqlite3_column_text (stmt, 0));
+      const char *name = (const char *)sqlite3_column_text (stmt, 0);
+      /* A range with no name (a damaged or hand-made trace) is none of a
+       * family: skipped. */
+      g_autofree char *family = name != NULL ? range_family (name) : NULL;
       gint64 depth = sqlite3_column_int64 (stmt, 2);
       gint64 start = vs_trace_rel (trace, sqlite3_column_int64 (stmt, 1));
-      g_autofree char *key = g_strdup_printf ("%" G_GINT64_FORMAT "/%s", depth, family);
-      Family *f = g_hash_table_lookup (families, key);
+      g_autofree char *key = NULL;
+      Family *f;
+
+      if (family == NULL)
+        continue;
+      key = g_strdup_printf ("%" G_GINT64_FORMAT "/%s", depth, family);
+      f = g_hash_table_lookup (families, key);
 
       if (f == NULL)
         {

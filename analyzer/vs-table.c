@@ -5,6 +5,7 @@
  * dash.
  */
 #include "vs-table.h"
+#include "vs-format.h"
 #include "vs-trace-writer.h"
 
 #include <string.h>

@@ -88,6 +88,23 @@ tree_finish (TreeNode *n)
 VsTreeNode *
 vs_tree_build (VsTrace *trace, GArray *blocks, VsTreeOrder order, GError **error)
 {
+  return vs_tree_build_filtered (trace, blocks, order, FALSE, error);
+}
+
+/* Whether stack s has a frame of the user's own code. */
+static gboolean
+has_user_frame (const VsStackInfo *s)
+{
+  for (guint j = 0; j < s->frames->len; j++)
+    if (((const VsFrameInfo *)g_ptr_array_index (s->frames, j))->user_code)
+      return TRUE;
+  return FALSE;
+}
+
+VsTreeNode *
+vs_tree_build_filtered (VsTrace *trace, GArray *blocks, VsTreeOrder order, gboolean user_only,
+                        GError **error)
+{
   TreeNode *root;
 
   g_return_val_if_fail (trace != NULL && blocks != NULL, NULL);
@@ -113,12 +130,26 @@ vs_tree_build (VsTrace *trace, GArray *blocks, VsTreeOrder order, GError **error
           n->node.total_bytes += b->bytes;
           n->node.total_count++;
         }
+      if (user_only && len > 0 && !has_user_frame (s))
+        {
+          /* No user frame: its innermost frame stands for it. */
+          const VsFrameInfo *f = g_ptr_array_index (s->frames, 0);
+
+          n = tree_child (n, f->text, f->id);
+          n->node.user_code = FALSE;
+          n->node.total_bytes += b->bytes;
+          n->node.total_count++;
+          len = 0;
+        }
       for (guint j = 0; j < len; j++)
         {
           const VsFrameInfo *f
               = g_ptr_array_index (s->frames, order == VS_TREE_TOP_DOWN ? len - 1 - j : j);
 
+          if (user_only && !f->user_code)
+            continue;
           n = tree_child (n, f->text, f->id);
+          n->node.user_code = f->user_code;
           n->node.total_bytes += b->bytes;
           n->node.total_count++;
         }

@@ -22,6 +22,7 @@ struct _VsTreeNode
   gint64 total_count;
   gint64 self_bytes; /* bytes of blocks whose path ends here */
   gint64 self_count;
+  gboolean user_code;  /* the frame is the user's own code (vs_frame_is_user) */
   VsTreeNode *parent;  /* NULL for the root */
   GPtrArray *children; /* VsTreeNode*, largest total_bytes first */
 };
@@ -30,6 +31,13 @@ struct _VsTreeNode
  * e.g. recursion, appears once per occurrence on its path).  Free with
  * vs_tree_node_free().  NULL with error set on failure. */
 VsTreeNode *vs_tree_build (VsTrace *trace, GArray *blocks, VsTreeOrder order, GError **error);
+
+/* As vs_tree_build(), with only the user's own frames when user_only
+ * (VsFrameInfo.user_code: library, standard-library, profiler and
+ * allocator frames folded away); a stack with no user frame keeps its
+ * innermost frame, as the user text of a stack does. */
+VsTreeNode *vs_tree_build_filtered (VsTrace *trace, GArray *blocks, VsTreeOrder order,
+                                    gboolean user_only, GError **error);
 
 /* Frees node and its subtree.  NULL is allowed. */
 void vs_tree_node_free (VsTreeNode *node);

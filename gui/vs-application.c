@@ -40,7 +40,9 @@ static const GOptionEntry option_entries[] = {
   { "size", 0, 0, G_OPTION_ARG_STRING, NULL, N_ ("Window size for --screenshot (default 1280x860)"),
     N_ ("WxH") },
   { "pane", 0, 0, G_OPTION_ARG_STRING, NULL,
-    N_ ("Pane shown first: attribution, flame, allocations, fragmentation or oom"), N_ ("NAME") },
+    N_ ("Pane shown first: diagnosis (the default), attribution, flame, allocations, "
+        "fragmentation or oom"),
+    N_ ("NAME") },
   { "force", 'f', 0, G_OPTION_ARG_NONE, NULL, N_ ("Replace the --screenshot PNG when it exists"),
     NULL },
   { "version", 0, 0, G_OPTION_ARG_NONE, NULL, N_ ("Print the version"), NULL },
@@ -74,7 +76,7 @@ vs_application_handle_local_options (GApplication *app, GVariantDict *options)
     }
   if (self->pane != NULL && !vs_application_is_pane (self->pane))
     {
-      g_printerr (_ ("vramscope-view: --pane wants attribution, flame, "
+      g_printerr (_ ("vramscope-view: --pane wants diagnosis, attribution, flame, "
                      "allocations, fragmentation or oom, not '%s'\n"),
                   self->pane);
       return 1;
@@ -263,7 +265,8 @@ vs_application_new (void)
 gboolean
 vs_application_is_pane (const char *name)
 {
-  const char *panes[] = { "attribution", "flame", "allocations", "fragmentation", "oom", NULL };
+  const char *panes[]
+      = { "diagnosis", "attribution", "flame", "allocations", "fragmentation", "oom", NULL };
   return name != NULL && g_strv_contains (panes, name);
 }
 

@@ -21,6 +21,7 @@ struct _VsAttributionPane
   VsPane parent_instance;
 
   GtkToggleButton *bottom_up_button;
+  GtkToggleButton *hide_library_button;
   GtkLabel *summary_label;
   GtkSearchEntry *search_entry;
   GtkColumnView *column_view;
@@ -47,8 +48,12 @@ rebuild (VsAttributionPane *self)
       gtk_label_set_text (self->summary_label, "");
       return;
     }
-  root = gtk_toggle_button_get_active (self->bottom_up_button) ? instant->bottom_up
-                                                               : instant->top_down;
+  if (gtk_toggle_button_get_active (self->hide_library_button))
+    root = gtk_toggle_button_get_active (self->bottom_up_button) ? instant->bottom_up_user
+                                                                 : instant->top_down_user;
+  else
+    root = gtk_toggle_button_get_active (self->bottom_up_button) ? instant->bottom_up
+                                                                 : instant->top_down;
   roots = vs_tree_item_list_roots (instant, root, search);
   /* Searching shows every path to a match, expanded. */
   tree = gtk_tree_list_model_new (g_object_ref (roots), FALSE, *search != '\0',
@@ -183,6 +188,7 @@ vs_attribution_pane_class_init (VsAttributionPaneClass *klass)
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/org/vramscope/View/vs-attribution-pane.ui");
   gtk_widget_class_bind_template_child (widget_class, VsAttributionPane, bottom_up_button);
+  gtk_widget_class_bind_template_child (widget_class, VsAttributionPane, hide_library_button);
   gtk_widget_class_bind_template_child (widget_class, VsAttributionPane, summary_label);
   gtk_widget_class_bind_template_child (widget_class, VsAttributionPane, search_entry);
   gtk_widget_class_bind_template_child (widget_class, VsAttributionPane, column_view);
@@ -219,4 +225,28 @@ vs_attribution_pane_get_n_roots (VsAttributionPane *self)
   g_return_val_if_fail (VS_IS_ATTRIBUTION_PANE (self), 0);
   m = G_LIST_MODEL (gtk_column_view_get_model (self->column_view));
   return m ? g_list_model_get_n_items (m) : 0;
+}
+
+/* See vs-attribution-pane.h. */
+void
+vs_attribution_pane_show_site (VsAttributionPane *self, const char *site)
+{
+  g_return_if_fail (VS_IS_ATTRIBUTION_PANE (self));
+  gtk_editable_set_text (GTK_EDITABLE (self->search_entry), site != NULL ? site : "");
+}
+
+/* See vs-attribution-pane.h. */
+const char *
+vs_attribution_pane_get_search (VsAttributionPane *self)
+{
+  g_return_val_if_fail (VS_IS_ATTRIBUTION_PANE (self), NULL);
+  return gtk_editable_get_text (GTK_EDITABLE (self->search_entry));
+}
+
+/* See vs-attribution-pane.h. */
+void
+vs_attribution_pane_set_hide_library (VsAttributionPane *self, gboolean hide)
+{
+  g_return_if_fail (VS_IS_ATTRIBUTION_PANE (self));
+  gtk_toggle_button_set_active (self->hide_library_button, hide);
 }

@@ -29,6 +29,9 @@ struct _VsDocument
   GPtrArray *ooms;       /* VsOom* */
   GPtrArray *oom_stacks; /* const char *, parallel to ooms (the trace's stack cache) */
   GPtrArray *ranges;     /* VsRangeInfo* */
+  VsDiagnosis *diagnosis;
+  GArray *oom_causes;      /* VsOomCause, parallel to ooms */
+  GPtrArray *oom_evidence; /* char *, parallel to ooms */
 };
 
 G_DEFINE_FINAL_TYPE (VsDocument, vs_document, G_TYPE_OBJECT)
@@ -52,6 +55,9 @@ typedef struct
   GPtrArray *ooms;
   GPtrArray *oom_stacks;
   GPtrArray *ranges;
+  VsDiagnosis *diagnosis;
+  GArray *oom_causes;
+  GPtrArray *oom_evidence;
 } Snapshot;
 
 static void
@@ -63,6 +69,9 @@ snapshot_free (Snapshot *s)
   g_clear_pointer (&s->ooms, g_ptr_array_unref);
   g_clear_pointer (&s->oom_stacks, g_ptr_array_unref);
   g_clear_pointer (&s->ranges, g_ptr_array_unref);
+  g_clear_pointer (&s->diagnosis, vs_diagnosis_free);
+  g_clear_pointer (&s->oom_causes, g_array_unref);
+  g_clear_pointer (&s->oom_evidence, g_ptr_array_unref);
   g_free (s);
 }
 
@@ -192,6 +201,55 @@ read_tables (VsTrace *trace, Progress *progress, GError **error)
 
       g_ptr_array_add (s->oom_stacks, st != NULL ? st->text : (char *)"");
     }
+  report (progress, _ ("Diagnosing"), 0.65);
+  s->diagnosis = vs_diagnose (trace, 0, error);
+  if (s->diagnosis == NULL)
+    {
+      snapshot_free (s);
+      return NULL;
+    }
+  /* Each failure's cause, classified against the failures of its device
+   * and its allocator's limit, as `report oom` does. */
+  s->oom_causes = g_array_sized_new (FALSE, TRUE, sizeof (VsOomCause), s->ooms->len);
+  s->oom_evidence = g_ptr_array_new_with_free_func (g_free);
+  for (guint i = 0; i < s->ooms->len; i++)
+    {
+      const VsOom *o = g_ptr_array_index (s->ooms, i);
+      g_autoptr (GPtrArray) same = g_ptr_array_new ();
+      gint64 limit = VS_UNKNOWN;
+      char *evidence = NULL;
+      VsOomCause cause;
+
+      for (guint j = 0; j < s->ooms->len; j++)
+        {
+          VsOom *other = g_ptr_array_index (s->ooms, j);
+          if (other->device_id == o->device_id)
+            g_ptr_array_add (same, other);
+        }
+      for (guint j = 0; j < s->diagnosis->devices->len; j++)
+        {
+          const VsDeviceDiagnosis *dd = g_ptr_array_index (s->diagnosis->devices, j);
+          if (dd != NULL && dd->device != NULL && dd->device->id == o->device_id)
+            limit = dd->settings.limit_bytes;
+        }
+      cause = vs_oom_classify (trace, o, same, limit, &evidence);
+      g_array_append_val (s->oom_causes, cause);
+      g_ptr_array_add (s->oom_evidence, evidence);
+    }
+  /* Where each device's fragmentation is worst (the Fragmentation pane
+   * opens there). */
+  for (guint i = 0; i < s->devices->len; i++)
+    {
+      VsDocumentDevice *d = g_ptr_array_index (s->devices, i);
+      VsFragmentation f;
+
+      if (!vs_fragmentation_worst (trace, d->id, 0, &f, error))
+        {
+          snapshot_free (s);
+          return NULL;
+        }
+      d->worst_fragmentation_ns = f.seq > 0 && f.free_bytes > 0 ? f.time_ns : VS_UNKNOWN;
+    }
   report (progress, _ ("Reading NVTX ranges"), 0.75);
   s->ranges = vs_range_list (trace, error);
   if (s->ranges == NULL)
@@ -245,6 +303,12 @@ adopt (VsDocument *self, Snapshot *s)
   g_clear_pointer (&self->ooms, g_ptr_array_unref);
   g_clear_pointer (&self->oom_stacks, g_ptr_array_unref);
   g_clear_pointer (&self->ranges, g_ptr_array_unref);
+  g_clear_pointer (&self->diagnosis, vs_diagnosis_free);
+  g_clear_pointer (&self->oom_causes, g_array_unref);
+  g_clear_pointer (&self->oom_evidence, g_ptr_array_unref);
+  self->diagnosis = g_steal_pointer (&s->diagnosis);
+  self->oom_causes = g_steal_pointer (&s->oom_causes);
+  self->oom_evidence = g_steal_pointer (&s->oom_evidence);
   self->devices = g_steal_pointer (&s->devices);
   self->ooms = g_steal_pointer (&s->ooms);
   self->oom_stacks = g_steal_pointer (&s->oom_stacks);
@@ -267,6 +331,9 @@ vs_document_finalize (GObject *object)
   g_clear_pointer (&self->ooms, g_ptr_array_unref);
   g_clear_pointer (&self->oom_stacks, g_ptr_array_unref);
   g_clear_pointer (&self->ranges, g_ptr_array_unref);
+  g_clear_pointer (&self->diagnosis, vs_diagnosis_free);
+  g_clear_pointer (&self->oom_causes, g_array_unref);
+  g_clear_pointer (&self->oom_evidence, g_ptr_array_unref);
   g_mutex_clear (&self->lock);
   G_OBJECT_CLASS (vs_document_parent_class)->finalize (object);
 }
@@ -690,6 +757,12 @@ build_instant (VsDocument *self, VsTrace *trace, const InstantQuery *q, GError *
   in->bottom_up = vs_tree_build (trace, in->blocks, VS_TREE_BOTTOM_UP, error);
   if (in->bottom_up == NULL)
     return NULL;
+  in->top_down_user = vs_tree_build_filtered (trace, in->blocks, VS_TREE_TOP_DOWN, TRUE, error);
+  if (in->top_down_user == NULL)
+    return NULL;
+  in->bottom_up_user = vs_tree_build_filtered (trace, in->blocks, VS_TREE_BOTTOM_UP, TRUE, error);
+  if (in->bottom_up_user == NULL)
+    return NULL;
   in->have_fragmentation
       = vs_fragmentation_at (trace, q->device_id, 0, in->seq, &in->frag, in->gaps, error);
   if (!in->have_fragmentation)
@@ -743,6 +816,64 @@ vs_document_query_instant_async (VsDocument *self, gint64 device_id, gint64 t, g
 /* See vs-document.h. */
 VsInstant *
 vs_document_query_instant_finish (VsDocument *self, GAsyncResult *result, GError **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, self), NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+/* ------------------------------------------------------------ compare -- */
+
+static void
+diff_rows_free (gpointer p)
+{
+  g_array_unref (p);
+}
+
+static void
+compare_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  VsDocument *self = source;
+  g_autofree char *path = g_file_get_path (task_data);
+  g_autoptr (VsTrace) other = NULL;
+  GError *error = NULL;
+  GArray *rows = NULL;
+
+  if (path == NULL)
+    {
+      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
+                               _ ("Only local files can be compared"));
+      return;
+    }
+  other = vs_trace_open (path, &error);
+  if (other != NULL)
+    {
+      g_mutex_lock (&self->lock);
+      rows = vs_diff (self->trace, other, 20, &error);
+      g_mutex_unlock (&self->lock);
+    }
+  if (rows == NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, rows, diff_rows_free);
+}
+
+/* See vs-document.h. */
+void
+vs_document_compare_async (VsDocument *self, GFile *other, GCancellable *cancellable,
+                           GAsyncReadyCallback callback, gpointer user_data)
+{
+  g_autoptr (GTask) task = NULL;
+
+  g_return_if_fail (VS_IS_DOCUMENT (self));
+  g_return_if_fail (G_IS_FILE (other));
+  task = g_task_new (self, cancellable, callback, user_data);
+  g_task_set_task_data (task, g_object_ref (other), g_object_unref);
+  g_task_run_in_thread (task, compare_thread);
+}
+
+/* See vs-document.h. */
+GArray *
+vs_document_compare_finish (VsDocument *self, GAsyncResult *result, GError **error)
 {
   g_return_val_if_fail (g_task_is_valid (result, self), NULL);
   return g_task_propagate_pointer (G_TASK (result), error);
@@ -805,4 +936,24 @@ vs_document_refresh_finish (VsDocument *self, GAsyncResult *result, GError **err
     }
   adopt (self, s);
   return TRUE;
+}
+
+/* See vs-document.h. */
+const VsDiagnosis *
+vs_document_get_diagnosis (VsDocument *self)
+{
+  g_return_val_if_fail (VS_IS_DOCUMENT (self), NULL);
+  return self->diagnosis;
+}
+
+/* See vs-document.h. */
+VsOomCause
+vs_document_get_oom_cause (VsDocument *self, guint index, const char **evidence)
+{
+  g_return_val_if_fail (VS_IS_DOCUMENT (self), VS_OOM_CAUSE_UNKNOWN);
+  g_return_val_if_fail (self->oom_causes != NULL && index < self->oom_causes->len,
+                        VS_OOM_CAUSE_UNKNOWN);
+  if (evidence != NULL)
+    *evidence = g_ptr_array_index (self->oom_evidence, index);
+  return g_array_index (self->oom_causes, VsOomCause, index);
 }

@@ -25,9 +25,11 @@ typedef struct
 {
   gint64 id;
   gint64 idx;
-  char *name;          /* NULL when unknown */
-  VsSummary summary;   /* allocator "all" */
-  gint64 kernel_count; /* kernels recorded on it: a kernel lane when > 0 */
+  char *name;                    /* NULL when unknown */
+  VsSummary summary;             /* allocator "all" */
+  gint64 kernel_count;           /* kernels recorded on it: a kernel lane when > 0 */
+  gint64 worst_fragmentation_ns; /* instant of its worst fragmentation
+                                  * (vs_fragmentation_worst), VS_UNKNOWN if none */
 } VsDocumentDevice;
 
 /* Called on the main loop while loading: what is being done, and the
@@ -61,6 +63,13 @@ gboolean vs_document_is_event_order (VsDocument *self);
  * VS_STACK_SEPARATOR ("" when the trace has none).  Valid as long as the
  * document. */
 const char *vs_document_get_oom_stack (VsDocument *self, guint index);
+/* The trace's diagnosis (vs_diagnose of every device): the findings the
+ * Diagnosis pane lists.  Owned by the document. */
+const VsDiagnosis *vs_document_get_diagnosis (VsDocument *self);
+/* Why the failed allocation at index of vs_document_get_ooms() failed
+ * (vs_oom_classify); *evidence (may be NULL) is set to its one sentence
+ * with numbers, owned by the document (NULL when the cause is unknown). */
+VsOomCause vs_document_get_oom_cause (VsDocument *self, guint index, const char **evidence);
 /* One line for the window subtitle: devices, duration, peak. */
 char *vs_document_describe (VsDocument *self);
 
@@ -81,6 +90,15 @@ void vs_document_query_instant_async (VsDocument *self, gint64 device_id, gint64
                                       GAsyncReadyCallback callback, gpointer user_data);
 VsInstant *vs_document_query_instant_finish (VsDocument *self, GAsyncResult *result,
                                              GError **error);
+
+/* Compares this trace (A) with the trace in other (B) in a thread
+ * (vs_diff: peaks, roles, bytes per user site at the peak, fragmentation,
+ * failures and findings, with deltas B − A; the 20 largest sites).
+ * Finish returns the GArray of VsDiffRow, or NULL with the analyzer's
+ * error (other cannot be opened). */
+void vs_document_compare_async (VsDocument *self, GFile *other, GCancellable *cancellable,
+                                GAsyncReadyCallback callback, gpointer user_data);
+GArray *vs_document_compare_finish (VsDocument *self, GAsyncResult *result, GError **error);
 
 /* Reads the trace again if its file changed (a recording in progress
  * committed new events; vs_trace_refresh()); finish returns TRUE when

@@ -26,6 +26,7 @@ struct _VsFlameGraph
   const VsTreeNode *selected;
   char *search; /* NULL: none */
   guint depth;
+  gboolean user_only; /* only the user's own frames (the *_user trees) */
 };
 
 enum
@@ -74,12 +75,23 @@ tree_depth (const VsTreeNode *n)
   return d + 1;
 }
 
-/* The colour of a frame: warm hues picked by a hash of its text. */
+/* The colour of a frame: warm hues picked by a hash of its text; the
+ * user's own frames in blues. */
 static void
-frame_color (const char *label, gboolean dark, GdkRGBA *c)
+frame_color (const char *label, gboolean user_code, gboolean dark, GdkRGBA *c)
 {
   guint h = g_str_hash (label ? label : "");
   float t = (h % 1000) / 1000.f;
+
+  if (user_code)
+    {
+      c->red = dark ? 0.20f + 0.15f * t : 0.45f + 0.20f * t;
+      c->green = dark ? 0.42f + 0.20f * ((h >> 10) % 100) / 100.f
+                      : 0.65f + 0.20f * ((h >> 10) % 100) / 100.f;
+      c->blue = dark ? 0.80f : 0.98f;
+      c->alpha = 1;
+      return;
+    }
   c->red = dark ? 0.80f + 0.15f * t : 0.96f;
   c->green = dark ? 0.38f + 0.30f * ((h >> 10) % 100) / 100.f
                   : 0.55f + 0.35f * ((h >> 10) % 100) / 100.f;
@@ -130,7 +142,7 @@ draw_box (const VsTreeNode *n, double x, double w, guint depth, gpointer data)
   double y = depth * ROW_HEIGHT;
   const char *label = n->parent == NULL ? _ ("all live memory") : n->label;
 
-  frame_color (label, c->dark, &color);
+  frame_color (label, n->user_code, c->dark, &color);
   if (n == c->self->hover)
     color.alpha = 0.75f;
   /* A search fades what it did not find. */
@@ -330,7 +342,7 @@ vs_flame_graph_set_instant (VsFlameGraph *self, VsInstant *instant)
   g_clear_pointer (&self->instant, vs_instant_unref);
   self->instant = instant;
   g_object_notify_by_pspec (G_OBJECT (self), props[PROP_INSTANT]);
-  self->focus = instant ? instant->top_down : NULL;
+  self->focus = vs_flame_graph_get_root (self);
   self->selected = self->focus;
   self->hover = NULL;
   self->depth = self->focus ? tree_depth (self->focus) : 0;
@@ -366,7 +378,7 @@ vs_flame_graph_get_search_bytes (VsFlameGraph *self)
   g_return_val_if_fail (VS_IS_FLAME_GRAPH (self), 0);
   if (self->search == NULL || self->instant == NULL)
     return 0;
-  return matched_bytes (self->instant->top_down, self->search);
+  return matched_bytes (vs_flame_graph_get_root (self), self->search);
 }
 
 /* See vs-flame-graph.h. */
@@ -390,4 +402,29 @@ vs_flame_graph_select_at (VsFlameGraph *self, double x, double y)
   self->selected = n;
   gtk_widget_queue_draw (GTK_WIDGET (self));
   return TRUE;
+}
+
+/* See vs-flame-graph.h. */
+const VsTreeNode *
+vs_flame_graph_get_root (VsFlameGraph *self)
+{
+  g_return_val_if_fail (VS_IS_FLAME_GRAPH (self), NULL);
+  if (self->instant == NULL)
+    return NULL;
+  return self->user_only ? self->instant->top_down_user : self->instant->top_down;
+}
+
+/* See vs-flame-graph.h. */
+void
+vs_flame_graph_set_user_only (VsFlameGraph *self, gboolean user_only)
+{
+  g_return_if_fail (VS_IS_FLAME_GRAPH (self));
+  if (self->user_only == !!user_only)
+    return;
+  self->user_only = !!user_only;
+  self->focus = vs_flame_graph_get_root (self);
+  self->selected = self->focus;
+  self->hover = NULL;
+  self->depth = self->focus ? tree_depth (self->focus) : 0;
+  gtk_widget_queue_resize (GTK_WIDGET (self));
 }

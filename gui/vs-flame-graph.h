@@ -21,6 +21,13 @@ G_DECLARE_FINAL_TYPE (VsFlameGraph, vs_flame_graph, VS, FLAME_GRAPH, GtkWidget)
 void vs_flame_graph_set_instant (VsFlameGraph *self, VsInstant *instant);
 
 /* The frame text searched for (NULL or "": none): the other boxes fade. */
+/* The tree drawn: the instant's top-down tree, or with user_only its
+ * user-frames tree (NULL without an instant). */
+const VsTreeNode *vs_flame_graph_get_root (VsFlameGraph *self);
+
+/* Draws only the user's own frames ("Hide library frames"). */
+void vs_flame_graph_set_user_only (VsFlameGraph *self, gboolean user_only);
+
 void vs_flame_graph_set_search (VsFlameGraph *self, const char *search);
 
 /* Bytes under the frames that match the search (a match under another

@@ -37,14 +37,22 @@ update_matches (VsFlamePane *self)
       gtk_label_set_text (self->match_label, "");
       return;
     }
-  n = vs_tree_node_count_matches (instant->top_down, search);
+  n = vs_tree_node_count_matches (vs_flame_graph_get_root (self->flame_graph), search);
   bytes = vs_flame_graph_get_search_bytes (self->flame_graph);
-  total = instant->top_down->total_bytes;
+  total = vs_flame_graph_get_root (self->flame_graph)->total_bytes;
   b = vs_format_bytes (bytes);
   text = g_strdup_printf (
       ngettext ("%u frame matches · %s (%.1f %%)", "%u frames match · %s (%.1f %%)", n), n, b,
       total > 0 ? 100.0 * bytes / total : 0.0);
   gtk_label_set_text (self->match_label, text);
+}
+
+/* "Hide library frames": the graph of the user's own frames. */
+static void
+on_hide_library_toggled (VsFlamePane *self, GtkToggleButton *button)
+{
+  vs_flame_graph_set_user_only (self->flame_graph, gtk_toggle_button_get_active (button));
+  update_matches (self);
 }
 
 static void
@@ -142,6 +150,7 @@ vs_flame_pane_class_init (VsFlamePaneClass *klass)
   gtk_widget_class_bind_template_child (widget_class, VsFlamePane, match_label);
   gtk_widget_class_bind_template_child (widget_class, VsFlamePane, flame_graph);
   gtk_widget_class_bind_template_callback (widget_class, on_search_changed);
+  gtk_widget_class_bind_template_callback (widget_class, on_hide_library_toggled);
   gtk_widget_class_bind_template_callback (widget_class, on_stop_search);
   gtk_widget_class_bind_template_callback (widget_class, on_context_click);
 }

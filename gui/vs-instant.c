@@ -14,6 +14,8 @@ instant_clear (gpointer p)
   g_clear_pointer (&in->stacks, g_ptr_array_unref);
   g_clear_pointer (&in->kinds, g_ptr_array_unref);
   g_clear_pointer (&in->top_down, vs_tree_node_free);
+  g_clear_pointer (&in->top_down_user, vs_tree_node_free);
+  g_clear_pointer (&in->bottom_up_user, vs_tree_node_free);
   g_clear_pointer (&in->bottom_up, vs_tree_node_free);
   g_clear_pointer (&in->gaps, g_array_unref);
   g_clear_pointer (&in->segments, g_array_unref);

@@ -33,6 +33,8 @@ typedef struct
                           the memory kind for device-level ones ("device") */
   VsTreeNode *top_down;
   VsTreeNode *bottom_up;
+  VsTreeNode *top_down_user; /* the same with only the user's own frames */
+  VsTreeNode *bottom_up_user;
   gboolean have_fragmentation;
   VsFragmentation frag;
   GArray *gaps;     /* VsFreeGap */

@@ -96,7 +96,11 @@ make_row (VsOomPane *self, VsDocument *doc, guint index)
   GtkWidget *row = adw_expander_row_new ();
   GtkWidget *show = gtk_button_new_from_icon_name ("find-location-symbolic");
   g_autofree char *title = vs_oom_title (o);
-  g_autofree char *sub = vs_oom_when (doc, o);
+  g_autofree char *when = vs_oom_when (doc, o);
+  VsOomCause cause = vs_document_get_oom_cause (doc, index, NULL);
+  g_autofree char *sub = cause != VS_OOM_CAUSE_UNKNOWN
+                             ? g_strdup_printf ("%s · %s", when, vs_oom_cause_title (cause))
+                             : g_strdup (when);
   gint64 *time = g_new (gint64, 1);
 
   {
@@ -113,7 +117,19 @@ make_row (VsOomPane *self, VsDocument *doc, guint index)
   g_signal_connect (show, "clicked", G_CALLBACK (on_show_clicked), self);
   adw_expander_row_add_action (ADW_EXPANDER_ROW (row), show);
 
-  add_detail (ADW_EXPANDER_ROW (row), _ ("What would have fitted"), vs_oom_fit_text (o));
+  {
+    const char *evidence = NULL;
+
+    vs_document_get_oom_cause (doc, index, &evidence);
+
+    /* The analyzer's classification names the cause; the sizes that
+     * would have fitted are said only when it cannot tell. */
+    if (cause != VS_OOM_CAUSE_UNKNOWN)
+      add_detail (ADW_EXPANDER_ROW (row), vs_oom_cause_title (cause),
+                  g_strdup (evidence != NULL ? evidence : ""));
+    else
+      add_detail (ADW_EXPANDER_ROW (row), _ ("What would have fitted"), vs_oom_fit_text (o));
+  }
   add_detail (ADW_EXPANDER_ROW (row),
               o->allocator_id == 0 ? _ ("Device memory of the process")
                                    : _ ("The allocator that failed"),
@@ -132,6 +148,8 @@ make_row (VsOomPane *self, VsDocument *doc, guint index)
                 g_strdup_printf (_ ("%s free of %s"), f, tot));
   }
   add_stack (ADW_EXPANDER_ROW (row), vs_document_get_oom_stack (doc, index));
+  /* The first failure open: its cause answers for the run. */
+  adw_expander_row_set_expanded (ADW_EXPANDER_ROW (row), index == 0);
   return row;
 }
 

@@ -115,3 +115,21 @@ vs_oom_fit_text (const VsOom *o)
                                 : "");
   }
 }
+
+/* See vs-oom-text.h. */
+const char *
+vs_oom_cause_title (VsOomCause cause)
+{
+  switch (cause)
+    {
+    case VS_OOM_CAUSE_DEVICE_FULL:
+      return _ ("Cause: the device was full");
+    case VS_OOM_CAUSE_ALLOCATOR_LIMIT:
+      return _ ("Cause: the allocator’s limit");
+    case VS_OOM_CAUSE_FRAGMENTATION:
+      return _ ("Cause: fragmentation");
+    case VS_OOM_CAUSE_UNKNOWN:
+    default:
+      return _ ("Cause unknown");
+    }
+}

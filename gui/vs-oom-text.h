@@ -22,4 +22,7 @@ char *vs_oom_state_text (const VsFragmentation *f);
 /* Why it failed: what would have fitted, in one or two sentences. */
 char *vs_oom_fit_text (const VsOom *oom);
 
+/* The cause of a failure in words ("Cause: the allocator’s limit"). */
+const char *vs_oom_cause_title (VsOomCause cause);
+
 G_END_DECLS

@@ -3,6 +3,7 @@
  * text. */
 #include "vs-tree-item.h"
 
+#include <pango/pango.h>
 #include <string.h>
 
 struct _VsTreeItem
@@ -22,6 +23,7 @@ enum
   PROP_SELF_BYTES,
   PROP_TOTAL_COUNT,
   PROP_PERCENT,
+  PROP_ATTRIBUTES,
   N_PROPS
 };
 static GParamSpec *props[N_PROPS];
@@ -49,6 +51,19 @@ vs_tree_item_get_property (GObject *object, guint prop_id, GValue *value, GParam
       break;
     case PROP_PERCENT:
       g_value_set_double (value, vs_tree_item_get_percent (self));
+      break;
+    case PROP_ATTRIBUTES:
+      if (self->node->user_code)
+        {
+          /* The user's own frames: bold, in the accent blue. */
+          PangoAttrList *attrs = pango_attr_list_new ();
+
+          pango_attr_list_insert (attrs, pango_attr_weight_new (PANGO_WEIGHT_BOLD));
+          pango_attr_list_insert (attrs, pango_attr_foreground_new (0x3535, 0x8484, 0xe4e4));
+          g_value_take_boxed (value, attrs);
+        }
+      else
+        g_value_set_boxed (value, NULL);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -84,6 +99,8 @@ vs_tree_item_class_init (VsTreeItemClass *klass)
       = g_param_spec_int64 ("total-count", NULL, NULL, G_MININT64, G_MAXINT64, 0, ro);
   /* Share of the root's bytes, 0..100. */
   props[PROP_PERCENT] = g_param_spec_double ("percent", NULL, NULL, 0, 100, 0, ro);
+  /* How the frame's text is drawn: user frames stand out (NULL: plain). */
+  props[PROP_ATTRIBUTES] = g_param_spec_boxed ("attributes", NULL, NULL, PANGO_TYPE_ATTR_LIST, ro);
   g_object_class_install_properties (object_class, N_PROPS, props);
 }
 

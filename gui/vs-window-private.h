@@ -7,6 +7,7 @@
 
 #include "vs-allocations-pane.h"
 #include "vs-attribution-pane.h"
+#include "vs-diagnosis-pane.h"
 #include "vs-document.h"
 #include "vs-flame-pane.h"
 #include "vs-fragmentation-view.h"
@@ -48,6 +49,7 @@ struct _VsWindow
   GtkLabel *instant_label;
   AdwViewStack *pane_stack;
   AdwViewStackPage *oom_page;
+  VsAttributionPane *attribution_pane;
 
   /* Loading and the timelines' queries.  generation changes with every
    * document, so late results for an earlier one are dropped. */
@@ -65,6 +67,11 @@ struct _VsWindow
    * the last failure, NULL when none. */
   gboolean settled;
   char *error;
+
+  /* The last comparison ("Compare With…"): its text, NULL until one was
+   * made; comparing counts while it runs. */
+  char *comparison_text;
+  guint comparing;
 
   /* Following a recording ("following"). */
   guint follow_source;

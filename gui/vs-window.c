@@ -155,6 +155,53 @@ on_oom_instant (VsOomPane *pane, gint64 t, VsWindow *self)
   adw_view_stack_set_visible_child_name (self->pane_stack, "fragmentation");
 }
 
+/* The Diagnosis pane asked to see a finding: its instant on the timeline,
+ * its site in Attribution. */
+static void
+on_finding_activated (VsDiagnosisPane *pane, gint64 device_id, gint64 t, const char *site,
+                      VsWindow *self)
+{
+  if (t != VS_UNKNOWN)
+    vs_session_select_instant (self->session, device_id, t);
+  /* A user site leads the tree of the user's own frames. */
+  if (site != NULL)
+    vs_attribution_pane_set_hide_library (self->attribution_pane, TRUE);
+  vs_attribution_pane_show_site (self->attribution_pane, site);
+  adw_view_stack_set_visible_child_name (self->pane_stack, "attribution");
+  /* The button that asked is hidden now: the keyboard goes on in
+   * Attribution. */
+  gtk_widget_child_focus (GTK_WIDGET (self->attribution_pane), GTK_DIR_TAB_FORWARD);
+}
+
+/* The Fragmentation pane opens at the instant of worst fragmentation of
+ * the device shown, while the instant is the one chosen at load (the
+ * peak): an instant the user chose stays. */
+static void
+on_pane_shown (AdwViewStack *stack, GParamSpec *pspec, VsWindow *self)
+{
+  VsDocument *doc = vs_session_get_document (self->session);
+  const char *name = adw_view_stack_get_visible_child_name (stack);
+  gint64 device = vs_session_get_device (self->session);
+  GPtrArray *devices;
+
+  if (doc == NULL || g_strcmp0 (name, "fragmentation") != 0
+      || vs_session_get_selected_time (self->session) >= 0
+      || vs_session_get_selection (self->session)->end
+             > vs_session_get_selection (self->session)->begin)
+    return;
+  devices = vs_document_get_devices (doc);
+  for (guint i = 0; i < devices->len; i++)
+    {
+      const VsDocumentDevice *d = g_ptr_array_index (devices, i);
+
+      if ((device < 0 || d->id == device) && d->worst_fragmentation_ns != VS_UNKNOWN)
+        {
+          vs_session_select_instant (self->session, d->id, d->worst_fragmentation_ns);
+          return;
+        }
+    }
+}
+
 /* ------------------------------------------------------------- loading -- */
 
 static void
@@ -417,6 +464,151 @@ open_action (GtkWidget *widget, const char *name, GVariant *param)
 }
 
 static void
+on_compare_response (GtkNativeDialog *dialog, int response, VsWindow *self)
+{
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      g_autoptr (GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+      if (file != NULL)
+        vs_window_compare_with (self, file);
+    }
+  g_object_unref (dialog);
+}
+
+/* Compare With…: picks the trace B to compare the shown one with. */
+static void
+compare_action (GtkWidget *widget, const char *name, GVariant *param)
+{
+  VsWindow *self = VS_WINDOW (widget);
+  GtkFileChooserNative *chooser;
+
+  if (vs_session_get_document (self->session) == NULL)
+    return;
+  chooser
+      = gtk_file_chooser_native_new (_ ("Compare With a Trace"), GTK_WINDOW (self),
+                                     GTK_FILE_CHOOSER_ACTION_OPEN, _ ("_Compare"), _ ("_Cancel"));
+  g_signal_connect (chooser, "response", G_CALLBACK (on_compare_response), self);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (chooser));
+}
+
+typedef struct
+{
+  VsWindow *self;
+  char *name_a, *name_b;
+} CompareRequest;
+
+static void
+compare_request_free (CompareRequest *r)
+{
+  g_object_unref (r->self);
+  g_free (r->name_a);
+  g_free (r->name_b);
+  g_free (r);
+}
+
+/* The comparison in a window of its own: the diff's text, monospace and
+ * selectable, titled by the two traces' file names. */
+static void
+show_comparison (VsWindow *self, const char *name_a, const char *name_b, const char *text)
+{
+  GtkWidget *window = adw_window_new ();
+  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
+  GtkWidget *header = adw_header_bar_new ();
+  g_autofree char *subtitle = g_strdup_printf (_ ("A: %s · B: %s"), name_a, name_b);
+  GtkWidget *title = adw_window_title_new (_ ("Comparison"), subtitle);
+  GtkWidget *scrolled = gtk_scrolled_window_new ();
+  GtkWidget *label = gtk_label_new (text);
+
+  adw_header_bar_set_title_widget (ADW_HEADER_BAR (header), title);
+  gtk_box_append (GTK_BOX (box), header);
+  gtk_label_set_selectable (GTK_LABEL (label), TRUE);
+  gtk_label_set_xalign (GTK_LABEL (label), 0);
+  gtk_label_set_yalign (GTK_LABEL (label), 0);
+  gtk_widget_add_css_class (label, "monospace");
+  gtk_widget_set_margin_top (label, 12);
+  gtk_widget_set_margin_bottom (label, 12);
+  gtk_widget_set_margin_start (label, 12);
+  gtk_widget_set_margin_end (label, 12);
+  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (scrolled), label);
+  gtk_widget_set_vexpand (scrolled, TRUE);
+  gtk_box_append (GTK_BOX (box), scrolled);
+  adw_window_set_content (ADW_WINDOW (window), box);
+  gtk_window_set_title (GTK_WINDOW (window), _ ("Comparison"));
+  gtk_window_set_transient_for (GTK_WINDOW (window), GTK_WINDOW (self));
+  gtk_window_set_default_size (GTK_WINDOW (window), 1000, 700);
+  gtk_window_present (GTK_WINDOW (window));
+  /* Focused, a selectable label selects everything: nothing is. */
+  gtk_label_select_region (GTK_LABEL (label), 0, 0);
+}
+
+static void
+on_compared (GObject *source, GAsyncResult *result, gpointer data)
+{
+  CompareRequest *r = data;
+  VsWindow *self = r->self;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GArray) rows = vs_document_compare_finish (VS_DOCUMENT (source), result, &error);
+
+  self->comparing--;
+  if (rows == NULL)
+    {
+      g_autofree char *text
+          = g_strdup_printf (_ ("Cannot compare with %s: %s"), r->name_b, error->message);
+      g_autofree char *markup = g_markup_escape_text (text, -1);
+      AdwToast *toast = adw_toast_new (markup);
+
+      adw_toast_set_timeout (toast, 10);
+      adw_toast_overlay_add_toast (self->toast_overlay, toast);
+    }
+  else
+    {
+      g_autoptr (GString) out = g_string_new (NULL);
+
+      vs_diff_write_text (rows, r->name_a, r->name_b, 120, out);
+      g_free (self->comparison_text);
+      self->comparison_text = g_strdup (out->str);
+      show_comparison (self, r->name_a, r->name_b, out->str);
+    }
+  compare_request_free (r);
+}
+
+/* See vs-window.h. */
+void
+vs_window_compare_with (VsWindow *self, GFile *file)
+{
+  VsDocument *doc;
+  CompareRequest *r;
+
+  g_return_if_fail (VS_IS_WINDOW (self));
+  g_return_if_fail (G_IS_FILE (file));
+  doc = vs_session_get_document (self->session);
+  if (doc == NULL)
+    return;
+  r = g_new0 (CompareRequest, 1);
+  r->self = g_object_ref (self);
+  r->name_a = g_file_get_basename (vs_document_get_file (doc));
+  r->name_b = g_file_get_basename (file);
+  self->comparing++;
+  vs_document_compare_async (doc, file, NULL, on_compared, r);
+}
+
+/* See vs-window.h. */
+const char *
+vs_window_get_comparison_text (VsWindow *self)
+{
+  g_return_val_if_fail (VS_IS_WINDOW (self), NULL);
+  return self->comparison_text;
+}
+
+/* See vs-window.h. */
+gboolean
+vs_window_is_comparing (VsWindow *self)
+{
+  g_return_val_if_fail (VS_IS_WINDOW (self), FALSE);
+  return self->comparing > 0;
+}
+
+static void
 open_recent_action (GtkWidget *widget, const char *name, GVariant *param)
 {
   g_autoptr (GFile) file = g_file_new_for_uri (g_variant_get_string (param, NULL));
@@ -461,7 +653,7 @@ zoom_reset_action (GtkWidget *widget, const char *name, GVariant *param)
     vs_session_set_visible_range (self->session, 0, MAX (1, vs_document_get_duration (doc)));
 }
 
-/* Alt+1…5: the panes in the switcher's order. */
+/* Alt+1…6: the panes in the switcher's order. */
 static void
 show_pane_action (GtkWidget *widget, const char *name, GVariant *param)
 {
@@ -660,6 +852,7 @@ vs_window_finalize (GObject *object)
 
   g_array_unref (self->slots);
   g_free (self->error);
+  g_free (self->comparison_text);
   G_OBJECT_CLASS (vs_window_parent_class)->finalize (object);
 }
 
@@ -694,6 +887,7 @@ vs_window_class_init (VsWindowClass *klass)
   g_type_ensure (VS_TYPE_ALLOCATIONS_PANE);
   g_type_ensure (VS_TYPE_FRAGMENTATION_VIEW);
   g_type_ensure (VS_TYPE_OOM_PANE);
+  g_type_ensure (VS_TYPE_DIAGNOSIS_PANE);
 
   gtk_widget_class_set_template_from_resource (widget_class, "/org/vramscope/View/vs-window.ui");
 #define CHILD(name) gtk_widget_class_bind_template_child (widget_class, VsWindow, name)
@@ -711,11 +905,15 @@ vs_window_class_init (VsWindowClass *klass)
   CHILD (instant_label);
   CHILD (pane_stack);
   CHILD (oom_page);
+  CHILD (attribution_pane);
 #undef CHILD
   gtk_widget_class_bind_template_callback (widget_class, on_oom_instant);
+  gtk_widget_class_bind_template_callback (widget_class, on_finding_activated);
+  gtk_widget_class_bind_template_callback (widget_class, on_pane_shown);
 
   gtk_widget_class_install_action (widget_class, "win.open", NULL, open_action);
   gtk_widget_class_install_action (widget_class, "win.open-recent", "s", open_recent_action);
+  gtk_widget_class_install_action (widget_class, "win.compare", NULL, compare_action);
   gtk_widget_class_install_action (widget_class, "win.zoom-in", NULL, zoom_action);
   gtk_widget_class_install_action (widget_class, "win.zoom-out", NULL, zoom_action);
   gtk_widget_class_install_action (widget_class, "win.zoom-reset", NULL, zoom_reset_action);
@@ -748,7 +946,7 @@ vs_window_class_init (VsWindowClass *klass)
                                        "win.copy-stack", NULL);
   {
     static const char *const panes[]
-        = { "attribution", "flame", "allocations", "fragmentation", "oom" };
+        = { "diagnosis", "attribution", "flame", "allocations", "fragmentation", "oom" };
     for (guint i = 0; i < G_N_ELEMENTS (panes); i++)
       {
         gtk_widget_class_add_binding_action (widget_class, GDK_KEY_1 + i, GDK_ALT_MASK,

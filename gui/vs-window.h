@@ -39,4 +39,14 @@ const char *vs_window_get_error (VsWindow *self);
  * "fragmentation" or "oom").  Returns FALSE for an unknown name. */
 gboolean vs_window_show_pane (VsWindow *self, const char *name);
 
+/* Compares the shown trace (A) with the trace in file (B): the analyzer's
+ * diff in a window of its own; a toast when file cannot be compared.
+ * Nothing when no trace is shown. */
+void vs_window_compare_with (VsWindow *self, GFile *file);
+
+/* The text of the last comparison shown (NULL: none yet), and whether
+ * one is being made (tests). */
+const char *vs_window_get_comparison_text (VsWindow *self);
+gboolean vs_window_is_comparing (VsWindow *self);
+
 G_END_DECLS

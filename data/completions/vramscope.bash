@@ -113,7 +113,7 @@ _vramscope ()
     view)
       case $prev in
         --screenshot) _filedir png; return ;;
-        --pane) COMPREPLY=($(compgen -W "attribution flame allocations fragmentation oom" -- "$cur")); return ;;
+        --pane) COMPREPLY=($(compgen -W "diagnosis attribution flame allocations fragmentation oom" -- "$cur")); return ;;
         --size) return ;;
       esac
       if [[ $cur == -* ]]; then

@@ -42,6 +42,7 @@
 #include "vs-attribution-pane.h"
 #include "vs-block-item.h"
 #include "vs-chart-draw.h"
+#include "vs-diagnosis-pane.h"
 #include "vs-flame-pane.h"
 #include "vs-memory-chart.h"
 #include "vs-oom-text.h"
@@ -496,7 +497,12 @@ show_pane_by_keys (guint digit, const char *name)
 {
   const KeySym alt[] = { XK_Alt_L };
   press_key (XK_1 + digit - 1, alt, 1);
-  g_assert_true (wait_until (pane_named, (gpointer)name));
+  if (!wait_until (pane_named, (gpointer)name))
+    g_error ("Alt+%u showed %s, not %s (focus %s, active %d)", digit, shown_pane_name (), name,
+             gtk_root_get_focus (GTK_ROOT (window))
+                 ? G_OBJECT_TYPE_NAME (gtk_root_get_focus (GTK_ROOT (window)))
+                 : "none",
+             gtk_window_is_active (GTK_WINDOW (window)));
 }
 
 /* ------------------------------------------------------------ tests -- */
@@ -504,11 +510,14 @@ show_pane_by_keys (guint digit, const char *name)
 static void
 test_pane_keys (void)
 {
-  show_pane_by_keys (5, "oom");
-  show_pane_by_keys (4, "fragmentation");
-  show_pane_by_keys (3, "allocations");
-  show_pane_by_keys (2, "flame");
-  show_pane_by_keys (1, "attribution");
+  /* The window opens on the Diagnosis pane. */
+  g_assert_cmpstr (shown_pane_name (), ==, "diagnosis");
+  show_pane_by_keys (6, "oom");
+  show_pane_by_keys (1, "diagnosis");
+  show_pane_by_keys (5, "fragmentation");
+  show_pane_by_keys (4, "allocations");
+  show_pane_by_keys (3, "flame");
+  show_pane_by_keys (2, "attribution");
 }
 
 static gboolean
@@ -561,7 +570,7 @@ test_search (void)
   gint64 bytes;
 
   /* Attribution: Ctrl+F, then type. */
-  show_pane_by_keys (1, "attribution");
+  show_pane_by_keys (2, "attribution");
   click (GTK_WIDGET (window->instant_label), 1); /* the focus away from any entry */
   ctrl_key (XK_f);
   entry = pane_search_entry ();
@@ -580,7 +589,7 @@ test_search (void)
                     in->bottom_up->children->len);
 
   /* Flame graph: the frames found and their bytes. */
-  show_pane_by_keys (2, "flame");
+  show_pane_by_keys (3, "flame");
   ctrl_key (XK_f);
   entry = pane_search_entry ();
   g_assert_true (wait_until (focus_in, entry));
@@ -602,7 +611,7 @@ test_search (void)
   press_key (XK_Escape, NULL, 0);
 
   /* Allocations: Ctrl+F is the site or stack filter. */
-  show_pane_by_keys (3, "allocations");
+  show_pane_by_keys (4, "allocations");
   ctrl_key (XK_f);
   entry = pane_search_entry ();
   g_assert_true (wait_until (focus_in, entry));
@@ -729,7 +738,7 @@ test_copy (void)
   GtkWidget *menu_item;
 
   /* Attribution: the top rows by bytes are the root's largest children. */
-  show_pane_by_keys (1, "attribution");
+  show_pane_by_keys (2, "attribution");
   {
     GPtrArray *kids = in->bottom_up->children;
     first = second = NULL;
@@ -784,7 +793,7 @@ test_copy (void)
 
   /* Allocations: a click selects a row, the stack panel shows its stack,
    * Ctrl+C copies its cells. */
-  show_pane_by_keys (3, "allocations");
+  show_pane_by_keys (4, "allocations");
   {
     GtkColumnView *view = GTK_COLUMN_VIEW (find_type (shown_pane (), GTK_TYPE_COLUMN_VIEW));
     GListModel *rows = G_LIST_MODEL (gtk_column_view_get_model (view));
@@ -832,7 +841,7 @@ test_copy (void)
 
   /* Flame graph: a right click on a box of the second row, Copy Stack:
    * callers first in the picture, innermost first on the clipboard. */
-  show_pane_by_keys (2, "flame");
+  show_pane_by_keys (3, "flame");
   {
     VsFlameGraph *graph = vs_flame_pane_get_flame_graph (VS_FLAME_PANE (shown_pane ()));
     const VsTreeNode *node;
@@ -880,7 +889,7 @@ test_failure_stacks (void)
   GPtrArray *ooms = vs_document_get_ooms (doc);
   const char *stack;
 
-  show_pane_by_keys (5, "oom");
+  show_pane_by_keys (6, "oom");
   g_assert_cmpuint (ooms->len, >, 0);
   stack = vs_document_get_oom_stack (doc, 0);
   g_assert_nonnull (stack);
@@ -972,6 +981,256 @@ test_tooltips (void)
       g_assert_true (g_str_has_prefix (text, head));
     }
   }
+}
+
+/* The locate button of finding index in widget's descendants. */
+static GtkWidget *
+find_locate_button (GtkWidget *widget, guint index)
+{
+  /* The pane keeps index + 1 on the button. */
+  if (GTK_IS_BUTTON (widget)
+      && GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (widget), "index")) == index + 1)
+    return widget;
+  for (GtkWidget *c = gtk_widget_get_first_child (widget); c; c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found = find_locate_button (c, index);
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+static gboolean
+instant_at (gpointer data)
+{
+  VsSession *session = vs_window_get_session (window);
+  const gint64 *t = data;
+  return vs_session_get_selected_time (session) == *t && vs_session_is_settled (session)
+         && vs_window_get_settled (window);
+}
+
+/* The Diagnosis pane lists the analyzer's findings of the trace (those of
+ * vs_diagnose on the file opened anew), each with its evidence and remedy;
+ * its locate button selects the finding's instant and shows its site in
+ * Attribution. */
+static void
+test_diagnosis (void)
+{
+  VsSession *session = vs_window_get_session (window);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (VsTrace) trace = vs_trace_open (trace_path, &error);
+  g_autoptr (VsDiagnosis) expected = NULL;
+  VsDiagnosisPane *pane;
+  const VsFinding *f;
+  GtkWidget *button;
+
+  g_assert_no_error (error);
+  expected = vs_diagnose (trace, 0, &error);
+  g_assert_no_error (error);
+  show_pane_by_keys (1, "diagnosis");
+  pane = VS_DIAGNOSIS_PANE (shown_pane ());
+  /* The bundled trace: the allocator's limit refused, and evaluation keeps
+   * its outputs' graphs, growing every iteration. */
+  g_assert_cmpuint (expected->findings->len, >=, 2);
+  g_assert_cmpuint (vs_diagnosis_pane_get_n_findings (pane), ==, expected->findings->len);
+  for (guint i = 0; i < expected->findings->len; i++)
+    {
+      f = g_ptr_array_index (expected->findings, i);
+      g_assert_nonnull (find_label_prefix (GTK_WIDGET (pane), f->evidence));
+      if (f->remedy != NULL)
+        g_assert_nonnull (find_label_prefix (GTK_WIDGET (pane), f->remedy));
+    }
+  f = g_ptr_array_index (expected->findings, 0);
+  g_assert_cmpint (f->kind, ==, VS_FINDING_OOM_ALLOCATOR_LIMIT);
+  shoot ("diagnosis");
+
+  /* Its locate button, activated: the finding's instant, Attribution
+   * searching its site, which is found there. */
+  button = find_locate_button (GTK_WIDGET (pane), 1);
+  g_assert_nonnull (button);
+  f = g_ptr_array_index (expected->findings, 1);
+  g_assert_cmpint (f->kind, ==, VS_FINDING_GROWTH_PER_ITERATION);
+  g_assert_nonnull (f->site);
+  g_assert_true (gtk_widget_activate (button));
+  g_assert_true (wait_until (pane_named, (gpointer) "attribution"));
+  spin (300);
+  g_assert_true (wait_until (instant_at, (gpointer)&f->time_ns));
+  g_assert_cmpint (vs_session_get_device (session), ==, f->device_id);
+  g_assert_cmpstr (vs_attribution_pane_get_search (VS_ATTRIBUTION_PANE (shown_pane ())), ==,
+                   f->site);
+  g_assert_cmpuint (vs_attribution_pane_get_n_roots (VS_ATTRIBUTION_PANE (shown_pane ())), >, 0);
+  shoot ("diagnosis-located");
+  vs_attribution_pane_show_site (VS_ATTRIBUTION_PANE (shown_pane ()), NULL);
+}
+
+/* While the instant is the peak chosen at load, the Fragmentation pane
+ * opens at the instant of worst fragmentation (vs_fragmentation_worst). */
+static void
+test_fragmentation_worst (void)
+{
+  VsSession *session = vs_window_get_session (window);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (VsTrace) trace = vs_trace_open (trace_path, &error);
+  const VsDeviceInfo *device;
+  VsFragmentation worst;
+  VsInstant *in;
+
+  g_assert_no_error (error);
+  device = g_ptr_array_index (vs_trace_get_devices (trace), 0);
+  g_assert_true (vs_fragmentation_worst (trace, device->id, 0, &worst, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (worst.free_bytes, >, 0);
+  show_pane_by_keys (2, "attribution");
+  vs_session_select_instant (session, device->id, -1);
+  g_assert_true (wait_until (window_settled, window));
+  show_pane_by_keys (5, "fragmentation");
+  g_assert_true (wait_until (instant_at, &worst.time_ns));
+  in = instant ();
+  g_assert_true (in->have_fragmentation);
+  /* The first step at that time: at least as fragmented as the worst step
+   * is not guaranteed, but the same instant is. */
+  g_assert_cmpint (in->time_ns, ==, worst.time_ns);
+  /* An instant the user chose stays. */
+  show_pane_by_keys (2, "attribution");
+  vs_session_select_instant (session, device->id, worst.time_ns / 2);
+  g_assert_true (wait_until (window_settled, window));
+  show_pane_by_keys (5, "fragmentation");
+  spin (200);
+  g_assert_cmpint (vs_session_get_selected_time (session), ==, worst.time_ns / 2);
+}
+
+/* Checks that tree holds only user frames, but for a stack with no user
+ * frame, whose innermost frame stands alone under the root. */
+static void
+check_user_tree (const VsTreeNode *n)
+{
+  for (guint i = 0; i < n->children->len; i++)
+    {
+      const VsTreeNode *c = g_ptr_array_index (n->children, i);
+
+      if (!c->user_code)
+        {
+          g_assert_null (n->parent);
+          g_assert_cmpuint (c->children->len, ==, 0);
+        }
+      check_user_tree (c);
+    }
+}
+
+/* "Hide library frames" in Attribution and the Flame Graph: the trees of
+ * the user's own frames, led at the peak by the diagnosis's largest user
+ * site. */
+static void
+test_hide_library (void)
+{
+  VsSession *session = vs_window_get_session (window);
+  VsDocument *doc = vs_session_get_document (session);
+  const VsDiagnosis *diagnosis = vs_document_get_diagnosis (doc);
+  const VsDeviceDiagnosis *dd = g_ptr_array_index (diagnosis->devices, 0);
+  const VsGroup *top = &g_array_index (dd->sites, VsGroup, 0);
+  const VsTreeNode *first;
+  VsFlameGraph *graph;
+  VsInstant *in;
+
+  show_pane_by_keys (2, "attribution");
+  vs_session_select_instant (session, dd->device->id, -1);
+  g_assert_true (wait_until (window_settled, window));
+  in = instant ();
+  vs_attribution_pane_set_hide_library (VS_ATTRIBUTION_PANE (shown_pane ()), TRUE);
+  g_assert_cmpuint (vs_attribution_pane_get_n_roots (VS_ATTRIBUTION_PANE (shown_pane ())), ==,
+                    in->bottom_up_user->children->len);
+  g_assert_cmpint (in->bottom_up_user->total_bytes, ==, in->bottom_up->total_bytes);
+  check_user_tree (in->bottom_up_user);
+  check_user_tree (in->top_down_user);
+  first = g_ptr_array_index (in->bottom_up_user->children, 0);
+  g_assert_true (first->user_code);
+  g_assert_cmpstr (first->label, ==, top->site);
+  g_assert_cmpint (first->total_bytes, ==, top->bytes);
+  shoot ("hide-library-attribution");
+  vs_attribution_pane_set_hide_library (VS_ATTRIBUTION_PANE (shown_pane ()), FALSE);
+  g_assert_cmpuint (vs_attribution_pane_get_n_roots (VS_ATTRIBUTION_PANE (shown_pane ())), ==,
+                    in->bottom_up->children->len);
+
+  show_pane_by_keys (3, "flame");
+  graph = vs_flame_pane_get_flame_graph (VS_FLAME_PANE (shown_pane ()));
+  g_assert_true (vs_flame_graph_get_root (graph) == in->top_down);
+  vs_flame_graph_set_user_only (graph, TRUE);
+  g_assert_true (vs_flame_graph_get_root (graph) == in->top_down_user);
+  shoot ("hide-library-flame");
+  vs_flame_graph_set_user_only (graph, FALSE);
+}
+
+static gboolean
+compared (gpointer data)
+{
+  return !vs_window_is_comparing (window);
+}
+
+/* Compare With…: the analyzer's diff of the shown trace (A) and another
+ * (B), the same text as `vramscope diff A B` at 120 columns; a file that
+ * is not a trace leaves the last comparison. */
+static void
+test_compare (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (VsTrace) a = vs_trace_open (trace_path, &error);
+  g_autoptr (VsTrace) b = vs_trace_open (other_path, &error);
+  g_autoptr (GArray) rows = NULL;
+  g_autoptr (GString) expected = g_string_new (NULL);
+  g_autoptr (GFile) other = g_file_new_for_path (other_path);
+  g_autofree char *missing_path = g_build_filename (home, "no-such.db", NULL);
+  g_autoptr (GFile) missing = g_file_new_for_path (missing_path);
+
+  g_assert_no_error (error);
+  rows = vs_diff (a, b, 20, &error);
+  g_assert_no_error (error);
+  vs_diff_write_text (rows, "a_b.db", "sample-oom.db", 120, expected);
+  g_assert_null (vs_window_get_comparison_text (window));
+  vs_window_compare_with (window, other);
+  g_assert_true (vs_window_is_comparing (window));
+  g_assert_true (wait_until (compared, NULL));
+  g_assert_cmpstr (vs_window_get_comparison_text (window), ==, expected->str);
+  g_assert_nonnull (strstr (expected->str, "a_b.db"));
+  spin (300);
+  shoot ("compare");
+  vs_window_compare_with (window, missing);
+  g_assert_true (wait_until (compared, NULL));
+  g_assert_cmpstr (vs_window_get_comparison_text (window), ==, expected->str);
+  /* The comparison's window closed: the main window has the keyboard. */
+  {
+    GList *top = gtk_window_list_toplevels ();
+
+    for (GList *l = top; l != NULL; l = l->next)
+      if (l->data != (gpointer)window
+          && gtk_window_get_transient_for (l->data) == GTK_WINDOW (window))
+        gtk_window_destroy (l->data);
+    g_list_free (top);
+  }
+  spin (200);
+  focus_window ();
+}
+
+/* The Failed pane names each failure's cause, as vs_oom_classify says it,
+ * with no negative size. */
+static void
+test_failure_cause (void)
+{
+  VsDocument *doc = vs_session_get_document (vs_window_get_session (window));
+  GPtrArray *ooms = vs_document_get_ooms (doc);
+  const char *evidence = NULL;
+  GtkWidget *label;
+
+  show_pane_by_keys (6, "oom");
+  g_assert_cmpuint (ooms->len, >, 0);
+  for (guint i = 0; i < ooms->len; i++)
+    g_assert_cmpint (vs_document_get_oom_cause (doc, i, NULL), ==, VS_OOM_CAUSE_ALLOCATOR_LIMIT);
+  vs_document_get_oom_cause (doc, 0, &evidence);
+  g_assert_nonnull (evidence);
+  g_assert_null (strstr (evidence, "-"));
+  label = find_label_prefix (shown_pane (), evidence);
+  g_assert_nonnull (label);
+  g_assert_nonnull (find_label_prefix (shown_pane (), "Cause: the allocator’s limit"));
+  g_assert_null (find_label_prefix (shown_pane (), "What would have fitted"));
 }
 
 static gboolean
@@ -1100,6 +1359,11 @@ main (int argc, char **argv)
   g_test_add_func ("/input/search", test_search);
   g_test_add_func ("/input/copy", test_copy);
   g_test_add_func ("/input/failure-stacks", test_failure_stacks);
+  g_test_add_func ("/input/diagnosis", test_diagnosis);
+  g_test_add_func ("/input/fragmentation-worst", test_fragmentation_worst);
+  g_test_add_func ("/input/failure-cause", test_failure_cause);
+  g_test_add_func ("/input/hide-library", test_hide_library);
+  g_test_add_func ("/input/compare", test_compare);
   g_test_add_func ("/input/tooltips", test_tooltips);
   g_test_add_func ("/input/recent", test_recent);
   g_test_add_func ("/input/failed-open", test_failed_open);
