@@ -33,7 +33,7 @@ record() { # name, command...
   cat "$out/$name.log"
   echo "record took $(( (end - start) / 1000000 )) ms"
   [ $rc = 0 ] || { echo "FAILED $name: record exited $rc"; failed=1; return 1; }
-  "$VRAMSCOPE" report --format csv "$out/$name.db" peak >"$out/$name.peak.csv" ||
+  "$VRAMSCOPE" report --format csv --full-paths "$out/$name.db" peak >"$out/$name.peak.csv" ||
     { echo "FAILED $name: report peak"; failed=1; return 1; }
   "$VRAMSCOPE" report --format text "$out/$name.db" peak | head -n 20
 }
