@@ -282,6 +282,9 @@ show_document (VsWindow *self, VsDocument *doc)
     }
   vs_window_add_timelines (self);
   vs_window_set_following (self, !vs_document_is_finalized (doc));
+  /* A trace opened on the Fragmentation pane (--pane, or the pane left
+   * shown) opens at its worst instant too. */
+  on_pane_shown (self->pane_stack, NULL, self);
 }
 
 typedef struct
