@@ -6,6 +6,8 @@
  */
 #pragma once
 
+#include <stdio.h>
+
 #include <glib.h>
 
 int vs_cmd_report (int argc, char **argv);
@@ -39,3 +41,14 @@ void vs_cli_colorize (GString *text, VsCliText kind);
  * empty or "cat": none) when standard output is a terminal.  Returns the
  * exit status: 0, or 1 after one line on stderr naming what. */
 int vs_cli_emit (const char *text, gsize len, const char *what);
+
+/* Reports a usage error of `vramscope COMMAND`: the message and the
+ * command's usage line on stderr.  Returns 2, the exit status of a usage
+ * error. */
+static inline int
+vs_cli_usage_error (const char *command, const char *usage_line, const char *message)
+{
+  fprintf (stderr, "vramscope %s: %s\n", command, message);
+  fputs (usage_line, stderr);
+  return 2;
+}

@@ -15,14 +15,6 @@ static const char usage_line[]
     = "usage: vramscope diff A.db B.db [--format text|csv|json] [--limit N] [--full-paths] "
       "[--width N] [--color auto|always|never]\n";
 
-static int
-usage_error (const char *message)
-{
-  fprintf (stderr, "vramscope diff: %s\n", message);
-  fputs (usage_line, stderr);
-  return 2;
-}
-
 int
 vs_cmd_diff (int argc, char **argv)
 {
@@ -60,20 +52,20 @@ vs_cmd_diff (int argc, char **argv)
                                 "user site at the peak, fragmentation, failures and findings.");
   g_option_context_add_main_entries (context, entries, NULL);
   if (!g_option_context_parse (context, &argc, &argv, &error))
-    return usage_error (error->message);
+    return vs_cli_usage_error ("diff", usage_line, error->message);
   if (rest == NULL || g_strv_length (rest) != 2)
-    return usage_error ("expected two trace files");
+    return vs_cli_usage_error ("diff", usage_line, "expected two trace files");
   csv = format != NULL && strcmp (format, "csv") == 0;
   json = format != NULL && strcmp (format, "json") == 0;
   if (format != NULL && !csv && !json && strcmp (format, "text") != 0)
-    return usage_error ("--format must be text, csv or json");
+    return vs_cli_usage_error ("diff", usage_line, "--format must be text, csv or json");
   colored = vs_cli_color_choice (color);
   if (colored < 0)
-    return usage_error ("--color must be auto, always or never");
+    return vs_cli_usage_error ("diff", usage_line, "--color must be auto, always or never");
   if (limit < 0)
-    return usage_error ("--limit must be 0 (all) or more");
+    return vs_cli_usage_error ("diff", usage_line, "--limit must be 0 (all) or more");
   if (width < 0 || (width > 0 && width < 40))
-    return usage_error ("--width must be at least 40");
+    return vs_cli_usage_error ("diff", usage_line, "--width must be at least 40");
 
   a = vs_trace_open (rest[0], &error);
   if (a != NULL)

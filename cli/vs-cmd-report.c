@@ -47,14 +47,6 @@ vs_cli_text_width (gint requested)
   return 100;
 }
 
-static int
-usage_error (const char *message)
-{
-  fprintf (stderr, "vramscope report: %s\n", message);
-  fputs (usage_line, stderr);
-  return 2;
-}
-
 int
 vs_cmd_report (int argc, char **argv)
 {
@@ -126,9 +118,9 @@ vs_cmd_report (int argc, char **argv)
   g_option_context_set_description (context, summary->str);
   g_option_context_add_main_entries (context, entries, NULL);
   if (!g_option_context_parse (context, &argc, &argv, &error))
-    return usage_error (error->message);
+    return vs_cli_usage_error ("report", usage_line, error->message);
   if (rest == NULL || g_strv_length (rest) < 1 || g_strv_length (rest) > 2)
-    return usage_error ("expected a trace file and a report name");
+    return vs_cli_usage_error ("report", usage_line, "expected a trace file and a report name");
   /* Either order: an argument that names an existing file is the file,
    * else a report's name is the report. */
   if (rest[1] != NULL)
@@ -149,22 +141,22 @@ vs_cmd_report (int argc, char **argv)
     }
   if (rest[1] == NULL && vs_report_describe (file) != NULL
       && !g_file_test (file, G_FILE_TEST_EXISTS))
-    return usage_error ("expected a trace file and a report name");
+    return vs_cli_usage_error ("report", usage_line, "expected a trace file and a report name");
   if (vs_report_describe (report) == NULL)
     {
       g_autofree char *names = g_strjoinv (", ", (char **)vs_report_names ());
       g_autofree char *msg = g_strdup_printf ("unknown report '%s' (reports: %s)", report, names);
-      return usage_error (msg);
+      return vs_cli_usage_error ("report", usage_line, msg);
     }
   csv = format != NULL && strcmp (format, "csv") == 0;
   json = format != NULL && strcmp (format, "json") == 0;
   if (format != NULL && !csv && !json && strcmp (format, "text") != 0)
-    return usage_error ("--format must be text, csv or json");
+    return vs_cli_usage_error ("report", usage_line, "--format must be text, csv or json");
   colored = vs_cli_color_choice (color);
   if (colored < 0)
-    return usage_error ("--color must be auto, always or never");
+    return vs_cli_usage_error ("report", usage_line, "--color must be auto, always or never");
   if (buckets < 1 || buckets > 1000000)
-    return usage_error ("--buckets must be between 1 and 1000000");
+    return vs_cli_usage_error ("report", usage_line, "--buckets must be between 1 and 1000000");
   /* Parsed here, not by GOption, whose INT64_MIN would read as "not
    * given": whether an option was given is told by its string, and times
    * stop short of INT64_MIN, which the library takes for "unknown". */
@@ -172,7 +164,7 @@ vs_cmd_report (int argc, char **argv)
       && !g_ascii_string_to_signed (device_arg, 10, G_MININT64, G_MAXINT64, &device, NULL))
     {
       g_autofree char *msg = g_strdup_printf ("--device wants an integer, not '%s'", device_arg);
-      return usage_error (msg);
+      return vs_cli_usage_error ("report", usage_line, msg);
     }
   {
     const char *names[] = { "--from", "--to" };
@@ -183,11 +175,11 @@ vs_cmd_report (int argc, char **argv)
       if (args[i] != NULL && !vs_parse_time (args[i], values[i], &error))
         {
           g_autofree char *msg = g_strdup_printf ("%s: %s", names[i], error->message);
-          return usage_error (msg);
+          return vs_cli_usage_error ("report", usage_line, msg);
         }
   }
   if (from_arg != NULL && to_arg != NULL && from >= to)
-    return usage_error ("--from must be before --to");
+    return vs_cli_usage_error ("report", usage_line, "--from must be before --to");
   if ((from_arg != NULL || to_arg != NULL)
       && !g_strv_contains ((const char *const *)windowed_reports, report))
     {
@@ -195,14 +187,14 @@ vs_cmd_report (int argc, char **argv)
           "--from and --to apply to timeline, peak, leaks, oom and ranges; %s covers the whole "
           "trace",
           report);
-      return usage_error (msg);
+      return vs_cli_usage_error ("report", usage_line, msg);
     }
   if (limit < -1)
-    return usage_error ("--limit must be 0 (all) or more");
+    return vs_cli_usage_error ("report", usage_line, "--limit must be 0 (all) or more");
   if (width < 0 || (width > 0 && width < 40))
-    return usage_error ("--width must be at least 40");
+    return vs_cli_usage_error ("report", usage_line, "--width must be at least 40");
   if (by != NULL && strcmp (by, "site") != 0 && strcmp (by, "stack") != 0)
-    return usage_error ("--by must be site or stack");
+    return vs_cli_usage_error ("report", usage_line, "--by must be site or stack");
 
   trace = vs_trace_open (file, &error);
   if (trace == NULL)

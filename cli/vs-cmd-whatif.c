@@ -19,14 +19,6 @@
 static const char usage_line[] = "usage: vramscope whatif FILE [--alloc-conf CONF]... "
                                  "[--limit BYTES|FRACTION] [--format text|csv] [--device N]\n";
 
-static int
-usage_error (const char *message)
-{
-  fprintf (stderr, "vramscope whatif: %s\n", message);
-  fputs (usage_line, stderr);
-  return 2;
-}
-
 /* --limit: whole bytes, or a fraction of the device in (0, 1] written with
  * a decimal point (as set_per_process_memory_fraction takes). */
 static gboolean
@@ -107,26 +99,28 @@ vs_cmd_whatif (int argc, char **argv)
                "the trace's start; in CSV an empty field means unknown (no failure, no limit).");
   g_option_context_add_main_entries (context, entries, NULL);
   if (!g_option_context_parse (context, &argc, &argv, &error))
-    return usage_error (error->message);
+    return vs_cli_usage_error ("whatif", usage_line, error->message);
   if (rest == NULL || g_strv_length (rest) != 1)
-    return usage_error ("expected one trace file");
+    return vs_cli_usage_error ("whatif", usage_line, "expected one trace file");
   if (format == NULL || strcmp (format, "text") == 0)
     csv = FALSE;
   else if (strcmp (format, "csv") == 0)
     csv = TRUE;
   else
-    return usage_error ("--format must be text or csv");
+    return vs_cli_usage_error ("whatif", usage_line, "--format must be text or csv");
   limit_bytes = VS_UNKNOWN;
   fraction = 0.0;
   if (limit_text != NULL && !parse_limit (limit_text, &limit_bytes, &fraction))
-    return usage_error ("--limit takes a number of bytes or a fraction in (0, 1] such as 0.5");
+    return vs_cli_usage_error (
+        "whatif", usage_line,
+        "--limit takes a number of bytes or a fraction in (0, 1] such as 0.5");
   for (char **c = confs; c != NULL && *c != NULL; c++)
     {
       VsAllocConf conf;
       if (!vs_alloc_conf_parse (*c, &conf, &error))
         {
           g_autofree char *msg = g_strdup_printf ("--alloc-conf '%s': %s", *c, error->message);
-          return usage_error (msg);
+          return vs_cli_usage_error ("whatif", usage_line, msg);
         }
     }
 
