@@ -28,6 +28,7 @@
  * VS_INPUT_SHOTS set to a folder, the screen (popovers and tooltips
  * included) is saved there as PNGs at each step worth looking at.
  */
+#include "vs-test-wait.h"
 #include <adwaita.h>
 #include <gdk/x11/gdkx.h>
 #include <glib/gstdio.h>
@@ -59,36 +60,20 @@ static VsWindow *window;
 
 /* ------------------------------------------------------------ waiting -- */
 
-static gboolean
-wake (gpointer data)
-{
-  return G_SOURCE_CONTINUE;
-}
-
 /* Runs the main loop until done (data) holds or WAIT_US passed. */
-static gboolean
-wait_until (gboolean (*done) (gpointer data), gpointer data)
-{
-  gint64 deadline = g_get_monotonic_time () + WAIT_US;
-  guint tick = g_timeout_add (10, wake, NULL);
-  gboolean ok;
-
-  while (!(ok = done (data)) && g_get_monotonic_time () < deadline)
-    g_main_context_iteration (NULL, TRUE);
-  g_source_remove (tick);
-  return ok;
-}
+#define wait_until(done, data) vs_test_wait_until ((done), (data), WAIT_US)
 
 /* Runs the main loop for ms milliseconds. */
+static gboolean
+never (gpointer data)
+{
+  return FALSE;
+}
+
 static void
 spin (guint ms)
 {
-  gint64 end = g_get_monotonic_time () + ms * 1000;
-  guint tick = g_timeout_add (5, wake, NULL);
-
-  while (g_get_monotonic_time () < end)
-    g_main_context_iteration (NULL, TRUE);
-  g_source_remove (tick);
+  vs_test_wait_until (never, NULL, (gint64)ms * 1000);
 }
 
 static gboolean

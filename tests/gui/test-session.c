@@ -16,6 +16,7 @@
  *
  * Environment: VS_DATA (tests/data, the committed traces).
  */
+#include "vs-test-wait.h"
 #include <adwaita.h>
 
 #include "vs-allocations-pane.h"
@@ -31,25 +32,8 @@
 
 static char *trace_path;
 
-static gboolean
-wake (gpointer data)
-{
-  return G_SOURCE_CONTINUE;
-}
-
 /* Runs the main loop until done (data) holds or WAIT_US passed. */
-static gboolean
-wait_until (gboolean (*done) (gpointer data), gpointer data)
-{
-  gint64 deadline = g_get_monotonic_time () + WAIT_US;
-  guint tick = g_timeout_add (20, wake, NULL);
-  gboolean ok;
-
-  while (!(ok = done (data)) && g_get_monotonic_time () < deadline)
-    g_main_context_iteration (NULL, TRUE);
-  g_source_remove (tick);
-  return ok;
-}
+#define wait_until(done, data) vs_test_wait_until ((done), (data), WAIT_US)
 
 static void
 on_result (GObject *source, GAsyncResult *result, gpointer data)

@@ -1,0 +1,21 @@
+/* vs-test-wait.c — see vs-test-wait.h. */
+#include "vs-test-wait.h"
+
+static gboolean
+wake (gpointer data)
+{
+  return G_SOURCE_CONTINUE;
+}
+
+gboolean
+vs_test_wait_until (gboolean (*done) (gpointer data), gpointer data, gint64 timeout_us)
+{
+  gint64 deadline = g_get_monotonic_time () + timeout_us;
+  guint tick = g_timeout_add (10, wake, NULL);
+  gboolean ok;
+
+  while (!(ok = done (data)) && g_get_monotonic_time () < deadline)
+    g_main_context_iteration (NULL, TRUE);
+  g_source_remove (tick);
+  return ok;
+}
