@@ -13,6 +13,26 @@
 #include "vs-import-private.h"
 
 /* g_array_sort order of BlockSlot by address. */
+/* Writes ae, memory recreated as live before the history began, at ts on
+ * the device and allocator given: the fields common to every such event
+ * are set here.  FALSE with c->error set when the write failed. */
+static gboolean
+write_before_trace (Ctx *c, VsAllocEvent *ae, gint64 ts, gint64 device_id, gint64 allocator_id)
+{
+  ae->ts = ts;
+  ae->process_id = c->process_id;
+  ae->tid = VS_UNKNOWN;
+  ae->device_id = device_id;
+  ae->allocator_id = allocator_id;
+  ae->before_trace = 1;
+  ae->stream = VS_UNKNOWN;
+  ae->range_id = VS_UNKNOWN;
+  if (vs_writer_alloc_event (c->w, ae) < 0)
+    return vs_import_write_failed (c);
+  c->stats.synthetic_events++;
+  return TRUE;
+}
+
 static gint
 cmp_slot_addr (gconstpointer a, gconstpointer b)
 {
@@ -117,24 +137,15 @@ vs_import_device (Ctx *c, gint64 dev, Stream *hist, VsPickleRef segments, gint64
       if (sid < 0)
         return FALSE;
       VsAllocEvent ae = {
-        .ts = ts,
-        .process_id = c->process_id,
-        .tid = VS_UNKNOWN,
-        .device_id = device_id,
-        .allocator_id = allocator_id,
         .op = c->expandable ? VS_ALLOC_OP_SEGMENT_MAP : VS_ALLOC_OP_SEGMENT_ALLOC,
-        .before_trace = 1,
         .address = s,
         .requested_bytes = e - s,
         .block_bytes = VS_UNKNOWN,
         .segment_address = VS_UNKNOWN,
-        .stream = VS_UNKNOWN,
         .stack_id = sid,
-        .range_id = VS_UNKNOWN,
       };
-      if (vs_writer_alloc_event (c->w, &ae) < 0)
-        return vs_import_write_failed (c);
-      c->stats.synthetic_events++;
+      if (!write_before_trace (c, &ae, ts, device_id, allocator_id))
+        return FALSE;
     }
   /* Blocks in address order, so that the trace is reproducible. */
   g_autoptr (GArray) pre = g_array_new (FALSE, FALSE, sizeof (BlockSlot));
@@ -153,24 +164,15 @@ vs_import_device (Ctx *c, gint64 dev, Stream *hist, VsPickleRef segments, gint64
       if (sid == VS_UNKNOWN && (sid = vs_import_label_stack (c)) < 0)
         return FALSE;
       VsAllocEvent ae = {
-        .ts = ts,
-        .process_id = c->process_id,
-        .tid = VS_UNKNOWN,
-        .device_id = device_id,
-        .allocator_id = allocator_id,
         .op = VS_ALLOC_OP_ALLOC,
-        .before_trace = 1,
         .address = addr,
         .requested_bytes = lb->requested,
         .block_bytes = lb->block_bytes >= 0 ? lb->block_bytes : VS_UNKNOWN,
         .segment_address = vs_import_ranges_find (ranges, addr),
-        .stream = VS_UNKNOWN,
         .stack_id = sid,
-        .range_id = VS_UNKNOWN,
       };
-      if (vs_writer_alloc_event (c->w, &ae) < 0)
-        return vs_import_write_failed (c);
-      c->stats.synthetic_events++;
+      if (!write_before_trace (c, &ae, ts, device_id, allocator_id))
+        return FALSE;
     }
 
   /* 5. the history, forwards.  `ranges` now tracks what is reserved (for
