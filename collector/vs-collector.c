@@ -19,6 +19,7 @@
  * returns 1.
  */
 #include "vs-collector-private.h"
+#include "vs-identity.h"
 #include "vs-unwind.h"
 #include "vs-nvtx-mem.h"
 #include "vs-python.h"
@@ -502,17 +503,6 @@ choose_path (char *out, size_t len)
     snprintf (out, len, "vramscope-%s-%ld.db", host, (long)getpid ());
 }
 
-static int64_t
-env_int (const char *name)
-{
-  const char *v = getenv (name);
-  char *end;
-  if (v == NULL || v[0] == '\0')
-    return VS_UNKNOWN;
-  long long x = strtoll (v, &end, 10);
-  return *end == '\0' ? (int64_t)x : VS_UNKNOWN;
-}
-
 /* The process's command line, arguments joined by spaces. */
 static void
 read_cmdline (char *out, size_t len)
@@ -541,22 +531,15 @@ open_trace (char *err, size_t errlen)
   char host[256] = "localhost", cmd[4096];
   gethostname (host, sizeof host - 1);
   read_cmdline (cmd, sizeof cmd);
-  int64_t rank = env_int ("RANK");
-  if (rank == VS_UNKNOWN)
-    rank = env_int ("OMPI_COMM_WORLD_RANK");
-  int64_t local = env_int ("LOCAL_RANK");
-  if (local == VS_UNKNOWN)
-    local = env_int ("OMPI_COMM_WORLD_LOCAL_RANK");
-  int64_t world = env_int ("WORLD_SIZE");
-  if (world == VS_UNKNOWN)
-    world = env_int ("OMPI_COMM_WORLD_SIZE");
+  VsIdentity who;
+  vs_identity_read (&who);
   VsProcess p = {
     .pid = getpid (),
     .ppid = getppid (),
     .host = host,
-    .rank = rank,
-    .local_rank = local,
-    .world_size = world,
+    .rank = who.rank,
+    .local_rank = who.local_rank,
+    .world_size = who.world_size,
     .cuda_visible_devices = getenv ("CUDA_VISIBLE_DEVICES"),
     .command_line = cmd,
     .start_ns = C.start_ns,
@@ -570,6 +553,9 @@ open_trace (char *err, size_t errlen)
       || vs_writer_set_meta (C.writer, "clock", "CLOCK_REALTIME") != 0
       || vs_writer_set_meta_int (C.writer, "start_ns", C.start_ns) != 0
       || vs_writer_set_meta (C.writer, "host", host) != 0
+      || (who.job_id != NULL
+          && (vs_writer_set_meta (C.writer, "job_id", who.job_id) != 0
+              || vs_writer_set_meta (C.writer, "job_id_source", who.job_id_source) != 0))
       || vs_writer_set_meta (C.writer, "command_line", cmd) != 0
       || vs_writer_set_meta (C.writer, "source", "collector") != 0
       || vs_writer_set_meta_int (C.writer, "cupti_version", version) != 0

@@ -497,11 +497,13 @@ summed_key (const char *key)
 }
 
 /* Meta keys describing a process's allocator settings (written by the
- * PyTorch hook and the snapshot importer), copied as they are. */
+ * PyTorch hook and the snapshot importer) and the job it ran in (written
+ * by the collector), copied as they are. */
 static bool
 carried_key (const char *key)
 {
-  return strncmp (key, "pytorch.", 8) == 0 || strcmp (key, "time_axis") == 0;
+  return strncmp (key, "pytorch.", 8) == 0 || strcmp (key, "time_axis") == 0
+         || strcmp (key, "job_id") == 0 || strcmp (key, "job_id_source") == 0;
 }
 
 typedef struct

@@ -59,7 +59,7 @@ int vs_cmd_record (int argc, char **argv);
 static volatile sig_atomic_t child_pid;
 
 static const char usage_line[] = "usage: vramscope record [-o FILE] [--force] [--no-kernels] "
-                                 "[--torch=auto|on|off] [-q] -- PROGRAM [ARGS...]\n";
+                                 "[--torch=auto|on|off] [--job NAME] [-q] -- PROGRAM [ARGS...]\n";
 
 static int64_t
 now_ns (void)
@@ -548,7 +548,7 @@ import_snapshots (const char *spool, const char *host, bool *keep)
 int
 vs_cmd_record (int argc, char **argv)
 {
-  g_autofree char *output = NULL, *torch_opt = NULL;
+  g_autofree char *output = NULL, *torch_opt = NULL, *job = NULL;
   gboolean kernels = TRUE, no_kernels = FALSE, quiet = FALSE, force = FALSE;
   GOptionEntry entries[] = {
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
@@ -562,6 +562,10 @@ vs_cmd_record (int argc, char **argv)
       "PyTorch's allocator level: auto (default: in every process that imports torch), on (the "
       "same, and say so when none did), off",
       "auto|on|off" },
+    { "job", 0, 0, G_OPTION_ARG_STRING, &job,
+      "The job the run belongs to, kept in the trace's meta (default: the launcher's or batch "
+      "system's job id: SLURM_JOB_ID, TORCHELASTIC_RUN_ID, PBS_JOBID, LSB_JOBID)",
+      "NAME" },
     { "force", 'f', 0, G_OPTION_ARG_NONE, &force, "Replace FILE when it exists", NULL },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "Print nothing unless something fails", NULL },
     { NULL }
@@ -588,6 +592,11 @@ vs_cmd_record (int argc, char **argv)
     {
       fprintf (stderr, "vramscope record: --torch takes auto, on or off, not '%s'\n%s", torch,
                usage_line);
+      return 2;
+    }
+  if (job != NULL && job[0] == '\0')
+    {
+      fprintf (stderr, "vramscope record: --job wants a non-empty name\n%s", usage_line);
       return 2;
     }
   /* GOption leaves the "--" that ended the options in place. */
@@ -647,6 +656,9 @@ vs_cmd_record (int argc, char **argv)
   setenv ("NVTX_INJECTION64_PATH", collector, 1);
   setenv ("VRAMSCOPE_SPOOL_DIR", spool_abs, 1);
   setenv ("VRAMSCOPE_KERNELS", kernels ? "1" : "0", 1);
+  /* Every process of the run writes it into its meta (vs-identity.h). */
+  if (job != NULL)
+    setenv ("VRAMSCOPE_JOB_ID", job, 1);
   unsetenv ("VRAMSCOPE_OUTPUT");
   bool torch_on = strcmp (torch, "off") != 0;
   char hook[PATH_MAX];

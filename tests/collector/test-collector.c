@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "vs-collector-private.h"
+#include "vs-identity.h"
 #include "vs-merge.h"
 
 int InitializeInjectionNvtx2 (NvtxGetExportTableFunc_t get_export_table);
@@ -580,6 +581,91 @@ stop_progress (uint64_t done, uint64_t total, void *data)
   return false;
 }
 
+/* A process's job and rank come from the launcher's variables, the
+ * launcher's own before the batch system's, and record's --job first. */
+static void
+test_identity (void)
+{
+  static const char *const vars[] = { "RANK",
+                                      "OMPI_COMM_WORLD_RANK",
+                                      "PMI_RANK",
+                                      "SLURM_PROCID",
+                                      "LOCAL_RANK",
+                                      "OMPI_COMM_WORLD_LOCAL_RANK",
+                                      "MPI_LOCALRANKID",
+                                      "SLURM_LOCALID",
+                                      "WORLD_SIZE",
+                                      "OMPI_COMM_WORLD_SIZE",
+                                      "PMI_SIZE",
+                                      "SLURM_NTASKS",
+                                      "VRAMSCOPE_JOB_ID",
+                                      "SLURM_JOB_ID",
+                                      "TORCHELASTIC_RUN_ID",
+                                      "PBS_JOBID",
+                                      "LSB_JOBID" };
+  VsIdentity id;
+
+  for (size_t i = 0; i < G_N_ELEMENTS (vars); i++)
+    g_unsetenv (vars[i]);
+  vs_identity_read (&id);
+  g_assert_cmpint (id.rank, ==, VS_UNKNOWN);
+  g_assert_cmpint (id.local_rank, ==, VS_UNKNOWN);
+  g_assert_cmpint (id.world_size, ==, VS_UNKNOWN);
+  g_assert_null (id.job_id);
+  g_assert_null (id.job_id_source);
+
+  /* Slurm alone, as under srun. */
+  g_setenv ("SLURM_PROCID", "5", TRUE);
+  g_setenv ("SLURM_LOCALID", "1", TRUE);
+  g_setenv ("SLURM_NTASKS", "8", TRUE);
+  g_setenv ("SLURM_JOB_ID", "4242", TRUE);
+  g_setenv ("TORCHELASTIC_RUN_ID", "none", TRUE);
+  vs_identity_read (&id);
+  g_assert_cmpint (id.rank, ==, 5);
+  g_assert_cmpint (id.local_rank, ==, 1);
+  g_assert_cmpint (id.world_size, ==, 8);
+  g_assert_cmpstr (id.job_id, ==, "4242");
+  g_assert_cmpstr (id.job_id_source, ==, "SLURM_JOB_ID");
+
+  /* MPICH's PMI, then torchrun inside the allocation: the launcher wins. */
+  g_setenv ("PMI_RANK", "6", TRUE);
+  g_setenv ("PMI_SIZE", "16", TRUE);
+  vs_identity_read (&id);
+  g_assert_cmpint (id.rank, ==, 6);
+  g_assert_cmpint (id.world_size, ==, 16);
+  g_setenv ("RANK", "3", TRUE);
+  g_setenv ("LOCAL_RANK", "3", TRUE);
+  g_setenv ("WORLD_SIZE", "4", TRUE);
+  vs_identity_read (&id);
+  g_assert_cmpint (id.rank, ==, 3);
+  g_assert_cmpint (id.local_rank, ==, 3);
+  g_assert_cmpint (id.world_size, ==, 4);
+
+  /* Values that are not whole numbers ≥ 0 are passed over. */
+  g_setenv ("RANK", "-1", TRUE);
+  g_setenv ("OMPI_COMM_WORLD_RANK", "2x", TRUE);
+  vs_identity_read (&id);
+  g_assert_cmpint (id.rank, ==, 6);
+
+  /* torchrun's placeholder run id is no job; a real one is, after Slurm's;
+   * record --job wins over everything. */
+  g_unsetenv ("SLURM_JOB_ID");
+  vs_identity_read (&id);
+  g_assert_null (id.job_id);
+  g_setenv ("TORCHELASTIC_RUN_ID", "resnet-7", TRUE);
+  g_setenv ("LSB_JOBID", "99", TRUE);
+  vs_identity_read (&id);
+  g_assert_cmpstr (id.job_id, ==, "resnet-7");
+  g_assert_cmpstr (id.job_id_source, ==, "TORCHELASTIC_RUN_ID");
+  g_setenv ("VRAMSCOPE_JOB_ID", "nightly", TRUE);
+  vs_identity_read (&id);
+  g_assert_cmpstr (id.job_id, ==, "nightly");
+  g_assert_cmpstr (id.job_id_source, ==, "VRAMSCOPE_JOB_ID");
+
+  for (size_t i = 0; i < G_N_ELEMENTS (vars); i++)
+    g_unsetenv (vars[i]);
+}
+
 /* Two process traces on the same GPU merge into one trace: one device
  * (same uuid), two processes, every id remapped, the main program's exit
  * status on its process row, collector costs summed. */
@@ -641,6 +727,8 @@ test_merge (void)
                        .range_id = range };
       g_assert_cmpint (vs_writer_mem_event (w, &e), ==, 0);
       vs_writer_set_meta_int (w, "collector_events", 10 + i);
+      vs_writer_set_meta (w, "job_id", "4242");
+      vs_writer_set_meta (w, "job_id_source", "SLURM_JOB_ID");
       vs_writer_set_meta_int (w, "end_ns", 5000 + i);
       g_assert_cmpint (vs_writer_close (w, false, NULL, NULL, err, sizeof err), ==, 0);
     }
@@ -678,6 +766,8 @@ test_merge (void)
     { "SELECT rank FROM process WHERE pid = 101", 1 },
     { "SELECT value FROM meta WHERE key = 'collector_events'", 21 },
     { "SELECT value FROM meta WHERE key = 'finalized'", 1 },
+    { "SELECT value = '4242' FROM meta WHERE key = 'job_id'", 1 },
+    { "SELECT value = 'SLURM_JOB_ID' FROM meta WHERE key = 'job_id_source'", 1 },
   };
   for (size_t i = 0; i < G_N_ELEMENTS (checks); i++)
     {
@@ -733,6 +823,7 @@ main (int argc, char **argv)
               test_correlation_and_vmm, fixture_teardown);
   g_test_add ("/collector/nvtx", Fixture, NULL, fixture_setup, test_nvtx, fixture_teardown);
   g_test_add_func ("/collector/queue-full", test_queue_full);
+  g_test_add_func ("/collector/identity", test_identity);
   g_test_add_func ("/collector/merge", test_merge);
   return g_test_run ();
 }

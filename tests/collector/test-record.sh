@@ -72,6 +72,13 @@ else
   ok $([ $rc = 5 ] && is_trace "$dir/app.db" && echo 0 || echo 1) "with a driver the program runs and its status (5) comes back"
 fi
 
+VRAMSCOPE_JOB_ID=outer "$record" record -q --job nightly-7 -o "$dir/job.db" -- sh -c 'printf %s "$VRAMSCOPE_JOB_ID" >"$0"; : >"$VRAMSCOPE_SPOOL_DIR/process-$$-1.db"' "$dir/job.out"; rc=$?
+ok $([ $rc = 0 ] && [ "$(cat "$dir/job.out")" = nightly-7 ] && echo 0 || echo 1) "--job reaches every process of the run as VRAMSCOPE_JOB_ID"
+
+"$record" record --job= -- true 2>"$dir/job.err"; rc=$?
+ok $([ $rc = 2 ] && grep -q "non-empty" "$dir/job.err" && echo 0 || echo 1) "an empty --job: usage error, exit 2"
+
+
 "$inject" >"$dir/inj.out" 2>"$dir/inj.err"; rc=$?
 if [ -e /dev/nvidiactl ]; then
   ok $([ $rc = 0 ] && echo 0 || echo 1) "InitializeInjection returns 1"
