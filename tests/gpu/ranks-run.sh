@@ -1,0 +1,112 @@
+#!/bin/bash
+# ranks-run.sh — two data-parallel ranks recorded two ways, for the rank
+# comparison (`vramscope report ranks`) and the identity kept in meta.
+#
+# Usage: bash tests/gpu/ranks-run.sh OUTDIR      (a machine with 2 GPUs)
+#   VRAMSCOPE  the vramscope binary (default: build/cli/vramscope)
+# samples/torch-ranks.py under torchrun, 2 ranks, one GPU each: rank 1
+# peaks highest (a larger batch), rank 0 fails one request under a
+# per-process memory fraction and goes on.  SLURM_JOB_ID=4242 is set, as a
+# batch system would, to show the job id landing in each trace's meta.
+#   OUTDIR/one/ranks.db        one `record` around torchrun: both ranks
+#                              in one trace
+#   OUTDIR/per-rank/run-R.db   torchrun --no-python around `record -o
+#                              run-%q{RANK}.db`: a trace per rank
+#   OUTDIR/job/job.db          one process under Slurm-like variables and
+#                              `record --job`: --job wins, Slurm's rank
+#                              variables give the rank
+# Next to each: truth-rankR.json (the rank's own ground truth: settings,
+# the error it caught, torch.cuda.memory_stats()), run.log (everything
+# printed), and the reports vramscope gives on them.  OUTDIR/steps.log says
+# what each step did.  Each step has its own timeout; the whole stays
+# under 300 s.
+set -u
+out=${1:?usage: ranks-run.sh OUTDIR}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+VRAMSCOPE=${VRAMSCOPE:-$root/build/cli/vramscope}
+case $VRAMSCOPE in /*) ;; *) VRAMSCOPE=$(pwd)/$VRAMSCOPE ;; esac
+log="$out/steps.log"
+say() { echo "$*" | tee -a "$log"; }
+
+say "ranks-run: $(date -u +%FT%TZ) vramscope=$VRAMSCOPE"
+if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
+  say "no GPU: skipped"
+  exit 77
+fi
+nvidia-smi -L >>"$log" 2>&1
+if ! python3 -c 'import torch; assert torch.cuda.device_count() >= 2; print("torch", torch.__version__, torch.cuda.device_count(), "GPUs")' >>"$log" 2>&1; then
+  say "PyTorch does not see 2 GPUs: skipped"
+  exit 77
+fi
+"$VRAMSCOPE" --version >>"$log" 2>&1
+
+# NVLink SHARP / multicast stays off (as in run-gpu-tests.sh's torch-ddp).
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export SLURM_JOB_ID=4242
+failed=0
+sample="$root/samples/torch-ranks.py"
+
+# step NAME TIMEOUT COMMAND...: runs one step, its output to NAME.log in
+# the current directory, and says how it went.
+step() {
+  local name=$1 limit=$2
+  shift 2
+  local t0=$(date +%s)
+  say "== $name: $*"
+  timeout "$limit" "$@" >"$name.log" 2>&1
+  local rc=$?
+  say "   exit $rc in $(($(date +%s) - t0))s"
+  if [ "$rc" != 0 ]; then
+    tail -n 30 "$name.log" >>"$log"
+    failed=1
+  fi
+  grep -a 'GROUND_TRUTH' "$name.log" >>"$log" 2>/dev/null
+  return 0
+}
+
+# (a) One record around torchrun: one trace, every rank a process of it.
+mkdir -p "$out/one" && cd "$out/one"
+step run 120 "$VRAMSCOPE" record -q --no-kernels -o ranks.db -- \
+  python3 -m torch.distributed.run --nproc-per-node 2 --master-port 29531 \
+  "$sample" --truth-dir "$out/one"
+
+# (b) A record per rank, each naming its own file after the rank torchrun
+# gives it (no "--": torchrun's argument parser keeps the rest as it is).
+mkdir -p "$out/per-rank" && cd "$out/per-rank"
+step run 120 python3 -m torch.distributed.run --nproc-per-node 2 --master-port 29532 \
+  --no-python "$VRAMSCOPE" record -q --no-kernels -o 'run-%q{RANK}.db' \
+  python3 "$sample" --truth-dir "$out/per-rank"
+
+# (c) Identity alone: Slurm's rank variables, record --job over SLURM_JOB_ID.
+mkdir -p "$out/job" && cd "$out/job"
+step run 40 env SLURM_PROCID=3 SLURM_LOCALID=1 SLURM_NTASKS=4 \
+  "$VRAMSCOPE" record -q --no-kernels --job nightly-7 -o job.db -- \
+  python3 -c 'import torch; x = torch.ones(1 << 20, device="cuda"); torch.cuda.synchronize(); print("ok")'
+
+# What vramscope says about them, and what they hold.
+cd "$out"
+for t in one/ranks.db per-rank/run-0.db per-rank/run-1.db job/job.db; do
+  [ -f "$t" ] || { say "missing $t"; failed=1; continue; }
+  python3 - "$t" >"$t.identity.txt" 2>&1 <<'PY'
+import sqlite3, sys
+db = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True)
+for row in db.execute("SELECT key, value FROM meta WHERE key IN"
+                      " ('job_id', 'job_id_source', 'host', 'processes') ORDER BY key"):
+    print("meta", *row)
+for row in db.execute("SELECT pid, host, rank, local_rank, world_size, exit_status FROM process"):
+    print("process", *row)
+PY
+  cat "$t.identity.txt" >>"$log"
+  timeout 20 "$VRAMSCOPE" report "$t" summary --format csv >"$t.summary.csv" 2>>"$log"
+done
+step ranks-one 20 "$VRAMSCOPE" report ranks one/ranks.db --format csv
+step ranks-per-rank 20 "$VRAMSCOPE" report ranks per-rank/run-0.db per-rank/run-1.db --format csv
+step ranks-per-rank-text 20 "$VRAMSCOPE" report ranks per-rank/run-*.db --width 120
+step ranks-pytorch 20 "$VRAMSCOPE" report ranks per-rank/run-*.db --allocator pytorch --format csv
+step diagnose-per-rank 20 "$VRAMSCOPE" report per-rank/run-0.db per-rank/run-1.db --width 100
+du -ah "$out" | sort -h | tail -n 12 >>"$log"
+say "ranks-run: done, failed=$failed"
+exit $failed
