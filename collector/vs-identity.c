@@ -28,8 +28,8 @@ vs_identity_read (VsIdentity *id)
 {
   static const char *const rank[]
       = { "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", NULL };
-  static const char *const local[] = { "LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
-                                       "MPI_LOCALRANKID", "SLURM_LOCALID", NULL };
+  static const char *const local[]
+      = { "LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID", NULL };
   static const char *const world[]
       = { "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", NULL };
   static const char *const job[] = { "VRAMSCOPE_JOB_ID", "SLURM_JOB_ID", "TORCHELASTIC_RUN_ID",
