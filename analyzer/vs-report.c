@@ -1001,6 +1001,17 @@ report_diagnose (VsTrace *trace, const VsReportOptions *opts, GError **error)
   return vs_diagnosis_table (trace, dx);
 }
 
+/* ---------------------------------------------------------------- ranks */
+
+/* The ranks of this one trace (vs-ranks.h); rows of every device. */
+static VsTable *
+report_ranks (VsTrace *trace, const VsReportOptions *opts, GError **error)
+{
+  g_autoptr (VsRankComparison) c = vs_ranks_compare (&trace, 1, opts->allocator, error);
+
+  return c != NULL ? vs_rank_comparison_table (c, FALSE) : NULL;
+}
+
 /* ----------------------------------------------------------------------- */
 
 static const Report reports[] = {
@@ -1018,12 +1029,13 @@ static const Report reports[] = {
     report_roles },
   { "growth", "allocated memory at the start of each iteration, and its growth", report_growth },
   { "meta", "facts about the run, the allocator's settings among them", report_meta },
+  { "ranks", "peak and failures per rank, the worst rank (several traces: FILE...)", report_ranks },
 };
 
 /* The same order as reports[]. */
 static const char *const report_names[] = {
-  "diagnose", "summary", "peak",  "leaks",  "timeline", "oom", "fragmentation",
-  "kernels",  "ranges",  "roles", "growth", "meta",     NULL,
+  "diagnose", "summary", "peak",  "leaks",  "timeline", "oom",   "fragmentation",
+  "kernels",  "ranges",  "roles", "growth", "meta",     "ranks", NULL,
 };
 
 G_STATIC_ASSERT (G_N_ELEMENTS (report_names) == G_N_ELEMENTS (reports) + 1);

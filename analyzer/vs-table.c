@@ -132,6 +132,46 @@ vs_table_truncate (VsTable *table, guint n_rows)
     g_ptr_array_set_size (table->rows, n_rows);
 }
 
+VsTable *
+vs_table_concat (VsTable *const *tables, const char *const *labels, guint n,
+                 const char *label_column)
+{
+  VsTable *t;
+  guint n_columns;
+
+  g_return_val_if_fail (tables != NULL && labels != NULL && n > 0, NULL);
+  g_return_val_if_fail (label_column != NULL, NULL);
+  n_columns = tables[0]->columns->len;
+  t = vs_table_new (tables[0]->title);
+  t->event_order = tables[0]->event_order;
+  vs_table_add_column (t, label_column, VS_COLUMN_TEXT);
+  for (guint c = 0; c < n_columns; c++)
+    vs_table_add_column (t, vs_table_get_column_name (tables[0], c),
+                         vs_table_get_column_kind (tables[0], c));
+  for (guint i = 0; i < n; i++)
+    {
+      VsTable *from = tables[i];
+
+      g_return_val_if_fail (from->columns->len == n_columns, t);
+      for (guint r = 0; r < from->rows->len; r++)
+        {
+          const Cell *cells = g_ptr_array_index (from->rows, r);
+
+          vs_table_add_row (t);
+          vs_table_set_text (t, 0, labels[i]);
+          for (guint c = 0; c < n_columns; c++)
+            {
+              Cell *to = last_cell (t, c + 1);
+
+              to->known = cells[c].known;
+              to->value = cells[c].value;
+              to->text = g_strdup (cells[c].text);
+            }
+        }
+    }
+  return t;
+}
+
 guint
 vs_table_get_n_columns (VsTable *table)
 {

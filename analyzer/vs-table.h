@@ -49,6 +49,12 @@ void vs_table_set_text (VsTable *table, guint column, const char *value);
 /* Keeps the first n_rows rows (no-op when there are no more). */
 void vs_table_truncate (VsTable *table, guint n_rows);
 
+/* A new table of the rows of tables[0..n-1] (n >= 1, the same columns,
+ * as in tables[0]), each row led by a text column named label_column
+ * holding labels[i] of the table it came from; tables[0]'s title. */
+VsTable *vs_table_concat (VsTable *const *tables, const char *const *labels, guint n,
+                          const char *label_column);
+
 guint vs_table_get_n_columns (VsTable *table);
 guint vs_table_get_n_rows (VsTable *table);
 const char *vs_table_get_title (VsTable *table);

@@ -18,6 +18,23 @@ int vs_cmd_recover (int argc, char **argv);
 int vs_cmd_diff (int argc, char **argv);
 int vs_cmd_whatif (int argc, char **argv);
 
+/* How `vramscope report` prints, as its options set it. */
+typedef struct
+{
+  gboolean csv, json;    /* else text */
+  const char *allocator; /* --allocator, NULL when not given */
+  int limit;             /* --limit, -1 when not given */
+  unsigned int width;    /* text: the width to fit */
+  gboolean colored;      /* text: with terminal colours */
+  gboolean full_paths;   /* --full-paths */
+} VsCliReportSettings;
+
+/* `vramscope report` on files[0..n_files-1] (n_files >= 1) for report
+ * "ranks", or "diagnose" of several traces (vs-cmd-report-ranks.c).
+ * Returns the exit status. */
+int vs_cli_report_traces (char **files, guint n_files, const char *report,
+                          const VsCliReportSettings *how);
+
 /* The width text output is fitted to: requested when > 0, else the
  * terminal's when standard output is one, else $COLUMNS, else 100. */
 unsigned int vs_cli_text_width (int requested);

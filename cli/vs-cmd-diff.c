@@ -1,8 +1,14 @@
 /* vs-cmd-diff.c — `vramscope diff A B [--format text|csv|json] [--limit N]`:
  * two traces side by side (vs_diff()): peaks, memory by role, bytes per
  * user site at the peak, fragmentation, failures and findings, with the
- * delta B − A; text coloured and paged on a terminal.  Bad input is one line on stderr and status 1; usage
- * errors status 2.
+ * delta B − A; text coloured and paged on a terminal.
+ *
+ * With more traces (`diff A B C…`, or `--baseline A B C…`), each is
+ * compared with the baseline (the first, or --baseline): text gives one
+ * section per trace, CSV and JSON the rows of every comparison led by a
+ * column `trace` naming the trace compared.  Every trace is opened before
+ * anything is printed.  Bad input is one line on stderr and status 1;
+ * usage errors status 2.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -20,11 +26,14 @@ vs_cmd_diff (int argc, char **argv)
 {
   g_autofree char *format = NULL;
   g_autofree char *color = NULL;
+  g_autofree char *baseline = NULL;
   gint limit = 20, width = 0;
   gboolean full_paths = FALSE;
   g_auto (GStrv) rest = NULL;
   GOptionEntry entries[] = {
     { "format", 0, 0, G_OPTION_ARG_STRING, &format, "text (the default), csv or json", "FORMAT" },
+    { "baseline", 0, 0, G_OPTION_ARG_FILENAME, &baseline,
+      "Compare every trace given with this one (default: the first given)", "A.db" },
     { "limit", 0, 0, G_OPTION_ARG_INT, &limit,
       "Compare the N largest user sites of each peak (default 20; 0: all)", "N" },
     { "full-paths", 0, 0, G_OPTION_ARG_NONE, &full_paths, "Whole paths in site names", NULL },
@@ -38,22 +47,29 @@ vs_cmd_diff (int argc, char **argv)
   };
   g_autoptr (GOptionContext) context = NULL;
   g_autoptr (GError) error = NULL;
-  g_autoptr (VsTrace) a = NULL;
-  g_autoptr (VsTrace) b = NULL;
-  g_autoptr (GArray) rows = NULL;
+  g_autoptr (GPtrArray) names = g_ptr_array_new ();
+  g_autoptr (GPtrArray) traces = g_ptr_array_new_with_free_func ((GDestroyNotify)vs_trace_free);
+  g_autoptr (GPtrArray) tables = g_ptr_array_new_with_free_func ((GDestroyNotify)vs_table_free);
   g_autoptr (GString) out = g_string_new (NULL);
   gboolean csv, json;
   int colored;
 
   g_set_prgname ("vramscope diff");
-  context = g_option_context_new ("A B");
+  context = g_option_context_new ("A B [C…]");
   g_option_context_set_summary (context,
                                 "Compare two vramscope traces: peaks, memory by role, bytes per "
-                                "user site at the peak, fragmentation, failures and findings.");
+                                "user site at the peak, fragmentation, failures and findings.\n"
+                                "With more, compare each with the first (or --baseline).");
   g_option_context_add_main_entries (context, entries, NULL);
   if (!g_option_context_parse (context, &argc, &argv, &error))
     return vs_cli_usage_error ("diff", usage_line, error->message);
-  if (rest == NULL || g_strv_length (rest) != 2)
+  /* The baseline first, then every other trace once. */
+  if (baseline != NULL)
+    g_ptr_array_add (names, baseline);
+  for (guint i = 0; rest != NULL && rest[i] != NULL; i++)
+    if (baseline == NULL || strcmp (rest[i], baseline) != 0)
+      g_ptr_array_add (names, rest[i]);
+  if (names->len < 2)
     return vs_cli_usage_error ("diff", usage_line, "expected two trace files");
   csv = format != NULL && strcmp (format, "csv") == 0;
   json = format != NULL && strcmp (format, "json") == 0;
@@ -67,31 +83,53 @@ vs_cmd_diff (int argc, char **argv)
   if (width < 0 || (width > 0 && width < 40))
     return vs_cli_usage_error ("diff", usage_line, "--width must be at least 40");
 
-  a = vs_trace_open (rest[0], &error);
-  if (a != NULL)
-    b = vs_trace_open (rest[1], &error);
-  if (a == NULL || b == NULL)
+  for (guint i = 0; i < names->len; i++)
     {
-      fprintf (stderr, "vramscope: %s\n", error->message);
-      return 1;
+      VsTrace *t = vs_trace_open (g_ptr_array_index (names, i), &error);
+
+      if (t == NULL)
+        {
+          fprintf (stderr, "vramscope: %s\n", error->message);
+          return 1;
+        }
+      vs_stack_set_full_paths (t, full_paths);
+      g_ptr_array_add (traces, t);
     }
-  vs_stack_set_full_paths (a, full_paths);
-  vs_stack_set_full_paths (b, full_paths);
-  rows = vs_diff (a, b, (guint)limit, &error);
-  if (rows == NULL)
+  for (guint i = 1; i < traces->len; i++)
     {
-      fprintf (stderr, "vramscope: %s\n", error->message);
-      return 1;
+      g_autoptr (GArray) rows = vs_diff (g_ptr_array_index (traces, 0),
+                                         g_ptr_array_index (traces, i), (guint)limit, &error);
+
+      if (rows == NULL)
+        {
+          fprintf (stderr, "vramscope: %s\n", error->message);
+          return 1;
+        }
+      if (!csv && !json)
+        {
+          g_autoptr (GString) text = g_string_new (NULL);
+
+          if (i > 1)
+            g_string_append (out, "\n");
+          vs_diff_write_text (rows, g_ptr_array_index (names, 0), g_ptr_array_index (names, i),
+                              vs_cli_text_width (width), text);
+          if (colored)
+            vs_cli_colorize (text, VS_CLI_TEXT_DIFF);
+          g_string_append_len (out, text->str, (gssize)text->len);
+        }
+      else
+        g_ptr_array_add (tables, vs_diff_table (rows));
     }
   if (!csv && !json)
-    {
-      vs_diff_write_text (rows, rest[0], rest[1], vs_cli_text_width (width), out);
-      if (colored)
-        vs_cli_colorize (out, VS_CLI_TEXT_DIFF);
-      return vs_cli_emit (out->str, out->len, "comparison");
-    }
+    return vs_cli_emit (out->str, out->len, "comparison");
   {
-    g_autoptr (VsTable) t = vs_diff_table (rows);
+    /* Two traces: the table as it always was; more: each row says which
+     * trace the baseline was compared with. */
+    g_autoptr (VsTable) t
+        = tables->len == 1
+              ? g_steal_pointer (&g_ptr_array_index (tables, 0))
+              : vs_table_concat ((VsTable *const *)tables->pdata,
+                                 (const char *const *)names->pdata + 1, tables->len, "trace");
 
     if (csv)
       vs_table_write_csv (t, out);

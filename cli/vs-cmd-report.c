@@ -103,49 +103,56 @@ vs_cmd_report (int argc, char **argv)
   VsReportOptions opts;
   gboolean csv, json;
   int colored;
-  const char *file, *report;
+  const char *file, *report = NULL;
+  g_autoptr (GPtrArray) files = NULL;
 
   for (const char *const *n = vs_report_names (); *n != NULL; n++)
     g_string_append_printf (summary, "\n  %-14s %s", *n, vs_report_describe (*n));
   g_string_append (summary,
-                   "\n\nFILE and REPORT may come in either order.  Times are ns since the "
+                   "\n\nFILE and REPORT may come in either order.  Several FILEs (run-*.db) "
+                   "compare\nranks: ranks, and diagnose (the rank comparison, then the worst "
+                   "rank's\ndiagnosis).  Times are ns since the "
                    "trace's start;\nin CSV an empty field, in JSON null, means the trace "
                    "cannot know the value.\nText goes through $PAGER (default less -FRX) on a "
                    "terminal.");
   g_set_prgname ("vramscope report");
-  context = g_option_context_new ("FILE [REPORT]");
+  context = g_option_context_new ("FILE... [REPORT]");
   g_option_context_set_summary (context, "Print a report on a vramscope trace.");
   g_option_context_set_description (context, summary->str);
   g_option_context_add_main_entries (context, entries, NULL);
   if (!g_option_context_parse (context, &argc, &argv, &error))
     return vs_cli_usage_error ("report", usage_line, error->message);
-  if (rest == NULL || g_strv_length (rest) < 1 || g_strv_length (rest) > 2)
+  if (rest == NULL || g_strv_length (rest) < 1)
     return vs_cli_usage_error ("report", usage_line, "expected a trace file and a report name");
-  /* Either order: an argument that names an existing file is the file,
-   * else a report's name is the report. */
-  if (rest[1] != NULL)
+  /* Any order: an argument that names an existing file, or looks like a
+   * file's name (a '/' or a '.', which no report's name has), is a trace;
+   * the one left, if any, is the report. */
+  files = g_ptr_array_new ();
+  for (guint i = 0; rest[i] != NULL; i++)
     {
-      gboolean exists0 = g_file_test (rest[0], G_FILE_TEST_EXISTS);
-      gboolean exists1 = g_file_test (rest[1], G_FILE_TEST_EXISTS);
-      gboolean named0 = vs_report_describe (rest[0]) != NULL;
-      gboolean named1 = vs_report_describe (rest[1]) != NULL;
-      gboolean swap = !exists0 && (exists1 || (named0 && !named1));
-
-      file = swap ? rest[1] : rest[0];
-      report = swap ? rest[0] : rest[1];
+      if (g_file_test (rest[i], G_FILE_TEST_EXISTS) || strpbrk (rest[i], "/.") != NULL)
+        g_ptr_array_add (files, rest[i]);
+      else if (report != NULL)
+        return vs_cli_usage_error ("report", usage_line,
+                                   "expected one report name among the trace files");
+      else
+        report = rest[i];
     }
-  else
-    {
-      file = rest[0];
-      report = "diagnose";
-    }
-  if (rest[1] == NULL && vs_report_describe (file) != NULL
-      && !g_file_test (file, G_FILE_TEST_EXISTS))
+  if (files->len == 0)
     return vs_cli_usage_error ("report", usage_line, "expected a trace file and a report name");
+  if (report == NULL)
+    report = "diagnose";
+  file = g_ptr_array_index (files, 0);
   if (vs_report_describe (report) == NULL)
     {
       g_autofree char *names = g_strjoinv (", ", (char **)vs_report_names ());
       g_autofree char *msg = g_strdup_printf ("unknown report '%s' (reports: %s)", report, names);
+      return vs_cli_usage_error ("report", usage_line, msg);
+    }
+  if (files->len > 1 && strcmp (report, "ranks") != 0 && strcmp (report, "diagnose") != 0)
+    {
+      g_autofree char *msg
+          = g_strdup_printf ("%s reads one trace; ranks and diagnose compare several", report);
       return vs_cli_usage_error ("report", usage_line, msg);
     }
   csv = format != NULL && strcmp (format, "csv") == 0;
@@ -195,6 +202,26 @@ vs_cmd_report (int argc, char **argv)
     return vs_cli_usage_error ("report", usage_line, "--width must be at least 40");
   if (by != NULL && strcmp (by, "site") != 0 && strcmp (by, "stack") != 0)
     return vs_cli_usage_error ("report", usage_line, "--by must be site or stack");
+
+  if (strcmp (report, "ranks") == 0 || files->len > 1)
+    {
+      VsCliReportSettings how = {
+        .csv = csv,
+        .json = json,
+        .allocator = allocator,
+        .limit = limit,
+        .width = vs_cli_text_width (width),
+        .colored = colored,
+        .full_paths = full_paths,
+      };
+
+      if (device_arg != NULL || by != NULL || from_arg != NULL || to_arg != NULL)
+        return vs_cli_usage_error ("report", usage_line,
+                                   files->len > 1
+                                       ? "--device, --by, --from and --to apply to one trace"
+                                       : "--device, --by, --from and --to do not apply to ranks");
+      return vs_cli_report_traces ((char **)files->pdata, files->len, report, &how);
+    }
 
   trace = vs_trace_open (file, &error);
   if (trace == NULL)

@@ -47,7 +47,7 @@ check "full paths on request" 0 "/usr/lib/python3/dist-packages/torch/nn/functio
 check "short paths by default" 0 " torch/nn/functional.py" report --full-stacks "$tmp/full.db" peak
 # Each subcommand's usage line names it, with its arguments once, and
 # GOption's help speaks UTF-8 ("[OPTION…]", not "[OPTION?]").
-for cmd in "report FILE [REPORT]" "diff A B" "import SNAPSHOT.pickle" "export FILE" "whatif FILE"; do
+for cmd in "report FILE... [REPORT]" "diff A B [C…]" "import SNAPSHOT.pickle" "export FILE" "whatif FILE"; do
   name=${cmd%% *}
   i=$((i + 1))
   LC_ALL=C.UTF-8 "$vramscope" "$name" --help >"$tmp/out" 2>&1

@@ -1,0 +1,178 @@
+/* vs-cmd-report-ranks.c — `vramscope report` on the ranks of a run: the
+ * `ranks` report, and the diagnosis of several traces.
+ *
+ * Every trace is opened before anything is printed, so one that cannot be
+ * read gives one line naming it and status 1, never half a report.
+ *   ranks      the rank comparison (vs-ranks.h): text is a two-line
+ *              headline (the worst rank, the ranks that failed, the spread)
+ *              over the table; CSV and JSON the table.
+ *   diagnose   with several traces: text is the rank comparison, then the
+ *              diagnosis of the rank to look at first — the first that
+ *              failed a request, else the worst — on its device; CSV and
+ *              JSON are every trace's findings, each row led by its trace.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "vs-analyzer.h"
+#include "vs-cli.h"
+
+/* Writes out to standard output unpaged (data for programs).  Returns the
+ * exit status. */
+static int
+write_data (GString *out, const char *what)
+{
+  if (fwrite (out->str, 1, out->len, stdout) != out->len || fflush (stdout) != 0)
+    {
+      fprintf (stderr, "vramscope: cannot write the %s: %s\n", what, g_strerror (errno));
+      return 1;
+    }
+  return 0;
+}
+
+/* The diagnosis, as text, of the rank a comparison points at first. */
+static gboolean
+write_rank_diagnosis (VsRankComparison *ranks, VsTrace **traces, guint width, gboolean colored,
+                      GString *out, GError **error)
+{
+  const VsRank *r = vs_rank_comparison_get_first_failed (ranks);
+  const char *why = "is the first rank that failed a request";
+  g_autoptr (VsDiagnosis) dx = NULL;
+  g_autoptr (GString) text = g_string_new (NULL);
+  g_autofree char *label = NULL;
+  const VsDeviceInfo *d;
+  VsTrace *trace;
+
+  if (r == NULL)
+    {
+      r = vs_rank_comparison_get_worst (ranks);
+      why = "peaks highest";
+    }
+  if (r == NULL)
+    return TRUE;
+  trace = traces[r->trace_index];
+  d = vs_trace_find_device_by_idx (trace, r->device_idx);
+  g_assert (d != NULL);
+  dx = vs_diagnose (trace, d->id, error);
+  if (dx == NULL)
+    return FALSE;
+  label = vs_rank_comparison_dup_label (ranks, r);
+  g_string_append_printf (out, "\n%s on device %" G_GINT64_FORMAT " %s:\n\n", label,
+                          r->device_idx, why);
+  vs_diagnosis_write_text (trace, dx, width, text);
+  if (colored)
+    vs_cli_colorize (text, VS_CLI_TEXT_DIAGNOSIS);
+  g_string_append_len (out, text->str, (gssize)text->len);
+  return TRUE;
+}
+
+int
+vs_cli_report_traces (char **files, guint n_files, const char *report,
+                      const VsCliReportSettings *how)
+{
+  g_autoptr (GPtrArray) traces = g_ptr_array_new_with_free_func ((GDestroyNotify)vs_trace_free);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GString) out = g_string_new (NULL);
+  gboolean diagnose = strcmp (report, "diagnose") == 0;
+
+  g_assert (n_files >= 1);
+  g_assert (diagnose || strcmp (report, "ranks") == 0);
+  for (guint i = 0; i < n_files; i++)
+    {
+      VsTrace *t = vs_trace_open (files[i], &error);
+
+      if (t == NULL)
+        {
+          fprintf (stderr, "vramscope: %s\n", error->message);
+          return 1;
+        }
+      vs_stack_set_full_paths (t, how->full_paths);
+      g_ptr_array_add (traces, t);
+    }
+  if (how->allocator != NULL && strcmp (how->allocator, "all") != 0)
+    {
+      gboolean found = FALSE;
+
+      for (guint i = 0; i < traces->len && !found; i++)
+        {
+          const GPtrArray *as = vs_trace_get_allocators (g_ptr_array_index (traces, i));
+
+          for (guint k = 0; k < as->len && !found; k++)
+            found = strcmp (((const VsAllocatorInfo *)g_ptr_array_index (as, k))->name,
+                            how->allocator)
+                    == 0;
+        }
+      if (!found)
+        {
+          fprintf (stderr, "vramscope: %s no allocator '%s'\n",
+                   n_files > 1 ? "none of the traces has" : "the trace has", how->allocator);
+          return 1;
+        }
+    }
+
+  if (diagnose && (how->csv || how->json))
+    {
+      g_autoptr (GPtrArray) tables = g_ptr_array_new_with_free_func ((GDestroyNotify)vs_table_free);
+      g_autoptr (VsTable) all = NULL;
+
+      for (guint i = 0; i < traces->len; i++)
+        {
+          VsTrace *t = g_ptr_array_index (traces, i);
+          g_autoptr (VsDiagnosis) dx = vs_diagnose (t, 0, &error);
+
+          if (dx == NULL)
+            {
+              fprintf (stderr, "vramscope: %s\n", error->message);
+              return 1;
+            }
+          g_ptr_array_add (tables, vs_diagnosis_table (t, dx));
+        }
+      all = vs_table_concat ((VsTable *const *)tables->pdata, (const char *const *)files,
+                             tables->len, "trace");
+      if (how->csv)
+        vs_table_write_csv (all, out);
+      else
+        vs_table_write_json (all, "diagnose", out);
+      return write_data (out, "report");
+    }
+
+  {
+    g_autoptr (VsRankComparison) ranks
+        = vs_ranks_compare ((VsTrace *const *)traces->pdata, traces->len, how->allocator, &error);
+    g_autoptr (VsTable) table = NULL;
+    g_autoptr (GString) text = g_string_new (NULL);
+
+    if (ranks == NULL)
+      {
+        fprintf (stderr, "vramscope: %s\n", error->message);
+        return 1;
+      }
+    table = vs_rank_comparison_table (ranks, !how->csv && !how->json);
+    if (how->csv || how->json)
+      {
+        if (how->limit > 0 && (guint)how->limit < vs_table_get_n_rows (table))
+          vs_table_truncate (table, (guint)how->limit);
+        if (how->csv)
+          vs_table_write_csv (table, out);
+        else
+          vs_table_write_json (table, "ranks", out);
+        return write_data (out, "report");
+      }
+    vs_rank_comparison_write_headline (ranks, text);
+    g_string_append (text, "\n");
+    vs_table_write_text_fitted (table, text, how->limit < 0 ? 20 : (guint)how->limit,
+                                how->width);
+    if (how->colored)
+      vs_cli_colorize (text, VS_CLI_TEXT_TABLE);
+    g_string_append_len (out, text->str, (gssize)text->len);
+    if (diagnose
+        && !write_rank_diagnosis (ranks, (VsTrace **)traces->pdata, MIN (how->width, 100),
+                                  how->colored, out, &error))
+      {
+        fprintf (stderr, "vramscope: %s\n", error->message);
+        return 1;
+      }
+  }
+  return vs_cli_emit (out->str, out->len, "report");
+}
