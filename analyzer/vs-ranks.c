@@ -13,10 +13,10 @@
 
 struct _VsRankComparison
 {
-  GArray *ranks;       /* VsRank */
-  GStringChunk *text;  /* the rows' strings */
+  GArray *ranks;      /* VsRank */
+  GStringChunk *text; /* the rows' strings */
   guint n_traces;
-  gint worst;          /* index in ranks, -1 when none */
+  gint worst; /* index in ranks, -1 when none */
 };
 
 /* A process of one trace, while its rows are gathered. */
@@ -58,14 +58,14 @@ find_proc (GArray *procs, gint64 id)
 static const char *processes_sql = "SELECT id, pid, host, rank, local_rank, world_size,"
                                    " exit_status FROM process ORDER BY id";
 
-/* Devices a process without an allocator used: its device-level events. */
-static const char *event_devices_sql = "SELECT DISTINCT device_id FROM mem_event"
-                                       " WHERE process_id = ?1 AND device_id IS NOT NULL";
+static const char *device_processes_sql = "SELECT DISTINCT process_id FROM mem_event"
+                                          " WHERE device_id = ?1";
 
 static const char *failures_sql = "SELECT process_id, device_id, allocator_id, ts,"
                                   " requested_bytes FROM failed_alloc ORDER BY ts, id";
 
-/* Reads the processes of trace and the devices each used into procs. */
+/* Reads the processes of trace into procs, with the devices of their
+ * allocators. */
 static gboolean
 read_processes (VsTrace *trace, GArray *procs, GError **error)
 {
@@ -103,21 +103,45 @@ read_processes (VsTrace *trace, GArray *procs, GError **error)
       if (strcmp (a->kind, "pytorch") == 0)
         p->has_pytorch = TRUE;
     }
-  /* A process with an allocator has one on each device it used (PyTorch
-   * and pools are per device); the others are looked up in their events,
-   * a scan each, so only for them. */
-  for (guint i = 0; i < procs->len; i++)
-    {
-      Proc *p = &g_array_index (procs, Proc, i);
+  return TRUE;
+}
 
-      if (p->devices->len > 0)
+/* Adds the processes of devices no process has claimed yet through an
+ * allocator, from their device-level events.  A scan
+ * of the events of each such device: none at all for a PyTorch run, whose
+ * every process has its allocator on its device. */
+static gboolean
+claim_devices (VsTrace *trace, GArray *procs, GError **error)
+{
+  const GPtrArray *devices = vs_trace_get_devices (trace);
+
+  for (guint i = 0; i < devices->len; i++)
+    {
+      const VsDeviceInfo *d = g_ptr_array_index (devices, i);
+      gboolean claimed = FALSE;
+      sqlite3_stmt *st;
+      int rc;
+
+      for (guint k = 0; k < procs->len && !claimed; k++)
+        {
+          GArray *used = g_array_index (procs, Proc, k).devices;
+
+          for (guint m = 0; m < used->len && !claimed; m++)
+            claimed = g_array_index (used, gint64, m) == d->id;
+        }
+      if (claimed)
         continue;
-      st = vs_trace_statement (trace, event_devices_sql, error);
+      st = vs_trace_statement (trace, device_processes_sql, error);
       if (st == NULL)
         return FALSE;
-      sqlite3_bind_int64 (st, 1, p->id);
+      sqlite3_bind_int64 (st, 1, d->id);
       while ((rc = sqlite3_step (st)) == SQLITE_ROW)
-        proc_add_device (p, sqlite3_column_int64 (st, 0));
+        {
+          Proc *p = find_proc (procs, sqlite3_column_int64 (st, 0));
+
+          if (p != NULL)
+            proc_add_device (p, d->id);
+        }
       if (rc != SQLITE_DONE)
         return vs_trace_sql_error (trace, error);
     }
@@ -156,8 +180,7 @@ find_row (GArray *rows, guint first, gint64 pid, gint64 device_idx)
 
 /* Adds the rows of trace (the index-th compared) to c. */
 static gboolean
-add_trace (VsRankComparison *c, VsTrace *trace, guint index, const char *allocator,
-           GError **error)
+add_trace (VsRankComparison *c, VsTrace *trace, guint index, const char *allocator, GError **error)
 {
   g_autoptr (GArray) procs = g_array_new (FALSE, TRUE, sizeof (Proc));
   g_autofree char *job_id = vs_trace_dup_meta (trace, "job_id");
@@ -169,7 +192,7 @@ add_trace (VsRankComparison *c, VsTrace *trace, guint index, const char *allocat
   int rc;
 
   g_array_set_clear_func (procs, proc_clear);
-  if (!read_processes (trace, procs, error))
+  if (!read_processes (trace, procs, error) || !claim_devices (trace, procs, error))
     return FALSE;
 
   /* A request that failed before anything else was allocated still makes
@@ -207,9 +230,8 @@ add_trace (VsRankComparison *c, VsTrace *trace, guint index, const char *allocat
             .world_size = p->world_size,
             .exit_status = p->exit_status,
             .device_idx = d != NULL ? d->idx : VS_UNKNOWN,
-            .device_uuid = d != NULL && d->uuid != NULL
-                               ? g_string_chunk_insert_const (c->text, d->uuid)
-                               : NULL,
+            .device_uuid
+            = d != NULL && d->uuid != NULL ? g_string_chunk_insert_const (c->text, d->uuid) : NULL,
             .capacity_bytes = d != NULL ? d->total_bytes : VS_UNKNOWN,
             .peak_reserved_bytes = VS_UNKNOWN,
             .peak_reserved_time_ns = VS_UNKNOWN,

@@ -7,7 +7,9 @@
  * of them).  The ranks may come from one trace holding every process of
  * the run (one `record` around the launcher) or from several traces (a
  * `record -o run-%q{RANK}.db` per rank), in any mix.  A process that used
- * several devices gives a row per device.
+ * several devices gives a row per device.  The devices a process used are
+ * those of its allocators and its failed requests and, on a device where
+ * no process has an allocator, those of its device-level events.
  *
  * Peaks are read from the traces' summaries (nothing is recomputed): of
  * everything on the rank's device (allocator "all", the default) or of one
@@ -34,7 +36,7 @@ typedef struct
   const char *trace;  /* its path as given (owned by the comparison) */
   const char *job_id; /* meta job_id of the trace, NULL when unknown */
   gint64 pid;
-  const char *host; /* NULL when unknown */
+  const char *host;                    /* NULL when unknown */
   gint64 rank, local_rank, world_size; /* VS_UNKNOWN when unknown */
   gint64 exit_status;                  /* VS_UNKNOWN when unknown */
   gint64 device_idx;

@@ -58,8 +58,8 @@ write_rank_diagnosis (VsRankComparison *ranks, VsTrace **traces, guint width, gb
   if (dx == NULL)
     return FALSE;
   label = vs_rank_comparison_dup_label (ranks, r);
-  g_string_append_printf (out, "\n%s on device %" G_GINT64_FORMAT " %s:\n\n", label,
-                          r->device_idx, why);
+  g_string_append_printf (out, "\n%s on device %" G_GINT64_FORMAT " %s:\n\n", label, r->device_idx,
+                          why);
   vs_diagnosis_write_text (trace, dx, width, text);
   if (colored)
     vs_cli_colorize (text, VS_CLI_TEXT_DIAGNOSIS);
@@ -161,8 +161,7 @@ vs_cli_report_traces (char **files, guint n_files, const char *report,
       }
     vs_rank_comparison_write_headline (ranks, text);
     g_string_append (text, "\n");
-    vs_table_write_text_fitted (table, text, how->limit < 0 ? 20 : (guint)how->limit,
-                                how->width);
+    vs_table_write_text_fitted (table, text, how->limit < 0 ? 20 : (guint)how->limit, how->width);
     if (how->colored)
       vs_cli_colorize (text, VS_CLI_TEXT_TABLE);
     g_string_append_len (out, text->str, (gssize)text->len);

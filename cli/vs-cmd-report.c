@@ -22,7 +22,7 @@
 #include "vs-cli.h"
 
 static const char usage_line[]
-    = "usage: vramscope report FILE [REPORT] [--format text|csv|json] [--device N] "
+    = "usage: vramscope report FILE... [REPORT] [--format text|csv|json] [--device N] "
       "[--allocator NAME] [--limit N] [--by site|stack] [--full-paths] [--full-stacks] "
       "[--width N] [--buckets N] [--from TIME] [--to TIME] [--color auto|always|never]\n";
 

@@ -45,6 +45,32 @@ test_csv (void)
   g_assert_cmpint (vs_table_get_int (t, 1, 1), ==, G_GINT64_CONSTANT (3221225472));
 }
 
+/* Tables of the same columns joined, each row led by its table's label;
+ * unknown cells stay unknown. */
+static void
+test_concat (void)
+{
+  g_autoptr (VsTable) a = sample_table ();
+  g_autoptr (VsTable) b = sample_table ();
+  VsTable *tables[] = { a, b };
+  const char *labels[] = { "a.db", "b.db" };
+  g_autoptr (VsTable) t = NULL;
+  g_autoptr (GString) out = g_string_new (NULL);
+
+  vs_table_truncate (b, 1);
+  t = vs_table_concat (tables, labels, 2, "trace");
+  g_assert_cmpstr (vs_table_get_title (t), ==, "A test table.");
+  g_assert_cmpuint (vs_table_get_n_columns (t), ==, 4);
+  g_assert_cmpint (vs_table_get_column_kind (t, 2), ==, VS_COLUMN_BYTES);
+  vs_table_write_csv (t, out);
+  g_assert_cmpstr (out->str, ==,
+                   "trace,name,bytes,time_ns\n"
+                   "a.db,plain,0,1500000\n"
+                   "a.db,\"has, comma and \"\"quotes\"\"\nand a line break\",3221225472,\n"
+                   "a.db,,,\n"
+                   "b.db,plain,0,1500000\n");
+}
+
 static void
 test_text (void)
 {
@@ -121,6 +147,7 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/table/concat", test_concat);
   g_test_add_func ("/table/csv", test_csv);
   g_test_add_func ("/table/text", test_text);
   g_test_add_func ("/table/units", test_units);
