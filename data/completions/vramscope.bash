@@ -20,7 +20,7 @@ _vramscope ()
       for ((i = 2; i < cword; i++)); do
         case ${words[i]} in
           --) _command_offset $((i + 1)); return ;;
-          -o|--output|--torch) ((i++)) ;;
+          -o|--output|--torch|--job) ((i++)) ;;
           -*) ;;
           *) _command_offset $i; return ;;
         esac
@@ -28,9 +28,10 @@ _vramscope ()
       case $prev in
         -o|--output) _filedir db; return ;;
         --torch) COMPREPLY=($(compgen -W "auto on off" -- "$cur")); return ;;
+        --job) return ;;
       esac
       if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W "-o --output -f --force --kernels --no-kernels --torch= -q --quiet --help --" -- "$cur"))
+        COMPREPLY=($(compgen -W "-o --output -f --force --kernels --no-kernels --torch= --job -q --quiet --help --" -- "$cur"))
         [[ ${COMPREPLY-} == *= ]] && compopt -o nospace
       else
         _command_offset $cword
@@ -66,7 +67,7 @@ _vramscope ()
       if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "--format --device --allocator --limit --by --full-paths --full-stacks --width --buckets --from --to --color --help" -- "$cur"))
       else
-        COMPREPLY=($(compgen -W "diagnose summary peak leaks timeline oom fragmentation kernels ranges roles growth meta" -- "$cur"))
+        COMPREPLY=($(compgen -W "diagnose summary peak leaks timeline oom fragmentation kernels ranges roles growth meta ranks" -- "$cur"))
         _filedir db
       fi
       ;;
@@ -75,9 +76,10 @@ _vramscope ()
         --format) COMPREPLY=($(compgen -W "text csv json" -- "$cur")); return ;;
         --color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
         --limit|--width) return ;;
+        --baseline) _filedir db; return ;;
       esac
       if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W "--format --limit --full-paths --width --color --help" -- "$cur"))
+        COMPREPLY=($(compgen -W "--format --baseline --limit --full-paths --width --color --help" -- "$cur"))
       else
         _filedir db
       fi

@@ -94,9 +94,22 @@ write_run (Fixture *f)
 
     for (guint i = 0; i < G_N_ELEMENTS (events); i++)
       {
-        VsMemEvent e = { events[i].ts,   events[i].proc, 1, events[i].dev, U, U,
-                         VS_MEM_KIND_DEVICE, events[i].op, events[i].addr, events[i].bytes,
-                         U, U, U, U, U, U };
+        VsMemEvent e = { events[i].ts,
+                         events[i].proc,
+                         1,
+                         events[i].dev,
+                         U,
+                         U,
+                         VS_MEM_KIND_DEVICE,
+                         events[i].op,
+                         events[i].addr,
+                         events[i].bytes,
+                         U,
+                         U,
+                         U,
+                         U,
+                         U,
+                         U };
 
         g_assert_cmpint (vs_writer_mem_event (w, &e), ==, 0);
       }
