@@ -626,12 +626,17 @@ vs_rank_comparison_table (const VsRankComparison *c, gboolean brief)
   return t;
 }
 
-/* "rank 5 failed", "ranks 5, 7 failed", "rank 2 and process 17 failed". */
+/* How many failed ranks the headline names before "and N more". */
+#define RANKS_NAMED 8
+
+/* "rank 5 failed", "ranks 5, 7 failed", "rank 2 and process 17 failed",
+ * "ranks 0, 1, …, 7 and 56 more failed". */
 static void
 write_failed (const VsRankComparison *c, GString *out)
 {
   g_autoptr (GPtrArray) labels = g_ptr_array_new_with_free_func (g_free);
   gboolean plain = TRUE;
+  guint shown;
 
   for (guint i = 0; i < c->ranks->len; i++)
     {
@@ -655,20 +660,24 @@ write_failed (const VsRankComparison *c, GString *out)
       g_string_append (out, "no rank failed");
       return;
     }
+  /* The headline stays one line: the first few, then how many more. */
+  shown = MIN (labels->len, RANKS_NAMED);
   if (labels->len > 1 && plain)
     {
       g_string_append (out, "ranks ");
-      for (guint k = 0; k < labels->len; k++)
+      for (guint k = 0; k < shown; k++)
         g_string_append_printf (out, "%s%s", k > 0 ? ", " : "",
                                 (const char *)g_ptr_array_index (labels, k) + 5);
     }
   else
-    for (guint k = 0; k < labels->len; k++)
+    for (guint k = 0; k < shown; k++)
       g_string_append_printf (out, "%s%s",
                               k == 0                 ? ""
                               : k + 1 == labels->len ? " and "
                                                      : ", ",
                               (const char *)g_ptr_array_index (labels, k));
+  if (shown < labels->len)
+    g_string_append_printf (out, " and %u more", labels->len - shown);
   g_string_append (out, " failed");
 }
 
@@ -716,7 +725,13 @@ vs_rank_comparison_write_headline (const VsRankComparison *c, GString *out)
       if (high == NULL || r->peak_reserved_bytes > high->peak_reserved_bytes)
         high = r;
     }
-  if (known >= 2)
+  if (known >= 2 && low->peak_reserved_bytes == high->peak_reserved_bytes)
+    {
+      g_autofree char *peak = vs_format_bytes (high->peak_reserved_bytes);
+
+      g_string_append_printf (out, "no spread of peak reserved: all %u ranks at %s\n", known, peak);
+    }
+  else if (known >= 2)
     {
       g_autofree char *lo = vs_format_bytes (low->peak_reserved_bytes);
       g_autofree char *hi = vs_format_bytes (high->peak_reserved_bytes);

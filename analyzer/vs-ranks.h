@@ -94,9 +94,12 @@ char *vs_rank_comparison_dup_label (const VsRankComparison *c, const VsRank *r);
 VsTable *vs_rank_comparison_table (const VsRankComparison *c, gboolean brief);
 
 /* Appends the headline for people, two lines: who peaks highest and who
- * failed ("rank 1 on host b peaks highest: 3.52 GiB of 79.1 GiB (4 %);
- * rank 0 failed"), and the spread of peak reserved between ranks
- * ("spread: 1.50 GiB (rank 0) to 3.52 GiB (rank 1), 2.35×"). */
+ * failed ("rank 1 on host b peaks highest: 3.52 GiB of 79.10 GiB (4 %);
+ * rank 0 failed"; at most 8 failed ranks named, then "and N more"), and
+ * the spread of peak reserved between ranks
+ * ("spread of peak reserved over 2 ranks: 1.50 GiB (rank 0) to 3.52 GiB
+ * (rank 1), max/min 2.35×"; "no spread of peak reserved: all 8 ranks at
+ * 3.52 GiB"), when at least two ranks have a known peak. */
 void vs_rank_comparison_write_headline (const VsRankComparison *c, GString *out);
 
 G_END_DECLS

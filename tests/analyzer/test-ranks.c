@@ -355,6 +355,60 @@ test_several_traces (void)
   fixture_clear (&f);
 }
 
+/* Ten ranks whose only deed is a failed request, on one device: each is a
+ * row (its failure tells its device); the headline names eight. */
+static void
+test_many_failed (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("vs-ranks-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "many.db", NULL);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (VsTrace) trace = NULL;
+  g_autoptr (VsRankComparison) c = NULL;
+  g_autoptr (GString) headline = g_string_new (NULL);
+  char err[512] = "";
+  VsDevice d = { 0, "GPU-many", "Test GPU", 1000 * MiB };
+  VsWriter *w = vs_writer_create (path, err, sizeof err);
+  int64_t dev;
+
+  g_assert_nonnull (w);
+  g_assert_cmpint (vs_writer_set_meta_int (w, "start_ns", T (0)), ==, 0);
+  dev = vs_writer_add_device (w, &d);
+  for (int i = 0; i < 10; i++)
+    {
+      VsProcess p = { 100 + i, 1, "h", i, i, 10, NULL, "train", T (0), T (100), 1 };
+      int64_t proc = vs_writer_add_process (w, &p);
+      VsFailedAlloc fa
+          = { T (10 + i), proc, 1, dev, U, "cudaMalloc", 2000 * MiB, 2, NULL, U, U, U, U, U };
+
+      g_assert_cmpint (vs_writer_failed_alloc (w, &fa), ==, 0);
+    }
+  g_assert_cmpint (vs_writer_close (w, true, NULL, NULL, err, sizeof err), ==, 0);
+  trace = vs_trace_open (path, &error);
+  g_assert_no_error (error);
+  c = vs_ranks_compare (&trace, 1, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (vs_rank_comparison_get_n_ranks (c), ==, 10);
+  for (guint i = 0; i < 10; i++)
+    {
+      const VsRank *r = vs_rank_comparison_get_rank (c, i);
+
+      g_assert_cmpint (r->rank, ==, i);
+      g_assert_cmpint (r->failed_alloc_count, ==, 1);
+      g_assert_cmpint (r->first_failure_time_ns, ==, 10 + i);
+      g_assert_true (r->shared_device);
+    }
+  vs_rank_comparison_write_headline (c, headline);
+  /* Nothing was allocated: every rank peaks at 0, the first is the worst. */
+  g_assert_cmpstr (headline->str, ==,
+                   "rank 0 on host h peaks highest: 0 B of 1000.00 MiB (0 %); "
+                   "ranks 0, 1, 2, 3, 4, 5, 6, 7 and 2 more failed\n"
+                   "no spread of peak reserved: all 10 ranks at 0 B\n");
+  g_clear_pointer (&trace, vs_trace_free);
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -362,5 +416,6 @@ main (int argc, char **argv)
   g_test_add_func ("/ranks/one-trace", test_one_trace);
   g_test_add_func ("/ranks/allocator", test_allocator);
   g_test_add_func ("/ranks/several-traces", test_several_traces);
+  g_test_add_func ("/ranks/many-failed", test_many_failed);
   return g_test_run ();
 }
