@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Analyzer and writer benchmark: writes a synthetic trace of N events
 # (default 10M) with bench/vs-gen-trace, then times `report summary`,
-# `peak`, `leaks`, `fragmentation`, `diagnose`, `roles`, `growth` and
+# `peak`, `leaks`, `fragmentation`, `diagnose`, `roles`, `growth`, `ranks` and
 # `whatif` and one-screen timeline queries at every zoom.  Prints each
 # figure with its target and the ratio figure/target (< 1 meets it).
 #
@@ -22,7 +22,7 @@ echo "$gen"
 rate=$(awk '/write_events_per_second/ {print $2}' <<<"$gen")
 awk -v r="$rate" 'BEGIN { printf "writer_events_per_second %d target >= 1500000 ratio %.2f\n", r, 1500000 / r }'
 
-for report in summary peak leaks fragmentation diagnose roles growth; do
+for report in summary peak leaks fragmentation diagnose roles growth ranks; do
   t0=$(ms_now)
   "$vs" report "$trace" --format csv "$report" > "$work/$report.csv"
   t1=$(ms_now)
