@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """torch-ranks.py — data-parallel ranks that differ: one peaks higher, one fails.
 
-Run under torchrun, one process per GPU (`python3 -m torch.distributed.run
---nproc-per-node 2 torch-ranks.py`).  Each rank trains the same small MLP
-with DistributedDataParallel for a few steps on its own GPU, but rank R
+Run under torchrun (`python3 -m torch.distributed.run --nproc-per-node 2
+torch-ranks.py`), one process per GPU where there are enough (NCCL), else
+every rank on GPU LOCAL_RANK mod the GPU count (Gloo: NCCL refuses two ranks
+on one GPU).  Each rank trains the same small MLP with
+DistributedDataParallel for a few steps on its GPU, but rank R
 takes a batch of --batch × (1 + --skew × R) rows, so the last rank peaks
 highest.  After training, the rank --fail-rank caps PyTorch's allocator at
 --cap-gib GiB (torch.cuda.set_per_process_memory_fraction, so it fails the
@@ -35,16 +37,20 @@ p.add_argument("--request-gib", type=float, default=6.0)
 p.add_argument("--truth-dir")
 args = p.parse_args()
 
-dist.init_process_group("nccl")
+world = int(os.environ.get("WORLD_SIZE", "1"))
+local = int(os.environ.get("LOCAL_RANK", "0"))
+gpus = torch.cuda.device_count()
+local_world = int(os.environ.get("LOCAL_WORLD_SIZE", world))
+backend = "nccl" if gpus >= local_world else "gloo"
+dist.init_process_group(backend)
 rank = dist.get_rank()
-world = dist.get_world_size()
-local = int(os.environ.get("LOCAL_RANK", rank))
-torch.cuda.set_device(local)
-device = torch.device("cuda", local)
+index = local % gpus
+torch.cuda.set_device(index)
+device = torch.device("cuda", index)
 torch.manual_seed(rank)
 model = torch.nn.Sequential(torch.nn.Linear(4096, 8192), torch.nn.ReLU(),
                             torch.nn.Linear(8192, 4096)).to(device)
-ddp = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local])
+ddp = torch.nn.parallel.DistributedDataParallel(model, device_ids=[index])
 opt = torch.optim.Adam(ddp.parameters(), lr=1e-4)
 rows = int(args.batch * (1 + args.skew * rank))
 x = torch.randn(rows, 4096, device=device)
@@ -70,6 +76,7 @@ torch.cuda.synchronize()
 st = torch.cuda.memory_stats(device)  # last: nothing allocates after it
 truth = {
     "rank": rank, "local_rank": local, "world_size": world, "pid": os.getpid(),
+    "backend": backend, "device_index": index, "gpus": gpus,
     "uuid": str(props.uuid), "device_total_bytes": props.total_memory,
     "job": {k: os.environ[k] for k in ("SLURM_JOB_ID", "TORCHELASTIC_RUN_ID",
                                        "VRAMSCOPE_JOB_ID") if k in os.environ},

@@ -13,7 +13,9 @@ Checks, for each layout: one row per rank; each rank's `pytorch` peaks
 equal its torch.cuda.memory_stats() peaks exactly (reserved_bytes.all.peak,
 requested_bytes.all.peak) and its failed requests its num_ooms; the rank
 that caught an OOM is marked failed; the worst mark is on the row with the
-highest peak reserved share of capacity; each trace's meta has the job id
+highest peak reserved share of capacity, and by pytorch on the rank that
+reserved most; a device is marked shared when both ranks of one trace ran
+on it (one GPU); each trace's meta has the job id
 the run was given (SLURM_JOB_ID); and the identity run's rank, local rank,
 world size and job come from Slurm's variables and --job.
 """
@@ -94,20 +96,32 @@ for layout, pattern in (("one", "ranks.db"), ("per-rank", "run-*.db")):
         ok(r["job_id"] == t["job"].get("SLURM_JOB_ID"),
            "%s rank %s: job id in meta" % (layout, r["rank"]), r["job_id"])
 
+    # The rank that reserved most is the worst by its own allocator's
+    # figures, and by everything on its device unless the ranks share one
+    # (both ranks on one GPU in one trace: the device's figures are theirs
+    # together, a tie the first rank takes).
+    heavy = max(truths, key=lambda k: truths[k]["memory_stats"]["reserved_bytes.all.peak"])
+    worst = [r["rank"] for r in rows if "worst" in r["mark"].split()]
+    ok(worst == [str(heavy)], "%s: by pytorch, the worst rank is the one that reserved most"
+       % layout, "%s vs %s" % (worst, heavy))
     p = run("report", "ranks", *traces, "--format", "csv")
     rows = csv_rows(p)
     share = [int(r["peak_reserved_bytes"]) / int(r["capacity_bytes"]) for r in rows]
     worst = [r["rank"] for r in rows if "worst" in r["mark"].split()]
+    shared = any("shared-device" in r["mark"].split() for r in rows)
     ok(p.returncode == 0 and len(rows) == 2 and worst == [rows[share.index(max(share))]["rank"]],
        "%s: the worst mark on the highest share of capacity (rank %s)" % (layout, worst), rows)
-    heavy = max(truths, key=lambda k: truths[k]["memory_stats"]["reserved_bytes.all.peak"])
-    ok(worst == [str(heavy)], "%s: the worst rank is the one that reserved most" % layout,
-       "%s vs %s" % (worst, heavy))
+    ok(shared == (layout == "one" and len({r["device"] for r in rows}) == 1),
+       "%s: a device is marked shared exactly when both ranks of one trace used it" % layout,
+       rows)
+    if not shared:
+        ok(worst == [str(heavy)], "%s: the worst rank is the one that reserved most" % layout,
+           "%s vs %s" % (worst, heavy))
     for trace in traces:
         m = meta(trace)
         ok(m.get("job_id") == "4242" and m.get("job_id_source") == "SLURM_JOB_ID",
            "%s: meta job_id 4242 from SLURM_JOB_ID" % os.path.relpath(trace, top), m)
-    p = run("report", "ranks", *traces)
+    p = run("report", "ranks", *traces, "--allocator", "pytorch")
     fails = sorted(k for k in truths if truths[k]["memory_stats"]["num_ooms"] > 0)
     ok(p.returncode == 0 and p.stdout.splitlines()[0].startswith("rank %s" % heavy)
        and p.stdout.splitlines()[0].endswith(
