@@ -239,6 +239,7 @@ add_trace (VsRankComparison *c, VsTrace *trace, guint index, const char *allocat
             .peak_allocated_time_ns = VS_UNKNOWN,
             .first_failure_time_ns = VS_UNKNOWN,
             .first_failure_bytes = VS_UNKNOWN,
+            .own_peak_reserved_bytes = VS_UNKNOWN,
           };
           gint64 allocator_id = 0;
           VsSummary s;
@@ -274,6 +275,16 @@ add_trace (VsRankComparison *c, VsTrace *trace, guint index, const char *allocat
                   g_propagate_error (error, g_steal_pointer (&local));
                   return FALSE;
                 }
+            }
+          /* What tells apart ranks that share a device. */
+          for (guint m = 0; m < vs_trace_get_allocators (trace)->len; m++)
+            {
+              const VsAllocatorInfo *a = g_ptr_array_index (vs_trace_get_allocators (trace), m);
+
+              if (a->process_id == p->id && a->device_id == device_id
+                  && vs_summary_get (trace, device_id, a->id, &s, NULL)
+                  && s.peak_reserved_bytes > r.own_peak_reserved_bytes)
+                r.own_peak_reserved_bytes = s.peak_reserved_bytes;
             }
           g_array_append_val (c->ranks, r);
         }
@@ -383,7 +394,12 @@ find_worst (GArray *rows)
         }
       else
         key = (double)r->peak_reserved_bytes;
-      if (key > worst_key)
+      /* A tie (ranks sharing a device have its figures) goes to the rank
+       * whose own allocators reserved most. */
+      if (key > worst_key
+          || (worst >= 0 && key == worst_key
+              && r->own_peak_reserved_bytes
+                     > g_array_index (rows, VsRank, worst).own_peak_reserved_bytes))
         {
           worst_key = key;
           worst = (gint)i;

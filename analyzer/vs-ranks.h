@@ -48,6 +48,10 @@ typedef struct
   gint64 failed_alloc_count;
   gint64 first_failure_time_ns, first_failure_bytes; /* VS_UNKNOWN when none */
   gboolean worst;                                    /* the worst rank (see below) */
+  /* The highest peak reserved among the process's own allocators on the
+   * device (VS_UNKNOWN when it has none): what tells apart ranks that
+   * share a device. */
+  gint64 own_peak_reserved_bytes;
 } VsRank;
 
 typedef struct _VsRankComparison VsRankComparison;
@@ -59,7 +63,8 @@ typedef struct _VsRankComparison VsRankComparison;
  * Rows are ordered by rank (unknown last), then trace, pid and device.
  * The worst rank is the one whose peak reserved is the highest share of
  * its device's capacity (the highest peak in bytes when no capacity is
- * known; the first in order on a tie).  Returns NULL with error set when a
+ * known); on a tie — ranks sharing a device — the one whose own
+ * allocators reserved most, else the first in order.  Returns NULL with error set when a
  * trace cannot be read, naming it. */
 VsRankComparison *vs_ranks_compare (VsTrace *const *traces, guint n_traces, const char *allocator,
                                     GError **error);

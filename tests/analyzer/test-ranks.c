@@ -409,6 +409,75 @@ test_many_failed (void)
   g_rmdir (dir);
 }
 
+/* Two ranks on one device, each with its own PyTorch allocator: their
+ * `all` figures are the device's, a tie that the rank whose allocator
+ * reserved most (rank 1, 200 MiB against 100) wins; by allocator each
+ * row is the rank's own. */
+static void
+test_shared_tie (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("vs-ranks-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "shared.db", NULL);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (VsTrace) trace = NULL;
+  g_autoptr (VsRankComparison) all = NULL;
+  g_autoptr (VsRankComparison) py = NULL;
+  char err[512] = "";
+  VsDevice d = { 0, "GPU-shared", "Test GPU", 1000 * MiB };
+  VsWriter *w = vs_writer_create (path, err, sizeof err);
+  int64_t dev;
+
+  g_assert_nonnull (w);
+  g_assert_cmpint (vs_writer_set_meta_int (w, "start_ns", T (0)), ==, 0);
+  dev = vs_writer_add_device (w, &d);
+  for (int i = 0; i < 2; i++)
+    {
+      VsProcess p = { 200 + i, 1, "h", i, i, 2, NULL, "train", T (0), T (100), 0 };
+      int64_t proc = vs_writer_add_process (w, &p);
+      VsAllocator a = { dev, proc, "pytorch", "pytorch", U, NULL };
+      int64_t torch = vs_writer_add_allocator (w, &a);
+      VsAllocEvent seg = { T (10 + i),
+                           proc,
+                           1,
+                           dev,
+                           torch,
+                           VS_ALLOC_OP_SEGMENT_ALLOC,
+                           0x10000000 * (i + 1),
+                           (i + 1) * 100 * MiB,
+                           (i + 1) * 100 * MiB,
+                           U,
+                           U,
+                           U,
+                           U,
+                           0 };
+
+      g_assert_cmpint (vs_writer_alloc_event (w, &seg), ==, 0);
+    }
+  g_assert_cmpint (vs_writer_close (w, true, NULL, NULL, err, sizeof err), ==, 0);
+  trace = vs_trace_open (path, &error);
+  g_assert_no_error (error);
+  all = vs_ranks_compare (&trace, 1, NULL, &error);
+  g_assert_no_error (error);
+  py = vs_ranks_compare (&trace, 1, "pytorch", &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (vs_rank_comparison_get_n_ranks (all), ==, 2);
+  for (guint i = 0; i < 2; i++)
+    {
+      const VsRank *r = vs_rank_comparison_get_rank (all, i);
+
+      g_assert_true (r->shared_device);
+      g_assert_cmpint (r->peak_reserved_bytes, ==, 300 * MiB);
+      g_assert_cmpint (r->own_peak_reserved_bytes, ==, (i + 1) * 100 * MiB);
+      g_assert_cmpint (vs_rank_comparison_get_rank (py, i)->peak_reserved_bytes, ==,
+                       (i + 1) * 100 * MiB);
+    }
+  g_assert_true (vs_rank_comparison_get_worst (all) == vs_rank_comparison_get_rank (all, 1));
+  g_assert_true (vs_rank_comparison_get_worst (py) == vs_rank_comparison_get_rank (py, 1));
+  g_clear_pointer (&trace, vs_trace_free);
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -417,5 +486,6 @@ main (int argc, char **argv)
   g_test_add_func ("/ranks/allocator", test_allocator);
   g_test_add_func ("/ranks/several-traces", test_several_traces);
   g_test_add_func ("/ranks/many-failed", test_many_failed);
+  g_test_add_func ("/ranks/shared-tie", test_shared_tie);
   return g_test_run ();
 }
