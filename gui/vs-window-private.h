@@ -102,8 +102,9 @@ void vs_window_request_all_charts (VsWindow *self);
 /* Marks every timeline's data stale (the document was read again) and
  * gives the charts the document's new duration. */
 void vs_window_invalidate_timelines (VsWindow *self);
-/* Connects the timelines to the session's visible range, selection and
- * instant (once, at init). */
+/* Makes the timelines fetch their data when the session's visible range
+ * changes (once, at init; each timeline binds the session's visible range,
+ * selection and instant when it is added). */
 void vs_window_init_timelines (VsWindow *self);
 /* Recomputes "settled". */
 void vs_window_update_settled (VsWindow *self);

@@ -394,7 +394,8 @@ vs_window_whatif_reset (VsWindow *self)
               _ ("replayed as recorded: the line lies on the recorded one"));
   for (guint i = 0; i < G_N_ELEMENTS (presets); i++)
     {
-      g_autofree char *name = g_strndup (presets[i].key, strchr (presets[i].key, ':') - presets[i].key);
+      g_autofree char *name
+          = g_strndup (presets[i].key, strchr (presets[i].key, ':') - presets[i].key);
       g_autofree char *conf = NULL;
 
       if (strstr (dev->own_alloc_conf, name) != NULL)

@@ -623,8 +623,9 @@ open_recent_action (GtkWidget *widget, const char *name, GVariant *param)
   vs_window_open (VS_WINDOW (widget), file);
 }
 
-/* The first timeline zooms or pans; its "view-changed" brings the new
- * view to the session, and from there to every timeline. */
+/* The first timeline zooms or pans; its visible range, bound to the
+ * session's, brings the new view to the session, and from there to every
+ * timeline. */
 static VsMemoryChart *
 first_chart (VsWindow *self)
 {
