@@ -227,7 +227,14 @@ start_replay (VsWindow *self, const char *conf, gint64 limit)
   req->self = g_object_ref (self);
   req->serial = ++self->whatif_serial;
   req->document = g_object_ref (doc);
-  req->legend = g_strdup_printf (_ ("reserved with %s"), setting);
+  {
+    /* The legend shares the chart's header with its title: a long
+     * setting is cut (the strip's text names it whole). */
+    g_autofree char *head = g_utf8_substring (setting, 0, 59);
+    g_autofree char *shown
+        = g_utf8_strlen (setting, -1) > 60 ? g_strconcat (head, "…", NULL) : g_strdup (setting);
+    req->legend = g_strdup_printf (_ ("reserved with %s"), shown);
+  }
   cancellable = g_cancellable_new ();
   set_running (self, cancellable);
   gtk_widget_remove_css_class (GTK_WIDGET (self->whatif_label), "error");

@@ -57,8 +57,8 @@ cli_whatif (const char *path, const char *conf)
   int status;
   GPtrArray *rows = g_ptr_array_new_with_free_func ((GDestroyNotify)g_strfreev);
 
-  g_assert_true (g_spawn_sync (NULL, (char **)argv, NULL, 0, NULL, NULL, &out, NULL, &status,
-                               &error));
+  g_assert_true (
+      g_spawn_sync (NULL, (char **)argv, NULL, 0, NULL, NULL, &out, NULL, &status, &error));
   g_assert_no_error (error);
   g_assert_true (g_spawn_check_wait_status (status, NULL));
   g_auto (GStrv) lines = g_strsplit (out, "\n", -1);
@@ -145,8 +145,8 @@ test_choose_and_clear (void)
 
   /* Chosen: the replay runs behind the progress bar, then every number
    * is the CLI's. */
-  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.whatif", "(sx)", SETTING,
-                                             (gint64)-1));
+  g_assert_true (
+      gtk_widget_activate_action (GTK_WIDGET (window), "win.whatif", "(sx)", SETTING, (gint64)-1));
   g_assert_false (vs_window_get_settled (window));
   g_assert_true (gtk_widget_get_visible (GTK_WIDGET (window->whatif_progress)));
   g_assert_true (wait_until (window_settled, window));
@@ -198,8 +198,8 @@ test_choose_and_clear (void)
   g_assert_cmpstr (gtk_label_get_text (window->whatif_label), ==, "");
 
   /* Stopped at once: nothing shown. */
-  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.whatif", "(sx)", SETTING,
-                                             (gint64)-1));
+  g_assert_true (
+      gtk_widget_activate_action (GTK_WIDGET (window), "win.whatif", "(sx)", SETTING, (gint64)-1));
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.whatif-cancel", NULL));
   g_assert_true (wait_until (window_settled, window));
   g_assert_null (vs_document_get_whatif (doc));
@@ -247,10 +247,10 @@ whatif_pixels (const char *conf)
 {
   g_autofree char *path = g_build_filename (g_getenv ("VS_DATA"), TRACE, NULL);
   g_autofree char *png = g_strdup_printf ("%s/%s.png", tmpdir, conf ? "whatif" : "plain");
-  const char *argv[] = { g_getenv ("VS_VIEW"), "--screenshot", png,   "--size", "1100x760",
-                         path,                 "--whatif",     conf,  NULL };
-  g_auto (GStrv) env = g_environ_setenv (g_get_environ (), "ADW_DEBUG_COLOR_SCHEME",
-                                         "prefer-light", TRUE);
+  const char *argv[] = { g_getenv ("VS_VIEW"), "--screenshot", png, "--size", "1100x760", path,
+                         "--whatif",           conf,           NULL };
+  g_auto (GStrv) env
+      = g_environ_setenv (g_get_environ (), "ADW_DEBUG_COLOR_SCHEME", "prefer-light", TRUE);
   g_autoptr (GError) error = NULL;
   g_autoptr (GdkTexture) texture = NULL;
   g_autofree guchar *pixels = NULL;
