@@ -4,9 +4,12 @@
  * own settings and under expandable segments.
  *
  * Usage: vs-bench-whatif-line TRACE
- * Prints "whatif_line_<what>_ms N steps S progress_calls P" per setting.
+ * Prints "whatif_line_<what>_ms N cpu_ms C steps S progress_calls P" per
+ * setting: wall and CPU time (on a shared machine wall time stretches
+ * with the load; CPU time does not).
  */
 #include <stdio.h>
+#include <time.h>
 
 #include "vs-analyzer.h"
 
@@ -40,16 +43,19 @@ main (int argc, char **argv)
     {
       guint calls = 0;
       gint64 t0 = g_get_monotonic_time ();
+      clock_t c0 = clock ();
       g_autoptr (VsWhatifLine) line
           = vs_whatif_line_new (trace, dev->id, confs[i], VS_UNKNOWN, count_call, &calls, &error);
       gint64 t1 = g_get_monotonic_time ();
+      clock_t c1 = clock ();
       if (line == NULL)
         {
           fprintf (stderr, "%s\n", error->message);
           return 1;
         }
-      printf ("whatif_line_%s_ms %" G_GINT64_FORMAT " steps %u progress_calls %u\n", names[i],
-              (t1 - t0) / 1000, line->steps->len, calls);
+      printf ("whatif_line_%s_ms %" G_GINT64_FORMAT " cpu_ms %.0f steps %u progress_calls %u\n",
+              names[i], (t1 - t0) / 1000, (double)(c1 - c0) * 1000 / CLOCKS_PER_SEC,
+              line->steps->len, calls);
     }
   return 0;
 }

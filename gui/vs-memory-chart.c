@@ -436,6 +436,15 @@ on_query_tooltip (GtkWidget *widget, int x, int y, gboolean keyboard, GtkTooltip
   text = g_strdup_printf ("<b>%s</b>\nallocated\t%s\nreserved\t%s\n"
                           "fragmentation\t%s",
                           t, alloc, res, frag);
+  if (b.has_whatif && self->data->whatif_label != NULL)
+    {
+      /* the replayed line's value: "reserved with SETTING  1.2 GiB" */
+      g_autofree char *label = g_markup_escape_text (self->data->whatif_label, -1);
+      g_autofree char *w = vs_format_bytes (b.max_whatif);
+      g_autofree char *more = g_strdup_printf ("%s\n%s\t%s", text, label, w);
+      g_free (text);
+      text = g_steal_pointer (&more);
+    }
   gtk_tooltip_set_markup (tooltip, text);
   return TRUE;
 }
