@@ -51,7 +51,7 @@ static const VsChartPalette dark_palette = {
   .kernels = RGBA (87, 227, 137, 1),
   .selection = RGBA (120, 174, 237, 0.22),
   .cursor = RGBA (255, 255, 255, 0.6),
-  .whatif = RGBA (220, 138, 221, 1),
+  .whatif = RGBA (192, 97, 203, 1),
 };
 
 /* Soft colours for NVTX range bars, picked by a hash of the name. */
