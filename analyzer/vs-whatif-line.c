@@ -131,23 +131,11 @@ GArray *
 vs_whatif_line_buckets (const VsWhatifLine *line, gint64 from_ns, gint64 to_ns, guint n_buckets)
 {
   g_return_val_if_fail (line != NULL && from_ns < to_ns && n_buckets >= 1, NULL);
-  gint64 span = to_ns - from_ns;
-  GArray *out = g_array_sized_new (FALSE, TRUE, sizeof (VsTimelineBucket), n_buckets);
+  GArray *out = vs_timeline_buckets_new (from_ns, to_ns, n_buckets);
   guint next = first_after (line->steps, from_ns - 1);
   gboolean known = next > 0;
   gint64 value = known ? g_array_index (line->steps, VsWhatifStep, next - 1).reserved_bytes : 0;
 
-  g_array_set_size (out, n_buckets);
-  for (guint i = 0; i < n_buckets; i++)
-    {
-      VsTimelineBucket *b = &g_array_index (out, VsTimelineBucket, i);
-
-      /* the edges vs_timeline_query uses: from + span * i / n */
-      b->from_ns = from_ns + (span / n_buckets) * i + (span % n_buckets) * i / n_buckets;
-      if (i > 0)
-        g_array_index (out, VsTimelineBucket, i - 1).to_ns = b->from_ns;
-    }
-  g_array_index (out, VsTimelineBucket, n_buckets - 1).to_ns = to_ns;
   for (guint i = 0; i < n_buckets; i++)
     {
       VsTimelineBucket *b = &g_array_index (out, VsTimelineBucket, i);

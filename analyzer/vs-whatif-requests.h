@@ -36,7 +36,7 @@ typedef struct
   gint64 block_bytes;
   gint64 stream;      /* VS_UNKNOWN in the prefix */
   gint64 device_free; /* VS_WHATIF_EV_FAIL */
-  int op;             /* VS_WHATIF_EV_SEGMENT, VS_WHATIF_EV_PREFIX_SEGMENT: segment_alloc or segment_map */
+  int op; /* VS_WHATIF_EV_SEGMENT, VS_WHATIF_EV_PREFIX_SEGMENT: segment_alloc or segment_map */
   /* VS_WHATIF_EV_RELEASES: the bytes given back, and what came right after */
   VsWhatifNextKind next;
   gint64 next_size;

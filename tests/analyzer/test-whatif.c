@@ -568,6 +568,32 @@ check_line (const char *path, VsTrace *trace, const VsAllocatorInfo *a, gint64 l
     }
 }
 
+/* A copy of the fixture at src in a new temporary folder (opening may
+ * finalize, and fixtures stay untouched); its path. */
+static char *
+fixture_copy (const char *src)
+{
+  g_autofree char *tmpdir = g_dir_make_tmp ("whatif-XXXXXX", NULL);
+  g_autofree char *base = g_path_get_basename (src);
+  char *copy = g_build_filename (tmpdir, base, NULL);
+  g_autofree char *contents = NULL;
+  gsize len;
+
+  g_assert_true (g_file_get_contents (src, &contents, &len, NULL));
+  g_assert_true (g_file_set_contents (copy, contents, len, NULL));
+  return copy;
+}
+
+/* Removes a copy made by fixture_copy and its folder. */
+static void
+fixture_remove (const char *copy)
+{
+  g_autofree char *dir = g_path_get_dirname (copy);
+
+  g_unlink (copy);
+  g_rmdir (dir);
+}
+
 /* Replays every PyTorch allocator of the trace at path under its own
  * settings and checks it against the trace's summary and events.
  * Returns the number of allocators checked. */
@@ -632,14 +658,9 @@ test_run_settings (void)
 {
   g_autofree char *src
       = g_test_build_filename (G_TEST_DIST, "..", "data", "torch-eval-leak.db", NULL);
-  g_autofree char *tmpdir = g_dir_make_tmp ("whatif-XXXXXX", NULL);
-  g_autofree char *copy = g_build_filename (tmpdir, "t.db", NULL);
-  g_autofree char *contents = NULL;
+  g_autofree char *copy = fixture_copy (src);
   g_autoptr (GError) error = NULL;
-  gsize len;
 
-  g_assert_true (g_file_get_contents (src, &contents, &len, NULL));
-  g_assert_true (g_file_set_contents (copy, contents, len, NULL));
   g_autoptr (VsTrace) trace = vs_trace_open (copy, &error);
   g_assert_no_error (error);
   g_autoptr (GArray) ids = vs_whatif_allocators (trace);
@@ -679,8 +700,7 @@ test_run_settings (void)
   g_assert_false (vs_whatif_run (trace, 999, NULL, VS_UNKNOWN, VS_WHATIF_NONE, &r, &error));
   g_assert_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID_ARGUMENT);
   g_clear_pointer (&trace, vs_trace_free);
-  g_unlink (copy);
-  g_rmdir (tmpdir);
+  fixture_remove (copy);
 }
 
 static gboolean
@@ -698,14 +718,9 @@ test_line_setting (void)
 {
   g_autofree char *src
       = g_test_build_filename (G_TEST_DIST, "..", "data", "whatif", "default-tight.db", NULL);
-  g_autofree char *tmpdir = g_dir_make_tmp ("whatif-XXXXXX", NULL);
-  g_autofree char *copy = g_build_filename (tmpdir, "t.db", NULL);
-  g_autofree char *contents = NULL;
+  g_autofree char *copy = fixture_copy (src);
   g_autoptr (GError) error = NULL;
-  gsize len;
 
-  g_assert_true (g_file_get_contents (src, &contents, &len, NULL));
-  g_assert_true (g_file_set_contents (copy, contents, len, NULL));
   g_autoptr (VsTrace) trace = vs_trace_open (copy, &error);
   g_assert_no_error (error);
   gint64 device = ((const VsDeviceInfo *)g_ptr_array_index (vs_trace_get_devices (trace), 0))->id;
@@ -762,8 +777,7 @@ test_line_setting (void)
   g_assert_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID_ARGUMENT);
   g_clear_error (&error);
   g_clear_pointer (&trace, vs_trace_free);
-  g_unlink (copy);
-  g_rmdir (tmpdir);
+  fixture_remove (copy);
 }
 
 /* The cap a run of tests/data/whatif ran under (its NAME.json beside
@@ -801,19 +815,12 @@ check_dir (const char *dir, const char *prefix, guint *allocators)
     {
       if (!g_str_has_prefix (name, prefix) || !g_str_has_suffix (name, ".db"))
         continue;
-      /* a copy: opening may finalize, and fixtures stay untouched */
       g_autofree char *src = g_build_filename (dir, name, NULL);
-      g_autofree char *tmpdir = g_dir_make_tmp ("whatif-XXXXXX", NULL);
-      g_autofree char *copy = g_build_filename (tmpdir, name, NULL);
-      g_autofree char *contents = NULL;
-      gsize len;
-      g_assert_true (g_file_get_contents (src, &contents, &len, NULL));
-      g_assert_true (g_file_set_contents (copy, contents, len, NULL));
+      g_autofree char *copy = fixture_copy (src);
       guint n = check_self_consistent (copy, recorded_cap (src));
       *allocators += n;
       traces += n > 0;
-      g_unlink (copy);
-      g_rmdir (tmpdir);
+      fixture_remove (copy);
     }
   return traces;
 }
