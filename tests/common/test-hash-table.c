@@ -43,7 +43,7 @@ poor_hash (uint64_t k)
 #define VS_HT_KEY_TYPE uint64_t
 #define VS_HT_KEY(e) ((e)->key)
 #define VS_HT_SET_KEY(e, k) ((e)->key = (k))
-#define VS_HT_HASH(k) poor_hash ((k) * 8)
+#define VS_HT_HASH(k) poor_hash ((k)*8)
 #define VS_HT_EQUAL(a, b) ((a) == (b))
 #define VS_HT_IS_EMPTY(e) ((e)->key == 0)
 #define VS_HT_LOAD_SHIFT 2
