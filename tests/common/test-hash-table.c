@@ -36,19 +36,6 @@ poor_hash (uint64_t k)
 #define VS_HT_IS_EMPTY(e) ((e)->key == 0)
 #include "vs-hash-table.h"
 
-/* The same with a hash of its own per key, a quarter full at most. */
-#define VS_HT_TYPE SparseMap
-#define VS_HT_FN(n) sparse_map_##n
-#define VS_HT_ENTRY IntEntry
-#define VS_HT_KEY_TYPE uint64_t
-#define VS_HT_KEY(e) ((e)->key)
-#define VS_HT_SET_KEY(e, k) ((e)->key = (k))
-#define VS_HT_HASH(k) poor_hash ((k)*8)
-#define VS_HT_EQUAL(a, b) ((a) == (b))
-#define VS_HT_IS_EMPTY(e) ((e)->key == 0)
-#define VS_HT_LOAD_SHIFT 2
-#include "vs-hash-table.h"
-
 /* ------------------------------------------ a memory bound (ALLOC) -- */
 
 typedef struct
@@ -73,15 +60,18 @@ budget_free (Budget *b, void *p, size_t n)
   g_free (p);
 }
 
+/* Integer keys again, with a hash of its own per key, a quarter full at
+ * most and memory from a Budget. */
 #define VS_HT_TYPE BoundMap
 #define VS_HT_FN(n) bound_map_##n
 #define VS_HT_ENTRY IntEntry
 #define VS_HT_KEY_TYPE uint64_t
 #define VS_HT_KEY(e) ((e)->key)
 #define VS_HT_SET_KEY(e, k) ((e)->key = (k))
-#define VS_HT_HASH(k) poor_hash (k)
+#define VS_HT_HASH(k) poor_hash ((k)*8)
 #define VS_HT_EQUAL(a, b) ((a) == (b))
 #define VS_HT_IS_EMPTY(e) ((e)->key == 0)
+#define VS_HT_LOAD_SHIFT 2
 #define VS_HT_OWNER Budget *
 #define VS_HT_ALLOC(t, bytes) budget_alloc ((t)->owner, bytes)
 #define VS_HT_FREE(t, p, bytes) budget_free ((t)->owner, p, bytes)
@@ -137,6 +127,13 @@ prefix_key (const char *s)
 {
   return (PrefixKey){ s[0] == 'a' ? 63 : (uint32_t)(unsigned char)s[0], s, prefix_strings };
 }
+
+/* One string for each of 48 other hashes: enough to make a 64-slot
+ * array grow (past 32 entries). */
+static const char *const other_strings[]
+    = { "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p", "q", "r",
+        "s", "t", "u", "v", "w", "x", "y", "z", "C", "D", "E", "F", "G", "H", "I", "J",
+        "K", "L", "M", "N", "O", "P", "Q", "R", "S", "T", "U", "V", "W", "X", "Y", "Z" };
 
 /* Inserts s; returns its entry (NULL: refused), *added as insert. */
 static RefEntry *
@@ -227,22 +224,25 @@ test_matches_reference (void)
 static void
 test_load_bound (void)
 {
-  SparseMap t = { 0 };
+  Budget b = { 0, SIZE_MAX };
+  BoundMap t = { .owner = &b };
   for (uint64_t k = 1; k <= 5000; k++)
     {
-      g_assert_nonnull (sparse_map_insert (&t, k, NULL));
-      g_assert_cmpuint (sparse_map_count (&t) * 4, <=, t.cap);
+      g_assert_nonnull (bound_map_insert (&t, k, NULL));
+      g_assert_cmpuint (bound_map_count (&t) * 4, <=, t.cap);
     }
-  g_assert_true (sparse_map_check (&t));
+  g_assert_true (bound_map_check (&t));
   /* reserve gives room for n without growing again */
-  g_assert_true (sparse_map_reserve (&t, 100000));
+  g_assert_true (bound_map_reserve (&t, 100000));
   size_t cap = t.cap;
   g_assert_cmpuint (cap, >=, 400000);
   for (uint64_t k = 5001; k <= 100000; k++)
-    g_assert_nonnull (sparse_map_insert (&t, k, NULL));
+    g_assert_nonnull (bound_map_insert (&t, k, NULL));
   g_assert_cmpuint (t.cap, ==, cap);
-  g_assert_true (sparse_map_check (&t));
-  sparse_map_clear (&t);
+  g_assert_true (bound_map_check (&t));
+  g_assert_cmpuint (b.used, ==, cap * sizeof (IntEntry));
+  bound_map_clear (&t);
+  g_assert_cmpuint (b.used, ==, 0);
 }
 
 /* An allocator that refuses: insert returns NULL and the table is left
@@ -291,14 +291,10 @@ test_chain_max (void)
       g_assert_nonnull (prefix_add (&t, same[i], &added));
       g_assert_false (added);
     }
-  /* other hashes go in, through several doublings */
-  static const char *const others[]
-      = { "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p", "q", "r",
-          "s", "t", "u", "v", "w", "x", "y", "z", "C", "D", "E", "F", "G", "H", "I", "J",
-          "K", "L", "M", "N", "O", "P", "Q", "R", "S", "T", "U", "V", "W", "X", "Y", "Z" };
-  for (guint i = 0; i < G_N_ELEMENTS (others); i++)
+  /* other hashes go in, through growth */
+  for (guint i = 0; i < G_N_ELEMENTS (other_strings); i++)
     {
-      g_assert_nonnull (prefix_add (&t, others[i], &added));
+      g_assert_nonnull (prefix_add (&t, other_strings[i], &added));
       g_assert_true (added);
     }
   g_assert_cmpuint (t.cap, >, 64);
@@ -337,12 +333,8 @@ test_oldest_first (void)
   /* a fourth that starts like the older ones is not new */
   g_assert_nonnull (prefix_add (&t, "abcx", &added));
   g_assert_false (added);
-  static const char *const more[]
-      = { "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p", "q", "r",
-          "s", "t", "u", "v", "w", "x", "y", "z", "C", "D", "E", "F", "G", "H", "I", "J",
-          "K", "L", "M", "N", "O", "P", "Q", "R", "S", "T", "U", "V", "W", "X", "Y", "Z" };
-  for (guint i = 0; i < G_N_ELEMENTS (more); i++)
-    g_assert_nonnull (prefix_add (&t, more[i], &added));
+  for (guint i = 0; i < G_N_ELEMENTS (other_strings); i++)
+    g_assert_nonnull (prefix_add (&t, other_strings[i], &added));
   g_assert_cmpuint (t.cap, >=, 128);
   g_assert_cmpstr (prefix_lookup (&t, "abcd"), ==, "abc");
   g_assert_cmpstr (prefix_lookup (&t, "abd"), ==, "ab");
