@@ -176,7 +176,13 @@ shared_slot_matches (const IndexSlot *e, const SharedKey *k)
   if (e->hash != k->hash)
     return FALSE;
   const guint32 *r = k->records + e->ref - 1;
-  return r[0] == k->head && memcmp (r + 2, k->items, (k->head >> 8) * sizeof (guint32)) == 0;
+  if (r[0] != k->head)
+    return FALSE;
+  /* A loop, not memcmp: entries of equal hash mostly differ early. */
+  gsize n = k->head >> 8, i = 0;
+  while (i < n && r[2 + i] == k->items[i])
+    i++;
+  return i == n;
 }
 
 /* Kept at most a quarter full, so a lookup nearly always ends at its
