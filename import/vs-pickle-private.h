@@ -118,8 +118,11 @@ typedef struct
 } Fresh;
 
 #define FRESH_MAX 4
-/* Containers of at most this many handles can have shared tokens. */
+/* Containers of at most this many handles can have shared tokens.  At
+ * most SHARED_CHAIN_MAX of their records share a hash, which bounds the
+ * records compared per lookup whatever the input. */
 #define SHARED_MAX 16
+#define SHARED_CHAIN_MAX 16
 
 /* A span of input that made a shared token (see vs_pickle_span_record()):
  * the same bytes met again are replayed instead of parsed. */
@@ -196,6 +199,7 @@ shared_slot_matches (const IndexSlot *e, const SharedKey *k)
 #define VS_HT_MATCH(e, k) shared_slot_matches (e, k)
 #define VS_HT_ENTRY_HASH(e) ((e)->hash)
 #define VS_HT_IS_EMPTY(e) ((e)->ref == 0)
+#define VS_HT_CHAIN_MAX SHARED_CHAIN_MAX
 #define VS_HT_LOAD_SHIFT 2
 #define VS_HT_OWNER VsPickle *
 #define VS_HT_ALLOC(t, bytes) vs_pickle_mem_alloc0 ((t)->owner, bytes)

@@ -175,15 +175,22 @@ vs_pickle_reclaim (Parser *ps)
 static inline guint32
 shared_hash (guint8 type, gsize n, const guint32 *items)
 {
-  /* Runs for every fresh container filled, so it mixes only four items
-   * (those after the first key, in dicts: values) with independent
-   * products; equal hashes are told apart by comparing all items. */
-  G_STATIC_ASSERT (SHARED_MAX >= 4);
+  /* Every item, two to a 64-bit word, each word times its own odd
+   * constant: the products are independent, so they overlap (this runs
+   * for every fresh container filled).  A sample of the items was not
+   * enough: real stacks that agreed on it made chains of equal hashes,
+   * and a hostile file could make them as long as it liked. */
+  static const guint64 mult[SHARED_MAX / 2] = {
+    0xff51afd7ed558ccdu, 0xc2b2ae3d27d4eb4fu, 0x165667b19e3779f9u, 0x27d4eb2f165667c5u,
+    0x85ebca77c2b2ae63u, 0x94d049bb133111ebu, 0xbf58476d1ce4e5b9u, 0xd6e8feb86659fd93u,
+  };
+  g_assert (n <= SHARED_MAX);
   guint64 h = (guint64)type * 0x9e3779b97f4a7c15u + n;
-  h += (guint64)items[n > 1] * 0xff51afd7ed558ccdu;
-  h += (guint64)items[n > 3 ? 3 : 0] * 0xc2b2ae3d27d4eb4fu;
-  h += (guint64)items[n / 2] * 0x165667b19e3779f9u;
-  h += (guint64)items[n - 1] * 0x27d4eb2f165667c5u;
+  gsize i = 0;
+  for (; i + 1 < n; i += 2)
+    h += ((guint64)items[i] | (guint64)items[i + 1] << 32) * mult[i / 2];
+  if (i < n)
+    h += (guint64)items[i] * mult[i / 2];
   h ^= h >> 29;
   h *= 0xc4ceb9fe1a85ec53u;
   return (guint32)(h ^ (h >> 32));
@@ -200,7 +207,8 @@ shared_key (const Parser *ps, guint8 type, gsize n, const guint32 *items)
 }
 
 /* Remembers that containers of type with items[0..n) (all stable) read as
- * token value.  FALSE when over the memory bound (nothing is recorded). */
+ * token value.  FALSE, with nothing recorded, when over the memory bound
+ * or when SHARED_CHAIN_MAX records have its hash already. */
 static gboolean
 shared_add (Parser *ps, guint8 type, gsize n, const guint32 *items, guint32 value)
 {
