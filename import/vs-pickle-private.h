@@ -148,8 +148,8 @@ typedef struct
  * snapshot's history entries) without hashing their keys. */
 #define SPAN_FILTER_BITS 16
 
-/* Makes zeroed room of n bytes charged to p's memory bound; NULL when over
- * it (nothing charged).  (vs-pickle-load.c) */
+/* n zeroed bytes, charged to p's memory bound; NULL when that would pass
+ * the bound (nothing charged).  (vs-pickle-load.c) */
 gpointer vs_pickle_mem_alloc0 (VsPickle *p, gsize n);
 
 /* Frees mem, n bytes from vs_pickle_mem_alloc0(), and takes it off p's
