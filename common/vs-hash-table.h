@@ -31,9 +31,10 @@
  * and, optionally:
  *
  *   VS_HT_MATCH(e, k)    true when entry e holds key k, in place of
- *                        VS_HT_KEY and VS_HT_EQUAL: for entries that
- *                        refer to their key rather than hold it (an
- *                        offset into a buffer the key type points to).
+ *                        VS_HT_EQUAL (and, with VS_HT_ENTRY_HASH, of
+ *                        VS_HT_KEY): for entries that refer to their key
+ *                        rather than hold it (an offset into a buffer the
+ *                        key type points to).
  *   VS_HT_ENTRY_HASH(e)  VS_HT_HASH of e's key, kept in the entry by
  *                        VS_HT_SET_KEY: used when growing and removing
  *                        in place of hashing VS_HT_KEY (e) again.
@@ -61,9 +62,10 @@
  *   VS_HT_ENTRY *FN(insert) (T *t, VS_HT_KEY_TYPE k, bool *added)
  *       the entry of k, added (key set, rest zero) when absent, *added
  *       telling which (added may be NULL); NULL, with nothing changed,
- *       when the array could not grow (out of memory, or VS_HT_ALLOC
- *       refused) or k is absent and VS_HT_CHAIN_MAX entries have its
- *       hash.  The pointer is valid until the next insert or remove.
+ *       when the array had to grow and could not (out of memory, or
+ *       VS_HT_ALLOC refused; k may be present) or k is absent and
+ *       VS_HT_CHAIN_MAX entries have its hash.  The pointer is valid
+ *       until the next insert or remove.
  *   void FN(remove) (T *t, VS_HT_ENTRY *e)   e from find/insert
  *   bool FN(reserve) (T *t, size_t n)        room for n entries
  *   void FN(clear) (T *t)                    frees the array
