@@ -33,8 +33,9 @@
 #include "vs-trace-private.h"
 
 static const char *events_sql
-    = "SELECT op, ts, address, requested_bytes, block_bytes, stream FROM alloc_event"
+    = "SELECT op, ts, address, requested_bytes, block_bytes, stream, id FROM alloc_event"
       " WHERE allocator_id = ?1 ORDER BY id";
+static const char *last_id_sql = "SELECT MAX(id) FROM alloc_event";
 static const char *failures_sql = "SELECT ts, requested_bytes, device_free_bytes FROM failed_alloc"
                                   " WHERE allocator_id = ?1 ORDER BY ts, id";
 static const char *settings_sql = "SELECT settings FROM allocator WHERE id = ?1";
@@ -77,6 +78,7 @@ typedef struct
 {
   int op;
   gint64 ts, address, size, block_bytes, stream;
+  gint64 id;
 } Row;
 
 typedef struct
@@ -121,6 +123,7 @@ step_row (Reader *r)
       r->row.address = sqlite3_column_int64 (r->events, 2);
       r->row.size = clamp_size (sqlite3_column_int64 (r->events, 3));
       r->row.stream = vs_column_int (r->events, 5);
+      r->row.id = sqlite3_column_int64 (r->events, 6);
       /* the rounded size matters only for what was live before the history
        * (rows without a stream) */
       r->row.block_bytes = r->row.stream == VS_UNKNOWN ? vs_column_int (r->events, 4) : VS_UNKNOWN;
@@ -404,11 +407,44 @@ oracle_address (gpointer data, gint64 bytes)
   return VS_UNKNOWN;
 }
 
+/* When the replay's changes of reserved memory happen.  A change gets the
+ * time of the next recorded change not yet matched since the request
+ * before (a recorded segment_alloc comes before the alloc it was for, and
+ * the releases of a retry before the request that needed them), so that
+ * a replay that makes the changes the recorded run made has them at the
+ * recorded times; a change the recorded run did not make gets the time of
+ * the event the replay is at. */
+typedef struct
+{
+  GArray *events; /* VsWhatifSegmentEvent out */
+  VsTrace *trace;
+  GArray *recorded; /* gint64: ts of the recorded changes since the last request */
+  guint next;       /* the first of recorded not yet matched */
+  gint64 now;       /* ts of the event being replayed */
+} SegmentClock;
+
+static void
+clock_add_recorded (SegmentClock *c, gint64 ts)
+{
+  g_array_append_val (c->recorded, ts);
+}
+
+/* The request the recorded changes led up to has been replayed. */
+static void
+clock_request_done (SegmentClock *c)
+{
+  g_array_set_size (c->recorded, 0);
+  c->next = 0;
+}
+
 static void
 record_segment (gpointer data, int op, gint64 address, gint64 bytes)
 {
-  VsWhatifSegmentEvent e = { op, address, bytes };
-  g_array_append_val ((GArray *)data, e);
+  SegmentClock *c = data;
+  gint64 ts = c->next < c->recorded->len ? g_array_index (c->recorded, gint64, c->next++) : c->now;
+  VsWhatifSegmentEvent e = { op, address, bytes, vs_trace_rel (c->trace, ts) };
+
+  g_array_append_val (c->events, e);
 }
 
 void
@@ -588,7 +624,14 @@ typedef struct
   gint64 total;
   const GArray *decisions; /* gboolean per run of releases; NULL: the learning pass */
   gint64 default_stream;
+  VsWhatifProgressFunc progress; /* may be NULL */
+  gpointer progress_data;
+  double progress_from, progress_to; /* the share of the whole work this pass is */
+  gint64 last_id;                    /* the trace's last alloc_event id (progress) */
 } Pass;
+
+/* Events between two looks at the cancellable and two progress reports. */
+#define CHECK_EVERY 65536
 
 /* One replay of the trace through a new model, filling out.
  *
@@ -603,6 +646,9 @@ replay (const Pass *a, Record *rec, VsWhatifResult *out, gint64 *max_need, GErro
   g_autoptr (VsCachingAllocator) ca
       = vs_caching_allocator_new (a->conf, a->limit, a->is_fraction, a->total);
   Oracle oracle = { g_queue_new (), g_queue_new (), FALSE, G_MAXINT64 };
+  g_autoptr (GArray) recorded_times = g_array_new (FALSE, FALSE, sizeof (gint64));
+  SegmentClock clock = { out->segment_events, a->trace, recorded_times, 0, 0 };
+  guint64 n_events = 0;
   g_auto (LiveMap) live;
   VsCaBlock *pending = NULL; /* a recorded failure the model satisfied */
   gint64 last_stream = a->default_stream;
@@ -616,7 +662,7 @@ replay (const Pass *a, Record *rec, VsWhatifResult *out, gint64 *max_need, GErro
   if (out->segment_events != NULL)
     {
       g_array_set_size (out->segment_events, 0);
-      vs_caching_allocator_set_segment_func (ca, record_segment, out->segment_events);
+      vs_caching_allocator_set_segment_func (ca, record_segment, &clock);
     }
   out->request_count = out->failed_alloc_count = 0;
   out->first_failure_time_ns = VS_UNKNOWN;
@@ -627,6 +673,21 @@ replay (const Pass *a, Record *rec, VsWhatifResult *out, gint64 *max_need, GErro
     }
   for (reader_next (&r, &ev); ev.kind != EV_END; reader_next (&r, &ev))
     {
+      /* at the first event too, so that a replay asked to stop before it
+       * began stops at once */
+      if (n_events++ % CHECK_EVERY == 0 && a->progress != NULL)
+        {
+          double done = a->last_id > 0 ? MIN (1.0, (double)r.row.id / (double)a->last_id) : 0;
+          if (!a->progress (a->progress_from + (a->progress_to - a->progress_from) * done,
+                            a->progress_data))
+            {
+              g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CANCELLED,
+                           "the replay of %s was cancelled", vs_trace_get_path (a->trace));
+              r.failed = TRUE;
+              break;
+            }
+        }
+      clock.now = ev.ts;
       if (pending != NULL && ev.kind != EV_SEGMENT)
         {
           /* The trace does not say how long the program would have kept
@@ -648,6 +709,7 @@ replay (const Pass *a, Record *rec, VsWhatifResult *out, gint64 *max_need, GErro
           rec->peak_reserved = MAX (rec->peak_reserved, rec->reserved);
           if (ev.op == VS_ALLOC_OP_SEGMENT_ALLOC)
             oracle_add (&oracle, ev.size, ev.address);
+          clock_add_recorded (&clock, ev.ts);
           break;
         case EV_PREFIX_BLOCK:
           b = vs_caching_allocator_place_block (ca, ev.address, ev.size, ev.block_bytes,
@@ -680,6 +742,7 @@ replay (const Pass *a, Record *rec, VsWhatifResult *out, gint64 *max_need, GErro
             }
           else
             pending = b;
+          clock_request_done (&clock);
           break;
         case EV_ALLOC:
           out->request_count++;
@@ -697,12 +760,15 @@ replay (const Pass *a, Record *rec, VsWhatifResult *out, gint64 *max_need, GErro
                 vs_caching_allocator_release (ca, old); /* its free was not recorded */
               live_put (&live, ev.address, b);
             }
+          clock_request_done (&clock);
           break;
         case EV_FREE:
           if ((b = live_take (&live, ev.address)) != NULL)
             vs_caching_allocator_release (ca, b);
           break;
         case EV_RELEASES:
+          for (guint i = 0; i < r.releases->len; i++)
+            clock_add_recorded (&clock, g_array_index (r.releases, Row, i).ts);
           if (learning)
             {
               gint64 bound
@@ -722,6 +788,11 @@ replay (const Pass *a, Record *rec, VsWhatifResult *out, gint64 *max_need, GErro
             }
           else if (g_array_index (a->decisions, gboolean, group))
             vs_caching_allocator_empty_cache (ca);
+          /* After a retry's releases the request that follows gives them
+           * back; otherwise what was not given back here is not the
+           * model's to give. */
+          if (learning || g_array_index (a->decisions, gboolean, group))
+            clock_request_done (&clock);
           group++;
           rec->reserved -= ev.size;
           break;
@@ -799,7 +870,8 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Plan, plan_clear)
  * recorded run gave back and what failed; from it the limit and the
  * decisions. */
 static gboolean
-plan_prepare (VsTrace *trace, gint64 allocator_id, VsWhatifFlags flags, Plan *p, GError **error)
+plan_prepare (VsTrace *trace, gint64 allocator_id, VsWhatifFlags flags,
+              VsWhatifProgressFunc progress, gpointer progress_data, Plan *p, GError **error)
 {
   memset (p, 0, sizeof *p);
   p->info = pytorch_allocator (trace, allocator_id, error);
@@ -815,6 +887,10 @@ plan_prepare (VsTrace *trace, gint64 allocator_id, VsWhatifFlags flags, Plan *p,
     .total = dev != NULL ? dev->total_bytes : VS_UNKNOWN,
     .decisions = NULL,
     .default_stream = 0,
+    .progress = progress,
+    .progress_data = progress_data,
+    .progress_from = 0,
+    .progress_to = 0.5,
   };
   /* The stream of what was live before the history (and of a failure
    * before any allocation): the first one used. */
@@ -828,6 +904,18 @@ plan_prepare (VsTrace *trace, gint64 allocator_id, VsWhatifFlags flags, Plan *p,
   sqlite3_reset (stmt);
   if (rc != SQLITE_ROW && rc != SQLITE_DONE)
     return vs_trace_sql_error (trace, error);
+  if (progress != NULL)
+    {
+      stmt = vs_trace_statement (trace, last_id_sql, error);
+      if (stmt == NULL)
+        return FALSE;
+      rc = sqlite3_step (stmt);
+      if (rc == SQLITE_ROW)
+        p->pass.last_id = sqlite3_column_int64 (stmt, 0);
+      sqlite3_reset (stmt);
+      if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return vs_trace_sql_error (trace, error);
+    }
 
   if (flags & VS_WHATIF_SEGMENT_EVENTS)
     p->learned.segment_events = g_array_new (FALSE, FALSE, sizeof (VsWhatifSegmentEvent));
@@ -881,6 +969,8 @@ plan_run (Plan *p, const char *alloc_conf, gint64 limit_bytes, VsWhatifFlags fla
             g_array_index (decisions, gboolean, i) = FALSE;
         }
       a.conf = &conf;
+      a.progress_from = 0.5;
+      a.progress_to = 1;
       a.limit = derived ? p->limit : limit_bytes;
       a.is_fraction = !derived;
       a.decisions = decisions;
@@ -905,6 +995,15 @@ gboolean
 vs_whatif_run (VsTrace *trace, gint64 allocator_id, const char *alloc_conf, gint64 limit_bytes,
                VsWhatifFlags flags, VsWhatifResult *out, GError **error)
 {
+  return vs_whatif_run_full (trace, allocator_id, alloc_conf, limit_bytes, flags, NULL, NULL, out,
+                             error);
+}
+
+gboolean
+vs_whatif_run_full (VsTrace *trace, gint64 allocator_id, const char *alloc_conf, gint64 limit_bytes,
+                    VsWhatifFlags flags, VsWhatifProgressFunc progress, gpointer progress_data,
+                    VsWhatifResult *out, GError **error)
+{
   g_return_val_if_fail (trace != NULL && out != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
   g_return_val_if_fail (limit_bytes == VS_UNKNOWN || limit_bytes >= 0, FALSE);
@@ -914,15 +1013,28 @@ vs_whatif_run (VsTrace *trace, gint64 allocator_id, const char *alloc_conf, gint
   if (alloc_conf != NULL && !vs_alloc_conf_parse (alloc_conf, &check, error))
     return FALSE;
   g_auto (Plan) plan;
-  if (!plan_prepare (trace, allocator_id, flags, &plan, error))
+  if (!plan_prepare (trace, allocator_id, flags, progress, progress_data, &plan, error)
+      || !plan_run (&plan, alloc_conf, limit_bytes, flags, out, error))
     return FALSE;
-  return plan_run (&plan, alloc_conf, limit_bytes, flags, out, error);
+  if (progress != NULL)
+    progress (1, progress_data);
+  return TRUE;
 }
 
 gboolean
 vs_whatif_run_settings (VsTrace *trace, gint64 allocator_id, const char *const *alloc_confs,
                         guint n_confs, gint64 limit_bytes, VsWhatifFlags flags,
                         VsWhatifResult *results, GError **error)
+{
+  return vs_whatif_run_settings_full (trace, allocator_id, alloc_confs, n_confs, limit_bytes, flags,
+                                      NULL, NULL, results, error);
+}
+
+gboolean
+vs_whatif_run_settings_full (VsTrace *trace, gint64 allocator_id, const char *const *alloc_confs,
+                             guint n_confs, gint64 limit_bytes, VsWhatifFlags flags,
+                             VsWhatifProgressFunc progress, gpointer progress_data,
+                             VsWhatifResult *results, GError **error)
 {
   g_return_val_if_fail (trace != NULL && results != NULL, FALSE);
   g_return_val_if_fail (n_confs == 0 || alloc_confs != NULL, FALSE);
@@ -937,7 +1049,7 @@ vs_whatif_run_settings (VsTrace *trace, gint64 allocator_id, const char *const *
         return FALSE;
     }
   g_auto (Plan) plan;
-  if (!plan_prepare (trace, allocator_id, flags, &plan, error))
+  if (!plan_prepare (trace, allocator_id, flags, progress, progress_data, &plan, error))
     return FALSE;
   for (guint k = 0; k <= n_confs; k++)
     if (!plan_run (&plan, k == 0 ? NULL : alloc_confs[k - 1], k == 0 ? VS_UNKNOWN : limit_bytes,
@@ -947,5 +1059,7 @@ vs_whatif_run_settings (VsTrace *trace, gint64 allocator_id, const char *const *
           vs_whatif_result_clear (&results[j]);
         return FALSE;
       }
+  if (progress != NULL)
+    progress (1, progress_data);
   return TRUE;
 }
