@@ -149,6 +149,15 @@ vs_cli_report_traces (char **files, guint n_files, const char *report,
         return 1;
       }
     table = vs_rank_comparison_table (ranks, !how->csv && !how->json);
+    {
+      /* Times are event numbers only if every trace's are (imported
+       * snapshots without timestamps). */
+      gboolean event_order = TRUE;
+
+      for (guint i = 0; i < traces->len; i++)
+        event_order = event_order && vs_trace_time_is_event_order (g_ptr_array_index (traces, i));
+      vs_table_set_event_order (table, event_order);
+    }
     if (how->csv || how->json)
       {
         if (how->limit > 0 && (guint)how->limit < vs_table_get_n_rows (table))
