@@ -31,6 +31,7 @@
 
 #include <sqlite3.h>
 
+#include "vs-kernel-configs.h"
 #include "vs-sql-batch.h"
 #include "vs-trace-finalize-private.h"
 
@@ -53,6 +54,7 @@ enum
   STMT_RANGE_ADD,
   STMT_RANGE_END,
   STMT_KERNEL,
+  STMT_KERNEL_CONFIG,
   STMT_MEMCPY,
   STMT_MEMSET,
   N_STMTS
@@ -94,10 +96,11 @@ static const char *const stmt_sql[N_STMTS] = {
   [STMT_RANGE_ADD] = "INSERT INTO nvtx_range (process_id, tid, domain, name, start_ns, end_ns,"
                      " parent_id, depth) VALUES (?,?,?,?,?,?,?,?)",
   [STMT_RANGE_END] = "UPDATE nvtx_range SET end_ns = ? WHERE id = ?",
-  [STMT_KERNEL] = "INSERT INTO kernel (start_ns, end_ns, process_id, device_id, context,"
-                  " stream, correlation, name, grid_x, grid_y, grid_z, block_x, block_y,"
-                  " block_z, static_shared, dynamic_shared, registers)"
-                  " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+  [STMT_KERNEL] = "INSERT INTO kernel_exec (start_ns, duration_ns, process_id, device_id,"
+                  " context, stream, correlation, config_id) VALUES (?,?,?,?,?,?,?,?)",
+  [STMT_KERNEL_CONFIG] = "INSERT INTO kernel_config (name, grid_x, grid_y, grid_z, block_x,"
+                         " block_y, block_z, static_shared, dynamic_shared, registers)"
+                         " VALUES (?,?,?,?,?,?,?,?,?,?)",
   [STMT_MEMCPY] = "INSERT INTO memcpy (start_ns, end_ns, process_id, device_id, stream,"
                   " correlation, copy_kind, src_kind, dst_kind, bytes)"
                   " VALUES (?,?,?,?,?,?,?,?,?,?)",
@@ -117,10 +120,11 @@ struct VsWriter
   sqlite3_stmt *stmt[N_STMTS];
   int in_txn;
   unsigned rows_in_txn;
-  VsSqlBatch *alloc_rows; /* bulk mode: alloc_event rows not yet inserted */
-  int64_t next_alloc_id;  /* bulk mode: the id the next alloc_event gets */
-  VsFinTrace *events;     /* bulk mode: every event row, for finalizing */
-  int64_t schema_version; /* bulk mode: user_version, withheld until closed */
+  VsSqlBatch *alloc_rows;          /* bulk mode: alloc_event rows not yet inserted */
+  int64_t next_alloc_id;           /* bulk mode: the id the next alloc_event gets */
+  VsFinTrace *events;              /* bulk mode: every event row, for finalizing */
+  int64_t schema_version;          /* bulk mode: user_version, withheld until closed */
+  VsKernelConfigs *kernel_configs; /* kernel_config rows written so far */
   char errmsg[512];
 };
 
@@ -225,31 +229,34 @@ column_text (const VsColumn *c, const void *row)
   return v != NULL ? v : c->fallback;
 }
 
+/* Binds the described field of row to parameter at of s. */
+static void
+bind_row_column (sqlite3_stmt *s, int at, const VsColumn *c, const void *row)
+{
+  switch (c->type)
+    {
+    case COL_TEXT:
+      bind_text (s, at, column_text (c, row));
+      break;
+    case COL_ID:
+      bind_id (s, at, column_int (c, row));
+      break;
+    case COL_I64:
+      bind_i64 (s, at, column_int (c, row));
+      break;
+    case COL_RAW:
+    case COL_ENUM:
+      sqlite3_bind_int64 (s, at, column_int (c, row));
+      break;
+    }
+}
+
 /* Binds the n described fields of row to parameters 1..n of s. */
 static void
 bind_row (sqlite3_stmt *s, const VsColumn *cols, size_t n, const void *row)
 {
   for (size_t i = 0; i < n; i++)
-    {
-      const VsColumn *c = &cols[i];
-      int at = (int)i + 1;
-      switch (c->type)
-        {
-        case COL_TEXT:
-          bind_text (s, at, column_text (c, row));
-          break;
-        case COL_ID:
-          bind_id (s, at, column_int (c, row));
-          break;
-        case COL_I64:
-          bind_i64 (s, at, column_int (c, row));
-          break;
-        case COL_RAW:
-        case COL_ENUM:
-          sqlite3_bind_int64 (s, at, column_int (c, row));
-          break;
-        }
-    }
+    bind_row_column (s, (int)i + 1, &cols[i], row);
 }
 
 #define N_COLUMNS(a) (sizeof (a) / sizeof (a)[0])
@@ -361,16 +368,11 @@ static const VsColumn range_columns[] = {
   COL (VsRange, COL_ID, parent_id),
 };
 
+/* kernel_exec's columns after start_ns and duration_ns, before config_id. */
 static const VsColumn kernel_columns[] = {
-  COL (VsKernel, COL_I64, start_ns),      COL (VsKernel, COL_I64, end_ns),
-  COL (VsKernel, COL_I64, process_id),    COL (VsKernel, COL_ID, device_id),
-  COL (VsKernel, COL_I64, context),       COL (VsKernel, COL_I64, stream),
-  COL (VsKernel, COL_I64, correlation),   COL_TEXT_OR (VsKernel, name, ""),
-  COL (VsKernel, COL_I64, grid_x),        COL (VsKernel, COL_I64, grid_y),
-  COL (VsKernel, COL_I64, grid_z),        COL (VsKernel, COL_I64, block_x),
-  COL (VsKernel, COL_I64, block_y),       COL (VsKernel, COL_I64, block_z),
-  COL (VsKernel, COL_I64, static_shared), COL (VsKernel, COL_I64, dynamic_shared),
-  COL (VsKernel, COL_I64, registers),
+  COL (VsKernel, COL_I64, process_id),  COL (VsKernel, COL_ID, device_id),
+  COL (VsKernel, COL_I64, context),     COL (VsKernel, COL_I64, stream),
+  COL (VsKernel, COL_I64, correlation),
 };
 
 static const VsColumn memcpy_columns[] = {
@@ -867,12 +869,50 @@ vs_writer_end_range (VsWriter *w, int64_t range_id, int64_t end_ns)
   return step_insert (w, STMT_RANGE_END);
 }
 
-int
-vs_writer_kernel (VsWriter *w, const VsKernel *k)
+int64_t
+vs_writer_add_kernel_config (VsWriter *w, const VsKernel *k)
 {
   if (ensure_txn (w) < 0)
     return -1;
-  bind_row (w->stmt[STMT_KERNEL], kernel_columns, N_COLUMNS (kernel_columns), k);
+  if (w->kernel_configs == NULL && (w->kernel_configs = vs_kernel_configs_new ()) == NULL)
+    {
+      set_error (w, "out of memory");
+      return -1;
+    }
+  VsKernelConfigKey key = vs_kernel_config_key (k);
+  int64_t id = vs_kernel_configs_find (w->kernel_configs, &key);
+  if (id != 0)
+    return id;
+  sqlite3_stmt *s = w->stmt[STMT_KERNEL_CONFIG];
+  bind_text (s, 1, key.name);
+  for (int i = 0; i < VS_KERNEL_CONFIG_INTS; i++)
+    bind_i64 (s, i + 2, key.v[i]);
+  id = step_insert_id (w, STMT_KERNEL_CONFIG);
+  if (id < 0)
+    return -1;
+  if (vs_kernel_configs_add (w->kernel_configs, &key, id) < 0)
+    {
+      set_error (w, "out of memory");
+      return -1;
+    }
+  return id;
+}
+
+int
+vs_writer_kernel (VsWriter *w, const VsKernel *k)
+{
+  int64_t config = vs_writer_add_kernel_config (w, k);
+  if (config < 0)
+    return -1;
+  sqlite3_stmt *s = w->stmt[STMT_KERNEL];
+  bind_i64 (s, 1, k->start_ns);
+  /* Unknown times stay NULL, which the table refuses as it did them. */
+  bind_i64 (s, 2,
+            k->start_ns == VS_UNKNOWN || k->end_ns == VS_UNKNOWN ? VS_UNKNOWN
+                                                                 : k->end_ns - k->start_ns);
+  for (size_t i = 0; i < N_COLUMNS (kernel_columns); i++)
+    bind_row_column (s, (int)i + 3, &kernel_columns[i], k);
+  sqlite3_bind_int64 (s, 8, config);
   return step_insert (w, STMT_KERNEL);
 }
 
@@ -912,6 +952,7 @@ vs_writer_close (VsWriter *w, bool finalize, VsProgressFunc progress, void *prog
   else if (ret == 0 && finalize)
     ret = vs_trace_finalize (w->db, progress, progress_data, w->errmsg, sizeof w->errmsg);
   drop_events (w);
+  vs_kernel_configs_free (w->kernel_configs);
   if (ret == 0 && w->schema_version > 0)
     {
       char sql[64];

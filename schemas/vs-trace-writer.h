@@ -28,7 +28,7 @@ extern "C"
 
 #define VS_UNKNOWN INT64_MIN
 #define VS_TRACE_APPLICATION_ID 1448234323 /* 'VRMS' */
-#define VS_TRACE_SCHEMA_VERSION 2
+#define VS_TRACE_SCHEMA_VERSION 3
 /* The deepest stack a trace holds, in frames: writers keep the innermost
  * this many (vs_writer_add_stack), readers take a longer parent chain for
  * a cycle. */
@@ -248,7 +248,12 @@ extern "C"
   int vs_writer_failed_alloc (VsWriter *w, const VsFailedAlloc *e);
   int64_t vs_writer_add_range (VsWriter *w, const VsRange *r);
   int vs_writer_end_range (VsWriter *w, int64_t range_id, int64_t end_ns);
+  /* A kernel execution; its name and configuration are stored once per
+ * trace (kernel_config), shared by every execution that has them. */
   int vs_writer_kernel (VsWriter *w, const VsKernel *k);
+  /* The kernel_config id of k's name and configuration (its times and ids
+ * are ignored), adding the row when new; -1 on failure. */
+  int64_t vs_writer_add_kernel_config (VsWriter *w, const VsKernel *k);
   int vs_writer_memcpy (VsWriter *w, const VsMemcpy *m);
   int vs_writer_memset (VsWriter *w, const VsMemset *m);
 
