@@ -66,8 +66,8 @@ vs_kernel_config_key (const VsKernel *k)
 {
   VsKernelConfigKey key = {
     .name = k->name != NULL ? k->name : "",
-    .v = { k->grid_x, k->grid_y, k->grid_z, k->block_x, k->block_y, k->block_z,
-           k->static_shared, k->dynamic_shared, k->registers },
+    .v = { k->grid_x, k->grid_y, k->grid_z, k->block_x, k->block_y, k->block_z, k->static_shared,
+           k->dynamic_shared, k->registers },
   };
   return key;
 }
