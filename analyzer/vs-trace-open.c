@@ -169,7 +169,8 @@ vs_trace_finalize_in_place (VsTrace *trace, GError **error)
 static const char *shape_sql
     = "WITH t (name, pk) AS (VALUES ('device', 'id'), ('allocator', 'id'), ('process', 'id'),"
       "  ('module', 'id'), ('frame', 'id'), ('stack', 'id'), ('block', 'id'),"
-      "  ('failed_alloc', 'id'), (iif (?1 >= 3, 'kernel_exec', 'kernel'), 'id'),"
+      "  ('failed_alloc', 'id'), (iif (?1 >= 3, 'kernel_exec', 'kernel'),"
+      "   iif (?1 >= 3, 'start_ns,id', 'id')),"
       "  (iif (?1 >= 3, 'kernel_config', 'kernel'), 'id'), ('nvtx_range', 'id'),"
       "  ('mem_event', 'id'),"
       "  ('alloc_event', 'id'), ('pool_event', 'id'), ('meta', 'key'),"
@@ -223,8 +224,8 @@ touch_tables (VsTrace *trace, GError **error)
     "SELECT max(id) FROM kernel",
   };
   static const char *kernel_v3_probes[] = {
-    "SELECT min(id) FROM kernel_exec",
-    "SELECT max(id) FROM kernel_exec",
+    "SELECT min(start_ns) FROM kernel_exec",
+    "SELECT max(start_ns) FROM kernel_exec",
     "SELECT min(id) FROM kernel_config",
     "SELECT max(id) FROM kernel_config",
   };

@@ -390,10 +390,10 @@ static const char *event_copies[] = {
 };
 
 static const char *kernel_exec_copy
-    = "INSERT INTO main.kernel_exec (start_ns, duration_ns, process_id, device_id, context,"
+    = "INSERT INTO main.kernel_exec (start_ns, id, duration_ns, process_id, device_id, context,"
       " stream, correlation, config_id)"
-      " SELECT start_ns, duration_ns, vs_map(0, process_id), vs_map(1, device_id), context,"
-      " stream, correlation, vs_map(5, config_id) FROM src.kernel_exec ORDER BY id";
+      " SELECT start_ns, vs_kernel_id(), duration_ns, vs_map(0, process_id), vs_map(1, device_id),"
+      " context, stream, correlation, vs_map(5, config_id) FROM src.kernel_exec ORDER BY id";
 
 /* vs_map(kind, old): the merged id of an input's id, NULL when it has
  * none (as the writer stores unknown ids). */
@@ -418,6 +418,14 @@ sql_map (sqlite3_context *ctx, int argc, sqlite3_value **argv)
     sqlite3_result_int64 (ctx, id);
 }
 
+/* vs_kernel_id(): the merged trace's next kernel execution id. */
+static void
+sql_kernel_id (sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+  VsMerge *m = sqlite3_user_data (ctx);
+  sqlite3_result_int64 (ctx, vs_writer_next_kernel_id (m->w));
+}
+
 /* Progress while one INSERT … SELECT runs: a chance to cancel. */
 static int
 sql_progress (void *data)
@@ -439,6 +447,9 @@ copy_events (VsMerge *m, const char *path)
                                SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY, m, sql_map,
                                NULL, NULL)
           != SQLITE_OK
+      || sqlite3_create_function (db, "vs_kernel_id", 0, SQLITE_UTF8 | SQLITE_DIRECTONLY, m,
+                                  sql_kernel_id, NULL, NULL)
+             != SQLITE_OK
       || sqlite3_prepare_v2 (db, "ATTACH ?1 AS src", -1, &s, NULL) != SQLITE_OK)
     return fail (m, "cannot write the merged trace", sqlite3_errmsg (db));
   sqlite3_bind_text (s, 1, path, -1, SQLITE_STATIC);

@@ -209,8 +209,9 @@ CREATE TABLE failed_alloc (
 
 -- Kernels.  A program launches the same few kernels with the same few
 -- configurations over and over: each distinct name and configuration is
--- stored once in kernel_config, each execution in kernel_exec, and the
--- view kernel joins them back into one row per execution.
+-- stored once in kernel_config, each execution in kernel_exec (clustered
+-- on its start: no index of its own), and the view kernel joins them back
+-- into one row per execution.
 CREATE TABLE kernel_config (
   id             INTEGER PRIMARY KEY,
   name           TEXT NOT NULL,
@@ -222,16 +223,17 @@ CREATE TABLE kernel_config (
 );
 
 CREATE TABLE kernel_exec (
-  id          INTEGER PRIMARY KEY,
   start_ns    INTEGER NOT NULL,
+  id          INTEGER NOT NULL,
   duration_ns INTEGER NOT NULL,
   process_id  INTEGER NOT NULL REFERENCES process(id),
   device_id   INTEGER REFERENCES device(id),
   context     INTEGER,
   stream      INTEGER,
   correlation INTEGER,
-  config_id   INTEGER NOT NULL REFERENCES kernel_config(id)
-);
+  config_id   INTEGER NOT NULL REFERENCES kernel_config(id),
+  PRIMARY KEY (start_ns, id)
+) WITHOUT ROWID;
 
 CREATE VIEW kernel AS
   SELECT e.id, e.start_ns, e.start_ns + e.duration_ns AS end_ns, e.process_id,

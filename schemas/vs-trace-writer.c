@@ -97,7 +97,7 @@ static const char *const stmt_sql[N_STMTS] = {
                      " parent_id, depth) VALUES (?,?,?,?,?,?,?,?)",
   [STMT_RANGE_END] = "UPDATE nvtx_range SET end_ns = ? WHERE id = ?",
   [STMT_KERNEL] = "INSERT INTO kernel_exec (start_ns, duration_ns, process_id, device_id,"
-                  " context, stream, correlation, config_id) VALUES (?,?,?,?,?,?,?,?)",
+                  " context, stream, correlation, config_id, id) VALUES (?,?,?,?,?,?,?,?,?)",
   [STMT_KERNEL_CONFIG] = "INSERT INTO kernel_config (name, grid_x, grid_y, grid_z, block_x,"
                          " block_y, block_z, static_shared, dynamic_shared, registers)"
                          " VALUES (?,?,?,?,?,?,?,?,?,?)",
@@ -125,6 +125,7 @@ struct VsWriter
   VsFinTrace *events;              /* bulk mode: every event row, for finalizing */
   int64_t schema_version;          /* bulk mode: user_version, withheld until closed */
   VsKernelConfigs *kernel_configs; /* kernel_config rows written so far */
+  int64_t last_kernel_id;          /* kernel_exec ids are 1, 2, … in writing order */
   char errmsg[512];
 };
 
@@ -913,7 +914,17 @@ vs_writer_kernel (VsWriter *w, const VsKernel *k)
   for (size_t i = 0; i < N_COLUMNS (kernel_columns); i++)
     bind_row_column (s, (int)i + 3, &kernel_columns[i], k);
   sqlite3_bind_int64 (s, 8, config);
-  return step_insert (w, STMT_KERNEL);
+  sqlite3_bind_int64 (s, 9, w->last_kernel_id + 1);
+  if (step_insert (w, STMT_KERNEL) < 0)
+    return -1;
+  w->last_kernel_id++;
+  return 0;
+}
+
+int64_t
+vs_writer_next_kernel_id (VsWriter *w)
+{
+  return ++w->last_kernel_id;
 }
 
 int

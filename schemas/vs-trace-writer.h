@@ -254,6 +254,10 @@ extern "C"
   /* The kernel_config id of k's name and configuration (its times and ids
  * are ignored), adding the row when new; -1 on failure. */
   int64_t vs_writer_add_kernel_config (VsWriter *w, const VsKernel *k);
+  /* Takes the id of a kernel execution inserted by SQL of the caller's own
+ * (the merge): ids follow the order they are taken in, shared with
+ * vs_writer_kernel. */
+  int64_t vs_writer_next_kernel_id (VsWriter *w);
   int vs_writer_memcpy (VsWriter *w, const VsMemcpy *m);
   int vs_writer_memset (VsWriter *w, const VsMemset *m);
 
