@@ -83,7 +83,9 @@ static const char *upgrade_v1_sql = "ALTER TABLE alloc_event ADD COLUMN before_t
 /* A trace of schema version 1 or 2 stores its kernels whole in a table
  * `kernel`; version 3 stores each name and configuration once
  * (kernel_config) and the executions apart (kernel_exec), with the view
- * `kernel` of the old shape.  The rows keep their ids. */
+ * `kernel` of the old shape.  The rows keep their ids.  Version 3 also
+ * has no index on block (device_id, level, free_seq): no reader query
+ * needs it. */
 static const char *has_v3_sql
     = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'kernel_exec'";
 static const char *upgrade_v2_sql
@@ -116,6 +118,7 @@ static const char *upgrade_v2_sql
       " FROM kernel k ORDER BY k.start_ns, k.id;"
       "DROP TABLE temp.kernel_config_key;"
       "DROP TABLE kernel;"
+      "DROP INDEX IF EXISTS block_free;"
       "CREATE VIEW kernel AS"
       "  SELECT e.id, e.start_ns, e.start_ns + e.duration_ns AS end_ns, e.process_id,"
       "         e.device_id, e.context, e.stream, e.correlation, c.name,"
@@ -168,7 +171,6 @@ static const char *index_sql
       "CREATE INDEX IF NOT EXISTS memset_start ON memset (start_ns);"
       "CREATE INDEX IF NOT EXISTS nvtx_range_start ON nvtx_range (start_ns);"
       "CREATE INDEX IF NOT EXISTS block_alloc ON block (device_id, level, alloc_seq);"
-      "CREATE INDEX IF NOT EXISTS block_free ON block (device_id, level, free_seq);"
       "CREATE INDEX IF NOT EXISTS block_bin ON block (device_id, span_bin);";
 
 /* Origin of the trace: meta start_ns, or the first event when unset. */
