@@ -228,6 +228,7 @@ touch_tables (VsTrace *trace, GError **error)
     "SELECT max(start_ns) FROM kernel_exec",
     "SELECT min(id) FROM kernel_config",
     "SELECT max(id) FROM kernel_config",
+    "SELECT count(*) FROM (SELECT id, end_ns, name FROM kernel LIMIT 1)",
   };
   gint64 v;
   gboolean v3 = trace->schema_version >= 3;
