@@ -7,16 +7,19 @@
  * the readers need are created later by vs_trace_finalize(), so inserts only
  * maintain the rowid b-trees (and the small dedup indexes of frame/stack).
  *
+ * alloc_event rows, the bulk of every trace, are gathered and inserted
+ * VS_SQL_BATCH_ROWS at a time by one INSERT … SELECT (vs-sql-batch.h), two
+ * to three times as fast per row.  They keep the order they were written
+ * in, so their ids are the same as one INSERT each would give; gathered
+ * rows are inserted before every commit, so a committed trace holds every
+ * row written (rows not yet committed are lost with a killed writer
+ * either way).
+ *
  * In bulk mode (vs_writer_set_bulk: an import writing millions of events
- * in one go) alloc_event rows are gathered and inserted VS_SQL_BATCH_ROWS
- * at a time by one INSERT … SELECT (vs-sql-batch.h), two to three times as
- * fast per row.  They keep the order they were written in, so their ids are
- * the same as one INSERT each would give; gathered rows are inserted
- * before every commit, so a committed trace holds every row written.  The
- * writer also keeps the finalizer's record of every event row it writes
- * then, with its id, so that finalizing on close need not read millions of
- * rows back (vs_fin_finalize_gathered); should memory for them run out,
- * the finalizer reads the tables as usual.
+ * in one go) the writer also keeps the finalizer's record of every event
+ * row it writes, with its id, so that finalizing on close need not read
+ * millions of rows back (vs_fin_finalize_gathered); should memory for
+ * them run out, the finalizer reads the tables as usual.
  */
 #include "vs-trace-writer.h"
 
@@ -49,7 +52,6 @@ enum
   STMT_STACK_FIND,
   STMT_MEM_EVENT,
   STMT_POOL_EVENT,
-  STMT_ALLOC_EVENT,
   STMT_FAILED_ALLOC,
   STMT_RANGE_ADD,
   STMT_RANGE_END,
@@ -86,9 +88,6 @@ static const char *const stmt_sql[N_STMTS] = {
   [STMT_POOL_EVENT] = "INSERT INTO pool_event (ts, process_id, device_id, pool_id, op, size,"
                       " utilized, release_threshold, min_bytes_to_keep, correlation, stack_id)"
                       " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-  [STMT_ALLOC_EVENT] = "INSERT INTO alloc_event (ts, process_id, tid, device_id, allocator_id,"
-                       " op, address, requested_bytes, block_bytes, segment_address, stream,"
-                       " stack_id, range_id, before_trace) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
   [STMT_FAILED_ALLOC] = "INSERT INTO failed_alloc (ts, process_id, tid, device_id, allocator_id,"
                         " api, requested_bytes, error, error_name, device_free_bytes,"
                         " device_total_bytes, correlation, stack_id, range_id)"
@@ -120,7 +119,8 @@ struct VsWriter
   sqlite3_stmt *stmt[N_STMTS];
   int in_txn;
   unsigned rows_in_txn;
-  VsSqlBatch *alloc_rows;          /* bulk mode: alloc_event rows not yet inserted */
+  VsSqlBatch *alloc_rows;          /* alloc_event rows not yet inserted */
+  int bulk;                        /* vs_writer_set_bulk was called */
   int64_t next_alloc_id;           /* bulk mode: the id the next alloc_event gets */
   VsFinTrace *events;              /* bulk mode: every event row, for finalizing */
   int64_t schema_version;          /* bulk mode: user_version, withheld until closed */
@@ -581,10 +581,32 @@ static const char *alloc_batch_sql
       " op, address, requested_bytes, block_bytes, segment_address, stream,"
       " stack_id, range_id, before_trace)";
 
+/* Creates the batch alloc_event rows are gathered in; 0 or -1. */
+static int
+ensure_alloc_batch (VsWriter *w)
+{
+  if (w->alloc_rows != NULL)
+    return 0;
+  w->alloc_rows = malloc (sizeof *w->alloc_rows);
+  if (w->alloc_rows == NULL)
+    {
+      set_error (w, "out of memory");
+      return -1;
+    }
+  if (vs_sql_batch_init (w->alloc_rows, w->db, alloc_batch_sql, 14) < 0)
+    {
+      set_error (w, "cannot prepare trace statement: %s", sqlite3_errmsg (w->db));
+      free (w->alloc_rows);
+      w->alloc_rows = NULL;
+      return -1;
+    }
+  return 0;
+}
+
 int
 vs_writer_set_bulk (VsWriter *w)
 {
-  if (w->alloc_rows != NULL)
+  if (w->bulk)
     return 0;
   /* Until vs_writer_close() completes, the file carries no schema version:
    * readers refuse what a killed writer leaves (schemas/README.md). */
@@ -599,22 +621,10 @@ vs_writer_set_bulk (VsWriter *w)
       return -1;
     }
   if (vs_writer_commit (w) < 0
-      || exec_sql (w, "PRAGMA user_version=0; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;")
-             < 0)
+      || exec_sql (w, "PRAGMA user_version=0; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;") < 0
+      || ensure_alloc_batch (w) < 0)
     return -1;
-  w->alloc_rows = malloc (sizeof *w->alloc_rows);
-  if (w->alloc_rows == NULL)
-    {
-      set_error (w, "out of memory");
-      return -1;
-    }
-  if (vs_sql_batch_init (w->alloc_rows, w->db, alloc_batch_sql, 14) < 0)
-    {
-      set_error (w, "cannot prepare trace statement: %s", sqlite3_errmsg (w->db));
-      free (w->alloc_rows);
-      w->alloc_rows = NULL;
-      return -1;
-    }
+  w->bulk = 1;
   /* Rows get the ids SQLite gives an INSERT without one: the largest so
    * far plus one (the table is empty unless rows came before bulk mode). */
   sqlite3_stmt *q = NULL;
@@ -811,9 +821,9 @@ batch_row (VsSqlBatch *b, const VsColumn *cols, size_t n, const void *row)
     }
 }
 
-/* vs_writer_alloc_event in bulk mode: the row joins the gathered ones. */
+/* vs_writer_alloc_event: the row joins the gathered ones. */
 static int
-alloc_event_bulk (VsWriter *w, const VsAllocEvent *e)
+alloc_event_gathered (VsWriter *w, const VsAllocEvent *e)
 {
   VsSqlBatch *b = w->alloc_rows;
   batch_row (b, alloc_event_columns, N_COLUMNS (alloc_event_columns), e);
@@ -831,12 +841,9 @@ alloc_event_bulk (VsWriter *w, const VsAllocEvent *e)
 int
 vs_writer_alloc_event (VsWriter *w, const VsAllocEvent *e)
 {
-  if (ensure_txn (w) < 0)
+  if (ensure_txn (w) < 0 || ensure_alloc_batch (w) < 0)
     return -1;
-  if (w->alloc_rows)
-    return alloc_event_bulk (w, e);
-  bind_row (w->stmt[STMT_ALLOC_EVENT], alloc_event_columns, N_COLUMNS (alloc_event_columns), e);
-  return step_insert (w, STMT_ALLOC_EVENT);
+  return alloc_event_gathered (w, e);
 }
 
 int

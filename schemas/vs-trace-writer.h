@@ -206,10 +206,7 @@ extern "C"
   /* Switches w to bulk mode for a trace written in one go to a file that the
  * caller deletes if anything fails (an import, the merge at the end of a
  * recording): no journal and no syncs, so nothing is written twice.  A crash
- * in bulk mode leaves a corrupt file.  Alloc events are then inserted many
- * rows per statement, in the order written (the same ids), and reach the
- * database at the latest on vs_writer_commit() or vs_writer_close(): read
- * it through vs_writer_db() only after a commit.  The writer also keeps
+ * in bulk mode leaves a corrupt file.  The writer also keeps
  * every event it writes (alloc, mem and pool events) for
  * vs_writer_close() to finalize from, so in bulk mode events must be
  * written through the writer only, never with SQL of the caller's own.
@@ -244,6 +241,11 @@ extern "C"
 
   int vs_writer_mem_event (VsWriter *w, const VsMemEvent *e);
   int vs_writer_pool_event (VsWriter *w, const VsPoolEvent *e);
+  /* Alloc events are inserted many rows per statement, in the order
+ * written (the same ids as one insert each): they reach the database at the
+ * latest on vs_writer_commit() or vs_writer_close(), so read them through
+ * vs_writer_db() only after a commit.  A row the table refuses fails the
+ * call that inserts its batch. */
   int vs_writer_alloc_event (VsWriter *w, const VsAllocEvent *e);
   int vs_writer_failed_alloc (VsWriter *w, const VsFailedAlloc *e);
   int64_t vs_writer_add_range (VsWriter *w, const VsRange *r);
