@@ -7,9 +7,9 @@
  * the readers need are created later by vs_trace_finalize(), so inserts only
  * maintain the rowid b-trees (and the small dedup indexes of frame/stack).
  *
- * alloc_event rows, the bulk of every trace, are gathered and inserted
- * VS_SQL_BATCH_ROWS at a time by one INSERT … SELECT (vs-sql-batch.h), two
- * to three times as fast per row.  They keep the order they were written
+ * alloc_event and kernel_exec rows, the bulk of every trace, are gathered
+ * and inserted VS_SQL_BATCH_ROWS at a time by one INSERT … SELECT
+ * (vs-sql-batch.h), two to three times as fast per row.  They keep the order they were written
  * in, so their ids are the same as one INSERT each would give; gathered
  * rows are inserted before every commit, so a committed trace holds every
  * row written (rows not yet committed are lost with a killed writer
@@ -55,7 +55,6 @@ enum
   STMT_FAILED_ALLOC,
   STMT_RANGE_ADD,
   STMT_RANGE_END,
-  STMT_KERNEL,
   STMT_KERNEL_CONFIG,
   STMT_MEMCPY,
   STMT_MEMSET,
@@ -95,8 +94,6 @@ static const char *const stmt_sql[N_STMTS] = {
   [STMT_RANGE_ADD] = "INSERT INTO nvtx_range (process_id, tid, domain, name, start_ns, end_ns,"
                      " parent_id, depth) VALUES (?,?,?,?,?,?,?,?)",
   [STMT_RANGE_END] = "UPDATE nvtx_range SET end_ns = ? WHERE id = ?",
-  [STMT_KERNEL] = "INSERT INTO kernel_exec (start_ns, duration_ns, process_id, device_id,"
-                  " context, stream, correlation, config_id, id) VALUES (?,?,?,?,?,?,?,?,?)",
   [STMT_KERNEL_CONFIG] = "INSERT INTO kernel_config (name, grid_x, grid_y, grid_z, block_x,"
                          " block_y, block_z, static_shared, dynamic_shared, registers)"
                          " VALUES (?,?,?,?,?,?,?,?,?,?)",
@@ -120,6 +117,7 @@ struct VsWriter
   int in_txn;
   unsigned rows_in_txn;
   VsSqlBatch *alloc_rows;          /* alloc_event rows not yet inserted */
+  VsSqlBatch *kernel_rows;         /* kernel_exec rows not yet inserted */
   int bulk;                        /* vs_writer_set_bulk was called */
   int64_t next_alloc_id;           /* bulk mode: the id the next alloc_event gets */
   VsFinTrace *events;              /* bulk mode: every event row, for finalizing */
@@ -423,7 +421,8 @@ vs_writer_commit (VsWriter *w)
 {
   if (!w->in_txn)
     return 0;
-  if (w->alloc_rows && vs_sql_batch_flush (w->alloc_rows) < 0)
+  if ((w->alloc_rows && vs_sql_batch_flush (w->alloc_rows) < 0)
+      || (w->kernel_rows && vs_sql_batch_flush (w->kernel_rows) < 0))
     {
       set_error (w, "trace write failed: %s", sqlite3_errmsg (w->db));
       return -1;
@@ -802,23 +801,38 @@ vs_writer_pool_event (VsWriter *w, const VsPoolEvent *e)
   return row_done (w);
 }
 
+/* Sets column at of the batch's current row from the described field of
+ * row, as bind_row_column binds it. */
+static void
+batch_column (VsSqlBatch *b, int at, const VsColumn *c, const void *row)
+{
+  assert (c->type != COL_TEXT);
+  int64_t v = column_int (c, row);
+  if ((c->type == COL_I64 || c->type == COL_ID) && v == VS_UNKNOWN)
+    vs_sql_batch_null (b, at);
+  else if (c->type == COL_ID && v == 0)
+    vs_sql_batch_null (b, at);
+  else
+    vs_sql_batch_int (b, at, v);
+}
+
 /* Fills the batch's current row from the n described fields of row, as
  * bind_row binds them. */
 static void
 batch_row (VsSqlBatch *b, const VsColumn *cols, size_t n, const void *row)
 {
   for (size_t i = 0; i < n; i++)
-    {
-      const VsColumn *c = &cols[i];
-      assert (c->type != COL_TEXT);
-      int64_t v = column_int (c, row);
-      if ((c->type == COL_I64 || c->type == COL_ID) && v == VS_UNKNOWN)
-        vs_sql_batch_null (b, (int)i);
-      else if (c->type == COL_ID && v == 0)
-        vs_sql_batch_null (b, (int)i);
-      else
-        vs_sql_batch_int (b, (int)i, v);
-    }
+    batch_column (b, (int)i, &cols[i], row);
+}
+
+/* Sets column at of the batch's current row to v, NULL for VS_UNKNOWN. */
+static void
+batch_i64 (VsSqlBatch *b, int at, int64_t v)
+{
+  if (v == VS_UNKNOWN)
+    vs_sql_batch_null (b, at);
+  else
+    vs_sql_batch_int (b, at, v);
 }
 
 /* vs_writer_alloc_event: the row joins the gathered ones. */
@@ -906,26 +920,46 @@ vs_writer_add_kernel_config (VsWriter *w, const VsKernel *k)
   return id;
 }
 
+/* The columns of kernel_exec rows gathered in a batch, in the order
+ * vs_writer_kernel sets them. */
+static const char *kernel_batch_sql = "kernel_exec (start_ns, duration_ns, process_id, device_id,"
+                                      " context, stream, correlation, config_id, id)";
+
 int
 vs_writer_kernel (VsWriter *w, const VsKernel *k)
 {
   int64_t config = vs_writer_add_kernel_config (w, k);
   if (config < 0)
     return -1;
-  sqlite3_stmt *s = w->stmt[STMT_KERNEL];
-  bind_i64 (s, 1, k->start_ns);
+  if (w->kernel_rows == NULL)
+    {
+      w->kernel_rows = malloc (sizeof *w->kernel_rows);
+      if (w->kernel_rows == NULL
+          || vs_sql_batch_init (w->kernel_rows, w->db, kernel_batch_sql, 9) < 0)
+        {
+          set_error (w, "cannot prepare trace statement: %s",
+                     w->kernel_rows ? sqlite3_errmsg (w->db) : "out of memory");
+          free (w->kernel_rows);
+          w->kernel_rows = NULL;
+          return -1;
+        }
+    }
+  VsSqlBatch *b = w->kernel_rows;
+  batch_i64 (b, 0, k->start_ns);
   /* Unknown times stay NULL, which the table refuses as it did them. */
-  bind_i64 (s, 2,
-            k->start_ns == VS_UNKNOWN || k->end_ns == VS_UNKNOWN ? VS_UNKNOWN
-                                                                 : k->end_ns - k->start_ns);
+  batch_i64 (b, 1,
+             k->start_ns == VS_UNKNOWN || k->end_ns == VS_UNKNOWN ? VS_UNKNOWN
+                                                                  : k->end_ns - k->start_ns);
   for (size_t i = 0; i < N_COLUMNS (kernel_columns); i++)
-    bind_row_column (s, (int)i + 3, &kernel_columns[i], k);
-  sqlite3_bind_int64 (s, 8, config);
-  sqlite3_bind_int64 (s, 9, w->last_kernel_id + 1);
-  if (step_insert (w, STMT_KERNEL) < 0)
-    return -1;
-  w->last_kernel_id++;
-  return 0;
+    batch_column (b, (int)i + 2, &kernel_columns[i], k);
+  vs_sql_batch_int (b, 7, config);
+  vs_sql_batch_int (b, 8, ++w->last_kernel_id);
+  if (vs_sql_batch_row (b) < 0)
+    {
+      set_error (w, "trace write failed: %s", sqlite3_errmsg (w->db));
+      return -1;
+    }
+  return row_done (w);
 }
 
 int64_t
@@ -963,6 +997,11 @@ vs_writer_close (VsWriter *w, bool finalize, VsProgressFunc progress, void *prog
     {
       vs_sql_batch_clear (w->alloc_rows);
       free (w->alloc_rows);
+    }
+  if (w->kernel_rows)
+    {
+      vs_sql_batch_clear (w->kernel_rows);
+      free (w->kernel_rows);
     }
   if (ret == 0 && finalize && w->events)
     ret = vs_fin_finalize_gathered (w->db, w->events, progress, progress_data, w->errmsg,

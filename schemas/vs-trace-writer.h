@@ -251,7 +251,9 @@ extern "C"
   int64_t vs_writer_add_range (VsWriter *w, const VsRange *r);
   int vs_writer_end_range (VsWriter *w, int64_t range_id, int64_t end_ns);
   /* A kernel execution; its name and configuration are stored once per
- * trace (kernel_config), shared by every execution that has them. */
+ * trace (kernel_config), shared by every execution that has them.
+ * Executions are inserted many rows per statement, as alloc events are
+ * (see vs_writer_alloc_event). */
   int vs_writer_kernel (VsWriter *w, const VsKernel *k);
   /* The kernel_config id of k's name and configuration (its times and ids
  * are ignored), adding the row when new; -1 on failure. */
