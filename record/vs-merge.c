@@ -20,6 +20,7 @@
  * the CUPTI events of one process share process and device ids.
  */
 #include "vs-merge.h"
+#include "vs-timings.h"
 
 #include <sqlite3.h>
 #include <stdio.h>
@@ -669,6 +670,7 @@ vs_merge_traces (const char *out, const char *const *inputs, size_t n, const VsM
         }
     }
   char cerr[512] = "";
+  vs_timings_phase ("merging (copy)");
   if (rc != 0)
     {
       vs_writer_close (m.w, false, NULL, NULL, cerr, sizeof cerr);

@@ -49,6 +49,7 @@
 #include "vs-spool.h"
 #include "vs-summary.h"
 #include "vs-symbolize.h"
+#include "vs-timings.h"
 #include "vs-torch-stream.h"
 #include "vs-table.h"
 
@@ -59,7 +60,7 @@ int vs_cmd_record (int argc, char **argv);
 static volatile sig_atomic_t child_pid;
 
 static const char usage_line[] = "usage: vramscope record [-o FILE] [--force] [--no-kernels] "
-                                 "[--torch=auto|on|off] [-q] -- PROGRAM [ARGS...]\n";
+                                 "[--torch=auto|on|off] [--timings] [-q] -- PROGRAM [ARGS...]\n";
 
 static int64_t
 now_ns (void)
@@ -544,12 +545,162 @@ import_snapshots (const char *spool, const char *host, bool *keep)
   return imported;
 }
 
+/* The latest event time (CLOCK_REALTIME ns) in the traces of the spool,
+ * VS_UNKNOWN-like -1 when none: when the program's recorded work ended. */
+static int64_t
+last_event_ns (char **files, size_t n)
+{
+  static const char *sql
+      = "SELECT max(m) FROM (SELECT max(ts) AS m FROM mem_event"
+        " UNION ALL SELECT max(end_ns) FROM kernel UNION ALL SELECT max(ts) FROM alloc_event)";
+  int64_t last = -1;
+  for (size_t k = 0; k < n; k++)
+    {
+      sqlite3 *db = NULL;
+      sqlite3_stmt *s = NULL;
+      if (sqlite3_open_v2 (files[k], &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK
+          && sqlite3_prepare_v2 (db, sql, -1, &s, NULL) == SQLITE_OK
+          && sqlite3_step (s) == SQLITE_ROW && sqlite3_column_type (s, 0) == SQLITE_INTEGER
+          && sqlite3_column_int64 (s, 0) > last)
+        last = sqlite3_column_int64 (s, 0);
+      sqlite3_finalize (s);
+      sqlite3_close (db);
+    }
+  return last;
+}
+
+/* When the newest PyTorch snapshot of the spool was written (its mtime,
+ * CLOCK_REALTIME ns), -1 when there is none. */
+static int64_t
+newest_snapshot_ns (const char *spool)
+{
+  int64_t newest = -1;
+  DIR *d = opendir (spool);
+  if (d == NULL)
+    return -1;
+  struct dirent *e;
+  while ((e = readdir (d)) != NULL)
+    {
+      size_t l = strlen (e->d_name);
+      if (strncmp (e->d_name, "torch-", 6) != 0 || l < 8
+          || strcmp (e->d_name + l - 7, ".pickle") != 0)
+        continue;
+      char p[PATH_MAX + 256];
+      struct stat st;
+      snprintf (p, sizeof p, "%s/%s", spool, e->d_name);
+      if (stat (p, &st) == 0)
+        {
+          int64_t t = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+          if (t > newest)
+            newest = t;
+        }
+    }
+  closedir (d);
+  return newest;
+}
+
+/* The meta key of a phase: record_NAME_ns, NAME in lower case with every
+ * run of other characters one '_'. */
+static void
+timing_key (const char *name, char *out, size_t len)
+{
+  size_t o = (size_t)snprintf (out, len, "record_");
+  bool sep = false;
+  for (const char *p = name; *p && o + 4 < len; p++)
+    {
+      char c = *p;
+      if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))
+        {
+          if (sep && out[o - 1] != '_')
+            out[o++] = '_';
+          out[o++] = c;
+          sep = false;
+        }
+      else if (c >= 'A' && c <= 'Z')
+        {
+          if (sep && out[o - 1] != '_')
+            out[o++] = '_';
+          out[o++] = (char)(c - 'A' + 'a');
+          sep = false;
+        }
+      else
+        sep = true;
+    }
+  snprintf (out + o, len - o, "_ns");
+}
+
+/* --timings: prints each post-run phase (wall ms, share of the post-run
+ * total), the exit figures and the total against the program's own run,
+ * and keeps them in the trace's meta as record_PHASE_ns.  program_ns is
+ * the program's run (start to exit); after_last_ns and snapshot_ns the
+ * time from its last recorded event to its exit and to its exit snapshot
+ * (-1: unknown). */
+static void
+report_timings (const VsTimings *t, int64_t program_ns, int64_t after_last_ns, int64_t snapshot_ns,
+                const char *trace)
+{
+  static const char *meta_sql = "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)";
+  int64_t total = vs_timings_total (t);
+  fprintf (stderr, "vramscope record: timings (wall time)\n");
+  fprintf (stderr, "  %-42s %10.1f ms\n", "program run (start to exit)", program_ns / 1e6);
+  if (after_last_ns >= 0)
+    fprintf (stderr, "  %-42s %10.1f ms\n", "program exit after its last recorded event",
+             after_last_ns / 1e6);
+  if (snapshot_ns >= 0)
+    fprintf (stderr, "  %-42s %10.1f ms\n", "  of which until the exit snapshot was written",
+             snapshot_ns / 1e6);
+  for (int i = 0; i < t->n; i++)
+    fprintf (stderr, "  %-42s %10.1f ms %5.1f %%\n", t->phase[i].name, t->phase[i].ns / 1e6,
+             total > 0 ? 100.0 * (double)t->phase[i].ns / (double)total : 0.0);
+  fprintf (stderr, "  %-42s %10.1f ms (%.2f× the program's run)\n", "post-run total", total / 1e6,
+           program_ns > 0 ? (double)total / (double)program_ns : 0.0);
+
+  sqlite3 *db = NULL;
+  if (trace == NULL || sqlite3_open_v2 (trace, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK
+      || sqlite3_exec (db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+    {
+      sqlite3_close (db);
+      return;
+    }
+  struct
+  {
+    const char *name;
+    int64_t ns;
+  } extra[] = { { "program run", program_ns },
+                { "exit after last event", after_last_ns },
+                { "exit snapshot after last event", snapshot_ns },
+                { "post run", total } };
+  bool ok = true;
+  for (int i = 0; ok && i < t->n + 4; i++)
+    {
+      const char *name = i < t->n ? t->phase[i].name : extra[i - t->n].name;
+      int64_t ns = i < t->n ? t->phase[i].ns : extra[i - t->n].ns;
+      if (ns < 0)
+        continue;
+      char key[128];
+      timing_key (name, key, sizeof key);
+      sqlite3_stmt *s = NULL;
+      ok = sqlite3_prepare_v2 (db, meta_sql, -1, &s, NULL) == SQLITE_OK;
+      if (ok)
+        {
+          sqlite3_bind_text (s, 1, key, -1, SQLITE_TRANSIENT);
+          sqlite3_bind_int64 (s, 2, ns);
+          ok = sqlite3_step (s) == SQLITE_DONE;
+        }
+      sqlite3_finalize (s);
+    }
+  if (!ok || sqlite3_exec (db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+    fprintf (stderr, "vramscope record: cannot keep the timings in %s: %s\n", trace,
+             sqlite3_errmsg (db));
+  sqlite3_close (db);
+}
+
 /* `vramscope record`: see the file comment.  argv[0] is "record". */
 int
 vs_cmd_record (int argc, char **argv)
 {
   g_autofree char *output = NULL, *torch_opt = NULL;
-  gboolean kernels = TRUE, no_kernels = FALSE, quiet = FALSE, force = FALSE;
+  gboolean kernels = TRUE, no_kernels = FALSE, quiet = FALSE, force = FALSE, timings = FALSE;
   GOptionEntry entries[] = {
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
       "Trace to write (default vramscope-%h-%p.db; %p: pid of record, %h: host name, "
@@ -564,6 +715,10 @@ vs_cmd_record (int argc, char **argv)
       "auto|on|off" },
     { "force", 'f', 0, G_OPTION_ARG_NONE, &force, "Replace FILE when it exists", NULL },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "Print nothing unless something fails", NULL },
+    { "timings", 0, 0, G_OPTION_ARG_NONE, &timings,
+      "After the program exits, print the time each phase of writing the trace takes (on "
+      "stderr) and keep it in the trace's meta (record_PHASE_ns)",
+      NULL },
     { NULL }
   };
   g_set_prgname ("vramscope record");
@@ -759,13 +914,40 @@ vs_cmd_record (int argc, char **argv)
       return code;
     }
 
+  /* --timings: every phase from here on is marked, the finalizer's too. */
+  VsTimings tm;
+  int64_t after_last_ns = -1, snapshot_ns = -1;
+  if (timings)
+    {
+      vs_timings_start (&tm);
+      vs_timings_set_active (&tm);
+    }
   char host[256] = "localhost";
   gethostname (host, sizeof host - 1);
   bool keep_spool = false;
   int snapshots = torch_on ? vs_torch_stream_import_spool (spool, host, &keep_spool) : 0;
+  vs_timings_phase ("importing the allocator stream");
   snapshots += torch_on ? import_snapshots (spool, host, &keep_spool) : 0;
+  vs_timings_phase ("importing snapshots");
   if (torch_on)
     vs_torch_stream_append_tails (spool, &keep_spool);
+  vs_timings_phase ("appending stream tails");
+  if (timings)
+    {
+      /* Measuring the exit is --timings' own work: charged to no phase. */
+      char **all = NULL;
+      size_t nall = list_spool (spool, &all);
+      int64_t last = last_event_ns (all, nall);
+      for (size_t k = 0; k < nall; k++)
+        free (all[k]);
+      free (all);
+      int64_t snap = newest_snapshot_ns (spool);
+      if (last > 0 && end >= last)
+        after_last_ns = end - last;
+      if (last > 0 && snap >= last)
+        snapshot_ns = snap - last;
+      vs_timings_skip (&tm);
+    }
   if (strcmp (torch, "on") == 0 && snapshots == 0 && !keep_spool)
     fprintf (stderr, "vramscope record: --torch=on, but no process of the run used CUDA "
                      "through PyTorch's caching allocator\n");
@@ -781,6 +963,7 @@ vs_cmd_record (int argc, char **argv)
   size_t n = list_spool (spool, &files);
   /* Stacks: native frames to functions and lines (vs-symbolize.c). */
   vs_symbolize_traces ((const char *const *)files, n, quiet);
+  vs_timings_phase ("symbolizing");
   char *cmd = join_args (prog);
   char cwd[PATH_MAX];
   if (getcwd (cwd, sizeof cwd) == NULL)
@@ -800,6 +983,7 @@ vs_cmd_record (int argc, char **argv)
                           sizeof err);
   if (rc == 0)
     rc = vs_output_commit (tmp, out, force, "--force", err, sizeof err);
+  vs_timings_phase ("committing the file");
   if (progress.tty && progress.last >= 0)
     fprintf (stderr, "\r\033[K");
   free (cmd);
@@ -818,8 +1002,15 @@ vs_cmd_record (int argc, char **argv)
     }
   if (!keep_spool)
     remove_spool (spool);
+  vs_timings_phase ("removing the spool");
   if (!quiet)
     print_summary (out);
+  vs_timings_phase ("printing the summary");
+  if (timings)
+    {
+      vs_timings_set_active (NULL);
+      report_timings (&tm, end - start, after_last_ns, snapshot_ns, out);
+    }
   return code;
 }
 
