@@ -5,7 +5,8 @@
 # recorded run with --timings) within 520 s, keeping one 100-step trace
 # with kernels (OUTDIR/resnet18-keep.db).  A run predicted to end past the
 # budget is not started; OUTDIR/table.md says how many runs each median
-# has.
+# has.  The hook's stream library is built into OUTDIR/cache, removed
+# at the end.
 #
 # Usage: bash tests/gpu/record-bench.sh OUTDIR
 #   VRAMSCOPE  the vramscope binary (default build/cli/vramscope)
@@ -17,8 +18,12 @@ root=$(cd "$here/../.." && pwd)
 export VRAMSCOPE=${VRAMSCOPE:-$root/build/cli/vramscope}
 export STEPS=${STEPS:-800} BATCH=${BATCH:-32} REPS=${REPS:-2} STEPS_KEEP=${STEPS_KEEP:-100}
 export BUDGET=${BUDGET:-480} RUN_TIMEOUT=${RUN_TIMEOUT:-150}
+# The hook's allocator-stream library is built once (the first recorded
+# run, the kept one) into a cache here, not in the home folder.
+export VRAMSCOPE_CACHE_DIR="$out/cache"
 timeout 530 bash "$root/bench/record-run-bench.sh" "$out" >"$out/record-bench.out" 2>&1
 rc=$?
+rm -rf "$out/cache"
 cat "$out/record-bench.out"
 echo "record-run-bench.sh exit $rc" | tee -a "$out/record-bench.out"
 exit $rc
