@@ -1,0 +1,93 @@
+#!/bin/sh
+# test-record-timings.sh — `vramscope record --timings` on a run that needs
+# no GPU: the program leaves in record's spool what a PyTorch process
+# leaves (a process trace written as the collector writes it, by
+# vs-test-spool-writer, and an exit snapshot), so every post-run phase
+# runs.  --timings must print each phase, the exit figures and the total
+# against the program's run, keep the same figures in the trace's meta
+# (record_PHASE_ns, the phases summing to record_post_run_ns), and change
+# nothing else: without it, nothing is printed and no record_* key kept.
+#
+# Usage: test-record-timings.sh VRAMSCOPE SPOOL_WRITER SNAPSHOTS_DIR   (TAP output)
+set -u
+vramscope=$1 writer=$2 snaps=$3
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+n=0 failed=0
+ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi; }
+
+# The writer commits 2 batches, then waits to be killed; the program
+# kills it there and exits 0.
+cat >"$dir/prog.sh" <<EOS
+printf 'pid %s\ndevice 0 GPU-00000000-0000-0000-0000-0000000000aa 1000 Test GPU\n' \$\$ \
+  >"\$VRAMSCOPE_SPOOL_DIR/torch-\$\$-000001.info"
+cp "$snaps/train.pickle" "\$VRAMSCOPE_SPOOL_DIR/torch-\$\$-000001.pickle"
+"$writer" - 2 5000 0 >"$dir/w.\$\$.out" &
+w=\$!
+i=0
+while ! grep -q mid-batch "$dir/w.\$\$.out" 2>/dev/null && [ \$i -lt 200 ]; do sleep 0.1; i=\$((i + 1)); done
+kill -KILL \$w
+EOS
+
+"$vramscope" record --timings -o "$dir/t.db" -- sh "$dir/prog.sh" >/dev/null 2>"$dir/t.err"
+rc=$?
+ok $([ $rc = 0 ] && [ -s "$dir/t.db" ] && echo 0 || echo 1) "record --timings writes the trace (exit $rc)"
+missing=
+for phase in "program run (start to exit)" "program exit after its last recorded event" \
+  "importing the allocator stream" "importing snapshots" "appending stream tails" "symbolizing" \
+  "merging (copy)" "finalize: loading events" "finalize: sorting and pairing" \
+  "finalize: series and levels" "finalize: blocks" "finalize: summary" "finalize: indexes" \
+  "finalize: commit" "committing the file" "post-run total"; do
+  grep -qF "  $phase " "$dir/t.err" || missing="$missing [$phase]"
+done
+ok $([ -z "$missing" ] && echo 0 || echo 1) "every post-run phase is printed${missing:+; missing:$missing}"
+cat "$dir/t.err" | sed 's/^/# /'
+
+# The meta keeps what was printed: one key per phase, the phases summing
+# to the post-run total, each printed figure equal to its key's.
+python3 - "$dir/t.db" "$dir/t.err" >"$dir/meta.out" 2>&1 <<'PY'
+import re, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+meta = dict(db.execute("SELECT key, CAST(value AS INTEGER) FROM meta WHERE key LIKE 'record%_ns'"))
+printed = {}
+for line in open(sys.argv[2]):
+    m = re.match(r"  (\S.*?)\s+(\d+\.\d) ms", line)
+    if m:
+        printed[m.group(1)] = float(m.group(2))
+def key(name):
+    return "record_" + "_".join(re.findall(r"[a-z0-9]+", name.lower())) + "_ns"
+extra = {"program run (start to exit)": "record_program_run_ns",
+         "program exit after its last recorded event": "record_exit_after_last_event_ns",
+         "post-run total": "record_post_run_ns"}
+bad = []
+phases = [p for p in printed if p not in extra and not p.startswith("of which")]
+for name, ms in printed.items():
+    k = extra.get(name, key(name))
+    if k not in meta:
+        bad.append("no %s" % k)
+    elif abs(meta[k] / 1e6 - ms) > 0.051:
+        bad.append("%s: printed %.1f, meta %d" % (name, ms, meta[k]))
+total = sum(meta[key(p)] for p in phases if key(p) in meta)
+if total != meta.get("record_post_run_ns"):
+    bad.append("phases sum to %d, post-run total %s" % (total, meta.get("record_post_run_ns")))
+if len(phases) < 12:
+    bad.append("only %d phases" % len(phases))
+print("ok" if not bad else "; ".join(bad))
+PY
+ok $([ "$(cat "$dir/meta.out")" = ok ] && echo 0 || echo 1) "the trace's meta keeps each printed figure, the phases summing to the total ($(cat "$dir/meta.out"))"
+
+"$vramscope" record -o "$dir/plain.db" -- sh "$dir/prog.sh" >/dev/null 2>"$dir/plain.err"
+rc=$?
+keys=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM meta WHERE key LIKE \"record%\"").fetchone()[0])' "$dir/plain.db" 2>&1)
+ok $([ $rc = 0 ] && [ "$keys" = 0 ] && ! grep -q "timings\|post-run total" "$dir/plain.err" && echo 0 || echo 1) \
+  "without --timings nothing is printed or kept (exit $rc, $keys record_* keys)"
+same=$(python3 -c '
+import sqlite3, sys
+a, b = (sqlite3.connect(p) for p in sys.argv[1:])
+q = ("SELECT device_id, allocator_id, alloc_count, peak_allocated_bytes, final_allocated_bytes,"
+     " peak_reserved_bytes, final_reserved_bytes FROM summary ORDER BY device_id, allocator_id")
+print(int(a.execute(q).fetchall() == b.execute(q).fetchall()))' "$dir/t.db" "$dir/plain.db" 2>&1)
+ok $([ "$same" = 1 ] && echo 0 || echo 1) "with and without --timings the trace holds the same counts and peaks"
+
+echo "1..$n"
+exit $failed
