@@ -522,6 +522,18 @@ vs_merge_traces (const char *out, const char *const *inputs, size_t n, const VsM
   m.w = vs_writer_create (out, err, errlen);
   if (m.w == NULL)
     return -1;
+  /* OUT is a temporary file, renamed only once complete: a crash leaves
+   * the spool to recover from, never a half-written trace under its name.
+   * So no journal and no syncs: the copy is written once, to the file,
+   * instead of to a WAL and then checkpointed into the file. */
+  if (sqlite3_exec (vs_writer_db (m.w), "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF", NULL,
+                    NULL, NULL)
+      != SQLITE_OK)
+    {
+      snprintf (err, errlen, "%s", sqlite3_errmsg (vs_writer_db (m.w)));
+      vs_writer_close (m.w, false, NULL, NULL, NULL, 0);
+      return -1;
+    }
   for (size_t i = 0; i < n; i++)
     {
       sqlite3 *db = open_input (inputs[i], err, errlen);

@@ -942,9 +942,11 @@ vs_cmd_record (int argc, char **argv)
         free (all[k]);
       free (all);
       int64_t snap = newest_snapshot_ns (spool);
-      if (last > 0 && end >= last)
+      /* Events stamped outside the run (a clock other than the
+       * collector's) say nothing about its exit. */
+      if (last >= start && end >= last)
         after_last_ns = end - last;
-      if (last > 0 && snap >= last)
+      if (after_last_ns >= 0 && snap >= last)
         snapshot_ns = snap - last;
       vs_timings_skip (&tm);
     }
