@@ -684,6 +684,21 @@ vs_symbolize_db (sqlite3 *db, VsSymbolizeStats *stats, char *err, size_t errlen)
   sqlite3_finalize (q);
   if (done)
     return 0;
+  /* Without a native frame nothing changes: names, inline chains, the
+   * runtime's frames and the engine's labels all come from native frames.
+   * The stack rewrite's scans of every event are skipped (an imported
+   * PyTorch history: hundreds of thousands of events, Python frames). */
+  if (sqlite3_prepare_v2 (db, "SELECT 1 FROM frame WHERE kind = ?1 LIMIT 1", -1, &q, NULL)
+      != SQLITE_OK)
+    return sql_fail (&s, "not a trace");
+  sqlite3_bind_int (q, 1, VS_FRAME_NATIVE);
+  bool native = sqlite3_step (q) == SQLITE_ROW;
+  sqlite3_finalize (q);
+  if (!native)
+    {
+      stats->elapsed_ns = now_ns () - t0;
+      return 0;
+    }
 
   void *cxx = dlopen ("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
   if (cxx != NULL)
