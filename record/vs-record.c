@@ -634,10 +634,12 @@ timing_key (const char *name, char *out, size_t len)
  * and keeps them in the trace's meta as record_PHASE_ns.  program_ns is
  * the program's run (start to exit); after_last_ns and snapshot_ns the
  * time from its last recorded event to its exit and to its exit snapshot
- * (-1: unknown). */
+ * (-1: unknown); beside_ns how long the process traces' symbolization
+ * ran beside the imports (-1: it did not), of which only the wait after
+ * them is a phase. */
 static void
 report_timings (const VsTimings *t, int64_t program_ns, int64_t after_last_ns, int64_t snapshot_ns,
-                const char *trace)
+                int64_t beside_ns, const char *trace)
 {
   static const char *meta_sql = "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)";
   int64_t total = vs_timings_total (t);
@@ -649,6 +651,8 @@ report_timings (const VsTimings *t, int64_t program_ns, int64_t after_last_ns, i
   if (snapshot_ns >= 0)
     fprintf (stderr, "  %-42s %10.1f ms\n", "  of which until the exit snapshot was written",
              snapshot_ns / 1e6);
+  if (beside_ns >= 0)
+    fprintf (stderr, "  %-42s %10.1f ms\n", "symbolizing, beside the imports", beside_ns / 1e6);
   for (int i = 0; i < t->n; i++)
     fprintf (stderr, "  %-42s %10.1f ms %5.1f %%\n", t->phase[i].name, t->phase[i].ns / 1e6,
              total > 0 ? 100.0 * (double)t->phase[i].ns / (double)total : 0.0);
@@ -669,9 +673,11 @@ report_timings (const VsTimings *t, int64_t program_ns, int64_t after_last_ns, i
   } extra[] = { { "program run", program_ns },
                 { "exit after last event", after_last_ns },
                 { "exit snapshot after last event", snapshot_ns },
+                { "symbolizing beside the imports", beside_ns },
                 { "post run", total } };
+  const int nextra = (int)(sizeof extra / sizeof extra[0]);
   bool ok = true;
-  for (int i = 0; ok && i < t->n + 4; i++)
+  for (int i = 0; ok && i < t->n + nextra; i++)
     {
       const char *name = i < t->n ? t->phase[i].name : extra[i - t->n].name;
       int64_t ns = i < t->n ? t->phase[i].ns : extra[i - t->n].ns;
@@ -693,6 +699,53 @@ report_timings (const VsTimings *t, int64_t program_ns, int64_t after_last_ns, i
     fprintf (stderr, "vramscope record: cannot keep the timings in %s: %s\n", trace,
              sqlite3_errmsg (db));
   sqlite3_close (db);
+}
+
+/* The process traces of a spool, symbolized in a thread of their own
+ * while the PyTorch histories are imported beside them (those write only
+ * torch-PID.db files): the two are independent, and each can take
+ * seconds on a large run. */
+typedef struct
+{
+  char **files;
+  size_t n;
+  bool quiet;
+  int64_t ns; /* how long it took */
+} VsSymbolizeJob;
+
+static gpointer
+symbolize_job (gpointer data)
+{
+  VsSymbolizeJob *job = data;
+  int64_t t0 = vs_timings_now ();
+  vs_symbolize_traces ((const char *const *)job->files, job->n, job->quiet);
+  job->ns = vs_timings_now () - t0;
+  return NULL;
+}
+
+/* The spool's process traces (process-*.db), as list_spool lists. */
+static size_t
+list_process_traces (const char *spool, char ***out)
+{
+  size_t n = list_spool (spool, out), k = 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      const char *base = strrchr ((*out)[i], '/');
+      base = base ? base + 1 : (*out)[i];
+      if (strncmp (base, "process-", 8) == 0)
+        (*out)[k++] = (*out)[i];
+      else
+        free ((*out)[i]);
+    }
+  return k;
+}
+
+static void
+free_list (char **files, size_t n)
+{
+  for (size_t k = 0; k < n; k++)
+    free (files[k]);
+  free (files);
 }
 
 /* `vramscope record`: see the file comment.  argv[0] is "record". */
@@ -925,6 +978,16 @@ vs_cmd_record (int argc, char **argv)
   char host[256] = "localhost";
   gethostname (host, sizeof host - 1);
   bool keep_spool = false;
+  VsSymbolizeJob sym = { .quiet = quiet };
+  sym.n = list_process_traces (spool, &sym.files);
+  GThread *sym_thread
+      = torch_on && sym.n > 0 ? g_thread_try_new ("vs-symbolize", symbolize_job, &sym, NULL) : NULL;
+  if (sym_thread == NULL)
+    {
+      /* No PyTorch imports to overlap with (or no thread): in turn. */
+      symbolize_job (&sym);
+      vs_timings_phase ("symbolizing");
+    }
   int snapshots = torch_on ? vs_torch_stream_import_spool (spool, host, &keep_spool) : 0;
   vs_timings_phase ("importing the allocator stream");
   snapshots += torch_on ? import_snapshots (spool, host, &keep_spool) : 0;
@@ -932,6 +995,12 @@ vs_cmd_record (int argc, char **argv)
   if (torch_on)
     vs_torch_stream_append_tails (spool, &keep_spool);
   vs_timings_phase ("appending stream tails");
+  if (sym_thread != NULL)
+    {
+      g_thread_join (sym_thread);
+      vs_timings_phase ("symbolizing (waiting after the imports)");
+    }
+  free_list (sym.files, sym.n);
   if (timings)
     {
       /* Measuring the exit is --timings' own work: charged to no phase. */
@@ -963,9 +1032,10 @@ vs_cmd_record (int argc, char **argv)
    * process and devices already exist when it is merged. */
   char **files = NULL;
   size_t n = list_spool (spool, &files);
-  /* Stacks: native frames to functions and lines (vs-symbolize.c). */
+  /* Stacks: native frames to functions and lines (vs-symbolize.c); the
+   * process traces are done already, this does the imported histories. */
   vs_symbolize_traces ((const char *const *)files, n, quiet);
-  vs_timings_phase ("symbolizing");
+  vs_timings_phase ("symbolizing the imported histories");
   char *cmd = join_args (prog);
   char cwd[PATH_MAX];
   if (getcwd (cwd, sizeof cwd) == NULL)
@@ -1011,7 +1081,8 @@ vs_cmd_record (int argc, char **argv)
   if (timings)
     {
       vs_timings_set_active (NULL);
-      report_timings (&tm, end - start, after_last_ns, snapshot_ns, out);
+      report_timings (&tm, end - start, after_last_ns, snapshot_ns,
+                      sym_thread != NULL ? sym.ns : -1, out);
     }
   return code;
 }

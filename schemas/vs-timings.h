@@ -15,7 +15,7 @@
 
 typedef struct
 {
-  char name[40];
+  char name[64];
   int64_t ns;
 } VsTimingsPhase;
 

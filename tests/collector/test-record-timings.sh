@@ -34,8 +34,9 @@ rc=$?
 ok $([ $rc = 0 ] && [ -s "$dir/t.db" ] && echo 0 || echo 1) "record --timings writes the trace (exit $rc)"
 missing=
 for phase in "program run (start to exit)" "program exit after its last recorded event" \
-  "importing the allocator stream" "importing snapshots" "appending stream tails" "symbolizing" \
-  "merging (copy)" "finalize: loading events" "finalize: sorting and pairing" \
+  "symbolizing, beside the imports" "importing the allocator stream" "importing snapshots" \
+  "appending stream tails" "symbolizing (waiting after the imports)" \
+  "symbolizing the imported histories" "merging (copy)" "finalize: loading events" "finalize: sorting and pairing" \
   "finalize: series and levels" "finalize: blocks" "finalize: summary" "finalize: indexes" \
   "finalize: commit" "committing the file" "post-run total"; do
   grep -qF "  $phase " "$dir/t.err" || missing="$missing [$phase]"
@@ -58,6 +59,7 @@ def key(name):
     return "record_" + "_".join(re.findall(r"[a-z0-9]+", name.lower())) + "_ns"
 extra = {"program run (start to exit)": "record_program_run_ns",
          "program exit after its last recorded event": "record_exit_after_last_event_ns",
+         "symbolizing, beside the imports": "record_symbolizing_beside_the_imports_ns",
          "post-run total": "record_post_run_ns"}
 bad = []
 phases = [p for p in printed if p not in extra and not p.startswith("of which")]
@@ -75,6 +77,12 @@ if len(phases) < 12:
 print("ok" if not bad else "; ".join(bad))
 PY
 ok $([ "$(cat "$dir/meta.out")" = ok ] && echo 0 || echo 1) "the trace's meta keeps each printed figure, the phases summing to the total ($(cat "$dir/meta.out"))"
+
+# Without PyTorch's level there is nothing to symbolize beside: in turn.
+"$vramscope" record --timings --torch=off -o "$dir/off.db" -- sh "$dir/prog.sh" >/dev/null 2>"$dir/off.err"
+rc=$?
+ok $([ $rc = 0 ] && grep -q "^  symbolizing  " "$dir/off.err" && ! grep -q "beside the imports" "$dir/off.err" && echo 0 || echo 1) \
+  "--torch=off: the process traces are symbolized in turn, one phase (exit $rc)"
 
 "$vramscope" record -o "$dir/plain.db" -- sh "$dir/prog.sh" >/dev/null 2>"$dir/plain.err"
 rc=$?
