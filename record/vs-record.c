@@ -48,6 +48,7 @@
 #include "vs-recover.h"
 #include "vs-spool.h"
 #include "vs-summary.h"
+#include "vs-symbol-cache.h"
 #include "vs-symbolize.h"
 #include "vs-timings.h"
 #include "vs-torch-stream.h"
@@ -978,6 +979,10 @@ vs_cmd_record (int argc, char **argv)
   char host[256] = "localhost";
   gethostname (host, sizeof host - 1);
   bool keep_spool = false;
+  /* What symbolizing finds is kept by build-id for the next run. */
+  char *symbol_dir = vs_symbol_cache_default_dir ();
+  vs_symbol_cache_set_dir (symbol_dir);
+  free (symbol_dir);
   VsSymbolizeJob sym = { .quiet = quiet };
   sym.n = list_process_traces (spool, &sym.files);
   GThread *sym_thread
