@@ -7,6 +7,10 @@
 #                    stacks, as vramscope's hook asks) + _dump_snapshot
 #   record-nokernels vramscope record --no-kernels --timings
 #   record           vramscope record --timings (kernels on)
+# and, with PROBES=1, the collector without the PyTorch hook
+# (--torch=off), to tell the two in-run costs apart:
+#   record-notorch           record --timings --torch=off
+#   record-nokernels-notorch record --timings --no-kernels --torch=off
 # REPS times each, interleaved (all modes, then again), median per mode.
 # For each recorded run it keeps what --timings printed; for the first of
 # each mode the trace's size per table (bench/trace-sizes.py, SQLite's
@@ -22,6 +26,7 @@
 #   BUDGET      seconds: a run whose predicted time would end past BUDGET
 #               is not started, and the table says so (default 0: no limit)
 #   RUN_TIMEOUT seconds each run may take (default 300)
+#   PROBES      1: also the two --torch=off runs (default 0)
 # Writes OUTDIR/table.md (the tables), OUTDIR/bench.log (every step) and,
 # per run, OUTDIR/NAME.log (what it printed) and NAME.json (its ground
 # truth: settings, torch.cuda.memory_stats()).
@@ -37,6 +42,7 @@ REPS=${REPS:-2}
 STEPS_KEEP=${STEPS_KEEP:-100}
 BUDGET=${BUDGET:-0}
 RUN_TIMEOUT=${RUN_TIMEOUT:-300}
+PROBES=${PROBES:-0}
 log="$out/bench.log"
 table="$out/table.md"
 t_start=$EPOCHREALTIME
@@ -75,6 +81,8 @@ run() {
     torch-history) cmd=(python3 "$train" "${args[@]}" --torch-history "$out/$name.pickle") ;;
     record-nokernels) cmd=("$VRAMSCOPE" record $timings --no-kernels -o "$out/$name.db" -- python3 "$train" "${args[@]}") ;;
     record | keep) cmd=("$VRAMSCOPE" record $timings -o "$out/$name.db" -- python3 "$train" "${args[@]}") ;;
+    record-notorch) cmd=("$VRAMSCOPE" record $timings --torch=off -o "$out/$name.db" -- python3 "$train" "${args[@]}") ;;
+    record-nokernels-notorch) cmd=("$VRAMSCOPE" record $timings --no-kernels --torch=off -o "$out/$name.db" -- python3 "$train" "${args[@]}") ;;
   esac
   rm -f "$out/$name.db" "$out/$name.pickle"
   say "== $name ($(elapsed) s in): ${cmd[*]}"
@@ -138,8 +146,10 @@ sizes() { # TRACE LABEL: its tables into the log and sizes.md
 if [ "$STEPS_KEEP" != 0 ]; then
   run resnet18-keep keep "$STEPS_KEEP" && sizes "$out/resnet18-keep.db" "resnet18-keep.db ($STEPS_KEEP steps, kernels)"
 fi
+modes="plain torch-history record-nokernels record"
+[ "$PROBES" = 1 ] && modes="$modes record-nokernels-notorch record-notorch"
 for rep in $(seq 1 "$REPS"); do
-  for mode in plain torch-history record-nokernels record; do
+  for mode in $modes; do
     name=$mode-$rep
     fits "$mode" "$name" || continue
     run "$name" "$mode" "$STEPS" || continue
@@ -158,7 +168,9 @@ steps, batch, gpu = sys.argv[2], sys.argv[3], sys.argv[4]
 label = {"plain": "plain",
          "torch-history": "PyTorch's own `_record_memory_history` + `_dump_snapshot`",
          "record-nokernels": "`vramscope record --no-kernels`",
-         "record": "`vramscope record`"}
+         "record": "`vramscope record`",
+         "record-nokernels-notorch": "`vramscope record --no-kernels --torch=off` (no PyTorch hook)",
+         "record-notorch": "`vramscope record --torch=off` (no PyTorch hook)"}
 print("ResNet-18, batch %s, %s steps, %s: whole process wall time, median of the runs done" % (batch, steps, gpu))
 print()
 print("| run | runs | wall | vs. plain | step ms | after the program's end | output MB |")
@@ -167,7 +179,8 @@ med = {}
 for mode in label:
     r = [x for x in rows if x[0] == mode]
     if not r:
-        print("| %s | 0 | not run | | | | |" % label[mode])
+        if not mode.endswith("notorch"):
+            print("| %s | 0 | not run | | | | |" % label[mode])
         continue
     wall = statistics.median(float(x[2]) for x in r)
     med[mode] = wall

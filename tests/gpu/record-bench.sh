@@ -2,7 +2,8 @@
 # record-bench.sh — the whole-run cost of recording on a GPU machine:
 # bench/record-run-bench.sh (ResNet-18, batch 32, 800 steps: plain,
 # PyTorch's own history, record --no-kernels, record; median of 2, each
-# recorded run with --timings) within 520 s, keeping one 100-step trace
+# recorded run with --timings; and the collector alone, --torch=off, with
+# and without kernels) within 520 s, keeping one 100-step trace
 # with kernels (OUTDIR/resnet18-keep.db).  A run predicted to end past the
 # budget is not started; OUTDIR/table.md says how many runs each median
 # has.  The hook's stream library is built into OUTDIR/cache, removed
@@ -17,7 +18,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 export VRAMSCOPE=${VRAMSCOPE:-$root/build/cli/vramscope}
 export STEPS=${STEPS:-800} BATCH=${BATCH:-32} REPS=${REPS:-2} STEPS_KEEP=${STEPS_KEEP:-100}
-export BUDGET=${BUDGET:-480} RUN_TIMEOUT=${RUN_TIMEOUT:-150}
+export BUDGET=${BUDGET:-480} RUN_TIMEOUT=${RUN_TIMEOUT:-150} PROBES=${PROBES:-1}
 # The hook's allocator-stream library is built once (the first recorded
 # run, the kept one) into a cache here, not in the home folder.
 export VRAMSCOPE_CACHE_DIR="$out/cache"
