@@ -571,11 +571,14 @@ last_event_ns (char **files, size_t n)
 }
 
 /* When the newest PyTorch snapshot of the spool was written (its mtime,
- * CLOCK_REALTIME ns), -1 when there is none. */
+ * CLOCK_REALTIME ns), -1 when there is none; *take_ns and *write_ns get
+ * what its .info says taking and writing it cost (-1: not said). */
 static int64_t
-newest_snapshot_ns (const char *spool)
+newest_snapshot_ns (const char *spool, int64_t *take_ns, int64_t *write_ns)
 {
   int64_t newest = -1;
+  char newest_info[PATH_MAX + 256] = "";
+  *take_ns = *write_ns = -1;
   DIR *d = opendir (spool);
   if (d == NULL)
     return -1;
@@ -593,10 +596,25 @@ newest_snapshot_ns (const char *spool)
         {
           int64_t t = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
           if (t > newest)
-            newest = t;
+            {
+              newest = t;
+              snprintf (newest_info, sizeof newest_info, "%.*s.info", (int)(strlen (p) - 7), p);
+            }
         }
     }
   closedir (d);
+  FILE *f = newest_info[0] ? fopen (newest_info, "r") : NULL;
+  char line[512];
+  while (f != NULL && fgets (line, sizeof line, f) != NULL)
+    {
+      long long v;
+      if (sscanf (line, "timing take_ns %lld", &v) == 1)
+        *take_ns = v;
+      else if (sscanf (line, "timing write_ns %lld", &v) == 1)
+        *write_ns = v;
+    }
+  if (f != NULL)
+    fclose (f);
   return newest;
 }
 
@@ -635,12 +653,13 @@ timing_key (const char *name, char *out, size_t len)
  * and keeps them in the trace's meta as record_PHASE_ns.  program_ns is
  * the program's run (start to exit); after_last_ns and snapshot_ns the
  * time from its last recorded event to its exit and to its exit snapshot
- * (-1: unknown); beside_ns how long the process traces' symbolization
+ * (-1: unknown), take_ns and write_ns what taking and writing that
+ * snapshot cost, as the hook measured them (-1: unknown); beside_ns how long the process traces' symbolization
  * ran beside the imports (-1: it did not), of which only the wait after
  * them is a phase. */
 static void
 report_timings (const VsTimings *t, int64_t program_ns, int64_t after_last_ns, int64_t snapshot_ns,
-                int64_t beside_ns, const char *trace)
+                int64_t take_ns, int64_t write_ns, int64_t beside_ns, const char *trace)
 {
   static const char *meta_sql = "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)";
   int64_t total = vs_timings_total (t);
@@ -652,6 +671,10 @@ report_timings (const VsTimings *t, int64_t program_ns, int64_t after_last_ns, i
   if (snapshot_ns >= 0)
     fprintf (stderr, "  %-42s %10.1f ms\n", "  of which until the exit snapshot was written",
              snapshot_ns / 1e6);
+  if (take_ns >= 0)
+    fprintf (stderr, "  %-42s %10.1f ms\n", "    taking the snapshot (_snapshot)", take_ns / 1e6);
+  if (write_ns >= 0)
+    fprintf (stderr, "  %-42s %10.1f ms\n", "    writing it (pickle)", write_ns / 1e6);
   if (beside_ns >= 0)
     fprintf (stderr, "  %-42s %10.1f ms\n", "symbolizing, beside the imports", beside_ns / 1e6);
   for (int i = 0; i < t->n; i++)
@@ -674,6 +697,8 @@ report_timings (const VsTimings *t, int64_t program_ns, int64_t after_last_ns, i
   } extra[] = { { "program run", program_ns },
                 { "exit after last event", after_last_ns },
                 { "exit snapshot after last event", snapshot_ns },
+                { "exit snapshot take", take_ns },
+                { "exit snapshot write", write_ns },
                 { "symbolizing beside the imports", beside_ns },
                 { "post run", total } };
   const int nextra = (int)(sizeof extra / sizeof extra[0]);
@@ -970,7 +995,7 @@ vs_cmd_record (int argc, char **argv)
 
   /* --timings: every phase from here on is marked, the finalizer's too. */
   VsTimings tm;
-  int64_t after_last_ns = -1, snapshot_ns = -1;
+  int64_t after_last_ns = -1, snapshot_ns = -1, take_ns = -1, write_ns = -1;
   if (timings)
     {
       vs_timings_start (&tm);
@@ -1015,7 +1040,7 @@ vs_cmd_record (int argc, char **argv)
       for (size_t k = 0; k < nall; k++)
         free (all[k]);
       free (all);
-      int64_t snap = newest_snapshot_ns (spool);
+      int64_t snap = newest_snapshot_ns (spool, &take_ns, &write_ns);
       /* Events stamped outside the run (a clock other than the
        * collector's) say nothing about its exit. */
       if (last >= start && end >= last)
@@ -1086,7 +1111,7 @@ vs_cmd_record (int argc, char **argv)
   if (timings)
     {
       vs_timings_set_active (NULL);
-      report_timings (&tm, end - start, after_last_ns, snapshot_ns,
+      report_timings (&tm, end - start, after_last_ns, snapshot_ns, take_ns, write_ns,
                       sym_thread != NULL ? sym.ns : -1, out);
     }
   return code;

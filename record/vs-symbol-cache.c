@@ -222,8 +222,7 @@ vs_symbol_cache_open (const char *build_id)
   /* Debug info installed later gives other answers: another file. */
   char debug[512];
   struct stat st;
-  snprintf (debug, sizeof debug, "/usr/lib/debug/.build-id/%.2s/%s.debug", build_id,
-            build_id + 2);
+  snprintf (debug, sizeof debug, "/usr/lib/debug/.build-id/%.2s/%s.debug", build_id, build_id + 2);
   bool has_debug = stat (debug, &st) == 0;
   VsSymbolCache *c = calloc (1, sizeof *c);
   if (c == NULL)

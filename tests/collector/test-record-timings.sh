@@ -19,7 +19,7 @@ ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok 
 # The writer commits 2 batches, then waits to be killed; the program
 # kills it there and exits 0.
 cat >"$dir/prog.sh" <<EOS
-printf 'pid %s\ndevice 0 GPU-00000000-0000-0000-0000-0000000000aa 1000 Test GPU\n' \$\$ \
+printf 'pid %s\ndevice 0 GPU-00000000-0000-0000-0000-0000000000aa 1000 Test GPU\ntiming take_ns 1234567\ntiming write_ns 2345678\n' \$\$ \
   >"\$VRAMSCOPE_SPOOL_DIR/torch-\$\$-000001.info"
 cp "$snaps/train.pickle" "\$VRAMSCOPE_SPOOL_DIR/torch-\$\$-000001.pickle"
 "$writer" - 2 5000 0 >"$dir/w.\$\$.out" &
@@ -43,6 +43,11 @@ for phase in "program run (start to exit)" "program exit after its last recorded
 done
 ok $([ -z "$missing" ] && echo 0 || echo 1) "every post-run phase is printed${missing:+; missing:$missing}"
 cat "$dir/t.err" | sed 's/^/# /'
+
+# What the hook says its exit snapshot cost, printed and kept.
+take=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT group_concat(value) FROM (SELECT value FROM meta WHERE key IN (\"record_exit_snapshot_take_ns\", \"record_exit_snapshot_write_ns\") ORDER BY key)").fetchone()[0])' "$dir/t.db" 2>&1)
+ok $(grep -q "^ *taking the snapshot (_snapshot) *1.2 ms" "$dir/t.err" && grep -q "^ *writing it (pickle) *2.3 ms" "$dir/t.err" && [ "$take" = "1234567,2345678" ] && echo 0 || echo 1) \
+  "the snapshot's own cost, as its .info says, is printed and kept ($take)"
 
 # The meta keeps what was printed: one key per phase, the phases summing
 # to the post-run total, each printed figure equal to its key's.
