@@ -11,7 +11,9 @@
  * (collector/python/sitecustomize.py, beside the collector) goes first on
  * PYTHONPATH.  Each process that imports torch leaves allocator snapshots
  * in the spool; the newest of each process is imported in process by the
- * snapshot importer (../import), tied to the process's pid and GPUs by
+ * snapshot importer (../import; several processes' at once, in threads,
+ * while another thread symbolizes the process traces), tied to the
+ * process's pid and GPUs by
  * uuid, and merged with the CUPTI events into the same trace; a process
  * that left no final snapshot (killed, aborted) gets its allocator stream
  * instead, and one whose final snapshot was taken at a signal gets the
@@ -464,6 +466,65 @@ tie_snapshot (const char *trace, const char *info, const char *host, char *err, 
   return ok;
 }
 
+/* The snapshots import_snapshots() imports, shared by its threads. */
+typedef struct
+{
+  const char *spool, *host;
+  long long *pid, *seq;
+  size_t n;
+  gint next;     /* the next one to take (atomic) */
+  gint imported; /* how many were (atomic) */
+  gint keep;     /* one failed: the spool is kept (atomic) */
+} VsImportJobs;
+
+/* Imports the snapshot of one process; false when it failed (reported). */
+static bool
+import_process (const char *spool, const char *host, long long pid, long long seq, bool *done)
+{
+  char pickle[PATH_MAX + 64], info[PATH_MAX + 64], trace[PATH_MAX + 64];
+  snprintf (pickle, sizeof pickle, "%s/torch-%lld-%06lld.pickle", spool, pid, seq);
+  snprintf (info, sizeof info, "%s/torch-%lld-%06lld.info", spool, pid, seq);
+  snprintf (trace, sizeof trace, "%s/torch-%lld.db", spool, pid);
+  *done = false;
+  if (access (trace, F_OK) == 0)
+    return true; /* its allocator stream, imported already (vs-torch-stream.c) */
+  char err[1024] = "";
+  if (!import_one (pickle, trace))
+    {
+      fprintf (stderr,
+               "vramscope record: PyTorch's snapshot of process %lld could not be "
+               "imported; it is kept in %s\n",
+               pid, spool);
+      unlink (trace);
+      return false;
+    }
+  if (!tie_snapshot (trace, info, host, err, sizeof err))
+    {
+      fprintf (stderr, "vramscope record: %s\n", err);
+      unlink (trace);
+      return false;
+    }
+  *done = true;
+  return true;
+}
+
+static gpointer
+import_worker (gpointer data)
+{
+  VsImportJobs *jobs = data;
+  for (;;)
+    {
+      gint k = g_atomic_int_add (&jobs->next, 1);
+      if (k < 0 || (size_t)k >= jobs->n)
+        return NULL;
+      bool done = false;
+      if (!import_process (jobs->spool, jobs->host, jobs->pid[k], jobs->seq[k], &done))
+        g_atomic_int_set (&jobs->keep, 1);
+      if (done)
+        g_atomic_int_inc (&jobs->imported);
+    }
+}
+
 /* Imports, for each process that left PyTorch snapshots in the spool, the
  * newest one (named torch-PID-SEQ.pickle: the exit snapshot holds all the
  * history an earlier OOM snapshot holds) into spool/torch-PID.db, ready to
@@ -512,38 +573,44 @@ import_snapshots (const char *spool, const char *host, bool *keep)
   closedir (d);
   if (n == 0)
     return 0;
-  int imported = 0;
+  /* One process's import does not wait for another's: each writes its own
+   * torch-PID.db, in as many threads as there are processors. */
+  VsImportJobs jobs = { .spool = spool, .host = host, .n = n };
+  jobs.pid = malloc (n * sizeof *jobs.pid);
+  jobs.seq = malloc (n * sizeof *jobs.seq);
+  if (jobs.pid == NULL || jobs.seq == NULL)
+    {
+      free (jobs.pid);
+      free (jobs.seq);
+      fprintf (stderr, "vramscope record: out of memory\n");
+      *keep = true;
+      return 0;
+    }
   for (size_t k = 0; k < n; k++)
     {
-      char pickle[PATH_MAX + 64], info[PATH_MAX + 64], trace[PATH_MAX + 64];
-      snprintf (pickle, sizeof pickle, "%s/torch-%lld-%06lld.pickle", spool, newest[k].pid,
-                newest[k].seq);
-      snprintf (info, sizeof info, "%s/torch-%lld-%06lld.info", spool, newest[k].pid,
-                newest[k].seq);
-      snprintf (trace, sizeof trace, "%s/torch-%lld.db", spool, newest[k].pid);
-      if (access (trace, F_OK) == 0)
-        continue; /* its allocator stream, imported already (vs-torch-stream.c) */
-      char err[1024] = "";
-      if (!import_one (pickle, trace))
-        {
-          fprintf (stderr,
-                   "vramscope record: PyTorch's snapshot of process %lld could not be "
-                   "imported; it is kept in %s\n",
-                   newest[k].pid, spool);
-          *keep = true;
-          unlink (trace);
-          continue;
-        }
-      if (!tie_snapshot (trace, info, host, err, sizeof err))
-        {
-          fprintf (stderr, "vramscope record: %s\n", err);
-          *keep = true;
-          unlink (trace);
-          continue;
-        }
-      imported++;
+      jobs.pid[k] = newest[k].pid;
+      jobs.seq[k] = newest[k].seq;
     }
-  return imported;
+  guint nthreads = MIN (MIN ((guint)n, g_get_num_processors ()), 8);
+  const char *env = getenv ("VRAMSCOPE_IMPORT_THREADS");
+  if (env != NULL && atoi (env) > 0)
+    nthreads = MIN (nthreads, (guint)atoi (env));
+  GThread *threads[64];
+  guint started = 0;
+  for (guint t = 1; t < nthreads && t < G_N_ELEMENTS (threads); t++)
+    {
+      threads[started] = g_thread_try_new ("vs-import", import_worker, &jobs, NULL);
+      if (threads[started] != NULL)
+        started++;
+    }
+  import_worker (&jobs);
+  for (guint t = 0; t < started; t++)
+    g_thread_join (threads[t]);
+  free (jobs.pid);
+  free (jobs.seq);
+  if (jobs.keep)
+    *keep = true;
+  return jobs.imported;
 }
 
 /* The latest event time (CLOCK_REALTIME ns) in the traces of the spool,

@@ -7,6 +7,8 @@
 # against the program's run, keep the same figures in the trace's meta
 # (record_PHASE_ns, the phases summing to record_post_run_ns), and change
 # nothing else: without it, nothing is printed and no record_* key kept.
+# Also: the snapshots of several processes, imported in parallel, give the
+# trace importing them one after another gives.
 #
 # Usage: test-record-timings.sh VRAMSCOPE SPOOL_WRITER SNAPSHOTS_DIR   (TAP output)
 set -u
@@ -101,6 +103,40 @@ q = ("SELECT device_id, allocator_id, alloc_count, peak_allocated_bytes, final_a
      " peak_reserved_bytes, final_reserved_bytes FROM summary ORDER BY device_id, allocator_id")
 print(int(a.execute(q).fetchall() == b.execute(q).fetchall()))' "$dir/t.db" "$dir/plain.db" 2>&1)
 ok $([ "$same" = 1 ] && echo 0 || echo 1) "with and without --timings the trace holds the same counts and peaks"
+
+# Several processes' snapshots are imported at once, each in its own
+# thread: the trace is the one importing them one after another gives.
+cat >"$dir/many.sh" <<EOS
+for k in 1 2 3; do
+  pid=\$((\$\$ * 10 + k))
+  printf 'pid %s\ndevice 0 GPU-00000000-0000-0000-0000-0000000000aa 1000 Test GPU\n' \$pid \
+    >"\$VRAMSCOPE_SPOOL_DIR/torch-\$pid-000001.info"
+done
+cp "$snaps/train.pickle" "\$VRAMSCOPE_SPOOL_DIR/torch-\$((\$\$ * 10 + 1))-000001.pickle"
+cp "$snaps/leak.pickle" "\$VRAMSCOPE_SPOOL_DIR/torch-\$((\$\$ * 10 + 2))-000001.pickle"
+cp "$snaps/fragmentation.pickle" "\$VRAMSCOPE_SPOOL_DIR/torch-\$((\$\$ * 10 + 3))-000001.pickle"
+"$writer" - 1 100 0 >"$dir/w.\$\$.out" &
+w=\$!
+i=0
+while ! grep -q mid-batch "$dir/w.\$\$.out" 2>/dev/null && [ \$i -lt 200 ]; do sleep 0.1; i=\$((i + 1)); done
+kill -KILL \$w
+EOS
+"$vramscope" record -q -o "$dir/par.db" -- sh "$dir/many.sh" 2>"$dir/par.err"
+rc1=$?
+VRAMSCOPE_IMPORT_THREADS=1 "$vramscope" record -q -o "$dir/seq.db" -- sh "$dir/many.sh" 2>"$dir/seq.err"
+rc2=$?
+same=$(python3 -c '
+import sqlite3, sys
+def rows(p):
+    db = sqlite3.connect(p)
+    ev = db.execute("SELECT d.uuid, a.kind, e.op, e.address, e.requested_bytes, e.block_bytes, e.ts - (SELECT min(ts) FROM alloc_event x WHERE x.allocator_id = e.allocator_id) FROM alloc_event e JOIN device d ON d.id = e.device_id JOIN allocator a ON a.id = e.allocator_id ORDER BY e.id").fetchall()
+    n = db.execute("SELECT count(*) FROM allocator WHERE kind = \"pytorch\"").fetchone()[0]
+    return ev, n
+(a, na), (b, nb) = rows(sys.argv[1]), rows(sys.argv[2])
+print(int(a == b and len(a) > 0), na, nb, len(a))' "$dir/par.db" "$dir/seq.db" 2>&1)
+set -- $same
+ok $([ $rc1 = 0 ] && [ $rc2 = 0 ] && [ "${1:-0}" = 1 ] && [ "${2:-0}" = 3 ] && echo 0 || echo 1) \
+  "three processes' snapshots imported in parallel and one after another give the same events ($same)"
 
 echo "1..$n"
 exit $failed
