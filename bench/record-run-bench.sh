@@ -11,6 +11,8 @@
 # (--torch=off), to tell the two in-run costs apart:
 #   record-notorch           record --timings --torch=off
 #   record-nokernels-notorch record --timings --no-kernels --torch=off
+#   record-allocstacks       record --timings, the hook keeping no stacks of
+#                            frees (VRAMSCOPE_TORCH_CONTEXT=alloc)
 # REPS times each, interleaved (all modes, then again), median per mode.
 # For each recorded run it keeps what --timings printed; for the first of
 # each mode the trace's size per table (bench/trace-sizes.py, SQLite's
@@ -83,6 +85,7 @@ run() {
     record | keep) cmd=("$VRAMSCOPE" record $timings -o "$out/$name.db" -- python3 "$train" "${args[@]}") ;;
     record-notorch) cmd=("$VRAMSCOPE" record $timings --torch=off -o "$out/$name.db" -- python3 "$train" "${args[@]}") ;;
     record-nokernels-notorch) cmd=("$VRAMSCOPE" record $timings --no-kernels --torch=off -o "$out/$name.db" -- python3 "$train" "${args[@]}") ;;
+    record-allocstacks) cmd=(env VRAMSCOPE_TORCH_CONTEXT=alloc "$VRAMSCOPE" record $timings -o "$out/$name.db" -- python3 "$train" "${args[@]}") ;;
   esac
   rm -f "$out/$name.db" "$out/$name.pickle"
   say "== $name ($(elapsed) s in): ${cmd[*]}"
@@ -147,7 +150,7 @@ if [ "$STEPS_KEEP" != 0 ]; then
   run resnet18-keep keep "$STEPS_KEEP" && sizes "$out/resnet18-keep.db" "resnet18-keep.db ($STEPS_KEEP steps, kernels)"
 fi
 modes="plain torch-history record-nokernels record"
-[ "$PROBES" = 1 ] && modes="$modes record-nokernels-notorch record-notorch"
+[ "$PROBES" = 1 ] && modes="$modes record-nokernels-notorch record-notorch record-allocstacks"
 for rep in $(seq 1 "$REPS"); do
   for mode in $modes; do
     name=$mode-$rep
@@ -170,7 +173,8 @@ label = {"plain": "plain",
          "record-nokernels": "`vramscope record --no-kernels`",
          "record": "`vramscope record`",
          "record-nokernels-notorch": "`vramscope record --no-kernels --torch=off` (no PyTorch hook)",
-         "record-notorch": "`vramscope record --torch=off` (no PyTorch hook)"}
+         "record-notorch": "`vramscope record --torch=off` (no PyTorch hook)",
+         "record-allocstacks": "`vramscope record`, no stacks of frees (`VRAMSCOPE_TORCH_CONTEXT=alloc`)"}
 print("ResNet-18, batch %s, %s steps, %s: whole process wall time, median of the runs done" % (batch, steps, gpu))
 print()
 print("| run | runs | wall | vs. plain | step ms | after the program's end | output MB |")
@@ -179,7 +183,7 @@ med = {}
 for mode in label:
     r = [x for x in rows if x[0] == mode]
     if not r:
-        if not mode.endswith("notorch"):
+        if mode in ("plain", "torch-history", "record-nokernels", "record"):
             print("| %s | 0 | not run | | | | |" % label[mode])
         continue
     wall = statistics.median(float(x[2]) for x in r)

@@ -326,7 +326,13 @@ def _on_cuda_init():
     _start_stream()
     try:
         entries = int(os.environ.get("VRAMSCOPE_TORCH_MAX_ENTRIES", "1000000"))
-        torch.cuda.memory._record_memory_history(max_entries=entries, stacks="python")
+        # Stacks of allocations and frees ("all", the default); "alloc"
+        # keeps no stacks of frees (a measurement knob: it costs less).
+        context = os.environ.get("VRAMSCOPE_TORCH_CONTEXT", "all")
+        if context not in ("all", "alloc"):
+            context = "all"
+        torch.cuda.memory._record_memory_history(max_entries=entries, stacks="python",
+                                                 context=context)
         torch._C._cuda_attach_out_of_memory_observer(_on_oom)
         import atexit
         atexit.register(_at_exit)
