@@ -22,4 +22,5 @@
 #include "vs-report.h"
 #include "vs-alloc-conf.h"
 #include "vs-whatif.h"
+#include "vs-whatif-line.h"
 #include "vs-spool.h"

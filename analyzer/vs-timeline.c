@@ -196,6 +196,27 @@ check_series (VsTrace *trace, gint64 device_id, gint64 allocator_id, GError **er
 }
 
 GArray *
+vs_timeline_buckets_new (gint64 from_ns, gint64 to_ns, guint n_buckets)
+{
+  g_return_val_if_fail (from_ns < to_ns && n_buckets >= 1, NULL);
+  gint64 span = to_ns - from_ns;
+  GArray *out = g_array_sized_new (FALSE, TRUE, sizeof (VsTimelineBucket), n_buckets);
+
+  g_array_set_size (out, n_buckets);
+  for (guint i = 0; i < n_buckets; i++)
+    {
+      VsTimelineBucket *b = &g_array_index (out, VsTimelineBucket, i);
+
+      /* from + span*i/n without overflow. */
+      b->from_ns = from_ns + (span / n_buckets) * i + (span % n_buckets) * i / n_buckets;
+      if (i > 0)
+        g_array_index (out, VsTimelineBucket, i - 1).to_ns = b->from_ns;
+    }
+  g_array_index (out, VsTimelineBucket, n_buckets - 1).to_ns = to_ns;
+  return out;
+}
+
+GArray *
 vs_timeline_query (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 from_ns,
                    gint64 to_ns, guint n_buckets, GError **error)
 {
@@ -223,18 +244,7 @@ vs_timeline_query (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64
       return NULL;
     }
 
-  out = g_array_sized_new (FALSE, TRUE, sizeof (VsTimelineBucket), n_buckets);
-  g_array_set_size (out, n_buckets);
-  for (guint i = 0; i < n_buckets; i++)
-    {
-      VsTimelineBucket *b = &g_array_index (out, VsTimelineBucket, i);
-
-      /* from + span*i/n without overflow. */
-      b->from_ns = from_ns + (span / n_buckets) * i + (span % n_buckets) * i / n_buckets;
-      if (i > 0)
-        g_array_index (out, VsTimelineBucket, i - 1).to_ns = b->from_ns;
-    }
-  g_array_index (out, VsTimelineBucket, n_buckets - 1).to_ns = to_ns;
+  out = vs_timeline_buckets_new (from_ns, to_ns, n_buckets);
 
   if (!vs_series_at_time (trace, device_id, allocator_id, from_ns - 1, &carry, error))
     return NULL;

@@ -52,6 +52,12 @@ gboolean vs_series_at_time (VsTrace *trace, gint64 device_id, gint64 allocator_i
 gboolean vs_series_at_seq (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 seq,
                            VsSeriesPoint *out, GError **error);
 
+/* n_buckets empty buckets splitting [from_ns, to_ns) into equal parts (the
+ * last one absorbs the remainder), with only their edges set; the edges
+ * every timeline reduction uses.  Requires from_ns < to_ns with a span
+ * that fits in 64 bits, and n_buckets >= 1. */
+GArray *vs_timeline_buckets_new (gint64 from_ns, gint64 to_ns, guint n_buckets);
+
 /* Reduces [from_ns, to_ns) of (device_id, allocator_id) to n_buckets equal
  * buckets (the last one absorbs the remainder).  device_id must name a
  * device; allocator_id 0 means all of that device.  Requires

@@ -289,7 +289,7 @@ vs_trace_open_connection (VsTrace *trace, const char *file, GError **error)
         rc = probe (trace->db);
     }
   if (why == NULL && rc != SQLITE_OK && (rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_NOTADB
-      && !side_file_used (file, "-wal"))
+      && !side_file_used (file, "-wal") && header_says_wal (file))
     {
       g_autofree char *escaped = g_uri_escape_string (file, "/", FALSE);
       g_autofree char *uri = g_strconcat ("file:", escaped, "?immutable=1", NULL);

@@ -38,6 +38,7 @@ typedef enum
   VS_TRACE_ERROR_NOT_FINALIZED, /* interrupted recording on a read-only file */
   VS_TRACE_ERROR_INVALID_ARGUMENT, /* a query was given a device, allocator or range that does not exist */
   VS_TRACE_ERROR_FAILED,           /* any other failure (I/O, SQLite) */
+  VS_TRACE_ERROR_CANCELLED,        /* the caller asked a long query to stop */
 } VsTraceError;
 
 typedef struct _VsTrace VsTrace;

@@ -1,22 +1,6 @@
 /* vs-whatif.c — the what-if replay (see vs-whatif.h).
  *
- * The allocator's events are read in the order they were recorded
- * (alloc_event by id, which is time order within one allocator) and merged
- * with its failures (failed_alloc by time: a failure comes after events of
- * the same instant only when those are the releases that preceded it).
- * They become requests:
- *   - alloc → malloc of requested_bytes on its stream;
- *   - free_completed → free of the block allocated at that address;
- *   - a failure → malloc of the failed size (PyTorch records the rounded
- *     size), on the stream of the allocation before it;
- *   - a run of segment_free / segment_unmap → nothing when a new segment
- *     or a failure follows it at once (the allocator's own release before
- *     a retry, which the model repeats when its limit requires), else
- *     empty_cache();
- *   - segment_alloc / segment_map → nothing (the model decides).
- * Events before the history began (no stream: what an imported snapshot
- * reconstructed as live at its first entry) become the model's starting
- * state instead.
+ * The requests come from vs-whatif-requests.c.
  *
  * One pass replays and learns what the limit must be at once (with no
  * limit, or the one given); a second replays again only when the derived
@@ -31,340 +15,60 @@
 #include "vs-alloc-conf.h"
 #include "vs-caching-allocator.h"
 #include "vs-trace-private.h"
+#include "vs-whatif-requests.h"
 
-static const char *events_sql
-    = "SELECT op, ts, address, requested_bytes, block_bytes, stream FROM alloc_event"
-      " WHERE allocator_id = ?1 ORDER BY id";
-static const char *failures_sql = "SELECT ts, requested_bytes, device_free_bytes FROM failed_alloc"
-                                  " WHERE allocator_id = ?1 ORDER BY ts, id";
+static const char *last_id_sql = "SELECT MAX(id) FROM alloc_event";
 static const char *settings_sql = "SELECT settings FROM allocator WHERE id = ?1";
 
-typedef enum
-{
-  EV_END,
-  EV_PREFIX_SEGMENT,
-  EV_PREFIX_BLOCK,
-  EV_ALLOC,
-  EV_FREE,
-  EV_FAIL,
-  EV_RELEASES,
-  EV_SEGMENT,
-} EvKind;
-
-typedef enum
-{
-  NEXT_OTHER,
-  NEXT_SEGMENT,
-  NEXT_FAILURE,
-} NextKind;
-
+/* Live blocks by recorded address (common/vs-hash-table.h: a GHashTable
+ * costs a third of a replay's time on large traces). */
 typedef struct
 {
-  EvKind kind;
-  gint64 ts;
   gint64 address;
-  gint64 size;
-  gint64 block_bytes;
-  gint64 stream;      /* VS_UNKNOWN in the prefix */
-  gint64 device_free; /* EV_FAIL */
-  int op;             /* EV_SEGMENT, EV_PREFIX_SEGMENT: segment_alloc or segment_map */
-  /* EV_RELEASES: the bytes given back, and what came right after */
-  NextKind next;
-  gint64 next_size;
-} Ev;
+  VsCaBlock *block;
+  gboolean used;
+} LiveEntry;
 
-typedef struct
-{
-  int op;
-  gint64 ts, address, size, block_bytes, stream;
-} Row;
-
-typedef struct
-{
-  VsTrace *trace;
-  sqlite3_stmt *events;
-  sqlite3_stmt *failures;
-  gboolean have_row, have_fail;
-  Row row;
-  gint64 fail_ts, fail_size, fail_free;
-  gboolean in_prefix;
-  GArray *releases; /* Row: the releases of the last EV_RELEASES */
-  GError **error;
-  gboolean failed;
-} Reader;
-
-static gboolean
-is_release (int op)
-{
-  return op == VS_ALLOC_OP_SEGMENT_FREE || op == VS_ALLOC_OP_SEGMENT_UNMAP;
-}
-
-/* A recorded size as the model takes it: what is not a size (negative, as
- * an unsigned 2^64 - 1 reads) is 0, and nothing is larger than 1 PiB, so
- * that sums of sizes cannot overflow. */
-static gint64
-clamp_size (gint64 size)
-{
-  return CLAMP (size, 0, (gint64)1 << 50);
-}
-
-static void
-step_row (Reader *r)
-{
-  int rc = sqlite3_step (r->events);
-  r->have_row = rc == SQLITE_ROW;
-  if (rc == SQLITE_ROW)
-    {
-      /* NULL reads as 0: a size the trace does not know counts nothing */
-      r->row.op = sqlite3_column_int (r->events, 0);
-      r->row.ts = sqlite3_column_int64 (r->events, 1);
-      r->row.address = sqlite3_column_int64 (r->events, 2);
-      r->row.size = clamp_size (sqlite3_column_int64 (r->events, 3));
-      r->row.stream = vs_column_int (r->events, 5);
-      /* the rounded size matters only for what was live before the history
-       * (rows without a stream) */
-      r->row.block_bytes = r->row.stream == VS_UNKNOWN ? vs_column_int (r->events, 4) : VS_UNKNOWN;
-    }
-  else if (rc != SQLITE_DONE && !r->failed)
-    r->failed = !vs_trace_sql_error (r->trace, r->error);
-}
-
-static void
-step_fail (Reader *r)
-{
-  int rc = sqlite3_step (r->failures);
-  r->have_fail = rc == SQLITE_ROW;
-  if (rc == SQLITE_ROW)
-    {
-      r->fail_ts = sqlite3_column_int64 (r->failures, 0);
-      r->fail_size = clamp_size (sqlite3_column_int64 (r->failures, 1));
-      r->fail_free = vs_column_int (r->failures, 2);
-    }
-  else if (rc != SQLITE_DONE && !r->failed)
-    r->failed = !vs_trace_sql_error (r->trace, r->error);
-}
-
-static gboolean
-reader_start (Reader *r, VsTrace *trace, gint64 allocator_id, GError **error)
-{
-  memset (r, 0, sizeof *r);
-  r->releases = g_array_new (FALSE, FALSE, sizeof (Row));
-  r->trace = trace;
-  r->error = error;
-  r->in_prefix = TRUE;
-  r->events = vs_trace_statement (trace, events_sql, error);
-  if (r->events == NULL)
-    return FALSE;
-  r->failures = vs_trace_statement (trace, failures_sql, error);
-  if (r->failures == NULL)
-    return FALSE;
-  sqlite3_bind_int64 (r->events, 1, allocator_id);
-  sqlite3_bind_int64 (r->failures, 1, allocator_id);
-  step_row (r);
-  step_fail (r);
-  return !r->failed;
-}
-
-static void
-reader_stop (Reader *r)
-{
-  g_clear_pointer (&r->releases, g_array_unref);
-  if (r->events)
-    sqlite3_reset (r->events);
-  if (r->failures)
-    sqlite3_reset (r->failures);
-}
-
-/* Whether the next item is the pending failure rather than the pending
- * row: earlier, or at the same instant unless the row is a release (the
- * releases an out-of-memory error follows come first). */
-static gboolean
-failure_first (Reader *r)
-{
-  if (!r->have_fail)
-    return FALSE;
-  if (!r->have_row)
-    return TRUE;
-  return r->fail_ts < r->row.ts || (r->fail_ts == r->row.ts && !is_release (r->row.op));
-}
-
-/* The next event; kind EV_END at the end (or on an error: r->failed). */
-static void
-reader_next (Reader *r, Ev *ev)
-{
-  memset (ev, 0, sizeof *ev);
-  for (;;)
-    {
-      if (r->failed || (!r->have_row && !r->have_fail))
-        {
-          ev->kind = EV_END;
-          return;
-        }
-      if (failure_first (r))
-        {
-          r->in_prefix = FALSE;
-          ev->kind = EV_FAIL;
-          ev->ts = r->fail_ts;
-          ev->size = r->fail_size;
-          ev->device_free = r->fail_free;
-          step_fail (r);
-          return;
-        }
-      Row row = r->row;
-      if (row.stream != VS_UNKNOWN)
-        r->in_prefix = FALSE;
-      ev->ts = row.ts;
-      ev->address = row.address;
-      ev->size = row.size;
-      ev->block_bytes = row.block_bytes;
-      ev->stream = row.stream;
-      step_row (r);
-      switch (row.op)
-        {
-        case VS_ALLOC_OP_ALLOC:
-          ev->kind = r->in_prefix ? EV_PREFIX_BLOCK : EV_ALLOC;
-          return;
-        case VS_ALLOC_OP_FREE_COMPLETED:
-          ev->kind = EV_FREE;
-          return;
-        case VS_ALLOC_OP_SEGMENT_ALLOC:
-        case VS_ALLOC_OP_SEGMENT_MAP:
-          ev->kind = r->in_prefix ? EV_PREFIX_SEGMENT : EV_SEGMENT;
-          ev->op = row.op;
-          return;
-        case VS_ALLOC_OP_SEGMENT_FREE:
-        case VS_ALLOC_OP_SEGMENT_UNMAP:
-          r->in_prefix = FALSE;
-          ev->kind = EV_RELEASES;
-          g_array_set_size (r->releases, 0);
-          g_array_append_val (r->releases, row);
-          while (r->have_row && is_release (r->row.op) && !failure_first (r))
-            {
-              ev->size += r->row.size;
-              g_array_append_val (r->releases, r->row);
-              step_row (r);
-            }
-          if (failure_first (r))
-            ev->next = NEXT_FAILURE;
-          else if (r->have_row
-                   && (r->row.op == VS_ALLOC_OP_SEGMENT_ALLOC
-                       || r->row.op == VS_ALLOC_OP_SEGMENT_MAP))
-            {
-              ev->next = NEXT_SEGMENT;
-              ev->next_size = r->row.size;
-            }
-          return;
-        default: /* free_requested: the block is not reusable until completed */
-          break;
-        }
-    }
-}
-
-/* Live blocks by recorded address: open addressing with linear probing
- * (a GHashTable costs a third of a replay's time on large traces). */
-typedef struct
-{
-  gint64 *keys;
-  VsCaBlock **values; /* NULL: empty slot */
-  gsize mask;
-  gsize count;
-} LiveMap;
-
-static gsize
-live_slot (const LiveMap *m, gint64 key)
-{
-  guint64 h = (guint64)key * 0x9E3779B97F4A7C15ull;
-  return (gsize)(h >> 20) & m->mask;
-}
-
-static void
-live_init (LiveMap *m)
-{
-  m->mask = 1023;
-  m->count = 0;
-  m->keys = g_new (gint64, m->mask + 1);
-  m->values = g_new0 (VsCaBlock *, m->mask + 1);
-}
-
-static void
-live_clear (LiveMap *m)
-{
-  g_clear_pointer (&m->keys, g_free);
-  g_clear_pointer (&m->values, g_free);
-}
+#define VS_HT_TYPE LiveMap
+#define VS_HT_FN(n) live_##n
+#define VS_HT_ENTRY LiveEntry
+#define VS_HT_KEY_TYPE gint64
+#define VS_HT_KEY(e) ((e)->address)
+#define VS_HT_SET_KEY(e, k) ((e)->address = (k), (e)->used = TRUE)
+#define VS_HT_HASH(k) vs_hash_mix64 ((guint64)(k))
+#define VS_HT_EQUAL(a, b) ((a) == (b))
+#define VS_HT_IS_EMPTY(e) (!(e)->used)
+#include "vs-hash-table.h"
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (LiveMap, live_clear)
 
 static VsCaBlock *
-live_get (const LiveMap *m, gint64 key)
+live_get (const LiveMap *m, gint64 address)
 {
-  for (gsize i = live_slot (m, key);; i = (i + 1) & m->mask)
-    {
-      if (m->values[i] == NULL)
-        return NULL;
-      if (m->keys[i] == key)
-        return m->values[i];
-    }
+  LiveEntry *e = live_find (m, address);
+  return e != NULL ? e->block : NULL;
 }
 
-static void live_put (LiveMap *m, gint64 key, VsCaBlock *value);
-
+/* Sets address's block (replacing any). */
 static void
-live_grow (LiveMap *m)
+live_put (LiveMap *m, gint64 address, VsCaBlock *block)
 {
-  LiveMap old = *m;
-  m->mask = old.mask * 2 + 1;
-  m->count = 0;
-  m->keys = g_new (gint64, m->mask + 1);
-  m->values = g_new0 (VsCaBlock *, m->mask + 1);
-  for (gsize i = 0; i <= old.mask; i++)
-    if (old.values[i] != NULL)
-      live_put (m, old.keys[i], old.values[i]);
-  live_clear (&old);
+  g_assert (block != NULL);
+  LiveEntry *e = live_insert (m, address, NULL);
+  if (e == NULL)
+    g_error ("out of memory");
+  e->block = block;
 }
 
-/* Sets key's value (replacing any). */
-static void
-live_put (LiveMap *m, gint64 key, VsCaBlock *value)
-{
-  g_assert (value != NULL);
-  if ((m->count + 1) * 2 > m->mask + 1)
-    live_grow (m);
-  gsize i = live_slot (m, key);
-  while (m->values[i] != NULL && m->keys[i] != key)
-    i = (i + 1) & m->mask;
-  if (m->values[i] == NULL)
-    m->count++;
-  m->keys[i] = key;
-  m->values[i] = value;
-}
-
-/* Removes key; returns its value, or NULL when absent.  Later entries of
- * the probe run are shifted back so that no tombstones are needed. */
+/* Removes address; returns its block, or NULL when absent. */
 static VsCaBlock *
-live_take (LiveMap *m, gint64 key)
+live_take (LiveMap *m, gint64 address)
 {
-  gsize i = live_slot (m, key);
-  while (m->values[i] != NULL && m->keys[i] != key)
-    i = (i + 1) & m->mask;
-  VsCaBlock *found = m->values[i];
-  if (found == NULL)
+  LiveEntry *e = live_find (m, address);
+  if (e == NULL)
     return NULL;
-  m->values[i] = NULL;
-  m->count--;
-  for (gsize j = (i + 1) & m->mask; m->values[j] != NULL; j = (j + 1) & m->mask)
-    {
-      gsize home = live_slot (m, m->keys[j]);
-      /* j's entry may move to the hole at i unless its home lies
-       * cyclically in (i, j] */
-      if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j))
-        {
-          m->keys[i] = m->keys[j];
-          m->values[i] = m->values[j];
-          m->values[j] = NULL;
-          i = j;
-        }
-    }
+  VsCaBlock *found = e->block;
+  live_remove (m, e);
   return found;
 }
 
@@ -404,11 +108,44 @@ oracle_address (gpointer data, gint64 bytes)
   return VS_UNKNOWN;
 }
 
+/* When the replay's changes of reserved memory happen.  A change gets the
+ * time of the next recorded change not yet matched since the request
+ * before (a recorded segment_alloc comes before the alloc it was for, and
+ * the releases of a retry before the request that needed them), so that
+ * a replay that makes the changes the recorded run made has them at the
+ * recorded times; a change the recorded run did not make gets the time of
+ * the event the replay is at. */
+typedef struct
+{
+  GArray *events; /* VsWhatifSegmentEvent out */
+  VsTrace *trace;
+  GArray *recorded; /* gint64: ts of the recorded changes since the last request */
+  guint next;       /* the first of recorded not yet matched */
+  gint64 now;       /* ts of the event being replayed */
+} SegmentClock;
+
+static void
+clock_add_recorded (SegmentClock *c, gint64 ts)
+{
+  g_array_append_val (c->recorded, ts);
+}
+
+/* The request the recorded changes led up to has been replayed. */
+static void
+clock_request_done (SegmentClock *c)
+{
+  g_array_set_size (c->recorded, 0);
+  c->next = 0;
+}
+
 static void
 record_segment (gpointer data, int op, gint64 address, gint64 bytes)
 {
-  VsWhatifSegmentEvent e = { op, address, bytes };
-  g_array_append_val ((GArray *)data, e);
+  SegmentClock *c = data;
+  gint64 ts = c->next < c->recorded->len ? g_array_index (c->recorded, gint64, c->next++) : c->now;
+  VsWhatifSegmentEvent e = { op, address, bytes, vs_trace_rel (c->trace, ts) };
+
+  g_array_append_val (c->events, e);
 }
 
 void
@@ -500,7 +237,7 @@ typedef struct
 {
   gint64 reserved, peak_reserved;
   GArray *group_bound;   /* gint64 per run of releases: VS_UNKNOWN when no new segment follows */
-  GArray *group_next;    /* NextKind per run of releases */
+  GArray *group_next;    /* VsWhatifNextKind per run of releases */
   GArray *group_partial; /* gboolean per run: it gave back less than empty_cache() would have */
   GArray *group_whole;   /* gboolean per run: it gave back exactly what empty_cache() would have */
   GArray *failure_bound; /* gint64 per failure */
@@ -513,7 +250,7 @@ record_init (Record *rec)
 {
   memset (rec, 0, sizeof *rec);
   rec->group_bound = g_array_new (FALSE, FALSE, sizeof (gint64));
-  rec->group_next = g_array_new (FALSE, FALSE, sizeof (NextKind));
+  rec->group_next = g_array_new (FALSE, FALSE, sizeof (VsWhatifNextKind));
   rec->group_partial = g_array_new (FALSE, FALSE, sizeof (gboolean));
   rec->group_whole = g_array_new (FALSE, FALSE, sizeof (gboolean));
   rec->failure_bound = g_array_new (FALSE, FALSE, sizeof (gint64));
@@ -564,10 +301,11 @@ decide (const Record *rec, gint64 total, GArray *empty)
   g_array_set_size (empty, rec->group_bound->len);
   for (guint i = 0; i < rec->group_bound->len; i++)
     {
-      NextKind next = g_array_index (rec->group_next, NextKind, i);
+      VsWhatifNextKind next = g_array_index (rec->group_next, VsWhatifNextKind, i);
       gboolean retry = is_retry (rec, i, total);
       /* runs followed by a failure are that failure's own releases */
-      g_array_index (empty, gboolean, i) = next == NEXT_OTHER || (next == NEXT_SEGMENT && !retry);
+      g_array_index (empty, gboolean, i)
+          = next == VS_WHATIF_NEXT_OTHER || (next == VS_WHATIF_NEXT_SEGMENT && !retry);
       if (retry)
         limit = MIN (limit, g_array_index (rec->group_bound, gint64, i));
     }
@@ -588,7 +326,14 @@ typedef struct
   gint64 total;
   const GArray *decisions; /* gboolean per run of releases; NULL: the learning pass */
   gint64 default_stream;
+  VsWhatifProgressFunc progress; /* may be NULL */
+  gpointer progress_data;
+  double progress_from, progress_to; /* the share of the whole work this pass is */
+  gint64 last_id;                    /* the trace's last alloc_event id (progress) */
 } Pass;
+
+/* Events between two looks at the cancellable and two progress reports. */
+#define CHECK_EVERY 65536
 
 /* One replay of the trace through a new model, filling out.
  *
@@ -603,31 +348,49 @@ replay (const Pass *a, Record *rec, VsWhatifResult *out, gint64 *max_need, GErro
   g_autoptr (VsCachingAllocator) ca
       = vs_caching_allocator_new (a->conf, a->limit, a->is_fraction, a->total);
   Oracle oracle = { g_queue_new (), g_queue_new (), FALSE, G_MAXINT64 };
-  g_auto (LiveMap) live;
+  g_autoptr (GArray) recorded_times = g_array_new (FALSE, FALSE, sizeof (gint64));
+  SegmentClock clock = { out->segment_events, a->trace, recorded_times, 0, 0 };
+  guint64 n_events = 0;
+  g_auto (LiveMap) live = { 0 };
   VsCaBlock *pending = NULL; /* a recorded failure the model satisfied */
   gint64 last_stream = a->default_stream;
   gboolean learning = a->decisions == NULL;
   guint group = 0;
-  Reader r;
-  Ev ev;
+  VsWhatifReader r;
+  VsWhatifEv ev;
 
-  live_init (&live);
   vs_caching_allocator_set_address_func (ca, oracle_address, &oracle);
   if (out->segment_events != NULL)
     {
       g_array_set_size (out->segment_events, 0);
-      vs_caching_allocator_set_segment_func (ca, record_segment, out->segment_events);
+      vs_caching_allocator_set_segment_func (ca, record_segment, &clock);
     }
   out->request_count = out->failed_alloc_count = 0;
   out->first_failure_time_ns = VS_UNKNOWN;
-  if (!reader_start (&r, a->trace, a->allocator_id, error))
+  if (!vs_whatif_reader_start (&r, a->trace, a->allocator_id, error))
     {
-      reader_stop (&r);
+      vs_whatif_reader_stop (&r);
       return FALSE;
     }
-  for (reader_next (&r, &ev); ev.kind != EV_END; reader_next (&r, &ev))
+  for (vs_whatif_reader_next (&r, &ev); ev.kind != VS_WHATIF_EV_END;
+       vs_whatif_reader_next (&r, &ev))
     {
-      if (pending != NULL && ev.kind != EV_SEGMENT)
+      /* at the first event too, so that a replay asked to stop before it
+       * began stops at once */
+      if (n_events++ % CHECK_EVERY == 0 && a->progress != NULL)
+        {
+          double done = a->last_id > 0 ? MIN (1.0, (double)r.row.id / (double)a->last_id) : 0;
+          if (!a->progress (a->progress_from + (a->progress_to - a->progress_from) * done,
+                            a->progress_data))
+            {
+              g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CANCELLED,
+                           "the replay of %s was cancelled", vs_trace_get_path (a->trace));
+              r.failed = TRUE;
+              break;
+            }
+        }
+      clock.now = ev.ts;
+      if (pending != NULL && ev.kind != VS_WHATIF_EV_SEGMENT)
         {
           /* The trace does not say how long the program would have kept
            * it: it is let go at once. */
@@ -637,25 +400,26 @@ replay (const Pass *a, Record *rec, VsWhatifResult *out, gint64 *max_need, GErro
       VsCaBlock *b;
       switch (ev.kind)
         {
-        case EV_PREFIX_SEGMENT:
+        case VS_WHATIF_EV_PREFIX_SEGMENT:
           rec->reserved += ev.size;
           rec->peak_reserved = MAX (rec->peak_reserved, rec->reserved);
           vs_caching_allocator_add_segment (ca, ev.address, ev.size, a->default_stream,
                                             ev.size == VS_CA_SMALL_BUFFER);
           break;
-        case EV_SEGMENT:
+        case VS_WHATIF_EV_SEGMENT:
           rec->reserved += ev.size;
           rec->peak_reserved = MAX (rec->peak_reserved, rec->reserved);
           if (ev.op == VS_ALLOC_OP_SEGMENT_ALLOC)
             oracle_add (&oracle, ev.size, ev.address);
+          clock_add_recorded (&clock, ev.ts);
           break;
-        case EV_PREFIX_BLOCK:
+        case VS_WHATIF_EV_PREFIX_BLOCK:
           b = vs_caching_allocator_place_block (ca, ev.address, ev.size, ev.block_bytes,
                                                 a->default_stream);
           if (b != NULL)
             live_put (&live, ev.address, b);
           break;
-        case EV_FAIL:
+        case VS_WHATIF_EV_FAIL:
           {
             gint64 room = ev.size - 1;
             if (ev.device_free != VS_UNKNOWN && ev.device_free >= 0)
@@ -680,8 +444,9 @@ replay (const Pass *a, Record *rec, VsWhatifResult *out, gint64 *max_need, GErro
             }
           else
             pending = b;
+          clock_request_done (&clock);
           break;
-        case EV_ALLOC:
+        case VS_WHATIF_EV_ALLOC:
           out->request_count++;
           last_stream = ev.stream;
           b = vs_caching_allocator_malloc (ca, ev.size, last_stream);
@@ -697,16 +462,19 @@ replay (const Pass *a, Record *rec, VsWhatifResult *out, gint64 *max_need, GErro
                 vs_caching_allocator_release (ca, old); /* its free was not recorded */
               live_put (&live, ev.address, b);
             }
+          clock_request_done (&clock);
           break;
-        case EV_FREE:
+        case VS_WHATIF_EV_FREE:
           if ((b = live_take (&live, ev.address)) != NULL)
             vs_caching_allocator_release (ca, b);
           break;
-        case EV_RELEASES:
+        case VS_WHATIF_EV_RELEASES:
+          for (guint i = 0; i < r.releases->len; i++)
+            clock_add_recorded (&clock, g_array_index (r.releases, VsWhatifRow, i).ts);
           if (learning)
             {
-              gint64 bound
-                  = ev.next == NEXT_SEGMENT ? rec->reserved + ev.next_size - 1 : VS_UNKNOWN;
+              gint64 bound = ev.next == VS_WHATIF_NEXT_SEGMENT ? rec->reserved + ev.next_size - 1
+                                                               : VS_UNKNOWN;
               gint64 releasable = vs_caching_allocator_get_releasable (ca);
               gboolean partial = ev.size < releasable, whole = ev.size == releasable;
               g_array_append_val (rec->group_bound, bound);
@@ -715,13 +483,18 @@ replay (const Pass *a, Record *rec, VsWhatifResult *out, gint64 *max_need, GErro
               g_array_append_val (rec->group_whole, whole);
               for (guint i = 0; i < r.releases->len; i++)
                 {
-                  const Row *rel = &g_array_index (r.releases, Row, i);
+                  const VsWhatifRow *rel = &g_array_index (r.releases, VsWhatifRow, i);
                   if (!vs_caching_allocator_release_recorded (ca, rel->op, rel->address, rel->size))
                     rec->in_step = FALSE;
                 }
             }
           else if (g_array_index (a->decisions, gboolean, group))
             vs_caching_allocator_empty_cache (ca);
+          /* After a retry's releases the request that follows gives them
+           * back; otherwise what was not given back here is not the
+           * model's to give. */
+          if (learning || g_array_index (a->decisions, gboolean, group))
+            clock_request_done (&clock);
           group++;
           rec->reserved -= ev.size;
           break;
@@ -729,7 +502,7 @@ replay (const Pass *a, Record *rec, VsWhatifResult *out, gint64 *max_need, GErro
           break;
         }
     }
-  reader_stop (&r);
+  vs_whatif_reader_stop (&r);
   g_queue_free (oracle.sizes);
   g_queue_free (oracle.addresses);
   if (r.failed)
@@ -758,10 +531,10 @@ learned_is_decided (const Record *rec, const GArray *empty, const VsAllocConf *c
   for (guint i = 0; i < empty->len; i++)
     {
       gboolean is_empty = g_array_index (empty, gboolean, i);
-      NextKind next = g_array_index (rec->group_next, NextKind, i);
+      VsWhatifNextKind next = g_array_index (rec->group_next, VsWhatifNextKind, i);
       if (!g_array_index (rec->group_whole, gboolean, i))
         return FALSE;
-      if (!is_empty && next == NEXT_SEGMENT && conf->max_split_size != G_MAXINT64)
+      if (!is_empty && next == VS_WHATIF_NEXT_SEGMENT && conf->max_split_size != G_MAXINT64)
         return FALSE;
     }
   return TRUE;
@@ -799,7 +572,8 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Plan, plan_clear)
  * recorded run gave back and what failed; from it the limit and the
  * decisions. */
 static gboolean
-plan_prepare (VsTrace *trace, gint64 allocator_id, VsWhatifFlags flags, Plan *p, GError **error)
+plan_prepare (VsTrace *trace, gint64 allocator_id, VsWhatifFlags flags,
+              VsWhatifProgressFunc progress, gpointer progress_data, Plan *p, GError **error)
 {
   memset (p, 0, sizeof *p);
   p->info = pytorch_allocator (trace, allocator_id, error);
@@ -815,6 +589,10 @@ plan_prepare (VsTrace *trace, gint64 allocator_id, VsWhatifFlags flags, Plan *p,
     .total = dev != NULL ? dev->total_bytes : VS_UNKNOWN,
     .decisions = NULL,
     .default_stream = 0,
+    .progress = progress,
+    .progress_data = progress_data,
+    .progress_from = 0,
+    .progress_to = 0.5,
   };
   /* The stream of what was live before the history (and of a failure
    * before any allocation): the first one used. */
@@ -828,6 +606,18 @@ plan_prepare (VsTrace *trace, gint64 allocator_id, VsWhatifFlags flags, Plan *p,
   sqlite3_reset (stmt);
   if (rc != SQLITE_ROW && rc != SQLITE_DONE)
     return vs_trace_sql_error (trace, error);
+  if (progress != NULL)
+    {
+      stmt = vs_trace_statement (trace, last_id_sql, error);
+      if (stmt == NULL)
+        return FALSE;
+      rc = sqlite3_step (stmt);
+      if (rc == SQLITE_ROW)
+        p->pass.last_id = sqlite3_column_int64 (stmt, 0);
+      sqlite3_reset (stmt);
+      if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return vs_trace_sql_error (trace, error);
+    }
 
   if (flags & VS_WHATIF_SEGMENT_EVENTS)
     p->learned.segment_events = g_array_new (FALSE, FALSE, sizeof (VsWhatifSegmentEvent));
@@ -881,6 +671,8 @@ plan_run (Plan *p, const char *alloc_conf, gint64 limit_bytes, VsWhatifFlags fla
             g_array_index (decisions, gboolean, i) = FALSE;
         }
       a.conf = &conf;
+      a.progress_from = 0.5;
+      a.progress_to = 1;
       a.limit = derived ? p->limit : limit_bytes;
       a.is_fraction = !derived;
       a.decisions = decisions;
@@ -905,6 +697,15 @@ gboolean
 vs_whatif_run (VsTrace *trace, gint64 allocator_id, const char *alloc_conf, gint64 limit_bytes,
                VsWhatifFlags flags, VsWhatifResult *out, GError **error)
 {
+  return vs_whatif_run_full (trace, allocator_id, alloc_conf, limit_bytes, flags, NULL, NULL, out,
+                             error);
+}
+
+gboolean
+vs_whatif_run_full (VsTrace *trace, gint64 allocator_id, const char *alloc_conf, gint64 limit_bytes,
+                    VsWhatifFlags flags, VsWhatifProgressFunc progress, gpointer progress_data,
+                    VsWhatifResult *out, GError **error)
+{
   g_return_val_if_fail (trace != NULL && out != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
   g_return_val_if_fail (limit_bytes == VS_UNKNOWN || limit_bytes >= 0, FALSE);
@@ -914,15 +715,28 @@ vs_whatif_run (VsTrace *trace, gint64 allocator_id, const char *alloc_conf, gint
   if (alloc_conf != NULL && !vs_alloc_conf_parse (alloc_conf, &check, error))
     return FALSE;
   g_auto (Plan) plan;
-  if (!plan_prepare (trace, allocator_id, flags, &plan, error))
+  if (!plan_prepare (trace, allocator_id, flags, progress, progress_data, &plan, error)
+      || !plan_run (&plan, alloc_conf, limit_bytes, flags, out, error))
     return FALSE;
-  return plan_run (&plan, alloc_conf, limit_bytes, flags, out, error);
+  if (progress != NULL)
+    progress (1, progress_data);
+  return TRUE;
 }
 
 gboolean
 vs_whatif_run_settings (VsTrace *trace, gint64 allocator_id, const char *const *alloc_confs,
                         guint n_confs, gint64 limit_bytes, VsWhatifFlags flags,
                         VsWhatifResult *results, GError **error)
+{
+  return vs_whatif_run_settings_full (trace, allocator_id, alloc_confs, n_confs, limit_bytes, flags,
+                                      NULL, NULL, results, error);
+}
+
+gboolean
+vs_whatif_run_settings_full (VsTrace *trace, gint64 allocator_id, const char *const *alloc_confs,
+                             guint n_confs, gint64 limit_bytes, VsWhatifFlags flags,
+                             VsWhatifProgressFunc progress, gpointer progress_data,
+                             VsWhatifResult *results, GError **error)
 {
   g_return_val_if_fail (trace != NULL && results != NULL, FALSE);
   g_return_val_if_fail (n_confs == 0 || alloc_confs != NULL, FALSE);
@@ -937,7 +751,7 @@ vs_whatif_run_settings (VsTrace *trace, gint64 allocator_id, const char *const *
         return FALSE;
     }
   g_auto (Plan) plan;
-  if (!plan_prepare (trace, allocator_id, flags, &plan, error))
+  if (!plan_prepare (trace, allocator_id, flags, progress, progress_data, &plan, error))
     return FALSE;
   for (guint k = 0; k <= n_confs; k++)
     if (!plan_run (&plan, k == 0 ? NULL : alloc_confs[k - 1], k == 0 ? VS_UNKNOWN : limit_bytes,
@@ -947,5 +761,7 @@ vs_whatif_run_settings (VsTrace *trace, gint64 allocator_id, const char *const *
           vs_whatif_result_clear (&results[j]);
         return FALSE;
       }
+  if (progress != NULL)
+    progress (1, progress_data);
   return TRUE;
 }

@@ -33,7 +33,17 @@ typedef struct
   gint64 op; /* alloc_op code: 4 segment_alloc, 5 segment_free, 6 segment_map, 7 segment_unmap */
   gint64 address; /* where the model put it (the recorded run's address when it can) */
   gint64 bytes;
+  gint64 time_ns; /* ns since the trace's start, on the trace's own time axis: the time of
+                   * the recorded change it repeats (a change the recorded run made before
+                   * the same request), else of the request or release that caused it */
 } VsWhatifSegmentEvent;
+
+/* Called from the replaying thread with the fraction of the work done
+ * (0..1), every 65536 events (a few times a second on large traces).
+ * Returns FALSE to stop the replay.  (The library links GLib alone, not
+ * GIO, so that the CLI can link it statically: a caller holding a
+ * GCancellable returns !g_cancellable_is_cancelled() here.) */
+typedef gboolean (*VsWhatifProgressFunc) (double fraction, gpointer user_data);
 
 typedef struct
 {
@@ -85,6 +95,13 @@ gboolean vs_whatif_run (VsTrace *trace, gint64 allocator_id, const char *alloc_c
                         gint64 limit_bytes, VsWhatifFlags flags, VsWhatifResult *out,
                         GError **error);
 
+/* vs_whatif_run, reporting its progress to progress (may be NULL) in the
+ * calling thread; when progress returns FALSE it stops and returns FALSE
+ * with VS_TRACE_ERROR_CANCELLED (nothing set in out). */
+gboolean vs_whatif_run_full (VsTrace *trace, gint64 allocator_id, const char *alloc_conf,
+                             gint64 limit_bytes, VsWhatifFlags flags, VsWhatifProgressFunc progress,
+                             gpointer progress_data, VsWhatifResult *out, GError **error);
+
 /* The trace's own replay and n_confs others, reading the trace's history
  * of releases and failures once: results[0] gets what vs_whatif_run
  * (trace, allocator_id, NULL, VS_UNKNOWN, …) gives, results[k] (k = 1 …
@@ -94,5 +111,12 @@ gboolean vs_whatif_run (VsTrace *trace, gint64 allocator_id, const char *alloc_c
 gboolean vs_whatif_run_settings (VsTrace *trace, gint64 allocator_id,
                                  const char *const *alloc_confs, guint n_confs, gint64 limit_bytes,
                                  VsWhatifFlags flags, VsWhatifResult *results, GError **error);
+
+/* vs_whatif_run_settings with progress, as vs_whatif_run_full. */
+gboolean vs_whatif_run_settings_full (VsTrace *trace, gint64 allocator_id,
+                                      const char *const *alloc_confs, guint n_confs,
+                                      gint64 limit_bytes, VsWhatifFlags flags,
+                                      VsWhatifProgressFunc progress, gpointer progress_data,
+                                      VsWhatifResult *results, GError **error);
 
 G_END_DECLS

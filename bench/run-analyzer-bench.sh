@@ -2,7 +2,8 @@
 # Analyzer and writer benchmark: writes a synthetic trace of N events
 # (default 10M) with bench/vs-gen-trace, then times `report summary`,
 # `peak`, `leaks`, `fragmentation`, `diagnose`, `roles`, `growth` and
-# `whatif` and one-screen timeline queries at every zoom.  Prints each
+# `whatif`, the viewer's what-if replay (vs_whatif_line_new) and
+# one-screen timeline queries at every zoom.  Prints each
 # figure with its target and the ratio figure/target (< 1 meets it).
 #
 # Usage: bench/run-analyzer-bench.sh [BUILD_DIR] [EVENTS]
@@ -43,6 +44,9 @@ t0=$(ms_now)
 "$vs" whatif "$trace" --format csv --alloc-conf expandable_segments:True > "$work/whatif-2.csv"
 t1=$(ms_now)
 awk -v ms=$((t1 - t0)) 'BEGIN { printf "whatif_two_settings_ms %d target < 10000 ratio %.3f\n", ms, ms / 10000 }'
+
+# The viewer's what-if: the same replay with its reserved line and progress.
+"$build/bench/vs-bench-whatif-line" "$trace" | tee "$work/whatif-line.txt"
 
 echo "# timeline queries, 1000 buckets, in-process (median worst per zoom)"
 "$build/bench/vs-bench-timeline" "$trace" | tee "$work/timeline-zoom.txt"

@@ -10,7 +10,7 @@ secs=${1:-300}
 out=${TMPDIR:-/tmp}/vs-pickle-fuzz
 mkdir -p "$out/corpus"
 clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-  -I"$here/../import" $(pkg-config --cflags glib-2.0) \
+  -I"$here/../import" -I"$here/../common" $(pkg-config --cflags glib-2.0) \
   "$here/vs-pickle-fuzz.c" "$here/../import/vs-pickle.c" \
   "$here/../import/vs-pickle-load.c" "$here/../import/vs-pickle-opcodes.c" \
   "$here/../import/vs-pickle-read.c" "$here/../import/vs-pickle-stream.c" \

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "vs-alloc-conf.h"
 #include "vs-config.h"
 #include "vs-output.h"
 #include "vs-screenshot.h"
@@ -25,6 +26,7 @@ struct _VsApplication
   /* From the command line. */
   char *screenshot_path;
   char *pane;
+  char *whatif; /* --whatif CONF */
   int width, height;
 
   VsScreenshot *screenshot;
@@ -45,6 +47,10 @@ static const GOptionEntry option_entries[] = {
     N_ ("NAME") },
   { "force", 'f', 0, G_OPTION_ARG_NONE, NULL, N_ ("Replace the --screenshot PNG when it exists"),
     NULL },
+  { "whatif", 0, 0, G_OPTION_ARG_STRING, NULL,
+    N_ ("Draw the reserved memory PyTorch's allocator would have had under these "
+        "PYTORCH_CUDA_ALLOC_CONF settings"),
+    N_ ("CONF") },
   { "version", 0, 0, G_OPTION_ARG_NONE, NULL, N_ ("Print the version"), NULL },
   { NULL },
 };
@@ -74,6 +80,18 @@ vs_application_handle_local_options (GApplication *app, GVariantDict *options)
                   size);
       return 1;
     }
+  g_variant_dict_lookup (options, "whatif", "s", &self->whatif);
+  if (self->whatif != NULL)
+    {
+      VsAllocConf conf;
+      g_autoptr (GError) error = NULL;
+
+      if (!vs_alloc_conf_parse (self->whatif, &conf, &error))
+        {
+          g_printerr (_ ("vramscope-view: --whatif: %s\n"), error->message);
+          return 1;
+        }
+    }
   if (self->pane != NULL && !vs_application_is_pane (self->pane))
     {
       g_printerr (_ ("vramscope-view: --pane wants diagnosis, attribution, flame, "
@@ -101,6 +119,8 @@ new_window (VsApplication *self)
     gtk_window_set_default_size (GTK_WINDOW (window), self->width, self->height);
   if (self->pane != NULL)
     vs_window_show_pane (window, self->pane);
+  if (self->whatif != NULL)
+    vs_window_choose_whatif (window, self->whatif, VS_UNKNOWN);
   return window;
 }
 
@@ -208,6 +228,7 @@ vs_application_finalize (GObject *object)
   VsApplication *self = VS_APPLICATION (object);
   g_free (self->screenshot_path);
   g_free (self->pane);
+  g_free (self->whatif);
   g_clear_object (&self->screenshot);
   G_OBJECT_CLASS (vs_application_parent_class)->finalize (object);
 }

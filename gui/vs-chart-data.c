@@ -20,6 +20,7 @@ data_clear (gpointer p)
 {
   VsChartData *data = p;
   g_free (data->title);
+  g_free (data->whatif_label);
   g_free (data->buckets);
   g_array_unref (data->markers);
   g_array_unref (data->ranges);
@@ -95,7 +96,8 @@ vs_chart_data_span (const VsChartData *data, gint64 a, gint64 b, VsChartBucket *
   double per = (double)(data->t1 - data->t0) / data->n_buckets;
   gint64 first, last;
   VsChartBucket acc = { 0 };
-  gboolean any = FALSE;
+  gboolean any = FALSE, any_whatif = FALSE;
+  gint64 min_w = 0, max_w = 0, last_w = 0;
 
   if (b <= data->t0 || a >= data->t1)
     return FALSE;
@@ -110,6 +112,13 @@ vs_chart_data_span (const VsChartData *data, gint64 a, gint64 b, VsChartBucket *
   for (gint64 i = first; i <= last; i++)
     {
       const VsChartBucket *bk = &data->buckets[i];
+      if (bk->has_whatif)
+        {
+          min_w = any_whatif ? MIN (min_w, bk->min_whatif) : bk->min_whatif;
+          max_w = any_whatif ? MAX (max_w, bk->max_whatif) : bk->max_whatif;
+          last_w = bk->last_whatif;
+          any_whatif = TRUE;
+        }
       if (!bk->has_data)
         continue;
       if (!any)
@@ -126,6 +135,10 @@ vs_chart_data_span (const VsChartData *data, gint64 a, gint64 b, VsChartBucket *
       acc.last_allocated = bk->last_allocated;
       acc.kernels += bk->kernels;
     }
+  acc.has_whatif = any_whatif;
+  acc.min_whatif = min_w;
+  acc.max_whatif = max_w;
+  acc.last_whatif = last_w;
   if (any)
     *out = acc;
   return any;

@@ -24,6 +24,11 @@ typedef struct
   gint64 min_allocated, max_allocated, last_allocated;
   guint32 kernels; /* kernels starting in this bucket */
   gboolean has_data;
+  /* Reserved bytes replayed under another allocator setting (the data's
+   * whatif_label); has_whatif is FALSE without one or before its first
+   * change. */
+  gint64 min_whatif, max_whatif, last_whatif;
+  gboolean has_whatif;
 } VsChartBucket;
 
 typedef enum
@@ -61,6 +66,8 @@ typedef struct
   GArray *ranges;  /* VsChartRange, by start_ns */
   guint max_range_depth;
   gboolean has_kernels;
+  char *whatif_label; /* legend of the replayed reserved line, e.g. "reserved with
+                       * expandable_segments:True"; NULL: none drawn */
 } VsChartData;
 
 #define VS_TYPE_CHART_DATA (vs_chart_data_get_type ())
@@ -82,7 +89,8 @@ void vs_chart_data_add_range (VsChartData *data, gint64 start_ns, gint64 end_ns,
 gint vs_chart_data_bucket_at (const VsChartData *data, gint64 t);
 
 /* Combines the buckets overlapping [a, b) into out (min of mins, max of
- * maxes, last of the last bucket, sum of kernels).  Returns FALSE and leaves
+ * maxes, last of the last bucket, sum of kernels; the replayed line's
+ * likewise over the buckets that have it).  Returns FALSE and leaves
  * out untouched when none of them has data. */
 gboolean vs_chart_data_span (const VsChartData *data, gint64 a, gint64 b, VsChartBucket *out);
 

@@ -33,6 +33,7 @@ static const VsChartPalette light_palette = {
   .kernels = RGBA (38, 162, 105, 1),
   .selection = RGBA (53, 132, 228, 0.18),
   .cursor = RGBA (36, 31, 49, 0.6),
+  .whatif = RGBA (129, 61, 156, 1),
 };
 
 static const VsChartPalette dark_palette = {
@@ -50,6 +51,7 @@ static const VsChartPalette dark_palette = {
   .kernels = RGBA (87, 227, 137, 1),
   .selection = RGBA (120, 174, 237, 0.22),
   .cursor = RGBA (255, 255, 255, 0.6),
+  .whatif = RGBA (192, 97, 203, 1),
 };
 
 /* Soft colours for NVTX range bars, picked by a hash of the name. */
@@ -176,6 +178,8 @@ typedef struct
   gboolean has;
   double max_a, max_r, min_r; /* in y pixels */
   guint32 kernels;
+  gboolean has_w;
+  double max_w, min_w; /* the replayed reserved line, in y pixels */
 } Column;
 
 static void
@@ -353,6 +357,45 @@ draw_series (cairo_t *cr, const VsChartLayout *l, const Column *col, int n, cons
       i = j;
     }
   cairo_pattern_destroy (hatch);
+}
+
+/* The reserved line replayed under another setting: a dashed step line
+ * over the recorded one, with a column's min..max range as a vertical
+ * stroke where it moved inside one pixel. */
+static void
+draw_whatif (cairo_t *cr, const VsChartLayout *l, const Column *col, int n, const VsChartPalette *p)
+{
+  double x0 = l->chart.origin.x;
+  double dash[] = { 5, 3 };
+  gsize off = G_STRUCT_OFFSET (Column, max_w);
+
+  cairo_set_line_width (cr, 2);
+  cairo_set_dash (cr, dash, 2, 0);
+  set_source (cr, &p->whatif);
+  for (int i = 0; i < n;)
+    {
+      int j;
+
+      if (!col[i].has_w)
+        {
+          i++;
+          continue;
+        }
+      for (j = i; j < n && col[j].has_w; j++)
+        ;
+      cairo_new_path (cr);
+      step_path (cr, x0, col, i, j, off, -1, FALSE);
+      cairo_stroke (cr);
+      for (int k = i; k < j; k++)
+        if (col[k].min_w - col[k].max_w >= 1.5)
+          {
+            cairo_move_to (cr, x0 + k + 0.5, col[k].max_w - 1);
+            cairo_line_to (cr, x0 + k + 0.5, col[k].min_w - 1);
+          }
+      cairo_stroke (cr);
+      i = j;
+    }
+  cairo_set_dash (cr, NULL, 0, 0);
 }
 
 static void
@@ -642,6 +685,7 @@ draw_header (cairo_t *cr, PangoLayout *pl, const VsChartData *d, const VsChartLa
     const GdkRGBA *c;
     int style;
   } legend[] = {
+    { d != NULL ? d->whatif_label : NULL, &p->whatif, 4 },
     { "failed allocation", &p->failed, 3 },
     { "fragmentation", &p->fragmentation, 2 },
     { "reserved", &p->reserved_line, 1 },
@@ -660,10 +704,13 @@ draw_header (cairo_t *cr, PangoLayout *pl, const VsChartData *d, const VsChartLa
 
   for (guint i = 0; d != NULL && i < d->markers->len; i++)
     any_failed |= g_array_index (d->markers, VsChartMarker, i).kind == VS_CHART_MARKER_FAILED;
-  /* The failed-allocation entry only where there are failures. */
-  for (guint i = any_failed ? 0 : 1; i < G_N_ELEMENTS (legend); i++)
+  /* The replayed line's entry only where there is one, the
+   * failed-allocation entry only where there are failures. */
+  for (guint i = 0; i < G_N_ELEMENTS (legend); i++)
     {
       int w, h;
+      if ((i == 0 && legend[i].name == NULL) || (i == 1 && !any_failed))
+        continue;
       pango_layout_set_text (pl, legend[i].name, -1);
       pango_layout_get_pixel_size (pl, &w, &h);
       x -= w;
@@ -672,6 +719,11 @@ draw_header (cairo_t *cr, PangoLayout *pl, const VsChartData *d, const VsChartLa
       set_source (cr, legend[i].c);
       if (legend[i].style == 1)
         cairo_rectangle (cr, x, y + 6, 12, 2);
+      else if (legend[i].style == 4)
+        {
+          cairo_rectangle (cr, x, y + 6, 5, 2);
+          cairo_rectangle (cr, x + 8, y + 6, 4, 2);
+        }
       else if (legend[i].style == 3)
         cairo_arc (cr, x + 6, y + 7, 4.5, 0, 2 * G_PI);
       else
@@ -726,6 +778,9 @@ vs_chart_draw (GtkSnapshot *snapshot, const VsChartData *d, gint64 v0, gint64 v1
         col[i].max_r = round (vs_chart_y_for_bytes (&l, MAX (b.max_reserved, b.max_allocated)));
         col[i].min_r = round (vs_chart_y_for_bytes (&l, b.min_reserved));
         col[i].kernels = b.kernels;
+        col[i].has_w = b.has_whatif && d->whatif_label != NULL;
+        col[i].max_w = round (vs_chart_y_for_bytes (&l, b.max_whatif));
+        col[i].min_w = round (vs_chart_y_for_bytes (&l, b.min_whatif));
       }
 
   draw_grid_and_axes (cr, pl, &l, v0, v1, p);
@@ -737,6 +792,7 @@ vs_chart_draw (GtkSnapshot *snapshot, const VsChartData *d, gint64 v0, gint64 v1
                    l.chart.size.height + 20);
   cairo_clip (cr);
   draw_series (cr, &l, col, n, p);
+  draw_whatif (cr, &l, col, n, p);
   if (d != NULL)
     {
       draw_capacity (cr, pl, d, &l, p);

@@ -10,7 +10,8 @@
  * lanes, a kernel density lane, the chart (allocated as a filled area,
  * reserved as a line above it with the gap between them hatched as
  * fragmentation, the device's capacity as a dashed line, peak and failed
- * allocation markers), and the time axis.  The y axis is labelled in the
+ * allocation markers, and — when the data has one — the reserved line
+ * replayed under another allocator setting, dashed), and the time axis.  The y axis is labelled in the
  * left gutter.
  */
 #pragma once
@@ -37,6 +38,7 @@ typedef struct
   GdkRGBA kernels;
   GdkRGBA selection;
   GdkRGBA cursor;
+  GdkRGBA whatif; /* the reserved line replayed under another setting (dashed) */
 } VsChartPalette;
 
 /* The palette for a light or dark style (static storage). */

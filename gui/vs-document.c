@@ -32,6 +32,11 @@ struct _VsDocument
   VsDiagnosis *diagnosis;
   GArray *oom_causes;      /* VsOomCause, parallel to ooms */
   GPtrArray *oom_evidence; /* char *, parallel to ooms */
+
+  /* The replayed lines the charts draw (VsWhatifLine*, immutable; worker
+   * threads hold a reference to the array), and their legend. */
+  GPtrArray *whatif;
+  char *whatif_label;
 };
 
 G_DEFINE_FINAL_TYPE (VsDocument, vs_document, G_TYPE_OBJECT)
@@ -41,6 +46,7 @@ device_free (gpointer p)
 {
   VsDocumentDevice *d = p;
   g_free (d->name);
+  g_free (d->own_alloc_conf);
   g_free (d);
 }
 
@@ -173,6 +179,11 @@ read_tables (VsTrace *trace, Progress *progress, GError **error)
               found = TRUE;
             }
         }
+      {
+        gint64 allocator = vs_whatif_line_allocator (trace, info->id, NULL);
+        if (allocator != 0)
+          d->own_alloc_conf = vs_whatif_own_alloc_conf (trace, allocator, NULL);
+      }
       /* A device with no memory activity has no summary row: nothing to
        * chart. */
       if (found)
@@ -334,6 +345,8 @@ vs_document_finalize (GObject *object)
   g_clear_pointer (&self->diagnosis, vs_diagnosis_free);
   g_clear_pointer (&self->oom_causes, g_array_unref);
   g_clear_pointer (&self->oom_evidence, g_ptr_array_unref);
+  g_clear_pointer (&self->whatif, g_ptr_array_unref);
+  g_free (self->whatif_label);
   g_mutex_clear (&self->lock);
   G_OBJECT_CLASS (vs_document_parent_class)->finalize (object);
 }
@@ -542,7 +555,9 @@ typedef struct
 {
   gint64 device_id, t0, t1, duration;
   guint n;
-  VsChartData *base; /* title, capacity, markers, ranges, filled on main */
+  VsChartData *base;  /* title, capacity, markers, ranges, filled on main */
+  GPtrArray *whatif;  /* a reference to the document's lines, or NULL */
+  VsWhatifLine *line; /* the device's, in whatif; NULL: none */
 } ChartQuery;
 
 static void
@@ -550,7 +565,33 @@ chart_query_free (gpointer p)
 {
   ChartQuery *q = p;
   g_clear_pointer (&q->base, vs_chart_data_unref);
+  g_clear_pointer (&q->whatif, g_ptr_array_unref);
   g_free (q);
+}
+
+/* Fills the buckets' replayed line: the line's reserved bytes plus what
+ * the device held outside its allocator as recorded (all minus the
+ * allocator's own series at each bucket's end). */
+static void
+fill_whatif (VsChartData *d, const ChartQuery *q, const GArray *all, const GArray *own)
+{
+  g_autoptr (GArray) line = vs_whatif_line_buckets (q->line, q->t0, q->t1, q->n);
+
+  for (guint i = 0; i < line->len && i < d->n_buckets; i++)
+    {
+      const VsTimelineBucket *w = &g_array_index (line, VsTimelineBucket, i);
+      const VsTimelineBucket *a = &g_array_index (all, VsTimelineBucket, i);
+      const VsTimelineBucket *o = &g_array_index (own, VsTimelineBucket, i);
+      VsChartBucket *c = &d->buckets[i];
+      gint64 outside = a->known && o->known ? MAX (0, a->last_reserved - o->last_reserved) : 0;
+
+      c->has_whatif = c->has_data && w->known;
+      if (!c->has_whatif)
+        continue;
+      c->min_whatif = w->min_reserved + outside;
+      c->max_whatif = w->max_reserved + outside;
+      c->last_whatif = w->last_reserved + outside;
+    }
 }
 
 static void
@@ -561,12 +602,20 @@ chart_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *ca
   GError *error = NULL;
   g_autoptr (GArray) buckets = NULL;
   g_autoptr (GArray) kernels = NULL;
+  g_autoptr (GArray) own = NULL;
   VsChartData *d = q->base;
 
   if (g_task_return_error_if_cancelled (task))
     return;
   g_mutex_lock (&self->lock);
   buckets = vs_timeline_query (self->trace, q->device_id, 0, q->t0, q->t1, q->n, &error);
+  if (buckets != NULL && q->line != NULL)
+    {
+      own = vs_timeline_query (self->trace, q->device_id, q->line->allocator_id, q->t0, q->t1, q->n,
+                               &error);
+      if (own == NULL)
+        g_clear_pointer (&buckets, g_array_unref);
+    }
   if (buckets != NULL && d->has_kernels)
     {
       kernels = vs_kernel_density (self->trace, q->device_id, q->t0, q->t1, q->n, &error);
@@ -599,6 +648,8 @@ chart_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *ca
       c->max_allocated = b->max_allocated;
       c->last_allocated = b->last_allocated;
     }
+  if (q->line != NULL)
+    fill_whatif (d, q, buckets, own);
   q->base = NULL;
   g_task_return_pointer (task, d, (GDestroyNotify)vs_chart_data_unref);
 }
@@ -659,6 +710,20 @@ vs_document_query_chart_async (VsDocument *self, gint64 device_id, gint64 t0, gi
     }
 
   q = g_new0 (ChartQuery, 1);
+  for (guint i = 0; self->whatif != NULL && i < self->whatif->len; i++)
+    {
+      VsWhatifLine *line = g_ptr_array_index (self->whatif, i);
+      if (line->device_id != device_id)
+        continue;
+      q->whatif = g_ptr_array_ref (self->whatif);
+      q->line = line;
+      d->whatif_label = g_strdup (self->whatif_label);
+      /* room for the replayed peak (outside memory taken at its recorded
+       * peak: the scale only) */
+      d->peak_bytes = MAX (d->peak_bytes, line->result.peak_reserved_bytes
+                                              + MAX (0, dev->summary.peak_reserved_bytes
+                                                            - line->own.peak_reserved_bytes));
+    }
   q->device_id = device_id;
   q->t0 = t0;
   q->t1 = t1;
@@ -675,6 +740,134 @@ vs_document_query_chart_finish (VsDocument *self, GAsyncResult *result, GError *
 {
   g_return_val_if_fail (g_task_is_valid (result, self), NULL);
   return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+/* ------------------------------------------------------------ what-if -- */
+
+typedef struct
+{
+  char *alloc_conf;
+  gint64 limit_bytes;
+  GArray *device_ids; /* gint64: the devices to replay */
+  Progress progress;
+  GCancellable *cancellable;
+  guint done, total; /* devices replayed, for the progress */
+} WhatifQuery;
+
+static void
+whatif_query_free (gpointer p)
+{
+  WhatifQuery *q = p;
+  g_free (q->alloc_conf);
+  g_array_unref (q->device_ids);
+  g_main_context_unref (q->progress.context);
+  g_clear_object (&q->cancellable);
+  g_free (q);
+}
+
+static gboolean
+whatif_progress (double fraction, gpointer data)
+{
+  WhatifQuery *q = data;
+  report (&q->progress, _ ("Replaying the allocator"), (q->done + fraction) / q->total);
+  return !g_cancellable_is_cancelled (q->cancellable);
+}
+
+static void
+whatif_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  VsDocument *self = source;
+  WhatifQuery *q = task_data;
+  g_autoptr (GPtrArray) lines
+      = g_ptr_array_new_with_free_func ((GDestroyNotify)vs_whatif_line_free);
+  GError *error = NULL;
+
+  for (q->done = 0; q->done < q->device_ids->len; q->done++)
+    {
+      VsWhatifLine *line;
+
+      g_mutex_lock (&self->lock);
+      line = vs_whatif_line_new (self->trace, g_array_index (q->device_ids, gint64, q->done),
+                                 q->alloc_conf, q->limit_bytes, whatif_progress, q, &error);
+      g_mutex_unlock (&self->lock);
+      if (line == NULL)
+        {
+          if (g_error_matches (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CANCELLED))
+            {
+              g_clear_error (&error);
+              g_set_error_literal (&error, G_IO_ERROR, G_IO_ERROR_CANCELLED,
+                                   _ ("The replay was cancelled."));
+            }
+          g_task_return_error (task, error);
+          return;
+        }
+      g_ptr_array_add (lines, line);
+    }
+  g_task_return_pointer (task, g_steal_pointer (&lines), (GDestroyNotify)g_ptr_array_unref);
+}
+
+/* See vs-document.h. */
+void
+vs_document_whatif_async (VsDocument *self, const char *alloc_conf, gint64 limit_bytes,
+                          GCancellable *cancellable, VsDocumentProgressFunc progress,
+                          gpointer progress_data, GAsyncReadyCallback callback, gpointer user_data)
+{
+  g_autoptr (GTask) task = g_task_new (self, cancellable, callback, user_data);
+  WhatifQuery *q;
+
+  g_return_if_fail (VS_IS_DOCUMENT (self));
+  q = g_new0 (WhatifQuery, 1);
+  q->alloc_conf = g_strdup (alloc_conf);
+  q->limit_bytes = limit_bytes;
+  q->device_ids = g_array_new (FALSE, FALSE, sizeof (gint64));
+  for (guint i = 0; i < self->devices->len; i++)
+    {
+      const VsDocumentDevice *d = g_ptr_array_index (self->devices, i);
+      if (d->own_alloc_conf != NULL)
+        g_array_append_val (q->device_ids, d->id);
+    }
+  q->total = MAX (1, q->device_ids->len);
+  q->progress.func = progress;
+  q->progress.data = progress_data;
+  q->progress.context = g_main_context_ref_thread_default ();
+  q->cancellable = cancellable != NULL ? g_object_ref (cancellable) : g_cancellable_new ();
+  g_task_set_task_data (task, q, whatif_query_free);
+  if (q->device_ids->len == 0)
+    {
+      g_task_return_new_error (task, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID_ARGUMENT,
+                               _ ("The trace has no PyTorch caching allocator to replay."));
+      return;
+    }
+  g_task_run_in_thread (task, whatif_thread);
+}
+
+/* See vs-document.h. */
+GPtrArray *
+vs_document_whatif_finish (VsDocument *self, GAsyncResult *result, GError **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, self), NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+/* See vs-document.h. */
+void
+vs_document_set_whatif (VsDocument *self, GPtrArray *lines, const char *label)
+{
+  g_return_if_fail (VS_IS_DOCUMENT (self));
+  if (lines != NULL)
+    g_ptr_array_ref (lines);
+  g_clear_pointer (&self->whatif, g_ptr_array_unref);
+  self->whatif = lines;
+  g_free (self->whatif_label);
+  self->whatif_label = g_strdup (label);
+}
+
+/* See vs-document.h. */
+GPtrArray *
+vs_document_get_whatif (VsDocument *self)
+{
+  g_return_val_if_fail (VS_IS_DOCUMENT (self), NULL);
+  return self->whatif;
 }
 
 /* ----------------------------------------------------- instant queries -- */

@@ -30,6 +30,10 @@ typedef struct
   gint64 kernel_count;           /* kernels recorded on it: a kernel lane when > 0 */
   gint64 worst_fragmentation_ns; /* instant of its worst fragmentation
                                   * (vs_fragmentation_worst), VS_UNKNOWN if none */
+  char *own_alloc_conf;          /* the settings of its PyTorch caching allocator as
+                                  * PYTORCH_CUDA_ALLOC_CONF text; NULL when it has no
+                                  * allocator a what-if can replay (none, or one
+                                  * per process sharing the device) */
 } VsDocumentDevice;
 
 /* Called on the main loop while loading: what is being done, and the
@@ -70,11 +74,34 @@ const VsDiagnosis *vs_document_get_diagnosis (VsDocument *self);
  * (vs_oom_classify); *evidence (may be NULL) is set to its one sentence
  * with numbers, owned by the document (NULL when the cause is unknown). */
 VsOomCause vs_document_get_oom_cause (VsDocument *self, guint index, const char **evidence);
+/* Replays, in a thread, the PyTorch caching allocator of every device
+ * that has one (vs_whatif_line_new) under alloc_conf
+ * (PYTORCH_CUDA_ALLOC_CONF text replacing the allocator's settings) and
+ * limit_bytes (VS_UNKNOWN: the limit derived from the trace).  progress
+ * (may be NULL) is called on the caller's main context; cancelling
+ * stops the replay.  Finish returns a GPtrArray of VsWhatifLine (one per
+ * device replayed), or NULL with error set (G_IO_ERROR_CANCELLED when
+ * cancelled; G_OPTION_ERROR for settings that cannot be parsed). */
+void vs_document_whatif_async (VsDocument *self, const char *alloc_conf, gint64 limit_bytes,
+                               GCancellable *cancellable, VsDocumentProgressFunc progress,
+                               gpointer progress_data, GAsyncReadyCallback callback,
+                               gpointer user_data);
+GPtrArray *vs_document_whatif_finish (VsDocument *self, GAsyncResult *result, GError **error);
+
+/* The replayed lines the charts draw from now on (a reference is taken;
+ * NULL: none), with label as their legend ("reserved with …"). */
+void vs_document_set_whatif (VsDocument *self, GPtrArray *lines, const char *label);
+/* The lines set (NULL: none). */
+GPtrArray *vs_document_get_whatif (VsDocument *self);
+
 /* One line for the window subtitle: devices, duration, peak. */
 char *vs_document_describe (VsDocument *self);
 
 /* Reduces [t0, t1) of device_id to n_buckets for the chart, with the
- * device's title, capacity, peaks, failed allocations and NVTX ranges. */
+ * device's title, capacity, peaks, failed allocations and NVTX ranges,
+ * and the replayed reserved line of vs_document_set_whatif when it has
+ * one for the device (the device's memory outside the PyTorch allocator
+ * added, as recorded, so that it compares with the recorded reserved). */
 void vs_document_query_chart_async (VsDocument *self, gint64 device_id, gint64 t0, gint64 t1,
                                     guint n_buckets, GCancellable *cancellable,
                                     GAsyncReadyCallback callback, gpointer user_data);

@@ -19,6 +19,7 @@
 #include "vs-oom-text.h"
 #include "vs-table.h"
 #include "vs-time-format.h"
+#include "vs-time-span.h"
 
 #define MIN_SPAN_NS vs_time_format_min_span ()
 
@@ -59,6 +60,9 @@ enum
 {
   PROP_0,
   PROP_PLOT_WIDTH,
+  PROP_VISIBLE_RANGE,
+  PROP_INSTANT,
+  PROP_SELECTION,
   N_PROPS
 };
 static GParamSpec *properties[N_PROPS];
@@ -84,24 +88,17 @@ get_layout (VsMemoryChart *self, VsChartLayout *l)
 static void
 apply_view (VsMemoryChart *self, gint64 t0, gint64 t1, gboolean emit)
 {
-  gint64 span = MAX (t1 - t0, MIN_SPAN_NS);
+  VsTimeSpan s = { t0, t1 };
 
-  if (self->limit > 0)
-    {
-      span = MIN (span, self->limit);
-      if (t0 < 0)
-        t0 = 0;
-      if (t0 + span > self->limit)
-        t0 = self->limit - span;
-    }
-  t1 = t0 + span;
-  if (t0 == self->v0 && t1 == self->v1)
+  vs_time_span_clamp (&s, self->limit, MIN_SPAN_NS);
+  if (s.begin == self->v0 && s.end == self->v1)
     return;
-  self->v0 = t0;
-  self->v1 = t1;
+  self->v0 = s.begin;
+  self->v1 = s.end;
   invalidate (self);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_VISIBLE_RANGE]);
   if (emit)
-    g_signal_emit (self, signals[VIEW_CHANGED], 0, t0, t1);
+    g_signal_emit (self, signals[VIEW_CHANGED], 0, s.begin, s.end);
 }
 
 /* Zooms by factor around time t (fixed on screen). */
@@ -190,6 +187,44 @@ vs_memory_chart_get_property (GObject *object, guint prop_id, GValue *value, GPa
     {
     case PROP_PLOT_WIDTH:
       g_value_set_uint (value, self->plot_width);
+      break;
+    case PROP_VISIBLE_RANGE:
+      g_value_take_boxed (value, vs_time_span_copy (&(VsTimeSpan){ self->v0, self->v1 }));
+      break;
+    case PROP_INSTANT:
+      g_value_set_int64 (value, self->instant);
+      break;
+    case PROP_SELECTION:
+      g_value_take_boxed (value, vs_time_span_copy (&(VsTimeSpan){ self->sel_a, self->sel_b }));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+vs_memory_chart_set_property (GObject *object, guint prop_id, const GValue *value,
+                              GParamSpec *pspec)
+{
+  VsMemoryChart *self = VS_MEMORY_CHART (object);
+  const VsTimeSpan *s;
+
+  switch (prop_id)
+    {
+    case PROP_VISIBLE_RANGE:
+      s = g_value_get_boxed (value);
+      if (s != NULL)
+        apply_view (self, s->begin, s->end, FALSE);
+      break;
+    case PROP_INSTANT:
+      vs_memory_chart_set_instant (self, g_value_get_int64 (value));
+      break;
+    case PROP_SELECTION:
+      s = g_value_get_boxed (value);
+      if (vs_time_span_is_empty (s))
+        vs_memory_chart_set_selection (self, 0, 0);
+      else
+        vs_memory_chart_set_selection (self, s->begin, s->end);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -401,6 +436,15 @@ on_query_tooltip (GtkWidget *widget, int x, int y, gboolean keyboard, GtkTooltip
   text = g_strdup_printf ("<b>%s</b>\nallocated\t%s\nreserved\t%s\n"
                           "fragmentation\t%s",
                           t, alloc, res, frag);
+  if (b.has_whatif && self->data->whatif_label != NULL)
+    {
+      /* the replayed line's value: "reserved with SETTING  1.2 GiB" */
+      g_autofree char *label = g_markup_escape_text (self->data->whatif_label, -1);
+      g_autofree char *w = vs_format_bytes (b.max_whatif);
+      g_autofree char *more = g_strdup_printf ("%s\n%s\t%s", text, label, w);
+      g_free (text);
+      text = g_steal_pointer (&more);
+    }
   gtk_tooltip_set_markup (tooltip, text);
   return TRUE;
 }
@@ -539,6 +583,7 @@ vs_memory_chart_class_init (VsMemoryChartClass *klass)
 
   object_class->dispose = vs_memory_chart_dispose;
   object_class->get_property = vs_memory_chart_get_property;
+  object_class->set_property = vs_memory_chart_set_property;
   widget_class->snapshot = vs_memory_chart_snapshot;
   widget_class->size_allocate = vs_memory_chart_size_allocate;
   widget_class->measure = vs_memory_chart_measure;
@@ -560,6 +605,20 @@ vs_memory_chart_class_init (VsMemoryChartClass *klass)
   properties[PROP_PLOT_WIDTH]
       = g_param_spec_uint ("plot-width", NULL, NULL, 0, G_MAXUINT, 0,
                            G_PARAM_READABLE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
+  /* The visible range [begin, end) (VsTimeSpan), kept inside the limits:
+   * set from outside, or changed by the user's pans and zooms.  Bound
+   * both ways to the session's. */
+  properties[PROP_VISIBLE_RANGE]
+      = g_param_spec_boxed ("visible-range", NULL, NULL, VS_TYPE_TIME_SPAN,
+                            G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
+  /* The selected instant drawn as a vertical line (< 0: none). */
+  properties[PROP_INSTANT]
+      = g_param_spec_int64 ("instant", NULL, NULL, G_MININT64, G_MAXINT64, -1,
+                            G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
+  /* The selected range drawn as a band (VsTimeSpan; empty: none). */
+  properties[PROP_SELECTION]
+      = g_param_spec_boxed ("selection", NULL, NULL, VS_TYPE_TIME_SPAN,
+                            G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
   g_object_class_install_properties (object_class, N_PROPS, properties);
   gtk_widget_class_set_css_name (widget_class, "memorychart");
 }
@@ -689,8 +748,11 @@ void
 vs_memory_chart_set_instant (VsMemoryChart *self, gint64 t)
 {
   g_return_if_fail (VS_IS_MEMORY_CHART (self));
+  if (t == self->instant)
+    return;
   self->instant = t;
   gtk_widget_queue_draw (GTK_WIDGET (self));
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_INSTANT]);
 }
 
 /* See vs-memory-chart.h. */
@@ -698,9 +760,12 @@ void
 vs_memory_chart_set_selection (VsMemoryChart *self, gint64 a, gint64 b)
 {
   g_return_if_fail (VS_IS_MEMORY_CHART (self));
+  if (a == self->sel_a && b == self->sel_b)
+    return;
   self->sel_a = a;
   self->sel_b = b;
   gtk_widget_queue_draw (GTK_WIDGET (self));
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SELECTION]);
 }
 
 /* See vs-memory-chart.h. */

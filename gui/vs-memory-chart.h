@@ -5,8 +5,15 @@
  * hover line, the selected instant and the selected range on top.
  * Scrolling or pinching zooms around the pointer, dragging pans,
  * shift-dragging selects a range, a click selects an instant, hovering
- * shows the exact values in a tooltip.  The chart only reports what the
- * user asked for (signals); the window fetches data for the new view.
+ * shows the exact values in a tooltip.
+ *
+ * Properties: "visible-range" (VsTimeSpan, clamped to the limits; the
+ * user's pans and zooms change it, so a two-way binding with the
+ * session's moves every chart), "instant" (the time marked, < 0: none),
+ * "selection" (VsTimeSpan, empty: none), "plot-width" (read-only).  A
+ * click or shift-drag is reported as a signal ("instant-selected",
+ * "range-selected") for the window to select it in the session; the
+ * window fetches data for the new view.
  */
 #pragma once
 

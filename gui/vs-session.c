@@ -4,6 +4,7 @@
 #include "vs-session.h"
 
 #include "vs-query-slot.h"
+#include "vs-time-format.h"
 
 struct _VsSession
 {
@@ -202,6 +203,11 @@ vs_session_set_visible_range (VsSession *self, gint64 begin, gint64 end)
   VsTimeSpan s = { begin, end };
 
   g_return_if_fail (VS_IS_SESSION (self));
+  /* Inside the document, as the timelines bound to it keep their range. */
+  if (self->document != NULL)
+    vs_time_span_clamp (
+        &s, MAX (MAX (1, vs_document_get_duration (self->document)), vs_time_format_min_span ()),
+        vs_time_format_min_span ());
   if (s.begin == self->visible_range.begin && s.end == self->visible_range.end)
     return;
   self->visible_range = s;

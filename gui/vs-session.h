@@ -35,7 +35,10 @@ VsSession *vs_session_new (void);
 VsDocument *vs_session_get_document (VsSession *self);
 void vs_session_set_document (VsSession *self, VsDocument *document);
 
-/* The visible range of the timelines, [begin, end) ns. */
+/* The visible range of the timelines, [begin, end) ns: with a document,
+ * kept inside [0, its duration] and at least the shortest span the
+ * timelines show (vs_time_span_clamp), as the timelines bound to it keep
+ * theirs. */
 const VsTimeSpan *vs_session_get_visible_range (VsSession *self);
 void vs_session_set_visible_range (VsSession *self, gint64 begin, gint64 end);
 

@@ -26,6 +26,25 @@ vs_time_span_is_empty (const VsTimeSpan *span)
 }
 
 /* See vs-time-span.h. */
+void
+vs_time_span_clamp (VsTimeSpan *span, gint64 limit, gint64 min_span)
+{
+  gint64 t0 = span->begin;
+  gint64 len = MAX (span->end - span->begin, min_span);
+
+  if (limit > 0)
+    {
+      len = MIN (len, limit);
+      if (t0 < 0)
+        t0 = 0;
+      if (t0 + len > limit)
+        t0 = limit - len;
+    }
+  span->begin = t0;
+  span->end = t0 + len;
+}
+
+/* See vs-time-span.h. */
 gboolean
 vs_time_span_equal (const VsTimeSpan *a, const VsTimeSpan *b)
 {

@@ -26,6 +26,12 @@ gboolean vs_time_span_is_empty (const VsTimeSpan *span);
  * NULL). */
 gboolean vs_time_span_equal (const VsTimeSpan *a, const VsTimeSpan *b);
 
+/* A visible range as the timelines allow it: at least min_span long and,
+ * when limit > 0, inside [0, limit] keeping its length where it fits (at
+ * most limit).  The session and every chart clamp alike, so a range one
+ * of them accepts the others keep as it is. */
+void vs_time_span_clamp (VsTimeSpan *span, gint64 limit, gint64 min_span);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (VsTimeSpan, vs_time_span_free)
 
 G_END_DECLS

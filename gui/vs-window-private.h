@@ -50,6 +50,21 @@ struct _VsWindow
   AdwViewStack *pane_stack;
   AdwViewStackPage *oom_page;
   VsAttributionPane *attribution_pane;
+  GtkMenuButton *whatif_button;
+  GtkBox *whatif_presets;
+  GtkEntry *whatif_entry;
+  GtkLabel *whatif_error;
+  GtkLabel *whatif_label;
+  GtkProgressBar *whatif_progress;
+  GtkWidget *whatif_cancel;
+  GtkWidget *whatif_clear;
+
+  /* The what-if replay running (NULL: none); whatif_serial drops the
+   * result of one replaced by a newer choice. */
+  GCancellable *whatif_cancellable;
+  guint whatif_serial;
+  char *whatif_pending; /* chosen before a trace was shown (vs_window_choose_whatif) */
+  gint64 whatif_pending_limit;
 
   /* Loading and the timelines' queries.  generation changes with every
    * document, so late results for an earlier one are dropped. */
@@ -87,8 +102,9 @@ void vs_window_request_all_charts (VsWindow *self);
 /* Marks every timeline's data stale (the document was read again) and
  * gives the charts the document's new duration. */
 void vs_window_invalidate_timelines (VsWindow *self);
-/* Connects the timelines to the session's visible range, selection and
- * instant (once, at init). */
+/* Makes the timelines fetch their data when the session's visible range
+ * changes (once, at init; each timeline binds the session's visible range,
+ * selection and instant when it is added). */
 void vs_window_init_timelines (VsWindow *self);
 /* Recomputes "settled". */
 void vs_window_update_settled (VsWindow *self);
@@ -98,5 +114,12 @@ void vs_window_update_oom_badge (VsWindow *self);
 void vs_window_show_error (VsWindow *self, const char *message);
 /* Starts or stops following the recording ("following"). */
 void vs_window_set_following (VsWindow *self, gboolean on);
+/* Installs the what-if actions and binds its template children. */
+void vs_window_whatif_class_init (GtkWidgetClass *widget_class);
+/* Stops any replay and offers the what-if settings for the session's
+ * document (none: the control is insensitive and says why). */
+void vs_window_whatif_reset (VsWindow *self);
+/* Whether a replay is running. */
+gboolean vs_window_whatif_is_running (VsWindow *self);
 
 G_END_DECLS

@@ -1,13 +1,15 @@
 /* vs-window-timelines.c — the window's timelines: one VsMemoryChart per
- * device, kept on the session's visible range, selection and instant.
+ * device, bound to the session's visible range (both ways: a pan or zoom
+ * on one chart moves the session's, and so every chart), selection and
+ * instant.
  *
  * Each chart asks its VsDocument (worker threads) for one VsChartData
  * covering the visible range plus one screen width on each side, so a pan
  * draws from data already there while the next query runs.  A chart's
  * query goes through its VsQuerySlot: at most one in flight, the latest
- * request waiting.  The charts report what the user does (pan, zoom,
- * click, shift-drag) and the window hands it to the session; the session's
- * notifications bring it back to every chart.
+ * request waiting.  Clicks and shift-drags on a chart select an instant
+ * or a range on its device in the session; the bindings bring them back
+ * to every chart.
  */
 #include "vs-window-private.h"
 
@@ -146,54 +148,25 @@ vs_window_request_all_charts (VsWindow *self)
   vs_window_update_settled (self);
 }
 
-/* The session's visible range changed: every chart shows it (clamped to
- * its limits, which the session then takes) and fetches what it misses. */
+/* The session's visible range changed (the charts bound to it show it):
+ * every chart fetches what it misses. */
 static void
 on_visible_range (VsSession *session, GParamSpec *pspec, VsWindow *self)
 {
-  const VsTimeSpan *view = vs_session_get_visible_range (session);
-  gint64 v0 = view->begin, v1 = view->end;
-
-  for (guint i = 0; i < self->slots->len; i++)
-    {
-      VsChartSlot *s = slot_at (self, i);
-      vs_memory_chart_set_view (s->chart, v0, v1);
-      if (i == 0)
-        vs_memory_chart_get_view (s->chart, &v0, &v1);
-    }
-  if (v0 != view->begin || v1 != view->end)
-    {
-      vs_session_set_visible_range (session, v0, v1); /* notifies again */
-      return;
-    }
   vs_window_request_all_charts (self);
 }
 
-static void
-on_selection (VsSession *session, GParamSpec *pspec, VsWindow *self)
+/* The session's instant, as the time a chart marks; none (the session
+ * has not fetched one yet) leaves the chart's mark where it is. */
+static gboolean
+instant_to_time (GBinding *binding, const GValue *from, GValue *to, gpointer data)
 {
-  const VsTimeSpan *sel = vs_session_get_selection (session);
-  gboolean none = vs_time_span_is_empty (sel);
+  const VsInstant *in = g_value_get_boxed (from);
 
-  for (guint i = 0; i < self->slots->len; i++)
-    vs_memory_chart_set_selection (slot_at (self, i)->chart, none ? 0 : sel->begin,
-                                   none ? 0 : sel->end);
-}
-
-static void
-on_instant (VsSession *session, GParamSpec *pspec, VsWindow *self)
-{
-  VsInstant *in = vs_session_get_instant (session);
-
-  if (in != NULL)
-    for (guint i = 0; i < self->slots->len; i++)
-      vs_memory_chart_set_instant (slot_at (self, i)->chart, in->time_ns);
-}
-
-static void
-on_view_changed (VsMemoryChart *chart, gint64 v0, gint64 v1, VsWindow *self)
-{
-  vs_session_set_visible_range (self->session, v0, v1);
+  if (in == NULL)
+    return FALSE;
+  g_value_set_int64 (to, in->time_ns);
+  return TRUE;
 }
 
 static void
@@ -231,7 +204,6 @@ vs_window_add_timelines (VsWindow *self)
   VsDocument *doc = vs_session_get_document (self->session);
   GPtrArray *devices = vs_document_get_devices (doc);
   gint64 duration = MAX (1, vs_document_get_duration (doc));
-  const VsTimeSpan *view = vs_session_get_visible_range (self->session);
 
   g_assert (self->slots->len == 0);
   for (guint i = 0; i < devices->len; i++)
@@ -243,8 +215,14 @@ vs_window_add_timelines (VsWindow *self)
       s.device_id = d->id;
       vs_memory_chart_set_document (s.chart, doc, d->id);
       vs_memory_chart_set_limits (s.chart, duration);
-      vs_memory_chart_set_view (s.chart, view->begin, view->end);
-      g_signal_connect (s.chart, "view-changed", G_CALLBACK (on_view_changed), self);
+      /* Created at runtime, one per device: bound here rather than in the
+       * window's template. */
+      g_object_bind_property (self->session, "visible-range", s.chart, "visible-range",
+                              G_BINDING_SYNC_CREATE | G_BINDING_BIDIRECTIONAL);
+      g_object_bind_property (self->session, "selection", s.chart, "selection",
+                              G_BINDING_SYNC_CREATE);
+      g_object_bind_property_full (self->session, "instant", s.chart, "instant",
+                                   G_BINDING_SYNC_CREATE, instant_to_time, NULL, NULL, NULL);
       g_signal_connect (s.chart, "instant-selected", G_CALLBACK (on_instant_selected), self);
       g_signal_connect (s.chart, "range-selected", G_CALLBACK (on_range_selected), self);
       g_signal_connect (s.chart, "notify::plot-width", G_CALLBACK (on_chart_resized), self);
@@ -253,7 +231,6 @@ vs_window_add_timelines (VsWindow *self)
       g_array_append_val (self->slots, s);
     }
   self->fit_pending = TRUE;
-  on_instant (self->session, NULL, self);
   vs_window_request_all_charts (self);
 }
 
@@ -287,6 +264,4 @@ void
 vs_window_init_timelines (VsWindow *self)
 {
   g_signal_connect (self->session, "notify::visible-range", G_CALLBACK (on_visible_range), self);
-  g_signal_connect (self->session, "notify::selection", G_CALLBACK (on_selection), self);
-  g_signal_connect (self->session, "notify::instant", G_CALLBACK (on_instant), self);
 }

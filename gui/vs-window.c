@@ -56,7 +56,8 @@ vs_window_show_error (VsWindow *self, const char *message)
 void
 vs_window_update_settled (VsWindow *self)
 {
-  gboolean settled = vs_session_is_settled (self->session) && self->slots->len > 0;
+  gboolean settled = vs_session_is_settled (self->session) && self->slots->len > 0
+                     && !vs_window_whatif_is_running (self);
 
   for (guint i = 0; settled && i < self->slots->len; i++)
     settled = vs_query_slot_is_idle (&g_array_index (self->slots, VsChartSlot, i).query);
@@ -214,6 +215,7 @@ clear_document (VsWindow *self)
   vs_window_set_following (self, FALSE);
   vs_window_clear_timelines (self);
   vs_session_set_document (self->session, NULL);
+  vs_window_whatif_reset (self);
   set_error (self, NULL);
   vs_window_update_settled (self);
   gtk_widget_set_visible (self->zoom_box, FALSE);
@@ -272,6 +274,7 @@ show_document (VsWindow *self, VsDocument *doc)
   /* Offered while the trace is a recording in progress. */
   gtk_widget_set_visible (self->follow_button, !vs_document_is_finalized (doc));
   vs_session_set_document (self->session, doc);
+  vs_window_whatif_reset (self);
   vs_window_update_oom_badge (self);
 
   if (vs_document_get_devices (doc)->len == 0)
@@ -620,8 +623,9 @@ open_recent_action (GtkWidget *widget, const char *name, GVariant *param)
   vs_window_open (VS_WINDOW (widget), file);
 }
 
-/* The first timeline zooms or pans; its "view-changed" brings the new
- * view to the session, and from there to every timeline. */
+/* The first timeline zooms or pans; its visible range, bound to the
+ * session's, brings the new view to the session, and from there to every
+ * timeline. */
 static VsMemoryChart *
 first_chart (VsWindow *self)
 {
@@ -834,6 +838,9 @@ vs_window_dispose (GObject *object)
     g_cancellable_cancel (self->cancellable);
   if (self->load_cancellable != NULL)
     g_cancellable_cancel (self->load_cancellable);
+  if (self->whatif_cancellable != NULL)
+    g_cancellable_cancel (self->whatif_cancellable);
+  g_clear_object (&self->whatif_cancellable);
   g_clear_object (&self->load_cancellable);
   g_clear_handle_id (&self->follow_source, g_source_remove);
   g_signal_handlers_disconnect_by_data (gtk_recent_manager_get_default (), self);
@@ -856,6 +863,7 @@ vs_window_finalize (GObject *object)
   g_array_unref (self->slots);
   g_free (self->error);
   g_free (self->comparison_text);
+  g_free (self->whatif_pending);
   G_OBJECT_CLASS (vs_window_parent_class)->finalize (object);
 }
 
@@ -927,6 +935,7 @@ vs_window_class_init (VsWindowClass *klass)
   gtk_widget_class_install_action (widget_class, "win.find", NULL, find_action);
   gtk_widget_class_install_action (widget_class, "win.copy-row", NULL, copy_action);
   gtk_widget_class_install_action (widget_class, "win.copy-stack", NULL, copy_action);
+  vs_window_whatif_class_init (widget_class);
 
 #define KEY(key, action)                                                                           \
   gtk_widget_class_add_binding_action (widget_class, key, GDK_CONTROL_MASK, action, NULL)

@@ -39,6 +39,13 @@ const char *vs_window_get_error (VsWindow *self);
  * "fragmentation" or "oom").  Returns FALSE for an unknown name. */
 gboolean vs_window_show_pane (VsWindow *self, const char *name);
 
+/* Replays PyTorch's caching allocator of the trace shown under alloc_conf
+ * (PYTORCH_CUDA_ALLOC_CONF text; the settings must parse) and limit_bytes
+ * (VS_UNKNOWN: the trace's own limit) and draws its reserved line on the
+ * timelines, as choosing it in the "What If…" popover does; with no trace
+ * shown yet, once the next one is. */
+void vs_window_choose_whatif (VsWindow *self, const char *alloc_conf, gint64 limit_bytes);
+
 /* Compares the shown trace (A) with the trace in file (B): the analyzer's
  * diff in a window of its own; a toast when file cannot be compared.
  * Nothing when no trace is shown. */

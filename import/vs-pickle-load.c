@@ -3,7 +3,8 @@
  * the parser (vs-pickle.c) and freeing what it built.
  *
  * Memory: everything the reader allocates grows through
- * vs_pickle_vec_grow(), which charges it to the VsPickle's bound,
+ * vs_pickle_vec_grow(), or for the parser's hash indexes
+ * vs_pickle_mem_alloc0(), which charge it to the VsPickle's bound,
  * VS_PICKLE_MEM_FACTOR × the input size + 64 MiB.  A mapped file's pages
  * are given back as the parser passes them (vs_pickle_release_input()),
  * so that a large file does not stay resident as a whole.
@@ -45,6 +46,27 @@ over:
                "%" G_GSIZE_FORMAT "-byte file",
                p->size);
   return FALSE;
+}
+
+gpointer
+vs_pickle_mem_alloc0 (VsPickle *p, gsize n)
+{
+  g_assert (p->mem <= p->mem_limit);
+  if (n > p->mem_limit - p->mem)
+    return NULL;
+  gpointer mem = g_try_malloc0 (n);
+  if (mem != NULL)
+    p->mem += n;
+  return mem;
+}
+
+void
+vs_pickle_mem_free (VsPickle *p, gpointer mem, gsize n)
+{
+  g_assert (mem == NULL || n <= p->mem);
+  if (mem != NULL)
+    p->mem -= n;
+  g_free (mem);
 }
 
 /* Input bytes kept mapped behind the parser's position: a little of
@@ -107,6 +129,8 @@ parse_full (const guint8 *data, gsize len, VsPickleProgress progress, gpointer p
                 .hook = hook,
                 .hook_data = hook_data,
                 .fresh_min = G_MAXUINT32,
+                .shared_index = { .owner = p },
+                .span_index = { .owner = p },
                 .release_input = release_input };
   gboolean ok = vs_pickle_parser_run (&ps, progress, progress_data);
   g_free (ps.stack.data);
@@ -117,13 +141,12 @@ parse_full (const guint8 *data, gsize len, VsPickleProgress progress, gpointer p
   g_free (ps.live.data);
   g_free (ps.tokmap.data);
   g_free (ps.shared.data);
-  g_free (ps.shared_index.data);
+  shared_index_clear (&ps.shared_index);
   g_free (ps.spans.data);
   g_free (ps.span_values.data);
-  g_free (ps.span_index.data);
-  p->mem -= (ps.shared.cap * sizeof (guint32) + ps.shared_index.cap * sizeof (guint32));
-  p->mem -= (ps.spans.cap * sizeof (Span) + ps.span_values.cap * sizeof (guint32)
-             + ps.span_index.cap * sizeof (guint32));
+  span_index_clear (&ps.span_index);
+  p->mem -= (ps.shared.cap * sizeof (guint32) + ps.spans.cap * sizeof (Span)
+             + ps.span_values.cap * sizeof (guint32));
   p->mem -= (ps.stack.cap * sizeof (guint32) + ps.marks.cap * sizeof (gsize)
              + ps.memo.cap * sizeof (guint32) + ps.memo_log.cap * sizeof (gsize)
              + ps.tokens.cap * sizeof (Token) + ps.live.cap * sizeof (guint32)

@@ -118,8 +118,11 @@ typedef struct
 } Fresh;
 
 #define FRESH_MAX 4
-/* Containers of at most this many handles can have shared tokens. */
+/* Containers of at most this many handles can have shared tokens.  At
+ * most SHARED_CHAIN_MAX of their records share a hash, which bounds the
+ * records compared per lookup whatever the input. */
 #define SHARED_MAX 16
+#define SHARED_CHAIN_MAX 16
 
 /* A span of input that made a shared token (see vs_pickle_span_record()):
  * the same bytes met again are replayed instead of parsed. */
@@ -144,6 +147,102 @@ typedef struct
  * which answers most lookups of containers that are no span (a
  * snapshot's history entries) without hashing their keys. */
 #define SPAN_FILTER_BITS 16
+
+/* n zeroed bytes, charged to p's memory bound; NULL when that would pass
+ * the bound (nothing charged).  (vs-pickle-load.c) */
+gpointer vs_pickle_mem_alloc0 (VsPickle *p, gsize n);
+
+/* Frees mem, n bytes from vs_pickle_mem_alloc0(), and takes it off p's
+ * memory bound.  (vs-pickle-load.c) */
+void vs_pickle_mem_free (VsPickle *p, gpointer mem, gsize n);
+
+/* An entry of the parser's two indexes (common/vs-hash-table.h, memory
+ * charged to the bound): the key's hash and where the key is, + 1 (0:
+ * empty; G_MAXUINT32 until the caller sets it). */
+typedef struct
+{
+  guint32 hash, ref;
+} IndexSlot;
+
+/* A shared-token record looked up (see Parser.shared): its first word
+ * (type | n << 8), its handles, the records and the key's hash. */
+typedef struct
+{
+  guint32 hash, head;
+  const guint32 *items, *records;
+} SharedKey;
+
+/* TRUE when e refers to the record of k (e.ref: its offset + 1). */
+static inline gboolean
+shared_slot_matches (const IndexSlot *e, const SharedKey *k)
+{
+  if (e->hash != k->hash)
+    return FALSE;
+  const guint32 *r = k->records + e->ref - 1;
+  if (r[0] != k->head)
+    return FALSE;
+  /* A loop, not memcmp: entries of equal hash mostly differ early. */
+  gsize n = k->head >> 8, i = 0;
+  while (i < n && r[2 + i] == k->items[i])
+    i++;
+  return i == n;
+}
+
+/* Kept at most a quarter full, so a lookup nearly always ends at its
+ * first slot: it runs for every fresh container filled. */
+#define VS_HT_TYPE SharedIndex
+#define VS_HT_FN(n) shared_index_##n
+#define VS_HT_ENTRY IndexSlot
+#define VS_HT_KEY_TYPE const SharedKey *
+#define VS_HT_SET_KEY(e, k) ((e)->hash = (k)->hash, (e)->ref = G_MAXUINT32)
+#define VS_HT_HASH(k) ((k)->hash)
+#define VS_HT_MATCH(e, k) shared_slot_matches (e, k)
+#define VS_HT_ENTRY_HASH(e) ((e)->hash)
+#define VS_HT_IS_EMPTY(e) ((e)->ref == 0)
+#define VS_HT_CHAIN_MAX SHARED_CHAIN_MAX
+#define VS_HT_LOAD_SHIFT 2
+#define VS_HT_OWNER VsPickle *
+#define VS_HT_ALLOC(t, bytes) vs_pickle_mem_alloc0 ((t)->owner, bytes)
+#define VS_HT_FREE(t, mem, bytes) vs_pickle_mem_free ((t)->owner, mem, bytes)
+#include "vs-hash-table.h"
+
+/* Input looked up among the kept spans: the bytes at data + at, left of
+ * them to the end, the spans and the hash of the key bytes. */
+typedef struct
+{
+  guint32 hash;
+  const guint8 *data;
+  gsize at, left;
+  const Span *spans;
+} SpanKey;
+
+/* TRUE when e refers to a span (e.ref: its index + 1) of k's hash whose
+ * bytes are those at k's offset.  Spans of one key hash are told apart by
+ * their bytes, so one key may have several, up to SPAN_CHAIN_MAX; the
+ * oldest that matches is found first. */
+static inline gboolean
+span_slot_matches (const IndexSlot *e, const SpanKey *k)
+{
+  if (e->hash != k->hash)
+    return FALSE;
+  const Span *sp = &k->spans[e->ref - 1];
+  return sp->len <= k->left && memcmp (k->data + k->at, k->data + sp->off, sp->len) == 0;
+}
+
+#define VS_HT_TYPE SpanIndex
+#define VS_HT_FN(n) span_index_##n
+#define VS_HT_ENTRY IndexSlot
+#define VS_HT_KEY_TYPE const SpanKey *
+#define VS_HT_SET_KEY(e, k) ((e)->hash = (k)->hash, (e)->ref = G_MAXUINT32)
+#define VS_HT_HASH(k) ((k)->hash)
+#define VS_HT_MATCH(e, k) span_slot_matches (e, k)
+#define VS_HT_ENTRY_HASH(e) ((e)->hash)
+#define VS_HT_IS_EMPTY(e) ((e)->ref == 0)
+#define VS_HT_CHAIN_MAX SPAN_CHAIN_MAX
+#define VS_HT_OWNER VsPickle *
+#define VS_HT_ALLOC(t, bytes) vs_pickle_mem_alloc0 ((t)->owner, bytes)
+#define VS_HT_FREE(t, mem, bytes) vs_pickle_mem_free ((t)->owner, mem, bytes)
+#include "vs-hash-table.h"
 
 /* The parser's transient state, freed when parsing ends.
  *
@@ -179,19 +278,18 @@ struct Parser
   guint32 fresh_min;
   /* Shared tokens (vs_pickle_set_token_shared): records of guint32
    * { type | n << 8, value, handles[n] } in shared, found through an
-   * open-addressing index of record offsets + 1 (0: empty). */
-  Vec shared;       /* guint32 */
-  Vec shared_index; /* guint32 */
-  gsize shared_count;
+   * index of (hash, record offset + 1). */
+  Vec shared; /* guint32 */
+  SharedIndex shared_index;
   /* Spans of input that made shared tokens (vs_pickle_span_record()),
-   * found through an open-addressing index of (key hash, span index + 1)
-   * pairs.  Replaying one relies on memo entries never changing once
-   * set, so spans_off turns them off for good when a PUT overwrites one. */
+   * found through an index of (key hash, span index + 1).  Replaying one
+   * relies on memo entries never changing once set, so spans_off turns
+   * them off for good when a PUT overwrites one. */
   gboolean spans_off;
   guint64 span_filter[(1u << SPAN_FILTER_BITS) / 64];
   Vec spans;       /* Span */
   Vec span_values; /* guint32 */
-  Vec span_index;  /* guint32 */
+  SpanIndex span_index;
   /* The input is a mapping of our own whose pages already parsed may be
    * given back (vs_pickle_release_input()); bytes before `released` are. */
   gboolean release_input;

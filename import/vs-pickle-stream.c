@@ -175,89 +175,63 @@ vs_pickle_reclaim (Parser *ps)
 static inline guint32
 shared_hash (guint8 type, gsize n, const guint32 *items)
 {
-  /* Runs for every fresh container filled, so it mixes only four items
-   * (those after the first key, in dicts: values) with independent
-   * products; equal hashes are told apart by comparing all items. */
-  G_STATIC_ASSERT (SHARED_MAX >= 4);
+  /* Every item, two to a 64-bit word, each word times its own odd
+   * constant: the products are independent, so they overlap (this runs
+   * for every fresh container filled).  A sample of the items was not
+   * enough: real stacks that agreed on it made chains of equal hashes,
+   * and a hostile file could make them as long as it liked. */
+  static const guint64 mult[SHARED_MAX / 2] = {
+    0xff51afd7ed558ccdu, 0xc2b2ae3d27d4eb4fu, 0x165667b19e3779f9u, 0x27d4eb2f165667c5u,
+    0x85ebca77c2b2ae63u, 0x94d049bb133111ebu, 0xbf58476d1ce4e5b9u, 0xd6e8feb86659fd93u,
+  };
+  g_assert (n <= SHARED_MAX);
   guint64 h = (guint64)type * 0x9e3779b97f4a7c15u + n;
-  h += (guint64)items[n > 1] * 0xff51afd7ed558ccdu;
-  h += (guint64)items[n > 3 ? 3 : 0] * 0xc2b2ae3d27d4eb4fu;
-  h += (guint64)items[n / 2] * 0x165667b19e3779f9u;
-  h += (guint64)items[n - 1] * 0x27d4eb2f165667c5u;
+  gsize i = 0;
+  for (; i + 1 < n; i += 2)
+    h += ((guint64)items[i] | (guint64)items[i + 1] << 32) * mult[i / 2];
+  if (i < n)
+    h += (guint64)items[i] * mult[i / 2];
   h ^= h >> 29;
   h *= 0xc4ceb9fe1a85ec53u;
   return (guint32)(h ^ (h >> 32));
 }
 
-/* The index slot for (type, items[0..n)) with hash h: the one holding
- * its record or the empty one where it belongs.  A slot is two guint32,
- * the hash and the record's offset + 1 (0: empty).  The index must exist
- * and is kept at most a quarter full, so a lookup nearly always ends at
- * its first slot. */
-static guint32 *
-shared_slot (const Parser *ps, guint32 h, guint8 type, gsize n, const guint32 *items)
+/* The shared index's key for (type, items[0..n)). */
+static inline SharedKey
+shared_key (const Parser *ps, guint8 type, gsize n, const guint32 *items)
 {
-  const guint32 *rec = ps->shared.data;
-  guint32 *index = ps->shared_index.data;
-  gsize mask = ps->shared_index.len / 2 - 1;
-  for (gsize i = h & mask;; i = (i + 1) & mask)
-    {
-      guint32 *slot = index + 2 * i;
-      if (slot[1] == 0)
-        return slot;
-      if (slot[0] != h)
-        continue;
-      const guint32 *r = rec + slot[1] - 1;
-      if (r[0] != (type | (guint32)n << 8))
-        continue;
-      gsize k = 0;
-      while (k < n && r[2 + k] == items[k])
-        k++;
-      if (k == n)
-        return slot;
-    }
+  return (SharedKey){ .hash = shared_hash (type, n, items),
+                      .head = type | (guint32)n << 8,
+                      .items = items,
+                      .records = ps->shared.data };
 }
 
 /* Remembers that containers of type with items[0..n) (all stable) read as
- * token value.  FALSE when over the memory bound (nothing is recorded). */
+ * token value.  FALSE, with nothing recorded, when over the memory bound
+ * or when SHARED_CHAIN_MAX records have its hash already. */
 static gboolean
 shared_add (Parser *ps, guint8 type, gsize n, const guint32 *items, guint32 value)
 {
   VsPickle *p = ps->p;
-  /* slots = shared_index.len / 2, at most a quarter of them used */
-  if ((ps->shared_count + 1) * 8 > ps->shared_index.len)
-    {
-      gsize cap = ps->shared_index.len ? ps->shared_index.len * 2 : 2048;
-      if (!vec_reserve (p, &ps->shared_index, sizeof (guint32), cap - ps->shared_index.len, NULL))
-        return FALSE;
-      ps->shared_index.len = cap;
-      memset (ps->shared_index.data, 0, cap * sizeof (guint32));
-      const guint32 *rec = ps->shared.data;
-      for (gsize off = 0; off < ps->shared.len; off += 2 + (rec[off] >> 8))
-        {
-          guint8 t = rec[off] & 0xff;
-          gsize m = rec[off] >> 8;
-          guint32 h = shared_hash (t, m, rec + off + 2);
-          guint32 *slot = shared_slot (ps, h, t, m, rec + off + 2);
-          slot[0] = h;
-          slot[1] = (guint32)off + 1;
-        }
-    }
-  guint32 h = shared_hash (type, n, items);
-  guint32 *slot = shared_slot (ps, h, type, n, items);
-  if (slot[1] != 0)
+  SharedKey k = shared_key (ps, type, n, items);
+  bool added;
+  IndexSlot *e = shared_index_insert (&ps->shared_index, &k, &added);
+  if (e == NULL)
+    return FALSE;
+  if (!added)
     return TRUE;
   if (ps->shared.len + 2 + n >= G_MAXUINT32
       || !vec_reserve (p, &ps->shared, sizeof (guint32), 2 + n, NULL))
-    return FALSE;
+    {
+      shared_index_remove (&ps->shared_index, e);
+      return FALSE;
+    }
   guint32 *rec = (guint32 *)ps->shared.data + ps->shared.len;
-  rec[0] = type | (guint32)n << 8;
+  rec[0] = k.head;
   rec[1] = value;
   memcpy (rec + 2, items, n * sizeof (guint32));
-  slot[0] = h;
-  slot[1] = (guint32)ps->shared.len + 1;
+  e->ref = (guint32)ps->shared.len + 1;
   ps->shared.len += 2 + n;
-  ps->shared_count++;
   return TRUE;
 }
 
@@ -273,7 +247,7 @@ vs_pickle_share (Parser *ps, const Fresh *f, gsize from, guint8 want)
   guint32 *st = ps->stack.data;
   gsize n = ps->stack.len - from;
   if (f->c == G_MAXUINT32 || f->at + 1 != from || st[f->at] != f->c || n == 0 || n > SHARED_MAX
-      || ps->shared_count == 0)
+      || shared_index_count (&ps->shared_index) == 0)
     return FALSE;
   const Node *node = &NODES (p)[f->c];
   if (node->type != want || node->count != 0 || node->multi)
@@ -282,10 +256,12 @@ vs_pickle_share (Parser *ps, const Fresh *f, gsize from, guint8 want)
   for (gsize i = 0; i < n; i++)
     if (!((items[i] & IMM_BIT) || items[i] >= TOKEN_BASE || items[i] < ps->wm_nodes))
       return FALSE;
-  guint32 r = shared_slot (ps, shared_hash (want, n, items), want, n, items)[1];
-  if (r == 0)
+  SharedKey k = shared_key (ps, want, n, items);
+  const IndexSlot *e = shared_index_find (&ps->shared_index, &k);
+  if (e == NULL)
     return FALSE;
-  guint32 tok = TOKEN_BASE + ((const guint32 *)ps->shared.data)[r];
+  /* The record's value, after its first word. */
+  guint32 tok = TOKEN_BASE + k.records[e->ref];
   st[f->at] = tok;
   guint32 *memo = ps->memo.data;
   if (f->memo < ps->memo.len && memo[f->memo] == f->c)
@@ -378,32 +354,17 @@ span_hash (const guint8 *b, gsize klen)
   return r ? r : 1;
 }
 
-/* The kept span with key hash h whose bytes are those at offset at, or
- * NULL.  With *chain (when not NULL) set to the number of spans of that
- * hash met, and *slot to the empty index slot where the search ended. */
-static const Span *
-span_probe (const Parser *ps, guint32 h, gsize at, gsize *chain, guint32 **slot)
+/* The span index's key for the bytes at input offset at, hashed over
+ * their first klen (at least that many must be left). */
+static inline SpanKey
+span_key (const Parser *ps, gsize at, gsize klen)
 {
   const VsPickle *p = ps->p;
-  const Span *spans = ps->spans.data;
-  guint32 *index = ps->span_index.data;
-  gsize mask = ps->span_index.len / 2 - 1, left = p->size - at, n = 0;
-  for (gsize i = h & mask;; i = (i + 1) & mask)
-    {
-      guint32 *s = index + 2 * i;
-      if (s[1] == 0)
-        {
-          if (chain)
-            *chain = n, *slot = s;
-          return NULL;
-        }
-      if (s[0] != h)
-        continue;
-      n++;
-      const Span *sp = &spans[s[1] - 1];
-      if (sp->len <= left && memcmp (p->data + at, p->data + sp->off, sp->len) == 0)
-        return sp;
-    }
+  return (SpanKey){ .hash = span_hash (p->data + at, klen),
+                    .data = p->data,
+                    .at = at,
+                    .left = p->size - at,
+                    .spans = ps->spans.data };
 }
 
 const Span *
@@ -411,17 +372,23 @@ vs_pickle_span_find (const Parser *ps, gsize at)
 {
   gsize left = ps->p->size - at;
   const guint8 *b = ps->p->data + at;
-  const Span *sp = NULL;
+  const IndexSlot *e = NULL;
   if (left < SPAN_KEY_SHORT)
     return NULL;
   guint32 bit = span_filter_bit (b);
   if (!(ps->span_filter[bit / 64] & (G_GUINT64_CONSTANT (1) << (bit % 64))))
     return NULL;
   if (left >= SPAN_KEY_LONG)
-    sp = span_probe (ps, span_hash (b, SPAN_KEY_LONG), at, NULL, NULL);
-  if (sp == NULL && left >= SPAN_KEY_SHORT)
-    sp = span_probe (ps, span_hash (b, SPAN_KEY_SHORT), at, NULL, NULL);
-  return sp;
+    {
+      SpanKey k = span_key (ps, at, SPAN_KEY_LONG);
+      e = span_index_find (&ps->span_index, &k);
+    }
+  if (e == NULL)
+    {
+      SpanKey k = span_key (ps, at, SPAN_KEY_SHORT);
+      e = span_index_find (&ps->span_index, &k);
+    }
+  return e != NULL ? (const Span *)ps->spans.data + e->ref - 1 : NULL;
 }
 
 /* The number of memo entries the span d[0..len) stores, or -1 when it is
@@ -479,33 +446,6 @@ span_memo_count (const guint8 *d, gsize len, gsize memo_start)
     }
 }
 
-/* Doubles the span index (at least 1024 slots) and fills it again; FALSE
- * when over the memory bound. */
-static gboolean
-span_index_grow (Parser *ps)
-{
-  VsPickle *p = ps->p;
-  gsize cap = ps->span_index.len ? ps->span_index.len * 2 : 2048;
-  if (!vec_reserve (p, &ps->span_index, sizeof (guint32), cap - ps->span_index.len, NULL))
-    return FALSE;
-  ps->span_index.len = cap;
-  guint32 *index = ps->span_index.data;
-  memset (index, 0, cap * sizeof (guint32));
-  const Span *spans = ps->spans.data;
-  gsize mask = cap / 2 - 1;
-  for (gsize k = 0; k < ps->spans.len; k++)
-    {
-      gsize klen = spans[k].len >= SPAN_KEY_LONG ? SPAN_KEY_LONG : SPAN_KEY_SHORT;
-      guint32 h = span_hash (p->data + spans[k].off, klen);
-      gsize i = h & mask;
-      while (index[2 * i + 1] != 0)
-        i = (i + 1) & mask;
-      index[2 * i] = h;
-      index[2 * i + 1] = (guint32)k + 1;
-    }
-  return TRUE;
-}
-
 /* Why a replay gives what parsing would: the span's bytes are the same,
  * so are its opcodes and operands.  Its memo fetches read entries that
  * were set before it was first parsed and have not changed since (nothing
@@ -539,16 +479,20 @@ vs_pickle_span_record (Parser *ps, const Fresh *f, gsize end)
   for (gsize i = f->memo_start; i < ps->memo.len; i++)
     if (ref_type (p, memo[i]) != VS_PICKLE_TOKEN)
       return;
-  if ((ps->spans.len + 1) * 4 > ps->span_index.len && !span_index_grow (ps))
+  /* Not added when the same bytes are kept already, when SPAN_CHAIN_MAX
+   * spans have its key hash or when over the memory bound. */
+  SpanKey k = span_key (ps, f->start, len >= SPAN_KEY_LONG ? SPAN_KEY_LONG : SPAN_KEY_SHORT);
+  bool added;
+  IndexSlot *e = span_index_insert (&ps->span_index, &k, &added);
+  if (e == NULL || !added)
     return;
-  gsize klen = len >= SPAN_KEY_LONG ? SPAN_KEY_LONG : SPAN_KEY_SHORT;
-  guint32 h = span_hash (p->data + f->start, klen), *slot;
-  gsize chain;
-  if (span_probe (ps, h, f->start, &chain, &slot) != NULL || chain >= SPAN_CHAIN_MAX
-      || ps->span_values.len + (gsize)nmemo >= G_MAXUINT32
+  if (ps->span_values.len + (gsize)nmemo >= G_MAXUINT32
       || !vec_reserve (p, &ps->spans, sizeof (Span), 1, NULL)
       || !vec_reserve (p, &ps->span_values, sizeof (guint32), (gsize)nmemo, NULL))
-    return;
+    {
+      span_index_remove (&ps->span_index, e);
+      return;
+    }
   if (nmemo)
     memcpy ((guint32 *)ps->span_values.data + ps->span_values.len, memo + f->memo_start,
             (gsize)nmemo * sizeof (guint32));
@@ -563,6 +507,5 @@ vs_pickle_span_record (Parser *ps, const Fresh *f, gsize end)
   ps->spans.len++;
   guint32 bit = span_filter_bit (p->data + f->start);
   ps->span_filter[bit / 64] |= G_GUINT64_CONSTANT (1) << (bit % 64);
-  slot[0] = h;
-  slot[1] = (guint32)ps->spans.len;
+  e->ref = (guint32)ps->spans.len;
 }

@@ -674,7 +674,7 @@ parse (Parser *ps, VsPickleProgress progress, gpointer progress_data)
                   return FALSE;
                 ((gsize *)ps->marks.data)[ps->marks.len++] = ps->stack.len;
                 pos++;
-                if (ps->shared_count && op != ')')
+                if (shared_index_count (&ps->shared_index) && op != ')')
                   fresh_push (ps, memo_idx, at, memo_start);
               }
           }

@@ -115,9 +115,10 @@ _vramscope ()
         --screenshot) _filedir png; return ;;
         --pane) COMPREPLY=($(compgen -W "diagnosis attribution flame allocations fragmentation oom" -- "$cur")); return ;;
         --size) return ;;
+        --whatif) COMPREPLY=($(compgen -W "expandable_segments:True max_split_size_mb: roundup_power2_divisions: garbage_collection_threshold:" -- "$cur")); return ;;
       esac
       if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W "--screenshot --force --size --pane --version --help" -- "$cur"))
+        COMPREPLY=($(compgen -W "--screenshot --force --size --pane --whatif --version --help" -- "$cur"))
       else
         _filedir db
       fi

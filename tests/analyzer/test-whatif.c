@@ -4,7 +4,8 @@
  * self-consistency: every PyTorch trace in tests/data and every snapshot in
  * tests/data/snapshots, replayed under its own settings and derived limit,
  * reproduces its recorded reserved peak, allocated peak, failures and
- * exact sequence of segment allocations and frees.
+ * exact sequence of segment allocations and frees, and its replayed
+ * reserved line is the recorded series, change for change.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -436,6 +437,163 @@ replayed_segments (GArray *events)
   return g_string_free (s, FALSE);
 }
 
+/* The recorded reserved bytes of an allocator's series at each change,
+ * "time:bytes" in order (times since the trace's start). */
+static char *
+recorded_reserved_line (const char *path, VsTrace *trace, gint64 device_id, gint64 allocator_id)
+{
+  sqlite3 *db = NULL;
+  sqlite3_stmt *st = NULL;
+  GString *s = g_string_new (NULL);
+  gint64 last = 0;
+
+  g_assert_cmpint (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (
+      sqlite3_prepare_v2 (db,
+                          "SELECT ts, reserved_bytes FROM series WHERE device_id = ?1"
+                          " AND allocator_id = (SELECT series_allocator_id FROM summary"
+                          " WHERE device_id = ?1 AND allocator_id = ?2) ORDER BY ts, seq",
+                          -1, &st, NULL),
+      ==, SQLITE_OK);
+  sqlite3_bind_int64 (st, 1, device_id);
+  sqlite3_bind_int64 (st, 2, allocator_id);
+  while (sqlite3_step (st) == SQLITE_ROW)
+    {
+      gint64 bytes = sqlite3_column_int64 (st, 1);
+      if (bytes == last)
+        continue;
+      g_string_append_printf (
+          s, "%lld:%lld ",
+          (long long)(sqlite3_column_int64 (st, 0) - vs_trace_get_start_abs_ns (trace)),
+          (long long)bytes);
+      last = bytes;
+    }
+  sqlite3_finalize (st);
+  sqlite3_close (db);
+  return g_string_free (s, FALSE);
+}
+
+static char *
+replayed_reserved_line (const VsWhatifLine *line)
+{
+  GString *s = g_string_new (NULL);
+  for (guint i = 0; i < line->steps->len; i++)
+    {
+      const VsWhatifStep *st = &g_array_index (line->steps, VsWhatifStep, i);
+      g_string_append_printf (s, "%lld:%lld ", (long long)st->time_ns,
+                              (long long)st->reserved_bytes);
+    }
+  return g_string_free (s, FALSE);
+}
+
+static gboolean
+count_progress (double fraction, gpointer data)
+{
+  double *last = data;
+  g_assert_cmpfloat (fraction, >=, *last);
+  g_assert_cmpfloat (fraction, <=, 1);
+  *last = fraction;
+  return TRUE;
+}
+
+/* The replayed reserved line of allocator id's device under the trace's
+ * own settings is the recorded series, change for change and at the same
+ * times; its reductions match the step function's values. */
+static void
+check_line (const char *path, VsTrace *trace, const VsAllocatorInfo *a, gint64 limit,
+            const VsSummary *row, gboolean gc)
+{
+  g_autoptr (GError) error = NULL;
+  gint64 id = vs_whatif_line_allocator (trace, a->device_id, &error);
+  if (id == 0)
+    {
+      /* several processes on one device: each is replayed alone */
+      g_assert_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID_ARGUMENT);
+      return;
+    }
+  g_assert_cmpint (id, ==, a->id);
+  double last = 0;
+  g_autoptr (VsWhatifLine) line
+      = vs_whatif_line_new (trace, a->device_id, NULL, limit, count_progress, &last, &error);
+  g_assert_no_error (error);
+  g_assert_cmpfloat (last, ==, 1);
+  g_assert_cmpint (line->result.peak_reserved_bytes, ==, row->peak_reserved_bytes);
+  g_autofree char *want = recorded_reserved_line (path, trace, a->device_id, a->id);
+  g_autofree char *got = replayed_reserved_line (line);
+  if (!gc)
+    g_assert_cmpstr (got, ==, want);
+  else
+    {
+      /* One collection may give its segments back in another order
+       * (check_self_consistent): the same changes at the same times, and
+       * the same bytes reserved once each collection's run of releases
+       * is over. */
+      g_auto (GStrv) g = g_strsplit (got, " ", -1);
+      g_auto (GStrv) w = g_strsplit (want, " ", -1);
+      g_assert_cmpuint (g_strv_length (g), ==, g_strv_length (w));
+      for (guint i = 0; g[i] != NULL && g[i][0] != '\0'; i++)
+        {
+          const char *gc_bytes = strchr (g[i], ':'), *w_bytes = strchr (w[i], ':');
+          g_assert_cmpint (gc_bytes - g[i], ==, w_bytes - w[i]);
+          g_assert_cmpint (strncmp (g[i], w[i], gc_bytes - g[i]), ==, 0); /* time */
+          const VsWhatifStep *st = &g_array_index (line->steps, VsWhatifStep, i);
+          gboolean in_run = i + 1 < line->steps->len
+                            && g_array_index (line->steps, VsWhatifStep, i + 1).reserved_bytes
+                                   < st->reserved_bytes
+                            && i > 0
+                            && g_array_index (line->steps, VsWhatifStep, i - 1).reserved_bytes
+                                   > st->reserved_bytes;
+          if (!in_run)
+            g_assert_cmpstr (gc_bytes, ==, w_bytes);
+        }
+    }
+  /* one bucket per step's time, and the whole trace in one bucket */
+  gint64 end = vs_trace_get_duration_ns (trace) + 1;
+  g_autoptr (GArray) all = vs_whatif_line_buckets (line, 0, MAX (end, 1), 1);
+  const VsTimelineBucket *b = &g_array_index (all, VsTimelineBucket, 0);
+  if (line->steps->len > 0)
+    {
+      g_assert_true (b->known);
+      g_assert_cmpint (b->max_reserved, ==, line->result.peak_reserved_bytes);
+      g_assert_cmpint (b->last_reserved, ==, line->result.final_reserved_bytes);
+    }
+  for (guint i = 0; i < line->steps->len; i += 1 + line->steps->len / 50)
+    {
+      const VsWhatifStep *st = &g_array_index (line->steps, VsWhatifStep, i);
+      g_assert_cmpint (vs_whatif_line_at (line, st->time_ns), ==,
+                       vs_whatif_line_at (line, st->time_ns));
+      g_autoptr (GArray) one = vs_whatif_line_buckets (line, st->time_ns, st->time_ns + 1, 1);
+      g_assert_cmpint (g_array_index (one, VsTimelineBucket, 0).last_reserved, ==,
+                       vs_whatif_line_at (line, st->time_ns));
+    }
+}
+
+/* A copy of the fixture at src in a new temporary folder (opening may
+ * finalize, and fixtures stay untouched); its path. */
+static char *
+fixture_copy (const char *src)
+{
+  g_autofree char *tmpdir = g_dir_make_tmp ("whatif-XXXXXX", NULL);
+  g_autofree char *base = g_path_get_basename (src);
+  char *copy = g_build_filename (tmpdir, base, NULL);
+  g_autofree char *contents = NULL;
+  gsize len;
+
+  g_assert_true (g_file_get_contents (src, &contents, &len, NULL));
+  g_assert_true (g_file_set_contents (copy, contents, len, NULL));
+  return copy;
+}
+
+/* Removes a copy made by fixture_copy and its folder. */
+static void
+fixture_remove (const char *copy)
+{
+  g_autofree char *dir = g_path_get_dirname (copy);
+
+  g_unlink (copy);
+  g_rmdir (dir);
+}
+
 /* Replays every PyTorch allocator of the trace at path under its own
  * settings and checks it against the trace's summary and events.
  * Returns the number of allocators checked. */
@@ -488,6 +646,7 @@ check_self_consistent (const char *path, gint64 limit)
             g_assert_cmpstr (got, ==, want);
           g_assert_true (r.limit_bytes == VS_UNKNOWN || r.limit_bytes >= r.peak_reserved_bytes);
         }
+      check_line (path, trace, a, limit, &row, gc);
     }
   return ids->len;
 }
@@ -499,14 +658,9 @@ test_run_settings (void)
 {
   g_autofree char *src
       = g_test_build_filename (G_TEST_DIST, "..", "data", "torch-eval-leak.db", NULL);
-  g_autofree char *tmpdir = g_dir_make_tmp ("whatif-XXXXXX", NULL);
-  g_autofree char *copy = g_build_filename (tmpdir, "t.db", NULL);
-  g_autofree char *contents = NULL;
+  g_autofree char *copy = fixture_copy (src);
   g_autoptr (GError) error = NULL;
-  gsize len;
 
-  g_assert_true (g_file_get_contents (src, &contents, &len, NULL));
-  g_assert_true (g_file_set_contents (copy, contents, len, NULL));
   g_autoptr (VsTrace) trace = vs_trace_open (copy, &error);
   g_assert_no_error (error);
   g_autoptr (GArray) ids = vs_whatif_allocators (trace);
@@ -546,8 +700,84 @@ test_run_settings (void)
   g_assert_false (vs_whatif_run (trace, 999, NULL, VS_UNKNOWN, VS_WHATIF_NONE, &r, &error));
   g_assert_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID_ARGUMENT);
   g_clear_pointer (&trace, vs_trace_free);
-  g_unlink (copy);
-  g_rmdir (tmpdir);
+  fixture_remove (copy);
+}
+
+static gboolean
+stop_at_once (double fraction, gpointer data)
+{
+  return FALSE;
+}
+
+/* A line under another setting is that setting's replay: the same peak and
+ * final reserved as vs_whatif_run, drawn by its steps; a replay asked to
+ * stop stops; bad settings and devices without a PyTorch allocator are
+ * errors. */
+static void
+test_line_setting (void)
+{
+  g_autofree char *src
+      = g_test_build_filename (G_TEST_DIST, "..", "data", "whatif", "default-tight.db", NULL);
+  g_autofree char *copy = fixture_copy (src);
+  g_autoptr (GError) error = NULL;
+
+  g_autoptr (VsTrace) trace = vs_trace_open (copy, &error);
+  g_assert_no_error (error);
+  gint64 device = ((const VsDeviceInfo *)g_ptr_array_index (vs_trace_get_devices (trace), 0))->id;
+  gint64 id = vs_whatif_line_allocator (trace, device, &error);
+  g_assert_no_error (error);
+
+  g_autoptr (VsWhatifLine) line = vs_whatif_line_new (trace, device, "expandable_segments:True",
+                                                      VS_UNKNOWN, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_auto (VsWhatifResult) r = { 0 };
+  g_assert_true (vs_whatif_run (trace, id, "expandable_segments:True", VS_UNKNOWN, VS_WHATIF_NONE,
+                                &r, &error));
+  g_assert_cmpint (line->result.peak_reserved_bytes, ==, r.peak_reserved_bytes);
+  g_assert_cmpint (line->result.failed_alloc_count, ==, r.failed_alloc_count);
+  g_assert_cmpint (line->result.first_failure_time_ns, ==, r.first_failure_time_ns);
+  g_auto (VsWhatifResult) own = { 0 };
+  g_assert_true (vs_whatif_run (trace, id, NULL, VS_UNKNOWN, VS_WHATIF_NONE, &own, &error));
+  g_assert_cmpint (line->own.peak_reserved_bytes, ==, own.peak_reserved_bytes);
+  /* the setting changes the line: expandable segments map pages */
+  g_assert_cmpint (line->result.peak_reserved_bytes, !=, own.peak_reserved_bytes);
+  gint64 peak = 0;
+  for (guint i = 0; i < line->steps->len; i++)
+    peak = MAX (peak, g_array_index (line->steps, VsWhatifStep, i).reserved_bytes);
+  g_assert_cmpint (peak, ==, r.peak_reserved_bytes);
+  g_assert_cmpint (vs_whatif_line_at (line, G_MAXINT64), ==, r.final_reserved_bytes);
+  g_assert_cmpint (vs_whatif_line_at (line, -1), ==, 0);
+  /* many buckets: the max of the maxes is the peak; before the first step
+   * nothing is known */
+  gint64 end = vs_trace_get_duration_ns (trace) + 1;
+  g_autoptr (GArray) buckets = vs_whatif_line_buckets (line, 0, end, 997);
+  gint64 bpeak = 0;
+  for (guint i = 0; i < buckets->len; i++)
+    {
+      const VsTimelineBucket *b = &g_array_index (buckets, VsTimelineBucket, i);
+      if (b->known)
+        {
+          g_assert_cmpint (b->last_reserved, ==, vs_whatif_line_at (line, b->to_ns - 1));
+          bpeak = MAX (bpeak, b->max_reserved);
+        }
+      else
+        g_assert_cmpint (b->to_ns, <=, g_array_index (line->steps, VsWhatifStep, 0).time_ns);
+    }
+  g_assert_cmpint (bpeak, ==, r.peak_reserved_bytes);
+
+  g_assert_null (vs_whatif_line_new (trace, device, "expandable_segments:True", VS_UNKNOWN,
+                                     stop_at_once, NULL, &error));
+  g_assert_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CANCELLED);
+  g_clear_error (&error);
+  g_assert_null (
+      vs_whatif_line_new (trace, device, "max_split_size_mb:1", VS_UNKNOWN, NULL, NULL, &error));
+  g_assert_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE);
+  g_clear_error (&error);
+  g_assert_null (vs_whatif_line_new (trace, 999, NULL, VS_UNKNOWN, NULL, NULL, &error));
+  g_assert_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  g_clear_pointer (&trace, vs_trace_free);
+  fixture_remove (copy);
 }
 
 /* The cap a run of tests/data/whatif ran under (its NAME.json beside
@@ -585,19 +815,12 @@ check_dir (const char *dir, const char *prefix, guint *allocators)
     {
       if (!g_str_has_prefix (name, prefix) || !g_str_has_suffix (name, ".db"))
         continue;
-      /* a copy: opening may finalize, and fixtures stay untouched */
       g_autofree char *src = g_build_filename (dir, name, NULL);
-      g_autofree char *tmpdir = g_dir_make_tmp ("whatif-XXXXXX", NULL);
-      g_autofree char *copy = g_build_filename (tmpdir, name, NULL);
-      g_autofree char *contents = NULL;
-      gsize len;
-      g_assert_true (g_file_get_contents (src, &contents, &len, NULL));
-      g_assert_true (g_file_set_contents (copy, contents, len, NULL));
+      g_autofree char *copy = fixture_copy (src);
       guint n = check_self_consistent (copy, recorded_cap (src));
       *allocators += n;
       traces += n > 0;
-      g_unlink (copy);
-      g_rmdir (tmpdir);
+      fixture_remove (copy);
     }
   return traces;
 }
@@ -662,6 +885,7 @@ main (int argc, char **argv)
   g_test_add_func ("/whatif/model/expandable", test_model_expandable);
   g_test_add_func ("/whatif/model/garbage-collection", test_model_garbage_collection);
   g_test_add_func ("/whatif/run-settings", test_run_settings);
+  g_test_add_func ("/whatif/line/setting", test_line_setting);
   g_test_add_func ("/whatif/self-consistent/traces", test_self_consistent_traces);
   g_test_add_func ("/whatif/self-consistent/snapshots", test_self_consistent_snapshots);
   return g_test_run ();

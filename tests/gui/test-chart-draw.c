@@ -5,7 +5,8 @@
  * reserved line's row, the hatched fragmentation gap between them, the
  * background above reserved, the capacity line, the failed-allocation
  * marker (one disc for failures too close to tell apart, each its own
- * otherwise) and the empty columns before the trace's first event.
+ * otherwise), the empty columns before the trace's first event and the
+ * dashed reserved line replayed under another setting.
  */
 #include <gtk/gtk.h>
 
@@ -250,6 +251,61 @@ test_span_combines_buckets (void)
   g_assert_cmpint (vs_chart_data_bucket_at (d, 100), ==, -1);
 }
 
+/* The replayed reserved line: dashed in its own colour at its level
+ * (2.5 GiB, between allocated and reserved), only where the buckets have
+ * it, with its legend entry; none of its colour without a label. */
+static void
+test_whatif_line (void)
+{
+  g_autoptr (VsChartData) d = make_data ();
+  const VsChartPalette *p = vs_chart_palette (FALSE);
+  VsChartLayout l;
+  Image img, plain;
+  int y, on = 0, off = 0, legend = 0;
+  gint64 sec = G_GINT64_CONSTANT (1000000000);
+
+  for (guint i = 500; i < 1000; i++)
+    {
+      VsChartBucket *b = &d->buckets[i];
+      b->has_whatif = TRUE;
+      b->min_whatif = b->max_whatif = b->last_whatif = 5 * GIB / 2;
+    }
+  render (d, d->t0, d->t1, FALSE, &plain);
+  d->whatif_label = g_strdup ("reserved with expandable_segments:True");
+  render (d, d->t0, d->t1, FALSE, &img);
+  vs_chart_layout (d, W, H, &l);
+  y = (int)round (vs_chart_y_for_bytes (&l, 5 * GIB / 2)) - 1;
+  /* along its row after 5 s: dashes (5 on, 3 off); before: none */
+  for (int x = (int)vs_chart_x_for_time (&l, d->t0, d->t1, 6 * sec);
+       x < (int)vs_chart_x_for_time (&l, d->t0, d->t1, 9 * sec); x++)
+    on += near_color (&img, x, y, &p->whatif, &p->background, 0.08)
+          || near_color (&img, x, y + 1, &p->whatif, &p->background, 0.08);
+  for (int x = (int)vs_chart_x_for_time (&l, d->t0, d->t1, 2 * sec);
+       x < (int)vs_chart_x_for_time (&l, d->t0, d->t1, 4 * sec); x++)
+    for (int dy = -2; dy <= 2; dy++)
+      off += near_color (&img, x, y + dy, &p->whatif, &p->background, 0.08);
+  /* the legend in the header row */
+  for (int x = 0; x < W; x++)
+    for (int yy = 0; yy < VS_CHART_HEADER_HEIGHT; yy++)
+      legend += near_color (&img, x, yy, &p->whatif, &p->background, 0.08);
+  g_test_message ("what-if: %d on its row, %d before it, %d in the legend", on, off, legend);
+  g_assert_cmpint (off, ==, 0);
+  /* three seconds are ~220 pixels, 5 of every 8 dashed */
+  g_assert_cmpint (on, >, 100);
+  g_assert_cmpint (on, <, 200);
+  g_assert_cmpint (legend, >, 5);
+  /* without a label the line is not drawn */
+  {
+    int any = 0;
+    for (int yy = 0; yy < H; yy++)
+      for (int x = 0; x < W; x++)
+        any += near_color (&plain, x, yy, &p->whatif, &p->background, 0.08);
+    g_assert_cmpint (any, ==, 0);
+  }
+  g_free (img.pixels);
+  g_free (plain.pixels);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -261,6 +317,7 @@ main (int argc, char **argv)
   g_test_add_func ("/chart-draw/failed-marker-zoom", test_failed_marker_and_zoom);
   g_test_add_func ("/chart-draw/close-failures", test_close_failures_share_a_disc);
   g_test_add_func ("/chart-draw/dark", test_dark_palette_background);
+  g_test_add_func ("/chart-draw/whatif-line", test_whatif_line);
   g_test_add_func ("/chart-data/span", test_span_combines_buckets);
   return g_test_run ();
 }

@@ -6,8 +6,9 @@
 # out-of-band buffers, huge declared lengths, memo abuse, integers wider
 # than 64 bits, nesting a million levels deep (valid: must parse without
 # recursion), truncations of a real snapshot at every offset (through the
-# fuzz driver, which checks no crash), and snapshot-shaped pickles with
-# wrong fields (through the import).  TAP output.
+# fuzz driver, which checks no crash), snapshot-shaped pickles with wrong
+# fields (through the import), and stacks made to collide in the reader's
+# indexes (the import time must grow linearly).  TAP output.
 # Usage: test-hostile.py VS_IMPORT_TOOL FUZZ_DRIVER
 import glob
 import os
@@ -140,6 +141,44 @@ def cases():
     return out
 
 
+def agreeing_stacks(n):
+    """A snapshot of n allocations and frees whose 12-frame stacks are all
+    distinct but agree on frames 1, 3, 6 and 11: frame dicts made afresh
+    per entry, their strings shared, as _dump_snapshot writes them."""
+    frames = [{"filename": "/src/model/layer%d.py" % (f % 40), "line": 10 + f,
+               "name": "forward_%d" % (f % 57)} for f in range(300)]
+    seg = {"device": 0, "address": 4096, "total_size": 2 << 20, "blocks": []}
+    trace = []
+    for i in range(n):
+        stack, d = [], i
+        for j in range(12):
+            if j in (1, 3, 6, 11):
+                f = j
+            else:
+                f, d = 20 + d % 280, d // 280
+            stack.append(dict(frames[f]))
+        for action in ("alloc", "free_completed"):
+            trace.append({"action": action, "addr": 4096, "size": 512, "stream": 0,
+                          "time_us": 1000 + 2 * i, "frames": stack})
+    return pickle.dumps({"segments": [seg], "device_traces": [trace],
+                         "allocator_settings": {}}, 4)
+
+
+def import_cpu_seconds(tool, path, db):
+    """The least CPU time of two imports of path (None: one failed)."""
+    best = None
+    for _ in range(2):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        res = subprocess.run([tool, path, "-o", db, "-q", "-f"], capture_output=True,
+                             timeout=120)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if res.returncode != 0:
+            return None
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        best = cpu if best is None else min(best, cpu)
+    return best
+
+
 def limit_memory():
     # 2 GiB of address space (ASan builds set their own, larger needs).
     if "ASAN_OPTIONS" not in os.environ:
@@ -149,7 +188,7 @@ def limit_memory():
 def main():
     tool, driver = sys.argv[1], sys.argv[2]
     all_cases = cases()
-    print("1..%d" % (len(all_cases) + 1))
+    print("1..%d" % (len(all_cases) + 2))
     failed = 0
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "in.pickle")
@@ -203,6 +242,21 @@ def main():
         print("%s %d - %d truncations of oom.pickle through the fuzz harness%s" %
               ("ok" if good else "not ok", n, len(src),
                "" if good else ": rc %d" % res.returncode))
+        failed += not good
+        # The reader's indexes of repeated frames and stacks keep lookups
+        # short whatever the stacks: four times the entries take about
+        # four times the time, not sixteen.
+        times = []
+        for k in (10000, 40000):
+            with open(path, "wb") as f:
+                f.write(agreeing_stacks(k))
+            times.append(import_cpu_seconds(tool, path, db))
+        n += 1
+        good = None not in times and times[1] < 7 * max(times[0], 0.05)
+        print("%s %d - distinct stacks agreeing on some frames import in linear time "
+              "(CPU: %s s for 20 k entries, %s s for 80 k)" %
+              ("ok" if good else "not ok", n,
+               *("%.2f" % t if t is not None else "failed" for t in times)))
         failed += not good
     sys.exit(1 if failed else 0)
 
