@@ -182,7 +182,7 @@ parse_line (VsSymbolCache *c, char *line)
   if (errno != 0 || end == f_off || *end != '\0')
     return false;
   long n = strtol (f_n, &end, 10);
-  if (end == f_n || *end != '\0' || n < 0 || n > 1024)
+  if (end == f_n || *end != '\0' || n < 0 || n > VS_SYMBOL_CACHE_MAX_ENTRIES)
     return false;
   VsSymbolCacheEntry *e = n > 0 ? calloc ((size_t)n, sizeof *e) : NULL;
   if (n > 0 && e == NULL)

@@ -13,6 +13,9 @@
 
 #include <stdint.h>
 
+/* The most entries one address keeps (longer lines are not read). */
+#define VS_SYMBOL_CACHE_MAX_ENTRIES 64
+
 typedef struct VsSymbolCache VsSymbolCache;
 
 /* One frame an address expands into (innermost first, as lookup()

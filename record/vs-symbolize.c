@@ -34,7 +34,7 @@
 #include <string.h>
 #include <time.h>
 
-#define VS_MAX_EXPANSION 64 /* frames one address may expand into */
+#define VS_MAX_EXPANSION VS_SYMBOL_CACHE_MAX_ENTRIES /* frames one address may expand into */
 
 typedef char *(*VsDemangleFunc) (const char *, char *, size_t *, int *);
 
@@ -309,7 +309,7 @@ symbolize_module (VsSym *s, const char *path, const char *build_id, int64_t load
       uint64_t off = (uint64_t)f->address - 1 - (uint64_t)load_address;
       const VsSymbolCacheEntry *hit = NULL;
       int nhit = vs_symbol_cache_find (cache, off, &hit);
-      if (nhit >= 0 && nhit <= VS_MAX_EXPANSION)
+      if (nhit >= 0)
         {
           ne = nhit;
           for (int k = 0; k < ne; k++)
