@@ -122,8 +122,9 @@ timing_key (const char *name, char *out, size_t len)
  * ran beside the imports (-1: it did not), of which only the wait after
  * them is a phase. */
 void
-vs_record_report_timings (const VsTimings *t, int64_t program_ns, int64_t after_last_ns, int64_t snapshot_ns,
-                int64_t take_ns, int64_t write_ns, int64_t beside_ns, const char *trace)
+vs_record_report_timings (const VsTimings *t, int64_t program_ns, int64_t after_last_ns,
+                          int64_t snapshot_ns, int64_t take_ns, int64_t write_ns, int64_t beside_ns,
+                          const char *trace)
 {
   static const char *meta_sql = "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)";
   int64_t total = vs_timings_total (t);
@@ -190,4 +191,3 @@ vs_record_report_timings (const VsTimings *t, int64_t program_ns, int64_t after_
              sqlite3_errmsg (db));
   sqlite3_close (db);
 }
-

@@ -28,5 +28,6 @@ int64_t vs_record_newest_snapshot_ns (const char *spool, int64_t *take_ns, int64
  * snapshot cost, as the hook measured them (-1: unknown); beside_ns how long the process traces' symbolization
  * ran beside the imports (-1: it did not), of which only the wait after
  * them is a phase. */
-void vs_record_report_timings (const VsTimings *t, int64_t program_ns, int64_t after_last_ns, int64_t snapshot_ns,
-                int64_t take_ns, int64_t write_ns, int64_t beside_ns, const char *trace);
+void vs_record_report_timings (const VsTimings *t, int64_t program_ns, int64_t after_last_ns,
+                               int64_t snapshot_ns, int64_t take_ns, int64_t write_ns,
+                               int64_t beside_ns, const char *trace);

@@ -350,7 +350,7 @@ describe_stacks (const char *path)
 /* Symbolizing keeps what it found per build-id: a second trace of the
  * same program is symbolized from the cache with the same frames (inline
  * ones included), and the cache is what is read — an entry edited in it
- * comes back. */
+ * comes back; a cache folder that cannot be made changes nothing. */
 static void
 test_symbol_cache (void)
 {
@@ -418,6 +418,23 @@ test_symbol_cache (void)
   g_autofree char *third = describe_stacks (t[2].path);
   g_assert_nonnull (strstr (third, " chain_b_from_the_cache "));
   g_assert_null (strstr (third, " chain_b "));
+
+  /* A cache folder that cannot be made: symbolized all the same. */
+  g_autofree char *blocked = g_build_filename (dir, "a-file", NULL);
+  g_assert_true (g_file_set_contents (blocked, "", 0, NULL));
+  g_autofree char *unusable = g_build_filename (blocked, "symbols", NULL);
+  vs_symbol_cache_set_dir (unusable);
+  Trace u = { 0 };
+  int fd = g_file_open_tmp ("test-stacks-XXXXXX.db", &u.path, NULL);
+  g_assert_cmpint (fd, >=, 0);
+  close (fd);
+  g_assert_true (g_file_set_contents (u.path, raw, (gssize)raw_len, NULL));
+  g_assert_cmpint (vs_symbolize_file (u.path, NULL, err, sizeof err), ==, 0);
+  g_autofree char *fourth = describe_stacks (u.path);
+  g_assert_cmpstr (fourth, ==, first);
+  g_unlink (u.path);
+  g_free (u.path);
+  g_unlink (blocked);
 
   vs_symbol_cache_set_dir (NULL);
   for (int i = 0; i < 3; i++)
