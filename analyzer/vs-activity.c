@@ -174,8 +174,9 @@ GArray *
 vs_kernel_density (VsTrace *trace, gint64 device_id, gint64 from_ns, gint64 to_ns, guint n_buckets,
                    GError **error)
 {
-  /* Served by the index on kernel(start_ns); the device test is applied to
-   * the rows of the range. */
+  /* Served by the kernels' order by start (kernel_exec's key since schema
+   * 3, the index kernel_start before); the device test is applied to the
+   * rows of the range. */
   static const char *sql = "SELECT start_ns, end_ns FROM kernel"
                            " WHERE start_ns >= ?2 AND start_ns < ?3 AND (?1 = 0 OR device_id = ?1)";
   g_autoptr (GArray) buckets = NULL;

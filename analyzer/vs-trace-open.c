@@ -163,11 +163,16 @@ vs_trace_finalize_in_place (VsTrace *trace, GError **error)
 /* The first table the analyzer reads whose shape is not what its queries
  * rely on: a table (not a view) keyed as the schema keys it — `id INTEGER
  * PRIMARY KEY` (each id once: walks over parent links stay linear), or the
- * primary key of the tables without rowid.  Checked on the schema alone. */
+ * primary key of the tables without rowid.  Checked on the schema alone;
+ * ?1 is the schema version (kernels: one table before version 3, two
+ * tables under the view `kernel` since). */
 static const char *shape_sql
     = "WITH t (name, pk) AS (VALUES ('device', 'id'), ('allocator', 'id'), ('process', 'id'),"
       "  ('module', 'id'), ('frame', 'id'), ('stack', 'id'), ('block', 'id'),"
-      "  ('failed_alloc', 'id'), ('kernel', 'id'), ('nvtx_range', 'id'), ('mem_event', 'id'),"
+      "  ('failed_alloc', 'id'), (iif (?1 >= 3, 'kernel_exec', 'kernel'),"
+      "   iif (?1 >= 3, 'start_ns,id', 'id')),"
+      "  (iif (?1 >= 3, 'kernel_config', 'kernel'), 'id'), ('nvtx_range', 'id'),"
+      "  ('mem_event', 'id'),"
       "  ('alloc_event', 'id'), ('pool_event', 'id'), ('meta', 'key'),"
       "  ('series', 'device_id,allocator_id,ts,seq'),"
       "  ('series_level', 'device_id,allocator_id,shift,bucket'),"
@@ -204,8 +209,6 @@ touch_tables (VsTrace *trace, GError **error)
     "SELECT max(id) FROM block",
     "SELECT min(id) FROM failed_alloc",
     "SELECT max(id) FROM failed_alloc",
-    "SELECT min(id) FROM kernel",
-    "SELECT max(id) FROM kernel",
     "SELECT min(id) FROM nvtx_range",
     "SELECT max(id) FROM nvtx_range",
     "SELECT min(device_id) FROM series",
@@ -215,12 +218,28 @@ touch_tables (VsTrace *trace, GError **error)
     "SELECT min(device_id) FROM summary",
     "SELECT max(device_id) FROM summary",
   };
+  /* Kernels: one table before schema version 3, two since. */
+  static const char *kernel_probes[] = {
+    "SELECT min(id) FROM kernel",
+    "SELECT max(id) FROM kernel",
+  };
+  static const char *kernel_v3_probes[] = {
+    "SELECT min(start_ns) FROM kernel_exec",
+    "SELECT max(start_ns) FROM kernel_exec",
+    "SELECT min(id) FROM kernel_config",
+    "SELECT max(id) FROM kernel_config",
+    "SELECT count(*) FROM (SELECT id, end_ns, name FROM kernel LIMIT 1)",
+  };
   gint64 v;
+  gboolean v3 = trace->schema_version >= 3;
+  const char **more = v3 ? kernel_v3_probes : kernel_probes;
+  guint n_more = v3 ? G_N_ELEMENTS (kernel_v3_probes) : G_N_ELEMENTS (kernel_probes);
   sqlite3_stmt *stmt = vs_trace_statement (trace, shape_sql, error);
   int rc;
 
   if (stmt == NULL)
     return FALSE;
+  sqlite3_bind_int64 (stmt, 1, trace->schema_version);
   rc = sqlite3_step (stmt);
   if (rc == SQLITE_ROW)
     {
@@ -234,8 +253,12 @@ touch_tables (VsTrace *trace, GError **error)
   sqlite3_reset (stmt);
   if (rc != SQLITE_DONE)
     return vs_trace_sql_error (trace, error);
+
   for (guint i = 0; i < G_N_ELEMENTS (probes); i++)
     if (!vs_trace_query_int (trace, probes[i], &v, error))
+      return FALSE;
+  for (guint i = 0; i < n_more; i++)
+    if (!vs_trace_query_int (trace, more[i], &v, error))
       return FALSE;
   return TRUE;
 }
@@ -261,6 +284,7 @@ vs_trace_validate (VsTrace *trace, gboolean *finalized, GError **error)
     }
   if (!vs_trace_query_int (trace, "PRAGMA user_version", &version, error))
     return FALSE;
+  trace->schema_version = version;
   if (version > VS_TRACE_SCHEMA_VERSION)
     {
       g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_NEWER_SCHEMA,

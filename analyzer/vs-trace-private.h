@@ -31,6 +31,7 @@ struct _VsTrace
   gboolean device_level;     /* device-level memory was observed (not an
                             * import: meta source 'import') */
   gint64 kernel_max_ns;      /* longest kernel, -1 until read */
+  gint64 schema_version;     /* PRAGMA user_version, set by vs_trace_validate */
   gboolean full_paths;       /* stacks show full paths (vs_stack_set_full_paths) */
   char *path_base;           /* vs_stack_get_path_base(), once read */
   gboolean path_base_read;

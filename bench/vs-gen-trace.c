@@ -8,9 +8,15 @@
  * Python stacks drawn from a small set of call sites.  The trace is labelled
  * meta source = 'synthetic'.
  *
- * Usage: vs-gen-trace [-n EVENTS] [-s SEED] [--no-finalize] -o FILE
- * Prints the write rate (events per second on one core) and the
- * finalization time, as "key value" lines, for bench/run-analyzer-bench.sh.
+ * With -k KERNELS, that many kernel executions follow the memory events:
+ * 120 kernels of long templated names (as CUPTI reports a training loop's,
+ * about 280 characters), each launched with one configuration, one after
+ * the other on a stream, 2 to 50 µs each.
+ *
+ * Usage: vs-gen-trace [-n EVENTS] [-k KERNELS] [-s SEED] [--no-finalize] -o FILE
+ * Prints the write rate (events per second on one core; kernels apart) and
+ * the finalization time, as "key value" lines, for
+ * bench/run-analyzer-bench.sh.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -62,13 +68,15 @@ die (VsWriter *w, const char *what)
 int
 main (int argc, char **argv)
 {
-  long long n = 1000000;
+  long long n = 1000000, n_kernels = 0;
   const char *out = NULL;
   bool finalize = true;
   for (int i = 1; i < argc; i++)
     {
       if (!strcmp (argv[i], "-n") && i + 1 < argc)
         n = atoll (argv[++i]);
+      else if (!strcmp (argv[i], "-k") && i + 1 < argc)
+        n_kernels = atoll (argv[++i]);
       else if (!strcmp (argv[i], "-s") && i + 1 < argc)
         rng_state ^= (uint64_t)atoll (argv[++i]) * 0x2545F4914F6CDD1Dull;
       else if (!strcmp (argv[i], "-o") && i + 1 < argc)
@@ -77,13 +85,16 @@ main (int argc, char **argv)
         finalize = false;
       else
         {
-          fprintf (stderr, "usage: vs-gen-trace [-n EVENTS] [-s SEED] [--no-finalize] -o FILE\n");
+          fprintf (
+              stderr,
+              "usage: vs-gen-trace [-n EVENTS] [-k KERNELS] [-s SEED] [--no-finalize] -o FILE\n");
           return 2;
         }
     }
-  if (out == NULL || n <= 0)
+  if (out == NULL || n <= 0 || n_kernels < 0)
     {
-      fprintf (stderr, "usage: vs-gen-trace [-n EVENTS] [-s SEED] [--no-finalize] -o FILE\n");
+      fprintf (stderr,
+               "usage: vs-gen-trace [-n EVENTS] [-k KERNELS] [-s SEED] [--no-finalize] -o FILE\n");
       return 2;
     }
 
@@ -239,6 +250,31 @@ main (int argc, char **argv)
     die (w, "cannot commit");
   double write_s = now_s () - start;
 
+  start = now_s ();
+  char names[120][320];
+  for (int i = 0; i < 120; i++)
+    snprintf (names[i], sizeof names[i],
+              "void at::native::vectorized_elementwise_kernel<4, at::native::BinaryFunctor<float,"
+              " float, float, at::native::binary_internal::MulFunctor<float> >,"
+              " at::detail::Array<char*, 3> >(int, at::native::BinaryFunctor<float, float, float,"
+              " at::native::binary_internal::MulFunctor<float> >, at::detail::Array<char*, 3>)"
+              " #%03d",
+              i);
+  for (long long i = 0; i < n_kernels; i++)
+    {
+      int which = (int)(rnd () % 120);
+      int64_t length = 2000 + (int64_t)(rnd () % 48000);
+      VsKernel k
+          = { ts, ts + length, proc, dev, 1, 7,          100000 + i, names[which], 64 + which, 1,
+              1,  128,         1,    1,   0, which * 16, 32 };
+      if (vs_writer_kernel (w, &k) < 0)
+        die (w, "cannot write kernels");
+      ts += length + 500;
+    }
+  if (vs_writer_commit (w) < 0)
+    die (w, "cannot commit");
+  double kernel_s = now_s () - start;
+
   bool tty = isatty (2);
   start = now_s ();
   if (vs_writer_close (w, finalize, progress, &tty, err, sizeof err) < 0)
@@ -252,6 +288,8 @@ main (int argc, char **argv)
   printf ("events %lld\n", events);
   printf ("write_seconds %.3f\n", write_s);
   printf ("write_events_per_second %.0f\n", events / write_s);
+  if (n_kernels > 0)
+    printf ("kernels %lld\nkernels_per_second %.0f\n", n_kernels, n_kernels / kernel_s);
   printf ("finalize_seconds %.3f\n", finalize ? fin_s : 0.0);
   return 0;
 }

@@ -68,8 +68,9 @@ typedef struct
 {
   sqlite3 *db;
   VsWriter *w;
-  VsIdMap process, device, allocator, range, module, frame, stack;
-  bool imported; /* the input is an imported PyTorch snapshot */
+  VsIdMap process, device, allocator, range, module, frame, stack, kernel_config;
+  bool imported;   /* the input is an imported PyTorch snapshot */
+  bool kernels_v3; /* the input stores kernels as kernel_config + kernel_exec */
   uint64_t done, total;
   VsProgressFunc progress;
   void *progress_data;
@@ -257,6 +258,53 @@ row_range (VsMerge *m, sqlite3_stmt *s)
   return id > 0 ? idmap_set (&m->range, col_i64 (s, 0), id) : -1;
 }
 
+/* Kernel names and configurations: deduplicated by the writer across
+ * inputs. */
+static int
+row_kernel_config (VsMerge *m, sqlite3_stmt *s)
+{
+  VsKernel k = {
+    .name = col_text (s, 1),
+    .grid_x = col_i64 (s, 2),
+    .grid_y = col_i64 (s, 3),
+    .grid_z = col_i64 (s, 4),
+    .block_x = col_i64 (s, 5),
+    .block_y = col_i64 (s, 6),
+    .block_z = col_i64 (s, 7),
+    .static_shared = col_i64 (s, 8),
+    .dynamic_shared = col_i64 (s, 9),
+    .registers = col_i64 (s, 10),
+  };
+  int64_t id = vs_writer_add_kernel_config (m->w, &k);
+  return id > 0 ? idmap_set (&m->kernel_config, col_i64 (s, 0), id) : -1;
+}
+
+/* A whole kernel row of an input of schema version 1 or 2. */
+static int
+row_kernel (VsMerge *m, sqlite3_stmt *s)
+{
+  VsKernel k = {
+    .start_ns = col_i64 (s, 0),
+    .end_ns = col_i64 (s, 1),
+    .process_id = idmap_get (&m->process, col_i64 (s, 2)),
+    .device_id = idmap_get (&m->device, col_i64 (s, 3)),
+    .context = col_i64 (s, 4),
+    .stream = col_i64 (s, 5),
+    .correlation = col_i64 (s, 6),
+    .name = col_text (s, 7),
+    .grid_x = col_i64 (s, 8),
+    .grid_y = col_i64 (s, 9),
+    .grid_z = col_i64 (s, 10),
+    .block_x = col_i64 (s, 11),
+    .block_y = col_i64 (s, 12),
+    .block_z = col_i64 (s, 13),
+    .static_shared = col_i64 (s, 14),
+    .dynamic_shared = col_i64 (s, 15),
+    .registers = col_i64 (s, 16),
+  };
+  return vs_writer_kernel (m->w, &k) == 0 ? 0 : -1;
+}
+
 typedef struct
 {
   const char *sql;
@@ -281,6 +329,20 @@ static const VsCopy copies[] = {
     row_range },
 };
 
+/* Kernels of a version 3 input: its configurations here, its executions
+ * by SQL (kernel_exec_copy); of an older input: whole rows here. */
+static const VsCopy kernel_config_copy
+    = { "SELECT id, name, grid_x, grid_y, grid_z, block_x, block_y, block_z, static_shared,"
+        " dynamic_shared, registers FROM kernel_config ORDER BY id",
+        row_kernel_config };
+static const VsCopy kernel_row_copy
+    = { "SELECT start_ns, end_ns, process_id, device_id, context, stream, correlation, name,"
+        " grid_x, grid_y, grid_z, block_x, block_y, block_z, static_shared, dynamic_shared,"
+        " registers FROM kernel ORDER BY id",
+        row_kernel };
+static const char *kernels_v3_sql
+    = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'kernel_exec'";
+
 /* The event tables are copied by SQL on the output's connection, with the
  * input attached as `src`: one INSERT … SELECT each, ids mapped by the
  * function vs_map(kind, old id) over the maps the copies above filled. */
@@ -291,7 +353,8 @@ enum
   MAP_DEVICE = 1,
   MAP_ALLOCATOR = 2,
   MAP_STACK = 3,
-  MAP_RANGE = 4
+  MAP_RANGE = 4,
+  MAP_KERNEL_CONFIG = 5
 };
 
 static const char *event_copies[] = {
@@ -317,12 +380,6 @@ static const char *event_copies[] = {
   " ifnull(api, ''), requested_bytes, error, error_name, device_free_bytes,"
   " device_total_bytes, correlation, vs_map(3, stack_id), vs_map(4, range_id)"
   " FROM src.failed_alloc ORDER BY id",
-  "INSERT INTO main.kernel (start_ns, end_ns, process_id, device_id, context, stream,"
-  " correlation, name, grid_x, grid_y, grid_z, block_x, block_y, block_z, static_shared,"
-  " dynamic_shared, registers)"
-  " SELECT start_ns, end_ns, vs_map(0, process_id), vs_map(1, device_id), context, stream,"
-  " correlation, ifnull(name, ''), grid_x, grid_y, grid_z, block_x, block_y, block_z,"
-  " static_shared, dynamic_shared, registers FROM src.kernel ORDER BY id",
   "INSERT INTO main.memcpy (start_ns, end_ns, process_id, device_id, stream, correlation,"
   " copy_kind, src_kind, dst_kind, bytes)"
   " SELECT start_ns, end_ns, vs_map(0, process_id), vs_map(1, device_id), stream,"
@@ -333,19 +390,24 @@ static const char *event_copies[] = {
   " correlation, bytes, value, mem_kind FROM src.memset ORDER BY id",
 };
 
+static const char *kernel_exec_copy
+    = "INSERT INTO main.kernel_exec (start_ns, id, duration_ns, process_id, device_id, context,"
+      " stream, correlation, config_id)"
+      " SELECT start_ns, vs_kernel_id(), duration_ns, vs_map(0, process_id), vs_map(1, device_id),"
+      " context, stream, correlation, vs_map(5, config_id) FROM src.kernel_exec ORDER BY id";
+
 /* vs_map(kind, old): the merged id of an input's id, NULL when it has
  * none (as the writer stores unknown ids). */
 static void
 sql_map (sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
   VsMerge *m = sqlite3_user_data (ctx);
-  const VsIdMap *maps[] = { [MAP_PROCESS] = &m->process,
-                            [MAP_DEVICE] = &m->device,
-                            [MAP_ALLOCATOR] = &m->allocator,
-                            [MAP_STACK] = &m->stack,
-                            [MAP_RANGE] = &m->range };
+  const VsIdMap *maps[] = {
+    [MAP_PROCESS] = &m->process, [MAP_DEVICE] = &m->device, [MAP_ALLOCATOR] = &m->allocator,
+    [MAP_STACK] = &m->stack,     [MAP_RANGE] = &m->range,   [MAP_KERNEL_CONFIG] = &m->kernel_config
+  };
   int kind = sqlite3_value_int (argv[0]);
-  if (kind < 0 || kind > MAP_RANGE || sqlite3_value_type (argv[1]) != SQLITE_INTEGER)
+  if (kind < 0 || kind > MAP_KERNEL_CONFIG || sqlite3_value_type (argv[1]) != SQLITE_INTEGER)
     {
       sqlite3_result_null (ctx);
       return;
@@ -355,6 +417,14 @@ sql_map (sqlite3_context *ctx, int argc, sqlite3_value **argv)
     sqlite3_result_null (ctx);
   else
     sqlite3_result_int64 (ctx, id);
+}
+
+/* vs_kernel_id(): the merged trace's next kernel execution id. */
+static void
+sql_kernel_id (sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+  VsMerge *m = sqlite3_user_data (ctx);
+  sqlite3_result_int64 (ctx, vs_writer_next_kernel_id (m->w));
 }
 
 /* Progress while one INSERT … SELECT runs: a chance to cancel. */
@@ -378,6 +448,9 @@ copy_events (VsMerge *m, const char *path)
                                SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY, m, sql_map,
                                NULL, NULL)
           != SQLITE_OK
+      || sqlite3_create_function (db, "vs_kernel_id", 0, SQLITE_UTF8 | SQLITE_DIRECTONLY, m,
+                                  sql_kernel_id, NULL, NULL)
+             != SQLITE_OK
       || sqlite3_prepare_v2 (db, "ATTACH ?1 AS src", -1, &s, NULL) != SQLITE_OK)
     return fail (m, "cannot write the merged trace", sqlite3_errmsg (db));
   sqlite3_bind_text (s, 1, path, -1, SQLITE_STATIC);
@@ -387,9 +460,11 @@ copy_events (VsMerge *m, const char *path)
     return fail (m, "cannot read a process trace", sqlite3_errmsg (db));
   sqlite3_progress_handler (db, 100000, sql_progress, m);
   rc = sqlite3_exec (db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
-  for (size_t i = 0; i < sizeof event_copies / sizeof event_copies[0] && rc == 0; i++)
+  size_t n_copies = sizeof event_copies / sizeof event_copies[0];
+  for (size_t i = 0; i < n_copies + (m->kernels_v3 ? 1 : 0) && rc == 0; i++)
     {
-      rc = sqlite3_exec (db, event_copies[i], NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+      const char *sql = i < n_copies ? event_copies[i] : kernel_exec_copy;
+      rc = sqlite3_exec (db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
       m->done += (uint64_t)sqlite3_changes (db);
       if (rc == 0 && m->progress && !m->progress (m->done, m->total, m->progress_data))
         rc = -2;
@@ -442,6 +517,17 @@ open_input (const char *path, char *err, size_t errlen)
       return NULL;
     }
   return db;
+}
+
+/* Whether the count query sql gives more than 0 on db. */
+static bool
+count_is_positive (sqlite3 *db, const char *sql)
+{
+  sqlite3_stmt *s = NULL;
+  bool yes = sqlite3_prepare_v2 (db, sql, -1, &s, NULL) == SQLITE_OK
+             && sqlite3_step (s) == SQLITE_ROW && sqlite3_column_int64 (s, 0) > 0;
+  sqlite3_finalize (s);
+  return yes;
 }
 
 static int64_t
@@ -555,13 +641,17 @@ vs_merge_traces (const char *out, const char *const *inputs, size_t n, const VsM
       m.db = open_input (inputs[i], ierr, sizeof ierr);
       if (m.db == NULL)
         continue;
-      memset (&m.process, 0, sizeof m.process * 7);
+      memset (&m.process, 0, sizeof m.process * 8);
       /* A PyTorch snapshot's history, tied to its process by record. */
       m.imported = input_meta_is (m.db, "source", "import");
       if (m.imported && input_meta_is (m.db, "history_overflow", "1"))
         vs_writer_set_meta_int (m.w, "history_overflow", 1);
+      m.kernels_v3 = count_is_positive (m.db, kernels_v3_sql);
       for (size_t c = 0; c < sizeof copies / sizeof copies[0] && rc == 0; c++)
         rc = each_row (&m, copies[c].sql, copies[c].row);
+      const VsCopy *kernels = m.kernels_v3 ? &kernel_config_copy : &kernel_row_copy;
+      if (rc == 0)
+        rc = each_row (&m, kernels->sql, kernels->row);
       if (rc == 0)
         rc = copy_events (&m, inputs[i]);
       /* Run-wide meta: earliest start, latest end, summed collector costs. */
@@ -649,6 +739,7 @@ vs_merge_traces (const char *out, const char *const *inputs, size_t n, const VsM
       free (m.module.ids);
       free (m.frame.ids);
       free (m.stack.ids);
+      free (m.kernel_config.ids);
       sqlite3_close (m.db);
       merged++;
     }

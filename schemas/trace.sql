@@ -1,5 +1,7 @@
--- vramscope trace schema, version 2 (version 1 lacks alloc_event.before_trace
--- and summary.before_trace_*; the finalizer adds them when it runs on one).
+-- vramscope trace schema, version 3.  Version 1 lacks alloc_event.before_trace
+-- and summary.before_trace_*; versions 1 and 2 store kernels in one table
+-- `kernel` of the view's shape below.  The finalizer brings either to
+-- version 3 when it runs on one; readers read all three as they are.
 --
 -- One SQLite file per recorded run.  The collector and the importer write the
 -- raw tables (meta … range); vs_trace_finalize() derives the tables below the
@@ -17,7 +19,7 @@
 --   * stack_id 0 or NULL means "no stack was captured".
 
 PRAGMA application_id = 1448234323;  -- 0x56524D53, 'VRMS'
-PRAGMA user_version = 2;
+PRAGMA user_version = 3;
 
 -- Key/value facts about the run and the recording.
 CREATE TABLE meta (
@@ -205,15 +207,13 @@ CREATE TABLE failed_alloc (
   range_id           INTEGER
 );
 
-CREATE TABLE kernel (
+-- Kernels.  A program launches the same few kernels with the same few
+-- configurations over and over: each distinct name and configuration is
+-- stored once in kernel_config, each execution in kernel_exec (clustered
+-- on its start: no index of its own), and the view kernel joins them back
+-- into one row per execution.
+CREATE TABLE kernel_config (
   id             INTEGER PRIMARY KEY,
-  start_ns       INTEGER NOT NULL,
-  end_ns         INTEGER NOT NULL,
-  process_id     INTEGER NOT NULL REFERENCES process(id),
-  device_id      INTEGER REFERENCES device(id),
-  context        INTEGER,
-  stream         INTEGER,
-  correlation    INTEGER,
   name           TEXT NOT NULL,
   grid_x INTEGER, grid_y INTEGER, grid_z INTEGER,
   block_x INTEGER, block_y INTEGER, block_z INTEGER,
@@ -221,6 +221,26 @@ CREATE TABLE kernel (
   dynamic_shared INTEGER,
   registers      INTEGER
 );
+
+CREATE TABLE kernel_exec (
+  start_ns    INTEGER NOT NULL,
+  id          INTEGER NOT NULL,
+  duration_ns INTEGER NOT NULL,
+  process_id  INTEGER NOT NULL REFERENCES process(id),
+  device_id   INTEGER REFERENCES device(id),
+  context     INTEGER,
+  stream      INTEGER,
+  correlation INTEGER,
+  config_id   INTEGER NOT NULL REFERENCES kernel_config(id),
+  PRIMARY KEY (start_ns, id)
+) WITHOUT ROWID;
+
+CREATE VIEW kernel AS
+  SELECT e.id, e.start_ns, e.start_ns + e.duration_ns AS end_ns, e.process_id,
+         e.device_id, e.context, e.stream, e.correlation, c.name,
+         c.grid_x, c.grid_y, c.grid_z, c.block_x, c.block_y, c.block_z,
+         c.static_shared, c.dynamic_shared, c.registers
+  FROM kernel_exec e LEFT JOIN kernel_config c ON c.id = e.config_id;
 
 CREATE TABLE memcpy (
   id          INTEGER PRIMARY KEY,

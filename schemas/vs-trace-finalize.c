@@ -74,25 +74,91 @@ vs_fin_tick (VsFinProgress *p, uint64_t n)
 }
 
 /* A trace of schema version 1 (no alloc_event.before_trace, no
- * summary.before_trace_*) becomes version 2: the columns are added, NULL
- * in its rows (nothing it holds was recreated from before the trace). */
+ * summary.before_trace_*) gets the columns of version 2, NULL in its rows
+ * (nothing it holds was recreated from before the trace). */
 static const char *has_v2_sql
     = "SELECT count(*) FROM pragma_table_info('alloc_event') WHERE name = 'before_trace'";
 static const char *upgrade_v1_sql = "ALTER TABLE alloc_event ADD COLUMN before_trace INTEGER;"
                                     "ALTER TABLE summary ADD COLUMN before_trace_bytes INTEGER;"
-                                    "ALTER TABLE summary ADD COLUMN before_trace_count INTEGER;"
-                                    "PRAGMA user_version = 2;";
+                                    "ALTER TABLE summary ADD COLUMN before_trace_count INTEGER;";
+
+/* A trace of schema version 1 or 2 stores its kernels whole in a table
+ * `kernel`; version 3 stores each name and configuration once
+ * (kernel_config) and the executions apart (kernel_exec), with the view
+ * `kernel` of the old shape.  The rows keep their ids.  Version 3 also
+ * has no index on block (device_id, level, free_seq): no reader query
+ * needs it. */
+static const char *has_v3_sql
+    = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'kernel_exec'";
+static const char *upgrade_v2_sql
+    = "CREATE TABLE kernel_config (id INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+      "  grid_x INTEGER, grid_y INTEGER, grid_z INTEGER,"
+      "  block_x INTEGER, block_y INTEGER, block_z INTEGER,"
+      "  static_shared INTEGER, dynamic_shared INTEGER, registers INTEGER);"
+      "CREATE TABLE kernel_exec (start_ns INTEGER NOT NULL, id INTEGER NOT NULL,"
+      "  duration_ns INTEGER NOT NULL, process_id INTEGER NOT NULL REFERENCES process(id),"
+      "  device_id INTEGER REFERENCES device(id), context INTEGER, stream INTEGER,"
+      "  correlation INTEGER, config_id INTEGER NOT NULL REFERENCES kernel_config(id),"
+      "  PRIMARY KEY (start_ns, id)) WITHOUT ROWID;"
+      "INSERT INTO kernel_config (name, grid_x, grid_y, grid_z, block_x, block_y, block_z,"
+      "  static_shared, dynamic_shared, registers)"
+      " SELECT name, grid_x, grid_y, grid_z, block_x, block_y, block_z,"
+      "  static_shared, dynamic_shared, registers FROM kernel"
+      " GROUP BY name, grid_x, grid_y, grid_z, block_x, block_y, block_z,"
+      "  static_shared, dynamic_shared, registers ORDER BY min(id);"
+      "CREATE TEMP TABLE kernel_config_key AS SELECT name, grid_x, grid_y, grid_z, block_x,"
+      "  block_y, block_z, static_shared, dynamic_shared, registers, id FROM kernel_config;"
+      "CREATE INDEX temp.kernel_config_key_name ON kernel_config_key (name);"
+      "INSERT INTO kernel_exec (id, start_ns, duration_ns, process_id, device_id, context,"
+      "  stream, correlation, config_id)"
+      " SELECT k.id, k.start_ns, k.end_ns - k.start_ns, k.process_id, k.device_id, k.context,"
+      "  k.stream, k.correlation, (SELECT c.id FROM kernel_config_key c WHERE c.name = k.name"
+      "   AND c.grid_x IS k.grid_x AND c.grid_y IS k.grid_y AND c.grid_z IS k.grid_z"
+      "   AND c.block_x IS k.block_x AND c.block_y IS k.block_y AND c.block_z IS k.block_z"
+      "   AND c.static_shared IS k.static_shared AND c.dynamic_shared IS k.dynamic_shared"
+      "   AND c.registers IS k.registers)"
+      " FROM kernel k ORDER BY k.start_ns, k.id;"
+      "DROP TABLE temp.kernel_config_key;"
+      "DROP TABLE kernel;"
+      "DROP INDEX IF EXISTS block_free;"
+      "CREATE VIEW kernel AS"
+      "  SELECT e.id, e.start_ns, e.start_ns + e.duration_ns AS end_ns, e.process_id,"
+      "         e.device_id, e.context, e.stream, e.correlation, c.name,"
+      "         c.grid_x, c.grid_y, c.grid_z, c.block_x, c.block_y, c.block_z,"
+      "         c.static_shared, c.dynamic_shared, c.registers"
+      "  FROM kernel_exec e LEFT JOIN kernel_config c ON c.id = e.config_id;";
+
+#define VERSION_TEXT_(v) #v
+#define VERSION_TEXT(v) VERSION_TEXT_ (v)
+static const char *set_version_sql
+    = "PRAGMA user_version = " VERSION_TEXT (VS_TRACE_SCHEMA_VERSION) ";";
+
+/* Whether the probe (a count) finds what a schema version has. */
+static int
+schema_has (sqlite3 *db, const char *probe, VsFinErr *e)
+{
+  sqlite3_stmt *s;
+  if (sqlite3_prepare_v2 (db, probe, -1, &s, NULL) != SQLITE_OK)
+    return vs_fin_fail (e, "cannot finalize trace: %s", sqlite3_errmsg (db));
+  int has = sqlite3_step (s) == SQLITE_ROW && sqlite3_column_int (s, 0) > 0;
+  sqlite3_finalize (s);
+  return has;
+}
 
 /* Brings db's schema to the current version (inside the transaction). */
 static int
 upgrade_schema (sqlite3 *db, VsFinErr *e)
 {
-  sqlite3_stmt *s;
-  if (sqlite3_prepare_v2 (db, has_v2_sql, -1, &s, NULL) != SQLITE_OK)
-    return vs_fin_fail (e, "cannot finalize trace: %s", sqlite3_errmsg (db));
-  int has = sqlite3_step (s) == SQLITE_ROW && sqlite3_column_int (s, 0) > 0;
-  sqlite3_finalize (s);
-  return has ? 0 : vs_fin_exec (db, e, upgrade_v1_sql);
+  int v2 = schema_has (db, has_v2_sql, e);
+  int v3 = v2 < 0 ? -1 : schema_has (db, has_v3_sql, e);
+  if (v2 < 0 || v3 < 0)
+    return -1;
+  if (v2 && v3)
+    return 0;
+  if ((!v2 && vs_fin_exec (db, e, upgrade_v1_sql) < 0)
+      || (!v3 && vs_fin_exec (db, e, upgrade_v2_sql) < 0))
+    return -1;
+  return vs_fin_exec (db, e, set_version_sql);
 }
 
 static const char *reset_sql = "DELETE FROM block; DELETE FROM series; DELETE FROM series_level;"
@@ -103,12 +169,10 @@ static const char *reset_sql = "DELETE FROM block; DELETE FROM series; DELETE FR
 static const char *index_sql
     = "CREATE INDEX IF NOT EXISTS pool_event_ts ON pool_event (ts);"
       "CREATE INDEX IF NOT EXISTS failed_alloc_ts ON failed_alloc (ts);"
-      "CREATE INDEX IF NOT EXISTS kernel_start ON kernel (start_ns);"
       "CREATE INDEX IF NOT EXISTS memcpy_start ON memcpy (start_ns);"
       "CREATE INDEX IF NOT EXISTS memset_start ON memset (start_ns);"
       "CREATE INDEX IF NOT EXISTS nvtx_range_start ON nvtx_range (start_ns);"
       "CREATE INDEX IF NOT EXISTS block_alloc ON block (device_id, level, alloc_seq);"
-      "CREATE INDEX IF NOT EXISTS block_free ON block (device_id, level, free_seq);"
       "CREATE INDEX IF NOT EXISTS block_bin ON block (device_id, span_bin);";
 
 /* Origin of the trace: meta start_ns, or the first event when unset. */

@@ -7,16 +7,19 @@
  * the readers need are created later by vs_trace_finalize(), so inserts only
  * maintain the rowid b-trees (and the small dedup indexes of frame/stack).
  *
+ * alloc_event and kernel_exec rows, the bulk of every trace, are gathered
+ * and inserted VS_SQL_BATCH_ROWS at a time by one INSERT … SELECT
+ * (vs-sql-batch.h), two to three times as fast per row.  They keep the order they were written
+ * in, so their ids are the same as one INSERT each would give; gathered
+ * rows are inserted before every commit, so a committed trace holds every
+ * row written (rows not yet committed are lost with a killed writer
+ * either way).
+ *
  * In bulk mode (vs_writer_set_bulk: an import writing millions of events
- * in one go) alloc_event rows are gathered and inserted VS_SQL_BATCH_ROWS
- * at a time by one INSERT … SELECT (vs-sql-batch.h), two to three times as
- * fast per row.  They keep the order they were written in, so their ids are
- * the same as one INSERT each would give; gathered rows are inserted
- * before every commit, so a committed trace holds every row written.  The
- * writer also keeps the finalizer's record of every event row it writes
- * then, with its id, so that finalizing on close need not read millions of
- * rows back (vs_fin_finalize_gathered); should memory for them run out,
- * the finalizer reads the tables as usual.
+ * in one go) the writer also keeps the finalizer's record of every event
+ * row it writes, with its id, so that finalizing on close need not read
+ * millions of rows back (vs_fin_finalize_gathered); should memory for
+ * them run out, the finalizer reads the tables as usual.
  */
 #include "vs-trace-writer.h"
 
@@ -31,6 +34,7 @@
 
 #include <sqlite3.h>
 
+#include "vs-kernel-configs.h"
 #include "vs-sql-batch.h"
 #include "vs-trace-finalize-private.h"
 
@@ -48,11 +52,10 @@ enum
   STMT_STACK_FIND,
   STMT_MEM_EVENT,
   STMT_POOL_EVENT,
-  STMT_ALLOC_EVENT,
   STMT_FAILED_ALLOC,
   STMT_RANGE_ADD,
   STMT_RANGE_END,
-  STMT_KERNEL,
+  STMT_KERNEL_CONFIG,
   STMT_MEMCPY,
   STMT_MEMSET,
   N_STMTS
@@ -84,9 +87,6 @@ static const char *const stmt_sql[N_STMTS] = {
   [STMT_POOL_EVENT] = "INSERT INTO pool_event (ts, process_id, device_id, pool_id, op, size,"
                       " utilized, release_threshold, min_bytes_to_keep, correlation, stack_id)"
                       " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-  [STMT_ALLOC_EVENT] = "INSERT INTO alloc_event (ts, process_id, tid, device_id, allocator_id,"
-                       " op, address, requested_bytes, block_bytes, segment_address, stream,"
-                       " stack_id, range_id, before_trace) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
   [STMT_FAILED_ALLOC] = "INSERT INTO failed_alloc (ts, process_id, tid, device_id, allocator_id,"
                         " api, requested_bytes, error, error_name, device_free_bytes,"
                         " device_total_bytes, correlation, stack_id, range_id)"
@@ -94,10 +94,9 @@ static const char *const stmt_sql[N_STMTS] = {
   [STMT_RANGE_ADD] = "INSERT INTO nvtx_range (process_id, tid, domain, name, start_ns, end_ns,"
                      " parent_id, depth) VALUES (?,?,?,?,?,?,?,?)",
   [STMT_RANGE_END] = "UPDATE nvtx_range SET end_ns = ? WHERE id = ?",
-  [STMT_KERNEL] = "INSERT INTO kernel (start_ns, end_ns, process_id, device_id, context,"
-                  " stream, correlation, name, grid_x, grid_y, grid_z, block_x, block_y,"
-                  " block_z, static_shared, dynamic_shared, registers)"
-                  " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+  [STMT_KERNEL_CONFIG] = "INSERT INTO kernel_config (name, grid_x, grid_y, grid_z, block_x,"
+                         " block_y, block_z, static_shared, dynamic_shared, registers)"
+                         " VALUES (?,?,?,?,?,?,?,?,?,?)",
   [STMT_MEMCPY] = "INSERT INTO memcpy (start_ns, end_ns, process_id, device_id, stream,"
                   " correlation, copy_kind, src_kind, dst_kind, bytes)"
                   " VALUES (?,?,?,?,?,?,?,?,?,?)",
@@ -117,10 +116,14 @@ struct VsWriter
   sqlite3_stmt *stmt[N_STMTS];
   int in_txn;
   unsigned rows_in_txn;
-  VsSqlBatch *alloc_rows; /* bulk mode: alloc_event rows not yet inserted */
-  int64_t next_alloc_id;  /* bulk mode: the id the next alloc_event gets */
-  VsFinTrace *events;     /* bulk mode: every event row, for finalizing */
-  int64_t schema_version; /* bulk mode: user_version, withheld until closed */
+  VsSqlBatch *alloc_rows;          /* alloc_event rows not yet inserted */
+  VsSqlBatch *kernel_rows;         /* kernel_exec rows not yet inserted */
+  int bulk;                        /* vs_writer_set_bulk was called */
+  int64_t next_alloc_id;           /* bulk mode: the id the next alloc_event gets */
+  VsFinTrace *events;              /* bulk mode: every event row, for finalizing */
+  int64_t schema_version;          /* bulk mode: user_version, withheld until closed */
+  VsKernelConfigs *kernel_configs; /* kernel_config rows written so far */
+  int64_t last_kernel_id;          /* kernel_exec ids are 1, 2, … in writing order */
   char errmsg[512];
 };
 
@@ -225,31 +228,34 @@ column_text (const VsColumn *c, const void *row)
   return v != NULL ? v : c->fallback;
 }
 
+/* Binds the described field of row to parameter at of s. */
+static void
+bind_row_column (sqlite3_stmt *s, int at, const VsColumn *c, const void *row)
+{
+  switch (c->type)
+    {
+    case COL_TEXT:
+      bind_text (s, at, column_text (c, row));
+      break;
+    case COL_ID:
+      bind_id (s, at, column_int (c, row));
+      break;
+    case COL_I64:
+      bind_i64 (s, at, column_int (c, row));
+      break;
+    case COL_RAW:
+    case COL_ENUM:
+      sqlite3_bind_int64 (s, at, column_int (c, row));
+      break;
+    }
+}
+
 /* Binds the n described fields of row to parameters 1..n of s. */
 static void
 bind_row (sqlite3_stmt *s, const VsColumn *cols, size_t n, const void *row)
 {
   for (size_t i = 0; i < n; i++)
-    {
-      const VsColumn *c = &cols[i];
-      int at = (int)i + 1;
-      switch (c->type)
-        {
-        case COL_TEXT:
-          bind_text (s, at, column_text (c, row));
-          break;
-        case COL_ID:
-          bind_id (s, at, column_int (c, row));
-          break;
-        case COL_I64:
-          bind_i64 (s, at, column_int (c, row));
-          break;
-        case COL_RAW:
-        case COL_ENUM:
-          sqlite3_bind_int64 (s, at, column_int (c, row));
-          break;
-        }
-    }
+    bind_row_column (s, (int)i + 1, &cols[i], row);
 }
 
 #define N_COLUMNS(a) (sizeof (a) / sizeof (a)[0])
@@ -361,16 +367,11 @@ static const VsColumn range_columns[] = {
   COL (VsRange, COL_ID, parent_id),
 };
 
+/* kernel_exec's columns after start_ns and duration_ns, before config_id. */
 static const VsColumn kernel_columns[] = {
-  COL (VsKernel, COL_I64, start_ns),      COL (VsKernel, COL_I64, end_ns),
-  COL (VsKernel, COL_I64, process_id),    COL (VsKernel, COL_ID, device_id),
-  COL (VsKernel, COL_I64, context),       COL (VsKernel, COL_I64, stream),
-  COL (VsKernel, COL_I64, correlation),   COL_TEXT_OR (VsKernel, name, ""),
-  COL (VsKernel, COL_I64, grid_x),        COL (VsKernel, COL_I64, grid_y),
-  COL (VsKernel, COL_I64, grid_z),        COL (VsKernel, COL_I64, block_x),
-  COL (VsKernel, COL_I64, block_y),       COL (VsKernel, COL_I64, block_z),
-  COL (VsKernel, COL_I64, static_shared), COL (VsKernel, COL_I64, dynamic_shared),
-  COL (VsKernel, COL_I64, registers),
+  COL (VsKernel, COL_I64, process_id),  COL (VsKernel, COL_ID, device_id),
+  COL (VsKernel, COL_I64, context),     COL (VsKernel, COL_I64, stream),
+  COL (VsKernel, COL_I64, correlation),
 };
 
 static const VsColumn memcpy_columns[] = {
@@ -420,7 +421,8 @@ vs_writer_commit (VsWriter *w)
 {
   if (!w->in_txn)
     return 0;
-  if (w->alloc_rows && vs_sql_batch_flush (w->alloc_rows) < 0)
+  if ((w->alloc_rows && vs_sql_batch_flush (w->alloc_rows) < 0)
+      || (w->kernel_rows && vs_sql_batch_flush (w->kernel_rows) < 0))
     {
       set_error (w, "trace write failed: %s", sqlite3_errmsg (w->db));
       return -1;
@@ -578,10 +580,32 @@ static const char *alloc_batch_sql
       " op, address, requested_bytes, block_bytes, segment_address, stream,"
       " stack_id, range_id, before_trace)";
 
+/* Creates the batch alloc_event rows are gathered in; 0 or -1. */
+static int
+ensure_alloc_batch (VsWriter *w)
+{
+  if (w->alloc_rows != NULL)
+    return 0;
+  w->alloc_rows = malloc (sizeof *w->alloc_rows);
+  if (w->alloc_rows == NULL)
+    {
+      set_error (w, "out of memory");
+      return -1;
+    }
+  if (vs_sql_batch_init (w->alloc_rows, w->db, alloc_batch_sql, 14) < 0)
+    {
+      set_error (w, "cannot prepare trace statement: %s", sqlite3_errmsg (w->db));
+      free (w->alloc_rows);
+      w->alloc_rows = NULL;
+      return -1;
+    }
+  return 0;
+}
+
 int
 vs_writer_set_bulk (VsWriter *w)
 {
-  if (w->alloc_rows != NULL)
+  if (w->bulk)
     return 0;
   /* Until vs_writer_close() completes, the file carries no schema version:
    * readers refuse what a killed writer leaves (schemas/README.md). */
@@ -596,22 +620,10 @@ vs_writer_set_bulk (VsWriter *w)
       return -1;
     }
   if (vs_writer_commit (w) < 0
-      || exec_sql (w, "PRAGMA user_version=0; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;")
-             < 0)
+      || exec_sql (w, "PRAGMA user_version=0; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;") < 0
+      || ensure_alloc_batch (w) < 0)
     return -1;
-  w->alloc_rows = malloc (sizeof *w->alloc_rows);
-  if (w->alloc_rows == NULL)
-    {
-      set_error (w, "out of memory");
-      return -1;
-    }
-  if (vs_sql_batch_init (w->alloc_rows, w->db, alloc_batch_sql, 14) < 0)
-    {
-      set_error (w, "cannot prepare trace statement: %s", sqlite3_errmsg (w->db));
-      free (w->alloc_rows);
-      w->alloc_rows = NULL;
-      return -1;
-    }
+  w->bulk = 1;
   /* Rows get the ids SQLite gives an INSERT without one: the largest so
    * far plus one (the table is empty unless rows came before bulk mode). */
   sqlite3_stmt *q = NULL;
@@ -789,28 +801,43 @@ vs_writer_pool_event (VsWriter *w, const VsPoolEvent *e)
   return row_done (w);
 }
 
+/* Sets column at of the batch's current row from the described field of
+ * row, as bind_row_column binds it. */
+static void
+batch_column (VsSqlBatch *b, int at, const VsColumn *c, const void *row)
+{
+  assert (c->type != COL_TEXT);
+  int64_t v = column_int (c, row);
+  if ((c->type == COL_I64 || c->type == COL_ID) && v == VS_UNKNOWN)
+    vs_sql_batch_null (b, at);
+  else if (c->type == COL_ID && v == 0)
+    vs_sql_batch_null (b, at);
+  else
+    vs_sql_batch_int (b, at, v);
+}
+
 /* Fills the batch's current row from the n described fields of row, as
  * bind_row binds them. */
 static void
 batch_row (VsSqlBatch *b, const VsColumn *cols, size_t n, const void *row)
 {
   for (size_t i = 0; i < n; i++)
-    {
-      const VsColumn *c = &cols[i];
-      assert (c->type != COL_TEXT);
-      int64_t v = column_int (c, row);
-      if ((c->type == COL_I64 || c->type == COL_ID) && v == VS_UNKNOWN)
-        vs_sql_batch_null (b, (int)i);
-      else if (c->type == COL_ID && v == 0)
-        vs_sql_batch_null (b, (int)i);
-      else
-        vs_sql_batch_int (b, (int)i, v);
-    }
+    batch_column (b, (int)i, &cols[i], row);
 }
 
-/* vs_writer_alloc_event in bulk mode: the row joins the gathered ones. */
+/* Sets column at of the batch's current row to v, NULL for VS_UNKNOWN. */
+static void
+batch_i64 (VsSqlBatch *b, int at, int64_t v)
+{
+  if (v == VS_UNKNOWN)
+    vs_sql_batch_null (b, at);
+  else
+    vs_sql_batch_int (b, at, v);
+}
+
+/* vs_writer_alloc_event: the row joins the gathered ones. */
 static int
-alloc_event_bulk (VsWriter *w, const VsAllocEvent *e)
+alloc_event_gathered (VsWriter *w, const VsAllocEvent *e)
 {
   VsSqlBatch *b = w->alloc_rows;
   batch_row (b, alloc_event_columns, N_COLUMNS (alloc_event_columns), e);
@@ -828,12 +855,9 @@ alloc_event_bulk (VsWriter *w, const VsAllocEvent *e)
 int
 vs_writer_alloc_event (VsWriter *w, const VsAllocEvent *e)
 {
-  if (ensure_txn (w) < 0)
+  if (ensure_txn (w) < 0 || ensure_alloc_batch (w) < 0)
     return -1;
-  if (w->alloc_rows)
-    return alloc_event_bulk (w, e);
-  bind_row (w->stmt[STMT_ALLOC_EVENT], alloc_event_columns, N_COLUMNS (alloc_event_columns), e);
-  return step_insert (w, STMT_ALLOC_EVENT);
+  return alloc_event_gathered (w, e);
 }
 
 int
@@ -867,13 +891,81 @@ vs_writer_end_range (VsWriter *w, int64_t range_id, int64_t end_ns)
   return step_insert (w, STMT_RANGE_END);
 }
 
-int
-vs_writer_kernel (VsWriter *w, const VsKernel *k)
+int64_t
+vs_writer_add_kernel_config (VsWriter *w, const VsKernel *k)
 {
   if (ensure_txn (w) < 0)
     return -1;
-  bind_row (w->stmt[STMT_KERNEL], kernel_columns, N_COLUMNS (kernel_columns), k);
-  return step_insert (w, STMT_KERNEL);
+  if (w->kernel_configs == NULL && (w->kernel_configs = vs_kernel_configs_new ()) == NULL)
+    {
+      set_error (w, "out of memory");
+      return -1;
+    }
+  VsKernelConfigKey key = vs_kernel_config_key (k);
+  int64_t id = vs_kernel_configs_find (w->kernel_configs, &key);
+  if (id != 0)
+    return id;
+  sqlite3_stmt *s = w->stmt[STMT_KERNEL_CONFIG];
+  bind_text (s, 1, key.name);
+  for (int i = 0; i < VS_KERNEL_CONFIG_INTS; i++)
+    bind_i64 (s, i + 2, key.v[i]);
+  id = step_insert_id (w, STMT_KERNEL_CONFIG);
+  if (id < 0)
+    return -1;
+  if (vs_kernel_configs_add (w->kernel_configs, &key, id) < 0)
+    {
+      set_error (w, "out of memory");
+      return -1;
+    }
+  return id;
+}
+
+/* The columns of kernel_exec rows gathered in a batch, in the order
+ * vs_writer_kernel sets them. */
+static const char *kernel_batch_sql = "kernel_exec (start_ns, duration_ns, process_id, device_id,"
+                                      " context, stream, correlation, config_id, id)";
+
+int
+vs_writer_kernel (VsWriter *w, const VsKernel *k)
+{
+  int64_t config = vs_writer_add_kernel_config (w, k);
+  if (config < 0)
+    return -1;
+  if (w->kernel_rows == NULL)
+    {
+      w->kernel_rows = malloc (sizeof *w->kernel_rows);
+      if (w->kernel_rows == NULL
+          || vs_sql_batch_init (w->kernel_rows, w->db, kernel_batch_sql, 9) < 0)
+        {
+          set_error (w, "cannot prepare trace statement: %s",
+                     w->kernel_rows ? sqlite3_errmsg (w->db) : "out of memory");
+          free (w->kernel_rows);
+          w->kernel_rows = NULL;
+          return -1;
+        }
+    }
+  VsSqlBatch *b = w->kernel_rows;
+  batch_i64 (b, 0, k->start_ns);
+  /* Unknown times stay NULL, which the table refuses as it did them. */
+  batch_i64 (b, 1,
+             k->start_ns == VS_UNKNOWN || k->end_ns == VS_UNKNOWN ? VS_UNKNOWN
+                                                                  : k->end_ns - k->start_ns);
+  for (size_t i = 0; i < N_COLUMNS (kernel_columns); i++)
+    batch_column (b, (int)i + 2, &kernel_columns[i], k);
+  vs_sql_batch_int (b, 7, config);
+  vs_sql_batch_int (b, 8, ++w->last_kernel_id);
+  if (vs_sql_batch_row (b) < 0)
+    {
+      set_error (w, "trace write failed: %s", sqlite3_errmsg (w->db));
+      return -1;
+    }
+  return row_done (w);
+}
+
+int64_t
+vs_writer_next_kernel_id (VsWriter *w)
+{
+  return ++w->last_kernel_id;
 }
 
 int
@@ -906,12 +998,18 @@ vs_writer_close (VsWriter *w, bool finalize, VsProgressFunc progress, void *prog
       vs_sql_batch_clear (w->alloc_rows);
       free (w->alloc_rows);
     }
+  if (w->kernel_rows)
+    {
+      vs_sql_batch_clear (w->kernel_rows);
+      free (w->kernel_rows);
+    }
   if (ret == 0 && finalize && w->events)
     ret = vs_fin_finalize_gathered (w->db, w->events, progress, progress_data, w->errmsg,
                                     sizeof w->errmsg);
   else if (ret == 0 && finalize)
     ret = vs_trace_finalize (w->db, progress, progress_data, w->errmsg, sizeof w->errmsg);
   drop_events (w);
+  vs_kernel_configs_free (w->kernel_configs);
   if (ret == 0 && w->schema_version > 0)
     {
       char sql[64];

@@ -28,7 +28,7 @@ extern "C"
 
 #define VS_UNKNOWN INT64_MIN
 #define VS_TRACE_APPLICATION_ID 1448234323 /* 'VRMS' */
-#define VS_TRACE_SCHEMA_VERSION 2
+#define VS_TRACE_SCHEMA_VERSION 3
 /* The deepest stack a trace holds, in frames: writers keep the innermost
  * this many (vs_writer_add_stack), readers take a longer parent chain for
  * a cycle. */
@@ -206,10 +206,7 @@ extern "C"
   /* Switches w to bulk mode for a trace written in one go to a file that the
  * caller deletes if anything fails (an import, the merge at the end of a
  * recording): no journal and no syncs, so nothing is written twice.  A crash
- * in bulk mode leaves a corrupt file.  Alloc events are then inserted many
- * rows per statement, in the order written (the same ids), and reach the
- * database at the latest on vs_writer_commit() or vs_writer_close(): read
- * it through vs_writer_db() only after a commit.  The writer also keeps
+ * in bulk mode leaves a corrupt file.  The writer also keeps
  * every event it writes (alloc, mem and pool events) for
  * vs_writer_close() to finalize from, so in bulk mode events must be
  * written through the writer only, never with SQL of the caller's own.
@@ -244,11 +241,27 @@ extern "C"
 
   int vs_writer_mem_event (VsWriter *w, const VsMemEvent *e);
   int vs_writer_pool_event (VsWriter *w, const VsPoolEvent *e);
+  /* Alloc events are inserted many rows per statement, in the order
+ * written (the same ids as one insert each): they reach the database at the
+ * latest on vs_writer_commit() or vs_writer_close(), so read them through
+ * vs_writer_db() only after a commit.  A row the table refuses fails the
+ * call that inserts its batch. */
   int vs_writer_alloc_event (VsWriter *w, const VsAllocEvent *e);
   int vs_writer_failed_alloc (VsWriter *w, const VsFailedAlloc *e);
   int64_t vs_writer_add_range (VsWriter *w, const VsRange *r);
   int vs_writer_end_range (VsWriter *w, int64_t range_id, int64_t end_ns);
+  /* A kernel execution; its name and configuration are stored once per
+ * trace (kernel_config), shared by every execution that has them.
+ * Executions are inserted many rows per statement, as alloc events are
+ * (see vs_writer_alloc_event). */
   int vs_writer_kernel (VsWriter *w, const VsKernel *k);
+  /* The kernel_config id of k's name and configuration (its times and ids
+ * are ignored), adding the row when new; -1 on failure. */
+  int64_t vs_writer_add_kernel_config (VsWriter *w, const VsKernel *k);
+  /* Takes the id of a kernel execution inserted by SQL of the caller's own
+ * (the merge): ids follow the order they are taken in, shared with
+ * vs_writer_kernel. */
+  int64_t vs_writer_next_kernel_id (VsWriter *w);
   int vs_writer_memcpy (VsWriter *w, const VsMemcpy *m);
   int vs_writer_memset (VsWriter *w, const VsMemset *m);
 

@@ -76,6 +76,22 @@ CASES = [
      ["DROP TABLE summary", "CREATE VIEW summary AS WITH RECURSIVE r (x) AS (SELECT 1"
       " UNION ALL SELECT x + 1 FROM r) SELECT x AS device_id, x AS allocator_id FROM r"],
      ["summary"], 1, "its summary table"),
+    ("schema 3 without the kernel view", "torch-allocator.db",
+     ["CREATE TABLE kernel_config (id INTEGER PRIMARY KEY, name TEXT NOT NULL)",
+      "CREATE TABLE kernel_exec (start_ns INTEGER NOT NULL, id INTEGER NOT NULL,"
+      " duration_ns INTEGER NOT NULL, process_id, device_id, context, stream, correlation,"
+      " config_id INTEGER NOT NULL, PRIMARY KEY (start_ns, id)) WITHOUT ROWID",
+      "DROP TABLE kernel", "PRAGMA user_version = 3"],
+     ["summary"], 1, "no such table: kernel"),
+    ("schema 3 with kernel_exec keyed by id alone", "torch-allocator.db",
+     ["CREATE TABLE kernel_config (id INTEGER PRIMARY KEY, name TEXT NOT NULL)",
+      "CREATE TABLE kernel_exec (id INTEGER PRIMARY KEY, start_ns INTEGER NOT NULL,"
+      " duration_ns INTEGER NOT NULL, process_id, device_id, context, stream, correlation,"
+      " config_id INTEGER NOT NULL)",
+      "DROP TABLE kernel", "CREATE VIEW kernel AS SELECT e.id, e.start_ns,"
+      " e.start_ns + e.duration_ns AS end_ns, c.name FROM kernel_exec e"
+      " LEFT JOIN kernel_config c ON c.id = e.config_id", "PRAGMA user_version = 3"],
+     ["summary"], 1, "its kernel_exec table"),
 ]
 
 

@@ -640,6 +640,31 @@ test_merge (void)
                        .stack_id = VS_UNKNOWN,
                        .range_id = range };
       g_assert_cmpint (vs_writer_mem_event (w, &e), ==, 0);
+      /* One kernel configuration both processes launch, one each of
+       * their own: the merged trace stores three. */
+      VsKernel k = { .start_ns = 2100 + i,
+                     .end_ns = 2110 + i,
+                     .process_id = pid,
+                     .device_id = dev,
+                     .context = 1,
+                     .stream = 7,
+                     .correlation = 1,
+                     .name = "gemm",
+                     .grid_x = 1,
+                     .grid_y = 1,
+                     .grid_z = 1,
+                     .block_x = 128,
+                     .block_y = 1,
+                     .block_z = 1,
+                     .static_shared = 0,
+                     .dynamic_shared = 0,
+                     .registers = 32 };
+      g_assert_cmpint (vs_writer_kernel (w, &k), ==, 0);
+      k.start_ns = 2200 + i;
+      k.end_ns = 2210 + i;
+      k.name = "relu";
+      k.registers = 10 + i;
+      g_assert_cmpint (vs_writer_kernel (w, &k), ==, 0);
       vs_writer_set_meta_int (w, "collector_events", 10 + i);
       vs_writer_set_meta_int (w, "end_ns", 5000 + i);
       g_assert_cmpint (vs_writer_close (w, false, NULL, NULL, err, sizeof err), ==, 0);
@@ -678,6 +703,15 @@ test_merge (void)
     { "SELECT rank FROM process WHERE pid = 101", 1 },
     { "SELECT value FROM meta WHERE key = 'collector_events'", 21 },
     { "SELECT value FROM meta WHERE key = 'finalized'", 1 },
+    { "SELECT count(*) FROM kernel_config", 3 },
+    { "SELECT count(DISTINCT id) FROM kernel", 4 },
+    { "SELECT count(*) FROM kernel WHERE name = 'gemm' AND registers = 32", 2 },
+    { "SELECT sum(registers) FROM kernel WHERE name = 'relu'", 21 },
+    { "SELECT sum(end_ns - start_ns) FROM kernel", 40 },
+    { "SELECT count(*) FROM kernel k JOIN device d ON d.id = k.device_id"
+      " JOIN process p ON p.id = k.process_id WHERE d.uuid = 'GPU-same'"
+      " AND k.start_ns - p.pid IN (2000, 2100)",
+      4 },
   };
   for (size_t i = 0; i < G_N_ELEMENTS (checks); i++)
     {

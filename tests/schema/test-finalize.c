@@ -162,6 +162,93 @@ test_version_1_upgraded (Fixture *f, gconstpointer data)
   sqlite3_close (db);
 }
 
+/* Every column of every kernel row, in id order, as one text. */
+static const char *kernel_rows_sql
+    = "SELECT group_concat (quote (id) || '|' || quote (start_ns) || '|' || quote (end_ns)"
+      " || '|' || quote (process_id) || '|' || quote (device_id) || '|' || quote (context)"
+      " || '|' || quote (stream) || '|' || quote (correlation) || '|' || quote (name)"
+      " || '|' || quote (grid_x) || '|' || quote (grid_y) || '|' || quote (grid_z)"
+      " || '|' || quote (block_x) || '|' || quote (block_y) || '|' || quote (block_z)"
+      " || '|' || quote (static_shared) || '|' || quote (dynamic_shared)"
+      " || '|' || quote (registers), ';') FROM (SELECT * FROM kernel ORDER BY id)";
+
+static char *
+q_text (sqlite3 *db, const char *sql)
+{
+  sqlite3_stmt *s;
+  if (sqlite3_prepare_v2 (db, sql, -1, &s, NULL) != SQLITE_OK)
+    g_error ("%s: %s", sql, sqlite3_errmsg (db));
+  char *v = NULL;
+  if (sqlite3_step (s) == SQLITE_ROW)
+    v = g_strdup ((const char *)sqlite3_column_text (s, 0));
+  sqlite3_finalize (s);
+  return v;
+}
+
+/* Four kernels of three names and configurations: each configuration is
+ * stored once, and the view gives back every row as written. */
+static void
+write_kernels (Fixture *f)
+{
+  VsKernel ks[] = {
+    { 10, 20, f->proc, f->dev, 1, 7, 1, "gemm", 1, 1, 1, 128, 1, 1, 0, 0, 32 },
+    { 30, 45, f->proc, f->dev, 1, 7, 2, "gemm", 2, 1, 1, 128, 1, 1, 0, 0, 32 },
+    { 50, 51, f->proc, f->dev2, 1, 8, 3, "gemm", 1, 1, 1, 128, 1, 1, 0, 0, 32 },
+    { 60, 90, f->proc, f->dev, U, 7, 4, NULL, U, U, U, U, U, U, U, U, U },
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS (ks); i++)
+    g_assert_cmpint (vs_writer_kernel (f->w, &ks[i]), ==, 0);
+}
+
+static const char *written_kernels
+    = "1|10|20|1|1|1|7|1|'gemm'|1|1|1|128|1|1|0|0|32;"
+      "2|30|45|1|1|1|7|2|'gemm'|2|1|1|128|1|1|0|0|32;"
+      "3|50|51|1|2|1|8|3|'gemm'|1|1|1|128|1|1|0|0|32;"
+      "4|60|90|1|1|NULL|7|4|''|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL";
+
+static void
+test_kernel_configs (Fixture *f, gconstpointer data)
+{
+  write_kernels (f);
+  sqlite3 *db = finish (f);
+  g_assert_cmpint (q (db, "SELECT count(*) FROM kernel_config"), ==, 3);
+  g_assert_cmpint (q (db, "SELECT count(*) FROM kernel_exec"), ==, 4);
+  g_autofree char *rows = q_text (db, kernel_rows_sql);
+  g_assert_cmpstr (rows, ==, written_kernels);
+  sqlite3_close (db);
+}
+
+/* A trace of schema version 2 keeps its kernels whole in a table `kernel`;
+ * finalizing it stores them as version 3 does, every row the same. */
+static void
+test_version_2_upgraded (Fixture *f, gconstpointer data)
+{
+  write_kernels (f);
+  char err[256];
+  g_assert_cmpint (vs_writer_close (f->w, false, NULL, NULL, err, sizeof err), ==, 0);
+  sqlite3 *db;
+  g_assert_cmpint (sqlite3_open (f->path, &db), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_exec (db,
+                                 "CREATE TABLE kernel_v2 AS SELECT * FROM kernel;"
+                                 "DROP VIEW kernel; DROP TABLE kernel_exec;"
+                                 "DROP TABLE kernel_config;"
+                                 "ALTER TABLE kernel_v2 RENAME TO kernel;"
+                                 "PRAGMA user_version = 2;",
+                                 NULL, NULL, NULL),
+                   ==, SQLITE_OK);
+  g_autofree char *before = q_text (db, kernel_rows_sql);
+  g_assert_cmpstr (before, ==, written_kernels);
+  g_assert_cmpint (vs_trace_finalize (db, NULL, NULL, err, sizeof err), ==, 0);
+  g_assert_cmpint (q (db, "PRAGMA user_version"), ==, VS_TRACE_SCHEMA_VERSION);
+  g_assert_cmpint (q (db, "SELECT count(*) FROM sqlite_master WHERE name = 'kernel'"
+                          " AND type = 'view'"),
+                   ==, 1);
+  g_assert_cmpint (q (db, "SELECT count(*) FROM kernel_config"), ==, 3);
+  g_autofree char *after = q_text (db, kernel_rows_sql);
+  g_assert_cmpstr (after, ==, written_kernels);
+  sqlite3_close (db);
+}
+
 static void
 test_schema_round_trip (Fixture *f, gconstpointer data)
 {
@@ -521,6 +608,8 @@ main (int argc, char **argv)
   ADD ("schema-round-trip", test_schema_round_trip);
   ADD ("before-trace-counted-apart", test_before_trace);
   ADD ("version-1-upgraded", test_version_1_upgraded);
+  ADD ("kernel-configs-stored-once", test_kernel_configs);
+  ADD ("version-2-kernels-upgraded", test_version_2_upgraded);
   ADD ("address-reuse-out-of-order", test_address_reuse_out_of_order);
   ADD ("live-before-trace", test_live_before_trace);
   ADD ("devices-and-kinds", test_devices_and_kinds);
