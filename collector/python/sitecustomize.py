@@ -127,12 +127,18 @@ def _dump(why):
     global _seq
     if os.getpid() != _pid or not _spool:
         return
+    import gc
+    collecting = gc.isenabled()
     try:
         import pickle
         import time
         torch = _torch
         _seq += 1
         base = os.path.join(_spool, "torch-%d-%06d" % (_pid, _seq))
+        # The snapshot is hundreds of thousands of new objects and no
+        # cycles: the cyclic collector would only walk the program's heap
+        # again and again while they are made and written.
+        gc.disable()
         t0 = time.monotonic_ns()
         snapshot = torch.cuda.memory._snapshot()
         t1 = time.monotonic_ns()
@@ -155,6 +161,9 @@ def _dump(why):
         os.rename(base + ".pickle.tmp", base + ".pickle")
     except Exception as e:
         _say("could not save PyTorch's memory snapshot (%s: %s)" % (type(e).__name__, e))
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def _cache_dirs():
