@@ -11,7 +11,9 @@
  * (collector/python/sitecustomize.py, beside the collector) goes first on
  * PYTHONPATH.  Each process that imports torch leaves allocator snapshots
  * in the spool; the newest of each process is imported in process by the
- * snapshot importer (../import), tied to the process's pid and GPUs by
+ * snapshot importer (../import; several processes' at once, in threads,
+ * while another thread symbolizes the process traces), tied to the
+ * process's pid and GPUs by
  * uuid, and merged with the CUPTI events into the same trace; a process
  * that left no final snapshot (killed, aborted) gets its allocator stream
  * instead, and one whose final snapshot was taken at a signal gets the
@@ -45,10 +47,13 @@
 #include "vs-import.h"
 #include "vs-merge.h"
 #include "vs-output.h"
+#include "vs-record-timings.h"
 #include "vs-recover.h"
 #include "vs-spool.h"
 #include "vs-summary.h"
+#include "vs-symbol-cache.h"
 #include "vs-symbolize.h"
+#include "vs-timings.h"
 #include "vs-torch-stream.h"
 #include "vs-table.h"
 
@@ -59,7 +64,8 @@ int vs_cmd_record (int argc, char **argv);
 static volatile sig_atomic_t child_pid;
 
 static const char usage_line[] = "usage: vramscope record [-o FILE] [--force] [--no-kernels] "
-                                 "[--torch=auto|on|off] [--job NAME] [-q] -- PROGRAM [ARGS...]\n";
+                                 "[--torch=auto|on|off] [--job NAME] [--timings] [-q] -- "
+                                 "PROGRAM [ARGS...]\n";
 
 static int64_t
 now_ns (void)
@@ -462,6 +468,65 @@ tie_snapshot (const char *trace, const char *info, const char *host, char *err, 
   return ok;
 }
 
+/* The snapshots import_snapshots() imports, shared by its threads. */
+typedef struct
+{
+  const char *spool, *host;
+  long long *pid, *seq;
+  size_t n;
+  gint next;     /* the next one to take (atomic) */
+  gint imported; /* how many were (atomic) */
+  gint keep;     /* one failed: the spool is kept (atomic) */
+} VsImportJobs;
+
+/* Imports the snapshot of one process; false when it failed (reported). */
+static bool
+import_process (const char *spool, const char *host, long long pid, long long seq, bool *done)
+{
+  char pickle[PATH_MAX + 64], info[PATH_MAX + 64], trace[PATH_MAX + 64];
+  snprintf (pickle, sizeof pickle, "%s/torch-%lld-%06lld.pickle", spool, pid, seq);
+  snprintf (info, sizeof info, "%s/torch-%lld-%06lld.info", spool, pid, seq);
+  snprintf (trace, sizeof trace, "%s/torch-%lld.db", spool, pid);
+  *done = false;
+  if (access (trace, F_OK) == 0)
+    return true; /* its allocator stream, imported already (vs-torch-stream.c) */
+  char err[1024] = "";
+  if (!import_one (pickle, trace))
+    {
+      fprintf (stderr,
+               "vramscope record: PyTorch's snapshot of process %lld could not be "
+               "imported; it is kept in %s\n",
+               pid, spool);
+      unlink (trace);
+      return false;
+    }
+  if (!tie_snapshot (trace, info, host, err, sizeof err))
+    {
+      fprintf (stderr, "vramscope record: %s\n", err);
+      unlink (trace);
+      return false;
+    }
+  *done = true;
+  return true;
+}
+
+static gpointer
+import_worker (gpointer data)
+{
+  VsImportJobs *jobs = data;
+  for (;;)
+    {
+      gint k = g_atomic_int_add (&jobs->next, 1);
+      if (k < 0 || (size_t)k >= jobs->n)
+        return NULL;
+      bool done = false;
+      if (!import_process (jobs->spool, jobs->host, jobs->pid[k], jobs->seq[k], &done))
+        g_atomic_int_set (&jobs->keep, 1);
+      if (done)
+        g_atomic_int_inc (&jobs->imported);
+    }
+}
+
 /* Imports, for each process that left PyTorch snapshots in the spool, the
  * newest one (named torch-PID-SEQ.pickle: the exit snapshot holds all the
  * history an earlier OOM snapshot holds) into spool/torch-PID.db, ready to
@@ -510,38 +575,91 @@ import_snapshots (const char *spool, const char *host, bool *keep)
   closedir (d);
   if (n == 0)
     return 0;
-  int imported = 0;
+  /* One process's import does not wait for another's: each writes its own
+   * torch-PID.db, in as many threads as there are processors. */
+  VsImportJobs jobs = { .spool = spool, .host = host, .n = n };
+  jobs.pid = malloc (n * sizeof *jobs.pid);
+  jobs.seq = malloc (n * sizeof *jobs.seq);
+  if (jobs.pid == NULL || jobs.seq == NULL)
+    {
+      free (jobs.pid);
+      free (jobs.seq);
+      fprintf (stderr, "vramscope record: out of memory\n");
+      *keep = true;
+      return 0;
+    }
   for (size_t k = 0; k < n; k++)
     {
-      char pickle[PATH_MAX + 64], info[PATH_MAX + 64], trace[PATH_MAX + 64];
-      snprintf (pickle, sizeof pickle, "%s/torch-%lld-%06lld.pickle", spool, newest[k].pid,
-                newest[k].seq);
-      snprintf (info, sizeof info, "%s/torch-%lld-%06lld.info", spool, newest[k].pid,
-                newest[k].seq);
-      snprintf (trace, sizeof trace, "%s/torch-%lld.db", spool, newest[k].pid);
-      if (access (trace, F_OK) == 0)
-        continue; /* its allocator stream, imported already (vs-torch-stream.c) */
-      char err[1024] = "";
-      if (!import_one (pickle, trace))
-        {
-          fprintf (stderr,
-                   "vramscope record: PyTorch's snapshot of process %lld could not be "
-                   "imported; it is kept in %s\n",
-                   newest[k].pid, spool);
-          *keep = true;
-          unlink (trace);
-          continue;
-        }
-      if (!tie_snapshot (trace, info, host, err, sizeof err))
-        {
-          fprintf (stderr, "vramscope record: %s\n", err);
-          *keep = true;
-          unlink (trace);
-          continue;
-        }
-      imported++;
+      jobs.pid[k] = newest[k].pid;
+      jobs.seq[k] = newest[k].seq;
     }
-  return imported;
+  guint nthreads = MIN (MIN ((guint)n, g_get_num_processors ()), 8);
+  const char *env = getenv ("VRAMSCOPE_IMPORT_THREADS");
+  if (env != NULL && atoi (env) > 0)
+    nthreads = MIN (nthreads, (guint)atoi (env));
+  GThread *threads[64];
+  guint started = 0;
+  for (guint t = 1; t < nthreads && t < G_N_ELEMENTS (threads); t++)
+    {
+      threads[started] = g_thread_try_new ("vs-import", import_worker, &jobs, NULL);
+      if (threads[started] != NULL)
+        started++;
+    }
+  import_worker (&jobs);
+  for (guint t = 0; t < started; t++)
+    g_thread_join (threads[t]);
+  free (jobs.pid);
+  free (jobs.seq);
+  if (jobs.keep)
+    *keep = true;
+  return jobs.imported;
+}
+
+/* The process traces of a spool, symbolized in a thread of their own
+ * while the PyTorch histories are imported beside them (those write only
+ * torch-PID.db files): the two are independent, and each can take
+ * seconds on a large run. */
+typedef struct
+{
+  char **files;
+  size_t n;
+  bool quiet;
+  int64_t ns; /* how long it took */
+} VsSymbolizeJob;
+
+static gpointer
+symbolize_job (gpointer data)
+{
+  VsSymbolizeJob *job = data;
+  int64_t t0 = vs_timings_now ();
+  vs_symbolize_traces ((const char *const *)job->files, job->n, job->quiet);
+  job->ns = vs_timings_now () - t0;
+  return NULL;
+}
+
+/* The spool's process traces (process-*.db), as list_spool lists. */
+static size_t
+list_process_traces (const char *spool, char ***out)
+{
+  size_t n = list_spool (spool, out), k = 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      const char *base = strrchr ((*out)[i], '/');
+      base = base ? base + 1 : (*out)[i];
+      if (strncmp (base, "process-", 8) == 0)
+        (*out)[k++] = (*out)[i];
+      else
+        free ((*out)[i]);
+    }
+  return k;
+}
+
+static void
+free_list (char **files, size_t n)
+{
+  for (size_t k = 0; k < n; k++)
+    free (files[k]);
+  free (files);
 }
 
 /* `vramscope record`: see the file comment.  argv[0] is "record". */
@@ -549,7 +667,7 @@ int
 vs_cmd_record (int argc, char **argv)
 {
   g_autofree char *output = NULL, *torch_opt = NULL, *job = NULL;
-  gboolean kernels = TRUE, no_kernels = FALSE, quiet = FALSE, force = FALSE;
+  gboolean kernels = TRUE, no_kernels = FALSE, quiet = FALSE, force = FALSE, timings = FALSE;
   GOptionEntry entries[] = {
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
       "Trace to write (default vramscope-%h-%p.db; %p: pid of record, %h: host name, "
@@ -568,6 +686,10 @@ vs_cmd_record (int argc, char **argv)
       "NAME" },
     { "force", 'f', 0, G_OPTION_ARG_NONE, &force, "Replace FILE when it exists", NULL },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "Print nothing unless something fails", NULL },
+    { "timings", 0, 0, G_OPTION_ARG_NONE, &timings,
+      "After the program exits, print the time each phase of writing the trace takes (on "
+      "stderr) and keep it in the trace's meta (record_PHASE_ns)",
+      NULL },
     { NULL }
   };
   g_set_prgname ("vramscope record");
@@ -771,13 +893,62 @@ vs_cmd_record (int argc, char **argv)
       return code;
     }
 
+  /* --timings: every phase from here on is marked, the finalizer's too. */
+  VsTimings tm;
+  int64_t after_last_ns = -1, snapshot_ns = -1, take_ns = -1, write_ns = -1;
+  if (timings)
+    {
+      vs_timings_start (&tm);
+      vs_timings_set_active (&tm);
+    }
   char host[256] = "localhost";
   gethostname (host, sizeof host - 1);
   bool keep_spool = false;
+  /* What symbolizing finds is kept by build-id for the next run. */
+  char *symbol_dir = vs_symbol_cache_default_dir ();
+  vs_symbol_cache_set_dir (symbol_dir);
+  free (symbol_dir);
+  VsSymbolizeJob sym = { .quiet = quiet };
+  sym.n = list_process_traces (spool, &sym.files);
+  GThread *sym_thread
+      = torch_on && sym.n > 0 ? g_thread_try_new ("vs-symbolize", symbolize_job, &sym, NULL) : NULL;
+  if (sym_thread == NULL)
+    {
+      /* No PyTorch imports to overlap with (or no thread): in turn. */
+      symbolize_job (&sym);
+      vs_timings_phase ("symbolizing");
+    }
   int snapshots = torch_on ? vs_torch_stream_import_spool (spool, host, &keep_spool) : 0;
+  vs_timings_phase ("importing the allocator stream");
   snapshots += torch_on ? import_snapshots (spool, host, &keep_spool) : 0;
+  vs_timings_phase ("importing snapshots");
   if (torch_on)
     vs_torch_stream_append_tails (spool, &keep_spool);
+  vs_timings_phase ("appending stream tails");
+  if (sym_thread != NULL)
+    {
+      g_thread_join (sym_thread);
+      vs_timings_phase ("symbolizing (waiting after the imports)");
+    }
+  free_list (sym.files, sym.n);
+  if (timings)
+    {
+      /* Measuring the exit is --timings' own work: charged to no phase. */
+      char **all = NULL;
+      size_t nall = list_spool (spool, &all);
+      int64_t last = vs_record_last_event_ns (all, nall);
+      for (size_t k = 0; k < nall; k++)
+        free (all[k]);
+      free (all);
+      int64_t snap = vs_record_newest_snapshot_ns (spool, &take_ns, &write_ns);
+      /* Events stamped outside the run (a clock other than the
+       * collector's) say nothing about its exit. */
+      if (last >= start && end >= last)
+        after_last_ns = end - last;
+      if (after_last_ns >= 0 && snap >= last)
+        snapshot_ns = snap - last;
+      vs_timings_skip (&tm);
+    }
   if (strcmp (torch, "on") == 0 && snapshots == 0 && !keep_spool)
     fprintf (stderr, "vramscope record: --torch=on, but no process of the run used CUDA "
                      "through PyTorch's caching allocator\n");
@@ -791,8 +962,10 @@ vs_cmd_record (int argc, char **argv)
    * process and devices already exist when it is merged. */
   char **files = NULL;
   size_t n = list_spool (spool, &files);
-  /* Stacks: native frames to functions and lines (vs-symbolize.c). */
+  /* Stacks: native frames to functions and lines (vs-symbolize.c); the
+   * process traces are done already, this does the imported histories. */
   vs_symbolize_traces ((const char *const *)files, n, quiet);
+  vs_timings_phase ("symbolizing the imported histories");
   char *cmd = join_args (prog);
   char cwd[PATH_MAX];
   if (getcwd (cwd, sizeof cwd) == NULL)
@@ -812,6 +985,7 @@ vs_cmd_record (int argc, char **argv)
                           sizeof err);
   if (rc == 0)
     rc = vs_output_commit (tmp, out, force, "--force", err, sizeof err);
+  vs_timings_phase ("committing the file");
   if (progress.tty && progress.last >= 0)
     fprintf (stderr, "\r\033[K");
   free (cmd);
@@ -830,8 +1004,16 @@ vs_cmd_record (int argc, char **argv)
     }
   if (!keep_spool)
     remove_spool (spool);
+  vs_timings_phase ("removing the spool");
   if (!quiet)
     print_summary (out);
+  vs_timings_phase ("printing the summary");
+  if (timings)
+    {
+      vs_timings_set_active (NULL);
+      vs_record_report_timings (&tm, end - start, after_last_ns, snapshot_ns, take_ns, write_ns,
+                                sym_thread != NULL ? sym.ns : -1, out);
+    }
   return code;
 }
 

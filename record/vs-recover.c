@@ -42,6 +42,7 @@
 #include "vs-output.h"
 #include "vs-recover.h"
 #include "vs-spool.h"
+#include "vs-symbol-cache.h"
 #include "vs-symbolize.h"
 #include "vs-torch-stream.h"
 
@@ -258,6 +259,9 @@ vs_cmd_recover (int argc, char **argv)
     }
   else
     {
+      char *symbol_dir = vs_symbol_cache_default_dir ();
+      vs_symbol_cache_set_dir (symbol_dir);
+      free (symbol_dir);
       vs_symbolize_traces ((const char *const *)files, n, quiet);
       VsMergeRun run = { .main_pid = info.program_pid > 0 ? info.program_pid : -1,
                          .exit_status = VS_UNKNOWN,

@@ -9,6 +9,10 @@
  * were.  A return address points after the call, so address - 1 is
  * looked up (the call's own line).
  *
+ * What a module's addresses gave is kept in the symbol cache by build-id
+ * (vs-symbol-cache.c, when the caller turned it on): a module whose
+ * addresses are all there is not opened.
+ *
  * Everything happens inside one transaction on the trace: frames are
  * updated in place (a native frame keeps its module and address and gains
  * function/file/line), inline frames are added, and the stacks whose shape
@@ -16,6 +20,7 @@
  * renamed.  Nodes no event reaches any more are deleted.
  */
 #include "vs-symbolize.h"
+#include "vs-symbol-cache.h"
 #include "vs-trace-writer.h"
 
 #include <dlfcn.h>
@@ -29,7 +34,7 @@
 #include <string.h>
 #include <time.h>
 
-#define VS_MAX_EXPANSION 64 /* frames one address may expand into */
+#define VS_MAX_EXPANSION VS_SYMBOL_CACHE_MAX_ENTRIES /* frames one address may expand into */
 
 typedef char *(*VsDemangleFunc) (const char *, char *, size_t *, int *);
 
@@ -279,8 +284,8 @@ node_row (VsSym *s, int64_t parent, int64_t frame)
 
 /* Symbolizes the frames of one module (ids frame_ids[0..n)). */
 static int
-symbolize_module (VsSym *s, const char *path, int64_t load_address, const int64_t *frame_ids,
-                  size_t n)
+symbolize_module (VsSym *s, const char *path, const char *build_id, int64_t load_address,
+                  const int64_t *frame_ids, size_t n)
 {
   bool internal = internal_module (path);
   static char *debuginfo_path = NULL;
@@ -290,23 +295,49 @@ symbolize_module (VsSym *s, const char *path, int64_t load_address, const int64_
     .section_address = dwfl_offline_section_address,
     .debuginfo_path = &debuginfo_path,
   };
-  Dwfl *dwfl = dwfl_begin (&callbacks);
+  VsSymbolCache *cache = vs_symbol_cache_open (build_id);
+  Dwfl *dwfl = NULL;
   Dwfl_Module *mod = NULL;
-  if (dwfl != NULL)
-    {
-      dwfl_report_begin (dwfl);
-      mod = dwfl_report_elf (dwfl, path, path, -1, (GElf_Addr)load_address, false);
-      dwfl_report_end (dwfl, NULL, NULL);
-    }
+  bool opened = false;
   for (size_t i = 0; i < n; i++)
     {
       VsFrameRec *f = &s->frames[frame_ids[i]];
       f->internal = internal;
       s->stats->frames++;
-      if (mod == NULL)
-        continue;
       VsSymEntry e[VS_MAX_EXPANSION];
-      int ne = lookup (s, mod, (uint64_t)f->address - 1, e, VS_MAX_EXPANSION);
+      int ne = -1;
+      uint64_t off = (uint64_t)f->address - 1 - (uint64_t)load_address;
+      const VsSymbolCacheEntry *hit = NULL;
+      int nhit = vs_symbol_cache_find (cache, off, &hit);
+      if (nhit >= 0)
+        {
+          ne = nhit;
+          for (int k = 0; k < ne; k++)
+            e[k] = (VsSymEntry){ hit[k].function ? strdup (hit[k].function) : NULL, hit[k].file,
+                                 hit[k].line };
+        }
+      else
+        {
+          /* Opened at the first address the cache does not have. */
+          if (!opened)
+            {
+              opened = true;
+              dwfl = dwfl_begin (&callbacks);
+              if (dwfl != NULL)
+                {
+                  dwfl_report_begin (dwfl);
+                  mod = dwfl_report_elf (dwfl, path, path, -1, (GElf_Addr)load_address, false);
+                  dwfl_report_end (dwfl, NULL, NULL);
+                }
+            }
+          if (mod == NULL)
+            continue;
+          ne = lookup (s, mod, (uint64_t)f->address - 1, e, VS_MAX_EXPANSION);
+          VsSymbolCacheEntry kept[VS_MAX_EXPANSION];
+          for (int k = 0; k < ne; k++)
+            kept[k] = (VsSymbolCacheEntry){ e[k].function, (char *)e[k].file, e[k].line };
+          vs_symbol_cache_add (cache, off, kept, ne);
+        }
       if (ne == 0)
         continue;
       VsSymEntry *outer = &e[ne - 1];
@@ -346,11 +377,15 @@ symbolize_module (VsSym *s, const char *path, int64_t load_address, const int64_
         free (e[k].function);
       if (rc != SQLITE_DONE)
         {
-          dwfl_end (dwfl);
+          if (dwfl != NULL)
+            dwfl_end (dwfl);
+          vs_symbol_cache_close (cache);
           return sql_fail (s, "cannot store a symbolized frame");
         }
     }
-  dwfl_end (dwfl);
+  if (dwfl != NULL)
+    dwfl_end (dwfl);
+  vs_symbol_cache_close (cache);
   return 0;
 }
 
@@ -403,7 +438,7 @@ load_frames (VsSym *s)
 static int
 symbolize_frames (VsSym *s)
 {
-  static const char *sql = "SELECT m.id, m.path, m.load_address, f.id FROM frame f"
+  static const char *sql = "SELECT m.id, m.path, m.load_address, f.id, m.build_id FROM frame f"
                            " JOIN module m ON m.id = f.module_id"
                            " WHERE f.kind = 1 AND f.function IS NULL AND f.file IS NULL"
                            "  AND f.address IS NOT NULL"
@@ -414,7 +449,7 @@ symbolize_frames (VsSym *s)
   int64_t *ids = NULL;
   size_t n = 0, cap = 0;
   int64_t cur = -1, load = 0;
-  char *path = NULL;
+  char *path = NULL, *build_id = NULL;
   int rc = 0;
   for (;;)
     {
@@ -422,7 +457,7 @@ symbolize_frames (VsSym *s)
       int64_t mid = step == SQLITE_ROW ? sqlite3_column_int64 (q, 0) : -2;
       if (mid != cur && n > 0)
         {
-          if (symbolize_module (s, path, load, ids, n) != 0)
+          if (symbolize_module (s, path, build_id, load, ids, n) != 0)
             {
               rc = -1;
               break;
@@ -438,6 +473,9 @@ symbolize_frames (VsSym *s)
           const char *p = (const char *)sqlite3_column_text (q, 1);
           path = strdup (p ? p : "");
           load = sqlite3_column_int64 (q, 2);
+          free (build_id);
+          const char *b = (const char *)sqlite3_column_text (q, 4);
+          build_id = b ? strdup (b) : NULL;
         }
       int64_t fid = sqlite3_column_int64 (q, 3);
       if (fid < 0 || fid > s->max_frame)
@@ -459,6 +497,7 @@ symbolize_frames (VsSym *s)
   sqlite3_finalize (q);
   free (ids);
   free (path);
+  free (build_id);
   return rc;
 }
 
@@ -684,6 +723,21 @@ vs_symbolize_db (sqlite3 *db, VsSymbolizeStats *stats, char *err, size_t errlen)
   sqlite3_finalize (q);
   if (done)
     return 0;
+  /* Without a native frame nothing changes: names, inline chains, the
+   * runtime's frames and the engine's labels all come from native frames.
+   * The stack rewrite's scans of every event are skipped (an imported
+   * PyTorch history: hundreds of thousands of events, Python frames). */
+  if (sqlite3_prepare_v2 (db, "SELECT 1 FROM frame WHERE kind = ?1 LIMIT 1", -1, &q, NULL)
+      != SQLITE_OK)
+    return sql_fail (&s, "not a trace");
+  sqlite3_bind_int (q, 1, VS_FRAME_NATIVE);
+  bool native = sqlite3_step (q) == SQLITE_ROW;
+  sqlite3_finalize (q);
+  if (!native)
+    {
+      stats->elapsed_ns = now_ns () - t0;
+      return 0;
+    }
 
   void *cxx = dlopen ("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
   if (cxx != NULL)

@@ -24,9 +24,11 @@
  *      snapshot), that allocator's series is `all`'s and is stored once.
  *   4. summary levels over each series.
  * The passes live in vs-trace-pair.c (1, 2) and vs-trace-replay.c (3, 4);
- * this file runs them in one transaction and builds the indexes.
+ * this file runs them in one transaction and builds the indexes.  Each
+ * phase is marked into the active VsTimings, if any (vs-timings.h).
  */
 #include "vs-trace-finalize-private.h"
+#include "vs-timings.h"
 
 #include <assert.h>
 #include <stdarg.h>
@@ -335,6 +337,7 @@ finalize (sqlite3 *db, VsFinTrace *given, VsProgressFunc progress, void *progres
   t.max_allocator = st.nalloc;
   if ((given == NULL && vs_fin_load_events (db, &t, &e) < 0) || vs_fin_check_events (&t, &e) < 0)
     goto out;
+  vs_timings_phase ("finalize: loading events");
 
   pr.total = (uint64_t)t.n * 3 + 1;
   if (t.n > 0)
@@ -346,6 +349,7 @@ finalize (sqlite3 *db, VsFinTrace *given, VsProgressFunc progress, void *progres
     }
   if (vs_fin_pair_events (&t, &e) < 0 || vs_fin_assign_owners (&t, &e) < 0)
     goto out;
+  vs_timings_phase ("finalize: sorting and pairing");
 
   {
     sqlite3_stmt *s;
@@ -375,11 +379,18 @@ finalize (sqlite3 *db, VsFinTrace *given, VsProgressFunc progress, void *progres
     }
 
   vs_fin_find_shared_series (&t, &st);
-  if (vs_fin_replay (&t, &st, origin, &pr, &e) < 0 || vs_fin_write_blocks (&t, &pr, &e) < 0
-      || vs_fin_write_summary (db, &st, &e) < 0)
+  if (vs_fin_replay (&t, &st, origin, &pr, &e) < 0)
     goto out;
+  vs_timings_phase ("finalize: series and levels");
+  if (vs_fin_write_blocks (&t, &pr, &e) < 0)
+    goto out;
+  vs_timings_phase ("finalize: blocks");
+  if (vs_fin_write_summary (db, &st, &e) < 0)
+    goto out;
+  vs_timings_phase ("finalize: summary");
   if (vs_fin_exec (db, &e, index_sql) < 0)
     goto out;
+  vs_timings_phase ("finalize: indexes");
   {
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2 (
@@ -405,6 +416,7 @@ finalize (sqlite3 *db, VsFinTrace *given, VsProgressFunc progress, void *progres
   /* A finished trace is one self-contained file.  While a recording is
    * still writing this fails harmlessly and the trace stays in WAL mode. */
   sqlite3_exec (db, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL);
+  vs_timings_phase ("finalize: commit");
   rc = 0;
   vs_fin_tick (&pr, pr.total - pr.done);
   goto done;

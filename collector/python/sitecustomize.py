@@ -35,8 +35,10 @@ trace's meta table: pytorch.alloc_conf (PYTORCH_CUDA_ALLOC_CONF as set),
 pytorch.expandable_segments ("1"/"0"), pytorch.allocator_settings (the
 snapshot's allocator_settings as JSON) and pytorch.memory_fraction.<device>,
 the per-process fraction set with torch.cuda.set_per_process_memory_fraction,
-which the hook wraps to see it).  Each file is written under a temporary
-name and renamed when complete.
+which the hook wraps to see it), and "timing take_ns N" / "timing write_ns
+N": how long taking the snapshot and writing it took (`record --timings`
+prints them).  Each file is written under a temporary name and renamed
+when complete, the .info first.
 
 Another sitecustomize that this one shadows (Debian and Ubuntu ship one) is
 found further along sys.path and run as well.  Nothing here may break the
@@ -125,12 +127,21 @@ def _dump(why):
     global _seq
     if os.getpid() != _pid or not _spool:
         return
+    import gc
+    collecting = gc.isenabled()
     try:
         import pickle
+        import time
         torch = _torch
         _seq += 1
         base = os.path.join(_spool, "torch-%d-%06d" % (_pid, _seq))
+        # The snapshot is hundreds of thousands of new objects and no
+        # cycles: the cyclic collector would only walk the program's heap
+        # again and again while they are made and written.
+        gc.disable()
+        t0 = time.monotonic_ns()
         snapshot = torch.cuda.memory._snapshot()
+        t1 = time.monotonic_ns()
         lines = ["pid %d" % _pid, "reason %s" % why]
         for i in range(torch.cuda.device_count()):
             p = torch.cuda.get_device_properties(i)
@@ -139,14 +150,20 @@ def _dump(why):
             lines.extend(_meta_lines(snapshot))
         except Exception as e:
             _say("could not read PyTorch's allocator settings (%s: %s)" % (type(e).__name__, e))
-        with open(base + ".info.tmp", "w") as f:
-            f.write("\n".join(lines) + "\n")
         with open(base + ".pickle.tmp", "wb") as f:
             pickle.dump(snapshot, f, protocol=4)
+        # What the snapshot cost the program (`record --timings` prints it).
+        lines.append("timing take_ns %d" % (t1 - t0))
+        lines.append("timing write_ns %d" % (time.monotonic_ns() - t1))
+        with open(base + ".info.tmp", "w") as f:
+            f.write("\n".join(lines) + "\n")
         os.rename(base + ".info.tmp", base + ".info")
         os.rename(base + ".pickle.tmp", base + ".pickle")
     except Exception as e:
         _say("could not save PyTorch's memory snapshot (%s: %s)" % (type(e).__name__, e))
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def _cache_dirs():
@@ -318,7 +335,13 @@ def _on_cuda_init():
     _start_stream()
     try:
         entries = int(os.environ.get("VRAMSCOPE_TORCH_MAX_ENTRIES", "1000000"))
-        torch.cuda.memory._record_memory_history(max_entries=entries, stacks="python")
+        # Stacks of allocations and frees ("all", the default); "alloc"
+        # keeps no stacks of frees (a measurement knob: it costs less).
+        context = os.environ.get("VRAMSCOPE_TORCH_CONTEXT", "all")
+        if context not in ("all", "alloc"):
+            context = "all"
+        torch.cuda.memory._record_memory_history(max_entries=entries, stacks="python",
+                                                 context=context)
         torch._C._cuda_attach_out_of_memory_observer(_on_oom)
         import atexit
         atexit.register(_at_exit)

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "vs-collector-private.h"
+#include "vs-symbol-cache.h"
 #include "vs-symbolize.h"
 #include "vs-unwind.h"
 
@@ -316,6 +317,143 @@ test_modules (void)
   vs_queue_destroy (&queue);
 }
 
+/* Both failed allocations' stacks of a symbolized trace, one line per
+ * frame (kind, function, file, line), for comparing two traces. */
+static char *
+describe_stacks (const char *path)
+{
+  sqlite3 *db;
+  g_assert_cmpint (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+  sqlite3_stmt *q;
+  g_assert_cmpint (
+      sqlite3_prepare_v2 (db, "SELECT stack_id FROM failed_alloc ORDER BY ts", -1, &q, NULL), ==,
+      SQLITE_OK);
+  GString *out = g_string_new (NULL);
+  while (sqlite3_step (q) == SQLITE_ROW)
+    {
+      GArray *a = read_stack (db, sqlite3_column_int64 (q, 0));
+      for (guint i = 0; i < a->len; i++)
+        {
+          Frame *f = &g_array_index (a, Frame, i);
+          g_string_append_printf (out, "%d %s %s %" G_GINT64_FORMAT "\n", f->kind,
+                                  f->function ? f->function : "-", f->file ? f->file : "-",
+                                  f->line);
+        }
+      g_string_append (out, "--\n");
+      free_frames (a);
+    }
+  sqlite3_finalize (q);
+  sqlite3_close (db);
+  return g_string_free (out, FALSE);
+}
+
+/* Symbolizing keeps what it found per build-id: a second trace of the
+ * same program is symbolized from the cache with the same frames (inline
+ * ones included), and the cache is what is read — an entry edited in it
+ * comes back; a cache folder that cannot be made changes nothing. */
+static void
+test_symbol_cache (void)
+{
+  /* Three copies of one raw trace (the unwinder sends a stack once per
+   * process, so a copy is how the same stacks reach a second trace). */
+  vs_unwind_init ();
+  vs_queue_init (&queue, 1024);
+  uint64_t ha = chain_a ();
+  uint64_t hi = inline_caller ();
+  g_assert_cmpuint (ha, !=, 0);
+  g_assert_cmpuint (hi, !=, 0);
+  Trace t[3] = { 0 };
+  write_trace (&t[0], ha, hi);
+  vs_queue_destroy (&queue);
+  g_autofree char *raw = NULL;
+  gsize raw_len = 0;
+  g_assert_true (g_file_get_contents (t[0].path, &raw, &raw_len, NULL));
+  for (int i = 1; i < 3; i++)
+    {
+      int fd = g_file_open_tmp ("test-stacks-XXXXXX.db", &t[i].path, NULL);
+      g_assert_cmpint (fd, >=, 0);
+      close (fd);
+      g_assert_true (g_file_set_contents (t[i].path, raw, (gssize)raw_len, NULL));
+    }
+  g_autofree char *dir = g_dir_make_tmp ("test-symbol-cache-XXXXXX", NULL);
+  g_assert_nonnull (dir);
+  g_autofree char *cache = g_build_filename (dir, "symbols", NULL);
+  vs_symbol_cache_set_dir (cache);
+
+  char err[512];
+  g_assert_cmpint (vs_symbolize_file (t[0].path, NULL, err, sizeof err), ==, 0);
+  g_autofree char *first = describe_stacks (t[0].path);
+  g_assert_nonnull (strstr (first, "chain_b"));
+  g_assert_nonnull (strstr (first, "inlined_step"));
+
+  /* This executable's file in the cache, by its build-id. */
+  sqlite3 *db;
+  g_assert_cmpint (sqlite3_open_v2 (t[0].path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+  sqlite3_stmt *q;
+  g_assert_cmpint (sqlite3_prepare_v2 (db,
+                                       "SELECT m.build_id FROM module m JOIN frame f ON"
+                                       " f.module_id = m.id WHERE f.function = 'chain_b'",
+                                       -1, &q, NULL),
+                   ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_step (q), ==, SQLITE_ROW);
+  g_autofree char *file = g_build_filename (cache, (const char *)sqlite3_column_text (q, 0), NULL);
+  sqlite3_finalize (q);
+  sqlite3_close (db);
+  g_autofree char *text = NULL;
+  g_assert_true (g_file_get_contents (file, &text, NULL, NULL));
+  g_assert_true (g_str_has_prefix (text, "vramscope-symbols 1\n"));
+
+  /* The same stacks again, from the cache, for the build-id and not the
+   * path: the modules of this copy are named where no file is (a stripped
+   * copy of a binary keeps its build-id, and gets the names its build
+   * with symbols gave, as debuginfod would give them). */
+  g_assert_cmpint (sqlite3_open_v2 (t[1].path, &db, SQLITE_OPEN_READWRITE, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_exec (db, "UPDATE module SET path = path || '-moved'", NULL, NULL, NULL),
+                   ==, SQLITE_OK);
+  sqlite3_close (db);
+  g_assert_cmpint (vs_symbolize_file (t[1].path, NULL, err, sizeof err), ==, 0);
+  g_autofree char *second = describe_stacks (t[1].path);
+  g_assert_cmpstr (second, ==, first);
+
+  /* An edited entry comes back: the cache is read, the module is not. */
+  GString *edited = g_string_new (text);
+  g_assert_cmpint (g_string_replace (edited, "\t+chain_b\t", "\t+chain_b_from_the_cache\t", 0), ==,
+                   1);
+  g_assert_true (g_file_set_contents (file, edited->str, -1, NULL));
+  g_string_free (edited, TRUE);
+  g_assert_cmpint (vs_symbolize_file (t[2].path, NULL, err, sizeof err), ==, 0);
+  g_autofree char *third = describe_stacks (t[2].path);
+  g_assert_nonnull (strstr (third, " chain_b_from_the_cache "));
+  g_assert_null (strstr (third, " chain_b "));
+
+  /* A cache folder that cannot be made: symbolized all the same. */
+  g_autofree char *blocked = g_build_filename (dir, "a-file", NULL);
+  g_assert_true (g_file_set_contents (blocked, "", 0, NULL));
+  g_autofree char *unusable = g_build_filename (blocked, "symbols", NULL);
+  vs_symbol_cache_set_dir (unusable);
+  Trace u = { 0 };
+  int fd = g_file_open_tmp ("test-stacks-XXXXXX.db", &u.path, NULL);
+  g_assert_cmpint (fd, >=, 0);
+  close (fd);
+  g_assert_true (g_file_set_contents (u.path, raw, (gssize)raw_len, NULL));
+  g_assert_cmpint (vs_symbolize_file (u.path, NULL, err, sizeof err), ==, 0);
+  g_autofree char *fourth = describe_stacks (u.path);
+  g_assert_cmpstr (fourth, ==, first);
+  g_unlink (u.path);
+  g_free (u.path);
+  g_unlink (blocked);
+
+  vs_symbol_cache_set_dir (NULL);
+  for (int i = 0; i < 3; i++)
+    {
+      g_unlink (t[i].path);
+      g_free (t[i].path);
+    }
+  g_unlink (file);
+  g_rmdir (cache);
+  g_rmdir (dir);
+}
+
 /* Capturing is off when asked to be (the fork child does so). */
 static void
 test_disabled (void)
@@ -336,5 +474,6 @@ main (int argc, char **argv)
   g_test_add_func ("/stacks/unwind-symbolize", test_unwind_symbolize);
   g_test_add_func ("/stacks/modules", test_modules);
   g_test_add_func ("/stacks/disabled", test_disabled);
+  g_test_add_func ("/stacks/symbol-cache", test_symbol_cache);
   return g_test_run ();
 }
