@@ -20,20 +20,13 @@ import sqlite3
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from tap import done, ok  # noqa: E402
+
 vramscope, data = sys.argv[1], sys.argv[2]
 trace = os.path.join(data, "torch-allocator.db")
-n = 0
-failed = False
 
 
-def ok(cond, name, detail=""):
-    global n, failed
-    n += 1
-    print(("ok %d %s" if cond else "not ok %d %s") % (n, name))
-    if not cond:
-        failed = True
-        for line in str(detail).splitlines():
-            print("# " + line)
 
 
 def run(*args, env=None):
@@ -169,6 +162,7 @@ for report in ["diagnose", "summary", "peak", "leaks", "timeline", "oom", "fragm
 # read back as written (the bad byte as U+FFFD).
 import shutil
 import tempfile
+
 with tempfile.TemporaryDirectory() as tmp:
     copy = os.path.join(tmp, "hostile.db")
     shutil.copy(trace, copy)
@@ -255,5 +249,4 @@ ok("\033[32m-37.32 MiB\033[0m" in t and "\033[31m+5.25 GiB\033[0m" in t,
    "diff: negative deltas green, positive red")
 ok("\033[" not in run("diff", trace, other).stdout, "diff: no colour off a terminal")
 
-print("1..%d" % n)
-sys.exit(1 if failed else 0)
+done()

@@ -21,9 +21,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from tap import done, ok  # noqa: E402
+
 vramscope, data = sys.argv[1], sys.argv[2]
-n = 0
-failed = False
 
 REPORTS = [
     ["summary"],
@@ -41,14 +42,6 @@ REPORTS = [
 ]
 
 
-def ok(cond, name, detail=""):
-    global n, failed
-    n += 1
-    print(("ok %d %s" if cond else "not ok %d %s") % (n, name))
-    if not cond:
-        failed = True
-        for line in str(detail).splitlines()[:20]:
-            print("# " + line)
 
 
 def run(*args):
@@ -100,5 +93,4 @@ try:
         ok(same, "%s: Perfetto export as before" % name, a[2] + b[2])
 finally:
     shutil.rmtree(tmp)
-print("1..%d" % n)
-sys.exit(1 if failed else 0)
+done()

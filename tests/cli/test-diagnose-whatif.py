@@ -29,19 +29,12 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from tap import done, ok  # noqa: E402
+
 vramscope, data = sys.argv[1], sys.argv[2]
-n = 0
-failed = False
 
 
-def ok(cond, name, detail=""):
-    global n, failed
-    n += 1
-    print(("ok %d %s" if cond else "not ok %d %s") % (n, name))
-    if not cond:
-        failed = True
-        for line in str(detail).splitlines():
-            print("# " + line)
 
 
 def run(*args):
@@ -132,5 +125,4 @@ findings = csv_rows("report", os.path.join(data, "sample-frag.db"), "diagnose", 
 ok(all("Replayed" not in (f["remedy"] or "") for f in findings),
    "sample-frag (CUDA only): no replay")
 
-print("1..%d" % n)
-sys.exit(1 if failed else 0)
+done()

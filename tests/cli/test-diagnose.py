@@ -25,19 +25,12 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from tap import done, ok  # noqa: E402
+
 vramscope, data = sys.argv[1], sys.argv[2]
-n = 0
-failed = False
 
 
-def ok(cond, name, detail=""):
-    global n, failed
-    n += 1
-    print(("ok %d %s" if cond else "not ok %d %s") % (n, name))
-    if not cond:
-        failed = True
-        for line in str(detail).splitlines():
-            print("# " + line)
 
 
 def run(*args):
@@ -93,6 +86,7 @@ ok(len(iterations) == 9 and all(r["growth_bytes"] == "690538496" for r in iterat
    "eval-leak: 9 steps from NVTX ranges, each keeping 658.55 MiB", iterations)
 
 import sqlite3
+
 worst = [r for r in rows(leak, "fragmentation") if r["instant"] == "worst"]
 truth = sqlite3.connect(leak).execute(
     "SELECT max(reserved_bytes - allocated_bytes) FROM series WHERE allocator_id = 0").fetchone()[0]
@@ -286,5 +280,4 @@ for name in sorted(os.listdir(data)) + ["diagnose/" + n for n in
 ok(run("report", "--width", "100", leak) == run("report", "--width", "100", leak, "diagnose"),
    "report FILE is report FILE diagnose")
 
-print("1..%d" % n)
-sys.exit(1 if failed else 0)
+done()

@@ -27,19 +27,12 @@ import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from tap import done, ok  # noqa: E402
+
 vramscope, top = sys.argv[1], sys.argv[2]
-n = 0
-failed = False
 
 
-def ok(cond, name, detail=""):
-    global n, failed
-    n += 1
-    print(("ok %d %s" if cond else "not ok %d %s") % (n, name))
-    if not cond:
-        failed = True
-        for line in str(detail).splitlines():
-            print("# " + line)
 
 
 def run(*args):
@@ -138,5 +131,4 @@ if os.path.exists(job):
     ok(len(rows) == 1 and (rows[0]["rank"], rows[0]["local_rank"], rows[0]["world_size"])
        == ("3", "1", "4"), "rank, local rank and world size from Slurm's variables", rows)
 
-print("1..%d" % n)
-sys.exit(1 if failed else 0)
+done()
