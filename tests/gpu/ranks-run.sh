@@ -59,6 +59,9 @@ fi
 # NVLink SHARP / multicast stays off (as in run-gpu-tests.sh's torch-ddp).
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export SLURM_JOB_ID=4242
+# The hook's stream library is built into OUTDIR, not the home folder, so
+# the traces name no machine's home (neutralize-paths.py --root OUTDIR).
+export VRAMSCOPE_CACHE_DIR="$out/cache"
 failed=0
 sample="$root/samples/torch-ranks.py"
 
