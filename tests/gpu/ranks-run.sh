@@ -134,5 +134,6 @@ step diagnose-per-rank 10 "$VRAMSCOPE" report per-rank/run-0.db per-rank/run-1.d
 # get); its log is check.log.
 step check 30 python3 "$here/check-ranks.py" "$VRAMSCOPE" "$out"
 du -ah "$out" | sort -h | tail -n 12 >>"$log"
+rm -rf "$out/cache"
 say "ranks-run: done, failed=$failed"
 exit $failed
