@@ -64,6 +64,31 @@ static const char *device_processes_sql = "SELECT DISTINCT process_id FROM mem_e
 static const char *failures_sql = "SELECT process_id, device_id, allocator_id, ts,"
                                   " requested_bytes FROM failed_alloc ORDER BY ts, id";
 
+/* One failed request, as failures_sql reads it (VS_UNKNOWN for NULL). */
+typedef struct
+{
+  gint64 process_id, device_id, allocator_id, ts, bytes;
+} VsRankFailure;
+
+/* Every failed request of trace, in time order, into out. */
+static gboolean
+read_failures (VsTrace *trace, GArray *out, GError **error)
+{
+  sqlite3_stmt *st = vs_trace_statement (trace, failures_sql, error);
+  int rc;
+
+  if (st == NULL)
+    return FALSE;
+  while ((rc = sqlite3_step (st)) == SQLITE_ROW)
+    {
+      VsRankFailure f
+          = { sqlite3_column_int64 (st, 0), vs_column_int (st, 1), vs_column_int (st, 2),
+              sqlite3_column_int64 (st, 3), vs_column_int (st, 4) };
+      g_array_append_val (out, f);
+    }
+  return rc == SQLITE_DONE || vs_trace_sql_error (trace, error);
+}
+
 /* Reads the processes of trace into procs, with the devices of their
  * allocators. */
 static gboolean
@@ -183,33 +208,29 @@ static gboolean
 add_trace (VsRankComparison *c, VsTrace *trace, guint index, const char *allocator, GError **error)
 {
   g_autoptr (GArray) procs = g_array_new (FALSE, TRUE, sizeof (Proc));
+  g_autoptr (GArray) failures = g_array_new (FALSE, FALSE, sizeof (VsRankFailure));
   g_autofree char *job_id = vs_trace_dup_meta (trace, "job_id");
   const char *path = g_string_chunk_insert_const (c->text, vs_trace_get_path (trace));
   const char *job = job_id != NULL ? g_string_chunk_insert_const (c->text, job_id) : NULL;
   gboolean by_allocator = allocator != NULL && strcmp (allocator, "all") != 0;
   guint first = c->ranks->len;
-  sqlite3_stmt *st;
-  int rc;
 
   g_array_set_clear_func (procs, proc_clear);
   if (!read_processes (trace, procs, error) || !claim_devices (trace, procs, error))
     return FALSE;
 
+  if (!read_failures (trace, failures, error))
+    return FALSE;
   /* A request that failed before anything else was allocated still makes
    * its device one the process used. */
-  st = vs_trace_statement (trace, failures_sql, error);
-  if (st == NULL)
-    return FALSE;
-  while ((rc = sqlite3_step (st)) == SQLITE_ROW)
+  for (guint i = 0; i < failures->len; i++)
     {
-      Proc *p = find_proc (procs, sqlite3_column_int64 (st, 0));
-      gint64 device_id = vs_column_int (st, 1);
+      const VsRankFailure *f = &g_array_index (failures, VsRankFailure, i);
+      Proc *p = find_proc (procs, f->process_id);
 
-      if (p != NULL && device_id != VS_UNKNOWN && vs_trace_lookup_device (trace, device_id))
-        proc_add_device (p, device_id);
+      if (p != NULL && f->device_id != VS_UNKNOWN && vs_trace_lookup_device (trace, f->device_id))
+        proc_add_device (p, f->device_id);
     }
-  if (rc != SQLITE_DONE)
-    return vs_trace_sql_error (trace, error);
 
   for (guint i = 0; i < procs->len; i++)
     {
@@ -293,14 +314,12 @@ add_trace (VsRankComparison *c, VsTrace *trace, guint index, const char *allocat
   /* Failed requests, counted as the summary counts them, on the row of
    * their process and device (a failure of no known device: the process's
    * first row). */
-  st = vs_trace_statement (trace, failures_sql, error);
-  if (st == NULL)
-    return FALSE;
-  while ((rc = sqlite3_step (st)) == SQLITE_ROW)
+  for (guint i = 0; i < failures->len; i++)
     {
-      const Proc *p = find_proc (procs, sqlite3_column_int64 (st, 0));
-      gint64 device_id = vs_column_int (st, 1);
-      gint64 allocator_id = vs_column_int (st, 2);
+      const VsRankFailure *f = &g_array_index (failures, VsRankFailure, i);
+      const Proc *p = find_proc (procs, f->process_id);
+      gint64 device_id = f->device_id;
+      gint64 allocator_id = f->allocator_id;
       const VsDeviceInfo *d
           = device_id != VS_UNKNOWN ? vs_trace_lookup_device (trace, device_id) : NULL;
       VsRank *r = NULL;
@@ -330,12 +349,10 @@ add_trace (VsRankComparison *c, VsTrace *trace, guint index, const char *allocat
         continue;
       if (r->failed_alloc_count++ == 0)
         {
-          r->first_failure_time_ns = vs_trace_rel (trace, sqlite3_column_int64 (st, 3));
-          r->first_failure_bytes = vs_column_int (st, 4);
+          r->first_failure_time_ns = vs_trace_rel (trace, f->ts);
+          r->first_failure_bytes = f->bytes;
         }
     }
-  if (rc != SQLITE_DONE)
-    return vs_trace_sql_error (trace, error);
   return TRUE;
 }
 
