@@ -20,6 +20,7 @@
 #include "vs-import.h"
 #include "vs-output.h"
 #include "vs-pickle.h"
+#include "vs-timings.h"
 
 static volatile sig_atomic_t interrupted;
 
@@ -102,7 +103,9 @@ vs_cmd_import (int argc, char **argv)
           { "force", 'f', 0, G_OPTION_ARG_NONE, &force, "Replace FILE when it exists", NULL },
           { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "Print nothing but errors", NULL },
           { "timings", 0, 0, G_OPTION_ARG_NONE, &timings,
-            "Print the time spent reading, importing and finalizing on stderr", NULL },
+            "Print the time spent reading, importing and finalizing, and each "
+            "pass of finalizing, on stderr",
+            NULL },
           { "no-finalize", 0, 0, G_OPTION_ARG_NONE, &no_finalize,
             "Write the raw events only, to merge into another trace (readers "
             "finalize such a trace when they first open it)",
@@ -161,6 +164,14 @@ vs_cmd_import (int argc, char **argv)
       = !quiet && isatty (STDERR_FILENO) && g_stat (snapshot, &sb) == 0 && sb.st_size >= (16 << 20);
 
   VsImportStats stats;
+  /* --timings: the import's stages and the finalizer's passes are marked
+   * into this recorder. */
+  VsTimings phases;
+  if (timings)
+    {
+      vs_timings_start (&phases);
+      vs_timings_set_active (&phases);
+    }
   gboolean ok = vs_import_snapshot (snapshot, tmp, !no_finalize, on_progress, &pr, &stats, &error);
   if (pr.show)
     fprintf (stderr, "\r%40s\r", "");
@@ -191,11 +202,16 @@ vs_cmd_import (int argc, char **argv)
   for (int k = 0; k < 3; k++)
     sigaction (sigs[k], &old[k], NULL);
 
+  if (timings)
+    vs_timings_set_active (NULL);
   if (status == 0 && timings)
-    fprintf (stderr,
-             "vramscope import: reading %.2f s, importing %.2f s, "
-             "finalizing %.2f s\n",
-             stats.reading_us / 1e6, stats.importing_us / 1e6, stats.finalizing_us / 1e6);
+    {
+      fprintf (stderr,
+               "vramscope import: reading %.2f s, importing %.2f s, "
+               "finalizing %.2f s\n",
+               stats.reading_us / 1e6, stats.importing_us / 1e6, stats.finalizing_us / 1e6);
+      vs_timings_print (&phases, stderr);
+    }
   if (status == 0 && !quiet)
     {
       printf ("%s: %" G_GUINT64_FORMAT " history entries on %u device%s", output, stats.entries,

@@ -35,6 +35,7 @@
 #include <sys/stat.h>
 
 #include "vs-config.h"
+#include "vs-timings.h"
 
 G_DEFINE_QUARK (vs - import - error - quark, vs_import_error)
 
@@ -562,6 +563,7 @@ vs_import_snapshot (const char *pickle_path, const char *trace_path, gboolean fi
       = vs_pickle_load_file_full (pickle_path, pickle_progress, &c, vs_import_on_append, &c, error);
   gint64 t1 = g_get_monotonic_time ();
   c.stats.reading_us = t1 - t0;
+  vs_timings_phase ("reading the snapshot");
   gboolean ok = p != NULL;
   if (ok)
     {
@@ -580,6 +582,7 @@ vs_import_snapshot (const char *pickle_path, const char *trace_path, gboolean fi
   vs_pickle_free (p);
   gint64 t2 = g_get_monotonic_time ();
   c.stats.importing_us = t2 - t1;
+  vs_timings_phase ("importing the history");
 
   if (ok)
     {

@@ -142,9 +142,7 @@ vs_record_report_timings (const VsTimings *t, int64_t program_ns, int64_t after_
     fprintf (stderr, "  %-42s %10.1f ms\n", "    writing it (pickle)", write_ns / 1e6);
   if (beside_ns >= 0)
     fprintf (stderr, "  %-42s %10.1f ms\n", "symbolizing, beside the imports", beside_ns / 1e6);
-  for (int i = 0; i < t->n; i++)
-    fprintf (stderr, "  %-42s %10.1f ms %5.1f %%\n", t->phase[i].name, t->phase[i].ns / 1e6,
-             total > 0 ? 100.0 * (double)t->phase[i].ns / (double)total : 0.0);
+  vs_timings_print (t, stderr);
   fprintf (stderr, "  %-42s %10.1f ms (%.2f× the program's run)\n", "post-run total", total / 1e6,
            program_ns > 0 ? (double)total / (double)program_ns : 0.0);
 
@@ -167,7 +165,8 @@ vs_record_report_timings (const VsTimings *t, int64_t program_ns, int64_t after_
                 { "symbolizing beside the imports", beside_ns },
                 { "post run", total } };
   const int nextra = (int)(sizeof extra / sizeof extra[0]);
-  bool ok = true;
+  sqlite3_stmt *s = NULL;
+  bool ok = sqlite3_prepare_v2 (db, meta_sql, -1, &s, NULL) == SQLITE_OK;
   for (int i = 0; ok && i < t->n + nextra; i++)
     {
       const char *name = i < t->n ? t->phase[i].name : extra[i - t->n].name;
@@ -176,16 +175,12 @@ vs_record_report_timings (const VsTimings *t, int64_t program_ns, int64_t after_
         continue;
       char key[128];
       timing_key (name, key, sizeof key);
-      sqlite3_stmt *s = NULL;
-      ok = sqlite3_prepare_v2 (db, meta_sql, -1, &s, NULL) == SQLITE_OK;
-      if (ok)
-        {
-          sqlite3_bind_text (s, 1, key, -1, SQLITE_TRANSIENT);
-          sqlite3_bind_int64 (s, 2, ns);
-          ok = sqlite3_step (s) == SQLITE_DONE;
-        }
-      sqlite3_finalize (s);
+      sqlite3_reset (s);
+      sqlite3_bind_text (s, 1, key, -1, SQLITE_TRANSIENT);
+      sqlite3_bind_int64 (s, 2, ns);
+      ok = sqlite3_step (s) == SQLITE_DONE;
     }
+  sqlite3_finalize (s);
   if (!ok || sqlite3_exec (db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
     fprintf (stderr, "vramscope record: cannot keep the timings in %s: %s\n", trace,
              sqlite3_errmsg (db));

@@ -514,11 +514,17 @@ static gpointer
 import_worker (gpointer data)
 {
   VsImportJobs *jobs = data;
+  /* The imports are one phase of record's: their own stages are not
+   * marked, on whichever thread they run. */
+  VsTimings *outer = vs_timings_set_active (NULL);
   for (;;)
     {
       gint k = g_atomic_int_add (&jobs->next, 1);
       if (k < 0 || (size_t)k >= jobs->n)
-        return NULL;
+        {
+          vs_timings_set_active (outer);
+          return NULL;
+        }
       bool done = false;
       if (!import_process (jobs->spool, jobs->host, jobs->pid[k], jobs->seq[k], &done))
         g_atomic_int_set (&jobs->keep, 1);

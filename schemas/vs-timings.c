@@ -6,7 +6,8 @@
 #include <string.h>
 #include <time.h>
 
-static VsTimings *active;
+static _Thread_local VsTimings
+    *active; /* per thread: workers beside the marking thread stay unmarked */
 
 int64_t
 vs_timings_now (void)
@@ -83,4 +84,14 @@ vs_timings_total (const VsTimings *t)
   for (int i = 0; i < t->n; i++)
     sum += t->phase[i].ns;
   return sum;
+}
+
+void
+vs_timings_print (const VsTimings *t, FILE *f)
+{
+  assert (t != NULL && f != NULL);
+  int64_t total = vs_timings_total (t);
+  for (int i = 0; i < t->n; i++)
+    fprintf (f, "  %-42s %10.1f ms %5.1f %%\n", t->phase[i].name, t->phase[i].ns / 1e6,
+             total > 0 ? 100.0 * (double)t->phase[i].ns / (double)total : 0.0);
 }

@@ -4,12 +4,15 @@
  * the collector too.  A VsTimings is off unless a caller made it the
  * active one (vs_timings_set_active); vs_timings_phase() then adds the
  * time since the previous mark to the named phase, and otherwise costs a
- * test of one pointer.  One active recorder per process, not thread-safe:
- * `vramscope record` and `import` time their own post-run work with it.
+ * test of one pointer.  The active recorder is per thread (a recorder is
+ * not thread-safe): work that other threads do beside is not marked;
+ * `vramscope record` times its post-run work with it, `import
+ * --timings` the finalizer's passes.
  */
 #pragma once
 
 #include <stdint.h>
+#include <stdio.h>
 
 #define VS_TIMINGS_MAX 32
 
@@ -44,8 +47,8 @@ void vs_timings_mark (VsTimings *t, const char *name);
  * any phase. */
 void vs_timings_skip (VsTimings *t);
 
-/* Makes t (NULL: none) the recorder vs_timings_phase() marks into.
- * Returns the previous one. */
+/* Makes t (NULL: none) the recorder vs_timings_phase() marks into on
+ * the calling thread.  Returns the previous one. */
 VsTimings *vs_timings_set_active (VsTimings *t);
 
 /* The active recorder, or NULL. */
@@ -56,3 +59,7 @@ void vs_timings_phase (const char *name);
 
 /* The total of every phase of t, in nanoseconds. */
 int64_t vs_timings_total (const VsTimings *t);
+
+/* Prints each phase of t to f, one line each: its name, its wall time in
+ * ms and its share of t's total. */
+void vs_timings_print (const VsTimings *t, FILE *f);

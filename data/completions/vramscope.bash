@@ -31,7 +31,7 @@ _vramscope ()
         --job) return ;;
       esac
       if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W "-o --output -f --force --kernels --no-kernels --torch= --job -q --quiet --help --" -- "$cur"))
+        COMPREPLY=($(compgen -W "-o --output -f --force --kernels --no-kernels --torch= --job --timings -q --quiet --help --" -- "$cur"))
         [[ ${COMPREPLY-} == *= ]] && compopt -o nospace
       else
         _command_offset $cword

@@ -245,6 +245,18 @@ def check(tool, vramscope, pickle_path, json_path, tmp):
                     exp = "" if r[k] is None else str(r[k])
                     if rows[0].get(k) != exp:
                         problems.append("report %s %r != replay %r" % (k, rows[0].get(k), exp))
+        # --timings: the stages, then each of them and the finalizer's
+        # passes, through the same recorder record uses.
+        timed = os.path.join(tmp, "timed.db")
+        res = subprocess.run([vramscope, "import", "--timings", "-q", "-f", pickle_path,
+                              "-o", timed], capture_output=True, text=True)
+        phases = [line.split("  ")[1].strip() for line in res.stderr.splitlines()
+                  if line.startswith("  ")]
+        want = ["reading the snapshot", "importing the history", "finalize: loading events",
+                "finalize: indexes", "finalize: commit"]
+        if (res.returncode != 0 or "vramscope import: reading" not in res.stderr
+                or any(w not in phases for w in want)):
+            problems.append("import --timings: %r" % res.stderr)
     return problems
 
 
