@@ -13,6 +13,11 @@
 
 G_BEGIN_DECLS
 
+/* The settings the diagnosis proposes as remedies (and the viewer offers
+ * to replay), in PYTORCH_CUDA_ALLOC_CONF syntax: one spelling for both. */
+#define VS_ALLOC_CONF_EXPANDABLE "expandable_segments:True"
+#define VS_ALLOC_CONF_GC "garbage_collection_threshold:0.8"
+
 /* PyTorch's size classes (CUDACachingAllocator.cpp). */
 #define VS_CA_MIN_BLOCK_SIZE 512LL       /* kMinBlockSize: every size rounded to 512 */
 #define VS_CA_SMALL_SIZE 1048576LL       /* kSmallSize: largest small request */

@@ -13,6 +13,7 @@
  * the same numbers.  All settings of a device are replayed in one read of
  * the trace's history (vs_whatif_run_settings).
  */
+#include "vs-alloc-conf.h"
 #include "vs-diagnose-private.h"
 #include "vs-format.h"
 #include "vs-whatif.h"
@@ -27,8 +28,8 @@ enum
 };
 
 static const char *const try_keys[N_TRIES] = {
-  "expandable_segments:True",
-  "garbage_collection_threshold:0.8",
+  VS_ALLOC_CONF_EXPANDABLE,
+  VS_ALLOC_CONF_GC,
 };
 
 /* The setting a finding's remedy proposes, or -1 (a larger limit or none). */

@@ -8,6 +8,7 @@
  * device memory at exit, fragmentation at the peak, memory outside every
  * allocator, other processes at a failure.
  */
+#include "vs-alloc-conf.h"
 #include "vs-diagnose-private.h"
 #include "vs-format.h"
 #include "vs-fragmentation.h"
@@ -226,7 +227,7 @@ diagnose_failures (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings, G
 
                 g_string_append_printf (
                     remedy,
-                    "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True lets the allocator grow "
+                    "PYTORCH_CUDA_ALLOC_CONF=" VS_ALLOC_CONF_EXPANDABLE " lets the allocator grow "
                     "segments in place instead of leaving holes (up to the %s free inside "
                     "reserved becomes usable)",
                     free_in);
@@ -519,13 +520,13 @@ diagnose_fragmentation (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findin
       frag.largest_free_bytes != VS_UNKNOWN ? l : "unknown");
   if (dd->settings.expandable_segments != 1)
     {
-      f->remedy = g_strdup ("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (segments grow "
+      f->remedy = g_strdup ("PYTORCH_CUDA_ALLOC_CONF=" VS_ALLOC_CONF_EXPANDABLE " (segments grow "
                             "in place, so freed memory is reused for any size)");
       f->saving_bytes = held;
     }
   else
     f->remedy = g_strdup ("expandable segments are already on: "
-                          "PYTORCH_CUDA_ALLOC_CONF=garbage_collection_threshold:0.8 returns "
+                          "PYTORCH_CUDA_ALLOC_CONF=" VS_ALLOC_CONF_GC " returns "
                           "cached blocks sooner; allocate sizes that repeat");
   g_ptr_array_add (findings, f);
   return TRUE;

@@ -27,8 +27,8 @@ static const struct
   const char *key;   /* PYTORCH_CUDA_ALLOC_CONF key:value */
   const char *about; /* what it does, for people (translated) */
 } presets[] = {
-  { "expandable_segments:True", N_ ("map pages into growing segments instead of new ones") },
-  { "garbage_collection_threshold:0.8", N_ ("give cached blocks back above 80 % of the limit") },
+  { VS_ALLOC_CONF_EXPANDABLE, N_ ("map pages into growing segments instead of new ones") },
+  { VS_ALLOC_CONF_GC, N_ ("give cached blocks back above 80 % of the limit") },
   { "max_split_size_mb:128", N_ ("never split cached blocks larger than 128 MiB") },
   { "roundup_power2_divisions:4", N_ ("round requests up to quarter powers of two") },
 };
