@@ -36,7 +36,20 @@
 // those its final snapshot does not hold).  Sizes are what PyTorch's
 // trace records: requested bytes for blocks, segment sizes for segments.
 //
+// `reserved` is the record's stack id: 0 when none, else an id of the
+// side file torch-PID.stacks (vs_torch_stacks.hpp), written when the library
+// is built with Python's headers (VS_PYTHON_STACKS) and
+// vs_torch_stream_stacks() turned it on.  Which stack: the calling
+// thread's Python stack for every action, as PyTorch's own history takes
+// it (its context is gathered on the same thread just before the entry),
+// except a free completed later than requested (the block waited for its
+// streams' events): PyTorch gives that one the block's allocation stack,
+// and so does the tracker, from a table of live blocks.
+//
 // The reader is record/vs-torch-stream.c.
+#if VS_PYTHON_STACKS
+#include "vs_torch_stacks.hpp"
+#endif
 #include <c10/cuda/CUDACachingAllocator.h>
 
 #include <atomic>
@@ -45,6 +58,7 @@
 #include <ctime>
 #include <mutex>
 #include <type_traits>
+#include <vector>
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -73,6 +87,101 @@ size_t chunk_index = 0, used = 0;
 std::atomic<bool> enabled{false};
 std::atomic<uint64_t> lost{0};
 size_t max_chunks = 0; // the limit, in chunks
+
+#if VS_PYTHON_STACKS && VS_STACKS_WALKER
+std::atomic<bool> stacks_on{false};
+
+// Live blocks' allocation stacks, (device, address) → stack id: linear
+// probing, deletion by backward shift.  Touched with `lock` held.
+struct BlockSlot {
+  uint64_t addr;
+  int32_t device;
+  uint32_t stack; // 0: empty slot
+};
+std::vector<BlockSlot> blocks;
+size_t blocks_used = 0;
+
+size_t block_home(uint64_t addr, int32_t device) {
+  uint64_t h = (addr ^ (uint64_t(uint32_t(device)) << 56)) * 0x9E3779B97F4A7C15ull;
+  return size_t(h >> 20) & (blocks.size() - 1);
+}
+
+void block_put(uint64_t addr, int32_t device, uint32_t stack) {
+  if (stack == 0)
+    return;
+  if ((blocks_used + 1) * 2 > blocks.size()) {
+    std::vector<BlockSlot> old;
+    old.swap(blocks);
+    blocks.assign(old.empty() ? 8192 : old.size() * 2, BlockSlot{0, 0, 0});
+    blocks_used = 0;
+    for (const BlockSlot& o : old)
+      if (o.stack != 0)
+        block_put(o.addr, o.device, o.stack);
+  }
+  size_t mask = blocks.size() - 1, i = block_home(addr, device);
+  for (; blocks[i].stack != 0; i = (i + 1) & mask)
+    if (blocks[i].addr == addr && blocks[i].device == device) {
+      blocks[i].stack = stack;
+      return;
+    }
+  blocks[i] = BlockSlot{addr, device, stack};
+  blocks_used++;
+}
+
+// The stack the block at addr was allocated with (0: unknown), forgotten.
+uint32_t block_take(uint64_t addr, int32_t device) {
+  if (blocks.empty())
+    return 0;
+  size_t mask = blocks.size() - 1, i = block_home(addr, device);
+  for (; blocks[i].stack != 0; i = (i + 1) & mask)
+    if (blocks[i].addr == addr && blocks[i].device == device)
+      break;
+  if (blocks[i].stack == 0)
+    return 0;
+  uint32_t stack = blocks[i].stack;
+  // Backward shift: move later entries of the run into the hole.
+  size_t hole = i;
+  for (size_t j = (i + 1) & mask; blocks[j].stack != 0; j = (j + 1) & mask) {
+    size_t home = block_home(blocks[j].addr, blocks[j].device);
+    if (((j - home) & mask) >= ((j - hole) & mask)) {
+      blocks[hole] = blocks[j];
+      hole = j;
+    }
+  }
+  blocks[hole] = BlockSlot{0, 0, 0};
+  blocks_used--;
+  return stack;
+}
+
+// The previous record: a free completed right after its request is the
+// same free, on the same thread.
+uint32_t last_action = 0, last_stack = 0;
+uint64_t last_addr = 0;
+int32_t last_device = -1, last_tid = 0;
+
+// The stack id of the entry being recorded (with `lock` held).
+uint32_t stack_for(uint32_t action, uint64_t addr, int32_t device, int32_t tid) {
+  static thread_local vs_stacks::Key keys[vs_stacks::kMaxDepth];
+  uint32_t id;
+  if (action == 3 &&
+      !(last_action == 2 && last_addr == addr && last_device == device && last_tid == tid)) {
+    id = block_take(addr, device); // completed later: the allocation's
+  } else if (action == 3) {
+    id = last_stack;
+    block_take(addr, device);
+  } else {
+    id = vs_stacks::intern(vs_stacks::state(), keys, vs_stacks::walk(keys));
+    if (action == 1)
+      block_put(addr, device, id);
+  }
+  last_action = action;
+  last_addr = addr;
+  last_device = device;
+  last_tid = tid;
+  last_stack = id;
+  return id;
+}
+#endif
 
 int64_t now_ns() {
   timespec ts;
@@ -164,13 +273,22 @@ void on_entry(const TE& te) {
   r->stream = stream_value(te.stream_);
   r->device = int32_t(te.device_);
   r->tid = thread_id();
+#if VS_PYTHON_STACKS && VS_STACKS_WALKER
+  r->reserved = stacks_on.load(std::memory_order_relaxed)
+      ? stack_for(action, r->addr, r->device, r->tid)
+      : 0;
+#else
   r->reserved = 0;
+#endif
   __atomic_store_n(&r->action, action, __ATOMIC_RELEASE);
 }
 
 // A fork child must not write into its parent's file.
 void after_fork_child() {
   enabled.store(false);
+#if VS_PYTHON_STACKS && VS_STACKS_WALKER
+  stacks_on.store(false);
+#endif
 }
 
 } // namespace
@@ -219,6 +337,46 @@ extern "C" __attribute__((visibility("default"))) int vs_torch_stream_start(
     return -1;
   }
   return 0;
+}
+
+// Turns the Python stacks on (on != 0), writing them to path (opened the
+// first time), or off.  Called from Python with the GIL held (ctypes.PyDLL),
+// after vs_torch_stream_start(): the first time, checks the frame walker
+// against the public frame API on the calling thread.  Returns 1 when
+// stacks are gathered now, 0 when turned off, -1 when this library cannot
+// gather them (built without Python's headers, a Python it does not know,
+// a walker that disagrees: errno ENOTSUP; the file not writable: errno).
+extern "C" __attribute__((visibility("default"))) int vs_torch_stream_stacks(
+    const char* path,
+    int on) {
+#if VS_PYTHON_STACKS && VS_STACKS_WALKER
+  std::lock_guard<std::mutex> guard(lock);
+  vs_stacks::State& s = vs_stacks::state();
+  if (!on) {
+    stacks_on.store(false);
+    return 0;
+  }
+  if (s.fd < 0) {
+    if (vs_stacks::selftest() != 1) {
+      errno = ENOTSUP;
+      return -1;
+    }
+    if (path == nullptr || !vs_stacks::open_file(s, path))
+      return -1;
+    s.ok = true;
+  }
+  if (!s.ok) {
+    errno = ENOSPC;
+    return -1;
+  }
+  stacks_on.store(true);
+  return 1;
+#else
+  (void)path;
+  (void)on;
+  errno = ENOTSUP;
+  return -1;
+#endif
 }
 
 // Entries that could not be written (the file could not grow).

@@ -1,0 +1,113 @@
+#!/bin/bash
+# stream-stacks.sh — the allocator stream's own Python stacks on a GPU
+# machine: builds the hook's stream library (its build log kept), checks
+# its stacks against PyTorch's history event by event
+# (tests/gpu/stream-stacks-check.py under `vramscope record` with
+# VRAMSCOPE_TORCH_HISTORY=1), runs the same program with the history off
+# (the default), reports on both traces, and times a short ResNet-18 run
+# (samples/torch-train.py): plain, record, record --no-kernels, record
+# with the history, record without stacks nor history.  With BENCH=1 it
+# then runs tests/gpu/record-bench.sh (the whole-run table) in what time
+# is left.
+#
+# Usage: bash tests/gpu/stream-stacks.sh OUTDIR
+#   VRAMSCOPE  the vramscope binary (default build/cli/vramscope)
+#   BUDGET     seconds for the whole script (default 230)
+# Writes OUTDIR/summary.txt (each step's status and seconds), a log per
+# step, OUTDIR/env.txt, the check's JSON and files (check-history.*,
+# check-default.*), the timing runs' ground truth (time-*.json).
+set -u
+out=${1:?usage: stream-stacks.sh OUTDIR}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+root=$(pwd)
+export VRAMSCOPE=${VRAMSCOPE:-$root/build/cli/vramscope}
+BUDGET=${BUDGET:-230}
+STEPS=${STEPS:-300}
+t0=$(date +%s)
+export VRAMSCOPE_CACHE_DIR="$out/cache"
+summary="$out/summary.txt"
+: >"$summary"
+
+left() { echo $((BUDGET - ($(date +%s) - t0))); }
+
+# step NAME LIMIT COMMAND...: runs it with its output in OUTDIR/NAME.log,
+# within LIMIT seconds and what is left of the budget.
+step() {
+  local name=$1 limit=$2
+  shift 2
+  local l
+  l=$(left)
+  [ "$l" -lt "$limit" ] && limit=$l
+  if [ "$limit" -le 5 ]; then
+    echo "$name skipped (budget)" | tee -a "$summary"
+    return 1
+  fi
+  local s e rc
+  s=$(date +%s.%N)
+  timeout "$limit" "$@" >"$out/$name.log" 2>&1
+  rc=$?
+  e=$(date +%s.%N)
+  awk -v n="$name" -v rc="$rc" -v s="$s" -v e="$e" 'BEGIN { printf "%s rc=%d wall_s=%.2f\n", n, rc, e - s }' | tee -a "$summary"
+  tail -n 15 "$out/$name.log"
+  return $rc
+}
+
+{
+  date -u
+  nvidia-smi -L
+  python3 -c 'import sys, sysconfig, os, torch
+inc = sysconfig.get_paths()["include"]
+print("python", sys.version.replace("\n", " "))
+print("python include", inc, "Python.h", os.path.isfile(os.path.join(inc, "Python.h")))
+print("torch", torch.__version__, torch.version.cuda)'
+  ${CXX:-g++} --version | head -n 1
+  "$VRAMSCOPE" --version
+} >"$out/env.txt" 2>&1
+cat "$out/env.txt"
+
+# 1. Both on: the stacks compared with PyTorch's own (builds the library).
+VRAMSCOPE_TORCH_HISTORY=1 step check-history 150 \
+  "$VRAMSCOPE" record -o "$out/check-history.db" -- \
+  python3 "$root/tests/gpu/stream-stacks-check.py" "$out/check-history"
+cp "$out"/cache/*.log "$out/" 2>/dev/null
+ls -la "$out/cache" >"$out/cache-listing.txt" 2>&1
+step report-history 20 "$VRAMSCOPE" report "$out/check-history.db" peak
+
+# 2. The default: the stream's stacks, no history.
+step check-default 60 "$VRAMSCOPE" record -o "$out/check-default.db" -- \
+  python3 "$root/tests/gpu/stream-stacks-check.py" "$out/check-default"
+step report-default 20 "$VRAMSCOPE" report "$out/check-default.db" peak
+step report-default-leaks 20 "$VRAMSCOPE" report "$out/check-default.db" leaks
+
+# 3. Timing: ResNet-18, batch 32.
+train() { # NAME ENV... -- COMMAND PREFIX...
+  local name=$1
+  shift
+  step "time-$name" 60 env "$@" python3 "$root/samples/torch-train.py" --batch 32 \
+    --steps "$STEPS" --out "$out/time-$name.json"
+}
+train plain
+train record VRAMSCOPE_X=1 "$VRAMSCOPE" record --timings -o "$out/t.db" --
+rm -f "$out/t.db"
+train record-nokernels VRAMSCOPE_X=1 "$VRAMSCOPE" record --timings --no-kernels -o "$out/t.db" --
+rm -f "$out/t.db"
+train record-history VRAMSCOPE_TORCH_HISTORY=1 "$VRAMSCOPE" record --timings -o "$out/t.db" --
+rm -f "$out/t.db"
+train record-nostacks VRAMSCOPE_TORCH_HISTORY=0 VRAMSCOPE_TORCH_STACKS=0 \
+  "$VRAMSCOPE" record --timings -o "$out/t.db" --
+rm -f "$out/t.db"
+grep -H "step_ms" "$out"/time-*.log | tee -a "$summary"
+
+# 4. The whole-run table, if asked for and there is time.
+if [ "${BENCH:-0}" = 1 ]; then
+  step record-bench "$(left)" env BUDGET=$(($(left) - 40)) bash "$root/tests/gpu/record-bench.sh" \
+    "$out/bench"
+fi
+
+# Traces stay small; the library's cache goes.
+for db in "$out"/*.db; do
+  [ -f "$db" ] && [ "$(stat -c %s "$db")" -gt $((8 << 20)) ] && rm -f "$db"
+done
+rm -rf "$out/cache"
+echo "total $(($(date +%s) - t0)) s" | tee -a "$summary"
