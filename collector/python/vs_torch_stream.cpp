@@ -44,7 +44,11 @@
 // it (its context is gathered on the same thread just before the entry),
 // except a free completed later than requested (the block waited for its
 // streams' events): PyTorch gives that one the block's allocation stack,
-// and so does the tracker, from a table of live blocks.
+// and so does the tracker, from a table of live blocks.  A free completed
+// in the call that requested it is told apart by following its request
+// on the same thread with the same Python stack; a later completion that
+// follows its own request from the same Python instruction (one operator
+// freeing the block and allocating) would take the free's stack.
 //
 // The reader is record/vs-torch-stream.c.
 #if VS_PYTHON_STACKS
@@ -163,12 +167,16 @@ int32_t last_device = -1, last_tid = 0;
 uint32_t stack_for(uint32_t action, uint64_t addr, int32_t device, int32_t tid) {
   static thread_local vs_stacks::Key keys[vs_stacks::kMaxDepth];
   uint32_t id;
-  if (action == 3 &&
-      !(last_action == 2 && last_addr == addr && last_device == device && last_tid == tid)) {
-    id = block_take(addr, device); // completed later: the allocation's
-  } else if (action == 3) {
-    id = last_stack;
-    block_take(addr, device);
+  if (action == 3) {
+    // Completed in the free that requested it (right after its request,
+    // on the same thread, from the same Python stack), or later, when
+    // the block's streams were done (another allocator call): then the
+    // allocation's stack, as PyTorch gives it.
+    uint32_t alloc_stack = block_take(addr, device);
+    bool same_free = last_action == 2 && last_addr == addr && last_device == device &&
+        last_tid == tid &&
+        vs_stacks::intern(vs_stacks::state(), keys, vs_stacks::walk(keys)) == last_stack;
+    id = same_free ? last_stack : alloc_stack;
   } else {
     id = vs_stacks::intern(vs_stacks::state(), keys, vs_stacks::walk(keys));
     if (action == 1)
