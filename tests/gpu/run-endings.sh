@@ -118,8 +118,13 @@ open(sys.argv[1], "wb").write(d[:n])
 }
 
 if [ $have_torch = 1 ]; then
+  # Where the allocator level of a run that ends by itself or at a signal
+  # the hook sees comes from: the stream (with its own stacks), or with
+  # VRAMSCOPE_TORCH_HISTORY=1 PyTorch's final snapshot.
+  final=stream
+  [ "${VRAMSCOPE_TORCH_HISTORY:-}" = 1 ] && final=snapshot
   # The first run builds the allocator stream for this torch (once).
-  run_case torch-exit torch exit self 0 snapshot
+  run_case torch-exit torch exit self 0 $final
   grep -i "vramscope" "$out/torch-exit/log" | head -n 5
   # ENDINGS_STOP_IF_NO_STREAM=1: stop here when the stream could not start
   # (every case after depends on it), to save the GPU's time.
@@ -130,14 +135,14 @@ if [ $have_torch = 1 ]; then
     cat "$summary"
     exit 1
   fi
-  run_case torch-exception torch exception self 1 snapshot &
-  run_case torch-oom torch oom self 1 snapshot &
+  run_case torch-exception torch exception self 1 $final &
+  run_case torch-oom torch oom self 1 $final &
   run_case torch-sigkill torch sigkill self 137 stream &
   run_case torch-sigkill-outside torch wait KILL:program 137 stream &
-  run_case torch-sigterm torch sigterm self 143 snapshot &
-  run_case torch-sigterm-record torch wait TERM:record 143 snapshot &
+  run_case torch-sigterm torch sigterm self 143 $final &
+  run_case torch-sigterm-record torch wait TERM:record 143 $final &
   wait
-  run_case torch-sighup-record torch wait HUP:record 129 snapshot &
+  run_case torch-sighup-record torch wait HUP:record 129 $final &
   run_case torch-abort torch abort self 134 stream &
   run_case torch-segv torch segv self 139 stream &
   run_case torch-exit3 torch exit3 self 3 stream &

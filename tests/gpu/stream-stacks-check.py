@@ -27,63 +27,17 @@ import json
 import os
 import pickle
 import shutil
-import struct
 import sys
 import threading
 
 import torch
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from vs_stream_files import read_stacks, read_stream  # noqa: E402
+
 ACTIONS = {"alloc": 1, "free_requested": 2, "free_completed": 3, "segment_alloc": 4,
            "segment_free": 5, "segment_map": 6, "segment_unmap": 7, "oom": 8}
 NAMES = {v: k for k, v in ACTIONS.items()}
-
-
-def read_stream(path):
-    """The stream's records up to the first incomplete one: tuples (ts,
-    addr, size, stream, device, tid, stack, action)."""
-    with open(path, "rb") as f:
-        data = f.read()
-    assert data[:8] == b"VSTORCH1", "not a stream"
-    out = []
-    for off in range(4096, len(data) - 47, 48):
-        r = struct.unpack_from("<qQQQiiII", data, off)
-        if r[7] == 0:
-            break
-        out.append(r)
-    return out
-
-
-def read_stacks(path):
-    """The stacks file: {stack id: [(file, function, line), ...]},
-    innermost first, and whether it ended in a torn entry."""
-    with open(path, "rb") as f:
-        data = f.read()
-    assert data[:8] == b"VSSTACK1", "not a stacks file"
-    frames, stacks, off = {}, {}, 16
-    while off < len(data):
-        if off + 8 > len(data):
-            return stacks, True
-        kind, n = struct.unpack_from("<II", data, off)
-        if off + 12 + n > len(data):
-            return stacks, True
-        p = data[off + 8:off + 8 + n]
-        (check,) = struct.unpack_from("<I", data, off + 8 + n)
-        h = 2166136261
-        for b in data[off:off + 8 + n]:
-            h = ((h ^ b) * 16777619) & 0xFFFFFFFF
-        assert h == check, "bad check word at %d" % off
-        if kind == 1:
-            fid, line, fl, nl = struct.unpack_from("<IiII", p)
-            assert fid == len(frames) + 1
-            frames[fid] = (p[16:16 + fl].decode(), p[16 + fl:16 + fl + nl].decode(), line)
-        elif kind == 2:
-            sid, cnt = struct.unpack_from("<II", p)
-            assert sid == len(stacks) + 1
-            stacks[sid] = [frames[i] for i in struct.unpack_from("<%dI" % cnt, p, 8)]
-        else:
-            raise AssertionError("unknown kind %d at %d" % (kind, off))
-        off += 12 + n
-    return stacks, False
 
 
 # The workload -------------------------------------------------------------

@@ -4,7 +4,8 @@
 # its stacks against PyTorch's history event by event
 # (tests/gpu/stream-stacks-check.py under `vramscope record` with
 # VRAMSCOPE_TORCH_HISTORY=1), runs the same program with the history off
-# (the default), reports on both traces, and times a short ResNet-18 run
+# (the default) and checks the trace record made of its stream and stacks
+# (tests/gpu/check-stream-trace.py), reports on both traces, and times a short ResNet-18 run
 # (samples/torch-train.py): plain, record, record --no-kernels, record
 # with the history, record without stacks nor history.  With BENCH=1 it
 # then runs tests/gpu/record-bench.sh (the whole-run table) in what time
@@ -77,6 +78,9 @@ step report-history 20 "$VRAMSCOPE" report "$out/check-history.db" peak
 # 2. The default: the stream's stacks, no history.
 step check-default 60 "$VRAMSCOPE" record -o "$out/check-default.db" -- \
   python3 "$root/tests/gpu/stream-stacks-check.py" "$out/check-default"
+# The trace record made from the stream and its stacks, against them.
+step trace-default 30 python3 "$root/tests/gpu/check-stream-trace.py" "$out/check-default.db" \
+  "$out/check-default.stream" "$out/check-default.stacks"
 step report-default 20 "$VRAMSCOPE" report "$out/check-default.db" peak
 step report-default-leaks 20 "$VRAMSCOPE" report "$out/check-default.db" leaks
 
