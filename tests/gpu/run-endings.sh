@@ -35,8 +35,9 @@ if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; t
   exit 77
 fi
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
-# The allocator stream is built once into this cache, kept with the results.
-export VRAMSCOPE_CACHE_DIR="$out/cache"
+# The allocator stream is built once into this cache (unless one is given),
+# kept with the results.
+export VRAMSCOPE_CACHE_DIR=${VRAMSCOPE_CACHE_DIR:-$out/cache}
 summary="$out/summary.txt"
 : >"$summary"
 have_torch=0
@@ -59,6 +60,8 @@ wait_for() {
 #   allocator level must come from, snapshot or stream (check-endings.py).
 run_case() {
   name=$1 kind=$2 how=$3 ended=$4 want=$5 source=${6:--}
+  stacks=-
+  [ "$kind" = torch ] && stacks=stacks
   d="$out/$name"
   mkdir -p "$d"
   if [ "$kind" = torch ]; then
@@ -110,7 +113,7 @@ open(sys.argv[1], "wb").write(d[:n])
     fi
   fi
   if timeout 300 python3 "$here/check-endings.py" "$VRAMSCOPE" "$d/trace.db" "$d/log" "$kind" \
-    "$rc" "$want" "$source" >"$d/check" 2>&1; then
+    "$rc" "$want" "$source" "$stacks" >"$d/check" 2>&1; then
     echo "PASS $name" >>"$summary"
   else
     echo "FAIL $name: $(grep -v '^ok' "$d/check" | tr '\n' ' ')" >>"$summary"

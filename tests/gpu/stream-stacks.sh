@@ -4,12 +4,13 @@
 # its stacks against PyTorch's history event by event
 # (tests/gpu/stream-stacks-check.py under `vramscope record` with
 # VRAMSCOPE_TORCH_HISTORY=1), runs the same program with the history off
-# (the default) and checks the trace record made of its stream and stacks
-# (tests/gpu/check-stream-trace.py), reports on both traces, and times a short ResNet-18 run
-# (samples/torch-train.py): plain, record, record --no-kernels, record
-# with the history, record without stacks nor history.  With BENCH=1 it
-# then runs tests/gpu/record-bench.sh (the whole-run table) in what time
-# is left.
+# (the default) and checks the trace record made of its stream and
+# stacks (tests/gpu/check-stream-trace.py), reports on both traces, and
+# times a short ResNet-18 run (samples/torch-train.py): plain, record,
+# record --no-kernels, record with the history, record without stacks
+# nor history; then the endings
+# matrix (tests/gpu/run-endings.sh) in what time is left.  With BENCH=1
+# it then runs tests/gpu/record-bench.sh (the whole-run table).
 #
 # Usage: bash tests/gpu/stream-stacks.sh OUTDIR
 #   VRAMSCOPE  the vramscope binary (default build/cli/vramscope)
@@ -103,15 +104,18 @@ train record-nostacks VRAMSCOPE_TORCH_HISTORY=0 VRAMSCOPE_TORCH_STACKS=0 \
 rm -f "$out/t.db"
 grep -H "step_ms" "$out"/time-*.log | tee -a "$summary"
 
-# 4. The whole-run table, if asked for and there is time.
+# 4. Every way a run ends (the stacks file must survive them too), in
+# what time is left.
+ENDINGS_BENCH=0 step endings "$(left)" bash "$root/tests/gpu/run-endings.sh" "$out/endings"
+cat "$out/endings/summary.txt" 2>/dev/null | tee -a "$summary"
+
+# 5. The whole-run table, if asked for and there is time.
 if [ "${BENCH:-0}" = 1 ]; then
   step record-bench "$(left)" env BUDGET=$(($(left) - 40)) bash "$root/tests/gpu/record-bench.sh" \
     "$out/bench"
 fi
 
 # Traces stay small; the library's cache goes.
-for db in "$out"/*.db; do
-  [ -f "$db" ] && [ "$(stat -c %s "$db")" -gt $((8 << 20)) ] && rm -f "$db"
-done
-rm -rf "$out/cache"
+find "$out" -name '*.db' -size +8M -delete
+rm -rf "$out/cache" "$out/endings/cache"
 echo "total $(($(date +%s) - t0)) s" | tee -a "$summary"
