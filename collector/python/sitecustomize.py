@@ -7,24 +7,34 @@ does nothing until the program imports `torch`; then it asks PyTorch to run
 importing torch never initialises CUDA by itself and a program that forks
 before using CUDA keeps working).  That is before the first CUDA allocation:
 
-  * the caching allocator records its history with Python stacks
-    (torch.cuda.memory._record_memory_history, stacks='python');
+  * every event of the caching allocator is streamed, as it happens, to
+    torch-<pid>.stream through a trace tracker attached to the allocator
+    (vs_torch_stream.cpp, built once per installed torch with the C++
+    compiler against torch's own headers and Python's, and cached), each
+    with the Python stack of the thread that made it: the tracker walks
+    that thread's frames itself, without the GIL, and interns each new
+    stack once into torch-<pid>.stacks (vs_torch_stacks.hpp).  Both files
+    survive every way the process ends — SIGKILL, SIGTERM, abort(), a
+    segfault, os._exit — and `record` takes the stream as the allocator
+    level, with its stacks;
+  * PyTorch's own history (torch.cuda.memory._record_memory_history,
+    stacks='python') is recorded only where the stream cannot gather the
+    stacks (no Python headers, a Python the walker does not know: one line
+    says so), or when VRAMSCOPE_TORCH_HISTORY=1 asks for it, to compare:
+    then `record` takes the final snapshot, with the history's stacks, as
+    it did before the stream had its own.  VRAMSCOPE_TORCH_HISTORY=0 never
+    records it; VRAMSCOPE_TORCH_STACKS=0 turns the stream's stacks off;
   * an out-of-memory observer dumps a snapshot the moment an OOM happens, so
     the state at the failure is kept even if the process is then killed;
   * at exit (also after an uncaught OutOfMemoryError) a final snapshot is
     dumped, and so it is at SIGTERM, SIGHUP and SIGQUIT: the collector's
-    control thread calls _on_signal() before the signal ends the process;
-  * every event of the caching allocator is streamed, as it happens, to
-    torch-<pid>.stream through a trace tracker attached to the allocator
-    (vs_torch_stream.cpp, built once per installed torch with the C++
-    compiler against torch's own headers, and cached).  The stream is a
-    file mapped into memory, so it survives every way the process ends —
-    SIGKILL, SIGTERM, abort(), a segfault, os._exit — where the exit
-    snapshot is never written.  `record` takes the exit snapshot when
-    there is one (it has Python stacks) and the stream otherwise.  Where
+    control thread calls _on_signal() before the signal ends the process.
+    Without the history a snapshot is the segments alone, cheap: it marks
+    in the stream where the program's work ended (what Python frees while
+    it shuts down is left out) and gives the allocator's settings.  Where
     the stream cannot be built (no compiler, no torch headers, an
-    allocator without trace trackers) one line says so and only the
-    snapshots are kept, as before.
+    allocator without trace trackers) one line says so and the history
+    and snapshots are kept, as before.
 
 Snapshots go to $VRAMSCOPE_SPOOL_DIR as torch-<pid>-<seq>.pickle with a
 torch-<pid>-<seq>.info beside it (pid and, per CUDA device index, the GPU's
@@ -38,7 +48,11 @@ the per-process fraction set with torch.cuda.set_per_process_memory_fraction,
 which the hook wraps to see it), and "timing take_ns N" / "timing write_ns
 N": how long taking the snapshot and writing it took (`record --timings`
 prints them).  Each file is written under a temporary name and renamed
-when complete, the .info first.
+when complete, the .info first.  The stream's
+torch-<pid>.stream.info has the same pid, device and meta lines, and
+"stacks 0|1" (whether the stream gathers Python stacks) and "history 0|1"
+(whether PyTorch records its history: when it does not, `record` takes the
+stream as the allocator level whatever snapshots the process left).
 
 Another sitecustomize that this one shadows (Debian and Ubuntu ship one) is
 found further along sys.path and run as well.  Nothing here may break the
