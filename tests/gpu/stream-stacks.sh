@@ -7,8 +7,8 @@
 # (the default) and checks the trace record made of its stream and
 # stacks (tests/gpu/check-stream-trace.py), reports on both traces, and
 # times a short ResNet-18 run (samples/torch-train.py): plain, record,
-# record --no-kernels, record with the history, record without stacks
-# nor history; then the endings
+# record --no-kernels, record with the history (with and without
+# kernels), record without stacks nor history; then the endings
 # matrix (tests/gpu/run-endings.sh) in what time is left.  With BENCH=1
 # it then runs tests/gpu/record-bench.sh (the whole-run table).
 #
@@ -98,6 +98,9 @@ rm -f "$out/t.db"
 train record-nokernels VRAMSCOPE_X=1 "$VRAMSCOPE" record --timings --no-kernels -o "$out/t.db" --
 rm -f "$out/t.db"
 train record-history VRAMSCOPE_TORCH_HISTORY=1 "$VRAMSCOPE" record --timings -o "$out/t.db" --
+rm -f "$out/t.db"
+train record-history-nokernels VRAMSCOPE_TORCH_HISTORY=1 "$VRAMSCOPE" record --timings \
+  --no-kernels -o "$out/t.db" --
 rm -f "$out/t.db"
 train record-nostacks VRAMSCOPE_TORCH_HISTORY=0 VRAMSCOPE_TORCH_STACKS=0 \
   "$VRAMSCOPE" record --timings -o "$out/t.db" --
