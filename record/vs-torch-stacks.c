@@ -133,7 +133,8 @@ vs_torch_stacks_read (const char *path, bool *torn, char *err, size_t errlen)
       return NULL;
     }
   const unsigned char *d = (const unsigned char *)text;
-  if (len < STACKS_HEADER || memcmp (d, STACKS_MAGIC, 8) != 0 || get32 (d + 8) != 1)
+  if (len < STACKS_HEADER || memcmp (d, STACKS_MAGIC, 8) != 0 || get32 (d + 8) != 1
+      || get32 (d + 12) != 0)
     {
       snprintf (err, errlen, "%s is not a Python stacks file this version reads", path);
       return NULL;
