@@ -202,8 +202,8 @@ load (VsSymbolCache *c, sqlite3 *db)
       const char *file = (const char *)sqlite3_column_text (q, 4);
       e[got].function = function ? strdup (function) : NULL;
       e[got].file = file ? strdup (file) : NULL;
-      e[got].line = sqlite3_column_type (q, 5) == SQLITE_NULL ? VS_UNKNOWN
-                                                              : sqlite3_column_int64 (q, 5);
+      e[got].line
+          = sqlite3_column_type (q, 5) == SQLITE_NULL ? VS_UNKNOWN : sqlite3_column_int64 (q, 5);
       got++;
     }
   sqlite3_finalize (q);
@@ -350,7 +350,8 @@ store (VsSymbolCache *c, const char *path)
           sqlite3_bind_int (qe, 3, k);
           e->function ? sqlite3_bind_text (qe, 4, e->function, -1, SQLITE_STATIC)
                       : sqlite3_bind_null (qe, 4);
-          e->file ? sqlite3_bind_text (qe, 5, e->file, -1, SQLITE_STATIC) : sqlite3_bind_null (qe, 5);
+          e->file ? sqlite3_bind_text (qe, 5, e->file, -1, SQLITE_STATIC)
+                  : sqlite3_bind_null (qe, 5);
           e->line == VS_UNKNOWN ? sqlite3_bind_null (qe, 6) : sqlite3_bind_int64 (qe, 6, e->line);
           rc = sqlite3_step (qe) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode (db);
         }

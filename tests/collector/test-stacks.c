@@ -482,15 +482,16 @@ test_symbol_cache (void)
 
   /* A cache from a newer version is neither read nor written. */
   g_assert_cmpint (sqlite3_open_v2 (file, &db, SQLITE_OPEN_READWRITE, NULL), ==, SQLITE_OK);
-  g_assert_cmpint (sqlite3_exec (db,
-                                 "UPDATE entry SET function = 'chain_b_from_the_cache'"
-                                 " WHERE function = 'chain_b';"
-                                 " DELETE FROM entry WHERE function IS NOT 'chain_b_from_the_cache';"
-                                 " DELETE FROM address WHERE NOT EXISTS (SELECT 1 FROM entry e"
-                                 " WHERE e.module = address.module AND e.offset = address.offset);"
-                                 " PRAGMA user_version = 2",
-                                 NULL, NULL, NULL),
-                   ==, SQLITE_OK);
+  g_assert_cmpint (
+      sqlite3_exec (db,
+                    "UPDATE entry SET function = 'chain_b_from_the_cache'"
+                    " WHERE function = 'chain_b';"
+                    " DELETE FROM entry WHERE function IS NOT 'chain_b_from_the_cache';"
+                    " DELETE FROM address WHERE NOT EXISTS (SELECT 1 FROM entry e"
+                    " WHERE e.module = address.module AND e.offset = address.offset);"
+                    " PRAGMA user_version = 2",
+                    NULL, NULL, NULL),
+      ==, SQLITE_OK);
   sqlite3_close (db);
   g_autofree char *newer = symbolize_copy (raw, raw_len);
   g_assert_cmpstr (newer, ==, first);
