@@ -157,14 +157,15 @@ uint32_t block_take(uint64_t addr, int32_t device) {
   return stack;
 }
 
-// The previous record: a free completed right after its request is the
-// same free, on the same thread.
-uint32_t last_action = 0, last_stack = 0;
-uint64_t last_addr = 0;
-int32_t last_device = -1, last_tid = 0;
+// The thread's previous record: a free completed right after its request
+// on the same thread is the same free (another device's allocator may
+// record in between, from another thread).
+thread_local uint32_t last_action = 0, last_stack = 0;
+thread_local uint64_t last_addr = 0;
+thread_local int32_t last_device = -1;
 
 // The stack id of the entry being recorded (with `lock` held).
-uint32_t stack_for(uint32_t action, uint64_t addr, int32_t device, int32_t tid) {
+uint32_t stack_for(uint32_t action, uint64_t addr, int32_t device) {
   static thread_local vs_stacks::Key keys[vs_stacks::kMaxDepth];
   uint32_t id;
   if (action == 3) {
@@ -174,7 +175,6 @@ uint32_t stack_for(uint32_t action, uint64_t addr, int32_t device, int32_t tid) 
     // allocation's stack, as PyTorch gives it.
     uint32_t alloc_stack = block_take(addr, device);
     bool same_free = last_action == 2 && last_addr == addr && last_device == device &&
-        last_tid == tid &&
         vs_stacks::intern(vs_stacks::state(), keys, vs_stacks::walk(keys)) == last_stack;
     id = same_free ? last_stack : alloc_stack;
   } else {
@@ -185,7 +185,6 @@ uint32_t stack_for(uint32_t action, uint64_t addr, int32_t device, int32_t tid) 
   last_action = action;
   last_addr = addr;
   last_device = device;
-  last_tid = tid;
   last_stack = id;
   return id;
 }
@@ -283,7 +282,7 @@ void on_entry(const TE& te) {
   r->tid = thread_id();
 #if VS_PYTHON_STACKS && VS_STACKS_WALKER
   r->reserved = stacks_on.load(std::memory_order_relaxed)
-      ? stack_for(action, r->addr, r->device, r->tid)
+      ? stack_for(action, r->addr, r->device)
       : 0;
 #else
   r->reserved = 0;
