@@ -73,6 +73,15 @@
 namespace vs_stacks {
 
 #if VS_STACKS_WALKER
+// A bytecode unit: two bytes in every version (3.13 keeps _Py_CODEUNIT
+// and _PyCode_CODE internal).
+using CodeUnit = uint16_t;
+
+// _PyCode_CODE: the code object's first instruction.
+inline const CodeUnit* code_start(PyCodeObject* code) {
+  return reinterpret_cast<const CodeUnit*>(code->co_code_adaptive);
+}
+
 // CPython's _PyInterpreterFrame, the fields up to `owner`
 // (Include/internal/pycore_frame.h of each version).
 #if PY_VERSION_HEX >= 0x030D0000
@@ -80,7 +89,7 @@ struct IFrame {
   PyObject* f_executable; // the code object (or None)
   IFrame* previous;
   PyObject *f_funcobj, *f_globals, *f_builtins, *f_locals, *frame_obj;
-  _Py_CODEUNIT* instr_ptr; // the instruction executing
+  const CodeUnit* instr_ptr; // the instruction executing
   int stacktop;
   uint16_t return_offset;
   char owner;
@@ -90,7 +99,7 @@ struct IFrame {
   PyCodeObject* f_code;
   IFrame* previous;
   PyObject *f_funcobj, *f_globals, *f_builtins, *f_locals, *frame_obj;
-  _Py_CODEUNIT* prev_instr;
+  const CodeUnit* prev_instr;
   int stacktop;
   uint16_t return_offset;
   char owner;
@@ -101,7 +110,7 @@ struct IFrame {
   PyCodeObject* f_code;
   PyObject* frame_obj;
   IFrame* previous;
-  _Py_CODEUNIT* prev_instr;
+  const CodeUnit* prev_instr;
   int stacktop;
   bool is_entry;
   char owner;
@@ -128,7 +137,7 @@ inline PyCodeObject* frame_code(const IFrame* f) {
 #endif
 }
 
-inline _Py_CODEUNIT* frame_instr(const IFrame* f) {
+inline const CodeUnit* frame_instr(const IFrame* f) {
 #if PY_VERSION_HEX >= 0x030D0000
   return f->instr_ptr;
 #else
@@ -144,13 +153,13 @@ inline bool incomplete(const IFrame* f, PyCodeObject* code) {
     return true;
 #endif
   return f->owner != kOwnedByGenerator &&
-      frame_instr(f) < _PyCode_CODE(code) + code->_co_firsttraceable;
+      frame_instr(f) < code_start(code) + code->_co_firsttraceable;
 }
 
 // PyFrame_GetLasti: the byte offset of the instruction, -1 before the first.
 inline int32_t frame_lasti(const IFrame* f, PyCodeObject* code) {
-  std::ptrdiff_t i = frame_instr(f) - _PyCode_CODE(code);
-  return i < 0 ? -1 : int32_t(i * std::ptrdiff_t(sizeof(_Py_CODEUNIT)));
+  std::ptrdiff_t i = frame_instr(f) - code_start(code);
+  return i < 0 ? -1 : int32_t(i * std::ptrdiff_t(sizeof(CodeUnit)));
 }
 #endif
 
