@@ -8,8 +8,9 @@
 # stacks (tests/gpu/check-stream-trace.py), reports on both traces, and
 # times a short ResNet-18 run (samples/torch-train.py): plain, record,
 # record --no-kernels, record with the history (with and without
-# kernels), record without stacks nor history; then the endings
-# matrix (tests/gpu/run-endings.sh) in what time is left.  With BENCH=1
+# kernels), record without stacks nor history; then the allocator tests
+# (tests/gpu/run-alloc-tests.sh) and the endings matrix
+# (tests/gpu/run-endings.sh) in what time is left.  With BENCH=1
 # it then runs tests/gpu/record-bench.sh (the whole-run table).
 #
 # Usage: bash tests/gpu/stream-stacks.sh OUTDIR
@@ -107,8 +108,11 @@ train record-nostacks VRAMSCOPE_TORCH_HISTORY=0 VRAMSCOPE_TORCH_STACKS=0 \
 rm -f "$out/t.db"
 grep -H "step_ms" "$out"/time-*.log | tee -a "$summary"
 
-# 4. Every way a run ends (the stacks file must survive them too), in
-# what time is left.
+# 4. The allocator level against memory_stats(), exactly, then every way
+# a run ends (the stacks file must survive them too), in what time is
+# left.
+step alloc-tests 90 bash "$root/tests/gpu/run-alloc-tests.sh" "$out/alloc"
+grep -E "^(not ok|FAILED)" "$out/alloc-tests.log" | tee -a "$summary"
 ENDINGS_BENCH=0 step endings "$(left)" bash "$root/tests/gpu/run-endings.sh" "$out/endings"
 cat "$out/endings/summary.txt" 2>/dev/null | tee -a "$summary"
 
@@ -120,5 +124,5 @@ fi
 
 # Traces stay small; the library's cache goes.
 find "$out" -name '*.db' -size +8M -delete
-rm -rf "$out/cache" "$out/endings/cache"
+rm -rf "$out/cache" "$out/endings/cache" "$out/alloc/samples"
 echo "total $(($(date +%s) - t0)) s" | tee -a "$summary"
