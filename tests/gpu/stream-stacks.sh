@@ -124,5 +124,6 @@ fi
 
 # Traces stay small; the library's cache goes.
 find "$out" -name '*.db' -size +8M -delete
-rm -rf "$out/cache" "$out/endings/cache" "$out/alloc/samples"
+rm -rf "$out/cache" "$out/endings/cache"
+find "$out/alloc" "$out/endings" -maxdepth 1 -type f -name '*sample*' ! -name '*.*' -delete 2>/dev/null
 echo "total $(($(date +%s) - t0)) s" | tee -a "$summary"
