@@ -39,16 +39,11 @@
 // `reserved` is the record's stack id: 0 when none, else an id of the
 // side file torch-PID.stacks (vs_torch_stacks.hpp), written when the library
 // is built with Python's headers (VS_PYTHON_STACKS) and
-// vs_torch_stream_stacks() turned it on.  Which stack: the calling
-// thread's Python stack for every action, as PyTorch's own history takes
-// it (its context is gathered on the same thread just before the entry),
-// except a free completed later than requested (the block waited for its
-// streams' events): PyTorch gives that one the block's allocation stack,
-// and so does the tracker, from a table of live blocks.  A free completed
-// in the call that requested it is told apart by following its request
-// on the same thread with the same Python stack; a later completion that
-// follows its own request from the same Python instruction (one operator
-// freeing the block and allocating) would take the free's stack.
+// vs_torch_stream_stacks() turned it on: the calling thread's Python stack,
+// for every action, as PyTorch's own history takes it (its context is
+// gathered on the same thread just before the entry; a free completed
+// later than requested, once the block's other streams are done, is
+// completed by an allocator call and gets that call's context).
 //
 // The reader is record/vs-torch-stream.c.
 #if VS_PYTHON_STACKS
@@ -62,7 +57,6 @@
 #include <ctime>
 #include <mutex>
 #include <type_traits>
-#include <vector>
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -95,98 +89,11 @@ size_t max_chunks = 0; // the limit, in chunks
 #if VS_PYTHON_STACKS && VS_STACKS_WALKER
 std::atomic<bool> stacks_on{false};
 
-// Live blocks' allocation stacks, (device, address) → stack id: linear
-// probing, deletion by backward shift.  Touched with `lock` held.
-struct BlockSlot {
-  uint64_t addr;
-  int32_t device;
-  uint32_t stack; // 0: empty slot
-};
-std::vector<BlockSlot> blocks;
-size_t blocks_used = 0;
-
-size_t block_home(uint64_t addr, int32_t device) {
-  uint64_t h = (addr ^ (uint64_t(uint32_t(device)) << 56)) * 0x9E3779B97F4A7C15ull;
-  return size_t(h >> 20) & (blocks.size() - 1);
-}
-
-void block_put(uint64_t addr, int32_t device, uint32_t stack) {
-  if (stack == 0)
-    return;
-  if ((blocks_used + 1) * 2 > blocks.size()) {
-    std::vector<BlockSlot> old;
-    old.swap(blocks);
-    blocks.assign(old.empty() ? 8192 : old.size() * 2, BlockSlot{0, 0, 0});
-    blocks_used = 0;
-    for (const BlockSlot& o : old)
-      if (o.stack != 0)
-        block_put(o.addr, o.device, o.stack);
-  }
-  size_t mask = blocks.size() - 1, i = block_home(addr, device);
-  for (; blocks[i].stack != 0; i = (i + 1) & mask)
-    if (blocks[i].addr == addr && blocks[i].device == device) {
-      blocks[i].stack = stack;
-      return;
-    }
-  blocks[i] = BlockSlot{addr, device, stack};
-  blocks_used++;
-}
-
-// The stack the block at addr was allocated with (0: unknown), forgotten.
-uint32_t block_take(uint64_t addr, int32_t device) {
-  if (blocks.empty())
-    return 0;
-  size_t mask = blocks.size() - 1, i = block_home(addr, device);
-  for (; blocks[i].stack != 0; i = (i + 1) & mask)
-    if (blocks[i].addr == addr && blocks[i].device == device)
-      break;
-  if (blocks[i].stack == 0)
-    return 0;
-  uint32_t stack = blocks[i].stack;
-  // Backward shift: move later entries of the run into the hole.
-  size_t hole = i;
-  for (size_t j = (i + 1) & mask; blocks[j].stack != 0; j = (j + 1) & mask) {
-    size_t home = block_home(blocks[j].addr, blocks[j].device);
-    if (((j - home) & mask) >= ((j - hole) & mask)) {
-      blocks[hole] = blocks[j];
-      hole = j;
-    }
-  }
-  blocks[hole] = BlockSlot{0, 0, 0};
-  blocks_used--;
-  return stack;
-}
-
-// The thread's previous record: a free completed right after its request
-// on the same thread is the same free (another device's allocator may
-// record in between, from another thread).
-thread_local uint32_t last_action = 0, last_stack = 0;
-thread_local uint64_t last_addr = 0;
-thread_local int32_t last_device = -1;
-
-// The stack id of the entry being recorded (with `lock` held).
-uint32_t stack_for(uint32_t action, uint64_t addr, int32_t device) {
+// The stack id of the entry being recorded: the calling thread's Python
+// stack (with `lock` held).
+uint32_t current_stack() {
   static thread_local vs_stacks::Key keys[vs_stacks::kMaxDepth];
-  uint32_t id;
-  if (action == 3) {
-    // Completed in the free that requested it (right after its request,
-    // on the same thread, from the same Python stack), or later, when
-    // the block's streams were done (another allocator call): then the
-    // allocation's stack, as PyTorch gives it.
-    uint32_t alloc_stack = block_take(addr, device);
-    bool same_free = last_action == 2 && last_addr == addr && last_device == device &&
-        vs_stacks::intern(vs_stacks::state(), keys, vs_stacks::walk(keys)) == last_stack;
-    id = same_free ? last_stack : alloc_stack;
-  } else {
-    id = vs_stacks::intern(vs_stacks::state(), keys, vs_stacks::walk(keys));
-    if (action == 1)
-      block_put(addr, device, id);
-  }
-  last_action = action;
-  last_addr = addr;
-  last_device = device;
-  last_stack = id;
-  return id;
+  return vs_stacks::intern(vs_stacks::state(), keys, vs_stacks::walk(keys));
 }
 #endif
 
@@ -282,7 +189,7 @@ void on_entry(const TE& te) {
   r->tid = thread_id();
 #if VS_PYTHON_STACKS && VS_STACKS_WALKER
   r->reserved = stacks_on.load(std::memory_order_relaxed)
-      ? stack_for(action, r->addr, r->device)
+      ? current_stack()
       : 0;
 #else
   r->reserved = 0;
