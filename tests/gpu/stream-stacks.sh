@@ -5,28 +5,26 @@
 # (tests/gpu/stream-stacks-check.py under `vramscope record` with
 # VRAMSCOPE_TORCH_HISTORY=1), runs the same program with the history off
 # (the default) and checks the trace record made of its stream and
-# stacks (tests/gpu/check-stream-trace.py), reports on both traces, and
-# times a short ResNet-18 run (samples/torch-train.py): plain, record,
-# record --no-kernels, record with the history (with and without
-# kernels), record without stacks nor history; then the allocator tests
-# (tests/gpu/run-alloc-tests.sh) and the endings matrix
-# (tests/gpu/run-endings.sh) in what time is left.  With BENCH=1
-# it then runs tests/gpu/record-bench.sh (the whole-run table).
+# stacks (tests/gpu/check-stream-trace.py), reports on both traces; then
+# the allocator tests against memory_stats() (tests/gpu/run-alloc-tests.sh),
+# the endings matrix (tests/gpu/run-endings.sh) and the whole-run table
+# (tests/gpu/record-bench.sh: ResNet-18, batch 32, 800 steps; BENCH=0
+# skips it), each within what is left of the budget.
 #
 # Usage: bash tests/gpu/stream-stacks.sh OUTDIR
 #   VRAMSCOPE  the vramscope binary (default build/cli/vramscope)
-#   BUDGET     seconds for the whole script (default 230)
+#   BUDGET     seconds for the whole script (default 570)
 # Writes OUTDIR/summary.txt (each step's status and seconds), a log per
-# step, OUTDIR/env.txt, the check's JSON and files (check-history.*,
-# check-default.*), the timing runs' ground truth (time-*.json).
+# step, OUTDIR/env.txt, the check's JSON and files (check-history.*:
+# stream, stacks and snapshot of one process, fixtures for the tests
+# without a GPU; check-default.*), alloc/, endings/ and bench/.
 set -u
 out=${1:?usage: stream-stacks.sh OUTDIR}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 root=$(pwd)
 export VRAMSCOPE=${VRAMSCOPE:-$root/build/cli/vramscope}
-BUDGET=${BUDGET:-230}
-STEPS=${STEPS:-300}
+BUDGET=${BUDGET:-570}
 t0=$(date +%s)
 export VRAMSCOPE_CACHE_DIR="$out/cache"
 summary="$out/summary.txt"
@@ -86,40 +84,20 @@ step trace-default 30 python3 "$root/tests/gpu/check-stream-trace.py" "$out/chec
 step report-default 20 "$VRAMSCOPE" report "$out/check-default.db" peak
 step report-default-leaks 20 "$VRAMSCOPE" report "$out/check-default.db" leaks
 
-# 3. Timing: ResNet-18, batch 32.
-train() { # NAME ENV... -- COMMAND PREFIX...
-  local name=$1
-  shift
-  step "time-$name" 60 env "$@" python3 "$root/samples/torch-train.py" --batch 32 \
-    --steps "$STEPS" --out "$out/time-$name.json"
-}
-train plain
-train record VRAMSCOPE_X=1 "$VRAMSCOPE" record --timings -o "$out/t.db" --
-rm -f "$out/t.db"
-train record-nokernels VRAMSCOPE_X=1 "$VRAMSCOPE" record --timings --no-kernels -o "$out/t.db" --
-rm -f "$out/t.db"
-train record-history VRAMSCOPE_TORCH_HISTORY=1 "$VRAMSCOPE" record --timings -o "$out/t.db" --
-rm -f "$out/t.db"
-train record-history-nokernels VRAMSCOPE_TORCH_HISTORY=1 "$VRAMSCOPE" record --timings \
-  --no-kernels -o "$out/t.db" --
-rm -f "$out/t.db"
-train record-nostacks VRAMSCOPE_TORCH_HISTORY=0 VRAMSCOPE_TORCH_STACKS=0 \
-  "$VRAMSCOPE" record --timings -o "$out/t.db" --
-rm -f "$out/t.db"
-grep -H "step_ms" "$out"/time-*.log | tee -a "$summary"
-
-# 4. The allocator level against memory_stats(), exactly, then every way
+# 3. The allocator level against memory_stats(), exactly, then every way
 # a run ends (the stacks file must survive them too), in what time is
 # left.
 step alloc-tests 90 bash "$root/tests/gpu/run-alloc-tests.sh" "$out/alloc"
 grep -E "^(not ok|FAILED)" "$out/alloc-tests.log" | tee -a "$summary"
-ENDINGS_BENCH=0 step endings "$(left)" bash "$root/tests/gpu/run-endings.sh" "$out/endings"
+ENDINGS_BENCH=0 step endings 150 bash "$root/tests/gpu/run-endings.sh" "$out/endings"
 cat "$out/endings/summary.txt" 2>/dev/null | tee -a "$summary"
 
-# 5. The whole-run table, if asked for and there is time.
-if [ "${BENCH:-0}" = 1 ]; then
-  step record-bench "$(left)" env BUDGET=$(($(left) - 40)) bash "$root/tests/gpu/record-bench.sh" \
-    "$out/bench"
+# 4. The whole-run table (ResNet-18, batch 32, 800 steps, medians of 2,
+# with the probes) in what time is left; BENCH=0 skips it.
+if [ "${BENCH:-1}" = 1 ]; then
+  step record-bench "$(left)" env BUDGET=$(($(left) - 45)) BENCH_TIMEOUT=$(($(left) - 10)) \
+    bash "$root/tests/gpu/record-bench.sh" "$out/bench"
+  cat "$out/bench/table.md" 2>/dev/null | tee -a "$summary"
 fi
 
 # Traces stay small; the library's cache goes.
