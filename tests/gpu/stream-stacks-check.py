@@ -10,8 +10,10 @@ The program allocates in the ways that matter (a training step, with
 autograd's device thread; nested calls, a generator, a comprehension, a
 lambda; a Python thread; a block used on a second stream, whose free
 completes later; empty_cache; a caught out-of-memory error), then takes a
-snapshot and matches the stream's records of each device, up to that
-snapshot, with the history's entries: same action, address and size in
+snapshot and checks the stream's account at that instant against the
+allocator's own (reserved bytes: the snapshot's segments and memory_stats();
+requested bytes: memory_stats()), and matches the stream's records of each
+device with the history's entries: same action, address and size in
 the same order (the history's tail), and the same frames (file, function,
 line) for every one.  Writes OUT.json (counts, first mismatches, memory
 stats) and copies the stream, the stacks file and the snapshot (pickle)
@@ -184,6 +186,22 @@ def main():
             if c["same"] != c["events"]:
                 problems.append("%s: %d of %d events with the same frames"
                                 % (a, c["same"], c["events"]))
+        # The stream's account against the allocator's own, at the
+        # snapshot: reserved bytes (its segments) and requested bytes.
+        reserved = requested = 0
+        for r in records:
+            reserved += {4: r[2], 6: r[2], 5: -r[2], 7: -r[2]}.get(r[7], 0)
+            requested += {1: r[2], 3: -r[2]}.get(r[7], 0)
+        segs = sum(seg.get("total_size", 0) for seg in snap.get("segments") or [])
+        st = result["memory_stats"]
+        result["reserved"] = [reserved, segs, st.get("reserved_bytes.all.current")]
+        result["requested"] = [requested, st.get("requested_bytes.all.current")]
+        if not reserved == segs == st.get("reserved_bytes.all.current"):
+            problems.append("reserved bytes: stream %d, snapshot's segments %d, memory_stats %r"
+                            % (reserved, segs, st.get("reserved_bytes.all.current")))
+        if requested != st.get("requested_bytes.all.current"):
+            problems.append("requested bytes: stream %d, memory_stats %r"
+                            % (requested, st.get("requested_bytes.all.current")))
         if not history:
             own = [r for r in records if r[7] == 1 and r[6] != 0]
             if not own:
