@@ -235,8 +235,8 @@ test_garbage (void)
       g_assert_true (holds_expected (s, n));
       vs_torch_stacks_free (s);
     }
-  const char *not_stacks[] = { "", "VSSTACK", "VSSTACK2\1\0\0\0\0\0\0\0", "VSSTACK1\2\0\0\0\0\0\0\0",
-                               "VSTORCH1\1\0\0\0\0\0\0\0" };
+  const char *not_stacks[] = { "", "VSSTACK", "VSSTACK2\1\0\0\0\0\0\0\0",
+                               "VSSTACK1\2\0\0\0\0\0\0\0", "VSTORCH1\1\0\0\0\0\0\0\0" };
   const gsize lens[] = { 0, 7, 16, 16, 16 };
   for (gsize i = 0; i < G_N_ELEMENTS (not_stacks); i++)
     {
