@@ -29,33 +29,16 @@ import tempfile
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "gpu"))
-from vs_stream_files import read_stream  # noqa: E402
+sys.path.insert(0, os.path.join(here, ".."))
+from tap import done, ok  # noqa: E402
+from vs_stream_files import read_stream, trace_stacks  # noqa: E402
 
 vramscope, fixtures = sys.argv[1:3]
-n = 0
-failed = 0
-
-
-def ok(cond, what):
-    global n, failed
-    n += 1
-    print("%s %d - %s" % ("ok" if cond else "not ok", n, what))
-    failed |= not cond
 
 
 def events(db_path):
     db = sqlite3.connect(db_path)
-    frames = {r[0]: r[1:] for r in db.execute("SELECT id, file, function, line, kind FROM frame")}
-    nodes = {r[0]: (r[1], r[2]) for r in db.execute("SELECT id, parent_id, frame_id FROM stack")}
-
-    def stack(sid):
-        out = []
-        while sid:
-            parent, frame = nodes[sid]
-            out.append(frames[frame])
-            sid = parent
-        return out
-
+    stack = trace_stacks(db, "file, function, line, kind")
     ev = [(r[0], r[1], r[2], stack(r[3])) for r in db.execute(
         "SELECT e.op, e.address, e.requested_bytes, e.stack_id FROM alloc_event e"
         " JOIN allocator a ON a.id = e.allocator_id WHERE a.kind = 'pytorch'"
@@ -105,5 +88,4 @@ try:
        "the same out-of-memory failures with their stacks (%d, %d)" % (len(s_oom), len(h_oom)))
 finally:
     shutil.rmtree(d, ignore_errors=True)
-print("1..%d" % n)
-sys.exit(failed)
+done()

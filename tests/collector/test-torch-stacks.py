@@ -145,16 +145,9 @@ def program(lib, out, mode):
 def main():
     vramscope, lib, gpu_tests = sys.argv[1:4]
     sys.path.insert(0, gpu_tests)
+    sys.path.insert(0, os.path.join(gpu_tests, ".."))
+    from tap import done, ok
     from vs_stream_files import read_stacks
-    n = 0
-    failed = 0
-
-    def ok(cond, what):
-        nonlocal n, failed
-        n += 1
-        print("%s %d - %s" % ("ok" if cond else "not ok", n, what))
-        failed |= not cond
-
     d = tempfile.mkdtemp()
     try:
         out = os.path.join(d, "kill")
@@ -202,11 +195,10 @@ def main():
            % (events, want, with_stack))
     finally:
         shutil.rmtree(d, ignore_errors=True)
-    print("1..%d" % n)
-    return failed
+    done()
 
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--program":
         sys.exit(program(*sys.argv[2:5]))
-    sys.exit(main())
+    main()

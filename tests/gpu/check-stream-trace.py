@@ -19,7 +19,7 @@ import sqlite3
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from vs_stream_files import read_stacks, read_stream  # noqa: E402
+from vs_stream_files import read_stacks, read_stream, trace_stacks  # noqa: E402
 
 trace, stream, stacks_path = sys.argv[1:4]
 failed = 0
@@ -35,18 +35,7 @@ def check(cond, what):
 records = read_stream(stream)
 stacks, torn = read_stacks(stacks_path)
 db = sqlite3.connect(trace)
-frames = {r[0]: (r[1] or "", r[2] or "", r[3]) for r in
-          db.execute("SELECT id, file, function, line FROM frame")}
-nodes = {r[0]: (r[1], r[2]) for r in db.execute("SELECT id, parent_id, frame_id FROM stack")}
-
-
-def trace_stack(sid):
-    out = []
-    while sid:
-        parent, frame = nodes[sid]
-        out.append(frames[frame])
-        sid = parent
-    return out
+trace_stack = trace_stacks(db, "coalesce(file, ''), coalesce(function, ''), line")
 
 
 events = db.execute(

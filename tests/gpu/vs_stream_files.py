@@ -1,7 +1,8 @@
 """vs_stream_files.py — readers of the files the PyTorch hook's allocator
 stream writes (collector/python/vs_torch_stream.cpp and
 vs_torch_stacks.hpp), for the GPU checks: the stream's records and the
-stacks file's stacks.  Standard library only."""
+stacks file's stacks; and a trace's stacks, to compare them with.
+Standard library only."""
 import struct
 
 
@@ -51,3 +52,20 @@ def read_stacks(path):
             raise AssertionError("unknown kind %d at %d" % (kind, off))
         off += 12 + n
     return stacks, False
+
+
+def trace_stacks(db, columns="file, function, line"):
+    """A function giving a trace's stacks (sqlite3 connection db): stack id
+    → its frames, innermost first, each the tuple of the frame's columns."""
+    frames = {r[0]: r[1:] for r in db.execute("SELECT id, %s FROM frame" % columns)}
+    nodes = {r[0]: (r[1], r[2]) for r in db.execute("SELECT id, parent_id, frame_id FROM stack")}
+
+    def stack(sid):
+        out = []
+        while sid:
+            parent, frame = nodes[sid]
+            out.append(frames[frame])
+            sid = parent
+        return out
+
+    return stack
