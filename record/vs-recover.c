@@ -235,7 +235,7 @@ vs_cmd_recover (int argc, char **argv)
 
   bool kept = false;
   const char *run_host = info.host ? info.host : host;
-  int snapshots = vs_torch_stream_import_spool (spool, run_host, &kept);
+  int snapshots = vs_torch_stream_import_spool (spool, run_host, false, &kept);
   snapshots += vs_record_import_spool_snapshots (spool, run_host, &kept);
   vs_torch_stream_append_tails (spool, &kept);
   char **files = NULL;

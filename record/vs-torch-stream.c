@@ -339,7 +339,7 @@ final_snapshot (const char *spool, long long pid)
 }
 
 int
-vs_torch_stream_import_spool (const char *spool, const char *host, bool *keep)
+vs_torch_stream_import_spool (const char *spool, const char *host, bool every, bool *keep)
 {
   g_return_val_if_fail (spool != NULL && keep != NULL, 0);
   g_autoptr (GDir) d = g_dir_open (spool, 0, NULL);
@@ -351,7 +351,7 @@ vs_torch_stream_import_spool (const char *spool, const char *host, bool *keep)
       int end = 0;
       if (sscanf (name, "torch-%lld.stream%n", &pid, &end) != 1 || name[end] != '\0')
         continue;
-      if (final_snapshot (spool, pid) != FINAL_NONE)
+      if (!every && final_snapshot (spool, pid) != FINAL_NONE)
         continue;
       g_autofree char *stream = g_build_filename (spool, name, NULL);
       g_autofree char *info = g_strconcat (stream, ".info", NULL);

@@ -23,12 +23,12 @@
 int vs_torch_stream_import (const char *path, const char *out, int64_t *events, bool *stopped,
                             char *err, size_t errlen);
 
-/* For each process that left a stream in spool and no snapshot taken at
- * its normal exit (which has Python stacks, and is preferred), imports the
- * stream into spool/torch-PID.db tied to its process and GPUs.  Returns
- * how many were imported; a stream that cannot be is reported and *keep
- * set. */
-int vs_torch_stream_import_spool (const char *spool, const char *host, bool *keep);
+/* For each process that left a stream in spool and no final snapshot
+ * (which has Python stacks, and is preferred) — or, with every, for each
+ * process that left a stream — imports the stream into spool/torch-PID.db
+ * tied to its process and GPUs.  Returns how many were imported; a stream
+ * that cannot be is reported and *keep set. */
+int vs_torch_stream_import_spool (const char *spool, const char *host, bool every, bool *keep);
 
 /* For each process whose final snapshot, taken at a termination signal,
  * was imported (spool/torch-PID.db) and that left a stream too, adds to

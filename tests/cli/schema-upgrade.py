@@ -75,8 +75,8 @@ try:
         db.close()
         version = pragma(original, "user_version")
         first = run("report", copy, "summary", "--format", "csv")
-        ok(first[0] == 0 and pragma(copy, "user_version") == 3,
-           "%s: finalized again, from version %d to 3" % (name, version), first[2])
+        ok(first[0] == 0 and pragma(copy, "user_version") == 4,
+           "%s: finalized again, from version %d to 4" % (name, version), first[2])
         for report in REPORTS:
             a = run("report", original, *report, "--format", "csv")
             b = run("report", copy, *report, "--format", "csv")

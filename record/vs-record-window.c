@@ -1,0 +1,65 @@
+/* vs-record-window.c — `record --window DURATION`: parsing the duration and
+ * bounding the trace once the run's trace is written (the method is in
+ * schemas/vs-trace-window.c). */
+#include "vs-record-window.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <glib.h>
+#include <sqlite3.h>
+
+#include "vs-trace-window.h"
+
+int64_t
+vs_record_parse_duration (const char *text)
+{
+  static const struct
+  {
+    const char *unit;
+    double ns;
+  } units[] = { { "ms", 1e6 }, { "s", 1e9 }, { "m", 60e9 }, { "h", 3600e9 }, { "d", 86400e9 } };
+  if (text == NULL || !g_ascii_isdigit (text[0]))
+    return -1;
+  char *end = NULL;
+  double v = g_ascii_strtod (text, &end);
+  if (end == text || !isfinite (v) || v <= 0)
+    return -1;
+  for (size_t k = 0; k < G_N_ELEMENTS (units); k++)
+    if (strcmp (end, units[k].unit) == 0)
+      {
+        double ns = v * units[k].ns;
+        if (ns < 1 || ns > 10 * 365.25 * 86400e9)
+          return -1;
+        return (int64_t)llround (ns);
+      }
+  return -1;
+}
+
+bool
+vs_record_apply_window (const char *path, int64_t window_ns, bool quiet, char *err, size_t errlen)
+{
+  sqlite3 *db = NULL;
+  if (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)
+    {
+      snprintf (err, errlen, "cannot open %s: %s", path, db ? sqlite3_errmsg (db) : "out of memory");
+      sqlite3_close (db);
+      return false;
+    }
+  VsTraceWindowStats st;
+  int rc = vs_trace_window (db, window_ns, &st, err, errlen);
+  sqlite3_close (db);
+  if (rc != 0)
+    return false;
+  if (!quiet && st.slice_ns > 0)
+    fprintf (stderr,
+             "vramscope: windowed: full detail from %.3f s before the end and around the "
+             "peaks and failures; %lld allocations dropped before it (%lld kept), %lld "
+             "kernels; the rest of the run in %.3f s slices\n",
+             window_ns / 1e9, (long long)st.blocks_dropped, (long long)st.blocks_kept,
+             (long long)st.kernels_dropped, st.slice_ns / 1e9);
+  else if (!quiet)
+    fprintf (stderr, "vramscope: the run is no longer than the window: the trace is complete\n");
+  return true;
+}

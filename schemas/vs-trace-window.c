@@ -1,0 +1,575 @@
+/* vs-trace-window.c — the flight recorder: a trace bounded to a window.
+ *
+ * Input: a finalized trace of a whole run.  Output: the same trace holding
+ * full detail only where it is needed, and aggregates for the rest:
+ *
+ *   - detail intervals per device (table detail_interval): the last
+ *     window_ns of the run; a neighbourhood of window_ns / 8 on each side
+ *     of every peak instant the summary names (reserved, allocated and
+ *     device memory, of `all` and of each allocator); the same around the
+ *     first and last VS_WINDOW_FAILURES_KEPT failed requests of the device.
+ *     Each is widened to whole slices, then overlapping ones are joined.
+ *   - the whole run in slices (window_slice; at most VS_WINDOW_MAX_SLICES
+ *     before the window): peak and final reserved and allocated (and device
+ *     memory on `all`), allocations and frees (count and bytes), failures;
+ *     per allocation site the bytes and blocks still live that the slice
+ *     added (window_site); the whole run's counts (window_count).  All are
+ *     read from the complete trace's series and blocks, so they are exact.
+ *   - dropped: every allocation paired with its release whose life
+ *     [alloc, free] meets no detail interval of its device, with its raw
+ *     events (a segment and the device-level allocation it owns go
+ *     together; segments of expandable segments, whose pieces share their
+ *     events, are kept); kernels, copies and memsets starting outside the
+ *     detail; failures outside it; NVTX ranges that meet no detail
+ *     interval and that nothing kept names.
+ *
+ * Why the detail stays exact: a block live at any instant of a detail
+ * interval meets it and is kept, so the running sums the finalizer
+ * computes are exact inside every interval — at the peaks, the failures
+ * and the window, and every block live at a peak is kept with its stack.
+ * Outside the intervals the sums count too little; the finalizer draws the
+ * slices' points there instead (vs-trace-detail.c).  Blocks still live at
+ * the end are always kept.
+ *
+ * Workload: a few statements over the trace's block and series tables,
+ * then one finalize of what is left and a VACUUM.
+ */
+#include "vs-trace-window.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "vs-trace-writer.h"
+
+typedef struct
+{
+  int64_t start, end;
+  unsigned why; /* WHY_* bits */
+} Span;
+
+enum
+{
+  WHY_WINDOW = 1,
+  WHY_PEAK = 2,
+  WHY_FAILURE = 4
+};
+
+static int
+fail (char *err, size_t errlen, sqlite3 *db, const char *what)
+{
+  snprintf (err, errlen, "%s: %s", what, sqlite3_errmsg (db));
+  return -1;
+}
+
+static int
+exec (sqlite3 *db, const char *sql, char *err, size_t errlen)
+{
+  char *m = NULL;
+  if (sqlite3_exec (db, sql, NULL, NULL, &m) != SQLITE_OK)
+    {
+      snprintf (err, errlen, "%s", m ? m : sqlite3_errmsg (db));
+      sqlite3_free (m);
+      return -1;
+    }
+  return 0;
+}
+
+static int64_t
+meta_int (sqlite3 *db, const char *key, int64_t fallback)
+{
+  static const char *sql = "SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?1";
+  sqlite3_stmt *s;
+  int64_t v = fallback;
+  if (sqlite3_prepare_v2 (db, sql, -1, &s, NULL) != SQLITE_OK)
+    return fallback;
+  sqlite3_bind_text (s, 1, key, -1, SQLITE_STATIC);
+  if (sqlite3_step (s) == SQLITE_ROW && sqlite3_column_type (s, 0) != SQLITE_NULL)
+    v = sqlite3_column_int64 (s, 0);
+  sqlite3_finalize (s);
+  return v;
+}
+
+static int
+set_meta (sqlite3 *db, const char *key, int64_t value)
+{
+  static const char *sql = "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)";
+  sqlite3_stmt *s;
+  if (sqlite3_prepare_v2 (db, sql, -1, &s, NULL) != SQLITE_OK)
+    return -1;
+  sqlite3_bind_text (s, 1, key, -1, SQLITE_STATIC);
+  sqlite3_bind_int64 (s, 2, value);
+  int rc = sqlite3_step (s) == SQLITE_DONE ? 0 : -1;
+  sqlite3_finalize (s);
+  return rc;
+}
+
+static int
+span_cmp (const void *pa, const void *pb)
+{
+  const Span *a = pa, *b = pb;
+  if (a->start != b->start)
+    return a->start < b->start ? -1 : 1;
+  return a->end < b->end ? -1 : a->end > b->end;
+}
+
+/* The run cut into slices of slice_ns from start: the slice edges at or
+ * below and at or above t. */
+typedef struct
+{
+  int64_t start, end, slice;
+} Slicing;
+
+static int64_t
+floor_edge (const Slicing *c, int64_t t)
+{
+  if (t <= c->start)
+    return c->start;
+  return c->start + (t - c->start) / c->slice * c->slice;
+}
+
+static int64_t
+ceil_edge (const Slicing *c, int64_t t)
+{
+  int64_t f = floor_edge (c, t);
+  int64_t e = f == t ? t : f + c->slice;
+  return e > c->end ? c->end : e;
+}
+
+/* Adds the neighbourhood of t (half-width h) to spans. */
+static void
+add_around (Span *v, size_t *n, const Slicing *c, int64_t t, int64_t h, unsigned why)
+{
+  v[*n].start = floor_edge (c, t - h);
+  v[*n].end = ceil_edge (c, t + h);
+  v[*n].why = why;
+  (*n)++;
+}
+
+/* The detail intervals of one device, written to detail_interval. */
+static int
+write_intervals (sqlite3 *db, int64_t dev, const Slicing *c, int64_t wstart, int64_t h,
+                 char *err, size_t errlen)
+{
+  static const char *peaks_sql
+      = "SELECT peak_reserved_ts, peak_allocated_ts, peak_device_ts FROM summary"
+        " WHERE device_id = ?1";
+  static const char *fail_sql[2]
+      = { "SELECT ts FROM failed_alloc WHERE device_id = ?1 ORDER BY ts, id LIMIT ?2",
+          "SELECT ts FROM failed_alloc WHERE device_id = ?1 ORDER BY ts DESC, id DESC LIMIT ?2" };
+  static const char *ins_sql
+      = "INSERT INTO detail_interval (device_id, start_ns, end_ns, why) VALUES (?1, ?2, ?3, ?4)";
+  enum
+  {
+    MAX_SPANS = 4096
+  };
+  static Span v[MAX_SPANS];
+  size_t n = 0;
+  v[n].start = floor_edge (c, wstart);
+  v[n].end = c->end;
+  v[n].why = WHY_WINDOW;
+  n++;
+  sqlite3_stmt *s;
+  if (sqlite3_prepare_v2 (db, peaks_sql, -1, &s, NULL) != SQLITE_OK)
+    return fail (err, errlen, db, "cannot read the peaks");
+  sqlite3_bind_int64 (s, 1, dev);
+  while (sqlite3_step (s) == SQLITE_ROW)
+    for (int k = 0; k < 3 && n + 1 < MAX_SPANS; k++)
+      if (sqlite3_column_type (s, k) != SQLITE_NULL)
+        add_around (v, &n, c, sqlite3_column_int64 (s, k), h, WHY_PEAK);
+  sqlite3_finalize (s);
+  for (int q = 0; q < 2; q++)
+    {
+      if (sqlite3_prepare_v2 (db, fail_sql[q], -1, &s, NULL) != SQLITE_OK)
+        return fail (err, errlen, db, "cannot read the failures");
+      sqlite3_bind_int64 (s, 1, dev);
+      sqlite3_bind_int (s, 2, VS_WINDOW_FAILURES_KEPT);
+      while (sqlite3_step (s) == SQLITE_ROW && n + 1 < MAX_SPANS)
+        add_around (v, &n, c, sqlite3_column_int64 (s, 0), h, WHY_FAILURE);
+      sqlite3_finalize (s);
+    }
+  qsort (v, n, sizeof *v, span_cmp);
+  size_t m = 0;
+  for (size_t k = 0; k < n; k++)
+    {
+      if (m > 0 && v[k].start <= v[m - 1].end)
+        {
+          if (v[k].end > v[m - 1].end)
+            v[m - 1].end = v[k].end;
+          v[m - 1].why |= v[k].why;
+        }
+      else
+        v[m++] = v[k];
+    }
+  if (sqlite3_prepare_v2 (db, ins_sql, -1, &s, NULL) != SQLITE_OK)
+    return fail (err, errlen, db, "cannot write the detail intervals");
+  int rc = 0;
+  for (size_t k = 0; k < m && rc == 0; k++)
+    {
+      char why[32] = "";
+      static const char *names[] = { "window", "peak", "failure" };
+      for (int b = 0; b < 3; b++)
+        if (v[k].why & (1u << b))
+          {
+            if (why[0])
+              strcat (why, ",");
+            strcat (why, names[b]);
+          }
+      sqlite3_bind_int64 (s, 1, dev);
+      sqlite3_bind_int64 (s, 2, v[k].start);
+      sqlite3_bind_int64 (s, 3, v[k].end);
+      sqlite3_bind_text (s, 4, why, -1, SQLITE_TRANSIENT);
+      if (sqlite3_step (s) != SQLITE_DONE)
+        rc = fail (err, errlen, db, "cannot write the detail intervals");
+      sqlite3_reset (s);
+    }
+  sqlite3_finalize (s);
+  return rc;
+}
+
+/* One slice's aggregate of a series, as it is built. */
+typedef struct
+{
+  int64_t peak_r, peak_a, peak_d, min_r, min_a, last_r, last_a, last_d;
+  bool has_d;
+} SliceAcc;
+
+/* window_slice rows of one (device, allocator) from its complete series
+ * (stored under series_allocator_id), then the counts from block and
+ * failed_alloc. */
+static int
+write_slices (sqlite3 *db, int64_t dev, int64_t alloc, int64_t series_alloc, const Slicing *c,
+              char *err, size_t errlen)
+{
+  static const char *series_sql
+      = "SELECT ts, reserved_bytes, allocated_bytes, device_bytes FROM series"
+        " WHERE device_id = ?1 AND allocator_id = ?2 ORDER BY ts, seq";
+  static const char *ins_sql
+      = "INSERT INTO window_slice (device_id, allocator_id, start_ns, end_ns,"
+        " peak_reserved_bytes, peak_allocated_bytes, peak_device_bytes, min_reserved_bytes,"
+        " min_allocated_bytes, final_reserved_bytes, final_allocated_bytes, alloc_count,"
+        " alloc_bytes, free_count, free_bytes, failed_alloc_count)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 0, 0, 0, 0, 0)";
+  sqlite3_stmt *s, *ins;
+  if (sqlite3_prepare_v2 (db, series_sql, -1, &s, NULL) != SQLITE_OK
+      || sqlite3_prepare_v2 (db, ins_sql, -1, &ins, NULL) != SQLITE_OK)
+    return fail (err, errlen, db, "cannot write the slices");
+  sqlite3_bind_int64 (s, 1, dev);
+  sqlite3_bind_int64 (s, 2, series_alloc);
+  int64_t nslices = (c->end - c->start) / c->slice + 1;
+  SliceAcc acc = { 0 };
+  int64_t k = 0;
+  int rc = 0;
+  bool more = sqlite3_step (s) == SQLITE_ROW;
+  while (k < nslices && rc == 0)
+    {
+      int64_t a = c->start + k * c->slice, b = a + c->slice;
+      /* Entering the slice: the state the last one left. */
+      acc.peak_r = acc.last_r;
+      acc.peak_a = acc.last_a;
+      acc.peak_d = acc.last_d;
+      acc.min_r = acc.last_r;
+      acc.min_a = acc.last_a;
+      while (more && sqlite3_column_int64 (s, 0) < b)
+        {
+          acc.last_r = sqlite3_column_int64 (s, 1);
+          acc.last_a = sqlite3_column_int64 (s, 2);
+          if (sqlite3_column_type (s, 3) != SQLITE_NULL)
+            {
+              acc.last_d = sqlite3_column_int64 (s, 3);
+              acc.has_d = true;
+            }
+          if (acc.last_r > acc.peak_r)
+            acc.peak_r = acc.last_r;
+          if (acc.last_a > acc.peak_a)
+            acc.peak_a = acc.last_a;
+          if (acc.last_d > acc.peak_d)
+            acc.peak_d = acc.last_d;
+          if (acc.last_r < acc.min_r)
+            acc.min_r = acc.last_r;
+          if (acc.last_a < acc.min_a)
+            acc.min_a = acc.last_a;
+          more = sqlite3_step (s) == SQLITE_ROW;
+        }
+      int64_t v[] = { dev, alloc, a, b, acc.peak_r, acc.peak_a };
+      for (int i = 0; i < 6; i++)
+        sqlite3_bind_int64 (ins, i + 1, v[i]);
+      if (alloc == 0 && acc.has_d)
+        sqlite3_bind_int64 (ins, 7, acc.peak_d);
+      else
+        sqlite3_bind_null (ins, 7);
+      sqlite3_bind_int64 (ins, 8, acc.min_r);
+      sqlite3_bind_int64 (ins, 9, acc.min_a);
+      sqlite3_bind_int64 (ins, 10, acc.last_r);
+      sqlite3_bind_int64 (ins, 11, acc.last_a);
+      if (sqlite3_step (ins) != SQLITE_DONE)
+        rc = fail (err, errlen, db, "cannot write the slices");
+      sqlite3_reset (ins);
+      k++;
+    }
+  sqlite3_finalize (s);
+  sqlite3_finalize (ins);
+  return rc;
+}
+
+/* The blocks a slice's counts and sites count, for ?3 the allocator (0:
+ * all): allocator blocks (level 2) and a pool's allocations, and on `all`
+ * also device-level allocations that belong to no allocator. */
+#define COUNTED_BLOCKS                                                                             \
+  " b.device_id = ?1 AND b.alloc_event_id IS NOT NULL AND ((?3 = 0 AND (b.level = 2"              \
+  " OR (b.level = 1 AND b.kind IN (1, 5, 6) AND (b.allocator_id IS NULL OR b.kind = 5))))"         \
+  " OR (?3 != 0 AND b.allocator_id = ?3 AND (b.level = 2 OR (b.level = 1 AND b.kind = 5))))"
+
+static const char *counts_sql[3] = {
+  "UPDATE window_slice SET alloc_count = x.n, alloc_bytes = x.bytes FROM"
+  " (SELECT ?4 + (b.alloc_ts - ?4) / ?5 * ?5 AS s, count(*) AS n, sum(b.bytes) AS bytes"
+  "  FROM block b WHERE" COUNTED_BLOCKS " GROUP BY 1) AS x"
+  " WHERE device_id = ?1 AND allocator_id = ?3 AND start_ns = x.s",
+  "UPDATE window_slice SET free_count = x.n, free_bytes = x.bytes FROM"
+  " (SELECT ?4 + (b.free_ts - ?4) / ?5 * ?5 AS s, count(*) AS n, sum(b.bytes) AS bytes"
+  "  FROM block b WHERE" COUNTED_BLOCKS " AND b.free_ts IS NOT NULL GROUP BY 1) AS x"
+  " WHERE device_id = ?1 AND allocator_id = ?3 AND start_ns = x.s",
+  "UPDATE window_slice SET failed_alloc_count = x.n FROM"
+  " (SELECT ?4 + (f.ts - ?4) / ?5 * ?5 AS s, count(*) AS n FROM failed_alloc f"
+  "  WHERE f.device_id = ?1 AND (?3 = 0 OR f.allocator_id = ?3) GROUP BY 1) AS x"
+  " WHERE device_id = ?1 AND allocator_id = ?3 AND start_ns = x.s",
+};
+
+static const char *sites_sql
+    = "INSERT INTO window_site (device_id, allocator_id, start_ns, stack_id, net_bytes, net_count)"
+      " SELECT ?1, ?3, s, stack, sum(v), sum(c) FROM ("
+      "  SELECT ?4 + (b.alloc_ts - ?4) / ?5 * ?5 AS s, ifnull(b.stack_id, 0) AS stack,"
+      "   b.bytes AS v, 1 AS c FROM block b WHERE" COUNTED_BLOCKS
+      "  UNION ALL"
+      "  SELECT ?4 + (b.free_ts - ?4) / ?5 * ?5, ifnull(b.stack_id, 0), -b.bytes, -1"
+      "   FROM block b WHERE" COUNTED_BLOCKS " AND b.free_ts IS NOT NULL)"
+      " GROUP BY s, stack HAVING sum(v) != 0 OR sum(c) != 0";
+
+static int
+write_counts (sqlite3 *db, int64_t dev, int64_t alloc, const Slicing *c, char *err, size_t errlen)
+{
+  const char *sqls[4] = { counts_sql[0], counts_sql[1], counts_sql[2], sites_sql };
+  for (int q = 0; q < 4; q++)
+    {
+      sqlite3_stmt *s;
+      if (sqlite3_prepare_v2 (db, sqls[q], -1, &s, NULL) != SQLITE_OK)
+        return fail (err, errlen, db, "cannot count the slices");
+      sqlite3_bind_int64 (s, 1, dev);
+      sqlite3_bind_int64 (s, 2, 0);
+      sqlite3_bind_int64 (s, 3, alloc);
+      sqlite3_bind_int64 (s, 4, c->start);
+      sqlite3_bind_int64 (s, 5, c->slice);
+      int rc = sqlite3_step (s);
+      sqlite3_finalize (s);
+      if (rc != SQLITE_DONE)
+        return fail (err, errlen, db, "cannot count the slices");
+    }
+  return 0;
+}
+
+/* What is dropped: blocks whose life meets no detail interval of their
+ * device, but never half of a segment and the device-level allocation it
+ * owns, nor a segment of an expandable segment (its map and unmap events
+ * are shared by the pieces), nor an event a kept block still uses. */
+static const char *drop_sql
+    = "CREATE TEMP TABLE drop_block AS SELECT b.id, b.level, b.alloc_event_id, b.free_event_id,"
+      " b.owner_id FROM block b WHERE b.device_id IS NOT NULL AND b.free_ts IS NOT NULL"
+      " AND b.alloc_event_id IS NOT NULL"
+      " AND NOT EXISTS (SELECT 1 FROM detail_interval i WHERE i.device_id = b.device_id"
+      "  AND i.start_ns <= b.free_ts AND i.end_ns >= b.alloc_ts)"
+      " AND (b.level != 3 OR ((SELECT op FROM alloc_event WHERE id = b.alloc_event_id) = 4"
+      "  AND (SELECT op FROM alloc_event WHERE id = b.free_event_id) = 5));"
+      "CREATE INDEX temp.drop_block_id ON drop_block (id);"
+      "DELETE FROM drop_block WHERE level = 3 AND id IN (SELECT k.owner_id FROM block k"
+      " WHERE k.level = 1 AND k.owner_id IS NOT NULL"
+      " AND k.id NOT IN (SELECT id FROM drop_block));"
+      "DELETE FROM drop_block WHERE level = 1 AND owner_id IS NOT NULL"
+      " AND owner_id NOT IN (SELECT id FROM drop_block);"
+      "CREATE TEMP TABLE drop_event AS"
+      " SELECT level = 1 AS mem, alloc_event_id AS id FROM drop_block"
+      " UNION SELECT level = 1, free_event_id FROM drop_block"
+      " EXCEPT SELECT level = 1, alloc_event_id FROM block"
+      "  WHERE id NOT IN (SELECT id FROM drop_block) AND alloc_event_id IS NOT NULL"
+      " EXCEPT SELECT level = 1, free_event_id FROM block"
+      "  WHERE id NOT IN (SELECT id FROM drop_block) AND free_event_id IS NOT NULL;"
+      "DELETE FROM mem_event WHERE id IN (SELECT id FROM drop_event WHERE mem);"
+      "DELETE FROM alloc_event WHERE id IN (SELECT id FROM drop_event WHERE NOT mem);";
+
+/* The free requests (op 2) of the blocks dropped: those at the block's
+ * address between its allocation and its release. */
+static const char *drop_requests_sql
+    = "CREATE INDEX window_request ON alloc_event (device_id, address, ts) WHERE op = 2;"
+      "DELETE FROM alloc_event WHERE id IN (SELECT e.id FROM drop_block d"
+      " JOIN block b ON b.id = d.id JOIN alloc_event e ON e.op = 2"
+      " AND e.device_id = b.device_id AND e.address = b.address"
+      " AND e.ts BETWEEN b.alloc_ts AND b.free_ts WHERE d.level = 2);"
+      "DROP INDEX window_request;";
+
+#define OUTSIDE(table, col)                                                                        \
+  "DELETE FROM " table " WHERE NOT EXISTS (SELECT 1 FROM detail_interval i"                       \
+  " WHERE i.device_id = " table ".device_id AND " table "." col " BETWEEN i.start_ns AND i.end_ns)"
+
+static const char *drop_kernels_sql = OUTSIDE ("kernel_exec", "start_ns");
+static const char *drop_copies_sql[2] = { OUTSIDE ("memcpy", "start_ns"),
+                                          OUTSIDE ("memset", "start_ns") };
+static const char *drop_failures_sql = OUTSIDE ("failed_alloc", "ts") " AND device_id IS NOT NULL";
+
+/* Ranges that meet no detail interval and that nothing kept names (an
+ * event, a failure, a kept range as its parent): repeated until none
+ * goes, a level of nesting at a time. */
+static const char *drop_ranges_sql
+    = "DELETE FROM nvtx_range WHERE end_ns IS NOT NULL"
+      " AND NOT EXISTS (SELECT 1 FROM detail_interval i"
+      "  WHERE i.start_ns <= nvtx_range.end_ns AND i.end_ns >= nvtx_range.start_ns)"
+      " AND id NOT IN (SELECT range_id FROM alloc_event WHERE range_id IS NOT NULL"
+      "  UNION SELECT range_id FROM mem_event WHERE range_id IS NOT NULL"
+      "  UNION SELECT range_id FROM failed_alloc WHERE range_id IS NOT NULL"
+      "  UNION SELECT parent_id FROM nvtx_range WHERE parent_id IS NOT NULL)";
+
+static int64_t
+count_of (sqlite3 *db, const char *sql)
+{
+  sqlite3_stmt *s;
+  int64_t n = 0;
+  if (sqlite3_prepare_v2 (db, sql, -1, &s, NULL) != SQLITE_OK)
+    return 0;
+  if (sqlite3_step (s) == SQLITE_ROW)
+    n = sqlite3_column_int64 (s, 0);
+  sqlite3_finalize (s);
+  return n;
+}
+
+/* Runs sql and adds the rows it changed to *n. */
+static int
+exec_count (sqlite3 *db, const char *sql, int64_t *n, char *err, size_t errlen)
+{
+  if (exec (db, sql, err, errlen) < 0)
+    return -1;
+  *n += sqlite3_changes (db);
+  return 0;
+}
+
+int
+vs_trace_window (sqlite3 *db, int64_t window_ns, VsTraceWindowStats *stats, char *err,
+                 size_t errlen)
+{
+  VsTraceWindowStats st = { .window_ns = window_ns };
+  if (stats)
+    *stats = st;
+  if (db == NULL || window_ns <= 0)
+    {
+      snprintf (err, errlen, "the window must be longer than 0");
+      return -1;
+    }
+  int64_t start = meta_int (db, "start_ns", 0), end = meta_int (db, "end_ns", start);
+  int64_t wstart = end - window_ns;
+  st.detail_from = start;
+  if (exec (db, "BEGIN IMMEDIATE", err, errlen) < 0)
+    return -1;
+  if (exec (db,
+            "DELETE FROM detail_interval; DELETE FROM window_slice; DELETE FROM window_site;"
+            " DELETE FROM window_count;",
+            err, errlen)
+          < 0
+      || set_meta (db, "window_ns", window_ns) < 0)
+    goto sqlfail;
+  if (wstart <= start)
+    {
+      /* The run is shorter than the window: nothing goes. */
+      if (set_meta (db, "window_detail_from_ns", start) < 0)
+        goto sqlfail;
+      st.blocks_kept = count_of (db, "SELECT count(*) FROM block");
+      if (exec (db, "COMMIT", err, errlen) < 0)
+        goto out;
+      if (stats)
+        *stats = st;
+      return 0;
+    }
+
+  /* Slices: a sixteenth of the window, doubled until the run before the
+   * window has at most VS_WINDOW_MAX_SLICES of them. */
+  Slicing c = { .start = start, .end = end, .slice = window_ns / 16 };
+  if (c.slice < 1000000)
+    c.slice = 1000000;
+  while ((wstart - start) / c.slice > VS_WINDOW_MAX_SLICES)
+    c.slice *= 2;
+  st.slice_ns = c.slice;
+  int64_t h = window_ns / 8;
+
+  sqlite3_stmt *s;
+  if (sqlite3_prepare_v2 (db, "SELECT DISTINCT device_id FROM summary ORDER BY 1", -1, &s, NULL)
+      != SQLITE_OK)
+    goto sqlfail;
+  int rc = 0;
+  while (rc == 0 && sqlite3_step (s) == SQLITE_ROW)
+    rc = write_intervals (db, sqlite3_column_int64 (s, 0), &c, wstart, h, err, errlen);
+  sqlite3_finalize (s);
+  if (rc < 0)
+    goto out;
+  if (sqlite3_prepare_v2 (db, "SELECT device_id, allocator_id, series_allocator_id FROM summary",
+                          -1, &s, NULL)
+      != SQLITE_OK)
+    goto sqlfail;
+  while (rc == 0 && sqlite3_step (s) == SQLITE_ROW)
+    {
+      int64_t dev = sqlite3_column_int64 (s, 0), alloc = sqlite3_column_int64 (s, 1);
+      rc = write_slices (db, dev, alloc, sqlite3_column_int64 (s, 2), &c, err, errlen);
+      if (rc == 0)
+        rc = write_counts (db, dev, alloc, &c, err, errlen);
+    }
+  sqlite3_finalize (s);
+  if (rc < 0)
+    goto out;
+  if (exec (db,
+            "INSERT INTO window_count SELECT device_id, allocator_id, alloc_count, free_count,"
+            " failed_alloc_count FROM summary",
+            err, errlen)
+          < 0
+      || exec (db, drop_sql, err, errlen) < 0 || exec (db, drop_requests_sql, err, errlen) < 0)
+    goto out;
+  st.blocks_dropped = count_of (db, "SELECT count(*) FROM temp.drop_block");
+  st.blocks_kept = count_of (db, "SELECT count(*) FROM block") - st.blocks_dropped;
+  if (exec_count (db, drop_kernels_sql, &st.kernels_dropped, err, errlen) < 0
+      || exec_count (db, drop_copies_sql[0], &st.copies_dropped, err, errlen) < 0
+      || exec_count (db, drop_copies_sql[1], &st.copies_dropped, err, errlen) < 0
+      || exec_count (db, drop_failures_sql, &st.failures_dropped, err, errlen) < 0)
+    goto out;
+  for (int round = 0; round < 64; round++)
+    {
+      int64_t before = st.ranges_dropped;
+      if (exec_count (db, drop_ranges_sql, &st.ranges_dropped, err, errlen) < 0)
+        goto out;
+      if (st.ranges_dropped == before)
+        break;
+    }
+  st.detail_from = floor_edge (&c, wstart);
+  if (exec (db, "DROP TABLE temp.drop_block; DROP TABLE temp.drop_event;", err, errlen) < 0
+      || set_meta (db, "window_detail_from_ns", st.detail_from) < 0
+      || set_meta (db, "window_slice_ns", c.slice) < 0
+      || set_meta (db, "window_dropped_blocks", st.blocks_dropped) < 0
+      || set_meta (db, "window_dropped_kernels", st.kernels_dropped) < 0
+      || set_meta (db, "window_dropped_failures", st.failures_dropped) < 0
+      || set_meta (db, "window_failures_kept", VS_WINDOW_FAILURES_KEPT) < 0
+      || set_meta (db, "finalized", 0) < 0)
+    goto sqlfail;
+  if (exec (db, "COMMIT", err, errlen) < 0)
+    goto out;
+  /* The raw events left are finalized on their own, the series drawn from
+   * the slices outside the detail (vs-trace-detail.c). */
+  if (vs_trace_finalize (db, NULL, NULL, err, errlen) != 0)
+    return -1;
+  if (exec (db, "VACUUM", err, errlen) < 0)
+    return -1;
+  if (stats)
+    *stats = st;
+  return 0;
+
+sqlfail:
+  fail (err, errlen, db, "cannot window the trace");
+out:
+  sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);
+  return -1;
+}
