@@ -43,7 +43,8 @@ vs_record_apply_window (const char *path, int64_t window_ns, bool quiet, char *e
   sqlite3 *db = NULL;
   if (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)
     {
-      snprintf (err, errlen, "cannot open %s: %s", path, db ? sqlite3_errmsg (db) : "out of memory");
+      snprintf (err, errlen, "cannot open %s: %s", path,
+                db ? sqlite3_errmsg (db) : "out of memory");
       sqlite3_close (db);
       return false;
     }

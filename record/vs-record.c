@@ -733,8 +733,9 @@ vs_cmd_record (int argc, char **argv)
   if (window_opt != NULL && (window_ns = vs_record_parse_duration (window_opt)) < 0)
     {
       fprintf (stderr,
-               "vramscope record: --window takes a duration such as 30s, 10m or 2h, not '%s'\n%s",
-               window_opt, usage_line);
+               "vramscope record: --window takes a duration such as 30s, 10m or 2h "
+               "(a number above 0 and one of ms, s, m, h, d), not '%s'\n",
+               window_opt);
       return 2;
     }
   if (job != NULL && job[0] == '\0')

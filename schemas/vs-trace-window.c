@@ -151,8 +151,8 @@ add_around (Span *v, size_t *n, const Slicing *c, int64_t t, int64_t h, unsigned
 
 /* The detail intervals of one device, written to detail_interval. */
 static int
-write_intervals (sqlite3 *db, int64_t dev, const Slicing *c, int64_t wstart, int64_t h,
-                 char *err, size_t errlen)
+write_intervals (sqlite3 *db, int64_t dev, const Slicing *c, int64_t wstart, int64_t h, char *err,
+                 size_t errlen)
 {
   static const char *peaks_sql
       = "SELECT peak_reserved_ts, peak_allocated_ts, peak_device_ts FROM summary"
@@ -319,7 +319,7 @@ write_slices (sqlite3 *db, int64_t dev, int64_t alloc, int64_t series_alloc, con
  * all): allocator blocks (level 2) and a pool's allocations, and on `all`
  * also device-level allocations that belong to no allocator. */
 #define COUNTED_BLOCKS                                                                             \
-  " b.device_id = ?1 AND b.alloc_event_id IS NOT NULL AND ((?3 = 0 AND (b.level = 2"              \
+  " b.device_id = ?1 AND b.alloc_event_id IS NOT NULL AND ((?3 = 0 AND (b.level = 2"               \
   " OR (b.level = 1 AND b.kind IN (1, 5, 6) AND (b.allocator_id IS NULL OR b.kind = 5))))"         \
   " OR (?3 != 0 AND b.allocator_id = ?3 AND (b.level = 2 OR (b.level = 1 AND b.kind = 5))))"
 
@@ -342,8 +342,7 @@ static const char *sites_sql
     = "INSERT INTO window_site (device_id, allocator_id, start_ns, stack_id, net_bytes, net_count)"
       " SELECT ?1, ?3, s, stack, sum(v), sum(c) FROM ("
       "  SELECT ?4 + (b.alloc_ts - ?4) / ?5 * ?5 AS s, ifnull(b.stack_id, 0) AS stack,"
-      "   b.bytes AS v, 1 AS c FROM block b WHERE" COUNTED_BLOCKS
-      "  UNION ALL"
+      "   b.bytes AS v, 1 AS c FROM block b WHERE" COUNTED_BLOCKS "  UNION ALL"
       "  SELECT ?4 + (b.free_ts - ?4) / ?5 * ?5, ifnull(b.stack_id, 0), -b.bytes, -1"
       "   FROM block b WHERE" COUNTED_BLOCKS " AND b.free_ts IS NOT NULL)"
       " GROUP BY s, stack HAVING sum(v) != 0 OR sum(c) != 0";
@@ -409,12 +408,13 @@ static const char *drop_requests_sql
       "DROP INDEX window_request;";
 
 #define OUTSIDE(table, col)                                                                        \
-  "DELETE FROM " table " WHERE NOT EXISTS (SELECT 1 FROM detail_interval i"                       \
-  " WHERE i.device_id = " table ".device_id AND " table "." col " BETWEEN i.start_ns AND i.end_ns)"
+  "DELETE FROM " table " WHERE NOT EXISTS (SELECT 1 FROM detail_interval i"                        \
+  " WHERE i.device_id = " table ".device_id AND " table "." col                                    \
+  " BETWEEN i.start_ns AND i.end_ns)"
 
 static const char *drop_kernels_sql = OUTSIDE ("kernel_exec", "start_ns");
-static const char *drop_copies_sql[2] = { OUTSIDE ("memcpy", "start_ns"),
-                                          OUTSIDE ("memset", "start_ns") };
+static const char *drop_copies_sql[2]
+    = { OUTSIDE ("memcpy", "start_ns"), OUTSIDE ("memset", "start_ns") };
 static const char *drop_failures_sql = OUTSIDE ("failed_alloc", "ts") " AND device_id IS NOT NULL";
 
 /* Ranges that meet no detail interval and that nothing kept names (an

@@ -21,10 +21,10 @@ struct sqlite3;
 
 typedef struct
 {
-  int64_t window_ns;     /* what was asked */
-  int64_t slice_ns;      /* the aggregates' slice length (0: nothing dropped) */
-  int64_t detail_from;   /* where the window's detail begins (meta start_ns when complete) */
-  int64_t blocks_kept;   /* allocations left with their events */
+  int64_t window_ns;      /* what was asked */
+  int64_t slice_ns;       /* the aggregates' slice length (0: nothing dropped) */
+  int64_t detail_from;    /* where the window's detail begins (meta start_ns when complete) */
+  int64_t blocks_kept;    /* allocations left with their events */
   int64_t blocks_dropped; /* allocations dropped with their events */
   int64_t kernels_dropped, copies_dropped, failures_dropped, ranges_dropped;
 } VsTraceWindowStats;

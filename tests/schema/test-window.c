@@ -61,16 +61,16 @@ gen (const char *path, int nsteps)
 #define MEM(op, addr, bytes)                                                                       \
   do                                                                                               \
     {                                                                                              \
-      VsMemEvent me = { ts, proc, 1, dev, U, U, VS_MEM_KIND_DEVICE, (op), (addr), (bytes), 0, U,   \
-                        U,  U,    0, 0 };                                                          \
+      VsMemEvent me = { ts, proc, 1, dev, U, U, VS_MEM_KIND_DEVICE, (op), (addr), (bytes),         \
+                        0,  U,    U, U,   0, 0 };                                                  \
       g_assert_cmpint (vs_writer_mem_event (w, &me), ==, 0);                                       \
     }                                                                                              \
   while (0)
 #define ALLOC(op, addr, bytes, stack)                                                              \
   do                                                                                               \
     {                                                                                              \
-      VsAllocEvent ae = { ts, proc, 1, dev, pt, (op), (addr), (bytes), (bytes), U, 7, (stack), 0,  \
-                          0 };                                                                     \
+      VsAllocEvent ae                                                                              \
+          = { ts, proc, 1, dev, pt, (op), (addr), (bytes), (bytes), U, 7, (stack), 0, 0 };         \
       g_assert_cmpint (vs_writer_alloc_event (w, &ae), ==, 0);                                     \
     }                                                                                              \
   while (0)
@@ -90,8 +90,23 @@ gen (const char *path, int nsteps)
         }
       for (int k = 0; k < 3; k++)
         {
-          VsKernel kn = { ts + k * 100, ts + k * 100 + 50, proc, dev, 1, 7, i * 3 + k, "gemm",
-                          1,  1,        1,  128, 1, 1,  0,  0,  32 };
+          VsKernel kn = { ts + k * 100,
+                          ts + k * 100 + 50,
+                          proc,
+                          dev,
+                          1,
+                          7,
+                          i * 3 + k,
+                          "gemm",
+                          1,
+                          1,
+                          1,
+                          128,
+                          1,
+                          1,
+                          0,
+                          0,
+                          32 };
           g_assert_cmpint (vs_writer_kernel (w, &kn), ==, 0);
         }
       VsMemcpy mc = { ts, ts + 10, proc, dev, 7, i, "HtoD", "pageable", "device", 4096 };
@@ -113,9 +128,20 @@ gen (const char *path, int nsteps)
       if (i % 50 == 25)
         {
           ts += 1000;
-          VsFailedAlloc f = { ts, proc, 1, dev, pt, "pytorch", 100 * 1024 * MiB, 2,
-                              "cudaErrorMemoryAllocation", 1024 * MiB, 80 * 1024 * MiB, U,
-                              stacks[3], 0 };
+          VsFailedAlloc f = { ts,
+                              proc,
+                              1,
+                              dev,
+                              pt,
+                              "pytorch",
+                              100 * 1024 * MiB,
+                              2,
+                              "cudaErrorMemoryAllocation",
+                              1024 * MiB,
+                              80 * 1024 * MiB,
+                              U,
+                              stacks[3],
+                              0 };
           g_assert_cmpint (vs_writer_failed_alloc (w, &f), ==, 0);
         }
       if (i % 100 == 0)
@@ -289,8 +315,8 @@ test_same_answers (void)
       g_assert_cmpstr (lf[nf - 1 - k], ==, lw[nw - 1 - k]);
     }
   g_assert_cmpint (q (p.w, "PRAGMA user_version"), ==, VS_TRACE_SCHEMA_VERSION);
-  g_assert_cmpint (q (p.w, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'window_ns'"),
-                   ==, (int64_t)n * STEP_NS / 10);
+  g_assert_cmpint (q (p.w, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'window_ns'"), ==,
+                   (int64_t)n * STEP_NS / 10);
   pair_free (&p);
 }
 
@@ -361,14 +387,14 @@ test_series (void)
    * highest state of the complete trace from its start to its end (the
    * state entering it included). */
   sqlite3_stmt *sl;
-  g_assert_cmpint (sqlite3_prepare_v2 (
-                       p.w,
-                       "SELECT s.allocator_id, s.start_ns, s.end_ns FROM window_slice s"
-                       " WHERE NOT EXISTS (SELECT 1 FROM detail_interval i WHERE"
-                       " i.device_id = s.device_id AND i.start_ns < s.end_ns"
-                       " AND i.end_ns > s.start_ns)",
-                       -1, &sl, NULL),
-                   ==, SQLITE_OK);
+  g_assert_cmpint (
+      sqlite3_prepare_v2 (p.w,
+                          "SELECT s.allocator_id, s.start_ns, s.end_ns FROM window_slice s"
+                          " WHERE NOT EXISTS (SELECT 1 FROM detail_interval i WHERE"
+                          " i.device_id = s.device_id AND i.start_ns < s.end_ns"
+                          " AND i.end_ns > s.start_ns)",
+                          -1, &sl, NULL),
+      ==, SQLITE_OK);
   int64_t coarse = 0;
   while (sqlite3_step (sl) == SQLITE_ROW)
     {
@@ -419,8 +445,8 @@ test_aggregates (void)
   int n = 3000;
   pair_make (&p, n, (int64_t)n * STEP_NS / 10);
   /* Counts over all slices: the complete trace's. */
-  assert_same (p.f, p.w, "SELECT allocator_id, alloc_count, free_count FROM summary ORDER BY 1",
-               0, 0);
+  assert_same (p.f, p.w, "SELECT allocator_id, alloc_count, free_count FROM summary ORDER BY 1", 0,
+               0);
   g_autofree char *sums
       = rows (p.w,
               "SELECT allocator_id, sum(alloc_count), sum(free_count) FROM window_slice"
@@ -441,10 +467,9 @@ test_aggregates (void)
                    ==, SQLITE_OK);
   while (sqlite3_step (sl) == SQLITE_ROW)
     {
-      g_autofree char *truth = state_at (p.f, sqlite3_column_int64 (sl, 0),
-                                         sqlite3_column_int64 (sl, 1) - 1);
-      g_autofree char *got = g_strdup_printf ("%lld|%lld|",
-                                              (long long)sqlite3_column_int64 (sl, 2),
+      g_autofree char *truth
+          = state_at (p.f, sqlite3_column_int64 (sl, 0), sqlite3_column_int64 (sl, 1) - 1);
+      g_autofree char *got = g_strdup_printf ("%lld|%lld|", (long long)sqlite3_column_int64 (sl, 2),
                                               (long long)sqlite3_column_int64 (sl, 3));
       g_assert_true (g_str_has_prefix (truth, got) || strcmp (truth, "none") == 0);
     }
@@ -454,11 +479,10 @@ test_aggregates (void)
                "SELECT ifnull(stack_id, 0), sum(bytes) FROM block WHERE level = 2"
                " AND free_seq IS NULL GROUP BY 1 ORDER BY 1",
                0, 0);
-  g_autofree char *live
-      = rows (p.f,
-              "SELECT ifnull(stack_id, 0), sum(bytes) FROM block WHERE level = 2"
-              " AND free_seq IS NULL GROUP BY 1 ORDER BY 1",
-              0);
+  g_autofree char *live = rows (p.f,
+                                "SELECT ifnull(stack_id, 0), sum(bytes) FROM block WHERE level = 2"
+                                " AND free_seq IS NULL GROUP BY 1 ORDER BY 1",
+                                0);
   g_autofree char *grown = rows (p.w,
                                  "SELECT stack_id, sum(net_bytes) FROM window_site"
                                  " WHERE allocator_id = 1 GROUP BY 1 HAVING sum(net_bytes) != 0"

@@ -1,0 +1,99 @@
+#!/bin/sh
+# test-record-window.sh — `vramscope record --window` end to end without a
+# GPU: a program leaves a long PyTorch allocator stream (60 s of a training
+# loop, make-window-stream.py) and record writes it whole and with
+# --window 10s.  The windowed trace answers summary, peak, leaks and the
+# failures' count as the whole one does (and as the stream says), is much
+# smaller, stays about as small for a run five times longer, says it is
+# windowed; a window longer than the run gives the whole trace.  Bad
+# durations are usage errors: one line, exit 2, nothing run.
+#
+# Usage: test-record-window.sh VRAMSCOPE MAKE_STREAM   (TAP output)
+set -u
+vramscope=$1 make=$2
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+n=0 failed=0
+ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi; }
+size() { wc -c <"$1" | tr -d ' '; }
+
+for bad in 0 0s abc 10 -5s 1.5x 10sec '' 1e400h; do
+  "$vramscope" record -q --window "$bad" -o "$dir/bad.db" -- sh -c 'touch "$0"' "$dir/ran" \
+    >"$dir/out" 2>"$dir/err"
+  rc=$?
+  lines=$(wc -l <"$dir/err" | tr -d ' ')
+  ok $([ $rc = 2 ] && [ "$lines" = 1 ] && [ ! -e "$dir/ran" ] && [ ! -e "$dir/bad.db" ] \
+       && echo 0 || echo 1) "--window '$bad' is refused: exit $rc, $lines line: $(cat "$dir/err")"
+done
+
+cat >"$dir/prog.sh" <<EOS
+python3 "$make" "\$VRAMSCOPE_SPOOL_DIR/torch-\$\$.stream" \$\$ \$STEPS >"$dir/want-\$STEPS.json"
+printf "pid %s\nreason stream\ndevice 0 GPU-00000000-0000-0000-0000-0000000000aa 85899345920 Test GPU\n" \$\$ \
+  >"\$VRAMSCOPE_SPOOL_DIR/torch-\$\$.stream.info"
+EOS
+STEPS=6000 "$vramscope" record -q -o "$dir/full.db" -- sh "$dir/prog.sh"
+ok $? "the whole run is recorded"
+STEPS=6000 "$vramscope" record --window 10s -o "$dir/win.db" -- sh "$dir/prog.sh" 2>"$dir/win.err"
+ok $? "the run is recorded with --window 10s"
+grep -q "windowed: full detail" "$dir/win.err"
+ok $? "record says what the window kept"
+for r in "summary" "peak" "leaks" "fragmentation"; do
+  "$vramscope" report "$dir/full.db" $r --format csv >"$dir/full.$r" 2>&1
+  "$vramscope" report "$dir/win.db" $r --format csv >"$dir/win.$r" 2>&1
+  if [ $r = fragmentation ]; then
+    # Per failure, only those whose detail is kept: the first and last
+    # three, each as in the whole trace.
+    kept=$(grep -c ',failed_alloc,' "$dir/win.$r")
+    grep -F -x -v -f "$dir/full.$r" "$dir/win.$r" >"$dir/extra"
+    grep -v ',failed_alloc,' "$dir/full.$r" >"$dir/full.$r.rest"
+    grep -v ',failed_alloc,' "$dir/win.$r" >"$dir/win.$r.rest"
+    cmp -s "$dir/full.$r.rest" "$dir/win.$r.rest" && [ ! -s "$dir/extra" ] && [ "$kept" -ge 12 ]
+    ok $? "report fragmentation: as the whole trace, at the $kept failures kept too"
+    continue
+  fi
+  cmp -s "$dir/full.$r" "$dir/win.$r"
+  ok $? "report $r: the windowed trace answers as the whole one"
+done
+res=$(python3 -c '
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+want = json.load(open(sys.argv[2]))
+cols = ["alloc_count", "free_count", "peak_allocated_bytes", "final_allocated_bytes", "peak_reserved_bytes", "final_reserved_bytes", "failed_alloc_count"]
+row = db.execute("SELECT " + ", ".join("s." + c for c in cols) + " FROM summary s JOIN allocator a ON a.id = s.allocator_id WHERE a.kind = \"pytorch\"").fetchone()
+leak = db.execute("SELECT count(*), sum(bytes) FROM block WHERE level = 2 AND free_seq IS NULL").fetchone()
+print(int(row == tuple(want[c] for c in cols)), int(leak == (want["leak_blocks"], want["leak_bytes"])))
+' "$dir/win.db" "$dir/want-6000.json" 2>&1)
+set -- $res
+ok $([ "${1:-0}" = 1 ] && echo 0 || echo 1) "the windowed pytorch row is what the stream holds"
+ok $([ "${2:-0}" = 1 ] && echo 0 || echo 1) "every block still live at the end is kept (the leak)"
+full=$(size "$dir/full.db") win=$(size "$dir/win.db")
+ok $([ "$win" -lt $((full / 2)) ] && echo 0 || echo 1) "the windowed trace is smaller ($win of $full bytes)"
+
+"$vramscope" report "$dir/win.db" summary >"$dir/win.txt" 2>&1
+grep -q "^Windowed trace (record --window 10.000 s)" "$dir/win.txt"
+ok $? "report summary says the trace is windowed and from when"
+"$vramscope" report "$dir/full.db" summary >"$dir/full.txt" 2>&1
+! grep -q "Windowed" "$dir/full.txt"
+ok $? "a whole trace says nothing of the kind"
+"$vramscope" report "$dir/win.db" meta --format csv >"$dir/meta.csv" 2>&1
+grep -q "^window_ns,10000000000" "$dir/meta.csv" && grep -q "^window_dropped_blocks," "$dir/meta.csv"
+ok $? "meta holds the window and what was dropped"
+"$vramscope" report "$dir/win.db" growth --format csv >"$dir/growth.csv" 2>&1
+rows=$(($(wc -l <"$dir/growth.csv") - 1))
+ok $([ "$rows" -gt 90 ] && echo 0 || echo 1) "growth covers the whole run in slices ($rows rows)"
+
+STEPS=30000 "$vramscope" record -q --window 10s -o "$dir/win5.db" -- sh "$dir/prog.sh"
+ok $? "a run five times longer is recorded with --window 10s"
+win5=$(size "$dir/win5.db")
+ok $([ "$win5" -lt $((win * 3 / 2)) ] && echo 0 || echo 1) "its trace stays about as small ($win5 bytes against $win)"
+
+STEPS=6000 "$vramscope" record -q --window 2h -o "$dir/long.db" -- sh "$dir/prog.sh"
+ok $? "a window longer than the run is accepted"
+for r in "summary" "timeline" "peak"; do
+  "$vramscope" report "$dir/full.db" $r --format csv >"$dir/full.$r" 2>&1
+  "$vramscope" report "$dir/long.db" $r --format csv >"$dir/long.$r" 2>&1
+  cmp -s "$dir/full.$r" "$dir/long.$r"
+  ok $? "report $r: a window longer than the run keeps the whole trace"
+done
+echo "1..$n"
+exit $failed
