@@ -96,8 +96,8 @@ vs_windowed_note (VsTrace *trace)
   g_return_val_if_fail (trace != NULL, NULL);
   if (!vs_windowed_info (trace, &info, NULL) || !info.windowed)
     return NULL;
-  g_autofree char *window = info.window_ns != VS_UNKNOWN ? vs_format_duration (info.window_ns)
-                                                          : g_strdup ("?");
+  g_autofree char *window
+      = info.window_ns != VS_UNKNOWN ? vs_format_duration (info.window_ns) : g_strdup ("?");
   g_autofree char *from = vs_format_duration (info.detail_from_ns);
   g_autofree char *slice = vs_format_duration (info.slice_ns);
   return g_strdup_printf (

@@ -39,8 +39,7 @@ gboolean vs_windowed_info (VsTrace *trace, VsWindowedInfo *out, GError **error);
 
 /* The slices of (device_id, allocator_id; 0 = all), by time: an empty
  * array for a complete trace, NULL with error set on failure. */
-GArray *vs_windowed_slices (VsTrace *trace, gint64 device_id, gint64 allocator_id,
-                          GError **error);
+GArray *vs_windowed_slices (VsTrace *trace, gint64 device_id, gint64 allocator_id, GError **error);
 
 /* The sentence a text report prints once about a windowed trace: what it
  * keeps and from when its detail is complete; NULL for a complete one. */

@@ -126,8 +126,8 @@ typedef struct
 } VsStreamDevice;
 
 int
-vs_torch_stream_import (const char *path, const char *out, int64_t *events, bool *stopped,
-                        char *err, size_t errlen)
+vs_torch_stream_import (const char *path, const char *out, bool until_snapshot, int64_t *events,
+                        bool *stopped, char *err, size_t errlen)
 {
   g_return_val_if_fail (path != NULL && out != NULL, -1);
   if (events)
@@ -189,6 +189,20 @@ vs_torch_stream_import (const char *path, const char *out, int64_t *events, bool
   size_t n = ((size_t)st.st_size - STREAM_HEADER) / sizeof (VsStreamRecord);
   const VsStreamRecord *recs = (const VsStreamRecord *)(map + STREAM_HEADER);
   int64_t read = 0, last_ts = start_ns;
+  /* until_snapshot: per device, where its last snapshot marker is (none:
+   * SIZE_MAX, every record kept). */
+  static size_t last_marker[MAX_DEVICES];
+  for (size_t k = 0; k < MAX_DEVICES; k++)
+    last_marker[k] = SIZE_MAX;
+  for (size_t i = 0; until_snapshot && i < n; i++)
+    {
+      VsStreamRecord r;
+      memcpy (&r, &recs[i], sizeof r);
+      if (r.action == 0)
+        break;
+      if (r.action == STREAM_SNAPSHOT && r.device >= 0 && r.device < MAX_DEVICES)
+        last_marker[r.device] = i;
+    }
   for (size_t i = 0; i < n && rc == 0; i++)
     {
       VsStreamRecord r;
@@ -196,7 +210,8 @@ vs_torch_stream_import (const char *path, const char *out, int64_t *events, bool
       if (r.action == 0)
         break; /* the end, or a record its process did not finish */
       read++;
-      if (r.action > STREAM_OOM || r.device < 0 || r.device >= MAX_DEVICES)
+      if (r.action > STREAM_OOM || r.device < 0 || r.device >= MAX_DEVICES
+          || (last_marker[r.device] != SIZE_MAX && i > last_marker[r.device]))
         continue;
       VsStreamDevice *d = &devs[r.device];
       if (d->ranges == NULL)
@@ -359,7 +374,11 @@ vs_torch_stream_import_spool (const char *spool, const char *host, bool every, b
       char err[1024] = "";
       int64_t events = 0;
       bool stopped = false;
-      if (vs_torch_stream_import (stream, trace, &events, &stopped, err, sizeof err) != 0
+      /* A snapshot taken at a normal exit ends what matters: what Python
+       * frees after it, as it shuts down, would hide what was live at
+       * exit. */
+      bool at_exit = final_snapshot (spool, pid) == FINAL_AT_EXIT;
+      if (vs_torch_stream_import (stream, trace, at_exit, &events, &stopped, err, sizeof err) != 0
           || !vs_record_tie_process (trace, info, host, err, sizeof err))
         {
           fprintf (stderr,

@@ -15,13 +15,15 @@
 /* Writes the raw (unfinalized) trace out from the stream file at path: a
  * process row (the stream's pid), per device a `pytorch` allocator and its
  * events, an `oom` as a failed allocation; meta source 'import', so the
- * merge puts it on the collector's process row of the same pid.  Stops at
+ * merge puts it on the collector's process row of the same pid.  With
+ * until_snapshot, each device's records after its last snapshot marker are
+ * left out (the process took its final snapshot at exit).  Stops at
  * the first record not completely written.  *events (may be NULL) gets
  * the number of records read, *stopped (may be NULL) whether the stream
  * stopped at its size limit before its process ended.  Returns 0, or -1
  * with err filled. */
-int vs_torch_stream_import (const char *path, const char *out, int64_t *events, bool *stopped,
-                            char *err, size_t errlen);
+int vs_torch_stream_import (const char *path, const char *out, bool until_snapshot, int64_t *events,
+                            bool *stopped, char *err, size_t errlen);
 
 /* For each process that left a stream in spool and no final snapshot
  * (which has Python stacks, and is preferred) — or, with every, for each

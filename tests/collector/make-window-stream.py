@@ -3,7 +3,7 @@
 tracker (collector/python/vs_torch_stream.cpp) writes it, for the flight
 recorder's tests without a GPU.
 
-Usage: make-window-stream.py STREAM PID STEPS
+Usage: make-window-stream.py STREAM PID STEPS [exit]
 
 A training loop on device 0, one step every 10 ms: a 1 GiB segment, then
 per step 6 activations allocated and freed in reverse (free requested, then
@@ -11,12 +11,16 @@ completed); every 100 steps a 4 KiB block kept to the end (a leak); at a
 tenth of the run an 8 GiB segment and block (the peak), freed at the next
 step; every 200 steps (from step 100) an out-of-memory entry.  Prints, as
 JSON, what the trace's `pytorch` summary row must hold and the leak.
+With `exit`, the process then takes its final snapshot (a marker) and
+frees everything as Python shuts down: what was live at the marker is
+what the trace must hold at its end.
 """
 import json
 import struct
 import sys
 
 path, pid, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+at_exit = len(sys.argv) > 4 and sys.argv[4] == "exit"
 t0 = 1_763_900_000_000_000_000
 MIB = 1 << 20
 SEG, BIG = 0x7F0000000000, 0x7F2000000000
@@ -80,6 +84,14 @@ for i in range(steps):
         rec(3, a, s, ts)
         frees += 1
         allocated -= s
+if at_exit:
+    ts += 1000
+    rec(9, 0, allocated, ts)
+    for k in range(leak):
+        ts += 1000
+        rec(3, SEG + 512 * MIB + k * 4096, 4096, ts)
+    ts += 1000
+    rec(5, SEG, 1024 * MIB, ts)
 header = b"VSTORCH1" + struct.pack("<IIqq", 1, 48, pid, t0)
 with open(path, "wb") as f:
     f.write(header.ljust(4096, b"\0"))

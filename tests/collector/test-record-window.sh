@@ -8,9 +8,12 @@
 # windowed; a window longer than the run gives the whole trace.  Bad
 # durations are usage errors: one line, exit 2, nothing run.
 #
-# Usage: test-record-window.sh VRAMSCOPE MAKE_STREAM   (TAP output)
+# A process that took its final snapshot at exit keeps, from its stream,
+# what was live then, not what Python freed while shutting down.
+#
+# Usage: test-record-window.sh VRAMSCOPE MAKE_STREAM SNAPSHOTS_DIR   (TAP output)
 set -u
-vramscope=$1 make=$2
+vramscope=$1 make=$2 snaps=$3
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 n=0 failed=0
@@ -95,5 +98,25 @@ for r in "summary" "timeline" "peak"; do
   cmp -s "$dir/full.$r" "$dir/long.$r"
   ok $? "report $r: a window longer than the run keeps the whole trace"
 done
+cat >"$dir/exit.sh" <<EOS
+python3 "$make" "\$VRAMSCOPE_SPOOL_DIR/torch-\$\$.stream" \$\$ 3000 exit >"$dir/want-exit.json"
+printf "pid %s\nreason stream\ndevice 0 GPU-00000000-0000-0000-0000-0000000000aa 85899345920 Test GPU\n" \$\$ \
+  >"\$VRAMSCOPE_SPOOL_DIR/torch-\$\$.stream.info"
+printf "pid %s\nreason exit\ndevice 0 GPU-00000000-0000-0000-0000-0000000000aa 85899345920 Test GPU\n" \$\$ \
+  >"\$VRAMSCOPE_SPOOL_DIR/torch-\$\$-000001.info"
+cp "$snaps/train.pickle" "\$VRAMSCOPE_SPOOL_DIR/torch-\$\$-000001.pickle"
+EOS
+"$vramscope" record -q --window 5s -o "$dir/exit.db" -- sh "$dir/exit.sh"
+ok $? "a run that took its final snapshot at exit is recorded with --window 5s"
+res=$(python3 -c '
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+want = json.load(open(sys.argv[2]))
+leak = db.execute("SELECT count(*), sum(bytes) FROM block WHERE level = 2 AND free_seq IS NULL").fetchone()
+row = db.execute("SELECT s.alloc_count, s.final_allocated_bytes FROM summary s JOIN allocator a ON a.id = s.allocator_id WHERE a.kind = \"pytorch\"").fetchone()
+print(int(leak == (want["leak_blocks"], want["leak_bytes"]) and row == (want["alloc_count"], want["leak_bytes"])), leak, row)
+' "$dir/exit.db" "$dir/want-exit.json" 2>&1)
+set -- $res
+ok $([ "${1:-0}" = 1 ] && echo 0 || echo 1) "its stream is read to the final snapshot: what was live at exit is kept ($res)"
 echo "1..$n"
 exit $failed
