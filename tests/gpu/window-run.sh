@@ -7,6 +7,8 @@
 #   VRAMSCOPE  the vramscope binary (default: build/cli/vramscope)
 # tests/gpu/window-train.py (a training-like loop with a slow leak, an
 # early peak and one caught out-of-memory error) recorded
+#   OUTDIR/fix-8/run.db        with --window 2s --no-kernels, 8 s of a slower
+#                              loop (a step every 50 ms): small, a fixture
 #   OUTDIR/full-20/run.db      whole, for 20 s
 #   OUTDIR/win-S/run.db        with --window 20s, for S = 30, 120, 60 s
 # Next to each: truth.json (the program's ground truth), run.log (what
@@ -40,10 +42,11 @@ nvidia-smi -L >>"$log" 2>&1
 export VRAMSCOPE_CACHE_DIR="$out/cache"
 failed=0
 
-# run NAME SECONDS [record options...]: one recorded run in OUTDIR/NAME.
+# run NAME SECONDS SLEEP [record options...]: one recorded run in
+# OUTDIR/NAME, the loop pausing SLEEP seconds after each step.
 run() {
-  local name=$1 secs=$2
-  shift 2
+  local name=$1 secs=$2 pause=$3
+  shift 3
   local limit=$((secs + 90)) t0
   t0=$(date +%s)
   if [ $((t0 - start + limit)) -gt "$BUDGET" ]; then
@@ -64,7 +67,8 @@ run() {
    done) >spool.txt &
   local sampler=$!
   timeout "$limit" "$VRAMSCOPE" record --timings "$@" -o run.db -- \
-    python3 "$here/window-train.py" --seconds "$secs" --truth truth.json >run.log 2>&1
+    python3 "$here/window-train.py" --seconds "$secs" --sleep "$pause" --truth truth.json \
+    >run.log 2>&1
   local rc=$?
   kill "$sampler" 2>/dev/null
   wait "$sampler" 2>/dev/null
@@ -98,10 +102,11 @@ PY
   cd "$out"
 }
 
-run full-20 20
-run win-30 30 --window 20s
-run win-120 120 --window 20s
-run win-60 60 --window 20s
+run fix-8 8 0.05 --window 2s --no-kernels
+run full-20 20 0.004
+run win-30 30 0.004 --window 20s
+run win-120 120 0.004 --window 20s
+run win-60 60 0.004 --window 20s
 
 # Everything in one file: sizes, vramscope's summary and the truths.
 cd "$out"

@@ -6,7 +6,8 @@ error (6 s in).  Runs for --seconds, then writes its own ground truth as
 JSON to --truth: torch.cuda.memory_stats() peaks, the error it caught, the
 bytes its leak holds, the steps it ran.
 
-Usage: python3 window-train.py --seconds S --truth FILE
+Usage: python3 window-train.py --seconds S --truth FILE [--sleep S]
+(--sleep: the pause after each step, 0.004 s by default.)
 """
 import argparse
 import json
@@ -17,6 +18,7 @@ import torch
 ap = argparse.ArgumentParser()
 ap.add_argument("--seconds", type=float, required=True)
 ap.add_argument("--truth", required=True)
+ap.add_argument("--sleep", type=float, default=0.004)
 args = ap.parse_args()
 
 dev = torch.device("cuda", 0)
@@ -56,12 +58,13 @@ while time.time() - t0 < args.seconds:
             oom = {"requested_bytes": 1 << 40, "message": str(e).splitlines()[0], "at_s": elapsed}
     loss.item()
     steps += 1
-    time.sleep(0.004)
+    time.sleep(args.sleep)
 
 torch.cuda.synchronize()
 s = torch.cuda.memory_stats(dev)
 truth = {
     "seconds": args.seconds,
+    "sleep": args.sleep,
     "elapsed_s": time.time() - t0,
     "steps": steps,
     "peak_at_s": peak_at,
