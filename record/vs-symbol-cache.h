@@ -4,10 +4,10 @@
  * its symbol tables; for PyTorch's libraries that takes seconds, after
  * every run, for the same few hundred addresses.  The answers depend only
  * on the module's contents (its build-id) and the separate debug info
- * installed for it, so they are kept in a cache folder, one file per
- * build-id (a second name when /usr/lib/debug holds debug info for it),
- * and a later run with the same modules opens none of them.  Plain C,
- * like vs-symbolize.c.
+ * installed for it, so they are kept in an SQLite file in a cache folder,
+ * keyed by build-id (a second key when /usr/lib/debug holds debug info
+ * for it), and a later run with the same modules opens none of them.
+ * Plain C, like vs-symbolize.c.
  */
 #pragma once
 
@@ -37,9 +37,10 @@ void vs_symbol_cache_set_dir (const char *dir);
  * NULL when none can be named. */
 char *vs_symbol_cache_default_dir (void);
 
-/* The cache of the module with build-id build_id (hex), loaded from its
- * file if there is one; NULL when the cache is off or build_id is not a
- * build-id. */
+/* The cache of the module with build-id build_id (hex), loaded from the
+ * cache file if it holds the module; NULL when the cache is off or
+ * build_id is not a build-id.  A cache file that cannot be read (corrupt,
+ * from a newer version) is treated as empty. */
 VsSymbolCache *vs_symbol_cache_open (const char *build_id);
 
 /* The entries kept for the address at offset off into the module: their
@@ -50,7 +51,8 @@ int vs_symbol_cache_find (VsSymbolCache *c, uint64_t off, const VsSymbolCacheEnt
 /* Keeps n entries for off (copied). */
 void vs_symbol_cache_add (VsSymbolCache *c, uint64_t off, const VsSymbolCacheEntry *entries, int n);
 
-/* Writes the cache's file when entries were added (under a temporary
- * name, then renamed: concurrent runs never see half a file) and frees
- * it.  NULL is accepted. */
+/* Stores the added entries in the cache file (one transaction: concurrent
+ * runs never see half a module; an address another run stored meanwhile
+ * keeps its entries) and frees c.  A corrupt cache file is replaced.  NULL
+ * is accepted. */
 void vs_symbol_cache_close (VsSymbolCache *c);

@@ -347,6 +347,39 @@ describe_stacks (const char *path)
   return g_string_free (out, FALSE);
 }
 
+/* Symbolizes a new copy of the raw trace raw and describes its stacks. */
+static char *
+symbolize_copy (const char *raw, gsize raw_len)
+{
+  g_autofree char *path = NULL;
+  int fd = g_file_open_tmp ("test-stacks-XXXXXX.db", &path, NULL);
+  g_assert_cmpint (fd, >=, 0);
+  close (fd);
+  g_assert_true (g_file_set_contents (path, raw, (gssize)raw_len, NULL));
+  char err[512];
+  g_assert_cmpint (vs_symbolize_file (path, NULL, err, sizeof err), ==, 0);
+  char *described = describe_stacks (path);
+  g_unlink (path);
+  return described;
+}
+
+/* The count of rows of the cache file's table `entry`, -1 when it is
+ * not a readable cache. */
+static int
+cache_entries (const char *file)
+{
+  sqlite3 *db;
+  sqlite3_stmt *q = NULL;
+  int n = -1;
+  if (sqlite3_open_v2 (file, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK
+      && sqlite3_prepare_v2 (db, "SELECT count(*) FROM entry", -1, &q, NULL) == SQLITE_OK
+      && sqlite3_step (q) == SQLITE_ROW)
+    n = sqlite3_column_int (q, 0);
+  sqlite3_finalize (q);
+  sqlite3_close (db);
+  return n;
+}
+
 /* Symbolizing keeps what it found per build-id: a second trace of the
  * same program is symbolized from the cache with the same frames (inline
  * ones included), and the cache is what is read — an entry edited in it
@@ -386,7 +419,7 @@ test_symbol_cache (void)
   g_assert_nonnull (strstr (first, "chain_b"));
   g_assert_nonnull (strstr (first, "inlined_step"));
 
-  /* This executable's file in the cache, by its build-id. */
+  /* This executable's addresses in the cache, by its build-id. */
   sqlite3 *db;
   g_assert_cmpint (sqlite3_open_v2 (t[0].path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
   sqlite3_stmt *q;
@@ -396,12 +429,21 @@ test_symbol_cache (void)
                                        -1, &q, NULL),
                    ==, SQLITE_OK);
   g_assert_cmpint (sqlite3_step (q), ==, SQLITE_ROW);
-  g_autofree char *file = g_build_filename (cache, (const char *)sqlite3_column_text (q, 0), NULL);
+  g_autofree char *build_id = g_strdup ((const char *)sqlite3_column_text (q, 0));
   sqlite3_finalize (q);
   sqlite3_close (db);
-  g_autofree char *text = NULL;
-  g_assert_true (g_file_get_contents (file, &text, NULL, NULL));
-  g_assert_true (g_str_has_prefix (text, "vramscope-symbols 1\n"));
+  g_autofree char *file = g_build_filename (cache, "symbols.db", NULL);
+  g_assert_cmpint (sqlite3_open_v2 (file, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_prepare_v2 (db,
+                                       "SELECT count(*) FROM entry WHERE module = ?1"
+                                       " AND function = 'chain_b'",
+                                       -1, &q, NULL),
+                   ==, SQLITE_OK);
+  sqlite3_bind_text (q, 1, build_id, -1, SQLITE_STATIC);
+  g_assert_cmpint (sqlite3_step (q), ==, SQLITE_ROW);
+  g_assert_cmpint (sqlite3_column_int (q, 0), >=, 1);
+  sqlite3_finalize (q);
+  sqlite3_close (db);
 
   /* The same stacks again, from the cache, for the build-id and not the
    * path: the modules of this copy are named where no file is (a stripped
@@ -416,15 +458,45 @@ test_symbol_cache (void)
   g_assert_cmpstr (second, ==, first);
 
   /* An edited entry comes back: the cache is read, the module is not. */
-  GString *edited = g_string_new (text);
-  g_assert_cmpint (g_string_replace (edited, "\t+chain_b\t", "\t+chain_b_from_the_cache\t", 0), ==,
-                   1);
-  g_assert_true (g_file_set_contents (file, edited->str, -1, NULL));
-  g_string_free (edited, TRUE);
+  g_assert_cmpint (sqlite3_open_v2 (file, &db, SQLITE_OPEN_READWRITE, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_exec (db,
+                                 "UPDATE entry SET function = 'chain_b_from_the_cache'"
+                                 " WHERE function = 'chain_b'",
+                                 NULL, NULL, NULL),
+                   ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_changes (db), ==, 1);
+  sqlite3_close (db);
   g_assert_cmpint (vs_symbolize_file (t[2].path, NULL, err, sizeof err), ==, 0);
   g_autofree char *third = describe_stacks (t[2].path);
   g_assert_nonnull (strstr (third, " chain_b_from_the_cache "));
   g_assert_null (strstr (third, " chain_b "));
+
+  /* A cache file that is not a database: symbolized all the same, and
+   * the file made anew. */
+  int kept = cache_entries (file);
+  g_assert_cmpint (kept, >, 0);
+  g_assert_true (g_file_set_contents (file, "not a database, not a cache either\n", -1, NULL));
+  g_autofree char *after_garbage = symbolize_copy (raw, raw_len);
+  g_assert_cmpstr (after_garbage, ==, first);
+  g_assert_cmpint (cache_entries (file), ==, kept);
+
+  /* A cache from a newer version is neither read nor written. */
+  g_assert_cmpint (sqlite3_open_v2 (file, &db, SQLITE_OPEN_READWRITE, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (
+      sqlite3_exec (db,
+                    "UPDATE entry SET function = 'chain_b_from_the_cache'"
+                    " WHERE function = 'chain_b';"
+                    " DELETE FROM entry WHERE function IS NOT 'chain_b_from_the_cache';"
+                    " DELETE FROM address WHERE NOT EXISTS (SELECT 1 FROM entry e"
+                    " WHERE e.module = address.module AND e.offset = address.offset);"
+                    " PRAGMA user_version = 2",
+                    NULL, NULL, NULL),
+      ==, SQLITE_OK);
+  sqlite3_close (db);
+  g_autofree char *newer = symbolize_copy (raw, raw_len);
+  g_assert_cmpstr (newer, ==, first);
+  g_assert_cmpint (cache_entries (file), ==, 1);
+  g_unlink (file);
 
   /* A cache folder that cannot be made: symbolized all the same. */
   g_autofree char *blocked = g_build_filename (dir, "a-file", NULL);
