@@ -878,7 +878,7 @@ vs_cmd_record (int argc, char **argv)
   close (errpipe[1]);
   child_pid = pid;
   sigprocmask (SIG_SETMASK, &saved_mask, NULL);
-  vs_record_write_run_info (spool_abs, (long)pid, (long long)start, out);
+  vs_record_write_run_info (spool_abs, (long)pid, (long long)start, out, (long long)window_ns);
   /* Each process writes its own file in the spool; the viewer can follow
    * one while it is written.  The program's own file is named after it. */
   if (!quiet)

@@ -8,7 +8,8 @@
 # windowed; a window longer than the run gives the whole trace.  Bad
 # durations are usage errors: one line, exit 2, nothing run.
 #
-# A process that took its final snapshot at exit keeps, from its stream,
+# A killed record's spool is recovered windowed, as record would have
+# written it.  A process that took its final snapshot at exit keeps, from its stream,
 # what was live then, not what Python freed while shutting down.
 #
 # Usage: test-record-window.sh VRAMSCOPE MAKE_STREAM SNAPSHOTS_DIR   (TAP output)
@@ -118,5 +119,22 @@ print(int(leak == (want["leak_blocks"], want["leak_bytes"]) and row == (want["al
 ' "$dir/exit.db" "$dir/want-exit.json" 2>&1)
 set -- $res
 ok $([ "${1:-0}" = 1 ] && echo 0 || echo 1) "its stream is read to the final snapshot: what was live at exit is kept ($res)"
+# recover: the spool a killed `record --window 10s` left (its run.info
+# names the window), recovered into the same trace record writes.
+spool="$dir/.vramscope-spool-999999-XXwin"
+mkdir -p "$spool"
+python3 "$make" "$spool/torch-999998.stream" 999998 6000 >/dev/null
+printf "pid 999998\nreason stream\ndevice 0 GPU-00000000-0000-0000-0000-0000000000aa 85899345920 Test GPU\n" \
+  >"$spool/torch-999998.stream.info"
+printf "host %s\nrecord_pid 999999\nprogram_pid 999998\nstart_ns 1763900000000000000\noutput %s\nwindow_ns 10000000000\n" \
+  "$(hostname)" "$dir/rec.db" >"$spool/run.info"
+"$vramscope" recover -q "$spool" -o "$dir/rec.db"
+ok $? "recover writes the spool of a killed record --window"
+"$vramscope" report "$dir/rec.db" meta --format csv 2>&1 | grep -q "^window_ns,10000000000"
+ok $? "windowed, as record would have"
+"$vramscope" report "$dir/rec.db" peak --format csv >"$dir/rec.peak" 2>&1
+"$vramscope" report "$dir/full.db" peak --format csv >"$dir/full.peak" 2>&1
+cmp -s "$dir/rec.peak" "$dir/full.peak"
+ok $? "and answers report peak as the whole trace"
 echo "1..$n"
 exit $failed
