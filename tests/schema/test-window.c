@@ -16,7 +16,9 @@
  * copies once, inside an NVTX range; every 20 steps a temporary segment
  * (with the cudaMalloc that backs it) holds one block; every 100 steps a
  * small block is kept (a leak); at a tenth of the run an 8 GiB segment and
- * block make the peak and are freed; every 50 steps a request fails.
+ * block make the peak and are freed; every 50 steps a request fails; every
+ * 3 steps a library outside the allocator takes and frees 2 MiB of device
+ * memory (a plain cudaMalloc), every 1000 steps keeps 1 MiB.
  */
 #include <glib.h>
 #include <glib/gstdio.h>
@@ -74,7 +76,8 @@ gen (const char *path, int nsteps)
       g_assert_cmpint (vs_writer_alloc_event (w, &ae), ==, 0);                                     \
     }                                                                                              \
   while (0)
-  const int64_t seg = 0x7f0000000000LL, tmp_seg = 0x7f1000000000LL, big = 0x7f2000000000LL;
+  const int64_t seg = 0x7f0000000000LL, tmp_seg = 0x7f1000000000LL, big = 0x7f2000000000LL,
+                plain = 0x7f3000000000LL;
   MEM (VS_MEM_OP_ALLOC, seg, 1024 * MiB);
   ALLOC (VS_ALLOC_OP_SEGMENT_ALLOC, seg, 1024 * MiB, 0);
   int leaks = 0;
@@ -111,6 +114,16 @@ gen (const char *path, int nsteps)
         }
       VsMemcpy mc = { ts, ts + 10, proc, dev, 7, i, "HtoD", "pageable", "device", 4096 };
       g_assert_cmpint (vs_writer_memcpy (w, &mc), ==, 0);
+      if (i % 3 == 0)
+        {
+          ts += 1000;
+          MEM (VS_MEM_OP_ALLOC, plain, 2 * MiB);
+        }
+      if (i % 1000 == 999)
+        {
+          ts += 1000;
+          MEM (VS_MEM_OP_ALLOC, plain + 64 * MiB + i * MiB, MiB);
+        }
       if (i % 20 == 0)
         {
           ts += 1000;
@@ -162,6 +175,11 @@ gen (const char *path, int nsteps)
           ALLOC (VS_ALLOC_OP_FREE_COMPLETED, tmp_seg, 32 * MiB, 0);
           ALLOC (VS_ALLOC_OP_SEGMENT_FREE, tmp_seg, 64 * MiB, 0);
           MEM (VS_MEM_OP_FREE, tmp_seg, 64 * MiB);
+        }
+      if (i % 3 == 0)
+        {
+          ts += 1000;
+          MEM (VS_MEM_OP_FREE, plain, 2 * MiB);
         }
       if (i == nsteps / 10 + 1)
         {
