@@ -1011,7 +1011,7 @@ vs_cmd_record (int argc, char **argv)
   if (rc == 0 && window_ns > 0)
     {
       rc = vs_record_apply_window (tmp, window_ns, quiet, err, sizeof err) ? 0 : -1;
-      vs_timings_phase ("bounding to the window");
+      vs_timings_phase ("window: the rest");
     }
   if (rc == 0)
     rc = vs_output_commit (tmp, out, force, "--force", err, sizeof err);

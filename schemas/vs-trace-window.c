@@ -43,6 +43,7 @@
 
 #include <sqlite3.h>
 
+#include "vs-timings.h"
 #include "vs-trace-writer.h"
 
 typedef struct
@@ -523,6 +524,7 @@ vs_trace_window (sqlite3 *db, int64_t window_ns, VsTraceWindowStats *stats, char
   sqlite3_finalize (s);
   if (rc < 0)
     goto out;
+  vs_timings_phase ("window: intervals and slices");
   if (exec (db,
             "INSERT INTO window_count SELECT device_id, allocator_id, alloc_count, free_count,"
             " failed_alloc_count FROM summary",
@@ -530,6 +532,7 @@ vs_trace_window (sqlite3 *db, int64_t window_ns, VsTraceWindowStats *stats, char
           < 0
       || exec (db, drop_sql, err, errlen) < 0 || exec (db, drop_requests_sql, err, errlen) < 0)
     goto out;
+  vs_timings_phase ("window: dropping blocks");
   st.blocks_dropped = count_of (db, "SELECT count(*) FROM temp.drop_block");
   st.blocks_kept = count_of (db, "SELECT count(*) FROM block") - st.blocks_dropped;
   if (exec_count (db, drop_kernels_sql, &st.kernels_dropped, err, errlen) < 0
@@ -557,12 +560,14 @@ vs_trace_window (sqlite3 *db, int64_t window_ns, VsTraceWindowStats *stats, char
     goto sqlfail;
   if (exec (db, "COMMIT", err, errlen) < 0)
     goto out;
+  vs_timings_phase ("window: dropping the rest");
   /* The raw events left are finalized on their own, the series drawn from
    * the slices outside the detail (vs-trace-detail.c). */
   if (vs_trace_finalize (db, NULL, NULL, err, errlen) != 0)
     return -1;
   if (exec (db, "VACUUM", err, errlen) < 0)
     return -1;
+  vs_timings_phase ("window: vacuum");
   if (stats)
     *stats = st;
   return 0;
