@@ -11,6 +11,9 @@
 #                              loop (a step every 50 ms): small, a fixture
 #   OUTDIR/full-20/run.db      whole, for 20 s
 #   OUTDIR/win-S/run.db        with --window 20s, for S = 30, 120, 60 s
+#   OUTDIR/cuda-40/run.db      tests/gpu/window-sample.cu (CUDA C: a loop of
+#                              cudaMalloc/cudaFree, a leak, a 1 GiB peak, a
+#                              failed 1 TiB request) with --window 10s, 40 s
 # Next to each: truth.json (the program's ground truth), run.log (what
 # record and the program printed), size.txt (the trace's bytes), spool.txt
 # (the spool's bytes every 2 s while it ran), meta.txt, summary.csv,
@@ -40,10 +43,12 @@ nvidia-smi -L >>"$log" 2>&1
 "$VRAMSCOPE" --version >>"$log" 2>&1
 # The hook's stream library is built into OUTDIR (removed at the end).
 export VRAMSCOPE_CACHE_DIR="$out/cache"
+NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 failed=0
 
 # run NAME SECONDS SLEEP [record options...]: one recorded run in
-# OUTDIR/NAME, the loop pausing SLEEP seconds after each step.
+# OUTDIR/NAME, the loop pausing SLEEP seconds after each step (SLEEP
+# `cuda`: the CUDA C sample instead).
 run() {
   local name=$1 secs=$2 pause=$3
   shift 3
@@ -66,9 +71,15 @@ run() {
      sleep 2
    done) >spool.txt &
   local sampler=$!
-  timeout "$limit" "$VRAMSCOPE" record --timings "$@" -o run.db -- \
-    python3 "$here/window-train.py" --seconds "$secs" --sleep "$pause" --truth truth.json \
-    >run.log 2>&1
+  if [ "$pause" = cuda ]; then
+    timeout "$limit" "$VRAMSCOPE" record --timings "$@" -o run.db -- \
+      "$out/window-sample" "$secs" >run.log 2>&1
+    sed -n 's/^GROUND_TRUTH //p' run.log >truth.json
+  else
+    timeout "$limit" "$VRAMSCOPE" record --timings "$@" -o run.db -- \
+      python3 "$here/window-train.py" --seconds "$secs" --sleep "$pause" --truth truth.json \
+      >run.log 2>&1
+  fi
   local rc=$?
   kill "$sampler" 2>/dev/null
   wait "$sampler" 2>/dev/null
@@ -106,6 +117,13 @@ run fix-8 8 0.05 --window 2s --no-kernels
 run full-20 20 0.004
 run win-30 30 0.004 --window 20s
 run win-120 120 0.004 --window 20s
+if timeout 120 "$NVCC" -O2 -I"$root/samples" -o "$out/window-sample" "$here/window-sample.cu" \
+  >"$out/nvcc.log" 2>&1; then
+  run cuda-40 40 cuda --window 10s
+else
+  say "nvcc failed: $(tail -n 3 "$out/nvcc.log")"
+  failed=1
+fi
 run win-60 60 0.004 --window 20s
 
 # Everything in one file: sizes, vramscope's summary and the truths.
@@ -139,7 +157,7 @@ PY
 for t in "$out"/*/run.db; do
   [ -f "$t" ] && [ "$(stat -c %s "$t")" -gt 2000000 ] && rm -f "$t"
 done
-rm -rf "$out/cache"
+rm -rf "$out/cache" "$out/window-sample"
 du -ah "$out" | sort -h | tail -n 12 >>"$log"
 say "window-run: done in $(($(date +%s) - start))s, failed=$failed"
 exit $failed
