@@ -71,16 +71,18 @@ run() {
      sleep 2
    done) >spool.txt &
   local sampler=$!
+  local rc
   if [ "$pause" = cuda ]; then
     timeout "$limit" "$VRAMSCOPE" record --timings "$@" -o run.db -- \
       "$out/window-sample" "$secs" >run.log 2>&1
+    rc=$?
     sed -n 's/^GROUND_TRUTH //p' run.log >truth.json
   else
     timeout "$limit" "$VRAMSCOPE" record --timings "$@" -o run.db -- \
       python3 "$here/window-train.py" --seconds "$secs" --sleep "$pause" --truth truth.json \
       >run.log 2>&1
+    rc=$?
   fi
-  local rc=$?
   kill "$sampler" 2>/dev/null
   wait "$sampler" 2>/dev/null
   say "   exit $rc in $(($(date +%s) - t0))s"
