@@ -191,7 +191,7 @@ vs_torch_stream_import (const char *path, const char *out, bool until_snapshot, 
   int64_t read = 0, last_ts = start_ns;
   /* until_snapshot: per device, where its last snapshot marker is (none:
    * SIZE_MAX, every record kept). */
-  static size_t last_marker[MAX_DEVICES];
+  size_t last_marker[MAX_DEVICES];
   for (size_t k = 0; k < MAX_DEVICES; k++)
     last_marker[k] = SIZE_MAX;
   for (size_t i = 0; until_snapshot && i < n; i++)

@@ -163,19 +163,29 @@ write_intervals (sqlite3 *db, int64_t dev, const Slicing *c, int64_t wstart, int
           "SELECT ts FROM failed_alloc WHERE device_id = ?1 ORDER BY ts DESC, id DESC LIMIT ?2" };
   static const char *ins_sql
       = "INSERT INTO detail_interval (device_id, start_ns, end_ns, why) VALUES (?1, ?2, ?3, ?4)";
+  /* The window, 3 peak instants per summary row, 2 × K failures. */
   enum
   {
     MAX_SPANS = 4096
   };
-  static Span v[MAX_SPANS];
+  Span *v = malloc (MAX_SPANS * sizeof *v);
   size_t n = 0;
+  if (v == NULL)
+    {
+      snprintf (err, errlen, "out of memory");
+      return -1;
+    }
   v[n].start = floor_edge (c, wstart);
   v[n].end = c->end;
   v[n].why = WHY_WINDOW;
   n++;
   sqlite3_stmt *s;
+  int rc = 0;
   if (sqlite3_prepare_v2 (db, peaks_sql, -1, &s, NULL) != SQLITE_OK)
-    return fail (err, errlen, db, "cannot read the peaks");
+    {
+      free (v);
+      return fail (err, errlen, db, "cannot read the peaks");
+    }
   sqlite3_bind_int64 (s, 1, dev);
   while (sqlite3_step (s) == SQLITE_ROW)
     for (int k = 0; k < 3 && n + 1 < MAX_SPANS; k++)
@@ -185,7 +195,10 @@ write_intervals (sqlite3 *db, int64_t dev, const Slicing *c, int64_t wstart, int
   for (int q = 0; q < 2; q++)
     {
       if (sqlite3_prepare_v2 (db, fail_sql[q], -1, &s, NULL) != SQLITE_OK)
-        return fail (err, errlen, db, "cannot read the failures");
+        {
+          free (v);
+          return fail (err, errlen, db, "cannot read the failures");
+        }
       sqlite3_bind_int64 (s, 1, dev);
       sqlite3_bind_int (s, 2, VS_WINDOW_FAILURES_KEPT);
       while (sqlite3_step (s) == SQLITE_ROW && n + 1 < MAX_SPANS)
@@ -206,8 +219,10 @@ write_intervals (sqlite3 *db, int64_t dev, const Slicing *c, int64_t wstart, int
         v[m++] = v[k];
     }
   if (sqlite3_prepare_v2 (db, ins_sql, -1, &s, NULL) != SQLITE_OK)
-    return fail (err, errlen, db, "cannot write the detail intervals");
-  int rc = 0;
+    {
+      free (v);
+      return fail (err, errlen, db, "cannot write the detail intervals");
+    }
   for (size_t k = 0; k < m && rc == 0; k++)
     {
       char why[32] = "";
@@ -228,6 +243,7 @@ write_intervals (sqlite3 *db, int64_t dev, const Slicing *c, int64_t wstart, int
       sqlite3_reset (s);
     }
   sqlite3_finalize (s);
+  free (v);
   return rc;
 }
 
