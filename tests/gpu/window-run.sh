@@ -19,7 +19,7 @@
 # (the spool's bytes every 2 s while it ran), meta.txt, summary.csv,
 # diagnose.txt, leaks.csv, oom.txt and tables.txt (rows per table).
 # OUTDIR/results.json gathers the sizes, vramscope's answers and the
-# truths; traces over 2 MB are removed (at most ~5 MB kept).  Each step
+# truths; OUTDIR/check.log is tests/gpu/check-window.py's verdict on them; traces over 2 MB are removed (at most ~5 MB kept).  Each step
 # has its own timeout, cut to what is left of BUDGET (390 s).
 set -u
 out=${1:?usage: window-run.sh OUTDIR}
@@ -155,6 +155,11 @@ for d in sorted(glob.glob(os.path.join(out, "*-*"))):
     res[os.path.basename(d)] = r
 json.dump(res, sys.stdout, indent=1)
 PY
+# Every run against its program's ground truth (tests/gpu/check-window.py),
+# before the large traces go.
+timeout 120 python3 "$here/check-window.py" "$VRAMSCOPE" "$out" >"$out/check.log" 2>&1 || failed=1
+grep -c '^ok' "$out/check.log" | sed 's/^/check: ok /' >>"$log"
+grep '^not ok' "$out/check.log" >>"$log"
 # Small traces stay (fixtures); large ones go.
 for t in "$out"/*/run.db; do
   [ -f "$t" ] && [ "$(stat -c %s "$t")" -gt 2000000 ] && rm -f "$t"
