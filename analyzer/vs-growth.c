@@ -323,7 +323,16 @@ iterations_from_slices (VsTrace *trace, VsIterations *it, GArray *slices, GError
   g_autoptr (VsIterations) owned = it;
 
   it->source = VS_ITERATIONS_SLICES;
-  it->what = g_strdup ("the windowed trace's slices of the run (lowest allocated in each)");
+  {
+    VsWindowedInfo info;
+    if (!vs_windowed_info (trace, &info, error))
+      return NULL;
+    it->what = info.slice_iterations > 0
+                   ? g_strdup_printf ("the windowed trace's slices of %" G_GINT64_FORMAT
+                                      " iteration%s (lowest allocated in each)",
+                                      info.slice_iterations, info.slice_iterations == 1 ? "" : "s")
+                   : g_strdup ("the windowed trace's slices of the run (lowest allocated in each)");
+  }
   for (guint i = 0; i < slices->len; i++)
     {
       const VsWindowedSlice *s = &g_array_index (slices, VsWindowedSlice, i);

@@ -9,22 +9,23 @@
 static const char *has_sql
     = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'detail_interval'";
 static const char *intervals_sql = "SELECT count(*) FROM detail_interval";
-static const char *meta_sql[3]
+static const char *meta_sql[4]
     = { "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'window_ns'",
         "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'window_detail_from_ns'",
-        "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'window_slice_ns'" };
+        "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'window_slice_ns'",
+        "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'window_slice_iterations'" };
 
 gboolean
 vs_windowed_info (VsTrace *trace, VsWindowedInfo *out, GError **error)
 {
-  gint64 has = 0, n = 0, v[3];
+  gint64 has = 0, n = 0, v[4];
 
   g_return_val_if_fail (trace != NULL && out != NULL, FALSE);
   memset (out, 0, sizeof *out);
   out->window_ns = VS_UNKNOWN;
   if (!vs_trace_query_int (trace, has_sql, &has, error))
     return FALSE;
-  for (int k = 0; k < 3; k++)
+  for (int k = 0; k < 4; k++)
     if (!vs_trace_query_int (trace, meta_sql[k], &v[k], error))
       return FALSE;
   out->window_ns = v[0];
@@ -35,7 +36,8 @@ vs_windowed_info (VsTrace *trace, VsWindowedInfo *out, GError **error)
   out->windowed = n > 0;
   out->n_intervals = n > 0 ? (guint)n : 0;
   out->detail_from_ns = out->windowed ? vs_trace_rel (trace, v[1]) : 0;
-  out->slice_ns = out->windowed ? v[2] : 0;
+  out->slice_ns = out->windowed && v[2] != VS_UNKNOWN ? v[2] : 0;
+  out->slice_iterations = out->windowed && v[3] != VS_UNKNOWN ? v[3] : 0;
   return TRUE;
 }
 
@@ -99,10 +101,18 @@ vs_windowed_note (VsTrace *trace)
   g_autofree char *window
       = info.window_ns != VS_UNKNOWN ? vs_format_duration (info.window_ns) : g_strdup ("?");
   g_autofree char *from = vs_format_duration (info.detail_from_ns);
-  g_autofree char *slice = vs_format_duration (info.slice_ns);
+  g_autofree char *slice = NULL;
+  if (info.slice_iterations > 0)
+    slice = g_strdup_printf ("slices of %" G_GINT64_FORMAT " iteration%s", info.slice_iterations,
+                             info.slice_iterations == 1 ? "" : "s");
+  else
+    {
+      g_autofree char *len = vs_format_duration (info.slice_ns);
+      slice = g_strdup_printf ("%s slices", len);
+    }
   return g_strdup_printf (
       "Windowed trace (record --window %s): every event from %s to the end and around the "
-      "peaks and failures (%u intervals); before that, memory is in %s slices (peaks, counts, "
+      "peaks and failures (%u intervals); before that, memory is in %s (peaks, counts, "
       "growth per site) and kernels, ranges and failures only inside the intervals.",
       window, from, info.n_intervals, slice);
 }

@@ -15,11 +15,12 @@ G_BEGIN_DECLS
 
 typedef struct
 {
-  gboolean windowed;     /* some events were dropped */
-  gint64 window_ns;      /* record --window's DURATION; VS_UNKNOWN without it */
-  gint64 detail_from_ns; /* where the window's full detail begins (since start) */
-  gint64 slice_ns;       /* the slices' length */
-  guint n_intervals;     /* detail intervals over all devices */
+  gboolean windowed;       /* some events were dropped */
+  gint64 window_ns;        /* record --window's DURATION; VS_UNKNOWN without it */
+  gint64 detail_from_ns;   /* where the window's full detail begins (since start) */
+  gint64 slice_ns;         /* fixed slices: their length; 0 when they follow iterations */
+  gint64 slice_iterations; /* slices that follow iterations: iterations per slice, else 0 */
+  guint n_intervals;       /* detail intervals over all devices */
 } VsWindowedInfo;
 
 /* One slice of a windowed trace's (device, allocator); times since

@@ -10,7 +10,9 @@
 #include <glib.h>
 #include <sqlite3.h>
 
+#include "vs-growth.h"
 #include "vs-trace-window.h"
+#include "vs-trace.h"
 
 int64_t
 vs_record_parse_duration (const char *text)
@@ -37,9 +39,38 @@ vs_record_parse_duration (const char *text)
   return -1;
 }
 
+/* The starts of the program's iterations when its annotations show them
+ * (a repeating family of NVTX ranges, as `diagnose` finds them), in
+ * absolute ns, sorted; NULL (*n 0) otherwise. */
+static int64_t *
+iteration_starts (const char *path, size_t *n)
+{
+  *n = 0;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (VsTrace) trace = vs_trace_open (path, &error);
+  if (trace == NULL)
+    return NULL;
+  const GPtrArray *devices = vs_trace_get_devices (trace);
+  for (guint d = 0; d < devices->len; d++)
+    {
+      const VsDeviceInfo *dev = g_ptr_array_index (devices, d);
+      g_autoptr (VsIterations) it = vs_iterations_find (trace, dev->id, 0, NULL);
+      if (it == NULL || it->source != VS_ITERATIONS_RANGES || it->iterations->len < 2)
+        continue;
+      int64_t *starts = g_new (int64_t, it->iterations->len);
+      int64_t origin = vs_trace_get_start_abs_ns (trace);
+      for (guint k = 0; k < it->iterations->len; k++)
+        starts[(*n)++] = origin + g_array_index (it->iterations, VsIteration, k).time_ns;
+      return starts;
+    }
+  return NULL;
+}
+
 bool
 vs_record_apply_window (const char *path, int64_t window_ns, bool quiet, char *err, size_t errlen)
 {
+  size_t nstarts = 0;
+  g_autofree int64_t *starts = iteration_starts (path, &nstarts);
   sqlite3 *db = NULL;
   if (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)
     {
@@ -49,17 +80,24 @@ vs_record_apply_window (const char *path, int64_t window_ns, bool quiet, char *e
       return false;
     }
   VsTraceWindowStats st;
-  int rc = vs_trace_window (db, window_ns, &st, err, errlen);
+  int rc = vs_trace_window_iterations (db, window_ns, starts, nstarts, &st, err, errlen);
   sqlite3_close (db);
   if (rc != 0)
     return false;
-  if (!quiet && st.slice_ns > 0)
-    fprintf (stderr,
-             "vramscope: windowed: full detail from %.3f s before the end and around the "
-             "peaks and failures; %lld allocations dropped before it (%lld kept), %lld "
-             "kernels; the rest of the run in %.3f s slices\n",
-             window_ns / 1e9, (long long)st.blocks_dropped, (long long)st.blocks_kept,
-             (long long)st.kernels_dropped, st.slice_ns / 1e9);
+  if (!quiet && (st.slice_ns > 0 || st.slice_iterations > 0))
+    {
+      g_autofree char *slices
+          = st.slice_iterations > 0
+                ? g_strdup_printf ("slices of %lld iteration%s", (long long)st.slice_iterations,
+                                   st.slice_iterations == 1 ? "" : "s")
+                : g_strdup_printf ("%.3f s slices", st.slice_ns / 1e9);
+      fprintf (stderr,
+               "vramscope: windowed: full detail from %.3f s before the end and around the "
+               "peaks and failures; %lld allocations dropped before it (%lld kept), %lld "
+               "kernels; the rest of the run in %s\n",
+               window_ns / 1e9, (long long)st.blocks_dropped, (long long)st.blocks_kept,
+               (long long)st.kernels_dropped, slices);
+    }
   else if (!quiet)
     fprintf (stderr, "vramscope: the run is no longer than the window: the trace is complete\n");
   return true;

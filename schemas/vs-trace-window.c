@@ -117,27 +117,48 @@ span_cmp (const void *pa, const void *pb)
   return a->end < b->end ? -1 : a->end > b->end;
 }
 
-/* The run cut into slices of slice_ns from start: the slice edges at or
- * below and at or above t. */
+/* The run cut into slices: slice k is [edge[k], edge[k + 1]), the last
+ * one [edge[n - 1], end]; edge[0] is the run's start. */
 typedef struct
 {
-  int64_t start, end, slice;
+  int64_t start, end;
+  int64_t *edge;
+  size_t n;
 } Slicing;
 
+/* The slice edge at or below t (the start for t before it). */
 static int64_t
 floor_edge (const Slicing *c, int64_t t)
 {
-  if (t <= c->start)
-    return c->start;
-  return c->start + (t - c->start) / c->slice * c->slice;
+  size_t lo = 0, hi = c->n;
+  while (lo + 1 < hi)
+    {
+      size_t mid = (lo + hi) / 2;
+      if (c->edge[mid] <= t)
+        lo = mid;
+      else
+        hi = mid;
+    }
+  return c->edge[lo];
 }
 
+/* The slice edge at or above t (the end for t past the last edge). */
 static int64_t
 ceil_edge (const Slicing *c, int64_t t)
 {
   int64_t f = floor_edge (c, t);
-  int64_t e = f == t ? t : f + c->slice;
-  return e > c->end ? c->end : e;
+  if (f >= t)
+    return f < c->end ? f : c->end;
+  size_t lo = 0, hi = c->n;
+  while (lo < hi)
+    {
+      size_t mid = (lo + hi) / 2;
+      if (c->edge[mid] <= t)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  return lo < c->n && c->edge[lo] < c->end ? c->edge[lo] : c->end;
 }
 
 /* Adds the neighbourhood of t (half-width h) to spans. */
@@ -276,14 +297,13 @@ write_slices (sqlite3 *db, int64_t dev, int64_t alloc, int64_t series_alloc, con
     return fail (err, errlen, db, "cannot write the slices");
   sqlite3_bind_int64 (s, 1, dev);
   sqlite3_bind_int64 (s, 2, series_alloc);
-  int64_t nslices = (c->end - c->start) / c->slice + 1;
   SliceAcc acc = { 0 };
-  int64_t k = 0;
+  size_t k = 0;
   int rc = 0;
   bool more = sqlite3_step (s) == SQLITE_ROW;
-  while (k < nslices && rc == 0)
+  while (k < c->n && rc == 0)
     {
-      int64_t a = c->start + k * c->slice, b = a + c->slice;
+      int64_t a = c->edge[k], b = k + 1 < c->n ? c->edge[k + 1] : c->end + 1;
       /* Entering the slice: the state the last one left. */
       acc.peak_r = acc.last_r;
       acc.peak_a = acc.last_a;
@@ -332,6 +352,11 @@ write_slices (sqlite3 *db, int64_t dev, int64_t alloc, int64_t series_alloc, con
   return rc;
 }
 
+/* The start of the slice holding time x (temp.window_edge holds the
+ * edges; ?4 is the run's start). */
+#define SLICE_OF(x)                                                                                \
+  "ifnull((SELECT max(e.start_ns) FROM temp.window_edge e WHERE e.start_ns <= " x "), ?4)"
+
 /* The blocks a slice's counts and sites count, for ?3 the allocator (0:
  * all): allocator blocks (level 2) and a pool's allocations, and on `all`
  * also device-level allocations that belong to no allocator. */
@@ -342,27 +367,34 @@ write_slices (sqlite3 *db, int64_t dev, int64_t alloc, int64_t series_alloc, con
 
 static const char *counts_sql[3] = {
   "UPDATE window_slice SET alloc_count = x.n, alloc_bytes = x.bytes FROM"
-  " (SELECT ?4 + (b.alloc_ts - ?4) / ?5 * ?5 AS s, count(*) AS n, sum(b.bytes) AS bytes"
-  "  FROM block b WHERE" COUNTED_BLOCKS " GROUP BY 1) AS x"
-  " WHERE device_id = ?1 AND allocator_id = ?3 AND start_ns = x.s",
+  " (SELECT " SLICE_OF (
+      "b.alloc_ts") " AS s, count(*) AS n, sum(b.bytes) AS bytes"
+                    "  FROM block b WHERE" COUNTED_BLOCKS " GROUP BY 1) AS x"
+                    " WHERE device_id = ?1 AND allocator_id = ?3 AND start_ns = x.s",
   "UPDATE window_slice SET free_count = x.n, free_bytes = x.bytes FROM"
-  " (SELECT ?4 + (b.free_ts - ?4) / ?5 * ?5 AS s, count(*) AS n, sum(b.bytes) AS bytes"
-  "  FROM block b WHERE" COUNTED_BLOCKS " AND b.free_ts IS NOT NULL GROUP BY 1) AS x"
-  " WHERE device_id = ?1 AND allocator_id = ?3 AND start_ns = x.s",
+  " (SELECT " SLICE_OF (
+      "b.free_ts") " AS s, count(*) AS n, sum(b.bytes) AS bytes"
+                   "  FROM block b WHERE" COUNTED_BLOCKS
+                   " AND b.free_ts IS NOT NULL GROUP BY 1) AS x"
+                   " WHERE device_id = ?1 AND allocator_id = ?3 AND start_ns = x.s",
   "UPDATE window_slice SET failed_alloc_count = x.n FROM"
-  " (SELECT ?4 + (f.ts - ?4) / ?5 * ?5 AS s, count(*) AS n FROM failed_alloc f"
-  "  WHERE f.device_id = ?1 AND (?3 = 0 OR f.allocator_id = ?3) GROUP BY 1) AS x"
-  " WHERE device_id = ?1 AND allocator_id = ?3 AND start_ns = x.s",
+  " (SELECT " SLICE_OF (
+      "f.ts") " AS s, count(*) AS n FROM failed_alloc f"
+              "  WHERE f.device_id = ?1 AND (?3 = 0 OR f.allocator_id = ?3) GROUP BY 1) AS x"
+              " WHERE device_id = ?1 AND allocator_id = ?3 AND start_ns = x.s",
 };
 
 static const char *sites_sql
     = "INSERT INTO window_site (device_id, allocator_id, start_ns, stack_id, net_bytes, net_count)"
       " SELECT ?1, ?3, s, stack, sum(v), sum(c) FROM ("
-      "  SELECT ?4 + (b.alloc_ts - ?4) / ?5 * ?5 AS s, ifnull(b.stack_id, 0) AS stack,"
-      "   b.bytes AS v, 1 AS c FROM block b WHERE" COUNTED_BLOCKS "  UNION ALL"
-      "  SELECT ?4 + (b.free_ts - ?4) / ?5 * ?5, ifnull(b.stack_id, 0), -b.bytes, -1"
-      "   FROM block b WHERE" COUNTED_BLOCKS " AND b.free_ts IS NOT NULL)"
-      " GROUP BY s, stack HAVING sum(v) != 0 OR sum(c) != 0";
+      "  SELECT " SLICE_OF (
+          "b.alloc_ts") " AS s, ifnull(b.stack_id, 0) AS stack,"
+                        "   b.bytes AS v, 1 AS c FROM block b WHERE" COUNTED_BLOCKS "  UNION ALL"
+                        "  SELECT " SLICE_OF (
+                            "b.free_ts") ", ifnull(b.stack_id, 0), -b.bytes, -1"
+                                         "   FROM block b WHERE" COUNTED_BLOCKS
+                                         " AND b.free_ts IS NOT NULL)"
+                                         " GROUP BY s, stack HAVING sum(v) != 0 OR sum(c) != 0";
 
 static int
 write_counts (sqlite3 *db, int64_t dev, int64_t alloc, const Slicing *c, char *err, size_t errlen)
@@ -377,7 +409,6 @@ write_counts (sqlite3 *db, int64_t dev, int64_t alloc, const Slicing *c, char *e
       sqlite3_bind_int64 (s, 2, 0);
       sqlite3_bind_int64 (s, 3, alloc);
       sqlite3_bind_int64 (s, 4, c->start);
-      sqlite3_bind_int64 (s, 5, c->slice);
       int rc = sqlite3_step (s);
       sqlite3_finalize (s);
       if (rc != SQLITE_DONE)
@@ -469,10 +500,60 @@ exec_count (sqlite3 *db, const char *sql, int64_t *n, char *err, size_t errlen)
   return 0;
 }
 
+/* The slice edges: groups of g iterations (starts, absolute, sorted; g
+ * the least that leaves at most VS_WINDOW_MAX_SLICES before the window),
+ * or without iterations a sixteenth of the window, doubled until the run
+ * before the window has at most VS_WINDOW_MAX_SLICES slices.  Fills c
+ * (c->edge malloc'd) and the stats' slice fields; -1 when out of memory. */
+static int
+make_slicing (Slicing *c, int64_t window_ns, int64_t wstart, const int64_t *starts, size_t nstarts,
+              VsTraceWindowStats *st)
+{
+  size_t cap = 0;
+  if (starts != NULL && nstarts >= 2)
+    {
+      size_t before = 0;
+      while (before < nstarts && starts[before] < wstart)
+        before++;
+      size_t g = before / VS_WINDOW_MAX_SLICES + 1;
+      cap = nstarts / g + 2;
+      c->edge = malloc (cap * sizeof *c->edge);
+      if (c->edge == NULL)
+        return -1;
+      c->edge[c->n++] = c->start;
+      for (size_t k = 0; k < nstarts; k += g)
+        if (starts[k] > c->edge[c->n - 1] && starts[k] <= c->end && c->n < cap)
+          c->edge[c->n++] = starts[k];
+      st->slice_iterations = (int64_t)g;
+      return 0;
+    }
+  int64_t slice = window_ns / 16;
+  if (slice < 1000000)
+    slice = 1000000;
+  while ((wstart - c->start) / slice > VS_WINDOW_MAX_SLICES)
+    slice *= 2;
+  st->slice_ns = slice;
+  cap = (size_t)((c->end - c->start) / slice) + 1;
+  c->edge = malloc (cap * sizeof *c->edge);
+  if (c->edge == NULL)
+    return -1;
+  for (size_t k = 0; k < cap; k++)
+    c->edge[c->n++] = c->start + (int64_t)k * slice;
+  return 0;
+}
+
 int
 vs_trace_window (sqlite3 *db, int64_t window_ns, VsTraceWindowStats *stats, char *err,
                  size_t errlen)
 {
+  return vs_trace_window_iterations (db, window_ns, NULL, 0, stats, err, errlen);
+}
+
+int
+vs_trace_window_iterations (sqlite3 *db, int64_t window_ns, const int64_t *starts, size_t nstarts,
+                            VsTraceWindowStats *stats, char *err, size_t errlen)
+{
+  Slicing c = { 0 };
   VsTraceWindowStats st = { .window_ns = window_ns };
   if (stats)
     *stats = st;
@@ -506,14 +587,34 @@ vs_trace_window (sqlite3 *db, int64_t window_ns, VsTraceWindowStats *stats, char
       return 0;
     }
 
-  /* Slices: a sixteenth of the window, doubled until the run before the
-   * window has at most VS_WINDOW_MAX_SLICES of them. */
-  Slicing c = { .start = start, .end = end, .slice = window_ns / 16 };
-  if (c.slice < 1000000)
-    c.slice = 1000000;
-  while ((wstart - start) / c.slice > VS_WINDOW_MAX_SLICES)
-    c.slice *= 2;
-  st.slice_ns = c.slice;
+  c.start = start;
+  c.end = end;
+  if (make_slicing (&c, window_ns, wstart, starts, nstarts, &st) < 0)
+    {
+      snprintf (err, errlen, "out of memory");
+      goto out;
+    }
+  {
+    static const char *edges_sql = "CREATE TEMP TABLE window_edge (start_ns INTEGER PRIMARY KEY)";
+    static const char *edge_sql = "INSERT INTO temp.window_edge (start_ns) VALUES (?1)";
+    sqlite3_stmt *e;
+    if (exec (db, edges_sql, err, errlen) < 0)
+      goto out;
+    if (sqlite3_prepare_v2 (db, edge_sql, -1, &e, NULL) != SQLITE_OK)
+      goto sqlfail;
+    for (size_t k = 0; k < c.n; k++)
+      {
+        sqlite3_bind_int64 (e, 1, c.edge[k]);
+        int erc = sqlite3_step (e);
+        sqlite3_reset (e);
+        if (erc != SQLITE_DONE)
+          {
+            sqlite3_finalize (e);
+            goto sqlfail;
+          }
+      }
+    sqlite3_finalize (e);
+  }
   int64_t h = window_ns / 8;
 
   sqlite3_stmt *s;
@@ -565,15 +666,23 @@ vs_trace_window (sqlite3 *db, int64_t window_ns, VsTraceWindowStats *stats, char
         break;
     }
   st.detail_from = floor_edge (&c, wstart);
-  if (exec (db, "DROP TABLE temp.drop_block; DROP TABLE temp.drop_event;", err, errlen) < 0
+  if (exec (db,
+            "DROP TABLE temp.drop_block; DROP TABLE temp.drop_event;"
+            " DROP TABLE temp.window_edge;",
+            err, errlen)
+          < 0
       || set_meta (db, "window_detail_from_ns", st.detail_from) < 0
-      || set_meta (db, "window_slice_ns", c.slice) < 0
+      || (st.slice_ns > 0 && set_meta (db, "window_slice_ns", st.slice_ns) < 0)
+      || (st.slice_iterations > 0
+          && set_meta (db, "window_slice_iterations", st.slice_iterations) < 0)
       || set_meta (db, "window_dropped_blocks", st.blocks_dropped) < 0
       || set_meta (db, "window_dropped_kernels", st.kernels_dropped) < 0
       || set_meta (db, "window_dropped_failures", st.failures_dropped) < 0
       || set_meta (db, "window_failures_kept", VS_WINDOW_FAILURES_KEPT) < 0
       || set_meta (db, "finalized", 0) < 0)
     goto sqlfail;
+  free (c.edge);
+  c.edge = NULL;
   if (exec (db, "COMMIT", err, errlen) < 0)
     goto out;
   vs_timings_phase ("window: dropping the rest");
@@ -591,6 +700,8 @@ vs_trace_window (sqlite3 *db, int64_t window_ns, VsTraceWindowStats *stats, char
 sqlfail:
   fail (err, errlen, db, "cannot window the trace");
 out:
+  free (c.edge);
   sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);
+  sqlite3_exec (db, "DROP TABLE IF EXISTS temp.window_edge", NULL, NULL, NULL);
   return -1;
 }

@@ -21,11 +21,12 @@ struct sqlite3;
 
 typedef struct
 {
-  int64_t window_ns;      /* what was asked */
-  int64_t slice_ns;       /* the aggregates' slice length (0: nothing dropped) */
-  int64_t detail_from;    /* where the window's detail begins (meta start_ns when complete) */
-  int64_t blocks_kept;    /* allocations left with their events */
-  int64_t blocks_dropped; /* allocations dropped with their events */
+  int64_t window_ns;        /* what was asked */
+  int64_t slice_ns;         /* fixed slices: their length (0: nothing dropped, or iterations) */
+  int64_t slice_iterations; /* slices that follow iterations: how many each holds, else 0 */
+  int64_t detail_from;      /* where the window's detail begins (meta start_ns when complete) */
+  int64_t blocks_kept;      /* allocations left with their events */
+  int64_t blocks_dropped;   /* allocations dropped with their events */
   int64_t kernels_dropped, copies_dropped, failures_dropped, ranges_dropped;
 } VsTraceWindowStats;
 
@@ -38,3 +39,13 @@ typedef struct
  * err filled and the trace unchanged. */
 int vs_trace_window (struct sqlite3 *db, int64_t window_ns, VsTraceWindowStats *stats, char *err,
                      size_t errlen);
+
+/* vs_trace_window() with slices that follow the program's iterations:
+ * starts holds the absolute start times of its iterations, sorted (from
+ * the analyzer, vs-growth.h); each slice is then a group of iterations,
+ * as few per group as leave at most VS_WINDOW_MAX_SLICES before the
+ * window.  With fewer than two starts, fixed time slices as
+ * vs_trace_window(). */
+int vs_trace_window_iterations (struct sqlite3 *db, int64_t window_ns, const int64_t *starts,
+                                size_t nstarts, VsTraceWindowStats *stats, char *err,
+                                size_t errlen);

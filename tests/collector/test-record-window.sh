@@ -12,9 +12,12 @@
 # written it.  A process that took its final snapshot at exit keeps, from its stream,
 # what was live then, not what Python freed while shutting down.
 #
-# Usage: test-record-window.sh VRAMSCOPE MAKE_STREAM SNAPSHOTS_DIR   (TAP output)
+# A program whose NVTX ranges show its iterations gets slices that
+# follow them.
+#
+# Usage: test-record-window.sh VRAMSCOPE MAKE_STREAM SNAPSHOTS_DIR SCHEMA   (TAP output)
 set -u
-vramscope=$1 make=$2 snaps=$3
+vramscope=$1 make=$2 snaps=$3 schema=$4
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 n=0 failed=0
@@ -119,6 +122,25 @@ print(int(leak == (want["leak_blocks"], want["leak_bytes"]) and row == (want["al
 ' "$dir/exit.db" "$dir/want-exit.json" 2>&1)
 set -- $res
 ok $([ "${1:-0}" = 1 ] && echo 0 || echo 1) "its stream is read to the final snapshot: what was live at exit is kept ($res)"
+# Iterations from the program's NVTX ranges ("step N", one per 10 ms
+# step): the slices follow them, 5 steps each (5000 steps before the
+# window), and growth is judged over them.
+cat >"$dir/steps.sh" <<EOS
+python3 "$make" "\$VRAMSCOPE_SPOOL_DIR/torch-\$\$.stream" \$\$ 6000 ranges "$schema" >/dev/null
+printf "pid %s\nreason stream\ndevice 0 GPU-00000000-0000-0000-0000-0000000000aa 85899345920 Test GPU\n" \$\$ \
+  >"\$VRAMSCOPE_SPOOL_DIR/torch-\$\$.stream.info"
+EOS
+"$vramscope" record --window 10s -o "$dir/steps.db" -- sh "$dir/steps.sh" 2>"$dir/steps.err"
+ok $? "a run with NVTX step ranges is recorded with --window 10s"
+grep -q "in slices of 5 iterations" "$dir/steps.err"
+ok $? "its slices follow its iterations, 5 each ($(grep windowed "$dir/steps.err"))"
+"$vramscope" report "$dir/steps.db" summary >"$dir/steps.txt" 2>&1
+grep -q "memory is in slices of 5 iterations" "$dir/steps.txt"
+ok $? "report summary says so"
+"$vramscope" report "$dir/steps.db" peak --format csv >"$dir/steps.peak" 2>&1
+cmp -s "$dir/steps.peak" "$dir/full.peak"
+ok $? "and answers report peak as the whole trace"
+
 # recover: the spool a killed `record --window 10s` left (its run.info
 # names the window), recovered into the same trace record writes.
 spool="$dir/.vramscope-spool-999999-XXwin"

@@ -242,6 +242,10 @@ typedef struct
   VsTraceWindowStats st;
 } Pair;
 
+/* Slices of fixed time (0) or of the run's iterations (1), for the tests
+ * run both ways. */
+static int slicing_mode;
+
 /* The run of nsteps written whole and windowed to window_ns. */
 static void
 pair_make (Pair *p, int nsteps, int64_t window_ns)
@@ -254,7 +258,18 @@ pair_make (Pair *p, int nsteps, int64_t window_ns)
   p->f = open_db (p->full);
   p->w = open_db (p->win);
   char err[512] = "";
-  int rc = vs_trace_window (p->w, window_ns, &p->st, err, sizeof err);
+  int rc;
+  if (slicing_mode == 1)
+    {
+      /* The steps' starts, as the analyzer finds them from their ranges. */
+      g_autofree int64_t *starts = g_new (int64_t, nsteps);
+      for (int i = 0; i < nsteps; i++)
+        starts[i] = T0 + 1000000 + (int64_t)i * STEP_NS;
+      rc = vs_trace_window_iterations (p->w, window_ns, starts, (size_t)nsteps, &p->st, err,
+                                       sizeof err);
+    }
+  else
+    rc = vs_trace_window (p->w, window_ns, &p->st, err, sizeof err);
   if (rc != 0)
     g_printerr ("%s\n", err);
   g_assert_cmpint (rc, ==, 0);
@@ -298,8 +313,9 @@ static const char *failures_sql
 
 /* Windowed: the same answers as the complete trace. */
 static void
-test_same_answers (void)
+test_same_answers (gconstpointer mode)
 {
+  slicing_mode = GPOINTER_TO_INT (mode);
   Pair p;
   int n = 3000;
   pair_make (&p, n, (int64_t)n * STEP_NS / 10);
@@ -364,8 +380,9 @@ state_at (sqlite3 *db, int64_t a, int64_t ts)
 /* Windowed: the series inside every detail interval as the complete
  * trace's; outside, one point per slice at the slice's true peak. */
 static void
-test_series (void)
+test_series (gconstpointer mode)
 {
+  slicing_mode = GPOINTER_TO_INT (mode);
   Pair p;
   int n = 3000;
   pair_make (&p, n, (int64_t)n * STEP_NS / 10);
@@ -457,8 +474,9 @@ test_series (void)
 /* The aggregates: the whole run's counts and every slice's final state as
  * the complete trace gives them, and per site the bytes still live. */
 static void
-test_aggregates (void)
+test_aggregates (gconstpointer mode)
 {
+  slicing_mode = GPOINTER_TO_INT (mode);
   Pair p;
   int n = 3000;
   pair_make (&p, n, (int64_t)n * STEP_NS / 10);
@@ -508,6 +526,35 @@ test_aggregates (void)
                                  0);
   g_assert_cmpstr (grown, ==, live);
   pair_free (&p);
+}
+
+/* Slices that follow iterations: each starts where an iteration does,
+ * groups of the fewest iterations that leave at most 1024 slices before
+ * the window (2700 steps there: 3 each). */
+static void
+test_iteration_slices (void)
+{
+  Pair p;
+  int n = 3000;
+  slicing_mode = 1;
+  pair_make (&p, n, (int64_t)n * STEP_NS / 10);
+  g_assert_cmpint (p.st.slice_iterations, ==, 3);
+  g_assert_cmpint (p.st.slice_ns, ==, 0);
+  g_assert_cmpint (q (p.w, "SELECT CAST(value AS INTEGER) FROM meta"
+                           " WHERE key = 'window_slice_iterations'"),
+                   ==, 3);
+  /* Every slice but the first starts at a step, every third step. */
+  g_autofree char *bad = rows (p.w,
+                               "SELECT start_ns FROM window_slice WHERE allocator_id = 0"
+                               " AND start_ns != (SELECT CAST(value AS INTEGER) FROM meta"
+                               "  WHERE key = 'start_ns')"
+                               " AND ((start_ns - 1700000000001000000) % 30000000 != 0)",
+                               0);
+  g_assert_cmpstr (bad, ==, "");
+  g_assert_cmpint (q (p.w, "SELECT count(*) FROM window_slice WHERE allocator_id = 0"), ==,
+                   1 + (n + 2) / 3);
+  pair_free (&p);
+  slicing_mode = 0;
 }
 
 static int64_t
@@ -583,9 +630,13 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
-  g_test_add_func ("/window/same-answers", test_same_answers);
-  g_test_add_func ("/window/series", test_series);
-  g_test_add_func ("/window/aggregates", test_aggregates);
+  g_test_add_data_func ("/window/same-answers", GINT_TO_POINTER (0), test_same_answers);
+  g_test_add_data_func ("/window/series", GINT_TO_POINTER (0), test_series);
+  g_test_add_data_func ("/window/aggregates", GINT_TO_POINTER (0), test_aggregates);
+  g_test_add_data_func ("/window/iterations/same-answers", GINT_TO_POINTER (1), test_same_answers);
+  g_test_add_data_func ("/window/iterations/series", GINT_TO_POINTER (1), test_series);
+  g_test_add_data_func ("/window/iterations/aggregates", GINT_TO_POINTER (1), test_aggregates);
+  g_test_add_func ("/window/iterations/slices", test_iteration_slices);
   g_test_add_func ("/window/size-bounded", test_size_bounded);
   g_test_add_func ("/window/longer-than-run", test_longer_window);
   g_test_add_func ("/window/refinalize", test_refinalize);
