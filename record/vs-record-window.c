@@ -46,6 +46,18 @@ static int64_t *
 iteration_starts (const char *path, size_t *n)
 {
   *n = 0;
+  /* Without any range there is nothing to find (and the allocation
+   * pattern, which the analyzer would look for next, is not used here). */
+  sqlite3 *db = NULL;
+  sqlite3_stmt *s = NULL;
+  bool ranges = sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK
+                && sqlite3_prepare_v2 (db, "SELECT EXISTS (SELECT 1 FROM nvtx_range)", -1, &s, NULL)
+                       == SQLITE_OK
+                && sqlite3_step (s) == SQLITE_ROW && sqlite3_column_int (s, 0) == 1;
+  sqlite3_finalize (s);
+  sqlite3_close (db);
+  if (!ranges)
+    return NULL;
   g_autoptr (GError) error = NULL;
   g_autoptr (VsTrace) trace = vs_trace_open (path, &error);
   if (trace == NULL)
