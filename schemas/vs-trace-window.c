@@ -10,7 +10,8 @@
  *     first and last VS_WINDOW_FAILURES_KEPT failed requests of the device.
  *     Each is widened to whole slices, then overlapping ones are joined.
  *   - the whole run in slices (window_slice; at most VS_WINDOW_MAX_SLICES
- *     before the window): peak and final reserved and allocated (and device
+ *     before the window; groups of the program's iterations when the
+ *     caller knows them, vs_trace_window_iterations(), else fixed time): peak and final reserved and allocated (and device
  *     memory on `all`), allocations and frees (count and bytes), failures;
  *     per allocation site the bytes and blocks still live that the slice
  *     added (window_site); the whole run's counts (window_count).  All are
