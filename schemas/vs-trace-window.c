@@ -269,6 +269,194 @@ write_intervals (sqlite3 *db, int64_t dev, const Slicing *c, int64_t wstart, int
   return rc;
 }
 
+/* Slice counts and per-site growth, gathered in one pass over a device's
+ * blocks and failures for all its allocators: per allocator a (0 = all,
+ * else the allocator's position + 1 in the device's list) and slice,
+ * allocations and frees; per (a, slice, stack) the net bytes and blocks,
+ * in an open-addressing table. */
+typedef struct
+{
+  int64_t alloc_count, alloc_bytes, free_count, free_bytes, failed;
+} SliceCounts;
+
+typedef struct
+{
+  int64_t slice, stack, bytes, count;
+  int32_t a; /* -1: empty */
+} SiteCell;
+
+typedef struct
+{
+  SiteCell *cell;
+  size_t cap, used;
+} SiteTable;
+
+static uint64_t
+site_hash (int32_t a, int64_t slice, int64_t stack)
+{
+  uint64_t h = (uint64_t)a * 0x9E3779B97F4A7C15ull ^ (uint64_t)slice * 0xC2B2AE3D27D4EB4Full
+               ^ (uint64_t)stack * 0x165667B19E3779F9ull;
+  return h ^ (h >> 29);
+}
+
+static int
+site_add (SiteTable *t, int32_t a, int64_t slice, int64_t stack, int64_t bytes, int64_t count)
+{
+  if ((t->used + 1) * 2 > t->cap)
+    {
+      size_t cap = t->cap ? t->cap * 2 : 4096;
+      SiteCell *cell = malloc (cap * sizeof *cell);
+      if (cell == NULL)
+        return -1;
+      for (size_t i = 0; i < cap; i++)
+        cell[i].a = -1;
+      for (size_t i = 0; i < t->cap; i++)
+        if (t->cell[i].a >= 0)
+          {
+            size_t j = site_hash (t->cell[i].a, t->cell[i].slice, t->cell[i].stack) & (cap - 1);
+            while (cell[j].a >= 0)
+              j = (j + 1) & (cap - 1);
+            cell[j] = t->cell[i];
+          }
+      free (t->cell);
+      t->cell = cell;
+      t->cap = cap;
+    }
+  size_t j = site_hash (a, slice, stack) & (t->cap - 1);
+  while (t->cell[j].a >= 0
+         && !(t->cell[j].a == a && t->cell[j].slice == slice && t->cell[j].stack == stack))
+    j = (j + 1) & (t->cap - 1);
+  if (t->cell[j].a < 0)
+    {
+      t->cell[j] = (SiteCell){ .slice = slice, .stack = stack, .a = a };
+      t->used++;
+    }
+  t->cell[j].bytes += bytes;
+  t->cell[j].count += count;
+  return 0;
+}
+
+/* The index of the slice holding time t. */
+static size_t
+slice_of (const Slicing *c, int64_t t)
+{
+  size_t lo = 0, hi = c->n;
+  while (lo + 1 < hi)
+    {
+      size_t mid = (lo + hi) / 2;
+      if (c->edge[mid] <= t)
+        lo = mid;
+      else
+        hi = mid;
+    }
+  return lo;
+}
+
+/* The blocks a slice's counts and sites count: for an allocator, its
+ * blocks (level 2) and a pool's allocations; for `all`, allocator blocks
+ * and device-level allocations that belong to no allocator (device, async
+ * and VMM kinds) — what the summary's counts count.  Blocks live before the
+ * trace began are not allocations of the run. */
+static const char *counted_sql
+    = "SELECT level, kind, allocator_id, alloc_ts, free_ts, bytes, ifnull(stack_id, 0)"
+      " FROM block WHERE device_id = ?1 AND alloc_event_id IS NOT NULL";
+static const char *failed_sql = "SELECT allocator_id, ts FROM failed_alloc WHERE device_id = ?1";
+
+/* Counts of the device's allocators (ids alloc[0..nalloc-1], the first
+ * 0 for `all`) over c: counts[a * c->n + slice], sites in *sites. */
+static int
+gather_counts (sqlite3 *db, int64_t dev, const int64_t *alloc, size_t nalloc, const Slicing *c,
+               SliceCounts *counts, SiteTable *sites, char *err, size_t errlen)
+{
+  sqlite3_stmt *s;
+  if (sqlite3_prepare_v2 (db, counted_sql, -1, &s, NULL) != SQLITE_OK)
+    return fail (err, errlen, db, "cannot count the slices");
+  sqlite3_bind_int64 (s, 1, dev);
+  int rc = 0, step;
+  while (rc == 0 && (step = sqlite3_step (s)) == SQLITE_ROW)
+    {
+      int level = sqlite3_column_int (s, 0), kind = sqlite3_column_int (s, 1);
+      bool owned = sqlite3_column_type (s, 2) != SQLITE_NULL;
+      int64_t owner = sqlite3_column_int64 (s, 2);
+      int64_t bytes = sqlite3_column_int64 (s, 5), stack = sqlite3_column_int64 (s, 6);
+      bool freed = sqlite3_column_type (s, 4) != SQLITE_NULL;
+      size_t sa = slice_of (c, sqlite3_column_int64 (s, 3));
+      size_t sf = freed ? slice_of (c, sqlite3_column_int64 (s, 4)) : 0;
+      for (size_t a = 0; a < nalloc && rc == 0; a++)
+        {
+          bool counted
+              = a == 0 ? level == 2
+                             || (level == 1 && (kind == 1 || kind == 5 || kind == 6)
+                                 && (!owned || kind == 5))
+                       : owned && owner == alloc[a] && (level == 2 || (level == 1 && kind == 5));
+          if (!counted)
+            continue;
+          SliceCounts *ca = &counts[a * c->n + sa];
+          ca->alloc_count++;
+          ca->alloc_bytes += bytes;
+          rc = site_add (sites, (int32_t)a, (int64_t)sa, stack, bytes, 1);
+          if (freed && rc == 0)
+            {
+              SliceCounts *cf = &counts[a * c->n + sf];
+              cf->free_count++;
+              cf->free_bytes += bytes;
+              rc = site_add (sites, (int32_t)a, (int64_t)sf, stack, -bytes, -1);
+            }
+        }
+    }
+  sqlite3_finalize (s);
+  if (rc < 0)
+    {
+      snprintf (err, errlen, "out of memory");
+      return -1;
+    }
+  if (step != SQLITE_DONE)
+    return fail (err, errlen, db, "cannot count the slices");
+  if (sqlite3_prepare_v2 (db, failed_sql, -1, &s, NULL) != SQLITE_OK)
+    return fail (err, errlen, db, "cannot count the failures");
+  sqlite3_bind_int64 (s, 1, dev);
+  while ((step = sqlite3_step (s)) == SQLITE_ROW)
+    {
+      size_t sl = slice_of (c, sqlite3_column_int64 (s, 1));
+      bool owned = sqlite3_column_type (s, 0) != SQLITE_NULL;
+      for (size_t a = 0; a < nalloc; a++)
+        if (a == 0 || (owned && sqlite3_column_int64 (s, 0) == alloc[a]))
+          counts[a * c->n + sl].failed++;
+    }
+  sqlite3_finalize (s);
+  if (step != SQLITE_DONE)
+    return fail (err, errlen, db, "cannot count the failures");
+  return 0;
+}
+
+/* Writes the site table's rows with a net change. */
+static int
+write_sites (sqlite3 *db, int64_t dev, const int64_t *alloc, const Slicing *c,
+             const SiteTable *sites, char *err, size_t errlen)
+{
+  static const char *sql
+      = "INSERT INTO window_site (device_id, allocator_id, start_ns, stack_id, net_bytes,"
+        " net_count) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+  sqlite3_stmt *s;
+  if (sqlite3_prepare_v2 (db, sql, -1, &s, NULL) != SQLITE_OK)
+    return fail (err, errlen, db, "cannot write the sites");
+  int rc = 0;
+  for (size_t i = 0; i < sites->cap && rc == 0; i++)
+    {
+      const SiteCell *e = &sites->cell[i];
+      if (e->a < 0 || (e->bytes == 0 && e->count == 0))
+        continue;
+      int64_t v[] = { dev, alloc[e->a], c->edge[e->slice], e->stack, e->bytes, e->count };
+      for (int k = 0; k < 6; k++)
+        sqlite3_bind_int64 (s, k + 1, v[k]);
+      if (sqlite3_step (s) != SQLITE_DONE)
+        rc = fail (err, errlen, db, "cannot write the sites");
+      sqlite3_reset (s);
+    }
+  sqlite3_finalize (s);
+  return rc;
+}
+
 /* One slice's aggregate of a series, as it is built. */
 typedef struct
 {
@@ -281,7 +469,7 @@ typedef struct
  * failed_alloc. */
 static int
 write_slices (sqlite3 *db, int64_t dev, int64_t alloc, int64_t series_alloc, const Slicing *c,
-              char *err, size_t errlen)
+              const SliceCounts *counts, char *err, size_t errlen)
 {
   static const char *series_sql
       = "SELECT ts, reserved_bytes, allocated_bytes, device_bytes FROM series"
@@ -291,7 +479,7 @@ write_slices (sqlite3 *db, int64_t dev, int64_t alloc, int64_t series_alloc, con
         " peak_reserved_bytes, peak_allocated_bytes, peak_device_bytes, min_reserved_bytes,"
         " min_allocated_bytes, final_reserved_bytes, final_allocated_bytes, alloc_count,"
         " alloc_bytes, free_count, free_bytes, failed_alloc_count)"
-        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 0, 0, 0, 0, 0)";
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)";
   sqlite3_stmt *s, *ins;
   if (sqlite3_prepare_v2 (db, series_sql, -1, &s, NULL) != SQLITE_OK
       || sqlite3_prepare_v2 (db, ins_sql, -1, &ins, NULL) != SQLITE_OK)
@@ -343,6 +531,10 @@ write_slices (sqlite3 *db, int64_t dev, int64_t alloc, int64_t series_alloc, con
       sqlite3_bind_int64 (ins, 9, acc.min_a);
       sqlite3_bind_int64 (ins, 10, acc.last_r);
       sqlite3_bind_int64 (ins, 11, acc.last_a);
+      const SliceCounts *n = &counts[k];
+      int64_t w[] = { n->alloc_count, n->alloc_bytes, n->free_count, n->free_bytes, n->failed };
+      for (int i = 0; i < 5; i++)
+        sqlite3_bind_int64 (ins, 12 + i, w[i]);
       if (sqlite3_step (ins) != SQLITE_DONE)
         rc = fail (err, errlen, db, "cannot write the slices");
       sqlite3_reset (ins);
@@ -351,71 +543,6 @@ write_slices (sqlite3 *db, int64_t dev, int64_t alloc, int64_t series_alloc, con
   sqlite3_finalize (s);
   sqlite3_finalize (ins);
   return rc;
-}
-
-/* The start of the slice holding time x (temp.window_edge holds the
- * edges; ?4 is the run's start). */
-#define SLICE_OF(x)                                                                                \
-  "ifnull((SELECT max(e.start_ns) FROM temp.window_edge e WHERE e.start_ns <= " x "), ?4)"
-
-/* The blocks a slice's counts and sites count, for ?3 the allocator (0:
- * all): allocator blocks (level 2) and a pool's allocations, and on `all`
- * also device-level allocations that belong to no allocator. */
-#define COUNTED_BLOCKS                                                                             \
-  " b.device_id = ?1 AND b.alloc_event_id IS NOT NULL AND ((?3 = 0 AND (b.level = 2"               \
-  " OR (b.level = 1 AND b.kind IN (1, 5, 6) AND (b.allocator_id IS NULL OR b.kind = 5))))"         \
-  " OR (?3 != 0 AND b.allocator_id = ?3 AND (b.level = 2 OR (b.level = 1 AND b.kind = 5))))"
-
-static const char *counts_sql[3] = {
-  "UPDATE window_slice SET alloc_count = x.n, alloc_bytes = x.bytes FROM"
-  " (SELECT " SLICE_OF (
-      "b.alloc_ts") " AS s, count(*) AS n, sum(b.bytes) AS bytes"
-                    "  FROM block b WHERE" COUNTED_BLOCKS " GROUP BY 1) AS x"
-                    " WHERE device_id = ?1 AND allocator_id = ?3 AND start_ns = x.s",
-  "UPDATE window_slice SET free_count = x.n, free_bytes = x.bytes FROM"
-  " (SELECT " SLICE_OF (
-      "b.free_ts") " AS s, count(*) AS n, sum(b.bytes) AS bytes"
-                   "  FROM block b WHERE" COUNTED_BLOCKS
-                   " AND b.free_ts IS NOT NULL GROUP BY 1) AS x"
-                   " WHERE device_id = ?1 AND allocator_id = ?3 AND start_ns = x.s",
-  "UPDATE window_slice SET failed_alloc_count = x.n FROM"
-  " (SELECT " SLICE_OF (
-      "f.ts") " AS s, count(*) AS n FROM failed_alloc f"
-              "  WHERE f.device_id = ?1 AND (?3 = 0 OR f.allocator_id = ?3) GROUP BY 1) AS x"
-              " WHERE device_id = ?1 AND allocator_id = ?3 AND start_ns = x.s",
-};
-
-static const char *sites_sql
-    = "INSERT INTO window_site (device_id, allocator_id, start_ns, stack_id, net_bytes, net_count)"
-      " SELECT ?1, ?3, s, stack, sum(v), sum(c) FROM ("
-      "  SELECT " SLICE_OF (
-          "b.alloc_ts") " AS s, ifnull(b.stack_id, 0) AS stack,"
-                        "   b.bytes AS v, 1 AS c FROM block b WHERE" COUNTED_BLOCKS "  UNION ALL"
-                        "  SELECT " SLICE_OF (
-                            "b.free_ts") ", ifnull(b.stack_id, 0), -b.bytes, -1"
-                                         "   FROM block b WHERE" COUNTED_BLOCKS
-                                         " AND b.free_ts IS NOT NULL)"
-                                         " GROUP BY s, stack HAVING sum(v) != 0 OR sum(c) != 0";
-
-static int
-write_counts (sqlite3 *db, int64_t dev, int64_t alloc, const Slicing *c, char *err, size_t errlen)
-{
-  const char *sqls[4] = { counts_sql[0], counts_sql[1], counts_sql[2], sites_sql };
-  for (int q = 0; q < 4; q++)
-    {
-      sqlite3_stmt *s;
-      if (sqlite3_prepare_v2 (db, sqls[q], -1, &s, NULL) != SQLITE_OK)
-        return fail (err, errlen, db, "cannot count the slices");
-      sqlite3_bind_int64 (s, 1, dev);
-      sqlite3_bind_int64 (s, 2, 0);
-      sqlite3_bind_int64 (s, 3, alloc);
-      sqlite3_bind_int64 (s, 4, c->start);
-      int rc = sqlite3_step (s);
-      sqlite3_finalize (s);
-      if (rc != SQLITE_DONE)
-        return fail (err, errlen, db, "cannot count the slices");
-    }
-  return 0;
 }
 
 /* What is dropped: blocks whose life meets no detail interval of their
@@ -499,6 +626,64 @@ exec_count (sqlite3 *db, const char *sql, int64_t *n, char *err, size_t errlen)
     return -1;
   *n += sqlite3_changes (db);
   return 0;
+}
+
+/* window_slice and window_site rows of one device: its allocators (its
+ * summary rows, `all` first), their counts gathered in one pass. */
+static int
+write_device_slices (sqlite3 *db, int64_t dev, const Slicing *c, char *err, size_t errlen)
+{
+  static const char *sql = "SELECT allocator_id, series_allocator_id FROM summary"
+                           " WHERE device_id = ?1 ORDER BY allocator_id";
+  sqlite3_stmt *s;
+  if (sqlite3_prepare_v2 (db, sql, -1, &s, NULL) != SQLITE_OK)
+    return fail (err, errlen, db, "cannot write the slices");
+  sqlite3_bind_int64 (s, 1, dev);
+  size_t n = 0, cap = 8;
+  int64_t *alloc = malloc (cap * sizeof *alloc), *series = malloc (cap * sizeof *series);
+  int rc = alloc && series ? 0 : -1;
+  while (rc == 0 && sqlite3_step (s) == SQLITE_ROW)
+    {
+      if (n == cap)
+        {
+          cap *= 2;
+          int64_t *na = realloc (alloc, cap * sizeof *na);
+          if (na != NULL)
+            alloc = na;
+          int64_t *ns = na ? realloc (series, cap * sizeof *ns) : NULL;
+          if (ns != NULL)
+            series = ns;
+          if (na == NULL || ns == NULL)
+            {
+              rc = -1;
+              break;
+            }
+        }
+      alloc[n] = sqlite3_column_int64 (s, 0);
+      series[n] = sqlite3_column_int64 (s, 1);
+      n++;
+    }
+  sqlite3_finalize (s);
+  /* The summary lists `all` (0) first for every device it has. */
+  SliceCounts *counts
+      = rc == 0 && n > 0 && alloc[0] == 0 ? calloc (n * c->n, sizeof *counts) : NULL;
+  SiteTable sites = { 0 };
+  if (rc < 0 || (n > 0 && counts == NULL))
+    {
+      snprintf (err, errlen, "out of memory");
+      rc = -1;
+    }
+  if (rc == 0 && n > 0)
+    rc = gather_counts (db, dev, alloc, n, c, counts, &sites, err, errlen);
+  for (size_t a = 0; a < n && rc == 0; a++)
+    rc = write_slices (db, dev, alloc[a], series[a], c, &counts[a * c->n], err, errlen);
+  if (rc == 0 && n > 0)
+    rc = write_sites (db, dev, alloc, c, &sites, err, errlen);
+  free (sites.cell);
+  free (counts);
+  free (alloc);
+  free (series);
+  return rc;
 }
 
 /* The slice edges: groups of g iterations (starts, absolute, sorted; g
@@ -595,27 +780,6 @@ vs_trace_window_iterations (sqlite3 *db, int64_t window_ns, const int64_t *start
       snprintf (err, errlen, "out of memory");
       goto out;
     }
-  {
-    static const char *edges_sql = "CREATE TEMP TABLE window_edge (start_ns INTEGER PRIMARY KEY)";
-    static const char *edge_sql = "INSERT INTO temp.window_edge (start_ns) VALUES (?1)";
-    sqlite3_stmt *e;
-    if (exec (db, edges_sql, err, errlen) < 0)
-      goto out;
-    if (sqlite3_prepare_v2 (db, edge_sql, -1, &e, NULL) != SQLITE_OK)
-      goto sqlfail;
-    for (size_t k = 0; k < c.n; k++)
-      {
-        sqlite3_bind_int64 (e, 1, c.edge[k]);
-        int erc = sqlite3_step (e);
-        sqlite3_reset (e);
-        if (erc != SQLITE_DONE)
-          {
-            sqlite3_finalize (e);
-            goto sqlfail;
-          }
-      }
-    sqlite3_finalize (e);
-  }
   int64_t h = window_ns / 8;
 
   sqlite3_stmt *s;
@@ -628,17 +792,11 @@ vs_trace_window_iterations (sqlite3 *db, int64_t window_ns, const int64_t *start
   sqlite3_finalize (s);
   if (rc < 0)
     goto out;
-  if (sqlite3_prepare_v2 (db, "SELECT device_id, allocator_id, series_allocator_id FROM summary",
-                          -1, &s, NULL)
+  if (sqlite3_prepare_v2 (db, "SELECT DISTINCT device_id FROM summary ORDER BY 1", -1, &s, NULL)
       != SQLITE_OK)
     goto sqlfail;
   while (rc == 0 && sqlite3_step (s) == SQLITE_ROW)
-    {
-      int64_t dev = sqlite3_column_int64 (s, 0), alloc = sqlite3_column_int64 (s, 1);
-      rc = write_slices (db, dev, alloc, sqlite3_column_int64 (s, 2), &c, err, errlen);
-      if (rc == 0)
-        rc = write_counts (db, dev, alloc, &c, err, errlen);
-    }
+    rc = write_device_slices (db, sqlite3_column_int64 (s, 0), &c, err, errlen);
   sqlite3_finalize (s);
   if (rc < 0)
     goto out;
@@ -667,11 +825,7 @@ vs_trace_window_iterations (sqlite3 *db, int64_t window_ns, const int64_t *start
         break;
     }
   st.detail_from = floor_edge (&c, wstart);
-  if (exec (db,
-            "DROP TABLE temp.drop_block; DROP TABLE temp.drop_event;"
-            " DROP TABLE temp.window_edge;",
-            err, errlen)
-          < 0
+  if (exec (db, "DROP TABLE temp.drop_block; DROP TABLE temp.drop_event;", err, errlen) < 0
       || set_meta (db, "window_detail_from_ns", st.detail_from) < 0
       || (st.slice_ns > 0 && set_meta (db, "window_slice_ns", st.slice_ns) < 0)
       || (st.slice_iterations > 0
@@ -703,6 +857,5 @@ sqlfail:
 out:
   free (c.edge);
   sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);
-  sqlite3_exec (db, "DROP TABLE IF EXISTS temp.window_edge", NULL, NULL, NULL);
   return -1;
 }

@@ -510,6 +510,42 @@ test_aggregates (gconstpointer mode)
       g_assert_true (g_str_has_prefix (truth, got) || strcmp (truth, "none") == 0);
     }
   sqlite3_finalize (sl);
+  /* Each slice's allocations and frees of the allocator: the complete
+   * trace's blocks allocated and freed in it. */
+  {
+    sqlite3_stmt *cs;
+    g_assert_cmpint (sqlite3_prepare_v2 (p.w,
+                                         "SELECT start_ns, end_ns, alloc_count, alloc_bytes,"
+                                         " free_count, free_bytes FROM window_slice"
+                                         " WHERE allocator_id = 1",
+                                         -1, &cs, NULL),
+                     ==, SQLITE_OK);
+    int64_t nonzero = 0;
+    while (sqlite3_step (sl) == SQLITE_ROW)
+      {
+        int64_t a = sqlite3_column_int64 (cs, 0), e = sqlite3_column_int64 (cs, 1);
+        g_autofree char *sql = g_strdup_printf (
+            "SELECT (SELECT count(*) FROM block WHERE level = 2 AND alloc_ts >= %lld"
+            "  AND alloc_ts < %lld),"
+            " (SELECT ifnull(sum(bytes), 0) FROM block WHERE level = 2 AND alloc_ts >= %lld"
+            "  AND alloc_ts < %lld),"
+            " (SELECT count(*) FROM block WHERE level = 2 AND free_ts >= %lld AND free_ts < %lld),"
+            " (SELECT ifnull(sum(bytes), 0) FROM block WHERE level = 2 AND free_ts >= %lld"
+            "  AND free_ts < %lld)",
+            (long long)a, (long long)e, (long long)a, (long long)e, (long long)a, (long long)e,
+            (long long)a, (long long)e);
+        g_autofree char *truth = rows (p.f, sql, 0);
+        g_autofree char *got = g_strdup_printf (
+            "%lld|%lld|%lld|%lld\n", (long long)sqlite3_column_int64 (cs, 2),
+            (long long)sqlite3_column_int64 (cs, 3), (long long)sqlite3_column_int64 (cs, 4),
+            (long long)sqlite3_column_int64 (cs, 5));
+        g_assert_cmpstr (got, ==, truth);
+        if (sqlite3_column_int64 (cs, 2) > 0)
+          nonzero++;
+      }
+    sqlite3_finalize (cs);
+    g_assert_cmpint (nonzero, >, 100);
+  }
   /* Growth per site over the run: the bytes each site still holds. */
   assert_same (p.f, p.w,
                "SELECT ifnull(stack_id, 0), sum(bytes) FROM block WHERE level = 2"
