@@ -6,13 +6,16 @@
 #   torch-history    PyTorch's own profiler: _record_memory_history (Python
 #                    stacks, as vramscope's hook asks) + _dump_snapshot
 #   record-nokernels vramscope record --no-kernels --timings
-#   record           vramscope record --timings (kernels on)
+#   record           vramscope record --timings (kernels on; the allocator
+#                    stream with its own Python stacks, no history)
 # and, with PROBES=1, the collector without the PyTorch hook
 # (--torch=off), to tell the two in-run costs apart:
 #   record-notorch           record --timings --torch=off
 #   record-nokernels-notorch record --timings --no-kernels --torch=off
-#   record-allocstacks       record --timings, the hook keeping no stacks of
-#                            frees (VRAMSCOPE_TORCH_CONTEXT=alloc)
+#   record-history           record --timings with PyTorch's own history as
+#                            well (VRAMSCOPE_TORCH_HISTORY=1: the exit
+#                            snapshot, with its stacks, is the level)
+#   record-history-nokernels the same with --no-kernels
 # REPS times each, interleaved (all modes, then again), median per mode.
 # For each recorded run it keeps what --timings printed; for the first of
 # each mode the trace's size per table (bench/trace-sizes.py, SQLite's
@@ -85,7 +88,8 @@ run() {
     record | keep) cmd=("$VRAMSCOPE" record $timings -o "$out/$name.db" -- python3 "$train" "${args[@]}") ;;
     record-notorch) cmd=("$VRAMSCOPE" record $timings --torch=off -o "$out/$name.db" -- python3 "$train" "${args[@]}") ;;
     record-nokernels-notorch) cmd=("$VRAMSCOPE" record $timings --no-kernels --torch=off -o "$out/$name.db" -- python3 "$train" "${args[@]}") ;;
-    record-allocstacks) cmd=(env VRAMSCOPE_TORCH_CONTEXT=alloc "$VRAMSCOPE" record $timings -o "$out/$name.db" -- python3 "$train" "${args[@]}") ;;
+    record-history) cmd=(env VRAMSCOPE_TORCH_HISTORY=1 "$VRAMSCOPE" record $timings -o "$out/$name.db" -- python3 "$train" "${args[@]}") ;;
+    record-history-nokernels) cmd=(env VRAMSCOPE_TORCH_HISTORY=1 "$VRAMSCOPE" record $timings --no-kernels -o "$out/$name.db" -- python3 "$train" "${args[@]}") ;;
   esac
   rm -f "$out/$name.db" "$out/$name.pickle"
   say "== $name ($(elapsed) s in): ${cmd[*]}"
@@ -150,7 +154,7 @@ if [ "$STEPS_KEEP" != 0 ]; then
   run resnet18-keep keep "$STEPS_KEEP" && sizes "$out/resnet18-keep.db" "resnet18-keep.db ($STEPS_KEEP steps, kernels)"
 fi
 modes="plain torch-history record-nokernels record"
-[ "$PROBES" = 1 ] && modes="$modes record-nokernels-notorch record-notorch record-allocstacks"
+[ "$PROBES" = 1 ] && modes="$modes record-nokernels-notorch record-notorch record-history record-history-nokernels"
 for rep in $(seq 1 "$REPS"); do
   for mode in $modes; do
     name=$mode-$rep
@@ -174,7 +178,8 @@ label = {"plain": "plain",
          "record": "`vramscope record`",
          "record-nokernels-notorch": "`vramscope record --no-kernels --torch=off` (no PyTorch hook)",
          "record-notorch": "`vramscope record --torch=off` (no PyTorch hook)",
-         "record-allocstacks": "`vramscope record`, no stacks of frees (`VRAMSCOPE_TORCH_CONTEXT=alloc`)"}
+         "record-history": "`vramscope record`, PyTorch's history too (`VRAMSCOPE_TORCH_HISTORY=1`)",
+         "record-history-nokernels": "`vramscope record --no-kernels`, PyTorch's history too"}
 print("ResNet-18, batch %s, %s steps, %s: whole process wall time, median of the runs done" % (batch, steps, gpu))
 print()
 print("| run | runs | wall | vs. plain | step ms | after the program's end | output MB |")

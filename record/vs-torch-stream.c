@@ -6,8 +6,10 @@
  * (op = the record's action), an oom a failed_alloc, exactly as the
  * snapshot importer writes a history entry; a block's segment is found in
  * the segments the stream itself created (it starts before the first
- * allocation, so nothing is live before it).  The stream has no stacks
- * and no rounded block sizes: those columns stay unknown.
+ * allocation, so nothing is live before it).  A record's stack id names
+ * a Python stack of the side file torch-PID.stacks (vs-torch-stacks.c),
+ * written into the trace's stack tables the first time an event names
+ * it.  The stream has no rounded block sizes: that column stays unknown.
  *
  * Workload: one record per allocator event, millions for a long run; the
  * file is mapped and walked once, rows go through the writer in bulk mode.
@@ -31,6 +33,7 @@
 #include <sqlite3.h>
 
 #include "vs-recover.h"
+#include "vs-torch-stacks.h"
 #include "vs-trace-writer.h"
 
 #define STREAM_MAGIC "VSTORCH1"
@@ -126,8 +129,9 @@ typedef struct
 } VsStreamDevice;
 
 int
-vs_torch_stream_import (const char *path, const char *out, bool until_snapshot, int64_t *events,
-                        bool *stopped, char *err, size_t errlen)
+vs_torch_stream_import (const char *path, const char *stacks_path, const char *out,
+                        bool upto_snapshot, int64_t *events, bool *stopped, char *err,
+                        size_t errlen)
 {
   g_return_val_if_fail (path != NULL && out != NULL, -1);
   if (events)
@@ -171,6 +175,18 @@ vs_torch_stream_import (const char *path, const char *out, bool until_snapshot, 
       return -1;
     }
 
+  VsTorchStacks *stacks = NULL;
+  if (stacks_path != NULL && g_file_test (stacks_path, G_FILE_TEST_EXISTS))
+    {
+      char why[1024] = "";
+      stacks = vs_torch_stacks_read (stacks_path, NULL, why, sizeof why);
+      if (stacks == NULL)
+        fprintf (stderr,
+                 "vramscope: %s: PyTorch's allocator events are kept without their Python "
+                 "stacks\n",
+                 why);
+    }
+
   VsWriter *w = vs_writer_create (out, err, errlen);
   int rc = w ? vs_writer_set_bulk (w) : -1;
   VsProcess p = { .pid = pid,
@@ -188,21 +204,23 @@ vs_torch_stream_import (const char *path, const char *out, bool until_snapshot, 
   VsStreamDevice devs[MAX_DEVICES] = { 0 };
   size_t n = ((size_t)st.st_size - STREAM_HEADER) / sizeof (VsStreamRecord);
   const VsStreamRecord *recs = (const VsStreamRecord *)(map + STREAM_HEADER);
-  int64_t read = 0, last_ts = start_ns;
-  /* until_snapshot: per device, where its last snapshot marker is (none:
-   * SIZE_MAX, every record kept). */
-  size_t last_marker[MAX_DEVICES];
-  for (size_t k = 0; k < MAX_DEVICES; k++)
-    last_marker[k] = SIZE_MAX;
-  for (size_t i = 0; until_snapshot && i < n; i++)
+  if (upto_snapshot)
     {
-      VsStreamRecord r;
-      memcpy (&r, &recs[i], sizeof r);
-      if (r.action == 0)
-        break;
-      if (r.action == STREAM_SNAPSHOT && r.device >= 0 && r.device < MAX_DEVICES)
-        last_marker[r.device] = i;
+      /* Up to the last snapshot marker: what came after the final
+       * snapshot is not kept. */
+      size_t last = n;
+      for (size_t i = 0; i < n; i++)
+        {
+          VsStreamRecord r;
+          memcpy (&r, &recs[i], sizeof r);
+          if (r.action == 0)
+            break;
+          if (r.action == STREAM_SNAPSHOT)
+            last = i;
+        }
+      n = last;
     }
+  int64_t read = 0, last_ts = start_ns;
   for (size_t i = 0; i < n && rc == 0; i++)
     {
       VsStreamRecord r;
@@ -210,8 +228,7 @@ vs_torch_stream_import (const char *path, const char *out, bool until_snapshot, 
       if (r.action == 0)
         break; /* the end, or a record its process did not finish */
       read++;
-      if (r.action > STREAM_OOM || r.device < 0 || r.device >= MAX_DEVICES
-          || (last_marker[r.device] != SIZE_MAX && i > last_marker[r.device]))
+      if (r.action > STREAM_OOM || r.device < 0 || r.device >= MAX_DEVICES)
         continue;
       VsStreamDevice *d = &devs[r.device];
       if (d->ranges == NULL)
@@ -248,6 +265,12 @@ vs_torch_stream_import (const char *path, const char *out, bool until_snapshot, 
                                .correlation = VS_UNKNOWN,
                                .stack_id = VS_UNKNOWN,
                                .range_id = VS_UNKNOWN };
+          if (stacks != NULL && r.reserved != 0
+              && (fa.stack_id = vs_torch_stacks_trace_id (stacks, w, r.reserved)) == -1)
+            {
+              rc = -1;
+              break;
+            }
           rc = vs_writer_failed_alloc (w, &fa);
           continue;
         }
@@ -264,6 +287,12 @@ vs_torch_stream_import (const char *path, const char *out, bool until_snapshot, 
                           .stream = (int64_t)r.stream,
                           .stack_id = VS_UNKNOWN,
                           .range_id = VS_UNKNOWN };
+      if (stacks != NULL && r.reserved != 0
+          && (ae.stack_id = vs_torch_stacks_trace_id (stacks, w, r.reserved)) == -1)
+        {
+          rc = -1;
+          break;
+        }
       switch (ae.op)
         {
         case VS_ALLOC_OP_SEGMENT_ALLOC:
@@ -283,6 +312,7 @@ vs_torch_stream_import (const char *path, const char *out, bool until_snapshot, 
       rc = vs_writer_alloc_event (w, &ae);
     }
   munmap ((void *)map, (size_t)st.st_size);
+  vs_torch_stacks_free (stacks);
   for (size_t k = 0; k < MAX_DEVICES; k++)
     if (devs[k].ranges)
       g_tree_destroy (devs[k].ranges);
@@ -317,7 +347,7 @@ vs_torch_stream_import (const char *path, const char *out, bool until_snapshot, 
 
 /* The final snapshot process pid left in spool, if any: a
  * torch-PID-SEQ.info saying `reason exit` or `reason signal` beside its
- * .pickle. */
+ * .pickle; *info (may be NULL) gets the path of that .info, or NULL. */
 typedef enum
 {
   FINAL_NONE,
@@ -326,9 +356,11 @@ typedef enum
 } VsFinalSnapshot;
 
 static VsFinalSnapshot
-final_snapshot (const char *spool, long long pid)
+final_snapshot (const char *spool, long long pid, char **info_out)
 {
   VsFinalSnapshot found = FINAL_NONE;
+  long long found_seq = -1;
+  g_autofree char *found_info = NULL;
   g_autoptr (GDir) d = g_dir_open (spool, 0, NULL);
   const char *name;
   while (d != NULL && (name = g_dir_read_name (d)) != NULL)
@@ -345,12 +377,31 @@ final_snapshot (const char *spool, long long pid)
       if (!g_file_get_contents (info, &text, NULL, NULL)
           || !g_file_test (pickle, G_FILE_TEST_IS_REGULAR))
         continue;
-      if (strstr (text, "\nreason signal\n"))
-        found = FINAL_AT_SIGNAL;
-      else if (strstr (text, "\nreason exit\n") && found == FINAL_NONE)
-        found = FINAL_AT_EXIT;
+      VsFinalSnapshot this = strstr (text, "\nreason signal\n") ? FINAL_AT_SIGNAL
+                             : strstr (text, "\nreason exit\n") ? FINAL_AT_EXIT
+                                                                : FINAL_NONE;
+      if (this > found || (this == found && this != FINAL_NONE && seq > found_seq))
+        {
+          found = this;
+          found_seq = seq;
+          g_free (found_info);
+          found_info = g_strdup (info);
+        }
     }
+  if (info_out)
+    *info_out = g_steal_pointer (&found_info);
   return found;
+}
+
+/* True when process pid's stream is its allocator level whatever
+ * snapshots it left: its .info says PyTorch recorded no history, so the
+ * stream's own stacks are the only ones (`history 0`). */
+static bool
+stream_is_level (const char *spool, long long pid)
+{
+  g_autofree char *info = g_strdup_printf ("%s/torch-%lld.stream.info", spool, pid);
+  g_autofree char *text = NULL;
+  return g_file_get_contents (info, &text, NULL, NULL) && strstr (text, "\nhistory 0\n") != NULL;
 }
 
 int
@@ -366,19 +417,29 @@ vs_torch_stream_import_spool (const char *spool, const char *host, bool every, b
       int end = 0;
       if (sscanf (name, "torch-%lld.stream%n", &pid, &end) != 1 || name[end] != '\0')
         continue;
-      if (!every && final_snapshot (spool, pid) != FINAL_NONE)
+      /* Where PyTorch recorded its history, a final snapshot (it has the
+       * history's stacks) is taken rather than the stream.  Otherwise the
+       * stream and its stacks are the level: up to the final snapshot's
+       * marker when the process exited normally (what Python frees as it
+       * shuts down would hide what was live at exit), all of it when a
+       * signal or nothing ended it; the snapshot's .info, with the
+       * allocator's settings, ties it to its process.  With every (record
+       * --window), the stream is the level in any case. */
+      g_autofree char *final_info = NULL;
+      VsFinalSnapshot final = final_snapshot (spool, pid, &final_info);
+      if (final != FINAL_NONE && !every && !stream_is_level (spool, pid))
         continue;
       g_autofree char *stream = g_build_filename (spool, name, NULL);
-      g_autofree char *info = g_strconcat (stream, ".info", NULL);
+      g_autofree char *stacks = g_strdup_printf ("%s/torch-%lld.stacks", spool, pid);
+      g_autofree char *info
+          = final_info ? g_strdup (final_info) : g_strconcat (stream, ".info", NULL);
       g_autofree char *trace = g_strdup_printf ("%s/torch-%lld.db", spool, pid);
       char err[1024] = "";
       int64_t events = 0;
       bool stopped = false;
-      /* A snapshot taken at a normal exit ends what matters: what Python
-       * frees after it, as it shuts down, would hide what was live at
-       * exit. */
-      bool at_exit = final_snapshot (spool, pid) == FINAL_AT_EXIT;
-      if (vs_torch_stream_import (stream, trace, at_exit, &events, &stopped, err, sizeof err) != 0
+      if (vs_torch_stream_import (stream, stacks, trace, final == FINAL_AT_EXIT, &events, &stopped,
+                                  err, sizeof err)
+              != 0
           || !vs_record_tie_process (trace, info, host, err, sizeof err))
         {
           fprintf (stderr,
@@ -555,7 +616,7 @@ vs_torch_stream_append_tails (const char *spool, bool *keep)
       /* At a normal exit nothing that matters follows the snapshot: what
        * Python frees while it shuts down would hide what was live at exit. */
       if (sscanf (name, "torch-%lld.stream%n", &pid, &end) != 1 || name[end] != '\0'
-          || final_snapshot (spool, pid) != FINAL_AT_SIGNAL)
+          || final_snapshot (spool, pid, NULL) != FINAL_AT_SIGNAL || stream_is_level (spool, pid))
         continue;
       g_autofree char *stream = g_build_filename (spool, name, NULL);
       g_autofree char *trace = g_strdup_printf ("%s/torch-%lld.db", spool, pid);

@@ -7,24 +7,34 @@ does nothing until the program imports `torch`; then it asks PyTorch to run
 importing torch never initialises CUDA by itself and a program that forks
 before using CUDA keeps working).  That is before the first CUDA allocation:
 
-  * the caching allocator records its history with Python stacks
-    (torch.cuda.memory._record_memory_history, stacks='python');
+  * every event of the caching allocator is streamed, as it happens, to
+    torch-<pid>.stream through a trace tracker attached to the allocator
+    (vs_torch_stream.cpp, built once per installed torch with the C++
+    compiler against torch's own headers and Python's, and cached), each
+    with the Python stack of the thread that made it: the tracker walks
+    that thread's frames itself, without the GIL, and interns each new
+    stack once into torch-<pid>.stacks (vs_torch_stacks.hpp).  Both files
+    survive every way the process ends — SIGKILL, SIGTERM, abort(), a
+    segfault, os._exit — and `record` takes the stream as the allocator
+    level, with its stacks;
+  * PyTorch's own history (torch.cuda.memory._record_memory_history,
+    stacks='python') is recorded only where the stream cannot gather the
+    stacks (no Python headers, a Python the walker does not know: one line
+    says so), or when VRAMSCOPE_TORCH_HISTORY=1 asks for it, to compare:
+    then `record` takes the final snapshot, with the history's stacks, as
+    it did before the stream had its own.  VRAMSCOPE_TORCH_HISTORY=0 never
+    records it; VRAMSCOPE_TORCH_STACKS=0 turns the stream's stacks off;
   * an out-of-memory observer dumps a snapshot the moment an OOM happens, so
     the state at the failure is kept even if the process is then killed;
   * at exit (also after an uncaught OutOfMemoryError) a final snapshot is
     dumped, and so it is at SIGTERM, SIGHUP and SIGQUIT: the collector's
-    control thread calls _on_signal() before the signal ends the process;
-  * every event of the caching allocator is streamed, as it happens, to
-    torch-<pid>.stream through a trace tracker attached to the allocator
-    (vs_torch_stream.cpp, built once per installed torch with the C++
-    compiler against torch's own headers, and cached).  The stream is a
-    file mapped into memory, so it survives every way the process ends —
-    SIGKILL, SIGTERM, abort(), a segfault, os._exit — where the exit
-    snapshot is never written.  `record` takes the exit snapshot when
-    there is one (it has Python stacks) and the stream otherwise.  Where
+    control thread calls _on_signal() before the signal ends the process.
+    Without the history a snapshot is the segments alone, cheap: it marks
+    in the stream where the program's work ended (what Python frees while
+    it shuts down is left out) and gives the allocator's settings.  Where
     the stream cannot be built (no compiler, no torch headers, an
-    allocator without trace trackers) one line says so and only the
-    snapshots are kept, as before.
+    allocator without trace trackers) one line says so and the history
+    and snapshots are kept, as before.
 
 Snapshots go to $VRAMSCOPE_SPOOL_DIR as torch-<pid>-<seq>.pickle with a
 torch-<pid>-<seq>.info beside it (pid and, per CUDA device index, the GPU's
@@ -38,7 +48,11 @@ the per-process fraction set with torch.cuda.set_per_process_memory_fraction,
 which the hook wraps to see it), and "timing take_ns N" / "timing write_ns
 N": how long taking the snapshot and writing it took (`record --timings`
 prints them).  Each file is written under a temporary name and renamed
-when complete, the .info first.
+when complete, the .info first.  The stream's
+torch-<pid>.stream.info has the same pid, device and meta lines, and
+"stacks 0|1" (whether the stream gathers Python stacks) and "history 0|1"
+(whether PyTorch records its history: when it does not, `record` takes the
+stream as the allocator level whatever snapshots the process left).
 
 Another sitecustomize that this one shadows (Debian and Ubuntu ship one) is
 found further along sys.path and run as well.  Nothing here may break the
@@ -200,13 +214,22 @@ def _stream_library():
     import hashlib
     import subprocess
     torch = _torch
-    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "vs_torch_stream.cpp")
-    with open(src, "rb") as f:
-        code = f.read()
+    import sysconfig
+    here = os.path.dirname(os.path.abspath(__file__))
+    src = os.path.join(here, "vs_torch_stream.cpp")
+    code = b""
+    for name in ("vs_torch_stream.cpp", "vs_torch_stacks.hpp"):
+        with open(os.path.join(here, name), "rb") as f:
+            code += f.read()
     tdir = os.path.dirname(os.path.abspath(torch.__file__))
     abi = int(bool(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", True)))
     cuda_inc = _cuda_include()
-    key = hashlib.sha256(code + ("|%s|%s|%d|%s" % (torch.__version__, tdir, abi, cuda_inc))
+    # Python's headers: the tracker gathers Python stacks itself with them.
+    py_inc = sysconfig.get_paths().get("include") or ""
+    if not os.path.isfile(os.path.join(py_inc, "Python.h")):
+        py_inc = ""
+    key = hashlib.sha256(code + ("|%s|%s|%d|%s|%s|%s" % (torch.__version__, tdir, abi, cuda_inc,
+                                                          py_inc, sys.version))
                          .encode()).hexdigest()[:16]
     name = "vs_torch_stream-%s.so" % key
     for d in _cache_dirs():
@@ -236,12 +259,19 @@ def _stream_library():
             raise RuntimeError("no writable folder to build it in")
         tmp = "%s.tmp-%d" % (out, os.getpid())
         _say("building PyTorch's allocator stream for torch %s (once)" % torch.__version__)
-        # Headers of one torch need C++17, of a later one perhaps C++20.
-        for std in ("c++17", "c++20"):
+        # Headers of one torch need C++17, of a later one perhaps C++20;
+        # with Python's headers first (the tracker's own Python stacks),
+        # without them if that cannot build (the history then gives stacks).
+        tries = [(std, py) for py in ([py_inc] if py_inc else []) + [""]
+                 for std in ("c++17", "c++20")]
+        first_failure = None
+        for std, py in tries:
             cmd = [cxx, "-O2", "-std=" + std, "-shared", "-fPIC", "-fvisibility=hidden",
                    "-D_GLIBCXX_USE_CXX11_ABI=%d" % abi,
                    "-I", os.path.join(tdir, "include"), "-I", cuda_inc, src, "-o", tmp,
                    "-L", lib_dir, "-lc10_cuda", "-lc10", "-Wl,-rpath," + lib_dir]
+            if py:
+                cmd[1:1] = ["-DVS_PYTHON_STACKS=1", "-I", here, "-I", py]
             try:
                 r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                    timeout=float(os.environ.get("VRAMSCOPE_BUILD_TIMEOUT", "300")))
@@ -249,6 +279,14 @@ def _stream_library():
                 raise RuntimeError("no C++ compiler (%s)" % cxx)
             if r.returncode == 0:
                 break
+            if first_failure is None:
+                first_failure = " ".join(cmd).encode() + b"\n" + r.stdout
+        if r.returncode == 0 and first_failure is not None and py_inc and not py:
+            # Built, but without Python stacks: say why, once.
+            with open(out[:-3] + ".stacks.log", "wb") as f:
+                f.write(first_failure)
+            _say("the allocator stream was built without its own Python stacks (see %s)"
+                 % (out[:-3] + ".stacks.log"))
         if r.returncode != 0:
             try:
                 os.unlink(tmp)
@@ -267,17 +305,65 @@ def _stream_library():
     return lib
 
 
-def _start_stream():
-    """Streams the caching allocator's events to torch-PID.stream, with a
-    torch-PID.stream.info beside it.  Returns True when streaming."""
+def _stacks(path, on):
+    """Turns the stream's own Python stacks on (writing them to path) or
+    off.  Returns True when they are gathered; raises when they cannot be."""
+    import ctypes
+    # PyDLL: called with the GIL held (the first call checks the frame
+    # walker against the interpreter's own frame API).
+    fn = getattr(ctypes.PyDLL(_stream_lib._name, use_errno=True), "vs_torch_stream_stacks", None)
+    if fn is None:
+        raise RuntimeError("the stream library has no stacks")
+    fn.argtypes = [ctypes.c_char_p, ctypes.c_int]
+    fn.restype = ctypes.c_int
+    r = fn(path.encode() if path else None, 1 if on else 0)
+    if r < 0:
+        e = ctypes.get_errno()
+        import errno
+        if e == errno.ENOTSUP:
+            raise RuntimeError("not with this library or Python %d.%d" % sys.version_info[:2])
+        raise OSError(e, os.strerror(e))
+    return r == 1
+
+
+def _history(wanted, stacks):
+    """Whether PyTorch's own history is recorded: VRAMSCOPE_TORCH_HISTORY
+    (wanted) 1 always, 0 never (a measurement knob), unset only where the
+    stream gathers no stacks."""
+    return wanted == "1" or (wanted != "0" and not stacks)
+
+
+def _start_stream(wanted):
+    """Streams the caching allocator's events to torch-PID.stream, with
+    their Python stacks in torch-PID.stacks (unless VRAMSCOPE_TORCH_STACKS
+    is 0) and a torch-PID.stream.info beside it.  Returns (streaming,
+    stacks): whether the stream runs, and whether it gathers the stacks."""
     global _stream_lib
     if os.environ.get("VRAMSCOPE_TORCH_STREAM", "1") == "0":
-        return False
+        return False, False
     try:
         torch = _torch
         lib = _stream_library()
         base = os.path.join(_spool, "torch-%d.stream" % _pid)
-        lines = ["pid %d" % _pid, "reason stream"]
+        limit = int(os.environ.get("VRAMSCOPE_TORCH_STREAM_MAX_MB", "4096")) << 20
+        if lib.vs_torch_stream_start(base.encode(), limit) != 0:
+            import ctypes
+            raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+        _stream_lib = lib
+    except Exception as e:
+        _say("PyTorch's allocator level is kept only when Python exits normally or at an "
+             "OOM: its event stream could not start (%s)" % (e,))
+        return False, False
+    stacks = False
+    if os.environ.get("VRAMSCOPE_TORCH_STACKS", "1") != "0":
+        try:
+            stacks = _stacks(os.path.join(_spool, "torch-%d.stacks" % _pid), True)
+        except Exception as e:
+            _say("the allocator stream gathers no Python stacks (%s): PyTorch's own history "
+                 "gives them" % (e,))
+    try:
+        lines = ["pid %d" % _pid, "reason stream",
+                 "stacks %d" % int(stacks), "history %d" % int(_history(wanted, stacks))]
         for i in range(torch.cuda.device_count()):
             p = torch.cuda.get_device_properties(i)
             lines.append("device %d %s %d %s" % (i, _uuid(p), p.total_memory, p.name))
@@ -290,16 +376,9 @@ def _start_stream():
         with open(base + ".info.tmp", "w") as f:
             f.write("\n".join(lines) + "\n")
         os.rename(base + ".info.tmp", base + ".info")
-        limit = int(os.environ.get("VRAMSCOPE_TORCH_STREAM_MAX_MB", "4096")) << 20
-        if lib.vs_torch_stream_start(base.encode(), limit) != 0:
-            import ctypes
-            raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
-        _stream_lib = lib
-        return True
     except Exception as e:
-        _say("PyTorch's allocator level is kept only when Python exits normally or at an "
-             "OOM: its event stream could not start (%s)" % (e,))
-        return False
+        _say("could not describe the allocator stream (%s: %s)" % (type(e).__name__, e))
+    return True, stacks
 
 
 def _on_oom(device, alloc, device_allocated, device_free):
@@ -317,6 +396,13 @@ def _on_signal():
 def _at_exit():
     if os.getpid() == _pid and _torch is not None and _torch.cuda.is_initialized():
         _dump("exit")
+        # What Python frees as it shuts down comes after the exit snapshot
+        # and is not kept: no stacks for it (nor once frames are gone).
+        if _stream_lib is not None:
+            try:
+                _stacks(None, False)
+            except Exception:
+                pass
 
 
 def _on_cuda_init():
@@ -332,16 +418,21 @@ def _on_cuda_init():
         # cudaMallocAsync keeps no history; the collector sees its pool
         # (size and utilized bytes) and every allocation through CUPTI.
         return
-    _start_stream()
+    # PyTorch's own history is needed only for stacks the stream cannot
+    # gather, or when asked for (VRAMSCOPE_TORCH_HISTORY=1: today's
+    # snapshots with their history, to compare).
+    wanted = os.environ.get("VRAMSCOPE_TORCH_HISTORY", "")
+    streaming, stacks = _start_stream(wanted)
     try:
-        entries = int(os.environ.get("VRAMSCOPE_TORCH_MAX_ENTRIES", "1000000"))
-        # Stacks of allocations and frees ("all", the default); "alloc"
-        # keeps no stacks of frees (a measurement knob: it costs less).
-        context = os.environ.get("VRAMSCOPE_TORCH_CONTEXT", "all")
-        if context not in ("all", "alloc"):
-            context = "all"
-        torch.cuda.memory._record_memory_history(max_entries=entries, stacks="python",
-                                                 context=context)
+        if _history(wanted, stacks):
+            entries = int(os.environ.get("VRAMSCOPE_TORCH_MAX_ENTRIES", "1000000"))
+            # Stacks of allocations and frees ("all", the default); "alloc"
+            # keeps no stacks of frees (a measurement knob: it costs less).
+            context = os.environ.get("VRAMSCOPE_TORCH_CONTEXT", "all")
+            if context not in ("all", "alloc"):
+                context = "all"
+            torch.cuda.memory._record_memory_history(max_entries=entries, stacks="python",
+                                                     context=context)
         torch._C._cuda_attach_out_of_memory_observer(_on_oom)
         import atexit
         atexit.register(_at_exit)

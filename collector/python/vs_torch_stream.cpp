@@ -36,7 +36,19 @@
 // those its final snapshot does not hold).  Sizes are what PyTorch's
 // trace records: requested bytes for blocks, segment sizes for segments.
 //
+// `reserved` is the record's stack id: 0 when none, else an id of the
+// side file torch-PID.stacks (vs_torch_stacks.hpp), written when the library
+// is built with Python's headers (VS_PYTHON_STACKS) and
+// vs_torch_stream_stacks() turned it on: the calling thread's Python stack,
+// for every action, as PyTorch's own history takes it (its context is
+// gathered on the same thread just before the entry; a free completed
+// later than requested, once the block's other streams are done, is
+// completed by an allocator call and gets that call's context).
+//
 // The reader is record/vs-torch-stream.c.
+#if VS_PYTHON_STACKS
+#include "vs_torch_stacks.hpp"
+#endif
 #include <c10/cuda/CUDACachingAllocator.h>
 
 #include <atomic>
@@ -73,6 +85,17 @@ size_t chunk_index = 0, used = 0;
 std::atomic<bool> enabled{false};
 std::atomic<uint64_t> lost{0};
 size_t max_chunks = 0; // the limit, in chunks
+
+#if VS_PYTHON_STACKS && VS_STACKS_WALKER
+std::atomic<bool> stacks_on{false};
+
+// The stack id of the entry being recorded: the calling thread's Python
+// stack (with `lock` held).
+uint32_t current_stack() {
+  static thread_local vs_stacks::Key keys[vs_stacks::kMaxDepth];
+  return vs_stacks::intern(vs_stacks::state(), keys, vs_stacks::walk(keys));
+}
+#endif
 
 int64_t now_ns() {
   timespec ts;
@@ -164,13 +187,22 @@ void on_entry(const TE& te) {
   r->stream = stream_value(te.stream_);
   r->device = int32_t(te.device_);
   r->tid = thread_id();
+#if VS_PYTHON_STACKS && VS_STACKS_WALKER
+  r->reserved = stacks_on.load(std::memory_order_relaxed)
+      ? current_stack()
+      : 0;
+#else
   r->reserved = 0;
+#endif
   __atomic_store_n(&r->action, action, __ATOMIC_RELEASE);
 }
 
 // A fork child must not write into its parent's file.
 void after_fork_child() {
   enabled.store(false);
+#if VS_PYTHON_STACKS && VS_STACKS_WALKER
+  stacks_on.store(false);
+#endif
 }
 
 } // namespace
@@ -219,6 +251,46 @@ extern "C" __attribute__((visibility("default"))) int vs_torch_stream_start(
     return -1;
   }
   return 0;
+}
+
+// Turns the Python stacks on (on != 0), writing them to path (opened the
+// first time), or off.  Called from Python with the GIL held (ctypes.PyDLL),
+// after vs_torch_stream_start(): the first time, checks the frame walker
+// against the public frame API on the calling thread.  Returns 1 when
+// stacks are gathered now, 0 when turned off, -1 when this library cannot
+// gather them (built without Python's headers, a Python it does not know,
+// a walker that disagrees: errno ENOTSUP; the file not writable: errno).
+extern "C" __attribute__((visibility("default"))) int vs_torch_stream_stacks(
+    const char* path,
+    int on) {
+#if VS_PYTHON_STACKS && VS_STACKS_WALKER
+  std::lock_guard<std::mutex> guard(lock);
+  vs_stacks::State& s = vs_stacks::state();
+  if (!on) {
+    stacks_on.store(false);
+    return 0;
+  }
+  if (s.fd < 0) {
+    if (vs_stacks::selftest() != 1) {
+      errno = ENOTSUP;
+      return -1;
+    }
+    if (path == nullptr || !vs_stacks::open_file(s, path))
+      return -1;
+    s.ok = true;
+  }
+  if (!s.ok) {
+    errno = ENOSPC;
+    return -1;
+  }
+  stacks_on.store(true);
+  return 1;
+#else
+  (void)path;
+  (void)on;
+  errno = ENOTSUP;
+  return -1;
+#endif
 }
 
 // Entries that could not be written (the file could not grow).

@@ -12,13 +12,16 @@ checkout: /srv/ci/vramscope/samples/x.py -> samples/x.py.
 
 FILE may be a trace (.db: every TEXT value of every table), a PyTorch
 snapshot (.pickle: every string, written back with the same pickle
-protocol — our own fixtures only, never an untrusted file) or a text file
-(.json, .log, .csv).  Prints each file it changed.
+protocol — our own fixtures only, never an untrusted file), the PyTorch
+stream's stacks file (.stacks: each frame's file and function, the entries
+written back in the same format, lengths and check words recomputed) or a
+text file (.json, .log, .csv).  Prints each file it changed.
 """
 import argparse
 import os
 import pickle
 import sqlite3
+import struct
 import sys
 
 
@@ -93,6 +96,42 @@ def fix_pickle(path, roots):
     return 1
 
 
+def fnv32(data):
+    h = 2166136261
+    for b in data:
+        h = ((h ^ b) * 16777619) & 0xFFFFFFFF
+    return h
+
+
+def fix_stacks(path, roots):
+    """A stacks file (collector/python/vs_torch_stacks.hpp) with its frames'
+    strings rewritten; a torn last entry is kept as it is."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    if raw[:8] != b"VSSTACK1" or not any(r.encode() in raw for r in roots):
+        return 0
+    out, off = [raw[:16]], 16
+    while off + 12 <= len(raw):
+        kind, n = struct.unpack_from("<II", raw, off)
+        if off + 12 + n > len(raw):
+            break
+        p = raw[off + 8:off + 8 + n]
+        if kind == 1:
+            fid, line, fl, nl = struct.unpack_from("<IiII", p)
+            file = rewrite(p[16:16 + fl].decode("utf-8", "surrogateescape"), roots).encode(
+                "utf-8", "surrogateescape")
+            name = rewrite(p[16 + fl:16 + fl + nl].decode("utf-8", "surrogateescape"), roots).encode(
+                "utf-8", "surrogateescape")
+            p = struct.pack("<IiII", fid, line, len(file), len(name)) + file + name
+        head = struct.pack("<II", kind, len(p))
+        out.append(head + p + struct.pack("<I", fnv32(head + p)))
+        off += 12 + n
+    out.append(raw[off:])
+    with open(path, "wb") as f:
+        f.write(b"".join(out))
+    return 1
+
+
 def fix_text(path, roots):
     try:
         with open(path, encoding="utf-8") as f:
@@ -120,7 +159,7 @@ def main():
     roots = [os.path.abspath(r).rstrip("/") + "/" for r in a.root + [here]]
     for path in a.files:
         ext = os.path.splitext(path)[1]
-        fix = {".db": fix_db, ".pickle": fix_pickle}.get(ext, fix_text)
+        fix = {".db": fix_db, ".pickle": fix_pickle, ".stacks": fix_stacks}.get(ext, fix_text)
         if fix(path, roots):
             print(path)
 

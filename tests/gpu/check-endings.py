@@ -2,7 +2,7 @@
 """check-endings.py — checks the trace of one run of the endings matrix
 (tests/gpu/run-endings.sh) against what the program printed before it died.
 
-  check-endings.py VRAMSCOPE TRACE LOG KIND RC WANT_RC [SOURCE]
+  check-endings.py VRAMSCOPE TRACE LOG KIND RC WANT_RC [SOURCE [STACKS]]
 
 KIND is `torch` (endings-train.py) or `c` (endings-sample).  Checks:
 
@@ -16,8 +16,12 @@ KIND is `torch` (endings-train.py) or `c` (endings-sample).  Checks:
     at READY, exactly: allocations made, bytes requested now and at the
     peak, bytes reserved now and at the peak, OOMs;
   * (PyTorch) it came from SOURCE: `snapshot` (the final snapshot, taken at
-    exit or at SIGTERM/SIGHUP: its events have Python stacks) or `stream`
-    (the allocator stream: no stacks).
+    exit or at SIGTERM/SIGHUP, where PyTorch recorded its history: its
+    events have rounded block sizes) or `stream` (the allocator stream: no
+    block sizes);
+  * (PyTorch, STACKS `stacks`) its events have Python stacks, unless the
+    program's log says the stream gathers none (and the level came from the
+    stream).
 
 Prints one line per check (ok/FAIL) and exits 1 when any failed.
 """
@@ -28,6 +32,7 @@ import sys
 
 vramscope, trace, log, kind, rc, want_rc = sys.argv[1:7]
 want_source = sys.argv[7] if len(sys.argv) > 7 else "-"
+want_stacks = len(sys.argv) > 8 and sys.argv[8] == "stacks"
 failed = 0
 
 
@@ -94,10 +99,15 @@ if len(rows) == 1:
              ("OOMs", got[6], t["num_ooms"])]
     for name, g, w in pairs:
         check(g == w, "allocator level: %s %s (memory_stats: %s)" % (name, g, w))
-    stacks = db.execute(
-        "SELECT count(*) FROM alloc_event e JOIN allocator a ON a.id = e.allocator_id"
-        " WHERE a.kind = 'pytorch' AND e.stack_id IS NOT NULL").fetchone()[0]
-    source = "snapshot" if stacks else "stream"
+    stacks, sized = db.execute(
+        "SELECT count(e.stack_id), count(e.block_bytes) FROM alloc_event e"
+        " JOIN allocator a ON a.id = e.allocator_id"
+        " WHERE a.kind = 'pytorch' AND e.op = 1").fetchone()
+    source = "snapshot" if sized else "stream"
     check(want_source in ("-", source), "the allocator level came from the %s (want %s)"
           % (source, want_source))
+    if want_stacks:
+        no_stacks = "gathers no Python stacks" in open(log, errors="replace").read()
+        check(stacks > 0 or (no_stacks and source == "stream"),
+              "the allocator level has Python stacks (%d allocations with one)" % stacks)
 sys.exit(failed)

@@ -35,8 +35,9 @@ if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; t
   exit 77
 fi
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
-# The allocator stream is built once into this cache, kept with the results.
-export VRAMSCOPE_CACHE_DIR="$out/cache"
+# The allocator stream is built once into this cache (unless one is given),
+# kept with the results.
+export VRAMSCOPE_CACHE_DIR=${VRAMSCOPE_CACHE_DIR:-$out/cache}
 summary="$out/summary.txt"
 : >"$summary"
 have_torch=0
@@ -59,6 +60,8 @@ wait_for() {
 #   allocator level must come from, snapshot or stream (check-endings.py).
 run_case() {
   name=$1 kind=$2 how=$3 ended=$4 want=$5 source=${6:--}
+  stacks=-
+  [ "$kind" = torch ] && stacks=stacks
   d="$out/$name"
   mkdir -p "$d"
   if [ "$kind" = torch ]; then
@@ -110,7 +113,7 @@ open(sys.argv[1], "wb").write(d[:n])
     fi
   fi
   if timeout 300 python3 "$here/check-endings.py" "$VRAMSCOPE" "$d/trace.db" "$d/log" "$kind" \
-    "$rc" "$want" "$source" >"$d/check" 2>&1; then
+    "$rc" "$want" "$source" "$stacks" >"$d/check" 2>&1; then
     echo "PASS $name" >>"$summary"
   else
     echo "FAIL $name: $(grep -v '^ok' "$d/check" | tr '\n' ' ')" >>"$summary"
@@ -118,8 +121,13 @@ open(sys.argv[1], "wb").write(d[:n])
 }
 
 if [ $have_torch = 1 ]; then
+  # Where the allocator level of a run that ends by itself or at a signal
+  # the hook sees comes from: the stream (with its own stacks), or with
+  # VRAMSCOPE_TORCH_HISTORY=1 PyTorch's final snapshot.
+  final=stream
+  [ "${VRAMSCOPE_TORCH_HISTORY:-}" = 1 ] && final=snapshot
   # The first run builds the allocator stream for this torch (once).
-  run_case torch-exit torch exit self 0 snapshot
+  run_case torch-exit torch exit self 0 $final
   grep -i "vramscope" "$out/torch-exit/log" | head -n 5
   # ENDINGS_STOP_IF_NO_STREAM=1: stop here when the stream could not start
   # (every case after depends on it), to save the GPU's time.
@@ -130,14 +138,14 @@ if [ $have_torch = 1 ]; then
     cat "$summary"
     exit 1
   fi
-  run_case torch-exception torch exception self 1 snapshot &
-  run_case torch-oom torch oom self 1 snapshot &
+  run_case torch-exception torch exception self 1 $final &
+  run_case torch-oom torch oom self 1 $final &
   run_case torch-sigkill torch sigkill self 137 stream &
   run_case torch-sigkill-outside torch wait KILL:program 137 stream &
-  run_case torch-sigterm torch sigterm self 143 snapshot &
-  run_case torch-sigterm-record torch wait TERM:record 143 snapshot &
+  run_case torch-sigterm torch sigterm self 143 $final &
+  run_case torch-sigterm-record torch wait TERM:record 143 $final &
   wait
-  run_case torch-sighup-record torch wait HUP:record 129 snapshot &
+  run_case torch-sighup-record torch wait HUP:record 129 $final &
   run_case torch-abort torch abort self 134 stream &
   run_case torch-segv torch segv self 139 stream &
   run_case torch-exit3 torch exit3 self 3 stream &
