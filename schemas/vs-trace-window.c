@@ -11,7 +11,8 @@
  *     Each is widened to whole slices, then overlapping ones are joined.
  *   - the whole run in slices (window_slice; at most VS_WINDOW_MAX_SLICES
  *     before the window; groups of the program's iterations when the
- *     caller knows them, vs_trace_window_iterations(), else fixed time): peak and final reserved and allocated (and device
+ *     caller knows them, vs_trace_window_iterations(), else fixed time):
+ *     peak, lowest and final reserved and allocated (and peak device
  *     memory on `all`), allocations and frees (count and bytes), failures;
  *     per allocation site the bytes and blocks still live that the slice
  *     added (window_site); the whole run's counts (window_count).  All are
@@ -32,8 +33,9 @@
  * slices' points there instead (vs-trace-detail.c).  Blocks still live at
  * the end are always kept.
  *
- * Workload: a few statements over the trace's block and series tables,
- * then one finalize of what is left and a VACUUM.
+ * Workload: one ordered read of each series, one pass over each device's
+ * blocks, a few statements that delete what goes, then one finalize of
+ * what is left and a VACUUM.
  */
 #include "vs-trace-window.h"
 
