@@ -16,14 +16,9 @@ requested bytes, in order), each with the same stack frame by frame (file,
 function, line, frame kind) as the trace tables hold them, and the same
 out-of-memory failures with their stacks.
 
-The fixture was recorded by the tracker before it gave a free completed
-late (after its request, once the block's other streams were done) the
-stack of the allocator call that completed it, as PyTorch's history does:
-it gave such a free its allocation's stack.  Those frees (told by the
-stream: a completion that does not follow its own request on the same
-thread with the request's stack) are left out of the frame comparison,
-and counted; the GPU check (tests/gpu/stream-stacks-check.py) compares
-them against the history.
+A free completed late (after its request, once the block's other streams
+were done) has the stack of the allocator call that completed it, in the
+stream as in PyTorch's history; the fixture holds one.
 """
 import os
 import shutil
@@ -96,23 +91,15 @@ try:
     tail = s_ev[len(s_ev) - len(h_ev):]
     same = sum(1 for a, b in zip(tail, h_ev) if a[:3] == b[:3])
     ok(same == len(h_ev), "the same events in the same order (%d of %d)" % (same, len(h_ev)))
-    # Frees completed late, in the stream's order (one device, so the
-    # trace's order too).
     recs = [r for r in read_stream(os.path.join(fixtures, "check.stream")) if 1 <= r[7] <= 7]
-    late = [r[7] == 3 and not (i > 0 and recs[i - 1][7] == 2 and recs[i - 1][1] == r[1]
-                               and recs[i - 1][5] == r[5] and recs[i - 1][6] == r[6])
-            for i, r in enumerate(recs)]
     ok(len(recs) == len(s_ev), "the stream's records are the trace's events (%d, %d)"
        % (len(recs), len(s_ev)))
-    late_tail = late[len(late) - len(h_ev):]
-    compared = [(a, b) for a, b, l in zip(tail, h_ev, late_tail) if not l]
-    same_stack = sum(1 for a, b in compared if a == b)
-    with_stack = sum(1 for a, b in compared if b[3])
-    first = next(((a, b) for a, b in compared if a != b), None)
-    ok(same_stack == len(compared) and with_stack > len(compared) // 2,
-       "each with the same stack, frame by frame (%d of %d, %d with one; %d frees completed"
-       " late not compared)%s"
-       % (same_stack, len(compared), with_stack, len(h_ev) - len(compared),
+    same_stack = sum(1 for a, b in zip(tail, h_ev) if a == b)
+    with_stack = sum(1 for a, b in zip(tail, h_ev) if b[3])
+    first = next(((a, b) for a, b in zip(tail, h_ev) if a != b), None)
+    ok(same_stack == len(h_ev) and with_stack > len(h_ev) // 2,
+       "each with the same stack, frame by frame (%d of %d, %d with one)%s"
+       % (same_stack, len(h_ev), with_stack,
           "" if first is None else ": first differs: %r" % (first,)))
     ok(len(h_oom) > 0 and s_oom[len(s_oom) - len(h_oom):] == h_oom,
        "the same out-of-memory failures with their stacks (%d, %d)" % (len(s_oom), len(h_oom)))
