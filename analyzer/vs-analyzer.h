@@ -14,6 +14,7 @@
 #include "vs-oom.h"
 #include "vs-roles.h"
 #include "vs-growth.h"
+#include "vs-windowed.h"
 #include "vs-settings.h"
 #include "vs-diagnose.h"
 #include "vs-diff.h"

@@ -6,6 +6,7 @@
 #include "vs-blocks.h"
 #include "vs-timeline.h"
 #include "vs-trace-private.h"
+#include "vs-windowed.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -314,6 +315,44 @@ seqs_from_pattern (VsTrace *trace, gint64 device_id, gint64 allocator_id, GError
   }
 }
 
+/* A windowed trace's slices as its iterations (see vs-growth.h); takes
+ * it. */
+static VsIterations *
+iterations_from_slices (VsTrace *trace, VsIterations *it, GArray *slices, GError **error)
+{
+  g_autoptr (VsIterations) owned = it;
+
+  it->source = VS_ITERATIONS_SLICES;
+  {
+    VsWindowedInfo info;
+    if (!vs_windowed_info (trace, &info, error))
+      return NULL;
+    it->what = info.slice_iterations > 0
+                   ? g_strdup_printf ("the windowed trace's slices of %" G_GINT64_FORMAT
+                                      " iteration%s (lowest allocated in each)",
+                                      info.slice_iterations, info.slice_iterations == 1 ? "" : "s")
+                   : g_strdup ("the windowed trace's slices of the run (lowest allocated in each)");
+  }
+  for (guint i = 0; i < slices->len; i++)
+    {
+      const VsWindowedSlice *s = &g_array_index (slices, VsWindowedSlice, i);
+      VsIteration v = { 0 };
+
+      v.index = i;
+      v.time_ns = s->start_ns;
+      v.seq = vs_trace_seq_at_time (trace, it->device_id, it->allocator_id, s->start_ns, error);
+      if (v.seq < 0)
+        return NULL;
+      v.allocated_bytes = s->min_allocated_bytes;
+      v.growth_bytes
+          = i == 0 ? VS_UNKNOWN
+                   : v.allocated_bytes
+                         - g_array_index (it->iterations, VsIteration, i - 1).allocated_bytes;
+      g_array_append_val (it->iterations, v);
+    }
+  return g_steal_pointer (&owned);
+}
+
 VsIterations *
 vs_iterations_find (VsTrace *trace, gint64 device_id, gint64 allocator_id, GError **error)
 {
@@ -327,6 +366,14 @@ vs_iterations_find (VsTrace *trace, gint64 device_id, gint64 allocator_id, GErro
   it->allocator_id = allocator_id;
   it->iterations = g_array_new (FALSE, TRUE, sizeof (VsIteration));
 
+  {
+    g_autoptr (GArray) slices = vs_windowed_slices (trace, device_id, allocator_id, error);
+
+    if (slices == NULL)
+      return NULL;
+    if (slices->len > 0)
+      return iterations_from_slices (trace, g_steal_pointer (&it), slices, error);
+  }
   starts = starts_from_ranges (trace, device_id, &what, error);
   if (starts == NULL && error != NULL && *error != NULL)
     return NULL;

@@ -11,6 +11,10 @@
  * gaps, none exceeding it by more than half) and is freed before it
  * recurs; each of its occurrences starts an iteration.
  * Detection reads the first VS_GROWTH_PATTERN_WINDOW allocations.
+ * A windowed trace (`record --window`) holds every event only near its
+ * end, its peaks and failures: its iterations are the slices that cover
+ * the whole run, each counted at its lowest allocated memory (what the
+ * slice keeps whatever it does in between).
  *
  * An iteration's allocated bytes are the allocated memory at its start
  * (the state after the last change at or before it); its growth is that
@@ -29,6 +33,7 @@ typedef enum
   VS_ITERATIONS_NONE,    /* no iterations found */
   VS_ITERATIONS_RANGES,  /* from annotations (nvtx_range) */
   VS_ITERATIONS_PATTERN, /* from the repeating allocation pattern */
+  VS_ITERATIONS_SLICES,  /* a windowed trace's slices of the whole run */
 } VsIterationSource;
 
 typedef struct

@@ -69,3 +69,7 @@ vs_cli_usage_error (const char *command, const char *usage_line, const char *mes
   fputs (usage_line, stderr);
   return 2;
 }
+
+/* Appends text to out as lines of at most width columns, broken at spaces,
+ * ending in a newline. */
+void vs_cli_wrap (const char *text, guint width, GString *out);

@@ -297,5 +297,40 @@ vs_cmd_report (int argc, char **argv)
       if (colored)
         vs_cli_colorize (out, VS_CLI_TEXT_TABLE);
     }
+  {
+    /* A windowed trace says once what it keeps, above the report. */
+    g_autofree char *note = vs_windowed_note (trace);
+    if (note != NULL)
+      {
+        g_autoptr (GString) wrapped = g_string_new (NULL);
+        vs_cli_wrap (note, MIN (vs_cli_text_width (width), 100), wrapped);
+        g_string_append_c (wrapped, '\n');
+        g_string_prepend (out, wrapped->str);
+      }
+  }
   return vs_cli_emit (out->str, out->len, "report");
+}
+
+void
+vs_cli_wrap (const char *text, guint width, GString *out)
+{
+  g_auto (GStrv) words = g_strsplit (text, " ", -1);
+  guint col = 0;
+  for (char **w = words; *w != NULL; w++)
+    {
+      guint len = (guint)g_utf8_strlen (*w, -1);
+      if (col > 0 && col + 1 + len > width)
+        {
+          g_string_append_c (out, '\n');
+          col = 0;
+        }
+      else if (col > 0)
+        {
+          g_string_append_c (out, ' ');
+          col++;
+        }
+      g_string_append (out, *w);
+      col += len;
+    }
+  g_string_append_c (out, '\n');
 }

@@ -25,6 +25,7 @@ struct _VsDocument
   gint64 duration;
   gboolean finalized;
   gboolean event_order;  /* times are event numbers (meta time_axis) */
+  gint64 detail_from;    /* a windowed trace's full detail from (since start); -1: complete */
   GPtrArray *devices;    /* VsDocumentDevice* */
   GPtrArray *ooms;       /* VsOom* */
   GPtrArray *oom_stacks; /* const char *, parallel to ooms (the trace's stack cache) */
@@ -57,6 +58,7 @@ typedef struct
   gint64 duration;
   gboolean finalized;
   gboolean event_order;
+  gint64 detail_from;
   GPtrArray *devices;
   GPtrArray *ooms;
   GPtrArray *oom_stacks;
@@ -150,6 +152,15 @@ read_tables (VsTrace *trace, Progress *progress, GError **error)
   s = g_new0 (Snapshot, 1);
   s->duration = vs_trace_get_duration_ns (trace);
   s->event_order = vs_trace_time_is_event_order (trace);
+  {
+    VsWindowedInfo w;
+    if (!vs_windowed_info (trace, &w, error))
+      {
+        g_free (s);
+        return NULL;
+      }
+    s->detail_from = w.windowed ? w.detail_from_ns : -1;
+  }
   fin = vs_trace_dup_meta (trace, "finalized");
   /* A live copy is finalized, its recording is not. */
   s->finalized = fin != NULL && g_strcmp0 (fin, "1") == 0 && !vs_trace_is_recording (trace);
@@ -310,6 +321,7 @@ adopt (VsDocument *self, Snapshot *s)
   self->duration = s->duration;
   self->finalized = s->finalized;
   self->event_order = s->event_order;
+  self->detail_from = s->detail_from;
   g_clear_pointer (&self->devices, g_ptr_array_unref);
   g_clear_pointer (&self->ooms, g_ptr_array_unref);
   g_clear_pointer (&self->oom_stacks, g_ptr_array_unref);
@@ -529,11 +541,15 @@ vs_document_describe (VsDocument *self)
     }
   {
     g_autofree char *p = vs_format_bytes (peak);
-    return g_strdup_printf (ngettext ("%u device · %s · peak allocated %s%s%s",
-                                      "%u devices · %s · peak allocated %s%s%s",
+    g_autofree char *from = self->detail_from >= 0 ? vs_format_duration (self->detail_from) : NULL;
+    /* A windowed trace says from when its detail is complete. */
+    g_autofree char *windowed
+        = from != NULL ? g_strdup_printf (_ (" · windowed: full detail from %s"), from) : NULL;
+    return g_strdup_printf (ngettext ("%u device · %s · peak allocated %s%s%s%s",
+                                      "%u devices · %s · peak allocated %s%s%s%s",
                                       self->devices->len),
                             self->devices->len, dur, p, before ? before : "",
-                            self->finalized ? "" : _ (" · recording"));
+                            windowed ? windowed : "", self->finalized ? "" : _ (" · recording"));
   }
 }
 

@@ -48,6 +48,7 @@
 #include "vs-merge.h"
 #include "vs-output.h"
 #include "vs-record-timings.h"
+#include "vs-record-window.h"
 #include "vs-recover.h"
 #include "vs-spool.h"
 #include "vs-summary.h"
@@ -63,9 +64,10 @@ int vs_cmd_record (int argc, char **argv);
 
 static volatile sig_atomic_t child_pid;
 
-static const char usage_line[] = "usage: vramscope record [-o FILE] [--force] [--no-kernels] "
-                                 "[--torch=auto|on|off] [--job NAME] [--timings] [-q] -- "
-                                 "PROGRAM [ARGS...]\n";
+static const char usage_line[]
+    = "usage: vramscope record [-o FILE] [--force] [--no-kernels] "
+      "[--torch=auto|on|off] [--job NAME] [--window DURATION] [--timings] [-q] -- "
+      "PROGRAM [ARGS...]\n";
 
 static int64_t
 now_ns (void)
@@ -672,7 +674,7 @@ free_list (char **files, size_t n)
 int
 vs_cmd_record (int argc, char **argv)
 {
-  g_autofree char *output = NULL, *torch_opt = NULL, *job = NULL;
+  g_autofree char *output = NULL, *torch_opt = NULL, *job = NULL, *window_opt = NULL;
   gboolean kernels = TRUE, no_kernels = FALSE, quiet = FALSE, force = FALSE, timings = FALSE;
   GOptionEntry entries[] = {
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
@@ -690,6 +692,11 @@ vs_cmd_record (int argc, char **argv)
       "The job the run belongs to, kept in the trace's meta (default: the launcher's or batch "
       "system's job id: SLURM_JOB_ID, TORCHELASTIC_RUN_ID, PBS_JOBID, LSB_JOBID)",
       "NAME" },
+    { "window", 0, 0, G_OPTION_ARG_STRING, &window_opt,
+      "Flight recorder: keep full detail for the last DURATION (e.g. 30s, 10m, 2h) and around "
+      "the peak and the first and last failures, and for the rest of the run aggregates per "
+      "time slice, so the trace stays small however long the run",
+      "DURATION" },
     { "force", 'f', 0, G_OPTION_ARG_NONE, &force, "Replace FILE when it exists", NULL },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "Print nothing unless something fails", NULL },
     { "timings", 0, 0, G_OPTION_ARG_NONE, &timings,
@@ -720,6 +727,15 @@ vs_cmd_record (int argc, char **argv)
     {
       fprintf (stderr, "vramscope record: --torch takes auto, on or off, not '%s'\n%s", torch,
                usage_line);
+      return 2;
+    }
+  int64_t window_ns = 0;
+  if (window_opt != NULL && (window_ns = vs_record_parse_duration (window_opt)) < 0)
+    {
+      fprintf (stderr,
+               "vramscope record: --window takes a duration such as 30s, 10m or 2h "
+               "(a number above 0 and one of ms, s, m, h, d), not '%s'\n",
+               window_opt);
       return 2;
     }
   if (job != NULL && job[0] == '\0')
@@ -862,7 +878,7 @@ vs_cmd_record (int argc, char **argv)
   close (errpipe[1]);
   child_pid = pid;
   sigprocmask (SIG_SETMASK, &saved_mask, NULL);
-  vs_record_write_run_info (spool_abs, (long)pid, (long long)start, out);
+  vs_record_write_run_info (spool_abs, (long)pid, (long long)start, out, (long long)window_ns);
   /* Each process writes its own file in the spool; the viewer can follow
    * one while it is written.  The program's own file is named after it. */
   if (!quiet)
@@ -924,11 +940,14 @@ vs_cmd_record (int argc, char **argv)
       symbolize_job (&sym);
       vs_timings_phase ("symbolizing");
     }
-  int snapshots = torch_on ? vs_torch_stream_import_spool (spool, host, &keep_spool) : 0;
+  /* A window keeps PyTorch's events from the stream, whose every event
+   * is there, not from a snapshot's history (a ring buffer). */
+  int snapshots
+      = torch_on ? vs_torch_stream_import_spool (spool, host, window_ns > 0, &keep_spool) : 0;
   vs_timings_phase ("importing the allocator stream");
   snapshots += torch_on ? import_snapshots (spool, host, &keep_spool) : 0;
   vs_timings_phase ("importing snapshots");
-  if (torch_on)
+  if (torch_on && window_ns == 0)
     vs_torch_stream_append_tails (spool, &keep_spool);
   vs_timings_phase ("appending stream tails");
   if (sym_thread != NULL)
@@ -989,6 +1008,11 @@ vs_cmd_record (int argc, char **argv)
   if (rc == 0)
     rc = vs_merge_traces (tmp, (const char *const *)files, n, &run, show_progress, &progress, err,
                           sizeof err);
+  if (rc == 0 && window_ns > 0)
+    {
+      rc = vs_record_apply_window (tmp, window_ns, quiet, err, sizeof err) ? 0 : -1;
+      vs_timings_phase ("window: the rest");
+    }
   if (rc == 0)
     rc = vs_output_commit (tmp, out, force, "--force", err, sizeof err);
   vs_timings_phase ("committing the file");

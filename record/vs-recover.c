@@ -41,6 +41,7 @@
 #include "vs-merge.h"
 #include "vs-output.h"
 #include "vs-recover.h"
+#include "vs-record-window.h"
 #include "vs-spool.h"
 #include "vs-symbol-cache.h"
 #include "vs-symbolize.h"
@@ -134,6 +135,21 @@ usage (FILE *f)
 }
 
 /* `vramscope recover`: see the file comment.  argv[0] is "recover". */
+/* record --window's DURATION in ns from spool/run.info, 0 without one. */
+static long long
+run_info_window (const char *spool)
+{
+  g_autofree char *path = g_build_filename (spool, VS_SPOOL_RUN_INFO, NULL);
+  g_autofree char *text = NULL;
+  long long v = 0;
+  if (!g_file_get_contents (path, &text, NULL, NULL))
+    return 0;
+  const char *line = strstr (text, "\nwindow_ns ");
+  if (line == NULL || sscanf (line + 1, "window_ns %lld", &v) != 1 || v < 0)
+    return 0;
+  return v;
+}
+
 int
 vs_cmd_recover (int argc, char **argv)
 {
@@ -235,9 +251,12 @@ vs_cmd_recover (int argc, char **argv)
 
   bool kept = false;
   const char *run_host = info.host ? info.host : host;
-  int snapshots = vs_torch_stream_import_spool (spool, run_host, &kept);
+  /* A windowed recording is recovered windowed, as record would have. */
+  long long window_ns = run_info_window (spool);
+  int snapshots = vs_torch_stream_import_spool (spool, run_host, window_ns > 0, &kept);
   snapshots += vs_record_import_spool_snapshots (spool, run_host, &kept);
-  vs_torch_stream_append_tails (spool, &kept);
+  if (window_ns == 0)
+    vs_torch_stream_append_tails (spool, &kept);
   char **files = NULL;
   size_t n = vs_record_list_spool (spool, &files);
   n = drop_damaged (files, n, &kept);
@@ -274,6 +293,7 @@ vs_cmd_recover (int argc, char **argv)
       if (vs_output_temp (out, tmp, sizeof tmp, err, sizeof err) != 0
           || vs_merge_traces (tmp, (const char *const *)files, n, &run, NULL, NULL, err, sizeof err)
                  != 0
+          || (window_ns > 0 && !vs_record_apply_window (tmp, window_ns, quiet, err, sizeof err))
           || vs_output_commit (tmp, out, force, "--force", err, sizeof err) != 0)
         {
           fprintf (stderr, "vramscope recover: cannot write %s: %s\n", out, err);
@@ -310,15 +330,17 @@ vs_cmd_recover (int argc, char **argv)
 
 void
 vs_record_write_run_info (const char *spool, long program_pid, long long start_ns,
-                          const char *output)
+                          const char *output, long long window_ns)
 {
   char host[256] = "localhost";
   gethostname (host, sizeof host - 1);
   host[sizeof host - 1] = '\0';
   g_autofree char *abs = g_canonicalize_filename (output, NULL);
+  g_autofree char *window
+      = window_ns > 0 ? g_strdup_printf ("window_ns %lld\n", window_ns) : g_strdup ("");
   g_autofree char *text
-      = g_strdup_printf ("host %s\nrecord_pid %ld\nprogram_pid %ld\nstart_ns %lld\noutput %s\n",
-                         host, (long)getpid (), program_pid, start_ns, abs);
+      = g_strdup_printf ("host %s\nrecord_pid %ld\nprogram_pid %ld\nstart_ns %lld\noutput %s\n%s",
+                         host, (long)getpid (), program_pid, start_ns, abs, window);
   g_autofree char *path = g_build_filename (spool, VS_SPOOL_RUN_INFO, NULL);
   g_autoptr (GError) error = NULL;
   if (!g_file_set_contents (path, text, -1, &error))

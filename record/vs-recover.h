@@ -22,9 +22,10 @@ int vs_record_import_spool_snapshots (const char *spool, const char *host, bool 
  * by name.  Returns the count; *out and its strings are malloc'd. */
 size_t vs_record_list_spool (const char *spool, char ***out);
 
-/* Writes spool/run.info (vs-spool.h) for the program record started. */
+/* Writes spool/run.info (vs-spool.h) for the program record started;
+ * window_ns > 0: record --window's, for recover to apply it too. */
 void vs_record_write_run_info (const char *spool, long program_pid, long long start_ns,
-                               const char *output);
+                               const char *output, long long window_ns);
 
 /* True when no process of the run left a trace or a PyTorch snapshot in
  * spool: the program never used CUDA. */

@@ -405,7 +405,7 @@ stream_is_level (const char *spool, long long pid)
 }
 
 int
-vs_torch_stream_import_spool (const char *spool, const char *host, bool *keep)
+vs_torch_stream_import_spool (const char *spool, const char *host, bool every, bool *keep)
 {
   g_return_val_if_fail (spool != NULL && keep != NULL, 0);
   g_autoptr (GDir) d = g_dir_open (spool, 0, NULL);
@@ -423,10 +423,11 @@ vs_torch_stream_import_spool (const char *spool, const char *host, bool *keep)
        * marker when the process exited normally (what Python frees as it
        * shuts down would hide what was live at exit), all of it when a
        * signal or nothing ended it; the snapshot's .info, with the
-       * allocator's settings, ties it to its process. */
+       * allocator's settings, ties it to its process.  With every (record
+       * --window), the stream is the level in any case. */
       g_autofree char *final_info = NULL;
       VsFinalSnapshot final = final_snapshot (spool, pid, &final_info);
-      if (final != FINAL_NONE && !stream_is_level (spool, pid))
+      if (final != FINAL_NONE && !every && !stream_is_level (spool, pid))
         continue;
       g_autofree char *stream = g_build_filename (spool, name, NULL);
       g_autofree char *stacks = g_strdup_printf ("%s/torch-%lld.stacks", spool, pid);

@@ -35,9 +35,11 @@ int vs_torch_stream_import (const char *path, const char *stacks_path, const cha
  * stream's .info says `history 1`, or says nothing of it) and the process
  * left a final snapshot, taken at exit or at a signal: that snapshot is
  * then taken instead.  A stream imported for a process that exited
- * normally stops at the exit snapshot's marker.  Returns how many were
+ * normally stops at the exit snapshot's marker.  With every, each stream
+ * is imported whatever snapshot its process left (record --window takes
+ * every event from the stream).  Returns how many were
  * imported; a stream that cannot be is reported and *keep set. */
-int vs_torch_stream_import_spool (const char *spool, const char *host, bool *keep);
+int vs_torch_stream_import_spool (const char *spool, const char *host, bool every, bool *keep);
 
 /* For each process whose final snapshot, taken at a termination signal,
  * was imported (spool/torch-PID.db) and that left a stream too, adds to

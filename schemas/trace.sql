@@ -1,7 +1,9 @@
--- vramscope trace schema, version 3.  Version 1 lacks alloc_event.before_trace
+-- vramscope trace schema, version 4.  Version 1 lacks alloc_event.before_trace
 -- and summary.before_trace_*; versions 1 and 2 store kernels in one table
--- `kernel` of the view's shape below.  The finalizer brings either to
--- version 3 when it runs on one; readers read all three as they are.
+-- `kernel` of the view's shape below; versions 1 to 3 lack the tables of a
+-- windowed recording (detail_interval, window_slice, window_site,
+-- window_count).  The finalizer brings any of them to version 4 when it runs
+-- on one; readers read all four as they are.
 --
 -- One SQLite file per recorded run.  The collector and the importer write the
 -- raw tables (meta … range); vs_trace_finalize() derives the tables below the
@@ -19,7 +21,7 @@
 --   * stack_id 0 or NULL means "no stack was captured".
 
 PRAGMA application_id = 1448234323;  -- 0x56524D53, 'VRMS'
-PRAGMA user_version = 3;
+PRAGMA user_version = 4;
 
 -- Key/value facts about the run and the recording.
 CREATE TABLE meta (
@@ -268,6 +270,67 @@ CREATE TABLE memset (
   value       INTEGER,
   mem_kind    INTEGER REFERENCES mem_kind(id)
 );
+
+-- A windowed recording (`record --window`): where the trace holds every
+-- event, and what it keeps of the rest.  Empty in a complete trace.
+-- Full detail on a device holds inside its detail intervals; outside them,
+-- allocations freed before the window were dropped, and the finalizer draws
+-- the series from window_slice instead of its running sums there.
+CREATE TABLE detail_interval (
+  device_id INTEGER NOT NULL REFERENCES device(id),
+  start_ns  INTEGER NOT NULL,
+  end_ns    INTEGER NOT NULL,
+  why       TEXT NOT NULL,          -- window, peak, failure (joined by ',')
+  PRIMARY KEY (device_id, start_ns)
+) WITHOUT ROWID;
+
+-- The whole run in fixed time slices [start_ns, end_ns), per device and
+-- allocator (0 = all), as the complete trace's series and blocks give them:
+-- highest, lowest and last state in the slice (the state entering it
+-- included), allocations and frees, failed requests.
+CREATE TABLE window_slice (
+  device_id             INTEGER NOT NULL,
+  allocator_id          INTEGER NOT NULL,
+  start_ns              INTEGER NOT NULL,
+  end_ns                INTEGER NOT NULL,
+  peak_reserved_bytes   INTEGER NOT NULL,
+  peak_allocated_bytes  INTEGER NOT NULL,
+  peak_device_bytes     INTEGER,
+  min_reserved_bytes    INTEGER NOT NULL,
+  min_allocated_bytes   INTEGER NOT NULL,
+  final_reserved_bytes  INTEGER NOT NULL,
+  final_allocated_bytes INTEGER NOT NULL,
+  alloc_count           INTEGER NOT NULL,
+  alloc_bytes           INTEGER NOT NULL,
+  free_count            INTEGER NOT NULL,
+  free_bytes            INTEGER NOT NULL,
+  failed_alloc_count    INTEGER NOT NULL,
+  PRIMARY KEY (device_id, allocator_id, start_ns)
+) WITHOUT ROWID;
+
+-- Growth per allocation site and slice: bytes allocated in the slice by
+-- the site minus bytes freed in it of blocks the site allocated (rows with
+-- a net change only).  Summed over slices: the site's bytes still live.
+CREATE TABLE window_site (
+  device_id    INTEGER NOT NULL,
+  allocator_id INTEGER NOT NULL,
+  start_ns     INTEGER NOT NULL,
+  stack_id     INTEGER NOT NULL,
+  net_bytes    INTEGER NOT NULL,
+  net_count    INTEGER NOT NULL,
+  PRIMARY KEY (device_id, allocator_id, start_ns, stack_id)
+) WITHOUT ROWID;
+
+-- The whole run's counts per device and allocator: the finalizer puts them
+-- in summary, whose own count covers only the blocks kept.
+CREATE TABLE window_count (
+  device_id          INTEGER NOT NULL,
+  allocator_id       INTEGER NOT NULL,
+  alloc_count        INTEGER NOT NULL,
+  free_count         INTEGER NOT NULL,
+  failed_alloc_count INTEGER NOT NULL,
+  PRIMARY KEY (device_id, allocator_id)
+) WITHOUT ROWID;
 
 -- ---------------------------------------------------------------- derived --
 -- Written by vs_trace_finalize(); readers never need the raw tables above

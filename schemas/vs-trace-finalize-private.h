@@ -19,7 +19,17 @@ enum
 {
   SRC_POOL = 0,
   SRC_MEM = 1,
-  SRC_ALLOC = 2
+  SRC_ALLOC = 2,
+  /* Not a raw event: a mark a windowed trace adds to the replay
+   * (vs-trace-detail.c), ordered after the events of its instant. */
+  SRC_MARK = 3
+};
+
+/* SRC_MARK ops (never an alloc_op or mem_op). */
+enum
+{
+  MARK_SLICE = 200,       /* a coarse slice's point: id indexes VsFinWindow.pt */
+  MARK_DETAIL_START = 201 /* a detail interval begins on the device */
 };
 
 typedef struct
@@ -96,6 +106,7 @@ typedef struct
   int32_t device_id, allocator_id;
   int is_pool;
   int touched;
+  int seen; /* had an event, in detail or not (windowed traces) */
 } VsFinAcc;
 
 typedef struct
@@ -121,7 +132,49 @@ typedef struct
    * was observed: not in a trace imported from an allocator's own history
    * (meta source 'import'), whose `all` rows then leave those unknown. */
   int device_level;
+  /* A windowed trace's detail intervals and coarse points (never NULL
+   * while replaying; windowed is false for a complete trace). */
+  struct VsFinWindow *window;
 } VsFinState;
+
+/* A windowed trace (`record --window`): per device, its detail intervals
+ * (sorted, disjoint, closed) and the points drawn for the coarse slices
+ * outside them. */
+typedef struct
+{
+  int64_t start, end;
+  int32_t device_id;
+} VsFinSpan;
+
+typedef struct
+{
+  int64_t reserved, allocated, device; /* device: -1 unknown */
+  int32_t device_id, allocator_id;
+} VsFinPoint;
+
+typedef struct VsFinWindow
+{
+  bool windowed;
+  VsFinSpan *span; /* sorted by (device_id, start) */
+  size_t nspan;
+  size_t *first; /* [ndev + 2]: device d's spans are first[d] .. first[d+1]-1 */
+  size_t *cur;   /* [ndev + 1]: the replay's cursor per device */
+  VsFinPoint *pt;
+  size_t npt;
+  int32_t ndev;
+} VsFinWindow;
+
+/* Reads detail_interval and window_slice (absent before version 4: a
+ * complete trace) into w and appends a mark event to t for each coarse
+ * slice point and each detail interval's start.  -1 with e filled. */
+int vs_fin_window_load (sqlite3 *db, VsFinTrace *t, VsFinWindow *w, int32_t ndev, VsFinErr *e);
+/* Whether ts lies in a detail interval of dev (always true in a complete
+ * trace).  Calls for one device must come in non-decreasing ts. */
+bool vs_fin_window_detail (VsFinWindow *w, int32_t dev, int64_t ts);
+void vs_fin_window_clear (VsFinWindow *w);
+/* In a windowed trace, puts the whole run's counts (window_count) in
+ * summary. */
+int vs_fin_window_counts (sqlite3 *db, const VsFinWindow *w, VsFinErr *e);
 
 typedef struct
 {
@@ -141,6 +194,9 @@ int vs_fin_tick (VsFinProgress *p, uint64_t n);
 /* Append the finalizer's record of one raw event row, stored with rowid id,
  * to t->ev; -1 when out of memory.  The loader below uses them, and a bulk
  * writer that keeps its events for vs_fin_finalize_gathered(). */
+/* A new zeroed event (block -1) at the end of t->ev; NULL when out of
+ * memory. */
+VsFinEvent *vs_fin_push_event (VsFinTrace *t);
 int vs_fin_add_mem_event (VsFinTrace *t, int64_t id, const VsMemEvent *m);
 int vs_fin_add_alloc_event (VsFinTrace *t, int64_t id, const VsAllocEvent *a);
 int vs_fin_add_pool_event (VsFinTrace *t, int64_t id, const VsPoolEvent *p);

@@ -128,6 +128,32 @@ static const char *upgrade_v2_sql
       "         c.static_shared, c.dynamic_shared, c.registers"
       "  FROM kernel_exec e LEFT JOIN kernel_config c ON c.id = e.config_id;";
 
+/* Version 4 adds the tables of a windowed recording (empty in a complete
+ * trace). */
+static const char *has_v4_sql
+    = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'detail_interval'";
+static const char *upgrade_v3_sql
+    = "CREATE TABLE detail_interval (device_id INTEGER NOT NULL REFERENCES device(id),"
+      "  start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, why TEXT NOT NULL,"
+      "  PRIMARY KEY (device_id, start_ns)) WITHOUT ROWID;"
+      "CREATE TABLE window_slice (device_id INTEGER NOT NULL, allocator_id INTEGER NOT NULL,"
+      "  start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL,"
+      "  peak_reserved_bytes INTEGER NOT NULL, peak_allocated_bytes INTEGER NOT NULL,"
+      "  peak_device_bytes INTEGER, min_reserved_bytes INTEGER NOT NULL,"
+      "  min_allocated_bytes INTEGER NOT NULL, final_reserved_bytes INTEGER NOT NULL,"
+      "  final_allocated_bytes INTEGER NOT NULL, alloc_count INTEGER NOT NULL,"
+      "  alloc_bytes INTEGER NOT NULL, free_count INTEGER NOT NULL, free_bytes INTEGER NOT NULL,"
+      "  failed_alloc_count INTEGER NOT NULL,"
+      "  PRIMARY KEY (device_id, allocator_id, start_ns)) WITHOUT ROWID;"
+      "CREATE TABLE window_site (device_id INTEGER NOT NULL, allocator_id INTEGER NOT NULL,"
+      "  start_ns INTEGER NOT NULL, stack_id INTEGER NOT NULL, net_bytes INTEGER NOT NULL,"
+      "  net_count INTEGER NOT NULL,"
+      "  PRIMARY KEY (device_id, allocator_id, start_ns, stack_id)) WITHOUT ROWID;"
+      "CREATE TABLE window_count (device_id INTEGER NOT NULL, allocator_id INTEGER NOT NULL,"
+      "  alloc_count INTEGER NOT NULL, free_count INTEGER NOT NULL,"
+      "  failed_alloc_count INTEGER NOT NULL, PRIMARY KEY (device_id, allocator_id)) WITHOUT "
+      "ROWID;";
+
 #define VERSION_TEXT_(v) #v
 #define VERSION_TEXT(v) VERSION_TEXT_ (v)
 static const char *set_version_sql
@@ -151,12 +177,14 @@ upgrade_schema (sqlite3 *db, VsFinErr *e)
 {
   int v2 = schema_has (db, has_v2_sql, e);
   int v3 = v2 < 0 ? -1 : schema_has (db, has_v3_sql, e);
-  if (v2 < 0 || v3 < 0)
+  int v4 = v3 < 0 ? -1 : schema_has (db, has_v4_sql, e);
+  if (v2 < 0 || v3 < 0 || v4 < 0)
     return -1;
-  if (v2 && v3)
+  if (v2 && v3 && v4)
     return 0;
   if ((!v2 && vs_fin_exec (db, e, upgrade_v1_sql) < 0)
-      || (!v3 && vs_fin_exec (db, e, upgrade_v2_sql) < 0))
+      || (!v3 && vs_fin_exec (db, e, upgrade_v2_sql) < 0)
+      || (!v4 && vs_fin_exec (db, e, upgrade_v3_sql) < 0))
     return -1;
   return vs_fin_exec (db, e, set_version_sql);
 }
@@ -307,6 +335,7 @@ finalize (sqlite3 *db, VsFinTrace *given, VsProgressFunc progress, void *progres
   VsFinErr e = { err, errlen };
   VsFinTrace t = { 0 };
   VsFinState st = { 0 };
+  VsFinWindow win = { 0 };
   VsFinProgress pr = { db, progress, progress_data, 0, 0 };
   int rc = -1;
 
@@ -335,8 +364,10 @@ finalize (sqlite3 *db, VsFinTrace *given, VsProgressFunc progress, void *progres
     goto out;
   t.max_device = st.ndev;
   t.max_allocator = st.nalloc;
-  if ((given == NULL && vs_fin_load_events (db, &t, &e) < 0) || vs_fin_check_events (&t, &e) < 0)
+  if ((given == NULL && vs_fin_load_events (db, &t, &e) < 0) || vs_fin_check_events (&t, &e) < 0
+      || vs_fin_window_load (db, &t, &win, st.ndev, &e) < 0)
     goto out;
+  st.window = &win;
   vs_timings_phase ("finalize: loading events");
 
   pr.total = (uint64_t)t.n * 3 + 1;
@@ -385,7 +416,7 @@ finalize (sqlite3 *db, VsFinTrace *given, VsProgressFunc progress, void *progres
   if (vs_fin_write_blocks (&t, &pr, &e) < 0)
     goto out;
   vs_timings_phase ("finalize: blocks");
-  if (vs_fin_write_summary (db, &st, &e) < 0)
+  if (vs_fin_write_summary (db, &st, &e) < 0 || vs_fin_window_counts (db, &win, &e) < 0)
     goto out;
   vs_timings_phase ("finalize: summary");
   if (vs_fin_exec (db, &e, index_sql) < 0)
@@ -431,6 +462,7 @@ done:
   free (st.acc);
   free (st.dev);
   free (st.shared);
+  vs_fin_window_clear (&win);
   return rc;
 }
 

@@ -83,8 +83,8 @@ map_get (Map *m, int64_t k1, int64_t k2, int64_t k3)
   return e != NULL ? e->block : -1;
 }
 
-static VsFinEvent *
-push_event (VsFinTrace *t)
+VsFinEvent *
+vs_fin_push_event (VsFinTrace *t)
 {
   if (t->n == t->cap)
     {
@@ -142,7 +142,7 @@ value_or_neg (int64_t v)
 int
 vs_fin_add_mem_event (VsFinTrace *t, int64_t id, const VsMemEvent *m)
 {
-  VsFinEvent *ev = push_event (t);
+  VsFinEvent *ev = vs_fin_push_event (t);
   if (ev == NULL)
     return -1;
   ev->src = SRC_MEM;
@@ -164,7 +164,7 @@ vs_fin_add_mem_event (VsFinTrace *t, int64_t id, const VsMemEvent *m)
 int
 vs_fin_add_alloc_event (VsFinTrace *t, int64_t id, const VsAllocEvent *a)
 {
-  VsFinEvent *ev = push_event (t);
+  VsFinEvent *ev = vs_fin_push_event (t);
   if (ev == NULL)
     return -1;
   int64_t req = value_or_neg (a->requested_bytes);
@@ -188,7 +188,7 @@ vs_fin_add_alloc_event (VsFinTrace *t, int64_t id, const VsAllocEvent *a)
 int
 vs_fin_add_pool_event (VsFinTrace *t, int64_t id, const VsPoolEvent *p)
 {
-  VsFinEvent *ev = push_event (t);
+  VsFinEvent *ev = vs_fin_push_event (t);
   if (ev == NULL)
     return -1;
   ev->src = SRC_POOL;
@@ -464,7 +464,7 @@ vs_fin_pair_events (VsFinTrace *t, VsFinErr *e)
   for (size_t i = 0; i < t->n; i++)
     {
       VsFinEvent *ev = &t->ev[i];
-      if (ev->src == SRC_POOL)
+      if (ev->src == SRC_POOL || ev->src == SRC_MARK)
         continue;
       int level = event_level (ev);
       /* Keys: device level by (process, device, address); allocator level

@@ -145,7 +145,7 @@ vs_fin_find_shared_series (const VsFinTrace *t, VsFinState *st)
     {
       const VsFinEvent *ev = &t->ev[i];
       int32_t dev = ev->device_id;
-      if (dev <= 0 || dev > st->ndev || st->shared[dev] < 0)
+      if (dev <= 0 || dev > st->ndev || st->shared[dev] < 0 || ev->src == SRC_MARK)
         continue;
       int32_t k = ev->allocator_id;
       if (ev->src != SRC_ALLOC || k <= 0 || k > st->nalloc || vs_fin_acc_at (st, dev, k)->is_pool
@@ -307,6 +307,7 @@ vs_fin_replay (VsFinTrace *t, VsFinState *st, int64_t origin, VsFinProgress *pr,
 
   int64_t seq = 0;
   int rc = 0;
+  VsFinWindow *win = st->window;
   for (size_t i = 0; i < t->n && rc == 0; i++)
     {
       VsFinEvent *ev = &t->ev[i];
@@ -317,8 +318,23 @@ vs_fin_replay (VsFinTrace *t, VsFinState *st, int64_t origin, VsFinProgress *pr,
       VsFinDevState *ds = &st->dev[dev];
       int32_t alloc = 0; /* allocator whose series changes, 0: none */
       int changed_all = 0;
+      const VsFinPoint *point = NULL; /* a coarse slice's point */
+      bool all_allocators = false;    /* a detail interval's first row */
 
-      if (ev->src == SRC_POOL)
+      if (ev->src == SRC_MARK)
+        {
+          if (ev->op == MARK_SLICE)
+            {
+              assert (ev->id >= 0 && (size_t)ev->id < win->npt);
+              point = &win->pt[ev->id];
+              alloc = point->allocator_id;
+              if (alloc != 0 && (alloc == st->shared[dev] || alloc > st->nalloc))
+                continue;
+            }
+          else
+            all_allocators = true;
+        }
+      else if (ev->src == SRC_POOL)
         {
           alloc = ev->allocator_id;
           if (alloc <= 0 || alloc > st->nalloc || ev->bytes < 0)
@@ -344,8 +360,17 @@ vs_fin_replay (VsFinTrace *t, VsFinState *st, int64_t origin, VsFinProgress *pr,
           vs_fin_acc_at (st, dev, alloc)->reserved -= ev->bytes;
           changed_all = 1;
         }
-      if (!changed_all)
-        continue;
+      if (ev->src != SRC_MARK)
+        {
+          if (!changed_all)
+            continue;
+          if (alloc > 0)
+            vs_fin_acc_at (st, dev, alloc)->seen = 1;
+          /* Outside the detail of a windowed trace the sums count too
+           * little: the slices' points stand there instead. */
+          if (!vs_fin_window_detail (win, dev, ev->ts))
+            continue;
+        }
 
       /* Totals for `all` on this device. */
       int64_t all_r = ds->plain, all_a = ds->plain;
@@ -357,45 +382,69 @@ vs_fin_replay (VsFinTrace *t, VsFinState *st, int64_t origin, VsFinProgress *pr,
           all_r += r;
           all_a += a->allocated;
         }
-      int32_t which[2] = { 0, alloc };
-      for (int w = 0; w < (alloc ? 2 : 1); w++)
+      /* The series this row goes to: `all` and the allocator concerned;
+       * at a detail interval's start, every allocator of the device seen
+       * so far; at a slice's point, its own. */
+      int32_t which[2] = { point ? alloc : 0, alloc };
+      int nwhich = point || alloc == 0 ? 1 : 2;
+      int32_t extra = all_allocators ? st->nalloc : 0;
+      for (int32_t j = 0; j < nwhich + extra && rc == 0; j++)
         {
-          VsFinAcc *a = vs_fin_acc_at (st, dev, which[w]);
-          int64_t r, al;
-          if (which[w] == 0)
+          int32_t k = j < nwhich ? which[j] : j - nwhich + 1;
+          if (j >= nwhich
+              && !(vs_fin_acc_at (st, dev, k)->seen
+                   && vs_fin_acc_at (st, dev, k)->device_id == dev))
+            continue;
+          VsFinAcc *a = vs_fin_acc_at (st, dev, k);
+          int64_t r, al, device = ds->device;
+          if (point)
+            {
+              r = point->reserved;
+              al = point->allocated;
+              if (point->device >= 0)
+                device = point->device;
+            }
+          else if (k == 0)
             r = all_r, al = all_a;
           else
             {
               al = a->allocated;
               r = a->is_pool ? (a->pool_size > al ? a->pool_size : al) : a->reserved;
             }
-          a->touched = 1;
-          if (r > a->peak_reserved)
-            a->peak_reserved = r, a->peak_reserved_ts = ev->ts, a->peak_reserved_seq = seq;
-          if (al > a->peak_allocated)
-            a->peak_allocated = al, a->peak_allocated_ts = ev->ts, a->peak_allocated_seq = seq;
-          a->reserved = which[w] == 0 ? r : a->reserved;
-          if (which[w] == 0)
-            a->allocated = al;
-          if (which[w] != 0 && which[w] == st->shared[dev])
+          if (ev->src != SRC_MARK)
+            {
+              /* Peaks: from the events only (a mark repeats a state). */
+              a->touched = 1;
+              if (r > a->peak_reserved)
+                a->peak_reserved = r, a->peak_reserved_ts = ev->ts, a->peak_reserved_seq = seq;
+              if (al > a->peak_allocated)
+                a->peak_allocated = al, a->peak_allocated_ts = ev->ts, a->peak_allocated_seq = seq;
+            }
+          if (!point)
+            {
+              a->reserved = k == 0 ? r : a->reserved;
+              if (k == 0)
+                a->allocated = al;
+            }
+          if (k != 0 && k == st->shared[dev])
             continue; /* the same row as `all`'s, stored once */
-          VsSqlBatch *row = vs_sql_batch_set_get (&series, (size_t)which[w]);
+          VsSqlBatch *row = vs_sql_batch_set_get (&series, (size_t)k);
           if (row == NULL)
             {
               rc = -1;
               break;
             }
-          int64_t v[] = { seq, dev, which[w], ev->ts, r, al };
+          int64_t v[] = { seq, dev, k, ev->ts, r, al };
           for (int c = 0; c < 6; c++)
             vs_sql_batch_int (row, c, v[c]);
-          if (which[w] == 0 && st->device_level)
+          if (k == 0 && st->device_level)
             {
-              vs_sql_batch_int (row, 6, ds->device);
+              vs_sql_batch_int (row, 6, device);
               vs_sql_batch_int (row, 7, ds->static_bytes);
               vs_sql_batch_int (row, 8, ds->pinned);
               vs_sql_batch_int (row, 9, ds->managed);
             }
-          if (which[w] == 0)
+          if (k == 0 && ev->src != SRC_MARK)
             {
               if (ds->device > ds->peak_device)
                 ds->peak_device = ds->device, ds->peak_device_ts = ev->ts;
@@ -406,10 +455,10 @@ vs_fin_replay (VsFinTrace *t, VsFinState *st, int64_t origin, VsFinProgress *pr,
             }
           if (vs_sql_batch_row (row) < 0)
             rc = -1;
-          size_t li = (size_t)dev * (size_t)(st->nalloc + 1) + (size_t)which[w];
+          size_t li = (size_t)dev * (size_t)(st->nalloc + 1) + (size_t)k;
           if (rc == 0
-              && level_add (ctx, &levels[li], dev, which[w], ev->ts - origin, r, al,
-                            which[w] == 0 ? ds->device : 0, which[w] == 0 && st->device_level)
+              && level_add (ctx, &levels[li], dev, k, ev->ts - origin, r, al, k == 0 ? device : 0,
+                            k == 0 && st->device_level)
                      < 0)
             rc = -1;
         }

@@ -28,7 +28,7 @@ extern "C"
 
 #define VS_UNKNOWN INT64_MIN
 #define VS_TRACE_APPLICATION_ID 1448234323 /* 'VRMS' */
-#define VS_TRACE_SCHEMA_VERSION 3
+#define VS_TRACE_SCHEMA_VERSION 4
 /* The deepest stack a trace holds, in frames: writers keep the innermost
  * this many (vs_writer_add_stack), readers take a longer parent chain for
  * a cycle. */

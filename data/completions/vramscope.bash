@@ -20,7 +20,7 @@ _vramscope ()
       for ((i = 2; i < cword; i++)); do
         case ${words[i]} in
           --) _command_offset $((i + 1)); return ;;
-          -o|--output|--torch|--job) ((i++)) ;;
+          -o|--output|--torch|--job|--window) ((i++)) ;;
           -*) ;;
           *) _command_offset $i; return ;;
         esac
@@ -29,9 +29,10 @@ _vramscope ()
         -o|--output) _filedir db; return ;;
         --torch) COMPREPLY=($(compgen -W "auto on off" -- "$cur")); return ;;
         --job) return ;;
+        --window) COMPREPLY=($(compgen -W "30s 10m 1h" -- "$cur")); return ;;
       esac
       if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W "-o --output -f --force --kernels --no-kernels --torch= --job --timings -q --quiet --help --" -- "$cur"))
+        COMPREPLY=($(compgen -W "-o --output -f --force --kernels --no-kernels --torch= --job --window --timings -q --quiet --help --" -- "$cur"))
         [[ ${COMPREPLY-} == *= ]] && compopt -o nospace
       else
         _command_offset $cword

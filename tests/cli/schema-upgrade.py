@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """schema-upgrade.py VRAMSCOPE DATA_DIR — every trace recorded on a GPU
 (tests/data/*.db, tests/data/diagnose/*.db, written with older schema
-versions) answers every report and export exactly as before once it is
-finalized again, which brings it to the current schema version.  TAP
-output.
+versions, and the windowed recordings tests/data/window/*/run.db) answers
+every report and export exactly as before once it is finalized again,
+which brings it to the current schema version.  TAP output.
 
 Each trace is copied and marked unfinalized (meta finalized = 0); the first
 `report` on the copy finalizes it in place.  Both files then answer every
@@ -61,7 +61,8 @@ def without_before_trace(text):
     return "\n".join(",".join(line.split(",")[:-2]) for line in text.splitlines())
 
 
-traces = sorted(glob.glob(os.path.join(data, "*.db")) + glob.glob(os.path.join(data, "diagnose", "*.db")))
+traces = sorted(glob.glob(os.path.join(data, "*.db")) + glob.glob(os.path.join(data, "diagnose", "*.db"))
+                + glob.glob(os.path.join(data, "window", "*", "run.db")))
 tmp = tempfile.mkdtemp()
 try:
     for original in traces:
@@ -75,8 +76,8 @@ try:
         db.close()
         version = pragma(original, "user_version")
         first = run("report", copy, "summary", "--format", "csv")
-        ok(first[0] == 0 and pragma(copy, "user_version") == 3,
-           "%s: finalized again, from version %d to 3" % (name, version), first[2])
+        ok(first[0] == 0 and pragma(copy, "user_version") == 4,
+           "%s: finalized again, from version %d to 4" % (name, version), first[2])
         for report in REPORTS:
             a = run("report", original, *report, "--format", "csv")
             b = run("report", copy, *report, "--format", "csv")

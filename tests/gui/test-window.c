@@ -246,6 +246,31 @@ test_committed_opens (gconstpointer data)
   g_assert_cmpuint (vs_trace_get_devices (trace)->len, >, 0);
 }
 
+/* Adds the committed trace at path: a test that it opens, and its
+ * screenshots when it reports. */
+static void
+add_committed (const char *name, const char *path)
+{
+  /* Whether it has failures is part of what the picture must show: ask
+   * the CLI.  A committed trace it cannot report on fails
+   * /window/committed-opens. */
+  const char *argv[] = { g_getenv ("VS_CLI"), "report", path, "--format", "csv", "oom", NULL };
+  const char *peak[] = { g_getenv ("VS_CLI"), "report", path, "--format", "csv", "peak", NULL };
+  g_autofree char *out = NULL;
+  g_autoptr (GError) error = NULL;
+  int status;
+
+  {
+    g_autofree char *test = g_strdup_printf ("/window/committed-opens/%s", name);
+    g_test_add_data_func_full (test, g_strdup (path), test_committed_opens, g_free);
+  }
+  if (!g_spawn_sync (NULL, (char **)argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &out, NULL,
+                     &status, &error)
+      || !g_spawn_check_wait_status (status, NULL) || run (peak, NULL, NULL) != 0)
+    return; /* failed above, in committed-opens */
+  add_trace (name, path, strchr (out, '\n') != NULL && strchr (out, '\n')[1] != '\0');
+}
+
 /* Makes the traces: imports of committed snapshots, the fixture, and the
  * committed traces. */
 static void
@@ -292,27 +317,20 @@ make_traces (void)
       {
         g_autofree char *path = g_build_filename (g_getenv ("VS_DATA"), entry, NULL);
         g_autofree char *name = g_strndup (entry, strlen (entry) - 3);
-        /* Whether it has failures is part of what the picture must show:
-         * ask the CLI.  A committed trace it cannot report on fails
-         * /window/committed-opens. */
-        const char *argv[]
-            = { g_getenv ("VS_CLI"), "report", path, "--format", "csv", "oom", NULL };
-        const char *peak[]
-            = { g_getenv ("VS_CLI"), "report", path, "--format", "csv", "peak", NULL };
-        g_autofree char *out = NULL;
-        g_autoptr (GError) error = NULL;
-        int status;
-
-        {
-          g_autofree char *test = g_strdup_printf ("/window/committed-opens/%s", name);
-          g_test_add_data_func_full (test, g_strdup (path), test_committed_opens, g_free);
-        }
-        if (!g_spawn_sync (NULL, (char **)argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &out,
-                           NULL, &status, &error)
-            || !g_spawn_check_wait_status (status, NULL) || run (peak, NULL, NULL) != 0)
-          continue; /* failed above, in committed-opens */
-        add_trace (name, path, strchr (out, '\n') != NULL && strchr (out, '\n')[1] != '\0');
+        add_committed (name, path);
       }
+  /* The windowed recordings (record --window), a folder per run. */
+  {
+    g_autofree char *windows = g_build_filename (g_getenv ("VS_DATA"), "window", NULL);
+    g_autoptr (GDir) wdir = g_dir_open (windows, 0, NULL);
+    while (wdir != NULL && (entry = g_dir_read_name (wdir)) != NULL)
+      {
+        g_autofree char *path = g_build_filename (windows, entry, "run.db", NULL);
+        g_autofree char *name = g_strdup_printf ("window-%s", entry);
+        if (g_file_test (path, G_FILE_TEST_IS_REGULAR))
+          add_committed (name, path);
+      }
+  }
 }
 
 int

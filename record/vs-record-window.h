@@ -1,0 +1,18 @@
+/* vs-record-window.h — `record --window DURATION`: the flight recorder's
+ * side of record (parsing the duration, bounding the written trace). */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Parses a duration: a positive number followed by one unit, ms, s, m, h
+ * or d (e.g. 30s, 10m, 1.5h).  Returns it in nanoseconds, or -1 for
+ * anything else (no unit, junk, zero, negative, more than 10 years). */
+int64_t vs_record_parse_duration (const char *text);
+
+/* Bounds the finalized trace at path to a window of window_ns
+ * (vs-trace-window.h) and, unless quiet, says what it kept.  Returns
+ * false with err filled. */
+bool vs_record_apply_window (const char *path, int64_t window_ns, bool quiet, char *err,
+                             size_t errlen);

@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""make-window-stream.py — a long PyTorch allocator stream, as the hook's
+tracker (collector/python/vs_torch_stream.cpp) writes it, for the flight
+recorder's tests without a GPU.
+
+Usage: make-window-stream.py STREAM PID STEPS [exit] [ranges SCHEMA]
+
+A training loop on device 0, one step every 10 ms: a 1 GiB segment, then
+per step 6 activations allocated and freed in reverse (free requested, then
+completed); every 100 steps a 4 KiB block kept to the end (a leak); at a
+tenth of the run an 8 GiB segment and block (the peak), freed at the next
+step; every 200 steps (from step 100) an out-of-memory entry.  Prints, as
+JSON, what the trace's `pytorch` summary row must hold and the leak.
+With `exit`, the process then takes its final snapshot (a marker) and
+frees everything as Python shuts down: what was live at the marker is
+what the trace must hold at its end.  With `ranges SCHEMA` (the trace
+schema, schemas/trace.sql), the process also leaves a process trace beside
+the stream, as the collector would, holding an NVTX range "step N" around
+each step: the program's iterations.
+"""
+import json
+import struct
+import sys
+
+path, pid, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+at_exit = "exit" in sys.argv[4:]
+schema = sys.argv[sys.argv.index("ranges") + 1] if "ranges" in sys.argv[4:] else None
+t0 = 1_763_900_000_000_000_000
+MIB = 1 << 20
+SEG, BIG = 0x7F0000000000, 0x7F2000000000
+recs = []
+
+
+def rec(action, addr, size, ts):
+    recs.append(struct.pack("<qQQQiiII", ts, addr, size, 0x55, 0, 4242, 0, action))
+
+
+allocated = peak = 0
+allocs = frees = ooms = 0
+reserved = peak_reserved = 0
+leak = 0
+rec(4, SEG, 1024 * MIB, t0 + 1000)
+reserved = peak_reserved = 1024 * MIB
+for i in range(steps):
+    ts = t0 + 1_000_000 + i * 10_000_000
+    live = []
+    for k in range(6):
+        size = (1 + (i + k) % 5) * MIB + 256 * k
+        ts += 1000
+        rec(1, SEG + k * 16 * MIB, size, ts)
+        allocs += 1
+        allocated += size
+        peak = max(peak, allocated)
+        live.append((SEG + k * 16 * MIB, size))
+    if i == steps // 10:
+        ts += 1000
+        rec(4, BIG, 8192 * MIB, ts)
+        reserved += 8192 * MIB
+        peak_reserved = max(peak_reserved, reserved)
+        ts += 1000
+        rec(1, BIG, 8192 * MIB, ts)
+        allocs += 1
+        allocated += 8192 * MIB
+        peak = max(peak, allocated)
+    if i == steps // 10 + 1:
+        ts += 1000
+        rec(3, BIG, 8192 * MIB, ts)
+        frees += 1
+        allocated -= 8192 * MIB
+        ts += 1000
+        rec(5, BIG, 8192 * MIB, ts)
+        reserved -= 8192 * MIB
+    if i % 200 == 100:
+        ts += 1000
+        rec(8, 100 * MIB, 100 * 1024 * MIB, ts)
+        ooms += 1
+    if i % 100 == 0:
+        ts += 1000
+        rec(1, SEG + 512 * MIB + leak * 4096, 4096, ts)
+        allocs += 1
+        allocated += 4096
+        peak = max(peak, allocated)
+        leak += 1
+    for a, s in reversed(live):
+        ts += 1000
+        rec(2, a, s, ts)
+        ts += 1000
+        rec(3, a, s, ts)
+        frees += 1
+        allocated -= s
+if at_exit:
+    ts += 1000
+    rec(9, 0, allocated, ts)
+    for k in range(leak):
+        ts += 1000
+        rec(3, SEG + 512 * MIB + k * 4096, 4096, ts)
+    ts += 1000
+    rec(5, SEG, 1024 * MIB, ts)
+if schema:
+    import os
+    import sqlite3
+    spool = os.path.dirname(os.path.abspath(path))
+    db = sqlite3.connect(os.path.join(spool, "process-%d-1.db" % pid))
+    db.executescript(open(schema).read())
+    db.execute("INSERT INTO meta (key, value) VALUES ('format', 'vramscope-trace'),"
+               " ('finalized', '0'), ('source', 'collector'), ('clock', 'CLOCK_REALTIME'),"
+               " ('start_ns', ?)", (t0,))
+    import socket
+    db.execute("INSERT INTO process (id, pid, host, start_ns) VALUES (1, ?, ?, ?)",
+               (pid, socket.gethostname(), t0))
+    db.execute("INSERT INTO device (id, idx, uuid, name, total_bytes) VALUES"
+               " (1, 0, 'GPU-00000000-0000-0000-0000-0000000000aa', 'Test GPU', 85899345920)")
+    db.executemany("INSERT INTO nvtx_range (process_id, tid, name, start_ns, end_ns, depth)"
+                   " VALUES (1, 4242, ?, ?, ?, 0)",
+                   [("step %d" % i, t0 + 1_000_000 + i * 10_000_000 - 500,
+                     t0 + 1_000_000 + (i + 1) * 10_000_000 - 1000) for i in range(steps)])
+    db.commit()
+    db.close()
+header = b"VSTORCH1" + struct.pack("<IIqq", 1, 48, pid, t0)
+with open(path, "wb") as f:
+    f.write(header.ljust(4096, b"\0"))
+    f.write(b"".join(recs))
+    f.write(b"\0" * (48 * 100))
+json.dump({"alloc_count": allocs, "free_count": frees, "peak_allocated_bytes": peak,
+           "final_allocated_bytes": allocated, "peak_reserved_bytes": peak_reserved,
+           "final_reserved_bytes": reserved, "failed_alloc_count": ooms,
+           "leak_blocks": leak, "leak_bytes": leak * 4096, "events": len(recs)}, sys.stdout)
