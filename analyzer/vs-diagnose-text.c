@@ -255,8 +255,12 @@ vs_diagnosis_write_text (VsTrace *trace, const VsDiagnosis *dx, guint width, GSt
                               vs_finding_name (f->kind), b, d != NULL ? d->idx : -1,
                               vs_trace_allocator_name (trace, f->allocator_id));
       if (f->count != VS_UNKNOWN && f->kind <= VS_FINDING_OOM_FRAGMENTATION)
-        g_string_append_printf (head, ", %" G_GINT64_FORMAT " failure%s", f->count,
-                                f->count == 1 ? "" : "s");
+        {
+          g_string_append_printf (head, ", %" G_GINT64_FORMAT " failure%s", f->count,
+                                  f->count == 1 ? "" : "s");
+          if (f->run_count != VS_UNKNOWN)
+            g_string_append_printf (head, " kept of %" G_GINT64_FORMAT " in the run", f->run_count);
+        }
       else if (f->count != VS_UNKNOWN && f->kind == VS_FINDING_GROWTH_PER_ITERATION)
         g_string_append_printf (head, " per iteration over %" G_GINT64_FORMAT, f->count);
       else if (f->count != VS_UNKNOWN)

@@ -16,6 +16,7 @@
 #include "vs-stack.h"
 #include "vs-timeline.h"
 #include "vs-trace-private.h"
+#include "vs-windowed.h"
 
 #include <string.h>
 
@@ -77,6 +78,7 @@ finding_new (VsFindingKind kind, gint64 device_id, gint64 allocator_id)
   f->device_id = device_id;
   f->allocator_id = allocator_id;
   f->count = VS_UNKNOWN;
+  f->run_count = VS_UNKNOWN;
   f->time_ns = VS_UNKNOWN;
   f->seq = VS_UNKNOWN;
   f->stack_id = VS_UNKNOWN;
@@ -148,6 +150,49 @@ typedef struct
   VsOomCause cause;
   gint64 allocator_id;
 } OomGroup;
+
+/* A windowed trace keeps the detail of some failures only (the first and
+ * last few, those near its peaks and in its window); its summary counts
+ * every failure of the run.  Each failure finding of an allocator that
+ * lost some says how many there were in the whole run, and in its
+ * evidence which it describes (the dropped ones' causes are unknown). */
+static gboolean
+windowed_failure_counts (VsTrace *trace, gint64 device_id, GArray *groups, GError **error)
+{
+  VsWindowedInfo info;
+
+  if (groups->len == 0)
+    return TRUE;
+  if (!vs_windowed_info (trace, &info, error))
+    return FALSE;
+  if (!info.windowed)
+    return TRUE;
+  for (guint i = 0; i < groups->len; i++)
+    {
+      OomGroup *g = &g_array_index (groups, OomGroup, i);
+      VsSummary s;
+      gint64 kept = 0;
+
+      for (guint k = 0; k < groups->len; k++)
+        if (g_array_index (groups, OomGroup, k).allocator_id == g->allocator_id)
+          kept += g_array_index (groups, OomGroup, k).finding->count;
+      if (!vs_summary_get (trace, device_id, g->allocator_id, &s, error))
+        return FALSE;
+      if (s.failed_alloc_count > kept)
+        {
+          char *evidence = g_strdup_printf (
+              "%s. The run had %" G_GINT64_FORMAT " failed requests here; the windowed trace "
+              "keeps the detail of %" G_GINT64_FORMAT " (record --window), which this finding "
+              "describes",
+              g->finding->evidence, s.failed_alloc_count, kept);
+
+          g_free (g->finding->evidence);
+          g->finding->evidence = evidence;
+          g->finding->run_count = s.failed_alloc_count;
+        }
+    }
+  return TRUE;
+}
 
 static gboolean
 diagnose_failures (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings, GError **error)
@@ -318,7 +363,7 @@ diagnose_failures (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings, G
             }
         }
     }
-  return TRUE;
+  return windowed_failure_counts (trace, device_id, groups, error);
 }
 
 /* ------------------------------------------------------------- growth */

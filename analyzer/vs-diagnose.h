@@ -72,6 +72,8 @@ typedef struct
   gint64 allocator_id; /* 0 = all */
   gint64 bytes;
   gint64 count;        /* VS_UNKNOWN when it does not apply */
+  gint64 run_count;    /* failures: the whole run's, when a windowed trace kept fewer
+                        (count), else VS_UNKNOWN */
   gint64 time_ns;      /* the instant to look at, VS_UNKNOWN if none */
   gint64 seq;          /* its replay step (timeline and Attribution), VS_UNKNOWN if none */
   char *site;          /* the user site, NULL if none */

@@ -118,7 +118,10 @@ make_finding_row (VsDiagnosisPane *self, const VsFinding *f, guint index)
   gint64 idx = device_idx (self->document, f->device_id);
 
   g_string_append_printf (sub, " · %s", bytes);
-  if (f->count != VS_UNKNOWN && f->count > 1)
+  if (f->count != VS_UNKNOWN && f->run_count != VS_UNKNOWN)
+    g_string_append_printf (sub, _ (" · ×%" G_GINT64_FORMAT " of %" G_GINT64_FORMAT " in the run"),
+                            f->count, f->run_count);
+  else if (f->count != VS_UNKNOWN && f->count > 1)
     g_string_append_printf (sub, " · ×%" G_GINT64_FORMAT, f->count);
   if (idx >= 0)
     g_string_append_printf (sub, _ (" · GPU %" G_GINT64_FORMAT), idx);

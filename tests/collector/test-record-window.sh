@@ -82,6 +82,18 @@ ok $? "report summary says the trace is windowed and from when"
 "$vramscope" report "$dir/full.db" summary >"$dir/full.txt" 2>&1
 ! grep -q "Windowed" "$dir/full.txt"
 ok $? "a whole trace says nothing of the kind"
+# The failures the window dropped are counted, not described.
+fails=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["failed_alloc_count"])' \
+  "$dir/want-6000.json")
+"$vramscope" report "$dir/win.db" diagnose 2>&1 | tr -s '\n ' '  ' >"$dir/win.diag"
+"$vramscope" report "$dir/win.db" diagnose --format csv >"$dir/win.diag.csv" 2>&1
+grep -q "failures kept of $fails in the run" "$dir/win.diag" \
+  && grep -q "The run had $fails failed requests here; the windowed trace keeps the detail of" \
+    "$dir/win.diag.csv"
+ok $? "diagnose says the run had $fails failures beside those whose detail it kept"
+"$vramscope" report "$dir/full.db" diagnose 2>&1 | tr -s '\n ' '  ' >"$dir/full.diag"
+grep -q ", $fails failures, at" "$dir/full.diag" && ! grep -q "kept of" "$dir/full.diag"
+ok $? "the whole trace's diagnosis describes all $fails"
 "$vramscope" report "$dir/win.db" meta --format csv >"$dir/meta.csv" 2>&1
 grep -q "^window_ns,10000000000" "$dir/meta.csv" && grep -q "^window_dropped_blocks," "$dir/meta.csv"
 ok $? "meta holds the window and what was dropped"
