@@ -129,9 +129,9 @@ typedef struct
   size_t n;
 } Slicing;
 
-/* The slice edge at or below t (the start for t before it). */
-static int64_t
-floor_edge (const Slicing *c, int64_t t)
+/* The index of the slice holding time t. */
+static size_t
+slice_of (const Slicing *c, int64_t t)
 {
   size_t lo = 0, hi = c->n;
   while (lo + 1 < hi)
@@ -142,7 +142,14 @@ floor_edge (const Slicing *c, int64_t t)
       else
         hi = mid;
     }
-  return c->edge[lo];
+  return lo;
+}
+
+/* The slice edge at or below t (the start for t before it). */
+static int64_t
+floor_edge (const Slicing *c, int64_t t)
+{
+  return c->edge[slice_of (c, t)];
 }
 
 /* The slice edge at or above t (the end for t past the last edge). */
@@ -336,22 +343,6 @@ site_add (SiteTable *t, int32_t a, int64_t slice, int64_t stack, int64_t bytes, 
   t->cell[j].bytes += bytes;
   t->cell[j].count += count;
   return 0;
-}
-
-/* The index of the slice holding time t. */
-static size_t
-slice_of (const Slicing *c, int64_t t)
-{
-  size_t lo = 0, hi = c->n;
-  while (lo + 1 < hi)
-    {
-      size_t mid = (lo + hi) / 2;
-      if (c->edge[mid] <= t)
-        lo = mid;
-      else
-        hi = mid;
-    }
-  return lo;
 }
 
 /* The blocks a slice's counts and sites count: for an allocator, its

@@ -19,29 +19,21 @@ on it (one GPU); each trace's meta has the job id
 the run was given (SLURM_JOB_ID); and the identity run's rank, local rank,
 world size and job come from Slurm's variables and --job.
 """
-import csv
 import glob
-import io
 import json
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from tap import done, ok  # noqa: E402
+import vs_cli  # noqa: E402
+from vs_cli import csv_rows  # noqa: E402
 
 vramscope, top = sys.argv[1], sys.argv[2]
 
 
-
-
 def run(*args):
-    env = dict(os.environ, NO_COLOR="1", PAGER="cat")
-    return subprocess.run([vramscope, *args], capture_output=True, text=True, env=env)
-
-
-def csv_rows(p):
-    return list(csv.DictReader(io.StringIO(p.stdout)))
+    return vs_cli.run(vramscope, *args)
 
 
 def meta(trace):

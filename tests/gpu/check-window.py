@@ -18,28 +18,22 @@ kept) and truth.json:
   and slices covering the whole run.
 Folders without run.db (traces too large to keep) are skipped.
 """
-import csv
 import glob
-import io
 import json
 import os
 import sqlite3
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from tap import done, ok  # noqa: E402
+import vs_cli  # noqa: E402
+from vs_cli import csv_rows  # noqa: E402
 
 vramscope, top = sys.argv[1], sys.argv[2]
 
 
 def run(*args):
-    env = dict(os.environ, NO_COLOR="1", PAGER="cat")
-    return subprocess.run([vramscope, *args], capture_output=True, text=True, env=env)
-
-
-def csv_rows(p):
-    return list(csv.DictReader(io.StringIO(p.stdout)))
+    return vs_cli.run(vramscope, *args)
 
 
 checked = 0

@@ -23,24 +23,8 @@
 # did.  Each step has its own timeout, cut to what is left of BUDGET
 # (280 s), so the whole stays under 300 s.
 set -u
-out=${1:?usage: ranks-run.sh OUTDIR}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-VRAMSCOPE=${VRAMSCOPE:-$root/build/cli/vramscope}
-case $VRAMSCOPE in /*) ;; *) VRAMSCOPE=$(pwd)/$VRAMSCOPE ;; esac
-log="$out/steps.log"
-say() { echo "$*" | tee -a "$log"; }
-start=$(date +%s)
+. "$(dirname "$0")/run-common.sh" ranks-run "$@"
 BUDGET=${BUDGET:-280}
-
-say "ranks-run: $(date -u +%FT%TZ) vramscope=$VRAMSCOPE"
-if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
-  say "no GPU: skipped"
-  exit 77
-fi
-nvidia-smi -L >>"$log" 2>&1
 gpus=$(python3 -c 'import torch; print(torch.cuda.device_count())' 2>>"$log")
 if [ -z "$gpus" ] || [ "$gpus" -lt 1 ]; then
   say "PyTorch sees no GPU: skipped"

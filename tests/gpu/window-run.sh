@@ -22,24 +22,8 @@
 # truths; OUTDIR/check.log is tests/gpu/check-window.py's verdict on them; traces over 2 MB are removed (at most ~5 MB kept).  Each step
 # has its own timeout, cut to what is left of BUDGET (390 s).
 set -u
-out=${1:?usage: window-run.sh OUTDIR}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-VRAMSCOPE=${VRAMSCOPE:-$root/build/cli/vramscope}
-case $VRAMSCOPE in /*) ;; *) VRAMSCOPE=$(pwd)/$VRAMSCOPE ;; esac
-log="$out/steps.log"
-say() { echo "$*" | tee -a "$log"; }
-start=$(date +%s)
+. "$(dirname "$0")/run-common.sh" window-run "$@"
 BUDGET=${BUDGET:-390}
-
-say "window-run: $(date -u +%FT%TZ) vramscope=$VRAMSCOPE"
-if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
-  say "no GPU: skipped"
-  exit 77
-fi
-nvidia-smi -L >>"$log" 2>&1
 "$VRAMSCOPE" --version >>"$log" 2>&1
 # The hook's stream library is built into OUTDIR (removed at the end).
 export VRAMSCOPE_CACHE_DIR="$out/cache"
