@@ -377,6 +377,21 @@ state_at (sqlite3 *db, int64_t a, int64_t ts)
   return v;
 }
 
+/* SQL of the complete trace's highest (agg "max") or lowest ("min")
+ * reserved and allocated memory of allocator a in the slice [s, e), the
+ * state entering it included. */
+static char *
+slice_state_sql (const char *agg, int64_t a, int64_t s, int64_t e)
+{
+  return g_strdup_printf (
+      "SELECT %s(r), %s(al) FROM (SELECT reserved_bytes AS r, allocated_bytes AS al"
+      " FROM series WHERE device_id = 1 AND allocator_id = %lld AND ts >= %lld AND ts < %lld"
+      " UNION ALL SELECT * FROM (SELECT reserved_bytes, allocated_bytes FROM series"
+      " WHERE device_id = 1 AND allocator_id = %lld AND ts < %lld"
+      " ORDER BY ts DESC, seq DESC LIMIT 1))",
+      agg, agg, (long long)a, (long long)s, (long long)e, (long long)a, (long long)s);
+}
+
 /* Windowed: the series inside every detail interval as the complete
  * trace's; outside, one point per slice at the slice's true peak. */
 static void
@@ -435,13 +450,7 @@ test_series (gconstpointer mode)
     {
       int64_t a = sqlite3_column_int64 (sl, 0), s = sqlite3_column_int64 (sl, 1),
               e = sqlite3_column_int64 (sl, 2);
-      g_autofree char *sql = g_strdup_printf (
-          "SELECT max(r), max(al) FROM (SELECT reserved_bytes AS r, allocated_bytes AS al"
-          " FROM series WHERE device_id = 1 AND allocator_id = %lld AND ts >= %lld AND ts < %lld"
-          " UNION ALL SELECT * FROM (SELECT reserved_bytes, allocated_bytes FROM series"
-          " WHERE device_id = 1 AND allocator_id = %lld AND ts < %lld"
-          " ORDER BY ts DESC, seq DESC LIMIT 1))",
-          (long long)a, (long long)s, (long long)e, (long long)a, (long long)s);
+      g_autofree char *sql = slice_state_sql ("max", a, s, e);
       g_autofree char *truth = rows (p.f, sql, 0);
       g_autofree char *wsql = g_strdup_printf (
           "SELECT reserved_bytes, allocated_bytes FROM series WHERE device_id = 1"
@@ -450,13 +459,7 @@ test_series (gconstpointer mode)
       g_autofree char *drawn = rows (p.w, wsql, 0);
       g_assert_cmpstr (drawn, ==, truth);
       /* And its lowest state. */
-      g_autofree char *low_sql = g_strdup_printf (
-          "SELECT min(r), min(al) FROM (SELECT reserved_bytes AS r, allocated_bytes AS al"
-          " FROM series WHERE device_id = 1 AND allocator_id = %lld AND ts >= %lld AND ts < %lld"
-          " UNION ALL SELECT * FROM (SELECT reserved_bytes, allocated_bytes FROM series"
-          " WHERE device_id = 1 AND allocator_id = %lld AND ts < %lld"
-          " ORDER BY ts DESC, seq DESC LIMIT 1))",
-          (long long)a, (long long)s, (long long)e, (long long)a, (long long)s);
+      g_autofree char *low_sql = slice_state_sql ("min", a, s, e);
       g_autofree char *low = rows (p.f, low_sql, 0);
       g_autofree char *kept_sql = g_strdup_printf (
           "SELECT min_reserved_bytes, min_allocated_bytes FROM window_slice WHERE device_id = 1"
