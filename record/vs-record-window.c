@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <glib.h>
 #include <sqlite3.h>
@@ -81,6 +82,10 @@ iteration_starts (const char *path, size_t *n)
 bool
 vs_record_apply_window (const char *path, int64_t window_ns, bool quiet, char *err, size_t errlen)
 {
+  /* A line while it works, on a terminal (the passes report no progress). */
+  bool tty = !quiet && isatty (2);
+  if (tty)
+    fprintf (stderr, "\r\033[Kvramscope: applying the window…");
   size_t nstarts = 0;
   g_autofree int64_t *starts = iteration_starts (path, &nstarts);
   sqlite3 *db = NULL;
@@ -94,6 +99,8 @@ vs_record_apply_window (const char *path, int64_t window_ns, bool quiet, char *e
   VsTraceWindowStats st;
   int rc = vs_trace_window_iterations (db, window_ns, starts, nstarts, &st, err, errlen);
   sqlite3_close (db);
+  if (tty)
+    fprintf (stderr, "\r\033[K");
   if (rc != 0)
     return false;
   if (!quiet && (st.slice_ns > 0 || st.slice_iterations > 0))
