@@ -183,8 +183,13 @@ device_lines (VsTrace *trace, const VsDeviceDiagnosis *dd, guint n_devices, GPtr
         {
           g_autofree char *per = fmt_bytes (dd->growth.bytes_per_iteration);
 
-          text = g_strdup_printf ("%u from %s; allocated memory grows %s per iteration",
-                                  dd->iterations->iterations->len, dd->iterations->what, per);
+          text = dd->growth.stepped
+                     ? g_strdup_printf ("%u from %s; allocated memory grows %s per iteration on "
+                                        "average, in %" G_GINT64_FORMAT " steps",
+                                        dd->iterations->iterations->len, dd->iterations->what, per,
+                                        dd->growth.growing)
+                     : g_strdup_printf ("%u from %s; allocated memory grows %s per iteration",
+                                        dd->iterations->iterations->len, dd->iterations->what, per);
         }
       else
         text = g_strdup_printf ("%u from %s; no growth from one to the next",

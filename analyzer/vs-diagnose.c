@@ -375,6 +375,7 @@ diagnose_growth (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings)
   VsFinding *f;
   g_autofree char *per = NULL;
   g_autofree char *site_bytes = NULL;
+  const char *site;
 
   if (g->bytes_per_iteration <= 0)
     return;
@@ -384,15 +385,25 @@ diagnose_growth (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings)
   f->count = g->iterations;
   f->time_ns = g->first_time_ns;
   f->seq = g->first_seq;
-  f->site = g->site != NULL ? g_strdup (g->site) : NULL;
+  /* A site of no known stack has an empty name. */
+  site = g->site != NULL && g->site[0] != '\0' ? g->site : NULL;
+  f->site = g_strdup (site);
   f->stack_id = g->site_stack_id;
   site_bytes = bytes (g->site_bytes);
-  f->evidence = g_strdup_printf (
-      "allocated memory at the start of each iteration (%s) grew in %" G_GINT64_FORMAT
-      " of %" G_GINT64_FORMAT " iterations, by %s per iteration; %s allocated since then is "
-      "still live, most of it from %s",
-      dd->iterations->what, g->growing, g->iterations, per, site_bytes,
-      g->site != NULL ? g->site : "an unknown site");
+  if (g->stepped)
+    f->evidence = g_strdup_printf (
+        "allocated memory at the start of each iteration (%s) rose in %" G_GINT64_FORMAT
+        " steps over %" G_GINT64_FORMAT " iterations and never came back down: %s per "
+        "iteration on average; %s allocated since then is still live, most of it from %s",
+        dd->iterations->what, g->growing, g->iterations, per, site_bytes,
+        site != NULL ? site : "an unknown site");
+  else
+    f->evidence = g_strdup_printf (
+        "allocated memory at the start of each iteration (%s) grew in %" G_GINT64_FORMAT
+        " of %" G_GINT64_FORMAT " iterations, by %s per iteration; %s allocated since then is "
+        "still live, most of it from %s",
+        dd->iterations->what, g->growing, g->iterations, per, site_bytes,
+        site != NULL ? site : "an unknown site");
   if (dd->settings.pytorch)
     f->remedy = g_strdup ("keep no tensor that holds its autograd graph across iterations: "
                           ".item() for logged values, .detach() (or .cpu()) for kept outputs, "
@@ -653,7 +664,7 @@ diagnose_outside (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings, GE
     {
       const VsGroup *g = &g_array_index (sites, VsGroup, 0);
 
-      f->site = g_strdup (g->site);
+      f->site = g->site != NULL && g->site[0] != '\0' ? g_strdup (g->site) : NULL;
       f->stack_id = g->stack_id;
     }
   f->evidence = g_strdup_printf (

@@ -14,6 +14,9 @@
 /* Iterations judged need at least this many. */
 #define MIN_ITERATIONS 3
 #define MIN_GROWTH_BYTES (64 * 1024)
+#define STEPPED_MIN_ITERATIONS 8
+#define STEPPED_MIN_RISES 4
+#define STEPPED_MIN_BYTES (1024 * 1024)
 
 void
 vs_iterations_free (VsIterations *it)
@@ -423,6 +426,36 @@ vs_iterations_find (VsTrace *trace, gint64 device_id, gint64 allocator_id, GErro
   return g_steal_pointer (&it);
 }
 
+/* Growth in steps over iterations first - 1 .. n - 1: the rise of the
+ * lowest allocated memory from each iteration on (memory that never came
+ * back), when it rose at least STEPPED_MIN_RISES times over at least half
+ * of the iterations by STEPPED_MIN_BYTES in all; 0 otherwise.  *rises:
+ * how many times it rose. */
+static gint64
+stepped_growth (const VsIterations *it, guint first, gint64 *rises)
+{
+  guint n = it->iterations->len, first_rise = 0, last_rise = 0;
+  g_autofree gint64 *low = g_new (gint64, n);
+
+  *rises = 0;
+  if (n < first + STEPPED_MIN_ITERATIONS)
+    return 0;
+  low[n - 1] = g_array_index (it->iterations, VsIteration, n - 1).allocated_bytes;
+  for (guint i = n - 1; i-- > first - 1;)
+    low[i] = MIN (low[i + 1], g_array_index (it->iterations, VsIteration, i).allocated_bytes);
+  for (guint i = first; i < n; i++)
+    if (low[i] > low[i - 1])
+      {
+        if ((*rises)++ == 0)
+          first_rise = i;
+        last_rise = i;
+      }
+  if (*rises < STEPPED_MIN_RISES || (last_rise - first_rise) * 2 < n - first
+      || low[n - 1] - low[first - 1] < STEPPED_MIN_BYTES)
+    return 0;
+  return low[n - 1] - low[first - 1];
+}
+
 gboolean
 vs_growth_judge (VsTrace *trace, const VsIterations *it, VsGrowth *out, GError **error)
 {
@@ -452,9 +485,18 @@ vs_growth_judge (VsTrace *trace, const VsIterations *it, VsGrowth *out, GError *
   out->iterations = n - first;
   out->growing = grew;
   qsort (growths, n - first, sizeof *growths, cmp_gint64);
-  if (grew * 10 < (n - first) * 8 || growths[(n - first) / 2] < MIN_GROWTH_BYTES)
-    return TRUE;
-  out->bytes_per_iteration = growths[(n - first) / 2];
+  if (grew * 10 >= (n - first) * 8 && growths[(n - first) / 2] >= MIN_GROWTH_BYTES)
+    out->bytes_per_iteration = growths[(n - first) / 2];
+  else
+    {
+      gint64 rises, total = stepped_growth (it, first, &rises);
+
+      if (total == 0)
+        return TRUE;
+      out->bytes_per_iteration = MAX (total / (n - first), 1);
+      out->growing = rises;
+      out->stepped = TRUE;
+    }
   a = &g_array_index (it->iterations, VsIteration, first - 1);
   z = &g_array_index (it->iterations, VsIteration, n - 1);
   out->first_seq = a->seq;

@@ -68,9 +68,10 @@ typedef struct
 {
   gint64 device_id;
   gint64 allocator_id;
-  gint64 bytes_per_iteration; /* the median growth; 0 when there is no growth */
+  gint64 bytes_per_iteration; /* the median growth (stepped: the mean); 0 when none */
   gint64 iterations;          /* iterations judged (after the first two) */
-  gint64 growing;             /* of which grew */
+  gint64 growing;             /* of which grew (stepped: the rises) */
+  gboolean stepped;           /* it grows in steps, not at every iteration */
   gint64 first_seq, last_seq; /* the iterations compared */
   gint64 first_time_ns;       /* start of the first growing iteration */
   const char *site;           /* the user site whose live bytes grew most, or NULL */
@@ -81,7 +82,11 @@ typedef struct
 /* Judges iterations: memory grows per iteration when, from the third
  * iteration on (the first two allocate the model, optimizer state and
  * caches), at least three iterations are judged, at least 80 % of them
- * grew, and the median growth is at least 64 KiB.  Fills *out (with
+ * grew, and the median growth is at least 64 KiB.  Else it grows in steps
+ * (a tensor kept every so many iterations) when at least eight are
+ * judged and the lowest allocated memory from each iteration on rose at
+ * least four times, over at least half of them, by 1 MiB or more in all:
+ * bytes_per_iteration is then the mean.  Fills *out (with
  * bytes_per_iteration 0 when it does not grow).  The site names come from
  * the trace's stack cache.  Returns FALSE with error set on failure. */
 gboolean vs_growth_judge (VsTrace *trace, const VsIterations *iterations, VsGrowth *out,

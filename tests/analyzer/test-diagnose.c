@@ -6,6 +6,7 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "vs-analyzer.h"
 #include "vs-test-fixtures.h"
@@ -66,6 +67,87 @@ test_findings_link (void)
   g_assert_true (dd->settings.pytorch);
 }
 
+/* The growth of a loop of `steps` steps (vs_fixture_steps). */
+static VsGrowth
+steps_growth (int steps, int every, gint64 kept, gint64 jump, VsDiagnosis **dx_out)
+{
+  g_autofree char *path = NULL;
+  char err[512];
+  int fd = g_file_open_tmp ("test-diagnose-XXXXXX.db", &path, NULL);
+  g_autoptr (GError) error = NULL;
+  VsGrowth g;
+
+  g_assert_cmpint (fd, >=, 0);
+  close (fd);
+  g_assert_true (vs_fixture_steps (path, steps, every, kept, jump, err, sizeof err));
+  {
+    g_autoptr (VsTrace) trace = vs_trace_open (path, &error);
+    const VsDeviceDiagnosis *dd;
+
+    g_assert_no_error (error);
+    *dx_out = vs_diagnose (trace, 0, &error);
+    g_assert_no_error (error);
+    dd = g_ptr_array_index ((*dx_out)->devices, 0);
+    g_assert_cmpint (dd->iterations->source, ==, VS_ITERATIONS_RANGES);
+    g_assert_cmpuint (dd->iterations->iterations->len, ==, steps);
+    g_assert_true (vs_growth_judge (trace, dd->iterations, &g, &error));
+    g_assert_no_error (error);
+  }
+  g_unlink (path);
+  return g;
+}
+
+static gboolean
+has_growth_finding (const VsDiagnosis *dx)
+{
+  for (guint i = 0; i < dx->findings->len; i++)
+    if (((VsFinding *)g_ptr_array_index (dx->findings, i))->kind == VS_FINDING_GROWTH_PER_ITERATION)
+      return TRUE;
+  return FALSE;
+}
+
+/* Memory that grows in steps (a tensor kept every ten iterations) is
+ * growth, its mean per iteration; a loop that keeps nothing, or keeps
+ * one buffer once, does not grow. */
+static void
+test_stepped_growth (void)
+{
+  VsDiagnosis *dx = NULL;
+  /* 60 steps, 2 MiB kept at the end of steps 9, 19, … 59: the iterations
+   * judged are steps 2..59, compared from step 1's start; the lowest
+   * allocated memory from step 10 on is 2 MiB higher each ten steps, and
+   * step 59's own is kept after its start (not counted). */
+  VsGrowth g = steps_growth (60, 10, 2 * 1048576, 0, &dx);
+
+  g_assert_true (g.stepped);
+  g_assert_cmpint (g.iterations, ==, 58);
+  g_assert_cmpint (g.growing, ==, 5);
+  g_assert_cmpint (g.bytes_per_iteration, ==, 5 * 2 * 1048576 / 58);
+  g_assert_true (has_growth_finding (dx));
+  vs_diagnosis_free (dx);
+
+  g = steps_growth (60, 0, 0, 0, &dx);
+  g_assert_false (g.stepped);
+  g_assert_cmpint (g.bytes_per_iteration, ==, 0);
+  g_assert_false (has_growth_finding (dx));
+  vs_diagnosis_free (dx);
+
+  /* One buffer of 64 MiB kept halfway: one rise, not growth. */
+  g = steps_growth (60, 0, 0, 64 * 1048576, &dx);
+  g_assert_cmpint (g.bytes_per_iteration, ==, 0);
+  g_assert_false (has_growth_finding (dx));
+  vs_diagnosis_free (dx);
+
+  /* 1 MiB kept every third step (steps 2, 5, … 59): a third of the
+   * iterations grow, under the 80 % of growth at every iteration; 19
+   * rises seen from step 3 to 57. */
+  g = steps_growth (60, 3, 1048576, 0, &dx);
+  g_assert_true (g.stepped);
+  g_assert_cmpint (g.growing, ==, 19);
+  g_assert_cmpint (g.bytes_per_iteration, ==, 19 * 1048576 / 58);
+  vs_diagnosis_free (dx);
+}
+
 /* The names are the fixed ones of the CLI contract. */
 static void
 test_names (void)
@@ -123,5 +205,6 @@ main (int argc, char **argv)
   g_test_add_func ("/diagnose/findings-link", test_findings_link);
   g_test_add_func ("/diagnose/names", test_names);
   g_test_add_func ("/diagnose/fixture-text", test_fixture_text);
+  g_test_add_func ("/diagnose/stepped-growth", test_stepped_growth);
   return g_test_run ();
 }

@@ -465,3 +465,39 @@ vs_fixture_allocator_random (const char *path, int n, unsigned seed, bool with_p
     mem (&c, dev, T (ts + 1), VS_MEM_KIND_PINNED, VS_MEM_OP_FREE, 0x7f0000000000, 4 * MiB, U, U);
   return end (&c, true);
 }
+
+bool
+vs_fixture_steps (const char *path, int steps, int every, int64_t kept, int64_t jump, char *err,
+                  size_t errlen)
+{
+  Ctx c;
+  VsDevice d = { 0, "GPU-steps-0", "Test GPU", 80 * 1024 * MiB };
+  int64_t dev, ts = 0, next = 0x100000000;
+
+  if (!begin (&c, path, err, errlen))
+    return false;
+  dev = vs_writer_add_device (c.w, &d);
+  check (&c, dev);
+  for (int i = 0; i < steps && c.ok; i++)
+    {
+      char name[32];
+      VsRange r = { c.proc, 7, NULL, name, T (ts + 10), T (ts + 900), 0, 0 };
+
+      snprintf (name, sizeof name, "step %d", i);
+      check (&c, vs_writer_add_range (c.w, &r));
+      mem (&c, dev, T (ts + 100), VS_MEM_KIND_DEVICE, VS_MEM_OP_ALLOC, 0x1000, 8 * MiB, U, U);
+      if (every > 0 && i % every == every - 1)
+        {
+          mem (&c, dev, T (ts + 200), VS_MEM_KIND_DEVICE, VS_MEM_OP_ALLOC, next, kept, U, U);
+          next += 0x10000000;
+        }
+      if (jump > 0 && i == steps / 2)
+        {
+          mem (&c, dev, T (ts + 300), VS_MEM_KIND_DEVICE, VS_MEM_OP_ALLOC, next, jump, U, U);
+          next += 0x10000000;
+        }
+      mem (&c, dev, T (ts + 800), VS_MEM_KIND_DEVICE, VS_MEM_OP_FREE, 0x1000, 8 * MiB, U, U);
+      ts += 1000;
+    }
+  return end (&c, true);
+}

@@ -37,3 +37,10 @@ bool vs_fixture_random (const char *path, int n, unsigned seed, char *err, size_
  * the finalizer store the allocator's series on its own. */
 bool vs_fixture_allocator_random (const char *path, int n, unsigned seed, bool with_pinned,
                                   char *err, size_t errlen);
+
+/* A training loop of `steps` NVTX ranges "step N" on one device (plain
+ * cudaMalloc): each step allocates and frees 8 MiB; every `every` steps
+ * (0: never) it keeps `kept` bytes to the end, and `jump` bytes (0: none)
+ * are allocated once, halfway, and kept. */
+bool vs_fixture_steps (const char *path, int steps, int every, int64_t kept, int64_t jump,
+                       char *err, size_t errlen);
