@@ -282,7 +282,7 @@ write_intervals (sqlite3 *db, int64_t dev, const Slicing *c, int64_t wstart, int
  * blocks and failures for all its allocators: per allocator a (0 = all,
  * else the allocator's position + 1 in the device's list) and slice,
  * allocations and frees; per (a, slice, stack) the net bytes and blocks,
- * in an open-addressing table. */
+ * in the shared open-addressing table (common/vs-hash-table.h). */
 typedef struct
 {
   int64_t alloc_count, alloc_bytes, free_count, free_bytes, failed;
@@ -290,58 +290,44 @@ typedef struct
 
 typedef struct
 {
-  int64_t slice, stack, bytes, count;
-  int32_t a; /* -1: empty */
-} SiteCell;
+  int64_t slice, stack;
+  int32_t a;
+} SiteKey;
 
 typedef struct
 {
-  SiteCell *cell;
-  size_t cap, used;
-} SiteTable;
+  SiteKey key;
+  int64_t bytes, count;
+  bool used;
+} SiteCell;
 
 static uint64_t
-site_hash (int32_t a, int64_t slice, int64_t stack)
+site_hash (SiteKey k)
 {
-  uint64_t h = (uint64_t)a * 0x9E3779B97F4A7C15ull ^ (uint64_t)slice * 0xC2B2AE3D27D4EB4Full
-               ^ (uint64_t)stack * 0x165667B19E3779F9ull;
+  uint64_t h = (uint64_t)k.a * 0x9E3779B97F4A7C15ull ^ (uint64_t)k.slice * 0xC2B2AE3D27D4EB4Full
+               ^ (uint64_t)k.stack * 0x165667B19E3779F9ull;
   return h ^ (h >> 29);
 }
+
+#define VS_HT_TYPE SiteTable
+#define VS_HT_FN(n) site_table_##n
+#define VS_HT_ENTRY SiteCell
+#define VS_HT_KEY_TYPE SiteKey
+#define VS_HT_KEY(e) ((e)->key)
+#define VS_HT_SET_KEY(e, k) ((e)->key = (k), (e)->used = true)
+#define VS_HT_HASH(k) site_hash (k)
+#define VS_HT_EQUAL(x, y) ((x).a == (y).a && (x).slice == (y).slice && (x).stack == (y).stack)
+#define VS_HT_IS_EMPTY(e) (!(e)->used)
+#include "vs-hash-table.h"
 
 static int
 site_add (SiteTable *t, int32_t a, int64_t slice, int64_t stack, int64_t bytes, int64_t count)
 {
-  if ((t->used + 1) * 2 > t->cap)
-    {
-      size_t cap = t->cap ? t->cap * 2 : 4096;
-      SiteCell *cell = malloc (cap * sizeof *cell);
-      if (cell == NULL)
-        return -1;
-      for (size_t i = 0; i < cap; i++)
-        cell[i].a = -1;
-      for (size_t i = 0; i < t->cap; i++)
-        if (t->cell[i].a >= 0)
-          {
-            size_t j = site_hash (t->cell[i].a, t->cell[i].slice, t->cell[i].stack) & (cap - 1);
-            while (cell[j].a >= 0)
-              j = (j + 1) & (cap - 1);
-            cell[j] = t->cell[i];
-          }
-      free (t->cell);
-      t->cell = cell;
-      t->cap = cap;
-    }
-  size_t j = site_hash (a, slice, stack) & (t->cap - 1);
-  while (t->cell[j].a >= 0
-         && !(t->cell[j].a == a && t->cell[j].slice == slice && t->cell[j].stack == stack))
-    j = (j + 1) & (t->cap - 1);
-  if (t->cell[j].a < 0)
-    {
-      t->cell[j] = (SiteCell){ .slice = slice, .stack = stack, .a = a };
-      t->used++;
-    }
-  t->cell[j].bytes += bytes;
-  t->cell[j].count += count;
+  SiteCell *e = site_table_insert (t, (SiteKey){ slice, stack, a }, NULL);
+  if (e == NULL)
+    return -1;
+  e->bytes += bytes;
+  e->count += count;
   return 0;
 }
 
@@ -436,10 +422,11 @@ write_sites (sqlite3 *db, int64_t dev, const int64_t *alloc, const Slicing *c,
   int rc = 0;
   for (size_t i = 0; i < sites->cap && rc == 0; i++)
     {
-      const SiteCell *e = &sites->cell[i];
-      if (e->a < 0 || (e->bytes == 0 && e->count == 0))
+      const SiteCell *e = &sites->entries[i];
+      if (!e->used || (e->bytes == 0 && e->count == 0))
         continue;
-      int64_t v[] = { dev, alloc[e->a], c->edge[e->slice], e->stack, e->bytes, e->count };
+      int64_t v[]
+          = { dev, alloc[e->key.a], c->edge[e->key.slice], e->key.stack, e->bytes, e->count };
       for (int k = 0; k < 6; k++)
         sqlite3_bind_int64 (s, k + 1, v[k]);
       if (sqlite3_step (s) != SQLITE_DONE)
@@ -672,7 +659,7 @@ write_device_slices (sqlite3 *db, int64_t dev, const Slicing *c, char *err, size
     rc = write_slices (db, dev, alloc[a], series[a], c, &counts[a * c->n], err, errlen);
   if (rc == 0 && n > 0)
     rc = write_sites (db, dev, alloc, c, &sites, err, errlen);
-  free (sites.cell);
+  site_table_clear (&sites);
   free (counts);
   free (alloc);
   free (series);
