@@ -89,12 +89,9 @@ size_t max_chunks = 0; // the limit, in chunks
 #if VS_PYTHON_STACKS && VS_STACKS_WALKER
 std::atomic<bool> stacks_on{false};
 
-// The stack id of the entry being recorded: the calling thread's Python
-// stack (with `lock` held).
-uint32_t current_stack() {
-  static thread_local vs_stacks::Key keys[vs_stacks::kMaxDepth];
-  return vs_stacks::intern(vs_stacks::state(), keys, vs_stacks::walk(keys));
-}
+// The calling thread's Python stack as walked (vs_stacks::walk): its own
+// frames, read before `lock` is taken; interned under it.
+thread_local vs_stacks::Key stack_keys[vs_stacks::kMaxDepth];
 #endif
 
 int64_t now_ns() {
@@ -168,6 +165,9 @@ void on_entry(const TE& te) {
   if (action == 0)
     return;
   int64_t ts = now_ns();
+#if VS_PYTHON_STACKS && VS_STACKS_WALKER
+  size_t depth = stacks_on.load(std::memory_order_relaxed) ? vs_stacks::walk(stack_keys) : 0;
+#endif
   std::lock_guard<std::mutex> guard(lock);
   if (used == kRecords &&
       (chunk_index + 1 >= max_chunks || !map_chunk(chunk_index + 1))) {
@@ -188,9 +188,7 @@ void on_entry(const TE& te) {
   r->device = int32_t(te.device_);
   r->tid = thread_id();
 #if VS_PYTHON_STACKS && VS_STACKS_WALKER
-  r->reserved = stacks_on.load(std::memory_order_relaxed)
-      ? current_stack()
-      : 0;
+  r->reserved = depth > 0 ? vs_stacks::intern(vs_stacks::state(), stack_keys, depth) : 0;
 #else
   r->reserved = 0;
 #endif
