@@ -375,6 +375,7 @@ diagnose_growth (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings)
   VsFinding *f;
   g_autofree char *per = NULL;
   g_autofree char *site_bytes = NULL;
+  g_autofree char *how = NULL;
   const char *site;
 
   if (g->bytes_per_iteration <= 0)
@@ -390,20 +391,17 @@ diagnose_growth (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings)
   f->site = g_strdup (site);
   f->stack_id = g->site_stack_id;
   site_bytes = bytes (g->site_bytes);
-  if (g->stepped)
-    f->evidence = g_strdup_printf (
-        "allocated memory at the start of each iteration (%s) rose in %" G_GINT64_FORMAT
-        " steps over %" G_GINT64_FORMAT " iterations and never came back down: %s per "
-        "iteration on average; %s allocated since then is still live, most of it from %s",
-        dd->iterations->what, g->growing, g->iterations, per, site_bytes,
-        site != NULL ? site : "an unknown site");
-  else
-    f->evidence = g_strdup_printf (
-        "allocated memory at the start of each iteration (%s) grew in %" G_GINT64_FORMAT
-        " of %" G_GINT64_FORMAT " iterations, by %s per iteration; %s allocated since then is "
-        "still live, most of it from %s",
-        dd->iterations->what, g->growing, g->iterations, per, site_bytes,
-        site != NULL ? site : "an unknown site");
+  how = g->stepped ? g_strdup_printf ("rose in %" G_GINT64_FORMAT " steps over %" G_GINT64_FORMAT
+                                      " iterations and never came back down: %s per iteration "
+                                      "on average",
+                                      g->growing, g->iterations, per)
+                   : g_strdup_printf ("grew in %" G_GINT64_FORMAT " of %" G_GINT64_FORMAT
+                                      " iterations, by %s per iteration",
+                                      g->growing, g->iterations, per);
+  f->evidence = g_strdup_printf ("allocated memory at the start of each iteration (%s) %s; %s "
+                                 "allocated since then is still live, most of it from %s",
+                                 dd->iterations->what, how, site_bytes,
+                                 site != NULL ? site : "an unknown site");
   if (dd->settings.pytorch)
     f->remedy = g_strdup ("keep no tensor that holds its autograd graph across iterations: "
                           ".item() for logged values, .detach() (or .cpu()) for kept outputs, "
