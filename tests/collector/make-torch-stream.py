@@ -18,8 +18,11 @@ allocations of 1000, 2000 and 3000 bytes, the first one freed; the JSON
 then says what those add to the snapshot's account ("tail_*").
 """
 import json
-import struct
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "gpu"))
+from vs_stream_files import pack_record, write_stream  # noqa: E402
 
 path, pid = sys.argv[1], int(sys.argv[2])
 tail = len(sys.argv) > 3 and sys.argv[3] == "tail"
@@ -32,7 +35,7 @@ MIB = 1 << 20
 
 
 def rec(action, addr, size, ts, device=0):
-    recs.append(struct.pack("<qQQQiiII", ts, addr, size, 0x55, device, 4242, 0, action))
+    recs.append(pack_record(action, addr, size, ts, device))
 
 
 ts = t0 + 1000
@@ -77,13 +80,8 @@ if tail:
     rec(2, TAIL, 1000, ts)
     ts += 1000
     rec(3, TAIL, 1000, ts)
-torn = struct.pack("<qQQQiiII", ts + 1000, SEG + 30 * MIB, 5 * MIB, 0x55, 0, 4242, 0, 0)
-header = b"VSTORCH1" + struct.pack("<IIqq", 1, 48, pid, t0)
-with open(path, "wb") as f:
-    f.write(header.ljust(4096, b"\0"))
-    f.write(b"".join(recs))
-    f.write(torn)
-    f.write(b"\0" * (48 * 1000))
+torn = pack_record(0, SEG + 30 * MIB, 5 * MIB, ts + 1000)
+write_stream(path, pid, t0, recs + [torn], 1000)
 json.dump({"alloc_count": allocs, "free_count": frees, "peak_allocated_bytes": peak,
            "final_allocated_bytes": allocated, "peak_reserved_bytes": 22 * MIB,
            "final_reserved_bytes": 20 * MIB, "failed_alloc_count": 1,

@@ -19,8 +19,11 @@ the stream, as the collector would, holding an NVTX range "step N" around
 each step: the program's iterations.
 """
 import json
-import struct
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "gpu"))
+from vs_stream_files import pack_record, write_stream  # noqa: E402
 
 path, pid, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 at_exit = "exit" in sys.argv[4:]
@@ -32,7 +35,7 @@ recs = []
 
 
 def rec(action, addr, size, ts):
-    recs.append(struct.pack("<qQQQiiII", ts, addr, size, 0x55, 0, 4242, 0, action))
+    recs.append(pack_record(action, addr, size, ts))
 
 
 allocated = peak = 0
@@ -97,7 +100,6 @@ if at_exit:
     ts += 1000
     rec(5, SEG, 1024 * MIB, ts)
 if schema:
-    import os
     import sqlite3
     spool = os.path.dirname(os.path.abspath(path))
     db = sqlite3.connect(os.path.join(spool, "process-%d-1.db" % pid))
@@ -116,11 +118,7 @@ if schema:
                      t0 + 1_000_000 + (i + 1) * 10_000_000 - 1000) for i in range(steps)])
     db.commit()
     db.close()
-header = b"VSTORCH1" + struct.pack("<IIqq", 1, 48, pid, t0)
-with open(path, "wb") as f:
-    f.write(header.ljust(4096, b"\0"))
-    f.write(b"".join(recs))
-    f.write(b"\0" * (48 * 100))
+write_stream(path, pid, t0, recs, 100)
 json.dump({"alloc_count": allocs, "free_count": frees, "peak_allocated_bytes": peak,
            "final_allocated_bytes": allocated, "peak_reserved_bytes": peak_reserved,
            "final_reserved_bytes": reserved, "failed_alloc_count": ooms,

@@ -1,9 +1,25 @@
-"""vs_stream_files.py — readers of the files the PyTorch hook's allocator
-stream writes (collector/python/vs_torch_stream.cpp and
-vs_torch_stacks.hpp), for the GPU checks: the stream's records and the
-stacks file's stacks; and a trace's stacks, to compare them with.
-Standard library only."""
+"""vs_stream_files.py — the files the PyTorch hook's allocator stream
+writes (collector/python/vs_torch_stream.cpp and vs_torch_stacks.hpp):
+readers of the stream's records and the stacks file's stacks, for the GPU
+checks, and a trace's stacks, to compare them with; the stream's record
+and file as the tracker lays them out, for the tests that make streams
+without a GPU.  Standard library only."""
 import struct
+
+
+def pack_record(action, addr, size, ts, device=0, tid=4242, stream=0x55, stack=0):
+    """One 48-byte record (stack: the record's stack id, 0 for none)."""
+    return struct.pack("<qQQQiiII", ts, addr, size, stream, device, tid, stack, action)
+
+
+def write_stream(path, pid, t0, records, zero_records):
+    """A stream file: the header (pid, start time t0), the packed records,
+    then zero_records zeroed records, as the rest of a mapped chunk."""
+    header = b"VSTORCH1" + struct.pack("<IIqq", 1, 48, pid, t0)
+    with open(path, "wb") as f:
+        f.write(header.ljust(4096, b"\0"))
+        f.write(b"".join(records))
+        f.write(b"\0" * (48 * zero_records))
 
 
 def read_stream(path):
