@@ -4,7 +4,9 @@
  * Live blocks are found through the finalizer's interval bins over
  * [alloc_seq, free_seq) (block.span_bin, see schemas/README.md), so a point
  * query reads only candidate bins rather than every earlier block; the
- * plain indexed query is kept for positions outside the binned range.
+ * plain indexed query is kept for positions outside the binned range.  A
+ * compacted trace has no index: its block table answers "live after step
+ * S" itself (block.live_seq).
  */
 #include "vs-blocks.h"
 #include "vs-trace-private.h"
@@ -28,6 +30,14 @@ static const char *live_plain_sql
     = "SELECT " BLOCK_COLUMNS " FROM block b"
       " WHERE b.device_id = ?1 AND b.level IN (1, 2) AND b.alloc_seq <= ?3"
       " AND (b.free_seq IS NULL OR b.free_seq > ?3)"
+      " AND " VS_ALLOCATED_BLOCK_SQL " ORDER BY b.bytes DESC, b.id";
+
+/* A compacted trace (schema 5): block is a virtual table whose hidden
+ * column live_seq selects the blocks live after a step, pruning chunks by
+ * their alloc_seq and free_seq ranges (vs-chunk-vtab.h). */
+static const char *live_chunked_sql
+    = "SELECT " BLOCK_COLUMNS " FROM block b"
+      " WHERE b.live_seq = ?3 AND b.device_id = ?1 AND b.level IN (1, 2)"
       " AND " VS_ALLOCATED_BLOCK_SQL " ORDER BY b.bytes DESC, b.id";
 
 static const char *leaked_sql
@@ -99,8 +109,11 @@ vs_live_blocks (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 se
   sqlite3_stmt *stmt;
 
   g_return_val_if_fail (trace != NULL, NULL);
-  stmt = vs_trace_statement (
-      trace, vs_trace_can_use_bins (trace, seq) ? live_bins_sql : live_plain_sql, error);
+  stmt = vs_trace_statement (trace,
+                             vs_trace_is_compacted (trace)        ? live_chunked_sql
+                             : vs_trace_can_use_bins (trace, seq) ? live_bins_sql
+                                                                  : live_plain_sql,
+                             error);
 
   if (stmt == NULL)
     return NULL;

@@ -41,6 +41,13 @@ static const char *blocks_plain_sql
       " AND alloc_seq <= ?3 AND (free_seq IS NULL OR free_seq > ?3)"
       " ORDER BY allocator_id, address, id";
 
+/* A compacted trace (schema 5): live blocks through block.live_seq. */
+static const char *blocks_chunked_sql
+    = "SELECT id, allocator_id, address, address + coalesce(block_bytes, bytes)"
+      " FROM block WHERE live_seq = ?3 AND device_id = ?1 AND level = 2"
+      " AND (?2 = 0 OR allocator_id = ?2)"
+      " ORDER BY allocator_id, address, id";
+
 /* Refuses sizes whose sums do not fit 64 bits; returns FALSE. */
 static gboolean
 sizes_overflow (VsTrace *trace, GError **error)
@@ -140,9 +147,11 @@ vs_fragmentation_at (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint
   segments = read_spans (trace, segments_sql, device_id, allocator_id, seq, TRUE, error);
   if (segments == NULL)
     return FALSE;
-  blocks
-      = read_spans (trace, vs_trace_can_use_bins (trace, seq) ? blocks_bins_sql : blocks_plain_sql,
-                    device_id, allocator_id, seq, FALSE, error);
+  blocks = read_spans (trace,
+                       vs_trace_is_compacted (trace)        ? blocks_chunked_sql
+                       : vs_trace_can_use_bins (trace, seq) ? blocks_bins_sql
+                                                            : blocks_plain_sql,
+                       device_id, allocator_id, seq, FALSE, error);
   if (blocks == NULL)
     return FALSE;
 

@@ -12,6 +12,7 @@
  * reported as an error naming the file, never a crash.
  */
 #include "vs-trace-private.h"
+#include "vs-chunk-vtab.h"
 
 #include <errno.h>
 #include <string.h>
@@ -165,7 +166,8 @@ vs_trace_finalize_in_place (VsTrace *trace, GError **error)
  * PRIMARY KEY` (each id once: walks over parent links stay linear), or the
  * primary key of the tables without rowid.  Checked on the schema alone;
  * ?1 is the schema version (kernels: one table before version 3, two
- * tables under the view `kernel` since). */
+ * tables under the view `kernel` since; from version 5 the chunked tables
+ * are virtual tables, checked as they connect: vs-chunk-vtab.c). */
 static const char *shape_sql
     = "WITH t (name, pk) AS (VALUES ('device', 'id'), ('allocator', 'id'), ('process', 'id'),"
       "  ('module', 'id'), ('frame', 'id'), ('stack', 'id'), ('block', 'id'),"
@@ -177,12 +179,14 @@ static const char *shape_sql
       "  ('series', 'device_id,allocator_id,ts,seq'),"
       "  ('series_level', 'device_id,allocator_id,shift,bucket'),"
       "  ('summary', 'device_id,allocator_id'))"
-      " SELECT t.name FROM t WHERE NOT EXISTS (SELECT 1 FROM sqlite_master m"
+      " SELECT t.name FROM t WHERE (?1 < 5"
+      "  OR t.name NOT IN ('alloc_event', 'mem_event', 'kernel_exec', 'series', 'block'))"
+      " AND (NOT EXISTS (SELECT 1 FROM sqlite_master m"
       "  WHERE m.name = t.name AND m.type = 'table')"
       " OR (SELECT group_concat (name) FROM (SELECT p.name FROM pragma_table_info (t.name) p"
       "  WHERE p.pk > 0 ORDER BY p.pk)) IS NOT t.pk"
       " OR (t.pk = 'id' AND (SELECT upper (p.type) FROM pragma_table_info (t.name) p"
-      "  WHERE p.pk = 1) IS NOT 'INTEGER')"
+      "  WHERE p.pk = 1) IS NOT 'INTEGER'))"
       " LIMIT 1";
 
 /* Reads the first and last entry of every table the analyzer uses, so a
@@ -205,14 +209,10 @@ touch_tables (VsTrace *trace, GError **error)
     "SELECT max(id) FROM stack",
     "SELECT min(id) FROM module",
     "SELECT max(id) FROM module",
-    "SELECT min(id) FROM block",
-    "SELECT max(id) FROM block",
     "SELECT min(id) FROM failed_alloc",
     "SELECT max(id) FROM failed_alloc",
     "SELECT min(id) FROM nvtx_range",
     "SELECT max(id) FROM nvtx_range",
-    "SELECT min(device_id) FROM series",
-    "SELECT max(device_id) FROM series",
     "SELECT min(device_id) FROM series_level",
     "SELECT max(device_id) FROM series_level",
     "SELECT min(device_id) FROM summary",
@@ -223,9 +223,22 @@ touch_tables (VsTrace *trace, GError **error)
     "SELECT min(id) FROM kernel",
     "SELECT max(id) FROM kernel",
   };
-  static const char *kernel_v3_probes[] = {
+  /* The tables chunked from version 5 on: their plain tables before,
+   * their chunk tables since (a min() over a virtual table reads it all). */
+  static const char *plain_probes[] = {
+    "SELECT min(id) FROM block",
+    "SELECT max(id) FROM block",
+    "SELECT min(device_id) FROM series",
+    "SELECT max(device_id) FROM series",
     "SELECT min(start_ns) FROM kernel_exec",
     "SELECT max(start_ns) FROM kernel_exec",
+  };
+  static const char *chunk_probes[] = {
+    "SELECT min(seq) FROM block_chunk",       "SELECT max(seq) FROM block_chunk",
+    "SELECT min(seq) FROM series_chunk",      "SELECT max(seq) FROM series_chunk",
+    "SELECT min(seq) FROM kernel_exec_chunk", "SELECT max(seq) FROM kernel_exec_chunk",
+  };
+  static const char *kernel_v3_probes[] = {
     "SELECT min(id) FROM kernel_config",
     "SELECT max(id) FROM kernel_config",
     "SELECT count(*) FROM (SELECT id, end_ns, name FROM kernel LIMIT 1)",
@@ -257,6 +270,16 @@ touch_tables (VsTrace *trace, GError **error)
   for (guint i = 0; i < G_N_ELEMENTS (probes); i++)
     if (!vs_trace_query_int (trace, probes[i], &v, error))
       return FALSE;
+  for (guint i = 0; i < G_N_ELEMENTS (plain_probes); i++)
+    {
+      const char *probe = trace->schema_version >= 5 ? chunk_probes[i] : plain_probes[i];
+
+      /* Kernels had one table of another shape before version 3. */
+      if (!v3 && i >= 4)
+        break;
+      if (!vs_trace_query_int (trace, probe, &v, error))
+        return FALSE;
+    }
   for (guint i = 0; i < n_more; i++)
     if (!vs_trace_query_int (trace, more[i], &v, error))
       return FALSE;
@@ -285,12 +308,12 @@ vs_trace_validate (VsTrace *trace, gboolean *finalized, GError **error)
   if (!vs_trace_query_int (trace, "PRAGMA user_version", &version, error))
     return FALSE;
   trace->schema_version = version;
-  if (version > VS_TRACE_SCHEMA_VERSION)
+  if (version > VS_TRACE_SCHEMA_COMPACTED)
     {
       g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_NEWER_SCHEMA,
                    "%s was written by a newer vramscope (schema %" G_GINT64_FORMAT
                    ", this build reads up to %d)",
-                   trace->path, version, VS_TRACE_SCHEMA_VERSION);
+                   trace->path, version, VS_TRACE_SCHEMA_COMPACTED);
       return FALSE;
     }
   if (version < 1)
@@ -304,6 +327,19 @@ vs_trace_validate (VsTrace *trace, gboolean *finalized, GError **error)
   if (!vs_trace_query_int (trace, finalized_sql, &fin, error))
     return FALSE;
   *finalized = fin == 1;
+  if (version >= VS_TRACE_SCHEMA_COMPACTED)
+    {
+      char *msg = NULL;
+
+      /* The chunked tables under their old names (vs-chunk-vtab.h). */
+      if (vs_chunk_attach (trace->db, &msg) != SQLITE_OK)
+        {
+          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT, "%s: %s", trace->path,
+                       msg ? msg : sqlite3_errmsg (trace->db));
+          sqlite3_free (msg);
+          return FALSE;
+        }
+    }
   return TRUE;
 }
 

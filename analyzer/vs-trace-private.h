@@ -58,6 +58,10 @@ struct _VsTrace
 gboolean vs_trace_series_row_at_seq (VsTrace *trace, gint64 device_id, gint64 allocator_id,
                                      gint64 seq, gint64 *row_seq, gint64 *row_ts, GError **error);
 
+/* Whether trace is compacted (schema 5): its big tables are virtual
+ * tables over column chunks, with no index (vs-chunk-vtab.h). */
+gboolean vs_trace_is_compacted (VsTrace *trace);
+
 /* Whether the finalizer's interval bins over block lifetimes
  * (block.span_bin) cover seq, so a point query can use them. */
 gboolean vs_trace_can_use_bins (VsTrace *trace, gint64 seq);

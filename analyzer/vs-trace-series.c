@@ -217,6 +217,12 @@ vs_trace_time_of_seq (VsTrace *trace, gint64 device_id, gint64 allocator_id, gin
 }
 
 gboolean
+vs_trace_is_compacted (VsTrace *trace)
+{
+  return trace->schema_version >= VS_TRACE_SCHEMA_COMPACTED;
+}
+
+gboolean
 vs_trace_can_use_bins (VsTrace *trace, gint64 seq)
 {
   /* Interval bins (block.span_bin) cover positions below 2^48. */

@@ -1,7 +1,9 @@
-/* vs-cmd-export.c — `vramscope export FILE --format perfetto|snapshot|folded
- * [-o OUT]`.
+/* vs-cmd-export.c — `vramscope export FILE --format
+ * perfetto|snapshot|folded|sqlite [-o OUT]`.
  *
- * Writes the trace in a format another tool reads (vs-export.h).  The
+ * Writes the trace in a format another tool reads (vs-export.h); sqlite is
+ * a copy with plain tables (a compacted trace expanded, vs-trace-compact.h)
+ * for SQLite clients that cannot load the vramscope-sqlite extension.  The
  * output is written to a temporary file beside OUT and renamed into place
  * only when complete; an existing OUT is replaced only with --force.
  * `-o -` writes to standard output.
@@ -18,9 +20,10 @@
 #include "vs-cli.h"
 #include "vs-export.h"
 #include "vs-output.h"
+#include "vs-trace-compact.h"
 
 static const char usage_line[]
-    = "usage: vramscope export FILE --format perfetto|snapshot|folded [-o OUT] [--force]\n"
+    = "usage: vramscope export FILE --format perfetto|snapshot|folded|sqlite [-o OUT] [--force]\n"
       "       [--device N] [--allocator NAME] [--at peak|exit]\n";
 
 typedef enum
@@ -28,6 +31,7 @@ typedef enum
   FORMAT_PERFETTO,
   FORMAT_SNAPSHOT,
   FORMAT_FOLDED,
+  FORMAT_SQLITE,
 } Format;
 
 static const struct
@@ -38,6 +42,7 @@ static const struct
   [FORMAT_PERFETTO] = { "perfetto", ".json" },
   [FORMAT_SNAPSHOT] = { "snapshot", ".pickle" },
   [FORMAT_FOLDED] = { "folded", ".folded" },
+  [FORMAT_SQLITE] = { "sqlite", ".sqlite" },
 };
 
 /* The default output: the trace's name with its extension replaced by the
@@ -65,6 +70,8 @@ write_export (VsTrace *trace, Format format, gint64 device_id, gint64 allocator_
       return vs_export_snapshot (trace, device_id, out, error);
     case FORMAT_FOLDED:
       return vs_export_folded (trace, device_id, allocator_id, when, out, error);
+    case FORMAT_SQLITE:
+      break;
     }
   g_assert_not_reached ();
 }
@@ -79,12 +86,12 @@ vs_cmd_export (int argc, char **argv)
   gint64 device = G_MININT64;
   GOptionEntry entries[] = {
     { "format", 'f', 0, G_OPTION_ARG_STRING, &format_name,
-      "perfetto (Chrome/Perfetto JSON), snapshot (PyTorch snapshot pickle) or folded (folded "
-      "stacks)",
+      "perfetto (Chrome/Perfetto JSON), snapshot (PyTorch snapshot pickle), folded (folded "
+      "stacks) or sqlite (the trace with plain tables, for any SQLite client)",
       "FORMAT" },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
-      "Write to OUT (default: the trace's name with .json, .pickle or .folded; - for standard "
-      "output)",
+      "Write to OUT (default: the trace's name with .json, .pickle, .folded or .sqlite; - for "
+      "standard output)",
       "OUT" },
     { "force", 0, 0, G_OPTION_ARG_NONE, &force, "Replace OUT if it exists", NULL },
     { "device", 0, 0, G_OPTION_ARG_INT64, &device,
@@ -99,8 +106,8 @@ vs_cmd_export (int argc, char **argv)
   g_autoptr (GOptionContext) ctx = g_option_context_new ("FILE");
   g_option_context_set_summary (
       ctx, "Write a trace in a format other tools open: perfetto (ui.perfetto.dev,\n"
-           "chrome://tracing), snapshot (PyTorch's memory_viz) or folded (flamegraph.pl,\n"
-           "speedscope).");
+           "chrome://tracing), snapshot (PyTorch's memory_viz), folded (flamegraph.pl,\n"
+           "speedscope) or sqlite (plain tables: DuckDB, any SQLite client).");
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (ctx, &argc, &argv, &error))
@@ -123,8 +130,8 @@ vs_cmd_export (int argc, char **argv)
   if (!known)
     {
       fprintf (stderr, "vramscope export: %s\n",
-               format_name ? "unknown --format (perfetto, snapshot or folded)"
-                           : "--format is required (perfetto, snapshot or folded)");
+               format_name ? "unknown --format (perfetto, snapshot, folded or sqlite)"
+                           : "--format is required (perfetto, snapshot, folded or sqlite)");
       fputs (usage_line, stderr);
       return 2;
     }
@@ -141,10 +148,17 @@ vs_cmd_export (int argc, char **argv)
       fprintf (stderr, "vramscope export: --at and --allocator apply to --format folded only\n");
       return 2;
     }
-  if (device != G_MININT64 && format == FORMAT_PERFETTO)
+  if (device != G_MININT64 && (format == FORMAT_PERFETTO || format == FORMAT_SQLITE))
     {
-      fprintf (stderr, "vramscope export: --device does not apply to --format perfetto (it "
-                       "exports every device)\n");
+      fprintf (stderr,
+               "vramscope export: --device does not apply to --format %s (it "
+               "exports every device)\n",
+               formats[format].name);
+      return 2;
+    }
+  if (format == FORMAT_SQLITE && output != NULL && strcmp (output, "-") == 0)
+    {
+      fprintf (stderr, "vramscope export: --format sqlite writes a file, not standard output\n");
       return 2;
     }
 
@@ -220,6 +234,19 @@ vs_cmd_export (int argc, char **argv)
     {
       fprintf (stderr, "vramscope export: %s\n", err);
       return 1;
+    }
+  if (format == FORMAT_SQLITE)
+    {
+      /* The trace opened and validated above; the copy is written from
+       * the file itself. */
+      if (vs_trace_export_plain (file, tmp, err, sizeof err) < 0
+          || vs_output_commit (tmp, output, force, "--force", err, sizeof err) < 0)
+        {
+          vs_output_remove (tmp);
+          fprintf (stderr, "vramscope export: %s\n", err);
+          return 1;
+        }
+      return 0;
     }
   FILE *out = g_fopen (tmp, "wb");
   if (out == NULL)

@@ -21,6 +21,7 @@
 #include "vs-output.h"
 #include "vs-pickle.h"
 #include "vs-timings.h"
+#include "vs-trace-compact.h"
 
 static volatile sig_atomic_t interrupted;
 
@@ -179,7 +180,10 @@ vs_cmd_import (int argc, char **argv)
   int status = 0;
   if (ok && !interrupted)
     {
-      if (vs_output_commit (tmp, output, force, "--force", err, sizeof err) < 0)
+      /* A finalized trace's big tables into column chunks
+       * (vs-trace-compact.h); a raw one stays as written. */
+      if ((!no_finalize && vs_trace_compact_file (tmp, err, sizeof err) < 0)
+          || vs_output_commit (tmp, output, force, "--force", err, sizeof err) < 0)
         {
           fprintf (stderr, "vramscope import: %s\n", err);
           status = 1;

@@ -54,6 +54,7 @@
 #include "vs-summary.h"
 #include "vs-symbol-cache.h"
 #include "vs-symbolize.h"
+#include "vs-trace-compact.h"
 #include "vs-timings.h"
 #include "vs-torch-stream.h"
 #include "vs-table.h"
@@ -1013,6 +1014,9 @@ vs_cmd_record (int argc, char **argv)
       rc = vs_record_apply_window (tmp, window_ns, quiet, err, sizeof err) ? 0 : -1;
       vs_timings_phase ("window: the rest");
     }
+  /* Last: the big tables into column chunks (vs-trace-compact.h). */
+  if (rc == 0)
+    rc = vs_trace_compact_file (tmp, err, sizeof err) < 0 ? -1 : 0;
   if (rc == 0)
     rc = vs_output_commit (tmp, out, force, "--force", err, sizeof err);
   vs_timings_phase ("committing the file");

@@ -45,6 +45,7 @@
 #include "vs-spool.h"
 #include "vs-symbol-cache.h"
 #include "vs-symbolize.h"
+#include "vs-trace-compact.h"
 #include "vs-torch-stream.h"
 
 /* Removes the spool directory and everything in it (files only: the
@@ -294,6 +295,7 @@ vs_cmd_recover (int argc, char **argv)
           || vs_merge_traces (tmp, (const char *const *)files, n, &run, NULL, NULL, err, sizeof err)
                  != 0
           || (window_ns > 0 && !vs_record_apply_window (tmp, window_ns, quiet, err, sizeof err))
+          || vs_trace_compact_file (tmp, err, sizeof err) < 0
           || vs_output_commit (tmp, out, force, "--force", err, sizeof err) != 0)
         {
           fprintf (stderr, "vramscope recover: cannot write %s: %s\n", out, err);

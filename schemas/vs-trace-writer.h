@@ -29,6 +29,9 @@ extern "C"
 #define VS_UNKNOWN INT64_MIN
 #define VS_TRACE_APPLICATION_ID 1448234323 /* 'VRMS' */
 #define VS_TRACE_SCHEMA_VERSION 4
+/* A finalized trace whose big tables are compacted into column chunks
+ * (vs-trace-compact.h): the newest version readers accept. */
+#define VS_TRACE_SCHEMA_COMPACTED 5
 /* The deepest stack a trace holds, in frames: writers keep the innermost
  * this many (vs_writer_add_stack), readers take a longer parent chain for
  * a cycle. */

@@ -135,7 +135,7 @@ test_newer_schema (Dir *d, gconstpointer data)
   g_assert_null (trace);
   g_assert_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_NEWER_SCHEMA);
   g_assert_nonnull (
-      strstr (error->message, "newer vramscope (schema 99, this build reads up to 4)"));
+      strstr (error->message, "newer vramscope (schema 99, this build reads up to 5)"));
 }
 
 static void

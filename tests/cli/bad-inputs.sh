@@ -25,7 +25,7 @@ text|$tmp/text.db|summary|not a vramscope trace
 directory|$tmp|summary|not a regular file
 other-application|$tmp/other.db|summary|another application
 truncated|$tmp/truncated.db|summary|truncated
-newer-schema|$tmp/newer.db|summary|newer vramscope (schema 99, this build reads up to 4)
+newer-schema|$tmp/newer.db|summary|newer vramscope (schema 99, this build reads up to 5)
 unknown-device|$tmp/full.db|--device 7 summary|has no device 7
 unknown-allocator|$tmp/full.db|--allocator nccl peak|no allocator named 'nccl'"
 

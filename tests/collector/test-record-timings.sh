@@ -13,6 +13,9 @@
 # Usage: test-record-timings.sh VRAMSCOPE SPOOL_WRITER SNAPSHOTS_DIR   (TAP output)
 set -u
 vramscope=$1 writer=$2 snaps=$3
+# Compacted traces' tables are read through tests/vs_trace_db.py.
+export VRAMSCOPE=$vramscope
+export PYTHONPATH="$(cd "$(dirname "$0")/.." && pwd)${PYTHONPATH:+:$PYTHONPATH}"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 n=0 failed=0
@@ -47,15 +50,15 @@ ok $([ -z "$missing" ] && echo 0 || echo 1) "every post-run phase is printed${mi
 cat "$dir/t.err" | sed 's/^/# /'
 
 # What the hook says its exit snapshot cost, printed and kept.
-take=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT group_concat(value) FROM (SELECT value FROM meta WHERE key IN (\"record_exit_snapshot_take_ns\", \"record_exit_snapshot_write_ns\") ORDER BY key)").fetchone()[0])' "$dir/t.db" 2>&1)
+take=$(python3 -c 'import vs_trace_db,sys; print(vs_trace_db.connect(sys.argv[1]).execute("SELECT group_concat(value) FROM (SELECT value FROM meta WHERE key IN (\"record_exit_snapshot_take_ns\", \"record_exit_snapshot_write_ns\") ORDER BY key)").fetchone()[0])' "$dir/t.db" 2>&1)
 ok $(grep -q "^ *taking the snapshot (_snapshot) *1.2 ms" "$dir/t.err" && grep -q "^ *writing it (pickle) *2.3 ms" "$dir/t.err" && [ "$take" = "1234567,2345678" ] && echo 0 || echo 1) \
   "the snapshot's own cost, as its .info says, is printed and kept ($take)"
 
 # The meta keeps what was printed: one key per phase, the phases summing
 # to the post-run total, each printed figure equal to its key's.
 python3 - "$dir/t.db" "$dir/t.err" >"$dir/meta.out" 2>&1 <<'PY'
-import re, sqlite3, sys
-db = sqlite3.connect(sys.argv[1])
+import re, sys, vs_trace_db
+db = vs_trace_db.connect(sys.argv[1])
 meta = dict(db.execute("SELECT key, CAST(value AS INTEGER) FROM meta WHERE key LIKE 'record%_ns'"))
 printed = {}
 for line in open(sys.argv[2]):
@@ -93,12 +96,12 @@ ok $([ $rc = 0 ] && grep -q "^  symbolizing  " "$dir/off.err" && ! grep -q "besi
 
 "$vramscope" record -o "$dir/plain.db" -- sh "$dir/prog.sh" >/dev/null 2>"$dir/plain.err"
 rc=$?
-keys=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM meta WHERE key LIKE \"record%\"").fetchone()[0])' "$dir/plain.db" 2>&1)
+keys=$(python3 -c 'import vs_trace_db,sys; print(vs_trace_db.connect(sys.argv[1]).execute("SELECT count(*) FROM meta WHERE key LIKE \"record%\"").fetchone()[0])' "$dir/plain.db" 2>&1)
 ok $([ $rc = 0 ] && [ "$keys" = 0 ] && ! grep -q "timings\|post-run total" "$dir/plain.err" && echo 0 || echo 1) \
   "without --timings nothing is printed or kept (exit $rc, $keys record_* keys)"
 same=$(python3 -c '
-import sqlite3, sys
-a, b = (sqlite3.connect(p) for p in sys.argv[1:])
+import sys, vs_trace_db
+a, b = (vs_trace_db.connect(p) for p in sys.argv[1:])
 q = ("SELECT device_id, allocator_id, alloc_count, peak_allocated_bytes, final_allocated_bytes,"
      " peak_reserved_bytes, final_reserved_bytes FROM summary ORDER BY device_id, allocator_id")
 print(int(a.execute(q).fetchall() == b.execute(q).fetchall()))' "$dir/t.db" "$dir/plain.db" 2>&1)
@@ -126,9 +129,9 @@ rc1=$?
 VRAMSCOPE_IMPORT_THREADS=1 "$vramscope" record -q -o "$dir/seq.db" -- sh "$dir/many.sh" 2>"$dir/seq.err"
 rc2=$?
 same=$(python3 -c '
-import sqlite3, sys
+import sys, vs_trace_db
 def rows(p):
-    db = sqlite3.connect(p)
+    db = vs_trace_db.connect(p)
     ev = db.execute("SELECT d.uuid, a.kind, e.op, e.address, e.requested_bytes, e.block_bytes, e.ts - (SELECT min(ts) FROM alloc_event x WHERE x.allocator_id = e.allocator_id) FROM alloc_event e JOIN device d ON d.id = e.device_id JOIN allocator a ON a.id = e.allocator_id ORDER BY e.id").fetchall()
     n = db.execute("SELECT count(*) FROM allocator WHERE kind = \"pytorch\"").fetchone()[0]
     return ev, n

@@ -14,6 +14,9 @@
 # Usage: test-recover.sh VRAMSCOPE SPOOL_WRITER SNAPSHOTS_DIR   (TAP output)
 set -u
 vramscope=$1 writer=$2 snaps=$3
+# Compacted traces' tables are read through tests/vs_trace_db.py.
+export VRAMSCOPE=$vramscope
+export PYTHONPATH="$(cd "$(dirname "$0")/.." && pwd)${PYTHONPATH:+:$PYTHONPATH}"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 n=0 failed=0
@@ -23,7 +26,7 @@ wait_for() { # FILE PATTERN: waits up to 20 s for PATTERN in FILE
   while ! grep -q "$2" "$1" 2>/dev/null && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done
   grep -q "$2" "$1" 2>/dev/null
 }
-count() { python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])' "$@"; }
+count() { python3 -c 'import vs_trace_db,sys; print(vs_trace_db.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])' "$@"; }
 
 # A program that writes 3 committed batches of 20000 rows, then 60000 more
 # rows without committing, under record; record is then killed.
@@ -73,8 +76,8 @@ ok $([ "$got" = "$committed" ] && echo 0 || echo 1) "every committed row is reco
 fin=$(count "$dir/rec.db" "SELECT value FROM meta WHERE key = 'finalized'" 2>&1)
 ok $([ "$fin" = 1 ] && echo 0 || echo 1) "the recovered trace is finalized"
 res=$(python3 -c '
-import json, sqlite3, sys
-db = sqlite3.connect(sys.argv[1])
+import json, sys, vs_trace_db
+db = vs_trace_db.connect(sys.argv[1])
 st = json.load(open(sys.argv[2]))["memory_stats"]
 row = db.execute("SELECT s.alloc_count, s.peak_allocated_bytes FROM summary s JOIN allocator a ON a.id = s.allocator_id WHERE a.kind = \"pytorch\"").fetchall()
 procs = db.execute("SELECT count(*) FROM process").fetchone()[0]

@@ -30,6 +30,7 @@ import tempfile
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "gpu"))
 sys.path.insert(0, os.path.join(here, ".."))
+import vs_trace_db  # noqa: E402
 from tap import done, ok  # noqa: E402
 from vs_stream_files import read_stream, trace_stacks  # noqa: E402
 
@@ -37,7 +38,7 @@ vramscope, fixtures = sys.argv[1:3]
 
 
 def events(db_path):
-    db = sqlite3.connect(db_path)
+    db = vs_trace_db.connect(db_path, vramscope)
     stack = trace_stacks(db, "file, function, line, kind")
     ev = [(r[0], r[1], r[2], stack(r[3])) for r in db.execute(
         "SELECT e.op, e.address, e.requested_bytes, e.stack_id FROM alloc_event e"

@@ -144,6 +144,8 @@ def program(lib, out, mode):
 
 def main():
     vramscope, lib, gpu_tests = sys.argv[1:4]
+    # The checks it runs read the compacted trace through this command.
+    os.environ["VRAMSCOPE"] = os.path.abspath(vramscope)
     sys.path.insert(0, gpu_tests)
     sys.path.insert(0, os.path.join(gpu_tests, ".."))
     from tap import done, ok
@@ -184,8 +186,8 @@ def main():
         said = [l for l in r.stderr.splitlines() if "malformed" in l]
         ok(r.returncode == 0 and len(said) == 1 and "without their Python stacks" in said[0],
            "a damaged stacks file: one line (%s)" % r.stderr.strip()[-300:])
-        import sqlite3
-        db = sqlite3.connect(out + ".db")
+        import vs_trace_db
+        db = vs_trace_db.connect(out + ".db", vramscope)
         events, with_stack = db.execute(
             "SELECT count(*), count(stack_id) FROM alloc_event e JOIN allocator a"
             " ON a.id = e.allocator_id WHERE a.kind = 'pytorch'").fetchone()

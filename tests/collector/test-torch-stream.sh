@@ -13,14 +13,17 @@
 # Usage: test-torch-stream.sh VRAMSCOPE MAKE_STREAM SNAPSHOTS_DIR   (TAP output)
 set -u
 vramscope=$1 make=$2 snaps=$3
+# Compacted traces' tables are read through tests/vs_trace_db.py.
+export VRAMSCOPE=$vramscope
+export PYTHONPATH="$(cd "$(dirname "$0")/.." && pwd)${PYTHONPATH:+:$PYTHONPATH}"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 n=0 failed=0
 ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi; }
 check() { # TRACE WANT.json: prints 1 when the pytorch row is what WANT says
   python3 -c '
-import json, sqlite3, sys
-db = sqlite3.connect(sys.argv[1])
+import json, sys, vs_trace_db
+db = vs_trace_db.connect(sys.argv[1])
 want = json.load(open(sys.argv[2]))
 cols = ["alloc_count", "peak_allocated_bytes", "final_allocated_bytes", "peak_reserved_bytes", "final_reserved_bytes", "failed_alloc_count"]
 row = db.execute("SELECT " + ", ".join("s." + c for c in cols) + " FROM summary s JOIN allocator a ON a.id = s.allocator_id WHERE a.kind = \"pytorch\"").fetchall()
@@ -44,7 +47,7 @@ EOS
 set -- $(check "$dir/k.db" "$dir/want.json")
 ok $([ $rc = 137 ] && [ "${1:-0}" = 1 ] && echo 0 || echo 1) "a process killed by SIGKILL keeps its allocator level from the stream (rc $rc, ${4:-})"
 ok $([ "${2:-0}" = 1 ] && [ "${3:-0}" = 1 ] && echo 0 || echo 1) "on its own process and GPU (by uuid)"
-ev=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*) from alloc_event").fetchone()[0])' "$dir/k.db")
+ev=$(python3 -c 'import vs_trace_db,sys; print(vs_trace_db.connect(sys.argv[1]).execute("select count(*) from alloc_event").fetchone()[0])' "$dir/k.db")
 want_ev=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["events"] - 1)' "$dir/want.json")
 ok $([ "$ev" = "$want_ev" ] && echo 0 || echo 1) "every finished record is an event, the unfinished one is not ($ev of $want_ev)"
 

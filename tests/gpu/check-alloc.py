@@ -16,6 +16,9 @@ import os
 import sqlite3
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import vs_trace_db  # noqa: E402
+
 n = 0
 failed = 0
 
@@ -116,7 +119,7 @@ def check_async_torch(db, t, time_ns):
 
 
 def main():
-    db = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True)
+    db = vs_trace_db.connect(sys.argv[1], readonly=True)
     arg = sys.argv[2]
     truth = json.load(open(arg)) if os.path.exists(arg) else json.loads(arg)
     fin = db.execute("SELECT value FROM meta WHERE key = 'finalized'").fetchone()

@@ -10,7 +10,11 @@ row equals its memory_stats().  TAP output; exit 1 when a check failed.
 """
 import json
 import sqlite3
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import vs_trace_db  # noqa: E402
 
 n = failed = 0
 
@@ -22,7 +26,7 @@ def check(what, ok, detail=""):
     failed += not ok
 
 
-db = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True)
+db = vs_trace_db.connect(sys.argv[1], readonly=True)
 # Ranks print concurrently: their lines may run together.
 text = open(sys.argv[2]).read()
 truths = []

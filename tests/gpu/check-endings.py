@@ -26,9 +26,13 @@ KIND is `torch` (endings-train.py) or `c` (endings-sample).  Checks:
 Prints one line per check (ok/FAIL) and exits 1 when any failed.
 """
 import json
+import os
 import sqlite3
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import vs_trace_db  # noqa: E402
 
 vramscope, trace, log, kind, rc, want_rc = sys.argv[1:7]
 want_source = sys.argv[7] if len(sys.argv) > 7 else "-"
@@ -57,7 +61,7 @@ check(r.returncode == 0, "the trace opens (report summary: %s)"
 if r.returncode != 0 or truth is None:
     sys.exit(1)
 
-db = sqlite3.connect("file:%s?mode=ro" % trace, uri=True)
+db = vs_trace_db.connect(trace, vramscope, readonly=True)
 MIB = 1 << 20
 if kind == "c":
     sizes = dict(db.execute(

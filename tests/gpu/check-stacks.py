@@ -7,7 +7,11 @@ calls).  Standard library only: runs on a bare GPU server.
 import csv
 import re
 import sqlite3
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import vs_trace_db  # noqa: E402
 
 SEP = " <- "
 
@@ -30,7 +34,7 @@ def rows(path):
 
 
 def stats(db):
-    con = sqlite3.connect(db)
+    con = vs_trace_db.connect(db)
     meta = dict(con.execute("SELECT key, value FROM meta"))
     q = lambda sql: con.execute(sql).fetchone()[0]
     print("   symbolize %.1f ms for %s native frames (%s named);"

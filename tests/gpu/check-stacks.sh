@@ -17,7 +17,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 out=${1:-$(mktemp -d)}
 mkdir -p "$out"
-VRAMSCOPE=${VRAMSCOPE:-$root/build/cli/vramscope}
+export VRAMSCOPE=${VRAMSCOPE:-$root/build/cli/vramscope}
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
   echo "no GPU: skipped"
   exit 77

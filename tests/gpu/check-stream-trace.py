@@ -19,6 +19,8 @@ import sqlite3
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import vs_trace_db  # noqa: E402
 from vs_stream_files import read_stacks, read_stream, trace_stacks  # noqa: E402
 
 trace, stream, stacks_path = sys.argv[1:4]
@@ -34,7 +36,7 @@ def check(cond, what):
 
 records = read_stream(stream)
 stacks, torn = read_stacks(stacks_path)
-db = sqlite3.connect(trace)
+db = vs_trace_db.connect(trace)
 trace_stack = trace_stacks(db, "coalesce(file, ''), coalesce(function, ''), line")
 
 

@@ -10,7 +10,11 @@ library (sqlite3), so it runs on a bare GPU server.
 """
 import json
 import sqlite3
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import vs_trace_db  # noqa: E402
 
 KINDS = {"device": 1, "pinned": 2, "managed": 3, "static": 4, "async": 5, "vmm": 6}
 failures = 0
@@ -24,7 +28,7 @@ def check(what, ok, detail=""):
 
 
 def main():
-    db = sqlite3.connect(sys.argv[1])
+    db = vs_trace_db.connect(sys.argv[1])
     truth = json.loads(sys.argv[2])
     q = lambda sql, *a: db.execute(sql, a).fetchall()
 

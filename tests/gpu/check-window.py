@@ -25,6 +25,7 @@ import sqlite3
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import vs_trace_db  # noqa: E402
 from tap import done, ok  # noqa: E402
 import vs_cli  # noqa: E402
 from vs_cli import csv_rows  # noqa: E402
@@ -45,7 +46,7 @@ for d in sorted(glob.glob(os.path.join(top, "*"))):
     truth = json.load(open(truth_path))
     meta = {r["key"]: r["value"] for r in csv_rows(run("report", trace, "meta", "--format", "csv"))}
     rows = {r["allocator"]: r for r in csv_rows(run("report", trace, "summary", "--format", "csv"))}
-    db = sqlite3.connect("file:%s?mode=ro" % trace, uri=True)
+    db = vs_trace_db.connect(trace, vramscope, readonly=True)
     checked += 1
     if "requested_bytes.all.peak" in truth:
         p = rows.get("pytorch", {})

@@ -13,6 +13,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 VRAMSCOPE=${VRAMSCOPE:-$root/build/cli/vramscope}
 case $VRAMSCOPE in /*) ;; *) VRAMSCOPE=$(pwd)/$VRAMSCOPE ;; esac
+export VRAMSCOPE
 log="$out/steps.log"
 say() { echo "$*" | tee -a "$log"; }
 start=$(date +%s)

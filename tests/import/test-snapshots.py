@@ -38,6 +38,8 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import snapshot_replay  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import vs_trace_db  # noqa: E402
 
 QUERY = """
 SELECT d.idx, s.peak_reserved_bytes, s.peak_allocated_bytes,
@@ -81,7 +83,7 @@ def check_stacks(db, kwargs):
         return []
     context = kwargs.get("context", "all")
     stacks = kwargs.get("stacks", "all")
-    con = sqlite3.connect(db)
+    con = vs_trace_db.connect(db)
     q = lambda sql: con.execute(sql).fetchone()[0]
     real = "before_trace IS NULL"
     allocs = q("SELECT count(*) FROM alloc_event WHERE op = 1 AND " + real)
@@ -134,7 +136,7 @@ def check(tool, vramscope, pickle_path, json_path, tmp):
     res = subprocess.run([tool, pickle_path, "-o", db, "-q"], capture_output=True)
     if res.returncode != 0:
         return ["import failed: " + res.stderr.decode().strip()]
-    con = sqlite3.connect(db)
+    con = vs_trace_db.connect(db)
     meta = dict(con.execute("SELECT key, value FROM meta"))
     rows = con.execute(QUERY).fetchall()
     # A snapshot says nothing of device-level memory: unknown, not 0 B.

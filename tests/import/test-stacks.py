@@ -24,6 +24,8 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import vs_trace_db  # noqa: E402
 
 FILES = ["/srv/app/model.py", "/srv/app/train.py", "<frozen runpy>", "libtorch.so"]
 NAMES = ["forward", "backward", "step", "main"]
@@ -89,7 +91,7 @@ def expected(snap):
 
 
 def imported(db):
-    con = sqlite3.connect(db)
+    con = vs_trace_db.connect(db)
     frames = {r[0]: (r[1], r[2], r[3]) for r in
               con.execute("SELECT id, file, function, line FROM frame")}
     stacks = {r[0]: (r[1], r[2]) for r in

@@ -1,0 +1,460 @@
+/* vs-chunk.c — the chunk codec of compacted traces (vs-chunk.h).
+ *
+ * A chunk's payload is its columns one after the other.  Each column is a
+ * mode byte (VsChunkCoding in the low bits, VS_CHUNK_HAS_NULLS), for
+ * VS_CHUNK_RELATIVE one byte naming the reference column, for a column
+ * with NULLs a bitmap of nrows bits (bit i of byte i/8, least significant
+ * first, set for NULL), then one LEB128 varint per non-NULL row of the
+ * zigzag-coded difference between the value and its reference (two's
+ * complement, wrapping).  The payload is one zstd frame that records its
+ * size.  The encoder picks, per column and chunk, the coding whose varints
+ * are shortest; zstd then removes the repetition training loops have.
+ */
+#include "vs-chunk.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zstd.h>
+
+#define ZSTD_LEVEL 3
+
+static const char *const alloc_event_columns[]
+    = { "id",           "ts",     "process_id", "tid",      "device_id",
+        "allocator_id", "op",     "address",    "requested_bytes", "block_bytes",
+        "segment_address", "stream", "stack_id", "range_id", "before_trace" };
+static const char *const mem_event_columns[]
+    = { "id",     "ts",      "process_id", "tid",       "device_id",     "context",
+        "stream", "kind",    "op",         "address",   "bytes",         "pool_id",
+        "pool_size", "pool_utilized", "correlation", "stack_id", "range_id" };
+static const char *const kernel_exec_columns[]
+    = { "start_ns", "id",     "duration_ns", "process_id", "device_id",
+        "context",  "stream", "correlation", "config_id" };
+static const char *const series_columns[]
+    = { "seq",             "device_id",    "allocator_id", "ts",           "reserved_bytes",
+        "allocated_bytes", "device_bytes", "static_bytes", "pinned_bytes", "managed_bytes" };
+static const char *const block_columns[]
+    = { "id",          "level",     "device_id",      "allocator_id",  "process_id",
+        "kind",        "address",   "bytes",          "block_bytes",   "alloc_seq",
+        "free_seq",    "alloc_ts",  "free_ts",        "alloc_event_id", "free_event_id",
+        "stack_id",    "free_stack_id", "range_id",   "owner_id",      "span_bin" };
+
+#define N(a) ((int)(sizeof (a) / sizeof (a)[0]))
+
+const VsChunkTable vs_chunk_tables[] = {
+  { "alloc_event", alloc_event_columns, N (alloc_event_columns), { 0 }, 1, 0, false },
+  { "mem_event", mem_event_columns, N (mem_event_columns), { 0 }, 1, 0, false },
+  { "kernel_exec", kernel_exec_columns, N (kernel_exec_columns), { 0, 1 }, 2, -1, false },
+  { "series", series_columns, N (series_columns), { 1, 2, 3, 0 }, 4, -1, false },
+  { "block", block_columns, N (block_columns), { 0 }, 1, 0, true },
+};
+const size_t vs_chunk_n_tables = sizeof vs_chunk_tables / sizeof vs_chunk_tables[0];
+
+const VsChunkTable *
+vs_chunk_table_find (const char *name)
+{
+  for (size_t i = 0; i < vs_chunk_n_tables; i++)
+    if (strcmp (vs_chunk_tables[i].name, name) == 0)
+      return &vs_chunk_tables[i];
+  return NULL;
+}
+
+static void
+fail (char *err, size_t errlen, const char *fmt, ...)
+{
+  va_list ap;
+
+  if (err == NULL || errlen == 0)
+    return;
+  va_start (ap, fmt);
+  vsnprintf (err, errlen, fmt, ap);
+  va_end (ap);
+}
+
+static uint64_t
+zigzag (int64_t v)
+{
+  return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static int64_t
+unzigzag (uint64_t u)
+{
+  return (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+}
+
+static int
+varint_len (uint64_t u)
+{
+  int n = 1;
+
+  while (u >= 0x80)
+    {
+      u >>= 7;
+      n++;
+    }
+  return n;
+}
+
+/* A growing byte buffer. */
+typedef struct
+{
+  uint8_t *p;
+  size_t len, cap;
+  bool oom;
+} Buf;
+
+static void
+buf_reserve (Buf *b, size_t more)
+{
+  if (b->oom || b->len + more <= b->cap)
+    return;
+  size_t cap = b->cap ? b->cap : 4096;
+  while (cap < b->len + more)
+    cap *= 2;
+  uint8_t *p = realloc (b->p, cap);
+  if (p == NULL)
+    {
+      b->oom = true;
+      return;
+    }
+  b->p = p;
+  b->cap = cap;
+}
+
+static void
+buf_byte (Buf *b, uint8_t v)
+{
+  buf_reserve (b, 1);
+  if (!b->oom)
+    b->p[b->len++] = v;
+}
+
+static void
+buf_varint (Buf *b, uint64_t u)
+{
+  buf_reserve (b, 10);
+  if (b->oom)
+    return;
+  while (u >= 0x80)
+    {
+      b->p[b->len++] = (uint8_t)(u | 0x80);
+      u >>= 7;
+    }
+  b->p[b->len++] = (uint8_t)u;
+}
+
+/* The reference of row i of column c under coding (ref: the reference
+ * column for VS_CHUNK_RELATIVE); *prev carries the previous non-NULL
+ * value for VS_CHUNK_DELTA. */
+static int64_t
+reference (const VsChunk *ch, int coding, int ref, int i, int64_t prev)
+{
+  if (coding == VS_CHUNK_DELTA)
+    return prev;
+  if (coding == VS_CHUNK_RELATIVE)
+    return ch->nulls[(size_t)ref * ch->nrows + i] ? 0 : ch->values[(size_t)ref * ch->nrows + i];
+  return 0;
+}
+
+/* The varint bytes column c takes under coding over its first n rows. */
+static size_t
+coded_size (const VsChunk *ch, int c, int coding, int ref, int n)
+{
+  const int64_t *v = ch->values + (size_t)c * ch->nrows;
+  const uint8_t *nl = ch->nulls + (size_t)c * ch->nrows;
+  int64_t prev = 0;
+  size_t total = 0;
+
+  for (int i = 0; i < n; i++)
+    {
+      if (nl[i])
+        continue;
+      int64_t r = reference (ch, coding, ref, i, prev);
+      total += varint_len (zigzag ((int64_t)((uint64_t)v[i] - (uint64_t)r)));
+      prev = v[i];
+    }
+  return total;
+}
+
+/* Chooses column c's coding: plain, delta, or relative to the earlier
+ * column that does best on a sample of the first rows. */
+static void
+choose_coding (const VsChunk *ch, int c, int *coding, int *ref)
+{
+  int sample = ch->nrows < 256 ? ch->nrows : 256;
+  size_t best_rel = SIZE_MAX;
+  int best_ref = -1;
+
+  for (int r = 0; r < c; r++)
+    {
+      size_t s = coded_size (ch, c, VS_CHUNK_RELATIVE, r, sample);
+      if (s < best_rel)
+        {
+          best_rel = s;
+          best_ref = r;
+        }
+    }
+  size_t plain = coded_size (ch, c, VS_CHUNK_PLAIN, 0, ch->nrows);
+  size_t delta = coded_size (ch, c, VS_CHUNK_DELTA, 0, ch->nrows);
+  size_t rel = best_ref >= 0 ? coded_size (ch, c, VS_CHUNK_RELATIVE, best_ref, ch->nrows) : SIZE_MAX;
+
+  *coding = VS_CHUNK_PLAIN;
+  *ref = 0;
+  if (delta < plain)
+    *coding = VS_CHUNK_DELTA;
+  if (rel < (delta < plain ? delta : plain))
+    {
+      *coding = VS_CHUNK_RELATIVE;
+      *ref = best_ref;
+    }
+}
+
+int
+vs_chunk_encode (const VsChunk *ch, uint8_t **data, size_t *data_len, uint8_t **zone,
+                 size_t *zone_len, char *err, size_t errlen)
+{
+  Buf payload = { 0 }, zb = { 0 };
+  int n = ch->nrows;
+
+  *data = *zone = NULL;
+  *data_len = *zone_len = 0;
+  if (ch->ncols <= 0 || ch->ncols > VS_CHUNK_MAX_COLUMNS || n <= 0)
+    {
+      fail (err, errlen, "a chunk of %d columns and %d rows cannot be coded", ch->ncols, n);
+      return -1;
+    }
+  for (int c = 0; c < ch->ncols; c++)
+    {
+      const int64_t *v = ch->values + (size_t)c * n;
+      const uint8_t *nl = ch->nulls + (size_t)c * n;
+      bool has_null = false, has_value = false;
+      int64_t lo = 0, hi = 0, prev = 0;
+      int coding, ref;
+
+      for (int i = 0; i < n; i++)
+        if (nl[i])
+          has_null = true;
+        else
+          {
+            if (!has_value || v[i] < lo)
+              lo = v[i];
+            if (!has_value || v[i] > hi)
+              hi = v[i];
+            has_value = true;
+          }
+      buf_byte (&zb, (uint8_t)((has_null ? 1 : 0) | (has_value ? 2 : 0)));
+      if (has_value)
+        {
+          buf_varint (&zb, zigzag (lo));
+          buf_varint (&zb, zigzag (hi));
+        }
+
+      choose_coding (ch, c, &coding, &ref);
+      buf_byte (&payload, (uint8_t)(coding | (has_null ? VS_CHUNK_HAS_NULLS : 0)));
+      if (coding == VS_CHUNK_RELATIVE)
+        buf_byte (&payload, (uint8_t)ref);
+      if (has_null)
+        {
+          size_t nb = ((size_t)n + 7) / 8;
+          buf_reserve (&payload, nb);
+          if (!payload.oom)
+            {
+              memset (payload.p + payload.len, 0, nb);
+              for (int i = 0; i < n; i++)
+                if (nl[i])
+                  payload.p[payload.len + i / 8] |= (uint8_t)(1u << (i % 8));
+              payload.len += nb;
+            }
+        }
+      for (int i = 0; i < n; i++)
+        {
+          if (nl[i])
+            continue;
+          int64_t r = reference (ch, coding, ref, i, prev);
+          buf_varint (&payload, zigzag ((int64_t)((uint64_t)v[i] - (uint64_t)r)));
+          prev = v[i];
+        }
+    }
+  if (payload.oom || zb.oom)
+    {
+      free (payload.p);
+      free (zb.p);
+      fail (err, errlen, "out of memory coding a chunk");
+      return -1;
+    }
+
+  size_t bound = ZSTD_compressBound (payload.len);
+  uint8_t *out = malloc (bound);
+  size_t got = out ? ZSTD_compress (out, bound, payload.p, payload.len, ZSTD_LEVEL) : 0;
+  free (payload.p);
+  if (out == NULL || ZSTD_isError (got))
+    {
+      free (out);
+      free (zb.p);
+      fail (err, errlen, "cannot compress a chunk: %s",
+            out ? ZSTD_getErrorName (got) : "out of memory");
+      return -1;
+    }
+  *data = out;
+  *data_len = got;
+  *zone = zb.p;
+  *zone_len = zb.len;
+  return 0;
+}
+
+/* Reads one varint at *p (before end) into *u; false past the end or on
+ * a varint longer than 64 bits. */
+static bool
+read_varint (const uint8_t **p, const uint8_t *end, uint64_t *u)
+{
+  uint64_t v = 0;
+  int shift = 0;
+
+  while (*p < end)
+    {
+      uint8_t b = *(*p)++;
+      if (shift == 63 && (b & 0x7e) != 0)
+        return false;
+      v |= (uint64_t)(b & 0x7f) << shift;
+      if ((b & 0x80) == 0)
+        {
+          *u = v;
+          return true;
+        }
+      shift += 7;
+      if (shift > 63)
+        return false;
+    }
+  return false;
+}
+
+void
+vs_chunk_clear (VsChunk *chunk)
+{
+  free (chunk->values);
+  free (chunk->nulls);
+  memset (chunk, 0, sizeof *chunk);
+}
+
+int
+vs_chunk_decode (const uint8_t *data, size_t data_len, int ncols, int nrows, VsChunk *ch,
+                 char *err, size_t errlen)
+{
+  memset (ch, 0, sizeof *ch);
+  if (ncols <= 0 || ncols > VS_CHUNK_MAX_COLUMNS || nrows <= 0 || nrows > VS_CHUNK_ROWS)
+    {
+      fail (err, errlen, "a chunk says it holds %d rows (at most %d)", nrows, VS_CHUNK_ROWS);
+      return -1;
+    }
+  unsigned long long size = ZSTD_getFrameContentSize (data, data_len);
+  if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN
+      || size > VS_CHUNK_MAX_PAYLOAD)
+    {
+      fail (err, errlen, "a chunk is not a zstd frame of known size");
+      return -1;
+    }
+  uint8_t *payload = malloc (size ? size : 1);
+  ch->values = calloc ((size_t)ncols * nrows, sizeof *ch->values);
+  ch->nulls = calloc ((size_t)ncols * nrows, 1);
+  if (payload == NULL || ch->values == NULL || ch->nulls == NULL)
+    {
+      free (payload);
+      vs_chunk_clear (ch);
+      fail (err, errlen, "out of memory decoding a chunk");
+      return -1;
+    }
+  size_t got = ZSTD_decompress (payload, size, data, data_len);
+  if (ZSTD_isError (got) || got != size)
+    {
+      free (payload);
+      vs_chunk_clear (ch);
+      fail (err, errlen, "a chunk does not decompress: %s",
+            ZSTD_isError (got) ? ZSTD_getErrorName (got) : "short frame");
+      return -1;
+    }
+  ch->ncols = ncols;
+  ch->nrows = nrows;
+
+  const uint8_t *p = payload, *end = payload + size;
+  for (int c = 0; c < ncols; c++)
+    {
+      int64_t *v = ch->values + (size_t)c * nrows;
+      uint8_t *nl = ch->nulls + (size_t)c * nrows;
+      int64_t prev = 0;
+      int ref = 0;
+
+      if (p >= end)
+        goto bad;
+      uint8_t mode = *p++;
+      int coding = mode & 0x7f;
+      if (coding > VS_CHUNK_RELATIVE)
+        goto bad;
+      if (coding == VS_CHUNK_RELATIVE)
+        {
+          if (p >= end || *p >= c)
+            goto bad;
+          ref = *p++;
+        }
+      if (mode & VS_CHUNK_HAS_NULLS)
+        {
+          size_t nb = ((size_t)nrows + 7) / 8;
+          if ((size_t)(end - p) < nb)
+            goto bad;
+          for (int i = 0; i < nrows; i++)
+            nl[i] = (p[i / 8] >> (i % 8)) & 1;
+          p += nb;
+        }
+      for (int i = 0; i < nrows; i++)
+        {
+          uint64_t u;
+          if (nl[i])
+            continue;
+          if (!read_varint (&p, end, &u))
+            goto bad;
+          int64_t r = reference (ch, coding, ref, i, prev);
+          v[i] = (int64_t)((uint64_t)unzigzag (u) + (uint64_t)r);
+          prev = v[i];
+        }
+    }
+  if (p != end)
+    goto bad;
+  free (payload);
+  return 0;
+
+bad:
+  free (payload);
+  vs_chunk_clear (ch);
+  fail (err, errlen, "a chunk's columns do not match its row count");
+  return -1;
+}
+
+int
+vs_chunk_zone_decode (const uint8_t *zone, size_t zone_len, int ncols, VsChunkZone *zones)
+{
+  const uint8_t *p = zone, *end = zone + zone_len;
+
+  for (int c = 0; c < ncols; c++)
+    {
+      uint64_t lo, hi;
+
+      if (p >= end || (*p & ~3u) != 0)
+        return -1;
+      zones[c].has_null = (*p & 1) != 0;
+      zones[c].has_value = (*p & 2) != 0;
+      p++;
+      zones[c].min = zones[c].max = 0;
+      if (zones[c].has_value)
+        {
+          if (!read_varint (&p, end, &lo) || !read_varint (&p, end, &hi))
+            return -1;
+          zones[c].min = unzigzag (lo);
+          zones[c].max = unzigzag (hi);
+          if (zones[c].min > zones[c].max)
+            return -1;
+        }
+    }
+  return p == end ? 0 : -1;
+}

@@ -1,0 +1,96 @@
+/* vs-chunk.h — the column chunks of a compacted trace (schema version 5).
+ *
+ * In a compacted trace the big tables (alloc_event, mem_event, kernel_exec,
+ * series, block) are not SQLite tables: each is stored in a table
+ * <name>_chunk (seq, row_count, zone, data) whose rows hold up to
+ * VS_CHUNK_ROWS consecutive rows of the table in its natural order (its
+ * primary key order), every column coded on its own and the whole chunk
+ * compressed with zstd.  `zone` holds each column's minimum, maximum and
+ * whether it has NULLs, so a reader skips the chunks a condition excludes.
+ * The byte format is documented in schemas/README.md ("Compacted traces").
+ *
+ * This file declares the tables' shapes and the codec; vs-chunk-vtab.c
+ * presents the chunks under the tables' old names as SQLite virtual
+ * tables, vs-trace-compact.c writes them.  Plain C, no GLib: the codec runs
+ * in `vramscope record` on GPU servers and in the loadable SQLite extension.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define VS_CHUNK_ROWS 4096
+#define VS_CHUNK_MAX_COLUMNS 24
+/* A chunk's decoded payload is refused above this size (a damaged
+ * length would otherwise ask for any amount of memory). */
+#define VS_CHUNK_MAX_PAYLOAD (64u << 20)
+
+/* How a column's values are coded in a chunk (low bits of its mode byte). */
+typedef enum
+{
+  VS_CHUNK_PLAIN = 0,    /* the value itself */
+  VS_CHUNK_DELTA = 1,    /* minus the column's previous non-NULL value (0 first) */
+  VS_CHUNK_RELATIVE = 2, /* minus another, earlier column's value in the row (0 if NULL) */
+} VsChunkCoding;
+
+#define VS_CHUNK_HAS_NULLS 0x80
+
+/* One chunked table: its columns in the order of schemas/trace.sql and its
+ * natural order (the column indices of its primary key). */
+typedef struct
+{
+  const char *name;
+  const char *const *columns;
+  int ncols;
+  int key[4];
+  int nkey;
+  int id_col; /* the INTEGER PRIMARY KEY (the rowid), -1 for none */
+  bool live_seq; /* has the hidden column live_seq (block) */
+} VsChunkTable;
+
+/* The chunked tables, in the order they are compacted. */
+extern const VsChunkTable vs_chunk_tables[];
+extern const size_t vs_chunk_n_tables;
+
+/* The table named name, or NULL. */
+const VsChunkTable *vs_chunk_table_find (const char *name);
+
+/* One decoded chunk: values column-major, value of row i in column c at
+ * values[c * nrows + i]; nulls likewise (1 = NULL, the value then 0). */
+typedef struct
+{
+  int ncols;
+  int nrows;
+  int64_t *values;
+  uint8_t *nulls;
+} VsChunk;
+
+/* One column's zone: has_null, has_value, and min/max of the values. */
+typedef struct
+{
+  bool has_null;
+  bool has_value;
+  int64_t min, max;
+} VsChunkZone;
+
+/* Encodes nrows rows of ncols columns (values/nulls as in VsChunk) into
+ * *data (zstd frame of the coded columns) and *zone (the zone map), both
+ * malloc'ed and owned by the caller.  Returns 0, or -1 with err set. */
+int vs_chunk_encode (const VsChunk *chunk, uint8_t **data, size_t *data_len, uint8_t **zone,
+                     size_t *zone_len, char *err, size_t errlen);
+
+/* Decodes data (data_len bytes) holding nrows rows of ncols columns into
+ * *chunk, whose arrays it allocates (vs_chunk_clear frees them).  A frame
+ * that does not decode, holds other than what its row count says or does
+ * not end where its columns end is an error: -1 with err set, *chunk
+ * left empty. */
+int vs_chunk_decode (const uint8_t *data, size_t data_len, int ncols, int nrows, VsChunk *chunk,
+                     char *err, size_t errlen);
+
+/* Reads a zone map of ncols columns into zones[0..ncols).  Returns 0, or
+ * -1 when the blob is not one. */
+int vs_chunk_zone_decode (const uint8_t *zone, size_t zone_len, int ncols, VsChunkZone *zones);
+
+/* Frees a chunk's arrays and empties it. */
+void vs_chunk_clear (VsChunk *chunk);

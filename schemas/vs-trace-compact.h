@@ -1,0 +1,43 @@
+/* vs-trace-compact.h — compacting a finalized trace: its big tables into
+ * column chunks (schema version 5, vs-chunk.h).
+ *
+ * The last step of writing a trace (`record`, `recover`, `import`): the
+ * collector, the merge and the importer write plain tables and the
+ * finalizer derives plain tables from them; this step then encodes
+ * alloc_event, mem_event, kernel_exec, series and block into
+ * <name>_chunk tables, drops the plain tables with their indexes and the
+ * view `kernel` (readers create it again over the virtual tables,
+ * vs-chunk-vtab.h), sets user_version 5 and vacuums.  Lossless: a value
+ * that is not an integer or NULL leaves the trace as it was.
+ *
+ * Plain C, no GLib: it runs in `vramscope record` on GPU servers.
+ */
+#pragma once
+
+#include <stddef.h>
+
+struct sqlite3;
+
+/* Compacts the finalized schema-4 trace open on db (read-write, no
+ * transaction open).  Returns 0 when compacted, 1 when db was left as it
+ * is (not a finalized schema-4 trace, or a chunked table holds a value
+ * other than an integer or NULL), -1 on failure with err set (db is then
+ * unchanged). */
+int vs_trace_compact (struct sqlite3 *db, char *err, size_t errlen);
+
+/* vs_trace_compact() on the trace file at path, through a connection of
+ * its own; marks the phase "compacting" into the active VsTimings. */
+int vs_trace_compact_file (const char *path, char *err, size_t errlen);
+
+/* The reverse of vs_trace_compact(): the compacted trace open on db
+ * (read-write, no transaction open) back to plain schema-4 tables with
+ * the readers' indexes and the view `kernel`, then vacuumed.  Returns 0,
+ * 1 when db is not a compacted trace (left as it is), -1 on failure with
+ * err set. */
+int vs_trace_expand (struct sqlite3 *db, char *err, size_t errlen);
+
+/* Writes a copy of the trace at src to dst (a new or empty file) that any
+ * SQLite client reads without this code: a compacted trace is expanded
+ * (vs_trace_expand), another is copied as it is.  Returns 0, or -1 with
+ * err set. */
+int vs_trace_export_plain (const char *src, const char *dst, char *err, size_t errlen);
