@@ -3,7 +3,13 @@
 -- `kernel` of the view's shape below; versions 1 to 3 lack the tables of a
 -- windowed recording (detail_interval, window_slice, window_site,
 -- window_count).  The finalizer brings any of them to version 4 when it runs
--- on one; readers read all four as they are.
+-- on one; readers read all four as they are.  Version 5 is version 4
+-- compacted (vs-trace-compact.c, the last step of record, recover and
+-- import): alloc_event, mem_event, kernel_exec, series and block are moved
+-- into column chunks, tables <name>_chunk (seq INTEGER PRIMARY KEY,
+-- row_count INTEGER NOT NULL, zone BLOB NOT NULL, data BLOB NOT NULL), and
+-- read under their names below through virtual tables (vs-chunk-vtab.c);
+-- the view kernel is then a temporary view readers create.
 --
 -- One SQLite file per recorded run.  The collector and the importer write the
 -- raw tables (meta … range); vs_trace_finalize() derives the tables below the

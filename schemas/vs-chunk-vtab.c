@@ -6,9 +6,9 @@
  * chunks in order, skips those whose zones exclude a condition, and
  * decodes the others on demand; the first key column's bounds are found by
  * binary search over chunks and rows, so a lookup by id costs one chunk.
- * The last few decoded chunks stay in a small cache per table (least
- * recently used goes first): the viewer asks the same ranges again and
- * again.  A chunk that does not decode, or whose rows disagree with its
+ * Decoded chunks stay in a cache per table of CACHE_BYTES, only the
+ * columns statements asked for decoded: the viewer asks the same ranges
+ * again and again, reports scan block at several steps.  A chunk that does not decode, or whose rows disagree with its
  * zone map, fails the query with one message; nothing is read past a
  * blob's end.
  */
@@ -31,7 +31,9 @@ SQLITE_EXTENSION_INIT3
 #include <stdlib.h>
 #include <string.h>
 
-#define CACHE_SLOTS 8
+/* Decoded chunks kept per table, in bytes: reports ask "what was live at
+ * step S" at several steps, each a scan of block. */
+#define CACHE_BYTES (128u << 20)
 #define MAX_CONSTRAINTS 32
 
 /* Operators a constraint may have; LIVE is block's live_seq = S. */
@@ -51,8 +53,10 @@ typedef struct
 {
   int64_t seq; /* the chunk's position */
   VsChunk chunk;
-  int refs;       /* the cache's and each cursor's */
-  uint64_t used;  /* the vtab's clock at the last use */
+  int ci;           /* its index in the vtab's arrays */
+  uint32_t checked; /* columns found to agree with the zone map */
+  size_t bytes;     /* payload and decoded columns */
+  int refs;         /* the cache's and each cursor's */
 } Cached;
 
 typedef struct
@@ -67,8 +71,10 @@ typedef struct
   int64_t total_rows;
   VsChunkZone *zones; /* nchunks × ncols */
   sqlite3_stmt *read;
-  Cached *cache[CACHE_SLOTS];
-  uint64_t clock;
+  VsChunkCodec *codec;
+  Cached **cache;     /* per chunk, NULL when not decoded */
+  size_t cache_bytes; /* what the cached chunks hold */
+  uint64_t rng;       /* the state of cache_trim's draws */
 } Vtab;
 
 typedef struct
@@ -87,8 +93,10 @@ typedef struct
   bool empty;     /* a condition no row meets */
   bool has_live;
   int64_t live;
-  int ci;      /* current chunk */
-  Cached *cur; /* its decoded rows, when loaded */
+  bool desc;     /* rows in the reverse of the natural order */
+  uint32_t need; /* the columns the statement reads or constrains */
+  int ci;        /* current chunk */
+  Cached *cur;   /* its decoded rows, when loaded */
   int row;
   bool eof;
 } Cursor;
@@ -114,9 +122,11 @@ cached_unref (Cached *c)
 static void
 vtab_free (Vtab *vt)
 {
-  for (int i = 0; i < CACHE_SLOTS; i++)
+  for (int i = 0; vt->cache != NULL && i < vt->nchunks; i++)
     cached_unref (vt->cache[i]);
+  sqlite3_free (vt->cache);
   sqlite3_finalize (vt->read);
+  vs_chunk_codec_free (vt->codec);
   sqlite3_free (vt->seqs);
   sqlite3_free (vt->rows);
   sqlite3_free (vt->first_row);
@@ -177,8 +187,8 @@ load_zones (Vtab *vt, char **pzErr)
         }
       VsChunkZone *z = vt->zones + (size_t)i * t->ncols;
       if (n < 1 || n > VS_CHUNK_ROWS || zone == NULL
-          || vs_chunk_zone_decode (zone, (size_t)zone_len, t->ncols, z) < 0
-          || z[k0].has_null || !z[k0].has_value
+          || vs_chunk_zone_decode (zone, (size_t)zone_len, t->ncols, z) < 0 || z[k0].has_null
+          || !z[k0].has_value
           || (i > 0 && vt->zones[(size_t)(i - 1) * t->ncols + k0].max > z[k0].min))
         {
           *pzErr = sqlite3_mprintf ("the trace is damaged: %s chunk %lld has a bad row count or"
@@ -234,6 +244,9 @@ vtab_connect (sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3
   sqlite3_free (decl);
   if (rc != SQLITE_OK)
     return rc;
+  /* Reading chunks has no side effect: views may use the tables even
+   * with trusted_schema off (every reader's setting). */
+  sqlite3_vtab_config (db, SQLITE_VTAB_INNOCUOUS);
 
   vt = sqlite3_malloc (sizeof *vt);
   if (vt == NULL)
@@ -241,12 +254,16 @@ vtab_connect (sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3
   memset (vt, 0, sizeof *vt);
   vt->db = db;
   vt->t = t;
-  rc = load_zones (vt, pzErr);
+  vt->codec = vs_chunk_codec_new ();
+  rc = vt->codec ? load_zones (vt, pzErr) : SQLITE_NOMEM;
   if (rc == SQLITE_OK)
     {
+      vt->cache = sqlite3_malloc64 ((sqlite3_uint64)(vt->nchunks + 1) * sizeof *vt->cache);
+      if (vt->cache != NULL)
+        memset (vt->cache, 0, (size_t)(vt->nchunks + 1) * sizeof *vt->cache);
       char *sql = sqlite3_mprintf ("SELECT row_count, data FROM main.\"%w_chunk\" WHERE seq = ?",
                                    t->name);
-      rc = sql ? sqlite3_prepare_v2 (db, sql, -1, &vt->read, NULL) : SQLITE_NOMEM;
+      rc = sql && vt->cache ? sqlite3_prepare_v2 (db, sql, -1, &vt->read, NULL) : SQLITE_NOMEM;
       sqlite3_free (sql);
     }
   if (rc != SQLITE_OK)
@@ -280,7 +297,9 @@ vtab_best_index (sqlite3_vtab *base, sqlite3_index_info *info)
 {
   Vtab *vt = (Vtab *)base;
   const VsChunkTable *t = vt->t;
-  char *idx = sqlite3_mprintf ("%s", "");
+  /* The columns the statement reads (bit 63: any beyond the 63rd). */
+  uint32_t used = (info->colUsed >> 63) ? UINT32_MAX : (uint32_t)(info->colUsed & UINT32_MAX);
+  char *idx = sqlite3_mprintf ("%u;", (unsigned)used);
   int nargs = 0;
   bool fixed[VS_CHUNK_MAX_COLUMNS + 1] = { false };
   double rows = (double)vt->total_rows + 1;
@@ -295,14 +314,29 @@ vtab_best_index (sqlite3_vtab *base, sqlite3_index_info *info)
         continue;
       switch (c->op)
         {
-        case SQLITE_INDEX_CONSTRAINT_EQ: op = OP_EQ; break;
-        case SQLITE_INDEX_CONSTRAINT_LT: op = OP_LT; break;
-        case SQLITE_INDEX_CONSTRAINT_LE: op = OP_LE; break;
-        case SQLITE_INDEX_CONSTRAINT_GT: op = OP_GT; break;
-        case SQLITE_INDEX_CONSTRAINT_GE: op = OP_GE; break;
-        case SQLITE_INDEX_CONSTRAINT_ISNULL: op = OP_ISNULL; break;
-        case SQLITE_INDEX_CONSTRAINT_ISNOTNULL: op = OP_NOTNULL; break;
-        default: continue;
+        case SQLITE_INDEX_CONSTRAINT_EQ:
+          op = OP_EQ;
+          break;
+        case SQLITE_INDEX_CONSTRAINT_LT:
+          op = OP_LT;
+          break;
+        case SQLITE_INDEX_CONSTRAINT_LE:
+          op = OP_LE;
+          break;
+        case SQLITE_INDEX_CONSTRAINT_GT:
+          op = OP_GT;
+          break;
+        case SQLITE_INDEX_CONSTRAINT_GE:
+          op = OP_GE;
+          break;
+        case SQLITE_INDEX_CONSTRAINT_ISNULL:
+          op = OP_ISNULL;
+          break;
+        case SQLITE_INDEX_CONSTRAINT_ISNOTNULL:
+          op = OP_NOTNULL;
+          break;
+        default:
+          continue;
         }
       if (col == t->ncols)
         {
@@ -346,7 +380,21 @@ vtab_best_index (sqlite3_vtab *base, sqlite3_index_info *info)
       else
         k++;
     }
-  info->orderByConsumed = ordered;
+  /* ... and so is its reverse, all terms descending. */
+  bool reversed = info->nOrderBy > 0;
+  k = 0;
+  for (int i = 0; i < info->nOrderBy && reversed; i++)
+    {
+      int col = real_column (t, info->aOrderBy[i].iColumn);
+      while (k < t->nkey && fixed[t->key[k]] && t->key[k] != col)
+        k++;
+      if (!info->aOrderBy[i].desc || col < 0 || k == t->nkey || t->key[k] != col)
+        reversed = false;
+      else
+        k++;
+    }
+  info->orderByConsumed = ordered || reversed;
+  info->idxNum = reversed ? 1 : 0;
 
   if (unique)
     {
@@ -389,14 +437,22 @@ meets (const Cons *c, bool null, int64_t v)
 {
   switch (c->op)
     {
-    case OP_ISNULL: return null;
-    case OP_NOTNULL: return !null;
-    case OP_EQ: return !null && v == c->v;
-    case OP_LT: return !null && v < c->v;
-    case OP_LE: return !null && v <= c->v;
-    case OP_GT: return !null && v > c->v;
-    case OP_GE: return !null && v >= c->v;
-    default: return true;
+    case OP_ISNULL:
+      return null;
+    case OP_NOTNULL:
+      return !null;
+    case OP_EQ:
+      return !null && v == c->v;
+    case OP_LT:
+      return !null && v < c->v;
+    case OP_LE:
+      return !null && v <= c->v;
+    case OP_GT:
+      return !null && v > c->v;
+    case OP_GE:
+      return !null && v >= c->v;
+    default:
+      return true;
     }
 }
 
@@ -406,14 +462,22 @@ zone_may (const Cons *c, const VsChunkZone *z)
 {
   switch (c->op)
     {
-    case OP_ISNULL: return z->has_null;
-    case OP_NOTNULL: return z->has_value;
-    case OP_EQ: return z->has_value && z->min <= c->v && c->v <= z->max;
-    case OP_LT: return z->has_value && z->min < c->v;
-    case OP_LE: return z->has_value && z->min <= c->v;
-    case OP_GT: return z->has_value && z->max > c->v;
-    case OP_GE: return z->has_value && z->max >= c->v;
-    default: return true;
+    case OP_ISNULL:
+      return z->has_null;
+    case OP_NOTNULL:
+      return z->has_value;
+    case OP_EQ:
+      return z->has_value && z->min <= c->v && c->v <= z->max;
+    case OP_LT:
+      return z->has_value && z->min < c->v;
+    case OP_LE:
+      return z->has_value && z->min <= c->v;
+    case OP_GT:
+      return z->has_value && z->max > c->v;
+    case OP_GE:
+      return z->has_value && z->max >= c->v;
+    default:
+      return true;
     }
 }
 
@@ -466,34 +530,92 @@ row_meets (const Cursor *cur, const VsChunk *ch, int row)
   return true;
 }
 
-/* Checks a decoded chunk against its zone map and the key order. */
-static bool
-chunk_agrees (const Vtab *vt, int ci, const VsChunk *ch)
+/* The bytes a cached chunk holds. */
+static size_t
+cached_size (const Cached *c)
 {
-  const VsChunkZone *z = vt->zones + (size_t)ci * vt->t->ncols;
-  int k0 = vt->t->key[0];
+  size_t n = (size_t)__builtin_popcount (c->chunk.decoded);
+  size_t payload = 0;
 
-  for (int c = 0; c < ch->ncols; c++)
+  for (int i = 0; i < c->chunk.ncols; i++)
+    payload += c->chunk.len[i];
+  return payload + n * (size_t)c->chunk.nrows * (sizeof (int64_t) + 1);
+}
+
+/* Drops chunks from the cache until it holds at most CACHE_BYTES - room
+ * (cursors keep their own reference).  The chunk dropped is drawn at
+ * random: reports scan block whole at several steps, a cycle in which
+ * dropping the least recently used would drop every chunk before its
+ * next use, while a random one keeps about the share that fits. */
+static void
+cache_trim (Vtab *vt, size_t room)
+{
+  while (vt->cache_bytes + room > CACHE_BYTES && vt->cache_bytes > 0)
+    {
+      uint64_t x = (vt->rng += 0x9E3779B97F4A7C15ull);
+      x ^= x >> 31;
+      x *= 0xBF58476D1CE4E5B9ull;
+      x ^= x >> 29;
+      int start = (int)(x % (uint64_t)vt->nchunks), victim = -1;
+      for (int k = 0; k < vt->nchunks && victim < 0; k++)
+        if (vt->cache[(start + k) % vt->nchunks] != NULL)
+          victim = (start + k) % vt->nchunks;
+      if (victim < 0)
+        return;
+      vt->cache_bytes -= vt->cache[victim]->bytes;
+      cached_unref (vt->cache[victim]);
+      vt->cache[victim] = NULL;
+    }
+}
+
+/* Decodes the columns of need in c not decoded yet and checks each
+ * against the chunk's zone map (and the first key column's order). */
+static int
+ensure_columns (Vtab *vt, Cached *c, uint32_t need)
+{
+  VsChunk *ch = &c->chunk;
+  const VsChunkZone *z = vt->zones + (size_t)c->ci * vt->t->ncols;
+  int k0 = vt->t->key[0];
+  char err[256];
+
+  need &= ch->ncols >= 32 ? UINT32_MAX : (1u << ch->ncols) - 1;
+  if ((need & ~c->checked) == 0)
+    return SQLITE_OK;
+  if (vs_chunk_columns (ch, need, err, sizeof err) < 0)
+    goto bad;
+  for (int col = 0; col < ch->ncols; col++)
     {
       bool has_null = false, has_value = false;
+      if (!(ch->decoded & (1u << col)) || (c->checked & (1u << col)))
+        continue;
       for (int i = 0; i < ch->nrows; i++)
         {
-          size_t at = (size_t)c * ch->nrows + i;
+          size_t at = (size_t)col * ch->nrows + i;
           if (ch->nulls[at])
             has_null = true;
           else
             {
               has_value = true;
-              if (ch->values[at] < z[c].min || ch->values[at] > z[c].max)
-                return false;
-              if (c == k0 && i > 0 && ch->values[at - 1] > ch->values[at])
-                return false;
+              if (ch->values[at] < z[col].min || ch->values[at] > z[col].max)
+                goto bad;
+              if (col == k0 && i > 0 && ch->values[at - 1] > ch->values[at])
+                goto bad;
             }
         }
-      if (has_null != z[c].has_null || has_value != z[c].has_value)
-        return false;
+      if (has_null != z[col].has_null || has_value != z[col].has_value)
+        goto bad;
+      c->checked |= 1u << col;
     }
-  return true;
+  vt->cache_bytes -= c->bytes;
+  c->bytes = cached_size (c);
+  vt->cache_bytes += c->bytes;
+  return SQLITE_OK;
+
+bad:
+  sqlite3_free (vt->base.zErrMsg);
+  vt->base.zErrMsg = sqlite3_mprintf ("the trace is damaged: %s chunk %lld does not decode",
+                                      vt->t->name, (long long)c->seq);
+  return SQLITE_ERROR;
 }
 
 /* Makes chunk ci the cursor's, decoding it unless cached. */
@@ -501,26 +623,16 @@ static int
 load_chunk (Vtab *vt, Cursor *cur, int ci)
 {
   int64_t seq = vt->seqs[ci];
-  int slot = -1, oldest = 0;
   char err[256];
   int rc;
 
   cached_unref (cur->cur);
   cur->cur = NULL;
-  vt->clock++;
-  for (int i = 0; i < CACHE_SLOTS; i++)
+  if (vt->cache[ci] != NULL)
     {
-      if (vt->cache[i] != NULL && vt->cache[i]->seq == seq)
-        {
-          vt->cache[i]->used = vt->clock;
-          vt->cache[i]->refs++;
-          cur->cur = vt->cache[i];
-          return SQLITE_OK;
-        }
-      if (vt->cache[i] == NULL)
-        slot = i;
-      else if (vt->cache[oldest] != NULL && vt->cache[i]->used < vt->cache[oldest]->used)
-        oldest = i;
+      vt->cache[ci]->refs++;
+      cur->cur = vt->cache[ci];
+      return ensure_columns (vt, cur->cur, cur->need);
     }
 
   Cached *c = sqlite3_malloc (sizeof *c);
@@ -528,6 +640,7 @@ load_chunk (Vtab *vt, Cursor *cur, int ci)
     return SQLITE_NOMEM;
   memset (c, 0, sizeof *c);
   c->seq = seq;
+  c->ci = ci;
   sqlite3_bind_int64 (vt->read, 1, seq);
   rc = sqlite3_step (vt->read);
   if (rc == SQLITE_ROW)
@@ -535,10 +648,9 @@ load_chunk (Vtab *vt, Cursor *cur, int ci)
       const void *data = sqlite3_column_blob (vt->read, 1);
       int len = sqlite3_column_bytes (vt->read, 1);
       if (sqlite3_column_int64 (vt->read, 0) != vt->rows[ci] || data == NULL
-          || vs_chunk_decode (data, (size_t)len, vt->t->ncols, vt->rows[ci], &c->chunk, err,
-                              sizeof err)
-                 < 0
-          || !chunk_agrees (vt, ci, &c->chunk))
+          || vs_chunk_open (vt->codec, data, (size_t)len, vt->t->ncols, vt->rows[ci], &c->chunk,
+                            err, sizeof err)
+                 < 0)
         rc = SQLITE_CORRUPT;
       else
         rc = SQLITE_OK;
@@ -558,16 +670,13 @@ load_chunk (Vtab *vt, Cursor *cur, int ci)
         vt->base.zErrMsg = sqlite3_mprintf ("%s", sqlite3_errmsg (vt->db));
       return SQLITE_ERROR;
     }
-  if (slot < 0)
-    {
-      slot = oldest;
-      cached_unref (vt->cache[slot]);
-    }
   c->refs = 2; /* the cache's and the cursor's */
-  c->used = vt->clock;
-  vt->cache[slot] = c;
+  c->bytes = cached_size (c);
+  cache_trim (vt, c->bytes + (size_t)__builtin_popcount (cur->need) * c->chunk.nrows * 9);
+  vt->cache[ci] = c;
+  vt->cache_bytes += c->bytes;
   cur->cur = c;
-  return SQLITE_OK;
+  return ensure_columns (vt, c, cur->need);
 }
 
 /* Positions the cursor on the first row at or after (ci, row) that meets
@@ -626,6 +735,62 @@ seek (Vtab *vt, Cursor *cur, int ci, int row)
   return SQLITE_OK;
 }
 
+/* seek() in the reverse order: the last row at or before (ci, row) that
+ * meets the constraints (row -1: the chunk's last). */
+static int
+seek_back (Vtab *vt, Cursor *cur, int ci, int row)
+{
+  int k0 = vt->t->key[0];
+
+  for (; ci >= 0; ci--, row = -1)
+    {
+      const VsChunkZone *z = vt->zones + (size_t)ci * vt->t->ncols;
+      if (z[k0].max < cur->lo)
+        break;
+      if (!chunk_may (vt, cur, ci))
+        continue;
+      if (cur->cur == NULL || cur->ci != ci)
+        {
+          int rc = load_chunk (vt, cur, ci);
+          if (rc != SQLITE_OK)
+            return rc;
+          cur->ci = ci;
+        }
+      const VsChunk *ch = &cur->cur->chunk;
+      const int64_t *key = ch->values + (size_t)k0 * ch->nrows;
+      if (row < 0)
+        {
+          /* The last row with key <= hi, by binary search. */
+          int a = 0, b = ch->nrows;
+          while (a < b)
+            {
+              int m = a + (b - a) / 2;
+              if (key[m] <= cur->hi)
+                a = m + 1;
+              else
+                b = m;
+            }
+          row = a - 1;
+        }
+      for (; row >= 0; row--)
+        {
+          if (key[row] < cur->lo)
+            {
+              cur->eof = true;
+              return SQLITE_OK;
+            }
+          if (row_meets (cur, ch, row))
+            {
+              cur->row = row;
+              cur->eof = false;
+              return SQLITE_OK;
+            }
+        }
+    }
+  cur->eof = true;
+  return SQLITE_OK;
+}
+
 /* The integer a constraint's value gives, when it is one. */
 static bool
 value_int (sqlite3_value *v, int64_t *out)
@@ -648,6 +813,13 @@ cursor_filter (sqlite3_vtab_cursor *base, int idxNum, const char *idxStr, int ar
   const char *p = idxStr ? idxStr : "";
 
   cur->ncons = 0;
+  cur->desc = (idxNum & 1) != 0;
+  cur->need = (uint32_t)strtoul (p, (char **)&p, 10);
+  if (*p == ';')
+    p++;
+  cur->need |= 1u << k0;
+  if (vt->t->id_col >= 0)
+    cur->need |= 1u << vt->t->id_col;
   cur->has_live = false;
   cur->empty = false;
   cur->lo = INT64_MIN;
@@ -661,6 +833,10 @@ cursor_filter (sqlite3_vtab_cursor *base, int idxNum, const char *idxStr, int ar
       c->col = (int)strtol (p, &end, 10);
       c->op = (int)strtol (end + 1, &end, 10);
       p = end + 1;
+      if (c->col < vt->t->ncols)
+        cur->need |= 1u << c->col;
+      else
+        cur->need |= (1u << BLOCK_ALLOC_SEQ) | (1u << BLOCK_FREE_SEQ);
       c->valid = value_int (argv[i], &c->v);
       if (c->op == OP_ISNULL || c->op == OP_NOTNULL)
         c->valid = true;
@@ -687,22 +863,29 @@ cursor_filter (sqlite3_vtab_cursor *base, int idxNum, const char *idxStr, int ar
           cur->lo = c->v > cur->lo ? c->v : cur->lo;
           cur->hi = c->v < cur->hi ? c->v : cur->hi;
           break;
-        case OP_GE: cur->lo = c->v > cur->lo ? c->v : cur->lo; break;
+        case OP_GE:
+          cur->lo = c->v > cur->lo ? c->v : cur->lo;
+          break;
         case OP_GT:
           if (c->v == INT64_MAX)
             cur->empty = true;
           else if (c->v + 1 > cur->lo)
             cur->lo = c->v + 1;
           break;
-        case OP_LE: cur->hi = c->v < cur->hi ? c->v : cur->hi; break;
+        case OP_LE:
+          cur->hi = c->v < cur->hi ? c->v : cur->hi;
+          break;
         case OP_LT:
           if (c->v == INT64_MIN)
             cur->empty = true;
           else if (c->v - 1 < cur->hi)
             cur->hi = c->v - 1;
           break;
-        case OP_ISNULL: cur->empty = true; break;
-        default: break;
+        case OP_ISNULL:
+          cur->empty = true;
+          break;
+        default:
+          break;
         }
     }
   if (cur->lo > cur->hi)
@@ -713,6 +896,21 @@ cursor_filter (sqlite3_vtab_cursor *base, int idxNum, const char *idxStr, int ar
   cur->eof = true;
   if (cur->empty)
     return SQLITE_OK;
+
+  if (cur->desc)
+    {
+      /* The last chunk whose first key is at most hi. */
+      int a = 0, b = vt->nchunks;
+      while (a < b)
+        {
+          int m = a + (b - a) / 2;
+          if (vt->zones[(size_t)m * vt->t->ncols + k0].min <= cur->hi)
+            a = m + 1;
+          else
+            b = m;
+        }
+      return seek_back (vt, cur, a - 1, -1);
+    }
 
   /* The first chunk whose last key reaches lo, by binary search. */
   int a = 0, b = vt->nchunks;
@@ -732,6 +930,8 @@ cursor_next (sqlite3_vtab_cursor *base)
 {
   Cursor *cur = (Cursor *)base;
 
+  if (cur->desc)
+    return seek_back ((Vtab *)base->pVtab, cur, cur->ci, cur->row - 1);
   return seek ((Vtab *)base->pVtab, cur, cur->ci, cur->row + 1);
 }
 
@@ -752,6 +952,17 @@ cursor_column (sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col)
       if (cur->has_live)
         sqlite3_result_int64 (ctx, cur->live);
       return SQLITE_OK;
+    }
+  if (!(ch->decoded & (1u << col)))
+    {
+      /* A column SQLite did not announce: decoded now. */
+      Vtab *vt = (Vtab *)base->pVtab;
+      int rc = ensure_columns (vt, cur->cur, cur->need | (1u << col));
+      if (rc != SQLITE_OK)
+        {
+          sqlite3_result_error (ctx, vt->base.zErrMsg ? vt->base.zErrMsg : "damaged chunk", -1);
+          return rc;
+        }
     }
   size_t at = (size_t)col * ch->nrows + cur->row;
   if (!ch->nulls[at])

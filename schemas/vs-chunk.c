@@ -22,24 +22,25 @@
 #define ZSTD_LEVEL 3
 
 static const char *const alloc_event_columns[]
-    = { "id",           "ts",     "process_id", "tid",      "device_id",
-        "allocator_id", "op",     "address",    "requested_bytes", "block_bytes",
-        "segment_address", "stream", "stack_id", "range_id", "before_trace" };
+    = { "id",       "ts",       "process_id",      "tid",         "device_id",       "allocator_id",
+        "op",       "address",  "requested_bytes", "block_bytes", "segment_address", "stream",
+        "stack_id", "range_id", "before_trace" };
 static const char *const mem_event_columns[]
-    = { "id",     "ts",      "process_id", "tid",       "device_id",     "context",
-        "stream", "kind",    "op",         "address",   "bytes",         "pool_id",
-        "pool_size", "pool_utilized", "correlation", "stack_id", "range_id" };
+    = { "id",          "ts",       "process_id", "tid",   "device_id", "context",   "stream",
+        "kind",        "op",       "address",    "bytes", "pool_id",   "pool_size", "pool_utilized",
+        "correlation", "stack_id", "range_id" };
 static const char *const kernel_exec_columns[]
     = { "start_ns", "id",     "duration_ns", "process_id", "device_id",
         "context",  "stream", "correlation", "config_id" };
-static const char *const series_columns[]
-    = { "seq",             "device_id",    "allocator_id", "ts",           "reserved_bytes",
-        "allocated_bytes", "device_bytes", "static_bytes", "pinned_bytes", "managed_bytes" };
+static const char *const series_columns[] = { "seq",          "device_id",      "allocator_id",
+                                              "ts",           "reserved_bytes", "allocated_bytes",
+                                              "device_bytes", "static_bytes",   "pinned_bytes",
+                                              "managed_bytes" };
 static const char *const block_columns[]
-    = { "id",          "level",     "device_id",      "allocator_id",  "process_id",
-        "kind",        "address",   "bytes",          "block_bytes",   "alloc_seq",
-        "free_seq",    "alloc_ts",  "free_ts",        "alloc_event_id", "free_event_id",
-        "stack_id",    "free_stack_id", "range_id",   "owner_id",      "span_bin" };
+    = { "id",       "level",         "device_id", "allocator_id",   "process_id",
+        "kind",     "address",       "bytes",     "block_bytes",    "alloc_seq",
+        "free_seq", "alloc_ts",      "free_ts",   "alloc_event_id", "free_event_id",
+        "stack_id", "free_stack_id", "range_id",  "owner_id",       "span_bin" };
 
 #define N(a) ((int)(sizeof (a) / sizeof (a)[0]))
 
@@ -88,14 +89,7 @@ unzigzag (uint64_t u)
 static int
 varint_len (uint64_t u)
 {
-  int n = 1;
-
-  while (u >= 0x80)
-    {
-      u >>= 7;
-      n++;
-    }
-  return n;
+  return 1 + (63 - __builtin_clzll (u | 1)) / 7;
 }
 
 /* A growing byte buffer. */
@@ -105,6 +99,41 @@ typedef struct
   size_t len, cap;
   bool oom;
 } Buf;
+
+struct VsChunkCodec
+{
+  ZSTD_CCtx *cctx;
+  ZSTD_DCtx *dctx;
+  Buf payload; /* the coded columns of the chunk being encoded */
+};
+
+VsChunkCodec *
+vs_chunk_codec_new (void)
+{
+  VsChunkCodec *c = calloc (1, sizeof *c);
+
+  if (c == NULL)
+    return NULL;
+  c->cctx = ZSTD_createCCtx ();
+  c->dctx = ZSTD_createDCtx ();
+  if (c->cctx == NULL || c->dctx == NULL)
+    {
+      vs_chunk_codec_free (c);
+      return NULL;
+    }
+  return c;
+}
+
+void
+vs_chunk_codec_free (VsChunkCodec *c)
+{
+  if (c == NULL)
+    return;
+  ZSTD_freeCCtx (c->cctx);
+  ZSTD_freeDCtx (c->dctx);
+  free (c->payload.p);
+  free (c);
+}
 
 static void
 buf_reserve (Buf *b, size_t more)
@@ -197,9 +226,22 @@ choose_coding (const VsChunk *ch, int c, int *coding, int *ref)
           best_ref = r;
         }
     }
-  size_t plain = coded_size (ch, c, VS_CHUNK_PLAIN, 0, ch->nrows);
-  size_t delta = coded_size (ch, c, VS_CHUNK_DELTA, 0, ch->nrows);
-  size_t rel = best_ref >= 0 ? coded_size (ch, c, VS_CHUNK_RELATIVE, best_ref, ch->nrows) : SIZE_MAX;
+  size_t plain = 0, delta = 0;
+  {
+    const int64_t *v = ch->values + (size_t)c * ch->nrows;
+    const uint8_t *nl = ch->nulls + (size_t)c * ch->nrows;
+    int64_t prev = 0;
+
+    for (int i = 0; i < ch->nrows; i++)
+      if (!nl[i])
+        {
+          plain += varint_len (zigzag (v[i]));
+          delta += varint_len (zigzag ((int64_t)((uint64_t)v[i] - (uint64_t)prev)));
+          prev = v[i];
+        }
+  }
+  size_t rel
+      = best_ref >= 0 ? coded_size (ch, c, VS_CHUNK_RELATIVE, best_ref, ch->nrows) : SIZE_MAX;
 
   *coding = VS_CHUNK_PLAIN;
   *ref = 0;
@@ -213,11 +255,14 @@ choose_coding (const VsChunk *ch, int c, int *coding, int *ref)
 }
 
 int
-vs_chunk_encode (const VsChunk *ch, uint8_t **data, size_t *data_len, uint8_t **zone,
-                 size_t *zone_len, char *err, size_t errlen)
+vs_chunk_encode (VsChunkCodec *codec, const VsChunk *ch, uint8_t **data, size_t *data_len,
+                 uint8_t **zone, size_t *zone_len, char *err, size_t errlen)
 {
-  Buf payload = { 0 }, zb = { 0 };
+  Buf payload = codec->payload, zb = { 0 };
   int n = ch->nrows;
+
+  payload.len = 0;
+  payload.oom = false;
 
   *data = *zone = NULL;
   *data_len = *zone_len = 0;
@@ -226,12 +271,14 @@ vs_chunk_encode (const VsChunk *ch, uint8_t **data, size_t *data_len, uint8_t **
       fail (err, errlen, "a chunk of %d columns and %d rows cannot be coded", ch->ncols, n);
       return -1;
     }
+  size_t section[VS_CHUNK_MAX_COLUMNS];
   for (int c = 0; c < ch->ncols; c++)
     {
       const int64_t *v = ch->values + (size_t)c * n;
       const uint8_t *nl = ch->nulls + (size_t)c * n;
       bool has_null = false, has_value = false;
       int64_t lo = 0, hi = 0, prev = 0;
+      size_t start = payload.len;
       int coding, ref;
 
       for (int i = 0; i < n; i++)
@@ -277,10 +324,26 @@ vs_chunk_encode (const VsChunk *ch, uint8_t **data, size_t *data_len, uint8_t **
           buf_varint (&payload, zigzag ((int64_t)((uint64_t)v[i] - (uint64_t)r)));
           prev = v[i];
         }
+      section[c] = payload.len - start;
     }
+  /* The directory in front: each column's length in bytes, so a reader
+   * decodes only the columns it needs. */
+  {
+    uint8_t dir[VS_CHUNK_MAX_COLUMNS * 10];
+    Buf db = { dir, 0, sizeof dir, false };
+    for (int c = 0; c < ch->ncols; c++)
+      buf_varint (&db, section[c]);
+    buf_reserve (&payload, db.len);
+    if (!payload.oom)
+      {
+        memmove (payload.p + db.len, payload.p, payload.len);
+        memcpy (payload.p, dir, db.len);
+        payload.len += db.len;
+      }
+  }
+  codec->payload = payload;
   if (payload.oom || zb.oom)
     {
-      free (payload.p);
       free (zb.p);
       fail (err, errlen, "out of memory coding a chunk");
       return -1;
@@ -288,8 +351,8 @@ vs_chunk_encode (const VsChunk *ch, uint8_t **data, size_t *data_len, uint8_t **
 
   size_t bound = ZSTD_compressBound (payload.len);
   uint8_t *out = malloc (bound);
-  size_t got = out ? ZSTD_compress (out, bound, payload.p, payload.len, ZSTD_LEVEL) : 0;
-  free (payload.p);
+  size_t got
+      = out ? ZSTD_compressCCtx (codec->cctx, out, bound, payload.p, payload.len, ZSTD_LEVEL) : 0;
   if (out == NULL || ZSTD_isError (got))
     {
       free (out);
@@ -336,12 +399,13 @@ vs_chunk_clear (VsChunk *chunk)
 {
   free (chunk->values);
   free (chunk->nulls);
+  free (chunk->payload);
   memset (chunk, 0, sizeof *chunk);
 }
 
 int
-vs_chunk_decode (const uint8_t *data, size_t data_len, int ncols, int nrows, VsChunk *ch,
-                 char *err, size_t errlen)
+vs_chunk_open (VsChunkCodec *codec, const uint8_t *data, size_t data_len, int ncols, int nrows,
+               VsChunk *ch, char *err, size_t errlen)
 {
   memset (ch, 0, sizeof *ch);
   if (ncols <= 0 || ncols > VS_CHUNK_MAX_COLUMNS || nrows <= 0 || nrows > VS_CHUNK_ROWS)
@@ -356,20 +420,18 @@ vs_chunk_decode (const uint8_t *data, size_t data_len, int ncols, int nrows, VsC
       fail (err, errlen, "a chunk is not a zstd frame of known size");
       return -1;
     }
-  uint8_t *payload = malloc (size ? size : 1);
-  ch->values = calloc ((size_t)ncols * nrows, sizeof *ch->values);
-  ch->nulls = calloc ((size_t)ncols * nrows, 1);
-  if (payload == NULL || ch->values == NULL || ch->nulls == NULL)
+  ch->payload = malloc (size ? size : 1);
+  ch->values = malloc ((size_t)ncols * nrows * sizeof *ch->values);
+  ch->nulls = malloc ((size_t)ncols * nrows);
+  if (ch->payload == NULL || ch->values == NULL || ch->nulls == NULL)
     {
-      free (payload);
       vs_chunk_clear (ch);
       fail (err, errlen, "out of memory decoding a chunk");
       return -1;
     }
-  size_t got = ZSTD_decompress (payload, size, data, data_len);
+  size_t got = ZSTD_decompressDCtx (codec->dctx, ch->payload, size, data, data_len);
   if (ZSTD_isError (got) || got != size)
     {
-      free (payload);
       vs_chunk_clear (ch);
       fail (err, errlen, "a chunk does not decompress: %s",
             ZSTD_isError (got) ? ZSTD_getErrorName (got) : "short frame");
@@ -378,57 +440,120 @@ vs_chunk_decode (const uint8_t *data, size_t data_len, int ncols, int nrows, VsC
   ch->ncols = ncols;
   ch->nrows = nrows;
 
-  const uint8_t *p = payload, *end = payload + size;
+  /* The directory: each column's length; together they fill the rest. */
+  const uint8_t *p = ch->payload, *end = ch->payload + size;
+  uint64_t total = 0;
   for (int c = 0; c < ncols; c++)
     {
-      int64_t *v = ch->values + (size_t)c * nrows;
-      uint8_t *nl = ch->nulls + (size_t)c * nrows;
-      int64_t prev = 0;
-      int ref = 0;
-
-      if (p >= end)
+      uint64_t len;
+      if (!read_varint (&p, end, &len) || len > size)
         goto bad;
-      uint8_t mode = *p++;
-      int coding = mode & 0x7f;
-      if (coding > VS_CHUNK_RELATIVE)
-        goto bad;
-      if (coding == VS_CHUNK_RELATIVE)
-        {
-          if (p >= end || *p >= c)
-            goto bad;
-          ref = *p++;
-        }
-      if (mode & VS_CHUNK_HAS_NULLS)
-        {
-          size_t nb = ((size_t)nrows + 7) / 8;
-          if ((size_t)(end - p) < nb)
-            goto bad;
-          for (int i = 0; i < nrows; i++)
-            nl[i] = (p[i / 8] >> (i % 8)) & 1;
-          p += nb;
-        }
-      for (int i = 0; i < nrows; i++)
-        {
-          uint64_t u;
-          if (nl[i])
-            continue;
-          if (!read_varint (&p, end, &u))
-            goto bad;
-          int64_t r = reference (ch, coding, ref, i, prev);
-          v[i] = (int64_t)((uint64_t)unzigzag (u) + (uint64_t)r);
-          prev = v[i];
-        }
+      ch->len[c] = (size_t)len;
+      total += len;
     }
-  if (p != end)
+  if (total != (uint64_t)(end - p))
     goto bad;
-  free (payload);
+  for (int c = 0; c < ncols; c++)
+    {
+      ch->off[c] = (size_t)(p - ch->payload);
+      p += ch->len[c];
+    }
   return 0;
 
 bad:
-  free (payload);
   vs_chunk_clear (ch);
-  fail (err, errlen, "a chunk's columns do not match its row count");
+  fail (err, errlen, "a chunk's columns do not fill it");
   return -1;
+}
+
+/* Decodes column c (its reference first). */
+static int
+decode_column (VsChunk *ch, int c, int depth)
+{
+  int nrows = ch->nrows;
+  int64_t *v = ch->values + (size_t)c * nrows;
+  uint8_t *nl = ch->nulls + (size_t)c * nrows;
+  const uint8_t *p = ch->payload + ch->off[c], *end = p + ch->len[c];
+  int64_t prev = 0;
+  int ref = 0;
+
+  if (ch->decoded & (1u << c))
+    return 0;
+  if (p >= end || depth > VS_CHUNK_MAX_COLUMNS)
+    return -1;
+  uint8_t mode = *p++;
+  int coding = mode & 0x7f;
+  if (coding > VS_CHUNK_RELATIVE)
+    return -1;
+  if (coding == VS_CHUNK_RELATIVE)
+    {
+      if (p >= end || *p >= c)
+        return -1;
+      ref = *p++;
+      if (decode_column (ch, ref, depth + 1) < 0)
+        return -1;
+    }
+  if (mode & VS_CHUNK_HAS_NULLS)
+    {
+      size_t nb = ((size_t)nrows + 7) / 8;
+      if ((size_t)(end - p) < nb)
+        return -1;
+      for (int i = 0; i < nrows; i++)
+        nl[i] = (p[i / 8] >> (i % 8)) & 1;
+      p += nb;
+    }
+  else
+    memset (nl, 0, (size_t)nrows);
+  for (int i = 0; i < nrows; i++)
+    {
+      uint64_t u;
+      if (nl[i])
+        {
+          v[i] = 0;
+          continue;
+        }
+      if (p < end && *p < 0x80)
+        u = *p++;
+      else if (!read_varint (&p, end, &u))
+        return -1;
+      int64_t r
+          = coding == VS_CHUNK_DELTA ? prev
+            : coding == VS_CHUNK_RELATIVE
+                ? (ch->nulls[(size_t)ref * nrows + i] ? 0 : ch->values[(size_t)ref * nrows + i])
+                : 0;
+      v[i] = (int64_t)((uint64_t)unzigzag (u) + (uint64_t)r);
+      prev = v[i];
+    }
+  if (p != end)
+    return -1;
+  ch->decoded |= 1u << c;
+  return 0;
+}
+
+int
+vs_chunk_columns (VsChunk *ch, uint32_t mask, char *err, size_t errlen)
+{
+  for (int c = 0; c < ch->ncols; c++)
+    if ((mask & (1u << c)) && decode_column (ch, c, 0) < 0)
+      {
+        fail (err, errlen, "a chunk's columns do not match its row count");
+        return -1;
+      }
+  return 0;
+}
+
+int
+vs_chunk_decode (VsChunkCodec *codec, const uint8_t *data, size_t data_len, int ncols, int nrows,
+                 VsChunk *ch, char *err, size_t errlen)
+{
+  if (vs_chunk_open (codec, data, data_len, ncols, nrows, ch, err, errlen) < 0)
+    return -1;
+  if (vs_chunk_columns (ch, UINT32_MAX, err, errlen) < 0)
+    {
+      vs_chunk_clear (ch);
+      return -1;
+    }
+  return 0;
 }
 
 int

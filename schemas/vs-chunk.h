@@ -45,7 +45,7 @@ typedef struct
   int ncols;
   int key[4];
   int nkey;
-  int id_col; /* the INTEGER PRIMARY KEY (the rowid), -1 for none */
+  int id_col;    /* the INTEGER PRIMARY KEY (the rowid), -1 for none */
   bool live_seq; /* has the hidden column live_seq (block) */
 } VsChunkTable;
 
@@ -56,14 +56,19 @@ extern const size_t vs_chunk_n_tables;
 /* The table named name, or NULL. */
 const VsChunkTable *vs_chunk_table_find (const char *name);
 
-/* One decoded chunk: values column-major, value of row i in column c at
- * values[c * nrows + i]; nulls likewise (1 = NULL, the value then 0). */
+/* One chunk's rows: values column-major, value of row i in column c at
+ * values[c * nrows + i]; nulls likewise (1 = NULL, the value then 0).  A
+ * chunk being read holds its decompressed payload and decodes its columns
+ * when asked (vs_chunk_columns): bit c of decoded says column c is. */
 typedef struct
 {
   int ncols;
   int nrows;
   int64_t *values;
   uint8_t *nulls;
+  uint8_t *payload;
+  size_t off[VS_CHUNK_MAX_COLUMNS], len[VS_CHUNK_MAX_COLUMNS];
+  uint32_t decoded;
 } VsChunk;
 
 /* One column's zone: has_null, has_value, and min/max of the values. */
@@ -74,19 +79,39 @@ typedef struct
   int64_t min, max;
 } VsChunkZone;
 
+/* What coding and decoding chunks reuse from one chunk to the next (zstd's
+ * contexts, a buffer); one per thread. */
+typedef struct VsChunkCodec VsChunkCodec;
+
+/* A new codec, or NULL when out of memory. */
+VsChunkCodec *vs_chunk_codec_new (void);
+
+/* Frees codec (NULL: nothing). */
+void vs_chunk_codec_free (VsChunkCodec *codec);
+
 /* Encodes nrows rows of ncols columns (values/nulls as in VsChunk) into
  * *data (zstd frame of the coded columns) and *zone (the zone map), both
  * malloc'ed and owned by the caller.  Returns 0, or -1 with err set. */
-int vs_chunk_encode (const VsChunk *chunk, uint8_t **data, size_t *data_len, uint8_t **zone,
-                     size_t *zone_len, char *err, size_t errlen);
+int vs_chunk_encode (VsChunkCodec *codec, const VsChunk *chunk, uint8_t **data, size_t *data_len,
+                     uint8_t **zone, size_t *zone_len, char *err, size_t errlen);
 
-/* Decodes data (data_len bytes) holding nrows rows of ncols columns into
- * *chunk, whose arrays it allocates (vs_chunk_clear frees them).  A frame
- * that does not decode, holds other than what its row count says or does
- * not end where its columns end is an error: -1 with err set, *chunk
- * left empty. */
-int vs_chunk_decode (const uint8_t *data, size_t data_len, int ncols, int nrows, VsChunk *chunk,
-                     char *err, size_t errlen);
+/* Opens data (data_len bytes) holding nrows rows of ncols columns as
+ * *chunk: decompresses it and reads where each column lies, decoding
+ * none (vs_chunk_clear frees what it allocates).  A frame that does not
+ * decompress or whose columns do not fill it exactly is an error: -1 with
+ * err set, *chunk left empty. */
+int vs_chunk_open (VsChunkCodec *codec, const uint8_t *data, size_t data_len, int ncols, int nrows,
+                   VsChunk *chunk, char *err, size_t errlen);
+
+/* Decodes the columns of mask (bit c: column c) not decoded yet, and the
+ * columns they are coded relative to.  A column that holds other than
+ * nrows values, or does not end where its bytes end, is an error: -1 with
+ * err set. */
+int vs_chunk_columns (VsChunk *chunk, uint32_t mask, char *err, size_t errlen);
+
+/* vs_chunk_open() and every column decoded. */
+int vs_chunk_decode (VsChunkCodec *codec, const uint8_t *data, size_t data_len, int ncols,
+                     int nrows, VsChunk *chunk, char *err, size_t errlen);
 
 /* Reads a zone map of ncols columns into zones[0..ncols).  Returns 0, or
  * -1 when the blob is not one. */

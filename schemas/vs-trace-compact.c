@@ -47,8 +47,8 @@ query_int (sqlite3 *db, const char *sql, int64_t def)
 /* Encodes the first n rows gathered in ch and appends them as chunk seq
  * through ins.  Returns 0 or -1. */
 static int
-flush_chunk (sqlite3 *db, sqlite3_stmt *ins, VsChunk *ch, int n, int64_t seq, char *err,
-             size_t errlen)
+flush_chunk (sqlite3 *db, VsChunkCodec *codec, sqlite3_stmt *ins, VsChunk *ch, int n, int64_t seq,
+             char *err, size_t errlen)
 {
   uint8_t *data, *zone;
   size_t data_len, zone_len;
@@ -64,7 +64,7 @@ flush_chunk (sqlite3 *db, sqlite3_stmt *ins, VsChunk *ch, int n, int64_t seq, ch
         memmove (ch->nulls + (size_t)c * n, ch->nulls + (size_t)c * VS_CHUNK_ROWS, (size_t)n);
       }
   part.nrows = n;
-  if (vs_chunk_encode (&part, &data, &data_len, &zone, &zone_len, err, errlen) < 0)
+  if (vs_chunk_encode (codec, &part, &data, &data_len, &zone, &zone_len, err, errlen) < 0)
     return -1;
   sqlite3_bind_int64 (ins, 1, seq);
   sqlite3_bind_int (ins, 2, n);
@@ -86,7 +86,7 @@ flush_chunk (sqlite3 *db, sqlite3_stmt *ins, VsChunk *ch, int n, int64_t seq, ch
 /* Chunks table t into t_chunk.  Returns 0, 1 when a value is not an
  * integer or NULL, -1 on failure. */
 static int
-compact_table (sqlite3 *db, const VsChunkTable *t, char *err, size_t errlen)
+compact_table (sqlite3 *db, VsChunkCodec *codec, const VsChunkTable *t, char *err, size_t errlen)
 {
   char sql[1024], create[256], insert[256];
   size_t len = 0;
@@ -97,8 +97,7 @@ compact_table (sqlite3 *db, const VsChunkTable *t, char *err, size_t errlen)
 
   len += (size_t)snprintf (sql + len, sizeof sql - len, "SELECT ");
   for (int c = 0; c < t->ncols; c++)
-    len += (size_t)snprintf (sql + len, sizeof sql - len, "%s\"%s\"", c ? ", " : "",
-                             t->columns[c]);
+    len += (size_t)snprintf (sql + len, sizeof sql - len, "%s\"%s\"", c ? ", " : "", t->columns[c]);
   len += (size_t)snprintf (sql + len, sizeof sql - len, " FROM main.\"%s\" ORDER BY ", t->name);
   for (int k = 0; k < t->nkey; k++)
     len += (size_t)snprintf (sql + len, sizeof sql - len, "%s\"%s\"", k ? ", " : "",
@@ -147,7 +146,7 @@ compact_table (sqlite3 *db, const VsChunkTable *t, char *err, size_t errlen)
         }
       if (++n == VS_CHUNK_ROWS)
         {
-          if (flush_chunk (db, ins, &ch, n, seq++, err, errlen) < 0)
+          if (flush_chunk (db, codec, ins, &ch, n, seq++, err, errlen) < 0)
             goto out;
           n = 0;
         }
@@ -157,7 +156,7 @@ compact_table (sqlite3 *db, const VsChunkTable *t, char *err, size_t errlen)
       fail (err, errlen, "cannot read %s: %s", t->name, sqlite3_errmsg (db));
       goto out;
     }
-  if (n > 0 && flush_chunk (db, ins, &ch, n, seq++, err, errlen) < 0)
+  if (n > 0 && flush_chunk (db, codec, ins, &ch, n, seq++, err, errlen) < 0)
     goto out;
   ret = 0;
 out:
@@ -173,6 +172,7 @@ vs_trace_compact (sqlite3 *db, char *err, size_t errlen)
 {
   static const char *finalized_sql
       = "SELECT CAST(value AS INTEGER) FROM main.meta WHERE key = 'finalized'";
+  VsChunkCodec *codec = NULL;
   char sql[128];
   int ret = -1;
 
@@ -184,15 +184,20 @@ vs_trace_compact (sqlite3 *db, char *err, size_t errlen)
       fail (err, errlen, "cannot compact the trace: %s", sqlite3_errmsg (db));
       return -1;
     }
+  codec = vs_chunk_codec_new ();
   for (size_t i = 0; i < vs_chunk_n_tables; i++)
     {
-      int rc = compact_table (db, &vs_chunk_tables[i], err, errlen);
+      int rc = codec ? compact_table (db, codec, &vs_chunk_tables[i], err, errlen) : -1;
       if (rc != 0)
         {
+          if (codec == NULL)
+            fail (err, errlen, "out of memory compacting the trace");
           ret = rc;
           goto out;
         }
     }
+  vs_chunk_codec_free (codec);
+  codec = NULL;
   /* The view's tables are temporary virtual tables from now on, which a
    * view of the main schema cannot name: readers create it in temp. */
   if (sqlite3_exec (db, "DROP VIEW IF EXISTS main.kernel", NULL, NULL, NULL) != SQLITE_OK)
@@ -207,7 +212,11 @@ vs_trace_compact (sqlite3 *db, char *err, size_t errlen)
   if (sqlite3_exec (db, sql, NULL, NULL, NULL) != SQLITE_OK
       || sqlite3_exec (db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
     goto sqlfail;
-  if (sqlite3_exec (db, "VACUUM", NULL, NULL, NULL) != SQLITE_OK)
+  /* Chunks are blobs of a few KiB, one or more to a page: small pages
+   * waste less of each (16 KiB pages left a compacted trace a third
+   * larger). */
+  if (sqlite3_exec (db, "PRAGMA main.page_size = 4096", NULL, NULL, NULL) != SQLITE_OK
+      || sqlite3_exec (db, "VACUUM", NULL, NULL, NULL) != SQLITE_OK)
     {
       fail (err, errlen, "cannot vacuum the compacted trace: %s", sqlite3_errmsg (db));
       return -1;
@@ -218,6 +227,7 @@ sqlfail:
   fail (err, errlen, "cannot compact the trace: %s", sqlite3_errmsg (db));
   ret = -1;
 out:
+  vs_chunk_codec_free (codec);
   sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);
   return ret;
 }
@@ -228,14 +238,18 @@ vs_trace_compact_file (const char *path, char *err, size_t errlen)
   sqlite3 *db = NULL;
   int rc;
 
-  if (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)
+  /* One thread uses the connection: no mutex on each call.  The file is
+   * an output not yet in place (record, recover, import): its journal can
+   * stay in memory, enough to roll back, and nothing is synced until the
+   * caller renames it. */
+  if (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
     {
-      fail (err, errlen, "cannot open %s: %s", path,
-            db ? sqlite3_errmsg (db) : "out of memory");
+      fail (err, errlen, "cannot open %s: %s", path, db ? sqlite3_errmsg (db) : "out of memory");
       sqlite3_close (db);
       return -1;
     }
   sqlite3_busy_timeout (db, 5000);
+  sqlite3_exec (db, "PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF", NULL, NULL, NULL);
   rc = vs_trace_compact (db, err, errlen);
   if (sqlite3_close (db) != SQLITE_OK && rc >= 0)
     {

@@ -87,7 +87,7 @@ _vramscope ()
       ;;
     export)
       case $prev in
-        -f|--format) COMPREPLY=($(compgen -W "perfetto snapshot folded" -- "$cur")); return ;;
+        -f|--format) COMPREPLY=($(compgen -W "perfetto snapshot folded sqlite" -- "$cur")); return ;;
         --at) COMPREPLY=($(compgen -W "peak exit" -- "$cur")); return ;;
         -o|--output) _filedir; return ;;
         --device|--allocator) return ;;

@@ -119,7 +119,7 @@ complete_line () {
 got=$(complete_line vramscope ex)
 ok $([ "$got" = "export " ] && echo 0 || echo 1) "bash completes a subcommand (got $got)"
 got=$(complete_line vramscope export x.db --format "")
-ok $([ "$got" = "folded perfetto snapshot " ] && echo 0 || echo 1) "bash completes export formats (got $got)"
+ok $([ "$got" = "folded perfetto snapshot sqlite " ] && echo 0 || echo 1) "bash completes export formats (got $got)"
 got=$(complete_line vramscope report x.db fr)
 ok $([ "$got" = "fragmentation " ] && echo 0 || echo 1) "bash completes report names (got $got)"
 got=$(complete_line vramscope report x.db --format "")

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Compacted traces against plain ones: writes a synthetic trace of N events
+# (default 3M) and K kernels (default 300k) with bench/vs-gen-trace, copies
+# it and compacts the copy (tests/schema/vs-compact-tool), then prints the
+# compaction's time, both sizes, and the time of `report summary`, `peak`,
+# `leaks`, `fragmentation`, `diagnose`, `growth`, `kernels`, `whatif` and a
+# 1000-bucket timeline on each file (the median of 3 runs), checking that
+# both answer the same.
+#
+# Usage: bench/compact-bench.sh [BUILD_DIR] [EVENTS] [KERNELS]
+set -euo pipefail
+build="${1:-build}"
+events="${2:-3000000}"
+kernels="${3:-300000}"
+work="${VS_BENCH_DIR:-$build/bench-data}"
+mkdir -p "$work"
+plain="$work/compact-plain-$events.db"
+compact="$work/compact-$events.db"
+vs="$build/cli/vramscope"
+
+ms_now () { date +%s%N | cut -c1-13; }
+
+rm -f "$plain" "$compact"
+"$build/bench/vs-gen-trace" -n "$events" -k "$kernels" -o "$plain" | grep -i final || true
+cp "$plain" "$compact"
+t0=$(ms_now)
+"$build/tests/schema/vs-compact-tool" "$compact"
+t1=$(ms_now)
+echo "compacting_ms $((t1 - t0))"
+echo "bytes_plain $(stat -c %s "$plain") bytes_compacted $(stat -c %s "$compact")"
+
+# The median of three runs of a command, in ms; its output in $work/out.
+median3 () {
+  local a=() t0 t1
+  for _ in 1 2 3; do
+    t0=$(ms_now)
+    "$@" > "$work/out" 2>&1
+    t1=$(ms_now)
+    a+=($((t1 - t0)))
+  done
+  printf '%s\n' "${a[@]}" | sort -n | sed -n 2p
+}
+
+printf '%-22s %10s %10s\n' "report" "plain_ms" "compact_ms"
+for r in summary peak leaks fragmentation diagnose growth kernels "timeline --buckets 1000" whatif; do
+  if [ "$r" = whatif ]; then cmd=(whatif); else cmd=(report --format csv); fi
+  # shellcheck disable=SC2086
+  p=$(median3 "$vs" "${cmd[0]}" "$plain" "${cmd[@]:1}" $( [ "$r" = whatif ] || echo $r ))
+  cp "$work/out" "$work/out.plain"
+  # shellcheck disable=SC2086
+  c=$(median3 "$vs" "${cmd[0]}" "$compact" "${cmd[@]:1}" $( [ "$r" = whatif ] || echo $r ))
+  same=$(cmp -s "$work/out" "$work/out.plain" && echo same || echo DIFFERENT)
+  printf '%-22s %10d %10d %s\n' "${r%% *}" "$p" "$c" "$same"
+done
