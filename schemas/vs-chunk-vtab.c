@@ -70,6 +70,8 @@ typedef struct
   int64_t *first_row; /* rows before each chunk */
   int64_t total_rows;
   VsChunkZone *zones; /* nchunks × ncols */
+  uint32_t sorted;    /* columns in order across the whole table: the key's first, and
+                         those every chunk's zone says are sorted, their ranges in turn */
   sqlite3_stmt *read;
   VsChunkCodec *codec;
   Cached **cache;     /* per chunk, NULL when not decoded */
@@ -89,7 +91,8 @@ typedef struct
   sqlite3_vtab_cursor base;
   Cons cons[MAX_CONSTRAINTS];
   int ncons;
-  int64_t lo, hi; /* bounds on the first key column */
+  int rcol;       /* the column in order the scan seeks on (rows come in its order) */
+  int64_t lo, hi; /* bounds on it */
   bool empty;     /* a condition no row meets */
   bool has_live;
   int64_t live;
@@ -202,6 +205,22 @@ load_zones (Vtab *vt, char **pzErr)
       vt->first_row[i] = vt->total_rows;
       vt->total_rows += n;
       vt->nchunks++;
+    }
+  if (rc == SQLITE_DONE)
+    {
+      vt->sorted = 1u << k0;
+      for (int c = 0; c < t->ncols && vt->nchunks > 0; c++)
+        {
+          bool in_order = true;
+          for (int i = 0; i < vt->nchunks && in_order; i++)
+            {
+              const VsChunkZone *z = vt->zones + (size_t)i * t->ncols + c;
+              in_order = z->sorted
+                         && (i == 0 || vt->zones[(size_t)(i - 1) * t->ncols + c].max <= z->min);
+            }
+          if (in_order)
+            vt->sorted |= 1u << c;
+        }
     }
   if (rc != SQLITE_DONE && rc != SQLITE_CORRUPT && rc != SQLITE_NOMEM)
     *pzErr = sqlite3_mprintf ("the trace's %s chunks cannot be read: %s", t->name,
@@ -392,6 +411,21 @@ vtab_best_index (sqlite3_vtab *base, sqlite3_index_info *info)
         reversed = false;
       else
         k++;
+    }
+  /* A column in order across the table (vt->sorted) comes in order in
+   * either scan, ties in key order: ORDER BY it (then the key) is free. */
+  if (!ordered && !reversed && info->nOrderBy >= 1 && info->nOrderBy <= 1 + t->nkey)
+    {
+      int c0 = real_column (t, info->aOrderBy[0].iColumn);
+      bool desc = info->aOrderBy[0].desc, fits = c0 >= 0 && (vt->sorted & (1u << c0));
+      for (int i = 1; i < info->nOrderBy && fits; i++)
+        fits = info->aOrderBy[i].desc == desc
+               && real_column (t, info->aOrderBy[i].iColumn) == t->key[i - 1];
+      if (fits)
+        {
+          ordered = !desc;
+          reversed = desc;
+        }
     }
   info->orderByConsumed = ordered || reversed;
   info->idxNum = reversed ? 1 : 0;
@@ -598,11 +632,12 @@ ensure_columns (Vtab *vt, Cached *c, uint32_t need)
               has_value = true;
               if (ch->values[at] < z[col].min || ch->values[at] > z[col].max)
                 goto bad;
-              if (col == k0 && i > 0 && ch->values[at - 1] > ch->values[at])
+              if ((col == k0 || z[col].sorted) && i > 0 && ch->values[at - 1] > ch->values[at])
                 goto bad;
             }
         }
-      if (has_null != z[col].has_null || has_value != z[col].has_value)
+      if (has_null != z[col].has_null || has_value != z[col].has_value
+          || (z[col].sorted && has_null))
         goto bad;
       c->checked |= 1u << col;
     }
@@ -684,7 +719,7 @@ load_chunk (Vtab *vt, Cursor *cur, int ci)
 static int
 seek (Vtab *vt, Cursor *cur, int ci, int row)
 {
-  int k0 = vt->t->key[0];
+  int k0 = cur->rcol;
 
   for (; ci < vt->nchunks; ci++, row = 0)
     {
@@ -740,7 +775,7 @@ seek (Vtab *vt, Cursor *cur, int ci, int row)
 static int
 seek_back (Vtab *vt, Cursor *cur, int ci, int row)
 {
-  int k0 = vt->t->key[0];
+  int k0 = cur->rcol;
 
   for (; ci >= 0; ci--, row = -1)
     {
@@ -817,7 +852,6 @@ cursor_filter (sqlite3_vtab_cursor *base, int idxNum, const char *idxStr, int ar
   cur->need = (uint32_t)strtoul (p, (char **)&p, 10);
   if (*p == ';')
     p++;
-  cur->need |= 1u << k0;
   if (vt->t->id_col >= 0)
     cur->need |= 1u << vt->t->id_col;
   cur->has_live = false;
@@ -855,7 +889,23 @@ cursor_filter (sqlite3_vtab_cursor *base, int idxNum, const char *idxStr, int ar
           cur->has_live = true;
           continue;
         }
-      if (!c->valid || c->col != k0)
+    }
+  /* The column to seek on: the key's first when a condition bounds it,
+   * else another column in order that one bounds (block.alloc_seq). */
+  cur->rcol = -1;
+  for (int i = 0; i < cur->ncons; i++)
+    if (cur->cons[i].valid && cur->cons[i].op != OP_LIVE && cur->cons[i].col == k0)
+      cur->rcol = k0;
+  for (int i = 0; i < cur->ncons && cur->rcol < 0; i++)
+    if (cur->cons[i].valid && cur->cons[i].op != OP_LIVE && (vt->sorted & (1u << cur->cons[i].col)))
+      cur->rcol = cur->cons[i].col;
+  if (cur->rcol < 0)
+    cur->rcol = k0;
+  cur->need |= 1u << cur->rcol;
+  for (int i = 0; i < cur->ncons; i++)
+    {
+      Cons *c = &cur->cons[i];
+      if (!c->valid || c->op == OP_LIVE || c->col != cur->rcol)
         continue;
       switch (c->op)
         {
@@ -904,7 +954,7 @@ cursor_filter (sqlite3_vtab_cursor *base, int idxNum, const char *idxStr, int ar
       while (a < b)
         {
           int m = a + (b - a) / 2;
-          if (vt->zones[(size_t)m * vt->t->ncols + k0].min <= cur->hi)
+          if (vt->zones[(size_t)m * vt->t->ncols + cur->rcol].min <= cur->hi)
             a = m + 1;
           else
             b = m;
@@ -917,7 +967,7 @@ cursor_filter (sqlite3_vtab_cursor *base, int idxNum, const char *idxStr, int ar
   while (a < b)
     {
       int m = a + (b - a) / 2;
-      if (vt->zones[(size_t)m * vt->t->ncols + k0].max < cur->lo)
+      if (vt->zones[(size_t)m * vt->t->ncols + cur->rcol].max < cur->lo)
         a = m + 1;
       else
         b = m;

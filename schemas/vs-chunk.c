@@ -276,7 +276,7 @@ vs_chunk_encode (VsChunkCodec *codec, const VsChunk *ch, uint8_t **data, size_t 
     {
       const int64_t *v = ch->values + (size_t)c * n;
       const uint8_t *nl = ch->nulls + (size_t)c * n;
-      bool has_null = false, has_value = false;
+      bool has_null = false, has_value = false, sorted = true;
       int64_t lo = 0, hi = 0, prev = 0;
       size_t start = payload.len;
       int coding, ref;
@@ -286,13 +286,18 @@ vs_chunk_encode (VsChunkCodec *codec, const VsChunk *ch, uint8_t **data, size_t 
           has_null = true;
         else
           {
+            if (has_value && v[i] < prev)
+              sorted = false;
             if (!has_value || v[i] < lo)
               lo = v[i];
             if (!has_value || v[i] > hi)
               hi = v[i];
             has_value = true;
+            prev = v[i];
           }
-      buf_byte (&zb, (uint8_t)((has_null ? 1 : 0) | (has_value ? 2 : 0)));
+      prev = 0;
+      sorted = sorted && !has_null;
+      buf_byte (&zb, (uint8_t)((has_null ? 1 : 0) | (has_value ? 2 : 0) | (sorted ? 4 : 0)));
       if (has_value)
         {
           buf_varint (&zb, zigzag (lo));
@@ -565,10 +570,11 @@ vs_chunk_zone_decode (const uint8_t *zone, size_t zone_len, int ncols, VsChunkZo
     {
       uint64_t lo, hi;
 
-      if (p >= end || (*p & ~3u) != 0)
+      if (p >= end || (*p & ~7u) != 0 || ((*p & 4) && (*p & 3) != 2))
         return -1;
       zones[c].has_null = (*p & 1) != 0;
       zones[c].has_value = (*p & 2) != 0;
+      zones[c].sorted = (*p & 4) != 0;
       p++;
       zones[c].min = zones[c].max = 0;
       if (zones[c].has_value)

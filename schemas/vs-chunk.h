@@ -71,11 +71,13 @@ typedef struct
   uint32_t decoded;
 } VsChunk;
 
-/* One column's zone: has_null, has_value, and min/max of the values. */
+/* One column's zone: has_null, has_value, and min/max of the values;
+ * sorted: no NULL, each value at least the one before. */
 typedef struct
 {
   bool has_null;
   bool has_value;
+  bool sorted;
   int64_t min, max;
 } VsChunkZone;
 
