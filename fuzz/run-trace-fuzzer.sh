@@ -18,11 +18,12 @@ if [ ! -d "$build" ]; then
     -Dc_args=-fsanitize=fuzzer-no-link \
     -Dgui=disabled -Dcollector=disabled >/dev/null
 fi
-ninja -C "$build" analyzer/libvramscope.a schemas/libvstrace.a >/dev/null
+ninja -C "$build" analyzer/libvramscope.a schemas/libvstrace.a schemas/libvschunk.a >/dev/null
 clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -I"$root/analyzer" -I"$root/schemas" -I"$build" $(pkg-config --cflags glib-2.0 sqlite3) \
-  "$here/vs-trace-fuzz.c" "$build/analyzer/libvramscope.a" "$build/schemas/libvstrace.a" \
-  $(pkg-config --libs glib-2.0 sqlite3) -lm -o "$out/vs-trace-fuzz"
+  "$here/vs-trace-fuzz.c" "$build/analyzer/libvramscope.a" "$build/schemas/libvschunk.a" \
+  "$build/schemas/libvstrace.a" $(pkg-config --libs glib-2.0 sqlite3 libzstd) -lm \
+  -o "$out/vs-trace-fuzz"
 cd "$out"
 VS_FUZZ_TRACES="$root/tests/data" exec ./vs-trace-fuzz -max_total_time="$secs" -max_len=512 \
   -rss_limit_mb=4096 -timeout=60 -print_final_stats=1 "$out/corpus"

@@ -116,7 +116,11 @@ vs_chunk_codec_new (void)
     return NULL;
   c->cctx = ZSTD_createCCtx ();
   c->dctx = ZSTD_createDCtx ();
-  if (c->cctx == NULL || c->dctx == NULL)
+  /* A frame carries a checksum of its content: a damaged chunk that
+   * still decompresses is found too. */
+  if (c->cctx == NULL || c->dctx == NULL
+      || ZSTD_isError (ZSTD_CCtx_setParameter (c->cctx, ZSTD_c_compressionLevel, ZSTD_LEVEL))
+      || ZSTD_isError (ZSTD_CCtx_setParameter (c->cctx, ZSTD_c_checksumFlag, 1)))
     {
       vs_chunk_codec_free (c);
       return NULL;
@@ -356,8 +360,7 @@ vs_chunk_encode (VsChunkCodec *codec, const VsChunk *ch, uint8_t **data, size_t 
 
   size_t bound = ZSTD_compressBound (payload.len);
   uint8_t *out = malloc (bound);
-  size_t got
-      = out ? ZSTD_compressCCtx (codec->cctx, out, bound, payload.p, payload.len, ZSTD_LEVEL) : 0;
+  size_t got = out ? ZSTD_compress2 (codec->cctx, out, bound, payload.p, payload.len) : 0;
   if (out == NULL || ZSTD_isError (got))
     {
       free (out);
