@@ -13,6 +13,7 @@
  */
 #include "vs-trace-private.h"
 #include "vs-chunk-vtab.h"
+#include "vs-trace-compact.h"
 
 #include <errno.h>
 #include <string.h>
@@ -142,8 +143,16 @@ vs_trace_finalize_in_place (VsTrace *trace, GError **error)
   rc = vs_trace_sqlite_open (trace->path, &db, SQLITE_OPEN_READWRITE);
   if (rc == SQLITE_OK)
     {
+      /* A compacted trace is finalized as plain tables, then compacted
+       * again (vs-trace-compact.h). */
+      gboolean compacted = trace->schema_version >= VS_TRACE_SCHEMA_COMPACTED;
+
       sqlite3_busy_timeout (db, 5000);
-      rc = vs_trace_finalize (db, NULL, NULL, err, sizeof err) == 0 ? SQLITE_OK : SQLITE_ERROR;
+      rc = (!compacted || vs_trace_expand (db, err, sizeof err) == 0)
+                   && vs_trace_finalize (db, NULL, NULL, err, sizeof err) == 0
+                   && (!compacted || vs_trace_compact (db, err, sizeof err) == 0)
+               ? SQLITE_OK
+               : SQLITE_ERROR;
       if (rc != SQLITE_OK && err[0] == '\0')
         g_strlcpy (err, sqlite3_errmsg (db), sizeof err);
     }

@@ -40,9 +40,8 @@ round_trip (VsChunkCodec *codec, const VsChunk *ch)
 
   g_assert_cmpint (vs_chunk_encode (codec, ch, &data, &data_len, &zone, &zone_len, err, sizeof err),
                    ==, 0);
-  g_assert_cmpint (vs_chunk_decode (codec, data, data_len, ch->ncols, ch->nrows, &back, err,
-                                    sizeof err),
-                   ==, 0);
+  g_assert_cmpint (
+      vs_chunk_decode (codec, data, data_len, ch->ncols, ch->nrows, &back, err, sizeof err), ==, 0);
   for (int c = 0; c < ch->ncols; c++)
     for (int i = 0; i < ch->nrows; i++)
       {
@@ -85,9 +84,8 @@ round_trip (VsChunkCodec *codec, const VsChunk *ch)
         }
     }
   /* One column decoded alone, the one it is coded relative to with it. */
-  g_assert_cmpint (vs_chunk_open (codec, data, data_len, ch->ncols, ch->nrows, &back, err,
-                                  sizeof err),
-                   ==, 0);
+  g_assert_cmpint (
+      vs_chunk_open (codec, data, data_len, ch->ncols, ch->nrows, &back, err, sizeof err), ==, 0);
   g_assert_cmpint (vs_chunk_columns (&back, 1u << (ch->ncols - 1), err, sizeof err), ==, 0);
   g_assert_true (back.decoded & (1u << (ch->ncols - 1)));
   for (int i = 0; i < ch->nrows; i++)
@@ -106,8 +104,9 @@ round_trip (VsChunkCodec *codec, const VsChunk *ch)
 static void
 test_round_trip (void)
 {
-  static const int64_t edges[] = { 0, 1, -1, INT64_MAX, INT64_MIN, INT64_MAX - 1, INT64_MIN + 1,
-                                   127, 128, -64, -65, 1LL << 62 };
+  static const int64_t edges[]
+      = { 0,   1,   -1,  INT64_MAX, INT64_MIN, INT64_MAX - 1, INT64_MIN + 1,
+          127, 128, -64, -65,       1LL << 62 };
   VsChunkCodec *codec = vs_chunk_codec_new ();
   GRand *rand = g_rand_new_with_seed (14);
 
@@ -181,11 +180,13 @@ test_damage (void)
       ch.values[1000 + i] = i % 7;
       ch.values[2000 + i] = (int64_t)i << 40;
     }
-  g_assert_cmpint (vs_chunk_encode (codec, &ch, &data, &data_len, &zone, &zone_len, err, sizeof err),
-                   ==, 0);
+  g_assert_cmpint (
+      vs_chunk_encode (codec, &ch, &data, &data_len, &zone, &zone_len, err, sizeof err), ==, 0);
   g_assert_cmpint (vs_chunk_decode (codec, data, data_len, 3, 999, &back, err, sizeof err), ==, -1);
-  g_assert_cmpint (vs_chunk_decode (codec, data, data_len, 3, 1001, &back, err, sizeof err), ==, -1);
-  g_assert_cmpint (vs_chunk_decode (codec, data, data_len, 2, 1000, &back, err, sizeof err), ==, -1);
+  g_assert_cmpint (vs_chunk_decode (codec, data, data_len, 3, 1001, &back, err, sizeof err), ==,
+                   -1);
+  g_assert_cmpint (vs_chunk_decode (codec, data, data_len, 2, 1000, &back, err, sizeof err), ==,
+                   -1);
   for (size_t cut = 0; cut < data_len; cut++)
     g_assert_cmpint (vs_chunk_decode (codec, data, cut, 3, 1000, &back, err, sizeof err), ==, -1);
   /* Any byte changed: refused, or (a bit the frame does not use) the
