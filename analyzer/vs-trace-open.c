@@ -146,13 +146,21 @@ vs_trace_finalize_in_place (VsTrace *trace, GError **error)
       /* A compacted trace is finalized as plain tables, then compacted
        * again (vs-trace-compact.h). */
       gboolean compacted = trace->schema_version >= VS_TRACE_SCHEMA_COMPACTED;
+      VsRowChunker chunker;
 
       sqlite3_busy_timeout (db, 5000);
-      rc = (!compacted || vs_trace_expand (db, err, sizeof err) == 0)
-                   && vs_trace_finalize (db, NULL, NULL, err, sizeof err) == 0
-                   && (!compacted || vs_trace_compact (db, err, sizeof err) == 0)
-               ? SQLITE_OK
-               : SQLITE_ERROR;
+      vs_row_chunker_init (&chunker);
+      rc = !compacted || vs_trace_expand (db, err, sizeof err) == 0 ? SQLITE_OK : SQLITE_ERROR;
+      if (rc == SQLITE_OK)
+        {
+          VsRowSink *old = vs_row_sink_set_active (compacted ? &chunker.sink : NULL);
+
+          rc = vs_trace_finalize (db, NULL, NULL, err, sizeof err) == 0 ? SQLITE_OK : SQLITE_ERROR;
+          vs_row_sink_set_active (old);
+        }
+      vs_row_chunker_clear (&chunker);
+      if (rc == SQLITE_OK && compacted && vs_trace_compact (db, err, sizeof err) < 0)
+        rc = SQLITE_ERROR;
       if (rc != SQLITE_OK && err[0] == '\0')
         g_strlcpy (err, sqlite3_errmsg (db), sizeof err);
     }

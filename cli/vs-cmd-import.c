@@ -173,7 +173,14 @@ vs_cmd_import (int argc, char **argv)
       vs_timings_start (&phases);
       vs_timings_set_active (&phases);
     }
+  /* A finalized import is compacted next: the finalizer codes series
+   * into chunks as it derives them (vs-trace-compact.h). */
+  VsRowChunker chunker;
+  vs_row_chunker_init (&chunker);
+  VsRowSink *old_sink = vs_row_sink_set_active (no_finalize ? NULL : &chunker.sink);
   gboolean ok = vs_import_snapshot (snapshot, tmp, !no_finalize, on_progress, &pr, &stats, &error);
+  vs_row_sink_set_active (old_sink);
+  vs_row_chunker_clear (&chunker);
   if (pr.show)
     fprintf (stderr, "\r%40s\r", "");
 

@@ -1006,9 +1006,16 @@ vs_cmd_record (int argc, char **argv)
                      .tool_version = VS_VERSION };
   VsProgress progress = { .tty = !quiet && isatty (2), .what = "writing the trace", .last = -1 };
   int rc = vs_output_temp (out, tmp, sizeof tmp, err, sizeof err);
+  /* Compacted next: the finalizer codes series into chunks as it derives
+   * them, unless a window is applied first (it reads series). */
+  VsRowChunker chunker;
+  vs_row_chunker_init (&chunker);
+  VsRowSink *old_sink = vs_row_sink_set_active (window_ns > 0 ? NULL : &chunker.sink);
   if (rc == 0)
     rc = vs_merge_traces (tmp, (const char *const *)files, n, &run, show_progress, &progress, err,
                           sizeof err);
+  vs_row_sink_set_active (old_sink);
+  vs_row_chunker_clear (&chunker);
   if (rc == 0 && window_ns > 0)
     {
       rc = vs_record_apply_window (tmp, window_ns, quiet, err, sizeof err) ? 0 : -1;

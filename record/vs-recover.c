@@ -291,9 +291,18 @@ vs_cmd_recover (int argc, char **argv)
                          .host = info.host ? info.host : host,
                          .tool_version = VS_VERSION };
       char tmp[PATH_MAX + 64] = "";
-      if (vs_output_temp (out, tmp, sizeof tmp, err, sizeof err) != 0
-          || vs_merge_traces (tmp, (const char *const *)files, n, &run, NULL, NULL, err, sizeof err)
-                 != 0
+      /* Compacted next: series coded into chunks as the finalizer derives
+       * them, unless a window is applied first (it reads series). */
+      VsRowChunker chunker;
+      vs_row_chunker_init (&chunker);
+      VsRowSink *old_sink = vs_row_sink_set_active (window_ns > 0 ? NULL : &chunker.sink);
+      int merged = vs_output_temp (out, tmp, sizeof tmp, err, sizeof err) == 0
+                   && vs_merge_traces (tmp, (const char *const *)files, n, &run, NULL, NULL, err,
+                                       sizeof err)
+                          == 0;
+      vs_row_sink_set_active (old_sink);
+      vs_row_chunker_clear (&chunker);
+      if (!merged
           || (window_ns > 0 && !vs_record_apply_window (tmp, window_ns, quiet, err, sizeof err))
           || vs_trace_compact_file (tmp, err, sizeof err) < 0
           || vs_output_commit (tmp, out, force, "--force", err, sizeof err) != 0)

@@ -167,6 +167,197 @@ out:
   return ret;
 }
 
+/* ------------------------------------------- series and block straight to chunks */
+
+/* The rows of one series (or of block) gathered for its next chunk, and
+ * the chunks it has written.  A chunk of series has the seq of its
+ * series' rank in key order (device, allocator) times 2^32 plus its
+ * number, so seqs ascend in key order; block's are numbered from 0. */
+struct VsChunkRows
+{
+  VsChunk chunk; /* room for VS_CHUNK_ROWS rows; nrows: rows gathered */
+  int64_t written;
+};
+
+static int
+chunker_begin (VsRowSink *sink, VsRowSinkTable table, sqlite3 *db, int32_t ndev, int32_t nalloc)
+{
+  VsRowChunker *c = (VsRowChunker *)sink;
+  const VsChunkTable *t = vs_chunk_table_find (table == VS_ROW_SINK_SERIES ? "series" : "block");
+  char sql[512];
+
+  vs_row_chunker_clear (c);
+  c->db = db;
+  c->table = t;
+  c->ndev = table == VS_ROW_SINK_SERIES ? ndev : 0;
+  c->nalloc = table == VS_ROW_SINK_SERIES ? nalloc : 0;
+  c->codec = vs_chunk_codec_new ();
+  c->rows = calloc (((size_t)c->ndev + 1) * ((size_t)c->nalloc + 1), sizeof *c->rows);
+  if (t == NULL || c->codec == NULL || c->rows == NULL)
+    {
+      fail (sink->err, sizeof sink->err, "out of memory");
+      return -1;
+    }
+  snprintf (sql, sizeof sql,
+            "CREATE TABLE IF NOT EXISTS main.\"%s_chunk\" (seq INTEGER PRIMARY KEY,"
+            " row_count INTEGER NOT NULL, zone BLOB NOT NULL, data BLOB NOT NULL);"
+            "DELETE FROM main.\"%s_chunk\";",
+            t->name, t->name);
+  if (sqlite3_exec (db, sql, NULL, NULL, NULL) != SQLITE_OK)
+    goto sqlfail;
+  snprintf (sql, sizeof sql, "INSERT INTO main.\"%s_chunk\" VALUES (?, ?, ?, ?)", t->name);
+  if (sqlite3_prepare_v2 (db, sql, -1, &c->insert, NULL) != SQLITE_OK)
+    goto sqlfail;
+  return 0;
+
+sqlfail:
+  fail (sink->err, sizeof sink->err, "cannot write %s chunks: %s", t->name, sqlite3_errmsg (db));
+  return -1;
+}
+
+/* Codes the rows gathered for series i (block: 0) into its next chunk. */
+static int
+chunker_flush (VsRowChunker *c, size_t i)
+{
+  struct VsChunkRows *r = &c->rows[i];
+  int n = r->chunk.nrows;
+  int64_t seq
+      = c->nalloc > 0 || c->ndev > 0 ? (int64_t)((uint64_t)i << 32) + r->written : r->written;
+
+  if (n == 0)
+    return 0;
+  int rc = flush_chunk (c->db, c->codec, c->insert, &r->chunk, n, seq, c->sink.err,
+                        sizeof c->sink.err);
+  r->chunk.nrows = 0;
+  r->written++;
+  return rc;
+}
+
+static int
+chunker_row (VsRowSink *sink, const int64_t *v, uint32_t nulls)
+{
+  VsRowChunker *c = (VsRowChunker *)sink;
+  int ncols = c->table->ncols;
+  size_t i = 0;
+
+  if (c->ndev > 0 || c->nalloc > 0)
+    {
+      /* series: device_id and allocator_id pick the series. */
+      int64_t dev = v[1], alloc = v[2];
+      if (dev < 0 || dev > c->ndev || alloc < 0 || alloc > c->nalloc)
+        {
+          fail (sink->err, sizeof sink->err, "a series row of device %lld, allocator %lld",
+                (long long)dev, (long long)alloc);
+          return -1;
+        }
+      i = (size_t)dev * ((size_t)c->nalloc + 1) + (size_t)alloc;
+    }
+  struct VsChunkRows *r = &c->rows[i];
+  if (r->chunk.values == NULL)
+    {
+      r->chunk.ncols = ncols;
+      r->chunk.values = malloc ((size_t)ncols * VS_CHUNK_ROWS * sizeof *r->chunk.values);
+      r->chunk.nulls = malloc ((size_t)ncols * VS_CHUNK_ROWS);
+      if (r->chunk.values == NULL || r->chunk.nulls == NULL)
+        {
+          fail (sink->err, sizeof sink->err, "out of memory");
+          return -1;
+        }
+    }
+  int n = r->chunk.nrows;
+  for (int col = 0; col < ncols; col++)
+    {
+      bool null = (nulls >> col) & 1;
+      r->chunk.values[(size_t)col * VS_CHUNK_ROWS + n] = null ? 0 : v[col];
+      r->chunk.nulls[(size_t)col * VS_CHUNK_ROWS + n] = null;
+    }
+  r->chunk.nrows = n + 1;
+  return r->chunk.nrows == VS_CHUNK_ROWS ? chunker_flush (c, i) : 0;
+}
+
+static int
+chunker_end (VsRowSink *sink, int keep)
+{
+  VsRowChunker *c = (VsRowChunker *)sink;
+  size_t n = ((size_t)c->ndev + 1) * ((size_t)c->nalloc + 1);
+  int rc = 0;
+
+  for (size_t i = 0; keep && i < n && rc == 0; i++)
+    rc = chunker_flush (c, i);
+  vs_row_chunker_clear (c);
+  return rc;
+}
+
+void
+vs_row_chunker_init (VsRowChunker *c)
+{
+  memset (c, 0, sizeof *c);
+  c->sink.begin = chunker_begin;
+  c->sink.row = chunker_row;
+  c->sink.end = chunker_end;
+}
+
+void
+vs_row_chunker_clear (VsRowChunker *c)
+{
+  size_t n = ((size_t)c->ndev + 1) * ((size_t)c->nalloc + 1);
+
+  for (size_t i = 0; c->rows != NULL && i < n; i++)
+    {
+      free (c->rows[i].chunk.values);
+      free (c->rows[i].chunk.nulls);
+    }
+  free (c->rows);
+  c->rows = NULL;
+  c->ndev = c->nalloc = 0;
+  sqlite3_finalize (c->insert);
+  c->insert = NULL;
+  vs_chunk_codec_free (c->codec);
+  c->codec = NULL;
+  c->db = NULL;
+}
+
+/* ------------------------------------------------------------- compaction */
+
+/* Whether the finalizer wrote table t straight into chunks
+ * (VsRowChunker): t_chunk exists and t is empty. */
+static int
+chunked_already (sqlite3 *db, const VsChunkTable *t)
+{
+  char exists[256], empty[256];
+
+  snprintf (exists, sizeof exists,
+            "SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = '%s_chunk'",
+            t->name);
+  snprintf (empty, sizeof empty, "SELECT count(*) FROM (SELECT 1 FROM main.\"%s\" LIMIT 1)",
+            t->name);
+  return query_int (db, exists, 0) > 0 && query_int (db, empty, 1) == 0;
+}
+
+/* Puts the rows of t's chunks back into t and drops the chunks: a trace
+ * left uncompacted keeps its tables plain. */
+static int
+restore_table (sqlite3 *db, const VsChunkTable *t, char *err, size_t errlen)
+{
+  char sql[512];
+
+  snprintf (sql, sizeof sql,
+            "BEGIN IMMEDIATE;"
+            "CREATE VIRTUAL TABLE temp.vs_restore USING vs_chunk(%s);"
+            "INSERT INTO main.\"%s\" SELECT * FROM temp.vs_restore;"
+            "DROP TABLE temp.vs_restore;"
+            "DROP TABLE main.\"%s_chunk\";"
+            "COMMIT;",
+            t->name, t->name, t->name);
+  if (vs_chunk_register (db) != SQLITE_OK || sqlite3_exec (db, sql, NULL, NULL, NULL) != SQLITE_OK)
+    {
+      fail (err, errlen, "cannot restore %s: %s", t->name, sqlite3_errmsg (db));
+      sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);
+      return -1;
+    }
+  return 0;
+}
+
 int
 vs_trace_compact (sqlite3 *db, char *err, size_t errlen)
 {
@@ -175,6 +366,7 @@ vs_trace_compact (sqlite3 *db, char *err, size_t errlen)
   VsChunkCodec *codec = NULL;
   char sql[128];
   int ret = -1;
+  unsigned done = 0; /* bit i: table i chunked by the finalizer already */
 
   if (query_int (db, "PRAGMA main.user_version", -1) != VS_TRACE_SCHEMA_VERSION
       || query_int (db, finalized_sql, 0) != 1)
@@ -186,7 +378,12 @@ vs_trace_compact (sqlite3 *db, char *err, size_t errlen)
     }
   codec = vs_chunk_codec_new ();
   for (size_t i = 0; i < vs_chunk_n_tables; i++)
+    if (chunked_already (db, &vs_chunk_tables[i]))
+      done |= 1u << i;
+  for (size_t i = 0; i < vs_chunk_n_tables; i++)
     {
+      if (done & (1u << i))
+        continue;
       int rc = codec ? compact_table (db, codec, &vs_chunk_tables[i], err, errlen) : -1;
       if (rc != 0)
         {
@@ -229,6 +426,10 @@ sqlfail:
 out:
   vs_chunk_codec_free (codec);
   sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);
+  /* Left as it is: with its tables plain, whoever wrote them. */
+  for (size_t i = 0; ret == 1 && i < vs_chunk_n_tables; i++)
+    if ((done & (1u << i)) && restore_table (db, &vs_chunk_tables[i], err, errlen) < 0)
+      ret = -1;
   return ret;
 }
 

@@ -15,8 +15,13 @@
 #pragma once
 
 #include <stddef.h>
+#include <stdint.h>
+
+#include "vs-chunk.h"
+#include "vs-row-sink.h"
 
 struct sqlite3;
+struct VsChunkCodec;
 
 /* Compacts the finalized schema-4 trace open on db (read-write, no
  * transaction open).  Returns 0 when compacted, 1 when db was left as it
@@ -41,3 +46,32 @@ int vs_trace_expand (struct sqlite3 *db, char *err, size_t errlen);
  * (vs_trace_expand), another is copied as it is.  Returns 0, or -1 with
  * err set. */
 int vs_trace_export_plain (const char *src, const char *dst, char *err, size_t errlen);
+
+/* A row sink (vs-row-sink.h) that codes the finalizer's series and block
+ * rows into main.series_chunk and main.block_chunk as they come, for a
+ * trace compacted right after: the rows are neither inserted nor read
+ * back, and vs_trace_compact() keeps those chunks.  Make &chunker.sink
+ * active around the one finalization whose output is compacted next (not
+ * one a window is applied to: the window reads the tables).
+ *
+ *   VsRowChunker c;
+ *   vs_row_chunker_init (&c);
+ *   VsRowSink *old = vs_row_sink_set_active (&c.sink);
+ *   ... finalize ...
+ *   vs_row_sink_set_active (old);
+ *   vs_row_chunker_clear (&c);
+ */
+typedef struct
+{
+  VsRowSink sink;
+  /* private */
+  struct sqlite3 *db;
+  struct sqlite3_stmt *insert;
+  struct VsChunkCodec *codec;
+  const VsChunkTable *table; /* the table being written */
+  int32_t ndev, nalloc;      /* series: its devices and allocators; block: 0 */
+  struct VsChunkRows *rows;  /* per series (block: one): the chunk being filled */
+} VsRowChunker;
+
+void vs_row_chunker_init (VsRowChunker *chunker);
+void vs_row_chunker_clear (VsRowChunker *chunker);

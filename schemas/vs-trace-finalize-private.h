@@ -135,6 +135,8 @@ typedef struct
   /* A windowed trace's detail intervals and coarse points (never NULL
    * while replaying; windowed is false for a complete trace). */
   struct VsFinWindow *window;
+  /* The series rows the replay wrote, and the latest time among them. */
+  int64_t series_rows, series_max_ts;
 } VsFinState;
 
 /* A windowed trace (`record --window`): per device, its detail intervals

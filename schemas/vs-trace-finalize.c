@@ -429,7 +429,7 @@ finalize (sqlite3 *db, VsFinTrace *given, VsProgressFunc progress, void *progres
             "INSERT OR REPLACE INTO meta (key, value) VALUES ('finalized', '1'),"
             " ('start_ns', ?1), ('end_ns', max(?1,"
             " ifnull((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'end_ns'), ?1),"
-            " ifnull((SELECT max(ts) FROM series), ?1),"
+            " ifnull(?2, ?1),"
             " ifnull((SELECT max(end_ns) FROM kernel), ?1),"
             " ifnull((SELECT max(end_ns) FROM nvtx_range), ?1),"
             " ifnull((SELECT max(ts) FROM failed_alloc), ?1)))",
@@ -437,6 +437,10 @@ finalize (sqlite3 *db, VsFinTrace *given, VsProgressFunc progress, void *progres
         != SQLITE_OK)
       goto sqlfail;
     sqlite3_bind_int64 (s, 1, origin);
+    /* The latest series row, as the replay wrote them (to the table or
+     * to a sink, vs-row-sink.h). */
+    if (st.series_rows > 0)
+      sqlite3_bind_int64 (s, 2, st.series_max_ts);
     int src = sqlite3_step (s);
     sqlite3_finalize (s);
     if (src != SQLITE_DONE)

@@ -6,6 +6,7 @@
  * tables are written from the pairing and the totals.
  */
 #include "vs-trace-finalize-private.h"
+#include "vs-row-sink.h"
 
 #include <assert.h>
 #include <stdbool.h>
@@ -253,13 +254,39 @@ replay_block (VsFinState *st, VsFinDevState *ds, int32_t dev, const VsFinEvent *
     }
 }
 
-/* Replays events in order; writes series and series_level; fills accs. */
+/* Where series rows go when a sink is active (vs-row-sink.h). */
+static _Thread_local VsRowSink *active_sink;
+
+VsRowSink *
+vs_row_sink_set_active (VsRowSink *sink)
+{
+  VsRowSink *old = active_sink;
+  active_sink = sink;
+  return old;
+}
+
+VsRowSink *
+vs_row_sink_active (void)
+{
+  return active_sink;
+}
+
+static const char *
+sink_error (const VsRowSink *sink)
+{
+  return sink != NULL ? sink->err : "cannot write the series";
+}
+
+/* Replays events in order; writes series (to the table, or the active
+ * sink) and series_level; fills accs. */
 int
 vs_fin_replay (VsFinTrace *t, VsFinState *st, int64_t origin, VsFinProgress *pr, VsFinErr *e)
 {
   LevelCtx level_ctx = { 0 };
   LevelCtx *ctx = &level_ctx;
   sqlite3 *db = pr->db;
+  VsRowSink *sink = active_sink;
+  st->series_rows = 0;
   /* One batch per allocator id (and shift): see VsSqlBatchSet. */
   VsSqlBatchSet series;
   if (vs_sql_batch_set_init (&series, db, series_sql, 10, (size_t)st->nalloc + 1) < 0
@@ -268,6 +295,12 @@ vs_fin_replay (VsFinTrace *t, VsFinState *st, int64_t origin, VsFinProgress *pr,
     {
       vs_sql_batch_set_clear (&series);
       return vs_fin_fail (e, "out of memory");
+    }
+  if (sink != NULL && sink->begin (sink, VS_ROW_SINK_SERIES, db, st->ndev, st->nalloc) < 0)
+    {
+      vs_sql_batch_set_clear (&series);
+      vs_sql_batch_set_clear (&ctx->rows);
+      return vs_fin_fail (e, "%s", sink->err);
     }
   {
     int64_t span = t->n ? t->ev[t->n - 1].ts - origin : 0;
@@ -286,6 +319,8 @@ vs_fin_replay (VsFinTrace *t, VsFinState *st, int64_t origin, VsFinProgress *pr,
   Levels *levels = calloc (nacc, sizeof *levels);
   if (levels == NULL)
     {
+      if (sink != NULL)
+        sink->end (sink, 0);
       vs_sql_batch_set_clear (&series);
       vs_sql_batch_set_clear (&ctx->rows);
       return vs_fin_fail (e, "out of memory");
@@ -428,21 +463,29 @@ vs_fin_replay (VsFinTrace *t, VsFinState *st, int64_t origin, VsFinProgress *pr,
             }
           if (k != 0 && k == st->shared[dev])
             continue; /* the same row as `all`'s, stored once */
-          VsSqlBatch *row = vs_sql_batch_set_get (&series, (size_t)k);
-          if (row == NULL)
+          int64_t v[]
+              = { seq, dev, k, ev->ts, r, al, device, ds->static_bytes, ds->pinned, ds->managed };
+          bool device_columns = k == 0 && st->device_level;
+          if (st->series_rows++ == 0 || ev->ts > st->series_max_ts)
+            st->series_max_ts = ev->ts;
+          VsSqlBatch *row = NULL;
+          if (sink != NULL)
+            {
+              if (sink->row (sink, v, device_columns ? 0 : 0x3c0u) < 0)
+                {
+                  rc = -1;
+                  break;
+                }
+            }
+          else if ((row = vs_sql_batch_set_get (&series, (size_t)k)) == NULL)
             {
               rc = -1;
               break;
             }
-          int64_t v[] = { seq, dev, k, ev->ts, r, al };
-          for (int c = 0; c < 6; c++)
-            vs_sql_batch_int (row, c, v[c]);
-          if (k == 0 && st->device_level)
+          else
             {
-              vs_sql_batch_int (row, 6, device);
-              vs_sql_batch_int (row, 7, ds->static_bytes);
-              vs_sql_batch_int (row, 8, ds->pinned);
-              vs_sql_batch_int (row, 9, ds->managed);
+              for (int c = 0; c < (device_columns ? 10 : 6); c++)
+                vs_sql_batch_int (row, c, v[c]);
             }
           if (k == 0 && ev->src != SRC_MARK)
             {
@@ -453,7 +496,7 @@ vs_fin_replay (VsFinTrace *t, VsFinState *st, int64_t origin, VsFinProgress *pr,
               if (ds->managed > ds->peak_managed)
                 ds->peak_managed = ds->managed;
             }
-          if (vs_sql_batch_row (row) < 0)
+          if (row != NULL && vs_sql_batch_row (row) < 0)
             rc = -1;
           size_t li = (size_t)dev * (size_t)(st->nalloc + 1) + (size_t)k;
           if (rc == 0
@@ -464,6 +507,8 @@ vs_fin_replay (VsFinTrace *t, VsFinState *st, int64_t origin, VsFinProgress *pr,
         }
       if ((i & 0xFFFF) == 0 && vs_fin_tick (pr, 0x10000) < 0)
         {
+          if (sink != NULL)
+            sink->end (sink, 0);
           vs_sql_batch_set_clear (&series);
           vs_sql_batch_set_clear (&ctx->rows);
           free (levels);
@@ -472,7 +517,7 @@ vs_fin_replay (VsFinTrace *t, VsFinState *st, int64_t origin, VsFinProgress *pr,
     }
   if (rc < 0)
     {
-      vs_fin_fail (e, "%s", sqlite3_errmsg (db));
+      vs_fin_fail (e, "%s", sink != NULL && sink->err[0] ? sink->err : sqlite3_errmsg (db));
       goto out;
     }
 
@@ -488,8 +533,17 @@ vs_fin_replay (VsFinTrace *t, VsFinState *st, int64_t origin, VsFinProgress *pr,
     rc = vs_sql_batch_set_flush (&series) < 0 || vs_sql_batch_set_flush (&ctx->rows) < 0 ? -1 : 0;
   if (rc < 0)
     vs_fin_fail (e, "%s", sqlite3_errmsg (db));
+  else if (sink != NULL)
+    {
+      int end = sink->end (sink, 1);
+      sink = NULL;
+      if (end < 0)
+        rc = vs_fin_fail (e, "%s", sink_error (active_sink));
+    }
 
 out:
+  if (sink != NULL)
+    sink->end (sink, 0);
   vs_sql_batch_set_clear (&series);
   vs_sql_batch_set_clear (&ctx->rows);
   free (levels);
@@ -500,9 +554,15 @@ int
 vs_fin_write_blocks (VsFinTrace *t, VsFinProgress *pr, VsFinErr *e)
 {
   sqlite3 *db = pr->db;
+  VsRowSink *sink = active_sink;
   VsSqlBatch rows;
   if (vs_sql_batch_init (&rows, db, block_sql, 20) < 0)
     return vs_fin_fail (e, "%s", sqlite3_errmsg (db));
+  if (sink != NULL && sink->begin (sink, VS_ROW_SINK_BLOCK, db, 0, 0) < 0)
+    {
+      vs_sql_batch_clear (&rows);
+      return vs_fin_fail (e, "%s", sink->err);
+    }
 
   int rc = 0;
   for (size_t j = 0; j < t->nb && rc == 0; j++)
@@ -517,53 +577,66 @@ vs_fin_write_blocks (VsFinTrace *t, VsFinProgress *pr, VsFinErr *e)
       int64_t range = a ? a->range_id : f->range_id;
       /* Kinds are device-level; allocator blocks and segments have none. */
       int64_t kind = b->level == 1 ? any->kind : 0;
-      /* Columns left unset are NULL. */
-      vs_sql_batch_int (&rows, 0, (int64_t)j + 1);
-      vs_sql_batch_int (&rows, 1, b->level);
+      /* The row; columns left unset are NULL. */
+      int64_t v[20] = { 0 };
+      uint32_t nulls = (1u << 20) - 1;
+#define SET(c, x) (v[c] = (x), nulls &= ~(1u << (c)))
+      SET (0, (int64_t)j + 1);
+      SET (1, b->level);
       if (any->device_id)
-        vs_sql_batch_int (&rows, 2, any->device_id);
+        SET (2, any->device_id);
       if (b->level != 1)
-        vs_sql_batch_int (&rows, 3, any->allocator_id);
+        SET (3, any->allocator_id);
       else if (b->owned_by_pool)
-        vs_sql_batch_int (&rows, 3, any->allocator_id);
+        SET (3, any->allocator_id);
       else if (b->owner >= 0)
         {
           const VsFinBlock *o = &t->bl[b->owner];
-          vs_sql_batch_int (&rows, 3,
-                            t->ev[o->alloc_ev >= 0 ? o->alloc_ev : o->free_ev].allocator_id);
+          SET (3, t->ev[o->alloc_ev >= 0 ? o->alloc_ev : o->free_ev].allocator_id);
         }
-      vs_sql_batch_int (&rows, 4, any->process_id);
-      vs_sql_batch_int (&rows, 5, kind);
-      vs_sql_batch_int (&rows, 6, b->address);
-      vs_sql_batch_int (&rows, 7, b->bytes);
+      SET (4, any->process_id);
+      SET (5, kind);
+      SET (6, b->address);
+      SET (7, b->bytes);
       if (b->block_bytes >= 0 && b->level == 2)
-        vs_sql_batch_int (&rows, 8, b->block_bytes);
-      vs_sql_batch_int (&rows, 9, a ? (int64_t)b->alloc_ev + 1 : 0);
+        SET (8, b->block_bytes);
+      SET (9, a ? (int64_t)b->alloc_ev + 1 : 0);
       if (f)
         {
-          vs_sql_batch_int (&rows, 10, (int64_t)b->free_ev + 1);
-          vs_sql_batch_int (&rows, 12, f->ts);
-          vs_sql_batch_int (&rows, 14, f->id);
+          SET (10, (int64_t)b->free_ev + 1);
+          SET (12, f->ts);
+          SET (14, f->id);
         }
       if (a)
         {
-          vs_sql_batch_int (&rows, 11, a->ts);
-          vs_sql_batch_int (&rows, 13, a->id);
+          SET (11, a->ts);
+          SET (13, a->id);
         }
       if (stack[0])
-        vs_sql_batch_int (&rows, 15, stack[0]);
+        SET (15, stack[0]);
       if (stack[1])
-        vs_sql_batch_int (&rows, 16, stack[1]);
+        SET (16, stack[1]);
       if (range)
-        vs_sql_batch_int (&rows, 17, range);
+        SET (17, range);
       if (b->owner >= 0)
-        vs_sql_batch_int (&rows, 18, (int64_t)b->owner + 1);
+        SET (18, (int64_t)b->owner + 1);
       /* Live at the end: the interval closes after the last position. */
-      vs_sql_batch_int (&rows, 19,
-                        span_bin (a ? (int64_t)b->alloc_ev + 1 : 0,
-                                  f ? (int64_t)b->free_ev + 1 : (int64_t)t->n + 1));
-      if (vs_sql_batch_row (&rows) < 0)
-        rc = -1;
+      SET (19, span_bin (a ? (int64_t)b->alloc_ev + 1 : 0,
+                         f ? (int64_t)b->free_ev + 1 : (int64_t)t->n + 1));
+#undef SET
+      if (sink != NULL)
+        {
+          if (sink->row (sink, v, nulls) < 0)
+            rc = -3;
+        }
+      else
+        {
+          for (int c = 0; c < 20; c++)
+            if (!(nulls & (1u << c)))
+              vs_sql_batch_int (&rows, c, v[c]);
+          if (vs_sql_batch_row (&rows) < 0)
+            rc = -1;
+        }
       if ((j & 0xFFFF) == 0 && vs_fin_tick (pr, 0x10000) < 0)
         {
           rc = -2;
@@ -573,8 +646,12 @@ vs_fin_write_blocks (VsFinTrace *t, VsFinProgress *pr, VsFinErr *e)
   if (rc == 0 && vs_sql_batch_flush (&rows) < 0)
     rc = -1;
   vs_sql_batch_clear (&rows);
+  if (sink != NULL && sink->end (sink, rc == 0) < 0 && rc == 0)
+    rc = -3;
   if (rc == -2)
     return vs_fin_fail (e, "cancelled");
+  if (rc == -3)
+    return vs_fin_fail (e, "%s", sink->err);
   if (rc < 0)
     return vs_fin_fail (e, "%s", sqlite3_errmsg (db));
   return 0;

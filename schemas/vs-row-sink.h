@@ -1,0 +1,51 @@
+/* vs-row-sink.h — where the finalizer puts the rows of `series` and
+ * `block`.
+ *
+ * By default the finalizer inserts them into the tables.  A caller that
+ * compacts the trace right after (vs-trace-compact.h) can make a sink
+ * active instead: the finalizer hands it each row as it derives it, and
+ * the sink codes them into chunks, so the largest derived tables are
+ * neither inserted (nor indexed) nor read back.  The sink is per thread,
+ * like the active VsTimings: plain C, no GLib, and the finalizer itself
+ * needs no compression library (the collector links it).
+ */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct sqlite3;
+
+/* The tables a sink takes. */
+typedef enum
+{
+  VS_ROW_SINK_SERIES,
+  VS_ROW_SINK_BLOCK,
+} VsRowSinkTable;
+
+typedef struct VsRowSink VsRowSink;
+struct VsRowSink
+{
+  /* The pass writing table begins, inside the finalizer's transaction on
+   * db; devices 1..ndev, allocators 0..nalloc.  Returns 0, or -1 with
+   * err. */
+  int (*begin) (VsRowSink *sink, VsRowSinkTable table, struct sqlite3 *db, int32_t ndev,
+                int32_t nalloc);
+  /* One row: v[] the table's columns in the order of schemas/trace.sql;
+   * bit c of nulls: column c is NULL.  Rows come in key order (those of
+   * `series` in key order per device and allocator).  Returns 0, or -1
+   * with err. */
+  int (*row) (VsRowSink *sink, const int64_t *v, uint32_t nulls);
+  /* The pass is over: with keep, whatever is gathered is written; either
+   * way the sink lets go of db (its statements finalized).  Called once
+   * after every begin that succeeded.  Returns 0, or -1 with err. */
+  int (*end) (VsRowSink *sink, int keep);
+  char err[256];
+};
+
+/* Makes sink (NULL: none) the one the finalizer on the calling thread
+ * hands series and block rows to; returns the previous one. */
+VsRowSink *vs_row_sink_set_active (VsRowSink *sink);
+
+/* The active sink of the calling thread, or NULL. */
+VsRowSink *vs_row_sink_active (void);
