@@ -6,11 +6,9 @@
  * chunks in order, skips those whose zones exclude a condition, and
  * decodes the others on demand; the first key column's bounds are found by
  * binary search over chunks and rows, so a lookup by id costs one chunk.
- * Decoded chunks stay in a cache per table of CACHE_BYTES, only the
- * columns statements asked for decoded: the viewer asks the same ranges
- * again and again, reports scan block at several steps.  A chunk that does not decode, or whose rows disagree with its
- * zone map, fails the query with one message; nothing is read past a
- * blob's end.
+ * Chunks come decoded from the table's cache (vs-chunk-store.c): the
+ * viewer asks the same ranges again and again, reports scan block at
+ * several steps.  A damaged chunk fails the query with one message.
  */
 #ifdef VS_SQLITE_EXTENSION
 #include <sqlite3ext.h>
@@ -19,8 +17,8 @@ SQLITE_EXTENSION_INIT3
 #include <sqlite3.h>
 #endif
 
+#include "vs-chunk-vtab-private.h"
 #include "vs-chunk-vtab.h"
-#include "vs-chunk.h"
 #include "vs-trace-writer.h"
 
 #include <assert.h>
@@ -31,9 +29,6 @@ SQLITE_EXTENSION_INIT3
 #include <stdlib.h>
 #include <string.h>
 
-/* Decoded chunks kept per table, in bytes: reports ask "what was live at
- * step S" at several steps, each a scan of block. */
-#define CACHE_BYTES (128u << 20)
 #define MAX_CONSTRAINTS 32
 
 /* Operators a constraint may have; LIVE is block's live_seq = S. */
@@ -48,36 +43,6 @@ enum
   OP_NOTNULL,
   OP_LIVE
 };
-
-typedef struct
-{
-  int64_t seq; /* the chunk's position */
-  VsChunk chunk;
-  int ci;           /* its index in the vtab's arrays */
-  uint32_t checked; /* columns found to agree with the zone map */
-  size_t bytes;     /* payload and decoded columns */
-  int refs;         /* the cache's and each cursor's */
-} Cached;
-
-typedef struct
-{
-  sqlite3_vtab base;
-  sqlite3 *db;
-  const VsChunkTable *t;
-  int nchunks;
-  int64_t *seqs;
-  int *rows;
-  int64_t *first_row; /* rows before each chunk */
-  int64_t total_rows;
-  VsChunkZone *zones; /* nchunks × ncols */
-  uint32_t sorted;    /* columns in order across the whole table: the key's first, and
-                         those every chunk's zone says are sorted, their ranges in turn */
-  sqlite3_stmt *read;
-  VsChunkCodec *codec;
-  Cached **cache;     /* per chunk, NULL when not decoded */
-  size_t cache_bytes; /* what the cached chunks hold */
-  uint64_t rng;       /* the state of cache_trim's draws */
-} Vtab;
 
 typedef struct
 {
@@ -96,10 +61,10 @@ typedef struct
   bool empty;     /* a condition no row meets */
   bool has_live;
   int64_t live;
-  bool desc;     /* rows in the reverse of the natural order */
-  uint32_t need; /* the columns the statement reads or constrains */
-  int ci;        /* current chunk */
-  Cached *cur;   /* its decoded rows, when loaded */
+  bool desc;          /* rows in the reverse of the natural order */
+  uint32_t need;      /* the columns the statement reads or constrains */
+  int ci;             /* current chunk */
+  VsChunkCached *cur; /* its decoded rows, when loaded */
   int row;
   bool eof;
 } Cursor;
@@ -112,130 +77,13 @@ static const char *kernel_view_sql
       "         c.static_shared, c.dynamic_shared, c.registers"
       "  FROM kernel_exec e LEFT JOIN main.kernel_config c ON c.id = e.config_id";
 
-static void
-cached_unref (Cached *c)
-{
-  if (c != NULL && --c->refs == 0)
-    {
-      vs_chunk_clear (&c->chunk);
-      sqlite3_free (c);
-    }
-}
-
-static void
-vtab_free (Vtab *vt)
-{
-  for (int i = 0; vt->cache != NULL && i < vt->nchunks; i++)
-    cached_unref (vt->cache[i]);
-  sqlite3_free (vt->cache);
-  sqlite3_finalize (vt->read);
-  vs_chunk_codec_free (vt->codec);
-  sqlite3_free (vt->seqs);
-  sqlite3_free (vt->rows);
-  sqlite3_free (vt->first_row);
-  sqlite3_free (vt->zones);
-  sqlite3_free (vt);
-}
-
-static int
-grow (Vtab *vt, int cap)
-{
-  int64_t *seqs = sqlite3_realloc64 (vt->seqs, (sqlite3_uint64)cap * sizeof *seqs);
-  if (seqs)
-    vt->seqs = seqs;
-  int *rows = sqlite3_realloc64 (vt->rows, (sqlite3_uint64)cap * sizeof *rows);
-  if (rows)
-    vt->rows = rows;
-  int64_t *first = sqlite3_realloc64 (vt->first_row, (sqlite3_uint64)cap * sizeof *first);
-  if (first)
-    vt->first_row = first;
-  VsChunkZone *zones = sqlite3_realloc64 (
-      vt->zones, (sqlite3_uint64)cap * (sqlite3_uint64)vt->t->ncols * sizeof *zones);
-  if (zones)
-    vt->zones = zones;
-  return seqs && rows && first && zones ? SQLITE_OK : SQLITE_NOMEM;
-}
-
-/* Reads every chunk's row count and zone map of vt's table. */
-static int
-load_zones (Vtab *vt, char **pzErr)
-{
-  const VsChunkTable *t = vt->t;
-  char *sql = sqlite3_mprintf ("SELECT seq, row_count, zone FROM main.\"%w_chunk\" ORDER BY seq",
-                               t->name);
-  sqlite3_stmt *s = NULL;
-  int rc, cap = 0, k0 = t->key[0];
-
-  if (sql == NULL)
-    return SQLITE_NOMEM;
-  rc = sqlite3_prepare_v2 (vt->db, sql, -1, &s, NULL);
-  sqlite3_free (sql);
-  if (rc != SQLITE_OK)
-    {
-      *pzErr = sqlite3_mprintf ("the trace's %s chunks cannot be read: %s", t->name,
-                                sqlite3_errmsg (vt->db));
-      return rc;
-    }
-  while ((rc = sqlite3_step (s)) == SQLITE_ROW)
-    {
-      int i = vt->nchunks;
-      int64_t n = sqlite3_column_int64 (s, 1);
-      const void *zone = sqlite3_column_blob (s, 2);
-      int zone_len = sqlite3_column_bytes (s, 2);
-
-      if (i == cap && grow (vt, cap = cap ? cap * 2 : 64) != SQLITE_OK)
-        {
-          rc = SQLITE_NOMEM;
-          break;
-        }
-      VsChunkZone *z = vt->zones + (size_t)i * t->ncols;
-      if (n < 1 || n > VS_CHUNK_ROWS || zone == NULL
-          || vs_chunk_zone_decode (zone, (size_t)zone_len, t->ncols, z) < 0 || z[k0].has_null
-          || !z[k0].has_value
-          || (i > 0 && vt->zones[(size_t)(i - 1) * t->ncols + k0].max > z[k0].min))
-        {
-          *pzErr = sqlite3_mprintf ("the trace is damaged: %s chunk %lld has a bad row count or"
-                                    " zone map",
-                                    t->name, (long long)sqlite3_column_int64 (s, 0));
-          rc = SQLITE_CORRUPT;
-          break;
-        }
-      vt->seqs[i] = sqlite3_column_int64 (s, 0);
-      vt->rows[i] = (int)n;
-      vt->first_row[i] = vt->total_rows;
-      vt->total_rows += n;
-      vt->nchunks++;
-    }
-  if (rc == SQLITE_DONE)
-    {
-      vt->sorted = 1u << k0;
-      for (int c = 0; c < t->ncols && vt->nchunks > 0; c++)
-        {
-          bool in_order = true;
-          for (int i = 0; i < vt->nchunks && in_order; i++)
-            {
-              const VsChunkZone *z = vt->zones + (size_t)i * t->ncols + c;
-              in_order = z->sorted
-                         && (i == 0 || vt->zones[(size_t)(i - 1) * t->ncols + c].max <= z->min);
-            }
-          if (in_order)
-            vt->sorted |= 1u << c;
-        }
-    }
-  if (rc != SQLITE_DONE && rc != SQLITE_CORRUPT && rc != SQLITE_NOMEM)
-    *pzErr = sqlite3_mprintf ("the trace's %s chunks cannot be read: %s", t->name,
-                              sqlite3_errmsg (vt->db));
-  sqlite3_finalize (s);
-  return rc == SQLITE_DONE ? SQLITE_OK : rc;
-}
-
 /* xCreate and xConnect: argv[3] names the table. */
 static int
 vtab_connect (sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out,
               char **pzErr)
 {
   const VsChunkTable *t = argc > 3 ? vs_chunk_table_find (argv[3]) : NULL;
-  Vtab *vt;
+  VsChunkVtab *vt;
   char *decl;
   int rc;
 
@@ -274,7 +122,7 @@ vtab_connect (sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3
   vt->db = db;
   vt->t = t;
   vt->codec = vs_chunk_codec_new ();
-  rc = vt->codec ? load_zones (vt, pzErr) : SQLITE_NOMEM;
+  rc = vt->codec ? vs_chunk_vtab_load_zones (vt, pzErr) : SQLITE_NOMEM;
   if (rc == SQLITE_OK)
     {
       vt->cache = sqlite3_malloc64 ((sqlite3_uint64)(vt->nchunks + 1) * sizeof *vt->cache);
@@ -287,7 +135,7 @@ vtab_connect (sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3
     }
   if (rc != SQLITE_OK)
     {
-      vtab_free (vt);
+      vs_chunk_vtab_free (vt);
       return rc;
     }
   *out = &vt->base;
@@ -297,7 +145,7 @@ vtab_connect (sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3
 static int
 vtab_disconnect (sqlite3_vtab *base)
 {
-  vtab_free ((Vtab *)base);
+  vs_chunk_vtab_free ((VsChunkVtab *)base);
   return SQLITE_OK;
 }
 
@@ -314,7 +162,7 @@ real_column (const VsChunkTable *t, int col)
 static int
 vtab_best_index (sqlite3_vtab *base, sqlite3_index_info *info)
 {
-  Vtab *vt = (Vtab *)base;
+  VsChunkVtab *vt = (VsChunkVtab *)base;
   const VsChunkTable *t = vt->t;
   /* The columns the statement reads (bit 63: any beyond the 63rd). */
   uint32_t used = (info->colUsed >> 63) ? UINT32_MAX : (uint32_t)(info->colUsed & UINT32_MAX);
@@ -460,7 +308,7 @@ cursor_close (sqlite3_vtab_cursor *base)
 {
   Cursor *cur = (Cursor *)base;
 
-  cached_unref (cur->cur);
+  vs_chunk_cached_unref (cur->cur);
   sqlite3_free (cur);
   return SQLITE_OK;
 }
@@ -523,7 +371,7 @@ enum
 };
 
 static bool
-chunk_may (const Vtab *vt, const Cursor *cur, int ci)
+chunk_may (const VsChunkVtab *vt, const Cursor *cur, int ci)
 {
   const VsChunkZone *z = vt->zones + (size_t)ci * vt->t->ncols;
 
@@ -564,160 +412,10 @@ row_meets (const Cursor *cur, const VsChunk *ch, int row)
   return true;
 }
 
-/* The bytes a cached chunk holds. */
-static size_t
-cached_size (const Cached *c)
-{
-  size_t n = (size_t)__builtin_popcount (c->chunk.decoded);
-  size_t payload = 0;
-
-  for (int i = 0; i < c->chunk.ncols; i++)
-    payload += c->chunk.len[i];
-  return payload + n * (size_t)c->chunk.nrows * (sizeof (int64_t) + 1);
-}
-
-/* Drops chunks from the cache until it holds at most CACHE_BYTES - room
- * (cursors keep their own reference).  The chunk dropped is drawn at
- * random: reports scan block whole at several steps, a cycle in which
- * dropping the least recently used would drop every chunk before its
- * next use, while a random one keeps about the share that fits. */
-static void
-cache_trim (Vtab *vt, size_t room)
-{
-  while (vt->cache_bytes + room > CACHE_BYTES && vt->cache_bytes > 0)
-    {
-      uint64_t x = (vt->rng += 0x9E3779B97F4A7C15ull);
-      x ^= x >> 31;
-      x *= 0xBF58476D1CE4E5B9ull;
-      x ^= x >> 29;
-      int start = (int)(x % (uint64_t)vt->nchunks), victim = -1;
-      for (int k = 0; k < vt->nchunks && victim < 0; k++)
-        if (vt->cache[(start + k) % vt->nchunks] != NULL)
-          victim = (start + k) % vt->nchunks;
-      if (victim < 0)
-        return;
-      vt->cache_bytes -= vt->cache[victim]->bytes;
-      cached_unref (vt->cache[victim]);
-      vt->cache[victim] = NULL;
-    }
-}
-
-/* Decodes the columns of need in c not decoded yet and checks each
- * against the chunk's zone map (and the first key column's order). */
-static int
-ensure_columns (Vtab *vt, Cached *c, uint32_t need)
-{
-  VsChunk *ch = &c->chunk;
-  const VsChunkZone *z = vt->zones + (size_t)c->ci * vt->t->ncols;
-  int k0 = vt->t->key[0];
-  char err[256];
-
-  need &= ch->ncols >= 32 ? UINT32_MAX : (1u << ch->ncols) - 1;
-  if ((need & ~c->checked) == 0)
-    return SQLITE_OK;
-  if (vs_chunk_columns (ch, need, err, sizeof err) < 0)
-    goto bad;
-  for (int col = 0; col < ch->ncols; col++)
-    {
-      bool has_null = false, has_value = false;
-      if (!(ch->decoded & (1u << col)) || (c->checked & (1u << col)))
-        continue;
-      for (int i = 0; i < ch->nrows; i++)
-        {
-          size_t at = (size_t)col * ch->nrows + i;
-          if (ch->nulls[at])
-            has_null = true;
-          else
-            {
-              has_value = true;
-              if (ch->values[at] < z[col].min || ch->values[at] > z[col].max)
-                goto bad;
-              if ((col == k0 || z[col].sorted) && i > 0 && ch->values[at - 1] > ch->values[at])
-                goto bad;
-            }
-        }
-      if (has_null != z[col].has_null || has_value != z[col].has_value
-          || (z[col].sorted && has_null))
-        goto bad;
-      c->checked |= 1u << col;
-    }
-  vt->cache_bytes -= c->bytes;
-  c->bytes = cached_size (c);
-  vt->cache_bytes += c->bytes;
-  return SQLITE_OK;
-
-bad:
-  sqlite3_free (vt->base.zErrMsg);
-  vt->base.zErrMsg = sqlite3_mprintf ("the trace is damaged: %s chunk %lld does not decode",
-                                      vt->t->name, (long long)c->seq);
-  return SQLITE_ERROR;
-}
-
-/* Makes chunk ci the cursor's, decoding it unless cached. */
-static int
-load_chunk (Vtab *vt, Cursor *cur, int ci)
-{
-  int64_t seq = vt->seqs[ci];
-  char err[256];
-  int rc;
-
-  cached_unref (cur->cur);
-  cur->cur = NULL;
-  if (vt->cache[ci] != NULL)
-    {
-      vt->cache[ci]->refs++;
-      cur->cur = vt->cache[ci];
-      return ensure_columns (vt, cur->cur, cur->need);
-    }
-
-  Cached *c = sqlite3_malloc (sizeof *c);
-  if (c == NULL)
-    return SQLITE_NOMEM;
-  memset (c, 0, sizeof *c);
-  c->seq = seq;
-  c->ci = ci;
-  sqlite3_bind_int64 (vt->read, 1, seq);
-  rc = sqlite3_step (vt->read);
-  if (rc == SQLITE_ROW)
-    {
-      const void *data = sqlite3_column_blob (vt->read, 1);
-      int len = sqlite3_column_bytes (vt->read, 1);
-      if (sqlite3_column_int64 (vt->read, 0) != vt->rows[ci] || data == NULL
-          || vs_chunk_open (vt->codec, data, (size_t)len, vt->t->ncols, vt->rows[ci], &c->chunk,
-                            err, sizeof err)
-                 < 0)
-        rc = SQLITE_CORRUPT;
-      else
-        rc = SQLITE_OK;
-    }
-  else if (rc == SQLITE_DONE)
-    rc = SQLITE_CORRUPT;
-  sqlite3_reset (vt->read);
-  if (rc != SQLITE_OK)
-    {
-      vs_chunk_clear (&c->chunk);
-      sqlite3_free (c);
-      sqlite3_free (vt->base.zErrMsg);
-      if (rc == SQLITE_CORRUPT)
-        vt->base.zErrMsg = sqlite3_mprintf ("the trace is damaged: %s chunk %lld does not decode",
-                                            vt->t->name, (long long)seq);
-      else
-        vt->base.zErrMsg = sqlite3_mprintf ("%s", sqlite3_errmsg (vt->db));
-      return SQLITE_ERROR;
-    }
-  c->refs = 2; /* the cache's and the cursor's */
-  c->bytes = cached_size (c);
-  cache_trim (vt, c->bytes + (size_t)__builtin_popcount (cur->need) * c->chunk.nrows * 9);
-  vt->cache[ci] = c;
-  vt->cache_bytes += c->bytes;
-  cur->cur = c;
-  return ensure_columns (vt, c, cur->need);
-}
-
 /* Positions the cursor on the first row at or after (ci, row) that meets
  * its constraints, loading chunks as needed. */
 static int
-seek (Vtab *vt, Cursor *cur, int ci, int row)
+seek (VsChunkVtab *vt, Cursor *cur, int ci, int row)
 {
   int k0 = cur->rcol;
 
@@ -730,7 +428,8 @@ seek (Vtab *vt, Cursor *cur, int ci, int row)
         continue;
       if (cur->cur == NULL || cur->ci != ci)
         {
-          int rc = load_chunk (vt, cur, ci);
+          vs_chunk_cached_unref (cur->cur);
+          int rc = vs_chunk_vtab_get (vt, ci, cur->need, &cur->cur);
           if (rc != SQLITE_OK)
             return rc;
           cur->ci = ci;
@@ -773,7 +472,7 @@ seek (Vtab *vt, Cursor *cur, int ci, int row)
 /* seek() in the reverse order: the last row at or before (ci, row) that
  * meets the constraints (row -1: the chunk's last). */
 static int
-seek_back (Vtab *vt, Cursor *cur, int ci, int row)
+seek_back (VsChunkVtab *vt, Cursor *cur, int ci, int row)
 {
   int k0 = cur->rcol;
 
@@ -786,7 +485,8 @@ seek_back (Vtab *vt, Cursor *cur, int ci, int row)
         continue;
       if (cur->cur == NULL || cur->ci != ci)
         {
-          int rc = load_chunk (vt, cur, ci);
+          vs_chunk_cached_unref (cur->cur);
+          int rc = vs_chunk_vtab_get (vt, ci, cur->need, &cur->cur);
           if (rc != SQLITE_OK)
             return rc;
           cur->ci = ci;
@@ -843,7 +543,7 @@ cursor_filter (sqlite3_vtab_cursor *base, int idxNum, const char *idxStr, int ar
                sqlite3_value **argv)
 {
   Cursor *cur = (Cursor *)base;
-  Vtab *vt = (Vtab *)base->pVtab;
+  VsChunkVtab *vt = (VsChunkVtab *)base->pVtab;
   int k0 = vt->t->key[0];
   const char *p = idxStr ? idxStr : "";
 
@@ -941,7 +641,7 @@ cursor_filter (sqlite3_vtab_cursor *base, int idxNum, const char *idxStr, int ar
   if (cur->lo > cur->hi)
     cur->empty = true;
 
-  cached_unref (cur->cur);
+  vs_chunk_cached_unref (cur->cur);
   cur->cur = NULL;
   cur->eof = true;
   if (cur->empty)
@@ -981,8 +681,8 @@ cursor_next (sqlite3_vtab_cursor *base)
   Cursor *cur = (Cursor *)base;
 
   if (cur->desc)
-    return seek_back ((Vtab *)base->pVtab, cur, cur->ci, cur->row - 1);
-  return seek ((Vtab *)base->pVtab, cur, cur->ci, cur->row + 1);
+    return seek_back ((VsChunkVtab *)base->pVtab, cur, cur->ci, cur->row - 1);
+  return seek ((VsChunkVtab *)base->pVtab, cur, cur->ci, cur->row + 1);
 }
 
 static int
@@ -1006,8 +706,8 @@ cursor_column (sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col)
   if (!(ch->decoded & (1u << col)))
     {
       /* A column SQLite did not announce: decoded now. */
-      Vtab *vt = (Vtab *)base->pVtab;
-      int rc = ensure_columns (vt, cur->cur, cur->need | (1u << col));
+      VsChunkVtab *vt = (VsChunkVtab *)base->pVtab;
+      int rc = vs_chunk_vtab_ensure (vt, cur->cur, cur->need | (1u << col));
       if (rc != SQLITE_OK)
         {
           sqlite3_result_error (ctx, vt->base.zErrMsg ? vt->base.zErrMsg : "damaged chunk", -1);
@@ -1024,7 +724,7 @@ static int
 cursor_rowid (sqlite3_vtab_cursor *base, sqlite3_int64 *rowid)
 {
   Cursor *cur = (Cursor *)base;
-  Vtab *vt = (Vtab *)base->pVtab;
+  VsChunkVtab *vt = (VsChunkVtab *)base->pVtab;
   const VsChunk *ch = &cur->cur->chunk;
 
   if (vt->t->id_col >= 0)
