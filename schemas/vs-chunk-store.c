@@ -189,25 +189,25 @@ vs_chunk_vtab_ensure (VsChunkVtab *vt, VsChunkCached *c, uint32_t need)
     goto bad;
   for (int col = 0; col < ch->ncols; col++)
     {
-      bool has_null = false, has_value = false;
+      const int64_t *v = ch->values + (size_t)col * ch->nrows;
+      const uint8_t *nl = ch->nulls + (size_t)col * ch->nrows;
+      int64_t lo = INT64_MAX, hi = INT64_MIN;
+      int nulls = 0, disorder = 0;
+
       if (!(ch->decoded & (1u << col)) || (c->checked & (1u << col)))
         continue;
       for (int i = 0; i < ch->nrows; i++)
         {
-          size_t at = (size_t)col * ch->nrows + i;
-          if (ch->nulls[at])
-            has_null = true;
-          else
-            {
-              has_value = true;
-              if (ch->values[at] < z[col].min || ch->values[at] > z[col].max)
-                goto bad;
-              if ((col == k0 || z[col].sorted) && i > 0 && ch->values[at - 1] > ch->values[at])
-                goto bad;
-            }
+          nulls += nl[i];
+          lo = nl[i] || v[i] >= lo ? lo : v[i];
+          hi = nl[i] || v[i] <= hi ? hi : v[i];
         }
-      if (has_null != z[col].has_null || has_value != z[col].has_value
-          || (z[col].sorted && has_null))
+      if (col == k0 || z[col].sorted)
+        for (int i = 1; i < ch->nrows; i++)
+          disorder |= v[i - 1] > v[i];
+      bool has_null = nulls > 0, has_value = nulls < ch->nrows;
+      if (has_null != z[col].has_null || has_value != z[col].has_value || disorder
+          || (z[col].sorted && has_null) || (has_value && (lo < z[col].min || hi > z[col].max)))
         goto bad;
       c->checked |= 1u << col;
     }
@@ -281,4 +281,3 @@ vs_chunk_vtab_get (VsChunkVtab *vt, int ci, uint32_t need, VsChunkCached **out)
   *out = c;
   return vs_chunk_vtab_ensure (vt, c, need);
 }
-

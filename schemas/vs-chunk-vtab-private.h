@@ -49,11 +49,10 @@ typedef struct
                          those every chunk's zone says are sorted, their ranges in turn */
   sqlite3_stmt *read;
   VsChunkCodec *codec;
-  VsChunkCached **cache;     /* per chunk, NULL when not decoded */
-  size_t cache_bytes; /* what the cached chunks hold */
-  uint64_t rng;       /* the state of cache_trim's draws */
+  VsChunkCached **cache; /* per chunk, NULL when not decoded */
+  size_t cache_bytes;    /* what the cached chunks hold */
+  uint64_t rng;          /* the state of cache_trim's draws */
 } VsChunkVtab;
-
 
 /* Reads every chunk's row count and zone map of vt->t into vt, checking
  * them (row counts in range, the first key column in order across

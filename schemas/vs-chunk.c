@@ -512,6 +512,9 @@ decode_column (VsChunk *ch, int c, int depth)
     }
   else
     memset (nl, 0, (size_t)nrows);
+
+  /* First the differences, one varint per row that is not NULL (the hot
+   * loop: most are one byte), then the references added back. */
   for (int i = 0; i < nrows; i++)
     {
       uint64_t u;
@@ -524,16 +527,24 @@ decode_column (VsChunk *ch, int c, int depth)
         u = *p++;
       else if (!read_varint (&p, end, &u))
         return -1;
-      int64_t r
-          = coding == VS_CHUNK_DELTA ? prev
-            : coding == VS_CHUNK_RELATIVE
-                ? (ch->nulls[(size_t)ref * nrows + i] ? 0 : ch->values[(size_t)ref * nrows + i])
-                : 0;
-      v[i] = (int64_t)((uint64_t)unzigzag (u) + (uint64_t)r);
-      prev = v[i];
+      v[i] = unzigzag (u);
     }
   if (p != end)
     return -1;
+  if (coding == VS_CHUNK_DELTA)
+    for (int i = 0; i < nrows; i++)
+      {
+        if (!nl[i])
+          prev = v[i] = (int64_t)((uint64_t)v[i] + (uint64_t)prev);
+      }
+  else if (coding == VS_CHUNK_RELATIVE)
+    {
+      const int64_t *rv = ch->values + (size_t)ref * nrows;
+      const uint8_t *rn = ch->nulls + (size_t)ref * nrows;
+      for (int i = 0; i < nrows; i++)
+        if (!nl[i] && !rn[i])
+          v[i] = (int64_t)((uint64_t)v[i] + (uint64_t)rv[i]);
+    }
   ch->decoded |= 1u << c;
   return 0;
 }
