@@ -33,6 +33,7 @@ vs_chunk_vtab_free (VsChunkVtab *vt)
   for (int i = 0; vt->cache != NULL && i < vt->nchunks; i++)
     vs_chunk_cached_unref (vt->cache[i]);
   sqlite3_free (vt->cache);
+  sqlite3_free (vt->cached);
   sqlite3_finalize (vt->read);
   vs_chunk_codec_free (vt->codec);
   sqlite3_free (vt->seqs);
@@ -154,18 +155,16 @@ cached_size (const VsChunkCached *c)
 static void
 cache_trim (VsChunkVtab *vt, size_t room)
 {
-  while (vt->cache_bytes + room > CACHE_BYTES && vt->cache_bytes > 0)
+  while (vt->cache_bytes + room > CACHE_BYTES && vt->ncached > 0)
     {
       uint64_t x = (vt->rng += 0x9E3779B97F4A7C15ull);
       x ^= x >> 31;
       x *= 0xBF58476D1CE4E5B9ull;
       x ^= x >> 29;
-      int start = (int)(x % (uint64_t)vt->nchunks), victim = -1;
-      for (int k = 0; k < vt->nchunks && victim < 0; k++)
-        if (vt->cache[(start + k) % vt->nchunks] != NULL)
-          victim = (start + k) % vt->nchunks;
-      if (victim < 0)
-        return;
+      int slot = (int)(x % (uint64_t)vt->ncached), victim = vt->cached[slot];
+      /* The last of the list takes the victim's place. */
+      vt->cached[slot] = vt->cached[--vt->ncached];
+      vt->cache[vt->cached[slot]]->slot = slot;
       vt->cache_bytes -= vt->cache[victim]->bytes;
       vs_chunk_cached_unref (vt->cache[victim]);
       vt->cache[victim] = NULL;
@@ -277,6 +276,8 @@ vs_chunk_vtab_get (VsChunkVtab *vt, int ci, uint32_t need, VsChunkCached **out)
   c->bytes = cached_size (c);
   cache_trim (vt, c->bytes + (size_t)__builtin_popcount (need) * c->chunk.nrows * 9);
   vt->cache[ci] = c;
+  c->slot = vt->ncached;
+  vt->cached[vt->ncached++] = ci;
   vt->cache_bytes += c->bytes;
   *out = c;
   return vs_chunk_vtab_ensure (vt, c, need);

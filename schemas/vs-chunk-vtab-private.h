@@ -19,7 +19,7 @@
 
 /* Decoded chunks kept per table, in bytes: reports ask "what was live at
  * step S" at several steps, each a scan of block. */
-#define CACHE_BYTES (128u << 20)
+#define CACHE_BYTES (512u << 20)
 
 /* One decoded chunk, shared by the cache and the cursors on it. */
 typedef struct
@@ -27,6 +27,7 @@ typedef struct
   int64_t seq; /* the chunk's position */
   VsChunk chunk;
   int ci;           /* its index in the vtab's arrays */
+  int slot;         /* its place in the vtab's list of cached chunks */
   uint32_t checked; /* columns found to agree with the zone map */
   size_t bytes;     /* payload and decoded columns */
   int refs;         /* the cache's and each cursor's */
@@ -50,8 +51,10 @@ typedef struct
   sqlite3_stmt *read;
   VsChunkCodec *codec;
   VsChunkCached **cache; /* per chunk, NULL when not decoded */
-  size_t cache_bytes;    /* what the cached chunks hold */
-  uint64_t rng;          /* the state of cache_trim's draws */
+  int *cached;           /* the indices of the chunks cached, in no order */
+  int ncached;
+  size_t cache_bytes; /* what the cached chunks hold */
+  uint64_t rng;       /* the state of cache_trim's draws */
 } VsChunkVtab;
 
 /* Reads every chunk's row count and zone map of vt->t into vt, checking

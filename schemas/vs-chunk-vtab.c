@@ -126,11 +126,13 @@ vtab_connect (sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3
   if (rc == SQLITE_OK)
     {
       vt->cache = sqlite3_malloc64 ((sqlite3_uint64)(vt->nchunks + 1) * sizeof *vt->cache);
+      vt->cached = sqlite3_malloc64 ((sqlite3_uint64)(vt->nchunks + 1) * sizeof *vt->cached);
       if (vt->cache != NULL)
         memset (vt->cache, 0, (size_t)(vt->nchunks + 1) * sizeof *vt->cache);
       char *sql = sqlite3_mprintf ("SELECT row_count, data FROM main.\"%w_chunk\" WHERE seq = ?",
                                    t->name);
-      rc = sql && vt->cache ? sqlite3_prepare_v2 (db, sql, -1, &vt->read, NULL) : SQLITE_NOMEM;
+      rc = sql && vt->cache && vt->cached ? sqlite3_prepare_v2 (db, sql, -1, &vt->read, NULL)
+                                          : SQLITE_NOMEM;
       sqlite3_free (sql);
     }
   if (rc != SQLITE_OK)
