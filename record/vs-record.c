@@ -55,6 +55,7 @@
 #include "vs-symbol-cache.h"
 #include "vs-symbolize.h"
 #include "vs-timings.h"
+#include "vs-torch-follow.h"
 #include "vs-torch-stream.h"
 #include "vs-table.h"
 
@@ -341,6 +342,18 @@ print_summary (const char *path)
       fputc ('\n', stderr);
     }
   vs_trace_free (trace);
+}
+
+/* How often the allocator streams are read while the program runs, in
+ * ms: $VRAMSCOPE_TORCH_FOLLOW_MS (0: not while it runs, all of each
+ * stream once it has exited), 250 by default. */
+static int
+follow_interval_ms (void)
+{
+  const char *env = getenv ("VRAMSCOPE_TORCH_FOLLOW_MS");
+  if (env == NULL || env[0] == '\0')
+    return 250;
+  return atoi (env) > 0 ? atoi (env) : 0;
 }
 
 /* The program's command line as one string, for the trace's meta. */
@@ -877,6 +890,12 @@ vs_cmd_record (int argc, char **argv)
     }
   close (errpipe[1]);
   child_pid = pid;
+  /* PyTorch's allocator streams are imported as they grow, while record
+   * waits (vs-torch-follow.c); its thread starts with the forwarded
+   * signals blocked, so they all reach this one. */
+  VsTorchFollow *follow = torch_on && follow_interval_ms () > 0
+                              ? vs_torch_follow_start (spool_abs, follow_interval_ms ())
+                              : NULL;
   sigprocmask (SIG_SETMASK, &saved_mask, NULL);
   vs_record_write_run_info (spool_abs, (long)pid, (long long)start, out, (long long)window_ns);
   /* Each process writes its own file in the spool; the viewer can follow
@@ -897,6 +916,8 @@ vs_cmd_record (int argc, char **argv)
   while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
     ;
   child_pid = 0;
+  if (follow != NULL)
+    vs_torch_follow_stop (follow);
   for (int k = 0; k < 4; k++)
     sigaction (fwd[k], &old[k], NULL);
   int64_t end = now_ns ();
@@ -911,6 +932,7 @@ vs_cmd_record (int argc, char **argv)
   if (got == (ssize_t)sizeof exec_errno)
     {
       fprintf (stderr, "vramscope record: cannot run %s: %s\n", prog[0], strerror (exec_errno));
+      vs_torch_follow_free (follow);
       remove_spool (spool);
       return code;
     }
@@ -943,7 +965,10 @@ vs_cmd_record (int argc, char **argv)
   /* A window keeps PyTorch's events from the stream, whose every event
    * is there, not from a snapshot's history (a ring buffer). */
   int snapshots
-      = torch_on ? vs_torch_stream_import_spool (spool, host, window_ns > 0, &keep_spool) : 0;
+      = torch_on ? vs_torch_stream_import_spool (spool, host, window_ns > 0, follow, &keep_spool)
+                 : 0;
+  int64_t live_records = follow != NULL ? vs_torch_follow_records (follow) : -1;
+  vs_torch_follow_free (follow);
   vs_timings_phase ("importing the allocator stream");
   snapshots += torch_on ? import_snapshots (spool, host, &keep_spool) : 0;
   vs_timings_phase ("importing snapshots");
@@ -1042,7 +1067,7 @@ vs_cmd_record (int argc, char **argv)
     {
       vs_timings_set_active (NULL);
       vs_record_report_timings (&tm, end - start, after_last_ns, snapshot_ns, take_ns, write_ns,
-                                sym_thread != NULL ? sym.ns : -1, out);
+                                sym_thread != NULL ? sym.ns : -1, live_records, out);
     }
   return code;
 }
