@@ -20,7 +20,6 @@
 
 #include <glib.h>
 
-
 typedef struct
 {
   long long pid;

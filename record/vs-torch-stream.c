@@ -369,6 +369,10 @@ vs_stream_import_open (const char *path, const char *stacks_path, const char *ou
     }
   im->last_ts = im->start_ns;
   im->w = vs_writer_create (out, err, errlen);
+  /* Someone reading the file while the program runs (it is in the spool
+   * beside the process traces) delays a step, without failing it. */
+  if (im->w != NULL)
+    sqlite3_busy_timeout (vs_writer_db (im->w), 5000);
   if (im->w == NULL || vs_writer_set_bulk (im->w) != 0)
     {
       if (im->w != NULL)
