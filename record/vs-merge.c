@@ -18,8 +18,18 @@
  * `record`) adds no process of its own: its events go to the process row
  * of the same pid and host merged before it, so the allocator level and
  * the CUPTI events of one process share process and device ids.
+ *
+ * The largest input is often such an import (hundreds of thousands of
+ * allocator events), which record wrote itself and can write again from
+ * the spool.  Given as run->adopt, it becomes the output: renamed rather
+ * than copied, opened with vs_writer_open(), its rows taken as merged
+ * first with their own ids (adopt_rows); the collector's row of the same
+ * process or GPU then takes over the import's row (row_process,
+ * row_device), keeping its id, so the trace holds what merging the import
+ * after the process traces gives, ids aside.
  */
 #include "vs-merge.h"
+#include "vs-merge-meta.h"
 #include "vs-timings.h"
 
 #include <sqlite3.h>
@@ -64,12 +74,23 @@ idmap_get (const VsIdMap *m, int64_t old)
   return m->ids[old];
 }
 
+/* Ids of the adopted trace's rows not taken over yet. */
+typedef struct
+{
+  int64_t *ids;
+  size_t n;
+} VsClaims;
+
 typedef struct
 {
   sqlite3 *db;
   VsWriter *w;
   VsIdMap process, device, allocator, range, module, frame, stack, kernel_config;
-  bool imported;   /* the input is an imported PyTorch snapshot */
+  bool imported; /* the input is an imported PyTorch snapshot */
+  /* Rows of the adopted trace (vs_merge_traces' adopt) that the first
+   * collector input of the same process or GPU takes over: its values
+   * replace the import's, as if it had been merged first. */
+  VsClaims claim_process, claim_device;
   bool kernels_v3; /* the input stores kernels as kernel_config + kernel_exec */
   uint64_t done, total;
   VsProgressFunc progress;
@@ -148,9 +169,50 @@ find_process (VsMerge *m, int64_t pid, const char *host)
   return id;
 }
 
+/* Takes id out of c; true when it was there. */
+static bool
+claim (VsClaims *c, int64_t id)
+{
+  for (size_t k = 0; k < c->n; k++)
+    if (c->ids[k] == id)
+      {
+        c->ids[k] = c->ids[--c->n];
+        return true;
+      }
+  return false;
+}
+
+/* Sets the merged row id of table (process or device) to the input row
+ * s's columns 1..n (in the UPDATE's order).  0 or -1. */
+static int
+take_over (VsMerge *m, const char *sql, sqlite3_stmt *s, int n, int64_t id)
+{
+  sqlite3_stmt *u = NULL;
+  bool ok = sqlite3_prepare_v2 (vs_writer_db (m->w), sql, -1, &u, NULL) == SQLITE_OK;
+  for (int k = 1; ok && k <= n; k++)
+    ok = sqlite3_bind_value (u, k, sqlite3_column_value (s, k)) == SQLITE_OK;
+  ok = ok && sqlite3_bind_int64 (u, n + 1, id) == SQLITE_OK && sqlite3_step (u) == SQLITE_DONE;
+  sqlite3_finalize (u);
+  return ok ? 0 : -1;
+}
+
 static int
 row_process (VsMerge *m, sqlite3_stmt *s)
 {
+  static const char *take_sql
+      = "UPDATE process SET pid = ?1, ppid = ?2, host = ?3, rank = ?4, local_rank = ?5,"
+        " world_size = ?6, cuda_visible_devices = ?7, command_line = ?8, start_ns = ?9,"
+        " end_ns = ?10, exit_status = ?11 WHERE id = ?12";
+  if (!m->imported && m->claim_process.n > 0)
+    {
+      /* The adopted import's row of this process: the collector's row
+       * replaces it, keeping its id. */
+      int64_t same = find_process (m, col_i64 (s, 1), col_text (s, 3));
+      if (same > 0 && claim (&m->claim_process, same))
+        return take_over (m, take_sql, s, 11, same) == 0
+                   ? idmap_set (&m->process, col_i64 (s, 0), same)
+                   : -1;
+    }
   if (m->imported)
     {
       int64_t same = find_process (m, col_i64 (s, 1), col_text (s, 3));
@@ -181,7 +243,13 @@ row_device (VsMerge *m, sqlite3_stmt *s)
                  .uuid = col_text (s, 2),
                  .name = col_text (s, 3),
                  .total_bytes = col_i64 (s, 4) };
+  static const char *take_sql
+      = "UPDATE device SET idx = ?1, uuid = ?2, name = ?3, total_bytes = ?4 WHERE id = ?5";
   int64_t id = vs_writer_add_device (m->w, &d);
+  /* The adopted import's row of this GPU: the collector's values. */
+  if (id > 0 && !m->imported && claim (&m->claim_device, id)
+      && take_over (m, take_sql, s, 4, id) != 0)
+    return -1;
   return id > 0 ? idmap_set (&m->device, col_i64 (s, 0), id) : -1;
 }
 
@@ -559,45 +627,98 @@ input_meta_is (sqlite3 *db, const char *key, const char *value)
   return found;
 }
 
-/* Whether db's meta has key. */
-static bool
-has_meta (sqlite3 *db, const char *key)
+/* vs_merge_end_process() for every process the input's map names. */
+static void
+end_processes (VsMerge *m, int64_t pend, const VsMergeRun *run)
 {
-  static const char *sql = "SELECT 1 FROM meta WHERE key = ?1";
-  sqlite3_stmt *s = NULL;
-  bool found = false;
-  if (sqlite3_prepare_v2 (db, sql, -1, &s, NULL) == SQLITE_OK)
+  for (int64_t old = 1; old < m->process.cap; old++)
     {
-      sqlite3_bind_text (s, 1, key, -1, SQLITE_STATIC);
-      found = sqlite3_step (s) == SQLITE_ROW;
+      int64_t nid = idmap_get (&m->process, old);
+      if (nid != VS_UNKNOWN)
+        vs_merge_end_process (m->w, nid, pend, run);
+    }
+}
+
+static void
+free_maps (VsMerge *m)
+{
+  VsIdMap *maps[] = { &m->process, &m->range, &m->device, &m->allocator,
+                      &m->module,  &m->frame, &m->stack,  &m->kernel_config };
+  for (size_t k = 0; k < sizeof maps / sizeof maps[0]; k++)
+    {
+      free (maps[k]->ids);
+      *maps[k] = (VsIdMap){ 0 };
+    }
+}
+
+/* The ids of sql's rows (on the output) into map, each as itself, and
+ * into claims when not NULL.  0 or -1. */
+static int
+own_ids (VsMerge *m, const char *sql, VsIdMap *map, VsClaims *claims)
+{
+  sqlite3_stmt *s = NULL;
+  int rc = sqlite3_prepare_v2 (vs_writer_db (m->w), sql, -1, &s, NULL) == SQLITE_OK ? 0 : -1;
+  while (rc == 0 && sqlite3_step (s) == SQLITE_ROW)
+    {
+      int64_t id = sqlite3_column_int64 (s, 0);
+      rc = idmap_set (map, id, id);
+      if (rc == 0 && claims != NULL)
+        {
+          int64_t *ids = realloc (claims->ids, (claims->n + 1) * sizeof *ids);
+          if (ids == NULL)
+            rc = -1;
+          else
+            {
+              claims->ids = ids;
+              claims->ids[claims->n++] = id;
+            }
+        }
     }
   sqlite3_finalize (s);
-  return found;
+  return rc;
 }
 
-/* Meta keys summed over processes: the collector's own cost. */
-static bool
-summed_key (const char *key)
+/* The adopted trace (the output itself) taken as merged first: every row
+ * keeps its id, its processes and GPUs wait for the collector's rows of
+ * the same (row_process, row_device), its meta is read as an input's and
+ * replaced by the run's.  Its processes' end is set once every input is
+ * merged (*procs, *pend), as when it was merged after them.  0 or -1 with
+ * the error set. */
+static int
+adopt_rows (VsMerge *m, VsMergeMeta *rm, VsClaims *procs, int64_t *pend)
 {
-  return strncmp (key, "collector_", 10) == 0 && strcmp (key, "collector_kernels") != 0
-         && strcmp (key, "collector_device_buffer_bytes") != 0;
+  static const char *save_meta_sql
+      = "CREATE TEMP TABLE adopted_meta AS SELECT key, value FROM main.meta;"
+        " DELETE FROM main.meta WHERE key NOT IN ('format', 'finalized')";
+  static const char *adopted_meta_sql = "SELECT key, value FROM temp.adopted_meta";
+  static const char *overflow_sql = "SELECT count(*) FROM temp.adopted_meta"
+                                    " WHERE key = 'history_overflow' AND CAST(value AS TEXT) = '1'";
+  sqlite3 *db = vs_writer_db (m->w);
+  if (own_ids (m, "SELECT id FROM process", &m->process, &m->claim_process) != 0
+      || own_ids (m, "SELECT id FROM device", &m->device, &m->claim_device) != 0
+      || own_ids (m, "SELECT id FROM allocator", &m->allocator, NULL) != 0
+      || own_ids (m, "SELECT id FROM module", &m->module, NULL) != 0
+      || own_ids (m, "SELECT id FROM frame", &m->frame, NULL) != 0
+      || own_ids (m, "SELECT id FROM stack", &m->stack, NULL) != 0
+      || own_ids (m, "SELECT id FROM nvtx_range", &m->range, NULL) != 0
+      || own_ids (m, "SELECT id FROM kernel_config", &m->kernel_config, NULL) != 0
+      || vs_writer_commit (m->w) != 0
+      || sqlite3_exec (db, save_meta_sql, NULL, NULL, NULL) != SQLITE_OK)
+    return fail (m, "cannot write the merged trace", sqlite3_errmsg (db));
+  if (count_is_positive (db, overflow_sql))
+    vs_writer_set_meta_int (m->w, "history_overflow", 1);
+  *pend = vs_merge_meta (m->w, db, adopted_meta_sql, rm);
+  procs->ids = malloc ((m->claim_process.n + 1) * sizeof *procs->ids);
+  if (procs->ids == NULL)
+    return fail (m, "merge", "out of memory");
+  procs->n = m->claim_process.n;
+  memcpy (procs->ids, m->claim_process.ids, procs->n * sizeof *procs->ids);
+  free_maps (m);
+  if (vs_writer_commit (m->w) != 0
+      || sqlite3_exec (db, "DROP TABLE temp.adopted_meta", NULL, NULL, NULL) != SQLITE_OK)
+    return fail (m, "cannot write the merged trace", sqlite3_errmsg (db));
+  return 0;
 }
-
-/* Meta keys describing a process's allocator settings (written by the
- * PyTorch hook and the snapshot importer) and the job it ran in (written
- * by the collector), copied as they are. */
-static bool
-carried_key (const char *key)
-{
-  return strncmp (key, "pytorch.", 8) == 0 || strcmp (key, "time_axis") == 0
-         || strcmp (key, "job_id") == 0 || strcmp (key, "job_id_source") == 0;
-}
-
-typedef struct
-{
-  char key[64];
-  int64_t value;
-} VsSum;
 
 /* Merges inputs into a new trace at out (see vs-merge.h). */
 int
@@ -607,9 +728,28 @@ vs_merge_traces (const char *out, const char *const *inputs, size_t n, const VsM
   VsMerge m
       = { .progress = progress, .progress_data = progress_data, .err = err, .errlen = errlen };
   err[0] = '\0';
-  m.w = vs_writer_create (out, err, errlen);
+  /* The adopted trace becomes the output: renamed, not copied.  Where it
+   * cannot be (another filesystem), it is merged first, copied: the same
+   * trace either way. */
+  const char *adopt = run != NULL ? run->adopt : NULL;
+  bool adopted = adopt != NULL && rename (adopt, out) == 0;
+  const char **all = malloc ((n + 1) * sizeof *all);
+  if (all == NULL)
+    {
+      snprintf (err, errlen, "out of memory");
+      return -1;
+    }
+  size_t nall = 0;
+  if (adopt != NULL && !adopted)
+    all[nall++] = adopt;
+  for (size_t i = 0; i < n; i++)
+    all[nall++] = inputs[i];
+  m.w = adopted ? vs_writer_open (out, err, errlen) : vs_writer_create (out, err, errlen);
   if (m.w == NULL)
-    return -1;
+    {
+      free (all);
+      return -1;
+    }
   /* OUT is a temporary file, renamed only once complete: a crash leaves
    * the spool to recover from, never a half-written trace under its name.
    * So no journal and no syncs: the copy is written once, to the file,
@@ -620,11 +760,12 @@ vs_merge_traces (const char *out, const char *const *inputs, size_t n, const VsM
     {
       snprintf (err, errlen, "%s", sqlite3_errmsg (vs_writer_db (m.w)));
       vs_writer_close (m.w, false, NULL, NULL, NULL, 0);
+      free (all);
       return -1;
     }
-  for (size_t i = 0; i < n; i++)
+  for (size_t i = 0; i < nall; i++)
     {
-      sqlite3 *db = open_input (inputs[i], err, errlen);
+      sqlite3 *db = open_input (all[i], err, errlen);
       if (db == NULL)
         continue; /* reported by the caller as a warning */
       m.total += (uint64_t)count_rows (db);
@@ -632,18 +773,22 @@ vs_merge_traces (const char *out, const char *const *inputs, size_t n, const VsM
     }
   err[0] = '\0';
 
-  VsSum sums[32];
-  size_t nsums = 0;
-  int64_t start_ns = VS_UNKNOWN, end_ns = VS_UNKNOWN;
+  VsMergeMeta rm = { .start_ns = VS_UNKNOWN, .end_ns = VS_UNKNOWN };
   int rc = 0;
   size_t merged = 0;
-  for (size_t i = 0; i < n && rc == 0; i++)
+  VsClaims adopted_procs = { 0 };
+  int64_t adopted_end = VS_UNKNOWN;
+  if (adopted)
+    {
+      rc = adopt_rows (&m, &rm, &adopted_procs, &adopted_end);
+      merged++;
+    }
+  for (size_t i = 0; i < nall && rc == 0; i++)
     {
       char ierr[512];
-      m.db = open_input (inputs[i], ierr, sizeof ierr);
+      m.db = open_input (all[i], ierr, sizeof ierr);
       if (m.db == NULL)
         continue;
-      memset (&m.process, 0, sizeof m.process * 8);
       /* A PyTorch snapshot's history, tied to its process by record. */
       m.imported = input_meta_is (m.db, "source", "import");
       if (m.imported && input_meta_is (m.db, "history_overflow", "1"))
@@ -655,125 +800,21 @@ vs_merge_traces (const char *out, const char *const *inputs, size_t n, const VsM
       if (rc == 0)
         rc = each_row (&m, kernels->sql, kernels->row);
       if (rc == 0)
-        rc = copy_events (&m, inputs[i]);
-      /* Run-wide meta: earliest start, latest end, summed collector costs. */
-      sqlite3_stmt *s = NULL;
-      int64_t pend = VS_UNKNOWN;
-      if (rc == 0 && sqlite3_prepare_v2 (m.db, meta_sql, -1, &s, NULL) == SQLITE_OK)
-        {
-          while (sqlite3_step (s) == SQLITE_ROW)
-            {
-              const char *key = col_text (s, 0);
-              int64_t v = col_i64 (s, 1);
-              /* The allocator settings and time axis of each process
-               * (pytorch.*, time_axis): kept, the first process's when
-               * several. */
-              if (key != NULL && carried_key (key))
-                {
-                  const char *text = col_text (s, 1);
-                  if (text != NULL && !has_meta (vs_writer_db (m.w), key))
-                    vs_writer_set_meta (m.w, key, text);
-                  continue;
-                }
-              if (key == NULL || sqlite3_column_type (s, 1) != SQLITE_INTEGER)
-                continue;
-              if (strcmp (key, "start_ns") == 0 && (start_ns == VS_UNKNOWN || v < start_ns))
-                start_ns = v;
-              else if (strcmp (key, "end_ns") == 0)
-                {
-                  pend = v;
-                  if (end_ns == VS_UNKNOWN || v > end_ns)
-                    end_ns = v;
-                }
-              else if (summed_key (key))
-                {
-                  size_t j = 0;
-                  while (j < nsums && strcmp (sums[j].key, key) != 0)
-                    j++;
-                  if (j == nsums && nsums < 32)
-                    {
-                      snprintf (sums[j].key, sizeof sums[j].key, "%s", key);
-                      sums[j].value = 0;
-                      nsums++;
-                    }
-                  if (j < nsums)
-                    sums[j].value += v;
-                }
-              else if (strcmp (key, "collector_device_buffer_bytes") == 0
-                       || strcmp (key, "cupti_version") == 0
-                       || strcmp (key, "collector_kernels") == 0)
-                {
-                  vs_writer_set_meta_int (m.w, key, v);
-                }
-            }
-        }
-      sqlite3_finalize (s);
-      /* The process rows were written when the process started; its end
-     * and, for the program record started, its exit status are known now. */
+        rc = copy_events (&m, all[i]);
       if (rc == 0)
-        {
-          sqlite3_stmt *p = NULL;
-          sqlite3 *wdb = vs_writer_db (m.w);
-          static const char *end_sql
-              = "UPDATE process SET end_ns = coalesce(end_ns, ?1),"
-                " exit_status = CASE WHEN pid = ?2 THEN ?3 ELSE exit_status END WHERE id = ?4";
-          for (int64_t old = 1; old < m.process.cap; old++)
-            {
-              int64_t nid = idmap_get (&m.process, old);
-              if (nid == VS_UNKNOWN)
-                continue;
-              if (sqlite3_prepare_v2 (wdb, end_sql, -1, &p, NULL) != SQLITE_OK)
-                break;
-              if (pend != VS_UNKNOWN)
-                sqlite3_bind_int64 (p, 1, pend);
-              sqlite3_bind_int64 (p, 2, run ? run->main_pid : -1);
-              if (run && run->exit_status != VS_UNKNOWN)
-                sqlite3_bind_int64 (p, 3, run->exit_status);
-              sqlite3_bind_int64 (p, 4, nid);
-              sqlite3_step (p);
-              sqlite3_finalize (p);
-            }
-        }
-      free (m.process.ids);
-      free (m.device.ids);
-      free (m.allocator.ids);
-      free (m.range.ids);
-      free (m.module.ids);
-      free (m.frame.ids);
-      free (m.stack.ids);
-      free (m.kernel_config.ids);
+        end_processes (&m, vs_merge_meta (m.w, m.db, meta_sql, &rm), run);
+      free_maps (&m);
       sqlite3_close (m.db);
       merged++;
     }
+  free (all);
+  free (m.claim_process.ids);
+  free (m.claim_device.ids);
+  for (size_t k = 0; rc == 0 && k < adopted_procs.n; k++)
+    vs_merge_end_process (m.w, adopted_procs.ids[k], adopted_end, run);
+  free (adopted_procs.ids);
   if (rc == 0)
-    {
-      for (size_t j = 0; j < nsums; j++)
-        vs_writer_set_meta_int (m.w, sums[j].key, sums[j].value);
-      vs_writer_set_meta (m.w, "source", "collector");
-      vs_writer_set_meta (m.w, "clock", "CLOCK_REALTIME");
-      vs_writer_set_meta_int (m.w, "processes", (int64_t)merged);
-      if (start_ns == VS_UNKNOWN && run)
-        start_ns = run->start_ns;
-      if (end_ns == VS_UNKNOWN && run)
-        end_ns = run->end_ns;
-      if (start_ns != VS_UNKNOWN)
-        vs_writer_set_meta_int (m.w, "start_ns", start_ns);
-      if (end_ns != VS_UNKNOWN)
-        vs_writer_set_meta_int (m.w, "end_ns", end_ns);
-      if (run)
-        {
-          if (run->command_line)
-            vs_writer_set_meta (m.w, "command_line", run->command_line);
-          if (run->host)
-            vs_writer_set_meta (m.w, "host", run->host);
-          if (run->cwd)
-            vs_writer_set_meta (m.w, "cwd", run->cwd);
-          if (run->tool_version)
-            vs_writer_set_meta (m.w, "tool_version", run->tool_version);
-          if (run->exit_status != VS_UNKNOWN)
-            vs_writer_set_meta_int (m.w, "exit_status", run->exit_status);
-        }
-    }
+    vs_merge_run_meta (m.w, &rm, merged, run);
   char cerr[512] = "";
   vs_timings_phase ("merging (copy)");
   if (rc != 0)

@@ -675,6 +675,34 @@ list_process_traces (const char *spool, char ***out)
   return k;
 }
 
+/* Takes out of files[0..*n-1] the largest imported allocator level
+ * (torch-PID.db, written by record itself from a stream or a snapshot,
+ * and written again from them by `recover` if need be) and returns it
+ * (malloc'd), NULL when there is none. */
+static char *
+take_largest_import (char **files, size_t *n)
+{
+  size_t best = *n;
+  off_t best_size = -1;
+  for (size_t k = 0; k < *n; k++)
+    {
+      const char *base = strrchr (files[k], '/');
+      base = base ? base + 1 : files[k];
+      struct stat st;
+      if (strncmp (base, "torch-", 6) == 0 && stat (files[k], &st) == 0 && st.st_size > best_size)
+        {
+          best = k;
+          best_size = st.st_size;
+        }
+    }
+  if (best == *n)
+    return NULL;
+  char *taken = files[best];
+  memmove (files + best, files + best + 1, (*n - best - 1) * sizeof *files);
+  (*n)--;
+  return taken;
+}
+
 static void
 free_list (char **files, size_t n)
 {
@@ -1020,7 +1048,11 @@ vs_cmd_record (int argc, char **argv)
   char cwd[PATH_MAX];
   if (getcwd (cwd, sizeof cwd) == NULL)
     cwd[0] = '\0';
+  /* The largest of record's own imports becomes the trace: the process
+   * traces are copied into it rather than it into a new file. */
+  char *adopt = take_largest_import (files, &n);
   VsMergeRun run = { .main_pid = pid,
+                     .adopt = adopt,
                      .cwd = cwd[0] != '\0' ? cwd : NULL,
                      .exit_status = code,
                      .start_ns = start,
@@ -1044,6 +1076,7 @@ vs_cmd_record (int argc, char **argv)
   if (progress.tty && progress.last >= 0)
     fprintf (stderr, "\r\033[K");
   free (cmd);
+  free (adopt);
   for (size_t k = 0; k < n; k++)
     free (files[k]);
   free (files);
