@@ -6,8 +6,10 @@
 # records from tests/collector/make-window-stream.py: a training loop, its
 # exit snapshot's marker and the frees after it; PyTorch's own history
 # off, so the stream is the process's level) and a process trace of
-# KERNELS kernels and EVENTS memory events written by bench/vs-gen-trace
-# as the collector writes one; recorded with --timings REPS times by each
+# KERNELS kernels written by bench/vs-gen-trace as the collector writes
+# one (EVENTS memory events before them: the default, 1, leaves a single
+# segment, as a PyTorch process's CUPTI trace holds no allocator-level
+# events); recorded with --timings REPS times by each
 # vramscope given, alternating.  Prints, per binary, the median of each
 # phase (ms, from the trace's record_*_ns meta) and of the post-run total,
 # and how many stream records were imported while the program ran.
@@ -16,7 +18,7 @@
 #   BUILD_DIR   a build tree with bench/vs-gen-trace and the collector
 #   VRAMSCOPE   binaries to compare (default BUILD_DIR/cli/vramscope)
 #   STREAM_EVENTS (default 640000), KERNELS (default 300000), EVENTS
-#   (default 2000), RUN_S (default 6), REPS (default 3)
+#   (default 1), RUN_S (default 6), REPS (default 3)
 set -u
 build=$(cd "${1:?usage: record-post-run-bench.sh BUILD_DIR [VRAMSCOPE...]}" && pwd)
 shift
@@ -24,7 +26,7 @@ shift
 here=$(cd "$(dirname "$0")" && pwd)
 STREAM_EVENTS=${STREAM_EVENTS:-640000}
 KERNELS=${KERNELS:-300000}
-EVENTS=${EVENTS:-2000}
+EVENTS=${EVENTS:-1}
 RUN_S=${RUN_S:-6}
 REPS=${REPS:-3}
 work=$(mktemp -d)
@@ -35,7 +37,10 @@ export VRAMSCOPE_COLLECTOR=${VRAMSCOPE_COLLECTOR:-$build/collector/libvramscope-
 steps=$((STREAM_EVENTS * 10 / 194))
 python3 "$here/../tests/collector/make-window-stream.py" "$work/stream" 4242 "$steps" exit \
   >"$work/stream.json" || exit 1
-"$build/bench/vs-gen-trace" -n "$EVENTS" -k "$KERNELS" --no-finalize -o "$work/process.db" \
+# Its events span the stream's times (make-window-stream.py starts at
+# 1763900000 s), as a process's CUPTI events and allocator events do.
+"$build/bench/vs-gen-trace" -n "$EVENTS" -k "$KERNELS" -t 1763900000000000000 --no-finalize \
+  -o "$work/process.db" \
   >/dev/null || exit 1
 # The stream appended a slice at a time over RUN_S seconds, as a training
 # process's tracker appends it.

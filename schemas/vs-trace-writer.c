@@ -608,6 +608,9 @@ vs_writer_open (const char *path, char *err, size_t errlen)
         set_error (w, "cannot prepare trace statement: %s", sqlite3_errmsg (w->db));
         goto fail;
       }
+  /* The cache vs_writer_create() gives (its page size stays the file's). */
+  if (exec_sql (w, "PRAGMA cache_size=-32768;") < 0)
+    goto fail;
   /* The kernel configurations stored, so that none is stored twice. */
   if (exec_sql (w, writer_index_sql) < 0 || (w->kernel_configs = vs_kernel_configs_new ()) == NULL
       || sqlite3_prepare_v2 (w->db, open_configs_sql, -1, &q, NULL) != SQLITE_OK)
