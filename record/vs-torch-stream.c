@@ -12,7 +12,7 @@
  * it.  The stream has no rounded block sizes: that column stays unknown.
  *
  * Workload: one record per allocator event, millions for a long run; the
- * file is mapped and walked once, rows go through the writer in bulk mode.
+ * file is mapped and walked once, rows go through the writer without a journal.
  * A stream that stopped at its size limit (the header's count) is read to
  * where it stopped and said so.
  *
@@ -317,7 +317,14 @@ map_stream (VsStreamImport *im, char *err, size_t errlen)
       snprintf (err, errlen, "cannot read %s: %s", im->path, strerror (errno));
       return -1;
     }
-  if ((size_t)st.st_size <= im->map_len)
+  if ((size_t)st.st_size < im->map_len)
+    {
+      /* Its process only ever grows it: another process of the same pid
+       * made it again.  Read from its start, in one pass, once it ends. */
+      snprintf (err, errlen, "%s was truncated while it was read", im->path);
+      return -1;
+    }
+  if ((size_t)st.st_size == im->map_len)
     return 0;
   void *m = mmap (NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, im->fd, 0);
   if (m == MAP_FAILED)
@@ -373,7 +380,14 @@ vs_stream_import_open (const char *path, const char *stacks_path, const char *ou
    * beside the process traces) delays a step, without failing it. */
   if (im->w != NULL)
     sqlite3_busy_timeout (vs_writer_db (im->w), 5000);
-  if (im->w == NULL || vs_writer_set_bulk (im->w) != 0)
+  /* Written once, by one process, and written again from the stream if
+   * anything fails: no journal, no syncs.  Not the writer's bulk mode,
+   * which keeps every event in memory for a finalizer this file never
+   * sees (for the whole run, when record follows the stream). */
+  if (im->w == NULL
+      || sqlite3_exec (vs_writer_db (im->w), "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF",
+                       NULL, NULL, NULL)
+             != SQLITE_OK)
     {
       if (im->w != NULL)
         snprintf (err, errlen, "cannot write %s: %s", out, vs_writer_errmsg (im->w));
@@ -673,17 +687,14 @@ vs_torch_stream_import_spool (const char *spool, const char *host, bool every,
       bool stopped = false;
       /* Followed while the program ran: only the tail is left to read. */
       VsStreamImport *im = follow ? vs_torch_follow_take (follow, pid) : NULL;
-      int rc;
-      if (im != NULL)
-        {
-          rc = vs_stream_import_step (im, err, sizeof err) < 0 ? -1 : 0;
-          if (rc == 0)
-            rc = vs_stream_import_close (im, final == FINAL_AT_EXIT, &events, &stopped, err,
-                                         sizeof err);
-          else
-            vs_stream_import_abort (im);
-        }
+      int rc = -1;
+      if (im != NULL && vs_stream_import_step (im, err, sizeof err) >= 0)
+        rc = vs_stream_import_close (im, final == FINAL_AT_EXIT, &events, &stopped, err,
+                                     sizeof err);
       else
+        vs_stream_import_abort (im);
+      /* Not followed, or following failed: the whole stream, in one pass. */
+      if (rc != 0)
         rc = vs_torch_stream_import (stream, stacks, trace, final == FINAL_AT_EXIT, &events,
                                      &stopped, err, sizeof err);
       if (rc != 0 || !vs_record_tie_process (trace, info, host, err, sizeof err))
