@@ -458,11 +458,16 @@ static const char *event_copies[] = {
   " correlation, bytes, value, mem_kind FROM src.memset ORDER BY id",
 };
 
+/* In the input's own order (kernel_exec is clustered on start, then id):
+ * no sort of the executions.  The new ids follow the starts; executions
+ * that start together keep their order, so every reader's order (start,
+ * then id) is the input's. */
 static const char *kernel_exec_copy
     = "INSERT INTO main.kernel_exec (start_ns, id, duration_ns, process_id, device_id, context,"
       " stream, correlation, config_id)"
       " SELECT start_ns, vs_kernel_id(), duration_ns, vs_map(0, process_id), vs_map(1, device_id),"
-      " context, stream, correlation, vs_map(5, config_id) FROM src.kernel_exec ORDER BY id";
+      " context, stream, correlation, vs_map(5, config_id) FROM src.kernel_exec ORDER BY start_ns, "
+      "id";
 
 /* vs_map(kind, old): the merged id of an input's id, NULL when it has
  * none (as the writer stores unknown ids). */
