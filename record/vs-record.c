@@ -944,8 +944,6 @@ vs_cmd_record (int argc, char **argv)
   while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
     ;
   child_pid = 0;
-  if (follow != NULL)
-    vs_torch_follow_stop (follow);
   for (int k = 0; k < 4; k++)
     sigaction (fwd[k], &old[k], NULL);
   int64_t end = now_ns ();
@@ -992,6 +990,8 @@ vs_cmd_record (int argc, char **argv)
     }
   /* A window keeps PyTorch's events from the stream, whose every event
    * is there, not from a snapshot's history (a ring buffer). */
+  if (follow != NULL)
+    vs_torch_follow_stop (follow); /* after the pass under way, if any */
   int snapshots
       = torch_on ? vs_torch_stream_import_spool (spool, host, window_ns > 0, follow, &keep_spool)
                  : 0;

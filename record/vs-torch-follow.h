@@ -22,9 +22,9 @@
  * thread cannot start: then nothing is followed. */
 VsTorchFollow *vs_torch_follow_start (const char *spool, int interval_ms);
 
-/* Stops following: the thread ends its pass and a last one is made, so
- * that what the streams hold now is imported.  The imports are kept for
- * vs_torch_follow_take(). */
+/* Stops following: waits for the pass under way, if any, and ends the
+ * thread.  The imports are kept for vs_torch_follow_take(), which reads
+ * what the streams hold past them. */
 void vs_torch_follow_stop (VsTorchFollow *f);
 
 /* The import of process pid's stream, handed over to the caller (who
