@@ -390,7 +390,7 @@ vs_stream_import_open (const char *path, const char *stacks_path, const char *ou
              != SQLITE_OK)
     {
       if (im->w != NULL)
-        snprintf (err, errlen, "cannot write %s: %s", out, vs_writer_errmsg (im->w));
+        snprintf (err, errlen, "cannot write %s: %s", out, sqlite3_errmsg (vs_writer_db (im->w)));
       vs_stream_import_abort (im);
       return NULL;
     }
