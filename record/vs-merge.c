@@ -26,7 +26,11 @@
  * first with their own ids (adopt_rows); the collector's row of the same
  * process or GPU then takes over the import's row (row_process,
  * row_device), keeping its id, so the trace holds what merging the import
- * after the process traces gives, ids aside.
+ * after the process traces gives, ids aside, and but for one thing: the
+ * finalizer replays events of the same time in the order of their rows,
+ * and the import's rows now come first.  Its meta is read where its name
+ * sorts among the inputs, so the settings kept from the first input that
+ * has them stay the same.
  */
 #include "vs-merge.h"
 #include "vs-merge-meta.h"
@@ -685,19 +689,16 @@ own_ids (VsMerge *m, const char *sql, VsIdMap *map, VsClaims *claims)
 
 /* The adopted trace (the output itself) taken as merged first: every row
  * keeps its id, its processes and GPUs wait for the collector's rows of
- * the same (row_process, row_device), its meta is read as an input's and
- * replaced by the run's.  Its processes' end is set once every input is
- * merged (*procs, *pend), as when it was merged after them.  0 or -1 with
- * the error set. */
+ * the same (row_process, row_device), and its meta is set aside
+ * (temp.adopted_meta, for adopted_meta()) and replaced by the run's.  Its
+ * processes' end is set once every input is merged (*procs), as when it
+ * was merged after them.  0 or -1 with the error set. */
 static int
-adopt_rows (VsMerge *m, VsMergeMeta *rm, VsClaims *procs, int64_t *pend)
+adopt_rows (VsMerge *m, VsClaims *procs)
 {
   static const char *save_meta_sql
       = "CREATE TEMP TABLE adopted_meta AS SELECT key, value FROM main.meta;"
         " DELETE FROM main.meta WHERE key NOT IN ('format', 'finalized')";
-  static const char *adopted_meta_sql = "SELECT key, value FROM temp.adopted_meta";
-  static const char *overflow_sql = "SELECT count(*) FROM temp.adopted_meta"
-                                    " WHERE key = 'history_overflow' AND CAST(value AS TEXT) = '1'";
   sqlite3 *db = vs_writer_db (m->w);
   if (own_ids (m, "SELECT id FROM process", &m->process, &m->claim_process) != 0
       || own_ids (m, "SELECT id FROM device", &m->device, &m->claim_device) != 0
@@ -710,15 +711,30 @@ adopt_rows (VsMerge *m, VsMergeMeta *rm, VsClaims *procs, int64_t *pend)
       || vs_writer_commit (m->w) != 0
       || sqlite3_exec (db, save_meta_sql, NULL, NULL, NULL) != SQLITE_OK)
     return fail (m, "cannot write the merged trace", sqlite3_errmsg (db));
-  if (count_is_positive (db, overflow_sql))
-    vs_writer_set_meta_int (m->w, "history_overflow", 1);
-  *pend = vs_merge_meta (m->w, db, adopted_meta_sql, rm);
   procs->ids = malloc ((m->claim_process.n + 1) * sizeof *procs->ids);
   if (procs->ids == NULL)
     return fail (m, "merge", "out of memory");
   procs->n = m->claim_process.n;
   memcpy (procs->ids, m->claim_process.ids, procs->n * sizeof *procs->ids);
   free_maps (m);
+  return 0;
+}
+
+/* The adopted trace's meta, set aside by adopt_rows(), read as an
+ * input's: called where the adopted trace comes in the inputs' order, so
+ * that the keys kept from the first input that has them are the ones a
+ * copy keeps.  *pend gets its end (VS_UNKNOWN: none).  0 or -1 with the
+ * error set. */
+static int
+adopted_meta (VsMerge *m, VsMergeMeta *rm, int64_t *pend)
+{
+  static const char *adopted_meta_sql = "SELECT key, value FROM temp.adopted_meta";
+  static const char *overflow_sql = "SELECT count(*) FROM temp.adopted_meta"
+                                    " WHERE key = 'history_overflow' AND CAST(value AS TEXT) = '1'";
+  sqlite3 *db = vs_writer_db (m->w);
+  if (count_is_positive (db, overflow_sql))
+    vs_writer_set_meta_int (m->w, "history_overflow", 1);
+  *pend = vs_merge_meta (m->w, db, adopted_meta_sql, rm);
   if (vs_writer_commit (m->w) != 0
       || sqlite3_exec (db, "DROP TABLE temp.adopted_meta", NULL, NULL, NULL) != SQLITE_OK)
     return fail (m, "cannot write the merged trace", sqlite3_errmsg (db));
@@ -783,13 +799,23 @@ vs_merge_traces (const char *out, const char *const *inputs, size_t n, const VsM
   size_t merged = 0;
   VsClaims adopted_procs = { 0 };
   int64_t adopted_end = VS_UNKNOWN;
+  bool adopted_meta_read = !adopted;
   if (adopted)
     {
-      rc = adopt_rows (&m, &rm, &adopted_procs, &adopted_end);
+      rc = adopt_rows (&m, &adopted_procs);
       merged++;
     }
-  for (size_t i = 0; i < nall && rc == 0; i++)
+  for (size_t i = 0; i <= nall && rc == 0; i++)
     {
+      /* The adopted trace's meta where its name sorts among the inputs
+       * (they come sorted by name), else after them. */
+      if (!adopted_meta_read && (i == nall || strcmp (adopt, all[i]) < 0))
+        {
+          adopted_meta_read = true;
+          rc = adopted_meta (&m, &rm, &adopted_end);
+        }
+      if (i == nall || rc != 0)
+        break;
       char ierr[512];
       m.db = open_input (all[i], ierr, sizeof ierr);
       if (m.db == NULL)

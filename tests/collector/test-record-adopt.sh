@@ -11,12 +11,15 @@
 #     stream (make-torch-stream.py), on the same GPU;
 #   - process 4242 of another host: a process trace of memory events and
 #     kernels (bench/vs-gen-trace), with allocators of its own;
-#   - process P2: only an allocator stream, on the same GPU as P1;
+#   - process P2: only an allocator stream (make-window-stream.py), on
+#     the same GPU as P1, the largest, with allocator settings other than
+#     P1's;
 # and of one process alone (P1's files).
 #
-# Usage: test-record-adopt.sh VRAMSCOPE SPOOL_WRITER GEN_TRACE MAKE_STREAM SAME_TRACE   (TAP output)
+# Usage: test-record-adopt.sh VRAMSCOPE SPOOL_WRITER GEN_TRACE MAKE_STREAM MAKE_WINDOW_STREAM
+#        SAME_TRACE   (TAP output)
 set -u
-vramscope=$1 writer=$2 gen=$3 make=$4 same=$5
+vramscope=$1 writer=$2 gen=$3 make=$4 window=$5 same=$6
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 n=0 failed=0
@@ -35,9 +38,24 @@ wait $w 2>/dev/null
 python3 "$make" "$dir/one/torch-$w.stream" $w >/dev/null
 printf "$info" $w >"$dir/one/torch-$w.stream.info"
 cp "$dir/one/"* "$dir/all/"
+printf 'meta pytorch.expandable_segments False\n' >>"$dir/all/torch-$w.stream.info"
 "$gen" -n 3000 -k 500 --no-finalize -o "$dir/all/process-4242-1.db" >/dev/null
-python3 "$make" "$dir/all/torch-31337.stream" 31337 tail >/dev/null
-printf "$info" 31337 >"$dir/all/torch-31337.stream.info"
+# The largest allocator level (a training loop of 2,000 steps), named to
+# sort after P1's: the trace keeps P1's allocator settings, the first.
+python3 "$window" "$dir/all/torch-99999999.stream" 99999999 2000 >/dev/null
+# Its times 7 ns off the other stream's, which starts at the same second:
+# events of two inputs at the very same nanosecond replay in the order of
+# their rows, the import's first once the trace is written into it.
+python3 -c '
+import struct, sys
+d = bytearray(open(sys.argv[1], "rb").read())
+for off in range(4096, len(d) - 47, 48):
+    ts = struct.unpack_from("<q", d, off)[0]
+    if ts:
+        struct.pack_into("<q", d, off, ts + 7)
+open(sys.argv[1], "wb").write(d)' "$dir/all/torch-99999999.stream"
+printf "$info" 99999999 >"$dir/all/torch-99999999.stream.info"
+printf 'meta pytorch.expandable_segments True\n' >>"$dir/all/torch-99999999.stream.info"
 
 for set in one all; do
   # recover: every input copied into a new file.
@@ -64,8 +82,10 @@ db = sqlite3.connect(sys.argv[1])
 p = db.execute("SELECT count(*), max(command_line) FROM process WHERE pid = ?", (int(sys.argv[2]),)).fetchone()
 d = db.execute("SELECT count(*) FROM device WHERE uuid = \"GPU-00000000-0000-0000-0000-0000000000aa\"").fetchone()[0]
 k = db.execute("SELECT count(*) FROM allocator WHERE kind = \"pytorch\"").fetchone()[0]
-print(int(p == (1, "vs-test-spool-writer") and d == 1 and k == 3), p, d, k)' "$dir/adopted-all.db" $w 2>&1)
+m = db.execute("SELECT value FROM meta WHERE key = \"pytorch.expandable_segments\"").fetchone()
+print(int(p == (1, "vs-test-spool-writer") and d == 1 and k == 3 and m == ("False",)), p, d, k, m)' \
+  "$dir/adopted-all.db" $w 2>&1)
 ok $([ "${got%% *}" = 1 ] && echo 0 || echo 1) \
-  "one process row per pid, the collector's; one GPU row per uuid; a pytorch allocator per process and GPU ($got)"
+  "one process row per pid, the collector's; one GPU row per uuid; a pytorch allocator per process and GPU; the first process's allocator settings ($got)"
 echo "1..$n"
 exit $failed
