@@ -26,7 +26,7 @@
  * first with their own ids (adopt_rows); the collector's row of the same
  * process or GPU then takes over the import's row (row_process,
  * row_device), keeping its id, so the trace holds what merging the import
- * after the process traces gives, ids aside, and but for one thing: the
+ * after the process traces gives, ids aside, but for one thing: the
  * finalizer replays events of the same time in the order of their rows,
  * and the import's rows now come first.  Its meta is read where its name
  * sorts among the inputs, so the settings kept from the first input that
