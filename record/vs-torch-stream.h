@@ -6,7 +6,8 @@
  * snapshot's .info) and, when the hook could build it with Python's
  * headers, spool/torch-PID.stacks (the events' Python stacks,
  * vs-torch-stacks.h).  Unlike the snapshot dumped when Python exits, the
- * stream survives every way the process ends.
+ * stream survives every way the process ends.  The import is
+ * vs-torch-stream.c's, the spool's streams vs-torch-spool.c's.
  */
 #pragma once
 
