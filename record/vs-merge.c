@@ -23,7 +23,7 @@
  * allocator events), which record wrote itself and can write again from
  * the spool.  Given as run->adopt, it becomes the output: renamed rather
  * than copied, opened with vs_writer_open(), its rows taken as merged
- * first with their own ids (adopt_rows); the collector's row of the same
+ * first with their own ids (vs-merge-adopt.c); the collector's row of the same
  * process or GPU then takes over the import's row (row_process,
  * row_device), keeping its id, so the trace holds what merging the import
  * after the process traces gives, ids aside, but for one thing: the
@@ -34,6 +34,7 @@
  */
 #include "vs-merge.h"
 #include "vs-merge-meta.h"
+#include "vs-merge-private.h"
 #include "vs-timings.h"
 
 #include <sqlite3.h>
@@ -41,15 +42,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A dense old id → new id table for one input's small tables. */
-typedef struct
-{
-  int64_t *ids;
-  int64_t cap;
-} VsIdMap;
-
-static int
-idmap_set (VsIdMap *m, int64_t old, int64_t new_id)
+int
+vs_merge_idmap_set (VsIdMap *m, int64_t old, int64_t new_id)
 {
   if (old < 0)
     return 0;
@@ -78,31 +72,6 @@ idmap_get (const VsIdMap *m, int64_t old)
   return m->ids[old];
 }
 
-/* Ids of the adopted trace's rows not taken over yet. */
-typedef struct
-{
-  int64_t *ids;
-  size_t n;
-} VsClaims;
-
-typedef struct
-{
-  sqlite3 *db;
-  VsWriter *w;
-  VsIdMap process, device, allocator, range, module, frame, stack, kernel_config;
-  bool imported; /* the input is an imported PyTorch snapshot */
-  /* Rows of the adopted trace (vs_merge_traces' adopt) that the first
-   * collector input of the same process or GPU takes over: its values
-   * replace the import's, as if it had been merged first. */
-  VsClaims claim_process, claim_device;
-  bool kernels_v3; /* the input stores kernels as kernel_config + kernel_exec */
-  uint64_t done, total;
-  VsProgressFunc progress;
-  void *progress_data;
-  char *err;
-  size_t errlen;
-} VsMerge;
-
 static int64_t
 col_i64 (sqlite3_stmt *s, int i)
 {
@@ -115,8 +84,8 @@ col_text (sqlite3_stmt *s, int i)
   return (const char *)sqlite3_column_text (s, i);
 }
 
-static int
-fail (VsMerge *m, const char *what, const char *why)
+int
+vs_merge_fail (VsMerge *m, const char *what, const char *why)
 {
   if (m->errlen)
     snprintf (m->err, m->errlen, "%s: %s", what, why);
@@ -128,7 +97,7 @@ tick (VsMerge *m)
 {
   m->done++;
   if (m->progress && (m->done & 0xffff) == 0 && !m->progress (m->done, m->total, m->progress_data))
-    return fail (m, "merge", "cancelled");
+    return vs_merge_fail (m, "merge", "cancelled");
   return 0;
 }
 
@@ -138,19 +107,19 @@ each_row (VsMerge *m, const char *sql, int (*row) (VsMerge *, sqlite3_stmt *))
 {
   sqlite3_stmt *s = NULL;
   if (sqlite3_prepare_v2 (m->db, sql, -1, &s, NULL) != SQLITE_OK)
-    return fail (m, "cannot read a process trace", sqlite3_errmsg (m->db));
+    return vs_merge_fail (m, "cannot read a process trace", sqlite3_errmsg (m->db));
   int rc;
   while ((rc = sqlite3_step (s)) == SQLITE_ROW)
     if (row (m, s) != 0 || tick (m) != 0)
       {
         sqlite3_finalize (s);
         if (m->err[0] == '\0')
-          fail (m, "cannot write the merged trace", vs_writer_errmsg (m->w));
+          vs_merge_fail (m, "cannot write the merged trace", vs_writer_errmsg (m->w));
         return -1;
       }
   sqlite3_finalize (s);
   if (rc != SQLITE_DONE)
-    return fail (m, "cannot read a process trace", sqlite3_errmsg (m->db));
+    return vs_merge_fail (m, "cannot read a process trace", sqlite3_errmsg (m->db));
   return 0;
 }
 
@@ -173,33 +142,6 @@ find_process (VsMerge *m, int64_t pid, const char *host)
   return id;
 }
 
-/* Takes id out of c; true when it was there. */
-static bool
-claim (VsClaims *c, int64_t id)
-{
-  for (size_t k = 0; k < c->n; k++)
-    if (c->ids[k] == id)
-      {
-        c->ids[k] = c->ids[--c->n];
-        return true;
-      }
-  return false;
-}
-
-/* Sets the merged row id of table (process or device) to the input row
- * s's columns 1..n (in the UPDATE's order).  0 or -1. */
-static int
-take_over (VsMerge *m, const char *sql, sqlite3_stmt *s, int n, int64_t id)
-{
-  sqlite3_stmt *u = NULL;
-  bool ok = sqlite3_prepare_v2 (vs_writer_db (m->w), sql, -1, &u, NULL) == SQLITE_OK;
-  for (int k = 1; ok && k <= n; k++)
-    ok = sqlite3_bind_value (u, k, sqlite3_column_value (s, k)) == SQLITE_OK;
-  ok = ok && sqlite3_bind_int64 (u, n + 1, id) == SQLITE_OK && sqlite3_step (u) == SQLITE_DONE;
-  sqlite3_finalize (u);
-  return ok ? 0 : -1;
-}
-
 static int
 row_process (VsMerge *m, sqlite3_stmt *s)
 {
@@ -212,16 +154,16 @@ row_process (VsMerge *m, sqlite3_stmt *s)
       /* The adopted import's row of this process: the collector's row
        * replaces it, keeping its id. */
       int64_t same = find_process (m, col_i64 (s, 1), col_text (s, 3));
-      if (same > 0 && claim (&m->claim_process, same))
-        return take_over (m, take_sql, s, 11, same) == 0
-                   ? idmap_set (&m->process, col_i64 (s, 0), same)
+      if (same > 0 && vs_merge_claim (&m->claim_process, same))
+        return vs_merge_take_over (m, take_sql, s, 11, same) == 0
+                   ? vs_merge_idmap_set (&m->process, col_i64 (s, 0), same)
                    : -1;
     }
   if (m->imported)
     {
       int64_t same = find_process (m, col_i64 (s, 1), col_text (s, 3));
       if (same > 0)
-        return idmap_set (&m->process, col_i64 (s, 0), same);
+        return vs_merge_idmap_set (&m->process, col_i64 (s, 0), same);
     }
   VsProcess p = {
     .pid = col_i64 (s, 1),
@@ -237,7 +179,7 @@ row_process (VsMerge *m, sqlite3_stmt *s)
     .exit_status = col_i64 (s, 11),
   };
   int64_t id = vs_writer_add_process (m->w, &p);
-  return id > 0 ? idmap_set (&m->process, col_i64 (s, 0), id) : -1;
+  return id > 0 ? vs_merge_idmap_set (&m->process, col_i64 (s, 0), id) : -1;
 }
 
 static int
@@ -251,10 +193,10 @@ row_device (VsMerge *m, sqlite3_stmt *s)
       = "UPDATE device SET idx = ?1, uuid = ?2, name = ?3, total_bytes = ?4 WHERE id = ?5";
   int64_t id = vs_writer_add_device (m->w, &d);
   /* The adopted import's row of this GPU: the collector's values. */
-  if (id > 0 && !m->imported && claim (&m->claim_device, id)
-      && take_over (m, take_sql, s, 4, id) != 0)
+  if (id > 0 && !m->imported && vs_merge_claim (&m->claim_device, id)
+      && vs_merge_take_over (m, take_sql, s, 4, id) != 0)
     return -1;
-  return id > 0 ? idmap_set (&m->device, col_i64 (s, 0), id) : -1;
+  return id > 0 ? vs_merge_idmap_set (&m->device, col_i64 (s, 0), id) : -1;
 }
 
 static int
@@ -269,7 +211,7 @@ row_allocator (VsMerge *m, sqlite3_stmt *s)
     .settings = col_text (s, 6),
   };
   int64_t id = vs_writer_add_allocator (m->w, &a);
-  return id > 0 ? idmap_set (&m->allocator, col_i64 (s, 0), id) : -1;
+  return id > 0 ? vs_merge_idmap_set (&m->allocator, col_i64 (s, 0), id) : -1;
 }
 
 static int
@@ -281,7 +223,7 @@ row_module (VsMerge *m, sqlite3_stmt *s)
                    .load_address = col_i64 (s, 4),
                    .size = col_i64 (s, 5) };
   int64_t id = vs_writer_add_module (m->w, &mod);
-  return id > 0 ? idmap_set (&m->module, col_i64 (s, 0), id) : -1;
+  return id > 0 ? vs_merge_idmap_set (&m->module, col_i64 (s, 0), id) : -1;
 }
 
 static int
@@ -294,7 +236,7 @@ row_frame (VsMerge *m, sqlite3_stmt *s)
                 .file = col_text (s, 5),
                 .line = col_i64 (s, 6) };
   int64_t id = vs_writer_add_frame (m->w, &f);
-  return id > 0 ? idmap_set (&m->frame, col_i64 (s, 0), id) : -1;
+  return id > 0 ? vs_merge_idmap_set (&m->frame, col_i64 (s, 0), id) : -1;
 }
 
 /* Stack nodes come in id order, so a node's parent is always mapped. */
@@ -307,7 +249,7 @@ row_stack (VsMerge *m, sqlite3_stmt *s)
   if (new_parent == VS_UNKNOWN || frame == VS_UNKNOWN)
     return 0;
   int64_t id = vs_writer_add_stack_node (m->w, new_parent, frame);
-  return id > 0 ? idmap_set (&m->stack, col_i64 (s, 0), id) : -1;
+  return id > 0 ? vs_merge_idmap_set (&m->stack, col_i64 (s, 0), id) : -1;
 }
 
 /* Ranges come in id order; a parent opens before its children. */
@@ -327,7 +269,7 @@ row_range (VsMerge *m, sqlite3_stmt *s)
   if (r.name == NULL)
     r.name = "";
   int64_t id = vs_writer_add_range (m->w, &r);
-  return id > 0 ? idmap_set (&m->range, col_i64 (s, 0), id) : -1;
+  return id > 0 ? vs_merge_idmap_set (&m->range, col_i64 (s, 0), id) : -1;
 }
 
 /* Kernel names and configurations: deduplicated by the writer across
@@ -348,7 +290,7 @@ row_kernel_config (VsMerge *m, sqlite3_stmt *s)
     .registers = col_i64 (s, 10),
   };
   int64_t id = vs_writer_add_kernel_config (m->w, &k);
-  return id > 0 ? idmap_set (&m->kernel_config, col_i64 (s, 0), id) : -1;
+  return id > 0 ? vs_merge_idmap_set (&m->kernel_config, col_i64 (s, 0), id) : -1;
 }
 
 /* A whole kernel row of an input of schema version 1 or 2. */
@@ -520,7 +462,7 @@ copy_events (VsMerge *m, const char *path)
   sqlite3_stmt *s = NULL;
   int rc = 0;
   if (vs_writer_commit (m->w) < 0)
-    return fail (m, "cannot write the merged trace", vs_writer_errmsg (m->w));
+    return vs_merge_fail (m, "cannot write the merged trace", vs_writer_errmsg (m->w));
   if (sqlite3_create_function (db, "vs_map", 2,
                                SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY, m, sql_map,
                                NULL, NULL)
@@ -529,12 +471,12 @@ copy_events (VsMerge *m, const char *path)
                                   sql_kernel_id, NULL, NULL)
              != SQLITE_OK
       || sqlite3_prepare_v2 (db, "ATTACH ?1 AS src", -1, &s, NULL) != SQLITE_OK)
-    return fail (m, "cannot write the merged trace", sqlite3_errmsg (db));
+    return vs_merge_fail (m, "cannot write the merged trace", sqlite3_errmsg (db));
   sqlite3_bind_text (s, 1, path, -1, SQLITE_STATIC);
   rc = sqlite3_step (s) == SQLITE_DONE ? 0 : -1;
   sqlite3_finalize (s);
   if (rc < 0)
-    return fail (m, "cannot read a process trace", sqlite3_errmsg (db));
+    return vs_merge_fail (m, "cannot read a process trace", sqlite3_errmsg (db));
   sqlite3_progress_handler (db, 100000, sql_progress, m);
   rc = sqlite3_exec (db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
   size_t n_copies = sizeof event_copies / sizeof event_copies[0];
@@ -549,9 +491,9 @@ copy_events (VsMerge *m, const char *path)
   if (rc == 0 && sqlite3_exec (db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
     rc = -1;
   if (rc == -2 || (rc == -1 && sqlite3_errcode (db) == SQLITE_INTERRUPT))
-    fail (m, "merge", "cancelled");
+    vs_merge_fail (m, "merge", "cancelled");
   else if (rc == -1)
-    fail (m, "cannot copy a process trace", sqlite3_errmsg (db));
+    vs_merge_fail (m, "cannot copy a process trace", sqlite3_errmsg (db));
   if (rc != 0)
     sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);
   sqlite3_progress_handler (db, 0, NULL, NULL);
@@ -597,8 +539,8 @@ open_input (const char *path, char *err, size_t errlen)
 }
 
 /* Whether the count query sql gives more than 0 on db. */
-static bool
-count_is_positive (sqlite3 *db, const char *sql)
+bool
+vs_merge_count_is_positive (sqlite3 *db, const char *sql)
 {
   sqlite3_stmt *s = NULL;
   bool yes = sqlite3_prepare_v2 (db, sql, -1, &s, NULL) == SQLITE_OK
@@ -648,8 +590,8 @@ end_processes (VsMerge *m, int64_t pend, const VsMergeRun *run)
     }
 }
 
-static void
-free_maps (VsMerge *m)
+void
+vs_merge_free_maps (VsMerge *m)
 {
   VsIdMap *maps[] = { &m->process, &m->range, &m->device, &m->allocator,
                       &m->module,  &m->frame, &m->stack,  &m->kernel_config };
@@ -658,87 +600,6 @@ free_maps (VsMerge *m)
       free (maps[k]->ids);
       *maps[k] = (VsIdMap){ 0 };
     }
-}
-
-/* The ids of sql's rows (on the output) into map, each as itself, and
- * into claims when not NULL.  0 or -1. */
-static int
-own_ids (VsMerge *m, const char *sql, VsIdMap *map, VsClaims *claims)
-{
-  sqlite3_stmt *s = NULL;
-  int rc = sqlite3_prepare_v2 (vs_writer_db (m->w), sql, -1, &s, NULL) == SQLITE_OK ? 0 : -1;
-  while (rc == 0 && sqlite3_step (s) == SQLITE_ROW)
-    {
-      int64_t id = sqlite3_column_int64 (s, 0);
-      rc = idmap_set (map, id, id);
-      if (rc == 0 && claims != NULL)
-        {
-          int64_t *ids = realloc (claims->ids, (claims->n + 1) * sizeof *ids);
-          if (ids == NULL)
-            rc = -1;
-          else
-            {
-              claims->ids = ids;
-              claims->ids[claims->n++] = id;
-            }
-        }
-    }
-  sqlite3_finalize (s);
-  return rc;
-}
-
-/* The adopted trace (the output itself) taken as merged first: every row
- * keeps its id, its processes and GPUs wait for the collector's rows of
- * the same (row_process, row_device), and its meta is set aside
- * (temp.adopted_meta, for adopted_meta()) and replaced by the run's.  Its
- * processes' end is set once every input is merged (*procs), as when it
- * was merged after them.  0 or -1 with the error set. */
-static int
-adopt_rows (VsMerge *m, VsClaims *procs)
-{
-  static const char *save_meta_sql
-      = "CREATE TEMP TABLE adopted_meta AS SELECT key, value FROM main.meta;"
-        " DELETE FROM main.meta WHERE key NOT IN ('format', 'finalized')";
-  sqlite3 *db = vs_writer_db (m->w);
-  if (own_ids (m, "SELECT id FROM process", &m->process, &m->claim_process) != 0
-      || own_ids (m, "SELECT id FROM device", &m->device, &m->claim_device) != 0
-      || own_ids (m, "SELECT id FROM allocator", &m->allocator, NULL) != 0
-      || own_ids (m, "SELECT id FROM module", &m->module, NULL) != 0
-      || own_ids (m, "SELECT id FROM frame", &m->frame, NULL) != 0
-      || own_ids (m, "SELECT id FROM stack", &m->stack, NULL) != 0
-      || own_ids (m, "SELECT id FROM nvtx_range", &m->range, NULL) != 0
-      || own_ids (m, "SELECT id FROM kernel_config", &m->kernel_config, NULL) != 0
-      || vs_writer_commit (m->w) != 0
-      || sqlite3_exec (db, save_meta_sql, NULL, NULL, NULL) != SQLITE_OK)
-    return fail (m, "cannot write the merged trace", sqlite3_errmsg (db));
-  procs->ids = malloc ((m->claim_process.n + 1) * sizeof *procs->ids);
-  if (procs->ids == NULL)
-    return fail (m, "merge", "out of memory");
-  procs->n = m->claim_process.n;
-  memcpy (procs->ids, m->claim_process.ids, procs->n * sizeof *procs->ids);
-  free_maps (m);
-  return 0;
-}
-
-/* The adopted trace's meta, set aside by adopt_rows(), read as an
- * input's: called where the adopted trace comes in the inputs' order, so
- * that the keys kept from the first input that has them are the ones a
- * copy keeps.  *pend gets its end (VS_UNKNOWN: none).  0 or -1 with the
- * error set. */
-static int
-adopted_meta (VsMerge *m, VsMergeMeta *rm, int64_t *pend)
-{
-  static const char *adopted_meta_sql = "SELECT key, value FROM temp.adopted_meta";
-  static const char *overflow_sql = "SELECT count(*) FROM temp.adopted_meta"
-                                    " WHERE key = 'history_overflow' AND CAST(value AS TEXT) = '1'";
-  sqlite3 *db = vs_writer_db (m->w);
-  if (count_is_positive (db, overflow_sql))
-    vs_writer_set_meta_int (m->w, "history_overflow", 1);
-  *pend = vs_merge_meta (m->w, db, adopted_meta_sql, rm);
-  if (vs_writer_commit (m->w) != 0
-      || sqlite3_exec (db, "DROP TABLE temp.adopted_meta", NULL, NULL, NULL) != SQLITE_OK)
-    return fail (m, "cannot write the merged trace", sqlite3_errmsg (db));
-  return 0;
 }
 
 /* Merges inputs into a new trace at out (see vs-merge.h). */
@@ -802,7 +663,7 @@ vs_merge_traces (const char *out, const char *const *inputs, size_t n, const VsM
   bool adopted_meta_read = !adopted;
   if (adopted)
     {
-      rc = adopt_rows (&m, &adopted_procs);
+      rc = vs_merge_adopt_rows (&m, &adopted_procs);
       merged++;
     }
   for (size_t i = 0; i <= nall && rc == 0; i++)
@@ -812,7 +673,7 @@ vs_merge_traces (const char *out, const char *const *inputs, size_t n, const VsM
       if (!adopted_meta_read && (i == nall || strcmp (adopt, all[i]) < 0))
         {
           adopted_meta_read = true;
-          rc = adopted_meta (&m, &rm, &adopted_end);
+          rc = vs_merge_adopted_meta (&m, &rm, &adopted_end);
         }
       if (i == nall || rc != 0)
         break;
@@ -824,7 +685,7 @@ vs_merge_traces (const char *out, const char *const *inputs, size_t n, const VsM
       m.imported = input_meta_is (m.db, "source", "import");
       if (m.imported && input_meta_is (m.db, "history_overflow", "1"))
         vs_writer_set_meta_int (m.w, "history_overflow", 1);
-      m.kernels_v3 = count_is_positive (m.db, kernels_v3_sql);
+      m.kernels_v3 = vs_merge_count_is_positive (m.db, kernels_v3_sql);
       for (size_t c = 0; c < sizeof copies / sizeof copies[0] && rc == 0; c++)
         rc = each_row (&m, copies[c].sql, copies[c].row);
       const VsCopy *kernels = m.kernels_v3 ? &kernel_config_copy : &kernel_row_copy;
@@ -834,7 +695,7 @@ vs_merge_traces (const char *out, const char *const *inputs, size_t n, const VsM
         rc = copy_events (&m, all[i]);
       if (rc == 0)
         end_processes (&m, vs_merge_meta (m.w, m.db, meta_sql, &rm), run);
-      free_maps (&m);
+      vs_merge_free_maps (&m);
       sqlite3_close (m.db);
       merged++;
     }
