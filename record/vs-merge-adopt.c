@@ -118,4 +118,3 @@ vs_merge_adopted_meta (VsMerge *m, VsMergeMeta *rm, int64_t *pend)
     return vs_merge_fail (m, "cannot write the merged trace", sqlite3_errmsg (db));
   return 0;
 }
-

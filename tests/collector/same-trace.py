@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """same-trace.py — whether two traces hold the same rows, ids aside.
 
-Usage: same-trace.py A B [--ignore-meta KEY,KEY...]
+Usage: same-trace.py A B [--ignore-meta KEY,KEY...]   ($VRAMSCOPE: the
+vramscope command, for traces that need it to be read)
 
 Every table both traces have is compared as a multiset of rows, each row
 without its own id and with every id it holds replaced by what the row it
@@ -14,9 +15,15 @@ allocation time, a kernel configuration by its columns.  Meta is compared key by
 but for the keys given.  Prints "same", or the first table that differs
 and a row one trace has and the other lacks, and exits 1.
 """
-import sqlite3
+import os
 import sys
 from collections import Counter
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+try:
+    from vs_trace_db import connect  # compacted traces read as plain tables
+except ImportError:
+    from sqlite3 import connect
 
 
 class Keys:
@@ -113,7 +120,7 @@ class Keys:
 
 
 def main():
-    a, b = Keys(sqlite3.connect(sys.argv[1])), Keys(sqlite3.connect(sys.argv[2]))
+    a, b = Keys(connect(sys.argv[1])), Keys(connect(sys.argv[2]))
     ignore = set()
     if "--ignore-meta" in sys.argv:
         ignore = set(sys.argv[sys.argv.index("--ignore-meta") + 1].split(","))

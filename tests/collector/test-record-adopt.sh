@@ -24,6 +24,10 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 n=0 failed=0
 ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi; }
+# The traces' tables are read through tests/vs_trace_db.py where there is
+# one (a compacted trace's), else directly.
+export VRAMSCOPE=$vramscope
+export PYTHONPATH="$(cd "$(dirname "$0")/.." && pwd)${PYTHONPATH:+:$PYTHONPATH}"
 info='pid %s\nreason stream\ndevice 0 GPU-00000000-0000-0000-0000-0000000000aa 1000 Test GPU\n'
 
 # The spool's files, made once: the spool writer is killed once it has
@@ -77,8 +81,12 @@ done
 # The collector's process row took over the import's: one process P1,
 # with the collector's command line, and one GPU row for the two streams.
 got=$(python3 -c '
-import sqlite3, sys
-db = sqlite3.connect(sys.argv[1])
+import sys
+try:
+    from vs_trace_db import connect  # compacted traces read as plain tables
+except ImportError:
+    from sqlite3 import connect
+db = connect(sys.argv[1])
 p = db.execute("SELECT count(*), max(command_line) FROM process WHERE pid = ?", (int(sys.argv[2]),)).fetchone()
 d = db.execute("SELECT count(*) FROM device WHERE uuid = \"GPU-00000000-0000-0000-0000-0000000000aa\"").fetchone()[0]
 k = db.execute("SELECT count(*) FROM allocator WHERE kind = \"pytorch\"").fetchone()[0]

@@ -26,16 +26,24 @@ trap 'rm -rf "$dir"' EXIT
 n=0 failed=0
 ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi; }
 export VRAMSCOPE_TORCH_FOLLOW_MS=40
+# The traces' tables are read through tests/vs_trace_db.py where there is
+# one (a compacted trace's), else directly.
+export VRAMSCOPE=$vramscope
+export PYTHONPATH="$(cd "$(dirname "$0")/.." && pwd)${PYTHONPATH:+:$PYTHONPATH}"
 
 # check TRACE COUNT: "1 LIVE" when the trace's pytorch events are exactly
 # those of the first COUNT records, each with its stack, else "0 why".
 check() {
   python3 "$write" --expect "$2" >"$dir/expect.json"
   python3 - "$1" "$dir/expect.json" <<'PY' 2>&1
-import json, os, sqlite3, sys
+import json, os, sys
 sys.path.insert(0, os.path.join(os.environ["VS_GPU_DIR"]))
 from vs_stream_files import trace_stacks
-db = sqlite3.connect(sys.argv[1])
+try:
+    from vs_trace_db import connect  # compacted traces read as plain tables
+except ImportError:
+    from sqlite3 import connect
+db = connect(sys.argv[1])
 want = json.load(open(sys.argv[2]))
 stack = trace_stacks(db)
 def frames(sid):
@@ -113,9 +121,13 @@ for follow in 40 0; do
   fi
 done
 same=$(python3 - "$dir/e40.db" "$dir/e0.db" <<'PY'
-import sqlite3, sys
+import sys
+try:
+    from vs_trace_db import connect  # compacted traces read as plain tables
+except ImportError:
+    from sqlite3 import connect
 def dump(path):
-    db = sqlite3.connect(path)
+    db = connect(path)
     out = []
     for t in ("alloc_event", "failed_alloc", "frame", "stack", "device", "allocator", "summary"):
         cols = [c[1] for c in db.execute("PRAGMA table_info(%s)" % t) if c[1] not in ("process_id",)]
@@ -171,9 +183,13 @@ sleep 0.5
 "$vramscope" recover -q "$spool" -o "$dir/out5/rec.db" 2>"$dir/rec5.err"
 rc=$?
 got=$(python3 -c '
-import json, sqlite3, sys
+import json, sys
+try:
+    from vs_trace_db import connect  # compacted traces read as plain tables
+except ImportError:
+    from sqlite3 import connect
 st = json.load(open(sys.argv[2]))["memory_stats"]
-db = sqlite3.connect(sys.argv[1])
+db = connect(sys.argv[1])
 r = db.execute("SELECT s.alloc_count, s.peak_allocated_bytes FROM summary s JOIN allocator a ON a.id = s.allocator_id WHERE a.kind = \"pytorch\"").fetchall()
 print(int(r == [(st["allocation.all.allocated"], st["requested_bytes.all.peak"])]), r)' "$dir/out5/rec.db" "$snaps/train.json" 2>&1)
 ok $([ $rc = 0 ] && [ "${got%% *}" = 1 ] && echo 0 || echo 1) \
