@@ -18,8 +18,23 @@
  * `record`) adds no process of its own: its events go to the process row
  * of the same pid and host merged before it, so the allocator level and
  * the CUPTI events of one process share process and device ids.
+ *
+ * The largest input is often such an import (hundreds of thousands of
+ * allocator events), which record wrote itself and can write again from
+ * the spool.  Given as run->adopt, it becomes the output: renamed rather
+ * than copied, opened with vs_writer_open(), its rows taken as merged
+ * first with their own ids (vs-merge-adopt.c); the collector's row of the same
+ * process or GPU then takes over the import's row (row_process,
+ * row_device), keeping its id, so the trace holds what merging the import
+ * after the process traces gives, ids aside, but for one thing: the
+ * finalizer replays events of the same time in the order of their rows,
+ * and the import's rows now come first.  Its meta is read where its name
+ * sorts among the inputs, so the settings kept from the first input that
+ * has them stay the same.
  */
 #include "vs-merge.h"
+#include "vs-merge-meta.h"
+#include "vs-merge-private.h"
 #include "vs-timings.h"
 
 #include <sqlite3.h>
@@ -27,15 +42,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A dense old id → new id table for one input's small tables. */
-typedef struct
-{
-  int64_t *ids;
-  int64_t cap;
-} VsIdMap;
-
-static int
-idmap_set (VsIdMap *m, int64_t old, int64_t new_id)
+int
+vs_merge_idmap_set (VsIdMap *m, int64_t old, int64_t new_id)
 {
   if (old < 0)
     return 0;
@@ -64,20 +72,6 @@ idmap_get (const VsIdMap *m, int64_t old)
   return m->ids[old];
 }
 
-typedef struct
-{
-  sqlite3 *db;
-  VsWriter *w;
-  VsIdMap process, device, allocator, range, module, frame, stack, kernel_config;
-  bool imported;   /* the input is an imported PyTorch snapshot */
-  bool kernels_v3; /* the input stores kernels as kernel_config + kernel_exec */
-  uint64_t done, total;
-  VsProgressFunc progress;
-  void *progress_data;
-  char *err;
-  size_t errlen;
-} VsMerge;
-
 static int64_t
 col_i64 (sqlite3_stmt *s, int i)
 {
@@ -90,8 +84,8 @@ col_text (sqlite3_stmt *s, int i)
   return (const char *)sqlite3_column_text (s, i);
 }
 
-static int
-fail (VsMerge *m, const char *what, const char *why)
+int
+vs_merge_fail (VsMerge *m, const char *what, const char *why)
 {
   if (m->errlen)
     snprintf (m->err, m->errlen, "%s: %s", what, why);
@@ -103,7 +97,7 @@ tick (VsMerge *m)
 {
   m->done++;
   if (m->progress && (m->done & 0xffff) == 0 && !m->progress (m->done, m->total, m->progress_data))
-    return fail (m, "merge", "cancelled");
+    return vs_merge_fail (m, "merge", "cancelled");
   return 0;
 }
 
@@ -113,19 +107,19 @@ each_row (VsMerge *m, const char *sql, int (*row) (VsMerge *, sqlite3_stmt *))
 {
   sqlite3_stmt *s = NULL;
   if (sqlite3_prepare_v2 (m->db, sql, -1, &s, NULL) != SQLITE_OK)
-    return fail (m, "cannot read a process trace", sqlite3_errmsg (m->db));
+    return vs_merge_fail (m, "cannot read a process trace", sqlite3_errmsg (m->db));
   int rc;
   while ((rc = sqlite3_step (s)) == SQLITE_ROW)
     if (row (m, s) != 0 || tick (m) != 0)
       {
         sqlite3_finalize (s);
         if (m->err[0] == '\0')
-          fail (m, "cannot write the merged trace", vs_writer_errmsg (m->w));
+          vs_merge_fail (m, "cannot write the merged trace", vs_writer_errmsg (m->w));
         return -1;
       }
   sqlite3_finalize (s);
   if (rc != SQLITE_DONE)
-    return fail (m, "cannot read a process trace", sqlite3_errmsg (m->db));
+    return vs_merge_fail (m, "cannot read a process trace", sqlite3_errmsg (m->db));
   return 0;
 }
 
@@ -151,11 +145,25 @@ find_process (VsMerge *m, int64_t pid, const char *host)
 static int
 row_process (VsMerge *m, sqlite3_stmt *s)
 {
+  static const char *take_sql
+      = "UPDATE process SET pid = ?1, ppid = ?2, host = ?3, rank = ?4, local_rank = ?5,"
+        " world_size = ?6, cuda_visible_devices = ?7, command_line = ?8, start_ns = ?9,"
+        " end_ns = ?10, exit_status = ?11 WHERE id = ?12";
+  if (!m->imported && m->claim_process.n > 0)
+    {
+      /* The adopted import's row of this process: the collector's row
+       * replaces it, keeping its id. */
+      int64_t same = find_process (m, col_i64 (s, 1), col_text (s, 3));
+      if (same > 0 && vs_merge_claim (&m->claim_process, same))
+        return vs_merge_take_over (m, take_sql, s, 11, same) == 0
+                   ? vs_merge_idmap_set (&m->process, col_i64 (s, 0), same)
+                   : -1;
+    }
   if (m->imported)
     {
       int64_t same = find_process (m, col_i64 (s, 1), col_text (s, 3));
       if (same > 0)
-        return idmap_set (&m->process, col_i64 (s, 0), same);
+        return vs_merge_idmap_set (&m->process, col_i64 (s, 0), same);
     }
   VsProcess p = {
     .pid = col_i64 (s, 1),
@@ -171,7 +179,7 @@ row_process (VsMerge *m, sqlite3_stmt *s)
     .exit_status = col_i64 (s, 11),
   };
   int64_t id = vs_writer_add_process (m->w, &p);
-  return id > 0 ? idmap_set (&m->process, col_i64 (s, 0), id) : -1;
+  return id > 0 ? vs_merge_idmap_set (&m->process, col_i64 (s, 0), id) : -1;
 }
 
 static int
@@ -181,8 +189,14 @@ row_device (VsMerge *m, sqlite3_stmt *s)
                  .uuid = col_text (s, 2),
                  .name = col_text (s, 3),
                  .total_bytes = col_i64 (s, 4) };
+  static const char *take_sql
+      = "UPDATE device SET idx = ?1, uuid = ?2, name = ?3, total_bytes = ?4 WHERE id = ?5";
   int64_t id = vs_writer_add_device (m->w, &d);
-  return id > 0 ? idmap_set (&m->device, col_i64 (s, 0), id) : -1;
+  /* The adopted import's row of this GPU: the collector's values. */
+  if (id > 0 && !m->imported && vs_merge_claim (&m->claim_device, id)
+      && vs_merge_take_over (m, take_sql, s, 4, id) != 0)
+    return -1;
+  return id > 0 ? vs_merge_idmap_set (&m->device, col_i64 (s, 0), id) : -1;
 }
 
 static int
@@ -197,7 +211,7 @@ row_allocator (VsMerge *m, sqlite3_stmt *s)
     .settings = col_text (s, 6),
   };
   int64_t id = vs_writer_add_allocator (m->w, &a);
-  return id > 0 ? idmap_set (&m->allocator, col_i64 (s, 0), id) : -1;
+  return id > 0 ? vs_merge_idmap_set (&m->allocator, col_i64 (s, 0), id) : -1;
 }
 
 static int
@@ -209,7 +223,7 @@ row_module (VsMerge *m, sqlite3_stmt *s)
                    .load_address = col_i64 (s, 4),
                    .size = col_i64 (s, 5) };
   int64_t id = vs_writer_add_module (m->w, &mod);
-  return id > 0 ? idmap_set (&m->module, col_i64 (s, 0), id) : -1;
+  return id > 0 ? vs_merge_idmap_set (&m->module, col_i64 (s, 0), id) : -1;
 }
 
 static int
@@ -222,7 +236,7 @@ row_frame (VsMerge *m, sqlite3_stmt *s)
                 .file = col_text (s, 5),
                 .line = col_i64 (s, 6) };
   int64_t id = vs_writer_add_frame (m->w, &f);
-  return id > 0 ? idmap_set (&m->frame, col_i64 (s, 0), id) : -1;
+  return id > 0 ? vs_merge_idmap_set (&m->frame, col_i64 (s, 0), id) : -1;
 }
 
 /* Stack nodes come in id order, so a node's parent is always mapped. */
@@ -235,7 +249,7 @@ row_stack (VsMerge *m, sqlite3_stmt *s)
   if (new_parent == VS_UNKNOWN || frame == VS_UNKNOWN)
     return 0;
   int64_t id = vs_writer_add_stack_node (m->w, new_parent, frame);
-  return id > 0 ? idmap_set (&m->stack, col_i64 (s, 0), id) : -1;
+  return id > 0 ? vs_merge_idmap_set (&m->stack, col_i64 (s, 0), id) : -1;
 }
 
 /* Ranges come in id order; a parent opens before its children. */
@@ -255,7 +269,7 @@ row_range (VsMerge *m, sqlite3_stmt *s)
   if (r.name == NULL)
     r.name = "";
   int64_t id = vs_writer_add_range (m->w, &r);
-  return id > 0 ? idmap_set (&m->range, col_i64 (s, 0), id) : -1;
+  return id > 0 ? vs_merge_idmap_set (&m->range, col_i64 (s, 0), id) : -1;
 }
 
 /* Kernel names and configurations: deduplicated by the writer across
@@ -276,7 +290,7 @@ row_kernel_config (VsMerge *m, sqlite3_stmt *s)
     .registers = col_i64 (s, 10),
   };
   int64_t id = vs_writer_add_kernel_config (m->w, &k);
-  return id > 0 ? idmap_set (&m->kernel_config, col_i64 (s, 0), id) : -1;
+  return id > 0 ? vs_merge_idmap_set (&m->kernel_config, col_i64 (s, 0), id) : -1;
 }
 
 /* A whole kernel row of an input of schema version 1 or 2. */
@@ -390,11 +404,16 @@ static const char *event_copies[] = {
   " correlation, bytes, value, mem_kind FROM src.memset ORDER BY id",
 };
 
+/* In the input's own order (kernel_exec is clustered on start, then id):
+ * no sort of the executions.  The new ids follow the starts; executions
+ * that start together keep their order, so every reader's order (start,
+ * then id) is the input's. */
 static const char *kernel_exec_copy
     = "INSERT INTO main.kernel_exec (start_ns, id, duration_ns, process_id, device_id, context,"
       " stream, correlation, config_id)"
       " SELECT start_ns, vs_kernel_id(), duration_ns, vs_map(0, process_id), vs_map(1, device_id),"
-      " context, stream, correlation, vs_map(5, config_id) FROM src.kernel_exec ORDER BY id";
+      " context, stream, correlation, vs_map(5, config_id) FROM src.kernel_exec ORDER BY start_ns, "
+      "id";
 
 /* vs_map(kind, old): the merged id of an input's id, NULL when it has
  * none (as the writer stores unknown ids). */
@@ -443,7 +462,7 @@ copy_events (VsMerge *m, const char *path)
   sqlite3_stmt *s = NULL;
   int rc = 0;
   if (vs_writer_commit (m->w) < 0)
-    return fail (m, "cannot write the merged trace", vs_writer_errmsg (m->w));
+    return vs_merge_fail (m, "cannot write the merged trace", vs_writer_errmsg (m->w));
   if (sqlite3_create_function (db, "vs_map", 2,
                                SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY, m, sql_map,
                                NULL, NULL)
@@ -452,12 +471,12 @@ copy_events (VsMerge *m, const char *path)
                                   sql_kernel_id, NULL, NULL)
              != SQLITE_OK
       || sqlite3_prepare_v2 (db, "ATTACH ?1 AS src", -1, &s, NULL) != SQLITE_OK)
-    return fail (m, "cannot write the merged trace", sqlite3_errmsg (db));
+    return vs_merge_fail (m, "cannot write the merged trace", sqlite3_errmsg (db));
   sqlite3_bind_text (s, 1, path, -1, SQLITE_STATIC);
   rc = sqlite3_step (s) == SQLITE_DONE ? 0 : -1;
   sqlite3_finalize (s);
   if (rc < 0)
-    return fail (m, "cannot read a process trace", sqlite3_errmsg (db));
+    return vs_merge_fail (m, "cannot read a process trace", sqlite3_errmsg (db));
   sqlite3_progress_handler (db, 100000, sql_progress, m);
   rc = sqlite3_exec (db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
   size_t n_copies = sizeof event_copies / sizeof event_copies[0];
@@ -472,9 +491,9 @@ copy_events (VsMerge *m, const char *path)
   if (rc == 0 && sqlite3_exec (db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
     rc = -1;
   if (rc == -2 || (rc == -1 && sqlite3_errcode (db) == SQLITE_INTERRUPT))
-    fail (m, "merge", "cancelled");
+    vs_merge_fail (m, "merge", "cancelled");
   else if (rc == -1)
-    fail (m, "cannot copy a process trace", sqlite3_errmsg (db));
+    vs_merge_fail (m, "cannot copy a process trace", sqlite3_errmsg (db));
   if (rc != 0)
     sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);
   sqlite3_progress_handler (db, 0, NULL, NULL);
@@ -520,8 +539,8 @@ open_input (const char *path, char *err, size_t errlen)
 }
 
 /* Whether the count query sql gives more than 0 on db. */
-static bool
-count_is_positive (sqlite3 *db, const char *sql)
+bool
+vs_merge_count_is_positive (sqlite3 *db, const char *sql)
 {
   sqlite3_stmt *s = NULL;
   bool yes = sqlite3_prepare_v2 (db, sql, -1, &s, NULL) == SQLITE_OK
@@ -559,45 +578,29 @@ input_meta_is (sqlite3 *db, const char *key, const char *value)
   return found;
 }
 
-/* Whether db's meta has key. */
-static bool
-has_meta (sqlite3 *db, const char *key)
+/* vs_merge_end_process() for every process the input's map names. */
+static void
+end_processes (VsMerge *m, int64_t pend, const VsMergeRun *run)
 {
-  static const char *sql = "SELECT 1 FROM meta WHERE key = ?1";
-  sqlite3_stmt *s = NULL;
-  bool found = false;
-  if (sqlite3_prepare_v2 (db, sql, -1, &s, NULL) == SQLITE_OK)
+  for (int64_t old = 1; old < m->process.cap; old++)
     {
-      sqlite3_bind_text (s, 1, key, -1, SQLITE_STATIC);
-      found = sqlite3_step (s) == SQLITE_ROW;
+      int64_t nid = idmap_get (&m->process, old);
+      if (nid != VS_UNKNOWN)
+        vs_merge_end_process (m->w, nid, pend, run);
     }
-  sqlite3_finalize (s);
-  return found;
 }
 
-/* Meta keys summed over processes: the collector's own cost. */
-static bool
-summed_key (const char *key)
+void
+vs_merge_free_maps (VsMerge *m)
 {
-  return strncmp (key, "collector_", 10) == 0 && strcmp (key, "collector_kernels") != 0
-         && strcmp (key, "collector_device_buffer_bytes") != 0;
+  VsIdMap *maps[] = { &m->process, &m->range, &m->device, &m->allocator,
+                      &m->module,  &m->frame, &m->stack,  &m->kernel_config };
+  for (size_t k = 0; k < sizeof maps / sizeof maps[0]; k++)
+    {
+      free (maps[k]->ids);
+      *maps[k] = (VsIdMap){ 0 };
+    }
 }
-
-/* Meta keys describing a process's allocator settings (written by the
- * PyTorch hook and the snapshot importer) and the job it ran in (written
- * by the collector), copied as they are. */
-static bool
-carried_key (const char *key)
-{
-  return strncmp (key, "pytorch.", 8) == 0 || strcmp (key, "time_axis") == 0
-         || strcmp (key, "job_id") == 0 || strcmp (key, "job_id_source") == 0;
-}
-
-typedef struct
-{
-  char key[64];
-  int64_t value;
-} VsSum;
 
 /* Merges inputs into a new trace at out (see vs-merge.h). */
 int
@@ -607,9 +610,28 @@ vs_merge_traces (const char *out, const char *const *inputs, size_t n, const VsM
   VsMerge m
       = { .progress = progress, .progress_data = progress_data, .err = err, .errlen = errlen };
   err[0] = '\0';
-  m.w = vs_writer_create (out, err, errlen);
+  /* The adopted trace becomes the output: renamed, not copied.  Where it
+   * cannot be (another filesystem), it is merged first, copied: the same
+   * trace either way. */
+  const char *adopt = run != NULL ? run->adopt : NULL;
+  bool adopted = adopt != NULL && rename (adopt, out) == 0;
+  const char **all = malloc ((n + 1) * sizeof *all);
+  if (all == NULL)
+    {
+      snprintf (err, errlen, "out of memory");
+      return -1;
+    }
+  size_t nall = 0;
+  if (adopt != NULL && !adopted)
+    all[nall++] = adopt;
+  for (size_t i = 0; i < n; i++)
+    all[nall++] = inputs[i];
+  m.w = adopted ? vs_writer_open (out, err, errlen) : vs_writer_create (out, err, errlen);
   if (m.w == NULL)
-    return -1;
+    {
+      free (all);
+      return -1;
+    }
   /* OUT is a temporary file, renamed only once complete: a crash leaves
    * the spool to recover from, never a half-written trace under its name.
    * So no journal and no syncs: the copy is written once, to the file,
@@ -620,11 +642,12 @@ vs_merge_traces (const char *out, const char *const *inputs, size_t n, const VsM
     {
       snprintf (err, errlen, "%s", sqlite3_errmsg (vs_writer_db (m.w)));
       vs_writer_close (m.w, false, NULL, NULL, NULL, 0);
+      free (all);
       return -1;
     }
-  for (size_t i = 0; i < n; i++)
+  for (size_t i = 0; i < nall; i++)
     {
-      sqlite3 *db = open_input (inputs[i], err, errlen);
+      sqlite3 *db = open_input (all[i], err, errlen);
       if (db == NULL)
         continue; /* reported by the caller as a warning */
       m.total += (uint64_t)count_rows (db);
@@ -632,148 +655,58 @@ vs_merge_traces (const char *out, const char *const *inputs, size_t n, const VsM
     }
   err[0] = '\0';
 
-  VsSum sums[32];
-  size_t nsums = 0;
-  int64_t start_ns = VS_UNKNOWN, end_ns = VS_UNKNOWN;
+  VsMergeMeta rm = { .start_ns = VS_UNKNOWN, .end_ns = VS_UNKNOWN };
   int rc = 0;
   size_t merged = 0;
-  for (size_t i = 0; i < n && rc == 0; i++)
+  VsClaims adopted_procs = { 0 };
+  int64_t adopted_end = VS_UNKNOWN;
+  bool adopted_meta_read = !adopted;
+  if (adopted)
     {
+      rc = vs_merge_adopt_rows (&m, &adopted_procs);
+      merged++;
+    }
+  for (size_t i = 0; i <= nall && rc == 0; i++)
+    {
+      /* The adopted trace's meta where its name sorts among the inputs
+       * (they come sorted by name), else after them. */
+      if (!adopted_meta_read && (i == nall || strcmp (adopt, all[i]) < 0))
+        {
+          adopted_meta_read = true;
+          rc = vs_merge_adopted_meta (&m, &rm, &adopted_end);
+        }
+      if (i == nall || rc != 0)
+        break;
       char ierr[512];
-      m.db = open_input (inputs[i], ierr, sizeof ierr);
+      m.db = open_input (all[i], ierr, sizeof ierr);
       if (m.db == NULL)
         continue;
-      memset (&m.process, 0, sizeof m.process * 8);
       /* A PyTorch snapshot's history, tied to its process by record. */
       m.imported = input_meta_is (m.db, "source", "import");
       if (m.imported && input_meta_is (m.db, "history_overflow", "1"))
         vs_writer_set_meta_int (m.w, "history_overflow", 1);
-      m.kernels_v3 = count_is_positive (m.db, kernels_v3_sql);
+      m.kernels_v3 = vs_merge_count_is_positive (m.db, kernels_v3_sql);
       for (size_t c = 0; c < sizeof copies / sizeof copies[0] && rc == 0; c++)
         rc = each_row (&m, copies[c].sql, copies[c].row);
       const VsCopy *kernels = m.kernels_v3 ? &kernel_config_copy : &kernel_row_copy;
       if (rc == 0)
         rc = each_row (&m, kernels->sql, kernels->row);
       if (rc == 0)
-        rc = copy_events (&m, inputs[i]);
-      /* Run-wide meta: earliest start, latest end, summed collector costs. */
-      sqlite3_stmt *s = NULL;
-      int64_t pend = VS_UNKNOWN;
-      if (rc == 0 && sqlite3_prepare_v2 (m.db, meta_sql, -1, &s, NULL) == SQLITE_OK)
-        {
-          while (sqlite3_step (s) == SQLITE_ROW)
-            {
-              const char *key = col_text (s, 0);
-              int64_t v = col_i64 (s, 1);
-              /* The allocator settings and time axis of each process
-               * (pytorch.*, time_axis): kept, the first process's when
-               * several. */
-              if (key != NULL && carried_key (key))
-                {
-                  const char *text = col_text (s, 1);
-                  if (text != NULL && !has_meta (vs_writer_db (m.w), key))
-                    vs_writer_set_meta (m.w, key, text);
-                  continue;
-                }
-              if (key == NULL || sqlite3_column_type (s, 1) != SQLITE_INTEGER)
-                continue;
-              if (strcmp (key, "start_ns") == 0 && (start_ns == VS_UNKNOWN || v < start_ns))
-                start_ns = v;
-              else if (strcmp (key, "end_ns") == 0)
-                {
-                  pend = v;
-                  if (end_ns == VS_UNKNOWN || v > end_ns)
-                    end_ns = v;
-                }
-              else if (summed_key (key))
-                {
-                  size_t j = 0;
-                  while (j < nsums && strcmp (sums[j].key, key) != 0)
-                    j++;
-                  if (j == nsums && nsums < 32)
-                    {
-                      snprintf (sums[j].key, sizeof sums[j].key, "%s", key);
-                      sums[j].value = 0;
-                      nsums++;
-                    }
-                  if (j < nsums)
-                    sums[j].value += v;
-                }
-              else if (strcmp (key, "collector_device_buffer_bytes") == 0
-                       || strcmp (key, "cupti_version") == 0
-                       || strcmp (key, "collector_kernels") == 0)
-                {
-                  vs_writer_set_meta_int (m.w, key, v);
-                }
-            }
-        }
-      sqlite3_finalize (s);
-      /* The process rows were written when the process started; its end
-     * and, for the program record started, its exit status are known now. */
+        rc = copy_events (&m, all[i]);
       if (rc == 0)
-        {
-          sqlite3_stmt *p = NULL;
-          sqlite3 *wdb = vs_writer_db (m.w);
-          static const char *end_sql
-              = "UPDATE process SET end_ns = coalesce(end_ns, ?1),"
-                " exit_status = CASE WHEN pid = ?2 THEN ?3 ELSE exit_status END WHERE id = ?4";
-          for (int64_t old = 1; old < m.process.cap; old++)
-            {
-              int64_t nid = idmap_get (&m.process, old);
-              if (nid == VS_UNKNOWN)
-                continue;
-              if (sqlite3_prepare_v2 (wdb, end_sql, -1, &p, NULL) != SQLITE_OK)
-                break;
-              if (pend != VS_UNKNOWN)
-                sqlite3_bind_int64 (p, 1, pend);
-              sqlite3_bind_int64 (p, 2, run ? run->main_pid : -1);
-              if (run && run->exit_status != VS_UNKNOWN)
-                sqlite3_bind_int64 (p, 3, run->exit_status);
-              sqlite3_bind_int64 (p, 4, nid);
-              sqlite3_step (p);
-              sqlite3_finalize (p);
-            }
-        }
-      free (m.process.ids);
-      free (m.device.ids);
-      free (m.allocator.ids);
-      free (m.range.ids);
-      free (m.module.ids);
-      free (m.frame.ids);
-      free (m.stack.ids);
-      free (m.kernel_config.ids);
+        end_processes (&m, vs_merge_meta (m.w, m.db, meta_sql, &rm), run);
+      vs_merge_free_maps (&m);
       sqlite3_close (m.db);
       merged++;
     }
+  free (all);
+  free (m.claim_process.ids);
+  free (m.claim_device.ids);
+  for (size_t k = 0; rc == 0 && k < adopted_procs.n; k++)
+    vs_merge_end_process (m.w, adopted_procs.ids[k], adopted_end, run);
+  free (adopted_procs.ids);
   if (rc == 0)
-    {
-      for (size_t j = 0; j < nsums; j++)
-        vs_writer_set_meta_int (m.w, sums[j].key, sums[j].value);
-      vs_writer_set_meta (m.w, "source", "collector");
-      vs_writer_set_meta (m.w, "clock", "CLOCK_REALTIME");
-      vs_writer_set_meta_int (m.w, "processes", (int64_t)merged);
-      if (start_ns == VS_UNKNOWN && run)
-        start_ns = run->start_ns;
-      if (end_ns == VS_UNKNOWN && run)
-        end_ns = run->end_ns;
-      if (start_ns != VS_UNKNOWN)
-        vs_writer_set_meta_int (m.w, "start_ns", start_ns);
-      if (end_ns != VS_UNKNOWN)
-        vs_writer_set_meta_int (m.w, "end_ns", end_ns);
-      if (run)
-        {
-          if (run->command_line)
-            vs_writer_set_meta (m.w, "command_line", run->command_line);
-          if (run->host)
-            vs_writer_set_meta (m.w, "host", run->host);
-          if (run->cwd)
-            vs_writer_set_meta (m.w, "cwd", run->cwd);
-          if (run->tool_version)
-            vs_writer_set_meta (m.w, "tool_version", run->tool_version);
-          if (run->exit_status != VS_UNKNOWN)
-            vs_writer_set_meta_int (m.w, "exit_status", run->exit_status);
-        }
-    }
+    vs_merge_run_meta (m.w, &rm, merged, run);
   char cerr[512] = "";
   vs_timings_phase ("merging (copy)");
   if (rc != 0)

@@ -18,10 +18,17 @@ typedef struct
   int64_t start_ns, end_ns; /* used when no process recorded anything */
   const char *command_line, *host, *tool_version;
   const char *cwd; /* the program's working directory, NULL if unknown */
+  /* A raw trace of the run's that becomes the merged trace itself
+   * (renamed, not copied; NULL: none): record's import of a PyTorch
+   * allocator level, the largest input.  It is taken as merged first, its
+   * rows keeping their ids; a collector process or GPU of the same pid or
+   * uuid takes over its row.  It is gone from where it was once merged. */
+  const char *adopt;
 } VsMergeRun;
 
 /* Creates the trace out (replacing a file there) from the process traces
- * inputs[0..n-1]: every row copied with ids remapped, devices deduplicated
+ * inputs[0..n-1] (after run->adopt, when set): every row copied with ids
+ * remapped, devices deduplicated
  * by uuid, collector costs summed into meta, then vs_trace_finalize().
  * Inputs that are not traces are skipped.  Returns 0, or -1 with err
  * filled. */

@@ -120,11 +120,12 @@ timing_key (const char *name, char *out, size_t len)
  * (-1: unknown), take_ns and write_ns what taking and writing that
  * snapshot cost, as the hook measured them (-1: unknown); beside_ns how long the process traces' symbolization
  * ran beside the imports (-1: it did not), of which only the wait after
- * them is a phase. */
+ * them is a phase; live_records the allocator stream records imported
+ * while the program ran (-1: the streams were not followed). */
 void
 vs_record_report_timings (const VsTimings *t, int64_t program_ns, int64_t after_last_ns,
                           int64_t snapshot_ns, int64_t take_ns, int64_t write_ns, int64_t beside_ns,
-                          const char *trace)
+                          int64_t live_records, const char *trace)
 {
   static const char *meta_sql = "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)";
   int64_t total = vs_timings_total (t);
@@ -142,6 +143,9 @@ vs_record_report_timings (const VsTimings *t, int64_t program_ns, int64_t after_
     fprintf (stderr, "  %-42s %10.1f ms\n", "    writing it (pickle)", write_ns / 1e6);
   if (beside_ns >= 0)
     fprintf (stderr, "  %-42s %10.1f ms\n", "symbolizing, beside the imports", beside_ns / 1e6);
+  if (live_records >= 0)
+    fprintf (stderr, "  %-42s %10lld records\n", "allocator stream imported while it ran",
+             (long long)live_records);
   vs_timings_print (t, stderr);
   fprintf (stderr, "  %-42s %10.1f ms (%.2f× the program's run)\n", "post-run total", total / 1e6,
            program_ns > 0 ? (double)total / (double)program_ns : 0.0);
@@ -181,6 +185,13 @@ vs_record_report_timings (const VsTimings *t, int64_t program_ns, int64_t after_
       ok = sqlite3_step (s) == SQLITE_DONE;
     }
   sqlite3_finalize (s);
+  if (ok && live_records >= 0 && sqlite3_prepare_v2 (db, meta_sql, -1, &s, NULL) == SQLITE_OK)
+    {
+      sqlite3_bind_text (s, 1, "record_stream_live_records", -1, SQLITE_STATIC);
+      sqlite3_bind_int64 (s, 2, live_records);
+      ok = sqlite3_step (s) == SQLITE_DONE;
+      sqlite3_finalize (s);
+    }
   if (!ok || sqlite3_exec (db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
     fprintf (stderr, "vramscope record: cannot keep the timings in %s: %s\n", trace,
              sqlite3_errmsg (db));

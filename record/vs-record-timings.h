@@ -27,7 +27,9 @@ int64_t vs_record_newest_snapshot_ns (const char *spool, int64_t *take_ns, int64
  * (-1: unknown), take_ns and write_ns what taking and writing that
  * snapshot cost, as the hook measured them (-1: unknown); beside_ns how long the process traces' symbolization
  * ran beside the imports (-1: it did not), of which only the wait after
- * them is a phase. */
+ * them is a phase; live_records the allocator stream records imported
+ * while the program ran (-1: not followed), kept as
+ * record_stream_live_records. */
 void vs_record_report_timings (const VsTimings *t, int64_t program_ns, int64_t after_last_ns,
                                int64_t snapshot_ns, int64_t take_ns, int64_t write_ns,
-                               int64_t beside_ns, const char *trace);
+                               int64_t beside_ns, int64_t live_records, const char *trace);

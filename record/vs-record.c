@@ -56,6 +56,7 @@
 #include "vs-symbolize.h"
 #include "vs-trace-compact.h"
 #include "vs-timings.h"
+#include "vs-torch-follow.h"
 #include "vs-torch-stream.h"
 #include "vs-table.h"
 
@@ -342,6 +343,18 @@ print_summary (const char *path)
       fputc ('\n', stderr);
     }
   vs_trace_free (trace);
+}
+
+/* How often the allocator streams are read while the program runs, in
+ * ms: $VRAMSCOPE_TORCH_FOLLOW_MS (0: not while it runs, all of each
+ * stream once it has exited), 250 by default. */
+static int
+follow_interval_ms (void)
+{
+  const char *env = getenv ("VRAMSCOPE_TORCH_FOLLOW_MS");
+  if (env == NULL || env[0] == '\0')
+    return 250;
+  return atoi (env) > 0 ? atoi (env) : 0;
 }
 
 /* The program's command line as one string, for the trace's meta. */
@@ -663,6 +676,34 @@ list_process_traces (const char *spool, char ***out)
   return k;
 }
 
+/* Takes out of files[0..*n-1] the largest imported allocator level
+ * (torch-PID.db, written by record itself from a stream or a snapshot,
+ * and written again from them by `recover` if need be) and returns it
+ * (malloc'd), NULL when there is none. */
+static char *
+take_largest_import (char **files, size_t *n)
+{
+  size_t best = *n;
+  off_t best_size = -1;
+  for (size_t k = 0; k < *n; k++)
+    {
+      const char *base = strrchr (files[k], '/');
+      base = base ? base + 1 : files[k];
+      struct stat st;
+      if (strncmp (base, "torch-", 6) == 0 && stat (files[k], &st) == 0 && st.st_size > best_size)
+        {
+          best = k;
+          best_size = st.st_size;
+        }
+    }
+  if (best == *n)
+    return NULL;
+  char *taken = files[best];
+  memmove (files + best, files + best + 1, (*n - best - 1) * sizeof *files);
+  (*n)--;
+  return taken;
+}
+
 static void
 free_list (char **files, size_t n)
 {
@@ -878,6 +919,12 @@ vs_cmd_record (int argc, char **argv)
     }
   close (errpipe[1]);
   child_pid = pid;
+  /* PyTorch's allocator streams are imported as they grow, while record
+   * waits (vs-torch-follow.c); its thread starts with the forwarded
+   * signals blocked, so they all reach this one. */
+  VsTorchFollow *follow = torch_on && follow_interval_ms () > 0
+                              ? vs_torch_follow_start (spool_abs, follow_interval_ms ())
+                              : NULL;
   sigprocmask (SIG_SETMASK, &saved_mask, NULL);
   vs_record_write_run_info (spool_abs, (long)pid, (long long)start, out, (long long)window_ns);
   /* Each process writes its own file in the spool; the viewer can follow
@@ -912,6 +959,7 @@ vs_cmd_record (int argc, char **argv)
   if (got == (ssize_t)sizeof exec_errno)
     {
       fprintf (stderr, "vramscope record: cannot run %s: %s\n", prog[0], strerror (exec_errno));
+      vs_torch_follow_free (follow);
       remove_spool (spool);
       return code;
     }
@@ -943,8 +991,13 @@ vs_cmd_record (int argc, char **argv)
     }
   /* A window keeps PyTorch's events from the stream, whose every event
    * is there, not from a snapshot's history (a ring buffer). */
+  if (follow != NULL)
+    vs_torch_follow_stop (follow); /* after the pass under way, if any */
   int snapshots
-      = torch_on ? vs_torch_stream_import_spool (spool, host, window_ns > 0, &keep_spool) : 0;
+      = torch_on ? vs_torch_stream_import_spool (spool, host, window_ns > 0, follow, &keep_spool)
+                 : 0;
+  int64_t live_records = follow != NULL ? vs_torch_follow_records (follow) : -1;
+  vs_torch_follow_free (follow);
   vs_timings_phase ("importing the allocator stream");
   snapshots += torch_on ? import_snapshots (spool, host, &keep_spool) : 0;
   vs_timings_phase ("importing snapshots");
@@ -996,7 +1049,11 @@ vs_cmd_record (int argc, char **argv)
   char cwd[PATH_MAX];
   if (getcwd (cwd, sizeof cwd) == NULL)
     cwd[0] = '\0';
+  /* The largest of record's own imports becomes the trace: the process
+   * traces are copied into it rather than it into a new file. */
+  char *adopt = take_largest_import (files, &n);
   VsMergeRun run = { .main_pid = pid,
+                     .adopt = adopt,
                      .cwd = cwd[0] != '\0' ? cwd : NULL,
                      .exit_status = code,
                      .start_ns = start,
@@ -1030,6 +1087,7 @@ vs_cmd_record (int argc, char **argv)
   if (progress.tty && progress.last >= 0)
     fprintf (stderr, "\r\033[K");
   free (cmd);
+  free (adopt);
   for (size_t k = 0; k < n; k++)
     free (files[k]);
   free (files);
@@ -1053,7 +1111,7 @@ vs_cmd_record (int argc, char **argv)
     {
       vs_timings_set_active (NULL);
       vs_record_report_timings (&tm, end - start, after_last_ns, snapshot_ns, take_ns, write_ns,
-                                sym_thread != NULL ? sym.ns : -1, out);
+                                sym_thread != NULL ? sym.ns : -1, live_records, out);
     }
   return code;
 }

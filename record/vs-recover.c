@@ -254,7 +254,7 @@ vs_cmd_recover (int argc, char **argv)
   const char *run_host = info.host ? info.host : host;
   /* A windowed recording is recovered windowed, as record would have. */
   long long window_ns = run_info_window (spool);
-  int snapshots = vs_torch_stream_import_spool (spool, run_host, window_ns > 0, &kept);
+  int snapshots = vs_torch_stream_import_spool (spool, run_host, window_ns > 0, NULL, &kept);
   snapshots += vs_record_import_spool_snapshots (spool, run_host, &kept);
   if (window_ns == 0)
     vs_torch_stream_append_tails (spool, &kept);

@@ -4,7 +4,9 @@
  * Workload: one entry per distinct frame and per distinct call stack, a
  * few thousand for a training run; the file is read whole, checked entry
  * by entry, and a stack reaches the trace only when an imported event
- * names it.
+ * names it.  While its process still runs (record following the stream,
+ * vs-torch-follow.c) the file is read again from where the last complete
+ * entry ended, as it grows.
  */
 #include "vs-torch-stacks.h"
 
@@ -36,6 +38,8 @@ struct VsTorchStacks
   GArray *stack_off; /* guint: into ids, index id - 1, plus one past the last */
   GArray *ids;       /* guint32 frame ids, innermost first */
   GArray *trace_ids; /* gint64 per stack, 0 until written */
+  size_t offset;     /* the file's bytes read: up to the end of the last entry */
+  bool bad;          /* a malformed entry was found: nothing more is read */
 };
 
 static uint32_t
@@ -119,26 +123,8 @@ read_stack (VsTorchStacks *s, const unsigned char *p, uint32_t n)
 }
 
 VsTorchStacks *
-vs_torch_stacks_read (const char *path, bool *torn, char *err, size_t errlen)
+vs_torch_stacks_new (void)
 {
-  g_return_val_if_fail (path != NULL && err != NULL, NULL);
-  if (torn)
-    *torn = false;
-  g_autofree char *text = NULL;
-  gsize len = 0;
-  g_autoptr (GError) error = NULL;
-  if (!g_file_get_contents (path, &text, &len, &error))
-    {
-      snprintf (err, errlen, "cannot read %s: %s", path, error->message);
-      return NULL;
-    }
-  const unsigned char *d = (const unsigned char *)text;
-  if (len < STACKS_HEADER || memcmp (d, STACKS_MAGIC, 8) != 0 || get32 (d + 8) != 1
-      || get32 (d + 12) != 0)
-    {
-      snprintf (err, errlen, "%s is not a Python stacks file this version reads", path);
-      return NULL;
-    }
   VsTorchStacks *s = g_new0 (VsTorchStacks, 1);
   s->frames = g_array_new (FALSE, FALSE, sizeof (VsStackFrame));
   g_array_set_clear_func (s->frames, clear_frame);
@@ -147,13 +133,67 @@ vs_torch_stacks_read (const char *path, bool *torn, char *err, size_t errlen)
   s->trace_ids = g_array_new (FALSE, FALSE, sizeof (int64_t));
   guint zero = 0;
   g_array_append_val (s->stack_off, zero);
-  size_t off = STACKS_HEADER;
+  return s;
+}
+
+bool
+vs_torch_stacks_read_more (VsTorchStacks *s, const char *path, bool *torn, char *err, size_t errlen)
+{
+  g_return_val_if_fail (s != NULL && path != NULL && err != NULL, false);
+  if (torn)
+    *torn = false;
+  if (s->bad)
+    {
+      snprintf (err, errlen, "%s: a malformed entry at byte %zu", path, s->offset);
+      return false;
+    }
+  FILE *f = fopen (path, "rb");
+  if (f == NULL)
+    {
+      snprintf (err, errlen, "cannot read %s: %s", path, g_strerror (errno));
+      return false;
+    }
+  /* What was read before is not read again: the file only grows. */
+  size_t from = s->offset;
+  g_autoptr (GByteArray) buf = g_byte_array_new ();
+  unsigned char chunk[65536];
+  size_t got;
+  bool io_ok = fseek (f, (long)from, SEEK_SET) == 0;
+  while (io_ok && (got = fread (chunk, 1, sizeof chunk, f)) > 0)
+    g_byte_array_append (buf, chunk, (guint)got);
+  io_ok = io_ok && !ferror (f);
+  int e = errno;
+  fclose (f);
+  if (!io_ok)
+    {
+      snprintf (err, errlen, "cannot read %s: %s", path, g_strerror (e));
+      return false;
+    }
+  const unsigned char *d = buf->data;
+  size_t len = buf->len, off = 0;
+  if (s->offset == 0)
+    {
+      if (len < STACKS_HEADER)
+        {
+          /* Its writer has not written the header yet, or never will. */
+          if (torn)
+            *torn = len > 0;
+          return true;
+        }
+      if (memcmp (d, STACKS_MAGIC, 8) != 0 || get32 (d + 8) != 1 || get32 (d + 12) != 0)
+        {
+          snprintf (err, errlen, "%s is not a Python stacks file this version reads", path);
+          s->bad = true;
+          return false;
+        }
+      off = STACKS_HEADER;
+    }
   while (off < len)
     {
       if (len - off < 12 || len - off - 12 < get32 (d + off + 4))
         {
           if (torn)
-            *torn = true; /* the last entry, not completely written */
+            *torn = true; /* the last entry, not completely written (yet) */
           break;
         }
       uint32_t kind = get32 (d + off), n = get32 (d + off + 4);
@@ -167,12 +207,36 @@ vs_torch_stacks_read (const char *path, bool *torn, char *err, size_t errlen)
         ok = false;
       if (!ok)
         {
-          snprintf (err, errlen, "%s: a malformed entry at byte %zu", path, off);
-          vs_torch_stacks_free (s);
-          return NULL;
+          s->offset = from + off;
+          s->bad = true;
+          snprintf (err, errlen, "%s: a malformed entry at byte %zu", path, s->offset);
+          return false;
         }
       off += 12 + (size_t)n;
     }
+  s->offset = from + off;
+  return true;
+}
+
+VsTorchStacks *
+vs_torch_stacks_read (const char *path, bool *torn, char *err, size_t errlen)
+{
+  g_return_val_if_fail (path != NULL && err != NULL, NULL);
+  VsTorchStacks *s = vs_torch_stacks_new ();
+  bool cut = false;
+  if (!vs_torch_stacks_read_more (s, path, &cut, err, errlen))
+    {
+      vs_torch_stacks_free (s);
+      return NULL;
+    }
+  if (s->offset == 0)
+    {
+      snprintf (err, errlen, "%s is not a Python stacks file this version reads", path);
+      vs_torch_stacks_free (s);
+      return NULL;
+    }
+  if (torn)
+    *torn = cut;
   return s;
 }
 

@@ -29,6 +29,21 @@ typedef struct VsTorchStacks VsTorchStacks;
  * complete entry that is wrong (check word, kind, ids, lengths). */
 VsTorchStacks *vs_torch_stacks_read (const char *path, bool *torn, char *err, size_t errlen);
 
+/* An empty set of stacks, filled by vs_torch_stacks_read_more(). */
+VsTorchStacks *vs_torch_stacks_new (void);
+
+/* Reads the entries of the stacks file at path that s has not read yet
+ * (the file only grows while its process writes it): s keeps every
+ * complete entry, stacks already written into a trace keep their trace
+ * ids, and a torn last entry (not completely written yet, or never) is
+ * read again next time, *torn (may be NULL) set.  A file still shorter
+ * than its header holds nothing yet.  False with err filled when the file
+ * cannot be read, is no stacks file this version reads, or holds a
+ * complete entry that is wrong; s then keeps what it had and reads
+ * nothing more. */
+bool vs_torch_stacks_read_more (VsTorchStacks *s, const char *path, bool *torn, char *err,
+                                size_t errlen);
+
 /* The number of stacks and of frames read. */
 size_t vs_torch_stacks_n_stacks (const VsTorchStacks *s);
 size_t vs_torch_stacks_n_frames (const VsTorchStacks *s);

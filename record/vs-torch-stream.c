@@ -12,18 +12,25 @@
  * it.  The stream has no rounded block sizes: that column stays unknown.
  *
  * Workload: one record per allocator event, millions for a long run; the
- * file is mapped and walked once, rows go through the writer in bulk mode.
+ * file is mapped and walked once, rows go through the writer without a journal.
  * A stream that stopped at its size limit (the header's count) is read to
  * where it stopped and said so.
+ *
+ * The import is incremental (VsStreamImport): `record` follows each stream
+ * while its process runs (vs-torch-follow.c), importing the records
+ * complete so far in batches, so that only the tail is left once the
+ * program exits; an import that goes on to the end writes exactly the
+ * trace that one pass over the finished file writes.  Stopping at the last
+ * snapshot marker, known only at the end, cuts the rows written after it
+ * (they are numbered in writing order, so where the import stood at each
+ * marker says what to keep).  Which stream of the spool is imported, and
+ * how, is vs-torch-spool.c's.
  */
 #include "vs-torch-stream.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -32,30 +39,9 @@
 #include <glib.h>
 #include <sqlite3.h>
 
-#include "vs-recover.h"
 #include "vs-torch-stacks.h"
+#include "vs-torch-stream-private.h"
 #include "vs-trace-writer.h"
-
-#define STREAM_MAGIC "VSTORCH1"
-#define STREAM_HEADER 4096
-#define MAX_DEVICES 256
-
-typedef struct
-{
-  int64_t ts_ns;
-  uint64_t addr, size, stream;
-  int32_t device, tid;
-  uint32_t reserved;
-  uint32_t action;
-} VsStreamRecord;
-
-G_STATIC_ASSERT (sizeof (VsStreamRecord) == 48);
-
-enum
-{
-  STREAM_OOM = 8,
-  STREAM_SNAPSHOT = 9
-};
 
 /* Reserved address ranges of one device: start → end, disjoint, adjacent
  * ranges joined (expandable segments map their pages one chunk at a
@@ -128,6 +114,424 @@ typedef struct
   GTree *ranges;
 } VsStreamDevice;
 
+/* Where the import stood at the stream's last snapshot marker: what an
+ * import up to that marker holds (the rows are numbered from 1 in the
+ * order they were written, in a file of their own). */
+typedef struct
+{
+  bool seen;
+  int64_t read, last_ts, alloc_rows, failed_rows;
+  int64_t max_device, max_allocator, max_frame, max_stack;
+} VsStreamMark;
+
+struct VsStreamImport
+{
+  char *path, *stacks_path, *out;
+  int fd;
+  unsigned char *map;
+  size_t map_len;
+  VsWriter *w;
+  int64_t process_id, start_ns;
+  VsTorchStacks *stacks;
+  bool stacks_failed; /* said once: the events keep no stacks from there on */
+  VsStreamDevice devs[MAX_DEVICES];
+  size_t pos;                      /* records consumed */
+  int64_t read, last_ts;           /* records read; the last event's time */
+  int64_t alloc_rows, failed_rows; /* rows written */
+  VsStreamMark mark;
+};
+
+static const char *mark_sql
+    = "SELECT (SELECT ifnull(max(id), 0) FROM device), (SELECT ifnull(max(id), 0) FROM allocator),"
+      " (SELECT ifnull(max(id), 0) FROM frame), (SELECT ifnull(max(id), 0) FROM stack)";
+
+/* Notes where the import stands at a snapshot marker.  0 or -1. */
+static int
+take_mark (VsStreamImport *im)
+{
+  sqlite3_stmt *s = NULL;
+  int rc = -1;
+  if (sqlite3_prepare_v2 (vs_writer_db (im->w), mark_sql, -1, &s, NULL) == SQLITE_OK
+      && sqlite3_step (s) == SQLITE_ROW)
+    {
+      /* What came before the marker, not the marker itself. */
+      im->mark = (VsStreamMark){ .seen = true,
+                                 .read = im->read - 1,
+                                 .last_ts = im->last_ts,
+                                 .alloc_rows = im->alloc_rows,
+                                 .failed_rows = im->failed_rows,
+                                 .max_device = sqlite3_column_int64 (s, 0),
+                                 .max_allocator = sqlite3_column_int64 (s, 1),
+                                 .max_frame = sqlite3_column_int64 (s, 2),
+                                 .max_stack = sqlite3_column_int64 (s, 3) };
+      rc = 0;
+    }
+  sqlite3_finalize (s);
+  return rc;
+}
+
+/* The trace's stack id for a record's stack id: VS_UNKNOWN without one or
+ * when the stacks file does not hold it, -1 when the writer fails.  The
+ * stacks file is read (again, from where it was left) when the id is not
+ * known yet; the caller guarantees its record was complete before, so the
+ * file holds the stack by then if it ever will. */
+static int64_t
+stack_id (VsStreamImport *im, uint32_t id, bool *reread)
+{
+  if (id == 0 || im->stacks_path == NULL || im->stacks_failed)
+    return VS_UNKNOWN;
+  if ((im->stacks == NULL || id > vs_torch_stacks_n_stacks (im->stacks)) && !*reread)
+    {
+      *reread = true;
+      char why[1024] = "";
+      if (im->stacks == NULL)
+        im->stacks = vs_torch_stacks_new ();
+      if (g_file_test (im->stacks_path, G_FILE_TEST_EXISTS)
+          && !vs_torch_stacks_read_more (im->stacks, im->stacks_path, NULL, why, sizeof why))
+        {
+          im->stacks_failed = true;
+          fprintf (stderr,
+                   "vramscope: %s: PyTorch's allocator events are kept without their Python "
+                   "stacks\n",
+                   why);
+          return VS_UNKNOWN;
+        }
+    }
+  return vs_torch_stacks_trace_id (im->stacks, im->w, id);
+}
+
+/* Writes record r as an event (see the file comment).  0 or -1. */
+static int
+import_record (VsStreamImport *im, const VsStreamRecord *r, bool *reread)
+{
+  if (r->action == STREAM_SNAPSHOT)
+    return take_mark (im);
+  if (r->action > STREAM_OOM || r->device < 0 || r->device >= MAX_DEVICES)
+    return 0;
+  VsWriter *w = im->w;
+  VsStreamDevice *d = &im->devs[r->device];
+  if (d->ranges == NULL)
+    {
+      VsDevice dv = { .idx = r->device, .total_bytes = VS_UNKNOWN };
+      d->device_id = vs_writer_add_device (w, &dv);
+      VsAllocator al = { .device_id = d->device_id,
+                         .process_id = im->process_id,
+                         .kind = "pytorch",
+                         .name = "pytorch",
+                         .handle = VS_UNKNOWN };
+      d->allocator_id = d->device_id > 0 ? vs_writer_add_allocator (w, &al) : -1;
+      d->ranges = g_tree_new_full (compare_addr, NULL, NULL, NULL);
+      if (d->allocator_id <= 0)
+        return -1;
+    }
+  im->last_ts = r->ts_ns;
+  if (r->action == STREAM_OOM)
+    {
+      VsFailedAlloc fa = { .ts = r->ts_ns,
+                           .process_id = im->process_id,
+                           .tid = r->tid,
+                           .device_id = d->device_id,
+                           .allocator_id = d->allocator_id,
+                           .api = "pytorch",
+                           .requested_bytes = (int64_t)r->size,
+                           .error = VS_UNKNOWN,
+                           .error_name = "OutOfMemoryError",
+                           .device_free_bytes = (int64_t)r->addr,
+                           .device_total_bytes = VS_UNKNOWN,
+                           .correlation = VS_UNKNOWN,
+                           .stack_id = VS_UNKNOWN,
+                           .range_id = VS_UNKNOWN };
+      if ((fa.stack_id = stack_id (im, r->reserved, reread)) == -1)
+        return -1;
+      im->failed_rows++;
+      return vs_writer_failed_alloc (w, &fa);
+    }
+  VsAllocEvent ae = { .ts = r->ts_ns,
+                      .process_id = im->process_id,
+                      .tid = r->tid,
+                      .device_id = d->device_id,
+                      .allocator_id = d->allocator_id,
+                      .op = (VsAllocOp)r->action,
+                      .address = (int64_t)r->addr,
+                      .requested_bytes = (int64_t)r->size,
+                      .block_bytes = VS_UNKNOWN,
+                      .segment_address = VS_UNKNOWN,
+                      .stream = (int64_t)r->stream,
+                      .stack_id = VS_UNKNOWN,
+                      .range_id = VS_UNKNOWN };
+  if ((ae.stack_id = stack_id (im, r->reserved, reread)) == -1)
+    return -1;
+  switch (ae.op)
+    {
+    case VS_ALLOC_OP_SEGMENT_ALLOC:
+    case VS_ALLOC_OP_SEGMENT_MAP:
+      range_add (d->ranges, r->addr, r->size);
+      ae.segment_address = (int64_t)r->addr;
+      break;
+    case VS_ALLOC_OP_SEGMENT_FREE:
+    case VS_ALLOC_OP_SEGMENT_UNMAP:
+      range_sub (d->ranges, r->addr, r->size);
+      ae.segment_address = (int64_t)r->addr;
+      break;
+    default:
+      ae.segment_address = range_find (d->ranges, r->addr);
+      break;
+    }
+  im->alloc_rows++;
+  return vs_writer_alloc_event (w, &ae);
+}
+
+/* Maps the stream file as far as it is long now (it grows while its
+ * process runs): shared, so records completed after this are seen.  0,
+ * or -1 with err filled. */
+static int
+map_stream (VsStreamImport *im, char *err, size_t errlen)
+{
+  struct stat st;
+  if (fstat (im->fd, &st) != 0)
+    {
+      snprintf (err, errlen, "cannot read %s: %s", im->path, strerror (errno));
+      return -1;
+    }
+  if ((size_t)st.st_size < im->map_len)
+    {
+      /* Its process only ever grows it: another process of the same pid
+       * made it again.  Read from its start, in one pass, once it ends. */
+      snprintf (err, errlen, "%s was truncated while it was read", im->path);
+      return -1;
+    }
+  if ((size_t)st.st_size == im->map_len)
+    return 0;
+  void *m = mmap (NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, im->fd, 0);
+  if (m == MAP_FAILED)
+    {
+      snprintf (err, errlen, "cannot read %s: %s", im->path, strerror (errno));
+      return -1;
+    }
+  if (im->map != NULL)
+    munmap (im->map, im->map_len);
+  im->map = m;
+  im->map_len = (size_t)st.st_size;
+  return 0;
+}
+
+VsStreamImport *
+vs_stream_import_open (const char *path, const char *stacks_path, const char *out, char *err,
+                       size_t errlen)
+{
+  g_return_val_if_fail (path != NULL && out != NULL, NULL);
+  VsStreamImport *im = g_new0 (VsStreamImport, 1);
+  im->fd = open (path, O_RDONLY | O_CLOEXEC);
+  im->path = g_strdup (path);
+  im->stacks_path = g_strdup (stacks_path);
+  im->out = g_strdup (out);
+  if (im->fd < 0 || map_stream (im, err, errlen) != 0)
+    {
+      if (im->fd < 0)
+        snprintf (err, errlen, "cannot read %s: %s", path, strerror (errno));
+      vs_stream_import_abort (im);
+      return NULL;
+    }
+  if (im->map_len < STREAM_HEADER)
+    {
+      snprintf (err, errlen, "%s is not a PyTorch allocator stream (too short)", path);
+      vs_stream_import_abort (im);
+      return NULL;
+    }
+  uint32_t version, rec_size;
+  int64_t pid;
+  memcpy (&version, im->map + 8, 4);
+  memcpy (&rec_size, im->map + 12, 4);
+  memcpy (&pid, im->map + 16, 8);
+  memcpy (&im->start_ns, im->map + 24, 8);
+  if (memcmp (im->map, STREAM_MAGIC, 8) != 0 || version != 1 || rec_size != sizeof (VsStreamRecord))
+    {
+      snprintf (err, errlen, "%s is not a PyTorch allocator stream this version reads", path);
+      vs_stream_import_abort (im);
+      return NULL;
+    }
+  im->last_ts = im->start_ns;
+  im->w = vs_writer_create (out, err, errlen);
+  /* Someone reading the file while the program runs (it is in the spool
+   * beside the process traces) delays a step, without failing it. */
+  if (im->w != NULL)
+    sqlite3_busy_timeout (vs_writer_db (im->w), 5000);
+  /* Written once, by one process, and written again from the stream if
+   * anything fails: no journal, no syncs.  Not the writer's bulk mode,
+   * which keeps every event in memory for a finalizer this file never
+   * sees (for the whole run, when record follows the stream). */
+  if (im->w == NULL
+      || sqlite3_exec (vs_writer_db (im->w), "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF",
+                       NULL, NULL, NULL)
+             != SQLITE_OK)
+    {
+      if (im->w != NULL)
+        snprintf (err, errlen, "cannot write %s: %s", out, sqlite3_errmsg (vs_writer_db (im->w)));
+      vs_stream_import_abort (im);
+      return NULL;
+    }
+  VsProcess p = { .pid = pid,
+                  .ppid = VS_UNKNOWN,
+                  .host = NULL,
+                  .rank = VS_UNKNOWN,
+                  .local_rank = VS_UNKNOWN,
+                  .world_size = VS_UNKNOWN,
+                  .start_ns = im->start_ns,
+                  .end_ns = VS_UNKNOWN,
+                  .exit_status = VS_UNKNOWN };
+  im->process_id = vs_writer_add_process (im->w, &p);
+  if (im->process_id <= 0 || vs_writer_commit (im->w) != 0)
+    {
+      snprintf (err, errlen, "cannot write %s: %s", out, vs_writer_errmsg (im->w));
+      vs_stream_import_abort (im);
+      return NULL;
+    }
+  return im;
+}
+
+int64_t
+vs_stream_import_step (VsStreamImport *im, char *err, size_t errlen)
+{
+  g_return_val_if_fail (im != NULL && im->w != NULL, -1);
+  if (map_stream (im, err, errlen) != 0)
+    return -1;
+  const VsStreamRecord *recs = (const VsStreamRecord *)(im->map + STREAM_HEADER);
+  size_t n = (im->map_len - STREAM_HEADER) / sizeof (VsStreamRecord);
+  /* The records complete now: up to the first whose action word, stored
+   * last by its writer, is still 0 (the end, or one its process did not
+   * finish).  Found first, so that the stacks file, read at most once
+   * below, holds every stack they name. */
+  size_t end = im->pos;
+  while (end < n && __atomic_load_n (&recs[end].action, __ATOMIC_ACQUIRE) != 0)
+    end++;
+  bool reread = false;
+  int rc = 0;
+  for (size_t i = im->pos; i < end && rc == 0; i++)
+    {
+      VsStreamRecord r;
+      memcpy (&r, &recs[i], sizeof r);
+      im->read++;
+      rc = import_record (im, &r, &reread);
+    }
+  if (rc == 0)
+    rc = vs_writer_commit (im->w);
+  if (rc != 0)
+    {
+      snprintf (err, errlen, "cannot write %s: %s", im->out, vs_writer_errmsg (im->w));
+      return -1;
+    }
+  int64_t got = (int64_t)(end - im->pos);
+  im->pos = end;
+  return got;
+}
+
+/* Removes what came at and after the last snapshot marker (rows are
+ * numbered from 1 in writing order, in this file only).  0 or -1. */
+static int
+cut_at_mark (VsStreamImport *im)
+{
+  static const char *cut_sql[] = {
+    "DELETE FROM alloc_event WHERE id > ?1", "DELETE FROM failed_alloc WHERE id > ?1",
+    "DELETE FROM stack WHERE id > ?1",       "DELETE FROM frame WHERE id > ?1",
+    "DELETE FROM allocator WHERE id > ?1",   "DELETE FROM device WHERE id > ?1",
+  };
+  const int64_t keep[] = { im->mark.alloc_rows, im->mark.failed_rows,   im->mark.max_stack,
+                           im->mark.max_frame,  im->mark.max_allocator, im->mark.max_device };
+  sqlite3 *db = vs_writer_db (im->w);
+  if (vs_writer_commit (im->w) != 0 || sqlite3_exec (db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+    return -1;
+  for (size_t k = 0; k < G_N_ELEMENTS (cut_sql); k++)
+    {
+      sqlite3_stmt *s = NULL;
+      bool ok = sqlite3_prepare_v2 (db, cut_sql[k], -1, &s, NULL) == SQLITE_OK
+                && sqlite3_bind_int64 (s, 1, keep[k]) == SQLITE_OK
+                && sqlite3_step (s) == SQLITE_DONE;
+      sqlite3_finalize (s);
+      if (!ok)
+        return -1;
+    }
+  if (sqlite3_exec (db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+    return -1;
+  im->read = im->mark.read;
+  im->last_ts = im->mark.last_ts;
+  return 0;
+}
+
+int
+vs_stream_import_close (VsStreamImport *im, bool upto_snapshot, int64_t *events, bool *stopped,
+                        char *err, size_t errlen)
+{
+  g_return_val_if_fail (im != NULL && im->w != NULL, -1);
+  if (events)
+    *events = 0;
+  if (stopped)
+    *stopped = false;
+  int rc = 0;
+  if (upto_snapshot && im->mark.seen)
+    rc = cut_at_mark (im);
+  VsWriter *w = im->w;
+  if (rc == 0
+      && (vs_writer_set_meta (w, "source", "import") != 0
+          || vs_writer_set_meta (w, "import_source", "pytorch-stream") != 0
+          || vs_writer_set_meta (w, "clock", "CLOCK_REALTIME") != 0
+          || vs_writer_set_meta_int (w, "start_ns", im->start_ns) != 0
+          || vs_writer_set_meta_int (w, "end_ns", im->last_ts) != 0))
+    rc = -1;
+  if (rc != 0)
+    {
+      snprintf (err, errlen, "cannot write %s: %s", im->out,
+                vs_writer_errmsg (w)[0] ? vs_writer_errmsg (w) : sqlite3_errmsg (vs_writer_db (w)));
+      vs_stream_import_abort (im);
+      return -1;
+    }
+  im->w = NULL;
+  if (vs_writer_close (w, false, NULL, NULL, err, errlen) != 0)
+    {
+      unlink (im->out);
+      vs_stream_import_abort (im);
+      return -1;
+    }
+  uint64_t stopped_at = 0;
+  memcpy (&stopped_at, im->map + 32, 8);
+  if (events)
+    *events = im->read;
+  if (stopped)
+    *stopped = stopped_at != 0;
+  vs_stream_import_abort (im);
+  return 0;
+}
+
+int64_t
+vs_stream_import_consumed (const VsStreamImport *im)
+{
+  g_return_val_if_fail (im != NULL, 0);
+  return (int64_t)im->pos;
+}
+
+void
+vs_stream_import_abort (VsStreamImport *im)
+{
+  if (im == NULL)
+    return;
+  if (im->w != NULL)
+    {
+      vs_writer_close (im->w, false, NULL, NULL, NULL, 0);
+      unlink (im->out);
+    }
+  if (im->map != NULL)
+    munmap (im->map, im->map_len);
+  if (im->fd >= 0)
+    close (im->fd);
+  vs_torch_stacks_free (im->stacks);
+  for (size_t k = 0; k < MAX_DEVICES; k++)
+    if (im->devs[k].ranges)
+      g_tree_destroy (im->devs[k].ranges);
+  g_free (im->path);
+  g_free (im->stacks_path);
+  g_free (im->out);
+  g_free (im);
+}
+
 int
 vs_torch_stream_import (const char *path, const char *stacks_path, const char *out,
                         bool upto_snapshot, int64_t *events, bool *stopped, char *err,
@@ -138,501 +542,13 @@ vs_torch_stream_import (const char *path, const char *stacks_path, const char *o
     *events = 0;
   if (stopped)
     *stopped = false;
-  int fd = open (path, O_RDONLY | O_CLOEXEC);
-  struct stat st;
-  if (fd < 0 || fstat (fd, &st) != 0)
+  VsStreamImport *im = vs_stream_import_open (path, stacks_path, out, err, errlen);
+  if (im == NULL)
+    return -1;
+  if (vs_stream_import_step (im, err, errlen) < 0)
     {
-      snprintf (err, errlen, "cannot read %s: %s", path, strerror (errno));
-      if (fd >= 0)
-        close (fd);
+      vs_stream_import_abort (im);
       return -1;
     }
-  if (st.st_size < STREAM_HEADER)
-    {
-      close (fd);
-      snprintf (err, errlen, "%s is not a PyTorch allocator stream (too short)", path);
-      return -1;
-    }
-  const unsigned char *map = mmap (NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-  close (fd);
-  if (map == MAP_FAILED)
-    {
-      snprintf (err, errlen, "cannot read %s: %s", path, strerror (errno));
-      return -1;
-    }
-  uint32_t version, rec_size;
-  int64_t pid, start_ns;
-  uint64_t stopped_at;
-  memcpy (&version, map + 8, 4);
-  memcpy (&rec_size, map + 12, 4);
-  memcpy (&pid, map + 16, 8);
-  memcpy (&start_ns, map + 24, 8);
-  memcpy (&stopped_at, map + 32, 8);
-  if (memcmp (map, STREAM_MAGIC, 8) != 0 || version != 1 || rec_size != sizeof (VsStreamRecord))
-    {
-      munmap ((void *)map, (size_t)st.st_size);
-      snprintf (err, errlen, "%s is not a PyTorch allocator stream this version reads", path);
-      return -1;
-    }
-
-  VsTorchStacks *stacks = NULL;
-  if (stacks_path != NULL && g_file_test (stacks_path, G_FILE_TEST_EXISTS))
-    {
-      char why[1024] = "";
-      stacks = vs_torch_stacks_read (stacks_path, NULL, why, sizeof why);
-      if (stacks == NULL)
-        fprintf (stderr,
-                 "vramscope: %s: PyTorch's allocator events are kept without their Python "
-                 "stacks\n",
-                 why);
-    }
-
-  VsWriter *w = vs_writer_create (out, err, errlen);
-  int rc = w ? vs_writer_set_bulk (w) : -1;
-  VsProcess p = { .pid = pid,
-                  .ppid = VS_UNKNOWN,
-                  .host = NULL,
-                  .rank = VS_UNKNOWN,
-                  .local_rank = VS_UNKNOWN,
-                  .world_size = VS_UNKNOWN,
-                  .start_ns = start_ns,
-                  .end_ns = VS_UNKNOWN,
-                  .exit_status = VS_UNKNOWN };
-  int64_t process_id = rc == 0 ? vs_writer_add_process (w, &p) : -1;
-  if (process_id <= 0)
-    rc = -1;
-  VsStreamDevice devs[MAX_DEVICES] = { 0 };
-  size_t n = ((size_t)st.st_size - STREAM_HEADER) / sizeof (VsStreamRecord);
-  const VsStreamRecord *recs = (const VsStreamRecord *)(map + STREAM_HEADER);
-  if (upto_snapshot)
-    {
-      /* Up to the last snapshot marker: what came after the final
-       * snapshot is not kept. */
-      size_t last = n;
-      for (size_t i = 0; i < n; i++)
-        {
-          VsStreamRecord r;
-          memcpy (&r, &recs[i], sizeof r);
-          if (r.action == 0)
-            break;
-          if (r.action == STREAM_SNAPSHOT)
-            last = i;
-        }
-      n = last;
-    }
-  int64_t read = 0, last_ts = start_ns;
-  for (size_t i = 0; i < n && rc == 0; i++)
-    {
-      VsStreamRecord r;
-      memcpy (&r, &recs[i], sizeof r);
-      if (r.action == 0)
-        break; /* the end, or a record its process did not finish */
-      read++;
-      if (r.action > STREAM_OOM || r.device < 0 || r.device >= MAX_DEVICES)
-        continue;
-      VsStreamDevice *d = &devs[r.device];
-      if (d->ranges == NULL)
-        {
-          VsDevice dv = { .idx = r.device, .total_bytes = VS_UNKNOWN };
-          d->device_id = vs_writer_add_device (w, &dv);
-          VsAllocator al = { .device_id = d->device_id,
-                             .process_id = process_id,
-                             .kind = "pytorch",
-                             .name = "pytorch",
-                             .handle = VS_UNKNOWN };
-          d->allocator_id = d->device_id > 0 ? vs_writer_add_allocator (w, &al) : -1;
-          d->ranges = g_tree_new_full (compare_addr, NULL, NULL, NULL);
-          if (d->allocator_id <= 0)
-            {
-              rc = -1;
-              break;
-            }
-        }
-      last_ts = r.ts_ns;
-      if (r.action == STREAM_OOM)
-        {
-          VsFailedAlloc fa = { .ts = r.ts_ns,
-                               .process_id = process_id,
-                               .tid = r.tid,
-                               .device_id = d->device_id,
-                               .allocator_id = d->allocator_id,
-                               .api = "pytorch",
-                               .requested_bytes = (int64_t)r.size,
-                               .error = VS_UNKNOWN,
-                               .error_name = "OutOfMemoryError",
-                               .device_free_bytes = (int64_t)r.addr,
-                               .device_total_bytes = VS_UNKNOWN,
-                               .correlation = VS_UNKNOWN,
-                               .stack_id = VS_UNKNOWN,
-                               .range_id = VS_UNKNOWN };
-          if (stacks != NULL && r.reserved != 0
-              && (fa.stack_id = vs_torch_stacks_trace_id (stacks, w, r.reserved)) == -1)
-            {
-              rc = -1;
-              break;
-            }
-          rc = vs_writer_failed_alloc (w, &fa);
-          continue;
-        }
-      VsAllocEvent ae = { .ts = r.ts_ns,
-                          .process_id = process_id,
-                          .tid = r.tid,
-                          .device_id = d->device_id,
-                          .allocator_id = d->allocator_id,
-                          .op = (VsAllocOp)r.action,
-                          .address = (int64_t)r.addr,
-                          .requested_bytes = (int64_t)r.size,
-                          .block_bytes = VS_UNKNOWN,
-                          .segment_address = VS_UNKNOWN,
-                          .stream = (int64_t)r.stream,
-                          .stack_id = VS_UNKNOWN,
-                          .range_id = VS_UNKNOWN };
-      if (stacks != NULL && r.reserved != 0
-          && (ae.stack_id = vs_torch_stacks_trace_id (stacks, w, r.reserved)) == -1)
-        {
-          rc = -1;
-          break;
-        }
-      switch (ae.op)
-        {
-        case VS_ALLOC_OP_SEGMENT_ALLOC:
-        case VS_ALLOC_OP_SEGMENT_MAP:
-          range_add (d->ranges, r.addr, r.size);
-          ae.segment_address = (int64_t)r.addr;
-          break;
-        case VS_ALLOC_OP_SEGMENT_FREE:
-        case VS_ALLOC_OP_SEGMENT_UNMAP:
-          range_sub (d->ranges, r.addr, r.size);
-          ae.segment_address = (int64_t)r.addr;
-          break;
-        default:
-          ae.segment_address = range_find (d->ranges, r.addr);
-          break;
-        }
-      rc = vs_writer_alloc_event (w, &ae);
-    }
-  munmap ((void *)map, (size_t)st.st_size);
-  vs_torch_stacks_free (stacks);
-  for (size_t k = 0; k < MAX_DEVICES; k++)
-    if (devs[k].ranges)
-      g_tree_destroy (devs[k].ranges);
-  if (rc == 0
-      && (vs_writer_set_meta (w, "source", "import") != 0
-          || vs_writer_set_meta (w, "import_source", "pytorch-stream") != 0
-          || vs_writer_set_meta (w, "clock", "CLOCK_REALTIME") != 0
-          || vs_writer_set_meta_int (w, "start_ns", start_ns) != 0
-          || vs_writer_set_meta_int (w, "end_ns", last_ts) != 0))
-    rc = -1;
-  if (rc != 0)
-    {
-      if (w != NULL)
-        {
-          snprintf (err, errlen, "cannot write %s: %s", out, vs_writer_errmsg (w));
-          vs_writer_close (w, false, NULL, NULL, NULL, 0);
-        }
-      unlink (out);
-      return -1;
-    }
-  if (vs_writer_close (w, false, NULL, NULL, err, errlen) != 0)
-    {
-      unlink (out);
-      return -1;
-    }
-  if (events)
-    *events = read;
-  if (stopped)
-    *stopped = stopped_at != 0;
-  return 0;
-}
-
-/* The final snapshot process pid left in spool, if any: a
- * torch-PID-SEQ.info saying `reason exit` or `reason signal` beside its
- * .pickle; *info (may be NULL) gets the path of that .info, or NULL. */
-typedef enum
-{
-  FINAL_NONE,
-  FINAL_AT_EXIT,
-  FINAL_AT_SIGNAL
-} VsFinalSnapshot;
-
-static VsFinalSnapshot
-final_snapshot (const char *spool, long long pid, char **info_out)
-{
-  VsFinalSnapshot found = FINAL_NONE;
-  long long found_seq = -1;
-  g_autofree char *found_info = NULL;
-  g_autoptr (GDir) d = g_dir_open (spool, 0, NULL);
-  const char *name;
-  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
-    {
-      long long p, seq;
-      int end = 0;
-      if (sscanf (name, "torch-%lld-%lld.info%n", &p, &seq, &end) != 2 || name[end] != '\0'
-          || p != pid)
-        continue;
-      g_autofree char *info = g_build_filename (spool, name, NULL);
-      g_autofree char *text = NULL;
-      g_autofree char *base = g_strndup (info, strlen (info) - strlen (".info"));
-      g_autofree char *pickle = g_strconcat (base, ".pickle", NULL);
-      if (!g_file_get_contents (info, &text, NULL, NULL)
-          || !g_file_test (pickle, G_FILE_TEST_IS_REGULAR))
-        continue;
-      VsFinalSnapshot this = strstr (text, "\nreason signal\n") ? FINAL_AT_SIGNAL
-                             : strstr (text, "\nreason exit\n") ? FINAL_AT_EXIT
-                                                                : FINAL_NONE;
-      if (this > found || (this == found && this != FINAL_NONE && seq > found_seq))
-        {
-          found = this;
-          found_seq = seq;
-          g_free (found_info);
-          found_info = g_strdup (info);
-        }
-    }
-  if (info_out)
-    *info_out = g_steal_pointer (&found_info);
-  return found;
-}
-
-/* True when process pid's stream is its allocator level whatever
- * snapshots it left: its .info says PyTorch recorded no history, so the
- * stream's own stacks are the only ones (`history 0`). */
-static bool
-stream_is_level (const char *spool, long long pid)
-{
-  g_autofree char *info = g_strdup_printf ("%s/torch-%lld.stream.info", spool, pid);
-  g_autofree char *text = NULL;
-  return g_file_get_contents (info, &text, NULL, NULL) && strstr (text, "\nhistory 0\n") != NULL;
-}
-
-int
-vs_torch_stream_import_spool (const char *spool, const char *host, bool every, bool *keep)
-{
-  g_return_val_if_fail (spool != NULL && keep != NULL, 0);
-  g_autoptr (GDir) d = g_dir_open (spool, 0, NULL);
-  const char *name;
-  int imported = 0;
-  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
-    {
-      long long pid;
-      int end = 0;
-      if (sscanf (name, "torch-%lld.stream%n", &pid, &end) != 1 || name[end] != '\0')
-        continue;
-      /* Where PyTorch recorded its history, a final snapshot (it has the
-       * history's stacks) is taken rather than the stream.  Otherwise the
-       * stream and its stacks are the level: up to the final snapshot's
-       * marker when the process exited normally (what Python frees as it
-       * shuts down would hide what was live at exit), all of it when a
-       * signal or nothing ended it; the snapshot's .info, with the
-       * allocator's settings, ties it to its process.  With every (record
-       * --window), the stream is the level in any case. */
-      g_autofree char *final_info = NULL;
-      VsFinalSnapshot final = final_snapshot (spool, pid, &final_info);
-      if (final != FINAL_NONE && !every && !stream_is_level (spool, pid))
-        continue;
-      g_autofree char *stream = g_build_filename (spool, name, NULL);
-      g_autofree char *stacks = g_strdup_printf ("%s/torch-%lld.stacks", spool, pid);
-      g_autofree char *info
-          = final_info ? g_strdup (final_info) : g_strconcat (stream, ".info", NULL);
-      g_autofree char *trace = g_strdup_printf ("%s/torch-%lld.db", spool, pid);
-      char err[1024] = "";
-      int64_t events = 0;
-      bool stopped = false;
-      if (vs_torch_stream_import (stream, stacks, trace, final == FINAL_AT_EXIT, &events, &stopped,
-                                  err, sizeof err)
-              != 0
-          || !vs_record_tie_process (trace, info, host, err, sizeof err))
-        {
-          fprintf (stderr,
-                   "vramscope: PyTorch's allocator stream of process %lld could not be "
-                   "read (%s); it is kept in %s\n",
-                   pid, err, spool);
-          *keep = true;
-          unlink (trace);
-          continue;
-        }
-      if (stopped)
-        fprintf (stderr,
-                 "vramscope: PyTorch's allocator stream of process %lld reached its size "
-                 "limit (VRAMSCOPE_TORCH_STREAM_MAX_MB) after %lld events: its allocator level "
-                 "ends there\n",
-                 pid, (long long)events);
-      imported++;
-    }
-  return imported;
-}
-
-/* The stream file at path mapped read-only: its records and their count
- * (up to the first one not completely written).  NULL when it is no
- * stream this version reads. */
-static const VsStreamRecord *
-map_records (const char *path, size_t *n, void **map, size_t *map_len)
-{
-  int fd = open (path, O_RDONLY | O_CLOEXEC);
-  struct stat st;
-  if (fd < 0 || fstat (fd, &st) != 0 || st.st_size < STREAM_HEADER)
-    {
-      if (fd >= 0)
-        close (fd);
-      return NULL;
-    }
-  unsigned char *m = mmap (NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-  close (fd);
-  uint32_t version = 0, rec_size = 0;
-  if (m != MAP_FAILED)
-    {
-      memcpy (&version, m + 8, 4);
-      memcpy (&rec_size, m + 12, 4);
-    }
-  if (m == MAP_FAILED || memcmp (m, STREAM_MAGIC, 8) != 0 || version != 1
-      || rec_size != sizeof (VsStreamRecord))
-    {
-      if (m != MAP_FAILED)
-        munmap (m, (size_t)st.st_size);
-      return NULL;
-    }
-  const VsStreamRecord *recs = (const VsStreamRecord *)(m + STREAM_HEADER);
-  size_t count = ((size_t)st.st_size - STREAM_HEADER) / sizeof (VsStreamRecord);
-  size_t k = 0;
-  while (k < count && recs[k].action != 0)
-    k++;
-  *n = k;
-  *map = m;
-  *map_len = (size_t)st.st_size;
-  return recs;
-}
-
-/* Appends to the raw trace at trace (a process's final snapshot, imported)
- * the stream's events that came after the snapshot: per device, those
- * after its last snapshot marker.  Returns the count appended, or -1 with
- * err filled. */
-static int64_t
-append_tail (const char *stream, const char *trace, char *err, size_t errlen)
-{
-  static const char *process_sql = "SELECT id FROM process ORDER BY id LIMIT 1";
-  static const char *ids_sql = "SELECT d.id, a.id FROM device d JOIN allocator a"
-                               " ON a.device_id = d.id AND a.kind = 'pytorch' WHERE d.idx = ?1";
-  static const char *alloc_sql
-      = "INSERT INTO alloc_event (ts, process_id, tid, device_id, allocator_id, op, address,"
-        " requested_bytes, stream) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
-  static const char *oom_sql
-      = "INSERT INTO failed_alloc (ts, process_id, tid, device_id, allocator_id, api,"
-        " requested_bytes, error_name, device_free_bytes)"
-        " VALUES (?1, ?2, ?3, ?4, ?5, 'pytorch', ?6, 'OutOfMemoryError', ?7)";
-  size_t n = 0, map_len = 0;
-  void *map = NULL;
-  const VsStreamRecord *recs = map_records (stream, &n, &map, &map_len);
-  if (recs == NULL)
-    {
-      snprintf (err, errlen, "%s is not a PyTorch allocator stream this version reads", stream);
-      return -1;
-    }
-  int64_t last_marker[MAX_DEVICES];
-  for (size_t d = 0; d < MAX_DEVICES; d++)
-    last_marker[d] = -1;
-  for (size_t i = 0; i < n; i++)
-    if (recs[i].action == STREAM_SNAPSHOT && recs[i].device >= 0 && recs[i].device < MAX_DEVICES)
-      last_marker[recs[i].device] = (int64_t)i;
-  sqlite3 *db = NULL;
-  sqlite3_stmt *ps = NULL, *ids = NULL, *ins = NULL, *oom = NULL;
-  int64_t appended = 0, process_id = 0;
-  int64_t dev_ids[MAX_DEVICES][2] = { { 0 } };
-  bool ok = sqlite3_open_v2 (trace, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK
-            && sqlite3_prepare_v2 (db, process_sql, -1, &ps, NULL) == SQLITE_OK
-            && sqlite3_prepare_v2 (db, ids_sql, -1, &ids, NULL) == SQLITE_OK
-            && sqlite3_prepare_v2 (db, alloc_sql, -1, &ins, NULL) == SQLITE_OK
-            && sqlite3_prepare_v2 (db, oom_sql, -1, &oom, NULL) == SQLITE_OK
-            && sqlite3_step (ps) == SQLITE_ROW
-            && sqlite3_exec (db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
-  if (ok)
-    process_id = sqlite3_column_int64 (ps, 0);
-  for (size_t i = 0; ok && i < n; i++)
-    {
-      const VsStreamRecord *r = &recs[i];
-      if (r->device < 0 || r->device >= MAX_DEVICES || last_marker[r->device] < 0
-          || (int64_t)i <= last_marker[r->device] || r->action > STREAM_OOM)
-        continue;
-      int64_t *di = dev_ids[r->device];
-      if (di[0] == 0)
-        {
-          sqlite3_reset (ids);
-          sqlite3_bind_int (ids, 1, r->device);
-          if (sqlite3_step (ids) == SQLITE_ROW)
-            {
-              di[0] = sqlite3_column_int64 (ids, 0);
-              di[1] = sqlite3_column_int64 (ids, 1);
-            }
-          else
-            di[0] = -1; /* a device the snapshot does not know */
-        }
-      if (di[0] < 0)
-        continue;
-      sqlite3_stmt *s = r->action == STREAM_OOM ? oom : ins;
-      sqlite3_reset (s);
-      sqlite3_bind_int64 (s, 1, r->ts_ns);
-      sqlite3_bind_int64 (s, 2, process_id);
-      sqlite3_bind_int64 (s, 3, r->tid);
-      sqlite3_bind_int64 (s, 4, di[0]);
-      sqlite3_bind_int64 (s, 5, di[1]);
-      if (r->action == STREAM_OOM)
-        {
-          sqlite3_bind_int64 (s, 6, (int64_t)r->size);
-          sqlite3_bind_int64 (s, 7, (int64_t)r->addr);
-        }
-      else
-        {
-          sqlite3_bind_int64 (s, 6, r->action);
-          sqlite3_bind_int64 (s, 7, (int64_t)r->addr);
-          sqlite3_bind_int64 (s, 8, (int64_t)r->size);
-          sqlite3_bind_int64 (s, 9, (int64_t)r->stream);
-        }
-      ok = sqlite3_step (s) == SQLITE_DONE;
-      appended++;
-    }
-  if (ok)
-    ok = sqlite3_exec (db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK;
-  if (!ok)
-    snprintf (err, errlen, "cannot add to %s: %s", trace,
-              db ? sqlite3_errmsg (db) : "out of memory");
-  sqlite3_finalize (ps);
-  sqlite3_finalize (ids);
-  sqlite3_finalize (ins);
-  sqlite3_finalize (oom);
-  sqlite3_close (db);
-  munmap (map, map_len);
-  return ok ? appended : -1;
-}
-
-int
-vs_torch_stream_append_tails (const char *spool, bool *keep)
-{
-  g_return_val_if_fail (spool != NULL && keep != NULL, 0);
-  g_autoptr (GDir) d = g_dir_open (spool, 0, NULL);
-  const char *name;
-  int done = 0;
-  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
-    {
-      long long pid;
-      int end = 0;
-      /* At a normal exit nothing that matters follows the snapshot: what
-       * Python frees while it shuts down would hide what was live at exit. */
-      if (sscanf (name, "torch-%lld.stream%n", &pid, &end) != 1 || name[end] != '\0'
-          || final_snapshot (spool, pid, NULL) != FINAL_AT_SIGNAL || stream_is_level (spool, pid))
-        continue;
-      g_autofree char *stream = g_build_filename (spool, name, NULL);
-      g_autofree char *trace = g_strdup_printf ("%s/torch-%lld.db", spool, pid);
-      if (!g_file_test (trace, G_FILE_TEST_IS_REGULAR))
-        continue; /* the snapshot could not be imported: reported already */
-      char err[1024] = "";
-      if (append_tail (stream, trace, err, sizeof err) < 0)
-        {
-          fprintf (stderr,
-                   "vramscope: the events of process %lld after its final PyTorch snapshot "
-                   "could not be added (%s); they are kept in %s\n",
-                   pid, err, spool);
-          *keep = true;
-          continue;
-        }
-      done++;
-    }
-  return done;
+  return vs_stream_import_close (im, upto_snapshot, events, stopped, err, errlen);
 }

@@ -6,13 +6,49 @@
  * snapshot's .info) and, when the hook could build it with Python's
  * headers, spool/torch-PID.stacks (the events' Python stacks,
  * vs-torch-stacks.h).  Unlike the snapshot dumped when Python exits, the
- * stream survives every way the process ends.
+ * stream survives every way the process ends.  The import is
+ * vs-torch-stream.c's, the spool's streams vs-torch-spool.c's.
  */
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+typedef struct VsTorchFollow VsTorchFollow;
+
+/* One stream's import into a raw trace, done in steps while the stream
+ * grows (its process still running) and closed once it is complete. */
+typedef struct VsStreamImport VsStreamImport;
+
+/* Starts the import of the stream file at path into a new raw trace out
+ * (replacing a file there), with the Python stacks of the stacks file
+ * stacks_path (NULL: none; it may not exist yet): reads the header and
+ * writes the process row.  NULL with err filled when path is no stream
+ * this version reads (a file still shorter than its header included) or
+ * out cannot be written. */
+VsStreamImport *vs_stream_import_open (const char *path, const char *stacks_path, const char *out,
+                                       char *err, size_t errlen);
+
+/* Imports the records completed since the last step (up to the first
+ * that is not completely written yet, or never will be) and commits them.
+ * Returns how many records it read, or -1 with err filled (the import is
+ * then only good for vs_stream_import_abort()). */
+int64_t vs_stream_import_step (VsStreamImport *im, char *err, size_t errlen);
+
+/* The records read so far. */
+int64_t vs_stream_import_consumed (const VsStreamImport *im);
+
+/* Ends the import and frees im: with upto_snapshot, what came at and
+ * after the stream's last snapshot marker is left out, as
+ * vs_torch_stream_import() leaves it out; then the meta and the file are
+ * written.  *events and *stopped as vs_torch_stream_import() sets them.
+ * Returns 0, or -1 with err filled (the file is removed). */
+int vs_stream_import_close (VsStreamImport *im, bool upto_snapshot, int64_t *events, bool *stopped,
+                            char *err, size_t errlen);
+
+/* Gives up the import (NULL: nothing) and removes its file. */
+void vs_stream_import_abort (VsStreamImport *im);
 
 /* Writes the raw (unfinalized) trace out from the stream file at path: a
  * process row (the stream's pid), per device a `pytorch` allocator and its
@@ -34,12 +70,15 @@ int vs_torch_stream_import (const char *path, const char *stacks_path, const cha
  * to its process and GPUs, unless PyTorch recorded its history (the
  * stream's .info says `history 1`, or says nothing of it) and the process
  * left a final snapshot, taken at exit or at a signal: that snapshot is
- * then taken instead.  A stream imported for a process that exited
+ * then taken instead (and a torch-PID.db an earlier import left is
+ * removed).  A stream that follow (may be NULL) imported while the program
+ * ran has only its tail read here.  A stream imported for a process that exited
  * normally stops at the exit snapshot's marker.  With every, each stream
  * is imported whatever snapshot its process left (record --window takes
  * every event from the stream).  Returns how many were
  * imported; a stream that cannot be is reported and *keep set. */
-int vs_torch_stream_import_spool (const char *spool, const char *host, bool every, bool *keep);
+int vs_torch_stream_import_spool (const char *spool, const char *host, bool every,
+                                  VsTorchFollow *follow, bool *keep);
 
 /* For each process whose final snapshot, taken at a termination signal,
  * was imported (spool/torch-PID.db) and that left a stream too, adds to

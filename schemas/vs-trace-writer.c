@@ -569,6 +569,93 @@ fail:
   return NULL;
 }
 
+static const char *open_check_sql = "SELECT (SELECT application_id FROM pragma_application_id),"
+                                    " (SELECT value FROM meta WHERE key = 'finalized')";
+static const char *open_configs_sql
+    = "SELECT id, name, grid_x, grid_y, grid_z, block_x, block_y, block_z, static_shared,"
+      " dynamic_shared, registers FROM kernel_config";
+static const char *open_last_kernel_sql = "SELECT ifnull(max(id), 0) FROM kernel_exec";
+
+VsWriter *
+vs_writer_open (const char *path, char *err, size_t errlen)
+{
+  VsWriter *w = calloc (1, sizeof *w);
+  if (w == NULL)
+    {
+      if (errlen)
+        snprintf (err, errlen, "out of memory");
+      return NULL;
+    }
+  sqlite3_stmt *q = NULL;
+  if (sqlite3_open_v2 (path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK
+      || sqlite3_prepare_v2 (w->db, open_check_sql, -1, &q, NULL) != SQLITE_OK
+      || sqlite3_step (q) != SQLITE_ROW)
+    {
+      set_error (w, "%s", w->db ? sqlite3_errmsg (w->db) : "out of memory");
+      goto fail;
+    }
+  if (sqlite3_column_int64 (q, 0) != VS_TRACE_APPLICATION_ID || sqlite3_column_int64 (q, 1) != 0)
+    {
+      set_error (w, "not a raw vramscope trace");
+      goto fail;
+    }
+  sqlite3_finalize (q);
+  q = NULL;
+  for (int i = 0; i < N_STMTS; i++)
+    if (sqlite3_prepare_v3 (w->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &w->stmt[i], NULL)
+        != SQLITE_OK)
+      {
+        set_error (w, "cannot prepare trace statement: %s", sqlite3_errmsg (w->db));
+        goto fail;
+      }
+  /* The cache vs_writer_create() gives (its page size stays the file's). */
+  if (exec_sql (w, "PRAGMA cache_size=-32768;") < 0)
+    goto fail;
+  /* The kernel configurations stored, so that none is stored twice. */
+  if (exec_sql (w, writer_index_sql) < 0 || (w->kernel_configs = vs_kernel_configs_new ()) == NULL
+      || sqlite3_prepare_v2 (w->db, open_configs_sql, -1, &q, NULL) != SQLITE_OK)
+    {
+      set_error (w, "cannot read trace: %s", sqlite3_errmsg (w->db));
+      goto fail;
+    }
+  int rc;
+  while ((rc = sqlite3_step (q)) == SQLITE_ROW)
+    {
+      VsKernel k = { .name = (const char *)sqlite3_column_text (q, 1) };
+      int64_t *v[] = { &k.grid_x,  &k.grid_y,        &k.grid_z,         &k.block_x,  &k.block_y,
+                       &k.block_z, &k.static_shared, &k.dynamic_shared, &k.registers };
+      for (int i = 0; i < VS_KERNEL_CONFIG_INTS; i++)
+        *v[i] = sqlite3_column_type (q, i + 2) == SQLITE_NULL ? VS_UNKNOWN
+                                                              : sqlite3_column_int64 (q, i + 2);
+      VsKernelConfigKey key = vs_kernel_config_key (&k);
+      if (vs_kernel_configs_add (w->kernel_configs, &key, sqlite3_column_int64 (q, 0)) < 0)
+        break;
+    }
+  sqlite3_finalize (q);
+  q = NULL;
+  if (rc != SQLITE_DONE
+      || sqlite3_prepare_v2 (w->db, open_last_kernel_sql, -1, &q, NULL) != SQLITE_OK
+      || sqlite3_step (q) != SQLITE_ROW)
+    {
+      set_error (w, "cannot read trace: %s", sqlite3_errmsg (w->db));
+      goto fail;
+    }
+  w->last_kernel_id = sqlite3_column_int64 (q, 0);
+  sqlite3_finalize (q);
+  return w;
+
+fail:
+  if (errlen)
+    snprintf (err, errlen, "cannot open trace %s: %s", path, w->errmsg);
+  sqlite3_finalize (q);
+  for (int i = 0; i < N_STMTS; i++)
+    sqlite3_finalize (w->stmt[i]);
+  vs_kernel_configs_free (w->kernel_configs);
+  sqlite3_close (w->db);
+  free (w);
+  return NULL;
+}
+
 static const char *max_alloc_id_sql = "SELECT ifnull(max(id), 0) FROM alloc_event";
 static const char *any_event_sql = "SELECT 1 FROM mem_event UNION ALL SELECT 1 FROM alloc_event"
                                    " UNION ALL SELECT 1 FROM pool_event LIMIT 1";

@@ -206,6 +206,14 @@ extern "C"
  * schema applied.  Returns NULL and fills err (if errlen > 0) on failure. */
   VsWriter *vs_writer_create (const char *path, char *err, size_t errlen);
 
+  /* Opens the raw (unfinalized) trace at path that a writer created and
+ * closed, to add rows to it: what it holds stays as it is, and the rows
+ * added are deduplicated against it as against rows of this writer's own
+ * (devices by uuid, frames and stack nodes by content, kernel
+ * configurations).  Returns NULL and fills err (if errlen > 0) when path
+ * is no such trace. */
+  VsWriter *vs_writer_open (const char *path, char *err, size_t errlen);
+
   /* Switches w to bulk mode for a trace written in one go to a file that the
  * caller deletes if anything fails (an import, the merge at the end of a
  * recording): no journal and no syncs, so nothing is written twice.  A crash

@@ -1,0 +1,82 @@
+/* vs-merge-private.h — what the files of the merge (vs-merge.c, the
+ * copy; vs-merge-adopt.c, the trace written into an input) share.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+#include "vs-merge-meta.h"
+#include "vs-merge.h"
+
+/* A dense old id → new id table for one input's small tables. */
+typedef struct
+{
+  int64_t *ids;
+  int64_t cap;
+} VsIdMap;
+
+/* Ids of the adopted trace's rows not taken over yet. */
+typedef struct
+{
+  int64_t *ids;
+  size_t n;
+} VsClaims;
+
+/* One merge: the output's writer, the input being merged (db) and its id
+ * maps, the progress so far. */
+typedef struct
+{
+  sqlite3 *db;
+  VsWriter *w;
+  VsIdMap process, device, allocator, range, module, frame, stack, kernel_config;
+  bool imported; /* the input is an imported PyTorch snapshot */
+  /* Rows of the adopted trace (vs_merge_traces' adopt) that the first
+   * collector input of the same process or GPU takes over: its values
+   * replace the import's, as if it had been merged first. */
+  VsClaims claim_process, claim_device;
+  bool kernels_v3; /* the input stores kernels as kernel_config + kernel_exec */
+  uint64_t done, total;
+  VsProgressFunc progress;
+  void *progress_data;
+  char *err;
+  size_t errlen;
+} VsMerge;
+
+/* Sets old's new id in m.  0, or -1 when out of memory. */
+int vs_merge_idmap_set (VsIdMap *m, int64_t old, int64_t new_id);
+
+/* Frees the input's maps and empties them. */
+void vs_merge_free_maps (VsMerge *m);
+
+/* Sets m's error to "what: why"; returns -1. */
+int vs_merge_fail (VsMerge *m, const char *what, const char *why);
+
+/* Whether the count query sql gives more than 0 on db. */
+bool vs_merge_count_is_positive (sqlite3 *db, const char *sql);
+
+/* Takes id out of c; true when it was there. */
+bool vs_merge_claim (VsClaims *c, int64_t id);
+
+/* Sets the merged row id of a table to the input row s's columns 1..n,
+ * bound in order to the UPDATE sql (whose last parameter, n + 1, is the
+ * id).  0 or -1. */
+int vs_merge_take_over (VsMerge *m, const char *sql, sqlite3_stmt *s, int n, int64_t id);
+
+/* The adopted trace (the output itself, m->w) taken as merged first: every
+ * row keeps its id, its processes and GPUs wait for the collector's rows
+ * of the same (m->claim_process, m->claim_device), and its meta is set
+ * aside (for vs_merge_adopted_meta()) and replaced by the run's.  *procs
+ * gets its processes, whose end is set once every input is merged, as
+ * when it was merged after them.  0 or -1 with the error set. */
+int vs_merge_adopt_rows (VsMerge *m, VsClaims *procs);
+
+/* The adopted trace's meta, set aside by vs_merge_adopt_rows(), read as
+ * an input's into rm: called where the adopted trace comes in the inputs'
+ * order, so that the keys kept from the first input that has them are the
+ * ones a copy keeps.  *pend gets its end (VS_UNKNOWN: none).  0 or -1 with
+ * the error set. */
+int vs_merge_adopted_meta (VsMerge *m, VsMergeMeta *rm, int64_t *pend);

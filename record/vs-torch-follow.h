@@ -1,0 +1,40 @@
+/* vs-torch-follow.h — the PyTorch allocator streams of a run, imported
+ * while the program runs.
+ *
+ * `vramscope record` waits for its program; meanwhile a thread of its own
+ * follows each stream the program's processes write into the spool
+ * (spool/torch-PID.stream, vs-torch-stream.h) and imports its complete
+ * records, a batch at a time, into spool/torch-PID.db, so that once the
+ * program exits only each stream's tail is left to import.  What the
+ * streams say is kept in the streams themselves: a follower that is
+ * stopped, killed or gives up loses nothing (vs_torch_stream_import_spool
+ * and `vramscope recover` import from the stream again).
+ */
+#pragma once
+
+#include <stdint.h>
+
+#include "vs-torch-stream.h"
+
+/* Starts following the streams of spool every interval_ms milliseconds
+ * (at least 1), in a thread that takes none of record's forwarded
+ * signals (the caller blocks them around this call).  NULL when the
+ * thread cannot start: then nothing is followed. */
+VsTorchFollow *vs_torch_follow_start (const char *spool, int interval_ms);
+
+/* Stops following: waits for the pass under way, if any, and ends the
+ * thread.  The imports are kept for vs_torch_follow_take(), which reads
+ * what the streams hold past them. */
+void vs_torch_follow_stop (VsTorchFollow *f);
+
+/* The import of process pid's stream, handed over to the caller (who
+ * steps, closes or aborts it), once f is stopped; NULL when f has none (a
+ * stream it could not read is left to the caller to read and report). */
+VsStreamImport *vs_torch_follow_take (VsTorchFollow *f, long long pid);
+
+/* The records imported while the program ran, over every stream. */
+int64_t vs_torch_follow_records (const VsTorchFollow *f);
+
+/* Stops f if needed and frees it; the imports not taken are given up
+ * (their files removed). */
+void vs_torch_follow_free (VsTorchFollow *f);

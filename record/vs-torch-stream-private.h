@@ -1,0 +1,32 @@
+/* vs-torch-stream-private.h — the PyTorch allocator stream's file layout,
+ * shared by its import (vs-torch-stream.c) and the spool's handling of it
+ * (vs-torch-spool.c).  The writer's side: collector/python/vs_torch_stream.cpp.
+ */
+#pragma once
+
+#include <stdint.h>
+
+#include <glib.h>
+
+#define STREAM_MAGIC "VSTORCH1"
+#define STREAM_HEADER 4096
+#define MAX_DEVICES 256
+
+/* One record, as the tracker stores it (its action word last). */
+typedef struct
+{
+  int64_t ts_ns;
+  uint64_t addr, size, stream;
+  int32_t device, tid;
+  uint32_t reserved;
+  uint32_t action;
+} VsStreamRecord;
+
+G_STATIC_ASSERT (sizeof (VsStreamRecord) == 48);
+
+/* Actions past the trace schema's alloc_event.op (1 to 7). */
+enum
+{
+  STREAM_OOM = 8,
+  STREAM_SNAPSHOT = 9
+};
