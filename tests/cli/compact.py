@@ -9,8 +9,9 @@ of that is compacted by COMPACT_TOOL (vs_trace_compact_file).  Then:
   * every row of every chunked table, in its key order, read by the sqlite3
     shell with the loadable extension EXTENSION, equals the plain table's,
     and so does `vramscope export --format sqlite` of the compacted copy;
-  * every report (CSV and text), whatif and the Perfetto export answer the
-    same, byte for byte (both copies have the same file name);
+  * every report (CSV and text), whatif, the Perfetto export and the folded
+    stacks answer the same, byte for byte (both copies have the same file
+    name);
   * the compacted copy is no larger.
 A compacted copy damaged in one chunk's data (bytes flipped, cut short, a
 row count that lies) or zone map is refused with one line and exit
@@ -57,6 +58,8 @@ def answers(path):
     out.append(run(vramscope, "report", path, "peak")[:2])
     out.append(run(vramscope, "whatif", path)[:2])
     out.append(run(vramscope, "export", path, "--format", "perfetto", "-o", "-")[:2])
+    out.append(run(vramscope, "export", path, "--format", "folded", "-o", "-")[:2])
+    out.append(run(vramscope, "export", path, "--format", "folded", "--at", "exit", "-o", "-")[:2])
     return out
 
 
