@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """trace-sizes.py — where a trace's bytes are: per table, its rows and the
 bytes of the table and its indexes (SQLite's dbstat virtual table), as
-markdown rows; then the post-run timings `record --timings` left in the
-trace's meta (record_<phase>_ns).
+markdown rows (a compacted trace's chunk tables with the rows their chunks
+hold); then the post-run timings `record --timings` left in the trace's
+meta (record_<phase>_ns).
 
   python3 bench/trace-sizes.py TRACE [LABEL]
 
@@ -37,7 +38,11 @@ def main():
     print("|---|---|---|---|---|")
     rows_by = []
     for t in tables:
-        n = db.execute('SELECT COUNT(*) FROM "%s"' % t.replace('"', '""')).fetchone()[0]
+        # A compacted trace's table t is stored in t_chunk: its rows are
+        # the rows its chunks hold.
+        count = "SUM(row_count)" if t.endswith("_chunk") else "COUNT(*)"
+        n = db.execute('SELECT coalesce(%s, 0) FROM "%s"'
+                       % (count, t.replace('"', '""'))).fetchone()[0]
         if pages is None:
             rows_by.append((0, "| `%s` | %d | no dbstat | | |" % (t, n)))
             continue
