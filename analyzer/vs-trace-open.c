@@ -198,6 +198,8 @@ static const char *shape_sql
       "  ('summary', 'device_id,allocator_id'))"
       " SELECT t.name FROM t WHERE (?1 < 5"
       "  OR t.name NOT IN ('alloc_event', 'mem_event', 'kernel_exec', 'series', 'block'))"
+      " AND NOT (?1 >= 5 AND t.name = 'series_level' AND EXISTS (SELECT 1 FROM sqlite_master m"
+      "  WHERE m.name = 'series_level_chunk' AND m.type = 'table'))"
       " AND (NOT EXISTS (SELECT 1 FROM sqlite_master m"
       "  WHERE m.name = t.name AND m.type = 'table')"
       " OR (SELECT group_concat (name) FROM (SELECT p.name FROM pragma_table_info (t.name) p"
@@ -214,26 +216,15 @@ touch_tables (VsTrace *trace, GError **error)
   /* One min() or max() per query: SQLite answers those from the ends of
    * the b-tree, but a query with both reads the whole table. */
   static const char *probes[] = {
-    "SELECT min(key) FROM meta",
-    "SELECT max(key) FROM meta",
-    "SELECT min(id) FROM device",
-    "SELECT max(id) FROM device",
-    "SELECT min(id) FROM allocator",
-    "SELECT max(id) FROM allocator",
-    "SELECT min(id) FROM frame",
-    "SELECT max(id) FROM frame",
-    "SELECT min(id) FROM stack",
-    "SELECT max(id) FROM stack",
-    "SELECT min(id) FROM module",
-    "SELECT max(id) FROM module",
-    "SELECT min(id) FROM failed_alloc",
-    "SELECT max(id) FROM failed_alloc",
-    "SELECT min(id) FROM nvtx_range",
-    "SELECT max(id) FROM nvtx_range",
-    "SELECT min(device_id) FROM series_level",
-    "SELECT max(device_id) FROM series_level",
-    "SELECT min(device_id) FROM summary",
-    "SELECT max(device_id) FROM summary",
+    "SELECT min(key) FROM meta",          "SELECT max(key) FROM meta",
+    "SELECT min(id) FROM device",         "SELECT max(id) FROM device",
+    "SELECT min(id) FROM allocator",      "SELECT max(id) FROM allocator",
+    "SELECT min(id) FROM frame",          "SELECT max(id) FROM frame",
+    "SELECT min(id) FROM stack",          "SELECT max(id) FROM stack",
+    "SELECT min(id) FROM module",         "SELECT max(id) FROM module",
+    "SELECT min(id) FROM failed_alloc",   "SELECT max(id) FROM failed_alloc",
+    "SELECT min(id) FROM nvtx_range",     "SELECT max(id) FROM nvtx_range",
+    "SELECT min(device_id) FROM summary", "SELECT max(device_id) FROM summary",
   };
   /* Kernels: one table before schema version 3, two since. */
   static const char *kernel_probes[] = {
@@ -249,11 +240,14 @@ touch_tables (VsTrace *trace, GError **error)
     "SELECT max(device_id) FROM series",
     "SELECT min(start_ns) FROM kernel_exec",
     "SELECT max(start_ns) FROM kernel_exec",
+    "SELECT min(device_id) FROM series_level",
+    "SELECT max(device_id) FROM series_level",
   };
   static const char *chunk_probes[] = {
-    "SELECT min(seq) FROM block_chunk",       "SELECT max(seq) FROM block_chunk",
-    "SELECT min(seq) FROM series_chunk",      "SELECT max(seq) FROM series_chunk",
-    "SELECT min(seq) FROM kernel_exec_chunk", "SELECT max(seq) FROM kernel_exec_chunk",
+    "SELECT min(seq) FROM block_chunk",        "SELECT max(seq) FROM block_chunk",
+    "SELECT min(seq) FROM series_chunk",       "SELECT max(seq) FROM series_chunk",
+    "SELECT min(seq) FROM kernel_exec_chunk",  "SELECT max(seq) FROM kernel_exec_chunk",
+    "SELECT min(seq) FROM series_level_chunk", "SELECT max(seq) FROM series_level_chunk",
   };
   static const char *kernel_v3_probes[] = {
     "SELECT min(id) FROM kernel_config",
@@ -289,11 +283,15 @@ touch_tables (VsTrace *trace, GError **error)
       return FALSE;
   for (guint i = 0; i < G_N_ELEMENTS (plain_probes); i++)
     {
-      const char *probe = trace->schema_version >= 5 ? chunk_probes[i] : plain_probes[i];
+      /* series_level (the last two) stayed plain in the compacted
+       * traces written before it was chunked. */
+      gboolean chunked = trace->schema_version >= 5
+                         && (i < 6 || !vs_chunk_kept_plain (trace->db, "series_level"));
+      const char *probe = chunked ? chunk_probes[i] : plain_probes[i];
 
       /* Kernels had one table of another shape before version 3. */
-      if (!v3 && i >= 4)
-        break;
+      if (!v3 && i >= 4 && i < 6)
+        continue;
       if (!vs_trace_query_int (trace, probe, &v, error))
         return FALSE;
     }

@@ -758,6 +758,25 @@ vs_chunk_register (sqlite3 *db)
   return sqlite3_create_module (db, "vs_chunk", &chunk_module, NULL);
 }
 
+bool
+vs_chunk_kept_plain (sqlite3 *db, const char *name)
+{
+  static const char *sql
+      = "SELECT (SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = ?1)"
+        " AND NOT (SELECT count(*) FROM main.sqlite_master WHERE type = 'table'"
+        "  AND name = ?1 || '_chunk')";
+  sqlite3_stmt *s;
+  bool plain = false;
+
+  if (sqlite3_prepare_v2 (db, sql, -1, &s, NULL) != SQLITE_OK)
+    return false;
+  sqlite3_bind_text (s, 1, name, -1, SQLITE_STATIC);
+  if (sqlite3_step (s) == SQLITE_ROW)
+    plain = sqlite3_column_int (s, 0) != 0;
+  sqlite3_finalize (s);
+  return plain;
+}
+
 int
 vs_chunk_attach (sqlite3 *db, char **errmsg)
 {
@@ -779,6 +798,10 @@ vs_chunk_attach (sqlite3 *db, char **errmsg)
   rc = vs_chunk_register (db);
   for (size_t i = 0; i < vs_chunk_n_tables && rc == SQLITE_OK; i++)
     {
+      /* A table compacted traces kept plain before it was chunked
+       * (series_level) is read as it is. */
+      if (vs_chunk_kept_plain (db, vs_chunk_tables[i].name))
+        continue;
       char *sql = sqlite3_mprintf ("CREATE VIRTUAL TABLE IF NOT EXISTS temp.\"%w\" USING"
                                    " vs_chunk(%s)",
                                    vs_chunk_tables[i].name, vs_chunk_tables[i].name);

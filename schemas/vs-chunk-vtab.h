@@ -2,8 +2,9 @@
  * old names: the SQLite virtual-table module "vs_chunk".
  *
  * On a connection to a schema-5 trace, vs_chunk_attach() creates
- * temp.alloc_event, temp.mem_event, temp.kernel_exec, temp.series and
- * temp.block as virtual tables over main.<name>_chunk, with the columns of
+ * temp.alloc_event, temp.mem_event, temp.kernel_exec, temp.series,
+ * temp.series_level and temp.block as virtual tables over
+ * main.<name>_chunk, with the columns of
  * schemas/trace.sql, and the view temp.kernel over kernel_exec and
  * kernel_config.  Unqualified names resolve to temp first, so every query
  * written for the plain tables reads them unchanged.  The module takes =,
@@ -20,14 +21,21 @@
  */
 #pragma once
 
+#include <stdbool.h>
+
 struct sqlite3;
 
 /* Registers the module "vs_chunk" on db.  Returns an SQLite result code. */
 int vs_chunk_register (struct sqlite3 *db);
 
+/* Whether main.name is a plain table with no main.name_chunk beside it:
+ * series_level of the traces compacted before that table was chunked. */
+bool vs_chunk_kept_plain (struct sqlite3 *db, const char *name);
+
 /* When db's main database is a compacted trace (user_version 5):
- * registers the module and creates the temp virtual tables and the view
- * temp.kernel (nothing when they exist already).  Does nothing on other
+ * registers the module and creates the temp virtual tables (but for a
+ * table kept plain, vs_chunk_kept_plain) and the view temp.kernel
+ * (nothing when they exist already).  Does nothing on other
  * databases.  Returns an SQLite result code; on failure *errmsg (when not
  * NULL) holds a message to sqlite3_free. */
 int vs_chunk_attach (struct sqlite3 *db, char **errmsg);

@@ -36,6 +36,10 @@ static const char *const series_columns[] = { "seq",          "device_id",      
                                               "ts",           "reserved_bytes", "allocated_bytes",
                                               "device_bytes", "static_bytes",   "pinned_bytes",
                                               "managed_bytes" };
+static const char *const series_level_columns[]
+    = { "shift",         "device_id",      "allocator_id",  "bucket",
+        "min_reserved",  "max_reserved",   "last_reserved", "min_allocated",
+        "max_allocated", "last_allocated", "max_device" };
 static const char *const block_columns[]
     = { "id",       "level",         "device_id", "allocator_id",   "process_id",
         "kind",     "address",       "bytes",     "block_bytes",    "alloc_seq",
@@ -49,6 +53,7 @@ const VsChunkTable vs_chunk_tables[] = {
   { "mem_event", mem_event_columns, N (mem_event_columns), { 0 }, 1, 0, false },
   { "kernel_exec", kernel_exec_columns, N (kernel_exec_columns), { 0, 1 }, 2, -1, false },
   { "series", series_columns, N (series_columns), { 1, 2, 3, 0 }, 4, -1, false },
+  { "series_level", series_level_columns, N (series_level_columns), { 1, 2, 0, 3 }, 4, -1, false },
   { "block", block_columns, N (block_columns), { 0 }, 1, 0, true },
 };
 const size_t vs_chunk_n_tables = sizeof vs_chunk_tables / sizeof vs_chunk_tables[0];

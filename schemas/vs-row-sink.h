@@ -1,5 +1,5 @@
-/* vs-row-sink.h — where the finalizer puts the rows of `series` and
- * `block`.
+/* vs-row-sink.h — where the finalizer puts the rows of `series`,
+ * `series_level` and `block`.
  *
  * By default the finalizer inserts them into the tables.  A caller that
  * compacts the trace right after (vs-trace-compact.h) can make a sink
@@ -20,6 +20,7 @@ struct sqlite3;
 typedef enum
 {
   VS_ROW_SINK_SERIES,
+  VS_ROW_SINK_SERIES_LEVEL,
   VS_ROW_SINK_BLOCK,
 } VsRowSinkTable;
 
@@ -34,7 +35,9 @@ struct VsRowSink
   /* One row: v[] the table's columns in the order of schemas/trace.sql;
    * bit c of nulls: column c is NULL.  Rows come in key order (those of
    * `series` in key order per device and allocator).  Returns 0, or -1
-   * with err. */
+   * with err.  Passes do not overlap: the finalizer gathers the
+   * series_level rows it derives during the series pass and hands them
+   * over, sorted, after it. */
   int (*row) (VsRowSink *sink, const int64_t *v, uint32_t nulls);
   /* The pass is over: with keep, whatever is gathered is written; either
    * way the sink lets go of db (its statements finalized).  Called once
@@ -44,7 +47,8 @@ struct VsRowSink
 };
 
 /* Makes sink (NULL: none) the one the finalizer on the calling thread
- * hands series and block rows to; returns the previous one. */
+ * hands series, series_level and block rows to; returns the previous
+ * one. */
 VsRowSink *vs_row_sink_set_active (VsRowSink *sink);
 
 /* The active sink of the calling thread, or NULL. */

@@ -167,12 +167,13 @@ out:
   return ret;
 }
 
-/* ------------------------------------------- series and block straight to chunks */
+/* ------------------------------ series, series_level and block straight to chunks */
 
-/* The rows of one series (or of block) gathered for its next chunk, and
- * the chunks it has written.  A chunk of series has the seq of its
- * series' rank in key order (device, allocator) times 2^32 plus its
- * number, so seqs ascend in key order; block's are numbered from 0. */
+/* The rows of one series (or of series_level or block) gathered for its
+ * next chunk, and the chunks it has written.  A chunk of series has the
+ * seq of its series' rank in key order (device, allocator) times 2^32
+ * plus its number, so seqs ascend in key order; those of series_level and
+ * block, whose rows come in key order, are numbered from 0. */
 struct VsChunkRows
 {
   VsChunk chunk; /* room for VS_CHUNK_ROWS rows; nrows: rows gathered */
@@ -183,7 +184,9 @@ static int
 chunker_begin (VsRowSink *sink, VsRowSinkTable table, sqlite3 *db, int32_t ndev, int32_t nalloc)
 {
   VsRowChunker *c = (VsRowChunker *)sink;
-  const VsChunkTable *t = vs_chunk_table_find (table == VS_ROW_SINK_SERIES ? "series" : "block");
+  const VsChunkTable *t = vs_chunk_table_find (table == VS_ROW_SINK_SERIES         ? "series"
+                                               : table == VS_ROW_SINK_SERIES_LEVEL ? "series_level"
+                                                                                   : "block");
   char sql[512];
 
   vs_row_chunker_clear (c);
@@ -512,6 +515,8 @@ vs_trace_expand (sqlite3 *db, char *err, size_t errlen)
   for (size_t i = 0; i < vs_chunk_n_tables; i++)
     {
       const char *name = vs_chunk_tables[i].name;
+      if (vs_chunk_kept_plain (db, name))
+        continue;
       char *create = schema_statement (mem, name);
       int rc = create ? sqlite3_exec (db, create, NULL, NULL, NULL) : SQLITE_NOMEM;
 

@@ -4,7 +4,7 @@
  * The last step of writing a trace (`record`, `recover`, `import`): the
  * collector, the merge and the importer write plain tables and the
  * finalizer derives plain tables from them; this step then encodes
- * alloc_event, mem_event, kernel_exec, series and block into
+ * alloc_event, mem_event, kernel_exec, series, series_level and block into
  * <name>_chunk tables, drops the plain tables with their indexes and the
  * view `kernel` (readers create it again over the virtual tables,
  * vs-chunk-vtab.h), sets user_version 5 and vacuums.  Lossless: a value
@@ -47,8 +47,9 @@ int vs_trace_expand (struct sqlite3 *db, char *err, size_t errlen);
  * err set. */
 int vs_trace_export_plain (const char *src, const char *dst, char *err, size_t errlen);
 
-/* A row sink (vs-row-sink.h) that codes the finalizer's series and block
- * rows into main.series_chunk and main.block_chunk as they come, for a
+/* A row sink (vs-row-sink.h) that codes the finalizer's series,
+ * series_level and block rows into main.series_chunk,
+ * main.series_level_chunk and main.block_chunk as they come, for a
  * trace compacted right after: the rows are neither inserted nor read
  * back, and vs_trace_compact() keeps those chunks.  Make &chunker.sink
  * active around the one finalization whose output is compacted next (not

@@ -11,6 +11,7 @@
 #include <assert.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "vs-sql-batch.h"
 
@@ -48,7 +49,16 @@ typedef struct
 {
   VsSqlBatchSet rows; /* one batch per allocator id and shift */
   int first_shift, n_shifts;
+  /* With a row sink: the rows held here instead (LEVEL_WIDTH values each:
+   * the columns, then the NULL mask), handed over sorted after the
+   * series pass. */
+  bool hold;
+  int64_t *held;
+  size_t nheld, cap;
 } LevelCtx;
+
+#define LEVEL_COLS 11
+#define LEVEL_WIDTH (LEVEL_COLS + 1)
 
 static const char *level_sql
     = "series_level (shift, device_id, allocator_id, bucket,"
@@ -60,25 +70,74 @@ level_flush (LevelCtx *ctx, int shift_i, int32_t dev, int32_t alloc, LevelAcc *l
 {
   if (!l->has)
     return 0;
+  int64_t v[LEVEL_WIDTH] = { ctx->first_shift + 2 * shift_i,
+                             dev,
+                             alloc,
+                             l->bucket,
+                             l->min_r,
+                             l->max_r,
+                             l->last_r,
+                             l->min_a,
+                             l->max_a,
+                             l->last_a,
+                             with_device ? l->max_d : 0,
+                             with_device ? 0 : 1 << 10 };
+  l->has = 0;
+  if (ctx->hold)
+    {
+      if (ctx->nheld == ctx->cap)
+        {
+          size_t cap = ctx->cap ? 2 * ctx->cap : 4096;
+          int64_t *held = realloc (ctx->held, cap * LEVEL_WIDTH * sizeof *held);
+          if (held == NULL)
+            return -1;
+          ctx->held = held;
+          ctx->cap = cap;
+        }
+      memcpy (ctx->held + ctx->nheld++ * LEVEL_WIDTH, v, sizeof v);
+      return 0;
+    }
   VsSqlBatch *b = vs_sql_batch_set_get (&ctx->rows, (size_t)alloc * N_SHIFTS + (size_t)shift_i);
   if (b == NULL)
     return -1;
-  int64_t v[] = { ctx->first_shift + 2 * shift_i,
-                  dev,
-                  alloc,
-                  l->bucket,
-                  l->min_r,
-                  l->max_r,
-                  l->last_r,
-                  l->min_a,
-                  l->max_a,
-                  l->last_a };
-  for (int c = 0; c < 10; c++)
+  for (int c = 0; c < (with_device ? LEVEL_COLS : LEVEL_COLS - 1); c++)
     vs_sql_batch_int (b, c, v[c]);
-  if (with_device)
-    vs_sql_batch_int (b, 10, l->max_d);
-  l->has = 0;
   return vs_sql_batch_row (b);
+}
+
+/* Orders held level rows as the table's key: device, allocator, shift,
+ * bucket. */
+static int
+level_cmp (const void *pa, const void *pb)
+{
+  const int64_t *a = pa, *b = pb;
+  static const int key[] = { 1, 2, 0, 3 };
+
+  for (int k = 0; k < 4; k++)
+    if (a[key[k]] != b[key[k]])
+      return a[key[k]] < b[key[k]] ? -1 : 1;
+  return 0;
+}
+
+/* Hands the held level rows to sink, in key order.  Returns 0, or -1
+ * with sink->err. */
+static int
+level_sink (LevelCtx *ctx, VsRowSink *sink, sqlite3 *db, const VsFinState *st)
+{
+  int rc;
+
+  qsort (ctx->held, ctx->nheld, LEVEL_WIDTH * sizeof *ctx->held, level_cmp);
+  if (sink->begin (sink, VS_ROW_SINK_SERIES_LEVEL, db, st->ndev, st->nalloc) < 0)
+    return -1;
+  rc = 0;
+  for (size_t i = 0; i < ctx->nheld && rc == 0; i++)
+    {
+      const int64_t *v = ctx->held + i * LEVEL_WIDTH;
+      rc = sink->row (sink, v, (uint32_t)v[LEVEL_COLS]);
+    }
+  if (sink->end (sink, rc == 0) < 0)
+    rc = -1;
+  return rc;
 }
 
 static int
@@ -277,8 +336,8 @@ sink_error (const VsRowSink *sink)
   return sink != NULL ? sink->err : "cannot write the series";
 }
 
-/* Replays events in order; writes series (to the table, or the active
- * sink) and series_level; fills accs. */
+/* Replays events in order; writes series and series_level (to the
+ * tables, or the active sink); fills accs. */
 int
 vs_fin_replay (VsFinTrace *t, VsFinState *st, int64_t origin, VsFinProgress *pr, VsFinErr *e)
 {
@@ -286,6 +345,7 @@ vs_fin_replay (VsFinTrace *t, VsFinState *st, int64_t origin, VsFinProgress *pr,
   LevelCtx *ctx = &level_ctx;
   sqlite3 *db = pr->db;
   VsRowSink *sink = active_sink;
+  ctx->hold = sink != NULL;
   st->series_rows = 0;
   /* One batch per allocator id (and shift): see VsSqlBatchSet. */
   VsSqlBatchSet series;
@@ -511,6 +571,7 @@ vs_fin_replay (VsFinTrace *t, VsFinState *st, int64_t origin, VsFinProgress *pr,
             sink->end (sink, 0);
           vs_sql_batch_set_clear (&series);
           vs_sql_batch_set_clear (&ctx->rows);
+          free (ctx->held);
           free (levels);
           return vs_fin_fail (e, "cancelled");
         }
@@ -537,7 +598,7 @@ vs_fin_replay (VsFinTrace *t, VsFinState *st, int64_t origin, VsFinProgress *pr,
     {
       int end = sink->end (sink, 1);
       sink = NULL;
-      if (end < 0)
+      if (end < 0 || level_sink (ctx, active_sink, db, st) < 0)
         rc = vs_fin_fail (e, "%s", sink_error (active_sink));
     }
 
@@ -546,6 +607,7 @@ out:
     sink->end (sink, 0);
   vs_sql_batch_set_clear (&series);
   vs_sql_batch_set_clear (&ctx->rows);
+  free (ctx->held);
   free (levels);
   return rc;
 }

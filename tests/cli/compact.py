@@ -36,6 +36,7 @@ TABLES = {
     "mem_event": "id",
     "kernel_exec": "start_ns, id",
     "series": "device_id, allocator_id, ts, seq",
+    "series_level": "device_id, allocator_id, shift, bucket",
     "block": "id",
 }
 REPORTS = [
