@@ -19,6 +19,8 @@
 #   VRAMSCOPE   binaries to compare (default BUILD_DIR/cli/vramscope)
 #   STREAM_EVENTS (default 640000), KERNELS (default 300000), EVENTS
 #   (default 1), RUN_S (default 6), REPS (default 3)
+#   KEEP        a directory: each binary's last trace is kept there as
+#               run-N.db (N its place in the list), for bench/trace-size.sh
 set -u
 build=$(cd "${1:?usage: record-post-run-bench.sh BUILD_DIR [VRAMSCOPE...]}" && pwd)
 shift
@@ -76,6 +78,7 @@ for rep in $(seq 1 "$REPS"); do
       cat "$work/err" >&2
       exit 1
     fi
+    [ -z "${KEEP:-}" ] || cp "$work/run.db" "$KEEP/run-$b.db"
     python3 - "$work/run.db" "$b" >>"$work/results" <<'PY'
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])

@@ -1,11 +1,14 @@
 /* vs-row-sink.h — where the finalizer puts the rows of `series`,
- * `series_level` and `block`.
+ * `series_level` and `block`, and a copy of those of `mem_event` and
+ * `alloc_event`.
  *
- * By default the finalizer inserts them into the tables.  A caller that
- * compacts the trace right after (vs-trace-compact.h) can make a sink
- * active instead: the finalizer hands it each row as it derives it, and
- * the sink codes them into chunks, so the largest derived tables are
- * neither inserted (nor indexed) nor read back.  The sink is per thread,
+ * By default the finalizer inserts the derived rows into the tables.  A
+ * caller that compacts the trace right after (vs-trace-compact.h) can make
+ * a sink active instead: the finalizer hands it each row as it derives it,
+ * and the sink codes them into chunks, so the largest derived tables are
+ * neither inserted (nor indexed) nor read back.  It also hands over every
+ * mem_event and alloc_event row as it loads it (the rows stay in their
+ * tables), so compaction need not read those back either.  The sink is per thread,
  * like the active VsTimings: plain C, no GLib, and the finalizer itself
  * needs no compression library (the collector links it).
  */
@@ -22,14 +25,16 @@ typedef enum
   VS_ROW_SINK_SERIES,
   VS_ROW_SINK_SERIES_LEVEL,
   VS_ROW_SINK_BLOCK,
+  VS_ROW_SINK_MEM_EVENT,
+  VS_ROW_SINK_ALLOC_EVENT,
 } VsRowSinkTable;
 
 typedef struct VsRowSink VsRowSink;
 struct VsRowSink
 {
   /* The pass writing table begins, inside the finalizer's transaction on
-   * db; devices 1..ndev, allocators 0..nalloc.  Returns 0, or -1 with
-   * err. */
+   * db; devices 1..ndev, allocators 0..nalloc (series; 0 for the
+   * others).  Returns 0, or -1 with err. */
   int (*begin) (VsRowSink *sink, VsRowSinkTable table, struct sqlite3 *db, int32_t ndev,
                 int32_t nalloc);
   /* One row: v[] the table's columns in the order of schemas/trace.sql;
@@ -47,8 +52,7 @@ struct VsRowSink
 };
 
 /* Makes sink (NULL: none) the one the finalizer on the calling thread
- * hands series, series_level and block rows to; returns the previous
- * one. */
+ * hands its rows to; returns the previous one. */
 VsRowSink *vs_row_sink_set_active (VsRowSink *sink);
 
 /* The active sink of the calling thread, or NULL. */

@@ -184,9 +184,14 @@ static int
 chunker_begin (VsRowSink *sink, VsRowSinkTable table, sqlite3 *db, int32_t ndev, int32_t nalloc)
 {
   VsRowChunker *c = (VsRowChunker *)sink;
-  const VsChunkTable *t = vs_chunk_table_find (table == VS_ROW_SINK_SERIES         ? "series"
-                                               : table == VS_ROW_SINK_SERIES_LEVEL ? "series_level"
-                                                                                   : "block");
+  static const char *const names[] = {
+    [VS_ROW_SINK_SERIES] = "series",
+    [VS_ROW_SINK_SERIES_LEVEL] = "series_level",
+    [VS_ROW_SINK_BLOCK] = "block",
+    [VS_ROW_SINK_MEM_EVENT] = "mem_event",
+    [VS_ROW_SINK_ALLOC_EVENT] = "alloc_event",
+  };
+  const VsChunkTable *t = vs_chunk_table_find (names[table]);
   char sql[512];
 
   vs_row_chunker_clear (c);
@@ -322,19 +327,53 @@ vs_row_chunker_clear (VsRowChunker *c)
 
 /* ------------------------------------------------------------- compaction */
 
-/* Whether the finalizer wrote table t straight into chunks
- * (VsRowChunker): t_chunk exists and t is empty. */
+/* How the finalizer left table t (VsRowChunker): CODED_DERIVED, its rows
+ * written straight into chunks (t_chunk exists, t is empty);
+ * CODED_BESIDE, its rows kept and coded into chunks as it loaded them
+ * (t_chunk holds as many rows as t); else 0, t to be compacted here (a
+ * t_chunk of another row count is dropped first). */
+enum
+{
+  CODED_DERIVED = 1,
+  CODED_BESIDE = 2
+};
+
 static int
 chunked_already (sqlite3 *db, const VsChunkTable *t)
 {
-  char exists[256], empty[256];
+  char exists[256], rows[256], chunk_rows[256], drop[128];
 
   snprintf (exists, sizeof exists,
             "SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = '%s_chunk'",
             t->name);
-  snprintf (empty, sizeof empty, "SELECT count(*) FROM (SELECT 1 FROM main.\"%s\" LIMIT 1)",
-            t->name);
-  return query_int (db, exists, 0) > 0 && query_int (db, empty, 1) == 0;
+  if (query_int (db, exists, 0) == 0)
+    return 0;
+  snprintf (rows, sizeof rows, "SELECT count(*) FROM main.\"%s\"", t->name);
+  snprintf (chunk_rows, sizeof chunk_rows, "SELECT sum(row_count) FROM main.\"%s_chunk\"", t->name);
+  int64_t n = query_int (db, rows, -1);
+  if (n == 0)
+    return CODED_DERIVED;
+  if (n > 0 && query_int (db, chunk_rows, -1) == n)
+    return CODED_BESIDE;
+  snprintf (drop, sizeof drop, "DROP TABLE main.\"%s_chunk\"", t->name);
+  sqlite3_exec (db, drop, NULL, NULL, NULL);
+  return 0;
+}
+
+/* Drops the chunks the finalizer coded of table t beside its rows: a trace
+ * left uncompacted keeps its tables plain. */
+static int
+drop_coded (sqlite3 *db, const VsChunkTable *t, char *err, size_t errlen)
+{
+  char sql[128];
+
+  snprintf (sql, sizeof sql, "DROP TABLE main.\"%s_chunk\"", t->name);
+  if (sqlite3_exec (db, sql, NULL, NULL, NULL) != SQLITE_OK)
+    {
+      fail (err, errlen, "cannot drop the chunks of %s: %s", t->name, sqlite3_errmsg (db));
+      return -1;
+    }
+  return 0;
 }
 
 /* Puts the rows of t's chunks back into t and drops the chunks: a trace
@@ -369,7 +408,8 @@ vs_trace_compact (sqlite3 *db, char *err, size_t errlen)
   VsChunkCodec *codec = NULL;
   char sql[128];
   int ret = -1;
-  unsigned done = 0; /* bit i: table i chunked by the finalizer already */
+  unsigned done = 0;   /* bit i: table i chunked by the finalizer already */
+  unsigned beside = 0; /* bit i: ... with its rows kept in the table too */
 
   if (query_int (db, "PRAGMA main.user_version", -1) != VS_TRACE_SCHEMA_VERSION
       || query_int (db, finalized_sql, 0) != 1)
@@ -381,8 +421,13 @@ vs_trace_compact (sqlite3 *db, char *err, size_t errlen)
     }
   codec = vs_chunk_codec_new ();
   for (size_t i = 0; i < vs_chunk_n_tables; i++)
-    if (chunked_already (db, &vs_chunk_tables[i]))
-      done |= 1u << i;
+    {
+      int how = chunked_already (db, &vs_chunk_tables[i]);
+      if (how != 0)
+        done |= 1u << i;
+      if (how == CODED_BESIDE)
+        beside |= 1u << i;
+    }
   for (size_t i = 0; i < vs_chunk_n_tables; i++)
     {
       if (done & (1u << i))
@@ -431,7 +476,10 @@ out:
   sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);
   /* Left as it is: with its tables plain, whoever wrote them. */
   for (size_t i = 0; ret == 1 && i < vs_chunk_n_tables; i++)
-    if ((done & (1u << i)) && restore_table (db, &vs_chunk_tables[i], err, errlen) < 0)
+    if ((done & (1u << i))
+        && ((beside & (1u << i)) ? drop_coded (db, &vs_chunk_tables[i], err, errlen)
+                                 : restore_table (db, &vs_chunk_tables[i], err, errlen))
+               < 0)
       ret = -1;
   return ret;
 }

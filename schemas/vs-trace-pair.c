@@ -9,6 +9,10 @@
  * profiled processes and on GPU servers without GLib.
  */
 #include "vs-trace-finalize-private.h"
+#include "vs-row-sink.h"
+
+#include <assert.h>
+#include <stdbool.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -304,34 +308,129 @@ add_row (VsFinTrace *t, uint8_t src, sqlite3_stmt *s, VsFinErr *e)
   return vs_fin_add_pool_event (t, id, &p);
 }
 
+/* With a row sink active (vs-row-sink.h), the rows of mem_event and
+ * alloc_event are read whole, in id order, and handed to it as they are
+ * loaded, so that compacting the trace next need not read them again:
+ * the load query's columns, then the table's in the order of trace.sql. */
+static const char *load_mem_whole_sql
+    = "SELECT id, ts, process_id, device_id, kind, op, address, bytes, pool_id,"
+      " pool_size, stack_id, range_id,"
+      " id, ts, process_id, tid, device_id, context, stream, kind, op, address, bytes,"
+      " pool_id, pool_size, pool_utilized, correlation, stack_id, range_id"
+      " FROM mem_event ORDER BY id";
+static const char *load_alloc_whole_sql
+    = "SELECT id, ts, process_id, device_id, allocator_id, op, address,"
+      " requested_bytes, block_bytes, stack_id, range_id, before_trace,"
+      " id, ts, process_id, tid, device_id, allocator_id, op, address, requested_bytes,"
+      " block_bytes, segment_address, stream, stack_id, range_id, before_trace"
+      " FROM alloc_event ORDER BY id";
+
+/* Column of the load query where the whole row begins, and its width. */
+#define WHOLE_FROM 12
+#define MEM_EVENT_COLS 17
+#define ALLOC_EVENT_COLS 15
+
+/* Hands the whole row s points at (columns WHOLE_FROM..+ncols) to sink.
+ * Returns 0; 1 when a value is neither an integer nor NULL (the table
+ * then cannot be chunked: compaction leaves the trace plain); -1 with
+ * sink->err on failure. */
+static int
+sink_row (VsRowSink *sink, sqlite3_stmt *s, int ncols)
+{
+  int64_t v[MEM_EVENT_COLS];
+  uint32_t nulls = 0;
+
+  assert (ncols <= MEM_EVENT_COLS);
+  for (int c = 0; c < ncols; c++)
+    {
+      int type = sqlite3_column_type (s, WHOLE_FROM + c);
+      if (type == SQLITE_NULL)
+        {
+          v[c] = 0;
+          nulls |= 1u << c;
+        }
+      else if (type == SQLITE_INTEGER)
+        v[c] = sqlite3_column_int64 (s, WHOLE_FROM + c);
+      else
+        return 1;
+    }
+  return sink->row (sink, v, nulls) < 0 ? -1 : 0;
+}
+
+/* Lets go of the chunks a sink wrote of table (when it gave up on it). */
+static void
+drop_chunks (sqlite3 *db, VsRowSinkTable table)
+{
+  sqlite3_exec (db,
+                table == VS_ROW_SINK_MEM_EVENT ? "DROP TABLE IF EXISTS main.mem_event_chunk"
+                                               : "DROP TABLE IF EXISTS main.alloc_event_chunk",
+                NULL, NULL, NULL);
+}
+
 int
 vs_fin_load_events (sqlite3 *db, VsFinTrace *t, VsFinErr *e)
 {
-  const char *sqls[3] = { load_mem_sql, load_alloc_sql, load_pool_sql };
+  VsRowSink *sink = vs_row_sink_active ();
+  const char *sqls[3] = { sink ? load_mem_whole_sql : load_mem_sql,
+                          sink ? load_alloc_whole_sql : load_alloc_sql, load_pool_sql };
   const uint8_t srcs[3] = { SRC_MEM, SRC_ALLOC, SRC_POOL };
+  const VsRowSinkTable tables[2] = { VS_ROW_SINK_MEM_EVENT, VS_ROW_SINK_ALLOC_EVENT };
+  const int widths[2] = { MEM_EVENT_COLS, ALLOC_EVENT_COLS };
   for (int q = 0; q < 3; q++)
     {
       sqlite3_stmt *s;
+      /* The pass of the sink on this table, while it takes rows. */
+      VsRowSink *pass = sink != NULL && q < 2 ? sink : NULL;
+      bool gave_up = false;
       if (sqlite3_prepare_v2 (db, sqls[q], -1, &s, NULL) != SQLITE_OK)
         return vs_fin_fail (e, "%s", sqlite3_errmsg (db));
+      if (pass != NULL && pass->begin (pass, tables[q], db, 0, 0) < 0)
+        {
+          sqlite3_finalize (s);
+          return vs_fin_fail (e, "%s", pass->err);
+        }
       int rc;
       while ((rc = sqlite3_step (s)) == SQLITE_ROW)
         {
           int added = add_row (t, srcs[q], s, e);
-          if (added < 0)
+          int sunk = added == 0 && pass != NULL ? sink_row (pass, s, widths[q]) : 0;
+          if (sunk == 1)
             {
+              /* Not chunked: compaction finds it so and leaves the trace
+               * as it is. */
+              pass->end (pass, 0);
+              pass = NULL;
+              gave_up = true;
+            }
+          if (added < 0 || sunk < 0)
+            {
+              if (pass != NULL)
+                pass->end (pass, 0);
               sqlite3_finalize (s);
+              if (sunk < 0)
+                return vs_fin_fail (e, "%s", sink->err);
               return added == -2 ? -1 : vs_fin_fail (e, "out of memory");
             }
           if (t->n > VS_FIN_MAX_EVENTS)
             {
+              if (pass != NULL)
+                pass->end (pass, 0);
               sqlite3_finalize (s);
               return vs_fin_fail (e, "more than %d events", VS_FIN_MAX_EVENTS);
             }
         }
       sqlite3_finalize (s);
+      /* Once the table is no longer being read. */
+      if (gave_up)
+        drop_chunks (db, tables[q]);
       if (rc != SQLITE_DONE)
-        return vs_fin_fail (e, "%s", sqlite3_errmsg (db));
+        {
+          if (pass != NULL)
+            pass->end (pass, 0);
+          return vs_fin_fail (e, "%s", sqlite3_errmsg (db));
+        }
+      if (pass != NULL && pass->end (pass, 1) < 0)
+        return vs_fin_fail (e, "%s", sink->err);
     }
   return 0;
 }

@@ -122,12 +122,12 @@ level_cmp (const void *pa, const void *pb)
 /* Hands the held level rows to sink, in key order.  Returns 0, or -1
  * with sink->err. */
 static int
-level_sink (LevelCtx *ctx, VsRowSink *sink, sqlite3 *db, const VsFinState *st)
+level_sink (LevelCtx *ctx, VsRowSink *sink, sqlite3 *db)
 {
   int rc;
 
   qsort (ctx->held, ctx->nheld, LEVEL_WIDTH * sizeof *ctx->held, level_cmp);
-  if (sink->begin (sink, VS_ROW_SINK_SERIES_LEVEL, db, st->ndev, st->nalloc) < 0)
+  if (sink->begin (sink, VS_ROW_SINK_SERIES_LEVEL, db, 0, 0) < 0)
     return -1;
   rc = 0;
   for (size_t i = 0; i < ctx->nheld && rc == 0; i++)
@@ -598,7 +598,7 @@ vs_fin_replay (VsFinTrace *t, VsFinState *st, int64_t origin, VsFinProgress *pr,
     {
       int end = sink->end (sink, 1);
       sink = NULL;
-      if (end < 0 || level_sink (ctx, active_sink, db, st) < 0)
+      if (end < 0 || level_sink (ctx, active_sink, db) < 0)
         rc = vs_fin_fail (e, "%s", sink_error (active_sink));
     }
 

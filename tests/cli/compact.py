@@ -12,7 +12,13 @@ of that is compacted by COMPACT_TOOL (vs_trace_compact_file).  Then:
   * every report (CSV and text), whatif, the Perfetto export and the folded
     stacks answer the same, byte for byte (both copies have the same file
     name);
-  * the compacted copy is no larger.
+  * the compacted copy is no larger;
+  * finalized again with the row sink (as record does: series, series_level
+    and block coded as derived, mem_event and alloc_event as loaded), every
+    row and answer the same;
+  * a version-5 trace that kept series_level plain (as those written before
+    it was chunked) reads the same, and a text value in a raw table leaves
+    the trace plain with no chunk table.
 A compacted copy damaged in one chunk's data (bytes flipped, cut short, a
 row count that lies) or zone map is refused with one line and exit
 status 1, never a crash; so are 40 chunks damaged at random places.
@@ -132,6 +138,69 @@ try:
            "%s: compacted, then finalized again with its series and blocks coded as derived:"
            " version %d, every row and answer the same%s"
            % (name, v, " (differ: %s)" % ", ".join(differ) if differ else ""))
+
+    # The compacted traces written before series_level was chunked kept it
+    # plain: such a trace (made from one compacted now) answers the same.
+    src = os.path.join(data, "torch-train.db")
+    plain, compact, older = (os.path.join(work, "older", k, "trace.db")
+                             for k in ("plain", "compact", "older"))
+    for p in (plain, compact, older):
+        os.makedirs(os.path.dirname(p))
+    shutil.copy(src, plain)
+    with sqlite3.connect(plain) as db:
+        db.execute("UPDATE meta SET value = 0 WHERE key = 'finalized'")
+    run(vramscope, "report", plain, "summary")
+    shutil.copy(plain, compact)
+    rc, _, err = run(tool, compact)
+    shutil.copy(compact, older)
+    with sqlite3.connect(plain) as db:
+        create = db.execute("SELECT sql FROM sqlite_master WHERE name = 'series_level'").fetchone()[0]
+    rc2, _, err2 = run("sqlite3", "-bail", "-cmd", ".load " + extension, older,
+                       create.replace("CREATE TABLE series_level", "CREATE TABLE main.series_level")
+                       + "; INSERT INTO main.series_level SELECT * FROM temp.series_level;"
+                       " DROP TABLE main.series_level_chunk; VACUUM;")
+    with sqlite3.connect(older) as db:
+        kept = db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'series_level'"
+                          " AND type = 'table'").fetchone()[0]
+        v = db.execute("PRAGMA user_version").fetchone()[0]
+    a, c = answers(plain), answers(older)
+    differ = [" ".join(REPORTS[i]) if i < len(REPORTS) else str(i)
+              for i in range(len(a)) if a[i] != c[i]]
+    differ += [t for t in TABLES if dump(plain, t, False) != dump(older, t, True)]
+    ok(rc == 0 and rc2 == 0 and kept == 1 and v == 5 and not differ,
+       "a version-5 trace with series_level plain: every row and answer the same (%s%s)%s"
+       % (err.strip(), err2.strip(), " (differ: %s)" % ", ".join(differ) if differ else ""))
+    rc, _, err = run(vramscope, "export", older, "--format", "sqlite", "-o",
+                     os.path.join(work, "older", "export.db"))
+    same = [t for t in TABLES
+            if dump(plain, t, False) == dump(os.path.join(work, "older", "export.db"), t, False)]
+    ok(rc == 0 and len(same) == len(TABLES),
+       "... and its plain export holds every row (%s%s)" % (", ".join(same), err.strip()))
+
+    # A value that is not an integer in a raw table the finalizer codes as
+    # it loads it: compaction leaves the trace as it was, plain, without
+    # chunk tables, every row as finalizing it alone gives.
+    for table, column in (("alloc_event", "tid"), ("mem_event", "context")):
+        base = os.path.join(work, "text-" + table)
+        os.makedirs(base)
+        mixed, alone = os.path.join(base, "trace.db"), os.path.join(base, "alone.db")
+        shutil.copy(os.path.join(data, "torch-allocator.db"), mixed)
+        with sqlite3.connect(mixed) as db:
+            db.execute("UPDATE meta SET value = 0 WHERE key = 'finalized'")
+            db.execute("UPDATE %s SET %s = 'x' WHERE id = (SELECT max(id) FROM %s)"
+                       % (table, column, table))
+        shutil.copy(mixed, alone)
+        rc, _, err = run(tool, "--finalize", mixed)
+        rc2, _, err2 = run(tool, "--plain", alone)
+        with sqlite3.connect(mixed) as db:
+            v = db.execute("PRAGMA user_version").fetchone()[0]
+            chunks = db.execute("SELECT count(*) FROM sqlite_master"
+                                " WHERE name LIKE '%\\_chunk' ESCAPE '\\'").fetchone()[0]
+        differ = [t for t in TABLES if dump(mixed, t, False) != dump(alone, t, False)]
+        ok(rc == 3 and rc2 == 0 and v == 4 and chunks == 0 and not differ,
+           "%s.%s not an integer: finalized, left plain (status %d, version %d, %d chunk"
+           " tables%s)%s" % (table, column, rc, v, chunks, (err + err2).strip(),
+                             " (differ: %s)" % ", ".join(differ) if differ else ""))
 
     # Damage: each case on a fresh copy of one compacted trace.
     # The reports that read the damaged table: block (peak, leaks), series
