@@ -48,6 +48,10 @@ struct VsRowSink
    * way the sink lets go of db (its statements finalized).  Called once
    * after every begin that succeeded.  Returns 0, or -1 with err. */
   int (*end) (VsRowSink *sink, int keep);
+  /* Every pass is over and the finalizer is about to commit on db: the
+   * sink writes what it still holds (chunks coded on a thread of their
+   * own).  NULL: nothing to do.  Returns 0, or -1 with err. */
+  int (*finish) (VsRowSink *sink, struct sqlite3 *db);
   char err[256];
 };
 

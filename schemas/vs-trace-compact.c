@@ -7,6 +7,7 @@
  * chunk of values at a time.
  */
 #include "vs-trace-compact.h"
+#include "vs-chunk-coder.h"
 #include "vs-chunk-vtab.h"
 #include "vs-chunk.h"
 #include "vs-timings.h"
@@ -180,23 +181,63 @@ struct VsChunkRows
   int64_t written;
 };
 
+/* The table each pass of a sink writes. */
+static const char *const sink_names[] = {
+  [VS_ROW_SINK_SERIES] = "series",
+  [VS_ROW_SINK_SERIES_LEVEL] = "series_level",
+  [VS_ROW_SINK_BLOCK] = "block",
+  [VS_ROW_SINK_MEM_EVENT] = "mem_event",
+  [VS_ROW_SINK_ALLOC_EVENT] = "alloc_event",
+};
+
+/* Whether the chunks of table are coded on the coder's thread: the raw
+ * events, which the finalizer hands over while loading them and does not
+ * wait for. */
+static bool
+coded_aside (VsRowSinkTable table)
+{
+  return table == VS_ROW_SINK_MEM_EVENT || table == VS_ROW_SINK_ALLOC_EVENT;
+}
+
+/* Lets go of the pass's state (not of the coder's chunks). */
+static void
+chunker_pass_clear (VsRowChunker *c)
+{
+  size_t n = ((size_t)c->ndev + 1) * ((size_t)c->nalloc + 1);
+
+  for (size_t i = 0; c->rows != NULL && i < n; i++)
+    {
+      free (c->rows[i].chunk.values);
+      free (c->rows[i].chunk.nulls);
+    }
+  free (c->rows);
+  c->rows = NULL;
+  c->ndev = c->nalloc = 0;
+  sqlite3_finalize (c->insert);
+  c->insert = NULL;
+  vs_chunk_codec_free (c->codec);
+  c->codec = NULL;
+  c->db = NULL;
+}
+
 static int
 chunker_begin (VsRowSink *sink, VsRowSinkTable table, sqlite3 *db, int32_t ndev, int32_t nalloc)
 {
   VsRowChunker *c = (VsRowChunker *)sink;
-  static const char *const names[] = {
-    [VS_ROW_SINK_SERIES] = "series",
-    [VS_ROW_SINK_SERIES_LEVEL] = "series_level",
-    [VS_ROW_SINK_BLOCK] = "block",
-    [VS_ROW_SINK_MEM_EVENT] = "mem_event",
-    [VS_ROW_SINK_ALLOC_EVENT] = "alloc_event",
-  };
-  const VsChunkTable *t = vs_chunk_table_find (names[table]);
+  const VsChunkTable *t = vs_chunk_table_find (sink_names[table]);
   char sql[512];
 
-  vs_row_chunker_clear (c);
+  chunker_pass_clear (c);
   c->db = db;
   c->table = t;
+  c->pass = table;
+  if (coded_aside (table) && c->coder == NULL)
+    c->coder = vs_chunk_coder_new ();
+  if (coded_aside (table) && c->coder == NULL)
+    {
+      fail (sink->err, sizeof sink->err, "cannot start a thread to code %s", t->name);
+      return -1;
+    }
   c->ndev = table == VS_ROW_SINK_SERIES ? ndev : 0;
   c->nalloc = table == VS_ROW_SINK_SERIES ? nalloc : 0;
   c->codec = vs_chunk_codec_new ();
@@ -234,6 +275,32 @@ chunker_flush (VsRowChunker *c, size_t i)
 
   if (n == 0)
     return 0;
+  if (coded_aside (c->pass))
+    {
+      /* A copy of exactly n rows for the coder's thread; the buffers stay
+       * for the next chunk. */
+      int ncols = r->chunk.ncols;
+      VsChunk part = { ncols, n, malloc ((size_t)ncols * n * sizeof *part.values),
+                       malloc ((size_t)ncols * n) };
+      if (part.values == NULL || part.nulls == NULL)
+        {
+          free (part.values);
+          free (part.nulls);
+          fail (c->sink.err, sizeof c->sink.err, "out of memory");
+          return -1;
+        }
+      for (int col = 0; col < ncols; col++)
+        {
+          memcpy (part.values + (size_t)col * n, r->chunk.values + (size_t)col * VS_CHUNK_ROWS,
+                  (size_t)n * sizeof *part.values);
+          memcpy (part.nulls + (size_t)col * n, r->chunk.nulls + (size_t)col * VS_CHUNK_ROWS,
+                  (size_t)n);
+        }
+      r->chunk.nrows = 0;
+      r->written++;
+      return vs_chunk_coder_push (c->coder, (int)c->pass, seq, &part, c->sink.err,
+                                  sizeof c->sink.err);
+    }
   int rc = flush_chunk (c->db, c->codec, c->insert, &r->chunk, n, seq, c->sink.err,
                         sizeof c->sink.err);
   r->chunk.nrows = 0;
@@ -292,7 +359,60 @@ chunker_end (VsRowSink *sink, int keep)
 
   for (size_t i = 0; keep && i < n && rc == 0; i++)
     rc = chunker_flush (c, i);
-  vs_row_chunker_clear (c);
+  /* A table given up on: none of its chunks is written. */
+  if ((!keep || rc != 0) && coded_aside (c->pass) && c->coder != NULL)
+    vs_chunk_coder_forget (c->coder, (int)c->pass);
+  chunker_pass_clear (c);
+  return rc;
+}
+
+/* Writes one chunk the coder coded (VsChunkCoderPut). */
+static int
+chunker_put (void *data, int tag, int64_t seq, int nrows, const uint8_t *zone, size_t zone_len,
+             const uint8_t *bytes, size_t bytes_len)
+{
+  VsRowChunker *c = data;
+  sqlite3_stmt **ins = &c->aside_insert[tag == VS_ROW_SINK_MEM_EVENT ? 0 : 1];
+
+  if (*ins == NULL)
+    {
+      char sql[128];
+      snprintf (sql, sizeof sql, "INSERT INTO main.\"%s_chunk\" VALUES (?, ?, ?, ?)",
+                sink_names[tag]);
+      if (sqlite3_prepare_v2 (c->aside_db, sql, -1, ins, NULL) != SQLITE_OK)
+        goto sqlfail;
+    }
+  sqlite3_bind_int64 (*ins, 1, seq);
+  sqlite3_bind_int (*ins, 2, nrows);
+  sqlite3_bind_blob (*ins, 3, zone, (int)zone_len, SQLITE_STATIC);
+  sqlite3_bind_blob (*ins, 4, bytes, (int)bytes_len, SQLITE_STATIC);
+  int rc = sqlite3_step (*ins);
+  sqlite3_reset (*ins);
+  sqlite3_clear_bindings (*ins);
+  if (rc == SQLITE_DONE)
+    return 0;
+sqlfail:
+  fail (c->sink.err, sizeof c->sink.err, "cannot write a chunk of %s: %s", sink_names[tag],
+        sqlite3_errmsg (c->aside_db));
+  return -1;
+}
+
+static int
+chunker_finish (VsRowSink *sink, sqlite3 *db)
+{
+  VsRowChunker *c = (VsRowChunker *)sink;
+  int rc;
+
+  if (c->coder == NULL)
+    return 0;
+  c->aside_db = db;
+  rc = vs_chunk_coder_drain (c->coder, chunker_put, c, sink->err, sizeof sink->err);
+  for (int i = 0; i < 2; i++)
+    {
+      sqlite3_finalize (c->aside_insert[i]);
+      c->aside_insert[i] = NULL;
+    }
+  c->aside_db = NULL;
   return rc;
 }
 
@@ -303,26 +423,15 @@ vs_row_chunker_init (VsRowChunker *c)
   c->sink.begin = chunker_begin;
   c->sink.row = chunker_row;
   c->sink.end = chunker_end;
+  c->sink.finish = chunker_finish;
 }
 
 void
 vs_row_chunker_clear (VsRowChunker *c)
 {
-  size_t n = ((size_t)c->ndev + 1) * ((size_t)c->nalloc + 1);
-
-  for (size_t i = 0; c->rows != NULL && i < n; i++)
-    {
-      free (c->rows[i].chunk.values);
-      free (c->rows[i].chunk.nulls);
-    }
-  free (c->rows);
-  c->rows = NULL;
-  c->ndev = c->nalloc = 0;
-  sqlite3_finalize (c->insert);
-  c->insert = NULL;
-  vs_chunk_codec_free (c->codec);
-  c->codec = NULL;
-  c->db = NULL;
+  chunker_pass_clear (c);
+  vs_chunk_coder_free (c->coder);
+  c->coder = NULL;
 }
 
 /* ------------------------------------------------------------- compaction */

@@ -21,7 +21,9 @@
 #include "vs-row-sink.h"
 
 struct sqlite3;
+struct sqlite3_stmt;
 struct VsChunkCodec;
+struct VsChunkCoder;
 
 /* Compacts the finalized schema-4 trace open on db (read-write, no
  * transaction open).  Returns 0 when compacted, 1 when db was left as it
@@ -69,9 +71,13 @@ typedef struct
   struct sqlite3 *db;
   struct sqlite3_stmt *insert;
   struct VsChunkCodec *codec;
-  const VsChunkTable *table; /* the table being written */
-  int32_t ndev, nalloc;      /* series: its devices and allocators; block: 0 */
-  struct VsChunkRows *rows;  /* per series (block: one): the chunk being filled */
+  const VsChunkTable *table;  /* the table being written */
+  int32_t ndev, nalloc;       /* series: its devices and allocators; block: 0 */
+  struct VsChunkRows *rows;   /* per series (block: one): the chunk being filled */
+  VsRowSinkTable pass;        /* the table being written */
+  struct VsChunkCoder *coder; /* the raw events' chunks, coded on its thread */
+  struct sqlite3 *aside_db;   /* while finishing: where they go */
+  struct sqlite3_stmt *aside_insert[2];
 } VsRowChunker;
 
 void vs_row_chunker_init (VsRowChunker *chunker);

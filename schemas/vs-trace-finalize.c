@@ -28,6 +28,7 @@
  * phase is marked into the active VsTimings, if any (vs-timings.h).
  */
 #include "vs-trace-finalize-private.h"
+#include "vs-row-sink.h"
 #include "vs-timings.h"
 
 #include <assert.h>
@@ -422,6 +423,19 @@ finalize (sqlite3 *db, VsFinTrace *given, VsProgressFunc progress, void *progres
   if (vs_fin_exec (db, &e, index_sql) < 0)
     goto out;
   vs_timings_phase ("finalize: indexes");
+  {
+    /* The chunks a row sink coded beside the rest (vs-row-sink.h). */
+    VsRowSink *sink = vs_row_sink_active ();
+    if (sink != NULL && sink->finish != NULL)
+      {
+        if (sink->finish (sink, db) < 0)
+          {
+            vs_fin_fail (&e, "%s", sink->err);
+            goto out;
+          }
+        vs_timings_phase ("finalize: event chunks");
+      }
+  }
   {
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2 (

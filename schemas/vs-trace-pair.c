@@ -239,29 +239,33 @@ small_ok (sqlite3_stmt *s, int i, int64_t max)
   return sqlite3_column_type (s, i) == SQLITE_INTEGER && v >= 0 && v <= max;
 }
 
-/* Adds the row s points at, of source table src, to t; -2 when the row
+/* Column k of the load query in add_row's s. */
+#define K(k) (map != NULL ? map[k] : (k))
+
+/* Adds the row s points at, of source table src, to t, column k of the
+ * load query being column map[k] of s (map NULL: k); -2 when the row
  * names a device, allocator, process, range, kind or operation out of
  * range (e is then filled), -1 when out of memory. */
 static int
-add_row (VsFinTrace *t, uint8_t src, sqlite3_stmt *s, VsFinErr *e)
+add_row (VsFinTrace *t, uint8_t src, sqlite3_stmt *s, const int *map, VsFinErr *e)
 {
   static const char *const tables[] = { "pool_event", "mem_event", "alloc_event" };
-  int64_t id = sqlite3_column_int64 (s, 0);
+  int64_t id = sqlite3_column_int64 (s, K (0));
   /* Columns per source: device, allocator, kind (-1 none), op. */
   static const int cols[3][4] = { { 3, 4, -1, 5 }, { 3, 8, 4, 5 }, { 3, 4, -1, 5 } };
   const int *c = cols[src];
   const char *bad = NULL;
 
-  if (!id_ok (s, c[0], t->max_device))
+  if (!id_ok (s, K (c[0]), t->max_device))
     bad = "device";
-  else if (!id_ok (s, c[1], t->max_allocator)
-           || (src != SRC_MEM && sqlite3_column_type (s, c[1]) == SQLITE_NULL))
+  else if (!id_ok (s, K (c[1]), t->max_allocator)
+           || (src != SRC_MEM && sqlite3_column_type (s, K (c[1])) == SQLITE_NULL))
     bad = "allocator";
   else if (!small_ok (s, 2, INT32_MAX))
     bad = "process";
-  else if ((c[2] >= 0 && !small_ok (s, c[2], 255)) || !small_ok (s, c[3], 255))
+  else if ((c[2] >= 0 && !small_ok (s, K (c[2]), 255)) || !small_ok (s, K (c[3]), 255))
     bad = "kind or operation";
-  else if (src != SRC_POOL && !id_ok (s, src == SRC_MEM ? 11 : 10, INT32_MAX))
+  else if (src != SRC_POOL && !id_ok (s, K (src == SRC_MEM ? 11 : 10), INT32_MAX))
     bad = "range";
   if (bad != NULL)
     {
@@ -271,41 +275,42 @@ add_row (VsFinTrace *t, uint8_t src, sqlite3_stmt *s, VsFinErr *e)
     }
   if (src == SRC_MEM)
     {
-      VsMemEvent m = { .ts = col (s, 1),
-                       .process_id = col (s, 2),
-                       .device_id = col (s, 3),
-                       .kind = (VsMemKind)sqlite3_column_int (s, 4),
-                       .op = (VsMemOp)sqlite3_column_int (s, 5),
-                       .address = col (s, 6),
-                       .bytes = col (s, 7),
-                       .pool_id = col (s, 8),
-                       .pool_size = col (s, 9),
-                       .stack_id = col (s, 10),
-                       .range_id = col (s, 11) };
+      VsMemEvent m = { .ts = col (s, K (1)),
+                       .process_id = col (s, K (2)),
+                       .device_id = col (s, K (3)),
+                       .kind = (VsMemKind)sqlite3_column_int (s, K (4)),
+                       .op = (VsMemOp)sqlite3_column_int (s, K (5)),
+                       .address = col (s, K (6)),
+                       .bytes = col (s, K (7)),
+                       .pool_id = col (s, K (8)),
+                       .pool_size = col (s, K (9)),
+                       .stack_id = col (s, K (10)),
+                       .range_id = col (s, K (11)) };
       return vs_fin_add_mem_event (t, id, &m);
     }
   if (src == SRC_ALLOC)
     {
-      VsAllocEvent a = { .ts = col (s, 1),
-                         .process_id = col (s, 2),
-                         .device_id = col (s, 3),
-                         .allocator_id = col (s, 4),
-                         .op = (VsAllocOp)sqlite3_column_int (s, 5),
-                         .address = col (s, 6),
-                         .requested_bytes = col (s, 7),
-                         .block_bytes = col (s, 8),
-                         .stack_id = col (s, 9),
-                         .range_id = col (s, 10),
-                         .before_trace = sqlite3_column_int64 (s, 11) };
+      VsAllocEvent a = { .ts = col (s, K (1)),
+                         .process_id = col (s, K (2)),
+                         .device_id = col (s, K (3)),
+                         .allocator_id = col (s, K (4)),
+                         .op = (VsAllocOp)sqlite3_column_int (s, K (5)),
+                         .address = col (s, K (6)),
+                         .requested_bytes = col (s, K (7)),
+                         .block_bytes = col (s, K (8)),
+                         .stack_id = col (s, K (9)),
+                         .range_id = col (s, K (10)),
+                         .before_trace = sqlite3_column_int64 (s, K (11)) };
       return vs_fin_add_alloc_event (t, id, &a);
     }
-  VsPoolEvent p = { .ts = col (s, 1),
-                    .process_id = col (s, 2),
-                    .device_id = col (s, 3),
-                    .pool_id = col (s, 4),
-                    .op = (VsPoolOp)sqlite3_column_int (s, 5),
-                    .size = col (s, 6) };
+  VsPoolEvent p = { .ts = col (s, K (1)),
+                    .process_id = col (s, K (2)),
+                    .device_id = col (s, K (3)),
+                    .pool_id = col (s, K (4)),
+                    .op = (VsPoolOp)sqlite3_column_int (s, K (5)),
+                    .size = col (s, K (6)) };
   return vs_fin_add_pool_event (t, id, &p);
+#undef K
 }
 
 /* With a row sink active (vs-row-sink.h), the rows of mem_event and
@@ -313,24 +318,22 @@ add_row (VsFinTrace *t, uint8_t src, sqlite3_stmt *s, VsFinErr *e)
  * loaded, so that compacting the trace next need not read them again:
  * the load query's columns, then the table's in the order of trace.sql. */
 static const char *load_mem_whole_sql
-    = "SELECT id, ts, process_id, device_id, kind, op, address, bytes, pool_id,"
-      " pool_size, stack_id, range_id,"
-      " id, ts, process_id, tid, device_id, context, stream, kind, op, address, bytes,"
+    = "SELECT id, ts, process_id, tid, device_id, context, stream, kind, op, address, bytes,"
       " pool_id, pool_size, pool_utilized, correlation, stack_id, range_id"
       " FROM mem_event ORDER BY id";
 static const char *load_alloc_whole_sql
-    = "SELECT id, ts, process_id, device_id, allocator_id, op, address,"
-      " requested_bytes, block_bytes, stack_id, range_id, before_trace,"
-      " id, ts, process_id, tid, device_id, allocator_id, op, address, requested_bytes,"
+    = "SELECT id, ts, process_id, tid, device_id, allocator_id, op, address, requested_bytes,"
       " block_bytes, segment_address, stream, stack_id, range_id, before_trace"
       " FROM alloc_event ORDER BY id";
+/* Where the columns of load_mem_sql and load_alloc_sql are in those. */
+static const int load_mem_whole_map[] = { 0, 1, 2, 4, 7, 8, 9, 10, 11, 12, 15, 16 };
+static const int load_alloc_whole_map[] = { 0, 1, 2, 4, 5, 6, 7, 8, 9, 12, 13, 14 };
 
-/* Column of the load query where the whole row begins, and its width. */
-#define WHOLE_FROM 12
+/* The widths of the whole rows. */
 #define MEM_EVENT_COLS 17
 #define ALLOC_EVENT_COLS 15
 
-/* Hands the whole row s points at (columns WHOLE_FROM..+ncols) to sink.
+/* Hands the whole row s points at (its ncols columns) to sink.
  * Returns 0; 1 when a value is neither an integer nor NULL (the table
  * then cannot be chunked: compaction leaves the trace plain); -1 with
  * sink->err on failure. */
@@ -343,14 +346,14 @@ sink_row (VsRowSink *sink, sqlite3_stmt *s, int ncols)
   assert (ncols <= MEM_EVENT_COLS);
   for (int c = 0; c < ncols; c++)
     {
-      int type = sqlite3_column_type (s, WHOLE_FROM + c);
+      int type = sqlite3_column_type (s, c);
       if (type == SQLITE_NULL)
         {
           v[c] = 0;
           nulls |= 1u << c;
         }
       else if (type == SQLITE_INTEGER)
-        v[c] = sqlite3_column_int64 (s, WHOLE_FROM + c);
+        v[c] = sqlite3_column_int64 (s, c);
       else
         return 1;
     }
@@ -376,6 +379,7 @@ vs_fin_load_events (sqlite3 *db, VsFinTrace *t, VsFinErr *e)
   const uint8_t srcs[3] = { SRC_MEM, SRC_ALLOC, SRC_POOL };
   const VsRowSinkTable tables[2] = { VS_ROW_SINK_MEM_EVENT, VS_ROW_SINK_ALLOC_EVENT };
   const int widths[2] = { MEM_EVENT_COLS, ALLOC_EVENT_COLS };
+  const int *const maps[2] = { load_mem_whole_map, load_alloc_whole_map };
   for (int q = 0; q < 3; q++)
     {
       sqlite3_stmt *s;
@@ -392,7 +396,7 @@ vs_fin_load_events (sqlite3 *db, VsFinTrace *t, VsFinErr *e)
       int rc;
       while ((rc = sqlite3_step (s)) == SQLITE_ROW)
         {
-          int added = add_row (t, srcs[q], s, e);
+          int added = add_row (t, srcs[q], s, sink != NULL && q < 2 ? maps[q] : NULL, e);
           int sunk = added == 0 && pass != NULL ? sink_row (pass, s, widths[q]) : 0;
           if (sunk == 1)
             {
