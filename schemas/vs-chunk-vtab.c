@@ -759,7 +759,9 @@ cursor_next (sqlite3_vtab_cursor *base)
   RunPos *p = &cur->runs[cur->at];
   int rc;
 
-  if (cur->desc)
+  if (cur->desc && p->row == 0)
+    rc = seek_back (vt, cur, cur->at, p->ci - 1, -1); /* row -1 means the chunk's last */
+  else if (cur->desc)
     rc = seek_back (vt, cur, cur->at, p->ci, p->row - 1);
   else
     rc = seek (vt, cur, cur->at, p->ci, p->row + 1);
