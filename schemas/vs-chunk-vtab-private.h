@@ -19,7 +19,7 @@
 
 /* Decoded chunks kept per connection, in bytes, all chunked tables
  * together (docs/performance.md, "Schema 5", measured it). */
-#define CACHE_BYTES (96u << 20)
+#define CACHE_BYTES (64u << 20)
 
 /* One decoded chunk, shared by the cache and the cursors on it. */
 typedef struct

@@ -23,17 +23,17 @@ block_row (int64_t i, int64_t *v, uint32_t *nulls)
 {
   memset (v, 0, N_COLS * sizeof *v);
   *nulls = 0;
-  v[0] = i;                  /* id */
-  v[1] = 2;                  /* level */
-  v[2] = 1 + (i % 2);        /* device_id */
-  v[6] = 4096 * i;           /* address */
-  v[7] = 512 + i % 7;        /* bytes */
-  v[9] = 2 * i;              /* alloc_seq */
+  v[0] = i;           /* id */
+  v[1] = 2;           /* level */
+  v[2] = 1 + (i % 2); /* device_id */
+  v[6] = 4096 * i;    /* address */
+  v[7] = 512 + i % 7; /* bytes */
+  v[9] = 2 * i;       /* alloc_seq */
   if (i % 97 == 0)
-    *nulls |= 1u << 10;      /* free_seq: never */
+    *nulls |= 1u << 10; /* free_seq: never */
   else
     v[10] = 2 * i + (i % 13 == 0 ? 5000 : 3);
-  v[19] = 0;                 /* span_bin */
+  v[19] = 0; /* span_bin */
 }
 
 static gboolean
@@ -119,8 +119,8 @@ test_runs (void)
   check_ids (db, "SELECT id FROM block ORDER BY id", 1, 1, N_BLOCKS);
   check_ids (db, "SELECT id FROM block ORDER BY id DESC", N_BLOCKS, -1, N_BLOCKS);
   check_ids (db, "SELECT id FROM block WHERE id >= 1000 AND id < 1100", 1000, 1, 100);
-  check_ids (db, "SELECT id FROM block WHERE alloc_seq > 200 ORDER BY alloc_seq LIMIT 50", 101,
-             1, 50);
+  check_ids (db, "SELECT id FROM block WHERE alloc_seq > 200 ORDER BY alloc_seq LIMIT 50", 101, 1,
+             50);
   check_ids (db, "SELECT id FROM block ORDER BY alloc_seq DESC LIMIT 10", N_BLOCKS, -1, 10);
 
   /* Lookups by id, in each class. */
