@@ -41,7 +41,7 @@ run() {
   v=$(timeout 300 "$@" 2>&1 | sed -n "s/.*$field \([0-9.]*\).*/\1/p" | head -1)
   echo "$mode ${v:-failed}" | tee -a "$log"
 }
-rec() { "$VRAMSCOPE" record -q -f -o "$out/floor.db" "$@"; }
+REC=("$VRAMSCOPE" record -q -f -o "$out/floor.db")
 
 : >"$log"
 L=("$out/launch-rate" "$LAUNCHES")
@@ -49,17 +49,17 @@ for _ in $(seq "$ROUNDS"); do
   run launch/plain launch_ns "${L[@]}"
   run launch/injected launch_ns env FLOOR_NONE=1 CUDA_INJECTION64_PATH="$floor" "${L[@]}"
   run launch/cupti-floor launch_ns env CUDA_INJECTION64_PATH="$floor" "${L[@]}"
-  run launch/record-nokernels launch_ns rec --torch=off --no-kernels -- "${L[@]}"
-  run launch/record launch_ns rec --torch=off -- "${L[@]}"
+  run launch/record-nokernels launch_ns "${REC[@]}" --torch=off --no-kernels -- "${L[@]}"
+  run launch/record launch_ns "${REC[@]}" --torch=off -- "${L[@]}"
 done
 T=(python3 "$root/samples/torch-train.py" --batch "$BATCH" --steps "$STEPS")
 for _ in $(seq "$TORCH_ROUNDS"); do
   run step/plain step_ms "${T[@]}"
   run step/cupti-floor step_ms env CUDA_INJECTION64_PATH="$floor" "${T[@]}"
-  run step/record-notorch-nokernels step_ms rec --torch=off --no-kernels -- "${T[@]}"
-  run step/record-notorch step_ms rec --torch=off -- "${T[@]}"
-  run step/record-nokernels step_ms rec --no-kernels -- "${T[@]}"
-  run step/record step_ms rec -- "${T[@]}"
+  run step/record-notorch-nokernels step_ms "${REC[@]}" --torch=off --no-kernels -- "${T[@]}"
+  run step/record-notorch step_ms "${REC[@]}" --torch=off -- "${T[@]}"
+  run step/record-nokernels step_ms "${REC[@]}" --no-kernels -- "${T[@]}"
+  run step/record step_ms "${REC[@]}" -- "${T[@]}"
 done
 rm -f "$out/floor.db"
 echo "median of the rounds:"
