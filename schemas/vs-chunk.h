@@ -4,7 +4,8 @@
  * series, block) are not SQLite tables: each is stored in a table
  * <name>_chunk (seq, row_count, zone, data) whose rows hold up to
  * VS_CHUNK_ROWS consecutive rows of the table in its natural order (its
- * primary key order), every column coded on its own and the whole chunk
+ * primary key order; block's by lifetime class, each class's rows in that
+ * order, vs_chunk_block_class), every column coded on its own and the whole chunk
  * compressed with zstd.  `zone` holds each column's minimum, maximum and
  * whether it has NULLs, so a reader skips the chunks a condition excludes.
  * The byte format is documented in schemas/README.md ("Compacted traces").

@@ -3,8 +3,10 @@
  *
  * One pass per table in its natural order (the primary key's, so a chunk
  * covers one key range and its zone map prunes well), VS_CHUNK_ROWS rows a
- * chunk, in one transaction; then VACUUM gives the pages back.  Memory: one
- * chunk of values at a time.
+ * chunk, in one transaction; then VACUUM gives the pages back.  block's
+ * rows go by lifetime class, each class filling chunks of its own, so
+ * that "live at step S" reads few chunks.  Memory: one chunk of values at
+ * a time (block: one per class).
  */
 #include "vs-trace-compact.h"
 #include "vs-chunk-vtab.h"
