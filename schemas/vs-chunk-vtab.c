@@ -840,7 +840,13 @@ static sqlite3_module chunk_module = {
 int
 vs_chunk_register (sqlite3 *db)
 {
-  VsChunkBudget *budget = vs_chunk_budget_new (CACHE_BYTES);
+  return vs_chunk_register_with_budget (db, CACHE_BYTES);
+}
+
+int
+vs_chunk_register_with_budget (sqlite3 *db, size_t cache_bytes)
+{
+  VsChunkBudget *budget = vs_chunk_budget_new (cache_bytes);
 
   if (budget == NULL)
     return SQLITE_NOMEM;

@@ -4,7 +4,9 @@
  * The chunks must form several runs, and every answer must be the one the
  * rows give: the whole table in key order with and without ORDER BY,
  * either way; lookups by id; "live after step S" at many steps; ORDER BY
- * alloc_seq LIMIT served in order without a sort.
+ * alloc_seq LIMIT served in order without a sort; two tables joined row
+ * against row.  All of it with the readers' cache budget and with one of
+ * about a chunk, which the two tables share.
  */
 #include "vs-chunk-vtab.h"
 #include "vs-chunk.h"
@@ -46,8 +48,10 @@ live_at (int64_t i, int64_t s)
   return v[9] <= s && ((nulls >> 10) & 1 || v[10] > s);
 }
 
+/* An in-memory database of the blocks, their chunks read through the
+ * module with a cache of cache_bytes. */
 static sqlite3 *
-chunked_db (void)
+chunked_db (size_t cache_bytes)
 {
   sqlite3 *db = NULL;
   VsRowChunker c;
@@ -65,9 +69,13 @@ chunked_db (void)
     }
   g_assert_cmpint (c.sink.end (&c.sink, 1), ==, 0);
   vs_row_chunker_clear (&c);
-  g_assert_cmpint (vs_chunk_register (db), ==, SQLITE_OK);
+  g_assert_cmpint (vs_chunk_register_with_budget (db, cache_bytes), ==, SQLITE_OK);
   g_assert_cmpint (
       sqlite3_exec (db, "CREATE VIRTUAL TABLE temp.block USING vs_chunk(block)", NULL, NULL, &msg),
+      ==, SQLITE_OK);
+  /* A second table on the same budget: block again, under another name. */
+  g_assert_cmpint (
+      sqlite3_exec (db, "CREATE VIRTUAL TABLE temp.block2 USING vs_chunk(block)", NULL, NULL, &msg),
       ==, SQLITE_OK);
   return db;
 }
@@ -104,9 +112,9 @@ check_ids (sqlite3 *db, const char *sql, int64_t first, int64_t step, int64_t n)
 }
 
 static void
-test_runs (void)
+check_runs (size_t cache_bytes)
 {
-  sqlite3 *db = chunked_db ();
+  sqlite3 *db = chunked_db (cache_bytes);
 
   /* Three lifetime classes (3 steps, 5000 steps, never freed), each in
    * chunks of its own. */
@@ -155,7 +163,23 @@ test_runs (void)
           query_int (db, "SELECT ifnull(sum(id), 0) FROM block WHERE live_seq = ?1", step), ==,
           sum);
     }
+
+  /* Both tables read side by side, row against row. */
+  g_assert_cmpint (query_int (db,
+                              "SELECT count(*) FROM block a JOIN block2 b ON b.id = a.id"
+                              " WHERE a.alloc_seq = b.alloc_seq AND a.free_seq IS b.free_seq",
+                              0),
+                   ==, N_BLOCKS);
   sqlite3_close (db);
+}
+
+/* With the readers' budget, and with one that holds about one chunk: the
+ * tables take turns dropping each other's least recently read chunks. */
+static void
+test_runs (void)
+{
+  check_runs (64u << 20);
+  check_runs (200000);
 }
 
 int
