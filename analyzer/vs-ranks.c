@@ -26,6 +26,7 @@ typedef struct
   char *host;
   gboolean has_pytorch; /* owns a PyTorch allocator (failures count as the summary counts) */
   GArray *devices;      /* gint64 device ids, in first-seen order */
+  GArray *static_only;  /* devices where it has module memory only (claim_devices) */
 } Proc;
 
 static void
@@ -35,15 +36,22 @@ proc_clear (gpointer data)
 
   g_free (p->host);
   g_array_unref (p->devices);
+  g_array_unref (p->static_only);
+}
+
+static void
+add_device_id (GArray *ids, gint64 device_id)
+{
+  for (guint i = 0; i < ids->len; i++)
+    if (g_array_index (ids, gint64, i) == device_id)
+      return;
+  g_array_append_val (ids, device_id);
 }
 
 static void
 proc_add_device (Proc *p, gint64 device_id)
 {
-  for (guint i = 0; i < p->devices->len; i++)
-    if (g_array_index (p->devices, gint64, i) == device_id)
-      return;
-  g_array_append_val (p->devices, device_id);
+  add_device_id (p->devices, device_id);
 }
 
 static Proc *
@@ -58,8 +66,11 @@ find_proc (GArray *procs, gint64 id)
 static const char *processes_sql = "SELECT id, pid, host, rank, local_rank, world_size,"
                                    " exit_status FROM process ORDER BY id";
 
-static const char *device_processes_sql = "SELECT DISTINCT process_id FROM mem_event"
-                                          " WHERE device_id = ?1";
+/* Each process with device-level events on a device, and whether they are
+ * all module memory (kinds static and managed_static: a CUDA context the
+ * process created there, loading its modules' globals). */
+static const char *device_processes_sql = "SELECT process_id, min(kind IN (4, 9)) FROM mem_event"
+                                          " WHERE device_id = ?1 GROUP BY process_id";
 
 static const char *failures_sql = "SELECT process_id, device_id, allocator_id, ts,"
                                   " requested_bytes FROM failed_alloc ORDER BY ts, id";
@@ -111,6 +122,7 @@ read_processes (VsTrace *trace, GArray *procs, GError **error)
         .world_size = vs_column_int (st, 5),
         .exit_status = vs_column_int (st, 6),
         .devices = g_array_new (FALSE, FALSE, sizeof (gint64)),
+        .static_only = g_array_new (FALSE, FALSE, sizeof (gint64)),
       };
       g_array_append_val (procs, p);
     }
@@ -134,7 +146,10 @@ read_processes (VsTrace *trace, GArray *procs, GError **error)
 /* Adds the processes of devices no process has claimed yet through an
  * allocator, from their device-level events.  A scan
  * of the events of each such device: none at all for a PyTorch run, whose
- * every process has its allocator on its device. */
+ * every process has its allocator on its device.  A device where a
+ * process has only module memory (a context it created there, as a rank
+ * does on GPU 0 before it selects its own) is not one of its devices,
+ * unless the process has no other. */
 static gboolean
 claim_devices (VsTrace *trace, GArray *procs, GError **error)
 {
@@ -165,10 +180,18 @@ claim_devices (VsTrace *trace, GArray *procs, GError **error)
           Proc *p = find_proc (procs, sqlite3_column_int64 (st, 0));
 
           if (p != NULL)
-            proc_add_device (p, d->id);
+            add_device_id (sqlite3_column_int (st, 1) ? p->static_only : p->devices, d->id);
         }
       if (rc != SQLITE_DONE)
         return vs_trace_sql_error (trace, error);
+    }
+  for (guint k = 0; k < procs->len; k++)
+    {
+      Proc *p = &g_array_index (procs, Proc, k);
+
+      if (p->devices->len == 0)
+        for (guint m = 0; m < p->static_only->len; m++)
+          proc_add_device (p, g_array_index (p->static_only, gint64, m));
     }
   return TRUE;
 }

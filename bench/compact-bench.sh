@@ -6,7 +6,8 @@
 # finalizer derives them, then compacted (--finalize); prints the time of
 # each step, both sizes, and the time of `report summary`, `peak`,
 # `leaks`, `fragmentation`, `diagnose`, `growth`, `kernels`, `whatif` and a
-# 1000-bucket timeline on each file (the median of 3 runs), checking that
+# 1000-bucket timeline on each file (the median of 3 runs) and its peak
+# resident memory (the largest of the 3, /usr/bin/time), checking that
 # both answer the same.
 #
 # Usage: bench/compact-bench.sh [BUILD_DIR] [EVENTS] [KERNELS]
@@ -31,26 +32,29 @@ echo "# schema 5: finalize (series and block into chunks), then compact"
 "$build/tests/schema/vs-compact-tool" --finalize "$compact"
 echo "bytes_plain $(stat -c %s "$plain") bytes_compacted $(stat -c %s "$compact")"
 
-# The median of three runs of a command, in ms; its output in $work/out.
+# The median of three runs of a command, in ms, and the largest peak
+# resident memory of the three, in MB; its output in $work/out.
 median3 () {
-  local a=() t0 t1
+  local a=() t0 t1 rss=0 r
   for _ in 1 2 3; do
     t0=$(ms_now)
-    "$@" > "$work/out" 2>&1
+    /usr/bin/time -f %M -o "$work/rss" "$@" > "$work/out" 2>&1 || true
     t1=$(ms_now)
     a+=($((t1 - t0)))
+    r=$(tail -n 1 "$work/rss")
+    [ "$r" -gt "$rss" ] && rss=$r
   done
-  printf '%s\n' "${a[@]}" | sort -n | sed -n 2p
+  echo "$(printf '%s\n' "${a[@]}" | sort -n | sed -n 2p) $((rss / 1024))"
 }
 
-printf '%-22s %10s %10s\n' "report" "plain_ms" "compact_ms"
+printf '%-14s %9s %9s %10s %10s\n' "report" "plain_ms" "plain_MB" "compact_ms" "compact_MB"
 for r in summary peak leaks fragmentation diagnose growth kernels "timeline --buckets 1000" whatif; do
   if [ "$r" = whatif ]; then cmd=(whatif); else cmd=(report --format csv); fi
   # shellcheck disable=SC2086
-  p=$(median3 "$vs" "${cmd[0]}" "$plain" "${cmd[@]:1}" $( [ "$r" = whatif ] || echo $r ))
+  read -r p pm < <(median3 "$vs" "${cmd[0]}" "$plain" "${cmd[@]:1}" $( [ "$r" = whatif ] || echo $r ))
   cp "$work/out" "$work/out.plain"
   # shellcheck disable=SC2086
-  c=$(median3 "$vs" "${cmd[0]}" "$compact" "${cmd[@]:1}" $( [ "$r" = whatif ] || echo $r ))
+  read -r c cm < <(median3 "$vs" "${cmd[0]}" "$compact" "${cmd[@]:1}" $( [ "$r" = whatif ] || echo $r ))
   same=$(cmp -s "$work/out" "$work/out.plain" && echo same || echo DIFFERENT)
-  printf '%-22s %10d %10d %s\n' "${r%% *}" "$p" "$c" "$same"
+  printf '%-14s %9d %9d %10d %10d %s\n' "${r%% *}" "$p" "$pm" "$c" "$cm" "$same"
 done

@@ -1,12 +1,11 @@
 /* vs-chunk-store.c — a chunked table held open (vs-chunk-vtab-private.h):
- * its zone maps, read and checked when the table is connected, and a cache
- * of decoded chunks of at most CACHE_BYTES, only the columns statements
- * asked for decoded.  A chunk dropped from a full cache is drawn at
- * random: reports scan block whole at several steps, a cycle in which
- * dropping the least recently used chunk would drop each before its next
- * use.  A chunk that does not decode, or whose rows disagree with its zone
- * map, is an error naming the table and chunk; nothing is read past a
- * blob's end.
+ * its zone maps and runs, read and checked when the table is connected,
+ * and its decoded chunks, only the columns statements asked for decoded,
+ * cached within the connection's budget (VsChunkBudget, CACHE_BYTES for
+ * all its tables): when full, the chunk least recently asked for, of any
+ * table, is dropped.  A chunk that does not decode, or whose rows disagree
+ * with its zone map, is an error naming the table and chunk; nothing is
+ * read past a blob's end.
  */
 #ifdef VS_SQLITE_EXTENSION
 #include <sqlite3ext.h>
@@ -15,6 +14,7 @@ SQLITE_EXTENSION_INIT3
 
 #include "vs-chunk-vtab-private.h"
 
+#include <assert.h>
 #include <string.h>
 
 void
@@ -27,11 +27,57 @@ vs_chunk_cached_unref (VsChunkCached *c)
     }
 }
 
+VsChunkBudget *
+vs_chunk_budget_new (size_t limit)
+{
+  VsChunkBudget *b = sqlite3_malloc (sizeof *b);
+
+  if (b != NULL)
+    {
+      memset (b, 0, sizeof *b);
+      b->limit = limit;
+      b->refs = 1;
+    }
+  return b;
+}
+
+void
+vs_chunk_budget_unref (void *budget)
+{
+  VsChunkBudget *b = budget;
+
+  if (b != NULL && --b->refs == 0)
+    {
+      assert (b->tables == NULL && b->bytes == 0);
+      sqlite3_free (b);
+    }
+}
+
+void
+vs_chunk_vtab_join (VsChunkVtab *vt, VsChunkBudget *budget)
+{
+  assert (vt->budget == NULL);
+  budget->refs++;
+  vt->budget = budget;
+  vt->next = budget->tables;
+  budget->tables = vt;
+  budget->bytes += vt->cache_bytes;
+}
+
 void
 vs_chunk_vtab_free (VsChunkVtab *vt)
 {
   for (int i = 0; vt->cache != NULL && i < vt->nchunks; i++)
     vs_chunk_cached_unref (vt->cache[i]);
+  if (vt->budget != NULL)
+    {
+      VsChunkVtab **p = &vt->budget->tables;
+      while (*p != vt)
+        p = &(*p)->next;
+      *p = vt->next;
+      vt->budget->bytes -= vt->cache_bytes;
+      vs_chunk_budget_unref (vt->budget);
+    }
   sqlite3_free (vt->cache);
   sqlite3_free (vt->cached);
   sqlite3_finalize (vt->read);
@@ -97,13 +143,23 @@ vs_chunk_vtab_load_zones (VsChunkVtab *vt, char **pzErr)
       VsChunkZone *z = vt->zones + (size_t)i * t->ncols;
       if (n < 1 || n > VS_CHUNK_ROWS || zone == NULL
           || vs_chunk_zone_decode (zone, (size_t)zone_len, t->ncols, z) < 0 || z[k0].has_null
-          || !z[k0].has_value
-          || (i > 0 && vt->zones[(size_t)(i - 1) * t->ncols + k0].max > z[k0].min))
+          || !z[k0].has_value)
+        {
+          rc = SQLITE_CORRUPT;
+        }
+      else if (i == 0 || vt->zones[(size_t)(i - 1) * t->ncols + k0].max > z[k0].min)
+        {
+          /* A run in key order begins (block's next lifetime class). */
+          if (vt->nruns == VS_CHUNK_MAX_RUNS)
+            rc = SQLITE_CORRUPT;
+          else
+            vt->run_start[vt->nruns++] = i;
+        }
+      if (rc == SQLITE_CORRUPT)
         {
           *pzErr = sqlite3_mprintf ("the trace is damaged: %s chunk %lld has a bad row count or"
                                     " zone map",
                                     t->name, (long long)sqlite3_column_int64 (s, 0));
-          rc = SQLITE_CORRUPT;
           break;
         }
       vt->seqs[i] = sqlite3_column_int64 (s, 0);
@@ -112,18 +168,21 @@ vs_chunk_vtab_load_zones (VsChunkVtab *vt, char **pzErr)
       vt->total_rows += n;
       vt->nchunks++;
     }
+  vt->run_start[vt->nruns] = vt->nchunks;
   if (rc == SQLITE_DONE)
     {
       vt->sorted = 1u << k0;
       for (int c = 0; c < t->ncols && vt->nchunks > 0; c++)
         {
           bool in_order = true;
-          for (int i = 0; i < vt->nchunks && in_order; i++)
-            {
-              const VsChunkZone *z = vt->zones + (size_t)i * t->ncols + c;
-              in_order = z->sorted
-                         && (i == 0 || vt->zones[(size_t)(i - 1) * t->ncols + c].max <= z->min);
-            }
+          for (int r = 0; r < vt->nruns && in_order; r++)
+            for (int i = vt->run_start[r]; i < vt->run_start[r + 1] && in_order; i++)
+              {
+                const VsChunkZone *z = vt->zones + (size_t)i * t->ncols + c;
+                in_order = z->sorted
+                           && (i == vt->run_start[r]
+                               || vt->zones[(size_t)(i - 1) * t->ncols + c].max <= z->min);
+              }
           if (in_order)
             vt->sorted |= 1u << c;
         }
@@ -147,27 +206,36 @@ cached_size (const VsChunkCached *c)
   return payload + n * (size_t)c->chunk.nrows * (sizeof (int64_t) + 1);
 }
 
-/* Drops chunks from the cache until it holds at most CACHE_BYTES - room
- * (cursors keep their own reference).  The chunk dropped is drawn at
- * random: reports scan block whole at several steps, a cycle in which
- * dropping the least recently used would drop every chunk before its
- * next use, while a random one keeps about the share that fits. */
+/* Drops chunks from the caches of vt's connection until they hold at most
+ * its budget less room (cursors keep their own reference): each time the
+ * one least recently asked for, of any table. */
 static void
 cache_trim (VsChunkVtab *vt, size_t room)
 {
-  while (vt->cache_bytes + room > CACHE_BYTES && vt->ncached > 0)
+  VsChunkBudget *b = vt->budget;
+
+  while (b->bytes + room > b->limit)
     {
-      uint64_t x = (vt->rng += 0x9E3779B97F4A7C15ull);
-      x ^= x >> 31;
-      x *= 0xBF58476D1CE4E5B9ull;
-      x ^= x >> 29;
-      int slot = (int)(x % (uint64_t)vt->ncached), victim = vt->cached[slot];
+      VsChunkVtab *owner = NULL;
+      int slot = -1;
+      for (VsChunkVtab *t = b->tables; t != NULL; t = t->next)
+        for (int i = 0; i < t->ncached; i++)
+          if (owner == NULL
+              || t->cache[t->cached[i]]->used < owner->cache[owner->cached[slot]]->used)
+            {
+              owner = t;
+              slot = i;
+            }
+      if (owner == NULL)
+        break;
+      int victim = owner->cached[slot];
       /* The last of the list takes the victim's place. */
-      vt->cached[slot] = vt->cached[--vt->ncached];
-      vt->cache[vt->cached[slot]]->slot = slot;
-      vt->cache_bytes -= vt->cache[victim]->bytes;
-      vs_chunk_cached_unref (vt->cache[victim]);
-      vt->cache[victim] = NULL;
+      owner->cached[slot] = owner->cached[--owner->ncached];
+      owner->cache[owner->cached[slot]]->slot = slot;
+      owner->cache_bytes -= owner->cache[victim]->bytes;
+      b->bytes -= owner->cache[victim]->bytes;
+      vs_chunk_cached_unref (owner->cache[victim]);
+      owner->cache[victim] = NULL;
     }
 }
 
@@ -210,9 +278,14 @@ vs_chunk_vtab_ensure (VsChunkVtab *vt, VsChunkCached *c, uint32_t need)
         goto bad;
       c->checked |= 1u << col;
     }
-  vt->cache_bytes -= c->bytes;
-  c->bytes = cached_size (c);
-  vt->cache_bytes += c->bytes;
+  if (vt->cache[c->ci] == c)
+    {
+      vt->cache_bytes -= c->bytes;
+      vt->budget->bytes -= c->bytes;
+      c->bytes = cached_size (c);
+      vt->cache_bytes += c->bytes;
+      vt->budget->bytes += c->bytes;
+    }
   return SQLITE_OK;
 
 bad:
@@ -232,6 +305,7 @@ vs_chunk_vtab_get (VsChunkVtab *vt, int ci, uint32_t need, VsChunkCached **out)
   *out = NULL;
   if (vt->cache[ci] != NULL)
     {
+      vt->cache[ci]->used = ++vt->budget->clock;
       vt->cache[ci]->refs++;
       *out = vt->cache[ci];
       return vs_chunk_vtab_ensure (vt, *out, need);
@@ -274,11 +348,13 @@ vs_chunk_vtab_get (VsChunkVtab *vt, int ci, uint32_t need, VsChunkCached **out)
     }
   c->refs = 2; /* the cache's and the caller's */
   c->bytes = cached_size (c);
+  c->used = ++vt->budget->clock;
   cache_trim (vt, c->bytes + (size_t)__builtin_popcount (need) * c->chunk.nrows * 9);
   vt->cache[ci] = c;
   c->slot = vt->ncached;
   vt->cached[vt->ncached++] = ci;
   vt->cache_bytes += c->bytes;
+  vt->budget->bytes += c->bytes;
   *out = c;
   return vs_chunk_vtab_ensure (vt, c, need);
 }

@@ -17,9 +17,9 @@
 
 #include "vs-chunk.h"
 
-/* Decoded chunks kept per table, in bytes: reports ask "what was live at
- * step S" at several steps, each a scan of block. */
-#define CACHE_BYTES (512u << 20)
+/* Decoded chunks kept per connection, in bytes, all chunked tables
+ * together (docs/performance.md, "Schema 5", measured it). */
+#define CACHE_BYTES (64u << 20)
 
 /* One decoded chunk, shared by the cache and the cursors on it. */
 typedef struct
@@ -31,11 +31,24 @@ typedef struct
   uint32_t checked; /* columns found to agree with the zone map */
   size_t bytes;     /* payload and decoded columns */
   int refs;         /* the cache's and each cursor's */
+  uint64_t used;    /* when it was last asked for (the budget's clock) */
 } VsChunkCached;
+
+typedef struct VsChunkVtab VsChunkVtab;
+
+/* What the tables of one connection may cache together: the module's
+ * client data, referenced by the module and each table. */
+typedef struct
+{
+  size_t limit, bytes;
+  uint64_t clock;
+  int refs;
+  VsChunkVtab *tables; /* the tables connected, through their next */
+} VsChunkBudget;
 
 /* A table of the module: its chunks' row counts and zone maps, read
  * when it is connected, and the decoded chunks. */
-typedef struct
+struct VsChunkVtab
 {
   sqlite3_vtab base;
   sqlite3 *db;
@@ -46,16 +59,30 @@ typedef struct
   int64_t *first_row; /* rows before each chunk */
   int64_t total_rows;
   VsChunkZone *zones; /* nchunks × ncols */
-  uint32_t sorted;    /* columns in order across the whole table: the key's first, and
-                         those every chunk's zone says are sorted, their ranges in turn */
+  /* The runs of chunks in key order (block's lifetime classes; one for
+   * the other tables): run r is chunks [run_start[r], run_start[r + 1]). */
+  int nruns;
+  int run_start[VS_CHUNK_MAX_RUNS + 1];
+  uint32_t sorted; /* columns in order within every run: the key's first, and
+                      those every chunk's zone says are sorted, their ranges in turn */
   sqlite3_stmt *read;
   VsChunkCodec *codec;
   VsChunkCached **cache; /* per chunk, NULL when not decoded */
   int *cached;           /* the indices of the chunks cached, in no order */
   int ncached;
-  size_t cache_bytes; /* what the cached chunks hold */
-  uint64_t rng;       /* the state of cache_trim's draws */
-} VsChunkVtab;
+  size_t cache_bytes;    /* what the cached chunks hold */
+  VsChunkBudget *budget; /* the connection's */
+  VsChunkVtab *next;     /* the budget's next table */
+};
+
+/* A new budget of limit bytes with one reference, or NULL. */
+VsChunkBudget *vs_chunk_budget_new (size_t limit);
+
+/* Drops a reference to budget (a void * for sqlite3_create_module_v2). */
+void vs_chunk_budget_unref (void *budget);
+
+/* Counts vt in budget (a reference) and its cached chunks in its bytes. */
+void vs_chunk_vtab_join (VsChunkVtab *vt, VsChunkBudget *budget);
 
 /* Reads every chunk's row count and zone map of vt->t into vt, checking
  * them (row counts in range, the first key column in order across

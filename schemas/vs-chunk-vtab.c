@@ -2,13 +2,16 @@
  *
  * A table is opened by reading every chunk's row count and zone map into
  * memory (a few bytes per column and chunk) and checking them: row counts
- * in range, the first key column sorted across chunks.  A scan walks the
- * chunks in order, skips those whose zones exclude a condition, and
- * decodes the others on demand; the first key column's bounds are found by
- * binary search over chunks and rows, so a lookup by id costs one chunk.
- * Chunks come decoded from the table's cache (vs-chunk-store.c): the
- * viewer asks the same ranges again and again, reports scan block at
- * several steps.  A damaged chunk fails the query with one message.
+ * in range, the chunks forming at most VS_CHUNK_MAX_RUNS runs, each in key
+ * order (block is chunked by lifetime class, one run per class; the other
+ * tables are one run).  A scan walks each run's chunks in order, skips
+ * those whose zones exclude a condition, decodes the others on demand, and
+ * merges the runs' rows into key order; the first key column's bounds are
+ * found by binary search over chunks and rows, so a lookup by id costs one
+ * chunk per run.  Chunks come decoded from the connection's cache
+ * (vs-chunk-store.c): the viewer asks the same ranges again and again,
+ * reports scan block at several steps.  A damaged chunk fails the query
+ * with one message.
  */
 #ifdef VS_SQLITE_EXTENSION
 #include <sqlite3ext.h>
@@ -51,21 +54,30 @@ typedef struct
   bool valid; /* false: not usable for pruning (SQLite checks it) */
 } Cons;
 
+/* Where a scan stands in one run of chunks. */
+typedef struct
+{
+  int ci;             /* current chunk */
+  VsChunkCached *cur; /* its decoded rows, when loaded */
+  int row;
+  bool eof;
+} RunPos;
+
 typedef struct
 {
   sqlite3_vtab_cursor base;
   Cons cons[MAX_CONSTRAINTS];
   int ncons;
   int rcol;       /* the column in order the scan seeks on (rows come in its order) */
-  int64_t lo, hi; /* bounds on it */
+  int mcol;       /* the column the runs' rows are merged on (then the key) */
+  int64_t lo, hi; /* bounds on rcol */
   bool empty;     /* a condition no row meets */
   bool has_live;
   int64_t live;
-  bool desc;          /* rows in the reverse of the natural order */
-  uint32_t need;      /* the columns the statement reads or constrains */
-  int ci;             /* current chunk */
-  VsChunkCached *cur; /* its decoded rows, when loaded */
-  int row;
+  bool desc;     /* rows in the reverse of the natural order */
+  uint32_t need; /* the columns the statement reads or constrains */
+  RunPos runs[VS_CHUNK_MAX_RUNS];
+  int at; /* the run whose row is the current one */
   bool eof;
 } Cursor;
 
@@ -121,6 +133,8 @@ vtab_connect (sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3
   memset (vt, 0, sizeof *vt);
   vt->db = db;
   vt->t = t;
+  assert (aux != NULL);
+  vs_chunk_vtab_join (vt, aux);
   vt->codec = vs_chunk_codec_new ();
   rc = vt->codec ? vs_chunk_vtab_load_zones (vt, pzErr) : SQLITE_NOMEM;
   if (rc == SQLITE_OK)
@@ -264,6 +278,7 @@ vtab_best_index (sqlite3_vtab *base, sqlite3_index_info *info)
     }
   /* A column in order across the table (vt->sorted) comes in order in
    * either scan, ties in key order: ORDER BY it (then the key) is free. */
+  int mcol = -1;
   if (!ordered && !reversed && info->nOrderBy >= 1 && info->nOrderBy <= 1 + t->nkey)
     {
       int c0 = real_column (t, info->aOrderBy[0].iColumn);
@@ -275,10 +290,12 @@ vtab_best_index (sqlite3_vtab *base, sqlite3_index_info *info)
         {
           ordered = !desc;
           reversed = desc;
+          mcol = c0;
         }
     }
   info->orderByConsumed = ordered || reversed;
-  info->idxNum = reversed ? 1 : 0;
+  /* bit 0: descending; the rest: the merge column + 1 (0: the key). */
+  info->idxNum = (reversed ? 1 : 0) | ((mcol + 1) << 1);
 
   if (unique)
     {
@@ -310,7 +327,8 @@ cursor_close (sqlite3_vtab_cursor *base)
 {
   Cursor *cur = (Cursor *)base;
 
-  vs_chunk_cached_unref (cur->cur);
+  for (int r = 0; r < VS_CHUNK_MAX_RUNS; r++)
+    vs_chunk_cached_unref (cur->runs[r].cur);
   sqlite3_free (cur);
   return SQLITE_OK;
 }
@@ -414,32 +432,34 @@ row_meets (const Cursor *cur, const VsChunk *ch, int row)
   return true;
 }
 
-/* Positions the cursor on the first row at or after (ci, row) that meets
- * its constraints, loading chunks as needed. */
+/* Positions run r of the cursor on its first row at or after (ci, row)
+ * that meets the constraints, loading chunks as needed. */
 static int
-seek (VsChunkVtab *vt, Cursor *cur, int ci, int row)
+seek (VsChunkVtab *vt, Cursor *cur, int r, int ci, int row)
 {
-  int k0 = cur->rcol;
+  RunPos *p = &cur->runs[r];
+  int k0 = cur->rcol, end = vt->run_start[r + 1];
 
-  for (; ci < vt->nchunks; ci++, row = 0)
+  for (; ci < end; ci++, row = 0)
     {
       const VsChunkZone *z = vt->zones + (size_t)ci * vt->t->ncols;
       if (z[k0].min > cur->hi)
         break;
       if (!chunk_may (vt, cur, ci))
         continue;
-      if (cur->cur == NULL || cur->ci != ci)
+      if (p->cur == NULL || p->ci != ci)
         {
-          vs_chunk_cached_unref (cur->cur);
-          int rc = vs_chunk_vtab_get (vt, ci, cur->need, &cur->cur);
+          vs_chunk_cached_unref (p->cur);
+          p->cur = NULL;
+          int rc = vs_chunk_vtab_get (vt, ci, cur->need, &p->cur);
           if (rc != SQLITE_OK)
             return rc;
-          cur->ci = ci;
+          p->ci = ci;
           if (row == 0 && z[k0].min < cur->lo)
             {
               /* The first row with key >= lo, by binary search. */
-              const int64_t *key = cur->cur->chunk.values + (size_t)k0 * cur->cur->chunk.nrows;
-              int a = 0, b = cur->cur->chunk.nrows;
+              const int64_t *key = p->cur->chunk.values + (size_t)k0 * p->cur->chunk.nrows;
+              int a = 0, b = p->cur->chunk.nrows;
               while (a < b)
                 {
                   int m = a + (b - a) / 2;
@@ -451,49 +471,51 @@ seek (VsChunkVtab *vt, Cursor *cur, int ci, int row)
               row = a;
             }
         }
-      const VsChunk *ch = &cur->cur->chunk;
+      const VsChunk *ch = &p->cur->chunk;
       for (; row < ch->nrows; row++)
         {
           if (ch->values[(size_t)k0 * ch->nrows + row] > cur->hi)
             {
-              cur->eof = true;
+              p->eof = true;
               return SQLITE_OK;
             }
           if (row_meets (cur, ch, row))
             {
-              cur->row = row;
-              cur->eof = false;
+              p->row = row;
+              p->eof = false;
               return SQLITE_OK;
             }
         }
     }
-  cur->eof = true;
+  p->eof = true;
   return SQLITE_OK;
 }
 
-/* seek() in the reverse order: the last row at or before (ci, row) that
- * meets the constraints (row -1: the chunk's last). */
+/* seek() in the reverse order: the last row of run r at or before (ci,
+ * row) that meets the constraints (row -1: the chunk's last). */
 static int
-seek_back (VsChunkVtab *vt, Cursor *cur, int ci, int row)
+seek_back (VsChunkVtab *vt, Cursor *cur, int r, int ci, int row)
 {
-  int k0 = cur->rcol;
+  RunPos *p = &cur->runs[r];
+  int k0 = cur->rcol, start = vt->run_start[r];
 
-  for (; ci >= 0; ci--, row = -1)
+  for (; ci >= start; ci--, row = -1)
     {
       const VsChunkZone *z = vt->zones + (size_t)ci * vt->t->ncols;
       if (z[k0].max < cur->lo)
         break;
       if (!chunk_may (vt, cur, ci))
         continue;
-      if (cur->cur == NULL || cur->ci != ci)
+      if (p->cur == NULL || p->ci != ci)
         {
-          vs_chunk_cached_unref (cur->cur);
-          int rc = vs_chunk_vtab_get (vt, ci, cur->need, &cur->cur);
+          vs_chunk_cached_unref (p->cur);
+          p->cur = NULL;
+          int rc = vs_chunk_vtab_get (vt, ci, cur->need, &p->cur);
           if (rc != SQLITE_OK)
             return rc;
-          cur->ci = ci;
+          p->ci = ci;
         }
-      const VsChunk *ch = &cur->cur->chunk;
+      const VsChunk *ch = &p->cur->chunk;
       const int64_t *key = ch->values + (size_t)k0 * ch->nrows;
       if (row < 0)
         {
@@ -513,19 +535,54 @@ seek_back (VsChunkVtab *vt, Cursor *cur, int ci, int row)
         {
           if (key[row] < cur->lo)
             {
-              cur->eof = true;
+              p->eof = true;
               return SQLITE_OK;
             }
           if (row_meets (cur, ch, row))
             {
-              cur->row = row;
-              cur->eof = false;
+              p->row = row;
+              p->eof = false;
               return SQLITE_OK;
             }
         }
     }
-  cur->eof = true;
+  p->eof = true;
   return SQLITE_OK;
+}
+
+/* Compares the current rows of runs a and b: by the merge column, then
+ * the key (NULL first). */
+static int
+run_cmp (const VsChunkVtab *vt, const Cursor *cur, int a, int b)
+{
+  const RunPos *pa = &cur->runs[a], *pb = &cur->runs[b];
+  const VsChunk *ca = &pa->cur->chunk, *cb = &pb->cur->chunk;
+
+  for (int k = -1; k < vt->t->nkey; k++)
+    {
+      int col = k < 0 ? cur->mcol : vt->t->key[k];
+      if (col < 0)
+        continue;
+      size_t ia = (size_t)col * ca->nrows + pa->row, ib = (size_t)col * cb->nrows + pb->row;
+      bool na = ca->nulls[ia], nb = cb->nulls[ib];
+      if (na != nb)
+        return na ? -1 : 1;
+      if (!na && ca->values[ia] != cb->values[ib])
+        return ca->values[ia] < cb->values[ib] ? -1 : 1;
+    }
+  return a < b ? -1 : 1;
+}
+
+/* Makes the run holding the next row in the scan's order the current
+ * one: the least (descending: the greatest) of the runs' rows. */
+static void
+pick (VsChunkVtab *vt, Cursor *cur)
+{
+  cur->at = -1;
+  for (int r = 0; r < vt->nruns; r++)
+    if (!cur->runs[r].eof && (cur->at < 0 || (run_cmp (vt, cur, r, cur->at) < 0) != cur->desc))
+      cur->at = r;
+  cur->eof = cur->at < 0;
 }
 
 /* The integer a constraint's value gives, when it is one. */
@@ -551,6 +608,7 @@ cursor_filter (sqlite3_vtab_cursor *base, int idxNum, const char *idxStr, int ar
 
   cur->ncons = 0;
   cur->desc = (idxNum & 1) != 0;
+  cur->mcol = (idxNum >> 1) - 1;
   cur->need = (uint32_t)strtoul (p, (char **)&p, 10);
   if (*p == ';')
     p++;
@@ -604,6 +662,10 @@ cursor_filter (sqlite3_vtab_cursor *base, int idxNum, const char *idxStr, int ar
   if (cur->rcol < 0)
     cur->rcol = k0;
   cur->need |= 1u << cur->rcol;
+  if (cur->mcol >= 0)
+    cur->need |= 1u << cur->mcol;
+  for (int k = 0; k < vt->t->nkey && vt->nruns > 1; k++)
+    cur->need |= 1u << vt->t->key[k];
   for (int i = 0; i < cur->ncons; i++)
     {
       Cons *c = &cur->cons[i];
@@ -643,48 +705,69 @@ cursor_filter (sqlite3_vtab_cursor *base, int idxNum, const char *idxStr, int ar
   if (cur->lo > cur->hi)
     cur->empty = true;
 
-  vs_chunk_cached_unref (cur->cur);
-  cur->cur = NULL;
+  for (int r = 0; r < VS_CHUNK_MAX_RUNS; r++)
+    {
+      vs_chunk_cached_unref (cur->runs[r].cur);
+      cur->runs[r].cur = NULL;
+      cur->runs[r].eof = true;
+    }
   cur->eof = true;
   if (cur->empty)
     return SQLITE_OK;
 
-  if (cur->desc)
+  for (int r = 0; r < vt->nruns; r++)
     {
-      /* The last chunk whose first key is at most hi. */
-      int a = 0, b = vt->nchunks;
-      while (a < b)
+      int a = vt->run_start[r], b = vt->run_start[r + 1], rc;
+      if (cur->desc)
         {
-          int m = a + (b - a) / 2;
-          if (vt->zones[(size_t)m * vt->t->ncols + cur->rcol].min <= cur->hi)
-            a = m + 1;
-          else
-            b = m;
+          /* The run's last chunk whose first key is at most hi. */
+          while (a < b)
+            {
+              int m = a + (b - a) / 2;
+              if (vt->zones[(size_t)m * vt->t->ncols + cur->rcol].min <= cur->hi)
+                a = m + 1;
+              else
+                b = m;
+            }
+          rc = seek_back (vt, cur, r, a - 1, -1);
         }
-      return seek_back (vt, cur, a - 1, -1);
-    }
-
-  /* The first chunk whose last key reaches lo, by binary search. */
-  int a = 0, b = vt->nchunks;
-  while (a < b)
-    {
-      int m = a + (b - a) / 2;
-      if (vt->zones[(size_t)m * vt->t->ncols + cur->rcol].max < cur->lo)
-        a = m + 1;
       else
-        b = m;
+        {
+          /* The run's first chunk whose last key reaches lo. */
+          while (a < b)
+            {
+              int m = a + (b - a) / 2;
+              if (vt->zones[(size_t)m * vt->t->ncols + cur->rcol].max < cur->lo)
+                a = m + 1;
+              else
+                b = m;
+            }
+          rc = seek (vt, cur, r, a, 0);
+        }
+      if (rc != SQLITE_OK)
+        return rc;
     }
-  return seek (vt, cur, a, 0);
+  pick (vt, cur);
+  return SQLITE_OK;
 }
 
 static int
 cursor_next (sqlite3_vtab_cursor *base)
 {
   Cursor *cur = (Cursor *)base;
+  VsChunkVtab *vt = (VsChunkVtab *)base->pVtab;
+  RunPos *p = &cur->runs[cur->at];
+  int rc;
 
-  if (cur->desc)
-    return seek_back ((VsChunkVtab *)base->pVtab, cur, cur->ci, cur->row - 1);
-  return seek ((VsChunkVtab *)base->pVtab, cur, cur->ci, cur->row + 1);
+  if (cur->desc && p->row == 0)
+    rc = seek_back (vt, cur, cur->at, p->ci - 1, -1); /* row -1 means the chunk's last */
+  else if (cur->desc)
+    rc = seek_back (vt, cur, cur->at, p->ci, p->row - 1);
+  else
+    rc = seek (vt, cur, cur->at, p->ci, p->row + 1);
+  if (rc == SQLITE_OK)
+    pick (vt, cur);
+  return rc;
 }
 
 static int
@@ -697,7 +780,8 @@ static int
 cursor_column (sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col)
 {
   Cursor *cur = (Cursor *)base;
-  const VsChunk *ch = &cur->cur->chunk;
+  RunPos *p = &cur->runs[cur->at];
+  const VsChunk *ch = &p->cur->chunk;
 
   if (col >= ch->ncols)
     {
@@ -709,14 +793,14 @@ cursor_column (sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col)
     {
       /* A column SQLite did not announce: decoded now. */
       VsChunkVtab *vt = (VsChunkVtab *)base->pVtab;
-      int rc = vs_chunk_vtab_ensure (vt, cur->cur, cur->need | (1u << col));
+      int rc = vs_chunk_vtab_ensure (vt, p->cur, cur->need | (1u << col));
       if (rc != SQLITE_OK)
         {
           sqlite3_result_error (ctx, vt->base.zErrMsg ? vt->base.zErrMsg : "damaged chunk", -1);
           return rc;
         }
     }
-  size_t at = (size_t)col * ch->nrows + cur->row;
+  size_t at = (size_t)col * ch->nrows + p->row;
   if (!ch->nulls[at])
     sqlite3_result_int64 (ctx, ch->values[at]);
   return SQLITE_OK;
@@ -727,12 +811,13 @@ cursor_rowid (sqlite3_vtab_cursor *base, sqlite3_int64 *rowid)
 {
   Cursor *cur = (Cursor *)base;
   VsChunkVtab *vt = (VsChunkVtab *)base->pVtab;
-  const VsChunk *ch = &cur->cur->chunk;
+  const RunPos *p = &cur->runs[cur->at];
+  const VsChunk *ch = &p->cur->chunk;
 
   if (vt->t->id_col >= 0)
-    *rowid = ch->values[(size_t)vt->t->id_col * ch->nrows + cur->row];
+    *rowid = ch->values[(size_t)vt->t->id_col * ch->nrows + p->row];
   else
-    *rowid = vt->first_row[cur->ci] + cur->row;
+    *rowid = vt->first_row[p->ci] + p->row;
   return SQLITE_OK;
 }
 
@@ -755,7 +840,19 @@ static sqlite3_module chunk_module = {
 int
 vs_chunk_register (sqlite3 *db)
 {
-  return sqlite3_create_module (db, "vs_chunk", &chunk_module, NULL);
+  return vs_chunk_register_with_budget (db, CACHE_BYTES);
+}
+
+int
+vs_chunk_register_with_budget (sqlite3 *db, size_t cache_bytes)
+{
+  VsChunkBudget *budget = vs_chunk_budget_new (cache_bytes);
+
+  if (budget == NULL)
+    return SQLITE_NOMEM;
+  /* The module holds one reference, each table another: a module
+   * registered again leaves the tables open on the old one theirs. */
+  return sqlite3_create_module_v2 (db, "vs_chunk", &chunk_module, budget, vs_chunk_budget_unref);
 }
 
 bool

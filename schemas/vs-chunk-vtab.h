@@ -10,8 +10,8 @@
  * written for the plain tables reads them unchanged.  The module takes =,
  * <, <=, >, >=, IS NULL and IS NOT NULL on any column and skips the chunks
  * whose zone maps exclude them; SQLite still checks every condition on the
- * rows returned.  Rows come in the table's natural order, and ORDER BY
- * that order costs nothing.  block has a hidden column live_seq:
+ * rows returned.  Rows come in the table's natural order (block's lifetime
+ * classes merged back into it), and ORDER BY that order costs nothing.  block has a hidden column live_seq:
  * `live_seq = S` selects the blocks live after event S (alloc_seq <= S and
  * free_seq NULL or > S).
  *
@@ -22,11 +22,17 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct sqlite3;
 
-/* Registers the module "vs_chunk" on db.  Returns an SQLite result code. */
+/* Registers the module "vs_chunk" on db, its tables caching decoded
+ * chunks within one budget for the connection (64 MB, the least recently
+ * read dropped first).  Returns an SQLite result code. */
 int vs_chunk_register (struct sqlite3 *db);
+
+/* vs_chunk_register() with a budget of cache_bytes (tests). */
+int vs_chunk_register_with_budget (struct sqlite3 *db, size_t cache_bytes);
 
 /* Whether main.name is a plain table with no main.name_chunk beside it:
  * series_level of the traces compacted before that table was chunked. */

@@ -67,6 +67,21 @@ vs_chunk_table_find (const char *name)
   return NULL;
 }
 
+int
+vs_chunk_block_class (const int64_t *v, uint32_t nulls)
+{
+  enum
+  {
+    ALLOC_SEQ = 9,
+    FREE_SEQ = 10
+  };
+  if ((nulls >> ALLOC_SEQ) & 1 || (nulls >> FREE_SEQ) & 1 || v[FREE_SEQ] < v[ALLOC_SEQ])
+    return VS_CHUNK_BLOCK_CLASSES - 1;
+  uint64_t life = (uint64_t)v[FREE_SEQ] - (uint64_t)v[ALLOC_SEQ];
+  int bits = life == 0 ? 0 : 64 - __builtin_clzll (life);
+  return bits / 4 < VS_CHUNK_BLOCK_CLASSES - 1 ? bits / 4 : VS_CHUNK_BLOCK_CLASSES - 2;
+}
+
 static void
 fail (char *err, size_t errlen, const char *fmt, ...)
 {

@@ -4,7 +4,8 @@
  * series, block) are not SQLite tables: each is stored in a table
  * <name>_chunk (seq, row_count, zone, data) whose rows hold up to
  * VS_CHUNK_ROWS consecutive rows of the table in its natural order (its
- * primary key order), every column coded on its own and the whole chunk
+ * primary key order; block's by lifetime class, each class's rows in that
+ * order, vs_chunk_block_class), every column coded on its own and the whole chunk
  * compressed with zstd.  `zone` holds each column's minimum, maximum and
  * whether it has NULLs, so a reader skips the chunks a condition excludes.
  * The byte format is documented in schemas/README.md ("Compacted traces").
@@ -22,6 +23,11 @@
 
 #define VS_CHUNK_ROWS 4096
 #define VS_CHUNK_MAX_COLUMNS 24
+/* block's rows are chunked by lifetime class (vs_chunk_block_class): a
+ * table's chunks form at most this many runs, each in key order. */
+#define VS_CHUNK_MAX_RUNS 64
+#define VS_CHUNK_BLOCK_CLASSES 17
+
 /* A chunk's decoded payload is refused above this size (a damaged
  * length would otherwise ask for any amount of memory). */
 #define VS_CHUNK_MAX_PAYLOAD (64u << 20)
@@ -55,6 +61,13 @@ extern const size_t vs_chunk_n_tables;
 
 /* The table named name, or NULL. */
 const VsChunkTable *vs_chunk_table_find (const char *name);
+
+/* The lifetime class of a block row (v[] and nulls as a VsRowSink row):
+ * the bit length of free_seq - alloc_seq in groups of four bits, 0..15,
+ * and 16 for a block never freed (or of unknown steps).  Blocks of one
+ * class share chunks, so a chunk's [min alloc_seq, max free_seq] stays
+ * close to the steps its blocks span and "live at step S" reads few. */
+int vs_chunk_block_class (const int64_t *v, uint32_t nulls);
 
 /* One chunk's rows: values column-major, value of row i in column c at
  * values[c * nrows + i]; nulls likewise (1 = NULL, the value then 0).  A

@@ -3,8 +3,10 @@
  *
  * One pass per table in its natural order (the primary key's, so a chunk
  * covers one key range and its zone map prunes well), VS_CHUNK_ROWS rows a
- * chunk, in one transaction; then VACUUM gives the pages back.  Memory: one
- * chunk of values at a time.
+ * chunk, in one transaction; then VACUUM gives the pages back.  block's
+ * rows go by lifetime class, each class filling chunks of its own, so
+ * that "live at step S" reads few chunks.  Memory: one chunk of values at
+ * a time (block: one per class).
  */
 #include "vs-trace-compact.h"
 #include "vs-chunk-coder.h"
@@ -14,6 +16,7 @@
 #include "vs-trace-writer.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +98,8 @@ compact_table (sqlite3 *db, VsChunkCodec *codec, const VsChunkTable *t, char *er
   VsChunk ch = { t->ncols, VS_CHUNK_ROWS, NULL, NULL };
   int ret = -1, n = 0, rc;
   int64_t seq = 0;
+  bool block = strcmp (t->name, "block") == 0, began = false;
+  VsRowChunker chunker;
 
   len += (size_t)snprintf (sql + len, sizeof sql - len, "SELECT ");
   for (int c = 0; c < t->ncols; c++)
@@ -123,8 +128,21 @@ compact_table (sqlite3 *db, VsChunkCodec *codec, const VsChunkTable *t, char *er
       fail (err, errlen, "cannot compact %s: %s", t->name, sqlite3_errmsg (db));
       goto out;
     }
+  if (block)
+    {
+      /* block's rows go by lifetime class, as the finalizer's do. */
+      vs_row_chunker_init (&chunker);
+      if (chunker.sink.begin (&chunker.sink, VS_ROW_SINK_BLOCK, db, 0, 0) < 0)
+        {
+          fail (err, errlen, "%s", chunker.sink.err);
+          goto out;
+        }
+      began = true;
+    }
   while ((rc = sqlite3_step (sel)) == SQLITE_ROW)
     {
+      int64_t v[VS_CHUNK_MAX_COLUMNS];
+      uint32_t nulls = 0;
       for (int c = 0; c < t->ncols; c++)
         {
           int type = sqlite3_column_type (sel, c);
@@ -133,17 +151,28 @@ compact_table (sqlite3 *db, VsChunkCodec *codec, const VsChunkTable *t, char *er
             {
               ch.nulls[at] = 1;
               ch.values[at] = 0;
+              v[c] = 0;
+              nulls |= 1u << c;
             }
           else if (type == SQLITE_INTEGER)
             {
               ch.nulls[at] = 0;
-              ch.values[at] = sqlite3_column_int64 (sel, c);
+              ch.values[at] = v[c] = sqlite3_column_int64 (sel, c);
             }
           else
             {
               ret = 1;
               goto out;
             }
+        }
+      if (block)
+        {
+          if (chunker.sink.row (&chunker.sink, v, nulls) < 0)
+            {
+              fail (err, errlen, "%s", chunker.sink.err);
+              goto out;
+            }
+          continue;
         }
       if (++n == VS_CHUNK_ROWS)
         {
@@ -159,8 +188,19 @@ compact_table (sqlite3 *db, VsChunkCodec *codec, const VsChunkTable *t, char *er
     }
   if (n > 0 && flush_chunk (db, codec, ins, &ch, n, seq++, err, errlen) < 0)
     goto out;
+  if (block)
+    {
+      began = false;
+      if (chunker.sink.end (&chunker.sink, 1) < 0)
+        {
+          fail (err, errlen, "%s", chunker.sink.err);
+          goto out;
+        }
+    }
   ret = 0;
 out:
+  if (began)
+    chunker.sink.end (&chunker.sink, 0);
   sqlite3_finalize (sel);
   sqlite3_finalize (ins);
   free (ch.values);
@@ -170,15 +210,20 @@ out:
 
 /* ------------------------------ series, series_level and block straight to chunks */
 
-/* The rows of one series (or of series_level or block) gathered for its
- * next chunk, and the chunks it has written.  A chunk of series has the
- * seq of its series' rank in key order (device, allocator) times 2^32
- * plus its number, so seqs ascend in key order; those of series_level and
- * block, whose rows come in key order, are numbered from 0. */
+/* The rows of one series (or of series_level, of a raw event table, or
+ * of one lifetime class of block) gathered for its next chunk, and the
+ * chunks it has written.  A chunk of series has the seq of its series'
+ * rank in key order (device, allocator) times 2^32 plus its number, so
+ * seqs ascend in key order; those of series_level and the raw event
+ * tables, whose rows come in key order, are numbered from 0.  block's rows
+ * are gathered per lifetime class (vs_chunk_block_class), each class's
+ * chunks in key order: a chunk's seq is the class's rank among the classes
+ * in the order they first wrote a chunk, times 2^32, plus its number. */
 struct VsChunkRows
 {
   VsChunk chunk; /* room for VS_CHUNK_ROWS rows; nrows: rows gathered */
   int64_t written;
+  int64_t rank; /* block: the class's rank, set at its first chunk */
 };
 
 /* The table each pass of a sink writes. */
@@ -199,11 +244,26 @@ coded_aside (VsRowSinkTable table)
   return table == VS_ROW_SINK_MEM_EVENT || table == VS_ROW_SINK_ALLOC_EVENT;
 }
 
+static bool
+chunker_is_block (const VsRowChunker *c)
+{
+  return c->table != NULL && strcmp (c->table->name, "block") == 0;
+}
+
+/* How many groups of rows c gathers: series' or block's classes. */
+static size_t
+chunker_groups (const VsRowChunker *c)
+{
+  if (chunker_is_block (c))
+    return VS_CHUNK_BLOCK_CLASSES;
+  return ((size_t)c->ndev + 1) * ((size_t)c->nalloc + 1);
+}
+
 /* Lets go of the pass's state (not of the coder's chunks). */
 static void
 chunker_pass_clear (VsRowChunker *c)
 {
-  size_t n = ((size_t)c->ndev + 1) * ((size_t)c->nalloc + 1);
+  size_t n = c->rows ? chunker_groups (c) : 0;
 
   for (size_t i = 0; c->rows != NULL && i < n; i++)
     {
@@ -240,8 +300,9 @@ chunker_begin (VsRowSink *sink, VsRowSinkTable table, sqlite3 *db, int32_t ndev,
     }
   c->ndev = table == VS_ROW_SINK_SERIES ? ndev : 0;
   c->nalloc = table == VS_ROW_SINK_SERIES ? nalloc : 0;
+  c->nranked = 0;
   c->codec = vs_chunk_codec_new ();
-  c->rows = calloc (((size_t)c->ndev + 1) * ((size_t)c->nalloc + 1), sizeof *c->rows);
+  c->rows = calloc (chunker_groups (c), sizeof *c->rows);
   if (t == NULL || c->codec == NULL || c->rows == NULL)
     {
       fail (sink->err, sizeof sink->err, "out of memory");
@@ -270,11 +331,13 @@ chunker_flush (VsRowChunker *c, size_t i)
 {
   struct VsChunkRows *r = &c->rows[i];
   int n = r->chunk.nrows;
-  int64_t seq
-      = c->nalloc > 0 || c->ndev > 0 ? (int64_t)((uint64_t)i << 32) + r->written : r->written;
 
   if (n == 0)
     return 0;
+  if (chunker_is_block (c) && r->written == 0)
+    r->rank = c->nranked++;
+  int64_t seq
+      = (int64_t)((uint64_t)(chunker_is_block (c) ? (size_t)r->rank : i) << 32) + r->written;
   if (coded_aside (c->pass))
     {
       /* A copy of exactly n rows for the coder's thread; the buffers stay
@@ -315,7 +378,9 @@ chunker_row (VsRowSink *sink, const int64_t *v, uint32_t nulls)
   int ncols = c->table->ncols;
   size_t i = 0;
 
-  if (c->ndev > 0 || c->nalloc > 0)
+  if (chunker_is_block (c))
+    i = (size_t)vs_chunk_block_class (v, nulls);
+  else
     {
       /* series: device_id and allocator_id pick the series. */
       int64_t dev = v[1], alloc = v[2];
@@ -354,11 +419,13 @@ static int
 chunker_end (VsRowSink *sink, int keep)
 {
   VsRowChunker *c = (VsRowChunker *)sink;
-  size_t n = ((size_t)c->ndev + 1) * ((size_t)c->nalloc + 1);
+  size_t n = c->rows ? chunker_groups (c) : 0;
   int rc = 0;
 
+  /* block: the longest-lived classes first, so that a small trace's
+   * first chunk holds the blocks most steps have live. */
   for (size_t i = 0; keep && i < n && rc == 0; i++)
-    rc = chunker_flush (c, i);
+    rc = chunker_flush (c, chunker_is_block (c) ? n - 1 - i : i);
   /* A table given up on: none of its chunks is written. */
   if ((!keep || rc != 0) && coded_aside (c->pass) && c->coder != NULL)
     vs_chunk_coder_forget (c->coder, (int)c->pass);

@@ -73,7 +73,8 @@ typedef struct
   struct VsChunkCodec *codec;
   const VsChunkTable *table;  /* the table being written */
   int32_t ndev, nalloc;       /* series: its devices and allocators; block: 0 */
-  struct VsChunkRows *rows;   /* per series (block: one): the chunk being filled */
+  struct VsChunkRows *rows;   /* per series (block: per lifetime class): the chunk being filled */
+  int32_t nranked;            /* block: lifetime classes that have written a chunk */
   VsRowSinkTable pass;        /* the table being written */
   struct VsChunkCoder *coder; /* the raw events' chunks, coded on its thread */
   struct sqlite3 *aside_db;   /* while finishing: where they go */
