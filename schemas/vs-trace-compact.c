@@ -380,7 +380,7 @@ chunker_row (VsRowSink *sink, const int64_t *v, uint32_t nulls)
 
   if (chunker_is_block (c))
     i = (size_t)vs_chunk_block_class (v, nulls);
-  else
+  else if (c->pass == VS_ROW_SINK_SERIES)
     {
       /* series: device_id and allocator_id pick the series. */
       int64_t dev = v[1], alloc = v[2];
