@@ -10,7 +10,6 @@
 #include "vs-chunk-coder.h"
 
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,18 +39,6 @@ struct VsChunkCoder
   Job *todo; /* the first job not coded yet, NULL: none */
   bool stop;
 };
-
-static void
-fail (char *err, size_t errlen, const char *fmt, ...)
-{
-  va_list ap;
-
-  if (err == NULL || errlen == 0)
-    return;
-  va_start (ap, fmt);
-  vsnprintf (err, errlen, fmt, ap);
-  va_end (ap);
-}
 
 static void
 job_free (Job *j)
@@ -136,7 +123,7 @@ vs_chunk_coder_push (VsChunkCoder *c, int tag, int64_t seq, VsChunk *chunk, char
       free (chunk->nulls);
       chunk->values = NULL;
       chunk->nulls = NULL;
-      fail (err, errlen, "out of memory");
+      vs_chunk_error (err, errlen, "out of memory");
       return -1;
     }
   j->tag = tag;
@@ -182,7 +169,7 @@ vs_chunk_coder_drain (VsChunkCoder *c, VsChunkCoderPut put, void *data, char *er
       Job *next = j->next;
       if (rc == 0 && j->data == NULL)
         {
-          fail (err, errlen, "%s", j->err);
+          vs_chunk_error (err, errlen, "%s", j->err);
           rc = -1;
         }
       else if (rc == 0

@@ -82,8 +82,8 @@ vs_chunk_block_class (const int64_t *v, uint32_t nulls)
   return bits / 4 < VS_CHUNK_BLOCK_CLASSES - 1 ? bits / 4 : VS_CHUNK_BLOCK_CLASSES - 2;
 }
 
-static void
-fail (char *err, size_t errlen, const char *fmt, ...)
+void
+vs_chunk_error (char *err, size_t errlen, const char *fmt, ...)
 {
   va_list ap;
 
@@ -292,7 +292,8 @@ vs_chunk_encode (VsChunkCodec *codec, const VsChunk *ch, uint8_t **data, size_t 
   *data_len = *zone_len = 0;
   if (ch->ncols <= 0 || ch->ncols > VS_CHUNK_MAX_COLUMNS || n <= 0)
     {
-      fail (err, errlen, "a chunk of %d columns and %d rows cannot be coded", ch->ncols, n);
+      vs_chunk_error (err, errlen, "a chunk of %d columns and %d rows cannot be coded", ch->ncols,
+                      n);
       return -1;
     }
   size_t section[VS_CHUNK_MAX_COLUMNS];
@@ -374,7 +375,7 @@ vs_chunk_encode (VsChunkCodec *codec, const VsChunk *ch, uint8_t **data, size_t 
   if (payload.oom || zb.oom)
     {
       free (zb.p);
-      fail (err, errlen, "out of memory coding a chunk");
+      vs_chunk_error (err, errlen, "out of memory coding a chunk");
       return -1;
     }
 
@@ -385,8 +386,8 @@ vs_chunk_encode (VsChunkCodec *codec, const VsChunk *ch, uint8_t **data, size_t 
     {
       free (out);
       free (zb.p);
-      fail (err, errlen, "cannot compress a chunk: %s",
-            out ? ZSTD_getErrorName (got) : "out of memory");
+      vs_chunk_error (err, errlen, "cannot compress a chunk: %s",
+                      out ? ZSTD_getErrorName (got) : "out of memory");
       return -1;
     }
   *data = out;
@@ -438,14 +439,15 @@ vs_chunk_open (VsChunkCodec *codec, const uint8_t *data, size_t data_len, int nc
   memset (ch, 0, sizeof *ch);
   if (ncols <= 0 || ncols > VS_CHUNK_MAX_COLUMNS || nrows <= 0 || nrows > VS_CHUNK_ROWS)
     {
-      fail (err, errlen, "a chunk says it holds %d rows (at most %d)", nrows, VS_CHUNK_ROWS);
+      vs_chunk_error (err, errlen, "a chunk says it holds %d rows (at most %d)", nrows,
+                      VS_CHUNK_ROWS);
       return -1;
     }
   unsigned long long size = ZSTD_getFrameContentSize (data, data_len);
   if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN
       || size > VS_CHUNK_MAX_PAYLOAD)
     {
-      fail (err, errlen, "a chunk is not a zstd frame of known size");
+      vs_chunk_error (err, errlen, "a chunk is not a zstd frame of known size");
       return -1;
     }
   ch->payload = malloc (size ? size : 1);
@@ -454,15 +456,15 @@ vs_chunk_open (VsChunkCodec *codec, const uint8_t *data, size_t data_len, int nc
   if (ch->payload == NULL || ch->values == NULL || ch->nulls == NULL)
     {
       vs_chunk_clear (ch);
-      fail (err, errlen, "out of memory decoding a chunk");
+      vs_chunk_error (err, errlen, "out of memory decoding a chunk");
       return -1;
     }
   size_t got = ZSTD_decompressDCtx (codec->dctx, ch->payload, size, data, data_len);
   if (ZSTD_isError (got) || got != size)
     {
       vs_chunk_clear (ch);
-      fail (err, errlen, "a chunk does not decompress: %s",
-            ZSTD_isError (got) ? ZSTD_getErrorName (got) : "short frame");
+      vs_chunk_error (err, errlen, "a chunk does not decompress: %s",
+                      ZSTD_isError (got) ? ZSTD_getErrorName (got) : "short frame");
       return -1;
     }
   ch->ncols = ncols;
@@ -490,7 +492,7 @@ vs_chunk_open (VsChunkCodec *codec, const uint8_t *data, size_t data_len, int nc
 
 bad:
   vs_chunk_clear (ch);
-  fail (err, errlen, "a chunk's columns do not fill it");
+  vs_chunk_error (err, errlen, "a chunk's columns do not fill it");
   return -1;
 }
 
@@ -575,7 +577,7 @@ vs_chunk_columns (VsChunk *ch, uint32_t mask, char *err, size_t errlen)
   for (int c = 0; c < ch->ncols; c++)
     if ((mask & (1u << c)) && decode_column (ch, c, 0) < 0)
       {
-        fail (err, errlen, "a chunk's columns do not match its row count");
+        vs_chunk_error (err, errlen, "a chunk's columns do not match its row count");
         return -1;
       }
   return 0;

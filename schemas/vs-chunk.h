@@ -62,6 +62,11 @@ extern const size_t vs_chunk_n_tables;
 /* The table named name, or NULL. */
 const VsChunkTable *vs_chunk_table_find (const char *name);
 
+/* Writes the message fmt into err (errlen bytes, NULL: none): how the
+ * chunk code reports what went wrong. */
+void vs_chunk_error (char *err, size_t errlen, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+
 /* The lifetime class of a block row (v[] and nulls as a VsRowSink row):
  * the bit length of free_seq - alloc_seq in groups of four bits, 0..15,
  * and 16 for a block never freed (or of unknown steps).  Blocks of one

@@ -15,23 +15,12 @@
 #include "vs-timings.h"
 #include "vs-trace-writer.h"
 
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <sqlite3.h>
-
-static void
-fail (char *err, size_t errlen, const char *fmt, ...)
-{
-  va_list ap;
-
-  va_start (ap, fmt);
-  vsnprintf (err, errlen, fmt, ap);
-  va_end (ap);
-}
 
 /* The integer answer of sql on db, or def when it gives none. */
 static int64_t
@@ -81,7 +70,7 @@ flush_chunk (sqlite3 *db, VsChunkCodec *codec, sqlite3_stmt *ins, VsChunk *ch, i
   free (zone);
   if (rc != SQLITE_DONE)
     {
-      fail (err, errlen, "cannot write a chunk: %s", sqlite3_errmsg (db));
+      vs_chunk_error (err, errlen, "cannot write a chunk: %s", sqlite3_errmsg (db));
       return -1;
     }
   return 0;
@@ -118,14 +107,14 @@ compact_table (sqlite3 *db, VsChunkCodec *codec, const VsChunkTable *t, char *er
   ch.nulls = malloc ((size_t)t->ncols * VS_CHUNK_ROWS);
   if (ch.values == NULL || ch.nulls == NULL)
     {
-      fail (err, errlen, "out of memory compacting %s", t->name);
+      vs_chunk_error (err, errlen, "out of memory compacting %s", t->name);
       goto out;
     }
   if (sqlite3_exec (db, create, NULL, NULL, NULL) != SQLITE_OK
       || sqlite3_prepare_v2 (db, sql, -1, &sel, NULL) != SQLITE_OK
       || sqlite3_prepare_v2 (db, insert, -1, &ins, NULL) != SQLITE_OK)
     {
-      fail (err, errlen, "cannot compact %s: %s", t->name, sqlite3_errmsg (db));
+      vs_chunk_error (err, errlen, "cannot compact %s: %s", t->name, sqlite3_errmsg (db));
       goto out;
     }
   if (block)
@@ -134,7 +123,7 @@ compact_table (sqlite3 *db, VsChunkCodec *codec, const VsChunkTable *t, char *er
       vs_row_chunker_init (&chunker);
       if (chunker.sink.begin (&chunker.sink, VS_ROW_SINK_BLOCK, db, 0, 0) < 0)
         {
-          fail (err, errlen, "%s", chunker.sink.err);
+          vs_chunk_error (err, errlen, "%s", chunker.sink.err);
           goto out;
         }
       began = true;
@@ -169,7 +158,7 @@ compact_table (sqlite3 *db, VsChunkCodec *codec, const VsChunkTable *t, char *er
         {
           if (chunker.sink.row (&chunker.sink, v, nulls) < 0)
             {
-              fail (err, errlen, "%s", chunker.sink.err);
+              vs_chunk_error (err, errlen, "%s", chunker.sink.err);
               goto out;
             }
           continue;
@@ -183,7 +172,7 @@ compact_table (sqlite3 *db, VsChunkCodec *codec, const VsChunkTable *t, char *er
     }
   if (rc != SQLITE_DONE)
     {
-      fail (err, errlen, "cannot read %s: %s", t->name, sqlite3_errmsg (db));
+      vs_chunk_error (err, errlen, "cannot read %s: %s", t->name, sqlite3_errmsg (db));
       goto out;
     }
   if (n > 0 && flush_chunk (db, codec, ins, &ch, n, seq++, err, errlen) < 0)
@@ -193,7 +182,7 @@ compact_table (sqlite3 *db, VsChunkCodec *codec, const VsChunkTable *t, char *er
       began = false;
       if (chunker.sink.end (&chunker.sink, 1) < 0)
         {
-          fail (err, errlen, "%s", chunker.sink.err);
+          vs_chunk_error (err, errlen, "%s", chunker.sink.err);
           goto out;
         }
     }
@@ -295,7 +284,7 @@ chunker_begin (VsRowSink *sink, VsRowSinkTable table, sqlite3 *db, int32_t ndev,
     c->coder = vs_chunk_coder_new ();
   if (coded_aside (table) && c->coder == NULL)
     {
-      fail (sink->err, sizeof sink->err, "cannot start a thread to code %s", t->name);
+      vs_chunk_error (sink->err, sizeof sink->err, "cannot start a thread to code %s", t->name);
       return -1;
     }
   c->ndev = table == VS_ROW_SINK_SERIES ? ndev : 0;
@@ -305,7 +294,7 @@ chunker_begin (VsRowSink *sink, VsRowSinkTable table, sqlite3 *db, int32_t ndev,
   c->rows = calloc (chunker_groups (c), sizeof *c->rows);
   if (t == NULL || c->codec == NULL || c->rows == NULL)
     {
-      fail (sink->err, sizeof sink->err, "out of memory");
+      vs_chunk_error (sink->err, sizeof sink->err, "out of memory");
       return -1;
     }
   snprintf (sql, sizeof sql,
@@ -321,7 +310,8 @@ chunker_begin (VsRowSink *sink, VsRowSinkTable table, sqlite3 *db, int32_t ndev,
   return 0;
 
 sqlfail:
-  fail (sink->err, sizeof sink->err, "cannot write %s chunks: %s", t->name, sqlite3_errmsg (db));
+  vs_chunk_error (sink->err, sizeof sink->err, "cannot write %s chunks: %s", t->name,
+                  sqlite3_errmsg (db));
   return -1;
 }
 
@@ -349,7 +339,7 @@ chunker_flush (VsRowChunker *c, size_t i)
         {
           free (part.values);
           free (part.nulls);
-          fail (c->sink.err, sizeof c->sink.err, "out of memory");
+          vs_chunk_error (c->sink.err, sizeof c->sink.err, "out of memory");
           return -1;
         }
       for (int col = 0; col < ncols; col++)
@@ -386,8 +376,9 @@ chunker_row (VsRowSink *sink, const int64_t *v, uint32_t nulls)
       int64_t dev = v[1], alloc = v[2];
       if (dev < 0 || dev > c->ndev || alloc < 0 || alloc > c->nalloc)
         {
-          fail (sink->err, sizeof sink->err, "a series row of device %lld, allocator %lld",
-                (long long)dev, (long long)alloc);
+          vs_chunk_error (sink->err, sizeof sink->err,
+                          "a series row of device %lld, allocator %lld", (long long)dev,
+                          (long long)alloc);
           return -1;
         }
       i = (size_t)dev * ((size_t)c->nalloc + 1) + (size_t)alloc;
@@ -400,7 +391,7 @@ chunker_row (VsRowSink *sink, const int64_t *v, uint32_t nulls)
       r->chunk.nulls = malloc ((size_t)ncols * VS_CHUNK_ROWS);
       if (r->chunk.values == NULL || r->chunk.nulls == NULL)
         {
-          fail (sink->err, sizeof sink->err, "out of memory");
+          vs_chunk_error (sink->err, sizeof sink->err, "out of memory");
           return -1;
         }
     }
@@ -459,8 +450,8 @@ chunker_put (void *data, int tag, int64_t seq, int nrows, const uint8_t *zone, s
   if (rc == SQLITE_DONE)
     return 0;
 sqlfail:
-  fail (c->sink.err, sizeof c->sink.err, "cannot write a chunk of %s: %s", sink_names[tag],
-        sqlite3_errmsg (c->aside_db));
+  vs_chunk_error (c->sink.err, sizeof c->sink.err, "cannot write a chunk of %s: %s",
+                  sink_names[tag], sqlite3_errmsg (c->aside_db));
   return -1;
 }
 
@@ -546,7 +537,8 @@ drop_coded (sqlite3 *db, const VsChunkTable *t, char *err, size_t errlen)
   snprintf (sql, sizeof sql, "DROP TABLE main.\"%s_chunk\"", t->name);
   if (sqlite3_exec (db, sql, NULL, NULL, NULL) != SQLITE_OK)
     {
-      fail (err, errlen, "cannot drop the chunks of %s: %s", t->name, sqlite3_errmsg (db));
+      vs_chunk_error (err, errlen, "cannot drop the chunks of %s: %s", t->name,
+                      sqlite3_errmsg (db));
       return -1;
     }
   return 0;
@@ -569,7 +561,7 @@ restore_table (sqlite3 *db, const VsChunkTable *t, char *err, size_t errlen)
             t->name, t->name, t->name);
   if (vs_chunk_register (db) != SQLITE_OK || sqlite3_exec (db, sql, NULL, NULL, NULL) != SQLITE_OK)
     {
-      fail (err, errlen, "cannot restore %s: %s", t->name, sqlite3_errmsg (db));
+      vs_chunk_error (err, errlen, "cannot restore %s: %s", t->name, sqlite3_errmsg (db));
       sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);
       return -1;
     }
@@ -592,7 +584,7 @@ vs_trace_compact (sqlite3 *db, char *err, size_t errlen)
     return 1;
   if (sqlite3_exec (db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
     {
-      fail (err, errlen, "cannot compact the trace: %s", sqlite3_errmsg (db));
+      vs_chunk_error (err, errlen, "cannot compact the trace: %s", sqlite3_errmsg (db));
       return -1;
     }
   codec = vs_chunk_codec_new ();
@@ -612,7 +604,7 @@ vs_trace_compact (sqlite3 *db, char *err, size_t errlen)
       if (rc != 0)
         {
           if (codec == NULL)
-            fail (err, errlen, "out of memory compacting the trace");
+            vs_chunk_error (err, errlen, "out of memory compacting the trace");
           ret = rc;
           goto out;
         }
@@ -639,13 +631,13 @@ vs_trace_compact (sqlite3 *db, char *err, size_t errlen)
   if (sqlite3_exec (db, "PRAGMA main.page_size = 4096", NULL, NULL, NULL) != SQLITE_OK
       || sqlite3_exec (db, "VACUUM", NULL, NULL, NULL) != SQLITE_OK)
     {
-      fail (err, errlen, "cannot vacuum the compacted trace: %s", sqlite3_errmsg (db));
+      vs_chunk_error (err, errlen, "cannot vacuum the compacted trace: %s", sqlite3_errmsg (db));
       return -1;
     }
   return 0;
 
 sqlfail:
-  fail (err, errlen, "cannot compact the trace: %s", sqlite3_errmsg (db));
+  vs_chunk_error (err, errlen, "cannot compact the trace: %s", sqlite3_errmsg (db));
   ret = -1;
 out:
   vs_chunk_codec_free (codec);
@@ -672,7 +664,8 @@ vs_trace_compact_file (const char *path, char *err, size_t errlen)
    * caller renames it. */
   if (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
     {
-      fail (err, errlen, "cannot open %s: %s", path, db ? sqlite3_errmsg (db) : "out of memory");
+      vs_chunk_error (err, errlen, "cannot open %s: %s", path,
+                      db ? sqlite3_errmsg (db) : "out of memory");
       sqlite3_close (db);
       return -1;
     }
@@ -681,7 +674,7 @@ vs_trace_compact_file (const char *path, char *err, size_t errlen)
   rc = vs_trace_compact (db, err, errlen);
   if (sqlite3_close (db) != SQLITE_OK && rc >= 0)
     {
-      fail (err, errlen, "cannot close %s", path);
+      vs_chunk_error (err, errlen, "cannot close %s", path);
       rc = -1;
     }
   vs_timings_phase ("compacting");
@@ -723,14 +716,14 @@ vs_trace_expand (sqlite3 *db, char *err, size_t errlen)
     return 1;
   if (vs_chunk_attach (db, &msg) != SQLITE_OK)
     {
-      fail (err, errlen, "%s", msg ? msg : sqlite3_errmsg (db));
+      vs_chunk_error (err, errlen, "%s", msg ? msg : sqlite3_errmsg (db));
       sqlite3_free (msg);
       return -1;
     }
   if (sqlite3_open_v2 (":memory:", &mem, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK
       || sqlite3_exec (mem, vs_trace_schema_sql, NULL, NULL, NULL) != SQLITE_OK)
     {
-      fail (err, errlen, "cannot read the schema");
+      vs_chunk_error (err, errlen, "cannot read the schema");
       sqlite3_close (mem);
       return -1;
     }
@@ -775,13 +768,13 @@ vs_trace_expand (sqlite3 *db, char *err, size_t errlen)
   sqlite3_close (mem);
   if (sqlite3_exec (db, "VACUUM", NULL, NULL, NULL) != SQLITE_OK)
     {
-      fail (err, errlen, "cannot vacuum the expanded trace: %s", sqlite3_errmsg (db));
+      vs_chunk_error (err, errlen, "cannot vacuum the expanded trace: %s", sqlite3_errmsg (db));
       return -1;
     }
   return 0;
 
 sqlfail:
-  fail (err, errlen, "cannot expand the trace: %s", sqlite3_errmsg (db));
+  vs_chunk_error (err, errlen, "cannot expand the trace: %s", sqlite3_errmsg (db));
   sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);
   sqlite3_close (mem);
   return ret;
@@ -803,7 +796,8 @@ vs_trace_export_plain (const char *src, const char *dst, char *err, size_t errle
       rc = sqlite3_step (s) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
     }
   if (rc != SQLITE_OK)
-    fail (err, errlen, "cannot copy %s: %s", src, db ? sqlite3_errmsg (db) : "out of memory");
+    vs_chunk_error (err, errlen, "cannot copy %s: %s", src,
+                    db ? sqlite3_errmsg (db) : "out of memory");
   sqlite3_finalize (s);
   sqlite3_close (db);
   if (rc != SQLITE_OK)
@@ -812,7 +806,8 @@ vs_trace_export_plain (const char *src, const char *dst, char *err, size_t errle
   db = NULL;
   if (sqlite3_open_v2 (dst, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)
     {
-      fail (err, errlen, "cannot open %s: %s", dst, db ? sqlite3_errmsg (db) : "out of memory");
+      vs_chunk_error (err, errlen, "cannot open %s: %s", dst,
+                      db ? sqlite3_errmsg (db) : "out of memory");
       sqlite3_close (db);
       return -1;
     }
