@@ -7,18 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static int64_t
-col_i64 (sqlite3_stmt *s, int i)
-{
-  return sqlite3_column_type (s, i) == SQLITE_NULL ? VS_UNKNOWN : sqlite3_column_int64 (s, i);
-}
-
-static const char *
-col_text (sqlite3_stmt *s, int i)
-{
-  return (const char *)sqlite3_column_text (s, i);
-}
-
 /* Whether db's meta has key. */
 static bool
 has_meta (sqlite3 *db, const char *key)
@@ -62,13 +50,13 @@ vs_merge_meta (VsWriter *w, sqlite3 *db, const char *sql, VsMergeMeta *rm)
     return pend;
   while (sqlite3_step (s) == SQLITE_ROW)
     {
-      const char *key = col_text (s, 0);
-      int64_t v = col_i64 (s, 1);
+      const char *key = vs_merge_col_text (s, 0);
+      int64_t v = vs_merge_col_i64 (s, 1);
       /* The allocator settings and time axis of each process (pytorch.*,
        * time_axis): kept, the first process's when several. */
       if (key != NULL && carried_key (key))
         {
-          const char *text = col_text (s, 1);
+          const char *text = vs_merge_col_text (s, 1);
           if (text != NULL && !has_meta (vs_writer_db (w), key))
             vs_writer_set_meta (w, key, text);
           continue;

@@ -13,6 +13,19 @@
 
 #include "vs-merge.h"
 
+/* Column i of the row at s: an integer (VS_UNKNOWN for NULL), text. */
+static inline int64_t
+vs_merge_col_i64 (sqlite3_stmt *s, int i)
+{
+  return sqlite3_column_type (s, i) == SQLITE_NULL ? VS_UNKNOWN : sqlite3_column_int64 (s, i);
+}
+
+static inline const char *
+vs_merge_col_text (sqlite3_stmt *s, int i)
+{
+  return (const char *)sqlite3_column_text (s, i);
+}
+
 typedef struct
 {
   char key[64];

@@ -72,18 +72,6 @@ idmap_get (const VsIdMap *m, int64_t old)
   return m->ids[old];
 }
 
-static int64_t
-col_i64 (sqlite3_stmt *s, int i)
-{
-  return sqlite3_column_type (s, i) == SQLITE_NULL ? VS_UNKNOWN : sqlite3_column_int64 (s, i);
-}
-
-static const char *
-col_text (sqlite3_stmt *s, int i)
-{
-  return (const char *)sqlite3_column_text (s, i);
-}
-
 int
 vs_merge_fail (VsMerge *m, const char *what, const char *why)
 {
@@ -153,42 +141,42 @@ row_process (VsMerge *m, sqlite3_stmt *s)
     {
       /* The adopted import's row of this process: the collector's row
        * replaces it, keeping its id. */
-      int64_t same = find_process (m, col_i64 (s, 1), col_text (s, 3));
+      int64_t same = find_process (m, vs_merge_col_i64 (s, 1), vs_merge_col_text (s, 3));
       if (same > 0 && vs_merge_claim (&m->claim_process, same))
         return vs_merge_take_over (m, take_sql, s, 11, same) == 0
-                   ? vs_merge_idmap_set (&m->process, col_i64 (s, 0), same)
+                   ? vs_merge_idmap_set (&m->process, vs_merge_col_i64 (s, 0), same)
                    : -1;
     }
   if (m->imported)
     {
-      int64_t same = find_process (m, col_i64 (s, 1), col_text (s, 3));
+      int64_t same = find_process (m, vs_merge_col_i64 (s, 1), vs_merge_col_text (s, 3));
       if (same > 0)
-        return vs_merge_idmap_set (&m->process, col_i64 (s, 0), same);
+        return vs_merge_idmap_set (&m->process, vs_merge_col_i64 (s, 0), same);
     }
   VsProcess p = {
-    .pid = col_i64 (s, 1),
-    .ppid = col_i64 (s, 2),
-    .host = col_text (s, 3),
-    .rank = col_i64 (s, 4),
-    .local_rank = col_i64 (s, 5),
-    .world_size = col_i64 (s, 6),
-    .cuda_visible_devices = col_text (s, 7),
-    .command_line = col_text (s, 8),
-    .start_ns = col_i64 (s, 9),
-    .end_ns = col_i64 (s, 10),
-    .exit_status = col_i64 (s, 11),
+    .pid = vs_merge_col_i64 (s, 1),
+    .ppid = vs_merge_col_i64 (s, 2),
+    .host = vs_merge_col_text (s, 3),
+    .rank = vs_merge_col_i64 (s, 4),
+    .local_rank = vs_merge_col_i64 (s, 5),
+    .world_size = vs_merge_col_i64 (s, 6),
+    .cuda_visible_devices = vs_merge_col_text (s, 7),
+    .command_line = vs_merge_col_text (s, 8),
+    .start_ns = vs_merge_col_i64 (s, 9),
+    .end_ns = vs_merge_col_i64 (s, 10),
+    .exit_status = vs_merge_col_i64 (s, 11),
   };
   int64_t id = vs_writer_add_process (m->w, &p);
-  return id > 0 ? vs_merge_idmap_set (&m->process, col_i64 (s, 0), id) : -1;
+  return id > 0 ? vs_merge_idmap_set (&m->process, vs_merge_col_i64 (s, 0), id) : -1;
 }
 
 static int
 row_device (VsMerge *m, sqlite3_stmt *s)
 {
-  VsDevice d = { .idx = col_i64 (s, 1),
-                 .uuid = col_text (s, 2),
-                 .name = col_text (s, 3),
-                 .total_bytes = col_i64 (s, 4) };
+  VsDevice d = { .idx = vs_merge_col_i64 (s, 1),
+                 .uuid = vs_merge_col_text (s, 2),
+                 .name = vs_merge_col_text (s, 3),
+                 .total_bytes = vs_merge_col_i64 (s, 4) };
   static const char *take_sql
       = "UPDATE device SET idx = ?1, uuid = ?2, name = ?3, total_bytes = ?4 WHERE id = ?5";
   int64_t id = vs_writer_add_device (m->w, &d);
@@ -196,60 +184,60 @@ row_device (VsMerge *m, sqlite3_stmt *s)
   if (id > 0 && !m->imported && vs_merge_claim (&m->claim_device, id)
       && vs_merge_take_over (m, take_sql, s, 4, id) != 0)
     return -1;
-  return id > 0 ? vs_merge_idmap_set (&m->device, col_i64 (s, 0), id) : -1;
+  return id > 0 ? vs_merge_idmap_set (&m->device, vs_merge_col_i64 (s, 0), id) : -1;
 }
 
 static int
 row_allocator (VsMerge *m, sqlite3_stmt *s)
 {
   VsAllocator a = {
-    .device_id = idmap_get (&m->device, col_i64 (s, 1)),
-    .process_id = idmap_get (&m->process, col_i64 (s, 2)),
-    .kind = col_text (s, 3),
-    .name = col_text (s, 4),
-    .handle = col_i64 (s, 5),
-    .settings = col_text (s, 6),
+    .device_id = idmap_get (&m->device, vs_merge_col_i64 (s, 1)),
+    .process_id = idmap_get (&m->process, vs_merge_col_i64 (s, 2)),
+    .kind = vs_merge_col_text (s, 3),
+    .name = vs_merge_col_text (s, 4),
+    .handle = vs_merge_col_i64 (s, 5),
+    .settings = vs_merge_col_text (s, 6),
   };
   int64_t id = vs_writer_add_allocator (m->w, &a);
-  return id > 0 ? vs_merge_idmap_set (&m->allocator, col_i64 (s, 0), id) : -1;
+  return id > 0 ? vs_merge_idmap_set (&m->allocator, vs_merge_col_i64 (s, 0), id) : -1;
 }
 
 static int
 row_module (VsMerge *m, sqlite3_stmt *s)
 {
-  VsModule mod = { .process_id = idmap_get (&m->process, col_i64 (s, 1)),
-                   .path = col_text (s, 2),
-                   .build_id = col_text (s, 3),
-                   .load_address = col_i64 (s, 4),
-                   .size = col_i64 (s, 5) };
+  VsModule mod = { .process_id = idmap_get (&m->process, vs_merge_col_i64 (s, 1)),
+                   .path = vs_merge_col_text (s, 2),
+                   .build_id = vs_merge_col_text (s, 3),
+                   .load_address = vs_merge_col_i64 (s, 4),
+                   .size = vs_merge_col_i64 (s, 5) };
   int64_t id = vs_writer_add_module (m->w, &mod);
-  return id > 0 ? vs_merge_idmap_set (&m->module, col_i64 (s, 0), id) : -1;
+  return id > 0 ? vs_merge_idmap_set (&m->module, vs_merge_col_i64 (s, 0), id) : -1;
 }
 
 static int
 row_frame (VsMerge *m, sqlite3_stmt *s)
 {
   VsFrame f = { .kind = (VsFrameKind)sqlite3_column_int (s, 1),
-                .module_id = idmap_get (&m->module, col_i64 (s, 2)),
-                .address = col_i64 (s, 3),
-                .function = col_text (s, 4),
-                .file = col_text (s, 5),
-                .line = col_i64 (s, 6) };
+                .module_id = idmap_get (&m->module, vs_merge_col_i64 (s, 2)),
+                .address = vs_merge_col_i64 (s, 3),
+                .function = vs_merge_col_text (s, 4),
+                .file = vs_merge_col_text (s, 5),
+                .line = vs_merge_col_i64 (s, 6) };
   int64_t id = vs_writer_add_frame (m->w, &f);
-  return id > 0 ? vs_merge_idmap_set (&m->frame, col_i64 (s, 0), id) : -1;
+  return id > 0 ? vs_merge_idmap_set (&m->frame, vs_merge_col_i64 (s, 0), id) : -1;
 }
 
 /* Stack nodes come in id order, so a node's parent is always mapped. */
 static int
 row_stack (VsMerge *m, sqlite3_stmt *s)
 {
-  int64_t parent = col_i64 (s, 1);
+  int64_t parent = vs_merge_col_i64 (s, 1);
   int64_t new_parent = parent == 0 ? 0 : idmap_get (&m->stack, parent);
-  int64_t frame = idmap_get (&m->frame, col_i64 (s, 2));
+  int64_t frame = idmap_get (&m->frame, vs_merge_col_i64 (s, 2));
   if (new_parent == VS_UNKNOWN || frame == VS_UNKNOWN)
     return 0;
   int64_t id = vs_writer_add_stack_node (m->w, new_parent, frame);
-  return id > 0 ? vs_merge_idmap_set (&m->stack, col_i64 (s, 0), id) : -1;
+  return id > 0 ? vs_merge_idmap_set (&m->stack, vs_merge_col_i64 (s, 0), id) : -1;
 }
 
 /* Ranges come in id order; a parent opens before its children. */
@@ -257,19 +245,19 @@ static int
 row_range (VsMerge *m, sqlite3_stmt *s)
 {
   VsRange r = {
-    .process_id = idmap_get (&m->process, col_i64 (s, 1)),
-    .tid = col_i64 (s, 2),
-    .domain = col_text (s, 3),
-    .name = col_text (s, 4),
-    .start_ns = col_i64 (s, 5),
-    .end_ns = col_i64 (s, 6),
-    .parent_id = idmap_get (&m->range, col_i64 (s, 7)),
-    .depth = col_i64 (s, 8),
+    .process_id = idmap_get (&m->process, vs_merge_col_i64 (s, 1)),
+    .tid = vs_merge_col_i64 (s, 2),
+    .domain = vs_merge_col_text (s, 3),
+    .name = vs_merge_col_text (s, 4),
+    .start_ns = vs_merge_col_i64 (s, 5),
+    .end_ns = vs_merge_col_i64 (s, 6),
+    .parent_id = idmap_get (&m->range, vs_merge_col_i64 (s, 7)),
+    .depth = vs_merge_col_i64 (s, 8),
   };
   if (r.name == NULL)
     r.name = "";
   int64_t id = vs_writer_add_range (m->w, &r);
-  return id > 0 ? vs_merge_idmap_set (&m->range, col_i64 (s, 0), id) : -1;
+  return id > 0 ? vs_merge_idmap_set (&m->range, vs_merge_col_i64 (s, 0), id) : -1;
 }
 
 /* Kernel names and configurations: deduplicated by the writer across
@@ -278,19 +266,19 @@ static int
 row_kernel_config (VsMerge *m, sqlite3_stmt *s)
 {
   VsKernel k = {
-    .name = col_text (s, 1),
-    .grid_x = col_i64 (s, 2),
-    .grid_y = col_i64 (s, 3),
-    .grid_z = col_i64 (s, 4),
-    .block_x = col_i64 (s, 5),
-    .block_y = col_i64 (s, 6),
-    .block_z = col_i64 (s, 7),
-    .static_shared = col_i64 (s, 8),
-    .dynamic_shared = col_i64 (s, 9),
-    .registers = col_i64 (s, 10),
+    .name = vs_merge_col_text (s, 1),
+    .grid_x = vs_merge_col_i64 (s, 2),
+    .grid_y = vs_merge_col_i64 (s, 3),
+    .grid_z = vs_merge_col_i64 (s, 4),
+    .block_x = vs_merge_col_i64 (s, 5),
+    .block_y = vs_merge_col_i64 (s, 6),
+    .block_z = vs_merge_col_i64 (s, 7),
+    .static_shared = vs_merge_col_i64 (s, 8),
+    .dynamic_shared = vs_merge_col_i64 (s, 9),
+    .registers = vs_merge_col_i64 (s, 10),
   };
   int64_t id = vs_writer_add_kernel_config (m->w, &k);
-  return id > 0 ? vs_merge_idmap_set (&m->kernel_config, col_i64 (s, 0), id) : -1;
+  return id > 0 ? vs_merge_idmap_set (&m->kernel_config, vs_merge_col_i64 (s, 0), id) : -1;
 }
 
 /* A whole kernel row of an input of schema version 1 or 2. */
@@ -298,23 +286,23 @@ static int
 row_kernel (VsMerge *m, sqlite3_stmt *s)
 {
   VsKernel k = {
-    .start_ns = col_i64 (s, 0),
-    .end_ns = col_i64 (s, 1),
-    .process_id = idmap_get (&m->process, col_i64 (s, 2)),
-    .device_id = idmap_get (&m->device, col_i64 (s, 3)),
-    .context = col_i64 (s, 4),
-    .stream = col_i64 (s, 5),
-    .correlation = col_i64 (s, 6),
-    .name = col_text (s, 7),
-    .grid_x = col_i64 (s, 8),
-    .grid_y = col_i64 (s, 9),
-    .grid_z = col_i64 (s, 10),
-    .block_x = col_i64 (s, 11),
-    .block_y = col_i64 (s, 12),
-    .block_z = col_i64 (s, 13),
-    .static_shared = col_i64 (s, 14),
-    .dynamic_shared = col_i64 (s, 15),
-    .registers = col_i64 (s, 16),
+    .start_ns = vs_merge_col_i64 (s, 0),
+    .end_ns = vs_merge_col_i64 (s, 1),
+    .process_id = idmap_get (&m->process, vs_merge_col_i64 (s, 2)),
+    .device_id = idmap_get (&m->device, vs_merge_col_i64 (s, 3)),
+    .context = vs_merge_col_i64 (s, 4),
+    .stream = vs_merge_col_i64 (s, 5),
+    .correlation = vs_merge_col_i64 (s, 6),
+    .name = vs_merge_col_text (s, 7),
+    .grid_x = vs_merge_col_i64 (s, 8),
+    .grid_y = vs_merge_col_i64 (s, 9),
+    .grid_z = vs_merge_col_i64 (s, 10),
+    .block_x = vs_merge_col_i64 (s, 11),
+    .block_y = vs_merge_col_i64 (s, 12),
+    .block_z = vs_merge_col_i64 (s, 13),
+    .static_shared = vs_merge_col_i64 (s, 14),
+    .dynamic_shared = vs_merge_col_i64 (s, 15),
+    .registers = vs_merge_col_i64 (s, 16),
   };
   return vs_writer_kernel (m->w, &k) == 0 ? 0 : -1;
 }
