@@ -148,7 +148,9 @@ vs_trace_finalize_in_place (VsTrace *trace, GError **error)
       gboolean compacted = trace->schema_version >= VS_TRACE_SCHEMA_COMPACTED;
       VsRowChunker chunker;
 
-      sqlite3_busy_timeout (db, 5000);
+      /* Another reader finalizing it first is waited for as long as a
+       * query may take. */
+      sqlite3_busy_timeout (db, vs_trace_query_limit_s () * 1000);
       vs_row_chunker_init (&chunker);
       rc = !compacted || vs_trace_expand (db, err, sizeof err) == 0 ? SQLITE_OK : SQLITE_ERROR;
       if (rc == SQLITE_OK)

@@ -255,7 +255,7 @@ recover_hot_journal (const char *file)
 
   if (rc == SQLITE_OK)
     {
-      sqlite3_busy_timeout (db, 5000);
+      sqlite3_busy_timeout (db, vs_trace_query_limit_s () * 1000);
       rc = probe (db);
     }
   sqlite3_close_v2 (db);
