@@ -67,8 +67,7 @@ follow_pass (VsTorchFollow *f)
   while (d != NULL && (name = g_dir_read_name (d)) != NULL)
     {
       long long pid;
-      int end = 0;
-      if (sscanf (name, "torch-%lld.stream%n", &pid, &end) != 1 || name[end] != '\0')
+      if (!vs_torch_stream_name_pid (name, &pid))
         continue;
       VsFollowed *s = find (f, pid);
       if (s != NULL && (s->given_up || s->im == NULL))

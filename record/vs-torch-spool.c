@@ -92,6 +92,14 @@ drop_stream_import (const char *spool, long long pid, VsTorchFollow *follow)
   unlink (trace);
 }
 
+bool
+vs_torch_stream_name_pid (const char *name, long long *pid)
+{
+  int end = 0;
+
+  return sscanf (name, "torch-%lld.stream%n", pid, &end) == 1 && end > 0 && name[end] == '\0';
+}
+
 int
 vs_torch_stream_import_spool (const char *spool, const char *host, bool every,
                               VsTorchFollow *follow, bool *keep)
@@ -103,8 +111,7 @@ vs_torch_stream_import_spool (const char *spool, const char *host, bool every,
   while (d != NULL && (name = g_dir_read_name (d)) != NULL)
     {
       long long pid;
-      int end = 0;
-      if (sscanf (name, "torch-%lld.stream%n", &pid, &end) != 1 || name[end] != '\0')
+      if (!vs_torch_stream_name_pid (name, &pid))
         continue;
       /* Where PyTorch recorded its history, a final snapshot (it has the
        * history's stacks) is taken rather than the stream.  Otherwise the
@@ -313,10 +320,9 @@ vs_torch_stream_append_tails (const char *spool, bool *keep)
   while (d != NULL && (name = g_dir_read_name (d)) != NULL)
     {
       long long pid;
-      int end = 0;
       /* At a normal exit nothing that matters follows the snapshot: what
        * Python frees while it shuts down would hide what was live at exit. */
-      if (sscanf (name, "torch-%lld.stream%n", &pid, &end) != 1 || name[end] != '\0'
+      if (!vs_torch_stream_name_pid (name, &pid)
           || final_snapshot (spool, pid, NULL) != FINAL_AT_SIGNAL || stream_is_level (spool, pid))
         continue;
       g_autofree char *stream = g_build_filename (spool, name, NULL);

@@ -65,6 +65,10 @@ int vs_torch_stream_import (const char *path, const char *stacks_path, const cha
                             bool upto_snapshot, int64_t *events, bool *stopped, char *err,
                             size_t errlen);
 
+/* Whether name (a spool entry) is a process's stream, torch-PID.stream;
+ * *pid gets the PID. */
+bool vs_torch_stream_name_pid (const char *name, long long *pid);
+
 /* For each process that left a stream in spool, imports the stream and
  * its Python stacks (spool/torch-PID.stacks) into spool/torch-PID.db tied
  * to its process and GPUs, unless PyTorch recorded its history (the
