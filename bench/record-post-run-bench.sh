@@ -64,7 +64,7 @@ cp "$work/process.db" "\$VRAMSCOPE_SPOOL_DIR/process-\$\$-1.db"
 info='pid 4242\ndevice 0 GPU-synthetic-0 150754820096 Synthetic H200\n'
 printf "reason stream\nhistory 0\n\$info" >"\$VRAMSCOPE_SPOOL_DIR/torch-4242.stream.info"
 python3 "$work/feed.py" "$work/stream" "\$VRAMSCOPE_SPOOL_DIR/torch-4242.stream" $RUN_S
-printf "reason exit\n\$info" >"\$VRAMSCOPE_SPOOL_DIR/torch-4242-000001.info"
+printf "pid 4242\nreason exit\n\$info" >"\$VRAMSCOPE_SPOOL_DIR/torch-4242-000001.info"
 : >"\$VRAMSCOPE_SPOOL_DIR/torch-4242-000001.pickle"
 EOS
 

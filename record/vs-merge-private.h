@@ -38,13 +38,31 @@ typedef struct
    * collector input of the same process or GPU takes over: its values
    * replace the import's, as if it had been merged first. */
   VsClaims claim_process, claim_device;
-  bool kernels_v3; /* the input stores kernels as kernel_config + kernel_exec */
+  bool kernels_v3;    /* the input stores kernels as kernel_config + kernel_exec */
+  bool kernels_aside; /* its kernel_exec is coded aside (vs-merge-kernels.c), not copied */
   uint64_t done, total;
   VsProgressFunc progress;
   void *progress_data;
   char *err;
   size_t errlen;
 } VsMerge;
+
+/* The kernel executions of one input coded into kernel_exec chunks on a
+ * thread of their own (vs-merge-kernels.c). */
+typedef struct VsKernelsAside VsKernelsAside;
+
+/* Starts coding the count executions of the input at path, m's maps of
+ * that input filled: they take the next count kernel ids of m's writer.
+ * NULL when it cannot start (out of memory, no thread): the caller then
+ * copies them as usual (their ids come after the ones taken). */
+VsKernelsAside *vs_merge_kernels_start (VsMerge *m, const char *path, int64_t count);
+
+/* VsRowSinkBeside for the finalizer: waits for the thread and writes its
+ * chunks into main.kernel_exec_chunk and the latest end into meta end_ns. */
+int vs_merge_kernels_write (sqlite3 *db, void *data, char *err, size_t errlen);
+
+/* Waits for the thread if needed and frees a (NULL: nothing). */
+void vs_merge_kernels_free (VsKernelsAside *a);
 
 /* Sets old's new id in m.  0, or -1 when out of memory. */
 int vs_merge_idmap_set (VsIdMap *m, int64_t old, int64_t new_id);

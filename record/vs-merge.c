@@ -35,6 +35,8 @@
 #include "vs-merge.h"
 #include "vs-merge-meta.h"
 #include "vs-merge-private.h"
+#include "vs-fin-given.h"
+#include "vs-row-sink.h"
 #include "vs-timings.h"
 
 #include <sqlite3.h>
@@ -468,7 +470,7 @@ copy_events (VsMerge *m, const char *path)
   sqlite3_progress_handler (db, 100000, sql_progress, m);
   rc = sqlite3_exec (db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
   size_t n_copies = sizeof event_copies / sizeof event_copies[0];
-  for (size_t i = 0; i < n_copies + (m->kernels_v3 ? 1 : 0) && rc == 0; i++)
+  for (size_t i = 0; i < n_copies + (m->kernels_v3 && !m->kernels_aside ? 1 : 0) && rc == 0; i++)
     {
       const char *sql = i < n_copies ? event_copies[i] : kernel_exec_copy;
       rc = sqlite3_exec (db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
@@ -535,6 +537,34 @@ vs_merge_count_is_positive (sqlite3 *db, const char *sql)
              && sqlite3_step (s) == SQLITE_ROW && sqlite3_column_int64 (s, 0) > 0;
   sqlite3_finalize (s);
   return yes;
+}
+
+/* The kernel executions db holds (kernel_exec or, before schema 3,
+ * kernel); -1 when it cannot say. */
+static int64_t
+count_kernels (sqlite3 *db)
+{
+  static const char *sql
+      = "SELECT CASE WHEN EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table'"
+        " AND name = 'kernel_exec') THEN (SELECT count(*) FROM kernel_exec)"
+        " WHEN EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'kernel')"
+        " THEN (SELECT count(*) FROM kernel) ELSE 0 END";
+  sqlite3_stmt *s = NULL;
+  int64_t n = -1;
+  if (sqlite3_prepare_v2 (db, sql, -1, &s, NULL) == SQLITE_OK && sqlite3_step (s) == SQLITE_ROW)
+    n = sqlite3_column_int64 (s, 0);
+  sqlite3_finalize (s);
+  return n;
+}
+
+/* Whether the kernels may be coded aside (vs-merge-kernels.c): the trace
+ * is compacted next (a row sink is active), and not turned off
+ * ($VRAMSCOPE_KERNELS_ASIDE=0). */
+static bool
+kernels_aside_wanted (void)
+{
+  const char *env = getenv ("VRAMSCOPE_KERNELS_ASIDE");
+  return vs_row_sink_active () != NULL && (env == NULL || strcmp (env, "0") != 0);
 }
 
 static int64_t
@@ -633,15 +663,30 @@ vs_merge_traces (const char *out, const char *const *inputs, size_t n, const VsM
       free (all);
       return -1;
     }
+  size_t kernel_inputs = 0, kernel_input = nall;
+  int64_t kernel_count = 0;
   for (size_t i = 0; i < nall; i++)
     {
       sqlite3 *db = open_input (all[i], err, errlen);
       if (db == NULL)
         continue; /* reported by the caller as a warning */
       m.total += (uint64_t)count_rows (db);
+      /* The one input with kernels, if only one has any. */
+      int64_t k = count_kernels (db);
+      if (k != 0)
+        {
+          kernel_inputs += k > 0 ? 1 : 2;
+          kernel_input = i;
+          kernel_count = k;
+        }
       sqlite3_close (db);
     }
   err[0] = '\0';
+  /* Coded aside, beside the finalizer, when the merged trace gets them
+   * from that input alone. */
+  if (kernel_inputs != 1 || !kernels_aside_wanted () || count_kernels (vs_writer_db (m.w)) != 0)
+    kernel_input = nall;
+  VsKernelsAside *aside = NULL;
 
   VsMergeMeta rm = { .start_ns = VS_UNKNOWN, .end_ns = VS_UNKNOWN };
   int rc = 0;
@@ -679,6 +724,12 @@ vs_merge_traces (const char *out, const char *const *inputs, size_t n, const VsM
       const VsCopy *kernels = m.kernels_v3 ? &kernel_config_copy : &kernel_row_copy;
       if (rc == 0)
         rc = each_row (&m, kernels->sql, kernels->row);
+      m.kernels_aside = false;
+      if (rc == 0 && i == kernel_input && m.kernels_v3)
+        {
+          aside = vs_merge_kernels_start (&m, all[i], kernel_count);
+          m.kernels_aside = aside != NULL;
+        }
       if (rc == 0)
         rc = copy_events (&m, all[i]);
       if (rc == 0)
@@ -700,9 +751,19 @@ vs_merge_traces (const char *out, const char *const *inputs, size_t n, const VsM
   if (rc != 0)
     {
       vs_writer_close (m.w, false, NULL, NULL, cerr, sizeof cerr);
+      vs_merge_kernels_free (aside);
       return -1;
     }
-  if (vs_writer_close (m.w, true, progress, progress_data, cerr, sizeof cerr) != 0)
+  /* The adopted trace's rows are the ones its import handed over. */
+  VsFinGiven *old_given
+      = vs_fin_given_set_active (adopted && run->given != NULL ? run->given : NULL);
+  /* The kernels coded aside go in before the finalizer commits. */
+  vs_row_sink_set_beside (aside != NULL ? vs_merge_kernels_write : NULL, aside);
+  int crc = vs_writer_close (m.w, true, progress, progress_data, cerr, sizeof cerr);
+  vs_row_sink_set_beside (NULL, NULL);
+  vs_merge_kernels_free (aside);
+  vs_fin_given_set_active (old_given);
+  if (crc != 0)
     {
       snprintf (err, errlen, "%s", cerr);
       return -1;

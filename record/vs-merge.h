@@ -24,6 +24,10 @@ typedef struct
    * rows keeping their ids; a collector process or GPU of the same pid or
    * uuid takes over its row.  It is gone from where it was once merged. */
   const char *adopt;
+  /* The adopted trace's alloc_event rows as its import handed them to the
+   * finalizer (vs-fin-given.h; NULL: none): the finalizer takes them
+   * rather than reading them back, when adopt is renamed into place. */
+  struct VsFinGiven *given;
 } VsMergeRun;
 
 /* Creates the trace out (replacing a file there) from the process traces

@@ -197,3 +197,29 @@ vs_record_report_timings (const VsTimings *t, int64_t program_ns, int64_t after_
              sqlite3_errmsg (db));
   sqlite3_close (db);
 }
+
+void
+vs_record_report_given (const char *trace, int64_t rows, int64_t coded_rows, int64_t bytes)
+{
+  static const char *meta_sql = "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)";
+  fprintf (stderr, "  %-42s %10lld rows (%lld coded, %.1f MB)\n",
+           "allocator events handed to the finalizer", (long long)rows, (long long)coded_rows,
+           bytes / 1e6);
+  const char *keys[] = { "record_given_rows", "record_given_coded_rows", "record_given_bytes" };
+  const int64_t values[] = { rows, coded_rows, bytes };
+  sqlite3 *db = NULL;
+  bool ok = trace != NULL && sqlite3_open_v2 (trace, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK
+            && sqlite3_exec (db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
+  for (size_t i = 0; ok && i < sizeof keys / sizeof keys[0]; i++)
+    {
+      sqlite3_stmt *s = NULL;
+      ok = sqlite3_prepare_v2 (db, meta_sql, -1, &s, NULL) == SQLITE_OK
+           && sqlite3_bind_text (s, 1, keys[i], -1, SQLITE_STATIC) == SQLITE_OK
+           && sqlite3_bind_int64 (s, 2, values[i]) == SQLITE_OK && sqlite3_step (s) == SQLITE_DONE;
+      sqlite3_finalize (s);
+    }
+  if (!ok || sqlite3_exec (db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+    fprintf (stderr, "vramscope record: cannot keep the timings in %s: %s\n", trace,
+             db ? sqlite3_errmsg (db) : "out of memory");
+  sqlite3_close (db);
+}

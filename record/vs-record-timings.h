@@ -33,3 +33,10 @@ int64_t vs_record_newest_snapshot_ns (const char *spool, int64_t *take_ns, int64
 void vs_record_report_timings (const VsTimings *t, int64_t program_ns, int64_t after_last_ns,
                                int64_t snapshot_ns, int64_t take_ns, int64_t write_ns,
                                int64_t beside_ns, int64_t live_records, const char *trace);
+
+/* --timings: the allocator stream's rows its import handed to the
+ * finalizer while the program ran (vs-fin-given.h) and the finalizer took
+ * (0: none), coded_rows of them coded into chunks then, bytes the memory
+ * they held; printed and kept in the trace's meta as record_given_rows,
+ * record_given_coded_rows and record_given_bytes. */
+void vs_record_report_given (const char *trace, int64_t rows, int64_t coded_rows, int64_t bytes);

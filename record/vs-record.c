@@ -54,6 +54,7 @@
 #include "vs-summary.h"
 #include "vs-symbol-cache.h"
 #include "vs-symbolize.h"
+#include "vs-fin-given.h"
 #include "vs-trace-compact.h"
 #include "vs-timings.h"
 #include "vs-torch-follow.h"
@@ -355,6 +356,17 @@ follow_interval_ms (void)
   if (env == NULL || env[0] == '\0')
     return 250;
   return atoi (env) > 0 ? atoi (env) : 0;
+}
+
+/* Whether the followed imports hand their rows to the finalizer as they
+ * write them (vs-fin-given.h): not $VRAMSCOPE_TORCH_FOLLOW_GIVE=0 (the
+ * finalizer then reads every row back, as before), and not under a
+ * window, which keeps the post-run path that reads the tables. */
+static bool
+follow_gives (int64_t window_ns)
+{
+  const char *env = getenv ("VRAMSCOPE_TORCH_FOLLOW_GIVE");
+  return window_ns == 0 && (env == NULL || strcmp (env, "0") != 0);
 }
 
 /* The program's command line as one string, for the trace's meta. */
@@ -922,9 +934,9 @@ vs_cmd_record (int argc, char **argv)
   /* PyTorch's allocator streams are imported as they grow, while record
    * waits (vs-torch-follow.c); its thread starts with the forwarded
    * signals blocked, so they all reach this one. */
-  VsTorchFollow *follow = torch_on && follow_interval_ms () > 0
-                              ? vs_torch_follow_start (spool_abs, follow_interval_ms ())
-                              : NULL;
+  VsTorchFollow *follow = torch_on && follow_interval_ms () > 0 ? vs_torch_follow_start_gathering (
+                              spool_abs, follow_interval_ms (), follow_gives (window_ns))
+                                                                : NULL;
   sigprocmask (SIG_SETMASK, &saved_mask, NULL);
   vs_record_write_run_info (spool_abs, (long)pid, (long long)start, out, (long long)window_ns);
   /* Each process writes its own file in the spool; the viewer can follow
@@ -997,7 +1009,6 @@ vs_cmd_record (int argc, char **argv)
       = torch_on ? vs_torch_stream_import_spool (spool, host, window_ns > 0, follow, &keep_spool)
                  : 0;
   int64_t live_records = follow != NULL ? vs_torch_follow_records (follow) : -1;
-  vs_torch_follow_free (follow);
   vs_timings_phase ("importing the allocator stream");
   snapshots += torch_on ? import_snapshots (spool, host, &keep_spool) : 0;
   vs_timings_phase ("importing snapshots");
@@ -1034,6 +1045,7 @@ vs_cmd_record (int argc, char **argv)
   if (!keep_spool && vs_record_spool_is_empty (spool))
     {
       fprintf (stderr, "vramscope record: no process of the run used CUDA; no trace written\n");
+      vs_torch_follow_free (follow);
       remove_spool (spool);
       return code;
     }
@@ -1052,8 +1064,16 @@ vs_cmd_record (int argc, char **argv)
   /* The largest of record's own imports becomes the trace: the process
    * traces are copied into it rather than it into a new file. */
   char *adopt = take_largest_import (files, &n);
+  /* What its import handed to the finalizer while the program ran. */
+  VsFinGiven *given
+      = follow != NULL && adopt != NULL ? vs_torch_follow_take_given (follow, adopt) : NULL;
+  vs_torch_follow_free (follow);
+  int64_t given_rows = given ? vs_fin_given_rows (given) : 0;
+  int64_t given_coded = given ? vs_fin_given_coded_rows (given) : 0;
+  int64_t given_bytes = given ? (int64_t)vs_fin_given_bytes (given) : 0;
   VsMergeRun run = { .main_pid = pid,
                      .adopt = adopt,
+                     .given = given,
                      .cwd = cwd[0] != '\0' ? cwd : NULL,
                      .exit_status = code,
                      .start_ns = start,
@@ -1073,6 +1093,9 @@ vs_cmd_record (int argc, char **argv)
                           sizeof err);
   vs_row_sink_set_active (old_sink);
   vs_row_chunker_clear (&chunker);
+  if (!vs_fin_given_taken (given))
+    given_rows = given_coded = given_bytes = 0;
+  vs_fin_given_free (given);
   if (rc == 0 && window_ns > 0)
     {
       rc = vs_record_apply_window (tmp, window_ns, quiet, err, sizeof err) ? 0 : -1;
@@ -1112,6 +1135,7 @@ vs_cmd_record (int argc, char **argv)
       vs_timings_set_active (NULL);
       vs_record_report_timings (&tm, end - start, after_last_ns, snapshot_ns, take_ns, write_ns,
                                 sym_thread != NULL ? sym.ns : -1, live_records, out);
+      vs_record_report_given (out, given_rows, given_coded, given_bytes);
     }
   return code;
 }

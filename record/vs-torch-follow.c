@@ -14,6 +14,7 @@
  * does not use (the GPU runs its work).
  */
 #include "vs-torch-follow.h"
+#include "vs-fin-given.h"
 
 #include <stdio.h>
 #include <sys/stat.h>
@@ -25,6 +26,7 @@ typedef struct
   long long pid;
   VsStreamImport *im; /* NULL once given up or taken */
   bool given_up;
+  VsFinGiven *given; /* vs_torch_follow_keep_given's, until taken */
 } VsFollowed;
 
 struct VsTorchFollow
@@ -37,6 +39,7 @@ struct VsTorchFollow
   bool stop;       /* under lock */
   GArray *streams; /* VsFollowed; the thread's until it is joined */
   int64_t records;
+  bool gather; /* vs_torch_follow_start_gathering */
 };
 
 static VsFollowed *
@@ -49,6 +52,15 @@ find (VsTorchFollow *f, long long pid)
         return s;
     }
   return NULL;
+}
+
+/* Whether directories a and b are the same one. */
+static bool
+same_dir (const char *a, const char *b)
+{
+  struct stat sa, sb;
+  return stat (a, &sa) == 0 && stat (b, &sb) == 0 && sa.st_dev == sb.st_dev
+         && sa.st_ino == sb.st_ino;
 }
 
 /* The streams' header is 4096 bytes: shorter, its writer is not done
@@ -84,6 +96,8 @@ follow_pass (VsTorchFollow *f)
           VsFollowed add = { .pid = pid };
           add.im = vs_stream_import_open (path, stacks, out, err, sizeof err);
           add.given_up = add.im == NULL;
+          if (add.im != NULL && f->gather)
+            vs_stream_import_gather (add.im);
           g_array_append_val (f->streams, add);
           s = &g_array_index (f->streams, VsFollowed, f->streams->len - 1);
           if (s->given_up)
@@ -122,8 +136,15 @@ follow_thread (gpointer data)
 VsTorchFollow *
 vs_torch_follow_start (const char *spool, int interval_ms)
 {
+  return vs_torch_follow_start_gathering (spool, interval_ms, false);
+}
+
+VsTorchFollow *
+vs_torch_follow_start_gathering (const char *spool, int interval_ms, bool gather)
+{
   g_return_val_if_fail (spool != NULL, NULL);
   VsTorchFollow *f = g_new0 (VsTorchFollow, 1);
+  f->gather = gather;
   f->spool = g_strdup (spool);
   f->interval_ms = MAX (interval_ms, 1);
   f->streams = g_array_new (FALSE, FALSE, sizeof (VsFollowed));
@@ -164,6 +185,39 @@ vs_torch_follow_take (VsTorchFollow *f, long long pid)
   return im;
 }
 
+void
+vs_torch_follow_keep_given (VsTorchFollow *f, long long pid, VsFinGiven *given)
+{
+  g_return_if_fail (f != NULL && f->thread == NULL);
+  VsFollowed *s = find (f, pid);
+  if (s == NULL)
+    {
+      vs_fin_given_free (given);
+      return;
+    }
+  vs_fin_given_free (s->given);
+  s->given = given;
+}
+
+VsFinGiven *
+vs_torch_follow_take_given (VsTorchFollow *f, const char *trace)
+{
+  g_return_val_if_fail (f != NULL && f->thread == NULL && trace != NULL, NULL);
+  g_autofree char *base = g_path_get_basename (trace);
+  long long pid;
+  int end = 0;
+  if (sscanf (base, "torch-%lld.db%n", &pid, &end) != 1 || end == 0 || base[end] != '\0')
+    return NULL;
+  g_autofree char *expect = g_strdup_printf ("%s/torch-%lld.db", f->spool, pid);
+  g_autofree char *dir = g_path_get_dirname (trace);
+  VsFollowed *s = find (f, pid);
+  if (s == NULL || !g_file_test (expect, G_FILE_TEST_EXISTS) || !same_dir (dir, f->spool))
+    return NULL;
+  VsFinGiven *g = s->given;
+  s->given = NULL;
+  return g;
+}
+
 int64_t
 vs_torch_follow_records (const VsTorchFollow *f)
 {
@@ -177,7 +231,10 @@ vs_torch_follow_free (VsTorchFollow *f)
     return;
   vs_torch_follow_stop (f);
   for (guint k = 0; k < f->streams->len; k++)
-    vs_stream_import_abort (g_array_index (f->streams, VsFollowed, k).im);
+    {
+      vs_stream_import_abort (g_array_index (f->streams, VsFollowed, k).im);
+      vs_fin_given_free (g_array_index (f->streams, VsFollowed, k).given);
+    }
   g_array_unref (f->streams);
   g_mutex_clear (&f->lock);
   g_cond_clear (&f->wake);

@@ -12,6 +12,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "vs-torch-stream.h"
@@ -22,6 +23,12 @@
  * thread cannot start: then nothing is followed. */
 VsTorchFollow *vs_torch_follow_start (const char *spool, int interval_ms);
 
+/* vs_torch_follow_start(); with gather, each import also hands its
+ * alloc_event rows to the finalizer as it writes them
+ * (vs_stream_import_gather), for the run's trace when it is written into
+ * that import. */
+VsTorchFollow *vs_torch_follow_start_gathering (const char *spool, int interval_ms, bool gather);
+
 /* Stops following: waits for the pass under way, if any, and ends the
  * thread.  The imports are kept for vs_torch_follow_take(), which reads
  * what the streams hold past them. */
@@ -31,6 +38,16 @@ void vs_torch_follow_stop (VsTorchFollow *f);
  * steps, closes or aborts it), once f is stopped; NULL when f has none (a
  * stream it could not read is left to the caller to read and report). */
 VsStreamImport *vs_torch_follow_take (VsTorchFollow *f, long long pid);
+
+/* Keeps given, the rows process pid's import handed to the finalizer
+ * (vs_stream_import_close), until vs_torch_follow_take_given(); freed
+ * when f has no stream of pid, or with f. */
+struct VsFinGiven;
+void vs_torch_follow_keep_given (VsTorchFollow *f, long long pid, struct VsFinGiven *given);
+
+/* The rows kept for the import trace (spool/torch-PID.db, as the spool
+ * functions write it), handed over to the caller; NULL when none. */
+struct VsFinGiven *vs_torch_follow_take_given (VsTorchFollow *f, const char *trace);
 
 /* The records imported while the program ran, over every stream. */
 int64_t vs_torch_follow_records (const VsTorchFollow *f);

@@ -18,6 +18,7 @@
 #include <sqlite3.h>
 
 #include "vs-recover.h"
+#include "vs-fin-given.h"
 #include "vs-torch-follow.h"
 #include "vs-torch-stream-private.h"
 
@@ -139,8 +140,9 @@ vs_torch_stream_import_spool (const char *spool, const char *host, bool every,
       /* Followed while the program ran: only the tail is left to read. */
       VsStreamImport *im = follow ? vs_torch_follow_take (follow, pid) : NULL;
       int rc = -1;
+      VsFinGiven *given = NULL;
       if (im != NULL && vs_stream_import_step (im, err, sizeof err) >= 0)
-        rc = vs_stream_import_close (im, final == FINAL_AT_EXIT, &events, &stopped, err,
+        rc = vs_stream_import_close (im, final == FINAL_AT_EXIT, &events, &stopped, &given, err,
                                      sizeof err);
       else
         vs_stream_import_abort (im);
@@ -148,6 +150,9 @@ vs_torch_stream_import_spool (const char *spool, const char *host, bool every,
       if (rc != 0)
         rc = vs_torch_stream_import (stream, stacks, trace, final == FINAL_AT_EXIT, &events,
                                      &stopped, err, sizeof err);
+      /* Kept for the finalizer of the trace written into this import. */
+      if (given != NULL)
+        vs_torch_follow_keep_given (follow, pid, given);
       if (rc != 0 || !vs_record_tie_process (trace, info, host, err, sizeof err))
         {
           fprintf (stderr,

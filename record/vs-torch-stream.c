@@ -39,6 +39,8 @@
 #include <glib.h>
 #include <sqlite3.h>
 
+#include "vs-fin-given.h"
+#include "vs-given-coder.h"
 #include "vs-torch-stacks.h"
 #include "vs-torch-stream-private.h"
 #include "vs-trace-writer.h"
@@ -139,6 +141,9 @@ struct VsStreamImport
   int64_t read, last_ts;           /* records read; the last event's time */
   int64_t alloc_rows, failed_rows; /* rows written */
   VsStreamMark mark;
+  /* vs_stream_import_gather: the rows handed to the finalizer, coded. */
+  VsFinGiven *given;
+  VsGivenCoder *coder;
 };
 
 static const char *mark_sql
@@ -198,6 +203,20 @@ stack_id (VsStreamImport *im, uint32_t id, bool *reread)
         }
     }
   return vs_torch_stacks_trace_id (im->stacks, im->w, id);
+}
+
+/* Hands alloc_event row im->alloc_rows, written from ae, to the
+ * finalizer (vs_stream_import_gather); what cannot be is given up. */
+static void
+give_row (VsStreamImport *im, const VsAllocEvent *ae)
+{
+  if (im->given == NULL || vs_fin_given_rows (im->given) < 0)
+    return;
+  int64_t v[VS_ALLOC_EVENT_COLUMNS];
+  uint32_t nulls;
+  vs_writer_alloc_event_row (ae, im->alloc_rows, v, &nulls);
+  if (vs_fin_given_add_alloc (im->given, im->alloc_rows, ae) == 0)
+    vs_given_coder_row (im->coder, im->given, v, nulls);
 }
 
 /* Writes record r as an event (see the file comment).  0 or -1. */
@@ -278,7 +297,10 @@ import_record (VsStreamImport *im, const VsStreamRecord *r, bool *reread)
       break;
     }
   im->alloc_rows++;
-  return vs_writer_alloc_event (w, &ae);
+  if (vs_writer_alloc_event (w, &ae) != 0)
+    return -1;
+  give_row (im, &ae);
+  return 0;
 }
 
 /* Maps the stream file as far as it is long now (it grows while its
@@ -454,14 +476,33 @@ cut_at_mark (VsStreamImport *im)
     return -1;
   im->read = im->mark.read;
   im->last_ts = im->mark.last_ts;
+  if (im->given != NULL)
+    vs_fin_given_cut (im->given, im->mark.alloc_rows);
   return 0;
+}
+
+void
+vs_stream_import_gather (VsStreamImport *im)
+{
+  g_return_if_fail (im != NULL && im->alloc_rows == 0);
+  if (im->given != NULL)
+    return;
+  im->given = vs_fin_given_new ();
+  im->coder = im->given != NULL ? vs_given_coder_new () : NULL;
+  if (im->coder == NULL)
+    {
+      vs_fin_given_free (im->given);
+      im->given = NULL;
+    }
 }
 
 int
 vs_stream_import_close (VsStreamImport *im, bool upto_snapshot, int64_t *events, bool *stopped,
-                        char *err, size_t errlen)
+                        VsFinGiven **given, char *err, size_t errlen)
 {
   g_return_val_if_fail (im != NULL && im->w != NULL, -1);
+  if (given)
+    *given = NULL;
   if (events)
     *events = 0;
   if (stopped)
@@ -497,6 +538,11 @@ vs_stream_import_close (VsStreamImport *im, bool upto_snapshot, int64_t *events,
     *events = im->read;
   if (stopped)
     *stopped = stopped_at != 0;
+  if (given != NULL && im->given != NULL && vs_fin_given_rows (im->given) >= 0)
+    {
+      *given = im->given;
+      im->given = NULL;
+    }
   vs_stream_import_abort (im);
   return 0;
 }
@@ -523,6 +569,8 @@ vs_stream_import_abort (VsStreamImport *im)
   if (im->fd >= 0)
     close (im->fd);
   vs_torch_stacks_free (im->stacks);
+  vs_fin_given_free (im->given);
+  vs_given_coder_free (im->coder);
   for (size_t k = 0; k < MAX_DEVICES; k++)
     if (im->devs[k].ranges)
       g_tree_destroy (im->devs[k].ranges);
@@ -550,5 +598,5 @@ vs_torch_stream_import (const char *path, const char *stacks_path, const char *o
       vs_stream_import_abort (im);
       return -1;
     }
-  return vs_stream_import_close (im, upto_snapshot, events, stopped, err, errlen);
+  return vs_stream_import_close (im, upto_snapshot, events, stopped, NULL, err, errlen);
 }

@@ -39,13 +39,21 @@ int64_t vs_stream_import_step (VsStreamImport *im, char *err, size_t errlen);
 /* The records read so far. */
 int64_t vs_stream_import_consumed (const VsStreamImport *im);
 
+/* From now on (before any record is imported) im also hands the
+ * alloc_event rows it writes to the finalizer (vs-fin-given.h): their
+ * events kept in memory, their chunks coded as they fill. */
+struct VsFinGiven;
+void vs_stream_import_gather (VsStreamImport *im);
+
 /* Ends the import and frees im: with upto_snapshot, what came at and
  * after the stream's last snapshot marker is left out, as
  * vs_torch_stream_import() leaves it out; then the meta and the file are
- * written.  *events and *stopped as vs_torch_stream_import() sets them.
+ * written.  *events and *stopped as vs_torch_stream_import() sets them;
+ * *given (may be NULL) the rows handed to the finalizer when im gathered
+ * them (vs_stream_import_gather) and could keep every one, else NULL.
  * Returns 0, or -1 with err filled (the file is removed). */
 int vs_stream_import_close (VsStreamImport *im, bool upto_snapshot, int64_t *events, bool *stopped,
-                            char *err, size_t errlen);
+                            struct VsFinGiven **given, char *err, size_t errlen);
 
 /* Gives up the import (NULL: nothing) and removes its file. */
 void vs_stream_import_abort (VsStreamImport *im);

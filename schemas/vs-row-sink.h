@@ -55,6 +55,21 @@ struct VsRowSink
   char err[256];
 };
 
+/* Work done beside the finalizer whose output is compacted next (the
+ * merge's kernels, coded on a thread of their own): called by the
+ * finalizer on the calling thread once the sink has finished, inside its
+ * transaction on db, before it writes the trace's end and commits.
+ * Returns 0, or -1 with err filled (the finalization then fails). */
+typedef int (*VsRowSinkBeside) (struct sqlite3 *db, void *data, char *err, size_t errlen);
+
+/* Makes fn (NULL: none), with data, the work the next finalization on
+ * the calling thread writes before it commits. */
+void vs_row_sink_set_beside (VsRowSinkBeside fn, void *data);
+
+/* The calling thread's work beside the finalizer (NULL: none); *data
+ * gets its data. */
+VsRowSinkBeside vs_row_sink_beside (void **data);
+
 /* Makes sink (NULL: none) the one the finalizer on the calling thread
  * hands its rows to; returns the previous one. */
 VsRowSink *vs_row_sink_set_active (VsRowSink *sink);

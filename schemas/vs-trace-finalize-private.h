@@ -215,6 +215,24 @@ int vs_fin_finalize_gathered (sqlite3 *db, VsFinTrace *t, VsProgressFunc progres
  * otherwise. */
 int vs_fin_check_events (const VsFinTrace *t, VsFinErr *e);
 
+/* The events of the active hand-over g (vs-fin-given.h) moved into t
+ * (empty before): *rows gets the alloc_event rows they are (ids 1..*rows),
+ * *coded_rows those its chunks hold.  -1 when g has none to give (NULL,
+ * given up or taken already). */
+struct VsFinGiven;
+int vs_fin_given_take (struct VsFinGiven *g, VsFinTrace *t, int64_t *rows, int64_t *coded_rows);
+
+/* vs_fin_load_events() for a trace whose alloc_event rows 1..given are in
+ * t already (vs_fin_given_take) and whose rows 1..coded the active row
+ * sink has as chunks: the other rows are loaded, and the sink is handed
+ * the rows after coded.  given and coded 0: every row. */
+int vs_fin_load_events_after (sqlite3 *db, VsFinTrace *t, int64_t given, int64_t coded,
+                              VsFinErr *e);
+/* Refuses the first n events of t (given, not loaded) where a row would
+ * be refused by vs_fin_load_events(): ids outside 1..t->max_device or
+ * 1..t->max_allocator, a negative process.  -1 with e filled. */
+int vs_fin_check_given (const VsFinTrace *t, size_t n, VsFinErr *e);
+
 /* Appends every mem_event, alloc_event and pool_event row to t->ev;
  * refuses a row whose device or allocator id is outside 1..t->max_device
  * or 1..t->max_allocator, or whose kind or operation is not a small

@@ -27,6 +27,7 @@
  * this file runs them in one transaction and builds the indexes.  Each
  * phase is marked into the active VsTimings, if any (vs-timings.h).
  */
+#include "vs-fin-given.h"
 #include "vs-trace-finalize-private.h"
 #include "vs-row-sink.h"
 #include "vs-timings.h"
@@ -327,6 +328,28 @@ load_dimensions (sqlite3 *db, VsFinState *st, VsFinErr *e)
   return 0;
 }
 
+/* Whether the alloc_event rows handed over are db's: the table holds row
+ * n (the last handed over), at the time of its event.  -1 with e filled
+ * otherwise. */
+static int
+check_given_rows (sqlite3 *db, const VsFinTrace *t, int64_t n, VsFinErr *e)
+{
+  int64_t ts = -1;
+  const VsFinEvent *last = NULL;
+  for (size_t i = 0; i < t->n; i++)
+    if (t->ev[i].src == SRC_ALLOC && t->ev[i].id == n)
+      {
+        last = &t->ev[i];
+        break;
+      }
+  if (query_int (db, "SELECT ifnull((SELECT ts FROM alloc_event WHERE id = ?1), -1)", n, &ts, e)
+      < 0)
+    return -1;
+  if (last == NULL || ts != last->ts)
+    return vs_fin_fail (e, "the allocator events handed over are not those of its alloc_event");
+  return 0;
+}
+
 /* Finalizes db from the events in *given, or from its tables when given
  * is NULL. */
 static int
@@ -365,8 +388,18 @@ finalize (sqlite3 *db, VsFinTrace *given, VsProgressFunc progress, void *progres
     goto out;
   t.max_device = st.ndev;
   t.max_allocator = st.nalloc;
-  if ((given == NULL && vs_fin_load_events (db, &t, &e) < 0) || vs_fin_check_events (&t, &e) < 0
-      || vs_fin_window_load (db, &t, &win, st.ndev, &e) < 0)
+  /* The alloc_event rows an import handed over as it wrote them
+   * (vs-fin-given.h): only the others are loaded. */
+  int64_t given_rows = 0, coded_rows = 0;
+  if (given == NULL && vs_fin_given_take (vs_fin_given_active (), &t, &given_rows, &coded_rows) < 0)
+    given_rows = coded_rows = 0;
+  if (given == NULL
+      && (vs_fin_check_given (&t, (size_t)given_rows, &e) < 0
+          || vs_fin_load_events_after (db, &t, given_rows, coded_rows, &e) < 0))
+    goto out;
+  if (given_rows > 0 && check_given_rows (db, &t, given_rows, &e) < 0)
+    goto out;
+  if (vs_fin_check_events (&t, &e) < 0 || vs_fin_window_load (db, &t, &win, st.ndev, &e) < 0)
     goto out;
   st.window = &win;
   vs_timings_phase ("finalize: loading events");
@@ -434,6 +467,15 @@ finalize (sqlite3 *db, VsFinTrace *given, VsProgressFunc progress, void *progres
             goto out;
           }
         vs_timings_phase ("finalize: event chunks");
+      }
+    /* What was done beside (vs_row_sink_set_beside). */
+    void *beside_data;
+    VsRowSinkBeside beside = vs_row_sink_beside (&beside_data);
+    if (beside != NULL)
+      {
+        if (beside (db, beside_data, e.msg, e.len) < 0)
+          goto out;
+        vs_timings_phase ("finalize: waiting for the kernels");
       }
   }
   {

@@ -218,7 +218,8 @@ static const char *load_mem_sql
       " pool_size, stack_id, range_id FROM mem_event";
 static const char *load_alloc_sql
     = "SELECT id, ts, process_id, device_id, allocator_id, op, address,"
-      " requested_bytes, block_bytes, stack_id, range_id, before_trace FROM alloc_event";
+      " requested_bytes, block_bytes, stack_id, range_id, before_trace FROM alloc_event"
+      " WHERE id > ?1";
 static const char *load_pool_sql
     = "SELECT id, ts, process_id, device_id, pool_id, op, size FROM pool_event";
 
@@ -324,7 +325,7 @@ static const char *load_mem_whole_sql
 static const char *load_alloc_whole_sql
     = "SELECT id, ts, process_id, tid, device_id, allocator_id, op, address, requested_bytes,"
       " block_bytes, segment_address, stream, stack_id, range_id, before_trace"
-      " FROM alloc_event ORDER BY id";
+      " FROM alloc_event WHERE id > ?1 ORDER BY id";
 /* Where the columns of load_mem_sql and load_alloc_sql are in those. */
 static const int load_mem_whole_map[] = { 0, 1, 2, 4, 7, 8, 9, 10, 11, 12, 15, 16 };
 static const int load_alloc_whole_map[] = { 0, 1, 2, 4, 5, 6, 7, 8, 9, 12, 13, 14 };
@@ -373,6 +374,28 @@ drop_chunks (sqlite3 *db, VsRowSinkTable table)
 int
 vs_fin_load_events (sqlite3 *db, VsFinTrace *t, VsFinErr *e)
 {
+  return vs_fin_load_events_after (db, t, 0, 0, e);
+}
+
+int
+vs_fin_check_given (const VsFinTrace *t, size_t n, VsFinErr *e)
+{
+  for (size_t i = 0; i < n && i < t->n; i++)
+    {
+      const VsFinEvent *ev = &t->ev[i];
+      if (ev->device_id < 1 || ev->device_id > t->max_device || ev->allocator_id < 1
+          || ev->allocator_id > t->max_allocator || ev->process_id < 0 || ev->range_id < 0)
+        return vs_fin_fail (e,
+                            "alloc_event row %lld names a device, allocator, process or range"
+                            " that the trace does not define",
+                            (long long)ev->id);
+    }
+  return 0;
+}
+
+int
+vs_fin_load_events_after (sqlite3 *db, VsFinTrace *t, int64_t given, int64_t coded, VsFinErr *e)
+{
   VsRowSink *sink = vs_row_sink_active ();
   const char *sqls[3] = { sink ? load_mem_whole_sql : load_mem_sql,
                           sink ? load_alloc_whole_sql : load_alloc_sql, load_pool_sql };
@@ -388,6 +411,10 @@ vs_fin_load_events (sqlite3 *db, VsFinTrace *t, VsFinErr *e)
       bool gave_up = false;
       if (sqlite3_prepare_v2 (db, sqls[q], -1, &s, NULL) != SQLITE_OK)
         return vs_fin_fail (e, "%s", sqlite3_errmsg (db));
+      /* alloc_event: the rows after those given (with a sink: after
+       * those it has). */
+      if (srcs[q] == SRC_ALLOC)
+        sqlite3_bind_int64 (s, 1, sink != NULL ? coded : given);
       if (pass != NULL && pass->begin (pass, tables[q], db, 0, 0) < 0)
         {
           sqlite3_finalize (s);
@@ -396,7 +423,9 @@ vs_fin_load_events (sqlite3 *db, VsFinTrace *t, VsFinErr *e)
       int rc;
       while ((rc = sqlite3_step (s)) == SQLITE_ROW)
         {
-          int added = add_row (t, srcs[q], s, sink != NULL && q < 2 ? maps[q] : NULL, e);
+          /* A row given already is only the sink's. */
+          bool had = srcs[q] == SRC_ALLOC && sqlite3_column_int64 (s, 0) <= given;
+          int added = had ? 0 : add_row (t, srcs[q], s, sink != NULL && q < 2 ? maps[q] : NULL, e);
           int sunk = added == 0 && pass != NULL ? sink_row (pass, s, widths[q]) : 0;
           if (sunk == 1)
             {

@@ -330,6 +330,24 @@ vs_row_sink_active (void)
   return active_sink;
 }
 
+/* The work beside the finalizer (vs_row_sink_set_beside). */
+static _Thread_local VsRowSinkBeside beside_fn;
+static _Thread_local void *beside_data;
+
+void
+vs_row_sink_set_beside (VsRowSinkBeside fn, void *data)
+{
+  beside_fn = fn;
+  beside_data = fn != NULL ? data : NULL;
+}
+
+VsRowSinkBeside
+vs_row_sink_beside (void **data)
+{
+  *data = beside_data;
+  return beside_fn;
+}
+
 static const char *
 sink_error (const VsRowSink *sink)
 {

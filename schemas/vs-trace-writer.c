@@ -922,6 +922,26 @@ batch_i64 (VsSqlBatch *b, int at, int64_t v)
     vs_sql_batch_int (b, at, v);
 }
 
+void
+vs_writer_alloc_event_row (const VsAllocEvent *e, int64_t id, int64_t *v, uint32_t *nulls)
+{
+  _Static_assert(N_COLUMNS (alloc_event_columns) + 1 == VS_ALLOC_EVENT_COLUMNS,
+                 "alloc_event: id and the written columns");
+  v[0] = id;
+  *nulls = 0;
+  /* As batch_column stores each field. */
+  for (size_t i = 0; i < N_COLUMNS (alloc_event_columns); i++)
+    {
+      const VsColumn *c = &alloc_event_columns[i];
+      int64_t x = column_int (c, e);
+      bool null = ((c->type == COL_I64 || c->type == COL_ID) && x == VS_UNKNOWN)
+                  || (c->type == COL_ID && x == 0);
+      v[i + 1] = null ? 0 : x;
+      if (null)
+        *nulls |= 1u << (i + 1);
+    }
+}
+
 /* vs_writer_alloc_event: the row joins the gathered ones. */
 static int
 alloc_event_gathered (VsWriter *w, const VsAllocEvent *e)

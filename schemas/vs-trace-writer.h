@@ -258,6 +258,12 @@ extern "C"
  * vs_writer_db() only after a commit.  A row the table refuses fails the
  * call that inserts its batch. */
   int vs_writer_alloc_event (VsWriter *w, const VsAllocEvent *e);
+  /* The alloc_event row vs_writer_alloc_event() stores for e with id id:
+   * v[0..VS_ALLOC_EVENT_COLUMNS-1] the table's columns in the order of
+   * schemas/trace.sql, bit c of *nulls set where column c is NULL (its
+   * v[c] 0). */
+#define VS_ALLOC_EVENT_COLUMNS 15
+  void vs_writer_alloc_event_row (const VsAllocEvent *e, int64_t id, int64_t *v, uint32_t *nulls);
   int vs_writer_failed_alloc (VsWriter *w, const VsFailedAlloc *e);
   int64_t vs_writer_add_range (VsWriter *w, const VsRange *r);
   int vs_writer_end_range (VsWriter *w, int64_t range_id, int64_t end_ns);

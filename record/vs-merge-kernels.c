@@ -1,0 +1,322 @@
+/* vs-merge-kernels.c — a process trace's kernel executions coded straight
+ * into the merged trace's kernel_exec chunks, on a thread of their own,
+ * while the finalizer works on the allocator events.
+ *
+ * For a merged trace that is compacted right after (a row sink is
+ * active, vs-row-sink.h) and whose kernels all come from one process
+ * trace, copying 10^5 executions into kernel_exec and having compaction
+ * read them back and code them is replaced by one pass over the input's
+ * kernel_exec, in its order (start, then id): each execution gets the
+ * merged id the copy would give it (the next kernel ids, in that order)
+ * and its process, GPU and configuration ids mapped as vs_map() maps them,
+ * and every VS_CHUNK_ROWS rows are coded into the chunk compaction would
+ * code of them.  The finalizer writes the chunks into its transaction
+ * before it commits (vs_row_sink_set_beside), kernel_exec staying empty
+ * (compaction keeps chunks whose table is empty), and raises meta end_ns
+ * to the latest execution's end, which the finalizer would find in the
+ * table.  The trace is the one the copy gives.
+ */
+#include "vs-merge-private.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vs-chunk.h"
+#include "vs-row-sink.h"
+
+typedef struct
+{
+  int nrows;
+  uint8_t *zone, *data;
+  size_t zone_len, data_len;
+} VsKernelChunk;
+
+struct VsKernelsAside
+{
+  char *path;
+  int64_t first_id; /* the merged id of its first execution */
+  VsIdMap process, device, config;
+  pthread_t thread;
+  bool started, joined;
+  VsKernelChunk *chunk;
+  size_t nchunks, cap;
+  int64_t max_end;
+  bool has_end;
+  int rc;
+  char err[256];
+};
+
+/* The columns of kernel_exec (schemas/trace.sql). */
+enum
+{
+  K_START,
+  K_ID,
+  K_DURATION,
+  K_PROCESS,
+  K_DEVICE,
+  K_CONTEXT,
+  K_STREAM,
+  K_CORRELATION,
+  K_CONFIG,
+  K_COLS
+};
+
+static const char *select_sql
+    = "SELECT start_ns, duration_ns, process_id, device_id, context, stream, correlation,"
+      " config_id FROM kernel_exec ORDER BY start_ns, id";
+
+static int
+copy_map (VsIdMap *to, const VsIdMap *from)
+{
+  to->cap = from->cap;
+  to->ids = from->cap ? malloc ((size_t)from->cap * sizeof *to->ids) : NULL;
+  if (from->cap && to->ids == NULL)
+    return -1;
+  if (from->cap)
+    memcpy (to->ids, from->ids, (size_t)from->cap * sizeof *to->ids);
+  return 0;
+}
+
+/* vs_map()'s answer for column c of s: the mapped id, or NULL. */
+static void
+map_column (sqlite3_stmt *s, int c, const VsIdMap *m, int64_t *v, uint8_t *null)
+{
+  int64_t old = sqlite3_column_int64 (s, c);
+  *null = 1;
+  *v = 0;
+  if (sqlite3_column_type (s, c) != SQLITE_INTEGER || old == VS_UNKNOWN || old <= 0
+      || old >= m->cap || m->ids[old] == 0)
+    return;
+  *v = m->ids[old];
+  *null = 0;
+}
+
+/* Codes the first n rows of ch (room for VS_CHUNK_ROWS) into a chunk. */
+static int
+code_chunk (VsKernelsAside *a, VsChunkCodec *codec, VsChunk *ch, int n)
+{
+  if (n < VS_CHUNK_ROWS)
+    for (int c = 1; c < ch->ncols; c++)
+      {
+        memmove (ch->values + (size_t)c * n, ch->values + (size_t)c * VS_CHUNK_ROWS,
+                 (size_t)n * sizeof *ch->values);
+        memmove (ch->nulls + (size_t)c * n, ch->nulls + (size_t)c * VS_CHUNK_ROWS, (size_t)n);
+      }
+  VsChunk part = *ch;
+  part.nrows = n;
+  if (a->nchunks == a->cap)
+    {
+      size_t cap = a->cap ? a->cap * 2 : 64;
+      VsKernelChunk *k = realloc (a->chunk, cap * sizeof *k);
+      if (k == NULL)
+        {
+          snprintf (a->err, sizeof a->err, "out of memory");
+          return -1;
+        }
+      a->chunk = k;
+      a->cap = cap;
+    }
+  VsKernelChunk *k = &a->chunk[a->nchunks];
+  if (vs_chunk_encode (codec, &part, &k->data, &k->data_len, &k->zone, &k->zone_len, a->err,
+                       sizeof a->err)
+      < 0)
+    return -1;
+  k->nrows = n;
+  a->nchunks++;
+  return 0;
+}
+
+static void *
+code_kernels (void *data)
+{
+  VsKernelsAside *a = data;
+  sqlite3 *db = NULL;
+  sqlite3_stmt *s = NULL;
+  VsChunkCodec *codec = vs_chunk_codec_new ();
+  VsChunk ch = { K_COLS, VS_CHUNK_ROWS, malloc ((size_t)K_COLS * VS_CHUNK_ROWS * sizeof (int64_t)),
+                 malloc ((size_t)K_COLS * VS_CHUNK_ROWS) };
+  int n = 0, rc;
+  int64_t id = a->first_id;
+
+  a->rc = -1;
+  if (codec == NULL || ch.values == NULL || ch.nulls == NULL)
+    {
+      snprintf (a->err, sizeof a->err, "out of memory");
+      goto out;
+    }
+  if (sqlite3_open_v2 (a->path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK
+      || sqlite3_prepare_v2 (db, select_sql, -1, &s, NULL) != SQLITE_OK)
+    {
+      snprintf (a->err, sizeof a->err, "cannot read the kernels of %s: %s", a->path,
+                db ? sqlite3_errmsg (db) : "out of memory");
+      goto out;
+    }
+  /* The input's columns, in kernel_exec's order but for id. */
+  static const int plain[] = { K_START, K_DURATION, -1, -1, K_CONTEXT, K_STREAM, K_CORRELATION };
+  while ((rc = sqlite3_step (s)) == SQLITE_ROW)
+    {
+      for (int c = 0; c < 7; c++)
+        {
+          if (plain[c] < 0)
+            continue;
+          size_t at = (size_t)plain[c] * VS_CHUNK_ROWS + n;
+          int type = sqlite3_column_type (s, c);
+          if (type != SQLITE_INTEGER && type != SQLITE_NULL)
+            {
+              snprintf (a->err, sizeof a->err, "%s: a kernel execution holds a %s", a->path,
+                        type == SQLITE_FLOAT ? "real number" : "text or blob");
+              goto out;
+            }
+          ch.nulls[at] = type == SQLITE_NULL;
+          ch.values[at] = type == SQLITE_NULL ? 0 : sqlite3_column_int64 (s, c);
+        }
+      ch.values[(size_t)K_ID * VS_CHUNK_ROWS + n] = id++;
+      ch.nulls[(size_t)K_ID * VS_CHUNK_ROWS + n] = 0;
+      map_column (s, 2, &a->process, &ch.values[(size_t)K_PROCESS * VS_CHUNK_ROWS + n],
+                  &ch.nulls[(size_t)K_PROCESS * VS_CHUNK_ROWS + n]);
+      map_column (s, 3, &a->device, &ch.values[(size_t)K_DEVICE * VS_CHUNK_ROWS + n],
+                  &ch.nulls[(size_t)K_DEVICE * VS_CHUNK_ROWS + n]);
+      map_column (s, 7, &a->config, &ch.values[(size_t)K_CONFIG * VS_CHUNK_ROWS + n],
+                  &ch.nulls[(size_t)K_CONFIG * VS_CHUNK_ROWS + n]);
+      /* The view `kernel`'s end_ns, for the trace's end. */
+      if (!ch.nulls[(size_t)K_START * VS_CHUNK_ROWS + n]
+          && !ch.nulls[(size_t)K_DURATION * VS_CHUNK_ROWS + n])
+        {
+          int64_t end = ch.values[(size_t)K_START * VS_CHUNK_ROWS + n]
+                        + ch.values[(size_t)K_DURATION * VS_CHUNK_ROWS + n];
+          if (!a->has_end || end > a->max_end)
+            a->max_end = end;
+          a->has_end = true;
+        }
+      if (++n == VS_CHUNK_ROWS)
+        {
+          if (code_chunk (a, codec, &ch, n) < 0)
+            goto out;
+          n = 0;
+        }
+    }
+  if (rc != SQLITE_DONE)
+    {
+      snprintf (a->err, sizeof a->err, "cannot read the kernels of %s: %s", a->path,
+                sqlite3_errmsg (db));
+      goto out;
+    }
+  if (n > 0 && code_chunk (a, codec, &ch, n) < 0)
+    goto out;
+  a->rc = 0;
+out:
+  sqlite3_finalize (s);
+  sqlite3_close (db);
+  vs_chunk_codec_free (codec);
+  free (ch.values);
+  free (ch.nulls);
+  return NULL;
+}
+
+VsKernelsAside *
+vs_merge_kernels_start (VsMerge *m, const char *path, int64_t count)
+{
+  VsKernelsAside *a = calloc (1, sizeof *a);
+  if (a == NULL)
+    return NULL;
+  a->path = strdup (path);
+  if (a->path == NULL || copy_map (&a->process, &m->process) < 0
+      || copy_map (&a->device, &m->device) < 0 || copy_map (&a->config, &m->kernel_config) < 0)
+    {
+      vs_merge_kernels_free (a);
+      return NULL;
+    }
+  /* The ids the copy would give, in the same order. */
+  for (int64_t k = 0; k < count; k++)
+    {
+      int64_t id = vs_writer_next_kernel_id (m->w);
+      if (k == 0)
+        a->first_id = id;
+    }
+  a->started = pthread_create (&a->thread, NULL, code_kernels, a) == 0;
+  if (!a->started)
+    {
+      vs_merge_kernels_free (a);
+      return NULL;
+    }
+  return a;
+}
+
+static void
+join (VsKernelsAside *a)
+{
+  if (a->started && !a->joined)
+    {
+      pthread_join (a->thread, NULL);
+      a->joined = true;
+    }
+}
+
+int
+vs_merge_kernels_write (sqlite3 *db, void *data, char *err, size_t errlen)
+{
+  static const char *create_sql
+      = "CREATE TABLE main.\"kernel_exec_chunk\" (seq INTEGER PRIMARY KEY,"
+        " row_count INTEGER NOT NULL, zone BLOB NOT NULL, data BLOB NOT NULL)";
+  static const char *insert_sql = "INSERT INTO main.\"kernel_exec_chunk\" VALUES (?, ?, ?, ?)";
+  static const char *end_sql
+      = "INSERT INTO meta (key, value) VALUES ('end_ns', ?1) ON CONFLICT (key) DO UPDATE"
+        " SET value = max(ifnull(CAST(value AS INTEGER), ?1), ?1)";
+  VsKernelsAside *a = data;
+  sqlite3_stmt *s = NULL;
+
+  join (a);
+  if (a->rc != 0)
+    {
+      snprintf (err, errlen, "%s", a->err);
+      return -1;
+    }
+  bool ok = sqlite3_exec (db, "DROP TABLE IF EXISTS main.\"kernel_exec_chunk\"", NULL, NULL,
+                          NULL)
+                == SQLITE_OK
+            && sqlite3_exec (db, create_sql, NULL, NULL, NULL) == SQLITE_OK
+            && sqlite3_prepare_v2 (db, insert_sql, -1, &s, NULL) == SQLITE_OK;
+  for (size_t k = 0; ok && k < a->nchunks; k++)
+    {
+      const VsKernelChunk *c = &a->chunk[k];
+      ok = sqlite3_bind_int64 (s, 1, (int64_t)k) == SQLITE_OK
+           && sqlite3_bind_int (s, 2, c->nrows) == SQLITE_OK
+           && sqlite3_bind_blob (s, 3, c->zone, (int)c->zone_len, SQLITE_STATIC) == SQLITE_OK
+           && sqlite3_bind_blob (s, 4, c->data, (int)c->data_len, SQLITE_STATIC) == SQLITE_OK
+           && sqlite3_step (s) == SQLITE_DONE;
+      sqlite3_reset (s);
+    }
+  sqlite3_finalize (s);
+  s = NULL;
+  if (ok && a->has_end)
+    ok = sqlite3_prepare_v2 (db, end_sql, -1, &s, NULL) == SQLITE_OK
+         && sqlite3_bind_int64 (s, 1, a->max_end) == SQLITE_OK && sqlite3_step (s) == SQLITE_DONE;
+  sqlite3_finalize (s);
+  if (!ok)
+    {
+      snprintf (err, errlen, "cannot write the kernels' chunks: %s", sqlite3_errmsg (db));
+      return -1;
+    }
+  return 0;
+}
+
+void
+vs_merge_kernels_free (VsKernelsAside *a)
+{
+  if (a == NULL)
+    return;
+  join (a);
+  for (size_t k = 0; k < a->nchunks; k++)
+    {
+      free (a->chunk[k].zone);
+      free (a->chunk[k].data);
+    }
+  free (a->chunk);
+  free (a->process.ids);
+  free (a->device.ids);
+  free (a->config.ids);
+  free (a->path);
+  free (a);
+}

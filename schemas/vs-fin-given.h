@@ -1,0 +1,81 @@
+/* vs-fin-given.h — allocator events handed to the finalizer as they are
+ * written, so that it need not read them back.
+ *
+ * `record` imports a PyTorch allocator stream while the program runs
+ * (record/vs-torch-stream.c), into the file that later becomes the run's
+ * trace, its alloc_event rows keeping their ids (1, 2, ... in writing
+ * order).  The import keeps here what the finalizer makes of each row (its
+ * event record, as vs_trace_finalize() would load it) and the rows coded
+ * into alloc_event chunks, VS_CHUNK_ROWS at a time (vs-trace-compact.h's
+ * VsGivenCoder).  Made active around the finalization of that trace, the
+ * finalizer takes the events from here and loads from the tables only the
+ * rows it was not handed (the process traces' rows, copied in after the
+ * import's); the row sink (VsRowChunker) keeps the coded chunks and codes
+ * only the rows after them.  The trace is the one the finalizer gives
+ * when it loads every row.
+ *
+ * Memory: one 72-byte event record per row, plus the coded chunks (a few
+ * bytes a row): what the finalizer would hold at its end anyway, held
+ * from the row's import on.  Plain C, no GLib (vstrace).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vs-trace-writer.h"
+
+typedef struct VsFinGiven VsFinGiven;
+
+/* A new, empty hand-over; NULL when out of memory. */
+VsFinGiven *vs_fin_given_new (void);
+
+/* Frees g (NULL: nothing). */
+void vs_fin_given_free (VsFinGiven *g);
+
+/* Keeps the event of alloc_event row id, written from e.  Rows must come
+ * in id order from 1 without gaps; one that does not, or no memory, gives
+ * g up (it then holds nothing and is not used).  0, or -1 when g is given
+ * up. */
+int vs_fin_given_add_alloc (VsFinGiven *g, int64_t id, const VsAllocEvent *e);
+
+/* Keeps one coded chunk of alloc_event rows (the next VS_CHUNK_ROWS rows
+ * in id order, nrows of them), copying zone and data.  0, or -1 when g is
+ * given up. */
+int vs_fin_given_add_chunk (VsFinGiven *g, int nrows, const uint8_t *zone, size_t zone_len,
+                            const uint8_t *data, size_t data_len);
+
+/* Lets go of the rows after row rows (the import cut them): their events
+ * and every chunk that holds one of them. */
+void vs_fin_given_cut (VsFinGiven *g, int64_t rows);
+
+/* Gives g up: what it holds is freed and the finalizer loads every row. */
+void vs_fin_given_drop (VsFinGiven *g);
+
+/* The rows g holds the events of (ids 1..that), -1 once given up. */
+int64_t vs_fin_given_rows (const VsFinGiven *g);
+
+/* The rows its chunks hold (ids 1..that). */
+int64_t vs_fin_given_coded_rows (const VsFinGiven *g);
+
+/* The bytes g holds. */
+size_t vs_fin_given_bytes (const VsFinGiven *g);
+
+/* Makes g (NULL: none) the hand-over the next finalization on the calling
+ * thread takes its events from; returns the previous one.  Only for the
+ * trace whose alloc_event rows 1..vs_fin_given_rows(g) are the rows g was
+ * given. */
+VsFinGiven *vs_fin_given_set_active (VsFinGiven *g);
+
+/* The active hand-over of the calling thread, or NULL. */
+VsFinGiven *vs_fin_given_active (void);
+
+/* Whether a finalizer took g's events (its chunks are then the first of
+ * alloc_event's, for the row sink to keep). */
+bool vs_fin_given_taken (const VsFinGiven *g);
+
+/* Chunk k (0 .. vs_fin_given_n_chunks(g) - 1) of g. */
+size_t vs_fin_given_n_chunks (const VsFinGiven *g);
+void vs_fin_given_chunk (const VsFinGiven *g, size_t k, int *nrows, const uint8_t **zone,
+                         size_t *zone_len, const uint8_t **data, size_t *data_len);
