@@ -86,8 +86,8 @@ map_column (sqlite3_stmt *s, int c, const VsIdMap *m, int64_t *v, uint8_t *null)
   int64_t old = sqlite3_column_int64 (s, c);
   *null = 1;
   *v = 0;
-  if (sqlite3_column_type (s, c) != SQLITE_INTEGER || old == VS_UNKNOWN || old <= 0
-      || old >= m->cap || m->ids[old] == 0)
+  if (sqlite3_column_type (s, c) != SQLITE_INTEGER || old == VS_UNKNOWN || old <= 0 || old >= m->cap
+      || m->ids[old] == 0)
     return;
   *v = m->ids[old];
   *null = 0;
@@ -273,8 +273,7 @@ vs_merge_kernels_write (sqlite3 *db, void *data, char *err, size_t errlen)
       snprintf (err, errlen, "%s", a->err);
       return -1;
     }
-  bool ok = sqlite3_exec (db, "DROP TABLE IF EXISTS main.\"kernel_exec_chunk\"", NULL, NULL,
-                          NULL)
+  bool ok = sqlite3_exec (db, "DROP TABLE IF EXISTS main.\"kernel_exec_chunk\"", NULL, NULL, NULL)
                 == SQLITE_OK
             && sqlite3_exec (db, create_sql, NULL, NULL, NULL) == SQLITE_OK
             && sqlite3_prepare_v2 (db, insert_sql, -1, &s, NULL) == SQLITE_OK;

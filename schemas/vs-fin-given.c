@@ -21,9 +21,9 @@ typedef struct
 
 struct VsFinGiven
 {
-  VsFinTrace t;       /* the events of rows 1..t.n */
-  bool dropped;       /* given up: holds nothing */
-  bool taken;         /* a finalizer took the events */
+  VsFinTrace t;        /* the events of rows 1..t.n */
+  bool dropped;        /* given up: holds nothing */
+  bool taken;          /* a finalizer took the events */
   VsGivenChunk *chunk; /* chunk k: rows k * VS_CHUNK_ROWS + 1 .. */
   size_t nchunks, capchunks;
   int64_t coded_rows;

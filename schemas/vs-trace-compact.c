@@ -12,6 +12,7 @@
 #include "vs-chunk-coder.h"
 #include "vs-chunk-vtab.h"
 #include "vs-chunk.h"
+#include "vs-fin-given.h"
 #include "vs-timings.h"
 #include "vs-trace-writer.h"
 
@@ -190,6 +191,8 @@ compact_table (sqlite3 *db, VsChunkCodec *codec, const VsChunkTable *t, char *er
 out:
   if (began)
     chunker.sink.end (&chunker.sink, 0);
+  if (block)
+    vs_row_chunker_clear (&chunker);
   sqlite3_finalize (sel);
   sqlite3_finalize (ins);
   free (ch.values);
@@ -224,13 +227,42 @@ static const char *const sink_names[] = {
   [VS_ROW_SINK_ALLOC_EVENT] = "alloc_event",
 };
 
-/* Whether the chunks of table are coded on the coder's thread: the raw
- * events, which the finalizer hands over while loading them and does not
- * wait for. */
+/* Whether the chunks of table are coded on the coder's thread: all of
+ * them.  The raw events, which the finalizer hands over while loading
+ * them, are waited for only before it commits (the sink's finish); the
+ * derived tables at the end of their pass, while the replay went on
+ * deriving rows as their chunks were coded. */
 static bool
 coded_aside (VsRowSinkTable table)
 {
-  return table == VS_ROW_SINK_MEM_EVENT || table == VS_ROW_SINK_ALLOC_EVENT;
+  (void)table;
+  return true;
+}
+
+/* Whether a pass over table ends with its chunks written (the derived
+ * tables'), rather than when the sink finishes (the raw events'). */
+static bool
+written_at_end (VsRowSinkTable table)
+{
+  return table != VS_ROW_SINK_MEM_EVENT && table != VS_ROW_SINK_ALLOC_EVENT;
+}
+
+static int chunker_put (void *data, int tag, int64_t seq, int nrows, const uint8_t *zone,
+                        size_t zone_len, const uint8_t *bytes, size_t bytes_len);
+
+/* Writes every chunk the coder has coded or is coding into db. */
+static int
+chunker_drain (VsRowChunker *c, sqlite3 *db)
+{
+  c->aside_db = db;
+  int rc = vs_chunk_coder_drain (c->coder, chunker_put, c, c->sink.err, sizeof c->sink.err);
+  for (size_t i = 0; i < sizeof c->aside_insert / sizeof c->aside_insert[0]; i++)
+    {
+      sqlite3_finalize (c->aside_insert[i]);
+      c->aside_insert[i] = NULL;
+    }
+  c->aside_db = NULL;
+  return rc;
 }
 
 static bool
@@ -297,6 +329,13 @@ chunker_begin (VsRowSink *sink, VsRowSinkTable table, sqlite3 *db, int32_t ndev,
       vs_chunk_error (sink->err, sizeof sink->err, "out of memory");
       return -1;
     }
+  /* alloc_event: the rows the finalizer took from an import come coded
+   * already (vs-fin-given.h), as its first chunks; the rows handed over
+   * here are those after them. */
+  if (table == VS_ROW_SINK_ALLOC_EVENT)
+    c->given = vs_fin_given_taken (vs_fin_given_active ()) ? vs_fin_given_active () : NULL;
+  if (table == VS_ROW_SINK_ALLOC_EVENT && c->given != NULL)
+    c->rows[0].written = (int64_t)vs_fin_given_n_chunks (c->given);
   snprintf (sql, sizeof sql,
             "CREATE TABLE IF NOT EXISTS main.\"%s_chunk\" (seq INTEGER PRIMARY KEY,"
             " row_count INTEGER NOT NULL, zone BLOB NOT NULL, data BLOB NOT NULL);"
@@ -420,6 +459,10 @@ chunker_end (VsRowSink *sink, int keep)
   /* A table given up on: none of its chunks is written. */
   if ((!keep || rc != 0) && coded_aside (c->pass) && c->coder != NULL)
     vs_chunk_coder_forget (c->coder, (int)c->pass);
+  if ((!keep || rc != 0) && c->pass == VS_ROW_SINK_ALLOC_EVENT)
+    c->given = NULL;
+  if (keep && rc == 0 && written_at_end (c->pass) && c->coder != NULL)
+    rc = chunker_drain (c, c->db);
   chunker_pass_clear (c);
   return rc;
 }
@@ -430,7 +473,7 @@ chunker_put (void *data, int tag, int64_t seq, int nrows, const uint8_t *zone, s
              const uint8_t *bytes, size_t bytes_len)
 {
   VsRowChunker *c = data;
-  sqlite3_stmt **ins = &c->aside_insert[tag == VS_ROW_SINK_MEM_EVENT ? 0 : 1];
+  sqlite3_stmt **ins = &c->aside_insert[tag];
 
   if (*ins == NULL)
     {
@@ -465,7 +508,18 @@ chunker_finish (VsRowSink *sink, sqlite3 *db)
     return 0;
   c->aside_db = db;
   rc = vs_chunk_coder_drain (c->coder, chunker_put, c, sink->err, sizeof sink->err);
-  for (int i = 0; i < 2; i++)
+  /* alloc_event's first chunks, coded while the import wrote its rows. */
+  for (size_t k = 0; rc == 0 && c->given != NULL && k < vs_fin_given_n_chunks (c->given); k++)
+    {
+      int nrows;
+      const uint8_t *zone, *data;
+      size_t zone_len, data_len;
+      vs_fin_given_chunk (c->given, k, &nrows, &zone, &zone_len, &data, &data_len);
+      rc = chunker_put (c, VS_ROW_SINK_ALLOC_EVENT, (int64_t)k, nrows, zone, zone_len, data,
+                        data_len);
+    }
+  c->given = NULL;
+  for (size_t i = 0; i < sizeof c->aside_insert / sizeof c->aside_insert[0]; i++)
     {
       sqlite3_finalize (c->aside_insert[i]);
       c->aside_insert[i] = NULL;
@@ -568,8 +622,11 @@ restore_table (sqlite3 *db, const VsChunkTable *t, char *err, size_t errlen)
   return 0;
 }
 
-int
-vs_trace_compact (sqlite3 *db, char *err, size_t errlen)
+/* vs_trace_compact(); without vacuum, the file is left with the dropped
+ * tables' pages free (the caller writes a vacuumed copy), its page size
+ * set for the next VACUUM. */
+static int
+compact (sqlite3 *db, bool vacuum, char *err, size_t errlen)
 {
   static const char *finalized_sql
       = "SELECT CAST(value AS INTEGER) FROM main.meta WHERE key = 'finalized'";
@@ -629,7 +686,7 @@ vs_trace_compact (sqlite3 *db, char *err, size_t errlen)
    * waste less of each (16 KiB pages left a compacted trace a third
    * larger). */
   if (sqlite3_exec (db, "PRAGMA main.page_size = 4096", NULL, NULL, NULL) != SQLITE_OK
-      || sqlite3_exec (db, "VACUUM", NULL, NULL, NULL) != SQLITE_OK)
+      || (vacuum && sqlite3_exec (db, "VACUUM", NULL, NULL, NULL) != SQLITE_OK))
     {
       vs_chunk_error (err, errlen, "cannot vacuum the compacted trace: %s", sqlite3_errmsg (db));
       return -1;
@@ -653,6 +710,45 @@ out:
 }
 
 int
+vs_trace_compact (sqlite3 *db, char *err, size_t errlen)
+{
+  return compact (db, true, err, errlen);
+}
+
+/* The compacted trace open on db, at path, replaced by a vacuumed copy of
+ * itself: VACUUM INTO writes the live pages once, where VACUUM writes
+ * them to a temporary file and then back.  Falls back to VACUUM.
+ * Returns 0, or -1 with err set. */
+static int
+vacuum_into_place (sqlite3 *db, const char *path, char *err, size_t errlen)
+{
+  size_t len = strlen (path) + sizeof ".vacuum";
+  char *copy = malloc (len);
+  sqlite3_stmt *s = NULL;
+  bool ok = false;
+
+  if (copy != NULL)
+    {
+      snprintf (copy, len, "%s.vacuum", path);
+      remove (copy);
+      ok = sqlite3_prepare_v2 (db, "VACUUM INTO ?1", -1, &s, NULL) == SQLITE_OK
+           && sqlite3_bind_text (s, 1, copy, -1, SQLITE_STATIC) == SQLITE_OK
+           && sqlite3_step (s) == SQLITE_DONE;
+      sqlite3_finalize (s);
+      ok = ok && rename (copy, path) == 0;
+      if (!ok)
+        remove (copy);
+      free (copy);
+    }
+  if (!ok && sqlite3_exec (db, "VACUUM", NULL, NULL, NULL) != SQLITE_OK)
+    {
+      vs_chunk_error (err, errlen, "cannot vacuum the compacted trace: %s", sqlite3_errmsg (db));
+      return -1;
+    }
+  return 0;
+}
+
+int
 vs_trace_compact_file (const char *path, char *err, size_t errlen)
 {
   sqlite3 *db = NULL;
@@ -671,7 +767,9 @@ vs_trace_compact_file (const char *path, char *err, size_t errlen)
     }
   sqlite3_busy_timeout (db, 5000);
   sqlite3_exec (db, "PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF", NULL, NULL, NULL);
-  rc = vs_trace_compact (db, err, errlen);
+  rc = compact (db, false, err, errlen);
+  if (rc == 0)
+    rc = vacuum_into_place (db, path, err, errlen);
   if (sqlite3_close (db) != SQLITE_OK && rc >= 0)
     {
       vs_chunk_error (err, errlen, "cannot close %s", path);

@@ -79,7 +79,7 @@ typedef struct
   struct VsChunkCoder *coder; /* the raw events' chunks, coded on its thread */
   struct sqlite3 *aside_db;   /* while finishing: where they go */
   struct VsFinGiven *given;   /* alloc_event's first chunks, coded already (vs-fin-given.h) */
-  struct sqlite3_stmt *aside_insert[2];
+  struct sqlite3_stmt *aside_insert[5]; /* per VsRowSinkTable */
 } VsRowChunker;
 
 void vs_row_chunker_init (VsRowChunker *chunker);
