@@ -350,6 +350,43 @@ check_given_rows (sqlite3 *db, const VsFinTrace *t, int64_t n, VsFinErr *e)
   return 0;
 }
 
+/* Sorts t's events into replay order (vs_fin_event_cmp).  The first
+ * sorted ones, handed over in row order (vs-fin-given.h), are usually in
+ * that order already (a stream's times only grow): then only the rest is
+ * sorted and merged with them, from the back, through a copy of the
+ * rest.  0, or -1 when out of memory. */
+static int
+sort_events (VsFinTrace *t, size_t sorted)
+{
+  size_t a = sorted < t->n ? sorted : t->n, b = t->n - a;
+  bool in_order = a > 0;
+  for (size_t i = 1; in_order && i < a; i++)
+    in_order = vs_fin_event_cmp (&t->ev[i - 1], &t->ev[i]) < 0;
+  if (!in_order || b == 0)
+    {
+      if (!in_order && t->n > 0)
+        qsort (t->ev, t->n, sizeof *t->ev, vs_fin_event_cmp);
+      return 0;
+    }
+  qsort (t->ev + a, b, sizeof *t->ev, vs_fin_event_cmp);
+  VsFinEvent *rest = malloc (b * sizeof *rest);
+  if (rest == NULL)
+    return -1;
+  memcpy (rest, t->ev + a, b * sizeof *rest);
+  /* Largest first, into the end: t->ev[0..i) still to merge with
+   * rest[0..j). */
+  size_t i = a, j = b, k = t->n;
+  while (j > 0)
+    {
+      if (i > 0 && vs_fin_event_cmp (&t->ev[i - 1], &rest[j - 1]) > 0)
+        t->ev[--k] = t->ev[--i];
+      else
+        t->ev[--k] = rest[--j];
+    }
+  free (rest);
+  return 0;
+}
+
 /* Finalizes db from the events in *given, or from its tables when given
  * is NULL. */
 static int
@@ -405,8 +442,11 @@ finalize (sqlite3 *db, VsFinTrace *given, VsProgressFunc progress, void *progres
   vs_timings_phase ("finalize: loading events");
 
   pr.total = (uint64_t)t.n * 3 + 1;
-  if (t.n > 0)
-    qsort (t.ev, t.n, sizeof *t.ev, vs_fin_event_cmp);
+  if (sort_events (&t, (size_t)given_rows) < 0)
+    {
+      vs_fin_fail (&e, "out of memory");
+      goto out;
+    }
   if (vs_fin_tick (&pr, 0) < 0)
     {
       vs_fin_fail (&e, "cancelled");
