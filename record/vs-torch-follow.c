@@ -20,6 +20,8 @@
 
 #include <glib.h>
 
+#include "vs-window-live.h"
+
 typedef struct
 {
   long long pid;
@@ -37,6 +39,7 @@ struct VsTorchFollow
   bool stop;       /* under lock */
   GArray *streams; /* VsFollowed; the thread's until it is joined */
   int64_t records;
+  VsWindowLive *live; /* record --window: imported records given back */
 };
 
 static VsFollowed *
@@ -83,6 +86,13 @@ follow_pass (VsTorchFollow *f)
           g_autofree char *out = g_strdup_printf ("%s/torch-%lld.db", f->spool, pid);
           VsFollowed add = { .pid = pid };
           add.im = vs_stream_import_open (path, stacks, out, err, sizeof err);
+          /* With a window the import is kept before its first step. */
+          if (add.im != NULL && f->live != NULL
+              && !vs_window_live_opened (f->live, add.im, err, sizeof err))
+            {
+              vs_stream_import_abort (add.im);
+              add.im = NULL;
+            }
           add.given_up = add.im == NULL;
           g_array_append_val (f->streams, add);
           s = &g_array_index (f->streams, VsFollowed, f->streams->len - 1);
@@ -98,6 +108,11 @@ follow_pass (VsTorchFollow *f)
           continue;
         }
       f->records += got;
+      if (f->live != NULL)
+        {
+          g_autofree char *path = g_build_filename (f->spool, name, NULL);
+          vs_window_live_stepped (f->live, s->im, pid, path);
+        }
     }
 }
 
@@ -119,12 +134,12 @@ follow_thread (gpointer data)
   return NULL;
 }
 
-VsTorchFollow *
-vs_torch_follow_start (const char *spool, int interval_ms)
+static VsTorchFollow *
+follow_start (const char *spool, int interval_ms, bool window)
 {
-  g_return_val_if_fail (spool != NULL, NULL);
   VsTorchFollow *f = g_new0 (VsTorchFollow, 1);
   f->spool = g_strdup (spool);
+  f->live = window ? vs_window_live_new () : NULL;
   f->interval_ms = MAX (interval_ms, 1);
   f->streams = g_array_new (FALSE, FALSE, sizeof (VsFollowed));
   g_mutex_init (&f->lock);
@@ -136,6 +151,20 @@ vs_torch_follow_start (const char *spool, int interval_ms)
       return NULL;
     }
   return f;
+}
+
+VsTorchFollow *
+vs_torch_follow_start (const char *spool, int interval_ms)
+{
+  g_return_val_if_fail (spool != NULL, NULL);
+  return follow_start (spool, interval_ms, false);
+}
+
+VsTorchFollow *
+vs_torch_follow_start_windowed (const char *spool, int interval_ms)
+{
+  g_return_val_if_fail (spool != NULL, NULL);
+  return follow_start (spool, interval_ms, true);
 }
 
 void
@@ -170,6 +199,13 @@ vs_torch_follow_records (const VsTorchFollow *f)
   return f ? f->records : 0;
 }
 
+long long
+vs_torch_follow_given_back (const VsTorchFollow *f)
+{
+  g_return_val_if_fail (f == NULL || f->thread == NULL, 0);
+  return f ? vs_window_live_given_back (f->live) : 0;
+}
+
 void
 vs_torch_follow_free (VsTorchFollow *f)
 {
@@ -179,6 +215,7 @@ vs_torch_follow_free (VsTorchFollow *f)
   for (guint k = 0; k < f->streams->len; k++)
     vs_stream_import_abort (g_array_index (f->streams, VsFollowed, k).im);
   g_array_unref (f->streams);
+  vs_window_live_free (f->live);
   g_mutex_clear (&f->lock);
   g_cond_clear (&f->wake);
   g_free (f->spool);

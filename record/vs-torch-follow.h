@@ -22,6 +22,12 @@
  * thread cannot start: then nothing is followed. */
 VsTorchFollow *vs_torch_follow_start (const char *spool, int interval_ms);
 
+/* vs_torch_follow_start() for `record --window`: each import is kept,
+ * and the records it imported give their space in the stream back to the
+ * disk as it goes (vs-window-live.h), so that the streams stay small
+ * however long the program runs. */
+VsTorchFollow *vs_torch_follow_start_windowed (const char *spool, int interval_ms);
+
 /* Stops following: waits for the pass under way, if any, and ends the
  * thread.  The imports are kept for vs_torch_follow_take(), which reads
  * what the streams hold past them. */
@@ -35,6 +41,10 @@ VsStreamImport *vs_torch_follow_take (VsTorchFollow *f, long long pid);
 /* The records imported while the program ran, over every stream. */
 int64_t vs_torch_follow_records (const VsTorchFollow *f);
 
+/* The bytes of the streams given back to the disk (windowed), once f is
+ * stopped. */
+long long vs_torch_follow_given_back (const VsTorchFollow *f);
+
 /* Stops f if needed and frees it; the imports not taken are given up
- * (their files removed). */
+ * (their files removed, unless kept: windowed). */
 void vs_torch_follow_free (VsTorchFollow *f);
