@@ -691,16 +691,20 @@ vs_torch_stream_import (const char *path, const char *stacks_path, const char *o
   return vs_stream_import_close (im, upto_snapshot, events, stopped, err, errlen);
 }
 
+/* A kept import's journal: WAL, so that a commit is whole when record is
+ * killed, without a sync (record's death or the program's is what is
+ * guarded against, not the machine's); checkpointed every 4 MB and cut
+ * back to that, so that the log does not grow with the run (the writer's
+ * default lets it reach 256 MB). */
+static const char *kept_sql = "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF;"
+                              " PRAGMA wal_autocheckpoint=256; PRAGMA journal_size_limit=4194304";
+
 int
 vs_stream_import_keep (VsStreamImport *im, char *err, size_t errlen)
 {
   g_return_val_if_fail (im != NULL && im->w != NULL, -1);
-  /* WAL: a commit is whole when record is killed, without a sync (the
-   * program's own death or record's is what is guarded against). */
   sqlite3 *db = vs_writer_db (im->w);
-  if (vs_writer_commit (im->w) != 0
-      || sqlite3_exec (db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF", NULL, NULL, NULL)
-             != SQLITE_OK)
+  if (vs_writer_commit (im->w) != 0 || sqlite3_exec (db, kept_sql, NULL, NULL, NULL) != SQLITE_OK)
     {
       snprintf (err, errlen, "cannot write %s: %s", im->out, sqlite3_errmsg (db));
       return -1;
@@ -793,8 +797,7 @@ vs_stream_import_resume (const char *path, const char *stacks_path, const char *
   sqlite3_busy_timeout (db, 5000);
   VsStreamMark cp = { 0 };
   int found = -1;
-  if (sqlite3_exec (db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF", NULL, NULL, NULL)
-          == SQLITE_OK
+  if (sqlite3_exec (db, kept_sql, NULL, NULL, NULL) == SQLITE_OK
       && (found = read_mark_meta (db, "follow_", &cp)) == 1
       && read_mark_meta (db, "follow_mark_", &im->mark) >= 0 && cut_to (im, &cp) == 0
       && restore_devices (im) == 0)

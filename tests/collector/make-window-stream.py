@@ -21,7 +21,8 @@ each step: the program's iterations.  With `pace RECORDS SECONDS`, the
 stream is written over time as the tracker writes it while a program runs
 (the file grown in chunks, each record's action word stored last, a pause
 of SECONDS after every RECORDS records), and SIGINT ends the writing at
-a record: the JSON then says what the records written hold.
+a record: the JSON then says what the records written hold (with `exit`,
+those before the final snapshot's marker).
 """
 import json
 import mmap
@@ -190,7 +191,11 @@ def replay(records):
 
 if pace is not None:
     n = write_paced(*pace)
-    json.dump(replay(recs[:n]), sys.stdout)
+    written = recs[:n]
+    # With `exit`, the trace keeps what came before the final snapshot's
+    # marker.
+    marks = [k for k, r in enumerate(written) if struct.unpack_from("<I", r, 44)[0] == 9]
+    json.dump(replay(written[:marks[-1]] if at_exit and marks else written), sys.stdout)
     sys.exit(0)
 write_stream(path, pid, t0, recs, 100)
 json.dump({"alloc_count": allocs, "free_count": frees, "peak_allocated_bytes": peak,

@@ -14,12 +14,15 @@
 #   - record getting SIGINT, the program ending at a record: the trace
 #     holds every record written;
 #   - a stream given back in part whose import is gone: one clear line,
-#     the spool kept.
+#     the spool kept;
+#   - a process that took its final snapshot at a normal exit, record
+#     killed: recover cuts the kept import at the snapshot's marker, as
+#     record would have.
 #
-# Usage: test-window-live.sh VRAMSCOPE MAKE_STREAM   (TAP output)
+# Usage: test-window-live.sh VRAMSCOPE MAKE_STREAM SNAPSHOTS_DIR   (TAP output)
 set -u
 # Absolute: the runs below start in folders of their own.
-vramscope=$(realpath "$1") make=$(realpath "$2")
+vramscope=$(realpath "$1") make=$(realpath "$2") snaps=$(realpath "$3")
 export VRAMSCOPE=$vramscope
 export PYTHONPATH="$(cd "$(dirname "$0")/.." && pwd)${PYTHONPATH:+:$PYTHONPATH}"
 export VRAMSCOPE_TORCH_FOLLOW_MS=40
@@ -35,6 +38,29 @@ printf "pid %s\nreason stream\ndevice 0 GPU-00000000-0000-0000-0000-0000000000aa
   >"\$VRAMSCOPE_SPOOL_DIR/torch-\$\$.stream.info"
 exec python3 "$make" "\$VRAMSCOPE_SPOOL_DIR/torch-\$\$.stream" \$\$ 30000 pace 2000 \$PAUSE >"\$WANT"
 EOS
+# The same, ending as Python's normal exit does with a final snapshot.
+cat >"$dir/exit.sh" <<EOS
+printf "pid %s\nreason stream\ndevice 0 GPU-00000000-0000-0000-0000-0000000000aa 85899345920 Test GPU\n" \$\$ \
+  >"\$VRAMSCOPE_SPOOL_DIR/torch-\$\$.stream.info"
+python3 "$make" "\$VRAMSCOPE_SPOOL_DIR/torch-\$\$.stream" \$\$ 30000 exit pace 2000 0.02 >"\$WANT.part"
+cp "$snaps/train.pickle" "\$VRAMSCOPE_SPOOL_DIR/torch-\$\$-000001.pickle"
+printf "pid %s\nreason exit\ndevice 0 GPU-00000000-0000-0000-0000-0000000000aa 85899345920 Test GPU\n" \$\$ \
+  >"\$VRAMSCOPE_SPOOL_DIR/torch-\$\$-000001.info"
+mv "\$WANT.part" "\$WANT"
+EOS
+# given_back DIR: once the stream in the spool under DIR says more than
+# 20000 records were given back (at most 10 s), how many.
+given_back() {
+  i=0 punched=0
+  while [ $i -lt 200 ]; do
+    f=$(ls "$1"/.vramscope-spool-*/torch-*.stream 2>/dev/null | head -n 1)
+    punched=$([ -n "$f" ] && python3 -c 'import struct, sys; h = open(sys.argv[1], "rb"); h.seek(40); print(struct.unpack("<Q", h.read(8))[0])' "$f" 2>/dev/null || echo 0)
+    [ "${punched:-0}" -gt 20000 ] && break
+    sleep 0.05
+    i=$((i + 1))
+  done
+  echo "${punched:-0}"
+}
 
 # sample DIR OUT: until DIR/stop exists, lines "allocated apparent punched"
 # of the stream in the spool under DIR, every 50 ms.
@@ -109,14 +135,7 @@ mkdir "$dir/kill"
 (cd "$dir/kill" && PAUSE=0.02 WANT="$dir/want3.json" exec "$vramscope" record -q --window 10s \
   -o kill.db -- sh "$dir/prog.sh") &
 rec=$!
-i=0 punched=0
-while [ $i -lt 200 ]; do
-  f=$(ls "$dir"/kill/.vramscope-spool-*/torch-*.stream 2>/dev/null | head -n 1)
-  punched=$([ -n "$f" ] && python3 -c 'import struct, sys; h = open(sys.argv[1], "rb"); h.seek(40); print(struct.unpack("<Q", h.read(8))[0])' "$f" 2>/dev/null || echo 0)
-  [ "${punched:-0}" -gt 20000 ] && break
-  sleep 0.05
-  i=$((i + 1))
-done
+punched=$(given_back "$dir/kill")
 kill -KILL $rec
 wait $rec 2>/dev/null
 spool=$(ls -d "$dir"/kill/.vramscope-spool-* | head -n 1)
@@ -146,19 +165,31 @@ mkdir "$dir/int"
 (cd "$dir/int" && PAUSE=0.02 WANT="$dir/want5.json" exec "$vramscope" record -q --window 10s \
   -o int.db -- sh "$dir/prog.sh") &
 rec=$!
-i=0
-while [ $i -lt 200 ]; do
-  f=$(ls "$dir"/int/.vramscope-spool-*/torch-*.stream 2>/dev/null | head -n 1)
-  punched=$([ -n "$f" ] && python3 -c 'import struct, sys; h = open(sys.argv[1], "rb"); h.seek(40); print(struct.unpack("<Q", h.read(8))[0])' "$f" 2>/dev/null || echo 0)
-  [ "${punched:-0}" -gt 20000 ] && break
-  sleep 0.05
-  i=$((i + 1))
-done
+punched=$(given_back "$dir/int")
 kill -INT $rec
 wait $rec
 rc=$?
 set -- $(row "$dir/int/int.db" "$dir/want5.json")
 ok $([ $rc = 0 ] && [ "${1:-0}" = 1 ] && [ "${2:-0}" -lt 162050 ] && echo 0 || echo 1) \
   "record interrupted after $punched records were given back: the trace holds the ${2:-?} records written (rc $rc, ${3:-} ${4:-} ${5:-})"
+
+# 6. A normal exit with a final snapshot; record killed once records were
+# given back.  recover cuts at the snapshot's marker: what was live then
+# is what the trace holds at its end (not Python's shutdown frees).
+mkdir "$dir/exit"
+(cd "$dir/exit" && WANT="$dir/want6.json" exec "$vramscope" record -q --window 10s \
+  -o exit.db -- sh "$dir/exit.sh") &
+rec=$!
+punched=$(given_back "$dir/exit")
+kill -KILL $rec
+wait $rec 2>/dev/null
+i=0
+while [ ! -s "$dir/want6.json" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+spool=$(ls -d "$dir"/exit/.vramscope-spool-* | head -n 1)
+"$vramscope" recover -q "$spool" -o "$dir/exit/rec.db" 2>"$dir/rec6.err"
+rc=$?
+set -- $(row "$dir/exit/rec.db" "$dir/want6.json")
+ok $([ $rc = 0 ] && [ "${punched:-0}" -gt 0 ] && [ "${1:-0}" = 1 ] && echo 0 || echo 1) \
+  "a final snapshot at exit, record killed with $punched records given back: recover keeps what was live at its marker (rc $rc, ${2:-} ${3:-} ${4:-} ${5:-} $(cat "$dir/rec6.err"))"
 echo "1..$n"
 exit $failed
