@@ -49,6 +49,7 @@
 #include "vs-output.h"
 #include "vs-record-timings.h"
 #include "vs-record-window.h"
+#include "vs-window-live.h"
 #include "vs-recover.h"
 #include "vs-spool.h"
 #include "vs-summary.h"
@@ -847,6 +848,14 @@ vs_cmd_record (int argc, char **argv)
     setenv ("VRAMSCOPE_JOB_ID", job, 1);
   unsetenv ("VRAMSCOPE_OUTPUT");
   bool torch_on = strcmp (torch, "off") != 0;
+  /* With a window the streams' records are given back to the disk as they
+   * are imported (vs-window-live.h): their length then costs no disk, and
+   * the default limit would end a days-long run's allocator level within
+   * the hour.  A limit the user set is kept. */
+  if (window_ns > 0 && torch_on && follow_interval_ms () > 0
+      && getenv ("VRAMSCOPE_TORCH_STREAM_MAX_MB") == NULL
+      && vs_window_live_can_give_back (spool_abs))
+    setenv ("VRAMSCOPE_TORCH_STREAM_MAX_MB", G_STRINGIFY (VS_WINDOW_STREAM_MAX_MB), 1);
   char hook[PATH_MAX];
   if (torch_on && find_torch_hook (collector, hook, sizeof hook))
     {

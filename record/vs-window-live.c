@@ -56,6 +56,26 @@ vs_window_live_free (VsWindowLive *live)
 }
 
 bool
+vs_window_live_can_give_back (const char *dir)
+{
+  g_return_val_if_fail (dir != NULL, false);
+  g_autofree char *path = g_build_filename (dir, ".punch-probe", NULL);
+  int fd = open (path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return false;
+  static const char block[4096] = { 1 };
+  bool ok = true;
+  for (int k = 0; k < 3 && ok; k++)
+    ok = write (fd, block, sizeof block) == (ssize_t)sizeof block;
+  ok = ok
+       && fallocate (fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, sizeof block, sizeof block)
+              == 0;
+  close (fd);
+  unlink (path);
+  return ok;
+}
+
+bool
 vs_window_live_opened (VsWindowLive *live, VsStreamImport *im, char *err, size_t errlen)
 {
   g_return_val_if_fail (live != NULL && im != NULL, false);

@@ -21,6 +21,16 @@
 
 typedef struct VsWindowLive VsWindowLive;
 
+/* The streams' length limit in MiB (VRAMSCOPE_TORCH_STREAM_MAX_MB) that
+ * record --window gives the program where their records are given back:
+ * a length that then costs no disk, about 22 billion events, days of a
+ * training loop (the default, 4096, is about an hour of one). */
+#define VS_WINDOW_STREAM_MAX_MB 1048576
+
+/* Whether the file system of the folder dir gives punched space back
+ * (probed with a small file of its own there, removed). */
+bool vs_window_live_can_give_back (const char *dir);
+
 /* The spool's give-back state (one per follower).  Never NULL. */
 VsWindowLive *vs_window_live_new (void);
 

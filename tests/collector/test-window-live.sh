@@ -7,6 +7,9 @@
 # punched; the stream's header counts them).  Proved:
 #   - the stream's blocks on disk stay under a bound while its length
 #     grows past it many times over;
+#   - the program is given a stream length limit of 1 TiB (the stream's
+#     length costs no disk), unless the user set one or nothing is given
+#     back;
 #   - the trace answers exactly as the stream says, and as a windowed
 #     recording that gave nothing back (not followed) answers;
 #   - record killed (SIGKILL) after records were given back: `recover`
@@ -34,6 +37,7 @@ ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok 
 # 30000 steps of the loop: 540,455 records, 26 MB of stream, written in
 # about 4 s.
 cat >"$dir/prog.sh" <<EOS
+echo "\${VRAMSCOPE_TORCH_STREAM_MAX_MB:-unset}" >"\$WANT.max"
 printf "pid %s\nreason stream\ndevice 0 GPU-00000000-0000-0000-0000-0000000000aa 85899345920 Test GPU\n" \$\$ \
   >"\$VRAMSCOPE_SPOOL_DIR/torch-\$\$.stream.info"
 exec python3 "$make" "\$VRAMSCOPE_SPOOL_DIR/torch-\$\$.stream" \$\$ 30000 pace 2000 \$PAUSE >"\$WANT"
@@ -120,6 +124,12 @@ ok $([ $rc = 0 ] && [ "${2:-0}" -gt 4000000 ] && [ "${1:-9999999}" -lt 1000000 ]
   "the stream stays under 1 MB on disk while it grows (at most ${1:-?} bytes on disk of ${2:-?}; ${3:-?} records given back)"
 set -- $(row "$dir/live/live.db" "$dir/want.json")
 ok $([ "${1:-0}" = 1 ] && echo 0 || echo 1) "the trace holds what the stream says (${2:-} ${3:-} ${4:-} ${5:-})"
+ok $([ "$(cat "$dir/want.json.max")" = 1048576 ] && echo 0 || echo 1) \
+  "the program's streams may grow to 1 TiB (VRAMSCOPE_TORCH_STREAM_MAX_MB $(cat "$dir/want.json.max"))"
+(cd "$dir/live" && VRAMSCOPE_TORCH_STREAM_MAX_MB=64 WANT="$dir/want-user" \
+  "$vramscope" record -q --window 10s -o user.db -- sh -c 'echo "$VRAMSCOPE_TORCH_STREAM_MAX_MB" >"$WANT.max"')
+ok $([ "$(cat "$dir/want-user.max")" = 64 ] && echo 0 || echo 1) \
+  "a limit the user set is kept ($(cat "$dir/want-user.max"))"
 
 # 2. The same stream recorded with the window, not followed: nothing
 # given back.
@@ -128,6 +138,8 @@ mkdir "$dir/whole"
   "$vramscope" record -q --window 10s -o whole.db -- sh "$dir/prog.sh")
 why=$(same "$dir/live/live.db" "$dir/whole/whole.db")
 ok $? "it answers summary, peak and leaks as the window of a stream read after the run $why"
+ok $([ "$(cat "$dir/want0.json.max")" = unset ] && echo 0 || echo 1) \
+  "not followed, nothing is given back: the stream keeps its default limit ($(cat "$dir/want0.json.max"))"
 
 # 3. record killed once records were given back; the program runs on to
 # its end; recover reads on from the kept import.
