@@ -32,6 +32,8 @@
 #               is not started, and the table says so (default 0: no limit)
 #   RUN_TIMEOUT seconds each run may take (default 300)
 #   PROBES      1: also the two --torch=off runs (default 0)
+#   MODES       the modes to run, space-separated (default: the four above,
+#               and the probes with PROBES=1)
 # Writes OUTDIR/table.md (the tables), OUTDIR/bench.log (every step) and,
 # per run, OUTDIR/NAME.log (what it printed) and NAME.json (its ground
 # truth: settings, torch.cuda.memory_stats()).
@@ -73,7 +75,7 @@ if ! "$VRAMSCOPE" record --help 2>&1 | grep -q -- --timings; then
 fi
 
 train="$root/samples/torch-train.py"
-results="$out/results.tsv" # mode rep wall_s step_ms after_end_s trace_bytes
+results="$out/results.tsv" # mode rep wall_s step_ms after_end_s trace_bytes program_s post_run_s
 : >"$results"
 
 # run NAME MODE STEPS: one run; appends a line to results.tsv.
@@ -105,6 +107,10 @@ run() {
   elif [ -s "$out/$name.pickle" ]; then
     bytes=$(stat -c %s "$out/$name.pickle")
   fi
+  # record --timings: the program's run (start to exit) and the post-run total, in s.
+  local program post
+  program=$(sed -n 's/^ *program run (start to exit) *\([0-9.]*\) ms.*/\1/p' "$out/$name.log" | tail -n 1)
+  post=$(sed -n 's/^ *post-run total *\([0-9.]*\) ms.*/\1/p' "$out/$name.log" | tail -n 1)
   local line
   line=$(python3 -c '
 import sys
@@ -119,8 +125,11 @@ print("%.3f\t%s\t%s" % (t1 - t0, sys.argv[4] or "-", "%.3f" % (t1 - end) if end 
     say "   FAILED $name"
     return 1
   fi
-  printf '%s\t%s\t%s\t%s\n' "$mode" "$name" "$line" "$bytes" >>"$results"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$mode" "$name" "$line" "$bytes" \
+    "$(ms_to_s "$program")" "$(ms_to_s "$post")" >>"$results"
 }
+
+ms_to_s() { [ -n "$1" ] && python3 -c 'import sys; print("%.3f" % (float(sys.argv[1]) / 1e3))' "$1" || echo -; }
 
 # predicted MODE: seconds a run of MODE is expected to take (its last run,
 # else twice the plain run's, else 120).
@@ -155,6 +164,7 @@ if [ "$STEPS_KEEP" != 0 ]; then
 fi
 modes="plain torch-history record-nokernels record"
 [ "$PROBES" = 1 ] && modes="$modes record-nokernels-notorch record-notorch record-history record-history-nokernels"
+modes=${MODES:-$modes}
 for rep in $(seq 1 "$REPS"); do
   for mode in $modes; do
     name=$mode-$rep
@@ -182,8 +192,8 @@ label = {"plain": "plain",
          "record-history-nokernels": "`vramscope record --no-kernels`, PyTorch's history too"}
 print("ResNet-18, batch %s, %s steps, %s: whole process wall time, median of the runs done" % (batch, steps, gpu))
 print()
-print("| run | runs | wall | vs. plain | step ms | after the program's end | output MB |")
-print("|---|---|---|---|---|---|---|")
+print("| run | runs | wall | vs. plain | step ms | after the program's end | program run | vs. plain | post-run | output MB |")
+print("|---|---|---|---|---|---|---|---|---|---|")
 med = {}
 for mode in label:
     r = [x for x in rows if x[0] == mode]
@@ -197,10 +207,19 @@ for mode in label:
     after = [float(x[4]) for x in r if x[4] != "-"]
     mb = max(int(x[5]) for x in r) / 1e6
     ratio = "%.2f×" % (wall / med["plain"]) if "plain" in med else ""
-    print("| %s | %d | %.1f s | %s | %s | %s | %s |" % (
+    # record --timings: the program's own run (start to exit) and the
+    # post-run work, apart.
+    prog = [float(x[6]) for x in r if len(x) > 7 and x[6] != "-"]
+    post = [float(x[7]) for x in r if len(x) > 7 and x[7] != "-"]
+    prog_ratio = ("%.2f×" % (statistics.median(prog) / med["plain"])
+                  if prog and "plain" in med else "")
+    print("| %s | %d | %.1f s | %s | %s | %s | %s | %s | %s | %s |" % (
         label[mode], len(r), wall, ratio,
         "%.2f" % statistics.median(step) if step else "",
         "%.2f s" % statistics.median(after) if after else "",
+        "%.1f s" % statistics.median(prog) if prog else "",
+        prog_ratio,
+        "%.2f s" % statistics.median(post) if post else "",
         "%.1f" % mb if mb else ""))
 PY
 echo >>"$table"

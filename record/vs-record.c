@@ -49,6 +49,7 @@
 #include "vs-output.h"
 #include "vs-record-timings.h"
 #include "vs-record-window.h"
+#include "vs-window-live.h"
 #include "vs-recover.h"
 #include "vs-spool.h"
 #include "vs-summary.h"
@@ -859,6 +860,14 @@ vs_cmd_record (int argc, char **argv)
     setenv ("VRAMSCOPE_JOB_ID", job, 1);
   unsetenv ("VRAMSCOPE_OUTPUT");
   bool torch_on = strcmp (torch, "off") != 0;
+  /* With a window the streams' records are given back to the disk as they
+   * are imported (vs-window-live.h): their length then costs no disk, and
+   * the default limit would end a days-long run's allocator level within
+   * the hour.  A limit the user set is kept. */
+  if (window_ns > 0 && torch_on && follow_interval_ms () > 0
+      && getenv ("VRAMSCOPE_TORCH_STREAM_MAX_MB") == NULL
+      && vs_window_live_can_give_back (spool_abs))
+    setenv ("VRAMSCOPE_TORCH_STREAM_MAX_MB", G_STRINGIFY (VS_WINDOW_STREAM_MAX_MB), 1);
   char hook[PATH_MAX];
   if (torch_on && find_torch_hook (collector, hook, sizeof hook))
     {
@@ -934,9 +943,11 @@ vs_cmd_record (int argc, char **argv)
   /* PyTorch's allocator streams are imported as they grow, while record
    * waits (vs-torch-follow.c); its thread starts with the forwarded
    * signals blocked, so they all reach this one. */
-  VsTorchFollow *follow = torch_on && follow_interval_ms () > 0 ? vs_torch_follow_start_gathering (
-                              spool_abs, follow_interval_ms (), follow_gives (window_ns))
-                                                                : NULL;
+  VsTorchFollow *follow = !torch_on || follow_interval_ms () <= 0 ? NULL
+                          : window_ns > 0
+                              ? vs_torch_follow_start_windowed (spool_abs, follow_interval_ms ())
+                              : vs_torch_follow_start_gathering (spool_abs, follow_interval_ms (),
+                                                                 follow_gives (window_ns));
   sigprocmask (SIG_SETMASK, &saved_mask, NULL);
   vs_record_write_run_info (spool_abs, (long)pid, (long long)start, out, (long long)window_ns);
   /* Each process writes its own file in the spool; the viewer can follow
@@ -1009,6 +1020,8 @@ vs_cmd_record (int argc, char **argv)
       = torch_on ? vs_torch_stream_import_spool (spool, host, window_ns > 0, follow, &keep_spool)
                  : 0;
   int64_t live_records = follow != NULL ? vs_torch_follow_records (follow) : -1;
+  if (follow != NULL)
+    vs_torch_follow_drop_imports (follow);
   vs_timings_phase ("importing the allocator stream");
   snapshots += torch_on ? import_snapshots (spool, host, &keep_spool) : 0;
   vs_timings_phase ("importing snapshots");

@@ -21,6 +21,8 @@
 
 #include <glib.h>
 
+#include "vs-window-live.h"
+
 typedef struct
 {
   long long pid;
@@ -39,7 +41,8 @@ struct VsTorchFollow
   bool stop;       /* under lock */
   GArray *streams; /* VsFollowed; the thread's until it is joined */
   int64_t records;
-  bool gather; /* vs_torch_follow_start_gathering */
+  bool gather;        /* vs_torch_follow_start_gathering */
+  VsWindowLive *live; /* record --window: imported records given back */
 };
 
 static VsFollowed *
@@ -95,6 +98,13 @@ follow_pass (VsTorchFollow *f)
           g_autofree char *out = g_strdup_printf ("%s/torch-%lld.db", f->spool, pid);
           VsFollowed add = { .pid = pid };
           add.im = vs_stream_import_open (path, stacks, out, err, sizeof err);
+          /* With a window the import is kept before its first step. */
+          if (add.im != NULL && f->live != NULL
+              && !vs_window_live_opened (f->live, add.im, err, sizeof err))
+            {
+              vs_stream_import_abort (add.im);
+              add.im = NULL;
+            }
           add.given_up = add.im == NULL;
           if (add.im != NULL && f->gather)
             vs_stream_import_gather (add.im);
@@ -112,6 +122,11 @@ follow_pass (VsTorchFollow *f)
           continue;
         }
       f->records += got;
+      if (f->live != NULL)
+        {
+          g_autofree char *path = g_build_filename (f->spool, name, NULL);
+          vs_window_live_stepped (f->live, s->im, pid, path);
+        }
     }
 }
 
@@ -133,19 +148,13 @@ follow_thread (gpointer data)
   return NULL;
 }
 
-VsTorchFollow *
-vs_torch_follow_start (const char *spool, int interval_ms)
+static VsTorchFollow *
+follow_start (const char *spool, int interval_ms, bool window, bool gather)
 {
-  return vs_torch_follow_start_gathering (spool, interval_ms, false);
-}
-
-VsTorchFollow *
-vs_torch_follow_start_gathering (const char *spool, int interval_ms, bool gather)
-{
-  g_return_val_if_fail (spool != NULL, NULL);
   VsTorchFollow *f = g_new0 (VsTorchFollow, 1);
   f->gather = gather;
   f->spool = g_strdup (spool);
+  f->live = window ? vs_window_live_new () : NULL;
   f->interval_ms = MAX (interval_ms, 1);
   f->streams = g_array_new (FALSE, FALSE, sizeof (VsFollowed));
   g_mutex_init (&f->lock);
@@ -157,6 +166,27 @@ vs_torch_follow_start_gathering (const char *spool, int interval_ms, bool gather
       return NULL;
     }
   return f;
+}
+
+VsTorchFollow *
+vs_torch_follow_start (const char *spool, int interval_ms)
+{
+  g_return_val_if_fail (spool != NULL, NULL);
+  return follow_start (spool, interval_ms, false, false);
+}
+
+VsTorchFollow *
+vs_torch_follow_start_gathering (const char *spool, int interval_ms, bool gather)
+{
+  g_return_val_if_fail (spool != NULL, NULL);
+  return follow_start (spool, interval_ms, false, gather);
+}
+
+VsTorchFollow *
+vs_torch_follow_start_windowed (const char *spool, int interval_ms)
+{
+  g_return_val_if_fail (spool != NULL, NULL);
+  return follow_start (spool, interval_ms, true, false);
 }
 
 void
@@ -224,18 +254,36 @@ vs_torch_follow_records (const VsTorchFollow *f)
   return f ? f->records : 0;
 }
 
+long long
+vs_torch_follow_given_back (const VsTorchFollow *f)
+{
+  g_return_val_if_fail (f == NULL || f->thread == NULL, 0);
+  return f ? vs_window_live_given_back (f->live) : 0;
+}
+
+void
+vs_torch_follow_drop_imports (VsTorchFollow *f)
+{
+  g_return_if_fail (f != NULL);
+  vs_torch_follow_stop (f);
+  for (guint k = 0; k < f->streams->len; k++)
+    {
+      VsFollowed *s = &g_array_index (f->streams, VsFollowed, k);
+      vs_stream_import_abort (s->im);
+      s->im = NULL;
+    }
+}
+
 void
 vs_torch_follow_free (VsTorchFollow *f)
 {
   if (f == NULL)
     return;
-  vs_torch_follow_stop (f);
+  vs_torch_follow_drop_imports (f);
   for (guint k = 0; k < f->streams->len; k++)
-    {
-      vs_stream_import_abort (g_array_index (f->streams, VsFollowed, k).im);
-      vs_fin_given_free (g_array_index (f->streams, VsFollowed, k).given);
-    }
+    vs_fin_given_free (g_array_index (f->streams, VsFollowed, k).given);
   g_array_unref (f->streams);
+  vs_window_live_free (f->live);
   g_mutex_clear (&f->lock);
   g_cond_clear (&f->wake);
   g_free (f->spool);

@@ -29,6 +29,12 @@ VsTorchFollow *vs_torch_follow_start (const char *spool, int interval_ms);
  * that import. */
 VsTorchFollow *vs_torch_follow_start_gathering (const char *spool, int interval_ms, bool gather);
 
+/* vs_torch_follow_start() for `record --window`: each import is kept,
+ * and the records it imported give their space in the stream back to the
+ * disk as it goes (vs-window-live.h), so that the streams stay small
+ * however long the program runs. */
+VsTorchFollow *vs_torch_follow_start_windowed (const char *spool, int interval_ms);
+
 /* Stops following: waits for the pass under way, if any, and ends the
  * thread.  The imports are kept for vs_torch_follow_take(), which reads
  * what the streams hold past them. */
@@ -49,9 +55,18 @@ void vs_torch_follow_keep_given (VsTorchFollow *f, long long pid, struct VsFinGi
  * functions write it), handed over to the caller; NULL when none. */
 struct VsFinGiven *vs_torch_follow_take_given (VsTorchFollow *f, const char *trace);
 
+/* Stops f if needed and gives up the imports not taken (their files
+ * removed), as vs_torch_follow_free() does, keeping what
+ * vs_torch_follow_take_given() hands over. */
+void vs_torch_follow_drop_imports (VsTorchFollow *f);
+
 /* The records imported while the program ran, over every stream. */
 int64_t vs_torch_follow_records (const VsTorchFollow *f);
 
+/* The bytes of the streams given back to the disk (windowed), once f is
+ * stopped. */
+long long vs_torch_follow_given_back (const VsTorchFollow *f);
+
 /* Stops f if needed and frees it; the imports not taken are given up
- * (their files removed). */
+ * (their files removed, unless kept: windowed). */
 void vs_torch_follow_free (VsTorchFollow *f);

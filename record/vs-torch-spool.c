@@ -160,7 +160,10 @@ vs_torch_stream_import_spool (const char *spool, const char *host, bool every,
                    "read (%s); it is kept in %s\n",
                    pid, err, spool);
           *keep = true;
-          unlink (trace);
+          /* A stream given back in part (record --window) lives on in its
+           * import only. */
+          if (vs_torch_stream_punched (stream) == 0)
+            unlink (trace);
           continue;
         }
       if (stopped)

@@ -11,6 +11,11 @@
 #define STREAM_MAGIC "VSTORCH1"
 #define STREAM_HEADER 4096
 #define MAX_DEVICES 256
+/* The header's u64 at this offset: how many records from the first the
+ * reader has imported into its kept import (vs_stream_import_keep) and
+ * whose space it gave back to the disk (a hole punched, read as zeros);
+ * 0: none.  Only `record --window` punches (vs-window-live.c). */
+#define STREAM_PUNCHED_AT 40
 
 /* One record, as the tracker stores it (its action word last). */
 typedef struct

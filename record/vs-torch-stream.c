@@ -141,6 +141,7 @@ struct VsStreamImport
   int64_t read, last_ts;           /* records read; the last event's time */
   int64_t alloc_rows, failed_rows; /* rows written */
   VsStreamMark mark;
+  bool kept; /* vs_stream_import_keep(): its file outlives a failure */
   /* vs_stream_import_gather: the rows handed to the finalizer, coded. */
   VsFinGiven *given;
   VsGivenCoder *coder;
@@ -150,29 +151,37 @@ static const char *mark_sql
     = "SELECT (SELECT ifnull(max(id), 0) FROM device), (SELECT ifnull(max(id), 0) FROM allocator),"
       " (SELECT ifnull(max(id), 0) FROM frame), (SELECT ifnull(max(id), 0) FROM stack)";
 
-/* Notes where the import stands at a snapshot marker.  0 or -1. */
+/* Where the import stands now, with read records read, into *m.  0 or
+ * -1. */
 static int
-take_mark (VsStreamImport *im)
+read_mark (VsStreamImport *im, int64_t read, VsStreamMark *m)
 {
   sqlite3_stmt *s = NULL;
   int rc = -1;
   if (sqlite3_prepare_v2 (vs_writer_db (im->w), mark_sql, -1, &s, NULL) == SQLITE_OK
       && sqlite3_step (s) == SQLITE_ROW)
     {
-      /* What came before the marker, not the marker itself. */
-      im->mark = (VsStreamMark){ .seen = true,
-                                 .read = im->read - 1,
-                                 .last_ts = im->last_ts,
-                                 .alloc_rows = im->alloc_rows,
-                                 .failed_rows = im->failed_rows,
-                                 .max_device = sqlite3_column_int64 (s, 0),
-                                 .max_allocator = sqlite3_column_int64 (s, 1),
-                                 .max_frame = sqlite3_column_int64 (s, 2),
-                                 .max_stack = sqlite3_column_int64 (s, 3) };
+      *m = (VsStreamMark){ .seen = true,
+                           .read = read,
+                           .last_ts = im->last_ts,
+                           .alloc_rows = im->alloc_rows,
+                           .failed_rows = im->failed_rows,
+                           .max_device = sqlite3_column_int64 (s, 0),
+                           .max_allocator = sqlite3_column_int64 (s, 1),
+                           .max_frame = sqlite3_column_int64 (s, 2),
+                           .max_stack = sqlite3_column_int64 (s, 3) };
       rc = 0;
     }
   sqlite3_finalize (s);
   return rc;
+}
+
+/* Notes where the import stands at a snapshot marker: what came before
+ * the marker, not the marker itself.  0 or -1. */
+static int
+take_mark (VsStreamImport *im)
+{
+  return read_mark (im, im->read - 1, &im->mark);
 }
 
 /* The trace's stack id for a record's stack id: VS_UNKNOWN without one or
@@ -337,11 +346,94 @@ map_stream (VsStreamImport *im, char *err, size_t errlen)
   return 0;
 }
 
-VsStreamImport *
-vs_stream_import_open (const char *path, const char *stacks_path, const char *out, char *err,
-                       size_t errlen)
+/* A kept import (vs_stream_import_keep) carries its own state in its meta:
+ * the checkpoint of its last step under "follow_" keys and its last
+ * snapshot marker's under "follow_mark_" (the merge carries neither into
+ * the run's trace). */
+static const char *const mark_keys[]
+    = { "seen",       "read",          "last_ts",   "alloc_rows", "failed_rows",
+        "max_device", "max_allocator", "max_frame", "max_stack" };
+
+static void
+mark_fields (VsStreamMark *m, int64_t *v[9])
 {
-  g_return_val_if_fail (path != NULL && out != NULL, NULL);
+  int64_t *p[]
+      = { NULL,           &m->read,          &m->last_ts,   &m->alloc_rows, &m->failed_rows,
+          &m->max_device, &m->max_allocator, &m->max_frame, &m->max_stack };
+  memcpy (v, p, sizeof p);
+}
+
+/* Writes m under prefix in the import's meta (in its open transaction).
+ * 0 or -1. */
+static int
+write_mark (VsWriter *w, const char *prefix, VsStreamMark *m)
+{
+  int64_t *v[9];
+  mark_fields (m, v);
+  for (size_t k = 0; k < G_N_ELEMENTS (mark_keys); k++)
+    {
+      char key[64];
+      snprintf (key, sizeof key, "%s%s", prefix, mark_keys[k]);
+      if (vs_writer_set_meta_int (w, key, k == 0 ? (int64_t)m->seen : *v[k]) != 0)
+        return -1;
+    }
+  return 0;
+}
+
+/* Reads the mark under prefix into *m: 1, 0 when the meta has none, -1
+ * when it cannot be read. */
+static int
+read_mark_meta (sqlite3 *db, const char *prefix, VsStreamMark *m)
+{
+  static const char *sql = "SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?1";
+  sqlite3_stmt *s = NULL;
+  if (sqlite3_prepare_v2 (db, sql, -1, &s, NULL) != SQLITE_OK)
+    return -1;
+  int64_t *v[9];
+  mark_fields (m, v);
+  int found = 0;
+  for (size_t k = 0; k < G_N_ELEMENTS (mark_keys); k++)
+    {
+      char key[64];
+      snprintf (key, sizeof key, "%s%s", prefix, mark_keys[k]);
+      sqlite3_reset (s);
+      sqlite3_bind_text (s, 1, key, -1, SQLITE_TRANSIENT);
+      int step = sqlite3_step (s);
+      if (step == SQLITE_DONE)
+        continue;
+      if (step != SQLITE_ROW)
+        {
+          found = -1;
+          break;
+        }
+      found = 1;
+      if (k == 0)
+        m->seen = sqlite3_column_int64 (s, 0) != 0;
+      else
+        *v[k] = sqlite3_column_int64 (s, 0);
+    }
+  sqlite3_finalize (s);
+  return found;
+}
+
+/* The checkpoint of a kept import's step: where it stands once the
+ * records read so far are committed, and its last marker.  0 or -1. */
+static int
+write_checkpoint (VsStreamImport *im)
+{
+  VsStreamMark cp;
+  if (read_mark (im, im->read, &cp) != 0 || write_mark (im->w, "follow_", &cp) != 0)
+    return -1;
+  return im->mark.seen ? write_mark (im->w, "follow_mark_", &im->mark) : 0;
+}
+
+/* The import of the stream at path into out, the file mapped and its
+ * header read (*pid gets its process), no writer yet; NULL with err
+ * filled when path is no stream this version reads. */
+static VsStreamImport *
+stream_open (const char *path, const char *stacks_path, const char *out, int64_t *pid, char *err,
+             size_t errlen)
+{
   VsStreamImport *im = g_new0 (VsStreamImport, 1);
   im->fd = open (path, O_RDONLY | O_CLOEXEC);
   im->path = g_strdup (path);
@@ -361,10 +453,9 @@ vs_stream_import_open (const char *path, const char *stacks_path, const char *ou
       return NULL;
     }
   uint32_t version, rec_size;
-  int64_t pid;
   memcpy (&version, im->map + 8, 4);
   memcpy (&rec_size, im->map + 12, 4);
-  memcpy (&pid, im->map + 16, 8);
+  memcpy (pid, im->map + 16, 8);
   memcpy (&im->start_ns, im->map + 24, 8);
   if (memcmp (im->map, STREAM_MAGIC, 8) != 0 || version != 1 || rec_size != sizeof (VsStreamRecord))
     {
@@ -373,6 +464,18 @@ vs_stream_import_open (const char *path, const char *stacks_path, const char *ou
       return NULL;
     }
   im->last_ts = im->start_ns;
+  return im;
+}
+
+VsStreamImport *
+vs_stream_import_open (const char *path, const char *stacks_path, const char *out, char *err,
+                       size_t errlen)
+{
+  g_return_val_if_fail (path != NULL && out != NULL, NULL);
+  int64_t pid = 0;
+  VsStreamImport *im = stream_open (path, stacks_path, out, &pid, err, errlen);
+  if (im == NULL)
+    return NULL;
   im->w = vs_writer_create (out, err, errlen);
   /* Someone reading the file while the program runs (it is in the spool
    * beside the process traces) delays a step, without failing it. */
@@ -435,6 +538,8 @@ vs_stream_import_step (VsStreamImport *im, char *err, size_t errlen)
       im->read++;
       rc = import_record (im, &r, &reread);
     }
+  if (rc == 0 && im->kept)
+    rc = write_checkpoint (im);
   if (rc == 0)
     rc = vs_writer_commit (im->w);
   if (rc != 0)
@@ -447,18 +552,19 @@ vs_stream_import_step (VsStreamImport *im, char *err, size_t errlen)
   return got;
 }
 
-/* Removes what came at and after the last snapshot marker (rows are
+/* Removes what was written after mark m: what came at and after a
+ * snapshot marker, or after a kept import's last checkpoint (rows are
  * numbered from 1 in writing order, in this file only).  0 or -1. */
 static int
-cut_at_mark (VsStreamImport *im)
+cut_to (VsStreamImport *im, const VsStreamMark *m)
 {
   static const char *cut_sql[] = {
     "DELETE FROM alloc_event WHERE id > ?1", "DELETE FROM failed_alloc WHERE id > ?1",
     "DELETE FROM stack WHERE id > ?1",       "DELETE FROM frame WHERE id > ?1",
     "DELETE FROM allocator WHERE id > ?1",   "DELETE FROM device WHERE id > ?1",
   };
-  const int64_t keep[] = { im->mark.alloc_rows, im->mark.failed_rows,   im->mark.max_stack,
-                           im->mark.max_frame,  im->mark.max_allocator, im->mark.max_device };
+  const int64_t keep[] = { m->alloc_rows, m->failed_rows,   m->max_stack,
+                           m->max_frame,  m->max_allocator, m->max_device };
   sqlite3 *db = vs_writer_db (im->w);
   if (vs_writer_commit (im->w) != 0 || sqlite3_exec (db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
     return -1;
@@ -474,10 +580,12 @@ cut_at_mark (VsStreamImport *im)
     }
   if (sqlite3_exec (db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
     return -1;
-  im->read = im->mark.read;
-  im->last_ts = im->mark.last_ts;
+  im->read = m->read;
+  im->last_ts = m->last_ts;
+  im->alloc_rows = m->alloc_rows;
+  im->failed_rows = m->failed_rows;
   if (im->given != NULL)
-    vs_fin_given_cut (im->given, im->mark.alloc_rows);
+    vs_fin_given_cut (im->given, m->alloc_rows);
   return 0;
 }
 
@@ -509,7 +617,7 @@ vs_stream_import_close (VsStreamImport *im, bool upto_snapshot, int64_t *events,
     *stopped = false;
   int rc = 0;
   if (upto_snapshot && im->mark.seen)
-    rc = cut_at_mark (im);
+    rc = cut_to (im, &im->mark);
   VsWriter *w = im->w;
   if (rc == 0
       && (vs_writer_set_meta (w, "source", "import") != 0
@@ -525,10 +633,22 @@ vs_stream_import_close (VsStreamImport *im, bool upto_snapshot, int64_t *events,
       vs_stream_import_abort (im);
       return -1;
     }
+  /* A kept import goes back to the journal every trace of the spool
+   * has once its file is complete. */
+  if (im->kept
+      && (vs_writer_commit (w) != 0
+          || sqlite3_exec (vs_writer_db (w), "PRAGMA journal_mode=DELETE", NULL, NULL, NULL)
+                 != SQLITE_OK))
+    {
+      snprintf (err, errlen, "cannot write %s: %s", im->out, sqlite3_errmsg (vs_writer_db (w)));
+      vs_stream_import_abort (im);
+      return -1;
+    }
   im->w = NULL;
   if (vs_writer_close (w, false, NULL, NULL, err, errlen) != 0)
     {
-      unlink (im->out);
+      if (!im->kept)
+        unlink (im->out);
       vs_stream_import_abort (im);
       return -1;
     }
@@ -559,10 +679,13 @@ vs_stream_import_abort (VsStreamImport *im)
 {
   if (im == NULL)
     return;
+  /* A kept import's file stays: what a failed step left past its last
+   * checkpoint is cut when it is resumed. */
   if (im->w != NULL)
     {
       vs_writer_close (im->w, false, NULL, NULL, NULL, 0);
-      unlink (im->out);
+      if (!im->kept)
+        unlink (im->out);
     }
   if (im->map != NULL)
     munmap (im->map, im->map_len);
@@ -590,13 +713,169 @@ vs_torch_stream_import (const char *path, const char *stacks_path, const char *o
     *events = 0;
   if (stopped)
     *stopped = false;
-  VsStreamImport *im = vs_stream_import_open (path, stacks_path, out, err, errlen);
+  /* A stream whose first records were imported and given back to the
+   * disk while the program ran (record --window) goes on from its kept
+   * import, which holds them. */
+  int64_t punched = vs_torch_stream_punched (path);
+  VsStreamImport *im = punched > 0 ? vs_stream_import_resume (path, stacks_path, out, err, errlen)
+                                   : vs_stream_import_open (path, stacks_path, out, err, errlen);
   if (im == NULL)
-    return -1;
+    {
+      if (punched > 0)
+        {
+          char why[1024];
+          snprintf (why, sizeof why, "%s", err);
+          snprintf (err, errlen,
+                    "its first %lld records are only in %s, which cannot be read on: %s",
+                    (long long)punched, out, why);
+        }
+      return -1;
+    }
   if (vs_stream_import_step (im, err, errlen) < 0)
     {
       vs_stream_import_abort (im);
       return -1;
     }
   return vs_stream_import_close (im, upto_snapshot, events, stopped, NULL, err, errlen);
+}
+
+/* A kept import's journal: WAL, so that a commit is whole when record is
+ * killed, without a sync (record's death or the program's is what is
+ * guarded against, not the machine's); checkpointed every 4 MB and cut
+ * back to that, so that the log does not grow with the run (the writer's
+ * default lets it reach 256 MB). */
+static const char *kept_sql = "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF;"
+                              " PRAGMA wal_autocheckpoint=256; PRAGMA journal_size_limit=4194304";
+
+int
+vs_stream_import_keep (VsStreamImport *im, char *err, size_t errlen)
+{
+  g_return_val_if_fail (im != NULL && im->w != NULL, -1);
+  sqlite3 *db = vs_writer_db (im->w);
+  if (vs_writer_commit (im->w) != 0 || sqlite3_exec (db, kept_sql, NULL, NULL, NULL) != SQLITE_OK)
+    {
+      snprintf (err, errlen, "cannot write %s: %s", im->out, sqlite3_errmsg (db));
+      return -1;
+    }
+  im->kept = true;
+  if (write_checkpoint (im) != 0 || vs_writer_commit (im->w) != 0)
+    {
+      snprintf (err, errlen, "cannot write %s: %s", im->out, vs_writer_errmsg (im->w));
+      return -1;
+    }
+  return 0;
+}
+
+/* A resumed import's devices, their allocators and the segments live at
+ * its checkpoint, from what it wrote.  0 or -1. */
+static int
+restore_devices (VsStreamImport *im)
+{
+  static const char *devices_sql
+      = "SELECT d.idx, d.id, a.id FROM device d JOIN allocator a ON a.device_id = d.id"
+        " AND a.kind = 'pytorch' WHERE d.idx BETWEEN 0 AND ?1 ORDER BY d.id";
+  static const char *segments_sql
+      = "SELECT d.idx, e.op, e.address, e.requested_bytes FROM alloc_event e"
+        " JOIN device d ON d.id = e.device_id WHERE e.op BETWEEN 4 AND 7 ORDER BY e.id";
+  static const char *process_sql = "SELECT id FROM process ORDER BY id LIMIT 1";
+  sqlite3 *db = vs_writer_db (im->w);
+  sqlite3_stmt *s = NULL;
+  if (sqlite3_prepare_v2 (db, process_sql, -1, &s, NULL) != SQLITE_OK
+      || sqlite3_step (s) != SQLITE_ROW)
+    {
+      sqlite3_finalize (s);
+      return -1;
+    }
+  im->process_id = sqlite3_column_int64 (s, 0);
+  sqlite3_finalize (s);
+  if (sqlite3_prepare_v2 (db, devices_sql, -1, &s, NULL) != SQLITE_OK)
+    return -1;
+  sqlite3_bind_int (s, 1, MAX_DEVICES - 1);
+  while (sqlite3_step (s) == SQLITE_ROW)
+    {
+      VsStreamDevice *d = &im->devs[sqlite3_column_int (s, 0)];
+      if (d->ranges != NULL)
+        continue;
+      d->device_id = sqlite3_column_int64 (s, 1);
+      d->allocator_id = sqlite3_column_int64 (s, 2);
+      d->ranges = g_tree_new_full (compare_addr, NULL, NULL, NULL);
+    }
+  if (sqlite3_finalize (s) != SQLITE_OK
+      || sqlite3_prepare_v2 (db, segments_sql, -1, &s, NULL) != SQLITE_OK)
+    return -1;
+  int step;
+  while ((step = sqlite3_step (s)) == SQLITE_ROW)
+    {
+      int idx = sqlite3_column_int (s, 0);
+      if (idx < 0 || idx >= MAX_DEVICES || im->devs[idx].ranges == NULL)
+        continue;
+      int op = sqlite3_column_int (s, 1);
+      guint64 addr = (guint64)sqlite3_column_int64 (s, 2);
+      guint64 size = (guint64)sqlite3_column_int64 (s, 3);
+      if (op == VS_ALLOC_OP_SEGMENT_ALLOC || op == VS_ALLOC_OP_SEGMENT_MAP)
+        range_add (im->devs[idx].ranges, addr, size);
+      else
+        range_sub (im->devs[idx].ranges, addr, size);
+    }
+  sqlite3_finalize (s);
+  return step == SQLITE_DONE ? 0 : -1;
+}
+
+VsStreamImport *
+vs_stream_import_resume (const char *path, const char *stacks_path, const char *out, char *err,
+                         size_t errlen)
+{
+  g_return_val_if_fail (path != NULL && out != NULL, NULL);
+  int64_t pid = 0;
+  VsStreamImport *im = stream_open (path, stacks_path, out, &pid, err, errlen);
+  if (im == NULL)
+    return NULL;
+  char why[512] = "";
+  im->w = vs_writer_open (out, why, sizeof why);
+  if (im->w == NULL)
+    {
+      snprintf (err, errlen, "cannot read %s: %s", out, why);
+      vs_stream_import_abort (im);
+      return NULL;
+    }
+  /* From here on its file is never removed: it holds what the stream
+   * gave back. */
+  im->kept = true;
+  sqlite3 *db = vs_writer_db (im->w);
+  sqlite3_busy_timeout (db, 5000);
+  VsStreamMark cp = { 0 };
+  int found = -1;
+  if (sqlite3_exec (db, kept_sql, NULL, NULL, NULL) == SQLITE_OK
+      && (found = read_mark_meta (db, "follow_", &cp)) == 1
+      && read_mark_meta (db, "follow_mark_", &im->mark) >= 0 && cut_to (im, &cp) == 0
+      && restore_devices (im) == 0)
+    {
+      size_t n = (im->map_len - STREAM_HEADER) / sizeof (VsStreamRecord);
+      if (cp.read >= 0 && (size_t)cp.read <= n)
+        {
+          im->pos = (size_t)cp.read;
+          return im;
+        }
+      snprintf (err, errlen, "%s says %lld records of %s were imported, which has %zu", out,
+                (long long)cp.read, path, n);
+    }
+  else if (found == 0)
+    snprintf (err, errlen, "%s is no import of %s that can be resumed", out, path);
+  else
+    snprintf (err, errlen, "cannot read %s: %s", out, sqlite3_errmsg (db));
+  vs_stream_import_abort (im);
+  return NULL;
+}
+
+int64_t
+vs_torch_stream_punched (const char *path)
+{
+  g_return_val_if_fail (path != NULL, 0);
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  uint64_t punched = 0;
+  if (fd >= 0 && pread (fd, &punched, sizeof punched, STREAM_PUNCHED_AT) != sizeof punched)
+    punched = 0;
+  if (fd >= 0)
+    close (fd);
+  return punched > INT64_MAX ? 0 : (int64_t)punched;
 }

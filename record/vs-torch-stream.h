@@ -36,6 +36,26 @@ VsStreamImport *vs_stream_import_open (const char *path, const char *stacks_path
  * then only good for vs_stream_import_abort()). */
 int64_t vs_stream_import_step (VsStreamImport *im, char *err, size_t errlen);
 
+/* Makes im's file a lasting record of what it imported, for `record
+ * --window`, which gives the imported records' space back to the disk
+ * while the program runs (vs-window-live.c): from here on every step
+ * commits, with the records, where the import stands (a checkpoint), its
+ * file is never removed (vs_stream_import_abort() leaves it), and a
+ * recording killed at any point is read on from it
+ * (vs_stream_import_resume()).  0, or -1 with err filled. */
+int vs_stream_import_keep (VsStreamImport *im, char *err, size_t errlen);
+
+/* Resumes the kept import out of the stream file at path where its last
+ * checkpoint stands (what a failed step wrote past it is cut).  NULL with
+ * err filled when out is no such import of path. */
+VsStreamImport *vs_stream_import_resume (const char *path, const char *stacks_path, const char *out,
+                                         char *err, size_t errlen);
+
+/* How many records from the first of the stream file at path were given
+ * back to the disk once imported (their space read as zeros; only
+ * spool/torch-PID.db, the kept import, holds them): 0 when none. */
+int64_t vs_torch_stream_punched (const char *path);
+
 /* The records read so far. */
 int64_t vs_stream_import_consumed (const VsStreamImport *im);
 
@@ -55,7 +75,8 @@ void vs_stream_import_gather (VsStreamImport *im);
 int vs_stream_import_close (VsStreamImport *im, bool upto_snapshot, int64_t *events, bool *stopped,
                             struct VsFinGiven **given, char *err, size_t errlen);
 
-/* Gives up the import (NULL: nothing) and removes its file. */
+/* Gives up the import (NULL: nothing) and removes its file, unless it
+ * is kept (vs_stream_import_keep()). */
 void vs_stream_import_abort (VsStreamImport *im);
 
 /* Writes the raw (unfinalized) trace out from the stream file at path: a
@@ -65,7 +86,9 @@ void vs_stream_import_abort (VsStreamImport *im);
  * read is said on stderr and the events kept without stacks); meta source
  * 'import', so the merge puts it on the collector's process row of the
  * same pid.  Stops at the first record not completely written, or with
- * upto_snapshot at the last snapshot marker (the final snapshot's).
+ * upto_snapshot at the last snapshot marker (the final snapshot's).  A
+ * stream whose first records were given back (vs_torch_stream_punched())
+ * is read on from out, its kept import, which is then never removed.
  * *events (may be NULL) gets the number of records read, *stopped (may
  * be NULL) whether the stream stopped at its size limit before its
  * process ended.  Returns 0, or -1 with err filled. */

@@ -3,10 +3,11 @@
  * A table is opened by reading every chunk's row count and zone map into
  * memory (a few bytes per column and chunk) and checking them: row counts
  * in range, the chunks forming at most VS_CHUNK_MAX_RUNS runs, each in key
- * order (block is chunked by lifetime class, one run per class; the other
- * tables are one run).  A scan walks each run's chunks in order, skips
- * those whose zones exclude a condition, decodes the others on demand, and
- * merges the runs' rows into key order; the first key column's bounds are
+ * order (block is chunked by device and lifetime class, one run per pair;
+ * the other tables are one run).  A scan walks each run's chunks in order,
+ * skips those whose zones exclude a condition, decodes the others on
+ * demand, and merges the runs' rows into key order through a binary heap
+ * of the runs not at their end; the first key column's bounds are
  * found by binary search over chunks and rows, so a lookup by id costs one
  * chunk per run.  Chunks come decoded from the connection's cache
  * (vs-chunk-store.c): the viewer asks the same ranges again and again,
@@ -77,7 +78,11 @@ typedef struct
   bool desc;     /* rows in the reverse of the natural order */
   uint32_t need; /* the columns the statement reads or constrains */
   RunPos runs[VS_CHUNK_MAX_RUNS];
-  int at; /* the run whose row is the current one */
+  /* The runs not at their end, as a binary heap on their current rows in
+   * the scan's order: heap[0] is the run whose row is the current one. */
+  int heap[VS_CHUNK_MAX_RUNS];
+  int nheap;
+  int at; /* heap[0], or -1 */
   bool eof;
 } Cursor;
 
@@ -573,16 +578,64 @@ run_cmp (const VsChunkVtab *vt, const Cursor *cur, int a, int b)
   return a < b ? -1 : 1;
 }
 
-/* Makes the run holding the next row in the scan's order the current
- * one: the least (descending: the greatest) of the runs' rows. */
-static void
-pick (VsChunkVtab *vt, Cursor *cur)
+/* Whether run a's current row comes before run b's in the scan's order. */
+static bool
+run_before (const VsChunkVtab *vt, const Cursor *cur, int a, int b)
 {
-  cur->at = -1;
+  return (run_cmp (vt, cur, a, b) < 0) != cur->desc;
+}
+
+/* Restores the heap's order below position i (its run has moved on). */
+static void
+sift_down (const VsChunkVtab *vt, Cursor *cur, int i)
+{
+  for (;;)
+    {
+      int l = 2 * i + 1, r = l + 1, m = i;
+      if (l < cur->nheap && run_before (vt, cur, cur->heap[l], cur->heap[m]))
+        m = l;
+      if (r < cur->nheap && run_before (vt, cur, cur->heap[r], cur->heap[m]))
+        m = r;
+      if (m == i)
+        return;
+      int t = cur->heap[i];
+      cur->heap[i] = cur->heap[m];
+      cur->heap[m] = t;
+      i = m;
+    }
+}
+
+/* The current run is the heap's first again. */
+static void
+set_current (Cursor *cur)
+{
+  cur->at = cur->nheap > 0 ? cur->heap[0] : -1;
+  cur->eof = cur->nheap == 0;
+}
+
+/* Makes the run holding the next row in the scan's order the current
+ * one — the least (descending: the greatest) of the runs' rows — once
+ * every run has been positioned. */
+static void
+pick_first (VsChunkVtab *vt, Cursor *cur)
+{
+  cur->nheap = 0;
   for (int r = 0; r < vt->nruns; r++)
-    if (!cur->runs[r].eof && (cur->at < 0 || (run_cmp (vt, cur, r, cur->at) < 0) != cur->desc))
-      cur->at = r;
-  cur->eof = cur->at < 0;
+    if (!cur->runs[r].eof)
+      cur->heap[cur->nheap++] = r;
+  for (int i = cur->nheap / 2; i-- > 0;)
+    sift_down (vt, cur, i);
+  set_current (cur);
+}
+
+/* The same after the current run moved on (or reached its end). */
+static void
+pick_next (VsChunkVtab *vt, Cursor *cur)
+{
+  if (cur->runs[cur->heap[0]].eof)
+    cur->heap[0] = cur->heap[--cur->nheap];
+  sift_down (vt, cur, 0);
+  set_current (cur);
 }
 
 /* The integer a constraint's value gives, when it is one. */
@@ -711,6 +764,8 @@ cursor_filter (sqlite3_vtab_cursor *base, int idxNum, const char *idxStr, int ar
       cur->runs[r].cur = NULL;
       cur->runs[r].eof = true;
     }
+  cur->nheap = 0;
+  cur->at = -1;
   cur->eof = true;
   if (cur->empty)
     return SQLITE_OK;
@@ -747,7 +802,7 @@ cursor_filter (sqlite3_vtab_cursor *base, int idxNum, const char *idxStr, int ar
       if (rc != SQLITE_OK)
         return rc;
     }
-  pick (vt, cur);
+  pick_first (vt, cur);
   return SQLITE_OK;
 }
 
@@ -766,7 +821,7 @@ cursor_next (sqlite3_vtab_cursor *base)
   else
     rc = seek (vt, cur, cur->at, p->ci, p->row + 1);
   if (rc == SQLITE_OK)
-    pick (vt, cur);
+    pick_next (vt, cur);
   return rc;
 }
 

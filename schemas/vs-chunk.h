@@ -4,8 +4,8 @@
  * series, block) are not SQLite tables: each is stored in a table
  * <name>_chunk (seq, row_count, zone, data) whose rows hold up to
  * VS_CHUNK_ROWS consecutive rows of the table in its natural order (its
- * primary key order; block's by lifetime class, each class's rows in that
- * order, vs_chunk_block_class), every column coded on its own and the whole chunk
+ * primary key order; block's by device and lifetime class, each group's
+ * rows in that order, vs_chunk_block_class), every column coded on its own and the whole chunk
  * compressed with zstd.  `zone` holds each column's minimum, maximum and
  * whether it has NULLs, so a reader skips the chunks a condition excludes.
  * The byte format is documented in schemas/README.md ("Compacted traces").
@@ -23,10 +23,13 @@
 
 #define VS_CHUNK_ROWS 4096
 #define VS_CHUNK_MAX_COLUMNS 24
-/* block's rows are chunked by lifetime class (vs_chunk_block_class): a
- * table's chunks form at most this many runs, each in key order. */
-#define VS_CHUNK_MAX_RUNS 64
+/* block's rows are chunked by device and lifetime class
+ * (vs_chunk_block_class): a table's chunks form at most this many runs,
+ * each in key order.  Devices beyond VS_CHUNK_BLOCK_DEVICES share the last
+ * one's chunks. */
 #define VS_CHUNK_BLOCK_CLASSES 17
+#define VS_CHUNK_BLOCK_DEVICES 30
+#define VS_CHUNK_MAX_RUNS 512
 
 /* A chunk's decoded payload is refused above this size (a damaged
  * length would otherwise ask for any amount of memory). */

@@ -4,9 +4,10 @@
  * One pass per table in its natural order (the primary key's, so a chunk
  * covers one key range and its zone map prunes well), VS_CHUNK_ROWS rows a
  * chunk, in one transaction; then VACUUM gives the pages back.  block's
- * rows go by lifetime class, each class filling chunks of its own, so
- * that "live at step S" reads few chunks.  Memory: one chunk of values at
- * a time (block: one per class).
+ * rows go by device and lifetime class, each pair filling chunks of its
+ * own, so that "live at step S" reads few chunks, and one device's
+ * questions none of another's.  Memory: one chunk of values at a time
+ * (block: one per device and class).
  */
 #include "vs-trace-compact.h"
 #include "vs-chunk-coder.h"
@@ -120,7 +121,7 @@ compact_table (sqlite3 *db, VsChunkCodec *codec, const VsChunkTable *t, char *er
     }
   if (block)
     {
-      /* block's rows go by lifetime class, as the finalizer's do. */
+      /* block's rows go by device and lifetime class, as the finalizer's do. */
       vs_row_chunker_init (&chunker);
       if (chunker.sink.begin (&chunker.sink, VS_ROW_SINK_BLOCK, db, 0, 0) < 0)
         {
@@ -271,12 +272,13 @@ chunker_is_block (const VsRowChunker *c)
   return c->table != NULL && strcmp (c->table->name, "block") == 0;
 }
 
-/* How many groups of rows c gathers: series' or block's classes. */
+/* How many groups of rows c gathers: series', or block's (device,
+ * lifetime class) pairs. */
 static size_t
 chunker_groups (const VsRowChunker *c)
 {
   if (chunker_is_block (c))
-    return VS_CHUNK_BLOCK_CLASSES;
+    return (size_t)VS_CHUNK_BLOCK_DEVICES * VS_CHUNK_BLOCK_CLASSES;
   return ((size_t)c->ndev + 1) * ((size_t)c->nalloc + 1);
 }
 
@@ -294,6 +296,8 @@ chunker_pass_clear (VsRowChunker *c)
   free (c->rows);
   c->rows = NULL;
   c->ndev = c->nalloc = 0;
+  c->nblock_devices = 0;
+  c->last_block_slot = 0;
   sqlite3_finalize (c->insert);
   c->insert = NULL;
   vs_chunk_codec_free (c->codec);
@@ -354,7 +358,8 @@ sqlfail:
   return -1;
 }
 
-/* Codes the rows gathered for series i (block: 0) into its next chunk. */
+/* Codes the rows gathered for group i (a series; block: a device and
+ * lifetime class) into its next chunk. */
 static int
 chunker_flush (VsRowChunker *c, size_t i)
 {
@@ -400,6 +405,33 @@ chunker_flush (VsRowChunker *c, size_t i)
   return rc;
 }
 
+/* The group of a block row: its device's slot (devices in the order
+ * first seen; past VS_CHUNK_BLOCK_DEVICES they share the last slot) and
+ * its lifetime class, so that a chunk holds one device's blocks and its
+ * zone maps prune the queries of another. */
+static size_t
+block_group (VsRowChunker *c, const int64_t *v, uint32_t nulls)
+{
+  enum
+  {
+    DEVICE_ID = 2
+  };
+  int64_t dev = (nulls >> DEVICE_ID) & 1 ? -1 : v[DEVICE_ID];
+  int32_t slot = c->last_block_slot;
+
+  if (slot >= c->nblock_devices || c->block_devices[slot] != dev)
+    {
+      for (slot = 0; slot < c->nblock_devices && c->block_devices[slot] != dev; slot++)
+        ;
+      if (slot == c->nblock_devices && c->nblock_devices < VS_CHUNK_BLOCK_DEVICES)
+        c->block_devices[c->nblock_devices++] = dev;
+      else if (slot == c->nblock_devices)
+        slot = VS_CHUNK_BLOCK_DEVICES - 1;
+      c->last_block_slot = slot;
+    }
+  return (size_t)slot * VS_CHUNK_BLOCK_CLASSES + (size_t)vs_chunk_block_class (v, nulls);
+}
+
 static int
 chunker_row (VsRowSink *sink, const int64_t *v, uint32_t nulls)
 {
@@ -408,7 +440,7 @@ chunker_row (VsRowSink *sink, const int64_t *v, uint32_t nulls)
   size_t i = 0;
 
   if (chunker_is_block (c))
-    i = (size_t)vs_chunk_block_class (v, nulls);
+    i = block_group (c, v, nulls);
   else if (c->pass == VS_ROW_SINK_SERIES)
     {
       /* series: device_id and allocator_id pick the series. */
@@ -452,10 +484,19 @@ chunker_end (VsRowSink *sink, int keep)
   size_t n = c->rows ? chunker_groups (c) : 0;
   int rc = 0;
 
-  /* block: the longest-lived classes first, so that a small trace's
-   * first chunk holds the blocks most steps have live. */
+  /* block: the longest-lived classes first (each device's in turn), so
+   * that a small trace's first chunks hold the blocks most steps have
+   * live. */
   for (size_t i = 0; keep && i < n && rc == 0; i++)
-    rc = chunker_flush (c, chunker_is_block (c) ? n - 1 - i : i);
+    {
+      size_t g = i;
+      if (chunker_is_block (c))
+        {
+          size_t cls = VS_CHUNK_BLOCK_CLASSES - 1 - i / VS_CHUNK_BLOCK_DEVICES;
+          g = (i % VS_CHUNK_BLOCK_DEVICES) * VS_CHUNK_BLOCK_CLASSES + cls;
+        }
+      rc = chunker_flush (c, g);
+    }
   /* A table given up on: none of its chunks is written. */
   if ((!keep || rc != 0) && coded_aside (c->pass) && c->coder != NULL)
     vs_chunk_coder_forget (c->coder, (int)c->pass);

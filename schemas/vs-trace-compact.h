@@ -71,10 +71,14 @@ typedef struct
   struct sqlite3 *db;
   struct sqlite3_stmt *insert;
   struct VsChunkCodec *codec;
-  const VsChunkTable *table;  /* the table being written */
-  int32_t ndev, nalloc;       /* series: its devices and allocators; block: 0 */
-  struct VsChunkRows *rows;   /* per series (block: per lifetime class): the chunk being filled */
-  int32_t nranked;            /* block: lifetime classes that have written a chunk */
+  const VsChunkTable *table; /* the table being written */
+  int32_t ndev, nalloc;      /* series: its devices and allocators; block: 0 */
+  struct VsChunkRows *rows;  /* per series (block: per device and lifetime class): the chunk
+                                 being filled */
+  int32_t nranked;           /* block: groups (device, class) that have written a chunk */
+  int64_t block_devices[VS_CHUNK_BLOCK_DEVICES]; /* block: the device ids seen (-1: NULL),
+                                                    in the order seen */
+  int32_t nblock_devices, last_block_slot;
   VsRowSinkTable pass;        /* the table being written */
   struct VsChunkCoder *coder; /* the raw events' chunks, coded on its thread */
   struct sqlite3 *aside_db;   /* while finishing: where they go */

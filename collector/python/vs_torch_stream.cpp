@@ -25,7 +25,10 @@
 // Layout (little-endian, as the machine writes it):
 //   page 0: header — magic "VSTORCH1", u32 version (1), u32 record size
 //           (48), i64 pid, i64 start time (CLOCK_REALTIME ns), u64 the
-//           record count where the stream stopped at its limit (0: never)
+//           record count where the stream stopped at its limit (0: never),
+//           u64 written by the reader only (`record --window`): the records
+//           from the first it imported and whose space it gave back (a
+//           hole punched in the file; this tracker never writes there)
 //   then:   records — i64 ts_ns, u64 addr, u64 size, u64 stream,
 //           i32 device, i32 tid, u32 reserved, u32 action
 // action: 1 alloc, 2 free requested, 3 free completed, 4 segment alloc,

@@ -4,6 +4,7 @@ tracker (collector/python/vs_torch_stream.cpp) writes it, for the flight
 recorder's tests without a GPU.
 
 Usage: make-window-stream.py STREAM PID STEPS [exit] [ranges SCHEMA]
+                              [pace RECORDS SECONDS]
 
 A training loop on device 0, one step every 10 ms: a 1 GiB segment, then
 per step 6 activations allocated and freed in reverse (free requested, then
@@ -16,11 +17,20 @@ frees everything as Python shuts down: what was live at the marker is
 what the trace must hold at its end.  With `ranges SCHEMA` (the trace
 schema, schemas/trace.sql), the process also leaves a process trace beside
 the stream, as the collector would, holding an NVTX range "step N" around
-each step: the program's iterations.
+each step: the program's iterations.  With `pace RECORDS SECONDS`, the
+stream is written over time as the tracker writes it while a program runs
+(the file grown in chunks, each record's action word stored last, a pause
+of SECONDS after every RECORDS records), and SIGINT ends the writing at
+a record: the JSON then says what the records written hold (with `exit`,
+those before the final snapshot's marker).
 """
 import json
+import mmap
 import os
+import signal
+import struct
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "gpu"))
 from vs_stream_files import pack_record, write_stream  # noqa: E402
@@ -28,6 +38,8 @@ from vs_stream_files import pack_record, write_stream  # noqa: E402
 path, pid, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 at_exit = "exit" in sys.argv[4:]
 schema = sys.argv[sys.argv.index("ranges") + 1] if "ranges" in sys.argv[4:] else None
+pace = ((int(sys.argv[sys.argv.index("pace") + 1]), float(sys.argv[sys.argv.index("pace") + 2]))
+        if "pace" in sys.argv[4:] else None)
 t0 = 1_763_900_000_000_000_000
 MIB = 1 << 20
 SEG, BIG = 0x7F0000000000, 0x7F2000000000
@@ -118,6 +130,73 @@ if schema:
                      t0 + 1_000_000 + (i + 1) * 10_000_000 - 1000) for i in range(steps)])
     db.commit()
     db.close()
+
+
+def write_paced(every, pause):
+    """Writes recs over time, as the tracker does; returns how many were
+    written (all, or those before a SIGINT)."""
+    stop = []
+    signal.signal(signal.SIGINT, lambda s, f: stop.append(s))
+    chunk = 4096  # records per growth of the file (the tracker's: 65536)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.pwrite(fd, (b"VSTORCH1" + struct.pack("<IIqq", 1, 48, pid, t0)).ljust(4096, b"\0"), 0)
+    m, base = None, 0
+    for i, r in enumerate(recs):
+        if stop:
+            return i
+        if i % chunk == 0:
+            # The next chunk mapped alone: what came before is never
+            # written again.
+            os.ftruncate(fd, 4096 + (i + chunk) * 48)
+            if m is not None:
+                m.close()
+            base = 4096 + i * 48
+            m = mmap.mmap(fd, chunk * 48, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE,
+                          offset=base)
+        off = 4096 + i * 48 - base
+        m[off:off + 44] = r[:44]
+        m[off + 44:off + 48] = r[44:]
+        if (i + 1) % every == 0:
+            time.sleep(pause)
+    return len(recs)
+
+
+def replay(records):
+    """What the records say: the `pytorch` summary row and the leak."""
+    out = {"alloc_count": 0, "free_count": 0, "peak_allocated_bytes": 0,
+           "final_allocated_bytes": 0, "peak_reserved_bytes": 0, "final_reserved_bytes": 0,
+           "failed_alloc_count": 0}
+    live = {}
+    for r in records:
+        _, addr, size, _, _, _, _, action = struct.unpack("<qQQQiiII", r)
+        if action == 1:
+            out["alloc_count"] += 1
+            out["final_allocated_bytes"] += size
+            live[addr] = size
+        elif action == 3:
+            out["free_count"] += 1
+            out["final_allocated_bytes"] -= size
+            live.pop(addr, None)
+        elif action == 4:
+            out["final_reserved_bytes"] += size
+        elif action == 5:
+            out["final_reserved_bytes"] -= size
+        elif action == 8:
+            out["failed_alloc_count"] += 1
+        out["peak_allocated_bytes"] = max(out["peak_allocated_bytes"], out["final_allocated_bytes"])
+        out["peak_reserved_bytes"] = max(out["peak_reserved_bytes"], out["final_reserved_bytes"])
+    out.update(leak_blocks=len(live), leak_bytes=sum(live.values()), events=len(records))
+    return out
+
+
+if pace is not None:
+    n = write_paced(*pace)
+    written = recs[:n]
+    # With `exit`, the trace keeps what came before the final snapshot's
+    # marker.
+    marks = [k for k, r in enumerate(written) if struct.unpack_from("<I", r, 44)[0] == 9]
+    json.dump(replay(written[:marks[-1]] if at_exit and marks else written), sys.stdout)
+    sys.exit(0)
 write_stream(path, pid, t0, recs, 100)
 json.dump({"alloc_count": allocs, "free_count": frees, "peak_allocated_bytes": peak,
            "final_allocated_bytes": allocated, "peak_reserved_bytes": peak_reserved,

@@ -16,10 +16,14 @@
 #                              failed 1 TiB request) with --window 10s, 40 s
 # Next to each: truth.json (the program's ground truth), run.log (what
 # record and the program printed), size.txt (the trace's bytes), spool.txt
-# (the spool's bytes every 2 s while it ran), meta.txt, summary.csv,
+# (the spool's bytes on disk — allocated blocks, as du counts them, so a
+# stream whose imported records were given back counts without them —
+# every 2 s while it ran; spool-parts.txt the same by part: the
+# allocator streams, their imports, the process traces, the rest),
+# meta.txt, summary.csv,
 # diagnose.txt, leaks.csv, oom.txt and tables.txt (rows per table).
-# OUTDIR/results.json gathers the sizes, vramscope's answers and the
-# truths; OUTDIR/check.log is tests/gpu/check-window.py's verdict on them; traces over 2 MB are removed (at most ~5 MB kept).  Each step
+# OUTDIR/results.json gathers the sizes, the spool's largest size, record's
+# post-run work (--timings), vramscope's answers and the truths; OUTDIR/check.log is tests/gpu/check-window.py's verdict on them; traces over 2 MB are removed (at most ~5 MB kept).  Each step
 # has its own timeout, cut to what is left of BUDGET (390 s).
 set -u
 . "$(dirname "$0")/run-common.sh" window-run "$@"
@@ -49,9 +53,17 @@ run() {
   mkdir -p "$out/$name"
   cd "$out/$name" || return 0
   say "== $name: record $* for ${secs}s (limit ${limit}s)"
-  # The spool's size while it runs (it sits beside the trace).
+  # The spool's size on disk while it runs (it sits beside the trace).
   (while :; do
-     echo "$(date +%s.%N) $(du -sb . 2>/dev/null | cut -f1)"
+     echo "$(date +%s.%N) $(du -sB1 . 2>/dev/null | cut -f1)"
+     du -B1 .vramscope-spool-*/* 2>/dev/null | awk -v t="$(date +%s)" '
+       { p = "other" }
+       $2 ~ /torch-[0-9]+\.stream$/ { p = "stream" }
+       $2 ~ /torch-[0-9]+\.db/ { p = "import" }
+       $2 ~ /process-.*\.db/ { p = "process" }
+       { b[p] += $1 }
+       END { print t, "stream", b["stream"] + 0, "import", b["import"] + 0, "process",
+             b["process"] + 0, "other", b["other"] + 0 }' >>spool-parts.txt
      sleep 2
    done) >spool.txt &
   local sampler=$!
@@ -77,7 +89,8 @@ run() {
     return 0
   fi
   stat -c %s run.db >size.txt
-  say "   trace $(cat size.txt) bytes"
+  say "   trace $(cat size.txt) bytes; spool at most $(awk '$2 > m { m = $2 } END { print m + 0 }' \
+    spool.txt) bytes on disk; post-run $(awk '/post-run total/ { print $3 / 1000 }' run.log) s"
   timeout 20 "$VRAMSCOPE" report run.db meta >meta.txt 2>&1
   timeout 20 "$VRAMSCOPE" report run.db summary --format csv >summary.csv 2>&1
   timeout 20 "$VRAMSCOPE" report run.db summary >summary.txt 2>&1
@@ -131,6 +144,16 @@ for d in sorted(glob.glob(os.path.join(out, "*-*"))):
     spool = read("spool.txt") or ""
     sizes = [int(l.split()[1]) for l in spool.splitlines() if len(l.split()) == 2 and l.split()[1].isdigit()]
     r["spool_max_bytes"] = max(sizes) if sizes else None
+    parts = {}
+    for l in (read("spool-parts.txt") or "").splitlines():
+        f = l.split()
+        for k in range(1, len(f) - 1, 2):
+            if f[k + 1].isdigit():
+                parts[f[k]] = max(parts.get(f[k], 0), int(f[k + 1]))
+    r["spool_parts_max_bytes"] = parts or None
+    log = read("run.log") or ""
+    post = [l.split()[2] for l in log.splitlines() if l.strip().startswith("post-run total")]
+    r["post_run_s"] = float(post[-1]) / 1000 if post else None
     t = read("truth.json")
     r["truth"] = json.loads(t) if t else None
     s = read("summary.csv")

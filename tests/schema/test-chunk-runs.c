@@ -1,12 +1,14 @@
-/* test-chunk-runs.c — block chunked by lifetime class (vs-trace-compact.h,
- * vs-chunk-vtab.h): 40,000 blocks of short, medium and endless lives are
- * coded through the row chunker, then read through the virtual table.
- * The chunks must form several runs, and every answer must be the one the
- * rows give: the whole table in key order with and without ORDER BY,
+/* test-chunk-runs.c — block chunked by device and lifetime class
+ * (vs-trace-compact.h, vs-chunk-vtab.h): 40,000 blocks of short, medium
+ * and endless lives, their devices taking turns, are coded through the row
+ * chunker, then read through the virtual table.  The chunks must form one
+ * run per device and class (past VS_CHUNK_BLOCK_DEVICES devices, the rest
+ * share the last one's), and every answer must be the one the rows give: the whole table in key order with and without ORDER BY,
  * either way; lookups by id; "live after step S" at many steps; ORDER BY
- * alloc_seq LIMIT served in order without a sort; two tables joined row
- * against row.  All of it with the readers' cache budget and with one of
- * about a chunk, which the two tables share.
+ * alloc_seq LIMIT served in order without a sort; each device's blocks
+ * and those live on it; two tables joined row against row.  All of it
+ * with the readers' cache budget and with one of about a chunk, which the
+ * two tables share, for two devices; for forty with the readers' budget.
  */
 #include "vs-chunk-vtab.h"
 #include "vs-chunk.h"
@@ -18,19 +20,23 @@
 #define N_BLOCKS 40000
 #define N_COLS 20
 
-/* Block i (ids from 1): allocated at step 2 i; every 97th is never
- * freed, every 13th lives 5000 steps, the others 3. */
+/* The devices the blocks take turns on. */
+static int64_t n_devices = 2;
+
+/* Block i (ids from 1): allocated at step 2 i on device 1 + i mod
+ * n_devices; every 97th is never freed, every 13th lives 5000 steps, the
+ * others 3. */
 static void
 block_row (int64_t i, int64_t *v, uint32_t *nulls)
 {
   memset (v, 0, N_COLS * sizeof *v);
   *nulls = 0;
-  v[0] = i;           /* id */
-  v[1] = 2;           /* level */
-  v[2] = 1 + (i % 2); /* device_id */
-  v[6] = 4096 * i;    /* address */
-  v[7] = 512 + i % 7; /* bytes */
-  v[9] = 2 * i;       /* alloc_seq */
+  v[0] = i;                   /* id */
+  v[1] = 2;                   /* level */
+  v[2] = 1 + (i % n_devices); /* device_id */
+  v[6] = 4096 * i;            /* address */
+  v[7] = 512 + i % 7;         /* bytes */
+  v[9] = 2 * i;               /* alloc_seq */
   if (i % 97 == 0)
     *nulls |= 1u << 10; /* free_seq: never */
   else
@@ -117,8 +123,10 @@ check_runs (size_t cache_bytes)
   sqlite3 *db = chunked_db (cache_bytes);
 
   /* Three lifetime classes (3 steps, 5000 steps, never freed), each in
-   * chunks of its own. */
-  g_assert_cmpint (query_int (db, "SELECT count(DISTINCT seq >> 32) FROM block_chunk", 0), ==, 3);
+   * chunks of its own per device. */
+  int64_t groups = 3 * MIN (n_devices, VS_CHUNK_BLOCK_DEVICES);
+  g_assert_cmpint (query_int (db, "SELECT count(DISTINCT seq >> 32) FROM block_chunk", 0), ==,
+                   groups);
   g_assert_cmpint (query_int (db, "SELECT min(seq) FROM block_chunk", 0), ==, 0);
   g_assert_cmpint (query_int (db, "SELECT count(*) FROM block", 0), ==, N_BLOCKS);
 
@@ -164,6 +172,25 @@ check_runs (size_t cache_bytes)
           sum);
     }
 
+  /* Each device's blocks, and those live on it after a step. */
+  for (int64_t d = 1; d <= n_devices; d++)
+    {
+      int64_t count = 0, live = 0, step = N_BLOCKS + 1;
+      for (int64_t i = 1; i <= N_BLOCKS; i++)
+        if (1 + i % n_devices == d)
+          {
+            count++;
+            live += live_at (i, step);
+          }
+      g_assert_cmpint (query_int (db, "SELECT count(*) FROM block WHERE device_id = ?1", d), ==,
+                       count);
+      char sql[128];
+      g_snprintf (sql, sizeof sql,
+                  "SELECT count(*) FROM block WHERE live_seq = %lld AND device_id = ?1",
+                  (long long)step);
+      g_assert_cmpint (query_int (db, sql, d), ==, live);
+    }
+
   /* Both tables read side by side, row against row. */
   g_assert_cmpint (query_int (db,
                               "SELECT count(*) FROM block a JOIN block2 b ON b.id = a.id"
@@ -178,8 +205,17 @@ check_runs (size_t cache_bytes)
 static void
 test_runs (void)
 {
+  n_devices = 2;
   check_runs (64u << 20);
   check_runs (200000);
+}
+
+/* More devices than get chunks of their own. */
+static void
+test_many_devices (void)
+{
+  n_devices = 40;
+  check_runs (64u << 20);
 }
 
 int
@@ -187,5 +223,6 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/chunk/runs", test_runs);
+  g_test_add_func ("/chunk/runs-many-devices", test_many_devices);
   return g_test_run ();
 }
