@@ -328,9 +328,9 @@ load_dimensions (sqlite3 *db, VsFinState *st, VsFinErr *e)
   return 0;
 }
 
-/* Whether the alloc_event rows handed over are db's: the table holds row
- * n (the last handed over), at the time of its event.  -1 with e filled
- * otherwise. */
+/* Whether the alloc_event rows handed over (t's events, before any is
+ * loaded) are db's: the table holds row n (the last handed over), at the
+ * time of its event.  -1 with e filled otherwise. */
 static int
 check_given_rows (sqlite3 *db, const VsFinTrace *t, int64_t n, VsFinErr *e)
 {
@@ -428,13 +428,20 @@ finalize (sqlite3 *db, VsFinTrace *given, VsProgressFunc progress, void *progres
   /* The alloc_event rows an import handed over as it wrote them
    * (vs-fin-given.h): only the others are loaded. */
   int64_t given_rows = 0, coded_rows = 0;
-  if (given == NULL && vs_fin_given_take (vs_fin_given_active (), &t, &given_rows, &coded_rows) < 0)
-    given_rows = coded_rows = 0;
-  if (given == NULL
+  if (given == NULL && vs_fin_given_take (vs_fin_given_active (), &t, &given_rows, &coded_rows) == 0
+      && given_rows > 0
       && (vs_fin_check_given (&t, (size_t)given_rows, &e) < 0
-          || vs_fin_load_events_after (db, &t, given_rows, coded_rows, &e) < 0))
-    goto out;
-  if (given_rows > 0 && check_given_rows (db, &t, given_rows, &e) < 0)
+          || check_given_rows (db, &t, given_rows, &e) < 0))
+    {
+      /* Not this trace's rows after all: every row is read back, and the
+       * row sink codes every one (vs_fin_given_taken is false now). */
+      vs_fin_given_drop (vs_fin_given_active ());
+      free (t.ev);
+      t.ev = NULL;
+      t.n = t.cap = 0;
+      given_rows = coded_rows = 0;
+    }
+  if (given == NULL && vs_fin_load_events_after (db, &t, given_rows, coded_rows, &e) < 0)
     goto out;
   if (vs_fin_check_events (&t, &e) < 0 || vs_fin_window_load (db, &t, &win, st.ndev, &e) < 0)
     goto out;
