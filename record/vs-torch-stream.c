@@ -31,6 +31,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -145,6 +146,7 @@ struct VsStreamImport
   /* vs_stream_import_gather: the rows handed to the finalizer, coded. */
   VsFinGiven *given;
   VsGivenCoder *coder;
+  size_t give_max; /* bytes the hand-over may hold; past them it is given up */
 };
 
 static const char *mark_sql
@@ -226,6 +228,23 @@ give_row (VsStreamImport *im, const VsAllocEvent *ae)
   vs_writer_alloc_event_row (ae, im->alloc_rows, v, &nulls);
   if (vs_fin_given_add_alloc (im->given, im->alloc_rows, ae) == 0)
     vs_given_coder_row (im->coder, im->given, v, nulls);
+  /* A run too long to keep its events in memory: the finalizer reads
+   * them back, as it did before. */
+  if ((im->alloc_rows & 4095) == 0 && vs_fin_given_bytes (im->given) > im->give_max)
+    vs_fin_given_drop (im->given);
+}
+
+/* The memory the rows handed to the finalizer may take:
+ * $VRAMSCOPE_TORCH_FOLLOW_GIVE_MAX_MB, else a quarter of the machine's
+ * memory (the finalizer needs as much again once the program is done). */
+static size_t
+give_max_bytes (void)
+{
+  const char *env = getenv ("VRAMSCOPE_TORCH_FOLLOW_GIVE_MAX_MB");
+  if (env != NULL && env[0] != '\0')
+    return (size_t)g_ascii_strtoull (env, NULL, 10) << 20;
+  long pages = sysconf (_SC_PHYS_PAGES), page = sysconf (_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? (size_t)pages / 4 * (size_t)page : (size_t)4 << 30;
 }
 
 /* Writes record r as an event (see the file comment).  0 or -1. */
@@ -597,6 +616,7 @@ vs_stream_import_gather (VsStreamImport *im)
     return;
   im->given = vs_fin_given_new ();
   im->coder = im->given != NULL ? vs_given_coder_new () : NULL;
+  im->give_max = give_max_bytes ();
   if (im->coder == NULL)
     {
       vs_fin_given_free (im->given);

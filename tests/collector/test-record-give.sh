@@ -18,7 +18,9 @@
 # own while the finalizer works (VRAMSCOPE_KERNELS_ASIDE=0: copied into
 # kernel_exec and coded by compaction): the same trace either way.
 # --timings says how many rows were handed over and coded while the
-# program ran: none would make the comparison say nothing.
+# program ran: none would make the comparison say nothing.  Past its
+# memory limit (VRAMSCOPE_TORCH_FOLLOW_GIVE_MAX_MB) the hand-over is
+# given up and the rows read back.
 #
 # Usage: test-record-give.sh VRAMSCOPE GEN_TRACE MAKE_WINDOW_STREAM   (TAP output)
 set -u
@@ -150,6 +152,14 @@ for how in exit kill int; do
     echo 1) "$how: the trace from the rows handed over is the one from the rows read back" \
     "($rc1 $rc2: $got; handed over $g rows, $c coded; read back: $1; $(cat "$dir/err"))"
 done
+# Past its memory limit the hand-over is given up: every row read back.
+: >"$dir/err"
+VRAMSCOPE_TORCH_FOLLOW_GIVE_MAX_MB=1 run exit 1 "$dir/capped-exit.db"
+got=$(same "$dir/capped-exit.db" "$dir/load-exit.db")
+set -- $(given "$dir/capped-exit.db")
+ok $([ "$got" = same ] && [ "$1" = 0 ] && echo 0 || echo 1) \
+  "past VRAMSCOPE_TORCH_FOLLOW_GIVE_MAX_MB the rows are read back ($got; handed over $1; $(cat "$dir/err"))"
+
 # The process trace's kernels, coded into chunks on a thread of their own
 # beside the finalizer: the trace is the one copying them gives.
 : >"$dir/err"
