@@ -146,7 +146,11 @@ code_kernels (void *data)
       snprintf (a->err, sizeof a->err, "out of memory");
       goto out;
     }
-  if (sqlite3_open_v2 (a->path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK
+  /* Read-write as the merge opens its inputs (vs-merge.c): a process
+   * killed mid-run leaves a WAL, which the merge's connection holds open
+   * meanwhile.  Only read here. */
+  if (sqlite3_open_v2 (a->path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK
+      || sqlite3_busy_timeout (db, 5000) != SQLITE_OK
       || sqlite3_prepare_v2 (db, select_sql, -1, &s, NULL) != SQLITE_OK)
     {
       snprintf (a->err, sizeof a->err, "cannot read the kernels of %s: %s", a->path,
