@@ -25,6 +25,7 @@
 
 #include "vs-chunk.h"
 #include "vs-row-sink.h"
+#include "vs-trace-compact.h"
 
 typedef struct
 {
@@ -97,15 +98,7 @@ map_column (sqlite3_stmt *s, int c, const VsIdMap *m, int64_t *v, uint8_t *null)
 static int
 code_chunk (VsKernelsAside *a, VsChunkCodec *codec, VsChunk *ch, int n)
 {
-  if (n < VS_CHUNK_ROWS)
-    for (int c = 1; c < ch->ncols; c++)
-      {
-        memmove (ch->values + (size_t)c * n, ch->values + (size_t)c * VS_CHUNK_ROWS,
-                 (size_t)n * sizeof *ch->values);
-        memmove (ch->nulls + (size_t)c * n, ch->nulls + (size_t)c * VS_CHUNK_ROWS, (size_t)n);
-      }
-  VsChunk part = *ch;
-  part.nrows = n;
+  vs_chunk_pack (ch, n);
   if (a->nchunks == a->cap)
     {
       size_t cap = a->cap ? a->cap * 2 : 64;
@@ -119,7 +112,7 @@ code_chunk (VsKernelsAside *a, VsChunkCodec *codec, VsChunk *ch, int n)
       a->cap = cap;
     }
   VsKernelChunk *k = &a->chunk[a->nchunks];
-  if (vs_chunk_encode (codec, &part, &k->data, &k->data_len, &k->zone, &k->zone_len, a->err,
+  if (vs_chunk_encode (codec, ch, &k->data, &k->data_len, &k->zone, &k->zone_len, a->err,
                        sizeof a->err)
       < 0)
     return -1;
@@ -261,15 +254,12 @@ join (VsKernelsAside *a)
 int
 vs_merge_kernels_write (sqlite3 *db, void *data, char *err, size_t errlen)
 {
-  static const char *create_sql
-      = "CREATE TABLE main.\"kernel_exec_chunk\" (seq INTEGER PRIMARY KEY,"
-        " row_count INTEGER NOT NULL, zone BLOB NOT NULL, data BLOB NOT NULL)";
-  static const char *insert_sql = "INSERT INTO main.\"kernel_exec_chunk\" VALUES (?, ?, ?, ?)";
   static const char *end_sql
       = "INSERT INTO meta (key, value) VALUES ('end_ns', ?1) ON CONFLICT (key) DO UPDATE"
         " SET value = max(ifnull(CAST(value AS INTEGER), ?1), ?1)";
   VsKernelsAside *a = data;
   sqlite3_stmt *s = NULL;
+  int rc;
 
   join (a);
   if (a->rc != 0)
@@ -277,32 +267,24 @@ vs_merge_kernels_write (sqlite3 *db, void *data, char *err, size_t errlen)
       snprintf (err, errlen, "%s", a->err);
       return -1;
     }
-  bool ok = sqlite3_exec (db, "DROP TABLE IF EXISTS main.\"kernel_exec_chunk\"", NULL, NULL, NULL)
-                == SQLITE_OK
-            && sqlite3_exec (db, create_sql, NULL, NULL, NULL) == SQLITE_OK
-            && sqlite3_prepare_v2 (db, insert_sql, -1, &s, NULL) == SQLITE_OK;
-  for (size_t k = 0; ok && k < a->nchunks; k++)
+  rc = vs_chunk_table_reset (db, "kernel_exec", err, errlen);
+  for (size_t k = 0; rc == 0 && k < a->nchunks; k++)
     {
       const VsKernelChunk *c = &a->chunk[k];
-      ok = sqlite3_bind_int64 (s, 1, (int64_t)k) == SQLITE_OK
-           && sqlite3_bind_int (s, 2, c->nrows) == SQLITE_OK
-           && sqlite3_bind_blob (s, 3, c->zone, (int)c->zone_len, SQLITE_STATIC) == SQLITE_OK
-           && sqlite3_bind_blob (s, 4, c->data, (int)c->data_len, SQLITE_STATIC) == SQLITE_OK
-           && sqlite3_step (s) == SQLITE_DONE;
-      sqlite3_reset (s);
+      rc = vs_chunk_table_put (db, &s, "kernel_exec", (int64_t)k, c->nrows, c->zone, c->zone_len,
+                               c->data, c->data_len, err, errlen);
     }
   sqlite3_finalize (s);
   s = NULL;
-  if (ok && a->has_end)
-    ok = sqlite3_prepare_v2 (db, end_sql, -1, &s, NULL) == SQLITE_OK
-         && sqlite3_bind_int64 (s, 1, a->max_end) == SQLITE_OK && sqlite3_step (s) == SQLITE_DONE;
-  sqlite3_finalize (s);
-  if (!ok)
+  if (rc == 0 && a->has_end
+      && (sqlite3_prepare_v2 (db, end_sql, -1, &s, NULL) != SQLITE_OK
+          || sqlite3_bind_int64 (s, 1, a->max_end) != SQLITE_OK || sqlite3_step (s) != SQLITE_DONE))
     {
-      snprintf (err, errlen, "cannot write the kernels' chunks: %s", sqlite3_errmsg (db));
-      return -1;
+      snprintf (err, errlen, "cannot write the kernels' end: %s", sqlite3_errmsg (db));
+      rc = -1;
     }
-  return 0;
+  sqlite3_finalize (s);
+  return rc;
 }
 
 void

@@ -432,6 +432,30 @@ vs_chunk_clear (VsChunk *chunk)
   memset (chunk, 0, sizeof *chunk);
 }
 
+void
+vs_chunk_set_row (VsChunk *chunk, int i, const int64_t *v, uint32_t nulls)
+{
+  for (int c = 0; c < chunk->ncols; c++)
+    {
+      bool null = (nulls >> c) & 1;
+      chunk->values[(size_t)c * VS_CHUNK_ROWS + (size_t)i] = null ? 0 : v[c];
+      chunk->nulls[(size_t)c * VS_CHUNK_ROWS + (size_t)i] = null;
+    }
+}
+
+void
+vs_chunk_pack (VsChunk *chunk, int n)
+{
+  if (n < VS_CHUNK_ROWS)
+    for (int c = 1; c < chunk->ncols; c++)
+      {
+        memmove (chunk->values + (size_t)c * n, chunk->values + (size_t)c * VS_CHUNK_ROWS,
+                 (size_t)n * sizeof *chunk->values);
+        memmove (chunk->nulls + (size_t)c * n, chunk->nulls + (size_t)c * VS_CHUNK_ROWS, (size_t)n);
+      }
+  chunk->nrows = n;
+}
+
 int
 vs_chunk_open (VsChunkCodec *codec, const uint8_t *data, size_t data_len, int ncols, int nrows,
                VsChunk *ch, char *err, size_t errlen)

@@ -142,3 +142,14 @@ int vs_chunk_zone_decode (const uint8_t *zone, size_t zone_len, int ncols, VsChu
 
 /* Frees a chunk's arrays and empties it. */
 void vs_chunk_clear (VsChunk *chunk);
+
+/* A chunk being gathered keeps room for VS_CHUNK_ROWS rows per column
+ * (value of row i in column c at values[c * VS_CHUNK_ROWS + i]).  Row i of
+ * such a chunk is set from v[] (its ncols columns; bit c of nulls: column
+ * c is NULL, its value then 0). */
+void vs_chunk_set_row (VsChunk *chunk, int i, const int64_t *v, uint32_t nulls);
+
+/* Packs the first n rows of a chunk being gathered into an ordinary
+ * chunk of n rows (in place: nrows becomes n), as vs_chunk_encode() takes
+ * it. */
+void vs_chunk_pack (VsChunk *chunk, int n);

@@ -48,22 +48,15 @@ vs_given_coder_row (VsGivenCoder *c, VsFinGiven *g, const int64_t *v, uint32_t n
 {
   if (vs_fin_given_rows (g) < 0)
     return -1;
-  int n = c->rows.nrows;
-  for (int col = 0; col < VS_ALLOC_EVENT_COLUMNS; col++)
-    {
-      c->rows.values[(size_t)col * VS_CHUNK_ROWS + n] = v[col];
-      c->rows.nulls[(size_t)col * VS_CHUNK_ROWS + n] = (nulls >> col) & 1;
-    }
-  c->rows.nrows = ++n;
-  if (n < VS_CHUNK_ROWS)
+  vs_chunk_set_row (&c->rows, c->rows.nrows, v, nulls);
+  if (++c->rows.nrows < VS_CHUNK_ROWS)
     return 0;
-  c->rows.nrows = 0;
   uint8_t *data = NULL, *zone = NULL;
   size_t data_len, zone_len;
-  VsChunk whole = c->rows;
-  whole.nrows = VS_CHUNK_ROWS;
   char err[256];
-  int rc = vs_chunk_encode (c->codec, &whole, &data, &data_len, &zone, &zone_len, err, sizeof err);
+  int rc
+      = vs_chunk_encode (c->codec, &c->rows, &data, &data_len, &zone, &zone_len, err, sizeof err);
+  c->rows.nrows = 0;
   if (rc == 0)
     rc = vs_fin_given_add_chunk (g, VS_CHUNK_ROWS, zone, zone_len, data, data_len);
   else

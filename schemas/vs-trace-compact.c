@@ -39,43 +39,70 @@ query_int (sqlite3 *db, const char *sql, int64_t def)
   return v;
 }
 
-/* Encodes the first n rows gathered in ch and appends them as chunk seq
- * through ins.  Returns 0 or -1. */
-static int
-flush_chunk (sqlite3 *db, VsChunkCodec *codec, sqlite3_stmt *ins, VsChunk *ch, int n, int64_t seq,
-             char *err, size_t errlen)
+int
+vs_chunk_table_reset (sqlite3 *db, const char *table, char *err, size_t errlen)
 {
-  uint8_t *data, *zone;
-  size_t data_len, zone_len;
-  VsChunk part = *ch;
+  char *sql
+      = sqlite3_mprintf ("CREATE TABLE IF NOT EXISTS main.\"%w_chunk\" (seq INTEGER PRIMARY KEY,"
+                         " row_count INTEGER NOT NULL, zone BLOB NOT NULL,"
+                         " data BLOB NOT NULL); DELETE FROM main.\"%w_chunk\";",
+                         table, table);
+  int rc = sql != NULL ? sqlite3_exec (db, sql, NULL, NULL, NULL) : SQLITE_NOMEM;
 
-  /* The arrays are column-major with room for VS_CHUNK_ROWS rows: a
-   * shorter last chunk is packed to n rows first. */
-  if (n < VS_CHUNK_ROWS)
-    for (int c = 1; c < ch->ncols; c++)
-      {
-        memmove (ch->values + (size_t)c * n, ch->values + (size_t)c * VS_CHUNK_ROWS,
-                 (size_t)n * sizeof *ch->values);
-        memmove (ch->nulls + (size_t)c * n, ch->nulls + (size_t)c * VS_CHUNK_ROWS, (size_t)n);
-      }
-  part.nrows = n;
-  if (vs_chunk_encode (codec, &part, &data, &data_len, &zone, &zone_len, err, errlen) < 0)
-    return -1;
-  sqlite3_bind_int64 (ins, 1, seq);
-  sqlite3_bind_int (ins, 2, n);
-  sqlite3_bind_blob (ins, 3, zone, (int)zone_len, SQLITE_STATIC);
-  sqlite3_bind_blob (ins, 4, data, (int)data_len, SQLITE_STATIC);
-  int rc = sqlite3_step (ins);
-  sqlite3_reset (ins);
-  sqlite3_clear_bindings (ins);
-  free (data);
-  free (zone);
-  if (rc != SQLITE_DONE)
+  sqlite3_free (sql);
+  if (rc != SQLITE_OK)
     {
-      vs_chunk_error (err, errlen, "cannot write a chunk: %s", sqlite3_errmsg (db));
+      vs_chunk_error (err, errlen, "cannot write %s chunks: %s", table, sqlite3_errmsg (db));
       return -1;
     }
   return 0;
+}
+
+int
+vs_chunk_table_put (sqlite3 *db, sqlite3_stmt **ins, const char *table, int64_t seq, int nrows,
+                    const uint8_t *zone, size_t zone_len, const uint8_t *data, size_t data_len,
+                    char *err, size_t errlen)
+{
+  if (*ins == NULL)
+    {
+      char *sql = sqlite3_mprintf ("INSERT INTO main.\"%w_chunk\" VALUES (?, ?, ?, ?)", table);
+      int prc = sql != NULL ? sqlite3_prepare_v2 (db, sql, -1, ins, NULL) : SQLITE_NOMEM;
+      sqlite3_free (sql);
+      if (prc != SQLITE_OK)
+        goto fail;
+    }
+  sqlite3_bind_int64 (*ins, 1, seq);
+  sqlite3_bind_int (*ins, 2, nrows);
+  sqlite3_bind_blob (*ins, 3, zone, (int)zone_len, SQLITE_STATIC);
+  sqlite3_bind_blob (*ins, 4, data, (int)data_len, SQLITE_STATIC);
+  int rc = sqlite3_step (*ins);
+  sqlite3_reset (*ins);
+  sqlite3_clear_bindings (*ins);
+  if (rc == SQLITE_DONE)
+    return 0;
+fail:
+  vs_chunk_error (err, errlen, "cannot write a chunk of %s: %s", table, sqlite3_errmsg (db));
+  return -1;
+}
+
+/* Encodes the first n rows gathered in ch (vs_chunk_pack) and appends
+ * them as chunk seq of table through *ins.  Returns 0 or -1. */
+static int
+flush_chunk (sqlite3 *db, VsChunkCodec *codec, sqlite3_stmt **ins, const char *table, VsChunk *ch,
+             int n, int64_t seq, char *err, size_t errlen)
+{
+  uint8_t *data, *zone;
+  size_t data_len, zone_len;
+
+  vs_chunk_pack (ch, n);
+  int rc = vs_chunk_encode (codec, ch, &data, &data_len, &zone, &zone_len, err, errlen);
+  ch->nrows = VS_CHUNK_ROWS;
+  if (rc < 0)
+    return -1;
+  rc = vs_chunk_table_put (db, ins, table, seq, n, zone, zone_len, data, data_len, err, errlen);
+  free (data);
+  free (zone);
+  return rc;
 }
 
 /* Chunks table t into t_chunk.  Returns 0, 1 when a value is not an
@@ -83,7 +110,7 @@ flush_chunk (sqlite3 *db, VsChunkCodec *codec, sqlite3_stmt *ins, VsChunk *ch, i
 static int
 compact_table (sqlite3 *db, VsChunkCodec *codec, const VsChunkTable *t, char *err, size_t errlen)
 {
-  char sql[1024], create[256], insert[256];
+  char sql[1024];
   size_t len = 0;
   sqlite3_stmt *sel = NULL, *ins = NULL;
   VsChunk ch = { t->ncols, VS_CHUNK_ROWS, NULL, NULL };
@@ -99,11 +126,6 @@ compact_table (sqlite3 *db, VsChunkCodec *codec, const VsChunkTable *t, char *er
   for (int k = 0; k < t->nkey; k++)
     len += (size_t)snprintf (sql + len, sizeof sql - len, "%s\"%s\"", k ? ", " : "",
                              t->columns[t->key[k]]);
-  snprintf (create, sizeof create,
-            "CREATE TABLE main.\"%s_chunk\" (seq INTEGER PRIMARY KEY, row_count INTEGER NOT NULL,"
-            " zone BLOB NOT NULL, data BLOB NOT NULL)",
-            t->name);
-  snprintf (insert, sizeof insert, "INSERT INTO main.\"%s_chunk\" VALUES (?, ?, ?, ?)", t->name);
 
   ch.values = malloc ((size_t)t->ncols * VS_CHUNK_ROWS * sizeof *ch.values);
   ch.nulls = malloc ((size_t)t->ncols * VS_CHUNK_ROWS);
@@ -112,9 +134,9 @@ compact_table (sqlite3 *db, VsChunkCodec *codec, const VsChunkTable *t, char *er
       vs_chunk_error (err, errlen, "out of memory compacting %s", t->name);
       goto out;
     }
-  if (sqlite3_exec (db, create, NULL, NULL, NULL) != SQLITE_OK
-      || sqlite3_prepare_v2 (db, sql, -1, &sel, NULL) != SQLITE_OK
-      || sqlite3_prepare_v2 (db, insert, -1, &ins, NULL) != SQLITE_OK)
+  if (vs_chunk_table_reset (db, t->name, err, errlen) < 0)
+    goto out;
+  if (sqlite3_prepare_v2 (db, sql, -1, &sel, NULL) != SQLITE_OK)
     {
       vs_chunk_error (err, errlen, "cannot compact %s: %s", t->name, sqlite3_errmsg (db));
       goto out;
@@ -137,19 +159,13 @@ compact_table (sqlite3 *db, VsChunkCodec *codec, const VsChunkTable *t, char *er
       for (int c = 0; c < t->ncols; c++)
         {
           int type = sqlite3_column_type (sel, c);
-          size_t at = (size_t)c * VS_CHUNK_ROWS + n;
           if (type == SQLITE_NULL)
             {
-              ch.nulls[at] = 1;
-              ch.values[at] = 0;
               v[c] = 0;
               nulls |= 1u << c;
             }
           else if (type == SQLITE_INTEGER)
-            {
-              ch.nulls[at] = 0;
-              ch.values[at] = v[c] = sqlite3_column_int64 (sel, c);
-            }
+            v[c] = sqlite3_column_int64 (sel, c);
           else
             {
               ret = 1;
@@ -165,9 +181,10 @@ compact_table (sqlite3 *db, VsChunkCodec *codec, const VsChunkTable *t, char *er
             }
           continue;
         }
+      vs_chunk_set_row (&ch, n, v, nulls);
       if (++n == VS_CHUNK_ROWS)
         {
-          if (flush_chunk (db, codec, ins, &ch, n, seq++, err, errlen) < 0)
+          if (flush_chunk (db, codec, &ins, t->name, &ch, n, seq++, err, errlen) < 0)
             goto out;
           n = 0;
         }
@@ -177,7 +194,7 @@ compact_table (sqlite3 *db, VsChunkCodec *codec, const VsChunkTable *t, char *er
       vs_chunk_error (err, errlen, "cannot read %s: %s", t->name, sqlite3_errmsg (db));
       goto out;
     }
-  if (n > 0 && flush_chunk (db, codec, ins, &ch, n, seq++, err, errlen) < 0)
+  if (n > 0 && flush_chunk (db, codec, &ins, t->name, &ch, n, seq++, err, errlen) < 0)
     goto out;
   if (block)
     {
@@ -227,18 +244,6 @@ static const char *const sink_names[] = {
   [VS_ROW_SINK_MEM_EVENT] = "mem_event",
   [VS_ROW_SINK_ALLOC_EVENT] = "alloc_event",
 };
-
-/* Whether the chunks of table are coded on the coder's thread: all of
- * them.  The raw events, which the finalizer hands over while loading
- * them, are waited for only before it commits (the sink's finish); the
- * derived tables at the end of their pass, while the replay went on
- * deriving rows as their chunks were coded. */
-static bool
-coded_aside (VsRowSinkTable table)
-{
-  (void)table;
-  return true;
-}
 
 /* Whether a pass over table ends with its chunks written (the derived
  * tables'), rather than when the sink finishes (the raw events'). */
@@ -298,10 +303,6 @@ chunker_pass_clear (VsRowChunker *c)
   c->ndev = c->nalloc = 0;
   c->nblock_devices = 0;
   c->last_block_slot = 0;
-  sqlite3_finalize (c->insert);
-  c->insert = NULL;
-  vs_chunk_codec_free (c->codec);
-  c->codec = NULL;
   c->db = NULL;
 }
 
@@ -310,15 +311,14 @@ chunker_begin (VsRowSink *sink, VsRowSinkTable table, sqlite3 *db, int32_t ndev,
 {
   VsRowChunker *c = (VsRowChunker *)sink;
   const VsChunkTable *t = vs_chunk_table_find (sink_names[table]);
-  char sql[512];
 
   chunker_pass_clear (c);
   c->db = db;
   c->table = t;
   c->pass = table;
-  if (coded_aside (table) && c->coder == NULL)
+  if (c->coder == NULL)
     c->coder = vs_chunk_coder_new ();
-  if (coded_aside (table) && c->coder == NULL)
+  if (c->coder == NULL)
     {
       vs_chunk_error (sink->err, sizeof sink->err, "cannot start a thread to code %s", t->name);
       return -1;
@@ -326,9 +326,8 @@ chunker_begin (VsRowSink *sink, VsRowSinkTable table, sqlite3 *db, int32_t ndev,
   c->ndev = table == VS_ROW_SINK_SERIES ? ndev : 0;
   c->nalloc = table == VS_ROW_SINK_SERIES ? nalloc : 0;
   c->nranked = 0;
-  c->codec = vs_chunk_codec_new ();
   c->rows = calloc (chunker_groups (c), sizeof *c->rows);
-  if (t == NULL || c->codec == NULL || c->rows == NULL)
+  if (t == NULL || c->rows == NULL)
     {
       vs_chunk_error (sink->err, sizeof sink->err, "out of memory");
       return -1;
@@ -340,22 +339,7 @@ chunker_begin (VsRowSink *sink, VsRowSinkTable table, sqlite3 *db, int32_t ndev,
     c->given = vs_fin_given_taken (vs_fin_given_active ()) ? vs_fin_given_active () : NULL;
   if (table == VS_ROW_SINK_ALLOC_EVENT && c->given != NULL)
     c->rows[0].written = (int64_t)vs_fin_given_n_chunks (c->given);
-  snprintf (sql, sizeof sql,
-            "CREATE TABLE IF NOT EXISTS main.\"%s_chunk\" (seq INTEGER PRIMARY KEY,"
-            " row_count INTEGER NOT NULL, zone BLOB NOT NULL, data BLOB NOT NULL);"
-            "DELETE FROM main.\"%s_chunk\";",
-            t->name, t->name);
-  if (sqlite3_exec (db, sql, NULL, NULL, NULL) != SQLITE_OK)
-    goto sqlfail;
-  snprintf (sql, sizeof sql, "INSERT INTO main.\"%s_chunk\" VALUES (?, ?, ?, ?)", t->name);
-  if (sqlite3_prepare_v2 (db, sql, -1, &c->insert, NULL) != SQLITE_OK)
-    goto sqlfail;
-  return 0;
-
-sqlfail:
-  vs_chunk_error (sink->err, sizeof sink->err, "cannot write %s chunks: %s", t->name,
-                  sqlite3_errmsg (db));
-  return -1;
+  return vs_chunk_table_reset (db, t->name, sink->err, sizeof sink->err);
 }
 
 /* Codes the rows gathered for group i (a series; block: a device and
@@ -372,37 +356,28 @@ chunker_flush (VsRowChunker *c, size_t i)
     r->rank = c->nranked++;
   int64_t seq
       = (int64_t)((uint64_t)(chunker_is_block (c) ? (size_t)r->rank : i) << 32) + r->written;
-  if (coded_aside (c->pass))
+  /* A copy of exactly n rows for the coder's thread; the buffers stay for
+   * the next chunk. */
+  int ncols = r->chunk.ncols;
+  VsChunk part
+      = { ncols, n, malloc ((size_t)ncols * n * sizeof *part.values), malloc ((size_t)ncols * n) };
+  if (part.values == NULL || part.nulls == NULL)
     {
-      /* A copy of exactly n rows for the coder's thread; the buffers stay
-       * for the next chunk. */
-      int ncols = r->chunk.ncols;
-      VsChunk part = { ncols, n, malloc ((size_t)ncols * n * sizeof *part.values),
-                       malloc ((size_t)ncols * n) };
-      if (part.values == NULL || part.nulls == NULL)
-        {
-          free (part.values);
-          free (part.nulls);
-          vs_chunk_error (c->sink.err, sizeof c->sink.err, "out of memory");
-          return -1;
-        }
-      for (int col = 0; col < ncols; col++)
-        {
-          memcpy (part.values + (size_t)col * n, r->chunk.values + (size_t)col * VS_CHUNK_ROWS,
-                  (size_t)n * sizeof *part.values);
-          memcpy (part.nulls + (size_t)col * n, r->chunk.nulls + (size_t)col * VS_CHUNK_ROWS,
-                  (size_t)n);
-        }
-      r->chunk.nrows = 0;
-      r->written++;
-      return vs_chunk_coder_push (c->coder, (int)c->pass, seq, &part, c->sink.err,
-                                  sizeof c->sink.err);
+      free (part.values);
+      free (part.nulls);
+      vs_chunk_error (c->sink.err, sizeof c->sink.err, "out of memory");
+      return -1;
     }
-  int rc = flush_chunk (c->db, c->codec, c->insert, &r->chunk, n, seq, c->sink.err,
-                        sizeof c->sink.err);
+  for (int col = 0; col < ncols; col++)
+    {
+      memcpy (part.values + (size_t)col * n, r->chunk.values + (size_t)col * VS_CHUNK_ROWS,
+              (size_t)n * sizeof *part.values);
+      memcpy (part.nulls + (size_t)col * n, r->chunk.nulls + (size_t)col * VS_CHUNK_ROWS,
+              (size_t)n);
+    }
   r->chunk.nrows = 0;
   r->written++;
-  return rc;
+  return vs_chunk_coder_push (c->coder, (int)c->pass, seq, &part, c->sink.err, sizeof c->sink.err);
 }
 
 /* The group of a block row: its device's slot (devices in the order
@@ -466,14 +441,8 @@ chunker_row (VsRowSink *sink, const int64_t *v, uint32_t nulls)
           return -1;
         }
     }
-  int n = r->chunk.nrows;
-  for (int col = 0; col < ncols; col++)
-    {
-      bool null = (nulls >> col) & 1;
-      r->chunk.values[(size_t)col * VS_CHUNK_ROWS + n] = null ? 0 : v[col];
-      r->chunk.nulls[(size_t)col * VS_CHUNK_ROWS + n] = null;
-    }
-  r->chunk.nrows = n + 1;
+  vs_chunk_set_row (&r->chunk, r->chunk.nrows, v, nulls);
+  r->chunk.nrows++;
   return r->chunk.nrows == VS_CHUNK_ROWS ? chunker_flush (c, i) : 0;
 }
 
@@ -498,7 +467,7 @@ chunker_end (VsRowSink *sink, int keep)
       rc = chunker_flush (c, g);
     }
   /* A table given up on: none of its chunks is written. */
-  if ((!keep || rc != 0) && coded_aside (c->pass) && c->coder != NULL)
+  if ((!keep || rc != 0) && c->coder != NULL)
     vs_chunk_coder_forget (c->coder, (int)c->pass);
   if ((!keep || rc != 0) && c->pass == VS_ROW_SINK_ALLOC_EVENT)
     c->given = NULL;
@@ -514,29 +483,9 @@ chunker_put (void *data, int tag, int64_t seq, int nrows, const uint8_t *zone, s
              const uint8_t *bytes, size_t bytes_len)
 {
   VsRowChunker *c = data;
-  sqlite3_stmt **ins = &c->aside_insert[tag];
 
-  if (*ins == NULL)
-    {
-      char sql[128];
-      snprintf (sql, sizeof sql, "INSERT INTO main.\"%s_chunk\" VALUES (?, ?, ?, ?)",
-                sink_names[tag]);
-      if (sqlite3_prepare_v2 (c->aside_db, sql, -1, ins, NULL) != SQLITE_OK)
-        goto sqlfail;
-    }
-  sqlite3_bind_int64 (*ins, 1, seq);
-  sqlite3_bind_int (*ins, 2, nrows);
-  sqlite3_bind_blob (*ins, 3, zone, (int)zone_len, SQLITE_STATIC);
-  sqlite3_bind_blob (*ins, 4, bytes, (int)bytes_len, SQLITE_STATIC);
-  int rc = sqlite3_step (*ins);
-  sqlite3_reset (*ins);
-  sqlite3_clear_bindings (*ins);
-  if (rc == SQLITE_DONE)
-    return 0;
-sqlfail:
-  vs_chunk_error (c->sink.err, sizeof c->sink.err, "cannot write a chunk of %s: %s",
-                  sink_names[tag], sqlite3_errmsg (c->aside_db));
-  return -1;
+  return vs_chunk_table_put (c->aside_db, &c->aside_insert[tag], sink_names[tag], seq, nrows, zone,
+                             zone_len, bytes, bytes_len, c->sink.err, sizeof c->sink.err);
 }
 
 static int

@@ -49,6 +49,18 @@ int vs_trace_expand (struct sqlite3 *db, char *err, size_t errlen);
  * err set. */
 int vs_trace_export_plain (const char *src, const char *dst, char *err, size_t errlen);
 
+/* Makes main."<table>_chunk" exist and empty (inside the caller's
+ * transaction on db).  Returns 0, or -1 with err set. */
+int vs_chunk_table_reset (struct sqlite3 *db, const char *table, char *err, size_t errlen);
+
+/* Appends one coded chunk (vs_chunk_encode's zone and data, nrows rows)
+ * as row seq of main."<table>_chunk", through *ins: the statement,
+ * prepared on db at the first call (NULL before it), which the caller
+ * finalizes once done.  Returns 0, or -1 with err set. */
+int vs_chunk_table_put (struct sqlite3 *db, struct sqlite3_stmt **ins, const char *table,
+                        int64_t seq, int nrows, const uint8_t *zone, size_t zone_len,
+                        const uint8_t *data, size_t data_len, char *err, size_t errlen);
+
 /* A row sink (vs-row-sink.h) that codes the finalizer's series,
  * series_level and block rows into main.series_chunk,
  * main.series_level_chunk and main.block_chunk as they come, for a
@@ -69,8 +81,6 @@ typedef struct
   VsRowSink sink;
   /* private */
   struct sqlite3 *db;
-  struct sqlite3_stmt *insert;
-  struct VsChunkCodec *codec;
   const VsChunkTable *table; /* the table being written */
   int32_t ndev, nalloc;      /* series: its devices and allocators; block: 0 */
   struct VsChunkRows *rows;  /* per series (block: per device and lifetime class): the chunk
