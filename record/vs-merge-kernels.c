@@ -84,14 +84,11 @@ copy_map (VsIdMap *to, const VsIdMap *from)
 static void
 map_column (sqlite3_stmt *s, int c, const VsIdMap *m, int64_t *v, uint8_t *null)
 {
-  int64_t old = sqlite3_column_int64 (s, c);
-  *null = 1;
-  *v = 0;
-  if (sqlite3_column_type (s, c) != SQLITE_INTEGER || old == VS_UNKNOWN || old <= 0 || old >= m->cap
-      || m->ids[old] == 0)
-    return;
-  *v = m->ids[old];
-  *null = 0;
+  int64_t id = sqlite3_column_type (s, c) == SQLITE_INTEGER
+                   ? vs_merge_idmap_get (m, sqlite3_column_int64 (s, c))
+                   : VS_UNKNOWN;
+  *null = id == VS_UNKNOWN;
+  *v = id == VS_UNKNOWN ? 0 : id;
 }
 
 /* Codes the first n rows of ch (room for VS_CHUNK_ROWS) into a chunk. */

@@ -66,6 +66,9 @@ void vs_merge_kernels_free (VsKernelsAside *a);
 
 /* Sets old's new id in m.  0, or -1 when out of memory. */
 int vs_merge_idmap_set (VsIdMap *m, int64_t old, int64_t new_id);
+/* The merged id of old: VS_UNKNOWN for NULL, unknown or unmapped ids (as
+ * the SQL function vs_map() answers NULL). */
+int64_t vs_merge_idmap_get (const VsIdMap *m, int64_t old);
 
 /* Frees the input's maps and empties them. */
 void vs_merge_free_maps (VsMerge *m);

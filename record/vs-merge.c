@@ -66,8 +66,8 @@ vs_merge_idmap_set (VsIdMap *m, int64_t old, int64_t new_id)
 }
 
 /* New id for old, VS_UNKNOWN for NULL/unknown ids. */
-static int64_t
-idmap_get (const VsIdMap *m, int64_t old)
+int64_t
+vs_merge_idmap_get (const VsIdMap *m, int64_t old)
 {
   if (old == VS_UNKNOWN || old <= 0 || old >= m->cap || m->ids[old] == 0)
     return VS_UNKNOWN;
@@ -193,8 +193,8 @@ static int
 row_allocator (VsMerge *m, sqlite3_stmt *s)
 {
   VsAllocator a = {
-    .device_id = idmap_get (&m->device, vs_merge_col_i64 (s, 1)),
-    .process_id = idmap_get (&m->process, vs_merge_col_i64 (s, 2)),
+    .device_id = vs_merge_idmap_get (&m->device, vs_merge_col_i64 (s, 1)),
+    .process_id = vs_merge_idmap_get (&m->process, vs_merge_col_i64 (s, 2)),
     .kind = vs_merge_col_text (s, 3),
     .name = vs_merge_col_text (s, 4),
     .handle = vs_merge_col_i64 (s, 5),
@@ -207,7 +207,7 @@ row_allocator (VsMerge *m, sqlite3_stmt *s)
 static int
 row_module (VsMerge *m, sqlite3_stmt *s)
 {
-  VsModule mod = { .process_id = idmap_get (&m->process, vs_merge_col_i64 (s, 1)),
+  VsModule mod = { .process_id = vs_merge_idmap_get (&m->process, vs_merge_col_i64 (s, 1)),
                    .path = vs_merge_col_text (s, 2),
                    .build_id = vs_merge_col_text (s, 3),
                    .load_address = vs_merge_col_i64 (s, 4),
@@ -220,7 +220,7 @@ static int
 row_frame (VsMerge *m, sqlite3_stmt *s)
 {
   VsFrame f = { .kind = (VsFrameKind)sqlite3_column_int (s, 1),
-                .module_id = idmap_get (&m->module, vs_merge_col_i64 (s, 2)),
+                .module_id = vs_merge_idmap_get (&m->module, vs_merge_col_i64 (s, 2)),
                 .address = vs_merge_col_i64 (s, 3),
                 .function = vs_merge_col_text (s, 4),
                 .file = vs_merge_col_text (s, 5),
@@ -234,8 +234,8 @@ static int
 row_stack (VsMerge *m, sqlite3_stmt *s)
 {
   int64_t parent = vs_merge_col_i64 (s, 1);
-  int64_t new_parent = parent == 0 ? 0 : idmap_get (&m->stack, parent);
-  int64_t frame = idmap_get (&m->frame, vs_merge_col_i64 (s, 2));
+  int64_t new_parent = parent == 0 ? 0 : vs_merge_idmap_get (&m->stack, parent);
+  int64_t frame = vs_merge_idmap_get (&m->frame, vs_merge_col_i64 (s, 2));
   if (new_parent == VS_UNKNOWN || frame == VS_UNKNOWN)
     return 0;
   int64_t id = vs_writer_add_stack_node (m->w, new_parent, frame);
@@ -247,13 +247,13 @@ static int
 row_range (VsMerge *m, sqlite3_stmt *s)
 {
   VsRange r = {
-    .process_id = idmap_get (&m->process, vs_merge_col_i64 (s, 1)),
+    .process_id = vs_merge_idmap_get (&m->process, vs_merge_col_i64 (s, 1)),
     .tid = vs_merge_col_i64 (s, 2),
     .domain = vs_merge_col_text (s, 3),
     .name = vs_merge_col_text (s, 4),
     .start_ns = vs_merge_col_i64 (s, 5),
     .end_ns = vs_merge_col_i64 (s, 6),
-    .parent_id = idmap_get (&m->range, vs_merge_col_i64 (s, 7)),
+    .parent_id = vs_merge_idmap_get (&m->range, vs_merge_col_i64 (s, 7)),
     .depth = vs_merge_col_i64 (s, 8),
   };
   if (r.name == NULL)
@@ -290,8 +290,8 @@ row_kernel (VsMerge *m, sqlite3_stmt *s)
   VsKernel k = {
     .start_ns = vs_merge_col_i64 (s, 0),
     .end_ns = vs_merge_col_i64 (s, 1),
-    .process_id = idmap_get (&m->process, vs_merge_col_i64 (s, 2)),
-    .device_id = idmap_get (&m->device, vs_merge_col_i64 (s, 3)),
+    .process_id = vs_merge_idmap_get (&m->process, vs_merge_col_i64 (s, 2)),
+    .device_id = vs_merge_idmap_get (&m->device, vs_merge_col_i64 (s, 3)),
     .context = vs_merge_col_i64 (s, 4),
     .stream = vs_merge_col_i64 (s, 5),
     .correlation = vs_merge_col_i64 (s, 6),
@@ -421,7 +421,7 @@ sql_map (sqlite3_context *ctx, int argc, sqlite3_value **argv)
       sqlite3_result_null (ctx);
       return;
     }
-  int64_t id = idmap_get (maps[kind], sqlite3_value_int64 (argv[1]));
+  int64_t id = vs_merge_idmap_get (maps[kind], sqlite3_value_int64 (argv[1]));
   if (id == VS_UNKNOWN)
     sqlite3_result_null (ctx);
   else
@@ -602,7 +602,7 @@ end_processes (VsMerge *m, int64_t pend, const VsMergeRun *run)
 {
   for (int64_t old = 1; old < m->process.cap; old++)
     {
-      int64_t nid = idmap_get (&m->process, old);
+      int64_t nid = vs_merge_idmap_get (&m->process, old);
       if (nid != VS_UNKNOWN)
         vs_merge_end_process (m->w, nid, pend, run);
     }
