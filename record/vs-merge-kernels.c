@@ -24,15 +24,9 @@
 #include <string.h>
 
 #include "vs-chunk.h"
+#include "vs-coded-chunks.h"
 #include "vs-row-sink.h"
 #include "vs-trace-compact.h"
-
-typedef struct
-{
-  int nrows;
-  uint8_t *zone, *data;
-  size_t zone_len, data_len;
-} VsKernelChunk;
 
 struct VsKernelsAside
 {
@@ -41,8 +35,7 @@ struct VsKernelsAside
   VsIdMap process, device, config;
   pthread_t thread;
   bool started, joined;
-  VsKernelChunk *chunk;
-  size_t nchunks, cap;
+  VsCodedChunks chunks;
   int64_t max_end;
   bool has_end;
   int rc;
@@ -95,26 +88,23 @@ map_column (sqlite3_stmt *s, int c, const VsIdMap *m, int64_t *v, uint8_t *null)
 static int
 code_chunk (VsKernelsAside *a, VsChunkCodec *codec, VsChunk *ch, int n)
 {
+  uint8_t *zone = NULL, *data = NULL;
+  size_t zone_len, data_len;
+
   vs_chunk_pack (ch, n);
-  if (a->nchunks == a->cap)
+  int rc = vs_chunk_encode (codec, ch, &data, &data_len, &zone, &zone_len, a->err, sizeof a->err);
+  ch->nrows = VS_CHUNK_ROWS;
+  if (rc < 0)
     {
-      size_t cap = a->cap ? a->cap * 2 : 64;
-      VsKernelChunk *k = realloc (a->chunk, cap * sizeof *k);
-      if (k == NULL)
-        {
-          snprintf (a->err, sizeof a->err, "out of memory");
-          return -1;
-        }
-      a->chunk = k;
-      a->cap = cap;
+      free (zone);
+      free (data);
+      return -1;
     }
-  VsKernelChunk *k = &a->chunk[a->nchunks];
-  if (vs_chunk_encode (codec, ch, &k->data, &k->data_len, &k->zone, &k->zone_len, a->err,
-                       sizeof a->err)
-      < 0)
-    return -1;
-  k->nrows = n;
-  a->nchunks++;
+  if (vs_coded_chunks_take (&a->chunks, n, zone, zone_len, data, data_len) < 0)
+    {
+      snprintf (a->err, sizeof a->err, "out of memory");
+      return -1;
+    }
   return 0;
 }
 
@@ -265,9 +255,9 @@ vs_merge_kernels_write (sqlite3 *db, void *data, char *err, size_t errlen)
       return -1;
     }
   rc = vs_chunk_table_reset (db, "kernel_exec", err, errlen);
-  for (size_t k = 0; rc == 0 && k < a->nchunks; k++)
+  for (size_t k = 0; rc == 0 && k < a->chunks.n; k++)
     {
-      const VsKernelChunk *c = &a->chunk[k];
+      const VsCodedChunk *c = &a->chunks.chunk[k];
       rc = vs_chunk_table_put (db, &s, "kernel_exec", (int64_t)k, c->nrows, c->zone, c->zone_len,
                                c->data, c->data_len, err, errlen);
     }
@@ -290,12 +280,7 @@ vs_merge_kernels_free (VsKernelsAside *a)
   if (a == NULL)
     return;
   join (a);
-  for (size_t k = 0; k < a->nchunks; k++)
-    {
-      free (a->chunk[k].zone);
-      free (a->chunk[k].data);
-    }
-  free (a->chunk);
+  vs_coded_chunks_clear (&a->chunks);
   free (a->process.ids);
   free (a->device.ids);
   free (a->config.ids);

@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vs-coded-chunks.h"
 #include "vs-trace-writer.h"
 
 typedef struct VsFinGiven VsFinGiven;
@@ -41,10 +42,10 @@ void vs_fin_given_free (VsFinGiven *g);
 int vs_fin_given_add_alloc (VsFinGiven *g, int64_t id, const VsAllocEvent *e);
 
 /* Keeps one coded chunk of alloc_event rows (the next VS_CHUNK_ROWS rows
- * in id order, nrows of them), copying zone and data.  0, or -1 when g is
- * given up. */
-int vs_fin_given_add_chunk (VsFinGiven *g, int nrows, const uint8_t *zone, size_t zone_len,
-                            const uint8_t *data, size_t data_len);
+ * in id order, nrows of them), taking zone and data (malloc'd; freed
+ * either way).  0, or -1 when g is given up. */
+int vs_fin_given_add_chunk (VsFinGiven *g, int nrows, uint8_t *zone, size_t zone_len, uint8_t *data,
+                            size_t data_len);
 
 /* Lets go of the rows after row rows (the import cut them): their events
  * and every chunk that holds one of them. */
@@ -75,7 +76,5 @@ VsFinGiven *vs_fin_given_active (void);
  * alloc_event's, for the row sink to keep). */
 bool vs_fin_given_taken (const VsFinGiven *g);
 
-/* Chunk k (0 .. vs_fin_given_n_chunks(g) - 1) of g. */
-size_t vs_fin_given_n_chunks (const VsFinGiven *g);
-void vs_fin_given_chunk (const VsFinGiven *g, size_t k, int *nrows, const uint8_t **zone,
-                         size_t *zone_len, const uint8_t **data, size_t *data_len);
+/* g's coded chunks, in order (none once given up). */
+const VsCodedChunks *vs_fin_given_chunks (const VsFinGiven *g);

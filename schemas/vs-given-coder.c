@@ -57,11 +57,12 @@ vs_given_coder_row (VsGivenCoder *c, VsFinGiven *g, const int64_t *v, uint32_t n
   int rc
       = vs_chunk_encode (c->codec, &c->rows, &data, &data_len, &zone, &zone_len, err, sizeof err);
   c->rows.nrows = 0;
-  if (rc == 0)
-    rc = vs_fin_given_add_chunk (g, VS_CHUNK_ROWS, zone, zone_len, data, data_len);
-  else
-    vs_fin_given_drop (g);
-  free (data);
-  free (zone);
-  return rc;
+  if (rc < 0)
+    {
+      free (data);
+      free (zone);
+      vs_fin_given_drop (g);
+      return -1;
+    }
+  return vs_fin_given_add_chunk (g, VS_CHUNK_ROWS, zone, zone_len, data, data_len);
 }

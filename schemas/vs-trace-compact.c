@@ -338,7 +338,7 @@ chunker_begin (VsRowSink *sink, VsRowSinkTable table, sqlite3 *db, int32_t ndev,
   if (table == VS_ROW_SINK_ALLOC_EVENT)
     c->given = vs_fin_given_taken (vs_fin_given_active ()) ? vs_fin_given_active () : NULL;
   if (table == VS_ROW_SINK_ALLOC_EVENT && c->given != NULL)
-    c->rows[0].written = (int64_t)vs_fin_given_n_chunks (c->given);
+    c->rows[0].written = (int64_t)vs_fin_given_chunks (c->given)->n;
   return vs_chunk_table_reset (db, t->name, sink->err, sizeof sink->err);
 }
 
@@ -492,30 +492,22 @@ static int
 chunker_finish (VsRowSink *sink, sqlite3 *db)
 {
   VsRowChunker *c = (VsRowChunker *)sink;
-  int rc;
+  int rc = 0;
 
   if (c->coder == NULL)
     return 0;
-  c->aside_db = db;
-  rc = vs_chunk_coder_drain (c->coder, chunker_put, c, sink->err, sizeof sink->err);
   /* alloc_event's first chunks, coded while the import wrote its rows. */
-  for (size_t k = 0; rc == 0 && c->given != NULL && k < vs_fin_given_n_chunks (c->given); k++)
+  const VsCodedChunks *given = c->given != NULL ? vs_fin_given_chunks (c->given) : NULL;
+  c->aside_db = db;
+  for (size_t k = 0; rc == 0 && given != NULL && k < given->n; k++)
     {
-      int nrows;
-      const uint8_t *zone, *data;
-      size_t zone_len, data_len;
-      vs_fin_given_chunk (c->given, k, &nrows, &zone, &zone_len, &data, &data_len);
-      rc = chunker_put (c, VS_ROW_SINK_ALLOC_EVENT, (int64_t)k, nrows, zone, zone_len, data,
-                        data_len);
+      const VsCodedChunk *g = &given->chunk[k];
+      rc = chunker_put (c, VS_ROW_SINK_ALLOC_EVENT, (int64_t)k, g->nrows, g->zone, g->zone_len,
+                        g->data, g->data_len);
     }
   c->given = NULL;
-  for (size_t i = 0; i < sizeof c->aside_insert / sizeof c->aside_insert[0]; i++)
-    {
-      sqlite3_finalize (c->aside_insert[i]);
-      c->aside_insert[i] = NULL;
-    }
-  c->aside_db = NULL;
-  return rc;
+  int drained = chunker_drain (c, db);
+  return rc < 0 ? rc : drained;
 }
 
 void
