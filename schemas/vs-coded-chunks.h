@@ -25,8 +25,8 @@ typedef struct
 {
   VsCodedChunk *chunk;
   size_t n, cap;
-  int64_t rows;  /* the rows they hold */
-  size_t bytes;  /* their zones' and data's bytes */
+  int64_t rows; /* the rows they hold */
+  size_t bytes; /* their zones' and data's bytes */
 } VsCodedChunks;
 
 /* Appends a chunk, taking zone and data (malloc'd; freed with the list).

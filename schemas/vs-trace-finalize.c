@@ -335,13 +335,10 @@ static int
 check_given_rows (sqlite3 *db, const VsFinTrace *t, int64_t n, VsFinErr *e)
 {
   int64_t ts = -1;
-  const VsFinEvent *last = NULL;
-  for (size_t i = 0; i < t->n; i++)
-    if (t->ev[i].src == SRC_ALLOC && t->ev[i].id == n)
-      {
-        last = &t->ev[i];
-        break;
-      }
+  /* Handed over in row order, ids 1..n without gaps (vs-fin-given.h). */
+  const VsFinEvent *last = n >= 1 && (size_t)n <= t->n ? &t->ev[n - 1] : NULL;
+  if (last != NULL && (last->src != SRC_ALLOC || last->id != n))
+    last = NULL;
   if (query_int (db, "SELECT ifnull((SELECT ts FROM alloc_event WHERE id = ?1), -1)", n, &ts, e)
       < 0)
     return -1;
