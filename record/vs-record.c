@@ -943,11 +943,13 @@ vs_cmd_record (int argc, char **argv)
   /* PyTorch's allocator streams are imported as they grow, while record
    * waits (vs-torch-follow.c); its thread starts with the forwarded
    * signals blocked, so they all reach this one. */
-  VsTorchFollow *follow = !torch_on || follow_interval_ms () <= 0 ? NULL
-                          : window_ns > 0
-                              ? vs_torch_follow_start_windowed (spool_abs, follow_interval_ms ())
-                              : vs_torch_follow_start_gathering (spool_abs, follow_interval_ms (),
-                                                                 follow_gives (window_ns));
+  VsTorchFollowMode follow_mode = window_ns > 0              ? VS_TORCH_FOLLOW_WINDOW
+                                  : follow_gives (window_ns) ? VS_TORCH_FOLLOW_GATHER
+                                                             : VS_TORCH_FOLLOW_PLAIN;
+  VsTorchFollow *follow
+      = !torch_on || follow_interval_ms () <= 0
+            ? NULL
+            : vs_torch_follow_start (spool_abs, follow_interval_ms (), follow_mode);
   sigprocmask (SIG_SETMASK, &saved_mask, NULL);
   vs_record_write_run_info (spool_abs, (long)pid, (long long)start, out, (long long)window_ns);
   /* Each process writes its own file in the spool; the viewer can follow

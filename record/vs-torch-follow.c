@@ -41,7 +41,7 @@ struct VsTorchFollow
   bool stop;       /* under lock */
   GArray *streams; /* VsFollowed; the thread's until it is joined */
   int64_t records;
-  bool gather;        /* vs_torch_follow_start_gathering */
+  bool gather;        /* VS_TORCH_FOLLOW_GATHER */
   VsWindowLive *live; /* record --window: imported records given back */
 };
 
@@ -148,13 +148,14 @@ follow_thread (gpointer data)
   return NULL;
 }
 
-static VsTorchFollow *
-follow_start (const char *spool, int interval_ms, bool window, bool gather)
+VsTorchFollow *
+vs_torch_follow_start (const char *spool, int interval_ms, VsTorchFollowMode mode)
 {
+  g_return_val_if_fail (spool != NULL, NULL);
   VsTorchFollow *f = g_new0 (VsTorchFollow, 1);
-  f->gather = gather;
+  f->gather = mode == VS_TORCH_FOLLOW_GATHER;
   f->spool = g_strdup (spool);
-  f->live = window ? vs_window_live_new () : NULL;
+  f->live = mode == VS_TORCH_FOLLOW_WINDOW ? vs_window_live_new () : NULL;
   f->interval_ms = MAX (interval_ms, 1);
   f->streams = g_array_new (FALSE, FALSE, sizeof (VsFollowed));
   g_mutex_init (&f->lock);
@@ -166,27 +167,6 @@ follow_start (const char *spool, int interval_ms, bool window, bool gather)
       return NULL;
     }
   return f;
-}
-
-VsTorchFollow *
-vs_torch_follow_start (const char *spool, int interval_ms)
-{
-  g_return_val_if_fail (spool != NULL, NULL);
-  return follow_start (spool, interval_ms, false, false);
-}
-
-VsTorchFollow *
-vs_torch_follow_start_gathering (const char *spool, int interval_ms, bool gather)
-{
-  g_return_val_if_fail (spool != NULL, NULL);
-  return follow_start (spool, interval_ms, false, gather);
-}
-
-VsTorchFollow *
-vs_torch_follow_start_windowed (const char *spool, int interval_ms)
-{
-  g_return_val_if_fail (spool != NULL, NULL);
-  return follow_start (spool, interval_ms, true, false);
 }
 
 void

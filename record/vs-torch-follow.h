@@ -17,23 +17,26 @@
 
 #include "vs-torch-stream.h"
 
+/* What the imports of a follower do beyond importing. */
+typedef enum
+{
+  VS_TORCH_FOLLOW_PLAIN,
+  /* Each import also hands its alloc_event rows to the finalizer as it
+   * writes them (vs_stream_import_gather), for the run's trace when it is
+   * written into that import. */
+  VS_TORCH_FOLLOW_GATHER,
+  /* `record --window`: each import is kept, and the records it imported
+   * give their space in the stream back to the disk as it goes
+   * (vs-window-live.h), so that the streams stay small however long the
+   * program runs. */
+  VS_TORCH_FOLLOW_WINDOW,
+} VsTorchFollowMode;
+
 /* Starts following the streams of spool every interval_ms milliseconds
  * (at least 1), in a thread that takes none of record's forwarded
  * signals (the caller blocks them around this call).  NULL when the
  * thread cannot start: then nothing is followed. */
-VsTorchFollow *vs_torch_follow_start (const char *spool, int interval_ms);
-
-/* vs_torch_follow_start(); with gather, each import also hands its
- * alloc_event rows to the finalizer as it writes them
- * (vs_stream_import_gather), for the run's trace when it is written into
- * that import. */
-VsTorchFollow *vs_torch_follow_start_gathering (const char *spool, int interval_ms, bool gather);
-
-/* vs_torch_follow_start() for `record --window`: each import is kept,
- * and the records it imported give their space in the stream back to the
- * disk as it goes (vs-window-live.h), so that the streams stay small
- * however long the program runs. */
-VsTorchFollow *vs_torch_follow_start_windowed (const char *spool, int interval_ms);
+VsTorchFollow *vs_torch_follow_start (const char *spool, int interval_ms, VsTorchFollowMode mode);
 
 /* Stops following: waits for the pass under way, if any, and ends the
  * thread.  The imports are kept for vs_torch_follow_take(), which reads
