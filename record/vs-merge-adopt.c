@@ -24,6 +24,17 @@ vs_merge_claim (VsClaims *c, int64_t id)
   return false;
 }
 
+int
+vs_merge_claims_add (VsClaims *c, int64_t id)
+{
+  int64_t *ids = realloc (c->ids, (c->n + 1) * sizeof *ids);
+  if (ids == NULL)
+    return -1;
+  c->ids = ids;
+  c->ids[c->n++] = id;
+  return 0;
+}
+
 /* Sets the merged row id of table (process or device) to the input row
  * s's columns 1..n (in the UPDATE's order).  0 or -1. */
 int
@@ -50,16 +61,7 @@ own_ids (VsMerge *m, const char *sql, VsIdMap *map, VsClaims *claims)
       int64_t id = sqlite3_column_int64 (s, 0);
       rc = vs_merge_idmap_set (map, id, id);
       if (rc == 0 && claims != NULL)
-        {
-          int64_t *ids = realloc (claims->ids, (claims->n + 1) * sizeof *ids);
-          if (ids == NULL)
-            rc = -1;
-          else
-            {
-              claims->ids = ids;
-              claims->ids[claims->n++] = id;
-            }
-        }
+        rc = vs_merge_claims_add (claims, id);
     }
   sqlite3_finalize (s);
   return rc;

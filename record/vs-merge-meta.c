@@ -45,9 +45,26 @@ int64_t
 vs_merge_meta (VsWriter *w, sqlite3 *db, const char *sql, VsMergeMeta *rm)
 {
   sqlite3_stmt *s = NULL;
-  int64_t pend = VS_UNKNOWN;
   if (sqlite3_prepare_v2 (db, sql, -1, &s, NULL) != SQLITE_OK)
-    return pend;
+    return VS_UNKNOWN;
+  int64_t pend = vs_merge_meta_rows (w, s, rm);
+  sqlite3_finalize (s);
+  return pend;
+}
+
+int
+vs_merge_meta_forget_carried (VsWriter *w)
+{
+  /* The keys carried_key() names. */
+  static const char *sql = "DELETE FROM meta WHERE substr(key, 1, 8) = 'pytorch.'"
+                           " OR key IN ('time_axis', 'job_id', 'job_id_source')";
+  return sqlite3_exec (vs_writer_db (w), sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+}
+
+int64_t
+vs_merge_meta_rows (VsWriter *w, sqlite3_stmt *s, VsMergeMeta *rm)
+{
+  int64_t pend = VS_UNKNOWN;
   while (sqlite3_step (s) == SQLITE_ROW)
     {
       const char *key = vs_merge_col_text (s, 0);
@@ -91,7 +108,6 @@ vs_merge_meta (VsWriter *w, sqlite3 *db, const char *sql, VsMergeMeta *rm)
           vs_writer_set_meta_int (w, key, v);
         }
     }
-  sqlite3_finalize (s);
   return pend;
 }
 

@@ -48,6 +48,14 @@ typedef struct
  * end (VS_UNKNOWN: none). */
 int64_t vs_merge_meta (VsWriter *w, sqlite3 *db, const char *sql, VsMergeMeta *rm);
 
+/* vs_merge_meta() over the rows of the statement s, prepared and bound by
+ * the caller (who resets or finalizes it). */
+int64_t vs_merge_meta_rows (VsWriter *w, sqlite3_stmt *s, VsMergeMeta *rm);
+
+/* Deletes from w's meta the keys vs_merge_meta() carries from the first
+ * input that has them, to gather them again.  0 or -1. */
+int vs_merge_meta_forget_carried (VsWriter *w);
+
 /* Sets on process row id of w its end (pend, where it has none yet) and,
  * for the program record started (run->main_pid), its exit status. */
 void vs_merge_end_process (VsWriter *w, int64_t id, int64_t pend, const VsMergeRun *run);

@@ -12,6 +12,30 @@
 #include "vs-merge-meta.h"
 #include "vs-merge.h"
 
+/* The tables of a trace a merge copies, in the order copied. */
+typedef enum
+{
+  VS_MERGE_PROCESS,
+  VS_MERGE_DEVICE,
+  VS_MERGE_ALLOCATOR,
+  VS_MERGE_MODULE,
+  VS_MERGE_FRAME,
+  VS_MERGE_STACK,
+  VS_MERGE_RANGE,
+  VS_MERGE_KERNEL_CONFIG,
+  VS_MERGE_MEM_EVENT,
+  VS_MERGE_POOL_EVENT,
+  VS_MERGE_ALLOC_EVENT,
+  VS_MERGE_FAILED_ALLOC,
+  VS_MERGE_MEMCPY,
+  VS_MERGE_MEMSET,
+  VS_MERGE_KERNEL_EXEC,
+  VS_MERGE_N_TABLES
+} VsMergeTable;
+
+/* Their names in the schema. */
+extern const char *const vs_merge_table_names[VS_MERGE_N_TABLES];
+
 /* A dense old id → new id table for one input's small tables. */
 typedef struct
 {
@@ -40,6 +64,12 @@ typedef struct
   VsClaims claim_process, claim_device;
   bool kernels_v3;    /* the input stores kernels as kernel_config + kernel_exec */
   bool kernels_aside; /* its kernel_exec is coded aside (vs-merge-kernels.c), not copied */
+  /* Where rows are appended (vs-merge-append.c): the rows an import adds
+   * for its process and GPUs are claimed (claim_process, claim_device) for
+   * the collector's rows merged later; event_ids[table] is the last id
+   * given in each event table (vs_event_id()), NULL: the table's own. */
+  bool claim_new;
+  int64_t *event_ids;
   uint64_t done, total;
   VsProgressFunc progress;
   void *progress_data;
@@ -101,3 +131,37 @@ int vs_merge_adopt_rows (VsMerge *m, VsClaims *procs);
  * ones a copy keeps.  *pend gets its end (VS_UNKNOWN: none).  0 or -1 with
  * the error set. */
 int vs_merge_adopted_meta (VsMerge *m, VsMergeMeta *rm, int64_t *pend);
+
+/* Adds id to c.  0, or -1 when out of memory. */
+int vs_merge_claims_add (VsClaims *c, int64_t id);
+
+/* Opens the process trace at path read-write (a WAL to recover) with a
+ * busy timeout; NULL with err filled when it is no trace. */
+sqlite3 *vs_merge_open_input (const char *path, char *err, size_t errlen);
+
+/* True when the input's meta key has this value (compared as text). */
+bool vs_merge_input_meta_is (sqlite3 *db, const char *key, const char *value);
+
+/* A count, positive when the input stores kernels as kernel_config +
+ * kernel_exec (schema 3 on). */
+extern const char *const vs_merge_kernels_v3_sql;
+
+/* Copies the small tables' rows of the input (m->db) whose ids are in
+ * (lo[table], hi[table]] through the writer, filling m's maps; kernel
+ * configurations, or whole kernel rows of an input before schema 3.  0 or
+ * -1 with the error set. */
+int vs_merge_copy_small (VsMerge *m, const int64_t *lo, const int64_t *hi);
+
+/* Registers the SQL functions the event copies use (vs_map, vs_kernel_id,
+ * vs_event_id) on m's writer connection.  0 or -1 with the error set. */
+int vs_merge_sql_functions (VsMerge *m);
+
+/* Copies the event rows of the input attached as `src` to m's writer
+ * connection whose ids are in (lo[table], hi[table]], ids mapped (m's maps
+ * filled), inside the caller's transaction; cancellable through m's
+ * progress.  0 or -1 with the error set. */
+int vs_merge_copy_event_rows (VsMerge *m, const int64_t *lo, const int64_t *hi);
+
+/* vs_merge_end_process() for every process m's map names (pend: the
+ * input's end). */
+void vs_merge_end_processes (VsMerge *m, int64_t pend, const VsMergeRun *run);

@@ -91,13 +91,17 @@ tick (VsMerge *m)
   return 0;
 }
 
-/* Runs sql over the input and calls row() for each result row. */
+/* Runs sql over the input, its rows with ids in (lo, hi] (parameters 1
+ * and 2), and calls row() for each result row. */
 static int
-each_row (VsMerge *m, const char *sql, int (*row) (VsMerge *, sqlite3_stmt *))
+each_row (VsMerge *m, const char *sql, int (*row) (VsMerge *, sqlite3_stmt *), int64_t lo,
+          int64_t hi)
 {
   sqlite3_stmt *s = NULL;
   if (sqlite3_prepare_v2 (m->db, sql, -1, &s, NULL) != SQLITE_OK)
     return vs_merge_fail (m, "cannot read a process trace", sqlite3_errmsg (m->db));
+  sqlite3_bind_int64 (s, 1, lo);
+  sqlite3_bind_int64 (s, 2, hi);
   int rc;
   while ((rc = sqlite3_step (s)) == SQLITE_ROW)
     if (row (m, s) != 0 || tick (m) != 0)
@@ -132,6 +136,8 @@ find_process (VsMerge *m, int64_t pid, const char *host)
   return id;
 }
 
+static int64_t add_process (VsMerge *m, sqlite3_stmt *s);
+
 static int
 row_process (VsMerge *m, sqlite3_stmt *s)
 {
@@ -155,6 +161,18 @@ row_process (VsMerge *m, sqlite3_stmt *s)
       if (same > 0)
         return vs_merge_idmap_set (&m->process, vs_merge_col_i64 (s, 0), same);
     }
+  int64_t id = add_process (m, s);
+  /* An import's own row, where rows are appended: the collector's row of
+   * the same process, merged later, takes it over (vs-merge-append.c). */
+  if (id > 0 && m->imported && m->claim_new && vs_merge_claims_add (&m->claim_process, id) != 0)
+    return -1;
+  return id > 0 ? vs_merge_idmap_set (&m->process, vs_merge_col_i64 (s, 0), id) : -1;
+}
+
+/* A new process row of the input row at s; its id or -1. */
+static int64_t
+add_process (VsMerge *m, sqlite3_stmt *s)
+{
   VsProcess p = {
     .pid = vs_merge_col_i64 (s, 1),
     .ppid = vs_merge_col_i64 (s, 2),
@@ -168,8 +186,7 @@ row_process (VsMerge *m, sqlite3_stmt *s)
     .end_ns = vs_merge_col_i64 (s, 10),
     .exit_status = vs_merge_col_i64 (s, 11),
   };
-  int64_t id = vs_writer_add_process (m->w, &p);
-  return id > 0 ? vs_merge_idmap_set (&m->process, vs_merge_col_i64 (s, 0), id) : -1;
+  return vs_writer_add_process (m->w, &p);
 }
 
 static int
@@ -181,7 +198,22 @@ row_device (VsMerge *m, sqlite3_stmt *s)
                  .total_bytes = vs_merge_col_i64 (s, 4) };
   static const char *take_sql
       = "UPDATE device SET idx = ?1, uuid = ?2, name = ?3, total_bytes = ?4 WHERE id = ?5";
+  static const char *last_sql = "SELECT ifnull(max(id), 0) FROM device";
+  /* An import's own row, where rows are appended: claimed, as an
+   * import's processes are (row_process). */
+  bool claim = m->imported && m->claim_new;
+  int64_t last = 0;
+  if (claim)
+    {
+      sqlite3_stmt *q = NULL;
+      if (sqlite3_prepare_v2 (vs_writer_db (m->w), last_sql, -1, &q, NULL) == SQLITE_OK
+          && sqlite3_step (q) == SQLITE_ROW)
+        last = sqlite3_column_int64 (q, 0);
+      sqlite3_finalize (q);
+    }
   int64_t id = vs_writer_add_device (m->w, &d);
+  if (id > last && claim && vs_merge_claims_add (&m->claim_device, id) != 0)
+    return -1;
   /* The adopted import's row of this GPU: the collector's values. */
   if (id > 0 && !m->imported && vs_merge_claim (&m->claim_device, id)
       && vs_merge_take_over (m, take_sql, s, 4, id) != 0)
@@ -313,43 +345,52 @@ typedef struct
 {
   const char *sql;
   int (*row) (VsMerge *, sqlite3_stmt *);
+  VsMergeTable table; /* whose id bounds the rows */
 } VsCopy;
 
 /* In dependency order: ids a table refers to are mapped before it. */
 static const VsCopy copies[] = {
   { "SELECT id, pid, ppid, host, rank, local_rank, world_size, cuda_visible_devices,"
-    " command_line, start_ns, end_ns, exit_status FROM process ORDER BY id",
-    row_process },
-  { "SELECT id, idx, uuid, name, total_bytes FROM device ORDER BY id", row_device },
+    " command_line, start_ns, end_ns, exit_status FROM process WHERE id > ?1 AND id <= ?2 ORDER BY "
+    "id",
+    row_process, VS_MERGE_PROCESS },
+  { "SELECT id, idx, uuid, name, total_bytes FROM device WHERE id > ?1 AND id <= ?2 ORDER BY id",
+    row_device, VS_MERGE_DEVICE },
   { "SELECT id, device_id, process_id, kind, name, handle, settings FROM allocator"
-    " ORDER BY id",
-    row_allocator },
-  { "SELECT id, process_id, path, build_id, load_address, size FROM module ORDER BY id",
-    row_module },
-  { "SELECT id, kind, module_id, address, function, file, line FROM frame ORDER BY id", row_frame },
-  { "SELECT id, parent_id, frame_id FROM stack ORDER BY id", row_stack },
+    " WHERE id > ?1 AND id <= ?2 ORDER BY id",
+    row_allocator, VS_MERGE_ALLOCATOR },
+  { "SELECT id, process_id, path, build_id, load_address, size FROM module WHERE id > ?1 AND id <= "
+    "?2 ORDER BY id",
+    row_module, VS_MERGE_MODULE },
+  { "SELECT id, kind, module_id, address, function, file, line FROM frame WHERE id > ?1 AND id <= "
+    "?2 ORDER BY id",
+    row_frame, VS_MERGE_FRAME },
+  { "SELECT id, parent_id, frame_id FROM stack WHERE id > ?1 AND id <= ?2 ORDER BY id", row_stack,
+    VS_MERGE_STACK },
   { "SELECT id, process_id, tid, domain, name, start_ns, end_ns, parent_id, depth"
-    " FROM nvtx_range ORDER BY id",
-    row_range },
+    " FROM nvtx_range WHERE id > ?1 AND id <= ?2 ORDER BY id",
+    row_range, VS_MERGE_RANGE },
 };
 
 /* Kernels of a version 3 input: its configurations here, its executions
  * by SQL (kernel_exec_copy); of an older input: whole rows here. */
 static const VsCopy kernel_config_copy
     = { "SELECT id, name, grid_x, grid_y, grid_z, block_x, block_y, block_z, static_shared,"
-        " dynamic_shared, registers FROM kernel_config ORDER BY id",
-        row_kernel_config };
+        " dynamic_shared, registers FROM kernel_config WHERE id > ?1 AND id <= ?2 ORDER BY id",
+        row_kernel_config, VS_MERGE_KERNEL_CONFIG };
 static const VsCopy kernel_row_copy
     = { "SELECT start_ns, end_ns, process_id, device_id, context, stream, correlation, name,"
         " grid_x, grid_y, grid_z, block_x, block_y, block_z, static_shared, dynamic_shared,"
-        " registers FROM kernel ORDER BY id",
-        row_kernel };
-static const char *kernels_v3_sql
+        " registers FROM kernel WHERE id > ?1 AND id <= ?2 ORDER BY id",
+        row_kernel, VS_MERGE_KERNEL_EXEC };
+const char *const vs_merge_kernels_v3_sql
     = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'kernel_exec'";
 
 /* The event tables are copied by SQL on the output's connection, with the
  * input attached as `src`: one INSERT … SELECT each, ids mapped by the
- * function vs_map(kind, old id) over the maps the copies above filled. */
+ * function vs_map(kind, old id) over the maps the copies above filled,
+ * rows with ids in (?1, ?2], their new ids vs_event_id(table) (NULL: the
+ * table's next). */
 /* vs_map(kind, old id)'s kinds, as the SQL below spells them. */
 enum
 {
@@ -361,49 +402,84 @@ enum
   MAP_KERNEL_CONFIG = 5
 };
 
-static const char *event_copies[] = {
-  "INSERT INTO main.mem_event (ts, process_id, tid, device_id, context, stream, kind, op,"
-  " address, bytes, pool_id, pool_size, pool_utilized, correlation, stack_id, range_id)"
-  " SELECT ts, vs_map(0, process_id), tid, vs_map(1, device_id), context, stream, kind, op,"
-  " address, bytes, vs_map(2, pool_id), pool_size, pool_utilized, correlation,"
-  " vs_map(3, stack_id), vs_map(4, range_id) FROM src.mem_event ORDER BY id",
-  "INSERT INTO main.pool_event (ts, process_id, device_id, pool_id, op, size, utilized,"
-  " release_threshold, min_bytes_to_keep, correlation, stack_id)"
-  " SELECT ts, vs_map(0, process_id), vs_map(1, device_id), vs_map(2, pool_id), op, size,"
-  " utilized, release_threshold, min_bytes_to_keep, correlation, vs_map(3, stack_id)"
-  " FROM src.pool_event ORDER BY id",
-  "INSERT INTO main.alloc_event (ts, process_id, tid, device_id, allocator_id, op, address,"
-  " requested_bytes, block_bytes, segment_address, stream, stack_id, range_id, before_trace)"
-  " SELECT ts, vs_map(0, process_id), tid, vs_map(1, device_id), vs_map(2, allocator_id),"
-  " op, address, requested_bytes, block_bytes, segment_address, stream,"
-  " vs_map(3, stack_id), vs_map(4, range_id), before_trace FROM src.alloc_event ORDER BY id",
-  "INSERT INTO main.failed_alloc (ts, process_id, tid, device_id, allocator_id, api,"
-  " requested_bytes, error, error_name, device_free_bytes, device_total_bytes, correlation,"
-  " stack_id, range_id)"
-  " SELECT ts, vs_map(0, process_id), tid, vs_map(1, device_id), vs_map(2, allocator_id),"
-  " ifnull(api, ''), requested_bytes, error, error_name, device_free_bytes,"
-  " device_total_bytes, correlation, vs_map(3, stack_id), vs_map(4, range_id)"
-  " FROM src.failed_alloc ORDER BY id",
-  "INSERT INTO main.memcpy (start_ns, end_ns, process_id, device_id, stream, correlation,"
-  " copy_kind, src_kind, dst_kind, bytes)"
-  " SELECT start_ns, end_ns, vs_map(0, process_id), vs_map(1, device_id), stream,"
-  " correlation, copy_kind, src_kind, dst_kind, bytes FROM src.memcpy ORDER BY id",
-  "INSERT INTO main.memset (start_ns, end_ns, process_id, device_id, stream, correlation,"
-  " bytes, value, mem_kind)"
-  " SELECT start_ns, end_ns, vs_map(0, process_id), vs_map(1, device_id), stream,"
-  " correlation, bytes, value, mem_kind FROM src.memset ORDER BY id",
+typedef struct
+{
+  VsMergeTable table;
+  const char *sql;
+} VsEventCopy;
+
+static const VsEventCopy event_copies[] = {
+  { VS_MERGE_MEM_EVENT,
+    "INSERT INTO main.mem_event (id, ts, process_id, tid, device_id, context, stream, kind, op,"
+    " address, bytes, pool_id, pool_size, pool_utilized, correlation, stack_id, range_id)"
+    " SELECT vs_event_id(8), ts, vs_map(0, process_id), tid, vs_map(1, device_id), context,"
+    " stream, kind, op, address, bytes, vs_map(2, pool_id), pool_size, pool_utilized,"
+    " correlation, vs_map(3, stack_id), vs_map(4, range_id) FROM src.mem_event"
+    " WHERE id > ?1 AND id <= ?2 ORDER BY id" },
+  { VS_MERGE_POOL_EVENT,
+    "INSERT INTO main.pool_event (id, ts, process_id, device_id, pool_id, op, size, utilized,"
+    " release_threshold, min_bytes_to_keep, correlation, stack_id)"
+    " SELECT vs_event_id(9), ts, vs_map(0, process_id), vs_map(1, device_id),"
+    " vs_map(2, pool_id), op, size, utilized, release_threshold, min_bytes_to_keep,"
+    " correlation, vs_map(3, stack_id) FROM src.pool_event WHERE id > ?1 AND id <= ?2"
+    " ORDER BY id" },
+  { VS_MERGE_ALLOC_EVENT,
+    "INSERT INTO main.alloc_event (id, ts, process_id, tid, device_id, allocator_id, op,"
+    " address, requested_bytes, block_bytes, segment_address, stream, stack_id, range_id,"
+    " before_trace)"
+    " SELECT vs_event_id(10), ts, vs_map(0, process_id), tid, vs_map(1, device_id),"
+    " vs_map(2, allocator_id), op, address, requested_bytes, block_bytes, segment_address,"
+    " stream, vs_map(3, stack_id), vs_map(4, range_id), before_trace FROM src.alloc_event"
+    " WHERE id > ?1 AND id <= ?2 ORDER BY id" },
+  { VS_MERGE_FAILED_ALLOC,
+    "INSERT INTO main.failed_alloc (id, ts, process_id, tid, device_id, allocator_id, api,"
+    " requested_bytes, error, error_name, device_free_bytes, device_total_bytes, correlation,"
+    " stack_id, range_id)"
+    " SELECT vs_event_id(11), ts, vs_map(0, process_id), tid, vs_map(1, device_id),"
+    " vs_map(2, allocator_id), ifnull(api, ''), requested_bytes, error, error_name,"
+    " device_free_bytes, device_total_bytes, correlation, vs_map(3, stack_id),"
+    " vs_map(4, range_id) FROM src.failed_alloc WHERE id > ?1 AND id <= ?2 ORDER BY id" },
+  { VS_MERGE_MEMCPY,
+    "INSERT INTO main.memcpy (id, start_ns, end_ns, process_id, device_id, stream,"
+    " correlation, copy_kind, src_kind, dst_kind, bytes)"
+    " SELECT vs_event_id(12), start_ns, end_ns, vs_map(0, process_id), vs_map(1, device_id),"
+    " stream, correlation, copy_kind, src_kind, dst_kind, bytes FROM src.memcpy"
+    " WHERE id > ?1 AND id <= ?2 ORDER BY id" },
+  { VS_MERGE_MEMSET,
+    "INSERT INTO main.memset (id, start_ns, end_ns, process_id, device_id, stream,"
+    " correlation, bytes, value, mem_kind)"
+    " SELECT vs_event_id(13), start_ns, end_ns, vs_map(0, process_id), vs_map(1, device_id),"
+    " stream, correlation, bytes, value, mem_kind FROM src.memset"
+    " WHERE id > ?1 AND id <= ?2 ORDER BY id" },
+  /* In the input's own order (kernel_exec is clustered on start, then id):
+   * no sort of the executions.  The new ids follow the starts; executions
+   * that start together keep their order, so every reader's order (start,
+   * then id) is the input's. */
+  { VS_MERGE_KERNEL_EXEC,
+    "INSERT INTO main.kernel_exec (start_ns, id, duration_ns, process_id, device_id, context,"
+    " stream, correlation, config_id)"
+    " SELECT start_ns, vs_kernel_id(), duration_ns, vs_map(0, process_id),"
+    " vs_map(1, device_id), context, stream, correlation, vs_map(5, config_id)"
+    " FROM src.kernel_exec WHERE id > ?1 AND id <= ?2 ORDER BY start_ns, id" },
 };
 
-/* In the input's own order (kernel_exec is clustered on start, then id):
- * no sort of the executions.  The new ids follow the starts; executions
- * that start together keep their order, so every reader's order (start,
- * then id) is the input's. */
-static const char *kernel_exec_copy
-    = "INSERT INTO main.kernel_exec (start_ns, id, duration_ns, process_id, device_id, context,"
-      " stream, correlation, config_id)"
-      " SELECT start_ns, vs_kernel_id(), duration_ns, vs_map(0, process_id), vs_map(1, device_id),"
-      " context, stream, correlation, vs_map(5, config_id) FROM src.kernel_exec ORDER BY start_ns, "
-      "id";
+const char *const vs_merge_table_names[VS_MERGE_N_TABLES] = {
+  [VS_MERGE_PROCESS] = "process",
+  [VS_MERGE_DEVICE] = "device",
+  [VS_MERGE_ALLOCATOR] = "allocator",
+  [VS_MERGE_MODULE] = "module",
+  [VS_MERGE_FRAME] = "frame",
+  [VS_MERGE_STACK] = "stack",
+  [VS_MERGE_RANGE] = "nvtx_range",
+  [VS_MERGE_KERNEL_CONFIG] = "kernel_config",
+  [VS_MERGE_MEM_EVENT] = "mem_event",
+  [VS_MERGE_POOL_EVENT] = "pool_event",
+  [VS_MERGE_ALLOC_EVENT] = "alloc_event",
+  [VS_MERGE_FAILED_ALLOC] = "failed_alloc",
+  [VS_MERGE_MEMCPY] = "memcpy",
+  [VS_MERGE_MEMSET] = "memset",
+  [VS_MERGE_KERNEL_EXEC] = "kernel_exec",
+};
 
 /* vs_map(kind, old): the merged id of an input's id, NULL when it has
  * none (as the writer stores unknown ids). */
@@ -436,6 +512,19 @@ sql_kernel_id (sqlite3_context *ctx, int argc, sqlite3_value **argv)
   sqlite3_result_int64 (ctx, vs_writer_next_kernel_id (m->w));
 }
 
+/* vs_event_id(table): the next id of an event table where m->event_ids
+ * gives them (appending), else NULL (the table's own next). */
+static void
+sql_event_id (sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+  VsMerge *m = sqlite3_user_data (ctx);
+  int t = sqlite3_value_int (argv[0]);
+  if (m->event_ids == NULL || t < 0 || t >= VS_MERGE_N_TABLES)
+    sqlite3_result_null (ctx);
+  else
+    sqlite3_result_int64 (ctx, ++m->event_ids[t]);
+}
+
 /* Progress while one INSERT … SELECT runs: a chance to cancel. */
 static int
 sql_progress (void *data)
@@ -443,6 +532,74 @@ sql_progress (void *data)
   VsMerge *m = data;
   return m->progress && !m->progress (m->done, m->total, m->progress_data);
 }
+
+int
+vs_merge_sql_functions (VsMerge *m)
+{
+  sqlite3 *db = vs_writer_db (m->w);
+  int flags = SQLITE_UTF8 | SQLITE_DIRECTONLY;
+  if (sqlite3_create_function (db, "vs_map", 2, flags | SQLITE_DETERMINISTIC, m, sql_map, NULL,
+                               NULL)
+          != SQLITE_OK
+      || sqlite3_create_function (db, "vs_kernel_id", 0, flags, m, sql_kernel_id, NULL, NULL)
+             != SQLITE_OK
+      || sqlite3_create_function (db, "vs_event_id", 1, flags, m, sql_event_id, NULL, NULL)
+             != SQLITE_OK)
+    return vs_merge_fail (m, "cannot write the merged trace", sqlite3_errmsg (db));
+  return 0;
+}
+
+int
+vs_merge_copy_event_rows (VsMerge *m, const int64_t *lo, const int64_t *hi)
+{
+  sqlite3 *db = vs_writer_db (m->w);
+  sqlite3_progress_handler (db, 100000, sql_progress, m);
+  int rc = 0;
+  size_t n = sizeof event_copies / sizeof event_copies[0];
+  for (size_t i = 0; i < n && rc == 0; i++)
+    {
+      const VsEventCopy *c = &event_copies[i];
+      if (c->table == VS_MERGE_KERNEL_EXEC && (!m->kernels_v3 || m->kernels_aside))
+        continue;
+      sqlite3_stmt *s = NULL;
+      rc = sqlite3_prepare_v2 (db, c->sql, -1, &s, NULL) == SQLITE_OK ? 0 : -1;
+      if (rc == 0)
+        {
+          sqlite3_bind_int64 (s, 1, lo[c->table]);
+          sqlite3_bind_int64 (s, 2, hi[c->table]);
+          rc = sqlite3_step (s) == SQLITE_DONE ? 0 : -1;
+        }
+      sqlite3_finalize (s);
+      m->done += (uint64_t)sqlite3_changes (db);
+      if (rc == 0 && m->progress && !m->progress (m->done, m->total, m->progress_data))
+        rc = -2;
+    }
+  if (rc == -2 || (rc == -1 && sqlite3_errcode (db) == SQLITE_INTERRUPT))
+    vs_merge_fail (m, "merge", "cancelled");
+  else if (rc == -1)
+    vs_merge_fail (m, "cannot copy a process trace", sqlite3_errmsg (db));
+  sqlite3_progress_handler (db, 0, NULL, NULL);
+  return rc == 0 ? 0 : -1;
+}
+
+int
+vs_merge_copy_small (VsMerge *m, const int64_t *lo, const int64_t *hi)
+{
+  int rc = 0;
+  for (size_t c = 0; c < sizeof copies / sizeof copies[0] && rc == 0; c++)
+    rc = each_row (m, copies[c].sql, copies[c].row, lo[copies[c].table], hi[copies[c].table]);
+  const VsCopy *kernels = m->kernels_v3 ? &kernel_config_copy : &kernel_row_copy;
+  if (rc == 0)
+    rc = each_row (m, kernels->sql, kernels->row, lo[kernels->table], hi[kernels->table]);
+  return rc;
+}
+
+/* Every row of a table: the bounds of a merge of whole inputs. */
+static const int64_t all_lo[VS_MERGE_N_TABLES] = { 0 };
+static const int64_t all_hi[]
+    = { INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX,
+        INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX };
+_Static_assert(sizeof all_hi / sizeof all_hi[0] == VS_MERGE_N_TABLES, "a bound per table");
 
 /* Copies the event tables of the input at path (maps filled). */
 static int
@@ -453,40 +610,23 @@ copy_events (VsMerge *m, const char *path)
   int rc = 0;
   if (vs_writer_commit (m->w) < 0)
     return vs_merge_fail (m, "cannot write the merged trace", vs_writer_errmsg (m->w));
-  if (sqlite3_create_function (db, "vs_map", 2,
-                               SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY, m, sql_map,
-                               NULL, NULL)
-          != SQLITE_OK
-      || sqlite3_create_function (db, "vs_kernel_id", 0, SQLITE_UTF8 | SQLITE_DIRECTONLY, m,
-                                  sql_kernel_id, NULL, NULL)
-             != SQLITE_OK
-      || sqlite3_prepare_v2 (db, "ATTACH ?1 AS src", -1, &s, NULL) != SQLITE_OK)
+  if (vs_merge_sql_functions (m) != 0)
+    return -1;
+  if (sqlite3_prepare_v2 (db, "ATTACH ?1 AS src", -1, &s, NULL) != SQLITE_OK)
     return vs_merge_fail (m, "cannot write the merged trace", sqlite3_errmsg (db));
   sqlite3_bind_text (s, 1, path, -1, SQLITE_STATIC);
   rc = sqlite3_step (s) == SQLITE_DONE ? 0 : -1;
   sqlite3_finalize (s);
   if (rc < 0)
     return vs_merge_fail (m, "cannot read a process trace", sqlite3_errmsg (db));
-  sqlite3_progress_handler (db, 100000, sql_progress, m);
-  rc = sqlite3_exec (db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
-  size_t n_copies = sizeof event_copies / sizeof event_copies[0];
-  for (size_t i = 0; i < n_copies + (m->kernels_v3 && !m->kernels_aside ? 1 : 0) && rc == 0; i++)
-    {
-      const char *sql = i < n_copies ? event_copies[i] : kernel_exec_copy;
-      rc = sqlite3_exec (db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
-      m->done += (uint64_t)sqlite3_changes (db);
-      if (rc == 0 && m->progress && !m->progress (m->done, m->total, m->progress_data))
-        rc = -2;
-    }
+  if (sqlite3_exec (db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+    rc = vs_merge_fail (m, "cannot write the merged trace", sqlite3_errmsg (db));
+  if (rc == 0)
+    rc = vs_merge_copy_event_rows (m, all_lo, all_hi);
   if (rc == 0 && sqlite3_exec (db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-    rc = -1;
-  if (rc == -2 || (rc == -1 && sqlite3_errcode (db) == SQLITE_INTERRUPT))
-    vs_merge_fail (m, "merge", "cancelled");
-  else if (rc == -1)
-    vs_merge_fail (m, "cannot copy a process trace", sqlite3_errmsg (db));
+    rc = vs_merge_fail (m, "cannot copy a process trace", sqlite3_errmsg (db));
   if (rc != 0)
     sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);
-  sqlite3_progress_handler (db, 0, NULL, NULL);
   sqlite3_exec (db, "DETACH src", NULL, NULL, NULL);
   return rc == 0 ? 0 : -1;
 }
@@ -499,9 +639,8 @@ static const char *count_sql
 
 static const char *meta_sql = "SELECT key, value FROM meta";
 
-/* Opens a process trace; checks it is one. */
-static sqlite3 *
-open_input (const char *path, char *err, size_t errlen)
+sqlite3 *
+vs_merge_open_input (const char *path, char *err, size_t errlen)
 {
   sqlite3 *db = NULL;
   /* Read-write: a process killed mid-run leaves a WAL to recover. */
@@ -579,9 +718,8 @@ count_rows (sqlite3 *db)
   return n;
 }
 
-/* True when the input's meta key has this value (compared as text). */
-static bool
-input_meta_is (sqlite3 *db, const char *key, const char *value)
+bool
+vs_merge_input_meta_is (sqlite3 *db, const char *key, const char *value)
 {
   static const char *sql = "SELECT 1 FROM meta WHERE key = ?1 AND CAST(value AS TEXT) = ?2";
   sqlite3_stmt *s = NULL;
@@ -596,9 +734,8 @@ input_meta_is (sqlite3 *db, const char *key, const char *value)
   return found;
 }
 
-/* vs_merge_end_process() for every process the input's map names. */
-static void
-end_processes (VsMerge *m, int64_t pend, const VsMergeRun *run)
+void
+vs_merge_end_processes (VsMerge *m, int64_t pend, const VsMergeRun *run)
 {
   for (int64_t old = 1; old < m->process.cap; old++)
     {
@@ -667,7 +804,7 @@ vs_merge_traces (const char *out, const char *const *inputs, size_t n, const VsM
   int64_t kernel_count = 0;
   for (size_t i = 0; i < nall; i++)
     {
-      sqlite3 *db = open_input (all[i], err, errlen);
+      sqlite3 *db = vs_merge_open_input (all[i], err, errlen);
       if (db == NULL)
         continue; /* reported by the caller as a warning */
       m.total += (uint64_t)count_rows (db);
@@ -711,19 +848,15 @@ vs_merge_traces (const char *out, const char *const *inputs, size_t n, const VsM
       if (i == nall || rc != 0)
         break;
       char ierr[512];
-      m.db = open_input (all[i], ierr, sizeof ierr);
+      m.db = vs_merge_open_input (all[i], ierr, sizeof ierr);
       if (m.db == NULL)
         continue;
       /* A PyTorch snapshot's history, tied to its process by record. */
-      m.imported = input_meta_is (m.db, "source", "import");
-      if (m.imported && input_meta_is (m.db, "history_overflow", "1"))
+      m.imported = vs_merge_input_meta_is (m.db, "source", "import");
+      if (m.imported && vs_merge_input_meta_is (m.db, "history_overflow", "1"))
         vs_writer_set_meta_int (m.w, "history_overflow", 1);
-      m.kernels_v3 = vs_merge_count_is_positive (m.db, kernels_v3_sql);
-      for (size_t c = 0; c < sizeof copies / sizeof copies[0] && rc == 0; c++)
-        rc = each_row (&m, copies[c].sql, copies[c].row);
-      const VsCopy *kernels = m.kernels_v3 ? &kernel_config_copy : &kernel_row_copy;
-      if (rc == 0)
-        rc = each_row (&m, kernels->sql, kernels->row);
+      m.kernels_v3 = vs_merge_count_is_positive (m.db, vs_merge_kernels_v3_sql);
+      rc = vs_merge_copy_small (&m, all_lo, all_hi);
       m.kernels_aside = false;
       if (rc == 0 && i == kernel_input && m.kernels_v3)
         {
@@ -733,7 +866,7 @@ vs_merge_traces (const char *out, const char *const *inputs, size_t n, const VsM
       if (rc == 0)
         rc = copy_events (&m, all[i]);
       if (rc == 0)
-        end_processes (&m, vs_merge_meta (m.w, m.db, meta_sql, &rm), run);
+        vs_merge_end_processes (&m, vs_merge_meta (m.w, m.db, meta_sql, &rm), run);
       vs_merge_free_maps (&m);
       sqlite3_close (m.db);
       merged++;

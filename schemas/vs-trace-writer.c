@@ -115,6 +115,7 @@ struct VsWriter
   sqlite3 *db;
   sqlite3_stmt *stmt[N_STMTS];
   int in_txn;
+  int held; /* vs_writer_hold: commits only flush, one transaction */
   unsigned rows_in_txn;
   VsSqlBatch *alloc_rows;          /* alloc_event rows not yet inserted */
   VsSqlBatch *kernel_rows;         /* kernel_exec rows not yet inserted */
@@ -427,8 +428,32 @@ vs_writer_commit (VsWriter *w)
       set_error (w, "trace write failed: %s", sqlite3_errmsg (w->db));
       return -1;
     }
+  if (w->held)
+    return 0;
   w->in_txn = 0;
   return exec_sql (w, "COMMIT");
+}
+
+int
+vs_writer_hold (VsWriter *w, bool hold, bool keep)
+{
+  if (hold)
+    {
+      if (w->held)
+        return 0;
+      if (vs_writer_commit (w) < 0 || ensure_txn (w) < 0)
+        return -1;
+      w->held = 1;
+      return 0;
+    }
+  if (!w->held)
+    return 0;
+  w->held = 0;
+  if (keep)
+    return vs_writer_commit (w);
+  /* Rows still gathered in batches are dropped by vs_writer_close(). */
+  w->in_txn = 0;
+  return exec_sql (w, "ROLLBACK");
 }
 
 /* Runs a bound insert statement once and resets it, without committing.
@@ -534,6 +559,12 @@ vs_writer_create (const char *path, char *err, size_t errlen)
       return NULL;
     }
 
+  /* Another process may write the same file: record deletes the rows it
+   * has merged from a running collector's trace (vs-merge-append.h).  A
+   * commit then waits for the other's short transaction rather than
+   * failing with SQLITE_BUSY. */
+  sqlite3_busy_timeout (w->db, VS_WRITER_BUSY_MS);
+
   /* WAL with synchronous=NORMAL: a commit survives a crash of the writing
    * process.  16 KiB pages (measured: 21 % more rows per second than 4 KiB
    * on bench/vs-gen-trace, with readers' point queries unaffected), and a
@@ -601,6 +632,8 @@ vs_writer_open (const char *path, char *err, size_t errlen)
     }
   sqlite3_finalize (q);
   q = NULL;
+  /* As vs_writer_create(): another process's deletes make a commit wait. */
+  sqlite3_busy_timeout (w->db, VS_WRITER_BUSY_MS);
   for (int i = 0; i < N_STMTS; i++)
     if (sqlite3_prepare_v3 (w->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &w->stmt[i], NULL)
         != SQLITE_OK)
@@ -1073,6 +1106,19 @@ int64_t
 vs_writer_next_kernel_id (VsWriter *w)
 {
   return ++w->last_kernel_id;
+}
+
+int64_t
+vs_writer_last_kernel_id (VsWriter *w)
+{
+  return w->last_kernel_id;
+}
+
+void
+vs_writer_kernel_ids_after (VsWriter *w, int64_t id)
+{
+  if (id > w->last_kernel_id)
+    w->last_kernel_id = id;
 }
 
 int

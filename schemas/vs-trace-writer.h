@@ -37,6 +37,9 @@ extern "C"
  * a cycle. */
 #define VS_TRACE_MAX_STACK_DEPTH 100000
 #define VS_WRITER_BATCH_ROWS 65536
+/* How long a writer's commit waits while another connection (another
+ * process deleting merged rows from the same file) holds the write lock. */
+#define VS_WRITER_BUSY_MS 10000
 
   /* Codes stored in the integer columns; names are in the lookup tables. */
   typedef enum
@@ -279,11 +282,23 @@ extern "C"
  * (the merge): ids follow the order they are taken in, shared with
  * vs_writer_kernel. */
   int64_t vs_writer_next_kernel_id (VsWriter *w);
+  /* The last kernel execution id taken so far (0: none). */
+  int64_t vs_writer_last_kernel_id (VsWriter *w);
+  /* Ids taken from now on come after id (never again one at or below it,
+   * even where the rows that had them were deleted). */
+  void vs_writer_kernel_ids_after (VsWriter *w, int64_t id);
   int vs_writer_memcpy (VsWriter *w, const VsMemcpy *m);
   int vs_writer_memset (VsWriter *w, const VsMemset *m);
 
   /* Commits the open transaction, if any. */
   int vs_writer_commit (VsWriter *w);
+
+  /* With hold, commits what is open and begins one transaction that every
+ * later commit (a full batch, vs_writer_commit) only flushes rows into,
+ * so that rows and SQL of the caller's own commit together.  Without
+ * hold, ends it: committed with keep, else rolled back (the writer's
+ * caches then no longer match the file: close it).  0 or -1. */
+  int vs_writer_hold (VsWriter *w, bool hold, bool keep);
 
   /* Commits and closes.  With finalize, runs vs_trace_finalize() first.
  * Always frees w.  Returns -1 (with err filled) if anything failed. */

@@ -1,0 +1,887 @@
+/* vs-merge-append.c — appending the rows process traces gain to one merged
+ * trace, round after round (see vs-merge-append.h).
+ *
+ * Each input's new rows are copied as vs_merge_traces() copies whole
+ * inputs (vs-merge.c): the small tables row by row through the writer
+ * (devices deduplicated by uuid, frames, stack nodes and kernel
+ * configurations by content), the event tables by INSERT … SELECT with the
+ * input attached, rows bounded by id: above the largest id taken from the
+ * input before (its watermark), at most the largest id the input held when
+ * the round read its small tables, in one read transaction: an event row
+ * committed later may name a stack not read yet, so it waits for the next
+ * round.
+ *
+ * Ids in the merged trace never go back: the event tables' ids are given
+ * here (vs_event_id()), kernel ids by the writer from the largest ever
+ * given, and a range is added above a placeholder row at the largest range
+ * id ever given, deleted before commit: another connection deletes event
+ * and range rows between rounds, and SQLite would give a deleted top id
+ * again.  The inputs' ids do not go back either: release never deletes a
+ * table's largest row.
+ *
+ * An import (meta source 'import', record's torch-PID.db) adds no process
+ * of its own where its collector trace came first, as in vs_merge_traces();
+ * where the import comes first (its collector trace not written yet), the
+ * process and GPU rows it adds are claimed, and the collector's rows of the
+ * same take them over when they come (vs-merge-adopt.c's claims).
+ *
+ * The state lives in the merged trace, in merge_append_* tables written in
+ * the transaction of each input's rows, dropped at the last round.
+ */
+#include "vs-merge-append.h"
+#include "vs-merge-meta.h"
+#include "vs-merge-private.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+/* The small tables that have id maps: VsMergeTable 0 … N_MAPS - 1. */
+#define N_MAPS (VS_MERGE_KERNEL_CONFIG + 1)
+
+/* What was taken from one input. */
+typedef struct
+{
+  char *name;                       /* the file's name in the spool */
+  int64_t no;                       /* its number in the state tables */
+  int64_t mark[VS_MERGE_N_TABLES];  /* per table the largest id taken */
+  VsIdMap maps[N_MAPS];             /* old id → merged id, per small table */
+  int64_t *open;                    /* ranges taken while open (old ids) */
+  size_t nopen;
+} VsAppendInput;
+
+struct VsMergeAppend
+{
+  char *path;
+  VsAppendInput *in;
+  size_t n;
+  VsClaims claim_process, claim_device;
+  /* Per table of the merged trace the largest id ever given (events,
+   * ranges, kernels). */
+  int64_t live_hi[VS_MERGE_N_TABLES];
+  VsMerge m; /* the writer (during a round) and the progress */
+};
+
+static const char *state_sql
+    = "CREATE TABLE IF NOT EXISTS merge_append_input (no INTEGER PRIMARY KEY,"
+      " name TEXT NOT NULL UNIQUE);"
+      "CREATE TABLE IF NOT EXISTS merge_append_mark (input INTEGER NOT NULL,"
+      " tbl INTEGER NOT NULL, id INTEGER NOT NULL, PRIMARY KEY (input, tbl)) WITHOUT ROWID;"
+      "CREATE TABLE IF NOT EXISTS merge_append_map (input INTEGER NOT NULL,"
+      " kind INTEGER NOT NULL, old INTEGER NOT NULL, new INTEGER NOT NULL,"
+      " PRIMARY KEY (input, kind, old)) WITHOUT ROWID;"
+      "CREATE TABLE IF NOT EXISTS merge_append_open (input INTEGER NOT NULL,"
+      " old INTEGER NOT NULL, PRIMARY KEY (input, old)) WITHOUT ROWID;"
+      "CREATE TABLE IF NOT EXISTS merge_append_claim (kind INTEGER NOT NULL,"
+      " id INTEGER NOT NULL, PRIMARY KEY (kind, id)) WITHOUT ROWID;"
+      "CREATE TABLE IF NOT EXISTS merge_append_meta (input INTEGER NOT NULL, key TEXT NOT NULL,"
+      " value, PRIMARY KEY (input, key)) WITHOUT ROWID;"
+      "CREATE TABLE IF NOT EXISTS merge_append_live (tbl INTEGER PRIMARY KEY,"
+      " id INTEGER NOT NULL);";
+
+static const char *drop_state_sql
+    = "DROP TABLE merge_append_input; DROP TABLE merge_append_mark;"
+      " DROP TABLE merge_append_map; DROP TABLE merge_append_open;"
+      " DROP TABLE merge_append_claim; DROP TABLE merge_append_meta;"
+      " DROP TABLE merge_append_live;";
+
+static int
+fail (char *err, size_t errlen, const char *fmt, const char *a, const char *b)
+{
+  if (errlen)
+    snprintf (err, errlen, fmt, a, b);
+  return -1;
+}
+
+/* The map of table t (a small table) in m. */
+static VsIdMap *
+merge_map (VsMerge *m, int t)
+{
+  switch (t)
+    {
+    case VS_MERGE_PROCESS:
+      return &m->process;
+    case VS_MERGE_DEVICE:
+      return &m->device;
+    case VS_MERGE_ALLOCATOR:
+      return &m->allocator;
+    case VS_MERGE_MODULE:
+      return &m->module;
+    case VS_MERGE_FRAME:
+      return &m->frame;
+    case VS_MERGE_STACK:
+      return &m->stack;
+    case VS_MERGE_RANGE:
+      return &m->range;
+    default:
+      assert (t == VS_MERGE_KERNEL_CONFIG);
+      return &m->kernel_config;
+    }
+}
+
+static void
+free_input (VsAppendInput *in)
+{
+  free (in->name);
+  for (int t = 0; t < N_MAPS; t++)
+    free (in->maps[t].ids);
+  free (in->open);
+}
+
+/* Empties the state kept in memory. */
+static void
+free_state (VsMergeAppend *a)
+{
+  for (size_t i = 0; i < a->n; i++)
+    free_input (&a->in[i]);
+  free (a->in);
+  a->in = NULL;
+  a->n = 0;
+  free (a->claim_process.ids);
+  free (a->claim_device.ids);
+  a->claim_process = (VsClaims){ 0 };
+  a->claim_device = (VsClaims){ 0 };
+  memset (a->live_hi, 0, sizeof a->live_hi);
+}
+
+/* The name an input is known by: its file name (the spool may move). */
+static const char *
+base_name (const char *path)
+{
+  const char *slash = strrchr (path, '/');
+  return slash ? slash + 1 : path;
+}
+
+/* The input named name, or NULL. */
+static VsAppendInput *
+find_input (VsMergeAppend *a, const char *name)
+{
+  for (size_t i = 0; i < a->n; i++)
+    if (strcmp (a->in[i].name, name) == 0)
+      return &a->in[i];
+  return NULL;
+}
+
+/* Adds an input numbered no; NULL when out of memory. */
+static VsAppendInput *
+add_input (VsMergeAppend *a, const char *name, int64_t no)
+{
+  VsAppendInput *in = realloc (a->in, (a->n + 1) * sizeof *in);
+  if (in == NULL)
+    return NULL;
+  a->in = in;
+  in = &a->in[a->n];
+  *in = (VsAppendInput){ .name = strdup (name), .no = no };
+  if (in->name == NULL)
+    return NULL;
+  a->n++;
+  return in;
+}
+
+/* The input numbered no, or NULL. */
+static VsAppendInput *
+input_no (VsMergeAppend *a, int64_t no)
+{
+  for (size_t i = 0; i < a->n; i++)
+    if (a->in[i].no == no)
+      return &a->in[i];
+  return NULL;
+}
+
+static int
+add_open (VsAppendInput *in, int64_t old)
+{
+  int64_t *ids = realloc (in->open, (in->nopen + 1) * sizeof *ids);
+  if (ids == NULL)
+    return -1;
+  in->open = ids;
+  in->open[in->nopen++] = old;
+  return 0;
+}
+
+/* Loads the state kept in db into a (empty).  0 or -1. */
+static int
+load_state (VsMergeAppend *a, sqlite3 *db)
+{
+  static const char *inputs_sql = "SELECT no, name FROM merge_append_input ORDER BY no";
+  static const char *marks_sql = "SELECT input, tbl, id FROM merge_append_mark";
+  static const char *maps_sql = "SELECT input, kind, old, new FROM merge_append_map";
+  static const char *open_sql = "SELECT input, old FROM merge_append_open ORDER BY input, old";
+  static const char *claims_sql = "SELECT kind, id FROM merge_append_claim ORDER BY kind, id";
+  static const char *live_sql = "SELECT tbl, id FROM merge_append_live";
+  const char *sqls[] = { inputs_sql, marks_sql, maps_sql, open_sql, claims_sql, live_sql };
+  int rc = 0;
+  for (size_t q = 0; q < sizeof sqls / sizeof sqls[0] && rc == 0; q++)
+    {
+      sqlite3_stmt *s = NULL;
+      if (sqlite3_prepare_v2 (db, sqls[q], -1, &s, NULL) != SQLITE_OK)
+        return -1;
+      int step;
+      while (rc == 0 && (step = sqlite3_step (s)) == SQLITE_ROW)
+        {
+          int64_t c0 = sqlite3_column_int64 (s, 0), c1 = sqlite3_column_int64 (s, 1);
+          VsAppendInput *in = q == 0 || q >= 4 ? NULL : input_no (a, c0);
+          if (q == 0)
+            rc = add_input (a, (const char *)sqlite3_column_text (s, 1), c0) ? 0 : -1;
+          else if (q >= 1 && q <= 3 && in == NULL)
+            rc = -1;
+          else if (q == 1 && c1 >= 0 && c1 < VS_MERGE_N_TABLES)
+            in->mark[c1] = sqlite3_column_int64 (s, 2);
+          else if (q == 2 && c1 >= 0 && c1 < N_MAPS)
+            rc = vs_merge_idmap_set (&in->maps[c1], sqlite3_column_int64 (s, 2),
+                                     sqlite3_column_int64 (s, 3));
+          else if (q == 3)
+            rc = add_open (in, c1);
+          else if (q == 4)
+            rc = vs_merge_claims_add (c0 == VS_MERGE_PROCESS ? &a->claim_process
+                                                             : &a->claim_device,
+                                      c1);
+          else if (q == 5 && c0 >= 0 && c0 < VS_MERGE_N_TABLES)
+            a->live_hi[c0] = c1;
+        }
+      sqlite3_finalize (s);
+      if (rc == 0 && step != SQLITE_DONE)
+        rc = -1;
+    }
+  return rc;
+}
+
+/* Whether db has table name. */
+static bool
+has_table (sqlite3 *db, const char *name)
+{
+  static const char *sql = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1";
+  sqlite3_stmt *s = NULL;
+  bool yes = false;
+  if (sqlite3_prepare_v2 (db, sql, -1, &s, NULL) == SQLITE_OK)
+    {
+      sqlite3_bind_text (s, 1, name, -1, SQLITE_STATIC);
+      yes = sqlite3_step (s) == SQLITE_ROW;
+    }
+  sqlite3_finalize (s);
+  return yes;
+}
+
+/* Opens the merged trace with a connection of its own, for the state and
+ * the journal mode.  NULL with err filled. */
+static sqlite3 *
+open_live (const char *path, char *err, size_t errlen)
+{
+  sqlite3 *db = vs_merge_open_input (path, err, errlen);
+  if (db != NULL)
+    sqlite3_busy_timeout (db, VS_WRITER_BUSY_MS);
+  return db;
+}
+
+/* Loads the state from the file (a's state empty).  0 or -1. */
+static int
+reload (VsMergeAppend *a, char *err, size_t errlen)
+{
+  sqlite3 *db = open_live (a->path, err, errlen);
+  if (db == NULL)
+    return -1;
+  int rc = 0;
+  if (!has_table (db, "merge_append_input")
+      && vs_merge_count_is_positive (db, "SELECT count(*) FROM meta WHERE key = 'processes'"))
+    rc = fail (err, errlen, "%s is a finished trace, not one being appended to%s", a->path, "");
+  else if (sqlite3_exec (db, state_sql, NULL, NULL, NULL) != SQLITE_OK || load_state (a, db) != 0)
+    rc = fail (err, errlen, "cannot read the merged trace %s: %s", a->path, sqlite3_errmsg (db));
+  sqlite3_close (db);
+  return rc;
+}
+
+VsMergeAppend *
+vs_merge_append_open (const char *path, char *err, size_t errlen)
+{
+  assert (path != NULL);
+  if (access (path, F_OK) != 0)
+    {
+      VsWriter *w = vs_writer_create (path, err, errlen);
+      if (w == NULL || vs_writer_close (w, false, NULL, NULL, err, errlen) != 0)
+        return NULL;
+    }
+  VsMergeAppend *a = calloc (1, sizeof *a);
+  if (a == NULL || (a->path = strdup (path)) == NULL)
+    {
+      free (a);
+      fail (err, errlen, "out of memory%s%s", "", "");
+      return NULL;
+    }
+  if (reload (a, err, errlen) != 0)
+    {
+      vs_merge_append_free (a);
+      return NULL;
+    }
+  return a;
+}
+
+int
+vs_merge_append_begin (VsMergeAppend *a, VsProgressFunc progress, void *progress_data, char *err,
+                       size_t errlen)
+{
+  assert (a != NULL && a->m.w == NULL);
+  /* The trace an earlier round finalized takes rows again; its derived
+   * tables stay until the next finalize replaces them.  WAL: the merged
+   * trace is read and written by two connections between rounds. */
+  static const char *reopen_sql = "PRAGMA journal_mode=WAL;"
+                                  " UPDATE meta SET value = '0' WHERE key = 'finalized'";
+  sqlite3 *db = open_live (a->path, err, errlen);
+  if (db == NULL)
+    return -1;
+  int rc = sqlite3_exec (db, reopen_sql, NULL, NULL, NULL);
+  if (rc != SQLITE_OK)
+    fail (err, errlen, "cannot write the merged trace %s: %s", a->path, sqlite3_errmsg (db));
+  sqlite3_close (db);
+  if (rc != SQLITE_OK)
+    return -1;
+  VsWriter *w = vs_writer_open (a->path, err, errlen);
+  if (w == NULL)
+    return -1;
+  a->m = (VsMerge){ .w = w, .progress = progress, .progress_data = progress_data };
+  vs_writer_kernel_ids_after (w, a->live_hi[VS_MERGE_KERNEL_EXEC]);
+  a->m.err = err;
+  a->m.errlen = errlen;
+  if (vs_merge_sql_functions (&a->m) != 0)
+    {
+      vs_writer_close (w, false, NULL, NULL, NULL, 0);
+      a->m.w = NULL;
+      return -1;
+    }
+  return 0;
+}
+
+/* Runs sql on db with the integers v[0..n-1] bound; 0 or -1. */
+static int
+exec_ints (sqlite3 *db, const char *sql, const int64_t *v, int n)
+{
+  sqlite3_stmt *s = NULL;
+  if (sqlite3_prepare_v2 (db, sql, -1, &s, NULL) != SQLITE_OK)
+    return -1;
+  for (int i = 0; i < n; i++)
+    sqlite3_bind_int64 (s, i + 1, v[i]);
+  int rc = sqlite3_step (s);
+  sqlite3_finalize (s);
+  return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : -1;
+}
+
+/* The integer sql gives on db with v bound (0 when NULL); -1 on error. */
+static int64_t
+query_int (sqlite3 *db, const char *sql, const int64_t *v, int n)
+{
+  sqlite3_stmt *s = NULL;
+  if (sqlite3_prepare_v2 (db, sql, -1, &s, NULL) != SQLITE_OK)
+    return -1;
+  for (int i = 0; i < n; i++)
+    sqlite3_bind_int64 (s, i + 1, v[i]);
+  int64_t r = sqlite3_step (s) == SQLITE_ROW ? sqlite3_column_int64 (s, 0) : -1;
+  sqlite3_finalize (s);
+  return r;
+}
+
+/* The largest id of table t on db (schema main or src), 0 when empty. */
+static int64_t
+max_id (sqlite3 *db, const char *schema, int t)
+{
+  char sql[128];
+  snprintf (sql, sizeof sql, "SELECT ifnull(max(id), 0) FROM %s.%s", schema,
+            vs_merge_table_names[t]);
+  return query_int (db, sql, NULL, 0);
+}
+
+/* Reads the input's largest ids into hi (inside the input's read
+ * transaction).  0 or -1. */
+static int
+read_bounds (sqlite3 *db, int64_t *hi)
+{
+  for (int t = 0; t < VS_MERGE_N_TABLES; t++)
+    if ((hi[t] = max_id (db, "main", t)) < 0)
+      return -1;
+  return 0;
+}
+
+/* Ranges taken while open that the input has ended since: their end into
+ * the merged trace.  New open ranges (lo, hi] join the list.  0 or -1. */
+static int
+update_ranges (VsMergeAppend *a, VsAppendInput *in, sqlite3 *db, int64_t lo, int64_t hi)
+{
+  static const char *end_sql = "SELECT end_ns FROM nvtx_range WHERE id = ?1";
+  static const char *set_sql = "UPDATE nvtx_range SET end_ns = ?1 WHERE id = ?2";
+  static const char *open_sql
+      = "SELECT id FROM nvtx_range WHERE id > ?1 AND id <= ?2 AND end_ns IS NULL ORDER BY id";
+  size_t kept = 0;
+  for (size_t k = 0; k < in->nopen; k++)
+    {
+      int64_t old = in->open[k];
+      sqlite3_stmt *s = NULL;
+      if (sqlite3_prepare_v2 (db, end_sql, -1, &s, NULL) != SQLITE_OK)
+        return -1;
+      sqlite3_bind_int64 (s, 1, old);
+      int step = sqlite3_step (s);
+      bool ended = step == SQLITE_ROW && sqlite3_column_type (s, 0) != SQLITE_NULL;
+      int64_t v[2] = { ended ? sqlite3_column_int64 (s, 0) : 0,
+                       vs_merge_idmap_get (&in->maps[VS_MERGE_RANGE], old) };
+      sqlite3_finalize (s);
+      if (step != SQLITE_ROW && step != SQLITE_DONE)
+        return -1;
+      if (!ended)
+        in->open[kept++] = old;
+      else if (v[1] != VS_UNKNOWN && exec_ints (vs_writer_db (a->m.w), set_sql, v, 2) != 0)
+        return -1;
+    }
+  in->nopen = kept;
+  sqlite3_stmt *s = NULL;
+  if (sqlite3_prepare_v2 (db, open_sql, -1, &s, NULL) != SQLITE_OK)
+    return -1;
+  sqlite3_bind_int64 (s, 1, lo);
+  sqlite3_bind_int64 (s, 2, hi);
+  int rc = 0, step;
+  while (rc == 0 && (step = sqlite3_step (s)) == SQLITE_ROW)
+    rc = add_open (in, sqlite3_column_int64 (s, 0));
+  sqlite3_finalize (s);
+  return rc == 0 && step == SQLITE_DONE ? 0 : -1;
+}
+
+/* Event rows (lo, hi] of the input's event tables with a ts before
+ * before_ns. */
+static int64_t
+count_late (sqlite3 *db, const int64_t *lo, const int64_t *hi, int64_t before_ns)
+{
+  static const int tables[]
+      = { VS_MERGE_MEM_EVENT, VS_MERGE_POOL_EVENT, VS_MERGE_ALLOC_EVENT, VS_MERGE_FAILED_ALLOC };
+  int64_t n = 0;
+  for (size_t k = 0; k < sizeof tables / sizeof tables[0]; k++)
+    {
+      char sql[128];
+      snprintf (sql, sizeof sql, "SELECT count(*) FROM %s WHERE id > ?1 AND id <= ?2 AND ts < ?3",
+                vs_merge_table_names[tables[k]]);
+      int64_t v[3] = { lo[tables[k]], hi[tables[k]], before_ns };
+      int64_t c = query_int (db, sql, v, 3);
+      n += c > 0 ? c : 0;
+    }
+  return n;
+}
+
+/* Writes the state of input in (its rows (lo, hi] newly mapped), the
+ * claims and the merged trace's largest ids, on the writer's connection
+ * inside the round's transaction.  0 or -1. */
+static int
+save_state (VsMergeAppend *a, VsAppendInput *in, const int64_t *lo, const int64_t *hi)
+{
+  static const char *input_sql = "INSERT OR IGNORE INTO merge_append_input (no, name)"
+                                 " VALUES (?1, ?2)";
+  static const char *mark_sql = "INSERT OR REPLACE INTO merge_append_mark VALUES (?1, ?2, ?3)";
+  static const char *map_sql = "INSERT OR REPLACE INTO merge_append_map VALUES (?1, ?2, ?3, ?4)";
+  static const char *open_del_sql = "DELETE FROM merge_append_open WHERE input = ?1";
+  static const char *open_sql = "INSERT INTO merge_append_open VALUES (?1, ?2)";
+  static const char *claim_del_sql = "DELETE FROM merge_append_claim";
+  static const char *claim_sql = "INSERT INTO merge_append_claim VALUES (?1, ?2)";
+  static const char *live_sql = "INSERT OR REPLACE INTO merge_append_live VALUES (?1, ?2)";
+  static const char *meta_del_sql = "DELETE FROM merge_append_meta WHERE input = ?1";
+  static const char *meta_sql = "INSERT INTO merge_append_meta (input, key, value)"
+                                " SELECT ?1, key, value FROM src.meta";
+  sqlite3 *db = vs_writer_db (a->m.w);
+  sqlite3_stmt *s = NULL;
+  if (sqlite3_prepare_v2 (db, input_sql, -1, &s, NULL) != SQLITE_OK)
+    return -1;
+  sqlite3_bind_int64 (s, 1, in->no);
+  sqlite3_bind_text (s, 2, in->name, -1, SQLITE_STATIC);
+  int rc = sqlite3_step (s) == SQLITE_DONE ? 0 : -1;
+  sqlite3_finalize (s);
+  for (int t = 0; t < VS_MERGE_N_TABLES && rc == 0; t++)
+    {
+      int64_t v[3] = { in->no, t, in->mark[t] };
+      rc = exec_ints (db, mark_sql, v, 3);
+    }
+  for (int t = 0; t < N_MAPS && rc == 0; t++)
+    {
+      const VsIdMap *map = &in->maps[t];
+      for (int64_t old = lo[t] + 1; old <= hi[t] && old < map->cap && rc == 0; old++)
+        if (map->ids[old] != 0)
+          {
+            int64_t v[4] = { in->no, t, old, map->ids[old] };
+            rc = exec_ints (db, map_sql, v, 4);
+          }
+    }
+  if (rc == 0)
+    rc = exec_ints (db, open_del_sql, &in->no, 1);
+  for (size_t k = 0; k < in->nopen && rc == 0; k++)
+    {
+      int64_t v[2] = { in->no, in->open[k] };
+      rc = exec_ints (db, open_sql, v, 2);
+    }
+  if (rc == 0)
+    rc = exec_ints (db, claim_del_sql, NULL, 0);
+  const VsClaims *claims[] = { &a->claim_process, &a->claim_device };
+  for (int c = 0; c < 2; c++)
+    for (size_t k = 0; k < claims[c]->n && rc == 0; k++)
+      {
+        int64_t v[2] = { c == 0 ? VS_MERGE_PROCESS : VS_MERGE_DEVICE, claims[c]->ids[k] };
+        rc = exec_ints (db, claim_sql, v, 2);
+      }
+  for (int t = 0; t < VS_MERGE_N_TABLES && rc == 0; t++)
+    {
+      int64_t v[2] = { t, a->live_hi[t] };
+      rc = exec_ints (db, live_sql, v, 2);
+    }
+  if (rc == 0)
+    rc = exec_ints (db, meta_del_sql, &in->no, 1);
+  if (rc == 0)
+    rc = exec_ints (db, meta_sql, &in->no, 1);
+  return rc;
+}
+
+/* The round's writer and state thrown away after a failed input: the
+ * writer's caches no longer match the file, so both are read again. */
+static int
+restart (VsMergeAppend *a)
+{
+  VsProgressFunc progress = a->m.progress;
+  void *progress_data = a->m.progress_data;
+  char *err = a->m.err;
+  size_t errlen = a->m.errlen;
+  vs_merge_free_maps (&a->m);
+  vs_writer_close (a->m.w, false, NULL, NULL, NULL, 0);
+  a->m.w = NULL;
+  free_state (a);
+  char rerr[512];
+  if (reload (a, rerr, sizeof rerr) != 0
+      || vs_merge_append_begin (a, progress, progress_data, rerr, sizeof rerr) != 0)
+    return -1;
+  a->m.err = err;
+  a->m.errlen = errlen;
+  return 0;
+}
+
+/* Swaps the maps and claims of the input's state and of m: into m before
+ * a copy, back after it. */
+static void
+swap_maps (VsMergeAppend *a, VsAppendInput *in)
+{
+  for (int t = 0; t < N_MAPS; t++)
+    {
+      VsIdMap tmp = *merge_map (&a->m, t);
+      *merge_map (&a->m, t) = in->maps[t];
+      in->maps[t] = tmp;
+    }
+  VsClaims c = a->m.claim_process;
+  a->m.claim_process = a->claim_process;
+  a->claim_process = c;
+  c = a->m.claim_device;
+  a->m.claim_device = a->claim_device;
+  a->claim_device = c;
+}
+
+/* Copies the rows (lo, hi] of the input open as db (attached as src to the
+ * writer), inside the writer's held transaction.  0 or -1 with m's error
+ * set. */
+static int
+copy_input (VsMergeAppend *a, VsAppendInput *in, const int64_t *lo, const int64_t *hi)
+{
+  static const char *placeholder_sql
+      = "INSERT INTO nvtx_range (id, name, start_ns, depth) VALUES (?1, '', 0, 0)";
+  static const char *unplace_sql = "DELETE FROM nvtx_range WHERE id = ?1";
+  VsMerge *m = &a->m;
+  sqlite3 *db = vs_writer_db (m->w);
+  /* Ranges get ids above any given before, deleted or not. */
+  int64_t top = a->live_hi[VS_MERGE_RANGE];
+  bool placed = top > 0 && max_id (db, "main", VS_MERGE_RANGE) < top;
+  if (placed && exec_ints (db, placeholder_sql, &top, 1) != 0)
+    return vs_merge_fail (m, "cannot write the merged trace", sqlite3_errmsg (db));
+  swap_maps (a, in);
+  int rc = vs_merge_copy_small (m, lo, hi);
+  if (rc == 0 && update_ranges (a, in, m->db, lo[VS_MERGE_RANGE], hi[VS_MERGE_RANGE]) != 0)
+    rc = vs_merge_fail (m, "cannot append the ranges", sqlite3_errmsg (db));
+  /* vs_event_id() counts on from the largest ids given. */
+  m->event_ids = a->live_hi;
+  if (rc == 0 && vs_writer_commit (m->w) != 0)
+    rc = vs_merge_fail (m, "cannot write the merged trace", vs_writer_errmsg (m->w));
+  if (rc == 0)
+    rc = vs_merge_copy_event_rows (m, lo, hi);
+  m->event_ids = NULL;
+  swap_maps (a, in);
+  if (rc != 0)
+    return -1;
+  if (placed && exec_ints (db, unplace_sql, &top, 1) != 0)
+    return vs_merge_fail (m, "cannot write the merged trace", sqlite3_errmsg (db));
+  int64_t range_top = max_id (db, "main", VS_MERGE_RANGE);
+  if (range_top > a->live_hi[VS_MERGE_RANGE])
+    a->live_hi[VS_MERGE_RANGE] = range_top;
+  a->live_hi[VS_MERGE_KERNEL_EXEC] = vs_writer_last_kernel_id (m->w);
+  return 0;
+}
+
+int
+vs_merge_append_input (VsMergeAppend *a, const char *input, int64_t before_ns, int64_t *late,
+                       char *err, size_t errlen)
+{
+  assert (a != NULL && input != NULL);
+  if (a->m.w == NULL)
+    return fail (err, errlen, "%s: %s", input, "no round begun");
+  if (access (input, F_OK) != 0 && errno == ENOENT)
+    return 0;
+  err[0] = '\0';
+  sqlite3 *db = vs_merge_open_input (input, err, errlen);
+  if (db == NULL)
+    return -1;
+  VsMerge *m = &a->m;
+  m->err = err;
+  m->errlen = errlen;
+  m->db = db;
+  m->imported = vs_merge_input_meta_is (db, "source", "import");
+  m->kernels_v3 = vs_merge_count_is_positive (db, vs_merge_kernels_v3_sql);
+  m->kernels_aside = false;
+  m->claim_new = true;
+  const char *name = base_name (input);
+  VsAppendInput *in = find_input (a, name);
+  bool added = in == NULL;
+  int64_t next_no = a->n > 0 ? a->in[a->n - 1].no + 1 : 1;
+  if (in == NULL && (in = add_input (a, name, next_no)) == NULL)
+    {
+      sqlite3_close (db);
+      return fail (err, errlen, "%s: %s", input, "out of memory");
+    }
+  int64_t lo[VS_MERGE_N_TABLES], hi[VS_MERGE_N_TABLES];
+  memcpy (lo, in->mark, sizeof lo);
+  sqlite3 *wdb = vs_writer_db (m->w);
+  sqlite3_stmt *s = NULL;
+  int rc = 0;
+  /* One read transaction on the input: the bounds and the small tables of
+   * one moment. */
+  if (!m->kernels_v3)
+    rc = fail (err, errlen, "%s: %s", input, "a trace of schema 1 or 2 cannot be appended");
+  else if (sqlite3_exec (db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK || read_bounds (db, hi) != 0)
+    rc = fail (err, errlen, "cannot read %s: %s", input, sqlite3_errmsg (db));
+  for (int t = 0; t < VS_MERGE_N_TABLES && rc == 0; t++)
+    if (hi[t] < lo[t])
+      hi[t] = lo[t];
+  bool attached = false;
+  if (rc == 0 && (vs_writer_commit (m->w) != 0
+                  || sqlite3_prepare_v2 (wdb, "ATTACH ?1 AS src", -1, &s, NULL) != SQLITE_OK))
+    rc = fail (err, errlen, "cannot write the merged trace: %s%s", sqlite3_errmsg (wdb), "");
+  if (rc == 0)
+    {
+      sqlite3_bind_text (s, 1, input, -1, SQLITE_STATIC);
+      attached = sqlite3_step (s) == SQLITE_DONE;
+      if (!attached)
+        rc = fail (err, errlen, "cannot read %s: %s", input, sqlite3_errmsg (wdb));
+    }
+  sqlite3_finalize (s);
+  int64_t n_late = 0;
+  if (rc == 0)
+    n_late = count_late (db, lo, hi, before_ns);
+  bool held = rc == 0 && vs_writer_hold (m->w, true, false) == 0;
+  if (rc == 0 && !held)
+    rc = fail (err, errlen, "cannot write the merged trace: %s%s", vs_writer_errmsg (m->w), "");
+  if (rc == 0)
+    rc = copy_input (a, in, lo, hi);
+  if (rc == 0)
+    {
+      for (int t = 0; t < VS_MERGE_N_TABLES; t++)
+        in->mark[t] = hi[t];
+      if (m->imported && vs_merge_input_meta_is (db, "history_overflow", "1"))
+        vs_writer_set_meta_int (m->w, "history_overflow", 1);
+      if (save_state (a, in, lo, hi) != 0)
+        rc = fail (err, errlen, "cannot write the merged trace: %s%s", sqlite3_errmsg (wdb), "");
+    }
+  if (rc == 0 && vs_writer_hold (m->w, false, true) != 0)
+    rc = fail (err, errlen, "cannot write the merged trace: %s%s", vs_writer_errmsg (m->w), "");
+  else if (rc != 0 && held)
+    vs_writer_hold (m->w, false, false);
+  sqlite3_exec (db, "COMMIT", NULL, NULL, NULL);
+  if (attached)
+    sqlite3_exec (wdb, "DETACH src", NULL, NULL, NULL);
+  sqlite3_close (db);
+  m->db = NULL;
+  if (rc != 0)
+    {
+      /* Nothing of this input was committed: the state is read again from
+       * the file, with the writer. */
+      if (held || added)
+        restart (a);
+      return -1;
+    }
+  if (late != NULL)
+    *late += n_late;
+  return 0;
+}
+
+/* Inputs in name order (the final merge's). */
+static int
+by_name (const void *x, const void *y)
+{
+  const VsAppendInput *const *a = x, *const *b = y;
+  return strcmp ((*a)->name, (*b)->name);
+}
+
+/* The meta gathered from every input's, in name order, into the writer's
+ * meta; with run, also every process's end and the run's meta.  0 or -1. */
+static int
+gather_meta (VsMergeAppend *a, const VsMergeRun *run)
+{
+  static const char *meta_sql = "SELECT key, value FROM merge_append_meta WHERE input = ?1";
+  VsAppendInput **order = malloc ((a->n + 1) * sizeof *order);
+  if (order == NULL)
+    return -1;
+  for (size_t i = 0; i < a->n; i++)
+    order[i] = &a->in[i];
+  qsort (order, a->n, sizeof *order, by_name);
+  VsMergeMeta rm = { .start_ns = VS_UNKNOWN, .end_ns = VS_UNKNOWN };
+  int rc = vs_merge_meta_forget_carried (a->m.w);
+  for (size_t i = 0; i < a->n && rc == 0; i++)
+    {
+      sqlite3_stmt *s = NULL;
+      if (sqlite3_prepare_v2 (vs_writer_db (a->m.w), meta_sql, -1, &s, NULL) != SQLITE_OK)
+        {
+          rc = -1;
+          break;
+        }
+      sqlite3_bind_int64 (s, 1, order[i]->no);
+      int64_t pend = vs_merge_meta_rows (a->m.w, s, &rm);
+      sqlite3_finalize (s);
+      if (run != NULL)
+        {
+          /* The input's processes, through its map. */
+          VsMerge pm = { .w = a->m.w, .process = order[i]->maps[VS_MERGE_PROCESS] };
+          vs_merge_end_processes (&pm, pend, run);
+        }
+    }
+  free (order);
+  if (rc == 0 && run != NULL)
+    vs_merge_run_meta (a->m.w, &rm, a->n, run);
+  return rc;
+}
+
+int
+vs_merge_append_end (VsMergeAppend *a, const VsMergeRun *run, VsProgressFunc progress,
+                     void *progress_data, char *err, size_t errlen)
+{
+  assert (a != NULL);
+  if (a->m.w == NULL)
+    return fail (err, errlen, "%s: %s", a->path, "no round begun");
+  VsWriter *w = a->m.w;
+  sqlite3 *db = vs_writer_db (w);
+  int rc = vs_writer_hold (w, true, false);
+  if (rc == 0)
+    rc = gather_meta (a, run);
+  if (rc == 0 && run != NULL)
+    rc = sqlite3_exec (db, drop_state_sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+  if (rc != 0)
+    fail (err, errlen, "cannot write the merged trace: %s%s", sqlite3_errmsg (db), "");
+  if (vs_writer_hold (w, false, rc == 0) != 0 && rc == 0)
+    rc = fail (err, errlen, "cannot write the merged trace: %s%s", vs_writer_errmsg (w), "");
+  vs_merge_free_maps (&a->m);
+  a->m.w = NULL;
+  char cerr[512] = "";
+  int crc = vs_writer_close (w, rc == 0, progress, progress_data, cerr, sizeof cerr);
+  if (rc == 0 && crc != 0)
+    rc = fail (err, errlen, "%s%s", cerr, "");
+  if (rc == 0 && run == NULL)
+    {
+      /* The finalizer left WAL mode; the next round and the readers
+       * between rounds share the file again. */
+      sqlite3 *live = open_live (a->path, err, errlen);
+      if (live == NULL || sqlite3_exec (live, "PRAGMA journal_mode=WAL", NULL, NULL, NULL)
+                              != SQLITE_OK)
+        rc = -1;
+      sqlite3_close (live);
+    }
+  if (run != NULL && rc == 0)
+    free_state (a);
+  return rc;
+}
+
+/* vs_range_open(id): whether the range id of the input being released
+ * was taken while open and its end not taken yet. */
+static void
+sql_range_open (sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+  const VsAppendInput *in = sqlite3_user_data (ctx);
+  int64_t id = sqlite3_value_int64 (argv[0]);
+  bool open = false;
+  for (size_t k = 0; k < in->nopen && !open; k++)
+    open = in->open[k] == id;
+  sqlite3_result_int (ctx, open);
+}
+
+/* Rows deleted per transaction: short, so that the input's writer waits
+ * little. */
+#define RELEASE_ROWS 65536
+
+int
+vs_merge_append_release (VsMergeAppend *a, const char *input, char *err, size_t errlen)
+{
+  static const char *ranges_sql
+      = "DELETE FROM nvtx_range WHERE id <= ?1 AND id < ?2 AND end_ns IS NOT NULL"
+        " AND NOT vs_range_open(id)";
+  static const char *kernels_sql = "DELETE FROM kernel_exec WHERE id <= ?1 AND id < ?2";
+  assert (a != NULL && input != NULL);
+  VsAppendInput *in = find_input (a, base_name (input));
+  if (in == NULL || access (input, F_OK) != 0)
+    return 0;
+  sqlite3 *db = vs_merge_open_input (input, err, errlen);
+  if (db == NULL)
+    return -1;
+  /* A running collector's commit makes these wait, and theirs these. */
+  sqlite3_busy_timeout (db, VS_WRITER_BUSY_MS);
+  int rc = sqlite3_create_function (db, "vs_range_open", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY, in,
+                                    sql_range_open, NULL, NULL)
+                   == SQLITE_OK
+               ? 0
+               : -1;
+  for (int t = VS_MERGE_RANGE; t < VS_MERGE_N_TABLES && rc == 0; t++)
+    {
+      if (t == VS_MERGE_KERNEL_CONFIG)
+        continue;
+      /* The table's largest row stays: the ids given next come above it. */
+      int64_t top = max_id (db, "main", t);
+      if (top < 0)
+        {
+          rc = -1;
+          break;
+        }
+      int64_t upto = in->mark[t] < top - 1 ? in->mark[t] : top - 1;
+      if (t == VS_MERGE_RANGE || t == VS_MERGE_KERNEL_EXEC)
+        {
+          int64_t v[2] = { upto, top };
+          rc = exec_ints (db, t == VS_MERGE_RANGE ? ranges_sql : kernels_sql, v, 2);
+          continue;
+        }
+      char min_sql[96], del_sql[128];
+      snprintf (min_sql, sizeof min_sql, "SELECT ifnull(min(id), 0) FROM %s",
+                vs_merge_table_names[t]);
+      snprintf (del_sql, sizeof del_sql, "DELETE FROM %s WHERE id >= ?1 AND id < ?2 AND id <= ?3",
+                vs_merge_table_names[t]);
+      int64_t from = query_int (db, min_sql, NULL, 0);
+      rc = from < 0 ? -1 : 0;
+      for (; rc == 0 && from > 0 && from <= upto; from += RELEASE_ROWS)
+        {
+          int64_t v[3] = { from, from + RELEASE_ROWS, upto };
+          rc = exec_ints (db, del_sql, v, 3);
+        }
+    }
+  if (rc != 0)
+    fail (err, errlen, "cannot release rows of %s: %s", input, sqlite3_errmsg (db));
+  sqlite3_close (db);
+  return rc;
+}
+
+void
+vs_merge_append_free (VsMergeAppend *a)
+{
+  if (a == NULL)
+    return;
+  if (a->m.w != NULL)
+    {
+      /* Without end: what the inputs' commits left stays. */
+      vs_merge_free_maps (&a->m);
+      vs_writer_close (a->m.w, false, NULL, NULL, NULL, 0);
+    }
+  free_state (a);
+  free (a->path);
+  free (a);
+}
