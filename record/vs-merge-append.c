@@ -47,11 +47,11 @@
 /* What was taken from one input. */
 typedef struct
 {
-  char *name;                       /* the file's name in the spool */
-  int64_t no;                       /* its number in the state tables */
-  int64_t mark[VS_MERGE_N_TABLES];  /* per table the largest id taken */
-  VsIdMap maps[N_MAPS];             /* old id → merged id, per small table */
-  int64_t *open;                    /* ranges taken while open (old ids) */
+  char *name;                      /* the file's name in the spool */
+  int64_t no;                      /* its number in the state tables */
+  int64_t mark[VS_MERGE_N_TABLES]; /* per table the largest id taken */
+  VsIdMap maps[N_MAPS];            /* old id → merged id, per small table */
+  int64_t *open;                   /* ranges taken while open (old ids) */
   size_t nopen;
 } VsAppendInput;
 
@@ -84,11 +84,10 @@ static const char *state_sql
       "CREATE TABLE IF NOT EXISTS merge_append_live (tbl INTEGER PRIMARY KEY,"
       " id INTEGER NOT NULL);";
 
-static const char *drop_state_sql
-    = "DROP TABLE merge_append_input; DROP TABLE merge_append_mark;"
-      " DROP TABLE merge_append_map; DROP TABLE merge_append_open;"
-      " DROP TABLE merge_append_claim; DROP TABLE merge_append_meta;"
-      " DROP TABLE merge_append_live;";
+static const char *drop_state_sql = "DROP TABLE merge_append_input; DROP TABLE merge_append_mark;"
+                                    " DROP TABLE merge_append_map; DROP TABLE merge_append_open;"
+                                    " DROP TABLE merge_append_claim; DROP TABLE merge_append_meta;"
+                                    " DROP TABLE merge_append_live;";
 
 static int
 fail (char *err, size_t errlen, const char *fmt, const char *a, const char *b)
@@ -238,8 +237,7 @@ load_state (VsMergeAppend *a, sqlite3 *db)
           else if (q == 3)
             rc = add_open (in, c1);
           else if (q == 4)
-            rc = vs_merge_claims_add (c0 == VS_MERGE_PROCESS ? &a->claim_process
-                                                             : &a->claim_device,
+            rc = vs_merge_claims_add (c0 == VS_MERGE_PROCESS ? &a->claim_process : &a->claim_device,
                                       c1);
           else if (q == 5 && c0 >= 0 && c0 < VS_MERGE_N_TABLES)
             a->live_hi[c0] = c1;
@@ -405,7 +403,8 @@ read_bounds (sqlite3 *db, int64_t *hi)
 }
 
 /* Ranges taken while open that the input has ended since: their end into
- * the merged trace.  New open ranges (lo, hi] join the list.  0 or -1. */
+ * the merged trace (the input's maps are in a->m).  New open ranges
+ * (lo, hi] join the list.  0 or -1. */
 static int
 update_ranges (VsMergeAppend *a, VsAppendInput *in, sqlite3 *db, int64_t lo, int64_t hi)
 {
@@ -423,8 +422,8 @@ update_ranges (VsMergeAppend *a, VsAppendInput *in, sqlite3 *db, int64_t lo, int
       sqlite3_bind_int64 (s, 1, old);
       int step = sqlite3_step (s);
       bool ended = step == SQLITE_ROW && sqlite3_column_type (s, 0) != SQLITE_NULL;
-      int64_t v[2] = { ended ? sqlite3_column_int64 (s, 0) : 0,
-                       vs_merge_idmap_get (&in->maps[VS_MERGE_RANGE], old) };
+      int64_t v[2]
+          = { ended ? sqlite3_column_int64 (s, 0) : 0, vs_merge_idmap_get (&a->m.range, old) };
       sqlite3_finalize (s);
       if (step != SQLITE_ROW && step != SQLITE_DONE)
         return -1;
@@ -660,8 +659,9 @@ vs_merge_append_input (VsMergeAppend *a, const char *input, int64_t before_ns, i
     if (hi[t] < lo[t])
       hi[t] = lo[t];
   bool attached = false;
-  if (rc == 0 && (vs_writer_commit (m->w) != 0
-                  || sqlite3_prepare_v2 (wdb, "ATTACH ?1 AS src", -1, &s, NULL) != SQLITE_OK))
+  if (rc == 0
+      && (vs_writer_commit (m->w) != 0
+          || sqlite3_prepare_v2 (wdb, "ATTACH ?1 AS src", -1, &s, NULL) != SQLITE_OK))
     rc = fail (err, errlen, "cannot write the merged trace: %s%s", sqlite3_errmsg (wdb), "");
   if (rc == 0)
     {
@@ -785,8 +785,8 @@ vs_merge_append_end (VsMergeAppend *a, const VsMergeRun *run, VsProgressFunc pro
       /* The finalizer left WAL mode; the next round and the readers
        * between rounds share the file again. */
       sqlite3 *live = open_live (a->path, err, errlen);
-      if (live == NULL || sqlite3_exec (live, "PRAGMA journal_mode=WAL", NULL, NULL, NULL)
-                              != SQLITE_OK)
+      if (live == NULL
+          || sqlite3_exec (live, "PRAGMA journal_mode=WAL", NULL, NULL, NULL) != SQLITE_OK)
         rc = -1;
       sqlite3_close (live);
     }
