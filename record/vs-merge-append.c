@@ -51,8 +51,7 @@ typedef struct
   int64_t no;                      /* its number in the state tables */
   int64_t mark[VS_MERGE_N_TABLES]; /* per table the largest id taken */
   VsIdMap maps[N_MAPS];            /* old id → merged id, per small table */
-  int64_t *open;                   /* ranges taken while open (old ids) */
-  size_t nopen;
+  VsClaims open;                   /* ranges taken while open (old ids) */
 } VsAppendInput;
 
 struct VsMergeAppend
@@ -129,7 +128,7 @@ free_input (VsAppendInput *in)
   free (in->name);
   for (int t = 0; t < N_MAPS; t++)
     free (in->maps[t].ids);
-  free (in->open);
+  free (in->open.ids);
 }
 
 /* Empties the state kept in memory. */
@@ -192,17 +191,6 @@ input_no (VsMergeAppend *a, int64_t no)
   return NULL;
 }
 
-static int
-add_open (VsAppendInput *in, int64_t old)
-{
-  int64_t *ids = realloc (in->open, (in->nopen + 1) * sizeof *ids);
-  if (ids == NULL)
-    return -1;
-  in->open = ids;
-  in->open[in->nopen++] = old;
-  return 0;
-}
-
 /* Loads the state kept in db into a (empty).  0 or -1. */
 static int
 load_state (VsMergeAppend *a, sqlite3 *db)
@@ -235,7 +223,7 @@ load_state (VsMergeAppend *a, sqlite3 *db)
             rc = vs_merge_idmap_set (&in->maps[c1], sqlite3_column_int64 (s, 2),
                                      sqlite3_column_int64 (s, 3));
           else if (q == 3)
-            rc = add_open (in, c1);
+            rc = vs_merge_claims_add (&in->open, c1);
           else if (q == 4)
             rc = vs_merge_claims_add (c0 == VS_MERGE_PROCESS ? &a->claim_process : &a->claim_device,
                                       c1);
@@ -413,9 +401,9 @@ update_ranges (VsMergeAppend *a, VsAppendInput *in, sqlite3 *db, int64_t lo, int
   static const char *open_sql
       = "SELECT id FROM nvtx_range WHERE id > ?1 AND id <= ?2 AND end_ns IS NULL ORDER BY id";
   size_t kept = 0;
-  for (size_t k = 0; k < in->nopen; k++)
+  for (size_t k = 0; k < in->open.n; k++)
     {
-      int64_t old = in->open[k];
+      int64_t old = in->open.ids[k];
       sqlite3_stmt *s = NULL;
       if (sqlite3_prepare_v2 (db, end_sql, -1, &s, NULL) != SQLITE_OK)
         return -1;
@@ -428,11 +416,11 @@ update_ranges (VsMergeAppend *a, VsAppendInput *in, sqlite3 *db, int64_t lo, int
       if (step != SQLITE_ROW && step != SQLITE_DONE)
         return -1;
       if (!ended)
-        in->open[kept++] = old;
+        in->open.ids[kept++] = old;
       else if (v[1] != VS_UNKNOWN && exec_ints (vs_writer_db (a->m.w), set_sql, v, 2) != 0)
         return -1;
     }
-  in->nopen = kept;
+  in->open.n = kept;
   sqlite3_stmt *s = NULL;
   if (sqlite3_prepare_v2 (db, open_sql, -1, &s, NULL) != SQLITE_OK)
     return -1;
@@ -440,7 +428,7 @@ update_ranges (VsMergeAppend *a, VsAppendInput *in, sqlite3 *db, int64_t lo, int
   sqlite3_bind_int64 (s, 2, hi);
   int rc = 0, step;
   while (rc == 0 && (step = sqlite3_step (s)) == SQLITE_ROW)
-    rc = add_open (in, sqlite3_column_int64 (s, 0));
+    rc = vs_merge_claims_add (&in->open, sqlite3_column_int64 (s, 0));
   sqlite3_finalize (s);
   return rc == 0 && step == SQLITE_DONE ? 0 : -1;
 }
@@ -508,9 +496,9 @@ save_state (VsMergeAppend *a, VsAppendInput *in, const int64_t *lo, const int64_
     }
   if (rc == 0)
     rc = exec_ints (db, open_del_sql, &in->no, 1);
-  for (size_t k = 0; k < in->nopen && rc == 0; k++)
+  for (size_t k = 0; k < in->open.n && rc == 0; k++)
     {
-      int64_t v[2] = { in->no, in->open[k] };
+      int64_t v[2] = { in->no, in->open.ids[k] };
       rc = exec_ints (db, open_sql, v, 2);
     }
   if (rc == 0)
@@ -803,8 +791,8 @@ sql_range_open (sqlite3_context *ctx, int argc, sqlite3_value **argv)
   const VsAppendInput *in = sqlite3_user_data (ctx);
   int64_t id = sqlite3_value_int64 (argv[0]);
   bool open = false;
-  for (size_t k = 0; k < in->nopen && !open; k++)
-    open = in->open[k] == id;
+  for (size_t k = 0; k < in->open.n && !open; k++)
+    open = in->open.ids[k] == id;
   sqlite3_result_int (ctx, open);
 }
 

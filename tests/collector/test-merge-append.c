@@ -25,6 +25,7 @@
 
 #include "vs-merge-append.h"
 #include "vs-merge.h"
+#include "vs-test-db.h"
 #include "vs-trace-writer.h"
 
 #define U VS_UNKNOWN
@@ -35,20 +36,6 @@ typedef struct
 {
   int64_t process, device, pool, frame, open_range;
 } Ids;
-
-static int64_t
-count (const char *path, const char *sql)
-{
-  sqlite3 *db = NULL;
-  sqlite3_stmt *s = NULL;
-  g_assert_cmpint (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
-  g_assert_cmpint (sqlite3_prepare_v2 (db, sql, -1, &s, NULL), ==, SQLITE_OK);
-  g_assert_cmpint (sqlite3_step (s), ==, SQLITE_ROW);
-  int64_t v = sqlite3_column_int64 (s, 0);
-  sqlite3_finalize (s);
-  sqlite3_close (db);
-  return v;
-}
 
 /* A writer on path: new at phase 0, else the raw trace opened again. */
 static VsWriter *
@@ -390,9 +377,9 @@ assert_same_as_whole (Run *r)
   char *in[3];
   for (int k = 0; k < 3; k++)
     in[k] = g_build_filename (r->whole, names[k], NULL);
-  g_assert_cmpint (vs_merge_traces (out, (const char *const *)in, 3, &the_run, NULL, NULL, err,
-                                    sizeof err),
-                   ==, 0);
+  g_assert_cmpint (
+      vs_merge_traces (out, (const char *const *)in, 3, &the_run, NULL, NULL, err, sizeof err), ==,
+      0);
   for (int k = 0; k < 3; k++)
     g_free (in[k]);
   const char *script = g_getenv ("SAME_TRACE");
@@ -412,7 +399,7 @@ spool_rows (Run *r, int k, const char *table)
 {
   g_autofree char *sp = spool_path (r, k);
   g_autofree char *sql = g_strdup_printf ("SELECT count(*) FROM %s", table);
-  return count (sp, sql);
+  return vs_test_count (sp, sql);
 }
 
 /* Rounds with rows written between them; release between rounds; the
@@ -425,21 +412,22 @@ test_equivalence (void)
   write_phase (&r, 2, 0);
   /* Only the import: its process and GPU rows wait for the collector's. */
   g_assert_cmpint (round_ (&r, NULL, 0), ==, 0);
-  g_assert_cmpint (count (r.live, "SELECT count(*) FROM alloc_event"), ==, 4);
-  g_assert_cmpint (count (r.live, "SELECT value FROM meta WHERE key = 'finalized'"), ==, 1);
-  g_assert_cmpint (count (r.live, "SELECT count(*) FROM block"), >, 0);
+  g_assert_cmpint (vs_test_count (r.live, "SELECT count(*) FROM alloc_event"), ==, 4);
+  g_assert_cmpint (vs_test_count (r.live, "SELECT value FROM meta WHERE key = 'finalized'"), ==, 1);
+  g_assert_cmpint (vs_test_count (r.live, "SELECT count(*) FROM block"), >, 0);
   write_phase (&r, 0, 0);
   write_phase (&r, 1, 0);
   write_phase (&r, 2, 1);
   /* Late: the events before 100000160 (the collector's phase 0 of pid
    * 100: 6 memory events and a pool sample). */
   g_assert_cmpint (round_ (&r, NULL, 100000160), ==, 7);
-  g_assert_cmpint (count (r.live, "SELECT count(*) FROM process"), ==, 2);
-  g_assert_cmpint (count (r.live, "SELECT count(*) FROM device"), ==, 1);
-  g_assert_cmpint (count (r.live, "SELECT name = 'H200' AND idx = 0 FROM device"), ==, 1);
-  g_assert_cmpint (count (r.live, "SELECT command_line = 'train' FROM process WHERE pid = 100"), ==,
-                   1);
-  g_assert_cmpint (count (r.live, "SELECT count(*) FROM nvtx_range WHERE end_ns IS NULL"), ==, 2);
+  g_assert_cmpint (vs_test_count (r.live, "SELECT count(*) FROM process"), ==, 2);
+  g_assert_cmpint (vs_test_count (r.live, "SELECT count(*) FROM device"), ==, 1);
+  g_assert_cmpint (vs_test_count (r.live, "SELECT name = 'H200' AND idx = 0 FROM device"), ==, 1);
+  g_assert_cmpint (
+      vs_test_count (r.live, "SELECT command_line = 'train' FROM process WHERE pid = 100"), ==, 1);
+  g_assert_cmpint (vs_test_count (r.live, "SELECT count(*) FROM nvtx_range WHERE end_ns IS NULL"),
+                   ==, 2);
   /* Released: of every event table only the last row stays. */
   g_assert_cmpint (spool_rows (&r, 0, "mem_event"), ==, 1);
   g_assert_cmpint (spool_rows (&r, 0, "kernel_exec"), ==, 1);
@@ -456,13 +444,15 @@ test_equivalence (void)
   write_phase (&r, 1, 2);
   write_phase (&r, 2, 2);
   round_ (&r, NULL, 0);
-  g_assert_cmpint (count (r.live, "SELECT count(*) FROM nvtx_range WHERE end_ns IS NULL"), ==, 0);
+  g_assert_cmpint (vs_test_count (r.live, "SELECT count(*) FROM nvtx_range WHERE end_ns IS NULL"),
+                   ==, 0);
   g_assert_cmpint (spool_rows (&r, 0, "nvtx_range"), ==, 1);
   g_assert_cmpint (spool_rows (&r, 0, "mem_event"), ==, 1);
   /* Nothing new: the last round appends nothing but ends the run. */
   round_ (&r, &the_run, 0);
-  g_assert_cmpint (count (r.live, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'merge_append%'"),
-                   ==, 0);
+  g_assert_cmpint (
+      vs_test_count (r.live, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'merge_append%'"),
+      ==, 0);
   assert_same_as_whole (&r);
   /* A finished trace is not appended to again. */
   char err[512] = "";
@@ -481,9 +471,9 @@ test_deleted_between_rounds (void)
   write_phase (&r, 0, 0);
   write_phase (&r, 2, 0);
   round_ (&r, NULL, 0);
-  int64_t top_mem = count (r.live, "SELECT max(id) FROM mem_event");
-  int64_t top_range = count (r.live, "SELECT max(id) FROM nvtx_range");
-  int64_t top_kernel = count (r.live, "SELECT max(id) FROM kernel_exec");
+  int64_t top_mem = vs_test_count (r.live, "SELECT max(id) FROM mem_event");
+  int64_t top_range = vs_test_count (r.live, "SELECT max(id) FROM nvtx_range");
+  int64_t top_kernel = vs_test_count (r.live, "SELECT max(id) FROM kernel_exec");
   sqlite3 *db = NULL;
   g_assert_cmpint (sqlite3_open (r.live, &db), ==, SQLITE_OK);
   g_assert_cmpint (sqlite3_exec (db,
@@ -495,16 +485,16 @@ test_deleted_between_rounds (void)
   sqlite3_close (db);
   write_phase (&r, 0, 1);
   round_ (&r, NULL, 0);
-  g_assert_cmpint (count (r.live, "SELECT min(id) FROM mem_event"), ==, top_mem + 1);
-  g_assert_cmpint (count (r.live, "SELECT min(id) FROM nvtx_range"), >, top_range);
-  g_assert_cmpint (count (r.live, "SELECT min(id) FROM kernel_exec"), ==, top_kernel + 1);
+  g_assert_cmpint (vs_test_count (r.live, "SELECT min(id) FROM mem_event"), ==, top_mem + 1);
+  g_assert_cmpint (vs_test_count (r.live, "SELECT min(id) FROM nvtx_range"), >, top_range);
+  g_assert_cmpint (vs_test_count (r.live, "SELECT min(id) FROM kernel_exec"), ==, top_kernel + 1);
   /* The new events name the new range and stack, through the maps. */
-  g_assert_cmpint (count (r.live, "SELECT count(*) FROM mem_event m JOIN nvtx_range g"
-                                  " ON g.id = m.range_id WHERE g.name = 'step'"),
+  g_assert_cmpint (vs_test_count (r.live, "SELECT count(*) FROM mem_event m JOIN nvtx_range g"
+                                          " ON g.id = m.range_id WHERE g.name = 'step'"),
                    ==, 6);
-  g_assert_cmpint (count (r.live, "SELECT count(*) FROM mem_event m JOIN stack s"
-                                  " ON s.id = m.stack_id JOIN frame f ON f.id = s.frame_id"
-                                  " WHERE f.function = 'backward'"),
+  g_assert_cmpint (vs_test_count (r.live, "SELECT count(*) FROM mem_event m JOIN stack s"
+                                          " ON s.id = m.stack_id JOIN frame f ON f.id = s.frame_id"
+                                          " WHERE f.function = 'backward'"),
                    ==, 6);
   run_clear (&r);
 }
@@ -632,11 +622,12 @@ test_concurrent_writer (void)
   round_ (&r, &the_run, 0);
   g_test_message ("%d rounds while the writer ran", rounds);
   g_assert_cmpint (rounds, >, 1);
-  g_assert_cmpint (count (r.live, "SELECT count(*) FROM alloc_event WHERE tid = 6"), ==,
+  g_assert_cmpint (vs_test_count (r.live, "SELECT count(*) FROM alloc_event WHERE tid = 6"), ==,
                    WRITER_ROWS);
-  g_assert_cmpint (count (r.live, "SELECT count(DISTINCT ts) FROM alloc_event WHERE tid = 6"), ==,
-                   WRITER_ROWS);
-  g_assert_cmpint (count (r.live, "SELECT count(*) FROM alloc_event"), ==, WRITER_ROWS + 4);
+  g_assert_cmpint (
+      vs_test_count (r.live, "SELECT count(DISTINCT ts) FROM alloc_event WHERE tid = 6"), ==,
+      WRITER_ROWS);
+  g_assert_cmpint (vs_test_count (r.live, "SELECT count(*) FROM alloc_event"), ==, WRITER_ROWS + 4);
   g_assert_cmpint (spool_rows (&r, 2, "alloc_event"), <, WRITER_ROWS);
   close (ready[0]);
   close (ready[1]);
@@ -652,10 +643,10 @@ test_bad_input (void)
   run_init (&r);
   write_phase (&r, 0, 0);
   round_ (&r, NULL, 0);
-  int64_t rows = count (r.live, "SELECT count(*) FROM mem_event");
+  int64_t rows = vs_test_count (r.live, "SELECT count(*) FROM mem_event");
   g_autofree char *junk = g_build_filename (r.spool, "200.db", NULL);
-  g_assert_true (g_file_set_contents (junk, "not a database, not at all; junk junk junk junk", -1,
-                                      NULL));
+  g_assert_true (
+      g_file_set_contents (junk, "not a database, not at all; junk junk junk junk", -1, NULL));
   g_autofree char *missing = g_build_filename (r.spool, "300.db", NULL);
   g_autofree char *p0 = spool_path (&r, 0);
   write_phase (&r, 0, 1);
@@ -668,12 +659,12 @@ test_bad_input (void)
   g_assert_nonnull (strstr (err, "200.db"));
   g_assert_null (strchr (err, '\n'));
   g_test_message ("%s", err);
-  g_assert_cmpint (count (r.live, "SELECT count(*) FROM mem_event"), ==, rows);
+  g_assert_cmpint (vs_test_count (r.live, "SELECT count(*) FROM mem_event"), ==, rows);
   g_assert_cmpint (vs_merge_append_input (a, p0, 0, NULL, err, sizeof err), ==, 0);
   g_assert_cmpint (vs_merge_append_end (a, NULL, NULL, NULL, err, sizeof err), ==, 0);
   g_assert_cmpint (vs_merge_append_release (a, missing, err, sizeof err), ==, 0);
   vs_merge_append_free (a);
-  g_assert_cmpint (count (r.live, "SELECT count(*) FROM mem_event"), ==, rows + 6);
+  g_assert_cmpint (vs_test_count (r.live, "SELECT count(*) FROM mem_event"), ==, rows + 6);
   /* Not a trace at all as the merged trace. */
   g_assert_null (vs_merge_append_open (junk, err, sizeof err));
   g_assert_nonnull (strstr (err, "200.db"));

@@ -11,6 +11,7 @@
 #include <sqlite3.h>
 #include <string.h>
 
+#include "vs-test-db.h"
 #include "vs-trace-writer.h"
 
 #define U VS_UNKNOWN
@@ -36,20 +37,6 @@ kernel (const char *name, int64_t grid_x, int64_t start)
                  .dynamic_shared = U,
                  .registers = 32 };
   return k;
-}
-
-static int64_t
-count (const char *path, const char *sql)
-{
-  sqlite3 *db = NULL;
-  sqlite3_stmt *s = NULL;
-  g_assert_cmpint (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
-  g_assert_cmpint (sqlite3_prepare_v2 (db, sql, -1, &s, NULL), ==, SQLITE_OK);
-  g_assert_cmpint (sqlite3_step (s), ==, SQLITE_ROW);
-  int64_t v = sqlite3_column_int64 (s, 0);
-  sqlite3_finalize (s);
-  sqlite3_close (db);
-  return v;
 }
 
 /* Writes what the first writer holds; returns its stack id. */
@@ -100,17 +87,18 @@ test_open_adds_rows (void)
   g_assert_cmpint (vs_writer_add_device (w, &other), ==, 2);
   g_assert_cmpint (vs_writer_close (w, true, NULL, NULL, err, sizeof err), ==, 0);
 
-  g_assert_cmpint (count (path, "SELECT count(*) FROM device"), ==, 2);
-  g_assert_cmpint (count (path, "SELECT count(*) FROM frame"), ==, 2);
-  g_assert_cmpint (count (path, "SELECT count(*) FROM stack"), ==, 2);
-  g_assert_cmpint (count (path, "SELECT count(*) FROM kernel_config"), ==, 3);
-  g_assert_cmpint (count (path, "SELECT count(*) FROM kernel"), ==, 4);
+  g_assert_cmpint (vs_test_count (path, "SELECT count(*) FROM device"), ==, 2);
+  g_assert_cmpint (vs_test_count (path, "SELECT count(*) FROM frame"), ==, 2);
+  g_assert_cmpint (vs_test_count (path, "SELECT count(*) FROM stack"), ==, 2);
+  g_assert_cmpint (vs_test_count (path, "SELECT count(*) FROM kernel_config"), ==, 3);
+  g_assert_cmpint (vs_test_count (path, "SELECT count(*) FROM kernel"), ==, 4);
   /* Execution ids go on from the last: 1 to 4, in writing order. */
-  g_assert_cmpint (count (path, "SELECT group_concat(id, ',') = '1,2,3,4' FROM"
-                                " (SELECT id FROM kernel ORDER BY start_ns)"),
+  g_assert_cmpint (vs_test_count (path, "SELECT group_concat(id, ',') = '1,2,3,4' FROM"
+                                        " (SELECT id FROM kernel ORDER BY start_ns)"),
                    ==, 1);
-  g_assert_cmpint (count (path, "SELECT count(*) FROM kernel WHERE name = 'kernel_a'"), ==, 2);
-  g_assert_cmpint (count (path, "SELECT value FROM meta WHERE key = 'finalized'"), ==, 1);
+  g_assert_cmpint (vs_test_count (path, "SELECT count(*) FROM kernel WHERE name = 'kernel_a'"), ==,
+                   2);
+  g_assert_cmpint (vs_test_count (path, "SELECT value FROM meta WHERE key = 'finalized'"), ==, 1);
 
   /* Finalized now: not a raw trace to add to. */
   g_assert_null (vs_writer_open (path, err, sizeof err));
