@@ -31,32 +31,47 @@ now (void)
 static int
 write_rows (const char *path, long rows, long first, char *err, size_t errlen)
 {
-  VsWriter *w = first == 0 ? vs_writer_create (path, err, errlen)
-                           : vs_writer_open (path, err, errlen);
+  VsWriter *w
+      = first == 0 ? vs_writer_create (path, err, errlen) : vs_writer_open (path, err, errlen);
   if (w == NULL)
     return -1;
   if (first == 0)
     {
-      VsProcess p = { .pid = 100, .ppid = VS_UNKNOWN, .host = "h", .rank = VS_UNKNOWN,
-                      .local_rank = VS_UNKNOWN, .world_size = VS_UNKNOWN,
-                      .start_ns = VS_UNKNOWN, .end_ns = VS_UNKNOWN,
+      VsProcess p = { .pid = 100,
+                      .ppid = VS_UNKNOWN,
+                      .host = "h",
+                      .rank = VS_UNKNOWN,
+                      .local_rank = VS_UNKNOWN,
+                      .world_size = VS_UNKNOWN,
+                      .start_ns = VS_UNKNOWN,
+                      .end_ns = VS_UNKNOWN,
                       .exit_status = VS_UNKNOWN };
       VsDevice d = { .idx = 0, .uuid = "GPU-bench", .name = "bench", .total_bytes = 1LL << 36 };
       vs_writer_set_meta (w, "source", "import");
       int64_t pid = vs_writer_add_process (w, &p), dev = vs_writer_add_device (w, &d);
-      VsAllocator a = { .device_id = dev, .process_id = pid, .kind = "pytorch",
-                        .name = "pytorch", .handle = VS_UNKNOWN };
+      VsAllocator a = { .device_id = dev,
+                        .process_id = pid,
+                        .kind = "pytorch",
+                        .name = "pytorch",
+                        .handle = VS_UNKNOWN };
       vs_writer_add_allocator (w, &a);
     }
   for (long i = first; i < first + rows; i++)
     {
-      VsAllocEvent e = { .ts = 1000000 + 10 * i, .process_id = 1, .tid = 1, .device_id = 1,
+      VsAllocEvent e = { .ts = 1000000 + 10 * i,
+                         .process_id = 1,
+                         .tid = 1,
+                         .device_id = 1,
                          .allocator_id = 1,
                          .op = i % 2 == 0 ? VS_ALLOC_OP_ALLOC : VS_ALLOC_OP_FREE_COMPLETED,
                          .address = 0x10000000 + 0x1000 * ((i / 2) % 4096),
-                         .requested_bytes = 1000, .block_bytes = 1024,
-                         .segment_address = VS_UNKNOWN, .stream = 7, .stack_id = VS_UNKNOWN,
-                         .range_id = VS_UNKNOWN, .before_trace = 0 };
+                         .requested_bytes = 1000,
+                         .block_bytes = 1024,
+                         .segment_address = VS_UNKNOWN,
+                         .stream = 7,
+                         .stack_id = VS_UNKNOWN,
+                         .range_id = VS_UNKNOWN,
+                         .before_trace = 0 };
       if (vs_writer_alloc_event (w, &e) != 0)
         {
           snprintf (err, errlen, "%s", vs_writer_errmsg (w));

@@ -643,9 +643,13 @@ vs_merge_append_input (VsMergeAppend *a, const char *input, int64_t before_ns, i
     rc = fail (err, errlen, "%s: %s", input, "a trace of schema 1 or 2 cannot be appended");
   else if (sqlite3_exec (db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK || read_bounds (db, hi) != 0)
     rc = fail (err, errlen, "cannot read %s: %s", input, sqlite3_errmsg (db));
+  /* Release keeps each table's largest row: an input whose ids went below
+   * the ones taken lost rows already appended (an import cut back to a
+   * snapshot marker or a checkpoint), which a merged trace cannot undo. */
   for (int t = 0; t < VS_MERGE_N_TABLES && rc == 0; t++)
     if (hi[t] < lo[t])
-      hi[t] = lo[t];
+      rc = fail (err, errlen, "%s: rows already merged are gone from its %s", input,
+                 vs_merge_table_names[t]);
   bool attached = false;
   if (rc == 0
       && (vs_writer_commit (m->w) != 0

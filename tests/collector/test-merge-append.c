@@ -562,6 +562,58 @@ test_kill_resume (void)
   run_clear (&r);
 }
 
+/* Cancels once, on the second progress call: in the copy of the event
+ * tables. */
+static bool
+cancel_once (uint64_t done, uint64_t total, void *data)
+{
+  int *calls = data;
+  return ++*calls != 2;
+}
+
+/* An input cancelled in the middle of its copy leaves the merged trace as
+ * it was; the round goes on with the next inputs, and the next rounds
+ * take the cancelled input's rows. */
+static void
+test_cancel_goes_on (void)
+{
+  Run r;
+  run_init (&r);
+  write_phase (&r, 0, 0);
+  write_phase (&r, 1, 0);
+  write_phase (&r, 2, 0);
+  char err[512] = "";
+  int calls = 0;
+  VsMergeAppend *a = vs_merge_append_open (r.live, err, sizeof err);
+  g_assert_nonnull (a);
+  g_assert_cmpint (vs_merge_append_begin (a, cancel_once, &calls, err, sizeof err), ==, 0);
+  g_autofree char *p0 = spool_path (&r, 0);
+  g_autofree char *p1 = spool_path (&r, 1);
+  g_autofree char *p2 = spool_path (&r, 2);
+  g_assert_cmpint (vs_merge_append_input (a, p0, 0, NULL, err, sizeof err), ==, -1);
+  g_assert_cmpstr (err, ==, "merge: cancelled");
+  g_assert_cmpint (vs_merge_append_input (a, p1, 0, NULL, err, sizeof err), ==, 0);
+  g_assert_cmpint (vs_merge_append_input (a, p2, 0, NULL, err, sizeof err), ==, 0);
+  g_assert_cmpint (vs_merge_append_end (a, NULL, NULL, NULL, err, sizeof err), ==, 0);
+  g_assert_cmpint (vs_merge_append_release (a, p0, err, sizeof err), ==, 0);
+  g_assert_cmpint (vs_merge_append_release (a, p1, err, sizeof err), ==, 0);
+  vs_merge_append_free (a);
+  g_assert_cmpint (vs_test_count (r.live, "SELECT count(*) FROM process"), ==, 2);
+  g_assert_cmpint (vs_test_count (r.live, "SELECT count(*) FROM mem_event"), ==, 6);
+  /* 100.db was not taken: release left it whole. */
+  g_assert_cmpint (spool_rows (&r, 0, "mem_event"), ==, 6);
+  write_phase (&r, 0, 1);
+  round_ (&r, NULL, 0);
+  write_phase (&r, 0, 2);
+  write_phase (&r, 1, 1);
+  write_phase (&r, 1, 2);
+  write_phase (&r, 2, 1);
+  write_phase (&r, 2, 2);
+  round_ (&r, &the_run, 0);
+  assert_same_as_whole (&r);
+  run_clear (&r);
+}
+
 #define WRITER_ROWS 20000
 
 /* A second process writes allocator events into an input, committing
@@ -665,6 +717,19 @@ test_bad_input (void)
   g_assert_cmpint (vs_merge_append_release (a, missing, err, sizeof err), ==, 0);
   vs_merge_append_free (a);
   g_assert_cmpint (vs_test_count (r.live, "SELECT count(*) FROM mem_event"), ==, rows + 6);
+  /* An input that lost rows already appended (cut back): refused. */
+  sqlite3 *db = NULL;
+  g_assert_cmpint (sqlite3_open (p0, &db), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_exec (db, "DELETE FROM mem_event", NULL, NULL, NULL), ==, SQLITE_OK);
+  sqlite3_close (db);
+  a = vs_merge_append_open (r.live, err, sizeof err);
+  g_assert_nonnull (a);
+  g_assert_cmpint (vs_merge_append_begin (a, NULL, NULL, err, sizeof err), ==, 0);
+  g_assert_cmpint (vs_merge_append_input (a, p0, 0, NULL, err, sizeof err), ==, -1);
+  g_assert_nonnull (strstr (err, "rows already merged are gone from its mem_event"));
+  g_assert_cmpint (vs_merge_append_end (a, NULL, NULL, NULL, err, sizeof err), ==, 0);
+  vs_merge_append_free (a);
+  g_assert_cmpint (vs_test_count (r.live, "SELECT count(*) FROM mem_event"), ==, rows + 6);
   /* Not a trace at all as the merged trace. */
   g_assert_null (vs_merge_append_open (junk, err, sizeof err));
   g_assert_nonnull (strstr (err, "200.db"));
@@ -678,6 +743,7 @@ main (int argc, char **argv)
   g_test_add_func ("/merge-append/equivalence", test_equivalence);
   g_test_add_func ("/merge-append/deleted-between-rounds", test_deleted_between_rounds);
   g_test_add_func ("/merge-append/kill-resume", test_kill_resume);
+  g_test_add_func ("/merge-append/cancel-goes-on", test_cancel_goes_on);
   g_test_add_func ("/merge-append/concurrent-writer", test_concurrent_writer);
   g_test_add_func ("/merge-append/bad-input", test_bad_input);
   return g_test_run ();
