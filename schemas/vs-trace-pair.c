@@ -702,10 +702,13 @@ oom:
  * not be counted again in `all`.  Async blocks belong to their pool. */
 typedef struct
 {
-  int64_t lo, hi;
+  int64_t lo, hi, ts; /* its addresses [lo, hi), when it was allocated */
   int32_t device, block;
 } Span;
 
+/* By device, start address, then time: an address a program's allocator
+ * takes again and again (a segment freed and allocated anew) holds its
+ * segments in time order. */
 static int
 span_cmp (const void *pa, const void *pb)
 {
@@ -714,7 +717,24 @@ span_cmp (const void *pa, const void *pb)
     return a->device < b->device ? -1 : 1;
   if (a->lo != b->lo)
     return a->lo < b->lo ? -1 : 1;
-  return 0;
+  if (a->ts != b->ts)
+    return a->ts < b->ts ? -1 : 1;
+  return a->block < b->block ? -1 : a->block > b->block;
+}
+
+/* Whether segment s holds the block and is closer in time than *best:
+ * then it becomes b's owner. */
+static void
+consider (const Span *s, VsFinBlock *b, int64_t t_blk, uint64_t *best)
+{
+  if (s->lo > b->address || b->address + b->bytes > s->hi)
+    return;
+  uint64_t d = s->ts > t_blk ? (uint64_t)(s->ts - t_blk) : (uint64_t)(t_blk - s->ts);
+  if (d < *best)
+    {
+      *best = d;
+      b->owner = s->block;
+    }
 }
 
 static int
@@ -742,6 +762,8 @@ vs_fin_assign_owners (VsFinTrace *t, VsFinErr *e)
         segs[k].hi = t->bl[j].address + t->bl[j].bytes;
         segs[k].device = block_device (t, &t->bl[j]);
         segs[k].block = (int32_t)j;
+        const VsFinBlock *sb = &t->bl[j];
+        segs[k].ts = t->ev[sb->alloc_ev >= 0 ? sb->alloc_ev : sb->free_ev].ts;
         k++;
       }
   qsort (segs, nseg, sizeof *segs, span_cmp);
@@ -770,28 +792,59 @@ vs_fin_assign_owners (VsFinTrace *t, VsFinErr *e)
           else
             hi = mid;
         }
-      /* Walk back over nearby segments: several may start at or below the
-       * address (reuse of an address over time, a long segment further
-       * back).  Of those containing the block, the owner is the one
-       * allocated closest in time: the allocator logs its segment within
-       * microseconds of CUDA's allocation, on its own clock. */
+      /* Segments starting at the block's own address, in time order
+       * ([same, lo)): the one allocated closest in time, found by its
+       * time, whatever their number (the allocator logs its segment within
+       * microseconds of CUDA's allocation, on its own clock).  Then those
+       * starting below it, nearest first (a long segment further back):
+       * of those containing the block, again the closest in time. */
       int64_t t_blk = t->ev[b->alloc_ev >= 0 ? b->alloc_ev : b->free_ev].ts;
       uint64_t best = UINT64_MAX;
-      for (size_t s = lo; s-- > 0;)
+      size_t same = lo;
+      {
+        size_t a = 0, z = lo;
+        while (a < z)
+          {
+            size_t mid = (a + z) / 2;
+            if (segs[mid].device < ev->device_id
+                || (segs[mid].device == ev->device_id && segs[mid].lo < b->address))
+              a = mid + 1;
+            else
+              z = mid;
+          }
+        same = a;
+      }
+      if (same < lo)
         {
-          if (segs[s].device != ev->device_id || lo - s > 64)
-            break;
-          if (segs[s].lo <= b->address && b->address + b->bytes <= segs[s].hi)
+          size_t a = same, z = lo;
+          while (a < z)
             {
-              const VsFinBlock *sb = &t->bl[segs[s].block];
-              int64_t t_seg = t->ev[sb->alloc_ev >= 0 ? sb->alloc_ev : sb->free_ev].ts;
-              uint64_t d = t_seg > t_blk ? (uint64_t)(t_seg - t_blk) : (uint64_t)(t_blk - t_seg);
-              if (d < best)
-                {
-                  best = d;
-                  b->owner = segs[s].block;
-                }
+              size_t mid = (a + z) / 2;
+              if (segs[mid].ts < t_blk)
+                a = mid + 1;
+              else
+                z = mid;
             }
+          /* Outward from the nearest in time, until a containing one is
+           * found on each side (sizes may differ). */
+          for (size_t s = a; s < lo && s < a + 64; s++)
+            if (b->address + b->bytes <= segs[s].hi)
+              {
+                consider (&segs[s], b, t_blk, &best);
+                break;
+              }
+          for (size_t s = a; s-- > same && a - s <= 64;)
+            if (b->address + b->bytes <= segs[s].hi)
+              {
+                consider (&segs[s], b, t_blk, &best);
+                break;
+              }
+        }
+      for (size_t s = same; s-- > 0;)
+        {
+          if (segs[s].device != ev->device_id || same - s > 64)
+            break;
+          consider (&segs[s], b, t_blk, &best);
         }
     }
   free (segs);

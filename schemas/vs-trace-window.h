@@ -49,3 +49,27 @@ int vs_trace_window (struct sqlite3 *db, int64_t window_ns, VsTraceWindowStats *
 int vs_trace_window_iterations (struct sqlite3 *db, int64_t window_ns, const int64_t *starts,
                                 size_t nstarts, VsTraceWindowStats *stats, char *err,
                                 size_t errlen);
+
+/* What one vs_trace_window_trim() did. */
+typedef struct
+{
+  int64_t from, to;  /* the aggregates kept covered [start, from); now [start, to) */
+  int64_t keep_from; /* what ended before this and may not become detail went */
+  int64_t blocks_dropped, kernels_dropped, copies_dropped, failures_dropped, ranges_dropped;
+  int64_t pieces; /* pieces kept in all */
+} VsTraceTrimStats;
+
+/* The window applied while the program runs (`record --window`), to the
+ * trace of the run so far, db: finalized, open read-write, written by
+ * nothing else meanwhile.  frontier_ns: every event before it is in db
+ * (later ones may still come); now_ns: the time now, on the trace's clock.
+ * Adds the aggregates of [the last frontier, frontier) (on the grid) to
+ * the pieces kept in db, then drops what ended before both the frontier's
+ * reach and the window's, outside the neighbourhoods of the peaks and of
+ * the first and last failures so far (which may still become detail):
+ * whatever the run does next, vs_trace_window() at its end gives what it
+ * gives on the whole run's trace.  The caller finalizes again before the
+ * next call (the derived tables do not follow the drop).  0, or -1 with
+ * err filled and db unchanged. */
+int vs_trace_window_trim (struct sqlite3 *db, int64_t window_ns, int64_t frontier_ns,
+                          int64_t now_ns, VsTraceTrimStats *stats, char *err, size_t errlen);

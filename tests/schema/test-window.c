@@ -582,16 +582,26 @@ test_iteration_slices (void)
   g_assert_cmpint (q (p.w, "SELECT CAST(value AS INTEGER) FROM meta"
                            " WHERE key = 'window_slice_iterations'"),
                    ==, 3);
-  /* Every slice but the first starts at a step, every third step. */
-  g_autofree char *bad = rows (p.w,
-                               "SELECT start_ns FROM window_slice WHERE allocator_id = 0"
-                               " AND start_ns != (SELECT CAST(value AS INTEGER) FROM meta"
-                               "  WHERE key = 'start_ns')"
-                               " AND ((start_ns - 1700000000001000000) % 30000000 != 0)",
-                               0);
+  /* Every slice but the first starts at a step, every third step, or
+   * where a detail interval begins or ends (slices are cut there). */
+  static const char *cut = " (start_ns IN (SELECT start_ns FROM detail_interval"
+                           "  UNION SELECT end_ns FROM detail_interval))";
+  g_autofree char *bad_sql = g_strdup_printf (
+      "SELECT start_ns FROM window_slice WHERE allocator_id = 0"
+      " AND start_ns != (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'start_ns')"
+      " AND ((start_ns - 1700000000001000000) %% 30000000 != 0) AND NOT %s",
+      cut);
+  g_autofree char *bad = rows (p.w, bad_sql, 0);
   g_assert_cmpstr (bad, ==, "");
+  g_autofree char *cuts_sql = g_strdup_printf (
+      "SELECT count(*) FROM window_slice WHERE allocator_id = 0 AND %s"
+      " AND ((start_ns - 1700000000001000000) %% 30000000 != 0)"
+      " AND start_ns != (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'start_ns')",
+      cut);
+  int64_t cuts = q (p.w, cuts_sql);
+  g_assert_cmpint (cuts, >, 0);
   g_assert_cmpint (q (p.w, "SELECT count(*) FROM window_slice WHERE allocator_id = 0"), ==,
-                   1 + (n + 2) / 3);
+                   1 + (n + 2) / 3 + cuts);
   pair_free (&p);
   slicing_mode = 0;
 }
@@ -665,6 +675,109 @@ test_refinalize (void)
   pair_free (&p);
 }
 
+/* The event tables and the column that says when each row happened. */
+static const char *const timed[][2]
+    = { { "alloc_event", "ts" },  { "mem_event", "ts" },         { "pool_event", "ts" },
+        { "failed_alloc", "ts" }, { "kernel_exec", "start_ns" }, { "memcpy", "start_ns" },
+        { "memset", "start_ns" }, { "nvtx_range", "start_ns" } };
+
+/* Copies into live (attached full as x) the rows of (from, to]. */
+static void
+arrive (sqlite3 *live, int64_t from, int64_t to)
+{
+  for (size_t k = 0; k < G_N_ELEMENTS (timed); k++)
+    {
+      g_autofree char *sql = g_strdup_printf (
+          "INSERT INTO main.%s SELECT * FROM x.%s WHERE %s > %lld AND %s <= %lld", timed[k][0],
+          timed[k][0], timed[k][1], (long long)from, timed[k][1], (long long)to);
+      g_assert_cmpint (sqlite3_exec (live, sql, NULL, NULL, NULL), ==, SQLITE_OK);
+    }
+}
+
+/* The window applied while the run is written (vs_trace_window_trim every
+ * epoch_ns on what has arrived, the frontier lag_ns behind), then at its
+ * end: the same trace as the window applied to the whole run at its end,
+ * table by table, ids included; and the trace never holds more than a
+ * fraction of the run meanwhile. */
+static void
+test_live (gconstpointer lag_p)
+{
+  int64_t lag = GPOINTER_TO_INT (lag_p) * 1000000LL;
+  int n = 3000;
+  int64_t window_ns = (int64_t)n * STEP_NS / 10, epoch = window_ns / 3;
+  Pair p;
+  pair_make (&p, n, window_ns);
+  g_autofree char *live_path = g_build_filename (p.dir, "live.db", NULL);
+  g_autofree char *copy = g_strdup_printf ("VACUUM INTO '%s'", live_path);
+  g_assert_cmpint (sqlite3_exec (p.f, copy, NULL, NULL, NULL), ==, SQLITE_OK);
+  sqlite3 *l = open_db (live_path);
+  for (size_t k = 0; k < G_N_ELEMENTS (timed); k++)
+    {
+      g_autofree char *sql = g_strdup_printf ("DELETE FROM %s", timed[k][0]);
+      g_assert_cmpint (sqlite3_exec (l, sql, NULL, NULL, NULL), ==, SQLITE_OK);
+    }
+  g_autofree char *attach = g_strdup_printf ("ATTACH '%s' AS x", p.full);
+  g_assert_cmpint (sqlite3_exec (l, attach, NULL, NULL, NULL), ==, SQLITE_OK);
+  int64_t end = q (p.f, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'end_ns'");
+  int64_t total = q (p.f, "SELECT count(*) FROM alloc_event"), most = 0, dropped = 0, trims = 0;
+  char err[512] = "";
+  int64_t at = T0 - 1;
+  for (int64_t now = T0 + epoch; now < end; now += epoch)
+    {
+      arrive (l, at, now);
+      at = now;
+      g_assert_cmpint (vs_trace_finalize (l, NULL, NULL, err, sizeof err), ==, 0);
+      VsTraceTrimStats ts;
+      int rc = vs_trace_window_trim (l, window_ns, now - lag, now, &ts, err, sizeof err);
+      if (rc != 0)
+        g_printerr ("%s\n", err);
+      g_assert_cmpint (rc, ==, 0);
+      g_assert_cmpint (ts.to, <=, now - lag);
+      dropped += ts.blocks_dropped;
+      trims++;
+      int64_t held = q (l, "SELECT count(*) FROM alloc_event");
+      if (held > most)
+        most = held;
+    }
+  arrive (l, at, end);
+  g_assert_cmpint (sqlite3_exec (l, "DETACH x", NULL, NULL, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (vs_trace_finalize (l, NULL, NULL, err, sizeof err), ==, 0);
+  VsTraceWindowStats st;
+  int rc = vs_trace_window (l, window_ns, &st, err, sizeof err);
+  if (rc != 0)
+    g_printerr ("%s\n", err);
+  g_assert_cmpint (rc, ==, 0);
+  g_assert_cmpint (trims, >, 20);
+  g_assert_cmpint (dropped, >, 0);
+  /* The live trace held at most the window, its bounds and the peak's and
+   * failures' neighbourhoods: well under the run. */
+  g_assert_cmpint (most, <, total / 3);
+  g_assert_cmpint (st.blocks_dropped, ==, p.st.blocks_dropped);
+  g_assert_cmpint (st.kernels_dropped, ==, p.st.kernels_dropped);
+  g_assert_cmpint (st.failures_dropped, ==, p.st.failures_dropped);
+  g_assert_cmpint (st.slice_ns, ==, p.st.slice_ns);
+  static const char *same[] = { "SELECT * FROM summary ORDER BY 1, 2",
+                                "SELECT * FROM detail_interval ORDER BY 1, 2",
+                                "SELECT * FROM window_slice ORDER BY 1, 2, 3",
+                                "SELECT * FROM window_site ORDER BY 1, 2, 3, 4",
+                                "SELECT * FROM window_count ORDER BY 1, 2",
+                                "SELECT * FROM block ORDER BY id",
+                                "SELECT * FROM series ORDER BY seq",
+                                "SELECT * FROM alloc_event ORDER BY id",
+                                "SELECT * FROM mem_event ORDER BY id",
+                                "SELECT * FROM failed_alloc ORDER BY id",
+                                "SELECT * FROM kernel_exec ORDER BY start_ns, id",
+                                "SELECT * FROM memcpy ORDER BY id",
+                                "SELECT * FROM nvtx_range ORDER BY id",
+                                "SELECT * FROM meta WHERE key LIKE 'window%' ORDER BY key",
+                                "SELECT name FROM sqlite_master ORDER BY name" };
+  for (size_t k = 0; k < G_N_ELEMENTS (same); k++)
+    assert_same (p.w, l, same[k], 0, 0);
+  sqlite3_close (l);
+  g_unlink (live_path);
+  pair_free (&p);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -679,5 +792,7 @@ main (int argc, char **argv)
   g_test_add_func ("/window/size-bounded", test_size_bounded);
   g_test_add_func ("/window/longer-than-run", test_longer_window);
   g_test_add_func ("/window/refinalize", test_refinalize);
+  g_test_add_data_func ("/window/live", GINT_TO_POINTER (0), test_live);
+  g_test_add_data_func ("/window/live/lagging", GINT_TO_POINTER (700), test_live);
   return g_test_run ();
 }
