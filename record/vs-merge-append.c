@@ -34,6 +34,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,11 +89,17 @@ static const char *drop_state_sql = "DROP TABLE merge_append_input; DROP TABLE m
                                     " DROP TABLE merge_append_claim; DROP TABLE merge_append_meta;"
                                     " DROP TABLE merge_append_live;";
 
+/* Fills err (errlen > 0) from fmt; returns -1. */
 static int
-fail (char *err, size_t errlen, const char *fmt, const char *a, const char *b)
+fail (char *err, size_t errlen, const char *fmt, ...)
 {
   if (errlen)
-    snprintf (err, errlen, fmt, a, b);
+    {
+      va_list ap;
+      va_start (ap, fmt);
+      vsnprintf (err, errlen, fmt, ap);
+      va_end (ap);
+    }
   return -1;
 }
 
@@ -274,7 +281,7 @@ reload (VsMergeAppend *a, char *err, size_t errlen)
   int rc = 0;
   if (!has_table (db, "merge_append_input")
       && vs_merge_count_is_positive (db, "SELECT count(*) FROM meta WHERE key = 'processes'"))
-    rc = fail (err, errlen, "%s is a finished trace, not one being appended to%s", a->path, "");
+    rc = fail (err, errlen, "%s is a finished trace, not one being appended to", a->path);
   else if (sqlite3_exec (db, state_sql, NULL, NULL, NULL) != SQLITE_OK || load_state (a, db) != 0)
     rc = fail (err, errlen, "cannot read the merged trace %s: %s", a->path, sqlite3_errmsg (db));
   sqlite3_close (db);
@@ -295,7 +302,7 @@ vs_merge_append_open (const char *path, char *err, size_t errlen)
   if (a == NULL || (a->path = strdup (path)) == NULL)
     {
       free (a);
-      fail (err, errlen, "out of memory%s%s", "", "");
+      fail (err, errlen, "out of memory");
       return NULL;
     }
   if (reload (a, err, errlen) != 0)
@@ -611,7 +618,8 @@ vs_merge_append_input (VsMergeAppend *a, const char *input, int64_t before_ns, i
     return fail (err, errlen, "%s: %s", input, "no round begun");
   if (access (input, F_OK) != 0 && errno == ENOENT)
     return 0;
-  err[0] = '\0';
+  if (errlen)
+    err[0] = '\0';
   sqlite3 *db = vs_merge_open_input (input, err, errlen);
   if (db == NULL)
     return -1;
@@ -654,7 +662,7 @@ vs_merge_append_input (VsMergeAppend *a, const char *input, int64_t before_ns, i
   if (rc == 0
       && (vs_writer_commit (m->w) != 0
           || sqlite3_prepare_v2 (wdb, "ATTACH ?1 AS src", -1, &s, NULL) != SQLITE_OK))
-    rc = fail (err, errlen, "cannot write the merged trace: %s%s", sqlite3_errmsg (wdb), "");
+    rc = fail (err, errlen, "cannot write the merged trace: %s", sqlite3_errmsg (wdb));
   if (rc == 0)
     {
       sqlite3_bind_text (s, 1, input, -1, SQLITE_STATIC);
@@ -668,7 +676,7 @@ vs_merge_append_input (VsMergeAppend *a, const char *input, int64_t before_ns, i
     n_late = count_late (db, lo, hi, before_ns);
   bool held = rc == 0 && vs_writer_hold (m->w, true, false) == 0;
   if (rc == 0 && !held)
-    rc = fail (err, errlen, "cannot write the merged trace: %s%s", vs_writer_errmsg (m->w), "");
+    rc = fail (err, errlen, "cannot write the merged trace: %s", vs_writer_errmsg (m->w));
   if (rc == 0)
     rc = copy_input (a, in, lo, hi);
   if (rc == 0)
@@ -678,10 +686,10 @@ vs_merge_append_input (VsMergeAppend *a, const char *input, int64_t before_ns, i
       if (m->imported && vs_merge_input_meta_is (db, "history_overflow", "1"))
         vs_writer_set_meta_int (m->w, "history_overflow", 1);
       if (save_state (a, in, lo, hi) != 0)
-        rc = fail (err, errlen, "cannot write the merged trace: %s%s", sqlite3_errmsg (wdb), "");
+        rc = fail (err, errlen, "cannot write the merged trace: %s", sqlite3_errmsg (wdb));
     }
   if (rc == 0 && vs_writer_hold (m->w, false, true) != 0)
-    rc = fail (err, errlen, "cannot write the merged trace: %s%s", vs_writer_errmsg (m->w), "");
+    rc = fail (err, errlen, "cannot write the merged trace: %s", vs_writer_errmsg (m->w));
   else if (rc != 0 && held)
     vs_writer_hold (m->w, false, false);
   sqlite3_exec (db, "COMMIT", NULL, NULL, NULL);
@@ -763,15 +771,15 @@ vs_merge_append_end (VsMergeAppend *a, const VsMergeRun *run, VsProgressFunc pro
   if (rc == 0 && run != NULL)
     rc = sqlite3_exec (db, drop_state_sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
   if (rc != 0)
-    fail (err, errlen, "cannot write the merged trace: %s%s", sqlite3_errmsg (db), "");
+    fail (err, errlen, "cannot write the merged trace: %s", sqlite3_errmsg (db));
   if (vs_writer_hold (w, false, rc == 0) != 0 && rc == 0)
-    rc = fail (err, errlen, "cannot write the merged trace: %s%s", vs_writer_errmsg (w), "");
+    rc = fail (err, errlen, "cannot write the merged trace: %s", vs_writer_errmsg (w));
   vs_merge_free_maps (&a->m);
   a->m.w = NULL;
   char cerr[512] = "";
   int crc = vs_writer_close (w, rc == 0, progress, progress_data, cerr, sizeof cerr);
   if (rc == 0 && crc != 0)
-    rc = fail (err, errlen, "%s%s", cerr, "");
+    rc = fail (err, errlen, "%s", cerr);
   if (rc == 0 && run == NULL)
     {
       /* The finalizer left WAL mode; the next round and the readers

@@ -126,7 +126,8 @@ keep_device (sqlite3 *db, sqlite3_stmt *ins, int64_t dev, int64_t origin, int64_
       while (rc == 0 && sqlite3_step (s) == SQLITE_ROW)
         {
           int64_t t = sqlite3_column_int64 (s, 0);
-          rc = keep_span (ins, dev, vs_win_floor (origin, g, t - h), vs_win_ceil (origin, g, t + h));
+          rc = keep_span (ins, dev, vs_win_floor (origin, g, t - h),
+                          vs_win_ceil (origin, g, t + h));
         }
       sqlite3_finalize (s);
     }

@@ -370,7 +370,8 @@ static bool
 counted (int level, int kind, bool owned, int64_t owner, size_t a, int64_t alloc)
 {
   if (a == 0)
-    return level == 2 || (level == 1 && (kind == 1 || kind == 5 || kind == 6) && (!owned || kind == 5));
+    return level == 2
+           || (level == 1 && (kind == 1 || kind == 5 || kind == 6) && (!owned || kind == 5));
   return owned && owner == alloc && (level == 2 || (level == 1 && kind == 5));
 }
 
@@ -721,8 +722,9 @@ static int
 join_sites (sqlite3 *db, const char *table, int64_t dev, const Allocs *al, const VsWinSlicing *c,
             int64_t from, int64_t to, char *err, size_t errlen)
 {
-  static const char *sql = "SELECT allocator_id, start_ns, stack_id, net_bytes, net_count FROM "
-                           VS_WIN_SITE " WHERE device_id = ?1 AND start_ns >= ?2 AND start_ns < ?3";
+  static const char *sql
+      = "SELECT allocator_id, start_ns, stack_id, net_bytes, net_count FROM " VS_WIN_SITE
+        " WHERE device_id = ?1 AND start_ns >= ?2 AND start_ns < ?3";
   sqlite3_stmt *s;
   if (sqlite3_prepare_v2 (db, sql, -1, &s, NULL) != SQLITE_OK)
     return vs_win_fail (err, errlen, db, "cannot read the sites");
@@ -752,8 +754,8 @@ join_sites (sqlite3 *db, const char *table, int64_t dev, const Allocs *al, const
   return rc;
 }
 
-static const char *devices_sql = "SELECT device_id FROM summary UNION SELECT device_id FROM "
-                                 VS_WIN_PIECE " ORDER BY 1";
+static const char *devices_sql
+    = "SELECT device_id FROM summary UNION SELECT device_id FROM " VS_WIN_PIECE " ORDER BY 1";
 
 int
 vs_win_pieces_join (sqlite3 *db, const VsWinSlicing *c, char *err, size_t errlen)
@@ -878,8 +880,7 @@ vs_win_pieces_coarsen (sqlite3 *db, int64_t origin, int64_t g, int64_t before, c
         rc = join_pieces (db, ins, true, dev, al.alloc[a], &one, one.start, one.end + 1, err,
                           errlen);
       if (rc == 0)
-        rc = join_sites (db, "temp.join_site", dev, &al, &one, one.start, one.end + 1, err,
-                         errlen);
+        rc = join_sites (db, "temp.join_site", dev, &al, &one, one.start, one.end + 1, err, errlen);
       allocs_clear (&al);
       if (rc == 0)
         {

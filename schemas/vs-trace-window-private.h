@@ -70,8 +70,8 @@ int vs_win_pieces_join (sqlite3 *db, const VsWinSlicing *c, char *err, size_t er
  * doubled (the slice length the run so far would get) where such a slice
  * meets no span of keep (a table device_id, start_ns, end_ns): the pieces
  * kept while the program runs stay few.  0 or -1. */
-int vs_win_pieces_coarsen (sqlite3 *db, int64_t origin, int64_t g, int64_t before,
-                           const char *keep, char *err, size_t errlen);
+int vs_win_pieces_coarsen (sqlite3 *db, int64_t origin, int64_t g, int64_t before, const char *keep,
+                           char *err, size_t errlen);
 
 /* The SQL that drops what meets no span of the table keep (detail_interval
  * at the end, the spans that may still become detail while the program
@@ -81,8 +81,7 @@ typedef struct
 {
   int64_t blocks, kernels, copies, failures, ranges;
 } VsWinDropped;
-int vs_win_drop_outside (sqlite3 *db, const char *keep, VsWinDropped *d, char *err,
-                         size_t errlen);
+int vs_win_drop_outside (sqlite3 *db, const char *keep, VsWinDropped *d, char *err, size_t errlen);
 
 int vs_win_exec (sqlite3 *db, const char *sql, char *err, size_t errlen);
 int vs_win_fail (char *err, size_t errlen, sqlite3 *db, const char *what);
