@@ -279,6 +279,8 @@ typedef struct
 {
   char *dir, *spool, *whole, *live;
   Ids ids[3];
+  bool keep;        /* one VsMergeAppend for every round */
+  VsMergeAppend *a; /* it, once opened */
 } Run;
 
 static const char *names[] = { "100.db", "101.db", "torch-100.db" };
@@ -296,6 +298,8 @@ run_init (Run *r)
   g_assert_cmpint (g_mkdir (r->spool, 0700), ==, 0);
   g_assert_cmpint (g_mkdir (r->whole, 0700), ==, 0);
   memset (r->ids, 0, sizeof r->ids);
+  r->keep = false;
+  r->a = NULL;
 }
 
 static void
@@ -338,7 +342,7 @@ static int64_t
 round_ (Run *r, const VsMergeRun *run, int64_t before_ns)
 {
   char err[512] = "";
-  VsMergeAppend *a = vs_merge_append_open (r->live, err, sizeof err);
+  VsMergeAppend *a = r->a != NULL ? r->a : vs_merge_append_open (r->live, err, sizeof err);
   g_assert_cmpstr (err, ==, "");
   g_assert_nonnull (a);
   g_assert_cmpint (vs_merge_append_begin (a, NULL, NULL, err, sizeof err), ==, 0);
@@ -355,7 +359,9 @@ round_ (Run *r, const VsMergeRun *run, int64_t before_ns)
       g_autofree char *sp = spool_path (r, k);
       g_assert_cmpint (vs_merge_append_release (a, sp, err, sizeof err), ==, 0);
     }
-  vs_merge_append_free (a);
+  r->a = r->keep && run == NULL ? a : NULL;
+  if (r->a == NULL)
+    vs_merge_append_free (a);
   return late;
 }
 
@@ -403,12 +409,14 @@ spool_rows (Run *r, int k, const char *table)
 }
 
 /* Rounds with rows written between them; release between rounds; the
- * import in the spool first. */
+ * import in the spool first.  With keep, one VsMergeAppend for all of
+ * them, else one opened each round. */
 static void
-test_equivalence (void)
+equivalence (bool keep)
 {
   Run r;
   run_init (&r);
+  r.keep = keep;
   write_phase (&r, 2, 0);
   /* Only the import: its process and GPU rows wait for the collector's. */
   g_assert_cmpint (round_ (&r, NULL, 0), ==, 0);
@@ -459,6 +467,18 @@ test_equivalence (void)
   g_assert_null (vs_merge_append_open (r.live, err, sizeof err));
   g_assert_nonnull (strstr (err, "finished trace"));
   run_clear (&r);
+}
+
+static void
+test_equivalence (void)
+{
+  equivalence (false);
+}
+
+static void
+test_equivalence_kept (void)
+{
+  equivalence (true);
 }
 
 /* Rows another connection deletes from the merged trace between rounds
@@ -741,6 +761,7 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/merge-append/equivalence", test_equivalence);
+  g_test_add_func ("/merge-append/equivalence-one-open", test_equivalence_kept);
   g_test_add_func ("/merge-append/deleted-between-rounds", test_deleted_between_rounds);
   g_test_add_func ("/merge-append/kill-resume", test_kill_resume);
   g_test_add_func ("/merge-append/cancel-goes-on", test_cancel_goes_on);
