@@ -25,10 +25,11 @@
  * process and GPU rows it adds are claimed, and the collector's rows of the
  * same take them over when they come (vs-merge-adopt.c's claims).
  *
- * The state lives in the merged trace, in merge_append_* tables written in
+ * The state lives in the merged trace (vs-merge-append-state.c), written in
  * the transaction of each input's rows, dropped at the last round.
  */
 #include "vs-merge-append.h"
+#include "vs-merge-append-private.h"
 #include "vs-merge-meta.h"
 #include "vs-merge-private.h"
 
@@ -41,53 +42,6 @@
 #include <unistd.h>
 
 #include <sqlite3.h>
-
-/* The small tables that have id maps: VsMergeTable 0 … N_MAPS - 1. */
-#define N_MAPS (VS_MERGE_KERNEL_CONFIG + 1)
-
-/* What was taken from one input. */
-typedef struct
-{
-  char *name;                      /* the file's name in the spool */
-  int64_t no;                      /* its number in the state tables */
-  int64_t mark[VS_MERGE_N_TABLES]; /* per table the largest id taken */
-  VsIdMap maps[N_MAPS];            /* old id → merged id, per small table */
-  VsClaims open;                   /* ranges taken while open (old ids) */
-} VsAppendInput;
-
-struct VsMergeAppend
-{
-  char *path;
-  VsAppendInput *in;
-  size_t n;
-  VsClaims claim_process, claim_device;
-  /* Per table of the merged trace the largest id ever given (events,
-   * ranges, kernels). */
-  int64_t live_hi[VS_MERGE_N_TABLES];
-  VsMerge m; /* the writer (during a round) and the progress */
-};
-
-static const char *state_sql
-    = "CREATE TABLE IF NOT EXISTS merge_append_input (no INTEGER PRIMARY KEY,"
-      " name TEXT NOT NULL UNIQUE);"
-      "CREATE TABLE IF NOT EXISTS merge_append_mark (input INTEGER NOT NULL,"
-      " tbl INTEGER NOT NULL, id INTEGER NOT NULL, PRIMARY KEY (input, tbl)) WITHOUT ROWID;"
-      "CREATE TABLE IF NOT EXISTS merge_append_map (input INTEGER NOT NULL,"
-      " kind INTEGER NOT NULL, old INTEGER NOT NULL, new INTEGER NOT NULL,"
-      " PRIMARY KEY (input, kind, old)) WITHOUT ROWID;"
-      "CREATE TABLE IF NOT EXISTS merge_append_open (input INTEGER NOT NULL,"
-      " old INTEGER NOT NULL, PRIMARY KEY (input, old)) WITHOUT ROWID;"
-      "CREATE TABLE IF NOT EXISTS merge_append_claim (kind INTEGER NOT NULL,"
-      " id INTEGER NOT NULL, PRIMARY KEY (kind, id)) WITHOUT ROWID;"
-      "CREATE TABLE IF NOT EXISTS merge_append_meta (input INTEGER NOT NULL, key TEXT NOT NULL,"
-      " value, PRIMARY KEY (input, key)) WITHOUT ROWID;"
-      "CREATE TABLE IF NOT EXISTS merge_append_live (tbl INTEGER PRIMARY KEY,"
-      " id INTEGER NOT NULL);";
-
-static const char *drop_state_sql = "DROP TABLE merge_append_input; DROP TABLE merge_append_mark;"
-                                    " DROP TABLE merge_append_map; DROP TABLE merge_append_open;"
-                                    " DROP TABLE merge_append_claim; DROP TABLE merge_append_meta;"
-                                    " DROP TABLE merge_append_live;";
 
 /* Fills err (errlen > 0) from fmt; returns -1. */
 static int
@@ -129,119 +83,12 @@ merge_map (VsMerge *m, int t)
     }
 }
 
-static void
-free_input (VsAppendInput *in)
-{
-  free (in->name);
-  for (int t = 0; t < N_MAPS; t++)
-    free (in->maps[t].ids);
-  free (in->open.ids);
-}
-
-/* Empties the state kept in memory. */
-static void
-free_state (VsMergeAppend *a)
-{
-  for (size_t i = 0; i < a->n; i++)
-    free_input (&a->in[i]);
-  free (a->in);
-  a->in = NULL;
-  a->n = 0;
-  free (a->claim_process.ids);
-  free (a->claim_device.ids);
-  a->claim_process = (VsClaims){ 0 };
-  a->claim_device = (VsClaims){ 0 };
-  memset (a->live_hi, 0, sizeof a->live_hi);
-}
-
 /* The name an input is known by: its file name (the spool may move). */
 static const char *
 base_name (const char *path)
 {
   const char *slash = strrchr (path, '/');
   return slash ? slash + 1 : path;
-}
-
-/* The input named name, or NULL. */
-static VsAppendInput *
-find_input (VsMergeAppend *a, const char *name)
-{
-  for (size_t i = 0; i < a->n; i++)
-    if (strcmp (a->in[i].name, name) == 0)
-      return &a->in[i];
-  return NULL;
-}
-
-/* Adds an input numbered no; NULL when out of memory. */
-static VsAppendInput *
-add_input (VsMergeAppend *a, const char *name, int64_t no)
-{
-  VsAppendInput *in = realloc (a->in, (a->n + 1) * sizeof *in);
-  if (in == NULL)
-    return NULL;
-  a->in = in;
-  in = &a->in[a->n];
-  *in = (VsAppendInput){ .name = strdup (name), .no = no };
-  if (in->name == NULL)
-    return NULL;
-  a->n++;
-  return in;
-}
-
-/* The input numbered no, or NULL. */
-static VsAppendInput *
-input_no (VsMergeAppend *a, int64_t no)
-{
-  for (size_t i = 0; i < a->n; i++)
-    if (a->in[i].no == no)
-      return &a->in[i];
-  return NULL;
-}
-
-/* Loads the state kept in db into a (empty).  0 or -1. */
-static int
-load_state (VsMergeAppend *a, sqlite3 *db)
-{
-  static const char *inputs_sql = "SELECT no, name FROM merge_append_input ORDER BY no";
-  static const char *marks_sql = "SELECT input, tbl, id FROM merge_append_mark";
-  static const char *maps_sql = "SELECT input, kind, old, new FROM merge_append_map";
-  static const char *open_sql = "SELECT input, old FROM merge_append_open ORDER BY input, old";
-  static const char *claims_sql = "SELECT kind, id FROM merge_append_claim ORDER BY kind, id";
-  static const char *live_sql = "SELECT tbl, id FROM merge_append_live";
-  const char *sqls[] = { inputs_sql, marks_sql, maps_sql, open_sql, claims_sql, live_sql };
-  int rc = 0;
-  for (size_t q = 0; q < sizeof sqls / sizeof sqls[0] && rc == 0; q++)
-    {
-      sqlite3_stmt *s = NULL;
-      if (sqlite3_prepare_v2 (db, sqls[q], -1, &s, NULL) != SQLITE_OK)
-        return -1;
-      int step;
-      while (rc == 0 && (step = sqlite3_step (s)) == SQLITE_ROW)
-        {
-          int64_t c0 = sqlite3_column_int64 (s, 0), c1 = sqlite3_column_int64 (s, 1);
-          VsAppendInput *in = q == 0 || q >= 4 ? NULL : input_no (a, c0);
-          if (q == 0)
-            rc = add_input (a, (const char *)sqlite3_column_text (s, 1), c0) ? 0 : -1;
-          else if (q >= 1 && q <= 3 && in == NULL)
-            rc = -1;
-          else if (q == 1 && c1 >= 0 && c1 < VS_MERGE_N_TABLES)
-            in->mark[c1] = sqlite3_column_int64 (s, 2);
-          else if (q == 2 && c1 >= 0 && c1 < N_MAPS)
-            rc = vs_merge_idmap_set (&in->maps[c1], sqlite3_column_int64 (s, 2),
-                                     sqlite3_column_int64 (s, 3));
-          else if (q == 3)
-            rc = vs_merge_claims_add (&in->open, c1);
-          else if (q == 4)
-            rc = vs_merge_claims_add (c0 == VS_MERGE_PROCESS ? &a->claim_process : &a->claim_device,
-                                      c1);
-          else if (q == 5 && c0 >= 0 && c0 < VS_MERGE_N_TABLES)
-            a->live_hi[c0] = c1;
-        }
-      sqlite3_finalize (s);
-      if (rc == 0 && step != SQLITE_DONE)
-        rc = -1;
-    }
-  return rc;
 }
 
 /* Whether db has table name. */
@@ -282,7 +129,7 @@ reload (VsMergeAppend *a, char *err, size_t errlen)
   if (!has_table (db, "merge_append_input")
       && vs_merge_count_is_positive (db, "SELECT count(*) FROM meta WHERE key = 'processes'"))
     rc = fail (err, errlen, "%s is a finished trace, not one being appended to", a->path);
-  else if (sqlite3_exec (db, state_sql, NULL, NULL, NULL) != SQLITE_OK || load_state (a, db) != 0)
+  else if (vs_merge_append_load_state (a, db) != 0)
     rc = fail (err, errlen, "cannot read the merged trace %s: %s", a->path, sqlite3_errmsg (db));
   sqlite3_close (db);
   return rc;
@@ -348,20 +195,6 @@ vs_merge_append_begin (VsMergeAppend *a, VsProgressFunc progress, void *progress
   return 0;
 }
 
-/* Runs sql on db with the integers v[0..n-1] bound; 0 or -1. */
-static int
-exec_ints (sqlite3 *db, const char *sql, const int64_t *v, int n)
-{
-  sqlite3_stmt *s = NULL;
-  if (sqlite3_prepare_v2 (db, sql, -1, &s, NULL) != SQLITE_OK)
-    return -1;
-  for (int i = 0; i < n; i++)
-    sqlite3_bind_int64 (s, i + 1, v[i]);
-  int rc = sqlite3_step (s);
-  sqlite3_finalize (s);
-  return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : -1;
-}
-
 /* The integer sql gives on db with v bound (0 when NULL); -1 on error. */
 static int64_t
 query_int (sqlite3 *db, const char *sql, const int64_t *v, int n)
@@ -424,7 +257,7 @@ update_ranges (VsMergeAppend *a, VsAppendInput *in, sqlite3 *db, int64_t lo, int
         return -1;
       if (!ended)
         in->open.ids[kept++] = old;
-      else if (v[1] != VS_UNKNOWN && exec_ints (vs_writer_db (a->m.w), set_sql, v, 2) != 0)
+      else if (v[1] != VS_UNKNOWN && vs_merge_exec_ints (vs_writer_db (a->m.w), set_sql, v, 2) != 0)
         return -1;
     }
   in->open.n = kept;
@@ -460,75 +293,6 @@ count_late (sqlite3 *db, const int64_t *lo, const int64_t *hi, int64_t before_ns
   return n;
 }
 
-/* Writes the state of input in (its rows (lo, hi] newly mapped), the
- * claims and the merged trace's largest ids, on the writer's connection
- * inside the round's transaction.  0 or -1. */
-static int
-save_state (VsMergeAppend *a, VsAppendInput *in, const int64_t *lo, const int64_t *hi)
-{
-  static const char *input_sql = "INSERT OR IGNORE INTO merge_append_input (no, name)"
-                                 " VALUES (?1, ?2)";
-  static const char *mark_sql = "INSERT OR REPLACE INTO merge_append_mark VALUES (?1, ?2, ?3)";
-  static const char *map_sql = "INSERT OR REPLACE INTO merge_append_map VALUES (?1, ?2, ?3, ?4)";
-  static const char *open_del_sql = "DELETE FROM merge_append_open WHERE input = ?1";
-  static const char *open_sql = "INSERT INTO merge_append_open VALUES (?1, ?2)";
-  static const char *claim_del_sql = "DELETE FROM merge_append_claim";
-  static const char *claim_sql = "INSERT INTO merge_append_claim VALUES (?1, ?2)";
-  static const char *live_sql = "INSERT OR REPLACE INTO merge_append_live VALUES (?1, ?2)";
-  static const char *meta_del_sql = "DELETE FROM merge_append_meta WHERE input = ?1";
-  static const char *meta_sql = "INSERT INTO merge_append_meta (input, key, value)"
-                                " SELECT ?1, key, value FROM src.meta";
-  sqlite3 *db = vs_writer_db (a->m.w);
-  sqlite3_stmt *s = NULL;
-  if (sqlite3_prepare_v2 (db, input_sql, -1, &s, NULL) != SQLITE_OK)
-    return -1;
-  sqlite3_bind_int64 (s, 1, in->no);
-  sqlite3_bind_text (s, 2, in->name, -1, SQLITE_STATIC);
-  int rc = sqlite3_step (s) == SQLITE_DONE ? 0 : -1;
-  sqlite3_finalize (s);
-  for (int t = 0; t < VS_MERGE_N_TABLES && rc == 0; t++)
-    {
-      int64_t v[3] = { in->no, t, in->mark[t] };
-      rc = exec_ints (db, mark_sql, v, 3);
-    }
-  for (int t = 0; t < N_MAPS && rc == 0; t++)
-    {
-      const VsIdMap *map = &in->maps[t];
-      for (int64_t old = lo[t] + 1; old <= hi[t] && old < map->cap && rc == 0; old++)
-        if (map->ids[old] != 0)
-          {
-            int64_t v[4] = { in->no, t, old, map->ids[old] };
-            rc = exec_ints (db, map_sql, v, 4);
-          }
-    }
-  if (rc == 0)
-    rc = exec_ints (db, open_del_sql, &in->no, 1);
-  for (size_t k = 0; k < in->open.n && rc == 0; k++)
-    {
-      int64_t v[2] = { in->no, in->open.ids[k] };
-      rc = exec_ints (db, open_sql, v, 2);
-    }
-  if (rc == 0)
-    rc = exec_ints (db, claim_del_sql, NULL, 0);
-  const VsClaims *claims[] = { &a->claim_process, &a->claim_device };
-  for (int c = 0; c < 2; c++)
-    for (size_t k = 0; k < claims[c]->n && rc == 0; k++)
-      {
-        int64_t v[2] = { c == 0 ? VS_MERGE_PROCESS : VS_MERGE_DEVICE, claims[c]->ids[k] };
-        rc = exec_ints (db, claim_sql, v, 2);
-      }
-  for (int t = 0; t < VS_MERGE_N_TABLES && rc == 0; t++)
-    {
-      int64_t v[2] = { t, a->live_hi[t] };
-      rc = exec_ints (db, live_sql, v, 2);
-    }
-  if (rc == 0)
-    rc = exec_ints (db, meta_del_sql, &in->no, 1);
-  if (rc == 0)
-    rc = exec_ints (db, meta_sql, &in->no, 1);
-  return rc;
-}
-
 /* The round's writer and state thrown away after a failed input: the
  * writer's caches no longer match the file, so both are read again. */
 static int
@@ -541,7 +305,7 @@ restart (VsMergeAppend *a)
   vs_merge_free_maps (&a->m);
   vs_writer_close (a->m.w, false, NULL, NULL, NULL, 0);
   a->m.w = NULL;
-  free_state (a);
+  vs_merge_append_free_state (a);
   char rerr[512];
   if (reload (a, rerr, sizeof rerr) != 0
       || vs_merge_append_begin (a, progress, progress_data, rerr, sizeof rerr) != 0)
@@ -584,7 +348,7 @@ copy_input (VsMergeAppend *a, VsAppendInput *in, const int64_t *lo, const int64_
   /* Ranges get ids above any given before, deleted or not. */
   int64_t top = a->live_hi[VS_MERGE_RANGE];
   bool placed = top > 0 && max_id (db, "main", VS_MERGE_RANGE) < top;
-  if (placed && exec_ints (db, placeholder_sql, &top, 1) != 0)
+  if (placed && vs_merge_exec_ints (db, placeholder_sql, &top, 1) != 0)
     return vs_merge_fail (m, "cannot write the merged trace", sqlite3_errmsg (db));
   swap_maps (a, in);
   int rc = vs_merge_copy_small (m, lo, hi);
@@ -600,7 +364,7 @@ copy_input (VsMergeAppend *a, VsAppendInput *in, const int64_t *lo, const int64_
   swap_maps (a, in);
   if (rc != 0)
     return -1;
-  if (placed && exec_ints (db, unplace_sql, &top, 1) != 0)
+  if (placed && vs_merge_exec_ints (db, unplace_sql, &top, 1) != 0)
     return vs_merge_fail (m, "cannot write the merged trace", sqlite3_errmsg (db));
   int64_t range_top = max_id (db, "main", VS_MERGE_RANGE);
   if (range_top > a->live_hi[VS_MERGE_RANGE])
@@ -632,10 +396,10 @@ vs_merge_append_input (VsMergeAppend *a, const char *input, int64_t before_ns, i
   m->kernels_aside = false;
   m->claim_new = true;
   const char *name = base_name (input);
-  VsAppendInput *in = find_input (a, name);
+  VsAppendInput *in = vs_merge_append_find_input (a, name);
   bool added = in == NULL;
   int64_t next_no = a->n > 0 ? a->in[a->n - 1].no + 1 : 1;
-  if (in == NULL && (in = add_input (a, name, next_no)) == NULL)
+  if (in == NULL && (in = vs_merge_append_add_input (a, name, next_no)) == NULL)
     {
       sqlite3_close (db);
       return fail (err, errlen, "%s: %s", input, "out of memory");
@@ -685,7 +449,7 @@ vs_merge_append_input (VsMergeAppend *a, const char *input, int64_t before_ns, i
         in->mark[t] = hi[t];
       if (m->imported && vs_merge_input_meta_is (db, "history_overflow", "1"))
         vs_writer_set_meta_int (m->w, "history_overflow", 1);
-      if (save_state (a, in, lo, hi) != 0)
+      if (vs_merge_append_save_state (a, in, lo, hi) != 0)
         rc = fail (err, errlen, "cannot write the merged trace: %s", sqlite3_errmsg (wdb));
     }
   if (rc == 0 && vs_writer_hold (m->w, false, true) != 0)
@@ -769,7 +533,7 @@ vs_merge_append_end (VsMergeAppend *a, const VsMergeRun *run, VsProgressFunc pro
   if (rc == 0)
     rc = gather_meta (a, run);
   if (rc == 0 && run != NULL)
-    rc = sqlite3_exec (db, drop_state_sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+    rc = vs_merge_append_drop_state (db);
   if (rc != 0)
     fail (err, errlen, "cannot write the merged trace: %s", sqlite3_errmsg (db));
   if (vs_writer_hold (w, false, rc == 0) != 0 && rc == 0)
@@ -791,7 +555,7 @@ vs_merge_append_end (VsMergeAppend *a, const VsMergeRun *run, VsProgressFunc pro
       sqlite3_close (live);
     }
   if (run != NULL && rc == 0)
-    free_state (a);
+    vs_merge_append_free_state (a);
   return rc;
 }
 
@@ -820,7 +584,7 @@ vs_merge_append_release (VsMergeAppend *a, const char *input, char *err, size_t 
         " AND NOT vs_range_open(id)";
   static const char *kernels_sql = "DELETE FROM kernel_exec WHERE id <= ?1 AND id < ?2";
   assert (a != NULL && input != NULL);
-  VsAppendInput *in = find_input (a, base_name (input));
+  VsAppendInput *in = vs_merge_append_find_input (a, base_name (input));
   if (in == NULL || access (input, F_OK) != 0)
     return 0;
   sqlite3 *db = vs_merge_open_input (input, err, errlen);
@@ -848,7 +612,7 @@ vs_merge_append_release (VsMergeAppend *a, const char *input, char *err, size_t 
       if (t == VS_MERGE_RANGE || t == VS_MERGE_KERNEL_EXEC)
         {
           int64_t v[2] = { upto, top };
-          rc = exec_ints (db, t == VS_MERGE_RANGE ? ranges_sql : kernels_sql, v, 2);
+          rc = vs_merge_exec_ints (db, t == VS_MERGE_RANGE ? ranges_sql : kernels_sql, v, 2);
           continue;
         }
       char min_sql[96], del_sql[128];
@@ -861,7 +625,7 @@ vs_merge_append_release (VsMergeAppend *a, const char *input, char *err, size_t 
       for (; rc == 0 && from > 0 && from <= upto; from += RELEASE_ROWS)
         {
           int64_t v[3] = { from, from + RELEASE_ROWS, upto };
-          rc = exec_ints (db, del_sql, v, 3);
+          rc = vs_merge_exec_ints (db, del_sql, v, 3);
         }
     }
   if (rc != 0)
@@ -881,7 +645,7 @@ vs_merge_append_free (VsMergeAppend *a)
       vs_merge_free_maps (&a->m);
       vs_writer_close (a->m.w, false, NULL, NULL, NULL, 0);
     }
-  free_state (a);
+  vs_merge_append_free_state (a);
   free (a->path);
   free (a);
 }
