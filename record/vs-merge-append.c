@@ -374,8 +374,8 @@ copy_input (VsMergeAppend *a, VsAppendInput *in, const int64_t *lo, const int64_
 }
 
 int
-vs_merge_append_input (VsMergeAppend *a, const char *input, int64_t before_ns, int64_t *late,
-                       char *err, size_t errlen)
+vs_merge_append_input (VsMergeAppend *a, const char *input, int64_t before_ns, int64_t until_ns,
+                       int64_t *late, char *err, size_t errlen)
 {
   assert (a != NULL && input != NULL);
   if (a->m.w == NULL)
@@ -422,6 +422,23 @@ vs_merge_append_input (VsMergeAppend *a, const char *input, int64_t before_ns, i
     if (hi[t] < lo[t])
       rc = fail (err, errlen, "%s: rows already merged are gone from its %s", input,
                  vs_merge_table_names[t]);
+  /* Only the allocator events before until_ns, and the failures: up to
+   * the first row at or after it (an import's rows come in time order). */
+  static const int timed[] = { VS_MERGE_ALLOC_EVENT, VS_MERGE_FAILED_ALLOC };
+  for (size_t k = 0; k < sizeof timed / sizeof timed[0] && rc == 0 && until_ns != INT64_MAX; k++)
+    {
+      int t = timed[k];
+      char sql[160];
+      snprintf (sql, sizeof sql,
+                "SELECT ifnull(min(id) - 1, ?2) FROM %s WHERE id > ?1 AND id <= ?2 AND ts >= ?3",
+                vs_merge_table_names[t]);
+      int64_t v[3] = { lo[t], hi[t], until_ns };
+      int64_t cap = query_int (db, sql, v, 3);
+      if (cap < 0)
+        rc = fail (err, errlen, "cannot read %s: %s", input, sqlite3_errmsg (db));
+      else if (cap < hi[t])
+        hi[t] = cap;
+    }
   bool attached = false;
   if (rc == 0
       && (vs_writer_commit (m->w) != 0
@@ -517,6 +534,10 @@ gather_meta (VsMergeAppend *a, const VsMergeRun *run)
   free (order);
   if (rc == 0 && run != NULL)
     vs_merge_run_meta (a->m.w, &rm, a->n, run);
+  /* While the program runs: the run's start so far (the window's rounds
+   * cut the run on a grid from it). */
+  else if (rc == 0 && rm.start_ns != VS_UNKNOWN)
+    rc = vs_writer_set_meta_int (a->m.w, "start_ns", rm.start_ns) == 0 ? 0 : -1;
   return rc;
 }
 

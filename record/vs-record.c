@@ -50,6 +50,7 @@
 #include "vs-record-timings.h"
 #include "vs-record-window.h"
 #include "vs-window-live.h"
+#include "vs-window-rounds.h"
 #include "vs-recover.h"
 #include "vs-spool.h"
 #include "vs-summary.h"
@@ -441,8 +442,12 @@ tie_snapshot (const char *trace, const char *info, const char *host, char *err, 
       return false;
     }
   sqlite3 *db = NULL;
-  bool ok = sqlite3_open_v2 (trace, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK
-            && sqlite3_exec (db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
+  bool ok = sqlite3_open_v2 (trace, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK;
+  /* The import may be written meanwhile (the window's rounds tie it while
+   * the follower imports): wait for its lock. */
+  if (ok)
+    sqlite3_busy_timeout (db, 10000);
+  ok = ok && sqlite3_exec (db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK;
   char line[8192];
   while (ok && fgets (line, sizeof line, f) != NULL)
     {
@@ -950,6 +955,9 @@ vs_cmd_record (int argc, char **argv)
       = !torch_on || follow_interval_ms () <= 0
             ? NULL
             : vs_torch_follow_start (spool_abs, follow_interval_ms (), follow_mode);
+  /* With a window, the window is applied as the program runs
+   * (vs-window-rounds.h); its thread too starts with the signals blocked. */
+  VsWindowRounds *rounds = window_ns > 0 ? vs_window_rounds_start (spool_abs, window_ns) : NULL;
   sigprocmask (SIG_SETMASK, &saved_mask, NULL);
   vs_record_write_run_info (spool_abs, (long)pid, (long long)start, out, (long long)window_ns);
   /* Each process writes its own file in the spool; the viewer can follow
@@ -981,6 +989,14 @@ vs_cmd_record (int argc, char **argv)
     code = 128 + WTERMSIG (status);
   else
     code = 1;
+  /* The round under way, if any, is cancelled: the end does the rest. */
+  VsWindowRoundsStats rounds_st = { 0 };
+  vs_window_rounds_stop (rounds, &rounds_st);
+  if (rounds_st.error[0] != '\0')
+    fprintf (stderr,
+             "vramscope record: the window stopped being applied while the program ran (%s); "
+             "it is applied at the end\n",
+             rounds_st.error);
   if (got == (ssize_t)sizeof exec_errno)
     {
       fprintf (stderr, "vramscope record: cannot run %s: %s\n", prog[0], strerror (exec_errno));
@@ -1005,7 +1021,10 @@ vs_cmd_record (int argc, char **argv)
   vs_symbol_cache_set_dir (symbol_dir);
   free (symbol_dir);
   VsSymbolizeJob sym = { .quiet = quiet };
-  sym.n = list_process_traces (spool, &sym.files);
+  /* A live trace is symbolized as a whole at the end (its frames came from
+   * the traces before they were symbolized). */
+  bool live = vs_window_rounds_in (spool);
+  sym.n = live ? 0 : list_process_traces (spool, &sym.files);
   GThread *sym_thread
       = torch_on && sym.n > 0 ? g_thread_try_new ("vs-symbolize", symbolize_job, &sym, NULL) : NULL;
   if (sym_thread == NULL)
@@ -1070,7 +1089,8 @@ vs_cmd_record (int argc, char **argv)
   size_t n = list_spool (spool, &files);
   /* Stacks: native frames to functions and lines (vs-symbolize.c); the
    * process traces are done already, this does the imported histories. */
-  vs_symbolize_traces ((const char *const *)files, n, quiet);
+  if (!live)
+    vs_symbolize_traces ((const char *const *)files, n, quiet);
   vs_timings_phase ("symbolizing the imported histories");
   char *cmd = join_args (prog);
   char cwd[PATH_MAX];
@@ -1078,7 +1098,7 @@ vs_cmd_record (int argc, char **argv)
     cwd[0] = '\0';
   /* The largest of record's own imports becomes the trace: the process
    * traces are copied into it rather than it into a new file. */
-  char *adopt = take_largest_import (files, &n);
+  char *adopt = live ? NULL : take_largest_import (files, &n);
   /* What its import handed to the finalizer while the program ran. */
   VsFinGiven *given
       = follow != NULL && adopt != NULL ? vs_torch_follow_take_given (follow, adopt) : NULL;
@@ -1104,8 +1124,15 @@ vs_cmd_record (int argc, char **argv)
   vs_row_chunker_init (&chunker);
   VsRowSink *old_sink = vs_row_sink_set_active (window_ns > 0 ? NULL : &chunker.sink);
   if (rc == 0)
-    rc = vs_merge_traces (tmp, (const char *const *)files, n, &run, show_progress, &progress, err,
-                          sizeof err);
+    {
+      rc = vs_window_rounds_finish (spool, (const char *const *)files, n, &run, tmp, quiet,
+                                    show_progress, &progress, err, sizeof err);
+      if (rc == 1)
+        rc = vs_merge_traces (tmp, (const char *const *)files, n, &run, show_progress, &progress,
+                              err, sizeof err);
+      else if (rc == 0)
+        vs_timings_phase ("merging: the rest into the live trace, symbolizing it");
+    }
   vs_row_sink_set_active (old_sink);
   vs_row_chunker_clear (&chunker);
   if (!vs_fin_given_taken (given))
@@ -1151,6 +1178,10 @@ vs_cmd_record (int argc, char **argv)
       vs_record_report_timings (&tm, end - start, after_last_ns, snapshot_ns, take_ns, write_ns,
                                 sym_thread != NULL ? sym.ns : -1, live_records, out);
       vs_record_report_given (out, given_rows, given_coded, given_bytes);
+      if (window_ns > 0)
+        fprintf (stderr, "  %-42s %10lld rounds, %.2f s in all (longest %.2f s)\n",
+                 "window applied while the program ran", (long long)rounds_st.rounds,
+                 rounds_st.busy_ns / 1e9, rounds_st.longest_ns / 1e9);
     }
   return code;
 }

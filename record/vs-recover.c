@@ -41,6 +41,7 @@
 #include "vs-merge.h"
 #include "vs-output.h"
 #include "vs-recover.h"
+#include "vs-window-rounds.h"
 #include "vs-record-window.h"
 #include "vs-spool.h"
 #include "vs-symbol-cache.h"
@@ -282,7 +283,9 @@ vs_cmd_recover (int argc, char **argv)
       char *symbol_dir = vs_symbol_cache_default_dir ();
       vs_symbol_cache_set_dir (symbol_dir);
       free (symbol_dir);
-      vs_symbolize_traces ((const char *const *)files, n, quiet);
+      /* A live trace is symbolized as a whole (vs-window-rounds.h). */
+      if (!vs_window_rounds_in (spool))
+        vs_symbolize_traces ((const char *const *)files, n, quiet);
       VsMergeRun run = { .main_pid = info.program_pid > 0 ? info.program_pid : -1,
                          .exit_status = VS_UNKNOWN,
                          .start_ns = info.start_ns > 0 ? info.start_ns : VS_UNKNOWN,
@@ -296,10 +299,18 @@ vs_cmd_recover (int argc, char **argv)
       VsRowChunker chunker;
       vs_row_chunker_init (&chunker);
       VsRowSink *old_sink = vs_row_sink_set_active (window_ns > 0 ? NULL : &chunker.sink);
-      int merged = vs_output_temp (out, tmp, sizeof tmp, err, sizeof err) == 0
-                   && vs_merge_traces (tmp, (const char *const *)files, n, &run, NULL, NULL, err,
-                                       sizeof err)
-                          == 0;
+      int merged = vs_output_temp (out, tmp, sizeof tmp, err, sizeof err) == 0;
+      if (merged)
+        {
+          /* What the rounds brought into the live trace, and the rest. */
+          int lr = vs_window_rounds_finish (spool, (const char *const *)files, n, &run, tmp, quiet,
+                                            NULL, NULL, err, sizeof err);
+          merged = lr == 0
+                   || (lr == 1
+                       && vs_merge_traces (tmp, (const char *const *)files, n, &run, NULL, NULL,
+                                           err, sizeof err)
+                              == 0);
+        }
       vs_row_sink_set_active (old_sink);
       vs_row_chunker_clear (&chunker);
       if (!merged

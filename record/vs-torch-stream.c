@@ -524,7 +524,11 @@ vs_stream_import_open (const char *path, const char *stacks_path, const char *ou
                   .end_ns = VS_UNKNOWN,
                   .exit_status = VS_UNKNOWN };
   im->process_id = vs_writer_add_process (im->w, &p);
-  if (im->process_id <= 0 || vs_writer_commit (im->w) != 0)
+  /* Its start, known from the stream's header, from the first commit on:
+   * the window applied while the program runs cuts the run on a grid
+   * from the run's start (vs-window-rounds.h). */
+  if (im->process_id <= 0 || vs_writer_set_meta_int (im->w, "start_ns", im->start_ns) != 0
+      || vs_writer_commit (im->w) != 0)
     {
       snprintf (err, errlen, "cannot write %s: %s", out, vs_writer_errmsg (im->w));
       vs_stream_import_abort (im);

@@ -198,11 +198,17 @@ vs_trace_window_trim (sqlite3 *db, int64_t window_ns, int64_t frontier_ns, int64
   int64_t origin = vs_win_state (db, "origin", INT64_MIN);
   if (origin == INT64_MIN)
     {
-      origin = vs_win_meta_int (db, "start_ns", INT64_MIN);
-      if (origin == INT64_MIN)
+      /* The run's start, the grid's origin: until a trace of it says when
+       * it began, nothing is done. */
+      origin = vs_win_meta_int (db, "start_ns", 0);
+      if (origin <= 0)
         {
-          snprintf (err, errlen, "the trace so far has no start");
-          goto out;
+          st.from = st.to = st.keep_from = INT64_MIN;
+          if (vs_win_exec (db, "COMMIT", err, errlen) < 0)
+            goto out;
+          if (stats)
+            *stats = st;
+          return 0;
         }
       if (vs_win_set_state (db, "origin", origin) < 0 || vs_win_set_state (db, "grid", g) < 0
           || vs_win_set_state (db, "from", origin) < 0)
@@ -215,6 +221,12 @@ vs_trace_window_trim (sqlite3 *db, int64_t window_ns, int64_t frontier_ns, int64
     }
   st.from = st.to = vs_win_state (db, "from", origin);
   int64_t frontier = vs_win_floor (origin, g, frontier_ns);
+  if (frontier > st.from && (frontier - st.from) / g > 100000000)
+    {
+      snprintf (err, errlen, "the frontier %lld lies too far from %lld: the times do not fit",
+                (long long)frontier, (long long)st.from);
+      goto out;
+    }
   if (frontier > st.from)
     {
       size_t n = (size_t)((frontier - st.from) / g);
@@ -275,4 +287,12 @@ out:
   sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);
   sqlite3_exec (db, "DROP TABLE IF EXISTS temp.live_keep", NULL, NULL, NULL);
   return -1;
+}
+
+int64_t
+vs_trace_window_trimmed_to (sqlite3 *db)
+{
+  if (db == NULL || vs_win_state (db, "origin", INT64_MIN) == INT64_MIN)
+    return INT64_MIN;
+  return vs_win_state (db, "from", INT64_MIN);
 }

@@ -370,8 +370,8 @@ int64_cmp (const void *pa, const void *pb)
  * (inside the run).  Fills c (c->edge malloc'd) and the stats' slice
  * fields; -1 when out of memory. */
 static int
-make_slicing (VsWinSlicing *c, int64_t window_ns, int64_t wstart, const int64_t *starts,
-              size_t nstarts, const Edges *cuts, VsTraceWindowStats *st)
+make_slicing (VsWinSlicing *c, int64_t origin, int64_t window_ns, int64_t wstart,
+              const int64_t *starts, size_t nstarts, const Edges *cuts, VsTraceWindowStats *st)
 {
   size_t cap = 0;
   if (starts != NULL && nstarts >= 2)
@@ -393,15 +393,17 @@ make_slicing (VsWinSlicing *c, int64_t window_ns, int64_t wstart, const int64_t 
   else
     {
       int64_t slice = vs_win_grid (window_ns);
-      while ((wstart - c->start) / slice > VS_WINDOW_MAX_SLICES)
+      while ((wstart - origin) / slice > VS_WINDOW_MAX_SLICES)
         slice *= 2;
       st->slice_ns = slice;
-      cap = (size_t)((c->end - c->start) / slice) + 1 + cuts->n;
+      cap = (size_t)((c->end - origin) / slice) + 2 + cuts->n;
       c->edge = malloc (cap * sizeof *c->edge);
       if (c->edge == NULL)
         return -1;
-      for (int64_t t = c->start; t <= c->end; t += slice)
-        c->edge[c->n++] = t;
+      c->edge[c->n++] = c->start;
+      for (int64_t t = origin; t <= c->end; t += slice)
+        if (t > c->start)
+          c->edge[c->n++] = t;
     }
   for (size_t k = 0; k < cuts->n; k++)
     if (cuts->v[k] > c->start && cuts->v[k] < c->end)
@@ -462,14 +464,18 @@ vs_trace_window_iterations (sqlite3 *db, int64_t window_ns, const int64_t *start
     }
   int64_t start = vs_win_meta_int (db, "start_ns", 0), end = vs_win_meta_int (db, "end_ns", start);
   bool live = vs_win_has_live (db);
+  /* The grid's origin: the run's start, or the start the window applied
+   * while the program ran saw (a process that began before it and wrote
+   * nothing until later would move the start back). */
+  int64_t origin = start;
   int64_t from = start;
   VsWinDropped dropped = { 0 };
   if (live)
     {
       /* What was done while the program ran: its pieces cover the run up
        * to `from`, on a grid from the start it saw. */
-      int64_t origin = vs_win_state (db, "origin", start);
-      if (origin != start || vs_win_state (db, "grid", 0) != vs_win_grid (window_ns))
+      origin = vs_win_state (db, "origin", start);
+      if (origin < start || vs_win_state (db, "grid", 0) != vs_win_grid (window_ns))
         {
           snprintf (err, errlen,
                     "the aggregates kept while the program ran begin at %lld, the run at %lld",
@@ -516,7 +522,7 @@ vs_trace_window_iterations (sqlite3 *db, int64_t window_ns, const int64_t *start
 
   c.start = start;
   c.end = end;
-  Grid gr = { start, end, vs_win_grid (window_ns) };
+  Grid gr = { origin, end, vs_win_grid (window_ns) };
   int64_t h = window_ns / 8;
 
   sqlite3_stmt *s;
@@ -529,7 +535,7 @@ vs_trace_window_iterations (sqlite3 *db, int64_t window_ns, const int64_t *start
   sqlite3_finalize (s);
   if (rc < 0)
     goto out;
-  if (make_slicing (&c, window_ns, wstart, starts, nstarts, &cuts, &st) < 0)
+  if (make_slicing (&c, origin, window_ns, wstart, starts, nstarts, &cuts, &st) < 0)
     {
       snprintf (err, errlen, "out of memory");
       goto out;
@@ -548,7 +554,7 @@ vs_trace_window_iterations (sqlite3 *db, int64_t window_ns, const int64_t *start
   st.copies_dropped = dropped.copies + now.copies;
   st.failures_dropped = dropped.failures + now.failures;
   st.ranges_dropped = dropped.ranges + now.ranges;
-  st.detail_from = vs_win_floor (start, gr.g, wstart);
+  st.detail_from = vs_win_floor (origin, gr.g, wstart);
   if (vs_win_exec (db, drop_live_sql, err, errlen) < 0
       || set_meta (db, "window_detail_from_ns", st.detail_from) < 0
       || (st.slice_ns > 0 && set_meta (db, "window_slice_ns", st.slice_ns) < 0)

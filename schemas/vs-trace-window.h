@@ -73,3 +73,7 @@ typedef struct
  * err filled and db unchanged. */
 int vs_trace_window_trim (struct sqlite3 *db, int64_t window_ns, int64_t frontier_ns,
                           int64_t now_ns, VsTraceTrimStats *stats, char *err, size_t errlen);
+
+/* Where the aggregates vs_trace_window_trim() kept in db end: every event
+ * before it has been counted; INT64_MIN when db keeps none. */
+int64_t vs_trace_window_trimmed_to (struct sqlite3 *db);

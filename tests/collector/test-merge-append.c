@@ -350,7 +350,8 @@ round_ (Run *r, const VsMergeRun *run, int64_t before_ns)
   for (int k = 0; k < 3; k++)
     {
       g_autofree char *sp = spool_path (r, k);
-      g_assert_cmpint (vs_merge_append_input (a, sp, before_ns, &late, err, sizeof err), ==, 0);
+      g_assert_cmpint (vs_merge_append_input (a, sp, before_ns, INT64_MAX, &late, err, sizeof err),
+                       ==, 0);
     }
   g_assert_cmpint (vs_merge_append_end (a, run, NULL, NULL, err, sizeof err), ==, 0);
   g_assert_cmpstr (err, ==, "");
@@ -555,10 +556,10 @@ test_kill_resume (void)
         _exit (2);
       g_autofree char *p0 = spool_path (&r, 0);
       g_autofree char *p1 = spool_path (&r, 1);
-      if (vs_merge_append_input (a, p0, 0, NULL, err, sizeof err) != 0)
+      if (vs_merge_append_input (a, p0, 0, INT64_MAX, NULL, err, sizeof err) != 0)
         _exit (3);
       calls = 0;
-      vs_merge_append_input (a, p1, 0, NULL, err, sizeof err);
+      vs_merge_append_input (a, p1, 0, INT64_MAX, NULL, err, sizeof err);
       _exit (4);
     }
   int status = 0;
@@ -570,7 +571,7 @@ test_kill_resume (void)
   g_assert_nonnull (a);
   g_assert_cmpint (vs_merge_append_begin (a, NULL, NULL, err, sizeof err), ==, 0);
   g_autofree char *p2 = spool_path (&r, 2);
-  g_assert_cmpint (vs_merge_append_input (a, p2, 0, NULL, err, sizeof err), ==, 0);
+  g_assert_cmpint (vs_merge_append_input (a, p2, 0, INT64_MAX, NULL, err, sizeof err), ==, 0);
   vs_merge_append_free (a);
   round_ (&r, NULL, 0);
   write_phase (&r, 0, 2);
@@ -610,10 +611,10 @@ test_cancel_goes_on (void)
   g_autofree char *p0 = spool_path (&r, 0);
   g_autofree char *p1 = spool_path (&r, 1);
   g_autofree char *p2 = spool_path (&r, 2);
-  g_assert_cmpint (vs_merge_append_input (a, p0, 0, NULL, err, sizeof err), ==, -1);
+  g_assert_cmpint (vs_merge_append_input (a, p0, 0, INT64_MAX, NULL, err, sizeof err), ==, -1);
   g_assert_cmpstr (err, ==, "merge: cancelled");
-  g_assert_cmpint (vs_merge_append_input (a, p1, 0, NULL, err, sizeof err), ==, 0);
-  g_assert_cmpint (vs_merge_append_input (a, p2, 0, NULL, err, sizeof err), ==, 0);
+  g_assert_cmpint (vs_merge_append_input (a, p1, 0, INT64_MAX, NULL, err, sizeof err), ==, 0);
+  g_assert_cmpint (vs_merge_append_input (a, p2, 0, INT64_MAX, NULL, err, sizeof err), ==, 0);
   g_assert_cmpint (vs_merge_append_end (a, NULL, NULL, NULL, err, sizeof err), ==, 0);
   g_assert_cmpint (vs_merge_append_release (a, p0, err, sizeof err), ==, 0);
   g_assert_cmpint (vs_merge_append_release (a, p1, err, sizeof err), ==, 0);
@@ -726,13 +727,13 @@ test_bad_input (void)
   VsMergeAppend *a = vs_merge_append_open (r.live, err, sizeof err);
   g_assert_nonnull (a);
   g_assert_cmpint (vs_merge_append_begin (a, NULL, NULL, err, sizeof err), ==, 0);
-  g_assert_cmpint (vs_merge_append_input (a, missing, 0, NULL, err, sizeof err), ==, 0);
-  g_assert_cmpint (vs_merge_append_input (a, junk, 0, NULL, err, sizeof err), ==, -1);
+  g_assert_cmpint (vs_merge_append_input (a, missing, 0, INT64_MAX, NULL, err, sizeof err), ==, 0);
+  g_assert_cmpint (vs_merge_append_input (a, junk, 0, INT64_MAX, NULL, err, sizeof err), ==, -1);
   g_assert_nonnull (strstr (err, "200.db"));
   g_assert_null (strchr (err, '\n'));
   g_test_message ("%s", err);
   g_assert_cmpint (vs_test_count (r.live, "SELECT count(*) FROM mem_event"), ==, rows);
-  g_assert_cmpint (vs_merge_append_input (a, p0, 0, NULL, err, sizeof err), ==, 0);
+  g_assert_cmpint (vs_merge_append_input (a, p0, 0, INT64_MAX, NULL, err, sizeof err), ==, 0);
   g_assert_cmpint (vs_merge_append_end (a, NULL, NULL, NULL, err, sizeof err), ==, 0);
   g_assert_cmpint (vs_merge_append_release (a, missing, err, sizeof err), ==, 0);
   vs_merge_append_free (a);
@@ -745,7 +746,7 @@ test_bad_input (void)
   a = vs_merge_append_open (r.live, err, sizeof err);
   g_assert_nonnull (a);
   g_assert_cmpint (vs_merge_append_begin (a, NULL, NULL, err, sizeof err), ==, 0);
-  g_assert_cmpint (vs_merge_append_input (a, p0, 0, NULL, err, sizeof err), ==, -1);
+  g_assert_cmpint (vs_merge_append_input (a, p0, 0, INT64_MAX, NULL, err, sizeof err), ==, -1);
   g_assert_nonnull (strstr (err, "rows already merged are gone from its mem_event"));
   g_assert_cmpint (vs_merge_append_end (a, NULL, NULL, NULL, err, sizeof err), ==, 0);
   vs_merge_append_free (a);

@@ -19,7 +19,8 @@
 # (the spool's bytes on disk — allocated blocks, as du counts them, so a
 # stream whose imported records were given back counts without them —
 # every 2 s while it ran; spool-parts.txt the same by part: the
-# allocator streams, their imports, the process traces, the rest),
+# allocator streams, their imports, the process traces, the live trace
+# the window is applied to while the program runs, the rest),
 # meta.txt, summary.csv,
 # diagnose.txt, leaks.csv, oom.txt and tables.txt (rows per table).
 # OUTDIR/results.json gathers the sizes, the spool's largest size, record's
@@ -61,9 +62,10 @@ run() {
        $2 ~ /torch-[0-9]+\.stream$/ { p = "stream" }
        $2 ~ /torch-[0-9]+\.db/ { p = "import" }
        $2 ~ /process-.*\.db/ { p = "process" }
+       $2 ~ /live\.trace/ { p = "live" }
        { b[p] += $1 }
        END { print t, "stream", b["stream"] + 0, "import", b["import"] + 0, "process",
-             b["process"] + 0, "other", b["other"] + 0 }' >>spool-parts.txt
+             b["process"] + 0, "live", b["live"] + 0, "other", b["other"] + 0 }' >>spool-parts.txt
      sleep 2
    done) >spool.txt &
   local sampler=$!
@@ -124,6 +126,8 @@ else
   failed=1
 fi
 run win-60 60 0.004 --window 20s
+# LONG=S: one more, S seconds long, to show the spool flat over time.
+[ -n "${LONG:-}" ] && run "win-$LONG" "$LONG" 0.004 --window 20s
 
 # Everything in one file: sizes, vramscope's summary and the truths.
 cd "$out"

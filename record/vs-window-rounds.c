@@ -1,0 +1,489 @@
+/* vs-window-rounds.c — the window applied while the program runs (see
+ * vs-window-rounds.h). */
+#include "vs-window-rounds.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "vs-merge-append.h"
+#include "vs-recover.h"
+#include "vs-symbolize.h"
+#include "vs-trace-window.h"
+
+/* The newest event each input held at the last round. */
+typedef struct
+{
+  char *path;
+  int64_t newest;
+} Seen;
+
+struct VsWindowRounds
+{
+  Seen *seen;
+  size_t nseen;
+  int64_t newest; /* the newest event of any input: the run's now */
+  char *spool, *live;
+  int64_t window_ns, interval_ms, lag_ns;
+  pthread_t thread;
+  pthread_mutex_t lock;
+  pthread_cond_t wake;
+  atomic_bool stop;
+  VsMergeAppend *app;
+  VsWindowRoundsStats st;
+};
+
+static int64_t
+clock_ns (clockid_t id)
+{
+  struct timespec t;
+  clock_gettime (id, &t);
+  return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static int64_t
+env_ms (const char *name, int64_t fallback)
+{
+  const char *v = getenv (name);
+  if (v == NULL || *v == '\0')
+    return fallback;
+  char *end;
+  long long n = strtoll (v, &end, 10);
+  return *end == '\0' && n >= 0 ? n : fallback;
+}
+
+static int
+compare_names (const void *a, const void *b)
+{
+  return strcmp (*(char *const *)a, *(char *const *)b);
+}
+
+/* The spool's traces (*.db), sorted by name; *out malloc'd. */
+static size_t
+list_inputs (const char *dir, char ***out)
+{
+  size_t n = 0, cap = 16;
+  char **v = malloc (cap * sizeof *v);
+  DIR *d = opendir (dir);
+  if (d == NULL || v == NULL)
+    {
+      if (d)
+        closedir (d);
+      *out = v;
+      return 0;
+    }
+  struct dirent *e;
+  while ((e = readdir (d)) != NULL)
+    {
+      size_t l = strlen (e->d_name);
+      if (l < 4 || strcmp (e->d_name + l - 3, ".db") != 0)
+        continue;
+      if (n == cap)
+        {
+          char **nv = realloc (v, 2 * cap * sizeof *v);
+          if (nv == NULL)
+            break;
+          v = nv;
+          cap *= 2;
+        }
+      size_t plen = strlen (dir) + l + 2;
+      if ((v[n] = malloc (plen)) == NULL)
+        break;
+      snprintf (v[n], plen, "%s/%s", dir, e->d_name);
+      n++;
+    }
+  closedir (d);
+  qsort (v, n, sizeof *v, compare_names);
+  *out = v;
+  return n;
+}
+
+static void
+free_list (char **v, size_t n)
+{
+  for (size_t k = 0; k < n; k++)
+    free (v[k]);
+  free (v);
+}
+
+/* A round goes on while the rounds are not stopped. */
+static bool
+going (uint64_t done, uint64_t total, void *data)
+{
+  (void)done;
+  (void)total;
+  VsWindowRounds *r = data;
+  return !atomic_load (&r->stop);
+}
+
+/* Whether path is one of record's imports of a PyTorch stream
+ * (torch-PID.db): its rows come in time order, and those after the
+ * process's final snapshot are cut at the end, so a round takes only its
+ * rows before the frontier (the final snapshot is taken at the exit, after
+ * the frontier, and what follows it is the process's shutdown). */
+static bool
+is_import (const char *path)
+{
+  const char *base = strrchr (path, '/');
+  return strncmp (base ? base + 1 : path, "torch-", 6) == 0;
+}
+
+/* Ties an import to its process and GPUs (the stream's .info file: pid,
+ * host, each device's uuid, memory and name), as the import after the exit
+ * does, so that its rows are appended on the collector's process and GPU
+ * rows.  False while it cannot be, or a GPU of it is still unnamed: it
+ * waits for a later round. */
+static bool
+tie_import (VsWindowRounds *r, const char *path)
+{
+  size_t l = strlen (path);
+  char *info = malloc (l + 16);
+  if (info == NULL || l < 3)
+    {
+      free (info);
+      return false;
+    }
+  snprintf (info, l + 16, "%.*s.stream.info", (int)(l - 3), path);
+  char host[256] = "localhost", err[512];
+  gethostname (host, sizeof host - 1);
+  host[sizeof host - 1] = '\0';
+  bool ok = access (info, R_OK) == 0 && vs_record_tie_process (path, info, host, err, sizeof err);
+  free (info);
+  sqlite3 *db = NULL;
+  if (ok && sqlite3_open_v2 (path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK)
+    {
+      sqlite3_busy_timeout (db, 10000);
+      sqlite3_stmt *s = NULL;
+      ok = sqlite3_prepare_v2 (db, "SELECT count(*) FROM device WHERE uuid IS NULL", -1, &s, NULL)
+               == SQLITE_OK
+           && sqlite3_step (s) == SQLITE_ROW && sqlite3_column_int64 (s, 0) == 0;
+      sqlite3_finalize (s);
+    }
+  else
+    ok = false;
+  sqlite3_close (db);
+  return ok;
+}
+
+/* The newest event time in the trace at path (the tables' rows not yet
+ * taken); INT64_MIN when it holds none or cannot be read. */
+static int64_t
+newest_event (const char *path)
+{
+  static const char *sql
+      = "SELECT max(m) FROM (SELECT max(ts) AS m FROM alloc_event UNION ALL SELECT max(ts)"
+        " FROM mem_event UNION ALL SELECT max(ts) FROM failed_alloc UNION ALL"
+        " SELECT max(start_ns) FROM kernel_exec)";
+  sqlite3 *db = NULL;
+  int64_t t = INT64_MIN;
+  if (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK)
+    {
+      sqlite3_busy_timeout (db, 10000);
+      sqlite3_stmt *s = NULL;
+      if (sqlite3_prepare_v2 (db, sql, -1, &s, NULL) == SQLITE_OK && sqlite3_step (s) == SQLITE_ROW
+          && sqlite3_column_type (s, 0) != SQLITE_NULL)
+        t = sqlite3_column_int64 (s, 0);
+      sqlite3_finalize (s);
+    }
+  sqlite3_close (db);
+  return t;
+}
+
+/* The frontier this round: of each input that wrote something newer since
+ * the last round, its newest event less the lag (a CUPTI record or a
+ * stream's record comes in well within it); the least of them.  An input
+ * that wrote nothing new holds nothing back: what it writes next is newer
+ * than the frontier, or counted late.  INT64_MIN when no input moved. */
+static int64_t
+frontier (VsWindowRounds *r, char **inputs, size_t n)
+{
+  int64_t f = INT64_MAX;
+  for (size_t k = 0; k < n; k++)
+    {
+      int64_t t = newest_event (inputs[k]);
+      size_t i = 0;
+      while (i < r->nseen && strcmp (r->seen[i].path, inputs[k]) != 0)
+        i++;
+      if (i == r->nseen)
+        {
+          Seen *ns = realloc (r->seen, (r->nseen + 1) * sizeof *ns);
+          char *p = strdup (inputs[k]);
+          if (ns == NULL || p == NULL)
+            {
+              free (p);
+              if (ns != NULL)
+                r->seen = ns;
+              return INT64_MIN;
+            }
+          r->seen = ns;
+          r->seen[r->nseen++] = (Seen){ p, INT64_MIN };
+        }
+      if (t > r->seen[i].newest)
+        {
+          r->seen[i].newest = t;
+          if (t - r->lag_ns < f)
+            f = t - r->lag_ns;
+        }
+      if (t > r->newest)
+        r->newest = t;
+    }
+  return f == INT64_MAX ? INT64_MIN : f;
+}
+
+/* One round (see vs-window-rounds.h).  0, 1 when cancelled, -1 with err. */
+static int
+round_once (VsWindowRounds *r, char *err, size_t errlen)
+{
+  int64_t before = r->st.frontier_ns;
+  char **inputs = NULL;
+  size_t n = list_inputs (r->spool, &inputs);
+  int64_t f = frontier (r, inputs, n), now = r->newest;
+  /* Each input's rows commit as it is appended: a round cut short leaves
+   * the live trace as far as it went, which the next open continues. */
+  int rc = vs_merge_append_begin (r->app, going, r, err, errlen);
+  for (size_t k = 0; k < n && rc == 0; k++)
+    if (!is_import (inputs[k]) || tie_import (r, inputs[k]))
+      rc = vs_merge_append_input (r->app, inputs[k], before,
+                                  is_import (inputs[k]) ? f : INT64_MAX, &r->st.late, err, errlen);
+  if (rc == 0)
+    rc = vs_merge_append_end (r->app, NULL, going, r, err, errlen);
+  if (atomic_load (&r->stop))
+    rc = 1;
+  if (rc == 0 && f != INT64_MIN)
+    {
+      sqlite3 *db = NULL;
+      if (sqlite3_open_v2 (r->live, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)
+        {
+          snprintf (err, errlen, "cannot open %s: %s", r->live,
+                    db ? sqlite3_errmsg (db) : "out of memory");
+          rc = -1;
+        }
+      else
+        {
+          sqlite3_busy_timeout (db, 10000);
+          VsTraceTrimStats ts;
+          rc = vs_trace_window_trim (db, r->window_ns, f, now, &ts, err, errlen);
+          if (rc == 0)
+            {
+              r->st.frontier_ns = ts.to;
+              r->st.blocks_dropped += ts.blocks_dropped;
+              r->st.kernels_dropped += ts.kernels_dropped;
+            }
+        }
+      sqlite3_close (db);
+    }
+  /* What the live trace holds (committed) is let go of by its inputs. */
+  for (size_t k = 0; k < n && rc == 0; k++)
+    rc = vs_merge_append_release (r->app, inputs[k], err, errlen);
+  free_list (inputs, n);
+  return rc;
+}
+
+static void *
+rounds_main (void *data)
+{
+  VsWindowRounds *r = data;
+  for (;;)
+    {
+      pthread_mutex_lock (&r->lock);
+      struct timespec until;
+      clock_gettime (CLOCK_REALTIME, &until);
+      until.tv_sec += r->interval_ms / 1000;
+      until.tv_nsec += (r->interval_ms % 1000) * 1000000;
+      if (until.tv_nsec >= 1000000000)
+        {
+          until.tv_sec++;
+          until.tv_nsec -= 1000000000;
+        }
+      while (!atomic_load (&r->stop)
+             && pthread_cond_timedwait (&r->wake, &r->lock, &until) != ETIMEDOUT)
+        ;
+      pthread_mutex_unlock (&r->lock);
+      if (atomic_load (&r->stop))
+        break;
+      int64_t t0 = clock_ns (CLOCK_MONOTONIC);
+      char err[512] = "";
+      int rc = round_once (r, err, sizeof err);
+      int64_t took = clock_ns (CLOCK_MONOTONIC) - t0;
+      if (rc == 1)
+        break;
+      r->st.busy_ns += took;
+      if (took > r->st.longest_ns)
+        r->st.longest_ns = took;
+      if (rc < 0)
+        {
+          /* Stopped for good: the end appends and windows the rest. */
+          snprintf (r->st.error, sizeof r->st.error, "%s", err);
+          break;
+        }
+      r->st.rounds++;
+    }
+  return NULL;
+}
+
+VsWindowRounds *
+vs_window_rounds_start (const char *spool, int64_t window_ns)
+{
+  int64_t interval = window_ns / 4 / 1000000;
+  if (interval < 5000)
+    interval = 5000;
+  interval = env_ms ("VRAMSCOPE_WINDOW_LIVE_MS", interval);
+  if (interval <= 0 || window_ns <= 0)
+    return NULL;
+  VsWindowRounds *r = calloc (1, sizeof *r);
+  if (r == NULL)
+    return NULL;
+  r->spool = strdup (spool);
+  size_t l = strlen (spool) + sizeof VS_WINDOW_LIVE_TRACE + 2;
+  r->live = malloc (l);
+  if (r->spool == NULL || r->live == NULL)
+    goto fail;
+  snprintf (r->live, l, "%s/%s", spool, VS_WINDOW_LIVE_TRACE);
+  r->window_ns = window_ns;
+  r->newest = INT64_MIN;
+  r->interval_ms = interval;
+  r->lag_ns = env_ms ("VRAMSCOPE_WINDOW_LIVE_LAG_MS", 10000) * 1000000;
+  char err[512];
+  r->app = vs_merge_append_open (r->live, err, sizeof err);
+  if (r->app == NULL)
+    {
+      fprintf (stderr, "vramscope record: the window is applied at the end only: %s\n", err);
+      goto fail;
+    }
+  pthread_mutex_init (&r->lock, NULL);
+  pthread_cond_init (&r->wake, NULL);
+  if (pthread_create (&r->thread, NULL, rounds_main, r) != 0)
+    {
+      pthread_mutex_destroy (&r->lock);
+      pthread_cond_destroy (&r->wake);
+      vs_merge_append_free (r->app);
+      goto fail;
+    }
+  return r;
+fail:
+  free (r->spool);
+  free (r->live);
+  free (r);
+  return NULL;
+}
+
+void
+vs_window_rounds_stop (VsWindowRounds *r, VsWindowRoundsStats *stats)
+{
+  if (r == NULL)
+    return;
+  pthread_mutex_lock (&r->lock);
+  atomic_store (&r->stop, true);
+  pthread_cond_signal (&r->wake);
+  pthread_mutex_unlock (&r->lock);
+  pthread_join (r->thread, NULL);
+  if (stats)
+    *stats = r->st;
+  vs_merge_append_free (r->app);
+  for (size_t k = 0; k < r->nseen; k++)
+    free (r->seen[k].path);
+  free (r->seen);
+  pthread_mutex_destroy (&r->lock);
+  pthread_cond_destroy (&r->wake);
+  free (r->spool);
+  free (r->live);
+  free (r);
+}
+
+static char *
+live_path (const char *spool)
+{
+  size_t l = strlen (spool) + sizeof VS_WINDOW_LIVE_TRACE + 2;
+  char *p = malloc (l);
+  if (p != NULL)
+    snprintf (p, l, "%s/%s", spool, VS_WINDOW_LIVE_TRACE);
+  return p;
+}
+
+bool
+vs_window_rounds_in (const char *spool)
+{
+  char *p = live_path (spool);
+  bool yes = p != NULL && access (p, F_OK) == 0;
+  free (p);
+  return yes;
+}
+
+/* Where the aggregates kept in the live trace end (vs-trace-window.h);
+ * INT64_MIN when it keeps none. */
+static int64_t
+aggregated_to (const char *path)
+{
+  sqlite3 *db = NULL;
+  int64_t t = INT64_MIN;
+  if (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK)
+    t = vs_trace_window_trimmed_to (db);
+  sqlite3_close (db);
+  return t;
+}
+
+/* Events that came behind the frontier, kept in the trace's meta. */
+static void
+note_late (const char *path, int64_t late, int64_t frontier)
+{
+  sqlite3 *db = NULL;
+  if (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK)
+    {
+      char sql[160];
+      snprintf (sql, sizeof sql,
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('window_live_late_events', %lld)",
+                (long long)late);
+      sqlite3_exec (db, sql, NULL, NULL, NULL);
+    }
+  sqlite3_close (db);
+  if (late > 0)
+    fprintf (stderr,
+             "vramscope record: %lld events came more than the window's lag late (before "
+             "%.3f s into the run's aggregates): the slices before the window may miss them; "
+             "set VRAMSCOPE_WINDOW_LIVE_LAG_MS higher\n",
+             (long long)late, frontier / 1e9);
+}
+
+int
+vs_window_rounds_finish (const char *spool, const char *const *inputs, size_t n,
+                         const VsMergeRun *run, const char *out, bool quiet,
+                         VsProgressFunc progress, void *progress_data, char *err, size_t errlen)
+{
+  if (!vs_window_rounds_in (spool))
+    return 1;
+  char *live = live_path (spool);
+  if (live == NULL)
+    {
+      snprintf (err, errlen, "out of memory");
+      return -1;
+    }
+  int64_t late = 0, frontier = aggregated_to (live);
+  VsMergeAppend *app = vs_merge_append_open (live, err, errlen);
+  int rc = app != NULL ? vs_merge_append_begin (app, progress, progress_data, err, errlen) : -1;
+  for (size_t k = 0; k < n && rc == 0; k++)
+    rc = vs_merge_append_input (app, inputs[k], frontier, INT64_MAX, &late, err, errlen);
+  if (rc == 0)
+    rc = vs_merge_append_end (app, run, progress, progress_data, err, errlen);
+  vs_merge_append_free (app);
+  if (rc == 0)
+    {
+      const char *one[] = { live };
+      vs_symbolize_traces (one, 1, quiet);
+      note_late (live, late, frontier);
+      if (rename (live, out) != 0)
+        {
+          snprintf (err, errlen, "cannot move %s to %s: %s", live, out, strerror (errno));
+          rc = -1;
+        }
+    }
+  free (live);
+  return rc;
+}
