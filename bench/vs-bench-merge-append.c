@@ -104,7 +104,7 @@ main (int argc, char **argv)
       double t1 = now ();
       VsMergeAppend *a = vs_merge_append_open (live, err, sizeof err);
       if (a == NULL || vs_merge_append_begin (a, NULL, NULL, err, sizeof err) != 0
-          || vs_merge_append_input (a, input, 0, NULL, err, sizeof err) != 0)
+          || vs_merge_append_input (a, input, 0, INT64_MAX, NULL, err, sizeof err) != 0)
         goto fail;
       double t2 = now ();
       if (vs_merge_append_end (a, NULL, NULL, NULL, err, sizeof err) != 0)
