@@ -41,6 +41,8 @@ failed=0
 run() {
   local name=$1 secs=$2 pause=$3
   shift 3
+  # RUNS="name ...": only those.
+  case " ${RUNS:-$name} " in *" $name "*) ;; *) return 0 ;; esac
   local limit=$((secs + 90)) t0
   t0=$(date +%s)
   if [ $((t0 - start + limit)) -gt "$BUDGET" ]; then
@@ -127,6 +129,7 @@ else
 fi
 run win-60 60 0.004 --window 20s
 # LONG=S: one more, S seconds long, to show the spool flat over time.
+# RUNS="win-120 win-300": only the runs named.
 [ -n "${LONG:-}" ] && run "win-$LONG" "$LONG" 0.004 --window 20s
 
 # Everything in one file: sizes, vramscope's summary and the truths.
