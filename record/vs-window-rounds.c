@@ -2,7 +2,6 @@
  * vs-window-rounds.h). */
 #include "vs-window-rounds.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -60,52 +59,6 @@ env_ms (const char *name, int64_t fallback)
   return *end == '\0' && n >= 0 ? n : fallback;
 }
 
-static int
-compare_names (const void *a, const void *b)
-{
-  return strcmp (*(char *const *)a, *(char *const *)b);
-}
-
-/* The spool's traces (*.db), sorted by name; *out malloc'd. */
-static size_t
-list_inputs (const char *dir, char ***out)
-{
-  size_t n = 0, cap = 16;
-  char **v = malloc (cap * sizeof *v);
-  DIR *d = opendir (dir);
-  if (d == NULL || v == NULL)
-    {
-      if (d)
-        closedir (d);
-      *out = v;
-      return 0;
-    }
-  struct dirent *e;
-  while ((e = readdir (d)) != NULL)
-    {
-      size_t l = strlen (e->d_name);
-      if (l < 4 || strcmp (e->d_name + l - 3, ".db") != 0)
-        continue;
-      if (n == cap)
-        {
-          char **nv = realloc (v, 2 * cap * sizeof *v);
-          if (nv == NULL)
-            break;
-          v = nv;
-          cap *= 2;
-        }
-      size_t plen = strlen (dir) + l + 2;
-      if ((v[n] = malloc (plen)) == NULL)
-        break;
-      snprintf (v[n], plen, "%s/%s", dir, e->d_name);
-      n++;
-    }
-  closedir (d);
-  qsort (v, n, sizeof *v, compare_names);
-  *out = v;
-  return n;
-}
-
 static void
 free_list (char **v, size_t n)
 {
@@ -142,7 +95,7 @@ is_import (const char *path)
  * rows.  False while it cannot be, or a GPU of it is still unnamed: it
  * waits for a later round. */
 static bool
-tie_import (VsWindowRounds *r, const char *path)
+tie_import (const char *path)
 {
   size_t l = strlen (path);
   char *info = malloc (l + 16);
@@ -244,15 +197,15 @@ round_once (VsWindowRounds *r, char *err, size_t errlen)
 {
   int64_t before = r->st.frontier_ns;
   char **inputs = NULL;
-  size_t n = list_inputs (r->spool, &inputs);
+  size_t n = vs_record_list_spool (r->spool, &inputs);
   int64_t f = frontier (r, inputs, n), now = r->newest;
   /* Each input's rows commit as it is appended: a round cut short leaves
    * the live trace as far as it went, which the next open continues. */
   int rc = vs_merge_append_begin (r->app, going, r, err, errlen);
   for (size_t k = 0; k < n && rc == 0; k++)
-    if (!is_import (inputs[k]) || tie_import (r, inputs[k]))
-      rc = vs_merge_append_input (r->app, inputs[k], before,
-                                  is_import (inputs[k]) ? f : INT64_MAX, &r->st.late, err, errlen);
+    if (!is_import (inputs[k]) || tie_import (inputs[k]))
+      rc = vs_merge_append_input (r->app, inputs[k], before, is_import (inputs[k]) ? f : INT64_MAX,
+                                  &r->st.late, err, errlen);
   if (rc == 0)
     rc = vs_merge_append_end (r->app, NULL, going, r, err, errlen);
   if (atomic_load (&r->stop))

@@ -102,7 +102,13 @@ vs_win_state (sqlite3 *db, const char *key, int64_t fallback)
 int
 vs_win_set_state (sqlite3 *db, const char *key, int64_t value)
 {
-  static const char *sql = "INSERT OR REPLACE INTO " VS_WIN_STATE " (key, value) VALUES (?1, ?2)";
+  return vs_win_put (db, "INSERT OR REPLACE INTO " VS_WIN_STATE " (key, value) VALUES (?1, ?2)",
+                     key, value);
+}
+
+int
+vs_win_put (sqlite3 *db, const char *sql, const char *key, int64_t value)
+{
   sqlite3_stmt *s;
   if (sqlite3_prepare_v2 (db, sql, -1, &s, NULL) != SQLITE_OK)
     return -1;

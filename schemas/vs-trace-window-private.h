@@ -53,6 +53,8 @@ int vs_win_pieces_create (sqlite3 *db, char *err, size_t errlen);
 bool vs_win_has_live (sqlite3 *db);
 int64_t vs_win_state (sqlite3 *db, const char *key, int64_t fallback);
 int vs_win_set_state (sqlite3 *db, const char *key, int64_t value);
+/* Runs sql (an insert of ?1 = key, ?2 = value) once.  0 or -1. */
+int vs_win_put (sqlite3 *db, const char *sql, const char *key, int64_t value);
 
 /* The pieces of the run's stretch [c->edge[0], c->end] (c's slices), of
  * every device and allocator the summary names, from the finalized

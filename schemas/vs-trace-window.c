@@ -74,15 +74,7 @@ enum
 static int
 set_meta (sqlite3 *db, const char *key, int64_t value)
 {
-  static const char *sql = "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)";
-  sqlite3_stmt *s;
-  if (sqlite3_prepare_v2 (db, sql, -1, &s, NULL) != SQLITE_OK)
-    return -1;
-  sqlite3_bind_text (s, 1, key, -1, SQLITE_STATIC);
-  sqlite3_bind_int64 (s, 2, value);
-  int rc = sqlite3_step (s) == SQLITE_DONE ? 0 : -1;
-  sqlite3_finalize (s);
-  return rc;
+  return vs_win_put (db, "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)", key, value);
 }
 
 static int
