@@ -184,12 +184,13 @@ device_lines (VsTrace *trace, const VsDeviceDiagnosis *dd, guint n_devices, GPtr
           g_autofree char *per = fmt_bytes (dd->growth.bytes_per_iteration);
 
           text = dd->growth.stepped
-                     ? g_strdup_printf ("%u from %s; allocated memory grows %s per iteration on "
+                     ? g_strdup_printf ("%u from %s; allocated memory grows %s per %s on "
                                         "average, in %" G_GINT64_FORMAT " steps",
                                         dd->iterations->iterations->len, dd->iterations->what, per,
-                                        dd->growth.growing)
-                     : g_strdup_printf ("%u from %s; allocated memory grows %s per iteration",
-                                        dd->iterations->iterations->len, dd->iterations->what, per);
+                                        dd->iterations->unit, dd->growth.growing)
+                     : g_strdup_printf ("%u from %s; allocated memory grows %s per %s",
+                                        dd->iterations->iterations->len, dd->iterations->what, per,
+                                        dd->iterations->unit);
         }
       else
         text = g_strdup_printf ("%u from %s; no growth from one to the next",
@@ -267,7 +268,8 @@ vs_diagnosis_write_text (VsTrace *trace, const VsDiagnosis *dx, guint width, GSt
             g_string_append_printf (head, " kept of %" G_GINT64_FORMAT " in the run", f->run_count);
         }
       else if (f->count != VS_UNKNOWN && f->kind == VS_FINDING_GROWTH_PER_ITERATION)
-        g_string_append_printf (head, " per iteration over %" G_GINT64_FORMAT, f->count);
+        g_string_append_printf (head, " per %s over %" G_GINT64_FORMAT,
+                                f->unit ? f->unit : "iteration", f->count);
       else if (f->count != VS_UNKNOWN)
         g_string_append_printf (head, " in %" G_GINT64_FORMAT " blocks", f->count);
       if (f->time_ns != VS_UNKNOWN)

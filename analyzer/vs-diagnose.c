@@ -298,9 +298,9 @@ diagnose_failures (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings, G
             g_autofree char *per = bytes (dd->growth.bytes_per_iteration);
 
             g_string_append_printf (remedy,
-                                    "%sfirst stop the growth of %s per iteration "
+                                    "%sfirst stop the growth of %s per %s "
                                     "(growth-per-iteration)",
-                                    remedy->len > 0 ? "; " : "", per);
+                                    remedy->len > 0 ? "; " : "", per, dd->iterations->unit);
           }
         else if (role_text != NULL && cause != VS_OOM_CAUSE_FRAGMENTATION)
           {
@@ -384,6 +384,7 @@ diagnose_growth (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings)
   per = bytes (g->bytes_per_iteration);
   f->bytes = g->bytes_per_iteration;
   f->count = g->iterations;
+  f->unit = dd->iterations->unit;
   f->time_ns = g->first_time_ns;
   f->seq = g->first_seq;
   /* A site of no known stack has an empty name. */
@@ -391,16 +392,16 @@ diagnose_growth (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings)
   f->site = g_strdup (site);
   f->stack_id = g->site_stack_id;
   site_bytes = bytes (g->site_bytes);
+  const char *unit = dd->iterations->unit;
   how = g->stepped ? g_strdup_printf ("rose in %" G_GINT64_FORMAT " steps over %" G_GINT64_FORMAT
-                                      " iterations and never came back down: %s per iteration "
-                                      "on average",
-                                      g->growing, g->iterations, per)
+                                      " %ss and never came back down: %s per %s on average",
+                                      g->growing, g->iterations, unit, per, unit)
                    : g_strdup_printf ("grew in %" G_GINT64_FORMAT " of %" G_GINT64_FORMAT
-                                      " iterations, by %s per iteration",
-                                      g->growing, g->iterations, per);
-  f->evidence = g_strdup_printf ("allocated memory at the start of each iteration (%s) %s; %s "
+                                      " %ss, by %s per %s",
+                                      g->growing, g->iterations, unit, per, unit);
+  f->evidence = g_strdup_printf ("allocated memory at the start of each %s (%s) %s; %s "
                                  "allocated since then is still live, most of it from %s",
-                                 dd->iterations->what, how, site_bytes,
+                                 unit, dd->iterations->what, how, site_bytes,
                                  site != NULL ? site : "an unknown site");
   if (dd->settings.pytorch)
     f->remedy = g_strdup ("keep no tensor that holds its autograd graph across iterations: "

@@ -81,6 +81,8 @@ typedef struct
   char *evidence;      /* sentences with the numbers */
   char *remedy;        /* what to change, NULL if nothing applies */
   gint64 saving_bytes; /* expected saving of the remedy, VS_UNKNOWN if not estimated */
+  const char *unit;    /* growth: what count counts ("iteration", or "slice" of a windowed
+                        * trace); NULL otherwise */
 } VsFinding;
 
 /* The facts of one device's peak. */

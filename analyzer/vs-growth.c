@@ -326,6 +326,7 @@ iterations_from_slices (VsTrace *trace, VsIterations *it, GArray *slices, GError
   g_autoptr (VsIterations) owned = it;
 
   it->source = VS_ITERATIONS_SLICES;
+  it->unit = "slice";
   {
     VsWindowedInfo info;
     if (!vs_windowed_info (trace, &info, error))
@@ -334,7 +335,9 @@ iterations_from_slices (VsTrace *trace, VsIterations *it, GArray *slices, GError
                    ? g_strdup_printf ("the windowed trace's slices of %" G_GINT64_FORMAT
                                       " iteration%s (lowest allocated in each)",
                                       info.slice_iterations, info.slice_iterations == 1 ? "" : "s")
-                   : g_strdup ("the windowed trace's slices of the run (lowest allocated in each)");
+                   : g_strdup_printf ("the windowed trace's slices of %.3f s of the run (lowest "
+                                      "allocated in each)",
+                                      info.slice_ns / 1e9);
   }
   for (guint i = 0; i < slices->len; i++)
     {
@@ -367,6 +370,7 @@ vs_iterations_find (VsTrace *trace, gint64 device_id, gint64 allocator_id, GErro
   g_return_val_if_fail (trace != NULL, NULL);
   it->device_id = device_id;
   it->allocator_id = allocator_id;
+  it->unit = "iteration";
   it->iterations = g_array_new (FALSE, TRUE, sizeof (VsIteration));
 
   {

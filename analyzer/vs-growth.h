@@ -50,7 +50,10 @@ typedef struct
   gint64 device_id;
   gint64 allocator_id;
   VsIterationSource source;
-  char *what;         /* "NVTX ranges 'step #'" or "allocation pattern"; NULL with none */
+  char *what; /* "NVTX ranges 'step #'" or "allocation pattern"; NULL with none */
+  /* What one of them is, for "per …": "iteration", or "slice" when they
+   * are a windowed trace's slices (of time, or of several iterations). */
+  const char *unit;
   GArray *iterations; /* VsIteration, by time */
 } VsIterations;
 
