@@ -422,10 +422,12 @@ vs_merge_append_input (VsMergeAppend *a, const char *input, int64_t before_ns, i
     if (hi[t] < lo[t])
       rc = fail (err, errlen, "%s: rows already merged are gone from its %s", input,
                  vs_merge_table_names[t]);
-  /* Only the allocator events before until_ns, and the failures: up to
-   * the first row at or after it (an import's rows come in time order). */
+  /* Of an import, only the allocator events and failures before until_ns:
+   * up to the first row at or after it (its rows come in time order, and
+   * those after its process's final snapshot are cut when it closes). */
   static const int timed[] = { VS_MERGE_ALLOC_EVENT, VS_MERGE_FAILED_ALLOC };
-  for (size_t k = 0; k < sizeof timed / sizeof timed[0] && rc == 0 && until_ns != INT64_MAX; k++)
+  for (size_t k = 0;
+       k < sizeof timed / sizeof timed[0] && rc == 0 && m->imported && until_ns != INT64_MAX; k++)
     {
       int t = timed[k];
       char sql[160];

@@ -51,10 +51,10 @@ int vs_merge_append_begin (VsMergeAppend *a, VsProgressFunc progress, void *prog
  * written to every range taken while open.  The rows and the state commit
  * in one transaction.  An input that does not exist (yet) is skipped (0).
  * *late (may be NULL) is increased by the event rows appended (alloc_event,
- * mem_event, pool_event, failed_alloc) whose ts < before_ns.  Of the
- * allocator events and failures only those before until_ns are taken (up
- * to the first that is not: an import's rows come in time order;
- * INT64_MAX: all), the rest left for a later round.  0, or -1
+ * mem_event, pool_event, failed_alloc) whose ts < before_ns.  Of an
+ * import (meta source 'import'), only the allocator events and failures
+ * before until_ns are taken (up to the first that is not: its rows come in
+ * time order; INT64_MAX: all), the rest left for a later round.  0, or -1
  * with err filled and the merged trace as it was before the call (the
  * round goes on with the next input). */
 int vs_merge_append_input (VsMergeAppend *a, const char *input, int64_t before_ns, int64_t until_ns,

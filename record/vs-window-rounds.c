@@ -23,6 +23,7 @@ typedef struct
 {
   char *path;
   int64_t newest;
+  bool tied; /* an import tied to its process and GPUs */
 } Seen;
 
 struct VsWindowRounds
@@ -78,10 +79,8 @@ going (uint64_t done, uint64_t total, void *data)
 }
 
 /* Whether path is one of record's imports of a PyTorch stream
- * (torch-PID.db): its rows come in time order, and those after the
- * process's final snapshot are cut at the end, so a round takes only its
- * rows before the frontier (the final snapshot is taken at the exit, after
- * the frontier, and what follows it is the process's shutdown). */
+ * (torch-PID.db), which are tied to their process before they are
+ * appended. */
 static bool
 is_import (const char *path)
 {
@@ -177,7 +176,7 @@ frontier (VsWindowRounds *r, char **inputs, size_t n)
               return INT64_MIN;
             }
           r->seen = ns;
-          r->seen[r->nseen++] = (Seen){ p, INT64_MIN };
+          r->seen[r->nseen++] = (Seen){ p, INT64_MIN, false };
         }
       if (t > r->seen[i].newest)
         {
@@ -191,6 +190,47 @@ frontier (VsWindowRounds *r, char **inputs, size_t n)
   return f == INT64_MAX ? INT64_MIN : f;
 }
 
+/* Whether the input at path (seen this round) may be appended: a process
+ * trace always, an import once tied (tied once). */
+static bool
+appendable (VsWindowRounds *r, const char *path)
+{
+  if (!is_import (path))
+    return true;
+  for (size_t i = 0; i < r->nseen; i++)
+    if (strcmp (r->seen[i].path, path) == 0)
+      return r->seen[i].tied || (r->seen[i].tied = tie_import (path));
+  return false;
+}
+
+/* Adds n to the events that came behind the frontier, kept in the live
+ * trace's meta (window_live_late_events); returns the total. */
+static int64_t
+add_late (const char *path, int64_t n)
+{
+  static const char *sql
+      = "INSERT OR REPLACE INTO meta (key, value) VALUES ('window_live_late_events',"
+        " ifnull((SELECT CAST(value AS INTEGER) FROM meta"
+        " WHERE key = 'window_live_late_events'), 0) + ?1)"
+        " RETURNING CAST(value AS INTEGER)";
+  sqlite3 *db = NULL;
+  int64_t total = n;
+  if (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK)
+    {
+      sqlite3_busy_timeout (db, 10000);
+      sqlite3_stmt *s = NULL;
+      if (sqlite3_prepare_v2 (db, sql, -1, &s, NULL) == SQLITE_OK)
+        {
+          sqlite3_bind_int64 (s, 1, n);
+          if (sqlite3_step (s) == SQLITE_ROW)
+            total = sqlite3_column_int64 (s, 0);
+        }
+      sqlite3_finalize (s);
+    }
+  sqlite3_close (db);
+  return total;
+}
+
 /* One round (see vs-window-rounds.h).  0, 1 when cancelled, -1 with err. */
 static int
 round_once (VsWindowRounds *r, char *err, size_t errlen)
@@ -201,13 +241,15 @@ round_once (VsWindowRounds *r, char *err, size_t errlen)
   int64_t f = frontier (r, inputs, n), now = r->newest;
   /* Each input's rows commit as it is appended: a round cut short leaves
    * the live trace as far as it went, which the next open continues. */
+  int64_t late = 0;
   int rc = vs_merge_append_begin (r->app, going, r, err, errlen);
   for (size_t k = 0; k < n && rc == 0; k++)
-    if (!is_import (inputs[k]) || tie_import (inputs[k]))
-      rc = vs_merge_append_input (r->app, inputs[k], before, is_import (inputs[k]) ? f : INT64_MAX,
-                                  &r->st.late, err, errlen);
+    if (appendable (r, inputs[k]))
+      rc = vs_merge_append_input (r->app, inputs[k], before, f, &late, err, errlen);
   if (rc == 0)
     rc = vs_merge_append_end (r->app, NULL, going, r, err, errlen);
+  if (rc == 0 && late > 0)
+    add_late (r->live, late);
   if (atomic_load (&r->stop))
     rc = 1;
   if (rc == 0 && f != INT64_MIN)
@@ -225,11 +267,7 @@ round_once (VsWindowRounds *r, char *err, size_t errlen)
           VsTraceTrimStats ts;
           rc = vs_trace_window_trim (db, r->window_ns, f, now, &ts, err, errlen);
           if (rc == 0)
-            {
-              r->st.frontier_ns = ts.to;
-              r->st.blocks_dropped += ts.blocks_dropped;
-              r->st.kernels_dropped += ts.kernels_dropped;
-            }
+            r->st.frontier_ns = ts.to;
         }
       sqlite3_close (db);
     }
@@ -383,20 +421,12 @@ aggregated_to (const char *path)
   return t;
 }
 
-/* Events that came behind the frontier, kept in the trace's meta. */
+/* The events that came behind the frontier in all the rounds and the
+ * last append (late), said in one line when there were any. */
 static void
 note_late (const char *path, int64_t late, int64_t frontier)
 {
-  sqlite3 *db = NULL;
-  if (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK)
-    {
-      char sql[160];
-      snprintf (sql, sizeof sql,
-                "INSERT OR REPLACE INTO meta (key, value) VALUES ('window_live_late_events', %lld)",
-                (long long)late);
-      sqlite3_exec (db, sql, NULL, NULL, NULL);
-    }
-  sqlite3_close (db);
+  late = add_late (path, late);
   if (late > 0)
     fprintf (stderr,
              "vramscope record: %lld events came more than the window's lag late (before "

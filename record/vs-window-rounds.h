@@ -37,11 +37,9 @@ typedef struct VsWindowRounds VsWindowRounds;
 
 typedef struct
 {
-  int64_t rounds;     /* rounds completed */
-  int64_t busy_ns;    /* time spent in them */
-  int64_t longest_ns; /* the longest */
-  int64_t late;       /* events that came behind the frontier */
-  int64_t blocks_dropped, kernels_dropped;
+  int64_t rounds;      /* rounds completed */
+  int64_t busy_ns;     /* time spent in them */
+  int64_t longest_ns;  /* the longest */
   int64_t frontier_ns; /* the aggregates cover the run up to here */
   char error[512];     /* why the rounds stopped early, "" if they did not */
 } VsWindowRoundsStats;
