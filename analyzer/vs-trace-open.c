@@ -303,10 +303,39 @@ touch_tables (VsTrace *trace, GError **error)
   return TRUE;
 }
 
+/* vs_trace_validate()'s reads, inside its read transaction. */
+static gboolean validate_version (VsTrace *trace, gboolean *finalized, GError **error);
+
 /* Checks trace->db's application id and schema version, and reads meta
- * 'finalized' into *finalized. */
+ * 'finalized' into *finalized: in one read transaction, so that a reader
+ * finalizing the trace at the same time (which brings an older schema to
+ * the current one) is seen wholly before or wholly after. */
 gboolean
 vs_trace_validate (VsTrace *trace, gboolean *finalized, GError **error)
+{
+  gboolean in_txn = sqlite3_exec (trace->db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
+  gboolean ok = validate_version (trace, finalized, error);
+
+  if (in_txn)
+    sqlite3_exec (trace->db, ok ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL);
+  if (ok && trace->schema_version >= VS_TRACE_SCHEMA_COMPACTED)
+    {
+      char *msg = NULL;
+
+      /* The chunked tables under their old names (vs-chunk-vtab.h). */
+      if (vs_chunk_attach (trace->db, &msg) != SQLITE_OK)
+        {
+          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT, "%s: %s", trace->path,
+                       msg ? msg : sqlite3_errmsg (trace->db));
+          sqlite3_free (msg);
+          return FALSE;
+        }
+    }
+  return ok;
+}
+
+static gboolean
+validate_version (VsTrace *trace, gboolean *finalized, GError **error)
 {
   static const char *finalized_sql
       = "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'finalized'";
@@ -344,19 +373,6 @@ vs_trace_validate (VsTrace *trace, gboolean *finalized, GError **error)
   if (!vs_trace_query_int (trace, finalized_sql, &fin, error))
     return FALSE;
   *finalized = fin == 1;
-  if (version >= VS_TRACE_SCHEMA_COMPACTED)
-    {
-      char *msg = NULL;
-
-      /* The chunked tables under their old names (vs-chunk-vtab.h). */
-      if (vs_chunk_attach (trace->db, &msg) != SQLITE_OK)
-        {
-          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT, "%s: %s", trace->path,
-                       msg ? msg : sqlite3_errmsg (trace->db));
-          sqlite3_free (msg);
-          return FALSE;
-        }
-    }
   return TRUE;
 }
 
