@@ -122,6 +122,43 @@ vs_spool_pid_alive (gint64 pid)
   return TRUE;
 }
 
+gint64
+vs_spool_record_pid (const char *dir)
+{
+  g_return_val_if_fail (dir != NULL, 0);
+  g_auto (VsSpoolInfo) info = { 0 };
+  if (vs_spool_read_info (dir, &info) && info.record_pid > 0)
+    return info.record_pid;
+  return pid_from_name (dir);
+}
+
+/* Whether the file name (a path, or argv[0]) is the vramscope command's. */
+static gboolean
+names_vramscope (const char *path)
+{
+  g_autofree char *base = g_path_get_basename (path);
+  return g_str_has_prefix (base, "vramscope");
+}
+
+gboolean
+vs_spool_pid_is_vramscope (gint64 pid)
+{
+  if (pid <= 0 || pid > G_MAXINT)
+    return FALSE;
+  g_autofree char *exe_link = g_strdup_printf ("/proc/%d/exe", (int)pid);
+  g_autofree char *exe = g_file_read_link (exe_link, NULL);
+  if (exe != NULL)
+    return names_vramscope (exe);
+  /* Another user's process: its command line is still readable. */
+  g_autofree char *cmd_path = g_strdup_printf ("/proc/%d/cmdline", (int)pid);
+  g_autofree char *cmd = NULL;
+  gsize len = 0;
+  if (g_file_get_contents (cmd_path, &cmd, &len, NULL) && len > 0)
+    return names_vramscope (cmd);
+  /* Nothing tells: it may be. */
+  return TRUE;
+}
+
 gboolean
 vs_spool_is_active (const char *dir)
 {

@@ -42,6 +42,15 @@ gboolean vs_spool_looks_like_spool (const char *path);
 /* TRUE when process pid runs on this host (a zombie does not). */
 gboolean vs_spool_pid_alive (gint64 pid);
 
+/* The pid of the record process that made the spool at dir: run.info's
+ * record_pid, else the pid in the directory's name; 0 when neither. */
+gint64 vs_spool_record_pid (const char *dir);
+
+/* TRUE when process pid (alive) runs the vramscope command, or when
+ * nothing here can tell; FALSE when it is some other program (its pid was
+ * given again after the recording's record ended). */
+gboolean vs_spool_pid_is_vramscope (gint64 pid);
+
 /* TRUE when the recording that owns the spool at dir still runs: its
  * record process (or, without run.info, the pid in the directory's name)
  * is alive on this host.  A spool written from another host counts as

@@ -53,6 +53,7 @@
 #include "vs-window-rounds.h"
 #include "vs-recover.h"
 #include "vs-spool.h"
+#include "vs-spool-files.h"
 #include "vs-summary.h"
 #include "vs-symbol-cache.h"
 #include "vs-symbolize.h"
@@ -216,25 +217,14 @@ forward_signal (int sig, siginfo_t *info, void *ctx)
     kill ((pid_t)child_pid, sig);
 }
 
-/* Removes the spool directory and the files the collector left in it. */
+/* Removes the spool directory with the recording's files in it
+ * (vs-spool-files.h); says so when it holds others, which stay. */
 static void
 remove_spool (const char *dir)
 {
-  DIR *d = opendir (dir);
-  if (d != NULL)
-    {
-      struct dirent *e;
-      while ((e = readdir (d)) != NULL)
-        {
-          if (e->d_name[0] == '.')
-            continue;
-          char p[PATH_MAX + 256];
-          snprintf (p, sizeof p, "%s/%s", dir, e->d_name);
-          unlink (p);
-        }
-      closedir (d);
-    }
-  rmdir (dir);
+  if (vs_spool_remove (dir) > 0)
+    fprintf (stderr, "vramscope record: %s is kept: it holds files that are not the recording's\n",
+             dir);
 }
 
 static int
@@ -243,8 +233,10 @@ compare_names (const void *a, const void *b)
   return strcmp (*(char *const *)a, *(char *const *)b);
 }
 
-/* The process traces in the spool directory, sorted by name (pid, then
- * start time).  Returns the count; *out is malloc'd. */
+/* The traces in the spool directory that are the recording's
+ * (process-PID-NS.db, torch-PID.db: vs-spool-files.h), sorted by name
+ * (pid, then start time); links and files of other names are left out.
+ * Returns the count; *out is malloc'd. */
 static size_t
 list_spool (const char *dir, char ***out)
 {
@@ -262,22 +254,31 @@ list_spool (const char *dir, char ***out)
   while ((e = readdir (d)) != NULL)
     {
       size_t l = strlen (e->d_name);
-      if (l < 4 || strcmp (e->d_name + l - 3, ".db") != 0)
+      if (l < 4 || strcmp (e->d_name + l - 3, ".db") != 0 || !vs_spool_name_is_ours (e->d_name))
         continue;
+      size_t plen = strlen (dir) + l + 2;
+      char *path = malloc (plen);
+      if (path == NULL)
+        break;
+      snprintf (path, plen, "%s/%s", dir, e->d_name);
+      /* A link is not the recording's: never opened, to read or write. */
+      if (!vs_spool_file_is_plain (path, NULL))
+        {
+          free (path);
+          continue;
+        }
       if (n == cap)
         {
           char **nv = realloc (v, 2 * cap * sizeof *v);
           if (nv == NULL)
-            break;
+            {
+              free (path);
+              break;
+            }
           v = nv;
           cap *= 2;
         }
-      size_t plen = strlen (dir) + l + 2;
-      v[n] = malloc (plen);
-      if (v[n] == NULL)
-        break;
-      snprintf (v[n], plen, "%s/%s", dir, e->d_name);
-      n++;
+      v[n++] = path;
     }
   closedir (d);
   qsort (v, n, sizeof *v, compare_names);

@@ -44,33 +44,83 @@
 #include "vs-window-rounds.h"
 #include "vs-record-window.h"
 #include "vs-spool.h"
+#include "vs-spool-files.h"
 #include "vs-symbol-cache.h"
 #include "vs-symbolize.h"
 #include "vs-trace-compact.h"
 #include "vs-torch-stream.h"
 
-/* Removes the spool directory and everything in it (files only: the
- * collector and the hook create no folders there). */
+/* The temporary trace being written, removed at a signal (see
+ * on_signal). */
+static char temp_path[PATH_MAX + 64];
+
+/* Set while recover writes in the spool (imports, symbolization,
+ * replaying a process's log): a signal then waits for the step to end, so
+ * that the spool is never left half written. */
+static volatile sig_atomic_t deferring, deferred;
+
+/* SIGINT, SIGTERM, SIGHUP: the temporary trace is removed and the process
+ * ends as the signal would; while deferring, only once the step ends
+ * (a second signal does not wait). */
 static void
-remove_spool (const char *dir)
+on_signal (int sig)
 {
-  g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
-  const char *name;
-  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
+  if (deferring && !deferred)
     {
-      g_autofree char *p = g_build_filename (dir, name, NULL);
-      g_unlink (p);
+      deferred = sig;
+      return;
     }
-  g_rmdir (dir);
+  if (temp_path[0] != '\0')
+    vs_output_remove (temp_path);
+  signal (sig, SIG_DFL);
+  raise (sig);
+}
+
+/* Ends a step that writes in the spool: a signal that came meanwhile is
+ * acted on now. */
+static void
+end_spool_step (void)
+{
+  deferring = 0;
+  if (deferred)
+    on_signal (deferred);
+}
+
+/* A trace of the spool that is the recording's: a vramscope trace of this
+ * schema, raw (the collector's and record's imports are never finalized).
+ * NULL, or why not. */
+static const char *
+not_an_input (sqlite3 *db, char *buf, size_t len)
+{
+  static const char *sql = "SELECT (SELECT application_id FROM pragma_application_id),"
+                           " (SELECT user_version FROM pragma_user_version),"
+                           " (SELECT value FROM meta WHERE key = 'finalized')";
+  sqlite3_stmt *s = NULL;
+  const char *why = NULL;
+  if (sqlite3_prepare_v2 (db, sql, -1, &s, NULL) != SQLITE_OK || sqlite3_step (s) != SQLITE_ROW
+      || sqlite3_column_int (s, 0) != VS_TRACE_APPLICATION_ID)
+    why = "not a vramscope trace";
+  else if (sqlite3_column_int (s, 1) != VS_TRACE_SCHEMA_VERSION)
+    {
+      snprintf (buf, len, "a trace of schema %d, not of this recording's %d",
+                sqlite3_column_int (s, 1), VS_TRACE_SCHEMA_VERSION);
+      why = buf;
+    }
+  else if (sqlite3_column_int (s, 2) != 0)
+    why = "a finished trace, not one a process of the recording was writing";
+  sqlite3_finalize (s);
+  return why;
 }
 
 /* Leaves out of files[0..n-1] the traces SQLite finds damaged (a process
  * killed mid-write never damages its file; a disk that filled up or a copy
- * cut short may), each reported in one line: the rest of the run is still
- * recovered.  Opening a trace read-write first replays its WAL.  Returns
- * the count left; sets *dropped when one was left out. */
+ * cut short may) and the files that are not the recording's process
+ * traces (another trace put there), each reported in one line: the rest
+ * of the run is still recovered.  Opening a trace read-write first
+ * replays its WAL; a link is never opened.  Returns the count left; sets
+ * *dropped when one was left out. */
 static size_t
-drop_damaged (char **files, size_t n, bool *dropped)
+drop_unusable (char **files, size_t n, bool *dropped)
 {
   static const char *check_sql = "PRAGMA quick_check(1)";
   size_t kept = 0;
@@ -78,9 +128,11 @@ drop_damaged (char **files, size_t n, bool *dropped)
     {
       sqlite3 *db = NULL;
       sqlite3_stmt *s = NULL;
-      const char *why = NULL;
+      const char *why = NULL, *foreign = NULL;
+      char buf[128];
       g_autofree char *msg = NULL;
-      if (sqlite3_open_v2 (files[i], &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK
+      if (sqlite3_open_v2 (files[i], &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL)
+              != SQLITE_OK
           || sqlite3_prepare_v2 (db, check_sql, -1, &s, NULL) != SQLITE_OK
           || sqlite3_step (s) != SQLITE_ROW)
         why = db ? sqlite3_errmsg (db) : "out of memory";
@@ -89,11 +141,16 @@ drop_damaged (char **files, size_t n, bool *dropped)
       if (why != NULL)
         msg = g_strdelimit (g_strdup (why), "\n", ' ');
       sqlite3_finalize (s);
+      if (msg == NULL)
+        foreign = not_an_input (db, buf, sizeof buf);
       sqlite3_close (db);
-      if (msg != NULL)
+      if (msg != NULL || foreign != NULL)
         {
-          fprintf (stderr, "vramscope recover: %s is damaged (%s); it is left out\n", files[i],
-                   msg);
+          if (msg != NULL)
+            fprintf (stderr, "vramscope recover: %s is damaged (%s); it is left out\n", files[i],
+                     msg);
+          else
+            fprintf (stderr, "vramscope recover: %s is %s; it is left out\n", files[i], foreign);
           free (files[i]);
           *dropped = true;
           continue;
@@ -101,6 +158,59 @@ drop_damaged (char **files, size_t n, bool *dropped)
       files[kept++] = files[i];
     }
   return kept;
+}
+
+/* Whether recover writes the file of the spool named name (an import of
+ * PyTorch's level, the live trace, or a side file of one). */
+static bool
+written_by_recover (const char *name)
+{
+  return g_str_has_prefix (name, VS_WINDOW_LIVE_TRACE)
+         || (g_str_has_prefix (name, "torch-") && strstr (name, ".db") != NULL);
+}
+
+/* Says, one line each, which files of the spool named as the recording's
+ * are links or not regular files: the recording wrote none of them, and
+ * none is read or written.  False when one is a file recover would write
+ * (it cannot be left out without changing the trace): recover stops. */
+static bool
+check_links (const char *spool)
+{
+  g_autoptr (GDir) d = g_dir_open (spool, 0, NULL);
+  const char *name;
+  bool ok = true;
+  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
+    {
+      g_autofree char *path = g_build_filename (spool, name, NULL);
+      const char *why = NULL;
+      if (!vs_spool_name_is_ours (name) || vs_spool_file_is_plain (path, &why))
+        continue;
+      if (written_by_recover (name))
+        {
+          fprintf (stderr,
+                   "vramscope recover: %s is %s, which recover never writes through; move it "
+                   "out of the spool and recover again\n",
+                   path, why);
+          ok = false;
+        }
+      else
+        fprintf (stderr, "vramscope recover: %s is %s, not the recording's; it is left out\n", path,
+                 why);
+    }
+  return ok;
+}
+
+/* Whether the file out would be inside the folder spool (the spool's
+ * files, its folder itself, are removed once the trace is written). */
+static bool
+inside_spool (const char *spool, const char *out)
+{
+  g_autofree char *dir = g_path_get_dirname (out);
+  char rs[PATH_MAX], rd[PATH_MAX];
+  if (realpath (spool, rs) == NULL || realpath (dir, rd) == NULL)
+    return false;
+  size_t l = strlen (rs);
+  return strcmp (rs, "/") == 0 || (strncmp (rd, rs, l) == 0 && (rd[l] == '\0' || rd[l] == '/'));
 }
 
 /* The pid of a process of the run that is still alive on this host and
@@ -136,7 +246,6 @@ usage (FILE *f)
               "  -q, --quiet         print nothing unless something fails\n");
 }
 
-/* `vramscope recover`: see the file comment.  argv[0] is "recover". */
 /* record --window's DURATION in ns from spool/run.info, 0 without one. */
 static long long
 run_info_window (const char *spool)
@@ -152,6 +261,150 @@ run_info_window (const char *spool)
   return v;
 }
 
+/* Says what became of the spool once its trace is written: removed, or
+ * kept and why. */
+static void
+finish_spool (const char *spool, bool owned, bool keep, bool kept, bool quiet)
+{
+  if (!keep && !kept && owned)
+    {
+      long left = vs_spool_remove (spool);
+      if (left > 0)
+        fprintf (stderr,
+                 "vramscope: the recording's files are removed from %s; it is kept, with the "
+                 "%ld files in it that are not the recording's\n",
+                 spool, left);
+    }
+  else if (!keep && !kept && !quiet)
+    fprintf (stderr,
+             "vramscope: %s is kept: it has no run.info, so nothing tells which of its files "
+             "are the recording's\n",
+             spool);
+  else if (!quiet)
+    fprintf (stderr, "vramscope: the spool %s is kept\n", spool);
+}
+
+/* What recover does once the spool is checked: imports, symbolizes,
+ * merges, windows and compacts into a temporary file beside out, commits
+ * it, then removes the spool's own files.  The exit status. */
+static int
+recover_into (const char *spool, const char *out, const VsSpoolInfo *info, const char *host,
+              bool force, bool quiet, bool keep, bool owned)
+{
+  char err[1024] = "";
+  bool kept = false;
+  const char *run_host = info->host ? info->host : host;
+  /* A windowed recording is recovered windowed, as record would have. */
+  long long window_ns = run_info_window (spool);
+  deferring = 1;
+  int snapshots = vs_torch_stream_import_spool (spool, run_host, window_ns > 0, NULL, &kept);
+  snapshots += vs_record_import_spool_snapshots (spool, run_host, &kept);
+  if (window_ns == 0)
+    vs_torch_stream_append_tails (spool, &kept);
+  char **files = NULL;
+  size_t n = vs_record_list_spool (spool, &files);
+  n = drop_unusable (files, n, &kept);
+  end_spool_step ();
+  int status = 0;
+  if (n > 0
+      && vs_output_check (out, force, "--force", (const char *const *)files, n, err, sizeof err)
+             < 0)
+    {
+      fprintf (stderr, "vramscope recover: %s\n", err);
+      status = 1;
+    }
+  else if (n == 0)
+    {
+      fprintf (stderr,
+               "vramscope recover: %s holds no trace of any process (no process of the "
+               "run used CUDA): nothing to recover\n",
+               spool);
+      status = 1;
+    }
+  else
+    {
+      char *symbol_dir = vs_symbol_cache_default_dir ();
+      vs_symbol_cache_set_dir (symbol_dir);
+      free (symbol_dir);
+      /* A live trace is symbolized as a whole (vs-window-rounds.h). */
+      deferring = 1;
+      if (!vs_window_rounds_in (spool))
+        vs_symbolize_traces ((const char *const *)files, n, quiet);
+      end_spool_step ();
+      VsMergeRun run = { .main_pid = info->program_pid > 0 ? info->program_pid : -1,
+                         .exit_status = VS_UNKNOWN,
+                         .start_ns = info->start_ns > 0 ? info->start_ns : VS_UNKNOWN,
+                         .end_ns = VS_UNKNOWN,
+                         .command_line = NULL,
+                         .host = run_host,
+                         .tool_version = VS_VERSION };
+      /* Compacted next: series coded into chunks as the finalizer derives
+       * them, unless a window is applied first (it reads series). */
+      VsRowChunker chunker;
+      vs_row_chunker_init (&chunker);
+      VsRowSink *old_sink = vs_row_sink_set_active (window_ns > 0 ? NULL : &chunker.sink);
+      /* Named to the handler whole, never half written. */
+      char tmp[sizeof temp_path] = "";
+      deferring = 1;
+      int merged = vs_output_temp (out, tmp, sizeof tmp, err, sizeof err) == 0;
+      if (merged)
+        memcpy (temp_path, tmp, sizeof tmp);
+      else
+        tmp[0] = '\0';
+      end_spool_step ();
+      if (merged)
+        {
+          /* What the rounds brought into the live trace, and the rest. */
+          int lr = vs_window_rounds_finish (spool, (const char *const *)files, n, &run, tmp, quiet,
+                                            NULL, NULL, err, sizeof err);
+          merged = lr == 0
+                   || (lr == 1
+                       && vs_merge_traces (tmp, (const char *const *)files, n, &run, NULL, NULL,
+                                           err, sizeof err)
+                              == 0);
+        }
+      vs_row_sink_set_active (old_sink);
+      vs_row_chunker_clear (&chunker);
+      if (!merged
+          || (window_ns > 0 && !vs_record_apply_window (tmp, window_ns, quiet, err, sizeof err))
+          || vs_trace_compact_file (tmp, err, sizeof err) < 0)
+        status = 1;
+      /* From the commit on, the spool is removed: a signal waits. */
+      deferring = 1;
+      if (status == 0 && vs_output_commit (tmp, out, force, "--force", err, sizeof err) != 0)
+        status = 1;
+      if (status != 0)
+        {
+          fprintf (stderr, "vramscope recover: cannot write %s: %s\n", out, err);
+          if (tmp[0] != '\0')
+            vs_output_remove (tmp);
+        }
+      temp_path[0] = '\0';
+    }
+  size_t nproc = 0;
+  for (size_t k = 0; k < n; k++)
+    if (g_str_has_prefix (strrchr (files[k], '/') ? strrchr (files[k], '/') + 1 : files[k],
+                          "process-"))
+      nproc++;
+  for (size_t k = 0; k < n; k++)
+    free (files[k]);
+  free (files);
+  if (status == 0)
+    {
+      if (!quiet)
+        fprintf (stderr, "vramscope: recovered %zu process trace%s%s from %s into %s\n", nproc,
+                 nproc == 1 ? "" : "s",
+                 snapshots > 0 ? (snapshots == 1 ? " (1 with PyTorch's allocator level)"
+                                                 : " (with PyTorch's allocator level)")
+                               : "",
+                 spool, out);
+      finish_spool (spool, owned, keep, kept, quiet);
+    }
+  end_spool_step ();
+  return status;
+}
+
+/* `vramscope recover`: see the file comment.  argv[0] is "recover". */
 int
 vs_cmd_recover (int argc, char **argv)
 {
@@ -217,7 +470,9 @@ vs_cmd_recover (int argc, char **argv)
       return 1;
     }
   g_auto (VsSpoolInfo) info = { 0 };
-  vs_spool_read_info (spool, &info);
+  /* Only a folder with a run.info is a spool record made: only there are
+   * the recording's files removed. */
+  bool owned = vs_spool_read_info (spool, &info);
   char host[256] = "localhost";
   gethostname (host, sizeof host - 1);
   host[sizeof host - 1] = '\0';
@@ -230,18 +485,42 @@ vs_cmd_recover (int argc, char **argv)
              "vramscope recover: %s was recorded on %s: if its program still runs there, "
              "this trace stops where the spool stood\n",
              spool, info.host);
-  if ((here && vs_spool_is_active (spool)) || writer > 0)
+  if (writer > 0)
     {
-      if (writer > 0)
+      fprintf (stderr,
+               "vramscope recover: process %lld of the recording is still running and "
+               "writing to %s; recover it once it has ended\n",
+               (long long)writer, spool);
+      return 1;
+    }
+  if (here && vs_spool_is_active (spool))
+    {
+      /* A record that ended long ago: its pid may have been given to
+       * another program since, which --force looks past. */
+      gint64 owner = vs_spool_record_pid (spool);
+      if (!force || vs_spool_pid_is_vramscope (owner))
+        {
+          fprintf (stderr,
+                   "vramscope recover: the recording that owns %s is still running (process "
+                   "%lld); it will write its trace itself%s\n",
+                   spool, (long long)owner,
+                   vs_spool_pid_is_vramscope (owner)
+                       ? ""
+                       : " (if that process is not its record, --force recovers anyway)");
+          return 1;
+        }
+      if (!quiet)
         fprintf (stderr,
-                 "vramscope recover: process %lld of the recording is still running and "
-                 "writing to %s; recover it once it has ended\n",
-                 (long long)writer, spool);
-      else
-        fprintf (stderr,
-                 "vramscope recover: the recording that owns %s is still running%s%s; it "
-                 "will write its trace itself\n",
-                 spool, info.host ? " on " : "", info.host ? info.host : "");
+                 "vramscope recover: process %lld, which run.info names as the recording's, is "
+                 "not vramscope (its pid was given again): recovering\n",
+                 (long long)owner);
+    }
+  if (inside_spool (spool, out))
+    {
+      fprintf (stderr,
+               "vramscope recover: %s is inside the spool %s, which is removed once the trace "
+               "is written; write it elsewhere\n",
+               out, spool);
       return 1;
     }
   char err[1024] = "";
@@ -250,102 +529,20 @@ vs_cmd_recover (int argc, char **argv)
       fprintf (stderr, "vramscope recover: %s\n", err);
       return 1;
     }
+  if (!check_links (spool))
+    return 1;
 
-  bool kept = false;
-  const char *run_host = info.host ? info.host : host;
-  /* A windowed recording is recovered windowed, as record would have. */
-  long long window_ns = run_info_window (spool);
-  int snapshots = vs_torch_stream_import_spool (spool, run_host, window_ns > 0, NULL, &kept);
-  snapshots += vs_record_import_spool_snapshots (spool, run_host, &kept);
-  if (window_ns == 0)
-    vs_torch_stream_append_tails (spool, &kept);
-  char **files = NULL;
-  size_t n = vs_record_list_spool (spool, &files);
-  n = drop_damaged (files, n, &kept);
-  int status = 0;
-  if (n > 0
-      && vs_output_check (out, force, "--force", (const char *const *)files, n, err, sizeof err)
-             < 0)
-    {
-      fprintf (stderr, "vramscope recover: %s\n", err);
-      status = 1;
-    }
-  else if (n == 0)
-    {
-      fprintf (stderr,
-               "vramscope recover: %s holds no trace of any process (no process of the "
-               "run used CUDA): nothing to recover\n",
-               spool);
-      status = 1;
-    }
-  else
-    {
-      char *symbol_dir = vs_symbol_cache_default_dir ();
-      vs_symbol_cache_set_dir (symbol_dir);
-      free (symbol_dir);
-      /* A live trace is symbolized as a whole (vs-window-rounds.h). */
-      if (!vs_window_rounds_in (spool))
-        vs_symbolize_traces ((const char *const *)files, n, quiet);
-      VsMergeRun run = { .main_pid = info.program_pid > 0 ? info.program_pid : -1,
-                         .exit_status = VS_UNKNOWN,
-                         .start_ns = info.start_ns > 0 ? info.start_ns : VS_UNKNOWN,
-                         .end_ns = VS_UNKNOWN,
-                         .command_line = NULL,
-                         .host = info.host ? info.host : host,
-                         .tool_version = VS_VERSION };
-      char tmp[PATH_MAX + 64] = "";
-      /* Compacted next: series coded into chunks as the finalizer derives
-       * them, unless a window is applied first (it reads series). */
-      VsRowChunker chunker;
-      vs_row_chunker_init (&chunker);
-      VsRowSink *old_sink = vs_row_sink_set_active (window_ns > 0 ? NULL : &chunker.sink);
-      int merged = vs_output_temp (out, tmp, sizeof tmp, err, sizeof err) == 0;
-      if (merged)
-        {
-          /* What the rounds brought into the live trace, and the rest. */
-          int lr = vs_window_rounds_finish (spool, (const char *const *)files, n, &run, tmp, quiet,
-                                            NULL, NULL, err, sizeof err);
-          merged = lr == 0
-                   || (lr == 1
-                       && vs_merge_traces (tmp, (const char *const *)files, n, &run, NULL, NULL,
-                                           err, sizeof err)
-                              == 0);
-        }
-      vs_row_sink_set_active (old_sink);
-      vs_row_chunker_clear (&chunker);
-      if (!merged
-          || (window_ns > 0 && !vs_record_apply_window (tmp, window_ns, quiet, err, sizeof err))
-          || vs_trace_compact_file (tmp, err, sizeof err) < 0
-          || vs_output_commit (tmp, out, force, "--force", err, sizeof err) != 0)
-        {
-          fprintf (stderr, "vramscope recover: cannot write %s: %s\n", out, err);
-          if (tmp[0] != '\0')
-            vs_output_remove (tmp);
-          status = 1;
-        }
-    }
-  size_t nproc = 0;
-  for (size_t k = 0; k < n; k++)
-    if (g_str_has_prefix (strrchr (files[k], '/') ? strrchr (files[k], '/') + 1 : files[k],
-                          "process-"))
-      nproc++;
-  for (size_t k = 0; k < n; k++)
-    free (files[k]);
-  free (files);
-  if (status != 0)
-    return status;
-  if (!quiet)
-    fprintf (stderr, "vramscope: recovered %zu process trace%s%s from %s into %s\n", nproc,
-             nproc == 1 ? "" : "s",
-             snapshots > 0 ? (snapshots == 1 ? " (1 with PyTorch's allocator level)"
-                                             : " (with PyTorch's allocator level)")
-                           : "",
-             spool, out);
-  if (!keep && !kept)
-    remove_spool (spool);
-  else if (!quiet)
-    fprintf (stderr, "vramscope: the spool %s is kept\n", spool);
-  return 0;
+  static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+  struct sigaction sa = { 0 }, old[3];
+  sa.sa_handler = on_signal;
+  sigemptyset (&sa.sa_mask);
+  temp_path[0] = '\0';
+  for (int k = 0; k < 3; k++)
+    sigaction (sigs[k], &sa, &old[k]);
+  int status = recover_into (spool, out, &info, host, force, quiet, keep, owned);
+  for (int k = 0; k < 3; k++)
+    sigaction (sigs[k], &old[k], NULL);
+  return status;
 }
 
 /* --- the spool as record leaves it (vs-recover.h) ----------------------- */

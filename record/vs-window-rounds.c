@@ -3,6 +3,7 @@
 #include "vs-window-rounds.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 
 #include "vs-merge-append.h"
 #include "vs-recover.h"
+#include "vs-spool-files.h"
 #include "vs-symbolize.h"
 #include "vs-trace-window.h"
 
@@ -435,6 +437,88 @@ note_late (const char *path, int64_t late, int64_t frontier)
              (long long)late, frontier / 1e9);
 }
 
+/* Copies the file at from (opened without following a link) to to: over
+ * its content when it exists (a temporary file made for it), else as a
+ * new file.  0, or -1 with err filled. */
+static int
+copy_file (const char *from, const char *to, bool exists, char *err, size_t errlen)
+{
+  int in = open (from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  int out
+      = in < 0
+            ? -1
+            : open (to, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | (exists ? O_TRUNC : O_CREAT | O_EXCL),
+                    0644);
+  int rc = in >= 0 && out >= 0 ? 0 : -1;
+  char buf[1 << 16];
+  while (rc == 0)
+    {
+      ssize_t got = read (in, buf, sizeof buf);
+      if (got < 0 && errno == EINTR)
+        continue;
+      if (got <= 0)
+        {
+          rc = got < 0 ? -1 : 0;
+          break;
+        }
+      for (ssize_t put = 0; put < got && rc == 0;)
+        {
+          ssize_t w = write (out, buf + put, (size_t)(got - put));
+          if (w > 0)
+            put += w;
+          else if (w == 0 || errno != EINTR)
+            rc = -1;
+        }
+    }
+  if (rc != 0)
+    snprintf (err, errlen, "cannot copy %s to %s: %s", from, to, strerror (errno));
+  if (in >= 0)
+    close (in);
+  if (out >= 0 && close (out) != 0 && rc == 0)
+    rc = -1;
+  return rc;
+}
+
+/* Copies the live trace, with its log or journal (what a killed round
+ * left, replayed or rolled back when the copy is opened), to out: the
+ * live trace itself is only read, and stays in the spool until the trace
+ * is committed.  A live trace that is a link is not the recording's: it
+ * is never opened.  0, or -1 with err filled. */
+static int
+copy_live (const char *live, const char *out, char *err, size_t errlen)
+{
+  static const char *const sides[] = { "-wal", "-journal" };
+  const char *why = NULL;
+  if (!vs_spool_file_is_plain (live, &why))
+    {
+      snprintf (err, errlen, "%s is %s, not the recording's live trace: it is never written", live,
+                why);
+      return -1;
+    }
+  if (copy_file (live, out, true, err, errlen) != 0)
+    return -1;
+  for (size_t k = 0; k < sizeof sides / sizeof sides[0]; k++)
+    {
+      size_t l = strlen (live) + strlen (out) + 16;
+      char *from = malloc (l), *to = malloc (l);
+      int rc = from != NULL && to != NULL ? 0 : -1;
+      if (rc == 0)
+        {
+          snprintf (from, l, "%s%s", live, sides[k]);
+          snprintf (to, l, "%s%s", out, sides[k]);
+          if (access (from, F_OK) == 0)
+            rc = copy_file (from, to, false, err, errlen);
+        }
+      else
+        snprintf (err, errlen, "out of memory");
+      free (from);
+      free (to);
+      if (rc != 0)
+        return -1;
+    }
+  return 0;
+}
+
 int
 vs_window_rounds_finish (const char *spool, const char *const *inputs, size_t n,
                          const VsMergeRun *run, const char *out, bool quiet,
@@ -448,9 +532,15 @@ vs_window_rounds_finish (const char *spool, const char *const *inputs, size_t n,
       snprintf (err, errlen, "out of memory");
       return -1;
     }
-  int64_t late = 0, frontier = aggregated_to (live);
-  VsMergeAppend *app = vs_merge_append_open (live, err, errlen);
-  int rc = app != NULL ? vs_merge_append_begin (app, progress, progress_data, err, errlen) : -1;
+  /* The rest is appended to a copy: a failure or a signal from here on
+   * leaves the spool as the rounds left it, for a later recover. */
+  int rc = copy_live (live, out, err, errlen);
+  free (live);
+  if (rc != 0)
+    return -1;
+  int64_t late = 0, frontier = aggregated_to (out);
+  VsMergeAppend *app = vs_merge_append_open (out, err, errlen);
+  rc = app != NULL ? vs_merge_append_begin (app, progress, progress_data, err, errlen) : -1;
   for (size_t k = 0; k < n && rc == 0; k++)
     rc = vs_merge_append_input (app, inputs[k], frontier, INT64_MAX, &late, err, errlen);
   if (rc == 0)
@@ -458,15 +548,9 @@ vs_window_rounds_finish (const char *spool, const char *const *inputs, size_t n,
   vs_merge_append_free (app);
   if (rc == 0)
     {
-      const char *one[] = { live };
+      const char *one[] = { out };
       vs_symbolize_traces (one, 1, quiet);
-      note_late (live, late, frontier);
-      if (rename (live, out) != 0)
-        {
-          snprintf (err, errlen, "cannot move %s to %s: %s", live, out, strerror (errno));
-          rc = -1;
-        }
+      note_late (out, late, frontier);
     }
-  free (live);
   return rc;
 }

@@ -54,9 +54,11 @@ VsWindowRounds *vs_window_rounds_start (const char *spool, int64_t window_ns);
 void vs_window_rounds_stop (VsWindowRounds *r, VsWindowRoundsStats *stats);
 
 /* After the program ended (record, recover): when the spool holds a live
- * trace, the rest of inputs[0..n-1] (sorted by name, as the spool lists
- * them) appended to it, the processes' ends and the run's meta written,
- * finalized, symbolized, and the file renamed to out.  Returns 1 when the
+ * trace, it is copied to out (an empty file made for it) and the rest of
+ * inputs[0..n-1] (sorted by name, as the spool lists them) appended to the
+ * copy, the processes' ends and the run's meta written, finalized and
+ * symbolized there.  The live trace is only read: a failure or a signal
+ * at any point leaves the spool as the rounds left it.  Returns 1 when the
  * spool has no live trace (merge the inputs as usual, symbolized first), 0
  * when out is written, -1 with err filled. */
 int vs_window_rounds_finish (const char *spool, const char *const *inputs, size_t n,

@@ -467,11 +467,21 @@ vs_trace_window_iterations (sqlite3 *db, int64_t window_ns, const int64_t *start
       /* What was done while the program ran: its pieces cover the run up
        * to `from`, on a grid from the start it saw. */
       origin = vs_win_state (db, "origin", start);
-      if (origin < start || vs_win_state (db, "grid", 0) != vs_win_grid (window_ns))
+      int64_t grid = vs_win_state (db, "grid", 0);
+      if (origin < start)
         {
           snprintf (err, errlen,
-                    "the aggregates kept while the program ran begin at %lld, the run at %lld",
+                    "the aggregates kept while the program ran begin at %lld ns, before the "
+                    "run's start at %lld ns",
                     (long long)origin, (long long)start);
+          return -1;
+        }
+      if (grid != vs_win_grid (window_ns))
+        {
+          snprintf (err, errlen,
+                    "the aggregates kept while the program ran are in slices of %lld ns, this "
+                    "window's are %lld ns: apply the window the recording used",
+                    (long long)grid, (long long)vs_win_grid (window_ns));
           return -1;
         }
       from = vs_win_state (db, "from", start);
