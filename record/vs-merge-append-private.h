@@ -46,8 +46,10 @@ VsAppendInput *vs_merge_append_find_input (VsMergeAppend *a, const char *name);
 VsAppendInput *vs_merge_append_add_input (VsMergeAppend *a, const char *name, int64_t no);
 
 /* Creates the state tables in db where absent and loads what they hold
- * into a (empty).  0 or -1 (the error in sqlite3_errmsg (db) or out of
- * memory). */
+ * into a (empty).  0; -1 (the error in sqlite3_errmsg (db) or out of
+ * memory); -2 when the state does not match the seal kept with it: it was
+ * changed outside these functions, and continuing it would take rows
+ * twice or never. */
 int vs_merge_append_load_state (VsMergeAppend *a, sqlite3 *db);
 
 /* Writes the state of input in (its rows (lo, hi] newly mapped), the

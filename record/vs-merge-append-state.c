@@ -9,6 +9,7 @@
  */
 #include "vs-merge-append-private.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,9 +96,78 @@ input_no (VsMergeAppend *a, int64_t no)
   return NULL;
 }
 
+/* The seal: a digest of the state that decides which rows a round takes
+ * (each input's name, number and marks, the ranges taken while open, the
+ * claims, the largest ids given), kept with it as merge_append_live's row
+ * SEAL_ROW.  A state edited by anything but these functions no longer
+ * matches it, and is refused rather than continued into duplicate or
+ * missing events.  A sum of one hash per element: the order the rows
+ * come back in does not matter.  It tells an edit, not a forgery. */
+#define SEAL_ROW (-1)
+
+static uint64_t
+mix (uint64_t x)
+{
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+static uint64_t
+element (uint64_t kind, int64_t a, int64_t b, int64_t c)
+{
+  return mix (mix (mix (mix (kind) ^ (uint64_t)a) ^ (uint64_t)b) ^ (uint64_t)c);
+}
+
+static int64_t
+name_hash (const char *name)
+{
+  uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
+  for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+    h = (h ^ *p) * 0x100000001b3ULL;
+  return (int64_t)h;
+}
+
+/* The seal of the state in memory. */
+static int64_t
+seal (const VsMergeAppend *a)
+{
+  uint64_t h = 0;
+  for (size_t i = 0; i < a->n; i++)
+    {
+      const VsAppendInput *in = &a->in[i];
+      h += element (1, in->no, name_hash (in->name), 0);
+      for (int t = 0; t < VS_MERGE_N_TABLES; t++)
+        h += element (2, in->no, t, in->mark[t]);
+      for (size_t k = 0; k < in->open.n; k++)
+        h += element (3, in->no, in->open.ids[k], 0);
+    }
+  for (size_t k = 0; k < a->claim_process.n; k++)
+    h += element (4, VS_MERGE_PROCESS, a->claim_process.ids[k], 0);
+  for (size_t k = 0; k < a->claim_device.n; k++)
+    h += element (4, VS_MERGE_DEVICE, a->claim_device.ids[k], 0);
+  for (int t = 0; t < VS_MERGE_N_TABLES; t++)
+    h += element (5, t, a->live_hi[t], 0);
+  return (int64_t)h;
+}
+
+/* Whether the state in memory is that of a merged trace no round took
+ * anything into yet (it has no seal to match). */
+static bool
+state_empty (const VsMergeAppend *a)
+{
+  bool empty = a->n == 0 && a->claim_process.n == 0 && a->claim_device.n == 0;
+  for (int t = 0; t < VS_MERGE_N_TABLES && empty; t++)
+    empty = a->live_hi[t] == 0;
+  return empty;
+}
+
 int
 vs_merge_append_load_state (VsMergeAppend *a, sqlite3 *db)
 {
+  bool sealed = false;
+  int64_t kept_seal = 0;
   if (sqlite3_exec (db, state_sql, NULL, NULL, NULL) != SQLITE_OK)
     return -1;
   static const char *inputs_sql = "SELECT no, name FROM merge_append_input ORDER BY no";
@@ -122,7 +192,7 @@ vs_merge_append_load_state (VsMergeAppend *a, sqlite3 *db)
             rc = vs_merge_append_add_input (a, (const char *)sqlite3_column_text (s, 1), c0) ? 0
                                                                                              : -1;
           else if (q >= 1 && q <= 3 && in == NULL)
-            rc = -1;
+            rc = -2; /* a row of an input the state does not have */
           else if (q == 1 && c1 >= 0 && c1 < VS_MERGE_N_TABLES)
             in->mark[c1] = sqlite3_column_int64 (s, 2);
           else if (q == 2 && c1 >= 0 && c1 < N_MAPS)
@@ -135,11 +205,18 @@ vs_merge_append_load_state (VsMergeAppend *a, sqlite3 *db)
                                       c1);
           else if (q == 5 && c0 >= 0 && c0 < VS_MERGE_N_TABLES)
             a->live_hi[c0] = c1;
+          else if (q == 5 && c0 == SEAL_ROW)
+            {
+              sealed = true;
+              kept_seal = c1;
+            }
         }
       sqlite3_finalize (s);
       if (rc == 0 && step != SQLITE_DONE)
         rc = -1;
     }
+  if (rc == 0 && (sealed ? kept_seal != seal (a) : !state_empty (a)))
+    rc = -2;
   return rc;
 }
 
@@ -218,6 +295,11 @@ vs_merge_append_save_state (VsMergeAppend *a, VsAppendInput *in, const int64_t *
   for (int t = 0; t < VS_MERGE_N_TABLES && rc == 0; t++)
     {
       int64_t v[2] = { t, a->live_hi[t] };
+      rc = vs_merge_exec_ints (db, live_sql, v, 2);
+    }
+  if (rc == 0)
+    {
+      int64_t v[2] = { SEAL_ROW, seal (a) };
       rc = vs_merge_exec_ints (db, live_sql, v, 2);
     }
   if (rc == 0)

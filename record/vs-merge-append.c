@@ -129,7 +129,12 @@ reload (VsMergeAppend *a, char *err, size_t errlen)
   if (!has_table (db, "merge_append_input")
       && vs_merge_count_is_positive (db, "SELECT count(*) FROM meta WHERE key = 'processes'"))
     rc = fail (err, errlen, "%s is a finished trace, not one being appended to", a->path);
-  else if (vs_merge_append_load_state (a, db) != 0)
+  else if ((rc = vs_merge_append_load_state (a, db)) == -2)
+    rc = fail (err, errlen,
+               "%s: what the rounds took no longer matches its seal (changed outside "
+               "vramscope): continuing it would duplicate or lose events",
+               a->path);
+  else if (rc != 0)
     rc = fail (err, errlen, "cannot read the merged trace %s: %s", a->path, sqlite3_errmsg (db));
   sqlite3_close (db);
   return rc;
