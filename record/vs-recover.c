@@ -21,8 +21,13 @@
  * out with one line, and the rest recovered.
  *
  * The trace is written under a temporary name beside FILE and renamed when
- * complete; an existing FILE is replaced only with --force.  The spool is
- * removed once the trace is written, unless --keep.
+ * complete (removed at SIGINT, SIGTERM or SIGHUP); an existing FILE is
+ * replaced only with --force, and a FILE inside the spool never.  recover
+ * owns only the recording's own files of the spool (vs-spool-files.h): it
+ * never writes through a link, leaves out what is not a process trace of
+ * the recording, and once the trace is written removes the recording's
+ * files, and the folder only when nothing else is in it, unless --keep.
+ * docs/collector.md says exactly what it may delete.
  */
 #include <errno.h>
 #include <limits.h>
@@ -241,7 +246,8 @@ usage (FILE *f)
               "SPOOL_DIR (.vramscope-spool-* beside the output it was writing).\n"
               "\n"
               "  -o, --output FILE   trace to write\n"
-              "  -f, --force         replace FILE if it exists\n"
+              "  -f, --force         replace FILE if it exists; recover even though the\n"
+              "                      record pid in run.info runs, once it is not vramscope\n"
               "  --keep              keep SPOOL_DIR (it is removed once FILE is written)\n"
               "  -q, --quiet         print nothing unless something fails\n");
 }
