@@ -92,14 +92,14 @@ end_spool_step (void)
 }
 
 /* A trace of the spool that is the recording's: a vramscope trace of this
- * schema, raw (the collector's and record's imports are never finalized).
+ * version's schema (the collector finalizes its own at a normal exit; a
+ * trace of another schema, a compacted one included, was put there).
  * NULL, or why not. */
 static const char *
 not_an_input (sqlite3 *db, char *buf, size_t len)
 {
   static const char *sql = "SELECT (SELECT application_id FROM pragma_application_id),"
-                           " (SELECT user_version FROM pragma_user_version),"
-                           " (SELECT value FROM meta WHERE key = 'finalized')";
+                           " (SELECT user_version FROM pragma_user_version)";
   sqlite3_stmt *s = NULL;
   const char *why = NULL;
   if (sqlite3_prepare_v2 (db, sql, -1, &s, NULL) != SQLITE_OK || sqlite3_step (s) != SQLITE_ROW
@@ -111,8 +111,6 @@ not_an_input (sqlite3 *db, char *buf, size_t len)
                 sqlite3_column_int (s, 1), VS_TRACE_SCHEMA_VERSION);
       why = buf;
     }
-  else if (sqlite3_column_int (s, 2) != 0)
-    why = "a finished trace, not one a process of the recording was writing";
   sqlite3_finalize (s);
   return why;
 }
