@@ -159,6 +159,32 @@ vs_spool_pid_is_vramscope (gint64 pid)
   return TRUE;
 }
 
+gint64
+vs_spool_pid_start_ns (gint64 pid)
+{
+  if (pid <= 0 || pid > G_MAXINT)
+    return 0;
+  g_autofree char *stat_path = g_strdup_printf ("/proc/%d/stat", (int)pid);
+  g_autofree char *stat = NULL, *boot = NULL;
+  if (!g_file_get_contents (stat_path, &stat, NULL, NULL)
+      || !g_file_get_contents ("/proc/stat", &boot, NULL, NULL))
+    return 0;
+  /* Field 22, starttime, in clock ticks since boot; the fields after the
+   * command's closing parenthesis start at the third. */
+  const char *p = strrchr (stat, ')');
+  g_auto (GStrv) fields = p ? g_strsplit (p + 2, " ", 21) : NULL;
+  const char *btime = strstr (boot, "\nbtime ");
+  long ticks = sysconf (_SC_CLK_TCK);
+  if (fields == NULL || g_strv_length (fields) < 20 || btime == NULL || ticks <= 0)
+    return 0;
+  gint64 since_boot = g_ascii_strtoll (fields[19], NULL, 10);
+  gint64 boot_s = g_ascii_strtoll (btime + 7, NULL, 10);
+  if (since_boot < 0 || boot_s <= 0 || since_boot / ticks > G_MAXINT64 / 1000000000 - boot_s)
+    return 0;
+  return boot_s * 1000000000 + since_boot / ticks * 1000000000
+         + since_boot % ticks * (1000000000 / ticks);
+}
+
 gboolean
 vs_spool_is_active (const char *dir)
 {

@@ -46,6 +46,10 @@ gboolean vs_spool_pid_alive (gint64 pid);
  * record_pid, else the pid in the directory's name; 0 when neither. */
 gint64 vs_spool_record_pid (const char *dir);
 
+/* When process pid (alive) started, in ns of CLOCK_REALTIME (to about a
+ * second: the boot time is known to the second); 0 when unknown. */
+gint64 vs_spool_pid_start_ns (gint64 pid);
+
 /* TRUE when process pid (alive) runs the vramscope command, or when
  * nothing here can tell; FALSE when it is some other program (its pid was
  * given again after the recording's record ended). */

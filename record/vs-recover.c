@@ -217,7 +217,9 @@ inside_spool (const char *spool, const char *out)
 }
 
 /* The pid of a process of the run that is still alive on this host and
- * still has its trace in the spool (process-PID-*.db), or 0. */
+ * still has its trace in the spool (process-PID-NS.db, NS when the
+ * collector created it), or 0.  A process that started more than 10 s
+ * after NS got the pid after the recording's process ended: not one. */
 static gint64
 running_writer (const char *dir)
 {
@@ -225,11 +227,15 @@ running_writer (const char *dir)
   const char *name;
   while (d != NULL && (name = g_dir_read_name (d)) != NULL)
     {
-      long long pid = 0;
-      if (sscanf (name, "process-%lld-", &pid) != 1 || pid <= 0 || pid > G_MAXINT)
+      long long pid = 0, created = 0;
+      int got = sscanf (name, "process-%lld-%lld", &pid, &created);
+      if (got < 1 || pid <= 0 || pid > G_MAXINT || !vs_spool_pid_alive (pid))
         continue;
-      if (vs_spool_pid_alive (pid))
-        return pid;
+      gint64 started = vs_spool_pid_start_ns (pid);
+      if (got == 2 && started > 0 && created < G_MAXINT64 - 10000000000LL
+          && started > created + 10000000000LL)
+        continue;
+      return pid;
     }
   return 0;
 }

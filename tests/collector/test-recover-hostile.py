@@ -19,7 +19,8 @@ are compared, byte for byte, with what they were before:
   - a finished trace of another schema put in the spool is left out with
     one line, the rest recovered;
   - run.info naming a live process that is not vramscope: refused, and
-    --force recovers; naming a vramscope: refused even with --force;
+    --force recovers; naming a vramscope: refused even with --force; a
+    process trace whose pid a later process got is no running writer;
   - the windowed spool: a recover that fails late (run.info's window
     edited) or is interrupted (SIGINT, SIGTERM) at each of its phases
     leaves the live trace as it was, no temporary file, and the rerun
@@ -268,6 +269,28 @@ rc, err, spool, out, moved = recover_checked(
     "stale-force", lambda s, f: write_run_info(s, sleeper.pid), "--force")
 ok(rc == 0 and fingerprint(out) == ref and not moved,
    "and --force recovers it", err)
+# A process trace named for a pid that a process got years after the
+# trace was made (its name's time, 2001) is no writer still running; one
+# made after the process started is.
+def copy_trace(dst):
+    for side in ("", "-wal"):
+        if os.path.exists(outside + side):
+            shutil.copy(outside + side, dst + side)
+
+
+def reused(s, f):
+    copy_trace(os.path.join(s, "process-%d-1000000000.db" % sleeper.pid))
+rc, err, spool, out, moved = recover_checked("reused", reused)
+ok(rc == 0 and fingerprint(out) != ref and not moved,
+   "a process trace whose pid a later process got is recovered, not taken for a running one",
+   err)
+
+
+def running(s, f):
+    copy_trace(os.path.join(s, "process-%d-9000000000000000000.db" % sleeper.pid))
+rc, err, spool, out, moved = recover_checked("running", running)
+ok(rc == 1 and len(lines(err)) == 1 and "still running" in err and not moved,
+   "one made while its process runs stops recover in one line", err)
 sleeper.kill()
 sleeper.wait()
 # Its own spool beside its output, away from the files compared.
