@@ -413,6 +413,7 @@ ok(rc == 1 and len(lines(err)) == 1 and len(numbers) == len(set(numbers))
    and not temporaries(folder),
    "a windowed recover failing late says why in one line and leaves the live trace as it was",
    err)
+os.makedirs(spool, exist_ok=True)
 with open(info, "w") as f:
     f.write(text)
 rc, err = run("recover", "-q", spool, "-o", os.path.join(folder, "out.db"))
