@@ -38,6 +38,7 @@
 #include <sqlite3.h>
 
 #include "vs-config.h"
+#include "vs-framework-spool.h"
 #include "vs-merge.h"
 #include "vs-output.h"
 #include "vs-recover.h"
@@ -257,6 +258,7 @@ vs_cmd_recover (int argc, char **argv)
   long long window_ns = run_info_window (spool);
   int snapshots = vs_torch_stream_import_spool (spool, run_host, window_ns > 0, NULL, &kept);
   snapshots += vs_record_import_spool_snapshots (spool, run_host, &kept);
+  vs_framework_spool_import (spool, run_host, &kept);
   if (window_ns == 0)
     vs_torch_stream_append_tails (spool, &kept);
   char **files = NULL;
