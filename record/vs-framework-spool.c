@@ -76,8 +76,12 @@ read_line (VsFrameworkFile *ff, char *line)
       if (!ff->pending || tab == NULL || ff->nframes == VS_FRAMEWORK_MAX_FRAMES)
         return 0;
       *tab = '\0';
-      VsFrame f = { .kind = VS_FRAME_PYTHON, .module_id = VS_UNKNOWN, .address = VS_UNKNOWN,
-                    .function = tab + 1, .file = line + used, .line = lineno };
+      VsFrame f = { .kind = VS_FRAME_PYTHON,
+                    .module_id = VS_UNKNOWN,
+                    .address = VS_UNKNOWN,
+                    .function = tab + 1,
+                    .file = line + used,
+                    .line = lineno };
       int64_t id = vs_writer_add_frame (ff->w, &f);
       if (id < 0)
         return -1;
@@ -205,8 +209,10 @@ vs_framework_spool_import (const char *spool, const char *host, bool *keep)
         written++;
       else
         {
-          fprintf (stderr, "vramscope record: the JAX/CuPy allocator figures of process %lld "
-                           "are not in the trace: %s\n", pid, err);
+          fprintf (stderr,
+                   "vramscope record: the JAX/CuPy allocator figures of process %lld "
+                   "are not in the trace: %s\n",
+                   pid, err);
           *keep = true;
         }
     }

@@ -47,8 +47,8 @@ static bool
 carried_key (const char *key)
 {
   return strncmp (key, "pytorch.", 8) == 0 || vs_merge_meta_is_framework_key (key)
-         || strcmp (key, "time_axis") == 0
-         || strcmp (key, "job_id") == 0 || strcmp (key, "job_id_source") == 0;
+         || strcmp (key, "time_axis") == 0 || strcmp (key, "job_id") == 0
+         || strcmp (key, "job_id_source") == 0;
 }
 
 int64_t
