@@ -38,7 +38,8 @@ meta_text (VsTrace *trace, const char *key)
 static gint64
 figure (VsTrace *trace, const char *prefix, const char *what, gint64 idx)
 {
-  g_autofree char *at = g_strdup_printf ("%s.%s.%" G_GINT64_FORMAT ".at_failure", prefix, what, idx);
+  g_autofree char *at
+      = g_strdup_printf ("%s.%s.%" G_GINT64_FORMAT ".at_failure", prefix, what, idx);
   g_autofree char *end = g_strdup_printf ("%s.%s.%" G_GINT64_FORMAT, prefix, what, idx);
   g_autofree char *v = meta_text (trace, at);
 
@@ -135,9 +136,10 @@ xla_remedy (const PoolState *st, VsFindingKind kind)
                       "pass (jax.checkpoint / jax.remat), or a smaller batch";
 
   if (kind == VS_FINDING_OOM_FRAGMENTATION)
-    return g_strdup_printf ("let XLA's pool grow as needed (XLA_PYTHON_CLIENT_PREALLOCATE=false) or "
-                            "allocate the largest buffers first; %s",
-                            lower);
+    return g_strdup_printf (
+        "let XLA's pool grow as needed (XLA_PYTHON_CLIENT_PREALLOCATE=false) or "
+        "allocate the largest buffers first; %s",
+        lower);
   if (kind == VS_FINDING_OOM_ALLOCATOR_LIMIT)
     return g_strdup_printf ("raise XLA_PYTHON_CLIENT_MEM_FRACTION (now %s; up to about 0.95 "
                             "leaves room for CUDA and its libraries); %s",
@@ -176,10 +178,11 @@ cupy_remedy (VsFindingKind kind)
                        "free memory better";
 
   if (kind == VS_FINDING_OOM_ALLOCATOR_LIMIT)
-    return g_strdup_printf ("raise the pool's limit (cupy.get_default_memory_pool().set_limit(size="
-                            "...) or CUPY_GPU_MEMORY_LIMIT), or keep fewer arrays alive (del them); "
-                            "%s",
-                            cached);
+    return g_strdup_printf (
+        "raise the pool's limit (cupy.get_default_memory_pool().set_limit(size="
+        "...) or CUPY_GPU_MEMORY_LIMIT), or keep fewer arrays alive (del them); "
+        "%s",
+        cached);
   return g_strdup_printf ("%s; or keep fewer or smaller arrays alive", cached);
 }
 
@@ -187,9 +190,10 @@ static char *
 other_remedy (const char *framework)
 {
   if (strcmp (framework, "tensorflow") == 0)
-    return g_strdup ("let TensorFlow's pool grow as needed "
-                     "(tf.config.experimental.set_memory_growth, TF_FORCE_GPU_ALLOW_GROWTH=true) or "
-                     "size it (per_process_gpu_memory_fraction); or a smaller batch");
+    return g_strdup (
+        "let TensorFlow's pool grow as needed "
+        "(tf.config.experimental.set_memory_growth, TF_FORCE_GPU_ALLOW_GROWTH=true) or "
+        "size it (per_process_gpu_memory_fraction); or a smaller batch");
   if (strcmp (framework, "rmm") == 0)
     return g_strdup ("size RMM's pool (pool_memory_resource's initial and maximum size) for the "
                      "work, or release what the program keeps");
@@ -275,8 +279,8 @@ vs_framework_oom_findings (VsTrace *trace, gint64 device_id, const GPtrArray *fa
       const VsOom *o = g_ptr_array_index (failures, i);
       gint64 pool;
 
-      if (o->device_id == device_id && vs_framework_pool_failure (trace, o, &pool)
-          && o->api != NULL && strcmp (o->api, vs_trace_allocator_name (trace, pool)) == 0)
+      if (o->device_id == device_id && vs_framework_pool_failure (trace, o, &pool) && o->api != NULL
+          && strcmp (o->api, vs_trace_allocator_name (trace, pool)) == 0)
         g_array_append_val (recorded, pool);
     }
   for (guint i = 0; i < failures->len; i++)
@@ -287,7 +291,8 @@ vs_framework_oom_findings (VsTrace *trace, gint64 device_id, const GPtrArray *fa
 
       if (o->device_id != device_id || !vs_framework_pool_failure (trace, o, &pool))
         continue;
-      if (contains (recorded, pool) && g_strcmp0 (o->api, vs_trace_allocator_name (trace, pool)) != 0)
+      if (contains (recorded, pool)
+          && g_strcmp0 (o->api, vs_trace_allocator_name (trace, pool)) != 0)
         continue;
       f = finding_for (trace, o, pool, error);
       if (f == NULL)

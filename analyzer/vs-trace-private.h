@@ -49,7 +49,7 @@ struct _VsTrace
   char *stamp;           /* size and mtime of path and its WAL at the last read */
   struct _VsFrameworkPools *framework_pools; /* pools seen from the device level
                                               * (vs-framework-pools.h) */
-  GPtrArray *retired;    /* caches replaced by vs_trace_refresh(), kept
+  GPtrArray *retired;                        /* caches replaced by vs_trace_refresh(), kept
                             * until vs_trace_free() so pointers handed out
                             * before a refresh stay valid */
 };
