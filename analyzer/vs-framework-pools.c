@@ -368,7 +368,7 @@ summarize (VsTrace *trace, Pool *p)
     {
       s->peak_allocated_bytes = pool_meta (trace, p, "peak_used_bytes");
       s->final_allocated_bytes = pool_meta (trace, p, "used_bytes");
-      s->alloc_count = VS_UNKNOWN;
+      s->alloc_count = pool_meta (trace, p, "num_allocs");
     }
   else
     s->peak_allocated_bytes = s->final_allocated_bytes = s->alloc_count = VS_UNKNOWN;

@@ -5,8 +5,8 @@ Each step makes a few arrays, multiplies them and drops them: CuPy's
 memory pool keeps the freed blocks cached for the next step, so the pool
 (`total_bytes()`) stays far above what is in use (`used_bytes()`) and
 holds all of it at exit — memory the pool keeps, not a leak.  Its ground
-truth is the pool's own figures, read after every step (where they peak)
-and at exit (framework_truth.py).
+truth is the pool's own figures, at exit and their high-water marks
+(framework_truth.py).
 
   python3 cupy-healthy.py [--steps N]
 """
@@ -26,28 +26,18 @@ parser.add_argument("--size", type=int, default=4096)
 args = parser.parse_args()
 
 pool = cupy.get_default_memory_pool()
-
-
-def watch():
-    peak["used"] = max(peak["used"], pool.used_bytes())
-    peak["total"] = max(peak["total"], pool.total_bytes())
-
-
-weights = cupy.random.standard_normal((args.size, args.size), dtype=cupy.float32)
-watch()
-t0 = None
-for i in range(args.steps):
-    if i == 1:  # after the first step, which loads the kernels
-        cupy.cuda.Device().synchronize()
-        t0 = time.perf_counter_ns()
-    x = cupy.random.standard_normal((args.size, args.size), dtype=cupy.float32)
-    watch()
-    h = cupy.maximum(x @ weights, 0)
-    watch()
-    y = (h @ weights).sum(axis=1)
-    watch()
-    del x, h, y
-cupy.cuda.Device().synchronize()
+with framework_truth.cupy_peak_hook(peak):
+    weights = cupy.random.standard_normal((args.size, args.size), dtype=cupy.float32)
+    t0 = None
+    for i in range(args.steps):
+        if i == 1:  # after the first step, which loads the kernels
+            cupy.cuda.Device().synchronize()
+            t0 = time.perf_counter_ns()
+        x = cupy.random.standard_normal((args.size, args.size), dtype=cupy.float32)
+        h = cupy.maximum(x @ weights, 0)
+        y = (h @ weights).sum(axis=1)
+        del x, h, y
+    cupy.cuda.Device().synchronize()
 if t0 is not None:
     # For bench/framework-bench.sh: the steps' time, not part of the truth.
     print("STEPS_NS %d %d" % (args.steps - 1, time.perf_counter_ns() - t0), flush=True)

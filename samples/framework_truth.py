@@ -10,9 +10,9 @@ with the framework's own account of its allocator: for JAX each device's
 `memory_stats()` (bytes_in_use, peak_bytes_in_use, pool_bytes,
 bytes_limit, ...) read once the work is done (and, for a failed run, at
 the failure: `notes.stats_at_failure`), for CuPy the default memory pool's
-`used_bytes()`, `total_bytes()` and the high-water marks the sample keeps
-itself (CuPy has no peak statistic: the sample reads both after every
-step, which is where they peak).  Tests compare vramscope's reports with
+`used_bytes()`, `total_bytes()` and their high-water marks, which the
+sample keeps itself with a CuPy MemoryHook read after every malloc of the
+pool (CuPy has no peak statistic of its own; both grow only there).  Tests compare vramscope's reports with
 these numbers.
 """
 import atexit
@@ -41,6 +41,27 @@ def cupy_stats(peak):
     pool = cupy.get_default_memory_pool()
     return {"used_bytes": int(pool.used_bytes()), "total_bytes": int(pool.total_bytes()),
             "peak_used_bytes": int(peak["used"]), "peak_total_bytes": int(peak["total"])}
+
+
+def cupy_peak_hook(peak):
+    """A CuPy MemoryHook keeping the default pool's high-water marks in peak
+    ("used", "total"), read after every malloc of the pool — where both
+    grow, so the marks are exact.  CuPy has no peak statistic of its own;
+    this is its documented hook (thread-local: use it as `with hook:`
+    around the sample's work)."""
+    import cupy
+    from cupy.cuda import memory_hook
+
+    pool = cupy.get_default_memory_pool()
+
+    class PeakHook(memory_hook.MemoryHook):
+        name = "PeakHook"
+
+        def malloc_postprocess(self, **kwargs):
+            peak["used"] = max(peak["used"], pool.used_bytes())
+            peak["total"] = max(peak["total"], pool.total_bytes())
+
+    return PeakHook()
 
 
 def _excepthook(kind, value, tb):

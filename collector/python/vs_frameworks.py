@@ -15,7 +15,11 @@ write into the trace (record/vs-framework-spool.c):
     xla.bytes_in_use.<dev>, xla.peak_bytes_in_use.<dev>, xla.pool_bytes.<dev>,
     xla.bytes_limit.<dev>, xla.largest_free_block_bytes.<dev> (JAX's
     Device.memory_stats()), cupy.used_bytes.<dev>, cupy.total_bytes.<dev>
-    (the default pool's), and the same at an out-of-memory error under
+    (the default pool's), cupy.peak_used_bytes.<dev>,
+    cupy.peak_total_bytes.<dev> and cupy.num_allocs.<dev> (kept by a
+    wrapper around the default pool's own malloc, set as CuPy's allocator
+    where the pool is: the same pool, so nothing changes for the program;
+    VRAMSCOPE_CUPY_PEAK=0 leaves it out), and the same at an out-of-memory error under
     the key's name followed by ".at_failure";
   * every out-of-memory error the program does not catch (JAX's
     RESOURCE_EXHAUSTED, CuPy's OutOfMemoryError): a failure inside a pool
@@ -167,6 +171,35 @@ def _on_jax(module):
 
 # -------------------------------------------------------------------- CuPy
 
+_cupy_peak = {}  # device → [peak used_bytes, peak total_bytes, mallocs]
+
+
+def _cupy_watch(pool, malloc):
+    """CuPy's allocator, the default pool's own malloc, with the pool's
+    high-water marks kept after each call: used_bytes() and total_bytes()
+    grow only in malloc, so their peaks are exact.  CuPy has no peak
+    statistic of its own."""
+    import cupy
+
+    def allocate(size):
+        ptr = malloc(size)
+        try:
+            peak = _cupy_peak.setdefault(ptr.device_id, [0, 0, 0])
+            used = pool.used_bytes()
+            total = pool.total_bytes()
+            if used > peak[0]:
+                peak[0] = used
+            if total > peak[1]:
+                peak[1] = total
+            peak[2] += 1
+        except Exception:
+            pass
+        return ptr
+
+    allocate.__wrapped__ = malloc
+    return allocate
+
+
 def _cupy_stats(suffix):
     cupy = sys.modules.get("cupy")
     if cupy is None:
@@ -176,11 +209,18 @@ def _cupy_stats(suffix):
     _devices.add(dev)
     _meta["cupy.used_bytes.%d%s" % (dev, suffix)] = int(pool.used_bytes())
     _meta["cupy.total_bytes.%d%s" % (dev, suffix)] = int(pool.total_bytes())
+    peak = _cupy_peak.get(dev)
+    if peak is not None and not suffix:
+        _meta["cupy.peak_used_bytes.%d" % dev] = int(peak[0])
+        _meta["cupy.peak_total_bytes.%d" % dev] = int(peak[1])
+        _meta["cupy.num_allocs.%d" % dev] = int(peak[2])
     limit = int(pool.get_limit())
     if limit > 0:
         _meta["cupy.limit_bytes.%d" % dev] = limit
     try:
         current = cupy.cuda.get_allocator()
+        if getattr(current, "__wrapped__", None) == pool.malloc:
+            current = pool.malloc
         _meta["cupy.allocator"] = "pool" if current == pool.malloc else _one_line(
             getattr(current, "__qualname__", repr(current)))
     except Exception:
@@ -200,6 +240,16 @@ def _cupy_exit():
 
 def _on_cupy(module):
     _frameworks.add("cupy")
+    try:
+        # Only where the program's allocator is CuPy's default pool, as it
+        # is unless the program sets another: the pool stays the same.
+        import cupy.cuda
+        pool = module.get_default_memory_pool()
+        if os.environ.get("VRAMSCOPE_CUPY_PEAK", "1") != "0" \
+                and cupy.cuda.get_allocator() == pool.malloc:
+            cupy.cuda.set_allocator(_cupy_watch(pool, pool.malloc))
+    except Exception as e:
+        _say("could not watch CuPy's memory pool (%s: %s)" % (type(e).__name__, e))
     if os.environ.get("CUPY_GPU_MEMORY_LIMIT"):
         _meta["cupy.gpu_memory_limit"] = os.environ["CUPY_GPU_MEMORY_LIMIT"]
     import atexit
@@ -239,10 +289,27 @@ def _oom_kind(kind, value):
     return None
 
 
+def _installed(filename):
+    """A compiled module's frame names its source relative to its package
+    (cupy/cuda/memory.pyx): the path where that package is installed, so
+    that it reads as a package's frame, not the program's."""
+    if os.path.isabs(filename) or filename.startswith("<"):
+        return filename
+    top = filename.split("/", 1)[0]
+    module = sys.modules.get(top)
+    where = getattr(module, "__file__", None) if module is not None else None
+    if not where or os.path.exists(filename):
+        return filename
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(where))), filename)
+
+
 def _frames(tb):
     """The traceback's frames, innermost first."""
     import traceback
-    out = [(fs.filename, fs.lineno or 0, fs.name) for fs in traceback.extract_tb(tb)]
+    here = os.path.abspath(__file__)
+    out = [(_installed(fs.filename), fs.lineno or 0, fs.name)
+           for fs in traceback.extract_tb(tb)
+           if os.path.abspath(fs.filename) != here]  # the hook's own wrapper
     out.reverse()
     return out
 

@@ -48,6 +48,8 @@ run() { # name, expected exit status, sample
 if python3 -c 'import jax; assert any(d.platform == "gpu" for d in jax.devices())' 2>/dev/null; then
   run jax-healthy 0 jax-healthy.py
   run jax-oom 1 jax-oom.py
+  # Without preallocation XLA's pool grows in chunks as the program needs.
+  XLA_PYTHON_CLIENT_PREALLOCATE=false run jax-healthy-grow 0 jax-healthy.py
 fi
 if python3 -c 'import cupy; cupy.zeros(1)' 2>/dev/null; then
   run cupy-healthy 0 cupy-healthy.py
