@@ -8,11 +8,11 @@
 
 #include <string.h>
 
-static const char *const library_domains[] = { "NCCL", "TSL", "XLA", "CCCL", "cuDNN", "cuBLAS",
-                                               NULL };
-static const char *const library_prefixes[] = { "XlaModule:", "Thunk:", "cub::", "thrust::",
-                                                "cudnn", "cuDNN", "cublas", "cuBLAS", "nccl",
-                                                NULL };
+static const char *const library_domains[]
+    = { "NCCL", "TSL", "XLA", "CCCL", "cuDNN", "cuBLAS", NULL };
+static const char *const library_prefixes[]
+    = { "XlaModule:", "Thunk:", "cub::",  "thrust::", "cudnn",
+        "cuDNN",      "cublas", "cuBLAS", "nccl",     NULL };
 
 gboolean
 vs_range_is_library (const char *domain, const char *name)
