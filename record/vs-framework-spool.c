@@ -156,6 +156,9 @@ write_trace (const char *info, const char *out, long long pid, const char *host,
       return FALSE;
     }
   ff.devices = g_hash_table_new (NULL, NULL);
+  /* Like a snapshot's import: the merge ties its process and GPUs to the
+   * collector's by pid and host, and by uuid. */
+  int rc = vs_writer_set_meta (ff.w, "source", "import");
   VsProcess p = { .pid = pid,
                   .ppid = VS_UNKNOWN,
                   .host = host,
@@ -165,8 +168,9 @@ write_trace (const char *info, const char *out, long long pid, const char *host,
                   .start_ns = VS_UNKNOWN,
                   .end_ns = VS_UNKNOWN,
                   .exit_status = VS_UNKNOWN };
-  ff.process_id = vs_writer_add_process (ff.w, &p);
-  int rc = ff.process_id < 0 ? -1 : 0;
+  ff.process_id = rc < 0 ? -1 : vs_writer_add_process (ff.w, &p);
+  if (ff.process_id < 0)
+    rc = -1;
   char line[8192];
   while (rc == 0 && fgets (line, sizeof line, f) != NULL)
     {
