@@ -9,6 +9,7 @@
  * S" itself (block.live_seq).
  */
 #include "vs-blocks.h"
+#include "vs-framework-pools.h"
 #include "vs-trace-private.h"
 
 #include <string.h>
@@ -107,6 +108,7 @@ GArray *
 vs_live_blocks (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 seq, GError **error)
 {
   sqlite3_stmt *stmt;
+  GArray *blocks;
 
   g_return_val_if_fail (trace != NULL, NULL);
   stmt = vs_trace_statement (trace,
@@ -120,13 +122,18 @@ vs_live_blocks (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 se
   sqlite3_bind_int64 (stmt, 1, device_id);
   sqlite3_bind_int64 (stmt, 2, allocator_id);
   sqlite3_bind_int64 (stmt, 3, seq);
-  return run_block_query (trace, stmt, error);
+  blocks = run_block_query (trace, stmt, error);
+  /* A pool's segments seen from the device level are reserved only. */
+  if (blocks != NULL && allocator_id == 0)
+    vs_framework_pools_filter_blocks (trace, blocks);
+  return blocks;
 }
 
 GArray *
 vs_leaked_blocks (VsTrace *trace, gint64 device_id, gint64 allocator_id, GError **error)
 {
   sqlite3_stmt *stmt;
+  GArray *blocks;
 
   g_return_val_if_fail (trace != NULL, NULL);
   stmt = vs_trace_statement (trace, leaked_sql, error);
@@ -134,7 +141,11 @@ vs_leaked_blocks (VsTrace *trace, gint64 device_id, gint64 allocator_id, GError 
     return NULL;
   sqlite3_bind_int64 (stmt, 1, device_id);
   sqlite3_bind_int64 (stmt, 2, allocator_id);
-  return run_block_query (trace, stmt, error);
+  blocks = run_block_query (trace, stmt, error);
+  /* What a pool still holds at the end is never a leak. */
+  if (blocks != NULL)
+    vs_framework_pools_filter_blocks (trace, blocks);
+  return blocks;
 }
 
 /* --------------------------------------------------------------- groups */

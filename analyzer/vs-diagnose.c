@@ -11,6 +11,8 @@
 #include "vs-alloc-conf.h"
 #include "vs-diagnose-private.h"
 #include "vs-format.h"
+#include "vs-framework-oom.h"
+#include "vs-framework-pools.h"
 #include "vs-fragmentation.h"
 #include "vs-oom.h"
 #include "vs-stack.h"
@@ -215,9 +217,14 @@ diagnose_failures (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings, G
       VsOomCause cause;
       OomGroup *g = NULL;
 
+      gint64 pool;
+
       /* PyTorch retries its cudaMalloc failures after emptying its cache
        * and reports its own failure: those count there. */
       if (o->allocator_id == 0 && has_allocator_failures)
+        continue;
+      /* A framework's pool: vs_framework_oom_findings() below. */
+      if (vs_framework_pool_failure (trace, o, &pool))
         continue;
       cause = vs_oom_classify (trace, o, all, dd->settings.limit_bytes, &evidence);
       if (cause == VS_OOM_CAUSE_UNKNOWN)
@@ -363,6 +370,8 @@ diagnose_failures (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings, G
             }
         }
     }
+  if (!vs_framework_oom_findings (trace, device_id, all, findings, error))
+    return FALSE;
   return windowed_failure_counts (trace, device_id, groups, error);
 }
 
@@ -510,7 +519,8 @@ diagnose_leaks (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings, GErr
       gint64 stack_id = g[0], count = g[1], held_bytes = g[2];
       const VsStackInfo *s;
 
-      if (count < 2)
+      /* What a pool still holds at the end is never a leak. */
+      if (count < 2 || vs_framework_pool_of_stack (trace, dd->device->id, stack_id) != 0)
         continue;
       s = vs_stack_get (trace, stack_id, error);
       if (s == NULL)
@@ -618,6 +628,8 @@ diagnose_outside (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings, GE
       if (p.seq != 0)
         inside += p.reserved_bytes;
     }
+  /* Pools seen from the device level are allocators too. */
+  inside += vs_framework_pools_reserved_at (trace, dd->device->id, s->peak_reserved_seq);
   if (!any)
     return TRUE;
   outside = s->peak_reserved_bytes - inside;

@@ -4,6 +4,7 @@
  */
 #include "vs-growth.h"
 #include "vs-blocks.h"
+#include "vs-library-ranges.h"
 #include "vs-timeline.h"
 #include "vs-trace-private.h"
 #include "vs-windowed.h"
@@ -68,7 +69,8 @@ family_free (gpointer data)
 /* Iteration starts (ns since start) from the repeating family of ranges
  * of the device's processes (those owning its PyTorch allocator, else any
  * of its allocators, else every process), or NULL when there is none.
- * Libraries' own ranges (NCCL's collectives) are not iterations. */
+ * Libraries' own ranges (NCCL's collectives, XLA's launches, CUB's
+ * algorithms: vs_range_is_library()) are not iterations. */
 static GArray *
 starts_from_ranges (VsTrace *trace, gint64 device_id, char **what, GError **error)
 {
@@ -76,7 +78,7 @@ starts_from_ranges (VsTrace *trace, gint64 device_id, char **what, GError **erro
       = "WITH owners AS (SELECT process_id FROM allocator WHERE device_id = ?1"
         "  AND (kind = 'pytorch' OR NOT EXISTS"
         "   (SELECT 1 FROM allocator WHERE device_id = ?1 AND kind = 'pytorch')))"
-        " SELECT name, start_ns, depth FROM nvtx_range"
+        " SELECT name, start_ns, depth, domain FROM nvtx_range"
         " WHERE ifnull(domain, '') != 'NCCL'"
         " AND (process_id IS NULL OR NOT EXISTS (SELECT 1 FROM owners)"
         "  OR process_id IN (SELECT process_id FROM owners))"
@@ -103,7 +105,7 @@ starts_from_ranges (VsTrace *trace, gint64 device_id, char **what, GError **erro
       g_autofree char *key = NULL;
       Family *f;
 
-      if (family == NULL)
+      if (family == NULL || vs_range_is_library ((const char *)sqlite3_column_text (stmt, 3), name))
         continue;
       key = g_strdup_printf ("%" G_GINT64_FORMAT "/%s", depth, family);
       f = g_hash_table_lookup (families, key);

@@ -4,6 +4,7 @@
  * ordering serves both the list and single lookups.
  */
 #include "vs-summary.h"
+#include "vs-framework-pools.h"
 #include "vs-trace-private.h"
 
 #define SUMMARY_COLUMNS                                                                            \
@@ -80,6 +81,9 @@ vs_summary_list (VsTrace *trace, gint64 device_id, gint64 allocator_id, GError *
       return NULL;
     }
   sqlite3_reset (stmt);
+  /* Pools seen from the device level: their rows, and `all` without them. */
+  if (!vs_framework_pools_adjust_summary (trace, rows, device_id, allocator_id, error))
+    return NULL;
   return g_steal_pointer (&rows);
 }
 

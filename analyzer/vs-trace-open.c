@@ -11,6 +11,7 @@
  * takes seconds on a 1 GB trace; damage found later by a query is still
  * reported as an error naming the file, never a crash.
  */
+#include "vs-framework-pools.h"
 #include "vs-trace-private.h"
 #include "vs-chunk-vtab.h"
 #include "vs-trace-compact.h"
@@ -376,12 +377,13 @@ validate_version (VsTrace *trace, gboolean *finalized, GError **error)
   return TRUE;
 }
 
-/* What every way of opening ends with: probes, devices, extent. */
+/* What every way of opening ends with: probes, devices, extent, the
+ * pools seen from the device level. */
 gboolean
 vs_trace_load_tables (VsTrace *trace, GError **error)
 {
   return touch_tables (trace, error) && vs_trace_load_devices (trace, error)
-         && vs_trace_load_extent (trace, error);
+         && vs_trace_load_extent (trace, error) && vs_framework_pools_load (trace, error);
 }
 
 VsTrace *

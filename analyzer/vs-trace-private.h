@@ -47,7 +47,9 @@ struct _VsTrace
   sqlite3 *source;
   gint64 source_version; /* PRAGMA data_version at the last copy */
   char *stamp;           /* size and mtime of path and its WAL at the last read */
-  GPtrArray *retired;    /* caches replaced by vs_trace_refresh(), kept
+  struct _VsFrameworkPools *framework_pools; /* pools seen from the device level
+                                              * (vs-framework-pools.h) */
+  GPtrArray *retired;                        /* caches replaced by vs_trace_refresh(), kept
                             * until vs_trace_free() so pointers handed out
                             * before a refresh stay valid */
 };

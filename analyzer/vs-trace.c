@@ -8,6 +8,7 @@
  * allocators, meta, extent) in vs-trace-describe.c, and the seq/time
  * lookups on the series in vs-trace-series.c.
  */
+#include "vs-framework-pools.h"
 #include "vs-trace-private.h"
 
 #include <glib/gstdio.h>
@@ -401,6 +402,7 @@ vs_trace_free (VsTrace *trace)
       g_hash_table_unref (trace->statements);
     }
   g_clear_pointer (&trace->stacks, g_hash_table_unref);
+  g_clear_pointer (&trace->framework_pools, vs_framework_pools_free);
   g_clear_pointer (&trace->level_shifts, g_hash_table_unref);
   g_clear_pointer (&trace->shared_series, g_hash_table_unref);
   g_clear_pointer (&trace->devices, g_ptr_array_unref);

@@ -31,14 +31,24 @@ summed_key (const char *key)
          && strcmp (key, "collector_device_buffer_bytes") != 0;
 }
 
+/* Meta keys the JAX/XLA and CuPy hook writes (vs_frameworks.py): the
+ * frameworks' settings and statistics, the program's last error. */
+static bool
+vs_merge_meta_is_framework_key (const char *key)
+{
+  return strncmp (key, "xla.", 4) == 0 || strncmp (key, "cupy.", 5) == 0
+         || strncmp (key, "rmm.", 4) == 0 || strncmp (key, "program.", 8) == 0;
+}
+
 /* Meta keys describing a process's allocator settings (written by the
  * PyTorch hook and the snapshot importer) and the job it ran in (written
  * by the collector), copied as they are. */
 static bool
 carried_key (const char *key)
 {
-  return strncmp (key, "pytorch.", 8) == 0 || strcmp (key, "time_axis") == 0
-         || strcmp (key, "job_id") == 0 || strcmp (key, "job_id_source") == 0;
+  return strncmp (key, "pytorch.", 8) == 0 || vs_merge_meta_is_framework_key (key)
+         || strcmp (key, "time_axis") == 0 || strcmp (key, "job_id") == 0
+         || strcmp (key, "job_id_source") == 0;
 }
 
 int64_t
@@ -57,6 +67,8 @@ vs_merge_meta_forget_carried (VsWriter *w)
 {
   /* The keys carried_key() names. */
   static const char *sql = "DELETE FROM meta WHERE substr(key, 1, 8) = 'pytorch.'"
+                           " OR substr(key, 1, 4) IN ('xla.', 'rmm.')"
+                           " OR substr(key, 1, 5) = 'cupy.' OR substr(key, 1, 8) = 'program.'"
                            " OR key IN ('time_axis', 'job_id', 'job_id_source')";
   return sqlite3_exec (vs_writer_db (w), sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
 }

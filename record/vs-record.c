@@ -45,6 +45,7 @@
 
 #include "vs-config.h"
 #include "vs-import.h"
+#include "vs-framework-spool.h"
 #include "vs-merge.h"
 #include "vs-output.h"
 #include "vs-record-timings.h"
@@ -1047,6 +1048,8 @@ vs_cmd_record (int argc, char **argv)
   vs_timings_phase ("importing the allocator stream");
   snapshots += torch_on ? import_snapshots (spool, host, &keep_spool) : 0;
   vs_timings_phase ("importing snapshots");
+  if (torch_on)
+    vs_framework_spool_import (spool, host, &keep_spool);
   if (torch_on && window_ns == 0)
     vs_torch_stream_append_tails (spool, &keep_spool);
   vs_timings_phase ("appending stream tails");

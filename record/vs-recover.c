@@ -43,6 +43,7 @@
 #include <sqlite3.h>
 
 #include "vs-config.h"
+#include "vs-framework-spool.h"
 #include "vs-merge.h"
 #include "vs-output.h"
 #include "vs-recover.h"
@@ -309,6 +310,7 @@ recover_into (const char *spool, const char *out, const VsSpoolInfo *info, const
   deferring = 1;
   int snapshots = vs_torch_stream_import_spool (spool, run_host, window_ns > 0, NULL, &kept);
   snapshots += vs_record_import_spool_snapshots (spool, run_host, &kept);
+  vs_framework_spool_import (spool, run_host, &kept);
   if (window_ns == 0)
     vs_torch_stream_append_tails (spool, &kept);
   char **files = NULL;

@@ -3,7 +3,8 @@
  * removing them.
  *
  * The names are matched by one regular expression, the list of what the
- * collector (vs-collector.c), the PyTorch hook (sitecustomize.py) and
+ * collector (vs-collector.c), the PyTorch hook (sitecustomize.py), the
+ * JAX/CuPy hook (vs_frameworks.py, vs-framework-spool.c) and
  * record itself (vs-record.c, vs-torch-spool.c, vs-window-rounds.h) write
  * in a spool.  A change there is a change here.
  */
@@ -18,12 +19,14 @@
 #include <glib.h>
 
 /* Every name the recording writes in its spool. */
-static const char *ours_re = "^(?:run\\.info"
-                             "|(?:process-\\d+-\\d+\\.db|torch-\\d+\\.db|live\\.trace)"
-                             "(?:-wal|-shm|-journal)?"
-                             "|torch-\\d+-\\d+\\.(?:pickle|info)(?:\\.tmp)?"
-                             "|torch-\\d+\\.(?:stream|stream\\.info|stream\\.info\\.tmp|stacks)"
-                             "|vs_torch_stream-[0-9a-f]+\\.(?:so|log|so\\.tmp-\\d+))$";
+static const char *ours_re
+    = "^(?:run\\.info"
+      "|(?:process-\\d+-\\d+\\.db|torch-\\d+\\.db|vsfw-\\d+\\.db|live\\.trace)"
+      "(?:-wal|-shm|-journal)?"
+      "|torch-\\d+-\\d+\\.(?:pickle|info)(?:\\.tmp)?"
+      "|vsfw-\\d+\\.info(?:\\.tmp)?"
+      "|torch-\\d+\\.(?:stream|stream\\.info|stream\\.info\\.tmp|stacks)"
+      "|vs_torch_stream-[0-9a-f]+\\.(?:so|log|so\\.tmp-\\d+))$";
 
 bool
 vs_spool_name_is_ours (const char *name)

@@ -54,6 +54,10 @@ torch-<pid>.stream.info has the same pid, device and meta lines, and
 (whether PyTorch records its history: when it does not, `record` takes the
 stream as the allocator level whatever snapshots the process left).
 
+The same start-up also installs vs_frameworks.py, the hook for JAX/XLA's
+and CuPy's allocators (their settings, statistics and uncaught
+out-of-memory errors; see that file).
+
 Another sitecustomize that this one shadows (Debian and Ubuntu ship one) is
 found further along sys.path and run as well.  Nothing here may break the
 program: every failure prints one line on stderr and the program runs on.
@@ -521,6 +525,13 @@ try:
     _install()
 except Exception as e:
     _say("could not install the PyTorch hook (%s: %s)" % (type(e).__name__, e))
+try:
+    # JAX/XLA's and CuPy's allocators: their settings, statistics and
+    # out-of-memory errors (vs_frameworks.py, beside this file).
+    import vs_frameworks
+    vs_frameworks.install()
+except Exception as e:
+    _say("could not install the JAX/CuPy hook (%s: %s)" % (type(e).__name__, e))
 try:
     _chain()
 except Exception as e:

@@ -1,0 +1,400 @@
+"""vramscope's hook for the allocators of JAX/XLA and CuPy, loaded by the
+`sitecustomize` that `vramscope record` puts first on PYTHONPATH.
+
+Neither framework's allocator is changed.  What it keeps, for `record` to
+write into the trace (record/vs-framework-spool.c):
+
+  * the settings that decide how much memory the framework takes, as
+    "meta KEY VALUE" lines: xla.preallocate, xla.mem_fraction,
+    xla.allocator (XLA_PYTHON_CLIENT_PREALLOCATE, _MEM_FRACTION or
+    XLA_CLIENT_MEM_FRACTION, _ALLOCATOR; the defaults where unset),
+    cupy.gpu_memory_limit (CUPY_GPU_MEMORY_LIMIT), cupy.allocator (whether
+    CuPy's default memory pool is its allocator) and cupy.limit_bytes.<dev>
+    (the pool's set_limit);
+  * the framework's own statistics at exit, per device index:
+    xla.bytes_in_use.<dev>, xla.peak_bytes_in_use.<dev>, xla.pool_bytes.<dev>,
+    xla.bytes_limit.<dev>, xla.largest_free_block_bytes.<dev> (JAX's
+    Device.memory_stats()), cupy.used_bytes.<dev>, cupy.total_bytes.<dev>
+    (the default pool's), cupy.peak_used_bytes.<dev>,
+    cupy.peak_total_bytes.<dev> and cupy.num_allocs.<dev> (kept by a
+    wrapper around the default pool's own malloc, set as CuPy's allocator
+    where the pool is: the same pool, so nothing changes for the program;
+    VRAMSCOPE_CUPY_PEAK=0 leaves it out), and the same at an out-of-memory error under
+    the key's name followed by ".at_failure";
+  * every out-of-memory error the program does not catch (JAX's
+    RESOURCE_EXHAUSTED, CuPy's OutOfMemoryError): a failure inside a pool
+    makes no CUDA call fail, so this is the only sign of it.  A line
+    "failed TS DEVICE BYTES FRAMEWORK MESSAGE" (TS CLOCK_REALTIME ns, BYTES
+    the request as the message gives it, -1 when it gives none) followed
+    by one "frame LINE FILE<TAB>FUNCTION" line per Python frame of the
+    traceback, innermost first;
+  * the program's last uncaught error, meta program.last_error.
+
+All of it goes to $VRAMSCOPE_SPOOL_DIR/vsfw-PID.info (with "pid" and
+"device IDX UUID TOTAL NAME" lines, from the CUDA driver, so that `record`
+puts it on the collector's own process and GPUs), rewritten whole under a
+temporary name and renamed each time something is added.  Nothing here
+may break the program: a failure prints one line on stderr and the
+program runs on.  VRAMSCOPE_FRAMEWORKS=0 turns the hook off.
+"""
+import os
+import re
+import sys
+import time
+
+_spool = os.environ.get("VRAMSCOPE_SPOOL_DIR", "")
+_pid = os.getpid()
+_meta = {}
+_failures = []  # (ts, device, bytes, framework, message, frames)
+_devices = set()
+_frameworks = set()
+
+
+def _say(msg):
+    try:
+        sys.stderr.write("vramscope: %s\n" % msg)
+    except Exception:
+        pass
+
+
+def _one_line(text):
+    return " ".join(str(text).split())
+
+
+def _cuda_device(idx):
+    """(uuid, total bytes, name) of CUDA device ordinal idx, from the
+    driver the program already loaded; None when it cannot say."""
+    import ctypes
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+        dev = ctypes.c_int()
+        if cuda.cuDeviceGet(ctypes.byref(dev), int(idx)) != 0:
+            return None
+        raw = ctypes.create_string_buffer(16)
+        get_uuid = getattr(cuda, "cuDeviceGetUuid_v2", None) or cuda.cuDeviceGetUuid
+        if get_uuid(raw, dev) != 0:
+            return None
+        h = raw.raw.hex()
+        uuid = "GPU-%s-%s-%s-%s-%s" % (h[:8], h[8:12], h[12:16], h[16:20], h[20:])
+        total = ctypes.c_size_t()
+        cuda.cuDeviceTotalMem_v2(ctypes.byref(total), dev)
+        name = ctypes.create_string_buffer(256)
+        cuda.cuDeviceGetName(name, 256, dev)
+        return uuid, total.value, name.value.decode(errors="replace")
+    except Exception:
+        return None
+
+
+def _write():
+    """Writes everything kept so far to vsfw-PID.info; never raises."""
+    if not _spool or os.getpid() != _pid or not _frameworks:
+        return
+    try:
+        lines = ["pid %d" % _pid]
+        for idx in sorted(_devices):
+            d = _cuda_device(idx)
+            if d is not None:
+                lines.append("device %d %s %d %s" % (idx, d[0], d[1], _one_line(d[2])))
+        for k, v in sorted(_meta.items()):
+            lines.append("meta %s %s" % (k, _one_line(v)))
+        for ts, dev, nbytes, fw, message, frames in _failures:
+            lines.append("failed %d %d %d %s %s" % (ts, dev, nbytes, fw, _one_line(message)))
+            for filename, line, function in frames:
+                lines.append("frame %d %s\t%s" % (line, filename.replace("\t", " "),
+                                                  function.replace("\t", " ")))
+        base = os.path.join(_spool, "vsfw-%d.info" % _pid)
+        with open(base + ".tmp", "w") as f:
+            f.write("\n".join(lines) + "\n")
+        os.rename(base + ".tmp", base)
+    except Exception as e:
+        _say("could not save the framework's allocator figures (%s: %s)" % (type(e).__name__, e))
+
+
+# ----------------------------------------------------------------- JAX/XLA
+
+def _jax_settings():
+    env = os.environ
+    _meta["xla.preallocate"] = env.get("XLA_PYTHON_CLIENT_PREALLOCATE", "true")
+    fraction = env.get("XLA_PYTHON_CLIENT_MEM_FRACTION", env.get("XLA_CLIENT_MEM_FRACTION"))
+    _meta["xla.mem_fraction"] = fraction if fraction is not None else "0.75"
+    _meta["xla.allocator"] = env.get("XLA_PYTHON_CLIENT_ALLOCATOR", "default")
+
+
+def _jax_gpu_devices():
+    """JAX's local GPUs (CUDA ordinal, device), without starting a backend
+    the program never started."""
+    jax = sys.modules.get("jax")
+    if jax is None:
+        return []
+    try:
+        from jax._src import xla_bridge
+        if not getattr(xla_bridge, "_backends", None):
+            return []
+    except Exception:
+        pass
+    out = []
+    for d in jax.local_devices():
+        if getattr(d, "platform", "") != "gpu":
+            continue
+        out.append((int(getattr(d, "local_hardware_id", None) or d.id), d))
+    return out
+
+
+_JAX_KEYS = ("bytes_in_use", "peak_bytes_in_use", "pool_bytes", "bytes_limit",
+             "largest_free_block_bytes", "num_allocs")
+
+
+def _jax_stats(suffix):
+    for idx, d in _jax_gpu_devices():
+        st = d.memory_stats() or {}
+        _devices.add(idx)
+        for k in _JAX_KEYS:
+            if k in st:
+                _meta["xla.%s.%d%s" % (k, idx, suffix)] = int(st[k])
+
+
+def _jax_exit():
+    try:
+        _jax_stats("")
+    except Exception as e:
+        _say("could not read JAX's memory_stats() (%s: %s)" % (type(e).__name__, e))
+    _write()
+
+
+def _on_jax(module):
+    _frameworks.add("xla")
+    _jax_settings()
+    import atexit
+    # Registered once jax has registered its own clean-up, so it runs first.
+    atexit.register(_jax_exit)
+
+
+# -------------------------------------------------------------------- CuPy
+
+_cupy_peak = {}  # device → [peak used_bytes, peak total_bytes, mallocs]
+
+
+def _cupy_watch(pool, malloc):
+    """CuPy's allocator, the default pool's own malloc, with the pool's
+    high-water marks kept after each call: used_bytes() and total_bytes()
+    grow only in malloc, so their peaks are exact.  CuPy has no peak
+    statistic of its own."""
+    import cupy
+
+    def allocate(size):
+        ptr = malloc(size)
+        try:
+            peak = _cupy_peak.setdefault(ptr.device_id, [0, 0, 0])
+            used = pool.used_bytes()
+            total = pool.total_bytes()
+            if used > peak[0]:
+                peak[0] = used
+            if total > peak[1]:
+                peak[1] = total
+            peak[2] += 1
+        except Exception:
+            pass
+        return ptr
+
+    allocate.__wrapped__ = malloc
+    return allocate
+
+
+def _cupy_stats(suffix):
+    cupy = sys.modules.get("cupy")
+    if cupy is None:
+        return
+    pool = cupy.get_default_memory_pool()
+    dev = int(cupy.cuda.runtime.getDevice())
+    _devices.add(dev)
+    _meta["cupy.used_bytes.%d%s" % (dev, suffix)] = int(pool.used_bytes())
+    _meta["cupy.total_bytes.%d%s" % (dev, suffix)] = int(pool.total_bytes())
+    peak = _cupy_peak.get(dev)
+    if peak is not None and not suffix:
+        _meta["cupy.peak_used_bytes.%d" % dev] = int(peak[0])
+        _meta["cupy.peak_total_bytes.%d" % dev] = int(peak[1])
+        _meta["cupy.num_allocs.%d" % dev] = int(peak[2])
+    limit = int(pool.get_limit())
+    if limit > 0:
+        _meta["cupy.limit_bytes.%d" % dev] = limit
+    try:
+        current = cupy.cuda.get_allocator()
+        if getattr(current, "__wrapped__", None) == pool.malloc:
+            current = pool.malloc
+        _meta["cupy.allocator"] = "pool" if current == pool.malloc else _one_line(
+            getattr(current, "__qualname__", repr(current)))
+    except Exception:
+        pass
+
+
+def _cupy_exit():
+    cupy = sys.modules.get("cupy")
+    try:
+        # Only where the program used a GPU through CuPy.
+        if cupy is not None and cupy.get_default_memory_pool().total_bytes() > 0:
+            _cupy_stats("")
+    except Exception as e:
+        _say("could not read CuPy's memory pool (%s: %s)" % (type(e).__name__, e))
+    _write()
+
+
+def _on_cupy(module):
+    _frameworks.add("cupy")
+    try:
+        # Only where the program's allocator is CuPy's default pool, as it
+        # is unless the program sets another: the pool stays the same.
+        import cupy.cuda
+        pool = module.get_default_memory_pool()
+        if os.environ.get("VRAMSCOPE_CUPY_PEAK", "1") != "0" \
+                and cupy.cuda.get_allocator() == pool.malloc:
+            cupy.cuda.set_allocator(_cupy_watch(pool, pool.malloc))
+    except Exception as e:
+        _say("could not watch CuPy's memory pool (%s: %s)" % (type(e).__name__, e))
+    if os.environ.get("CUPY_GPU_MEMORY_LIMIT"):
+        _meta["cupy.gpu_memory_limit"] = os.environ["CUPY_GPU_MEMORY_LIMIT"]
+    import atexit
+    atexit.register(_cupy_exit)
+
+
+# ------------------------------------------------------- uncaught errors
+
+_UNITS = {"B": 1, "BYTES": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
+          "KIB": 1 << 10, "MIB": 1 << 20, "GIB": 1 << 30, "TIB": 1 << 40}
+
+
+def _requested(message):
+    """The request an out-of-memory message names, in bytes; -1 if none."""
+    m = re.search(r"allocat\w*\s+([0-9][0-9,]*(?:\.[0-9]+)?)\s*([KMGT]i?B|bytes|B)\b",
+                  message, re.I)
+    if m is None:
+        return -1
+    value = float(m.group(1).replace(",", ""))
+    return int(round(value * _UNITS[m.group(2).upper()]))
+
+
+def _oom_kind(kind, value):
+    """("xla"|"cupy", device index) when the error is an out-of-memory
+    error of a framework's pool, else None."""
+    name = kind.__name__
+    text = str(value)
+    module = getattr(kind, "__module__", "") or ""
+    if "cupy" in module and name == "OutOfMemoryError":
+        try:
+            return "cupy", int(sys.modules["cupy"].cuda.runtime.getDevice())
+        except Exception:
+            return "cupy", 0
+    if "RESOURCE_EXHAUSTED" in text and "memory" in text.lower():
+        m = re.search(r"GPU_(\d+)_bfc", text)
+        return "xla", int(m.group(1)) if m else 0
+    return None
+
+
+def _installed(filename):
+    """A compiled module's frame names its source relative to its package
+    (cupy/cuda/memory.pyx): the path where that package is installed, so
+    that it reads as a package's frame, not the program's."""
+    if os.path.isabs(filename) or filename.startswith("<"):
+        return filename
+    top = filename.split("/", 1)[0]
+    module = sys.modules.get(top)
+    where = getattr(module, "__file__", None) if module is not None else None
+    if not where or os.path.exists(filename):
+        return filename
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(where))), filename)
+
+
+def _frames(tb):
+    """The traceback's frames, innermost first."""
+    import traceback
+    here = os.path.abspath(__file__)
+    out = [(_installed(fs.filename), fs.lineno or 0, fs.name)
+           for fs in traceback.extract_tb(tb)
+           if os.path.abspath(fs.filename) != here]  # the hook's own wrapper
+    out.reverse()
+    return out
+
+
+def _excepthook(kind, value, tb):
+    try:
+        text = str(value)
+        _meta["program.last_error"] = "%s: %s" % (kind.__name__, text[:4000])
+        oom = _oom_kind(kind, value)
+        if oom is not None:
+            fw, dev = oom
+            _frameworks.add(fw)
+            _devices.add(dev)
+            first = next((l for l in text.splitlines() if l.strip()), text)
+            _failures.append((time.time_ns(), dev, _requested(first), fw, first[:2000],
+                              _frames(tb)))
+            try:
+                if fw == "xla":
+                    _jax_stats(".at_failure")
+                else:
+                    _cupy_stats(".at_failure")
+            except Exception:
+                pass
+        if _frameworks:
+            _write()
+    except Exception as e:
+        _say("could not keep the program's error (%s: %s)" % (type(e).__name__, e))
+    _previous_hook(kind, value, tb)
+
+
+_previous_hook = sys.excepthook
+
+
+class _Watcher:
+    """A meta path finder that lets the real finders load the watched
+    top-level packages and calls their hook once each has executed."""
+
+    def __init__(self, hooks):
+        self.hooks = dict(hooks)
+
+    def find_spec(self, name, path=None, target=None):
+        hook = self.hooks.pop(name, None)
+        if hook is None:
+            return None
+        if not self.hooks:
+            try:
+                sys.meta_path.remove(self)
+            except ValueError:
+                pass
+        spec = None
+        for finder in sys.meta_path:
+            if finder is self:
+                continue
+            find = getattr(finder, "find_spec", None)
+            if find is not None:
+                spec = find(name, path, target)
+                if spec is not None:
+                    break
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        loader_exec = spec.loader.exec_module
+
+        def exec_module(module):
+            loader_exec(module)
+            try:
+                hook(module)
+            except Exception as e:
+                _say("could not hook %s (%s: %s)" % (name, type(e).__name__, e))
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+def install():
+    """Installs the hook (once, at start-up)."""
+    global _previous_hook
+    if not _spool or os.environ.get("VRAMSCOPE_FRAMEWORKS", "1") == "0":
+        return
+    hooks = {}
+    for name, hook in (("jax", _on_jax), ("cupy", _on_cupy)):
+        if name in sys.modules:
+            hook(sys.modules[name])
+        else:
+            hooks[name] = hook
+    if hooks:
+        sys.meta_path.insert(0, _Watcher(hooks))
+    _previous_hook = sys.excepthook
+    sys.excepthook = _excepthook

@@ -1,0 +1,224 @@
+/* vs-framework-spool.c — the JAX/XLA and CuPy hook's files in the spool
+ * (vsfw-PID.info, written by collector/python/vs_frameworks.py) into
+ * process traces (vsfw-PID.db) for the merge.
+ *
+ * The file is text, one fact a line: "pid N", "device IDX UUID TOTAL
+ * NAME", "meta KEY VALUE", "failed TS DEVICE BYTES FRAMEWORK MESSAGE"
+ * followed by "frame LINE FILE<TAB>FUNCTION" lines, innermost first.  The
+ * names sort after the collector's process-*.db files, so the merge
+ * already has the process and its GPUs when it meets these.
+ */
+#include "vs-framework-spool.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <glib.h>
+
+#include "vs-trace-writer.h"
+
+#define VS_FRAMEWORK_MAX_FRAMES 1024
+
+typedef struct
+{
+  VsWriter *w;
+  int64_t process_id;
+  GHashTable *devices; /* device index → trace device id (gint64 in a pointer) */
+  /* The failure being read, written when its frames have all been seen. */
+  gboolean pending;
+  VsFailedAlloc failed;
+  char api[16];
+  char *message;
+  int64_t frames[VS_FRAMEWORK_MAX_FRAMES]; /* innermost first */
+  size_t nframes;
+} VsFrameworkFile;
+
+/* Writes the pending failure, if any; 0 or -1. */
+static int
+flush_failure (VsFrameworkFile *ff)
+{
+  int64_t outer_first[VS_FRAMEWORK_MAX_FRAMES];
+  if (!ff->pending)
+    return 0;
+  ff->pending = FALSE;
+  for (size_t i = 0; i < ff->nframes; i++)
+    outer_first[i] = ff->frames[ff->nframes - 1 - i];
+  ff->failed.stack_id = ff->nframes > 0 ? vs_writer_add_stack (ff->w, outer_first, ff->nframes) : 0;
+  ff->failed.api = ff->api;
+  ff->failed.error_name = ff->message;
+  int rc = ff->failed.stack_id < 0 ? -1 : vs_writer_failed_alloc (ff->w, &ff->failed);
+  g_clear_pointer (&ff->message, g_free);
+  ff->nframes = 0;
+  return rc;
+}
+
+/* The trace's device for CUDA ordinal idx (VS_UNKNOWN: not described). */
+static int64_t
+device_id (VsFrameworkFile *ff, long long idx)
+{
+  gpointer v;
+  if (g_hash_table_lookup_extended (ff->devices, GINT_TO_POINTER ((int)idx + 1), NULL, &v))
+    return (int64_t)GPOINTER_TO_SIZE (v);
+  return VS_UNKNOWN;
+}
+
+/* One line of the file into the trace; 0, or -1 when the writer failed. */
+static int
+read_line (VsFrameworkFile *ff, char *line)
+{
+  long long idx, total, ts, nbytes, lineno;
+  char uuid[64], key[128], api[16];
+  int used = 0;
+
+  if (sscanf (line, "frame %lld %n", &lineno, &used) == 1 && used > 0)
+    {
+      char *tab = strchr (line + used, '\t');
+      if (!ff->pending || tab == NULL || ff->nframes == VS_FRAMEWORK_MAX_FRAMES)
+        return 0;
+      *tab = '\0';
+      VsFrame f = { .kind = VS_FRAME_PYTHON,
+                    .module_id = VS_UNKNOWN,
+                    .address = VS_UNKNOWN,
+                    .function = tab + 1,
+                    .file = line + used,
+                    .line = lineno };
+      int64_t id = vs_writer_add_frame (ff->w, &f);
+      if (id < 0)
+        return -1;
+      ff->frames[ff->nframes++] = id;
+      return 0;
+    }
+  if (flush_failure (ff) < 0)
+    return -1;
+  if (sscanf (line, "meta %127s %n", key, &used) == 1 && used > 0)
+    return vs_writer_set_meta (ff->w, key, line + used);
+  if (sscanf (line, "device %lld %63s %lld %n", &idx, uuid, &total, &used) == 3 && used > 0)
+    {
+      VsDevice d = { .idx = idx, .uuid = uuid, .name = line + used, .total_bytes = total };
+      int64_t id = vs_writer_add_device (ff->w, &d);
+      if (id < 0)
+        return -1;
+      g_hash_table_insert (ff->devices, GINT_TO_POINTER ((int)idx + 1),
+                           GSIZE_TO_POINTER ((gsize)id));
+      return 0;
+    }
+  if (sscanf (line, "failed %lld %lld %lld %15s %n", &ts, &idx, &nbytes, api, &used) == 4
+      && used > 0)
+    {
+      memset (&ff->failed, 0, sizeof ff->failed);
+      ff->failed.ts = ts;
+      ff->failed.process_id = ff->process_id;
+      ff->failed.tid = VS_UNKNOWN;
+      ff->failed.device_id = device_id (ff, idx);
+      ff->failed.allocator_id = VS_UNKNOWN;
+      /* The request as the error names it: 0 where it names none. */
+      ff->failed.requested_bytes = nbytes >= 0 ? nbytes : 0;
+      ff->failed.error = VS_UNKNOWN;
+      ff->failed.device_free_bytes = VS_UNKNOWN;
+      ff->failed.device_total_bytes = VS_UNKNOWN;
+      ff->failed.correlation = VS_UNKNOWN;
+      ff->failed.range_id = VS_UNKNOWN;
+      g_strlcpy (ff->api, api, sizeof ff->api);
+      ff->message = g_strdup (line + used);
+      ff->pending = TRUE;
+    }
+  return 0;
+}
+
+/* The pid a vsfw-PID.info file names, or -1. */
+static long long
+file_pid (const char *name)
+{
+  long long pid;
+  int end = 0;
+  if (sscanf (name, "vsfw-%lld.info%n", &pid, &end) != 1 || name[end] != '\0')
+    return -1;
+  return pid;
+}
+
+/* Writes the trace out from the file info of process pid; FALSE (err
+ * set) when it cannot. */
+static gboolean
+write_trace (const char *info, const char *out, long long pid, const char *host, char *err,
+             size_t errlen)
+{
+  FILE *f = fopen (info, "r");
+  if (f == NULL)
+    {
+      snprintf (err, errlen, "cannot read %s", info);
+      return FALSE;
+    }
+  VsFrameworkFile ff = { 0 };
+  ff.w = vs_writer_create (out, err, errlen);
+  if (ff.w == NULL)
+    {
+      fclose (f);
+      return FALSE;
+    }
+  ff.devices = g_hash_table_new (NULL, NULL);
+  /* Like a snapshot's import: the merge ties its process and GPUs to the
+   * collector's by pid and host, and by uuid. */
+  int rc = vs_writer_set_meta (ff.w, "source", "import");
+  VsProcess p = { .pid = pid,
+                  .ppid = VS_UNKNOWN,
+                  .host = host,
+                  .rank = VS_UNKNOWN,
+                  .local_rank = VS_UNKNOWN,
+                  .world_size = VS_UNKNOWN,
+                  .start_ns = VS_UNKNOWN,
+                  .end_ns = VS_UNKNOWN,
+                  .exit_status = VS_UNKNOWN };
+  ff.process_id = rc < 0 ? -1 : vs_writer_add_process (ff.w, &p);
+  if (ff.process_id < 0)
+    rc = -1;
+  char line[8192];
+  while (rc == 0 && fgets (line, sizeof line, f) != NULL)
+    {
+      line[strcspn (line, "\n")] = '\0';
+      rc = read_line (&ff, line);
+    }
+  if (rc == 0)
+    rc = flush_failure (&ff);
+  fclose (f);
+  if (rc < 0)
+    snprintf (err, errlen, "%s", vs_writer_errmsg (ff.w));
+  g_free (ff.message);
+  g_hash_table_unref (ff.devices);
+  char cerr[256];
+  if (vs_writer_close (ff.w, false, NULL, NULL, cerr, sizeof cerr) < 0 && rc == 0)
+    {
+      snprintf (err, errlen, "%s", cerr);
+      rc = -1;
+    }
+  if (rc < 0)
+    remove (out);
+  return rc == 0;
+}
+
+int
+vs_framework_spool_import (const char *spool, const char *host, bool *keep)
+{
+  g_autoptr (GDir) d = g_dir_open (spool, 0, NULL);
+  const char *name;
+  int written = 0;
+  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
+    {
+      long long pid = file_pid (name);
+      if (pid < 0)
+        continue;
+      g_autofree char *info = g_build_filename (spool, name, NULL);
+      g_autofree char *out = g_strdup_printf ("%s/vsfw-%lld.db", spool, pid);
+      char err[512];
+      if (write_trace (info, out, pid, host, err, sizeof err))
+        written++;
+      else
+        {
+          fprintf (stderr,
+                   "vramscope record: the JAX/CuPy allocator figures of process %lld "
+                   "are not in the trace: %s\n",
+                   pid, err);
+          *keep = true;
+        }
+    }
+  return written;
+}

@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""check-frameworks.py — a JAX or CuPy trace against the framework's own account.
+
+Usage: check-frameworks.py TRACE GROUND_TRUTH_JSON_OR_FILE
+
+The ground truth is what a sample printed (samples/jax-*.py,
+samples/cupy-*.py through samples/framework_truth.py): JAX's
+memory_stats(), CuPy's pool figures, the error that ended the program.
+The pool's row is derived when the trace is read, so the checks read
+what `vramscope report` prints ($VRAMSCOPE, default build/cli/vramscope):
+
+  * the pool's `summary` row (xla, cupy) equals the framework's figures
+    exactly: reserved = the pool's size (pool_bytes; CuPy's total_bytes
+    and its high-water mark), allocated = bytes in use (peak and final),
+    allocations = the framework's count; failures = the errors raised;
+  * `all` does not count the pool as allocated;
+  * a healthy run has no finding (no leak at exit for what the pool
+    keeps, nothing outside the allocators, no failure); a failed run has
+    one out-of-memory finding of the pool, for the request the error
+    named, at the program's own line, with the framework's remedies;
+  * iterations are not the libraries' NVTX ranges.
+
+TAP output; exit status 1 when a check failed.  Standard library only.
+"""
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+
+n = 0
+failed = 0
+
+
+def check(what, ok, detail=""):
+    global n, failed
+    n += 1
+    print(("ok %d - " if ok else "not ok %d - ") % n + what + (" (%s)" % detail if detail else ""))
+    if not ok:
+        failed += 1
+
+
+def report(trace, *args):
+    exe = os.environ.get("VRAMSCOPE") or os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "..", "build", "cli", "vramscope")
+    r = subprocess.run([exe, "report", trace] + list(args), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        check("vramscope report %s" % " ".join(args), False, r.stderr.strip())
+        return ""
+    return r.stdout
+
+
+def rows(text):
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def num(v):
+    return None if v in (None, "") else int(v)
+
+
+def equal(name, got, want):
+    check("%s = %s" % (name, want), got == want, "trace %s" % got)
+
+
+def main():
+    trace, truth = sys.argv[1], sys.argv[2]
+    t = json.load(open(truth)) if os.path.isfile(truth) else json.loads(truth)
+    fw = t["framework"]
+    st = t["stats"]
+    notes = t.get("notes", {})
+    summary = rows(report(trace, "--format", "csv", "summary"))
+    name = "xla" if fw == "jax" else "cupy"
+    pool = [r for r in summary if r["allocator"] == name]
+    check("one %s row" % name, len(pool) == 1, "%d" % len(pool))
+    if len(pool) != 1:
+        return
+    p = pool[0]
+    everything = [r for r in summary if r["allocator"] == "all" and r["device"] == p["device"]][0]
+    failures = 1 if t.get("error") else 0
+    if fw == "jax":
+        equal("xla peak_reserved_bytes (pool_bytes)", num(p["peak_reserved_bytes"]), st["pool_bytes"])
+        equal("xla peak_allocated_bytes (peak_bytes_in_use)", num(p["peak_allocated_bytes"]),
+              st["peak_bytes_in_use"])
+        equal("xla final_allocated_bytes (bytes_in_use)", num(p["final_allocated_bytes"]),
+              st["bytes_in_use"])
+        equal("xla alloc_count (num_allocs)", num(p["alloc_count"]), st["num_allocs"])
+        pool_size = st["pool_bytes"]
+    else:
+        equal("cupy peak_reserved_bytes (total_bytes' peak)", num(p["peak_reserved_bytes"]),
+              st["peak_total_bytes"])
+        equal("cupy final_reserved_bytes (total_bytes)", num(p["final_reserved_bytes"]),
+              st["total_bytes"])
+        equal("cupy peak_allocated_bytes (used_bytes' peak)", num(p["peak_allocated_bytes"]),
+              st["peak_used_bytes"])
+        equal("cupy final_allocated_bytes (used_bytes)", num(p["final_allocated_bytes"]),
+              st["used_bytes"])
+        pool_size = st["peak_total_bytes"]
+    equal("%s failed_alloc_count" % name, num(p["failed_alloc_count"]), failures)
+    check("all does not count the pool as allocated",
+          num(everything["peak_allocated_bytes"]) < pool_size,
+          "all peak allocated %s, pool %d" % (everything["peak_allocated_bytes"], pool_size))
+
+    findings = rows(report(trace, "--format", "csv", "diagnose"))
+    kinds = [f["finding"] for f in findings]
+    check("no leak-at-exit", "leak-at-exit" not in kinds, ",".join(kinds))
+    check("no outside-allocator", "outside-allocator" not in kinds, ",".join(kinds))
+    text = report(trace, "diagnose")
+    if not failures:
+        check("a healthy run has no finding", findings == [], ",".join(kinds))
+        check("it says no problem was found", "No problem found" in text)
+    else:
+        ooms = [f for f in findings if f["finding"].startswith("oom-")]
+        check("one out-of-memory finding", len(ooms) == 1, ",".join(kinds))
+        check("never 'No problem found' after an OOM", "No problem found" not in text)
+        if ooms:
+            o = ooms[0]
+            equal("its allocator", o["allocator"], name)
+            equal("its bytes (the request)", num(o["bytes"]), notes["request_bytes"])
+            check("its site is the program's line", o["site"].startswith("samples/%s" % t["sample"]),
+                  o["site"])
+            want = ["XLA_PYTHON_CLIENT_MEM_FRACTION", "jax.checkpoint", "donate"] if fw == "jax" \
+                else ["set_limit", "free_all_blocks", "MemoryAsyncPool"]
+            for w in want:
+                check("its remedy names %s" % w, w in o["remedy"], o["remedy"])
+            if "limit_bytes" in notes or fw == "jax":
+                equal("the cause", o["finding"], "oom-allocator-limit")
+    check("iterations are not a library's ranges",
+          "XlaModule" not in text and "cub::" not in text)
+
+
+main()
+print("1..%d" % n)
+sys.exit(1 if failed else 0)

@@ -1,0 +1,62 @@
+#!/bin/sh
+# run-framework-tests.sh — JAX/XLA's and CuPy's allocators on a real GPU:
+# each sample (samples/jax-*.py, samples/cupy-*.py) recorded with
+# `vramscope record`, its ground truth (the framework's own statistics,
+# framework_truth.py) saved beside the trace, and the trace checked
+# against it by check-frameworks.py: allocator rows, the failure inside
+# the pool, no false finding on the healthy runs.
+#
+# Usage: tests/gpu/run-framework-tests.sh [OUTDIR]
+#   VRAMSCOPE  command that records (default: build/cli/vramscope)
+# Exits 77 (skipped) without a GPU or without JAX and CuPy, 1 when a check
+# failed.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+out=${1:-$(mktemp -d)}
+mkdir -p "$out"
+export VRAMSCOPE=${VRAMSCOPE:-$root/build/cli/vramscope}
+if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
+  echo "no GPU: skipped"
+  exit 77
+fi
+ran=0
+failed=0
+run() { # name, expected exit status, sample
+  name=$1; want=$2; shift 2
+  echo "== $name"
+  "$VRAMSCOPE" record -q -o "$out/$name.db" -- python3 "$root/samples/$1" >"$out/$name.log" 2>&1
+  rc=$?
+  ran=1
+  if [ "$rc" != "$want" ]; then
+    cat "$out/$name.log"
+    echo "FAILED $name: record exited $rc, expected $want"
+    failed=1
+    return
+  fi
+  sed -n 's/^GROUND_TRUTH //p' "$out/$name.log" | tail -n 1 >"$out/$name.json"
+  if [ ! -s "$out/$name.json" ]; then
+    cat "$out/$name.log"
+    echo "FAILED $name: printed no ground truth"
+    failed=1
+    return
+  fi
+  "$VRAMSCOPE" report "$out/$name.db" --format csv summary
+  "$VRAMSCOPE" report "$out/$name.db"
+  python3 "$here/check-frameworks.py" "$out/$name.db" "$out/$name.json" || failed=1
+}
+if python3 -c 'import jax; assert any(d.platform == "gpu" for d in jax.devices())' 2>/dev/null; then
+  run jax-healthy 0 jax-healthy.py
+  run jax-oom 1 jax-oom.py
+  # Without preallocation XLA's pool grows in chunks as the program needs.
+  XLA_PYTHON_CLIENT_PREALLOCATE=false run jax-healthy-grow 0 jax-healthy.py
+fi
+if python3 -c 'import cupy; cupy.zeros(1)' 2>/dev/null; then
+  run cupy-healthy 0 cupy-healthy.py
+  run cupy-oom 1 cupy-oom.py
+fi
+if [ $ran = 0 ]; then
+  echo "neither JAX with a GPU nor CuPy: skipped"
+  exit 77
+fi
+exit $failed
