@@ -52,12 +52,18 @@ def trace(name):
 leak = trace("torch-eval-leak.db")
 findings = rows(leak, "diagnose")
 names = [f["finding"] for f in findings]
-ok(names[:1] == ["oom-allocator-limit"], "eval-leak: the failure is the allocator's limit", names)
+ok(names[:2] == ["growth-per-iteration", "oom-allocator-limit"],
+   "eval-leak: the growth (the root cause) first, then the failure at the allocator's limit", names)
 ok("oom-fragmentation" not in names and "oom-device-full" not in names,
    "eval-leak: not fragmentation, not a full device", names)
-oom = findings[0]
-ok(oom["bytes"] == "25838080" and oom["count"] == "29" and oom["allocator"] == "pytorch",
-   "eval-leak: first request 25838080 bytes, 29 failures of pytorch", oom)
+oom = findings[1]
+ok(oom["bytes"] == "25690112" and oom["count"] == "29" and oom["allocator"] == "pytorch"
+   and oom["time_ns"] == "1125998034",
+   "eval-leak: the fatal request, the 29th failure (25690112 bytes at 1.126 s), heads it", oom)
+ok("the failure that ended the run" in oom["evidence"]
+   and "28 earlier ones of this kind were survived" in oom["evidence"]
+   and "tried to allocate 26.00 MiB" in oom["evidence"],
+   "eval-leak: the fatal failure in PyTorch's rounding, the survived ones apart", oom)
 ok("133.05 GiB free" in oom["evidence"], "eval-leak: evidence names CUDA's free memory", oom)
 growth = [f for f in findings if f["finding"] == "growth-per-iteration"]
 ok(len(growth) == 1 and growth[0]["bytes"] == "690538496" and growth[0]["count"] == "7"
@@ -143,10 +149,11 @@ with tempfile.TemporaryDirectory() as tmp:
     fraction = 6 * (1 << 30) / total
     with sqlite3.connect(capped) as db:
         db.execute("INSERT INTO meta VALUES ('pytorch.memory_fraction.0', ?)", (repr(fraction),))
-    f = rows(capped, "diagnose")[0]
+    f = [x for x in rows(capped, "diagnose") if x["finding"].startswith("oom-")][0]
     ok(f["finding"] == "oom-allocator-limit" and "limit of 6.00 GiB" in f["evidence"]
-       and "memory fraction (0.0" in f["remedy"],
-       "a recorded fraction: the limit (6 GiB) is the evidence, the fraction the remedy", f)
+       and "6.00 GiB allowed" in f["evidence"] and "memory fraction" not in f["remedy"]
+       and "only postpones" in f["remedy"],
+       "a recorded fraction: the limit (6 GiB) is the evidence; with growth, no larger cap", f)
     ok("per-process memory fraction" in run("report", "--width", "100", capped)
        or "memory fraction 0.0" in run("report", "--width", "100", capped),
        "the diagnosis shows the allocator's settings")
