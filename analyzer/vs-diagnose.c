@@ -98,7 +98,7 @@ bytes (gint64 n)
  * `at` names), with the expected saving and its basis; NULL when no role
  * dominates. */
 static char *
-role_remedy (const VsRoles *r, const char *at, gint64 *saving)
+role_remedy (const VsRoles *r, const char *at, gboolean autocast, gint64 *saving)
 {
   VsRole role = vs_roles_dominant (r);
   gint64 b = r->bytes[role];
@@ -114,6 +114,13 @@ role_remedy (const VsRoles *r, const char *at, gint64 *saving)
     {
     case VS_ROLE_ACTIVATIONS:
       *saving = b / 2;
+      if (autocast) /* never propose what is already in effect */
+        return g_strdup_printf (
+            "activations hold %s (%d%%) %s, with autocast already on (its frames are in the "
+            "stacks): half the batch with 2-step gradient accumulation saves ~%s (activations "
+            "scale with batch size); activation checkpointing saves more, at the cost of "
+            "recomputing the forward pass",
+            held, pct, at, half);
       return g_strdup_printf (
           "activations hold %s (%d%%) %s: bf16 autocast, or half the batch with 2-step gradient "
           "accumulation, saves ~%s (activations scale with bytes per value and batch size); "
@@ -156,6 +163,25 @@ typedef struct
   gint64 first_time_ns; /* its earliest failure */
   char *message;        /* PyTorch's figures at the failure it describes, or NULL */
 } OomGroup;
+
+/* A frame of torch.autocast's context manager: the program ran under
+ * mixed precision. */
+static const char *autocast_sql
+    = "SELECT 1 FROM frame WHERE file LIKE '%torch/amp/autocast_mode.py'"
+      " OR file LIKE '%torch/cuda/amp/autocast_mode.py' LIMIT 1";
+
+static gboolean
+uses_autocast (VsTrace *trace)
+{
+  sqlite3_stmt *stmt = vs_trace_statement (trace, autocast_sql, NULL);
+  gboolean found;
+
+  if (stmt == NULL)
+    return FALSE;
+  found = sqlite3_step (stmt) == SQLITE_ROW;
+  sqlite3_reset (stmt);
+  return found;
+}
 
 static const char *exit_status_sql = "SELECT exit_status FROM process WHERE id = ?1";
 
@@ -360,7 +386,7 @@ failure_finding (VsTrace *trace, VsDeviceDiagnosis *dd, const VsOom *o, VsOomCau
       g_autofree char *when = vs_format_duration (o->time_ns);
       g_autofree char *at = g_strdup_printf ("at this failure (%s)", when);
 
-      role_text = role_remedy (&roles, at, &role_saving);
+      role_text = role_remedy (&roles, at, dd->autocast, &role_saving);
     }
   f->remedy = failure_remedy (dd, f, cause, o, role_text, role_saving);
   if (cause == VS_OOM_CAUSE_FRAGMENTATION && dd->settings.expandable_segments != 1)
@@ -822,22 +848,21 @@ diagnose_fragmentation (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findin
 
 /* ---------------------------------------------------- outside allocators */
 
+/* Fills dd's allocator_at_peak_bytes and outside_at_peak_bytes: at the
+ * device's peak reserved, the PyTorch allocator's reserved and what every
+ * allocator together did not hold.  FALSE with error set when the trace
+ * cannot be read. */
 static gboolean
-diagnose_outside (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings, GError **error)
+measure_outside (VsTrace *trace, VsDeviceDiagnosis *dd, GError **error)
 {
   const GPtrArray *allocators = vs_trace_get_allocators (trace);
   const VsSummary *s = &dd->all;
-  gint64 inside = 0, outside;
+  gint64 inside = 0;
   gboolean any = FALSE;
   VsSeriesPoint p;
-  g_autoptr (GArray) live = NULL;
-  g_autoptr (GArray) unowned = NULL;
-  g_autoptr (GArray) sites = NULL;
-  VsFinding *f;
-  g_autofree char *out_text = NULL, *all_text = NULL;
-  GString *names;
 
-  if (s->peak_reserved_seq == VS_UNKNOWN || !vs_trace_has_device_level (trace))
+  dd->allocator_at_peak_bytes = dd->outside_at_peak_bytes = VS_UNKNOWN;
+  if (s->peak_reserved_seq == VS_UNKNOWN)
     return TRUE;
   for (guint i = 0; i < allocators->len; i++)
     {
@@ -850,12 +875,31 @@ diagnose_outside (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings, GE
         return FALSE;
       if (p.seq != 0)
         inside += p.reserved_bytes;
+      if (a->id == dd->allocator_id)
+        dd->allocator_at_peak_bytes = p.seq != 0 ? p.reserved_bytes : 0;
     }
-  if (!any)
+  if (!any || !vs_trace_has_device_level (trace))
     return TRUE;
-  outside = s->peak_reserved_bytes - inside;
+  dd->outside_at_peak_bytes = s->peak_reserved_bytes - inside;
   if (s->static_bytes != VS_UNKNOWN)
-    outside += s->static_bytes;
+    dd->outside_at_peak_bytes += s->static_bytes;
+  return TRUE;
+}
+
+static gboolean
+diagnose_outside (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings, GError **error)
+{
+  const VsSummary *s = &dd->all;
+  gint64 outside = dd->outside_at_peak_bytes;
+  g_autoptr (GArray) live = NULL;
+  g_autoptr (GArray) unowned = NULL;
+  g_autoptr (GArray) sites = NULL;
+  VsFinding *f;
+  g_autofree char *out_text = NULL, *all_text = NULL;
+  GString *names;
+
+  if (outside == VS_UNKNOWN)
+    return TRUE;
   /* cuBLAS's and cuDNN's workspaces of any PyTorch program take about
    * 130 MiB (measured on the samples): not a finding by themselves. */
   if (outside < 256 * MiB || outside * 10 < s->peak_reserved_bytes)
@@ -988,6 +1032,7 @@ diagnose_device (VsTrace *trace, const VsDeviceInfo *device, VsDiagnosis *dx, GE
       && !vs_summary_get (trace, device->id, dd->allocator_id, &dd->allocator, error))
     return FALSE;
   dd->lower_peak_saving = VS_UNKNOWN;
+  dd->autocast = uses_autocast (trace);
   if (dd->all.peak_allocated_seq != VS_UNKNOWN)
     {
       g_autoptr (GArray) blocks = NULL;
@@ -1006,7 +1051,7 @@ diagnose_device (VsTrace *trace, const VsDeviceInfo *device, VsDiagnosis *dx, GE
           g_autofree char *when = vs_format_duration (dd->all.peak_allocated_time_ns);
           g_autofree char *at = g_strdup_printf ("at the peak (%s)", when);
 
-          dd->lower_peak = role_remedy (&dd->roles, at, &dd->lower_peak_saving);
+          dd->lower_peak = role_remedy (&dd->roles, at, dd->autocast, &dd->lower_peak_saving);
         }
     }
   dd->iterations = vs_iterations_find (trace, device->id, dd->allocator_id, error);
@@ -1014,7 +1059,7 @@ diagnose_device (VsTrace *trace, const VsDeviceInfo *device, VsDiagnosis *dx, GE
     return FALSE;
 
   first = dx->findings->len;
-  if (!diagnose_failures (trace, dd, dx->findings, error))
+  if (!measure_outside (trace, dd, error) || !diagnose_failures (trace, dd, dx->findings, error))
     return FALSE;
   diagnose_growth (trace, dd, dx->findings);
   if (!diagnose_unused_activations (trace, dd, dx->findings, error)

@@ -287,4 +287,10 @@ for name in sorted(os.listdir(data)) + ["diagnose/" + n for n in
 ok(run("report", "--width", "100", leak) == run("report", "--width", "100", leak, "diagnose"),
    "report FILE is report FILE diagnose")
 
+# Never propose what is already in effect: autocast seen through the stacks.
+bf16 = run("report", "--width", "100", sample("amp-bf16"))
+fp32 = run("report", "--width", "100", sample("amp-fp32"))
+ok("bf16 autocast" not in bf16 and "autocast already on" in bf16,
+   "amp-bf16: autocast is on (its frames are in the stacks): not proposed again", bf16)
+ok("bf16 autocast" in fp32, "amp-fp32: bf16 autocast is proposed", fp32)
 done()
