@@ -1044,3 +1044,10 @@ vs_caching_allocator_get_max_need (VsCachingAllocator *ca)
 {
   return ca->max_need;
 }
+
+gint64
+vs_caching_allocator_allocation_size (VsCachingAllocator *ca, gint64 requested)
+{
+  g_return_val_if_fail (ca != NULL && requested >= 0, VS_UNKNOWN);
+  return get_allocation_size (vs_alloc_conf_round_size (&ca->conf, requested));
+}

@@ -100,6 +100,11 @@ VsCaBlock *vs_caching_allocator_place_block (VsCachingAllocator *ca, gint64 addr
 gint64 vs_ca_block_get_address (const VsCaBlock *block);
 gint64 vs_ca_block_get_size (const VsCaBlock *block);
 
+/* The request as ca rounds it and the segment it asks CUDA for when none
+ * of its free blocks fits (get_allocation_size() of round_size()): what
+ * PyTorch's "Tried to allocate" prints. */
+gint64 vs_caching_allocator_allocation_size (VsCachingAllocator *ca, gint64 requested);
+
 /* Memory reserved now and at most so far; requested bytes of the blocks in
  * use now and at most so far; segments (or mapped pieces) taken and given
  * back; failed requests. */

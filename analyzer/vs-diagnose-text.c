@@ -108,17 +108,28 @@ device_lines (VsTrace *trace, const VsDeviceDiagnosis *dd, guint n_devices, GPtr
       wrap (lines, "  ", 4, "Nothing was allocated.", width);
       return;
     }
-  if (dd->allocator_id != 0)
+  if (dd->allocator_id != 0 && dd->allocator_at_peak_bytes != VS_UNKNOWN)
     {
+      /* Both parts at the same instant as the whole, and outside as the
+       * outside-allocator finding counts it. */
       const VsAllocatorInfo *a = vs_trace_lookup_allocator (trace, dd->allocator_id);
-      g_autofree char *mine = fmt_bytes (dd->allocator.peak_reserved_bytes);
-      g_autofree char *outside
-          = fmt_bytes (dd->all.peak_reserved_bytes - dd->allocator.peak_reserved_bytes);
+      g_autofree char *mine = fmt_bytes (dd->allocator_at_peak_bytes);
+      g_autofree char *at
+          = fmt_instant (trace, dd->all.peak_reserved_time_ns, dd->all.peak_reserved_seq);
 
-      peak = g_strdup_printf ("Peak: %s allocated at %s; %s reserved at most (%s by %s, %s "
-                              "outside it)",
-                              alloc, when, reserved, mine, a != NULL ? a->name : "its allocator",
-                              outside);
+      if (dd->outside_at_peak_bytes != VS_UNKNOWN)
+        {
+          g_autofree char *outside = fmt_bytes (dd->outside_at_peak_bytes);
+
+          peak = g_strdup_printf ("Peak: %s allocated at %s; %s reserved at most, at %s (%s by "
+                                  "%s, %s outside every allocator)",
+                                  alloc, when, reserved, at, mine,
+                                  a != NULL ? a->name : "its allocator", outside);
+        }
+      else
+        peak = g_strdup_printf ("Peak: %s allocated at %s; %s reserved at most, at %s (%s by %s)",
+                                alloc, when, reserved, at, mine,
+                                a != NULL ? a->name : "its allocator");
     }
   else
     peak = g_strdup_printf ("Peak: %s allocated at %s; %s reserved at most", alloc, when, reserved);

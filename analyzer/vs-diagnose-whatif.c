@@ -38,6 +38,20 @@ finding_try (const VsDeviceDiagnosis *dd, const VsFinding *f)
 {
   if (f->remedy == NULL)
     return -1;
+  /* Any failure of the caching allocator: expandable segments may avoid
+   * it under the same limit (free memory inside reserved becomes usable),
+   * and the replay says whether they do. */
+  if ((f->kind == VS_FINDING_OOM_ALLOCATOR_LIMIT || f->kind == VS_FINDING_OOM_DEVICE_FULL)
+      && dd->settings.expandable_segments != 1)
+    {
+      /* A request larger than the device (or the limit) fits under no
+       * setting: nothing to replay. */
+      gint64 cap = dd->settings.limit_bytes != VS_UNKNOWN && dd->settings.limit_bytes > 0
+                       ? dd->settings.limit_bytes
+                       : dd->device->total_bytes;
+
+      return cap > 0 && f->bytes < cap ? TRY_EXPANDABLE : -1;
+    }
   if (f->kind == VS_FINDING_OOM_FRAGMENTATION || f->kind == VS_FINDING_FRAGMENTATION)
     {
       if (dd->settings.expandable_segments != 1)
@@ -92,13 +106,13 @@ append_prediction (VsFinding *f, const char *setting, const VsWhatifResult *own,
     g_string_append_printf (s, " and %" G_GINT64_FORMAT " requests would fail",
                             r->failed_alloc_count);
   if (!helps)
-    {
-      g_string_append (s, is_oom ? ": it would not avoid the failure"
-                                 : ": it would not lower the peak reserved");
-      f->saving_bytes = VS_UNKNOWN;
-    }
-  else if (r->peak_reserved_bytes < own->peak_reserved_bytes && !is_oom)
-    f->saving_bytes = own->peak_reserved_bytes - r->peak_reserved_bytes;
+    g_string_append (s, is_oom ? ": it would not avoid the failure"
+                               : ": it would not lower the peak reserved");
+  /* The expected saving is the replayed difference, or none: a saving
+   * beside a peak that does not fall would contradict the replay. */
+  f->saving_bytes = r->peak_reserved_bytes < own->peak_reserved_bytes
+                        ? own->peak_reserved_bytes - r->peak_reserved_bytes
+                        : VS_UNKNOWN;
   g_free (f->remedy);
   f->remedy = g_string_free (s, FALSE);
 }
@@ -183,11 +197,12 @@ vs_diagnose_whatif (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings, 
       t = finding_try (dd, f);
       if (t >= 0 && index_of[t] > 0)
         {
-          g_autofree char *setting = g_strdup_printf ("with PYTORCH_CUDA_ALLOC_CONF=%s", confs[t]);
+          g_autofree char *setting
+              = g_strdup_printf ("under the same limit with PYTORCH_CUDA_ALLOC_CONF=%s", confs[t]);
 
           append_prediction (f, setting, &results[0], &results[index_of[t]]);
         }
-      else if (want_limit && f->kind == VS_FINDING_OOM_ALLOCATOR_LIMIT && f->remedy != NULL)
+      if (want_limit && f->kind == VS_FINDING_OOM_ALLOCATOR_LIMIT && f->remedy != NULL)
         {
           g_autofree char *cap = vs_format_bytes (dd->device->total_bytes);
           g_autofree char *setting = g_strdup_printf ("with no cap below the device's %s", cap);

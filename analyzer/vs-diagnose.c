@@ -18,8 +18,10 @@
 #include "vs-stack.h"
 #include "vs-timeline.h"
 #include "vs-trace-private.h"
+#include "vs-whatif.h"
 #include "vs-windowed.h"
 
+#include <sqlite3.h>
 #include <string.h>
 
 #define MiB (G_GINT64_CONSTANT (1) << 20)
@@ -94,10 +96,11 @@ bytes (gint64 n)
   return vs_format_bytes (MAX (n, 0));
 }
 
-/* How to lower memory held by the dominant role of r, with the expected
- * saving and its basis; NULL when no role dominates. */
+/* How to lower memory held by the dominant role of r (at the instant
+ * `at` names), with the expected saving and its basis; NULL when no role
+ * dominates. */
 static char *
-role_remedy (const VsRoles *r, gint64 *saving)
+role_remedy (const VsRoles *r, const char *at, gboolean autocast, gint64 *saving)
 {
   VsRole role = vs_roles_dominant (r);
   gint64 b = r->bytes[role];
@@ -113,18 +116,25 @@ role_remedy (const VsRoles *r, gint64 *saving)
     {
     case VS_ROLE_ACTIVATIONS:
       *saving = b / 2;
+      if (autocast) /* never propose what is already in effect */
+        return g_strdup_printf (
+            "activations hold %s (%d%%) %s, with autocast already on (its frames are in the "
+            "stacks): half the batch with 2-step gradient accumulation saves ~%s (activations "
+            "scale with batch size); activation checkpointing saves more, at the cost of "
+            "recomputing the forward pass",
+            held, pct, at, half);
       return g_strdup_printf (
-          "activations hold %s (%d%%): bf16 autocast, or half the batch with 2-step gradient "
+          "activations hold %s (%d%%) %s: bf16 autocast, or half the batch with 2-step gradient "
           "accumulation, saves ~%s (activations scale with bytes per value and batch size); "
           "activation checkpointing saves more, at the cost of recomputing the forward pass",
-          held, pct, half);
+          held, pct, at, half);
     case VS_ROLE_OPTIMIZER_STATE:
       *saving = b / 4 * 3;
       return g_strdup_printf (
-          "optimizer state holds %s (%d%%): an 8-bit optimizer saves ~%s (1 byte per value "
+          "optimizer state holds %s (%d%%) %s: an 8-bit optimizer saves ~%s (1 byte per value "
           "instead of 4); sharding it over N GPUs (ZeRO-1, FSDP) keeps 1/N; a fused optimizer "
           "avoids its temporaries",
-          held, pct, three_quarters);
+          held, pct, at, three_quarters);
     case VS_ROLE_PARAMETERS:
     case VS_ROLE_GRADIENTS:
       {
@@ -134,9 +144,9 @@ role_remedy (const VsRoles *r, gint64 *saving)
 
         *saving = pg / 2;
         return g_strdup_printf (
-            "parameters and gradients hold %s: bf16 weights and gradients save ~%s (2 bytes "
+            "parameters and gradients hold %s %s: bf16 weights and gradients save ~%s (2 bytes "
             "per value instead of 4); sharding them over N GPUs (FSDP, ZeRO-3) keeps 1/N",
-            both, both_half);
+            both, at, both_half);
       }
     case VS_ROLE_OTHER:
     default:
@@ -151,7 +161,96 @@ typedef struct
   VsFinding *finding;
   VsOomCause cause;
   gint64 allocator_id;
+  gboolean fatal;       /* it holds the failure that ended the run */
+  gint64 first_time_ns; /* its earliest failure */
+  char *message;        /* PyTorch's figures at the failure it describes, or NULL */
 } OomGroup;
+
+/* A frame of torch.autocast's context manager: the program ran under
+ * mixed precision. */
+static const char *autocast_sql
+    = "SELECT 1 FROM frame WHERE file LIKE '%torch/amp/autocast_mode.py'"
+      " OR file LIKE '%torch/cuda/amp/autocast_mode.py' LIMIT 1";
+
+static gboolean
+uses_autocast (VsTrace *trace)
+{
+  sqlite3_stmt *stmt = vs_trace_statement (trace, autocast_sql, NULL);
+  gboolean found;
+
+  if (stmt == NULL)
+    return FALSE;
+  found = sqlite3_step (stmt) == SQLITE_ROW;
+  sqlite3_reset (stmt);
+  return found;
+}
+
+static const char *exit_status_sql = "SELECT exit_status FROM process WHERE id = ?1";
+
+/* Whether process_id ended with a nonzero exit status, or one the trace
+ * does not know (a run killed while recording). */
+static gboolean
+process_failed (VsTrace *trace, gint64 process_id)
+{
+  sqlite3_stmt *stmt = vs_trace_statement (trace, exit_status_sql, NULL);
+  gboolean failed = TRUE;
+
+  if (stmt == NULL)
+    return TRUE;
+  sqlite3_bind_int64 (stmt, 1, process_id);
+  if (sqlite3_step (stmt) == SQLITE_ROW && sqlite3_column_type (stmt, 0) != SQLITE_NULL)
+    failed = sqlite3_column_int64 (stmt, 0) != 0;
+  sqlite3_reset (stmt);
+  return failed;
+}
+
+/* The figures of PyTorch's out-of-memory message for a failure whose
+ * allocator state the replay gives (w), each in PyTorch's own format so
+ * that it reads as in the message the user holds. */
+static char *
+torch_message (const VsWhatifFailure *w, gint64 device_free, gint64 device_total, gint64 limit)
+{
+  g_autofree char *tried = vs_oom_torch_size (w->alloc_bytes);
+  g_autofree char *req = vs_format_bytes (w->requested_bytes);
+  g_autofree char *alloc = vs_oom_torch_size (w->allocated_bytes);
+  g_autofree char *alloc_req = vs_format_bytes (w->requested_live_bytes);
+  g_autofree char *unalloc = vs_oom_torch_size (MAX (w->reserved_bytes - w->allocated_bytes, 0));
+  GString *s = g_string_new (NULL);
+
+  g_string_append_printf (s, "As PyTorch printed it: tried to allocate %s (%s requested)", tried,
+                          req);
+  if (device_total > 0 && device_free != VS_UNKNOWN)
+    {
+      g_autofree char *total = vs_oom_torch_size (device_total);
+      g_autofree char *free_ = vs_oom_torch_size (device_free);
+
+      g_string_append_printf (s, "; a total capacity of %s of which %s is free", total, free_);
+    }
+  if (limit != VS_UNKNOWN && limit > 0)
+    {
+      g_autofree char *allowed = vs_oom_torch_size (limit);
+
+      g_string_append_printf (s, "; %s allowed", allowed);
+    }
+  g_string_append_printf (s,
+                          "; %s allocated by PyTorch (blocks at their rounded sizes; %s "
+                          "requested), %s reserved but unallocated",
+                          alloc, alloc_req, unalloc);
+  return g_string_free (s, FALSE);
+}
+
+/* The replayed state at failure o, the index-th failure of its allocator:
+ * the replay's failure of that index when it is the same request. */
+static const VsWhatifFailure *
+replayed_failure (const VsWhatifResult *replay, guint index, const VsOom *o)
+{
+  const VsWhatifFailure *w;
+
+  if (replay->failures == NULL || index >= replay->failures->len)
+    return NULL;
+  w = &g_array_index (replay->failures, VsWhatifFailure, index);
+  return w->requested_bytes == o->requested_bytes && w->time_ns == o->time_ns ? w : NULL;
+}
 
 /* A windowed trace keeps the detail of some failures only (the first and
  * last few, those near its peaks and in its window); its summary counts
@@ -196,26 +295,192 @@ windowed_failure_counts (VsTrace *trace, gint64 device_id, GArray *groups, GErro
   return TRUE;
 }
 
+/* The remedy of a failure finding f of cause, o the failure it describes. */
+static char *
+failure_remedy (VsDeviceDiagnosis *dd, VsFinding *f, VsOomCause cause, const VsOom *o,
+                const char *role_text, gint64 role_saving)
+{
+  GString *remedy = g_string_new (NULL);
+
+  if (dd->growth.bytes_per_iteration > 0)
+    {
+      g_autofree char *per = bytes (dd->growth.bytes_per_iteration);
+
+      /* Growth would exhaust any cap: a larger one only postpones this. */
+      g_string_append_printf (remedy,
+                              "first stop the growth of %s per %s (growth-per-iteration): "
+                              "more memory only postpones this failure",
+                              per, dd->iterations->unit);
+    }
+  if (cause == VS_OOM_CAUSE_FRAGMENTATION)
+    {
+      if (dd->settings.expandable_segments != 1)
+        {
+          g_autofree char *free_in = bytes (o->allocator.free_bytes);
+
+          g_string_append_printf (
+              remedy,
+              "%sPYTORCH_CUDA_ALLOC_CONF=" VS_ALLOC_CONF_EXPANDABLE " lets the allocator grow "
+              "segments in place instead of leaving holes (up to the %s free inside "
+              "reserved becomes usable)",
+              remedy->len > 0 ? "; " : "", free_in);
+        }
+      else
+        g_string_append_printf (remedy,
+                                "%sexpandable segments are already on: allocate the "
+                                "largest tensors first or reuse buffers of one size",
+                                remedy->len > 0 ? "; " : "");
+    }
+  else if (cause == VS_OOM_CAUSE_ALLOCATOR_LIMIT && dd->growth.bytes_per_iteration <= 0)
+    {
+      if (dd->settings.memory_fraction > 0)
+        g_string_append_printf (remedy,
+                                "raise the per-process memory fraction (%.3g) or remove "
+                                "the cap",
+                                dd->settings.memory_fraction);
+      else
+        g_string_append (remedy, "raise the allocator's limit (PyTorch: "
+                                 "torch.cuda.set_per_process_memory_fraction)");
+    }
+  if (dd->growth.bytes_per_iteration <= 0 && role_text != NULL
+      && cause != VS_OOM_CAUSE_FRAGMENTATION)
+    {
+      g_string_append_printf (remedy, "%s%s", remedy->len > 0 ? "; or lower the need: " : "",
+                              role_text);
+      f->saving_bytes = role_saving;
+    }
+  if (remedy->len == 0 && cause == VS_OOM_CAUSE_DEVICE_FULL)
+    g_string_append (remedy, "the device had no room for it: request less (a smaller "
+                             "batch or tensor), free memory first, or use a GPU with "
+                             "more memory");
+  return remedy->len > 0 ? g_string_free (remedy, FALSE) : (g_string_free (remedy, TRUE), NULL);
+}
+
+/* A new finding for failure o of cause (evidence: the cause's sentence),
+ * or NULL with error set. */
+static VsFinding *
+failure_finding (VsTrace *trace, VsDeviceDiagnosis *dd, const VsOom *o, VsOomCause cause,
+                 const char *evidence, GError **error)
+{
+  VsFindingKind kind = cause == VS_OOM_CAUSE_DEVICE_FULL     ? VS_FINDING_OOM_DEVICE_FULL
+                       : cause == VS_OOM_CAUSE_FRAGMENTATION ? VS_FINDING_OOM_FRAGMENTATION
+                                                             : VS_FINDING_OOM_ALLOCATOR_LIMIT;
+  VsFinding *f;
+  const VsStackInfo *s = vs_stack_get (trace, o->stack_id, error);
+  VsRoles roles;
+  g_autofree char *request = bytes (o->requested_bytes);
+  g_autofree char *role_text = NULL;
+  gint64 role_saving = VS_UNKNOWN;
+
+  if (s == NULL)
+    return NULL;
+  f = finding_new (kind, dd->device->id, o->allocator_id);
+  f->bytes = o->requested_bytes;
+  f->count = 1;
+  f->time_ns = o->time_ns;
+  f->seq = o->seq;
+  f->site = s->site[0] != '\0' ? g_strdup (s->site) : NULL;
+  f->stack_id = o->stack_id > 0 ? o->stack_id : VS_UNKNOWN;
+  f->evidence = g_strdup_printf ("%s failed: %s", request, evidence);
+  if (o->seq != VS_UNKNOWN
+      && vs_roles_at (trace, dd->device->id, o->allocator_id, o->seq, &roles, NULL))
+    {
+      g_autofree char *when = vs_format_duration (o->time_ns);
+      g_autofree char *at = g_strdup_printf ("at this failure (%s)", when);
+
+      role_text = role_remedy (&roles, at, dd->autocast, &role_saving);
+    }
+  f->remedy = failure_remedy (dd, f, cause, o, role_text, role_saving);
+  if (cause == VS_OOM_CAUSE_FRAGMENTATION && dd->settings.expandable_segments != 1)
+    f->saving_bytes = o->allocator.free_bytes;
+  return f;
+}
+
+/* Says in g's evidence which failure it describes: the one that ended the
+ * run, with the ones survived before it, or failures all survived. */
+static void
+say_survived (VsTrace *trace, OomGroup *g, const char *message)
+{
+  VsFinding *f = g->finding;
+  g_autofree char *first = vs_format_duration (g->first_time_ns);
+  g_autofree char *when = vs_format_duration (f->time_ns);
+  GString *s = g_string_new (NULL);
+
+  (void)trace;
+  if (g->fatal)
+    {
+      g_string_append_printf (s, "the failure that ended the run, at %s", when);
+      if (f->count > 1)
+        g_string_append_printf (s,
+                                " (%" G_GINT64_FORMAT " earlier ones of this kind were survived, "
+                                "the first at %s)",
+                                f->count - 1, first);
+      g_string_append_printf (s, ": %s", f->evidence);
+      if (message != NULL)
+        g_string_append_printf (s, ". %s", message);
+    }
+  else
+    {
+      if (f->count > 1)
+        g_string_append_printf (s,
+                                "survived: the program went on after all %" G_GINT64_FORMAT
+                                " failures of this kind (the first at %s, the last at %s): ",
+                                f->count, first, when);
+      else
+        g_string_append_printf (s, "survived: the program went on after it (at %s): ", when);
+      g_string_append (s, f->evidence);
+      if (message != NULL)
+        g_string_append_printf (s, ". %s", message);
+    }
+  g_free (f->evidence);
+  f->evidence = g_string_free (s, FALSE);
+}
+
 static gboolean
 diagnose_failures (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings, GError **error)
 {
   gint64 device_id = dd->device->id;
   g_autoptr (GPtrArray) all = vs_oom_list (trace, device_id, 0, error);
   g_autoptr (GArray) groups = g_array_new (FALSE, TRUE, sizeof (OomGroup));
+  g_auto (VsWhatifResult) replay = { 0 };
+  g_autofree VsOomCause *causes = NULL;
+  g_autofree char **evidences = NULL;
+  g_autofree gboolean *fatal = NULL;
+  g_autofree gint *replay_index = NULL;
   gboolean has_allocator_failures = FALSE;
+  guint n_ours = 0;
+  guint first_finding = findings->len;
 
   if (all == NULL)
     return FALSE;
-  for (guint i = 0; i < all->len; i++)
-    if (((VsOom *)g_ptr_array_index (all, i))->allocator_id != 0)
-      has_allocator_failures = TRUE;
-
+  causes = g_new0 (VsOomCause, all->len + 1);
+  evidences = g_new0 (char *, all->len + 1);
+  fatal = g_new0 (gboolean, all->len + 1);
+  replay_index = g_new0 (gint, all->len + 1);
   for (guint i = 0; i < all->len; i++)
     {
       const VsOom *o = g_ptr_array_index (all, i);
-      g_autofree char *evidence = NULL;
-      VsOomCause cause;
-      OomGroup *g = NULL;
+
+      replay_index[i] = -1;
+      if (o->allocator_id != 0)
+        has_allocator_failures = TRUE;
+      if (dd->allocator_id != 0 && o->allocator_id == dd->allocator_id)
+        replay_index[i] = (gint)n_ours++;
+    }
+  /* The allocator's state at each failure as PyTorch printed it: a
+   * replay following the recorded run (one that cannot follow it leaves
+   * those figures out). */
+  if (n_ours > 0)
+    {
+      g_autoptr (GError) replay_error = NULL;
+
+      if (!vs_whatif_run (trace, dd->allocator_id, NULL, VS_UNKNOWN, VS_WHATIF_FAILURES, &replay,
+                          &replay_error))
+        vs_whatif_result_clear (&replay);
+    }
+  for (guint i = 0; i < all->len; i++)
+    {
+      const VsOom *o = g_ptr_array_index (all, i);
 
       gint64 pool;
 
@@ -226,108 +491,74 @@ diagnose_failures (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings, G
       /* A framework's pool: vs_framework_oom_findings() below. */
       if (vs_framework_pool_failure (trace, o, &pool))
         continue;
-      cause = vs_oom_classify (trace, o, all, dd->settings.limit_bytes, &evidence);
-      if (cause == VS_OOM_CAUSE_UNKNOWN)
+      causes[i] = vs_oom_classify (trace, o, all, dd->settings.limit_bytes, &evidences[i]);
+    }
+  /* The failure that ended the run: the last one of a process that
+   * failed. */
+  for (guint i = 0; i < all->len; i++)
+    {
+      const VsOom *o = g_ptr_array_index (all, i);
+      gboolean last = causes[i] != VS_OOM_CAUSE_UNKNOWN;
+
+      for (guint k = i + 1; last && k < all->len; k++)
+        if (causes[k] != VS_OOM_CAUSE_UNKNOWN
+            && ((const VsOom *)g_ptr_array_index (all, k))->process_id == o->process_id)
+          last = FALSE;
+      fatal[i] = last && process_failed (trace, o->process_id);
+    }
+
+  /* Newest first, so that each finding describes the last failure of its
+   * kind: the fatal one where it is of that kind. */
+  for (guint j = all->len; j-- > 0;)
+    {
+      const VsOom *o = g_ptr_array_index (all, j);
+      OomGroup *g = NULL;
+
+      if (causes[j] == VS_OOM_CAUSE_UNKNOWN)
         continue;
       for (guint k = 0; k < groups->len && g == NULL; k++)
         {
           OomGroup *x = &g_array_index (groups, OomGroup, k);
 
-          if (x->cause == cause && x->allocator_id == o->allocator_id)
+          if (x->cause == causes[j] && x->allocator_id == o->allocator_id && !fatal[j])
             g = x;
         }
       if (g != NULL)
         {
           g->finding->count++;
-          continue;
+          g->first_time_ns = o->time_ns;
         }
-      {
-        OomGroup ng = { 0 };
-        VsFindingKind kind = cause == VS_OOM_CAUSE_DEVICE_FULL     ? VS_FINDING_OOM_DEVICE_FULL
-                             : cause == VS_OOM_CAUSE_FRAGMENTATION ? VS_FINDING_OOM_FRAGMENTATION
-                                                                   : VS_FINDING_OOM_ALLOCATOR_LIMIT;
-        VsFinding *f = finding_new (kind, device_id, o->allocator_id);
-        const VsStackInfo *s = vs_stack_get (trace, o->stack_id, error);
-        VsRoles roles;
-        g_autofree char *request = bytes (o->requested_bytes);
-        g_autofree char *role_text = NULL;
-        gint64 role_saving = VS_UNKNOWN;
-        GString *remedy = g_string_new (NULL);
+      else
+        {
+          OomGroup ng = { 0 };
+          VsFinding *f = failure_finding (trace, dd, o, causes[j], evidences[j], error);
+          const VsWhatifFailure *w
+              = replay_index[j] >= 0 ? replayed_failure (&replay, (guint)replay_index[j], o) : NULL;
+          g_autofree char *message = NULL;
 
-        if (s == NULL)
-          {
-            finding_free (f);
-            g_string_free (remedy, TRUE);
-            return FALSE;
-          }
-        f->bytes = o->requested_bytes;
-        f->count = 1;
-        f->time_ns = o->time_ns;
-        f->seq = o->seq;
-        f->site = s->site[0] != '\0' ? g_strdup (s->site) : NULL;
-        f->stack_id = o->stack_id > 0 ? o->stack_id : VS_UNKNOWN;
-        f->evidence = g_strdup_printf ("%s failed: %s", request, evidence);
-        if (o->seq != VS_UNKNOWN
-            && vs_roles_at (trace, device_id, o->allocator_id, o->seq, &roles, NULL))
-          role_text = role_remedy (&roles, &role_saving);
-
-        if (cause == VS_OOM_CAUSE_FRAGMENTATION)
-          {
-            if (dd->settings.expandable_segments != 1)
-              {
-                g_autofree char *free_in = bytes (o->allocator.free_bytes);
-
-                g_string_append_printf (
-                    remedy,
-                    "PYTORCH_CUDA_ALLOC_CONF=" VS_ALLOC_CONF_EXPANDABLE " lets the allocator grow "
-                    "segments in place instead of leaving holes (up to the %s free inside "
-                    "reserved becomes usable)",
-                    free_in);
-                f->saving_bytes = o->allocator.free_bytes;
-              }
-            else
-              g_string_append (remedy, "expandable segments are already on: allocate the "
-                                       "largest tensors first or reuse buffers of one size");
-          }
-        else if (cause == VS_OOM_CAUSE_ALLOCATOR_LIMIT)
-          {
-            if (dd->settings.memory_fraction > 0)
-              g_string_append_printf (remedy,
-                                      "raise the per-process memory fraction (%.3g) or remove "
-                                      "the cap",
-                                      dd->settings.memory_fraction);
-            else
-              g_string_append (remedy, "raise the allocator's limit (PyTorch: "
-                                       "torch.cuda.set_per_process_memory_fraction)");
-          }
-        if (dd->growth.bytes_per_iteration > 0)
-          {
-            g_autofree char *per = bytes (dd->growth.bytes_per_iteration);
-
-            g_string_append_printf (remedy,
-                                    "%sfirst stop the growth of %s per %s "
-                                    "(growth-per-iteration)",
-                                    remedy->len > 0 ? "; " : "", per, dd->iterations->unit);
-          }
-        else if (role_text != NULL && cause != VS_OOM_CAUSE_FRAGMENTATION)
-          {
-            g_string_append_printf (remedy, "%s%s", remedy->len > 0 ? "; or lower the need: " : "",
-                                    role_text);
-            if (f->saving_bytes == VS_UNKNOWN)
-              f->saving_bytes = role_saving;
-          }
-        if (remedy->len == 0 && cause == VS_OOM_CAUSE_DEVICE_FULL)
-          g_string_append (remedy, "the device had no room for it: request less (a smaller "
-                                   "batch or tensor), free memory first, or use a GPU with "
-                                   "more memory");
-        f->remedy = remedy->len > 0 ? g_string_free (remedy, FALSE)
-                                    : (g_string_free (remedy, TRUE), NULL);
-        ng.finding = f;
-        ng.cause = cause;
-        ng.allocator_id = o->allocator_id;
-        g_array_append_val (groups, ng);
-        g_ptr_array_add (findings, f);
-      }
+          if (f == NULL)
+            {
+              for (guint k = 0; k < all->len; k++)
+                g_free (evidences[k]);
+              for (guint k = 0; k < groups->len; k++)
+                g_free (g_array_index (groups, OomGroup, k).message);
+              return FALSE;
+            }
+          if (w != NULL)
+            message = torch_message (w, o->device_free_bytes,
+                                     o->device_total_bytes > 0 ? o->device_total_bytes
+                                                               : dd->device->total_bytes,
+                                     dd->settings.limit_bytes);
+          ng.finding = f;
+          ng.cause = causes[j];
+          ng.allocator_id = o->allocator_id;
+          ng.fatal = fatal[j];
+          ng.first_time_ns = o->time_ns;
+          /* The message's figures are said once all failures are counted. */
+          ng.message = g_steal_pointer (&message);
+          g_array_append_val (groups, ng);
+          g_ptr_array_add (findings, f);
+        }
 
       /* Another process on the device at this failure. */
       if (o->device_free_bytes != VS_UNKNOWN && o->device_total_bytes > 0 && o->seq != VS_UNKNOWN)
@@ -336,7 +567,13 @@ diagnose_failures (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings, G
           gint64 mine, others;
 
           if (!vs_series_at_seq (trace, device_id, 0, o->seq, &p, error))
-            return FALSE;
+            {
+              for (guint k = 0; k < all->len; k++)
+                g_free (evidences[k]);
+              for (guint k = 0; k < groups->len; k++)
+                g_free (g_array_index (groups, OomGroup, k).message);
+              return FALSE;
+            }
           mine = p.device_bytes != VS_UNKNOWN ? p.device_bytes : p.reserved_bytes;
           others = o->device_total_bytes - o->device_free_bytes - mine;
           if (others >= GiB && others * 20 >= o->device_total_bytes)
@@ -370,6 +607,28 @@ diagnose_failures (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings, G
             }
         }
     }
+  for (guint k = 0; k < all->len; k++)
+    g_free (evidences[k]);
+  for (guint k = 0; k < groups->len; k++)
+    {
+      OomGroup *g = &g_array_index (groups, OomGroup, k);
+      g_autofree char *message = g_steal_pointer (&g->message);
+
+      say_survived (trace, g, message);
+    }
+  /* The fatal failure heads the failures. */
+  for (guint k = first_finding; k < findings->len; k++)
+    for (guint m = 0; m < groups->len; m++)
+      {
+        OomGroup *g = &g_array_index (groups, OomGroup, m);
+
+        if (g->fatal && g_ptr_array_index (findings, k) == g->finding && k != first_finding)
+          {
+            gpointer x = g_ptr_array_steal_index (findings, k);
+
+            g_ptr_array_insert (findings, (gint)first_finding, x);
+          }
+      }
   if (!vs_framework_oom_findings (trace, device_id, all, findings, error))
     return FALSE;
   return windowed_failure_counts (trace, device_id, groups, error);
@@ -599,22 +858,21 @@ diagnose_fragmentation (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findin
 
 /* ---------------------------------------------------- outside allocators */
 
+/* Fills dd's allocator_at_peak_bytes and outside_at_peak_bytes: at the
+ * device's peak reserved, the PyTorch allocator's reserved and what every
+ * allocator together did not hold.  FALSE with error set when the trace
+ * cannot be read. */
 static gboolean
-diagnose_outside (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings, GError **error)
+measure_outside (VsTrace *trace, VsDeviceDiagnosis *dd, GError **error)
 {
   const GPtrArray *allocators = vs_trace_get_allocators (trace);
   const VsSummary *s = &dd->all;
-  gint64 inside = 0, outside;
+  gint64 inside = 0;
   gboolean any = FALSE;
   VsSeriesPoint p;
-  g_autoptr (GArray) live = NULL;
-  g_autoptr (GArray) unowned = NULL;
-  g_autoptr (GArray) sites = NULL;
-  VsFinding *f;
-  g_autofree char *out_text = NULL, *all_text = NULL;
-  GString *names;
 
-  if (s->peak_reserved_seq == VS_UNKNOWN || !vs_trace_has_device_level (trace))
+  dd->allocator_at_peak_bytes = dd->outside_at_peak_bytes = VS_UNKNOWN;
+  if (s->peak_reserved_seq == VS_UNKNOWN)
     return TRUE;
   for (guint i = 0; i < allocators->len; i++)
     {
@@ -627,14 +885,33 @@ diagnose_outside (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings, GE
         return FALSE;
       if (p.seq != 0)
         inside += p.reserved_bytes;
+      if (a->id == dd->allocator_id)
+        dd->allocator_at_peak_bytes = p.seq != 0 ? p.reserved_bytes : 0;
     }
   /* Pools seen from the device level are allocators too. */
   inside += vs_framework_pools_reserved_at (trace, dd->device->id, s->peak_reserved_seq);
-  if (!any)
+  if (!any || !vs_trace_has_device_level (trace))
     return TRUE;
-  outside = s->peak_reserved_bytes - inside;
+  dd->outside_at_peak_bytes = s->peak_reserved_bytes - inside;
   if (s->static_bytes != VS_UNKNOWN)
-    outside += s->static_bytes;
+    dd->outside_at_peak_bytes += s->static_bytes;
+  return TRUE;
+}
+
+static gboolean
+diagnose_outside (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings, GError **error)
+{
+  const VsSummary *s = &dd->all;
+  gint64 outside = dd->outside_at_peak_bytes;
+  g_autoptr (GArray) live = NULL;
+  g_autoptr (GArray) unowned = NULL;
+  g_autoptr (GArray) sites = NULL;
+  VsFinding *f;
+  g_autofree char *out_text = NULL, *all_text = NULL;
+  GString *names;
+
+  if (outside == VS_UNKNOWN)
+    return TRUE;
   /* cuBLAS's and cuDNN's workspaces of any PyTorch program take about
    * 130 MiB (measured on the samples): not a finding by themselves. */
   if (outside < 256 * MiB || outside * 10 < s->peak_reserved_bytes)
@@ -712,13 +989,16 @@ finding_rank (const VsFinding *f)
 {
   switch (f->kind)
     {
+    case VS_FINDING_GROWTH_PER_ITERATION:
+      /* Growth that goes on would exhaust any cap: the root cause of a
+       * failure it comes with, so it comes first. */
+      return 0;
     case VS_FINDING_OOM_DEVICE_FULL:
     case VS_FINDING_OOM_ALLOCATOR_LIMIT:
     case VS_FINDING_OOM_FRAGMENTATION:
-      return 0;
-    case VS_FINDING_OTHER_PROCESS:
       return 1;
-    case VS_FINDING_GROWTH_PER_ITERATION:
+    case VS_FINDING_OTHER_PROCESS:
+      return 2;
     case VS_FINDING_FORWARD_WITHOUT_BACKWARD:
       return 2;
     case VS_FINDING_LEAK_AT_EXIT:
@@ -764,6 +1044,7 @@ diagnose_device (VsTrace *trace, const VsDeviceInfo *device, VsDiagnosis *dx, GE
       && !vs_summary_get (trace, device->id, dd->allocator_id, &dd->allocator, error))
     return FALSE;
   dd->lower_peak_saving = VS_UNKNOWN;
+  dd->autocast = uses_autocast (trace);
   if (dd->all.peak_allocated_seq != VS_UNKNOWN)
     {
       g_autoptr (GArray) blocks = NULL;
@@ -778,14 +1059,19 @@ diagnose_device (VsTrace *trace, const VsDeviceInfo *device, VsDiagnosis *dx, GE
         return FALSE;
       /* Advice for a peak worth lowering only. */
       if (dd->all.peak_allocated_bytes >= 256 * MiB)
-        dd->lower_peak = role_remedy (&dd->roles, &dd->lower_peak_saving);
+        {
+          g_autofree char *when = vs_format_duration (dd->all.peak_allocated_time_ns);
+          g_autofree char *at = g_strdup_printf ("at the peak (%s)", when);
+
+          dd->lower_peak = role_remedy (&dd->roles, at, dd->autocast, &dd->lower_peak_saving);
+        }
     }
   dd->iterations = vs_iterations_find (trace, device->id, dd->allocator_id, error);
   if (dd->iterations == NULL || !vs_growth_judge (trace, dd->iterations, &dd->growth, error))
     return FALSE;
 
   first = dx->findings->len;
-  if (!diagnose_failures (trace, dd, dx->findings, error))
+  if (!measure_outside (trace, dd, error) || !diagnose_failures (trace, dd, dx->findings, error))
     return FALSE;
   diagnose_growth (trace, dd, dx->findings);
   if (!diagnose_unused_activations (trace, dd, dx->findings, error)

@@ -97,6 +97,12 @@ typedef struct
   VsIterations *iterations;
   VsGrowth growth;
   VsAllocatorSettings settings;
+  gboolean autocast; /* the stacks pass through torch.autocast: mixed precision is on */
+  /* At the device's peak reserved (all.peak_reserved_seq): what its
+   * PyTorch allocator reserved, and what was held outside every allocator
+   * (module globals included); VS_UNKNOWN when not known. */
+  gint64 allocator_at_peak_bytes;
+  gint64 outside_at_peak_bytes;
   char *lower_peak; /* how to lower the peak, from the dominant role, or NULL */
   gint64 lower_peak_saving;
 } VsDeviceDiagnosis;

@@ -286,110 +286,72 @@ vs_fragmentation_segments (VsTrace *trace, gint64 device_id, gint64 allocator_id
   return g_steal_pointer (&out);
 }
 
-typedef struct
-{
-  gint64 bucket;
-  gint64 bound; /* max_reserved − min_allocated: no row of the bucket exceeds it */
-} Bound;
+/* Requests the free blocks could not serve: each segment taken (its
+ * first step) and each failed request (at its time, after every step of
+ * that time).  PyTorch's 2 MiB segments are its small pool's, which only
+ * requests of at most 1 MiB use: free memory of the large pool never
+ * serves those, so their growth is not fragmentation's doing. */
+static const char *missed_sql
+    = "SELECT alloc_ts, alloc_seq FROM block WHERE device_id = ?1 AND level = 3"
+      " AND (?2 = 0 OR allocator_id = ?2) AND alloc_seq IS NOT NULL AND alloc_ts IS NOT NULL"
+      " AND NOT (bytes = 2097152"
+      "  AND allocator_id IN (SELECT id FROM allocator WHERE kind = 'pytorch'))"
+      " UNION ALL"
+      " SELECT ts, 9223372036854775807 FROM failed_alloc WHERE device_id = ?1"
+      " AND (?2 = 0 OR allocator_id = ?2)";
 
-static gint
-bound_cmp (gconstpointer a, gconstpointer b)
-{
-  const Bound *x = a, *y = b;
+/* The series row just before (ts, seq). */
+static const char *before_sql
+    = "SELECT seq, reserved_bytes - allocated_bytes FROM series"
+      " WHERE device_id = ?1 AND allocator_id = ?2 AND ts <= ?3 AND NOT (ts = ?3 AND seq >= ?4)"
+      " ORDER BY ts DESC, seq DESC LIMIT 1";
 
-  if (x->bound != y->bound)
-    return x->bound > y->bound ? -1 : 1;
-  return x->bucket < y->bucket ? -1 : x->bucket > y->bucket;
-}
-
-/* The seq of the largest reserved − allocated, reading the series rows
- * of only the summary buckets whose bound could beat the best found so
- * far (largest bound first).  Sets *seq to 0 when there are no levels or
- * no rows. */
+/* The step just before a missed request with the most free memory inside
+ * reserved (the earliest of equals); 0 when none had any free. */
 static gboolean
-worst_by_levels (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 *seq, GError **error)
+worst_missed (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 *seq, GError **error)
 {
-  static const char *levels_sql = "SELECT bucket, max_reserved - min_allocated FROM series_level"
-                                  " WHERE device_id = ?1 AND allocator_id = ?2 AND shift = ?3";
-  static const char *rows_sql
-      = "SELECT seq, reserved_bytes - allocated_bytes FROM series"
-        " WHERE device_id = ?1 AND allocator_id = ?2 AND ts >= ?3 AND ts < ?4";
-  GArray *shifts = vs_trace_level_shifts (trace, device_id, allocator_id, error);
-  g_autoptr (GArray) bounds = NULL;
-  gint64 duration = vs_trace_get_duration_ns (trace), start = vs_trace_get_start_abs_ns (trace);
-  gint64 shift = -1, best = G_MININT64;
+  g_autoptr (GArray) missed = g_array_new (FALSE, FALSE, sizeof (gint64) * 2);
+  gint64 best = 0;
   sqlite3_stmt *stmt;
   int rc;
 
   *seq = 0;
-  if (shifts == NULL)
-    return FALSE;
-  if (shifts->len == 0)
-    return TRUE;
-  /* The finest level with at most a few thousand buckets. */
-  for (guint i = 0; i < shifts->len && shift < 0; i++)
-    if ((duration >> g_array_index (shifts, gint64, i)) < 4096)
-      shift = g_array_index (shifts, gint64, i);
-  if (shift < 0)
-    shift = g_array_index (shifts, gint64, shifts->len - 1);
-
-  stmt = vs_trace_statement (trace, levels_sql, error);
+  stmt = vs_trace_statement (trace, missed_sql, error);
   if (stmt == NULL)
     return FALSE;
-  vs_trace_bind_series (trace, stmt, device_id, allocator_id);
-  sqlite3_bind_int64 (stmt, 3, shift);
-  bounds = g_array_new (FALSE, FALSE, sizeof (Bound));
+  sqlite3_bind_int64 (stmt, 1, device_id);
+  sqlite3_bind_int64 (stmt, 2, allocator_id);
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
-      Bound b = { sqlite3_column_int64 (stmt, 0), sqlite3_column_int64 (stmt, 1) };
+      gint64 at[2] = { sqlite3_column_int64 (stmt, 0), sqlite3_column_int64 (stmt, 1) };
 
-      g_array_append_val (bounds, b);
+      g_array_append_vals (missed, at, 1);
     }
   sqlite3_reset (stmt);
   if (rc != SQLITE_DONE)
     return vs_trace_sql_error (trace, error);
-  g_array_sort (bounds, bound_cmp);
-  for (guint i = 0; i < bounds->len; i++)
+  for (guint i = 0; i < missed->len; i++)
     {
-      const Bound *b = &g_array_index (bounds, Bound, i);
+      const gint64 *at = (const gint64 *)(gpointer)(missed->data + i * sizeof (gint64) * 2);
 
-      /* Equal bounds may hold an earlier step of the same value; with
-       * nothing free anywhere the answer is the series' first row. */
-      if (b->bound < best || (b->bound == best && best <= 0))
-        break;
-      stmt = vs_trace_statement (trace, rows_sql, error);
+      stmt = vs_trace_statement (trace, before_sql, error);
       if (stmt == NULL)
         return FALSE;
       vs_trace_bind_series (trace, stmt, device_id, allocator_id);
-      sqlite3_bind_int64 (stmt, 3, start + (b->bucket << shift));
-      sqlite3_bind_int64 (stmt, 4, start + ((b->bucket + 1) << shift));
-      while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+      sqlite3_bind_int64 (stmt, 3, at[0]);
+      sqlite3_bind_int64 (stmt, 4, at[1]);
+      rc = sqlite3_step (stmt);
+      if (rc == SQLITE_ROW)
         {
           gint64 s = sqlite3_column_int64 (stmt, 0), v = sqlite3_column_int64 (stmt, 1);
 
-          if (v > best || (v == best && s < *seq))
+          if (v > best || (v == best && v > 0 && s < *seq))
             {
               best = v;
               *seq = s;
             }
         }
-      sqlite3_reset (stmt);
-      if (rc != SQLITE_DONE)
-        return vs_trace_sql_error (trace, error);
-    }
-  if (best <= 0)
-    {
-      /* Nothing free anywhere: the first step of the series. */
-      static const char *first_sql
-          = "SELECT seq FROM series WHERE device_id = ?1 AND allocator_id = ?2"
-            " ORDER BY ts, seq LIMIT 1";
-
-      stmt = vs_trace_statement (trace, first_sql, error);
-      if (stmt == NULL)
-        return FALSE;
-      vs_trace_bind_series (trace, stmt, device_id, allocator_id);
-      rc = sqlite3_step (stmt);
-      *seq = rc == SQLITE_ROW ? sqlite3_column_int64 (stmt, 0) : 0;
       sqlite3_reset (stmt);
       if (rc != SQLITE_ROW && rc != SQLITE_DONE)
         return vs_trace_sql_error (trace, error);
@@ -401,28 +363,17 @@ gboolean
 vs_fragmentation_worst (VsTrace *trace, gint64 device_id, gint64 allocator_id, VsFragmentation *out,
                         GError **error)
 {
-  static const char *worst_sql = "SELECT seq FROM series WHERE device_id = ?1 AND allocator_id = ?2"
-                                 " ORDER BY reserved_bytes - allocated_bytes DESC, ts, seq LIMIT 1";
-  sqlite3_stmt *stmt;
   gint64 seq = 0;
-  int rc;
 
   g_return_val_if_fail (trace != NULL && out != NULL, FALSE);
-  if (!worst_by_levels (trace, device_id, allocator_id, &seq, error))
+  if (!worst_missed (trace, device_id, allocator_id, &seq, error))
     return FALSE;
   if (seq == 0)
     {
-      /* No summary levels (a small trace): one pass over the series. */
-      stmt = vs_trace_statement (trace, worst_sql, error);
-      if (stmt == NULL)
-        return FALSE;
-      vs_trace_bind_series (trace, stmt, device_id, allocator_id);
-      rc = sqlite3_step (stmt);
-      if (rc == SQLITE_ROW)
-        seq = sqlite3_column_int64 (stmt, 0);
-      sqlite3_reset (stmt);
-      if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        return vs_trace_sql_error (trace, error);
+      memset (out, 0, sizeof *out);
+      out->device_id = device_id;
+      out->allocator_id = allocator_id;
+      return TRUE;
     }
   return vs_fragmentation_at (trace, device_id, allocator_id, seq, out, NULL, error);
 }

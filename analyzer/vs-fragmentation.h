@@ -64,13 +64,16 @@ GArray *vs_fragmentation_segments (VsTrace *trace, gint64 device_id, gint64 allo
                                    gint64 seq, GError **error);
 
 /* The instant of worst fragmentation of (device_id, allocator_id; 0 =
- * all): the replay step at which reserved − allocated is largest (the
- * first such step of the series, or of the summary bucket it was found in).
- * Fills *out as vs_fragmentation_at() does for that step (out->seq 0 and
- * everything 0 when the series is empty).  Reads only the summary buckets
- * whose bounds (max reserved − min allocated) could hold the maximum, or
- * the whole series when it has no summary levels.  Returns FALSE with
- * error set on failure. */
+ * all): where free memory inside reserved memory hurt — the step just
+ * before a request the free blocks could not serve, that is before a
+ * segment was taken (the allocator had to grow) or at a failed request,
+ * with the most reserved − allocated.  A cache that no request missed (an
+ * empty cache after its blocks were freed, say) is never the worst.  Fills
+ * *out as vs_fragmentation_at() does for that step; out->seq 0 and
+ * everything 0 when no request ever missed free memory (no segment was
+ * taken with memory free inside reserved, nothing failed).  Reads one
+ * series row per segment and per failure.  Returns FALSE with error set
+ * on failure. */
 gboolean vs_fragmentation_worst (VsTrace *trace, gint64 device_id, gint64 allocator_id,
                                  VsFragmentation *out, GError **error);
 

@@ -255,6 +255,33 @@ finding_for (VsTrace *trace, const VsOom *o, gint64 pool_id, GError **error)
   return f;
 }
 
+gboolean
+vs_framework_oom_classify (VsTrace *trace, const VsOom *o, gint64 *pool_id, VsOomCause *cause,
+                           char **evidence)
+{
+  g_autoptr (GError) error = NULL;
+  VsFinding *f;
+
+  g_return_val_if_fail (trace != NULL && o != NULL, FALSE);
+  if (!vs_framework_pool_failure (trace, o, pool_id))
+    return FALSE;
+  f = finding_for (trace, o, *pool_id, &error);
+  if (f == NULL)
+    {
+      *cause = VS_OOM_CAUSE_UNKNOWN;
+      *evidence = NULL;
+      return TRUE;
+    }
+  *cause = f->kind == VS_FINDING_OOM_FRAGMENTATION     ? VS_OOM_CAUSE_FRAGMENTATION
+           : f->kind == VS_FINDING_OOM_ALLOCATOR_LIMIT ? VS_OOM_CAUSE_ALLOCATOR_LIMIT
+                                                       : VS_OOM_CAUSE_DEVICE_FULL;
+  *evidence = g_steal_pointer (&f->evidence);
+  g_free (f->site);
+  g_free (f->remedy);
+  g_free (f);
+  return TRUE;
+}
+
 static gboolean
 contains (GArray *ids, gint64 id)
 {

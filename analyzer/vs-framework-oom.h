@@ -22,4 +22,12 @@ G_BEGIN_DECLS
 gboolean vs_framework_oom_findings (VsTrace *trace, gint64 device_id, const GPtrArray *failures,
                                     GPtrArray *findings, GError **error);
 
+/* Whether failure o is one of a framework's pools
+ * (vs_framework_pool_failure()); if so, sets *pool_id, *cause and
+ * *evidence (newly allocated) as the finding vs_framework_oom_findings()
+ * makes of it says them, so that `report oom` and the diagnosis name one
+ * cause with one evidence. */
+gboolean vs_framework_oom_classify (VsTrace *trace, const VsOom *o, gint64 *pool_id,
+                                    VsOomCause *cause, char **evidence);
+
 G_END_DECLS

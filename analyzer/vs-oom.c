@@ -244,3 +244,19 @@ vs_oom_classify (VsTrace *trace, const VsOom *o, const GPtrArray *all_failures, 
     g_free (text);
   return cause;
 }
+
+char *
+vs_oom_torch_size (gint64 bytes)
+{
+  /* c10/cuda/CUDACachingAllocator.cpp format_size(): each unit up to and
+   * including 1024 of the next smaller one. */
+  if (bytes == VS_UNKNOWN)
+    return g_strdup ("-");
+  if (bytes <= 1024)
+    return g_strdup_printf ("%" G_GINT64_FORMAT " bytes", bytes);
+  if (bytes <= 1048576)
+    return g_strdup_printf ("%.2f KiB", (double)bytes / 1024.0);
+  if (bytes <= 1073741824)
+    return g_strdup_printf ("%.2f MiB", (double)bytes / 1048576.0);
+  return g_strdup_printf ("%.2f GiB", (double)bytes / 1073741824.0);
+}

@@ -71,4 +71,9 @@ const char *vs_oom_cause_name (VsOomCause cause);
 VsOomCause vs_oom_classify (VsTrace *trace, const VsOom *o, const GPtrArray *all_failures,
                             gint64 limit_bytes, char **evidence);
 
+/* bytes as PyTorch's own messages print a size (c10's format_size: "196.00
+ * MiB", "1024.00 MiB" for 1 GiB - 1, "6.00 GiB"), so that a figure can be
+ * matched against the message a user holds.  Newly allocated. */
+char *vs_oom_torch_size (gint64 bytes);
+
 G_END_DECLS

@@ -8,6 +8,7 @@
  */
 #include "vs-report.h"
 #include "vs-analyzer.h"
+#include "vs-framework-oom.h"
 #include "vs-trace-private.h"
 
 #include <string.h>
@@ -515,6 +516,10 @@ oom_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo *dev
       const VsStackInfo *s;
       g_autoptr (GArray) blocks = NULL;
       g_autoptr (GArray) sites = NULL;
+      g_autofree char *evidence = NULL;
+      VsOomCause cause;
+      gint64 pool = 0;
+      gboolean pooled;
       guint c = 0;
 
       if (!in_window (trace, opts, o->time_ns))
@@ -531,9 +536,12 @@ oom_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo *dev
           if (sites == NULL)
             return FALSE;
         }
+      pooled = vs_framework_oom_classify (trace, o, &pool, &cause, &evidence);
+      if (!pooled)
+        cause = vs_oom_classify (trace, o, all, settings.limit_bytes, &evidence);
       vs_table_add_row (t);
       vs_table_set_int (t, c++, device->idx);
-      vs_table_set_text (t, c++, vs_trace_allocator_name (trace, o->allocator_id));
+      vs_table_set_text (t, c++, vs_trace_allocator_name (trace, pooled ? pool : o->allocator_id));
       vs_table_set_int (t, c++, o->time_ns);
       vs_table_set_text (t, c++, o->api);
       vs_table_set_int (t, c++, o->requested_bytes);
@@ -559,14 +567,8 @@ oom_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo *dev
       vs_table_set_text (t, c++, s->site);
       vs_table_set_text (t, c++, s->top_frame);
       vs_table_set_text (t, c++, opts->user_stacks ? s->user_text : s->text);
-      {
-        g_autofree char *evidence = NULL;
-        VsOomCause cause = vs_oom_classify (trace, o, all, settings.limit_bytes, &evidence);
-
-        vs_table_set_text (t, c++,
-                           cause != VS_OOM_CAUSE_UNKNOWN ? vs_oom_cause_name (cause) : NULL);
-        vs_table_set_text (t, c++, evidence);
-      }
+      vs_table_set_text (t, c++, cause != VS_OOM_CAUSE_UNKNOWN ? vs_oom_cause_name (cause) : NULL);
+      vs_table_set_text (t, c++, evidence);
     }
   vs_allocator_settings_clear (&settings);
   return TRUE;

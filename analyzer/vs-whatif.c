@@ -155,6 +155,8 @@ vs_whatif_result_clear (VsWhatifResult *result)
   g_free (result->alloc_conf);
   if (result->segment_events)
     g_array_unref (result->segment_events);
+  if (result->failures)
+    g_array_unref (result->failures);
   memset (result, 0, sizeof *result);
 }
 
@@ -354,6 +356,7 @@ replay (const Pass *a, Record *rec, VsWhatifResult *out, gint64 *max_need, GErro
   g_auto (LiveMap) live = { 0 };
   VsCaBlock *pending = NULL; /* a recorded failure the model satisfied */
   gint64 last_stream = a->default_stream;
+  gint64 live_bytes = 0; /* the live blocks' rounded sizes */
   gboolean learning = a->decisions == NULL;
   guint group = 0;
   VsWhatifReader r;
@@ -417,7 +420,10 @@ replay (const Pass *a, Record *rec, VsWhatifResult *out, gint64 *max_need, GErro
           b = vs_caching_allocator_place_block (ca, ev.address, ev.size, ev.block_bytes,
                                                 a->default_stream);
           if (b != NULL)
-            live_put (&live, ev.address, b);
+            {
+              live_put (&live, ev.address, b);
+              live_bytes += vs_ca_block_get_size (b);
+            }
           break;
         case VS_WHATIF_EV_FAIL:
           {
@@ -428,6 +434,18 @@ replay (const Pass *a, Record *rec, VsWhatifResult *out, gint64 *max_need, GErro
             g_array_append_val (rec->failure_bound, bound);
           }
           out->request_count++;
+          if (learning && out->failures != NULL)
+            {
+              VsWhatifFailure fl = {
+                .time_ns = vs_trace_rel (a->trace, ev.ts),
+                .requested_bytes = ev.size,
+                .alloc_bytes = vs_caching_allocator_allocation_size (ca, ev.size),
+                .allocated_bytes = live_bytes,
+                .requested_live_bytes = vs_caching_allocator_get_requested (ca),
+                .reserved_bytes = vs_caching_allocator_get_reserved (ca),
+              };
+              g_array_append_val (out->failures, fl);
+            }
           if (learning)
             {
               /* As recorded: its releases came before it. */
@@ -459,14 +477,21 @@ replay (const Pass *a, Record *rec, VsWhatifResult *out, gint64 *max_need, GErro
             {
               VsCaBlock *old = live_get (&live, ev.address);
               if (old != NULL)
-                vs_caching_allocator_release (ca, old); /* its free was not recorded */
+                {
+                  live_bytes -= vs_ca_block_get_size (old);
+                  vs_caching_allocator_release (ca, old); /* its free was not recorded */
+                }
               live_put (&live, ev.address, b);
+              live_bytes += vs_ca_block_get_size (b);
             }
           clock_request_done (&clock);
           break;
         case VS_WHATIF_EV_FREE:
           if ((b = live_take (&live, ev.address)) != NULL)
-            vs_caching_allocator_release (ca, b);
+            {
+              live_bytes -= vs_ca_block_get_size (b);
+              vs_caching_allocator_release (ca, b);
+            }
           break;
         case VS_WHATIF_EV_RELEASES:
           for (guint i = 0; i < r.releases->len; i++)
@@ -621,6 +646,8 @@ plan_prepare (VsTrace *trace, gint64 allocator_id, VsWhatifFlags flags,
 
   if (flags & VS_WHATIF_SEGMENT_EVENTS)
     p->learned.segment_events = g_array_new (FALSE, FALSE, sizeof (VsWhatifSegmentEvent));
+  if (flags & VS_WHATIF_FAILURES)
+    p->learned.failures = g_array_new (FALSE, FALSE, sizeof (VsWhatifFailure));
   g_auto (Record) rec;
   record_init (&rec);
   gint64 max_need = 0;
@@ -653,6 +680,7 @@ plan_run (Plan *p, const char *alloc_conf, gint64 limit_bytes, VsWhatifFlags fla
       out->segment_events = NULL;
       if (p->learned.segment_events != NULL)
         out->segment_events = g_array_copy (p->learned.segment_events);
+      out->failures = NULL;
     }
   else
     {
@@ -684,6 +712,8 @@ plan_run (Plan *p, const char *alloc_conf, gint64 limit_bytes, VsWhatifFlags fla
           return FALSE;
         }
     }
+  if (p->learned.failures != NULL)
+    out->failures = g_array_copy (p->learned.failures);
   gint64 limit = derived ? p->limit : limit_bytes;
   out->device_id = p->info->device_id;
   out->allocator_id = p->pass.allocator_id;

@@ -25,6 +25,7 @@ typedef enum
   VS_WHATIF_DECIDE = 1 << 1,         /* always replay with the model deciding every release
                                       * itself, even when the pass that follows the recorded
                                       * run already gives the answer (tests) */
+  VS_WHATIF_FAILURES = 1 << 2,       /* fill VsWhatifResult.failures */
 } VsWhatifFlags;
 
 /* One change of reserved memory in the replay. */
@@ -37,6 +38,21 @@ typedef struct
                    * the recorded change it repeats (a change the recorded run made before
                    * the same request), else of the request or release that caused it */
 } VsWhatifSegmentEvent;
+
+/* The allocator's state at one of the trace's recorded failures, as the
+ * model following the recorded run holds it once the retry's releases are
+ * done: the figures PyTorch's out-of-memory message prints. */
+typedef struct
+{
+  gint64 time_ns;              /* ns since the trace's start */
+  gint64 requested_bytes;      /* the request as the program made it */
+  gint64 alloc_bytes;          /* as the allocator rounded it: the segment it tried to get
+                           * ("Tried to allocate") */
+  gint64 allocated_bytes;      /* live blocks at their rounded sizes (memory_stats
+                           * allocated_bytes: "allocated by PyTorch") */
+  gint64 requested_live_bytes; /* the same blocks at their requested sizes (requested_bytes) */
+  gint64 reserved_bytes;       /* reserved; minus allocated_bytes: "reserved but unallocated" */
+} VsWhatifFailure;
 
 /* Called from the replaying thread with the fraction of the work done
  * (0..1), every 65536 events (a few times a second on large traces).
@@ -61,6 +77,8 @@ typedef struct
   gint64 segment_free_count;    /* segments given back, or pieces unmapped */
   gint64 request_count;         /* allocation requests replayed */
   GArray *segment_events;       /* VsWhatifSegmentEvent, with VS_WHATIF_SEGMENT_EVENTS */
+  GArray *failures;             /* VsWhatifFailure, the recorded failures in order, with
+                     * VS_WHATIF_FAILURES (whatever settings are replayed) */
 } VsWhatifResult;
 
 /* Frees what result owns and zeroes it. */

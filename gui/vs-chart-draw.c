@@ -687,7 +687,9 @@ draw_header (cairo_t *cr, PangoLayout *pl, const VsChartData *d, const VsChartLa
   } legend[] = {
     { d != NULL ? d->whatif_label : NULL, &p->whatif, 4 },
     { "failed allocation", &p->failed, 3 },
-    { "fragmentation", &p->fragmentation, 2 },
+    /* Reserved but unallocated: a cache, fragmentation only where a
+     * request missed it (the Fragmentation pane's worst instant). */
+    { "cached, free", &p->fragmentation, 2 },
     { "reserved", &p->reserved_line, 1 },
     { "allocated", &p->allocated_fill, 0 },
   };

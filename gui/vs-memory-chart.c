@@ -434,7 +434,7 @@ on_query_tooltip (GtkWidget *widget, int x, int y, gboolean keyboard, GtkTooltip
     }
   frag = vs_format_bytes (b.last_reserved - b.last_allocated);
   text = g_strdup_printf ("<b>%s</b>\nallocated\t%s\nreserved\t%s\n"
-                          "fragmentation\t%s",
+                          "cached, free\t%s",
                           t, alloc, res, frag);
   if (b.has_whatif && self->data->whatif_label != NULL)
     {

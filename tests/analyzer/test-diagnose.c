@@ -51,10 +51,14 @@ test_findings_link (void)
       g_assert_nonnull (f->evidence);
       g_assert_nonnull (f->remedy);
     }
+  /* The growth, root cause of the failure, comes first; the failure
+   * finding describes the request that ended the run (the 29th). */
   g_assert_cmpint (((VsFinding *)g_ptr_array_index (dx->findings, 0))->kind, ==,
-                   VS_FINDING_OOM_ALLOCATOR_LIMIT);
-  g_assert_cmpint (((VsFinding *)g_ptr_array_index (dx->findings, 1))->kind, ==,
                    VS_FINDING_GROWTH_PER_ITERATION);
+  g_assert_cmpint (((VsFinding *)g_ptr_array_index (dx->findings, 1))->kind, ==,
+                   VS_FINDING_OOM_ALLOCATOR_LIMIT);
+  g_assert_cmpint (((VsFinding *)g_ptr_array_index (dx->findings, 1))->bytes, ==, 25690112);
+  g_assert_cmpint (((VsFinding *)g_ptr_array_index (dx->findings, 1))->count, ==, 29);
 
   dd = g_ptr_array_index (dx->devices, 0);
   for (VsRole r = 0; r < VS_N_ROLES; r++)

@@ -11,6 +11,9 @@
 #   OUTDIR/NAME.json  the sample's own ground truth (torch.cuda.memory_stats)
 #   OUTDIR/NAME.log   what the program and vramscope printed, its exit status
 #   OUTDIR/NAME.summary.csv  `report summary` of the trace
+#   OUTDIR/NAME.oom.txt  for a program that died of OOM, the exception text
+#                     PyTorch printed ("CUDA out of memory. Tried to ..."),
+#                     committed beside the trace (tests/cli/test-oom-message.py)
 # and OUTDIR/stacks-all.pickle + .json: a snapshot taken with PyTorch's
 # default stacks="all" (samples/torch-stacks-all.py, run without record),
 # and OUTDIR/steps.log with one line per step.  Each step has its own time
@@ -68,6 +71,10 @@ record() {
   else
     say "ok $name (${ms} ms)"
   fi
+  # The last out-of-memory message the program printed: the one that ended it.
+  grep -h 'OutOfMemoryError: CUDA out of memory' "$out/$name.log" | tail -n 1 |
+    sed 's/^.*OutOfMemoryError: //' >"$out/$name.oom.txt"
+  [ -s "$out/$name.oom.txt" ] || rm -f "$out/$name.oom.txt"
   if [ -f "$out/$name.db" ]; then
     timeout 30 "$VRAMSCOPE" report --format csv "$out/$name.db" summary \
       >"$out/$name.summary.csv" 2>>"$out/$name.log" || say "FAILED $name: report summary"
