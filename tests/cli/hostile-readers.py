@@ -56,8 +56,110 @@ def negative_seq(tmp):
     return "; ".join(problems) or None
 
 
+def event(action, addr, size, t):
+    return {"action": action, "addr": addr, "size": size, "stream": 0, "time_us": t,
+            "frames": []}
+
+
+def imported(tmp, name, entries, plain=False):
+    """A trace imported from a snapshot of entries; plain: expanded back
+    into plain tables (export --format sqlite) so that SQL can edit it."""
+    pickle_path = os.path.join(tmp, name + ".pickle")
+    with open(pickle_path, "wb") as f:
+        pickle.dump({"segments": [], "device_traces": [entries], "allocator_settings": {}}, f,
+                    protocol=4)
+    path = os.path.join(tmp, name + ".db")
+    p = run("import", "-q", pickle_path, "-o", path)
+    if p.returncode != 0:
+        raise RuntimeError("import: " + p.stderr)
+    if not plain:
+        return path
+    out = os.path.join(tmp, name + "-plain.db")
+    p = run("export", path, "--format", "sqlite", "-o", out)
+    if p.returncode != 0:
+        raise RuntimeError("export: " + p.stderr)
+    return out
+
+
+GIB = 1 << 30
+
+
+def failed_200_gib(tmp, plain=False):
+    """One 1 MiB block, then a failed request of 200 GiB (the device's
+    capacity unknown: the model takes 80 GiB, expandable segments 90)."""
+    return imported(tmp, "fail200-%d" % len(os.listdir(tmp)), [
+        event("segment_alloc", 1 << 40, 20 << 20, 1), event("alloc", 1 << 40, 1 << 20, 2),
+        {"action": "oom", "size": 200 * GIB, "stream": 0, "time_us": 3, "device_free": GIB,
+         "frames": []}], plain)
+
+
+def request_past_segment(tmp):
+    """A request larger than an expandable segment's address space fails:
+    the whole 90 GiB (and the small pool's 2 MiB page) mapped, then given
+    up, never a walk past the segment's last block."""
+    trace = failed_200_gib(tmp)
+    p = run("whatif", trace, "--format", "csv", "--alloc-conf", "expandable_segments:True",
+            "--limit", "300000000000")
+    want = "0,pytorch,expandable_segments:True,300000000000,%d,1048576,1,2000" % (
+        90 * GIB + (2 << 20))
+    if p.returncode != 0 or p.stdout.strip().splitlines()[-1:] != [want]:
+        return "exit %d, stdout %r, stderr %r" % (p.returncode, p.stdout[-300:], p.stderr[-300:])
+    return None
+
+
+RANGE = "beyond the what-if model's range"
+
+
+def capacity_near_int64_max(tmp):
+    trace = failed_200_gib(tmp)
+    db = sqlite3.connect(trace)
+    db.execute("UPDATE device SET total_bytes = 9223372036854775000")
+    db.commit()
+    db.close()
+    problems = []
+    for conf in ("expandable_segments:True", "expandable_segments:False"):
+        problem = one_line_error(run("whatif", trace, "--alloc-conf", conf), RANGE)
+        if problem:
+            problems.append(conf + ": " + problem)
+    return "; ".join(problems) or None
+
+
+def live_sizes_past_int64(tmp):
+    """12,000 blocks of 1 PiB live at once (a finalized trace edited): the
+    reserved and requested totals would pass 2^63."""
+    entries = [event("segment_alloc", 1 << 40, GIB, 0)]
+    entries += [event("alloc", (1 << 40) + 512 * i, 512, i + 1) for i in range(12000)]
+    trace = imported(tmp, "live12k", entries, plain=True)
+    db = sqlite3.connect(trace)
+    db.execute("UPDATE alloc_event SET requested_bytes = 1 << 50 WHERE op = 1")
+    db.commit()
+    db.close()
+    problems = []
+    for conf in ("expandable_segments:True", "expandable_segments:False"):
+        problem = one_line_error(run("whatif", trace, "--alloc-conf", conf), RANGE)
+        if problem:
+            problems.append(conf + ": " + problem)
+    return "; ".join(problems) or None
+
+
+def request_past_range(tmp):
+    """A request of 2^62 + 1 bytes is past the model's range: refused, not
+    clamped."""
+    trace = failed_200_gib(tmp, plain=True)
+    db = sqlite3.connect(trace)
+    db.execute("UPDATE failed_alloc SET requested_bytes = (1 << 62) + 1")
+    db.commit()
+    db.close()
+    return one_line_error(run("whatif", trace), RANGE)
+
+
 CASES = [
     ("a negative series seq is one line, for every report and diff", negative_seq),
+    ("whatif: a request past an expandable segment's address space fails",
+     request_past_segment),
+    ("whatif: a device capacity near 2^63 is refused in one line", capacity_near_int64_max),
+    ("whatif: 12,000 live 1 PiB blocks are refused in one line", live_sizes_past_int64),
+    ("whatif: a request past 2^62 bytes is refused in one line", request_past_range),
 ]
 
 
