@@ -3,12 +3,14 @@
  * The map answers every id as set, in memory proportional to the number
  * of ids, never to their values; and vs_merge_traces() of a process trace
  * whose process, frame and stack ids were edited up there returns, its
- * events referring to the merged rows.  No GPU.
+ * events referring to the merged rows; a round of the appended merge
+ * releases an input whose last event id is 2^62.  No GPU.
  */
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <sqlite3.h>
 
+#include "vs-merge-append.h"
 #include "vs-merge-private.h"
 #include "vs-merge.h"
 #include "vs-test-db.h"
@@ -184,11 +186,45 @@ test_merge_far_ids (void)
   g_rmdir (dir);
 }
 
+/* A round of the merged trace appended to (record --window, recover)
+ * over an input whose last event id is 2^62: releasing what was taken
+ * steps from row to row, not through every id up to 2^62. */
+static void
+test_release_far_ids (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("vs-merge-ids-XXXXXX", NULL);
+  g_autofree char *in = g_build_filename (dir, "process-100-1.db", NULL);
+  g_autofree char *live = g_build_filename (dir, "live.trace", NULL);
+  write_input (in);
+  exec_sql (in, "UPDATE mem_event SET id = 4611686018427387904"
+                " WHERE id = (SELECT max(id) FROM mem_event)");
+  char err[512] = "";
+  VsMergeAppend *a = vs_merge_append_open (live, err, sizeof err);
+  g_assert_nonnull (a);
+  g_assert_cmpint (vs_merge_append_begin (a, NULL, NULL, err, sizeof err), ==, 0);
+  g_assert_cmpint (vs_merge_append_input (a, in, 0, INT64_MAX, NULL, err, sizeof err), ==, 0);
+  g_assert_cmpint (vs_merge_append_end (a, NULL, NULL, NULL, err, sizeof err), ==, 0);
+  g_assert_cmpint (vs_merge_append_release (a, in, err, sizeof err), ==, 0);
+  vs_merge_append_free (a);
+  /* the table's largest row stays, the others are gone */
+  g_assert_cmpint (vs_test_count (in, "SELECT count(*) FROM mem_event"), ==, 1);
+  g_assert_cmpint (vs_test_count (in, "SELECT max(id) FROM mem_event"), ==, ID_2_62);
+  g_assert_cmpint (vs_test_count (live, "SELECT count(*) FROM mem_event"), ==, 3);
+  g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
+  for (const char *name; (name = g_dir_read_name (d)) != NULL;)
+    {
+      g_autofree char *path = g_build_filename (dir, name, NULL);
+      g_unlink (path);
+    }
+  g_rmdir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/merge/idmap/sparse", test_map_sparse);
   g_test_add_func ("/merge/far-ids", test_merge_far_ids);
+  g_test_add_func ("/merge/append/release-far-ids", test_release_far_ids);
   return g_test_run ();
 }
