@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # hostile-readers.py VRAMSCOPE DATA_DIR — readers given hostile traces and
-# arguments: a series seq no replay writes, the what-if model fed sizes at
-# and past its range, one file named twice as two ranks, a stream id at
+# arguments: a series seq no replay writes, chunk tables that are views,
+# the what-if model fed sizes at and past its range, one file named twice as two ranks, a stream id at
 # the top of its range.  Each gets exit status 1 and one clear line on
 # stderr, or a correct answer — never a crash.  TAP output.
 import os
@@ -153,8 +153,47 @@ def request_past_range(tmp):
     return one_line_error(run("whatif", trace), RANGE)
 
 
+CHUNKED = "is missing, is a view or is not keyed by seq"
+
+
+def chunk_views(tmp):
+    """A chunk table of a compacted trace replaced by a view listing each
+    chunk twice, or by a copy without its key: refused, as plain tables
+    that are views are, never read with every row twice."""
+    trace = os.path.join(tmp, "chunks.db")
+    p = run("import", "-q", os.path.join(DATA, "snapshots", "train.pickle"), "-o", trace)
+    if p.returncode != 0:
+        return "import: " + p.stderr
+    problems = []
+    for n, (table, args) in enumerate((
+            ("block", ["report", "-", "leaks"]),
+            ("block", ["export", "-", "--format", "snapshot", "-o", "-out"]),
+            ("alloc_event", ["whatif", "-"]),
+            ("series", ["report", "-", "timeline"]))):
+        for how in ("view", "unkeyed"):
+            path = os.path.join(tmp, "chunks-%d-%s.db" % (n, how))
+            shutil.copy(trace, path)
+            db = sqlite3.connect(path)
+            db.execute("ALTER TABLE %s_chunk RENAME TO c" % table)
+            if how == "view":
+                db.execute("CREATE VIEW %s_chunk AS SELECT * FROM c UNION ALL SELECT * FROM c"
+                           " ORDER BY seq" % table)
+            else:
+                db.execute("CREATE TABLE %s_chunk AS SELECT * FROM c" % table)
+            db.commit()
+            db.close()
+            argv = [path if a == "-" else path + a if a == "-out" else a for a in args]
+            problem = one_line_error(run(*argv), "its %s_chunk table %s" % (table, CHUNKED))
+            if problem:
+                problems.append("%s %s %s: %s" % (table, how, args[0], problem))
+            if os.path.exists(path + "-out"):
+                problems.append("%s %s: an export was written" % (table, how))
+    return "; ".join(problems) or None
+
+
 CASES = [
     ("a negative series seq is one line, for every report and diff", negative_seq),
+    ("a chunk table that is a view or has no key is refused in one line", chunk_views),
     ("whatif: a request past an expandable segment's address space fails",
      request_past_segment),
     ("whatif: a device capacity near 2^63 is refused in one line", capacity_near_int64_max),
