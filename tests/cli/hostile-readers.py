@@ -191,8 +191,31 @@ def chunk_views(tmp):
     return "; ".join(problems) or None
 
 
+def one_file_two_ranks(tmp):
+    """One trace named twice — as it is, through a link, as a copy — is
+    refused, for ranks and for the diagnosis of several traces; two ranks'
+    traces are not."""
+    ranks = os.path.join(DATA, "ranks", "per-rank")
+    a, b = os.path.join(ranks, "run-0.db"), os.path.join(ranks, "run-1.db")
+    link, copy = os.path.join(tmp, "link.db"), os.path.join(tmp, "copy.db")
+    os.symlink(os.path.abspath(a), link)
+    shutil.copy(a, copy)
+    problems = []
+    for other, want in ((a, "are the same file"), (link, "are the same file"),
+                        (copy, "are copies of one trace")):
+        for report in ("ranks", "diagnose"):
+            problem = one_line_error(run("report", a, other, report), want)
+            if problem:
+                problems.append("%s %s: %s" % (os.path.basename(other), report, problem))
+    p = run("report", a, b, "ranks", "--format", "csv")
+    if p.returncode != 0 or len(p.stdout.strip().splitlines()) != 3:
+        problems.append("two ranks: exit %d, %r" % (p.returncode, p.stdout[-200:]))
+    return "; ".join(problems) or None
+
+
 CASES = [
     ("a negative series seq is one line, for every report and diff", negative_seq),
+    ("one trace named twice is not two ranks", one_file_two_ranks),
     ("a chunk table that is a view or has no key is refused in one line", chunk_views),
     ("whatif: a request past an expandable segment's address space fails",
      request_past_segment),
