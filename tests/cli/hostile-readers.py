@@ -213,8 +213,33 @@ def one_file_two_ranks(tmp):
     return "; ".join(problems) or None
 
 
+def stream_at_int64_max(tmp):
+    """Kernels on stream INT64_MAX (and on a negative one) go on the
+    "stream ?" thread of the Perfetto export: no tid wraps around."""
+    import json
+    path = mutated(tmp, "stream.db", "sample-leak.db",
+                   "UPDATE kernel SET stream = 9223372036854775807 WHERE id % 2 = 0",
+                   "UPDATE kernel SET stream = -9223372036854775807 WHERE id % 2 = 1",
+                   "UPDATE device SET idx = 9223372036854775807")
+    out = os.path.join(tmp, "stream.json")
+    p = run("export", path, "--format", "perfetto", "-o", out)
+    if p.returncode != 0:
+        return "export: exit %d: %s" % (p.returncode, p.stderr)
+    with open(out) as f:
+        events = json.load(f)
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    kernels = [e for e in events if e.get("ph") == "X" and e.get("pid", 0) >= 1 << 29]
+    bad = [e for e in events if e.get("tid", 0) < 0 or e.get("pid", 0) < 0]
+    names = {e["args"]["name"] for e in events
+             if e.get("ph") == "M" and e.get("name") == "thread_name" and e.get("tid") == 1}
+    if bad or len(kernels) != 10 or any(e["tid"] != 1 for e in kernels) or names != {"stream ?"}:
+        return "negative ids %r, kernels %r, tid 1 named %r" % (bad[:2], kernels[:2], names)
+    return None
+
+
 CASES = [
     ("a negative series seq is one line, for every report and diff", negative_seq),
+    ("perfetto: kernels on stream INT64_MAX get no wrapped tid", stream_at_int64_max),
     ("one trace named twice is not two ranks", one_file_two_ranks),
     ("a chunk table that is a view or has no key is refused in one line", chunk_views),
     ("whatif: a request past an expandable segment's address space fails",
