@@ -45,14 +45,14 @@ decode (const uint8_t *data, size_t len, int ncols, int nrows, uint32_t mask)
 {
   VsChunk ch;
   char err[256];
-  volatile int64_t sink = 0;
+  volatile uint64_t sink = 0;
 
   if (vs_chunk_open (codec (), data, len, ncols, nrows, &ch, err, sizeof err) != 0)
     return;
   if (vs_chunk_columns (&ch, mask, err, sizeof err) == 0
       && vs_chunk_columns (&ch, UINT32_MAX, err, sizeof err) == 0)
     for (size_t k = 0; k < (size_t)ncols * (size_t)nrows; k++)
-      sink += ch.values[k] + ch.nulls[k];
+      sink += (uint64_t)ch.values[k] + ch.nulls[k];
   (void)sink;
   vs_chunk_clear (&ch);
 }
