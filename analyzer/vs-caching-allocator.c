@@ -9,6 +9,11 @@
  * is the best fit, `unmapped` (free address space of expandable segments)
  * by (stream, address).  A serial number breaks ties, so two made-up
  * blocks at one address never collide.
+ *
+ * Sums of sizes and address ranges are computed with overflow checks
+ * (the trace's sizes and the device's capacity come from a file anyone
+ * can edit): one that would not fit puts the model out of range, after
+ * which every entry point returns at once and the replay is refused.
  */
 #include "vs-caching-allocator.h"
 
@@ -58,6 +63,7 @@ struct _VsCachingAllocator
   gint64 requested, peak_requested;
   gint64 segment_allocs, segment_frees, ooms;
   gint64 max_need;
+  gboolean out_of_range; /* see vs_caching_allocator_out_of_range() */
   guint64 serial;
   gint64 next_made_down; /* the last segment address made up (they go down) */
   gint64 next_made_up;   /* the address space of expandable segments (goes up) */
@@ -185,7 +191,11 @@ reserved_changed (VsCachingAllocator *ca, int op, gint64 ptr, gint64 bytes)
 {
   if (op == 4 || op == 6)
     {
-      ca->total_allocated_memory += bytes;
+      if (__builtin_add_overflow (ca->total_allocated_memory, bytes, &ca->total_allocated_memory))
+        {
+          ca->total_allocated_memory = G_MAXINT64; /* never read: the replay is refused */
+          ca->out_of_range = TRUE;
+        }
       ca->peak_reserved = MAX (ca->peak_reserved, ca->total_allocated_memory);
       ca->segment_allocs++;
     }
@@ -211,6 +221,7 @@ vs_caching_allocator_new (const VsAllocConf *conf, gint64 limit, gboolean limit_
   /* Unknown capacity: 80 GiB, an H100's, only sizes the made-up address
    * space of expandable segments. */
   ca->device_total = device_total_bytes > 0 ? device_total_bytes : 80LL << 30;
+  ca->out_of_range = ca->device_total > VS_CA_MAX_BYTES;
   pool_init (&ca->small, TRUE);
   pool_init (&ca->large, FALSE);
   ca->next_made_down = 1LL << 49;
@@ -265,12 +276,20 @@ static gint64
 new_address (VsCachingAllocator *ca, gint64 bytes)
 {
   gint64 a = ca->address_func ? ca->address_func (ca->address_data, bytes) : VS_UNKNOWN;
+  gint64 end;
   if (a != VS_UNKNOWN)
     {
+      /* a recorded address: the segment must end within 64 bits */
+      if (__builtin_add_overflow (a, bytes, &end))
+        ca->out_of_range = TRUE;
       ca->next_made_down = MIN (ca->next_made_down, a);
       return a;
     }
-  ca->next_made_down -= (bytes + VS_CA_ROUND_LARGE - 1) / VS_CA_ROUND_LARGE * VS_CA_ROUND_LARGE;
+  if (__builtin_sub_overflow (ca->next_made_down,
+                              (bytes + VS_CA_ROUND_LARGE - 1) / VS_CA_ROUND_LARGE
+                                  * VS_CA_ROUND_LARGE,
+                              &ca->next_made_down))
+    ca->out_of_range = TRUE;
   return ca->next_made_down;
 }
 
@@ -407,7 +426,9 @@ release_block (VsCachingAllocator *ca, VsCaBlock *b)
 static void
 garbage_collect_cached_blocks (VsCachingAllocator *ca)
 {
-  gint64 gc_threshold = (gint64)(ca->conf.garbage_collection_threshold * (double)ca->limit);
+  /* limit may be G_MAXINT64, which a double rounds up past the range */
+  double threshold = ca->conf.garbage_collection_threshold * (double)ca->limit;
+  gint64 gc_threshold = threshold >= 0x1p63 ? G_MAXINT64 : (gint64)threshold;
   if (ca->total_allocated_memory <= gc_threshold)
     return;
   gint64 target = ca->total_allocated_memory - gc_threshold;
@@ -452,16 +473,26 @@ garbage_collect_cached_blocks (VsCachingAllocator *ca)
     }
 }
 
-/* The made-up address space of a new expandable segment. */
+/* The made-up address space of a new expandable segment, or NULL (the
+ * model out of range) when it would end past 2^63.  device_total is at
+ * most VS_CA_MAX_BYTES, so its 1 1/8, page-rounded, fits. */
 static Expandable *
 expandable_new (VsCachingAllocator *ca, gboolean small)
 {
-  Expandable *es = g_new0 (Expandable, 1);
   gint64 want = ca->device_total + ca->device_total / 8;
-  es->page = small ? VS_CA_SMALL_BUFFER : VS_CA_LARGE_BUFFER;
-  es->va_size = (want + es->page - 1) / es->page * es->page;
+  gint64 page = small ? VS_CA_SMALL_BUFFER : VS_CA_LARGE_BUFFER;
+  gint64 va_size = (want + page - 1) / page * page;
+  gint64 next;
+  if (__builtin_add_overflow (ca->next_made_up, va_size + VS_CA_LARGE_BUFFER, &next))
+    {
+      ca->out_of_range = TRUE;
+      return NULL;
+    }
+  Expandable *es = g_new0 (Expandable, 1);
+  es->page = page;
+  es->va_size = va_size;
   es->base = ca->next_made_up;
-  ca->next_made_up += es->va_size + VS_CA_LARGE_BUFFER;
+  ca->next_made_up = next;
   g_ptr_array_add (ca->expandables, es);
   return es;
 }
@@ -474,7 +505,8 @@ allocatable (const VsCaBlock *b)
 
 /* find_expandable_block(): the lowest free-or-unmapped stretch of an
  * expandable segment of this stream and pool with room for size, or the
- * whole address space of a new segment. */
+ * whole address space of a new segment (NULL when the model is out of
+ * range). */
 static VsCaBlock *
 find_expandable_block (VsCachingAllocator *ca, gint64 stream, Pool *pool, gint64 size)
 {
@@ -491,6 +523,8 @@ find_expandable_block (VsCachingAllocator *ca, gint64 stream, Pool *pool, gint64
         return c;
     }
   Expandable *es = expandable_new (ca, pool->is_small);
+  if (es == NULL)
+    return NULL;
   VsCaBlock *candidate = block_new (ca, pool, stream, es->base, es->va_size);
   candidate->mapped = FALSE;
   candidate->es = es;
@@ -512,8 +546,14 @@ map_block (VsCachingAllocator *ca, VsCaBlock *to_map, gint64 size)
   gint64 bytes = pages * es->page;
   if (bytes == 0)
     return FALSE;
-  ca->max_need = MAX (ca->max_need, ca->total_allocated_memory + bytes);
-  if (!ca->set_fraction && ca->total_allocated_memory + bytes > ca->limit)
+  gint64 need;
+  if (__builtin_add_overflow (ca->total_allocated_memory, bytes, &need))
+    {
+      ca->out_of_range = TRUE;
+      return FALSE;
+    }
+  ca->max_need = MAX (ca->max_need, need);
+  if (!ca->set_fraction && need > ca->limit)
     return FALSE;
   g_assert (bytes <= to_map->size);
   Pool *pool = to_map->pool;
@@ -548,6 +588,8 @@ static VsCaBlock *
 try_allocate_expandable_block (VsCachingAllocator *ca, gint64 stream, Pool *pool, gint64 size)
 {
   VsCaBlock *candidate = find_expandable_block (ca, stream, pool, size);
+  if (candidate == NULL)
+    return NULL;
   if (!candidate->mapped && !map_block (ca, candidate, MIN (candidate->size, size)))
     return NULL;
   g_assert (candidate->mapped);
@@ -555,6 +597,11 @@ try_allocate_expandable_block (VsCachingAllocator *ca, gint64 stream, Pool *pool
     {
       gint64 remaining = size - candidate->size;
       VsCaBlock *next = candidate->next;
+      /* A request larger than a new segment's whole address space (1 1/8
+       * of the device) maps all of it and still does not fit: it fails,
+       * as the device would have failed it long before. */
+      if (next == NULL)
+        return NULL;
       if (!map_block (ca, next, MIN (remaining, next->size)))
         return NULL;
       candidate = next;
@@ -568,18 +615,26 @@ try_allocate_expandable_block (VsCachingAllocator *ca, gint64 stream, Pool *pool
 static gboolean
 alloc_block (VsCachingAllocator *ca, Params *p)
 {
+  gint64 need;
+  if (ca->out_of_range || __builtin_add_overflow (ca->total_allocated_memory, p->alloc_size, &need))
+    {
+      ca->out_of_range = TRUE;
+      return FALSE;
+    }
   if (!ca->conf.expandable_segments || ca->set_fraction)
-    ca->max_need = MAX (ca->max_need, ca->total_allocated_memory + p->alloc_size);
-  if (ca->set_fraction && ca->total_allocated_memory + p->alloc_size > ca->limit)
+    ca->max_need = MAX (ca->max_need, need);
+  if (ca->set_fraction && need > ca->limit)
     return FALSE;
   if (ca->conf.expandable_segments)
     {
       p->block = try_allocate_expandable_block (ca, p->stream, p->pool, p->size);
       return p->block != NULL;
     }
-  if (!ca->set_fraction && ca->total_allocated_memory + p->alloc_size > ca->limit)
+  if (!ca->set_fraction && need > ca->limit)
     return FALSE;
   gint64 ptr = new_address (ca, p->alloc_size);
+  if (ca->out_of_range)
+    return FALSE;
   p->block = block_new (ca, p->pool, p->stream, ptr, p->alloc_size);
   reserved_changed (ca, 4, ptr, p->alloc_size);
   return TRUE;
@@ -725,6 +780,19 @@ should_split (VsCachingAllocator *ca, const VsCaBlock *b, gint64 size)
   return size < ca->conf.max_split_size && remaining > VS_CA_SMALL_SIZE;
 }
 
+/* Requested bytes in use grow by bytes (checked: past 2^63 the model is
+ * out of range). */
+static void
+add_requested (VsCachingAllocator *ca, gint64 bytes)
+{
+  if (__builtin_add_overflow (ca->requested, bytes, &ca->requested))
+    {
+      ca->requested = G_MAXINT64; /* never read: the replay is refused */
+      ca->out_of_range = TRUE;
+    }
+  ca->peak_requested = MAX (ca->peak_requested, ca->requested);
+}
+
 /* alloc_found_block(): the block found (out of its pool) handed out,
  * its remainder split off into the pool when should_split. */
 static VsCaBlock *
@@ -747,8 +815,7 @@ alloc_found_block (VsCachingAllocator *ca, Params *p, gint64 orig_size)
     }
   b->allocated = TRUE;
   b->requested = orig_size;
-  ca->requested += orig_size;
-  ca->peak_requested = MAX (ca->peak_requested, ca->requested);
+  add_requested (ca, orig_size);
   return b;
 }
 
@@ -756,6 +823,10 @@ VsCaBlock *
 vs_caching_allocator_malloc (VsCachingAllocator *ca, gint64 orig_size, gint64 stream)
 {
   g_return_val_if_fail (ca != NULL && orig_size >= 0, NULL);
+  if (orig_size > VS_CA_MAX_BYTES)
+    ca->out_of_range = TRUE;
+  if (ca->out_of_range)
+    return NULL;
   Params p = { 0 };
   p.size = vs_alloc_conf_round_size (&ca->conf, orig_size);
   p.stream = stream;
@@ -771,6 +842,8 @@ vs_caching_allocator_malloc (VsCachingAllocator *ca, gint64 orig_size, gint64 st
               || (release_available_cached_blocks (ca, &p) && alloc_block (ca, &p))
               || (release_cached_blocks (ca), alloc_block (ca, &p));
     }
+  if (ca->out_of_range)
+    return NULL;
   if (!found)
     {
       ca->ooms++;
@@ -785,6 +858,8 @@ void
 vs_caching_allocator_release (VsCachingAllocator *ca, VsCaBlock *b)
 {
   g_return_if_fail (ca != NULL && b != NULL && b->allocated);
+  if (ca->out_of_range)
+    return;
   b->allocated = FALSE;
   ca->requested -= b->requested;
   b->requested = 0;
@@ -797,6 +872,8 @@ void
 vs_caching_allocator_empty_cache (VsCachingAllocator *ca)
 {
   g_return_if_fail (ca != NULL);
+  if (ca->out_of_range)
+    return;
   release_cached_blocks (ca);
 }
 
@@ -840,6 +917,9 @@ find_free_block (VsCachingAllocator *ca, gint64 address, gint64 bytes)
 {
   Pool *pools[] = { &ca->large, &ca->small };
   g_autoptr (GPtrArray) list = g_ptr_array_new ();
+  gint64 end;
+  if (bytes < 0 || __builtin_add_overflow (address, bytes, &end))
+    return NULL;
   for (int k = 0; k < 2; k++)
     {
       g_ptr_array_set_size (list, 0);
@@ -847,7 +927,7 @@ find_free_block (VsCachingAllocator *ca, gint64 address, gint64 bytes)
       for (guint i = 0; i < list->len; i++)
         {
           VsCaBlock *b = g_ptr_array_index (list, i);
-          if (b->ptr <= address && address + bytes <= b->ptr + b->size)
+          if (b->ptr <= address && end <= b->ptr + b->size)
             return b;
         }
     }
@@ -858,6 +938,8 @@ gboolean
 vs_caching_allocator_release_recorded (VsCachingAllocator *ca, int op, gint64 address, gint64 bytes)
 {
   g_return_val_if_fail (ca != NULL, FALSE);
+  if (ca->out_of_range)
+    return FALSE;
   VsCaBlock *b = find_free_block (ca, address, bytes);
   if (b == NULL)
     return FALSE;
@@ -915,6 +997,11 @@ vs_caching_allocator_add_segment (VsCachingAllocator *ca, gint64 address, gint64
                                   gint64 stream, gboolean small)
 {
   g_return_if_fail (ca != NULL && bytes > 0);
+  gint64 end;
+  if (bytes > VS_CA_MAX_BYTES || __builtin_add_overflow (address, bytes, &end))
+    ca->out_of_range = TRUE;
+  if (ca->out_of_range)
+    return;
   Pool *pool = small ? &ca->small : &ca->large;
   VsCaBlock *b = block_new (ca, pool, stream, address, bytes);
   reserved_changed (ca, 4, address, bytes);
@@ -926,6 +1013,10 @@ vs_caching_allocator_place_block (VsCachingAllocator *ca, gint64 address, gint64
                                   gint64 block_bytes, gint64 stream)
 {
   g_return_val_if_fail (ca != NULL, NULL);
+  if (requested < 0 || requested > VS_CA_MAX_BYTES)
+    ca->out_of_range = TRUE;
+  if (ca->out_of_range)
+    return NULL;
   Pool *pools[] = { &ca->large, &ca->small };
   VsCaBlock *f = NULL;
   g_autoptr (GPtrArray) list = g_ptr_array_new ();
@@ -976,8 +1067,7 @@ vs_caching_allocator_place_block (VsCachingAllocator *ca, gint64 address, gint64
       insert_into_blocks (pool, rest);
       f->allocated = TRUE;
       f->requested = requested;
-      ca->requested += requested;
-      ca->peak_requested = MAX (ca->peak_requested, ca->requested);
+      add_requested (ca, requested);
       return f;
     }
   return alloc_found_block (ca, &p, requested);
@@ -1037,6 +1127,12 @@ gint64
 vs_caching_allocator_get_ooms (VsCachingAllocator *ca)
 {
   return ca->ooms;
+}
+
+gboolean
+vs_caching_allocator_out_of_range (VsCachingAllocator *ca)
+{
+  return ca->out_of_range;
 }
 
 gint64

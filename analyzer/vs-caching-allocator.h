@@ -29,6 +29,13 @@
 
 G_BEGIN_DECLS
 
+/* The model's range: a request, a segment and the device's capacity are
+ * at most VS_CA_MAX_BYTES (4 EiB) each; the totals it keeps (reserved,
+ * requested) and every address range stay within 64 bits.  Arithmetic on
+ * them is checked: an operation that would leave the range puts the model
+ * out of range (vs_caching_allocator_out_of_range) instead. */
+#define VS_CA_MAX_BYTES (G_GINT64_CONSTANT (1) << 62)
+
 typedef struct _VsCachingAllocator VsCachingAllocator;
 typedef struct _VsCaBlock VsCaBlock;
 
@@ -52,6 +59,13 @@ VsCachingAllocator *vs_caching_allocator_new (const VsAllocConf *conf, gint64 li
                                               gint64 device_total_bytes);
 void vs_caching_allocator_free (VsCachingAllocator *ca);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (VsCachingAllocator, vs_caching_allocator_free)
+
+/* Whether an operation met a size, a total or an address beyond the
+ * model's range (VS_CA_MAX_BYTES).  From then on the model changes
+ * nothing: malloc returns NULL (not counted as a failure), place_block
+ * NULL, release_recorded FALSE, the others do nothing; the caller refuses
+ * the replay instead of reading its results. */
+gboolean vs_caching_allocator_out_of_range (VsCachingAllocator *ca);
 
 /* Calls segment_func for every change of reserved memory. */
 void vs_caching_allocator_set_segment_func (VsCachingAllocator *ca, VsCaSegmentFunc func,

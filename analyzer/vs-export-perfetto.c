@@ -94,12 +94,23 @@ put_name (Writer *w, gint64 pid, gint64 tid, const char *name)
   fputs ("}}", w->out);
 }
 
+/* The pid of device d's process: VS_PERFETTO_DEVICE_PID + its index, or
+ * the unknown device's when the index is negative or would overflow (a
+ * trace edited by hand; CUDA numbers devices from 0). */
+static gint64
+pid_of_device (const VsDeviceInfo *d)
+{
+  gint64 pid;
+
+  if (d == NULL || d->idx < 0 || __builtin_add_overflow (VS_PERFETTO_DEVICE_PID, d->idx, &pid))
+    return VS_PERFETTO_UNKNOWN_DEVICE_PID;
+  return pid;
+}
+
 static gint64
 device_pid (VsTrace *trace, gint64 device_id)
 {
-  const VsDeviceInfo *d
-      = device_id == VS_UNKNOWN ? NULL : vs_trace_lookup_device (trace, device_id);
-  return d ? VS_PERFETTO_DEVICE_PID + d->idx : VS_PERFETTO_UNKNOWN_DEVICE_PID;
+  return pid_of_device (device_id == VS_UNKNOWN ? NULL : vs_trace_lookup_device (trace, device_id));
 }
 
 static const char *series_sql
@@ -117,7 +128,7 @@ put_series (Writer *w, const VsDeviceInfo *dev, gint64 allocator_id, GError **er
   vs_trace_bind_series (w->trace, st, dev->id, allocator_id);
   gboolean with_device = allocator_id == 0;
   const char *name = vs_trace_allocator_name (w->trace, allocator_id);
-  gint64 pid = VS_PERFETTO_DEVICE_PID + dev->idx;
+  gint64 pid = pid_of_device (dev);
   gboolean have = FALSE;
   gint64 ts = 0, reserved = 0, allocated = 0, device = VS_UNKNOWN;
   int rc;
@@ -160,12 +171,22 @@ static const char *kernels_sql
     = "SELECT start_ns, end_ns, device_id, stream, name, correlation,"
       " grid_x, grid_y, grid_z, block_x, block_y, block_z FROM kernel ORDER BY start_ns, id";
 
+/* Whether stream has a thread of its own: known, and small enough that
+ * its tid (stream + 1) neither overflows nor loses precision in the
+ * readers' doubles (2^53). */
+static gboolean
+stream_known (gint64 stream)
+{
+  return stream != VS_UNKNOWN && stream >= 0 && stream < (G_GINT64_CONSTANT (1) << 53) - 1;
+}
+
 /* The tid of a stream's thread: stream + 1 (tid 0 holds failures; a
- * kernel without a stream goes on tid 1, "stream ?"). */
+ * kernel without a stream, or with one out of that range, goes on tid 1,
+ * "stream ?"). */
 static gint64
 stream_tid (gint64 stream)
 {
-  return stream == VS_UNKNOWN || stream < 0 ? 1 : stream + 1;
+  return stream_known (stream) ? stream + 1 : 1;
 }
 
 static gboolean
@@ -178,7 +199,7 @@ put_kernels (Writer *w, GError **error)
   while ((rc = sqlite3_step (st)) == SQLITE_ROW)
     {
       gint64 stream = vs_column_int (st, 1);
-      g_autofree char *name = stream == VS_UNKNOWN
+      g_autofree char *name = !stream_known (stream)
                                   ? g_strdup ("stream ?")
                                   : g_strdup_printf ("stream %" G_GINT64_FORMAT, stream);
       put_name (w, device_pid (w->trace, vs_column_int (st, 0)), stream_tid (stream), name);
@@ -369,7 +390,7 @@ vs_export_perfetto (VsTrace *trace, FILE *out, GError **error)
       const VsDeviceInfo *dev = g_ptr_array_index (devices, d);
       g_autofree char *name = g_strdup_printf ("GPU %" G_GINT64_FORMAT "%s%s", dev->idx,
                                                dev->name ? " · " : "", dev->name ? dev->name : "");
-      put_name (&w, VS_PERFETTO_DEVICE_PID + dev->idx, -1, name);
+      put_name (&w, pid_of_device (dev), -1, name);
       g_autoptr (GArray) rows = vs_summary_list (trace, dev->id, 0, error);
       if (rows == NULL)
         return FALSE;

@@ -102,7 +102,20 @@ vs_trace_seq_at_time (VsTrace *trace, gint64 device_id, gint64 allocator_id, gin
   sqlite3_bind_int64 (stmt, 3, vs_trace_abs (trace, time_ns));
   rc = sqlite3_step (stmt);
   if (rc == SQLITE_ROW)
-    seq = sqlite3_column_int64 (stmt, 0);
+    {
+      seq = sqlite3_column_int64 (stmt, 0);
+      /* Every caller takes -1 for a failure with error set: a seq the
+       * replay cannot have written is the trace's fault, said as such. */
+      if (sqlite3_column_type (stmt, 0) != SQLITE_INTEGER || seq < 0)
+        {
+          sqlite3_reset (stmt);
+          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT,
+                       "%s is inconsistent: its series table has a seq that is not a"
+                       " non-negative integer",
+                       trace->path);
+          return -1;
+        }
+    }
   else if (rc != SQLITE_DONE)
     {
       vs_trace_sql_error (trace, error);

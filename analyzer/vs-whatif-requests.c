@@ -21,6 +21,8 @@
  */
 #include "vs-whatif-requests.h"
 
+#include "vs-caching-allocator.h"
+
 static const char *events_sql
     = "SELECT op, ts, address, requested_bytes, block_bytes, stream, id FROM alloc_event"
       " WHERE allocator_id = ?1 ORDER BY id";
@@ -34,12 +36,13 @@ is_release (int op)
 }
 
 /* A recorded size as the model takes it: what is not a size (negative, as
- * an unsigned 2^64 - 1 reads) is 0, and nothing is larger than 1 PiB, so
- * that sums of sizes cannot overflow. */
+ * an unsigned 2^64 - 1 reads) is 0.  A size beyond the model's range
+ * (VS_CA_MAX_BYTES) is kept as one more than it, which the replay
+ * refuses; sums of such sizes stop there too, so they cannot overflow. */
 static gint64
 clamp_size (gint64 size)
 {
-  return CLAMP (size, 0, (gint64)1 << 50);
+  return CLAMP (size, 0, VS_CA_MAX_BYTES + 1);
 }
 
 static void
@@ -175,7 +178,7 @@ vs_whatif_reader_next (VsWhatifReader *r, VsWhatifEv *ev)
           g_array_append_val (r->releases, row);
           while (r->have_row && is_release (r->row.op) && !failure_first (r))
             {
-              ev->size += r->row.size;
+              ev->size = MIN (ev->size + r->row.size, VS_CA_MAX_BYTES + 1);
               g_array_append_val (r->releases, r->row);
               step_row (r);
             }

@@ -334,6 +334,27 @@ typedef struct
   gint64 last_id;                    /* the trace's last alloc_event id (progress) */
 } Pass;
 
+/* Sets error to the one line that refuses a replay beyond the model's
+ * range (see VS_CA_MAX_BYTES); returns FALSE. */
+static gboolean
+beyond_range (const Pass *a, GError **error)
+{
+  g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT,
+               "%s: allocator %" G_GINT64_FORMAT " cannot be replayed: a size, the device's"
+               " capacity or a sum of sizes is beyond the what-if model's range (2^62 bytes"
+               " each, 2^63 in all)",
+               vs_trace_get_path (a->trace), a->allocator_id);
+  return FALSE;
+}
+
+/* *total += delta (delta may be negative); FALSE when it would leave 64
+ * bits. */
+static gboolean
+add_checked (gint64 *total, gint64 delta)
+{
+  return !__builtin_add_overflow (*total, delta, total);
+}
+
 /* Events between two looks at the cancellable and two progress reports. */
 #define CHECK_EVERY 65536
 
@@ -358,6 +379,7 @@ replay (const Pass *a, Record *rec, VsWhatifResult *out, gint64 *max_need, GErro
   gint64 last_stream = a->default_stream;
   gint64 live_bytes = 0; /* the live blocks' rounded sizes */
   gboolean learning = a->decisions == NULL;
+  gboolean in_range = TRUE;
   guint group = 0;
   VsWhatifReader r;
   VsWhatifEv ev;
@@ -393,6 +415,12 @@ replay (const Pass *a, Record *rec, VsWhatifResult *out, gint64 *max_need, GErro
             }
         }
       clock.now = ev.ts;
+      if (ev.size > VS_CA_MAX_BYTES || ev.next_size > VS_CA_MAX_BYTES
+          || vs_caching_allocator_out_of_range (ca))
+        {
+          in_range = FALSE;
+          break;
+        }
       if (pending != NULL && ev.kind != VS_WHATIF_EV_SEGMENT)
         {
           /* The trace does not say how long the program would have kept
@@ -404,13 +432,13 @@ replay (const Pass *a, Record *rec, VsWhatifResult *out, gint64 *max_need, GErro
       switch (ev.kind)
         {
         case VS_WHATIF_EV_PREFIX_SEGMENT:
-          rec->reserved += ev.size;
+          in_range = add_checked (&rec->reserved, ev.size);
           rec->peak_reserved = MAX (rec->peak_reserved, rec->reserved);
           vs_caching_allocator_add_segment (ca, ev.address, ev.size, a->default_stream,
                                             ev.size == VS_CA_SMALL_BUFFER);
           break;
         case VS_WHATIF_EV_SEGMENT:
-          rec->reserved += ev.size;
+          in_range = add_checked (&rec->reserved, ev.size);
           rec->peak_reserved = MAX (rec->peak_reserved, rec->reserved);
           if (ev.op == VS_ALLOC_OP_SEGMENT_ALLOC)
             oracle_add (&oracle, ev.size, ev.address);
@@ -430,7 +458,8 @@ replay (const Pass *a, Record *rec, VsWhatifResult *out, gint64 *max_need, GErro
             gint64 room = ev.size - 1;
             if (ev.device_free != VS_UNKNOWN && ev.device_free >= 0)
               room = MIN (room, ev.device_free);
-            gint64 bound = rec->reserved + MAX (room, 0);
+            gint64 bound = rec->reserved;
+            in_range = add_checked (&bound, MAX (room, 0));
             g_array_append_val (rec->failure_bound, bound);
           }
           out->request_count++;
@@ -498,8 +527,12 @@ replay (const Pass *a, Record *rec, VsWhatifResult *out, gint64 *max_need, GErro
             clock_add_recorded (&clock, g_array_index (r.releases, VsWhatifRow, i).ts);
           if (learning)
             {
-              gint64 bound = ev.next == VS_WHATIF_NEXT_SEGMENT ? rec->reserved + ev.next_size - 1
-                                                               : VS_UNKNOWN;
+              gint64 bound = VS_UNKNOWN;
+              if (ev.next == VS_WHATIF_NEXT_SEGMENT)
+                {
+                  bound = rec->reserved;
+                  in_range = add_checked (&bound, ev.next_size - 1);
+                }
               gint64 releasable = vs_caching_allocator_get_releasable (ca);
               gboolean partial = ev.size < releasable, whole = ev.size == releasable;
               g_array_append_val (rec->group_bound, bound);
@@ -521,17 +554,22 @@ replay (const Pass *a, Record *rec, VsWhatifResult *out, gint64 *max_need, GErro
           if (learning || g_array_index (a->decisions, gboolean, group))
             clock_request_done (&clock);
           group++;
-          rec->reserved -= ev.size;
+          in_range = in_range && add_checked (&rec->reserved, -ev.size);
           break;
         default:
           break;
         }
+      if (!in_range)
+        break;
     }
+  in_range = in_range && !vs_caching_allocator_out_of_range (ca);
   vs_whatif_reader_stop (&r);
   g_queue_free (oracle.sizes);
   g_queue_free (oracle.addresses);
   if (r.failed)
     return FALSE;
+  if (!in_range)
+    return beyond_range (a, error);
   out->peak_reserved_bytes = vs_caching_allocator_get_peak_reserved (ca);
   out->peak_allocated_bytes = vs_caching_allocator_get_peak_requested (ca);
   out->final_reserved_bytes = vs_caching_allocator_get_reserved (ca);

@@ -5,7 +5,8 @@
  * a copy with plain tables (a compacted trace expanded, vs-trace-compact.h)
  * for SQLite clients that cannot load the vramscope-sqlite extension.  The
  * output is written to a temporary file beside OUT and renamed into place
- * only when complete; an existing OUT is replaced only with --force.
+ * only when complete (removed on SIGINT, SIGTERM or SIGHUP: vs_output_guard);
+ * an existing OUT is replaced only with --force.
  * `-o -` writes to standard output.
  */
 #include <errno.h>
@@ -74,6 +75,58 @@ write_export (VsTrace *trace, Format format, gint64 device_id, gint64 allocator_
       break;
     }
   g_assert_not_reached ();
+}
+
+/* Writes the export of trace (read from file) into the temporary tmp and
+ * commits it to output.  Returns the exit status; tmp is gone either way. */
+static int
+write_file (VsTrace *trace, const char *file, Format format, gint64 device_id, gint64 allocator_id,
+            VsFoldedWhen when, const char *output, const char *tmp, gboolean force)
+{
+  g_autoptr (GError) error = NULL;
+  char err[1024];
+
+  if (format == FORMAT_SQLITE)
+    {
+      /* The trace opened and validated above; the copy is written from
+       * the file itself. */
+      if (vs_trace_export_plain (file, tmp, err, sizeof err) < 0
+          || vs_output_commit (tmp, output, force, "--force", err, sizeof err) < 0)
+        {
+          vs_output_remove (tmp);
+          fprintf (stderr, "vramscope export: %s\n", err);
+          return 1;
+        }
+      return 0;
+    }
+  FILE *out = g_fopen (tmp, "wb");
+  if (out == NULL)
+    {
+      fprintf (stderr, "vramscope export: cannot write %s: %s\n", output, g_strerror (errno));
+      vs_output_remove (tmp);
+      return 1;
+    }
+  gboolean ok = write_export (trace, format, device_id, allocator_id, when, out, &error);
+  gboolean write_failed = ferror (out) != 0;
+  int saved = errno;
+  if (fclose (out) != 0 && !write_failed)
+    write_failed = TRUE, saved = errno;
+  if (!ok || write_failed)
+    {
+      vs_output_remove (tmp);
+      if (!ok)
+        fprintf (stderr, "vramscope: %s\n", error->message);
+      else
+        fprintf (stderr, "vramscope export: cannot write %s: %s\n", output, g_strerror (saved));
+      return 1;
+    }
+  if (vs_output_commit (tmp, output, force, "--force", err, sizeof err) < 0)
+    {
+      vs_output_remove (tmp);
+      fprintf (stderr, "vramscope export: %s\n", err);
+      return 1;
+    }
+  return 0;
 }
 
 /* Entry point of the subcommand; argv[0] is "export".  Returns the exit
@@ -235,45 +288,10 @@ vs_cmd_export (int argc, char **argv)
       fprintf (stderr, "vramscope export: %s\n", err);
       return 1;
     }
-  if (format == FORMAT_SQLITE)
-    {
-      /* The trace opened and validated above; the copy is written from
-       * the file itself. */
-      if (vs_trace_export_plain (file, tmp, err, sizeof err) < 0
-          || vs_output_commit (tmp, output, force, "--force", err, sizeof err) < 0)
-        {
-          vs_output_remove (tmp);
-          fprintf (stderr, "vramscope export: %s\n", err);
-          return 1;
-        }
-      return 0;
-    }
-  FILE *out = g_fopen (tmp, "wb");
-  if (out == NULL)
-    {
-      fprintf (stderr, "vramscope export: cannot write %s: %s\n", output, g_strerror (errno));
-      g_unlink (tmp);
-      return 1;
-    }
-  gboolean ok = write_export (trace, format, device_id, allocator_id, when, out, &error);
-  gboolean write_failed = ferror (out) != 0;
-  int saved = errno;
-  if (fclose (out) != 0 && !write_failed)
-    write_failed = TRUE, saved = errno;
-  if (!ok || write_failed)
-    {
-      g_unlink (tmp);
-      if (!ok)
-        fprintf (stderr, "vramscope: %s\n", error->message);
-      else
-        fprintf (stderr, "vramscope export: cannot write %s: %s\n", output, g_strerror (saved));
-      return 1;
-    }
-  if (vs_output_commit (tmp, output, force, "--force", err, sizeof err) < 0)
-    {
-      g_unlink (tmp);
-      fprintf (stderr, "vramscope export: %s\n", err);
-      return 1;
-    }
-  return 0;
+  /* Interrupted (SIGINT, SIGTERM, SIGHUP), the export removes its
+   * temporary and ends as the signal would. */
+  vs_output_guard (tmp, NULL);
+  int status = write_file (trace, file, format, device_id, allocator_id, when, output, tmp, force);
+  vs_output_guard_end ();
+  return status;
 }

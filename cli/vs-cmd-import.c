@@ -23,26 +23,10 @@
 #include "vs-timings.h"
 #include "vs-trace-compact.h"
 
-static volatile sig_atomic_t interrupted;
-
-/* The temporary trace being written. */
-static char temp_path[4096];
-
 /* The first SIGINT, SIGTERM or SIGHUP cancels the import, which then
  * removes its temporary file; a second one removes it at once and ends the
- * process as the signal would. */
-static void
-on_interrupt (int sig)
-{
-  if (interrupted)
-    {
-      vs_output_remove (temp_path);
-      signal (sig, SIG_DFL);
-      raise (sig);
-      return;
-    }
-  interrupted = 1;
-}
+ * process as the signal would (vs_output_guard). */
+static volatile sig_atomic_t interrupted;
 
 typedef struct
 {
@@ -142,7 +126,7 @@ vs_cmd_import (int argc, char **argv)
   if (output == NULL)
     output = default_output (snapshot);
 
-  char err[1024];
+  char err[1024], temp_path[4096];
   const char *inputs[] = { snapshot };
   if (vs_output_check (output, force, "--force", inputs, 1, err, sizeof err) < 0
       || vs_output_temp (output, temp_path, sizeof temp_path, err, sizeof err) < 0)
@@ -152,12 +136,7 @@ vs_cmd_import (int argc, char **argv)
     }
   const char *tmp = temp_path;
 
-  static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
-  struct sigaction sa = { 0 }, old[3];
-  sa.sa_handler = on_interrupt;
-  sigemptyset (&sa.sa_mask);
-  for (int k = 0; k < 3; k++)
-    sigaction (sigs[k], &sa, &old[k]);
+  vs_output_guard (tmp, &interrupted);
 
   GStatBuf sb;
   Progress pr = { .last_pct = -1 };
@@ -210,8 +189,7 @@ vs_cmd_import (int argc, char **argv)
   if (status != 0)
     vs_output_remove (tmp);
 
-  for (int k = 0; k < 3; k++)
-    sigaction (sigs[k], &old[k], NULL);
+  vs_output_guard_end ();
 
   if (timings)
     vs_timings_set_active (NULL);

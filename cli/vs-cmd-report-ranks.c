@@ -2,7 +2,9 @@
  * `ranks` report, and the diagnosis of several traces.
  *
  * Every trace is opened before anything is printed, so one that cannot be
- * read gives one line naming it and status 1, never half a report.
+ * read gives one line naming it and status 1, never half a report; so
+ * does one file named twice (by any name or link), which would count its
+ * ranks twice.
  *   ranks      the rank comparison (vs-ranks.h): text is a two-line
  *              headline (the worst rank, the ranks that failed, the spread)
  *              over the table; CSV and JSON the table.
@@ -14,6 +16,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+
+#include <glib/gstdio.h>
 
 #include "vs-analyzer.h"
 #include "vs-cli.h"
@@ -67,6 +71,61 @@ write_rank_diagnosis (VsRankComparison *ranks, VsTrace **traces, guint width, gb
   return TRUE;
 }
 
+/* Whether the files at a and b hold the same bytes (sizes already equal):
+ * read side by side up to the first difference, so two traces of
+ * different runs cost a page or two. */
+static gboolean
+same_content (const char *a, const char *b)
+{
+  FILE *fa = fopen (a, "rb"), *fb = fopen (b, "rb");
+  gboolean same = fa != NULL && fb != NULL;
+  static char ba[65536], bb[65536];
+
+  while (same)
+    {
+      size_t na = fread (ba, 1, sizeof ba, fa), nb = fread (bb, 1, sizeof bb, fb);
+
+      same = na == nb && memcmp (ba, bb, na) == 0 && !ferror (fa) && !ferror (fb);
+      if (na < sizeof ba)
+        break;
+    }
+  if (fa != NULL)
+    fclose (fa);
+  if (fb != NULL)
+    fclose (fb);
+  return same;
+}
+
+/* Whether two of files are one trace: the same file (device and inode,
+ * through any name or link) or a copy of it (the same bytes).  Each rank
+ * would be counted twice.  Says so in one line. */
+static gboolean
+same_file_twice (char **files, guint n_files)
+{
+  g_autofree GStatBuf *st = g_new0 (GStatBuf, n_files);
+
+  for (guint i = 0; i < n_files; i++)
+    {
+      /* the traces opened: a name that cannot be stat()ed now is not
+       * compared */
+      if (g_stat (files[i], &st[i]) != 0)
+        continue;
+      for (guint j = 0; j < i; j++)
+        {
+          gboolean same_inode
+              = st[j].st_ino == st[i].st_ino && st[j].st_dev == st[i].st_dev && st[i].st_ino != 0;
+
+          if (same_inode || (st[j].st_size == st[i].st_size && same_content (files[j], files[i])))
+            {
+              fprintf (stderr, "vramscope: %s and %s are %s: give each rank's trace once\n",
+                       files[j], files[i], same_inode ? "the same file" : "copies of one trace");
+              return TRUE;
+            }
+        }
+    }
+  return FALSE;
+}
+
 int
 vs_cli_report_traces (char **files, guint n_files, const char *report,
                       const VsCliReportSettings *how)
@@ -90,6 +149,8 @@ vs_cli_report_traces (char **files, guint n_files, const char *report,
       vs_stack_set_full_paths (t, how->full_paths);
       g_ptr_array_add (traces, t);
     }
+  if (same_file_twice (files, n_files))
+    return 1;
   if (how->allocator != NULL && strcmp (how->allocator, "all") != 0)
     {
       gboolean found = FALSE;

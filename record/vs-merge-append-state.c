@@ -40,7 +40,7 @@ free_input (VsAppendInput *in)
 {
   free (in->name);
   for (int t = 0; t < N_MAPS; t++)
-    free (in->maps[t].ids);
+    vs_merge_idmap_clear (&in->maps[t]);
   free (in->open.ids);
 }
 
@@ -234,6 +234,23 @@ vs_merge_exec_ints (sqlite3 *db, const char *sql, const int64_t *v, int n)
   return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : -1;
 }
 
+/* An input's map entry on its way into merge_append_map. */
+typedef struct
+{
+  sqlite3 *db;
+  int64_t no;
+  int t;
+} SaveMap;
+
+static int
+save_map_entry (int64_t old, int64_t new_id, void *data)
+{
+  static const char *map_sql = "INSERT OR REPLACE INTO merge_append_map VALUES (?1, ?2, ?3, ?4)";
+  const SaveMap *save = data;
+  int64_t v[4] = { save->no, save->t, old, new_id };
+  return vs_merge_exec_ints (save->db, map_sql, v, 4);
+}
+
 /* Writes the state of input in (its rows (lo, hi] newly mapped), the
  * claims and the merged trace's largest ids, on the writer's connection
  * inside the round's transaction.  0 or -1. */
@@ -244,7 +261,6 @@ vs_merge_append_save_state (VsMergeAppend *a, VsAppendInput *in, const int64_t *
   static const char *input_sql = "INSERT OR IGNORE INTO merge_append_input (no, name)"
                                  " VALUES (?1, ?2)";
   static const char *mark_sql = "INSERT OR REPLACE INTO merge_append_mark VALUES (?1, ?2, ?3)";
-  static const char *map_sql = "INSERT OR REPLACE INTO merge_append_map VALUES (?1, ?2, ?3, ?4)";
   static const char *open_del_sql = "DELETE FROM merge_append_open WHERE input = ?1";
   static const char *open_sql = "INSERT INTO merge_append_open VALUES (?1, ?2)";
   static const char *claim_del_sql = "DELETE FROM merge_append_claim";
@@ -268,13 +284,8 @@ vs_merge_append_save_state (VsMergeAppend *a, VsAppendInput *in, const int64_t *
     }
   for (int t = 0; t < N_MAPS && rc == 0; t++)
     {
-      const VsIdMap *map = &in->maps[t];
-      for (int64_t old = lo[t] + 1; old <= hi[t] && old < map->cap && rc == 0; old++)
-        if (map->ids[old] != 0)
-          {
-            int64_t v[4] = { in->no, t, old, map->ids[old] };
-            rc = vs_merge_exec_ints (db, map_sql, v, 4);
-          }
+      SaveMap save = { db, in->no, t };
+      rc = vs_merge_idmap_foreach (&in->maps[t], lo[t], hi[t], save_map_entry, &save);
     }
   if (rc == 0)
     rc = vs_merge_exec_ints (db, open_del_sql, &in->no, 1);

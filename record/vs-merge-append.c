@@ -644,16 +644,24 @@ vs_merge_append_release (VsMergeAppend *a, const char *input, char *err, size_t 
           continue;
         }
       char min_sql[96], del_sql[128];
-      snprintf (min_sql, sizeof min_sql, "SELECT ifnull(min(id), 0) FROM %s",
+      snprintf (min_sql, sizeof min_sql, "SELECT ifnull(min(id), 0) FROM %s WHERE id >= ?1",
                 vs_merge_table_names[t]);
       snprintf (del_sql, sizeof del_sql, "DELETE FROM %s WHERE id >= ?1 AND id < ?2 AND id <= ?3",
                 vs_merge_table_names[t]);
-      int64_t from = query_int (db, min_sql, NULL, 0);
+      int64_t from = 1;
+      from = query_int (db, min_sql, &from, 1);
       rc = from < 0 ? -1 : 0;
-      for (; rc == 0 && from > 0 && from <= upto; from += RELEASE_ROWS)
+      while (rc == 0 && from > 0 && from <= upto)
         {
-          int64_t v[3] = { from, from + RELEASE_ROWS, upto };
+          int64_t to = from > INT64_MAX - RELEASE_ROWS ? INT64_MAX : from + RELEASE_ROWS;
+          int64_t v[3] = { from, to, upto };
           rc = vs_merge_exec_ints (db, del_sql, v, 3);
+          if (rc != 0 || to > upto)
+            break;
+          /* the next batch starts at the next row left: ids may be sparse
+           * (2^62 after 1), and stepping through them would not end */
+          from = query_int (db, min_sql, &to, 1);
+          rc = from < 0 ? -1 : 0;
         }
     }
   if (rc != 0)

@@ -61,18 +61,6 @@ static const char *select_sql
     = "SELECT start_ns, duration_ns, process_id, device_id, context, stream, correlation,"
       " config_id FROM kernel_exec ORDER BY start_ns, id";
 
-static int
-copy_map (VsIdMap *to, const VsIdMap *from)
-{
-  to->cap = from->cap;
-  to->ids = from->cap ? malloc ((size_t)from->cap * sizeof *to->ids) : NULL;
-  if (from->cap && to->ids == NULL)
-    return -1;
-  if (from->cap)
-    memcpy (to->ids, from->ids, (size_t)from->cap * sizeof *to->ids);
-  return 0;
-}
-
 /* vs_map()'s answer for column c of s: the mapped id, or NULL. */
 static void
 map_column (sqlite3_stmt *s, int c, const VsIdMap *m, int64_t *v, uint8_t *null)
@@ -206,8 +194,9 @@ vs_merge_kernels_start (VsMerge *m, const char *path, int64_t count)
   if (a == NULL)
     return NULL;
   a->path = strdup (path);
-  if (a->path == NULL || copy_map (&a->process, &m->process) < 0
-      || copy_map (&a->device, &m->device) < 0 || copy_map (&a->config, &m->kernel_config) < 0)
+  if (a->path == NULL || vs_merge_idmap_copy (&a->process, &m->process) < 0
+      || vs_merge_idmap_copy (&a->device, &m->device) < 0
+      || vs_merge_idmap_copy (&a->config, &m->kernel_config) < 0)
     {
       vs_merge_kernels_free (a);
       return NULL;
@@ -281,9 +270,9 @@ vs_merge_kernels_free (VsKernelsAside *a)
     return;
   join (a);
   vs_coded_chunks_clear (&a->chunks);
-  free (a->process.ids);
-  free (a->device.ids);
-  free (a->config.ids);
+  vs_merge_idmap_clear (&a->process);
+  vs_merge_idmap_clear (&a->device);
+  vs_merge_idmap_clear (&a->config);
   free (a->path);
   free (a);
 }

@@ -111,8 +111,10 @@ vs_merge_meta_rows (VsWriter *w, sqlite3_stmt *s, VsMergeMeta *rm)
               rm->sums[j].value = 0;
               rm->nsums++;
             }
-          if (j < rm->nsums)
-            rm->sums[j].value += v;
+          /* costs summed over the inputs; an input's value near 2^63
+           * saturates rather than wrapping */
+          if (j < rm->nsums && __builtin_add_overflow (rm->sums[j].value, v, &rm->sums[j].value))
+            rm->sums[j].value = v > 0 ? INT64_MAX : INT64_MIN;
         }
       else if (strcmp (key, "collector_device_buffer_bytes") == 0
                || strcmp (key, "cupti_version") == 0 || strcmp (key, "collector_kernels") == 0)

@@ -11,6 +11,7 @@
 
 #include <sqlite3.h>
 
+#include "vs-merge-idmap.h"
 #include "vs-merge-meta.h"
 #include "vs-merge.h"
 
@@ -37,13 +38,6 @@ typedef enum
 
 /* Their names in the schema. */
 extern const char *const vs_merge_table_names[VS_MERGE_N_TABLES];
-
-/* A dense old id → new id table for one input's small tables. */
-typedef struct
-{
-  int64_t *ids;
-  int64_t cap;
-} VsIdMap;
 
 /* Ids of the adopted trace's rows not taken over yet. */
 typedef struct
@@ -95,12 +89,6 @@ int vs_merge_kernels_write (sqlite3 *db, void *data, char *err, size_t errlen);
 
 /* Waits for the thread if needed and frees a (NULL: nothing). */
 void vs_merge_kernels_free (VsKernelsAside *a);
-
-/* Sets old's new id in m.  0, or -1 when out of memory. */
-int vs_merge_idmap_set (VsIdMap *m, int64_t old, int64_t new_id);
-/* The merged id of old: VS_UNKNOWN for NULL, unknown or unmapped ids (as
- * the SQL function vs_map() answers NULL). */
-int64_t vs_merge_idmap_get (const VsIdMap *m, int64_t old);
 
 /* Frees the input's maps and empties them. */
 void vs_merge_free_maps (VsMerge *m);

@@ -45,36 +45,6 @@
 #include <string.h>
 
 int
-vs_merge_idmap_set (VsIdMap *m, int64_t old, int64_t new_id)
-{
-  if (old < 0)
-    return 0;
-  if (old >= m->cap)
-    {
-      int64_t cap = m->cap ? m->cap : 64;
-      while (cap <= old)
-        cap *= 2;
-      int64_t *ids = realloc (m->ids, (size_t)cap * sizeof *ids);
-      if (ids == NULL)
-        return -1;
-      memset (ids + m->cap, 0, (size_t)(cap - m->cap) * sizeof *ids);
-      m->ids = ids;
-      m->cap = cap;
-    }
-  m->ids[old] = new_id;
-  return 0;
-}
-
-/* New id for old, VS_UNKNOWN for NULL/unknown ids. */
-int64_t
-vs_merge_idmap_get (const VsIdMap *m, int64_t old)
-{
-  if (old == VS_UNKNOWN || old <= 0 || old >= m->cap || m->ids[old] == 0)
-    return VS_UNKNOWN;
-  return m->ids[old];
-}
-
-int
 vs_merge_fail (VsMerge *m, const char *what, const char *why)
 {
   if (m->errlen)
@@ -734,15 +704,26 @@ vs_merge_input_meta_is (sqlite3 *db, const char *key, const char *value)
   return found;
 }
 
+typedef struct
+{
+  VsMerge *m;
+  int64_t pend;
+  const VsMergeRun *run;
+} EndProcesses;
+
+static int
+end_one_process (int64_t old, int64_t new_id, void *data)
+{
+  EndProcesses *e = data;
+  vs_merge_end_process (e->m->w, new_id, e->pend, e->run);
+  return 0;
+}
+
 void
 vs_merge_end_processes (VsMerge *m, int64_t pend, const VsMergeRun *run)
 {
-  for (int64_t old = 1; old < m->process.cap; old++)
-    {
-      int64_t nid = vs_merge_idmap_get (&m->process, old);
-      if (nid != VS_UNKNOWN)
-        vs_merge_end_process (m->w, nid, pend, run);
-    }
+  EndProcesses e = { m, pend, run };
+  vs_merge_idmap_foreach (&m->process, 0, INT64_MAX, end_one_process, &e);
 }
 
 void
@@ -751,10 +732,7 @@ vs_merge_free_maps (VsMerge *m)
   VsIdMap *maps[] = { &m->process, &m->range, &m->device, &m->allocator,
                       &m->module,  &m->frame, &m->stack,  &m->kernel_config };
   for (size_t k = 0; k < sizeof maps / sizeof maps[0]; k++)
-    {
-      free (maps[k]->ids);
-      *maps[k] = (VsIdMap){ 0 };
-    }
+    vs_merge_idmap_clear (maps[k]);
 }
 
 /* Merges inputs into a new trace at out (see vs-merge.h). */

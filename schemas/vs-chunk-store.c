@@ -108,11 +108,41 @@ grow (VsChunkVtab *vt, int cap)
   return seqs && rows && first && zones ? SQLITE_OK : SQLITE_NOMEM;
 }
 
+/* Whether main."<name>_chunk" is a table keyed by seq alone (INTEGER
+ * PRIMARY KEY: each chunk once).  A view there could list a chunk twice,
+ * and every row in it would count twice. */
+static bool
+chunk_table_keyed (sqlite3 *db, const char *name)
+{
+  static const char *sql
+      = "SELECT (SELECT count(*) FROM main.sqlite_master WHERE type = 'table'"
+        "  AND name = ?1 || '_chunk')"
+        " AND (SELECT group_concat (name) || ':' || upper (group_concat (type))"
+        "  FROM pragma_table_info (?1 || '_chunk', 'main') WHERE pk > 0) = 'seq:INTEGER'";
+  sqlite3_stmt *s;
+  bool keyed = false;
+
+  if (sqlite3_prepare_v2 (db, sql, -1, &s, NULL) != SQLITE_OK)
+    return false;
+  sqlite3_bind_text (s, 1, name, -1, SQLITE_STATIC);
+  if (sqlite3_step (s) == SQLITE_ROW)
+    keyed = sqlite3_column_int (s, 0) != 0;
+  sqlite3_finalize (s);
+  return keyed;
+}
+
 /* Reads every chunk's row count and zone map of vt's table. */
 int
 vs_chunk_vtab_load_zones (VsChunkVtab *vt, char **pzErr)
 {
   const VsChunkTable *t = vt->t;
+  if (!chunk_table_keyed (vt->db, t->name))
+    {
+      *pzErr = sqlite3_mprintf ("the trace is damaged: its %s_chunk table is missing, is a view or"
+                                " is not keyed by seq",
+                                t->name);
+      return SQLITE_CORRUPT;
+    }
   char *sql = sqlite3_mprintf ("SELECT seq, row_count, zone FROM main.\"%w_chunk\" ORDER BY seq",
                                t->name);
   sqlite3_stmt *s = NULL;
@@ -142,6 +172,7 @@ vs_chunk_vtab_load_zones (VsChunkVtab *vt, char **pzErr)
         }
       VsChunkZone *z = vt->zones + (size_t)i * t->ncols;
       if (n < 1 || n > VS_CHUNK_ROWS || zone == NULL
+          || (i > 0 && sqlite3_column_int64 (s, 0) <= vt->seqs[i - 1])
           || vs_chunk_zone_decode (zone, (size_t)zone_len, t->ncols, z) < 0 || z[k0].has_null
           || !z[k0].has_value)
         {

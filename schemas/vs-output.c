@@ -158,12 +158,41 @@ vs_output_temp (const char *path, char *tmp, size_t tmplen, char *err, size_t er
   return 0;
 }
 
+/* 0666 less the process's umask: the mode open() gives a new file.  Read
+ * from /proc (umask() would change it for a moment, under other threads'
+ * feet); where there is no /proc, from umask() itself. */
+static mode_t
+output_mode (void)
+{
+  FILE *f = fopen ("/proc/self/status", "re");
+  char line[256];
+  unsigned int mask = 0;
+  bool found = false;
+
+  while (f != NULL && !found && fgets (line, sizeof line, f) != NULL)
+    found = sscanf (line, "Umask: %o", &mask) == 1;
+  if (f != NULL)
+    fclose (f);
+  if (!found)
+    {
+      mode_t old = umask (022);
+      umask (old);
+      mask = old;
+    }
+  return 0666 & ~(mode_t)mask;
+}
+
 int
 vs_output_commit (const char *tmp, const char *path, bool force, const char *force_flag, char *err,
                   size_t errlen)
 {
   struct stat st;
   char side[PATH_MAX];
+
+  /* One rule for every output, whatever created the temporary (mkstemp's
+   * 0600, SQLite's 0644).  A file system that keeps no modes (some FUSE
+   * or network mounts refuse chmod) still gets the output. */
+  (void)chmod (tmp, output_mode ());
 
   if (!force)
     {
@@ -204,4 +233,60 @@ vs_output_commit (const char *tmp, const char *path, bool force, const char *for
   if (with_suffix (side, sizeof side, path, "-journal"))
     unlink (side);
   return 0;
+}
+
+/* The guarded temporary (vs_output_guard): its name, the cancel flag, the
+ * handlers replaced. */
+static char guard_path[4001];
+static volatile sig_atomic_t *guard_cancel;
+static const int guard_signals[] = { SIGINT, SIGTERM, SIGHUP };
+static struct sigaction guard_old[3];
+static bool guarding;
+
+static void
+on_guard_signal (int sig)
+{
+  if (guard_cancel != NULL && !*guard_cancel)
+    {
+      *guard_cancel = 1;
+      return;
+    }
+  vs_output_remove (guard_path);
+  signal (sig, SIG_DFL);
+  raise (sig);
+}
+
+int
+vs_output_guard (const char *tmp, volatile sig_atomic_t *cancel)
+{
+  struct sigaction sa;
+
+  if (guarding || strlen (tmp) >= sizeof guard_path)
+    return -1;
+  memcpy (guard_path, tmp, strlen (tmp) + 1);
+  guard_cancel = cancel;
+  memset (&sa, 0, sizeof sa);
+  sa.sa_handler = on_guard_signal;
+  sigemptyset (&sa.sa_mask);
+  for (int k = 0; k < 3; k++)
+    {
+      sigaction (guard_signals[k], &sa, &guard_old[k]);
+      /* a signal ignored from the start (nohup, a background job of a
+       * shell without job control) stays ignored */
+      if (guard_old[k].sa_handler == SIG_IGN && !(guard_old[k].sa_flags & SA_SIGINFO))
+        sigaction (guard_signals[k], &guard_old[k], NULL);
+    }
+  guarding = true;
+  return 0;
+}
+
+void
+vs_output_guard_end (void)
+{
+  if (!guarding)
+    return;
+  for (int k = 0; k < 3; k++)
+    sigaction (guard_signals[k], &guard_old[k], NULL);
+  guarding = false;
+  guard_cancel = NULL;
 }
