@@ -31,9 +31,12 @@ vs_ensure_packages () {
     "${missing[@]}" >&2 || return 1
 }
 
-# Configures (once) and builds with the collector and the viewer enabled.
-# `vs_build_all demo`: without the CUDA Toolkit the collector (and so
-# `record`) is left out instead of failing — the viewer and the reports
+# Configures (once) and builds with the collector and the viewer enabled:
+# everything built by default (what a user runs; the tests' own programs
+# are built by `meson test`).
+# `vs_build_all demo`: builds only the two programs the demo runs (the
+# CLI and the viewer), and without the CUDA Toolkit leaves the collector
+# (and so `record`) out instead of failing — the viewer and the reports
 # need no CUDA.  A build tree configured one way is switched to the other
 # when needed, so the tests always build everything.
 vs_build_all () {
@@ -59,5 +62,9 @@ vs_build_all () {
       meson configure "$vs_build" -Dcollector=$collector -Dcudatoolkit="$vs_cuda" >&2 || return 1
     fi
   fi
-  ninja -C "$vs_build" >&2
+  if [ "${1:-}" = demo ]; then
+    ninja -C "$vs_build" cli/vramscope gui/vramscope-view >&2
+  else
+    ninja -C "$vs_build" >&2
+  fi
 }
