@@ -91,7 +91,7 @@ rm -f "$dir"/*.done "$dir/ready"
   --on-int 2 2>/dev/null &
 rec=$!
 i=0
-while [ ! -e "$dir/ready" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+while [ ! -e "$dir/ready" ] && [ $i -lt 1000 ]; do sleep 0.1; i=$((i + 1)); done
 sleep 0.5
 kill -INT $rec
 wait $rec
@@ -145,7 +145,7 @@ mkdir "$dir/out4"
 "$vramscope" record -q -o "$dir/out4/r.db" -- python3 "$write" "$dir" --batches 5 2>/dev/null &
 rec=$!
 i=0
-while [ ! -e "$dir/ready" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+while [ ! -e "$dir/ready" ] && [ $i -lt 1000 ]; do sleep 0.1; i=$((i + 1)); done
 sleep 0.5
 half=$(python3 -c '
 import glob, sqlite3, sys
@@ -154,7 +154,7 @@ print(sqlite3.connect(f[0]).execute("select count(*) from alloc_event").fetchone
 kill -KILL $rec
 wait $rec 2>/dev/null
 i=0
-while [ "$(done_count)" != 1500 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+while [ "$(done_count)" != 1500 ] && [ $i -lt 1000 ]; do sleep 0.1; i=$((i + 1)); done
 sleep 0.3
 spool=$(ls -d "$dir"/out4/.vramscope-spool-* 2>/dev/null | head -n 1)
 "$vramscope" recover -q "$spool" -o "$dir/out4/rec.db" 2>"$dir/rec.err"
@@ -172,13 +172,13 @@ mkdir "$dir/out5"
   --exit --pickle "$snaps/train.pickle" 2>/dev/null &
 rec=$!
 i=0
-while [ ! -e "$dir/ready" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+while [ ! -e "$dir/ready" ] && [ $i -lt 1000 ]; do sleep 0.1; i=$((i + 1)); done
 sleep 0.5
 kill -KILL $rec
 wait $rec 2>/dev/null
 spool=$(ls -d "$dir"/out5/.vramscope-spool-* 2>/dev/null | head -n 1)
 i=0
-while [ ! -e "$spool/torch-"*"-000001.pickle" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+while [ ! -e "$spool/torch-"*"-000001.pickle" ] && [ $i -lt 1000 ]; do sleep 0.1; i=$((i + 1)); done
 sleep 0.5
 "$vramscope" recover -q "$spool" -o "$dir/out5/rec.db" 2>"$dir/rec5.err"
 rc=$?
