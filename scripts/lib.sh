@@ -63,7 +63,10 @@ vs_build_all () {
     fi
   fi
   if [ "${1:-}" = demo ]; then
-    ninja -C "$vs_build" cli/vramscope gui/vramscope-view >&2
+    local targets=(cli/vramscope)
+    # The viewer, unless this build tree was configured without it.
+    grep -q '^build gui/vramscope-view:' "$vs_build/build.ninja" && targets+=(gui/vramscope-view)
+    ninja -C "$vs_build" "${targets[@]}" >&2
   else
     ninja -C "$vs_build" >&2
   fi
