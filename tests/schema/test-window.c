@@ -703,7 +703,7 @@ static void
 test_live (gconstpointer lag_p)
 {
   int64_t lag = GPOINTER_TO_INT (lag_p) * 1000000LL;
-  int n = 1500; /* 30 trims whatever n: the window is a tenth of the run */
+  int n = 1500; /* 30 trims, 500 ms apart: the window is a tenth of the run */
   int64_t window_ns = (int64_t)n * STEP_NS / 10, epoch = window_ns / 3;
   Pair p;
   pair_make (&p, n, window_ns);
@@ -793,6 +793,6 @@ main (int argc, char **argv)
   g_test_add_func ("/window/longer-than-run", test_longer_window);
   g_test_add_func ("/window/refinalize", test_refinalize);
   g_test_add_data_func ("/window/live", GINT_TO_POINTER (0), test_live);
-  g_test_add_data_func ("/window/live/lagging", GINT_TO_POINTER (700), test_live);
+  g_test_add_data_func ("/window/live/lagging", GINT_TO_POINTER (350), test_live);
   return g_test_run ();
 }
