@@ -140,19 +140,26 @@ ok $([ "$same" = 1 ] && echo 0 || echo 1) "followed or not, the trace's allocato
 
 # 4. record itself is killed with the stream half imported; the program
 # runs on to its end; recover writes every record once.
-rm -f "$dir"/*.done "$dir/ready"
+# The program waits after its first batch until record is killed.
+rm -f "$dir"/*.done "$dir/ready" "$dir/gate"
 mkdir "$dir/out4"
-"$vramscope" record -q -o "$dir/out4/r.db" -- python3 "$write" "$dir" --batches 5 2>/dev/null &
+"$vramscope" record -q -o "$dir/out4/r.db" -- python3 "$write" "$dir" --batches 5 \
+  --gate "$dir/gate" 2>/dev/null &
 rec=$!
 i=0
 while [ ! -e "$dir/ready" ] && [ $i -lt 1000 ]; do sleep 0.1; i=$((i + 1)); done
-sleep 0.5
-half=$(python3 -c '
+i=0 half=0
+while [ "${half:-0}" = 0 ] && [ $i -lt 1000 ]; do
+  sleep 0.1
+  i=$((i + 1))
+  half=$(python3 -c '
 import glob, sqlite3, sys
 f = glob.glob(sys.argv[1] + "/.vramscope-spool-*/torch-*.db")
-print(sqlite3.connect(f[0]).execute("select count(*) from alloc_event").fetchone()[0] if f else 0)' "$dir/out4")
+print(sqlite3.connect(f[0]).execute("select count(*) from alloc_event").fetchone()[0] if f else 0)' "$dir/out4" 2>/dev/null)
+done
 kill -KILL $rec
 wait $rec 2>/dev/null
+touch "$dir/gate"
 i=0
 while [ "$(done_count)" != 1500 ] && [ $i -lt 1000 ]; do sleep 0.1; i=$((i + 1)); done
 sleep 0.3
@@ -166,16 +173,17 @@ ok $([ $rc = 0 ] && [ "${1:-0}" = 1 ] && [ "${half:-0}" -gt 0 ] && echo 0 || ech
 # 5. The same, but the program keeps PyTorch's own history and exits
 # normally with its final snapshot: recover takes the snapshot, not the
 # stream half imported (the train.pickle figures).
-rm -f "$dir"/*.done "$dir/ready"
+rm -f "$dir"/*.done "$dir/ready" "$dir/gate"
 mkdir "$dir/out5"
 "$vramscope" record -q -o "$dir/out5/r.db" -- python3 "$write" "$dir" --batches 4 --history 1 \
-  --exit --pickle "$snaps/train.pickle" 2>/dev/null &
+  --exit --pickle "$snaps/train.pickle" --gate "$dir/gate" 2>/dev/null &
 rec=$!
 i=0
 while [ ! -e "$dir/ready" ] && [ $i -lt 1000 ]; do sleep 0.1; i=$((i + 1)); done
 sleep 0.5
 kill -KILL $rec
 wait $rec 2>/dev/null
+touch "$dir/gate"
 spool=$(ls -d "$dir"/out5/.vramscope-spool-* 2>/dev/null | head -n 1)
 i=0
 while [ ! -e "$spool/torch-"*"-000001.pickle" ] && [ $i -lt 1000 ]; do sleep 0.1; i=$((i + 1)); done
