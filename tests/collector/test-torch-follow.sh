@@ -74,11 +74,31 @@ export VS_GPU_DIR
 VS_GPU_DIR=$(cd "$(dirname "$write")/../gpu" && pwd)
 done_count() { cat "$dir"/*.done 2>/dev/null | head -n 1; }
 
-# 1. Killed by SIGKILL after 3 of 6 batches, mid-way through a record.
-rm -f "$dir"/*.done
+# imported DIR: the allocator events imported so far into the spool
+# under DIR (0 before there is one).
+imported() {
+  python3 -c '
+import glob, sqlite3, sys
+f = glob.glob(sys.argv[1] + "/.vramscope-spool-*/torch-*.db")
+print(sqlite3.connect(f[0]).execute("select count(*) from alloc_event").fetchone()[0] if f else 0)' "$1" 2>/dev/null
+}
+# gate_once_imported DIR GATE (in the background): creates GATE once record
+# imported some of the stream into the spool under DIR, so that a program
+# run with --gate GATE goes on only then, however slow the machine.
+gate_once_imported() {
+  i=0
+  while [ "$(imported "$1")" = 0 ] && [ $i -lt 1000 ]; do sleep 0.1; i=$((i + 1)); done
+  touch "$2"
+}
+
+# 1. Killed by SIGKILL after 3 of 6 batches, mid-way through a record; the
+# program goes on after its first batch once record imported some of it.
+rm -f "$dir"/*.done "$dir/gate"
+gate_once_imported "$dir" "$dir/gate" &
 "$vramscope" record -q --timings -o "$dir/k.db" -- python3 "$write" "$dir" --batches 6 \
-  --kill-after 3 2>/dev/null
+  --kill-after 3 --gate "$dir/gate" 2>/dev/null
 rc=$?
+wait
 set -- $(check "$dir/k.db" "$(done_count)")
 ok $([ $rc = 137 ] && [ "${1:-0}" = 1 ] && echo 0 || echo 1) \
   "a program killed mid-write: every complete record lands once, the torn one not (rc $rc, ${2:-} ${3:-} ${4:-} ${5:-} ${6:-} ${7:-} ${8:-})"
@@ -152,10 +172,7 @@ i=0 half=0
 while [ "${half:-0}" = 0 ] && [ $i -lt 1000 ]; do
   sleep 0.1
   i=$((i + 1))
-  half=$(python3 -c '
-import glob, sqlite3, sys
-f = glob.glob(sys.argv[1] + "/.vramscope-spool-*/torch-*.db")
-print(sqlite3.connect(f[0]).execute("select count(*) from alloc_event").fetchone()[0] if f else 0)' "$dir/out4" 2>/dev/null)
+  half=$(imported "$dir/out4")
 done
 kill -KILL $rec
 wait $rec 2>/dev/null
