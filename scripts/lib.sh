@@ -32,8 +32,8 @@ vs_ensure_packages () {
 }
 
 # Configures (once) and builds with the collector and the viewer enabled:
-# everything built by default (what a user runs; the tests' own programs
-# are built by `meson test`).
+# everything built by default (meson's default target holds the programs
+# the tests run too).
 # `vs_build_all demo`: builds only the two programs the demo runs (the
 # CLI and the viewer), and without the CUDA Toolkit leaves the collector
 # (and so `record`) out instead of failing — the viewer and the reports
