@@ -13,6 +13,8 @@
 # Usage: bench/compact-bench.sh [BUILD_DIR] [EVENTS] [KERNELS]
 set -euo pipefail
 build="${1:-build}"
+# The benchmark programs are not built by default.
+ninja -C "$build" benchmarks >&2 || exit 1
 events="${2:-3000000}"
 kernels="${3:-300000}"
 work="${VS_BENCH_DIR:-$build/bench-data}"

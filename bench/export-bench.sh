@@ -8,6 +8,8 @@
 # Usage: bench/export-bench.sh [BUILD_DIR] [EVENTS]
 set -euo pipefail
 build="${1:-build}"
+# The benchmark programs are not built by default.
+ninja -C "$build" benchmarks >&2 || exit 1
 events="${2:-1000000}"
 work="${VS_BENCH_DIR:-$build/bench-data}"
 mkdir -p "$work"

@@ -8,6 +8,8 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:?usage: import-bench.sh BUILD_DIR [SIZE_MB]}
+# The benchmark programs are not built by default.
+ninja -C "$build" benchmarks >&2 || exit 1
 size=${2:-1024}
 work=${TMPDIR:-/tmp}/vs-import-bench
 mkdir -p "$work"

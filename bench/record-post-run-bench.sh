@@ -24,6 +24,8 @@
 set -u
 build=$(cd "${1:?usage: record-post-run-bench.sh BUILD_DIR [VRAMSCOPE...]}" && pwd)
 shift
+# The benchmark programs are not built by default.
+ninja -C "$build" benchmarks >&2 || exit 1
 [ $# -gt 0 ] || set -- "$build/cli/vramscope"
 here=$(cd "$(dirname "$0")" && pwd)
 STREAM_EVENTS=${STREAM_EVENTS:-640000}

@@ -31,9 +31,12 @@ vs_ensure_packages () {
     "${missing[@]}" >&2 || return 1
 }
 
-# Configures (once) and builds with the collector and the viewer enabled.
-# `vs_build_all demo`: without the CUDA Toolkit the collector (and so
-# `record`) is left out instead of failing — the viewer and the reports
+# Configures (once) and builds with the collector and the viewer enabled:
+# everything built by default (meson's default target holds the programs
+# the tests run too).
+# `vs_build_all demo`: builds only the two programs the demo runs (the
+# CLI and the viewer), and without the CUDA Toolkit leaves the collector
+# (and so `record`) out instead of failing — the viewer and the reports
 # need no CUDA.  A build tree configured one way is switched to the other
 # when needed, so the tests always build everything.
 vs_build_all () {
@@ -59,5 +62,12 @@ vs_build_all () {
       meson configure "$vs_build" -Dcollector=$collector -Dcudatoolkit="$vs_cuda" >&2 || return 1
     fi
   fi
-  ninja -C "$vs_build" >&2
+  if [ "${1:-}" = demo ]; then
+    local targets=(cli/vramscope)
+    # The viewer, unless this build tree was configured without it.
+    grep -q '^build gui/vramscope-view:' "$vs_build/build.ninja" && targets+=(gui/vramscope-view)
+    ninja -C "$vs_build" "${targets[@]}" >&2
+  else
+    ninja -C "$vs_build" >&2
+  fi
 }

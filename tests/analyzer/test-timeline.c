@@ -131,11 +131,7 @@ test_levels_bounded (void)
   g_autoptr (GArray) buckets = vs_timeline_query (trace, dev, 0, 0, end, 1000, &error);
   gint64 peak = 0;
   VsSummary s;
-  gint64 t0 = g_get_monotonic_time ();
-  g_autoptr (GArray) again = vs_timeline_query (trace, dev, 0, 0, end, 1000, &error);
 
-  g_test_message ("1000-bucket timeline over %u changes: %" G_GINT64_FORMAT " µs", rows->len,
-                  g_get_monotonic_time () - t0);
   g_assert_no_error (error);
   g_assert_true (vs_summary_get (trace, dev, 0, &s, &error));
   for (guint i = 0; i < buckets->len; i++)

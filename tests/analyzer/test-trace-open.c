@@ -251,7 +251,9 @@ test_unfinalized_read_only (Dir *d, gconstpointer data)
 }
 
 /* A query that would never end is interrupted at the time limit, with an
- * error saying so, and the next query gets a budget of its own. */
+ * error saying so, and the next query gets a budget of its own.  (Were it
+ * not interrupted, the test would never end: meson's timeout fails it; no
+ * clock is read here.) */
 static void
 test_query_time_limit (Dir *d, gconstpointer data)
 {
@@ -261,18 +263,16 @@ test_query_time_limit (Dir *d, gconstpointer data)
   g_autoptr (GError) error = NULL;
   g_autoptr (VsTrace) trace = NULL;
   char err[256];
-  gint64 v, t0;
+  gint64 v;
 
   g_assert_true (vs_fixture_full (path, err, sizeof err));
   g_setenv (VS_TRACE_QUERY_LIMIT_ENV, "1", TRUE);
   trace = vs_trace_open (path, &error);
   g_assert_no_error (error);
-  t0 = g_get_monotonic_time ();
   g_assert_false (vs_trace_query_int (trace, forever, &v, &error));
   g_assert_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT);
   g_assert_nonnull (strstr (error->message, "took too long"));
   g_assert_nonnull (strstr (error->message, path));
-  g_assert_cmpint (g_get_monotonic_time () - t0, <, 10 * G_USEC_PER_SEC);
   g_clear_error (&error);
   g_assert_true (vs_trace_query_int (trace, "SELECT count(*) FROM device", &v, &error));
   g_assert_no_error (error);

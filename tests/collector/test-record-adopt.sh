@@ -36,7 +36,7 @@ mkdir "$dir/one" "$dir/all"
 "$writer" "$dir/one" 2 400 0 >"$dir/w.out" &
 w=$!
 i=0
-while ! grep -q mid-batch "$dir/w.out" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+while ! grep -q mid-batch "$dir/w.out" 2>/dev/null && [ $i -lt 1000 ]; do sleep 0.1; i=$((i + 1)); done
 kill -KILL $w
 wait $w 2>/dev/null
 python3 "$make" "$dir/one/torch-$w.stream" $w >/dev/null

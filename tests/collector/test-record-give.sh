@@ -89,7 +89,7 @@ run() {
       -o "$3" -- sh "$dir/prog.sh" int >/dev/null 2>>"$dir/err" &
     r=$!
     i=0
-    while [ ! -e "$dir/fed" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+    while [ ! -e "$dir/fed" ] && [ $i -lt 3000 ]; do sleep 0.1; i=$((i + 1)); done
     sleep 0.3
     kill -INT $r
     wait $r

@@ -30,7 +30,7 @@ cp "$snaps/train.pickle" "\$VRAMSCOPE_SPOOL_DIR/torch-\$\$-000001.pickle"
 "$writer" - 2 5000 0 >"$dir/w.\$\$.out" &
 w=\$!
 i=0
-while ! grep -q mid-batch "$dir/w.\$\$.out" 2>/dev/null && [ \$i -lt 200 ]; do sleep 0.1; i=\$((i + 1)); done
+while ! grep -q mid-batch "$dir/w.\$\$.out" 2>/dev/null && [ \$i -lt 2000 ]; do sleep 0.1; i=\$((i + 1)); done
 kill -KILL \$w
 EOS
 
@@ -121,7 +121,7 @@ cp "$snaps/fragmentation.pickle" "\$VRAMSCOPE_SPOOL_DIR/torch-\$((\$\$ * 10 + 3)
 "$writer" - 1 100 0 >"$dir/w.\$\$.out" &
 w=\$!
 i=0
-while ! grep -q mid-batch "$dir/w.\$\$.out" 2>/dev/null && [ \$i -lt 200 ]; do sleep 0.1; i=\$((i + 1)); done
+while ! grep -q mid-batch "$dir/w.\$\$.out" 2>/dev/null && [ \$i -lt 2000 ]; do sleep 0.1; i=\$((i + 1)); done
 kill -KILL \$w
 EOS
 "$vramscope" record -q -o "$dir/par.db" -- sh "$dir/many.sh" 2>"$dir/par.err"

@@ -23,7 +23,7 @@ n=0 failed=0
 ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi; }
 wait_for() { # FILE PATTERN: waits up to 20 s for PATTERN in FILE
   i=0
-  while ! grep -q "$2" "$1" 2>/dev/null && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done
+  while ! grep -q "$2" "$1" 2>/dev/null && [ $i -lt 2000 ]; do sleep 0.1; i=$((i + 1)); done
   grep -q "$2" "$1" 2>/dev/null
 }
 count() { python3 -c 'import vs_trace_db,sys; print(vs_trace_db.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])' "$@"; }

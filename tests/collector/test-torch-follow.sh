@@ -74,11 +74,31 @@ export VS_GPU_DIR
 VS_GPU_DIR=$(cd "$(dirname "$write")/../gpu" && pwd)
 done_count() { cat "$dir"/*.done 2>/dev/null | head -n 1; }
 
-# 1. Killed by SIGKILL after 3 of 6 batches, mid-way through a record.
-rm -f "$dir"/*.done
+# imported DIR: the allocator events imported so far into the spool
+# under DIR (0 before there is one).
+imported() {
+  python3 -c '
+import glob, sqlite3, sys
+f = glob.glob(sys.argv[1] + "/.vramscope-spool-*/torch-*.db")
+print(sqlite3.connect(f[0]).execute("select count(*) from alloc_event").fetchone()[0] if f else 0)' "$1" 2>/dev/null
+}
+# gate_once_imported DIR GATE (in the background): creates GATE once record
+# imported some of the stream into the spool under DIR, so that a program
+# run with --gate GATE goes on only then, however slow the machine.
+gate_once_imported() {
+  i=0
+  while [ "$(imported "$1")" = 0 ] && [ $i -lt 1000 ]; do sleep 0.1; i=$((i + 1)); done
+  touch "$2"
+}
+
+# 1. Killed by SIGKILL after 3 of 6 batches, mid-way through a record; the
+# program goes on after its first batch once record imported some of it.
+rm -f "$dir"/*.done "$dir/gate"
+gate_once_imported "$dir" "$dir/gate" &
 "$vramscope" record -q --timings -o "$dir/k.db" -- python3 "$write" "$dir" --batches 6 \
-  --kill-after 3 2>/dev/null
+  --kill-after 3 --gate "$dir/gate" 2>/dev/null
 rc=$?
+wait
 set -- $(check "$dir/k.db" "$(done_count)")
 ok $([ $rc = 137 ] && [ "${1:-0}" = 1 ] && echo 0 || echo 1) \
   "a program killed mid-write: every complete record lands once, the torn one not (rc $rc, ${2:-} ${3:-} ${4:-} ${5:-} ${6:-} ${7:-} ${8:-})"
@@ -91,7 +111,7 @@ rm -f "$dir"/*.done "$dir/ready"
   --on-int 2 2>/dev/null &
 rec=$!
 i=0
-while [ ! -e "$dir/ready" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+while [ ! -e "$dir/ready" ] && [ $i -lt 1000 ]; do sleep 0.1; i=$((i + 1)); done
 sleep 0.5
 kill -INT $rec
 wait $rec
@@ -140,21 +160,25 @@ ok $([ "$same" = 1 ] && echo 0 || echo 1) "followed or not, the trace's allocato
 
 # 4. record itself is killed with the stream half imported; the program
 # runs on to its end; recover writes every record once.
-rm -f "$dir"/*.done "$dir/ready"
+# The program waits after its first batch until record is killed.
+rm -f "$dir"/*.done "$dir/ready" "$dir/gate"
 mkdir "$dir/out4"
-"$vramscope" record -q -o "$dir/out4/r.db" -- python3 "$write" "$dir" --batches 5 2>/dev/null &
+"$vramscope" record -q -o "$dir/out4/r.db" -- python3 "$write" "$dir" --batches 5 \
+  --gate "$dir/gate" 2>/dev/null &
 rec=$!
 i=0
-while [ ! -e "$dir/ready" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-sleep 0.5
-half=$(python3 -c '
-import glob, sqlite3, sys
-f = glob.glob(sys.argv[1] + "/.vramscope-spool-*/torch-*.db")
-print(sqlite3.connect(f[0]).execute("select count(*) from alloc_event").fetchone()[0] if f else 0)' "$dir/out4")
+while [ ! -e "$dir/ready" ] && [ $i -lt 1000 ]; do sleep 0.1; i=$((i + 1)); done
+i=0 half=0
+while [ "${half:-0}" = 0 ] && [ $i -lt 1000 ]; do
+  sleep 0.1
+  i=$((i + 1))
+  half=$(imported "$dir/out4")
+done
 kill -KILL $rec
 wait $rec 2>/dev/null
+touch "$dir/gate"
 i=0
-while [ "$(done_count)" != 1500 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+while [ "$(done_count)" != 1500 ] && [ $i -lt 1000 ]; do sleep 0.1; i=$((i + 1)); done
 sleep 0.3
 spool=$(ls -d "$dir"/out4/.vramscope-spool-* 2>/dev/null | head -n 1)
 "$vramscope" recover -q "$spool" -o "$dir/out4/rec.db" 2>"$dir/rec.err"
@@ -166,19 +190,20 @@ ok $([ $rc = 0 ] && [ "${1:-0}" = 1 ] && [ "${half:-0}" -gt 0 ] && echo 0 || ech
 # 5. The same, but the program keeps PyTorch's own history and exits
 # normally with its final snapshot: recover takes the snapshot, not the
 # stream half imported (the train.pickle figures).
-rm -f "$dir"/*.done "$dir/ready"
+rm -f "$dir"/*.done "$dir/ready" "$dir/gate"
 mkdir "$dir/out5"
 "$vramscope" record -q -o "$dir/out5/r.db" -- python3 "$write" "$dir" --batches 4 --history 1 \
-  --exit --pickle "$snaps/train.pickle" 2>/dev/null &
+  --exit --pickle "$snaps/train.pickle" --gate "$dir/gate" 2>/dev/null &
 rec=$!
 i=0
-while [ ! -e "$dir/ready" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+while [ ! -e "$dir/ready" ] && [ $i -lt 1000 ]; do sleep 0.1; i=$((i + 1)); done
 sleep 0.5
 kill -KILL $rec
 wait $rec 2>/dev/null
+touch "$dir/gate"
 spool=$(ls -d "$dir"/out5/.vramscope-spool-* 2>/dev/null | head -n 1)
 i=0
-while [ ! -e "$spool/torch-"*"-000001.pickle" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+while [ ! -e "$spool/torch-"*"-000001.pickle" ] && [ $i -lt 1000 ]; do sleep 0.1; i=$((i + 1)); done
 sleep 0.5
 "$vramscope" recover -q "$spool" -o "$dir/out5/rec.db" 2>"$dir/rec5.err"
 rc=$?

@@ -53,10 +53,10 @@ printf "pid %s\nreason exit\ndevice 0 GPU-00000000-0000-0000-0000-0000000000aa 8
 mv "\$WANT.part" "\$WANT"
 EOS
 # given_back DIR: once the stream in the spool under DIR says more than
-# 20000 records were given back (at most 10 s), how many.
+# 20000 records were given back (at most 2000 polls), how many.
 given_back() {
   i=0 punched=0
-  while [ $i -lt 200 ]; do
+  while [ $i -lt 2000 ]; do
     f=$(ls "$1"/.vramscope-spool-*/torch-*.stream 2>/dev/null | head -n 1)
     punched=$([ -n "$f" ] && python3 -c 'import struct, sys; h = open(sys.argv[1], "rb"); h.seek(40); print(struct.unpack("<Q", h.read(8))[0])' "$f" 2>/dev/null || echo 0)
     [ "${punched:-0}" -gt 20000 ] && break
@@ -152,7 +152,7 @@ kill -KILL $rec
 wait $rec 2>/dev/null
 spool=$(ls -d "$dir"/kill/.vramscope-spool-* | head -n 1)
 i=0
-while [ ! -s "$dir/want3.json" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+while [ ! -s "$dir/want3.json" ] && [ $i -lt 2000 ]; do sleep 0.05; i=$((i + 1)); done
 sleep 0.2
 cp -r "$spool" "$dir/lost-spool"
 "$vramscope" recover -q "$spool" -o "$dir/kill/rec.db" 2>"$dir/rec.err"
@@ -196,7 +196,7 @@ punched=$(given_back "$dir/exit")
 kill -KILL $rec
 wait $rec 2>/dev/null
 i=0
-while [ ! -s "$dir/want6.json" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+while [ ! -s "$dir/want6.json" ] && [ $i -lt 2000 ]; do sleep 0.05; i=$((i + 1)); done
 spool=$(ls -d "$dir"/exit/.vramscope-spool-* | head -n 1)
 "$vramscope" recover -q "$spool" -o "$dir/exit/rec.db" 2>"$dir/rec6.err"
 rc=$?

@@ -23,6 +23,9 @@ record`: the stream goes to $VRAMSCOPE_SPOOL_DIR/torch-PID.stream)
   --pickle FILE    the final snapshot's pickle (with --exit)
   --history H      what the stream's .info says of PyTorch's own history
                    (0: none, the stream is the level; default 0)
+  --gate FILE      after the first batch, wait until FILE exists before
+                   writing the others (a test acts on record meanwhile,
+                   however slow the machine)
 
 Writes OUT_DIR/PID.done with the number of records completed, after each
 batch (not counting what --exit adds), and OUT_DIR/ready once the first
@@ -156,7 +159,7 @@ def main():
         return
     out = sys.argv[1]
     opts = {"--batches": "4", "--per-batch": "300", "--sleep": "0.3", "--kill-after": None,
-            "--on-int": None, "--pickle": None, "--history": "0"}
+            "--on-int": None, "--pickle": None, "--history": "0", "--gate": None}
     exit_snapshot = False
     args = sys.argv[2:]
     while args:
@@ -197,6 +200,8 @@ def main():
         b += 1
         if b == 1:
             open(os.path.join(out, "ready"), "w").close()
+            while opts["--gate"] is not None and not os.path.exists(opts["--gate"]):
+                time.sleep(0.05)
         if opts["--kill-after"] is not None and b == int(opts["--kill-after"]):
             stream.put(1, SEG, 4096, T0 + 1000 * (stream.n + 1), 0, finish=False)
             os.kill(pid, signal.SIGKILL)

@@ -34,7 +34,7 @@
 #define U VS_UNKNOWN
 #define START_NS G_GINT64_CONSTANT (1700000000000000000)
 #define T(ns) (START_NS + (ns))
-#define WAIT_US (5 * G_USEC_PER_SEC) /* the follow timer ticks every second */
+#define WAIT_US (60 * G_USEC_PER_SEC) /* the follow timer ticks every second */
 
 /* What the trace holds after each commit of the recorder. */
 #define PEAK_1 (100 * MiB)
