@@ -1073,7 +1073,10 @@ vs_report_build (VsTrace *trace, const char *name, const VsReportOptions *opts, 
       {
         VsTable *t = reports[i].build (trace, opts, error);
         if (t != NULL)
-          vs_table_set_event_order (t, vs_trace_time_is_event_order (trace));
+          {
+            vs_table_set_event_order (t, vs_trace_time_is_event_order (trace));
+            vs_report_set_text_layout (name, t);
+          }
         return t;
       }
   g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID_ARGUMENT, "Unknown report '%s'", name);

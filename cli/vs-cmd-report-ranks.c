@@ -170,6 +170,7 @@ vs_cli_report_traces (char **files, guint n_files, const char *report,
       }
     vs_rank_comparison_write_headline (ranks, text);
     g_string_append (text, "\n");
+    vs_report_set_text_layout ("ranks", table);
     vs_table_write_text_fitted (table, text, how->limit < 0 ? 20 : (guint)how->limit, how->width);
     if (how->colored)
       vs_cli_colorize (text, VS_CLI_TEXT_TABLE);
