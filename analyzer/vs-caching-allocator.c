@@ -555,7 +555,9 @@ try_allocate_expandable_block (VsCachingAllocator *ca, gint64 stream, Pool *pool
     {
       gint64 remaining = size - candidate->size;
       VsCaBlock *next = candidate->next;
-      if (!map_block (ca, next, MIN (remaining, next->size)))
+      /* A request larger than the segment's whole address range (the
+       * device's memory) cannot be mapped: it fails, as on the device. */
+      if (next == NULL || !map_block (ca, next, MIN (remaining, next->size)))
         return NULL;
       candidate = next;
     }

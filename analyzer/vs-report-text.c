@@ -12,26 +12,35 @@ static const char *const leaks_order[] = {
   "bytes", "count", "site", "first_alloc_time_ns", "last_alloc_time_ns", NULL,
 };
 static const char *const timeline_order[] = {
-  "from_ns",          "to_ns",
-  "max_allocated_bytes", "max_reserved_bytes",
-  "last_allocated_bytes", "last_reserved_bytes",
+  "from_ns",
+  "to_ns",
+  "max_allocated_bytes",
+  "max_reserved_bytes",
+  "last_allocated_bytes",
+  "last_reserved_bytes",
   NULL,
 };
 static const char *const oom_order[] = {
   "time_ns", "requested_bytes", "cause", "site", NULL,
 };
 static const char *const fragmentation_order[] = {
-  "instant",         "time_ns",         "free_bytes", "largest_free_bytes", "requested_bytes",
-  "reserved_bytes",  "allocated_bytes", NULL,
+  "instant",         "time_ns",        "free_bytes",      "largest_free_bytes",
+  "requested_bytes", "reserved_bytes", "allocated_bytes", NULL,
 };
 static const char *const ranges_order[] = {
-  "name",           "start_ns",           "duration_ns", "peak_allocated_bytes",
-  "peak_reserved_bytes", "allocated_at_start_bytes", "allocated_at_end_bytes", NULL,
+  "name",
+  "start_ns",
+  "duration_ns",
+  "peak_allocated_bytes",
+  "peak_reserved_bytes",
+  "allocated_at_start_bytes",
+  "allocated_at_end_bytes",
+  NULL,
 };
 static const char *const kernels_order[] = { "name", "count", "total_ns", NULL };
 static const char *const ranks_order[] = {
-  "trace", "rank", "peak_reserved_bytes", "peak_allocated_bytes", "failed_alloc_count", "mark",
-  NULL,
+  "trace", "rank", "peak_reserved_bytes", "peak_allocated_bytes", "failed_alloc_count",
+  "mark",  NULL,
 };
 
 static const struct
@@ -40,14 +49,10 @@ static const struct
   const char *const *order;
   gboolean blocks;
 } layouts[] = {
-  { "summary", NULL, FALSE },
-  { "peak", peak_order, FALSE },
-  { "leaks", leaks_order, FALSE },
-  { "timeline", timeline_order, FALSE },
-  { "oom", oom_order, TRUE },
-  { "fragmentation", fragmentation_order, FALSE },
-  { "ranges", ranges_order, FALSE },
-  { "kernels", kernels_order, FALSE },
+  { "summary", NULL, FALSE },        { "peak", peak_order, FALSE },
+  { "leaks", leaks_order, FALSE },   { "timeline", timeline_order, FALSE },
+  { "oom", oom_order, TRUE },        { "fragmentation", fragmentation_order, FALSE },
+  { "ranges", ranges_order, FALSE }, { "kernels", kernels_order, FALSE },
   { "ranks", ranks_order, FALSE },
 };
 

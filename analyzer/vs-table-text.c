@@ -3,10 +3,10 @@
  * Columns get human headers ("time", "requested": the CSV name without its
  * unit suffix), split over two lines where that keeps a column narrow; the
  * key columns the report names come first.  When the table is wider than
- * the width, in turn: text columns are narrowed (names cut in the middle,
- * a frame `file:line function` keeping its file name, line and function);
- * columns holding one value in every row are said once above the table;
- * and then a table of few rows (or one that asks for it, as `oom` does)
+ * the width, in turn: columns holding one value in every row are said
+ * once above the table; text columns are narrowed (names cut in the
+ * middle, a frame `file:line function` keeping its file name, line and
+ * function), the key ones last; and then a table of few rows (or one that asks for it, as `oom` does)
  * becomes a block per row, one of many rows leaves out its last columns
  * and says which.  Every line of the result is at most width columns
  * (given width >= 40), however long the cells.
@@ -375,8 +375,7 @@ write_row_stacks (VsTable *table, guint r, gsize width, GString *out)
 }
 
 static void
-write_table (VsTable *table, GArray *cols, GPtrArray *texts, guint shown, gsize width,
-             GString *out)
+write_table (VsTable *table, GArray *cols, GPtrArray *texts, guint shown, gsize width, GString *out)
 {
   guint nc = vs_table_get_n_columns (table);
   g_autoptr (GString) line = g_string_new (NULL);
@@ -588,8 +587,8 @@ shown_columns (VsTable *table, GPtrArray *texts, guint shown)
                          > strlen (vs_table_get_column_name (table, o)))
                 {
                   g_free (s.header);
-                  s.header = g_strdelimit (g_strdup (vs_table_get_column_name (table, c)), "_",
-                                           ' ');
+                  s.header
+                      = g_strdelimit (g_strdup (vs_table_get_column_name (table, c)), "_", ' ');
                 }
             }
           for (guint r = 0; r < shown; r++)
@@ -666,7 +665,7 @@ vs_table_write_text_fitted (VsTable *table, GString *out, guint limit, guint wid
 
   if (width > 0 && vs_table_get_text_blocks (table))
     blocks = shown > 0;
-  else if (width > 0 && !narrow (cols, w, FALSE))
+  else if (width > 0 && table_width (cols, G_MAXSIZE) > w)
     {
       hoist_constant_columns (table, cols, texts);
       if (!narrow (cols, w, FALSE))
@@ -687,10 +686,10 @@ vs_table_write_text_fitted (VsTable *table, GString *out, guint limit, guint wid
     write_table (table, cols, texts, shown, width > 0 ? w : 0, out);
   if (left_out->len > 0)
     {
-      g_autofree char *note = g_strdup_printf (
-          "Left out to fit %" G_GSIZE_FORMAT " columns: %s (a larger --width or --format csv "
-          "shows them).",
-          w, left_out->str);
+      g_autofree char *note = g_strdup_printf ("Left out to fit %" G_GSIZE_FORMAT
+                                               " columns: %s (a larger --width or --format csv "
+                                               "shows them).",
+                                               w, left_out->str);
 
       append_wrapped (out, note, w, "");
     }

@@ -85,7 +85,7 @@ vs_cmd_diff (int argc, char **argv)
 
   for (guint i = 0; i < names->len; i++)
     {
-      VsTrace *t = vs_trace_open (g_ptr_array_index (names, i), &error);
+      VsTrace *t = vs_cli_open_trace (g_ptr_array_index (names, i), &error);
 
       if (t == NULL)
         {

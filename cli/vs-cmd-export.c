@@ -163,7 +163,7 @@ vs_cmd_export (int argc, char **argv)
     }
 
   const char *file = argv[1];
-  g_autoptr (VsTrace) trace = vs_trace_open (file, &error);
+  g_autoptr (VsTrace) trace = vs_cli_open_trace (file, &error);
   if (trace == NULL)
     {
       fprintf (stderr, "vramscope: %s\n", error->message);

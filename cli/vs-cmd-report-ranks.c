@@ -80,7 +80,7 @@ vs_cli_report_traces (char **files, guint n_files, const char *report,
   g_assert (diagnose || strcmp (report, "ranks") == 0);
   for (guint i = 0; i < n_files; i++)
     {
-      VsTrace *t = vs_trace_open (files[i], &error);
+      VsTrace *t = vs_cli_open_trace (files[i], &error);
 
       if (t == NULL)
         {

@@ -223,7 +223,7 @@ vs_cmd_report (int argc, char **argv)
       return vs_cli_report_traces ((char **)files->pdata, files->len, report, &how);
     }
 
-  trace = vs_trace_open (file, &error);
+  trace = vs_cli_open_trace (file, &error);
   if (trace == NULL)
     {
       fprintf (stderr, "vramscope: %s\n", error->message);
