@@ -670,7 +670,7 @@ vs_table_write_text_fitted (VsTable *table, GString *out, guint limit, guint wid
       hoist_constant_columns (table, cols, texts);
       if (!narrow (cols, w, FALSE))
         {
-          if (shown <= MAX_BLOCK_ROWS)
+          if (nr <= MAX_BLOCK_ROWS)
             blocks = TRUE;
           else if (!leave_out (cols, w, FALSE, left_out))
             leave_out (cols, w, TRUE, left_out);

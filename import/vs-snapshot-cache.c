@@ -53,8 +53,8 @@ content_sum (const char *path, GError **error)
       int e = errno;
 
       close (fd);
-      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (e), "%s: cannot read it: %s",
-                   path, g_strerror (e));
+      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (e), "%s: cannot read it: %s", path,
+                   g_strerror (e));
       return NULL;
     }
   close (fd);

@@ -36,7 +36,7 @@ char *vs_snapshot_cache_path (const char *path, GError **error);
  * (VS_PICKLE_ERROR for a malformed snapshot; VS_IMPORT_ERROR_CANCELLED
  * when progress cancelled) or G_IO_ERROR / G_FILE_ERROR for a file or
  * folder that cannot be read or written. */
-char *vs_snapshot_cache_import (const char *path, VsImportProgress progress,
-                                gpointer progress_data, GError **error);
+char *vs_snapshot_cache_import (const char *path, VsImportProgress progress, gpointer progress_data,
+                                GError **error);
 
 G_END_DECLS
