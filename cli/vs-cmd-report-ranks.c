@@ -67,6 +67,27 @@ write_rank_diagnosis (VsRankComparison *ranks, VsTrace **traces, guint width, gb
   return TRUE;
 }
 
+/* Whether the compared traces are the ranks of one job: every row knows
+ * its rank, and no two traces name different jobs. */
+static gboolean
+ranks_of_one_job (const VsRankComparison *ranks)
+{
+  const char *job = NULL;
+
+  for (guint i = 0; i < vs_rank_comparison_get_n_ranks (ranks); i++)
+    {
+      const VsRank *r = vs_rank_comparison_get_rank (ranks, i);
+
+      if (r->rank == VS_UNKNOWN)
+        return FALSE;
+      if (r->job_id != NULL && job != NULL && strcmp (r->job_id, job) != 0)
+        return FALSE;
+      if (r->job_id != NULL)
+        job = r->job_id;
+    }
+  return TRUE;
+}
+
 int
 vs_cli_report_traces (char **files, guint n_files, const char *report,
                       const VsCliReportSettings *how)
@@ -181,6 +202,16 @@ vs_cli_report_traces (char **files, guint n_files, const char *report,
       {
         fprintf (stderr, "vramscope: %s\n", error->message);
         return 1;
+      }
+    if (n_files > 1 && !ranks_of_one_job (ranks))
+      {
+        g_autofree char *note = g_strdup_printf (
+            "These traces are not the ranks of one job (%s): compared as ranks above. To "
+            "compare two runs side by side, use vramscope diff %s %s.",
+            "a trace without a rank, or different jobs", files[0], files[1]);
+
+        g_string_append_c (out, '\n');
+        vs_cli_wrap (note, MIN (how->width, 100), out);
       }
   }
   return vs_cli_emit (out->str, out->len, "report");

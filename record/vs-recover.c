@@ -133,7 +133,11 @@ usage (FILE *f)
               "  -o, --output FILE   trace to write\n"
               "  -f, --force         replace FILE if it exists\n"
               "  --keep              keep SPOOL_DIR (it is removed once FILE is written)\n"
-              "  -q, --quiet         print nothing unless something fails\n");
+              "  -q, --quiet         print nothing unless something fails\n"
+              "\n"
+              "Examples:\n"
+              "  vramscope recover .vramscope-spool-1234 -o run.db\n"
+              "  vramscope recover .vramscope-spool-1234 -o run.db --force --keep\n");
 }
 
 /* `vramscope recover`: see the file comment.  argv[0] is "recover". */

@@ -201,19 +201,31 @@ test_missing_file (void)
   g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
 }
 
-/* Bad options: one line, exit 1. */
+/* Bad options are usage errors: one line, exit 2, as for every command. */
 static void
 test_bad_options (void)
 {
   const char *size[] = { g_getenv ("VS_VIEW"), "--size", "huge", "x.db", NULL };
   const char *pane[] = { g_getenv ("VS_VIEW"), "--pane", "nope", "x.db", NULL };
+  const char *unknown[] = { g_getenv ("VS_VIEW"), "--frobnicate", "x.db", NULL };
+  const char *whatif[] = { g_getenv ("VS_VIEW"), "--whatif", "no_such_key:1", "x.db", NULL };
+  const char *screenshot[] = { g_getenv ("VS_VIEW"), "--screenshot", "x.png", NULL };
   g_autofree char *e1 = NULL;
   g_autofree char *e2 = NULL;
+  g_autofree char *e3 = NULL;
+  g_autofree char *e4 = NULL;
+  g_autofree char *e5 = NULL;
 
-  g_assert_cmpint (run (size, NULL, &e1), ==, 1);
+  g_assert_cmpint (run (size, NULL, &e1), ==, 2);
   g_assert_nonnull (strstr (e1, "--size"));
-  g_assert_cmpint (run (pane, NULL, &e2), ==, 1);
+  g_assert_cmpint (run (pane, NULL, &e2), ==, 2);
   g_assert_nonnull (strstr (e2, "--pane"));
+  g_assert_cmpint (run (unknown, NULL, &e3), ==, 2);
+  g_assert_nonnull (strstr (e3, "frobnicate"));
+  g_assert_cmpint (run (whatif, NULL, &e4), ==, 2);
+  g_assert_nonnull (strstr (e4, "--whatif"));
+  g_assert_cmpint (run (screenshot, NULL, &e5), ==, 2);
+  g_assert_nonnull (strstr (e5, "--screenshot"));
 }
 
 static void
