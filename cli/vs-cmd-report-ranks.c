@@ -193,6 +193,16 @@ vs_cli_report_traces (char **files, guint n_files, const char *report,
     g_string_append (text, "\n");
     vs_report_set_text_layout ("ranks", table);
     vs_table_write_text_fitted (table, text, how->limit < 0 ? 20 : (guint)how->limit, how->width);
+    if (n_files > 1 && !ranks_of_one_job (ranks))
+      {
+        g_autofree char *note = g_strdup_printf (
+            "These traces are not the ranks of one job (%s): compared as ranks above. To "
+            "compare two runs side by side, use vramscope diff %s %s.",
+            "a trace without a rank, or different jobs", files[0], files[1]);
+
+        g_string_append_c (text, '\n');
+        vs_cli_wrap (note, MIN (how->width, 100), text);
+      }
     if (how->colored)
       vs_cli_colorize (text, VS_CLI_TEXT_TABLE);
     g_string_append_len (out, text->str, (gssize)text->len);
@@ -202,16 +212,6 @@ vs_cli_report_traces (char **files, guint n_files, const char *report,
       {
         fprintf (stderr, "vramscope: %s\n", error->message);
         return 1;
-      }
-    if (n_files > 1 && !ranks_of_one_job (ranks))
-      {
-        g_autofree char *note = g_strdup_printf (
-            "These traces are not the ranks of one job (%s): compared as ranks above. To "
-            "compare two runs side by side, use vramscope diff %s %s.",
-            "a trace without a rank, or different jobs", files[0], files[1]);
-
-        g_string_append_c (out, '\n');
-        vs_cli_wrap (note, MIN (how->width, 100), out);
       }
   }
   return vs_cli_emit (out->str, out->len, "report");

@@ -219,11 +219,6 @@ vs_cmd_whatif (int argc, char **argv)
   vs_table_add_column (table, "peak_allocated_bytes", VS_COLUMN_BYTES);
   vs_table_add_column (table, "failed_alloc_count", VS_COLUMN_INT);
   vs_table_add_column (table, "first_failure_time_ns", VS_COLUMN_TIME);
-  {
-    static const char *const key_columns[] = { "alloc_conf", "limit_bytes", NULL };
-
-    vs_table_set_text_order (table, key_columns);
-  }
   guint rows = 0;
   for (guint i = 0; i < allocators->len; i++)
     {
