@@ -6,9 +6,11 @@
  * the width, in turn: columns holding one value in every row are said
  * once above the table; text columns are narrowed (names cut in the
  * middle, a frame `file:line function` keeping its file name, line and
- * function), the key ones last; and then a table of few rows (or one that asks for it, as `oom` does)
- * becomes a block per row, one of many rows leaves out its last columns
- * and says which.  Every line of the result is at most width columns
+ * function), the key ones last; and then a table that asks for it (as
+ * `oom` does), or one of few rows whose key columns alone do not fit,
+ * becomes a block per row; any other leaves out its last columns (the
+ * key ones last) and says which.  Every line of the result is at most
+ * width columns
  * (given width >= 40), however long the cells.
  */
 #include "vs-table.h"
@@ -325,6 +327,26 @@ leave_out (GArray *cols, gsize width, gboolean key_too, GString *left_out)
       g_array_remove_index (cols, at);
     }
   return TRUE;
+}
+
+/* Whether the key columns alone (not hoisted) fit width: then a table
+ * that leaves out the others reads better than blocks.  FALSE when the
+ * table names no key column. */
+static gboolean
+keys_fit (GArray *cols, gsize width)
+{
+  gsize total = 0;
+  guint n = 0;
+
+  for (guint i = 0; i < cols->len; i++)
+    {
+      const Shown *s = &g_array_index (cols, Shown, i);
+
+      if (s->hoisted || !s->key)
+        continue;
+      total += s->width + (n++ > 0 ? 2 : 0);
+    }
+  return n > 0 && total <= width;
 }
 
 static const char *
@@ -670,7 +692,7 @@ vs_table_write_text_fitted (VsTable *table, GString *out, guint limit, guint wid
       hoist_constant_columns (table, cols, texts);
       if (!narrow (cols, w, FALSE))
         {
-          if (nr <= MAX_BLOCK_ROWS)
+          if (nr <= MAX_BLOCK_ROWS && !keys_fit (cols, w))
             blocks = TRUE;
           else if (!leave_out (cols, w, FALSE, left_out))
             leave_out (cols, w, TRUE, left_out);
