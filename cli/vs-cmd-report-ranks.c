@@ -189,7 +189,17 @@ vs_cli_report_traces (char **files, guint n_files, const char *report,
           vs_table_write_json (table, "ranks", out);
         return write_data (out, "report");
       }
-    vs_rank_comparison_write_headline (ranks, text);
+    {
+      /* The headline's lines wrapped to the width. */
+      g_autoptr (GString) headline = g_string_new (NULL);
+      g_auto (GStrv) lines = NULL;
+
+      vs_rank_comparison_write_headline (ranks, headline);
+      lines = g_strsplit (headline->str, "\n", -1);
+      for (guint i = 0; lines[i] != NULL; i++)
+        if (lines[i][0] != '\0')
+          vs_cli_wrap (lines[i], how->width, text);
+    }
     g_string_append (text, "\n");
     vs_report_set_text_layout ("ranks", table);
     vs_table_write_text_fitted (table, text, how->limit < 0 ? 20 : (guint)how->limit, how->width);

@@ -3,7 +3,8 @@
 trace fits 100 columns: each report of `vramscope report` on each trace
 under DATA_DIR, as a program sees it (standard output not a terminal, no
 --width, COLUMNS unset: 100 columns), `diff` of traces of one program and
-`whatif`.  A line's width is its count of characters.  TAP output.
+`whatif`; and some traces' reports at --width 60.  A line's width is its
+count of characters.  TAP output.
 """
 import glob
 import os
@@ -55,5 +56,15 @@ for trace in ("torch-eval-leak.db", "diagnose/torch-frag-mixed.db", "whatif/defa
             "expandable_segments:True")
     ok(p.returncode == 0 and widest(p.stdout) <= WIDTH, "whatif %s fits" % trace,
        p.stderr + p.stdout)
+# A narrower width asked for: every line within it too.
+for trace in ("torch-eval-leak.db", "diagnose/torch-batch-too-large.db", "sample-kinds.db",
+              "torch-ddp.db"):
+    too_wide = []
+    for report in REPORTS:
+        p = run(vramscope, "report", os.path.join(data, trace), report, "--width", "60",
+                "--limit", "0")
+        if p.returncode == 0 and widest(p.stdout) > 60:
+            too_wide.append("%s: %s" % (report, max(p.stdout.splitlines(), key=len)))
+    ok(not too_wide, "%s: every report fits --width 60" % trace, "\n".join(too_wide))
 ok(runs > 200, "many reports ran (%d)" % runs)
 done()
