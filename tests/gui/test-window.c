@@ -355,6 +355,13 @@ main (int argc, char **argv)
   g_type_ensure (GSK_TYPE_CAIRO_NODE);
   tmpdir = g_dir_make_tmp ("vs-gui-XXXXXX", &error);
   g_assert_no_error (error);
+  {
+    /* Snapshots the viewer opens are imported into the user's cache: a
+     * folder of the test's own, for it and the viewers it starts. */
+    g_autofree char *cache = g_build_filename (tmpdir, "cache", NULL);
+
+    g_setenv ("XDG_CACHE_HOME", cache, TRUE);
+  }
   traces = g_ptr_array_new ();
   make_traces ();
   {
