@@ -345,6 +345,26 @@ make_traces (void)
   }
 }
 
+/* Removes the folder at path and everything in it (the pictures, the
+ * traces and the snapshot cache). */
+static void
+remove_tree (const char *path)
+{
+  g_autoptr (GDir) dir = g_dir_open (path, 0, NULL);
+  const char *name;
+
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *child = g_build_filename (path, name, NULL);
+
+      if (g_file_test (child, G_FILE_TEST_IS_DIR) && !g_file_test (child, G_FILE_TEST_IS_SYMLINK))
+        remove_tree (child);
+      else
+        g_remove (child);
+    }
+  g_rmdir (path);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -392,14 +412,7 @@ main (int argc, char **argv)
   /* Keep the pictures for a person to look at when asked to. */
   if (g_getenv ("VS_KEEP_SCREENSHOTS") == NULL)
     {
-      g_autoptr (GDir) dir = g_dir_open (tmpdir, 0, NULL);
-      const char *entry;
-      while (dir != NULL && (entry = g_dir_read_name (dir)) != NULL)
-        {
-          g_autofree char *path = g_build_filename (tmpdir, entry, NULL);
-          g_remove (path);
-        }
-      g_rmdir (tmpdir);
+      remove_tree (tmpdir);
     }
   else
     g_printerr ("# screenshots kept in %s\n", tmpdir);
