@@ -221,7 +221,7 @@ vs_diagnosis_write_text (VsTrace *trace, const VsDiagnosis *dx, guint width, GSt
   guint shown = 0;
 
   g_return_if_fail (trace != NULL && dx != NULL && out != NULL);
-  width = MAX (width, 60);
+  width = MAX (width, 40);
   g_string_append_printf (title, "Diagnosis of %s", base);
   if (command != NULL)
     g_string_append_printf (title, ": %s", command);

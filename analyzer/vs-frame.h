@@ -30,9 +30,30 @@ gboolean vs_frame_is_user_code (const char *file, const char *module);
  * profiler's, allocator's or interpreter's own native frames (an unknown
  * file `??`, a C/C++ source with line 0 or unknown, a function of the
  * c10::, at::, torch::, pybind11::, std:: namespaces or of CPython's C
- * API).  Any string may be NULL; line is VS_UNKNOWN when unknown. */
+ * API, or a frame vs_frame_is_runtime() names).  Any string may be NULL;
+ * line is VS_UNKNOWN when unknown. */
 gboolean vs_frame_is_user (int kind, const char *file, const char *module, const char *function,
                            gint64 line);
+
+/* Whether a frame of kind (VsFrameKind) is the interpreter's or the C and
+ * C++ runtime's own, or unsymbolized: never a site.  That is a native
+ * frame in CPython's sources (`Objects/`, `Python/`, `Modules/`, a
+ * `python-3.x/` tree), its C API or static helpers (`_PyObject_*`,
+ * `cfunction_call`), the modules python3.x, libpython, libc, libstdc++,
+ * libgcc_s, ld-linux; glibc's sources (`sysdeps/`, `nptl/`) and thread
+ * start-up (`start_thread`, `clone3`, libstdc++'s `thread48.o`
+ * `execute_native_thread_routine`); a frame with neither file nor
+ * function, or named by module+offset (`python3.10+0x1a2b3`).  Python
+ * frames and labels never are.  Any string may be NULL. */
+gboolean vs_frame_is_runtime (int kind, const char *file, const char *module, const char *function,
+                              gint64 line);
+
+/* The site among frames (a GPtrArray of VsFrameInfo, innermost first, with
+ * user_code set): where the stack has a Python frame of the user's code,
+ * the innermost one; where it has Python frames but none of the user's,
+ * none; else the innermost frame of the user's code.  Returns its index,
+ * or -1 when there is none. */
+int vs_frame_pick_site (const GPtrArray *frames);
 
 /* The path as reports show it: with full, path itself; else a path inside
  * an installed package relative to the folder holding the package

@@ -439,6 +439,19 @@ timeline_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo
   g_autoptr (GArray) buckets = NULL;
   gint64 from = opts->from_ns != VS_UNKNOWN ? opts->from_ns : 0;
   gint64 to = opts->to_ns != VS_UNKNOWN ? opts->to_ns : vs_trace_get_duration_ns (trace) + 1;
+  gint64 first, last;
+
+  /* No window asked for: where memory changes, not an idle start or
+   * end. */
+  if (!vs_timeline_active_range (trace, device->id, allocator_id, &first, &last, error))
+    return FALSE;
+  if (first != VS_UNKNOWN && last > first)
+    {
+      if (opts->from_ns == VS_UNKNOWN && first < to)
+        from = first;
+      if (opts->to_ns == VS_UNKNOWN && last + 1 > from)
+        to = last + 1;
+    }
 
   buckets = vs_timeline_query (trace, device->id, allocator_id, from, to, opts->buckets, error);
   if (buckets == NULL)
@@ -471,7 +484,8 @@ report_timeline (VsTrace *trace, const VsReportOptions *opts, GError **error)
 {
   g_autoptr (VsTable) t
       = vs_table_new ("Reserved and allocated memory over time: min, max and last value in "
-                      "each bucket [from_ns, to_ns).");
+                      "each bucket [from_ns, to_ns), from the first change of memory to the "
+                      "last unless --from and --to say otherwise.");
   static const char *cols[] = {
     "min_reserved_bytes",  "max_reserved_bytes",   "last_reserved_bytes", "min_allocated_bytes",
     "max_allocated_bytes", "last_allocated_bytes", "max_device_bytes",
@@ -1075,7 +1089,10 @@ vs_report_build (VsTrace *trace, const char *name, const VsReportOptions *opts, 
       {
         VsTable *t = reports[i].build (trace, opts, error);
         if (t != NULL)
-          vs_table_set_event_order (t, vs_trace_time_is_event_order (trace));
+          {
+            vs_table_set_event_order (t, vs_trace_time_is_event_order (trace));
+            vs_report_set_text_layout (name, t);
+          }
         return t;
       }
   g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID_ARGUMENT, "Unknown report '%s'", name);

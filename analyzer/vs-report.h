@@ -41,4 +41,10 @@ const char *vs_report_describe (const char *name);
 VsTable *vs_report_build (VsTrace *trace, const char *name, const VsReportOptions *opts,
                           GError **error);
 
+/* Sets how table, built for report (a name of vs_report_names()), reads
+ * as text: its key columns first (vs_table_set_text_order()), and a block
+ * per row for `oom` (vs_table_set_text_blocks()).  vs_report_build() does
+ * it; call it for a report's table built another way (ranks). */
+void vs_report_set_text_layout (const char *report, VsTable *table);
+
 G_END_DECLS

@@ -177,8 +177,9 @@ empty_stack (gint64 stack_id)
 /* The site of a stack with no frame of the user's own and no label: the
  * backward pass when PyTorch's autograd engine made it (named after the
  * autograd node, as `record` labels its native stacks), else the
- * innermost frame that is not the profiler's or allocator's own, else the
- * top frame. */
+ * innermost Python frame (a library's), else the innermost frame that is
+ * not the profiler's or allocator's own nor the interpreter's or runtime's
+ * (vs_frame_is_runtime()), else the top frame. */
 static char *
 machine_site (const VsStackInfo *s)
 {
@@ -189,7 +190,7 @@ machine_site (const VsStackInfo *s)
     "CUDACachingAllocator",
   };
   static const char generated[] = "torch::autograd::generated::";
-  const char *first_other = NULL;
+  const char *first_other = NULL, *first_python = NULL;
   gboolean engine = FALSE;
 
   for (guint i = 0; i < s->frames->len; i++)
@@ -220,11 +221,16 @@ machine_site (const VsStackInfo *s)
       for (guint k = 0; k < G_N_ELEMENTS (machinery); k++)
         if (strstr (fn, machinery[k]) != NULL)
           machine = TRUE;
-      if (!machine && first_other == NULL)
+      if (f->kind == VS_FRAME_PYTHON && first_python == NULL)
+        first_python = f->text;
+      if (!machine && first_other == NULL
+          && !vs_frame_is_runtime (f->kind, f->file, f->module, f->function, f->line))
         first_other = f->text;
     }
   if (engine)
     return g_strdup ("backward pass");
+  if (first_python != NULL)
+    return g_strdup (first_python);
   return g_strdup (first_other != NULL ? first_other : s->top_frame);
 }
 
@@ -297,12 +303,16 @@ load_stack (VsTrace *trace, gint64 stack_id, GError **error)
       if (i > 0)
         g_string_append (text, VS_STACK_SEPARATOR);
       g_string_append (text, f->text);
-      if (f->user_code && s->site[0] == '\0')
-        {
-          g_free (s->site);
-          s->site = g_strdup (f->text);
-        }
     }
+  {
+    int site = vs_frame_pick_site (s->frames);
+
+    if (site >= 0)
+      {
+        g_free (s->site);
+        s->site = g_strdup (((VsFrameInfo *)g_ptr_array_index (s->frames, site))->text);
+      }
+  }
   g_free (s->text);
   s->text = g_string_free (text, FALSE);
   g_free (s->top_frame);

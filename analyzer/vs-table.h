@@ -73,16 +73,38 @@ const char *vs_table_get_text (VsTable *table, guint row, guint column);
 void vs_table_set_event_order (VsTable *table, gboolean event_order);
 gboolean vs_table_get_event_order (VsTable *table);
 
+/* The columns text output shows first, in this order (a NULL-terminated
+ * list of column names; names the table lacks are skipped; NULL: the
+ * table's order).  CSV and JSON keep the table's order. */
+void vs_table_set_text_order (VsTable *table, const char *const *names);
+const char *const *vs_table_get_text_order (VsTable *table);
+
+/* Says that text output fitted to a width writes a block per row (its
+ * key columns on a line, the others as "header value" pairs under it)
+ * rather than a table: for tables of many columns read one row at a time,
+ * as the failures of `oom`. */
+void vs_table_set_text_blocks (VsTable *table, gboolean blocks);
+gboolean vs_table_get_text_blocks (VsTable *table);
+
+/* A column's header in text output: its name without the unit suffix
+ * ("_bytes", "_ns") and with spaces for underscores ("time_ns" → "time",
+ * "requested_bytes" → "requested").  Returns a new string. */
+char *vs_table_column_header (const char *name);
+
 /* Appends the table as RFC 4180 CSV (CRLF-free: rows end with "\n"). */
 void vs_table_write_csv (VsTable *table, GString *out);
 
-/* Appends the title line and the aligned text table. */
+/* Appends the title line and the aligned text table, with human headers
+ * (vs_table_column_header()) and the text order's columns first. */
 void vs_table_write_text (VsTable *table, GString *out);
 
 /* The same, showing at most limit rows (0: all; a last line says how many
- * more there are) and fitted to width columns (0: no limit): the widest
- * text columns are narrowed, their cells shortened in the middle with
- * "…", and stack frames too. */
+ * more there are) and fitted to width columns (0: no limit; else at least
+ * 40), every line of it: headers split over two lines, then text columns
+ * narrowed (cells cut in the middle with "…", a frame keeping its file
+ * name, line and function), then columns with one value in every row said
+ * once above the table, then a block per row (a table of few rows, or one
+ * set to blocks) or the last columns left out with a line naming them. */
 void vs_table_write_text_fitted (VsTable *table, GString *out, guint limit, guint width);
 
 /* Appends the table as one JSON document: {"report": report, "title",

@@ -84,4 +84,11 @@ gboolean vs_series_extremes (VsTrace *trace, gint64 device_id, gint64 allocator_
 gboolean vs_series_peak_between (VsTrace *trace, gint64 device_id, gint64 allocator_id,
                                  gint64 from_ns, gint64 to_ns, VsSeriesPoint *out, GError **error);
 
+/* Where the memory of (device_id, allocator_id; 0 = all) changes: the
+ * relative time of the first and of the last change of its series, in
+ * *from_ns and *to_ns (both VS_UNKNOWN when it never changes).  Returns
+ * FALSE with error set on failure. */
+gboolean vs_timeline_active_range (VsTrace *trace, gint64 device_id, gint64 allocator_id,
+                                   gint64 *from_ns, gint64 *to_ns, GError **error);
+
 G_END_DECLS

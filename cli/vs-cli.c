@@ -45,12 +45,22 @@ static const char help_text[]
       "  vramscope export FILE --format perfetto|snapshot|folded [-o OUT]\n"
       "      write the trace for Perfetto, PyTorch's memory_viz or flame graphs\n"
       "  vramscope whatif FILE [--alloc-conf CONF]... [--limit BYTES|FRACTION]\n"
-      "                  [--format text|csv]\n"
+      "                  [--format text|csv|json]\n"
       "      replay PyTorch's caching allocator under other settings: reserved peak\n"
       "      and failed requests each would have given\n"
       "  vramscope view [FILE]\n"
       "      open the desktop viewer on a trace or a PyTorch snapshot (.pickle)\n"
-      "  vramscope --version\n";
+      "  vramscope --version\n"
+      "\n"
+      "Every command that reads a trace also takes a PyTorch snapshot (.pickle),\n"
+      "imported once into $XDG_CACHE_HOME/vramscope (nothing is written beside it).\n"
+      "\n"
+      "Examples:\n"
+      "  vramscope record -o run.db -- python train.py\n"
+      "  vramscope report run.db                 the diagnosis\n"
+      "  vramscope report snapshot.pickle peak\n"
+      "  vramscope whatif run.db                 the allocator settings worth trying\n"
+      "  vramscope view run.db\n";
 
 /* Execs vramscope-view from next to this executable, from the build tree's
  * gui/ folder, or from PATH.  Returns only on failure. */

@@ -18,6 +18,14 @@ int vs_cmd_recover (int argc, char **argv);
 int vs_cmd_diff (int argc, char **argv);
 int vs_cmd_whatif (int argc, char **argv);
 
+typedef struct _VsTrace VsTrace;
+
+/* Opens the trace at path, or, for a PyTorch snapshot (.pickle), the trace
+ * it was imported into in the user's cache (imported now when it is not
+ * there yet; nothing is written beside path).  NULL with error set, a
+ * message naming path, otherwise. */
+VsTrace *vs_cli_open_trace (const char *path, GError **error);
+
 /* How `vramscope report` prints, as its options set it. */
 typedef struct
 {

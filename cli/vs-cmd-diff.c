@@ -60,6 +60,12 @@ vs_cmd_diff (int argc, char **argv)
                                 "Compare two vramscope traces: peaks, memory by role, bytes per "
                                 "user site at the peak, fragmentation, failures and findings.\n"
                                 "With more, compare each with the first (or --baseline).");
+  g_option_context_set_description (context,
+                                    "A, B… are traces or PyTorch snapshots (.pickle).\n\n"
+                                    "Examples:\n"
+                                    "  vramscope diff fp32.db bf16.db\n"
+                                    "  vramscope diff before.pickle after.pickle --format csv\n"
+                                    "  vramscope diff run-*.db --baseline run-0.db\n");
   g_option_context_add_main_entries (context, entries, NULL);
   if (!g_option_context_parse (context, &argc, &argv, &error))
     return vs_cli_usage_error ("diff", usage_line, error->message);
@@ -85,7 +91,7 @@ vs_cmd_diff (int argc, char **argv)
 
   for (guint i = 0; i < names->len; i++)
     {
-      VsTrace *t = vs_trace_open (g_ptr_array_index (names, i), &error);
+      VsTrace *t = vs_cli_open_trace (g_ptr_array_index (names, i), &error);
 
       if (t == NULL)
         {

@@ -138,7 +138,7 @@ vs_cmd_export (int argc, char **argv)
   gboolean force = FALSE;
   gint64 device = G_MININT64;
   GOptionEntry entries[] = {
-    { "format", 'f', 0, G_OPTION_ARG_STRING, &format_name,
+    { "format", 0, 0, G_OPTION_ARG_STRING, &format_name,
       "perfetto (Chrome/Perfetto JSON), snapshot (PyTorch snapshot pickle), folded (folded "
       "stacks) or sqlite (the trace with plain tables, for any SQLite client)",
       "FORMAT" },
@@ -146,7 +146,7 @@ vs_cmd_export (int argc, char **argv)
       "Write to OUT (default: the trace's name with .json, .pickle, .folded or .sqlite; - for "
       "standard output)",
       "OUT" },
-    { "force", 0, 0, G_OPTION_ARG_NONE, &force, "Replace OUT if it exists", NULL },
+    { "force", 'f', 0, G_OPTION_ARG_NONE, &force, "Replace OUT if it exists", NULL },
     { "device", 0, 0, G_OPTION_ARG_INT64, &device,
       "Only this device (snapshot, folded; its index, as in the device column)", "N" },
     { "allocator", 0, 0, G_OPTION_ARG_STRING, &allocator,
@@ -161,6 +161,12 @@ vs_cmd_export (int argc, char **argv)
       ctx, "Write a trace in a format other tools open: perfetto (ui.perfetto.dev,\n"
            "chrome://tracing), snapshot (PyTorch's memory_viz), folded (flamegraph.pl,\n"
            "speedscope) or sqlite (plain tables: DuckDB, any SQLite client).");
+  g_option_context_set_description (
+      ctx, "FILE is a trace or a PyTorch snapshot (.pickle).\n\n"
+           "Examples:\n"
+           "  vramscope export run.db --format perfetto -o run.json\n"
+           "  vramscope export run.db --format folded --at exit | flamegraph.pl > leaks.svg\n"
+           "  vramscope export run.db --format snapshot -o run.pickle --force\n");
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (ctx, &argc, &argv, &error))
@@ -216,7 +222,7 @@ vs_cmd_export (int argc, char **argv)
     }
 
   const char *file = argv[1];
-  g_autoptr (VsTrace) trace = vs_trace_open (file, &error);
+  g_autoptr (VsTrace) trace = vs_cli_open_trace (file, &error);
   if (trace == NULL)
     {
       fprintf (stderr, "vramscope: %s\n", error->message);

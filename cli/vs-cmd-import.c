@@ -100,7 +100,11 @@ vs_cmd_import (int argc, char **argv)
   g_autoptr (GOptionContext) ctx = g_option_context_new ("SNAPSHOT.pickle");
   g_option_context_set_summary (
       ctx, "Convert a PyTorch memory snapshot (torch.cuda.memory._dump_snapshot)\n"
-           "into a vramscope trace.");
+           "into a vramscope trace.  Other commands also take a snapshot directly\n"
+           "(vramscope report snapshot.pickle), importing it into the user's cache.");
+  g_option_context_set_description (ctx, "Examples:\n"
+                                         "  vramscope import snapshot.pickle -o run.db\n"
+                                         "  vramscope import snapshot.pickle -o run.db --force\n");
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (ctx, &argc, &argv, &error))

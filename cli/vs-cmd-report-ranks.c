@@ -126,6 +126,27 @@ same_file_twice (char **files, guint n_files)
   return FALSE;
 }
 
+/* Whether the compared traces are the ranks of one job: every row knows
+ * its rank, and no two traces name different jobs. */
+static gboolean
+ranks_of_one_job (const VsRankComparison *ranks)
+{
+  const char *job = NULL;
+
+  for (guint i = 0; i < vs_rank_comparison_get_n_ranks (ranks); i++)
+    {
+      const VsRank *r = vs_rank_comparison_get_rank (ranks, i);
+
+      if (r->rank == VS_UNKNOWN)
+        return FALSE;
+      if (r->job_id != NULL && job != NULL && strcmp (r->job_id, job) != 0)
+        return FALSE;
+      if (r->job_id != NULL)
+        job = r->job_id;
+    }
+  return TRUE;
+}
+
 int
 vs_cli_report_traces (char **files, guint n_files, const char *report,
                       const VsCliReportSettings *how)
@@ -139,7 +160,7 @@ vs_cli_report_traces (char **files, guint n_files, const char *report,
   g_assert (diagnose || strcmp (report, "ranks") == 0);
   for (guint i = 0; i < n_files; i++)
     {
-      VsTrace *t = vs_trace_open (files[i], &error);
+      VsTrace *t = vs_cli_open_trace (files[i], &error);
 
       if (t == NULL)
         {
@@ -229,9 +250,30 @@ vs_cli_report_traces (char **files, guint n_files, const char *report,
           vs_table_write_json (table, "ranks", out);
         return write_data (out, "report");
       }
-    vs_rank_comparison_write_headline (ranks, text);
+    {
+      /* The headline's lines wrapped to the width. */
+      g_autoptr (GString) headline = g_string_new (NULL);
+      g_auto (GStrv) lines = NULL;
+
+      vs_rank_comparison_write_headline (ranks, headline);
+      lines = g_strsplit (headline->str, "\n", -1);
+      for (guint i = 0; lines[i] != NULL; i++)
+        if (lines[i][0] != '\0')
+          vs_cli_wrap (lines[i], how->width, text);
+    }
     g_string_append (text, "\n");
+    vs_report_set_text_layout ("ranks", table);
     vs_table_write_text_fitted (table, text, how->limit < 0 ? 20 : (guint)how->limit, how->width);
+    if (n_files > 1 && !ranks_of_one_job (ranks))
+      {
+        g_autofree char *note = g_strdup_printf (
+            "These traces are not the ranks of one job (%s): compared as ranks above. To "
+            "compare two runs side by side, use vramscope diff %s %s.",
+            "a trace without a rank, or different jobs", files[0], files[1]);
+
+        g_string_append_c (text, '\n');
+        vs_cli_wrap (note, MIN (how->width, 100), text);
+      }
     if (how->colored)
       vs_cli_colorize (text, VS_CLI_TEXT_TABLE);
     g_string_append_len (out, text->str, (gssize)text->len);

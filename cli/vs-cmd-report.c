@@ -114,7 +114,13 @@ vs_cmd_report (int argc, char **argv)
                    "rank's\ndiagnosis).  Times are ns since the "
                    "trace's start;\nin CSV an empty field, in JSON null, means the trace "
                    "cannot know the value.\nText goes through $PAGER (default less -FRX) on a "
-                   "terminal.");
+                   "terminal.  FILE may be a PyTorch snapshot (.pickle).\n\n"
+                   "Examples:\n"
+                   "  vramscope report run.db\n"
+                   "  vramscope report run.db peak --limit 5\n"
+                   "  vramscope report snapshot.pickle oom\n"
+                   "  vramscope report run.db timeline --from 1.5s --to 3s --format csv\n"
+                   "  vramscope report run-*.db ranks");
   g_set_prgname ("vramscope report");
   context = g_option_context_new ("FILE... [REPORT]");
   g_option_context_set_summary (context, "Print a report on a vramscope trace.");
@@ -223,7 +229,7 @@ vs_cmd_report (int argc, char **argv)
       return vs_cli_report_traces ((char **)files->pdata, files->len, report, &how);
     }
 
-  trace = vs_trace_open (file, &error);
+  trace = vs_cli_open_trace (file, &error);
   if (trace == NULL)
     {
       fprintf (stderr, "vramscope: %s\n", error->message);

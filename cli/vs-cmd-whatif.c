@@ -1,11 +1,14 @@
 /* vs-cmd-whatif.c — `vramscope whatif FILE [--alloc-conf CONF]... [--limit
- * BYTES|FRACTION] [--format text|csv] [--device N]`.
+ * BYTES|FRACTION] [--format text|csv|json] [--device N] [--width N]`.
  *
  * For each device's PyTorch caching allocator: one row replaying the
  * trace under its own settings and the limit derived from it (which
  * reproduces the recorded run), then one per --alloc-conf (or one with the
  * trace's own settings when only --limit is given), under --limit when
- * given.  Failures are one line on stderr: status 2 for a usage error
+ * given.  With neither, the settings the diagnosis considers: the trace's
+ * own with expandable_segments:True, with garbage_collection_threshold:0.8
+ * (each unless already in effect), and the trace's own with no cap below
+ * the device's capacity.  Failures are one line on stderr: status 2 for a usage error
  * (unparsable CONF or limit), 1 for a trace that cannot be read or has no
  * PyTorch allocator.
  */
@@ -17,7 +20,21 @@
 #include "vs-cli.h"
 
 static const char usage_line[] = "usage: vramscope whatif FILE [--alloc-conf CONF]... "
-                                 "[--limit BYTES|FRACTION] [--format text|csv] [--device N]\n";
+                                 "[--limit BYTES|FRACTION] [--format text|csv|json] [--device N] "
+                                 "[--width N]\n";
+
+static const char examples[]
+    = "Examples:\n"
+      "  vramscope whatif run.db\n"
+      "      the settings the diagnosis considers: expandable segments, a garbage\n"
+      "      collection threshold, no cap below the device's memory\n"
+      "  vramscope whatif run.db --alloc-conf expandable_segments:True\n"
+      "  vramscope whatif run.db --alloc-conf \"\" --limit 0.5 --format csv\n"
+      "  vramscope whatif snapshot.pickle --format json\n";
+
+/* The settings tried when none is given: what the diagnosis's remedies
+ * propose, each added to the trace's own settings. */
+static const char *const diagnosis_keys[] = { VS_ALLOC_CONF_EXPANDABLE, VS_ALLOC_CONF_GC };
 
 /* --limit: whole bytes, or a fraction of the device in (0, 1] written with
  * a decimal point (as set_per_process_memory_fraction takes). */
@@ -56,6 +73,54 @@ add_row (VsTable *table, VsTrace *trace, const VsWhatifResult *r)
   vs_table_set_int (table, 7, r->first_failure_time_ns);
 }
 
+/* Adds the rows of allocator id replayed under the settings the diagnosis
+ * considers: its own (the first row), its own with each of
+ * diagnosis_keys not already in effect, and its own under the device's
+ * capacity when the limit derived from the trace is below it.  Returns
+ * FALSE with error set when a replay fails. */
+static gboolean
+add_diagnosis_rows (VsTable *table, VsTrace *trace, gint64 id, const VsDeviceInfo *dev,
+                    GError **error)
+{
+  g_autofree char *own = vs_whatif_own_alloc_conf (trace, id, error);
+  g_autoptr (GPtrArray) confs = g_ptr_array_new_with_free_func (g_free);
+  g_autofree VsWhatifResult *results = NULL;
+  VsWhatifResult at_cap[2] = { { 0 } };
+  const char *own_only[] = { NULL };
+
+  if (own == NULL)
+    return FALSE;
+  for (guint k = 0; k < G_N_ELEMENTS (diagnosis_keys); k++)
+    {
+      g_autofree char *key = g_strndup (diagnosis_keys[k], strcspn (diagnosis_keys[k], ":"));
+
+      if (strstr (own, diagnosis_keys[k]) != NULL
+          || (strstr (own, key) != NULL && strcmp (key, "expandable_segments") == 0))
+        continue;
+      g_ptr_array_add (confs, own[0] != '\0' ? g_strconcat (own, ",", diagnosis_keys[k], NULL)
+                                             : g_strdup (diagnosis_keys[k]));
+    }
+  results = g_new0 (VsWhatifResult, confs->len + 1);
+  if (!vs_whatif_run_settings (trace, id, (const char *const *)confs->pdata, confs->len, VS_UNKNOWN,
+                               VS_WHATIF_NONE, results, error))
+    return FALSE;
+  for (guint k = 0; k <= confs->len; k++)
+    {
+      add_row (table, trace, &results[k]);
+      vs_whatif_result_clear (&results[k]);
+    }
+  if (dev == NULL || dev->total_bytes == VS_UNKNOWN)
+    return TRUE;
+  if (!vs_whatif_run_settings (trace, id, own_only, 1, dev->total_bytes, VS_WHATIF_NONE, at_cap,
+                               error))
+    return FALSE;
+  if (at_cap[0].limit_bytes != VS_UNKNOWN && at_cap[0].limit_bytes < dev->total_bytes)
+    add_row (table, trace, &at_cap[1]);
+  vs_whatif_result_clear (&at_cap[0]);
+  vs_whatif_result_clear (&at_cap[1]);
+  return TRUE;
+}
+
 int
 vs_cmd_whatif (int argc, char **argv)
 {
@@ -64,6 +129,7 @@ vs_cmd_whatif (int argc, char **argv)
   g_auto (GStrv) confs = NULL;
   g_auto (GStrv) rest = NULL;
   gint64 device = G_MININT64;
+  gint width = 0;
   GOptionEntry entries[] = {
     { "alloc-conf", 0, 0, G_OPTION_ARG_STRING_ARRAY, &confs,
       "Settings to replay, in PYTORCH_CUDA_ALLOC_CONF syntax (repeatable; \"\" = defaults)",
@@ -73,8 +139,10 @@ vs_cmd_whatif (int argc, char **argv)
       "set_per_process_memory_fraction takes",
       "BYTES|FRACTION" },
     { "format", 0, 0, G_OPTION_ARG_STRING, &format,
-      "Output format: text (aligned, human units; the default) or csv", "FORMAT" },
+      "Output format: text (aligned, human units; the default), csv or json", "FORMAT" },
     { "device", 0, 0, G_OPTION_ARG_INT64, &device, "Only this device (its index)", "N" },
+    { "width", 0, 0, G_OPTION_ARG_INT, &width,
+      "Text: fit lines to N columns (default: the terminal's width, else 100)", "N" },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &rest, NULL, NULL },
     { NULL },
   };
@@ -86,7 +154,8 @@ vs_cmd_whatif (int argc, char **argv)
   g_autoptr (GArray) allocators = NULL;
   gint64 limit_bytes;
   double fraction;
-  gboolean csv;
+  gboolean csv, json;
+  gboolean defaults;
 
   g_set_prgname ("vramscope whatif");
   context = g_option_context_new ("FILE");
@@ -96,18 +165,27 @@ vs_cmd_whatif (int argc, char **argv)
   g_option_context_set_description (
       context, "The first row of each device replays the trace's own settings under the limit\n"
                "derived from the trace; it reproduces the recorded run.  Times are ns since\n"
-               "the trace's start; in CSV an empty field means unknown (no failure, no limit).");
+               "the trace's start; in CSV an empty field means unknown (no failure, no limit).\n"
+               "With no --alloc-conf and no --limit: the settings the diagnosis considers.\n\n"
+               "FILE is a trace or a PyTorch snapshot (.pickle).\n\n");
+  {
+    g_autofree char *description
+        = g_strconcat (g_option_context_get_description (context), examples, NULL);
+
+    g_option_context_set_description (context, description);
+  }
   g_option_context_add_main_entries (context, entries, NULL);
   if (!g_option_context_parse (context, &argc, &argv, &error))
     return vs_cli_usage_error ("whatif", usage_line, error->message);
   if (rest == NULL || g_strv_length (rest) != 1)
     return vs_cli_usage_error ("whatif", usage_line, "expected one trace file");
-  if (format == NULL || strcmp (format, "text") == 0)
-    csv = FALSE;
-  else if (strcmp (format, "csv") == 0)
-    csv = TRUE;
-  else
-    return vs_cli_usage_error ("whatif", usage_line, "--format must be text or csv");
+  csv = format != NULL && strcmp (format, "csv") == 0;
+  json = format != NULL && strcmp (format, "json") == 0;
+  if (format != NULL && !csv && !json && strcmp (format, "text") != 0)
+    return vs_cli_usage_error ("whatif", usage_line, "--format must be text, csv or json");
+  if (width < 0 || (width > 0 && width < 40))
+    return vs_cli_usage_error ("whatif", usage_line, "--width must be at least 40");
+  defaults = confs == NULL && limit_text == NULL;
   limit_bytes = VS_UNKNOWN;
   fraction = 0.0;
   if (limit_text != NULL && !parse_limit (limit_text, &limit_bytes, &fraction))
@@ -124,7 +202,7 @@ vs_cmd_whatif (int argc, char **argv)
         }
     }
 
-  trace = vs_trace_open (rest[0], &error);
+  trace = vs_cli_open_trace (rest[0], &error);
   if (trace == NULL)
     {
       fprintf (stderr, "vramscope: %s\n", error->message);
@@ -163,6 +241,16 @@ vs_cmd_whatif (int argc, char **argv)
           /* set_per_process_memory_fraction's own arithmetic */
           limit = (gint64)(fraction * (double)dev->total_bytes);
         }
+      if (defaults)
+        {
+          if (!add_diagnosis_rows (table, trace, id, dev, &error))
+            {
+              fprintf (stderr, "vramscope: %s\n", error->message);
+              return 1;
+            }
+          rows++;
+          continue;
+        }
       guint n = confs != NULL ? g_strv_length (confs) : (limit_text != NULL ? 1 : 0);
       const char *own_only[] = { NULL };
       const char *const *asked = confs != NULL ? (const char *const *)confs : own_only;
@@ -195,8 +283,10 @@ vs_cmd_whatif (int argc, char **argv)
   out = g_string_new (NULL);
   if (csv)
     vs_table_write_csv (table, out);
+  else if (json)
+    vs_table_write_json (table, "whatif", out);
   else
-    vs_table_write_text (table, out);
+    vs_table_write_text_fitted (table, out, 0, vs_cli_text_width (width));
   if (fwrite (out->str, 1, out->len, stdout) != out->len || fflush (stdout) != 0)
     {
       fprintf (stderr, "vramscope: cannot write the result: %s\n", g_strerror (errno));

@@ -31,7 +31,9 @@ struct _VsApplication
 
   VsScreenshot *screenshot;
   gboolean failed;
-  gboolean force; /* --force: the screenshot may replace an existing file */
+  gboolean usage_error;     /* the command line was wrong (exit status 2) */
+  gboolean options_handled; /* GApplication parsed the options */
+  gboolean force;           /* --force: the screenshot may replace an existing file */
 };
 
 G_DEFINE_FINAL_TYPE (VsApplication, vs_application, ADW_TYPE_APPLICATION)
@@ -63,6 +65,7 @@ vs_application_handle_local_options (GApplication *app, GVariantDict *options)
   VsApplication *self = VS_APPLICATION (app);
   const char *size = NULL;
 
+  self->options_handled = TRUE;
   if (g_variant_dict_contains (options, "version"))
     {
       printf ("vramscope-view %s\n", VS_VERSION);
@@ -78,7 +81,8 @@ vs_application_handle_local_options (GApplication *app, GVariantDict *options)
       g_printerr (_ ("vramscope-view: --size wants WIDTHxHEIGHT between "
                      "320x240 and 8192x8192, not '%s'\n"),
                   size);
-      return 1;
+      self->usage_error = TRUE;
+      return 2;
     }
   g_variant_dict_lookup (options, "whatif", "s", &self->whatif);
   if (self->whatif != NULL)
@@ -89,7 +93,8 @@ vs_application_handle_local_options (GApplication *app, GVariantDict *options)
       if (!vs_alloc_conf_parse (self->whatif, &conf, &error))
         {
           g_printerr (_ ("vramscope-view: --whatif: %s\n"), error->message);
-          return 1;
+          self->usage_error = TRUE;
+          return 2;
         }
     }
   if (self->pane != NULL && !vs_application_is_pane (self->pane))
@@ -97,7 +102,8 @@ vs_application_handle_local_options (GApplication *app, GVariantDict *options)
       g_printerr (_ ("vramscope-view: --pane wants diagnosis, attribution, flame, "
                      "allocations, fragmentation or oom, not '%s'\n"),
                   self->pane);
-      return 1;
+      self->usage_error = TRUE;
+      return 2;
     }
   if (!gtk_init_check ())
     {
@@ -133,7 +139,7 @@ vs_application_activate (GApplication *app)
     {
       /* Nothing to wait for: an empty window is no picture. */
       g_printerr (_ ("vramscope-view: --screenshot needs a trace file\n"));
-      self->failed = TRUE;
+      self->failed = self->usage_error = TRUE;
       return;
     }
   gtk_window_present (GTK_WINDOW (new_window (self)));
@@ -148,7 +154,7 @@ vs_application_open (GApplication *app, GFile **files, int n_files, const char *
   if (n_files != 1)
     {
       g_printerr (_ ("vramscope-view: give one trace file, not %d\n"), n_files);
-      self->failed = TRUE;
+      self->failed = self->usage_error = TRUE;
       return;
     }
   if (self->screenshot_path != NULL)
@@ -248,8 +254,16 @@ vs_application_init (VsApplication *self)
 {
   g_application_add_main_option_entries (G_APPLICATION (self), option_entries);
   g_application_set_option_context_parameter_string (G_APPLICATION (self), _ ("[FILE]"));
-  g_application_set_option_context_summary (G_APPLICATION (self),
-                                            _ ("Open a vramscope trace in the desktop viewer."));
+  g_application_set_option_context_summary (
+      G_APPLICATION (self),
+      _ ("Open a vramscope trace or a PyTorch memory snapshot (.pickle) in the desktop viewer."));
+  g_application_set_option_context_description (
+      G_APPLICATION (self),
+      _ ("Examples:\n"
+         "  vramscope view run.db\n"
+         "  vramscope view snapshot.pickle --pane oom\n"
+         "  vramscope view run.db --whatif expandable_segments:True\n"
+         "  vramscope view run.db --screenshot run.png --size 1280x860 -f\n"));
 }
 
 /* See vs-application.h. */
@@ -297,4 +311,12 @@ vs_application_get_failed (VsApplication *self)
 {
   g_return_val_if_fail (VS_IS_APPLICATION (self), TRUE);
   return self->failed || (self->screenshot != NULL && vs_screenshot_get_failed (self->screenshot));
+}
+
+/* See vs-application.h. */
+gboolean
+vs_application_get_usage_error (VsApplication *self)
+{
+  g_return_val_if_fail (VS_IS_APPLICATION (self), FALSE);
+  return self->usage_error || !self->options_handled;
 }

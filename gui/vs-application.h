@@ -34,4 +34,10 @@ void vs_application_choose_renderer (void);
  * picture (exit status 1). */
 gboolean vs_application_get_failed (VsApplication *self);
 
+/* Whether the command line was wrong: an unknown option (GApplication
+ * then never handed the options over), a bad --size, --whatif or --pane,
+ * --screenshot without a file, or more than one file.  Its exit status
+ * is 2. */
+gboolean vs_application_get_usage_error (VsApplication *self);
+
 G_END_DECLS

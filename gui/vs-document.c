@@ -23,6 +23,7 @@ struct _VsDocument
 
   /* Main-thread copies, replaced as a whole by load and refresh. */
   gint64 duration;
+  gint64 active_from, active_to; /* where memory changes; -1: nowhere */
   gboolean finalized;
   gboolean event_order;  /* times are event numbers (meta time_axis) */
   gint64 detail_from;    /* a windowed trace's full detail from (since start); -1: complete */
@@ -56,6 +57,7 @@ typedef struct
 {
   VsTrace *trace;
   gint64 duration;
+  gint64 active_from, active_to;
   gboolean finalized;
   gboolean event_order;
   gint64 detail_from;
@@ -151,6 +153,23 @@ read_tables (VsTrace *trace, Progress *progress, GError **error)
 
   s = g_new0 (Snapshot, 1);
   s->duration = vs_trace_get_duration_ns (trace);
+  s->active_from = s->active_to = -1;
+  /* Where memory changes, over every device's series. */
+  for (guint i = 0; i < vs_trace_get_devices (trace)->len; i++)
+    {
+      const VsDeviceInfo *d = g_ptr_array_index (vs_trace_get_devices (trace), i);
+      gint64 first, last;
+
+      if (!vs_timeline_active_range (trace, d->id, 0, &first, &last, error))
+        {
+          g_free (s);
+          return NULL;
+        }
+      if (first == VS_UNKNOWN)
+        continue;
+      s->active_from = s->active_from < 0 ? first : MIN (s->active_from, first);
+      s->active_to = MAX (s->active_to, last);
+    }
   s->event_order = vs_trace_time_is_event_order (trace);
   {
     VsWindowedInfo w;
@@ -319,6 +338,8 @@ adopt (VsDocument *self, Snapshot *s)
     }
 
   self->duration = s->duration;
+  self->active_from = s->active_from;
+  self->active_to = s->active_to;
   self->finalized = s->finalized;
   self->event_order = s->event_order;
   self->detail_from = s->detail_from;
@@ -462,6 +483,27 @@ vs_document_get_duration (VsDocument *self)
 {
   g_return_val_if_fail (VS_IS_DOCUMENT (self), 0);
   return self->duration;
+}
+
+/* See vs-document.h. */
+void
+vs_document_get_first_view (VsDocument *self, gint64 *from_ns, gint64 *to_ns)
+{
+  gint64 span, margin;
+
+  g_return_if_fail (VS_IS_DOCUMENT (self) && from_ns != NULL && to_ns != NULL);
+  *from_ns = 0;
+  *to_ns = MAX (1, self->duration);
+  if (self->active_from < 0 || self->active_to <= self->active_from)
+    return;
+  /* The changes with a margin of 2 % of their span on each side, inside
+   * the trace. */
+  span = self->active_to - self->active_from;
+  margin = MAX (1, span / 50);
+  *from_ns = MAX (0, self->active_from - margin);
+  *to_ns = MIN (MAX (1, self->duration), self->active_to + margin);
+  if (*to_ns <= *from_ns)
+    *from_ns = 0, *to_ns = MAX (1, self->duration);
 }
 
 /* See vs-document.h. */

@@ -52,6 +52,11 @@ VsDocument *vs_document_load_finish (GAsyncResult *result, GError **error);
 GFile *vs_document_get_file (VsDocument *self);
 /* Duration of the trace (ns since its start). */
 gint64 vs_document_get_duration (VsDocument *self);
+
+/* The range the main chart shows first: where memory changes (the first
+ * to the last change of any device's memory) with a small margin, not an
+ * idle start or end; the whole trace when memory never changes. */
+void vs_document_get_first_view (VsDocument *self, gint64 *from_ns, gint64 *to_ns);
 /* Whether the recording is finished: FALSE while the trace is a live copy
  * of a recording in progress (see vs_trace_open_recording()). */
 gboolean vs_document_is_finalized (VsDocument *self);

@@ -182,7 +182,12 @@ vs_session_set_document (VsSession *self, VsDocument *document)
       g_object_notify_by_pspec (G_OBJECT (self), props[PROP_LOADING]);
       return;
     }
-  vs_session_set_visible_range (self, 0, MAX (1, vs_document_get_duration (document)));
+  {
+    gint64 from, to;
+
+    vs_document_get_first_view (document, &from, &to);
+    vs_session_set_visible_range (self, from, to);
+  }
   devices = vs_document_get_devices (document);
   if (devices->len > 0)
     vs_session_select_instant (self, ((VsDocumentDevice *)g_ptr_array_index (devices, 0))->id, -1);

@@ -1,11 +1,10 @@
 /* vs-snapshot-open.h — opening a PyTorch memory snapshot in the viewer.
  *
  * A snapshot (.pickle) is imported into a trace in a worker thread, with
- * progress, and the trace is cached: beside the snapshot
- * (NAME.pickle.vramscope.db), or in the user's cache folder when the
- * snapshot's folder cannot be written.  The cache is reused while the
- * snapshot keeps its size and modification time and the trace was written
- * by this version of vramscope.
+ * progress, into the user's cache folder, keyed by the snapshot's content
+ * and the version of vramscope (import/vs-snapshot-cache.h): the same
+ * content opens the same trace, and nothing is written beside the user's
+ * file.
  */
 #pragma once
 
@@ -19,11 +18,6 @@ G_BEGIN_DECLS
  * first bytes are a pickle's (protocol 2 to 5), or, when it cannot be
  * read, its name ends in .pickle or .pkl. */
 gboolean vs_snapshot_open_is_snapshot (GFile *file);
-
-/* The cache beside the snapshot at path, and the one in the user's cache
- * folder (both newly allocated). */
-char *vs_snapshot_open_cache_beside (const char *path);
-char *vs_snapshot_open_cache_in_user_dir (const char *path);
 
 /* Imports the snapshot at file in a thread, or finds its cached trace;
  * progress (may be NULL) is called on the caller's main context.  Finish

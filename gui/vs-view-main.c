@@ -2,9 +2,9 @@
  * [--pane NAME] [FILE]`.
  *
  * Sets up the locale and the message catalog, then runs the application,
- * which parses the command line (vs-application.c).  The exit status is 1
- * when the command line was wrong or a screenshot run could not load the
- * trace or save the picture.
+ * which parses the command line (vs-application.c).  The exit status is 2
+ * when the command line was wrong, 1 when a screenshot run could not load
+ * the trace or save the picture.
  */
 #include <glib/gi18n.h>
 #include <locale.h>
@@ -27,5 +27,8 @@ main (int argc, char **argv)
   status = g_application_run (G_APPLICATION (app), argc, argv);
   if (status == 0 && vs_application_get_failed (app))
     status = 1;
+  /* A wrong command line is a usage error, as for every command. */
+  if (status != 0 && vs_application_get_usage_error (app))
+    status = 2;
   return status;
 }

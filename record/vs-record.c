@@ -769,6 +769,11 @@ vs_cmd_record (int argc, char **argv)
   };
   g_set_prgname ("vramscope record");
   g_autoptr (GOptionContext) ctx = g_option_context_new ("[--] PROGRAM [ARGS…]");
+  g_option_context_set_description (
+      ctx, "Examples:\n"
+           "  vramscope record -o run.db -- python train.py --batch-size 64\n"
+           "  vramscope record -o run.db --window 60s -- torchrun --nproc-per-node 2 train.py\n"
+           "  vramscope record -- ./my_cuda_program\n");
   g_option_context_set_summary (ctx, "Run PROGRAM with the collector injected and write one trace "
                                      "of every\nprocess of the run that uses CUDA.  Exits with "
                                      "PROGRAM's exit status.");

@@ -254,7 +254,11 @@ usage (FILE *f)
               "  -f, --force         replace FILE if it exists; recover even though the\n"
               "                      record pid in run.info runs, once it is not vramscope\n"
               "  --keep              keep SPOOL_DIR (it is removed once FILE is written)\n"
-              "  -q, --quiet         print nothing unless something fails\n");
+              "  -q, --quiet         print nothing unless something fails\n"
+              "\n"
+              "Examples:\n"
+              "  vramscope recover .vramscope-spool-1234 -o run.db\n"
+              "  vramscope recover .vramscope-spool-1234 -o run.db --force --keep\n");
 }
 
 /* record --window's DURATION in ns from spool/run.info, 0 without one. */

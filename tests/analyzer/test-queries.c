@@ -264,6 +264,107 @@ test_user_code (void)
       vs_frame_is_user (VS_FRAME_NATIVE, NULL, "/home/me/app/app", "launch", VS_UNKNOWN));
 }
 
+/* Frames seen in snapshots recorded with stacks="all" on other machines:
+ * the interpreter's C frames (with and without debug info), the C and C++
+ * runtime, unsymbolized frames. */
+static void
+test_runtime_frames (void)
+{
+  static const struct
+  {
+    const char *file, *module, *function;
+    gint64 line;
+  } never[] = {
+    { "Objects/methodobject.c", NULL, "cfunction_call", 537 },
+    { "Python/ceval.c", NULL, "_PyEval_EvalFrameDefault", 4181 },
+    { "/usr/local/src/conda/python-3.10.13/Objects/call.c", NULL, "_PyObject_MakeTpCall", 215 },
+    { "/usr/local/src/conda/python-3.10.13/Modules/main.c", NULL, "pymain_run_python", 610 },
+    { "Objects/descrobject.c", NULL, "method_vectorcall_NOARGS", 0 },
+    { "thread48.o", NULL, "execute_native_thread_routine", 0 },
+    { "./nptl/pthread_create.c", NULL, "start_thread", 442 },
+    { "../sysdeps/unix/sysv/linux/x86_64/clone3.S", NULL, "clone3", 81 },
+    { "??", NULL, "python3.10+0x1a2b3c", 0 },
+    { NULL, NULL, "python3.12+0x22f00", VS_UNKNOWN },
+    { "python3.11", NULL, NULL, 0 },
+    { NULL, "/home/me/.conda/envs/x/bin/python3.11", NULL, VS_UNKNOWN },
+    { NULL, "/home/me/.conda/envs/x/lib/libstdc++.so.6", "something", VS_UNKNOWN },
+    { "??", NULL, "??", 0 },
+    { NULL, NULL, NULL, VS_UNKNOWN },
+    { "??", NULL, "0x7f3a12345678", 0 },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (never); i++)
+    {
+      g_test_message ("frame %u: %s %s", i, never[i].file, never[i].function);
+      g_assert_true (vs_frame_is_runtime (VS_FRAME_NATIVE, never[i].file, never[i].module,
+                                          never[i].function, never[i].line));
+      g_assert_false (vs_frame_is_user (VS_FRAME_NATIVE, never[i].file, never[i].module,
+                                        never[i].function, never[i].line));
+    }
+  /* The user's own native code stays a site; Python frames never are the
+   * runtime's. */
+  g_assert_false (vs_frame_is_runtime (VS_FRAME_NATIVE, "/home/me/app/main.cu", NULL, "main", 40));
+  g_assert_false (
+      vs_frame_is_runtime (VS_FRAME_NATIVE, "/home/me/misc/kernels.cu", NULL, "clone_weights", 12));
+  g_assert_false (vs_frame_is_runtime (VS_FRAME_PYTHON, "Python/train.py", NULL, "main", 3));
+  g_assert_true (
+      vs_frame_is_user (VS_FRAME_NATIVE, "/home/me/misc/kernels.cu", NULL, "clone_weights", 12));
+}
+
+static VsFrameInfo *
+frame_info (int kind, const char *file, const char *function, gint64 line)
+{
+  VsFrameInfo *f = g_new0 (VsFrameInfo, 1);
+
+  f->kind = kind;
+  f->file = g_strdup (file);
+  f->function = g_strdup (function);
+  f->line = line;
+  f->user_code = vs_frame_is_user (kind, file, NULL, function, line);
+  return f;
+}
+
+static void
+frame_info_free (gpointer data)
+{
+  VsFrameInfo *f = data;
+
+  g_free (f->file);
+  g_free (f->function);
+  g_free (f);
+}
+
+/* A stack with Python frames has a Python frame of the user's code for
+ * its site, whatever native frames lie above it. */
+static void
+test_pick_site (void)
+{
+  g_autoptr (GPtrArray) mixed = g_ptr_array_new_with_free_func (frame_info_free);
+  g_autoptr (GPtrArray) native = g_ptr_array_new_with_free_func (frame_info_free);
+  g_autoptr (GPtrArray) library = g_ptr_array_new_with_free_func (frame_info_free);
+
+  g_ptr_array_add (mixed, frame_info (VS_FRAME_NATIVE, "??", "torch::unwind::unwind()", 0));
+  g_ptr_array_add (mixed,
+                   frame_info (VS_FRAME_NATIVE, "Objects/methodobject.c", "cfunction_call", 537));
+  g_ptr_array_add (mixed, frame_info (VS_FRAME_NATIVE, "/home/me/ext/op.cu", "my_op_launch", 20));
+  g_ptr_array_add (mixed, frame_info (VS_FRAME_PYTHON,
+                                      "/opt/venv/lib/python3.11/site-packages/torch/nn/linear.py",
+                                      "forward", 125));
+  g_ptr_array_add (mixed, frame_info (VS_FRAME_PYTHON, "/home/me/train.py", "step", 40));
+  g_ptr_array_add (mixed, frame_info (VS_FRAME_PYTHON, "/home/me/train.py", "<module>", 80));
+  g_assert_cmpint (vs_frame_pick_site (mixed), ==, 4);
+
+  g_ptr_array_add (native,
+                   frame_info (VS_FRAME_NATIVE, "thread48.o", "execute_native_thread_routine", 0));
+  g_ptr_array_add (native, frame_info (VS_FRAME_NATIVE, "/home/me/app/main.cu", "main", 40));
+  g_assert_cmpint (vs_frame_pick_site (native), ==, 1);
+
+  g_ptr_array_add (library, frame_info (VS_FRAME_NATIVE, "/home/me/ext/op.cu", "my_op", 20));
+  g_ptr_array_add (library,
+                   frame_info (VS_FRAME_PYTHON, "/usr/lib/python3.11/threading.py", "run", 975));
+  g_assert_cmpint (vs_frame_pick_site (library), ==, -1);
+}
+
 static void
 test_display_path (void)
 {
@@ -600,5 +701,7 @@ main (int argc, char **argv)
 #undef ADD
   g_test_add_func ("/queries/user-code", test_user_code);
   g_test_add_func ("/queries/display-path", test_display_path);
+  g_test_add_func ("/queries/runtime-frames", test_runtime_frames);
+  g_test_add_func ("/queries/pick-site", test_pick_site);
   return g_test_run ();
 }

@@ -81,7 +81,8 @@ def check(db, name, expect_helps):
             args = ["--alloc-conf", m.group("conf")]
         else:
             args = ["--limit", str(total)]
-        t = text_rows("whatif", db, *args)
+        # Wide enough for whatif's whole table on one line per row.
+        t = text_rows("whatif", db, *args, "--width", "250")
         c = csv_rows("whatif", db, *args, "--format", "csv")
         ok(len(t) == 2 and len(c) == 2, "%s %s: whatif prints the own and the asked row"
            % (name, f["finding"]), str(t))

@@ -32,7 +32,7 @@ check "no file" 2 "expected one trace file" whatif
 check "bad alloc-conf" 2 "unknown allocator option 'frobnicate'" whatif --alloc-conf frobnicate:1 "$tmp/t.db"
 check "max_split_size_mb too small" 2 "must be > 20" whatif --alloc-conf max_split_size_mb:8 "$tmp/t.db"
 check "bad limit" 2 "--limit takes" whatif --limit 1.5 "$tmp/t.db"
-check "bad format" 2 "--format must be text or csv" whatif --format xml "$tmp/t.db"
+check "bad format" 2 "--format must be text, csv or json" whatif --format xml "$tmp/t.db"
 check "missing file" 1 "vramscope:" whatif "$tmp/none.db"
 check "no PyTorch allocator" 1 "no PyTorch caching allocator" whatif "$data/sample-oom.db"
 check "unknown device" 1 "no PyTorch caching allocator on device 7" whatif --device 7 "$tmp/t.db"

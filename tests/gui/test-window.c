@@ -201,19 +201,31 @@ test_missing_file (void)
   g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
 }
 
-/* Bad options: one line, exit 1. */
+/* Bad options are usage errors: one line, exit 2, as for every command. */
 static void
 test_bad_options (void)
 {
   const char *size[] = { g_getenv ("VS_VIEW"), "--size", "huge", "x.db", NULL };
   const char *pane[] = { g_getenv ("VS_VIEW"), "--pane", "nope", "x.db", NULL };
+  const char *unknown[] = { g_getenv ("VS_VIEW"), "--frobnicate", "x.db", NULL };
+  const char *whatif[] = { g_getenv ("VS_VIEW"), "--whatif", "no_such_key:1", "x.db", NULL };
+  const char *screenshot[] = { g_getenv ("VS_VIEW"), "--screenshot", "x.png", NULL };
   g_autofree char *e1 = NULL;
   g_autofree char *e2 = NULL;
+  g_autofree char *e3 = NULL;
+  g_autofree char *e4 = NULL;
+  g_autofree char *e5 = NULL;
 
-  g_assert_cmpint (run (size, NULL, &e1), ==, 1);
+  g_assert_cmpint (run (size, NULL, &e1), ==, 2);
   g_assert_nonnull (strstr (e1, "--size"));
-  g_assert_cmpint (run (pane, NULL, &e2), ==, 1);
+  g_assert_cmpint (run (pane, NULL, &e2), ==, 2);
   g_assert_nonnull (strstr (e2, "--pane"));
+  g_assert_cmpint (run (unknown, NULL, &e3), ==, 2);
+  g_assert_nonnull (strstr (e3, "frobnicate"));
+  g_assert_cmpint (run (whatif, NULL, &e4), ==, 2);
+  g_assert_nonnull (strstr (e4, "--whatif"));
+  g_assert_cmpint (run (screenshot, NULL, &e5), ==, 2);
+  g_assert_nonnull (strstr (e5, "--screenshot"));
 }
 
 static void
@@ -333,6 +345,26 @@ make_traces (void)
   }
 }
 
+/* Removes the folder at path and everything in it (the pictures, the
+ * traces and the snapshot cache). */
+static void
+remove_tree (const char *path)
+{
+  g_autoptr (GDir) dir = g_dir_open (path, 0, NULL);
+  const char *name;
+
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *child = g_build_filename (path, name, NULL);
+
+      if (g_file_test (child, G_FILE_TEST_IS_DIR) && !g_file_test (child, G_FILE_TEST_IS_SYMLINK))
+        remove_tree (child);
+      else
+        g_remove (child);
+    }
+  g_rmdir (path);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -343,6 +375,13 @@ main (int argc, char **argv)
   g_type_ensure (GSK_TYPE_CAIRO_NODE);
   tmpdir = g_dir_make_tmp ("vs-gui-XXXXXX", &error);
   g_assert_no_error (error);
+  {
+    /* Snapshots the viewer opens are imported into the user's cache: a
+     * folder of the test's own, for it and the viewers it starts. */
+    g_autofree char *cache = g_build_filename (tmpdir, "cache", NULL);
+
+    g_setenv ("XDG_CACHE_HOME", cache, TRUE);
+  }
   traces = g_ptr_array_new ();
   make_traces ();
   {
@@ -373,14 +412,7 @@ main (int argc, char **argv)
   /* Keep the pictures for a person to look at when asked to. */
   if (g_getenv ("VS_KEEP_SCREENSHOTS") == NULL)
     {
-      g_autoptr (GDir) dir = g_dir_open (tmpdir, 0, NULL);
-      const char *entry;
-      while (dir != NULL && (entry = g_dir_read_name (dir)) != NULL)
-        {
-          g_autofree char *path = g_build_filename (tmpdir, entry, NULL);
-          g_remove (path);
-        }
-      g_rmdir (tmpdir);
+      remove_tree (tmpdir);
     }
   else
     g_printerr ("# screenshots kept in %s\n", tmpdir);
