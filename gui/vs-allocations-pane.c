@@ -55,9 +55,13 @@ filter_block (gpointer item, gpointer data)
       && g_strcmp0 (gtk_string_list_get_string (self->kinds, kind_i), vs_block_item_get_kind (item))
              != 0)
     return FALSE;
-  if (text != NULL && *text != '\0' && strstr (vs_block_item_get_site (item), text) == NULL
-      && strstr (vs_block_item_get_stack (item), text) == NULL)
-    return FALSE;
+  if (text != NULL && *text != '\0' && strstr (vs_block_item_get_site (item), text) == NULL)
+    {
+      g_autofree char *stack = vs_block_item_dup_stack (item);
+
+      if (strstr (stack, text) == NULL)
+        return FALSE;
+    }
   return TRUE;
 }
 
@@ -95,7 +99,7 @@ update_stack_panel (VsAllocationsPane *self)
 {
   g_autoptr (GPtrArray) items = selected_items (self);
   VsBlockItem *item;
-  const char *stack;
+  g_autofree char *stack = NULL;
 
   if (items->len == 0)
     {
@@ -104,7 +108,7 @@ update_stack_panel (VsAllocationsPane *self)
       return;
     }
   item = g_ptr_array_index (items, 0);
-  stack = vs_block_item_get_stack (item);
+  stack = vs_block_item_dup_stack (item);
   {
     g_autofree char *b = vs_cell_format_bytes (NULL, vs_block_item_get_block (item)->bytes);
     g_autofree char *title = g_strdup_printf (_ ("Stack of the %s allocation"), b);
@@ -147,7 +151,11 @@ copy_text (VsPane *pane, VsPaneCopy what)
   if (what == VS_PANE_COPY_FRAME)
     return g_strdup (vs_block_item_get_site (g_ptr_array_index (items, 0)));
   if (what == VS_PANE_COPY_STACK)
-    return stack_lines (vs_block_item_get_stack (g_ptr_array_index (items, 0)));
+    {
+      g_autofree char *stack = vs_block_item_dup_stack (g_ptr_array_index (items, 0));
+
+      return stack_lines (stack);
+    }
   text = g_string_new (NULL);
   for (guint i = 0; i < items->len; i++)
     {

@@ -142,7 +142,7 @@ test_basic_live_at_peak (Fx *f, gconstpointer data)
   g_assert_cmpint (g_array_index (groups, VsGroup, 0).first_alloc_time_ns, ==, 200);
   g_assert_cmpint (g_array_index (groups, VsGroup, 0).last_alloc_time_ns, ==, 500);
   g_assert_cmpint (g_array_index (groups, VsGroup, 1).bytes, ==, 3000);
-  g_assert_cmpstr (g_array_index (groups, VsGroup, 1).stack, ==, "");
+  g_assert_cmpuint (g_array_index (groups, VsGroup, 1).stack->depth, ==, 0);
   g_assert_cmpint (g_array_index (groups, VsGroup, 1).first_alloc_time_ns, ==, VS_UNKNOWN);
   g_assert_cmpint (g_array_index (groups, VsGroup, 2).bytes, ==, 500);
 }
@@ -199,19 +199,27 @@ test_basic_stack_rendering (Fx *f, gconstpointer data)
   g_assert_no_error (error);
   const VsStackInfo *full;
 
-  g_assert_cmpuint (s->frames->len, ==, 3);
+  g_autofree char *text = vs_stack_dup_text (s);
+  g_autofree char *user_text = vs_stack_dup_user_text (s);
+
+  g_assert_cmpuint (s->depth, ==, 3);
   /* Short paths: a package's file relative to the package's folder; the
    * program's own unchanged while its working directory is unknown. */
   g_assert_cmpstr (s->top_frame, ==, "torch/nn/functional.py:2000 linear");
   g_assert_cmpstr (s->site, ==, "/home/user/proj/model.py:17 forward");
-  g_assert_cmpstr (s->text, ==,
+  g_assert_cmpstr (text, ==,
                    "torch/nn/functional.py:2000 linear"
                    " <- /home/user/proj/model.py:17 forward"
                    " <- /home/user/proj/train.py:42 main");
-  g_assert_cmpstr (s->user_text, ==,
+  g_assert_cmpstr (user_text, ==,
                    "/home/user/proj/model.py:17 forward <- /home/user/proj/train.py:42 main");
-  g_assert_false (((VsFrameInfo *)g_ptr_array_index (s->frames, 0))->user_code);
-  g_assert_true (((VsFrameInfo *)g_ptr_array_index (s->frames, 1))->user_code);
+  g_assert_false (s->frame->user_code);
+  g_assert_true (s->parent->frame->user_code);
+  /* Stacks share their outer nodes: the parent is the stack of the outer
+   * frames, read once. */
+  g_assert_true (vs_stack_get (f->trace, s->parent->stack_id, NULL) == s->parent);
+  g_assert_cmpuint (s->parent->parent->depth, ==, 1);
+  g_assert_null (s->parent->parent->parent);
   /* The same stack comes from the cache. */
   g_assert_true (vs_stack_get (f->trace, s->stack_id, NULL) == s);
   /* Full paths on request; the short rendering stays valid. */

@@ -788,7 +788,8 @@ test_copy (void)
     g_autoptr (VsBlockItem) item = item_at_address (rows, addr);
     const VsBlock *b = vs_block_item_get_block (item);
     g_autofree char *size = vs_format_bytes (b->bytes);
-    g_auto (GStrv) frames = g_strsplit (vs_block_item_get_stack (item), VS_STACK_SEPARATOR, -1);
+    g_autofree char *stack_text = vs_block_item_dup_stack (item);
+    g_auto (GStrv) frames = g_strsplit (stack_text, VS_STACK_SEPARATOR, -1);
     g_autofree char *joined = g_strjoinv ("\n", frames);
     g_autofree char *stack = g_strconcat (joined, "\n", NULL);
     GtkWidget *panel;
