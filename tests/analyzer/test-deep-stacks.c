@@ -1,7 +1,8 @@
 /* test-deep-stacks.c — readers stay bounded on the deepest stacks a trace
  * may hold: LEAVES leaf stacks sharing one chain of frames, each stack
- * VS_TRACE_MAX_STACK_DEPTH frames deep, written through the writer and
- * finalized.
+ * VS_TRACE_MAX_STACK_DEPTH frames deep, each with a 1 MiB block live at
+ * the end, written through the writer and finalized
+ * (bench/vs-gen-deep-stacks).
  *
  * - the stacks share the chain's nodes in the stack cache (one node per
  *   trie node, not per stack and frame);
@@ -25,9 +26,7 @@
 
 #define LEAVES 16
 #define DEPTH VS_TRACE_MAX_STACK_DEPTH
-#define T0 INT64_C (1700000000000000000)
 #define MiB INT64_C (1048576)
-#define U VS_UNKNOWN
 
 typedef struct
 {
@@ -35,51 +34,6 @@ typedef struct
   char *path;
   gint64 file_bytes;
 } Fx;
-
-/* LEAVES stacks of DEPTH frames: the chain (DEPTH - 1 frames, the
- * outermost first) and a leaf frame of its own each; a 1 MiB block
- * allocated under each leaf and never freed. */
-static void
-write_trace (const char *path)
-{
-  char err[512] = "";
-  VsWriter *w = vs_writer_create (path, err, sizeof err);
-  VsProcess p = { 4242, 1, "testhost", U, U, U, NULL, "python deep.py", T0, U, U };
-  VsDevice d = { 0, "GPU-deep-0", "Test GPU", 1024 * MiB };
-  g_autofree gint64 *frames = g_new (gint64, DEPTH);
-  gint64 proc, dev, chain;
-
-  g_assert_nonnull (w);
-  g_assert_cmpint (vs_writer_set_meta_int (w, "start_ns", T0), ==, 0);
-  g_assert_cmpint (vs_writer_set_meta (w, "clock", "CLOCK_REALTIME"), ==, 0);
-  proc = vs_writer_add_process (w, &p);
-  dev = vs_writer_add_device (w, &d);
-  g_assert_cmpint (proc, >, 0);
-  g_assert_cmpint (dev, >, 0);
-  for (gint64 i = 0; i < DEPTH - 1; i++)
-    {
-      VsFrame f = { VS_FRAME_PYTHON, U, U, "f", "/home/user/proj/deep.py", i + 1 };
-
-      frames[i] = vs_writer_add_frame (w, &f);
-      g_assert_cmpint (frames[i], >, 0);
-    }
-  chain = vs_writer_add_stack (w, frames, DEPTH - 1);
-  g_assert_cmpint (chain, >, 0);
-  for (gint64 k = 0; k < LEAVES; k++)
-    {
-      VsFrame f = { VS_FRAME_PYTHON, U, U, "leaf", "/home/user/proj/leaf.py", k + 1 };
-      gint64 stack = vs_writer_add_stack_node (w, chain, vs_writer_add_frame (w, &f));
-
-      g_assert_cmpint (stack, >, 0);
-      {
-        VsMemEvent e = { T0 + 100 * (k + 1), proc, 7, dev, U, U, VS_MEM_KIND_DEVICE,
-                         VS_MEM_OP_ALLOC, 0x100000 * (k + 1), MiB, U, U, U, U, stack, U };
-
-        g_assert_cmpint (vs_writer_mem_event (w, &e), ==, 0);
-      }
-    }
-  g_assert_cmpint (vs_writer_close (w, TRUE, NULL, NULL, err, sizeof err), ==, 0);
-}
 
 /* The trace, written once for every test. */
 static Fx fx_trace;
@@ -103,20 +57,18 @@ trace_make (Fx *fx)
   fx->dir = g_dir_make_tmp ("vs-deep-XXXXXX", NULL);
   g_assert_nonnull (fx->dir);
   fx->path = g_build_filename (fx->dir, "deep.db", NULL);
-  /* Written by a child, so that this process stays small: a command's
-   * peak RSS counts the memory of the process it was forked from. */
+  /* Written by bench/vs-gen-deep-stacks through the writer; this process
+   * stays small, as a command's peak RSS counts the memory of the process
+   * it was forked from. */
   {
-    pid_t pid = fork ();
+    g_autofree char *leaves = g_strdup_printf ("%d", LEAVES);
+    const char *argv[] = { g_getenv ("VS_GEN_DEEP"), "-l", leaves, "-o", fx->path, NULL };
     int status;
 
-    g_assert_cmpint (pid, >=, 0);
-    if (pid == 0)
-      {
-        write_trace (fx->path);
-        _exit (0);
-      }
-    g_assert_cmpint (waitpid (pid, &status, 0), ==, pid);
-    g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+    g_assert_nonnull (argv[0]);
+    g_assert_true (g_spawn_sync (NULL, (char **)argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL, NULL,
+                                 &status, NULL));
+    g_assert_true (g_spawn_check_wait_status (status, NULL));
   }
   g_assert_cmpint (g_stat (fx->path, &st), ==, 0);
   fx->file_bytes = st.st_size;
@@ -300,8 +252,7 @@ main (int argc, char **argv)
   g_test_add ("/deep-stacks/commands-bounded", Fx, NULL, fx_setup, test_commands_bounded,
               fx_teardown);
   g_test_add ("/deep-stacks/shared-nodes", Fx, NULL, fx_setup, test_shared_nodes, fx_teardown);
-  g_test_add ("/deep-stacks/top-down-trees", Fx, NULL, fx_setup, test_top_down_trees,
-              fx_teardown);
+  g_test_add ("/deep-stacks/top-down-trees", Fx, NULL, fx_setup, test_top_down_trees, fx_teardown);
   int rc;
 
   trace_make (&fx_trace);
