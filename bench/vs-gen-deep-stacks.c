@@ -80,9 +80,24 @@ main (int argc, char **argv)
   for (int64_t k = 0; k < leaves; k++)
     {
       VsFrame f = { VS_FRAME_PYTHON, U, U, "leaf", "/home/user/proj/leaf.py", k + 1 };
-      int64_t stack = check (w, vs_writer_add_stack_node (w, chain, check (w, vs_writer_add_frame (w, &f))));
-      VsMemEvent e = { T0 + 100 * (k + 1), proc, 7, dev, U, U, VS_MEM_KIND_DEVICE,
-                       VS_MEM_OP_ALLOC, 0x100000 * (k + 1), MiB, U, U, U, U, stack, U };
+      int64_t stack
+          = check (w, vs_writer_add_stack_node (w, chain, check (w, vs_writer_add_frame (w, &f))));
+      VsMemEvent e = { T0 + 100 * (k + 1),
+                       proc,
+                       7,
+                       dev,
+                       U,
+                       U,
+                       VS_MEM_KIND_DEVICE,
+                       VS_MEM_OP_ALLOC,
+                       0x100000 * (k + 1),
+                       MiB,
+                       U,
+                       U,
+                       U,
+                       U,
+                       stack,
+                       U };
 
       check (w, vs_writer_mem_event (w, &e));
     }
