@@ -586,6 +586,53 @@ test_expandable (Fx *f, gconstpointer data)
   g_assert_cmpint (g_array_index (gaps, VsFreeGap, 1).address, ==, 0x60280000);
 }
 
+/* Every stack of the trace, in id order, until the first id with none. */
+static GPtrArray *
+all_stacks (VsTrace *trace)
+{
+  GPtrArray *stacks = g_ptr_array_new ();
+
+  g_ptr_array_add (stacks, (gpointer)vs_stack_get (trace, 0, NULL));
+  for (gint64 id = 1;; id++)
+    {
+      g_autoptr (GError) error = NULL;
+      const VsStackInfo *s = vs_stack_get (trace, id, &error);
+
+      if (s == NULL)
+        break;
+      g_ptr_array_add (stacks, (gpointer)s);
+    }
+  return stacks;
+}
+
+/* Stacks compared without their texts order as their texts do; a stack's
+ * frames are its nodes' frames, innermost first. */
+static void
+test_full_stack_order (Fx *f, gconstpointer data)
+{
+  g_autoptr (GPtrArray) stacks = all_stacks (f->trace);
+
+  g_assert_cmpuint (stacks->len, >, 4);
+  for (guint i = 0; i < stacks->len; i++)
+    {
+      const VsStackInfo *a = g_ptr_array_index (stacks, i);
+      g_autofree char *ta = vs_stack_dup_text (a);
+      g_autofree const VsFrameInfo **frames = vs_stack_dup_frames (a);
+      const VsStackInfo *n = a;
+
+      for (guint k = 0; k < a->depth; k++, n = n->parent)
+        g_assert_true (frames[k] == n->frame);
+      for (guint j = 0; j < stacks->len; j++)
+        {
+          const VsStackInfo *b = g_ptr_array_index (stacks, j);
+          g_autofree char *tb = vs_stack_dup_text (b);
+          int want = strcmp (ta, tb);
+
+          g_assert_cmpint (vs_stack_text_cmp (a, b), ==, (want > 0) - (want < 0));
+        }
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -601,6 +648,7 @@ main (int argc, char **argv)
   ADD ("full/summary", vs_fixture_full, test_full_summary);
   ADD ("full/peak-sums", vs_fixture_full, test_full_peak_sums);
   ADD ("full/sites", vs_fixture_full, test_full_sites);
+  ADD ("full/stack-order", vs_fixture_full, test_full_stack_order);
   ADD ("full/fragmentation", vs_fixture_full, test_full_fragmentation);
   ADD ("full/oom", vs_fixture_full, test_full_oom);
   ADD ("full/kernels-and-ranges", vs_fixture_full, test_full_kernels_and_ranges);
