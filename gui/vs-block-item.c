@@ -139,6 +139,14 @@ vs_block_item_get_site (VsBlockItem *self)
 }
 
 /* See vs-block-item.h. */
+const VsStackInfo *
+vs_block_item_get_stack_info (VsBlockItem *self)
+{
+  g_return_val_if_fail (VS_IS_BLOCK_ITEM (self), NULL);
+  return g_ptr_array_index (self->instant->stacks, self->index);
+}
+
+/* See vs-block-item.h. */
 char *
 vs_block_item_dup_stack (VsBlockItem *self)
 {
