@@ -1237,6 +1237,13 @@ mapped (gpointer data)
   return gtk_widget_get_mapped (data);
 }
 
+/* Both traces are shown in the recent list (data: its popover). */
+static gboolean
+lists_recent (gpointer data)
+{
+  return find_label (data, "a_b.db") != NULL && find_label (data, "sample-oom.db") != NULL;
+}
+
 static void
 test_recent (void)
 {
@@ -1248,6 +1255,8 @@ test_recent (void)
   click (GTK_WIDGET (window->recent_button), 1);
   popover = GTK_WIDGET (gtk_menu_button_get_popover (window->recent_button));
   g_assert_true (wait_until (mapped, popover));
+  /* Its rows are mapped after it, a frame or more later. */
+  g_assert_true (wait_until (lists_recent, popover));
   shoot ("recent");
   name = find_label (popover, "a_b.db");
   g_assert_nonnull (name); /* the underscore stays */
