@@ -189,7 +189,7 @@ group_cmp (gconstpointer pa, gconstpointer pb, gpointer data)
     return a->bytes > b->bytes ? -1 : 1;
   if ((c = strcmp (a->site, b->site)) != 0)
     return c;
-  if ((c = strcmp (a->stack, b->stack)) != 0)
+  if ((c = vs_stack_text_cmp (a->stack, b->stack)) != 0)
     return c;
   return a->stack_id < b->stack_id ? -1 : a->stack_id > b->stack_id;
 }
@@ -223,7 +223,7 @@ vs_group_blocks (VsTrace *trace, GArray *blocks, VsGroupBy by, GError **error)
           g.stack_id = s->stack_id;
           g.site = s->site;
           g.top_frame = s->top_frame;
-          g.stack = s->text;
+          g.stack = s;
           g.first_alloc_time_ns = VS_UNKNOWN;
           g.last_alloc_time_ns = VS_UNKNOWN;
           pos = GUINT_TO_POINTER (groups->len);

@@ -58,7 +58,7 @@ typedef struct
   gint64 stack_id;  /* by stack: the stack; by site: its largest stack */
   const char *site; /* owned by the trace's stack cache */
   const char *top_frame;
-  const char *stack; /* by site: the stack of its largest stack */
+  const VsStackInfo *stack; /* the trace's; by site: its largest stack */
   gint64 bytes;
   gint64 count;
   gint64 first_alloc_time_ns; /* VS_UNKNOWN if one was allocated before the trace */

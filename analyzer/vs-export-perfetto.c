@@ -352,7 +352,11 @@ put_failures (Writer *w, GError **error)
       if (sqlite3_column_type (st, 6) != SQLITE_NULL)
         fprintf (w->out, ",\"device_free_bytes\":%" G_GINT64_FORMAT, col_int (st, 6));
       fputs (",\"stack\":", w->out);
-      put_string (w->out, stack->text);
+      {
+        g_autofree char *text = vs_stack_dup_text (stack);
+
+        put_string (w->out, text);
+      }
       fputs ("}}", w->out);
     }
   if (rc != SQLITE_DONE)

@@ -196,9 +196,10 @@ put_frames (Pickler *pk, gint64 stack_id, GError **error)
     return FALSE;
   fputc (OP_EMPTY_LIST, pk->out);
   guint32 list_memo = memo_put (pk);
-  for (guint i = 0; i < st->frames->len; i++)
+  guint i = 0;
+  for (const VsStackInfo *n = st; n != NULL && n->frame != NULL; n = n->parent, i++)
     {
-      const VsFrameInfo *f = g_ptr_array_index (st->frames, i);
+      const VsFrameInfo *f = n->frame;
       if (i % BATCH == 0)
         fputc (OP_MARK, pk->out);
       fputc (OP_EMPTY_DICT, pk->out);
@@ -210,7 +211,7 @@ put_frames (Pickler *pk, gint64 stack_id, GError **error)
       put_key (pk, "name");
       put_str (pk->out, f->function ? f->function : f->text);
       fputc (OP_SETITEMS, pk->out);
-      if (i % BATCH == BATCH - 1 || i + 1 == st->frames->len)
+      if (i % BATCH == BATCH - 1 || i + 1 == st->depth)
         fputc (OP_APPENDS, pk->out);
     }
   gint64 *key = g_new (gint64, 1);

@@ -260,26 +260,3 @@ vs_frame_display_path (const char *path, const char *base, gboolean full)
     }
   return g_strdup (path);
 }
-
-int
-vs_frame_pick_site (const GPtrArray *frames)
-{
-  gboolean has_python = FALSE;
-  int first_user = -1;
-
-  g_return_val_if_fail (frames != NULL, -1);
-  for (guint i = 0; i < frames->len; i++)
-    {
-      const VsFrameInfo *f = g_ptr_array_index ((GPtrArray *)frames, i);
-
-      if (f->kind == VS_FRAME_PYTHON)
-        has_python = TRUE;
-      if (f->user_code && f->kind == VS_FRAME_PYTHON)
-        return (int)i;
-      if (f->user_code && first_user < 0)
-        first_user = (int)i;
-    }
-  /* Python frames, none of them the user's: no native frame stands in
-   * for the script (it would be a library's or the interpreter's). */
-  return has_python ? -1 : first_user;
-}

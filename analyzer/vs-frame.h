@@ -48,13 +48,6 @@ gboolean vs_frame_is_user (int kind, const char *file, const char *module, const
 gboolean vs_frame_is_runtime (int kind, const char *file, const char *module, const char *function,
                               gint64 line);
 
-/* The site among frames (a GPtrArray of VsFrameInfo, innermost first, with
- * user_code set): where the stack has a Python frame of the user's code,
- * the innermost one; where it has Python frames but none of the user's,
- * none; else the innermost frame of the user's code.  Returns its index,
- * or -1 when there is none. */
-int vs_frame_pick_site (const GPtrArray *frames);
-
 /* The path as reports show it: with full, path itself; else a path inside
  * an installed package relative to the folder holding the package
  * (`…/site-packages/torch/nn/functional.py` → `torch/nn/functional.py`),

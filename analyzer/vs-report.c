@@ -250,15 +250,12 @@ add_group_rows (VsTrace *trace, const VsReportOptions *opts, VsTable *t, GArray 
         }
       vs_table_set_text (t, c++, g->site);
       vs_table_set_text (t, c++, g->top_frame);
-      if (opts->user_stacks)
-        {
-          /* Cached: the stack was rendered when the group was made. */
-          const VsStackInfo *s = vs_stack_get (trace, g->stack_id, NULL);
+      {
+        g_autofree char *text
+            = opts->user_stacks ? vs_stack_dup_user_text (g->stack) : vs_stack_dup_text (g->stack);
 
-          vs_table_set_text (t, c++, s != NULL ? s->user_text : g->stack);
-        }
-      else
-        vs_table_set_text (t, c++, g->stack);
+        vs_table_set_text (t, c++, text);
+      }
       vs_table_set_int (t, c++, g->stack_id > 0 ? g->stack_id : VS_UNKNOWN);
     }
 }
@@ -580,7 +577,12 @@ oom_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo *dev
         c += 2;
       vs_table_set_text (t, c++, s->site);
       vs_table_set_text (t, c++, s->top_frame);
-      vs_table_set_text (t, c++, opts->user_stacks ? s->user_text : s->text);
+      {
+        g_autofree char *text
+            = opts->user_stacks ? vs_stack_dup_user_text (s) : vs_stack_dup_text (s);
+
+        vs_table_set_text (t, c++, text);
+      }
       vs_table_set_text (t, c++, cause != VS_OOM_CAUSE_UNKNOWN ? vs_oom_cause_name (cause) : NULL);
       vs_table_set_text (t, c++, evidence);
     }

@@ -101,7 +101,7 @@ frame_phase (const VsFrameInfo *f)
 typedef struct
 {
   VsTrace *trace;
-  GHashTable *phases;  /* stack id -> Phase + 1 */
+  GHashTable *phases;  /* stack id (the trace's) -> Phase + 1 */
   GArray *runs;        /* Run: phase runs already walked */
   GHashTable *stacked; /* device id -> 1 + whether its allocator blocks have stacks */
 } RoleContext;
@@ -113,6 +113,36 @@ typedef struct
   gint64 known_until; /* next_backward(): no backward allocation up to here */
 } Run;
 
+/* The latest phase of any frame of stack s, kept per trie node: a stack
+ * whose outer frames were seen before reads only its own, so stacks
+ * sharing a deep chain walk it once. */
+static Phase
+stack_phase (RoleContext *c, const VsStackInfo *s)
+{
+  g_autoptr (GPtrArray) walk = g_ptr_array_new ();
+  Phase phase = PHASE_OTHER;
+
+  for (const VsStackInfo *n = s; n != NULL && n->frame != NULL; n = n->parent)
+    {
+      gpointer found = g_hash_table_lookup (c->phases, &n->stack_id);
+
+      if (found != NULL)
+        {
+          phase = (Phase)(GPOINTER_TO_INT (found) - 1);
+          break;
+        }
+      g_ptr_array_add (walk, (gpointer)n);
+    }
+  for (guint i = walk->len; i-- > 0;)
+    {
+      const VsStackInfo *n = g_ptr_array_index (walk, i);
+
+      phase = MAX (phase, frame_phase (n->frame));
+      g_hash_table_insert (c->phases, (gpointer)&n->stack_id, GINT_TO_POINTER ((int)phase + 1));
+    }
+  return phase;
+}
+
 /* The phase of a block's stack: the strongest any frame shows (backward >
  * optimizer > set-up > forward).  PyTorch records no Python frame for the
  * allocations of its autograd engine's threads, so an allocator's block
@@ -123,7 +153,6 @@ block_phase (RoleContext *c, const VsBlock *b, Phase *out, GError **error)
 {
   gpointer found;
   const VsStackInfo *s;
-  Phase phase = PHASE_OTHER;
 
   if (b->stack_id <= 0)
     {
@@ -159,11 +188,7 @@ block_phase (RoleContext *c, const VsBlock *b, Phase *out, GError **error)
   s = vs_stack_get (c->trace, b->stack_id, error);
   if (s == NULL)
     return FALSE;
-  for (guint i = 0; i < s->frames->len; i++)
-    phase = MAX (phase, frame_phase (g_ptr_array_index (s->frames, i)));
-  g_hash_table_insert (c->phases, g_memdup2 (&b->stack_id, sizeof b->stack_id),
-                       GINT_TO_POINTER ((int)phase + 1));
-  *out = phase;
+  *out = stack_phase (c, s);
   return TRUE;
 }
 
@@ -271,7 +296,7 @@ static void
 context_init (RoleContext *c, VsTrace *trace)
 {
   c->trace = trace;
-  c->phases = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+  c->phases = g_hash_table_new (g_int64_hash, g_int64_equal);
   c->runs = g_array_new (FALSE, FALSE, sizeof (Run));
   c->stacked = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
 }

@@ -1,8 +1,13 @@
 /* vs-stack.c — walking the stack trie and rendering frames.
  *
- * One recursive query per distinct stack walks the parent links and joins
- * frames and modules; results are cached per VsTrace, so a report touching
- * the same stacks many times reads each once.
+ * The trace stores stacks as a trie (schemas/trace.sql, `stack`), and so
+ * does this cache: each trie node is read once, with its frame, and kept
+ * as a VsStackInfo pointing at its parent's, its site worked out from the
+ * parent's in constant time.  A stack whose outer frames were read before
+ * reads only its own nodes, so a report over many stacks sharing a deep
+ * chain reads the chain once: time and memory stay proportional to the
+ * nodes and frames read, never to the sum of the stacks' depths.  The
+ * texts of whole stacks are built only when asked for, and not kept.
  */
 #include "vs-stack.h"
 #include "vs-frame.h"
@@ -14,18 +19,19 @@
 /* A stack deeper than writers write is taken to be a cycle in the trie. */
 #define MAX_DEPTH VS_TRACE_MAX_STACK_DEPTH
 
-static const char *walk_sql
-    = "WITH RECURSIVE s (depth, id, parent_id, frame_id) AS ("
-      "  SELECT 0, id, parent_id, frame_id FROM stack WHERE id = ?1"
-      "  UNION ALL"
-      "  SELECT s.depth + 1, t.id, t.parent_id, t.frame_id"
-      "  FROM stack t JOIN s ON t.id = s.parent_id"
-      "  WHERE s.parent_id != 0 AND s.depth < ?2)"
-      " SELECT s.depth, s.parent_id, f.id, f.kind, f.function, f.file, f.line,"
-      "  f.address, m.path, m.load_address"
-      " FROM s LEFT JOIN frame f ON f.id = s.frame_id"
-      " LEFT JOIN module m ON m.id = f.module_id"
-      " ORDER BY s.depth";
+static const char *node_sql = "SELECT parent_id, frame_id FROM stack WHERE id = ?1";
+
+static const char *frame_sql
+    = "SELECT f.kind, f.function, f.file, f.line, f.address, m.path, m.load_address"
+      " FROM frame f LEFT JOIN module m ON m.id = f.module_id WHERE f.id = ?1";
+
+/* The stacks and frames read from one trace (trace->stacks). */
+struct _VsStackCache
+{
+  GHashTable *nodes;  /* gint64* stack id -> VsStackInfo* (owned) */
+  GHashTable *frames; /* gint64* frame id -> VsFrameInfo* (owned) */
+  VsStackInfo empty;
+};
 
 static void
 frame_info_free (gpointer data)
@@ -36,20 +42,30 @@ frame_info_free (gpointer data)
   g_free (f->module);
   g_free (f->file);
   g_free (f->function);
+  g_free (f->backward_site);
   g_free (f);
 }
 
-static void
-stack_info_free (gpointer data)
+static VsStackCache *
+stack_cache_new (void)
 {
-  VsStackInfo *s = data;
+  VsStackCache *c = g_new0 (VsStackCache, 1);
 
-  g_free (s->top_frame);
-  g_free (s->site);
-  g_free (s->text);
-  g_free (s->user_text);
-  g_ptr_array_unref (s->frames);
-  g_free (s);
+  c->nodes = g_hash_table_new_full (g_int64_hash, g_int64_equal, NULL, g_free);
+  c->frames = g_hash_table_new_full (g_int64_hash, g_int64_equal, NULL, frame_info_free);
+  c->empty.top_frame = "";
+  c->empty.site = "";
+  return c;
+}
+
+void
+vs_stack_cache_free (VsStackCache *cache)
+{
+  if (cache == NULL)
+    return;
+  g_hash_table_unref (cache->nodes);
+  g_hash_table_unref (cache->frames);
+  g_free (cache);
 }
 
 /* The folder the program's own paths are shown relative to: meta cwd;
@@ -119,7 +135,7 @@ vs_stack_set_full_paths (VsTrace *trace, gboolean full_paths)
   /* Texts handed out before stay valid: the cache is retired, not freed. */
   if (trace->stacks != NULL)
     {
-      GPtrArray *holder = g_ptr_array_new_with_free_func ((GDestroyNotify)g_hash_table_unref);
+      GPtrArray *holder = g_ptr_array_new_with_free_func ((GDestroyNotify)vs_stack_cache_free);
 
       g_ptr_array_add (holder, g_steal_pointer (&trace->stacks));
       g_ptr_array_add (trace->retired, holder);
@@ -160,28 +176,12 @@ render_frame (VsTrace *trace, const VsFrameInfo *f, gint64 address, gint64 load_
   return g_strdup ("?");
 }
 
-static VsStackInfo *
-empty_stack (gint64 stack_id)
-{
-  VsStackInfo *s = g_new0 (VsStackInfo, 1);
-
-  s->stack_id = stack_id;
-  s->top_frame = g_strdup ("");
-  s->site = g_strdup ("");
-  s->text = g_strdup ("");
-  s->user_text = g_strdup ("");
-  s->frames = g_ptr_array_new_with_free_func (frame_info_free);
-  return s;
-}
-
-/* The site of a stack with no frame of the user's own and no label: the
- * backward pass when PyTorch's autograd engine made it (named after the
- * autograd node, as `record` labels its native stacks), else the
- * innermost Python frame (a library's), else the innermost frame that is
- * not the profiler's or allocator's own nor the interpreter's or runtime's
- * (vs_frame_is_runtime()), else the top frame. */
-static char *
-machine_site (const VsStackInfo *s)
+/* What the site rules need of frame f alone (VsFrameInfo): whether it is
+ * the profiler's or allocator's own, whether it is PyTorch's autograd
+ * engine, and the autograd node it names, if any, as `record` labels
+ * native stacks of the backward pass. */
+static void
+frame_site_props (VsFrameInfo *f)
 {
   static const char *const machinery[] = {
     "torch::unwind",
@@ -190,137 +190,263 @@ machine_site (const VsStackInfo *s)
     "CUDACachingAllocator",
   };
   static const char generated[] = "torch::autograd::generated::";
-  const char *first_other = NULL, *first_python = NULL;
-  gboolean engine = FALSE;
+  const char *fn = f->function != NULL ? f->function : "";
+  const char *node = strstr (fn, generated);
 
-  for (guint i = 0; i < s->frames->len; i++)
+  if (node != NULL)
     {
-      const VsFrameInfo *f = g_ptr_array_index (s->frames, i);
-      const char *fn = f->function != NULL ? f->function : "";
-      const char *node = strstr (fn, generated);
-      gboolean machine = FALSE;
+      gsize n;
 
-      if (node != NULL)
+      node += strlen (generated);
+      n = strcspn (node, ":(<");
+      if (n > 0 && g_strstr_len (node, n, "Backward") != NULL)
         {
-          gsize n;
+          g_autofree char *name = g_strndup (node, n);
 
-          node += strlen (generated);
-          n = strcspn (node, ":(<");
-          if (n > 0 && g_strstr_len (node, n, "Backward") != NULL)
-            {
-              g_autofree char *name = g_strndup (node, n);
-
-              /* AddmmBackward0_apply_functional -> AddmmBackward0 */
-              if (strstr (name, "_apply") != NULL)
-                *strstr (name, "_apply") = '\0';
-              return g_strdup_printf ("backward pass: %s", name);
-            }
+          /* AddmmBackward0_apply_functional -> AddmmBackward0 */
+          if (strstr (name, "_apply") != NULL)
+            *strstr (name, "_apply") = '\0';
+          f->backward_site = g_strdup_printf ("backward pass: %s", name);
         }
-      if (strstr (fn, "torch::autograd::Engine") != NULL)
-        engine = TRUE;
-      for (guint k = 0; k < G_N_ELEMENTS (machinery); k++)
-        if (strstr (fn, machinery[k]) != NULL)
-          machine = TRUE;
-      if (f->kind == VS_FRAME_PYTHON && first_python == NULL)
-        first_python = f->text;
-      if (!machine && first_other == NULL
-          && !vs_frame_is_runtime (f->kind, f->file, f->module, f->function, f->line))
-        first_other = f->text;
     }
-  if (engine)
-    return g_strdup ("backward pass");
-  if (first_python != NULL)
-    return g_strdup (first_python);
-  return g_strdup (first_other != NULL ? first_other : s->top_frame);
+  f->engine = strstr (fn, "torch::autograd::Engine") != NULL;
+  for (guint k = 0; k < G_N_ELEMENTS (machinery); k++)
+    if (strstr (fn, machinery[k]) != NULL)
+      f->machinery = TRUE;
 }
 
-static VsStackInfo *
-load_stack (VsTrace *trace, gint64 stack_id, GError **error)
+/* Frame frame_id, read once per cache.  NULL with error set when the
+ * frame table has no such row (stack_id names the stack that led here). */
+static const VsFrameInfo *
+get_frame (VsTrace *trace, gint64 frame_id, gint64 stack_id, GError **error)
 {
-  VsStackInfo *s;
-  GString *text;
+  VsStackCache *c = trace->stacks;
+  VsFrameInfo *f = g_hash_table_lookup (c->frames, &frame_id);
   sqlite3_stmt *stmt;
-  gint64 last_parent = 0;
+  gint64 address, load_address;
   int rc;
 
-  stmt = vs_trace_statement (trace, walk_sql, error);
+  if (f != NULL)
+    return f;
+  stmt = vs_trace_statement (trace, frame_sql, error);
   if (stmt == NULL)
     return NULL;
-  sqlite3_bind_int64 (stmt, 1, stack_id);
-  sqlite3_bind_int (stmt, 2, MAX_DEPTH);
-
-  s = empty_stack (stack_id);
-  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+  sqlite3_bind_int64 (stmt, 1, frame_id);
+  rc = sqlite3_step (stmt);
+  if (rc != SQLITE_ROW)
     {
-      VsFrameInfo *f = g_new0 (VsFrameInfo, 1);
-      gint64 address = vs_column_int (stmt, 7);
-      gint64 load_address = vs_column_int (stmt, 9);
-
-      last_parent = sqlite3_column_int64 (stmt, 1);
-      f->id = vs_column_int (stmt, 2);
-      if (f->id == VS_UNKNOWN)
-        {
-          g_free (f);
-          sqlite3_reset (stmt);
-          stack_info_free (s);
-          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT,
-                       "%s is inconsistent: stack %" G_GINT64_FORMAT
-                       " names a frame that does not exist",
-                       trace->path, stack_id);
-          return NULL;
-        }
-      f->kind = sqlite3_column_int (stmt, 3);
-      f->function = vs_column_dup (stmt, 4);
-      f->file = vs_column_dup (stmt, 5);
-      f->line = vs_column_int (stmt, 6);
-      f->module = vs_column_dup (stmt, 8);
-      f->user_code = vs_frame_is_user (f->kind, f->file, f->module, f->function, f->line);
-      f->text = render_frame (trace, f, address, load_address);
-      g_ptr_array_add (s->frames, f);
-    }
-  sqlite3_reset (stmt);
-  if (rc != SQLITE_DONE)
-    {
-      stack_info_free (s);
-      vs_trace_sql_error (trace, error);
+      sqlite3_reset (stmt);
+      if (rc != SQLITE_DONE)
+        vs_trace_sql_error (trace, error);
+      else
+        g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT,
+                     "%s is inconsistent: stack %" G_GINT64_FORMAT
+                     " names a frame that does not exist",
+                     trace->path, stack_id);
       return NULL;
     }
-  if (s->frames->len == 0 || last_parent != 0)
+  f = g_new0 (VsFrameInfo, 1);
+  f->id = frame_id;
+  f->kind = sqlite3_column_int (stmt, 0);
+  f->function = vs_column_dup (stmt, 1);
+  f->file = vs_column_dup (stmt, 2);
+  f->line = vs_column_int (stmt, 3);
+  address = vs_column_int (stmt, 4);
+  f->module = vs_column_dup (stmt, 5);
+  load_address = vs_column_int (stmt, 6);
+  sqlite3_reset (stmt);
+  f->user_code = vs_frame_is_user (f->kind, f->file, f->module, f->function, f->line);
+  f->runtime = vs_frame_is_runtime (f->kind, f->file, f->module, f->function, f->line);
+  f->text = render_frame (trace, f, address, load_address);
+  frame_site_props (f);
+  g_hash_table_insert (c->frames, &f->id, f);
+  return f;
+}
+
+/* The site of stack s, from what its node holds: the innermost Python
+ * frame of the user's own code; where the stack has no Python frame, the
+ * innermost frame of the user's own code (a Python stack's native frames
+ * are a library's or the interpreter's); else the innermost label (e.g.
+ * "backward pass"), which says more than a frame inside a library; else,
+ * for a stack of PyTorch's autograd engine, the backward pass (named after
+ * the autograd node when a frame names one); else the innermost Python
+ * frame (a library's); else the innermost frame that is neither the
+ * profiler's or allocator's own nor the interpreter's or the C and C++
+ * runtime's (vs_frame_is_runtime()); else the top frame. */
+static const char *
+stack_site (const VsStackInfo *s)
+{
+  if (s->innermost_user_python != NULL)
+    return s->innermost_user_python->text;
+  if (s->innermost_python == NULL && s->innermost_user != NULL)
+    return s->innermost_user->text;
+  if (s->innermost_label != NULL)
+    return s->innermost_label->text;
+  if (s->backward_site != NULL)
+    return s->backward_site;
+  if (s->engine)
+    return "backward pass";
+  if (s->innermost_python != NULL)
+    return s->innermost_python->text;
+  if (s->innermost_other != NULL)
+    return s->innermost_other->text;
+  return s->top_frame;
+}
+
+/* A new node for frame f inside parent (NULL: f is the outermost). */
+static VsStackInfo *
+node_new (gint64 stack_id, const VsFrameInfo *f, const VsStackInfo *parent)
+{
+  VsStackInfo *s = g_new0 (VsStackInfo, 1);
+
+  s->stack_id = stack_id;
+  s->frame = f;
+  s->parent = parent;
+  s->depth = parent != NULL ? parent->depth + 1 : 1;
+  s->top_frame = f->text;
+  s->innermost_user = f->user_code && f->text[0] != '\0' ? f : NULL;
+  s->innermost_label = f->kind == VS_FRAME_LABEL && f->text[0] != '\0' ? f : NULL;
+  s->innermost_other = !f->machinery && !f->runtime ? f : NULL;
+  s->innermost_python = f->kind == VS_FRAME_PYTHON ? f : NULL;
+  s->innermost_user_python = s->innermost_python != NULL && s->innermost_user != NULL ? f : NULL;
+  s->backward_site = f->backward_site;
+  s->engine = f->engine;
+  s->user_code = f->user_code;
+  if (parent != NULL)
     {
-      stack_info_free (s);
+      s->user_code = s->user_code || parent->user_code;
+      if (s->innermost_user == NULL)
+        s->innermost_user = parent->innermost_user;
+      if (s->innermost_label == NULL)
+        s->innermost_label = parent->innermost_label;
+      if (s->innermost_other == NULL)
+        s->innermost_other = parent->innermost_other;
+      if (s->innermost_python == NULL)
+        s->innermost_python = parent->innermost_python;
+      if (s->innermost_user_python == NULL)
+        s->innermost_user_python = parent->innermost_user_python;
+      if (s->backward_site == NULL)
+        s->backward_site = parent->backward_site;
+      s->engine = s->engine || parent->engine;
+    }
+  s->site = stack_site (s);
+  return s;
+}
+
+/* Reads the nodes of stack_id not read before, from it outwards until a
+ * node already read or the root, then its frames, innermost first (the
+ * first error found is the one an innermost-first walk meets), and keeps
+ * them, outermost first.  A walk longer than VS_TRACE_MAX_STACK_DEPTH + 1
+ * nodes is a cycle. */
+static const VsStackInfo *
+load_stack (VsTrace *trace, gint64 stack_id, GError **error)
+{
+  VsStackCache *c = trace->stacks;
+  g_autoptr (GArray) walk = g_array_new (FALSE, FALSE, sizeof (gint64) * 2);
+  g_autofree const VsFrameInfo **frames = NULL;
+  const VsStackInfo *known = NULL;
+  gboolean rooted = FALSE;
+  gint64 id = stack_id;
+  sqlite3_stmt *stmt;
+
+  stmt = vs_trace_statement (trace, node_sql, error);
+  if (stmt == NULL)
+    return NULL;
+  while (walk->len <= VS_TRACE_MAX_STACK_DEPTH)
+    {
+      gint64 row[2];
+      int rc;
+
+      known = g_hash_table_lookup (c->nodes, &id);
+      if (known != NULL)
+        break;
+      sqlite3_bind_int64 (stmt, 1, id);
+      rc = sqlite3_step (stmt);
+      if (rc != SQLITE_ROW)
+        {
+          sqlite3_reset (stmt);
+          if (rc != SQLITE_DONE)
+            {
+              vs_trace_sql_error (trace, error);
+              return NULL;
+            }
+          break;
+        }
+      row[0] = id;
+      row[1] = sqlite3_column_int64 (stmt, 1);
+      id = sqlite3_column_int64 (stmt, 0);
+      sqlite3_reset (stmt);
+      g_array_append_val (walk, row);
+      if (id == 0)
+        {
+          rooted = TRUE;
+          break;
+        }
+    }
+  frames = g_new0 (const VsFrameInfo *, walk->len + 1);
+  for (guint i = 0; i < walk->len; i++)
+    {
+      frames[i] = get_frame (trace, ((gint64 *)walk->data)[2 * i + 1], stack_id, error);
+      if (frames[i] == NULL)
+        return NULL;
+    }
+  if ((known == NULL && !rooted) || walk->len == 0
+      || (known != NULL && known->depth + walk->len > VS_TRACE_MAX_STACK_DEPTH + 1))
+    {
       g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT,
                    "%s is inconsistent: stack %" G_GINT64_FORMAT
                    " is missing from the stack table or does not reach its root",
                    trace->path, stack_id);
       return NULL;
     }
-
-  text = g_string_new (NULL);
-  for (guint i = 0; i < s->frames->len; i++)
+  for (guint i = walk->len; i-- > 0;)
     {
-      VsFrameInfo *f = g_ptr_array_index (s->frames, i);
+      VsStackInfo *s = node_new (((gint64 *)walk->data)[2 * i], frames[i], known);
 
-      if (i > 0)
-        g_string_append (text, VS_STACK_SEPARATOR);
-      g_string_append (text, f->text);
+      g_hash_table_insert (c->nodes, &s->stack_id, s);
+      known = s;
     }
-  {
-    int site = vs_frame_pick_site (s->frames);
+  return known;
+}
 
-    if (site >= 0)
-      {
-        g_free (s->site);
-        s->site = g_strdup (((VsFrameInfo *)g_ptr_array_index (s->frames, site))->text);
-      }
-  }
-  g_free (s->text);
-  s->text = g_string_free (text, FALSE);
-  g_free (s->top_frame);
-  s->top_frame = g_strdup (((VsFrameInfo *)g_ptr_array_index (s->frames, 0))->text);
-  text = g_string_new (NULL);
-  for (guint i = 0; i < s->frames->len; i++)
+const VsStackInfo *
+vs_stack_get (VsTrace *trace, gint64 stack_id, GError **error)
+{
+  const VsStackInfo *s;
+
+  g_return_val_if_fail (trace != NULL, NULL);
+  if (trace->stacks == NULL)
+    trace->stacks = stack_cache_new ();
+  if (stack_id == VS_UNKNOWN || stack_id <= 0)
+    return &trace->stacks->empty;
+  s = g_hash_table_lookup (trace->stacks->nodes, &stack_id);
+  return s != NULL ? s : load_stack (trace, stack_id, error);
+}
+
+char *
+vs_stack_dup_text (const VsStackInfo *s)
+{
+  GString *text = g_string_new (NULL);
+
+  g_return_val_if_fail (s != NULL, NULL);
+  for (const VsStackInfo *n = s; n != NULL && n->frame != NULL; n = n->parent)
     {
-      VsFrameInfo *f = g_ptr_array_index (s->frames, i);
+      if (n != s)
+        g_string_append (text, VS_STACK_SEPARATOR);
+      g_string_append (text, n->frame->text);
+    }
+  return g_string_free (text, FALSE);
+}
+
+char *
+vs_stack_dup_user_text (const VsStackInfo *s)
+{
+  GString *text = g_string_new (NULL);
+
+  g_return_val_if_fail (s != NULL, NULL);
+  for (const VsStackInfo *n = s; n != NULL && n->frame != NULL; n = n->parent)
+    {
+      const VsFrameInfo *f = n->frame;
 
       if (!f->user_code && f->kind != VS_FRAME_LABEL)
         continue;
@@ -330,44 +456,74 @@ load_stack (VsTrace *trace, gint64 stack_id, GError **error)
     }
   if (text->len == 0)
     g_string_append (text, s->top_frame);
-  g_free (s->user_text);
-  s->user_text = g_string_free (text, FALSE);
-  /* No frame of the user's own: a label (e.g. "backward pass") says more
-   * than a frame inside a library. */
-  for (guint i = 0; i < s->frames->len && s->site[0] == '\0'; i++)
-    {
-      VsFrameInfo *f = g_ptr_array_index (s->frames, i);
-
-      if (f->kind == VS_FRAME_LABEL)
-        {
-          g_free (s->site);
-          s->site = g_strdup (f->text);
-        }
-    }
-  if (s->site[0] == '\0')
-    {
-      g_free (s->site);
-      s->site = machine_site (s);
-    }
-  return s;
+  return g_string_free (text, FALSE);
 }
 
-const VsStackInfo *
-vs_stack_get (VsTrace *trace, gint64 stack_id, GError **error)
+const VsFrameInfo **
+vs_stack_dup_frames (const VsStackInfo *s)
 {
-  VsStackInfo *s;
+  const VsFrameInfo **frames;
+  guint i = 0;
 
-  g_return_val_if_fail (trace != NULL, NULL);
-  if (stack_id == VS_UNKNOWN || stack_id < 0)
-    stack_id = 0;
-  if (trace->stacks == NULL)
-    trace->stacks = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, stack_info_free);
-  s = g_hash_table_lookup (trace->stacks, &stack_id);
-  if (s != NULL)
-    return s;
-  s = stack_id == 0 ? empty_stack (0) : load_stack (trace, stack_id, error);
-  if (s == NULL)
+  g_return_val_if_fail (s != NULL, NULL);
+  if (s->depth == 0)
     return NULL;
-  g_hash_table_insert (trace->stacks, g_memdup2 (&stack_id, sizeof stack_id), s);
-  return s;
+  frames = g_new (const VsFrameInfo *, s->depth);
+  for (const VsStackInfo *n = s; n != NULL && n->frame != NULL; n = n->parent)
+    frames[i++] = n->frame;
+  g_assert (i == s->depth);
+  return frames;
+}
+
+/* Where a walk over a stack's text stands: in node n's frame text, or in
+ * the separator after it; n NULL at the end. */
+typedef struct
+{
+  const VsStackInfo *n;
+  const char *p;
+  gboolean in_separator;
+} TextCursor;
+
+/* Moves c past the ends of texts and separators to the next character. */
+static void
+cursor_settle (TextCursor *c)
+{
+  while (c->n != NULL && *c->p == '\0')
+    {
+      if (c->in_separator)
+        {
+          c->in_separator = FALSE;
+          c->p = c->n->frame->text;
+        }
+      else
+        {
+          c->n = c->n->parent;
+          c->in_separator = TRUE;
+          c->p = VS_STACK_SEPARATOR;
+        }
+    }
+}
+
+int
+vs_stack_text_cmp (const VsStackInfo *a, const VsStackInfo *b)
+{
+  TextCursor x = { a->frame != NULL ? a : NULL, a->frame != NULL ? a->frame->text : "", FALSE };
+  TextCursor y = { b->frame != NULL ? b : NULL, b->frame != NULL ? b->frame->text : "", FALSE };
+
+  for (;;)
+    {
+      guchar cx, cy;
+
+      cursor_settle (&x);
+      cursor_settle (&y);
+      if (x.n == NULL || y.n == NULL)
+        return (x.n != NULL) - (y.n != NULL);
+      /* The same node at the start of its frame: the rest is the same. */
+      if (x.n == y.n && !x.in_separator && !y.in_separator && x.p == y.p && x.p == x.n->frame->text)
+        return 0;
+      cx = (guchar)*x.p++;
+      cy = (guchar)*y.p++;
+      if (cx != cy)
+        return cx < cy ? -1 : 1;
+    }
 }

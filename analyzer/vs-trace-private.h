@@ -13,6 +13,10 @@
 
 G_BEGIN_DECLS
 
+/* The stacks and frames read from a trace (vs-stack.c). */
+typedef struct _VsStackCache VsStackCache;
+void vs_stack_cache_free (VsStackCache *cache);
+
 struct _VsTrace
 {
   char *path;
@@ -24,7 +28,7 @@ struct _VsTrace
   GPtrArray *allocators;     /* VsAllocatorInfo*, by device idx, name */
   GPtrArray *mem_kinds;      /* interned mem_kind.name by mem_kind.id (NULL: no such id) */
   GHashTable *statements;    /* const char *sql (by address) -> sqlite3_stmt* */
-  GHashTable *stacks;        /* gint64* stack id -> VsStackInfo* */
+  VsStackCache *stacks;      /* the stacks and frames read (vs-stack.c) */
   GHashTable *level_shifts;  /* "device/allocator" -> GArray of gint64 shifts, ascending */
   GHashTable *shared_series; /* "device/allocator" of allocators whose series
                               * is stored as the device's `all` series */

@@ -373,8 +373,8 @@ vs_trace_retire_caches (VsTrace *trace)
   g_ptr_array_set_size (trace->mem_kinds, 0);
   if (trace->stacks != NULL)
     {
-      /* A hash table is kept alive by a one-element array that unrefs it. */
-      GPtrArray *holder = g_ptr_array_new_with_free_func ((GDestroyNotify)g_hash_table_unref);
+      /* Kept alive by a one-element array that frees it. */
+      GPtrArray *holder = g_ptr_array_new_with_free_func ((GDestroyNotify)vs_stack_cache_free);
 
       g_ptr_array_add (holder, g_steal_pointer (&trace->stacks));
       g_ptr_array_add (trace->retired, holder);
@@ -401,7 +401,7 @@ vs_trace_free (VsTrace *trace)
         sqlite3_finalize (value);
       g_hash_table_unref (trace->statements);
     }
-  g_clear_pointer (&trace->stacks, g_hash_table_unref);
+  g_clear_pointer (&trace->stacks, vs_stack_cache_free);
   g_clear_pointer (&trace->framework_pools, vs_framework_pools_free);
   g_clear_pointer (&trace->level_shifts, g_hash_table_unref);
   g_clear_pointer (&trace->shared_series, g_hash_table_unref);

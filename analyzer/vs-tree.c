@@ -1,5 +1,15 @@
 /* vs-tree.c — blocks as a tree of their stack frames, top-down or
  * bottom-up: the Attribution pane's tree and the flame graph's data.
+ *
+ * Blocks add their bytes where their path ends; totals are summed up the
+ * tree once it is built.  A top-down path is the stack's path in the
+ * trace's stack trie (or, with the user's frames only, its user frames),
+ * so each trie node is placed once and stacks sharing a deep chain share
+ * its tree nodes: the tree takes time and memory proportional to the trie
+ * nodes the blocks reach.  A bottom-up path starts at each stack's
+ * innermost frame, so it is walked once per distinct stack, and the tree
+ * has one node per frame of those stacks that no other stack shares from
+ * the innermost end.
  */
 #include "vs-tree.h"
 #include "vs-trace-private.h"
@@ -66,23 +76,35 @@ node_cmp (gconstpointer pa, gconstpointer pb)
   return a->frame_id < b->frame_id ? -1 : a->frame_id > b->frame_id;
 }
 
+/* Sums the totals up the tree (a node's total is its self plus its
+ * children's totals) and sorts each node's children. */
 static void
-tree_finish (TreeNode *n)
+tree_finish (TreeNode *root)
 {
-  GPtrArray *stack = g_ptr_array_new ();
+  g_autoptr (GPtrArray) order = g_ptr_array_new ();
 
-  /* Iterative: a deep stack must not overflow ours. */
-  g_ptr_array_add (stack, n);
-  while (stack->len > 0)
+  /* Iterative, parents before children: a deep stack must not overflow
+   * ours. */
+  g_ptr_array_add (order, root);
+  for (guint i = 0; i < order->len; i++)
     {
-      TreeNode *t = g_ptr_array_steal_index_fast (stack, stack->len - 1);
+      TreeNode *t = g_ptr_array_index (order, i);
 
       g_clear_pointer (&t->index, g_hash_table_unref);
-      g_ptr_array_sort (t->node.children, node_cmp);
-      for (guint i = 0; i < t->node.children->len; i++)
-        g_ptr_array_add (stack, g_ptr_array_index (t->node.children, i));
+      t->node.total_bytes = t->node.self_bytes;
+      t->node.total_count = t->node.self_count;
+      for (guint k = 0; k < t->node.children->len; k++)
+        g_ptr_array_add (order, g_ptr_array_index (t->node.children, k));
     }
-  g_ptr_array_unref (stack);
+  for (guint i = order->len; i-- > 1;)
+    {
+      VsTreeNode *n = g_ptr_array_index (order, i);
+
+      n->parent->total_bytes += n->total_bytes;
+      n->parent->total_count += n->total_count;
+    }
+  for (guint i = 0; i < order->len; i++)
+    g_ptr_array_sort (((TreeNode *)g_ptr_array_index (order, i))->node.children, node_cmp);
 }
 
 VsTreeNode *
@@ -91,20 +113,66 @@ vs_tree_build (VsTrace *trace, GArray *blocks, VsTreeOrder order, GError **error
   return vs_tree_build_filtered (trace, blocks, order, FALSE, error);
 }
 
-/* Whether stack s has a frame of the user's own code. */
-static gboolean
-has_user_frame (const VsStackInfo *s)
+/* A child of n for frame f. */
+static TreeNode *
+frame_child (TreeNode *n, const VsFrameInfo *f)
 {
-  for (guint j = 0; j < s->frames->len; j++)
-    if (((const VsFrameInfo *)g_ptr_array_index (s->frames, j))->user_code)
-      return TRUE;
-  return FALSE;
+  TreeNode *child = tree_child (n, f->text, f->id);
+
+  child->node.user_code = f->user_code;
+  return child;
+}
+
+/* The top-down node of stack s: its parent's node, and below it its own
+ * frame's (with user_only, only when the frame is the user's own); the
+ * nodes found are kept in placed (stack -> TreeNode*). */
+static TreeNode *
+place_top_down (TreeNode *root, const VsStackInfo *s, gboolean user_only, GHashTable *placed)
+{
+  g_autoptr (GPtrArray) walk = g_ptr_array_new ();
+  TreeNode *n = root;
+
+  for (const VsStackInfo *t = s; t != NULL && t->frame != NULL; t = t->parent)
+    {
+      TreeNode *found = g_hash_table_lookup (placed, t);
+
+      if (found != NULL)
+        {
+          n = found;
+          break;
+        }
+      g_ptr_array_add (walk, (gpointer)t);
+    }
+  for (guint i = walk->len; i-- > 0;)
+    {
+      const VsStackInfo *t = g_ptr_array_index (walk, i);
+
+      if (!user_only || t->frame->user_code)
+        n = frame_child (n, t->frame);
+      g_hash_table_insert (placed, (gpointer)t, n);
+    }
+  return n;
+}
+
+/* The bottom-up node of stack s: its frames from the innermost (with
+ * user_only, only the user's own). */
+static TreeNode *
+place_bottom_up (TreeNode *root, const VsStackInfo *s, gboolean user_only)
+{
+  TreeNode *n = root;
+
+  for (const VsStackInfo *t = s; t != NULL && t->frame != NULL; t = t->parent)
+    if (!user_only || t->frame->user_code)
+      n = frame_child (n, t->frame);
+  return n;
 }
 
 VsTreeNode *
 vs_tree_build_filtered (VsTrace *trace, GArray *blocks, VsTreeOrder order, gboolean user_only,
                         GError **error)
 {
+  g_autoptr (GHashTable) placed = g_hash_table_new (NULL, NULL); /* trie node -> TreeNode* */
+  g_autoptr (GHashTable) ends = g_hash_table_new (NULL, NULL);   /* stack -> its path's end */
   TreeNode *root;
 
   g_return_val_if_fail (trace != NULL && blocks != NULL, NULL);
@@ -113,45 +181,29 @@ vs_tree_build_filtered (VsTrace *trace, GArray *blocks, VsTreeOrder order, gbool
     {
       const VsBlock *b = &g_array_index (blocks, VsBlock, i);
       const VsStackInfo *s = vs_stack_get (trace, b->stack_id, error);
-      TreeNode *n = root;
-      guint len;
+      TreeNode *n;
 
       if (s == NULL)
         {
           vs_tree_node_free (&root->node);
           return NULL;
         }
-      root->node.total_bytes += b->bytes;
-      root->node.total_count++;
-      len = s->frames->len;
-      if (len == 0)
+      n = g_hash_table_lookup (ends, s);
+      if (n == NULL)
         {
-          n = tree_child (root, "(no stack)", 0);
-          n->node.total_bytes += b->bytes;
-          n->node.total_count++;
-        }
-      if (user_only && len > 0 && !has_user_frame (s))
-        {
-          /* No user frame: its innermost frame stands for it. */
-          const VsFrameInfo *f = g_ptr_array_index (s->frames, 0);
-
-          n = tree_child (n, f->text, f->id);
-          n->node.user_code = FALSE;
-          n->node.total_bytes += b->bytes;
-          n->node.total_count++;
-          len = 0;
-        }
-      for (guint j = 0; j < len; j++)
-        {
-          const VsFrameInfo *f
-              = g_ptr_array_index (s->frames, order == VS_TREE_TOP_DOWN ? len - 1 - j : j);
-
-          if (user_only && !f->user_code)
-            continue;
-          n = tree_child (n, f->text, f->id);
-          n->node.user_code = f->user_code;
-          n->node.total_bytes += b->bytes;
-          n->node.total_count++;
+          if (s->depth == 0)
+            n = tree_child (root, "(no stack)", 0);
+          else if (user_only && !s->user_code)
+            {
+              /* No user frame: its innermost frame stands for it. */
+              n = tree_child (root, s->frame->text, s->frame->id);
+              n->node.user_code = FALSE;
+            }
+          else if (order == VS_TREE_TOP_DOWN)
+            n = place_top_down (root, s, user_only, placed);
+          else
+            n = place_bottom_up (root, s, user_only);
+          g_hash_table_insert (ends, (gpointer)s, n);
         }
       n->node.self_bytes += b->bytes;
       n->node.self_count++;

@@ -35,6 +35,10 @@ struct _VsAllocationsPane
   GtkFilterListModel *filtered;
   GtkColumnViewColumn *size_column;
   gboolean updating;
+  /* Whether a stack's text holds the filter's text: stacks are shared by
+   * many blocks, and their texts are built only when needed. */
+  GHashTable *stack_matches; /* const VsStackInfo* -> 1 + matched */
+  char *matched_text;        /* the text stack_matches was made for */
 };
 
 G_DEFINE_FINAL_TYPE (VsAllocationsPane, vs_allocations_pane, VS_TYPE_PANE)
@@ -55,9 +59,27 @@ filter_block (gpointer item, gpointer data)
       && g_strcmp0 (gtk_string_list_get_string (self->kinds, kind_i), vs_block_item_get_kind (item))
              != 0)
     return FALSE;
-  if (text != NULL && *text != '\0' && strstr (vs_block_item_get_site (item), text) == NULL
-      && strstr (vs_block_item_get_stack (item), text) == NULL)
-    return FALSE;
+  if (text != NULL && *text != '\0' && strstr (vs_block_item_get_site (item), text) == NULL)
+    {
+      const VsStackInfo *st = vs_block_item_get_stack_info (item);
+      gpointer known;
+
+      if (g_strcmp0 (self->matched_text, text) != 0)
+        {
+          g_hash_table_remove_all (self->stack_matches);
+          g_free (self->matched_text);
+          self->matched_text = g_strdup (text);
+        }
+      known = g_hash_table_lookup (self->stack_matches, st);
+      if (known == NULL)
+        {
+          g_autofree char *stack = vs_stack_dup_text (st);
+
+          known = GINT_TO_POINTER (1 + (strstr (stack, text) != NULL));
+          g_hash_table_insert (self->stack_matches, (gpointer)st, known);
+        }
+      return GPOINTER_TO_INT (known) == 2;
+    }
   return TRUE;
 }
 
@@ -95,7 +117,7 @@ update_stack_panel (VsAllocationsPane *self)
 {
   g_autoptr (GPtrArray) items = selected_items (self);
   VsBlockItem *item;
-  const char *stack;
+  g_autofree char *stack = NULL;
 
   if (items->len == 0)
     {
@@ -104,7 +126,7 @@ update_stack_panel (VsAllocationsPane *self)
       return;
     }
   item = g_ptr_array_index (items, 0);
-  stack = vs_block_item_get_stack (item);
+  stack = vs_block_item_dup_stack (item);
   {
     g_autofree char *b = vs_cell_format_bytes (NULL, vs_block_item_get_block (item)->bytes);
     g_autofree char *title = g_strdup_printf (_ ("Stack of the %s allocation"), b);
@@ -147,7 +169,11 @@ copy_text (VsPane *pane, VsPaneCopy what)
   if (what == VS_PANE_COPY_FRAME)
     return g_strdup (vs_block_item_get_site (g_ptr_array_index (items, 0)));
   if (what == VS_PANE_COPY_STACK)
-    return stack_lines (vs_block_item_get_stack (g_ptr_array_index (items, 0)));
+    {
+      g_autofree char *stack = vs_block_item_dup_stack (g_ptr_array_index (items, 0));
+
+      return stack_lines (stack);
+    }
   text = g_string_new (NULL);
   for (guint i = 0; i < items->len; i++)
     {
@@ -202,6 +228,9 @@ show_instant (VsPane *pane)
   guint selected;
 
   g_assert (self->column_view != NULL); /* the template is built */
+  /* Another instant's stacks may be another trace's. */
+  if (self->stack_matches != NULL)
+    g_hash_table_remove_all (self->stack_matches);
   if (instant == NULL)
     {
       gtk_column_view_set_model (self->column_view, NULL);
@@ -252,6 +281,8 @@ vs_allocations_pane_dispose (GObject *object)
 
   gtk_widget_dispose_template (GTK_WIDGET (self), VS_TYPE_ALLOCATIONS_PANE);
   g_clear_object (&self->filter);
+  g_clear_pointer (&self->stack_matches, g_hash_table_unref);
+  g_clear_pointer (&self->matched_text, g_free);
   G_OBJECT_CLASS (vs_allocations_pane_parent_class)->dispose (object);
 }
 
@@ -287,6 +318,7 @@ vs_allocations_pane_init (VsAllocationsPane *self)
 
   gtk_widget_init_template (GTK_WIDGET (self));
   self->filter = gtk_custom_filter_new (filter_block, self, NULL);
+  self->stack_matches = g_hash_table_new (NULL, NULL);
   self->kinds = gtk_string_list_new (all);
   gtk_drop_down_set_model (self->kind_dropdown, G_LIST_MODEL (self->kinds));
   g_object_unref (self->kinds);

@@ -5,6 +5,7 @@
  * columns' expressions and sorters read.
  */
 #include "vs-block-item.h"
+#include "vs-stack.h"
 
 struct _VsBlockItem
 {
@@ -56,7 +57,7 @@ vs_block_item_get_property (GObject *object, guint prop_id, GValue *value, GPara
       g_value_set_string (value, vs_block_item_get_site (self));
       break;
     case PROP_STACK:
-      g_value_set_string (value, vs_block_item_get_stack (self));
+      g_value_take_string (value, vs_block_item_dup_stack (self));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -138,11 +139,19 @@ vs_block_item_get_site (VsBlockItem *self)
 }
 
 /* See vs-block-item.h. */
-const char *
-vs_block_item_get_stack (VsBlockItem *self)
+const VsStackInfo *
+vs_block_item_get_stack_info (VsBlockItem *self)
 {
-  g_return_val_if_fail (VS_IS_BLOCK_ITEM (self), "");
+  g_return_val_if_fail (VS_IS_BLOCK_ITEM (self), NULL);
   return g_ptr_array_index (self->instant->stacks, self->index);
+}
+
+/* See vs-block-item.h. */
+char *
+vs_block_item_dup_stack (VsBlockItem *self)
+{
+  g_return_val_if_fail (VS_IS_BLOCK_ITEM (self), NULL);
+  return vs_stack_dup_text (g_ptr_array_index (self->instant->stacks, self->index));
 }
 
 /* See vs-block-item.h. */

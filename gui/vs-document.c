@@ -29,7 +29,7 @@ struct _VsDocument
   gint64 detail_from;    /* a windowed trace's full detail from (since start); -1: complete */
   GPtrArray *devices;    /* VsDocumentDevice* */
   GPtrArray *ooms;       /* VsOom* */
-  GPtrArray *oom_stacks; /* const char *, parallel to ooms (the trace's stack cache) */
+  GPtrArray *oom_stacks; /* char * (owned), parallel to ooms */
   GPtrArray *ranges;     /* VsRangeInfo* */
   VsDiagnosis *diagnosis;
   GArray *oom_causes;      /* VsOomCause, parallel to ooms */
@@ -229,18 +229,18 @@ read_tables (VsTrace *trace, Progress *progress, GError **error)
       snapshot_free (s);
       return NULL;
     }
-  /* Their stacks' text, owned by the trace's stack cache (kept as long as
-   * the document: replaced traces are retired, not freed).  A broken
+  /* Their stacks' text (failures are few; the stacks of blocks are
+   * rendered only when shown).  A broken
    * stack leaves that failure without one rather than the trace closed:
    * the panes that need it say why when they ask. */
-  s->oom_stacks = g_ptr_array_sized_new (s->ooms->len);
+  s->oom_stacks = g_ptr_array_new_full (s->ooms->len, g_free);
   for (guint i = 0; i < s->ooms->len; i++)
     {
       const VsOom *o = g_ptr_array_index (s->ooms, i);
       g_autoptr (GError) stack_error = NULL;
       const VsStackInfo *st = vs_stack_get (trace, o->stack_id, &stack_error);
 
-      g_ptr_array_add (s->oom_stacks, st != NULL ? st->text : (char *)"");
+      g_ptr_array_add (s->oom_stacks, st != NULL ? vs_stack_dup_text (st) : g_strdup (""));
     }
   report (progress, _ ("Diagnosing"), 0.65);
   s->diagnosis = vs_diagnose (trace, 0, error);
@@ -995,8 +995,8 @@ build_instant (VsDocument *self, VsTrace *trace, const InstantQuery *q, GError *
       if (st == NULL)
         return NULL;
       g_array_append_vals (in->blocks, b, 1);
-      g_ptr_array_add (in->sites, st->site);
-      g_ptr_array_add (in->stacks, st->text);
+      g_ptr_array_add (in->sites, (gpointer)st->site);
+      g_ptr_array_add (in->stacks, (gpointer)st);
       /* Allocator names are owned by the trace, kind names interned. */
       g_ptr_array_add (in->kinds, (gpointer)(b->allocator_id > 0
                                                  ? vs_trace_allocator_name (trace, b->allocator_id)

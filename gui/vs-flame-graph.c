@@ -65,13 +65,20 @@ vs_flame_graph_set_property (GObject *object, guint prop_id, const GValue *value
     }
 }
 
+/* The levels of the tree under n, n included.  MAX() evaluates its
+ * arguments twice: the child's depth is taken once, or the walk doubles
+ * at every level (an optimizer merging the two calls hid it). */
 static guint
 tree_depth (const VsTreeNode *n)
 {
   guint d = 0;
   if (n->children != NULL)
     for (guint i = 0; i < n->children->len; i++)
-      d = MAX (d, tree_depth (g_ptr_array_index (n->children, i)));
+      {
+        guint child = tree_depth (g_ptr_array_index (n->children, i));
+
+        d = MAX (d, child);
+      }
   return d + 1;
 }
 

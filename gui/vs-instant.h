@@ -27,7 +27,7 @@ typedef struct
   VsSeriesPoint point;       /* reserved / allocated at the instant */
   GArray *blocks;            /* VsBlock, largest first */
   GPtrArray *sites;          /* const char *, parallel to blocks (stack cache) */
-  GPtrArray *stacks;         /* const char *, parallel to blocks (stack cache) */
+  GPtrArray *stacks;         /* const VsStackInfo *, parallel to blocks (stack cache) */
   GPtrArray *kinds;          /* const char *, parallel to blocks: the allocator's
                           name for allocator blocks ("pytorch", "pool:0x…"),
                           the memory kind for device-level ones ("device") */

@@ -229,10 +229,11 @@ start_replay (VsWindow *self, const char *conf, gint64 limit)
   req->document = g_object_ref (doc);
   {
     /* The legend shares the chart's header with its title: a long
-     * setting is cut (the strip's text names it whole). */
-    g_autofree char *head = g_utf8_substring (setting, 0, 59);
-    g_autofree char *shown
-        = g_utf8_strlen (setting, -1) > 60 ? g_strconcat (head, "…", NULL) : g_strdup (setting);
+     * setting is cut (the strip's text names it whole).  GLib 2.74's
+     * g_utf8_substring() reads past a string shorter than its end. */
+    glong chars = g_utf8_strlen (setting, -1);
+    g_autofree char *head = g_utf8_substring (setting, 0, MIN (chars, 59));
+    g_autofree char *shown = chars > 60 ? g_strconcat (head, "…", NULL) : g_strdup (setting);
     req->legend = g_strdup_printf (_ ("reserved with %s"), shown);
   }
   cancellable = g_cancellable_new ();

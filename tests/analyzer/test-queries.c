@@ -142,7 +142,7 @@ test_basic_live_at_peak (Fx *f, gconstpointer data)
   g_assert_cmpint (g_array_index (groups, VsGroup, 0).first_alloc_time_ns, ==, 200);
   g_assert_cmpint (g_array_index (groups, VsGroup, 0).last_alloc_time_ns, ==, 500);
   g_assert_cmpint (g_array_index (groups, VsGroup, 1).bytes, ==, 3000);
-  g_assert_cmpstr (g_array_index (groups, VsGroup, 1).stack, ==, "");
+  g_assert_cmpuint (g_array_index (groups, VsGroup, 1).stack->depth, ==, 0);
   g_assert_cmpint (g_array_index (groups, VsGroup, 1).first_alloc_time_ns, ==, VS_UNKNOWN);
   g_assert_cmpint (g_array_index (groups, VsGroup, 2).bytes, ==, 500);
 }
@@ -199,19 +199,27 @@ test_basic_stack_rendering (Fx *f, gconstpointer data)
   g_assert_no_error (error);
   const VsStackInfo *full;
 
-  g_assert_cmpuint (s->frames->len, ==, 3);
+  g_autofree char *text = vs_stack_dup_text (s);
+  g_autofree char *user_text = vs_stack_dup_user_text (s);
+
+  g_assert_cmpuint (s->depth, ==, 3);
   /* Short paths: a package's file relative to the package's folder; the
    * program's own unchanged while its working directory is unknown. */
   g_assert_cmpstr (s->top_frame, ==, "torch/nn/functional.py:2000 linear");
   g_assert_cmpstr (s->site, ==, "/home/user/proj/model.py:17 forward");
-  g_assert_cmpstr (s->text, ==,
+  g_assert_cmpstr (text, ==,
                    "torch/nn/functional.py:2000 linear"
                    " <- /home/user/proj/model.py:17 forward"
                    " <- /home/user/proj/train.py:42 main");
-  g_assert_cmpstr (s->user_text, ==,
+  g_assert_cmpstr (user_text, ==,
                    "/home/user/proj/model.py:17 forward <- /home/user/proj/train.py:42 main");
-  g_assert_false (((VsFrameInfo *)g_ptr_array_index (s->frames, 0))->user_code);
-  g_assert_true (((VsFrameInfo *)g_ptr_array_index (s->frames, 1))->user_code);
+  g_assert_false (s->frame->user_code);
+  g_assert_true (s->parent->frame->user_code);
+  /* Stacks share their outer nodes: the parent is the stack of the outer
+   * frames, read once. */
+  g_assert_true (vs_stack_get (f->trace, s->parent->stack_id, NULL) == s->parent);
+  g_assert_cmpuint (s->parent->parent->depth, ==, 1);
+  g_assert_null (s->parent->parent->parent);
   /* The same stack comes from the cache. */
   g_assert_true (vs_stack_get (f->trace, s->stack_id, NULL) == s);
   /* Full paths on request; the short rendering stays valid. */
@@ -309,60 +317,6 @@ test_runtime_frames (void)
   g_assert_false (vs_frame_is_runtime (VS_FRAME_PYTHON, "Python/train.py", NULL, "main", 3));
   g_assert_true (
       vs_frame_is_user (VS_FRAME_NATIVE, "/home/me/misc/kernels.cu", NULL, "clone_weights", 12));
-}
-
-static VsFrameInfo *
-frame_info (int kind, const char *file, const char *function, gint64 line)
-{
-  VsFrameInfo *f = g_new0 (VsFrameInfo, 1);
-
-  f->kind = kind;
-  f->file = g_strdup (file);
-  f->function = g_strdup (function);
-  f->line = line;
-  f->user_code = vs_frame_is_user (kind, file, NULL, function, line);
-  return f;
-}
-
-static void
-frame_info_free (gpointer data)
-{
-  VsFrameInfo *f = data;
-
-  g_free (f->file);
-  g_free (f->function);
-  g_free (f);
-}
-
-/* A stack with Python frames has a Python frame of the user's code for
- * its site, whatever native frames lie above it. */
-static void
-test_pick_site (void)
-{
-  g_autoptr (GPtrArray) mixed = g_ptr_array_new_with_free_func (frame_info_free);
-  g_autoptr (GPtrArray) native = g_ptr_array_new_with_free_func (frame_info_free);
-  g_autoptr (GPtrArray) library = g_ptr_array_new_with_free_func (frame_info_free);
-
-  g_ptr_array_add (mixed, frame_info (VS_FRAME_NATIVE, "??", "torch::unwind::unwind()", 0));
-  g_ptr_array_add (mixed,
-                   frame_info (VS_FRAME_NATIVE, "Objects/methodobject.c", "cfunction_call", 537));
-  g_ptr_array_add (mixed, frame_info (VS_FRAME_NATIVE, "/home/me/ext/op.cu", "my_op_launch", 20));
-  g_ptr_array_add (mixed, frame_info (VS_FRAME_PYTHON,
-                                      "/opt/venv/lib/python3.11/site-packages/torch/nn/linear.py",
-                                      "forward", 125));
-  g_ptr_array_add (mixed, frame_info (VS_FRAME_PYTHON, "/home/me/train.py", "step", 40));
-  g_ptr_array_add (mixed, frame_info (VS_FRAME_PYTHON, "/home/me/train.py", "<module>", 80));
-  g_assert_cmpint (vs_frame_pick_site (mixed), ==, 4);
-
-  g_ptr_array_add (native,
-                   frame_info (VS_FRAME_NATIVE, "thread48.o", "execute_native_thread_routine", 0));
-  g_ptr_array_add (native, frame_info (VS_FRAME_NATIVE, "/home/me/app/main.cu", "main", 40));
-  g_assert_cmpint (vs_frame_pick_site (native), ==, 1);
-
-  g_ptr_array_add (library, frame_info (VS_FRAME_NATIVE, "/home/me/ext/op.cu", "my_op", 20));
-  g_ptr_array_add (library,
-                   frame_info (VS_FRAME_PYTHON, "/usr/lib/python3.11/threading.py", "run", 975));
-  g_assert_cmpint (vs_frame_pick_site (library), ==, -1);
 }
 
 static void
@@ -679,6 +633,53 @@ test_expandable (Fx *f, gconstpointer data)
   g_assert_cmpint (g_array_index (gaps, VsFreeGap, 1).address, ==, 0x60280000);
 }
 
+/* Every stack of the trace, in id order, until the first id with none. */
+static GPtrArray *
+all_stacks (VsTrace *trace)
+{
+  GPtrArray *stacks = g_ptr_array_new ();
+
+  g_ptr_array_add (stacks, (gpointer)vs_stack_get (trace, 0, NULL));
+  for (gint64 id = 1;; id++)
+    {
+      g_autoptr (GError) error = NULL;
+      const VsStackInfo *s = vs_stack_get (trace, id, &error);
+
+      if (s == NULL)
+        break;
+      g_ptr_array_add (stacks, (gpointer)s);
+    }
+  return stacks;
+}
+
+/* Stacks compared without their texts order as their texts do; a stack's
+ * frames are its nodes' frames, innermost first. */
+static void
+test_full_stack_order (Fx *f, gconstpointer data)
+{
+  g_autoptr (GPtrArray) stacks = all_stacks (f->trace);
+
+  g_assert_cmpuint (stacks->len, >, 4);
+  for (guint i = 0; i < stacks->len; i++)
+    {
+      const VsStackInfo *a = g_ptr_array_index (stacks, i);
+      g_autofree char *ta = vs_stack_dup_text (a);
+      g_autofree const VsFrameInfo **frames = vs_stack_dup_frames (a);
+      const VsStackInfo *n = a;
+
+      for (guint k = 0; k < a->depth; k++, n = n->parent)
+        g_assert_true (frames[k] == n->frame);
+      for (guint j = 0; j < stacks->len; j++)
+        {
+          const VsStackInfo *b = g_ptr_array_index (stacks, j);
+          g_autofree char *tb = vs_stack_dup_text (b);
+          int want = strcmp (ta, tb);
+
+          g_assert_cmpint (vs_stack_text_cmp (a, b), ==, (want > 0) - (want < 0));
+        }
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -694,6 +695,7 @@ main (int argc, char **argv)
   ADD ("full/summary", vs_fixture_full, test_full_summary);
   ADD ("full/peak-sums", vs_fixture_full, test_full_peak_sums);
   ADD ("full/sites", vs_fixture_full, test_full_sites);
+  ADD ("full/stack-order", vs_fixture_full, test_full_stack_order);
   ADD ("full/fragmentation", vs_fixture_full, test_full_fragmentation);
   ADD ("full/oom", vs_fixture_full, test_full_oom);
   ADD ("full/kernels-and-ranges", vs_fixture_full, test_full_kernels_and_ranges);
@@ -702,6 +704,5 @@ main (int argc, char **argv)
   g_test_add_func ("/queries/user-code", test_user_code);
   g_test_add_func ("/queries/display-path", test_display_path);
   g_test_add_func ("/queries/runtime-frames", test_runtime_frames);
-  g_test_add_func ("/queries/pick-site", test_pick_site);
   return g_test_run ();
 }

@@ -605,8 +605,12 @@ test_search (void)
   {
     guint expected = 0;
     for (guint i = 0; i < in->blocks->len; i++)
-      expected += strstr (g_ptr_array_index (in->sites, i), "linear") != NULL
-                  || strstr (g_ptr_array_index (in->stacks, i), "linear") != NULL;
+      {
+        g_autofree char *stack = vs_stack_dup_text (g_ptr_array_index (in->stacks, i));
+
+        expected += strstr (g_ptr_array_index (in->sites, i), "linear") != NULL
+                    || strstr (stack, "linear") != NULL;
+      }
     g_assert_cmpuint (expected, >, 0);
     g_assert_true (wait_until (shown_count_is, GUINT_TO_POINTER (expected)));
   }
@@ -788,7 +792,8 @@ test_copy (void)
     g_autoptr (VsBlockItem) item = item_at_address (rows, addr);
     const VsBlock *b = vs_block_item_get_block (item);
     g_autofree char *size = vs_format_bytes (b->bytes);
-    g_auto (GStrv) frames = g_strsplit (vs_block_item_get_stack (item), VS_STACK_SEPARATOR, -1);
+    g_autofree char *stack_text = vs_block_item_dup_stack (item);
+    g_auto (GStrv) frames = g_strsplit (stack_text, VS_STACK_SEPARATOR, -1);
     g_autofree char *joined = g_strjoinv ("\n", frames);
     g_autofree char *stack = g_strconcat (joined, "\n", NULL);
     GtkWidget *panel;
@@ -1232,6 +1237,13 @@ mapped (gpointer data)
   return gtk_widget_get_mapped (data);
 }
 
+/* Both traces are shown in the recent list (data: its popover). */
+static gboolean
+lists_recent (gpointer data)
+{
+  return find_label (data, "a_b.db") != NULL && find_label (data, "sample-oom.db") != NULL;
+}
+
 static void
 test_recent (void)
 {
@@ -1243,6 +1255,8 @@ test_recent (void)
   click (GTK_WIDGET (window->recent_button), 1);
   popover = GTK_WIDGET (gtk_menu_button_get_popover (window->recent_button));
   g_assert_true (wait_until (mapped, popover));
+  /* Its rows are mapped after it, a frame or more later. */
+  g_assert_true (wait_until (lists_recent, popover));
   shoot ("recent");
   name = find_label (popover, "a_b.db");
   g_assert_nonnull (name); /* the underscore stays */
