@@ -15,6 +15,8 @@
 
 #include "vs-stack.h"
 
+#include <string.h>
+
 /* How many allocations of each run a resynchronisation aligns at once. */
 #define MATCH_WINDOW 512
 
@@ -174,22 +176,33 @@ same_request (const VsPredictAlloc *x, const VsPredictAlloc *y, guint32 empty, d
   return x->size >= y->size && (double)x->size <= (double)y->size * r * r * 1.25 + 4096.0;
 }
 
-/* The short text of a stack for a message: its innermost frames. */
+/* The text of stack key for a message: from the frame where it differs
+ * from the stack other, at most 120 characters. */
 static char *
-stack_brief (const VsPredictKeys *keys, guint32 key)
+stack_brief (const VsPredictKeys *keys, guint32 key, guint32 other)
 {
   const char *text = g_ptr_array_index (keys->texts, key);
+  const char *cmp = g_ptr_array_index (keys->texts, other);
+  const char *from = text;
+  gsize n = 0;
+
   if (*text == '\0')
-    return g_strdup ("(no stack)");
-  return g_strndup (text, 160);
+    return g_strdup ("no stack");
+  while (text[n] != '\0' && text[n] == cmp[n])
+    n++;
+  for (gsize k = 0; k + strlen (VS_STACK_SEPARATOR) <= n; k++)
+    if (strncmp (text + k, VS_STACK_SEPARATOR, strlen (VS_STACK_SEPARATOR)) == 0)
+      from = text + k + strlen (VS_STACK_SEPARATOR);
+  return g_strdup_printf ("%s%.120s%s", from != text ? "… " : "", from,
+                          strlen (from) > 120 ? "…" : "");
 }
 
 static gint64
 no_alignment (const VsPredictKeys *keys, const VsPredictAlloc *a, guint i, const VsPredictAlloc *b,
               guint j, GError **error)
 {
-  g_autofree char *sa = stack_brief (keys, a[i].key);
-  g_autofree char *sb = stack_brief (keys, b[j].key);
+  g_autofree char *sa = stack_brief (keys, a[i].key, b[j].key);
+  g_autofree char *sb = stack_brief (keys, b[j].key, a[i].key);
   g_set_error (
       error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID_ARGUMENT,
       "their allocation histories differ from allocation %u of the run at the larger batch (%s) "

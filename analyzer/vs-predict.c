@@ -160,6 +160,8 @@ fit_two (VsPredictModel *m, VsTrace *t2, gint64 a2, gint64 batch2, const char *c
       m->n_unmatched = vs_predict_match (&m->first, &other, (double)m->batch1 / (double)other_batch,
                                          &m->keys, match, error);
       ok = m->n_unmatched >= 0;
+      if (!ok)
+        g_prefix_error (error, "the two runs are not the same program at two sizes: ");
       for (guint i = 0; ok && i < n; i++)
         {
           const VsPredictAlloc *x = &g_array_index (m->first.allocs, VsPredictAlloc, i);
