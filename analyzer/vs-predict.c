@@ -402,7 +402,8 @@ vs_predict_model_largest (VsPredictModel *m, gint64 limit_bytes, gboolean limit_
       else
         hi = mid;
     }
-  if (out != NULL && lo >= 1 && !vs_predict_model_replay (m, lo, VS_UNKNOWN, FALSE, out, error))
+  if (out != NULL && lo >= 1
+      && !vs_predict_model_replay (m, lo, limit_bytes, limit_is_fraction, out, error))
     return -1;
   return lo;
 }

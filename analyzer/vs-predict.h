@@ -75,7 +75,8 @@ gboolean vs_predict_model_replay (VsPredictModel *model, gint64 batch, gint64 li
 /* The largest batch (>= 1, at most max_batch) whose replay under the limit
  * fails no request, assuming that a batch that fails makes every larger one
  * fail; 0 when even batch 1 fails.  *out (may be NULL) receives that
- * batch's unlimited replay.  Returns -1 with error set on failure. */
+ * batch's replay under the limit (where the allocator released its cache
+ * to stay under it, its reserved peak is below the unlimited replay's).  Returns -1 with error set on failure. */
 gint64 vs_predict_model_largest (VsPredictModel *model, gint64 limit_bytes,
                                  gboolean limit_is_fraction, gint64 max_batch, VsPredictPoint *out,
                                  GError **error);

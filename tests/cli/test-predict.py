@@ -165,4 +165,35 @@ j = json.loads(p.stdout)
 c = rows("resnet18-batch-16.pickle@16", "resnet18-batch-32.pickle@32", "--batch", "64")
 ok([r["peak_reserved_bytes"] for r in j["rows"]] == [int(r["peak_reserved_bytes"]) for r in c],
    "json and csv give the same peaks")
+
+# the diagnosis's "half the batch" remedy gives predict's numbers: the
+# recorded batch counted as 64, half the batch as 32
+def fmt(n):
+    v, u = float(n), 0
+    units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"]
+    if -1024 < n < 1024:
+        return "%d B" % n
+    while abs(v) >= 1024.0 and u < len(units) - 1:
+        v, u = v / 1024.0, u + 1
+    return "%.2f %s" % (v, units[u])
+
+
+amp = os.path.abspath(os.path.join(sys.argv[2], "diagnose", "torch-amp-fp32.db"))
+p = subprocess.run([vramscope, "report", amp, "--width", "1000", "diagnose"], capture_output=True,
+                   text=True, env=env)
+text = " ".join(p.stdout.split())
+c = rows(amp + "@64", "--batch", "32")
+half = [r for r in c if r["kind"] == "predicted"][0]
+largest = [r for r in c if r["kind"] == "largest"]
+want = "peak allocated %s, reserved %s" % (fmt(int(half["peak_allocated_bytes"])),
+                                            fmt(int(half["peak_reserved_bytes"])))
+ok(p.returncode == 0 and "predicted at half the batch" in text and want in text,
+   "diagnosis: half the batch predicted as `predict FILE@64 --batch 32` does (%s)" % want,
+   text[:2000])
+if largest and int(largest[0]["batch"]) < 64 * 64:
+    times = "%.2f\u00d7" % (int(largest[0]["batch"]) / 64)
+    ok(times in text or ("%.2f×" % (int(largest[0]["batch"]) / 64)) in text,
+       "diagnosis: the largest batch as predict's, %s the recorded one" % times)
+else:
+    ok("still fits the device" in text, "diagnosis: a batch 64x the recorded one still fits")
 done()
