@@ -17,6 +17,47 @@
 
 #include <string.h>
 
+/* Live allocations by address, and stack ids' keys (common/vs-hash-table.h). */
+typedef struct
+{
+  gint64 address;
+  gint32 index; /* the allocation */
+  gboolean used;
+} LiveEntry;
+
+#define VS_HT_TYPE LiveMap
+#define VS_HT_FN(n) live_##n
+#define VS_HT_ENTRY LiveEntry
+#define VS_HT_KEY_TYPE gint64
+#define VS_HT_KEY(e) ((e)->address)
+#define VS_HT_SET_KEY(e, k) ((e)->address = (k), (e)->used = TRUE)
+#define VS_HT_HASH(k) vs_hash_mix64 ((guint64)(k))
+#define VS_HT_EQUAL(a, b) ((a) == (b))
+#define VS_HT_IS_EMPTY(e) (!(e)->used)
+#include "vs-hash-table.h"
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (LiveMap, live_clear)
+
+typedef struct
+{
+  gint64 stack_id;
+  guint32 key;
+  gboolean used;
+} KeyEntry;
+
+#define VS_HT_TYPE KeyMap
+#define VS_HT_FN(n) key_map_##n
+#define VS_HT_ENTRY KeyEntry
+#define VS_HT_KEY_TYPE gint64
+#define VS_HT_KEY(e) ((e)->stack_id)
+#define VS_HT_SET_KEY(e, k) ((e)->stack_id = (k), (e)->used = TRUE)
+#define VS_HT_HASH(k) vs_hash_mix64 ((guint64)(k))
+#define VS_HT_EQUAL(a, b) ((a) == (b))
+#define VS_HT_IS_EMPTY(e) (!(e)->used)
+#include "vs-hash-table.h"
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (KeyMap, key_map_clear)
+
 /* How many allocations of each run a resynchronisation aligns at once. */
 #define MATCH_WINDOW 512
 
@@ -41,14 +82,15 @@ vs_predict_keys_clear (VsPredictKeys *keys)
 
 /* The key of stack_id of trace (ids seen before are in by_id). */
 static gboolean
-stack_key (VsTrace *trace, gint64 stack_id, GHashTable *by_id, VsPredictKeys *keys, guint32 *key,
+stack_key (VsTrace *trace, gint64 stack_id, KeyMap *by_id, VsPredictKeys *keys, guint32 *key,
            GError **error)
 {
+  KeyEntry *e = key_map_find (by_id, stack_id);
   gpointer found;
 
-  if (g_hash_table_lookup_extended (by_id, &stack_id, NULL, &found))
+  if (e != NULL)
     {
-      *key = GPOINTER_TO_UINT (found);
+      *key = e->key;
       return TRUE;
     }
   const VsStackInfo *info = vs_stack_get (trace, stack_id, error);
@@ -63,7 +105,10 @@ stack_key (VsTrace *trace, gint64 stack_id, GHashTable *by_id, VsPredictKeys *ke
       g_hash_table_insert (keys->index, text, found);
     }
   *key = GPOINTER_TO_UINT (found) - 1;
-  g_hash_table_insert (by_id, g_memdup2 (&stack_id, sizeof stack_id), GUINT_TO_POINTER (*key));
+  e = key_map_insert (by_id, stack_id, NULL);
+  if (e == NULL)
+    g_error ("out of memory");
+  e->key = *key;
   return TRUE;
 }
 
@@ -93,8 +138,8 @@ gboolean
 vs_predict_history_read (VsPredictHistory *h, VsTrace *trace, gint64 allocator_id,
                          VsPredictKeys *keys, GError **error)
 {
-  g_autoptr (GHashTable) live = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
-  g_autoptr (GHashTable) by_id = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+  g_auto (LiveMap) live = { 0 };
+  g_auto (KeyMap) by_id = { 0 };
   sqlite3_stmt *stmt;
   gboolean ok = TRUE;
   int rc;
@@ -122,21 +167,23 @@ vs_predict_history_read (VsPredictHistory *h, VsTrace *trace, gint64 allocator_i
           a.size = CLAMP (sqlite3_column_int64 (stmt, 2), 0, (gint64)1 << 50);
           a.stream = stream == VS_UNKNOWN ? 0 : stream;
           a.event_id = sqlite3_column_int64 (stmt, 5);
-          ok = stack_key (trace, sqlite3_column_int64 (stmt, 4), by_id, keys, &a.key, error);
+          ok = stack_key (trace, sqlite3_column_int64 (stmt, 4), &by_id, keys, &a.key, error);
           if (h->allocs->len >= G_MAXINT32)
             break;
           ev = (gint32)h->allocs->len;
           g_array_append_val (h->allocs, a);
-          g_hash_table_replace (live, g_memdup2 (&address, sizeof address),
-                                GINT_TO_POINTER (ev + 1));
+          LiveEntry *e = live_insert (&live, address, NULL);
+          if (e == NULL)
+            g_error ("out of memory");
+          e->index = ev; /* an address allocated again replaces a block never freed */
         }
       else
         {
-          gpointer found = g_hash_table_lookup (live, &address);
-          if (found == NULL)
+          LiveEntry *e = live_find (&live, address);
+          if (e == NULL)
             continue; /* freed before the history began */
-          ev = -GPOINTER_TO_INT (found);
-          g_hash_table_remove (live, &address);
+          ev = -(e->index + 1);
+          live_remove (&live, e);
         }
       g_array_append_val (h->events, ev);
     }
