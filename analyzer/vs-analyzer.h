@@ -26,4 +26,5 @@
 #include "vs-whatif.h"
 #include "vs-whatif-line.h"
 #include "vs-predict.h"
+#include "vs-predict-line.h"
 #include "vs-spool.h"

@@ -62,7 +62,7 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (KeyMap, key_map_clear)
 #define MATCH_WINDOW 512
 
 static const char *history_sql
-    = "SELECT op, address, requested_bytes, stream, ifnull(stack_id, 0), id FROM alloc_event"
+    = "SELECT op, address, requested_bytes, stream, ifnull(stack_id, 0), id, ts FROM alloc_event"
       " WHERE allocator_id = ?1 AND op IN (1, 3) ORDER BY id";
 static const char *device_sql = "SELECT device_id FROM allocator WHERE id = ?1";
 
@@ -148,6 +148,7 @@ vs_predict_history_read (VsPredictHistory *h, VsTrace *trace, gint64 allocator_i
   h->allocator_id = allocator_id;
   h->allocs = g_array_new (FALSE, FALSE, sizeof (VsPredictAlloc));
   h->events = g_array_new (FALSE, FALSE, sizeof (gint32));
+  h->times = g_array_new (FALSE, FALSE, sizeof (gint64));
   if (!read_device (h, error))
     return FALSE;
   stmt = vs_trace_statement (trace, history_sql, error);
@@ -185,7 +186,9 @@ vs_predict_history_read (VsPredictHistory *h, VsTrace *trace, gint64 allocator_i
           ev = -(e->index + 1);
           live_remove (&live, e);
         }
+      gint64 rel = vs_trace_rel (trace, sqlite3_column_int64 (stmt, 6));
       g_array_append_val (h->events, ev);
+      g_array_append_val (h->times, rel);
     }
   sqlite3_reset (stmt);
   if (!ok)
@@ -206,6 +209,7 @@ vs_predict_history_clear (VsPredictHistory *h)
 {
   g_clear_pointer (&h->allocs, g_array_unref);
   g_clear_pointer (&h->events, g_array_unref);
+  g_clear_pointer (&h->times, g_array_unref);
 }
 
 /* Whether allocation x of the larger run (batch ratio r to the smaller)

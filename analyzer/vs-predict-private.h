@@ -27,6 +27,7 @@ typedef struct
   gint64 device_id;
   GArray *allocs; /* VsPredictAlloc */
   GArray *events; /* gint32 */
+  GArray *times;  /* gint64 per event: ns since the trace's start */
 } VsPredictHistory;
 
 /* The stack texts both runs' keys index (text → GUINT_TO_POINTER (key + 1)),

@@ -20,6 +20,7 @@
 #include "vs-caching-allocator.h"
 #include "vs-predict-private.h"
 #include "vs-roles.h"
+#include "vs-whatif-line.h"
 #include "vs-whatif.h"
 
 struct _VsPredictModel
@@ -279,10 +280,14 @@ size_at (const VsPredictModel *m, const VsPredictAlloc *a, guint i, gint64 batch
   return s <= 0.0 ? 0 : (gint64)llround (MIN (s, (double)((gint64)1 << 50)));
 }
 
-gboolean
-vs_predict_model_replay (VsPredictModel *m, gint64 batch, gint64 limit_bytes,
-                         gboolean limit_is_fraction, VsPredictPoint *out, GError **error)
+/* The replay; steps (may be NULL) receives a VsWhatifStep per change of
+ * reserved memory, at the time of the recorded event that caused it. */
+static gboolean
+replay (VsPredictModel *m, gint64 batch, gint64 limit_bytes, gboolean limit_is_fraction,
+        GArray *steps, VsPredictPoint *out, GError **error)
 {
+  const gint64 *times = (const gint64 *)m->first.times->data;
+  gint64 reserved = 0;
   VsAllocConf conf;
   g_autoptr (VsCachingAllocator) ca = NULL;
   const VsPredictAlloc *allocs = (const VsPredictAlloc *)m->first.allocs->data;
@@ -307,12 +312,37 @@ vs_predict_model_replay (VsPredictModel *m, gint64 batch, gint64 limit_bytes,
           vs_caching_allocator_release (ca, blocks[-ev - 1]);
           blocks[-ev - 1] = NULL;
         }
+      if (steps != NULL && vs_caching_allocator_get_reserved (ca) != reserved)
+        {
+          VsWhatifStep step = { times[k], vs_caching_allocator_get_reserved (ca) };
+          /* a trace's events out of time order within the allocator */
+          if (steps->len > 0)
+            step.time_ns
+                = MAX (step.time_ns, g_array_index (steps, VsWhatifStep, steps->len - 1).time_ns);
+          g_array_append_val (steps, step);
+          reserved = step.reserved_bytes;
+        }
     }
   out->batch = batch;
   out->peak_allocated_bytes = vs_caching_allocator_get_peak_requested (ca);
   out->peak_reserved_bytes = vs_caching_allocator_get_peak_reserved (ca);
   out->failed_alloc_count = vs_caching_allocator_get_ooms (ca);
   return TRUE;
+}
+
+gboolean
+vs_predict_model_replay (VsPredictModel *m, gint64 batch, gint64 limit_bytes,
+                         gboolean limit_is_fraction, VsPredictPoint *out, GError **error)
+{
+  return replay (m, batch, limit_bytes, limit_is_fraction, NULL, out, error);
+}
+
+gboolean
+vs_predict_model_replay_steps (VsPredictModel *m, gint64 batch, GArray *steps, VsPredictPoint *out,
+                               GError **error)
+{
+  g_return_val_if_fail (steps != NULL, FALSE);
+  return replay (m, batch, VS_UNKNOWN, FALSE, steps, out, error);
 }
 
 /* Whether batch fails no request under the limit. */

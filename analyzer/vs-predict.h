@@ -72,6 +72,13 @@ typedef struct
 gboolean vs_predict_model_replay (VsPredictModel *model, gint64 batch, gint64 limit_bytes,
                                   gboolean limit_is_fraction, VsPredictPoint *out, GError **error);
 
+/* vs_predict_model_replay with no limit, appending to steps (a GArray of
+ * VsWhatifStep, vs-whatif-line.h) one step per change of reserved memory,
+ * at the time (ns since the trace's start) of the recorded event of the
+ * replayed run that caused it: the run's reserved line at that batch. */
+gboolean vs_predict_model_replay_steps (VsPredictModel *model, gint64 batch, GArray *steps,
+                                        VsPredictPoint *out, GError **error);
+
 /* The largest batch (>= 1, at most max_batch) whose replay under the limit
  * fails no request, assuming that a batch that fails makes every larger one
  * fail; 0 when even batch 1 fails.  *out (may be NULL) receives that
