@@ -5,7 +5,7 @@
  * predict ("32 64", or "32→64"); the prediction (vs_predict_line_new: this
  * one run's activations scaled, the history replayed through the
  * caching-allocator model) runs in a worker thread on a connection of its
- * own to the trace, for every device with a PyTorch allocator, and its
+ * own to the trace (a snapshot's imported trace), for every device with a PyTorch allocator, and its
  * lines replace the what-if lines of the charts.  The task's source is the
  * document, so that the strip's own completion reads its lines as it reads
  * a replay's.
@@ -13,6 +13,8 @@
 #include "vs-window-private.h"
 
 #include <glib/gi18n.h>
+
+#include "vs-snapshot-open.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -40,7 +42,19 @@ batch_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *ca
   g_autoptr (GPtrArray) lines
       = g_ptr_array_new_with_free_func ((GDestroyNotify)vs_whatif_line_free);
   GError *error = NULL;
-  g_autoptr (VsTrace) trace = vs_trace_open (q->path, &error);
+  g_autoptr (VsTrace) trace = NULL;
+  g_autoptr (GFile) file = g_file_new_for_path (q->path);
+
+  /* a snapshot is shown from its imported trace: beside it, or in the
+   * user's cache (vs-snapshot-open.c) */
+  if (vs_snapshot_open_is_snapshot (file))
+    {
+      g_autofree char *beside = vs_snapshot_open_cache_beside (q->path);
+      g_autofree char *user = vs_snapshot_open_cache_in_user_dir (q->path);
+      g_free (q->path);
+      q->path = g_strdup (g_file_test (beside, G_FILE_TEST_IS_REGULAR) ? beside : user);
+    }
+  trace = vs_trace_open (q->path, &error);
 
   for (guint i = 0; trace != NULL && i < q->device_ids->len; i++)
     {
