@@ -25,4 +25,6 @@
 #include "vs-alloc-conf.h"
 #include "vs-whatif.h"
 #include "vs-whatif-line.h"
+#include "vs-predict.h"
+#include "vs-predict-line.h"
 #include "vs-spool.h"

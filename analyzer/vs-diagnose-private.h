@@ -15,4 +15,11 @@ G_BEGIN_DECLS
 gboolean vs_diagnose_whatif (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings,
                              guint first, GError **error);
 
+/* Backs the "half the batch" remedies (dd->lower_peak and findings[first
+ * …]) with the predicted peaks at half the batch and the largest batch that
+ * fits (vs-diagnose-predict.c).  FALSE with error set when the trace cannot
+ * be read. */
+gboolean vs_diagnose_predict (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings,
+                              guint first, GError **error);
+
 G_END_DECLS

@@ -1078,7 +1078,8 @@ diagnose_device (VsTrace *trace, const VsDeviceInfo *device, VsDiagnosis *dx, GE
       || !diagnose_leaks (trace, dd, dx->findings, error)
       || !diagnose_fragmentation (trace, dd, dx->findings, error)
       || !diagnose_outside (trace, dd, dx->findings, error)
-      || !vs_diagnose_whatif (trace, dd, dx->findings, first, error))
+      || !vs_diagnose_whatif (trace, dd, dx->findings, first, error)
+      || !vs_diagnose_predict (trace, dd, dx->findings, first, error))
     return FALSE;
   return TRUE;
 }

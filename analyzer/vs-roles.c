@@ -323,6 +323,20 @@ vs_block_role (VsTrace *trace, const VsBlock *b, GError **error)
 }
 
 gboolean
+vs_blocks_roles (VsTrace *trace, const VsBlock *blocks, guint n, VsRole *roles, GError **error)
+{
+  RoleContext c;
+  gboolean ok = TRUE;
+
+  g_return_val_if_fail (trace != NULL && (n == 0 || (blocks != NULL && roles != NULL)), FALSE);
+  context_init (&c, trace);
+  for (guint i = 0; i < n && ok; i++)
+    ok = (roles[i] = classify (&c, &blocks[i], error)) != VS_N_ROLES;
+  context_clear (&c);
+  return ok;
+}
+
+gboolean
 vs_roles_at (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 seq, VsRoles *out,
              GError **error)
 {

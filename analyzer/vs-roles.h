@@ -61,6 +61,12 @@ gboolean vs_roles_at (VsTrace *trace, gint64 device_id, gint64 allocator_id, gin
  * with error set on failure. */
 VsRole vs_block_role (VsTrace *trace, const VsBlock *b, GError **error);
 
+/* The roles of n blocks of trace (allocated blocks, as the `block` table
+ * holds them) into roles[0..n-1], sharing the walks of phases between
+ * them.  Returns FALSE with error set on failure. */
+gboolean vs_blocks_roles (VsTrace *trace, const VsBlock *blocks, guint n, VsRole *roles,
+                          GError **error);
+
 /* Activations allocated in a forward pass that no backward pass followed
  * while they lived: what a forward pass run with gradients enabled keeps
  * for nothing (evaluation or inference without torch.no_grad()). */

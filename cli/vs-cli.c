@@ -19,7 +19,7 @@
 #include "vs-cli.h"
 
 static const char usage_line[]
-    = "usage: vramscope {record|recover|import|report|diff|export|whatif|view|help} "
+    = "usage: vramscope {record|recover|import|report|diff|export|whatif|predict|view|help} "
       "[ARGS...]  (vramscope help for more)\n";
 
 static const char help_text[]
@@ -48,6 +48,9 @@ static const char help_text[]
       "                  [--format text|csv|json]\n"
       "      replay PyTorch's caching allocator under other settings: reserved peak\n"
       "      and failed requests each would have given\n"
+      "  vramscope predict RUN@B1 [RUN2@B2] [--batch N]... [--limit BYTES|FRACTION]\n"
+      "                   [--format text|csv|json]\n"
+      "      predict the peaks at other batch sizes and the largest batch that fits\n"
       "  vramscope view [FILE]\n"
       "      open the desktop viewer on a trace or a PyTorch snapshot (.pickle)\n"
       "  vramscope --version\n"
@@ -141,6 +144,8 @@ run_command (int argc, char **argv)
     return vs_cmd_diff (argc - 1, argv + 1);
   if (strcmp (cmd, "whatif") == 0)
     return vs_cmd_whatif (argc - 1, argv + 1);
+  if (strcmp (cmd, "predict") == 0)
+    return vs_cmd_predict (argc - 1, argv + 1);
   if (strcmp (cmd, "view") == 0)
     return run_view (argc - 1, argv + 1);
   if (strcmp (cmd, "import") == 0)

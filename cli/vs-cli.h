@@ -17,6 +17,7 @@ int vs_cmd_record (int argc, char **argv);
 int vs_cmd_recover (int argc, char **argv);
 int vs_cmd_diff (int argc, char **argv);
 int vs_cmd_whatif (int argc, char **argv);
+int vs_cmd_predict (int argc, char **argv);
 
 typedef struct _VsTrace VsTrace;
 

@@ -119,6 +119,9 @@ void vs_window_whatif_class_init (GtkWidgetClass *widget_class);
 /* Stops any replay and offers the what-if settings for the session's
  * document (none: the control is insensitive and says why). */
 void vs_window_whatif_reset (VsWindow *self);
+
+/* Appends the batch field to the What If… popover (vs-window-whatif-batch.c). */
+void vs_window_whatif_add_batch (VsWindow *self);
 /* Whether a replay is running. */
 gboolean vs_window_whatif_is_running (VsWindow *self);
 

@@ -419,6 +419,7 @@ vs_window_whatif_reset (VsWindow *self)
       add_preset (self, dev->own_alloc_conf, dev->summary.capacity_bytes, title,
                   _ ("a larger memory fraction: the trace failed at its cap"));
     }
+  vs_window_whatif_add_batch (self);
   gtk_editable_set_text (GTK_EDITABLE (self->whatif_entry), dev->own_alloc_conf);
   on_whatif_entry_changed (GTK_EDITABLE (self->whatif_entry), self);
   if (self->whatif_pending != NULL)

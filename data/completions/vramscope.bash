@@ -6,7 +6,7 @@ _vramscope ()
   local cur prev words cword
   _init_completion || return
 
-  local commands="record recover import report diff export whatif view help --version"
+  local commands="record recover import report diff export whatif predict view help --version"
   if [[ $cword -eq 1 ]]; then
     COMPREPLY=($(compgen -W "$commands" -- "$cur"))
     return
@@ -111,6 +111,17 @@ _vramscope ()
         COMPREPLY=($(compgen -W "--alloc-conf --limit --format --device --help" -- "$cur"))
       else
         _filedir db
+      fi
+      ;;
+    predict)
+      case $prev in
+        --format) COMPREPLY=($(compgen -W "text csv json" -- "$cur")); return ;;
+        --limit|--batch) return ;;
+      esac
+      if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "--batch --limit --format --help" -- "$cur"))
+      else
+        _filedir
       fi
       ;;
     view)

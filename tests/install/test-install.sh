@@ -98,7 +98,7 @@ got=$(type_of "$stage/list.pickle")
 ok $([ "$got" != application/x-pytorch-memory-snapshot ] && echo 0 || echo 1) "another pickle is no snapshot (got $got)"
 
 # Man pages: one per command, rendered without warnings.
-pages="vramscope vramscope-import vramscope-report vramscope-diff vramscope-export vramscope-whatif"
+pages="vramscope vramscope-import vramscope-report vramscope-diff vramscope-export vramscope-whatif vramscope-predict"
 [ "$have_record" = 1 ] && pages="$pages vramscope-record vramscope-recover"
 [ "$have_view" = 1 ] && pages="$pages vramscope-view"
 for p in $pages; do

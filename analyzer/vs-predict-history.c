@@ -1,0 +1,356 @@
+/* vs-predict-history.c — a run's PyTorch allocator history in memory, and
+ * the matching of two runs' histories by stack (see vs-predict-private.h).
+ *
+ * Histories are read once (alloc_event by id, the allocator's own order)
+ * into flat arrays: a prediction replays them many times.  Stacks are
+ * compared by their text, so that two traces' different stack ids of the
+ * same code match.  Matching walks both histories while they agree;
+ * where they differ it aligns the next window of each by their longest
+ * common subsequence and goes on from the middle of the window: linear in
+ * the history's length for histories that differ here and there (GPT-2's
+ * backward pass makes a few more requests per layer at batch 4 than at 2,
+ * cuDNN's choice of algorithm changes its workspace requests).
+ */
+#include "vs-predict-private.h"
+
+#include "vs-stack.h"
+
+#include <string.h>
+
+/* Live allocations by address, and stack ids' keys (common/vs-hash-table.h). */
+typedef struct
+{
+  gint64 address;
+  gint32 index; /* the allocation */
+  gboolean used;
+} LiveEntry;
+
+#define VS_HT_TYPE LiveMap
+#define VS_HT_FN(n) live_##n
+#define VS_HT_ENTRY LiveEntry
+#define VS_HT_KEY_TYPE gint64
+#define VS_HT_KEY(e) ((e)->address)
+#define VS_HT_SET_KEY(e, k) ((e)->address = (k), (e)->used = TRUE)
+#define VS_HT_HASH(k) vs_hash_mix64 ((guint64)(k))
+#define VS_HT_EQUAL(a, b) ((a) == (b))
+#define VS_HT_IS_EMPTY(e) (!(e)->used)
+#include "vs-hash-table.h"
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (LiveMap, live_clear)
+
+typedef struct
+{
+  gint64 stack_id;
+  guint32 key;
+  gboolean used;
+} KeyEntry;
+
+#define VS_HT_TYPE KeyMap
+#define VS_HT_FN(n) key_map_##n
+#define VS_HT_ENTRY KeyEntry
+#define VS_HT_KEY_TYPE gint64
+#define VS_HT_KEY(e) ((e)->stack_id)
+#define VS_HT_SET_KEY(e, k) ((e)->stack_id = (k), (e)->used = TRUE)
+#define VS_HT_HASH(k) vs_hash_mix64 ((guint64)(k))
+#define VS_HT_EQUAL(a, b) ((a) == (b))
+#define VS_HT_IS_EMPTY(e) (!(e)->used)
+#include "vs-hash-table.h"
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (KeyMap, key_map_clear)
+
+/* How many allocations of each run a resynchronisation aligns at once. */
+#define MATCH_WINDOW 512
+
+static const char *history_sql
+    = "SELECT op, address, requested_bytes, stream, ifnull(stack_id, 0), id, ts FROM alloc_event"
+      " WHERE allocator_id = ?1 AND op IN (1, 3) ORDER BY id";
+static const char *device_sql = "SELECT device_id FROM allocator WHERE id = ?1";
+
+void
+vs_predict_keys_init (VsPredictKeys *keys)
+{
+  keys->index = g_hash_table_new (g_str_hash, g_str_equal);
+  keys->texts = g_ptr_array_new_with_free_func (g_free);
+}
+
+void
+vs_predict_keys_clear (VsPredictKeys *keys)
+{
+  g_clear_pointer (&keys->index, g_hash_table_unref);
+  g_clear_pointer (&keys->texts, g_ptr_array_unref);
+}
+
+/* The key of stack_id of trace (ids seen before are in by_id). */
+static gboolean
+stack_key (VsTrace *trace, gint64 stack_id, KeyMap *by_id, VsPredictKeys *keys, guint32 *key,
+           GError **error)
+{
+  KeyEntry *e = key_map_find (by_id, stack_id);
+  gpointer found;
+
+  if (e != NULL)
+    {
+      *key = e->key;
+      return TRUE;
+    }
+  const VsStackInfo *info = vs_stack_get (trace, stack_id, error);
+  if (info == NULL)
+    return FALSE;
+  g_autofree char *stack_text = vs_stack_dup_text (info);
+  found = g_hash_table_lookup (keys->index, stack_text);
+  if (found == NULL)
+    {
+      char *text = g_steal_pointer (&stack_text);
+      g_ptr_array_add (keys->texts, text);
+      found = GUINT_TO_POINTER (keys->texts->len);
+      g_hash_table_insert (keys->index, text, found);
+    }
+  *key = GPOINTER_TO_UINT (found) - 1;
+  e = key_map_insert (by_id, stack_id, NULL);
+  if (e == NULL)
+    g_error ("out of memory");
+  e->key = *key;
+  return TRUE;
+}
+
+static gboolean
+read_device (VsPredictHistory *h, GError **error)
+{
+  sqlite3_stmt *stmt = vs_trace_statement (h->trace, device_sql, error);
+  int rc;
+
+  if (stmt == NULL)
+    return FALSE;
+  sqlite3_bind_int64 (stmt, 1, h->allocator_id);
+  rc = sqlite3_step (stmt);
+  if (rc == SQLITE_ROW)
+    h->device_id = sqlite3_column_int64 (stmt, 0);
+  sqlite3_reset (stmt);
+  if (rc == SQLITE_DONE)
+    {
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID_ARGUMENT,
+                   "the trace has no allocator %" G_GINT64_FORMAT, h->allocator_id);
+      return FALSE;
+    }
+  return rc == SQLITE_ROW || vs_trace_sql_error (h->trace, error);
+}
+
+gboolean
+vs_predict_history_read (VsPredictHistory *h, VsTrace *trace, gint64 allocator_id,
+                         VsPredictKeys *keys, GError **error)
+{
+  g_auto (LiveMap) live = { 0 };
+  g_auto (KeyMap) by_id = { 0 };
+  sqlite3_stmt *stmt;
+  gboolean ok = TRUE;
+  int rc;
+
+  h->trace = trace;
+  h->allocator_id = allocator_id;
+  h->allocs = g_array_new (FALSE, FALSE, sizeof (VsPredictAlloc));
+  h->events = g_array_new (FALSE, FALSE, sizeof (gint32));
+  h->times = g_array_new (FALSE, FALSE, sizeof (gint64));
+  if (!read_device (h, error))
+    return FALSE;
+  stmt = vs_trace_statement (trace, history_sql, error);
+  if (stmt == NULL)
+    return FALSE;
+  sqlite3_bind_int64 (stmt, 1, allocator_id);
+  while (ok && (rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      int op = sqlite3_column_int (stmt, 0);
+      gint64 address = sqlite3_column_int64 (stmt, 1);
+      gint32 ev;
+
+      if (op == VS_ALLOC_OP_ALLOC)
+        {
+          VsPredictAlloc a;
+          gint64 stream = vs_column_int (stmt, 3);
+          a.size = CLAMP (sqlite3_column_int64 (stmt, 2), 0, (gint64)1 << 50);
+          a.stream = stream == VS_UNKNOWN ? 0 : stream;
+          a.event_id = sqlite3_column_int64 (stmt, 5);
+          ok = stack_key (trace, sqlite3_column_int64 (stmt, 4), &by_id, keys, &a.key, error);
+          if (h->allocs->len >= G_MAXINT32)
+            break;
+          ev = (gint32)h->allocs->len;
+          g_array_append_val (h->allocs, a);
+          LiveEntry *e = live_insert (&live, address, NULL);
+          if (e == NULL)
+            g_error ("out of memory");
+          e->index = ev; /* an address allocated again replaces a block never freed */
+        }
+      else
+        {
+          LiveEntry *e = live_find (&live, address);
+          if (e == NULL)
+            continue; /* freed before the history began */
+          ev = -(e->index + 1);
+          live_remove (&live, e);
+        }
+      gint64 rel = vs_trace_rel (trace, sqlite3_column_int64 (stmt, 6));
+      g_array_append_val (h->events, ev);
+      g_array_append_val (h->times, rel);
+    }
+  sqlite3_reset (stmt);
+  if (!ok)
+    return FALSE;
+  if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+    return vs_trace_sql_error (trace, error);
+  if (h->allocs->len == 0)
+    {
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID_ARGUMENT,
+                   "its PyTorch allocator made no allocation");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+void
+vs_predict_history_clear (VsPredictHistory *h)
+{
+  g_clear_pointer (&h->allocs, g_array_unref);
+  g_clear_pointer (&h->events, g_array_unref);
+  g_clear_pointer (&h->times, g_array_unref);
+}
+
+/* Whether allocation x of the larger run (batch ratio r to the smaller)
+ * and y of the smaller can be the same request: the same stack and, for
+ * an allocation without stack (PyTorch's autograd threads record none),
+ * a size that is the same or grew by at most r² (a quadratic term, with
+ * a margin) — sizes tell such allocations apart where stacks cannot. */
+static inline gboolean
+same_request (const VsPredictAlloc *x, const VsPredictAlloc *y, guint32 empty, double r)
+{
+  if (x->key != y->key)
+    return FALSE;
+  if (x->key != empty || x->size == y->size)
+    return TRUE;
+  return x->size >= y->size && (double)x->size <= (double)y->size * r * r * 1.25 + 4096.0;
+}
+
+/* The text of stack key for a message: from the frame where it differs
+ * from the stack other, at most 120 characters. */
+static char *
+stack_brief (const VsPredictKeys *keys, guint32 key, guint32 other)
+{
+  const char *text = g_ptr_array_index (keys->texts, key);
+  const char *cmp = g_ptr_array_index (keys->texts, other);
+  const char *from = text;
+  gsize n = 0;
+
+  if (*text == '\0')
+    return g_strdup ("no stack");
+  while (text[n] != '\0' && text[n] == cmp[n])
+    n++;
+  for (gsize k = 0; k + strlen (VS_STACK_SEPARATOR) <= n; k++)
+    if (strncmp (text + k, VS_STACK_SEPARATOR, strlen (VS_STACK_SEPARATOR)) == 0)
+      from = text + k + strlen (VS_STACK_SEPARATOR);
+  return g_strdup_printf ("%s%.120s%s", from != text ? "… " : "", from,
+                          strlen (from) > 120 ? "…" : "");
+}
+
+static gint64
+no_alignment (const VsPredictKeys *keys, const VsPredictAlloc *a, guint i, const VsPredictAlloc *b,
+              guint j, GError **error)
+{
+  g_autofree char *sa = stack_brief (keys, a[i].key, b[j].key);
+  g_autofree char *sb = stack_brief (keys, b[j].key, a[i].key);
+  g_set_error (
+      error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID_ARGUMENT,
+      "their allocation histories differ from allocation %u of the run at the larger batch (%s) "
+      "and %u of the other (%s)",
+      i + 1, sa, j + 1, sb);
+  return -1;
+}
+
+/* Aligns a[i..] and b[j..] over a window of MATCH_WINDOW allocations each
+ * by their longest common subsequence of same requests, and commits the
+ * alignment of its first half (all of it where the window reaches both
+ * ends): fills match for the a allocations passed, advances *i and *j,
+ * and returns the allocations left without partner, or -1 when nothing in
+ * the window matches. */
+static gint64
+align_window (const VsPredictAlloc *a, guint na, guint *pi, const VsPredictAlloc *b, guint nb,
+              guint *pj, guint32 empty, double r, gint64 *match)
+{
+  guint i = *pi, j = *pj;
+  guint n1 = MIN (MATCH_WINDOW, na - i), n2 = MIN (MATCH_WINDOW, nb - j);
+  guint w = n2 + 1;
+  g_autofree guint16 *L = g_new0 (guint16, (gsize)(n1 + 1) * w);
+  gboolean to_end = i + n1 == na && j + n2 == nb;
+  guint x = 0, y = 0, stop1 = to_end ? n1 : n1 / 2, stop2 = to_end ? n2 : n2 / 2;
+  gint64 unmatched = 0;
+
+  /* L[x][y]: the longest common subsequence of a[i + x ..] and b[j + y ..] */
+  for (guint xx = n1; xx-- > 0;)
+    for (guint yy = n2; yy-- > 0;)
+      L[xx * w + yy] = same_request (&a[i + xx], &b[j + yy], empty, r)
+                           ? L[(xx + 1) * w + yy + 1] + 1
+                           : MAX (L[(xx + 1) * w + yy], L[xx * w + yy + 1]);
+  if (L[0] == 0)
+    return -1;
+  while (x < n1 && y < n2 && (x < stop1 || y < stop2))
+    {
+      if (same_request (&a[i + x], &b[j + y], empty, r)
+          && L[x * w + y] == L[(x + 1) * w + y + 1] + 1)
+        {
+          match[i + x] = j + y;
+          x++, y++;
+        }
+      else if (L[(x + 1) * w + y] >= L[x * w + y + 1])
+        {
+          match[i + x] = -1;
+          x++, unmatched++;
+        }
+      else
+        y++, unmatched++;
+    }
+  *pi = i + x;
+  *pj = j + y;
+  return unmatched;
+}
+
+gint64
+vs_predict_match (const VsPredictHistory *ha, const VsPredictHistory *hb, double ratio,
+                  const VsPredictKeys *keys, gint64 *match, GError **error)
+{
+  gpointer found = g_hash_table_lookup (keys->index, "");
+  guint32 empty = found != NULL ? GPOINTER_TO_UINT (found) - 1 : G_MAXUINT32;
+  const VsPredictAlloc *a = (const VsPredictAlloc *)ha->allocs->data;
+  const VsPredictAlloc *b = (const VsPredictAlloc *)hb->allocs->data;
+  guint na = ha->allocs->len, nb = hb->allocs->len;
+  guint i = 0, j = 0;
+  gint64 unmatched = 0;
+  /* "a few": 8, or one in ten of the longer history (GPT-2's backward
+   * pass makes 8 more requests per layer at batch 4 than at batch 2) */
+  gint64 allowed = MAX (8, (gint64)MAX (na, nb) / 10);
+
+  while (i < na && j < nb)
+    {
+      if (same_request (&a[i], &b[j], empty, ratio))
+        {
+          match[i++] = j++;
+          continue;
+        }
+      guint i0 = i, j0 = j;
+      gint64 skipped = align_window (a, na, &i, b, nb, &j, empty, ratio, match);
+      if (skipped < 0)
+        return no_alignment (keys, a, i0, b, j0, error);
+      unmatched += skipped;
+      if (unmatched > allowed)
+        return no_alignment (keys, a, i0, b, j0, error);
+    }
+  unmatched += (na - i) + (nb - j);
+  while (i < na)
+    match[i++] = -1;
+  if (unmatched > allowed)
+    {
+      g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID_ARGUMENT,
+                   "their allocation histories differ: %u allocations at the larger batch, %u at "
+                   "the smaller, %" G_GINT64_FORMAT " without partner (at most %" G_GINT64_FORMAT
+                   " allowed)",
+                   na, nb, unmatched, allowed);
+      return -1;
+    }
+  return unmatched;
+}

@@ -1,0 +1,439 @@
+/* vs-predict.c — the model of a run at any batch size, its replay through
+ * the caching-allocator model, and the largest batch under a limit (see
+ * vs-predict.h).
+ *
+ * A model holds the first run's history and, per allocation, its size at
+ * the first run's batch and its slope in bytes per unit of batch: from two
+ * runs the difference of the matched sizes over the difference of the
+ * batches (0 for an allocation the second run lacks), from one run
+ * size / batch for the roles that scale and 0 for the others.  A replay
+ * feeds the history with sizes a + slope·(batch − b1) to a fresh
+ * VsCachingAllocator configured with the run's own settings.
+ */
+#include "vs-predict.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "vs-alloc-conf.h"
+#include "vs-blocks.h"
+#include "vs-caching-allocator.h"
+#include "vs-predict-private.h"
+#include "vs-roles.h"
+#include "vs-whatif-line.h"
+#include "vs-whatif.h"
+
+struct _VsPredictModel
+{
+  VsPredictBasis basis;
+  VsPredictKeys keys;
+  VsPredictHistory first;
+  gint64 batch1;
+  double *slope; /* per allocation of first */
+  gint64 n_varying, n_unmatched;
+  char *alloc_conf;
+  gint64 device_total;
+};
+
+static const char *blocks_sql
+    = "SELECT alloc_event_id, device_id, alloc_seq, free_seq, ifnull(stack_id, 0) FROM block"
+      " WHERE allocator_id = ?1 AND level = 2 AND alloc_event_id IS NOT NULL"
+      " ORDER BY alloc_event_id";
+
+void
+vs_predict_model_free (VsPredictModel *m)
+{
+  if (m == NULL)
+    return;
+  vs_predict_history_clear (&m->first);
+  vs_predict_keys_clear (&m->keys);
+  g_free (m->slope);
+  g_free (m->alloc_conf);
+  g_free (m);
+}
+
+VsPredictBasis
+vs_predict_model_get_basis (VsPredictModel *m)
+{
+  return m->basis;
+}
+
+gint64
+vs_predict_model_get_n_allocations (VsPredictModel *m)
+{
+  return m->first.allocs->len;
+}
+
+gint64
+vs_predict_model_get_n_varying (VsPredictModel *m)
+{
+  return m->n_varying;
+}
+
+gint64
+vs_predict_model_get_n_unmatched (VsPredictModel *m)
+{
+  return m->n_unmatched;
+}
+
+const char *
+vs_predict_model_get_alloc_conf (VsPredictModel *m)
+{
+  return m->alloc_conf;
+}
+
+gint64
+vs_predict_model_get_device_total (VsPredictModel *m)
+{
+  return m->device_total;
+}
+
+static const VsDeviceInfo *
+device_of (VsTrace *trace, gint64 allocator_id)
+{
+  const VsAllocatorInfo *a = vs_trace_lookup_allocator (trace, allocator_id);
+  return a != NULL ? vs_trace_lookup_device (trace, a->device_id) : NULL;
+}
+
+/* The error for two runs that are not one program at two sizes. */
+static gboolean
+differ (GError **error, const char *what, const char *v1, const char *v2)
+{
+  g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID_ARGUMENT,
+               "the two runs are not the same program at two sizes: %s differ (%s, %s)", what,
+               v1 != NULL && *v1 ? v1 : "unknown", v2 != NULL && *v2 ? v2 : "unknown");
+  return FALSE;
+}
+
+/* The device and the allocator settings of both runs must be the same. */
+static gboolean
+check_same_setup (VsTrace *t1, gint64 a1, VsTrace *t2, gint64 a2, const char *conf1, GError **error)
+{
+  const VsDeviceInfo *d1 = device_of (t1, a1), *d2 = device_of (t2, a2);
+  g_autofree char *conf2 = vs_whatif_own_alloc_conf (t2, a2, error);
+
+  if (conf2 == NULL)
+    return FALSE;
+  if (d1 != NULL && d2 != NULL && d1->name != NULL && d2->name != NULL
+      && strcmp (d1->name, d2->name) != 0)
+    return differ (error, "their devices", d1->name, d2->name);
+  if (d1 != NULL && d2 != NULL && d1->total_bytes != VS_UNKNOWN && d2->total_bytes != VS_UNKNOWN
+      && d1->total_bytes != d2->total_bytes)
+    {
+      g_autofree char *s1 = g_strdup_printf ("%" G_GINT64_FORMAT " bytes", d1->total_bytes);
+      g_autofree char *s2 = g_strdup_printf ("%" G_GINT64_FORMAT " bytes", d2->total_bytes);
+      return differ (error, "their devices' capacities", s1, s2);
+    }
+  if (strcmp (conf1, conf2) != 0)
+    return differ (error, "their allocator settings", *conf1 ? conf1 : "defaults",
+                   *conf2 ? conf2 : "defaults");
+  return TRUE;
+}
+
+/* Two runs: the history of the larger batch (m->first, read by the caller
+ * for trace1 at batch1; swapped in when batch2 is larger), the slopes of
+ * its allocations matched in the other. */
+static gboolean
+fit_two (VsPredictModel *m, VsTrace *t2, gint64 a2, gint64 batch2, const char *conf1,
+         GError **error)
+{
+  VsPredictHistory other = { 0 };
+  g_autofree gint64 *match = NULL;
+  gint64 other_batch = batch2;
+  gboolean ok;
+
+  if (!check_same_setup (m->first.trace, m->first.allocator_id, t2, a2, conf1, error))
+    return FALSE;
+  ok = vs_predict_history_read (&other, t2, a2, &m->keys, error);
+  if (ok && batch2 > m->batch1)
+    {
+      VsPredictHistory t = m->first;
+      m->first = other;
+      other = t;
+      other_batch = m->batch1;
+      m->batch1 = batch2;
+    }
+  if (ok)
+    {
+      guint n = m->first.allocs->len;
+      match = g_new (gint64, n);
+      m->slope = g_new0 (double, n);
+      m->n_unmatched = vs_predict_match (&m->first, &other, (double)m->batch1 / (double)other_batch,
+                                         &m->keys, match, error);
+      ok = m->n_unmatched >= 0;
+      if (!ok)
+        g_prefix_error (error, "the two runs are not the same program at two sizes: ");
+      for (guint i = 0; ok && i < n; i++)
+        {
+          const VsPredictAlloc *x = &g_array_index (m->first.allocs, VsPredictAlloc, i);
+          if (match[i] < 0)
+            continue;
+          const VsPredictAlloc *y = &g_array_index (other.allocs, VsPredictAlloc, match[i]);
+          m->slope[i] = (double)(x->size - y->size) / (double)(m->batch1 - other_batch);
+          if (y->size != x->size)
+            m->n_varying++;
+        }
+    }
+  vs_predict_history_clear (&other);
+  return ok;
+}
+
+/* The index in h of the allocation of alloc_event id, -1 if none (the
+ * allocations are in event id order). */
+static gint64
+find_event (const VsPredictHistory *h, gint64 id)
+{
+  gint64 lo = 0, hi = (gint64)h->allocs->len - 1;
+  while (lo <= hi)
+    {
+      gint64 mid = lo + (hi - lo) / 2;
+      gint64 v = g_array_index (h->allocs, VsPredictAlloc, mid).event_id;
+      if (v == id)
+        return mid;
+      if (v < id)
+        lo = mid + 1;
+      else
+        hi = mid - 1;
+    }
+  return -1;
+}
+
+/* One run: the allocations whose role scales with the batch. */
+static gboolean
+fit_one (VsPredictModel *m, GError **error)
+{
+  g_autoptr (GArray) blocks = g_array_new (FALSE, TRUE, sizeof (VsBlock));
+  g_autoptr (GArray) index = g_array_new (FALSE, FALSE, sizeof (gint64));
+  g_autofree VsRole *roles = NULL;
+  sqlite3_stmt *stmt = vs_trace_statement (m->first.trace, blocks_sql, error);
+  int rc;
+
+  if (stmt == NULL)
+    return FALSE;
+  sqlite3_bind_int64 (stmt, 1, m->first.allocator_id);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      VsBlock b = { 0 };
+      gint64 i = find_event (&m->first, sqlite3_column_int64 (stmt, 0));
+      if (i < 0)
+        continue;
+      b.level = 2;
+      b.allocator_id = m->first.allocator_id;
+      b.device_id = sqlite3_column_int64 (stmt, 1);
+      b.alloc_seq = vs_column_int (stmt, 2);
+      b.free_seq = vs_column_int (stmt, 3);
+      b.stack_id = sqlite3_column_int64 (stmt, 4);
+      g_array_append_val (blocks, b);
+      g_array_append_val (index, i);
+    }
+  sqlite3_reset (stmt);
+  if (rc != SQLITE_DONE)
+    return vs_trace_sql_error (m->first.trace, error);
+  roles = g_new (VsRole, MAX (blocks->len, 1));
+  if (!vs_blocks_roles (m->first.trace, (const VsBlock *)blocks->data, blocks->len, roles, error))
+    return FALSE;
+  for (guint k = 0; k < blocks->len; k++)
+    if (roles[k] == VS_ROLE_ACTIVATIONS)
+      {
+        gint64 i = g_array_index (index, gint64, k);
+        const VsPredictAlloc *x = &g_array_index (m->first.allocs, VsPredictAlloc, i);
+        m->slope[i] = (double)x->size / (double)m->batch1;
+        m->n_varying++;
+      }
+  return TRUE;
+}
+
+VsPredictModel *
+vs_predict_model_new (VsTrace *trace1, gint64 allocator1, gint64 batch1, VsTrace *trace2,
+                      gint64 allocator2, gint64 batch2, GError **error)
+{
+  g_autoptr (VsPredictModel) m = g_new0 (VsPredictModel, 1);
+  const VsDeviceInfo *dev;
+
+  g_return_val_if_fail (trace1 != NULL && batch1 >= 1, NULL);
+  g_return_val_if_fail (trace2 == NULL || (batch2 >= 1 && batch2 != batch1), NULL);
+  vs_predict_keys_init (&m->keys);
+  m->batch1 = batch1;
+  m->basis = trace2 != NULL ? VS_PREDICT_TWO_RUNS : VS_PREDICT_ONE_RUN;
+  m->alloc_conf = vs_whatif_own_alloc_conf (trace1, allocator1, error);
+  if (m->alloc_conf == NULL)
+    return NULL;
+  dev = device_of (trace1, allocator1);
+  m->device_total = dev != NULL ? dev->total_bytes : VS_UNKNOWN;
+  if (!vs_predict_history_read (&m->first, trace1, allocator1, &m->keys, error))
+    return NULL;
+  if (trace2 == NULL)
+    m->slope = g_new0 (double, m->first.allocs->len);
+  if (trace2 != NULL ? !fit_two (m, trace2, allocator2, batch2, m->alloc_conf, error)
+                     : !fit_one (m, error))
+    return NULL;
+  return g_steal_pointer (&m);
+}
+
+/* The size of allocation i at batch. */
+static inline gint64
+size_at (const VsPredictModel *m, const VsPredictAlloc *a, guint i, gint64 batch)
+{
+  if (m->slope[i] == 0.0)
+    return a->size;
+  double s = (double)a->size + m->slope[i] * (double)(batch - m->batch1);
+  return s <= 0.0 ? 0 : (gint64)llround (MIN (s, (double)((gint64)1 << 50)));
+}
+
+/* The replay; steps (may be NULL) receives a VsWhatifStep per change of
+ * reserved memory, at the time of the recorded event that caused it. */
+static gboolean
+replay (VsPredictModel *m, gint64 batch, gint64 limit_bytes, gboolean limit_is_fraction,
+        GArray *steps, VsPredictPoint *out, GError **error)
+{
+  const gint64 *times = (const gint64 *)m->first.times->data;
+  gint64 reserved = 0;
+  VsAllocConf conf;
+  g_autoptr (VsCachingAllocator) ca = NULL;
+  const VsPredictAlloc *allocs = (const VsPredictAlloc *)m->first.allocs->data;
+  const gint32 *events = (const gint32 *)m->first.events->data;
+  g_autofree VsCaBlock **blocks = NULL;
+
+  g_return_val_if_fail (m != NULL && batch >= 1 && out != NULL, FALSE);
+  if (!vs_alloc_conf_parse (m->alloc_conf, &conf, error))
+    return FALSE;
+  ca = vs_caching_allocator_new (&conf, limit_bytes == VS_UNKNOWN ? G_MAXINT64 : limit_bytes,
+                                 limit_bytes != VS_UNKNOWN && limit_is_fraction,
+                                 m->device_total != VS_UNKNOWN ? m->device_total : (gint64)1 << 40);
+  blocks = g_new0 (VsCaBlock *, m->first.allocs->len);
+  for (guint k = 0; k < m->first.events->len; k++)
+    {
+      gint32 ev = events[k];
+      if (ev >= 0)
+        blocks[ev] = vs_caching_allocator_malloc (ca, size_at (m, &allocs[ev], ev, batch),
+                                                  allocs[ev].stream);
+      else if (blocks[-ev - 1] != NULL)
+        {
+          vs_caching_allocator_release (ca, blocks[-ev - 1]);
+          blocks[-ev - 1] = NULL;
+        }
+      if (steps != NULL && vs_caching_allocator_get_reserved (ca) != reserved)
+        {
+          VsWhatifStep step = { times[k], vs_caching_allocator_get_reserved (ca) };
+          /* a trace's events out of time order within the allocator */
+          if (steps->len > 0)
+            step.time_ns
+                = MAX (step.time_ns, g_array_index (steps, VsWhatifStep, steps->len - 1).time_ns);
+          g_array_append_val (steps, step);
+          reserved = step.reserved_bytes;
+        }
+    }
+  out->batch = batch;
+  out->peak_allocated_bytes = vs_caching_allocator_get_peak_requested (ca);
+  out->peak_reserved_bytes = vs_caching_allocator_get_peak_reserved (ca);
+  out->failed_alloc_count = vs_caching_allocator_get_ooms (ca);
+  return TRUE;
+}
+
+gboolean
+vs_predict_model_replay (VsPredictModel *m, gint64 batch, gint64 limit_bytes,
+                         gboolean limit_is_fraction, VsPredictPoint *out, GError **error)
+{
+  return replay (m, batch, limit_bytes, limit_is_fraction, NULL, out, error);
+}
+
+gboolean
+vs_predict_model_replay_steps (VsPredictModel *m, gint64 batch, GArray *steps, VsPredictPoint *out,
+                               GError **error)
+{
+  g_return_val_if_fail (steps != NULL, FALSE);
+  return replay (m, batch, VS_UNKNOWN, FALSE, steps, out, error);
+}
+
+/* Whether batch fails no request under the limit. */
+static gboolean
+fits (VsPredictModel *m, gint64 batch, gint64 limit, gboolean fraction, gboolean *ok,
+      GError **error)
+{
+  VsPredictPoint p;
+  if (!vs_predict_model_replay (m, batch, limit, fraction, &p, error))
+    return FALSE;
+  *ok = p.failed_alloc_count == 0;
+  return TRUE;
+}
+
+gint64
+vs_predict_model_largest (VsPredictModel *m, gint64 limit_bytes, gboolean limit_is_fraction,
+                          gint64 max_batch, VsPredictPoint *out, GError **error)
+{
+  VsPredictPoint p1, p2;
+  gint64 lo, hi, guess;
+  gboolean ok;
+
+  g_return_val_if_fail (m != NULL && limit_bytes != VS_UNKNOWN && max_batch >= 1, -1);
+  /* A first guess from the straight line through the unlimited reserved
+   * peaks at b1 and 2·b1, then a bracket around it and bisection: a few
+   * replays instead of one per doubling. */
+  if (!vs_predict_model_replay (m, m->batch1, VS_UNKNOWN, FALSE, &p1, error)
+      || !vs_predict_model_replay (m, 2 * m->batch1, VS_UNKNOWN, FALSE, &p2, error))
+    return -1;
+  double per = (double)(p2.peak_reserved_bytes - p1.peak_reserved_bytes) / (double)m->batch1;
+  if (per > 0.0)
+    guess = m->batch1 + (gint64)(((double)limit_bytes - (double)p1.peak_reserved_bytes) / per);
+  else
+    guess = max_batch;
+  guess = CLAMP (guess, 1, max_batch);
+  gint64 step = MAX (1, guess / 16);
+  if (!fits (m, guess, limit_bytes, limit_is_fraction, &ok, error))
+    return -1;
+  if (ok)
+    {
+      lo = guess;
+      hi = guess + step;
+      for (;;)
+        {
+          if (hi > max_batch)
+            {
+              hi = max_batch + 1;
+              break;
+            }
+          if (!fits (m, hi, limit_bytes, limit_is_fraction, &ok, error))
+            return -1;
+          if (!ok)
+            break;
+          lo = hi;
+          step *= 2;
+          hi = lo + step;
+        }
+    }
+  else
+    {
+      hi = guess;
+      lo = guess - step;
+      for (;;)
+        {
+          if (lo < 1)
+            {
+              lo = 0;
+              break;
+            }
+          if (!fits (m, lo, limit_bytes, limit_is_fraction, &ok, error))
+            return -1;
+          if (ok)
+            break;
+          hi = lo;
+          step *= 2;
+          lo = hi - step;
+        }
+    }
+  /* lo fits (or is 0), hi fails (or is past max_batch) */
+  while (hi - lo > 1)
+    {
+      gint64 mid = lo + (hi - lo) / 2;
+      if (!fits (m, mid, limit_bytes, limit_is_fraction, &ok, error))
+        return -1;
+      if (ok)
+        lo = mid;
+      else
+        hi = mid;
+    }
+  if (out != NULL && lo >= 1
+      && !vs_predict_model_replay (m, lo, limit_bytes, limit_is_fraction, out, error))
+    return -1;
+  return lo;
+}
