@@ -44,6 +44,12 @@ typedef struct
 int vs_cli_report_traces (char **files, guint n_files, const char *report,
                           const VsCliReportSettings *how);
 
+/* --limit as `whatif` and `predict` take it: whole bytes (*bytes), or a
+ * fraction of the device in (0, 1] written with a decimal point, as
+ * set_per_process_memory_fraction takes it (*fraction; *bytes then
+ * VS_UNKNOWN).  FALSE when text is neither. */
+gboolean vs_cli_parse_limit (const char *text, gint64 *bytes, double *fraction);
+
 /* The width text output is fitted to: requested when > 0, else the
  * terminal's when standard output is one, else $COLUMNS, else 100. */
 unsigned int vs_cli_text_width (int requested);

@@ -61,26 +61,6 @@ parse_input (const char *arg, Input *in)
   return TRUE;
 }
 
-/* --limit: whole bytes, or a fraction in (0, 1] written with a point. */
-static gboolean
-parse_limit (const char *text, gint64 *bytes, double *fraction)
-{
-  guint64 v;
-  char *end = NULL;
-
-  *bytes = VS_UNKNOWN;
-  *fraction = 0.0;
-  if (strchr (text, '.') == NULL)
-    {
-      if (!g_ascii_string_to_unsigned (text, 10, 1, G_MAXINT64, &v, NULL))
-        return FALSE;
-      *bytes = (gint64)v;
-      return TRUE;
-    }
-  *fraction = g_ascii_strtod (text, &end);
-  return end != NULL && *end == '\0' && *fraction > 0.0 && *fraction <= 1.0;
-}
-
 /* The default limit for allocator id of trace: the device's capacity less
  * what the run held outside the allocator at the device's peak; VS_UNKNOWN
  * when the capacity is unknown. */
@@ -288,7 +268,8 @@ vs_cmd_predict (int argc, char **argv)
       else
         g_array_append_val (batches, v);
     }
-  if (status == 0 && limit_text != NULL && !parse_limit (limit_text, &limit_bytes, &fraction))
+  if (status == 0 && limit_text != NULL
+      && !vs_cli_parse_limit (limit_text, &limit_bytes, &fraction))
     status = vs_cli_usage_error (
         "predict", usage_line,
         "--limit takes a number of bytes or a fraction in (0, 1] such as 0.5");

@@ -36,27 +36,6 @@ static const char examples[]
  * propose, each added to the trace's own settings. */
 static const char *const diagnosis_keys[] = { VS_ALLOC_CONF_EXPANDABLE, VS_ALLOC_CONF_GC };
 
-/* --limit: whole bytes, or a fraction of the device in (0, 1] written with
- * a decimal point (as set_per_process_memory_fraction takes). */
-static gboolean
-parse_limit (const char *text, gint64 *bytes, double *fraction)
-{
-  guint64 v;
-  char *end = NULL;
-
-  *bytes = VS_UNKNOWN;
-  *fraction = 0.0;
-  if (strchr (text, '.') == NULL)
-    {
-      if (!g_ascii_string_to_unsigned (text, 10, 1, G_MAXINT64, &v, NULL))
-        return FALSE;
-      *bytes = (gint64)v;
-      return TRUE;
-    }
-  *fraction = g_ascii_strtod (text, &end);
-  return end != NULL && *end == '\0' && *fraction > 0.0 && *fraction <= 1.0;
-}
-
 static void
 add_row (VsTable *table, VsTrace *trace, const VsWhatifResult *r)
 {
@@ -188,7 +167,7 @@ vs_cmd_whatif (int argc, char **argv)
   defaults = confs == NULL && limit_text == NULL;
   limit_bytes = VS_UNKNOWN;
   fraction = 0.0;
-  if (limit_text != NULL && !parse_limit (limit_text, &limit_bytes, &fraction))
+  if (limit_text != NULL && !vs_cli_parse_limit (limit_text, &limit_bytes, &fraction))
     return vs_cli_usage_error (
         "whatif", usage_line,
         "--limit takes a number of bytes or a fraction in (0, 1] such as 0.5");
