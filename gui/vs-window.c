@@ -725,7 +725,7 @@ recent_folder (const char *uri)
 static void
 rebuild_recent_menu (GtkRecentManager *manager, VsWindow *self)
 {
-  GtkWidget *popover = gtk_popover_new ();
+  GtkPopover *popover = gtk_menu_button_get_popover (self->recent_button);
   GtkWidget *box = gtk_list_box_new ();
   GList *items = gtk_recent_manager_get_items (manager);
   guint n = 0;
@@ -769,10 +769,15 @@ rebuild_recent_menu (GtkRecentManager *manager, VsWindow *self)
       gtk_widget_add_css_class (none, "dim-label");
       gtk_list_box_set_placeholder (GTK_LIST_BOX (box), none);
     }
-  gtk_popover_set_child (GTK_POPOVER (popover), box);
-  /* The list shown is replaced: close it first. */
-  gtk_menu_button_popdown (self->recent_button);
-  gtk_menu_button_set_popover (self->recent_button, popover);
+  /* The list is replaced inside the one popover, even while it is shown:
+   * the manager says it changed whenever it reads its file again, which
+   * may come at any moment. */
+  if (popover == NULL)
+    {
+      popover = GTK_POPOVER (gtk_popover_new ());
+      gtk_menu_button_set_popover (self->recent_button, GTK_WIDGET (popover));
+    }
+  gtk_popover_set_child (popover, box);
 }
 
 /* --------------------------------------------------------- drag & drop -- */

@@ -1269,7 +1269,7 @@ test_recent (void)
 
   /* A click opens it. */
   row = gtk_widget_get_ancestor (name, GTK_TYPE_LIST_BOX_ROW);
-  g_object_ref (popover); /* opening rebuilds the list: a new popover */
+  g_object_ref (popover); /* opening rebuilds the list, inside it */
   click (row, 1);
   g_assert_true (wait_until (shows_document, other_path));
   g_assert_false (gtk_widget_get_mapped (popover));
