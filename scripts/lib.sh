@@ -71,3 +71,8 @@ vs_build_all () {
     ninja -C "$vs_build" >&2
   fi
 }
+
+# How many tests run at once: one more than the cores, since many tests
+# spend part of their time waiting (a window drawn, a program's round),
+# unless MESON_TESTTHREADS says otherwise.
+export MESON_TESTTHREADS="${MESON_TESTTHREADS:-$(( $(nproc) + 1 ))}"
