@@ -378,7 +378,9 @@ def live_rounds():
         return False
 
 
-wait_for(live_rounds, tries=2400)
+# Rounds finalize the live trace each time: on a loaded machine one may
+# take seconds, so this waits up to minutes, looking every 0.2 s.
+rounds_done = wait_for(live_rounds, tries=1000, pause=0.2)
 rec.kill()
 rec.wait()
 open(os.path.join(root, "go"), "w").close()
@@ -387,7 +389,7 @@ wait_for(lambda: not any(os.path.exists("/proc/%s" % n[len("torch-"):-len(".stre
                          for n in os.listdir(wspool_dir(wdir)) if n.startswith("torch-")
                          and n.endswith(".stream")))
 wspool = wspool_dir(wdir)
-ok(os.path.exists(os.path.join(wspool, "live.trace")),
+ok(rounds_done and os.path.exists(os.path.join(wspool, "live.trace")),
    "record --window killed after its rounds left a live trace")
 wref_spool = copy_spool(wspool, "wref")
 rc, err = run("recover", "-q", wref_spool, "-o", os.path.join(root, "wref", "ref.db"))
