@@ -684,9 +684,11 @@ diagnose_growth (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings)
 
 /* ------------------------------------------- forward without backward */
 
+/* peak_blocks: the live blocks at the device's peak of allocated memory
+ * (vs_live_blocks() of every allocator), NULL when it has none. */
 static gboolean
-diagnose_unused_activations (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings,
-                             GError **error)
+diagnose_unused_activations (VsTrace *trace, VsDeviceDiagnosis *dd, GArray *peak_blocks,
+                             GPtrArray *findings, GError **error)
 {
   VsUnusedActivations u;
   const VsStackInfo *s;
@@ -694,9 +696,9 @@ diagnose_unused_activations (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *f
   g_autofree char *b = NULL, *all = NULL;
   gint64 peak = dd->all.peak_allocated_bytes;
 
-  if (!dd->settings.pytorch || dd->all.peak_allocated_seq == VS_UNKNOWN)
+  if (!dd->settings.pytorch || peak_blocks == NULL)
     return TRUE;
-  if (!vs_unused_activations_at (trace, dd->device->id, 0, dd->all.peak_allocated_seq, &u, error))
+  if (!vs_unused_activations_of_blocks (trace, peak_blocks, &u, error))
     return FALSE;
   if (u.bytes < 64 * MiB || u.bytes * 4 < peak || u.count < 8)
     return TRUE;
@@ -1028,6 +1030,7 @@ static gboolean
 diagnose_device (VsTrace *trace, const VsDeviceInfo *device, VsDiagnosis *dx, GError **error)
 {
   VsDeviceDiagnosis *dd = g_new0 (VsDeviceDiagnosis, 1);
+  g_autoptr (GArray) blocks = NULL; /* live at the peak of allocated memory */
   guint first;
 
   dd->device = device;
@@ -1047,12 +1050,11 @@ diagnose_device (VsTrace *trace, const VsDeviceInfo *device, VsDiagnosis *dx, GE
   dd->autocast = uses_autocast (trace);
   if (dd->all.peak_allocated_seq != VS_UNKNOWN)
     {
-      g_autoptr (GArray) blocks = NULL;
-
-      if (!vs_roles_at (trace, device->id, 0, dd->all.peak_allocated_seq, &dd->roles, error))
-        return FALSE;
+      /* Read once: roles, sites and unused activations all look at them. */
       blocks = vs_live_blocks (trace, device->id, 0, dd->all.peak_allocated_seq, error);
-      if (blocks == NULL)
+      if (blocks == NULL
+          || !vs_roles_of_blocks (trace, device->id, 0, dd->all.peak_allocated_seq, blocks,
+                                  &dd->roles, error))
         return FALSE;
       dd->sites = vs_group_blocks (trace, blocks, VS_GROUP_BY_SITE, error);
       if (dd->sites == NULL)
@@ -1074,7 +1076,7 @@ diagnose_device (VsTrace *trace, const VsDeviceInfo *device, VsDiagnosis *dx, GE
   if (!measure_outside (trace, dd, error) || !diagnose_failures (trace, dd, dx->findings, error))
     return FALSE;
   diagnose_growth (trace, dd, dx->findings);
-  if (!diagnose_unused_activations (trace, dd, dx->findings, error)
+  if (!diagnose_unused_activations (trace, dd, blocks, dx->findings, error)
       || !diagnose_leaks (trace, dd, dx->findings, error)
       || !diagnose_fragmentation (trace, dd, dx->findings, error)
       || !diagnose_outside (trace, dd, dx->findings, error)
