@@ -684,9 +684,11 @@ diagnose_growth (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings)
 
 /* ------------------------------------------- forward without backward */
 
+/* peak_blocks: the live blocks at the device's peak of allocated memory
+ * (vs_live_blocks() of every allocator), NULL when it has none. */
 static gboolean
-diagnose_unused_activations (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings,
-                             GError **error)
+diagnose_unused_activations (VsTrace *trace, VsDeviceDiagnosis *dd, GArray *peak_blocks,
+                             GPtrArray *findings, GError **error)
 {
   VsUnusedActivations u;
   const VsStackInfo *s;
@@ -694,9 +696,9 @@ diagnose_unused_activations (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *f
   g_autofree char *b = NULL, *all = NULL;
   gint64 peak = dd->all.peak_allocated_bytes;
 
-  if (!dd->settings.pytorch || dd->all.peak_allocated_seq == VS_UNKNOWN)
+  if (!dd->settings.pytorch || peak_blocks == NULL)
     return TRUE;
-  if (!vs_unused_activations_at (trace, dd->device->id, 0, dd->all.peak_allocated_seq, &u, error))
+  if (!vs_unused_activations_of_blocks (trace, peak_blocks, &u, error))
     return FALSE;
   if (u.bytes < 64 * MiB || u.bytes * 4 < peak || u.count < 8)
     return TRUE;
@@ -732,10 +734,14 @@ diagnose_leaks (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings, GErr
 {
   /* Device-level memory of no allocator still live at the end, by stack
    * (index on (device_id, level, free_seq)). */
+  /* Only of processes that exited on their own: memory a process held
+   * when a signal (exit status 128 + N) or the end of recording stopped
+   * it was in use, not left behind. */
   static const char *leaked_sql
       = "SELECT stack_id, count(*), sum(bytes) FROM block"
         " WHERE device_id = ?1 AND level = 1 AND free_seq IS NULL AND allocator_id IS NULL"
         " AND kind IN (1, 5, 6) AND stack_id IS NOT NULL AND stack_id > 0"
+        " AND process_id IN (SELECT id FROM process WHERE exit_status BETWEEN 0 AND 127)"
         " GROUP BY stack_id ORDER BY sum(bytes) DESC, stack_id LIMIT 8";
   static const char *freed_sql
       = "SELECT count(*) FROM block WHERE device_id = ?1 AND level = 1"
@@ -814,9 +820,10 @@ diagnose_fragmentation (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findin
 {
   const VsSummary *s = &dd->allocator;
   gint64 held = s->peak_reserved_bytes - s->peak_allocated_bytes;
-  VsFragmentation frag;
+  VsFragmentation frag, worst;
   VsFinding *f;
   g_autofree char *r = NULL, *a = NULL, *h = NULL, *l = NULL, *fr = NULL;
+  g_autofree char *w_at = NULL, *w_free = NULL, *w_res = NULL, *w_largest = NULL;
 
   if (dd->allocator_id == 0 || s->peak_reserved_seq == VS_UNKNOWN
       || s->peak_allocated_bytes == VS_UNKNOWN)
@@ -824,6 +831,13 @@ diagnose_fragmentation (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findin
   /* The caching allocator of a healthy loop holds 20–35 % more than it
    * ever hands out at once (measured on the samples): not a finding. */
   if (held < 64 * MiB || held * 10 < s->peak_reserved_bytes * 4)
+    return TRUE;
+  /* Fragmentation only where free memory hurt: a request its free blocks
+   * could not serve while at least as much was free. */
+  if (!vs_fragmentation_worst (trace, dd->device->id, dd->allocator_id, &worst, error))
+    return FALSE;
+  if (worst.seq == 0 || worst.free_bytes < 64 * MiB || worst.largest_free_bytes == VS_UNKNOWN
+      || worst.largest_free_bytes >= worst.free_bytes)
     return TRUE;
   if (!vs_fragmentation_at (trace, dd->device->id, dd->allocator_id, s->peak_reserved_seq, &frag,
                             NULL, error))
@@ -837,11 +851,17 @@ diagnose_fragmentation (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findin
   f->time_ns = s->peak_reserved_time_ns;
   f->seq = s->peak_reserved_seq;
   fr = bytes (frag.free_bytes);
+  w_at = vs_format_duration (worst.time_ns);
+  w_free = bytes (worst.free_bytes);
+  w_res = bytes (worst.reserved_bytes);
+  w_largest = bytes (worst.largest_free_bytes);
   f->evidence = g_strdup_printf (
       "peak reserved %s vs peak allocated %s: %s (%d%%) reserved but never in use at once; at "
-      "peak reserved %" G_GINT64_FORMAT " segments hold %s free, the largest free block %s",
+      "peak reserved %" G_GINT64_FORMAT " segments hold %s free, the largest free block %s. "
+      "It blocked requests: at %s (the worst), %s was free inside %s reserved in blocks of at "
+      "most %s, yet the next request took a new segment or failed",
       r, a, h, (int)(100 * held / MAX (s->peak_reserved_bytes, 1)), frag.segment_count, fr,
-      frag.largest_free_bytes != VS_UNKNOWN ? l : "unknown");
+      frag.largest_free_bytes != VS_UNKNOWN ? l : "unknown", w_at, w_free, w_res, w_largest);
   if (dd->settings.expandable_segments != 1)
     {
       f->remedy = g_strdup ("PYTORCH_CUDA_ALLOC_CONF=" VS_ALLOC_CONF_EXPANDABLE " (segments grow "
@@ -1028,6 +1048,7 @@ static gboolean
 diagnose_device (VsTrace *trace, const VsDeviceInfo *device, VsDiagnosis *dx, GError **error)
 {
   VsDeviceDiagnosis *dd = g_new0 (VsDeviceDiagnosis, 1);
+  g_autoptr (GArray) blocks = NULL; /* live at the peak of allocated memory */
   guint first;
 
   dd->device = device;
@@ -1047,12 +1068,11 @@ diagnose_device (VsTrace *trace, const VsDeviceInfo *device, VsDiagnosis *dx, GE
   dd->autocast = uses_autocast (trace);
   if (dd->all.peak_allocated_seq != VS_UNKNOWN)
     {
-      g_autoptr (GArray) blocks = NULL;
-
-      if (!vs_roles_at (trace, device->id, 0, dd->all.peak_allocated_seq, &dd->roles, error))
-        return FALSE;
+      /* Read once: roles, sites and unused activations all look at them. */
       blocks = vs_live_blocks (trace, device->id, 0, dd->all.peak_allocated_seq, error);
-      if (blocks == NULL)
+      if (blocks == NULL
+          || !vs_roles_of_blocks (trace, device->id, 0, dd->all.peak_allocated_seq, blocks,
+                                  &dd->roles, error))
         return FALSE;
       dd->sites = vs_group_blocks (trace, blocks, VS_GROUP_BY_SITE, error);
       if (dd->sites == NULL)
@@ -1074,7 +1094,7 @@ diagnose_device (VsTrace *trace, const VsDeviceInfo *device, VsDiagnosis *dx, GE
   if (!measure_outside (trace, dd, error) || !diagnose_failures (trace, dd, dx->findings, error))
     return FALSE;
   diagnose_growth (trace, dd, dx->findings);
-  if (!diagnose_unused_activations (trace, dd, dx->findings, error)
+  if (!diagnose_unused_activations (trace, dd, blocks, dx->findings, error)
       || !diagnose_leaks (trace, dd, dx->findings, error)
       || !diagnose_fragmentation (trace, dd, dx->findings, error)
       || !diagnose_outside (trace, dd, dx->findings, error)

@@ -9,16 +9,20 @@
  *   oom-fragmentation     a failed request: enough free inside reserved,
  *                         no free block large enough (bytes = request);
  *   fragmentation         peak reserved exceeds peak allocated by at least
- *                         64 MiB and 40 % of peak reserved (bytes = the
- *                         difference);
+ *                         64 MiB and 40 % of peak reserved, and free memory
+ *                         hurt: at the worst instant (vs_fragmentation_worst)
+ *                         at least 64 MiB was free, in blocks smaller than
+ *                         all of it, when a request took a new segment or
+ *                         failed (bytes = the difference);
  *   growth-per-iteration  allocated memory grows every iteration (bytes =
  *                         growth per iteration, count = iterations judged,
  *                         site = the user site whose live bytes grow);
  *   leak-at-exit          device memory outside any allocator still
  *                         allocated at the end, at least two blocks from
  *                         one stack, in a program that freed other device
- *                         allocations (bytes = still allocated, count =
- *                         blocks);
+ *                         allocations and exited on its own (not killed by
+ *                         a signal, not stopped with the recording) (bytes =
+ *                         still allocated, count = blocks);
  *   outside-allocator     at the peak, device memory held outside every
  *                         allocator (libraries' cudaMalloc: cuBLAS, cuDNN,
  *                         NCCL) is at least 256 MiB and 10 % of the

@@ -1,7 +1,10 @@
 /* vs-fragmentation.c — free memory inside reserved memory at an instant.
  *
  * Segments (level-3 blocks) live at the step are merged into extents when
- * they touch (an expandable segment is mapped in adjacent chunks), then the
+ * they are touching mapped pieces of one expandable segment (segment_map
+ * events); segments of their own (segment_alloc, one cudaMalloc each) are
+ * never merged, even where CUDA placed them end to end, since no block
+ * spans two of them.  Then the
  * live allocator blocks (level 2, at their rounded size when known) are
  * swept through each extent in address order; what they leave uncovered are
  * the free gaps.
@@ -15,13 +18,30 @@
 typedef struct
 {
   gint64 id, allocator_id, lo, hi;
+  gboolean mapped; /* a mapped piece of an expandable segment */
 } Span;
 
+/* Column 4: whether the piece was mapped (segment_map,
+ * VS_ALLOC_OP_SEGMENT_MAP, or what a partial segment_unmap left of one: a
+ * block the unmap event begins) rather than allocated whole
+ * (segment_alloc). */
 static const char *segments_sql
-    = "SELECT id, allocator_id, address, bytes FROM block"
+    = "SELECT id, allocator_id, address, bytes,"
+      " ifnull((SELECT op IN (6, 7) FROM alloc_event WHERE alloc_event.id = block.alloc_event_id), "
+      "0)"
+      " FROM block"
       " WHERE device_id = ?1 AND level = 3 AND (?2 = 0 OR allocator_id = ?2)"
       " AND alloc_seq <= ?3 AND (free_seq IS NULL OR free_seq > ?3)"
       " ORDER BY allocator_id, address, id";
+
+/* Whether piece n continues extent ext (n follows it in address order):
+ * both mapped pieces of one allocator's expandable segment, touching or
+ * overlapping. */
+static gboolean
+continues_extent (const Span *ext, const Span *n)
+{
+  return n->allocator_id == ext->allocator_id && ext->mapped && n->mapped && n->lo <= ext->hi;
+}
 
 static const char *blocks_bins_sql
     = "SELECT b.id, b.allocator_id, b.address,"
@@ -78,6 +98,7 @@ read_spans (VsTrace *trace, const char *sql, gint64 device_id, gint64 allocator_
       s.allocator_id = sqlite3_column_int64 (stmt, 1);
       s.lo = sqlite3_column_int64 (stmt, 2);
       s.hi = sqlite3_column_int64 (stmt, 3);
+      s.mapped = is_segment && sqlite3_column_int (stmt, 4) != 0;
       /* The sweep below subtracts and adds addresses: a range must lie in
        * 0..2^63 (device addresses are far below). */
       if (s.lo < 0 || s.hi < 0 || (is_segment && __builtin_add_overflow (s.hi, s.lo, &s.hi))
@@ -165,7 +186,7 @@ vs_fragmentation_at (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint
         {
           const Span *n = &g_array_index (segments, Span, si);
 
-          if (n->allocator_id != ext.allocator_id || n->lo > ext.hi)
+          if (!continues_extent (&ext, n))
             break;
           ext.hi = MAX (ext.hi, n->hi);
         }
@@ -238,11 +259,14 @@ vs_fragmentation_segments (VsTrace *trace, gint64 device_id, gint64 allocator_id
                            GError **error)
 {
   static const char *pieces_sql
-      = "SELECT id, allocator_id, address, bytes, alloc_ts FROM block"
-        " WHERE device_id = ?1 AND level = 3 AND (?2 = 0 OR allocator_id = ?2)"
+      = "SELECT id, allocator_id, address, bytes, alloc_ts,"
+        " ifnull((SELECT op IN (6, 7) FROM alloc_event WHERE alloc_event.id = "
+        "block.alloc_event_id), 0)"
+        " FROM block WHERE device_id = ?1 AND level = 3 AND (?2 = 0 OR allocator_id = ?2)"
         " AND alloc_seq <= ?3 AND (free_seq IS NULL OR free_seq > ?3)"
         " ORDER BY allocator_id, address, id";
   g_autoptr (GArray) out = g_array_new (FALSE, FALSE, sizeof (VsSegment));
+  Span ext = { 0 }; /* the extent out's last segment covers */
   sqlite3_stmt *stmt;
   int rc;
 
@@ -259,17 +283,20 @@ vs_fragmentation_segments (VsTrace *trace, gint64 device_id, gint64 allocator_id
       gint64 alloc = sqlite3_column_int64 (stmt, 1);
       gint64 lo = sqlite3_column_int64 (stmt, 2);
       gint64 hi = lo + sqlite3_column_int64 (stmt, 3);
+      Span piece = { id, alloc, lo, hi, sqlite3_column_int (stmt, 5) != 0 };
       VsSegment *last = out->len > 0 ? &g_array_index (out, VsSegment, out->len - 1) : NULL;
 
-      /* The same merge as vs_fragmentation_at(): touching pieces of one
-       * allocator (an expandable segment's mapped chunks) are one extent,
-       * named by its first piece, as VsFreeGap.segment_id is. */
-      if (last != NULL && last->allocator_id == alloc && lo <= last->address + last->bytes)
+      /* The same merge as vs_fragmentation_at(): touching mapped pieces
+       * of one allocator's expandable segment are one extent, named by its
+       * first piece, as VsFreeGap.segment_id is. */
+      if (last != NULL && continues_extent (&ext, &piece))
         {
-          last->bytes = MAX (last->address + last->bytes, hi) - last->address;
+          ext.hi = MAX (ext.hi, hi);
+          last->bytes = ext.hi - last->address;
           last->pieces++;
           continue;
         }
+      ext = piece;
       {
         VsSegment seg
             = { id, alloc, lo, hi - lo, 1, vs_trace_rel (trace, vs_column_int (stmt, 4)) };

@@ -145,26 +145,26 @@ starts_from_ranges (VsTrace *trace, gint64 device_id, char **what, GError **erro
   return g_array_ref (best->starts);
 }
 
+/* One allocation of the pattern window: its key (stack, size) and its
+ * index among the window's allocations. */
 typedef struct
 {
   gint64 stack_id;
   gint64 bytes;
-} PatternKey;
+  gint64 index;
+} Occurrence;
 
-static guint
-pattern_key_hash (gconstpointer p)
+/* By key, then index: each key's occurrences together, in order. */
+static int
+occurrence_cmp (const void *a, const void *b)
 {
-  const PatternKey *k = p;
+  const Occurrence *x = a, *y = b;
 
-  return (guint)(k->stack_id * 2654435761u) ^ (guint)(k->bytes ^ (k->bytes >> 32));
-}
-
-static gboolean
-pattern_key_equal (gconstpointer a, gconstpointer b)
-{
-  const PatternKey *x = a, *y = b;
-
-  return x->stack_id == y->stack_id && x->bytes == y->bytes;
+  if (x->stack_id != y->stack_id)
+    return x->stack_id < y->stack_id ? -1 : 1;
+  if (x->bytes != y->bytes)
+    return x->bytes < y->bytes ? -1 : 1;
+  return x->index < y->index ? -1 : x->index > y->index;
 }
 
 static int
@@ -175,16 +175,15 @@ cmp_gint64 (const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
-/* Whether the occurrences (allocation indices) recur at one distance: the
- * most common gap after the first covers at least 60 % of them, is at
- * least 2, and no gap exceeds it by more than half (an allocation made
- * several times per iteration has short gaps and one long one; periodic
- * extra work such as an evaluation every few steps lengthens some gaps a
- * little). */
+/* Whether the n occurrences occ[] of one key (allocation indices in
+ * order) recur at one distance: the most common gap after the first
+ * covers at least 60 % of them, is at least 2, and no gap exceeds it by
+ * more than half (an allocation made several times per iteration has
+ * short gaps and one long one; periodic extra work such as an evaluation
+ * every few steps lengthens some gaps a little). */
 static gboolean
-recurs_regularly (GArray *idx)
+recurs_regularly (const Occurrence *occ, guint n)
 {
-  guint n = idx->len;
   g_autofree gint64 *gaps = NULL;
   guint first = n >= 4 ? 1 : 0, m, best = 0, run = 1;
   gint64 mode = 0;
@@ -194,7 +193,7 @@ recurs_regularly (GArray *idx)
   m = n - 1 - first;
   gaps = g_new (gint64, m);
   for (guint i = 0; i < m; i++)
-    gaps[i] = g_array_index (idx, gint64, first + i + 1) - g_array_index (idx, gint64, first + i);
+    gaps[i] = occ[first + i + 1].index - occ[first + i].index;
   qsort (gaps, m, sizeof *gaps, cmp_gint64);
   for (guint i = 1; i <= m; i++)
     {
@@ -213,26 +212,29 @@ recurs_regularly (GArray *idx)
   return best * 10 >= m * 6 && gaps[m - 1] * 2 <= mode * 3;
 }
 
-/* Whether the allocation recurring at idx is, at least 80 % of the
- * time, freed before it recurs: a tensor of each iteration (a repeated
- * layer's activations, kept within one forward pass, are not). */
+/* Whether the allocation recurring at occ[0..n-1] is, at least 80 % of
+ * the time, freed before it recurs: a tensor of each iteration (a
+ * repeated layer's activations, kept within one forward pass, are not).
+ * seqs and frees: each allocation's alloc_seq and free_seq by index. */
 static gboolean
-freed_each_time (GArray *idx, GArray *seqs, GArray *frees)
+freed_each_time (const Occurrence *occ, guint n, GArray *seqs, GArray *frees)
 {
   guint freed = 0;
 
-  for (guint i = 0; i + 1 < idx->len; i++)
+  for (guint i = 0; i + 1 < n; i++)
     {
-      gint64 at = g_array_index (idx, gint64, i);
-      gint64 next = g_array_index (seqs, gint64, g_array_index (idx, gint64, i + 1));
+      gint64 next = g_array_index (seqs, gint64, occ[i + 1].index);
 
-      if (g_array_index (frees, gint64, at) < next)
+      if (g_array_index (frees, gint64, occ[i].index) < next)
         freed++;
     }
-  return freed * 10 >= (idx->len - 1) * 8;
+  return freed * 10 >= (n - 1) * 8;
 }
 
-/* Iteration starts (replay steps) from the allocation pattern, or NULL. */
+/* Iteration starts (replay steps) from the allocation pattern, or NULL.
+ * The window's allocations are sorted by key rather than hashed: one
+ * array, no allocation per distinct key (a trace of 10 M events has
+ * tens of thousands of them in its window). */
 static GArray *
 seqs_from_pattern (VsTrace *trace, gint64 device_id, gint64 allocator_id, GError **error)
 {
@@ -242,12 +244,9 @@ seqs_from_pattern (VsTrace *trace, gint64 device_id, gint64 allocator_id, GError
         " AND (?2 = 0 OR allocator_id = ?2) ORDER BY alloc_seq LIMIT ?4";
   g_autoptr (GArray) seqs = g_array_new (FALSE, FALSE, sizeof (gint64));
   g_autoptr (GArray) frees = g_array_new (FALSE, FALSE, sizeof (gint64));
-  g_autoptr (GHashTable) occurrences = g_hash_table_new_full (
-      pattern_key_hash, pattern_key_equal, g_free, (GDestroyNotify)g_array_unref);
-  GArray *best = NULL;
-  gint64 best_first = G_MAXINT64;
-  GHashTableIter iter;
-  gpointer key, value;
+  g_autoptr (GArray) occurrences = g_array_new (FALSE, FALSE, sizeof (Occurrence));
+  const Occurrence *occ, *best = NULL;
+  guint best_n = 0;
 
   /* Allocator blocks; a trace that saw none (device level only) by its
    * device-level allocations. */
@@ -264,20 +263,14 @@ seqs_from_pattern (VsTrace *trace, gint64 device_id, gint64 allocator_id, GError
       sqlite3_bind_int (stmt, 4, VS_GROWTH_PATTERN_WINDOW);
       while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
         {
-          PatternKey k = { sqlite3_column_int64 (stmt, 1), sqlite3_column_int64 (stmt, 2) };
+          Occurrence o
+              = { sqlite3_column_int64 (stmt, 1), sqlite3_column_int64 (stmt, 2), seqs->len };
           gint64 seq = sqlite3_column_int64 (stmt, 0);
           gint64 free_seq = sqlite3_column_type (stmt, 3) == SQLITE_NULL
                                 ? G_MAXINT64
                                 : sqlite3_column_int64 (stmt, 3);
-          gint64 index = seqs->len;
-          GArray *idx = g_hash_table_lookup (occurrences, &k);
 
-          if (idx == NULL)
-            {
-              idx = g_array_new (FALSE, FALSE, sizeof (gint64));
-              g_hash_table_insert (occurrences, g_memdup2 (&k, sizeof k), idx);
-            }
-          g_array_append_val (idx, index);
+          g_array_append_val (occurrences, o);
           g_array_append_val (seqs, seq);
           g_array_append_val (frees, free_seq);
         }
@@ -289,30 +282,33 @@ seqs_from_pattern (VsTrace *trace, gint64 device_id, gint64 allocator_id, GError
         }
     }
 
-  g_hash_table_iter_init (&iter, occurrences);
-  while (g_hash_table_iter_next (&iter, &key, &value))
+  /* The key recurring regularly most often (ties: the one first seen). */
+  qsort (occurrences->data, occurrences->len, sizeof (Occurrence), occurrence_cmp);
+  occ = (const Occurrence *)(gpointer)occurrences->data;
+  for (guint i = 0, n; i < occurrences->len; i += n)
     {
-      GArray *idx = value;
-      gint64 first = g_array_index (idx, gint64, 0);
-
-      if (idx->len < MIN_ITERATIONS || !recurs_regularly (idx)
-          || !freed_each_time (idx, seqs, frees))
+      for (n = 1; i + n < occurrences->len && occ[i + n].stack_id == occ[i].stack_id
+                  && occ[i + n].bytes == occ[i].bytes;
+           n++)
+        ;
+      if (n < MIN_ITERATIONS || !recurs_regularly (occ + i, n)
+          || !freed_each_time (occ + i, n, seqs, frees))
         continue;
-      if (best == NULL || idx->len > best->len || (idx->len == best->len && first < best_first))
+      if (best == NULL || n > best_n || (n == best_n && occ[i].index < best->index))
         {
-          best = idx;
-          best_first = first;
+          best = occ + i;
+          best_n = n;
         }
     }
   if (best == NULL)
     return NULL;
   {
-    GArray *starts = g_array_sized_new (FALSE, FALSE, sizeof (gint64), best->len);
+    GArray *starts = g_array_sized_new (FALSE, FALSE, sizeof (gint64), best_n);
 
-    for (guint i = 0; i < best->len; i++)
+    for (guint i = 0; i < best_n; i++)
       {
         /* The state just before the recurring allocation. */
-        gint64 seq = g_array_index (seqs, gint64, g_array_index (best, gint64, i)) - 1;
+        gint64 seq = g_array_index (seqs, gint64, best[i].index) - 1;
 
         g_array_append_val (starts, seq);
       }

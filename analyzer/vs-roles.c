@@ -341,17 +341,26 @@ vs_roles_at (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 seq, 
              GError **error)
 {
   g_autoptr (GArray) blocks = NULL;
+
+  g_return_val_if_fail (trace != NULL && out != NULL, FALSE);
+  blocks = vs_live_blocks (trace, device_id, allocator_id, seq, error);
+  if (blocks == NULL)
+    return FALSE;
+  return vs_roles_of_blocks (trace, device_id, allocator_id, seq, blocks, out, error);
+}
+
+gboolean
+vs_roles_of_blocks (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 seq,
+                    GArray *blocks, VsRoles *out, GError **error)
+{
   RoleContext c;
   gboolean ok = TRUE;
 
-  g_return_val_if_fail (trace != NULL && out != NULL, FALSE);
+  g_return_val_if_fail (trace != NULL && blocks != NULL && out != NULL, FALSE);
   memset (out, 0, sizeof *out);
   out->device_id = device_id;
   out->allocator_id = allocator_id;
   out->seq = seq;
-  blocks = vs_live_blocks (trace, device_id, allocator_id, seq, error);
-  if (blocks == NULL)
-    return FALSE;
   context_init (&c, trace);
   for (guint i = 0; i < blocks->len && ok; i++)
     {
@@ -446,18 +455,27 @@ vs_unused_activations_at (VsTrace *trace, gint64 device_id, gint64 allocator_id,
                           VsUnusedActivations *out, GError **error)
 {
   g_autoptr (GArray) blocks = NULL;
+
+  g_return_val_if_fail (trace != NULL && out != NULL, FALSE);
+  blocks = vs_live_blocks (trace, device_id, allocator_id, seq, error);
+  if (blocks == NULL)
+    return FALSE;
+  return vs_unused_activations_of_blocks (trace, blocks, out, error);
+}
+
+gboolean
+vs_unused_activations_of_blocks (VsTrace *trace, GArray *blocks, VsUnusedActivations *out,
+                                 GError **error)
+{
   g_autoptr (GHashTable) by_stack
       = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
   RoleContext c;
   gboolean ok = TRUE;
   gint64 largest = 0;
 
-  g_return_val_if_fail (trace != NULL && out != NULL, FALSE);
+  g_return_val_if_fail (trace != NULL && blocks != NULL && out != NULL, FALSE);
   memset (out, 0, sizeof *out);
   out->stack_id = VS_UNKNOWN;
-  blocks = vs_live_blocks (trace, device_id, allocator_id, seq, error);
-  if (blocks == NULL)
-    return FALSE;
   context_init (&c, trace);
   for (guint i = 0; i < blocks->len && ok; i++)
     {

@@ -57,6 +57,12 @@ typedef struct
 gboolean vs_roles_at (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 seq,
                       VsRoles *out, GError **error);
 
+/* The same for blocks, which the caller read with vs_live_blocks (trace,
+ * device_id, allocator_id, seq): one read of them serves several
+ * answers at one instant. */
+gboolean vs_roles_of_blocks (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 seq,
+                             GArray *blocks, VsRoles *out, GError **error);
+
 /* The role of block b (an allocated block of trace).  Returns VS_N_ROLES
  * with error set on failure. */
 VsRole vs_block_role (VsTrace *trace, const VsBlock *b, GError **error);
@@ -86,6 +92,11 @@ typedef struct
  * failure. */
 gboolean vs_unused_activations_at (VsTrace *trace, gint64 device_id, gint64 allocator_id,
                                    gint64 seq, VsUnusedActivations *out, GError **error);
+
+/* The same for blocks, the live blocks of one instant as vs_live_blocks()
+ * returns them. */
+gboolean vs_unused_activations_of_blocks (VsTrace *trace, GArray *blocks, VsUnusedActivations *out,
+                                          GError **error);
 
 /* The role holding the most bytes in r (ties: the first in VsRole order). */
 VsRole vs_roles_dominant (const VsRoles *r);
