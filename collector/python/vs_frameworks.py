@@ -219,20 +219,26 @@ class _CupyEvents:
             self.out.write("\n".join(lines) + "\n")
         return sid
 
-    def segment_of(self, dev, ptr, nbytes, ts):
-        """The start of the segment holding ptr, a new one if none does."""
+    def block(self, dev, ptr, nbytes, total, ts):
+        """A block the pool handed out, total its total_bytes() after:
+        the start of the segment holding it (a new one if none does), its
+        live blocks counted; segments given back before are written
+        first."""
         import bisect
         starts, segs = self.segments.setdefault(dev, ([], {}))
         i = bisect.bisect_right(starts, ptr) - 1
         if i >= 0 and ptr < starts[i] + segs[starts[i]][0]:
+            segs[starts[i]][1] += 1
+            self.settle(dev, total, ts)
             return starts[i]
+        self.settle(dev, total - nbytes, ts)
         starts.insert(i + 1, ptr)
-        segs[ptr] = [nbytes, 0]
+        segs[ptr] = [nbytes, 1]
         self.held[dev] = self.held.get(dev, 0) + nbytes
         self.out.write("S %d %d %d %d\n" % (ts, dev, ptr, nbytes))
         return ptr
 
-    def settle(self, dev, total, ts, keep=None):
+    def settle(self, dev, total, ts):
         """Segments given back since the last look: total is the pool's
         total_bytes() now."""
         held = self.held.get(dev, 0)
@@ -241,7 +247,7 @@ class _CupyEvents:
                 self.mismatch += 1
             return
         starts, segs = self.segments.get(dev, ([], {}))
-        idle = [s for s in starts if segs[s][1] == 0 and s != keep]
+        idle = [s for s in starts if segs[s][1] == 0]
         if sum(segs[s][0] for s in idle) != held - total:
             self.mismatch += 1
             return
@@ -283,6 +289,17 @@ class _CupyBlock:
             pass
 
 
+def _cupy_stop(e):
+    """The allocator level stops at an error it did not expect; the
+    pool's figures go on."""
+    global _cupy_events
+    if _cupy_events is not None:
+        _say("CuPy's blocks are no longer followed (%s: %s)" % (type(e).__name__, e))
+        _meta["cupy.allocator_level"] = "stopped"
+        _cupy_events.close()
+        _cupy_events = None
+
+
 def _cupy_watch(pool, malloc):
     """CuPy's allocator, the default pool's own malloc, with the pool's
     high-water marks kept after each call: used_bytes() and total_bytes()
@@ -319,15 +336,14 @@ def _cupy_watch(pool, malloc):
             addr = ptr.ptr
             nbytes = ptr.mem.size
             sid = ev.stack(sys._getframe(1))
-            seg = ev.segment_of(dev, addr, nbytes, ts)
-            ev.segments[dev][1][seg][1] += 1
-            ev.settle(dev, total, ts, seg)
+            seg = ev.block(dev, addr, nbytes, total, ts)
             ev.out.write("a %d %d %d %d %d %d\n" % (ts, dev, addr, nbytes, size, sid))
             block = _CupyBlock()
             block.mp, block.dev, block.ptr, block.nbytes = ptr, dev, addr, nbytes
             block.segment, block.pool = seg, pool
             return memory.MemoryPointer(memory.UnownedMemory(addr, nbytes, block, dev), 0)
-        except Exception:
+        except Exception as e:
+            _cupy_stop(e)
             return ptr
 
     allocate.__wrapped__ = malloc
@@ -363,8 +379,13 @@ def _cupy_stats(suffix):
 
 def _cupy_exit():
     cupy = sys.modules.get("cupy")
+    global _cupy_events
     ev = _cupy_events
     if ev is not None and os.getpid() == _pid:
+        # The program's work is done: what Python frees while it shuts
+        # down is not the program's (as PyTorch's stream stops at its
+        # final snapshot), and the pool's figures are read now.
+        _cupy_events = None
         ev.close()
         _meta["cupy.segment_mismatch"] = ev.mismatch
     try:
@@ -480,7 +501,7 @@ def _keep_failure(oom, value, frames):
     del _kept_errors[:-64]
     first = next((l for l in text.splitlines() if l.strip()), text)
     _failures.append((time.time_ns(), dev, _requested(first), fw, first[:2000], frames))
-    _meta["program.last_oom"] = "%s: %s" % (type(value).__name__, text[:4000])
+    _meta["program.last_oom"] = "%s: %s" % (type(value).__name__, first[:4000])
     try:
         if fw == "xla":
             _jax_stats(".at_failure")
