@@ -156,8 +156,7 @@ read_event (Events *ev, char *line)
 }
 
 int
-vs_framework_events_import (VsWriter *w, const char *path, int64_t process_id,
-                            GHashTable *devices)
+vs_framework_events_import (VsWriter *w, const char *path, int64_t process_id, GHashTable *devices)
 {
   FILE *f = fopen (path, "r");
   if (f == NULL)
