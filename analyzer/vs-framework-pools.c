@@ -611,6 +611,13 @@ device_has_segments (VsFrameworkPools *fp, gint64 device_id)
 }
 
 gboolean
+vs_framework_pools_hold_segments (VsTrace *trace, gint64 device_id)
+{
+  g_return_val_if_fail (trace != NULL, FALSE);
+  return trace->framework_pools != NULL && device_has_segments (trace->framework_pools, device_id);
+}
+
+gboolean
 vs_framework_pools_adjust_summary (VsTrace *trace, GArray *rows, gint64 device_id,
                                    gint64 allocator_id, GError **error)
 {

@@ -6,8 +6,8 @@ made into what other programs and older recordings leave:
   * the JAX and CuPy traces without the hook's meta (a trace recorded
     before the hook, or with VRAMSCOPE_FRAMEWORKS=0): the pool's row is
     still there, its reserved memory the same, its allocated memory
-    empty (unknown, never the pool's size), `all` not counting it, and
-    no finding (no leak of what the pool keeps, nothing outside the
+    empty (unknown, never the pool's size), `all` not counting it (in
+    `summary` and in its `timeline` alike), and no finding (no leak of what the pool keeps, nothing outside the
     allocators);
   * the CuPy trace with its pool's frames renamed as RMM's
     (rmm::mr::pool_memory_resource) and the JAX trace with its BFC
@@ -70,6 +70,12 @@ def pool_checks(trace, name, reserved, what):
        "%s: its allocated memory is unknown (empty), never the pool's size" % what, p)
     ok(int(a["peak_allocated_bytes"]) < reserved,
        "%s: all does not count the pool as allocated" % what, a)
+    timeline = [r for r in table(trace, "timeline") if r["allocator"] == "all"]
+    top = max((int(r["max_allocated_bytes"]) for r in timeline if r["max_allocated_bytes"]),
+              default=None)
+    ok(top == int(a["peak_allocated_bytes"]),
+       "%s: all's timeline draws the pool as reserved only (its peak is summary's)" % what,
+       "timeline %s, summary %s" % (top, a["peak_allocated_bytes"]))
     findings = table(trace, "diagnose")
     ok(findings == [], "%s: no finding (no leak of the pool's cache, nothing outside)" % what,
        findings)
