@@ -98,6 +98,23 @@ with tempfile.TemporaryDirectory() as tmp:
                 " WHERE function LIKE 'tsl::BFCAllocator::Extend%')")
     pool_checks(tf, "tensorflow", 63763906560, "TensorFlow's BFC allocator")
 
+    # CuPy's pool asked CUDA and CUDA failed, then CuPy raised: the
+    # cudaMalloc failure (as the collector records it, with the pool's
+    # stack, and as the finalizer counts it on `all`) and the error are
+    # one failure, on `all` as on `cupy`.
+    retried = edited(tmp, "cupy-oom",
+                     "INSERT INTO failed_alloc (ts, process_id, device_id, api, requested_bytes,"
+                     " error, error_name, stack_id) SELECT ts - 1000, process_id, device_id,"
+                     " 'cudaMalloc', requested_bytes, 2, 'cudaErrorMemoryAllocation',"
+                     " (SELECT s.id FROM stack s JOIN frame f ON f.id = s.frame_id"
+                     "  WHERE f.function LIKE '%SingleDeviceMemoryPool%' LIMIT 1)"
+                     " FROM failed_alloc WHERE api = 'cupy'",
+                     "UPDATE summary SET failed_alloc_count = failed_alloc_count + 1"
+                     " WHERE allocator_id IS NULL OR allocator_id = 0")
+    counts = {r["allocator"]: r["failed_alloc_count"] for r in table(retried, "summary")}
+    ok(counts.get("all") == "1" and counts.get("cupy") == "1",
+       "CuPy's failed cudaMalloc and the error it raised count once on all and on cupy", counts)
+
     # A failed run without the hook's figures still names the failure.
     oom = edited(tmp, "jax-oom", no_meta)
     findings = table(oom, "diagnose")
