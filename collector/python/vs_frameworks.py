@@ -37,6 +37,7 @@ temporary name and renamed each time something is added.  Nothing here
 may break the program: a failure prints one line on stderr and the
 program runs on.  VRAMSCOPE_FRAMEWORKS=0 turns the hook off.
 """
+import bisect
 import os
 import re
 import sys
@@ -203,20 +204,34 @@ class _CupyEvents:
         self.mismatch = 0
 
     def stack(self, f):
+        """The id of the Python stack from frame f outwards, written the
+        first time it is seen.  Keyed by each frame's code object's id and
+        last instruction, integers cheap to read and hash (the code objects
+        of a kept stack are kept alive with it, so their ids stay theirs);
+        the lines are computed only for a new stack."""
         key = []
+        top = f
         while f is not None:
-            key.append((f.f_code, f.f_lineno))
+            key.append(id(f.f_code))
+            key.append(f.f_lasti)
             f = f.f_back
         key = tuple(key)
-        sid = self.stacks.get(key)
-        if sid is None:
-            sid = len(self.stacks) + 1
-            self.stacks[key] = sid
-            lines = ["stack %d" % sid]
-            for code, line in key:
-                lines.append("frame %d %s\t%s" % (line or 0, _installed(code.co_filename).replace("\t", " "),
-                                                   code.co_name.replace("\t", " ")))
-            self.out.write("\n".join(lines) + "\n")
+        known = self.stacks.get(key)
+        if known is not None:
+            return known[0]
+        frames = []
+        while top is not None:
+            frames.append(top)
+            top = top.f_back
+        sid = len(self.stacks) + 1
+        self.stacks[key] = (sid, tuple(fr.f_code for fr in frames))
+        lines = ["stack %d" % sid]
+        for fr in frames:
+            code = fr.f_code
+            lines.append("frame %d %s\t%s" % (fr.f_lineno or 0,
+                                               _installed(code.co_filename).replace("\t", " "),
+                                               code.co_name.replace("\t", " ")))
+        self.out.write("\n".join(lines) + "\n")
         return sid
 
     def block(self, dev, ptr, nbytes, total, ts):
@@ -224,7 +239,6 @@ class _CupyEvents:
         the start of the segment holding it (a new one if none does), its
         live blocks counted; segments given back before are written
         first."""
-        import bisect
         starts, segs = self.segments.setdefault(dev, ([], {}))
         i = bisect.bisect_right(starts, ptr) - 1
         if i >= 0 and ptr < starts[i] + segs[starts[i]][0]:
