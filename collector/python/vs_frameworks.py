@@ -21,13 +21,23 @@ write into the trace (record/vs-framework-spool.c):
     where the pool is: the same pool, so nothing changes for the program;
     VRAMSCOPE_CUPY_PEAK=0 leaves it out), and the same at an out-of-memory error under
     the key's name followed by ".at_failure";
-  * every out-of-memory error the program does not catch (JAX's
-    RESOURCE_EXHAUSTED, CuPy's OutOfMemoryError): a failure inside a pool
-    makes no CUDA call fail, so this is the only sign of it.  A line
+  * CuPy's pool at the allocator level: every block the default pool
+    hands out, with the Python stack that asked for it, its free, and the
+    segments the pool takes from CUDA and gives back, one line each in
+    $VRAMSCOPE_SPOOL_DIR/vsfw-PID.events (_CupyEvents; the same wrapper
+    around the pool's own malloc, the block handed to CuPy inside an
+    UnownedMemory whose owner marks its free; VRAMSCOPE_CUPY_EVENTS=0
+    leaves it out).  Events stop at exit;
+  * every out-of-memory error (JAX's RESOURCE_EXHAUSTED, CuPy's
+    OutOfMemoryError), whether the program catches it or not: where it
+    is raised (CuPy's in the wrapper, JAX's through sys.monitoring's
+    RAISE event, Python 3.12 and later: meta frameworks.caught_errors),
+    else in the excepthook; a failure inside a pool makes no CUDA call
+    fail, so this is the only sign of it.  A line
     "failed TS DEVICE BYTES FRAMEWORK MESSAGE" (TS CLOCK_REALTIME ns, BYTES
     the request as the message gives it, -1 when it gives none) followed
-    by one "frame LINE FILE<TAB>FUNCTION" line per Python frame of the
-    traceback, innermost first;
+    by one "frame LINE FILE<TAB>FUNCTION" line per Python frame,
+    innermost first, and meta program.last_oom, the error's first line;
   * the program's last uncaught error, meta program.last_error.
 
 All of it goes to $VRAMSCOPE_SPOOL_DIR/vsfw-PID.info (with "pid" and
