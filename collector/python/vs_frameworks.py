@@ -207,6 +207,13 @@ class _CupyEvents:
     Where the sum and total_bytes() still differ, `mismatch` counts it."""
 
     def __init__(self, path):
+        import threading
+        self.pid = os.getpid()
+        # Blocks are allocated and freed from any thread; the pool's
+        # own lock is CuPy's, this one keeps the segments' bookkeeping
+        # and the lines whole (re-entrant: a free may run inside an
+        # allocation, from the garbage collector).
+        self.lock = threading.RLock()
         self.out = open(path, "a", buffering=1 << 16)
         self.stacks = {}
         self.segments = {}  # device → (sorted starts, {start: [bytes, live blocks]})
@@ -297,18 +304,19 @@ class _CupyBlock:
 
     def __del__(self):
         ev = _cupy_events
-        if ev is None:
+        if ev is None or ev.pid != os.getpid():  # a forked child's frees are its own
             return
         try:
-            ts = time.time_ns()
-            ev.out.write("f %d %d %d %d\n" % (ts, self.dev, self.ptr, self.nbytes))
-            seg = ev.segments[self.dev][1].get(self.segment)
-            if seg is not None:
-                seg[1] -= 1
-            # Free the pool's block now, then see whether segments went.
-            pool = self.pool
-            self.mp = None
-            ev.settle(self.dev, pool.total_bytes(), ts)
+            with ev.lock:
+                ts = time.time_ns()
+                ev.out.write("f %d %d %d %d\n" % (ts, self.dev, self.ptr, self.nbytes))
+                seg = ev.segments[self.dev][1].get(self.segment)
+                if seg is not None:
+                    seg[1] -= 1
+                # Free the pool's block now, then see whether segments went.
+                pool = self.pool
+                self.mp = None
+                ev.settle(self.dev, pool.total_bytes(), ts)
         except Exception:
             pass
 
@@ -354,14 +362,17 @@ def _cupy_watch(pool, malloc):
                 peak[1] = total
             peak[2] += 1
             ev = _cupy_events
-            if ev is None:
+            if ev is None or ev.pid != os.getpid():  # not in a forked child
                 return ptr
-            ts = time.time_ns()
             addr = ptr.ptr
             nbytes = ptr.mem.size
-            sid = ev.stack(sys._getframe(1))
-            seg = ev.block(dev, addr, nbytes, total, ts)
-            ev.out.write("a %d %d %d %d %d %d\n" % (ts, dev, addr, nbytes, size, sid))
+            with ev.lock:
+                ts = time.time_ns()
+                sid = ev.stack(sys._getframe(1))
+                # Read again under the lock: another thread's block may
+                # have come between.
+                seg = ev.block(dev, addr, nbytes, pool.total_bytes(), ts)
+                ev.out.write("a %d %d %d %d %d %d\n" % (ts, dev, addr, nbytes, size, sid))
             block = _CupyBlock()
             block.mp, block.dev, block.ptr, block.nbytes = ptr, dev, addr, nbytes
             block.segment, block.pool = seg, pool
