@@ -24,7 +24,8 @@ step, their peaks, and how many blocks it asked for: the truth.
     figures, its allocation count the program's and its failure the
     caught error; `peak --allocator cupy` names the program's lines;
     `diagnose` names the failure (oom-allocator-limit of cupy) and no leak
-    of what the pool keeps;
+    of what the pool keeps; a file cut short, or with lines no hook
+    writes, is read up to them;
   * a JAX RESOURCE_EXHAUSTED the program catches is a failure too (where
     Python has sys.monitoring, 3.12 and later: found as python3.12 or
     python3.13 when the test's own Python is older).
@@ -352,10 +353,11 @@ with tempfile.TemporaryDirectory() as tmp:
             w[1] = str(int(w[1]) - first + ts + 1000)
         return " ".join(w)
 
+    info_text = "\n".join(["pid %d" % pid, "device %d %s %d %s" % (idx, uuid, total, name)]
+                          + [moved(l) for l in info_lines
+                             if not l.startswith(("pid ", "device "))]) + "\n"
     with open(os.path.join(spool, "vsfw-%d.info" % pid), "w") as f:
-        f.write("\n".join(["pid %d" % pid, "device %d %s %d %s" % (idx, uuid, total, name)]
-                          + [moved(l) for l in info_lines if not l.startswith(("pid ", "device "))])
-                + "\n")
+        f.write(info_text)
     with open(os.path.join(spool, "vsfw-%d.events" % pid), "w") as f:
         f.write("\n".join(moved(l) for l in lines) + "\n")
     out = os.path.join(tmp, "out.db")
@@ -379,6 +381,21 @@ with tempfile.TemporaryDirectory() as tmp:
        "diagnose: the caught failure, oom-allocator-limit of cupy at the program's line", findings)
     ok(not any(f["finding"] == "leak-at-exit" and f["allocator"] == "cupy" for f in findings),
        "diagnose: what the pool keeps is no leak", findings)
+
+    # A file cut short (a process killed while writing) and lines no hook
+    # writes: read up to them, the trace written all the same.
+    bad = os.path.join(tmp, "bad-spool")
+    shutil.copytree(os.path.join(endings, "torch-kill-record", "spool"), bad)
+    with open(os.path.join(bad, "vsfw-%d.info" % pid), "w") as f:
+        f.write(info_text)
+    with open(os.path.join(bad, "vsfw-%d.events" % pid), "w") as f:
+        f.write("\n".join(moved(l) for l in lines) + "\nS 12 0\nx 1 2 3 4\nframe 3\na 99 0 1234 5")
+    bad_out = os.path.join(tmp, "bad.db")
+    p = subprocess.run([vramscope, "recover", bad, "-o", bad_out], capture_output=True, text=True)
+    rows = [r for r in table(bad_out, "summary") if r["allocator"] == "cupy"] \
+        if p.returncode == 0 else []
+    ok(len(rows) == 1 and {k: int(rows[0][k]) for k in want} == want,
+       "a file cut short or with foreign lines: read up to them", (p.stderr, rows))
 
     # JAX: a caught RESOURCE_EXHAUSTED.
     newer = sys.executable if sys.version_info >= (3, 12) else None
