@@ -43,6 +43,10 @@ typedef struct
   gint64 segments;      /* segment allocations seen */
   gint64 failures;      /* the framework's own failure records */
   gint64 pool_failures; /* the pool's own cudaMalloc failing */
+  /* The trace's own allocator of this name on the device, where `record`
+   * kept the framework's allocator level (its blocks and segments): the
+   * pool is that allocator, its row the finalizer's. */
+  gboolean backed;
   VsSummary summary;
 } Pool;
 
@@ -382,6 +386,22 @@ summarize (VsTrace *trace, Pool *p)
   s->before_trace_bytes = s->before_trace_count = VS_UNKNOWN;
 }
 
+/* The allocator of the trace itself named like the pool on its device
+ * (the allocator level `record` kept), 0 when there is none. */
+static gint64
+real_allocator (VsTrace *trace, const Pool *p)
+{
+  for (guint i = 0; i < trace->allocators->len; i++)
+    {
+      const VsAllocatorInfo *a = g_ptr_array_index (trace->allocators, i);
+
+      if (a->id > 0 && a->device_id == p->device_id && a->name != NULL
+          && strcmp (a->name, framework_names[p->framework]) == 0)
+        return a->id;
+    }
+  return 0;
+}
+
 static gint
 pool_cmp (gconstpointer a, gconstpointer b)
 {
@@ -411,9 +431,17 @@ vs_framework_pools_load (VsTrace *trace, GError **error)
   for (guint i = 0; i < fp->pools->len; i++)
     {
       Pool *p = g_ptr_array_index (fp->pools, i);
-      VsAllocatorInfo *a = g_new0 (VsAllocatorInfo, 1);
+      gint64 real = real_allocator (trace, p);
+      VsAllocatorInfo *a;
 
       summarize (trace, p);
+      if (real != 0)
+        {
+          p->backed = TRUE;
+          p->allocator_id = p->summary.allocator_id = real;
+          continue;
+        }
+      a = g_new0 (VsAllocatorInfo, 1);
       a->id = p->allocator_id;
       a->device_id = p->device_id;
       a->process_id = VS_UNKNOWN;
@@ -446,6 +474,29 @@ vs_framework_pool_is (VsTrace *trace, gint64 allocator_id)
   return allocator_id < 0 && find_pool (trace, allocator_id) != NULL;
 }
 
+/* The pool of framework f on the device, NULL if none. */
+static const Pool *
+pool_find (VsFrameworkPools *fp, gint64 device_id, Framework f)
+{
+  for (guint i = 0; i < fp->pools->len; i++)
+    {
+      const Pool *p = g_ptr_array_index (fp->pools, i);
+
+      if (p->device_id == device_id && p->framework == f)
+        return p;
+    }
+  return NULL;
+}
+
+/* The allocator id of framework f's pool on the device. */
+static gint64
+pool_allocator (VsFrameworkPools *fp, gint64 device_id, Framework f)
+{
+  const Pool *p = pool_find (fp, device_id, f);
+
+  return p != NULL ? p->allocator_id : pool_id (device_id, f);
+}
+
 gint64
 vs_framework_pool_of_stack (VsTrace *trace, gint64 device_id, gint64 stack_id)
 {
@@ -455,7 +506,7 @@ vs_framework_pool_of_stack (VsTrace *trace, gint64 device_id, gint64 stack_id)
   if (trace->framework_pools == NULL)
     return 0;
   f = stack_framework (trace->framework_pools, stack_id);
-  return f != FW_NONE ? pool_id (device_id, f) : 0;
+  return f != FW_NONE ? pool_allocator (trace->framework_pools, device_id, f) : 0;
 }
 
 gint64
@@ -560,6 +611,13 @@ device_has_segments (VsFrameworkPools *fp, gint64 device_id)
 }
 
 gboolean
+vs_framework_pools_hold_segments (VsTrace *trace, gint64 device_id)
+{
+  g_return_val_if_fail (trace != NULL, FALSE);
+  return trace->framework_pools != NULL && device_has_segments (trace->framework_pools, device_id);
+}
+
+gboolean
 vs_framework_pools_adjust_summary (VsTrace *trace, GArray *rows, gint64 device_id,
                                    gint64 allocator_id, GError **error)
 {
@@ -573,7 +631,19 @@ vs_framework_pools_adjust_summary (VsTrace *trace, GArray *rows, gint64 device_i
       VsSummary *s = &g_array_index (rows, VsSummary, i);
       gint64 v[4] = { 0 };
 
-      if (s->allocator_id != 0 || !device_has_segments (fp, s->device_id))
+      if (s->allocator_id != 0)
+        continue;
+      /* An error the framework raised stands for its pool's cudaMalloc
+       * failures, retried before it raised: one failure, not two. */
+      for (guint k = 0; k < fp->pools->len; k++)
+        {
+          const Pool *p = g_ptr_array_index (fp->pools, k);
+
+          if (p->device_id == s->device_id && p->failures > 0 && p->pool_failures > 0
+              && s->failed_alloc_count != VS_UNKNOWN)
+            s->failed_alloc_count = MAX (s->failed_alloc_count - p->pool_failures, 0);
+        }
+      if (!device_has_segments (fp, s->device_id))
         continue;
       if (!all_allocated (trace, s->device_id, v, error))
         return FALSE;
@@ -590,6 +660,20 @@ vs_framework_pools_adjust_summary (VsTrace *trace, GArray *rows, gint64 device_i
       if ((device_id != 0 && p->device_id != device_id)
           || (allocator_id != 0 && p->allocator_id != allocator_id))
         continue;
+      if (p->backed)
+        {
+          /* The finalizer's row, with the errors the framework raised. */
+          gint64 failed = p->failures > 0 ? p->failures : p->pool_failures;
+
+          for (guint k = 0; k < rows->len; k++)
+            {
+              VsSummary *s = &g_array_index (rows, VsSummary, k);
+
+              if (s->allocator_id == p->allocator_id && s->failed_alloc_count < failed)
+                s->failed_alloc_count = failed;
+            }
+          continue;
+        }
       /* After the last row of its device (rows come by device, then
        * allocator), else at the end. */
       for (guint k = 0; k < rows->len; k++)
@@ -634,6 +718,6 @@ vs_framework_pool_failure (VsTrace *trace, const VsOom *o, gint64 *pool)
     f = stack_framework (trace->framework_pools, o->stack_id);
   if (f == FW_NONE)
     return FALSE;
-  *pool = pool_id (o->device_id, f);
+  *pool = pool_allocator (trace->framework_pools, o->device_id, f);
   return TRUE;
 }

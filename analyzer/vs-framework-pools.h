@@ -42,6 +42,11 @@ gint64 vs_framework_pool_of_stack (VsTrace *trace, gint64 device_id, gint64 stac
 /* Bytes the framework pools of device_id held at replay step seq. */
 gint64 vs_framework_pools_reserved_at (VsTrace *trace, gint64 device_id, gint64 seq);
 
+/* Whether device_id's `all` series counts segments of a framework pool
+ * seen only from the device level (the finalizer's series holds them as
+ * allocated: readers take them out with vs_framework_pools_reserved_at()). */
+gboolean vs_framework_pools_hold_segments (VsTrace *trace, gint64 device_id);
+
 /* Completes the summary rows of vs_summary_list() (rows of VsSummary,
  * filtered by device_id and allocator_id, 0 = any): a device's `all` row
  * no longer counts its pools' segments as allocated, and each pool gets

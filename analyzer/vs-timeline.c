@@ -7,8 +7,15 @@
  * A timeline query reads one level chosen so that a level bucket is at most
  * 1/8 of an output bucket, so its cost is bounded by the number of output
  * buckets (times 8) rather than by the number of events in view.
+ *
+ * A device whose `all` series counts a framework pool's segments as
+ * allocated (a pool seen only from the device level, vs-framework-pools.h)
+ * is read from its raw rows, each made exact by taking out what the pools
+ * held at its step: such devices change their memory seldom (a pool takes
+ * large segments), so the rows in view stay few.
  */
 #include "vs-timeline.h"
+#include "vs-framework-pools.h"
 #include "vs-trace-private.h"
 
 #include <string.h>
@@ -170,6 +177,11 @@ static const char *raw_sql = "SELECT ts, reserved_bytes, allocated_bytes, device
                              " WHERE device_id = ?1 AND allocator_id = ?2 AND ts >= ?3 AND ts < ?4"
                              " ORDER BY ts, seq";
 
+static const char *raw_seq_sql
+    = "SELECT ts, reserved_bytes, allocated_bytes, device_bytes, seq FROM series"
+      " WHERE device_id = ?1 AND allocator_id = ?2 AND ts >= ?3 AND ts < ?4"
+      " ORDER BY ts, seq";
+
 static const char *level_sql
     = "SELECT bucket, min_reserved, max_reserved, last_reserved, min_allocated,"
       " max_allocated, last_allocated, max_device FROM series_level"
@@ -224,6 +236,7 @@ vs_timeline_query (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64
   VsSeriesPoint carry;
   GArray *shifts;
   gint64 span, width, shift = -1;
+  gboolean pools;
   sqlite3_stmt *stmt;
   guint cur = 0;
   int rc;
@@ -248,6 +261,10 @@ vs_timeline_query (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64
 
   if (!vs_series_at_time (trace, device_id, allocator_id, from_ns - 1, &carry, error))
     return NULL;
+  pools = allocator_id == 0 && vs_framework_pools_hold_segments (trace, device_id);
+  if (pools)
+    carry.allocated_bytes = MAX (
+        carry.allocated_bytes - vs_framework_pools_reserved_at (trace, device_id, carry.seq), 0);
 
   width = span / n_buckets;
   shifts = vs_trace_level_shifts (trace, device_id, allocator_id, error);
@@ -257,14 +274,14 @@ vs_timeline_query (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64
     {
       gint64 s = g_array_index (shifts, gint64, i);
 
-      if (s < 62 && (G_GINT64_CONSTANT (1) << s) * LEVEL_RATIO <= width)
+      if (s < 62 && (G_GINT64_CONSTANT (1) << s) * LEVEL_RATIO <= width && !pools)
         shift = s;
     }
 
   bucket_start (&g_array_index (out, VsTimelineBucket, 0), &carry);
   if (shift < 0)
     {
-      stmt = vs_trace_statement (trace, raw_sql, error);
+      stmt = vs_trace_statement (trace, pools ? raw_seq_sql : raw_sql, error);
       if (stmt == NULL)
         return NULL;
       vs_trace_bind_series (trace, stmt, device_id, allocator_id);
@@ -293,6 +310,11 @@ vs_timeline_query (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64
           min_r = max_r = last_r = sqlite3_column_int64 (stmt, 1);
           min_a = max_a = last_a = sqlite3_column_int64 (stmt, 2);
           max_d = vs_column_int (stmt, 3);
+          if (pools)
+            min_a = max_a = last_a = MAX (last_a
+                                              - vs_framework_pools_reserved_at (
+                                                  trace, device_id, sqlite3_column_int64 (stmt, 4)),
+                                          0);
         }
       else
         {

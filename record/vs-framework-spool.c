@@ -4,7 +4,8 @@
  *
  * The file is text, one fact a line: "pid N", "device IDX UUID TOTAL
  * NAME", "meta KEY VALUE", "failed TS DEVICE BYTES FRAMEWORK MESSAGE"
- * followed by "frame LINE FILE<TAB>FUNCTION" lines, innermost first.  The
+ * followed by "frame LINE FILE<TAB>FUNCTION" lines, innermost first; the
+ * allocator level beside it, vsfw-PID.events, is vs-framework-events.c's.  The
  * names sort after the collector's process-*.db files, so the merge
  * already has the process and its GPUs when it meets these.
  */
@@ -15,6 +16,7 @@
 
 #include <glib.h>
 
+#include "vs-framework-events.h"
 #include "vs-trace-writer.h"
 
 #define VS_FRAMEWORK_MAX_FRAMES 1024
@@ -180,6 +182,14 @@ write_trace (const char *info, const char *out, long long pid, const char *host,
   if (rc == 0)
     rc = flush_failure (&ff);
   fclose (f);
+  if (rc == 0)
+    {
+      /* The allocator level, beside the .info (vsfw-PID.events). */
+      g_autofree char *dir = g_path_get_dirname (info);
+      g_autofree char *name = g_strdup_printf ("vsfw-%lld.events", pid);
+      g_autofree char *events = g_build_filename (dir, name, NULL);
+      rc = vs_framework_events_import (ff.w, events, ff.process_id, ff.devices);
+    }
   if (rc < 0)
     snprintf (err, errlen, "%s", vs_writer_errmsg (ff.w));
   g_free (ff.message);

@@ -11,7 +11,8 @@
  * framework's settings and statistics), and each failed request inside a
  * framework's pool as a failed_alloc row (api "xla" or "cupy", allocator
  * NULL, the request as the error gave it, the error's text as error_name)
- * with the traceback's Python stack.  A file that cannot be read or
+ * with the traceback's Python stack; and CuPy's allocator level from
+ * vsfw-PID.events (vs-framework-events.h).  A file that cannot be read or
  * written costs one line on stderr and sets *keep (the spool is then
  * kept).  Returns how many traces were written. */
 int vs_framework_spool_import (const char *spool, const char *host, bool *keep);

@@ -21,13 +21,23 @@ write into the trace (record/vs-framework-spool.c):
     where the pool is: the same pool, so nothing changes for the program;
     VRAMSCOPE_CUPY_PEAK=0 leaves it out), and the same at an out-of-memory error under
     the key's name followed by ".at_failure";
-  * every out-of-memory error the program does not catch (JAX's
-    RESOURCE_EXHAUSTED, CuPy's OutOfMemoryError): a failure inside a pool
-    makes no CUDA call fail, so this is the only sign of it.  A line
+  * CuPy's pool at the allocator level: every block the default pool
+    hands out, with the Python stack that asked for it, its free, and the
+    segments the pool takes from CUDA and gives back, one line each in
+    $VRAMSCOPE_SPOOL_DIR/vsfw-PID.events (_CupyEvents; the same wrapper
+    around the pool's own malloc, the block handed to CuPy inside an
+    UnownedMemory whose owner marks its free; VRAMSCOPE_CUPY_EVENTS=0
+    leaves it out).  Events stop at exit;
+  * every out-of-memory error (JAX's RESOURCE_EXHAUSTED, CuPy's
+    OutOfMemoryError), whether the program catches it or not: where it
+    is raised (CuPy's in the wrapper, JAX's through sys.monitoring's
+    RAISE event, Python 3.12 and later: meta frameworks.caught_errors),
+    else in the excepthook; a failure inside a pool makes no CUDA call
+    fail, so this is the only sign of it.  A line
     "failed TS DEVICE BYTES FRAMEWORK MESSAGE" (TS CLOCK_REALTIME ns, BYTES
     the request as the message gives it, -1 when it gives none) followed
-    by one "frame LINE FILE<TAB>FUNCTION" line per Python frame of the
-    traceback, innermost first;
+    by one "frame LINE FILE<TAB>FUNCTION" line per Python frame,
+    innermost first, and meta program.last_oom, the error's first line;
   * the program's last uncaught error, meta program.last_error.
 
 All of it goes to $VRAMSCOPE_SPOOL_DIR/vsfw-PID.info (with "pid" and
@@ -37,6 +47,7 @@ temporary name and renamed each time something is added.  Nothing here
 may break the program: a failure prints one line on stderr and the
 program runs on.  VRAMSCOPE_FRAMEWORKS=0 turns the hook off.
 """
+import bisect
 import os
 import re
 import sys
@@ -174,17 +185,175 @@ def _on_jax(module):
 _cupy_peak = {}  # device → [peak used_bytes, peak total_bytes, mallocs]
 
 
+class _CupyEvents:
+    """The CuPy pool's allocator level, one line per event, to
+    vsfw-PID.events (record/vs-framework-spool.c reads it):
+
+      stack ID                      a Python stack, then its frames:
+      frame LINE FILE<TAB>FUNCTION  innermost first
+      a TS DEV PTR BYTES SIZE STACK an allocation: BYTES as the pool counts
+                                    it (used_bytes()), SIZE as asked
+      f TS DEV PTR BYTES            its free
+      S TS DEV PTR BYTES            a segment the pool took from CUDA
+      F TS DEV PTR BYTES            a segment it gave back
+
+    TS is CLOCK_REALTIME ns.  The pool takes a new segment of exactly the
+    block's size where no cached block fits (CuPy's chunks start where
+    CUDA's allocation does), so a block at an address outside every known
+    segment is a new segment; segments leave only when the pool frees its
+    cached blocks (free_all_blocks(), or before retrying a failed
+    cudaMalloc), seen as total_bytes() falling below the segments' sum:
+    then the segments holding no live block are the ones it gave back.
+    Where the sum and total_bytes() still differ, `mismatch` counts it."""
+
+    def __init__(self, path):
+        import threading
+        self.pid = os.getpid()
+        # Blocks are allocated and freed from any thread; the pool's
+        # own lock is CuPy's, this one keeps the segments' bookkeeping
+        # and the lines whole (re-entrant: a free may run inside an
+        # allocation, from the garbage collector).
+        self.lock = threading.RLock()
+        self.out = open(path, "a", buffering=1 << 16)
+        self.stacks = {}
+        self.segments = {}  # device → (sorted starts, {start: [bytes, live blocks]})
+        self.held = {}  # device → the segments' sum
+        self.mismatch = 0
+
+    def stack(self, f):
+        """The id of the Python stack from frame f outwards, written the
+        first time it is seen.  Keyed by each frame's code object's id and
+        last instruction, integers cheap to read and hash (the code objects
+        of a kept stack are kept alive with it, so their ids stay theirs);
+        the lines are computed only for a new stack."""
+        key = []
+        top = f
+        while f is not None:
+            key.append(id(f.f_code))
+            key.append(f.f_lasti)
+            f = f.f_back
+        key = tuple(key)
+        known = self.stacks.get(key)
+        if known is not None:
+            return known[0]
+        frames = []
+        while top is not None:
+            frames.append(top)
+            top = top.f_back
+        sid = len(self.stacks) + 1
+        self.stacks[key] = (sid, tuple(fr.f_code for fr in frames))
+        lines = ["stack %d" % sid]
+        for fr in frames:
+            code = fr.f_code
+            lines.append("frame %d %s\t%s" % (fr.f_lineno or 0,
+                                               _installed(code.co_filename).replace("\t", " "),
+                                               code.co_name.replace("\t", " ")))
+        self.out.write("\n".join(lines) + "\n")
+        return sid
+
+    def block(self, dev, ptr, nbytes, total, ts):
+        """A block the pool handed out, total its total_bytes() after:
+        the start of the segment holding it (a new one if none does), its
+        live blocks counted; segments given back before are written
+        first."""
+        starts, segs = self.segments.setdefault(dev, ([], {}))
+        i = bisect.bisect_right(starts, ptr) - 1
+        if i >= 0 and ptr < starts[i] + segs[starts[i]][0]:
+            segs[starts[i]][1] += 1
+            self.settle(dev, total, ts)
+            return starts[i]
+        self.settle(dev, total - nbytes, ts)
+        starts.insert(i + 1, ptr)
+        segs[ptr] = [nbytes, 1]
+        self.held[dev] = self.held.get(dev, 0) + nbytes
+        self.out.write("S %d %d %d %d\n" % (ts, dev, ptr, nbytes))
+        return ptr
+
+    def settle(self, dev, total, ts):
+        """Segments given back since the last look: total is the pool's
+        total_bytes() now."""
+        held = self.held.get(dev, 0)
+        if total >= held:
+            if total != held:
+                self.mismatch += 1
+            return
+        starts, segs = self.segments.get(dev, ([], {}))
+        idle = [s for s in starts if segs[s][1] == 0]
+        if sum(segs[s][0] for s in idle) != held - total:
+            self.mismatch += 1
+            return
+        for s in idle:
+            self.out.write("F %d %d %d %d\n" % (ts, dev, s, segs[s][0]))
+            del segs[s]
+        starts[:] = [s for s in starts if s in segs]
+        self.held[dev] = total
+
+    def close(self):
+        try:
+            self.out.flush()
+        except Exception:
+            pass
+
+
+_cupy_events = None
+
+
+class _CupyBlock:
+    """Owns one block the pool handed out; its end is the block's free."""
+    __slots__ = ("mp", "dev", "ptr", "nbytes", "segment", "pool")
+
+    def __del__(self):
+        ev = _cupy_events
+        if ev is None or ev.pid != os.getpid():  # a forked child's frees are its own
+            return
+        try:
+            with ev.lock:
+                ts = time.time_ns()
+                ev.out.write("f %d %d %d %d\n" % (ts, self.dev, self.ptr, self.nbytes))
+                seg = ev.segments[self.dev][1].get(self.segment)
+                if seg is not None:
+                    seg[1] -= 1
+                # Free the pool's block now, then see whether segments went.
+                pool = self.pool
+                self.mp = None
+                ev.settle(self.dev, pool.total_bytes(), ts)
+        except Exception:
+            pass
+
+
+def _cupy_stop(e):
+    """The allocator level stops at an error it did not expect; the
+    pool's figures go on."""
+    global _cupy_events
+    if _cupy_events is not None:
+        _say("CuPy's blocks are no longer followed (%s: %s)" % (type(e).__name__, e))
+        _meta["cupy.allocator_level"] = "stopped"
+        _cupy_events.close()
+        _cupy_events = None
+
+
 def _cupy_watch(pool, malloc):
     """CuPy's allocator, the default pool's own malloc, with the pool's
     high-water marks kept after each call: used_bytes() and total_bytes()
     grow only in malloc, so their peaks are exact.  CuPy has no peak
-    statistic of its own."""
+    statistic of its own.  With the allocator level on (_cupy_events),
+    each block is also written with the Python stack that asked for it,
+    and handed to CuPy inside an UnownedMemory whose owner marks its free:
+    the pool's own block is freed the moment CuPy lets go of it, as
+    before.  An OutOfMemoryError, caught by the program or not, is kept
+    as a failure."""
     import cupy
+    from cupy.cuda import memory
 
     def allocate(size):
-        ptr = malloc(size)
         try:
-            peak = _cupy_peak.setdefault(ptr.device_id, [0, 0, 0])
+            ptr = malloc(size)
+        except memory.OutOfMemoryError as e:
+            _record_error("cupy", type(e), e, sys._getframe(1))
+            raise
+        try:
+            dev = ptr.device_id
+            peak = _cupy_peak.setdefault(dev, [0, 0, 0])
             used = pool.used_bytes()
             total = pool.total_bytes()
             if used > peak[0]:
@@ -192,9 +361,25 @@ def _cupy_watch(pool, malloc):
             if total > peak[1]:
                 peak[1] = total
             peak[2] += 1
-        except Exception:
-            pass
-        return ptr
+            ev = _cupy_events
+            if ev is None or ev.pid != os.getpid():  # not in a forked child
+                return ptr
+            addr = ptr.ptr
+            nbytes = ptr.mem.size
+            with ev.lock:
+                ts = time.time_ns()
+                sid = ev.stack(sys._getframe(1))
+                # Read again under the lock: another thread's block may
+                # have come between.
+                seg = ev.block(dev, addr, nbytes, pool.total_bytes(), ts)
+                ev.out.write("a %d %d %d %d %d %d\n" % (ts, dev, addr, nbytes, size, sid))
+            block = _CupyBlock()
+            block.mp, block.dev, block.ptr, block.nbytes = ptr, dev, addr, nbytes
+            block.segment, block.pool = seg, pool
+            return memory.MemoryPointer(memory.UnownedMemory(addr, nbytes, block, dev), 0)
+        except Exception as e:
+            _cupy_stop(e)
+            return ptr
 
     allocate.__wrapped__ = malloc
     return allocate
@@ -229,6 +414,15 @@ def _cupy_stats(suffix):
 
 def _cupy_exit():
     cupy = sys.modules.get("cupy")
+    global _cupy_events
+    ev = _cupy_events
+    if ev is not None and os.getpid() == _pid:
+        # The program's work is done: what Python frees while it shuts
+        # down is not the program's (as PyTorch's stream stops at its
+        # final snapshot), and the pool's figures are read now.
+        _cupy_events = None
+        ev.close()
+        _meta["cupy.segment_mismatch"] = ev.mismatch
     try:
         # Only where the program used a GPU through CuPy.
         if cupy is not None and cupy.get_default_memory_pool().total_bytes() > 0:
@@ -247,6 +441,10 @@ def _on_cupy(module):
         pool = module.get_default_memory_pool()
         if os.environ.get("VRAMSCOPE_CUPY_PEAK", "1") != "0" \
                 and cupy.cuda.get_allocator() == pool.malloc:
+            global _cupy_events
+            if os.environ.get("VRAMSCOPE_CUPY_EVENTS", "1") != "0":
+                _cupy_events = _CupyEvents(os.path.join(_spool, "vsfw-%d.events" % _pid))
+                _meta["cupy.allocator_level"] = "events"
             cupy.cuda.set_allocator(_cupy_watch(pool, pool.malloc))
     except Exception as e:
         _say("could not watch CuPy's memory pool (%s: %s)" % (type(e).__name__, e))
@@ -314,25 +512,102 @@ def _frames(tb):
     return out
 
 
+_kept_errors = []  # (id, text) of the errors kept as failures, the last few
+
+
+def _kept(value):
+    """Whether this error, or one it was raised from, is kept already."""
+    seen = 0
+    while value is not None and seen < 8:
+        if (id(value), str(value)[:200]) in _kept_errors:
+            return True
+        value = value.__cause__ or value.__context__
+        seen += 1
+    return False
+
+
+def _keep_failure(oom, value, frames):
+    """Keeps an out-of-memory error as a failed allocation."""
+    fw, dev = oom
+    text = str(value)
+    _frameworks.add(fw)
+    _devices.add(dev)
+    _kept_errors.append((id(value), text[:200]))
+    del _kept_errors[:-64]
+    first = next((l for l in text.splitlines() if l.strip()), text)
+    _failures.append((time.time_ns(), dev, _requested(first), fw, first[:2000], frames))
+    _meta["program.last_oom"] = "%s: %s" % (type(value).__name__, first[:4000])
+    try:
+        if fw == "xla":
+            _jax_stats(".at_failure")
+        else:
+            _cupy_stats(".at_failure")
+    except Exception:
+        pass
+    if _cupy_events is not None:
+        _cupy_events.close()
+    _write()
+
+
+def _stack_frames(f):
+    """The frames from f outwards, innermost first, the hook's own left out."""
+    here = os.path.abspath(__file__)
+    out = []
+    while f is not None:
+        code = f.f_code
+        if os.path.abspath(code.co_filename) != here:
+            out.append((_installed(code.co_filename), f.f_lineno or 0, code.co_name))
+        f = f.f_back
+    return out
+
+
+def _record_error(fw, kind, value, frame):
+    """An out-of-memory error as it is raised, caught later or not: a
+    failure with the stack of the frame it was raised in.  Never raises."""
+    try:
+        oom = _oom_kind(kind, value)
+        if oom is not None and not _kept(value):
+            _keep_failure(oom, value, _stack_frames(frame))
+    except Exception as e:
+        _say("could not keep an out-of-memory error (%s: %s)" % (type(e).__name__, e))
+
+
+_ERROR_NAMES = frozenset(("XlaRuntimeError", "JaxRuntimeError", "OutOfMemoryError"))
+
+
+def _on_raise(code, offset, exc):
+    """sys.monitoring's RAISE: every exception raised in Python code, in
+    the frame it enters first; out-of-memory errors of the pools are kept
+    there, whether the program then catches them or not."""
+    if type(exc).__name__ in _ERROR_NAMES and _frameworks:
+        _record_error(None, type(exc), exc, sys._getframe(1))
+
+
+def _watch_raises():
+    """Watches raised exceptions where Python can (3.12's sys.monitoring,
+    a tool id no one holds); returns whether it does."""
+    mon = getattr(sys, "monitoring", None)
+    if mon is None:
+        return False
+    for tool in (4, 3):
+        try:
+            if mon.get_tool(tool) is None:
+                mon.use_tool_id(tool, "vramscope")
+                mon.register_callback(tool, mon.events.RAISE, _on_raise)
+                mon.set_events(tool, mon.get_events(tool) | mon.events.RAISE)
+                return True
+        except Exception:
+            continue
+    return False
+
+
 def _excepthook(kind, value, tb):
     try:
         text = str(value)
         _meta["program.last_error"] = "%s: %s" % (kind.__name__, text[:4000])
         oom = _oom_kind(kind, value)
-        if oom is not None:
-            fw, dev = oom
-            _frameworks.add(fw)
-            _devices.add(dev)
-            first = next((l for l in text.splitlines() if l.strip()), text)
-            _failures.append((time.time_ns(), dev, _requested(first), fw, first[:2000],
-                              _frames(tb)))
-            try:
-                if fw == "xla":
-                    _jax_stats(".at_failure")
-                else:
-                    _cupy_stats(".at_failure")
-            except Exception:
-                pass
+        if oom is not None and not _kept(value):
+            _keep_failure(oom, value, _frames(tb))
         if _frameworks:
             _write()
     except Exception as e:
@@ -398,3 +673,4 @@ def install():
         sys.meta_path.insert(0, _Watcher(hooks))
     _previous_hook = sys.excepthook
     sys.excepthook = _excepthook
+    _meta["frameworks.caught_errors"] = "1" if _watch_raises() else "0"

@@ -6,8 +6,8 @@ made into what other programs and older recordings leave:
   * the JAX and CuPy traces without the hook's meta (a trace recorded
     before the hook, or with VRAMSCOPE_FRAMEWORKS=0): the pool's row is
     still there, its reserved memory the same, its allocated memory
-    empty (unknown, never the pool's size), `all` not counting it, and
-    no finding (no leak of what the pool keeps, nothing outside the
+    empty (unknown, never the pool's size), `all` not counting it (in
+    `summary` and in its `timeline` alike), and no finding (no leak of what the pool keeps, nothing outside the
     allocators);
   * the CuPy trace with its pool's frames renamed as RMM's
     (rmm::mr::pool_memory_resource) and the JAX trace with its BFC
@@ -70,6 +70,12 @@ def pool_checks(trace, name, reserved, what):
        "%s: its allocated memory is unknown (empty), never the pool's size" % what, p)
     ok(int(a["peak_allocated_bytes"]) < reserved,
        "%s: all does not count the pool as allocated" % what, a)
+    timeline = [r for r in table(trace, "timeline") if r["allocator"] == "all"]
+    top = max((int(r["max_allocated_bytes"]) for r in timeline if r["max_allocated_bytes"]),
+              default=None)
+    ok(top == int(a["peak_allocated_bytes"]),
+       "%s: all's timeline draws the pool as reserved only (its peak is summary's)" % what,
+       "timeline %s, summary %s" % (top, a["peak_allocated_bytes"]))
     findings = table(trace, "diagnose")
     ok(findings == [], "%s: no finding (no leak of the pool's cache, nothing outside)" % what,
        findings)
@@ -91,6 +97,23 @@ with tempfile.TemporaryDirectory() as tmp:
                 "libtensorflow_framework.so.2' WHERE id IN (SELECT module_id FROM frame"
                 " WHERE function LIKE 'tsl::BFCAllocator::Extend%')")
     pool_checks(tf, "tensorflow", 63763906560, "TensorFlow's BFC allocator")
+
+    # CuPy's pool asked CUDA and CUDA failed, then CuPy raised: the
+    # cudaMalloc failure (as the collector records it, with the pool's
+    # stack, and as the finalizer counts it on `all`) and the error are
+    # one failure, on `all` as on `cupy`.
+    retried = edited(tmp, "cupy-oom",
+                     "INSERT INTO failed_alloc (ts, process_id, device_id, api, requested_bytes,"
+                     " error, error_name, stack_id) SELECT ts - 1000, process_id, device_id,"
+                     " 'cudaMalloc', requested_bytes, 2, 'cudaErrorMemoryAllocation',"
+                     " (SELECT s.id FROM stack s JOIN frame f ON f.id = s.frame_id"
+                     "  WHERE f.function LIKE '%SingleDeviceMemoryPool%' LIMIT 1)"
+                     " FROM failed_alloc WHERE api = 'cupy'",
+                     "UPDATE summary SET failed_alloc_count = failed_alloc_count + 1"
+                     " WHERE allocator_id IS NULL OR allocator_id = 0")
+    counts = {r["allocator"]: r["failed_alloc_count"] for r in table(retried, "summary")}
+    ok(counts.get("all") == "1" and counts.get("cupy") == "1",
+       "CuPy's failed cudaMalloc and the error it raised count once on all and on cupy", counts)
 
     # A failed run without the hook's figures still names the failure.
     oom = edited(tmp, "jax-oom", no_meta)

@@ -109,7 +109,7 @@ def run(program, files=None):
                    VRAMSCOPE_TORCH="1")
         p = subprocess.run([sys.executable, "prog.py"], cwd=tmp, env=env, capture_output=True,
                            text=True)
-        infos = [n for n in os.listdir(spool) if n.startswith("vsfw-")]
+        infos = [n for n in os.listdir(spool) if n.startswith("vsfw-") and n.endswith(".info")]
         lines = None
         if infos:
             with open(os.path.join(spool, infos[0])) as f:

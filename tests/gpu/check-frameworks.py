@@ -60,6 +60,17 @@ def num(v):
     return None if v in (None, "") else int(v)
 
 
+def meta(trace, key):
+    """meta's value of key in the trace, None if absent."""
+    import sqlite3
+    db = sqlite3.connect("file:%s?mode=ro" % trace, uri=True)
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    finally:
+        db.close()
+    return None if row is None else str(row[0])
+
+
 def equal(name, got, want):
     check("%s = %s" % (name, want), got == want, "trace %s" % got)
 
@@ -78,7 +89,8 @@ def main():
         return
     p = pool[0]
     everything = [r for r in summary if r["allocator"] == "all" and r["device"] == p["device"]][0]
-    failures = 1 if t.get("error") else 0
+    # An error the program died of, or one it caught and survived.
+    failures = 1 if t.get("error") else int(notes.get("caught", 0))
     if fw == "jax":
         equal("xla peak_reserved_bytes (pool_bytes)", num(p["peak_reserved_bytes"]), st["pool_bytes"])
         equal("xla peak_allocated_bytes (peak_bytes_in_use)", num(p["peak_allocated_bytes"]),
@@ -102,11 +114,26 @@ def main():
           num(everything["peak_allocated_bytes"]) < pool_size,
           "all peak allocated %s, pool %d" % (everything["peak_allocated_bytes"], pool_size))
 
+    if fw == "cupy" and meta(trace, "cupy.allocator_level") == "events":
+        # The allocator level: every block with the Python stack that
+        # asked for it, so the bytes live at the peak sum to the pool's
+        # own peak and the largest of them is the program's line.
+        live = rows(report(trace, "--format", "csv", "--allocator", "cupy", "peak"))
+        equal("cupy blocks live at the peak sum to used_bytes' peak",
+              sum(int(r["bytes"]) for r in live), st["peak_used_bytes"])
+        check("each block has a stack reaching the program",
+              live != [] and all(r["site"].startswith("samples/%s.py" % t["sample"])
+                                 for r in live), ",".join(r["site"] for r in live))
+        equal("the pool's segments never failed to match total_bytes()",
+              meta(trace, "cupy.segment_mismatch"), "0")
     findings = rows(report(trace, "--format", "csv", "diagnose"))
     kinds = [f["finding"] for f in findings]
     check("no leak-at-exit", "leak-at-exit" not in kinds, ",".join(kinds))
     check("no outside-allocator", "outside-allocator" not in kinds, ",".join(kinds))
     text = report(trace, "diagnose")
+    if failures and not t.get("error"):
+        # Caught and survived: the failure is in the trace with its text.
+        equal("the error's text is kept", meta(trace, "program.last_oom"), notes["caught_error"])
     if not failures:
         check("a healthy run has no finding", findings == [], ",".join(kinds))
         check("it says no problem was found", "No problem found" in text)

@@ -48,12 +48,14 @@ run() { # name, expected exit status, sample
 if python3 -c 'import jax; assert any(d.platform == "gpu" for d in jax.devices())' 2>/dev/null; then
   run jax-healthy 0 jax-healthy.py
   run jax-oom 1 jax-oom.py
+  run jax-oom-caught 0 jax-oom-caught.py
   # Without preallocation XLA's pool grows in chunks as the program needs.
   XLA_PYTHON_CLIENT_PREALLOCATE=false run jax-healthy-grow 0 jax-healthy.py
 fi
 if python3 -c 'import cupy; cupy.zeros(1)' 2>/dev/null; then
   run cupy-healthy 0 cupy-healthy.py
   run cupy-oom 1 cupy-oom.py
+  run cupy-oom-caught 0 cupy-oom-caught.py
 fi
 if [ $ran = 0 ]; then
   echo "neither JAX with a GPU nor CuPy: skipped"

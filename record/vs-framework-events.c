@@ -1,0 +1,183 @@
+/* vs-framework-events.c — the allocator level of CuPy's memory pool, as
+ * the JAX/XLA and CuPy hook (collector/python/vs_frameworks.py) wrote it
+ * to vsfw-PID.events, into the process trace of vsfw-PID.info (see
+ * vs-framework-events.h).
+ *
+ * One event a line: "stack ID" followed by its "frame LINE
+ * FILE<TAB>FUNCTION" lines (innermost first), "a TS DEV PTR BYTES SIZE
+ * STACK" (a block), "f TS DEV PTR BYTES" (its free), "S TS DEV PTR BYTES"
+ * and "F TS DEV PTR BYTES" (a segment the pool took from CUDA and gave
+ * back).  Each becomes one alloc_event of the device's `cupy` allocator,
+ * as the PyTorch stream's records do for `pytorch`: blocks at the size
+ * the pool counts them (used_bytes(), 512-byte rounded), so the replayed
+ * allocated memory is the pool's own figure.  A line cut short (a
+ * process killed while writing) ends the reading.
+ *
+ * Workload: one line per allocation and free of the program, read once.
+ */
+#include "vs-framework-events.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define VS_EVENTS_MAX_FRAMES 1024
+
+typedef struct
+{
+  VsWriter *w;
+  int64_t process_id;
+  GHashTable *devices;    /* device index + 1 → trace device id */
+  GHashTable *allocators; /* device index + 1 → the device's `cupy` allocator */
+  GHashTable *stacks;     /* the file's stack id → trace stack id */
+  /* The stack being read. */
+  long long stack;
+  int64_t frames[VS_EVENTS_MAX_FRAMES]; /* innermost first */
+  size_t nframes;
+} Events;
+
+/* Writes the stack being read, if any; 0 or -1. */
+static int
+flush_stack (Events *ev)
+{
+  int64_t outer_first[VS_EVENTS_MAX_FRAMES];
+  if (ev->stack <= 0)
+    return 0;
+  for (size_t i = 0; i < ev->nframes; i++)
+    outer_first[i] = ev->frames[ev->nframes - 1 - i];
+  int64_t id = ev->nframes > 0 ? vs_writer_add_stack (ev->w, outer_first, ev->nframes) : 0;
+  if (id < 0)
+    return -1;
+  g_hash_table_insert (ev->stacks, GSIZE_TO_POINTER ((gsize)ev->stack),
+                       GSIZE_TO_POINTER ((gsize)id));
+  ev->stack = 0;
+  ev->nframes = 0;
+  return 0;
+}
+
+/* The `cupy` allocator of device index idx: created on first use; 0 when
+ * the device is not described, -1 when the writer failed. */
+static int64_t
+allocator_of (Events *ev, long long idx)
+{
+  gpointer key = GSIZE_TO_POINTER ((gsize)idx + 1), v;
+  if (idx < 0)
+    return 0;
+  if (g_hash_table_lookup_extended (ev->allocators, key, NULL, &v))
+    return (int64_t)GPOINTER_TO_SIZE (v);
+  if (!g_hash_table_lookup_extended (ev->devices, key, NULL, &v))
+    return 0;
+  VsAllocator al = { .device_id = (int64_t)GPOINTER_TO_SIZE (v),
+                     .process_id = ev->process_id,
+                     .kind = "cupy",
+                     .name = "cupy",
+                     .handle = VS_UNKNOWN };
+  int64_t id = vs_writer_add_allocator (ev->w, &al);
+  if (id > 0)
+    g_hash_table_insert (ev->allocators, key, GSIZE_TO_POINTER ((gsize)id));
+  return id;
+}
+
+/* One event line; 0, 1 at a line it cannot read (the end of what was
+ * written), -1 when the writer failed. */
+static int
+read_event (Events *ev, char *line)
+{
+  long long ts, idx, ptr, nbytes, size = 0, stack = 0, lineno;
+  char op;
+  int used = 0;
+
+  if (sscanf (line, "frame %lld %n", &lineno, &used) == 1 && used > 0)
+    {
+      char *tab = strchr (line + used, '\t');
+      if (ev->stack <= 0 || tab == NULL || ev->nframes == VS_EVENTS_MAX_FRAMES)
+        return 0;
+      *tab = '\0';
+      VsFrame f = { .kind = VS_FRAME_PYTHON,
+                    .module_id = VS_UNKNOWN,
+                    .address = VS_UNKNOWN,
+                    .function = tab + 1,
+                    .file = line + used,
+                    .line = lineno };
+      int64_t id = vs_writer_add_frame (ev->w, &f);
+      if (id < 0)
+        return -1;
+      ev->frames[ev->nframes++] = id;
+      return 0;
+    }
+  if (flush_stack (ev) < 0)
+    return -1;
+  if (sscanf (line, "stack %lld", &stack) == 1)
+    {
+      ev->stack = stack;
+      return 0;
+    }
+  int n = sscanf (line, "%c %lld %lld %lld %lld %lld %lld", &op, &ts, &idx, &ptr, &nbytes, &size,
+                  &stack);
+  if (n < 5 || (op == 'a' && n != 7) || strchr ("afSF", op) == NULL || nbytes < 0)
+    return 1;
+  int64_t allocator = allocator_of (ev, idx);
+  if (allocator <= 0)
+    return (int)allocator;
+  VsAllocEvent ae = { .ts = ts,
+                      .process_id = ev->process_id,
+                      .tid = VS_UNKNOWN,
+                      .device_id = (int64_t)GPOINTER_TO_SIZE (
+                          g_hash_table_lookup (ev->devices, GSIZE_TO_POINTER ((gsize)idx + 1))),
+                      .allocator_id = allocator,
+                      .address = ptr,
+                      .requested_bytes = nbytes,
+                      .block_bytes = nbytes,
+                      .segment_address = VS_UNKNOWN,
+                      .stream = VS_UNKNOWN,
+                      .stack_id = VS_UNKNOWN,
+                      .range_id = VS_UNKNOWN };
+  switch (op)
+    {
+    case 'a':
+      ae.op = VS_ALLOC_OP_ALLOC;
+      ae.stack_id = (int64_t)GPOINTER_TO_SIZE (
+          g_hash_table_lookup (ev->stacks, GSIZE_TO_POINTER ((gsize)stack)));
+      if (ae.stack_id == 0)
+        ae.stack_id = VS_UNKNOWN;
+      break;
+    case 'f':
+      ae.op = VS_ALLOC_OP_FREE_COMPLETED;
+      break;
+    case 'S':
+      ae.op = VS_ALLOC_OP_SEGMENT_ALLOC;
+      ae.segment_address = ptr;
+      break;
+    default:
+      ae.op = VS_ALLOC_OP_SEGMENT_FREE;
+      ae.segment_address = ptr;
+      break;
+    }
+  return vs_writer_alloc_event (ev->w, &ae);
+}
+
+int
+vs_framework_events_import (VsWriter *w, const char *path, int64_t process_id, GHashTable *devices)
+{
+  FILE *f = fopen (path, "r");
+  if (f == NULL)
+    return 0; /* no allocator level: the hook did not write one */
+  Events ev = { .w = w, .process_id = process_id, .devices = devices };
+  ev.allocators = g_hash_table_new (NULL, NULL);
+  ev.stacks = g_hash_table_new (NULL, NULL);
+  char line[8192];
+  int rc = 0;
+  while (rc == 0 && fgets (line, sizeof line, f) != NULL)
+    {
+      size_t len = strcspn (line, "\n");
+      if (line[len] != '\n')
+        break; /* cut short */
+      line[len] = '\0';
+      rc = read_event (&ev, line);
+    }
+  if (rc == 0)
+    rc = flush_stack (&ev);
+  fclose (f);
+  g_hash_table_unref (ev.allocators);
+  g_hash_table_unref (ev.stacks);
+  return rc < 0 ? -1 : 0;
+}

@@ -1,0 +1,20 @@
+/* vs-framework-events.h — the allocator level the JAX/XLA and CuPy hook
+ * (collector/python/vs_frameworks.py) wrote to vsfw-PID.events: CuPy's
+ * memory pool, every block and segment with its Python stack.
+ */
+#pragma once
+
+#include <stdint.h>
+
+#include <glib.h>
+
+#include "vs-trace-writer.h"
+
+/* Writes the events of path into w as alloc_event rows of a `cupy`
+ * allocator per device (created on its first event), on process
+ * process_id; devices maps a CUDA device index + 1 (in a pointer) to the
+ * trace's device id (in a pointer); events of a device it lacks are left
+ * out.  A missing file is no allocator level (0); reading stops at a line
+ * cut short.  Returns 0, or -1 when the writer failed. */
+int vs_framework_events_import (VsWriter *w, const char *path, int64_t process_id,
+                                GHashTable *devices);
