@@ -120,15 +120,11 @@ make_row (VsOomPane *self, VsDocument *doc, guint index)
   {
     const char *evidence = NULL;
 
+    /* The analyzer's cause and words (vs_oom_explain), as `report oom`
+     * prints them. */
     vs_document_get_oom_cause (doc, index, &evidence);
-
-    /* The analyzer's classification names the cause; the sizes that
-     * would have fitted are said only when it cannot tell. */
-    if (cause != VS_OOM_CAUSE_UNKNOWN)
-      add_detail (ADW_EXPANDER_ROW (row), vs_oom_cause_title (cause),
-                  g_strdup (evidence != NULL ? evidence : ""));
-    else
-      add_detail (ADW_EXPANDER_ROW (row), _ ("What would have fitted"), vs_oom_fit_text (o));
+    add_detail (ADW_EXPANDER_ROW (row), vs_oom_cause_title (cause),
+                g_strdup (evidence != NULL ? evidence : ""));
   }
   add_detail (ADW_EXPANDER_ROW (row),
               o->allocator_id == 0 ? _ ("Device memory of the process")
@@ -137,16 +133,8 @@ make_row (VsOomPane *self, VsDocument *doc, guint index)
   if (o->allocator_id != 0)
     add_detail (ADW_EXPANDER_ROW (row), _ ("Everything on the device"),
                 vs_oom_state_text (&o->all));
-  {
-    g_autofree char *f = o->device_free_bytes == VS_UNKNOWN
-                             ? g_strdup (_ ("unknown"))
-                             : vs_format_bytes (o->device_free_bytes);
-    g_autofree char *tot = o->device_total_bytes == VS_UNKNOWN
-                               ? g_strdup (_ ("unknown"))
-                               : vs_format_bytes (o->device_total_bytes);
-    add_detail (ADW_EXPANDER_ROW (row), _ ("CUDA reported"),
-                g_strdup_printf (_ ("%s free of %s"), f, tot));
-  }
+  add_detail (ADW_EXPANDER_ROW (row), _ ("CUDA reported"),
+              g_strdup (vs_document_get_oom_memory (doc, index)));
   add_stack (ADW_EXPANDER_ROW (row), vs_document_get_oom_stack (doc, index));
   /* The first failure open: its cause answers for the run. */
   adw_expander_row_set_expanded (ADW_EXPANDER_ROW (row), index == 0);
