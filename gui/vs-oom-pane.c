@@ -128,8 +128,8 @@ make_row (VsOomPane *self, VsDocument *doc, guint index)
                                    : _ ("The allocator that failed"),
               vs_oom_state_text (&o->allocator), "failure-allocator");
   if (o->allocator_id != 0)
-    add_detail (ADW_EXPANDER_ROW (row), _ ("Everything on the device"),
-                vs_oom_state_text (&o->all), "failure-device");
+    add_detail (ADW_EXPANDER_ROW (row), _ ("Everything on the device"), vs_oom_state_text (&o->all),
+                "failure-device");
   add_detail (ADW_EXPANDER_ROW (row), _ ("CUDA reported"),
               g_strdup (vs_document_get_oom_memory (doc, index)), "failure-memory");
   add_stack (ADW_EXPANDER_ROW (row), vs_document_get_oom_stack (doc, index));
