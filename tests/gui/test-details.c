@@ -78,8 +78,8 @@ to_screen (GtkWidget *widget, double x, double y, int *rx, int *ry)
       gtk_widget_compute_point (widget, GTK_WIDGET (native), &GRAPHENE_POINT_INIT (x, y), &p));
   gtk_native_get_surface_transform (native, &sx, &sy);
   XTranslateCoordinates (xdisplay (), gdk_x11_surface_get_xid (gtk_native_get_surface (native)),
-                         DefaultRootWindow (xdisplay ()), (int)(p.x + sx), (int)(p.y + sy), rx,
-                         ry, &child);
+                         DefaultRootWindow (xdisplay ()), (int)(p.x + sx), (int)(p.y + sy), rx, ry,
+                         &child);
 }
 
 /* Clicks the middle of widget with the first button. */
@@ -89,8 +89,8 @@ click (GtkWidget *widget)
   Display *d = xdisplay ();
   int rx, ry;
 
-  to_screen (widget, gtk_widget_get_width (widget) / 2.0, gtk_widget_get_height (widget) / 2.0,
-             &rx, &ry);
+  to_screen (widget, gtk_widget_get_width (widget) / 2.0, gtk_widget_get_height (widget) / 2.0, &rx,
+             &ry);
   XTestFakeMotionEvent (d, DefaultScreen (d), rx, ry, 0);
   XSync (d, False);
   spin (60);
