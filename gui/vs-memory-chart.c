@@ -448,6 +448,15 @@ on_query_tooltip (GtkWidget *widget, int x, int y, gboolean keyboard, GtkTooltip
       g_free (text);
       text = g_steal_pointer (&more);
     }
+  if (self->data->limit_label != NULL)
+    {
+      /* the line the allocator cannot go past: "limit 6.00 GiB (memory
+       * fraction 0.0758)" */
+      g_autofree char *label = g_markup_escape_text (self->data->limit_label, -1);
+      g_autofree char *more = g_strdup_printf ("%s\n%s", text, label);
+      g_free (text);
+      text = g_steal_pointer (&more);
+    }
   gtk_tooltip_set_markup (tooltip, text);
   return TRUE;
 }
