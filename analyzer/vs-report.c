@@ -8,7 +8,6 @@
  */
 #include "vs-report.h"
 #include "vs-analyzer.h"
-#include "vs-framework-oom.h"
 #include "vs-oom-explain.h"
 #include "vs-trace-private.h"
 
