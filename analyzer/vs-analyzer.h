@@ -12,6 +12,7 @@
 #include "vs-tree.h"
 #include "vs-fragmentation.h"
 #include "vs-oom.h"
+#include "vs-oom-explain.h"
 #include "vs-roles.h"
 #include "vs-growth.h"
 #include "vs-windowed.h"

@@ -4,7 +4,12 @@
  * or before the failure's timestamp; the same step is used for the
  * allocator that failed, so both views describe one instant.
  */
+#include "vs-config.h"
+
 #include "vs-oom.h"
+
+#include <glib/gi18n-lib.h>
+
 #include "vs-format.h"
 #include "vs-trace-private.h"
 
@@ -149,12 +154,7 @@ vs_oom_classify (VsTrace *trace, const VsOom *o, const GPtrArray *all_failures, 
                  char **evidence)
 {
   const VsFragmentation *f = &o->allocator;
-  const VsDeviceInfo *d
-      = o->device_id != VS_UNKNOWN ? vs_trace_lookup_device (trace, o->device_id) : NULL;
-  /* Snapshots of some versions carry a total of 0: unknown. */
-  gint64 capacity = o->device_total_bytes > 0         ? o->device_total_bytes
-                    : d != NULL && d->total_bytes > 0 ? d->total_bytes
-                                                      : VS_UNKNOWN;
+  gint64 capacity = vs_oom_capacity (trace, o);
   g_autofree char *request = vs_format_bytes (o->requested_bytes);
   g_autofree char *reserved = vs_format_bytes (MAX (f->reserved_bytes, 0));
   g_autofree char *free_in = vs_format_bytes (MAX (f->free_bytes, 0));
@@ -172,19 +172,19 @@ vs_oom_classify (VsTrace *trace, const VsOom *o, const GPtrArray *all_failures, 
     {
       cause = VS_OOM_CAUSE_DEVICE_FULL;
       if (capacity != VS_UNKNOWN)
-        text = g_strdup_printf ("CUDA reported %s free of %s when %s was requested", device_free,
-                                cap, request);
+        text = g_strdup_printf (_ ("CUDA reported %s free of %s when %s was requested"),
+                                device_free, cap, request);
       else
-        text
-            = g_strdup_printf ("CUDA reported %s free when %s was requested", device_free, request);
+        text = g_strdup_printf (_ ("CUDA reported %s free when %s was requested"), device_free,
+                                request);
     }
   else if (cuda != NULL)
     {
       g_autofree char *asked = vs_format_bytes (cuda->requested_bytes);
 
       cause = VS_OOM_CAUSE_DEVICE_FULL;
-      text = g_strdup_printf ("the allocator asked CUDA for %s (%s) and CUDA had no room; "
-                              "%s reserved by the allocator",
+      text = g_strdup_printf (_ ("the allocator asked CUDA for %s (%s) and CUDA had no room; "
+                                 "%s reserved by the allocator"),
                               asked, cuda->api != NULL ? cuda->api : "cudaMalloc", reserved);
     }
   else if (f->free_bytes != VS_UNKNOWN && f->free_bytes >= o->requested_bytes
@@ -192,8 +192,8 @@ vs_oom_classify (VsTrace *trace, const VsOom *o, const GPtrArray *all_failures, 
            && f->free_bytes * 10 >= f->reserved_bytes)
     {
       cause = VS_OOM_CAUSE_FRAGMENTATION;
-      text = g_strdup_printf ("%s free inside %s reserved, but the largest free block is %s, "
-                              "smaller than the %s requested",
+      text = g_strdup_printf (_ ("%s free inside %s reserved, but the largest free block is %s, "
+                                 "smaller than the %s requested"),
                               free_in, reserved, largest, request);
     }
   else if (o->allocator_id != 0 && limit_bytes != VS_UNKNOWN && f->reserved_bytes != VS_UNKNOWN
@@ -202,12 +202,15 @@ vs_oom_classify (VsTrace *trace, const VsOom *o, const GPtrArray *all_failures, 
       g_autofree char *limit = vs_format_bytes (limit_bytes);
 
       cause = VS_OOM_CAUSE_ALLOCATOR_LIMIT;
-      text = g_strdup_printf ("%s reserved + %s requested exceed the allocator's limit of %s "
-                              "(per-process memory fraction) on a %s device",
+      text = g_strdup_printf (_ ("%s reserved + %s requested exceed the allocator's limit of %s "
+                                 "(per-process memory fraction) on a %s device"),
                               reserved, request, limit, cap);
       if (o->device_free_bytes != VS_UNKNOWN)
         {
-          char *more = g_strdup_printf ("%s; CUDA had %s free", text, device_free);
+          char *more
+              = capacity != VS_UNKNOWN
+                    ? g_strdup_printf (_ ("%s; CUDA had %s free of %s"), text, device_free, cap)
+                    : g_strdup_printf (_ ("%s; CUDA had %s free"), text, device_free);
 
           g_free (text);
           text = more;
@@ -220,13 +223,17 @@ vs_oom_classify (VsTrace *trace, const VsOom *o, const GPtrArray *all_failures, 
                    && f->reserved_bytes + o->requested_bytes <= capacity)))
     {
       cause = VS_OOM_CAUSE_ALLOCATOR_LIMIT;
-      if (o->device_free_bytes != VS_UNKNOWN)
-        text = g_strdup_printf ("CUDA had %s free, enough for the %s requested, but the "
-                                "allocator refused at %s reserved",
+      if (o->device_free_bytes != VS_UNKNOWN && capacity != VS_UNKNOWN)
+        text = g_strdup_printf (_ ("CUDA had %s free of %s, enough for the %s requested, but the "
+                                   "allocator refused at %s reserved"),
+                                device_free, cap, request, reserved);
+      else if (o->device_free_bytes != VS_UNKNOWN)
+        text = g_strdup_printf (_ ("CUDA had %s free, enough for the %s requested, but the "
+                                   "allocator refused at %s reserved"),
                                 device_free, request, reserved);
       else
-        text = g_strdup_printf ("no CUDA allocation failed: the allocator refused %s by itself "
-                                "at %s reserved, far below the device's %s",
+        text = g_strdup_printf (_ ("no CUDA allocation failed: the allocator refused %s by itself "
+                                   "at %s reserved, far below the device's %s"),
                                 request, reserved, cap);
     }
   else if (capacity != VS_UNKNOWN && o->all.reserved_bytes != VS_UNKNOWN
@@ -235,7 +242,7 @@ vs_oom_classify (VsTrace *trace, const VsOom *o, const GPtrArray *all_failures, 
       g_autofree char *all = vs_format_bytes (o->all.reserved_bytes);
 
       cause = VS_OOM_CAUSE_DEVICE_FULL;
-      text = g_strdup_printf ("%s reserved on the device + %s requested exceed its %s", all,
+      text = g_strdup_printf (_ ("%s reserved on the device + %s requested exceed its %s"), all,
                               request, cap);
     }
   if (evidence != NULL)
@@ -243,6 +250,19 @@ vs_oom_classify (VsTrace *trace, const VsOom *o, const GPtrArray *all_failures, 
   else
     g_free (text);
   return cause;
+}
+
+gint64
+vs_oom_capacity (VsTrace *trace, const VsOom *o)
+{
+  const VsDeviceInfo *d;
+
+  g_return_val_if_fail (trace != NULL && o != NULL, VS_UNKNOWN);
+  d = o->device_id != VS_UNKNOWN ? vs_trace_lookup_device (trace, o->device_id) : NULL;
+  /* Snapshots of some versions carry a total of 0: unknown. */
+  if (o->device_total_bytes > 0)
+    return o->device_total_bytes;
+  return d != NULL && d->total_bytes > 0 ? d->total_bytes : VS_UNKNOWN;
 }
 
 char *

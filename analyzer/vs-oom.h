@@ -66,10 +66,17 @@ const char *vs_oom_cause_name (VsOomCause cause);
  *                     the device had room (CUDA reported enough free
  *                     memory, or device-level memory was observed and no
  *                     device-level allocation failed).
- * Writes one sentence of evidence with numbers to *evidence (may be NULL).
- * Sizes in it are never negative. */
+ * Writes one sentence of evidence with numbers to *evidence (may be NULL;
+ * set to NULL when the cause is unknown), translated where a catalog is
+ * bound.  Sizes in it are never negative.  Readers show a failure through
+ * vs_oom_explain() (vs-oom-explain.h), which adds the frameworks' pools
+ * and the words for an unknown cause. */
 VsOomCause vs_oom_classify (VsTrace *trace, const VsOom *o, const GPtrArray *all_failures,
                             gint64 limit_bytes, char **evidence);
+
+/* The capacity of o's device: the total CUDA reported at the failure,
+ * otherwise the device's; VS_UNKNOWN when neither is known. */
+gint64 vs_oom_capacity (VsTrace *trace, const VsOom *o);
 
 /* bytes as PyTorch's own messages print a size (c10's format_size: "196.00
  * MiB", "1024.00 MiB" for 1 GiB - 1, "6.00 GiB"), so that a figure can be

@@ -8,7 +8,7 @@
  */
 #include "vs-report.h"
 #include "vs-analyzer.h"
-#include "vs-framework-oom.h"
+#include "vs-oom-explain.h"
 #include "vs-trace-private.h"
 
 #include <string.h>
@@ -513,24 +513,19 @@ oom_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo *dev
 {
   g_autoptr (GPtrArray) list = vs_oom_list (trace, device->id, allocator_id, error);
   g_autoptr (GPtrArray) all = NULL;
-  VsAllocatorSettings settings;
 
   if (list == NULL)
     return FALSE;
   all = allocator_id == 0 ? g_ptr_array_ref (list) : vs_oom_list (trace, device->id, 0, error);
   if (all == NULL)
     return FALSE;
-  vs_allocator_settings_read (trace, device->id, &settings);
   for (guint i = 0; i < list->len; i++)
     {
       const VsOom *o = g_ptr_array_index (list, i);
       const VsStackInfo *s;
       g_autoptr (GArray) blocks = NULL;
       g_autoptr (GArray) sites = NULL;
-      g_autofree char *evidence = NULL;
-      VsOomCause cause;
-      gint64 pool = 0;
-      gboolean pooled;
+      VsOomExplanation why;
       guint c = 0;
 
       if (!in_window (trace, opts, o->time_ns))
@@ -547,12 +542,10 @@ oom_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo *dev
           if (sites == NULL)
             return FALSE;
         }
-      pooled = vs_framework_oom_classify (trace, o, &pool, &cause, &evidence);
-      if (!pooled)
-        cause = vs_oom_classify (trace, o, all, settings.limit_bytes, &evidence);
+      vs_oom_explain (trace, o, all, &why);
       vs_table_add_row (t);
       vs_table_set_int (t, c++, device->idx);
-      vs_table_set_text (t, c++, vs_trace_allocator_name (trace, pooled ? pool : o->allocator_id));
+      vs_table_set_text (t, c++, vs_trace_allocator_name (trace, why.allocator_id));
       vs_table_set_int (t, c++, o->time_ns);
       vs_table_set_text (t, c++, o->api);
       vs_table_set_int (t, c++, o->requested_bytes);
@@ -583,10 +576,11 @@ oom_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo *dev
 
         vs_table_set_text (t, c++, text);
       }
-      vs_table_set_text (t, c++, cause != VS_OOM_CAUSE_UNKNOWN ? vs_oom_cause_name (cause) : NULL);
-      vs_table_set_text (t, c++, evidence);
+      vs_table_set_text (t, c++,
+                         why.cause != VS_OOM_CAUSE_UNKNOWN ? vs_oom_cause_name (why.cause) : NULL);
+      vs_table_set_text (t, c++, why.evidence);
+      vs_oom_explanation_clear (&why);
     }
-  vs_allocator_settings_clear (&settings);
   return TRUE;
 }
 

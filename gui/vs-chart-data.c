@@ -21,6 +21,8 @@ data_clear (gpointer p)
   VsChartData *data = p;
   g_free (data->title);
   g_free (data->whatif_label);
+  g_free (data->limit_label);
+  g_array_unref (data->fragmentation);
   g_free (data->buckets);
   g_array_unref (data->markers);
   g_array_unref (data->ranges);
@@ -43,6 +45,7 @@ vs_chart_data_new (gint64 t0, gint64 t1, guint n_buckets)
   data->buckets = g_new0 (VsChartBucket, n_buckets);
   data->markers = g_array_new (FALSE, FALSE, sizeof (VsChartMarker));
   data->ranges = g_array_new (FALSE, FALSE, sizeof (VsChartRange));
+  data->fragmentation = g_array_new (FALSE, FALSE, sizeof (VsChartFragmentation));
   g_array_set_clear_func (data->ranges, clear_range);
   return data;
 }
@@ -142,4 +145,15 @@ vs_chart_data_span (const VsChartData *data, gint64 a, gint64 b, VsChartBucket *
   if (any)
     *out = acc;
   return any;
+}
+
+/* See vs-chart-data.h. */
+void
+vs_chart_data_add_fragmentation (VsChartData *data, gint64 ts, gint64 allocated_bytes,
+                                 gint64 reserved_bytes)
+{
+  VsChartFragmentation f = { ts, allocated_bytes, reserved_bytes };
+
+  g_return_if_fail (data != NULL);
+  g_array_append_val (data->fragmentation, f);
 }

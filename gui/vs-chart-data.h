@@ -52,12 +52,30 @@ typedef struct
   char *name;
 } VsChartRange;
 
+/* An instant where free memory inside reserved memory hurt: a request
+ * it could not serve made the allocator grow or fail (the analyzer's
+ * worst fragmentation, vs_fragmentation_worst, and each failure it
+ * classified as fragmentation).  Drawn as a bracket over the cached, free
+ * gap between allocated and reserved. */
+typedef struct
+{
+  gint64 ts;
+  gint64 allocated_bytes;
+  gint64 reserved_bytes;
+} VsChartFragmentation;
+
 typedef struct
 {
   char *title;           /* e.g. "GPU 0 · NVIDIA H200" */
   gint64 trace_start_ns; /* 0 */
   gint64 trace_end_ns;   /* duration of the trace */
   gint64 capacity_bytes; /* 0 when unknown */
+  gint64 limit_bytes;    /* the allocator's limit (a cap or PyTorch's per-process
+                          * memory fraction × capacity); 0 when unknown */
+  char *limit_label;     /* the limit line's label, e.g. "limit 6.00 GiB (memory
+                          * fraction 0.043)"; NULL without a limit */
+  GArray *fragmentation; /* VsChartFragmentation, by ts; where it hurt (the
+                          * legend says "fragmentation" only when any) */
   gint64 peak_bytes;     /* max reserved over the whole trace: sets y scale */
   gint64 t0, t1;         /* span the buckets cover */
   guint n_buckets;
@@ -84,6 +102,10 @@ void vs_chart_data_unref (VsChartData *data);
 void vs_chart_data_add_marker (VsChartData *data, VsChartMarkerKind kind, gint64 ts, gint64 bytes);
 void vs_chart_data_add_range (VsChartData *data, gint64 start_ns, gint64 end_ns, guint depth,
                               const char *name);
+
+/* Appends an instant where fragmentation hurt (see VsChartFragmentation). */
+void vs_chart_data_add_fragmentation (VsChartData *data, gint64 ts, gint64 allocated_bytes,
+                                      gint64 reserved_bytes);
 
 /* The bucket index holding time t, or -1 when t is outside [t0, t1). */
 gint vs_chart_data_bucket_at (const VsChartData *data, gint64 t);

@@ -34,6 +34,8 @@ static const VsChartPalette light_palette = {
   .selection = RGBA (53, 132, 228, 0.18),
   .cursor = RGBA (36, 31, 49, 0.6),
   .whatif = RGBA (129, 61, 156, 1),
+  .limit = RGBA (99, 69, 44, 1),
+  .fragmentation_hurt = RGBA (198, 70, 0, 1),
 };
 
 static const VsChartPalette dark_palette = {
@@ -52,6 +54,8 @@ static const VsChartPalette dark_palette = {
   .selection = RGBA (120, 174, 237, 0.22),
   .cursor = RGBA (255, 255, 255, 0.6),
   .whatif = RGBA (192, 97, 203, 1),
+  .limit = RGBA (205, 171, 143, 1),
+  .fragmentation_hurt = RGBA (255, 120, 0, 1),
 };
 
 /* Soft colours for NVTX range bars, picked by a hash of the name. */
@@ -95,10 +99,19 @@ vs_chart_layout (const VsChartData *data, int width, int height, VsChartLayout *
    * only when it is close enough not to flatten the curves. */
   l->y_max = MAX (peak * 1.18, 1024.0 * 1024.0);
   l->capacity_on_scale = FALSE;
+  l->limit_on_scale = FALSE;
   if (data != NULL && data->capacity_bytes > 0 && data->capacity_bytes <= peak * 1.6)
     {
       l->y_max = MAX (l->y_max, data->capacity_bytes * 1.08);
       l->capacity_on_scale = TRUE;
+    }
+  /* The limit is what a failure at the allocator's cap ran into: on the
+   * scale unless it is far above everything drawn (then the curves would
+   * flatten). */
+  if (data != NULL && data->limit_bytes > 0 && data->limit_bytes <= MAX (peak, 1) * 4)
+    {
+      l->y_max = MAX (l->y_max, data->limit_bytes * 1.12);
+      l->limit_on_scale = TRUE;
     }
 }
 
@@ -426,6 +439,51 @@ draw_capacity (cairo_t *cr, PangoLayout *pl, const VsChartData *d, const VsChart
   show_text (cr, pl, label, c->origin.x + c->size.width - 4, y - 16, 1.0, &p->capacity);
 }
 
+/* The allocator's limit: a solid line across the chart, labelled at its
+ * left end above the line (the capacity's label is at the right). */
+static void
+draw_limit (cairo_t *cr, PangoLayout *pl, const VsChartData *d, const VsChartLayout *l,
+            const VsChartPalette *p)
+{
+  const graphene_rect_t *c = &l->chart;
+  double y;
+
+  if (!l->limit_on_scale)
+    return;
+  /* A 2 px line on whole pixels: rows y - 1 and y. */
+  y = round (vs_chart_y_for_bytes (l, d->limit_bytes));
+  set_source (cr, &p->limit);
+  cairo_rectangle (cr, c->origin.x, y - 1, c->size.width, 2);
+  cairo_fill (cr);
+  if (d->limit_label != NULL)
+    show_text (cr, pl, d->limit_label, c->origin.x + 6, y - 15, 0.0, &p->limit);
+}
+
+/* Where free memory inside reserved hurt: a bracket over the gap between
+ * allocated and reserved at that instant, 3 px wide with ticks at both
+ * ends. */
+static void
+draw_fragmentation (cairo_t *cr, const VsChartData *d, const VsChartLayout *l, gint64 v0, gint64 v1,
+                    const VsChartPalette *p)
+{
+  for (guint i = 0; i < d->fragmentation->len; i++)
+    {
+      const VsChartFragmentation *f = &g_array_index (d->fragmentation, VsChartFragmentation, i);
+      double x, top, bottom;
+
+      if (f->ts < v0 || f->ts >= v1 || f->reserved_bytes <= f->allocated_bytes)
+        continue;
+      x = floor (vs_chart_x_for_time (l, v0, v1, f->ts));
+      top = round (vs_chart_y_for_bytes (l, f->reserved_bytes));
+      bottom = round (vs_chart_y_for_bytes (l, f->allocated_bytes));
+      set_source (cr, &p->fragmentation_hurt);
+      cairo_rectangle (cr, x - 1, top, 3, MAX (1, bottom - top));
+      cairo_rectangle (cr, x - 4, top, 9, 2);
+      cairo_rectangle (cr, x - 4, bottom - 2, 9, 2);
+      cairo_fill (cr);
+    }
+}
+
 /* Labels placed so far, so later ones go where they do not overlap. */
 typedef struct
 {
@@ -687,8 +745,11 @@ draw_header (cairo_t *cr, PangoLayout *pl, const VsChartData *d, const VsChartLa
   } legend[] = {
     { d != NULL ? d->whatif_label : NULL, &p->whatif, 4 },
     { "failed allocation", &p->failed, 3 },
-    /* Reserved but unallocated: a cache, fragmentation only where a
-     * request missed it (the Fragmentation pane's worst instant). */
+    /* Fragmentation only where it hurt: a request the free memory inside
+     * reserved could not serve (the analyzer's finding). */
+    { "fragmentation", &p->fragmentation_hurt, 5 },
+    { d != NULL && d->limit_label != NULL && l->limit_on_scale ? "limit" : NULL, &p->limit, 1 },
+    /* Reserved but unallocated: the allocator's cache. */
     { "cached, free", &p->fragmentation, 2 },
     { "reserved", &p->reserved_line, 1 },
     { "allocated", &p->allocated_fill, 0 },
@@ -711,7 +772,8 @@ draw_header (cairo_t *cr, PangoLayout *pl, const VsChartData *d, const VsChartLa
   for (guint i = 0; i < G_N_ELEMENTS (legend); i++)
     {
       int w, h;
-      if ((i == 0 && legend[i].name == NULL) || (i == 1 && !any_failed))
+      if (legend[i].name == NULL || (i == 1 && !any_failed)
+          || (i == 2 && (d == NULL || d->fragmentation->len == 0)))
         continue;
       pango_layout_set_text (pl, legend[i].name, -1);
       pango_layout_get_pixel_size (pl, &w, &h);
@@ -728,6 +790,13 @@ draw_header (cairo_t *cr, PangoLayout *pl, const VsChartData *d, const VsChartLa
         }
       else if (legend[i].style == 3)
         cairo_arc (cr, x + 6, y + 7, 4.5, 0, 2 * G_PI);
+      else if (legend[i].style == 5)
+        {
+          /* The bracket, as drawn on the chart. */
+          cairo_rectangle (cr, x + 5, y + 2, 3, 11);
+          cairo_rectangle (cr, x + 2, y + 2, 9, 2);
+          cairo_rectangle (cr, x + 2, y + 11, 9, 2);
+        }
       else
         cairo_rectangle (cr, x, y + 2, 12, 10);
       cairo_fill (cr);
@@ -797,7 +866,9 @@ vs_chart_draw (GtkSnapshot *snapshot, const VsChartData *d, gint64 v0, gint64 v1
   draw_whatif (cr, &l, col, n, p);
   if (d != NULL)
     {
+      draw_fragmentation (cr, d, &l, v0, v1, p);
       draw_capacity (cr, pl, d, &l, p);
+      draw_limit (cr, pl, d, &l, p);
       draw_markers (cr, pl, d, &l, v0, v1, p);
     }
   cairo_restore (cr);

@@ -9,7 +9,9 @@
  * Picture, top to bottom: a header row (device title, legend), NVTX range
  * lanes, a kernel density lane, the chart (allocated as a filled area,
  * reserved as a line above it with the gap between them hatched as
- * fragmentation, the device's capacity as a dashed line, peak and failed
+ * "cached, free", brackets over that gap where fragmentation hurt, the
+ * allocator's limit as a labelled solid line, the device's capacity as a
+ * dashed line, peak and failed
  * allocation markers, and — when the data has one — the reserved line
  * replayed under another allocator setting, dashed), and the time axis.  The y axis is labelled in the
  * left gutter.
@@ -38,7 +40,9 @@ typedef struct
   GdkRGBA kernels;
   GdkRGBA selection;
   GdkRGBA cursor;
-  GdkRGBA whatif; /* the reserved line replayed under another setting (dashed) */
+  GdkRGBA whatif;             /* the reserved line replayed under another setting (dashed) */
+  GdkRGBA limit;              /* the allocator's limit (cap or memory fraction) */
+  GdkRGBA fragmentation_hurt; /* brackets where free memory inside reserved hurt */
 } VsChartPalette;
 
 /* The palette for a light or dark style (static storage). */
@@ -54,6 +58,7 @@ typedef struct
   graphene_rect_t axis;
   double y_max; /* bytes at the chart's top edge */
   gboolean capacity_on_scale;
+  gboolean limit_on_scale; /* the limit line is drawn */
 } VsChartLayout;
 
 #define VS_CHART_GUTTER 68

@@ -13,6 +13,8 @@
 #include <adwaita.h>
 #include <glib/gi18n.h>
 
+#include "vs-detail-row.h"
+
 #include "vs-document.h"
 
 struct _VsDiagnosisPane
@@ -88,17 +90,12 @@ device_idx (VsDocument *doc, gint64 device_id)
   return -1;
 }
 
-/* A row of text inside an expander row (markup-escaped here). */
+/* A heading over body text inside an expander row: what the user reads
+ * and acts on, not a dim caption. */
 static void
 add_detail (AdwExpanderRow *row, const char *title, const char *text, const char *name)
 {
-  GtkWidget *r = adw_action_row_new ();
-  g_autofree char *esc = g_markup_escape_text (text, -1);
-
-  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (r), title);
-  adw_action_row_set_subtitle (ADW_ACTION_ROW (r), esc);
-  gtk_widget_set_name (r, name);
-  adw_expander_row_add_row (row, r);
+  adw_expander_row_add_row (row, vs_detail_row_new (title, text, name));
 }
 
 static void

@@ -34,6 +34,7 @@ struct _VsDocument
   VsDiagnosis *diagnosis;
   GArray *oom_causes;      /* VsOomCause, parallel to ooms */
   GPtrArray *oom_evidence; /* char *, parallel to ooms */
+  GPtrArray *oom_memory;   /* char *, parallel to ooms */
 
   /* The replayed lines the charts draw (VsWhatifLine*, immutable; worker
    * threads hold a reference to the array), and their legend. */
@@ -68,6 +69,7 @@ typedef struct
   VsDiagnosis *diagnosis;
   GArray *oom_causes;
   GPtrArray *oom_evidence;
+  GPtrArray *oom_memory;
 } Snapshot;
 
 static void
@@ -82,6 +84,7 @@ snapshot_free (Snapshot *s)
   g_clear_pointer (&s->diagnosis, vs_diagnosis_free);
   g_clear_pointer (&s->oom_causes, g_array_unref);
   g_clear_pointer (&s->oom_evidence, g_ptr_array_unref);
+  g_clear_pointer (&s->oom_memory, g_ptr_array_unref);
   g_free (s);
 }
 
@@ -129,6 +132,28 @@ report (Progress *progress, const char *what, double fraction)
   c->fraction = fraction;
   g_main_context_invoke_full (progress->context, G_PRIORITY_DEFAULT, progress_dispatch, c,
                               progress_call_free);
+}
+
+/* d's allocator limit (PyTorch's memory fraction × capacity, from the
+ * trace's settings) and whether diagnosis found fragmentation on it. */
+static void
+read_limit_and_findings (VsTrace *trace, const VsDiagnosis *diagnosis, VsDocumentDevice *d)
+{
+  VsAllocatorSettings settings;
+
+  vs_allocator_settings_read (trace, d->id, &settings);
+  d->limit_bytes = settings.limit_bytes;
+  d->memory_fraction = settings.memory_fraction;
+  vs_allocator_settings_clear (&settings);
+  d->fragmentation_hurt = FALSE;
+  for (guint i = 0; diagnosis != NULL && i < diagnosis->findings->len; i++)
+    {
+      const VsFinding *f = g_ptr_array_index (diagnosis->findings, i);
+
+      if (f->device_id == d->id
+          && (f->kind == VS_FINDING_FRAGMENTATION || f->kind == VS_FINDING_OOM_FRAGMENTATION))
+        d->fragmentation_hurt = TRUE;
+    }
 }
 
 /* Reads from trace what the window shows all the time.  trace is only
@@ -249,17 +274,16 @@ read_tables (VsTrace *trace, Progress *progress, GError **error)
       snapshot_free (s);
       return NULL;
     }
-  /* Each failure's cause, classified against the failures of its device
-   * and its allocator's limit, as `report oom` does. */
+  /* Each failure's cause and its words, as `report oom` says them
+   * (vs_oom_explain, against every failure of its device). */
   s->oom_causes = g_array_sized_new (FALSE, TRUE, sizeof (VsOomCause), s->ooms->len);
   s->oom_evidence = g_ptr_array_new_with_free_func (g_free);
+  s->oom_memory = g_ptr_array_new_with_free_func (g_free);
   for (guint i = 0; i < s->ooms->len; i++)
     {
       const VsOom *o = g_ptr_array_index (s->ooms, i);
       g_autoptr (GPtrArray) same = g_ptr_array_new ();
-      gint64 limit = VS_UNKNOWN;
-      char *evidence = NULL;
-      VsOomCause cause;
+      VsOomExplanation why;
 
       for (guint j = 0; j < s->ooms->len; j++)
         {
@@ -267,15 +291,18 @@ read_tables (VsTrace *trace, Progress *progress, GError **error)
           if (other->device_id == o->device_id)
             g_ptr_array_add (same, other);
         }
-      for (guint j = 0; j < s->diagnosis->devices->len; j++)
+      /* A failure is part of the activity the first view shows, even
+       * where memory did not change after it. */
+      if (s->active_from >= 0 && o->time_ns >= 0)
         {
-          const VsDeviceDiagnosis *dd = g_ptr_array_index (s->diagnosis->devices, j);
-          if (dd != NULL && dd->device != NULL && dd->device->id == o->device_id)
-            limit = dd->settings.limit_bytes;
+          s->active_from = MIN (s->active_from, o->time_ns);
+          s->active_to = MAX (s->active_to, o->time_ns);
         }
-      cause = vs_oom_classify (trace, o, same, limit, &evidence);
-      g_array_append_val (s->oom_causes, cause);
-      g_ptr_array_add (s->oom_evidence, evidence);
+      vs_oom_explain (trace, o, same, &why);
+      g_array_append_val (s->oom_causes, why.cause);
+      g_ptr_array_add (s->oom_evidence, g_steal_pointer (&why.evidence));
+      g_ptr_array_add (s->oom_memory, vs_oom_device_memory_text (trace, o));
+      vs_oom_explanation_clear (&why);
     }
   /* Where each device's fragmentation is worst (the Fragmentation pane
    * opens there). */
@@ -290,6 +317,9 @@ read_tables (VsTrace *trace, Progress *progress, GError **error)
           return NULL;
         }
       d->worst_fragmentation_ns = f.seq > 0 && f.free_bytes > 0 ? f.time_ns : VS_UNKNOWN;
+      d->worst_allocated_bytes = f.allocated_bytes;
+      d->worst_reserved_bytes = f.reserved_bytes;
+      read_limit_and_findings (trace, s->diagnosis, d);
     }
   report (progress, _ ("Reading NVTX ranges"), 0.75);
   s->ranges = vs_range_list (trace, error);
@@ -350,9 +380,11 @@ adopt (VsDocument *self, Snapshot *s)
   g_clear_pointer (&self->diagnosis, vs_diagnosis_free);
   g_clear_pointer (&self->oom_causes, g_array_unref);
   g_clear_pointer (&self->oom_evidence, g_ptr_array_unref);
+  g_clear_pointer (&self->oom_memory, g_ptr_array_unref);
   self->diagnosis = g_steal_pointer (&s->diagnosis);
   self->oom_causes = g_steal_pointer (&s->oom_causes);
   self->oom_evidence = g_steal_pointer (&s->oom_evidence);
+  self->oom_memory = g_steal_pointer (&s->oom_memory);
   self->devices = g_steal_pointer (&s->devices);
   self->ooms = g_steal_pointer (&s->ooms);
   self->oom_stacks = g_steal_pointer (&s->oom_stacks);
@@ -378,6 +410,7 @@ vs_document_finalize (GObject *object)
   g_clear_pointer (&self->diagnosis, vs_diagnosis_free);
   g_clear_pointer (&self->oom_causes, g_array_unref);
   g_clear_pointer (&self->oom_evidence, g_ptr_array_unref);
+  g_clear_pointer (&self->oom_memory, g_ptr_array_unref);
   g_clear_pointer (&self->whatif, g_ptr_array_unref);
   g_free (self->whatif_label);
   g_mutex_clear (&self->lock);
@@ -742,6 +775,29 @@ vs_document_query_chart_async (VsDocument *self, gint64 device_id, gint64 t0, gi
   d->trace_end_ns = self->duration;
   d->has_kernels = dev->kernel_count > 0;
   d->capacity_bytes = dev->summary.capacity_bytes > 0 ? dev->summary.capacity_bytes : 0;
+  if (dev->limit_bytes != VS_UNKNOWN && dev->limit_bytes > 0)
+    {
+      g_autofree char *limit = vs_format_bytes (dev->limit_bytes);
+
+      d->limit_bytes = dev->limit_bytes;
+      d->limit_label = dev->memory_fraction > 0 ? g_strdup_printf (
+                           _ ("limit %s (memory fraction %.3g)"), limit, dev->memory_fraction)
+                                                : g_strdup_printf (_ ("limit %s"), limit);
+    }
+  /* Fragmentation only where the diagnosis found that it hurt: at the
+   * worst instant and at each failure it caused. */
+  if (dev->fragmentation_hurt && dev->worst_fragmentation_ns != VS_UNKNOWN)
+    vs_chart_data_add_fragmentation (d, dev->worst_fragmentation_ns, dev->worst_allocated_bytes,
+                                     dev->worst_reserved_bytes);
+  for (guint i = 0; dev->fragmentation_hurt && i < self->ooms->len; i++)
+    {
+      const VsOom *o = g_ptr_array_index (self->ooms, i);
+
+      if (o->device_id == device_id
+          && g_array_index (self->oom_causes, VsOomCause, i) == VS_OOM_CAUSE_FRAGMENTATION)
+        vs_chart_data_add_fragmentation (d, o->time_ns, o->all.allocated_bytes,
+                                         o->all.reserved_bytes);
+    }
   d->peak_bytes = MAX (dev->summary.peak_reserved_bytes, dev->summary.peak_allocated_bytes);
   if (dev->summary.peak_allocated_time_ns != VS_UNKNOWN)
     vs_chart_data_add_marker (d, VS_CHART_MARKER_PEAK_ALLOCATED,
@@ -1207,4 +1263,13 @@ vs_document_get_oom_cause (VsDocument *self, guint index, const char **evidence)
   if (evidence != NULL)
     *evidence = g_ptr_array_index (self->oom_evidence, index);
   return g_array_index (self->oom_causes, VsOomCause, index);
+}
+
+/* See vs-document.h. */
+const char *
+vs_document_get_oom_memory (VsDocument *self, guint index)
+{
+  g_return_val_if_fail (VS_IS_DOCUMENT (self), NULL);
+  g_return_val_if_fail (self->oom_memory != NULL && index < self->oom_memory->len, NULL);
+  return g_ptr_array_index (self->oom_memory, index);
 }

@@ -34,6 +34,13 @@ typedef struct
                                   * PYTORCH_CUDA_ALLOC_CONF text; NULL when it has no
                                   * allocator a what-if can replay (none, or one
                                   * per process sharing the device) */
+  gint64 limit_bytes;            /* its allocator's limit (vs_allocator_settings_read:
+                                  * PyTorch's memory fraction × capacity), VS_UNKNOWN */
+  double memory_fraction;        /* that fraction, < 0 when unknown */
+  gboolean fragmentation_hurt;   /* the diagnosis found fragmentation on it (a
+                                  * fragmentation or oom-fragmentation finding) */
+  gint64 worst_allocated_bytes;  /* allocated and reserved at worst_fragmentation_ns */
+  gint64 worst_reserved_bytes;
 } VsDocumentDevice;
 
 /* Called on the main loop while loading: what is being done, and the
@@ -54,8 +61,9 @@ GFile *vs_document_get_file (VsDocument *self);
 gint64 vs_document_get_duration (VsDocument *self);
 
 /* The range the main chart shows first: where memory changes (the first
- * to the last change of any device's memory) with a small margin, not an
- * idle start or end; the whole trace when memory never changes. */
+ * to the last change of any device's memory, failed allocations included)
+ * with a small margin, not an idle start or end; the whole trace when
+ * memory never changes. */
 void vs_document_get_first_view (VsDocument *self, gint64 *from_ns, gint64 *to_ns);
 /* Whether the recording is finished: FALSE while the trace is a live copy
  * of a recording in progress (see vs_trace_open_recording()). */
@@ -75,10 +83,15 @@ const char *vs_document_get_oom_stack (VsDocument *self, guint index);
 /* The trace's diagnosis (vs_diagnose of every device): the findings the
  * Diagnosis pane lists.  Owned by the document. */
 const VsDiagnosis *vs_document_get_diagnosis (VsDocument *self);
-/* Why the failed allocation at index of vs_document_get_ooms() failed
- * (vs_oom_classify); *evidence (may be NULL) is set to its one sentence
- * with numbers, owned by the document (NULL when the cause is unknown). */
+/* Why the failed allocation at index of vs_document_get_ooms() failed,
+ * as vs_oom_explain() says it (and so `report oom`); *evidence (may be
+ * NULL) is set to its one sentence, owned by the document. */
 VsOomCause vs_document_get_oom_cause (VsDocument *self, guint index, const char **evidence);
+
+/* The device's memory as CUDA reported it at the failed allocation at
+ * index, with the device's capacity (vs_oom_device_memory_text()):
+ * "133.05 GiB free of 139.80 GiB".  Owned by the document. */
+const char *vs_document_get_oom_memory (VsDocument *self, guint index);
 /* Replays, in a thread, the PyTorch caching allocator of every device
  * that has one (vs_whatif_line_new) under alloc_conf
  * (PYTORCH_CUDA_ALLOC_CONF text replacing the allocator's settings) and

@@ -17,6 +17,7 @@ struct _VsFlamePane
   GtkSearchEntry *search_entry;
   GtkLabel *match_label;
   VsFlameGraph *flame_graph;
+  GtkToggleButton *hide_library_button;
 };
 
 G_DEFINE_FINAL_TYPE (VsFlamePane, vs_flame_pane, VS_TYPE_PANE)
@@ -149,6 +150,7 @@ vs_flame_pane_class_init (VsFlamePaneClass *klass)
   gtk_widget_class_bind_template_child (widget_class, VsFlamePane, search_entry);
   gtk_widget_class_bind_template_child (widget_class, VsFlamePane, match_label);
   gtk_widget_class_bind_template_child (widget_class, VsFlamePane, flame_graph);
+  gtk_widget_class_bind_template_child (widget_class, VsFlamePane, hide_library_button);
   gtk_widget_class_bind_template_callback (widget_class, on_search_changed);
   gtk_widget_class_bind_template_callback (widget_class, on_hide_library_toggled);
   gtk_widget_class_bind_template_callback (widget_class, on_stop_search);
@@ -159,6 +161,10 @@ static void
 vs_flame_pane_init (VsFlamePane *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
+  /* Library frames start hidden (the .ui's toggle): the user's own lines
+   * first. */
+  vs_flame_graph_set_user_only (self->flame_graph,
+                                gtk_toggle_button_get_active (self->hide_library_button));
 }
 
 /* See vs-flame-pane.h. */
@@ -167,4 +173,12 @@ vs_flame_pane_get_flame_graph (VsFlamePane *self)
 {
   g_return_val_if_fail (VS_IS_FLAME_PANE (self), NULL);
   return self->flame_graph;
+}
+
+/* See vs-flame-pane.h. */
+void
+vs_flame_pane_set_hide_library (VsFlamePane *self, gboolean hide)
+{
+  g_return_if_fail (VS_IS_FLAME_PANE (self));
+  gtk_toggle_button_set_active (self->hide_library_button, hide);
 }

@@ -19,4 +19,8 @@ G_DECLARE_FINAL_TYPE (VsFlamePane, vs_flame_pane, VS, FLAME_PANE, VsPane)
 /* The pane's flame graph. */
 VsFlameGraph *vs_flame_pane_get_flame_graph (VsFlamePane *self);
 
+/* Turns "Hide Library Frames" on or off, as its toggle does (on when the
+ * pane is made). */
+void vs_flame_pane_set_hide_library (VsFlamePane *self, gboolean hide);
+
 G_END_DECLS

@@ -335,20 +335,23 @@ describe_failure (VsMemoryChart *self, const VsChartLayout *l, double x, double 
     g_autofree char *title = vs_oom_title (best);
     g_autofree char *when = vs_oom_when (self->document, best);
     g_autofree char *state = vs_oom_state_text (&best->allocator);
-    g_autofree char *fit = vs_oom_fit_text (best);
+    const char *evidence = NULL;
+    VsOomCause cause = vs_document_get_oom_cause (self->document, best_i, &evidence);
+    g_autofree char *why
+        = g_strdup_printf ("%s: %s", vs_oom_cause_title (cause), evidence != NULL ? evidence : "");
     const char *stack = vs_document_get_oom_stack (self->document, best_i);
     const char *sep = strstr (stack, VS_STACK_SEPARATOR);
     g_autofree char *frame = sep ? g_strndup (stack, sep - stack) : g_strdup (stack);
     g_autofree char *e_title = g_markup_escape_text (title, -1);
     g_autofree char *e_when = g_markup_escape_text (when, -1);
     g_autofree char *e_state = g_markup_escape_text (state, -1);
-    g_autofree char *e_fit = g_markup_escape_text (fit, -1);
+    g_autofree char *e_why = g_markup_escape_text (why, -1);
     g_autofree char *e_frame = g_markup_escape_text (frame, -1);
 
     g_string_append_printf (text, "<b>%s</b>\n%s\n%s %s\n%s", e_title, e_when,
                             best->allocator_id == 0 ? _ ("Device memory of the process:")
                                                     : _ ("The allocator that failed:"),
-                            e_state, e_fit);
+                            e_state, e_why);
     if (*frame != '\0')
       g_string_append_printf (text, _ ("\nRequested from %s"), e_frame);
   }
@@ -442,6 +445,15 @@ on_query_tooltip (GtkWidget *widget, int x, int y, gboolean keyboard, GtkTooltip
       g_autofree char *label = g_markup_escape_text (self->data->whatif_label, -1);
       g_autofree char *w = vs_format_bytes (b.max_whatif);
       g_autofree char *more = g_strdup_printf ("%s\n%s\t%s", text, label, w);
+      g_free (text);
+      text = g_steal_pointer (&more);
+    }
+  if (self->data->limit_label != NULL)
+    {
+      /* the line the allocator cannot go past: "limit 6.00 GiB (memory
+       * fraction 0.0758)" */
+      g_autofree char *label = g_markup_escape_text (self->data->limit_label, -1);
+      g_autofree char *more = g_strdup_printf ("%s\n%s", text, label);
       g_free (text);
       text = g_steal_pointer (&more);
     }

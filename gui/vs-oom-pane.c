@@ -10,6 +10,7 @@
 #include <adwaita.h>
 #include <glib/gi18n.h>
 
+#include "vs-detail-row.h"
 #include "vs-oom-text.h"
 #include "vs-session.h"
 #include "vs-stack.h"
@@ -45,16 +46,12 @@ static GParamSpec *props[N_PROPS];
 
 G_DEFINE_FINAL_TYPE (VsOomPane, vs_oom_pane, GTK_TYPE_BOX)
 
+/* A heading over body text (takes text). */
 static void
-add_detail (AdwExpanderRow *row, const char *title, char *subtitle)
+add_detail (AdwExpanderRow *row, const char *title, char *text, const char *name)
 {
-  GtkWidget *r = adw_action_row_new ();
-  g_autofree char *esc = g_markup_escape_text (subtitle, -1);
-
-  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (r), title);
-  adw_action_row_set_subtitle (ADW_ACTION_ROW (r), esc);
-  adw_expander_row_add_row (row, r);
-  g_free (subtitle);
+  adw_expander_row_add_row (row, vs_detail_row_new (title, text, name));
+  g_free (text);
 }
 
 /* The failed request's call stack, one frame a line, innermost first,
@@ -120,33 +117,21 @@ make_row (VsOomPane *self, VsDocument *doc, guint index)
   {
     const char *evidence = NULL;
 
+    /* The analyzer's cause and words (vs_oom_explain), as `report oom`
+     * prints them. */
     vs_document_get_oom_cause (doc, index, &evidence);
-
-    /* The analyzer's classification names the cause; the sizes that
-     * would have fitted are said only when it cannot tell. */
-    if (cause != VS_OOM_CAUSE_UNKNOWN)
-      add_detail (ADW_EXPANDER_ROW (row), vs_oom_cause_title (cause),
-                  g_strdup (evidence != NULL ? evidence : ""));
-    else
-      add_detail (ADW_EXPANDER_ROW (row), _ ("What would have fitted"), vs_oom_fit_text (o));
+    add_detail (ADW_EXPANDER_ROW (row), vs_oom_cause_title (cause),
+                g_strdup (evidence != NULL ? evidence : ""), "failure-cause");
   }
   add_detail (ADW_EXPANDER_ROW (row),
               o->allocator_id == 0 ? _ ("Device memory of the process")
                                    : _ ("The allocator that failed"),
-              vs_oom_state_text (&o->allocator));
+              vs_oom_state_text (&o->allocator), "failure-allocator");
   if (o->allocator_id != 0)
-    add_detail (ADW_EXPANDER_ROW (row), _ ("Everything on the device"),
-                vs_oom_state_text (&o->all));
-  {
-    g_autofree char *f = o->device_free_bytes == VS_UNKNOWN
-                             ? g_strdup (_ ("unknown"))
-                             : vs_format_bytes (o->device_free_bytes);
-    g_autofree char *tot = o->device_total_bytes == VS_UNKNOWN
-                               ? g_strdup (_ ("unknown"))
-                               : vs_format_bytes (o->device_total_bytes);
-    add_detail (ADW_EXPANDER_ROW (row), _ ("CUDA reported"),
-                g_strdup_printf (_ ("%s free of %s"), f, tot));
-  }
+    add_detail (ADW_EXPANDER_ROW (row), _ ("Everything on the device"), vs_oom_state_text (&o->all),
+                "failure-device");
+  add_detail (ADW_EXPANDER_ROW (row), _ ("CUDA reported"),
+              g_strdup (vs_document_get_oom_memory (doc, index)), "failure-memory");
   add_stack (ADW_EXPANDER_ROW (row), vs_document_get_oom_stack (doc, index));
   /* The first failure open: its cause answers for the run. */
   adw_expander_row_set_expanded (ADW_EXPANDER_ROW (row), index == 0);

@@ -1,9 +1,9 @@
 /* vs-oom-text.c — a failed allocation in words: its title, when and where
  * it happened, the state of memory then and what would have fitted.
  *
- * "What would have fitted" is the larger of the largest free block inside
- * reserved memory and the device's free memory as CUDA reported it; a
- * request no larger than that was refused by a limit of the allocator.
+ * Only words around the analyzer's figures: why a request failed, and the
+ * words for it, are the analyzer's (vs-oom-explain.h), as `report oom`
+ * says them.
  */
 #include "vs-oom-text.h"
 
@@ -71,65 +71,4 @@ vs_oom_state_text (const VsFragmentation *f)
   return g_strdup_printf (_ ("reserved %s · allocated %s · free inside reserved "
                              "%s · largest free block %s"),
                           r, a, fr, lg);
-}
-
-/* See vs-oom-text.h. */
-char *
-vs_oom_fit_text (const VsOom *o)
-{
-  g_autofree char *req = NULL;
-  g_autofree char *best_s = NULL;
-  gint64 largest, dev_free, best;
-
-  g_return_val_if_fail (o != NULL, NULL);
-  req = vs_format_bytes (o->requested_bytes);
-  largest = o->allocator.largest_free_bytes;
-  dev_free = o->device_free_bytes;
-  best = MAX (largest == VS_UNKNOWN ? 0 : largest, dev_free == VS_UNKNOWN ? 0 : dev_free);
-  best_s = vs_format_bytes (best);
-  if (largest == VS_UNKNOWN && dev_free == VS_UNKNOWN)
-    return g_strdup_printf (_ ("The trace does not know how much was free for "
-                               "this %s request."),
-                            req);
-  if (largest != VS_UNKNOWN && o->requested_bytes <= largest)
-    return g_strdup_printf (_ ("The request (%s) fits in the largest free block "
-                               "inside reserved memory (%s): it failed elsewhere "
-                               "(another stream, another allocator or the "
-                               "device)."),
-                            req, best_s);
-  if (o->requested_bytes <= best)
-    /* Free on the device, yet refused: the allocator's own limit. */
-    return g_strdup_printf (_ ("The device had %s free as CUDA reported it, enough "
-                               "for this %s request: a limit of the allocator "
-                               "refused it (a memory fraction, for example)."),
-                            best_s, req);
-  {
-    g_autofree char *more = vs_format_bytes (o->requested_bytes - best);
-    return g_strdup_printf (_ ("Requests up to %s would have fitted; this one "
-                               "(%s) needed %s more.%s"),
-                            best_s, req, more,
-                            o->allocator.free_bytes != VS_UNKNOWN
-                                    && o->allocator.free_bytes >= o->requested_bytes
-                                ? _ (" The free memory inside reserved was "
-                                     "enough in total but fragmented.")
-                                : "");
-  }
-}
-
-/* See vs-oom-text.h. */
-const char *
-vs_oom_cause_title (VsOomCause cause)
-{
-  switch (cause)
-    {
-    case VS_OOM_CAUSE_DEVICE_FULL:
-      return _ ("Cause: the device was full");
-    case VS_OOM_CAUSE_ALLOCATOR_LIMIT:
-      return _ ("Cause: the allocator’s limit");
-    case VS_OOM_CAUSE_FRAGMENTATION:
-      return _ ("Cause: fragmentation");
-    case VS_OOM_CAUSE_UNKNOWN:
-    default:
-      return _ ("Cause unknown");
-    }
 }

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "vs-document.h"
-#include "vs-oom.h"
+#include "vs-oom-explain.h"
 
 G_BEGIN_DECLS
 
@@ -18,11 +18,5 @@ char *vs_oom_when (VsDocument *doc, const VsOom *oom);
 /* One line on reserved, allocated, free inside reserved and the largest
  * free block of f ("unknown" for what the trace does not know). */
 char *vs_oom_state_text (const VsFragmentation *f);
-
-/* Why it failed: what would have fitted, in one or two sentences. */
-char *vs_oom_fit_text (const VsOom *oom);
-
-/* The cause of a failure in words ("Cause: the allocator’s limit"). */
-const char *vs_oom_cause_title (VsOomCause cause);
 
 G_END_DECLS

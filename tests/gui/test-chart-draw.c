@@ -5,8 +5,9 @@
  * reserved line's row, the hatched fragmentation gap between them, the
  * background above reserved, the capacity line, the failed-allocation
  * marker (one disc for failures too close to tell apart, each its own
- * otherwise), the empty columns before the trace's first event and the
- * dashed reserved line replayed under another setting.
+ * otherwise), the empty columns before the trace's first event, the
+ * dashed reserved line replayed under another setting, the allocator's
+ * limit line and the brackets where fragmentation hurt.
  */
 #include <gtk/gtk.h>
 
@@ -306,6 +307,73 @@ test_whatif_line (void)
   g_free (plain.pixels);
 }
 
+/* Counts the pixels of colour c in the header row (the legend). */
+static int
+legend_pixels (const Image *img, const GdkRGBA *c, const GdkRGBA *bg)
+{
+  int n = 0;
+
+  for (int x = 0; x < W; x++)
+    for (int y = 0; y < VS_CHART_HEADER_HEIGHT; y++)
+      n += near_color (img, x, y, c, bg, 0.08);
+  return n;
+}
+
+/* The allocator's limit (3.5 GiB): a 2 px line at its height across the
+ * chart with its legend entry, nothing of its colour without it; the
+ * fragmentation bracket at 7 s over the gap between allocated (2 GiB)
+ * and reserved (3 GiB) with its legend entry, none without one. */
+static void
+test_limit_and_fragmentation (void)
+{
+  g_autoptr (VsChartData) d = make_data ();
+  const VsChartPalette *p = vs_chart_palette (FALSE);
+  gint64 sec = G_GINT64_CONSTANT (1000000000);
+  VsChartLayout l;
+  Image img, plain;
+  int y, on = 0, n = 0, any = 0, bracket = 0, outside = 0, xb, y_res, y_alloc;
+
+  render (d, d->t0, d->t1, FALSE, &plain);
+  d->limit_bytes = 7 * GIB / 2;
+  d->limit_label = g_strdup ("limit 3.50 GiB (memory fraction 0.875)");
+  vs_chart_data_add_fragmentation (d, 7 * sec, 2 * GIB, 3 * GIB);
+  render (d, d->t0, d->t1, FALSE, &img);
+  vs_chart_layout (d, W, H, &l);
+  g_assert_true (l.limit_on_scale);
+  y = (int)round (vs_chart_y_for_bytes (&l, 7 * GIB / 2));
+  /* Right of its label, across the chart: rows y - 1 and y (but where
+   * the failed allocation's dashed line at 5 s crosses it). */
+  for (int x = (int)(l.chart.origin.x + 0.4 * l.chart.size.width);
+       x < (int)(l.chart.origin.x + l.chart.size.width) - 1; x++)
+    if (fabs (x - vs_chart_x_for_time (&l, d->t0, d->t1, 5 * sec)) > 2 && ++n)
+      on += near_color (&img, x, y - 1, &p->limit, &p->background, 0.08)
+            && near_color (&img, x, y, &p->limit, &p->background, 0.08)
+            && !near_color (&img, x, y - 4, &p->limit, &p->background, 0.08)
+            && !near_color (&img, x, y + 3, &p->limit, &p->background, 0.08);
+  g_assert_cmpint (on, ==, n);
+  g_assert_cmpint (legend_pixels (&img, &p->limit, &p->background), >, 5);
+  for (int yy = 0; yy < H; yy++)
+    for (int x = 0; x < W; x++)
+      any += near_color (&plain, x, yy, &p->limit, &p->background, 0.08);
+  g_assert_cmpint (any, ==, 0);
+
+  /* The bracket: its 3 px stem from reserved down to allocated. */
+  xb = (int)floor (vs_chart_x_for_time (&l, d->t0, d->t1, 7 * sec));
+  y_res = (int)round (vs_chart_y_for_bytes (&l, 3 * GIB));
+  y_alloc = (int)round (vs_chart_y_for_bytes (&l, 2 * GIB));
+  for (int yy = y_res + 1; yy < y_alloc - 1; yy++)
+    bracket += near_color (&img, xb, yy, &p->fragmentation_hurt, &p->background, 0.08);
+  g_assert_cmpint (bracket, ==, y_alloc - y_res - 2);
+  /* Not elsewhere in the gap (the cached, free hatching is lighter). */
+  for (int yy = y_res + 1; yy < y_alloc - 1; yy++)
+    outside += near_color (&img, xb - 40, yy, &p->fragmentation_hurt, &p->background, 0.08);
+  g_assert_cmpint (outside, ==, 0);
+  g_assert_cmpint (legend_pixels (&img, &p->fragmentation_hurt, &p->background), >, 5);
+  g_assert_cmpint (legend_pixels (&plain, &p->fragmentation_hurt, &p->background), ==, 0);
+  g_free (img.pixels);
+  g_free (plain.pixels);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -318,6 +386,7 @@ main (int argc, char **argv)
   g_test_add_func ("/chart-draw/close-failures", test_close_failures_share_a_disc);
   g_test_add_func ("/chart-draw/dark", test_dark_palette_background);
   g_test_add_func ("/chart-draw/whatif-line", test_whatif_line);
+  g_test_add_func ("/chart-draw/limit-and-fragmentation", test_limit_and_fragmentation);
   g_test_add_func ("/chart-data/span", test_span_combines_buckets);
   return g_test_run ();
 }

@@ -90,7 +90,7 @@ test_panes_at_peak (gconstpointer path)
       g_assert_cmpuint (vs_allocations_pane_get_n_shown (allocs), ==, in->blocks->len);
       vs_attribution_pane_set_instant (attr, in);
       g_assert_cmpuint (vs_attribution_pane_get_n_roots (attr), ==,
-                        in->bottom_up->children ? in->bottom_up->children->len : 0);
+                        in->bottom_up_user->children ? in->bottom_up_user->children->len : 0);
       g_assert_cmpint (in->bottom_up->total_bytes, ==, sum);
       g_assert_cmpint (in->top_down->total_bytes, ==, sum);
       g_object_unref (attr);

@@ -260,7 +260,7 @@ test_panes_bind_session (void)
   in = vs_session_get_instant (session);
   g_assert_cmpuint (vs_allocations_pane_get_n_shown (allocs), ==, in->blocks->len);
   g_assert_cmpuint (vs_attribution_pane_get_n_roots (attr), ==,
-                    in->bottom_up->children ? in->bottom_up->children->len : 0);
+                    in->bottom_up_user->children ? in->bottom_up_user->children->len : 0);
 
   /* The allocations as declared: by size, largest first; then by the
    * time and the address each column's sorter reads. */
