@@ -118,6 +118,11 @@ def check_oom(f, ev, capacity):
         if x:
             return (x[0] + x[1] > x[2] and x[2] < x[3],
                     "reserved + request above a limit below the capacity")
+        x = find(r"CUDA had " + SIZE + r" free of " + SIZE + r", enough for the " + SIZE
+                 + r" requested, but the allocator refused at " + SIZE + r" reserved", own)
+        if x:
+            return (le(x[2], x[0]) and x[3] + x[2] <= x[1] and le(x[0], x[1]),
+                    "CUDA had room and reserved + request fit the device: a cap below it")
         x = find(r"CUDA had " + SIZE + r" free, enough for the " + SIZE
                  + r" requested, but the allocator refused at " + SIZE + r" reserved", own)
         if x:
