@@ -1,0 +1,588 @@
+/* vs-blocks-chart.c — the allocations-over-time widget: queries in a
+ * worker, a cached image of the bands, hover, selection and keyboard
+ * (see vs-blocks-chart.h). */
+#include "vs-blocks-chart.h"
+
+#include <adwaita.h>
+#include <glib/gi18n.h>
+
+#include "vs-blocks-draw.h"
+#include "vs-query-slot.h"
+#include "vs-time-format.h"
+
+/* Bands drawn at most: the largest blocks at each zoom. */
+#define MAX_BANDS 400
+
+struct _VsBlocksChart
+{
+  GtkWidget parent_instance;
+
+  VsSession *session;
+  GCancellable *cancellable;
+  VsQuerySlot query;
+  guint generation;     /* a new document or session: late answers dropped */
+  VsBlockBands *bands;  /* what is drawn */
+  VsDocument *document; /* the document the bands come from (a reference) */
+  /* What was asked last, to tell whether the bands are current. */
+  gint64 asked_device, asked_t0, asked_t1;
+  guint asked_columns;
+
+  GdkTexture *image; /* the bands drawn at image_width × image_height */
+  int image_width, image_height;
+  gboolean dark;
+
+  int hovered, selected;
+  gint64 selected_block; /* its block id, -1: none */
+  char *selected_site;
+};
+
+enum
+{
+  BAND_SELECTED,
+  BANDS_CHANGED,
+  N_SIGNALS
+};
+static guint signals[N_SIGNALS];
+
+G_DEFINE_FINAL_TYPE (VsBlocksChart, vs_blocks_chart, GTK_TYPE_WIDGET)
+
+static void request_bands (VsBlocksChart *self);
+
+typedef struct
+{
+  gint64 device_id, t0, t1;
+  guint n_columns;
+} BandsQuery;
+
+/* Runs in the document's worker thread. */
+static gpointer
+bands_query (VsTrace *trace, gpointer data, GError **error)
+{
+  BandsQuery *q = data;
+
+  return vs_block_bands_query (trace, q->device_id, q->t0, q->t1, q->n_columns, MAX_BANDS, error);
+}
+
+typedef struct
+{
+  VsBlocksChart *self;
+  guint generation;
+} BandsRequest;
+
+static void
+invalidate_image (VsBlocksChart *self)
+{
+  g_clear_object (&self->image);
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+static void
+on_bands_done (GObject *source, GAsyncResult *result, gpointer data)
+{
+  BandsRequest *req = data;
+  VsBlocksChart *self = req->self;
+  g_autoptr (GError) error = NULL;
+  VsBlockBands *bands = vs_document_run_finish (VS_DOCUMENT (source), result, &error);
+
+  if (req->generation == self->generation)
+    {
+      gboolean again = vs_query_slot_end (&self->query, bands != NULL);
+
+      if (bands != NULL)
+        {
+          g_clear_pointer (&self->bands, vs_block_bands_free);
+          self->bands = g_steal_pointer (&bands);
+          g_set_object (&self->document, VS_DOCUMENT (source));
+          self->hovered = -1;
+          /* The selected block stays selected while it is drawn; its site
+           * stays selected (its bands opaque) either way. */
+          self->selected = -1;
+          for (guint i = 0; self->selected_block >= 0 && i < self->bands->bands->len; i++)
+            if (g_array_index (self->bands->bands, VsBand, i).block.id == self->selected_block)
+              self->selected = (int)i;
+          invalidate_image (self);
+          g_signal_emit (self, signals[BANDS_CHANGED], 0);
+        }
+      else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        g_warning ("allocations over time: %s", error->message);
+      if (again)
+        request_bands (self);
+    }
+  g_clear_pointer (&bands, vs_block_bands_free);
+  g_object_unref (self);
+  g_free (req);
+}
+
+/* What to ask for now; FALSE when nothing can be drawn. */
+static gboolean
+current_query (VsBlocksChart *self, BandsQuery *q)
+{
+  VsDocument *doc = self->session ? vs_session_get_document (self->session) : NULL;
+  const VsTimeSpan *range;
+
+  if (doc == NULL || vs_session_get_device (self->session) < 0)
+    return FALSE;
+  range = vs_session_get_visible_range (self->session);
+  q->device_id = vs_session_get_device (self->session);
+  q->t0 = range->begin;
+  q->t1 = range->end;
+  q->n_columns = vs_blocks_columns_for_width (gtk_widget_get_width (GTK_WIDGET (self)));
+  return q->t0 < q->t1;
+}
+
+/* Asks for the bands of the current view; coalesced by the query slot.
+ * Nothing is asked while the chart is not shown. */
+static void
+request_bands (VsBlocksChart *self)
+{
+  BandsQuery q, *copy;
+  BandsRequest *req;
+
+  if (!gtk_widget_get_mapped (GTK_WIDGET (self)) || !current_query (self, &q))
+    return;
+  if (self->bands != NULL && q.device_id == self->asked_device && q.t0 == self->asked_t0
+      && q.t1 == self->asked_t1 && q.n_columns == self->asked_columns
+      && vs_query_slot_is_idle (&self->query))
+    return;
+  if (!vs_query_slot_begin (&self->query))
+    return;
+  self->asked_device = q.device_id;
+  self->asked_t0 = q.t0;
+  self->asked_t1 = q.t1;
+  self->asked_columns = q.n_columns;
+  copy = g_memdup2 (&q, sizeof q);
+  req = g_new0 (BandsRequest, 1);
+  req->self = g_object_ref (self);
+  req->generation = self->generation;
+  vs_document_run_async (vs_session_get_document (self->session), bands_query, copy, g_free,
+                         (GDestroyNotify)vs_block_bands_free, self->cancellable, on_bands_done,
+                         req);
+}
+
+/* A new document: what was drawn belongs to the old one. */
+static void
+reset (VsBlocksChart *self)
+{
+  g_cancellable_cancel (self->cancellable);
+  g_clear_object (&self->cancellable);
+  self->cancellable = g_cancellable_new ();
+  self->generation++;
+  vs_query_slot_reset (&self->query);
+  g_clear_pointer (&self->bands, vs_block_bands_free);
+  g_clear_object (&self->document);
+  g_clear_pointer (&self->selected_site, g_free);
+  self->hovered = self->selected = -1;
+  self->selected_block = -1;
+  invalidate_image (self);
+}
+
+static void
+on_document (VsSession *session, GParamSpec *pspec, VsBlocksChart *self)
+{
+  reset (self);
+  request_bands (self);
+}
+
+static void
+on_view_changed (VsSession *session, GParamSpec *pspec, VsBlocksChart *self)
+{
+  request_bands (self);
+}
+
+/* See vs-blocks-chart.h. */
+void
+vs_blocks_chart_set_session (VsBlocksChart *self, VsSession *session)
+{
+  g_return_if_fail (VS_IS_BLOCKS_CHART (self));
+  if (self->session == session)
+    return;
+  if (self->session != NULL)
+    g_signal_handlers_disconnect_by_data (self->session, self);
+  g_set_object (&self->session, session);
+  reset (self);
+  if (session != NULL)
+    {
+      g_signal_connect (session, "notify::document", G_CALLBACK (on_document), self);
+      g_signal_connect (session, "notify::visible-range", G_CALLBACK (on_view_changed), self);
+      g_signal_connect (session, "notify::instant", G_CALLBACK (on_view_changed), self);
+      request_bands (self);
+    }
+}
+
+/* The bands drawn into a new texture of the widget's size. */
+static GdkTexture *
+render_image (VsBlocksChart *self, int width, int height)
+{
+  cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, width, height);
+  cairo_t *cr = cairo_create (surface);
+  g_autoptr (GBytes) bytes = NULL;
+  GdkTexture *texture;
+
+  vs_blocks_draw (cr, self->bands, width, height, self->selected_site, self->dark,
+                  gtk_widget_get_pango_context (GTK_WIDGET (self)));
+  cairo_destroy (cr);
+  cairo_surface_flush (surface);
+  bytes = g_bytes_new_with_free_func (cairo_image_surface_get_data (surface),
+                                      (gsize) cairo_image_surface_get_stride (surface) * height,
+                                      (GDestroyNotify)cairo_surface_destroy, surface);
+  texture = gdk_memory_texture_new (width, height, GDK_MEMORY_DEFAULT, bytes,
+                                    cairo_image_surface_get_stride (surface));
+  return texture;
+}
+
+static void
+vs_blocks_chart_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
+{
+  VsBlocksChart *self = VS_BLOCKS_CHART (widget);
+  int width = gtk_widget_get_width (widget), height = gtk_widget_get_height (widget);
+
+  if (width <= 0 || height <= 0)
+    return;
+  if (self->image == NULL || self->image_width != width || self->image_height != height)
+    {
+      g_clear_object (&self->image);
+      self->image = render_image (self, width, height);
+      self->image_width = width;
+      self->image_height = height;
+    }
+  gtk_snapshot_append_texture (snapshot, self->image, &GRAPHENE_RECT_INIT (0, 0, width, height));
+  if (self->bands != NULL && (self->hovered >= 0 || self->selected >= 0))
+    {
+      VsBlocksLayout l;
+      cairo_t *cr = gtk_snapshot_append_cairo (snapshot, &GRAPHENE_RECT_INIT (0, 0, width, height));
+
+      vs_blocks_layout (self->bands, width, height, &l);
+      cairo_set_line_width (cr, 2.0);
+      if (self->selected >= 0)
+        {
+          vs_blocks_band_path (cr, self->bands, &l, self->selected);
+          cairo_set_source_rgb (cr, self->dark ? 1 : 0, self->dark ? 1 : 0, self->dark ? 1 : 0);
+          cairo_stroke (cr);
+        }
+      if (self->hovered >= 0 && self->hovered != self->selected)
+        {
+          vs_blocks_band_path (cr, self->bands, &l, self->hovered);
+          cairo_set_source_rgba (cr, 0.5, 0.5, 0.5, 0.9);
+          cairo_stroke (cr);
+        }
+      cairo_destroy (cr);
+    }
+  if (gtk_widget_has_visible_focus (widget))
+    {
+      GdkRGBA focus = { 0.21f, 0.52f, 0.89f, 1.0f };
+      GskRoundedRect outline;
+
+      gsk_rounded_rect_init_from_rect (&outline, &GRAPHENE_RECT_INIT (1, 1, width - 2, height - 2),
+                                       0);
+      gtk_snapshot_append_border (snapshot, &outline, (float[4]){ 2, 2, 2, 2 },
+                                  (GdkRGBA[4]){ focus, focus, focus, focus });
+    }
+}
+
+static void
+vs_blocks_chart_size_allocate (GtkWidget *widget, int width, int height, int baseline)
+{
+  request_bands (VS_BLOCKS_CHART (widget));
+}
+
+static void
+vs_blocks_chart_map (GtkWidget *widget)
+{
+  GTK_WIDGET_CLASS (vs_blocks_chart_parent_class)->map (widget);
+  request_bands (VS_BLOCKS_CHART (widget));
+}
+
+static void
+vs_blocks_chart_measure (GtkWidget *widget, GtkOrientation orientation, int for_size,
+                         int *minimum, int *natural, int *minimum_baseline, int *natural_baseline)
+{
+  *minimum = orientation == GTK_ORIENTATION_HORIZONTAL ? 200 : 120;
+  *natural = orientation == GTK_ORIENTATION_HORIZONTAL ? 800 : 300;
+}
+
+static int
+band_at (VsBlocksChart *self, double x, double y)
+{
+  VsBlocksLayout l;
+
+  if (self->bands == NULL)
+    return -1;
+  vs_blocks_layout (self->bands, gtk_widget_get_width (GTK_WIDGET (self)),
+                    gtk_widget_get_height (GTK_WIDGET (self)), &l);
+  return vs_blocks_band_at (self->bands, &l, x, y);
+}
+
+static void
+set_hovered (VsBlocksChart *self, int band)
+{
+  if (band == self->hovered)
+    return;
+  self->hovered = band;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+static void
+on_motion (GtkEventControllerMotion *motion, double x, double y, VsBlocksChart *self)
+{
+  set_hovered (self, band_at (self, x, y));
+}
+
+static void
+on_leave (GtkEventControllerMotion *motion, VsBlocksChart *self)
+{
+  set_hovered (self, -1);
+}
+
+static void
+on_pressed (GtkGestureClick *click, int n_press, double x, double y, VsBlocksChart *self)
+{
+  int band = band_at (self, x, y);
+
+  gtk_widget_grab_focus (GTK_WIDGET (self));
+  if (band >= 0)
+    vs_blocks_chart_select (self, band);
+}
+
+/* See vs-blocks-chart.h. */
+char *
+vs_blocks_chart_describe (VsBlocksChart *self, int index)
+{
+  const VsBand *b;
+  g_autofree char *size = NULL, *from = NULL, *to = NULL, *user = NULL, *all = NULL;
+  g_auto (GStrv) frames = NULL;
+  GString *text;
+
+  g_return_val_if_fail (VS_IS_BLOCKS_CHART (self), NULL);
+  g_return_val_if_fail (self->bands != NULL && index >= 0 && (guint)index < self->bands->bands->len,
+                        NULL);
+  b = &g_array_index (self->bands->bands, VsBand, index);
+  size = vs_format_bytes (b->block.bytes);
+  from = b->block.alloc_time_ns == VS_UNKNOWN ? g_strdup (_ ("before the trace"))
+                                              : vs_format_time (b->block.alloc_time_ns);
+  to = b->block.free_time_ns == VS_UNKNOWN ? g_strdup (_ ("never freed"))
+                                           : vs_format_time (b->block.free_time_ns);
+  text = g_string_new (NULL);
+  g_string_append_printf (text, _ ("%s allocated at %s, freed at %s"), size, from,
+                          b->block.free_time_ns == VS_UNKNOWN ? _ ("—") : to);
+  if (b->block.free_time_ns == VS_UNKNOWN)
+    g_string_append_printf (text, " (%s)", to);
+  if (*b->stack->site != '\0')
+    g_string_append_printf (text, "\n%s %s", _ ("Site:"), b->stack->site);
+  /* The user's own frames first, then every frame. */
+  user = vs_stack_dup_user_text (b->stack);
+  all = vs_stack_dup_text (b->stack);
+  if (*user != '\0' && g_strcmp0 (user, all) != 0)
+    {
+      frames = g_strsplit (user, VS_STACK_SEPARATOR, 12);
+      g_string_append_printf (text, "\n\n%s", _ ("Your frames:"));
+      for (guint i = 0; frames[i] != NULL; i++)
+        g_string_append_printf (text, "\n  %s", frames[i]);
+      g_clear_pointer (&frames, g_strfreev);
+    }
+  if (*all != '\0')
+    {
+      frames = g_strsplit (all, VS_STACK_SEPARATOR, 13);
+      g_string_append_printf (text, "\n\n%s", _ ("Stack:"));
+      for (guint i = 0; frames[i] != NULL && i < 12; i++)
+        g_string_append_printf (text, "\n  %s", frames[i]);
+      if (g_strv_length (frames) > 12)
+        g_string_append_printf (text, "\n  %s", _ ("…"));
+    }
+  return g_string_free (text, FALSE);
+}
+
+static gboolean
+on_query_tooltip (GtkWidget *widget, int x, int y, gboolean keyboard, GtkTooltip *tooltip,
+                  VsBlocksChart *self)
+{
+  int band = keyboard ? self->selected : band_at (self, x, y);
+  g_autofree char *text = NULL;
+
+  if (band < 0)
+    {
+      VsBlocksLayout l;
+
+      if (self->bands == NULL || keyboard)
+        return FALSE;
+      vs_blocks_layout (self->bands, gtk_widget_get_width (widget), gtk_widget_get_height (widget),
+                        &l);
+      if (x < l.x || y < l.y)
+        return FALSE;
+      gtk_tooltip_set_text (tooltip, _ ("Other: allocations too small or too short-lived to draw "
+                                        "at this zoom; zoom in to separate them"));
+      return TRUE;
+    }
+  text = vs_blocks_chart_describe (self, band);
+  gtk_tooltip_set_text (tooltip, text);
+  return TRUE;
+}
+
+/* Up/Down: the next band up or down the stack; Home/End: the first and
+ * last; Escape clears the selection. */
+static gboolean
+on_key (GtkEventControllerKey *key, guint keyval, guint keycode, GdkModifierType state,
+        VsBlocksChart *self)
+{
+  int n = self->bands != NULL ? (int)self->bands->bands->len : 0;
+  int s = self->selected;
+
+  if (state & (GDK_CONTROL_MASK | GDK_ALT_MASK))
+    return FALSE;
+  switch (keyval)
+    {
+    case GDK_KEY_Up:
+    case GDK_KEY_KP_Up:
+      s = s < 0 ? 0 : MIN (s + 1, n - 1);
+      break;
+    case GDK_KEY_Down:
+    case GDK_KEY_KP_Down:
+      s = s < 0 ? n - 1 : MAX (s - 1, 0);
+      break;
+    case GDK_KEY_Home:
+      s = 0;
+      break;
+    case GDK_KEY_End:
+      s = n - 1;
+      break;
+    case GDK_KEY_Escape:
+      if (self->selected < 0)
+        return FALSE;
+      vs_blocks_chart_select (self, -1);
+      return TRUE;
+    default:
+      return FALSE;
+    }
+  if (n > 0)
+    vs_blocks_chart_select (self, s);
+  return TRUE;
+}
+
+/* See vs-blocks-chart.h. */
+void
+vs_blocks_chart_select (VsBlocksChart *self, int index)
+{
+  const VsBand *b = NULL;
+
+  g_return_if_fail (VS_IS_BLOCKS_CHART (self));
+  if (self->bands == NULL || index >= (int)self->bands->bands->len)
+    index = -1;
+  self->selected = index;
+  if (index >= 0)
+    b = &g_array_index (self->bands->bands, VsBand, index);
+  g_free (self->selected_site);
+  self->selected_site = b != NULL ? g_strdup (b->stack->site) : NULL;
+  self->selected_block = b != NULL ? b->block.id : -1;
+  invalidate_image (self);
+  gtk_widget_trigger_tooltip_query (GTK_WIDGET (self));
+  if (b != NULL)
+    g_signal_emit (self, signals[BAND_SELECTED], 0, self->bands->device_id,
+                   b->block.alloc_time_ns == VS_UNKNOWN ? 0 : b->block.alloc_time_ns,
+                   b->stack->site);
+}
+
+static void
+on_dark_changed (AdwStyleManager *sm, GParamSpec *pspec, VsBlocksChart *self)
+{
+  self->dark = adw_style_manager_get_dark (sm);
+  invalidate_image (self);
+}
+
+/* See vs-blocks-chart.h. */
+const VsBlockBands *
+vs_blocks_chart_get_bands (VsBlocksChart *self)
+{
+  g_return_val_if_fail (VS_IS_BLOCKS_CHART (self), NULL);
+  return self->bands;
+}
+
+/* See vs-blocks-chart.h. */
+gboolean
+vs_blocks_chart_is_settled (VsBlocksChart *self)
+{
+  BandsQuery q;
+
+  g_return_val_if_fail (VS_IS_BLOCKS_CHART (self), FALSE);
+  return self->bands != NULL && vs_query_slot_is_idle (&self->query) && current_query (self, &q)
+         && q.device_id == self->bands->device_id && q.t0 == self->bands->from_ns
+         && q.t1 == self->bands->to_ns && q.n_columns == self->bands->n_columns;
+}
+
+/* See vs-blocks-chart.h. */
+int
+vs_blocks_chart_get_hovered (VsBlocksChart *self)
+{
+  g_return_val_if_fail (VS_IS_BLOCKS_CHART (self), -1);
+  return self->hovered;
+}
+
+/* See vs-blocks-chart.h. */
+int
+vs_blocks_chart_get_selected (VsBlocksChart *self)
+{
+  g_return_val_if_fail (VS_IS_BLOCKS_CHART (self), -1);
+  return self->selected;
+}
+
+static void
+vs_blocks_chart_dispose (GObject *object)
+{
+  VsBlocksChart *self = VS_BLOCKS_CHART (object);
+
+  g_signal_handlers_disconnect_by_data (adw_style_manager_get_default (), self);
+  vs_blocks_chart_set_session (self, NULL);
+  g_cancellable_cancel (self->cancellable);
+  g_clear_object (&self->cancellable);
+  g_clear_pointer (&self->bands, vs_block_bands_free);
+  g_clear_object (&self->document);
+  g_clear_object (&self->image);
+  g_clear_pointer (&self->selected_site, g_free);
+  G_OBJECT_CLASS (vs_blocks_chart_parent_class)->dispose (object);
+}
+
+static void
+vs_blocks_chart_class_init (VsBlocksChartClass *klass)
+{
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  G_OBJECT_CLASS (klass)->dispose = vs_blocks_chart_dispose;
+  widget_class->snapshot = vs_blocks_chart_snapshot;
+  widget_class->size_allocate = vs_blocks_chart_size_allocate;
+  widget_class->measure = vs_blocks_chart_measure;
+  widget_class->map = vs_blocks_chart_map;
+  /* (device_id, time_ns, site): a band was selected; time_ns is its
+   * allocation (0 for one allocated before the trace). */
+  signals[BAND_SELECTED]
+      = g_signal_new ("band-selected", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
+                      NULL, G_TYPE_NONE, 3, G_TYPE_INT64, G_TYPE_INT64, G_TYPE_STRING);
+  /* New bands are drawn (a query answered). */
+  signals[BANDS_CHANGED] = g_signal_new ("bands-changed", G_TYPE_FROM_CLASS (klass),
+                                         G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL, G_TYPE_NONE, 0);
+  gtk_widget_class_set_css_name (widget_class, "blockschart");
+  gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_IMG);
+}
+
+static void
+vs_blocks_chart_init (VsBlocksChart *self)
+{
+  GtkEventController *motion = gtk_event_controller_motion_new ();
+  GtkGesture *click = gtk_gesture_click_new ();
+  GtkEventController *key = gtk_event_controller_key_new ();
+  AdwStyleManager *sm = adw_style_manager_get_default ();
+
+  self->hovered = self->selected = -1;
+  self->selected_block = -1;
+  self->cancellable = g_cancellable_new ();
+  self->dark = adw_style_manager_get_dark (sm);
+  gtk_widget_set_focusable (GTK_WIDGET (self), TRUE);
+  gtk_widget_set_has_tooltip (GTK_WIDGET (self), TRUE);
+  g_signal_connect (motion, "motion", G_CALLBACK (on_motion), self);
+  g_signal_connect (motion, "leave", G_CALLBACK (on_leave), self);
+  gtk_widget_add_controller (GTK_WIDGET (self), motion);
+  gtk_gesture_single_set_button (GTK_GESTURE_SINGLE (click), GDK_BUTTON_PRIMARY);
+  g_signal_connect (click, "pressed", G_CALLBACK (on_pressed), self);
+  gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (click));
+  g_signal_connect (key, "key-pressed", G_CALLBACK (on_key), self);
+  gtk_widget_add_controller (GTK_WIDGET (self), key);
+  g_signal_connect (self, "query-tooltip", G_CALLBACK (on_query_tooltip), self);
+  g_signal_connect (sm, "notify::dark", G_CALLBACK (on_dark_changed), self);
+}
