@@ -129,7 +129,7 @@ column_centre (const VsBlockBands *r, guint c)
 {
   gint64 span = r->to_ns - r->from_ns;
 
-  return r->from_ns + (gint64) (((double) c + 0.5) * (double) span / r->n_columns);
+  return r->from_ns + (gint64)(((double)c + 0.5) * (double)span / r->n_columns);
 }
 
 /* Whether block b is live at time t. */
@@ -177,7 +177,7 @@ lay_out (VsBlockBands *r)
 static gint64
 shortest_lifetime (gint64 s0, gint64 s1, guint n_columns, int *level)
 {
-  gint64 per_column = (s1 - s0) / ((gint64) n_columns * 8);
+  gint64 per_column = (s1 - s0) / ((gint64)n_columns * 8);
   int l = 0;
 
   while (l < 46 && (G_GINT64_CONSTANT (2) << l) <= per_column)
@@ -292,7 +292,7 @@ vs_block_bands_find (const VsBlockBands *bands, guint column, gint64 bytes)
         continue;
       bottom = g_array_index (bands->bottoms, gint64, b->offset + column - b->first_column);
       if (bytes >= bottom && bytes < bottom + b->block.bytes)
-        return (int) i;
+        return (int)i;
     }
   return -1;
 }

@@ -41,14 +41,14 @@ typedef struct
   gint64 device_id;
   gint64 from_ns, to_ns; /* the range, [from_ns, to_ns) */
   guint n_columns;
-  GArray *bands;         /* VsBand, in stacking order (by allocation) */
-  GArray *bottoms;       /* gint64: band i's bottom in column first_column + k is
+  GArray *bands;       /* VsBand, in stacking order (by allocation) */
+  GArray *bottoms;     /* gint64: band i's bottom in column first_column + k is
                           * bottoms[bands[i].offset + k] bytes */
-  GArray *banded;        /* gint64 per column: bytes of the bands live at its centre */
-  GArray *total;         /* gint64 per column: largest allocated memory in it */
-  gint64 max_total;      /* the largest total */
-  gint64 min_lifetime;   /* replay steps a block must span to be a band (0: every block) */
-  gint64 candidates;     /* blocks that qualified (more than max_bands: the largest kept) */
+  GArray *banded;      /* gint64 per column: bytes of the bands live at its centre */
+  GArray *total;       /* gint64 per column: largest allocated memory in it */
+  gint64 max_total;    /* the largest total */
+  gint64 min_lifetime; /* replay steps a block must span to be a band (0: every block) */
+  gint64 candidates;   /* blocks that qualified (more than max_bands: the largest kept) */
 } VsBlockBands;
 
 /* The bands of device_id's allocated blocks over [from_ns, to_ns) (since

@@ -300,8 +300,8 @@ vs_application_new (void)
 gboolean
 vs_application_is_pane (const char *name)
 {
-  const char *panes[]
-      = { "diagnosis", "attribution", "flame", "allocations", "blocks", "fragmentation", "oom", NULL };
+  const char *panes[] = { "diagnosis", "attribution",   "flame", "allocations",
+                          "blocks",    "fragmentation", "oom",   NULL };
   return name != NULL && g_strv_contains (panes, name);
 }
 

@@ -223,7 +223,7 @@ render_image (VsBlocksChart *self, int width, int height)
   cairo_destroy (cr);
   cairo_surface_flush (surface);
   bytes = g_bytes_new_with_free_func (cairo_image_surface_get_data (surface),
-                                      (gsize) cairo_image_surface_get_stride (surface) * height,
+                                      (gsize)cairo_image_surface_get_stride (surface) * height,
                                       (GDestroyNotify)cairo_surface_destroy, surface);
   texture = gdk_memory_texture_new (width, height, GDK_MEMORY_DEFAULT, bytes,
                                     cairo_image_surface_get_stride (surface));
@@ -293,8 +293,8 @@ vs_blocks_chart_map (GtkWidget *widget)
 }
 
 static void
-vs_blocks_chart_measure (GtkWidget *widget, GtkOrientation orientation, int for_size,
-                         int *minimum, int *natural, int *minimum_baseline, int *natural_baseline)
+vs_blocks_chart_measure (GtkWidget *widget, GtkOrientation orientation, int for_size, int *minimum,
+                         int *natural, int *minimum_baseline, int *natural_baseline)
 {
   *minimum = orientation == GTK_ORIENTATION_HORIZONTAL ? 200 : 120;
   *natural = orientation == GTK_ORIENTATION_HORIZONTAL ? 800 : 300;

@@ -28,7 +28,7 @@ vs_blocks_layout (const VsBlockBands *bands, int width, int height, VsBlocksLayo
 guint
 vs_blocks_columns_for_width (int width)
 {
-  return (guint) CLAMP (width - VS_CHART_GUTTER, 1, 100000);
+  return (guint)CLAMP (width - VS_CHART_GUTTER, 1, 100000);
 }
 
 /* See vs-blocks-draw.h. */
@@ -69,7 +69,7 @@ draw_axis (cairo_t *cr, const VsBlocksLayout *l, gboolean dark, PangoContext *pa
     {
       double bytes = l->y_max / 1.05 * i / 2.0;
       double y = y_for (l, bytes);
-      g_autofree char *label = vs_format_bytes ((gint64) bytes);
+      g_autofree char *label = vs_format_bytes ((gint64)bytes);
       int tw, th;
 
       gdk_cairo_set_source_rgba (cr, &p->grid);
@@ -99,8 +99,8 @@ band_rectangles (cairo_t *cr, const VsBlockBands *r, const VsBlocksLayout *l, gu
 
       while (e < b->n_columns && bottoms[e] == bottoms[k])
         e++;
-      y0 = y_for (l, (double) bottoms[k] + b->block.bytes);
-      y1 = y_for (l, (double) bottoms[k]);
+      y0 = y_for (l, (double)bottoms[k] + b->block.bytes);
+      y1 = y_for (l, (double)bottoms[k]);
       /* At least a pixel high: a band too thin to see is still there. */
       if (y1 - y0 < 1.0)
         y0 = y1 - 1.0;
@@ -159,7 +159,7 @@ vs_blocks_draw (cairo_t *cr, const VsBlockBands *r, int width, int height,
 
       if (rest > 0)
         {
-          double y0 = y_for (&l, (double) base + rest), y1 = y_for (&l, (double) base);
+          double y0 = y_for (&l, (double)base + rest), y1 = y_for (&l, (double)base);
 
           cairo_rectangle (cr, l.x + c * col, y0, col, MAX (y1 - y0, 1.0));
         }
@@ -179,11 +179,11 @@ vs_blocks_band_at (const VsBlockBands *r, const VsBlocksLayout *l, double x, dou
   if (r == NULL || x < l->x || x >= l->x + l->width || y < l->y || y > l->y + l->height)
     return -1;
   col = l->width / r->n_columns;
-  c = MIN ((guint) ((x - l->x) / col), r->n_columns - 1);
-  bytes = (gint64) ((l->y + l->height - y) / l->height * l->y_max);
+  c = MIN ((guint)((x - l->x) / col), r->n_columns - 1);
+  bytes = (gint64)((l->y + l->height - y) / l->height * l->y_max);
   found = vs_block_bands_find (r, c, bytes);
   if (found >= 0)
     return found;
   /* A band drawn a pixel high though thinner: the one just below. */
-  return vs_block_bands_find (r, c, bytes - (gint64) (l->y_max / l->height));
+  return vs_block_bands_find (r, c, bytes - (gint64)(l->y_max / l->height));
 }

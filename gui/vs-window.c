@@ -178,8 +178,7 @@ on_finding_activated (VsDiagnosisPane *pane, gint64 device_id, gint64 t, const c
 /* A band was selected in Over Time: its allocation's instant on the
  * timeline, its site in Attribution (the pane shown stays). */
 static void
-on_band_selected (VsBlocksPane *pane, gint64 device_id, gint64 t, const char *site,
-                  VsWindow *self)
+on_band_selected (VsBlocksPane *pane, gint64 device_id, gint64 t, const char *site, VsWindow *self)
 {
   vs_session_select_instant (self->session, device_id, t);
   /* A site leads the tree of the user's own frames, as a finding's does. */

@@ -24,8 +24,7 @@ first_device (VsTrace *trace)
 static gint64
 column_centre (const VsBlockBands *r, guint c)
 {
-  return r->from_ns
-         + (gint64) (((double) c + 0.5) * (double) (r->to_ns - r->from_ns) / r->n_columns);
+  return r->from_ns + (gint64)(((double)c + 0.5) * (double)(r->to_ns - r->from_ns) / r->n_columns);
 }
 
 /* Every band's bottom in a column is the bytes of the bands allocated
@@ -45,13 +44,12 @@ check_stacking (const VsBlockBands *r)
             continue;
           g_assert_cmpint (g_array_index (r->bottoms, gint64, b->offset + c - b->first_column), ==,
                            top);
-          g_assert_cmpint (vs_block_bands_find (r, c, top), ==, (int) i);
+          g_assert_cmpint (vs_block_bands_find (r, c, top), ==, (int)i);
           top += b->block.bytes;
         }
       g_assert_cmpint (top, ==, g_array_index (r->banded, gint64, c));
       g_assert_cmpint (g_array_index (r->total, gint64, c), >=, top);
-      g_assert_cmpint (vs_block_bands_other (r, c), ==,
-                       g_array_index (r->total, gint64, c) - top);
+      g_assert_cmpint (vs_block_bands_other (r, c), ==, g_array_index (r->total, gint64, c) - top);
     }
 }
 
