@@ -11,7 +11,7 @@
 #include "vs-time-format.h"
 
 /* Bands drawn at most: the largest blocks at each zoom. */
-#define MAX_BANDS 400
+#define MAX_BANDS 2000
 
 struct _VsBlocksChart
 {

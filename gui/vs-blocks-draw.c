@@ -8,6 +8,8 @@
 
 #define TOP_MARGIN 8
 #define BOTTOM_MARGIN 4
+/* As the main chart's, so that both share the time axis. */
+#define RIGHT_MARGIN 12
 
 /* Tableau 10, the palette memory_viz colours its bands with. */
 static const guint32 site_palette[] = { 0x4e79a7, 0xf28e2b, 0xe15759, 0x76b7b2, 0x59a14f,
@@ -19,7 +21,7 @@ vs_blocks_layout (const VsBlockBands *bands, int width, int height, VsBlocksLayo
 {
   layout->x = VS_CHART_GUTTER;
   layout->y = TOP_MARGIN;
-  layout->width = MAX (1, width - VS_CHART_GUTTER);
+  layout->width = MAX (1, width - VS_CHART_GUTTER - RIGHT_MARGIN);
   layout->height = MAX (1, height - TOP_MARGIN - BOTTOM_MARGIN);
   layout->y_max = bands != NULL && bands->max_total > 0 ? bands->max_total * 1.05 : 1.0;
 }
@@ -28,7 +30,7 @@ vs_blocks_layout (const VsBlockBands *bands, int width, int height, VsBlocksLayo
 guint
 vs_blocks_columns_for_width (int width)
 {
-  return (guint)CLAMP (width - VS_CHART_GUTTER, 1, 100000);
+  return (guint)CLAMP (width - VS_CHART_GUTTER - RIGHT_MARGIN, 1, 100000);
 }
 
 /* See vs-blocks-draw.h. */

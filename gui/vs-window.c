@@ -978,7 +978,7 @@ vs_window_class_init (VsWindowClass *klass)
                                        "win.copy-stack", NULL);
   {
     static const char *const panes[]
-        = { "diagnosis", "attribution", "flame", "allocations", "blocks", "fragmentation", "oom" };
+        = { "diagnosis", "attribution", "flame", "allocations", "fragmentation", "oom", "blocks" };
     for (guint i = 0; i < G_N_ELEMENTS (panes); i++)
       {
         gtk_widget_class_add_binding_action (widget_class, GDK_KEY_1 + i, GDK_ALT_MASK,
