@@ -6,6 +6,9 @@
 #include "vs-timeline.h"
 #include "vs-trace-private.h"
 
+/* Ranges of at most this many replay steps draw every block. */
+#define EXACT_STEPS 65536
+
 #define BAND_COLUMNS                                                                               \
   "b.id, b.level, b.device_id, ifnull(b.allocator_id, 0), b.process_id,"                           \
   " b.kind, b.address, b.bytes, b.block_bytes, b.alloc_seq, b.free_seq,"                           \
@@ -171,19 +174,27 @@ lay_out (VsBlockBands *r)
   g_free (stack);
 }
 
-/* The shortest lifetime, in replay steps, of a block drawn as a band: an
- * eighth of a column's average steps rounded down to a power of two (its
- * exponent in *level, the lowest interval bin that can hold one). */
+/* The shortest lifetime, in replay steps, of a block drawn as a band:
+ * none while the range spans few steps (reading every block is cheap),
+ * else about four columns' worth of steps, a power of two 2^k.  *level is
+ * the lowest interval bin that can hold a block living longer, k + 1: a
+ * block spanning more than 2^k steps fits in no aligned run of 2^k.  The
+ * bins from there up hold about N·L/2^k blocks of the range (N blocks of
+ * mean lifetime L), so a query reads about the same number of rows at
+ * every zoom. */
 static gint64
 shortest_lifetime (gint64 s0, gint64 s1, guint n_columns, int *level)
 {
-  gint64 per_column = (s1 - s0) / ((gint64)n_columns * 8);
-  int l = 0;
+  gint64 per_column = (s1 - s0) / n_columns;
+  int k = 0;
 
-  while (l < 46 && (G_GINT64_CONSTANT (2) << l) <= per_column)
-    l++;
-  *level = per_column >= 1 ? l : 0;
-  return per_column >= 1 ? G_GINT64_CONSTANT (1) << l : 0;
+  *level = 0;
+  if (s1 - s0 <= EXACT_STEPS)
+    return 0;
+  while (k < 46 && (G_GINT64_CONSTANT (2) << k) <= 4 * per_column)
+    k++;
+  *level = k + 1;
+  return G_GINT64_CONSTANT (1) << k;
 }
 
 /* See vs-block-bands.h. */

@@ -9,8 +9,9 @@
  *
  * Level of detail: for a time range drawn over N columns, only the largest
  * blocks (at most max_bands) among those that live long enough to be seen
- * at that zoom (longer than a fraction of a column, in replay steps) are
- * bands; the rest of the allocated memory is one "other" band on top of
+ * at that zoom (every block while the range spans at most 65536 replay
+ * steps; else those living longer than about four columns' worth of
+ * steps) are bands; the rest of the allocated memory is one "other" band on top of
  * them (memory_viz's "summarized" entry), which separates into bands as
  * the range narrows.  The bands' sizes, the other band and the total are
  * exact at each column's centre; the total is the largest allocated

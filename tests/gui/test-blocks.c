@@ -283,7 +283,8 @@ check_pane (void)
       {
         double col = l.width / r->n_columns;
         double ox = l.x + (c_other + 0.5) * col;
-        gint64 mid = g_array_index (r->banded, gint64, c_other) + vs_block_bands_other (r, c_other) / 2;
+        gint64 mid
+            = g_array_index (r->banded, gint64, c_other) + vs_block_bands_other (r, c_other) / 2;
         double oy = l.y + l.height - mid / l.y_max * l.height;
 
         vs_blocks_other_color (adw_style_manager_get_dark (adw_style_manager_get_default ()),
