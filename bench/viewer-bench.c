@@ -12,20 +12,15 @@
  *                    < 16 ms, i.e. 60 frames/s);
  *   chart_draw_ms_*  the chart's own redraw from its reduced data;
  *   peak_rss_mb      the process's peak resident memory (target < 1024).
- * With PANE (as `vramscope view --pane PANE`), that pane is shown from the
- * start; for "blocks" (allocations over time) the first frame is also the
- * first that shows its bands, and the frames of the interaction include
- * drawing the bands each query brings (blocks_images: how many).
  * Prints "key value" lines.
  *
- * Usage: viewer-bench TRACE [FRAMES_PER_PHASE [PANE]]
+ * Usage: viewer-bench TRACE [FRAMES_PER_PHASE]
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "vs-application.h"
-#include "vs-blocks-chart.h"
 #include "vs-memory-chart.h"
 
 typedef enum
@@ -45,10 +40,6 @@ static GArray *draw_ms;  /* double */
 static double first_frame_ms = -1;
 static GtkWidget *window;
 static GPtrArray *charts;
-static const char *pane;
-static VsBlocksChart *blocks_chart; /* with PANE blocks */
-static const VsBlockBands *last_bands;
-static guint blocks_images;
 
 static void
 find_charts (GtkWidget *w)
@@ -57,8 +48,6 @@ find_charts (GtkWidget *w)
     {
       if (VS_IS_MEMORY_CHART (c))
         g_ptr_array_add (charts, c);
-      if (VS_IS_BLOCKS_CHART (c))
-        blocks_chart = VS_BLOCKS_CHART (c);
       find_charts (c);
     }
 }
@@ -73,8 +62,6 @@ all_charts_drawn (void)
   for (guint i = 0; i < charts->len; i++)
     if (vs_memory_chart_get_data (g_ptr_array_index (charts, i)) == NULL)
       return FALSE;
-  if (g_strcmp0 (pane, "blocks") == 0)
-    return blocks_chart != NULL && vs_blocks_chart_get_bands (blocks_chart) != NULL;
   return TRUE;
 }
 
@@ -118,8 +105,6 @@ report (void)
   printf ("frame_max_ms %.2f\n", percentile (frame_ms, 1.0));
   printf ("chart_draw_p50_ms %.2f\n", percentile (draw_ms, 0.5));
   printf ("chart_draw_max_ms %.2f\n", percentile (draw_ms, 1.0));
-  if (blocks_chart != NULL)
-    printf ("blocks_images %u\n", blocks_images);
   printf ("peak_rss_mb %.0f target < 1024\n", peak_rss_kb () / 1024.0);
   fflush (stdout);
 }
@@ -142,11 +127,6 @@ on_after_paint (GdkFrameClock *clock, gpointer data)
         d = MAX (d, vs_memory_chart_get_last_draw_us (g_ptr_array_index (charts, i)) / 1000.0);
       g_array_append_val (frame_ms, ms);
       g_array_append_val (draw_ms, d);
-      if (blocks_chart != NULL && vs_blocks_chart_get_bands (blocks_chart) != last_bands)
-        {
-          last_bands = vs_blocks_chart_get_bands (blocks_chart);
-          blocks_images++;
-        }
       update_us = 0;
     }
 }
@@ -204,19 +184,16 @@ int
 main (int argc, char **argv)
 {
   g_autoptr (VsApplication) app = NULL;
-  char *app_argv[] = { argv[0], (char *)"--size", (char *)"1280x860", NULL, NULL, NULL, NULL };
-  int app_argc = 4;
+  char *app_argv[] = { argv[0], (char *)"--size", (char *)"1280x860", NULL, NULL };
 
   start_us = g_get_monotonic_time ();
-  if (argc < 2 || argc > 4)
+  if (argc < 2 || argc > 3)
     {
-      fprintf (stderr, "usage: viewer-bench TRACE [FRAMES_PER_PHASE [PANE]]\n");
+      fprintf (stderr, "usage: viewer-bench TRACE [FRAMES_PER_PHASE]\n");
       return 1;
     }
-  if (argc >= 3)
+  if (argc == 3)
     frames_per_phase = (guint)MAX (1, atoi (argv[2]));
-  if (argc == 4)
-    pane = argv[3];
   if (!gtk_init_check ())
     {
       fprintf (stderr, "viewer-bench: cannot open a display\n");
@@ -227,14 +204,9 @@ main (int argc, char **argv)
   draw_ms = g_array_new (FALSE, FALSE, sizeof (double));
   charts = g_ptr_array_new ();
   app = vs_application_new ();
-  if (pane != NULL)
-    {
-      app_argv[app_argc++] = (char *)"--pane";
-      app_argv[app_argc++] = (char *)pane;
-    }
-  app_argv[app_argc++] = argv[1];
+  app_argv[3] = argv[1];
   g_signal_connect (app, "window-added", G_CALLBACK (on_window_added), NULL);
   g_signal_connect (app, "window-added", G_CALLBACK (on_window_added_map), NULL);
-  g_application_run (G_APPLICATION (app), app_argc, app_argv);
+  g_application_run (G_APPLICATION (app), 4, app_argv);
   return phase == DONE ? 0 : 1;
 }

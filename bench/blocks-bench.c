@@ -1,0 +1,145 @@
+/* blocks-bench.c — how fast the Over Time pane (allocations over time)
+ * shows and follows a large trace, without a display.
+ *
+ * The pane's work splits in two: the query of the bands for the visible
+ * range (vs_block_bands_query, in a worker thread: how long until the
+ * bands follow a zoom or a pan) and the drawing of the answer into the
+ * image every frame then shows (vs_blocks_draw, on the UI thread: the
+ * only frame work that grows with the trace; frames between answers draw
+ * that image and an outline).  For TRACE this prints "key value" lines:
+ *   open_ms          vs_trace_open;
+ *   first_query_ms   the bands of the whole trace (1190 columns, as the
+ *                    pane is at the window's default 1280 px);
+ *   first_draw_ms    drawing them at 1190 × 300;
+ *   first_frame_ms   the three together (target < 1000);
+ *   query_p50/p95/max_ms, draw_p50/p95/max_ms
+ *                    per step of a scripted interaction like the
+ *                    viewer's bench: 60 zooms in by 1.08 around the
+ *                    middle, 60 pans by 3 %, 60 zooms out (draw: target
+ *                    < 16 ms, a 60 frames/s frame);
+ *   bands_max, candidates_max  the most bands drawn and blocks read.
+ *
+ * Usage: blocks-bench TRACE
+ */
+#include <stdio.h>
+
+#include <pango/pangocairo.h>
+
+#include "vs-blocks-draw.h"
+
+#define WIDTH 1270
+#define HEIGHT 300
+#define STEPS 60
+
+static double
+ms_since (gint64 t0)
+{
+  return (g_get_monotonic_time () - t0) / 1000.0;
+}
+
+static int
+cmp_double (gconstpointer a, gconstpointer b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double
+percentile (GArray *a, double p)
+{
+  g_array_sort (a, cmp_double);
+  return g_array_index (a, double, (guint)(p * (a->len - 1) + 0.5));
+}
+
+/* Queries and draws [t0, t1); adds the times.  Returns FALSE on error. */
+static gboolean
+step (VsTrace *trace, gint64 device, gint64 t0, gint64 t1, PangoContext *pango, double *query_ms,
+      double *draw_ms, guint *bands, gint64 *candidates)
+{
+  g_autoptr (GError) error = NULL;
+  cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, WIDTH, HEIGHT);
+  cairo_t *cr = cairo_create (surface);
+  gint64 t = g_get_monotonic_time ();
+  VsBlockBands *r = vs_block_bands_query (trace, device, t0, t1, vs_blocks_columns_for_width (WIDTH),
+                                          2000, &error);
+
+  *query_ms = ms_since (t);
+  if (r == NULL)
+    {
+      fprintf (stderr, "blocks-bench: %s\n", error->message);
+      return FALSE;
+    }
+  t = g_get_monotonic_time ();
+  vs_blocks_draw (cr, r, WIDTH, HEIGHT, NULL, FALSE, pango);
+  cairo_surface_flush (surface);
+  *draw_ms = ms_since (t);
+  *bands = MAX (*bands, r->bands->len);
+  *candidates = MAX (*candidates, r->candidates);
+  vs_block_bands_free (r);
+  cairo_destroy (cr);
+  cairo_surface_destroy (surface);
+  return TRUE;
+}
+
+int
+main (int argc, char **argv)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GArray) queries = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr (GArray) draws = g_array_new (FALSE, FALSE, sizeof (double));
+  PangoContext *pango;
+  VsTrace *trace;
+  gint64 t, device, duration, a, b;
+  double open_ms, q, d;
+  guint bands = 0;
+  gint64 candidates = 0;
+
+  if (argc != 2)
+    {
+      fprintf (stderr, "usage: blocks-bench TRACE\n");
+      return 2;
+    }
+  pango = pango_font_map_create_context (pango_cairo_font_map_get_default ());
+  t = g_get_monotonic_time ();
+  trace = vs_trace_open (argv[1], &error);
+  if (trace == NULL)
+    {
+      fprintf (stderr, "blocks-bench: %s\n", error->message);
+      return 1;
+    }
+  open_ms = ms_since (t);
+  device = ((const VsDeviceInfo *)g_ptr_array_index (vs_trace_get_devices (trace), 0))->id;
+  duration = MAX (1, vs_trace_get_duration_ns (trace));
+  if (!step (trace, device, 0, duration, pango, &q, &d, &bands, &candidates))
+    return 1;
+  printf ("open_ms %.0f\nfirst_query_ms %.0f\nfirst_draw_ms %.1f\n", open_ms, q, d);
+  printf ("first_frame_ms %.0f target < 1000\n", open_ms + q + d);
+  a = 0;
+  b = duration;
+  for (int i = 0; i < 3 * STEPS; i++)
+    {
+      gint64 span = b - a, mid = a + span / 2;
+
+      if (i < STEPS)
+        span = (gint64)(span / 1.08);
+      else if (i >= 2 * STEPS)
+        span = MIN (duration, (gint64)(span * 1.08));
+      else
+        mid += span * 3 / 100;
+      a = CLAMP (mid - span / 2, 0, duration - span);
+      b = a + MAX (span, 1);
+      if (!step (trace, device, a, b, pango, &q, &d, &bands, &candidates))
+        return 1;
+      g_array_append_val (queries, q);
+      g_array_append_val (draws, d);
+    }
+  printf ("steps %u\n", queries->len);
+  printf ("query_p50_ms %.0f\nquery_p95_ms %.0f\nquery_max_ms %.0f\n", percentile (queries, 0.5),
+          percentile (queries, 0.95), percentile (queries, 1.0));
+  printf ("draw_p50_ms %.2f\ndraw_p95_ms %.2f target < 16\ndraw_max_ms %.2f\n",
+          percentile (draws, 0.5), percentile (draws, 0.95), percentile (draws, 1.0));
+  printf ("bands_max %u\ncandidates_max %" G_GINT64_FORMAT "\n", bands, candidates);
+  vs_trace_free (trace);
+  g_object_unref (pango);
+  return 0;
+}
