@@ -5,8 +5,10 @@
 
 #include <adwaita.h>
 #include <glib/gi18n.h>
+#include <pango/pangocairo.h>
 
 #include "vs-blocks-draw.h"
+#include "vs-chart-draw.h"
 #include "vs-query-slot.h"
 #include "vs-time-format.h"
 
@@ -26,9 +28,12 @@ struct _VsBlocksChart
   /* What was asked last, to tell whether the bands are current. */
   gint64 asked_device, asked_t0, asked_t1;
   guint asked_columns;
+  int asked_height;
+  gboolean asked_dark;
 
-  GdkTexture *image; /* the bands drawn at image_width × image_height */
+  GdkTexture *image; /* the bands drawn at image_width × image_height (in a worker) */
   int image_width, image_height;
+  GskRenderNode *highlight; /* the selected site's bands over the others faded */
   gboolean dark;
 
   int hovered, selected;
@@ -52,15 +57,58 @@ typedef struct
 {
   gint64 device_id, t0, t1;
   guint n_columns;
+  int width, height; /* the picture's size */
+  gboolean dark;
 } BandsQuery;
 
-/* Runs in the document's worker thread. */
+/* A query's answer: the bands and their picture. */
+typedef struct
+{
+  VsBlockBands *bands;
+  cairo_surface_t *image;
+  int width, height;
+} BandsAnswer;
+
+static void
+bands_answer_free (gpointer p)
+{
+  BandsAnswer *a = p;
+
+  if (a == NULL)
+    return;
+  vs_block_bands_free (a->bands);
+  if (a->image != NULL)
+    cairo_surface_destroy (a->image);
+  g_free (a);
+}
+
+/* Runs in the document's worker thread: the bands, and their picture
+ * drawn there too, so that the UI thread only shows it. */
 static gpointer
 bands_query (VsTrace *trace, gpointer data, GError **error)
 {
   BandsQuery *q = data;
+  BandsAnswer *a = g_new0 (BandsAnswer, 1);
+  PangoContext *pango;
+  cairo_t *cr;
 
-  return vs_block_bands_query (trace, q->device_id, q->t0, q->t1, q->n_columns, MAX_BANDS, error);
+  a->bands
+      = vs_block_bands_query (trace, q->device_id, q->t0, q->t1, q->n_columns, MAX_BANDS, error);
+  if (a->bands == NULL)
+    {
+      g_free (a);
+      return NULL;
+    }
+  a->width = MAX (q->width, 1);
+  a->height = MAX (q->height, 1);
+  a->image = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, a->width, a->height);
+  cr = cairo_create (a->image);
+  pango = pango_cairo_create_context (cr);
+  vs_blocks_draw (cr, a->bands, a->width, a->height, NULL, q->dark, pango);
+  g_object_unref (pango);
+  cairo_destroy (cr);
+  cairo_surface_flush (a->image);
+  return a;
 }
 
 typedef struct
@@ -69,11 +117,26 @@ typedef struct
   guint generation;
 } BandsRequest;
 
+/* The selection's highlight is drawn again at the next frame. */
 static void
 invalidate_image (VsBlocksChart *self)
 {
-  g_clear_object (&self->image);
+  g_clear_pointer (&self->highlight, gsk_render_node_unref);
   gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+/* A texture showing surface's pixels (taking the surface). */
+static GdkTexture *
+texture_of (cairo_surface_t *surface)
+{
+  int height = cairo_image_surface_get_height (surface);
+  gsize stride = cairo_image_surface_get_stride (surface);
+  g_autoptr (GBytes) bytes
+      = g_bytes_new_with_free_func (cairo_image_surface_get_data (surface), stride * height,
+                                    (GDestroyNotify)cairo_surface_destroy, surface);
+
+  return gdk_memory_texture_new (cairo_image_surface_get_width (surface), height,
+                                 GDK_MEMORY_DEFAULT, bytes, stride);
 }
 
 static void
@@ -82,16 +145,21 @@ on_bands_done (GObject *source, GAsyncResult *result, gpointer data)
   BandsRequest *req = data;
   VsBlocksChart *self = req->self;
   g_autoptr (GError) error = NULL;
-  VsBlockBands *bands = vs_document_run_finish (VS_DOCUMENT (source), result, &error);
+  BandsAnswer *answer = vs_document_run_finish (VS_DOCUMENT (source), result, &error);
 
   if (req->generation == self->generation)
     {
-      gboolean again = vs_query_slot_end (&self->query, bands != NULL);
+      gboolean again = vs_query_slot_end (&self->query, answer != NULL);
 
-      if (bands != NULL)
+      if (answer != NULL)
         {
           g_clear_pointer (&self->bands, vs_block_bands_free);
-          self->bands = g_steal_pointer (&bands);
+          self->bands = g_steal_pointer (&answer->bands);
+          g_clear_object (&self->image);
+          self->image = texture_of (answer->image);
+          answer->image = NULL;
+          self->image_width = answer->width;
+          self->image_height = answer->height;
           g_set_object (&self->document, VS_DOCUMENT (source));
           self->hovered = -1;
           /* The selected block stays selected while it is drawn; its site
@@ -108,7 +176,7 @@ on_bands_done (GObject *source, GAsyncResult *result, gpointer data)
       if (again)
         request_bands (self);
     }
-  g_clear_pointer (&bands, vs_block_bands_free);
+  bands_answer_free (answer);
   g_object_unref (self);
   g_free (req);
 }
@@ -126,7 +194,10 @@ current_query (VsBlocksChart *self, BandsQuery *q)
   q->device_id = vs_session_get_device (self->session);
   q->t0 = range->begin;
   q->t1 = range->end;
-  q->n_columns = vs_blocks_columns_for_width (gtk_widget_get_width (GTK_WIDGET (self)));
+  q->width = gtk_widget_get_width (GTK_WIDGET (self));
+  q->height = gtk_widget_get_height (GTK_WIDGET (self));
+  q->n_columns = vs_blocks_columns_for_width (q->width);
+  q->dark = self->dark;
   return q->t0 < q->t1;
 }
 
@@ -142,6 +213,7 @@ request_bands (VsBlocksChart *self)
     return;
   if (self->bands != NULL && q.device_id == self->asked_device && q.t0 == self->asked_t0
       && q.t1 == self->asked_t1 && q.n_columns == self->asked_columns
+      && q.height == self->asked_height && q.dark == self->asked_dark
       && vs_query_slot_is_idle (&self->query))
     return;
   if (!vs_query_slot_begin (&self->query))
@@ -150,13 +222,14 @@ request_bands (VsBlocksChart *self)
   self->asked_t0 = q.t0;
   self->asked_t1 = q.t1;
   self->asked_columns = q.n_columns;
+  self->asked_height = q.height;
+  self->asked_dark = q.dark;
   copy = g_memdup2 (&q, sizeof q);
   req = g_new0 (BandsRequest, 1);
   req->self = g_object_ref (self);
   req->generation = self->generation;
   vs_document_run_async (vs_session_get_document (self->session), bands_query, copy, g_free,
-                         (GDestroyNotify)vs_block_bands_free, self->cancellable, on_bands_done,
-                         req);
+                         bands_answer_free, self->cancellable, on_bands_done, req);
 }
 
 /* A new document: what was drawn belongs to the old one. */
@@ -170,6 +243,7 @@ reset (VsBlocksChart *self)
   vs_query_slot_reset (&self->query);
   g_clear_pointer (&self->bands, vs_block_bands_free);
   g_clear_object (&self->document);
+  g_clear_object (&self->image);
   g_clear_pointer (&self->selected_site, g_free);
   self->hovered = self->selected = -1;
   self->selected_block = -1;
@@ -209,25 +283,35 @@ vs_blocks_chart_set_session (VsBlocksChart *self, VsSession *session)
     }
 }
 
-/* The bands drawn into a new texture of the widget's size. */
-static GdkTexture *
-render_image (VsBlocksChart *self, int width, int height)
+/* The selected site's bands over the others faded, for width × height. */
+static GskRenderNode *
+make_highlight (VsBlocksChart *self, int width, int height)
 {
-  cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, width, height);
-  cairo_t *cr = cairo_create (surface);
-  g_autoptr (GBytes) bytes = NULL;
-  GdkTexture *texture;
+  g_autoptr (GtkSnapshot) snapshot = gtk_snapshot_new ();
+  VsBlocksLayout l;
+  GdkRGBA fade = vs_chart_palette (self->dark)->background;
+  cairo_t *cr;
 
-  vs_blocks_draw (cr, self->bands, width, height, self->selected_site, self->dark,
-                  gtk_widget_get_pango_context (GTK_WIDGET (self)));
+  vs_blocks_layout (self->bands, width, height, &l);
+  fade.alpha = 0.7f;
+  cr = gtk_snapshot_append_cairo (snapshot, &GRAPHENE_RECT_INIT (0, 0, width, height));
+  gdk_cairo_set_source_rgba (cr, &fade);
+  cairo_rectangle (cr, l.x, l.y, l.width, l.height);
+  cairo_fill (cr);
+  for (guint i = 0; i < self->bands->bands->len; i++)
+    {
+      const VsBand *b = &g_array_index (self->bands->bands, VsBand, i);
+      GdkRGBA c;
+
+      if (b->n_columns == 0 || g_strcmp0 (b->stack->site, self->selected_site) != 0)
+        continue;
+      vs_blocks_site_color (b->stack->site, &c);
+      gdk_cairo_set_source_rgba (cr, &c);
+      vs_blocks_band_path (cr, self->bands, &l, i);
+      cairo_fill (cr);
+    }
   cairo_destroy (cr);
-  cairo_surface_flush (surface);
-  bytes = g_bytes_new_with_free_func (cairo_image_surface_get_data (surface),
-                                      (gsize)cairo_image_surface_get_stride (surface) * height,
-                                      (GDestroyNotify)cairo_surface_destroy, surface);
-  texture = gdk_memory_texture_new (width, height, GDK_MEMORY_DEFAULT, bytes,
-                                    cairo_image_surface_get_stride (surface));
-  return texture;
+  return gtk_snapshot_free_to_node (g_steal_pointer (&snapshot));
 }
 
 static void
@@ -238,14 +322,17 @@ vs_blocks_chart_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
 
   if (width <= 0 || height <= 0)
     return;
-  if (self->image == NULL || self->image_width != width || self->image_height != height)
+  /* Until the next answer a resized chart shows the last picture
+   * stretched. */
+  if (self->image != NULL)
+    gtk_snapshot_append_texture (snapshot, self->image, &GRAPHENE_RECT_INIT (0, 0, width, height));
+  if (self->bands != NULL && self->selected_site != NULL)
     {
-      g_clear_object (&self->image);
-      self->image = render_image (self, width, height);
-      self->image_width = width;
-      self->image_height = height;
+      if (self->highlight == NULL)
+        self->highlight = make_highlight (self, width, height);
+      if (self->highlight != NULL)
+        gtk_snapshot_append_node (snapshot, self->highlight);
     }
-  gtk_snapshot_append_texture (snapshot, self->image, &GRAPHENE_RECT_INIT (0, 0, width, height));
   if (self->bands != NULL && (self->hovered >= 0 || self->selected >= 0))
     {
       VsBlocksLayout l;
@@ -282,6 +369,7 @@ vs_blocks_chart_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
 static void
 vs_blocks_chart_size_allocate (GtkWidget *widget, int width, int height, int baseline)
 {
+  g_clear_pointer (&VS_BLOCKS_CHART (widget)->highlight, gsk_render_node_unref);
   request_bands (VS_BLOCKS_CHART (widget));
 }
 
@@ -485,6 +573,7 @@ on_dark_changed (AdwStyleManager *sm, GParamSpec *pspec, VsBlocksChart *self)
 {
   self->dark = adw_style_manager_get_dark (sm);
   invalidate_image (self);
+  request_bands (self);
 }
 
 /* See vs-blocks-chart.h. */
@@ -504,7 +593,8 @@ vs_blocks_chart_is_settled (VsBlocksChart *self)
   g_return_val_if_fail (VS_IS_BLOCKS_CHART (self), FALSE);
   return self->bands != NULL && vs_query_slot_is_idle (&self->query) && current_query (self, &q)
          && q.device_id == self->bands->device_id && q.t0 == self->bands->from_ns
-         && q.t1 == self->bands->to_ns && q.n_columns == self->bands->n_columns;
+         && q.t1 == self->bands->to_ns && q.n_columns == self->bands->n_columns
+         && q.width == self->image_width && q.height == self->image_height;
 }
 
 /* See vs-blocks-chart.h. */
@@ -535,6 +625,7 @@ vs_blocks_chart_dispose (GObject *object)
   g_clear_pointer (&self->bands, vs_block_bands_free);
   g_clear_object (&self->document);
   g_clear_object (&self->image);
+  g_clear_pointer (&self->highlight, gsk_render_node_unref);
   g_clear_pointer (&self->selected_site, g_free);
   G_OBJECT_CLASS (vs_blocks_chart_parent_class)->dispose (object);
 }
