@@ -104,6 +104,15 @@ bands_query (VsTrace *trace, gpointer data, GError **error)
   a->image = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, a->width, a->height);
   cr = cairo_create (a->image);
   pango = pango_cairo_create_context (cr);
+  {
+    /* The labels as the timelines write them (their widget's font is not
+     * reachable from a worker thread). */
+    PangoFontDescription *font = pango_font_description_from_string ("Sans 9");
+
+    pango_context_set_font_description (pango, font);
+    pango_font_description_free (font);
+    pango_cairo_context_set_resolution (pango, 96);
+  }
   vs_blocks_draw (cr, a->bands, a->width, a->height, NULL, q->dark, pango);
   g_object_unref (pango);
   cairo_destroy (cr);

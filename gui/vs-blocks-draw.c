@@ -66,12 +66,23 @@ draw_axis (cairo_t *cr, const VsBlocksLayout *l, gboolean dark, PangoContext *pa
 {
   const VsChartPalette *p = vs_chart_palette (dark);
   g_autoptr (PangoLayout) text = pango_layout_new (pango);
+  double max = l->y_max / 1.05, top;
+  int unit = 0;
+
+  /* One unit for the three labels, that of the top, so that they fit. */
+  while (unit < 5 && max >= 1024.0 * (double)(G_GINT64_CONSTANT (1) << (10 * unit)))
+    unit++;
+  top = max / (double)(G_GINT64_CONSTANT (1) << (10 * unit));
 
   for (int i = 0; i <= 2; i++)
     {
       double bytes = l->y_max / 1.05 * i / 2.0;
       double y = y_for (l, bytes);
-      g_autofree char *label = vs_format_bytes ((gint64)bytes);
+      g_autofree char *label = i == 0 ? g_strdup ("0")
+                                      : vs_format_bytes_in_unit (bytes, unit,
+                                                                 top < 10    ? 2
+                                                                 : top < 100 ? 1
+                                                                             : 0);
       int tw, th;
 
       gdk_cairo_set_source_rgba (cr, &p->grid);

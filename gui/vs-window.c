@@ -60,8 +60,13 @@ vs_window_update_settled (VsWindow *self)
   gboolean settled = vs_session_is_settled (self->session) && self->slots->len > 0
                      && !vs_window_whatif_is_running (self);
 
+  GtkWidget *blocks = adw_view_stack_get_child_by_name (self->pane_stack, "blocks");
+
   for (guint i = 0; settled && i < self->slots->len; i++)
     settled = vs_query_slot_is_idle (&g_array_index (self->slots, VsChartSlot, i).query);
+  /* Over Time, when shown, has its bands for the view. */
+  if (settled && blocks != NULL && gtk_widget_get_mapped (blocks))
+    settled = vs_blocks_chart_is_settled (vs_blocks_pane_get_chart (VS_BLOCKS_PANE (blocks)));
   if (settled == self->settled)
     return;
   self->settled = settled;
@@ -1002,6 +1007,9 @@ vs_window_init (VsWindow *self)
   self->cancellable = g_cancellable_new ();
 
   vs_window_init_timelines (self);
+  g_signal_connect_swapped (vs_blocks_pane_get_chart (VS_BLOCKS_PANE (
+                                adw_view_stack_get_child_by_name (self->pane_stack, "blocks"))),
+                            "bands-changed", G_CALLBACK (vs_window_update_settled), self);
   g_signal_connect (self->session, "notify::instant", G_CALLBACK (on_session_instant), self);
   g_signal_connect (self->session, "notify::loading", G_CALLBACK (on_session_loading), self);
   g_signal_connect (self->session, "instant-failed", G_CALLBACK (on_instant_failed), self);
