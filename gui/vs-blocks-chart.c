@@ -30,10 +30,12 @@ struct _VsBlocksChart
   guint asked_columns;
   int asked_height;
   gboolean asked_dark;
+  char *asked_site;
 
-  GdkTexture *image; /* the bands drawn at image_width × image_height (in a worker) */
+  /* The bands drawn at image_width × image_height in the worker, the
+   * selected site's opaque and the others faded. */
+  GdkTexture *image;
   int image_width, image_height;
-  GskRenderNode *highlight; /* the selected site's bands over the others faded */
   gboolean dark;
 
   int hovered, selected;
@@ -59,7 +61,17 @@ typedef struct
   guint n_columns;
   int width, height; /* the picture's size */
   gboolean dark;
+  char *site; /* the selected site, whose bands stay opaque (NULL: none) */
 } BandsQuery;
+
+static void
+bands_query_free (gpointer p)
+{
+  BandsQuery *q = p;
+
+  g_free (q->site);
+  g_free (q);
+}
 
 /* A query's answer: the bands and their picture. */
 typedef struct
@@ -113,7 +125,7 @@ bands_query (VsTrace *trace, gpointer data, GError **error)
     pango_font_description_free (font);
     pango_cairo_context_set_resolution (pango, 96);
   }
-  vs_blocks_draw (cr, a->bands, a->width, a->height, NULL, q->dark, pango);
+  vs_blocks_draw (cr, a->bands, a->width, a->height, q->site, q->dark, pango);
   g_object_unref (pango);
   cairo_destroy (cr);
   cairo_surface_flush (a->image);
@@ -126,11 +138,9 @@ typedef struct
   guint generation;
 } BandsRequest;
 
-/* The selection's highlight is drawn again at the next frame. */
 static void
 invalidate_image (VsBlocksChart *self)
 {
-  g_clear_pointer (&self->highlight, gsk_render_node_unref);
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
@@ -207,6 +217,7 @@ current_query (VsBlocksChart *self, BandsQuery *q)
   q->height = gtk_widget_get_height (GTK_WIDGET (self));
   q->n_columns = vs_blocks_columns_for_width (q->width);
   q->dark = self->dark;
+  q->site = self->selected_site; /* borrowed */
   return q->t0 < q->t1;
 }
 
@@ -223,7 +234,7 @@ request_bands (VsBlocksChart *self)
   if (self->bands != NULL && q.device_id == self->asked_device && q.t0 == self->asked_t0
       && q.t1 == self->asked_t1 && q.n_columns == self->asked_columns
       && q.height == self->asked_height && q.dark == self->asked_dark
-      && vs_query_slot_is_idle (&self->query))
+      && g_strcmp0 (q.site, self->asked_site) == 0 && vs_query_slot_is_idle (&self->query))
     return;
   if (!vs_query_slot_begin (&self->query))
     return;
@@ -233,12 +244,16 @@ request_bands (VsBlocksChart *self)
   self->asked_columns = q.n_columns;
   self->asked_height = q.height;
   self->asked_dark = q.dark;
+  g_free (self->asked_site);
+  self->asked_site = g_strdup (q.site);
   copy = g_memdup2 (&q, sizeof q);
+  copy->site = g_strdup (q.site);
   req = g_new0 (BandsRequest, 1);
   req->self = g_object_ref (self);
   req->generation = self->generation;
-  vs_document_run_async (vs_session_get_document (self->session), bands_query, copy, g_free,
-                         bands_answer_free, self->cancellable, on_bands_done, req);
+  vs_document_run_async (vs_session_get_document (self->session), bands_query, copy,
+                         bands_query_free, bands_answer_free, self->cancellable, on_bands_done,
+                         req);
 }
 
 /* A new document: what was drawn belongs to the old one. */
@@ -292,37 +307,6 @@ vs_blocks_chart_set_session (VsBlocksChart *self, VsSession *session)
     }
 }
 
-/* The selected site's bands over the others faded, for width × height. */
-static GskRenderNode *
-make_highlight (VsBlocksChart *self, int width, int height)
-{
-  g_autoptr (GtkSnapshot) snapshot = gtk_snapshot_new ();
-  VsBlocksLayout l;
-  GdkRGBA fade = vs_chart_palette (self->dark)->background;
-  cairo_t *cr;
-
-  vs_blocks_layout (self->bands, width, height, &l);
-  fade.alpha = 0.7f;
-  cr = gtk_snapshot_append_cairo (snapshot, &GRAPHENE_RECT_INIT (0, 0, width, height));
-  gdk_cairo_set_source_rgba (cr, &fade);
-  cairo_rectangle (cr, l.x, l.y, l.width, l.height);
-  cairo_fill (cr);
-  for (guint i = 0; i < self->bands->bands->len; i++)
-    {
-      const VsBand *b = &g_array_index (self->bands->bands, VsBand, i);
-      GdkRGBA c;
-
-      if (b->n_columns == 0 || g_strcmp0 (b->stack->site, self->selected_site) != 0)
-        continue;
-      vs_blocks_site_color (b->stack->site, &c);
-      gdk_cairo_set_source_rgba (cr, &c);
-      vs_blocks_band_path (cr, self->bands, &l, i);
-      cairo_fill (cr);
-    }
-  cairo_destroy (cr);
-  return gtk_snapshot_free_to_node (g_steal_pointer (&snapshot));
-}
-
 static void
 vs_blocks_chart_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
 {
@@ -335,13 +319,6 @@ vs_blocks_chart_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
    * stretched. */
   if (self->image != NULL)
     gtk_snapshot_append_texture (snapshot, self->image, &GRAPHENE_RECT_INIT (0, 0, width, height));
-  if (self->bands != NULL && self->selected_site != NULL)
-    {
-      if (self->highlight == NULL)
-        self->highlight = make_highlight (self, width, height);
-      if (self->highlight != NULL)
-        gtk_snapshot_append_node (snapshot, self->highlight);
-    }
   if (self->bands != NULL && (self->hovered >= 0 || self->selected >= 0))
     {
       VsBlocksLayout l;
@@ -378,7 +355,6 @@ vs_blocks_chart_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
 static void
 vs_blocks_chart_size_allocate (GtkWidget *widget, int width, int height, int baseline)
 {
-  g_clear_pointer (&VS_BLOCKS_CHART (widget)->highlight, gsk_render_node_unref);
   request_bands (VS_BLOCKS_CHART (widget));
 }
 
@@ -570,6 +546,9 @@ vs_blocks_chart_select (VsBlocksChart *self, int index)
   self->selected_site = b != NULL ? g_strdup (b->stack->site) : NULL;
   self->selected_block = b != NULL ? b->block.id : -1;
   invalidate_image (self);
+  /* The picture with the other sites faded comes from the worker; the
+   * selected band's outline shows at once. */
+  request_bands (self);
   gtk_widget_trigger_tooltip_query (GTK_WIDGET (self));
   if (b != NULL)
     g_signal_emit (self, signals[BAND_SELECTED], 0, self->bands->device_id,
@@ -603,7 +582,8 @@ vs_blocks_chart_is_settled (VsBlocksChart *self)
   return self->bands != NULL && vs_query_slot_is_idle (&self->query) && current_query (self, &q)
          && q.device_id == self->bands->device_id && q.t0 == self->bands->from_ns
          && q.t1 == self->bands->to_ns && q.n_columns == self->bands->n_columns
-         && q.width == self->image_width && q.height == self->image_height;
+         && q.width == self->image_width && q.height == self->image_height
+         && g_strcmp0 (q.site, self->asked_site) == 0;
 }
 
 /* See vs-blocks-chart.h. */
@@ -634,7 +614,7 @@ vs_blocks_chart_dispose (GObject *object)
   g_clear_pointer (&self->bands, vs_block_bands_free);
   g_clear_object (&self->document);
   g_clear_object (&self->image);
-  g_clear_pointer (&self->highlight, gsk_render_node_unref);
+  g_clear_pointer (&self->asked_site, g_free);
   g_clear_pointer (&self->selected_site, g_free);
   G_OBJECT_CLASS (vs_blocks_chart_parent_class)->dispose (object);
 }
