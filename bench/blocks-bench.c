@@ -2,13 +2,12 @@
  * shows and follows a large trace, without a display.
  *
  * The pane's worker queries the bands of the visible range
- * (vs_block_bands_query) and draws them into a picture (vs_blocks_draw):
- * how long until the pane follows a zoom or a pan.  The UI thread wraps
- * that picture in a texture without copying it and, with a site
- * selected, draws that site's bands over the others faded, once per
- * answer or selection: the only frame work that grows with the trace
- * (other frames show the texture and one band's outline).  For TRACE this
- * prints "key value" lines:
+ * (vs_block_bands_query) and draws them into a picture (vs_blocks_draw,
+ * the selected site's bands opaque and the others faded): how long until
+ * the pane follows a zoom, a pan or a selection.  The UI thread wraps
+ * that picture in a texture without copying it and outlines the hovered
+ * and selected bands: the only frame work that depends on the trace.  For
+ * TRACE this prints "key value" lines:
  *   open_ms          vs_trace_open;
  *   first_query_ms   the bands of the whole trace (1190 columns, as the
  *                    pane is at the window's default 1280 px);
@@ -17,9 +16,8 @@
  *   query_*_ms, draw_*_ms  per step of a scripted interaction like the
  *                    viewer's bench: 60 zooms in by 1.08 around the
  *                    middle, 60 pans by 3 %, 60 zooms out (worker);
- *   ui_*_ms          the selected site's bands drawn (the largest band's
- *                    site) per step, on the UI thread (target < 16 ms,
- *                    a 60 frames/s frame);
+ *   ui_*_ms          the largest band's outline drawn per step, on the
+ *                    UI thread (target < 16 ms, a 60 frames/s frame);
  *   bands_max, candidates_max  the most bands drawn and blocks read.
  *
  * Usage: blocks-bench TRACE
@@ -76,26 +74,22 @@ step (VsTrace *trace, gint64 device, gint64 t0, gint64 t1, PangoContext *pango, 
   vs_blocks_draw (cr, r, WIDTH, HEIGHT, NULL, FALSE, pango);
   cairo_surface_flush (surface);
   *draw_ms = ms_since (t);
-  /* The UI thread's share: the largest band's site drawn over it. */
+  /* The UI thread's share: the largest band outlined. */
   t = g_get_monotonic_time ();
   {
     VsBlocksLayout l;
-    const char *site = NULL;
-    gint64 largest = -1;
+    int largest = -1;
 
     vs_blocks_layout (r, WIDTH, HEIGHT, &l);
     for (guint i = 0; i < r->bands->len; i++)
-      if (g_array_index (r->bands, VsBand, i).block.bytes > largest)
-        {
-          largest = g_array_index (r->bands, VsBand, i).block.bytes;
-          site = g_array_index (r->bands, VsBand, i).stack->site;
-        }
-    cairo_set_source_rgba (cr, 1, 1, 1, 0.7);
-    cairo_paint (cr);
-    for (guint i = 0; site != NULL && i < r->bands->len; i++)
-      if (g_str_equal (g_array_index (r->bands, VsBand, i).stack->site, site))
-        vs_blocks_band_path (cr, r, &l, i);
-    cairo_fill (cr);
+      if (largest < 0
+          || g_array_index (r->bands, VsBand, i).block.bytes
+                 > g_array_index (r->bands, VsBand, largest).block.bytes)
+        largest = (int)i;
+    if (largest >= 0)
+      vs_blocks_band_path (cr, r, &l, (guint)largest);
+    cairo_set_line_width (cr, 2.0);
+    cairo_stroke (cr);
     cairo_surface_flush (surface);
   }
   *ui_ms = ms_since (t);

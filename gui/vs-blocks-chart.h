@@ -7,8 +7,10 @@
  * latest request waiting (VsQuerySlot), and only while it is shown.
  * Hovering a band shows its size, times and stack (the user's own frames
  * first) in a tooltip; a click, or Up/Down/Home/End with the keyboard,
- * selects a band: its site's bands stay opaque, the others fade, and
- * "band-selected" is emitted.
+ * selects a band: it is outlined at once, "band-selected" is emitted, and
+ * the picture is asked again with its site's bands opaque and the others
+ * faded.  The picture is drawn in the worker with the bands, so a frame
+ * only shows it and outlines one or two bands.
  */
 #pragma once
 

@@ -2,9 +2,9 @@
  *
  * Callable without a window: it takes a cairo context, the bands, a size
  * and a palette, so tests draw into an image surface and check pixels.
- * The VsBlocksChart widget draws once per data, size or selection change
- * into an image, and shows that image on every frame, with the hovered
- * band outlined on top.
+ * The VsBlocksChart widget draws in its worker thread, with each query
+ * (new range, size or selected site), into an image that every frame
+ * shows, with the hovered and selected bands outlined on top.
  *
  * Picture: the y axis (bytes) labelled in the left gutter, as wide as the
  * main chart's (VS_CHART_GUTTER) so that both share the time axis; one
