@@ -432,13 +432,12 @@ vs_blocks_chart_describe (VsBlocksChart *self, int index)
   size = vs_format_bytes (b->block.bytes);
   from = b->block.alloc_time_ns == VS_UNKNOWN ? g_strdup (_ ("before the trace"))
                                               : vs_format_time (b->block.alloc_time_ns);
-  to = b->block.free_time_ns == VS_UNKNOWN ? g_strdup (_ ("never freed"))
-                                           : vs_format_time (b->block.free_time_ns);
+  to = vs_format_time (b->block.free_time_ns);
   text = g_string_new (NULL);
-  g_string_append_printf (text, _ ("%s allocated at %s, freed at %s"), size, from,
-                          b->block.free_time_ns == VS_UNKNOWN ? _ ("—") : to);
   if (b->block.free_time_ns == VS_UNKNOWN)
-    g_string_append_printf (text, " (%s)", to);
+    g_string_append_printf (text, _ ("%s allocated at %s, never freed"), size, from);
+  else
+    g_string_append_printf (text, _ ("%s allocated at %s, freed at %s"), size, from, to);
   if (*b->stack->site != '\0')
     g_string_append_printf (text, "\n%s %s", _ ("Site:"), b->stack->site);
   /* The user's own frames first, then every frame. */
