@@ -9,6 +9,7 @@
 #include "vs-stack.h"
 #include "vs-timeline.h"
 #include "vs-blocks.h"
+#include "vs-block-bands.h"
 #include "vs-tree.h"
 #include "vs-fragmentation.h"
 #include "vs-oom.h"

@@ -1273,3 +1273,69 @@ vs_document_get_oom_memory (VsDocument *self, guint index)
   g_return_val_if_fail (self->oom_memory != NULL && index < self->oom_memory->len, NULL);
   return g_ptr_array_index (self->oom_memory, index);
 }
+
+/* ---------------------------------------------------------- any query -- */
+
+typedef struct
+{
+  VsDocumentQueryFunc func;
+  gpointer data;
+  GDestroyNotify data_free;
+  GDestroyNotify result_free;
+} RunQuery;
+
+static void
+run_query_free (gpointer p)
+{
+  RunQuery *q = p;
+
+  if (q->data_free != NULL)
+    q->data_free (q->data);
+  g_free (q);
+}
+
+static void
+run_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  VsDocument *self = source;
+  RunQuery *q = task_data;
+  GError *error = NULL;
+  gpointer result;
+
+  if (g_task_return_error_if_cancelled (task))
+    return;
+  g_mutex_lock (&self->lock);
+  result = q->func (self->trace, q->data, &error);
+  g_mutex_unlock (&self->lock);
+  if (result == NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, result, q->result_free);
+}
+
+/* See vs-document.h. */
+void
+vs_document_run_async (VsDocument *self, VsDocumentQueryFunc func, gpointer data,
+                       GDestroyNotify data_free, GDestroyNotify result_free,
+                       GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data)
+{
+  g_autoptr (GTask) task = g_task_new (self, cancellable, callback, user_data);
+  RunQuery *q = g_new0 (RunQuery, 1);
+
+  g_return_if_fail (VS_IS_DOCUMENT (self));
+  g_return_if_fail (func != NULL);
+  q->func = func;
+  q->data = data;
+  q->data_free = data_free;
+  q->result_free = result_free;
+  g_task_set_task_data (task, q, run_query_free);
+  g_task_run_in_thread (task, run_thread);
+}
+
+/* See vs-document.h. */
+gpointer
+vs_document_run_finish (VsDocument *self, GAsyncResult *result, GError **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, self), NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
+}

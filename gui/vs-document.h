@@ -152,4 +152,20 @@ void vs_document_refresh_async (VsDocument *self, GCancellable *cancellable,
                                 GAsyncReadyCallback callback, gpointer user_data);
 gboolean vs_document_refresh_finish (VsDocument *self, GAsyncResult *result, GError **error);
 
+/* An analyzer query run in a thread on the document's trace, one at a
+ * time with the others: returns a new result, or NULL with error set.
+ * Strings from the trace's stack cache in the result stay valid as long
+ * as the document. */
+typedef gpointer (*VsDocumentQueryFunc) (VsTrace *trace, gpointer data, GError **error);
+
+/* Runs func (trace, data) in a thread; data_free (may be NULL) frees data
+ * afterwards, result_free frees a result nobody finished.  Finish returns
+ * func's result (owned by the caller) or NULL with its error
+ * (G_IO_ERROR_CANCELLED when cancelled before it ran). */
+void vs_document_run_async (VsDocument *self, VsDocumentQueryFunc func, gpointer data,
+                            GDestroyNotify data_free, GDestroyNotify result_free,
+                            GCancellable *cancellable, GAsyncReadyCallback callback,
+                            gpointer user_data);
+gpointer vs_document_run_finish (VsDocument *self, GAsyncResult *result, GError **error);
+
 G_END_DECLS

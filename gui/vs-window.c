@@ -14,6 +14,7 @@
 
 #include <glib/gi18n.h>
 
+#include "vs-blocks-pane.h"
 #include "vs-snapshot-open.h"
 #include "vs-time-format.h"
 
@@ -59,8 +60,13 @@ vs_window_update_settled (VsWindow *self)
   gboolean settled = vs_session_is_settled (self->session) && self->slots->len > 0
                      && !vs_window_whatif_is_running (self);
 
+  GtkWidget *blocks = adw_view_stack_get_child_by_name (self->pane_stack, "blocks");
+
   for (guint i = 0; settled && i < self->slots->len; i++)
     settled = vs_query_slot_is_idle (&g_array_index (self->slots, VsChartSlot, i).query);
+  /* Over Time, when shown, has its bands for the view. */
+  if (settled && blocks != NULL && gtk_widget_get_mapped (blocks))
+    settled = vs_blocks_chart_is_settled (vs_blocks_pane_get_chart (VS_BLOCKS_PANE (blocks)));
   if (settled == self->settled)
     return;
   self->settled = settled;
@@ -172,6 +178,18 @@ on_finding_activated (VsDiagnosisPane *pane, gint64 device_id, gint64 t, const c
   /* The button that asked is hidden now: the keyboard goes on in
    * Attribution. */
   gtk_widget_child_focus (GTK_WIDGET (self->attribution_pane), GTK_DIR_TAB_FORWARD);
+}
+
+/* A band was selected in Over Time: its allocation's instant on the
+ * timeline, its site in Attribution (the pane shown stays). */
+static void
+on_band_selected (VsBlocksPane *pane, gint64 device_id, gint64 t, const char *site, VsWindow *self)
+{
+  vs_session_select_instant (self->session, device_id, t);
+  /* A site leads the tree of the user's own frames, as a finding's does. */
+  if (site != NULL && *site != '\0')
+    vs_attribution_pane_set_hide_library (self->attribution_pane, TRUE);
+  vs_attribution_pane_show_site (self->attribution_pane, site);
 }
 
 /* The Fragmentation pane opens at the instant of worst fragmentation of
@@ -660,7 +678,7 @@ zoom_reset_action (GtkWidget *widget, const char *name, GVariant *param)
     vs_session_set_visible_range (self->session, 0, MAX (1, vs_document_get_duration (doc)));
 }
 
-/* Alt+1…6: the panes in the switcher's order. */
+/* Alt+1…7: the panes in the switcher's order. */
 static void
 show_pane_action (GtkWidget *widget, const char *name, GVariant *param)
 {
@@ -901,6 +919,7 @@ vs_window_class_init (VsWindowClass *klass)
   g_type_ensure (VS_TYPE_ATTRIBUTION_PANE);
   g_type_ensure (VS_TYPE_FLAME_PANE);
   g_type_ensure (VS_TYPE_ALLOCATIONS_PANE);
+  g_type_ensure (VS_TYPE_BLOCKS_PANE);
   g_type_ensure (VS_TYPE_FRAGMENTATION_VIEW);
   g_type_ensure (VS_TYPE_OOM_PANE);
   g_type_ensure (VS_TYPE_DIAGNOSIS_PANE);
@@ -925,6 +944,7 @@ vs_window_class_init (VsWindowClass *klass)
 #undef CHILD
   gtk_widget_class_bind_template_callback (widget_class, on_oom_instant);
   gtk_widget_class_bind_template_callback (widget_class, on_finding_activated);
+  gtk_widget_class_bind_template_callback (widget_class, on_band_selected);
   gtk_widget_class_bind_template_callback (widget_class, on_pane_shown);
 
   gtk_widget_class_install_action (widget_class, "win.open", NULL, open_action);
@@ -963,7 +983,7 @@ vs_window_class_init (VsWindowClass *klass)
                                        "win.copy-stack", NULL);
   {
     static const char *const panes[]
-        = { "diagnosis", "attribution", "flame", "allocations", "fragmentation", "oom" };
+        = { "diagnosis", "attribution", "flame", "allocations", "fragmentation", "oom", "blocks" };
     for (guint i = 0; i < G_N_ELEMENTS (panes); i++)
       {
         gtk_widget_class_add_binding_action (widget_class, GDK_KEY_1 + i, GDK_ALT_MASK,
@@ -987,6 +1007,9 @@ vs_window_init (VsWindow *self)
   self->cancellable = g_cancellable_new ();
 
   vs_window_init_timelines (self);
+  g_signal_connect_swapped (vs_blocks_pane_get_chart (VS_BLOCKS_PANE (
+                                adw_view_stack_get_child_by_name (self->pane_stack, "blocks"))),
+                            "bands-changed", G_CALLBACK (vs_window_update_settled), self);
   g_signal_connect (self->session, "notify::instant", G_CALLBACK (on_session_instant), self);
   g_signal_connect (self->session, "notify::loading", G_CALLBACK (on_session_loading), self);
   g_signal_connect (self->session, "instant-failed", G_CALLBACK (on_instant_failed), self);
