@@ -11,6 +11,7 @@
 #include "vs-blocks.h"
 #include "vs-tree.h"
 #include "vs-fragmentation.h"
+#include "vs-alloc-steps.h"
 #include "vs-oom.h"
 #include "vs-roles.h"
 #include "vs-growth.h"
