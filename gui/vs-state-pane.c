@@ -37,8 +37,8 @@ struct _VsStatePane
   VsDocument *steps_document; /* what steps were read from */
   gint64 steps_device;
   VsAllocSteps *steps;
-  gint index;          /* event shown; -1: the state before the span's first */
-  VsInstant *stepped;  /* the state drawn while stepping */
+  gint index;                      /* event shown; -1: the state before the span's first */
+  VsInstant *stepped;              /* the state drawn while stepping */
   GCancellable *cancellable;       /* the load in flight */
   GCancellable *stack_cancellable; /* the stack in flight */
 };
@@ -95,8 +95,9 @@ describe_step (const VsAllocStep *s)
   if (s->block_bytes != VS_UNKNOWN && s->block_bytes != s->bytes)
     {
       g_autofree char *block = vs_format_bytes (s->block_bytes);
-      return g_strdup_printf (_ ("%s: %s requested (block %s) at 0x%" G_GINT64_MODIFIER "x · at %s"),
-                              kind_label (s->kind), size, block, (guint64)s->address, when);
+      return g_strdup_printf (
+          _ ("%s: %s requested (block %s) at 0x%" G_GINT64_MODIFIER "x · at %s"),
+          kind_label (s->kind), size, block, (guint64)s->address, when);
     }
   return g_strdup_printf (_ ("%s: %s at 0x%" G_GINT64_MODIFIER "x · at %s"), kind_label (s->kind),
                           size, (guint64)s->address, when);
@@ -173,7 +174,8 @@ on_stack (GObject *source, GAsyncResult *result, gpointer data)
   if (text == NULL)
     gtk_label_set_text (self->stack_label, error->message);
   else
-    gtk_label_set_text (self->stack_label, *text ? text : _ ("The trace has no stack for this event."));
+    gtk_label_set_text (self->stack_label,
+                        *text ? text : _ ("The trace has no stack for this event."));
   gtk_widget_set_visible (self->stack_scroller, TRUE);
 }
 
@@ -545,8 +547,7 @@ vs_state_pane_get_property (GObject *object, guint prop_id, GValue *value, GPara
 }
 
 static void
-vs_state_pane_set_property (GObject *object, guint prop_id, const GValue *value,
-                            GParamSpec *pspec)
+vs_state_pane_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
 {
   VsStatePane *self = VS_STATE_PANE (object);
 
@@ -597,9 +598,9 @@ vs_state_pane_class_init (VsStatePaneClass *klass)
   /* The session's instant (bound in vs-state-pane.ui). */
   props[PROP_INSTANT] = g_param_spec_boxed ("instant", NULL, NULL, VS_TYPE_INSTANT, rw);
   /* Whether events are being read. */
-  props[PROP_LOADING] = g_param_spec_boolean ("loading", NULL, NULL, FALSE,
-                                              G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY
-                                                  | G_PARAM_STATIC_STRINGS);
+  props[PROP_LOADING]
+      = g_param_spec_boolean ("loading", NULL, NULL, FALSE,
+                              G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, props);
 
   gtk_widget_class_set_template_from_resource (widget_class,
@@ -657,4 +658,21 @@ vs_state_pane_get_view (VsStatePane *self)
 {
   g_return_val_if_fail (VS_IS_STATE_PANE (self), NULL);
   return self->view;
+}
+
+/* See vs-state-pane.h. */
+const char *
+vs_state_pane_get_event_text (VsStatePane *self)
+{
+  g_return_val_if_fail (VS_IS_STATE_PANE (self), NULL);
+  return gtk_label_get_text (self->event_label);
+}
+
+/* See vs-state-pane.h. */
+const char *
+vs_state_pane_get_stack_text (VsStatePane *self)
+{
+  g_return_val_if_fail (VS_IS_STATE_PANE (self), NULL);
+  return gtk_widget_get_visible (self->stack_scroller) ? gtk_label_get_text (self->stack_label)
+                                                       : NULL;
 }

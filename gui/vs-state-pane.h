@@ -38,5 +38,8 @@ gboolean vs_state_pane_is_loading (VsStatePane *self);
  * state (tests). */
 const VsAllocStep *vs_state_pane_get_step (VsStatePane *self);
 VsFragmentationView *vs_state_pane_get_view (VsStatePane *self);
+/* The event line, and the stack shown (NULL when hidden) (tests). */
+const char *vs_state_pane_get_event_text (VsStatePane *self);
+const char *vs_state_pane_get_stack_text (VsStatePane *self);
 
 G_END_DECLS

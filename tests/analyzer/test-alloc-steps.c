@@ -13,7 +13,7 @@
  *     does: every block the model hands out lies at the address the trace
  *     recorded, and after each event the model's segments and blocks are
  *     the drawn ones, exactly (for allocators whose history begins with
- *     no block live and without expandable segments: see below).
+ *     nothing reserved and without expandable segments: see below).
  */
 #include <string.h>
 
@@ -321,12 +321,12 @@ check_allocator_model (VsTrace *trace, const VsAllocatorInfo *info, const VsAllo
   g_assert_no_error (error);
   if (conf.expandable_segments)
     return 0; /* its address space is the model's own: pages land elsewhere */
-  /* A history that begins with blocks live (a snapshot's ring buffer
-   * overflowed) does not say how the free space around them was split
-   * or on which stream it was freed: the model's placements there are
-   * its own, not the recorded run's. */
-  for (guint i = 0; i < base->blocks->len; i++)
-    if (g_array_index (base->blocks, VsBlock, i).allocator_id == info->id)
+  /* A history that begins with memory reserved (a snapshot's ring
+   * buffer overflowed) does not say on which stream the free space was
+   * freed nor what the allocator did before: the model's placements there
+   * are its own, not the recorded run's. */
+  for (guint i = 0; i < base->segments->len; i++)
+    if (g_array_index (base->segments, VsSegment, i).allocator_id == info->id)
       return 0;
   ca = vs_caching_allocator_new (
       &conf, G_MAXINT64, FALSE,
@@ -339,7 +339,9 @@ check_allocator_model (VsTrace *trace, const VsAllocatorInfo *info, const VsAllo
   vs_caching_allocator_set_address_func (ca, oracle, &m);
 
   /* What was live before the history: its segments, then its blocks, on
-   * the stream of the first allocation (as the what-if replay does). */
+   * the stream of the first allocation (as the what-if replay does); the
+   * same for the events a snapshot's importer reconstructed before its
+   * history (before_trace). */
   for (guint i = 0; i < vs_alloc_steps_get_n (all); i++)
     {
       const VsAllocStep *s = vs_alloc_steps_get (all, i);
@@ -383,6 +385,15 @@ check_allocator_model (VsTrace *trace, const VsAllocatorInfo *info, const VsAllo
       switch (s->kind)
         {
         case VS_ALLOC_STEP_SEGMENT_ALLOC:
+          if (s->before_trace)
+            {
+              /* Reconstructed from the snapshot: reserved as it stood. */
+              gint64 pair[2] = { s->address, s->bytes };
+              vs_caching_allocator_add_segment (ca, s->address, s->bytes, stream,
+                                                s->bytes == 2 * 1024 * 1024);
+              g_array_append_vals (m.segments, pair, 1);
+              break;
+            }
           g_queue_push_tail (m.oracle_sizes, dup64 (s->bytes));
           g_queue_push_tail (m.oracle_addrs, dup64 (s->address));
           continue; /* the model takes it with the request that needs it */
@@ -393,6 +404,15 @@ check_allocator_model (VsTrace *trace, const VsAllocatorInfo *info, const VsAllo
           g_assert_true (vs_caching_allocator_release_recorded (ca, s->kind, s->address, s->bytes));
           break;
         case VS_ALLOC_STEP_ALLOC:
+          if (s->before_trace)
+            {
+              mb = vs_caching_allocator_place_block (ca, s->address, s->bytes, s->block_bytes,
+                                                     stream);
+              g_assert_nonnull (mb);
+              g_hash_table_insert (m.live, dup64 (s->address), mb);
+              g_hash_table_insert (m.requested, dup64 (s->address), GSIZE_TO_POINTER (s->bytes));
+              break;
+            }
           mb = vs_caching_allocator_malloc (ca, s->bytes,
                                             s->stream != VS_UNKNOWN ? s->stream : stream);
           g_assert_nonnull (mb);
