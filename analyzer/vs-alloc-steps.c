@@ -24,7 +24,6 @@ typedef struct
   gint64 alloc_ts, free_ts;   /* absolute; VS_UNKNOWN unknown */
   gint64 stack_id, free_stack_id, stream;
   int level, alloc_op, free_op;
-  gboolean before_trace;
 } Piece;
 
 /* One piece becoming live or going away.  One recorded event may make
@@ -59,8 +58,7 @@ struct _VsAllocSteps
   " CASE WHEN b.level = 3 THEN (SELECT op FROM alloc_event WHERE id = b.alloc_event_id) END,"      \
   " CASE WHEN b.level = 3 AND b.free_event_id IS NOT NULL"                                         \
   "  THEN (SELECT op FROM alloc_event WHERE id = b.free_event_id) END,"                            \
-  " CASE WHEN b.level = 2 THEN (SELECT stream FROM alloc_event WHERE id = b.alloc_event_id) END,"  \
-  " (SELECT ifnull(before_trace, 0) FROM alloc_event WHERE id = b.alloc_event_id)"
+  " CASE WHEN b.level = 2 THEN (SELECT stream FROM alloc_event WHERE id = b.alloc_event_id) END"
 
 #define PIECE_WHERE " b.level IN (2, 3) AND b.allocator_id IS NOT NULL"
 
@@ -138,7 +136,6 @@ read_pieces (VsTrace *trace, sqlite3_stmt *stmt, GArray *pieces, GError **error)
       p.free_op = sqlite3_column_type (stmt, 13) == SQLITE_NULL ? VS_ALLOC_STEP_SEGMENT_FREE
                                                                 : sqlite3_column_int (stmt, 13);
       p.stream = vs_column_int (stmt, 14);
-      p.before_trace = sqlite3_column_int (stmt, 15) != 0;
       if (p.level == 2)
         {
           p.alloc_op = VS_ALLOC_STEP_ALLOC;
@@ -322,7 +319,6 @@ build_steps (VsAllocSteps *self, VsTrace *trace, GArray *failures)
           x.step.time_ns = p->alloc_ts;
           x.step.kind = p->alloc_op;
           x.step.stack_id = p->stack_id;
-          x.step.before_trace = p->before_trace;
           x.add = TRUE;
           g_array_append_val (ev, x);
         }

@@ -43,14 +43,12 @@ typedef struct
   gint64 time_ns; /* ns since the trace's start */
   int kind;       /* VsAllocStepKind */
   gint64 allocator_id;
-  gint64 id;             /* block.id (level 2 or 3); failed_alloc.id for a failure */
-  gint64 address;        /* VS_UNKNOWN for a failure */
-  gint64 bytes;          /* requested bytes of a block or failure; a segment's size */
-  gint64 block_bytes;    /* a block's rounded size when recorded, else VS_UNKNOWN */
-  gint64 stream;         /* a block's stream when recorded, else VS_UNKNOWN */
-  gint64 stack_id;       /* allocation's (a free: the free's, else the allocation's); 0: none */
-  gboolean before_trace; /* an allocation that happened before the recorded history
-                          * began, reconstructed from a snapshot's segments */
+  gint64 id;          /* block.id (level 2 or 3); failed_alloc.id for a failure */
+  gint64 address;     /* VS_UNKNOWN for a failure */
+  gint64 bytes;       /* requested bytes of a block or failure; a segment's size */
+  gint64 block_bytes; /* a block's rounded size when recorded, else VS_UNKNOWN */
+  gint64 stream;      /* a block's stream when recorded, else VS_UNKNOWN */
+  gint64 stack_id;    /* allocation's (a free: the free's, else the allocation's); 0: none */
 } VsAllocStep;
 
 /* The state after one event: what the segment map draws. */

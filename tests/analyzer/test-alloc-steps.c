@@ -315,6 +315,7 @@ check_allocator_model (VsTrace *trace, const VsAllocatorInfo *info, const VsAllo
   VsAllocConf conf;
   Model m;
   guint checked = 0;
+  gboolean in_prefix = TRUE;
 
   g_assert_no_error (error);
   g_assert_true (vs_alloc_conf_parse (conf_text, &conf, &error));
@@ -341,7 +342,7 @@ check_allocator_model (VsTrace *trace, const VsAllocatorInfo *info, const VsAllo
   /* What was live before the history: its segments, then its blocks, on
    * the stream of the first allocation (as the what-if replay does); the
    * same for the events a snapshot's importer reconstructed before its
-   * history (before_trace). */
+   * history (below). */
   for (guint i = 0; i < vs_alloc_steps_get_n (all); i++)
     {
       const VsAllocStep *s = vs_alloc_steps_get (all, i);
@@ -382,10 +383,15 @@ check_allocator_model (VsTrace *trace, const VsAllocatorInfo *info, const VsAllo
 
       if (s->allocator_id != info->id)
         continue;
+      /* The importer's reconstruction of what was live before a
+       * snapshot's history: the events before the first with a stream
+       * (the what-if reader's prefix). */
+      if (s->kind == VS_ALLOC_STEP_ALLOC && s->stream != VS_UNKNOWN)
+        in_prefix = FALSE;
       switch (s->kind)
         {
         case VS_ALLOC_STEP_SEGMENT_ALLOC:
-          if (s->before_trace)
+          if (in_prefix)
             {
               /* Reconstructed from the snapshot: reserved as it stood. */
               gint64 pair[2] = { s->address, s->bytes };
@@ -404,7 +410,7 @@ check_allocator_model (VsTrace *trace, const VsAllocatorInfo *info, const VsAllo
           g_assert_true (vs_caching_allocator_release_recorded (ca, s->kind, s->address, s->bytes));
           break;
         case VS_ALLOC_STEP_ALLOC:
-          if (s->before_trace)
+          if (s->stream == VS_UNKNOWN)
             {
               mb = vs_caching_allocator_place_block (ca, s->address, s->bytes, s->block_bytes,
                                                      stream);

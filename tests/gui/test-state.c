@@ -142,6 +142,16 @@ screen_pixel (GtkWidget *widget, double x, double y)
   return (guint32)(p & 0xffffff);
 }
 
+/* Whether (x, y) of the view shows inside the pane (not scrolled away). */
+static gboolean
+on_screen (GtkWidget *view, double x, double y)
+{
+  graphene_point_t p;
+
+  return gtk_widget_compute_point (view, GTK_WIDGET (pane), &GRAPHENE_POINT_INIT (x, y), &p)
+         && p.y > 0 && p.y < gtk_widget_get_height (GTK_WIDGET (pane)) - 4;
+}
+
 /* The block colour (blue over the light background) or the free one
  * (near white, grey). */
 static gboolean
@@ -232,8 +242,7 @@ test_stepping (void)
 
   /* Alt+5: Fragmentation, showing the selected instant. */
   press_key (XK_5, XK_Alt_L);
-  g_assert_cmpstr (adw_view_stack_get_visible_child_name (window->pane_stack), ==,
-                   "fragmentation");
+  g_assert_cmpstr (adw_view_stack_get_visible_child_name (window->pane_stack), ==, "fragmentation");
   g_assert_null (vs_state_pane_get_step (pane));
   view = GTK_WIDGET (vs_state_pane_get_view (pane));
   {
@@ -269,8 +278,11 @@ test_stepping (void)
 
       /* Where the block will be, on the map before it (its segment is
        * drawn then unless this very event's segment is new). */
-      if (check && vs_fragmentation_view_locate (VS_FRAGMENTATION_VIEW (view), want->address, &x, &y))
-        before = screen_pixel (view, x + 1, y);
+      if (check
+          && vs_fragmentation_view_locate (VS_FRAGMENTATION_VIEW (view),
+                                           want->address + want->bytes / 2, &x, &y)
+          && on_screen (view, x, y))
+        before = screen_pixel (view, x, y);
       else
         check = FALSE;
       if (k % 3 == 0)
@@ -287,9 +299,9 @@ test_stepping (void)
       if (check && is_free_colour (before))
         {
           double x2, y2;
-          g_assert_true (vs_fragmentation_view_locate (VS_FRAGMENTATION_VIEW (view), want->address,
-                                                       &x2, &y2));
-          g_assert_true (is_allocated_colour (screen_pixel (view, x2 + 1, y2)));
+          g_assert_true (vs_fragmentation_view_locate (VS_FRAGMENTATION_VIEW (view),
+                                                       want->address + want->bytes / 2, &x2, &y2));
+          g_assert_true (is_allocated_colour (screen_pixel (view, x2, y2)));
           alloc_checks++;
 
           /* [ goes back: free there again, the state before. */
@@ -297,9 +309,9 @@ test_stepping (void)
           s = vs_state_pane_get_step (pane);
           g_assert_true (memcmp (s, vs_alloc_steps_get (steps, (guint)index - 1), sizeof *s) == 0);
           assert_drawn_is_trace_state (s->seq);
-          g_assert_true (vs_fragmentation_view_locate (VS_FRAGMENTATION_VIEW (view), want->address,
-                                                       &x2, &y2));
-          g_assert_true (is_free_colour (screen_pixel (view, x2 + 1, y2)));
+          g_assert_true (vs_fragmentation_view_locate (VS_FRAGMENTATION_VIEW (view),
+                                                       want->address + want->bytes / 2, &x2, &y2));
+          g_assert_true (is_free_colour (screen_pixel (view, x2, y2)));
           /* Alt+Right forward again. */
           press_key (XK_Right, XK_Alt_L);
           g_assert_true (memcmp (vs_state_pane_get_step (pane), want, sizeof *s) == 0);
@@ -309,9 +321,9 @@ test_stepping (void)
 
   /* The Previous Event button and Alt+Left step back. */
   click (previous_button);
-  g_assert_true (memcmp (vs_state_pane_get_step (pane), vs_alloc_steps_get (steps, (guint)--index),
-                         sizeof *s)
-                 == 0);
+  g_assert_true (
+      memcmp (vs_state_pane_get_step (pane), vs_alloc_steps_get (steps, (guint)--index), sizeof *s)
+      == 0);
   press_key (XK_Left, XK_Alt_L);
   s = vs_state_pane_get_step (pane);
   g_assert_true (memcmp (s, vs_alloc_steps_get (steps, (guint)--index), sizeof *s) == 0);
@@ -331,8 +343,9 @@ static gboolean
 stack_shown (gpointer data)
 {
   const char *text = vs_state_pane_get_stack_text (pane);
-  return text != NULL && (g_str_has_prefix (text, "Your code:")
-                          || g_str_has_prefix (text, "Libraries and runtime:"));
+  return text != NULL
+         && (g_str_has_prefix (text, "Your code:")
+             || g_str_has_prefix (text, "Libraries and runtime:"));
 }
 
 /* The event line and the stack of an allocation with a stack. */
@@ -368,9 +381,9 @@ test_event_text (void)
     g_autofree char *size = vs_format_bytes (s->bytes);
     const char *line = vs_state_pane_get_event_text (pane);
     g_assert_true (strstr (line, size) != NULL);
-    g_assert_true (g_str_has_prefix (line, s->kind == VS_ALLOC_STEP_ALLOC ? "Block allocated"
-                                            : s->kind == VS_ALLOC_STEP_FREE ? "Block freed"
-                                                                             : "Segment"));
+    g_assert_true (g_str_has_prefix (line, s->kind == VS_ALLOC_STEP_ALLOC  ? "Block allocated"
+                                           : s->kind == VS_ALLOC_STEP_FREE ? "Block freed"
+                                                                           : "Segment"));
   }
 }
 
@@ -380,8 +393,15 @@ test_screenshot (void)
 {
   g_autofree char *dir = g_dir_make_tmp ("vs-state-XXXXXX", NULL);
   g_autofree char *png = g_build_filename (dir, "state.png", NULL);
-  const char *argv[] = { g_getenv ("VS_VIEW"), "--screenshot", png, "--size", "1280x900",
-                         "--pane", "state", trace_path, NULL };
+  const char *argv[] = { g_getenv ("VS_VIEW"),
+                         "--screenshot",
+                         png,
+                         "--size",
+                         "1280x900",
+                         "--pane",
+                         "state",
+                         trace_path,
+                         NULL };
   g_autoptr (GError) error = NULL;
   g_autoptr (GdkTexture) texture = NULL;
   g_autofree guchar *pixels = NULL;
