@@ -184,10 +184,10 @@ main (int argc, char **argv)
     guint before = paints;
     vs_window_show_pane (window, "state");
     if (!wait_painted (before) || vs_state_pane_get_step (pane) == NULL)
-    {
-      fprintf (stderr, "state-bench: no allocator event to step from\n");
-      return 1;
-    }
+      {
+        fprintf (stderr, "state-bench: no allocator event to step from\n");
+        return 1;
+      }
   }
   printf ("first_state_ms %.1f\n", (g_get_monotonic_time () - t0) / 1000.0);
   device_id = vs_session_get_instant (vs_window_get_session (window))->device_id;

@@ -167,19 +167,41 @@ vs_fragmentation_view_snapshot (GtkWidget *widget, GtkSnapshot *s)
       /* The whole segment as allocated, then its free gaps cut out. */
       gtk_snapshot_append_color (
           s, &block_c, &GRAPHENE_RECT_INIT (LABEL_WIDTH, y + 3, MAX (1, w), ROW_HEIGHT - 6));
-      for (guint k = g_array_index (self->gap_start, guint, i);
-           k < g_array_index (self->gap_start, guint, i + 1); k++)
-        {
-          guint g = g_array_index (self->gap_order, guint, k);
-          const VsFreeGap *gap = &g_array_index (in->gaps, VsFreeGap, g);
-          double x0, gw;
+      /* Gaps that touch or overlap once scaled to pixels are cut out as
+       * one run: a segment with many thousand small gaps costs at most
+       * one rectangle per pixel column. */
+      {
+        double run_x0 = -1, run_x1 = -1;
 
-          x0 = LABEL_WIDTH + w * (double)(gap->address - seg->address) / seg->bytes;
-          gw = MAX (1, w * (double)gap->bytes / seg->bytes);
-          gtk_snapshot_append_color (s, &bg_c, &GRAPHENE_RECT_INIT (x0, y + 3, gw, ROW_HEIGHT - 6));
-          gtk_snapshot_append_color (s, &free_c,
-                                     &GRAPHENE_RECT_INIT (x0, y + 3, gw, ROW_HEIGHT - 6));
-        }
+        for (guint k = g_array_index (self->gap_start, guint, i);
+             k <= g_array_index (self->gap_start, guint, i + 1); k++)
+          {
+            gboolean last = k == g_array_index (self->gap_start, guint, i + 1);
+            double x0 = 0, x1 = 0;
+
+            if (!last)
+              {
+                const VsFreeGap *gap = &g_array_index (in->gaps, VsFreeGap,
+                                                       g_array_index (self->gap_order, guint, k));
+                x0 = LABEL_WIDTH + w * (double)(gap->address - seg->address) / seg->bytes;
+                x1 = x0 + MAX (1, w * (double)gap->bytes / seg->bytes);
+                if (run_x1 >= 0 && x0 <= run_x1)
+                  {
+                    run_x1 = MAX (run_x1, x1);
+                    continue;
+                  }
+              }
+            if (run_x1 >= 0)
+              {
+                graphene_rect_t r
+                    = GRAPHENE_RECT_INIT (run_x0, y + 3, run_x1 - run_x0, ROW_HEIGHT - 6);
+                gtk_snapshot_append_color (s, &bg_c, &r);
+                gtk_snapshot_append_color (s, &free_c, &r);
+              }
+            run_x0 = x0;
+            run_x1 = last ? -1 : x1;
+          }
+      }
       /* Block boundaries, where they are more than a few pixels apart. */
       for (guint k = g_array_index (self->block_start, guint, i);
            k < g_array_index (self->block_start, guint, i + 1); k++)
