@@ -31,6 +31,7 @@ struct _VsFragmentationView
   GArray *block_order, *block_start, *gap_order, *gap_start;
   gint largest_gap; /* index into instant->gaps, -1 none */
   gint64 max_segment;
+  gint64 mark_address, mark_bytes; /* the range marked; bytes 0: none */
 };
 
 enum
@@ -216,6 +217,17 @@ vs_fragmentation_view_snapshot (GtkWidget *widget, GtkSnapshot *s)
           if (w * (double)blk->bytes / seg->bytes >= 4)
             gtk_snapshot_append_color (s, &bg_c,
                                        &GRAPHENE_RECT_INIT (x0, y + 3, 1, ROW_HEIGHT - 6));
+        }
+      /* The marked range, under the bar. */
+      if (self->mark_bytes > 0 && self->mark_address < seg->address + seg->bytes
+          && self->mark_address + self->mark_bytes > seg->address)
+        {
+          gint64 lo = MAX (self->mark_address, seg->address);
+          gint64 hi = MIN (self->mark_address + self->mark_bytes, seg->address + seg->bytes);
+          double x0 = LABEL_WIDTH + w * (double)(lo - seg->address) / seg->bytes;
+          double mw = MAX (3, w * (double)(hi - lo) / seg->bytes);
+
+          gtk_snapshot_append_color (s, &ink, &GRAPHENE_RECT_INIT (x0, y + ROW_HEIGHT - 3, mw, 3));
         }
       if (self->largest_gap >= 0
           && g_array_index (self->gap_row, gint, self->largest_gap) == (gint)i)
@@ -447,4 +459,14 @@ vs_fragmentation_view_locate (VsFragmentationView *self, gint64 address, double 
       return TRUE;
     }
   return FALSE;
+}
+
+/* See vs-fragmentation-view.h. */
+void
+vs_fragmentation_view_set_mark (VsFragmentationView *self, gint64 address, gint64 bytes)
+{
+  g_return_if_fail (VS_IS_FRAGMENTATION_VIEW (self));
+  self->mark_address = address;
+  self->mark_bytes = MAX (0, bytes);
+  gtk_widget_queue_draw (GTK_WIDGET (self));
 }

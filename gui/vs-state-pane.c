@@ -235,6 +235,10 @@ show_current (VsStatePane *self)
       g_autofree char *line = describe_step (s);
 
       gtk_label_set_text (self->event_label, line);
+      vs_fragmentation_view_set_mark (self->view, s->address,
+                                      s->kind == VS_ALLOC_STEP_FAILURE ? 0
+                                      : s->block_bytes != VS_UNKNOWN   ? s->block_bytes
+                                                                       : s->bytes);
       fetch_stack (self, s->stack_id);
     }
   else
@@ -244,6 +248,7 @@ show_current (VsStatePane *self)
                               ? _ ("No allocator event on this device")
                               : _ ("Before the first allocator event: what was live when the "
                                    "trace began"));
+      vs_fragmentation_view_set_mark (self->view, 0, 0);
       gtk_widget_set_visible (self->stack_scroller, FALSE);
     }
   update_actions (self);
@@ -256,6 +261,7 @@ show_instant (VsStatePane *self)
   self->stepping = FALSE;
   g_cancellable_cancel (self->stack_cancellable);
   g_clear_pointer (&self->stepped, vs_instant_unref);
+  vs_fragmentation_view_set_mark (self->view, 0, 0);
   vs_fragmentation_view_set_instant (self->view, self->instant);
   gtk_label_set_text (self->event_label,
                       self->instant != NULL

@@ -13,7 +13,7 @@
  *   vs_fragmentation_segments / vs_fragmentation_at for the step, and the
  *   screen changes where the event happened: the pixel at an allocated
  *   block's place turns from free to allocated, and back when stepping
- *   back or when it is freed;
+ *   back, and the event's range is marked under its bar;
  * - the event line names the event, and the stack shows the user's frames
  *   first;
  * - selecting another instant leaves stepping and draws that instant;
@@ -302,6 +302,8 @@ test_stepping (void)
           g_assert_true (vs_fragmentation_view_locate (VS_FRAGMENTATION_VIEW (view),
                                                        want->address + want->bytes / 2, &x2, &y2));
           g_assert_true (is_allocated_colour (screen_pixel (view, x2, y2)));
+          /* The event's block marked under its bar (ink: dark). */
+          g_assert_cmpuint (screen_pixel (view, x2, y2 + 10.5) & 0x808080, ==, 0);
           alloc_checks++;
 
           /* [ goes back: free there again, the state before. */
