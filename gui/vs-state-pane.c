@@ -222,6 +222,24 @@ instant_of (VsStatePane *self, gint index)
   return in;
 }
 
+/* Scrolls the map so that the row holding address shows (rows are
+ * placed at once; a row added by this very state may wait a frame). */
+static void
+reveal (VsStatePane *self, gint64 address)
+{
+  GtkWidget *scroller = gtk_widget_get_ancestor (GTK_WIDGET (self->view), GTK_TYPE_SCROLLED_WINDOW);
+  GtkAdjustment *adj;
+  double x, y, page, value;
+
+  if (scroller == NULL || !vs_fragmentation_view_locate (self->view, address, &x, &y))
+    return;
+  adj = gtk_scrolled_window_get_vadjustment (GTK_SCROLLED_WINDOW (scroller));
+  page = gtk_adjustment_get_page_size (adj);
+  value = gtk_adjustment_get_value (adj);
+  if (y - 24 < value || y + 24 > value + page)
+    gtk_adjustment_set_value (adj, y - page / 2);
+}
+
 /* Draws the state after the current event and says what it was. */
 static void
 show_current (VsStatePane *self)
@@ -239,6 +257,8 @@ show_current (VsStatePane *self)
                                       s->kind == VS_ALLOC_STEP_FAILURE ? 0
                                       : s->block_bytes != VS_UNKNOWN   ? s->block_bytes
                                                                        : s->bytes);
+      if (s->kind != VS_ALLOC_STEP_FAILURE)
+        reveal (self, s->address);
       fetch_stack (self, s->stack_id);
     }
   else
