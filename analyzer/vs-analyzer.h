@@ -12,6 +12,7 @@
 #include "vs-block-bands.h"
 #include "vs-tree.h"
 #include "vs-fragmentation.h"
+#include "vs-alloc-steps.h"
 #include "vs-oom.h"
 #include "vs-oom-explain.h"
 #include "vs-roles.h"

@@ -45,7 +45,7 @@ static const GOptionEntry option_entries[] = {
     N_ ("WxH") },
   { "pane", 0, 0, G_OPTION_ARG_STRING, NULL,
     N_ ("Pane shown first: diagnosis (the default), attribution, flame, allocations, "
-        "blocks, fragmentation or oom"),
+        "blocks, fragmentation, state (the allocator's state step by step) or oom"),
     N_ ("NAME") },
   { "force", 'f', 0, G_OPTION_ARG_NONE, NULL, N_ ("Replace the --screenshot PNG when it exists"),
     NULL },
@@ -100,7 +100,7 @@ vs_application_handle_local_options (GApplication *app, GVariantDict *options)
   if (self->pane != NULL && !vs_application_is_pane (self->pane))
     {
       g_printerr (_ ("vramscope-view: --pane wants diagnosis, attribution, flame, "
-                     "allocations, blocks, fragmentation or oom, not '%s'\n"),
+                     "allocations, blocks, fragmentation, state or oom, not '%s'\n"),
                   self->pane);
       self->usage_error = TRUE;
       return 2;
@@ -300,8 +300,8 @@ vs_application_new (void)
 gboolean
 vs_application_is_pane (const char *name)
 {
-  const char *panes[] = { "diagnosis", "attribution",   "flame", "allocations",
-                          "blocks",    "fragmentation", "oom",   NULL };
+  const char *panes[] = { "diagnosis", "attribution", "flame", "allocations", "blocks",
+                          "fragmentation", "state", "oom", NULL };
   return name != NULL && g_strv_contains (panes, name);
 }
 

@@ -503,6 +503,21 @@ vs_document_load_finish (GAsyncResult *result, GError **error)
 /* ---------------------------------------------------------- accessors -- */
 
 /* See vs-document.h. */
+VsTrace *
+vs_document_lock_trace (VsDocument *self)
+{
+  g_mutex_lock (&self->lock);
+  return self->trace;
+}
+
+/* See vs-document.h. */
+void
+vs_document_unlock_trace (VsDocument *self)
+{
+  g_mutex_unlock (&self->lock);
+}
+
+/* See vs-document.h. */
 GFile *
 vs_document_get_file (VsDocument *self)
 {

@@ -57,6 +57,12 @@ void vs_document_load_async (GFile *file, GCancellable *cancellable,
 VsDocument *vs_document_load_finish (GAsyncResult *result, GError **error);
 
 GFile *vs_document_get_file (VsDocument *self);
+/* The trace, locked for the calling worker thread until
+ * vs_document_unlock_trace(): for queries of other files run in GTask
+ * threads as the document's own are (never on the main thread while a
+ * worker may hold it for long). */
+VsTrace *vs_document_lock_trace (VsDocument *self);
+void vs_document_unlock_trace (VsDocument *self);
 /* Duration of the trace (ns since its start). */
 gint64 vs_document_get_duration (VsDocument *self);
 

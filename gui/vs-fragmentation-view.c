@@ -26,8 +26,12 @@ struct _VsFragmentationView
   VsInstant *instant;
   GArray *block_row; /* gint: segment row of each block, -1 none */
   GArray *gap_row;   /* gint: segment row of each gap */
-  gint largest_gap;  /* index into instant->gaps, -1 none */
+  /* Blocks and gaps grouped by row (counting sort): row r's are
+   * *_order[*_start[r] .. *_start[r + 1]). */
+  GArray *block_order, *block_start, *gap_order, *gap_start;
+  gint largest_gap; /* index into instant->gaps, -1 none */
   gint64 max_segment;
+  gint64 mark_address, mark_bytes; /* the range marked; bytes 0: none */
 };
 
 enum
@@ -164,31 +168,66 @@ vs_fragmentation_view_snapshot (GtkWidget *widget, GtkSnapshot *s)
       /* The whole segment as allocated, then its free gaps cut out. */
       gtk_snapshot_append_color (
           s, &block_c, &GRAPHENE_RECT_INIT (LABEL_WIDTH, y + 3, MAX (1, w), ROW_HEIGHT - 6));
-      for (guint g = 0; g < in->gaps->len; g++)
-        {
-          const VsFreeGap *gap = &g_array_index (in->gaps, VsFreeGap, g);
-          double x0, gw;
+      /* Gaps that touch or overlap once scaled to pixels are cut out as
+       * one run: a segment with many thousand small gaps costs at most
+       * one rectangle per pixel column. */
+      {
+        double run_x0 = -1, run_x1 = -1;
 
-          if (g_array_index (self->gap_row, gint, g) != (gint)i)
-            continue;
-          x0 = LABEL_WIDTH + w * (double)(gap->address - seg->address) / seg->bytes;
-          gw = MAX (1, w * (double)gap->bytes / seg->bytes);
-          gtk_snapshot_append_color (s, &bg_c, &GRAPHENE_RECT_INIT (x0, y + 3, gw, ROW_HEIGHT - 6));
-          gtk_snapshot_append_color (s, &free_c,
-                                     &GRAPHENE_RECT_INIT (x0, y + 3, gw, ROW_HEIGHT - 6));
-        }
+        for (guint k = g_array_index (self->gap_start, guint, i);
+             k <= g_array_index (self->gap_start, guint, i + 1); k++)
+          {
+            gboolean last = k == g_array_index (self->gap_start, guint, i + 1);
+            double x0 = 0, x1 = 0;
+
+            if (!last)
+              {
+                const VsFreeGap *gap = &g_array_index (in->gaps, VsFreeGap,
+                                                       g_array_index (self->gap_order, guint, k));
+                x0 = LABEL_WIDTH + w * (double)(gap->address - seg->address) / seg->bytes;
+                x1 = x0 + MAX (1, w * (double)gap->bytes / seg->bytes);
+                if (run_x1 >= 0 && x0 <= run_x1)
+                  {
+                    run_x1 = MAX (run_x1, x1);
+                    continue;
+                  }
+              }
+            if (run_x1 >= 0)
+              {
+                graphene_rect_t r
+                    = GRAPHENE_RECT_INIT (run_x0, y + 3, run_x1 - run_x0, ROW_HEIGHT - 6);
+                gtk_snapshot_append_color (s, &bg_c, &r);
+                gtk_snapshot_append_color (s, &free_c, &r);
+              }
+            run_x0 = x0;
+            run_x1 = last ? -1 : x1;
+          }
+      }
       /* Block boundaries, where they are more than a few pixels apart. */
-      for (guint b = 0; b < in->blocks->len; b++)
+      for (guint k = g_array_index (self->block_start, guint, i);
+           k < g_array_index (self->block_start, guint, i + 1); k++)
         {
-          const VsBlock *blk = &g_array_index (in->blocks, VsBlock, b);
+          const VsBlock *blk
+              = &g_array_index (in->blocks, VsBlock, g_array_index (self->block_order, guint, k));
           double x0;
 
-          if (g_array_index (self->block_row, gint, b) != (gint)i || blk->address == seg->address)
+          if (blk->address == seg->address)
             continue;
           x0 = LABEL_WIDTH + w * (double)(blk->address - seg->address) / seg->bytes;
           if (w * (double)blk->bytes / seg->bytes >= 4)
             gtk_snapshot_append_color (s, &bg_c,
                                        &GRAPHENE_RECT_INIT (x0, y + 3, 1, ROW_HEIGHT - 6));
+        }
+      /* The marked range, under the bar. */
+      if (self->mark_bytes > 0 && self->mark_address < seg->address + seg->bytes
+          && self->mark_address + self->mark_bytes > seg->address)
+        {
+          gint64 lo = MAX (self->mark_address, seg->address);
+          gint64 hi = MIN (self->mark_address + self->mark_bytes, seg->address + seg->bytes);
+          double x0 = LABEL_WIDTH + w * (double)(lo - seg->address) / seg->bytes;
+          double mw = MAX (3, w * (double)(hi - lo) / seg->bytes);
+
+          gtk_snapshot_append_color (s, &ink, &GRAPHENE_RECT_INIT (x0, y + ROW_HEIGHT - 3, mw, 3));
         }
       if (self->largest_gap >= 0
           && g_array_index (self->gap_row, gint, self->largest_gap) == (gint)i)
@@ -233,6 +272,10 @@ vs_fragmentation_view_dispose (GObject *object)
   g_clear_pointer (&self->instant, vs_instant_unref);
   g_clear_pointer (&self->block_row, g_array_unref);
   g_clear_pointer (&self->gap_row, g_array_unref);
+  g_clear_pointer (&self->block_order, g_array_unref);
+  g_clear_pointer (&self->block_start, g_array_unref);
+  g_clear_pointer (&self->gap_order, g_array_unref);
+  g_clear_pointer (&self->gap_start, g_array_unref);
   G_OBJECT_CLASS (vs_fragmentation_view_parent_class)->dispose (object);
 }
 
@@ -262,6 +305,67 @@ vs_fragmentation_view_init (VsFragmentationView *self)
   self->largest_gap = -1;
 }
 
+static int
+segment_address_cmp (gconstpointer pa, gconstpointer pb, gpointer data)
+{
+  const GArray *segs = data;
+  gint64 a = g_array_index (segs, VsSegment, *(const guint *)pa).address;
+  gint64 b = g_array_index (segs, VsSegment, *(const guint *)pb).address;
+  return (a > b) - (a < b);
+}
+
+/* The row of segments whose extent holds address, or -1; by_address
+ * lists the rows by address. */
+static gint
+row_holding (const GArray *segments, const GArray *by_address, gint64 address)
+{
+  guint lo = 0, hi = by_address->len;
+
+  while (lo < hi)
+    {
+      guint mid = lo + (hi - lo) / 2;
+      if (g_array_index (segments, VsSegment, g_array_index (by_address, guint, mid)).address
+          <= address)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  /* Extents of different allocators never overlap: the last one starting
+   * at or below address is the only candidate. */
+  if (lo > 0)
+    {
+      guint j = g_array_index (by_address, guint, lo - 1);
+      const VsSegment *seg = &g_array_index (segments, VsSegment, j);
+      if (address < seg->address + seg->bytes)
+        return (gint)j;
+    }
+  return -1;
+}
+
+/* Item indices grouped by their row (rows[i], -1: none) into *order,
+ * with *start[r] the first of row r and *start[n_rows] the end. */
+static void
+group_by_row (const GArray *rows, guint n_rows, GArray **order, GArray **start)
+{
+  g_autofree guint *fill = g_new0 (guint, n_rows + 1);
+
+  *start = g_array_sized_new (FALSE, TRUE, sizeof (guint), n_rows + 1);
+  g_array_set_size (*start, n_rows + 1);
+  for (guint i = 0; i < rows->len; i++)
+    if (g_array_index (rows, gint, i) >= 0)
+      g_array_index (*start, guint, g_array_index (rows, gint, i) + 1)++;
+  for (guint r = 0; r < n_rows; r++)
+    g_array_index (*start, guint, r + 1) += g_array_index (*start, guint, r);
+  *order = g_array_sized_new (FALSE, FALSE, sizeof (guint), rows->len);
+  g_array_set_size (*order, g_array_index (*start, guint, n_rows));
+  for (guint i = 0; i < rows->len; i++)
+    {
+      gint r = g_array_index (rows, gint, i);
+      if (r >= 0)
+        g_array_index (*order, guint, g_array_index (*start, guint, r) + fill[r]++) = i;
+    }
+}
+
 /* The row of segment seg in instant->segments, or -1. */
 static gint
 row_of (GHashTable *rows, gint64 seg)
@@ -285,6 +389,10 @@ vs_fragmentation_view_set_instant (VsFragmentationView *self, VsInstant *instant
   g_clear_pointer (&self->instant, vs_instant_unref);
   g_clear_pointer (&self->block_row, g_array_unref);
   g_clear_pointer (&self->gap_row, g_array_unref);
+  g_clear_pointer (&self->block_order, g_array_unref);
+  g_clear_pointer (&self->block_start, g_array_unref);
+  g_clear_pointer (&self->gap_order, g_array_unref);
+  g_clear_pointer (&self->gap_start, g_array_unref);
   self->instant = instant;
   g_object_notify_by_pspec (G_OBJECT (self), props[PROP_INSTANT]);
   self->largest_gap = -1;
@@ -300,20 +408,23 @@ vs_fragmentation_view_set_instant (VsFragmentationView *self, VsInstant *instant
       g_hash_table_insert (rows, &seg->id, GINT_TO_POINTER (i + 1));
       self->max_segment = MAX (self->max_segment, seg->bytes);
     }
-  /* A block belongs to the row whose span holds its address. */
-  self->block_row = g_array_sized_new (FALSE, FALSE, sizeof (gint), instant->blocks->len);
-  for (guint i = 0; i < instant->blocks->len; i++)
-    {
-      const VsBlock *b = &g_array_index (instant->blocks, VsBlock, i);
-      gint r = -1;
-      for (guint j = 0; j < instant->segments->len && r < 0; j++)
-        {
-          const VsSegment *seg = &g_array_index (instant->segments, VsSegment, j);
-          if (b->address >= seg->address && b->address < seg->address + seg->bytes)
-            r = (gint)j;
-        }
-      g_array_append_val (self->block_row, r);
-    }
+  /* A block belongs to the row whose span holds its address: found by
+   * bisecting the rows ordered by address. */
+  {
+    g_autoptr (GArray) by_address
+        = g_array_sized_new (FALSE, FALSE, sizeof (guint), instant->segments->len);
+
+    for (guint j = 0; j < instant->segments->len; j++)
+      g_array_append_val (by_address, j);
+    g_array_sort_with_data (by_address, segment_address_cmp, instant->segments);
+    self->block_row = g_array_sized_new (FALSE, FALSE, sizeof (gint), instant->blocks->len);
+    for (guint i = 0; i < instant->blocks->len; i++)
+      {
+        const VsBlock *b = &g_array_index (instant->blocks, VsBlock, i);
+        gint r = row_holding (instant->segments, by_address, b->address);
+        g_array_append_val (self->block_row, r);
+      }
+  }
   self->gap_row = g_array_sized_new (FALSE, FALSE, sizeof (gint), instant->gaps->len);
   for (guint i = 0; i < instant->gaps->len; i++)
     {
@@ -324,4 +435,38 @@ vs_fragmentation_view_set_instant (VsFragmentationView *self, VsInstant *instant
       if (self->largest_gap < 0 && g->bytes == instant->frag.largest_free_bytes && g->bytes > 0)
         self->largest_gap = (gint)i;
     }
+  group_by_row (self->block_row, instant->segments->len, &self->block_order, &self->block_start);
+  group_by_row (self->gap_row, instant->segments->len, &self->gap_order, &self->gap_start);
+}
+
+/* See vs-fragmentation-view.h. */
+gboolean
+vs_fragmentation_view_locate (VsFragmentationView *self, gint64 address, double *x, double *y)
+{
+  int width = gtk_widget_get_width (GTK_WIDGET (self));
+  double bar_w = MAX (20, width - LABEL_WIDTH - 16);
+
+  g_return_val_if_fail (VS_IS_FRAGMENTATION_VIEW (self), FALSE);
+  for (guint i = 0; self->instant != NULL && i < self->instant->segments->len; i++)
+    {
+      const VsSegment *seg = &g_array_index (self->instant->segments, VsSegment, i);
+      double w = bar_w * (double)seg->bytes / (double)self->max_segment;
+
+      if (address < seg->address || address >= seg->address + seg->bytes)
+        continue;
+      *x = LABEL_WIDTH + w * (double)(address - seg->address) / (double)seg->bytes;
+      *y = HEADER_HEIGHT + i * ROW_HEIGHT + ROW_HEIGHT / 2.0;
+      return TRUE;
+    }
+  return FALSE;
+}
+
+/* See vs-fragmentation-view.h. */
+void
+vs_fragmentation_view_set_mark (VsFragmentationView *self, gint64 address, gint64 bytes)
+{
+  g_return_if_fail (VS_IS_FRAGMENTATION_VIEW (self));
+  self->mark_address = address;
+  self->mark_bytes = MAX (0, bytes);
+  gtk_widget_queue_draw (GTK_WIDGET (self));
 }

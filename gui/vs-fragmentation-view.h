@@ -15,4 +15,14 @@ G_DECLARE_FINAL_TYPE (VsFragmentationView, vs_fragmentation_view, VS, FRAGMENTAT
 /* Shows instant's segments (NULL clears). */
 void vs_fragmentation_view_set_instant (VsFragmentationView *self, VsInstant *instant);
 
+/* Marks [address, address + bytes) with a bar under its segment (the
+ * event a stepped state follows); bytes 0 clears the mark. */
+void vs_fragmentation_view_set_mark (VsFragmentationView *self, gint64 address, gint64 bytes);
+
+/* Where address is drawn, in the view's coordinates: the middle of its
+ * segment's bar, height-wise, at the address's place along it.  FALSE
+ * when no segment shown holds address. */
+gboolean vs_fragmentation_view_locate (VsFragmentationView *self, gint64 address, double *x,
+                                       double *y);
+
 G_END_DECLS

@@ -15,6 +15,7 @@
 #include "vs-oom-pane.h"
 #include "vs-query-slot.h"
 #include "vs-session.h"
+#include "vs-state-pane.h"
 
 G_BEGIN_DECLS
 
@@ -50,6 +51,7 @@ struct _VsWindow
   AdwViewStack *pane_stack;
   AdwViewStackPage *oom_page;
   VsAttributionPane *attribution_pane;
+  VsStatePane *state_pane;
   GtkMenuButton *whatif_button;
   GtkBox *whatif_presets;
   GtkEntry *whatif_entry;

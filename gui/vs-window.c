@@ -58,7 +58,8 @@ void
 vs_window_update_settled (VsWindow *self)
 {
   gboolean settled = vs_session_is_settled (self->session) && self->slots->len > 0
-                     && !vs_window_whatif_is_running (self);
+                     && !vs_window_whatif_is_running (self)
+                     && !vs_state_pane_is_loading (self->state_pane);
 
   GtkWidget *blocks = adw_view_stack_get_child_by_name (self->pane_stack, "blocks");
 
@@ -923,6 +924,7 @@ vs_window_class_init (VsWindowClass *klass)
   g_type_ensure (VS_TYPE_FRAGMENTATION_VIEW);
   g_type_ensure (VS_TYPE_OOM_PANE);
   g_type_ensure (VS_TYPE_DIAGNOSIS_PANE);
+  g_type_ensure (VS_TYPE_STATE_PANE);
 
   gtk_widget_class_set_template_from_resource (widget_class, "/org/vramscope/View/vs-window.ui");
 #define CHILD(name) gtk_widget_class_bind_template_child (widget_class, VsWindow, name)
@@ -941,6 +943,7 @@ vs_window_class_init (VsWindowClass *klass)
   CHILD (pane_stack);
   CHILD (oom_page);
   CHILD (attribution_pane);
+  CHILD (state_pane);
 #undef CHILD
   gtk_widget_class_bind_template_callback (widget_class, on_oom_instant);
   gtk_widget_class_bind_template_callback (widget_class, on_finding_activated);
@@ -1013,6 +1016,8 @@ vs_window_init (VsWindow *self)
   g_signal_connect (self->session, "notify::instant", G_CALLBACK (on_session_instant), self);
   g_signal_connect (self->session, "notify::loading", G_CALLBACK (on_session_loading), self);
   g_signal_connect (self->session, "instant-failed", G_CALLBACK (on_instant_failed), self);
+  g_signal_connect_swapped (self->state_pane, "notify::loading",
+                            G_CALLBACK (vs_window_update_settled), self);
 
   drop = gtk_drop_target_new (G_TYPE_FILE, GDK_ACTION_COPY);
   g_signal_connect (drop, "drop", G_CALLBACK (on_drop), self);
@@ -1060,6 +1065,13 @@ vs_window_show_pane (VsWindow *self, const char *name)
 {
   g_return_val_if_fail (VS_IS_WINDOW (self), FALSE);
   g_return_val_if_fail (name != NULL, FALSE);
+  /* The allocator's state step by step: Fragmentation, stepping. */
+  if (g_str_equal (name, "state"))
+    {
+      adw_view_stack_set_visible_child_name (self->pane_stack, "fragmentation");
+      vs_state_pane_start_stepping (self->state_pane);
+      return TRUE;
+    }
   if (adw_view_stack_get_child_by_name (self->pane_stack, name) == NULL)
     return FALSE;
   adw_view_stack_set_visible_child_name (self->pane_stack, name);

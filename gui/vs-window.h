@@ -36,7 +36,9 @@ gboolean vs_window_get_settled (VsWindow *self);
 const char *vs_window_get_error (VsWindow *self);
 
 /* Shows the pane named name ("attribution", "flame", "allocations",
- * "fragmentation" or "oom").  Returns FALSE for an unknown name. */
+ * "fragmentation" or "oom"; "state": Fragmentation stepping through the
+ * allocators' events, vs_state_pane_start_stepping).  Returns FALSE for
+ * an unknown name. */
 gboolean vs_window_show_pane (VsWindow *self, const char *name);
 
 /* Replays PyTorch's caching allocator of the trace shown under alloc_conf

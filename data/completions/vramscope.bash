@@ -127,7 +127,7 @@ _vramscope ()
     view)
       case $prev in
         --screenshot) _filedir png; return ;;
-        --pane) COMPREPLY=($(compgen -W "diagnosis attribution flame allocations fragmentation oom" -- "$cur")); return ;;
+        --pane) COMPREPLY=($(compgen -W "diagnosis attribution flame allocations fragmentation state oom" -- "$cur")); return ;;
         --size) return ;;
         --whatif) COMPREPLY=($(compgen -W "expandable_segments:True max_split_size_mb: roundup_power2_divisions: garbage_collection_threshold:" -- "$cur")); return ;;
       esac

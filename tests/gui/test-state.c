@@ -1,0 +1,497 @@
+/* test-state.c — the allocators' state step by step, driven by real input
+ * events.
+ *
+ * Runs under Xvfb (meson wraps it in xvfb-run): keys and clicks are X
+ * events made by XTest, so they travel as a user's do to a real VsWindow
+ * showing a recorded PyTorch run (tests/data/whatif/default.db).  Proves
+ * that in Fragmentation:
+ * - ] (and Alt+Right, and a click on Next Event) steps to the next
+ *   allocator event and [ (Alt+Left, Previous Event) back, one event at a
+ *   time, in the analyzer's order (vs_alloc_steps on the same trace);
+ * - after each step the segment map drawn is the analyzer's state after
+ *   that step: its segments, blocks and free gaps equal
+ *   vs_fragmentation_segments / vs_fragmentation_at for the step, and the
+ *   screen changes where the event happened: the pixel at an allocated
+ *   block's place turns from free to allocated, and back when stepping
+ *   back, and the event's range is marked under its bar;
+ * - the event line names the event, and the stack shows the user's frames
+ *   first;
+ * - selecting another instant leaves stepping and draws that instant;
+ * - `vramscope-view --pane state --screenshot` saves a picture of the
+ *   segment map with an event shown.
+ *
+ * Environment: VS_DATA (tests/data), VS_VIEW (the viewer, for the
+ * screenshot).
+ */
+#include "vs-test-wait.h"
+#include <adwaita.h>
+#include <gdk/x11/gdkx.h>
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include <X11/extensions/XTest.h>
+#include <X11/keysym.h>
+
+#include "vs-application.h"
+#include "vs-state-pane.h"
+#include "vs-window-private.h"
+
+#define WAIT_US (30 * G_USEC_PER_SEC)
+#define wait_until(done, data) vs_test_wait_until ((done), (data), WAIT_US)
+
+static char *trace_path;
+static VsWindow *window;
+static VsStatePane *pane;
+static VsTrace *trace;
+
+static gboolean
+never (gpointer data)
+{
+  return FALSE;
+}
+
+static void
+spin (guint ms)
+{
+  vs_test_wait_until (never, NULL, (gint64)ms * 1000);
+}
+
+static gboolean
+window_settled (gpointer data)
+{
+  return vs_window_get_settled (data);
+}
+
+static Display *
+xdisplay (void)
+{
+  return gdk_x11_display_get_xdisplay (gdk_display_get_default ());
+}
+
+/* Presses and releases keysym with the modifier mod held (0: none). */
+static void
+press_key (KeySym keysym, KeySym mod)
+{
+  Display *d = xdisplay ();
+
+  if (mod != 0)
+    XTestFakeKeyEvent (d, XKeysymToKeycode (d, mod), True, 0);
+  XTestFakeKeyEvent (d, XKeysymToKeycode (d, keysym), True, 0);
+  XTestFakeKeyEvent (d, XKeysymToKeycode (d, keysym), False, 0);
+  if (mod != 0)
+    XTestFakeKeyEvent (d, XKeysymToKeycode (d, mod), False, 0);
+  XSync (d, False);
+  spin (60);
+  g_assert_true (wait_until (window_settled, window));
+  spin (100); /* the frame after the state */
+}
+
+/* The root window's coordinates of (x, y) in widget. */
+static void
+to_root (GtkWidget *widget, double x, double y, int *rx, int *ry)
+{
+  GtkNative *native = gtk_widget_get_native (widget);
+  Display *d = xdisplay ();
+  graphene_point_t p;
+  double sx, sy;
+  Window child;
+
+  g_assert_true (
+      gtk_widget_compute_point (widget, GTK_WIDGET (native), &GRAPHENE_POINT_INIT (x, y), &p));
+  gtk_native_get_surface_transform (native, &sx, &sy);
+  XTranslateCoordinates (d, gdk_x11_surface_get_xid (gtk_native_get_surface (native)),
+                         DefaultRootWindow (d), (int)(p.x + sx), (int)(p.y + sy), rx, ry, &child);
+}
+
+/* Clicks the middle of widget. */
+static void
+click (GtkWidget *widget)
+{
+  Display *d = xdisplay ();
+  int rx, ry;
+
+  to_root (widget, gtk_widget_get_width (widget) / 2.0, gtk_widget_get_height (widget) / 2.0, &rx,
+           &ry);
+  XTestFakeMotionEvent (d, DefaultScreen (d), rx, ry, 0);
+  XSync (d, False);
+  spin (60);
+  XTestFakeButtonEvent (d, 1, True, 0);
+  XSync (d, False);
+  spin (30);
+  XTestFakeButtonEvent (d, 1, False, 0);
+  XSync (d, False);
+  spin (150);
+  g_assert_true (wait_until (window_settled, window));
+  spin (100);
+}
+
+/* The pixel on screen at (x, y) of widget, as 0xRRGGBB. */
+static guint32
+screen_pixel (GtkWidget *widget, double x, double y)
+{
+  Display *d = xdisplay ();
+  XImage *image;
+  unsigned long p;
+  int rx, ry;
+
+  to_root (widget, x, y, &rx, &ry);
+  image = XGetImage (d, DefaultRootWindow (d), rx, ry, 1, 1, AllPlanes, ZPixmap);
+  g_assert_nonnull (image);
+  p = XGetPixel (image, 0, 0);
+  XDestroyImage (image);
+  return (guint32)(p & 0xffffff);
+}
+
+/* Whether (x, y) of the view shows inside its scrolled window (not
+ * scrolled away). */
+static gboolean
+on_screen (GtkWidget *view, double x, double y)
+{
+  GtkWidget *scroller = gtk_widget_get_ancestor (view, GTK_TYPE_SCROLLED_WINDOW);
+  graphene_point_t p;
+
+  return gtk_widget_compute_point (view, scroller, &GRAPHENE_POINT_INIT (x, y), &p) && p.y > 4
+         && p.y < gtk_widget_get_height (scroller) - 16
+         && p.x < gtk_widget_get_width (scroller) - 16;
+}
+
+/* Whether the block of the event is at least 3 pixels wide on the map
+ * (narrower ones may lie under a neighbouring gap's 1-pixel cut). */
+static gboolean
+wide_enough (GtkWidget *view, const VsAllocStep *s)
+{
+  double x0, y0, x1, y1;
+
+  return vs_fragmentation_view_locate (VS_FRAGMENTATION_VIEW (view), s->address, &x0, &y0)
+         && vs_fragmentation_view_locate (VS_FRAGMENTATION_VIEW (view), s->address + s->bytes - 1,
+                                          &x1, &y1)
+         && y0 == y1 && x1 - x0 >= 3;
+}
+
+/* The block colour (blue over the light background) or the free one
+ * (near white, grey). */
+static gboolean
+is_allocated_colour (guint32 p)
+{
+  int r = (p >> 16) & 0xff, b = p & 0xff;
+  return b > r + 60;
+}
+
+static gboolean
+is_free_colour (guint32 p)
+{
+  int r = (p >> 16) & 0xff, g = (p >> 8) & 0xff, b = p & 0xff;
+  return r > 200 && ABS (r - g) < 12 && ABS (g - b) < 12;
+}
+
+static gboolean
+window_active (gpointer data)
+{
+  return gtk_window_is_active (data);
+}
+
+static gboolean
+shows_document (gpointer data)
+{
+  VsDocument *doc = vs_session_get_document (vs_window_get_session (window));
+  return doc != NULL && vs_window_get_settled (window);
+}
+
+/* The mapped button whose action is action. */
+static GtkWidget *
+find_action_button (GtkWidget *widget, const char *action)
+{
+  if (GTK_IS_BUTTON (widget) && gtk_widget_get_mapped (widget)
+      && g_strcmp0 (gtk_actionable_get_action_name (GTK_ACTIONABLE (widget)), action) == 0)
+    return widget;
+  for (GtkWidget *c = gtk_widget_get_first_child (widget); c; c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found = find_action_button (c, action);
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+/* The instant the view draws. */
+static VsInstant *
+drawn (void)
+{
+  VsInstant *in = NULL;
+  g_object_get (vs_state_pane_get_view (pane), "instant", &in, NULL);
+  g_assert_nonnull (in);
+  return in;
+}
+
+/* The drawn state equals the trace's own state after step seq. */
+static void
+assert_drawn_is_trace_state (gint64 seq)
+{
+  g_autoptr (VsInstant) in = drawn ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GArray) segs = vs_fragmentation_segments (trace, in->device_id, 0, seq, &error);
+  g_autoptr (GArray) gaps = g_array_new (FALSE, FALSE, sizeof (VsFreeGap));
+  VsFragmentation f;
+
+  g_assert_no_error (error);
+  g_assert_cmpint (in->seq, ==, seq);
+  g_assert_cmpuint (in->segments->len, ==, segs->len);
+  g_assert_cmpmem (in->segments->data, segs->len * sizeof (VsSegment), segs->data,
+                   segs->len * sizeof (VsSegment));
+  g_assert_true (vs_fragmentation_at (trace, in->device_id, 0, seq, &f, gaps, &error));
+  g_assert_cmpuint (in->gaps->len, ==, gaps->len);
+  g_assert_cmpmem (in->gaps->data, gaps->len * sizeof (VsFreeGap), gaps->data,
+                   gaps->len * sizeof (VsFreeGap));
+  g_assert_cmpint (in->frag.largest_free_bytes, ==, f.largest_free_bytes);
+}
+
+static void
+test_stepping (void)
+{
+  g_autoptr (GError) error = NULL;
+  VsSession *session = vs_window_get_session (window);
+  g_autoptr (VsAllocSteps) steps = NULL;
+  GtkWidget *view, *next_button, *previous_button;
+  const VsAllocStep *s;
+  gint index;
+  guint alloc_checks = 0;
+
+  /* Alt+5: Fragmentation, showing the selected instant. */
+  press_key (XK_5, XK_Alt_L);
+  g_assert_cmpstr (adw_view_stack_get_visible_child_name (window->pane_stack), ==, "fragmentation");
+  g_assert_null (vs_state_pane_get_step (pane));
+  view = GTK_WIDGET (vs_state_pane_get_view (pane));
+  {
+    g_autoptr (VsInstant) in = drawn ();
+    g_assert_true (in == vs_session_get_instant (session));
+    steps = vs_alloc_steps_load (trace, in->device_id, in->seq, 0, &error);
+    g_assert_no_error (error);
+    index = vs_alloc_steps_find (steps, in->seq);
+  }
+
+  /* ]: the event after the instant. */
+  press_key (XK_bracketright, 0);
+  s = vs_state_pane_get_step (pane);
+  g_assert_nonnull (s);
+  g_assert_true (memcmp (s, vs_alloc_steps_get (steps, (guint)++index), sizeof *s) == 0);
+  assert_drawn_is_trace_state (s->seq);
+
+  /* Step forward by ], Alt+Right and the button in turn, 60 events; at
+   * every block allocated inside a segment, the screen turns allocated
+   * where the block lies, and was free there just before. */
+  next_button = find_action_button (GTK_WIDGET (pane), "state.next");
+  previous_button = find_action_button (GTK_WIDGET (pane), "state.previous");
+  g_assert_nonnull (next_button);
+  g_assert_nonnull (previous_button);
+  g_assert_nonnull (gtk_widget_get_tooltip_text (next_button));
+  g_assert_nonnull (gtk_widget_get_tooltip_text (previous_button));
+  for (guint k = 0; k < 60 && index + 1 < (gint)vs_alloc_steps_get_n (steps); k++)
+    {
+      const VsAllocStep *want = vs_alloc_steps_get (steps, (guint)index + 1);
+      gboolean check = want->kind == VS_ALLOC_STEP_ALLOC && want->bytes >= 64 * 1024;
+      double x = 0, y = 0;
+      guint32 before = 0;
+
+      /* Where the block will be, on the map before it (its segment is
+       * drawn then unless this very event's segment is new). */
+      if (check && wide_enough (view, want)
+          && vs_fragmentation_view_locate (VS_FRAGMENTATION_VIEW (view),
+                                           want->address + want->bytes / 2, &x, &y)
+          && on_screen (view, x, y))
+        before = screen_pixel (view, x, y);
+      else
+        check = FALSE;
+      if (k % 3 == 0)
+        press_key (XK_bracketright, 0);
+      else if (k % 3 == 1)
+        press_key (XK_Right, XK_Alt_L);
+      else
+        click (next_button);
+      s = vs_state_pane_get_step (pane);
+      g_assert_nonnull (s);
+      g_assert_true (memcmp (s, want, sizeof *s) == 0);
+      index++;
+      assert_drawn_is_trace_state (s->seq);
+      if (check && is_free_colour (before))
+        {
+          double x2, y2;
+          g_assert_true (vs_fragmentation_view_locate (VS_FRAGMENTATION_VIEW (view),
+                                                       want->address + want->bytes / 2, &x2, &y2));
+          if (!on_screen (view, x2, y2))
+            continue; /* under the scroll bar, say */
+          g_assert_true (is_allocated_colour (screen_pixel (view, x2, y2)));
+          /* The event's block marked under its bar (ink: dark). */
+          g_assert_cmpuint (screen_pixel (view, x2, y2 + 10.5) & 0x808080, ==, 0);
+          alloc_checks++;
+
+          /* [ goes back: free there again, the state before. */
+          press_key (XK_bracketleft, 0);
+          s = vs_state_pane_get_step (pane);
+          g_assert_true (memcmp (s, vs_alloc_steps_get (steps, (guint)index - 1), sizeof *s) == 0);
+          assert_drawn_is_trace_state (s->seq);
+          g_assert_true (vs_fragmentation_view_locate (VS_FRAGMENTATION_VIEW (view),
+                                                       want->address + want->bytes / 2, &x2, &y2));
+          /* (the previous event's row is the one revealed now) */
+          if (on_screen (view, x2, y2))
+            g_assert_true (is_free_colour (screen_pixel (view, x2, y2)));
+          /* Alt+Right forward again. */
+          press_key (XK_Right, XK_Alt_L);
+          g_assert_true (memcmp (vs_state_pane_get_step (pane), want, sizeof *s) == 0);
+        }
+    }
+  g_assert_cmpuint (alloc_checks, >=, 3);
+
+  /* The Previous Event button and Alt+Left step back. */
+  click (previous_button);
+  g_assert_true (
+      memcmp (vs_state_pane_get_step (pane), vs_alloc_steps_get (steps, (guint)--index), sizeof *s)
+      == 0);
+  press_key (XK_Left, XK_Alt_L);
+  s = vs_state_pane_get_step (pane);
+  g_assert_true (memcmp (s, vs_alloc_steps_get (steps, (guint)--index), sizeof *s) == 0);
+  assert_drawn_is_trace_state (s->seq);
+
+  /* Another instant: stepping stops and the map draws it. */
+  vs_session_select_instant (session, vs_session_get_device (session), 0);
+  g_assert_true (wait_until (window_settled, window));
+  g_assert_null (vs_state_pane_get_step (pane));
+  {
+    g_autoptr (VsInstant) in = drawn ();
+    g_assert_true (in == vs_session_get_instant (session));
+  }
+}
+
+static gboolean
+stack_shown (gpointer data)
+{
+  const char *text = vs_state_pane_get_stack_text (pane);
+  return text != NULL
+         && (g_str_has_prefix (text, "Your code:")
+             || g_str_has_prefix (text, "Libraries and runtime:"));
+}
+
+/* The event line and the stack of an allocation with a stack. */
+static void
+test_event_text (void)
+{
+  const VsAllocStep *s;
+
+  /* Step until an event whose stack the trace has. */
+  press_key (XK_bracketright, 0);
+  for (guint k = 0; k < 200 && vs_state_pane_get_step (pane)->stack_id == 0; k++)
+    press_key (XK_bracketright, 0);
+  s = vs_state_pane_get_step (pane);
+  g_assert_cmpint (s->stack_id, !=, 0);
+  g_assert_true (wait_until (stack_shown, NULL));
+  {
+    g_autoptr (GError) error = NULL;
+    const VsStackInfo *st = vs_stack_get (trace, s->stack_id, &error);
+    const char *text = vs_state_pane_get_stack_text (pane);
+
+    g_assert_no_error (error);
+    /* The stack's innermost user frame leads when it has one. */
+    if (st->innermost_user != NULL)
+      {
+        g_autofree char *first = g_strdup_printf ("Your code:\n  %s", st->innermost_user->text);
+        g_assert_true (g_str_has_prefix (text, first));
+      }
+    else
+      g_assert_true (g_str_has_prefix (text, "Libraries and runtime:"));
+  }
+  /* The event line: what, how large, where. */
+  {
+    g_autofree char *size = vs_format_bytes (s->bytes);
+    const char *line = vs_state_pane_get_event_text (pane);
+    g_assert_true (strstr (line, size) != NULL);
+    g_assert_true (g_str_has_prefix (line, s->kind == VS_ALLOC_STEP_ALLOC  ? "Block allocated"
+                                           : s->kind == VS_ALLOC_STEP_FREE ? "Block freed"
+                                                                           : "Segment"));
+  }
+}
+
+/* --pane state --screenshot: the map of an event, with a block drawn. */
+static void
+test_screenshot (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("vs-state-XXXXXX", NULL);
+  g_autofree char *png = g_build_filename (dir, "state.png", NULL);
+  const char *argv[] = { g_getenv ("VS_VIEW"),
+                         "--screenshot",
+                         png,
+                         "--size",
+                         "1280x900",
+                         "--pane",
+                         "state",
+                         trace_path,
+                         NULL };
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GdkTexture) texture = NULL;
+  g_autofree guchar *pixels = NULL;
+  int status, w, h, blue = 0;
+
+  g_assert_nonnull (argv[0]);
+  g_assert_true (g_spawn_sync (NULL, (char **)argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL, NULL,
+                               &status, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  texture = gdk_texture_new_from_filename (png, &error);
+  g_assert_no_error (error);
+  w = gdk_texture_get_width (texture);
+  h = gdk_texture_get_height (texture);
+  pixels = g_malloc ((gsize)w * h * 4);
+  gdk_texture_download (texture, pixels, (gsize)w * 4);
+  /* The lower part (the pane, under the timeline) holds segment bars. */
+  for (int y = h * 2 / 3; y < h; y++)
+    for (int x = 0; x < w; x++)
+      {
+        const guchar *p = pixels + ((gsize)y * w + x) * 4; /* B G R A */
+        guint32 rgb = ((guint32)p[2] << 16) | ((guint32)p[1] << 8) | p[0];
+        blue += is_allocated_colour (rgb);
+      }
+  g_assert_cmpint (blue, >, 2000);
+  g_unlink (png);
+  g_rmdir (dir);
+}
+
+int
+main (int argc, char **argv)
+{
+  int status;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GFile) file = NULL;
+  VsApplication *app;
+
+  g_setenv ("GDK_BACKEND", "x11", TRUE);
+  trace_path = g_build_filename (g_getenv ("VS_DATA"), "whatif", "default.db", NULL);
+  g_test_init (&argc, &argv, NULL);
+  adw_init ();
+  trace = vs_trace_open (trace_path, &error);
+  g_assert_no_error (error);
+  app = vs_application_new ();
+  g_assert_true (g_application_register (G_APPLICATION (app), NULL, &error));
+  g_assert_no_error (error);
+  window = vs_window_new (ADW_APPLICATION (app));
+  gtk_window_set_default_size (GTK_WINDOW (window), 1280, 1000);
+  gtk_window_present (GTK_WINDOW (window));
+  file = g_file_new_for_path (trace_path);
+  vs_window_open (window, file);
+  g_assert_true (wait_until (shows_document, NULL));
+  pane = window->state_pane;
+  {
+    Display *d = xdisplay ();
+    XSetInputFocus (d, gdk_x11_surface_get_xid (gtk_native_get_surface (GTK_NATIVE (window))),
+                    RevertToParent, CurrentTime);
+    XSync (d, False);
+    g_assert_true (wait_until (window_active, window));
+  }
+
+  g_test_add_func ("/state/stepping", test_stepping);
+  g_test_add_func ("/state/event-text", test_event_text);
+  g_test_add_func ("/state/screenshot", test_screenshot);
+  status = g_test_run ();
+
+  gtk_window_destroy (GTK_WINDOW (window));
+  g_object_unref (app);
+  vs_trace_free (trace);
+  return status;
+}
