@@ -21,6 +21,9 @@ data_clear (gpointer p)
   VsChartData *data = p;
   g_free (data->title);
   g_free (data->whatif_label);
+  g_clear_pointer (&data->compare, vs_chart_data_unref);
+  g_free (data->label);
+  g_free (data->compare_label);
   g_free (data->buckets);
   g_array_unref (data->markers);
   g_array_unref (data->ranges);

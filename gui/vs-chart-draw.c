@@ -7,6 +7,7 @@
  * in the trace.
  */
 #include "vs-chart-draw.h"
+#include "vs-chart-compare.h"
 
 #include <math.h>
 
@@ -34,6 +35,7 @@ static const VsChartPalette light_palette = {
   .selection = RGBA (53, 132, 228, 0.18),
   .cursor = RGBA (36, 31, 49, 0.6),
   .whatif = RGBA (129, 61, 156, 1),
+  .compare = RGBA (99, 69, 44, 1),
 };
 
 static const VsChartPalette dark_palette = {
@@ -52,6 +54,7 @@ static const VsChartPalette dark_palette = {
   .selection = RGBA (120, 174, 237, 0.22),
   .cursor = RGBA (255, 255, 255, 0.6),
   .whatif = RGBA (192, 97, 203, 1),
+  .compare = RGBA (222, 184, 150, 1),
 };
 
 /* Soft colours for NVTX range bars, picked by a hash of the name. */
@@ -692,6 +695,11 @@ draw_header (cairo_t *cr, PangoLayout *pl, const VsChartData *d, const VsChartLa
     { "cached, free", &p->fragmentation, 2 },
     { "reserved", &p->reserved_line, 1 },
     { "allocated", &p->allocated_fill, 0 },
+    /* A compared trace (drawn leftmost, read first): both files named,
+     * the second's line styles. */
+    { d != NULL && d->compare != NULL ? "B reserved" : NULL, &p->compare, 4 },
+    { d != NULL && d->compare != NULL ? d->compare_label : NULL, &p->compare, 1 },
+    { d != NULL && d->compare != NULL ? d->label : NULL, &p->allocated_fill, 0 },
   };
 
   if (d != NULL && d->title != NULL)
@@ -711,7 +719,7 @@ draw_header (cairo_t *cr, PangoLayout *pl, const VsChartData *d, const VsChartLa
   for (guint i = 0; i < G_N_ELEMENTS (legend); i++)
     {
       int w, h;
-      if ((i == 0 && legend[i].name == NULL) || (i == 1 && !any_failed))
+      if (legend[i].name == NULL || (legend[i].c == &p->failed && !any_failed))
         continue;
       pango_layout_set_text (pl, legend[i].name, -1);
       pango_layout_get_pixel_size (pl, &w, &h);
@@ -795,6 +803,7 @@ vs_chart_draw (GtkSnapshot *snapshot, const VsChartData *d, gint64 v0, gint64 v1
   cairo_clip (cr);
   draw_series (cr, &l, col, n, p);
   draw_whatif (cr, &l, col, n, p);
+  vs_chart_draw_compare (cr, d, &l, v0, v1, p);
   if (d != NULL)
     {
       draw_capacity (cr, pl, d, &l, p);

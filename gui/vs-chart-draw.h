@@ -11,7 +11,9 @@
  * reserved as a line above it with the gap between them hatched as
  * fragmentation, the device's capacity as a dashed line, peak and failed
  * allocation markers, and — when the data has one — the reserved line
- * replayed under another allocator setting, dashed), and the time axis.  The y axis is labelled in the
+ * replayed under another allocator setting, dashed, and — when the data
+ * has a compared trace — that trace's allocated and reserved lines in
+ * another colour), and the time axis.  The y axis is labelled in the
  * left gutter.
  */
 #pragma once
@@ -38,7 +40,8 @@ typedef struct
   GdkRGBA kernels;
   GdkRGBA selection;
   GdkRGBA cursor;
-  GdkRGBA whatif; /* the reserved line replayed under another setting (dashed) */
+  GdkRGBA whatif;  /* the reserved line replayed under another setting (dashed) */
+  GdkRGBA compare; /* the compared trace's lines (vs-chart-compare.h) */
 } VsChartPalette;
 
 /* The palette for a light or dark style (static storage). */

@@ -132,6 +132,13 @@ void vs_document_compare_async (VsDocument *self, GFile *other, GCancellable *ca
                                 GAsyncReadyCallback callback, gpointer user_data);
 GArray *vs_document_compare_finish (VsDocument *self, GAsyncResult *result, GError **error);
 
+/* The analyzer's trace, for a worker thread that needs it with another
+ * document's (a comparison): locks the document until
+ * vs_document_unlock_trace().  A thread holding two locks takes them in
+ * the order A then B of the comparison, and nothing else holds two. */
+VsTrace *vs_document_lock_trace (VsDocument *self);
+void vs_document_unlock_trace (VsDocument *self);
+
 /* Reads the trace again if its file changed (a recording in progress
  * committed new events; vs_trace_refresh()); finish returns TRUE when
  * anything was read again. */
