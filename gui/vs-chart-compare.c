@@ -75,8 +75,7 @@ vs_chart_draw_compare (cairo_t *cr, const VsChartData *d, const VsChartLayout *l
       /* Half a pixel up so a whole-pixel line covers its row exactly. */
       col[i].max_a = round (vs_chart_y_for_bytes (l, b.max_allocated)) - 1;
       col[i].min_a = round (vs_chart_y_for_bytes (l, b.min_allocated)) - 1;
-      col[i].max_r
-          = round (vs_chart_y_for_bytes (l, MAX (b.max_reserved, b.max_allocated))) - 1;
+      col[i].max_r = round (vs_chart_y_for_bytes (l, MAX (b.max_reserved, b.max_allocated))) - 1;
       col[i].min_r = round (vs_chart_y_for_bytes (l, b.min_reserved)) - 1;
     }
   cairo_save (cr);

@@ -104,9 +104,10 @@ show_banner (VsComparePane *self)
   for (guint i = 0; diffs != NULL && i < diffs->len; i++)
     {
       const VsCompareDifference *d = g_ptr_array_index (diffs, i);
-      const char *what = d->kind == VS_COMPARE_DIFFERS_GPU        ? _ ("The GPUs differ")
-                         : d->kind == VS_COMPARE_DIFFERS_SETTINGS ? _ ("The allocator settings differ")
-                                                                  : _ ("The programs differ");
+      const char *what = d->kind == VS_COMPARE_DIFFERS_GPU ? _ ("The GPUs differ")
+                         : d->kind == VS_COMPARE_DIFFERS_SETTINGS
+                             ? _ ("The allocator settings differ")
+                             : _ ("The programs differ");
 
       g_string_append_printf (text, "%s%s: %s", text->len > 0 ? "\n" : "", what, d->text);
     }
@@ -230,9 +231,9 @@ vs_compare_pane_class_init (VsComparePaneClass *klass)
   object_class->get_property = vs_compare_pane_get_property;
   object_class->set_property = vs_compare_pane_set_property;
   object_class->dispose = vs_compare_pane_dispose;
-  props[PROP_COMPARISON] = g_param_spec_object ("comparison", NULL, NULL, VS_TYPE_COMPARISON,
-                                                G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY
-                                                    | G_PARAM_STATIC_STRINGS);
+  props[PROP_COMPARISON]
+      = g_param_spec_object ("comparison", NULL, NULL, VS_TYPE_COMPARISON,
+                             G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, props);
 
   g_type_ensure (VS_TYPE_COMPARE_ITEM);
@@ -261,8 +262,7 @@ vs_compare_pane_init (VsComparePane *self)
 
   gtk_widget_init_template (GTK_WIDGET (self));
   gtk_orientable_set_orientation (
-      GTK_ORIENTABLE (gtk_widget_get_layout_manager (GTK_WIDGET (self))),
-      GTK_ORIENTATION_VERTICAL);
+      GTK_ORIENTABLE (gtk_widget_get_layout_manager (GTK_WIDGET (self))), GTK_ORIENTATION_VERTICAL);
   self->sorted = gtk_sort_list_model_new (
       NULL, g_object_ref (gtk_column_view_get_sorter (self->column_view)));
   selection = gtk_single_selection_new (g_object_ref (G_LIST_MODEL (self->sorted)));

@@ -335,9 +335,8 @@ on_a_chart (GObject *source, GAsyncResult *result, gpointer data)
       return;
     }
   j->a = a;
-  vs_document_query_chart_async (j->self->b, j->b_device_id, j->t0 + j->offset,
-                                 j->t1 + j->offset, j->n, g_task_get_cancellable (task),
-                                 on_b_chart, task);
+  vs_document_query_chart_async (j->self->b, j->b_device_id, j->t0 + j->offset, j->t1 + j->offset,
+                                 j->n, g_task_get_cancellable (task), on_b_chart, task);
 }
 
 /* B's device of the same index as A's device_id, -1 when none. */
@@ -451,9 +450,9 @@ vs_comparison_class_init (VsComparisonClass *klass)
   object_class->get_property = vs_comparison_get_property;
   object_class->set_property = vs_comparison_set_property;
   object_class->finalize = vs_comparison_finalize;
-  props[PROP_ALIGN_BY_ITERATION] = g_param_spec_boolean (
-      "align-by-iteration", NULL, NULL, FALSE,
-      G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  props[PROP_ALIGN_BY_ITERATION]
+      = g_param_spec_boolean ("align-by-iteration", NULL, NULL, FALSE,
+                              G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, props);
 }
 
