@@ -266,5 +266,8 @@ vs_compare_pane_init (VsComparePane *self)
   self->sorted = gtk_sort_list_model_new (
       NULL, g_object_ref (gtk_column_view_get_sorter (self->column_view)));
   selection = gtk_single_selection_new (g_object_ref (G_LIST_MODEL (self->sorted)));
+  /* Nothing selected until the user picks a row. */
+  gtk_single_selection_set_autoselect (selection, FALSE);
+  gtk_single_selection_set_can_unselect (selection, TRUE);
   gtk_column_view_set_model (self->column_view, GTK_SELECTION_MODEL (selection));
 }
