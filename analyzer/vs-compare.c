@@ -86,8 +86,8 @@ settings_differ (const VsAllocatorSettings *x, const VsAllocatorSettings *y)
                             y->expandable_segments ? "on" : "off");
   if (x->memory_fraction > 0 && y->memory_fraction > 0
       && fabs (x->memory_fraction - y->memory_fraction) > 1e-9)
-    g_string_append_printf (out, "%smemory fraction %.3g in A, %.3g in B",
-                            out->len > 0 ? "; " : "", x->memory_fraction, y->memory_fraction);
+    g_string_append_printf (out, "%smemory fraction %.3g in A, %.3g in B", out->len > 0 ? "; " : "",
+                            x->memory_fraction, y->memory_fraction);
   if (x->alloc_conf != NULL && y->alloc_conf != NULL && strcmp (x->alloc_conf, y->alloc_conf) != 0)
     g_string_append_printf (out, "%sPYTORCH_CUDA_ALLOC_CONF “%s” in A, “%s” in B",
                             out->len > 0 ? "; " : "", x->alloc_conf, y->alloc_conf);
@@ -135,6 +135,71 @@ vs_compare_differences (VsTrace *a, VsTrace *b)
   if (ca != NULL && cb != NULL && ca[0] != '\0' && cb[0] != '\0' && strcmp (ca, cb) != 0)
     add (out, VS_COMPARE_DIFFERS_PROGRAM, g_strdup_printf ("A ran “%s”, B ran “%s”", ca, cb));
   return out;
+}
+
+/* See vs-compare.h. */
+const char *
+vs_compare_difference_title (VsCompareDifferenceKind kind)
+{
+  switch (kind)
+    {
+    case VS_COMPARE_DIFFERS_GPU:
+      return "The GPUs differ";
+    case VS_COMPARE_DIFFERS_SETTINGS:
+      return "The allocator settings differ";
+    case VS_COMPARE_DIFFERS_PROGRAM:
+    default:
+      return "The programs differ";
+    }
+}
+
+/* Appends text wrapped at width columns (counted in characters), the
+ * first line after first_indent characters already written, the next
+ * ones indented by indent spaces. */
+static void
+append_wrapped (GString *out, const char *text, guint width, guint first_indent, guint indent)
+{
+  g_auto (GStrv) words = g_strsplit (text, " ", -1);
+  guint col = first_indent;
+
+  for (guint i = 0; words[i] != NULL; i++)
+    {
+      guint len = (guint)g_utf8_strlen (words[i], -1);
+
+      if (i > 0 && width > 0 && col + 1 + len > width)
+        {
+          g_string_append_c (out, '\n');
+          for (guint k = 0; k < indent; k++)
+            g_string_append_c (out, ' ');
+          col = indent;
+        }
+      else if (i > 0)
+        {
+          g_string_append_c (out, ' ');
+          col++;
+        }
+      g_string_append (out, words[i]);
+      col += len;
+    }
+  g_string_append_c (out, '\n');
+}
+
+/* See vs-compare.h. */
+void
+vs_compare_write_differences (GPtrArray *differences, guint width, GString *out)
+{
+  g_return_if_fail (differences != NULL && out != NULL);
+  if (differences->len == 0)
+    return;
+  g_string_append (out, "\nThe runs are not alike:\n");
+  for (guint i = 0; i < differences->len; i++)
+    {
+      const VsCompareDifference *d = g_ptr_array_index (differences, i);
+      g_autofree char *item
+          = g_strdup_printf ("- %s: %s", vs_compare_difference_title (d->kind), d->text);
+
+      append_wrapped (out, item, width, 0, 2);
+    }
 }
 
 /* The start of the first iteration of device idx in trace; FALSE when

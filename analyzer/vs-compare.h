@@ -14,9 +14,9 @@ G_BEGIN_DECLS
 
 typedef enum
 {
-  VS_COMPARE_DIFFERS_GPU,       /* a device's name or capacity, or the number of devices */
-  VS_COMPARE_DIFFERS_SETTINGS,  /* an allocator setting (expandable segments, fraction, conf) */
-  VS_COMPARE_DIFFERS_PROGRAM,   /* the command line the run recorded */
+  VS_COMPARE_DIFFERS_GPU,      /* a device's name or capacity, or the number of devices */
+  VS_COMPARE_DIFFERS_SETTINGS, /* an allocator setting (expandable segments, fraction, conf) */
+  VS_COMPARE_DIFFERS_PROGRAM,  /* the command line the run recorded */
 } VsCompareDifferenceKind;
 
 typedef struct
@@ -31,6 +31,15 @@ typedef struct
  * empty when nothing known differs.  A fact one trace does not record is
  * not a difference.  Never fails. */
 GPtrArray *vs_compare_differences (VsTrace *a, VsTrace *b);
+
+/* What a difference of kind is, as a heading: "The GPUs differ", "The
+ * allocator settings differ", "The programs differ"; static. */
+const char *vs_compare_difference_title (VsCompareDifferenceKind kind);
+
+/* Appends the differences for people, nothing when there are none:
+ * "The runs are not alike:" and one item per difference ("- The GPUs
+ * differ: …"), words wrapped to width columns (0: unwrapped). */
+void vs_compare_write_differences (GPtrArray *differences, guint width, GString *out);
 
 /* The shift that lays b over a by iteration: b's time t is drawn at
  * t − *offset_ns in a's time, so that b's first iteration starts where

@@ -104,10 +104,7 @@ show_banner (VsComparePane *self)
   for (guint i = 0; diffs != NULL && i < diffs->len; i++)
     {
       const VsCompareDifference *d = g_ptr_array_index (diffs, i);
-      const char *what = d->kind == VS_COMPARE_DIFFERS_GPU ? _ ("The GPUs differ")
-                         : d->kind == VS_COMPARE_DIFFERS_SETTINGS
-                             ? _ ("The allocator settings differ")
-                             : _ ("The programs differ");
+      const char *what = vs_compare_difference_title (d->kind);
 
       g_string_append_printf (text, "%s%s: %s", text->len > 0 ? "\n" : "", what, d->text);
     }

@@ -91,6 +91,7 @@ compute_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *
       return;
     }
   vs_diff_write_text (self->rows, self->name_a, self->name_b, 120, text);
+  vs_compare_write_differences (self->differences, 120, text);
   self->text = g_string_free (g_steal_pointer (&text), FALSE);
   g_task_return_pointer (task, g_object_ref (self), g_object_unref);
 }

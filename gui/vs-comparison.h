@@ -41,7 +41,8 @@ GArray *vs_comparison_get_rows (VsComparison *self);
 GListModel *vs_comparison_get_items (VsComparison *self);
 /* What differs between the runs (VsCompareDifference*), maybe empty. */
 GPtrArray *vs_comparison_get_differences (VsComparison *self);
-/* The diff as `vramscope diff A B` writes it at 120 columns. */
+/* The comparison as `vramscope diff A B --width 120` writes it: the diff,
+ * then what differs between the runs. */
 const char *vs_comparison_get_text (VsComparison *self);
 
 /* Whether both runs have iterations to align by. */

@@ -50,8 +50,8 @@ test_gpus (void)
   g_autofree char *gpu = texts (d, VS_COMPARE_DIFFERS_GPU);
   g_autofree char *count = texts (two, VS_COMPARE_DIFFERS_GPU);
 
-  g_assert_cmpstr (gpu, ==,
-                   "GPU 0: NVIDIA H200 (139.80 GiB) in A, NVIDIA H100 80GB HBM3 (79.18 GiB) in B\n");
+  g_assert_cmpstr (
+      gpu, ==, "GPU 0: NVIDIA H200 (139.80 GiB) in A, NVIDIA H100 80GB HBM3 (79.18 GiB) in B\n");
   g_assert_cmpstr (count, ==, "A used 1 GPU, B 2\n");
 }
 
@@ -73,6 +73,22 @@ test_settings_and_program (void)
                    "B ran “python3 samples/torch-frag-mixed.py --truth "
                    "frag-mixed-expandable.json”\n");
   g_assert_cmpuint (self->len, ==, 0);
+  /* As `vramscope diff` prints them, wrapped at 60 columns. */
+  {
+    g_autoptr (GString) out = g_string_new (NULL);
+
+    vs_compare_write_differences (self, 60, out);
+    g_assert_cmpstr (out->str, ==, "");
+    vs_compare_write_differences (d, 60, out);
+    g_assert_cmpstr (out->str, ==,
+                     "\nThe runs are not alike:\n"
+                     "- The allocator settings differ: GPU 0: expandable segments\n"
+                     "  off in A, on in B\n"
+                     "- The programs differ: A ran “python3\n"
+                     "  samples/torch-frag-mixed.py --truth frag-mixed.json”, B\n"
+                     "  ran “python3 samples/torch-frag-mixed.py --truth\n"
+                     "  frag-mixed-expandable.json”\n");
+  }
 }
 
 static void

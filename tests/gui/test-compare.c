@@ -245,8 +245,9 @@ line_matches (const char *b_path_, gint64 offset_ns, guint *columns)
   pixels = render_chart (chart, &w, &h);
   vs_chart_layout (d, w, h, &l);
   n = (int)l.chart.size.width;
-  buckets = vs_timeline_query (b, ((VsDeviceInfo *)g_ptr_array_index (vs_trace_get_devices (b), 0))->id,
-                               0, view->begin + offset_ns, view->end + offset_ns, n, &error);
+  buckets
+      = vs_timeline_query (b, ((VsDeviceInfo *)g_ptr_array_index (vs_trace_get_devices (b), 0))->id,
+                           0, view->begin + offset_ns, view->end + offset_ns, n, &error);
   g_assert_no_error (error);
   *columns = 0;
   /* The first and last few columns meet the axis and the markers. */
@@ -377,10 +378,11 @@ sorted_by (GListModel *rows, const char *prop, int direction)
       g_value_init (&vy, G_TYPE_DOUBLE);
       {
         GValue raw_x = G_VALUE_INIT, raw_y = G_VALUE_INIT;
-        g_object_get_property (x, prop, (g_value_init (&raw_x, g_object_class_find_property (
-                                                                    G_OBJECT_GET_CLASS (x), prop)
-                                                                    ->value_type),
-                                         &raw_x));
+        g_object_get_property (
+            x, prop,
+            (g_value_init (&raw_x,
+                           g_object_class_find_property (G_OBJECT_GET_CLASS (x), prop)->value_type),
+             &raw_x));
         g_object_get_property (y, prop, (g_value_init (&raw_y, G_VALUE_TYPE (&raw_x)), &raw_y));
         g_value_transform (&raw_x, &vx);
         g_value_transform (&raw_y, &vy);
@@ -522,8 +524,8 @@ static void
 test_command_line (void)
 {
   g_autofree char *png = g_build_filename (home, "compare.png", NULL);
-  const char *argv[] = { g_getenv ("VS_VIEW"), "--screenshot", png, "--size", "1100x760",
-                         "--compare", b_path, a_path, NULL };
+  const char *argv[] = { g_getenv ("VS_VIEW"), "--screenshot", png,    "--size", "1100x760",
+                         "--compare",          b_path,         a_path, NULL };
   g_auto (GStrv) env
       = g_environ_setenv (g_get_environ (), "ADW_DEBUG_COLOR_SCHEME", "prefer-light", TRUE);
   g_autoptr (GError) error = NULL;

@@ -1176,6 +1176,11 @@ test_compare (void)
   rows = vs_diff (a, b, 20, &error);
   g_assert_no_error (error);
   vs_diff_write_text (rows, "a_b.db", "sample-oom.db", 120, expected);
+  {
+    g_autoptr (GPtrArray) differences = vs_compare_differences (a, b);
+
+    vs_compare_write_differences (differences, 120, expected);
+  }
   g_assert_null (vs_window_get_comparison_text (window));
   vs_window_compare_with (window, other);
   g_assert_true (vs_window_is_comparing (window));
