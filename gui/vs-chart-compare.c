@@ -1,8 +1,8 @@
 /* vs-chart-compare.c — the compared trace's lines (see vs-chart-compare.h).
  * One min/max pair per pixel column from the compared data's buckets,
  * which are already on the first trace's time axis; a step line through
- * the columns' maxima, and a vertical stroke where the value moved inside
- * one pixel, as the first trace's reserved line is drawn.
+ * the columns' maxima, and a translucent vertical stroke where the value
+ * moved inside one pixel.
  */
 #include "vs-chart-compare.h"
 
@@ -13,11 +13,14 @@ typedef struct
   double max_r, min_r; /* y of reserved's */
 } CompareColumn;
 
-/* Strokes the step line through one quantity's column maxima, with each
- * column's min..max range as a vertical stroke. */
+/* Strokes the step line through one quantity's column maxima; then,
+ * translucent so that the first trace stays visible beneath, each
+ * column's min..max range where the value moved inside one pixel. */
 static void
-stroke_steps (cairo_t *cr, double x0, const CompareColumn *col, int n, gboolean reserved)
+stroke_steps (cairo_t *cr, double x0, const CompareColumn *col, int n, gboolean reserved,
+              const GdkRGBA *c)
 {
+  cairo_set_source_rgba (cr, c->red, c->green, c->blue, c->alpha);
   for (int i = 0; i < n;)
     {
       int j;
@@ -31,23 +34,30 @@ stroke_steps (cairo_t *cr, double x0, const CompareColumn *col, int n, gboolean 
       for (j = i; j < n && col[j].has; j++)
         {
           double y = reserved ? col[j].max_r : col[j].max_a;
-          double lo = reserved ? col[j].min_r : col[j].min_a;
 
           if (j == i)
             cairo_move_to (cr, x0 + j, y);
           else
             cairo_line_to (cr, x0 + j, y);
           cairo_line_to (cr, x0 + j + 1, y);
-          if (lo - y >= 1.5)
-            {
-              cairo_move_to (cr, x0 + j + 0.5, y);
-              cairo_line_to (cr, x0 + j + 0.5, lo);
-              cairo_move_to (cr, x0 + j + 1, y);
-            }
         }
       cairo_stroke (cr);
       i = j;
     }
+  cairo_new_path (cr);
+  for (int i = 0; i < n; i++)
+    {
+      double y = reserved ? col[i].max_r : col[i].max_a;
+      double lo = reserved ? col[i].min_r : col[i].min_a;
+
+      if (col[i].has && lo - y >= 1.5)
+        {
+          cairo_move_to (cr, x0 + i + 0.5, y);
+          cairo_line_to (cr, x0 + i + 0.5, lo);
+        }
+    }
+  cairo_set_source_rgba (cr, c->red, c->green, c->blue, c->alpha * 0.35);
+  cairo_stroke (cr);
 }
 
 /* See vs-chart-compare.h. */
@@ -79,11 +89,10 @@ vs_chart_draw_compare (cairo_t *cr, const VsChartData *d, const VsChartLayout *l
       col[i].min_r = round (vs_chart_y_for_bytes (l, b.min_reserved)) - 1;
     }
   cairo_save (cr);
-  cairo_set_source_rgba (cr, p->compare.red, p->compare.green, p->compare.blue, p->compare.alpha);
   cairo_set_line_width (cr, 2);
-  stroke_steps (cr, l->chart.origin.x, col, n, FALSE);
+  stroke_steps (cr, l->chart.origin.x, col, n, FALSE, &p->compare);
   cairo_set_line_width (cr, 1.5);
   cairo_set_dash (cr, dash, 2, 0);
-  stroke_steps (cr, l->chart.origin.x, col, n, TRUE);
+  stroke_steps (cr, l->chart.origin.x, col, n, TRUE, &p->compare);
   cairo_restore (cr);
 }
