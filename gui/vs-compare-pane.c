@@ -20,6 +20,7 @@ struct _VsComparePane
   GtkLabel *names_label;
   GtkToggleButton *start_button;
   GtkToggleButton *iteration_button;
+  GtkWidget *copy_button;
   GtkColumnView *column_view;
 
   VsComparison *comparison;
@@ -89,7 +90,7 @@ delta_classes (gpointer unused, gint64 d)
 static void
 on_copy (VsComparePane *self)
 {
-  if (self->comparison == NULL)
+  if (self->comparison == NULL || vs_comparison_get_text (self->comparison) == NULL)
     return;
   gdk_clipboard_set_text (gtk_widget_get_clipboard (GTK_WIDGET (self)),
                           vs_comparison_get_text (self->comparison));
@@ -112,6 +113,24 @@ show_banner (VsComparePane *self)
   gtk_revealer_set_reveal_child (self->banner_revealer, text->len > 0);
 }
 
+/* The comparison computed (or not yet): table, banner, alignment. */
+static void
+on_computed (VsComparison *comparison, GParamSpec *pspec, VsComparePane *self)
+{
+  gboolean done = vs_comparison_is_computed (comparison);
+  gboolean can = vs_comparison_can_align_by_iteration (comparison);
+
+  gtk_sort_list_model_set_model (self->sorted, done ? vs_comparison_get_items (comparison) : NULL);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->copy_button), done);
+  if (done)
+    show_banner (self);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->iteration_button), can);
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->iteration_button),
+                               can ? _ ("Shift B so that its first iteration starts where A’s does")
+                               : done ? _ ("No iterations were found in both runs to align them by")
+                                      : _ ("Comparing…"));
+}
+
 /* See vs-compare-pane.h. */
 void
 vs_compare_pane_set_comparison (VsComparePane *self, VsComparison *comparison)
@@ -121,25 +140,21 @@ vs_compare_pane_set_comparison (VsComparePane *self, VsComparison *comparison)
   if (self->comparison == comparison)
     return;
   g_clear_pointer (&self->align_binding, g_binding_unbind);
+  if (self->comparison != NULL)
+    g_signal_handlers_disconnect_by_data (self->comparison, self);
   g_set_object (&self->comparison, comparison);
-  gtk_sort_list_model_set_model (self->sorted,
-                                 comparison ? vs_comparison_get_items (comparison) : NULL);
+  gtk_sort_list_model_set_model (self->sorted, NULL);
   gtk_revealer_set_reveal_child (self->banner_revealer, FALSE);
   if (comparison != NULL)
     {
       g_autofree char *names
           = g_strdup_printf (_ ("A: %s · B: %s"), vs_comparison_get_name_a (comparison),
                              vs_comparison_get_name_b (comparison));
-      gboolean can = vs_comparison_can_align_by_iteration (comparison);
 
       gtk_label_set_text (self->names_label, names);
-      show_banner (self);
       gtk_toggle_button_set_active (self->start_button, TRUE);
-      gtk_widget_set_sensitive (GTK_WIDGET (self->iteration_button), can);
-      gtk_widget_set_tooltip_text (
-          GTK_WIDGET (self->iteration_button),
-          can ? _ ("Shift B so that its first iteration starts where A’s does")
-              : _ ("No iterations were found in both runs to align them by"));
+      g_signal_connect (comparison, "notify::computed", G_CALLBACK (on_computed), self);
+      on_computed (comparison, NULL, self);
       self->align_binding = g_object_bind_property (
           self->iteration_button, "active", comparison, "align-by-iteration",
           G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
@@ -210,6 +225,8 @@ vs_compare_pane_dispose (GObject *object)
   GtkWidget *child;
 
   g_clear_pointer (&self->align_binding, g_binding_unbind);
+  if (self->comparison != NULL)
+    g_signal_handlers_disconnect_by_data (self->comparison, self);
   g_clear_object (&self->comparison);
   gtk_widget_dispose_template (GTK_WIDGET (self), VS_TYPE_COMPARE_PANE);
   /* The children without an id are not the template's to dispose. */
@@ -241,6 +258,7 @@ vs_compare_pane_class_init (VsComparePaneClass *klass)
   gtk_widget_class_bind_template_child (widget_class, VsComparePane, names_label);
   gtk_widget_class_bind_template_child (widget_class, VsComparePane, start_button);
   gtk_widget_class_bind_template_child (widget_class, VsComparePane, iteration_button);
+  gtk_widget_class_bind_template_child (widget_class, VsComparePane, copy_button);
   gtk_widget_class_bind_template_child (widget_class, VsComparePane, column_view);
   gtk_widget_class_bind_template_callback (widget_class, on_copy);
   vs_cell_format_add_callbacks (widget_class);

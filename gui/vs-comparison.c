@@ -1,7 +1,8 @@
 /* vs-comparison.c — two traces compared (see vs-comparison.h).  B is
  * opened as the window opens a trace (snapshot import, then the
- * document's load); the diff, the differences and the iteration offset
- * are computed in one thread holding both documents' traces; the charts'
+ * document's load); then the diff, the differences and the iteration
+ * offset are computed in one thread holding both documents' traces,
+ * while the timelines already draw B; the charts'
  * data are A's and B's own queries, B's on A's grid shifted by the
  * offset.
  */
@@ -31,6 +32,7 @@ enum
 {
   PROP_0,
   PROP_ALIGN_BY_ITERATION,
+  PROP_COMPUTED,
   N_PROPS
 };
 
@@ -59,20 +61,24 @@ new_job_free (gpointer p)
   g_free (j);
 }
 
-/* Everything computed from both traces at once. */
+/* Everything computed from both traces at once (vs_comparison_compute_async),
+ * on connections of the thread's own (task_data: the two paths) so that
+ * the documents' queries — the timelines drawing B — go on meanwhile. */
 static void
 compute_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
 {
-  NewJob *j = task_data;
-  VsComparison *self = j->self;
-  VsTrace *ta, *tb;
+  VsComparison *self = source;
+  char **paths = task_data;
+  g_autoptr (VsTrace) ta = NULL;
+  g_autoptr (VsTrace) tb = NULL;
   GError *error = NULL;
   g_autoptr (GString) text = g_string_new (NULL);
   const VsDeviceInfo *first;
 
-  ta = vs_document_lock_trace (self->a);
-  tb = vs_document_lock_trace (self->b);
-  self->rows = vs_diff (ta, tb, 20, &error);
+  ta = vs_trace_open (paths[0], &error);
+  tb = ta != NULL ? vs_trace_open (paths[1], &error) : NULL;
+  if (tb != NULL)
+    self->rows = vs_diff (ta, tb, 20, &error);
   if (self->rows != NULL)
     {
       self->differences = vs_compare_differences (ta, tb);
@@ -83,8 +89,6 @@ compute_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *
           = first != NULL
             && vs_compare_iteration_offset (ta, tb, first->idx, &self->iteration_offset, NULL);
     }
-  vs_document_unlock_trace (self->b);
-  vs_document_unlock_trace (self->a);
   if (self->rows == NULL)
     {
       g_task_return_error (task, error);
@@ -93,7 +97,7 @@ compute_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *
   vs_diff_write_text (self->rows, self->name_a, self->name_b, 120, text);
   vs_compare_write_differences (self->differences, 120, text);
   self->text = g_string_free (g_steal_pointer (&text), FALSE);
-  g_task_return_pointer (task, g_object_ref (self), g_object_unref);
+  g_task_return_boolean (task, TRUE);
 }
 
 static void
@@ -107,7 +111,7 @@ on_b_loaded (GObject *source, GAsyncResult *result, gpointer data)
   if (j->self->b == NULL)
     g_task_return_error (task, error);
   else
-    g_task_run_in_thread (task, compute_thread);
+    g_task_return_pointer (task, g_object_ref (j->self), g_object_unref);
   g_object_unref (task);
 }
 
@@ -157,26 +161,65 @@ vs_comparison_new_async (VsDocument *a, GFile *file, GCancellable *cancellable,
 VsComparison *
 vs_comparison_new_finish (GAsyncResult *result, GError **error)
 {
-  VsComparison *self;
-
   g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
-  self = g_task_propagate_pointer (G_TASK (result), error);
-  if (self != NULL && self->items == NULL)
-    {
-      self->items = g_list_store_new (VS_TYPE_COMPARE_ITEM);
-      for (guint i = 0; i < self->rows->len; i++)
-        {
-          const VsDiffRow *r = &g_array_index (self->rows, VsDiffRow, i);
-          g_autoptr (VsCompareItem) item = NULL;
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
 
-          /* Unchanged zeros say nothing (as the CLI's text leaves them). */
-          if (r->a == 0 && r->b == 0)
-            continue;
-          item = vs_compare_item_new (r);
-          g_list_store_append (self->items, item);
-        }
+/* See vs-comparison.h. */
+void
+vs_comparison_compute_async (VsComparison *self, GCancellable *cancellable,
+                             GAsyncReadyCallback callback, gpointer user_data)
+{
+  g_autoptr (GTask) task = NULL;
+
+  g_return_if_fail (VS_IS_COMPARISON (self));
+  g_return_if_fail (self->rows == NULL);
+  task = g_task_new (self, cancellable, callback, user_data);
+  {
+    char **paths = g_new0 (char *, 3);
+
+    paths[0] = g_file_get_path (vs_document_get_file (self->a));
+    paths[1] = g_file_get_path (vs_document_get_file (self->b));
+    if (paths[0] == NULL || paths[1] == NULL)
+      {
+        g_strfreev (paths);
+        g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
+                                 _ ("Only local files can be compared"));
+        return;
+      }
+    g_task_set_task_data (task, paths, (GDestroyNotify)g_strfreev);
+  }
+  g_task_run_in_thread (task, compute_thread);
+}
+
+/* See vs-comparison.h. */
+gboolean
+vs_comparison_compute_finish (VsComparison *self, GAsyncResult *result, GError **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
+  if (!g_task_propagate_boolean (G_TASK (result), error))
+    return FALSE;
+  self->items = g_list_store_new (VS_TYPE_COMPARE_ITEM);
+  for (guint i = 0; i < self->rows->len; i++)
+    {
+      const VsDiffRow *r = &g_array_index (self->rows, VsDiffRow, i);
+      g_autoptr (VsCompareItem) item = NULL;
+
+      /* Unchanged zeros say nothing (as the CLI's text leaves them). */
+      if (r->a == 0 && r->b == 0)
+        continue;
+      item = vs_compare_item_new (r);
+      g_list_store_append (self->items, item);
     }
-  return self;
+  g_object_notify_by_pspec (G_OBJECT (self), props[PROP_COMPUTED]);
+  return TRUE;
+}
+
+gboolean
+vs_comparison_is_computed (VsComparison *self)
+{
+  g_return_val_if_fail (VS_IS_COMPARISON (self), FALSE);
+  return self->items != NULL;
 }
 
 /* ---------------------------------------------------------- getters -- */
@@ -241,7 +284,7 @@ gboolean
 vs_comparison_can_align_by_iteration (VsComparison *self)
 {
   g_return_val_if_fail (VS_IS_COMPARISON (self), FALSE);
-  return self->has_iteration_offset;
+  return self->items != NULL && self->has_iteration_offset;
 }
 
 gboolean
@@ -255,7 +298,7 @@ void
 vs_comparison_set_align_by_iteration (VsComparison *self, gboolean on)
 {
   g_return_if_fail (VS_IS_COMPARISON (self));
-  on = on && self->has_iteration_offset;
+  on = on && self->items != NULL && self->has_iteration_offset;
   if (self->align_by_iteration == on)
     return;
   self->align_by_iteration = on;
@@ -266,7 +309,7 @@ gint64
 vs_comparison_get_offset (VsComparison *self)
 {
   g_return_val_if_fail (VS_IS_COMPARISON (self), 0);
-  return self->align_by_iteration ? self->iteration_offset : 0;
+  return self->align_by_iteration && self->items != NULL ? self->iteration_offset : 0;
 }
 
 /* ------------------------------------------------------------ charts -- */
@@ -407,6 +450,9 @@ vs_comparison_get_property (GObject *object, guint id, GValue *value, GParamSpec
     case PROP_ALIGN_BY_ITERATION:
       g_value_set_boolean (value, self->align_by_iteration);
       break;
+    case PROP_COMPUTED:
+      g_value_set_boolean (value, self->items != NULL);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, id, pspec);
     }
@@ -454,6 +500,8 @@ vs_comparison_class_init (VsComparisonClass *klass)
   props[PROP_ALIGN_BY_ITERATION]
       = g_param_spec_boolean ("align-by-iteration", NULL, NULL, FALSE,
                               G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  props[PROP_COMPUTED] = g_param_spec_boolean ("computed", NULL, NULL, FALSE,
+                                               G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, props);
 }
 

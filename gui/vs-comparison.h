@@ -4,11 +4,14 @@
  * what differs between the runs (vs_compare_differences) and how B is
  * laid over A in time.
  *
- * Made by vs_comparison_new_async(): B is opened (a PyTorch snapshot is
- * imported first, as the window opens one) and everything is computed in
- * a GTask thread.  Immutable afterwards but for the alignment: the
- * property "align-by-iteration" (FALSE: both runs from their starts;
- * TRUE: B shifted so that its first iteration starts where A's does, the
+ * Made in two steps: vs_comparison_new_async() opens B (a PyTorch
+ * snapshot is imported first, as the window opens one) — the timelines
+ * can draw B from then on —, and vs_comparison_compute_async() computes
+ * the rest in a GTask thread; "computed" turns TRUE when it is done
+ * (the rows, items, differences and text are NULL until then).  Then
+ * immutable but for the alignment: the property "align-by-iteration"
+ * (FALSE: both runs from their starts; TRUE, only once computed: B
+ * shifted so that its first iteration starts where A's does, the
  * iterations being vs_iterations_find's on the first device).
  */
 #pragma once
@@ -23,12 +26,20 @@ G_BEGIN_DECLS
 #define VS_TYPE_COMPARISON (vs_comparison_get_type ())
 G_DECLARE_FINAL_TYPE (VsComparison, vs_comparison, VS, COMPARISON, GObject)
 
-/* Compares a with the trace or snapshot in file in a thread.  Finish
- * returns the comparison, or NULL with the error that B's open or the
- * diff gave. */
+/* Opens the trace or snapshot in file as B, in a thread, to compare a
+ * with.  Finish returns the comparison (not yet computed), or NULL with
+ * the error B's open gave. */
 void vs_comparison_new_async (VsDocument *a, GFile *file, GCancellable *cancellable,
                               GAsyncReadyCallback callback, gpointer user_data);
 VsComparison *vs_comparison_new_finish (GAsyncResult *result, GError **error);
+
+/* Computes the diff, the differences, the iteration offset and the text
+ * in a thread (once).  Finish returns FALSE with the analyzer's error. */
+void vs_comparison_compute_async (VsComparison *self, GCancellable *cancellable,
+                                  GAsyncReadyCallback callback, gpointer user_data);
+gboolean vs_comparison_compute_finish (VsComparison *self, GAsyncResult *result, GError **error);
+/* Whether it is computed ("computed"). */
+gboolean vs_comparison_is_computed (VsComparison *self);
 
 VsDocument *vs_comparison_get_a (VsComparison *self);
 VsDocument *vs_comparison_get_b (VsComparison *self);

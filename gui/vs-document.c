@@ -1072,23 +1072,6 @@ vs_document_query_instant_finish (VsDocument *self, GAsyncResult *result, GError
   return g_task_propagate_pointer (G_TASK (result), error);
 }
 
-/* See vs-document.h. */
-VsTrace *
-vs_document_lock_trace (VsDocument *self)
-{
-  g_return_val_if_fail (VS_IS_DOCUMENT (self), NULL);
-  g_mutex_lock (&self->lock);
-  return self->trace;
-}
-
-/* See vs-document.h. */
-void
-vs_document_unlock_trace (VsDocument *self)
-{
-  g_return_if_fail (VS_IS_DOCUMENT (self));
-  g_mutex_unlock (&self->lock);
-}
-
 /* ------------------------------------------------------------ refresh -- */
 
 static void

@@ -123,13 +123,6 @@ void vs_document_query_instant_async (VsDocument *self, gint64 device_id, gint64
 VsInstant *vs_document_query_instant_finish (VsDocument *self, GAsyncResult *result,
                                              GError **error);
 
-/* The analyzer's trace, for a worker thread that needs it with another
- * document's (a comparison): locks the document until
- * vs_document_unlock_trace().  A thread holding two locks takes them in
- * the order A then B of the comparison, and nothing else holds two. */
-VsTrace *vs_document_lock_trace (VsDocument *self);
-void vs_document_unlock_trace (VsDocument *self);
-
 /* Reads the trace again if its file changed (a recording in progress
  * committed new events; vs_trace_refresh()); finish returns TRUE when
  * anything was read again. */

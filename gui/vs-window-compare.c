@@ -44,6 +44,55 @@ set_comparison (VsWindow *self, VsComparison *comparison)
     }
 }
 
+/* A comparison failed: a toast and the "error" property say why. */
+static void
+say_failed (VsWindow *self, const char *name_b, const GError *error)
+{
+  g_autofree char *text
+      = g_strdup_printf (_ ("Cannot compare with %s: %s"), name_b, error->message);
+  g_autofree char *markup = g_markup_escape_text (text, -1);
+  AdwToast *toast = adw_toast_new (markup);
+
+  adw_toast_set_timeout (toast, 10);
+  adw_toast_overlay_add_toast (self->toast_overlay, toast);
+  vs_window_set_error (self, text);
+}
+
+static void
+request_free (CompareRequest *r)
+{
+  g_object_unref (r->self);
+  g_free (r->name_b);
+  g_free (r);
+}
+
+/* The diff made: the pane's table, banner and alignment. */
+static void
+on_computed (GObject *source, GAsyncResult *result, gpointer data)
+{
+  CompareRequest *r = data;
+  VsWindow *self = r->self;
+  VsComparison *comparison = VS_COMPARISON (source);
+  g_autoptr (GError) error = NULL;
+
+  self->comparing--;
+  if (!vs_comparison_compute_finish (comparison, result, &error))
+    {
+      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        say_failed (self, r->name_b, error);
+      if (self->comparison == comparison)
+        vs_window_stop_comparing (self);
+    }
+  else if (self->comparison == comparison)
+    {
+      g_free (self->comparison_text);
+      self->comparison_text = g_strdup (vs_comparison_get_text (comparison));
+    }
+  vs_window_update_settled (self);
+  request_free (r);
+}
+
+/* B open: drawn on the timelines at once, the diff made meanwhile. */
 static void
 on_compared (GObject *source, GAsyncResult *result, gpointer data)
 {
@@ -52,33 +101,20 @@ on_compared (GObject *source, GAsyncResult *result, gpointer data)
   g_autoptr (GError) error = NULL;
   g_autoptr (VsComparison) comparison = vs_comparison_new_finish (result, &error);
 
-  self->comparing--;
-  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    ;
-  else if (comparison == NULL)
+  if (comparison != NULL && r->generation == self->generation)
     {
-      g_autofree char *text
-          = g_strdup_printf (_ ("Cannot compare with %s: %s"), r->name_b, error->message);
-      g_autofree char *markup = g_markup_escape_text (text, -1);
-      AdwToast *toast = adw_toast_new (markup);
-
-      adw_toast_set_timeout (toast, 10);
-      adw_toast_overlay_add_toast (self->toast_overlay, toast);
-      vs_window_set_error (self, text);
-    }
-  else if (r->generation == self->generation)
-    {
-      g_free (self->comparison_text);
-      self->comparison_text = g_strdup (vs_comparison_get_text (comparison));
       set_comparison (self, comparison);
       if (!r->keep_pane
           || g_strcmp0 (adw_view_stack_get_visible_child_name (self->pane_stack), "diagnosis") == 0)
         vs_window_show_pane (self, "compare");
+      vs_comparison_compute_async (comparison, self->compare_cancellable, on_computed, r);
+      return;
     }
+  self->comparing--;
+  if (comparison == NULL && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    say_failed (self, r->name_b, error);
   vs_window_update_settled (self);
-  g_object_unref (self);
-  g_free (r->name_b);
-  g_free (r);
+  request_free (r);
 }
 
 /* Starts comparing with file, or keeps it for the next trace shown
