@@ -21,6 +21,7 @@
 #include "vs-settings.h"
 #include "vs-diagnose.h"
 #include "vs-diff.h"
+#include "vs-compare.h"
 #include "vs-ranks.h"
 #include "vs-activity.h"
 #include "vs-table.h"

@@ -14,7 +14,11 @@
  *   peak_rss_mb      the process's peak resident memory (target < 1024).
  * Prints "key value" lines.
  *
- * Usage: viewer-bench TRACE [FRAMES_PER_PHASE]
+ * With OTHER, the window compares TRACE with it (`--compare OTHER`): the
+ * first frame is then the first with the compared trace's lines on every
+ * timeline, and every frame draws both.
+ *
+ * Usage: viewer-bench TRACE [FRAMES_PER_PHASE [OTHER]]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +44,7 @@ static GArray *draw_ms;  /* double */
 static double first_frame_ms = -1;
 static GtkWidget *window;
 static GPtrArray *charts;
+static const char *other; /* compared trace, NULL: none */
 
 static void
 find_charts (GtkWidget *w)
@@ -60,8 +65,12 @@ all_charts_drawn (void)
   if (charts->len == 0)
     return FALSE;
   for (guint i = 0; i < charts->len; i++)
-    if (vs_memory_chart_get_data (g_ptr_array_index (charts, i)) == NULL)
-      return FALSE;
+    {
+      VsChartData *d = vs_memory_chart_get_data (g_ptr_array_index (charts, i));
+
+      if (d == NULL || (other != NULL && d->compare == NULL))
+        return FALSE;
+    }
   return TRUE;
 }
 
@@ -184,16 +193,19 @@ int
 main (int argc, char **argv)
 {
   g_autoptr (VsApplication) app = NULL;
-  char *app_argv[] = { argv[0], (char *)"--size", (char *)"1280x860", NULL, NULL };
+  char *app_argv[] = { argv[0], (char *)"--size", (char *)"1280x860", NULL, NULL, NULL, NULL };
+  int app_argc = 4;
 
   start_us = g_get_monotonic_time ();
-  if (argc < 2 || argc > 3)
+  if (argc < 2 || argc > 4)
     {
-      fprintf (stderr, "usage: viewer-bench TRACE [FRAMES_PER_PHASE]\n");
+      fprintf (stderr, "usage: viewer-bench TRACE [FRAMES_PER_PHASE [OTHER]]\n");
       return 1;
     }
-  if (argc == 3)
+  if (argc >= 3)
     frames_per_phase = (guint)MAX (1, atoi (argv[2]));
+  if (argc == 4)
+    other = argv[3];
   if (!gtk_init_check ())
     {
       fprintf (stderr, "viewer-bench: cannot open a display\n");
@@ -205,8 +217,14 @@ main (int argc, char **argv)
   charts = g_ptr_array_new ();
   app = vs_application_new ();
   app_argv[3] = argv[1];
+  if (other != NULL)
+    {
+      app_argv[4] = (char *)"--compare";
+      app_argv[5] = (char *)other;
+      app_argc = 6;
+    }
   g_signal_connect (app, "window-added", G_CALLBACK (on_window_added), NULL);
   g_signal_connect (app, "window-added", G_CALLBACK (on_window_added_map), NULL);
-  g_application_run (G_APPLICATION (app), 4, app_argv);
+  g_application_run (G_APPLICATION (app), app_argc, app_argv);
   return phase == DONE ? 0 : 1;
 }

@@ -1,7 +1,9 @@
 /* vs-cmd-diff.c — `vramscope diff A B [--format text|csv|json] [--limit N]`:
  * two traces side by side (vs_diff()): peaks, memory by role, bytes per
  * user site at the peak, fragmentation, failures and findings, with the
- * delta B − A; text coloured and paged on a terminal.
+ * delta B − A; text coloured and paged on a terminal, followed by what
+ * differs between the runs (vs_compare_differences(): GPUs, allocator
+ * settings, programs).
  *
  * With more traces (`diff A B C…`, or `--baseline A B C…`), each is
  * compared with the baseline (the first, or --baseline): text gives one
@@ -117,8 +119,13 @@ vs_cmd_diff (int argc, char **argv)
 
           if (i > 1)
             g_string_append (out, "\n");
+          g_autoptr (GPtrArray) differences = vs_compare_differences (
+              g_ptr_array_index (traces, 0), g_ptr_array_index (traces, i));
+
           vs_diff_write_text (rows, g_ptr_array_index (names, 0), g_ptr_array_index (names, i),
                               vs_cli_text_width (width), text);
+          /* GPUs, allocator settings or programs that differ. */
+          vs_compare_write_differences (differences, vs_cli_text_width (width), text);
           if (colored)
             vs_cli_colorize (text, VS_CLI_TEXT_DIFF);
           g_string_append_len (out, text->str, (gssize)text->len);

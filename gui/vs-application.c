@@ -26,7 +26,8 @@ struct _VsApplication
   /* From the command line. */
   char *screenshot_path;
   char *pane;
-  char *whatif; /* --whatif CONF */
+  char *whatif;  /* --whatif CONF */
+  char *compare; /* --compare OTHER */
   int width, height;
 
   VsScreenshot *screenshot;
@@ -53,6 +54,10 @@ static const GOptionEntry option_entries[] = {
     N_ ("Draw the reserved memory PyTorch's allocator would have had under these "
         "PYTORCH_CUDA_ALLOC_CONF settings"),
     N_ ("CONF") },
+  { "compare", 0, 0, G_OPTION_ARG_FILENAME, NULL,
+    N_ ("Compare the trace with another trace or snapshot: its lines on the timelines and the "
+        "Comparison pane"),
+    N_ ("OTHER") },
   { "version", 0, 0, G_OPTION_ARG_NONE, NULL, N_ ("Print the version"), NULL },
   { NULL },
 };
@@ -85,6 +90,7 @@ vs_application_handle_local_options (GApplication *app, GVariantDict *options)
       return 2;
     }
   g_variant_dict_lookup (options, "whatif", "s", &self->whatif);
+  g_variant_dict_lookup (options, "compare", "^ay", &self->compare);
   if (self->whatif != NULL)
     {
       VsAllocConf conf;
@@ -127,6 +133,13 @@ new_window (VsApplication *self)
     vs_window_show_pane (window, self->pane);
   if (self->whatif != NULL)
     vs_window_choose_whatif (window, self->whatif, VS_UNKNOWN);
+  if (self->compare != NULL)
+    {
+      g_autoptr (GFile) other = g_file_new_for_commandline_arg (self->compare);
+
+      /* Shown once the trace is; its pane unless --pane chose another. */
+      vs_window_compare_with (window, other);
+    }
   return window;
 }
 
@@ -162,11 +175,11 @@ vs_application_open (GApplication *app, GFile **files, int n_files, const char *
       /* The picture follows the rules of every output (vs-output.h),
        * checked before the trace is loaded. */
       g_autofree char *input = g_file_get_path (files[0]);
-      const char *inputs[] = { input };
+      const char *inputs[] = { input, self->compare };
       char err[1024];
 
-      if (vs_output_check (self->screenshot_path, self->force, "--force", inputs, 1, err,
-                           sizeof err)
+      if (vs_output_check (self->screenshot_path, self->force, "--force", inputs,
+                           self->compare != NULL ? 2 : 1, err, sizeof err)
           < 0)
         {
           g_printerr ("vramscope-view: %s\n", err);
@@ -235,6 +248,7 @@ vs_application_finalize (GObject *object)
   g_free (self->screenshot_path);
   g_free (self->pane);
   g_free (self->whatif);
+  g_free (self->compare);
   g_clear_object (&self->screenshot);
   G_OBJECT_CLASS (vs_application_parent_class)->finalize (object);
 }
@@ -263,6 +277,7 @@ vs_application_init (VsApplication *self)
          "  vramscope view run.db\n"
          "  vramscope view snapshot.pickle --pane oom\n"
          "  vramscope view run.db --whatif expandable_segments:True\n"
+         "  vramscope view --compare before.db after.db\n"
          "  vramscope view run.db --screenshot run.png --size 1280x860 -f\n"));
 }
 

@@ -23,6 +23,9 @@ data_clear (gpointer p)
   g_free (data->whatif_label);
   g_free (data->limit_label);
   g_array_unref (data->fragmentation);
+  g_clear_pointer (&data->compare, vs_chart_data_unref);
+  g_free (data->label);
+  g_free (data->compare_label);
   g_free (data->buckets);
   g_array_unref (data->markers);
   g_array_unref (data->ranges);

@@ -64,7 +64,7 @@ typedef struct
   gint64 reserved_bytes;
 } VsChartFragmentation;
 
-typedef struct
+typedef struct _VsChartData
 {
   char *title;           /* e.g. "GPU 0 · NVIDIA H200" */
   gint64 trace_start_ns; /* 0 */
@@ -86,6 +86,12 @@ typedef struct
   gboolean has_kernels;
   char *whatif_label; /* legend of the replayed reserved line, e.g. "reserved with
                        * expandable_segments:True"; NULL: none drawn */
+  /* A second trace compared with this one (vs-comparison.h): its buckets
+   * on this grid, its times already shifted into this trace's; drawn as
+   * lines in another colour, legend naming both files.  NULL: none. */
+  struct _VsChartData *compare;
+  char *label;         /* this trace's legend name when compared ("A: run.db") */
+  char *compare_label; /* the compared trace's ("B: other.db") */
 } VsChartData;
 
 #define VS_TYPE_CHART_DATA (vs_chart_data_get_type ())

@@ -7,6 +7,7 @@
  * in the trace.
  */
 #include "vs-chart-draw.h"
+#include "vs-chart-compare.h"
 
 #include <math.h>
 
@@ -36,6 +37,7 @@ static const VsChartPalette light_palette = {
   .whatif = RGBA (129, 61, 156, 1),
   .limit = RGBA (99, 69, 44, 1),
   .fragmentation_hurt = RGBA (198, 70, 0, 1),
+  .compare = RGBA (0, 128, 128, 1),
 };
 
 static const VsChartPalette dark_palette = {
@@ -56,6 +58,7 @@ static const VsChartPalette dark_palette = {
   .whatif = RGBA (192, 97, 203, 1),
   .limit = RGBA (205, 171, 143, 1),
   .fragmentation_hurt = RGBA (255, 120, 0, 1),
+  .compare = RGBA (102, 204, 204, 1),
 };
 
 /* Soft colours for NVTX range bars, picked by a hash of the name. */
@@ -753,6 +756,11 @@ draw_header (cairo_t *cr, PangoLayout *pl, const VsChartData *d, const VsChartLa
     { "cached, free", &p->fragmentation, 2 },
     { "reserved", &p->reserved_line, 1 },
     { "allocated", &p->allocated_fill, 0 },
+    /* A compared trace (drawn leftmost, read first): both files named,
+     * the second's line styles. */
+    { d != NULL && d->compare != NULL ? "B reserved" : NULL, &p->compare, 4 },
+    { d != NULL && d->compare != NULL ? d->compare_label : NULL, &p->compare, 1 },
+    { d != NULL && d->compare != NULL ? d->label : NULL, &p->allocated_fill, 0 },
   };
 
   if (d != NULL && d->title != NULL)
@@ -772,8 +780,8 @@ draw_header (cairo_t *cr, PangoLayout *pl, const VsChartData *d, const VsChartLa
   for (guint i = 0; i < G_N_ELEMENTS (legend); i++)
     {
       int w, h;
-      if (legend[i].name == NULL || (i == 1 && !any_failed)
-          || (i == 2 && (d == NULL || d->fragmentation->len == 0)))
+      if (legend[i].name == NULL || (legend[i].c == &p->failed && !any_failed)
+          || (legend[i].c == &p->fragmentation_hurt && (d == NULL || d->fragmentation->len == 0)))
         continue;
       pango_layout_set_text (pl, legend[i].name, -1);
       pango_layout_get_pixel_size (pl, &w, &h);
@@ -864,6 +872,7 @@ vs_chart_draw (GtkSnapshot *snapshot, const VsChartData *d, gint64 v0, gint64 v1
   cairo_clip (cr);
   draw_series (cr, &l, col, n, p);
   draw_whatif (cr, &l, col, n, p);
+  vs_chart_draw_compare (cr, d, &l, v0, v1, p);
   if (d != NULL)
     {
       draw_fragmentation (cr, d, &l, v0, v1, p);

@@ -13,7 +13,9 @@
  * allocator's limit as a labelled solid line, the device's capacity as a
  * dashed line, peak and failed
  * allocation markers, and — when the data has one — the reserved line
- * replayed under another allocator setting, dashed), and the time axis.  The y axis is labelled in the
+ * replayed under another allocator setting, dashed, and — when the data
+ * has a compared trace — that trace's allocated and reserved lines in
+ * another colour), and the time axis.  The y axis is labelled in the
  * left gutter.
  */
 #pragma once
@@ -43,6 +45,7 @@ typedef struct
   GdkRGBA whatif;             /* the reserved line replayed under another setting (dashed) */
   GdkRGBA limit;              /* the allocator's limit (cap or memory fraction) */
   GdkRGBA fragmentation_hurt; /* brackets where free memory inside reserved hurt */
+  GdkRGBA compare;            /* the compared trace's lines (vs-chart-compare.h) */
 } VsChartPalette;
 
 /* The palette for a light or dark style (static storage). */

@@ -46,9 +46,9 @@ static GParamSpec *props[N_PROPS];
 
 G_DEFINE_FINAL_TYPE (VsDiagnosisPane, vs_diagnosis_pane, VS_TYPE_PANE)
 
-/* The finding's title in words. */
-static const char *
-finding_title (VsFindingKind kind)
+/* See vs-diagnosis-pane.h. */
+const char *
+vs_finding_title (VsFindingKind kind)
 {
   switch (kind)
     {
@@ -125,7 +125,7 @@ make_finding_row (VsDiagnosisPane *self, const VsFinding *f, guint index)
   if (f->site != NULL)
     g_string_append_printf (sub, " · %s", f->site);
   {
-    g_autofree char *esc_t = g_markup_escape_text (finding_title (f->kind), -1);
+    g_autofree char *esc_t = g_markup_escape_text (vs_finding_title (f->kind), -1);
     g_autofree char *esc_s = g_markup_escape_text (sub->str, -1);
 
     adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), esc_t);

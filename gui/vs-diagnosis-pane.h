@@ -25,4 +25,7 @@ guint vs_diagnosis_pane_get_n_findings (VsDiagnosisPane *self);
  * FALSE when there is no such finding. */
 gboolean vs_diagnosis_pane_activate (VsDiagnosisPane *self, guint index);
 
+/* A finding's title in words ("Memory grows every iteration"); static. */
+const char *vs_finding_title (VsFindingKind kind);
+
 G_END_DECLS

@@ -1143,64 +1143,6 @@ vs_document_query_instant_finish (VsDocument *self, GAsyncResult *result, GError
   return g_task_propagate_pointer (G_TASK (result), error);
 }
 
-/* ------------------------------------------------------------ compare -- */
-
-static void
-diff_rows_free (gpointer p)
-{
-  g_array_unref (p);
-}
-
-static void
-compare_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
-{
-  VsDocument *self = source;
-  g_autofree char *path = g_file_get_path (task_data);
-  g_autoptr (VsTrace) other = NULL;
-  GError *error = NULL;
-  GArray *rows = NULL;
-
-  if (path == NULL)
-    {
-      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
-                               _ ("Only local files can be compared"));
-      return;
-    }
-  other = vs_trace_open (path, &error);
-  if (other != NULL)
-    {
-      g_mutex_lock (&self->lock);
-      rows = vs_diff (self->trace, other, 20, &error);
-      g_mutex_unlock (&self->lock);
-    }
-  if (rows == NULL)
-    g_task_return_error (task, error);
-  else
-    g_task_return_pointer (task, rows, diff_rows_free);
-}
-
-/* See vs-document.h. */
-void
-vs_document_compare_async (VsDocument *self, GFile *other, GCancellable *cancellable,
-                           GAsyncReadyCallback callback, gpointer user_data)
-{
-  g_autoptr (GTask) task = NULL;
-
-  g_return_if_fail (VS_IS_DOCUMENT (self));
-  g_return_if_fail (G_IS_FILE (other));
-  task = g_task_new (self, cancellable, callback, user_data);
-  g_task_set_task_data (task, g_object_ref (other), g_object_unref);
-  g_task_run_in_thread (task, compare_thread);
-}
-
-/* See vs-document.h. */
-GArray *
-vs_document_compare_finish (VsDocument *self, GAsyncResult *result, GError **error)
-{
-  g_return_val_if_fail (g_task_is_valid (result, self), NULL);
-  return g_task_propagate_pointer (G_TASK (result), error);
-}
-
 /* ------------------------------------------------------------ refresh -- */
 
 static void

@@ -142,15 +142,6 @@ void vs_document_query_instant_async (VsDocument *self, gint64 device_id, gint64
 VsInstant *vs_document_query_instant_finish (VsDocument *self, GAsyncResult *result,
                                              GError **error);
 
-/* Compares this trace (A) with the trace in other (B) in a thread
- * (vs_diff: peaks, roles, bytes per user site at the peak, fragmentation,
- * failures and findings, with deltas B − A; the 20 largest sites).
- * Finish returns the GArray of VsDiffRow, or NULL with the analyzer's
- * error (other cannot be opened). */
-void vs_document_compare_async (VsDocument *self, GFile *other, GCancellable *cancellable,
-                                GAsyncReadyCallback callback, gpointer user_data);
-GArray *vs_document_compare_finish (VsDocument *self, GAsyncResult *result, GError **error);
-
 /* Reads the trace again if its file changed (a recording in progress
  * committed new events; vs_trace_refresh()); finish returns TRUE when
  * anything was read again. */

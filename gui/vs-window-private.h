@@ -7,6 +7,7 @@
 
 #include "vs-allocations-pane.h"
 #include "vs-attribution-pane.h"
+#include "vs-compare-pane.h"
 #include "vs-diagnosis-pane.h"
 #include "vs-document.h"
 #include "vs-flame-pane.h"
@@ -85,10 +86,16 @@ struct _VsWindow
   gboolean settled;
   char *error;
 
-  /* The last comparison ("Compare With…"): its text, NULL until one was
-   * made; comparing counts while it runs. */
+  /* The comparison shown (NULL: none; vs-window-compare.c) and its pane;
+   * the text of the last one made (NULL until one was); comparing counts
+   * while one is made; a file chosen before a trace was shown. */
+  VsComparison *comparison;
+  AdwViewStackPage *compare_page;
+  VsComparePane *compare_pane;
   char *comparison_text;
   guint comparing;
+  GCancellable *compare_cancellable;
+  GFile *compare_pending;
 
   /* Following a recording ("following"). */
   guint follow_source;
@@ -114,6 +121,8 @@ void vs_window_update_settled (VsWindow *self);
 void vs_window_update_oom_badge (VsWindow *self);
 /* A load error: the error page, and the "error" property. */
 void vs_window_show_error (VsWindow *self, const char *message);
+/* Sets the "error" property (the trace stays shown). */
+void vs_window_set_error (VsWindow *self, const char *message);
 /* Starts or stops following the recording ("following"). */
 void vs_window_set_following (VsWindow *self, gboolean on);
 /* Installs the what-if actions and binds its template children. */
@@ -121,6 +130,13 @@ void vs_window_whatif_class_init (GtkWidgetClass *widget_class);
 /* Stops any replay and offers the what-if settings for the session's
  * document (none: the control is insensitive and says why). */
 void vs_window_whatif_reset (VsWindow *self);
+
+/* Installs the comparison's actions (vs-window-compare.c). */
+void vs_window_compare_class_init (GtkWidgetClass *widget_class);
+/* Ends any comparison (the document changes). */
+void vs_window_compare_clear (VsWindow *self);
+/* Starts the comparison chosen before the trace was shown, if any. */
+void vs_window_compare_start_pending (VsWindow *self);
 
 /* Appends the batch field to the What If… popover (vs-window-whatif-batch.c). */
 void vs_window_whatif_add_batch (VsWindow *self);

@@ -66,7 +66,9 @@ on_chart_done (GObject *source, GAsyncResult *result, gpointer data)
   VsWindow *self = req->self;
   g_autoptr (GError) error = NULL;
   g_autoptr (VsChartData) chart_data
-      = vs_document_query_chart_finish (VS_DOCUMENT (source), result, &error);
+      = VS_IS_COMPARISON (source)
+            ? vs_comparison_query_chart_finish (VS_COMPARISON (source), result, &error)
+            : vs_document_query_chart_finish (VS_DOCUMENT (source), result, &error);
 
   if (req->generation == self->generation && req->index < self->slots->len)
     {
@@ -133,8 +135,14 @@ request_chart (VsWindow *self, guint index)
   req->self = g_object_ref (self);
   req->generation = self->generation;
   req->index = index;
-  vs_document_query_chart_async (doc, s->device_id, a, b, (guint)CLAMP (n, 16, 100000),
-                                 self->cancellable, on_chart_done, req);
+  /* Compared with another trace: its lines on the same grid. */
+  if (self->comparison != NULL)
+    vs_comparison_query_chart_async (self->comparison, s->device_id, a, b,
+                                     (guint)CLAMP (n, 16, 100000), self->cancellable, on_chart_done,
+                                     req);
+  else
+    vs_document_query_chart_async (doc, s->device_id, a, b, (guint)CLAMP (n, 16, 100000),
+                                   self->cancellable, on_chart_done, req);
 }
 
 /* See vs-window-private.h. */

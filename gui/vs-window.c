@@ -45,6 +45,13 @@ set_error (VsWindow *self, const char *message)
 
 /* See vs-window-private.h. */
 void
+vs_window_set_error (VsWindow *self, const char *message)
+{
+  set_error (self, message);
+}
+
+/* See vs-window-private.h. */
+void
 vs_window_show_error (VsWindow *self, const char *message)
 {
   adw_status_page_set_description (self->error_page, message);
@@ -58,7 +65,7 @@ void
 vs_window_update_settled (VsWindow *self)
 {
   gboolean settled = vs_session_is_settled (self->session) && self->slots->len > 0
-                     && !vs_window_whatif_is_running (self)
+                     && !vs_window_whatif_is_running (self) && self->comparing == 0
                      && !vs_state_pane_is_loading (self->state_pane);
 
   GtkWidget *blocks = adw_view_stack_get_child_by_name (self->pane_stack, "blocks");
@@ -235,6 +242,7 @@ clear_document (VsWindow *self)
   vs_window_clear_timelines (self);
   vs_session_set_document (self->session, NULL);
   vs_window_whatif_reset (self);
+  vs_window_compare_clear (self);
   set_error (self, NULL);
   vs_window_update_settled (self);
   gtk_widget_set_visible (self->zoom_box, FALSE);
@@ -304,6 +312,7 @@ show_document (VsWindow *self, VsDocument *doc)
     }
   vs_window_add_timelines (self);
   vs_window_set_following (self, !vs_document_is_finalized (doc));
+  vs_window_compare_start_pending (self);
   /* A trace opened on the Fragmentation pane (--pane, or the pane left
    * shown) opens at its worst instant too. */
   on_pane_shown (self->pane_stack, NULL, self);
@@ -486,151 +495,6 @@ open_action (GtkWidget *widget, const char *name, GVariant *param)
   g_object_unref (all);
   g_signal_connect (chooser, "response", G_CALLBACK (on_chooser_response), self);
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (chooser));
-}
-
-static void
-on_compare_response (GtkNativeDialog *dialog, int response, VsWindow *self)
-{
-  if (response == GTK_RESPONSE_ACCEPT)
-    {
-      g_autoptr (GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
-      if (file != NULL)
-        vs_window_compare_with (self, file);
-    }
-  g_object_unref (dialog);
-}
-
-/* Compare With…: picks the trace B to compare the shown one with. */
-static void
-compare_action (GtkWidget *widget, const char *name, GVariant *param)
-{
-  VsWindow *self = VS_WINDOW (widget);
-  GtkFileChooserNative *chooser;
-
-  if (vs_session_get_document (self->session) == NULL)
-    return;
-  chooser
-      = gtk_file_chooser_native_new (_ ("Compare With a Trace"), GTK_WINDOW (self),
-                                     GTK_FILE_CHOOSER_ACTION_OPEN, _ ("_Compare"), _ ("_Cancel"));
-  g_signal_connect (chooser, "response", G_CALLBACK (on_compare_response), self);
-  gtk_native_dialog_show (GTK_NATIVE_DIALOG (chooser));
-}
-
-typedef struct
-{
-  VsWindow *self;
-  char *name_a, *name_b;
-} CompareRequest;
-
-static void
-compare_request_free (CompareRequest *r)
-{
-  g_object_unref (r->self);
-  g_free (r->name_a);
-  g_free (r->name_b);
-  g_free (r);
-}
-
-/* The comparison in a window of its own: the diff's text, monospace and
- * selectable, titled by the two traces' file names. */
-static void
-show_comparison (VsWindow *self, const char *name_a, const char *name_b, const char *text)
-{
-  GtkWidget *window = adw_window_new ();
-  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
-  GtkWidget *header = adw_header_bar_new ();
-  g_autofree char *subtitle = g_strdup_printf (_ ("A: %s · B: %s"), name_a, name_b);
-  GtkWidget *title = adw_window_title_new (_ ("Comparison"), subtitle);
-  GtkWidget *scrolled = gtk_scrolled_window_new ();
-  GtkWidget *label = gtk_label_new (text);
-
-  adw_header_bar_set_title_widget (ADW_HEADER_BAR (header), title);
-  gtk_box_append (GTK_BOX (box), header);
-  gtk_label_set_selectable (GTK_LABEL (label), TRUE);
-  gtk_label_set_xalign (GTK_LABEL (label), 0);
-  gtk_label_set_yalign (GTK_LABEL (label), 0);
-  gtk_widget_add_css_class (label, "monospace");
-  gtk_widget_set_margin_top (label, 12);
-  gtk_widget_set_margin_bottom (label, 12);
-  gtk_widget_set_margin_start (label, 12);
-  gtk_widget_set_margin_end (label, 12);
-  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (scrolled), label);
-  gtk_widget_set_vexpand (scrolled, TRUE);
-  gtk_box_append (GTK_BOX (box), scrolled);
-  adw_window_set_content (ADW_WINDOW (window), box);
-  gtk_window_set_title (GTK_WINDOW (window), _ ("Comparison"));
-  gtk_window_set_transient_for (GTK_WINDOW (window), GTK_WINDOW (self));
-  gtk_window_set_default_size (GTK_WINDOW (window), 1000, 700);
-  gtk_window_present (GTK_WINDOW (window));
-  /* Focused, a selectable label selects everything: nothing is. */
-  gtk_label_select_region (GTK_LABEL (label), 0, 0);
-}
-
-static void
-on_compared (GObject *source, GAsyncResult *result, gpointer data)
-{
-  CompareRequest *r = data;
-  VsWindow *self = r->self;
-  g_autoptr (GError) error = NULL;
-  g_autoptr (GArray) rows = vs_document_compare_finish (VS_DOCUMENT (source), result, &error);
-
-  self->comparing--;
-  if (rows == NULL)
-    {
-      g_autofree char *text
-          = g_strdup_printf (_ ("Cannot compare with %s: %s"), r->name_b, error->message);
-      g_autofree char *markup = g_markup_escape_text (text, -1);
-      AdwToast *toast = adw_toast_new (markup);
-
-      adw_toast_set_timeout (toast, 10);
-      adw_toast_overlay_add_toast (self->toast_overlay, toast);
-    }
-  else
-    {
-      g_autoptr (GString) out = g_string_new (NULL);
-
-      vs_diff_write_text (rows, r->name_a, r->name_b, 120, out);
-      g_free (self->comparison_text);
-      self->comparison_text = g_strdup (out->str);
-      show_comparison (self, r->name_a, r->name_b, out->str);
-    }
-  compare_request_free (r);
-}
-
-/* See vs-window.h. */
-void
-vs_window_compare_with (VsWindow *self, GFile *file)
-{
-  VsDocument *doc;
-  CompareRequest *r;
-
-  g_return_if_fail (VS_IS_WINDOW (self));
-  g_return_if_fail (G_IS_FILE (file));
-  doc = vs_session_get_document (self->session);
-  if (doc == NULL)
-    return;
-  r = g_new0 (CompareRequest, 1);
-  r->self = g_object_ref (self);
-  r->name_a = g_file_get_basename (vs_document_get_file (doc));
-  r->name_b = g_file_get_basename (file);
-  self->comparing++;
-  vs_document_compare_async (doc, file, NULL, on_compared, r);
-}
-
-/* See vs-window.h. */
-const char *
-vs_window_get_comparison_text (VsWindow *self)
-{
-  g_return_val_if_fail (VS_IS_WINDOW (self), NULL);
-  return self->comparison_text;
-}
-
-/* See vs-window.h. */
-gboolean
-vs_window_is_comparing (VsWindow *self)
-{
-  g_return_val_if_fail (VS_IS_WINDOW (self), FALSE);
-  return self->comparing > 0;
 }
 
 static void
@@ -864,6 +728,10 @@ vs_window_dispose (GObject *object)
     g_cancellable_cancel (self->load_cancellable);
   if (self->whatif_cancellable != NULL)
     g_cancellable_cancel (self->whatif_cancellable);
+  if (self->compare_cancellable != NULL)
+    g_cancellable_cancel (self->compare_cancellable);
+  g_clear_object (&self->compare_cancellable);
+  g_clear_object (&self->comparison);
   g_clear_object (&self->whatif_cancellable);
   g_clear_object (&self->load_cancellable);
   g_clear_handle_id (&self->follow_source, g_source_remove);
@@ -887,6 +755,7 @@ vs_window_finalize (GObject *object)
   g_array_unref (self->slots);
   g_free (self->error);
   g_free (self->comparison_text);
+  g_clear_object (&self->compare_pending);
   g_free (self->whatif_pending);
   G_OBJECT_CLASS (vs_window_parent_class)->finalize (object);
 }
@@ -925,6 +794,7 @@ vs_window_class_init (VsWindowClass *klass)
   g_type_ensure (VS_TYPE_OOM_PANE);
   g_type_ensure (VS_TYPE_DIAGNOSIS_PANE);
   g_type_ensure (VS_TYPE_STATE_PANE);
+  g_type_ensure (VS_TYPE_COMPARE_PANE);
 
   gtk_widget_class_set_template_from_resource (widget_class, "/org/vramscope/View/vs-window.ui");
 #define CHILD(name) gtk_widget_class_bind_template_child (widget_class, VsWindow, name)
@@ -944,6 +814,8 @@ vs_window_class_init (VsWindowClass *klass)
   CHILD (oom_page);
   CHILD (attribution_pane);
   CHILD (state_pane);
+  CHILD (compare_page);
+  CHILD (compare_pane);
 #undef CHILD
   gtk_widget_class_bind_template_callback (widget_class, on_oom_instant);
   gtk_widget_class_bind_template_callback (widget_class, on_finding_activated);
@@ -952,7 +824,6 @@ vs_window_class_init (VsWindowClass *klass)
 
   gtk_widget_class_install_action (widget_class, "win.open", NULL, open_action);
   gtk_widget_class_install_action (widget_class, "win.open-recent", "s", open_recent_action);
-  gtk_widget_class_install_action (widget_class, "win.compare", NULL, compare_action);
   gtk_widget_class_install_action (widget_class, "win.zoom-in", NULL, zoom_action);
   gtk_widget_class_install_action (widget_class, "win.zoom-out", NULL, zoom_action);
   gtk_widget_class_install_action (widget_class, "win.zoom-reset", NULL, zoom_reset_action);
@@ -964,6 +835,7 @@ vs_window_class_init (VsWindowClass *klass)
   gtk_widget_class_install_action (widget_class, "win.copy-row", NULL, copy_action);
   gtk_widget_class_install_action (widget_class, "win.copy-stack", NULL, copy_action);
   vs_window_whatif_class_init (widget_class);
+  vs_window_compare_class_init (widget_class);
 
 #define KEY(key, action)                                                                           \
   gtk_widget_class_add_binding_action (widget_class, key, GDK_CONTROL_MASK, action, NULL)

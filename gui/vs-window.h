@@ -13,6 +13,7 @@
 
 #include <adwaita.h>
 
+#include "vs-comparison.h"
 #include "vs-session.h"
 
 G_BEGIN_DECLS
@@ -48,13 +49,21 @@ gboolean vs_window_show_pane (VsWindow *self, const char *name);
  * shown yet, once the next one is. */
 void vs_window_choose_whatif (VsWindow *self, const char *alloc_conf, gint64 limit_bytes);
 
-/* Compares the shown trace (A) with the trace in file (B): the analyzer's
- * diff in a window of its own; a toast when file cannot be compared.
- * Nothing when no trace is shown. */
+/* Compares the shown trace (A) with the trace or snapshot in file (B):
+ * B's lines on the timelines and the Comparison pane (the analyzer's
+ * diff as a table, what differs between the runs); a toast when file
+ * cannot be compared, the last comparison kept.  With no trace shown
+ * yet, once the next one is. */
 void vs_window_compare_with (VsWindow *self, GFile *file);
 
-/* The text of the last comparison shown (NULL: none yet), and whether
- * one is being made (tests). */
+/* Ends the comparison: B leaves the timelines, the pane is hidden. */
+void vs_window_stop_comparing (VsWindow *self);
+
+/* The comparison shown, NULL when none (tests). */
+VsComparison *vs_window_get_comparison (VsWindow *self);
+
+/* The text of the last comparison made, as `vramscope diff` writes it
+ * (NULL: none yet), and whether one is being made (tests). */
 const char *vs_window_get_comparison_text (VsWindow *self);
 gboolean vs_window_is_comparing (VsWindow *self);
 

@@ -1160,8 +1160,9 @@ compared (gpointer data)
 }
 
 /* Compare With…: the analyzer's diff of the shown trace (A) and another
- * (B), the same text as `vramscope diff A B` at 120 columns; a file that
- * is not a trace leaves the last comparison. */
+ * (B), the same text as `vramscope diff A B` at 120 columns (what the
+ * Comparison pane copies); a file that is not a trace leaves the last
+ * comparison (test-compare.c drives the comparison itself). */
 static void
 test_compare (void)
 {
@@ -1178,6 +1179,11 @@ test_compare (void)
   rows = vs_diff (a, b, 20, &error);
   g_assert_no_error (error);
   vs_diff_write_text (rows, "a_b.db", "sample-oom.db", 120, expected);
+  {
+    g_autoptr (GPtrArray) differences = vs_compare_differences (a, b);
+
+    vs_compare_write_differences (differences, 120, expected);
+  }
   g_assert_null (vs_window_get_comparison_text (window));
   vs_window_compare_with (window, other);
   g_assert_true (vs_window_is_comparing (window));
@@ -1189,16 +1195,10 @@ test_compare (void)
   vs_window_compare_with (window, missing);
   g_assert_true (wait_until (compared, NULL));
   g_assert_cmpstr (vs_window_get_comparison_text (window), ==, expected->str);
-  /* The comparison's window closed: the main window has the keyboard. */
-  {
-    GList *top = gtk_window_list_toplevels ();
-
-    for (GList *l = top; l != NULL; l = l->next)
-      if (l->data != (gpointer)window
-          && gtk_window_get_transient_for (l->data) == GTK_WINDOW (window))
-        gtk_window_destroy (l->data);
-    g_list_free (top);
-  }
+  /* The comparison ends: B leaves the timelines, its pane is hidden. */
+  vs_window_stop_comparing (window);
+  g_assert_null (vs_window_get_comparison (window));
+  g_assert_true (wait_until (window_settled, window));
   spin (200);
   focus_window ();
 }

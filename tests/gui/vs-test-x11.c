@@ -1,0 +1,128 @@
+/* vs-test-x11.c — XTest input for GUI tests (see vs-test-x11.h). */
+#include "vs-test-x11.h"
+
+#include <gdk/x11/gdkx.h>
+
+#include <X11/extensions/XTest.h>
+#include <X11/keysym.h>
+
+#include "vs-test-wait.h"
+
+static gboolean
+never (gpointer data)
+{
+  return FALSE;
+}
+
+void
+vs_test_x11_spin (guint ms)
+{
+  vs_test_wait_until (never, NULL, (gint64)ms * 1000);
+}
+
+static Display *
+xdisplay (void)
+{
+  return gdk_x11_display_get_xdisplay (gdk_display_get_default ());
+}
+
+void
+vs_test_x11_move_to (GtkWidget *widget, double x, double y)
+{
+  GtkNative *native = gtk_widget_get_native (widget);
+  Display *d = xdisplay ();
+  graphene_point_t p;
+  double sx, sy;
+  int rx, ry;
+  Window child;
+
+  g_assert_true (
+      gtk_widget_compute_point (widget, GTK_WIDGET (native), &GRAPHENE_POINT_INIT (x, y), &p));
+  gtk_native_get_surface_transform (native, &sx, &sy);
+  XTranslateCoordinates (d, gdk_x11_surface_get_xid (gtk_native_get_surface (native)),
+                         DefaultRootWindow (d), (int)(p.x + sx), (int)(p.y + sy), &rx, &ry, &child);
+  XTestFakeMotionEvent (d, DefaultScreen (d), rx, ry, 0);
+  XSync (d, False);
+  vs_test_x11_spin (60);
+}
+
+void
+vs_test_x11_click_at (GtkWidget *widget, double x, double y, guint button)
+{
+  Display *d = xdisplay ();
+
+  vs_test_x11_move_to (widget, x, y);
+  XTestFakeButtonEvent (d, button, True, 0);
+  XSync (d, False);
+  vs_test_x11_spin (30);
+  XTestFakeButtonEvent (d, button, False, 0);
+  XSync (d, False);
+  vs_test_x11_spin (150);
+}
+
+void
+vs_test_x11_click (GtkWidget *widget)
+{
+  vs_test_x11_click_at (widget, gtk_widget_get_width (widget) / 2.0,
+                        gtk_widget_get_height (widget) / 2.0, 1);
+}
+
+void
+vs_test_x11_key (KeySym keysym, const KeySym *mods, guint n_mods)
+{
+  Display *d = xdisplay ();
+
+  for (guint i = 0; i < n_mods; i++)
+    XTestFakeKeyEvent (d, XKeysymToKeycode (d, mods[i]), True, 0);
+  XTestFakeKeyEvent (d, XKeysymToKeycode (d, keysym), True, 0);
+  XTestFakeKeyEvent (d, XKeysymToKeycode (d, keysym), False, 0);
+  for (guint i = n_mods; i > 0; i--)
+    XTestFakeKeyEvent (d, XKeysymToKeycode (d, mods[i - 1]), False, 0);
+  XSync (d, False);
+  vs_test_x11_spin (40);
+}
+
+void
+vs_test_x11_type (const char *text)
+{
+  const KeySym shift[] = { XK_Shift_L };
+
+  for (const char *p = text; *p; p++)
+    switch (*p)
+      {
+      case '_':
+        vs_test_x11_key (XK_underscore, shift, 1);
+        break;
+      case '.':
+        vs_test_x11_key (XK_period, NULL, 0);
+        break;
+      case '-':
+        vs_test_x11_key (XK_minus, NULL, 0);
+        break;
+      case '/':
+        vs_test_x11_key (XK_slash, NULL, 0);
+        break;
+      default:
+        if (g_ascii_isupper (*p))
+          vs_test_x11_key (XStringToKeysym ((char[]){ g_ascii_tolower (*p), 0 }), shift, 1);
+        else
+          vs_test_x11_key (XStringToKeysym ((char[]){ *p, 0 }), NULL, 0);
+      }
+}
+
+static gboolean
+window_active (gpointer data)
+{
+  return gtk_window_is_active (data);
+}
+
+gboolean
+vs_test_x11_focus (GtkWindow *window)
+{
+  Display *d = xdisplay ();
+  GdkSurface *surface = gtk_native_get_surface (GTK_NATIVE (window));
+
+  XSetInputFocus (d, gdk_x11_surface_get_xid (surface), RevertToParent, CurrentTime);
+  XSync (d, False);
+  return vs_test_wait_until (window_active, window, 20 * G_USEC_PER_SEC);
+}

@@ -1,0 +1,25 @@
+/* vs-test-x11.h — real input for GUI tests under Xvfb: pointer moves,
+ * clicks and keys made with the XTest extension, so they travel as a
+ * user's do (X server, GDK, GTK's controllers).
+ */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include <X11/Xlib.h>
+
+/* Moves the pointer to (x, y) of widget, in the widget's coordinates. */
+void vs_test_x11_move_to (GtkWidget *widget, double x, double y);
+/* Clicks button at (x, y) of widget. */
+void vs_test_x11_click_at (GtkWidget *widget, double x, double y, guint button);
+/* Clicks the middle of widget with the first button. */
+void vs_test_x11_click (GtkWidget *widget);
+/* Presses and releases keysym with the modifiers' keysyms held. */
+void vs_test_x11_key (KeySym keysym, const KeySym *mods, guint n_mods);
+/* Types text: letters of either case, digits and . _ - / */
+void vs_test_x11_type (const char *text);
+/* Gives window the keyboard focus, as a window manager would; returns
+ * whether it became active in time. */
+gboolean vs_test_x11_focus (GtkWindow *window);
+/* Runs the main loop for ms milliseconds. */
+void vs_test_x11_spin (guint ms);
