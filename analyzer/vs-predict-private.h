@@ -62,4 +62,13 @@ void vs_predict_history_clear (VsPredictHistory *h);
 gint64 vs_predict_match (const VsPredictHistory *a, const VsPredictHistory *b, double ratio,
                          const VsPredictKeys *keys, gint64 *match, GError **error);
 
+/* One run at batch: slope[i] (bytes per unit of batch) of each allocation
+ * of h, size / batch for the activations that scale with the batch and 0
+ * for the others (vs-predict-one.c says which), and how many scale into
+ * *n_varying.  empty_key is the key of an allocation without stack
+ * (G_MAXUINT32 when none has).  Returns FALSE with error set when the
+ * roles cannot be read. */
+gboolean vs_predict_one_run_slopes (const VsPredictHistory *h, guint32 empty_key, gint64 batch,
+                                    double *slope, gint64 *n_varying, GError **error);
+
 G_END_DECLS

@@ -16,10 +16,8 @@
 #include <string.h>
 
 #include "vs-alloc-conf.h"
-#include "vs-blocks.h"
 #include "vs-caching-allocator.h"
 #include "vs-predict-private.h"
-#include "vs-roles.h"
 #include "vs-whatif-line.h"
 #include "vs-whatif.h"
 
@@ -34,11 +32,6 @@ struct _VsPredictModel
   char *alloc_conf;
   gint64 device_total;
 };
-
-static const char *blocks_sql
-    = "SELECT alloc_event_id, device_id, alloc_seq, free_seq, ifnull(stack_id, 0) FROM block"
-      " WHERE allocator_id = ?1 AND level = 2 AND alloc_event_id IS NOT NULL"
-      " ORDER BY alloc_event_id";
 
 void
 vs_predict_model_free (VsPredictModel *m)
@@ -178,69 +171,14 @@ fit_two (VsPredictModel *m, VsTrace *t2, gint64 a2, gint64 batch2, const char *c
   return ok;
 }
 
-/* The index in h of the allocation of alloc_event id, -1 if none (the
- * allocations are in event id order). */
-static gint64
-find_event (const VsPredictHistory *h, gint64 id)
-{
-  gint64 lo = 0, hi = (gint64)h->allocs->len - 1;
-  while (lo <= hi)
-    {
-      gint64 mid = lo + (hi - lo) / 2;
-      gint64 v = g_array_index (h->allocs, VsPredictAlloc, mid).event_id;
-      if (v == id)
-        return mid;
-      if (v < id)
-        lo = mid + 1;
-      else
-        hi = mid - 1;
-    }
-  return -1;
-}
-
 /* One run: the allocations whose role scales with the batch. */
 static gboolean
 fit_one (VsPredictModel *m, GError **error)
 {
-  g_autoptr (GArray) blocks = g_array_new (FALSE, TRUE, sizeof (VsBlock));
-  g_autoptr (GArray) index = g_array_new (FALSE, FALSE, sizeof (gint64));
-  g_autofree VsRole *roles = NULL;
-  sqlite3_stmt *stmt = vs_trace_statement (m->first.trace, blocks_sql, error);
-  int rc;
+  gpointer found = g_hash_table_lookup (m->keys.index, "");
+  guint32 empty = found != NULL ? GPOINTER_TO_UINT (found) - 1 : G_MAXUINT32;
 
-  if (stmt == NULL)
-    return FALSE;
-  sqlite3_bind_int64 (stmt, 1, m->first.allocator_id);
-  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
-    {
-      VsBlock b = { 0 };
-      gint64 i = find_event (&m->first, sqlite3_column_int64 (stmt, 0));
-      if (i < 0)
-        continue;
-      b.level = 2;
-      b.allocator_id = m->first.allocator_id;
-      b.device_id = sqlite3_column_int64 (stmt, 1);
-      b.alloc_seq = vs_column_int (stmt, 2);
-      b.free_seq = vs_column_int (stmt, 3);
-      b.stack_id = sqlite3_column_int64 (stmt, 4);
-      g_array_append_val (blocks, b);
-      g_array_append_val (index, i);
-    }
-  sqlite3_reset (stmt);
-  if (rc != SQLITE_DONE)
-    return vs_trace_sql_error (m->first.trace, error);
-  roles = g_new (VsRole, MAX (blocks->len, 1));
-  if (!vs_blocks_roles (m->first.trace, (const VsBlock *)blocks->data, blocks->len, roles, error))
-    return FALSE;
-  for (guint k = 0; k < blocks->len; k++)
-    if (roles[k] == VS_ROLE_ACTIVATIONS)
-      {
-        gint64 i = g_array_index (index, gint64, k);
-        const VsPredictAlloc *x = &g_array_index (m->first.allocs, VsPredictAlloc, i);
-        m->slope[i] = (double)x->size / (double)m->batch1;
-        m->n_varying++;
-      }
-  return TRUE;
+  return vs_predict_one_run_slopes (&m->first, empty, m->batch1, m->slope, &m->n_varying, error);
 }
 
 VsPredictModel *
