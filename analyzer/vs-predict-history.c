@@ -71,6 +71,7 @@ vs_predict_keys_init (VsPredictKeys *keys)
 {
   keys->index = g_hash_table_new (g_str_hash, g_str_equal);
   keys->texts = g_ptr_array_new_with_free_func (g_free);
+  g_mutex_init (&keys->lock);
 }
 
 void
@@ -78,6 +79,7 @@ vs_predict_keys_clear (VsPredictKeys *keys)
 {
   g_clear_pointer (&keys->index, g_hash_table_unref);
   g_clear_pointer (&keys->texts, g_ptr_array_unref);
+  g_mutex_clear (&keys->lock);
 }
 
 /* The key of stack_id of trace (ids seen before are in by_id). */
@@ -97,6 +99,7 @@ stack_key (VsTrace *trace, gint64 stack_id, KeyMap *by_id, VsPredictKeys *keys, 
   if (info == NULL)
     return FALSE;
   g_autofree char *stack_text = vs_stack_dup_text (info);
+  g_mutex_lock (&keys->lock);
   found = g_hash_table_lookup (keys->index, stack_text);
   if (found == NULL)
     {
@@ -105,6 +108,7 @@ stack_key (VsTrace *trace, gint64 stack_id, KeyMap *by_id, VsPredictKeys *keys, 
       found = GUINT_TO_POINTER (keys->texts->len);
       g_hash_table_insert (keys->index, text, found);
     }
+  g_mutex_unlock (&keys->lock);
   *key = GPOINTER_TO_UINT (found) - 1;
   e = key_map_insert (by_id, stack_id, NULL);
   if (e == NULL)

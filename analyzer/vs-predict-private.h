@@ -36,6 +36,7 @@ typedef struct
 {
   GHashTable *index;
   GPtrArray *texts;
+  GMutex lock; /* two histories may be read at once */
 } VsPredictKeys;
 
 void vs_predict_keys_init (VsPredictKeys *keys);
@@ -48,6 +49,7 @@ void vs_predict_keys_clear (VsPredictKeys *keys);
 gboolean vs_predict_history_read (VsPredictHistory *h, VsTrace *trace, gint64 allocator_id,
                                   VsPredictKeys *keys, GError **error);
 void vs_predict_history_clear (VsPredictHistory *h);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (VsPredictHistory, vs_predict_history_clear)
 
 /* Matches the allocations of a (the run of the larger batch) and b (the
  * smaller; ratio = a's batch / b's > 1) in order by stack, and by size

@@ -31,7 +31,18 @@ struct _VsPredictModel
   gint64 n_varying, n_unmatched;
   char *alloc_conf;
   gint64 device_total;
+  gboolean gc_threshold; /* the settings set garbage_collection_threshold */
+  GArray *replays;       /* Replayed: the replays made so far */
 };
+
+/* A replay made, kept: the same batch under the same limit gives the same
+ * peaks, and a replay without limit answers for any limit it stayed under. */
+typedef struct
+{
+  gint64 limit_bytes; /* VS_UNKNOWN: none */
+  gboolean limit_is_fraction;
+  VsPredictPoint point;
+} Replayed;
 
 void
 vs_predict_model_free (VsPredictModel *m)
@@ -42,6 +53,7 @@ vs_predict_model_free (VsPredictModel *m)
   vs_predict_keys_clear (&m->keys);
   g_free (m->slope);
   g_free (m->alloc_conf);
+  g_clear_pointer (&m->replays, g_array_unref);
   g_free (m);
 }
 
@@ -124,21 +136,19 @@ check_same_setup (VsTrace *t1, gint64 a1, VsTrace *t2, gint64 a2, const char *co
 }
 
 /* Two runs: the history of the larger batch (m->first, read by the caller
- * for trace1 at batch1; swapped in when batch2 is larger), the slopes of
- * its allocations matched in the other. */
+ * for trace1 at batch1; swapped with *read_other, the second run's, when
+ * batch2 is larger), the slopes of its allocations matched in the other.
+ * Takes *read_other. */
 static gboolean
-fit_two (VsPredictModel *m, VsTrace *t2, gint64 a2, gint64 batch2, const char *conf1,
-         GError **error)
+fit_two (VsPredictModel *m, VsPredictHistory *read_other, gint64 batch2, GError **error)
 {
-  VsPredictHistory other = { 0 };
+  VsPredictHistory other = *read_other;
   g_autofree gint64 *match = NULL;
   gint64 other_batch = batch2;
-  gboolean ok;
+  gboolean ok = TRUE;
 
-  if (!check_same_setup (m->first.trace, m->first.allocator_id, t2, a2, conf1, error))
-    return FALSE;
-  ok = vs_predict_history_read (&other, t2, a2, &m->keys, error);
-  if (ok && batch2 > m->batch1)
+  *read_other = (VsPredictHistory){ 0 };
+  if (batch2 > m->batch1)
     {
       VsPredictHistory t = m->first;
       m->first = other;
@@ -181,11 +191,59 @@ fit_one (VsPredictModel *m, GError **error)
   return vs_predict_one_run_slopes (&m->first, empty, m->batch1, m->slope, &m->n_varying, error);
 }
 
+/* Reading a history on a thread of its own. */
+typedef struct
+{
+  VsPredictHistory *h;
+  VsTrace *trace;
+  gint64 allocator_id;
+  VsPredictKeys *keys;
+  GError *error;
+  gboolean ok;
+} ReadJob;
+
+static gpointer
+read_job (gpointer data)
+{
+  ReadJob *j = data;
+  j->ok = vs_predict_history_read (j->h, j->trace, j->allocator_id, j->keys, &j->error);
+  return NULL;
+}
+
+/* Reads the first run's history into m->first and the second's (trace2
+ * may be NULL) into *other: at once, on two threads, when they are two
+ * traces (each has its own connection). */
+static gboolean
+read_histories (VsPredictModel *m, VsTrace *trace1, gint64 allocator1, VsTrace *trace2,
+                gint64 allocator2, VsPredictHistory *other, GError **error)
+{
+  ReadJob job = { other, trace2, allocator2, &m->keys, NULL, FALSE };
+  GThread *thread = NULL;
+  gboolean ok;
+
+  if (trace2 != NULL && trace2 != trace1)
+    thread = g_thread_try_new ("vs-predict-read", read_job, &job, NULL);
+  ok = vs_predict_history_read (&m->first, trace1, allocator1, &m->keys, error);
+  if (thread != NULL)
+    g_thread_join (thread);
+  else if (ok && trace2 != NULL)
+    read_job (&job);
+  if (trace2 == NULL || !ok)
+    {
+      g_clear_error (&job.error);
+      return ok;
+    }
+  if (!job.ok)
+    g_propagate_error (error, job.error);
+  return job.ok;
+}
+
 VsPredictModel *
 vs_predict_model_new (VsTrace *trace1, gint64 allocator1, gint64 batch1, VsTrace *trace2,
                       gint64 allocator2, gint64 batch2, GError **error)
 {
   g_autoptr (VsPredictModel) m = g_new0 (VsPredictModel, 1);
+  g_auto (VsPredictHistory) other = { 0 };
   const VsDeviceInfo *dev;
 
   g_return_val_if_fail (trace1 != NULL && batch1 >= 1, NULL);
@@ -196,14 +254,21 @@ vs_predict_model_new (VsTrace *trace1, gint64 allocator1, gint64 batch1, VsTrace
   m->alloc_conf = vs_whatif_own_alloc_conf (trace1, allocator1, error);
   if (m->alloc_conf == NULL)
     return NULL;
+  VsAllocConf conf;
+  if (!vs_alloc_conf_parse (m->alloc_conf, &conf, error))
+    return NULL;
+  m->gc_threshold = conf.garbage_collection_threshold > 0.0;
+  m->replays = g_array_new (FALSE, FALSE, sizeof (Replayed));
   dev = device_of (trace1, allocator1);
   m->device_total = dev != NULL ? dev->total_bytes : VS_UNKNOWN;
-  if (!vs_predict_history_read (&m->first, trace1, allocator1, &m->keys, error))
+  if (trace2 != NULL
+      && !check_same_setup (trace1, allocator1, trace2, allocator2, m->alloc_conf, error))
+    return NULL;
+  if (!read_histories (m, trace1, allocator1, trace2, allocator2, &other, error))
     return NULL;
   if (trace2 == NULL)
     m->slope = g_new0 (double, m->first.allocs->len);
-  if (trace2 != NULL ? !fit_two (m, trace2, allocator2, batch2, m->alloc_conf, error)
-                     : !fit_one (m, error))
+  if (trace2 != NULL ? !fit_two (m, &other, batch2, error) : !fit_one (m, error))
     return NULL;
   return g_steal_pointer (&m);
 }
@@ -268,11 +333,49 @@ replay (VsPredictModel *m, gint64 batch, gint64 limit_bytes, gboolean limit_is_f
   return TRUE;
 }
 
+/* A replay made before that gives the peaks of batch under the limit:
+ * the same one, or one without limit whose reserved memory never went
+ * past it (the limit is consulted only when a segment would take reserved
+ * memory past it, and by the garbage collection a fraction enables).
+ * NULL when none. */
+static const VsPredictPoint *
+replayed (VsPredictModel *m, gint64 batch, gint64 limit_bytes, gboolean limit_is_fraction)
+{
+  for (guint i = 0; i < m->replays->len; i++)
+    {
+      const Replayed *r = &g_array_index (m->replays, Replayed, i);
+      if (r->point.batch != batch)
+        continue;
+      if (r->limit_bytes == limit_bytes
+          && (limit_bytes == VS_UNKNOWN || r->limit_is_fraction == limit_is_fraction))
+        return &r->point;
+      if (r->limit_bytes == VS_UNKNOWN && r->point.peak_reserved_bytes <= limit_bytes
+          && !(limit_is_fraction && m->gc_threshold))
+        return &r->point;
+    }
+  return NULL;
+}
+
 gboolean
 vs_predict_model_replay (VsPredictModel *m, gint64 batch, gint64 limit_bytes,
                          gboolean limit_is_fraction, VsPredictPoint *out, GError **error)
 {
-  return replay (m, batch, limit_bytes, limit_is_fraction, NULL, out, error);
+  const VsPredictPoint *known;
+  Replayed r = { limit_bytes, limit_is_fraction, { 0 } };
+
+  g_return_val_if_fail (m != NULL && batch >= 1 && out != NULL, FALSE);
+  /* Where no size varies, every batch replays the same history. */
+  gint64 as = m->n_varying == 0 ? m->batch1 : batch;
+  known = replayed (m, as, limit_bytes, limit_is_fraction);
+  if (known != NULL)
+    r.point = *known;
+  else if (replay (m, as, limit_bytes, limit_is_fraction, NULL, &r.point, error))
+    g_array_append_val (m->replays, r);
+  else
+    return FALSE;
+  *out = r.point;
+  out->batch = batch;
+  return TRUE;
 }
 
 gboolean
