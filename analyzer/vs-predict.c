@@ -378,6 +378,72 @@ vs_predict_model_replay (VsPredictModel *m, gint64 batch, gint64 limit_bytes,
   return TRUE;
 }
 
+/* One replay of vs_predict_model_prepare, on a thread of the pool. */
+typedef struct
+{
+  VsPredictModel *m;
+  Replayed r;
+  GError *error;
+  gboolean ok;
+} ReplayJob;
+
+static void
+replay_job (gpointer data, gpointer user_data)
+{
+  ReplayJob *j = data;
+  (void)user_data;
+  j->ok = replay (j->m, j->r.point.batch, VS_UNKNOWN, FALSE, NULL, &j->r.point, &j->error);
+}
+
+gboolean
+vs_predict_model_prepare (VsPredictModel *m, const gint64 *batches, guint n, gboolean for_largest,
+                          GError **error)
+{
+  g_autoptr (GArray) jobs = g_array_new (FALSE, TRUE, sizeof (ReplayJob));
+  GThreadPool *pool;
+  gboolean ok = TRUE;
+
+  g_return_val_if_fail (m != NULL && (n == 0 || batches != NULL), FALSE);
+  for (guint i = 0; i < n + (for_largest ? 2 : 0); i++)
+    {
+      gint64 b = i < n ? batches[i] : (i == n ? m->batch1 : 2 * m->batch1);
+      ReplayJob j = { m, { VS_UNKNOWN, FALSE, { 0 } }, NULL, FALSE };
+      gboolean dup = FALSE;
+      g_return_val_if_fail (b >= 1, FALSE);
+      if (m->n_varying == 0)
+        b = m->batch1;
+      for (guint k = 0; k < jobs->len && !dup; k++)
+        dup = g_array_index (jobs, ReplayJob, k).r.point.batch == b;
+      if (dup || replayed (m, b, VS_UNKNOWN, FALSE) != NULL)
+        continue;
+      j.r.point.batch = b;
+      g_array_append_val (jobs, j);
+    }
+  if (jobs->len == 0)
+    return TRUE;
+  pool = g_thread_pool_new (replay_job, NULL, (gint)MIN (jobs->len, g_get_num_processors ()), FALSE,
+                            NULL);
+  for (guint k = 0; k < jobs->len; k++)
+    if (pool == NULL || !g_thread_pool_push (pool, &g_array_index (jobs, ReplayJob, k), NULL))
+      replay_job (&g_array_index (jobs, ReplayJob, k), NULL);
+  if (pool != NULL)
+    g_thread_pool_free (pool, FALSE, TRUE);
+  for (guint k = 0; k < jobs->len; k++)
+    {
+      ReplayJob *j = &g_array_index (jobs, ReplayJob, k);
+      if (j->ok)
+        g_array_append_val (m->replays, j->r);
+      else if (ok)
+        {
+          g_propagate_error (error, j->error);
+          j->error = NULL;
+          ok = FALSE;
+        }
+      g_clear_error (&j->error);
+    }
+  return ok;
+}
+
 gboolean
 vs_predict_model_replay_steps (VsPredictModel *m, gint64 batch, GArray *steps, VsPredictPoint *out,
                                GError **error)
