@@ -62,7 +62,7 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (KeyMap, key_map_clear)
 #define MATCH_WINDOW 512
 
 static const char *history_sql
-    = "SELECT op, address, requested_bytes, stream, ifnull(stack_id, 0), id, ts FROM alloc_event"
+    = "SELECT op, address, requested_bytes, stream, stack_id, id, ts FROM alloc_event"
       " WHERE allocator_id = ?1 AND op IN (1, 3) ORDER BY id";
 static const char *device_sql = "SELECT device_id FROM allocator WHERE id = ?1";
 
