@@ -42,6 +42,24 @@ typedef struct
 void vs_predict_keys_init (VsPredictKeys *keys);
 void vs_predict_keys_clear (VsPredictKeys *keys);
 
+/* One row of an allocator's history: an allocation (op
+ * VS_ALLOC_OP_ALLOC) or a completed free. */
+typedef struct
+{
+  gint64 id, address, size, stream, stack_id, ts; /* stream VS_UNKNOWN when NULL */
+  int op;
+} VsPredictRow;
+
+typedef gboolean (*VsPredictRowFunc) (const VsPredictRow *row, gpointer data, GError **error);
+
+/* Calls func on each allocation and completed free of allocator_id of
+ * trace in id order, stopping at the first that returns FALSE (with error
+ * set).  Large histories of traces on disk are decoded by several threads
+ * (vs-predict-rows.c); func runs on the caller's.  Returns FALSE with
+ * error set when reading fails or func did. */
+gboolean vs_predict_rows_read (VsTrace *trace, gint64 allocator_id, VsPredictRowFunc func,
+                               gpointer data, GError **error);
+
 /* Reads allocator_id's allocations and completed frees of trace into *h
  * (zeroed by the caller; released with vs_predict_history_clear).  Returns
  * FALSE with error set when the trace cannot be read or the allocator made
