@@ -60,6 +60,12 @@ typedef gboolean (*VsPredictRowFunc) (const VsPredictRow *row, gpointer data, GE
 gboolean vs_predict_rows_read (VsTrace *trace, gint64 allocator_id, VsPredictRowFunc func,
                                gpointer data, GError **error);
 
+/* For tests: ids per range of the threads that decode a history
+ * (131072), and their number (0: the processors', at most 8); and how
+ * many histories were decoded by threads. */
+void vs_predict_rows_set_parallel (gint64 ids, guint workers);
+guint vs_predict_rows_get_parallel_reads (void);
+
 /* Reads allocator_id's allocations and completed frees of trace into *h
  * (zeroed by the caller; released with vs_predict_history_clear).  Returns
  * FALSE with error set when the trace cannot be read or the allocator made

@@ -13,10 +13,15 @@
  */
 #include "vs-predict-private.h"
 
-/* Ids per range, and the fewest ids worth threads. */
+/* Ids per range (a history of fewer than four ranges is read on one
+ * thread), and the most threads. */
 #define RANGE_IDS 131072
-#define PARALLEL_MIN_IDS (4 * RANGE_IDS)
 #define MAX_WORKERS 8
+
+/* vs_predict_rows_set_parallel(): the tests' settings. */
+static gint64 range_ids = RANGE_IDS;
+static guint forced_workers;
+static gint parallel_reads;
 
 static const char *rows_sql
     = "SELECT op, address, requested_bytes, stream, stack_id, id, ts FROM alloc_event"
@@ -106,9 +111,9 @@ work (gpointer data)
       g_mutex_unlock (&s->lock);
       if (k < 0)
         return NULL;
-      GArray *rows = g_array_sized_new (FALSE, FALSE, sizeof (VsPredictRow), RANGE_IDS / 2);
-      int rc = step_range (w->stmt, s->allocator_id, s->lo + k * RANGE_IDS,
-                           s->lo + (k + 1) * RANGE_IDS - 1, append_row, rows, &ok, NULL);
+      GArray *rows = g_array_sized_new (FALSE, FALSE, sizeof (VsPredictRow), range_ids / 2);
+      int rc = step_range (w->stmt, s->allocator_id, s->lo + k * range_ids,
+                           s->lo + (k + 1) * range_ids - 1, append_row, rows, &ok, NULL);
       g_mutex_lock (&s->lock);
       s->ranges[k].rows = rows;
       if (rc != SQLITE_DONE)
@@ -204,11 +209,12 @@ read_parallel (VsTrace *trace, gint64 allocator_id, gint64 lo, gint64 hi, guint 
         }
     }
   *used = TRUE;
+  g_atomic_int_inc (&parallel_reads);
   g_mutex_init (&s.lock);
   g_cond_init (&s.changed);
   s.lo = lo;
   s.allocator_id = allocator_id;
-  s.n_ranges = (hi - lo) / RANGE_IDS + 1;
+  s.n_ranges = (hi - lo) / range_ids + 1;
   s.ranges = g_new0 (Range, s.n_ranges);
   s.ahead = 2 * n_workers;
   for (guint i = 0; i < n_workers; i++)
@@ -253,9 +259,10 @@ vs_predict_rows_read (VsTrace *trace, gint64 allocator_id, VsPredictRowFunc func
     return vs_trace_sql_error (trace, error);
   if (hi < lo)
     return TRUE;
-  guint n_workers = MIN ((guint)g_get_num_processors (), MAX_WORKERS);
+  guint n_workers
+      = forced_workers > 0 ? forced_workers : MIN ((guint)g_get_num_processors (), MAX_WORKERS);
   const char *file = sqlite3_db_filename (trace->db, "main");
-  if (!trace->live && n_workers >= 2 && hi - lo >= PARALLEL_MIN_IDS && file != NULL && *file)
+  if (!trace->live && n_workers >= 2 && hi - lo >= 4 * range_ids && file != NULL && *file)
     {
       gboolean used;
       gboolean ok
@@ -270,4 +277,18 @@ vs_predict_rows_read (VsTrace *trace, gint64 allocator_id, VsPredictRowFunc func
   if (!func_ok)
     return FALSE;
   return rc == SQLITE_DONE || vs_trace_sql_error (trace, error);
+}
+
+void
+vs_predict_rows_set_parallel (gint64 ids, guint workers)
+{
+  g_return_if_fail (ids >= 1 && workers <= MAX_WORKERS);
+  range_ids = ids;
+  forced_workers = workers;
+}
+
+guint
+vs_predict_rows_get_parallel_reads (void)
+{
+  return (guint)g_atomic_int_get (&parallel_reads);
 }
