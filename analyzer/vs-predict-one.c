@@ -6,12 +6,13 @@
  * batch, and their sizes say so:
  *
  *   kept    an activation never freed while a later allocation from the
- *           same stack was: a library's workspace or cache that its first
- *           call allocated (cuBLAS's workspace, 32 MiB on Hopper, comes
- *           from the first Linear's forward pass), not a tensor of one
- *           step.  The allocations of a run that stopped (an out-of-memory
- *           error) are never freed but none from their stack was either,
- *           so they still scale.
+ *           same stack was, and the run went on through a backward pass
+ *           into another forward pass: a library's workspace or cache
+ *           that its first call allocated (cuBLAS's workspace, 32 MiB on
+ *           Hopper, comes from the first Linear's forward pass), not a
+ *           tensor of one step.  The tensors of the step a run stopped in
+ *           (an out-of-memory error) are never freed either, but no
+ *           forward pass followed them, so they still scale.
  *   weight  a temporary of the backward pass (an allocation without
  *           stack) whose size is a parameter's and no forward activation's:
  *           the gradient of a weight, summed into the gradient already
@@ -96,15 +97,17 @@ read_roles (const VsPredictHistory *h, VsRole *roles, GError **error)
 }
 
 /* kept[i]: allocation i was never freed while a later one from its stack
- * was. */
+ * was, and a backward pass (an allocation without stack, or a gradient)
+ * followed by a forward pass (an activation with stack) came after it. */
 static void
-find_kept (const VsPredictHistory *h, gboolean *kept)
+find_kept (const VsPredictHistory *h, guint32 empty_key, const VsRole *roles, gboolean *kept)
 {
   const VsPredictAlloc *a = (const VsPredictAlloc *)h->allocs->data;
   const gint32 *events = (const gint32 *)h->events->data;
   guint n = h->allocs->len;
   g_autofree gboolean *freed = g_new0 (gboolean, n);
   g_autoptr (GHashTable) freed_later = g_hash_table_new (NULL, NULL); /* key + 1 */
+  gboolean forward_later = FALSE, next_step_later = FALSE;
 
   for (guint k = 0; k < h->events->len; k++)
     if (events[k] < 0)
@@ -112,9 +115,13 @@ find_kept (const VsPredictHistory *h, gboolean *kept)
   for (guint i = n; i-- > 0;)
     {
       gpointer key = GUINT_TO_POINTER (a[i].key + 1);
-      kept[i] = !freed[i] && g_hash_table_contains (freed_later, key);
+      kept[i] = !freed[i] && next_step_later && g_hash_table_contains (freed_later, key);
       if (freed[i])
         g_hash_table_add (freed_later, key);
+      if ((a[i].key == empty_key || roles[i] == VS_ROLE_GRADIENTS) && forward_later)
+        next_step_later = TRUE;
+      if (roles[i] == VS_ROLE_ACTIVATIONS && a[i].key != empty_key)
+        forward_later = TRUE;
     }
 }
 
@@ -131,7 +138,7 @@ vs_predict_one_run_slopes (const VsPredictHistory *h, guint32 empty_key, gint64 
 
   if (!read_roles (h, roles, error))
     return FALSE;
-  find_kept (h, kept);
+  find_kept (h, empty_key, roles, kept);
   for (guint i = 0; i < n; i++)
     if (roles[i] == VS_ROLE_PARAMETERS)
       g_hash_table_add (weights, (gpointer)&a[i].size);

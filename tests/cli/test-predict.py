@@ -137,6 +137,16 @@ for name in ("resnet18-bf16", "resnet18-ckpt"):
                "--batch", str(s[2]))
     check_predictions(name, out, s[2:], 10.0, 10.0, "two runs")
 
+# one run of a run that stopped at an out-of-memory error: the activations
+# of the step it stopped in were never freed, yet they scale (halving the
+# batch roughly halves the peak; kept as library workspaces they would not)
+oom = os.path.abspath(os.path.join(sys.argv[2], "diagnose", "torch-batch-too-large.db"))
+c = rows(oom + "@64", "--batch", "32")
+rec = [int(r["peak_allocated_bytes"]) for r in c if r["kind"] == "recorded"][0]
+half = [int(r["peak_allocated_bytes"]) for r in c if r["kind"] == "predicted"][0]
+ok(half <= 0.6 * rec, "one run of an out-of-memory run: half the batch predicts %.0f %% of the "
+   "recorded allocated peak (<= 60 %%)" % (100.0 * half / rec))
+
 # mismatched runs: one clear line, status 1
 for other, what in (("gpt2-batch-4.pickle@4", "another model"),
                     ("resnet18-bf16-32.pickle@32", "autocast bf16"),
