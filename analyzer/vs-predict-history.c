@@ -61,9 +61,6 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (KeyMap, key_map_clear)
 /* How many allocations of each run a resynchronisation aligns at once. */
 #define MATCH_WINDOW 512
 
-static const char *history_sql
-    = "SELECT op, address, requested_bytes, stream, ifnull(stack_id, 0), id, ts FROM alloc_event"
-      " WHERE allocator_id = ?1 AND op IN (1, 3) ORDER BY id";
 static const char *device_sql = "SELECT device_id FROM allocator WHERE id = ?1";
 
 void
@@ -71,6 +68,7 @@ vs_predict_keys_init (VsPredictKeys *keys)
 {
   keys->index = g_hash_table_new (g_str_hash, g_str_equal);
   keys->texts = g_ptr_array_new_with_free_func (g_free);
+  g_mutex_init (&keys->lock);
 }
 
 void
@@ -78,6 +76,7 @@ vs_predict_keys_clear (VsPredictKeys *keys)
 {
   g_clear_pointer (&keys->index, g_hash_table_unref);
   g_clear_pointer (&keys->texts, g_ptr_array_unref);
+  g_mutex_clear (&keys->lock);
 }
 
 /* The key of stack_id of trace (ids seen before are in by_id). */
@@ -97,6 +96,7 @@ stack_key (VsTrace *trace, gint64 stack_id, KeyMap *by_id, VsPredictKeys *keys, 
   if (info == NULL)
     return FALSE;
   g_autofree char *stack_text = vs_stack_dup_text (info);
+  g_mutex_lock (&keys->lock);
   found = g_hash_table_lookup (keys->index, stack_text);
   if (found == NULL)
     {
@@ -105,6 +105,7 @@ stack_key (VsTrace *trace, gint64 stack_id, KeyMap *by_id, VsPredictKeys *keys, 
       found = GUINT_TO_POINTER (keys->texts->len);
       g_hash_table_insert (keys->index, text, found);
     }
+  g_mutex_unlock (&keys->lock);
   *key = GPOINTER_TO_UINT (found) - 1;
   e = key_map_insert (by_id, stack_id, NULL);
   if (e == NULL)
@@ -135,15 +136,63 @@ read_device (VsPredictHistory *h, GError **error)
   return rc == SQLITE_ROW || vs_trace_sql_error (h->trace, error);
 }
 
+/* What vs_predict_history_read keeps while the rows go by. */
+typedef struct
+{
+  VsPredictHistory *h;
+  VsPredictKeys *keys;
+  LiveMap live;
+  KeyMap by_id;
+} Reading;
+
+static gboolean
+take_row (const VsPredictRow *r, gpointer data, GError **error)
+{
+  Reading *rd = data;
+  VsPredictHistory *h = rd->h;
+  gint32 ev;
+
+  if (r->op == VS_ALLOC_OP_ALLOC)
+    {
+      VsPredictAlloc a;
+      a.size = CLAMP (r->size, 0, (gint64)1 << 50);
+      a.stream = r->stream == VS_UNKNOWN ? 0 : r->stream;
+      a.event_id = r->id;
+      if (!stack_key (h->trace, r->stack_id, &rd->by_id, rd->keys, &a.key, error))
+        return FALSE;
+      if (h->allocs->len >= G_MAXINT32)
+        {
+          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID_ARGUMENT,
+                       "its history has more than %d allocations", G_MAXINT32);
+          return FALSE;
+        }
+      ev = (gint32)h->allocs->len;
+      g_array_append_val (h->allocs, a);
+      LiveEntry *e = live_insert (&rd->live, r->address, NULL);
+      if (e == NULL)
+        g_error ("out of memory");
+      e->index = ev; /* an address allocated again replaces a block never freed */
+    }
+  else
+    {
+      LiveEntry *e = live_find (&rd->live, r->address);
+      if (e == NULL)
+        return TRUE; /* freed before the history began */
+      ev = -(e->index + 1);
+      live_remove (&rd->live, e);
+    }
+  gint64 rel = vs_trace_rel (h->trace, r->ts);
+  g_array_append_val (h->events, ev);
+  g_array_append_val (h->times, rel);
+  return TRUE;
+}
+
 gboolean
 vs_predict_history_read (VsPredictHistory *h, VsTrace *trace, gint64 allocator_id,
                          VsPredictKeys *keys, GError **error)
 {
-  g_auto (LiveMap) live = { 0 };
-  g_auto (KeyMap) by_id = { 0 };
-  sqlite3_stmt *stmt;
-  gboolean ok = TRUE;
-  int rc;
+  Reading rd = { h, keys, { 0 }, { 0 } };
+  gboolean ok;
 
   h->trace = trace;
   h->allocator_id = allocator_id;
@@ -152,50 +201,11 @@ vs_predict_history_read (VsPredictHistory *h, VsTrace *trace, gint64 allocator_i
   h->times = g_array_new (FALSE, FALSE, sizeof (gint64));
   if (!read_device (h, error))
     return FALSE;
-  stmt = vs_trace_statement (trace, history_sql, error);
-  if (stmt == NULL)
-    return FALSE;
-  sqlite3_bind_int64 (stmt, 1, allocator_id);
-  while (ok && (rc = sqlite3_step (stmt)) == SQLITE_ROW)
-    {
-      int op = sqlite3_column_int (stmt, 0);
-      gint64 address = sqlite3_column_int64 (stmt, 1);
-      gint32 ev;
-
-      if (op == VS_ALLOC_OP_ALLOC)
-        {
-          VsPredictAlloc a;
-          gint64 stream = vs_column_int (stmt, 3);
-          a.size = CLAMP (sqlite3_column_int64 (stmt, 2), 0, (gint64)1 << 50);
-          a.stream = stream == VS_UNKNOWN ? 0 : stream;
-          a.event_id = sqlite3_column_int64 (stmt, 5);
-          ok = stack_key (trace, sqlite3_column_int64 (stmt, 4), &by_id, keys, &a.key, error);
-          if (h->allocs->len >= G_MAXINT32)
-            break;
-          ev = (gint32)h->allocs->len;
-          g_array_append_val (h->allocs, a);
-          LiveEntry *e = live_insert (&live, address, NULL);
-          if (e == NULL)
-            g_error ("out of memory");
-          e->index = ev; /* an address allocated again replaces a block never freed */
-        }
-      else
-        {
-          LiveEntry *e = live_find (&live, address);
-          if (e == NULL)
-            continue; /* freed before the history began */
-          ev = -(e->index + 1);
-          live_remove (&live, e);
-        }
-      gint64 rel = vs_trace_rel (trace, sqlite3_column_int64 (stmt, 6));
-      g_array_append_val (h->events, ev);
-      g_array_append_val (h->times, rel);
-    }
-  sqlite3_reset (stmt);
+  ok = vs_predict_rows_read (trace, allocator_id, take_row, &rd, error);
+  live_clear (&rd.live);
+  key_map_clear (&rd.by_id);
   if (!ok)
     return FALSE;
-  if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-    return vs_trace_sql_error (trace, error);
   if (h->allocs->len == 0)
     {
       g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID_ARGUMENT,

@@ -36,10 +36,35 @@ typedef struct
 {
   GHashTable *index;
   GPtrArray *texts;
+  GMutex lock; /* two histories may be read at once */
 } VsPredictKeys;
 
 void vs_predict_keys_init (VsPredictKeys *keys);
 void vs_predict_keys_clear (VsPredictKeys *keys);
+
+/* One row of an allocator's history: an allocation (op
+ * VS_ALLOC_OP_ALLOC) or a completed free. */
+typedef struct
+{
+  gint64 id, address, size, stream, stack_id, ts; /* stream VS_UNKNOWN when NULL */
+  int op;
+} VsPredictRow;
+
+typedef gboolean (*VsPredictRowFunc) (const VsPredictRow *row, gpointer data, GError **error);
+
+/* Calls func on each allocation and completed free of allocator_id of
+ * trace in id order, stopping at the first that returns FALSE (with error
+ * set).  Large histories of traces on disk are decoded by several threads
+ * (vs-predict-rows.c); func runs on the caller's.  Returns FALSE with
+ * error set when reading fails or func did. */
+gboolean vs_predict_rows_read (VsTrace *trace, gint64 allocator_id, VsPredictRowFunc func,
+                               gpointer data, GError **error);
+
+/* For tests: ids per range of the threads that decode a history
+ * (131072), and their number (0: the processors', at most 8); and how
+ * many histories were decoded by threads. */
+void vs_predict_rows_set_parallel (gint64 ids, guint workers);
+guint vs_predict_rows_get_parallel_reads (void);
 
 /* Reads allocator_id's allocations and completed frees of trace into *h
  * (zeroed by the caller; released with vs_predict_history_clear).  Returns
@@ -48,6 +73,7 @@ void vs_predict_keys_clear (VsPredictKeys *keys);
 gboolean vs_predict_history_read (VsPredictHistory *h, VsTrace *trace, gint64 allocator_id,
                                   VsPredictKeys *keys, GError **error);
 void vs_predict_history_clear (VsPredictHistory *h);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (VsPredictHistory, vs_predict_history_clear)
 
 /* Matches the allocations of a (the run of the larger batch) and b (the
  * smaller; ratio = a's batch / b's > 1) in order by stack, and by size
@@ -61,5 +87,14 @@ void vs_predict_history_clear (VsPredictHistory *h);
  * allocations than a few. */
 gint64 vs_predict_match (const VsPredictHistory *a, const VsPredictHistory *b, double ratio,
                          const VsPredictKeys *keys, gint64 *match, GError **error);
+
+/* One run at batch: slope[i] (bytes per unit of batch) of each allocation
+ * of h, size / batch for the activations that scale with the batch and 0
+ * for the others (vs-predict-one.c says which), and how many scale into
+ * *n_varying.  empty_key is the key of an allocation without stack
+ * (G_MAXUINT32 when none has).  Returns FALSE with error set when the
+ * roles cannot be read. */
+gboolean vs_predict_one_run_slopes (const VsPredictHistory *h, guint32 empty_key, gint64 batch,
+                                    double *slope, gint64 *n_varying, GError **error);
 
 G_END_DECLS

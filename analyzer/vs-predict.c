@@ -16,10 +16,8 @@
 #include <string.h>
 
 #include "vs-alloc-conf.h"
-#include "vs-blocks.h"
 #include "vs-caching-allocator.h"
 #include "vs-predict-private.h"
-#include "vs-roles.h"
 #include "vs-whatif-line.h"
 #include "vs-whatif.h"
 
@@ -33,12 +31,18 @@ struct _VsPredictModel
   gint64 n_varying, n_unmatched;
   char *alloc_conf;
   gint64 device_total;
+  gboolean gc_threshold; /* the settings set garbage_collection_threshold */
+  GArray *replays;       /* Replayed: the replays made so far */
 };
 
-static const char *blocks_sql
-    = "SELECT alloc_event_id, device_id, alloc_seq, free_seq, ifnull(stack_id, 0) FROM block"
-      " WHERE allocator_id = ?1 AND level = 2 AND alloc_event_id IS NOT NULL"
-      " ORDER BY alloc_event_id";
+/* A replay made, kept: the same batch under the same limit gives the same
+ * peaks, and a replay without limit answers for any limit it stayed under. */
+typedef struct
+{
+  gint64 limit_bytes; /* VS_UNKNOWN: none */
+  gboolean limit_is_fraction;
+  VsPredictPoint point;
+} Replayed;
 
 void
 vs_predict_model_free (VsPredictModel *m)
@@ -49,6 +53,7 @@ vs_predict_model_free (VsPredictModel *m)
   vs_predict_keys_clear (&m->keys);
   g_free (m->slope);
   g_free (m->alloc_conf);
+  g_clear_pointer (&m->replays, g_array_unref);
   g_free (m);
 }
 
@@ -131,21 +136,19 @@ check_same_setup (VsTrace *t1, gint64 a1, VsTrace *t2, gint64 a2, const char *co
 }
 
 /* Two runs: the history of the larger batch (m->first, read by the caller
- * for trace1 at batch1; swapped in when batch2 is larger), the slopes of
- * its allocations matched in the other. */
+ * for trace1 at batch1; swapped with *read_other, the second run's, when
+ * batch2 is larger), the slopes of its allocations matched in the other.
+ * Takes *read_other. */
 static gboolean
-fit_two (VsPredictModel *m, VsTrace *t2, gint64 a2, gint64 batch2, const char *conf1,
-         GError **error)
+fit_two (VsPredictModel *m, VsPredictHistory *read_other, gint64 batch2, GError **error)
 {
-  VsPredictHistory other = { 0 };
+  VsPredictHistory other = *read_other;
   g_autofree gint64 *match = NULL;
   gint64 other_batch = batch2;
-  gboolean ok;
+  gboolean ok = TRUE;
 
-  if (!check_same_setup (m->first.trace, m->first.allocator_id, t2, a2, conf1, error))
-    return FALSE;
-  ok = vs_predict_history_read (&other, t2, a2, &m->keys, error);
-  if (ok && batch2 > m->batch1)
+  *read_other = (VsPredictHistory){ 0 };
+  if (batch2 > m->batch1)
     {
       VsPredictHistory t = m->first;
       m->first = other;
@@ -178,69 +181,61 @@ fit_two (VsPredictModel *m, VsTrace *t2, gint64 a2, gint64 batch2, const char *c
   return ok;
 }
 
-/* The index in h of the allocation of alloc_event id, -1 if none (the
- * allocations are in event id order). */
-static gint64
-find_event (const VsPredictHistory *h, gint64 id)
-{
-  gint64 lo = 0, hi = (gint64)h->allocs->len - 1;
-  while (lo <= hi)
-    {
-      gint64 mid = lo + (hi - lo) / 2;
-      gint64 v = g_array_index (h->allocs, VsPredictAlloc, mid).event_id;
-      if (v == id)
-        return mid;
-      if (v < id)
-        lo = mid + 1;
-      else
-        hi = mid - 1;
-    }
-  return -1;
-}
-
 /* One run: the allocations whose role scales with the batch. */
 static gboolean
 fit_one (VsPredictModel *m, GError **error)
 {
-  g_autoptr (GArray) blocks = g_array_new (FALSE, TRUE, sizeof (VsBlock));
-  g_autoptr (GArray) index = g_array_new (FALSE, FALSE, sizeof (gint64));
-  g_autofree VsRole *roles = NULL;
-  sqlite3_stmt *stmt = vs_trace_statement (m->first.trace, blocks_sql, error);
-  int rc;
+  gpointer found = g_hash_table_lookup (m->keys.index, "");
+  guint32 empty = found != NULL ? GPOINTER_TO_UINT (found) - 1 : G_MAXUINT32;
 
-  if (stmt == NULL)
-    return FALSE;
-  sqlite3_bind_int64 (stmt, 1, m->first.allocator_id);
-  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+  return vs_predict_one_run_slopes (&m->first, empty, m->batch1, m->slope, &m->n_varying, error);
+}
+
+/* Reading a history on a thread of its own. */
+typedef struct
+{
+  VsPredictHistory *h;
+  VsTrace *trace;
+  gint64 allocator_id;
+  VsPredictKeys *keys;
+  GError *error;
+  gboolean ok;
+} ReadJob;
+
+static gpointer
+read_job (gpointer data)
+{
+  ReadJob *j = data;
+  j->ok = vs_predict_history_read (j->h, j->trace, j->allocator_id, j->keys, &j->error);
+  return NULL;
+}
+
+/* Reads the first run's history into m->first and the second's (trace2
+ * may be NULL) into *other: at once, on two threads, when they are two
+ * traces (each has its own connection). */
+static gboolean
+read_histories (VsPredictModel *m, VsTrace *trace1, gint64 allocator1, VsTrace *trace2,
+                gint64 allocator2, VsPredictHistory *other, GError **error)
+{
+  ReadJob job = { other, trace2, allocator2, &m->keys, NULL, FALSE };
+  GThread *thread = NULL;
+  gboolean ok;
+
+  if (trace2 != NULL && trace2 != trace1)
+    thread = g_thread_try_new ("vs-predict-read", read_job, &job, NULL);
+  ok = vs_predict_history_read (&m->first, trace1, allocator1, &m->keys, error);
+  if (thread != NULL)
+    g_thread_join (thread);
+  else if (ok && trace2 != NULL)
+    read_job (&job);
+  if (trace2 == NULL || !ok)
     {
-      VsBlock b = { 0 };
-      gint64 i = find_event (&m->first, sqlite3_column_int64 (stmt, 0));
-      if (i < 0)
-        continue;
-      b.level = 2;
-      b.allocator_id = m->first.allocator_id;
-      b.device_id = sqlite3_column_int64 (stmt, 1);
-      b.alloc_seq = vs_column_int (stmt, 2);
-      b.free_seq = vs_column_int (stmt, 3);
-      b.stack_id = sqlite3_column_int64 (stmt, 4);
-      g_array_append_val (blocks, b);
-      g_array_append_val (index, i);
+      g_clear_error (&job.error);
+      return ok;
     }
-  sqlite3_reset (stmt);
-  if (rc != SQLITE_DONE)
-    return vs_trace_sql_error (m->first.trace, error);
-  roles = g_new (VsRole, MAX (blocks->len, 1));
-  if (!vs_blocks_roles (m->first.trace, (const VsBlock *)blocks->data, blocks->len, roles, error))
-    return FALSE;
-  for (guint k = 0; k < blocks->len; k++)
-    if (roles[k] == VS_ROLE_ACTIVATIONS)
-      {
-        gint64 i = g_array_index (index, gint64, k);
-        const VsPredictAlloc *x = &g_array_index (m->first.allocs, VsPredictAlloc, i);
-        m->slope[i] = (double)x->size / (double)m->batch1;
-        m->n_varying++;
-      }
-  return TRUE;
+  if (!job.ok)
+    g_propagate_error (error, job.error);
+  return job.ok;
 }
 
 VsPredictModel *
@@ -248,6 +243,7 @@ vs_predict_model_new (VsTrace *trace1, gint64 allocator1, gint64 batch1, VsTrace
                       gint64 allocator2, gint64 batch2, GError **error)
 {
   g_autoptr (VsPredictModel) m = g_new0 (VsPredictModel, 1);
+  g_auto (VsPredictHistory) other = { 0 };
   const VsDeviceInfo *dev;
 
   g_return_val_if_fail (trace1 != NULL && batch1 >= 1, NULL);
@@ -258,14 +254,21 @@ vs_predict_model_new (VsTrace *trace1, gint64 allocator1, gint64 batch1, VsTrace
   m->alloc_conf = vs_whatif_own_alloc_conf (trace1, allocator1, error);
   if (m->alloc_conf == NULL)
     return NULL;
+  VsAllocConf conf;
+  if (!vs_alloc_conf_parse (m->alloc_conf, &conf, error))
+    return NULL;
+  m->gc_threshold = conf.garbage_collection_threshold > 0.0;
+  m->replays = g_array_new (FALSE, FALSE, sizeof (Replayed));
   dev = device_of (trace1, allocator1);
   m->device_total = dev != NULL ? dev->total_bytes : VS_UNKNOWN;
-  if (!vs_predict_history_read (&m->first, trace1, allocator1, &m->keys, error))
+  if (trace2 != NULL
+      && !check_same_setup (trace1, allocator1, trace2, allocator2, m->alloc_conf, error))
+    return NULL;
+  if (!read_histories (m, trace1, allocator1, trace2, allocator2, &other, error))
     return NULL;
   if (trace2 == NULL)
     m->slope = g_new0 (double, m->first.allocs->len);
-  if (trace2 != NULL ? !fit_two (m, trace2, allocator2, batch2, m->alloc_conf, error)
-                     : !fit_one (m, error))
+  if (trace2 != NULL ? !fit_two (m, &other, batch2, error) : !fit_one (m, error))
     return NULL;
   return g_steal_pointer (&m);
 }
@@ -330,11 +333,115 @@ replay (VsPredictModel *m, gint64 batch, gint64 limit_bytes, gboolean limit_is_f
   return TRUE;
 }
 
+/* A replay made before that gives the peaks of batch under the limit:
+ * the same one, or one without limit whose reserved memory never went
+ * past it (the limit is consulted only when a segment would take reserved
+ * memory past it, and by the garbage collection a fraction enables).
+ * NULL when none. */
+static const VsPredictPoint *
+replayed (VsPredictModel *m, gint64 batch, gint64 limit_bytes, gboolean limit_is_fraction)
+{
+  for (guint i = 0; i < m->replays->len; i++)
+    {
+      const Replayed *r = &g_array_index (m->replays, Replayed, i);
+      if (r->point.batch != batch)
+        continue;
+      if (r->limit_bytes == limit_bytes
+          && (limit_bytes == VS_UNKNOWN || r->limit_is_fraction == limit_is_fraction))
+        return &r->point;
+      if (r->limit_bytes == VS_UNKNOWN && r->point.peak_reserved_bytes <= limit_bytes
+          && !(limit_is_fraction && m->gc_threshold))
+        return &r->point;
+    }
+  return NULL;
+}
+
 gboolean
 vs_predict_model_replay (VsPredictModel *m, gint64 batch, gint64 limit_bytes,
                          gboolean limit_is_fraction, VsPredictPoint *out, GError **error)
 {
-  return replay (m, batch, limit_bytes, limit_is_fraction, NULL, out, error);
+  const VsPredictPoint *known;
+  Replayed r = { limit_bytes, limit_is_fraction, { 0 } };
+
+  g_return_val_if_fail (m != NULL && batch >= 1 && out != NULL, FALSE);
+  /* Where no size varies, every batch replays the same history. */
+  gint64 as = m->n_varying == 0 ? m->batch1 : batch;
+  known = replayed (m, as, limit_bytes, limit_is_fraction);
+  if (known != NULL)
+    r.point = *known;
+  else if (replay (m, as, limit_bytes, limit_is_fraction, NULL, &r.point, error))
+    g_array_append_val (m->replays, r);
+  else
+    return FALSE;
+  *out = r.point;
+  out->batch = batch;
+  return TRUE;
+}
+
+/* One replay of vs_predict_model_prepare, on a thread of the pool. */
+typedef struct
+{
+  VsPredictModel *m;
+  Replayed r;
+  GError *error;
+  gboolean ok;
+} ReplayJob;
+
+static void
+replay_job (gpointer data, gpointer user_data)
+{
+  ReplayJob *j = data;
+  (void)user_data;
+  j->ok = replay (j->m, j->r.point.batch, VS_UNKNOWN, FALSE, NULL, &j->r.point, &j->error);
+}
+
+gboolean
+vs_predict_model_prepare (VsPredictModel *m, const gint64 *batches, guint n, gboolean for_largest,
+                          GError **error)
+{
+  g_autoptr (GArray) jobs = g_array_new (FALSE, TRUE, sizeof (ReplayJob));
+  GThreadPool *pool;
+  gboolean ok = TRUE;
+
+  g_return_val_if_fail (m != NULL && (n == 0 || batches != NULL), FALSE);
+  for (guint i = 0; i < n + (for_largest ? 2 : 0); i++)
+    {
+      gint64 b = i < n ? batches[i] : (i == n ? m->batch1 : 2 * m->batch1);
+      ReplayJob j = { m, { VS_UNKNOWN, FALSE, { 0 } }, NULL, FALSE };
+      gboolean dup = FALSE;
+      g_return_val_if_fail (b >= 1, FALSE);
+      if (m->n_varying == 0)
+        b = m->batch1;
+      for (guint k = 0; k < jobs->len && !dup; k++)
+        dup = g_array_index (jobs, ReplayJob, k).r.point.batch == b;
+      if (dup || replayed (m, b, VS_UNKNOWN, FALSE) != NULL)
+        continue;
+      j.r.point.batch = b;
+      g_array_append_val (jobs, j);
+    }
+  if (jobs->len == 0)
+    return TRUE;
+  pool = g_thread_pool_new (replay_job, NULL, (gint)MIN (jobs->len, g_get_num_processors ()), FALSE,
+                            NULL);
+  for (guint k = 0; k < jobs->len; k++)
+    if (pool == NULL || !g_thread_pool_push (pool, &g_array_index (jobs, ReplayJob, k), NULL))
+      replay_job (&g_array_index (jobs, ReplayJob, k), NULL);
+  if (pool != NULL)
+    g_thread_pool_free (pool, FALSE, TRUE);
+  for (guint k = 0; k < jobs->len; k++)
+    {
+      ReplayJob *j = &g_array_index (jobs, ReplayJob, k);
+      if (j->ok)
+        g_array_append_val (m->replays, j->r);
+      else if (ok)
+        {
+          g_propagate_error (error, j->error);
+          j->error = NULL;
+          ok = FALSE;
+        }
+      g_clear_error (&j->error);
+    }
+  return ok;
 }
 
 gboolean

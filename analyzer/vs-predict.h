@@ -72,6 +72,16 @@ typedef struct
 gboolean vs_predict_model_replay (VsPredictModel *model, gint64 batch, gint64 limit_bytes,
                                   gboolean limit_is_fraction, VsPredictPoint *out, GError **error);
 
+/* Replays the model without limit at each of the n batches (each >= 1)
+ * and, when for_largest, at the two batches vs_predict_model_largest
+ * starts from, on as many threads as there are processors and replays, and
+ * keeps the results: vs_predict_model_replay at these batches, without
+ * limit or under one their reserved peak stayed below, then costs nothing.
+ * A model is not to be used from two threads at once.  Returns FALSE with
+ * error set when a replay fails. */
+gboolean vs_predict_model_prepare (VsPredictModel *model, const gint64 *batches, guint n,
+                                   gboolean for_largest, GError **error);
+
 /* vs_predict_model_replay with no limit, appending to steps (a GArray of
  * VsWhatifStep, vs-whatif-line.h) one step per change of reserved memory,
  * at the time (ns since the trace's start) of the recorded event of the

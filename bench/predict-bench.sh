@@ -4,9 +4,10 @@
 # (batches 1 and 2) and as one run, with `whatif` (one replay) beside it for
 # reference, and prints "key value" lines with the 5 s target.  The same
 # trace at two batches is the largest two-run input the generator makes:
-# every request matches and none varies, so the largest-batch search with
-# the default limit takes one replay, and with a limit below the peak
-# (--limit, the third figure) walks down to batch 0.
+# every request matches and none varies, so every batch is the same
+# replay (kept by the model): one without limit, and with a limit below the
+# peak (--limit, the third figure) one more under it, which fails at every
+# batch.
 #
 # Usage: bench/predict-bench.sh [BUILD_DIR] [EVENTS]
 set -euo pipefail

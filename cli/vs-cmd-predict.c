@@ -14,6 +14,7 @@
  * input that cannot be read or two runs that do not match.
  */
 #include <errno.h>
+#include <sqlite3.h>
 #include <fcntl.h>
 #include <glib/gstdio.h>
 #include <stdio.h>
@@ -151,6 +152,9 @@ predict_allocator (VsTable *table, Input *in, guint n_in, guint k, GArray *batch
                              " of %" G_GINT64_FORMAT " allocations scaled: activations), replayed",
                              in[0].batch, vs_predict_model_get_n_varying (m),
                              vs_predict_model_get_n_allocations (m));
+  if (!vs_predict_model_prepare (m, (const gint64 *)batches->data, batches->len,
+                                 limit != VS_UNKNOWN, error))
+    return FALSE;
   for (guint i = 0; i < batches->len; i++)
     {
       gint64 b = g_array_index (batches, gint64, i);
@@ -229,6 +233,11 @@ vs_cmd_predict (int argc, char **argv)
   double fraction;
   int status = 0;
 
+  /* Each connection of this command is used by one thread at a time (the
+   * two runs are read on two threads, each from its own trace): SQLite's
+   * locking of every call can go, a sixth of the reading of a history.
+   * Fails, changing nothing, where SQLite was already initialised. */
+  sqlite3_config (SQLITE_CONFIG_MULTITHREAD);
   g_set_prgname ("vramscope predict");
   context = g_option_context_new ("RUN.db@B1 [RUN2.db@B2]");
   g_option_context_set_summary (

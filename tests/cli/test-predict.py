@@ -15,7 +15,7 @@ that failed.  The tolerances are those docs/predict.md states:
   two runs            allocated within 3 % at every larger size; reserved
                       within 3 % (ResNet-18 up to 8x the smaller run: 7 %,
                       cuDNN's workspaces do not grow linearly)
-  one run             within the bounds measured per ladder (RUN_BOUNDS)
+  one run             within 10 % at every larger size (RUN_BOUNDS)
   largest under cap   between the last size that fitted and the first that
                       failed
   bf16 / checkpointed two runs: within 10 %
@@ -37,11 +37,11 @@ cache = tempfile.TemporaryDirectory()
 env = dict(os.environ, XDG_CACHE_HOME=cache.name, NO_COLOR="1", PAGER="cat")
 ladders = json.load(open(os.path.join(data, "ladders.json")))
 
-# One run: (allocated, reserved) bounds in per cent, as measured.
+# One run: (allocated, reserved) bounds in per cent.
 RUN_BOUNDS = {
-    "resnet18-batch": (18, 7),
-    "gpt2-batch": (4, 25),
-    "gpt2-seq": (17, 42),
+    "resnet18-batch": (10, 10),
+    "gpt2-batch": (10, 10),
+    "gpt2-seq": (10, 10),
 }
 
 
@@ -136,6 +136,16 @@ for name in ("resnet18-bf16", "resnet18-ckpt"):
     out = rows("%s-%d.pickle@%d" % (name, s[0], s[0]), "%s-%d.pickle@%d" % (name, s[1], s[1]),
                "--batch", str(s[2]))
     check_predictions(name, out, s[2:], 10.0, 10.0, "two runs")
+
+# one run of a run that stopped at an out-of-memory error: the activations
+# of the step it stopped in were never freed, yet they scale (halving the
+# batch roughly halves the peak; kept as library workspaces they would not)
+oom = os.path.abspath(os.path.join(sys.argv[2], "diagnose", "torch-batch-too-large.db"))
+c = rows(oom + "@64", "--batch", "32")
+rec = [int(r["peak_allocated_bytes"]) for r in c if r["kind"] == "recorded"][0]
+half = [int(r["peak_allocated_bytes"]) for r in c if r["kind"] == "predicted"][0]
+ok(half <= 0.6 * rec, "one run of an out-of-memory run: half the batch predicts %.0f %% of the "
+   "recorded allocated peak (<= 60 %%)" % (100.0 * half / rec))
 
 # mismatched runs: one clear line, status 1
 for other, what in (("gpt2-batch-4.pickle@4", "another model"),
