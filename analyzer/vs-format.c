@@ -105,6 +105,7 @@ vs_parse_time (const char *text, gint64 *out_ns, GError **error)
     { "m", G_GINT64_CONSTANT (60000000000) },
     { "min", G_GINT64_CONSTANT (60000000000) },
     { "h", G_GINT64_CONSTANT (3600000000000) },
+    { "d", G_GINT64_CONSTANT (86400000000000) },
   };
   const char *p = text;
   gboolean negative = FALSE;
