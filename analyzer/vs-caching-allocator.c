@@ -19,7 +19,7 @@
 
 #include <string.h>
 
-#include "vs-trace-writer.h"
+#include "vs-trace-format.h"
 
 typedef struct
 {

@@ -3,7 +3,7 @@
  */
 #include "vs-frame.h"
 #include "vs-stack.h"
-#include "vs-trace-writer.h"
+#include "vs-trace-format.h"
 
 #include <string.h>
 

@@ -12,7 +12,7 @@
 #include "vs-stack.h"
 #include "vs-frame.h"
 #include "vs-trace-private.h"
-#include "vs-trace-writer.h"
+#include "vs-trace-format.h"
 
 #include <string.h>
 

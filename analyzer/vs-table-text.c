@@ -15,7 +15,7 @@
  */
 #include "vs-table.h"
 #include "vs-format.h"
-#include "vs-trace-writer.h"
+#include "vs-trace-format.h"
 
 #include <string.h>
 

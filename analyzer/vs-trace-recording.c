@@ -9,6 +9,7 @@
  * file and its WAL; whether another process still has the file open is
  * told by the locks SQLite holds on it.
  */
+#include "vs-trace-finalize.h"
 #include "vs-trace-private.h"
 
 #include <fcntl.h>

@@ -17,13 +17,13 @@
  *
  * Times: every time this library takes or returns is in nanoseconds since
  * the trace's start (meta 'start_ns'), unless a name says "abs".  Integer
- * values the trace cannot know are VS_UNKNOWN (from vs-trace-writer.h).
+ * values the trace cannot know are VS_UNKNOWN (from vs-trace-format.h).
  */
 #pragma once
 
 #include <glib.h>
 
-#include "vs-trace-writer.h"
+#include "vs-trace-format.h"
 
 G_BEGIN_DECLS
 

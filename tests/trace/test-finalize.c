@@ -8,6 +8,7 @@
 #include <glib/gstdio.h>
 #include <sqlite3.h>
 
+#include "vs-trace-finalize.h"
 #include "vs-trace-writer.h"
 
 #define MiB (1024 * 1024)

@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 
 #include "vs-trace-window.h"
+#include "vs-trace-finalize.h"
 #include "vs-trace-writer.h"
 
 #define U VS_UNKNOWN

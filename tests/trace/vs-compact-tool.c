@@ -16,6 +16,7 @@
  */
 #include "vs-timings.h"
 #include "vs-trace-compact.h"
+#include "vs-trace-finalize.h"
 #include "vs-trace-writer.h"
 
 #include <sqlite3.h>
@@ -38,9 +39,8 @@ finalize_trace (const char *path, bool chunked, char *err, size_t errlen)
       return -1;
     }
   vs_row_chunker_init (&chunker);
-  VsRowSink *old = vs_row_sink_set_active (chunked ? &chunker.sink : NULL);
-  rc = vs_trace_finalize (db, NULL, NULL, err, errlen);
-  vs_row_sink_set_active (old);
+  VsFinalizeOptions fo = { .sink = chunked ? &chunker.sink : NULL };
+  rc = vs_trace_finalize_with (db, &fo, err, errlen);
   vs_row_chunker_clear (&chunker);
   if (sqlite3_close (db) != SQLITE_OK && rc == 0)
     {

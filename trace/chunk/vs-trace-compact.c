@@ -336,7 +336,7 @@ chunker_begin (VsRowSink *sink, VsRowSinkTable table, sqlite3 *db, int32_t ndev,
    * already (vs-fin-given.h), as its first chunks; the rows handed over
    * here are those after them. */
   if (table == VS_ROW_SINK_ALLOC_EVENT)
-    c->given = vs_fin_given_taken (vs_fin_given_active ()) ? vs_fin_given_active () : NULL;
+    c->given = vs_fin_given_taken (sink->given) ? sink->given : NULL;
   if (table == VS_ROW_SINK_ALLOC_EVENT && c->given != NULL)
     c->rows[0].written = (int64_t)vs_fin_given_chunks (c->given)->n;
   return vs_chunk_table_reset (db, t->name, sink->err, sizeof sink->err);

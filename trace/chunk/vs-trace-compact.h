@@ -65,15 +65,14 @@ int vs_chunk_table_put (struct sqlite3 *db, struct sqlite3_stmt **ins, const cha
  * series_level and block rows into main.series_chunk,
  * main.series_level_chunk and main.block_chunk as they come, for a
  * trace compacted right after: the rows are neither inserted nor read
- * back, and vs_trace_compact() keeps those chunks.  Make &chunker.sink
- * active around the one finalization whose output is compacted next (not
- * one a window is applied to: the window reads the tables).
+ * back, and vs_trace_compact() keeps those chunks.  Name &chunker.sink
+ * in the options of the one finalization whose output is compacted next
+ * (not one a window is applied to: the window reads the tables).
  *
  *   VsRowChunker c;
  *   vs_row_chunker_init (&c);
- *   VsRowSink *old = vs_row_sink_set_active (&c.sink);
- *   ... finalize ...
- *   vs_row_sink_set_active (old);
+ *   VsFinalizeOptions o = { .sink = &c.sink };
+ *   ... vs_trace_finalize_with (db, &o, err, errlen) ...
  *   vs_row_chunker_clear (&c);
  */
 typedef struct

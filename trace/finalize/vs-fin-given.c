@@ -117,22 +117,6 @@ vs_fin_given_bytes (const VsFinGiven *g)
   return g->t.cap * sizeof *g->t.ev + g->chunks.cap * sizeof *g->chunks.chunk + g->chunks.bytes;
 }
 
-static _Thread_local VsFinGiven *active_given;
-
-VsFinGiven *
-vs_fin_given_set_active (VsFinGiven *g)
-{
-  VsFinGiven *old = active_given;
-  active_given = g;
-  return old;
-}
-
-VsFinGiven *
-vs_fin_given_active (void)
-{
-  return active_given;
-}
-
 bool
 vs_fin_given_taken (const VsFinGiven *g)
 {

@@ -7,7 +7,8 @@
  * order).  The import keeps here what the finalizer makes of each row (its
  * event record, as vs_trace_finalize() would load it) and the rows coded
  * into alloc_event chunks, VS_CHUNK_ROWS at a time (vs-trace-compact.h's
- * VsGivenCoder).  Made active around the finalization of that trace, the
+ * VsGivenCoder).  Named in the options of that trace's finalization
+ * (VsFinalizeOptions.given), the
  * finalizer takes the events from here and loads from the tables only the
  * rows it was not handed (the process traces' rows, copied in after the
  * import's); the row sink (VsRowChunker) keeps the coded chunks and codes
@@ -62,15 +63,6 @@ int64_t vs_fin_given_coded_rows (const VsFinGiven *g);
 
 /* The bytes g holds. */
 size_t vs_fin_given_bytes (const VsFinGiven *g);
-
-/* Makes g (NULL: none) the hand-over the next finalization on the calling
- * thread takes its events from; returns the previous one.  Only for the
- * trace whose alloc_event rows 1..vs_fin_given_rows(g) are the rows g was
- * given. */
-VsFinGiven *vs_fin_given_set_active (VsFinGiven *g);
-
-/* The active hand-over of the calling thread, or NULL. */
-VsFinGiven *vs_fin_given_active (void);
 
 /* Whether a finalizer took g's events (its chunks are then the first of
  * alloc_event's, for the row sink to keep). */

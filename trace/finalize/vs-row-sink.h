@@ -3,14 +3,14 @@
  * `alloc_event`.
  *
  * By default the finalizer inserts the derived rows into the tables.  A
- * caller that compacts the trace right after (vs-trace-compact.h) can make
- * a sink active instead: the finalizer hands it each row as it derives it,
+ * caller that compacts the trace right after (vs-trace-compact.h) can name
+ * a sink instead (VsFinalizeOptions.sink, vs-trace-finalize.h): the
+ * finalizer hands it each row as it derives it,
  * and the sink codes them into chunks, so the largest derived tables are
  * neither inserted (nor indexed) nor read back.  It also hands over every
  * mem_event and alloc_event row as it loads it (the rows stay in their
- * tables), so compaction need not read those back either.  The sink is per thread,
- * like the active VsTimings: plain C, no GLib, and the finalizer itself
- * needs no compression library (the collector links it).
+ * tables), so compaction need not read those back either.  Plain C, no
+ * GLib, and the finalizer itself needs no compression library.
  */
 #pragma once
 
@@ -53,6 +53,10 @@ struct VsRowSink
    * own).  NULL: nothing to do.  Returns 0, or -1 with err. */
   int (*finish) (VsRowSink *sink, struct sqlite3 *db);
   char err[256];
+  /* Set by the finalizer before the first pass: the hand-over whose rows
+   * it took (VsFinalizeOptions.given; NULL: none), whose coded chunks are
+   * then alloc_event's first. */
+  struct VsFinGiven *given;
 };
 
 /* Work done beside the finalizer whose output is compacted next (the
@@ -61,18 +65,3 @@ struct VsRowSink
  * transaction on db, before it writes the trace's end and commits.
  * Returns 0, or -1 with err filled (the finalization then fails). */
 typedef int (*VsRowSinkBeside) (struct sqlite3 *db, void *data, char *err, size_t errlen);
-
-/* Makes fn (NULL: none), with data, the work the next finalization on
- * the calling thread writes before it commits. */
-void vs_row_sink_set_beside (VsRowSinkBeside fn, void *data);
-
-/* The calling thread's work beside the finalizer (NULL: none); *data
- * gets its data. */
-VsRowSinkBeside vs_row_sink_beside (void **data);
-
-/* Makes sink (NULL: none) the one the finalizer on the calling thread
- * hands its rows to; returns the previous one. */
-VsRowSink *vs_row_sink_set_active (VsRowSink *sink);
-
-/* The active sink of the calling thread, or NULL. */
-VsRowSink *vs_row_sink_active (void);

@@ -12,6 +12,7 @@
 
 #include <sqlite3.h>
 
+#include "vs-trace-finalize.h"
 #include "vs-trace-writer.h"
 
 /* Where an event came from; also the tie-break order at equal timestamps. */
@@ -78,7 +79,7 @@ typedef struct
   size_t n, cap;
   VsFinBlock *bl;
   size_t nb, capb;
-  /* Set before vs_fin_load_events(): the largest device and allocator id
+  /* Set before vs_fin_load_events_after(): the largest device and allocator id
    * the trace defines; a row naming another is refused. */
   int32_t max_device, max_allocator;
 } VsFinTrace;
@@ -137,6 +138,8 @@ typedef struct
   struct VsFinWindow *window;
   /* The series rows the replay wrote, and the latest time among them. */
   int64_t series_rows, series_max_ts;
+  /* Where the derived rows go (NULL: their tables). */
+  struct VsRowSink *sink;
 } VsFinState;
 
 /* A windowed trace (`record --window`): per device, its detail intervals
@@ -206,8 +209,8 @@ int vs_fin_add_pool_event (VsFinTrace *t, int64_t id, const VsPoolEvent *p);
 /* vs_trace_finalize() on events already gathered in *t — every row of
  * mem_event, alloc_event and pool_event, through vs_fin_add_*_event() —
  * instead of reading them back from the tables.  Frees t's arrays. */
-int vs_fin_finalize_gathered (sqlite3 *db, VsFinTrace *t, VsProgressFunc progress,
-                              void *progress_data, char *err, size_t errlen);
+int vs_fin_finalize_gathered (sqlite3 *db, VsFinTrace *t, const VsFinalizeOptions *o, char *err,
+                              size_t errlen);
 
 /* Checks what the replay's arithmetic relies on in t's events: times not
  * negative, sizes not below -1 (unknown), the total of every size within
@@ -222,22 +225,20 @@ int vs_fin_check_events (const VsFinTrace *t, VsFinErr *e);
 struct VsFinGiven;
 int vs_fin_given_take (struct VsFinGiven *g, VsFinTrace *t, int64_t *rows, int64_t *coded_rows);
 
-/* vs_fin_load_events() for a trace whose alloc_event rows 1..given are in
- * t already (vs_fin_given_take) and whose rows 1..coded the active row
- * sink has as chunks: the other rows are loaded, and the sink is handed
- * the rows after coded.  given and coded 0: every row. */
-int vs_fin_load_events_after (sqlite3 *db, VsFinTrace *t, int64_t given, int64_t coded,
-                              VsFinErr *e);
-/* Refuses the first n events of t (given, not loaded) where a row would
- * be refused by vs_fin_load_events(): ids outside 1..t->max_device or
- * 1..t->max_allocator, a negative process.  -1 with e filled. */
-int vs_fin_check_given (const VsFinTrace *t, size_t n, VsFinErr *e);
-
 /* Appends every mem_event, alloc_event and pool_event row to t->ev;
  * refuses a row whose device or allocator id is outside 1..t->max_device
  * or 1..t->max_allocator, or whose kind or operation is not a small
- * number. */
-int vs_fin_load_events (sqlite3 *db, VsFinTrace *t, VsFinErr *e);
+ * number.  For a trace whose alloc_event rows 1..given are in
+ * t already (vs_fin_given_take) and whose rows 1..coded sink (NULL:
+ * none) has as chunks: the other rows are loaded, and the sink is handed
+ * the rows after coded.  given and coded 0: every row. */
+int vs_fin_load_events_after (sqlite3 *db, VsFinTrace *t, int64_t given, int64_t coded,
+                              struct VsRowSink *sink, VsFinErr *e);
+/* Refuses the first n events of t (given, not loaded) where a row would
+ * be refused by vs_fin_load_events_after(): ids outside 1..t->max_device or
+ * 1..t->max_allocator, a negative process.  -1 with e filled. */
+int vs_fin_check_given (const VsFinTrace *t, size_t n, VsFinErr *e);
+
 /* qsort comparator of the replay order: ts, source table, rowid. */
 int vs_fin_event_cmp (const void *pa, const void *pb);
 /* Whether ev opens a block (an allocation, segment alloc or map). */
@@ -254,6 +255,6 @@ void vs_fin_find_shared_series (const VsFinTrace *t, VsFinState *st);
 /* Replays t in order, writing series and series_level, filling st. */
 int vs_fin_replay (VsFinTrace *t, VsFinState *st, int64_t origin, VsFinProgress *pr, VsFinErr *e);
 /* Writes the block table from t's pairing. */
-int vs_fin_write_blocks (VsFinTrace *t, VsFinProgress *pr, VsFinErr *e);
+int vs_fin_write_blocks (VsFinTrace *t, struct VsRowSink *sink, VsFinProgress *pr, VsFinErr *e);
 /* Writes one summary row per device and allocator from st. */
 int vs_fin_write_summary (sqlite3 *db, VsFinState *st, VsFinErr *e);

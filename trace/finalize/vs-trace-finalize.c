@@ -25,9 +25,11 @@
  *   4. summary levels over each series.
  * The passes live in vs-trace-pair.c (1, 2) and vs-trace-replay.c (3, 4);
  * this file runs them in one transaction and builds the indexes.  Each
- * phase is marked into the active VsTimings, if any (vs-timings.h).
+ * phase is marked into the caller's VsTimings, if any
+ * (VsFinalizeOptions.timings).
  */
 #include "vs-fin-given.h"
+#include "vs-trace-finalize.h"
 #include "vs-trace-finalize-private.h"
 #include "vs-row-sink.h"
 #include "vs-timings.h"
@@ -384,17 +386,25 @@ sort_events (VsFinTrace *t, size_t sorted)
   return 0;
 }
 
-/* Finalizes db from the events in *given, or from its tables when given
- * is NULL. */
-static int
-finalize (sqlite3 *db, VsFinTrace *given, VsProgressFunc progress, void *progress_data, char *err,
-          size_t errlen)
+/* Marks phase name into o's recorder, if it has one. */
+static void
+phase (const VsFinalizeOptions *o, const char *name)
 {
+  if (o->timings != NULL)
+    vs_timings_mark (o->timings, name);
+}
+
+/* Finalizes db from the events in *given, or from its tables when given
+ * is NULL, with the inputs in *o. */
+static int
+finalize (sqlite3 *db, VsFinTrace *given, const VsFinalizeOptions *o, char *err, size_t errlen)
+{
+  assert (db != NULL && o != NULL);
   VsFinErr e = { err, errlen };
   VsFinTrace t = { 0 };
   VsFinState st = { 0 };
   VsFinWindow win = { 0 };
-  VsFinProgress pr = { db, progress, progress_data, 0, 0 };
+  VsFinProgress pr = { db, o->progress, o->progress_data, 0, 0 };
   int rc = -1;
 
   /* A large page cache: finalize rewrites every derived table at once. */
@@ -425,25 +435,29 @@ finalize (sqlite3 *db, VsFinTrace *given, VsProgressFunc progress, void *progres
   /* The alloc_event rows an import handed over as it wrote them
    * (vs-fin-given.h): only the others are loaded. */
   int64_t given_rows = 0, coded_rows = 0;
-  if (given == NULL && vs_fin_given_take (vs_fin_given_active (), &t, &given_rows, &coded_rows) == 0
+  if (given == NULL && vs_fin_given_take (o->given, &t, &given_rows, &coded_rows) == 0
       && given_rows > 0
       && (vs_fin_check_given (&t, (size_t)given_rows, &e) < 0
           || check_given_rows (db, &t, given_rows, &e) < 0))
     {
       /* Not this trace's rows after all: every row is read back, and the
        * row sink codes every one (vs_fin_given_taken is false now). */
-      vs_fin_given_drop (vs_fin_given_active ());
+      vs_fin_given_drop (o->given);
       free (t.ev);
       t.ev = NULL;
       t.n = t.cap = 0;
       given_rows = coded_rows = 0;
     }
-  if (given == NULL && vs_fin_load_events_after (db, &t, given_rows, coded_rows, &e) < 0)
+  /* The sink keeps the coded chunks of the rows taken, if any. */
+  if (o->sink != NULL)
+    o->sink->given = vs_fin_given_taken (o->given) ? o->given : NULL;
+  st.sink = o->sink;
+  if (given == NULL && vs_fin_load_events_after (db, &t, given_rows, coded_rows, o->sink, &e) < 0)
     goto out;
   if (vs_fin_check_events (&t, &e) < 0 || vs_fin_window_load (db, &t, &win, st.ndev, &e) < 0)
     goto out;
   st.window = &win;
-  vs_timings_phase ("finalize: loading events");
+  phase (o, "finalize: loading events");
 
   pr.total = (uint64_t)t.n * 3 + 1;
   if (sort_events (&t, (size_t)given_rows) < 0)
@@ -458,7 +472,7 @@ finalize (sqlite3 *db, VsFinTrace *given, VsProgressFunc progress, void *progres
     }
   if (vs_fin_pair_events (&t, &e) < 0 || vs_fin_assign_owners (&t, &e) < 0)
     goto out;
-  vs_timings_phase ("finalize: sorting and pairing");
+  phase (o, "finalize: sorting and pairing");
 
   {
     sqlite3_stmt *s;
@@ -490,19 +504,19 @@ finalize (sqlite3 *db, VsFinTrace *given, VsProgressFunc progress, void *progres
   vs_fin_find_shared_series (&t, &st);
   if (vs_fin_replay (&t, &st, origin, &pr, &e) < 0)
     goto out;
-  vs_timings_phase ("finalize: series and levels");
-  if (vs_fin_write_blocks (&t, &pr, &e) < 0)
+  phase (o, "finalize: series and levels");
+  if (vs_fin_write_blocks (&t, o->sink, &pr, &e) < 0)
     goto out;
-  vs_timings_phase ("finalize: blocks");
+  phase (o, "finalize: blocks");
   if (vs_fin_write_summary (db, &st, &e) < 0 || vs_fin_window_counts (db, &win, &e) < 0)
     goto out;
-  vs_timings_phase ("finalize: summary");
+  phase (o, "finalize: summary");
   if (vs_fin_exec (db, &e, index_sql) < 0)
     goto out;
-  vs_timings_phase ("finalize: indexes");
+  phase (o, "finalize: indexes");
   {
     /* The chunks a row sink coded beside the rest (vs-row-sink.h). */
-    VsRowSink *sink = vs_row_sink_active ();
+    VsRowSink *sink = o->sink;
     if (sink != NULL && sink->finish != NULL)
       {
         if (sink->finish (sink, db) < 0)
@@ -510,16 +524,14 @@ finalize (sqlite3 *db, VsFinTrace *given, VsProgressFunc progress, void *progres
             vs_fin_fail (&e, "%s", sink->err);
             goto out;
           }
-        vs_timings_phase ("finalize: event chunks");
+        phase (o, "finalize: event chunks");
       }
-    /* What was done beside (vs_row_sink_set_beside). */
-    void *beside_data;
-    VsRowSinkBeside beside = vs_row_sink_beside (&beside_data);
-    if (beside != NULL)
+    /* What was done beside (VsFinalizeOptions.beside). */
+    if (o->beside != NULL)
       {
-        if (beside (db, beside_data, e.msg, e.len) < 0)
+        if (o->beside (db, o->beside_data, e.msg, e.len) < 0)
           goto out;
-        vs_timings_phase ("finalize: waiting for the kernels");
+        phase (o, "finalize: waiting for the kernels");
       }
   }
   {
@@ -551,7 +563,7 @@ finalize (sqlite3 *db, VsFinTrace *given, VsProgressFunc progress, void *progres
   /* A finished trace is one self-contained file.  While a recording is
    * still writing this fails harmlessly and the trace stays in WAL mode. */
   sqlite3_exec (db, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL);
-  vs_timings_phase ("finalize: commit");
+  phase (o, "finalize: commit");
   rc = 0;
   vs_fin_tick (&pr, pr.total - pr.done);
   goto done;
@@ -571,15 +583,25 @@ done:
 }
 
 int
-vs_trace_finalize (sqlite3 *db, VsProgressFunc progress, void *progress_data, char *err,
-                   size_t errlen)
+vs_trace_finalize_with (sqlite3 *db, const VsFinalizeOptions *o, char *err, size_t errlen)
 {
-  return finalize (db, NULL, progress, progress_data, err, errlen);
+  static const VsFinalizeOptions none = { 0 };
+  return finalize (db, NULL, o != NULL ? o : &none, err, errlen);
 }
 
 int
-vs_fin_finalize_gathered (sqlite3 *db, VsFinTrace *t, VsProgressFunc progress, void *progress_data,
-                          char *err, size_t errlen)
+vs_trace_finalize (sqlite3 *db, VsProgressFunc progress, void *progress_data, char *err,
+                   size_t errlen)
 {
-  return finalize (db, t, progress, progress_data, err, errlen);
+  VsFinalizeOptions o = { .progress = progress, .progress_data = progress_data };
+  return finalize (db, NULL, &o, err, errlen);
+}
+
+int
+vs_fin_finalize_gathered (sqlite3 *db, VsFinTrace *t, const VsFinalizeOptions *o, char *err,
+                          size_t errlen)
+{
+  static const VsFinalizeOptions none = { 0 };
+  assert (t != NULL);
+  return finalize (db, t, o != NULL ? o : &none, err, errlen);
 }

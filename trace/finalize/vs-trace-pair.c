@@ -372,12 +372,6 @@ drop_chunks (sqlite3 *db, VsRowSinkTable table)
 }
 
 int
-vs_fin_load_events (sqlite3 *db, VsFinTrace *t, VsFinErr *e)
-{
-  return vs_fin_load_events_after (db, t, 0, 0, e);
-}
-
-int
 vs_fin_check_given (const VsFinTrace *t, size_t n, VsFinErr *e)
 {
   for (size_t i = 0; i < n && i < t->n; i++)
@@ -394,9 +388,10 @@ vs_fin_check_given (const VsFinTrace *t, size_t n, VsFinErr *e)
 }
 
 int
-vs_fin_load_events_after (sqlite3 *db, VsFinTrace *t, int64_t given, int64_t coded, VsFinErr *e)
+vs_fin_load_events_after (sqlite3 *db, VsFinTrace *t, int64_t given, int64_t coded, VsRowSink *sink,
+                          VsFinErr *e)
 {
-  VsRowSink *sink = vs_row_sink_active ();
+  assert (db != NULL && t != NULL && given >= 0 && coded >= 0);
   const char *sqls[3] = { sink ? load_mem_whole_sql : load_mem_sql,
                           sink ? load_alloc_whole_sql : load_alloc_sql, load_pool_sql };
   const uint8_t srcs[3] = { SRC_MEM, SRC_ALLOC, SRC_POOL };

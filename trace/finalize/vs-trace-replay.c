@@ -313,41 +313,6 @@ replay_block (VsFinState *st, VsFinDevState *ds, int32_t dev, const VsFinEvent *
     }
 }
 
-/* Where series rows go when a sink is active (vs-row-sink.h). */
-static _Thread_local VsRowSink *active_sink;
-
-VsRowSink *
-vs_row_sink_set_active (VsRowSink *sink)
-{
-  VsRowSink *old = active_sink;
-  active_sink = sink;
-  return old;
-}
-
-VsRowSink *
-vs_row_sink_active (void)
-{
-  return active_sink;
-}
-
-/* The work beside the finalizer (vs_row_sink_set_beside). */
-static _Thread_local VsRowSinkBeside beside_fn;
-static _Thread_local void *beside_data;
-
-void
-vs_row_sink_set_beside (VsRowSinkBeside fn, void *data)
-{
-  beside_fn = fn;
-  beside_data = fn != NULL ? data : NULL;
-}
-
-VsRowSinkBeside
-vs_row_sink_beside (void **data)
-{
-  *data = beside_data;
-  return beside_fn;
-}
-
 static const char *
 sink_error (const VsRowSink *sink)
 {
@@ -355,14 +320,15 @@ sink_error (const VsRowSink *sink)
 }
 
 /* Replays events in order; writes series and series_level (to the
- * tables, or the active sink); fills accs. */
+ * tables, or st->sink); fills accs. */
 int
 vs_fin_replay (VsFinTrace *t, VsFinState *st, int64_t origin, VsFinProgress *pr, VsFinErr *e)
 {
   LevelCtx level_ctx = { 0 };
   LevelCtx *ctx = &level_ctx;
+  assert (t != NULL && st != NULL && pr != NULL && pr->db != NULL);
   sqlite3 *db = pr->db;
-  VsRowSink *sink = active_sink;
+  VsRowSink *sink = st->sink;
   ctx->hold = sink != NULL;
   st->series_rows = 0;
   /* One batch per allocator id (and shift): see VsSqlBatchSet. */
@@ -616,8 +582,8 @@ vs_fin_replay (VsFinTrace *t, VsFinState *st, int64_t origin, VsFinProgress *pr,
     {
       int end = sink->end (sink, 1);
       sink = NULL;
-      if (end < 0 || level_sink (ctx, active_sink, db) < 0)
-        rc = vs_fin_fail (e, "%s", sink_error (active_sink));
+      if (end < 0 || level_sink (ctx, st->sink, db) < 0)
+        rc = vs_fin_fail (e, "%s", sink_error (st->sink));
     }
 
 out:
@@ -631,10 +597,10 @@ out:
 }
 
 int
-vs_fin_write_blocks (VsFinTrace *t, VsFinProgress *pr, VsFinErr *e)
+vs_fin_write_blocks (VsFinTrace *t, VsRowSink *sink, VsFinProgress *pr, VsFinErr *e)
 {
+  assert (t != NULL && pr != NULL && pr->db != NULL);
   sqlite3 *db = pr->db;
-  VsRowSink *sink = active_sink;
   VsSqlBatch rows;
   if (vs_sql_batch_init (&rows, db, block_sql, 20) < 0)
     return vs_fin_fail (e, "%s", sqlite3_errmsg (db));

@@ -56,6 +56,7 @@
 #include <sqlite3.h>
 
 #include "vs-timings.h"
+#include "vs-trace-finalize.h"
 #include "vs-trace-writer.h"
 
 typedef struct

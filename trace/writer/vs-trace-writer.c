@@ -36,7 +36,7 @@
 
 #include "vs-kernel-configs.h"
 #include "vs-sql-batch.h"
-#include "vs-trace-finalize-private.h"
+#include "vs-trace-writer-private.h"
 
 enum
 {
@@ -117,11 +117,12 @@ struct VsWriter
   int in_txn;
   int held; /* vs_writer_hold: commits only flush, one transaction */
   unsigned rows_in_txn;
-  VsSqlBatch *alloc_rows;          /* alloc_event rows not yet inserted */
-  VsSqlBatch *kernel_rows;         /* kernel_exec rows not yet inserted */
-  int bulk;                        /* vs_writer_set_bulk was called */
-  int64_t next_alloc_id;           /* bulk mode: the id the next alloc_event gets */
-  VsFinTrace *events;              /* bulk mode: every event row, for finalizing */
+  VsSqlBatch *alloc_rows;       /* alloc_event rows not yet inserted */
+  VsSqlBatch *kernel_rows;      /* kernel_exec rows not yet inserted */
+  int bulk;                     /* vs_writer_set_bulk was called */
+  int64_t next_alloc_id;        /* bulk mode: the id the next alloc_event gets */
+  const VsWriterGather *gather; /* bulk mode: where every event row goes too */
+  void *gather_data;
   int64_t schema_version;          /* bulk mode: user_version, withheld until closed */
   VsKernelConfigs *kernel_configs; /* kernel_config rows written so far */
   int64_t last_kernel_id;          /* kernel_exec ids are 1, 2, … in writing order */
@@ -723,8 +724,10 @@ ensure_alloc_batch (VsWriter *w)
 }
 
 int
-vs_writer_set_bulk (VsWriter *w)
+vs_writer_begin_bulk (VsWriter *w, bool *empty)
 {
+  assert (w != NULL && empty != NULL);
+  *empty = false;
   if (w->bulk)
     return 0;
   /* Until vs_writer_close() completes, the file carries no schema version:
@@ -756,28 +759,44 @@ vs_writer_set_bulk (VsWriter *w)
     }
   w->next_alloc_id = sqlite3_column_int64 (q, 0) + 1;
   sqlite3_finalize (q);
-  /* Events written before bulk mode are not gathered: then the finalizer
-   * reads the tables. */
+  /* Events written before bulk mode cannot be gathered: then the
+   * finalizer reads the tables. */
   sqlite3_stmt *any = NULL;
-  int empty = sqlite3_prepare_v2 (w->db, any_event_sql, -1, &any, NULL) == SQLITE_OK
-              && sqlite3_step (any) == SQLITE_DONE;
+  *empty = sqlite3_prepare_v2 (w->db, any_event_sql, -1, &any, NULL) == SQLITE_OK
+           && sqlite3_step (any) == SQLITE_DONE;
   sqlite3_finalize (any);
-  if (empty)
-    w->events = calloc (1, sizeof *w->events);
   return 0;
 }
 
-/* Stops gathering events (out of memory): the finalizer will read them
- * from the tables. */
+void
+vs_writer_set_gather (VsWriter *w, const VsWriterGather *g, void *data)
+{
+  assert (w != NULL && w->gather == NULL);
+  assert (g == NULL || (g->mem != NULL && g->alloc != NULL && g->pool != NULL && g->drop != NULL));
+  w->gather = g;
+  w->gather_data = g != NULL ? data : NULL;
+}
+
+void *
+vs_writer_take_gathered (VsWriter *w)
+{
+  assert (w != NULL);
+  void *data = w->gather_data;
+  w->gather = NULL;
+  w->gather_data = NULL;
+  return data;
+}
+
+/* Stops gathering events (a hook failed, out of memory): the finalizer
+ * will read them from the tables. */
 static void
 drop_events (VsWriter *w)
 {
-  if (w->events == NULL)
+  if (w->gather == NULL)
     return;
-  free (w->events->ev);
-  free (w->events->bl);
-  free (w->events);
-  w->events = NULL;
+  w->gather->drop (w->gather_data);
+  w->gather = NULL;
+  w->gather_data = NULL;
 }
 
 int
@@ -903,7 +922,7 @@ vs_writer_mem_event (VsWriter *w, const VsMemEvent *e)
   bind_row (w->stmt[STMT_MEM_EVENT], mem_event_columns, N_COLUMNS (mem_event_columns), e);
   if (step_only (w, STMT_MEM_EVENT) < 0)
     return -1;
-  if (w->events && vs_fin_add_mem_event (w->events, sqlite3_last_insert_rowid (w->db), e) < 0)
+  if (w->gather && w->gather->mem (w->gather_data, sqlite3_last_insert_rowid (w->db), e) < 0)
     drop_events (w);
   return row_done (w);
 }
@@ -916,7 +935,7 @@ vs_writer_pool_event (VsWriter *w, const VsPoolEvent *e)
   bind_row (w->stmt[STMT_POOL_EVENT], pool_event_columns, N_COLUMNS (pool_event_columns), e);
   if (step_only (w, STMT_POOL_EVENT) < 0)
     return -1;
-  if (w->events && vs_fin_add_pool_event (w->events, sqlite3_last_insert_rowid (w->db), e) < 0)
+  if (w->gather && w->gather->pool (w->gather_data, sqlite3_last_insert_rowid (w->db), e) < 0)
     drop_events (w);
   return row_done (w);
 }
@@ -986,7 +1005,7 @@ alloc_event_gathered (VsWriter *w, const VsAllocEvent *e)
       set_error (w, "trace write failed: %s", sqlite3_errmsg (w->db));
       return -1;
     }
-  if (w->events && vs_fin_add_alloc_event (w->events, w->next_alloc_id, e) < 0)
+  if (w->gather && w->gather->alloc (w->gather_data, w->next_alloc_id, e) < 0)
     drop_events (w);
   w->next_alloc_id++;
   return row_done (w);
@@ -1140,37 +1159,46 @@ vs_writer_memset (VsWriter *w, const VsMemset *m)
 }
 
 int
-vs_writer_close (VsWriter *w, bool finalize, VsProgressFunc progress, void *progress_data,
-                 char *err, size_t errlen)
+vs_writer_end_rows (VsWriter *w)
 {
+  assert (w != NULL);
   int ret = vs_writer_commit (w);
   for (int i = 0; i < N_STMTS; i++)
-    sqlite3_finalize (w->stmt[i]);
+    {
+      sqlite3_finalize (w->stmt[i]);
+      w->stmt[i] = NULL;
+    }
   if (w->alloc_rows)
     {
       vs_sql_batch_clear (w->alloc_rows);
       free (w->alloc_rows);
+      w->alloc_rows = NULL;
     }
   if (w->kernel_rows)
     {
       vs_sql_batch_clear (w->kernel_rows);
       free (w->kernel_rows);
+      w->kernel_rows = NULL;
     }
-  if (ret == 0 && finalize && w->events)
-    ret = vs_fin_finalize_gathered (w->db, w->events, progress, progress_data, w->errmsg,
-                                    sizeof w->errmsg);
-  else if (ret == 0 && finalize)
-    ret = vs_trace_finalize (w->db, progress, progress_data, w->errmsg, sizeof w->errmsg);
-  drop_events (w);
   vs_kernel_configs_free (w->kernel_configs);
+  w->kernel_configs = NULL;
+  return ret;
+}
+
+int
+vs_writer_release (VsWriter *w, int ret, const char *why, char *err, size_t errlen)
+{
+  assert (w != NULL && w->alloc_rows == NULL && w->kernel_rows == NULL);
+  drop_events (w);
   if (ret == 0 && w->schema_version > 0)
     {
       char sql[64];
       snprintf (sql, sizeof sql, "PRAGMA user_version=%lld", (long long)w->schema_version);
       ret = exec_sql (w, sql);
+      why = NULL;
     }
   if (ret < 0 && errlen)
-    snprintf (err, errlen, "%s", w->errmsg);
+    snprintf (err, errlen, "%s", why != NULL ? why : w->errmsg);
   if (sqlite3_close (w->db) != SQLITE_OK && ret == 0)
     {
       if (errlen)
@@ -1179,4 +1207,10 @@ vs_writer_close (VsWriter *w, bool finalize, VsProgressFunc progress, void *prog
     }
   free (w);
   return ret;
+}
+
+int
+vs_writer_finish (VsWriter *w, char *err, size_t errlen)
+{
+  return vs_writer_release (w, vs_writer_end_rows (w), NULL, err, errlen);
 }

@@ -21,189 +21,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vs-trace-format.h"
+
 #ifdef __cplusplus
 extern "C"
 {
 #endif
 
-#define VS_UNKNOWN INT64_MIN
-#define VS_TRACE_APPLICATION_ID 1448234323 /* 'VRMS' */
-#define VS_TRACE_SCHEMA_VERSION 4
-/* A finalized trace whose big tables are compacted into column chunks
- * (vs-trace-compact.h): the newest version readers accept. */
-#define VS_TRACE_SCHEMA_COMPACTED 5
-/* The deepest stack a trace holds, in frames: writers keep the innermost
- * this many (vs_writer_add_stack), readers take a longer parent chain for
- * a cycle. */
-#define VS_TRACE_MAX_STACK_DEPTH 100000
 #define VS_WRITER_BATCH_ROWS 65536
 /* How long a writer's commit waits while another connection (another
  * process deleting merged rows from the same file) holds the write lock. */
 #define VS_WRITER_BUSY_MS 10000
 
-  /* Codes stored in the integer columns; names are in the lookup tables. */
-  typedef enum
-  {
-    VS_MEM_KIND_DEVICE = 1,
-    VS_MEM_KIND_PINNED = 2,
-    VS_MEM_KIND_MANAGED = 3,
-    VS_MEM_KIND_STATIC = 4,
-    VS_MEM_KIND_ASYNC = 5,
-    VS_MEM_KIND_VMM = 6,
-    VS_MEM_KIND_PAGEABLE = 7,
-    VS_MEM_KIND_ARRAY = 8,
-    VS_MEM_KIND_MANAGED_STATIC = 9,
-  } VsMemKind;
-
-  typedef enum
-  {
-    VS_MEM_OP_ALLOC = 1,
-    VS_MEM_OP_FREE = 2
-  } VsMemOp;
-
-  typedef enum
-  {
-    VS_ALLOC_OP_ALLOC = 1,
-    VS_ALLOC_OP_FREE_REQUESTED = 2,
-    VS_ALLOC_OP_FREE_COMPLETED = 3,
-    VS_ALLOC_OP_SEGMENT_ALLOC = 4,
-    VS_ALLOC_OP_SEGMENT_FREE = 5,
-    VS_ALLOC_OP_SEGMENT_MAP = 6,
-    VS_ALLOC_OP_SEGMENT_UNMAP = 7,
-  } VsAllocOp;
-
-  typedef enum
-  {
-    VS_POOL_OP_CREATED = 1,
-    VS_POOL_OP_DESTROYED = 2,
-    VS_POOL_OP_TRIMMED = 3,
-    VS_POOL_OP_SAMPLE = 4,
-  } VsPoolOp;
-
-  typedef enum
-  {
-    VS_FRAME_NATIVE = 1,
-    VS_FRAME_PYTHON = 2,
-    VS_FRAME_INLINE = 3,
-    VS_FRAME_LABEL = 4,
-  } VsFrameKind;
-
   typedef struct VsWriter VsWriter;
-
-  typedef struct
-  {
-    int64_t pid, ppid;
-    const char *host;
-    int64_t rank, local_rank, world_size; /* VS_UNKNOWN when not set */
-    const char *cuda_visible_devices;
-    const char *command_line;
-    int64_t start_ns, end_ns, exit_status;
-  } VsProcess;
-
-  typedef struct
-  {
-    int64_t idx;
-    const char *uuid; /* devices are the same across processes iff uuids are */
-    const char *name;
-    int64_t total_bytes;
-  } VsDevice;
-
-  typedef struct
-  {
-    int64_t device_id, process_id;
-    const char *kind; /* "pytorch", "pool" or "nvtx" */
-    const char *name; /* "pytorch", "pool:0x…", "nvtx:<heap>" */
-    int64_t handle;
-    const char *settings;
-  } VsAllocator;
-
-  typedef struct
-  {
-    int64_t process_id;
-    const char *path, *build_id;
-    int64_t load_address, size;
-  } VsModule;
-
-  typedef struct
-  {
-    VsFrameKind kind;
-    int64_t module_id, address; /* native */
-    const char *function, *file;
-    int64_t line;
-  } VsFrame;
-
-  typedef struct
-  {
-    int64_t ts, process_id, tid, device_id, context, stream;
-    VsMemKind kind;
-    VsMemOp op;
-    int64_t address, bytes;
-    int64_t pool_id, pool_size, pool_utilized;
-    int64_t correlation, stack_id, range_id;
-  } VsMemEvent;
-
-  typedef struct
-  {
-    int64_t ts, process_id, device_id, pool_id;
-    VsPoolOp op;
-    int64_t size, utilized, release_threshold, min_bytes_to_keep;
-    int64_t correlation, stack_id;
-  } VsPoolEvent;
-
-  typedef struct
-  {
-    int64_t ts, process_id, tid, device_id, allocator_id;
-    VsAllocOp op;
-    int64_t address, requested_bytes, block_bytes, segment_address, stream;
-    int64_t stack_id, range_id;
-    /* 1: not an event the trace saw but memory live before it began,
-     * recreated at its start (an imported snapshot's history began with
-     * it live); 0 otherwise */
-    int64_t before_trace;
-  } VsAllocEvent;
-
-  typedef struct
-  {
-    int64_t ts, process_id, tid, device_id, allocator_id;
-    const char *api;
-    int64_t requested_bytes, error;
-    const char *error_name;
-    int64_t device_free_bytes, device_total_bytes;
-    int64_t correlation, stack_id, range_id;
-  } VsFailedAlloc;
-
-  typedef struct
-  {
-    int64_t process_id, tid;
-    const char *domain, *name;
-    int64_t start_ns, end_ns; /* end_ns VS_UNKNOWN: never closed */
-    int64_t parent_id, depth;
-  } VsRange;
-
-  typedef struct
-  {
-    int64_t start_ns, end_ns, process_id, device_id, context, stream, correlation;
-    const char *name;
-    int64_t grid_x, grid_y, grid_z, block_x, block_y, block_z;
-    int64_t static_shared, dynamic_shared, registers;
-  } VsKernel;
-
-  typedef struct
-  {
-    int64_t start_ns, end_ns, process_id, device_id, stream, correlation;
-    const char *copy_kind, *src_kind, *dst_kind;
-    int64_t bytes;
-  } VsMemcpy;
-
-  typedef struct
-  {
-    int64_t start_ns, end_ns, process_id, device_id, stream, correlation;
-    int64_t bytes, value, mem_kind;
-  } VsMemset;
-
-  /* Progress of a long operation: done out of total units.  Return false to
- * cancel; the operation then fails with the message "cancelled". */
-  typedef bool (*VsProgressFunc) (uint64_t done, uint64_t total, void *data);
 
   /* Creates a new trace at path (an existing file is replaced) with the
  * schema applied.  Returns NULL and fills err (if errlen > 0) on failure. */
@@ -226,7 +56,8 @@ extern "C"
  * written through the writer only, never with SQL of the caller's own.
  * Until vs_writer_close() succeeds the file carries schema version 0, so
  * that no reader accepts what a killed process left.  Call before the
- * first row. */
+ * first row.  Defined by the finalizer's library (trace/finalize), which
+ * it hands the events to. */
   int vs_writer_set_bulk (VsWriter *w);
 
   /* The message of the last failure on w. */
@@ -300,22 +131,16 @@ extern "C"
  * caches then no longer match the file: close it).  0 or -1. */
   int vs_writer_hold (VsWriter *w, bool hold, bool keep);
 
-  /* Commits and closes.  With finalize, runs vs_trace_finalize() first.
+  /* Commits and closes, without finalizing: all the collector does.
  * Always frees w.  Returns -1 (with err filled) if anything failed. */
+  int vs_writer_finish (VsWriter *w, char *err, size_t errlen);
+
+  /* Commits and closes.  With finalize, runs vs_trace_finalize() first.
+ * Always frees w.  Returns -1 (with err filled) if anything failed.
+ * Defined by the finalizer's library (trace/finalize); a program that
+ * links the writer alone calls vs_writer_finish(). */
   int vs_writer_close (VsWriter *w, bool finalize, VsProgressFunc progress, void *progress_data,
                        char *err, size_t errlen);
-
-  /* Derives block, series, series_level and summary from the raw tables and
- * creates the readers' indexes, replacing any earlier derivation; sets meta
- * 'finalized' to 1.  db must be open read-write on a trace.  Safe to run
- * again, e.g. on a trace whose recording was killed.  A trace outside the
- * limits in schemas/README.md (ids, sizes, times, triggers) is refused:
- * -1 with err saying why, and nothing changed. */
-  int vs_trace_finalize (struct sqlite3 *db, VsProgressFunc progress, void *progress_data,
-                         char *err, size_t errlen);
-
-  /* The schema SQL (schemas/trace.sql). */
-  extern const char vs_trace_schema_sql[];
 
 #ifdef __cplusplus
 }
