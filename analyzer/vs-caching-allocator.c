@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-caching-allocator.c — PyTorch's caching allocator, modelled (see
  * vs-caching-allocator.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-format.c — the human forms of bytes and durations that every text
  * output uses (reports, `record`'s summary, the viewer's labels).
  */

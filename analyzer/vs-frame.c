@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-frame.c — classifying frames as the user's own code or a library's,
  * and shortening their paths for display (see vs-frame.h).
  */

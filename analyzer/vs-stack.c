@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-stack.c — walking the stack trie and rendering frames.
  *
  * The trace stores stacks as a trie (schemas/trace.sql, `stack`), and so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-table-text.c — a report table as text that fits a width.
  *
  * Columns get human headers ("time", "requested": the CSV name without its

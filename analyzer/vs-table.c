@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-table.c — typed tables and their CSV form (text: vs-table-text.c).
  *
  * Cells are stored as integers or strings with an explicit "known" flag,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-trace-open.c — opening and validating a trace: file checks, the
  * application id and schema version, readability of every table, and
  * finalizing an interrupted recording on open.

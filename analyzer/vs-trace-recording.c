@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-trace-recording.c — following a trace that is being written, and reading a
  * trace again when its file changed (vs_trace_open_recording, vs_trace_refresh).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-trace.h — opening, validating and describing a vramscope trace.
  *
  * A VsTrace is one read-only SQLite connection on a trace file plus small

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Compacted traces against plain ones: writes a synthetic trace of N events
 # (default 3M) and K kernels (default 300k) with bench/vs-gen-trace, not
 # finalized; finalizes one copy as schema 4 (tests/trace/vs-compact-tool

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-cmd-import.c — `vramscope import SNAPSHOT.pickle [-o FILE]`.
  *
  * Turns a PyTorch memory snapshot into a trace (vs-import.c).  The trace is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-cmd-report.c — `vramscope report FILE [OPTIONS] [REPORT]`.
  *
  * Parses the options, opens the trace, builds the report with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-collector.c — injection entry point and the collector's life in a host.
  *
  * libcuda loads this library (CUDA_INJECTION64_PATH) inside cuInit and calls

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-output.c — writing an output file safely: checks before writing, a
  * temporary name beside the destination, and a rename that does not
  * replace what it must not.  See vs-output.h for the rules.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-output.h — writing an output file (a trace, a picture) safely: the
  * rules every command that writes a file follows.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-timings.c — wall-clock time per named phase (vs-timings.h). */
 #include "vs-timings.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-timings.h — wall-clock time per named phase of a piece of work.
  *
  * Plain C, no GLib: the finalizer marks its phases here and it runs in

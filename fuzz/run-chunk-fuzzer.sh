@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run-chunk-fuzzer.sh — builds the chunk codec's libFuzzer harness
 # (vs-chunk-fuzz.c: chunks as stored, payloads, zone maps and round trips)
 # with ASan and UBSan and fuzzes it, seeded with fuzz/corpus-chunk (new

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run-trace-fuzzer.sh — builds the trace reader's libFuzzer harness
 # (vs-trace-fuzz.c: mutation programs applied through SQLite to the
 # committed traces in tests/data, then every report) with ASan and UBSan

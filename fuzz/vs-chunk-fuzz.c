@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-chunk-fuzz.c — libFuzzer entry point for the chunk codec of compacted
  * traces (schemas/vs-chunk.h), the decoder every reader of a compacted
  * trace runs on bytes a file holds.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-import.c — PyTorch memory snapshot to vramscope trace (see vs-import.h).
  *
  * Workload: snapshots from a few KiB to several GiB with millions of

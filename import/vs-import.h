@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-import.h — turning a PyTorch memory snapshot into a vramscope trace.
  *
  * A snapshot (torch.cuda.memory._dump_snapshot) holds the allocator's state

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-snapshot-cache.c — snapshots imported into the user's cache, keyed by
  * their content (see vs-snapshot-cache.h).
  */

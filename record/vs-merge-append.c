@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-merge-append.c — appending the rows process traces gain to one merged
  * trace, round after round (see vs-merge-append.h).
  *

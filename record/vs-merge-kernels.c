@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-merge-kernels.c — a process trace's kernel executions coded straight
  * into the merged trace's kernel_exec chunks, on a thread of their own,
  * while the finalizer works on the allocator events.

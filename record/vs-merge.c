@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-merge.c — many per-process traces into the one trace of a run.
  *
  * While recording, every process that uses CUDA writes its own file (no

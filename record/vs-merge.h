@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-merge.h — merging the per-process traces of one recorded run.
  *
  * Used by `vramscope record` once the program has exited; plain C, no GLib

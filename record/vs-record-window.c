@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-record-window.c — `record --window DURATION`: parsing the duration and
  * bounding the trace once the run's trace is written (the method is in
  * schemas/vs-trace-window.c). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-record-window.h — `record --window DURATION`: the flight recorder's
  * side of record (parsing the duration, bounding the written trace). */
 #pragma once

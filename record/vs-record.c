@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-record.c — `vramscope record`: run a program under the collector.
  *
  * Finds the collector library, starts the program with it injected

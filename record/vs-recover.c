@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-recover.c — `vramscope recover SPOOL_DIR -o FILE`: the trace a killed
  * `record` left.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Embeds schemas/trace.sql into a C source as vs_trace_schema_sql[]."""
 import sys
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-trace-format.h — the trace format's constants, codes and row types.
  *
  * What a reader of a trace needs of the format, without the writer: the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-format.c — vs_parse_time(): times with units, exact to the ns, and
  * the values it refuses.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-chunk-runs.c — block chunked by device and lifetime class
  * (vs-trace-compact.h, vs-chunk-vtab.h): 40,000 blocks of short, medium
  * and endless lives, their devices taking turns, are coded through the row

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-chunk.c — the chunk codec of compacted traces (schemas/vs-chunk.c):
  * every value comes back, NULLs included, whatever coding the encoder
  * picks; the zone map says each column's range, NULLs and order; damaged

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-finalize.c — the writer and the finalizer on hand-built traces.
  *
  * Each test writes a few raw events through the writer API, finalizes, and

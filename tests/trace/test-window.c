@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-window.c — the flight recorder (vs-trace-window.c) against the
  * complete trace of the same run.
  *

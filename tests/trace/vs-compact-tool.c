@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-compact-tool.c — compacts the trace file given in place, for the
  * tests that compare a trace before and after and for
  * bench/compact-bench.sh.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-trace-build.c — building a trace (vs-trace-build.h). */
 #include "vs-trace-build.h"
 

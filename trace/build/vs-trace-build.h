@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-trace-build.h — building a trace: one owner for the steps every
  * command that makes a trace takes.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-chunk-coder.c — chunks coded on a thread of their own
  * (vs-chunk-coder.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-chunk-coder.h — chunks coded on a thread of their own.
  *
  * The finalizer hands the row sink every alloc_event and mem_event row as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-chunk-store.c — a chunked table held open (vs-chunk-vtab-private.h):
  * its zone maps and runs, read and checked when the table is connected,
  * and its decoded chunks, only the columns statements asked for decoded,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-chunk-vtab-private.h — a chunked table held open by the module
  * vs_chunk (vs-chunk-vtab.c): its zone maps and its cache of decoded
  * chunks (vs-chunk-store.c).  Plain C; compiled into the readers and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-chunk-vtab.c — the virtual-table module "vs_chunk" (vs-chunk-vtab.h).
  *
  * A table is opened by reading every chunk's row count and zone map into

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-chunk-vtab.h — a compacted trace's chunked tables read under their
  * old names: the SQLite virtual-table module "vs_chunk".
  *

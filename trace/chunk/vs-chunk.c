@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-chunk.c — the chunk codec of compacted traces (vs-chunk.h).
  *
  * A chunk's payload is its columns one after the other.  Each column is a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-chunk.h — the column chunks of a compacted trace (schema version 5).
  *
  * In a compacted trace the big tables (alloc_event, mem_event, kernel_exec,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-given-coder.c — alloc_event rows coded into chunks as they are
  * written (see vs-given-coder.h).  One chunk's rows are gathered at a
  * time, as the row sink gathers them (vs-trace-compact.c), and coded by

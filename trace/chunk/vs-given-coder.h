@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-given-coder.h — alloc_event rows coded into chunks as they are
  * written, for the finalizer's hand-over (vs-fin-given.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-sqlite-ext.c — the loadable SQLite extension vramscope-sqlite: a
  * compacted trace's tables for any SQLite client.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-trace-compact.c — a finalized trace's big tables into column chunks
  * (vs-trace-compact.h).
  *

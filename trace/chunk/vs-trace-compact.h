@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-trace-compact.h — compacting a finalized trace: its big tables into
  * column chunks (schema version 5, vs-chunk.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-coded-chunks.c — chunks coded ahead of the trace they go into (see
  * vs-coded-chunks.h). */
 #include "vs-coded-chunks.h"

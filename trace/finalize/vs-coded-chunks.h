@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-coded-chunks.h — chunks coded ahead of the trace they go into.
  *
  * Two kinds of chunks are coded before the finalizer's transaction on the

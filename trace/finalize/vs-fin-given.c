@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-fin-given.c — allocator events handed to the finalizer as they are
  * written (see vs-fin-given.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-fin-given.h — allocator events handed to the finalizer as they are
  * written, so that it need not read them back.
  *

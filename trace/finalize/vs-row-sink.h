@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-row-sink.h — where the finalizer puts the rows of `series`,
  * `series_level` and `block`, and a copy of those of `mem_event` and
  * `alloc_event`.

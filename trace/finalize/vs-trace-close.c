@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-trace-close.c — a writer's last step when the trace is finalized:
  * bulk mode with the events gathered for the finalizer, and closing
  * through the finalizer (vs-trace-finalize.h).

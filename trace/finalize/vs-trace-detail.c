@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-trace-detail.c — the finalizer's side of a windowed trace.
  *
  * A trace written by `record --window` (vs-trace-window.c) keeps every

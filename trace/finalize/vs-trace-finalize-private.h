@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-trace-finalize-private.h — what the finalizer's passes share.
  *
  * vs-trace-pair.c loads the raw events and pairs allocations with releases,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-trace-finalize.c — deriving the memory model from the raw events.
  *
  * Input: the raw event tables (mem_event, alloc_event, pool_event,

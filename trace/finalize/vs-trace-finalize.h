@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-trace-finalize.h — deriving a trace's memory model from its raw
  * events, with every input the finalizer takes named in one struct.
  *

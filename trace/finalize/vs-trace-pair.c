@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-trace-pair.c — loading raw events and pairing allocations with releases.
  *
  * Allocations and releases are matched by (process, device, address) at the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-trace-replay.c — replaying paired events into the derived tables.
  *
  * One pass over the sorted events keeps, per device, the running totals of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-trace-window-live.c — the window applied while the program runs.
  *
  * `record --window` brings what the program has written so far into one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-trace-window-pieces.c — the window's aggregates, in pieces.
  *
  * A piece is what window_slice says of a slice (highest, lowest and last

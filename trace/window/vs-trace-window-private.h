@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-trace-window-private.h — what the window's three files share: the
  * slicing of a run, its aggregates in pieces, and the SQL helpers.
  *

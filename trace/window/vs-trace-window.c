@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-trace-window.c — the flight recorder: a trace bounded to a window.
  *
  * Input: a finalized trace of a whole run (or, after a recording whose

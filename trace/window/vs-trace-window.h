@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-trace-window.h — the flight recorder: bounding a trace to a window.
  *
  * `record --window DURATION` keeps every event of the last DURATION, of

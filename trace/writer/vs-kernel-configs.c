@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-kernel-configs.c — the writer's map from a kernel's name and launch
  * configuration to its kernel_config row: an open-addressing table
  * (common/vs-hash-table.h) keyed by the name's text and the nine integers,

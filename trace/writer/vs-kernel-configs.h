@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-kernel-configs.h — the writer's map from a kernel's name and launch
  * configuration to its kernel_config row, so that each distinct one is
  * stored once (plain C, no GLib: it runs inside profiled processes). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-sql-batch.c — bulk inserts through a virtual table of gathered rows
  * (see vs-sql-batch.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-sql-batch.h — inserting many rows of integers with few statements.
  *
  * SQLite spends longer running an INSERT statement than storing its row,

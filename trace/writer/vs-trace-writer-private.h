@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-trace-writer-private.h — what the finalizer's library (trace/finalize)
  * needs of a writer beyond vs-trace-writer.h: the event rows a bulk
  * writer hands over as it writes them, and closing in two halves around

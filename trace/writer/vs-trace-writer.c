@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-trace-writer.c — creating a trace and appending rows to it.
  *
  * Workload: millions of small inserts from one thread (the collector's

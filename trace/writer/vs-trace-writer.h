@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-trace-writer.h — the one way to create and fill a vramscope trace.
  *
  * Plain C11 and SQLite, no GLib: the collector links it into profiled
