@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* vs-record-window.c — `record --window DURATION`: parsing the duration and
  * bounding the trace once the run's trace is written (the method is in
- * schemas/vs-trace-window.c). */
+ * trace/window/vs-trace-window.c). */
 #include "vs-record-window.h"
 
 #include <stdio.h>

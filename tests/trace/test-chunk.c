@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* test-chunk.c — the chunk codec of compacted traces (schemas/vs-chunk.c):
+/* test-chunk.c — the chunk codec of compacted traces (trace/chunk/vs-chunk.c):
  * every value comes back, NULLs included, whatever coding the encoder
  * picks; the zone map says each column's range, NULLs and order; damaged
  * frames are refused. */
