@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-activity.c — kernel statistics and NVTX ranges with their memory.
  *
  * Kernel statistics are one GROUP BY.  For ranges, the memory at entry and

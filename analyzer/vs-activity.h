@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-activity.h — kernels and NVTX ranges, with the memory around them.
  */
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-alloc-conf.c — PyTorch caching-allocator settings (see vs-alloc-conf.h).
  *
  * The parsing and the checks follow c10/cuda/CUDAAllocatorConfig.cpp (and

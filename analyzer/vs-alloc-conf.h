@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-alloc-conf.h — PyTorch caching-allocator settings: parsed from
  * PYTORCH_CUDA_ALLOC_CONF text, or from the settings a trace recorded.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-analyzer.h — libvramscope: everything a reader of traces needs.
  *
  * Include this one header.  See vs-trace.h for threading and time rules.

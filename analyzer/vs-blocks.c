@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-blocks.c — the allocated blocks live at a replay step, leaks, and
  * their attribution to stacks and sites (vs-tree.c builds trees of them).
  *

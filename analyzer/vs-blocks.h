@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-blocks.h — allocations live at an instant, leaked at the end, and
  * grouped by stack or site (vs-tree.h builds trees of them).
  *

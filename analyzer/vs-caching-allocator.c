@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-caching-allocator.c — PyTorch's caching allocator, modelled (see
  * vs-caching-allocator.h).
  *
@@ -19,7 +20,7 @@
 
 #include <string.h>
 
-#include "vs-trace-writer.h"
+#include "vs-trace-format.h"
 
 typedef struct
 {

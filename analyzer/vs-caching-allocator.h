@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-caching-allocator.h — a model of PyTorch's CUDA caching allocator
  * (c10/cuda/CUDACachingAllocator.cpp, native backend) that places requests
  * in segments without touching a GPU.

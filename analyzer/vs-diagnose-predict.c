@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-diagnose-predict.c — the diagnosis's "half the batch" remedies backed
  * by a prediction (vs-predict.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-diagnose-private.h — the parts of the diagnosis shared between its
  * files, not part of the library's interface. */
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-diagnose-text.c — a diagnosis as one screen of text: at most
  * MAX_LINES lines of at most `width` columns (see
  * vs_diagnosis_write_text()).  Lines are built in a list first so the

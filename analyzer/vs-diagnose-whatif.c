@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-diagnose-whatif.c — the diagnosis's allocator-setting remedies backed
  * by a replay of the caching-allocator model.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-diagnose.c — the rules that turn a trace into findings (see
  * vs-diagnose.h for each rule and its threshold).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-diagnose.h — answers, not data: findings with evidence, remedies and
  * the expected saving, and the facts of each device's peak.
  *

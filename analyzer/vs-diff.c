@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-diff.c — comparing two traces (see vs-diff.h).  Each trace is
  * reduced to the same facts — summary, roles, sites at the peak,
  * diagnosis — and the facts are paired by device index and name.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-diff.h — two traces side by side: what changed between a run and
  * another (batch 64 vs 32, AMP on vs off, before vs after a fix).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-export-folded.c — folded stacks of the bytes live at the peak or at
  * the end, for flamegraph.pl, speedscope and inferno.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-export-perfetto.c — a trace as Chrome / Perfetto JSON trace events.
  *
  * Layout of the tracks (what ui.perfetto.dev shows):

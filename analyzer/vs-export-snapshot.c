@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-export-snapshot.c — the PyTorch allocator level of a trace as a
  * PyTorch memory snapshot pickle (torch.cuda.memory._dump_snapshot()).
  *

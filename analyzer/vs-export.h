@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-export.h — a trace written in the formats other tools read.
  *
  *   perfetto  the Chrome / Perfetto JSON trace event format (ui.perfetto.dev,

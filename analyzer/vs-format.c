@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-format.c — the human forms of bytes and durations that every text
  * output uses (reports, `record`'s summary, the viewer's labels).
  */
@@ -105,6 +106,7 @@ vs_parse_time (const char *text, gint64 *out_ns, GError **error)
     { "m", G_GINT64_CONSTANT (60000000000) },
     { "min", G_GINT64_CONSTANT (60000000000) },
     { "h", G_GINT64_CONSTANT (3600000000000) },
+    { "d", G_GINT64_CONSTANT (86400000000000) },
   };
   const char *p = text;
   gboolean negative = FALSE;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-format.h — human forms of bytes and durations: "1.50 GiB", "12.3 ms".
  */
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-fragmentation.c — free memory inside reserved memory at an instant.
  *
  * Segments (level-3 blocks) live at the step are merged into extents when

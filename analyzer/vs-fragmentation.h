@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-fragmentation.h — free memory inside reserved memory.
  *
  * Fragmentation at an instant is reserved − allocated.  For allocators

@@ -1,9 +1,10 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-frame.c — classifying frames as the user's own code or a library's,
  * and shortening their paths for display (see vs-frame.h).
  */
 #include "vs-frame.h"
 #include "vs-stack.h"
-#include "vs-trace-writer.h"
+#include "vs-trace-format.h"
 
 #include <string.h>
 

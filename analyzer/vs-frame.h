@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-frame.h — what a frame is: the user's own code or a library's, and
  * how its path is shown.
  *

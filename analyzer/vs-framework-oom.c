@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-framework-oom.c — out-of-memory findings for the frameworks' pools
  * (see vs-framework-oom.h): why XLA's BFC allocator or CuPy's memory pool
  * refused a request, from the framework's own figures at the failure, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-framework-oom.h — out-of-memory findings for the frameworks' pools
  * (vs-framework-pools.h): a failure inside XLA's BFC allocator or CuPy's
  * memory pool — recorded from the error the program raised, since no CUDA

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-framework-pools.c — pooling allocators recognised from the device
  * level alone (see vs-framework-pools.h).
  *

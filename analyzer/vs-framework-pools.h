@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-framework-pools.h — pooling allocators recognised from the device
  * level alone: XLA's BFC allocator (JAX; TensorFlow's is the same code),
  * CuPy's memory pool, RAPIDS RMM's pools.

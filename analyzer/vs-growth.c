@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-growth.c — finding iterations (annotations, or the allocation
  * pattern) and judging whether memory grows from one to the next (see
  * vs-growth.h).

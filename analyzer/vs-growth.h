@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-growth.h — iterations of a program and the memory it keeps from one
  * to the next.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-library-ranges.c — NVTX ranges that libraries emit (see
  * vs-library-ranges.h).  The names were seen in recorded traces: XLA
  * (jaxlib 0.11) names its ranges XlaModule:#hlo_module=…# and Thunk:#…#

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-library-ranges.h — NVTX ranges that libraries emit around their own
  * work (a launch, a collective, a library call), told apart from the
  * ranges a program puts around its own steps.

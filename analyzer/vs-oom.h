@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-oom.h — failed allocations and the state at each.
  *
  * A failed allocation belongs to the allocator that failed (PyTorch's own

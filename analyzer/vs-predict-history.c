@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-predict-history.c — a run's PyTorch allocator history in memory, and
  * the matching of two runs' histories by stack (see vs-predict-private.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-predict-line.c — the predicted reserved line at another batch size
  * (see vs-predict-line.h): a one-run prediction's replay, its changes of
  * reserved memory placed at the times of the recorded events that caused

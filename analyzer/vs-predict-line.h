@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-predict-line.h — one device's reserved memory over time as it is
  * predicted at another batch size: the line the viewer's What If… strip
  * draws beside the recorded one (a VsWhatifLine, vs-whatif-line.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-predict-private.h — what the prediction's files share: one run's
  * allocation history read into memory, and the matching of two histories
  * (private to the analyzer). */

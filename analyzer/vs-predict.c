@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-predict.c — the model of a run at any batch size, its replay through
  * the caching-allocator model, and the largest batch under a limit (see
  * vs-predict.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-predict.h — the peaks of a PyTorch training run at another batch size
  * (or sequence length), predicted from one or two recorded runs.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-ranks.c — the ranks of one or several traces compared (see
  * vs-ranks.h).  Each trace gives its processes, the devices each used
  * (its own allocators, its device-level events, its failed requests), the

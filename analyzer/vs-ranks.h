@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-ranks.h — the ranks of a distributed run compared: one row per rank,
  * the worst rank, the ranks that failed.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-report-text.c — how each report's table reads as text: which columns
  * are its key ones (shown first, kept longest when the width is short)
  * and whether it reads a block per row.  CSV and JSON keep the tables'

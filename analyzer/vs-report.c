@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-report.c — the reports of `vramscope report`, each built as a table
  * from the analyzer's queries.  Column lists are documented in
  * docs/reports.md; keep the two in step.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-report.h — the reports of `vramscope report`, as tables.
  *
  * Each report is defined once here and printed by the CLI as CSV or text;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-roles.c — the role of each allocated block, from its stack's phase
  * (set-up, forward, backward, optimizer) and its lifetime (see vs-roles.h).
  *

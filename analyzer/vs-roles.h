@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-roles.h — what the memory is for: parameters, gradients, optimizer
  * state, activations, other.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-settings.c — reading an allocator's configuration from meta and the
  * allocator table (see vs-settings.h).  The JSON texts are searched for
  * the one key needed, so no JSON parser is required.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-settings.h — an allocator's configuration as the trace records it.
  *
  * For PyTorch's caching allocator: meta keys written by the recorder's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-spool.c — recognising the spool directories recordings leave.
  *
  * A spool is found by its name (VS_SPOOL_PREFIX, then record's pid) and

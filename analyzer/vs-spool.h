@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-spool.h — recognising the spool directories recordings leave.
  *
  * While `vramscope record` runs, every process of the program writes its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-stack.c — walking the stack trie and rendering frames.
  *
  * The trace stores stacks as a trie (schemas/trace.sql, `stack`), and so
@@ -12,7 +13,7 @@
 #include "vs-stack.h"
 #include "vs-frame.h"
 #include "vs-trace-private.h"
-#include "vs-trace-writer.h"
+#include "vs-trace-format.h"
 
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-stack.h — rendering call stacks: frames, top frame, site, stack text.
  *
  * A stack id names a node of the trace's stack trie; walking parent links

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-summary.c — reading the derived `summary` table.
  *
  * Rows are few (devices × allocators), so one query with a join for the

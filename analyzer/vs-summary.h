@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-summary.h — peaks, finals and counts per device and allocator.
  *
  * Read straight from the derived `summary` table that vs_trace_finalize()

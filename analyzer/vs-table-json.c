@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-table-json.c — a report table as one JSON document (RFC 8259).
  *
  * Typed values: integers for counts, bytes and ns, strings for text and

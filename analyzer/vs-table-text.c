@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-table-text.c — a report table as text that fits a width.
  *
  * Columns get human headers ("time", "requested": the CSV name without its
@@ -15,7 +16,7 @@
  */
 #include "vs-table.h"
 #include "vs-format.h"
-#include "vs-trace-writer.h"
+#include "vs-trace-format.h"
 
 #include <string.h>
 

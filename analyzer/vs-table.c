@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-table.c — typed tables and their CSV form (text: vs-table-text.c).
  *
  * Cells are stored as integers or strings with an explicit "known" flag,
@@ -6,7 +7,7 @@
  */
 #include "vs-table.h"
 #include "vs-format.h"
-#include "vs-trace-writer.h"
+#include "vs-trace-format.h"
 
 #include <string.h>
 

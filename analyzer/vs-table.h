@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-table.h — a report as a table, written as CSV or aligned text.
  *
  * Every report is built as a VsTable of typed columns, so the CLI, tests

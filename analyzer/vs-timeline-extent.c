@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-timeline-extent.c — where memory changes: the first and last change
  * of a device's series, so that a timeline shown without a window covers
  * the run's activity rather than an idle start (see vs-timeline.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-timeline.c — the reserved/allocated step series at any zoom.
  *
  * Three sources, cheapest first: the summary levels (`series_level`, one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-timeline.h — reserved, allocated and device bytes over time.
  *
  * The series of a (device, allocator) pair is a step function: each row of

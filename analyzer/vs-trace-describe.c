@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-trace-describe.c — what a trace describes, read once per open or
  * refresh and cached on the VsTrace: its devices and allocators, its extent
  * (start, duration, last seq), and meta values and device/allocator lookups

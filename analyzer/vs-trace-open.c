@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-trace-open.c — opening and validating a trace: file checks, the
  * application id and schema version, readability of every table, and
  * finalizing an interrupted recording on open.
@@ -15,6 +16,7 @@
 #include "vs-trace-private.h"
 #include "vs-chunk-vtab.h"
 #include "vs-trace-compact.h"
+#include "vs-trace-finalize.h"
 
 #include <errno.h>
 #include <string.h>
@@ -156,10 +158,9 @@ vs_trace_finalize_in_place (VsTrace *trace, GError **error)
       rc = !compacted || vs_trace_expand (db, err, sizeof err) == 0 ? SQLITE_OK : SQLITE_ERROR;
       if (rc == SQLITE_OK)
         {
-          VsRowSink *old = vs_row_sink_set_active (compacted ? &chunker.sink : NULL);
+          VsFinalizeOptions fo = { .sink = compacted ? &chunker.sink : NULL };
 
-          rc = vs_trace_finalize (db, NULL, NULL, err, sizeof err) == 0 ? SQLITE_OK : SQLITE_ERROR;
-          vs_row_sink_set_active (old);
+          rc = vs_trace_finalize_with (db, &fo, err, sizeof err) == 0 ? SQLITE_OK : SQLITE_ERROR;
         }
       vs_row_chunker_clear (&chunker);
       if (rc == SQLITE_OK && compacted && vs_trace_compact (db, err, sizeof err) < 0)

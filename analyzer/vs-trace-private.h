@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-trace-private.h — what the analyzer's files share about a VsTrace:
  * the connection, a cache of prepared statements keyed by their SQL, and
  * helpers to read nullable columns and to turn SQLite failures into

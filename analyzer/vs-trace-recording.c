@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-trace-recording.c — following a trace that is being written, and reading a
  * trace again when its file changed (vs_trace_open_recording, vs_trace_refresh).
  *
@@ -9,6 +10,7 @@
  * file and its WAL; whether another process still has the file open is
  * told by the locks SQLite holds on it.
  */
+#include "vs-trace-finalize.h"
 #include "vs-trace-private.h"
 
 #include <fcntl.h>

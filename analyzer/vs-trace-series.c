@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-trace-series.c — the seq/time lookups every query builds on: the
  * summary levels available for a series, the seq of the state at a time,
  * the series row at or before a seq, and whether the finalizer's interval

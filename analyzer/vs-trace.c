@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-trace.c — the VsTrace object itself: creating and freeing it, its
  * read-only connection and the cache of prepared statements on it, and the
  * helpers every query uses (nullable columns, relative and absolute times,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-trace.h — opening, validating and describing a vramscope trace.
  *
  * A VsTrace is one read-only SQLite connection on a trace file plus small
@@ -17,13 +18,13 @@
  *
  * Times: every time this library takes or returns is in nanoseconds since
  * the trace's start (meta 'start_ns'), unless a name says "abs".  Integer
- * values the trace cannot know are VS_UNKNOWN (from vs-trace-writer.h).
+ * values the trace cannot know are VS_UNKNOWN (from vs-trace-format.h).
  */
 #pragma once
 
 #include <glib.h>
 
-#include "vs-trace-writer.h"
+#include "vs-trace-format.h"
 
 G_BEGIN_DECLS
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-tree.c — blocks as a tree of their stack frames, top-down or
  * bottom-up: the Attribution pane's tree and the flame graph's data.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-tree.h — blocks (see vs-blocks.h) as a tree of their stack frames.
  */
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-whatif-line.c — the replayed reserved line of one device (see
  * vs-whatif-line.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-whatif-line.h — one device's reserved memory over time as a replay
  * under another allocator setting would have had it.
  *

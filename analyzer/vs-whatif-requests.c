@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-whatif-requests.c — a trace's PyTorch allocator events as the
  * requests a what-if replay feeds its model (see vs-whatif.c).
  *

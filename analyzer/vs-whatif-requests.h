@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-whatif-requests.h — the request stream a what-if replay feeds its
  * model: a trace's PyTorch allocator events read back in recorded order,
  * merged with its failures and turned into requests (private to the

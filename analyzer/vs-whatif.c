@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-whatif.c — the what-if replay (see vs-whatif.h).
  *
  * The requests come from vs-whatif-requests.c.

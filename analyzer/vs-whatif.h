@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-whatif.h — replaying a trace's PyTorch allocator under other settings.
  *
  * The requests a PyTorch caching allocator received (allocations with their

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-windowed.c — reading what a windowed trace keeps (vs-windowed.h). */
 #include "vs-windowed.h"
 

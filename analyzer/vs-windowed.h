@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-windowed.h — what a windowed trace (`record --window`) keeps.
  *
  * A windowed trace holds every event only in its detail intervals (the

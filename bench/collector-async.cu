@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* collector-async.cu — the collector's worst case: memory events at full rate.
  *
  * N (default 1,000,000) cudaMallocAsync/cudaFreeAsync pairs of 4 KiB..256 KiB

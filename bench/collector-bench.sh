@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # collector-bench.sh — slowdown caused by the collector, as ratios measured
 # in one run on the GPU server.
 #

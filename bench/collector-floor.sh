@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # collector-floor.sh — the collector's in-run cost against CUPTI's own floor.
 #
 # Runs, interleaved, ROUNDS times each:

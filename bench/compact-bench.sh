@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Compacted traces against plain ones: writes a synthetic trace of N events
 # (default 3M) and K kernels (default 300k) with bench/vs-gen-trace, not
-# finalized; finalizes one copy as schema 4 (tests/schema/vs-compact-tool
+# finalized; finalizes one copy as schema 4 (tests/trace/vs-compact-tool
 # --plain), and one as `record` does now: series and block coded into chunks as the
 # finalizer derives them, then compacted (--finalize); prints the time of
 # each step, both sizes, and the time of `report summary`, `peak`,
@@ -29,9 +30,9 @@ rm -f "$plain" "$compact"
 "$build/bench/vs-gen-trace" -n "$events" -k "$kernels" --no-finalize -o "$plain" > /dev/null
 cp "$plain" "$compact"
 echo "# schema 4: finalize"
-"$build/tests/schema/vs-compact-tool" --plain "$plain"
+"$build/tests/trace/vs-compact-tool" --plain "$plain"
 echo "# schema 5: finalize (series and block into chunks), then compact"
-"$build/tests/schema/vs-compact-tool" --finalize "$compact"
+"$build/tests/trace/vs-compact-tool" --finalize "$compact"
 echo "bytes_plain $(stat -c %s "$plain") bytes_compacted $(stat -c %s "$compact")"
 
 # The median of three runs of a command, in ms, and the largest peak

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cupti-floor.c — the least a CUPTI kernel tracer can do, as a yardstick
  * for the collector's own cost.
  *

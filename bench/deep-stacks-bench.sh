@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Deep-stack benchmark: writes a trace of LEAVES stacks (default 100) of
 # the deepest depth a trace may hold (100,000 frames) sharing one chain,
 # with bench/vs-gen-deep-stacks, then runs `vramscope report` (the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Export benchmark: writes a synthetic trace of N events (default 1M) with
 # bench/vs-gen-trace, then times `vramscope export` in each format and
 # prints the time, the peak resident memory and the size of the output.

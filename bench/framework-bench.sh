@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # framework-bench.sh — what `vramscope record` costs a JAX and a CuPy
 # program per step: samples/jax-healthy.py and samples/cupy-healthy.py,
 # each run ROUNDS times without and with recording, alternately; each run

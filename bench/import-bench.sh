@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # import-bench.sh — times `vramscope import` on a synthetic snapshot-shaped
 # pickle of SIZE_MB MiB (default 1024) and reports wall time, peak RSS and
 # the time of each stage (reading the pickle, importing, finalizing).

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 # import-gen-snapshot.py — writes a synthetic PyTorch-snapshot-shaped pickle
 # of about SIZE_MB MiB for timing `vramscope import`.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 # import-stacks-bench.py — how the snapshot import's CPU time grows with
 # stacks made to collide in the pickle reader's indexes of repeated frames
 # and stacks (tests/import/test-hostile.py's agreeing_stacks: distinct

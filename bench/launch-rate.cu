@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* launch-rate.cu — the host-side cost of one kernel launch.
  *
  * Launches N (default 300,000) empty kernels on one stream in batches of

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # predict benchmark: writes a synthetic trace of N events (default 10M) with
 # bench/vs-gen-trace, then times `vramscope predict` on it taken as two runs
 # (batches 1 and 2) and as one run, with `whatif` (one replay) beside it for

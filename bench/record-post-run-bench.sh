@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # record-post-run-bench.sh — the post-run work of `vramscope record`
 # without a GPU: a program that leaves in record's spool, while it runs,
 # what a PyTorch training process leaves: its allocator stream, written

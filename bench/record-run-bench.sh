@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # record-run-bench.sh — what a whole recorded run costs: the wall time of the
 # whole process (start to exit, post-run work included) of a ResNet-18
 # training loop (samples/torch-train.py, batch BATCH, STEPS steps) run

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """snapshot-gc-bench.py — what Python's cyclic garbage collector costs the
 PyTorch hook's exit snapshot: builds an object graph shaped like
 torch.cuda.memory._snapshot()'s (ENTRIES history entries, each a dict

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* stacks-bench.c — what a stack costs at an allocation.
  *
  * Measures, on this machine's CPU, the time per capture of a 30-frame

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # torch-stream-bench.sh — the cost of PyTorch's allocator stream: the time
 # of a ResNet-18 training step (batch 64, 224×224, after 20 warm-up steps,
 # mean of STEPS) run plain, recorded (the stream on: the default),

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Where a trace's bytes go: each table with its indexes (SQLite's dbstat),
 # rows, bytes per row, and the whole file per memory event, per kernel
 # and per step.  Read-only on the trace.  In a compacted trace (schema 5)

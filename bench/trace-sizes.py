@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """trace-sizes.py — where a trace's bytes are: per table, its rows and the
 bytes of the table and its indexes (SQLite's dbstat virtual table), as
 markdown rows (a compacted trace's chunk tables with the rows their chunks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* viewer-bench.c — how fast the viewer shows and moves a large trace.
  *
  * Opens TRACE in the real viewer window (needs a display: run it under

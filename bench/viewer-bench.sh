@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Viewer benchmark: opens a synthetic trace of N events (default 10M, made
 # with bench/vs-gen-trace when missing) in the real window under Xvfb and
 # prints first-frame time, per-frame work while zooming and panning, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-bench-merge-append.c — time of the rounds that append a process
  * trace's new rows to the merged trace while the program runs
  * (record/vs-merge-append.h), and of releasing them from the input.

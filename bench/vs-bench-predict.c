@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-bench-predict.c — times `vramscope predict`'s stages on one trace:
  * building the model from two runs (the trace read twice, as two runs at
  * batches 1 and 2, and matched), from one run (the roles of every block),

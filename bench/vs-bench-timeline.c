@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-bench-timeline.c — times one-screen timeline queries at every zoom.
  *
  * Opens a trace, then for zoom factors 1, 1/4, 1/16 … down to a window of a

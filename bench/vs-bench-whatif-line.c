@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-bench-whatif-line.c — times the viewer's what-if replay of one GPU
  * (vs_whatif_line_new: the allocator's replay with its reserved line and
  * progress reports, the trace's own replay beside it) under the trace's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-gen-deep-stacks.c — writes a trace of the deepest stacks a trace may
  * hold, through the writer API: LEAVES stacks of VS_TRACE_MAX_STACK_DEPTH
  * frames that share one chain of VS_TRACE_MAX_STACK_DEPTH - 1 frames (the

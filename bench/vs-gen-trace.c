@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-gen-trace.c — writes a synthetic N-event trace through the writer API.
  *
  * The shape imitates a training loop under PyTorch's caching allocator:

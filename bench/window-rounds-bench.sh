@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # window-rounds-bench.sh — `record --window` applying the window while the
 # program runs (rounds every 200 ms, vs-window-rounds.h), on the paced
 # PyTorch allocator stream of tests/collector/test-window-rounds.sh, for

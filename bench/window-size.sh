@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The flight recorder's size against the run's length, without a GPU: a
 # synthetic PyTorch allocator stream (tests/collector/make-window-stream.py:
 # a step every 10 ms, 6 activations, a 4 KiB leak every 100 steps, one

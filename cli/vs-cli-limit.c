@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-cli-limit.c — the --limit argument that `whatif` and `predict` take:
  * a cap on the allocator's memory in bytes, or a fraction of the device.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-cli-open.c — the file a command reads: a trace, or a PyTorch snapshot
  * imported into the user's cache first (import/vs-snapshot-cache.h), as
  * the viewer opens one.

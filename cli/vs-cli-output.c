@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-cli-output.c — how the CLI's text reaches the terminal: colour (on a
  * TTY, unless NO_COLOR is set or --color says otherwise) and a pager
  * ($PAGER, else `less -FRX`) when standard output is a terminal.

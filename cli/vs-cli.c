@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-cli.c — the `vramscope` command: dispatches to its subcommands.
  *
  * Exit status: a subcommand's own (record returns the program's), 2 for a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-cli.h — the subcommands of the `vramscope` executable.
  *
  * Each takes the arguments after `vramscope` (argv[0] is the subcommand's

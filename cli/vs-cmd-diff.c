@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-cmd-diff.c — `vramscope diff A B [--format text|csv|json] [--limit N]`:
  * two traces side by side (vs_diff()): peaks, memory by role, bytes per
  * user site at the peak, fragmentation, failures and findings, with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-cmd-export.c — `vramscope export FILE --format
  * perfetto|snapshot|folded|sqlite [-o OUT]`.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-cmd-import.c — `vramscope import SNAPSHOT.pickle [-o FILE]`.
  *
  * Turns a PyTorch memory snapshot into a trace (vs-import.c).  The trace is
@@ -21,7 +22,7 @@
 #include "vs-output.h"
 #include "vs-pickle.h"
 #include "vs-timings.h"
-#include "vs-trace-compact.h"
+#include "vs-trace-build.h"
 
 /* The first SIGINT, SIGTERM or SIGHUP cancels the import, which then
  * removes its temporary file; a second one removes it at once and ends the
@@ -56,6 +57,34 @@ on_progress (const char *stage, double fraction, gpointer data)
         }
     }
   return TRUE;
+}
+
+typedef struct
+{
+  const char *snapshot;
+  gpointer progress;
+  VsTimings *timings; /* --timings: the import's stages too */
+  VsImportStats stats;
+  GError *error;     /* the import's failure */
+  gboolean imported; /* the import finished */
+} ImportFill;
+
+/* Fills the trace at tmp from the snapshot (VsTraceFill), guarding tmp
+ * against the signals that end a command meanwhile. */
+static int
+import_fill (const char *tmp, const VsFinalizeOptions *fo, void *data, char *err, size_t errlen)
+{
+  ImportFill *f = data;
+  vs_output_guard (tmp, &interrupted);
+  gboolean ok
+      = vs_import_snapshot_full (f->snapshot, tmp, fo != NULL, fo != NULL ? fo->sink : NULL,
+                                 f->timings, on_progress, f->progress, &f->stats, &f->error);
+  f->imported = ok;
+  if (!ok)
+    snprintf (err, errlen, "%s", f->error != NULL ? f->error->message : "cannot import");
+  else if (interrupted)
+    snprintf (err, errlen, "interrupted");
+  return ok && !interrupted ? 0 : -1;
 }
 
 /* The default output: the snapshot's name with .pickle/.pkl replaced by
@@ -130,73 +159,59 @@ vs_cmd_import (int argc, char **argv)
   if (output == NULL)
     output = default_output (snapshot);
 
-  char err[1024], temp_path[4096];
+  char err[1024] = "";
   const char *inputs[] = { snapshot };
-  if (vs_output_check (output, force, "--force", inputs, 1, err, sizeof err) < 0
-      || vs_output_temp (output, temp_path, sizeof temp_path, err, sizeof err) < 0)
+  if (vs_output_check (output, force, "--force", inputs, 1, err, sizeof err) < 0)
     {
       fprintf (stderr, "vramscope import: %s\n", err);
       return 1;
     }
-  const char *tmp = temp_path;
-
-  vs_output_guard (tmp, &interrupted);
 
   GStatBuf sb;
   Progress pr = { .last_pct = -1 };
   pr.show
       = !quiet && isatty (STDERR_FILENO) && g_stat (snapshot, &sb) == 0 && sb.st_size >= (16 << 20);
 
-  VsImportStats stats;
-  /* --timings: the import's stages and the finalizer's passes are marked
-   * into this recorder. */
+  /* --timings: the import's stages, the finalizer's passes and the
+   * compaction are marked into this recorder. */
   VsTimings phases;
   if (timings)
-    {
-      vs_timings_start (&phases);
-      vs_timings_set_active (&phases);
-    }
-  /* A finalized import is compacted next: the finalizer codes series
-   * into chunks as it derives them (vs-trace-compact.h). */
-  VsRowChunker chunker;
-  vs_row_chunker_init (&chunker);
-  VsRowSink *old_sink = vs_row_sink_set_active (no_finalize ? NULL : &chunker.sink);
-  gboolean ok = vs_import_snapshot (snapshot, tmp, !no_finalize, on_progress, &pr, &stats, &error);
-  vs_row_sink_set_active (old_sink);
-  vs_row_chunker_clear (&chunker);
+    vs_timings_start (&phases);
+  ImportFill fill = { .snapshot = snapshot, .progress = &pr, .timings = timings ? &phases : NULL };
+  VsTraceBuildOptions bo = { .output = output,
+                             .force = force,
+                             .force_flag = "--force",
+                             .finalize = !no_finalize,
+                             .timings = timings ? &phases : NULL };
+  int rc = vs_trace_build (&bo, import_fill, &fill, NULL, 0, err, sizeof err);
+  vs_output_guard_end ();
   if (pr.show)
     fprintf (stderr, "\r%40s\r", "");
 
   int status = 0;
-  if (ok && !interrupted)
+  if (rc == 0)
+    ;
+  else if (fill.imported && !interrupted)
     {
-      /* A finalized trace's big tables into column chunks
-       * (vs-trace-compact.h); a raw one stays as written. */
-      if ((!no_finalize && vs_trace_compact_file (tmp, err, sizeof err) < 0)
-          || vs_output_commit (tmp, output, force, "--force", err, sizeof err) < 0)
-        {
-          fprintf (stderr, "vramscope import: %s\n", err);
-          status = 1;
-        }
+      /* Imported, but not compacted or not put in place. */
+      fprintf (stderr, "vramscope import: %s\n", err);
+      status = 1;
     }
-  else if (interrupted || ok || g_error_matches (error, VS_IMPORT_ERROR, VS_IMPORT_ERROR_CANCELLED)
-           || g_error_matches (error, VS_PICKLE_ERROR, VS_PICKLE_ERROR_CANCELLED))
+  else if (interrupted || fill.imported
+           || g_error_matches (fill.error, VS_IMPORT_ERROR, VS_IMPORT_ERROR_CANCELLED)
+           || g_error_matches (fill.error, VS_PICKLE_ERROR, VS_PICKLE_ERROR_CANCELLED))
     {
       fprintf (stderr, "vramscope import: interrupted; no trace written\n");
       status = 130;
     }
   else
     {
-      fprintf (stderr, "vramscope import: %s: %s\n", snapshot, error->message);
+      fprintf (stderr, "vramscope import: %s: %s\n", snapshot, fill.error->message);
       status = 1;
     }
-  if (status != 0)
-    vs_output_remove (tmp);
+  VsImportStats stats = fill.stats;
+  g_clear_error (&fill.error);
 
-  vs_output_guard_end ();
-
-  if (timings)
-    vs_timings_set_active (NULL);
   if (status == 0 && timings)
     {
       fprintf (stderr,

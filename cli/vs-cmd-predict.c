@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-cmd-predict.c — `vramscope predict RUN.db@B1 [RUN2.db@B2] [--batch N]...
  * [--limit BYTES|FRACTION] [--format text|csv|json]`.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-cmd-report-ranks.c — `vramscope report` on the ranks of a run: the
  * `ranks` report, and the diagnosis of several traces.
  *

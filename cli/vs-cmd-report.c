@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-cmd-report.c — `vramscope report FILE [OPTIONS] [REPORT]`.
  *
  * Parses the options, opens the trace, builds the report with
@@ -15,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "vs-analyzer.h"
@@ -31,21 +31,6 @@ static const char usage_line[]
  * the failures in it, ranges the ranges entered in it. */
 static const char *const windowed_reports[]
     = { "timeline", "peak", "leaks", "oom", "ranges", NULL };
-
-guint
-vs_cli_text_width (gint requested)
-{
-  struct winsize ws;
-  const char *columns = g_getenv ("COLUMNS");
-
-  if (requested > 0)
-    return (guint)requested;
-  if (isatty (STDOUT_FILENO) && ioctl (STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
-    return ws.ws_col;
-  if (columns != NULL && atoi (columns) > 0)
-    return (guint)atoi (columns);
-  return 100;
-}
 
 int
 vs_cmd_report (int argc, char **argv)
@@ -315,28 +300,4 @@ vs_cmd_report (int argc, char **argv)
       }
   }
   return vs_cli_emit (out->str, out->len, "report");
-}
-
-void
-vs_cli_wrap (const char *text, guint width, GString *out)
-{
-  g_auto (GStrv) words = g_strsplit (text, " ", -1);
-  guint col = 0;
-  for (char **w = words; *w != NULL; w++)
-    {
-      guint len = (guint)g_utf8_strlen (*w, -1);
-      if (col > 0 && col + 1 + len > width)
-        {
-          g_string_append_c (out, '\n');
-          col = 0;
-        }
-      else if (col > 0)
-        {
-          g_string_append_c (out, ' ');
-          col++;
-        }
-      g_string_append (out, *w);
-      col += len;
-    }
-  g_string_append_c (out, '\n');
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-cmd-whatif.c — `vramscope whatif FILE [--alloc-conf CONF]... [--limit
  * BYTES|FRACTION] [--format text|csv|json] [--device N] [--width N]`.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-callbacks.c — the few CUPTI API callbacks the collector enables.
  *
  * A failed allocation produces no MEMORY2 record, so the allocation APIs are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-collector-private.h — internals shared by the collector's files.
  *
  * The collector is split so that the part that turns CUPTI records and

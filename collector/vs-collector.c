@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-collector.c — injection entry point and the collector's life in a host.
  *
  * libcuda loads this library (CUDA_INJECTION64_PATH) inside cuInit and calls
@@ -568,7 +569,7 @@ open_trace (char *err, size_t errlen)
       || vs_writer_commit (C.writer) != 0)
     {
       snprintf (err, errlen, "%s", vs_writer_errmsg (C.writer));
-      vs_writer_close (C.writer, false, NULL, NULL, NULL, 0);
+      vs_writer_finish (C.writer, NULL, 0);
       C.writer = NULL;
       return -1;
     }
@@ -708,7 +709,7 @@ start (char *err, size_t errlen)
                 why ? why : "unknown error");
       cuptiUnsubscribe (C.subscriber);
       vs_sink_free (C.sink);
-      vs_writer_close (C.writer, false, NULL, NULL, NULL, 0);
+      vs_writer_finish (C.writer, NULL, 0);
       unlink (C.path);
       C.writer = NULL;
       return -1;
@@ -774,7 +775,7 @@ stop_at_exit (void)
                             (int64_t)vs_nvtx_mem_skipped (C.nvtx_mem));
   vs_nvtx_mem_free (C.nvtx_mem);
   C.nvtx_mem = NULL;
-  if (vs_writer_close (C.writer, false, NULL, NULL, err, sizeof err) != 0)
+  if (vs_writer_finish (C.writer, err, sizeof err) != 0)
     fprintf (stderr, "vramscope: closing %s failed: %s\n", C.path, err);
   C.writer = NULL;
 }

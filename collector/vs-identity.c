@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-identity.c — a process's job and rank from its launcher's
  * environment variables (see vs-identity.h). */
 #include <stdlib.h>

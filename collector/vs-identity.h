@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-identity.h — where a process stands in a distributed job: the job it
  * belongs to and its rank, read from the environment the launcher set.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-nvtx-mem.c — NVTX memory-API items into allocator rows (writer side).
  *
  * Runs on the writer thread only (or in a test).  A heap registered with

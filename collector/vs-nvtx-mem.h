@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-nvtx-mem.h — the NVTX memory API (custom sub-allocators) in the trace.
  *
  * Application threads (vs-nvtx.c, the NVTX injection) turn each nvtxMem*

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-nvtx.c — the collector as the NVTX injection library.
  *
  * `vramscope record` points NVTX_INJECTION64_PATH at the collector, so the

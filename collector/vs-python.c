@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-python.c — Python frames of the calling thread through the C API
  * found at run time.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-python.h — Python frames of the calling thread, without building
  * against Python.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-queue.c — the bounded queue from application threads to the writer.
  *
  * Workload: a few producers (threads that allocate, fail an allocation or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-sink.c — CUPTI activity records and application items to trace rows.
  *
  * Runs on the writer thread only (or in a test).  It walks buffers with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-unwind.c — capturing call stacks in application threads and writing
  * them as module, frame and stack rows on the writer thread.
  *

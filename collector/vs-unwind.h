@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-unwind.h — call stacks at allocation time, and their rows in the trace.
  *
  * Two halves, one per side of the queue:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-hash-table.h — one open-addressing hash table, instantiated per key
  * and entry type by the includer (header-only, plain C, no GLib: the
  * collector uses it inside profiled processes, the importer and the

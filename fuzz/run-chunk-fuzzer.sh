@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run-chunk-fuzzer.sh — builds the chunk codec's libFuzzer harness
 # (vs-chunk-fuzz.c: chunks as stored, payloads, zone maps and round trips)
 # with ASan and UBSan and fuzzes it, seeded with fuzz/corpus-chunk (new
@@ -11,8 +12,8 @@ secs=${1:-300}
 out=${TMPDIR:-/tmp}/vs-chunk-fuzz
 mkdir -p "$out/corpus"
 clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-  -I"$here/../schemas" -I"$here/../common" -I"$here/.." \
-  "$here/vs-chunk-fuzz.c" "$here/../schemas/vs-chunk.c" \
+  -I"$here/../trace/chunk" -I"$here/../common" -I"$here/.." \
+  "$here/vs-chunk-fuzz.c" "$here/../trace/chunk/vs-chunk.c" \
   $(pkg-config --libs libzstd) -lm -o "$out/vs-chunk-fuzz"
 cd "$out"
 exec ./vs-chunk-fuzz -max_total_time="$secs" -max_len=65536 -rss_limit_mb=2048 \

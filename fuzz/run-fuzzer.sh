@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run-fuzzer.sh — builds the pickle reader's libFuzzer harness with ASan and
 # UBSan and fuzzes it, seeded with fuzz/corpus (new finds go to a scratch
 # folder, not into the committed corpus).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run-trace-fuzzer.sh — builds the trace reader's libFuzzer harness
 # (vs-trace-fuzz.c: mutation programs applied through SQLite to the
 # committed traces in tests/data, then every report) with ASan and UBSan
@@ -18,11 +19,11 @@ if [ ! -d "$build" ]; then
     -Dc_args=-fsanitize=fuzzer-no-link \
     -Dgui=disabled -Dcollector=disabled >/dev/null
 fi
-ninja -C "$build" analyzer/libvramscope.a schemas/libvstrace.a schemas/libvschunk.a >/dev/null
+ninja -C "$build" analyzer/libvramscope.a trace/libvstrace.a trace/libvschunk.a >/dev/null
 clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-  -I"$root/analyzer" -I"$root/schemas" -I"$build" $(pkg-config --cflags glib-2.0 sqlite3) \
-  "$here/vs-trace-fuzz.c" "$build/analyzer/libvramscope.a" "$build/schemas/libvschunk.a" \
-  "$build/schemas/libvstrace.a" $(pkg-config --libs glib-2.0 sqlite3 libzstd) -lm \
+  -I"$root/analyzer" -I"$root/trace/writer" -I"$root/trace/finalize" -I"$root/trace/chunk" -I"$root/common" -I"$build" $(pkg-config --cflags glib-2.0 sqlite3) \
+  "$here/vs-trace-fuzz.c" "$build/analyzer/libvramscope.a" "$build/trace/libvschunk.a" \
+  "$build/trace/libvstrace.a" $(pkg-config --libs glib-2.0 sqlite3 libzstd) -lm \
   -o "$out/vs-trace-fuzz"
 cd "$out"
 VS_FUZZ_TRACES="$root/tests/data" exec ./vs-trace-fuzz -max_total_time="$secs" -max_len=512 \

@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-chunk-fuzz.c — libFuzzer entry point for the chunk codec of compacted
- * traces (schemas/vs-chunk.h), the decoder every reader of a compacted
+ * traces (trace/chunk/vs-chunk.h), the decoder every reader of a compacted
  * trace runs on bytes a file holds.
  *
  * The first four bytes choose the chunk's shape and what the rest is:

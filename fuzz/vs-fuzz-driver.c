@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-fuzz-driver.c — runs LLVMFuzzerTestOneInput over files, without
  * libFuzzer: the corpus smoke test of a normal build.
  *

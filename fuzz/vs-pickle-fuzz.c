@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-pickle-fuzz.c — libFuzzer entry point for the restricted pickle reader.
  *
  * Parses the input twice: plainly, and with an append hook that streams

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-trace-fuzz.c — libFuzzer entry point for reading traces.
  *
  * The input is not a file but a program of mutations, applied through

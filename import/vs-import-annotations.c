@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-import-annotations.c — the phases and markers of a PyTorch memory
  * snapshot, written as ranges of the trace (domain "pytorch"):
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-import-private.h — what the files of the snapshot import share.
  *
  * The import is split into vs-import.c (the entry point and the trace's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-import-ranges.c — the address bookkeeping of the snapshot import:
  * sets of disjoint address ranges (the reserved memory of a device) and
  * maps of blocks by address (its live blocks), kept while its final

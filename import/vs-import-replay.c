@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-import-replay.c — one device of a snapshot import: the backward
  * replay of its history and the events written for it.
  *

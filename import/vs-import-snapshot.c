@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-import-snapshot.c — decoding a PyTorch memory snapshot's history
  * entries and segments.
  *

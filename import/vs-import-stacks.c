@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-import-stacks.c — interning a snapshot's frames and stacks as the
  * trace's frames and stacks.
  *

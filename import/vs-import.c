@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-import.c — PyTorch memory snapshot to vramscope trace (see vs-import.h).
  *
  * Workload: snapshots from a few KiB to several GiB with millions of
@@ -36,6 +37,7 @@
 
 #include "vs-config.h"
 #include "vs-timings.h"
+#include "vs-trace-finalize.h"
 
 G_DEFINE_QUARK (vs - import - error - quark, vs_import_error)
 
@@ -521,6 +523,23 @@ vs_import_snapshot (const char *pickle_path, const char *trace_path, gboolean fi
                     VsImportProgress progress, gpointer progress_data, VsImportStats *stats,
                     GError **error)
 {
+  return vs_import_snapshot_full (pickle_path, trace_path, finalize, NULL, NULL, progress,
+                                  progress_data, stats, error);
+}
+
+/* Marks phase name into timings, if any. */
+static void
+import_phase (VsTimings *timings, const char *name)
+{
+  if (timings != NULL)
+    vs_timings_mark (timings, name);
+}
+
+gboolean
+vs_import_snapshot_full (const char *pickle_path, const char *trace_path, gboolean finalize,
+                         VsRowSink *sink, VsTimings *timings, VsImportProgress progress,
+                         gpointer progress_data, VsImportStats *stats, GError **error)
+{
   g_return_val_if_fail (pickle_path != NULL && trace_path != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
@@ -563,7 +582,7 @@ vs_import_snapshot (const char *pickle_path, const char *trace_path, gboolean fi
       = vs_pickle_load_file_full (pickle_path, pickle_progress, &c, vs_import_on_append, &c, error);
   gint64 t1 = g_get_monotonic_time ();
   c.stats.reading_us = t1 - t0;
-  vs_timings_phase ("reading the snapshot");
+  import_phase (timings, "reading the snapshot");
   gboolean ok = p != NULL;
   if (ok)
     {
@@ -582,11 +601,16 @@ vs_import_snapshot (const char *pickle_path, const char *trace_path, gboolean fi
   vs_pickle_free (p);
   gint64 t2 = g_get_monotonic_time ();
   c.stats.importing_us = t2 - t1;
-  vs_timings_phase ("importing the history");
+  import_phase (timings, "importing the history");
 
   if (ok)
     {
-      ok = vs_writer_close (c.w, finalize, finalize_progress, &c, err, sizeof err) == 0;
+      VsFinalizeOptions fo = {
+        .progress = finalize_progress, .progress_data = &c, .sink = sink, .timings = timings
+      };
+      ok = (finalize ? vs_trace_close_finalized (c.w, &fo, err, sizeof err)
+                     : vs_writer_close (c.w, FALSE, NULL, NULL, err, sizeof err))
+           == 0;
       if (!ok)
         {
           gboolean cancelled = strstr (err, "cancelled") != NULL;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-import.h — turning a PyTorch memory snapshot into a vramscope trace.
  *
  * A snapshot (torch.cuda.memory._dump_snapshot) holds the allocator's state
@@ -11,6 +12,8 @@
 #pragma once
 
 #include <glib.h>
+
+#include "vs-timings.h"
 
 G_BEGIN_DECLS
 
@@ -51,5 +54,16 @@ typedef struct
 gboolean vs_import_snapshot (const char *pickle_path, const char *trace_path, gboolean finalize,
                              VsImportProgress progress, gpointer progress_data,
                              VsImportStats *stats, GError **error);
+
+struct VsRowSink;
+
+/* vs_import_snapshot(), with the finalizer's derived rows going to sink
+ * (NULL: their tables; a VsRowChunker's when the trace is compacted next)
+ * and the import's stages and the finalizer's passes marked into timings
+ * (NULL: not marked). */
+gboolean vs_import_snapshot_full (const char *pickle_path, const char *trace_path,
+                                  gboolean finalize, struct VsRowSink *sink, VsTimings *timings,
+                                  VsImportProgress progress, gpointer progress_data,
+                                  VsImportStats *stats, GError **error);
 
 G_END_DECLS

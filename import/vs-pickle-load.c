@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-pickle-load.c — the pickle reader's entry points (see vs-pickle.h):
  * checking the protocol, setting the memory bound, mapping a file, running
  * the parser (vs-pickle.c) and freeing what it built.

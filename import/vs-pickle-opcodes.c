@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-pickle-opcodes.c — the names of pickle opcodes, as Python's
  * pickletools spells them, for the reader's error messages (see
  * vs_pickle_opcode_name in vs-pickle.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-pickle-private.h — what the files of the pickle reader share.
  *
  * The reader is split into vs-pickle-load.c (entry points, the memory

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-pickle-read.c — reading parsed values: types, numbers, strings,
  * iteration over containers and dict lookups (see vs-pickle.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-pickle-stream.c — append hooks: streaming a long list through the
  * reader (see vs_pickle_load_file_full in vs-pickle.h).
  *

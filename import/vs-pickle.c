@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-pickle.c — the pickle reader's opcode loop (see vs-pickle.h).
  *
  * Workload: PyTorch memory snapshots, from a few KiB to several GiB, read

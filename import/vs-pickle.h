@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-pickle.h — a restricted reader for Python pickles made for hostile input.
  *
  * Reads pickle protocols 2 to 5 and builds plain data only: dict, list,

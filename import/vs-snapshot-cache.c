@@ -1,8 +1,10 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-snapshot-cache.c — snapshots imported into the user's cache, keyed by
  * their content (see vs-snapshot-cache.h).
  */
 #include "vs-snapshot-cache.h"
 #include "vs-config.h"
+#include "vs-trace-build.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -80,14 +82,33 @@ vs_snapshot_cache_path (const char *path, GError **error)
   return g_build_filename (g_get_user_cache_dir (), "vramscope", "snapshots", name, NULL);
 }
 
+typedef struct
+{
+  const char *path;
+  VsImportProgress progress;
+  gpointer progress_data;
+  GError *error; /* the import's failure */
+} CacheFill;
+
+/* Imports the snapshot into the trace at tmp, finalized with fo
+ * (VsTraceFill). */
+static int
+cache_fill (const char *tmp, const VsFinalizeOptions *fo, void *data, char *err, size_t errlen)
+{
+  CacheFill *f = data;
+  if (vs_import_snapshot_full (f->path, tmp, fo != NULL, fo != NULL ? fo->sink : NULL, NULL,
+                               f->progress, f->progress_data, NULL, &f->error))
+    return 0;
+  g_strlcpy (err, f->error->message, errlen);
+  return -1;
+}
+
 char *
 vs_snapshot_cache_import (const char *path, VsImportProgress progress, gpointer progress_data,
                           GError **error)
 {
   g_autofree char *cache = vs_snapshot_cache_path (path, error);
   g_autofree char *dir = NULL;
-  g_autofree char *tmp = NULL;
-  g_autoptr (GError) local = NULL;
 
   if (cache == NULL)
     return NULL;
@@ -103,20 +124,18 @@ vs_snapshot_cache_import (const char *path, VsImportProgress progress, gpointer 
                    g_strerror (e));
       return NULL;
     }
-  tmp = g_strdup_printf ("%s.tmp-%d", cache, (int)getpid ());
-  if (!vs_import_snapshot (path, tmp, TRUE, progress, progress_data, NULL, &local))
+  CacheFill fill = { .path = path, .progress = progress, .progress_data = progress_data };
+  VsTraceBuildOptions bo = { .output = cache, .force = TRUE, .force_flag = "", .finalize = TRUE };
+  char err[1024] = "";
+  if (vs_trace_build (&bo, cache_fill, &fill, NULL, 0, err, sizeof err) < 0)
     {
-      g_unlink (tmp);
-      g_set_error (error, local->domain, local->code, "%s: %s", path, local->message);
-      return NULL;
-    }
-  if (g_rename (tmp, cache) != 0)
-    {
-      int e = errno;
-
-      g_unlink (tmp);
-      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (e), "%s: cannot write %s: %s",
-                   path, cache, g_strerror (e));
+      if (fill.error != NULL)
+        g_set_error (error, fill.error->domain, fill.error->code, "%s: %s", path,
+                     fill.error->message);
+      else
+        g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "%s: cannot write %s: %s", path,
+                     cache, err);
+      g_clear_error (&fill.error);
       return NULL;
     }
   return g_steal_pointer (&cache);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-snapshot-cache.h — PyTorch snapshots opened where a trace is expected.
  *
  * `report`, `diff`, `whatif`, `export` and the viewer take a snapshot

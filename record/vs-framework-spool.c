@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-framework-spool.c — the JAX/XLA and CuPy hook's files in the spool
  * (vsfw-PID.info, written by collector/python/vs_frameworks.py) into
  * process traces (vsfw-PID.db) for the merge.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-framework-spool.h — what the JAX/XLA and CuPy hook
  * (collector/python/vs_frameworks.py) left in a run's spool, made into
  * process traces that the merge takes like any other.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-merge-adopt.c — the merged trace written into one of its inputs (see
  * vs-merge.c): the largest allocator level `record` imported itself,
  * renamed to the output and taken as merged first, its rows keeping their

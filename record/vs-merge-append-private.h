@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-merge-append-private.h — what the files of the round-by-round
  * merge share (vs-merge-append.c, the rounds; vs-merge-append-state.c,
  * what they took, kept in the merged trace).

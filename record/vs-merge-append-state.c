@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-merge-append-state.c — what the rounds of vs-merge-append.c took,
  * kept in the merged trace itself: per input its number, per input and
  * table the largest id taken, the id maps of its small tables, the ranges

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-merge-append.c — appending the rows process traces gain to one merged
  * trace, round after round (see vs-merge-append.h).
  *
@@ -32,6 +33,8 @@
 #include "vs-merge-append-private.h"
 #include "vs-merge-meta.h"
 #include "vs-merge-private.h"
+#include "vs-timings.h"
+#include "vs-trace-finalize.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -569,7 +572,14 @@ vs_merge_append_end (VsMergeAppend *a, const VsMergeRun *run, VsProgressFunc pro
   vs_merge_free_maps (&a->m);
   a->m.w = NULL;
   char cerr[512] = "";
-  int crc = vs_writer_close (w, rc == 0, progress, progress_data, cerr, sizeof cerr);
+  /* The end of the run: the trace is compacted next, its derived rows
+   * coded as they come when run names a sink. */
+  VsFinalizeOptions fo = { .progress = progress,
+                           .progress_data = progress_data,
+                           .sink = run != NULL ? run->sink : NULL,
+                           .timings = vs_timings_active () };
+  int crc = rc == 0 ? vs_trace_close_finalized (w, &fo, cerr, sizeof cerr)
+                    : vs_writer_close (w, false, NULL, NULL, cerr, sizeof cerr);
   if (rc == 0 && crc != 0)
     rc = fail (err, errlen, "%s", cerr);
   if (rc == 0 && run == NULL)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-merge-append.h — the merged trace of a run appended to while the
  * program runs.
  *

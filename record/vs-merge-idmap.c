@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-merge-idmap.c — the merge's id maps: a dense array for the ids the
  * collector hands out, a hash table for ids far past them (see
  * vs-merge-idmap.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-merge-idmap.h — the merge's map from an input's ids to the merged
  * trace's ids, one per small table (processes, devices, allocators,
  * frames, stacks, …).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-merge-kernels.c — a process trace's kernel executions coded straight
  * into the merged trace's kernel_exec chunks, on a thread of their own,
  * while the finalizer works on the allocator events.
@@ -11,7 +12,7 @@
  * and its process, GPU and configuration ids mapped as vs_map() maps them,
  * and every VS_CHUNK_ROWS rows are coded into the chunk compaction would
  * code of them.  The finalizer writes the chunks into its transaction
- * before it commits (vs_row_sink_set_beside), kernel_exec staying empty
+ * before it commits (VsFinalizeOptions.beside), kernel_exec staying empty
  * (compaction keeps chunks whose table is empty), and raises meta end_ns
  * to the latest execution's end, which the finalizer would find in the
  * table.  The trace is the one the copy gives.

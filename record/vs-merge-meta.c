@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-merge-meta.c — the run-wide meta of a merged trace, and the end of
  * each of its processes, gathered over the process traces (see
  * vs-merge-meta.h).

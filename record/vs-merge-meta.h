@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-merge-meta.h — the run-wide meta of a merged trace (vs-merge.c):
  * earliest start and latest end over the process traces, the collector's
  * costs summed, the allocator settings and job identity carried as they

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-merge-private.h — what the files of the merge (vs-merge.c, the
  * copy; vs-merge-adopt.c, the trace written into an input;
  * vs-merge-append.c, the rows inputs gain appended round after round)

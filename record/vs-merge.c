@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-merge.c — many per-process traces into the one trace of a run.
  *
  * While recording, every process that uses CUDA writes its own file (no
@@ -37,6 +38,7 @@
 #include "vs-merge-private.h"
 #include "vs-fin-given.h"
 #include "vs-row-sink.h"
+#include "vs-trace-finalize.h"
 #include "vs-timings.h"
 
 #include <sqlite3.h>
@@ -667,13 +669,13 @@ count_kernels (sqlite3 *db)
 }
 
 /* Whether the kernels may be coded aside (vs-merge-kernels.c): the trace
- * is compacted next (a row sink is active), and not turned off
+ * is compacted next (run names a row sink), and not turned off
  * ($VRAMSCOPE_KERNELS_ASIDE=0). */
 static bool
-kernels_aside_wanted (void)
+kernels_aside_wanted (const VsMergeRun *run)
 {
   const char *env = getenv ("VRAMSCOPE_KERNELS_ASIDE");
-  return vs_row_sink_active () != NULL && (env == NULL || strcmp (env, "0") != 0);
+  return run->sink != NULL && (env == NULL || strcmp (env, "0") != 0);
 }
 
 static int64_t
@@ -799,7 +801,7 @@ vs_merge_traces (const char *out, const char *const *inputs, size_t n, const VsM
   err[0] = '\0';
   /* Coded aside, beside the finalizer, when the merged trace gets them
    * from that input alone. */
-  if (kernel_inputs != 1 || !kernels_aside_wanted () || count_kernels (vs_writer_db (m.w)) != 0)
+  if (kernel_inputs != 1 || !kernels_aside_wanted (run) || count_kernels (vs_writer_db (m.w)) != 0)
     kernel_input = nall;
   VsKernelsAside *aside = NULL;
 
@@ -865,15 +867,19 @@ vs_merge_traces (const char *out, const char *const *inputs, size_t n, const VsM
       vs_merge_kernels_free (aside);
       return -1;
     }
-  /* The adopted trace's rows are the ones its import handed over. */
-  VsFinGiven *old_given
-      = vs_fin_given_set_active (adopted && run->given != NULL ? run->given : NULL);
-  /* The kernels coded aside go in before the finalizer commits. */
-  vs_row_sink_set_beside (aside != NULL ? vs_merge_kernels_write : NULL, aside);
-  int crc = vs_writer_close (m.w, true, progress, progress_data, cerr, sizeof cerr);
-  vs_row_sink_set_beside (NULL, NULL);
+  VsFinalizeOptions fo = {
+    .progress = progress,
+    .progress_data = progress_data,
+    /* The adopted trace's rows are the ones its import handed over. */
+    .given = adopted ? run->given : NULL,
+    .sink = run->sink,
+    /* The kernels coded aside go in before the finalizer commits. */
+    .beside = aside != NULL ? vs_merge_kernels_write : NULL,
+    .beside_data = aside,
+    .timings = vs_timings_active (),
+  };
+  int crc = vs_trace_close_finalized (m.w, &fo, cerr, sizeof cerr);
   vs_merge_kernels_free (aside);
-  vs_fin_given_set_active (old_given);
   if (crc != 0)
     {
       snprintf (err, errlen, "%s", cerr);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-merge.h — merging the per-process traces of one recorded run.
  *
  * Used by `vramscope record` once the program has exited; plain C, no GLib
@@ -28,6 +29,10 @@ typedef struct
    * finalizer (vs-fin-given.h; NULL: none): the finalizer takes them
    * rather than reading them back, when adopt is renamed into place. */
   struct VsFinGiven *given;
+  /* Where the finalizer of the merged trace puts its derived rows (NULL:
+   * their tables): a VsRowChunker's sink when the trace is compacted next
+   * (vs-trace-compact.h). */
+  struct VsRowSink *sink;
 } VsMergeRun;
 
 /* Creates the trace out (replacing a file there) from the process traces

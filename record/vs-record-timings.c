@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-record-timings.c — `vramscope record --timings` (vs-record-timings.h).
  */
 #include "vs-record-timings.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-record-timings.h — `vramscope record --timings`: the exit figures
  * read from the spool, and the report of each post-run phase (printed
  * and kept in the trace's meta).  The phases themselves are marked with

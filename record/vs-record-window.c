@@ -1,9 +1,9 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-record-window.c — `record --window DURATION`: parsing the duration and
  * bounding the trace once the run's trace is written (the method is in
- * schemas/vs-trace-window.c). */
+ * trace/window/vs-trace-window.c). */
 #include "vs-record-window.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -11,6 +11,7 @@
 #include <glib.h>
 #include <sqlite3.h>
 
+#include "vs-format.h"
 #include "vs-growth.h"
 #include "vs-trace-window.h"
 #include "vs-trace.h"
@@ -18,26 +19,16 @@
 int64_t
 vs_record_parse_duration (const char *text)
 {
-  static const struct
-  {
-    const char *unit;
-    double ns;
-  } units[] = { { "ms", 1e6 }, { "s", 1e9 }, { "m", 60e9 }, { "h", 3600e9 }, { "d", 86400e9 } };
-  if (text == NULL || !g_ascii_isdigit (text[0]))
+  /* The one parser of times (vs_parse_time), less what a window cannot
+   * be: signed, without a unit, zero, or longer than ten years. */
+  gint64 ns = 0;
+  size_t len = text != NULL ? strlen (text) : 0;
+  if (len == 0 || !g_ascii_isdigit (text[0]) || !g_ascii_isalpha (text[len - 1])
+      || !vs_parse_time (text, &ns, NULL))
     return -1;
-  char *end = NULL;
-  double v = g_ascii_strtod (text, &end);
-  if (end == text || !isfinite (v) || v <= 0)
+  if (ns < 1 || ns > G_GINT64_CONSTANT (315576000000000000))
     return -1;
-  for (size_t k = 0; k < G_N_ELEMENTS (units); k++)
-    if (strcmp (end, units[k].unit) == 0)
-      {
-        double ns = v * units[k].ns;
-        if (ns < 1 || ns > 10 * 365.25 * 86400e9)
-          return -1;
-        return (int64_t)llround (ns);
-      }
-  return -1;
+  return ns;
 }
 
 /* The starts of the program's iterations when its annotations show them

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-record-window.h — `record --window DURATION`: the flight recorder's
  * side of record (parsing the duration, bounding the written trace). */
 #pragma once
@@ -6,9 +7,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Parses a duration: a positive number followed by one unit, ms, s, m, h
- * or d (e.g. 30s, 10m, 1.5h).  Returns it in nanoseconds, or -1 for
- * anything else (no unit, junk, zero, negative, more than 10 years). */
+/* Parses a duration as every time option is parsed (vs_parse_time: ns,
+ * us, ms, s, m or min, h, d; exact to the ns), with a unit required (e.g.
+ * 30s, 10m, 1.5h).  Returns it in nanoseconds, or -1 for anything else
+ * (no unit, junk, zero, a sign, more than 10 years). */
 int64_t vs_record_parse_duration (const char *text);
 
 /* Bounds the finalized trace at path to a window of window_ns

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-record.c — `vramscope record`: run a program under the collector.
  *
  * Finds the collector library, starts the program with it injected
@@ -1131,7 +1132,7 @@ vs_cmd_record (int argc, char **argv)
    * them, unless a window is applied first (it reads series). */
   VsRowChunker chunker;
   vs_row_chunker_init (&chunker);
-  VsRowSink *old_sink = vs_row_sink_set_active (window_ns > 0 ? NULL : &chunker.sink);
+  run.sink = window_ns > 0 ? NULL : &chunker.sink;
   if (rc == 0)
     {
       rc = vs_window_rounds_finish (spool, (const char *const *)files, n, &run, tmp, quiet,
@@ -1142,7 +1143,7 @@ vs_cmd_record (int argc, char **argv)
       else if (rc == 0)
         vs_timings_phase ("merging: the rest into the live trace, symbolizing it");
     }
-  vs_row_sink_set_active (old_sink);
+  run.sink = NULL;
   vs_row_chunker_clear (&chunker);
   if (!vs_fin_given_taken (given))
     given_rows = given_coded = given_bytes = 0;

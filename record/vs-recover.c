@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-recover.c — `vramscope recover SPOOL_DIR -o FILE`: the trace a killed
  * `record` left.
  *
@@ -358,7 +359,7 @@ recover_into (const char *spool, const char *out, const VsSpoolInfo *info, const
        * them, unless a window is applied first (it reads series). */
       VsRowChunker chunker;
       vs_row_chunker_init (&chunker);
-      VsRowSink *old_sink = vs_row_sink_set_active (window_ns > 0 ? NULL : &chunker.sink);
+      run.sink = window_ns > 0 ? NULL : &chunker.sink;
       /* Named to the handler whole, never half written. */
       char tmp[sizeof temp_path] = "";
       deferring = 1;
@@ -379,7 +380,7 @@ recover_into (const char *spool, const char *out, const VsSpoolInfo *info, const
                                            err, sizeof err)
                               == 0);
         }
-      vs_row_sink_set_active (old_sink);
+      run.sink = NULL;
       vs_row_chunker_clear (&chunker);
       if (!merged
           || (window_ns > 0 && !vs_record_apply_window (tmp, window_ns, quiet, err, sizeof err))

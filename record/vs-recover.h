@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-recover.h — turning a killed recording's spool into a trace.
  *
  * `vramscope recover` (vs-recover.c) finishes what `vramscope record`

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-spool-files.c — the files of a spool that are the recording's own
  * (see vs-spool-files.h): their names, whether one is a plain file, and
  * removing them.

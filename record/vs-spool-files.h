@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-spool-files.h — the files of a spool that are the recording's own.
  *
  * A spool (vs-spool.h) holds what `record`, the collector and the PyTorch

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-symbol-cache.c — symbolization results kept per build-id
  * (vs-symbol-cache.h).
  *

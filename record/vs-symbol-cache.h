@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-symbol-cache.h — what symbolizing found, kept per module build-id.
  *
  * Symbolizing a run's stacks opens each module a stack goes through and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-symbolize.c — native frames to function, file and line with libdw,
  * and the stack rewrite that inlined calls and dropped frames need.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-symbolize.h — turning the raw native frames of a trace into
  * functions, files and lines when a run finishes.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-torch-follow.c — the spool's PyTorch allocator streams imported while
  * the program runs (see vs-torch-follow.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-torch-follow.h — the PyTorch allocator streams of a run, imported
  * while the program runs.
  *

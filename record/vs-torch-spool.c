@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-torch-spool.c — the PyTorch allocator levels a run's processes left
  * in the spool (see vs-torch-stream.h): which of a process's stream and
  * snapshots is its level, the stream's import (the tail of one `record`

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-torch-stacks.c — the Python stacks of a PyTorch allocator stream, read
  * from its side file and written into a trace (see vs-torch-stacks.h).
  *

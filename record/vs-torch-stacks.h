@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-torch-stacks.h — reading the Python stacks a PyTorch allocator stream
  * refers to.
  *

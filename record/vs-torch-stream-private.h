@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-torch-stream-private.h — the PyTorch allocator stream's file layout,
  * shared by its import (vs-torch-stream.c) and the spool's handling of it
  * (vs-torch-spool.c).  The writer's side: collector/python/vs_torch_stream.cpp.

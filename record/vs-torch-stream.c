@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-torch-stream.c — the PyTorch allocator stream a process left, as a
  * trace (see vs-torch-stream.h; the writer's side and the file format are
  * in collector/python/vs_torch_stream.cpp).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-torch-stream.h — reading the PyTorch allocator stream a process left.
  *
  * The PyTorch hook streams every caching-allocator event of a process to

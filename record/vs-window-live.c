@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-window-live.c — `record --window`: the streams' imported records
  * given back to the disk while the program runs (see vs-window-live.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-window-live.h — `record --window`: the spool kept small while the
  * program runs.
  *

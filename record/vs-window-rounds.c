@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-window-rounds.c — the window applied while the program runs (see
  * vs-window-rounds.h). */
 #include "vs-window-rounds.h"

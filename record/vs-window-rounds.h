@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-window-rounds.h — `record --window`: the window applied while the
  * program runs, so the spool and the work after the exit stay bounded.
  *

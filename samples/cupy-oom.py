@@ -38,3 +38,4 @@ def keep_growing():
 
 with framework_truth.cupy_peak_hook(peak):
     keep_growing()
+# SPDX-License-Identifier: MIT

@@ -97,3 +97,4 @@ def install(name, framework, stats=None):
     _previous = sys.excepthook
     sys.excepthook = _excepthook
     atexit.register(_emit)
+# SPDX-License-Identifier: MIT

@@ -64,3 +64,4 @@ if t0 is not None:
     # For bench/framework-bench.sh: the steps' time, not part of the truth.
     print("STEPS_NS %d %d" % (args.steps - 1, time.perf_counter_ns() - t0), flush=True)
 framework_truth.note("steps", args.steps)
+# SPDX-License-Identifier: MIT

@@ -34,3 +34,4 @@ def keep_growing():
 
 
 keep_growing()
+# SPDX-License-Identifier: MIT

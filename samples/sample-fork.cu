@@ -44,3 +44,4 @@ int main(int argc, char **argv)
          "\"free_count\":9},\"per_process_counts\":[2,3,4]}\n", 9u << 20);
   return 0;
 }
+/* SPDX-License-Identifier: MIT */

@@ -48,3 +48,4 @@ int main(void)
    * peak would. */
   return 0;
 }
+/* SPDX-License-Identifier: MIT */

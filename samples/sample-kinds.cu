@@ -118,3 +118,4 @@ int main(void)
          pool_res, pool_used);
   return 0;
 }
+/* SPDX-License-Identifier: MIT */

@@ -32,3 +32,4 @@ int main(void)
          iterations * kept, iterations, iterations);
   return 0;
 }
+/* SPDX-License-Identifier: MIT */

@@ -29,3 +29,4 @@ int main(void)
          "\"free_count\":%d}}\n", n, count, bytes, count);
   return 0;
 }
+/* SPDX-License-Identifier: MIT */

@@ -227,3 +227,4 @@ int main(void)
   fflush(stdout);
   return 0;
 }
+/* SPDX-License-Identifier: MIT */

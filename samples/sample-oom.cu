@@ -26,3 +26,4 @@ int main(void)
          held, rt_req, (int)e, drv_req, (int)r);
   return e == cudaErrorMemoryAllocation && r == CUDA_ERROR_OUT_OF_MEMORY ? 0 : 3;
 }
+/* SPDX-License-Identifier: MIT */

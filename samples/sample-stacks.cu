@@ -51,3 +51,4 @@ main()
          line_main, (size_t)4 * (64 << 20));
   return 0;
 }
+/* SPDX-License-Identifier: MIT */

@@ -33,3 +33,4 @@ main (void)
     cuptiUnsubscribe (handle);
   return 0;
 }
+/* SPDX-License-Identifier: MIT */

@@ -48,3 +48,4 @@ int main(void)
          THREADS * PAIRS, total, THREADS * PAIRS, THREADS, THREADS);
   return 0;
 }
+/* SPDX-License-Identifier: MIT */

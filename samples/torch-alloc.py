@@ -65,3 +65,4 @@ truth = {"backend": backend, "device": torch.cuda.current_device(), "time_ns": t
              "failed": st.get("num_ooms"),
              "segments": st.get("segment.all.allocated")}}
 print("GROUND_TRUTH " + json.dumps(truth), flush=True)
+# SPDX-License-Identifier: MIT

@@ -50,3 +50,4 @@ def train_step():
 
 for step in range(args.steps):
     print("step %d: loss %.3f" % (step, train_step()), flush=True)
+# SPDX-License-Identifier: MIT

@@ -38,3 +38,4 @@ print("GROUND_TRUTH " + json.dumps({
         "peak_reserved": st["reserved_bytes.all.peak"],
         "peak_allocated": st["requested_bytes.all.peak"],
         "alloc_count": st["allocation.all.allocated"]}}), flush=True)
+# SPDX-License-Identifier: MIT

@@ -85,3 +85,4 @@ for step in range(args.steps):
     torch.cuda.nvtx.range_pop()
     print(f"step {step}: loss {loss:.3f}, "
           f"allocated {torch.cuda.memory_allocated() / (1 << 30):.2f} GiB", flush=True)
+# SPDX-License-Identifier: MIT

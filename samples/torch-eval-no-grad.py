@@ -68,3 +68,4 @@ for step in range(args.steps):
     torch.cuda.nvtx.range_pop()
     torch.cuda.nvtx.range_pop()
     print("step %d: loss %.3f, correct %d" % (step, loss, correct), flush=True)
+# SPDX-License-Identifier: MIT

@@ -54,3 +54,4 @@ except torch.cuda.OutOfMemoryError as e:
     torch_truth.note("oom", str(e).splitlines()[0])
     print("out of memory: %s" % str(e).splitlines()[0], flush=True)
     sys.exit(1)
+# SPDX-License-Identifier: MIT

@@ -56,3 +56,4 @@ for step in range(args.steps):
     losses.append(train_step())
     if (step + 1) % args.val_every == 0:
         print("step %d: loss %.3f, correct %d" % (step, losses[-1], evaluate()), flush=True)
+# SPDX-License-Identifier: MIT

@@ -63,3 +63,4 @@ for step in range(args.steps):
     growth.append(torch.cuda.memory_allocated() - before)
     print("step %d: allocated %.1f MiB" % (step, torch.cuda.memory_allocated() / 2**20), flush=True)
 torch_truth.note("allocated_growth_per_step", growth)
+# SPDX-License-Identifier: MIT

@@ -139,3 +139,4 @@ print("LADDER %s batch=%d seq=%s oom=%s requested_peak=%d reserved_peak=%d" % (
     args.model, args.batch, truth["seq"], truth["oom"], st.get("requested_bytes.all.peak", 0),
     st.get("reserved_bytes.all.peak", 0)), flush=True)
 sys.exit(0)
+# SPDX-License-Identifier: MIT

@@ -35,3 +35,4 @@ atexit.register(truth)
 kept = [torch.empty(256 << 20, dtype=torch.uint8, device="cuda") for _ in range(3)]
 kept.append(torch.ones(1000, 1000, device="cuda"))
 too_big = torch.empty(request, dtype=torch.uint8, device="cuda")  # raises, uncaught
+# SPDX-License-Identifier: MIT

@@ -54,3 +54,4 @@ for step in range(args.steps):
     loss = train_step()
     torch.cuda.nvtx.range_pop()
     print("step %d: loss %.5f" % (step, loss), flush=True)
+# SPDX-License-Identifier: MIT

@@ -95,3 +95,4 @@ if args.truth_dir:
     with open(os.path.join(args.truth_dir, "truth-rank%d.json" % rank), "w") as f:
         json.dump(truth, f, sort_keys=True)
         f.write("\n")
+# SPDX-License-Identifier: MIT

@@ -47,3 +47,4 @@ torch.cuda.memory._dump_snapshot(args.out + ".pickle")
 with open(args.out + ".json", "w") as f:
     json.dump({"memory_stats": torch.cuda.memory_stats(), "steps": args.steps,
                "stacks": "all"}, f, sort_keys=True)
+# SPDX-License-Identifier: MIT

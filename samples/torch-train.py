@@ -75,3 +75,4 @@ if args.out:
         json.dump({"settings": vars(args), "step_ms": 1000 * dt / args.steps,
                    "memory_stats": st}, f, indent=1, sort_keys=True)
 print("end_wall %.6f" % time.time(), flush=True)
+# SPDX-License-Identifier: MIT

@@ -92,3 +92,4 @@ print("GROUND_TRUTH " + json.dumps({
     "allocated_peak": st.get("allocated_bytes.all.peak"),
     "num_ooms": st.get("num_ooms"), "num_alloc_retries": st.get("num_alloc_retries")}))
 sys.exit(0)
+# SPDX-License-Identifier: MIT

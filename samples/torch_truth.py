@@ -81,3 +81,4 @@ def cap_memory(gib):
     _state["settings"]["memory_fraction"] = fraction
     _state["settings"]["limit_bytes"] = int(fraction * total)
     return fraction
+# SPDX-License-Identifier: MIT

@@ -47,3 +47,4 @@ vs_touch (char *p, size_t n)
   if (i < n)
     p[i] = (char)i;
 }
+/* SPDX-License-Identifier: MIT */

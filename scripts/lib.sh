@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # scripts/lib.sh — shared by scripts/demo and scripts/test: installs the
 # Debian 12 packages the build needs (only when some are missing) and
 # configures and builds the tree: with every feature for the tests, without

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """tap.py — the TAP output of the Python tests.
 
 ok() counts one check and prints its line, with the detail of a failed one

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """vs_cli.py — running the vramscope command from the Python checks.
 
 run() runs it with plain output (no colour, no pager) and returns the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """vs_trace_db.py — a trace's tables for the Python checks, whatever its
 schema version.
 

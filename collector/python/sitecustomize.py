@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """vramscope's PyTorch hook, loaded as `sitecustomize` by `vramscope record`.
 
 `vramscope record --torch=auto|on` puts the folder holding this file first on

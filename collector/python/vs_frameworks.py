@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """vramscope's hook for the allocators of JAX/XLA and CuPy, loaded by the
 `sitecustomize` that `vramscope record` puts first on PYTHONPATH.
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-deep-stacks.c — readers stay bounded on the deepest stacks a trace
  * may hold: LEAVES leaf stacks sharing one chain of frames, each stack
  * VS_TRACE_MAX_STACK_DEPTH frames deep, each with a 1 MiB block live at

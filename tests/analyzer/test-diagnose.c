@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-diagnose.c — the diagnosis as the viewer consumes it: structured
  * findings that link to an instant (seq, time), a device, an allocator and
  * a site with its stack, on the bundled trace recorded on an H200

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-format.c — vs_parse_time(): times with units, exact to the ns, and
  * the values it refuses.
  */
@@ -27,6 +28,8 @@ test_parse_time (void)
     { "2m", G_GINT64_CONSTANT (120000000000) },
     { "2min", G_GINT64_CONSTANT (120000000000) },
     { "1h", G_GINT64_CONSTANT (3600000000000) },
+    { "1d", G_GINT64_CONSTANT (86400000000000) },
+    { "1.5d", G_GINT64_CONSTANT (129600000000000) },
     { ".5ms", 500000 },
     { "3.ms", 3000000 },
     { "-3s", G_GINT64_CONSTANT (-3000000000) },

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-live.c — reading traces while they are being recorded, and the
  * queries the viewer draws from: kernel density, live segments, the peak
  * inside a range, the plain range list.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-predict.c — the predicted reserved line (vs_predict_line_new) on a
  * real run: ResNet-18 at batch 32 (tests/data/predict, imported here).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-queries.c — the analyzer's answers on hand-built traces, checked
  * against the numbers worked out in vs-test-fixtures.c.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-ranks.c — the rank comparison (vs-ranks.h) on hand-built traces:
  * one row per process and device, peaks equal to the summaries they come
  * from, failures counted as the summary counts them, devices shared by

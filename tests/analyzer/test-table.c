@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-table.c — CSV (RFC 4180, empty for unknown) and text output of
  * report tables.
  */

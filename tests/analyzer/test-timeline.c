@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-timeline.c — timelines and interval extremes against a brute-force
  * replay of the raw series, on a trace big enough to have summary levels.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-trace-open.c — vs_trace_open() accepts traces and refuses every
  * kind of bad input with one clear sentence naming the file.
  */

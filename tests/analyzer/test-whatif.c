@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-whatif.c — the what-if replay: PyTorch's allocator settings parsed
  * as PyTorch parses them, each rule of the caching-allocator model on
  * hand-made request sequences with the segments PyTorch would take, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-test-fixtures.c — builds the test traces described in
  * vs-test-fixtures.h.  Plain C on the writer API.
  */

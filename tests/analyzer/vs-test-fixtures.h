@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-test-fixtures.h — small hand-built traces shared by the analyzer
  * tests and the golden CSV tests.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-test-source.c — fingerprints of a trace file and its meta
  * 'finalized', read without disturbing the writer (vs-test-source.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-test-source.h — checks that a reader left a trace file untouched.
  *
  * Shared by the analyzer's live-trace tests and the viewer's follow test:

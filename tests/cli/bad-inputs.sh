@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bad-inputs.sh VRAMSCOPE MAKE_FIXTURE — every kind of bad input gets exactly
 # one line on stderr, nothing on stdout and exit status 1 (never a crash);
 # a missing file is not created.  TAP output.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """cli-polish.py VRAMSCOPE DATA_DIR MAN_DIR — the command line's
 conventions: every command's --help ends with examples and every man page
 has an EXAMPLES section; -f means --force wherever it exists (export's

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """compact.py VRAMSCOPE COMPACT_TOOL EXTENSION DATA_DIR — compacting a trace
 (schema 5: its big tables in column chunks) loses nothing, and a damaged
 chunk is one clear error.  TAP output.

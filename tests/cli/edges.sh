@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # edges.sh VRAMSCOPE TRACE — command-line edges: a full stdout, symbolic
 # link loops, the extreme integers of --device/--from/--to, and a message
 # that says once what failed.  TAP output.

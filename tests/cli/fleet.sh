@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The fleet recipes of schemas/README.md, run exactly as documented over
 # the committed traces, checked against `vramscope report summary` (TAP).
 # Usage: fleet.sh VRAMSCOPE README DATA_DIR

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # golden.sh VRAMSCOPE MAKE_FIXTURE GOLDEN_DIR — every report as CSV on the
 # "full" fixture trace, compared with the committed expected output
 # (tests/data/golden/*.csv).  TAP output.  With UPDATE_GOLDEN=1 the expected

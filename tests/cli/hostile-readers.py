@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 # hostile-readers.py VRAMSCOPE DATA_DIR — readers given hostile traces and
 # arguments: a series seq no replay writes, chunk tables that are views,
 # the what-if model fed sizes at and past its range, one file named twice as two ranks, a stream id at

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 # hostile-traces.py VRAMSCOPE DATA_DIR — damaged and hostile traces: each
 # mutation of a committed trace (made through SQLite: values, types, rows,
 # tables turned into views, triggers) gets exit status 1 and one clear line

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* make-fixture.c — writes one of the test traces of vs-test-fixtures.h to a
  * file, for the CLI tests: make-fixture basic|unfinalized|full|expandable|
  * random|newer|other PATH ("newer": a trace of schema 99; "other": an

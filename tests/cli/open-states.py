@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 # open-states.py VRAMSCOPE TRACE — valid traces in the states SQLite files
 # are found in are read, and damaged ones are refused without being
 # changed: a hot journal left by a killed writer is rolled back; a trace

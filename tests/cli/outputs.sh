@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # outputs.sh VRAMSCOPE SNAPSHOT GEN_SNAPSHOT — `import` and `record` write
 # their output safely: an existing file only with --force, never a device,
 # a FIFO or the input itself; an interrupted import leaves nothing under the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """ranks-cli.py VRAMSCOPE DATA_DIR — `vramscope report` and `diff` on the
 ranks of a run: one trace holding every rank, and a trace per rank.
 TAP output.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """report-cli.py VRAMSCOPE DATA_DIR — the conventional side of `vramscope
 report`: time windows with units on peak and leaks checked exactly against
 the trace's own rows (read with sqlite3), FILE and REPORT in either order,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """schema-upgrade.py VRAMSCOPE DATA_DIR — every trace recorded on a GPU
 (tests/data/*.db, tests/data/diagnose/*.db, written with older schema
 versions, and the windowed recordings tests/data/window/*/run.db) answers

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """sites.py VRAMSCOPE DATA_DIR — user sites on real stacks.
 
 Every PyTorch snapshot committed that was recorded with stacks="all" (the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """snapshot-inputs.py VRAMSCOPE DATA_DIR — a PyTorch snapshot wherever a
 trace is expected: `report`, `diff`, `whatif` and `export` take a .pickle
 and give what they give on the trace `import` makes of it (CSV compared

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """test-diagnose-figures.py — one story: every figure `diagnose` prints
 equals the same figure in the other reports, for every committed trace.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """test-diagnose-whatif.py VRAMSCOPE DATA_DIR — the predictions that back
 the diagnosis's allocator-setting remedies are those of `vramscope whatif`
 for the same setting.  TAP output.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """test-diagnose.py VRAMSCOPE DATA_DIR — `report diagnose`, `roles`,
 `growth` and `oom` on the traces recorded on a GPU and on imported
 snapshots, against what each program is known to have done.  TAP output.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """test-framework-pools.py VRAMSCOPE DATA_DIR — pools recognised from the
 device level alone, on traces recorded on a GPU (tests/data/frameworks/)
 made into what other programs and older recordings leave:

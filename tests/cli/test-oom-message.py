@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """test-oom-message.py — the diagnosis of a program that died of OOM holds
 the figures of the exception text PyTorch printed.
 

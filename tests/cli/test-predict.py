@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """test-predict.py VRAMSCOPE DATA_DIR — `vramscope predict` against real
 ladders.  TAP output.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """text-width.py VRAMSCOPE DATA_DIR — every text report of every committed
 trace fits 100 columns: each report of `vramscope report` on each trace
 under DATA_DIR, as a program sees it (standard output not a terminal, no

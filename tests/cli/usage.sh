@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # usage.sh VRAMSCOPE MAKE_FIXTURE — the dispatcher and report's usage
 # errors (exit 2 with a usage line), --version, help, and text output.
 # TAP output.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """whatif-gpu.py VRAMSCOPE DATA_DIR — what-if predictions against real runs.
 
 DATA_DIR holds runs of samples/torch-whatif.py recorded on a GPU by

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # whatif.sh VRAMSCOPE DATA_DIR — `vramscope whatif`: usage errors (exit 2),
 # traces it cannot replay (exit 1, one line), the first row reproducing the
 # trace's own summary, and the CSV of several settings on a recorded trace

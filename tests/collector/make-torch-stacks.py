@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """make-torch-stacks.py — a stacks file written by the allocator stream's
 real stack gatherer (collector/python/vs_torch_stacks.hpp, built as LIB:
 tests/collector/vs-test-torch-stacks.cpp), for the reader's tests.

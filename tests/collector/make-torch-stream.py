@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """make-torch-stream.py — a PyTorch allocator stream as the hook's tracker
 (collector/python/vs_torch_stream.cpp) writes it, for tests without a GPU.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """make-window-stream.py — a long PyTorch allocator stream, as the hook's
 tracker (collector/python/vs_torch_stream.cpp) writes it, for the flight
 recorder's tests without a GPU.

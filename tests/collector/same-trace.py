@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """same-trace.py — whether two traces hold the same rows, ids aside.
 
 Usage: same-trace.py A B [--ignore-meta KEY,KEY...]   ($VRAMSCOPE: the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-collector.c — the collector's record and callback processing,
  * driven with hand-built CUPTI data on a machine without a GPU.
  *

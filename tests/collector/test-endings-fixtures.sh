@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test-endings-fixtures.sh — the endings matrix's traces recorded on a GPU
 # (tests/gpu/run-endings.sh, kept in tests/data/endings/CASE/), checked
 # again without one by tests/gpu/check-endings.py against what each

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """test-framework-spool.py VRAMSCOPE ENDINGS_DIR — what the JAX/CuPy hook
 leaves in a spool (vsfw-PID.info) made into the trace: the spool a killed
 `record` left on an H100 (tests/data/endings/torch-kill-record), with the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """test-frameworks-hook.py HOOK_DIR — the JAX/CuPy hook
 (collector/python/vs_frameworks.py, installed by sitecustomize.py), without
 a GPU: programs run with HOOK_DIR first on PYTHONPATH and a spool, as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-merge-append.c — the merged trace appended to while the program
  * runs (record/vs-merge-append.h), against vs_merge_traces() of the whole
  * process traces.

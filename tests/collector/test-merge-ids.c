@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-merge-ids.c — the merge's id maps (record/vs-merge-idmap.h) given
  * ids far past the ones a collector hands out: 2^29, 2^62, INT64_MAX.
  * The map answers every id as set, in memory proportional to the number

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """test-pyhook.py — the collector calling into Python from its own thread
 (vs_python_call_hook, vs-python.c), as it calls the PyTorch hook's
 _on_signal() at SIGTERM, SIGHUP and SIGQUIT.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test-record-adopt.sh — `record` writes the trace into its own import of
 # the largest PyTorch allocator level (renamed, not copied) and copies the
 # process traces into it; `recover` copies every input into a new file.

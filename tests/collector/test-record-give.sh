@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test-record-give.sh — `record` hands the allocator stream's rows to the
 # finalizer as it imports them while the program runs (their events kept
 # in memory, their alloc_event chunks coded as they fill), so that after

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test-record-timings.sh — `vramscope record --timings` on a run that needs
 # no GPU: the program leaves in record's spool what a PyTorch process
 # leaves (a process trace written as the collector writes it, by

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test-record-torch.sh — `vramscope record` merging PyTorch's allocator
 # level without a GPU: a program that leaves a real snapshot (recorded on an
 # H200, tests/data/snapshots/train.pickle) and its .info in the spool, as the

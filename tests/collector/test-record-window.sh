@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test-record-window.sh — `vramscope record --window` end to end without a
 # GPU: a program leaves a long PyTorch allocator stream (60 s of a training
 # loop, make-window-stream.py) and record writes it whole and with

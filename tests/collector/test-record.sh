@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test-record.sh — `vramscope record` without a GPU: exit statuses, signal
 # forwarding, output names, bad input, and the collector failing to start.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """test-recover-hostile.py — `vramscope recover` owns only its spool.
 
 A spool is made as a killed `record` leaves it (vs-test-spool-writer: a

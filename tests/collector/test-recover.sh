@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test-recover.sh — what a killed `vramscope record` leaves, recovered
 # without a GPU.  The program is vs-test-spool-writer, which writes a
 # process trace into record's spool as the collector does (WAL, commits in

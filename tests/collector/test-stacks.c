@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-stacks.c — capturing this program's own call stacks through the
  * collector's capture code, writing them with the sink, symbolizing the
  * trace with vs-symbolize.c, and checking functions and lines frame by

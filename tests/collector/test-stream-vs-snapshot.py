@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """test-stream-vs-snapshot.py — one real PyTorch run's allocator level
 imported twice, from the stream with its own stacks and from PyTorch's
 snapshot with its history, gives the same events with the same stacks.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test-torch-follow.sh — `record` imports PyTorch's allocator stream while
 # the program runs, without a GPU: a program writes its stream over time,
 # as the hook's tracker does (write-stream-slowly.py: the file grows in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-torch-stacks-reader.c — the reader of the allocator stream's stacks
  * file (record/vs-torch-stacks.c) on a file the real gatherer wrote.
  *

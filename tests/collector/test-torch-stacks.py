@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """test-torch-stacks.py — the allocator stream's own Python stacks, from the
 gatherer to the trace, without PyTorch or a GPU.
 

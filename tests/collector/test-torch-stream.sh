@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test-torch-stream.sh — PyTorch's allocator level from the event stream
 # the hook writes, without a GPU: a program leaves a stream (written by
 # make-torch-stream.py exactly as vs_torch_stream.cpp lays it out, ending

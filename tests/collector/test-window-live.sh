@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test-window-live.sh — `record --window` keeps the spool small while the
 # program runs, without a GPU: a program writes a long PyTorch allocator
 # stream over time (make-window-stream.py ... pace: the file grown in

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test-window-rounds.sh — `record --window` applies the window while the
 # program runs, without a GPU: a program writes a long PyTorch allocator
 # stream over time (make-window-stream.py ... pace), and record brings it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-writer-open.c — vs_writer_open(): a raw trace a writer created and
  * closed, opened again to add rows (as `record` merges the process traces
  * into its own import of the allocator level).  What it held stays; rows

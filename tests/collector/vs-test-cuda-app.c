@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-test-cuda-app.c — a program that would use CUDA, for `record` tests.
  *
  * It loads the CUDA driver at run time.  Without a driver (CI) it says so

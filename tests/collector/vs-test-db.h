@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-test-db.h — reading one number out of a trace, for the tests of the
  * writer and of the merge.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-test-inject.c — loads the collector as libcuda would and calls its
  * entry points, on a machine where CUPTI cannot start (no driver).
  *

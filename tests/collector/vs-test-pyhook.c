@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-test-pyhook.c — vs_python_call_hook (vs-python.c) called from a
  * thread Python has never seen, as the collector's control thread calls
  * the PyTorch hook at a termination signal.  Loaded by test-pyhook.py

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-test-record.c — `vramscope record` as a program of its own, for tests.
  *
  * The shipped command is `vramscope record` (analyzer/vs-cli.c dispatches to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-test-spool-writer.c — a process trace written as the collector writes
  * one, for the tests of `vramscope recover`.
  *

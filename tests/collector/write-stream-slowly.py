@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """write-stream-slowly.py — a process that writes its PyTorch allocator
 stream over time, as the hook's tracker (collector/python/vs_torch_stream.cpp)
 writes it while a program trains: the file grows in chunks, each record is

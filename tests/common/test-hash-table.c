@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-hash-table.c — common/vs-hash-table.h against a reference: random
  * inserts, lookups and removals checked against a plain array, and what
  * the optional parameters promise: the bound on entries of one hash

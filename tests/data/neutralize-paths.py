@@ -166,3 +166,4 @@ def main():
 
 if __name__ == "__main__":
     sys.exit(main())
+# SPDX-License-Identifier: MIT

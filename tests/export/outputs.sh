@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # outputs.sh VRAMSCOPE GEN_SNAPSHOT — `export` writes its output as the
 # other commands do: interrupted by SIGINT, SIGTERM or SIGHUP it leaves
 # neither the output nor its temporary; and every output (an export of

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 # test-export.py — every `vramscope export` format read back and compared
 # exactly with the trace it came from.  TAP output.
 #

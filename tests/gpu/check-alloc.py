@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """check-alloc.py — a trace's allocator level against the program's own account.
 
 Usage: check-alloc.py TRACE GROUND_TRUTH_JSON_OR_FILE

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """check-ddp.py — a recording of a multi-process run against each rank.
 
 Usage: check-ddp.py TRACE LOG

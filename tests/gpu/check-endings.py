@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """check-endings.py — checks the trace of one run of the endings matrix
 (tests/gpu/run-endings.sh) against what the program printed before it died.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """check-frameworks.py — a JAX or CuPy trace against the framework's own account.
 
 Usage: check-frameworks.py TRACE GROUND_TRUTH_JSON_OR_FILE

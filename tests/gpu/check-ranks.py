@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """check-ranks.py VRAMSCOPE DIR — `vramscope report ranks` on the runs
 tests/gpu/ranks-run.sh recorded, against each rank's own ground truth.
 TAP output; exit 1 when a check failed.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """check-stacks.py — checks `report peak` of a stacks sample frame by frame.
 
 Usage: check-stacks.py native|stripped|python TRACE PEAK_CSV LOG [--torch]

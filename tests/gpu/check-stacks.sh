@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # check-stacks.sh — stacks on a real GPU: record the known chains of
 # samples/sample-stacks.cu (with debug info, and stripped) and
 # samples/stacks.py and check `report peak` frame by frame

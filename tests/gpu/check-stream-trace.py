@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """check-stream-trace.py — a recorded trace's PyTorch allocator level
 against the allocator stream and stacks file it was made from.
 

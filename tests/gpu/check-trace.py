@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """check-trace.py — compare a recorded trace with a sample's ground truth.
 
 Usage: check-trace.py TRACE GROUND_TRUTH_JSON

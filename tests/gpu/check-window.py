@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """check-window.py VRAMSCOPE DIR — the runs tests/gpu/window-run.sh
 recorded, against each program's own ground truth.  TAP output; exit 1
 when a check failed.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // endings-sample.cu — a CUDA C program that ends the way it is told, for
 // tests/gpu/run-endings.sh.
 //

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """endings-train.py — a small PyTorch training loop that ends the way it is
 told, for tests/gpu/run-endings.sh.
 

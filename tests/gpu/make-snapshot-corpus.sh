@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # make-snapshot-corpus.sh — records the snapshot corpus on a machine with a
 # GPU and PyTorch: one snapshot per option combination the installed PyTorch
 # offers (tests/import/make-snapshot-corpus.py --list), each with its own

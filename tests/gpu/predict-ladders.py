@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """predict-ladders.py — records the ladders `vramscope predict` is checked
 against: samples/torch-ladder.py run at several batch sizes (and sequence
 lengths), each in its own process, with PyTorch's allocator history.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # ranks-run.sh — two data-parallel ranks recorded two ways, for the rank
 # comparison (`vramscope report ranks`) and the identity kept in meta.
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # record-bench.sh — the whole-run cost of recording on a GPU machine:
 # bench/record-run-bench.sh (ResNet-18, batch 32, 800 steps: plain,
 # PyTorch's own history, record --no-kernels, record; median of 2, each

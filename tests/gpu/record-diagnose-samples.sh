@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # record-diagnose-samples.sh — records the PyTorch diagnosis samples on a GPU.
 #
 # Usage: VRAMSCOPE=path/to/vramscope tests/gpu/record-diagnose-samples.sh OUTDIR

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run-alloc-tests.sh — the allocator level on a real GPU: PyTorch's caching
 # allocator recorded through `record --torch`, an uncaught OOM, PyTorch's
 # backend:cudaMallocAsync and plain stream-ordered pools, and a sub-allocator

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # run-common.sh — the start every multi-step GPU run script shares, sourced
 # as `. "$(dirname "$0")/run-common.sh" NAME "$@"`: OUTDIR (the first
 # argument, made absolute), here (tests/gpu), root (the checkout),

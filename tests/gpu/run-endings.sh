@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run-endings.sh — every way a run ends, on a real GPU: a small PyTorch
 # training loop (endings-train.py) and a CUDA C program (endings-sample.cu),
 # recorded with `vramscope record`, each ended after it printed its ground

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run-framework-tests.sh — JAX/XLA's and CuPy's allocators on a real GPU:
 # each sample (samples/jax-*.py, samples/cupy-*.py) recorded with
 # `vramscope record`, its ground truth (the framework's own statistics,

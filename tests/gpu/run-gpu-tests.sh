@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run-gpu-tests.sh — record every sample on a real GPU and check each trace
 # against the sample's own ground truth (tests/gpu/check-trace.py).
 #

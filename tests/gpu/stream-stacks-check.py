@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """stream-stacks-check.py — the Python stacks vramscope's allocator stream
 gathers, compared event by event with PyTorch's own history.
 

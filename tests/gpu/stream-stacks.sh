@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # stream-stacks.sh — the allocator stream's own Python stacks on a GPU
 # machine: builds the hook's stream library (its build log kept), checks
 # its stacks against PyTorch's history event by event

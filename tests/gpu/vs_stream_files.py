@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """vs_stream_files.py — the files the PyTorch hook's allocator stream
 writes (collector/python/vs_torch_stream.cpp and vs_torch_stacks.hpp):
 readers of the stream's records and the stacks file's stacks, for the GPU

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # whatif-runs.sh — the same PyTorch training loop (samples/torch-whatif.py)
 # recorded under several allocator settings and memory caps, so that the
 # what-if replay of one run's trace can be checked against the other runs.

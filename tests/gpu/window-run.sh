@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # window-run.sh — the flight recorder (record --window) on a long PyTorch
 # run: the trace's size against the run's length, and its answers against
 # the program's own ground truth.

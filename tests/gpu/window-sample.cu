@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* window-sample.cu — a long CUDA C loop for the flight recorder
  * (record --window): each step allocates 8 buffers and frees them; every
  * 100 steps one 256 KiB buffer is kept (a leak); 3 s in, one 1 GiB buffer

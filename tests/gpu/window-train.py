@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """window-train.py — a long training-like PyTorch loop for the flight
 recorder (record --window): each step allocates activations, computes and
 frees them; one tensor in every 50 steps is kept (a slow leak); one early

@@ -26,6 +26,7 @@
 
 #include "vs-analyzer.h"
 #include "vs-application.h"
+#include "vs-trace-writer.h"
 #include "vs-window-private.h"
 #include "vs-test-source.h"
 

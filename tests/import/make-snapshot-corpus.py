@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 # make-snapshot-corpus.py — records one PyTorch memory snapshot per option
 # combination that the installed PyTorch offers, each with the run's own
 # torch.cuda.memory_stats() taken at the same instant.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 # make-snapshots.py — records the PyTorch memory snapshots that the import
 # tests use as fixtures, each with the run's own torch.cuda.memory_stats().
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # snapshot_replay.py — what a PyTorch memory snapshot says, computed in
 # plain Python from the snapshot dict, to check the importer against.
 #

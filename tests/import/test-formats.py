@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 # test-formats.py — snapshots in every format PyTorch has written import,
 # and their numbers equal an independent replay (snapshot_replay.py).
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 # test-hostile.py — hostile and malformed inputs each give one clear error
 # line and exit status 1, never a crash, a hang or unbounded memory.
 #

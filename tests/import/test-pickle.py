@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 # test-pickle.py — the restricted reader reads what Python's pickle writes.
 #
 # Builds random plain values (nested dicts, lists, tuples, shared references,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 # test-snapshots.py — imported real snapshots reproduce the run's own
 # torch.cuda.memory_stats() exactly, and an independent replay of the
 # snapshot in Python (snapshot_replay.py).

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 # test-stacks.py — every imported event carries the stack its history entry
 # had, however the pickle shares frames and strings.
 #

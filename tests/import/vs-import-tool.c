@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-import-tool.c — the import subcommand as a program of its own, so the
  * import tests do not depend on the rest of the CLI:
  *   vs-import-tool SNAPSHOT.pickle -o FILE   ≡ vramscope import …

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # test-install.sh — `meson install` into a staged prefix (DESTDIR) and the
 # installed programs and files used from there: `record` finds its own
 # collector relative to its executable, `view --screenshot` draws a trace,

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/* vs-timings.c — wall-clock time per named phase (vs-timings.h). */
+#include "vs-timings.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+static _Thread_local VsTimings
+    *active; /* per thread: workers beside the marking thread stay unmarked */
+
+int64_t
+vs_timings_now (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void
+vs_timings_start (VsTimings *t)
+{
+  assert (t != NULL);
+  memset (t, 0, sizeof *t);
+  t->last_ns = vs_timings_now ();
+}
+
+void
+vs_timings_add (VsTimings *t, const char *name, int64_t ns)
+{
+  assert (t != NULL && name != NULL);
+  for (int i = 0; i < t->n; i++)
+    if (strcmp (t->phase[i].name, name) == 0)
+      {
+        t->phase[i].ns += ns;
+        return;
+      }
+  if (t->n == VS_TIMINGS_MAX)
+    return;
+  snprintf (t->phase[t->n].name, sizeof t->phase[t->n].name, "%s", name);
+  t->phase[t->n].ns = ns;
+  t->n++;
+}
+
+void
+vs_timings_mark (VsTimings *t, const char *name)
+{
+  int64_t now = vs_timings_now ();
+  vs_timings_add (t, name, now - t->last_ns);
+  t->last_ns = now;
+}
+
+void
+vs_timings_skip (VsTimings *t)
+{
+  t->last_ns = vs_timings_now ();
+}
+
+VsTimings *
+vs_timings_set_active (VsTimings *t)
+{
+  VsTimings *old = active;
+  active = t;
+  return old;
+}
+
+VsTimings *
+vs_timings_active (void)
+{
+  return active;
+}
+
+void
+vs_timings_phase (const char *name)
+{
+  if (active != NULL)
+    vs_timings_mark (active, name);
+}
+
+int64_t
+vs_timings_total (const VsTimings *t)
+{
+  int64_t sum = 0;
+  for (int i = 0; i < t->n; i++)
+    sum += t->phase[i].ns;
+  return sum;
+}
+
+void
+vs_timings_print (const VsTimings *t, FILE *f)
+{
+  assert (t != NULL && f != NULL);
+  int64_t total = vs_timings_total (t);
+  for (int i = 0; i < t->n; i++)
+    fprintf (f, "  %-42s %10.1f ms %5.1f %%\n", t->phase[i].name, t->phase[i].ns / 1e6,
+             total > 0 ? 100.0 * (double)t->phase[i].ns / (double)total : 0.0);
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/* vs-trace-build.c — building a trace (vs-trace-build.h). */
+#include "vs-trace-build.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "vs-output.h"
+#include "vs-timings.h"
+#include "vs-trace-compact.h"
+
+int
+vs_trace_build (const VsTraceBuildOptions *o, VsTraceFill fill, void *data, char *tmp,
+                size_t tmplen, char *err, size_t errlen)
+{
+  assert (o != NULL && o->output != NULL && fill != NULL);
+  char path[4096];
+  if (vs_output_temp (o->output, path, sizeof path, err, errlen) < 0)
+    return -1;
+  if (tmp != NULL && tmplen > 0)
+    snprintf (tmp, tmplen, "%s", path);
+
+  /* Compacted next, with no window between (the window reads the
+   * tables): the finalizer codes the derived rows into chunks as it
+   * derives them. */
+  VsRowChunker chunker;
+  vs_row_chunker_init (&chunker);
+  VsFinalizeOptions fo = { .progress = o->progress,
+                           .progress_data = o->progress_data,
+                           .sink = o->finalize && o->window == NULL ? &chunker.sink : NULL,
+                           .timings = o->timings };
+  int rc = fill (path, o->finalize ? &fo : NULL, data, err, errlen);
+  vs_row_chunker_clear (&chunker);
+  if (rc == 0 && o->finalize && o->window != NULL)
+    rc = o->window (path, o->window_data, err, errlen);
+  if (rc == 0 && o->finalize)
+    {
+      rc = vs_trace_compact_file (path, err, errlen) < 0 ? -1 : 0;
+      if (o->timings != NULL)
+        vs_timings_mark (o->timings, "compacting");
+    }
+  if (rc == 0)
+    rc = vs_output_commit (path, o->output, o->force, o->force_flag, err, errlen);
+  if (rc != 0)
+    vs_output_remove (path);
+  return rc;
+}
