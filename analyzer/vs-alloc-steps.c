@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-alloc-steps.c — the allocators' state of one device, event by event
  * (see vs-alloc-steps.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-alloc-steps.h — the allocators' state of one device, event by event.
  *
  * What memory_viz calls the allocator state history: every allocator

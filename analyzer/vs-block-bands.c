@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-block-bands.c — allocations over time as stacked bands, with a level
  * of detail that keeps one query's cost bounded by the blocks that can be
  * seen at its zoom (see vs-block-bands.h). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-block-bands.h — allocations over time, stacked as bands.
  *
  * Each allocated block (vs-blocks.h: PyTorch's blocks, device-level

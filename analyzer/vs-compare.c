@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-compare.c — whether two runs are comparable, and their alignment by
  * iteration (see vs-compare.h).  Facts come from the trace's device rows,
  * the allocator settings (vs-settings.h) and meta 'command_line'.

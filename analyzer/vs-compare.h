@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-compare.h — what a comparison of two traces needs beside the diff
  * (vs-diff.h): whether the two runs are comparable (the GPUs, the
  * allocator settings and the program they ran) and how to lay one over

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-oom-explain.c — a failed allocation's cause and its words, for every
  * reader alike (see vs-oom-explain.h).
  *
@@ -31,18 +32,18 @@ fit_text (const VsOom *o)
   g_autofree char *more = NULL;
 
   if (largest == VS_UNKNOWN && dev_free == VS_UNKNOWN)
-    return g_strdup_printf (_ ("the trace does not know how much memory was free for this %s "
-                               "request"),
+    return g_strdup_printf (_("the trace does not know how much memory was free for this %s "
+                              "request"),
                             req);
   if (o->requested_bytes <= best)
-    return g_strdup_printf (_ ("%s requested, and %s was free (the largest free block inside "
-                               "reserved memory or CUDA’s free memory): the trace does not show "
-                               "what refused it"),
+    return g_strdup_printf (_("%s requested, and %s was free (the largest free block inside "
+                              "reserved memory or CUDA’s free memory): the trace does not show "
+                              "what refused it"),
                             req, best_s);
   more = vs_format_bytes (o->requested_bytes - best);
   return g_strdup_printf (
-      _ ("requests up to %s would have fitted (the largest free block inside "
-         "reserved memory or CUDA’s free memory); this one (%s) needed %s more"),
+      _("requests up to %s would have fitted (the largest free block inside "
+        "reserved memory or CUDA’s free memory); this one (%s) needed %s more"),
       best_s, req, more);
 }
 
@@ -88,14 +89,14 @@ vs_oom_cause_title (VsOomCause cause)
   switch (cause)
     {
     case VS_OOM_CAUSE_DEVICE_FULL:
-      return _ ("Cause: the device was full");
+      return _("Cause: the device was full");
     case VS_OOM_CAUSE_ALLOCATOR_LIMIT:
-      return _ ("Cause: the allocator’s limit");
+      return _("Cause: the allocator’s limit");
     case VS_OOM_CAUSE_FRAGMENTATION:
-      return _ ("Cause: fragmentation");
+      return _("Cause: fragmentation");
     case VS_OOM_CAUSE_UNKNOWN:
     default:
-      return _ ("Cause unknown");
+      return _("Cause unknown");
     }
 }
 
@@ -109,8 +110,8 @@ vs_oom_device_memory_text (VsTrace *trace, const VsOom *o)
 
   g_return_val_if_fail (trace != NULL && o != NULL, NULL);
   capacity = vs_oom_capacity (trace, o);
-  f = o->device_free_bytes == VS_UNKNOWN ? g_strdup (_ ("unknown"))
+  f = o->device_free_bytes == VS_UNKNOWN ? g_strdup (_("unknown"))
                                          : vs_format_bytes (o->device_free_bytes);
-  total = capacity == VS_UNKNOWN ? g_strdup (_ ("unknown")) : vs_format_bytes (capacity);
-  return g_strdup_printf (_ ("%s free of %s"), f, total);
+  total = capacity == VS_UNKNOWN ? g_strdup (_("unknown")) : vs_format_bytes (capacity);
+  return g_strdup_printf (_("%s free of %s"), f, total);
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-oom-explain.h — why a request failed, in words.
  *
  * The one place where a failed allocation's cause and its wording are

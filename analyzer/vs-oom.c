@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-oom.c — failed allocations with the device's state at each.
  *
  * The state is taken after the last change of the device's `all` series at
@@ -172,10 +173,10 @@ vs_oom_classify (VsTrace *trace, const VsOom *o, const GPtrArray *all_failures, 
     {
       cause = VS_OOM_CAUSE_DEVICE_FULL;
       if (capacity != VS_UNKNOWN)
-        text = g_strdup_printf (_ ("CUDA reported %s free of %s when %s was requested"),
+        text = g_strdup_printf (_("CUDA reported %s free of %s when %s was requested"),
                                 device_free, cap, request);
       else
-        text = g_strdup_printf (_ ("CUDA reported %s free when %s was requested"), device_free,
+        text = g_strdup_printf (_("CUDA reported %s free when %s was requested"), device_free,
                                 request);
     }
   else if (cuda != NULL)
@@ -183,8 +184,8 @@ vs_oom_classify (VsTrace *trace, const VsOom *o, const GPtrArray *all_failures, 
       g_autofree char *asked = vs_format_bytes (cuda->requested_bytes);
 
       cause = VS_OOM_CAUSE_DEVICE_FULL;
-      text = g_strdup_printf (_ ("the allocator asked CUDA for %s (%s) and CUDA had no room; "
-                                 "%s reserved by the allocator"),
+      text = g_strdup_printf (_("the allocator asked CUDA for %s (%s) and CUDA had no room; "
+                                "%s reserved by the allocator"),
                               asked, cuda->api != NULL ? cuda->api : "cudaMalloc", reserved);
     }
   else if (f->free_bytes != VS_UNKNOWN && f->free_bytes >= o->requested_bytes
@@ -192,8 +193,8 @@ vs_oom_classify (VsTrace *trace, const VsOom *o, const GPtrArray *all_failures, 
            && f->free_bytes * 10 >= f->reserved_bytes)
     {
       cause = VS_OOM_CAUSE_FRAGMENTATION;
-      text = g_strdup_printf (_ ("%s free inside %s reserved, but the largest free block is %s, "
-                                 "smaller than the %s requested"),
+      text = g_strdup_printf (_("%s free inside %s reserved, but the largest free block is %s, "
+                                "smaller than the %s requested"),
                               free_in, reserved, largest, request);
     }
   else if (o->allocator_id != 0 && limit_bytes != VS_UNKNOWN && f->reserved_bytes != VS_UNKNOWN
@@ -202,15 +203,15 @@ vs_oom_classify (VsTrace *trace, const VsOom *o, const GPtrArray *all_failures, 
       g_autofree char *limit = vs_format_bytes (limit_bytes);
 
       cause = VS_OOM_CAUSE_ALLOCATOR_LIMIT;
-      text = g_strdup_printf (_ ("%s reserved + %s requested exceed the allocator's limit of %s "
-                                 "(per-process memory fraction) on a %s device"),
+      text = g_strdup_printf (_("%s reserved + %s requested exceed the allocator's limit of %s "
+                                "(per-process memory fraction) on a %s device"),
                               reserved, request, limit, cap);
       if (o->device_free_bytes != VS_UNKNOWN)
         {
           char *more
               = capacity != VS_UNKNOWN
-                    ? g_strdup_printf (_ ("%s; CUDA had %s free of %s"), text, device_free, cap)
-                    : g_strdup_printf (_ ("%s; CUDA had %s free"), text, device_free);
+                    ? g_strdup_printf (_("%s; CUDA had %s free of %s"), text, device_free, cap)
+                    : g_strdup_printf (_("%s; CUDA had %s free"), text, device_free);
 
           g_free (text);
           text = more;
@@ -224,16 +225,16 @@ vs_oom_classify (VsTrace *trace, const VsOom *o, const GPtrArray *all_failures, 
     {
       cause = VS_OOM_CAUSE_ALLOCATOR_LIMIT;
       if (o->device_free_bytes != VS_UNKNOWN && capacity != VS_UNKNOWN)
-        text = g_strdup_printf (_ ("CUDA had %s free of %s, enough for the %s requested, but the "
-                                   "allocator refused at %s reserved"),
+        text = g_strdup_printf (_("CUDA had %s free of %s, enough for the %s requested, but the "
+                                  "allocator refused at %s reserved"),
                                 device_free, cap, request, reserved);
       else if (o->device_free_bytes != VS_UNKNOWN)
-        text = g_strdup_printf (_ ("CUDA had %s free, enough for the %s requested, but the "
-                                   "allocator refused at %s reserved"),
+        text = g_strdup_printf (_("CUDA had %s free, enough for the %s requested, but the "
+                                  "allocator refused at %s reserved"),
                                 device_free, request, reserved);
       else
-        text = g_strdup_printf (_ ("no CUDA allocation failed: the allocator refused %s by itself "
-                                   "at %s reserved, far below the device's %s"),
+        text = g_strdup_printf (_("no CUDA allocation failed: the allocator refused %s by itself "
+                                  "at %s reserved, far below the device's %s"),
                                 request, reserved, cap);
     }
   else if (capacity != VS_UNKNOWN && o->all.reserved_bytes != VS_UNKNOWN
@@ -242,7 +243,7 @@ vs_oom_classify (VsTrace *trace, const VsOom *o, const GPtrArray *all_failures, 
       g_autofree char *all = vs_format_bytes (o->all.reserved_bytes);
 
       cause = VS_OOM_CAUSE_DEVICE_FULL;
-      text = g_strdup_printf (_ ("%s reserved on the device + %s requested exceed its %s"), all,
+      text = g_strdup_printf (_("%s reserved on the device + %s requested exceed its %s"), all,
                               request, cap);
     }
   if (evidence != NULL)

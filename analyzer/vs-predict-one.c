@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-predict-one.c — which allocations of one run scale with the batch
  * (see vs-predict-private.h).
  *

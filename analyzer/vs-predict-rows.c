@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-predict-rows.c — the rows of one allocator's history (its allocations
  * and completed frees, alloc_event by id), handed over in id order (see
  * vs-predict-private.h).

@@ -14,7 +14,9 @@
 
 #include <glib/gstdio.h>
 
+/* clang-format off: the quark's name is a string of words and dashes */
 G_DEFINE_QUARK (vs - trace - error - quark, vs_trace_error)
+/* clang-format on */
 
 /* Frees a VsDeviceInfo (a GDestroyNotify for the devices array). */
 static void

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* blocks-bench.c — how fast the Over Time pane (allocations over time)
  * shows and follows a large trace, without a display.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # diagnose benchmark: `vramscope report diagnose` on the synthetic trace of
 # bench/vs-gen-trace (10 M events by default, written once and kept in
 # $VS_BENCH_DIR or BUILD_DIR/bench-data, as run-analyzer-bench.sh does).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* state-bench.c — how fast the viewer steps through the allocators' state.
  *
  * Opens TRACE in the real viewer window (needs a display: run it under

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Stepping benchmark: opens a synthetic trace of N events (default 10M,
 # made with bench/vs-gen-trace when missing) in the real window under Xvfb
 # and prints how long each step through the allocators' state takes, key

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-allocations-pane.c — the live allocations list.
  *
  * GListStore of VsBlockItem → GtkFilterListModel (size, kind, site) →
@@ -121,19 +122,19 @@ update_stack_panel (VsAllocationsPane *self)
 
   if (items->len == 0)
     {
-      gtk_label_set_text (self->stack_title, _ ("Stack"));
-      gtk_label_set_text (self->stack_label, _ ("Select an allocation to see where it was made."));
+      gtk_label_set_text (self->stack_title, _("Stack"));
+      gtk_label_set_text (self->stack_label, _("Select an allocation to see where it was made."));
       return;
     }
   item = g_ptr_array_index (items, 0);
   stack = vs_block_item_dup_stack (item);
   {
     g_autofree char *b = vs_cell_format_bytes (NULL, vs_block_item_get_block (item)->bytes);
-    g_autofree char *title = g_strdup_printf (_ ("Stack of the %s allocation"), b);
+    g_autofree char *title = g_strdup_printf (_("Stack of the %s allocation"), b);
     gtk_label_set_text (self->stack_title, title);
   }
   if (*stack == '\0')
-    gtk_label_set_text (self->stack_label, _ ("The trace has no stack for this allocation."));
+    gtk_label_set_text (self->stack_label, _("The trace has no stack for this allocation."));
   else
     {
       g_autofree char *lines = stack_lines (stack);
@@ -314,7 +315,7 @@ vs_allocations_pane_class_init (VsAllocationsPaneClass *klass)
 static void
 vs_allocations_pane_init (VsAllocationsPane *self)
 {
-  const char *all[] = { _ ("All kinds"), NULL };
+  const char *all[] = { _("All kinds"), NULL };
 
   gtk_widget_init_template (GTK_WIDGET (self));
   self->filter = gtk_custom_filter_new (filter_block, self, NULL);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-allocations-pane.h — the allocations live at an instant, as a
  * virtualized, sortable list filtered by size, kind and site. */
 #pragma once

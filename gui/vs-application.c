@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-application.c — the viewer's GtkApplication.
  *
  * Not unique: each `vramscope view` is its own process, so a screenshot
@@ -41,24 +42,24 @@ G_DEFINE_FINAL_TYPE (VsApplication, vs_application, ADW_TYPE_APPLICATION)
 
 static const GOptionEntry option_entries[] = {
   { "screenshot", 0, 0, G_OPTION_ARG_FILENAME, NULL,
-    N_ ("Save the window as a PNG once the trace is drawn, then exit"), N_ ("PNG") },
-  { "size", 0, 0, G_OPTION_ARG_STRING, NULL, N_ ("Window size for --screenshot (default 1280x860)"),
-    N_ ("WxH") },
+    N_("Save the window as a PNG once the trace is drawn, then exit"), N_("PNG") },
+  { "size", 0, 0, G_OPTION_ARG_STRING, NULL, N_("Window size for --screenshot (default 1280x860)"),
+    N_("WxH") },
   { "pane", 0, 0, G_OPTION_ARG_STRING, NULL,
-    N_ ("Pane shown first: diagnosis (the default), attribution, flame, allocations, "
-        "blocks, fragmentation, state (the allocator's state step by step) or oom"),
-    N_ ("NAME") },
-  { "force", 'f', 0, G_OPTION_ARG_NONE, NULL, N_ ("Replace the --screenshot PNG when it exists"),
+    N_("Pane shown first: diagnosis (the default), attribution, flame, allocations, "
+       "blocks, fragmentation, state (the allocator's state step by step) or oom"),
+    N_("NAME") },
+  { "force", 'f', 0, G_OPTION_ARG_NONE, NULL, N_("Replace the --screenshot PNG when it exists"),
     NULL },
   { "whatif", 0, 0, G_OPTION_ARG_STRING, NULL,
-    N_ ("Draw the reserved memory PyTorch's allocator would have had under these "
-        "PYTORCH_CUDA_ALLOC_CONF settings"),
-    N_ ("CONF") },
+    N_("Draw the reserved memory PyTorch's allocator would have had under these "
+       "PYTORCH_CUDA_ALLOC_CONF settings"),
+    N_("CONF") },
   { "compare", 0, 0, G_OPTION_ARG_FILENAME, NULL,
-    N_ ("Compare the trace with another trace or snapshot: its lines on the timelines and the "
-        "Comparison pane"),
-    N_ ("OTHER") },
-  { "version", 0, 0, G_OPTION_ARG_NONE, NULL, N_ ("Print the version"), NULL },
+    N_("Compare the trace with another trace or snapshot: its lines on the timelines and the "
+       "Comparison pane"),
+    N_("OTHER") },
+  { "version", 0, 0, G_OPTION_ARG_NONE, NULL, N_("Print the version"), NULL },
   { NULL },
 };
 
@@ -83,8 +84,8 @@ vs_application_handle_local_options (GApplication *app, GVariantDict *options)
       && (sscanf (size, "%dx%d", &self->width, &self->height) != 2 || self->width < 320
           || self->height < 240 || self->width > 8192 || self->height > 8192))
     {
-      g_printerr (_ ("vramscope-view: --size wants WIDTHxHEIGHT between "
-                     "320x240 and 8192x8192, not '%s'\n"),
+      g_printerr (_("vramscope-view: --size wants WIDTHxHEIGHT between "
+                    "320x240 and 8192x8192, not '%s'\n"),
                   size);
       self->usage_error = TRUE;
       return 2;
@@ -98,23 +99,23 @@ vs_application_handle_local_options (GApplication *app, GVariantDict *options)
 
       if (!vs_alloc_conf_parse (self->whatif, &conf, &error))
         {
-          g_printerr (_ ("vramscope-view: --whatif: %s\n"), error->message);
+          g_printerr (_("vramscope-view: --whatif: %s\n"), error->message);
           self->usage_error = TRUE;
           return 2;
         }
     }
   if (self->pane != NULL && !vs_application_is_pane (self->pane))
     {
-      g_printerr (_ ("vramscope-view: --pane wants diagnosis, attribution, flame, "
-                     "allocations, blocks, fragmentation, state or oom, not '%s'\n"),
+      g_printerr (_("vramscope-view: --pane wants diagnosis, attribution, flame, "
+                    "allocations, blocks, fragmentation, state or oom, not '%s'\n"),
                   self->pane);
       self->usage_error = TRUE;
       return 2;
     }
   if (!gtk_init_check ())
     {
-      g_printerr (_ ("vramscope-view: cannot open a display (is DISPLAY or "
-                     "WAYLAND_DISPLAY set?)\n"));
+      g_printerr (_("vramscope-view: cannot open a display (is DISPLAY or "
+                    "WAYLAND_DISPLAY set?)\n"));
       return 1;
     }
   vs_application_choose_renderer ();
@@ -151,7 +152,7 @@ vs_application_activate (GApplication *app)
   if (self->screenshot_path != NULL)
     {
       /* Nothing to wait for: an empty window is no picture. */
-      g_printerr (_ ("vramscope-view: --screenshot needs a trace file\n"));
+      g_printerr (_("vramscope-view: --screenshot needs a trace file\n"));
       self->failed = self->usage_error = TRUE;
       return;
     }
@@ -166,7 +167,7 @@ vs_application_open (GApplication *app, GFile **files, int n_files, const char *
 
   if (n_files != 1)
     {
-      g_printerr (_ ("vramscope-view: give one trace file, not %d\n"), n_files);
+      g_printerr (_("vramscope-view: give one trace file, not %d\n"), n_files);
       self->failed = self->usage_error = TRUE;
       return;
     }
@@ -208,14 +209,14 @@ static void
 about_activated (GSimpleAction *a, GVariant *p, gpointer data)
 {
   GtkApplication *app = data;
-  const char *developers[] = { _ ("The vramscope authors"), NULL };
+  const char *developers[] = { _("The vramscope authors"), NULL };
   GtkWidget *about = adw_about_window_new ();
 
   g_object_set (about, "transient-for", gtk_application_get_active_window (app), "application-name",
                 "vramscope", "application-icon", "org.vramscope.View", "version", VS_VERSION,
                 "comments",
-                _ ("GPU memory profiler: what holds the memory at the "
-                   "peak, fragmentation, leaks and failed allocations"),
+                _("GPU memory profiler: what holds the memory at the "
+                  "peak, fragmentation, leaks and failed allocations"),
                 "license-type", GTK_LICENSE_MIT_X11, "developers", developers, NULL);
   gtk_window_present (GTK_WINDOW (about));
 }
@@ -267,18 +268,18 @@ static void
 vs_application_init (VsApplication *self)
 {
   g_application_add_main_option_entries (G_APPLICATION (self), option_entries);
-  g_application_set_option_context_parameter_string (G_APPLICATION (self), _ ("[FILE]"));
+  g_application_set_option_context_parameter_string (G_APPLICATION (self), _("[FILE]"));
   g_application_set_option_context_summary (
       G_APPLICATION (self),
-      _ ("Open a vramscope trace or a PyTorch memory snapshot (.pickle) in the desktop viewer."));
+      _("Open a vramscope trace or a PyTorch memory snapshot (.pickle) in the desktop viewer."));
   g_application_set_option_context_description (
       G_APPLICATION (self),
-      _ ("Examples:\n"
-         "  vramscope view run.db\n"
-         "  vramscope view snapshot.pickle --pane oom\n"
-         "  vramscope view run.db --whatif expandable_segments:True\n"
-         "  vramscope view --compare before.db after.db\n"
-         "  vramscope view run.db --screenshot run.png --size 1280x860 -f\n"));
+      _("Examples:\n"
+        "  vramscope view run.db\n"
+        "  vramscope view snapshot.pickle --pane oom\n"
+        "  vramscope view run.db --whatif expandable_segments:True\n"
+        "  vramscope view --compare before.db after.db\n"
+        "  vramscope view run.db --screenshot run.png --size 1280x860 -f\n"));
 }
 
 /* See vs-application.h. */
@@ -315,8 +316,8 @@ vs_application_new (void)
 gboolean
 vs_application_is_pane (const char *name)
 {
-  const char *panes[] = { "diagnosis", "attribution", "flame", "allocations", "blocks",
-                          "fragmentation", "state", "oom", NULL };
+  const char *panes[] = { "diagnosis",     "attribution", "flame", "allocations", "blocks",
+                          "fragmentation", "state",       "oom",   NULL };
   return name != NULL && g_strv_contains (panes, name);
 }
 

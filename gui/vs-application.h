@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-application.h — the viewer application: its command line, actions
  * and keyboard shortcuts, and how a command line becomes a window.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-attribution-pane.c — the bottom-up / top-down attribution trees.
  *
  * Model: the analyzer's tree → VsTreeItem lists → GtkTreeListModel →

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-attribution-pane.h — who holds the memory live at an instant, as a
  * tree of call stacks (bottom-up or top-down) with bytes, share and count,
  * sortable by each column.  The trees are the analyzer's (vs_tree_build). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-block-item.c — live allocations as GObjects for the allocations list.
  *
  * An item is an index into its instant's block array; the instant stays

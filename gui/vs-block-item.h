@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-block-item.h — one live allocation of a VsInstant, as a list item.
  *
  * Read-only properties for the columns' expressions and sorters: "bytes",

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-blocks-chart.c — the allocations-over-time widget: queries in a
  * worker, a cached image of the bands, hover, selection and keyboard
  * (see vs-blocks-chart.h). */
@@ -430,23 +431,23 @@ vs_blocks_chart_describe (VsBlocksChart *self, int index)
                         NULL);
   b = &g_array_index (self->bands->bands, VsBand, index);
   size = vs_format_bytes (b->block.bytes);
-  from = b->block.alloc_time_ns == VS_UNKNOWN ? g_strdup (_ ("before the trace"))
+  from = b->block.alloc_time_ns == VS_UNKNOWN ? g_strdup (_("before the trace"))
                                               : vs_format_time (b->block.alloc_time_ns);
   to = vs_format_time (b->block.free_time_ns);
   text = g_string_new (NULL);
   if (b->block.free_time_ns == VS_UNKNOWN)
-    g_string_append_printf (text, _ ("%s allocated at %s, never freed"), size, from);
+    g_string_append_printf (text, _("%s allocated at %s, never freed"), size, from);
   else
-    g_string_append_printf (text, _ ("%s allocated at %s, freed at %s"), size, from, to);
+    g_string_append_printf (text, _("%s allocated at %s, freed at %s"), size, from, to);
   if (*b->stack->site != '\0')
-    g_string_append_printf (text, "\n%s %s", _ ("Site:"), b->stack->site);
+    g_string_append_printf (text, "\n%s %s", _("Site:"), b->stack->site);
   /* The user's own frames first, then every frame. */
   user = vs_stack_dup_user_text (b->stack);
   all = vs_stack_dup_text (b->stack);
   if (*user != '\0' && g_strcmp0 (user, all) != 0)
     {
       frames = g_strsplit (user, VS_STACK_SEPARATOR, 12);
-      g_string_append_printf (text, "\n\n%s", _ ("Your frames:"));
+      g_string_append_printf (text, "\n\n%s", _("Your frames:"));
       for (guint i = 0; frames[i] != NULL; i++)
         g_string_append_printf (text, "\n  %s", frames[i]);
       g_clear_pointer (&frames, g_strfreev);
@@ -454,11 +455,11 @@ vs_blocks_chart_describe (VsBlocksChart *self, int index)
   if (*all != '\0')
     {
       frames = g_strsplit (all, VS_STACK_SEPARATOR, 13);
-      g_string_append_printf (text, "\n\n%s", _ ("Stack:"));
+      g_string_append_printf (text, "\n\n%s", _("Stack:"));
       for (guint i = 0; frames[i] != NULL && i < 12; i++)
         g_string_append_printf (text, "\n  %s", frames[i]);
       if (g_strv_length (frames) > 12)
-        g_string_append_printf (text, "\n  %s", _ ("…"));
+        g_string_append_printf (text, "\n  %s", _("…"));
     }
   return g_string_free (text, FALSE);
 }
@@ -480,8 +481,8 @@ on_query_tooltip (GtkWidget *widget, int x, int y, gboolean keyboard, GtkTooltip
                         &l);
       if (x < l.x || y < l.y)
         return FALSE;
-      gtk_tooltip_set_text (tooltip, _ ("Other: allocations too small or too short-lived to draw "
-                                        "at this zoom; zoom in to separate them"));
+      gtk_tooltip_set_text (tooltip, _("Other: allocations too small or too short-lived to draw "
+                                       "at this zoom; zoom in to separate them"));
       return TRUE;
     }
   text = vs_blocks_chart_describe (self, band);

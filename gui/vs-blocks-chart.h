@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-blocks-chart.h — allocations over time: every allocated block a band
  * from its allocation to its free, stacked as memory_viz stacks them.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-blocks-draw.c — allocations over time as stacked bands, drawn with
  * cairo (see vs-blocks-draw.h). */
 #include "vs-blocks-draw.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-blocks-draw.h — draws allocations over time (VsBlockBands) with cairo.
  *
  * Callable without a window: it takes a cairo context, the bands, a size

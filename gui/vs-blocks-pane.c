@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-blocks-pane.c — the "Over Time" pane: the allocations-over-time chart
  * bound to the pane's session, and a line saying what it draws or what
  * is selected; copies the selected band's site, stack or description. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-blocks-pane.h — the "Over Time" pane: allocations over time
  * (VsBlocksChart) with a line saying what the selected band is.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-cell-format.c — the closures the panes' column templates call. */
 #include "vs-cell-format.h"
 
@@ -31,7 +32,7 @@ vs_cell_format_positive_bytes (gpointer unused, gint64 bytes)
 char *
 vs_cell_format_time (gpointer unused, gint64 t)
 {
-  return t == VS_UNKNOWN ? g_strdup (_ ("before the trace")) : vs_format_time (t);
+  return t == VS_UNKNOWN ? g_strdup (_("before the trace")) : vs_format_time (t);
 }
 
 /* See vs-cell-format.h. */
@@ -59,7 +60,7 @@ vs_cell_format_percent (gpointer unused, double percent)
 char *
 vs_cell_format_site (gpointer unused, const char *site)
 {
-  return g_strdup (site != NULL && *site != '\0' ? site : _ ("(no stack)"));
+  return g_strdup (site != NULL && *site != '\0' ? site : _("(no stack)"));
 }
 
 /* See vs-cell-format.h. */

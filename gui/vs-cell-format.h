@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-cell-format.h — what a table cell writes for a value.
  *
  * The panes declare their columns in .ui files: each cell is a label

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-chart-compare.c — the compared trace's lines (see vs-chart-compare.h).
  * One min/max pair per pixel column from the compared data's buckets,
  * which are already on the first trace's time axis; a step line through

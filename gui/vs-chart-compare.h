@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-chart-compare.h — the compared trace's lines on a timeline: its
  * allocated memory as a solid line and its reserved memory as a dashed
  * line, in the palette's compare colour, over the first trace's picture

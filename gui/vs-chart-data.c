@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-chart-data.c — the reduced data one timeline chart draws.
  *
  * Built once per query (a few thousand buckets at most) by the loader thread

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-chart-data.h — what one device's timeline chart draws.
  *
  * Plain data, already reduced by the analyzer: reserved and allocated bytes

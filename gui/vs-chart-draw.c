@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-chart-draw.c — the timeline picture, drawn with cairo into a
  * GtkSnapshot.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-chart-draw.h — draws one device's memory timeline into a GtkSnapshot.
  *
  * Callable without a window: it takes a snapshot, the reduced data, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-compare-item.c — a comparison table row (see vs-compare-item.h). */
 #include "vs-compare-item.h"
 
@@ -40,14 +41,14 @@ section_label (const char *section)
   {
     const char *name, *label;
   } sections[] = {
-    { "peak", N_ ("Peak") },         { "role", N_ ("Role") },
-    { "site", N_ ("Site") },         { "fragmentation", N_ ("Fragmentation") },
-    { "failures", N_ ("Failures") }, { "finding", N_ ("Finding") },
+    { "peak", N_("Peak") },         { "role", N_("Role") },
+    { "site", N_("Site") },         { "fragmentation", N_("Fragmentation") },
+    { "failures", N_("Failures") }, { "finding", N_("Finding") },
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (sections); i++)
     if (strcmp (sections[i].name, section) == 0)
-      return _ (sections[i].label);
+      return _(sections[i].label);
   return section;
 }
 
@@ -59,16 +60,16 @@ vs_compare_row_label (const char *section, const char *name)
   {
     const char *name, *label;
   } names[] = {
-    { "peak_allocated_bytes", N_ ("Peak allocated") },
-    { "peak_reserved_bytes", N_ ("Peak reserved") },
-    { "peak_device_bytes", N_ ("Peak device memory") },
-    { "parameters", N_ ("Parameters") },
-    { "gradients", N_ ("Gradients") },
-    { "optimizer-state", N_ ("Optimizer state") },
-    { "activations", N_ ("Activations") },
-    { "other", N_ ("Other") },
-    { "peak_reserved_minus_allocated_bytes", N_ ("Peak reserved minus peak allocated") },
-    { "failed_alloc_count", N_ ("Failed allocations") },
+    { "peak_allocated_bytes", N_("Peak allocated") },
+    { "peak_reserved_bytes", N_("Peak reserved") },
+    { "peak_device_bytes", N_("Peak device memory") },
+    { "parameters", N_("Parameters") },
+    { "gradients", N_("Gradients") },
+    { "optimizer-state", N_("Optimizer state") },
+    { "activations", N_("Activations") },
+    { "other", N_("Other") },
+    { "peak_reserved_minus_allocated_bytes", N_("Peak reserved minus peak allocated") },
+    { "failed_alloc_count", N_("Failed allocations") },
   };
 
   g_return_val_if_fail (section != NULL && name != NULL, NULL);
@@ -80,7 +81,7 @@ vs_compare_row_label (const char *section, const char *name)
         return g_strdup (vs_finding_title (k));
   for (guint i = 0; i < G_N_ELEMENTS (names); i++)
     if (strcmp (names[i].name, name) == 0)
-      return g_strdup (_ (names[i].label));
+      return g_strdup (_(names[i].label));
   return g_strdup (name);
 }
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-compare-item.h — one row of the comparison table: a diff row
  * (vs-diff.h) with human labels, as GObject properties the columns'
  * templates and sorters name: "section" and "name" (words, not CSV

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-compare-pane.c — the comparison pane (see vs-compare-pane.h).  The
  * columns are declared in the .ui; this file gives them the comparison's
  * items through a GtkSortListModel driven by the column view's sorter,
@@ -71,7 +72,7 @@ format_change_percent (gpointer unused, double p)
   if (p == VS_COMPARE_PERCENT_UNKNOWN)
     return NULL;
   if (p == VS_COMPARE_PERCENT_NEW)
-    return g_strdup (_ ("new"));
+    return g_strdup (_("new"));
   if (p == 0)
     return g_strdup ("0 %");
   return g_strdup_printf ("%s%.1f %%", p < 0 ? "−" : "+", p < 0 ? -p : p);
@@ -126,9 +127,9 @@ on_computed (VsComparison *comparison, GParamSpec *pspec, VsComparePane *self)
     show_banner (self);
   gtk_widget_set_sensitive (GTK_WIDGET (self->iteration_button), can);
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->iteration_button),
-                               can ? _ ("Shift B so that its first iteration starts where A’s does")
-                               : done ? _ ("No iterations were found in both runs to align them by")
-                                      : _ ("Comparing…"));
+                               can ? _("Shift B so that its first iteration starts where A’s does")
+                               : done ? _("No iterations were found in both runs to align them by")
+                                      : _("Comparing…"));
 }
 
 /* See vs-compare-pane.h. */
@@ -148,7 +149,7 @@ vs_compare_pane_set_comparison (VsComparePane *self, VsComparison *comparison)
   if (comparison != NULL)
     {
       g_autofree char *names
-          = g_strdup_printf (_ ("A: %s · B: %s"), vs_comparison_get_name_a (comparison),
+          = g_strdup_printf (_("A: %s · B: %s"), vs_comparison_get_name_a (comparison),
                              vs_comparison_get_name_b (comparison));
 
       gtk_label_set_text (self->names_label, names);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-compare-pane.h — the comparison pane: what differs between the two
  * runs (a banner), how B is laid over A on the timelines, and the
  * analyzer's diff as a sortable table (vs-compare-pane.ui).

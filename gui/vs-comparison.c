@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-comparison.c — two traces compared (see vs-comparison.h).  B is
  * opened as the window opens a trace (snapshot import, then the
  * document's load); then the diff, the differences and the iteration
@@ -184,7 +185,7 @@ vs_comparison_compute_async (VsComparison *self, GCancellable *cancellable,
       {
         g_strfreev (paths);
         g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
-                                 _ ("Only local files can be compared"));
+                                 _("Only local files can be compared"));
         return;
       }
     g_task_set_task_data (task, paths, (GDestroyNotify)g_strfreev);
@@ -353,8 +354,8 @@ on_b_chart (GObject *source, GAsyncResult *result, gpointer data)
   for (guint i = 0; i < b->markers->len; i++)
     g_array_index (b->markers, VsChartMarker, i).ts -= j->offset;
   a->compare = b;
-  a->label = g_strdup_printf (_ ("A: %s"), j->self->name_a);
-  a->compare_label = g_strdup_printf (_ ("B: %s"), j->self->name_b);
+  a->label = g_strdup_printf (_("A: %s"), j->self->name_a);
+  a->compare_label = g_strdup_printf (_("B: %s"), j->self->name_b);
   a->peak_bytes = MAX (a->peak_bytes, b->peak_bytes);
   j->a = NULL;
   g_task_return_pointer (task, a, (GDestroyNotify)vs_chart_data_unref);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-comparison.h — the shown trace (A) compared with another (B): B's
  * document, the analyzer's diff of the two (vs_diff: peaks, roles, the 20
  * largest user sites at the peak, fragmentation, failures, findings),

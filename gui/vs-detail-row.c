@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-detail-row.c — a heading over body text (see vs-detail-row.h).
  *
  * Two labels in a vertical box, styled by style.css (.detail-row): the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-detail-row.h — a heading over body text, one row of an expander row
  * in the Diagnosis and Failed panes.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-diagnosis-pane.c — the findings of the trace and each device's peak.
  *
  * Everything shown is the analyzer's vs_diagnose() (read with the
@@ -53,23 +54,23 @@ vs_finding_title (VsFindingKind kind)
   switch (kind)
     {
     case VS_FINDING_OOM_DEVICE_FULL:
-      return _ ("Out of memory: the device was full");
+      return _("Out of memory: the device was full");
     case VS_FINDING_OOM_ALLOCATOR_LIMIT:
-      return _ ("Out of memory: the allocator’s limit refused");
+      return _("Out of memory: the allocator’s limit refused");
     case VS_FINDING_OOM_FRAGMENTATION:
-      return _ ("Out of memory: free memory too fragmented");
+      return _("Out of memory: free memory too fragmented");
     case VS_FINDING_FRAGMENTATION:
-      return _ ("Fragmentation at the peak");
+      return _("Fragmentation at the peak");
     case VS_FINDING_GROWTH_PER_ITERATION:
-      return _ ("Memory grows every iteration");
+      return _("Memory grows every iteration");
     case VS_FINDING_LEAK_AT_EXIT:
-      return _ ("Memory still allocated at exit");
+      return _("Memory still allocated at exit");
     case VS_FINDING_OUTSIDE_ALLOCATOR:
-      return _ ("Memory held outside the allocator");
+      return _("Memory held outside the allocator");
     case VS_FINDING_OTHER_PROCESS:
-      return _ ("Memory used by other processes");
+      return _("Memory used by other processes");
     case VS_FINDING_FORWARD_WITHOUT_BACKWARD:
-      return _ ("Forward pass kept for no backward pass");
+      return _("Forward pass kept for no backward pass");
     case VS_N_FINDINGS:
     default:
       g_assert_not_reached ();
@@ -116,12 +117,12 @@ make_finding_row (VsDiagnosisPane *self, const VsFinding *f, guint index)
 
   g_string_append_printf (sub, " · %s", bytes);
   if (f->count != VS_UNKNOWN && f->run_count != VS_UNKNOWN)
-    g_string_append_printf (sub, _ (" · ×%" G_GINT64_FORMAT " of %" G_GINT64_FORMAT " in the run"),
+    g_string_append_printf (sub, _(" · ×%" G_GINT64_FORMAT " of %" G_GINT64_FORMAT " in the run"),
                             f->count, f->run_count);
   else if (f->count != VS_UNKNOWN && f->count > 1)
     g_string_append_printf (sub, " · ×%" G_GINT64_FORMAT, f->count);
   if (idx >= 0)
-    g_string_append_printf (sub, _ (" · GPU %" G_GINT64_FORMAT), idx);
+    g_string_append_printf (sub, _(" · GPU %" G_GINT64_FORMAT), idx);
   if (f->site != NULL)
     g_string_append_printf (sub, " · %s", f->site);
   {
@@ -146,8 +147,8 @@ make_finding_row (VsDiagnosisPane *self, const VsFinding *f, guint index)
       GtkWidget *show = gtk_button_new_from_icon_name ("find-location-symbolic");
 
       g_object_set_data (G_OBJECT (show), "index", GUINT_TO_POINTER (index + 1));
-      gtk_widget_set_tooltip_text (show, _ ("Show its instant on the timeline and its site in "
-                                            "Attribution"));
+      gtk_widget_set_tooltip_text (show, _("Show its instant on the timeline and its site in "
+                                           "Attribution"));
       gtk_widget_set_valign (show, GTK_ALIGN_CENTER);
       gtk_widget_add_css_class (show, "flat");
       g_signal_connect (show, "clicked", G_CALLBACK (on_locate_clicked), self);
@@ -155,13 +156,13 @@ make_finding_row (VsDiagnosisPane *self, const VsFinding *f, guint index)
     }
   /* Open: the answer is the evidence and the remedy. */
   adw_expander_row_set_expanded (ADW_EXPANDER_ROW (row), TRUE);
-  add_detail (ADW_EXPANDER_ROW (row), _ ("Evidence"), f->evidence, "evidence");
+  add_detail (ADW_EXPANDER_ROW (row), _("Evidence"), f->evidence, "evidence");
   if (f->remedy != NULL)
-    add_detail (ADW_EXPANDER_ROW (row), _ ("Remedy"), f->remedy, "remedy");
+    add_detail (ADW_EXPANDER_ROW (row), _("Remedy"), f->remedy, "remedy");
   if (f->saving_bytes != VS_UNKNOWN)
     {
       g_autofree char *saving = vs_format_bytes (f->saving_bytes);
-      add_detail (ADW_EXPANDER_ROW (row), _ ("Expected saving"), saving, "saving");
+      add_detail (ADW_EXPANDER_ROW (row), _("Expected saving"), saving, "saving");
     }
   return row;
 }
@@ -179,10 +180,10 @@ make_device_row (VsDiagnosisPane *self, const VsDeviceDiagnosis *dd, gboolean ex
   g_autoptr (GString) roles = g_string_new (NULL);
   g_autoptr (GString) sites = g_string_new (NULL);
 
-  title = dd->device->name != NULL ? g_strdup_printf (_ ("GPU %" G_GINT64_FORMAT " · %s"),
+  title = dd->device->name != NULL ? g_strdup_printf (_("GPU %" G_GINT64_FORMAT " · %s"),
                                                       dd->device->idx, dd->device->name)
-                                   : g_strdup_printf (_ ("GPU %" G_GINT64_FORMAT), dd->device->idx);
-  sub = g_strdup_printf (_ ("peak allocated %s · peak reserved %s"), alloc, res);
+                                   : g_strdup_printf (_("GPU %" G_GINT64_FORMAT), dd->device->idx);
+  sub = g_strdup_printf (_("peak allocated %s · peak reserved %s"), alloc, res);
   {
     g_autofree char *esc_t = g_markup_escape_text (title, -1);
     g_autofree char *esc_s = g_markup_escape_text (sub, -1);
@@ -197,19 +198,19 @@ make_device_row (VsDiagnosisPane *self, const VsDeviceDiagnosis *dd, gboolean ex
         g_string_append_printf (roles, "%s%s %s", roles->len ? " · " : "", vs_role_name (r), b);
       }
   if (roles->len > 0)
-    add_detail (ADW_EXPANDER_ROW (row), _ ("By role"), roles->str, "roles");
+    add_detail (ADW_EXPANDER_ROW (row), _("By role"), roles->str, "roles");
   for (guint i = 0; dd->sites != NULL && i < dd->sites->len && i < 5; i++)
     {
       const VsGroup *g = &g_array_index (dd->sites, VsGroup, i);
       g_autofree char *b = vs_format_bytes (g->bytes);
 
       g_string_append_printf (sites, "%s%s  %s", sites->len ? "\n" : "", b,
-                              g->site != NULL && *g->site ? g->site : _ ("(no stack)"));
+                              g->site != NULL && *g->site ? g->site : _("(no stack)"));
     }
   if (sites->len > 0)
-    add_detail (ADW_EXPANDER_ROW (row), _ ("Largest user sites"), sites->str, "sites");
+    add_detail (ADW_EXPANDER_ROW (row), _("Largest user sites"), sites->str, "sites");
   if (dd->lower_peak != NULL)
-    add_detail (ADW_EXPANDER_ROW (row), _ ("To lower the peak"), dd->lower_peak, "lower-peak");
+    add_detail (ADW_EXPANDER_ROW (row), _("To lower the peak"), dd->lower_peak, "lower-peak");
   adw_expander_row_set_expanded (ADW_EXPANDER_ROW (row), expanded);
   return row;
 }
@@ -337,8 +338,8 @@ vs_diagnosis_pane_set_document (VsDiagnosisPane *self, VsDocument *document)
   gtk_widget_set_visible (GTK_WIDGET (self->findings_box), self->n_findings > 0);
   if (self->n_findings == 0)
     gtk_label_set_text (self->headline,
-                        _ ("No problem found: no failure, no growth per iteration, no leak, "
-                           "no fragmentation or memory outside the allocator that matters."));
+                        _("No problem found: no failure, no growth per iteration, no leak, "
+                          "no fragmentation or memory outside the allocator that matters."));
   else
     {
       g_autofree char *text

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-diagnosis-pane.h — the answers first: the trace's findings (the
  * analyzer's vs_diagnose, as `vramscope report FILE diagnose` prints them),
  * each with its evidence, remedy and expected saving, above the facts of

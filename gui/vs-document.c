@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-document.c — an open trace and the worker-thread queries on it.
  *
  * All analyzer calls run in GTask threads under one mutex (a VsTrace is
@@ -168,7 +169,7 @@ read_tables (VsTrace *trace, Progress *progress, GError **error)
   const GPtrArray *devices;
   Snapshot *s;
 
-  report (progress, _ ("Reading peaks"), 0.35);
+  report (progress, _("Reading peaks"), 0.35);
   summaries = vs_summary_list (trace, 0, 0, error);
   if (summaries == NULL)
     return NULL;
@@ -247,7 +248,7 @@ read_tables (VsTrace *trace, Progress *progress, GError **error)
         device_free (d);
     }
 
-  report (progress, _ ("Reading failed allocations"), 0.55);
+  report (progress, _("Reading failed allocations"), 0.55);
   s->ooms = vs_oom_list (trace, 0, 0, error);
   if (s->ooms == NULL)
     {
@@ -267,7 +268,7 @@ read_tables (VsTrace *trace, Progress *progress, GError **error)
 
       g_ptr_array_add (s->oom_stacks, st != NULL ? vs_stack_dup_text (st) : g_strdup (""));
     }
-  report (progress, _ ("Diagnosing"), 0.65);
+  report (progress, _("Diagnosing"), 0.65);
   s->diagnosis = vs_diagnose (trace, 0, error);
   if (s->diagnosis == NULL)
     {
@@ -321,14 +322,14 @@ read_tables (VsTrace *trace, Progress *progress, GError **error)
       d->worst_reserved_bytes = f.reserved_bytes;
       read_limit_and_findings (trace, s->diagnosis, d);
     }
-  report (progress, _ ("Reading NVTX ranges"), 0.75);
+  report (progress, _("Reading NVTX ranges"), 0.75);
   s->ranges = vs_range_list (trace, error);
   if (s->ranges == NULL)
     {
       snapshot_free (s);
       return NULL;
     }
-  report (progress, _ ("Drawing"), 0.95);
+  report (progress, _("Drawing"), 0.95);
   return s;
 }
 
@@ -340,7 +341,7 @@ read_snapshot (const char *path, Progress *progress, GError **error)
   g_autoptr (VsTrace) trace = NULL;
   Snapshot *s;
 
-  report (progress, _ ("Opening the trace"), 0.05);
+  report (progress, _("Opening the trace"), 0.05);
   trace = vs_trace_open (path, error);
   if (trace == NULL)
     return NULL;
@@ -634,12 +635,12 @@ vs_document_describe (VsDocument *self)
     g_autofree char *from = self->detail_from >= 0 ? vs_format_duration (self->detail_from) : NULL;
     /* A windowed trace says from when its detail is complete. */
     g_autofree char *windowed
-        = from != NULL ? g_strdup_printf (_ (" · windowed: full detail from %s"), from) : NULL;
+        = from != NULL ? g_strdup_printf (_(" · windowed: full detail from %s"), from) : NULL;
     return g_strdup_printf (ngettext ("%u device · %s · peak allocated %s%s%s%s",
                                       "%u devices · %s · peak allocated %s%s%s%s",
                                       self->devices->len),
                             self->devices->len, dur, p, before ? before : "",
-                            windowed ? windowed : "", self->finalized ? "" : _ (" · recording"));
+                            windowed ? windowed : "", self->finalized ? "" : _(" · recording"));
   }
 }
 
@@ -775,7 +776,7 @@ vs_document_query_chart_async (VsDocument *self, gint64 device_id, gint64 t0, gi
   if (dev == NULL)
     {
       g_task_return_new_error (task, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID_ARGUMENT,
-                               _ ("The trace has no device %lld."), (long long)device_id);
+                               _("The trace has no device %lld."), (long long)device_id);
       return;
     }
   /* Everything but the buckets comes from the main-thread copies. */
@@ -796,8 +797,8 @@ vs_document_query_chart_async (VsDocument *self, gint64 device_id, gint64 t0, gi
 
       d->limit_bytes = dev->limit_bytes;
       d->limit_label = dev->memory_fraction > 0 ? g_strdup_printf (
-                           _ ("limit %s (memory fraction %.3g)"), limit, dev->memory_fraction)
-                                                : g_strdup_printf (_ ("limit %s"), limit);
+                           _("limit %s (memory fraction %.3g)"), limit, dev->memory_fraction)
+                                                : g_strdup_printf (_("limit %s"), limit);
     }
   /* Fragmentation only where the diagnosis found that it hurt: at the
    * worst instant and at each failure it caused. */
@@ -898,7 +899,7 @@ static gboolean
 whatif_progress (double fraction, gpointer data)
 {
   WhatifQuery *q = data;
-  report (&q->progress, _ ("Replaying the allocator"), (q->done + fraction) / q->total);
+  report (&q->progress, _("Replaying the allocator"), (q->done + fraction) / q->total);
   return !g_cancellable_is_cancelled (q->cancellable);
 }
 
@@ -925,7 +926,7 @@ whatif_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *c
             {
               g_clear_error (&error);
               g_set_error_literal (&error, G_IO_ERROR, G_IO_ERROR_CANCELLED,
-                                   _ ("The replay was cancelled."));
+                                   _("The replay was cancelled."));
             }
           g_task_return_error (task, error);
           return;
@@ -964,7 +965,7 @@ vs_document_whatif_async (VsDocument *self, const char *alloc_conf, gint64 limit
   if (q->device_ids->len == 0)
     {
       g_task_return_new_error (task, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID_ARGUMENT,
-                               _ ("The trace has no PyTorch caching allocator to replay."));
+                               _("The trace has no PyTorch caching allocator to replay."));
       return;
     }
   g_task_run_in_thread (task, whatif_thread);

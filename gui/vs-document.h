@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-document.h — an open trace, as the viewer sees it.
  *
  * Wraps the analyzer's VsTrace.  Everything that touches the trace runs in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-flame-graph.c — the flame graph of live memory.
  *
  * Drawn with one colour node and at most one text layout per visible box;
@@ -147,7 +148,7 @@ draw_box (const VsTreeNode *n, double x, double w, guint depth, gpointer data)
   DrawCtx *c = data;
   GdkRGBA color;
   double y = depth * ROW_HEIGHT;
-  const char *label = n->parent == NULL ? _ ("all live memory") : n->label;
+  const char *label = n->parent == NULL ? _("all live memory") : n->label;
 
   frame_color (label, n->user_code, c->dark, &color);
   if (n == c->self->hover)
@@ -283,7 +284,7 @@ on_query_tooltip (GtkWidget *widget, int x, int y, gboolean kb, GtkTooltip *tool
   for (root = n; root->parent; root = root->parent)
     ;
   b = vs_format_bytes (n->total_bytes);
-  esc = g_markup_escape_text (n->parent ? n->label : _ ("all live memory"), -1);
+  esc = g_markup_escape_text (n->parent ? n->label : _("all live memory"), -1);
   text = g_strdup_printf (
       ngettext ("<b>%s</b>\n%s · %.1f %% · %lld allocation",
                 "<b>%s</b>\n%s · %.1f %% · %lld allocations", (gulong)n->total_count),

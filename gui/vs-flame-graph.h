@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-flame-graph.h — live memory at an instant as a flame graph.
  *
  * Callers on top, callees below (an icicle of the analyzer's top-down

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-flame-pane.c — the flame graph pane: search, copy, context menu.
  *
  * The flame graph shows the pane's instant; this file forwards the search text and says what it found, and gives the
@@ -90,7 +91,7 @@ copy_text (VsPane *pane, VsPaneCopy what)
     return NULL;
   while (root->parent != NULL)
     root = root->parent;
-  label = n->parent != NULL ? n->label : _ ("all live memory");
+  label = n->parent != NULL ? n->label : _("all live memory");
   switch (what)
     {
     case VS_PANE_COPY_FRAME:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-flame-pane.h — the flame graph pane: a search over frames above the
  * flame graph of the session's instant.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-fragmentation-view.c — segment maps of reserved memory.
  *
  * One row per live segment (vs_fragmentation_segments), full ones included, drawn
@@ -108,15 +109,15 @@ vs_fragmentation_view_snapshot (GtkWidget *widget, GtkSnapshot *s)
     g_autofree char *r = vs_format_bytes (in->frag.reserved_bytes);
     g_autofree char *a = vs_format_bytes (in->frag.allocated_bytes);
     g_autofree char *f = vs_format_bytes (in->frag.free_bytes);
-    line1 = g_strdup_printf (_ ("Reserved %s · allocated %s · free inside "
-                                "reserved %s"),
+    line1 = g_strdup_printf (_("Reserved %s · allocated %s · free inside "
+                               "reserved %s"),
                              r, a, f);
     if (in->frag.segment_count == 0)
-      line2 = g_strdup (_ ("No segment whose layout the trace knows is live at "
-                           "this instant"));
+      line2 = g_strdup (_("No segment whose layout the trace knows is live at "
+                          "this instant"));
     else if (in->frag.largest_free_bytes == VS_UNKNOWN)
-      line2 = g_strdup (_ ("Largest free block: unknown (part of the free memory "
-                           "lies outside segments whose layout the trace knows)"));
+      line2 = g_strdup (_("Largest free block: unknown (part of the free memory "
+                          "lies outside segments whose layout the trace knows)"));
     else
       {
         g_autofree char *lg = vs_format_bytes (in->frag.largest_free_bytes);
@@ -134,17 +135,17 @@ vs_fragmentation_view_snapshot (GtkWidget *widget, GtkSnapshot *s)
   text_at (s, l, line2, 12, 28, &dim);
   if (in->segments->len > 0)
     text_at (s, l,
-             _ ("Each reserved segment: allocated blocks filled, free gaps "
-                "open, the largest free block outlined"),
+             _("Each reserved segment: allocated blocks filled, free gaps "
+               "open, the largest free block outlined"),
              12, 48, &dim);
 
   if (in->segments->len == 0)
     {
       text_at (s, l,
-               _ ("Segment maps (blocks and free gaps) are drawn for "
-                  "allocators whose segments the trace records, such as "
-                  "PyTorch's caching allocator (recorded with its history, "
-                  "or imported from a snapshot)."),
+               _("Segment maps (blocks and free gaps) are drawn for "
+                 "allocators whose segments the trace records, such as "
+                 "PyTorch's caching allocator (recorded with its history, "
+                 "or imported from a snapshot)."),
                12, HEADER_HEIGHT - 24, &dim);
       g_object_unref (l);
       return;

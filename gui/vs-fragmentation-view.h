@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-fragmentation-view.h — free memory inside reserved memory at an
  * instant: each live segment as a bar with its allocated blocks and free
  * gaps, the largest free block highlighted, under a line of totals. */

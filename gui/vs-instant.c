@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-instant.c — the reference-counted state of a device at an instant. */
 #include "vs-instant.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-instant.h — the state of one device at one instant, for the panes.
  *
  * Everything the attribution, allocations and fragmentation panes show for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-memory-chart.c — the interactive memory timeline of one device.
  *
  * Per frame this widget replays one cached render node and draws up to
@@ -279,15 +280,15 @@ describe_range (VsMemoryChart *self, const VsChartLayout *l, double x, double y)
   if (hit == NULL)
     return NULL;
   end = hit->end_ns < 0 ? self->data->trace_end_ns : hit->end_ns;
-  name = g_markup_escape_text (hit->name != NULL ? hit->name : _ ("(unnamed)"), -1);
+  name = g_markup_escape_text (hit->name != NULL ? hit->name : _("(unnamed)"), -1);
   a = vs_format_time (hit->start_ns);
   b = vs_format_time (end);
   d = vs_format_duration (end - hit->start_ns);
   if (hit->end_ns < 0)
-    return g_strdup_printf (_ ("<b>%s</b>\nNVTX range from %s, still open at the end of "
-                               "the trace (%s so far)\nnesting level %u"),
+    return g_strdup_printf (_("<b>%s</b>\nNVTX range from %s, still open at the end of "
+                              "the trace (%s so far)\nnesting level %u"),
                             name, a, d, hit->depth + 1);
-  return g_strdup_printf (_ ("<b>%s</b>\nNVTX range from %s to %s · %s\nnesting level %u"), name, a,
+  return g_strdup_printf (_("<b>%s</b>\nNVTX range from %s to %s · %s\nnesting level %u"), name, a,
                           b, d, hit->depth + 1);
 }
 
@@ -349,11 +350,11 @@ describe_failure (VsMemoryChart *self, const VsChartLayout *l, double x, double 
     g_autofree char *e_frame = g_markup_escape_text (frame, -1);
 
     g_string_append_printf (text, "<b>%s</b>\n%s\n%s %s\n%s", e_title, e_when,
-                            best->allocator_id == 0 ? _ ("Device memory of the process:")
-                                                    : _ ("The allocator that failed:"),
+                            best->allocator_id == 0 ? _("Device memory of the process:")
+                                                    : _("The allocator that failed:"),
                             e_state, e_why);
     if (*frame != '\0')
-      g_string_append_printf (text, _ ("\nRequested from %s"), e_frame);
+      g_string_append_printf (text, _("\nRequested from %s"), e_frame);
   }
   if (n_near > 1)
     g_string_append_printf (text,

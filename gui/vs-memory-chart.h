@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-memory-chart.h — one device's memory timeline as an interactive widget.
  *
  * Draws a VsChartData with vs_chart_draw() (cached as a render node until

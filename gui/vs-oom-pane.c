@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-oom-pane.c — the failed allocations list.
  *
  * One expander row per failed request (from vs_oom_list); its rows spell
@@ -60,11 +61,11 @@ static void
 add_stack (AdwExpanderRow *row, const char *stack)
 {
   GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
-  GtkWidget *title = gtk_label_new (_ ("Stack"));
+  GtkWidget *title = gtk_label_new (_("Stack"));
   g_auto (GStrv) frames = g_strsplit (stack, VS_STACK_SEPARATOR, -1);
   g_autofree char *lines = g_strjoinv ("\n", frames);
   GtkWidget *label
-      = gtk_label_new (*stack ? lines : _ ("The trace has no stack for this request."));
+      = gtk_label_new (*stack ? lines : _("The trace has no stack for this request."));
 
   gtk_widget_add_css_class (box, "stack-panel");
   gtk_label_set_xalign (GTK_LABEL (title), 0);
@@ -108,7 +109,7 @@ make_row (VsOomPane *self, VsDocument *doc, guint index)
   }
   *time = o->time_ns;
   g_object_set_data_full (G_OBJECT (show), "time", time, g_free);
-  gtk_widget_set_tooltip_text (show, _ ("Show this instant on the timeline"));
+  gtk_widget_set_tooltip_text (show, _("Show this instant on the timeline"));
   gtk_widget_set_valign (show, GTK_ALIGN_CENTER);
   gtk_widget_add_css_class (show, "flat");
   g_signal_connect (show, "clicked", G_CALLBACK (on_show_clicked), self);
@@ -124,13 +125,13 @@ make_row (VsOomPane *self, VsDocument *doc, guint index)
                 g_strdup (evidence != NULL ? evidence : ""), "failure-cause");
   }
   add_detail (ADW_EXPANDER_ROW (row),
-              o->allocator_id == 0 ? _ ("Device memory of the process")
-                                   : _ ("The allocator that failed"),
+              o->allocator_id == 0 ? _("Device memory of the process")
+                                   : _("The allocator that failed"),
               vs_oom_state_text (&o->allocator), "failure-allocator");
   if (o->allocator_id != 0)
-    add_detail (ADW_EXPANDER_ROW (row), _ ("Everything on the device"), vs_oom_state_text (&o->all),
+    add_detail (ADW_EXPANDER_ROW (row), _("Everything on the device"), vs_oom_state_text (&o->all),
                 "failure-device");
-  add_detail (ADW_EXPANDER_ROW (row), _ ("CUDA reported"),
+  add_detail (ADW_EXPANDER_ROW (row), _("CUDA reported"),
               g_strdup (vs_document_get_oom_memory (doc, index)), "failure-memory");
   add_stack (ADW_EXPANDER_ROW (row), vs_document_get_oom_stack (doc, index));
   /* The first failure open: its cause answers for the run. */

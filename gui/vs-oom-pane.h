@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-oom-pane.h — every failed allocation request with the state of its
  * device at that instant (reserved, allocated, free inside reserved, the
  * largest free block, what CUDA reported free) and what would have fitted.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-oom-text.c — a failed allocation in words: its title, when and where
  * it happened, the state of memory then and what would have fitted.
  *
@@ -15,7 +16,7 @@
 static char *
 bytes_or_unknown (gint64 b)
 {
-  return b == VS_UNKNOWN ? g_strdup (_ ("unknown")) : vs_format_bytes (b);
+  return b == VS_UNKNOWN ? g_strdup (_("unknown")) : vs_format_bytes (b);
 }
 
 /* See vs-oom-text.h. */
@@ -26,7 +27,7 @@ vs_oom_title (const VsOom *oom)
 
   g_return_val_if_fail (oom != NULL, NULL);
   req = vs_format_bytes (oom->requested_bytes);
-  return g_strdup_printf (_ ("%s of %s failed"), oom->api ? oom->api : _ ("allocation"), req);
+  return g_strdup_printf (_("%s of %s failed"), oom->api ? oom->api : _("allocation"), req);
 }
 
 /* See vs-oom-text.h. */
@@ -48,9 +49,9 @@ vs_oom_when (VsDocument *doc, const VsOom *oom)
         idx = d->idx;
     }
   if (idx >= 0)
-    return g_strdup_printf (_ ("at %s on GPU %lld%s%s"), t, (long long)idx,
+    return g_strdup_printf (_("at %s on GPU %lld%s%s"), t, (long long)idx,
                             oom->error_name ? " · " : "", oom->error_name ? oom->error_name : "");
-  return g_strdup_printf (_ ("at %s%s%s"), t, oom->error_name ? " · " : "",
+  return g_strdup_printf (_("at %s%s%s"), t, oom->error_name ? " · " : "",
                           oom->error_name ? oom->error_name : "");
 }
 
@@ -68,7 +69,7 @@ vs_oom_state_text (const VsFragmentation *f)
   a = bytes_or_unknown (f->allocated_bytes);
   fr = bytes_or_unknown (f->free_bytes);
   lg = bytes_or_unknown (f->largest_free_bytes);
-  return g_strdup_printf (_ ("reserved %s · allocated %s · free inside reserved "
-                             "%s · largest free block %s"),
+  return g_strdup_printf (_("reserved %s · allocated %s · free inside reserved "
+                            "%s · largest free block %s"),
                           r, a, fr, lg);
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-oom-text.h — a failed allocation in words, for the failed
  * allocations pane and the timeline's tooltip over a failure marker.
  */

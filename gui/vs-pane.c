@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-pane.c — what every pane has: the session and instant, the copy
  * actions with their shortcuts and menu, and the search entry point. */
 #include "vs-pane.h"
@@ -177,9 +178,9 @@ vs_pane_popup_menu (VsPane *self, GtkWidget *widget, double x, double y)
     {
       g_autoptr (GMenu) menu = g_menu_new ();
 
-      g_menu_append (menu, _ ("Copy _Frame"), "pane.copy-frame");
-      g_menu_append (menu, _ ("Copy _Stack"), "pane.copy-stack");
-      g_menu_append (menu, _ ("Copy _Row"), "pane.copy-row");
+      g_menu_append (menu, _("Copy _Frame"), "pane.copy-frame");
+      g_menu_append (menu, _("Copy _Stack"), "pane.copy-stack");
+      g_menu_append (menu, _("Copy _Row"), "pane.copy-row");
       priv->menu = gtk_popover_menu_new_from_model (G_MENU_MODEL (menu));
       gtk_popover_set_has_arrow (GTK_POPOVER (priv->menu), FALSE);
       gtk_widget_set_halign (priv->menu, GTK_ALIGN_START);

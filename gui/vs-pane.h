@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-pane.h — a pane showing the state at the selected instant.
  *
  * The base of the list panes: a vertical GtkBox with a "session" property

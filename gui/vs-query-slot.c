@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-query-slot.c — at most one query in flight, the latest request
  * waiting. */
 #include "vs-query-slot.h"

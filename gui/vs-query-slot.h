@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-query-slot.h — one kind of query, at most one in flight.
  *
  * The viewer asks its VsDocument for the same kind of answer again and

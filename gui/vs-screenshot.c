@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-screenshot.c — a window saved as a PNG once fully drawn.
  *
  * The picture is the window's own render node rendered again by its

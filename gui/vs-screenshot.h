@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-screenshot.h — `vramscope view FILE --screenshot PNG`: saves a window
  * as a PNG once it shows its trace fully drawn, then closes it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-session.c — the document, visible range, selection and selected
  * instant shared by the window and its panes, and the query that keeps
  * the instant's state current. */

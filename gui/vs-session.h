@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-session.h — what the viewer shows of one trace, as properties.
  *
  * The window and its panes share one VsSession: the open document, the

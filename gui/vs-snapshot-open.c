@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-snapshot-open.c — a PyTorch memory snapshot opened in the viewer:
  * imported in a worker thread into the user's cache, keyed by its content
  * (import/vs-snapshot-cache.h, as every command that reads a trace does;
@@ -75,7 +76,7 @@ on_import_progress (const char *stage, double fraction, gpointer data)
       c->data = pr->data;
       /* TRANSLATORS: %s is the importer's stage: reading, importing or
        * finalizing. */
-      c->what = g_strdup_printf (_ ("Importing the snapshot: %s"), stage);
+      c->what = g_strdup_printf (_("Importing the snapshot: %s"), stage);
       c->fraction = fraction;
       g_main_context_invoke_full (pr->context, G_PRIORITY_DEFAULT, progress_dispatch, c,
                                   progress_call_free);

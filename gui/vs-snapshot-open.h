@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-snapshot-open.h — opening a PyTorch memory snapshot in the viewer.
  *
  * A snapshot (.pickle) is imported into a trace in a worker thread, with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-state-pane.c — the Fragmentation pane: the segment map at the
  * selected instant, stepped event by event (see vs-state-pane.h).
  *
@@ -65,21 +66,21 @@ kind_label (int kind)
   switch (kind)
     {
     case VS_ALLOC_STEP_ALLOC:
-      return _ ("Block allocated");
+      return _("Block allocated");
     case VS_ALLOC_STEP_FREE:
-      return _ ("Block freed");
+      return _("Block freed");
     case VS_ALLOC_STEP_SEGMENT_ALLOC:
-      return _ ("Segment allocated");
+      return _("Segment allocated");
     case VS_ALLOC_STEP_SEGMENT_FREE:
-      return _ ("Segment freed");
+      return _("Segment freed");
     case VS_ALLOC_STEP_SEGMENT_MAP:
-      return _ ("Segment mapped");
+      return _("Segment mapped");
     case VS_ALLOC_STEP_SEGMENT_UNMAP:
-      return _ ("Segment unmapped");
+      return _("Segment unmapped");
     case VS_ALLOC_STEP_FAILURE:
-      return _ ("Request failed");
+      return _("Request failed");
     default:
-      return _ ("Allocator event");
+      return _("Allocator event");
     }
 }
 
@@ -91,15 +92,15 @@ describe_step (const VsAllocStep *s)
   g_autofree char *when = s->time_ns != VS_UNKNOWN ? vs_format_time (s->time_ns) : g_strdup ("");
 
   if (s->kind == VS_ALLOC_STEP_FAILURE)
-    return g_strdup_printf (_ ("%s: %s requested · at %s"), kind_label (s->kind), size, when);
+    return g_strdup_printf (_("%s: %s requested · at %s"), kind_label (s->kind), size, when);
   if (s->block_bytes != VS_UNKNOWN && s->block_bytes != s->bytes)
     {
       g_autofree char *block = vs_format_bytes (s->block_bytes);
       return g_strdup_printf (
-          _ ("%s: %s requested (block %s) at 0x%" G_GINT64_MODIFIER "x · at %s"),
+          _("%s: %s requested (block %s) at 0x%" G_GINT64_MODIFIER "x · at %s"),
           kind_label (s->kind), size, block, (guint64)s->address, when);
     }
-  return g_strdup_printf (_ ("%s: %s at 0x%" G_GINT64_MODIFIER "x · at %s"), kind_label (s->kind),
+  return g_strdup_printf (_("%s: %s at 0x%" G_GINT64_MODIFIER "x · at %s"), kind_label (s->kind),
                           size, (guint64)s->address, when);
 }
 
@@ -127,10 +128,10 @@ stack_text (const VsStackInfo *st)
         g_string_append_printf (other, "  %s\n", frames[i]->text);
     }
   if (n_user > 0)
-    g_string_append_printf (out, "%s\n%s", _ ("Your code:"), user->str);
+    g_string_append_printf (out, "%s\n%s", _("Your code:"), user->str);
   if (n_other > 0)
     {
-      g_string_append_printf (out, "%s\n%s", _ ("Libraries and runtime:"), other->str);
+      g_string_append_printf (out, "%s\n%s", _("Libraries and runtime:"), other->str);
       if (n_other > LIBRARY_FRAMES)
         g_string_append_printf (out,
                                 ngettext ("  … and %u more frame\n", "  … and %u more frames\n",
@@ -175,7 +176,7 @@ on_stack (GObject *source, GAsyncResult *result, gpointer data)
     gtk_label_set_text (self->stack_label, error->message);
   else
     gtk_label_set_text (self->stack_label,
-                        *text ? text : _ ("The trace has no stack for this event."));
+                        *text ? text : _("The trace has no stack for this event."));
   gtk_widget_set_visible (self->stack_scroller, TRUE);
 }
 
@@ -189,7 +190,7 @@ fetch_stack (VsStatePane *self, gint64 stack_id)
   g_clear_object (&self->stack_cancellable);
   if (stack_id <= 0)
     {
-      gtk_label_set_text (self->stack_label, _ ("The trace has no stack for this event."));
+      gtk_label_set_text (self->stack_label, _("The trace has no stack for this event."));
       gtk_widget_set_visible (self->stack_scroller, TRUE);
       return;
     }
@@ -265,9 +266,9 @@ show_current (VsStatePane *self)
     {
       gtk_label_set_text (self->event_label,
                           vs_alloc_steps_get_n (self->steps) == 0
-                              ? _ ("No allocator event on this device")
-                              : _ ("Before the first allocator event: what was live when the "
-                                   "trace began"));
+                              ? _("No allocator event on this device")
+                              : _("Before the first allocator event: what was live when the "
+                                  "trace began"));
       vs_fragmentation_view_set_mark (self->view, 0, 0);
       gtk_widget_set_visible (self->stack_scroller, FALSE);
     }
@@ -285,8 +286,8 @@ show_instant (VsStatePane *self)
   vs_fragmentation_view_set_instant (self->view, self->instant);
   gtk_label_set_text (self->event_label,
                       self->instant != NULL
-                          ? _ ("Step through the allocator’s events from the selected instant "
-                               "with [ and ]")
+                          ? _("Step through the allocator’s events from the selected instant "
+                              "with [ and ]")
                           : "");
   gtk_widget_set_visible (self->stack_scroller, FALSE);
   update_actions (self);
@@ -370,7 +371,7 @@ on_loaded (GObject *source, GAsyncResult *result, gpointer data)
   if (steps == NULL)
     {
       g_autofree char *line
-          = g_strdup_printf (_ ("The allocator’s events could not be read: %s"), error->message);
+          = g_strdup_printf (_("The allocator’s events could not be read: %s"), error->message);
       show_instant (self);
       gtk_label_set_text (self->event_label, line);
     }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-state-pane.h — the Fragmentation pane: the segment map of the
  * selected instant, and the allocators' state stepped event by event.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-time-format.c — human units for times in the viewer.
  *
  * Presentation only: every value shown was computed by the analyzer.

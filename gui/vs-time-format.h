@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-time-format.h — times as the viewer's axis and tooltips write them.
  *
  * s / ms / µs for times relative to the trace's start.  Bytes and durations

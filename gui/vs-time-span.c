@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-time-span.c — the boxed [begin, end) span of trace time. */
 #include "vs-time-span.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-time-span.h — a span of trace time [begin, end) in ns since the
  * trace's start, as a boxed type for properties (the session's visible
  * range and selection).  An empty span (end <= begin) means "none". */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-tree-item.c — attribution tree nodes as GObjects for list models,
  * pruned to the subtrees that match a search, and a node's stack as
  * text. */

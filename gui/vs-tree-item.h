@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-tree-item.h — one node of an attribution tree, as a list-model item.
  *
  * Wraps a VsTreeNode of a VsInstant's top-down or bottom-up tree (the

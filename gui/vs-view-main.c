@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-view-main.c — `vramscope-view [--screenshot PNG] [--size WxH]
  * [--pane NAME] [FILE]`.
  *

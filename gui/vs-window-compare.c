@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-window-compare.c — Compare With…: the shown trace (A) compared with
  * another (B).  B's lines are drawn on A's timelines (their queries go
  * through the VsComparison, see vs-window-timelines.c) and the
@@ -49,7 +50,7 @@ static void
 say_failed (VsWindow *self, const char *name_b, const GError *error)
 {
   g_autofree char *text
-      = g_strdup_printf (_ ("Cannot compare with %s: %s"), name_b, error->message);
+      = g_strdup_printf (_("Cannot compare with %s: %s"), name_b, error->message);
   g_autofree char *markup = g_markup_escape_text (text, -1);
   AdwToast *toast = adw_toast_new (markup);
 
@@ -235,8 +236,8 @@ compare_action (GtkWidget *widget, const char *name, GVariant *param)
   if (vs_session_get_document (self->session) == NULL)
     return;
   chooser
-      = gtk_file_chooser_native_new (_ ("Compare With a Trace"), GTK_WINDOW (self),
-                                     GTK_FILE_CHOOSER_ACTION_OPEN, _ ("_Compare"), _ ("_Cancel"));
+      = gtk_file_chooser_native_new (_("Compare With a Trace"), GTK_WINDOW (self),
+                                     GTK_FILE_CHOOSER_ACTION_OPEN, _("_Compare"), _("_Cancel"));
   g_signal_connect (chooser, "response", G_CALLBACK (on_compare_response), self);
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (chooser));
 }

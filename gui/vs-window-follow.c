@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-window-follow.c — following a trace that is still being recorded.
  *
  * Once a second, while following, the window asks the document to read the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-window-private.h — what the window's files share: its fields and the
  * functions its timeline and follow parts call.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-window-timelines.c — the window's timelines: one VsMemoryChart per
  * device, bound to the session's visible range (both ways: a pan or zoom
  * on one chart moves the session's, and so every chart), selection and

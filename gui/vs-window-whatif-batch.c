@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-window-whatif-batch.c — the What If… strip's batch field: the reserved
  * memory predicted at another batch size, drawn as the replayed line is.
  *
@@ -98,7 +99,7 @@ on_batch_done (GObject *source, GAsyncResult *result, gpointer data)
           g_autofree char *res = vs_format_bytes (l->result.peak_reserved_bytes);
           g_autofree char *alloc = vs_format_bytes (l->result.peak_allocated_bytes);
           g_autofree char *text = g_strdup_printf (
-              _ ("%s: peak reserved %s, allocated %s (one run, activations scaled)"), req->legend,
+              _("%s: peak reserved %s, allocated %s (one run, activations scaled)"), req->legend,
               res, alloc);
           vs_document_set_whatif (req->document, lines, req->legend);
           gtk_widget_set_visible (self->whatif_clear, TRUE);
@@ -173,12 +174,12 @@ on_batch_activate (GtkWidget *widget, gpointer data)
   req->self = g_object_ref (self);
   req->document = g_object_ref (doc);
   req->legend = g_strdup_printf (
-      _ ("reserved at batch %" G_GINT64_FORMAT " (recorded %" G_GINT64_FORMAT ")"), batch,
+      _("reserved at batch %" G_GINT64_FORMAT " (recorded %" G_GINT64_FORMAT ")"), batch,
       recorded);
   gtk_menu_button_popdown (self->whatif_button);
   {
     g_autofree char *text
-        = g_strdup_printf (_ ("Predicting at batch %" G_GINT64_FORMAT "…"), batch);
+        = g_strdup_printf (_("Predicting at batch %" G_GINT64_FORMAT "…"), batch);
     gtk_widget_remove_css_class (GTK_WIDGET (self->whatif_label), "error");
     gtk_label_set_text (self->whatif_label, text);
   }
@@ -193,12 +194,12 @@ vs_window_whatif_add_batch (VsWindow *self)
 {
   GtkWidget *row = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
   GtkWidget *entry = gtk_entry_new ();
-  GtkWidget *button = gtk_button_new_with_label (_ ("Predict"));
+  GtkWidget *button = gtk_button_new_with_label (_("Predict"));
 
   gtk_widget_set_name (entry, "whatif-batch");
-  gtk_entry_set_placeholder_text (GTK_ENTRY (entry), _ ("batch: recorded → new, e.g. 32 64"));
-  gtk_widget_set_tooltip_text (entry, _ ("Predict the reserved memory at another batch size "
-                                         "from this run (its activations scaled and replayed)"));
+  gtk_entry_set_placeholder_text (GTK_ENTRY (entry), _("batch: recorded → new, e.g. 32 64"));
+  gtk_widget_set_tooltip_text (entry, _("Predict the reserved memory at another batch size "
+                                        "from this run (its activations scaled and replayed)"));
   gtk_widget_set_hexpand (entry, TRUE);
   g_object_set_data (G_OBJECT (button), "vs-batch-entry", entry);
   g_signal_connect (entry, "activate", G_CALLBACK (on_batch_activate), self);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-window-whatif.c — the window's what-if strip: choosing an allocator
  * setting for the memory timelines.
  *
@@ -27,10 +28,10 @@ static const struct
   const char *key;   /* PYTORCH_CUDA_ALLOC_CONF key:value */
   const char *about; /* what it does, for people (translated) */
 } presets[] = {
-  { VS_ALLOC_CONF_EXPANDABLE, N_ ("map pages into growing segments instead of new ones") },
-  { VS_ALLOC_CONF_GC, N_ ("give cached blocks back above 80 % of the limit") },
-  { "max_split_size_mb:128", N_ ("never split cached blocks larger than 128 MiB") },
-  { "roundup_power2_divisions:4", N_ ("round requests up to quarter powers of two") },
+  { VS_ALLOC_CONF_EXPANDABLE, N_("map pages into growing segments instead of new ones") },
+  { VS_ALLOC_CONF_GC, N_("give cached blocks back above 80 % of the limit") },
+  { "max_split_size_mb:128", N_("never split cached blocks larger than 128 MiB") },
+  { "roundup_power2_divisions:4", N_("round requests up to quarter powers of two") },
 };
 
 /* The action's limit for "the limit derived from the trace". */
@@ -125,10 +126,10 @@ prediction_text (VsDocument *doc, GPtrArray *lines)
           {
             const VsDocumentDevice *dev = g_ptr_array_index (devices, d);
             if (dev->id == l->device_id)
-              g_string_append_printf (s, _ ("GPU %" G_GINT64_FORMAT ": "), dev->idx);
+              g_string_append_printf (s, _("GPU %" G_GINT64_FORMAT ": "), dev->idx);
           }
       /* U+2212 MINUS SIGN */
-      g_string_append_printf (s, _ ("peak reserved %s (%s%s)"), peak,
+      g_string_append_printf (s, _("peak reserved %s (%s%s)"), peak,
                               delta < 0   ? "\u2212"
                               : delta > 0 ? "+"
                                           : "±",
@@ -157,7 +158,7 @@ prediction_text (VsDocument *doc, GPtrArray *lines)
                                   r->failed_alloc_count, when);
         }
       else
-        g_string_append (s, _ ("no request would fail"));
+        g_string_append (s, _("no request would fail"));
     }
   return g_string_free (s, FALSE);
 }
@@ -218,11 +219,11 @@ start_replay (VsWindow *self, const char *conf, gint64 limit)
   if (limit != DERIVED_LIMIT)
     {
       g_autofree char *cap = vs_format_bytes (limit);
-      setting = *conf != '\0' ? g_strdup_printf (_ ("%s and a %s limit"), conf, cap)
-                              : g_strdup_printf (_ ("a %s limit"), cap);
+      setting = *conf != '\0' ? g_strdup_printf (_("%s and a %s limit"), conf, cap)
+                              : g_strdup_printf (_("a %s limit"), cap);
     }
   else
-    setting = g_strdup (*conf != '\0' ? conf : _ ("the default settings"));
+    setting = g_strdup (*conf != '\0' ? conf : _("the default settings"));
   req = g_new0 (WhatifRequest, 1);
   req->self = g_object_ref (self);
   req->serial = ++self->whatif_serial;
@@ -234,13 +235,13 @@ start_replay (VsWindow *self, const char *conf, gint64 limit)
     glong chars = g_utf8_strlen (setting, -1);
     g_autofree char *head = g_utf8_substring (setting, 0, MIN (chars, 59));
     g_autofree char *shown = chars > 60 ? g_strconcat (head, "…", NULL) : g_strdup (setting);
-    req->legend = g_strdup_printf (_ ("reserved with %s"), shown);
+    req->legend = g_strdup_printf (_("reserved with %s"), shown);
   }
   cancellable = g_cancellable_new ();
   set_running (self, cancellable);
   gtk_widget_remove_css_class (GTK_WIDGET (self->whatif_label), "error");
   {
-    g_autofree char *text = g_strdup_printf (_ ("Replaying with %s…"), setting);
+    g_autofree char *text = g_strdup_printf (_("Replaying with %s…"), setting);
     gtk_label_set_text (self->whatif_label, text);
   }
   vs_document_whatif_async (doc, conf, limit == DERIVED_LIMIT ? VS_UNKNOWN : limit, cancellable,
@@ -389,17 +390,17 @@ vs_window_whatif_reset (VsWindow *self)
       gtk_widget_set_tooltip_text (
           GTK_WIDGET (self->whatif_button),
           doc == NULL ? NULL
-                      : _ ("This trace has no PyTorch caching allocator to replay (one per "
-                           "device, recorded from PyTorch or imported from its snapshot)"));
+                      : _("This trace has no PyTorch caching allocator to replay (one per "
+                          "device, recorded from PyTorch or imported from its snapshot)"));
       on_whatif_entry_changed (GTK_EDITABLE (self->whatif_entry), self);
       return;
     }
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->whatif_button),
-                               _ ("Replay PyTorch's caching allocator under another setting "
-                                  "and draw its reserved memory"));
+                               _("Replay PyTorch's caching allocator under another setting "
+                                 "and draw its reserved memory"));
   add_preset (self, dev->own_alloc_conf, DERIVED_LIMIT,
-              *dev->own_alloc_conf ? dev->own_alloc_conf : _ ("The trace's own settings"),
-              _ ("replayed as recorded: the line lies on the recorded one"));
+              *dev->own_alloc_conf ? dev->own_alloc_conf : _("The trace's own settings"),
+              _("replayed as recorded: the line lies on the recorded one"));
   for (guint i = 0; i < G_N_ELEMENTS (presets); i++)
     {
       g_autofree char *name
@@ -410,14 +411,14 @@ vs_window_whatif_reset (VsWindow *self)
         continue; /* the trace already chose it */
       conf = *dev->own_alloc_conf ? g_strconcat (dev->own_alloc_conf, ",", presets[i].key, NULL)
                                   : g_strdup (presets[i].key);
-      add_preset (self, conf, DERIVED_LIMIT, conf, _ (presets[i].about));
+      add_preset (self, conf, DERIVED_LIMIT, conf, _(presets[i].about));
     }
   if (dev->summary.capacity_bytes > 0 && failed_at_limit (doc, dev->id))
     {
       g_autofree char *cap = vs_format_bytes (dev->summary.capacity_bytes);
-      g_autofree char *title = g_strdup_printf (_ ("No cap below the device's %s"), cap);
+      g_autofree char *title = g_strdup_printf (_("No cap below the device's %s"), cap);
       add_preset (self, dev->own_alloc_conf, dev->summary.capacity_bytes, title,
-                  _ ("a larger memory fraction: the trace failed at its cap"));
+                  _("a larger memory fraction: the trace failed at its cap"));
     }
   vs_window_whatif_add_batch (self);
   gtk_editable_set_text (GTK_EDITABLE (self->whatif_entry), dev->own_alloc_conf);

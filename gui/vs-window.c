@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-window.c — the main window: opening traces, the header bar's
  * actions, the panes.
  *
@@ -115,18 +116,18 @@ update_instant_label (VsWindow *self)
     {
       g_autofree char *ta = vs_format_time (in->range_t0);
       g_autofree char *tb = vs_format_time (in->range_t1);
-      text = g_strdup_printf (_ ("GPU %lld · range %s – %s, at "
-                                 "its peak %s · %s allocated · %s reserved · "
-                                 "blocks made in the range"),
+      text = g_strdup_printf (_("GPU %lld · range %s – %s, at "
+                                "its peak %s · %s allocated · %s reserved · "
+                                "blocks made in the range"),
                               (long long)idx, ta, tb, t, a, r);
     }
   else if (vs_session_get_selected_time (self->session) < 0)
-    text = g_strdup_printf (_ ("GPU %lld at %s (peak) · %s allocated "
-                               "· %s reserved"),
+    text = g_strdup_printf (_("GPU %lld at %s (peak) · %s allocated "
+                              "· %s reserved"),
                             (long long)idx, t, a, r);
   else
-    text = g_strdup_printf (_ ("GPU %lld at %s · %s allocated "
-                               "· %s reserved"),
+    text = g_strdup_printf (_("GPU %lld at %s · %s allocated "
+                              "· %s reserved"),
                             (long long)idx, t, a, r);
   gtk_label_set_text (self->instant_label, text);
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->instant_label), text);
@@ -306,8 +307,8 @@ show_document (VsWindow *self, VsDocument *doc)
 
   if (vs_document_get_devices (doc)->len == 0)
     {
-      vs_window_show_error (self, _ ("The trace holds no device memory events: there is "
-                                     "nothing to chart."));
+      vs_window_show_error (self, _("The trace holds no device memory events: there is "
+                                    "nothing to chart."));
       return;
     }
   vs_window_add_timelines (self);
@@ -335,7 +336,7 @@ keep_document (VsWindow *self, GFile *file, const char *message)
   g_autofree char *name = g_file_get_basename (vs_document_get_file (doc));
   g_autofree char *desc = vs_document_describe (doc);
   g_autofree char *failed = g_file_get_basename (file);
-  g_autofree char *text = g_strdup_printf (_ ("Cannot open %s: %s"), failed, message);
+  g_autofree char *text = g_strdup_printf (_("Cannot open %s: %s"), failed, message);
   g_autofree char *markup = g_markup_escape_text (text, -1);
   AdwToast *toast = adw_toast_new (markup);
 
@@ -435,8 +436,8 @@ vs_window_open (VsWindow *self, GFile *file)
   if (hint != NULL)
     g_message ("%s", hint);
   adw_window_title_set_title (self->window_title, name);
-  adw_window_title_set_subtitle (self->window_title, _ ("Loading…"));
-  gtk_label_set_text (self->loading_label, _ ("Opening the trace"));
+  adw_window_title_set_subtitle (self->window_title, _("Loading…"));
+  gtk_label_set_text (self->loading_label, _("Opening the trace"));
   gtk_progress_bar_set_fraction (self->progress_bar, 0);
   gtk_stack_set_visible_child_name (self->main_stack, "loading");
 
@@ -447,7 +448,7 @@ vs_window_open (VsWindow *self, GFile *file)
   if (vs_snapshot_open_is_snapshot (file))
     {
       /* A PyTorch snapshot: imported (or its cached trace found) first. */
-      gtk_label_set_text (self->loading_label, _ ("Importing the snapshot"));
+      gtk_label_set_text (self->loading_label, _("Importing the snapshot"));
       req->snapshot = TRUE;
       vs_snapshot_open_async (file, self->load_cancellable, on_progress, self, on_snapshot_done,
                               req);
@@ -475,12 +476,12 @@ open_action (GtkWidget *widget, const char *name, GVariant *param)
 {
   VsWindow *self = VS_WINDOW (widget);
   GtkFileChooserNative *chooser
-      = gtk_file_chooser_native_new (_ ("Open a Trace or a PyTorch Snapshot"), GTK_WINDOW (self),
-                                     GTK_FILE_CHOOSER_ACTION_OPEN, _ ("_Open"), _ ("_Cancel"));
+      = gtk_file_chooser_native_new (_("Open a Trace or a PyTorch Snapshot"), GTK_WINDOW (self),
+                                     GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"), _("_Cancel"));
   GtkFileFilter *traces = gtk_file_filter_new ();
   GtkFileFilter *all = gtk_file_filter_new ();
 
-  gtk_file_filter_set_name (traces, _ ("vramscope traces and PyTorch snapshots"));
+  gtk_file_filter_set_name (traces, _("vramscope traces and PyTorch snapshots"));
   gtk_file_filter_add_pattern (traces, "*.db");
   gtk_file_filter_add_pattern (traces, "*.vstrace");
   gtk_file_filter_add_pattern (traces, "*.sqlite");
@@ -488,7 +489,7 @@ open_action (GtkWidget *widget, const char *name, GVariant *param)
   gtk_file_filter_add_pattern (traces, "*.pickle");
   gtk_file_filter_add_pattern (traces, "*.pkl");
   gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (chooser), traces);
-  gtk_file_filter_set_name (all, _ ("All files"));
+  gtk_file_filter_set_name (all, _("All files"));
   gtk_file_filter_add_pattern (all, "*");
   gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (chooser), all);
   g_object_unref (traces);
@@ -648,7 +649,7 @@ rebuild_recent_menu (GtkRecentManager *manager, VsWindow *self)
   g_list_free_full (items, (GDestroyNotify)gtk_recent_info_unref);
   if (n == 0)
     {
-      GtkWidget *none = gtk_label_new (_ ("No recent traces"));
+      GtkWidget *none = gtk_label_new (_("No recent traces"));
       gtk_widget_add_css_class (none, "dim-label");
       gtk_list_box_set_placeholder (GTK_LIST_BOX (box), none);
     }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-window.h — the viewer's main window: one trace, its device timelines
  * above the panes for the selected instant or range.
  *

@@ -39,7 +39,9 @@
 #include "vs-timings.h"
 #include "vs-trace-finalize.h"
 
+/* clang-format off: the quark's name is a string of words and dashes */
 G_DEFINE_QUARK (vs - import - error - quark, vs_import_error)
+/* clang-format on */
 
 /* --------------------------------------------------------------- util -- */
 

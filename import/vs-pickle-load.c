@@ -15,7 +15,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+/* clang-format off: the quark's name is a string of words and dashes */
 G_DEFINE_QUARK (vs - pickle - error - quark, vs_pickle_error)
+/* clang-format on */
 
 /* ------------------------------------------------------------ vectors -- */
 

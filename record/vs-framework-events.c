@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-framework-events.c — the allocator level of CuPy's memory pool, as
  * the JAX/XLA and CuPy hook (collector/python/vs_frameworks.py) wrote it
  * to vsfw-PID.events, into the process trace of vsfw-PID.info (see

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-framework-events.h — the allocator level the JAX/XLA and CuPy hook
  * (collector/python/vs_frameworks.py) wrote to vsfw-PID.events: CuPy's
  * memory pool, every block and segment with its Python stack.

@@ -46,3 +46,4 @@ with framework_truth.cupy_peak_hook(peak):
     # The arrays are gone (back in the pool's cache): the rest fits.
     x = cupy.ones((1024, 1024), dtype=cupy.float32)
     print("sum", float((x @ x).sum()))
+# SPDX-License-Identifier: MIT

@@ -41,3 +41,4 @@ fill_until_refused()
 # The buffers are gone: the rest of the work fits.
 x = jnp.ones((1024, 1024), dtype=jnp.float32)
 print("sum", float((x @ x).sum()))
+# SPDX-License-Identifier: MIT

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-alloc-steps.c — the allocators' state event by event
  * (vs-alloc-steps.h) on real traces.
  *

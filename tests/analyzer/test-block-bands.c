@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-block-bands.c — allocations over time as stacked bands
  * (vs_block_bands_query), against the live blocks of vs_live_blocks() as
  * ground truth: at every column's centre the bands are exactly the blocks

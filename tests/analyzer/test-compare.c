@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-compare.c — whether two runs are comparable, and their alignment
  * by iteration (vs-compare.h), on committed traces whose facts are known
  * from their device rows, meta and `vramscope report growth`:

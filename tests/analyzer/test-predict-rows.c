@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-predict-rows.c — a history decoded by several threads at once
  * (vs-predict-rows.c) equals the history read on the trace's connection:
  * the same allocations (size, stream, stack, event id) and the same order

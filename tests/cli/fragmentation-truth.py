@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """fragmentation-truth.py — `report fragmentation`'s free blocks equal
 the allocator's own, and a free block never spans two segments.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """test-diagnose-labels.py — a cause label never contradicts its own
 evidence: for every committed trace (tests/data, *.db and PyTorch
 snapshots *.pickle, recursively), each finding of `diagnose` is read back

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """test-cupy-allocator-level.py HOOK_DIR VRAMSCOPE ENDINGS_DIR — CuPy's pool
 at the allocator level (collector/python/vs_frameworks.py, the events file
 vsfw-PID.events) and out-of-memory errors the program catches, without a

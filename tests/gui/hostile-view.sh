@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # hostile-view.sh VRAMSCOPE_VIEW DATA_DIR — `vramscope view --screenshot`
 # on damaged traces and onto files it must not replace: a picture only when
 # the trace could be drawn (exit 0), otherwise exit 1 and no picture; an

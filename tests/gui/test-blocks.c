@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-blocks.c — the Over Time pane (allocations over time) driven by
  * real input events.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-chart-draw.c — the timeline drawing function, rendered offscreen.
  *
  * Draws known data with the cairo renderer (no window, no display needed)

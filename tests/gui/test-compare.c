@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-compare.c — the comparison of two traces, driven by real input.
  *
  * Runs under Xvfb (meson wraps it in xvfb-run); clicks and keys are XTest

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-details.c — the viewer's details, in a real window driven by real
  * input events (XTest) at 1024 px wide.
  *

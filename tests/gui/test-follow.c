@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-follow.c — the viewer window following a recording in progress.
  *
  * Runs under an X server (meson wraps it in xvfb-run).  A recorder process

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-input.c — the viewer driven by real input events.
  *
  * Runs under Xvfb (meson wraps it in xvfb-run): the keys and clicks are

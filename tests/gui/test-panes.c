@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-panes.c — the panes show exactly what the analyzer computed.
  *
  * Needs a display (meson runs it under xvfb-run).  Loads a trace through

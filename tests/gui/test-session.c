@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-session.c — the viewer's session, the panes bound to it, the
  * declared columns and the window's class actions, on real traces.
  *

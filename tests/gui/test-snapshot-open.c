@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-snapshot-open.c — the viewer's opening of PyTorch snapshots
  * (gui/vs-snapshot-open.c), without a window.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-state.c — the allocators' state step by step, driven by real input
  * events.
  *

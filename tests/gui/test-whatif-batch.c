@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-whatif-batch.c — the What If… strip's batch field: a batch typed
  * there draws the reserved line predicted at that batch, the same line
  * vs_predict_line_new gives, in every chart.

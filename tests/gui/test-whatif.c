@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-whatif.c — the viewer's what-if: the reserved line replayed under
  * another allocator setting, on a committed PyTorch trace.
  *

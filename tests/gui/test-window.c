@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-window.c — the real viewer window, run as a user runs it.
  *
  * Runs under an X server (meson wraps it in xvfb-run).  Builds traces the

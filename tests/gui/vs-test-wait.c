@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-test-wait.c — see vs-test-wait.h. */
 #include "vs-test-wait.h"
 

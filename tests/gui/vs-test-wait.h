@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-test-wait.h — waiting in GUI tests for something the main loop will
  * bring about (a load settled, a pane shown), with a deadline.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-test-x11.c — XTest input for GUI tests (see vs-test-x11.h). */
 #include "vs-test-x11.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vs-test-x11.h — real input for GUI tests under Xvfb: pointer moves,
  * clicks and keys made with the XTest extension, so they travel as a
  * user's do (X server, GDK, GTK's controllers).
