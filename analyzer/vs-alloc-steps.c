@@ -549,6 +549,7 @@ static void
 sweep (const VsAllocSteps *self, const GArray *live, VsAllocState *state)
 {
   const Piece *pieces = (const Piece *)(gpointer)self->pieces->data;
+  gboolean ext_mapped = FALSE; /* the last extent is an expandable segment's mapped pieces */
   guint bi = 0;
 
   for (guint i = 0; i < live->len; i++)
@@ -561,8 +562,14 @@ sweep (const VsAllocSteps *self, const GArray *live, VsAllocState *state)
                                                                        state->segments->len - 1)
                                                      : NULL;
 
+          /* Mapped: segment_map, or what a partial segment_unmap left,
+           * as vs_fragmentation_at() reads it; only such touching pieces
+           * of one allocator are one extent. */
+          gboolean mapped
+              = p->alloc_op == VS_ALLOC_OP_SEGMENT_MAP || p->alloc_op == VS_ALLOC_OP_SEGMENT_UNMAP;
+
           state->frag.reserved_bytes += p->bytes;
-          if (last != NULL && last->allocator_id == p->allocator_id
+          if (last != NULL && last->allocator_id == p->allocator_id && ext_mapped && mapped
               && p->address <= last->address + last->bytes)
             {
               last->bytes
@@ -575,6 +582,7 @@ sweep (const VsAllocSteps *self, const GArray *live, VsAllocState *state)
                                 p->address, p->bytes,
                                 1,          vs_trace_rel (self->trace, p->alloc_ts) };
               g_array_append_val (state->segments, seg);
+              ext_mapped = mapped;
             }
         }
       else

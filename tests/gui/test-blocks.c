@@ -405,7 +405,9 @@ main (int argc, char **argv)
   g_assert_true (g_application_register (G_APPLICATION (app), NULL, &error));
   g_assert_no_error (error);
   window = vs_window_new (ADW_APPLICATION (app));
-  gtk_window_set_default_size (GTK_WINDOW (window), 1280, 900);
+  /* Tall enough that the bundled trace's largest allocation is a band
+   * several pixels high under the timelines and the pane switcher. */
+  gtk_window_set_default_size (GTK_WINDOW (window), 1280, 1100);
   gtk_window_present (GTK_WINDOW (window));
   spin (300);
   focus_window ();
