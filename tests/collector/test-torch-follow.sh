@@ -76,12 +76,16 @@ VS_GPU_DIR=$(cd "$(dirname "$write")/../gpu" && pwd)
 done_count() { cat "$dir"/*.done 2>/dev/null | head -n 1; }
 
 # imported DIR: the allocator events imported so far into the spool
-# under DIR (0 before there is one).
+# under DIR (0 before there is one, and while its tables are being made).
 imported() {
   python3 -c '
 import glob, sqlite3, sys
 f = glob.glob(sys.argv[1] + "/.vramscope-spool-*/torch-*.db")
-print(sqlite3.connect(f[0]).execute("select count(*) from alloc_event").fetchone()[0] if f else 0)' "$1" 2>/dev/null
+try:
+    n = sqlite3.connect(f[0]).execute("select count(*) from alloc_event").fetchone()[0] if f else 0
+except sqlite3.Error:
+    n = 0
+print(n)' "$1" 2>/dev/null || echo 0
 }
 # gate_once_imported DIR GATE (in the background): creates GATE once record
 # imported some of the stream into the spool under DIR, so that a program
