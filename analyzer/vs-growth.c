@@ -284,7 +284,8 @@ seqs_from_pattern (VsTrace *trace, gint64 device_id, gint64 allocator_id, GError
     }
 
   /* The key recurring regularly most often (ties: the one first seen). */
-  qsort (occurrences->data, occurrences->len, sizeof (Occurrence), occurrence_cmp);
+  if (occurrences->len > 1) /* an empty array's data is NULL */
+    qsort (occurrences->data, occurrences->len, sizeof (Occurrence), occurrence_cmp);
   occ = (const Occurrence *)(gpointer)occurrences->data;
   for (guint i = 0, n; i < occurrences->len; i += n)
     {
