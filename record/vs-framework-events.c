@@ -1,18 +1,23 @@
 /* SPDX-License-Identifier: MIT */
-/* vs-framework-events.c — the allocator level of CuPy's memory pool, as
- * the JAX/XLA and CuPy hook (collector/python/vs_frameworks.py) wrote it
- * to vsfw-PID.events, into the process trace of vsfw-PID.info (see
- * vs-framework-events.h).
+/* vs-framework-events.c — the allocator level of CuPy's memory pool and
+ * of XLA's BFC allocator, as the JAX/XLA and CuPy hook
+ * (collector/python/vs_frameworks.py, vs_xla_events.py) wrote it to
+ * vsfw-PID.events and vsfw-PID.xla-events, into the process trace of
+ * vsfw-PID.info (see vs-framework-events.h).
  *
  * One event a line: "stack ID" followed by its "frame LINE
  * FILE<TAB>FUNCTION" lines (innermost first), "a TS DEV PTR BYTES SIZE
  * STACK" (a block), "f TS DEV PTR BYTES" (its free), "S TS DEV PTR BYTES"
  * and "F TS DEV PTR BYTES" (a segment the pool took from CUDA and gave
- * back).  Each becomes one alloc_event of the device's `cupy` allocator,
- * as the PyTorch stream's records do for `pytorch`: blocks at the size
- * the pool counts them (used_bytes(), 512-byte rounded), so the replayed
+ * back).  A line "allocator NAME" (`cupy` or `xla`; `cupy` until one
+ * says otherwise) names the allocator of the lines after it.  Each event
+ * becomes one alloc_event of the device's allocator of that name, as the
+ * PyTorch stream's records do for `pytorch`: blocks at the size the pool
+ * counts them (CuPy's used_bytes(), XLA's bytes_in_use), so the replayed
  * allocated memory is the pool's own figure.  A line cut short (a
  * process killed while writing) ends the reading.
+ *
+ * Within a stack, "label NAME" is a frame that is a name only.
  *
  * Workload: one line per allocation and free of the program, read once.
  */
@@ -28,7 +33,8 @@ typedef struct
   VsWriter *w;
   int64_t process_id;
   GHashTable *devices;    /* device index + 1 → trace device id */
-  GHashTable *allocators; /* device index + 1 → the device's `cupy` allocator */
+  const char *kind;       /* the allocator the lines are of: "cupy" or "xla" */
+  GHashTable *allocators; /* device index + 1 → the device's allocator of that kind */
   GHashTable *stacks;     /* the file's stack id → trace stack id */
   /* The stack being read. */
   long long stack;
@@ -55,7 +61,7 @@ flush_stack (Events *ev)
   return 0;
 }
 
-/* The `cupy` allocator of device index idx: created on first use; 0 when
+/* The allocator (ev->kind) of device index idx: created on first use; 0 when
  * the device is not described, -1 when the writer failed. */
 static int64_t
 allocator_of (Events *ev, long long idx)
@@ -69,8 +75,8 @@ allocator_of (Events *ev, long long idx)
     return 0;
   VsAllocator al = { .device_id = (int64_t)GPOINTER_TO_SIZE (v),
                      .process_id = ev->process_id,
-                     .kind = "cupy",
-                     .name = "cupy",
+                     .kind = ev->kind,
+                     .name = ev->kind,
                      .handle = VS_UNKNOWN };
   int64_t id = vs_writer_add_allocator (ev->w, &al);
   if (id > 0)
@@ -105,11 +111,38 @@ read_event (Events *ev, char *line)
       ev->frames[ev->nframes++] = id;
       return 0;
     }
+  if (strncmp (line, "label ", 6) == 0)
+    {
+      /* A frame that is a name only (the XLA executable a block was
+       * allocated in). */
+      if (ev->stack <= 0 || ev->nframes == VS_EVENTS_MAX_FRAMES)
+        return 0;
+      VsFrame f = { .kind = VS_FRAME_LABEL,
+                    .module_id = VS_UNKNOWN,
+                    .address = VS_UNKNOWN,
+                    .function = line + 6,
+                    .line = VS_UNKNOWN };
+      int64_t id = vs_writer_add_frame (ev->w, &f);
+      if (id < 0)
+        return -1;
+      ev->frames[ev->nframes++] = id;
+      return 0;
+    }
   if (flush_stack (ev) < 0)
     return -1;
   if (sscanf (line, "stack %lld", &stack) == 1)
     {
       ev->stack = stack;
+      return 0;
+    }
+  if (strncmp (line, "allocator ", 10) == 0)
+    {
+      const char *name = line + 10;
+      if (strcmp (name, "cupy") != 0 && strcmp (name, "xla") != 0)
+        return 1; /* not one this reader knows: what follows is not read */
+      if (strcmp (name, ev->kind) != 0)
+        g_hash_table_remove_all (ev->allocators);
+      ev->kind = strcmp (name, "xla") == 0 ? "xla" : "cupy";
       return 0;
     }
   int n = sscanf (line, "%c %lld %lld %lld %lld %lld %lld", &op, &ts, &idx, &ptr, &nbytes, &size,
@@ -162,7 +195,7 @@ vs_framework_events_import (VsWriter *w, const char *path, int64_t process_id, G
   FILE *f = fopen (path, "r");
   if (f == NULL)
     return 0; /* no allocator level: the hook did not write one */
-  Events ev = { .w = w, .process_id = process_id, .devices = devices };
+  Events ev = { .w = w, .process_id = process_id, .devices = devices, .kind = "cupy" };
   ev.allocators = g_hash_table_new (NULL, NULL);
   ev.stacks = g_hash_table_new (NULL, NULL);
   char line[8192];

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* vs-framework-events.h — the allocator level the JAX/XLA and CuPy hook
- * (collector/python/vs_frameworks.py) wrote to vsfw-PID.events: CuPy's
- * memory pool, every block and segment with its Python stack.
+/* vs-framework-events.h — the allocator levels the JAX/XLA and CuPy hook
+ * (collector/python/vs_frameworks.py) wrote to vsfw-PID.events (CuPy's
+ * memory pool) and vsfw-PID.xla-events (XLA's BFC allocator): every block
+ * and segment with its Python stack.
  */
 #pragma once
 
@@ -11,8 +12,9 @@
 
 #include "vs-trace-writer.h"
 
-/* Writes the events of path into w as alloc_event rows of a `cupy`
- * allocator per device (created on its first event), on process
+/* Writes the events of path into w as alloc_event rows of a `cupy` (or,
+ * after a line "allocator xla", an `xla`) allocator per device (created
+ * on its first event), on process
  * process_id; devices maps a CUDA device index + 1 (in a pointer) to the
  * trace's device id (in a pointer); events of a device it lacks are left
  * out.  A missing file is no allocator level (0); reading stops at a line

@@ -6,7 +6,8 @@
  * The file is text, one fact a line: "pid N", "device IDX UUID TOTAL
  * NAME", "meta KEY VALUE", "failed TS DEVICE BYTES FRAMEWORK MESSAGE"
  * followed by "frame LINE FILE<TAB>FUNCTION" lines, innermost first; the
- * allocator level beside it, vsfw-PID.events, is vs-framework-events.c's.  The
+ * allocator levels beside it, vsfw-PID.events (CuPy's) and
+ * vsfw-PID.xla-events (XLA's), are vs-framework-events.c's.  The
  * names sort after the collector's process-*.db files, so the merge
  * already has the process and its GPUs when it meets these.
  */
@@ -185,11 +186,16 @@ write_trace (const char *info, const char *out, long long pid, const char *host,
   fclose (f);
   if (rc == 0)
     {
-      /* The allocator level, beside the .info (vsfw-PID.events). */
+      /* The allocator levels, beside the .info: CuPy's (vsfw-PID.events)
+       * and XLA's (vsfw-PID.xla-events). */
+      static const char *const suffixes[] = { "events", "xla-events" };
       g_autofree char *dir = g_path_get_dirname (info);
-      g_autofree char *name = g_strdup_printf ("vsfw-%lld.events", pid);
-      g_autofree char *events = g_build_filename (dir, name, NULL);
-      rc = vs_framework_events_import (ff.w, events, ff.process_id, ff.devices);
+      for (size_t i = 0; rc == 0 && i < G_N_ELEMENTS (suffixes); i++)
+        {
+          g_autofree char *name = g_strdup_printf ("vsfw-%lld.%s", pid, suffixes[i]);
+          g_autofree char *events = g_build_filename (dir, name, NULL);
+          rc = vs_framework_events_import (ff.w, events, ff.process_id, ff.devices);
+        }
     }
   if (rc < 0)
     snprintf (err, errlen, "%s", vs_writer_errmsg (ff.w));

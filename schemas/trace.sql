@@ -88,7 +88,7 @@ CREATE TABLE allocator (
   id         INTEGER PRIMARY KEY,
   device_id  INTEGER NOT NULL REFERENCES device(id),
   process_id INTEGER REFERENCES process(id),
-  kind       TEXT NOT NULL CHECK (kind IN ('pytorch', 'pool', 'nvtx', 'cupy')),
+  kind       TEXT NOT NULL CHECK (kind IN ('pytorch', 'pool', 'nvtx', 'cupy', 'xla')),
   name       TEXT NOT NULL,
   handle     INTEGER,
   settings   TEXT

@@ -165,7 +165,66 @@ def _jax_stats(suffix):
                 _meta["xla.%s.%d%s" % (k, idx, suffix)] = int(st[k])
 
 
+_xla_events = None
+
+
+def _xla_events_start():
+    """Starts XLA's allocator level (vs_xla_events.py) once JAX's backend
+    exists; never raises."""
+    global _xla_events
+    if _xla_events is not None or not _spool or os.getpid() != _pid:
+        return
+    try:
+        # Called inside JAX's backend lookup: its devices are not asked for
+        # here (that would look the backend up again), only its platforms.
+        from jax._src import xla_bridge
+        if not any(p in ("cuda", "gpu") for p in (getattr(xla_bridge, "_backends", None) or {})):
+            return
+        import vs_xla_events
+        ev = vs_xla_events.XlaEvents(os.path.join(_spool, "vsfw-%d.xla-events" % _pid))
+        _xla_events = ev
+        ev.start()
+        _meta["xla.allocator_level"] = "events"
+    except Exception as e:
+        _meta["xla.allocator_level"] = "unavailable"
+        _say("XLA's blocks are not followed (%s: %s)" % (type(e).__name__, e))
+
+
+def _xla_events_finish():
+    global _xla_events
+    ev = _xla_events
+    if ev is None or ev.profiler is None or ev.profiler.handle is None or os.getpid() != _pid:
+        return
+    try:
+        _meta.update(ev.finish(_installed))
+    except Exception as e:
+        _meta["xla.allocator_level"] = "failed"
+        _say("could not save XLA's blocks (%s: %s)" % (type(e).__name__, e))
+
+
+def _watch_backend():
+    """Starts the allocator level after the first call of JAX's backends()
+    that made its backends (the GPU plugin's client exists then), and puts
+    the original back."""
+    try:
+        from jax._src import xla_bridge
+    except Exception:
+        return
+    original = xla_bridge.backends
+
+    def backends(*args, **kwargs):
+        result = original(*args, **kwargs)
+        if getattr(xla_bridge, "backends", None) is backends:
+            xla_bridge.backends = original
+            _xla_events_start()
+        return result
+
+    backends.__wrapped__ = original
+    xla_bridge.backends = backends
+
+
 def _jax_exit():
+    _xla_events_finish()
     try:
         _jax_stats("")
     except Exception as e:
@@ -176,6 +235,9 @@ def _jax_exit():
 def _on_jax(module):
     _frameworks.add("xla")
     _jax_settings()
+    if os.environ.get("VRAMSCOPE_XLA_EVENTS", "1") != "0" \
+            and os.environ.get("XLA_PYTHON_CLIENT_ALLOCATOR", "default") in ("default", "bfc"):
+        _watch_backend()
     import atexit
     # Registered once jax has registered its own clean-up, so it runs first.
     atexit.register(_jax_exit)

@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: MIT
 """check-frameworks.py — a JAX or CuPy trace against the framework's own account.
 
-Usage: check-frameworks.py TRACE GROUND_TRUTH_JSON_OR_FILE
+Usage: check-frameworks.py TRACE GROUND_TRUTH_JSON_OR_FILE [blocks]
+
+With `blocks`, the trace must hold the pool's own blocks (the allocator
+level `record` keeps of CuPy's pool and XLA's BFC allocator).
 
 The ground truth is what a sample printed (samples/jax-*.py,
 samples/cupy-*.py through samples/framework_truth.py): JAX's
@@ -14,8 +17,11 @@ what `vramscope report` prints ($VRAMSCOPE, default build/cli/vramscope):
     exactly: reserved = the pool's size (pool_bytes; CuPy's total_bytes
     and its high-water mark), allocated = bytes in use (peak and final),
     allocations = the framework's count; failures = the errors raised;
-  * `all` does not count the pool as allocated (with CuPy's own blocks:
-    it counts those in use and what lies outside the pool);
+  * `all` does not count the pool as allocated (with the pool's own
+    blocks: it counts those in use and what lies outside the pool);
+  * with the pool's own blocks: those live at the peak sum to the
+    framework's peak, the program's line is reached (CuPy: by every one);
+    XLA's running sum never left its allocator's bytes_in_use;
   * a healthy run has no finding (no leak at exit for what the pool
     keeps, nothing outside the allocators, no failure); a failed run has
     one out-of-memory finding of the pool, for the request the error
@@ -112,7 +118,11 @@ def main():
               st["used_bytes"])
         pool_size = st["peak_total_bytes"]
     equal("%s failed_alloc_count" % name, num(p["failed_alloc_count"]), failures)
-    if fw == "cupy" and meta(trace, "cupy.allocator_level") == "events":
+    blocks = meta(trace, "%s.allocator_level" % name) == "events"
+    if len(sys.argv) > 3 and sys.argv[3] == "blocks":
+        check("the allocator level was recorded (%s.allocator_level)" % name, blocks,
+              str(meta(trace, "%s.allocator_level" % name)))
+    if blocks:
         # With the pool's own blocks, `all` counts the bytes they hold in
         # use (never its cached segments) and what lies outside the pool.
         outside = num(everything["peak_reserved_bytes"]) - num(p["peak_reserved_bytes"])
@@ -126,7 +136,7 @@ def main():
               num(everything["peak_allocated_bytes"]) < pool_size,
               "all peak allocated %s, pool %d" % (everything["peak_allocated_bytes"], pool_size))
 
-    if fw == "cupy" and meta(trace, "cupy.allocator_level") == "events":
+    if blocks and fw == "cupy":
         # The allocator level: every block with the Python stack that
         # asked for it, so the bytes live at the peak sum to the pool's
         # own peak and the largest of them is the program's line.
@@ -138,6 +148,19 @@ def main():
                                  for r in live), ",".join(r["site"] for r in live))
         equal("the pool's segments never failed to match total_bytes()",
               meta(trace, "cupy.segment_mismatch"), "0")
+    if blocks and fw == "jax":
+        # XLA's blocks from its allocator's own events: the bytes live at
+        # the peak sum to peak_bytes_in_use, the running sum never left the
+        # allocator's bytes_in_use, and the buffers the program holds at
+        # the peak (its parameters, the step's outputs) reach its line.
+        live = rows(report(trace, "--format", "csv", "--allocator", "xla", "peak"))
+        equal("xla blocks live at the peak sum to peak_bytes_in_use",
+              sum(int(r["bytes"]) for r in live), st["peak_bytes_in_use"])
+        equal("the blocks' running sum always equals the allocator's bytes_in_use",
+              meta(trace, "xla.event_mismatch"), "0")
+        mine = [r for r in live if r["site"].startswith("samples/%s.py" % t["sample"])]
+        check("blocks live at the peak reach the program's line",
+              mine != [], ",".join(r["site"] for r in live))
     findings = rows(report(trace, "--format", "csv", "diagnose"))
     kinds = [f["finding"] for f in findings]
     check("no leak-at-exit", "leak-at-exit" not in kinds, ",".join(kinds))
