@@ -17,6 +17,10 @@
  *   back, and the event's range is marked under its bar;
  * - the event line names the event, and the stack shows the user's frames
  *   first;
+ * - each step moves the selected instant to the event's time: the
+ *   session, every timeline's marker and Attribution show it, while the
+ *   step shown, and the state drawn for it, stay the step's (the
+ *   session's answer is not stepped again nor computed twice);
  * - selecting another instant leaves stepping and draws that instant;
  * - `vramscope-view --pane state --screenshot` saves a picture of the
  *   segment map with an event shown.
@@ -371,6 +375,88 @@ test_stepping (void)
   }
 }
 
+/* The timeline's marked instant on device. */
+static gint64
+chart_instant (gint64 device)
+{
+  gint64 t = -2;
+
+  for (guint i = 0; i < window->slots->len; i++)
+    {
+      VsChartSlot *slot = &g_array_index (window->slots, VsChartSlot, i);
+      if (slot->device_id == device)
+        g_object_get (slot->chart, "instant", &t, NULL);
+    }
+  return t;
+}
+
+static const VsAllocStep *last_step;
+
+static gboolean
+step_changed (gpointer data)
+{
+  const VsAllocStep *s = vs_state_pane_get_step (pane);
+  return s != NULL && !same_step (s, last_step);
+}
+
+/* Presses keysym, waits until the pane shows another step, then (its
+ * state drawn) until the window settles: returns the instant drawn for
+ * the step before the session's answer could come. */
+static VsInstant *
+step_by_key (KeySym keysym)
+{
+  Display *d = xdisplay ();
+  VsInstant *first;
+
+  last_step = vs_state_pane_get_step (pane);
+  XTestFakeKeyEvent (d, XKeysymToKeycode (d, keysym), True, 0);
+  XTestFakeKeyEvent (d, XKeysymToKeycode (d, keysym), False, 0);
+  XSync (d, False);
+  g_assert_true (wait_until (step_changed, NULL));
+  first = drawn ();
+  g_assert_true (wait_until (window_settled, window));
+  spin (60);
+  return first;
+}
+
+/* Stepping moves the selection: the session's instant, the timeline's
+ * marker and Attribution's instant are the event's time, and the step
+ * stays (the session's answer does not reset it or draw it again). */
+static void
+test_selection_follows (void)
+{
+  VsSession *session = vs_window_get_session (window);
+  VsAttributionPane *attribution = window->attribution_pane;
+  guint moved = 0;
+
+  g_assert_cmpstr (adw_view_stack_get_visible_child_name (window->pane_stack), ==, "fragmentation");
+  press_key (XK_bracketright, 0);
+  for (guint k = 0; k < 40; k++)
+    {
+      gint64 before = vs_session_get_selected_time (session);
+      g_autoptr (VsInstant) first = step_by_key (k % 4 == 3 ? XK_bracketleft : XK_bracketright);
+      g_autoptr (VsInstant) now = drawn ();
+      g_autoptr (VsInstant) shown = NULL;
+      const VsAllocStep *s = vs_state_pane_get_step (pane);
+      VsInstant *in = vs_session_get_instant (session);
+
+      g_assert_nonnull (s);
+      g_assert_true (now == first);
+      g_assert_cmpint (now->seq, ==, s->seq);
+      if (s->time_ns == VS_UNKNOWN)
+        continue;
+      g_assert_cmpint (vs_session_get_selected_time (session), ==, s->time_ns);
+      g_assert_nonnull (in);
+      g_assert_cmpint (in->time_ns, ==, s->time_ns);
+      g_assert_cmpint (in->device_id, ==, now->device_id);
+      g_assert_cmpint (chart_instant (in->device_id), ==, s->time_ns);
+      g_object_get (attribution, "instant", &shown, NULL);
+      g_assert_true (shown == in);
+      moved += s->time_ns != before;
+    }
+  g_assert_cmpuint (moved, >=, 20);
+}
+
 static gboolean
 stack_shown (gpointer data)
 {
@@ -496,6 +582,7 @@ main (int argc, char **argv)
   }
 
   g_test_add_func ("/state/stepping", test_stepping);
+  g_test_add_func ("/state/selection-follows", test_selection_follows);
   g_test_add_func ("/state/event-text", test_event_text);
   g_test_add_func ("/state/screenshot", test_screenshot);
   status = g_test_run ();
