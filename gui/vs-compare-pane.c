@@ -11,6 +11,7 @@
 #include "vs-analyzer.h"
 #include "vs-cell-format.h"
 #include "vs-compare-item.h"
+#include "vs-sort-button.h"
 
 struct _VsComparePane
 {
@@ -252,6 +253,7 @@ vs_compare_pane_class_init (VsComparePaneClass *klass)
   g_object_class_install_properties (object_class, N_PROPS, props);
 
   g_type_ensure (VS_TYPE_COMPARE_ITEM);
+  g_type_ensure (VS_TYPE_SORT_BUTTON);
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/org/vramscope/View/vs-compare-pane.ui");
   gtk_widget_class_bind_template_child (widget_class, VsComparePane, banner_revealer);
