@@ -237,10 +237,10 @@ vs_sort_button_init (VsSortButton *self)
 {
   g_autoptr (GSimpleActionGroup) group = g_simple_action_group_new ();
 
-  self->column_action = g_simple_action_new_stateful ("column", G_VARIANT_TYPE_INT32,
-                                                      g_variant_new_int32 (-1));
-  self->order_action = g_simple_action_new_stateful ("order", G_VARIANT_TYPE_STRING,
-                                                     g_variant_new_string (""));
+  self->column_action
+      = g_simple_action_new_stateful ("column", G_VARIANT_TYPE_INT32, g_variant_new_int32 (-1));
+  self->order_action
+      = g_simple_action_new_stateful ("order", G_VARIANT_TYPE_STRING, g_variant_new_string (""));
   g_signal_connect (self->column_action, "change-state", G_CALLBACK (on_column), self);
   g_signal_connect (self->order_action, "change-state", G_CALLBACK (on_order), self);
   g_action_map_add_action (G_ACTION_MAP (group), G_ACTION (self->column_action));
