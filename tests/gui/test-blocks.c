@@ -34,6 +34,7 @@
 #include "vs-attribution-pane.h"
 #include "vs-blocks-draw.h"
 #include "vs-blocks-pane.h"
+#include "vs-test-x11.h"
 #include "vs-window-private.h"
 
 #define WAIT_US (30 * G_USEC_PER_SEC)
@@ -327,6 +328,10 @@ check_pane (void)
   }
   g_assert_true (wait_until (chart_settled, NULL));
   spin (200);
+  /* Every button and every label that may be cut has a tooltip, and the
+   * buttons take the keyboard focus (the status line and the chart). */
+  g_assert_cmpuint (
+      vs_test_audit_reach (adw_view_stack_get_child_by_name (window->pane_stack, "blocks")), >=, 1);
   r = vs_blocks_chart_get_bands (c);
   b = &g_array_index (r->bands, VsBand, band);
   g_assert_cmpint (b->block.id, ==, saved.block.id);

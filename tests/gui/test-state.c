@@ -42,6 +42,7 @@
 
 #include "vs-application.h"
 #include "vs-state-pane.h"
+#include "vs-test-x11.h"
 #include "vs-window-private.h"
 
 #define WAIT_US (30 * G_USEC_PER_SEC)
@@ -303,6 +304,8 @@ test_stepping (void)
   g_assert_nonnull (previous_button);
   g_assert_nonnull (gtk_widget_get_tooltip_text (next_button));
   g_assert_nonnull (gtk_widget_get_tooltip_text (previous_button));
+  /* Both buttons, with a tooltip, reachable by the keyboard. */
+  g_assert_cmpuint (vs_test_audit_reach (GTK_WIDGET (pane)), >=, 2);
   for (guint k = 0; k < 60 && index + 1 < (gint)vs_alloc_steps_get_n (steps); k++)
     {
       const VsAllocStep *want = vs_alloc_steps_get (steps, (guint)index + 1);
