@@ -246,6 +246,21 @@ open_and_show (const char *name)
 }
 
 /* Hover, pixels, click and keys on the trace shown. */
+/* A pixel of a widget on screen, and the colour it should leave. */
+typedef struct
+{
+  GtkWidget *widget;
+  double x, y;
+  guint32 colour;
+} PixelWatch;
+
+static gboolean
+pixel_differs (gpointer data)
+{
+  PixelWatch *watch = data;
+  return screen_pixel (watch->widget, watch->x, watch->y) != watch->colour;
+}
+
 static void
 check_pane (void)
 {
@@ -351,6 +366,12 @@ check_pane (void)
           GdkRGBA oc;
 
           vs_blocks_site_color (o->stack->site, &oc);
+          /* The faded picture is on screen once the main loop has drawn
+           * the frame after it (later on a busy machine). */
+          {
+            PixelWatch watch = { w, ox, oy, rgb_of (&oc) };
+            g_assert_true (wait_until (pixel_differs, &watch));
+          }
           g_assert_cmphex (screen_pixel (w, ox, oy), !=, rgb_of (&oc));
           break;
         }
