@@ -54,6 +54,21 @@ update_status (VsBlocksPane *self)
   gtk_label_set_text (self->status_label, text != NULL ? text : "");
 }
 
+/* The status line may be cut at the pane's width: its tooltip holds it
+ * all.  Asked for when shown, so that a new line does not query the
+ * tooltips under the pointer again. */
+static gboolean
+on_status_tooltip (GtkWidget *label, int x, int y, gboolean keyboard, GtkTooltip *tooltip,
+                   gpointer data)
+{
+  const char *text = gtk_label_get_text (GTK_LABEL (label));
+
+  if (*text == '\0')
+    return FALSE;
+  gtk_tooltip_set_text (tooltip, text);
+  return TRUE;
+}
+
 static void
 on_band_selected (VsBlocksChart *chart, gint64 device_id, gint64 time_ns, const char *site,
                   VsBlocksPane *self)
@@ -136,6 +151,8 @@ static void
 vs_blocks_pane_init (VsBlocksPane *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
+  gtk_widget_set_has_tooltip (GTK_WIDGET (self->status_label), TRUE);
+  g_signal_connect (self->status_label, "query-tooltip", G_CALLBACK (on_status_tooltip), NULL);
   g_signal_connect (self, "notify::session", G_CALLBACK (on_session), NULL);
   g_signal_connect_swapped (self->chart, "bands-changed", G_CALLBACK (notify_bands), self);
 }

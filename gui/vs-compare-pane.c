@@ -11,6 +11,7 @@
 #include "vs-analyzer.h"
 #include "vs-cell-format.h"
 #include "vs-compare-item.h"
+#include "vs-sort-button.h"
 
 struct _VsComparePane
 {
@@ -152,7 +153,13 @@ vs_compare_pane_set_comparison (VsComparePane *self, VsComparison *comparison)
           = g_strdup_printf (_("A: %s · B: %s"), vs_comparison_get_name_a (comparison),
                              vs_comparison_get_name_b (comparison));
 
+      g_autofree char *full = g_strdup_printf (
+          _("A, the trace shown: %s\nB, the trace compared: %s"),
+          vs_comparison_get_name_a (comparison), vs_comparison_get_name_b (comparison));
+
       gtk_label_set_text (self->names_label, names);
+      /* Cut in the middle when the pane is narrow: whole in the tooltip. */
+      gtk_widget_set_tooltip_text (GTK_WIDGET (self->names_label), full);
       gtk_toggle_button_set_active (self->start_button, TRUE);
       g_signal_connect (comparison, "notify::computed", G_CALLBACK (on_computed), self);
       on_computed (comparison, NULL, self);
@@ -252,6 +259,7 @@ vs_compare_pane_class_init (VsComparePaneClass *klass)
   g_object_class_install_properties (object_class, N_PROPS, props);
 
   g_type_ensure (VS_TYPE_COMPARE_ITEM);
+  g_type_ensure (VS_TYPE_SORT_BUTTON);
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/org/vramscope/View/vs-compare-pane.ui");
   gtk_widget_class_bind_template_child (widget_class, VsComparePane, banner_revealer);

@@ -10,6 +10,12 @@
  * end of the span the events around the current one are loaded again.
  * The event's stack is rendered in a worker (the trace's stack cache is
  * the document's, under its lock) and shown when it arrives.
+ *
+ * Each step selects its event's time in the session, so the timelines'
+ * instant marker and Attribution follow it; the session's instant that
+ * answers is recognised (the session still has the step's time selected)
+ * and neither draws nor steps again: the state drawn stays the step's,
+ * computed once.
  */
 #include "vs-state-pane.h"
 
@@ -38,8 +44,14 @@ struct _VsStatePane
   VsDocument *steps_document; /* what steps were read from */
   gint64 steps_device;
   VsAllocSteps *steps;
-  gint index;                      /* event shown; -1: the state before the span's first */
-  VsInstant *stepped;              /* the state drawn while stepping */
+  gint index;         /* event shown; -1: the state before the span's first */
+  VsInstant *stepped; /* the state drawn while stepping */
+  /* A step selects its event's time in the session (the timelines' marker
+   * and Attribution follow); the instant that comes back for it is not
+   * stepped again.  select_on_show: the next state shown comes from a
+   * step; selected_device/_t: what the last step selected (t < 0: none). */
+  gboolean select_on_show;
+  gint64 selected_device, selected_t;
   GCancellable *cancellable;       /* the load in flight */
   GCancellable *stack_cancellable; /* the stack in flight */
 };
@@ -241,6 +253,38 @@ reveal (VsStatePane *self, gint64 address)
     gtk_adjustment_set_value (adj, y - page / 2);
 }
 
+/* After a step: selects the event's time on its device in the session,
+ * so that the timelines mark it and Attribution shows that instant (an
+ * event of unknown time leaves the selection). */
+static void
+select_step_time (VsStatePane *self)
+{
+  gint64 t = self->stepped->time_ns;
+
+  if (self->session == NULL || t == VS_UNKNOWN || t < 0)
+    return;
+  self->selected_device = self->stepped->device_id;
+  self->selected_t = t;
+  vs_session_select_instant (self->session, self->selected_device, t);
+}
+
+/* Whether instant is the session's answer to the last step's selection
+ * (or to an earlier step's, still selected while the last one's query
+ * waits): the session still has that time selected on that device. */
+static gboolean
+is_own_selection (VsStatePane *self, VsInstant *instant)
+{
+  const VsTimeSpan *range;
+
+  if (instant == NULL || self->session == NULL || !self->stepping || self->selected_t < 0)
+    return FALSE;
+  range = vs_session_get_selection (self->session);
+  return range->end <= range->begin
+         && vs_session_get_device (self->session) == self->selected_device
+         && vs_session_get_selected_time (self->session) == self->selected_t
+         && instant->device_id == self->selected_device;
+}
+
 /* Draws the state after the current event and says what it was. */
 static void
 show_current (VsStatePane *self)
@@ -248,6 +292,11 @@ show_current (VsStatePane *self)
   g_clear_pointer (&self->stepped, vs_instant_unref);
   self->stepped = instant_of (self, self->index);
   vs_fragmentation_view_set_instant (self->view, self->stepped);
+  if (self->select_on_show)
+    {
+      self->select_on_show = FALSE;
+      select_step_time (self);
+    }
   if (self->index >= 0)
     {
       const VsAllocStep *s = vs_alloc_steps_get (self->steps, (guint)self->index);
@@ -372,6 +421,7 @@ on_loaded (GObject *source, GAsyncResult *result, gpointer data)
     {
       g_autofree char *line
           = g_strdup_printf (_("The allocator’s events could not be read: %s"), error->message);
+      self->select_on_show = FALSE;
       show_instant (self);
       gtk_label_set_text (self->event_label, line);
     }
@@ -448,6 +498,7 @@ vs_state_pane_step (VsStatePane *self, int delta)
   g_return_if_fail (VS_IS_STATE_PANE (self));
   if (self->instant == NULL || self->loading)
     return;
+  self->select_on_show = TRUE;
   if (!self->stepping)
     {
       self->stepping = TRUE;
@@ -483,6 +534,7 @@ vs_state_pane_start_stepping (VsStatePane *self)
 {
   g_return_if_fail (VS_IS_STATE_PANE (self));
   self->keep_stepping = TRUE;
+  self->select_on_show = FALSE; /* the instant is already the selection */
   if (self->instant == NULL)
     return; /* once the instant comes */
   self->stepping = TRUE;
@@ -532,12 +584,24 @@ static void
 set_instant (VsStatePane *self, VsInstant *instant)
 {
 
+  gboolean own;
+
   if (instant == self->instant)
     return;
+  own = is_own_selection (self, instant);
   if (instant != NULL)
     vs_instant_ref (instant);
   g_clear_pointer (&self->instant, vs_instant_unref);
   self->instant = instant;
+  if (own)
+    {
+      /* The instant a step selected: the step's state stays drawn, the
+       * position and any span being read stay. */
+      g_object_notify_by_pspec (G_OBJECT (self), props[PROP_INSTANT]);
+      return;
+    }
+  self->select_on_show = FALSE;
+  self->selected_t = -1;
   g_cancellable_cancel (self->cancellable);
   if (self->loading)
     {
@@ -658,6 +722,8 @@ vs_state_pane_init (VsStatePane *self)
                         gtk_callback_action_new (on_step_key, GINT_TO_POINTER (1), NULL)));
   gtk_widget_add_controller (GTK_WIDGET (self), keys);
   self->index = -1;
+  self->selected_device = -1;
+  self->selected_t = -1;
   show_instant (self);
 }
 

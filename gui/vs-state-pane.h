@@ -7,8 +7,10 @@
  * the device's allocator events around it — an allocation, a free, a
  * segment allocated, freed, mapped or unmapped, a failed request — and
  * show the state after each (vs_alloc_steps_state), the event and its
- * stack, the user's own frames first.  Selecting another instant leaves
- * stepping.
+ * stack, the user's own frames first.  Each step selects the event's
+ * time in the session, so the timelines mark it and Attribution shows
+ * it; that selection does not move the step.  Selecting another instant
+ * leaves stepping.
  */
 #pragma once
 

@@ -544,7 +544,8 @@ zoom_reset_action (GtkWidget *widget, const char *name, GVariant *param)
     vs_session_set_visible_range (self->session, 0, MAX (1, vs_document_get_duration (doc)));
 }
 
-/* Alt+1…7: the panes in the switcher's order. */
+/* Alt+1…8: the panes in the switcher's order (Alt+8: Comparison, while
+ * comparing). */
 static void
 show_pane_action (GtkWidget *widget, const char *name, GVariant *param)
 {
@@ -858,8 +859,8 @@ vs_window_class_init (VsWindowClass *klass)
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_C, GDK_CONTROL_MASK | GDK_SHIFT_MASK,
                                        "win.copy-stack", NULL);
   {
-    static const char *const panes[]
-        = { "diagnosis", "attribution", "flame", "allocations", "fragmentation", "oom", "blocks" };
+    static const char *const panes[] = { "diagnosis",     "attribution", "flame",  "allocations",
+                                         "fragmentation", "oom",         "blocks", "compare" };
     for (guint i = 0; i < G_N_ELEMENTS (panes); i++)
       {
         gtk_widget_class_add_binding_action (widget_class, GDK_KEY_1 + i, GDK_ALT_MASK,
@@ -945,8 +946,14 @@ vs_window_show_pane (VsWindow *self, const char *name)
       vs_state_pane_start_stepping (self->state_pane);
       return TRUE;
     }
-  if (adw_view_stack_get_child_by_name (self->pane_stack, name) == NULL)
-    return FALSE;
+  {
+    GtkWidget *child = adw_view_stack_get_child_by_name (self->pane_stack, name);
+
+    /* A hidden page (Comparison while not comparing) is not shown. */
+    if (child == NULL
+        || !adw_view_stack_page_get_visible (adw_view_stack_get_page (self->pane_stack, child)))
+      return FALSE;
+  }
   adw_view_stack_set_visible_child_name (self->pane_stack, name);
   return TRUE;
 }

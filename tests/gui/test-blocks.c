@@ -34,6 +34,7 @@
 #include "vs-attribution-pane.h"
 #include "vs-blocks-draw.h"
 #include "vs-blocks-pane.h"
+#include "vs-test-x11.h"
 #include "vs-window-private.h"
 
 #define WAIT_US (30 * G_USEC_PER_SEC)
@@ -245,6 +246,21 @@ open_and_show (const char *name)
 }
 
 /* Hover, pixels, click and keys on the trace shown. */
+/* A pixel of a widget on screen, and the colour it should leave. */
+typedef struct
+{
+  GtkWidget *widget;
+  double x, y;
+  guint32 colour;
+} PixelWatch;
+
+static gboolean
+pixel_differs (gpointer data)
+{
+  PixelWatch *watch = data;
+  return screen_pixel (watch->widget, watch->x, watch->y) != watch->colour;
+}
+
 static void
 check_pane (void)
 {
@@ -327,6 +343,10 @@ check_pane (void)
   }
   g_assert_true (wait_until (chart_settled, NULL));
   spin (200);
+  /* Every button and every label that may be cut has a tooltip, and the
+   * buttons take the keyboard focus (the status line and the chart). */
+  g_assert_cmpuint (
+      vs_test_audit_reach (adw_view_stack_get_child_by_name (window->pane_stack, "blocks")), >=, 1);
   r = vs_blocks_chart_get_bands (c);
   b = &g_array_index (r->bands, VsBand, band);
   g_assert_cmpint (b->block.id, ==, saved.block.id);
@@ -346,6 +366,12 @@ check_pane (void)
           GdkRGBA oc;
 
           vs_blocks_site_color (o->stack->site, &oc);
+          /* The faded picture is on screen once the main loop has drawn
+           * the frame after it (later on a busy machine). */
+          {
+            PixelWatch watch = { w, ox, oy, rgb_of (&oc) };
+            g_assert_true (wait_until (pixel_differs, &watch));
+          }
           g_assert_cmphex (screen_pixel (w, ox, oy), !=, rgb_of (&oc));
           break;
         }

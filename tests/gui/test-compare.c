@@ -12,6 +12,9 @@
  *   on one run only), a PyTorch snapshot's GPU;
  * - a click on the Change and Change (%) headers sorts the rows by that
  *   value, a second click the other way;
+ * - the keyboard sorts too: Alt+O opens the Sort menu, arrow keys and
+ *   Return choose a column (ascending) and then Descending, and the rows
+ *   follow; a header click afterwards leaves no stale mark in the menu;
  * - the second trace's allocated line is drawn in its colour where the
  *   analyzer's own timeline of that trace puts it (vs_timeline_query,
  *   one bucket per pixel column), from the start and, after a click on
@@ -35,6 +38,7 @@
 #include "vs-chart-draw.h"
 #include "vs-compare-item.h"
 #include "vs-memory-chart.h"
+#include "vs-sort-button.h"
 #include "vs-test-wait.h"
 #include "vs-test-x11.h"
 #include "vs-window-private.h"
@@ -421,6 +425,152 @@ test_sort (void)
     }
 }
 
+static GtkWidget *
+find_sort_button (GtkWidget *widget)
+{
+  if (VS_IS_SORT_BUTTON (widget) && gtk_widget_get_mapped (widget))
+    return widget;
+  for (GtkWidget *c = gtk_widget_get_first_child (widget); c; c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found = find_sort_button (c);
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+/* The text of the focused menu item, mnemonic underscores removed (""
+ * when the focus is elsewhere). */
+static char *
+focused_item_text (void)
+{
+  GtkWidget *focus = gtk_root_get_focus (GTK_ROOT (window));
+  g_autofree char *text = NULL;
+  GString *out = g_string_new (NULL);
+
+  if (focus != NULL && g_object_class_find_property (G_OBJECT_GET_CLASS (focus), "text") != NULL)
+    g_object_get (focus, "text", &text, NULL);
+  for (const char *p = text; p != NULL && *p; p++)
+    if (*p != '_')
+      g_string_append_c (out, *p);
+  return g_string_free (out, FALSE);
+}
+
+static gboolean
+popover_open (gpointer data)
+{
+  GtkPopover *popover = gtk_menu_button_get_popover (data);
+  return popover != NULL && gtk_widget_get_mapped (GTK_WIDGET (popover));
+}
+
+static gboolean
+popover_closed (gpointer data)
+{
+  return !popover_open (data);
+}
+
+/* Alt+O opens the Sort menu; Down moves to the item labelled label, Return
+ * chooses it. */
+static void
+sort_by_keys (GtkMenuButton *button, const char *label)
+{
+  const KeySym alt[] = { XK_Alt_L };
+  guint k;
+
+  vs_test_x11_key (XK_o, alt, 1);
+  g_assert_true (wait_until (popover_open, button));
+  vs_test_x11_spin (200);
+  for (k = 0; k < 16; k++)
+    {
+      g_autofree char *text = focused_item_text ();
+      if (g_str_equal (text, label))
+        break;
+      vs_test_x11_key (XK_Down, NULL, 0);
+      vs_test_x11_spin (60);
+    }
+  g_assert_cmpuint (k, <, 16);
+  g_test_message ("chose %s after %u moves", label, k);
+  vs_test_x11_key (XK_Return, NULL, 0);
+  g_assert_true (wait_until (popover_closed, button));
+  vs_test_x11_spin (100);
+}
+
+/* The Sort menu's state: the column's position and the order. */
+static void
+assert_marks (GtkWidget *sort, gint column, const char *order)
+{
+  g_autofree char *o = NULL;
+  gint c;
+
+  vs_sort_button_get_marks (VS_SORT_BUTTON (sort), &c, &o);
+  g_test_message ("marks: column %d, order %s", c, o);
+  g_assert_cmpint (c, ==, column);
+  g_assert_cmpstr (o, ==, order);
+}
+
+/* The position of the column titled title. */
+static gint
+column_position (GtkColumnView *view, const char *title)
+{
+  GListModel *columns = gtk_column_view_get_columns (view);
+
+  for (guint i = 0; i < g_list_model_get_n_items (columns); i++)
+    {
+      g_autoptr (GtkColumnViewColumn) col = g_list_model_get_item (columns, i);
+      if (g_strcmp0 (gtk_column_view_column_get_title (col), title) == 0)
+        return (gint)i;
+    }
+  return -1;
+}
+
+/* Sorting by keyboard: the Sort menu (Alt+O), arrows and Return. */
+static void
+test_sort_by_keyboard (void)
+{
+  GListModel *rows = vs_compare_pane_get_rows (window->compare_pane);
+  GtkWidget *sort = find_sort_button (GTK_WIDGET (window->compare_pane));
+  GtkMenuButton *button;
+  GtkColumnView *view;
+  const char *titles[] = { "A", "Change (%)", "Change" };
+  const char *props[] = { "a", "percent", "delta" };
+  const char *order = NULL;
+
+  g_assert_nonnull (sort);
+  button = vs_sort_button_get_menu_button (VS_SORT_BUTTON (sort));
+  view = vs_sort_button_get_column_view (VS_SORT_BUTTON (sort));
+  g_assert_nonnull (view);
+  g_assert_nonnull (gtk_widget_get_tooltip_text (GTK_WIDGET (button)));
+  /* Every button of the pane (alignment, Sort, Copy, Stop Comparing) has
+   * a tooltip and takes the focus; the names line, which may be cut, has
+   * a tooltip. */
+  g_assert_cmpuint (vs_test_audit_reach (GTK_WIDGET (window->compare_pane)), >=, 6);
+  g_assert_cmpuint (g_list_model_get_n_items (rows), >=, 5);
+  g_assert_true (vs_test_x11_focus (GTK_WINDOW (window)));
+  for (guint i = 0; i < G_N_ELEMENTS (titles); i++)
+    {
+      gint position = column_position (view, titles[i]);
+      /* A column keeps the order chosen before (ascending at first). */
+      int direction = order == NULL || g_str_equal (order, "ascending") ? 1 : -1;
+
+      g_assert_cmpint (position, >=, 0);
+      sort_by_keys (button, titles[i]);
+      assert_marks (sort, position, direction > 0 ? "ascending" : "descending");
+      g_assert_true (sorted_by (rows, props[i], direction));
+      g_assert_false (sorted_by (rows, props[i], -direction));
+      /* The other order. */
+      order = direction > 0 ? "descending" : "ascending";
+      sort_by_keys (button, direction > 0 ? "Descending" : "Ascending");
+      assert_marks (sort, position, order);
+      g_assert_true (sorted_by (rows, props[i], -direction));
+      g_assert_false (sorted_by (rows, props[i], direction));
+    }
+  /* A header click: the menu no longer claims a column. */
+  vs_test_x11_spin (600);
+  vs_test_x11_click (find_label (GTK_WIDGET (window->compare_pane), "B"));
+  g_assert_true (sorted_by (rows, "b", 1));
+  assert_marks (sort, -1, "");
+}
+
 /* B's line where the analyzer puts B, from the start and by iteration. */
 static void
 test_line_and_alignment (void)
@@ -598,6 +748,7 @@ main (int argc, char **argv)
 
   g_test_add_func ("/compare/open-by-menu", test_open_by_menu);
   g_test_add_func ("/compare/sort", test_sort);
+  g_test_add_func ("/compare/sort-by-keyboard", test_sort_by_keyboard);
   g_test_add_func ("/compare/line-and-alignment", test_line_and_alignment);
   g_test_add_func ("/compare/stop", test_stop);
   g_test_add_func ("/compare/snapshots", test_snapshots);

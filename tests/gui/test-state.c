@@ -17,9 +17,16 @@
  *   back, and the event's range is marked under its bar;
  * - the event line names the event, and the stack shows the user's frames
  *   first;
+ * - each step moves the selected instant to the event's time: the
+ *   session, every timeline's marker and Attribution show it, while the
+ *   step shown, and the state drawn for it, stay the step's (the
+ *   session's answer is not stepped again nor computed twice);
  * - selecting another instant leaves stepping and draws that instant;
  * - `vramscope-view --pane state --screenshot` saves a picture of the
- *   segment map with an event shown.
+ *   segment map with an event shown;
+ * - on a PyTorch snapshot opened as a file (imported through the snapshot
+ *   cache, as `vramscope view FILE.pickle` does), stepping shows the
+ *   imported trace's own state after each event and moves the selection.
  *
  * Environment: VS_DATA (tests/data), VS_VIEW (the viewer, for the
  * screenshot).
@@ -35,6 +42,7 @@
 
 #include "vs-application.h"
 #include "vs-state-pane.h"
+#include "vs-test-x11.h"
 #include "vs-window-private.h"
 
 #define WAIT_US (30 * G_USEC_PER_SEC)
@@ -296,6 +304,8 @@ test_stepping (void)
   g_assert_nonnull (previous_button);
   g_assert_nonnull (gtk_widget_get_tooltip_text (next_button));
   g_assert_nonnull (gtk_widget_get_tooltip_text (previous_button));
+  /* Both buttons, with a tooltip, reachable by the keyboard. */
+  g_assert_cmpuint (vs_test_audit_reach (GTK_WIDGET (pane)), >=, 2);
   for (guint k = 0; k < 60 && index + 1 < (gint)vs_alloc_steps_get_n (steps); k++)
     {
       const VsAllocStep *want = vs_alloc_steps_get (steps, (guint)index + 1);
@@ -371,6 +381,88 @@ test_stepping (void)
   }
 }
 
+/* The timeline's marked instant on device. */
+static gint64
+chart_instant (gint64 device)
+{
+  gint64 t = -2;
+
+  for (guint i = 0; i < window->slots->len; i++)
+    {
+      VsChartSlot *slot = &g_array_index (window->slots, VsChartSlot, i);
+      if (slot->device_id == device)
+        g_object_get (slot->chart, "instant", &t, NULL);
+    }
+  return t;
+}
+
+static const VsAllocStep *last_step;
+
+static gboolean
+step_changed (gpointer data)
+{
+  const VsAllocStep *s = vs_state_pane_get_step (pane);
+  return s != NULL && !same_step (s, last_step);
+}
+
+/* Presses keysym, waits until the pane shows another step, then (its
+ * state drawn) until the window settles: returns the instant drawn for
+ * the step before the session's answer could come. */
+static VsInstant *
+step_by_key (KeySym keysym)
+{
+  Display *d = xdisplay ();
+  VsInstant *first;
+
+  last_step = vs_state_pane_get_step (pane);
+  XTestFakeKeyEvent (d, XKeysymToKeycode (d, keysym), True, 0);
+  XTestFakeKeyEvent (d, XKeysymToKeycode (d, keysym), False, 0);
+  XSync (d, False);
+  g_assert_true (wait_until (step_changed, NULL));
+  first = drawn ();
+  g_assert_true (wait_until (window_settled, window));
+  spin (60);
+  return first;
+}
+
+/* Stepping moves the selection: the session's instant, the timeline's
+ * marker and Attribution's instant are the event's time, and the step
+ * stays (the session's answer does not reset it or draw it again). */
+static void
+test_selection_follows (void)
+{
+  VsSession *session = vs_window_get_session (window);
+  VsAttributionPane *attribution = window->attribution_pane;
+  guint moved = 0;
+
+  g_assert_cmpstr (adw_view_stack_get_visible_child_name (window->pane_stack), ==, "fragmentation");
+  press_key (XK_bracketright, 0);
+  for (guint k = 0; k < 40; k++)
+    {
+      gint64 before = vs_session_get_selected_time (session);
+      g_autoptr (VsInstant) first = step_by_key (k % 4 == 3 ? XK_bracketleft : XK_bracketright);
+      g_autoptr (VsInstant) now = drawn ();
+      g_autoptr (VsInstant) shown = NULL;
+      const VsAllocStep *s = vs_state_pane_get_step (pane);
+      VsInstant *in = vs_session_get_instant (session);
+
+      g_assert_nonnull (s);
+      g_assert_true (now == first);
+      g_assert_cmpint (now->seq, ==, s->seq);
+      if (s->time_ns == VS_UNKNOWN)
+        continue;
+      g_assert_cmpint (vs_session_get_selected_time (session), ==, s->time_ns);
+      g_assert_nonnull (in);
+      g_assert_cmpint (in->time_ns, ==, s->time_ns);
+      g_assert_cmpint (in->device_id, ==, now->device_id);
+      g_assert_cmpint (chart_instant (in->device_id), ==, s->time_ns);
+      g_object_get (attribution, "instant", &shown, NULL);
+      g_assert_true (shown == in);
+      moved += s->time_ns != before;
+    }
+  g_assert_cmpuint (moved, >=, 20);
+}
+
 static gboolean
 stack_shown (gpointer data)
 {
@@ -417,6 +509,75 @@ test_event_text (void)
                                            : s->kind == VS_ALLOC_STEP_FREE ? "Block freed"
                                                                            : "Segment"));
   }
+}
+
+static VsDocument *old_document;
+
+static gboolean
+shows_other_document (gpointer data)
+{
+  VsDocument *doc = vs_session_get_document (vs_window_get_session (window));
+  return doc != NULL && doc != old_document && vs_window_get_settled (window);
+}
+
+/* A snapshot opened as `vramscope view FILE.pickle` opens it: imported
+ * into the snapshot cache, then stepped event by event. */
+static void
+test_snapshot (void)
+{
+  g_autofree char *pickle
+      = g_build_filename (g_getenv ("VS_DATA"), "snapshots", "train.pickle", NULL);
+  g_autoptr (GFile) file = g_file_new_for_path (pickle);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (VsAllocSteps) steps = NULL;
+  g_autofree char *cached = NULL;
+  VsSession *session = vs_window_get_session (window);
+  gint index;
+  guint stepped = 0;
+
+  old_document = vs_session_get_document (session);
+  vs_window_open (window, file);
+  g_assert_true (wait_until (shows_other_document, NULL));
+  /* The trace shown is the import in the user's cache folder. */
+  cached = g_file_get_path (vs_document_get_file (vs_session_get_document (session)));
+  g_assert_true (g_str_has_prefix (cached, g_get_user_cache_dir ()));
+  g_assert_true (g_str_has_suffix (cached, ".db"));
+  vs_trace_free (trace);
+  trace = vs_trace_open (cached, &error);
+  g_assert_no_error (error);
+
+  press_key (XK_5, XK_Alt_L);
+  g_assert_cmpstr (adw_view_stack_get_visible_child_name (window->pane_stack), ==, "fragmentation");
+  {
+    g_autoptr (VsInstant) in = drawn ();
+    steps = vs_alloc_steps_load (trace, in->device_id, in->seq, 0, &error);
+    g_assert_no_error (error);
+    index = vs_alloc_steps_find (steps, in->seq);
+  }
+  g_assert_cmpuint (vs_alloc_steps_get_n (steps), >=, 20);
+  /* Forward while there are events after, else back. */
+  for (guint k = 0; k < 24; k++)
+    {
+      gboolean forward = index + 1 < (gint)vs_alloc_steps_get_n (steps);
+      const VsAllocStep *s;
+      VsInstant *in;
+
+      if (!forward && index <= 0)
+        break;
+      press_key (forward ? XK_bracketright : XK_bracketleft, 0);
+      index += forward ? 1 : -1;
+      s = vs_state_pane_get_step (pane);
+      g_assert_true (same_step (s, vs_alloc_steps_get (steps, (guint)index)));
+      assert_drawn_is_trace_state (s->seq);
+      in = vs_session_get_instant (session);
+      if (s->time_ns != VS_UNKNOWN)
+        {
+          g_assert_cmpint (in->time_ns, ==, s->time_ns);
+          g_assert_cmpint (chart_instant (in->device_id), ==, s->time_ns);
+        }
+      stepped++;
+    }
+  g_assert_cmpuint (stepped, >=, 20);
 }
 
 /* --pane state --screenshot: the map of an event, with a block drawn. */
@@ -471,6 +632,12 @@ main (int argc, char **argv)
   g_autoptr (GFile) file = NULL;
   VsApplication *app;
 
+  g_autofree char *home = g_dir_make_tmp ("vs-state-XXXXXX", NULL);
+
+  /* The snapshot's import goes to this cache folder. */
+  g_setenv ("HOME", home, TRUE);
+  g_setenv ("XDG_DATA_HOME", home, TRUE);
+  g_setenv ("XDG_CACHE_HOME", home, TRUE);
   g_setenv ("GDK_BACKEND", "x11", TRUE);
   trace_path = g_build_filename (g_getenv ("VS_DATA"), "whatif", "default.db", NULL);
   g_test_init (&argc, &argv, NULL);
@@ -496,12 +663,19 @@ main (int argc, char **argv)
   }
 
   g_test_add_func ("/state/stepping", test_stepping);
+  g_test_add_func ("/state/selection-follows", test_selection_follows);
   g_test_add_func ("/state/event-text", test_event_text);
   g_test_add_func ("/state/screenshot", test_screenshot);
+  g_test_add_func ("/state/snapshot", test_snapshot);
   status = g_test_run ();
 
   gtk_window_destroy (GTK_WINDOW (window));
   g_object_unref (app);
   vs_trace_free (trace);
+  {
+    const char *argv_rm[] = { "rm", "-rf", home, NULL };
+    g_spawn_sync (NULL, (char **)argv_rm, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, NULL,
+                  NULL);
+  }
   return status;
 }

@@ -127,3 +127,53 @@ vs_test_x11_focus (GtkWindow *window)
   XSync (d, False);
   return vs_test_wait_until (window_active, window, 20 * G_USEC_PER_SEC);
 }
+
+/* Whether widget lies in a column view's header row. */
+static gboolean
+in_column_header (GtkWidget *widget)
+{
+  for (GtkWidget *w = widget; w != NULL; w = gtk_widget_get_parent (w))
+    if (g_str_equal (G_OBJECT_TYPE_NAME (w), "GtkColumnViewTitle"))
+      return TRUE;
+  return FALSE;
+}
+
+/* Whether widget, or the menu button it is the inside of, has a tooltip:
+ * a text, or its own query-tooltip handler (has-tooltip set). */
+static gboolean
+has_tooltip (GtkWidget *widget)
+{
+  GtkWidget *menu_button = gtk_widget_get_ancestor (widget, GTK_TYPE_MENU_BUTTON);
+
+  if (gtk_widget_get_has_tooltip (widget))
+    return TRUE;
+  return menu_button != NULL && gtk_widget_get_tooltip_text (menu_button) != NULL;
+}
+
+guint
+vs_test_audit_reach (GtkWidget *root)
+{
+  guint checked = 0;
+
+  if (!gtk_widget_get_mapped (root))
+    return 0;
+  if (GTK_IS_BUTTON (root))
+    {
+      if (!has_tooltip (root))
+        g_error ("a %s without a tooltip", G_OBJECT_TYPE_NAME (root));
+      if (!gtk_widget_get_focusable (root))
+        g_error ("a %s the keyboard cannot reach", G_OBJECT_TYPE_NAME (root));
+      checked++;
+    }
+  else if (GTK_IS_LABEL (root) && gtk_label_get_ellipsize (GTK_LABEL (root)) != PANGO_ELLIPSIZE_NONE
+           && *gtk_label_get_text (GTK_LABEL (root)) != '\0' && !in_column_header (root))
+    {
+      if (!has_tooltip (root))
+        g_error ("the label \"%s\", which may be cut, has no tooltip",
+                 gtk_label_get_text (GTK_LABEL (root)));
+      checked++;
+    }
+  for (GtkWidget *c = gtk_widget_get_first_child (root); c; c = gtk_widget_get_next_sibling (c))
+    checked += vs_test_audit_reach (c);
+  return checked;
+}

@@ -24,3 +24,11 @@ void vs_test_x11_type (const char *text);
 gboolean vs_test_x11_focus (GtkWindow *window);
 /* Runs the main loop for ms milliseconds. */
 void vs_test_x11_spin (guint ms);
+
+/* The GNOME HIG's basics on every mapped widget under root: each button
+ * (a menu button's included) has a tooltip and can take the keyboard
+ * focus, and each label that may be ellipsized, when it shows text, has
+ * a tooltip (column headers, which GTK 4.8 keeps to itself, aside).
+ * Fails the test otherwise, naming the widget; returns how many buttons
+ * and labels were checked. */
+guint vs_test_audit_reach (GtkWidget *root);
