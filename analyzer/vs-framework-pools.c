@@ -510,6 +510,23 @@ vs_framework_pool_of_stack (VsTrace *trace, gint64 device_id, gint64 stack_id)
   return f != FW_NONE ? pool_allocator (trace->framework_pools, device_id, f) : 0;
 }
 
+/* Bytes pool p's segments held after step seq. */
+static gint64
+pool_held_at (const Pool *p, gint64 seq)
+{
+  gint64 held = 0;
+
+  for (guint k = 0; k < p->steps->len; k++)
+    {
+      const Step *st = &g_array_index (p->steps, Step, k);
+
+      if (st->seq > seq)
+        break;
+      held += st->delta;
+    }
+  return held;
+}
+
 gint64
 vs_framework_pools_reserved_at (VsTrace *trace, gint64 device_id, gint64 seq)
 {
@@ -520,18 +537,24 @@ vs_framework_pools_reserved_at (VsTrace *trace, gint64 device_id, gint64 seq)
     {
       const Pool *p = g_ptr_array_index (fp->pools, i);
 
-      if (p->device_id != device_id)
-        continue;
-      for (guint k = 0; k < p->steps->len; k++)
-        {
-          const Step *st = &g_array_index (p->steps, Step, k);
-
-          if (st->seq > seq)
-            break;
-          held += st->delta;
-        }
+      if (p->device_id == device_id)
+        held += pool_held_at (p, seq);
     }
   return held;
+}
+
+gint64
+vs_framework_pool_reserved_at (VsTrace *trace, gint64 allocator_id, gint64 seq)
+{
+  const Pool *p;
+
+  g_return_val_if_fail (trace != NULL, VS_UNKNOWN);
+  p = allocator_id < 0 ? find_pool (trace, allocator_id) : NULL;
+  if (p == NULL)
+    return VS_UNKNOWN;
+  /* A pool the hook described but whose segments the trace does not show:
+   * its size is known at its peak and end only. */
+  return p->segments > 0 ? pool_held_at (p, seq) : VS_UNKNOWN;
 }
 
 /* The device's `all` allocated series without its pools' segments:

@@ -43,9 +43,16 @@ gint64 vs_framework_pool_of_stack (VsTrace *trace, gint64 device_id, gint64 stac
 /* Bytes the framework pools of device_id held at replay step seq. */
 gint64 vs_framework_pools_reserved_at (VsTrace *trace, gint64 device_id, gint64 seq);
 
+/* Bytes the segments of the framework pool allocator_id (a synthetic id,
+ * vs_framework_pool_is()) held after replay step seq; VS_UNKNOWN for
+ * another allocator, or a pool whose segments the trace does not show. */
+gint64 vs_framework_pool_reserved_at (VsTrace *trace, gint64 allocator_id, gint64 seq);
+
 /* Whether device_id's `all` series counts segments of a framework pool
  * seen only from the device level (the finalizer's series holds them as
- * allocated: readers take them out with vs_framework_pools_reserved_at()). */
+ * allocated: vs-timeline.c's readers take them out with
+ * vs_framework_pools_reserved_at(), and every other reader goes through
+ * them). */
 gboolean vs_framework_pools_hold_segments (VsTrace *trace, gint64 device_id);
 
 /* Completes the summary rows of vs_summary_list() (rows of VsSummary,

@@ -12,8 +12,11 @@
  * A device whose `all` series counts a framework pool's segments as
  * allocated (a pool seen only from the device level, vs-framework-pools.h)
  * is read from its raw rows, each made exact by taking out what the pools
- * held at its step: such devices change their memory seldom (a pool takes
- * large segments), so the rows in view stay few.
+ * held at its step — by every reader here: points, buckets, extremes and
+ * the peak inside an interval, so growth, ranges, fragmentation and the
+ * viewer see the allocated memory summary does.  Such devices change
+ * their memory seldom (a pool takes large segments), so the rows read
+ * stay few.
  */
 #include "vs-timeline.h"
 #include "vs-framework-pools.h"
@@ -79,15 +82,34 @@ static const char *point_sql
       " static_bytes, pinned_bytes, managed_bytes FROM series"
       " WHERE device_id = ?1 AND allocator_id = ?2 AND ts = ?3 AND seq = ?4";
 
-gboolean
-vs_series_at_seq (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 seq,
+/* Whether the allocated bytes of (device_id, allocator_id)'s series rows
+ * count framework pools' segments that readers take out (the device's
+ * `all` series, where a pool is seen only from the device level). */
+static gboolean
+counts_pools (VsTrace *trace, gint64 device_id, gint64 allocator_id)
+{
+  return allocator_id == 0 && vs_framework_pools_hold_segments (trace, device_id);
+}
+
+/* Allocated bytes of a row of the series after step seq, without the
+ * pools' segments where the row counts them. */
+static gint64
+allocated_of_row (VsTrace *trace, gint64 device_id, gboolean pools, gint64 seq, gint64 allocated)
+{
+  if (!pools)
+    return allocated;
+  return MAX (allocated - vs_framework_pools_reserved_at (trace, device_id, seq), 0);
+}
+
+/* The state as the series' rows hold it (see vs_series_at_seq()). */
+static gboolean
+row_state_at_seq (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 seq,
                   VsSeriesPoint *out, GError **error)
 {
   sqlite3_stmt *stmt;
   gint64 row_seq, row_ts;
   int rc;
 
-  g_return_val_if_fail (trace != NULL && out != NULL, FALSE);
   if (!vs_trace_series_row_at_seq (trace, device_id, allocator_id, seq, &row_seq, &row_ts, error))
     return FALSE;
   if (row_seq == 0)
@@ -121,6 +143,19 @@ vs_series_at_seq (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 
 }
 
 gboolean
+vs_series_at_seq (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 seq,
+                  VsSeriesPoint *out, GError **error)
+{
+  g_return_val_if_fail (trace != NULL && out != NULL, FALSE);
+  if (!row_state_at_seq (trace, device_id, allocator_id, seq, out, error))
+    return FALSE;
+  out->allocated_bytes
+      = allocated_of_row (trace, device_id, counts_pools (trace, device_id, allocator_id), out->seq,
+                          out->allocated_bytes);
+  return TRUE;
+}
+
+gboolean
 vs_series_at_time (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 time_ns,
                    VsSeriesPoint *out, GError **error)
 {
@@ -131,7 +166,13 @@ vs_series_at_time (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64
   if (seq < 0)
     return FALSE;
   if (seq == 0)
-    return initial_state (trace, device_id, allocator_id, out, error);
+    {
+      if (!initial_state (trace, device_id, allocator_id, out, error))
+        return FALSE;
+      out->allocated_bytes = allocated_of_row (
+          trace, device_id, counts_pools (trace, device_id, allocator_id), 0, out->allocated_bytes);
+      return TRUE;
+    }
   return vs_series_at_seq (trace, device_id, allocator_id, seq, out, error);
 }
 
@@ -262,10 +303,7 @@ vs_timeline_query (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64
 
   if (!vs_series_at_time (trace, device_id, allocator_id, from_ns - 1, &carry, error))
     return NULL;
-  pools = allocator_id == 0 && vs_framework_pools_hold_segments (trace, device_id);
-  if (pools)
-    carry.allocated_bytes = MAX (
-        carry.allocated_bytes - vs_framework_pools_reserved_at (trace, device_id, carry.seq), 0);
+  pools = counts_pools (trace, device_id, allocator_id);
 
   width = span / n_buckets;
   shifts = vs_trace_level_shifts (trace, device_id, allocator_id, error);
@@ -312,10 +350,8 @@ vs_timeline_query (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64
           min_a = max_a = last_a = sqlite3_column_int64 (stmt, 2);
           max_d = vs_column_int (stmt, 3);
           if (pools)
-            min_a = max_a = last_a = MAX (last_a
-                                              - vs_framework_pools_reserved_at (
-                                                  trace, device_id, sqlite3_column_int64 (stmt, 4)),
-                                          0);
+            min_a = max_a = last_a
+                = allocated_of_row (trace, device_id, TRUE, sqlite3_column_int64 (stmt, 4), last_a);
         }
       else
         {
@@ -370,6 +406,7 @@ extremes_rec (VsTrace *trace, gint64 device_id, gint64 allocator_id, GArray *shi
               gint64 a, gint64 b, VsTimelineBucket *out, GError **error)
 {
   sqlite3_stmt *stmt;
+  gboolean pools;
   int rc;
 
   if (a >= b)
@@ -406,15 +443,18 @@ extremes_rec (VsTrace *trace, gint64 device_id, gint64 allocator_id, GArray *shi
                               error);
     }
 
-  stmt = vs_trace_statement (trace, raw_sql, error);
+  stmt = vs_trace_statement (trace, raw_seq_sql, error);
   if (stmt == NULL)
     return FALSE;
   vs_trace_bind_series (trace, stmt, device_id, allocator_id);
   sqlite3_bind_int64 (stmt, 3, vs_trace_abs (trace, a));
   sqlite3_bind_int64 (stmt, 4, vs_trace_abs (trace, b));
+  pools = counts_pools (trace, device_id, allocator_id);
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
-      gint64 r = sqlite3_column_int64 (stmt, 1), al = sqlite3_column_int64 (stmt, 2);
+      gint64 r = sqlite3_column_int64 (stmt, 1);
+      gint64 al = allocated_of_row (trace, device_id, pools, sqlite3_column_int64 (stmt, 4),
+                                    sqlite3_column_int64 (stmt, 2));
 
       bucket_add (out, r, r, r, al, al, al,
                   allocator_id != 0 ? VS_UNKNOWN : vs_column_int (stmt, 3));
@@ -450,8 +490,11 @@ vs_series_extremes (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint6
   out->from_ns = from_ns;
   out->to_ns = to_ns;
   bucket_start (out, &carry);
-  if (!extremes_rec (trace, device_id, allocator_id, shifts, (gint)shifts->len - 1, from_ns,
-                     to_ns + 1, out, error))
+  /* Summary levels hold the rows' allocated bytes: a series counting
+   * pools is read from its rows alone. */
+  if (!extremes_rec (trace, device_id, allocator_id, shifts,
+                     counts_pools (trace, device_id, allocator_id) ? -1 : (gint)shifts->len - 1,
+                     from_ns, to_ns + 1, out, error))
     return FALSE;
   /* Pieces are visited out of time order; the value at the end is the
    * state at to_ns. */
@@ -461,6 +504,39 @@ vs_series_extremes (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint6
   last_a = carry.allocated_bytes;
   out->last_reserved = last_r;
   out->last_allocated = last_a;
+  return TRUE;
+}
+
+/* The first row of device_id's `all` series at time_ns (since start)
+ * whose allocated bytes without the pools' segments are allocated, its
+ * seq in *seq (left as it is when none). */
+static gboolean
+pooled_row_reaching (VsTrace *trace, gint64 device_id, gint64 time_ns, gint64 allocated,
+                     gint64 *seq, GError **error)
+{
+  static const char *at_ts_sql = "SELECT seq, allocated_bytes FROM series"
+                                 " WHERE device_id = ?1 AND allocator_id = ?2 AND ts = ?3"
+                                 " ORDER BY seq";
+  sqlite3_stmt *stmt = vs_trace_statement (trace, at_ts_sql, error);
+  int rc;
+
+  if (stmt == NULL)
+    return FALSE;
+  vs_trace_bind_series (trace, stmt, device_id, 0);
+  sqlite3_bind_int64 (stmt, 3, vs_trace_abs (trace, time_ns));
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      gint64 s = sqlite3_column_int64 (stmt, 0);
+
+      if (allocated_of_row (trace, device_id, TRUE, s, sqlite3_column_int64 (stmt, 1)) == allocated)
+        {
+          *seq = s;
+          break;
+        }
+    }
+  sqlite3_reset (stmt);
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+    return vs_trace_sql_error (trace, error);
   return TRUE;
 }
 
@@ -500,18 +576,26 @@ vs_series_peak_between (VsTrace *trace, gint64 device_id, gint64 allocator_id, g
       else
         lo = mid + 1;
     }
-  stmt = vs_trace_statement (trace, at_ts_sql, error);
-  if (stmt == NULL)
-    return FALSE;
-  vs_trace_bind_series (trace, stmt, device_id, allocator_id);
-  sqlite3_bind_int64 (stmt, 3, vs_trace_abs (trace, lo));
-  sqlite3_bind_int64 (stmt, 4, peak);
-  rc = sqlite3_step (stmt);
-  if (rc == SQLITE_ROW)
-    seq = sqlite3_column_int64 (stmt, 0);
-  sqlite3_reset (stmt);
-  if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-    return vs_trace_sql_error (trace, error);
+  if (counts_pools (trace, device_id, allocator_id))
+    {
+      if (!pooled_row_reaching (trace, device_id, lo, peak, &seq, error))
+        return FALSE;
+    }
+  else
+    {
+      stmt = vs_trace_statement (trace, at_ts_sql, error);
+      if (stmt == NULL)
+        return FALSE;
+      vs_trace_bind_series (trace, stmt, device_id, allocator_id);
+      sqlite3_bind_int64 (stmt, 3, vs_trace_abs (trace, lo));
+      sqlite3_bind_int64 (stmt, 4, peak);
+      rc = sqlite3_step (stmt);
+      if (rc == SQLITE_ROW)
+        seq = sqlite3_column_int64 (stmt, 0);
+      sqlite3_reset (stmt);
+      if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return vs_trace_sql_error (trace, error);
+    }
   if (seq >= 0)
     return vs_series_at_seq (trace, device_id, allocator_id, seq, out, error);
   return vs_series_at_time (trace, device_id, allocator_id, from_ns - 1, out, error);
