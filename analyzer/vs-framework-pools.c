@@ -544,6 +544,47 @@ vs_framework_pools_reserved_at (VsTrace *trace, gint64 device_id, gint64 seq)
 }
 
 gint64
+vs_framework_pools_reserved_before (VsTrace *trace, gint64 device_id, gint64 ts)
+{
+  VsFrameworkPools *fp = trace->framework_pools;
+  gint64 held = 0;
+
+  for (guint i = 0; fp != NULL && i < fp->pools->len; i++)
+    {
+      const Pool *p = g_ptr_array_index (fp->pools, i);
+
+      for (guint k = 0; p->device_id == device_id && k < p->steps->len; k++)
+        {
+          const Step *st = &g_array_index (p->steps, Step, k);
+
+          if (st->ts < ts)
+            held += st->delta;
+        }
+    }
+  return held;
+}
+
+gboolean
+vs_framework_pools_change_within (VsTrace *trace, gint64 device_id, gint64 from_ts, gint64 to_ts)
+{
+  VsFrameworkPools *fp = trace->framework_pools;
+
+  for (guint i = 0; fp != NULL && i < fp->pools->len; i++)
+    {
+      const Pool *p = g_ptr_array_index (fp->pools, i);
+
+      for (guint k = 0; p->device_id == device_id && k < p->steps->len; k++)
+        {
+          const Step *st = &g_array_index (p->steps, Step, k);
+
+          if (st->ts >= from_ts && st->ts < to_ts)
+            return TRUE;
+        }
+    }
+  return FALSE;
+}
+
+gint64
 vs_framework_pool_reserved_at (VsTrace *trace, gint64 allocator_id, gint64 seq)
 {
   const Pool *p;

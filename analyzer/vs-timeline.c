@@ -400,6 +400,69 @@ vs_timeline_query (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64
   return g_steal_pointer (&out);
 }
 
+static gboolean extremes_rec (VsTrace *trace, gint64 device_id, gint64 allocator_id, GArray *shifts,
+                              gint li, gint64 a, gint64 b, VsTimelineBucket *out, GError **error);
+
+/* One summary-level bucket as its row holds it. */
+typedef struct
+{
+  gint64 bucket, min_r, max_r, last_r, min_a, max_a, last_a, max_d;
+} LevelRow;
+
+/* Folds level li's buckets fb .. lb - 1 (of width 2^shift) of a device's
+ * `all` series counting framework pools into out: a bucket in which no
+ * pool took or gave back a segment has the pools' bytes of its start
+ * taken out of its allocated bytes; one in which a pool changed is read
+ * from finer levels (at the finest, its rows one by one).  The rows are
+ * read first: the recursion reuses the statement. */
+static gboolean
+pooled_levels (VsTrace *trace, gint64 device_id, GArray *shifts, gint li, gint64 shift, gint64 fb,
+               gint64 lb, VsTimelineBucket *out, GError **error)
+{
+  g_autoptr (GArray) rows = g_array_new (FALSE, FALSE, sizeof (LevelRow));
+  sqlite3_stmt *stmt = vs_trace_statement (trace, level_sql, error);
+  gint64 w = G_GINT64_CONSTANT (1) << shift;
+  int rc;
+
+  if (stmt == NULL)
+    return FALSE;
+  vs_trace_bind_series (trace, stmt, device_id, 0);
+  sqlite3_bind_int64 (stmt, 3, shift);
+  sqlite3_bind_int64 (stmt, 4, fb);
+  sqlite3_bind_int64 (stmt, 5, lb - 1);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      LevelRow r = { sqlite3_column_int64 (stmt, 0), sqlite3_column_int64 (stmt, 1),
+                     sqlite3_column_int64 (stmt, 2), sqlite3_column_int64 (stmt, 3),
+                     sqlite3_column_int64 (stmt, 4), sqlite3_column_int64 (stmt, 5),
+                     sqlite3_column_int64 (stmt, 6), vs_column_int (stmt, 7) };
+
+      g_array_append_val (rows, r);
+    }
+  sqlite3_reset (stmt);
+  if (rc != SQLITE_DONE)
+    return vs_trace_sql_error (trace, error);
+  for (guint i = 0; i < rows->len; i++)
+    {
+      const LevelRow *r = &g_array_index (rows, LevelRow, i);
+      gint64 from = vs_trace_abs (trace, r->bucket * w),
+             to = vs_trace_abs (trace, (r->bucket + 1) * w);
+      gint64 held;
+
+      if (vs_framework_pools_change_within (trace, device_id, from, to))
+        {
+          if (!extremes_rec (trace, device_id, 0, shifts, li - 1, r->bucket * w,
+                             (r->bucket + 1) * w, out, error))
+            return FALSE;
+          continue;
+        }
+      held = vs_framework_pools_reserved_before (trace, device_id, from);
+      bucket_add (out, r->min_r, r->max_r, r->last_r, MAX (r->min_a - held, 0),
+                  MAX (r->max_a - held, 0), MAX (r->last_a - held, 0), r->max_d);
+    }
+  return TRUE;
+}
+
 /* Folds the changes of [a, b) into out, using level li and finer. */
 static gboolean
 extremes_rec (VsTrace *trace, gint64 device_id, gint64 allocator_id, GArray *shifts, gint li,
@@ -423,6 +486,12 @@ extremes_rec (VsTrace *trace, gint64 device_id, gint64 allocator_id, GArray *shi
       lb = floor_div (b, w);
       if (fb >= lb)
         return extremes_rec (trace, device_id, allocator_id, shifts, li - 1, a, b, out, error);
+      if (counts_pools (trace, device_id, allocator_id))
+        return pooled_levels (trace, device_id, shifts, li, s, fb, lb, out, error)
+               && extremes_rec (trace, device_id, allocator_id, shifts, li - 1, a, fb * w, out,
+                                error)
+               && extremes_rec (trace, device_id, allocator_id, shifts, li - 1, lb * w, b, out,
+                                error);
       stmt = vs_trace_statement (trace, level_sql, error);
       if (stmt == NULL)
         return FALSE;
@@ -490,11 +559,8 @@ vs_series_extremes (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint6
   out->from_ns = from_ns;
   out->to_ns = to_ns;
   bucket_start (out, &carry);
-  /* Summary levels hold the rows' allocated bytes: a series counting
-   * pools is read from its rows alone. */
-  if (!extremes_rec (trace, device_id, allocator_id, shifts,
-                     counts_pools (trace, device_id, allocator_id) ? -1 : (gint)shifts->len - 1,
-                     from_ns, to_ns + 1, out, error))
+  if (!extremes_rec (trace, device_id, allocator_id, shifts, (gint)shifts->len - 1, from_ns,
+                     to_ns + 1, out, error))
     return FALSE;
   /* Pieces are visited out of time order; the value at the end is the
    * state at to_ns. */

@@ -163,8 +163,8 @@ main (int argc, char **argv)
   /* trace, pool, the pool's size: XLA's pool_bytes and CuPy's
    * total_bytes (each run's .json). */
   static const char *const cases[][3] = {
-    { "jax-healthy", "xla", "63763906560" },      { "jax-healthy-grow", "xla", "1075838976" },
-    { "jax-oom", "xla", "63763906560" },          { "cupy-healthy", "cupy", "268452352" },
+    { "jax-healthy", "xla", "63763906560" }, { "jax-healthy-grow", "xla", "1075838976" },
+    { "jax-oom", "xla", "63763906560" },     { "cupy-healthy", "cupy", "268452352" },
     { "cupy-oom", "cupy", "1073741824" },
   };
   static const char *const plain[] = { "torch-train.db", "torch-allocator.db", "sample-leak.db" };
