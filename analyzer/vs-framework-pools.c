@@ -584,6 +584,28 @@ vs_framework_pools_change_within (VsTrace *trace, gint64 device_id, gint64 from_
   return FALSE;
 }
 
+GArray *
+vs_framework_pool_steps (VsTrace *trace, gint64 allocator_id)
+{
+  const Pool *p;
+  GArray *out;
+  gint64 held = 0;
+
+  g_return_val_if_fail (trace != NULL, NULL);
+  p = allocator_id < 0 ? find_pool (trace, allocator_id) : NULL;
+  if (p == NULL || p->segments == 0)
+    return NULL;
+  out = g_array_sized_new (FALSE, FALSE, sizeof (VsPoolStep), p->steps->len);
+  for (guint k = 0; k < p->steps->len; k++)
+    {
+      const Step *st = &g_array_index (p->steps, Step, k);
+      VsPoolStep v = { st->seq, st->ts, held += st->delta };
+
+      g_array_append_val (out, v);
+    }
+  return out;
+}
+
 gint64
 vs_framework_pool_reserved_at (VsTrace *trace, gint64 allocator_id, gint64 seq)
 {

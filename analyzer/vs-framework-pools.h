@@ -60,6 +60,20 @@ gboolean vs_framework_pools_change_within (VsTrace *trace, gint64 device_id, gin
  * another allocator, or a pool whose segments the trace does not show. */
 gint64 vs_framework_pool_reserved_at (VsTrace *trace, gint64 allocator_id, gint64 seq);
 
+/* One change of a framework pool's reserved memory: its segments' bytes
+ * after replay step seq, at absolute time ts (VS_UNKNOWN for segments
+ * live before the trace began). */
+typedef struct
+{
+  gint64 seq, ts, held;
+} VsPoolStep;
+
+/* The changes of framework pool allocator_id (a synthetic id,
+ * vs_framework_pool_is()) in replay order, a new GArray of VsPoolStep;
+ * NULL for another allocator, or a pool whose segments the trace does not
+ * show (its reserved memory over time is unknown). */
+GArray *vs_framework_pool_steps (VsTrace *trace, gint64 allocator_id);
+
 /* Whether device_id's `all` series counts segments of a framework pool
  * seen only from the device level (the finalizer's series holds them as
  * allocated: vs-timeline.c's readers take them out with

@@ -270,6 +270,66 @@ vs_timeline_buckets_new (gint64 from_ns, gint64 to_ns, guint n_buckets)
   return out;
 }
 
+/* vs_timeline_query() of a framework pool seen only from the device
+ * level (see vs-framework-pools.h): its reserved bytes from its segments,
+ * its allocated bytes unknown (VS_UNKNOWN), into out's buckets; every
+ * bucket unknown when the trace does not show its segments. */
+static void
+pool_buckets (VsTrace *trace, gint64 pool_id, GArray *out)
+{
+  g_autoptr (GArray) steps = vs_framework_pool_steps (trace, pool_id);
+  VsSeriesPoint carry = { 0 };
+  guint k = 0, cur = 0;
+
+  carry.allocated_bytes = carry.device_bytes = VS_UNKNOWN;
+  for (guint i = 0; i < out->len; i++)
+    {
+      VsTimelineBucket *b = &g_array_index (out, VsTimelineBucket, i);
+
+      b->known = FALSE;
+      b->min_reserved = b->max_reserved = b->last_reserved = VS_UNKNOWN;
+      b->min_allocated = b->max_allocated = b->last_allocated = b->max_device = VS_UNKNOWN;
+    }
+  if (steps == NULL)
+    return;
+  /* The state entering the first bucket. */
+  for (; k < steps->len; k++)
+    {
+      const VsPoolStep *st = &g_array_index (steps, VsPoolStep, k);
+
+      if (st->ts != VS_UNKNOWN
+          && st->ts >= vs_trace_abs (trace, g_array_index (out, VsTimelineBucket, 0).from_ns))
+        break;
+      carry.reserved_bytes = st->held;
+      carry.seq = st->seq;
+    }
+  bucket_start (&g_array_index (out, VsTimelineBucket, 0), &carry);
+  for (; k < steps->len; k++)
+    {
+      const VsPoolStep *st = &g_array_index (steps, VsPoolStep, k);
+      gint64 t = vs_trace_rel (trace, st->ts);
+
+      if (t >= g_array_index (out, VsTimelineBucket, out->len - 1).to_ns)
+        break;
+      while (cur + 1 < out->len && t >= g_array_index (out, VsTimelineBucket, cur).to_ns)
+        bucket_start (&g_array_index (out, VsTimelineBucket, ++cur), &carry);
+      bucket_add (&g_array_index (out, VsTimelineBucket, cur), st->held, st->held, st->held,
+                  VS_UNKNOWN, VS_UNKNOWN, VS_UNKNOWN, VS_UNKNOWN);
+      carry.reserved_bytes = st->held;
+      carry.seq = st->seq;
+    }
+  while (cur + 1 < out->len)
+    bucket_start (&g_array_index (out, VsTimelineBucket, ++cur), &carry);
+  /* Before the pool's first segment it held nothing; known from then. */
+  for (guint i = 0; i < out->len; i++)
+    {
+      VsTimelineBucket *b = &g_array_index (out, VsTimelineBucket, i);
+
+      if (b->to_ns <= 0 && b->n_changes == 0)
+        b->known = FALSE;
+    }
+}
+
 GArray *
 vs_timeline_query (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 from_ns,
                    gint64 to_ns, guint n_buckets, GError **error)
@@ -300,6 +360,11 @@ vs_timeline_query (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64
     }
 
   out = vs_timeline_buckets_new (from_ns, to_ns, n_buckets);
+  if (vs_framework_pool_is (trace, allocator_id))
+    {
+      pool_buckets (trace, allocator_id, out);
+      return g_steal_pointer (&out);
+    }
 
   if (!vs_series_at_time (trace, device_id, allocator_id, from_ns - 1, &carry, error))
     return NULL;

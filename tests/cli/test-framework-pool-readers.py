@@ -186,4 +186,32 @@ with tempfile.TemporaryDirectory() as tmp:
     pools = [r for r in table(plain, "summary") if r["allocator"] == "cupy"]
     ok(len(pools) == 1 and int(pools[0]["peak_reserved_bytes"]) == pool_bytes,
        "summary: the segments are the cupy pool's reserved memory", pools)
+    own = table(plain, "growth", "--allocator", "cupy")
+    ok(len(own) == len(starts) and all(r["allocated_bytes"] == "" and r["growth_bytes"] == ""
+                                       for r in own),
+       "growth --allocator cupy: the pool's iterations, what it handed out unknown", own)
+    # The pool's reserved memory over time, its own figure: one bucket per
+    # iteration (from the first step's start), rising at each.
+    first = int(rows[0]["start_time_ns"])
+    last_end = int(table(plain, "timeline", "--buckets", "1")[0]["to_ns"])
+    buckets = table(plain, "timeline", "--allocator", "cupy", "--from", str(first),
+                    "--to", str(last_end), "--buckets", "200")
+    held = [int(b["last_reserved_bytes"]) for b in buckets]
+    ok(max(int(b["max_reserved_bytes"]) for b in buckets) == pool_bytes
+       and held == sorted(held) and held[0] < held[-1]
+       and all(b["max_allocated_bytes"] == "" for b in buckets),
+       "timeline --allocator cupy: the pool's reserved memory grows to CuPy's total_bytes,"
+       " its allocated unknown", held[:3] + held[-3:])
+
+# The pool's reserved memory over time tops out at the framework's own
+# pool size (XLA's pool_bytes, growing without preallocation).
+for name, pool in (("jax-healthy-grow", "xla"), ("jax-healthy", "xla"), ("cupy-healthy", "cupy")):
+    with open(os.path.join(frameworks, name + ".json")) as f:
+        stats = json.load(f)["stats"]
+    truth = stats["pool_bytes"] if pool == "xla" else stats["peak_total_bytes"]
+    buckets = table(os.path.join(frameworks, name + ".db"), "timeline", "--allocator", pool,
+                    "--buckets", "300")
+    top = max(int(b["max_reserved_bytes"]) for b in buckets if b["max_reserved_bytes"])
+    ok(top == truth, "%s: timeline --allocator %s tops out at the framework's pool size %d"
+       % (name, pool, truth), top)
 done()
