@@ -19,6 +19,7 @@
 
 #include <string.h>
 
+#include "vs-framework-pools.h"
 #include "vs-stack.h"
 #include "vs-summary.h"
 #include "vs-trace-private.h"
@@ -115,11 +116,13 @@ device_pid (VsTrace *trace, gint64 device_id)
 }
 
 static const char *series_sql
-    = "SELECT ts, reserved_bytes, allocated_bytes, device_bytes FROM series"
+    = "SELECT ts, reserved_bytes, allocated_bytes, device_bytes, seq FROM series"
       " WHERE device_id = ?1 AND allocator_id = ?2 ORDER BY ts, seq";
 
 /* The counters of one (device, allocator): one event per distinct ts,
- * carrying the state after the last change at that ts. */
+ * carrying the state after the last change at that ts.  A device's `all`
+ * counts a framework pool seen from the device level as reserved only,
+ * as every report does (vs-framework-pools.h). */
 static gboolean
 put_series (Writer *w, const VsDeviceInfo *dev, gint64 allocator_id, GError **error)
 {
@@ -128,6 +131,7 @@ put_series (Writer *w, const VsDeviceInfo *dev, gint64 allocator_id, GError **er
     return FALSE;
   vs_trace_bind_series (w->trace, st, dev->id, allocator_id);
   gboolean with_device = allocator_id == 0;
+  gboolean pools = allocator_id == 0 && vs_framework_pools_hold_segments (w->trace, dev->id);
   const char *name = vs_trace_allocator_name (w->trace, allocator_id);
   gint64 pid = pid_of_device (dev);
   gboolean have = FALSE;
@@ -159,6 +163,9 @@ put_series (Writer *w, const VsDeviceInfo *dev, gint64 allocator_id, GError **er
       ts = row_ts;
       reserved = col_int (st, 1);
       allocated = col_int (st, 2);
+      if (pools)
+        allocated = MAX (
+            allocated - vs_framework_pools_reserved_at (w->trace, dev->id, col_int (st, 4)), 0);
       device = with_device ? vs_column_int (st, 3) : VS_UNKNOWN;
     }
   if (rc != SQLITE_DONE)

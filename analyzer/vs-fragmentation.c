@@ -11,6 +11,7 @@
  * the free gaps.
  */
 #include "vs-fragmentation.h"
+#include "vs-framework-pools.h"
 #include "vs-timeline.h"
 #include "vs-trace-private.h"
 
@@ -143,6 +144,28 @@ has_unlocated_free (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint6
   return TRUE;
 }
 
+/* A framework pool seen only from the device level (vs-framework-pools.h)
+ * after step seq: its segments' bytes reserved, what it handed out inside
+ * them unknown, so its free memory and largest free block too. */
+static gboolean
+pool_at (VsTrace *trace, gint64 device_id, gint64 pool_id, gint64 seq, VsFragmentation *out,
+         GError **error)
+{
+  VsSeriesPoint point;
+
+  /* The device's step at or before seq, for its time. */
+  if (!vs_series_at_seq (trace, device_id, 0, seq, &point, error))
+    return FALSE;
+  memset (out, 0, sizeof *out);
+  out->device_id = device_id;
+  out->allocator_id = pool_id;
+  out->seq = point.seq;
+  out->time_ns = point.time_ns;
+  out->reserved_bytes = vs_framework_pool_reserved_at (trace, pool_id, seq);
+  out->allocated_bytes = out->free_bytes = out->largest_free_bytes = VS_UNKNOWN;
+  return TRUE;
+}
+
 gboolean
 vs_fragmentation_at (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 seq,
                      VsFragmentation *out, GArray *gaps, GError **error)
@@ -154,6 +177,8 @@ vs_fragmentation_at (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint
   guint bi = 0;
 
   g_return_val_if_fail (trace != NULL && out != NULL, FALSE);
+  if (vs_framework_pool_is (trace, allocator_id))
+    return pool_at (trace, device_id, allocator_id, seq, out, error);
   if (!vs_series_at_seq (trace, device_id, allocator_id, seq, &point, error))
     return FALSE;
   memset (out, 0, sizeof *out);
@@ -241,6 +266,8 @@ vs_fragmentation_at (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint
     {
       const GPtrArray *allocators = vs_trace_get_allocators (trace);
 
+      /* A pool seen from the device level has no known layout. */
+      unknown = vs_framework_pools_reserved_at (trace, device_id, seq) > 0;
       for (guint i = 0; i < allocators->len && !unknown; i++)
         {
           const VsAllocatorInfo *a = g_ptr_array_index (allocators, i);
@@ -328,9 +355,12 @@ static const char *missed_sql
       " SELECT ts, 9223372036854775807 FROM failed_alloc WHERE device_id = ?1"
       " AND (?2 = 0 OR allocator_id = ?2)";
 
-/* The series row just before (ts, seq). */
+/* The series row just before (ts, seq), its free memory inside reserved:
+ * column 2 less column 3 (allocated bytes), taken as
+ * vs_series_at_seq() takes them where they count a framework pool's
+ * segments. */
 static const char *before_sql
-    = "SELECT seq, reserved_bytes - allocated_bytes FROM series"
+    = "SELECT seq, reserved_bytes, allocated_bytes FROM series"
       " WHERE device_id = ?1 AND allocator_id = ?2 AND ts <= ?3 AND NOT (ts = ?3 AND seq >= ?4)"
       " ORDER BY ts DESC, seq DESC LIMIT 1";
 
@@ -340,6 +370,7 @@ static gboolean
 worst_missed (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 *seq, GError **error)
 {
   g_autoptr (GArray) missed = g_array_new (FALSE, FALSE, sizeof (gint64) * 2);
+  gboolean pools = allocator_id == 0 && vs_framework_pools_hold_segments (trace, device_id);
   gint64 best = 0;
   sqlite3_stmt *stmt;
   int rc;
@@ -373,6 +404,11 @@ worst_missed (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 *seq
       if (rc == SQLITE_ROW)
         {
           gint64 s = sqlite3_column_int64 (stmt, 0), v = sqlite3_column_int64 (stmt, 1);
+          gint64 allocated = sqlite3_column_int64 (stmt, 2);
+
+          if (pools)
+            allocated = MAX (allocated - vs_framework_pools_reserved_at (trace, device_id, s), 0);
+          v -= allocated;
 
           if (v > best || (v == best && v > 0 && s < *seq))
             {

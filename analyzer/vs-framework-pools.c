@@ -510,6 +510,23 @@ vs_framework_pool_of_stack (VsTrace *trace, gint64 device_id, gint64 stack_id)
   return f != FW_NONE ? pool_allocator (trace->framework_pools, device_id, f) : 0;
 }
 
+/* Bytes pool p's segments held after step seq. */
+static gint64
+pool_held_at (const Pool *p, gint64 seq)
+{
+  gint64 held = 0;
+
+  for (guint k = 0; k < p->steps->len; k++)
+    {
+      const Step *st = &g_array_index (p->steps, Step, k);
+
+      if (st->seq > seq)
+        break;
+      held += st->delta;
+    }
+  return held;
+}
+
 gint64
 vs_framework_pools_reserved_at (VsTrace *trace, gint64 device_id, gint64 seq)
 {
@@ -520,18 +537,87 @@ vs_framework_pools_reserved_at (VsTrace *trace, gint64 device_id, gint64 seq)
     {
       const Pool *p = g_ptr_array_index (fp->pools, i);
 
-      if (p->device_id != device_id)
-        continue;
-      for (guint k = 0; k < p->steps->len; k++)
+      if (p->device_id == device_id)
+        held += pool_held_at (p, seq);
+    }
+  return held;
+}
+
+gint64
+vs_framework_pools_reserved_before (VsTrace *trace, gint64 device_id, gint64 ts)
+{
+  VsFrameworkPools *fp = trace->framework_pools;
+  gint64 held = 0;
+
+  for (guint i = 0; fp != NULL && i < fp->pools->len; i++)
+    {
+      const Pool *p = g_ptr_array_index (fp->pools, i);
+
+      for (guint k = 0; p->device_id == device_id && k < p->steps->len; k++)
         {
           const Step *st = &g_array_index (p->steps, Step, k);
 
-          if (st->seq > seq)
-            break;
-          held += st->delta;
+          if (st->ts < ts)
+            held += st->delta;
         }
     }
   return held;
+}
+
+gboolean
+vs_framework_pools_change_within (VsTrace *trace, gint64 device_id, gint64 from_ts, gint64 to_ts)
+{
+  VsFrameworkPools *fp = trace->framework_pools;
+
+  for (guint i = 0; fp != NULL && i < fp->pools->len; i++)
+    {
+      const Pool *p = g_ptr_array_index (fp->pools, i);
+
+      for (guint k = 0; p->device_id == device_id && k < p->steps->len; k++)
+        {
+          const Step *st = &g_array_index (p->steps, Step, k);
+
+          if (st->ts >= from_ts && st->ts < to_ts)
+            return TRUE;
+        }
+    }
+  return FALSE;
+}
+
+GArray *
+vs_framework_pool_steps (VsTrace *trace, gint64 allocator_id)
+{
+  const Pool *p;
+  GArray *out;
+  gint64 held = 0;
+
+  g_return_val_if_fail (trace != NULL, NULL);
+  p = allocator_id < 0 ? find_pool (trace, allocator_id) : NULL;
+  if (p == NULL || p->segments == 0)
+    return NULL;
+  out = g_array_sized_new (FALSE, FALSE, sizeof (VsPoolStep), p->steps->len);
+  for (guint k = 0; k < p->steps->len; k++)
+    {
+      const Step *st = &g_array_index (p->steps, Step, k);
+      VsPoolStep v = { st->seq, st->ts, held += st->delta };
+
+      g_array_append_val (out, v);
+    }
+  return out;
+}
+
+gint64
+vs_framework_pool_reserved_at (VsTrace *trace, gint64 allocator_id, gint64 seq)
+{
+  const Pool *p;
+
+  g_return_val_if_fail (trace != NULL, VS_UNKNOWN);
+  p = allocator_id < 0 ? find_pool (trace, allocator_id) : NULL;
+  if (p == NULL)
+    return VS_UNKNOWN;
+  /* A pool the hook described but whose segments the trace does not show:
+   * its size is known at its peak and end only. */
+  return p->segments > 0 ? pool_held_at (p, seq) : VS_UNKNOWN;
 }
 
 /* The device's `all` allocated series without its pools' segments:

@@ -43,9 +43,42 @@ gint64 vs_framework_pool_of_stack (VsTrace *trace, gint64 device_id, gint64 stac
 /* Bytes the framework pools of device_id held at replay step seq. */
 gint64 vs_framework_pools_reserved_at (VsTrace *trace, gint64 device_id, gint64 seq);
 
+/* Bytes the framework pools of device_id held before trace time ts (an
+ * absolute ts, as the series rows hold it): their segments taken, less
+ * those given back, at a ts below it. */
+gint64 vs_framework_pools_reserved_before (VsTrace *trace, gint64 device_id, gint64 ts);
+
+/* Whether a framework pool of device_id took or gave back a segment at an
+ * absolute ts in [from_ts, to_ts): where none did, the pools' reserved
+ * memory is the same all through, vs_framework_pools_reserved_before()
+ * from_ts. */
+gboolean vs_framework_pools_change_within (VsTrace *trace, gint64 device_id, gint64 from_ts,
+                                           gint64 to_ts);
+
+/* Bytes the segments of the framework pool allocator_id (a synthetic id,
+ * vs_framework_pool_is()) held after replay step seq; VS_UNKNOWN for
+ * another allocator, or a pool whose segments the trace does not show. */
+gint64 vs_framework_pool_reserved_at (VsTrace *trace, gint64 allocator_id, gint64 seq);
+
+/* One change of a framework pool's reserved memory: its segments' bytes
+ * after replay step seq, at absolute time ts (VS_UNKNOWN for segments
+ * live before the trace began). */
+typedef struct
+{
+  gint64 seq, ts, held;
+} VsPoolStep;
+
+/* The changes of framework pool allocator_id (a synthetic id,
+ * vs_framework_pool_is()) in replay order, a new GArray of VsPoolStep;
+ * NULL for another allocator, or a pool whose segments the trace does not
+ * show (its reserved memory over time is unknown). */
+GArray *vs_framework_pool_steps (VsTrace *trace, gint64 allocator_id);
+
 /* Whether device_id's `all` series counts segments of a framework pool
  * seen only from the device level (the finalizer's series holds them as
- * allocated: readers take them out with vs_framework_pools_reserved_at()). */
+ * allocated: vs-timeline.c's readers take them out with
+ * vs_framework_pools_reserved_at(), and every other reader goes through
+ * them). */
 gboolean vs_framework_pools_hold_segments (VsTrace *trace, gint64 device_id);
 
 /* Completes the summary rows of vs_summary_list() (rows of VsSummary,

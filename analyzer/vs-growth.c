@@ -5,6 +5,7 @@
  */
 #include "vs-growth.h"
 #include "vs-blocks.h"
+#include "vs-framework-pools.h"
 #include "vs-library-ranges.h"
 #include "vs-timeline.h"
 #include "vs-trace-private.h"
@@ -366,6 +367,7 @@ vs_iterations_find (VsTrace *trace, gint64 device_id, gint64 allocator_id, GErro
   g_autoptr (GArray) starts = NULL;
   g_autoptr (GArray) seqs = NULL;
   char *what = NULL;
+  gboolean pool;
 
   g_return_val_if_fail (trace != NULL, NULL);
   it->device_id = device_id;
@@ -410,6 +412,7 @@ vs_iterations_find (VsTrace *trace, gint64 device_id, gint64 allocator_id, GErro
       it->what = g_strdup ("the repeating allocation pattern");
     }
 
+  pool = vs_framework_pool_is (trace, allocator_id);
   for (guint i = 0; i < seqs->len; i++)
     {
       VsIteration v = { 0 };
@@ -425,6 +428,10 @@ vs_iterations_find (VsTrace *trace, gint64 device_id, gint64 allocator_id, GErro
           = i == 0 ? VS_UNKNOWN
                    : v.allocated_bytes
                          - g_array_index (it->iterations, VsIteration, i - 1).allocated_bytes;
+      /* A pool seen only from the device level: what it hands out is
+       * unknown (its reserved memory is its timeline's). */
+      if (pool)
+        v.allocated_bytes = v.growth_bytes = VS_UNKNOWN;
       g_array_append_val (it->iterations, v);
     }
   return g_steal_pointer (&it);
@@ -475,7 +482,10 @@ vs_growth_judge (VsTrace *trace, const VsIterations *it, VsGrowth *out, GError *
   out->first_time_ns = VS_UNKNOWN;
   out->site_stack_id = VS_UNKNOWN;
   n = it->iterations->len;
-  if (n < first + MIN_ITERATIONS)
+  /* Allocated memory unknown (a pool seen only from the device level):
+   * nothing to judge. */
+  if (n < first + MIN_ITERATIONS
+      || g_array_index (it->iterations, VsIteration, n - 1).allocated_bytes == VS_UNKNOWN)
     return TRUE;
   growths = g_new (gint64, n - first);
   for (guint i = first; i < n; i++)

@@ -12,6 +12,7 @@
 #include <glib/gi18n-lib.h>
 
 #include "vs-format.h"
+#include "vs-framework-pools.h"
 #include "vs-trace-private.h"
 
 static const char *failed_sql
@@ -85,6 +86,7 @@ vs_oom_list (VsTrace *trace, gint64 device_id, gint64 allocator_id, GError **err
   for (guint i = 0; i < list->len; i++)
     {
       VsOom *o = g_ptr_array_index (list, i);
+      gint64 pool = 0;
 
       if (o->device_id == VS_UNKNOWN || vs_trace_lookup_device (trace, o->device_id) == NULL)
         {
@@ -96,7 +98,16 @@ vs_oom_list (VsTrace *trace, gint64 device_id, gint64 allocator_id, GError **err
       o->seq = vs_trace_seq_at_time (trace, o->device_id, 0, o->time_ns, error);
       if (o->seq < 0 || !vs_fragmentation_at (trace, o->device_id, 0, o->seq, &o->all, NULL, error))
         return NULL;
-      if (o->allocator_id == 0)
+      /* A framework pool's failure (the error it raised, or its own
+       * cudaMalloc failing): the pool's state, its allocated memory
+       * unknown from the device level. */
+      if (o->allocator_id == 0 && vs_framework_pool_failure (trace, o, &pool)
+          && vs_framework_pool_is (trace, pool))
+        {
+          if (!vs_fragmentation_at (trace, o->device_id, pool, o->seq, &o->allocator, NULL, error))
+            return NULL;
+        }
+      else if (o->allocator_id == 0)
         o->allocator = o->all;
       else if (!vs_fragmentation_at (trace, o->device_id, o->allocator_id, o->seq, &o->allocator,
                                      NULL, error))

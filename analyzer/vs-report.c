@@ -40,8 +40,12 @@ allocator_is_all (const VsReportOptions *opts)
   return opts->allocator == NULL || g_strcmp0 (opts->allocator, "all") == 0;
 }
 
-/* The allocator id the options choose on device, 0 for all, -1 when the
- * device has no allocator of that name. */
+/* What allocator_on() gives for a device with no allocator of the
+ * options' name (a framework pool's synthetic id is below 0). */
+#define NO_ALLOCATOR G_MININT64
+
+/* The allocator id the options choose on device, 0 for all, NO_ALLOCATOR
+ * when the device has no allocator of that name. */
 static gint64
 allocator_on (VsTrace *trace, const VsReportOptions *opts, gint64 device_id)
 {
@@ -56,7 +60,7 @@ allocator_on (VsTrace *trace, const VsReportOptions *opts, gint64 device_id)
       if (a->device_id == device_id && g_strcmp0 (a->name, opts->allocator) == 0)
         return a->id;
     }
-  return -1;
+  return NO_ALLOCATOR;
 }
 
 /* Checks the options' device and allocator against the trace. */
@@ -78,7 +82,7 @@ check_scope (VsTrace *trace, const VsReportOptions *opts, GError **error)
       const VsDeviceInfo *d = g_ptr_array_index (devices, i);
 
       if ((opts->device_id == 0 || d->id == opts->device_id)
-          && allocator_on (trace, opts, d->id) > 0)
+          && allocator_on (trace, opts, d->id) != NO_ALLOCATOR)
         found = TRUE;
     }
   if (!found)
@@ -128,7 +132,7 @@ for_each_device (VsTrace *trace, const VsReportOptions *opts, VsTable *table, De
       if (opts->device_id != 0 && d->id != opts->device_id)
         continue;
       allocator_id = allocator_on (trace, opts, d->id);
-      if (allocator_id < 0)
+      if (allocator_id == NO_ALLOCATOR)
         continue;
       if (!fn (trace, opts, d, allocator_id, table, error))
         return FALSE;
@@ -846,7 +850,7 @@ report_ranges (VsTrace *trace, const VsReportOptions *opts, GError **error)
       if (opts->device_id != 0 && dev->id != opts->device_id)
         continue;
       allocator_id = allocator_on (trace, opts, dev->id);
-      if (allocator_id < 0)
+      if (allocator_id == NO_ALLOCATOR)
         continue;
       list = vs_range_memory (trace, dev->id, allocator_id, error);
       if (list == NULL)

@@ -12,8 +12,11 @@
  * A device whose `all` series counts a framework pool's segments as
  * allocated (a pool seen only from the device level, vs-framework-pools.h)
  * is read from its raw rows, each made exact by taking out what the pools
- * held at its step: such devices change their memory seldom (a pool takes
- * large segments), so the rows in view stay few.
+ * held at its step — by every reader here: points, buckets, extremes and
+ * the peak inside an interval, so growth, ranges, fragmentation and the
+ * viewer see the allocated memory summary does.  Such devices change
+ * their memory seldom (a pool takes large segments), so the rows read
+ * stay few.
  */
 #include "vs-timeline.h"
 #include "vs-framework-pools.h"
@@ -79,15 +82,34 @@ static const char *point_sql
       " static_bytes, pinned_bytes, managed_bytes FROM series"
       " WHERE device_id = ?1 AND allocator_id = ?2 AND ts = ?3 AND seq = ?4";
 
-gboolean
-vs_series_at_seq (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 seq,
+/* Whether the allocated bytes of (device_id, allocator_id)'s series rows
+ * count framework pools' segments that readers take out (the device's
+ * `all` series, where a pool is seen only from the device level). */
+static gboolean
+counts_pools (VsTrace *trace, gint64 device_id, gint64 allocator_id)
+{
+  return allocator_id == 0 && vs_framework_pools_hold_segments (trace, device_id);
+}
+
+/* Allocated bytes of a row of the series after step seq, without the
+ * pools' segments where the row counts them. */
+static gint64
+allocated_of_row (VsTrace *trace, gint64 device_id, gboolean pools, gint64 seq, gint64 allocated)
+{
+  if (!pools)
+    return allocated;
+  return MAX (allocated - vs_framework_pools_reserved_at (trace, device_id, seq), 0);
+}
+
+/* The state as the series' rows hold it (see vs_series_at_seq()). */
+static gboolean
+row_state_at_seq (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 seq,
                   VsSeriesPoint *out, GError **error)
 {
   sqlite3_stmt *stmt;
   gint64 row_seq, row_ts;
   int rc;
 
-  g_return_val_if_fail (trace != NULL && out != NULL, FALSE);
   if (!vs_trace_series_row_at_seq (trace, device_id, allocator_id, seq, &row_seq, &row_ts, error))
     return FALSE;
   if (row_seq == 0)
@@ -121,6 +143,19 @@ vs_series_at_seq (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 
 }
 
 gboolean
+vs_series_at_seq (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 seq,
+                  VsSeriesPoint *out, GError **error)
+{
+  g_return_val_if_fail (trace != NULL && out != NULL, FALSE);
+  if (!row_state_at_seq (trace, device_id, allocator_id, seq, out, error))
+    return FALSE;
+  out->allocated_bytes
+      = allocated_of_row (trace, device_id, counts_pools (trace, device_id, allocator_id), out->seq,
+                          out->allocated_bytes);
+  return TRUE;
+}
+
+gboolean
 vs_series_at_time (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 time_ns,
                    VsSeriesPoint *out, GError **error)
 {
@@ -131,7 +166,13 @@ vs_series_at_time (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64
   if (seq < 0)
     return FALSE;
   if (seq == 0)
-    return initial_state (trace, device_id, allocator_id, out, error);
+    {
+      if (!initial_state (trace, device_id, allocator_id, out, error))
+        return FALSE;
+      out->allocated_bytes = allocated_of_row (
+          trace, device_id, counts_pools (trace, device_id, allocator_id), 0, out->allocated_bytes);
+      return TRUE;
+    }
   return vs_series_at_seq (trace, device_id, allocator_id, seq, out, error);
 }
 
@@ -229,6 +270,66 @@ vs_timeline_buckets_new (gint64 from_ns, gint64 to_ns, guint n_buckets)
   return out;
 }
 
+/* vs_timeline_query() of a framework pool seen only from the device
+ * level (see vs-framework-pools.h): its reserved bytes from its segments,
+ * its allocated bytes unknown (VS_UNKNOWN), into out's buckets; every
+ * bucket unknown when the trace does not show its segments. */
+static void
+pool_buckets (VsTrace *trace, gint64 pool_id, GArray *out)
+{
+  g_autoptr (GArray) steps = vs_framework_pool_steps (trace, pool_id);
+  VsSeriesPoint carry = { 0 };
+  guint k = 0, cur = 0;
+
+  carry.allocated_bytes = carry.device_bytes = VS_UNKNOWN;
+  for (guint i = 0; i < out->len; i++)
+    {
+      VsTimelineBucket *b = &g_array_index (out, VsTimelineBucket, i);
+
+      b->known = FALSE;
+      b->min_reserved = b->max_reserved = b->last_reserved = VS_UNKNOWN;
+      b->min_allocated = b->max_allocated = b->last_allocated = b->max_device = VS_UNKNOWN;
+    }
+  if (steps == NULL)
+    return;
+  /* The state entering the first bucket. */
+  for (; k < steps->len; k++)
+    {
+      const VsPoolStep *st = &g_array_index (steps, VsPoolStep, k);
+
+      if (st->ts != VS_UNKNOWN
+          && st->ts >= vs_trace_abs (trace, g_array_index (out, VsTimelineBucket, 0).from_ns))
+        break;
+      carry.reserved_bytes = st->held;
+      carry.seq = st->seq;
+    }
+  bucket_start (&g_array_index (out, VsTimelineBucket, 0), &carry);
+  for (; k < steps->len; k++)
+    {
+      const VsPoolStep *st = &g_array_index (steps, VsPoolStep, k);
+      gint64 t = vs_trace_rel (trace, st->ts);
+
+      if (t >= g_array_index (out, VsTimelineBucket, out->len - 1).to_ns)
+        break;
+      while (cur + 1 < out->len && t >= g_array_index (out, VsTimelineBucket, cur).to_ns)
+        bucket_start (&g_array_index (out, VsTimelineBucket, ++cur), &carry);
+      bucket_add (&g_array_index (out, VsTimelineBucket, cur), st->held, st->held, st->held,
+                  VS_UNKNOWN, VS_UNKNOWN, VS_UNKNOWN, VS_UNKNOWN);
+      carry.reserved_bytes = st->held;
+      carry.seq = st->seq;
+    }
+  while (cur + 1 < out->len)
+    bucket_start (&g_array_index (out, VsTimelineBucket, ++cur), &carry);
+  /* Before the pool's first segment it held nothing; known from then. */
+  for (guint i = 0; i < out->len; i++)
+    {
+      VsTimelineBucket *b = &g_array_index (out, VsTimelineBucket, i);
+
+      if (b->to_ns <= 0 && b->n_changes == 0)
+        b->known = FALSE;
+    }
+}
+
 GArray *
 vs_timeline_query (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 from_ns,
                    gint64 to_ns, guint n_buckets, GError **error)
@@ -259,13 +360,15 @@ vs_timeline_query (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64
     }
 
   out = vs_timeline_buckets_new (from_ns, to_ns, n_buckets);
+  if (vs_framework_pool_is (trace, allocator_id))
+    {
+      pool_buckets (trace, allocator_id, out);
+      return g_steal_pointer (&out);
+    }
 
   if (!vs_series_at_time (trace, device_id, allocator_id, from_ns - 1, &carry, error))
     return NULL;
-  pools = allocator_id == 0 && vs_framework_pools_hold_segments (trace, device_id);
-  if (pools)
-    carry.allocated_bytes = MAX (
-        carry.allocated_bytes - vs_framework_pools_reserved_at (trace, device_id, carry.seq), 0);
+  pools = counts_pools (trace, device_id, allocator_id);
 
   width = span / n_buckets;
   shifts = vs_trace_level_shifts (trace, device_id, allocator_id, error);
@@ -312,10 +415,8 @@ vs_timeline_query (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64
           min_a = max_a = last_a = sqlite3_column_int64 (stmt, 2);
           max_d = vs_column_int (stmt, 3);
           if (pools)
-            min_a = max_a = last_a = MAX (last_a
-                                              - vs_framework_pools_reserved_at (
-                                                  trace, device_id, sqlite3_column_int64 (stmt, 4)),
-                                          0);
+            min_a = max_a = last_a
+                = allocated_of_row (trace, device_id, TRUE, sqlite3_column_int64 (stmt, 4), last_a);
         }
       else
         {
@@ -364,12 +465,76 @@ vs_timeline_query (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64
   return g_steal_pointer (&out);
 }
 
+static gboolean extremes_rec (VsTrace *trace, gint64 device_id, gint64 allocator_id, GArray *shifts,
+                              gint li, gint64 a, gint64 b, VsTimelineBucket *out, GError **error);
+
+/* One summary-level bucket as its row holds it. */
+typedef struct
+{
+  gint64 bucket, min_r, max_r, last_r, min_a, max_a, last_a, max_d;
+} LevelRow;
+
+/* Folds level li's buckets fb .. lb - 1 (of width 2^shift) of a device's
+ * `all` series counting framework pools into out: a bucket in which no
+ * pool took or gave back a segment has the pools' bytes of its start
+ * taken out of its allocated bytes; one in which a pool changed is read
+ * from finer levels (at the finest, its rows one by one).  The rows are
+ * read first: the recursion reuses the statement. */
+static gboolean
+pooled_levels (VsTrace *trace, gint64 device_id, GArray *shifts, gint li, gint64 shift, gint64 fb,
+               gint64 lb, VsTimelineBucket *out, GError **error)
+{
+  g_autoptr (GArray) rows = g_array_new (FALSE, FALSE, sizeof (LevelRow));
+  sqlite3_stmt *stmt = vs_trace_statement (trace, level_sql, error);
+  gint64 w = G_GINT64_CONSTANT (1) << shift;
+  int rc;
+
+  if (stmt == NULL)
+    return FALSE;
+  vs_trace_bind_series (trace, stmt, device_id, 0);
+  sqlite3_bind_int64 (stmt, 3, shift);
+  sqlite3_bind_int64 (stmt, 4, fb);
+  sqlite3_bind_int64 (stmt, 5, lb - 1);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      LevelRow r = { sqlite3_column_int64 (stmt, 0), sqlite3_column_int64 (stmt, 1),
+                     sqlite3_column_int64 (stmt, 2), sqlite3_column_int64 (stmt, 3),
+                     sqlite3_column_int64 (stmt, 4), sqlite3_column_int64 (stmt, 5),
+                     sqlite3_column_int64 (stmt, 6), vs_column_int (stmt, 7) };
+
+      g_array_append_val (rows, r);
+    }
+  sqlite3_reset (stmt);
+  if (rc != SQLITE_DONE)
+    return vs_trace_sql_error (trace, error);
+  for (guint i = 0; i < rows->len; i++)
+    {
+      const LevelRow *r = &g_array_index (rows, LevelRow, i);
+      gint64 from = vs_trace_abs (trace, r->bucket * w),
+             to = vs_trace_abs (trace, (r->bucket + 1) * w);
+      gint64 held;
+
+      if (vs_framework_pools_change_within (trace, device_id, from, to))
+        {
+          if (!extremes_rec (trace, device_id, 0, shifts, li - 1, r->bucket * w,
+                             (r->bucket + 1) * w, out, error))
+            return FALSE;
+          continue;
+        }
+      held = vs_framework_pools_reserved_before (trace, device_id, from);
+      bucket_add (out, r->min_r, r->max_r, r->last_r, MAX (r->min_a - held, 0),
+                  MAX (r->max_a - held, 0), MAX (r->last_a - held, 0), r->max_d);
+    }
+  return TRUE;
+}
+
 /* Folds the changes of [a, b) into out, using level li and finer. */
 static gboolean
 extremes_rec (VsTrace *trace, gint64 device_id, gint64 allocator_id, GArray *shifts, gint li,
               gint64 a, gint64 b, VsTimelineBucket *out, GError **error)
 {
   sqlite3_stmt *stmt;
+  gboolean pools;
   int rc;
 
   if (a >= b)
@@ -386,6 +551,12 @@ extremes_rec (VsTrace *trace, gint64 device_id, gint64 allocator_id, GArray *shi
       lb = floor_div (b, w);
       if (fb >= lb)
         return extremes_rec (trace, device_id, allocator_id, shifts, li - 1, a, b, out, error);
+      if (counts_pools (trace, device_id, allocator_id))
+        return pooled_levels (trace, device_id, shifts, li, s, fb, lb, out, error)
+               && extremes_rec (trace, device_id, allocator_id, shifts, li - 1, a, fb * w, out,
+                                error)
+               && extremes_rec (trace, device_id, allocator_id, shifts, li - 1, lb * w, b, out,
+                                error);
       stmt = vs_trace_statement (trace, level_sql, error);
       if (stmt == NULL)
         return FALSE;
@@ -406,15 +577,18 @@ extremes_rec (VsTrace *trace, gint64 device_id, gint64 allocator_id, GArray *shi
                               error);
     }
 
-  stmt = vs_trace_statement (trace, raw_sql, error);
+  stmt = vs_trace_statement (trace, raw_seq_sql, error);
   if (stmt == NULL)
     return FALSE;
   vs_trace_bind_series (trace, stmt, device_id, allocator_id);
   sqlite3_bind_int64 (stmt, 3, vs_trace_abs (trace, a));
   sqlite3_bind_int64 (stmt, 4, vs_trace_abs (trace, b));
+  pools = counts_pools (trace, device_id, allocator_id);
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
-      gint64 r = sqlite3_column_int64 (stmt, 1), al = sqlite3_column_int64 (stmt, 2);
+      gint64 r = sqlite3_column_int64 (stmt, 1);
+      gint64 al = allocated_of_row (trace, device_id, pools, sqlite3_column_int64 (stmt, 4),
+                                    sqlite3_column_int64 (stmt, 2));
 
       bucket_add (out, r, r, r, al, al, al,
                   allocator_id != 0 ? VS_UNKNOWN : vs_column_int (stmt, 3));
@@ -464,6 +638,39 @@ vs_series_extremes (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint6
   return TRUE;
 }
 
+/* The first row of device_id's `all` series at time_ns (since start)
+ * whose allocated bytes without the pools' segments are allocated, its
+ * seq in *seq (left as it is when none). */
+static gboolean
+pooled_row_reaching (VsTrace *trace, gint64 device_id, gint64 time_ns, gint64 allocated,
+                     gint64 *seq, GError **error)
+{
+  static const char *at_ts_sql = "SELECT seq, allocated_bytes FROM series"
+                                 " WHERE device_id = ?1 AND allocator_id = ?2 AND ts = ?3"
+                                 " ORDER BY seq";
+  sqlite3_stmt *stmt = vs_trace_statement (trace, at_ts_sql, error);
+  int rc;
+
+  if (stmt == NULL)
+    return FALSE;
+  vs_trace_bind_series (trace, stmt, device_id, 0);
+  sqlite3_bind_int64 (stmt, 3, vs_trace_abs (trace, time_ns));
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      gint64 s = sqlite3_column_int64 (stmt, 0);
+
+      if (allocated_of_row (trace, device_id, TRUE, s, sqlite3_column_int64 (stmt, 1)) == allocated)
+        {
+          *seq = s;
+          break;
+        }
+    }
+  sqlite3_reset (stmt);
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+    return vs_trace_sql_error (trace, error);
+  return TRUE;
+}
+
 gboolean
 vs_series_peak_between (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 from_ns,
                         gint64 to_ns, VsSeriesPoint *out, GError **error)
@@ -500,18 +707,26 @@ vs_series_peak_between (VsTrace *trace, gint64 device_id, gint64 allocator_id, g
       else
         lo = mid + 1;
     }
-  stmt = vs_trace_statement (trace, at_ts_sql, error);
-  if (stmt == NULL)
-    return FALSE;
-  vs_trace_bind_series (trace, stmt, device_id, allocator_id);
-  sqlite3_bind_int64 (stmt, 3, vs_trace_abs (trace, lo));
-  sqlite3_bind_int64 (stmt, 4, peak);
-  rc = sqlite3_step (stmt);
-  if (rc == SQLITE_ROW)
-    seq = sqlite3_column_int64 (stmt, 0);
-  sqlite3_reset (stmt);
-  if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-    return vs_trace_sql_error (trace, error);
+  if (counts_pools (trace, device_id, allocator_id))
+    {
+      if (!pooled_row_reaching (trace, device_id, lo, peak, &seq, error))
+        return FALSE;
+    }
+  else
+    {
+      stmt = vs_trace_statement (trace, at_ts_sql, error);
+      if (stmt == NULL)
+        return FALSE;
+      vs_trace_bind_series (trace, stmt, device_id, allocator_id);
+      sqlite3_bind_int64 (stmt, 3, vs_trace_abs (trace, lo));
+      sqlite3_bind_int64 (stmt, 4, peak);
+      rc = sqlite3_step (stmt);
+      if (rc == SQLITE_ROW)
+        seq = sqlite3_column_int64 (stmt, 0);
+      sqlite3_reset (stmt);
+      if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return vs_trace_sql_error (trace, error);
+    }
   if (seq >= 0)
     return vs_series_at_seq (trace, device_id, allocator_id, seq, out, error);
   return vs_series_at_time (trace, device_id, allocator_id, from_ns - 1, out, error);
