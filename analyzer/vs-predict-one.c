@@ -55,43 +55,156 @@ find_event (const VsPredictHistory *h, gint64 id)
   return -1;
 }
 
-/* The role of each allocation of h into roles (VS_ROLE_OTHER for those the
- * block table does not hold). */
+/* The blocks of allocator_id of trace, in the table's order, with their
+ * alloc_event ids (event_ids) and their roles. */
 static gboolean
-read_roles (const VsPredictHistory *h, VsRole *roles, GError **error)
+read_block_roles (VsTrace *trace, gint64 allocator_id, GArray *blocks, GArray *event_ids,
+                  GArray *roles, GError **error)
 {
-  g_autoptr (GArray) blocks = g_array_new (FALSE, TRUE, sizeof (VsBlock));
-  g_autoptr (GArray) index = g_array_new (FALSE, FALSE, sizeof (gint64));
-  g_autofree VsRole *block_roles = NULL;
-  sqlite3_stmt *stmt = vs_trace_statement (h->trace, blocks_sql, error);
+  sqlite3_stmt *stmt = vs_trace_statement (trace, blocks_sql, error);
   int rc;
 
   if (stmt == NULL)
     return FALSE;
-  sqlite3_bind_int64 (stmt, 1, h->allocator_id);
+  sqlite3_bind_int64 (stmt, 1, allocator_id);
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
       VsBlock b = { 0 };
-      gint64 i = find_event (h, sqlite3_column_int64 (stmt, 0));
-      if (i < 0)
-        continue;
+      gint64 id = sqlite3_column_int64 (stmt, 0);
       b.level = 2;
-      b.allocator_id = h->allocator_id;
+      b.allocator_id = allocator_id;
       b.device_id = sqlite3_column_int64 (stmt, 1);
       b.alloc_seq = vs_column_int (stmt, 2);
       b.free_seq = vs_column_int (stmt, 3);
       b.stack_id = sqlite3_column_int64 (stmt, 4);
       g_array_append_val (blocks, b);
-      g_array_append_val (index, i);
+      g_array_append_val (event_ids, id);
     }
   sqlite3_reset (stmt);
   if (rc != SQLITE_DONE)
-    return vs_trace_sql_error (h->trace, error);
-  block_roles = g_new (VsRole, MAX (blocks->len, 1));
-  if (!vs_blocks_roles (h->trace, (const VsBlock *)blocks->data, blocks->len, block_roles, error))
+    return vs_trace_sql_error (trace, error);
+  g_array_set_size (roles, blocks->len);
+  return vs_blocks_roles (trace, (const VsBlock *)blocks->data, blocks->len, (VsRole *)roles->data,
+                          error);
+}
+
+struct _VsPredictRoles
+{
+  VsTrace *trace; /* a connection of its own to the trace's file */
+  gint64 allocator_id;
+  GThread *thread;
+  GArray *blocks, *event_ids, *roles;
+  gboolean ok;
+};
+
+static gpointer
+roles_thread (gpointer data)
+{
+  VsPredictRoles *r = data;
+  r->ok = read_block_roles (r->trace, r->allocator_id, r->blocks, r->event_ids, r->roles, NULL);
+  return NULL;
+}
+
+VsPredictRoles *
+vs_predict_roles_start (VsTrace *trace, gint64 allocator_id)
+{
+  const char *file = sqlite3_db_filename (trace->db, "main");
+  VsPredictRoles *r;
+  VsTrace *own;
+
+  if (file == NULL || *file == '\0' || vs_trace_is_recording (trace))
+    return NULL;
+  own = vs_trace_open (file, NULL);
+  if (own == NULL)
+    return NULL;
+  r = g_new0 (VsPredictRoles, 1);
+  r->trace = own;
+  r->allocator_id = allocator_id;
+  r->blocks = g_array_new (FALSE, TRUE, sizeof (VsBlock));
+  r->event_ids = g_array_new (FALSE, FALSE, sizeof (gint64));
+  r->roles = g_array_new (FALSE, FALSE, sizeof (VsRole));
+  r->thread = g_thread_try_new ("vs-predict-roles", roles_thread, r, NULL);
+  if (r->thread == NULL)
+    {
+      vs_predict_roles_free (r);
+      return NULL;
+    }
+  return r;
+}
+
+void
+vs_predict_roles_free (VsPredictRoles *r)
+{
+  if (r == NULL)
+    return;
+  if (r->thread != NULL)
+    g_thread_join (r->thread);
+  vs_trace_free (r->trace);
+  g_array_unref (r->blocks);
+  g_array_unref (r->event_ids);
+  g_array_unref (r->roles);
+  g_free (r);
+}
+
+/* The roles that pending read into roles (indexed by allocation of h):
+ * FALSE when it failed or read a block whose allocation h lacks (the roles
+ * of such a set of blocks are not those of h's blocks alone). */
+static gboolean
+take_pending (const VsPredictHistory *h, VsPredictRoles *pending, VsRole *roles)
+{
+  g_thread_join (pending->thread);
+  pending->thread = NULL;
+  if (!pending->ok)
     return FALSE;
   for (guint i = 0; i < h->allocs->len; i++)
     roles[i] = VS_ROLE_OTHER;
+  for (guint k = 0; k < pending->blocks->len; k++)
+    {
+      gint64 i = find_event (h, g_array_index (pending->event_ids, gint64, k));
+      if (i < 0)
+        return FALSE;
+      roles[i] = g_array_index (pending->roles, VsRole, k);
+    }
+  return TRUE;
+}
+
+/* The role of each allocation of h into roles (VS_ROLE_OTHER for those the
+ * block table does not hold): pending's, read while h was, when it has
+ * them, else read here. */
+static gboolean
+read_roles (const VsPredictHistory *h, VsPredictRoles *pending, VsRole *roles, GError **error)
+{
+  g_autoptr (GArray) all = g_array_new (FALSE, TRUE, sizeof (VsBlock));
+  g_autoptr (GArray) ids = g_array_new (FALSE, FALSE, sizeof (gint64));
+  g_autoptr (GArray) all_roles = g_array_new (FALSE, FALSE, sizeof (VsRole));
+  g_autoptr (GArray) blocks = g_array_new (FALSE, TRUE, sizeof (VsBlock));
+  g_autoptr (GArray) index = g_array_new (FALSE, FALSE, sizeof (gint64));
+  g_autofree VsRole *block_roles = NULL;
+
+  if (pending != NULL && take_pending (h, pending, roles))
+    return TRUE;
+  /* the blocks whose allocation h holds, and their roles among them */
+  if (!read_block_roles (h->trace, h->allocator_id, all, ids, all_roles, error))
+    return FALSE;
+  for (guint k = 0; k < all->len; k++)
+    {
+      gint64 i = find_event (h, g_array_index (ids, gint64, k));
+      if (i < 0)
+        continue;
+      g_array_append_val (blocks, g_array_index (all, VsBlock, k));
+      g_array_append_val (index, i);
+    }
+  for (guint i = 0; i < h->allocs->len; i++)
+    roles[i] = VS_ROLE_OTHER;
+  if (blocks->len == all->len)
+    {
+      for (guint k = 0; k < all->len; k++)
+        roles[g_array_index (index, gint64, k)] = g_array_index (all_roles, VsRole, k);
+      return TRUE;
+    }
+  block_roles = g_new (VsRole, MAX (blocks->len, 1));
+  if (!vs_blocks_roles (h->trace, (const VsBlock *)blocks->data, blocks->len, block_roles, error))
+    return FALSE;
   for (guint k = 0; k < blocks->len; k++)
     roles[g_array_index (index, gint64, k)] = block_roles[k];
   return TRUE;
@@ -127,8 +240,8 @@ find_kept (const VsPredictHistory *h, guint32 empty_key, const VsRole *roles, gb
 }
 
 gboolean
-vs_predict_one_run_slopes (const VsPredictHistory *h, guint32 empty_key, gint64 batch,
-                           double *slope, gint64 *n_varying, GError **error)
+vs_predict_one_run_slopes (const VsPredictHistory *h, VsPredictRoles *pending, guint32 empty_key,
+                           gint64 batch, double *slope, gint64 *n_varying, GError **error)
 {
   const VsPredictAlloc *a = (const VsPredictAlloc *)h->allocs->data;
   guint n = h->allocs->len;
@@ -137,7 +250,7 @@ vs_predict_one_run_slopes (const VsPredictHistory *h, guint32 empty_key, gint64 
   g_autoptr (GHashTable) weights = g_hash_table_new (g_int64_hash, g_int64_equal);
   g_autoptr (GHashTable) forward = g_hash_table_new (g_int64_hash, g_int64_equal);
 
-  if (!read_roles (h, roles, error))
+  if (!read_roles (h, pending, roles, error))
     return FALSE;
   find_kept (h, empty_key, roles, kept);
   for (guint i = 0; i < n; i++)

@@ -182,14 +182,16 @@ fit_two (VsPredictModel *m, VsPredictHistory *read_other, gint64 batch2, GError 
   return ok;
 }
 
-/* One run: the allocations whose role scales with the batch. */
+/* One run: the allocations whose role scales with the batch (roles: read
+ * meanwhile, may be NULL). */
 static gboolean
-fit_one (VsPredictModel *m, GError **error)
+fit_one (VsPredictModel *m, VsPredictRoles *roles, GError **error)
 {
   gpointer found = g_hash_table_lookup (m->keys.index, "");
   guint32 empty = found != NULL ? GPOINTER_TO_UINT (found) - 1 : G_MAXUINT32;
 
-  return vs_predict_one_run_slopes (&m->first, empty, m->batch1, m->slope, &m->n_varying, error);
+  return vs_predict_one_run_slopes (&m->first, roles, empty, m->batch1, m->slope, &m->n_varying,
+                                    error);
 }
 
 /* Reading a history on a thread of its own. */
@@ -245,6 +247,7 @@ vs_predict_model_new (VsTrace *trace1, gint64 allocator1, gint64 batch1, VsTrace
 {
   g_autoptr (VsPredictModel) m = g_new0 (VsPredictModel, 1);
   g_auto (VsPredictHistory) other = { 0 };
+  g_autoptr (VsPredictRoles) roles = NULL;
   const VsDeviceInfo *dev;
 
   g_return_val_if_fail (trace1 != NULL && batch1 >= 1, NULL);
@@ -265,11 +268,14 @@ vs_predict_model_new (VsTrace *trace1, gint64 allocator1, gint64 batch1, VsTrace
   if (trace2 != NULL
       && !check_same_setup (trace1, allocator1, trace2, allocator2, m->alloc_conf, error))
     return NULL;
+  /* one run: the blocks' roles are read while the history is */
+  if (trace2 == NULL)
+    roles = vs_predict_roles_start (trace1, allocator1);
   if (!read_histories (m, trace1, allocator1, trace2, allocator2, &other, error))
     return NULL;
   if (trace2 == NULL)
     m->slope = g_new0 (double, m->first.allocs->len);
-  if (trace2 != NULL ? !fit_two (m, &other, batch2, error) : !fit_one (m, error))
+  if (trace2 != NULL ? !fit_two (m, &other, batch2, error) : !fit_one (m, roles, error))
     return NULL;
   return g_steal_pointer (&m);
 }
