@@ -30,10 +30,21 @@
 #include "vs-roles.h"
 
 /* In the table's own order, which costs no sort: allocations are found by
- * their event id whatever the order. */
+ * their event id whatever the order.  The ranged one reads a part of the
+ * table on a connection of its own. */
 static const char *blocks_sql
     = "SELECT alloc_event_id, device_id, alloc_seq, free_seq, ifnull(stack_id, 0) FROM block"
       " WHERE allocator_id = ?1 AND level = 2 AND alloc_event_id IS NOT NULL ORDER BY id";
+static const char *blocks_range_sql
+    = "SELECT alloc_event_id, device_id, alloc_seq, free_seq, ifnull(stack_id, 0) FROM block"
+      " WHERE allocator_id = ?1 AND level = 2 AND alloc_event_id IS NOT NULL"
+      " AND id BETWEEN ?2 AND ?3 ORDER BY id";
+static const char *block_span_sql = "SELECT min(id), max(id) FROM block";
+
+/* Block ids per reader at least, and the most readers, of the blocks read
+ * in parts at once. */
+#define BLOCKS_PER_READER 262144
+#define MAX_READERS 8
 
 /* The index in h of the allocation of alloc_event id, -1 if none (the
  * allocations are in event id order). */
@@ -55,18 +66,13 @@ find_event (const VsPredictHistory *h, gint64 id)
   return -1;
 }
 
-/* The blocks of allocator_id of trace, in the table's order, with their
- * alloc_event ids (event_ids) and their roles. */
-static gboolean
-read_block_roles (VsTrace *trace, gint64 allocator_id, GArray *blocks, GArray *event_ids,
-                  GArray *roles, GError **error)
+/* Appends the rows of stmt (blocks_sql or blocks_range_sql, bound) to
+ * blocks and event_ids; returns sqlite3_step's last code. */
+static int
+step_blocks (sqlite3_stmt *stmt, gint64 allocator_id, GArray *blocks, GArray *event_ids)
 {
-  sqlite3_stmt *stmt = vs_trace_statement (trace, blocks_sql, error);
   int rc;
 
-  if (stmt == NULL)
-    return FALSE;
-  sqlite3_bind_int64 (stmt, 1, allocator_id);
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
       VsBlock b = { 0 };
@@ -80,9 +86,116 @@ read_block_roles (VsTrace *trace, gint64 allocator_id, GArray *blocks, GArray *e
       g_array_append_val (blocks, b);
       g_array_append_val (event_ids, id);
     }
+  return rc;
+}
+
+/* One part of the block table, read on a read-only connection of its own
+ * to file. */
+typedef struct
+{
+  const char *file;
+  gint64 allocator_id, lo, hi;
+  GArray *blocks, *event_ids;
+  gboolean ok;
+} Part;
+
+static gpointer
+read_part (gpointer data)
+{
+  Part *p = data;
+  sqlite3 *db = NULL;
+  sqlite3_stmt *stmt = NULL;
+
+  if (vs_trace_sqlite_open (p->file, &db, SQLITE_OPEN_READONLY) == SQLITE_OK
+      && sqlite3_prepare_v2 (db, blocks_range_sql, -1, &stmt, NULL) == SQLITE_OK)
+    {
+      sqlite3_bind_int64 (stmt, 1, p->allocator_id);
+      sqlite3_bind_int64 (stmt, 2, p->lo);
+      sqlite3_bind_int64 (stmt, 3, p->hi);
+      p->ok = step_blocks (stmt, p->allocator_id, p->blocks, p->event_ids) == SQLITE_DONE;
+    }
+  sqlite3_finalize (stmt);
+  sqlite3_close_v2 (db);
+  return NULL;
+}
+
+/* The blocks of a large table read in parts on several threads, appended
+ * in the table's order; FALSE (nothing appended) when the table is small,
+ * or a part could not be read: the caller then reads it at once. */
+static gboolean
+read_blocks_in_parts (VsTrace *trace, gint64 allocator_id, GArray *blocks, GArray *event_ids)
+{
+  const char *file = sqlite3_db_filename (trace->db, "main");
+  sqlite3_stmt *stmt = vs_trace_statement (trace, block_span_sql, NULL);
+  Part parts[MAX_READERS] = { { 0 } };
+  GThread *threads[MAX_READERS] = { 0 };
+  gint64 lo = 0, hi = -1;
+  guint n;
+  gboolean ok = TRUE;
+
+  if (stmt == NULL || file == NULL || *file == '\0')
+    return FALSE;
+  if (sqlite3_step (stmt) == SQLITE_ROW)
+    {
+      lo = sqlite3_column_int64 (stmt, 0);
+      hi = sqlite3_column_int64 (stmt, 1);
+    }
   sqlite3_reset (stmt);
-  if (rc != SQLITE_DONE)
-    return vs_trace_sql_error (trace, error);
+  n = (guint)CLAMP ((hi - lo + 1) / BLOCKS_PER_READER, 0,
+                    MIN (MAX_READERS, (gint64)g_get_num_processors ()));
+  if (n < 2)
+    return FALSE;
+  for (guint i = 0; i < n; i++)
+    {
+      parts[i] = (Part){
+        file, allocator_id, lo + (hi - lo + 1) * i / n, lo + (hi - lo + 1) * (i + 1) / n - 1, NULL,
+        NULL, FALSE
+      };
+      parts[i].blocks = g_array_new (FALSE, TRUE, sizeof (VsBlock));
+      parts[i].event_ids = g_array_new (FALSE, FALSE, sizeof (gint64));
+      threads[i] = g_thread_try_new ("vs-predict-blocks", read_part, &parts[i], NULL);
+      if (threads[i] == NULL)
+        read_part (&parts[i]);
+    }
+  for (guint i = 0; i < n; i++)
+    {
+      if (threads[i] != NULL)
+        g_thread_join (threads[i]);
+      ok = ok && parts[i].ok;
+    }
+  for (guint i = 0; i < n; i++)
+    {
+      if (ok)
+        {
+          g_array_append_vals (blocks, parts[i].blocks->data, parts[i].blocks->len);
+          g_array_append_vals (event_ids, parts[i].event_ids->data, parts[i].event_ids->len);
+        }
+      g_array_unref (parts[i].blocks);
+      g_array_unref (parts[i].event_ids);
+    }
+  return ok;
+}
+
+/* The blocks of allocator_id of trace, in the table's order, with their
+ * alloc_event ids (event_ids) and their roles; in_parts: a large table is
+ * read in parts on several threads. */
+static gboolean
+read_block_roles (VsTrace *trace, gint64 allocator_id, gboolean in_parts, GArray *blocks,
+                  GArray *event_ids, GArray *roles, GError **error)
+{
+  if (!in_parts || !read_blocks_in_parts (trace, allocator_id, blocks, event_ids))
+    {
+      sqlite3_stmt *stmt = vs_trace_statement (trace, blocks_sql, error);
+      int rc;
+
+      if (stmt == NULL)
+        return FALSE;
+      sqlite3_bind_int64 (stmt, 1, allocator_id);
+      rc = step_blocks (stmt, allocator_id, blocks, event_ids);
+      sqlite3_reset (stmt);
+      if (rc != SQLITE_DONE)
+        return vs_trace_sql_error (trace, error);
+    }
   g_array_set_size (roles, blocks->len);
   return vs_blocks_roles (trace, (const VsBlock *)blocks->data, blocks->len, (VsRole *)roles->data,
                           error);
@@ -101,7 +214,8 @@ static gpointer
 roles_thread (gpointer data)
 {
   VsPredictRoles *r = data;
-  r->ok = read_block_roles (r->trace, r->allocator_id, r->blocks, r->event_ids, r->roles, NULL);
+  r->ok
+      = read_block_roles (r->trace, r->allocator_id, TRUE, r->blocks, r->event_ids, r->roles, NULL);
   return NULL;
 }
 
@@ -184,7 +298,7 @@ read_roles (const VsPredictHistory *h, VsPredictRoles *pending, VsRole *roles, G
   if (pending != NULL && take_pending (h, pending, roles))
     return TRUE;
   /* the blocks whose allocation h holds, and their roles among them */
-  if (!read_block_roles (h->trace, h->allocator_id, all, ids, all_roles, error))
+  if (!read_block_roles (h->trace, h->allocator_id, FALSE, all, ids, all_roles, error))
     return FALSE;
   for (guint k = 0; k < all->len; k++)
     {
