@@ -23,6 +23,10 @@
  *
  * Every other activation scales as size · batch / B1; parameters,
  * gradients, optimizer state and the rest keep their size.
+ *
+ * The roles are read while the history is (vs_predict_roles_start): on a
+ * thread and a connection of their own, the block table of a large trace
+ * in parts on several more.
  */
 #include "vs-predict-private.h"
 
