@@ -89,13 +89,24 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (VsPredictHistory, vs_predict_history_clear)
 gint64 vs_predict_match (const VsPredictHistory *a, const VsPredictHistory *b, double ratio,
                          const VsPredictKeys *keys, gint64 *match, GError **error);
 
+/* The roles of one run's blocks read on a thread and a connection of
+ * their own while its history is read on the trace's: vs_predict_roles_start
+ * returns NULL when that cannot be (a trace in memory or being recorded, no
+ * thread); vs_predict_roles_free waits for the thread. */
+typedef struct _VsPredictRoles VsPredictRoles;
+VsPredictRoles *vs_predict_roles_start (VsTrace *trace, gint64 allocator_id);
+void vs_predict_roles_free (VsPredictRoles *roles);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (VsPredictRoles, vs_predict_roles_free)
+
 /* One run at batch: slope[i] (bytes per unit of batch) of each allocation
  * of h, size / batch for the activations that scale with the batch and 0
  * for the others (vs-predict-one.c says which), and how many scale into
- * *n_varying.  empty_key is the key of an allocation without stack
- * (G_MAXUINT32 when none has).  Returns FALSE with error set when the
- * roles cannot be read. */
-gboolean vs_predict_one_run_slopes (const VsPredictHistory *h, guint32 empty_key, gint64 batch,
-                                    double *slope, gint64 *n_varying, GError **error);
+ * *n_varying.  pending (may be NULL): the roles started with
+ * vs_predict_roles_start on h's trace, read here when it has none.
+ * empty_key is the key of an allocation without stack (G_MAXUINT32 when
+ * none has).  Returns FALSE with error set when the roles cannot be read. */
+gboolean vs_predict_one_run_slopes (const VsPredictHistory *h, VsPredictRoles *pending,
+                                    guint32 empty_key, gint64 batch, double *slope,
+                                    gint64 *n_varying, GError **error);
 
 G_END_DECLS

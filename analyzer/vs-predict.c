@@ -36,6 +36,10 @@ struct _VsPredictModel
   GArray *replays;       /* Replayed: the replays made so far */
 };
 
+/* How many parts the search for the largest batch cuts its interval in
+ * at each round (their replays run at once). */
+#define BISECT_PARTS 8
+
 /* A replay made, kept: the same batch under the same limit gives the same
  * peaks, and a replay without limit answers for any limit it stayed under. */
 typedef struct
@@ -182,14 +186,16 @@ fit_two (VsPredictModel *m, VsPredictHistory *read_other, gint64 batch2, GError 
   return ok;
 }
 
-/* One run: the allocations whose role scales with the batch. */
+/* One run: the allocations whose role scales with the batch (roles: read
+ * meanwhile, may be NULL). */
 static gboolean
-fit_one (VsPredictModel *m, GError **error)
+fit_one (VsPredictModel *m, VsPredictRoles *roles, GError **error)
 {
   gpointer found = g_hash_table_lookup (m->keys.index, "");
   guint32 empty = found != NULL ? GPOINTER_TO_UINT (found) - 1 : G_MAXUINT32;
 
-  return vs_predict_one_run_slopes (&m->first, empty, m->batch1, m->slope, &m->n_varying, error);
+  return vs_predict_one_run_slopes (&m->first, roles, empty, m->batch1, m->slope, &m->n_varying,
+                                    error);
 }
 
 /* Reading a history on a thread of its own. */
@@ -245,6 +251,7 @@ vs_predict_model_new (VsTrace *trace1, gint64 allocator1, gint64 batch1, VsTrace
 {
   g_autoptr (VsPredictModel) m = g_new0 (VsPredictModel, 1);
   g_auto (VsPredictHistory) other = { 0 };
+  g_autoptr (VsPredictRoles) roles = NULL;
   const VsDeviceInfo *dev;
 
   g_return_val_if_fail (trace1 != NULL && batch1 >= 1, NULL);
@@ -265,11 +272,14 @@ vs_predict_model_new (VsTrace *trace1, gint64 allocator1, gint64 batch1, VsTrace
   if (trace2 != NULL
       && !check_same_setup (trace1, allocator1, trace2, allocator2, m->alloc_conf, error))
     return NULL;
+  /* one run: the blocks' roles are read while the history is */
+  if (trace2 == NULL)
+    roles = vs_predict_roles_start (trace1, allocator1);
   if (!read_histories (m, trace1, allocator1, trace2, allocator2, &other, error))
     return NULL;
   if (trace2 == NULL)
     m->slope = g_new0 (double, m->first.allocs->len);
-  if (trace2 != NULL ? !fit_two (m, &other, batch2, error) : !fit_one (m, error))
+  if (trace2 != NULL ? !fit_two (m, &other, batch2, error) : !fit_one (m, roles, error))
     return NULL;
   return g_steal_pointer (&m);
 }
@@ -379,7 +389,7 @@ vs_predict_model_replay (VsPredictModel *m, gint64 batch, gint64 limit_bytes,
   return TRUE;
 }
 
-/* One replay of vs_predict_model_prepare, on a thread of the pool. */
+/* One replay of replay_many, on a thread of the pool. */
 typedef struct
 {
   VsPredictModel *m;
@@ -393,37 +403,47 @@ replay_job (gpointer data, gpointer user_data)
 {
   ReplayJob *j = data;
   (void)user_data;
-  j->ok = replay (j->m, j->r.point.batch, VS_UNKNOWN, FALSE, NULL, &j->r.point, &j->error);
+  j->ok = replay (j->m, j->r.point.batch, j->r.limit_bytes, j->r.limit_is_fraction, NULL,
+                  &j->r.point, &j->error);
 }
 
-gboolean
-vs_predict_model_prepare (VsPredictModel *m, const gint64 *batches, guint n, gboolean for_largest,
-                          GError **error)
+/* Adds the replay of batch under limit (VS_UNKNOWN: none) to jobs unless it
+ * is there or known. */
+static void
+add_job (VsPredictModel *m, GArray *jobs, gint64 batch, gint64 limit, gboolean fraction)
 {
-  g_autoptr (GArray) jobs = g_array_new (FALSE, TRUE, sizeof (ReplayJob));
+  ReplayJob j = { m, { limit, fraction, { 0 } }, NULL, FALSE };
+
+  if (m->n_varying == 0)
+    batch = m->batch1;
+  for (guint k = 0; k < jobs->len; k++)
+    {
+      const Replayed *r = &g_array_index (jobs, ReplayJob, k).r;
+      if (r->point.batch == batch && r->limit_bytes == limit
+          && (limit == VS_UNKNOWN || r->limit_is_fraction == fraction))
+        return;
+    }
+  if (replayed (m, batch, limit, fraction) != NULL)
+    return;
+  j.r.point.batch = batch;
+  g_array_append_val (jobs, j);
+}
+
+/* Runs jobs (ReplayJob) on as many threads as there are processors and
+ * jobs, and keeps their results.  Returns FALSE with error set when a
+ * replay failed. */
+static gboolean
+replay_many (VsPredictModel *m, GArray *jobs, GError **error)
+{
   GThreadPool *pool;
   gboolean ok = TRUE;
 
-  g_return_val_if_fail (m != NULL && (n == 0 || batches != NULL), FALSE);
-  for (guint i = 0; i < n + (for_largest ? 2 : 0); i++)
-    {
-      gint64 b = i < n ? batches[i] : (i == n ? m->batch1 : 2 * m->batch1);
-      ReplayJob j = { m, { VS_UNKNOWN, FALSE, { 0 } }, NULL, FALSE };
-      gboolean dup = FALSE;
-      g_return_val_if_fail (b >= 1, FALSE);
-      if (m->n_varying == 0)
-        b = m->batch1;
-      for (guint k = 0; k < jobs->len && !dup; k++)
-        dup = g_array_index (jobs, ReplayJob, k).r.point.batch == b;
-      if (dup || replayed (m, b, VS_UNKNOWN, FALSE) != NULL)
-        continue;
-      j.r.point.batch = b;
-      g_array_append_val (jobs, j);
-    }
   if (jobs->len == 0)
     return TRUE;
-  pool = g_thread_pool_new (replay_job, NULL, (gint)MIN (jobs->len, g_get_num_processors ()), FALSE,
-                            NULL);
+  pool = jobs->len == 1
+             ? NULL
+             : g_thread_pool_new (replay_job, NULL, (gint)MIN (jobs->len, g_get_num_processors ()),
+                                  FALSE, NULL);
   for (guint k = 0; k < jobs->len; k++)
     if (pool == NULL || !g_thread_pool_push (pool, &g_array_index (jobs, ReplayJob, k), NULL))
       replay_job (&g_array_index (jobs, ReplayJob, k), NULL);
@@ -443,6 +463,30 @@ vs_predict_model_prepare (VsPredictModel *m, const gint64 *batches, guint n, gbo
       g_clear_error (&j->error);
     }
   return ok;
+}
+
+gboolean
+vs_predict_model_prepare (VsPredictModel *m, const gint64 *batches, guint n, gint64 limit_bytes,
+                          gboolean limit_is_fraction, gboolean for_largest, GError **error)
+{
+  g_autoptr (GArray) jobs = g_array_new (FALSE, TRUE, sizeof (ReplayJob));
+  guint unlimited;
+
+  g_return_val_if_fail (m != NULL && (n == 0 || batches != NULL), FALSE);
+  for (guint i = 0; i < n + (for_largest ? 2 : 0); i++)
+    {
+      gint64 b = i < n ? batches[i] : (i == n ? m->batch1 : 2 * m->batch1);
+      g_return_val_if_fail (b >= 1, FALSE);
+      add_job (m, jobs, b, VS_UNKNOWN, FALSE);
+    }
+  /* Under the limit too, where processors are left for them: a replay
+   * without limit that stays under it makes them useless. */
+  unlimited = jobs->len;
+  for (guint i = 0; limit_bytes != VS_UNKNOWN && i < n; i++)
+    add_job (m, jobs, batches[i], limit_bytes, limit_is_fraction);
+  if (jobs->len > MAX (unlimited, g_get_num_processors ()))
+    g_array_set_size (jobs, unlimited);
+  return replay_many (m, jobs, error);
 }
 
 gboolean
@@ -529,16 +573,34 @@ vs_predict_model_largest (VsPredictModel *m, gint64 limit_bytes, gboolean limit_
           lo = hi - step;
         }
     }
-  /* lo fits (or is 0), hi fails (or is past max_batch) */
+  /* lo fits (or is 0), hi fails (or is past max_batch): the batches
+   * between are cut in BISECT_PARTS parts, the replays at the cuts made at
+   * once, until lo and hi are next to each other (a fixed number of parts,
+   * not one per processor, so that every machine probes the same batches
+   * and answers the same). */
   while (hi - lo > 1)
     {
-      gint64 mid = lo + (hi - lo) / 2;
-      if (!fits (m, mid, limit_bytes, limit_is_fraction, &ok, error))
+      g_autoptr (GArray) jobs = g_array_new (FALSE, TRUE, sizeof (ReplayJob));
+      gint64 parts = MIN (BISECT_PARTS, hi - lo);
+      gint64 new_lo = lo, new_hi = hi;
+      for (gint64 k = 1; k < parts; k++)
+        add_job (m, jobs, lo + (hi - lo) * k / parts, limit_bytes, limit_is_fraction);
+      if (!replay_many (m, jobs, error))
         return -1;
-      if (ok)
-        lo = mid;
-      else
-        hi = mid;
+      for (gint64 k = 1; k < parts; k++)
+        {
+          gint64 mid = lo + (hi - lo) * k / parts;
+          if (!fits (m, mid, limit_bytes, limit_is_fraction, &ok, error))
+            return -1;
+          if (!ok)
+            {
+              new_hi = mid;
+              break;
+            }
+          new_lo = mid;
+        }
+      lo = new_lo;
+      hi = new_hi;
     }
   if (out != NULL && lo >= 1
       && !vs_predict_model_replay (m, lo, limit_bytes, limit_is_fraction, out, error))

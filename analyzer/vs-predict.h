@@ -78,9 +78,12 @@ gboolean vs_predict_model_replay (VsPredictModel *model, gint64 batch, gint64 li
  * starts from, on as many threads as there are processors and replays, and
  * keeps the results: vs_predict_model_replay at these batches, without
  * limit or under one their reserved peak stayed below, then costs nothing.
- * A model is not to be used from two threads at once.  Returns FALSE with
- * error set when a replay fails. */
+ * With a limit (limit_bytes not VS_UNKNOWN), the n batches are replayed
+ * under it at the same time when the processors outnumber all these
+ * replays.  A model is not to be used from two threads at once.  Returns
+ * FALSE with error set when a replay fails. */
 gboolean vs_predict_model_prepare (VsPredictModel *model, const gint64 *batches, guint n,
+                                   gint64 limit_bytes, gboolean limit_is_fraction,
                                    gboolean for_largest, GError **error);
 
 /* vs_predict_model_replay with no limit, appending to steps (a GArray of
@@ -94,7 +97,10 @@ gboolean vs_predict_model_replay_steps (VsPredictModel *model, gint64 batch, GAr
  * fails no request, assuming that a batch that fails makes every larger one
  * fail; 0 when even batch 1 fails.  *out (may be NULL) receives that
  * batch's replay under the limit (where the allocator released its cache
- * to stay under it, its reserved peak is below the unlimited replay's).  Returns -1 with error set on failure. */
+ * to stay under it, its reserved peak is below the unlimited replay's).
+ * The search replays seven batches at once, each round cutting the
+ * interval where the answer lies in eight.
+ * Returns -1 with error set on failure. */
 gint64 vs_predict_model_largest (VsPredictModel *model, gint64 limit_bytes,
                                  gboolean limit_is_fraction, gint64 max_batch, VsPredictPoint *out,
                                  GError **error);

@@ -153,7 +153,7 @@ predict_allocator (VsTable *table, Input *in, guint n_in, guint k, GArray *batch
                              " of %" G_GINT64_FORMAT " allocations scaled: activations), replayed",
                              in[0].batch, vs_predict_model_get_n_varying (m),
                              vs_predict_model_get_n_allocations (m));
-  if (!vs_predict_model_prepare (m, (const gint64 *)batches->data, batches->len,
+  if (!vs_predict_model_prepare (m, (const gint64 *)batches->data, batches->len, limit, is_fraction,
                                  limit != VS_UNKNOWN, error))
     return FALSE;
   for (guint i = 0; i < batches->len; i++)
