@@ -56,6 +56,7 @@ struct _VsDocument
    * (vs_document_hold_queries): HeldTask*, in order. */
   gboolean holding;
   GPtrArray *held;
+  gboolean diagnosis_held; /* vs_document_diagnose() was called meanwhile */
 };
 
 enum
@@ -122,6 +123,11 @@ vs_document_release_queries (VsDocument *self)
     {
       HeldTask *h = g_ptr_array_index (held, i);
       g_task_run_in_thread (h->task, h->func);
+    }
+  if (self->diagnosis_held)
+    {
+      self->diagnosis_held = FALSE;
+      vs_document_diagnose (self);
     }
 }
 
@@ -1369,6 +1375,12 @@ vs_document_diagnose (VsDocument *self)
 {
   g_return_if_fail (VS_IS_DOCUMENT (self));
   self->diagnosis_wanted = TRUE;
+  /* Its CPU goes to the timelines first. */
+  if (self->holding)
+    {
+      self->diagnosis_held = TRUE;
+      return;
+    }
   /* One at a time: a refresh while one is read asks for another after. */
   if (self->diagnosing)
     self->diagnose_again = TRUE;

@@ -90,9 +90,10 @@ gboolean vs_document_is_event_order (VsDocument *self);
  * document. */
 const char *vs_document_get_oom_stack (VsDocument *self, guint index);
 /* Holds the queries that are not the charts' (instants, what-if replays,
- * vs_document_run_async) until vs_document_release_queries(): they hold
- * the trace for long, and the window shows the timelines first.  Held
- * queries run, in order, when released (a cancelled one ends at once). */
+ * vs_document_run_async, and the diagnosis: vs_document_diagnose) until
+ * vs_document_release_queries(): they hold the trace or a core for long,
+ * and the window shows the timelines first.  Held queries run, in order,
+ * when released (a cancelled one ends at once). */
 void vs_document_hold_queries (VsDocument *self);
 void vs_document_release_queries (VsDocument *self);
 

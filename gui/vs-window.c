@@ -345,7 +345,8 @@ show_document (VsWindow *self, VsDocument *doc)
       return;
     }
   vs_window_add_timelines (self);
-  /* The timelines first; the diagnosis follows beside them. */
+  /* The timelines first; the diagnosis follows once they have their data
+   * (held with the panes' queries). */
   g_signal_connect_object (doc, "notify::diagnosed", G_CALLBACK (on_diagnosed), self, 0);
   vs_document_diagnose (doc);
   vs_window_set_following (self, !vs_document_is_finalized (doc));
