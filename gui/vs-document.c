@@ -131,6 +131,18 @@ vs_document_release_queries (VsDocument *self)
     }
 }
 
+/* See vs-document.h. */
+void
+vs_document_close (VsDocument *self)
+{
+  g_return_if_fail (VS_IS_DOCUMENT (self));
+  g_cancellable_cancel (self->diagnosis_cancellable);
+  self->diagnosis_wanted = FALSE;
+  self->diagnosis_held = FALSE;
+  self->diagnose_again = FALSE;
+  vs_document_release_queries (self);
+}
+
 static void
 device_free (gpointer p)
 {
@@ -1374,6 +1386,8 @@ void
 vs_document_diagnose (VsDocument *self)
 {
   g_return_if_fail (VS_IS_DOCUMENT (self));
+  if (g_cancellable_is_cancelled (self->diagnosis_cancellable))
+    return; /* closed */
   self->diagnosis_wanted = TRUE;
   /* Its CPU goes to the timelines first. */
   if (self->holding)

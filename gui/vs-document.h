@@ -96,6 +96,10 @@ const char *vs_document_get_oom_stack (VsDocument *self, guint index);
  * when released (a cancelled one ends at once). */
 void vs_document_hold_queries (VsDocument *self);
 void vs_document_release_queries (VsDocument *self);
+/* The window stops showing the document: the queries it held run (their
+ * own cancellables end them at once) and a diagnosis held or being read
+ * is dropped, even while panes still hold the document. */
+void vs_document_close (VsDocument *self);
 
 /* Reads the trace's diagnosis in a worker thread, on a connection of its
  * own (vs-document-diagnosis.h), beside the document's other queries:

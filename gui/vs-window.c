@@ -239,9 +239,10 @@ clear_document (VsWindow *self)
   VsDocument *old = vs_session_get_document (self->session);
 
   g_cancellable_cancel (self->cancellable);
-  /* What it held for its timelines ends at once (cancelled). */
+  /* What it held for its timelines ends at once (cancelled), its
+   * diagnosis is dropped. */
   if (old != NULL)
-    vs_document_release_queries (old);
+    vs_document_close (old);
   g_clear_object (&self->cancellable);
   self->cancellable = g_cancellable_new ();
   self->generation++;
@@ -769,7 +770,7 @@ vs_window_dispose (GObject *object)
   if (self->compare_cancellable != NULL)
     g_cancellable_cancel (self->compare_cancellable);
   if (self->session != NULL && vs_session_get_document (self->session) != NULL)
-    vs_document_release_queries (vs_session_get_document (self->session));
+    vs_document_close (vs_session_get_document (self->session));
   g_clear_object (&self->compare_cancellable);
   g_clear_object (&self->comparison);
   g_clear_object (&self->whatif_cancellable);
