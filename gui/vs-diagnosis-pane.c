@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* vs-diagnosis-pane.c — the findings of the trace and each device's peak.
  *
- * Everything shown is the analyzer's vs_diagnose() (read with the
- * document): one expander row per finding, its title in words and the
+ * Everything shown is the analyzer's vs_diagnose(), which the document
+ * reads after the trace is shown (vs_document_diagnose): until it is
+ * known the pane says "Diagnosing…" and nothing else.  Then one expander row per finding, its title in words and the
  * finding's fixed name, and inside it the evidence, the remedy and the
  * expected saving; a locate button asks the window to show the finding's
  * instant and site ("finding-activated").  Below, one row per device: its
@@ -23,8 +24,12 @@ struct _VsDiagnosisPane
   VsPane parent_instance;
 
   VsDocument *document;
+  gulong diagnosed_handler; /* on document's notify::diagnosed */
 
+  GtkWidget *waiting;
+  GtkSpinner *spinner;
   GtkLabel *headline;
+  GtkWidget *peak_heading;
   GtkListBox *findings_box;
   GtkListBox *devices_box;
   guint n_findings;
@@ -260,6 +265,8 @@ vs_diagnosis_pane_dispose (GObject *object)
 {
   VsDiagnosisPane *self = VS_DIAGNOSIS_PANE (object);
 
+  if (self->document != NULL)
+    g_clear_signal_handler (&self->diagnosed_handler, self->document);
   g_clear_object (&self->document);
   gtk_widget_dispose_template (GTK_WIDGET (self), VS_TYPE_DIAGNOSIS_PANE);
   G_OBJECT_CLASS (vs_diagnosis_pane_parent_class)->dispose (object);
@@ -283,7 +290,10 @@ vs_diagnosis_pane_class_init (VsDiagnosisPaneClass *klass)
 
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/org/vramscope/View/vs-diagnosis-pane.ui");
+  gtk_widget_class_bind_template_child (widget_class, VsDiagnosisPane, waiting);
+  gtk_widget_class_bind_template_child (widget_class, VsDiagnosisPane, spinner);
   gtk_widget_class_bind_template_child (widget_class, VsDiagnosisPane, headline);
+  gtk_widget_class_bind_template_child (widget_class, VsDiagnosisPane, peak_heading);
   gtk_widget_class_bind_template_child (widget_class, VsDiagnosisPane, findings_box);
   gtk_widget_class_bind_template_child (widget_class, VsDiagnosisPane, devices_box);
   /* The user asked to see a finding: its device, instant (VS_UNKNOWN if
@@ -299,21 +309,40 @@ vs_diagnosis_pane_init (VsDiagnosisPane *self)
   gtk_widget_init_template (GTK_WIDGET (self));
 }
 
-/* See vs-diagnosis-pane.h. */
-void
-vs_diagnosis_pane_set_document (VsDiagnosisPane *self, VsDocument *document)
+/* Shows "Diagnosing…" alone while the document's diagnosis is not
+ * known: no finding and no "No problem found" before it is. */
+static void
+show_waiting (VsDiagnosisPane *self, gboolean waiting)
 {
+  gtk_widget_set_visible (self->waiting, waiting);
+  gtk_spinner_set_spinning (self->spinner, waiting);
+  gtk_widget_set_visible (GTK_WIDGET (self->headline), !waiting);
+  gtk_widget_set_visible (self->peak_heading, !waiting);
+  gtk_widget_set_visible (GTK_WIDGET (self->devices_box), !waiting);
+  if (waiting)
+    gtk_widget_set_visible (GTK_WIDGET (self->findings_box), FALSE);
+}
+
+/* Lists the document's diagnosis anew. */
+static void
+update (VsDiagnosisPane *self)
+{
+  VsDocument *document = self->document;
   const VsDiagnosis *diagnosis;
 
-  g_return_if_fail (VS_IS_DIAGNOSIS_PANE (self));
-  g_return_if_fail (document == NULL || VS_IS_DOCUMENT (document));
-
-  if (g_set_object (&self->document, document))
-    g_object_notify_by_pspec (G_OBJECT (self), props[PROP_DOCUMENT]);
   g_assert (self->findings_box != NULL); /* the template is built */
   clear_box (self->findings_box);
   clear_box (self->devices_box);
   self->n_findings = 0;
+  show_waiting (self, document != NULL && !vs_document_is_diagnosed (document));
+  if (document != NULL && vs_document_get_diagnosis_error (document) != NULL)
+    {
+      g_autofree char *text = g_strdup_printf (_("The diagnosis failed: %s"),
+                                               vs_document_get_diagnosis_error (document));
+      gtk_label_set_text (self->headline, text);
+      gtk_widget_set_visible (self->peak_heading, FALSE);
+      return;
+    }
   diagnosis = document != NULL ? vs_document_get_diagnosis (document) : NULL;
   if (diagnosis == NULL)
     {
@@ -348,6 +377,40 @@ vs_diagnosis_pane_set_document (VsDiagnosisPane *self, VsDocument *document)
                              self->n_findings);
       gtk_label_set_text (self->headline, text);
     }
+}
+
+static void
+on_diagnosed (VsDocument *document, GParamSpec *pspec, VsDiagnosisPane *self)
+{
+  update (self);
+}
+
+/* See vs-diagnosis-pane.h. */
+void
+vs_diagnosis_pane_set_document (VsDiagnosisPane *self, VsDocument *document)
+{
+  g_return_if_fail (VS_IS_DIAGNOSIS_PANE (self));
+  g_return_if_fail (document == NULL || VS_IS_DOCUMENT (document));
+
+  if (self->document != document)
+    {
+      if (self->document != NULL)
+        g_clear_signal_handler (&self->diagnosed_handler, self->document);
+      g_set_object (&self->document, document);
+      if (document != NULL)
+        self->diagnosed_handler
+            = g_signal_connect (document, "notify::diagnosed", G_CALLBACK (on_diagnosed), self);
+      g_object_notify_by_pspec (G_OBJECT (self), props[PROP_DOCUMENT]);
+    }
+  update (self);
+}
+
+/* See vs-diagnosis-pane.h. */
+gboolean
+vs_diagnosis_pane_is_waiting (VsDiagnosisPane *self)
+{
+  g_return_val_if_fail (VS_IS_DIAGNOSIS_PANE (self), FALSE);
+  return gtk_widget_get_visible (self->waiting);
 }
 
 /* See vs-diagnosis-pane.h. */

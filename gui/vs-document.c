@@ -12,6 +12,8 @@
 
 #include <glib/gi18n.h>
 
+#include "vs-document-diagnosis.h"
+
 struct _VsDocument
 {
   GObject parent_instance;
@@ -26,13 +28,12 @@ struct _VsDocument
   gint64 duration;
   gint64 active_from, active_to; /* where memory changes; -1: nowhere */
   gboolean finalized;
-  gboolean event_order;  /* times are event numbers (meta time_axis) */
-  gint64 detail_from;    /* a windowed trace's full detail from (since start); -1: complete */
-  GPtrArray *devices;    /* VsDocumentDevice* */
-  GPtrArray *ooms;       /* VsOom* */
-  GPtrArray *oom_stacks; /* char * (owned), parallel to ooms */
-  GPtrArray *ranges;     /* VsRangeInfo* */
-  VsDiagnosis *diagnosis;
+  gboolean event_order;    /* times are event numbers (meta time_axis) */
+  gint64 detail_from;      /* a windowed trace's full detail from (since start); -1: complete */
+  GPtrArray *devices;      /* VsDocumentDevice* */
+  GPtrArray *ooms;         /* VsOom* */
+  GPtrArray *oom_stacks;   /* char * (owned), parallel to ooms */
+  GPtrArray *ranges;       /* VsRangeInfo* */
   GArray *oom_causes;      /* VsOomCause, parallel to ooms */
   GPtrArray *oom_evidence; /* char *, parallel to ooms */
   GPtrArray *oom_memory;   /* char *, parallel to ooms */
@@ -41,9 +42,106 @@ struct _VsDocument
    * threads hold a reference to the array), and their legend. */
   GPtrArray *whatif;
   char *whatif_label;
+
+  /* The diagnosis, read after the load (vs-document-diagnosis.h): the
+   * last one read (NULL: none yet, or it failed with diagnosis_error). */
+  gboolean diagnosis_wanted; /* vs_document_diagnose() was called */
+  gboolean diagnosing;       /* one is being read */
+  gboolean diagnose_again;   /* the trace was read again meanwhile */
+  GCancellable *diagnosis_cancellable;
+  VsDocumentDiagnosis *diag;
+  char *diagnosis_error;
+
+  /* Queries held until the timelines have their data
+   * (vs_document_hold_queries): HeldTask*, in order. */
+  gboolean holding;
+  GPtrArray *held;
+  gboolean diagnosis_held; /* vs_document_diagnose() was called meanwhile */
 };
 
+enum
+{
+  PROP_0,
+  PROP_DIAGNOSED,
+  N_PROPS
+};
+static GParamSpec *props[N_PROPS];
+
 G_DEFINE_FINAL_TYPE (VsDocument, vs_document, G_TYPE_OBJECT)
+
+typedef struct
+{
+  GTask *task;
+  GTaskThreadFunc func;
+} HeldTask;
+
+static void
+held_task_free (gpointer p)
+{
+  HeldTask *h = p;
+
+  g_object_unref (h->task);
+  g_free (h);
+}
+
+/* Runs task's func in a thread, or later while queries are held. */
+static void
+run_or_hold (VsDocument *self, GTask *task, GTaskThreadFunc func)
+{
+  HeldTask *h;
+
+  if (!self->holding)
+    {
+      g_task_run_in_thread (task, func);
+      return;
+    }
+  h = g_new0 (HeldTask, 1);
+  h->task = g_object_ref (task);
+  h->func = func;
+  g_ptr_array_add (self->held, h);
+}
+
+/* See vs-document.h. */
+void
+vs_document_hold_queries (VsDocument *self)
+{
+  g_return_if_fail (VS_IS_DOCUMENT (self));
+  self->holding = TRUE;
+}
+
+/* See vs-document.h. */
+void
+vs_document_release_queries (VsDocument *self)
+{
+  g_autoptr (GPtrArray) held = NULL;
+
+  g_return_if_fail (VS_IS_DOCUMENT (self));
+  self->holding = FALSE;
+  held = g_steal_pointer (&self->held);
+  self->held = g_ptr_array_new_with_free_func (held_task_free);
+  for (guint i = 0; i < held->len; i++)
+    {
+      HeldTask *h = g_ptr_array_index (held, i);
+      g_task_run_in_thread (h->task, h->func);
+    }
+  if (self->diagnosis_held)
+    {
+      self->diagnosis_held = FALSE;
+      vs_document_diagnose (self);
+    }
+}
+
+/* See vs-document.h. */
+void
+vs_document_close (VsDocument *self)
+{
+  g_return_if_fail (VS_IS_DOCUMENT (self));
+  g_cancellable_cancel (self->diagnosis_cancellable);
+  self->diagnosis_wanted = FALSE;
+  self->diagnosis_held = FALSE;
+  self->diagnose_again = FALSE;
+  vs_document_release_queries (self);
+}
 
 static void
 device_free (gpointer p)
@@ -67,7 +165,6 @@ typedef struct
   GPtrArray *ooms;
   GPtrArray *oom_stacks;
   GPtrArray *ranges;
-  VsDiagnosis *diagnosis;
   GArray *oom_causes;
   GPtrArray *oom_evidence;
   GPtrArray *oom_memory;
@@ -82,7 +179,6 @@ snapshot_free (Snapshot *s)
   g_clear_pointer (&s->ooms, g_ptr_array_unref);
   g_clear_pointer (&s->oom_stacks, g_ptr_array_unref);
   g_clear_pointer (&s->ranges, g_ptr_array_unref);
-  g_clear_pointer (&s->diagnosis, vs_diagnosis_free);
   g_clear_pointer (&s->oom_causes, g_array_unref);
   g_clear_pointer (&s->oom_evidence, g_ptr_array_unref);
   g_clear_pointer (&s->oom_memory, g_ptr_array_unref);
@@ -136,9 +232,9 @@ report (Progress *progress, const char *what, double fraction)
 }
 
 /* d's allocator limit (PyTorch's memory fraction × capacity, from the
- * trace's settings) and whether diagnosis found fragmentation on it. */
+ * trace's settings). */
 static void
-read_limit_and_findings (VsTrace *trace, const VsDiagnosis *diagnosis, VsDocumentDevice *d)
+read_limit (VsTrace *trace, VsDocumentDevice *d)
 {
   VsAllocatorSettings settings;
 
@@ -146,18 +242,10 @@ read_limit_and_findings (VsTrace *trace, const VsDiagnosis *diagnosis, VsDocumen
   d->limit_bytes = settings.limit_bytes;
   d->memory_fraction = settings.memory_fraction;
   vs_allocator_settings_clear (&settings);
-  d->fragmentation_hurt = FALSE;
-  for (guint i = 0; diagnosis != NULL && i < diagnosis->findings->len; i++)
-    {
-      const VsFinding *f = g_ptr_array_index (diagnosis->findings, i);
-
-      if (f->device_id == d->id
-          && (f->kind == VS_FINDING_FRAGMENTATION || f->kind == VS_FINDING_OOM_FRAGMENTATION))
-        d->fragmentation_hurt = TRUE;
-    }
 }
 
-/* Reads from trace what the window shows all the time.  trace is only
+/* Reads from trace what the window shows all the time, except the
+ * diagnosis, which follows (vs_document_diagnose).  trace is only
  * read; the snapshot does not own it (s->trace is NULL).  Returns NULL
  * with error set on failure. */
 static Snapshot *
@@ -219,6 +307,8 @@ read_tables (VsTrace *trace, Progress *progress, GError **error)
 
       d->id = info->id;
       d->idx = info->idx;
+      /* Known once diagnosed. */
+      d->worst_fragmentation_ns = VS_UNKNOWN;
       d->name = g_strdup (info->name);
       for (guint j = 0; j < kernels->len; j++)
         {
@@ -268,13 +358,6 @@ read_tables (VsTrace *trace, Progress *progress, GError **error)
 
       g_ptr_array_add (s->oom_stacks, st != NULL ? vs_stack_dup_text (st) : g_strdup (""));
     }
-  report (progress, _("Diagnosing"), 0.65);
-  s->diagnosis = vs_diagnose (trace, 0, error);
-  if (s->diagnosis == NULL)
-    {
-      snapshot_free (s);
-      return NULL;
-    }
   /* Each failure's cause and its words, as `report oom` says them
    * (vs_oom_explain, against every failure of its device). */
   s->oom_causes = g_array_sized_new (FALSE, TRUE, sizeof (VsOomCause), s->ooms->len);
@@ -305,23 +388,8 @@ read_tables (VsTrace *trace, Progress *progress, GError **error)
       g_ptr_array_add (s->oom_memory, vs_oom_device_memory_text (trace, o));
       vs_oom_explanation_clear (&why);
     }
-  /* Where each device's fragmentation is worst (the Fragmentation pane
-   * opens there). */
   for (guint i = 0; i < s->devices->len; i++)
-    {
-      VsDocumentDevice *d = g_ptr_array_index (s->devices, i);
-      VsFragmentation f;
-
-      if (!vs_fragmentation_worst (trace, d->id, 0, &f, error))
-        {
-          snapshot_free (s);
-          return NULL;
-        }
-      d->worst_fragmentation_ns = f.seq > 0 && f.free_bytes > 0 ? f.time_ns : VS_UNKNOWN;
-      d->worst_allocated_bytes = f.allocated_bytes;
-      d->worst_reserved_bytes = f.reserved_bytes;
-      read_limit_and_findings (trace, s->diagnosis, d);
-    }
+    read_limit (trace, g_ptr_array_index (s->devices, i));
   report (progress, _("Reading NVTX ranges"), 0.75);
   s->ranges = vs_range_list (trace, error);
   if (s->ranges == NULL)
@@ -351,6 +419,22 @@ read_snapshot (const char *path, Progress *progress, GError **error)
   return s;
 }
 
+/* Copies what the diagnosis says of each device into self's devices. */
+static void
+apply_diagnosed_devices (VsDocument *self)
+{
+  for (guint i = 0; self->devices != NULL && i < self->devices->len; i++)
+    {
+      VsDocumentDevice *d = g_ptr_array_index (self->devices, i);
+      const VsDiagnosedDevice *dd = vs_document_diagnosis_device (self->diag, d->id);
+
+      d->worst_fragmentation_ns = dd != NULL ? dd->worst_fragmentation_ns : VS_UNKNOWN;
+      d->worst_allocated_bytes = dd != NULL ? dd->worst_allocated_bytes : 0;
+      d->worst_reserved_bytes = dd != NULL ? dd->worst_reserved_bytes : 0;
+      d->fragmentation_hurt = dd != NULL && dd->fragmentation_hurt;
+    }
+}
+
 /* Moves s into self (main thread).  Returns TRUE when the duration
  * changed. */
 static gboolean
@@ -378,11 +462,9 @@ adopt (VsDocument *self, Snapshot *s)
   g_clear_pointer (&self->ooms, g_ptr_array_unref);
   g_clear_pointer (&self->oom_stacks, g_ptr_array_unref);
   g_clear_pointer (&self->ranges, g_ptr_array_unref);
-  g_clear_pointer (&self->diagnosis, vs_diagnosis_free);
   g_clear_pointer (&self->oom_causes, g_array_unref);
   g_clear_pointer (&self->oom_evidence, g_ptr_array_unref);
   g_clear_pointer (&self->oom_memory, g_ptr_array_unref);
-  self->diagnosis = g_steal_pointer (&s->diagnosis);
   self->oom_causes = g_steal_pointer (&s->oom_causes);
   self->oom_evidence = g_steal_pointer (&s->oom_evidence);
   self->oom_memory = g_steal_pointer (&s->oom_memory);
@@ -390,8 +472,35 @@ adopt (VsDocument *self, Snapshot *s)
   self->ooms = g_steal_pointer (&s->ooms);
   self->oom_stacks = g_steal_pointer (&s->oom_stacks);
   self->ranges = g_steal_pointer (&s->ranges);
+  /* The last diagnosis stays until the next is read. */
+  apply_diagnosed_devices (self);
   snapshot_free (s);
   return changed;
+}
+
+static void
+vs_document_dispose (GObject *object)
+{
+  VsDocument *self = VS_DOCUMENT (object);
+
+  /* Closed: a diagnosis being read is dropped. */
+  g_cancellable_cancel (self->diagnosis_cancellable);
+  G_OBJECT_CLASS (vs_document_parent_class)->dispose (object);
+}
+
+static void
+vs_document_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  VsDocument *self = VS_DOCUMENT (object);
+
+  switch (prop_id)
+    {
+    case PROP_DIAGNOSED:
+      g_value_set_boolean (value, vs_document_is_diagnosed (self));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
 }
 
 static void
@@ -408,10 +517,13 @@ vs_document_finalize (GObject *object)
   g_clear_pointer (&self->ooms, g_ptr_array_unref);
   g_clear_pointer (&self->oom_stacks, g_ptr_array_unref);
   g_clear_pointer (&self->ranges, g_ptr_array_unref);
-  g_clear_pointer (&self->diagnosis, vs_diagnosis_free);
   g_clear_pointer (&self->oom_causes, g_array_unref);
   g_clear_pointer (&self->oom_evidence, g_ptr_array_unref);
   g_clear_pointer (&self->oom_memory, g_ptr_array_unref);
+  g_clear_object (&self->diagnosis_cancellable);
+  g_clear_pointer (&self->diag, vs_document_diagnosis_free);
+  g_free (self->diagnosis_error);
+  g_ptr_array_unref (self->held);
   g_clear_pointer (&self->whatif, g_ptr_array_unref);
   g_free (self->whatif_label);
   g_mutex_clear (&self->lock);
@@ -421,13 +533,25 @@ vs_document_finalize (GObject *object)
 static void
 vs_document_class_init (VsDocumentClass *klass)
 {
-  G_OBJECT_CLASS (klass)->finalize = vs_document_finalize;
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->dispose = vs_document_dispose;
+  object_class->finalize = vs_document_finalize;
+  object_class->get_property = vs_document_get_property;
+  /* Whether the diagnosis asked for (vs_document_diagnose) is known: read,
+   * or failed.  Notified each time one is read (after a refresh too). */
+  props[PROP_DIAGNOSED]
+      = g_param_spec_boolean ("diagnosed", NULL, NULL, FALSE,
+                              G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, props);
 }
 
 static void
 vs_document_init (VsDocument *self)
 {
   g_mutex_init (&self->lock);
+  self->diagnosis_cancellable = g_cancellable_new ();
+  self->held = g_ptr_array_new_with_free_func (held_task_free);
   self->retired = g_ptr_array_new_with_free_func ((GDestroyNotify)vs_trace_free);
 }
 
@@ -968,7 +1092,7 @@ vs_document_whatif_async (VsDocument *self, const char *alloc_conf, gint64 limit
                                _("The trace has no PyTorch caching allocator to replay."));
       return;
     }
-  g_task_run_in_thread (task, whatif_thread);
+  run_or_hold (self, task, whatif_thread);
 }
 
 /* See vs-document.h. */
@@ -1133,7 +1257,7 @@ vs_document_query_instant_async (VsDocument *self, gint64 device_id, gint64 t, g
   q->range_t0 = range_t0;
   q->range_t1 = range_t1;
   g_task_set_task_data (task, q, g_free);
-  g_task_run_in_thread (task, instant_thread);
+  run_or_hold (self, task, instant_thread);
 }
 
 /* See vs-document.h. */
@@ -1200,7 +1324,98 @@ vs_document_refresh_finish (VsDocument *self, GAsyncResult *result, GError **err
       return FALSE;
     }
   adopt (self, s);
+  /* New events: diagnosed again. */
+  if (self->diagnosis_wanted)
+    vs_document_diagnose (self);
   return TRUE;
+}
+
+/* -------------------------------------------------------- diagnosis -- */
+
+static void start_diagnosis (VsDocument *self);
+
+static void
+on_diagnosis_done (GObject *source, GAsyncResult *result, gpointer data)
+{
+  GWeakRef *ref = data;
+  g_autoptr (VsDocument) self = g_weak_ref_get (ref);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (VsDocumentDiagnosis) d = vs_document_diagnosis_finish (result, &error);
+
+  g_weak_ref_clear (ref);
+  g_free (ref);
+  /* Closed meanwhile: nobody waits for it. */
+  if (self == NULL || g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    return;
+  self->diagnosing = FALSE;
+  g_clear_pointer (&self->diagnosis_error, g_free);
+  if (d != NULL)
+    {
+      g_clear_pointer (&self->diag, vs_document_diagnosis_free);
+      self->diag = g_steal_pointer (&d);
+    }
+  else
+    {
+      g_clear_pointer (&self->diag, vs_document_diagnosis_free);
+      self->diagnosis_error = g_strdup (error->message);
+    }
+  apply_diagnosed_devices (self);
+  g_object_notify_by_pspec (G_OBJECT (self), props[PROP_DIAGNOSED]);
+  if (self->diagnose_again)
+    start_diagnosis (self);
+}
+
+/* Starts reading the diagnosis of the trace as it is now. */
+static void
+start_diagnosis (VsDocument *self)
+{
+  g_autoptr (GArray) ids = g_array_new (FALSE, FALSE, sizeof (gint64));
+  GWeakRef *ref = g_new0 (GWeakRef, 1);
+
+  for (guint i = 0; i < self->devices->len; i++)
+    g_array_append_val (ids, ((VsDocumentDevice *)g_ptr_array_index (self->devices, i))->id);
+  g_weak_ref_init (ref, self);
+  self->diagnosing = TRUE;
+  self->diagnose_again = FALSE;
+  vs_document_diagnosis_async (self->path, ids, self->diagnosis_cancellable, on_diagnosis_done,
+                               ref);
+}
+
+/* See vs-document.h. */
+void
+vs_document_diagnose (VsDocument *self)
+{
+  g_return_if_fail (VS_IS_DOCUMENT (self));
+  if (g_cancellable_is_cancelled (self->diagnosis_cancellable))
+    return; /* closed */
+  self->diagnosis_wanted = TRUE;
+  /* Its CPU goes to the timelines first. */
+  if (self->holding)
+    {
+      self->diagnosis_held = TRUE;
+      return;
+    }
+  /* One at a time: a refresh while one is read asks for another after. */
+  if (self->diagnosing)
+    self->diagnose_again = TRUE;
+  else
+    start_diagnosis (self);
+}
+
+/* See vs-document.h. */
+gboolean
+vs_document_is_diagnosed (VsDocument *self)
+{
+  g_return_val_if_fail (VS_IS_DOCUMENT (self), FALSE);
+  return self->diag != NULL || self->diagnosis_error != NULL;
+}
+
+/* See vs-document.h. */
+const char *
+vs_document_get_diagnosis_error (VsDocument *self)
+{
+  g_return_val_if_fail (VS_IS_DOCUMENT (self), NULL);
+  return self->diagnosis_error;
 }
 
 /* See vs-document.h. */
@@ -1208,7 +1423,7 @@ const VsDiagnosis *
 vs_document_get_diagnosis (VsDocument *self)
 {
   g_return_val_if_fail (VS_IS_DOCUMENT (self), NULL);
-  return self->diagnosis;
+  return self->diag != NULL ? self->diag->diagnosis : NULL;
 }
 
 /* See vs-document.h. */
@@ -1287,7 +1502,7 @@ vs_document_run_async (VsDocument *self, VsDocumentQueryFunc func, gpointer data
   q->data_free = data_free;
   q->result_free = result_free;
   g_task_set_task_data (task, q, run_query_free);
-  g_task_run_in_thread (task, run_thread);
+  run_or_hold (self, task, run_thread);
 }
 
 /* See vs-document.h. */

@@ -6,7 +6,8 @@
  * thread at a time, so a mutex serializes the workers); results come back
  * on the main loop as plain data the widgets display.  What the window
  * shows all the time (devices, summaries, failed allocations, NVTX ranges)
- * is read once when the trace is loaded and again on each live refresh.
+ * is read once when the trace is loaded and again on each live refresh;
+ * its diagnosis follows, read beside the rest (vs_document_diagnose).
  */
 #pragma once
 
@@ -30,7 +31,8 @@ typedef struct
   VsSummary summary;             /* allocator "all" */
   gint64 kernel_count;           /* kernels recorded on it: a kernel lane when > 0 */
   gint64 worst_fragmentation_ns; /* instant of its worst fragmentation
-                                  * (vs_fragmentation_worst), VS_UNKNOWN if none */
+                                  * (vs_fragmentation_worst), VS_UNKNOWN if none
+                                  * or not diagnosed yet */
   char *own_alloc_conf;          /* the settings of its PyTorch caching allocator as
                                   * PYTORCH_CUDA_ALLOC_CONF text; NULL when it has no
                                   * allocator a what-if can replay (none, or one
@@ -87,8 +89,34 @@ gboolean vs_document_is_event_order (VsDocument *self);
  * VS_STACK_SEPARATOR ("" when the trace has none).  Valid as long as the
  * document. */
 const char *vs_document_get_oom_stack (VsDocument *self, guint index);
+/* Holds the queries that are not the charts' (instants, what-if replays,
+ * vs_document_run_async, and the diagnosis: vs_document_diagnose) until
+ * vs_document_release_queries(): they hold the trace or a core for long,
+ * and the window shows the timelines first.  Held queries run, in order,
+ * when released (a cancelled one ends at once). */
+void vs_document_hold_queries (VsDocument *self);
+void vs_document_release_queries (VsDocument *self);
+/* The window stops showing the document: the queries it held run (their
+ * own cancellables end them at once) and a diagnosis held or being read
+ * is dropped, even while panes still hold the document. */
+void vs_document_close (VsDocument *self);
+
+/* Reads the trace's diagnosis in a worker thread, on a connection of its
+ * own (vs-document-diagnosis.h), beside the document's other queries:
+ * the second phase of a load, asked for by the window that shows the
+ * document (a compared trace is never diagnosed).  When it is read (or
+ * failed), "diagnosed" is notified, and again after each refresh that
+ * read new events.  Closing the document drops a diagnosis being read. */
+void vs_document_diagnose (VsDocument *self);
+/* Whether the diagnosis is known: read, or failed (see
+ * vs_document_get_diagnosis_error); the "diagnosed" property.  Until
+ * then the devices' worst fragmentation is unknown and none hurt. */
+gboolean vs_document_is_diagnosed (VsDocument *self);
+/* Why reading the diagnosis failed, NULL when it did not. */
+const char *vs_document_get_diagnosis_error (VsDocument *self);
 /* The trace's diagnosis (vs_diagnose of every device): the findings the
- * Diagnosis pane lists.  Owned by the document. */
+ * Diagnosis pane lists; NULL until it is read.  Owned by the document,
+ * valid until the next is read (after a refresh). */
 const VsDiagnosis *vs_document_get_diagnosis (VsDocument *self);
 /* Why the failed allocation at index of vs_document_get_ooms() failed,
  * as vs_oom_explain() says it (and so `report oom`); *evidence (may be

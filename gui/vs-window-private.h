@@ -131,6 +131,8 @@ void vs_window_whatif_class_init (GtkWidgetClass *widget_class);
 /* Stops any replay and offers the what-if settings for the session's
  * document (none: the control is insensitive and says why). */
 void vs_window_whatif_reset (VsWindow *self);
+/* The document's diagnosis was read: the presets it adds are offered. */
+void vs_window_whatif_diagnosed (VsWindow *self);
 
 /* Installs the comparison's actions (vs-window-compare.c). */
 void vs_window_compare_class_init (GtkWidgetClass *widget_class);

@@ -60,6 +60,20 @@ fit_initial_view (VsWindow *self)
                                   duration);
 }
 
+/* Once every timeline has its first data (or one failed), the queries the
+ * document held for them (the panes' instant) run. */
+static void
+release_when_loaded (VsWindow *self, gboolean failed)
+{
+  VsDocument *doc = vs_session_get_document (self->session);
+
+  for (guint i = 0; !failed && i < self->slots->len; i++)
+    if (!slot_at (self, i)->query.loaded)
+      return;
+  if (doc != NULL)
+    vs_document_release_queries (doc);
+}
+
 static void
 on_chart_done (GObject *source, GAsyncResult *result, gpointer data)
 {
@@ -80,6 +94,7 @@ on_chart_done (GObject *source, GAsyncResult *result, gpointer data)
         vs_memory_chart_set_data (s->chart, chart_data);
       else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
         vs_window_show_error (self, error->message);
+      release_when_loaded (self, chart_data == NULL);
       if (again && vs_session_get_document (self->session) != NULL)
         request_chart (self, req->index);
       if (self->fit_pending && vs_session_get_document (self->session) != NULL)

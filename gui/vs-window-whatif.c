@@ -368,6 +368,53 @@ failed_at_limit (VsDocument *doc, gint64 device_id)
   return FALSE;
 }
 
+/* Fills the popover's presets for dev, the device replayed: its own
+ * settings, the usual changes, no cap when the diagnosis found a failure
+ * at the cap, and the batch field. */
+static void
+fill_presets (VsWindow *self, VsDocument *doc, const VsDocumentDevice *dev)
+{
+  GtkWidget *child;
+
+  while ((child = gtk_widget_get_first_child (GTK_WIDGET (self->whatif_presets))) != NULL)
+    gtk_box_remove (self->whatif_presets, child);
+  add_preset (self, dev->own_alloc_conf, DERIVED_LIMIT,
+              *dev->own_alloc_conf ? dev->own_alloc_conf : _("The trace's own settings"),
+              _("replayed as recorded: the line lies on the recorded one"));
+  for (guint i = 0; i < G_N_ELEMENTS (presets); i++)
+    {
+      g_autofree char *name
+          = g_strndup (presets[i].key, strchr (presets[i].key, ':') - presets[i].key);
+      g_autofree char *conf = NULL;
+
+      if (strstr (dev->own_alloc_conf, name) != NULL)
+        continue; /* the trace already chose it */
+      conf = *dev->own_alloc_conf ? g_strconcat (dev->own_alloc_conf, ",", presets[i].key, NULL)
+                                  : g_strdup (presets[i].key);
+      add_preset (self, conf, DERIVED_LIMIT, conf, _(presets[i].about));
+    }
+  if (dev->summary.capacity_bytes > 0 && failed_at_limit (doc, dev->id))
+    {
+      g_autofree char *cap = vs_format_bytes (dev->summary.capacity_bytes);
+      g_autofree char *title = g_strdup_printf (_("No cap below the device's %s"), cap);
+      add_preset (self, dev->own_alloc_conf, dev->summary.capacity_bytes, title,
+                  _("a larger memory fraction: the trace failed at its cap"));
+    }
+  vs_window_whatif_add_batch (self);
+}
+
+/* See vs-window-private.h. */
+void
+vs_window_whatif_diagnosed (VsWindow *self)
+{
+  VsDocument *doc = vs_session_get_document (self->session);
+  const VsDocumentDevice *dev = replayable_device (doc);
+
+  /* Only the preset the diagnosis adds changes: a replay running stays. */
+  if (dev != NULL && dev->summary.capacity_bytes > 0 && failed_at_limit (doc, dev->id))
+    fill_presets (self, doc, dev);
+}
+
 /* See vs-window-private.h. */
 void
 vs_window_whatif_reset (VsWindow *self)
@@ -398,29 +445,7 @@ vs_window_whatif_reset (VsWindow *self)
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->whatif_button),
                                _("Replay PyTorch's caching allocator under another setting "
                                  "and draw its reserved memory"));
-  add_preset (self, dev->own_alloc_conf, DERIVED_LIMIT,
-              *dev->own_alloc_conf ? dev->own_alloc_conf : _("The trace's own settings"),
-              _("replayed as recorded: the line lies on the recorded one"));
-  for (guint i = 0; i < G_N_ELEMENTS (presets); i++)
-    {
-      g_autofree char *name
-          = g_strndup (presets[i].key, strchr (presets[i].key, ':') - presets[i].key);
-      g_autofree char *conf = NULL;
-
-      if (strstr (dev->own_alloc_conf, name) != NULL)
-        continue; /* the trace already chose it */
-      conf = *dev->own_alloc_conf ? g_strconcat (dev->own_alloc_conf, ",", presets[i].key, NULL)
-                                  : g_strdup (presets[i].key);
-      add_preset (self, conf, DERIVED_LIMIT, conf, _(presets[i].about));
-    }
-  if (dev->summary.capacity_bytes > 0 && failed_at_limit (doc, dev->id))
-    {
-      g_autofree char *cap = vs_format_bytes (dev->summary.capacity_bytes);
-      g_autofree char *title = g_strdup_printf (_("No cap below the device's %s"), cap);
-      add_preset (self, dev->own_alloc_conf, dev->summary.capacity_bytes, title,
-                  _("a larger memory fraction: the trace failed at its cap"));
-    }
-  vs_window_whatif_add_batch (self);
+  fill_presets (self, doc, dev);
   gtk_editable_set_text (GTK_EDITABLE (self->whatif_entry), dev->own_alloc_conf);
   on_whatif_entry_changed (GTK_EDITABLE (self->whatif_entry), self);
   if (self->whatif_pending != NULL)

@@ -65,9 +65,10 @@ vs_window_show_error (VsWindow *self, const char *message)
 void
 vs_window_update_settled (VsWindow *self)
 {
-  gboolean settled = vs_session_is_settled (self->session) && self->slots->len > 0
-                     && !vs_window_whatif_is_running (self) && self->comparing == 0
-                     && !vs_state_pane_is_loading (self->state_pane);
+  VsDocument *doc = vs_session_get_document (self->session);
+  gboolean settled = vs_session_is_settled (self->session) && self->slots->len > 0 && doc != NULL
+                     && vs_document_is_diagnosed (doc) && !vs_window_whatif_is_running (self)
+                     && self->comparing == 0 && !vs_state_pane_is_loading (self->state_pane);
 
   GtkWidget *blocks = adw_view_stack_get_child_by_name (self->pane_stack, "blocks");
 
@@ -235,7 +236,13 @@ on_pane_shown (AdwViewStack *stack, GParamSpec *pspec, VsWindow *self)
 static void
 clear_document (VsWindow *self)
 {
+  VsDocument *old = vs_session_get_document (self->session);
+
   g_cancellable_cancel (self->cancellable);
+  /* What it held for its timelines ends at once (cancelled), its
+   * diagnosis is dropped. */
+  if (old != NULL)
+    vs_document_close (old);
   g_clear_object (&self->cancellable);
   self->cancellable = g_cancellable_new ();
   self->generation++;
@@ -285,6 +292,30 @@ vs_window_update_oom_badge (VsWindow *self)
   adw_view_stack_page_set_badge_number (self->oom_page, n);
 }
 
+/* The second phase of the load: the diagnosis of the document shown was
+ * read.  The Diagnosis pane lists it by itself; the charts draw the
+ * fragmentation it found, the Fragmentation pane opens at the worst
+ * instant it found (as at load) and What If… offers its presets. */
+static void
+on_diagnosed (VsDocument *doc, GParamSpec *pspec, VsWindow *self)
+{
+  GPtrArray *devices = vs_document_get_devices (doc);
+  gboolean hurt = FALSE;
+
+  if (doc != vs_session_get_document (self->session))
+    return;
+  for (guint i = 0; i < devices->len; i++)
+    hurt |= ((const VsDocumentDevice *)g_ptr_array_index (devices, i))->fragmentation_hurt;
+  if (hurt)
+    {
+      vs_window_invalidate_timelines (self);
+      vs_window_request_all_charts (self);
+    }
+  vs_window_whatif_diagnosed (self);
+  on_pane_shown (self->pane_stack, NULL, self);
+  vs_window_update_settled (self);
+}
+
 /* Shows the freshly loaded doc: its title, then one timeline per device
  * and the state at the peak (the session selects it). */
 static void
@@ -301,17 +332,24 @@ show_document (VsWindow *self, VsDocument *doc)
   gtk_widget_set_visible (self->zoom_box, TRUE);
   /* Offered while the trace is a recording in progress. */
   gtk_widget_set_visible (self->follow_button, !vs_document_is_finalized (doc));
+  /* The timelines first: the panes' instant waits for their data. */
+  vs_document_hold_queries (doc);
   vs_session_set_document (self->session, doc);
   vs_window_whatif_reset (self);
   vs_window_update_oom_badge (self);
 
   if (vs_document_get_devices (doc)->len == 0)
     {
+      vs_document_release_queries (doc);
       vs_window_show_error (self, _("The trace holds no device memory events: there is "
                                     "nothing to chart."));
       return;
     }
   vs_window_add_timelines (self);
+  /* The timelines first; the diagnosis follows once they have their data
+   * (held with the panes' queries). */
+  g_signal_connect_object (doc, "notify::diagnosed", G_CALLBACK (on_diagnosed), self, 0);
+  vs_document_diagnose (doc);
   vs_window_set_following (self, !vs_document_is_finalized (doc));
   vs_window_compare_start_pending (self);
   /* A trace opened on the Fragmentation pane (--pane, or the pane left
@@ -732,6 +770,8 @@ vs_window_dispose (GObject *object)
     g_cancellable_cancel (self->whatif_cancellable);
   if (self->compare_cancellable != NULL)
     g_cancellable_cancel (self->compare_cancellable);
+  if (self->session != NULL && vs_session_get_document (self->session) != NULL)
+    vs_document_close (vs_session_get_document (self->session));
   g_clear_object (&self->compare_cancellable);
   g_clear_object (&self->comparison);
   g_clear_object (&self->whatif_cancellable);
@@ -776,8 +816,8 @@ vs_window_class_init (VsWindowClass *klass)
 
   /* What is shown, for the panes to bind. */
   props[PROP_SESSION] = g_param_spec_object ("session", NULL, NULL, VS_TYPE_SESSION, ro);
-  /* A trace is shown, every timeline has its data and the panes their
-   * instant, and nothing more is being fetched. */
+  /* A trace is shown and diagnosed, every timeline has its data and the
+   * panes their instant, and nothing more is being fetched. */
   props[PROP_SETTLED] = g_param_spec_boolean ("settled", NULL, NULL, FALSE, ro);
   /* The last load or query failure (NULL: none since the last open). */
   props[PROP_ERROR] = g_param_spec_string ("error", NULL, NULL, NULL, ro);

@@ -6,7 +6,7 @@
  * trace in a thread with a progress bar; a file that is not a trace shows
  * the analyzer's message in the window.  What is shown lives in the
  * window's VsSession, which the panes bind.  Properties: "session",
- * "settled" (a trace is shown and nothing is being fetched: what a
+ * "settled" (a trace is shown and diagnosed, and nothing is being fetched: what a
  * screenshot waits for, see vs-screenshot.h), "error" (the last failure)
  * and "following" (a recording in progress is read again every second).
  */

@@ -164,11 +164,13 @@ wait_until (gboolean (*done) (VsWindow *self), VsWindow *self)
 }
 
 /* Whether the trace is shown and nothing is being fetched: every timeline
- * has its data, the instant its state, no refresh in flight. */
+ * has its data, the instant its state, the document its diagnosis, no
+ * refresh in flight. */
 static gboolean
 settled (VsWindow *self)
 {
   if (vs_session_get_document (self->session) == NULL || self->slots->len == 0
+      || !vs_document_is_diagnosed (vs_session_get_document (self->session))
       || self->refresh_in_flight || vs_session_get_instant (self->session) == NULL
       || !vs_session_is_settled (self->session))
     return FALSE;
