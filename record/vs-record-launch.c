@@ -149,8 +149,7 @@ make_spool (VsRecordLaunch *l)
     snprintf (outdir, sizeof outdir, ".");
   if (!l->quiet)
     vs_spool_run_hint_leftovers (outdir);
-  snprintf (l->spool, sizeof l->spool, "%s/" VS_SPOOL_PREFIX "%ld-XXXXXX", outdir,
-            (long)getpid ());
+  snprintf (l->spool, sizeof l->spool, "%s/" VS_SPOOL_PREFIX "%ld-XXXXXX", outdir, (long)getpid ());
   if (mkdtemp (l->spool) == NULL)
     {
       fprintf (stderr, "vramscope record: cannot create a directory in %s: %s\n", outdir,
@@ -271,9 +270,9 @@ start_program (VsRecordLaunch *l)
   /* PyTorch's allocator streams are imported as they grow, while record
    * waits (vs-torch-follow.c); its thread starts with the forwarded
    * signals blocked, so they all reach this one. */
-  VsTorchFollowMode mode = l->window_ns > 0           ? VS_TORCH_FOLLOW_WINDOW
+  VsTorchFollowMode mode = l->window_ns > 0              ? VS_TORCH_FOLLOW_WINDOW
                            : follow_gives (l->window_ns) ? VS_TORCH_FOLLOW_GATHER
-                                                          : VS_TORCH_FOLLOW_PLAIN;
+                                                         : VS_TORCH_FOLLOW_PLAIN;
   l->follow = !l->torch || follow_interval_ms () <= 0
                   ? NULL
                   : vs_torch_follow_start (l->spool_abs, follow_interval_ms (), mode);

@@ -24,11 +24,11 @@
 typedef struct
 {
   /* Set by the caller. */
-  char **prog;       /* the program and its arguments */
-  const char *out;   /* the trace to write (expanded) */
-  const char *job;   /* --job, NULL: none */
-  bool kernels;      /* record kernels, copies and memsets */
-  bool torch;        /* PyTorch's allocator level (auto or on) */
+  char **prog;     /* the program and its arguments */
+  const char *out; /* the trace to write (expanded) */
+  const char *job; /* --job, NULL: none */
+  bool kernels;    /* record kernels, copies and memsets */
+  bool torch;      /* PyTorch's allocator level (auto or on) */
   bool quiet;
   int64_t window_ns; /* --window, 0: none */
 
@@ -43,13 +43,13 @@ typedef struct
 
   /* Set by vs_record_wait(). */
   int64_t end_ns;
-  int code;        /* its exit status (128 + signal when one killed it) */
-  int exec_errno;  /* why it could not be started, 0 if it ran */
+  int code;       /* its exit status (128 + signal when one killed it) */
+  int exec_errno; /* why it could not be started, 0 if it ran */
   VsWindowRoundsStats rounds_st;
 
   /* The launcher's own. */
-  int errpipe;               /* the child's exec error, read at the end */
-  struct sigaction old[4];   /* the forwarded signals' handlers before */
+  int errpipe;             /* the child's exec error, read at the end */
+  struct sigaction old[4]; /* the forwarded signals' handlers before */
 } VsRecordLaunch;
 
 /* The collector's file name. */

@@ -396,7 +396,7 @@ vs_spool_run_window_ns (const char *spool)
 
 void
 vs_spool_run_write_info (const char *spool, long program_pid, long long start_ns,
-                          const char *output, long long window_ns)
+                         const char *output, long long window_ns)
 {
   char host[256] = "localhost";
   gethostname (host, sizeof host - 1);

@@ -95,14 +95,6 @@ drop_stream_import (const char *spool, long long pid, VsTorchFollow *follow)
   unlink (trace);
 }
 
-bool
-vs_torch_stream_name_pid (const char *name, long long *pid)
-{
-  int end = 0;
-
-  return sscanf (name, "torch-%lld.stream%n", pid, &end) == 1 && end > 0 && name[end] == '\0';
-}
-
 int
 vs_torch_stream_import_spool (const char *spool, const char *host, bool every,
                               VsTorchFollow *follow, bool *keep)
