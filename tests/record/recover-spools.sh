@@ -10,9 +10,10 @@
 # does it from files alone, so two builds can be given the same input.
 # Each spool is copied twice and recovered by each build (--keep): every
 # spool committed under tests/data (a real GPU run's), the same with
-# `--window 1s` in its run.info, and a spool made here whose process left
-# its allocator stream and a snapshot taken at a signal (the stream's
-# events after it appended to the snapshot's import).  The traces must be
+# `--window 1s` in its run.info, and two spools made here whose process
+# left its allocator stream and a snapshot taken at a signal (the stream's
+# events after it appended to the snapshot's import; in one of them an
+# out-of-memory entry among them).  The traces must be
 # the same file, or hold the same rows in every table (`export --format
 # sqlite`, dumped) but for meta collector_symbolize_ns, a measured time.
 # Prints one line per spool; exits 1 when any differs.  Used to show that
@@ -65,16 +66,19 @@ for spool in "$root"/tests/data/*/*/spool; do
   n=$((n + 2))
 done
 
-# A process that left its stream, then a snapshot taken at a signal.
-tail="$work/tail-spool"
-mkdir -p "$tail"
+# A process that left its stream, then a snapshot taken at a signal; the
+# stream goes on after it, in one spool with an out-of-memory entry.
 info() { printf "pid %s\nreason %s\ndevice 0 GPU-00000000-0000-0000-0000-0000000000aa 1000 Test GPU\n" "$1" "$2"; }
-python3 "$root/tests/collector/make-torch-stream.py" "$tail/torch-4242.stream" 4242 tail >/dev/null
-info 4242 stream >"$tail/torch-4242.stream.info"
-info 4242 signal >"$tail/torch-4242-000001.info"
-cp "$root/tests/data/snapshots/train.pickle" "$tail/torch-4242-000001.pickle"
-compare "$tail" "stream-tail-after-a-signal"
-n=$((n + 1))
+for kind in tail tail-oom; do
+  tail="$work/$kind-spool"
+  mkdir -p "$tail"
+  python3 "$root/tests/collector/make-torch-stream.py" "$tail/torch-4242.stream" 4242 $kind >/dev/null
+  info 4242 stream >"$tail/torch-4242.stream.info"
+  info 4242 signal >"$tail/torch-4242-000001.info"
+  cp "$root/tests/data/snapshots/train.pickle" "$tail/torch-4242-000001.pickle"
+  compare "$tail" "stream-$kind-after-a-signal"
+  n=$((n + 1))
+done
 
 echo "$n spools, $([ $failed = 0 ] && echo "none differs" || echo "some differ")"
 exit $failed
