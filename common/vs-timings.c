@@ -7,9 +7,6 @@
 #include <string.h>
 #include <time.h>
 
-static _Thread_local VsTimings
-    *active; /* per thread: workers beside the marking thread stay unmarked */
-
 int64_t
 vs_timings_now (void)
 {
@@ -57,25 +54,11 @@ vs_timings_skip (VsTimings *t)
   t->last_ns = vs_timings_now ();
 }
 
-VsTimings *
-vs_timings_set_active (VsTimings *t)
-{
-  VsTimings *old = active;
-  active = t;
-  return old;
-}
-
-VsTimings *
-vs_timings_active (void)
-{
-  return active;
-}
-
 void
-vs_timings_phase (const char *name)
+vs_timings_phase (VsTimings *t, const char *name)
 {
-  if (active != NULL)
-    vs_timings_mark (active, name);
+  if (t != NULL)
+    vs_timings_mark (t, name);
 }
 
 int64_t

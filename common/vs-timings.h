@@ -2,13 +2,14 @@
 /* vs-timings.h — wall-clock time per named phase of a piece of work.
  *
  * Plain C, no GLib: the finalizer marks its phases here and it runs in
- * the collector too.  A VsTimings is off unless a caller made it the
- * active one (vs_timings_set_active); vs_timings_phase() then adds the
- * time since the previous mark to the named phase, and otherwise costs a
- * test of one pointer.  The active recorder is per thread (a recorder is
- * not thread-safe): work that other threads do beside is not marked;
- * `vramscope record` times its post-run work with it, `import
- * --timings` the finalizer's passes.
+ * the collector too.  A recorder is passed to the work it times, never
+ * found through global or per-thread state: the finalizer takes it in
+ * VsFinalizeOptions.timings, the window and the merge as an argument, and
+ * NULL means "not timed" (vs_timings_phase() then costs a test of one
+ * pointer).  A recorder is not thread-safe: work that other threads do
+ * beside is not marked.  `vramscope record --timings` times its post-run
+ * work with one, `import --timings` the import's stages and the
+ * finalizer's passes.
  */
 #pragma once
 
@@ -48,15 +49,8 @@ void vs_timings_mark (VsTimings *t, const char *name);
  * any phase. */
 void vs_timings_skip (VsTimings *t);
 
-/* Makes t (NULL: none) the recorder vs_timings_phase() marks into on
- * the calling thread.  Returns the previous one. */
-VsTimings *vs_timings_set_active (VsTimings *t);
-
-/* The active recorder, or NULL. */
-VsTimings *vs_timings_active (void);
-
-/* Marks phase name into the active recorder, if there is one. */
-void vs_timings_phase (const char *name);
+/* vs_timings_mark (t, name) when t is not NULL; nothing otherwise. */
+void vs_timings_phase (VsTimings *t, const char *name);
 
 /* The total of every phase of t, in nanoseconds. */
 int64_t vs_timings_total (const VsTimings *t);

@@ -577,7 +577,7 @@ vs_merge_append_end (VsMergeAppend *a, const VsMergeRun *run, VsProgressFunc pro
   VsFinalizeOptions fo = { .progress = progress,
                            .progress_data = progress_data,
                            .sink = run != NULL ? run->sink : NULL,
-                           .timings = vs_timings_active () };
+                           .timings = run != NULL ? run->timings : NULL };
   int crc = rc == 0 ? vs_trace_close_finalized (w, &fo, cerr, sizeof cerr)
                     : vs_writer_close (w, false, NULL, NULL, cerr, sizeof cerr);
   if (rc == 0 && crc != 0)

@@ -860,7 +860,7 @@ vs_merge_traces (const char *out, const char *const *inputs, size_t n, const VsM
   if (rc == 0)
     vs_merge_run_meta (m.w, &rm, merged, run);
   char cerr[512] = "";
-  vs_timings_phase ("merging (copy)");
+  vs_timings_phase (run->timings, "merging (copy)");
   if (rc != 0)
     {
       vs_writer_close (m.w, false, NULL, NULL, cerr, sizeof cerr);
@@ -876,7 +876,7 @@ vs_merge_traces (const char *out, const char *const *inputs, size_t n, const VsM
     /* The kernels coded aside go in before the finalizer commits. */
     .beside = aside != NULL ? vs_merge_kernels_write : NULL,
     .beside_data = aside,
-    .timings = vs_timings_active (),
+    .timings = run->timings,
   };
   int crc = vs_trace_close_finalized (m.w, &fo, cerr, sizeof cerr);
   vs_merge_kernels_free (aside);

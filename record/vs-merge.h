@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vs-timings.h"
 #include "vs-trace-writer.h"
 
 /* What record knows about the run as a whole. */
@@ -33,6 +34,9 @@ typedef struct
    * their tables): a VsRowChunker's sink when the trace is compacted next
    * (vs-trace-compact.h). */
   struct VsRowSink *sink;
+  /* Where the merge's copy and the finalizer's passes are marked (NULL:
+   * not timed): record --timings. */
+  VsTimings *timings;
 } VsMergeRun;
 
 /* Creates the trace out (replacing a file there) from the process traces

@@ -71,7 +71,8 @@ iteration_starts (const char *path, size_t *n)
 }
 
 bool
-vs_record_apply_window (const char *path, int64_t window_ns, bool quiet, char *err, size_t errlen)
+vs_record_apply_window (const char *path, int64_t window_ns, bool quiet, VsTimings *timings,
+                        char *err, size_t errlen)
 {
   /* A line while it works, on a terminal (the passes report no progress). */
   bool tty = !quiet && isatty (2);
@@ -88,7 +89,7 @@ vs_record_apply_window (const char *path, int64_t window_ns, bool quiet, char *e
       return false;
     }
   VsTraceWindowStats st;
-  int rc = vs_trace_window_iterations (db, window_ns, starts, nstarts, &st, err, errlen);
+  int rc = vs_trace_window_iterations (db, window_ns, starts, nstarts, &st, timings, err, errlen);
   sqlite3_close (db);
   if (tty)
     fprintf (stderr, "\r\033[K");

@@ -52,9 +52,10 @@
 #include "vs-record-window.h"
 #include "vs-spool.h"
 #include "vs-spool-files.h"
+#include "vs-spool-run.h"
 #include "vs-symbol-cache.h"
 #include "vs-symbolize.h"
-#include "vs-trace-compact.h"
+#include "vs-trace-build.h"
 #include "vs-torch-stream.h"
 
 /* The temporary trace being written, removed at a signal (see
@@ -262,21 +263,6 @@ usage (FILE *f)
               "  vramscope recover .vramscope-spool-1234 -o run.db --force --keep\n");
 }
 
-/* record --window's DURATION in ns from spool/run.info, 0 without one. */
-static long long
-run_info_window (const char *spool)
-{
-  g_autofree char *path = g_build_filename (spool, VS_SPOOL_RUN_INFO, NULL);
-  g_autofree char *text = NULL;
-  long long v = 0;
-  if (!g_file_get_contents (path, &text, NULL, NULL))
-    return 0;
-  const char *line = strstr (text, "\nwindow_ns ");
-  if (line == NULL || sscanf (line + 1, "window_ns %lld", &v) != 1 || v < 0)
-    return 0;
-  return v;
-}
-
 /* Says what became of the spool once its trace is written: removed, or
  * kept and why. */
 static void
@@ -300,6 +286,50 @@ finish_spool (const char *spool, bool owned, bool keep, bool kept, bool quiet)
     fprintf (stderr, "vramscope: the spool %s is kept\n", spool);
 }
 
+/* The fill of the recovered trace (vs-trace-build.h): the live trace
+ * the window's rounds kept, finished, or the spool's traces merged. */
+typedef struct
+{
+  const char *spool;
+  const char *const *files;
+  size_t n;
+  VsMergeRun *run;
+  bool quiet;
+  long long window_ns;
+} VsRecoverFill;
+
+static int
+fill_trace (const char *tmp, const VsFinalizeOptions *fo, void *data, char *err, size_t errlen)
+{
+  VsRecoverFill *f = data;
+  /* The handler removes the temporary from now on (signals were deferred
+   * since before it was made). */
+  snprintf (temp_path, sizeof temp_path, "%s", tmp);
+  end_spool_step ();
+  f->run->sink = fo->sink;
+  /* What the rounds brought into the live trace, and the rest. */
+  int rc = vs_window_rounds_finish (f->spool, f->files, f->n, f->run, tmp, f->quiet, NULL, NULL,
+                                    err, errlen);
+  if (rc == 1)
+    rc = vs_merge_traces (tmp, f->files, f->n, f->run, NULL, NULL, err, errlen);
+  f->run->sink = NULL;
+  return rc == 0 ? 0 : -1;
+}
+
+static int
+window_trace (const char *tmp, void *data, char *err, size_t errlen)
+{
+  VsRecoverFill *f = data;
+  return vs_record_apply_window (tmp, f->window_ns, f->quiet, NULL, err, errlen) ? 0 : -1;
+}
+
+/* From the commit on, the spool is removed: a signal waits. */
+static void
+committing (void *data)
+{
+  deferring = 1;
+}
+
 /* What recover does once the spool is checked: imports, symbolizes,
  * merges, windows and compacts into a temporary file beside out, commits
  * it, then removes the spool's own files.  The exit status. */
@@ -310,16 +340,15 @@ recover_into (const char *spool, const char *out, const VsSpoolInfo *info, const
   char err[1024] = "";
   bool kept = false;
   const char *run_host = info->host ? info->host : host;
-  /* A windowed recording is recovered windowed, as record would have. */
-  long long window_ns = run_info_window (spool);
+  long long window_ns = vs_spool_run_window_ns (spool);
   deferring = 1;
   int snapshots = vs_torch_stream_import_spool (spool, run_host, window_ns > 0, NULL, &kept);
-  snapshots += vs_record_import_spool_snapshots (spool, run_host, &kept);
+  snapshots += vs_spool_run_import_snapshots (spool, run_host, &kept);
   vs_framework_spool_import (spool, run_host, &kept);
   if (window_ns == 0)
     vs_torch_stream_append_tails (spool, &kept);
   char **files = NULL;
-  size_t n = vs_record_list_spool (spool, &files);
+  size_t n = vs_spool_run_list (spool, &files);
   n = drop_unusable (files, n, &kept);
   end_spool_step ();
   int status = 0;
@@ -355,46 +384,27 @@ recover_into (const char *spool, const char *out, const VsSpoolInfo *info, const
                          .command_line = NULL,
                          .host = run_host,
                          .tool_version = VS_VERSION };
-      /* Compacted next: series coded into chunks as the finalizer derives
-       * them, unless a window is applied first (it reads series). */
-      VsRowChunker chunker;
-      vs_row_chunker_init (&chunker);
-      run.sink = window_ns > 0 ? NULL : &chunker.sink;
-      /* Named to the handler whole, never half written. */
-      char tmp[sizeof temp_path] = "";
+      VsRecoverFill fill = { .spool = spool,
+                             .files = (const char *const *)files,
+                             .n = n,
+                             .run = &run,
+                             .quiet = quiet,
+                             .window_ns = window_ns };
+      /* A windowed recording is recovered windowed, as record would have. */
+      VsTraceBuildOptions bo = { .output = out,
+                                 .force = force,
+                                 .force_flag = "--force",
+                                 .finalize = true,
+                                 .window = window_ns > 0 ? window_trace : NULL,
+                                 .window_data = &fill,
+                                 .committing = committing };
+      /* The temporary is named to the handler whole, never half written
+       * (fill_trace). */
       deferring = 1;
-      int merged = vs_output_temp (out, tmp, sizeof tmp, err, sizeof err) == 0;
-      if (merged)
-        memcpy (temp_path, tmp, sizeof tmp);
-      else
-        tmp[0] = '\0';
-      end_spool_step ();
-      if (merged)
+      if (vs_trace_build (&bo, fill_trace, &fill, NULL, 0, err, sizeof err) != 0)
         {
-          /* What the rounds brought into the live trace, and the rest. */
-          int lr = vs_window_rounds_finish (spool, (const char *const *)files, n, &run, tmp, quiet,
-                                            NULL, NULL, err, sizeof err);
-          merged = lr == 0
-                   || (lr == 1
-                       && vs_merge_traces (tmp, (const char *const *)files, n, &run, NULL, NULL,
-                                           err, sizeof err)
-                              == 0);
-        }
-      run.sink = NULL;
-      vs_row_chunker_clear (&chunker);
-      if (!merged
-          || (window_ns > 0 && !vs_record_apply_window (tmp, window_ns, quiet, err, sizeof err))
-          || vs_trace_compact_file (tmp, err, sizeof err) < 0)
-        status = 1;
-      /* From the commit on, the spool is removed: a signal waits. */
-      deferring = 1;
-      if (status == 0 && vs_output_commit (tmp, out, force, "--force", err, sizeof err) != 0)
-        status = 1;
-      if (status != 0)
-        {
+          status = 1;
           fprintf (stderr, "vramscope recover: cannot write %s: %s\n", out, err);
-          if (tmp[0] != '\0')
-            vs_output_remove (tmp);
         }
       temp_path[0] = '\0';
     }
@@ -560,46 +570,4 @@ vs_cmd_recover (int argc, char **argv)
   for (int k = 0; k < 3; k++)
     sigaction (sigs[k], &old[k], NULL);
   return status;
-}
-
-/* --- the spool as record leaves it (vs-recover.h) ----------------------- */
-
-void
-vs_record_write_run_info (const char *spool, long program_pid, long long start_ns,
-                          const char *output, long long window_ns)
-{
-  char host[256] = "localhost";
-  gethostname (host, sizeof host - 1);
-  host[sizeof host - 1] = '\0';
-  g_autofree char *abs = g_canonicalize_filename (output, NULL);
-  g_autofree char *window
-      = window_ns > 0 ? g_strdup_printf ("window_ns %lld\n", window_ns) : g_strdup ("");
-  g_autofree char *text
-      = g_strdup_printf ("host %s\nrecord_pid %ld\nprogram_pid %ld\nstart_ns %lld\noutput %s\n%s",
-                         host, (long)getpid (), program_pid, start_ns, abs, window);
-  g_autofree char *path = g_build_filename (spool, VS_SPOOL_RUN_INFO, NULL);
-  g_autoptr (GError) error = NULL;
-  if (!g_file_set_contents (path, text, -1, &error))
-    fprintf (stderr, "vramscope record: %s\n", error->message);
-}
-
-bool
-vs_record_spool_is_empty (const char *spool)
-{
-  g_autoptr (GDir) d = g_dir_open (spool, 0, NULL);
-  const char *name;
-  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
-    if ((g_str_has_prefix (name, "process-") && g_str_has_suffix (name, ".db"))
-        || (g_str_has_prefix (name, "torch-")
-            && (g_str_has_suffix (name, ".pickle") || g_str_has_suffix (name, ".db"))))
-      return false;
-  return true;
-}
-
-void
-vs_record_hint_leftovers (const char *dir)
-{
-  g_autofree char *hint = vs_spool_leftover_hint (dir);
-  if (hint != NULL)
-    fprintf (stderr, "vramscope: %s\n", hint);
 }

@@ -18,8 +18,9 @@
 #include <glib.h>
 #include <sqlite3.h>
 
-#include "vs-recover.h"
+#include "vs-spool-run.h"
 #include "vs-fin-given.h"
+#include "vs-trace-writer.h"
 #include "vs-torch-follow.h"
 #include "vs-torch-stream-private.h"
 
@@ -94,14 +95,6 @@ drop_stream_import (const char *spool, long long pid, VsTorchFollow *follow)
   unlink (trace);
 }
 
-bool
-vs_torch_stream_name_pid (const char *name, long long *pid)
-{
-  int end = 0;
-
-  return sscanf (name, "torch-%lld.stream%n", pid, &end) == 1 && end > 0 && name[end] == '\0';
-}
-
 int
 vs_torch_stream_import_spool (const char *spool, const char *host, bool every,
                               VsTorchFollow *follow, bool *keep)
@@ -154,7 +147,7 @@ vs_torch_stream_import_spool (const char *spool, const char *host, bool every,
       /* Kept for the finalizer of the trace written into this import. */
       if (given != NULL)
         vs_torch_follow_keep_given (follow, pid, given);
-      if (rc != 0 || !vs_record_tie_process (trace, info, host, err, sizeof err))
+      if (rc != 0 || !vs_spool_run_tie (trace, info, host, err, sizeof err))
         {
           fprintf (stderr,
                    "vramscope: PyTorch's allocator stream of process %lld could not be "
@@ -218,23 +211,69 @@ map_records (const char *path, size_t *n, void **map, size_t *map_len)
   return recs;
 }
 
+/* The ids of PyTorch device index dev in the trace of w: its device row
+ * and its allocator's (di[0] -1 when the trace does not know it). */
+static void
+device_ids (VsWriter *w, sqlite3_stmt *ids, int dev, int64_t di[2])
+{
+  sqlite3_reset (ids);
+  sqlite3_bind_int (ids, 1, dev);
+  if (sqlite3_step (ids) == SQLITE_ROW)
+    {
+      di[0] = sqlite3_column_int64 (ids, 0);
+      di[1] = sqlite3_column_int64 (ids, 1);
+    }
+  else
+    di[0] = -1; /* a device the snapshot does not know */
+  (void)w;
+}
+
+/* Writes stream record r through w: an allocator event, or a failed
+ * request (STREAM_OOM).  0 or -1. */
+static int
+write_record (VsWriter *w, const VsStreamRecord *r, int64_t process_id, const int64_t di[2])
+{
+  if (r->action == STREAM_OOM)
+    {
+      VsFailedAlloc f = { .ts = r->ts_ns,
+                          .process_id = process_id,
+                          .tid = r->tid,
+                          .device_id = di[0],
+                          .allocator_id = di[1],
+                          .api = "pytorch",
+                          .requested_bytes = (int64_t)r->size,
+                          .error = VS_UNKNOWN,
+                          .error_name = "OutOfMemoryError",
+                          .device_free_bytes = (int64_t)r->addr,
+                          .device_total_bytes = VS_UNKNOWN,
+                          .correlation = VS_UNKNOWN };
+      return vs_writer_failed_alloc (w, &f);
+    }
+  VsAllocEvent e = { .ts = r->ts_ns,
+                     .process_id = process_id,
+                     .tid = r->tid,
+                     .device_id = di[0],
+                     .allocator_id = di[1],
+                     .op = (VsAllocOp)r->action,
+                     .address = (int64_t)r->addr,
+                     .requested_bytes = (int64_t)r->size,
+                     .block_bytes = VS_UNKNOWN,
+                     .segment_address = VS_UNKNOWN,
+                     .stream = (int64_t)r->stream };
+  return vs_writer_alloc_event (w, &e);
+}
+
 /* Appends to the raw trace at trace (a process's final snapshot, imported)
  * the stream's events that came after the snapshot: per device, those
- * after its last snapshot marker.  Returns the count appended, or -1 with
- * err filled. */
+ * after its last snapshot marker, written through the trace's writer
+ * (vs_writer_open) in one transaction.  Returns the count appended, or -1
+ * with err filled. */
 static int64_t
 append_tail (const char *stream, const char *trace, char *err, size_t errlen)
 {
   static const char *process_sql = "SELECT id FROM process ORDER BY id LIMIT 1";
   static const char *ids_sql = "SELECT d.id, a.id FROM device d JOIN allocator a"
                                " ON a.device_id = d.id AND a.kind = 'pytorch' WHERE d.idx = ?1";
-  static const char *alloc_sql
-      = "INSERT INTO alloc_event (ts, process_id, tid, device_id, allocator_id, op, address,"
-        " requested_bytes, stream) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
-  static const char *oom_sql
-      = "INSERT INTO failed_alloc (ts, process_id, tid, device_id, allocator_id, api,"
-        " requested_bytes, error_name, device_free_bytes)"
-        " VALUES (?1, ?2, ?3, ?4, ?5, 'pytorch', ?6, 'OutOfMemoryError', ?7)";
   size_t n = 0, map_len = 0;
   void *map = NULL;
   const VsStreamRecord *recs = map_records (stream, &n, &map, &map_len);
@@ -249,17 +288,15 @@ append_tail (const char *stream, const char *trace, char *err, size_t errlen)
   for (size_t i = 0; i < n; i++)
     if (recs[i].action == STREAM_SNAPSHOT && recs[i].device >= 0 && recs[i].device < MAX_DEVICES)
       last_marker[recs[i].device] = (int64_t)i;
-  sqlite3 *db = NULL;
-  sqlite3_stmt *ps = NULL, *ids = NULL, *ins = NULL, *oom = NULL;
+  char werr[512] = "";
+  VsWriter *w = vs_writer_open (trace, werr, sizeof werr);
+  sqlite3 *db = w != NULL ? vs_writer_db (w) : NULL;
+  sqlite3_stmt *ps = NULL, *ids = NULL;
   int64_t appended = 0, process_id = 0;
   int64_t dev_ids[MAX_DEVICES][2] = { { 0 } };
-  bool ok = sqlite3_open_v2 (trace, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK
-            && sqlite3_prepare_v2 (db, process_sql, -1, &ps, NULL) == SQLITE_OK
+  bool ok = w != NULL && sqlite3_prepare_v2 (db, process_sql, -1, &ps, NULL) == SQLITE_OK
             && sqlite3_prepare_v2 (db, ids_sql, -1, &ids, NULL) == SQLITE_OK
-            && sqlite3_prepare_v2 (db, alloc_sql, -1, &ins, NULL) == SQLITE_OK
-            && sqlite3_prepare_v2 (db, oom_sql, -1, &oom, NULL) == SQLITE_OK
-            && sqlite3_step (ps) == SQLITE_ROW
-            && sqlite3_exec (db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
+            && sqlite3_step (ps) == SQLITE_ROW && vs_writer_hold (w, true, false) == 0;
   if (ok)
     process_id = sqlite3_column_int64 (ps, 0);
   for (size_t i = 0; ok && i < n; i++)
@@ -270,51 +307,31 @@ append_tail (const char *stream, const char *trace, char *err, size_t errlen)
         continue;
       int64_t *di = dev_ids[r->device];
       if (di[0] == 0)
-        {
-          sqlite3_reset (ids);
-          sqlite3_bind_int (ids, 1, r->device);
-          if (sqlite3_step (ids) == SQLITE_ROW)
-            {
-              di[0] = sqlite3_column_int64 (ids, 0);
-              di[1] = sqlite3_column_int64 (ids, 1);
-            }
-          else
-            di[0] = -1; /* a device the snapshot does not know */
-        }
+        device_ids (w, ids, r->device, di);
       if (di[0] < 0)
         continue;
-      sqlite3_stmt *s = r->action == STREAM_OOM ? oom : ins;
-      sqlite3_reset (s);
-      sqlite3_bind_int64 (s, 1, r->ts_ns);
-      sqlite3_bind_int64 (s, 2, process_id);
-      sqlite3_bind_int64 (s, 3, r->tid);
-      sqlite3_bind_int64 (s, 4, di[0]);
-      sqlite3_bind_int64 (s, 5, di[1]);
-      if (r->action == STREAM_OOM)
-        {
-          sqlite3_bind_int64 (s, 6, (int64_t)r->size);
-          sqlite3_bind_int64 (s, 7, (int64_t)r->addr);
-        }
-      else
-        {
-          sqlite3_bind_int64 (s, 6, r->action);
-          sqlite3_bind_int64 (s, 7, (int64_t)r->addr);
-          sqlite3_bind_int64 (s, 8, (int64_t)r->size);
-          sqlite3_bind_int64 (s, 9, (int64_t)r->stream);
-        }
-      ok = sqlite3_step (s) == SQLITE_DONE;
+      ok = write_record (w, r, process_id, di) == 0;
       appended++;
     }
-  if (ok)
-    ok = sqlite3_exec (db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK;
-  if (!ok)
-    snprintf (err, errlen, "cannot add to %s: %s", trace,
-              db ? sqlite3_errmsg (db) : "out of memory");
+  if (!ok && w != NULL && db != NULL)
+    snprintf (werr, sizeof werr, "%s",
+              vs_writer_errmsg (w)[0] ? vs_writer_errmsg (w) : sqlite3_errmsg (db));
   sqlite3_finalize (ps);
   sqlite3_finalize (ids);
-  sqlite3_finalize (ins);
-  sqlite3_finalize (oom);
-  sqlite3_close (db);
+  /* Committed whole, or nothing of it. */
+  if (w != NULL && vs_writer_hold (w, false, ok) != 0 && ok)
+    {
+      ok = false;
+      snprintf (werr, sizeof werr, "%s", vs_writer_errmsg (w));
+    }
+  char cerr[512] = "";
+  if (w != NULL && vs_writer_finish (w, cerr, sizeof cerr) != 0 && ok)
+    {
+      ok = false;
+      snprintf (werr, sizeof werr, "%s", cerr);
+    }
+  if (!ok)
+    snprintf (err, errlen, "cannot add to %s: %s", trace, werr);
   munmap (map, map_len);
   return ok ? appended : -1;
 }

@@ -904,3 +904,11 @@ vs_torch_stream_punched (const char *path)
     close (fd);
   return punched > INT64_MAX ? 0 : (int64_t)punched;
 }
+
+bool
+vs_torch_stream_name_pid (const char *name, long long *pid)
+{
+  int end = 0;
+
+  return sscanf (name, "torch-%lld.stream%n", pid, &end) == 1 && end > 0 && name[end] == '\0';
+}

@@ -16,7 +16,7 @@
 #include <sqlite3.h>
 
 #include "vs-merge-append.h"
-#include "vs-recover.h"
+#include "vs-spool-run.h"
 #include "vs-spool-files.h"
 #include "vs-symbolize.h"
 #include "vs-trace-window.h"
@@ -110,7 +110,7 @@ tie_import (const char *path)
   char host[256] = "localhost", err[512];
   gethostname (host, sizeof host - 1);
   host[sizeof host - 1] = '\0';
-  bool ok = access (info, R_OK) == 0 && vs_record_tie_process (path, info, host, err, sizeof err);
+  bool ok = access (info, R_OK) == 0 && vs_spool_run_tie (path, info, host, err, sizeof err);
   free (info);
   sqlite3 *db = NULL;
   if (ok && sqlite3_open_v2 (path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK)
@@ -240,7 +240,7 @@ round_once (VsWindowRounds *r, char *err, size_t errlen)
 {
   int64_t before = r->st.frontier_ns;
   char **inputs = NULL;
-  size_t n = vs_record_list_spool (r->spool, &inputs);
+  size_t n = vs_spool_run_list (r->spool, &inputs);
   int64_t f = frontier (r, inputs, n), now = r->newest;
   /* Each input's rows commit as it is appended: a round cut short leaves
    * the live trace as far as it went, which the next open continues. */

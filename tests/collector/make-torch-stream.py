@@ -3,7 +3,7 @@
 """make-torch-stream.py — a PyTorch allocator stream as the hook's tracker
 (collector/python/vs_torch_stream.cpp) writes it, for tests without a GPU.
 
-Usage: make-torch-stream.py STREAM PID [tail]
+Usage: make-torch-stream.py STREAM PID [tail|tail-oom]
 
 Writes a stream of one process on device 0: a 20 MiB segment, then 40
 allocations of distinct sizes with every other one freed (free requested,
@@ -16,7 +16,9 @@ must then hold.
 With `tail`, a snapshot marker (the allocator took the process's final
 snapshot) follows, then what the program did after it: a 2 MiB segment,
 allocations of 1000, 2000 and 3000 bytes, the first one freed; the JSON
-then says what those add to the snapshot's account ("tail_*").
+then says what those add to the snapshot's account ("tail_*").  With
+`tail-oom`, the same tail ends in an out-of-memory entry (a request of
+40 MiB with 1 MiB free; the JSON's "tail_failed" is 1, else 0).
 """
 import json
 import os
@@ -26,7 +28,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from vs_stream_files import pack_record, write_stream  # noqa: E402
 
 path, pid = sys.argv[1], int(sys.argv[2])
-tail = len(sys.argv) > 3 and sys.argv[3] == "tail"
+tail = len(sys.argv) > 3 and sys.argv[3] in ("tail", "tail-oom")
+tail_oom = len(sys.argv) > 3 and sys.argv[3] == "tail-oom"
 # A tail comes after the final snapshot in time as well: after any
 # snapshot a test puts beside it.
 t0 = 4_102_444_800_000_000_000 if tail else 1_763_900_000_000_000_000
@@ -81,10 +84,14 @@ if tail:
     rec(2, TAIL, 1000, ts)
     ts += 1000
     rec(3, TAIL, 1000, ts)
+    if tail_oom:
+        ts += 1000
+        rec(8, 1 * MIB, 40 * MIB, ts)
 torn = pack_record(0, SEG + 30 * MIB, 5 * MIB, ts + 1000)
 write_stream(path, pid, t0, recs + [torn], 1000)
 json.dump({"alloc_count": allocs, "free_count": frees, "peak_allocated_bytes": peak,
            "final_allocated_bytes": allocated, "peak_reserved_bytes": 22 * MIB,
            "final_reserved_bytes": 20 * MIB, "failed_alloc_count": 1,
            "events": len(recs), "tail_allocs": 3, "tail_live_peak": 6000,
-           "tail_final_allocated": 5000, "tail_reserved": 2 * MIB}, sys.stdout)
+           "tail_final_allocated": 5000, "tail_reserved": 2 * MIB,
+           "tail_failed": int(tail_oom)}, sys.stdout)

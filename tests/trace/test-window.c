@@ -267,7 +267,7 @@ pair_make (Pair *p, int nsteps, int64_t window_ns)
       g_autofree int64_t *starts = g_new (int64_t, nsteps);
       for (int i = 0; i < nsteps; i++)
         starts[i] = T0 + 1000000 + (int64_t)i * STEP_NS;
-      rc = vs_trace_window_iterations (p->w, window_ns, starts, (size_t)nsteps, &p->st, err,
+      rc = vs_trace_window_iterations (p->w, window_ns, starts, (size_t)nsteps, &p->st, NULL, err,
                                        sizeof err);
     }
   else

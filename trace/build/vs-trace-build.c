@@ -40,6 +40,8 @@ vs_trace_build (const VsTraceBuildOptions *o, VsTraceFill fill, void *data, char
       if (o->timings != NULL)
         vs_timings_mark (o->timings, "compacting");
     }
+  if (rc == 0 && o->committing != NULL)
+    o->committing (o->committing_data);
   if (rc == 0)
     rc = vs_output_commit (path, o->output, o->force, o->force_flag, err, errlen);
   if (rc != 0)

@@ -47,6 +47,11 @@ typedef struct
   VsProgressFunc progress;
   void *progress_data;
   VsTimings *timings;
+  /* Called once the trace is complete, just before it is committed under
+   * the output's name (NULL: nothing): recover defers signals from there
+   * on, as the spool is removed next. */
+  void (*committing) (void *data);
+  void *committing_data;
 } VsTraceBuildOptions;
 
 /* Builds the trace at o->output from what fill writes: see above.  tmp, if

@@ -758,7 +758,6 @@ vs_trace_compact_file (const char *path, char *err, size_t errlen)
       vs_chunk_error (err, errlen, "cannot close %s", path);
       rc = -1;
     }
-  vs_timings_phase ("compacting");
   return rc;
 }
 

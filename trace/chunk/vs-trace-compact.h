@@ -34,7 +34,8 @@ struct VsChunkCoder;
 int vs_trace_compact (struct sqlite3 *db, char *err, size_t errlen);
 
 /* vs_trace_compact() on the trace file at path, through a connection of
- * its own; marks the phase "compacting" into the active VsTimings. */
+ * its own (a caller that times it marks the phase itself:
+ * vs_trace_build() marks "compacting"). */
 int vs_trace_compact_file (const char *path, char *err, size_t errlen);
 
 /* The reverse of vs_trace_compact(): the compacted trace open on db

@@ -257,7 +257,7 @@ vs_trace_window_trim (sqlite3 *db, int64_t window_ns, int64_t frontier_ns, int64
     {
       VsWinDropped d = { 0 };
       if (make_keep (db, origin, g, h, st.to, keep_from, err, errlen) < 0
-          || vs_win_drop_outside (db, "temp.live_keep", &d, err, errlen) < 0
+          || vs_win_drop_outside (db, "temp.live_keep", &d, NULL, err, errlen) < 0
           || vs_win_pieces_coarsen (db, origin, g, keep_from, "temp.live_keep", err, errlen) < 0
           || vs_win_exec (db, "DROP TABLE temp.live_keep", err, errlen) < 0)
         goto out;

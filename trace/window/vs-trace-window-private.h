@@ -21,6 +21,8 @@
 
 #include <sqlite3.h>
 
+#include "vs-timings.h"
+
 /* A run cut into slices: slice k is [edge[k], edge[k + 1]), the last one
  * [edge[n - 1], end]. */
 typedef struct
@@ -84,7 +86,8 @@ typedef struct
 {
   int64_t blocks, kernels, copies, failures, ranges;
 } VsWinDropped;
-int vs_win_drop_outside (sqlite3 *db, const char *keep, VsWinDropped *d, char *err, size_t errlen);
+int vs_win_drop_outside (sqlite3 *db, const char *keep, VsWinDropped *d, VsTimings *timings,
+                         char *err, size_t errlen);
 
 int vs_win_exec (sqlite3 *db, const char *sql, char *err, size_t errlen);
 int vs_win_fail (char *err, size_t errlen, sqlite3 *db, const char *what);

@@ -311,14 +311,15 @@ exec_count (sqlite3 *db, const char *sql, int64_t *n, char *err, size_t errlen)
 }
 
 int
-vs_win_drop_outside (sqlite3 *db, const char *keep, VsWinDropped *d, char *err, size_t errlen)
+vs_win_drop_outside (sqlite3 *db, const char *keep, VsWinDropped *d, VsTimings *timings, char *err,
+                     size_t errlen)
 {
   char sql[4096];
   snprintf (sql, sizeof sql, drop_fmt, keep);
   if (vs_win_exec (db, sql, err, errlen) < 0
       || vs_win_exec (db, drop_requests_sql, err, errlen) < 0)
     return -1;
-  vs_timings_phase ("window: dropping blocks");
+  vs_timings_phase (timings, "window: dropping blocks");
   d->blocks += count_of (db, "SELECT count(*) FROM temp.drop_block");
   static const struct
   {
@@ -439,12 +440,12 @@ int
 vs_trace_window (sqlite3 *db, int64_t window_ns, VsTraceWindowStats *stats, char *err,
                  size_t errlen)
 {
-  return vs_trace_window_iterations (db, window_ns, NULL, 0, stats, err, errlen);
+  return vs_trace_window_iterations (db, window_ns, NULL, 0, stats, NULL, err, errlen);
 }
 
 int
 vs_trace_window_iterations (sqlite3 *db, int64_t window_ns, const int64_t *starts, size_t nstarts,
-                            VsTraceWindowStats *stats, char *err, size_t errlen)
+                            VsTraceWindowStats *stats, VsTimings *timings, char *err, size_t errlen)
 {
   VsWinSlicing c = { 0 };
   Edges cuts = { 0 };
@@ -547,10 +548,10 @@ vs_trace_window_iterations (sqlite3 *db, int64_t window_ns, const int64_t *start
   if (vs_win_pieces_create (db, err, errlen) < 0 || pieces_from (db, &c, from, err, errlen) < 0
       || vs_win_pieces_join (db, &c, err, errlen) < 0)
     goto out;
-  vs_timings_phase ("window: intervals and slices");
+  vs_timings_phase (timings, "window: intervals and slices");
   st.blocks_kept = count_of (db, "SELECT count(*) FROM block");
   VsWinDropped now = { 0 };
-  if (vs_win_drop_outside (db, "detail_interval", &now, err, errlen) < 0)
+  if (vs_win_drop_outside (db, "detail_interval", &now, timings, err, errlen) < 0)
     goto out;
   st.blocks_kept -= now.blocks;
   st.blocks_dropped = dropped.blocks + now.blocks;
@@ -576,14 +577,14 @@ vs_trace_window_iterations (sqlite3 *db, int64_t window_ns, const int64_t *start
   cuts.v = NULL;
   if (vs_win_exec (db, "COMMIT", err, errlen) < 0)
     goto out;
-  vs_timings_phase ("window: dropping the rest");
+  vs_timings_phase (timings, "window: dropping the rest");
   /* The raw events left are finalized on their own, the series drawn from
    * the slices outside the detail (vs-trace-detail.c). */
   if (vs_trace_finalize (db, NULL, NULL, err, errlen) != 0)
     return -1;
   if (vs_win_exec (db, "VACUUM", err, errlen) < 0)
     return -1;
-  vs_timings_phase ("window: vacuum");
+  vs_timings_phase (timings, "window: vacuum");
   if (stats)
     *stats = st;
   return 0;

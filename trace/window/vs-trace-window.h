@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vs-timings.h"
+
 struct sqlite3;
 
 /* Failures whose neighbourhood keeps its detail: the first and the last
@@ -46,10 +48,11 @@ int vs_trace_window (struct sqlite3 *db, int64_t window_ns, VsTraceWindowStats *
  * the analyzer, vs-growth.h); each slice is then a group of iterations,
  * as few per group as leave at most VS_WINDOW_MAX_SLICES before the
  * window.  With fewer than two starts, fixed time slices as
- * vs_trace_window(). */
+ * vs_trace_window().  Its steps are marked into timings (NULL: not
+ * timed). */
 int vs_trace_window_iterations (struct sqlite3 *db, int64_t window_ns, const int64_t *starts,
-                                size_t nstarts, VsTraceWindowStats *stats, char *err,
-                                size_t errlen);
+                                size_t nstarts, VsTraceWindowStats *stats, VsTimings *timings,
+                                char *err, size_t errlen);
 
 /* What one vs_trace_window_trim() did. */
 typedef struct
