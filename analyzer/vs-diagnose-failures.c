@@ -36,7 +36,6 @@ typedef struct
   char *message;        /* PyTorch's figures at the failure it describes, or NULL */
 } OomGroup;
 
-
 static const char *exit_status_sql = "SELECT exit_status FROM process WHERE id = ?1";
 
 /* Whether process_id ended with a nonzero exit status, or one the trace
@@ -485,4 +484,3 @@ vs_diagnose_failures (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings
     return FALSE;
   return windowed_failure_counts (trace, device_id, groups, error);
 }
-

@@ -37,7 +37,8 @@ vs_diagnose_growth (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings)
 
   if (g->bytes_per_iteration <= 0)
     return;
-  f = vs_diagnose_finding_new (VS_FINDING_GROWTH_PER_ITERATION, dd->device->id, dd->iterations->allocator_id);
+  f = vs_diagnose_finding_new (VS_FINDING_GROWTH_PER_ITERATION, dd->device->id,
+                               dd->iterations->allocator_id);
   per = vs_diagnose_bytes (g->bytes_per_iteration);
   f->bytes = g->bytes_per_iteration;
   f->count = g->iterations;
@@ -77,7 +78,7 @@ vs_diagnose_growth (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings)
  * (vs_live_blocks() of every allocator), NULL when it has none. */
 gboolean
 vs_diagnose_unused_activations (VsTrace *trace, VsDeviceDiagnosis *dd, GArray *peak_blocks,
-                             GPtrArray *findings, GError **error)
+                                GPtrArray *findings, GError **error)
 {
   VsUnusedActivations u;
   const VsStackInfo *s;
@@ -94,7 +95,8 @@ vs_diagnose_unused_activations (VsTrace *trace, VsDeviceDiagnosis *dd, GArray *p
   s = vs_stack_get (trace, u.stack_id, error);
   if (s == NULL)
     return FALSE;
-  f = vs_diagnose_finding_new (VS_FINDING_FORWARD_WITHOUT_BACKWARD, dd->device->id, dd->allocator_id);
+  f = vs_diagnose_finding_new (VS_FINDING_FORWARD_WITHOUT_BACKWARD, dd->device->id,
+                               dd->allocator_id);
   b = vs_diagnose_bytes (u.bytes);
   all = vs_diagnose_bytes (peak);
   f->bytes = u.bytes;
@@ -205,7 +207,8 @@ vs_diagnose_leaks (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings, G
 /* ------------------------------------------------------ fragmentation */
 
 gboolean
-vs_diagnose_fragmentation (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings, GError **error)
+vs_diagnose_fragmentation (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings,
+                           GError **error)
 {
   const VsSummary *s = &dd->allocator;
   gint64 held = s->peak_reserved_bytes - s->peak_allocated_bytes;
@@ -371,4 +374,3 @@ vs_diagnose_outside (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings,
   g_ptr_array_add (findings, f);
   return TRUE;
 }
-
