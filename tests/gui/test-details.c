@@ -36,6 +36,7 @@
 #include "vs-memory-chart.h"
 #include "vs-oom-text.h"
 #include "vs-test-x11.h"
+#include "vs-test-widgets.h"
 #include "vs-window-private.h"
 
 #define WAIT_US (30 * G_USEC_PER_SEC)
@@ -67,34 +68,6 @@ is_color (GtkWidget *widget, double x, double y, const GdkRGBA *c)
 }
 
 /* ------------------------------------------------------------ widgets -- */
-
-static GtkWidget *
-find_type (GtkWidget *widget, GType type)
-{
-  if (G_TYPE_CHECK_INSTANCE_TYPE (widget, type))
-    return widget;
-  for (GtkWidget *c = gtk_widget_get_first_child (widget); c; c = gtk_widget_get_next_sibling (c))
-    {
-      GtkWidget *found = find_type (c, type);
-      if (found != NULL)
-        return found;
-    }
-  return NULL;
-}
-
-static GtkWidget *
-find_named (GtkWidget *widget, const char *name)
-{
-  if (g_strcmp0 (gtk_widget_get_name (widget), name) == 0)
-    return widget;
-  for (GtkWidget *c = gtk_widget_get_first_child (widget); c; c = gtk_widget_get_next_sibling (c))
-    {
-      GtkWidget *found = find_named (c, name);
-      if (found != NULL)
-        return found;
-    }
-  return NULL;
-}
 
 /* The toggle button under widget labelled label. */
 static GtkToggleButton *
@@ -291,13 +264,13 @@ test_body_text (void)
 
   alt_digit (1);
   g_assert_true (wait_until (pane_named, "diagnosis"));
-  evidence = find_named (shown_pane (), "evidence");
-  remedy = find_named (shown_pane (), "remedy");
+  evidence = vs_test_find_named (shown_pane (), "evidence");
+  remedy = vs_test_find_named (shown_pane (), "remedy");
   g_assert_nonnull (evidence);
   g_assert_nonnull (remedy);
   g_assert_cmpstr (vs_detail_row_get_text (evidence), ==, f->evidence);
   g_assert_cmpstr (vs_detail_row_get_text (remedy), ==, f->remedy);
-  body = find_type (evidence, GTK_TYPE_LABEL);
+  body = vs_test_find_type (evidence, GTK_TYPE_LABEL);
   body = gtk_widget_get_next_sibling (body);
   g_assert_true (gtk_widget_has_css_class (body, "body"));
   g_assert_false (gtk_widget_has_css_class (body, "dim-label"));
@@ -391,7 +364,7 @@ static GtkWidget *
 failure_row (guint i)
 {
   GtkWidget *pane = adw_view_stack_get_child_by_name (window->pane_stack, "oom");
-  GtkListBox *list = GTK_LIST_BOX (find_type (pane, GTK_TYPE_LIST_BOX));
+  GtkListBox *list = GTK_LIST_BOX (vs_test_find_type (pane, GTK_TYPE_LIST_BOX));
   GtkListBoxRow *row = gtk_list_box_get_row_at_index (list, (int)i);
 
   g_assert_nonnull (row);
@@ -439,14 +412,14 @@ check_same_words (const char *path)
         }
       g_assert_cmpuint (i, !=, G_MAXUINT);
       o = g_ptr_array_index (ooms, i);
-      shown = find_named (failure_row (i), "failure-cause");
+      shown = vs_test_find_named (failure_row (i), "failure-cause");
       g_assert_nonnull (shown);
       /* The heading names the CLI's cause; the text is the CLI's. */
-      g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (find_type (shown, GTK_TYPE_LABEL))), ==,
-                       vs_oom_cause_title (cause));
+      g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (vs_test_find_type (shown, GTK_TYPE_LABEL))),
+                       ==, vs_oom_cause_title (cause));
       g_assert_cmpstr (vs_detail_row_get_text (shown), ==, words);
       /* CUDA's free memory with the device's capacity. */
-      memory = find_named (failure_row (i), "failure-memory");
+      memory = vs_test_find_named (failure_row (i), "failure-memory");
       g_assert_nonnull (memory);
       for (guint k = 0; k < vs_document_get_devices (doc)->len; k++)
         {

@@ -49,6 +49,7 @@
 #include "vs-oom-text.h"
 #include "vs-tree-item.h"
 #include "vs-test-x11.h"
+#include "vs-test-widgets.h"
 #include "vs-window-private.h"
 
 #define WAIT_US (20 * G_USEC_PER_SEC)
@@ -125,36 +126,6 @@ shoot (const char *name)
 
 /* ------------------------------------------------------ the widgets -- */
 
-static GtkWidget *
-find_type (GtkWidget *widget, GType type)
-{
-  if (G_TYPE_CHECK_INSTANCE_TYPE (widget, type))
-    return widget;
-  for (GtkWidget *c = gtk_widget_get_first_child (widget); c; c = gtk_widget_get_next_sibling (c))
-    {
-      GtkWidget *found = find_type (c, type);
-      if (found != NULL)
-        return found;
-    }
-  return NULL;
-}
-
-/* The first mapped label under widget whose text is text. */
-static GtkWidget *
-find_label (GtkWidget *widget, const char *text)
-{
-  if (GTK_IS_LABEL (widget) && gtk_widget_get_mapped (widget)
-      && g_strcmp0 (gtk_label_get_text (GTK_LABEL (widget)), text) == 0)
-    return widget;
-  for (GtkWidget *c = gtk_widget_get_first_child (widget); c; c = gtk_widget_get_next_sibling (c))
-    {
-      GtkWidget *found = find_label (c, text);
-      if (found != NULL)
-        return found;
-    }
-  return NULL;
-}
-
 /* The label under widget whose text starts with prefix (NULL: none). */
 static GtkWidget *
 find_label_prefix (GtkWidget *widget, const char *prefix)
@@ -186,7 +157,7 @@ shown_pane_name (void)
 static GtkWidget *
 pane_search_entry (void)
 {
-  GtkWidget *entry = find_type (shown_pane (), GTK_TYPE_SEARCH_ENTRY);
+  GtkWidget *entry = vs_test_find_type (shown_pane (), GTK_TYPE_SEARCH_ENTRY);
   g_assert_nonnull (entry);
   return entry;
 }
@@ -285,7 +256,7 @@ wait_entry (GtkWidget *entry, const char *text)
 static gboolean
 popover_shown (gpointer data)
 {
-  GtkWidget *popover = find_type (data, GTK_TYPE_POPOVER_MENU);
+  GtkWidget *popover = vs_test_find_type (data, GTK_TYPE_POPOVER_MENU);
   return popover != NULL && gtk_widget_get_mapped (popover);
 }
 
@@ -294,7 +265,7 @@ static GtkWidget *
 wait_menu (GtkWidget *pane)
 {
   g_assert_true (wait_until (popover_shown, pane));
-  return find_type (pane, GTK_TYPE_POPOVER_MENU);
+  return vs_test_find_type (pane, GTK_TYPE_POPOVER_MENU);
 }
 
 /* ---------------------------------------------------------- helpers -- */
@@ -403,7 +374,7 @@ test_pane_keys (void)
 static gboolean
 summary_is (gpointer data)
 {
-  return find_label (shown_pane (), data) != NULL;
+  return vs_test_find_label (shown_pane (), data) != NULL;
 }
 
 /* The attribution tree as shown under a search for needle: only paths to
@@ -411,7 +382,7 @@ summary_is (gpointer data)
 static void
 check_attribution_search (const char *needle)
 {
-  GtkColumnView *view = GTK_COLUMN_VIEW (find_type (shown_pane (), GTK_TYPE_COLUMN_VIEW));
+  GtkColumnView *view = GTK_COLUMN_VIEW (vs_test_find_type (shown_pane (), GTK_TYPE_COLUMN_VIEW));
   GListModel *rows = G_LIST_MODEL (gtk_column_view_get_model (view));
   const VsTreeNode *root = instant ()->bottom_up;
   guint matching = 0, expected = count_matching (root, needle);
@@ -532,7 +503,7 @@ on_screen (GtkWidget *widget)
 static void
 scroll_to_top (void)
 {
-  GtkWidget *view = find_type (shown_pane (), GTK_TYPE_COLUMN_VIEW);
+  GtkWidget *view = vs_test_find_type (shown_pane (), GTK_TYPE_COLUMN_VIEW);
   GtkScrolledWindow *sw
       = GTK_SCROLLED_WINDOW (gtk_widget_get_ancestor (view, GTK_TYPE_SCROLLED_WINDOW));
 
@@ -559,7 +530,7 @@ label_on_screen (GtkWidget *widget, const char *text)
 static gboolean
 row_shown (gpointer data)
 {
-  GtkWidget *view = find_type (shown_pane (), GTK_TYPE_COLUMN_VIEW);
+  GtkWidget *view = vs_test_find_type (shown_pane (), GTK_TYPE_COLUMN_VIEW);
   return label_on_screen (view, data) != NULL;
 }
 
@@ -571,7 +542,7 @@ row_label (const char *text)
   g_assert_true (wait_until (row_shown, (gpointer)text));
   vs_test_x11_spin (100);
   g_assert_true (wait_until (row_shown, (gpointer)text));
-  return label_on_screen (find_type (shown_pane (), GTK_TYPE_COLUMN_VIEW), text);
+  return label_on_screen (vs_test_find_type (shown_pane (), GTK_TYPE_COLUMN_VIEW), text);
 }
 
 /* A label on screen under widget whose text starts with prefix. */
@@ -609,7 +580,7 @@ item_at_address (GListModel *rows, const char *addr)
 static gboolean
 panel_shows (gpointer data)
 {
-  return find_label (shown_pane (), data) != NULL;
+  return vs_test_find_label (shown_pane (), data) != NULL;
 }
 
 static void
@@ -666,7 +637,7 @@ test_copy (void)
   click (row_label (second->label), 3);
   {
     GtkWidget *popover = wait_menu (shown_pane ());
-    menu_item = find_label (popover, "Copy Frame");
+    menu_item = vs_test_find_label (popover, "Copy Frame");
     shoot ("menu-attribution");
   }
   g_assert_nonnull (menu_item);
@@ -679,7 +650,7 @@ test_copy (void)
    * Ctrl+C copies its cells. */
   show_pane_by_keys (4, "allocations");
   {
-    GtkColumnView *view = GTK_COLUMN_VIEW (find_type (shown_pane (), GTK_TYPE_COLUMN_VIEW));
+    GtkColumnView *view = GTK_COLUMN_VIEW (vs_test_find_type (shown_pane (), GTK_TYPE_COLUMN_VIEW));
     GListModel *rows = G_LIST_MODEL (gtk_column_view_get_model (view));
     /* A row on screen: an address cell shown, and the item with it. */
     GtkWidget *addr_label = row_label_prefix (GTK_WIDGET (view), "0x");
@@ -696,12 +667,12 @@ test_copy (void)
     clear_clipboard ();
     click (addr_label, 1);
     g_assert_true (wait_until (panel_shows, stack));
-    panel = find_label (shown_pane (), stack);
+    panel = vs_test_find_label (shown_pane (), stack);
     g_assert_nonnull (panel); /* the stack panel */
     shoot ("stack-panel");
     /* The Menu key: the copy menu at the focused row, Copy Frame. */
     vs_test_x11_key (XK_Menu, NULL, 0);
-    menu_item = find_label (wait_menu (shown_pane ()), "Copy Frame");
+    menu_item = vs_test_find_label (wait_menu (shown_pane ()), "Copy Frame");
     g_assert_nonnull (menu_item);
     click (menu_item, 1);
     text = copied_text ();
@@ -738,7 +709,7 @@ test_copy (void)
     node = vs_flame_graph_get_selected (graph);
     g_assert_nonnull (node);
     g_assert_true (node->parent == in->top_down); /* the second row */
-    menu_item = find_label (popover, "Copy Stack");
+    menu_item = vs_test_find_label (popover, "Copy Stack");
     shoot ("menu-flame");
     g_assert_nonnull (menu_item);
     click (menu_item, 1);
@@ -1139,7 +1110,8 @@ mapped (gpointer data)
 static gboolean
 lists_recent (gpointer data)
 {
-  return find_label (data, "a_b.db") != NULL && find_label (data, "sample-oom.db") != NULL;
+  return vs_test_find_label (data, "a_b.db") != NULL
+         && vs_test_find_label (data, "sample-oom.db") != NULL;
 }
 
 static void
@@ -1156,11 +1128,11 @@ test_recent (void)
   /* Its rows are mapped after it, a frame or more later. */
   g_assert_true (wait_until (lists_recent, popover));
   shoot ("recent");
-  name = find_label (popover, "a_b.db");
+  name = vs_test_find_label (popover, "a_b.db");
   g_assert_nonnull (name); /* the underscore stays */
   folder = gtk_widget_get_next_sibling (name);
   g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (folder)), ==, "~/runs");
-  name = find_label (popover, "sample-oom.db");
+  name = vs_test_find_label (popover, "sample-oom.db");
   g_assert_nonnull (name);
   folder = gtk_widget_get_next_sibling (name);
   g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (folder)), ==, "~/other");
