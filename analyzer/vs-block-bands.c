@@ -3,6 +3,7 @@
  * of detail that keeps one query's cost bounded by the blocks that can be
  * seen at its zoom (see vs-block-bands.h). */
 #include "vs-block-bands.h"
+#include "vs-blocks-private.h"
 #include "vs-framework-pools.h"
 #include "vs-timeline.h"
 #include "vs-trace-private.h"
@@ -10,18 +11,13 @@
 /* Ranges of at most this many replay steps draw every block. */
 #define EXACT_STEPS 65536
 
-#define BAND_COLUMNS                                                                               \
-  "b.id, b.level, b.device_id, ifnull(b.allocator_id, 0), b.process_id,"                           \
-  " b.kind, b.address, b.bytes, b.block_bytes, b.alloc_seq, b.free_seq,"                           \
-  " b.alloc_ts, b.free_ts, ifnull(b.stack_id, 0), b.owner_id"
-
 /* The blocks overlapping steps [?3, ?4] that span more than ?6 steps
  * (?5: the step a block still live at the end closes at), from the
  * interval bins of level ?7 up: a block at a lower level spans at most
  * 2^?7 steps, so none of them qualifies. */
 static const char *bins_sql
     = "WITH RECURSIVE lv(l) AS (SELECT ?7 UNION ALL SELECT l + 1 FROM lv WHERE l < 47)"
-      " SELECT " BAND_COLUMNS " FROM lv JOIN block b INDEXED BY block_bin"
+      " SELECT " VS_BLOCK_COLUMNS_SQL " FROM lv JOIN block b INDEXED BY block_bin"
       " ON b.device_id = ?1 AND b.span_bin BETWEEN (lv.l << 48) | (?3 >> lv.l)"
       " AND (lv.l << 48) | (?4 >> lv.l)"
       " WHERE b.level IN (1, 2) AND b.alloc_seq <= ?4"
@@ -31,32 +27,10 @@ static const char *bins_sql
 /* The same without bins: a compacted trace prunes its chunks by
  * alloc_seq; a plain one past the binned range scans. */
 static const char *plain_sql
-    = "SELECT " BAND_COLUMNS " FROM block b"
+    = "SELECT " VS_BLOCK_COLUMNS_SQL " FROM block b"
       " WHERE b.device_id = ?1 AND b.level IN (1, 2) AND b.alloc_seq <= ?4"
       " AND (b.free_seq IS NULL OR b.free_seq > ?3)"
       " AND ifnull(b.free_seq, ?5) - b.alloc_seq > ?6 AND " VS_ALLOCATED_BLOCK_SQL;
-
-static void
-read_block (VsTrace *trace, sqlite3_stmt *stmt, VsBlock *b)
-{
-  b->id = sqlite3_column_int64 (stmt, 0);
-  b->level = sqlite3_column_int (stmt, 1);
-  b->device_id = vs_column_int (stmt, 2);
-  b->allocator_id = sqlite3_column_int64 (stmt, 3);
-  b->process_id = vs_column_int (stmt, 4);
-  b->kind = sqlite3_column_int (stmt, 5);
-  b->address = sqlite3_column_int64 (stmt, 6);
-  b->bytes = sqlite3_column_int64 (stmt, 7);
-  b->block_bytes = vs_column_int (stmt, 8);
-  b->alloc_seq = vs_column_int (stmt, 9);
-  if (b->alloc_seq == 0)
-    b->alloc_seq = VS_UNKNOWN; /* live since before the trace */
-  b->free_seq = vs_column_int (stmt, 10);
-  b->alloc_time_ns = vs_trace_rel (trace, vs_column_int (stmt, 11));
-  b->free_time_ns = vs_trace_rel (trace, vs_column_int (stmt, 12));
-  b->stack_id = sqlite3_column_int64 (stmt, 13);
-  b->owner_id = vs_column_int (stmt, 14);
-}
 
 /* Largest first, then the oldest. */
 static int
@@ -106,7 +80,7 @@ read_candidates (VsTrace *trace, gint64 device_id, gint64 s0, gint64 s1, gint64 
     {
       VsBlock b;
 
-      read_block (trace, stmt, &b);
+      vs_block_read (trace, stmt, &b);
       if (b.bytes < 0)
         {
           sqlite3_reset (stmt);

@@ -10,26 +10,22 @@
  * S" itself (block.live_seq).
  */
 #include "vs-blocks.h"
+#include "vs-blocks-private.h"
 #include "vs-framework-pools.h"
 #include "vs-trace-private.h"
 
 #include <string.h>
 
-#define BLOCK_COLUMNS                                                                              \
-  "b.id, b.level, b.device_id, ifnull(b.allocator_id, 0), b.process_id,"                           \
-  " b.kind, b.address, b.bytes, b.block_bytes, b.alloc_seq, b.free_seq,"                           \
-  " b.alloc_ts, b.free_ts, ifnull(b.stack_id, 0), b.owner_id"
-
 static const char *live_bins_sql
     = "WITH RECURSIVE lv(l) AS (SELECT 0 UNION ALL SELECT l + 1 FROM lv WHERE l < 47)"
-      " SELECT " BLOCK_COLUMNS " FROM lv JOIN block b INDEXED BY block_bin"
+      " SELECT " VS_BLOCK_COLUMNS_SQL " FROM lv JOIN block b INDEXED BY block_bin"
       " ON b.device_id = ?1 AND b.span_bin = (lv.l << 48) | (?3 >> lv.l)"
       " WHERE b.level IN (1, 2) AND b.alloc_seq <= ?3"
       " AND (b.free_seq IS NULL OR b.free_seq > ?3)"
       " AND " VS_ALLOCATED_BLOCK_SQL " ORDER BY b.bytes DESC, b.id";
 
 static const char *live_plain_sql
-    = "SELECT " BLOCK_COLUMNS " FROM block b"
+    = "SELECT " VS_BLOCK_COLUMNS_SQL " FROM block b"
       " WHERE b.device_id = ?1 AND b.level IN (1, 2) AND b.alloc_seq <= ?3"
       " AND (b.free_seq IS NULL OR b.free_seq > ?3)"
       " AND " VS_ALLOCATED_BLOCK_SQL " ORDER BY b.bytes DESC, b.id";
@@ -38,17 +34,17 @@ static const char *live_plain_sql
  * column live_seq selects the blocks live after a step, pruning chunks by
  * their alloc_seq and free_seq ranges (vs-chunk-vtab.h). */
 static const char *live_chunked_sql
-    = "SELECT " BLOCK_COLUMNS " FROM block b"
+    = "SELECT " VS_BLOCK_COLUMNS_SQL " FROM block b"
       " WHERE b.live_seq = ?3 AND b.device_id = ?1 AND b.level IN (1, 2)"
       " AND " VS_ALLOCATED_BLOCK_SQL " ORDER BY b.bytes DESC, b.id";
 
 static const char *leaked_sql
-    = "SELECT " BLOCK_COLUMNS " FROM block b"
+    = "SELECT " VS_BLOCK_COLUMNS_SQL " FROM block b"
       " WHERE b.device_id IS NOT NULL AND (?1 = 0 OR b.device_id = ?1)"
       " AND b.free_seq IS NULL AND " VS_ALLOCATED_BLOCK_SQL " ORDER BY b.alloc_seq, b.id";
 
-static void
-read_block (VsTrace *trace, sqlite3_stmt *stmt, VsBlock *b)
+void
+vs_block_read (VsTrace *trace, sqlite3_stmt *stmt, VsBlock *b)
 {
   b->id = sqlite3_column_int64 (stmt, 0);
   b->level = sqlite3_column_int (stmt, 1);
@@ -80,7 +76,7 @@ run_block_query (VsTrace *trace, sqlite3_stmt *stmt, GError **error)
     {
       VsBlock b;
 
-      read_block (trace, stmt, &b);
+      vs_block_read (trace, stmt, &b);
       /* Every sum callers make (groups, tree nodes, totals) adds up some of
        * these: with the total in range, none of them can overflow. */
       if (b.bytes < 0 || (b.block_bytes != VS_UNKNOWN && b.block_bytes < 0)

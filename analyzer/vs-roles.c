@@ -310,19 +310,6 @@ context_clear (RoleContext *c)
   g_hash_table_unref (c->stacked);
 }
 
-VsRole
-vs_block_role (VsTrace *trace, const VsBlock *b, GError **error)
-{
-  RoleContext c;
-  VsRole role;
-
-  g_return_val_if_fail (trace != NULL && b != NULL, VS_N_ROLES);
-  context_init (&c, trace);
-  role = classify (&c, b, error);
-  context_clear (&c);
-  return role;
-}
-
 gboolean
 vs_blocks_roles (VsTrace *trace, const VsBlock *blocks, guint n, VsRole *roles, GError **error)
 {
@@ -449,19 +436,6 @@ next_backward (RoleContext *c, gint64 device_id, gint64 seq, gint64 *out, gint64
   run.phase = PHASE_OTHER;
   g_array_append_val (c->runs, run);
   return TRUE;
-}
-
-gboolean
-vs_unused_activations_at (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 seq,
-                          VsUnusedActivations *out, GError **error)
-{
-  g_autoptr (GArray) blocks = NULL;
-
-  g_return_val_if_fail (trace != NULL && out != NULL, FALSE);
-  blocks = vs_live_blocks (trace, device_id, allocator_id, seq, error);
-  if (blocks == NULL)
-    return FALSE;
-  return vs_unused_activations_of_blocks (trace, blocks, out, error);
 }
 
 gboolean

@@ -64,10 +64,6 @@ gboolean vs_roles_at (VsTrace *trace, gint64 device_id, gint64 allocator_id, gin
 gboolean vs_roles_of_blocks (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 seq,
                              GArray *blocks, VsRoles *out, GError **error);
 
-/* The role of block b (an allocated block of trace).  Returns VS_N_ROLES
- * with error set on failure. */
-VsRole vs_block_role (VsTrace *trace, const VsBlock *b, GError **error);
-
 /* The roles of n blocks of trace (allocated blocks, as the `block` table
  * holds them) into roles[0..n-1], sharing the walks of phases between
  * them.  Returns FALSE with error set on failure. */
@@ -84,15 +80,6 @@ typedef struct
   gint64 stack_id;         /* the largest of them, VS_UNKNOWN if none */
   gint64 activation_bytes; /* all activations live after the step */
 } VsUnusedActivations;
-
-/* Fills *out for the allocated blocks of (device_id, allocator_id) live
- * after seq: among the activations, those freed later with no allocation
- * of the backward pass between their allocation and their release (blocks
- * never freed are not counted: they are growth or leaks).  Looks ahead at
- * most 20,000 allocations per block.  Returns FALSE with error set on
- * failure. */
-gboolean vs_unused_activations_at (VsTrace *trace, gint64 device_id, gint64 allocator_id,
-                                   gint64 seq, VsUnusedActivations *out, GError **error);
 
 /* The same for blocks, the live blocks of one instant as vs_live_blocks()
  * returns them. */

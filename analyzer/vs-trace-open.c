@@ -372,6 +372,8 @@ validate_version (VsTrace *trace, gboolean *finalized, GError **error)
                    trace->path);
       return FALSE;
     }
+  /* a version this build reads: the reader's queries below rely on it */
+  g_assert (trace->schema_version >= 1 && trace->schema_version <= VS_TRACE_SCHEMA_COMPACTED);
   if (!vs_trace_query_int (trace, finalized_sql, &fin, error))
     return FALSE;
   *finalized = fin == 1;

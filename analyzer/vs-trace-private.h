@@ -111,9 +111,6 @@ sqlite3_stmt *vs_trace_statement (VsTrace *trace, const char *sql, GError **erro
  * returns FALSE so callers can `return vs_trace_sql_error (…)`. */
 gboolean vs_trace_sql_error (VsTrace *trace, GError **error);
 
-/* Binds value, or NULL when it is VS_UNKNOWN. */
-void vs_bind_int (sqlite3_stmt *stmt, int index, gint64 value);
-
 /* Column i as an integer, VS_UNKNOWN when NULL. */
 gint64 vs_column_int (sqlite3_stmt *stmt, int i);
 

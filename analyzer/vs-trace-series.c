@@ -218,18 +218,6 @@ vs_trace_series_row_at_seq (VsTrace *trace, gint64 device_id, gint64 allocator_i
   return TRUE;
 }
 
-gint64
-vs_trace_time_of_seq (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 seq,
-                      GError **error)
-{
-  gint64 row_seq, row_ts;
-
-  g_return_val_if_fail (trace != NULL, VS_UNKNOWN);
-  if (!vs_trace_series_row_at_seq (trace, device_id, allocator_id, seq, &row_seq, &row_ts, error))
-    return VS_UNKNOWN;
-  return vs_trace_rel (trace, row_ts);
-}
-
 gboolean
 vs_trace_is_compacted (VsTrace *trace)
 {

@@ -40,15 +40,6 @@ allocator_info_free (gpointer data)
   g_free (a);
 }
 
-void
-vs_bind_int (sqlite3_stmt *stmt, int index, gint64 value)
-{
-  if (value == VS_UNKNOWN)
-    sqlite3_bind_null (stmt, index);
-  else
-    sqlite3_bind_int64 (stmt, index, value);
-}
-
 gint64
 vs_column_int (sqlite3_stmt *stmt, int i)
 {

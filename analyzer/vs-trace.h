@@ -163,10 +163,4 @@ const char *vs_trace_mem_kind_name (VsTrace *trace, gint64 kind);
 gint64 vs_trace_seq_at_time (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 time_ns,
                              GError **error);
 
-/* The relative time of seq on (device_id, allocator_id): the ts of the
- * series row with that seq, or of the last row before it; VS_UNKNOWN when
- * there is none (also on failure, with error set). */
-gint64 vs_trace_time_of_seq (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 seq,
-                             GError **error);
-
 G_END_DECLS

@@ -107,10 +107,6 @@ int vs_sink_process_item (VsSink *s, const VsItem *item);
  * still open when recording ends keep an unknown end. */
 uint64_t vs_sink_rows (VsSink *s);
 
-/* Turns demangling of kernel names on or off (on by default; it needs the
- * host to have libstdc++'s __cxa_demangle loaded). */
-void vs_sink_set_demangle (VsSink *s, bool demangle);
-
 /* Formats a 16-byte uuid as nvidia-smi does: GPU-xxxxxxxx-xxxx-…  */
 void vs_format_uuid (const unsigned char uuid[16], char out[41]);
 

@@ -198,12 +198,6 @@ vs_sink_free (VsSink *s)
   free (s);
 }
 
-void
-vs_sink_set_demangle (VsSink *s, bool demangle)
-{
-  s->demangle_on = demangle;
-}
-
 uint64_t
 vs_sink_rows (VsSink *s)
 {

@@ -342,7 +342,6 @@ struct VsStacks
   int64_t process_id;
   VsModuleRange *mods;
   size_t n_mods, cap_mods;
-  uint64_t count;
   bool failed;
 };
 
@@ -366,12 +365,6 @@ vs_stacks_free (VsStacks *st)
     free (st->mods[i].path);
   free (st->mods);
   free (st);
-}
-
-uint64_t
-vs_stacks_count (VsStacks *st)
-{
-  return st->count;
 }
 
 /* Reads the NT_GNU_BUILD_ID note from the loaded image's PT_NOTE
@@ -539,8 +532,6 @@ vs_stacks_add (VsStacks *st, const VsStackBlob *b)
     }
   int64_t stack = vs_writer_add_stack (st->w, ids, total);
   free (ids);
-  if (stack > 0)
-    st->count++;
   return stack > 0 ? stack : -1;
 fail:
   free (ids);

@@ -95,9 +95,6 @@ void vs_stacks_free (VsStacks *st);
  * blob stays the caller's; the caller keeps hash → id. */
 int64_t vs_stacks_add (VsStacks *st, const VsStackBlob *b);
 
-/* Number of distinct stacks written. */
-uint64_t vs_stacks_count (VsStacks *st);
-
 /* Reads the GNU build-id of the object loaded at base with the given
  * program headers into out as lowercase hex; returns false when it has
  * none.  (Used for module rows; exposed for tests.) */

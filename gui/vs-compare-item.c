@@ -110,31 +110,10 @@ vs_compare_item_new (const VsDiffRow *r)
 }
 
 const char *
-vs_compare_item_get_section (VsCompareItem *self)
-{
-  g_return_val_if_fail (VS_IS_COMPARE_ITEM (self), NULL);
-  return self->section;
-}
-
-const char *
 vs_compare_item_get_name (VsCompareItem *self)
 {
   g_return_val_if_fail (VS_IS_COMPARE_ITEM (self), NULL);
   return self->name;
-}
-
-gint64
-vs_compare_item_get_delta (VsCompareItem *self)
-{
-  g_return_val_if_fail (VS_IS_COMPARE_ITEM (self), VS_UNKNOWN);
-  return self->delta;
-}
-
-double
-vs_compare_item_get_percent (VsCompareItem *self)
-{
-  g_return_val_if_fail (VS_IS_COMPARE_ITEM (self), VS_COMPARE_PERCENT_UNKNOWN);
-  return self->percent;
 }
 
 static void

@@ -24,10 +24,7 @@ G_DECLARE_FINAL_TYPE (VsCompareItem, vs_compare_item, VS, COMPARE_ITEM, GObject)
 /* The item for diff row r (copied). */
 VsCompareItem *vs_compare_item_new (const VsDiffRow *r);
 
-const char *vs_compare_item_get_section (VsCompareItem *self);
 const char *vs_compare_item_get_name (VsCompareItem *self);
-gint64 vs_compare_item_get_delta (VsCompareItem *self);
-double vs_compare_item_get_percent (VsCompareItem *self);
 
 /* A diff row's name in words ("Peak allocated", "Optimizer state", a
  * finding's title; a site as it is).  Newly allocated. */

@@ -171,14 +171,6 @@ vs_compare_pane_set_comparison (VsComparePane *self, VsComparison *comparison)
 }
 
 /* See vs-compare-pane.h. */
-VsComparison *
-vs_compare_pane_get_comparison (VsComparePane *self)
-{
-  g_return_val_if_fail (VS_IS_COMPARE_PANE (self), NULL);
-  return self->comparison;
-}
-
-/* See vs-compare-pane.h. */
 GListModel *
 vs_compare_pane_get_rows (VsComparePane *self)
 {

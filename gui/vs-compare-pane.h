@@ -17,7 +17,6 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE (VsComparePane, vs_compare_pane, VS, COMPARE_PANE, GtkWidget)
 
 void vs_compare_pane_set_comparison (VsComparePane *self, VsComparison *comparison);
-VsComparison *vs_compare_pane_get_comparison (VsComparePane *self);
 
 /* The rows in the order shown (the column view's sorted model; tests). */
 GListModel *vs_compare_pane_get_rows (VsComparePane *self);

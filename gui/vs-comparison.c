@@ -226,13 +226,6 @@ vs_comparison_is_computed (VsComparison *self)
 /* ---------------------------------------------------------- getters -- */
 
 VsDocument *
-vs_comparison_get_a (VsComparison *self)
-{
-  g_return_val_if_fail (VS_IS_COMPARISON (self), NULL);
-  return self->a;
-}
-
-VsDocument *
 vs_comparison_get_b (VsComparison *self)
 {
   g_return_val_if_fail (VS_IS_COMPARISON (self), NULL);
@@ -251,13 +244,6 @@ vs_comparison_get_name_b (VsComparison *self)
 {
   g_return_val_if_fail (VS_IS_COMPARISON (self), NULL);
   return self->name_b;
-}
-
-GArray *
-vs_comparison_get_rows (VsComparison *self)
-{
-  g_return_val_if_fail (VS_IS_COMPARISON (self), NULL);
-  return self->rows;
 }
 
 GListModel *

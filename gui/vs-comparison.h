@@ -42,13 +42,10 @@ gboolean vs_comparison_compute_finish (VsComparison *self, GAsyncResult *result,
 /* Whether it is computed ("computed"). */
 gboolean vs_comparison_is_computed (VsComparison *self);
 
-VsDocument *vs_comparison_get_a (VsComparison *self);
 VsDocument *vs_comparison_get_b (VsComparison *self);
 /* The files' names as the user opened them. */
 const char *vs_comparison_get_name_a (VsComparison *self);
 const char *vs_comparison_get_name_b (VsComparison *self);
-/* The diff rows (VsDiffRow), as vs_diff gave them. */
-GArray *vs_comparison_get_rows (VsComparison *self);
 /* The rows as a list of VsCompareItem. */
 GListModel *vs_comparison_get_items (VsComparison *self);
 /* What differs between the runs (VsCompareDifference*), maybe empty. */

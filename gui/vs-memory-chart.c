@@ -722,14 +722,6 @@ vs_memory_chart_set_limits (VsMemoryChart *self, gint64 duration_ns)
 
 /* See vs-memory-chart.h. */
 void
-vs_memory_chart_set_view (VsMemoryChart *self, gint64 t0, gint64 t1)
-{
-  g_return_if_fail (VS_IS_MEMORY_CHART (self));
-  apply_view (self, t0, t1, FALSE);
-}
-
-/* See vs-memory-chart.h. */
-void
 vs_memory_chart_get_view (VsMemoryChart *self, gint64 *t0, gint64 *t1)
 {
   g_return_if_fail (VS_IS_MEMORY_CHART (self));

@@ -46,9 +46,6 @@ char *vs_memory_chart_describe (VsMemoryChart *self, double x, double y);
 /* The range of times the user may pan and zoom over ([0, duration]). */
 void vs_memory_chart_set_limits (VsMemoryChart *self, gint64 duration_ns);
 
-/* Sets the visible range [t0, t1) (clamped to the limits).  Emits
- * "view-changed" only when set by the user's gestures, not from here. */
-void vs_memory_chart_set_view (VsMemoryChart *self, gint64 t0, gint64 t1);
 void vs_memory_chart_get_view (VsMemoryChart *self, gint64 *t0, gint64 *t1);
 
 /* Zooms by factor (> 1 zooms in) around the centre of the view, as the

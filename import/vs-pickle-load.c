@@ -163,14 +163,6 @@ parse_full (const guint8 *data, gsize len, VsPickleProgress progress, gpointer p
 }
 
 VsPickle *
-vs_pickle_parse (const guint8 *data, gsize len, VsPickleProgress progress, gpointer progress_data,
-                 GError **error)
-{
-  g_return_val_if_fail (data != NULL || len == 0, NULL);
-  return parse_full (data, len, progress, progress_data, NULL, NULL, FALSE, error);
-}
-
-VsPickle *
 vs_pickle_parse_full (const guint8 *data, gsize len, VsPickleProgress progress,
                       gpointer progress_data, VsPickleAppendHook hook, gpointer hook_data,
                       GError **error)
@@ -230,16 +222,4 @@ VsPickleRef
 vs_pickle_root (const VsPickle *p)
 {
   return p->root;
-}
-
-gsize
-vs_pickle_input_size (const VsPickle *p)
-{
-  return p->size;
-}
-
-gsize
-vs_pickle_memory_size (const VsPickle *p)
-{
-  return p->mem + sizeof *p;
 }

@@ -60,14 +60,8 @@ typedef guint32 VsPickleRef;
 /* Called every few MiB of input; return FALSE to cancel the parse. */
 typedef gboolean (*VsPickleProgress) (guint64 done, guint64 total, gpointer data);
 
-/* Parses the pickle in data[0..len).  data must stay valid and unchanged
- * for the life of the result.  Returns NULL with error set on malformed or
- * refused input, on exceeding the memory bound, or when cancelled. */
-VsPickle *vs_pickle_parse (const guint8 *data, gsize len, VsPickleProgress progress,
-                           gpointer progress_data, GError **error);
-
 /* Maps the file at path and parses it; the mapping lives as long as the
- * result.  Errors as vs_pickle_parse, or VS_PICKLE_ERROR_IO. */
+ * result.  Errors as vs_pickle_parse_full, or VS_PICKLE_ERROR_IO. */
 VsPickle *vs_pickle_load_file (const char *path, VsPickleProgress progress, gpointer progress_data,
                                GError **error);
 
@@ -123,10 +117,6 @@ void vs_pickle_free (VsPickle *p);
 
 /* The top-level value. */
 VsPickleRef vs_pickle_root (const VsPickle *p);
-
-/* Bytes of the input, and bytes of memory p holds besides the input. */
-gsize vs_pickle_input_size (const VsPickle *p);
-gsize vs_pickle_memory_size (const VsPickle *p);
 
 VsPickleType vs_pickle_type (const VsPickle *p, VsPickleRef v);
 
@@ -227,8 +217,10 @@ const VsPickleRef *vs_pickle_items (const VsPickle *p, VsPickleRef v, gsize *n);
  * parsing has ended.  A container's items may still grow. */
 gboolean vs_pickle_stable (const VsPickle *p, const VsPickleRef *v, gsize n);
 
-/* vs_pickle_parse with an append hook (NULL for none), as
- * vs_pickle_load_file_full. */
+/* Parses the pickle in data[0..len), calling hook (NULL for none) as
+ * vs_pickle_load_file_full does.  data must stay valid and unchanged for
+ * the life of the result.  Returns NULL with error set on malformed or
+ * refused input, on exceeding the memory bound, or when cancelled. */
 VsPickle *vs_pickle_parse_full (const guint8 *data, gsize len, VsPickleProgress progress,
                                 gpointer progress_data, VsPickleAppendHook hook, gpointer hook_data,
                                 GError **error);

@@ -235,13 +235,6 @@ vs_torch_follow_records (const VsTorchFollow *f)
   return f ? f->records : 0;
 }
 
-long long
-vs_torch_follow_given_back (const VsTorchFollow *f)
-{
-  g_return_val_if_fail (f == NULL || f->thread == NULL, 0);
-  return f ? vs_window_live_given_back (f->live) : 0;
-}
-
 void
 vs_torch_follow_drop_imports (VsTorchFollow *f)
 {

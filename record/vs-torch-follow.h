@@ -67,10 +67,6 @@ void vs_torch_follow_drop_imports (VsTorchFollow *f);
 /* The records imported while the program ran, over every stream. */
 int64_t vs_torch_follow_records (const VsTorchFollow *f);
 
-/* The bytes of the streams given back to the disk (windowed), once f is
- * stopped. */
-long long vs_torch_follow_given_back (const VsTorchFollow *f);
-
 /* Stops f if needed and frees it; the imports not taken are given up
  * (their files removed, unless kept: windowed). */
 void vs_torch_follow_free (VsTorchFollow *f);

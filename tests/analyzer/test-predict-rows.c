@@ -5,10 +5,9 @@
  * of allocations and frees, on a real run (ResNet-18 at batch 16, three
  * steps, tests/data/predict, imported here) cut into ranges of 64 ids.
  */
-#include <glib/gstdio.h>
 
 #include "vs-analyzer.h"
-#include "vs-import.h"
+#include "vs-test-import.h"
 #include "vs-predict-private.h"
 
 static char *trace_path;
@@ -67,23 +66,12 @@ test_parallel (void)
 int
 main (int argc, char **argv)
 {
-  g_autoptr (GError) error = NULL;
-  g_autofree char *dir = NULL;
-  g_autofree char *pickle = NULL;
   int rc;
 
   g_test_init (&argc, &argv, NULL);
-  dir = g_dir_make_tmp ("vs-test-predict-rows-XXXXXX", &error);
-  g_assert_no_error (error);
-  pickle = g_test_build_filename (G_TEST_DIST, "..", "data", "predict", "resnet18-batch-16.pickle",
-                                  NULL);
-  trace_path = g_build_filename (dir, "resnet18-batch-16.db", NULL);
-  g_assert_true (vs_import_snapshot (pickle, trace_path, TRUE, NULL, NULL, NULL, &error));
-  g_assert_no_error (error);
+  trace_path = vs_test_import_snapshot ("predict", "resnet18-batch-16");
   g_test_add_func ("/predict/rows-parallel", test_parallel);
   rc = g_test_run ();
-  g_unlink (trace_path);
-  g_rmdir (dir);
-  g_free (trace_path);
+  vs_test_import_remove (trace_path);
   return rc;
 }

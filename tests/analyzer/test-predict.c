@@ -8,10 +8,9 @@
  * peak is the recorded one within 0.5 % (the replay makes up segment
  * addresses); at half the batch it is lower, at twice higher.
  */
-#include <glib/gstdio.h>
 
 #include "vs-analyzer.h"
-#include "vs-import.h"
+#include "vs-test-import.h"
 
 static char *trace_path;
 
@@ -74,23 +73,12 @@ test_line (void)
 int
 main (int argc, char **argv)
 {
-  g_autoptr (GError) error = NULL;
-  g_autofree char *dir = NULL;
-  g_autofree char *pickle = NULL;
   int rc;
 
   g_test_init (&argc, &argv, NULL);
-  dir = g_dir_make_tmp ("vs-test-predict-XXXXXX", &error);
-  g_assert_no_error (error);
-  pickle = g_test_build_filename (G_TEST_DIST, "..", "data", "predict", "resnet18-batch-32.pickle",
-                                  NULL);
-  trace_path = g_build_filename (dir, "resnet18-batch-32.db", NULL);
-  g_assert_true (vs_import_snapshot (pickle, trace_path, TRUE, NULL, NULL, NULL, &error));
-  g_assert_no_error (error);
+  trace_path = vs_test_import_snapshot ("predict", "resnet18-batch-32");
   g_test_add_func ("/predict/line", test_line);
   rc = g_test_run ();
-  g_unlink (trace_path);
-  g_rmdir (dir);
-  g_free (trace_path);
+  vs_test_import_remove (trace_path);
   return rc;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* vs-test-record.c — `vramscope record` as a program of its own, for tests.
  *
- * The shipped command is `vramscope record` (analyzer/vs-cli.c dispatches to
+ * The shipped command is `vramscope record` (cli/vs-cli-main.c dispatches to
  * vs_cmd_record); tests call the same function through this small program
  * so the record path is tested without the rest of the CLI.  It accepts
  * `vs-test-record record ARGS…` like the CLI, and finds the collector

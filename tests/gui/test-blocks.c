@@ -22,12 +22,10 @@
  */
 #include "vs-test-wait.h"
 #include <adwaita.h>
-#include <gdk/x11/gdkx.h>
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
 
-#include <X11/extensions/XTest.h>
 #include <X11/keysym.h>
 
 #include "vs-application.h"
@@ -42,99 +40,6 @@
 
 static VsApplication *app;
 static VsWindow *window;
-
-static gboolean
-never (gpointer data)
-{
-  return FALSE;
-}
-
-static void
-spin (guint ms)
-{
-  vs_test_wait_until (never, NULL, (gint64)ms * 1000);
-}
-
-static Display *
-xdisplay (void)
-{
-  return gdk_x11_display_get_xdisplay (gdk_display_get_default ());
-}
-
-static void
-press_key (KeySym keysym, const KeySym *mods, guint n_mods)
-{
-  Display *d = xdisplay ();
-
-  for (guint i = 0; i < n_mods; i++)
-    XTestFakeKeyEvent (d, XKeysymToKeycode (d, mods[i]), True, 0);
-  XTestFakeKeyEvent (d, XKeysymToKeycode (d, keysym), True, 0);
-  XTestFakeKeyEvent (d, XKeysymToKeycode (d, keysym), False, 0);
-  for (guint i = n_mods; i > 0; i--)
-    XTestFakeKeyEvent (d, XKeysymToKeycode (d, mods[i - 1]), False, 0);
-  XSync (d, False);
-  spin (60);
-}
-
-/* The root window's coordinates of (x, y) in widget. */
-static void
-to_root (GtkWidget *widget, double x, double y, int *rx, int *ry)
-{
-  GtkNative *native = gtk_widget_get_native (widget);
-  Display *d = xdisplay ();
-  graphene_point_t p;
-  double sx, sy;
-  Window child;
-
-  g_assert_true (
-      gtk_widget_compute_point (widget, GTK_WIDGET (native), &GRAPHENE_POINT_INIT (x, y), &p));
-  gtk_native_get_surface_transform (native, &sx, &sy);
-  XTranslateCoordinates (d, gdk_x11_surface_get_xid (gtk_native_get_surface (native)),
-                         DefaultRootWindow (d), (int)(p.x + sx), (int)(p.y + sy), rx, ry, &child);
-}
-
-static void
-move_to (GtkWidget *widget, double x, double y)
-{
-  Display *d = xdisplay ();
-  int rx, ry;
-
-  to_root (widget, x, y, &rx, &ry);
-  XTestFakeMotionEvent (d, DefaultScreen (d), rx, ry, 0);
-  XSync (d, False);
-  spin (60);
-}
-
-static void
-click_at (GtkWidget *widget, double x, double y)
-{
-  Display *d = xdisplay ();
-
-  move_to (widget, x, y);
-  XTestFakeButtonEvent (d, 1, True, 0);
-  XSync (d, False);
-  spin (30);
-  XTestFakeButtonEvent (d, 1, False, 0);
-  XSync (d, False);
-  spin (150);
-}
-
-/* The screen's pixel at (x, y) of widget, as 0xRRGGBB. */
-static guint32
-screen_pixel (GtkWidget *widget, double x, double y)
-{
-  Display *d = xdisplay ();
-  int rx, ry;
-  XImage *image;
-  guint32 p;
-
-  to_root (widget, x, y, &rx, &ry);
-  image = XGetImage (d, DefaultRootWindow (d), rx, ry, 1, 1, AllPlanes, ZPixmap);
-  g_assert_nonnull (image);
-  p = XGetPixel (image, 0, 0) & 0xffffff;
-  XDestroyImage (image);
-  return p;
-}
 
 static guint32
 rgb_of (const GdkRGBA *c)
@@ -151,12 +56,6 @@ close_to (guint32 a, guint32 b)
     if (ABS ((int)((a >> s) & 0xff) - (int)((b >> s) & 0xff)) > 2)
       return FALSE;
   return TRUE;
-}
-
-static gboolean
-window_active (gpointer data)
-{
-  return gtk_window_is_active (data);
 }
 
 static VsBlocksChart *
@@ -239,10 +138,10 @@ open_and_show (const char *name)
 
   vs_window_open (window, file);
   g_assert_true (wait_until (new_document, before));
-  press_key (XK_7, alt, 1);
+  vs_test_x11_key (XK_7, alt, 1);
   g_assert_true (wait_until (blocks_shown, NULL));
   g_assert_true (wait_until (chart_settled, NULL));
-  spin (200);
+  vs_test_x11_spin (200);
 }
 
 /* Hover, pixels, click and keys on the trace shown. */
@@ -258,7 +157,7 @@ static gboolean
 pixel_differs (gpointer data)
 {
   PixelWatch *watch = data;
-  return screen_pixel (watch->widget, watch->x, watch->y) != watch->colour;
+  return vs_test_x11_screen_pixel (watch->widget, watch->x, watch->y) != watch->colour;
 }
 
 static void
@@ -290,7 +189,7 @@ check_pane (void)
   /* The screen: the band in its site's colour, the background above the
    * tallest column. */
   vs_blocks_site_color (b->stack->site, &site_color);
-  g_assert_cmphex (screen_pixel (w, x, y), ==, rgb_of (&site_color));
+  g_assert_cmphex (vs_test_x11_screen_pixel (w, x, y), ==, rgb_of (&site_color));
   {
     guint c_other = G_MAXUINT;
 
@@ -307,17 +206,17 @@ check_pane (void)
 
         vs_blocks_other_color (adw_style_manager_get_dark (adw_style_manager_get_default ()),
                                &other_color);
-        if (!close_to (screen_pixel (w, ox, oy), rgb_of (&other_color)))
+        if (!close_to (vs_test_x11_screen_pixel (w, ox, oy), rgb_of (&other_color)))
           g_error ("other band at column %u (%.1f, %.1f): %06x, not %06x; width %d, %u columns, "
                    "plot %.1f + %.1f",
-                   c_other, ox, oy, screen_pixel (w, ox, oy), rgb_of (&other_color),
+                   c_other, ox, oy, vs_test_x11_screen_pixel (w, ox, oy), rgb_of (&other_color),
                    gtk_widget_get_width (w), r->n_columns, l.x, l.width);
       }
   }
 
   /* Hovering: the band under the pointer; its tooltip gives its size. */
-  move_to (w, x + 1, y);
-  move_to (w, x, y);
+  vs_test_x11_move_to (w, x + 1, y);
+  vs_test_x11_move_to (w, x, y);
   g_assert_true (wait_until (hovered_is, GINT_TO_POINTER (band)));
   text = vs_blocks_chart_describe (c, band);
   size = vs_format_bytes (b->block.bytes);
@@ -329,7 +228,7 @@ check_pane (void)
    * Attribution, the status line saying its size.  The selection asks
    * for a new picture: the bands are read again (the same ones). */
   saved = *b;
-  click_at (w, x, y);
+  vs_test_x11_click_at (w, x, y, 1);
   g_assert_true (wait_until (selected_is, GINT_TO_POINTER (band)));
   g_assert_cmpint (vs_session_get_selected_time (session), ==,
                    saved.block.alloc_time_ns == VS_UNKNOWN ? 0 : saved.block.alloc_time_ns);
@@ -342,7 +241,7 @@ check_pane (void)
     g_assert_true (g_str_has_prefix (line, size));
   }
   g_assert_true (wait_until (chart_settled, NULL));
-  spin (200);
+  vs_test_x11_spin (200);
   /* Every button and every label that may be cut has a tooltip, and the
    * buttons take the keyboard focus (the status line and the chart). */
   g_assert_cmpuint (
@@ -351,7 +250,7 @@ check_pane (void)
   b = &g_array_index (r->bands, VsBand, band);
   g_assert_cmpint (b->block.id, ==, saved.block.id);
   /* Its own colour stays; a band of another site, if any, fades. */
-  g_assert_cmphex (screen_pixel (w, x, y), ==, rgb_of (&site_color));
+  g_assert_cmphex (vs_test_x11_screen_pixel (w, x, y), ==, rgb_of (&site_color));
   for (guint i = 0; i < r->bands->len; i++)
     {
       const VsBand *o = &g_array_index (r->bands, VsBand, i);
@@ -372,7 +271,7 @@ check_pane (void)
             PixelWatch watch = { w, ox, oy, rgb_of (&oc) };
             g_assert_true (wait_until (pixel_differs, &watch));
           }
-          g_assert_cmphex (screen_pixel (w, ox, oy), !=, rgb_of (&oc));
+          g_assert_cmphex (vs_test_x11_screen_pixel (w, ox, oy), !=, rgb_of (&oc));
           break;
         }
     }
@@ -380,9 +279,9 @@ check_pane (void)
   /* The keyboard: Down moves one band down the stack, Up back. */
   if (band > 0)
     {
-      press_key (XK_Down, NULL, 0);
+      vs_test_x11_key (XK_Down, NULL, 0);
       g_assert_true (wait_until (selected_is, GINT_TO_POINTER (band - 1)));
-      press_key (XK_Up, NULL, 0);
+      vs_test_x11_key (XK_Up, NULL, 0);
       g_assert_true (wait_until (selected_is, GINT_TO_POINTER (band)));
     }
 }
@@ -401,17 +300,6 @@ test_snapshot (void)
 {
   open_and_show ("snapshots/train.pickle");
   check_pane ();
-}
-
-static void
-focus_window (void)
-{
-  Display *d = xdisplay ();
-  GdkSurface *surface = gtk_native_get_surface (GTK_NATIVE (window));
-
-  XSetInputFocus (d, gdk_x11_surface_get_xid (surface), RevertToParent, CurrentTime);
-  XSync (d, False);
-  g_assert_true (wait_until (window_active, window));
 }
 
 int
@@ -435,8 +323,8 @@ main (int argc, char **argv)
    * several pixels high under the timelines and the pane switcher. */
   gtk_window_set_default_size (GTK_WINDOW (window), 1280, 1100);
   gtk_window_present (GTK_WINDOW (window));
-  spin (300);
-  focus_window ();
+  vs_test_x11_spin (300);
+  g_assert_true (vs_test_x11_focus (GTK_WINDOW (window)));
 
   g_test_add_func ("/blocks/bundled", test_bundled);
   g_test_add_func ("/blocks/snapshot", test_snapshot);

@@ -41,6 +41,7 @@
 #include "vs-sort-button.h"
 #include "vs-test-wait.h"
 #include "vs-test-x11.h"
+#include "vs-test-widgets.h"
 #include "vs-window-private.h"
 
 #define WAIT_US (60 * G_USEC_PER_SEC)
@@ -96,21 +97,6 @@ open_and_wait (const char *path, const char *shown_path)
 
   vs_window_open (window, file);
   g_assert_true (wait_until (shows, (gpointer)shown_path));
-}
-
-static GtkWidget *
-find_label (GtkWidget *widget, const char *text)
-{
-  if (GTK_IS_LABEL (widget) && gtk_widget_get_mapped (widget)
-      && g_strcmp0 (gtk_label_get_text (GTK_LABEL (widget)), text) == 0)
-    return widget;
-  for (GtkWidget *c = gtk_widget_get_first_child (widget); c; c = gtk_widget_get_next_sibling (c))
-    {
-      GtkWidget *found = find_label (c, text);
-      if (found != NULL)
-        return found;
-    }
-  return NULL;
 }
 
 static GtkWidget *
@@ -340,7 +326,7 @@ test_open_by_menu (void)
   vs_test_x11_click (menu);
   popover = GTK_WIDGET (gtk_menu_button_get_popover (GTK_MENU_BUTTON (menu)));
   g_assert_true (wait_until (popover_mapped, popover));
-  item = find_label (popover, "Compare With…");
+  item = vs_test_find_label (popover, "Compare With…");
   g_assert_nonnull (item);
   vs_test_x11_click (item);
   g_assert_true (wait_until (chooser_shown, &chooser));
@@ -410,7 +396,7 @@ test_sort (void)
 
   for (guint i = 0; i < G_N_ELEMENTS (headers); i++)
     {
-      GtkWidget *header = find_label (GTK_WIDGET (window->compare_pane), headers[i]);
+      GtkWidget *header = vs_test_find_label (GTK_WIDGET (window->compare_pane), headers[i]);
 
       g_assert_nonnull (header);
       vs_test_x11_spin (600);
@@ -585,7 +571,7 @@ test_line_and_alignment (void)
   g_assert_cmpuint (columns, >, 100);
   g_assert_cmpuint (hits, >=, columns * 9 / 10);
 
-  by_iteration = find_label (GTK_WIDGET (window->compare_pane), "By Iteration");
+  by_iteration = vs_test_find_label (GTK_WIDGET (window->compare_pane), "By Iteration");
   g_assert_nonnull (by_iteration);
   vs_test_x11_click (by_iteration);
   g_assert_true (vs_comparison_get_align_by_iteration (c));
@@ -601,7 +587,7 @@ test_line_and_alignment (void)
   g_test_message ("by iteration, judged unshifted: %u of %u columns", hits, columns);
   g_assert_cmpuint (hits, <, columns * 8 / 10);
 
-  vs_test_x11_click (find_label (GTK_WIDGET (window->compare_pane), "From the Start"));
+  vs_test_x11_click (vs_test_find_label (GTK_WIDGET (window->compare_pane), "From the Start"));
   g_assert_false (vs_comparison_get_align_by_iteration (c));
   g_assert_true (wait_until (settled, NULL));
 }
@@ -610,7 +596,7 @@ static void
 test_stop (void)
 {
   g_assert_cmpuint (compare_pixels (), >, 200);
-  vs_test_x11_click (find_label (GTK_WIDGET (window->compare_pane), "Stop Comparing"));
+  vs_test_x11_click (vs_test_find_label (GTK_WIDGET (window->compare_pane), "Stop Comparing"));
   g_assert_null (vs_window_get_comparison (window));
   g_assert_false (adw_view_stack_page_get_visible (window->compare_page));
   g_assert_true (wait_until (settled, NULL));

@@ -22,12 +22,10 @@
  */
 #include "vs-test-wait.h"
 #include <adwaita.h>
-#include <gdk/x11/gdkx.h>
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
 
-#include <X11/extensions/XTest.h>
 #include <X11/keysym.h>
 
 #include "vs-application.h"
@@ -37,6 +35,8 @@
 #include "vs-flame-pane.h"
 #include "vs-memory-chart.h"
 #include "vs-oom-text.h"
+#include "vs-test-x11.h"
+#include "vs-test-widgets.h"
 #include "vs-window-private.h"
 
 #define WAIT_US (30 * G_USEC_PER_SEC)
@@ -48,151 +48,26 @@ static char *limit_trace; /* a trace whose settings give a limit */
 
 /* ----------------------------------------------------- waiting, input -- */
 
-static gboolean
-never (gpointer data)
-{
-  return FALSE;
-}
-
-static void
-spin (guint ms)
-{
-  vs_test_wait_until (never, NULL, (gint64)ms * 1000);
-}
-
-static Display *
-xdisplay (void)
-{
-  return gdk_x11_display_get_xdisplay (gdk_display_get_default ());
-}
-
-/* (x, y) of widget on the X screen. */
-static void
-to_screen (GtkWidget *widget, double x, double y, int *rx, int *ry)
-{
-  GtkNative *native = gtk_widget_get_native (widget);
-  graphene_point_t p;
-  double sx, sy;
-  Window child;
-
-  g_assert_true (
-      gtk_widget_compute_point (widget, GTK_WIDGET (native), &GRAPHENE_POINT_INIT (x, y), &p));
-  gtk_native_get_surface_transform (native, &sx, &sy);
-  XTranslateCoordinates (xdisplay (), gdk_x11_surface_get_xid (gtk_native_get_surface (native)),
-                         DefaultRootWindow (xdisplay ()), (int)(p.x + sx), (int)(p.y + sy), rx, ry,
-                         &child);
-}
-
-/* Clicks the middle of widget with the first button. */
-static void
-click (GtkWidget *widget)
-{
-  Display *d = xdisplay ();
-  int rx, ry;
-
-  to_screen (widget, gtk_widget_get_width (widget) / 2.0, gtk_widget_get_height (widget) / 2.0, &rx,
-             &ry);
-  XTestFakeMotionEvent (d, DefaultScreen (d), rx, ry, 0);
-  XSync (d, False);
-  spin (60);
-  XTestFakeButtonEvent (d, 1, True, 0);
-  XSync (d, False);
-  spin (30);
-  XTestFakeButtonEvent (d, 1, False, 0);
-  XSync (d, False);
-  spin (150);
-}
-
 /* Alt+digit: the pane switcher's shortcut. */
 static void
 alt_digit (guint digit)
 {
-  Display *d = xdisplay ();
-  KeyCode alt = XKeysymToKeycode (d, XK_Alt_L);
-  KeyCode key = XKeysymToKeycode (d, XK_0 + digit);
+  const KeySym alt[] = { XK_Alt_L };
 
-  XTestFakeKeyEvent (d, alt, True, 0);
-  XTestFakeKeyEvent (d, key, True, 0);
-  XTestFakeKeyEvent (d, key, False, 0);
-  XTestFakeKeyEvent (d, alt, False, 0);
-  XSync (d, False);
-  spin (100);
-}
-
-static gboolean
-window_active (gpointer data)
-{
-  return gtk_window_is_active (data);
-}
-
-static void
-focus_window (void)
-{
-  Display *d = xdisplay ();
-
-  XSetInputFocus (d, gdk_x11_surface_get_xid (gtk_native_get_surface (GTK_NATIVE (window))),
-                  RevertToParent, CurrentTime);
-  XSync (d, False);
-  g_assert_true (wait_until (window_active, window));
-}
-
-/* The colour on the X screen at (x, y) of widget. */
-static void
-screen_pixel (GtkWidget *widget, double x, double y, double *r, double *g, double *b)
-{
-  Display *d = xdisplay ();
-  XImage *image;
-  unsigned long p;
-  int rx, ry;
-
-  to_screen (widget, x, y, &rx, &ry);
-  image = XGetImage (d, DefaultRootWindow (d), rx, ry, 1, 1, AllPlanes, ZPixmap);
-  g_assert_nonnull (image);
-  p = XGetPixel (image, 0, 0);
-  XDestroyImage (image);
-  *r = ((p >> 16) & 0xff) / 255.0;
-  *g = ((p >> 8) & 0xff) / 255.0;
-  *b = (p & 0xff) / 255.0;
+  vs_test_x11_key (XK_0 + digit, alt, 1);
+  vs_test_x11_spin (60);
 }
 
 static gboolean
 is_color (GtkWidget *widget, double x, double y, const GdkRGBA *c)
 {
-  double r, g, b;
+  guint32 p = vs_test_x11_screen_pixel (widget, x, y);
+  double r = ((p >> 16) & 0xff) / 255.0, g = ((p >> 8) & 0xff) / 255.0, b = (p & 0xff) / 255.0;
 
-  screen_pixel (widget, x, y, &r, &g, &b);
   return fabs (r - c->red) < 0.08 && fabs (g - c->green) < 0.08 && fabs (b - c->blue) < 0.08;
 }
 
 /* ------------------------------------------------------------ widgets -- */
-
-static GtkWidget *
-find_type (GtkWidget *widget, GType type)
-{
-  if (G_TYPE_CHECK_INSTANCE_TYPE (widget, type))
-    return widget;
-  for (GtkWidget *c = gtk_widget_get_first_child (widget); c; c = gtk_widget_get_next_sibling (c))
-    {
-      GtkWidget *found = find_type (c, type);
-      if (found != NULL)
-        return found;
-    }
-  return NULL;
-}
-
-static GtkWidget *
-find_named (GtkWidget *widget, const char *name)
-{
-  if (g_strcmp0 (gtk_widget_get_name (widget), name) == 0)
-    return widget;
-  for (GtkWidget *c = gtk_widget_get_first_child (widget); c; c = gtk_widget_get_next_sibling (c))
-    {
-      GtkWidget *found = find_named (c, name);
-      if (found != NULL)
-        return found;
-    }
-  return NULL;
-}
 
 /* The toggle button under widget labelled label. */
 static GtkToggleButton *
@@ -271,7 +146,7 @@ test_hide_library_default (void)
   const VsTreeNode *first;
 
   open_and_wait (limit_trace);
-  focus_window ();
+  g_assert_true (vs_test_x11_focus (GTK_WINDOW (window)));
   doc = vs_session_get_document (vs_window_get_session (window));
   diagnosis = vs_document_get_diagnosis (doc);
   dd = g_ptr_array_index (diagnosis->devices, 0);
@@ -296,11 +171,11 @@ test_hide_library_default (void)
   g_assert_cmpint (first->total_bytes, ==, top->bytes);
 
   /* A click shows the library frames. */
-  click (GTK_WIDGET (toggle));
+  vs_test_x11_click (GTK_WIDGET (toggle));
   g_assert_false (gtk_toggle_button_get_active (toggle));
   g_assert_cmpuint (vs_attribution_pane_get_n_roots (attribution), ==,
                     in->bottom_up->children->len);
-  click (GTK_WIDGET (toggle));
+  vs_test_x11_click (GTK_WIDGET (toggle));
   g_assert_true (gtk_toggle_button_get_active (toggle));
 
   alt_digit (3);
@@ -310,9 +185,9 @@ test_hide_library_default (void)
   g_assert_true (gtk_toggle_button_get_active (toggle));
   graph = vs_flame_pane_get_flame_graph (VS_FLAME_PANE (shown_pane ()));
   g_assert_true (vs_flame_graph_get_root (graph) == in->top_down_user);
-  click (GTK_WIDGET (toggle));
+  vs_test_x11_click (GTK_WIDGET (toggle));
   g_assert_true (vs_flame_graph_get_root (graph) == in->top_down);
-  click (GTK_WIDGET (toggle));
+  vs_test_x11_click (GTK_WIDGET (toggle));
   g_assert_true (vs_flame_graph_get_root (graph) == in->top_down_user);
 }
 
@@ -389,13 +264,13 @@ test_body_text (void)
 
   alt_digit (1);
   g_assert_true (wait_until (pane_named, "diagnosis"));
-  evidence = find_named (shown_pane (), "evidence");
-  remedy = find_named (shown_pane (), "remedy");
+  evidence = vs_test_find_named (shown_pane (), "evidence");
+  remedy = vs_test_find_named (shown_pane (), "remedy");
   g_assert_nonnull (evidence);
   g_assert_nonnull (remedy);
   g_assert_cmpstr (vs_detail_row_get_text (evidence), ==, f->evidence);
   g_assert_cmpstr (vs_detail_row_get_text (remedy), ==, f->remedy);
-  body = find_type (evidence, GTK_TYPE_LABEL);
+  body = vs_test_find_type (evidence, GTK_TYPE_LABEL);
   body = gtk_widget_get_next_sibling (body);
   g_assert_true (gtk_widget_has_css_class (body, "body"));
   g_assert_false (gtk_widget_has_css_class (body, "dim-label"));
@@ -489,7 +364,7 @@ static GtkWidget *
 failure_row (guint i)
 {
   GtkWidget *pane = adw_view_stack_get_child_by_name (window->pane_stack, "oom");
-  GtkListBox *list = GTK_LIST_BOX (find_type (pane, GTK_TYPE_LIST_BOX));
+  GtkListBox *list = GTK_LIST_BOX (vs_test_find_type (pane, GTK_TYPE_LIST_BOX));
   GtkListBoxRow *row = gtk_list_box_get_row_at_index (list, (int)i);
 
   g_assert_nonnull (row);
@@ -537,14 +412,14 @@ check_same_words (const char *path)
         }
       g_assert_cmpuint (i, !=, G_MAXUINT);
       o = g_ptr_array_index (ooms, i);
-      shown = find_named (failure_row (i), "failure-cause");
+      shown = vs_test_find_named (failure_row (i), "failure-cause");
       g_assert_nonnull (shown);
       /* The heading names the CLI's cause; the text is the CLI's. */
-      g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (find_type (shown, GTK_TYPE_LABEL))), ==,
-                       vs_oom_cause_title (cause));
+      g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (vs_test_find_type (shown, GTK_TYPE_LABEL))),
+                       ==, vs_oom_cause_title (cause));
       g_assert_cmpstr (vs_detail_row_get_text (shown), ==, words);
       /* CUDA's free memory with the device's capacity. */
-      memory = find_named (failure_row (i), "failure-memory");
+      memory = vs_test_find_named (failure_row (i), "failure-memory");
       g_assert_nonnull (memory);
       for (guint k = 0; k < vs_document_get_devices (doc)->len; k++)
         {

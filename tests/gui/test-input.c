@@ -36,7 +36,6 @@
 #include <math.h>
 #include <string.h>
 
-#include <X11/extensions/XTest.h>
 #include <X11/keysym.h>
 
 #include "vs-allocations-pane.h"
@@ -49,6 +48,8 @@
 #include "vs-memory-chart.h"
 #include "vs-oom-text.h"
 #include "vs-tree-item.h"
+#include "vs-test-x11.h"
+#include "vs-test-widgets.h"
 #include "vs-window-private.h"
 
 #define WAIT_US (20 * G_USEC_PER_SEC)
@@ -64,19 +65,6 @@ static VsWindow *window;
 /* Runs the main loop until done (data) holds or WAIT_US passed. */
 #define wait_until(done, data) vs_test_wait_until ((done), (data), WAIT_US)
 
-/* Runs the main loop for ms milliseconds. */
-static gboolean
-never (gpointer data)
-{
-  return FALSE;
-}
-
-static void
-spin (guint ms)
-{
-  vs_test_wait_until (never, NULL, (gint64)ms * 1000);
-}
-
 static gboolean
 window_settled (gpointer data)
 {
@@ -85,112 +73,19 @@ window_settled (gpointer data)
 
 /* -------------------------------------------------------- X11 input -- */
 
-static Display *
-xdisplay (void)
-{
-  return gdk_x11_display_get_xdisplay (gdk_display_get_default ());
-}
-
-/* Presses and releases keysym with the modifiers' keysyms held. */
-static void
-press_key (KeySym keysym, const KeySym *mods, guint n_mods)
-{
-  Display *d = xdisplay ();
-
-  for (guint i = 0; i < n_mods; i++)
-    XTestFakeKeyEvent (d, XKeysymToKeycode (d, mods[i]), True, 0);
-  XTestFakeKeyEvent (d, XKeysymToKeycode (d, keysym), True, 0);
-  XTestFakeKeyEvent (d, XKeysymToKeycode (d, keysym), False, 0);
-  for (guint i = n_mods; i > 0; i--)
-    XTestFakeKeyEvent (d, XKeysymToKeycode (d, mods[i - 1]), False, 0);
-  XSync (d, False);
-  spin (60);
-}
-
 static void
 ctrl_key (KeySym keysym)
 {
   const KeySym mods[] = { XK_Control_L };
-  press_key (keysym, mods, 1);
-}
-
-/* Types text (lower-case letters, digits, '.', '_'). */
-static void
-type_text (const char *text)
-{
-  for (const char *p = text; *p; p++)
-    {
-      const KeySym shift[] = { XK_Shift_L };
-
-      if (*p == '_')
-        press_key (XK_underscore, shift, 1);
-      else if (*p == '.')
-        press_key (XK_period, NULL, 0);
-      else
-        press_key (XStringToKeysym ((char[]){ *p, 0 }), NULL, 0);
-    }
-}
-
-/* Moves the pointer to (x, y) of widget, in the widget's coordinates. */
-static void
-move_to (GtkWidget *widget, double x, double y)
-{
-  GtkNative *native = gtk_widget_get_native (widget);
-  Display *d = xdisplay ();
-  graphene_point_t p;
-  double sx, sy;
-  int rx, ry;
-  Window child;
-
-  g_assert_true (
-      gtk_widget_compute_point (widget, GTK_WIDGET (native), &GRAPHENE_POINT_INIT (x, y), &p));
-  gtk_native_get_surface_transform (native, &sx, &sy);
-  XTranslateCoordinates (d, gdk_x11_surface_get_xid (gtk_native_get_surface (native)),
-                         DefaultRootWindow (d), (int)(p.x + sx), (int)(p.y + sy), &rx, &ry, &child);
-  XTestFakeMotionEvent (d, DefaultScreen (d), rx, ry, 0);
-  XSync (d, False);
-  spin (60);
-}
-
-/* Clicks button at (x, y) of widget. */
-static void
-click_at (GtkWidget *widget, double x, double y, guint button)
-{
-  Display *d = xdisplay ();
-
-  move_to (widget, x, y);
-  XTestFakeButtonEvent (d, button, True, 0);
-  XSync (d, False);
-  spin (30);
-  XTestFakeButtonEvent (d, button, False, 0);
-  XSync (d, False);
-  spin (150);
+  vs_test_x11_key (keysym, mods, 1);
 }
 
 /* Clicks the middle of widget. */
 static void
 click (GtkWidget *widget, guint button)
 {
-  click_at (widget, gtk_widget_get_width (widget) / 2.0, gtk_widget_get_height (widget) / 2.0,
-            button);
-}
-
-static gboolean
-window_active (gpointer data)
-{
-  return gtk_window_is_active (data);
-}
-
-/* Gives the window the keyboard focus, as a window manager would. */
-static void
-focus_window (void)
-{
-  Display *d = xdisplay ();
-  GdkSurface *surface = gtk_native_get_surface (GTK_NATIVE (window));
-
-  XSetInputFocus (d, gdk_x11_surface_get_xid (surface), RevertToParent, CurrentTime);
-  XSync (d, False);
-  g_assert_true (wait_until (window_active, window));
+  vs_test_x11_click_at (widget, gtk_widget_get_width (widget) / 2.0,
+                        gtk_widget_get_height (widget) / 2.0, button);
 }
 
 /* Saves the whole X screen as VS_INPUT_SHOTS/name.png (nothing when the
@@ -199,7 +94,7 @@ static void
 shoot (const char *name)
 {
   const char *dir = g_getenv ("VS_INPUT_SHOTS");
-  Display *d = xdisplay ();
+  Display *d = gdk_x11_display_get_xdisplay (gdk_display_get_default ());
   int w = DisplayWidth (d, DefaultScreen (d)), h = DisplayHeight (d, DefaultScreen (d));
   g_autofree char *path = NULL;
   g_autoptr (GBytes) bytes = NULL;
@@ -209,7 +104,7 @@ shoot (const char *name)
 
   if (dir == NULL)
     return;
-  spin (300);
+  vs_test_x11_spin (300);
   image = XGetImage (d, DefaultRootWindow (d), 0, 0, w, h, AllPlanes, ZPixmap);
   g_assert_nonnull (image);
   rgb = g_malloc ((gsize)w * h * 3);
@@ -230,36 +125,6 @@ shoot (const char *name)
 }
 
 /* ------------------------------------------------------ the widgets -- */
-
-static GtkWidget *
-find_type (GtkWidget *widget, GType type)
-{
-  if (G_TYPE_CHECK_INSTANCE_TYPE (widget, type))
-    return widget;
-  for (GtkWidget *c = gtk_widget_get_first_child (widget); c; c = gtk_widget_get_next_sibling (c))
-    {
-      GtkWidget *found = find_type (c, type);
-      if (found != NULL)
-        return found;
-    }
-  return NULL;
-}
-
-/* The first mapped label under widget whose text is text. */
-static GtkWidget *
-find_label (GtkWidget *widget, const char *text)
-{
-  if (GTK_IS_LABEL (widget) && gtk_widget_get_mapped (widget)
-      && g_strcmp0 (gtk_label_get_text (GTK_LABEL (widget)), text) == 0)
-    return widget;
-  for (GtkWidget *c = gtk_widget_get_first_child (widget); c; c = gtk_widget_get_next_sibling (c))
-    {
-      GtkWidget *found = find_label (c, text);
-      if (found != NULL)
-        return found;
-    }
-  return NULL;
-}
 
 /* The label under widget whose text starts with prefix (NULL: none). */
 static GtkWidget *
@@ -292,7 +157,7 @@ shown_pane_name (void)
 static GtkWidget *
 pane_search_entry (void)
 {
-  GtkWidget *entry = find_type (shown_pane (), GTK_TYPE_SEARCH_ENTRY);
+  GtkWidget *entry = vs_test_find_type (shown_pane (), GTK_TYPE_SEARCH_ENTRY);
   g_assert_nonnull (entry);
   return entry;
 }
@@ -391,7 +256,7 @@ wait_entry (GtkWidget *entry, const char *text)
 static gboolean
 popover_shown (gpointer data)
 {
-  GtkWidget *popover = find_type (data, GTK_TYPE_POPOVER_MENU);
+  GtkWidget *popover = vs_test_find_type (data, GTK_TYPE_POPOVER_MENU);
   return popover != NULL && gtk_widget_get_mapped (popover);
 }
 
@@ -400,7 +265,7 @@ static GtkWidget *
 wait_menu (GtkWidget *pane)
 {
   g_assert_true (wait_until (popover_shown, pane));
-  return find_type (pane, GTK_TYPE_POPOVER_MENU);
+  return vs_test_find_type (pane, GTK_TYPE_POPOVER_MENU);
 }
 
 /* ---------------------------------------------------------- helpers -- */
@@ -482,7 +347,7 @@ static void
 show_pane_by_keys (guint digit, const char *name)
 {
   const KeySym alt[] = { XK_Alt_L };
-  press_key (XK_1 + digit - 1, alt, 1);
+  vs_test_x11_key (XK_1 + digit - 1, alt, 1);
   if (!wait_until (pane_named, (gpointer)name))
     g_error ("Alt+%u showed %s, not %s (focus %s, active %d)", digit, shown_pane_name (), name,
              gtk_root_get_focus (GTK_ROOT (window))
@@ -509,7 +374,7 @@ test_pane_keys (void)
 static gboolean
 summary_is (gpointer data)
 {
-  return find_label (shown_pane (), data) != NULL;
+  return vs_test_find_label (shown_pane (), data) != NULL;
 }
 
 /* The attribution tree as shown under a search for needle: only paths to
@@ -517,7 +382,7 @@ summary_is (gpointer data)
 static void
 check_attribution_search (const char *needle)
 {
-  GtkColumnView *view = GTK_COLUMN_VIEW (find_type (shown_pane (), GTK_TYPE_COLUMN_VIEW));
+  GtkColumnView *view = GTK_COLUMN_VIEW (vs_test_find_type (shown_pane (), GTK_TYPE_COLUMN_VIEW));
   GListModel *rows = G_LIST_MODEL (gtk_column_view_get_model (view));
   const VsTreeNode *root = instant ()->bottom_up;
   guint matching = 0, expected = count_matching (root, needle);
@@ -561,7 +426,7 @@ test_search (void)
   ctrl_key (XK_f);
   entry = pane_search_entry ();
   g_assert_true (wait_until (focus_in, entry));
-  type_text (needle);
+  vs_test_x11_type (needle);
   wait_entry (entry, needle);
   n = count_matching (in->bottom_up, needle);
   summary = g_strdup_printf (n == 1 ? "%u frame matches" : "%u frames match", n);
@@ -569,7 +434,7 @@ test_search (void)
   shoot ("search-attribution");
   check_attribution_search (needle);
   /* Escape clears it: the whole tree again. */
-  press_key (XK_Escape, NULL, 0);
+  vs_test_x11_key (XK_Escape, NULL, 0);
   wait_entry (entry, "");
   g_assert_cmpuint (vs_attribution_pane_get_n_roots (VS_ATTRIBUTION_PANE (shown_pane ())), ==,
                     in->bottom_up->children->len);
@@ -579,7 +444,7 @@ test_search (void)
   ctrl_key (XK_f);
   entry = pane_search_entry ();
   g_assert_true (wait_until (focus_in, entry));
-  type_text (needle);
+  vs_test_x11_type (needle);
   wait_entry (entry, needle);
   n = count_matching (in->top_down, needle);
   bytes = bytes_matching (in->top_down, needle);
@@ -594,14 +459,14 @@ test_search (void)
   g_assert_cmpint (vs_flame_graph_get_search_bytes (
                        vs_flame_pane_get_flame_graph (VS_FLAME_PANE (shown_pane ()))),
                    ==, bytes);
-  press_key (XK_Escape, NULL, 0);
+  vs_test_x11_key (XK_Escape, NULL, 0);
 
   /* Allocations: Ctrl+F is the site or stack filter. */
   show_pane_by_keys (4, "allocations");
   ctrl_key (XK_f);
   entry = pane_search_entry ();
   g_assert_true (wait_until (focus_in, entry));
-  type_text ("linear");
+  vs_test_x11_type ("linear");
   wait_entry (entry, "linear");
   {
     guint expected = 0;
@@ -638,12 +503,12 @@ on_screen (GtkWidget *widget)
 static void
 scroll_to_top (void)
 {
-  GtkWidget *view = find_type (shown_pane (), GTK_TYPE_COLUMN_VIEW);
+  GtkWidget *view = vs_test_find_type (shown_pane (), GTK_TYPE_COLUMN_VIEW);
   GtkScrolledWindow *sw
       = GTK_SCROLLED_WINDOW (gtk_widget_get_ancestor (view, GTK_TYPE_SCROLLED_WINDOW));
 
   gtk_adjustment_set_value (gtk_scrolled_window_get_vadjustment (sw), 0);
-  spin (100);
+  vs_test_x11_spin (100);
 }
 
 /* The label on screen under widget whose text is text (NULL: none). */
@@ -665,7 +530,7 @@ label_on_screen (GtkWidget *widget, const char *text)
 static gboolean
 row_shown (gpointer data)
 {
-  GtkWidget *view = find_type (shown_pane (), GTK_TYPE_COLUMN_VIEW);
+  GtkWidget *view = vs_test_find_type (shown_pane (), GTK_TYPE_COLUMN_VIEW);
   return label_on_screen (view, data) != NULL;
 }
 
@@ -675,9 +540,9 @@ static GtkWidget *
 row_label (const char *text)
 {
   g_assert_true (wait_until (row_shown, (gpointer)text));
-  spin (100);
+  vs_test_x11_spin (100);
   g_assert_true (wait_until (row_shown, (gpointer)text));
-  return label_on_screen (find_type (shown_pane (), GTK_TYPE_COLUMN_VIEW), text);
+  return label_on_screen (vs_test_find_type (shown_pane (), GTK_TYPE_COLUMN_VIEW), text);
 }
 
 /* A label on screen under widget whose text starts with prefix. */
@@ -715,7 +580,7 @@ item_at_address (GListModel *rows, const char *addr)
 static gboolean
 panel_shows (gpointer data)
 {
-  return find_label (shown_pane (), data) != NULL;
+  return vs_test_find_label (shown_pane (), data) != NULL;
 }
 
 static void
@@ -760,7 +625,7 @@ test_copy (void)
   /* Shift+Ctrl+C: its stack, innermost first (bottom-up: top level down). */
   {
     const KeySym mods[] = { XK_Control_L, XK_Shift_L };
-    press_key (XK_c, mods, 2);
+    vs_test_x11_key (XK_c, mods, 2);
   }
   text = copied_text ();
   expected = path_text (first, FALSE);
@@ -772,7 +637,7 @@ test_copy (void)
   click (row_label (second->label), 3);
   {
     GtkWidget *popover = wait_menu (shown_pane ());
-    menu_item = find_label (popover, "Copy Frame");
+    menu_item = vs_test_find_label (popover, "Copy Frame");
     shoot ("menu-attribution");
   }
   g_assert_nonnull (menu_item);
@@ -785,7 +650,7 @@ test_copy (void)
    * Ctrl+C copies its cells. */
   show_pane_by_keys (4, "allocations");
   {
-    GtkColumnView *view = GTK_COLUMN_VIEW (find_type (shown_pane (), GTK_TYPE_COLUMN_VIEW));
+    GtkColumnView *view = GTK_COLUMN_VIEW (vs_test_find_type (shown_pane (), GTK_TYPE_COLUMN_VIEW));
     GListModel *rows = G_LIST_MODEL (gtk_column_view_get_model (view));
     /* A row on screen: an address cell shown, and the item with it. */
     GtkWidget *addr_label = row_label_prefix (GTK_WIDGET (view), "0x");
@@ -802,12 +667,12 @@ test_copy (void)
     clear_clipboard ();
     click (addr_label, 1);
     g_assert_true (wait_until (panel_shows, stack));
-    panel = find_label (shown_pane (), stack);
+    panel = vs_test_find_label (shown_pane (), stack);
     g_assert_nonnull (panel); /* the stack panel */
     shoot ("stack-panel");
     /* The Menu key: the copy menu at the focused row, Copy Frame. */
-    press_key (XK_Menu, NULL, 0);
-    menu_item = find_label (wait_menu (shown_pane ()), "Copy Frame");
+    vs_test_x11_key (XK_Menu, NULL, 0);
+    menu_item = vs_test_find_label (wait_menu (shown_pane ()), "Copy Frame");
     g_assert_nonnull (menu_item);
     click (menu_item, 1);
     text = copied_text ();
@@ -823,7 +688,7 @@ test_copy (void)
     g_clear_pointer (&text, g_free);
     {
       const KeySym mods[] = { XK_Control_L, XK_Shift_L };
-      press_key (XK_c, mods, 2);
+      vs_test_x11_key (XK_c, mods, 2);
     }
     text = copied_text ();
     g_assert_cmpstr (text, ==, stack);
@@ -839,12 +704,12 @@ test_copy (void)
     GtkWidget *popover;
 
     clear_clipboard ();
-    click_at (GTK_WIDGET (graph), 20, 20 + 10, 3);
+    vs_test_x11_click_at (GTK_WIDGET (graph), 20, 20 + 10, 3);
     popover = wait_menu (shown_pane ());
     node = vs_flame_graph_get_selected (graph);
     g_assert_nonnull (node);
     g_assert_true (node->parent == in->top_down); /* the second row */
-    menu_item = find_label (popover, "Copy Stack");
+    menu_item = vs_test_find_label (popover, "Copy Stack");
     shoot ("menu-flame");
     g_assert_nonnull (menu_item);
     click (menu_item, 1);
@@ -857,7 +722,7 @@ test_copy (void)
     /* A left click zooms into the box and selects it; Ctrl+C copies its
      * row. */
     clear_clipboard ();
-    click_at (GTK_WIDGET (graph), 20, 20 + 10, 1);
+    vs_test_x11_click_at (GTK_WIDGET (graph), 20, 20 + 10, 1);
     g_assert_true (vs_flame_graph_get_selected (graph) == node);
     ctrl_key (XK_c);
     text = copied_text ();
@@ -919,8 +784,8 @@ test_tooltips (void)
   vs_chart_layout (data, gtk_widget_get_width (GTK_WIDGET (chart)),
                    gtk_widget_get_height (GTK_WIDGET (chart)), &l);
   x = floor (vs_chart_x_for_time (&l, v0, v1, o->time_ns)) + 0.5;
-  move_to (GTK_WIDGET (chart), x, l.chart.origin.y + 7);
-  spin (800); /* the tooltip's delay */
+  vs_test_x11_move_to (GTK_WIDGET (chart), x, l.chart.origin.y + 7);
+  vs_test_x11_spin (800); /* the tooltip's delay */
   shoot ("tooltip-failure");
   text = vs_memory_chart_describe (chart, x, l.chart.origin.y + 7);
   g_assert_nonnull (text);
@@ -963,9 +828,9 @@ test_tooltips (void)
     g_assert_nonnull (widest);
     x = vs_chart_x_for_time (&l, v0, v1,
                              widest->start_ns + (widest->end_ns - widest->start_ns) / 2);
-    move_to (GTK_WIDGET (chart), x + 1, l.ranges.origin.y + 4);
-    move_to (GTK_WIDGET (chart), x, l.ranges.origin.y + 4);
-    spin (800);
+    vs_test_x11_move_to (GTK_WIDGET (chart), x + 1, l.ranges.origin.y + 4);
+    vs_test_x11_move_to (GTK_WIDGET (chart), x, l.ranges.origin.y + 4);
+    vs_test_x11_spin (800);
     shoot ("tooltip-nvtx");
     text = vs_memory_chart_describe (chart, x, l.ranges.origin.y + 4);
     g_assert_nonnull (text);
@@ -1047,7 +912,7 @@ test_diagnosis (void)
   g_assert_nonnull (f->site);
   g_assert_true (gtk_widget_activate (button));
   g_assert_true (wait_until (pane_named, (gpointer) "attribution"));
-  spin (300);
+  vs_test_x11_spin (300);
   g_assert_true (wait_until (instant_at, (gpointer)&f->time_ns));
   g_assert_cmpint (vs_session_get_device (session), ==, f->device_id);
   g_assert_cmpstr (vs_attribution_pane_get_search (VS_ATTRIBUTION_PANE (shown_pane ())), ==,
@@ -1089,7 +954,7 @@ test_fragmentation_worst (void)
   vs_session_select_instant (session, device->id, worst.time_ns / 2);
   g_assert_true (wait_until (window_settled, window));
   show_pane_by_keys (5, "fragmentation");
-  spin (200);
+  vs_test_x11_spin (200);
   g_assert_cmpint (vs_session_get_selected_time (session), ==, worst.time_ns / 2);
 }
 
@@ -1191,7 +1056,7 @@ test_compare (void)
   g_assert_true (wait_until (compared, NULL));
   g_assert_cmpstr (vs_window_get_comparison_text (window), ==, expected->str);
   g_assert_nonnull (strstr (expected->str, "a_b.db"));
-  spin (300);
+  vs_test_x11_spin (300);
   shoot ("compare");
   vs_window_compare_with (window, missing);
   g_assert_true (wait_until (compared, NULL));
@@ -1200,8 +1065,8 @@ test_compare (void)
   vs_window_stop_comparing (window);
   g_assert_null (vs_window_get_comparison (window));
   g_assert_true (wait_until (window_settled, window));
-  spin (200);
-  focus_window ();
+  vs_test_x11_spin (200);
+  g_assert_true (vs_test_x11_focus (GTK_WINDOW (window)));
 }
 
 /* The Failed pane names each failure's cause, as vs_oom_classify says it,
@@ -1245,7 +1110,8 @@ mapped (gpointer data)
 static gboolean
 lists_recent (gpointer data)
 {
-  return find_label (data, "a_b.db") != NULL && find_label (data, "sample-oom.db") != NULL;
+  return vs_test_find_label (data, "a_b.db") != NULL
+         && vs_test_find_label (data, "sample-oom.db") != NULL;
 }
 
 static void
@@ -1262,11 +1128,11 @@ test_recent (void)
   /* Its rows are mapped after it, a frame or more later. */
   g_assert_true (wait_until (lists_recent, popover));
   shoot ("recent");
-  name = find_label (popover, "a_b.db");
+  name = vs_test_find_label (popover, "a_b.db");
   g_assert_nonnull (name); /* the underscore stays */
   folder = gtk_widget_get_next_sibling (name);
   g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (folder)), ==, "~/runs");
-  name = find_label (popover, "sample-oom.db");
+  name = vs_test_find_label (popover, "sample-oom.db");
   g_assert_nonnull (name);
   folder = gtk_widget_get_next_sibling (name);
   g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (folder)), ==, "~/other");
@@ -1356,7 +1222,7 @@ main (int argc, char **argv)
   gtk_window_present (GTK_WINDOW (window));
   open_and_wait (other_path);
   open_and_wait (trace_path);
-  focus_window ();
+  g_assert_true (vs_test_x11_focus (GTK_WINDOW (window)));
   /* Library frames start hidden (test-details proves it); the searches,
    * copies and menus below are checked against the whole trees. */
   vs_attribution_pane_set_hide_library (window->attribution_pane, FALSE);

@@ -33,11 +33,9 @@
  */
 #include "vs-test-wait.h"
 #include <adwaita.h>
-#include <gdk/x11/gdkx.h>
 #include <glib/gstdio.h>
 #include <string.h>
 
-#include <X11/extensions/XTest.h>
 #include <X11/keysym.h>
 
 #include "vs-application.h"
@@ -54,103 +52,28 @@ static VsStatePane *pane;
 static VsTrace *trace;
 
 static gboolean
-never (gpointer data)
-{
-  return FALSE;
-}
-
-static void
-spin (guint ms)
-{
-  vs_test_wait_until (never, NULL, (gint64)ms * 1000);
-}
-
-static gboolean
 window_settled (gpointer data)
 {
   return vs_window_get_settled (data);
-}
-
-static Display *
-xdisplay (void)
-{
-  return gdk_x11_display_get_xdisplay (gdk_display_get_default ());
 }
 
 /* Presses and releases keysym with the modifier mod held (0: none). */
 static void
 press_key (KeySym keysym, KeySym mod)
 {
-  Display *d = xdisplay ();
-
-  if (mod != 0)
-    XTestFakeKeyEvent (d, XKeysymToKeycode (d, mod), True, 0);
-  XTestFakeKeyEvent (d, XKeysymToKeycode (d, keysym), True, 0);
-  XTestFakeKeyEvent (d, XKeysymToKeycode (d, keysym), False, 0);
-  if (mod != 0)
-    XTestFakeKeyEvent (d, XKeysymToKeycode (d, mod), False, 0);
-  XSync (d, False);
-  spin (60);
+  vs_test_x11_key (keysym, &mod, mod != 0 ? 1 : 0);
+  vs_test_x11_spin (20);
   g_assert_true (wait_until (window_settled, window));
-  spin (100); /* the frame after the state */
+  vs_test_x11_spin (100); /* the frame after the state */
 }
-
-/* The root window's coordinates of (x, y) in widget. */
-static void
-to_root (GtkWidget *widget, double x, double y, int *rx, int *ry)
-{
-  GtkNative *native = gtk_widget_get_native (widget);
-  Display *d = xdisplay ();
-  graphene_point_t p;
-  double sx, sy;
-  Window child;
-
-  g_assert_true (
-      gtk_widget_compute_point (widget, GTK_WIDGET (native), &GRAPHENE_POINT_INIT (x, y), &p));
-  gtk_native_get_surface_transform (native, &sx, &sy);
-  XTranslateCoordinates (d, gdk_x11_surface_get_xid (gtk_native_get_surface (native)),
-                         DefaultRootWindow (d), (int)(p.x + sx), (int)(p.y + sy), rx, ry, &child);
-}
-
 /* Clicks the middle of widget. */
 static void
 click (GtkWidget *widget)
 {
-  Display *d = xdisplay ();
-  int rx, ry;
-
-  to_root (widget, gtk_widget_get_width (widget) / 2.0, gtk_widget_get_height (widget) / 2.0, &rx,
-           &ry);
-  XTestFakeMotionEvent (d, DefaultScreen (d), rx, ry, 0);
-  XSync (d, False);
-  spin (60);
-  XTestFakeButtonEvent (d, 1, True, 0);
-  XSync (d, False);
-  spin (30);
-  XTestFakeButtonEvent (d, 1, False, 0);
-  XSync (d, False);
-  spin (150);
+  vs_test_x11_click (widget);
   g_assert_true (wait_until (window_settled, window));
-  spin (100);
+  vs_test_x11_spin (100);
 }
-
-/* The pixel on screen at (x, y) of widget, as 0xRRGGBB. */
-static guint32
-screen_pixel (GtkWidget *widget, double x, double y)
-{
-  Display *d = xdisplay ();
-  XImage *image;
-  unsigned long p;
-  int rx, ry;
-
-  to_root (widget, x, y, &rx, &ry);
-  image = XGetImage (d, DefaultRootWindow (d), rx, ry, 1, 1, AllPlanes, ZPixmap);
-  g_assert_nonnull (image);
-  p = XGetPixel (image, 0, 0);
-  XDestroyImage (image);
-  return (guint32)(p & 0xffffff);
-}
-
 /* Whether (x, y) of the view shows inside its scrolled window (not
  * scrolled away). */
 static gboolean
@@ -191,12 +114,6 @@ is_free_colour (guint32 p)
 {
   int r = (p >> 16) & 0xff, g = (p >> 8) & 0xff, b = p & 0xff;
   return r > 200 && ABS (r - g) < 12 && ABS (g - b) < 12;
-}
-
-static gboolean
-window_active (gpointer data)
-{
-  return gtk_window_is_active (data);
 }
 
 static gboolean
@@ -319,7 +236,7 @@ test_stepping (void)
           && vs_fragmentation_view_locate (VS_FRAGMENTATION_VIEW (view),
                                            want->address + want->bytes / 2, &x, &y)
           && on_screen (view, x, y))
-        before = screen_pixel (view, x, y);
+        before = vs_test_x11_screen_pixel (view, x, y);
       else
         check = FALSE;
       if (k % 3 == 0)
@@ -340,9 +257,9 @@ test_stepping (void)
                                                        want->address + want->bytes / 2, &x2, &y2));
           if (!on_screen (view, x2, y2))
             continue; /* under the scroll bar, say */
-          g_assert_true (is_allocated_colour (screen_pixel (view, x2, y2)));
+          g_assert_true (is_allocated_colour (vs_test_x11_screen_pixel (view, x2, y2)));
           /* The event's block marked under its bar (ink: dark). */
-          g_assert_cmpuint (screen_pixel (view, x2, y2 + 10.5) & 0x808080, ==, 0);
+          g_assert_cmpuint (vs_test_x11_screen_pixel (view, x2, y2 + 10.5) & 0x808080, ==, 0);
           alloc_checks++;
 
           /* [ goes back: free there again, the state before. */
@@ -354,7 +271,7 @@ test_stepping (void)
                                                        want->address + want->bytes / 2, &x2, &y2));
           /* (the previous event's row is the one revealed now) */
           if (on_screen (view, x2, y2))
-            g_assert_true (is_free_colour (screen_pixel (view, x2, y2)));
+            g_assert_true (is_free_colour (vs_test_x11_screen_pixel (view, x2, y2)));
           /* Alt+Right forward again. */
           press_key (XK_Right, XK_Alt_L);
           g_assert_true (same_step (vs_state_pane_get_step (pane), want));
@@ -654,13 +571,7 @@ main (int argc, char **argv)
   vs_window_open (window, file);
   g_assert_true (wait_until (shows_document, NULL));
   pane = window->state_pane;
-  {
-    Display *d = xdisplay ();
-    XSetInputFocus (d, gdk_x11_surface_get_xid (gtk_native_get_surface (GTK_NATIVE (window))),
-                    RevertToParent, CurrentTime);
-    XSync (d, False);
-    g_assert_true (wait_until (window_active, window));
-  }
+  g_assert_true (vs_test_x11_focus (GTK_WINDOW (window)));
 
   g_test_add_func ("/state/stepping", test_stepping);
   g_test_add_func ("/state/selection-follows", test_selection_follows);

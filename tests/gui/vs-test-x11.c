@@ -28,20 +28,44 @@ xdisplay (void)
 }
 
 void
-vs_test_x11_move_to (GtkWidget *widget, double x, double y)
+vs_test_x11_to_root (GtkWidget *widget, double x, double y, int *rx, int *ry)
 {
   GtkNative *native = gtk_widget_get_native (widget);
   Display *d = xdisplay ();
   graphene_point_t p;
   double sx, sy;
-  int rx, ry;
   Window child;
 
   g_assert_true (
       gtk_widget_compute_point (widget, GTK_WIDGET (native), &GRAPHENE_POINT_INIT (x, y), &p));
   gtk_native_get_surface_transform (native, &sx, &sy);
   XTranslateCoordinates (d, gdk_x11_surface_get_xid (gtk_native_get_surface (native)),
-                         DefaultRootWindow (d), (int)(p.x + sx), (int)(p.y + sy), &rx, &ry, &child);
+                         DefaultRootWindow (d), (int)(p.x + sx), (int)(p.y + sy), rx, ry, &child);
+}
+
+guint32
+vs_test_x11_screen_pixel (GtkWidget *widget, double x, double y)
+{
+  Display *d = xdisplay ();
+  XImage *image;
+  unsigned long p;
+  int rx, ry;
+
+  vs_test_x11_to_root (widget, x, y, &rx, &ry);
+  image = XGetImage (d, DefaultRootWindow (d), rx, ry, 1, 1, AllPlanes, ZPixmap);
+  g_assert_nonnull (image);
+  p = XGetPixel (image, 0, 0);
+  XDestroyImage (image);
+  return (guint32)(p & 0xffffff);
+}
+
+void
+vs_test_x11_move_to (GtkWidget *widget, double x, double y)
+{
+  Display *d = xdisplay ();
+  int rx, ry;
+
+  vs_test_x11_to_root (widget, x, y, &rx, &ry);
   XTestFakeMotionEvent (d, DefaultScreen (d), rx, ry, 0);
   XSync (d, False);
   vs_test_x11_spin (60);
@@ -80,7 +104,7 @@ vs_test_x11_key (KeySym keysym, const KeySym *mods, guint n_mods)
   for (guint i = n_mods; i > 0; i--)
     XTestFakeKeyEvent (d, XKeysymToKeycode (d, mods[i - 1]), False, 0);
   XSync (d, False);
-  vs_test_x11_spin (40);
+  vs_test_x11_spin (60);
 }
 
 void

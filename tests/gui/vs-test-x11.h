@@ -9,6 +9,11 @@
 
 #include <X11/Xlib.h>
 
+/* The root window's coordinates (rx, ry) of (x, y) in widget. */
+void vs_test_x11_to_root (GtkWidget *widget, double x, double y, int *rx, int *ry);
+/* The pixel on the X screen at (x, y) of widget, as 0xRRGGBB: what a user
+ * sees there, drawn by the X server. */
+guint32 vs_test_x11_screen_pixel (GtkWidget *widget, double x, double y);
 /* Moves the pointer to (x, y) of widget, in the widget's coordinates. */
 void vs_test_x11_move_to (GtkWidget *widget, double x, double y);
 /* Clicks button at (x, y) of widget. */

@@ -13,6 +13,7 @@
  */
 #include "vs-chunk.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +50,21 @@ static const char *const block_columns[]
 
 #define N(a) ((int)(sizeof (a) / sizeof (a)[0]))
 
+/* A column's bit in a 32-bit mask (VsChunk.decoded, vs_chunk_columns),
+ * its coding in a mode byte beside VS_CHUNK_HAS_NULLS, its number in the
+ * reference byte, and a chunk's row count in an int. */
+static_assert (VS_CHUNK_MAX_COLUMNS <= 32, "columns must fit a 32-bit mask");
+static_assert (VS_CHUNK_RELATIVE < VS_CHUNK_HAS_NULLS, "the coding must fit the mode's low bits");
+static_assert (VS_CHUNK_MAX_COLUMNS < 256, "a reference column must fit a byte");
+static_assert (VS_CHUNK_ROWS % 8 == 0, "a NULL bitmap holds whole bytes of a full chunk");
+static_assert (VS_CHUNK_BLOCK_CLASSES >= 2, "blocks need a class for unknown lifetimes");
+static_assert (N (alloc_event_columns) <= VS_CHUNK_MAX_COLUMNS, "alloc_event's columns");
+static_assert (N (mem_event_columns) <= VS_CHUNK_MAX_COLUMNS, "mem_event's columns");
+static_assert (N (kernel_exec_columns) <= VS_CHUNK_MAX_COLUMNS, "kernel_exec's columns");
+static_assert (N (series_columns) <= VS_CHUNK_MAX_COLUMNS, "series' columns");
+static_assert (N (series_level_columns) <= VS_CHUNK_MAX_COLUMNS, "series_level's columns");
+static_assert (N (block_columns) <= VS_CHUNK_MAX_COLUMNS, "block's columns");
+
 const VsChunkTable vs_chunk_tables[] = {
   { "alloc_event", alloc_event_columns, N (alloc_event_columns), { 0 }, 1, 0, false },
   { "mem_event", mem_event_columns, N (mem_event_columns), { 0 }, 1, 0, false },
@@ -80,6 +96,7 @@ vs_chunk_block_class (const int64_t *v, uint32_t nulls)
     return VS_CHUNK_BLOCK_CLASSES - 1;
   uint64_t life = (uint64_t)v[FREE_SEQ] - (uint64_t)v[ALLOC_SEQ];
   int bits = life == 0 ? 0 : 64 - __builtin_clzll (life);
+  static_assert (64 / 4 < VS_CHUNK_BLOCK_CLASSES, "every lifetime has a class");
   return bits / 4 < VS_CHUNK_BLOCK_CLASSES - 1 ? bits / 4 : VS_CHUNK_BLOCK_CLASSES - 2;
 }
 
@@ -267,6 +284,7 @@ choose_coding (const VsChunk *ch, int c, int *coding, int *ref)
   }
   size_t rel
       = best_ref >= 0 ? coded_size (ch, c, VS_CHUNK_RELATIVE, best_ref, ch->nrows) : SIZE_MAX;
+  assert (best_ref < c && (c == 0 || best_ref >= 0));
 
   *coding = VS_CHUNK_PLAIN;
   *ref = 0;
@@ -277,6 +295,8 @@ choose_coding (const VsChunk *ch, int c, int *coding, int *ref)
       *coding = VS_CHUNK_RELATIVE;
       *ref = best_ref;
     }
+  assert (*coding <= VS_CHUNK_RELATIVE);
+  assert (*coding != VS_CHUNK_RELATIVE || (*ref >= 0 && *ref < c));
 }
 
 int
@@ -323,6 +343,9 @@ vs_chunk_encode (VsChunkCodec *codec, const VsChunk *ch, uint8_t **data, size_t 
           }
       prev = 0;
       sorted = sorted && !has_null;
+      /* every row is NULL or a value; a sorted column has no NULL */
+      assert (has_null || has_value);
+      assert (!sorted || (has_value && !has_null));
       buf_byte (&zb, (uint8_t)((has_null ? 1 : 0) | (has_value ? 2 : 0) | (sorted ? 4 : 0)));
       if (has_value)
         {
@@ -356,6 +379,7 @@ vs_chunk_encode (VsChunkCodec *codec, const VsChunk *ch, uint8_t **data, size_t 
           prev = v[i];
         }
       section[c] = payload.len - start;
+      assert (payload.oom || section[c] >= 1); /* at least the mode byte */
     }
   /* The directory in front: each column's length in bytes, so a reader
    * decodes only the columns it needs. */
@@ -364,6 +388,7 @@ vs_chunk_encode (VsChunkCodec *codec, const VsChunk *ch, uint8_t **data, size_t 
     Buf db = { dir, 0, sizeof dir, false };
     for (int c = 0; c < ch->ncols; c++)
       buf_varint (&db, section[c]);
+    assert (!db.oom && db.len <= sizeof dir);
     buf_reserve (&payload, db.len);
     if (!payload.oom)
       {
@@ -391,6 +416,8 @@ vs_chunk_encode (VsChunkCodec *codec, const VsChunk *ch, uint8_t **data, size_t 
                       out ? ZSTD_getErrorName (got) : "out of memory");
       return -1;
     }
+  assert (got > 0 && got <= bound);
+  assert (zb.len >= (size_t)ch->ncols); /* a flags byte per column */
   *data = out;
   *data_len = got;
   *zone = zb.p;
@@ -447,6 +474,7 @@ vs_chunk_set_row (VsChunk *chunk, int i, const int64_t *v, uint32_t nulls)
 void
 vs_chunk_pack (VsChunk *chunk, int n)
 {
+  assert (n >= 0 && n <= VS_CHUNK_ROWS);
   if (n < VS_CHUNK_ROWS)
     for (int c = 1; c < chunk->ncols; c++)
       {
@@ -512,7 +540,9 @@ vs_chunk_open (VsChunkCodec *codec, const uint8_t *data, size_t data_len, int nc
     {
       ch->off[c] = (size_t)(p - ch->payload);
       p += ch->len[c];
+      assert (ch->off[c] + ch->len[c] <= size);
     }
+  assert (p == end && ch->decoded == 0);
   return 0;
 
 bad:
@@ -547,6 +577,7 @@ decode_column (VsChunk *ch, int c, int depth)
       ref = *p++;
       if (decode_column (ch, ref, depth + 1) < 0)
         return -1;
+      assert (ch->decoded & (1u << ref));
     }
   if (mode & VS_CHUNK_HAS_NULLS)
     {
@@ -592,6 +623,7 @@ decode_column (VsChunk *ch, int c, int depth)
         if (!nl[i] && !rn[i])
           v[i] = (int64_t)((uint64_t)v[i] + (uint64_t)rv[i]);
     }
+  assert (c >= 0 && c < ch->ncols);
   ch->decoded |= 1u << c;
   return 0;
 }
@@ -619,6 +651,9 @@ vs_chunk_decode (VsChunkCodec *codec, const uint8_t *data, size_t data_len, int 
       vs_chunk_clear (ch);
       return -1;
     }
+  /* a decoded chunk: its rows, every column */
+  assert (ch->ncols == ncols && ch->nrows == nrows);
+  assert (ch->decoded == (ncols == 32 ? UINT32_MAX : (1u << ncols) - 1));
   return 0;
 }
 

@@ -18,6 +18,8 @@
 #include "vs-timings.h"
 #include "vs-trace-writer.h"
 
+#include <assert.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,6 +74,10 @@ vs_chunk_table_put (sqlite3 *db, sqlite3_stmt **ins, const char *table, int64_t 
       if (prc != SQLITE_OK)
         goto fail;
     }
+  /* a chunk: 1..VS_CHUNK_ROWS rows, a zone map and a zstd frame */
+  assert (seq >= 0 && nrows > 0 && nrows <= VS_CHUNK_ROWS);
+  assert (zone != NULL && zone_len > 0 && zone_len <= INT_MAX);
+  assert (data != NULL && data_len > 0 && data_len <= INT_MAX);
   sqlite3_bind_int64 (*ins, 1, seq);
   sqlite3_bind_int (*ins, 2, nrows);
   sqlite3_bind_blob (*ins, 3, zone, (int)zone_len, SQLITE_STATIC);
@@ -95,6 +101,7 @@ flush_chunk (sqlite3 *db, VsChunkCodec *codec, sqlite3_stmt **ins, const char *t
   uint8_t *data, *zone;
   size_t data_len, zone_len;
 
+  assert (n > 0 && n <= VS_CHUNK_ROWS && ch->ncols > 0);
   vs_chunk_pack (ch, n);
   int rc = vs_chunk_encode (codec, ch, &data, &data_len, &zone, &zone_len, err, errlen);
   ch->nrows = VS_CHUNK_ROWS;
@@ -124,9 +131,11 @@ compact_table (sqlite3 *db, VsChunkCodec *codec, const VsChunkTable *t, char *er
   for (int c = 0; c < t->ncols; c++)
     len += (size_t)snprintf (sql + len, sizeof sql - len, "%s\"%s\"", c ? ", " : "", t->columns[c]);
   len += (size_t)snprintf (sql + len, sizeof sql - len, " FROM main.\"%s\" ORDER BY ", t->name);
+  assert (t->ncols > 0 && t->ncols <= VS_CHUNK_MAX_COLUMNS && t->nkey > 0);
   for (int k = 0; k < t->nkey; k++)
     len += (size_t)snprintf (sql + len, sizeof sql - len, "%s\"%s\"", k ? ", " : "",
                              t->columns[t->key[k]]);
+  assert (len < sizeof sql); /* the whole query, not cut short */
 
   ch.values = malloc ((size_t)t->ncols * VS_CHUNK_ROWS * sizeof *ch.values);
   ch.nulls = malloc ((size_t)t->ncols * VS_CHUNK_ROWS);

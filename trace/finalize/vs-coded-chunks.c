@@ -3,6 +3,7 @@
  * vs-coded-chunks.h). */
 #include "vs-coded-chunks.h"
 
+#include <assert.h>
 #include <stdlib.h>
 
 int
@@ -22,6 +23,7 @@ vs_coded_chunks_take (VsCodedChunks *l, int nrows, uint8_t *zone, size_t zone_le
       l->chunk = c;
       l->cap = cap;
     }
+  assert (nrows > 0 && data != NULL && data_len > 0);
   l->chunk[l->n++] = (VsCodedChunk){ nrows, zone, data, zone_len, data_len };
   l->rows += nrows;
   l->bytes += zone_len + data_len;
@@ -40,6 +42,8 @@ vs_coded_chunks_truncate (VsCodedChunks *l, size_t n)
     }
   if (n < l->n)
     l->n = n;
+  /* what is left adds up to the chunks kept (none: nothing) */
+  assert (l->rows >= 0 && (l->n > 0 || (l->rows == 0 && l->bytes == 0)));
 }
 
 void

@@ -10,6 +10,7 @@
 #include "vs-fin-given.h"
 #include "vs-trace-finalize-private.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,6 +99,7 @@ vs_fin_given_cut (VsFinGiven *g, int64_t rows)
     rows = 0;
   g->t.n = (size_t)rows;
   vs_coded_chunks_truncate (&g->chunks, (size_t)(rows / GIVEN_CHUNK_ROWS));
+  assert (g->chunks.rows <= rows);
 }
 
 int64_t
@@ -140,6 +142,7 @@ vs_fin_given_take (VsFinGiven *g, VsFinTrace *t, int64_t *rows, int64_t *coded_r
   t->cap = g->t.cap;
   *rows = (int64_t)g->t.n;
   *coded_rows = g->chunks.rows;
+  assert (*coded_rows >= 0 && *coded_rows <= *rows);
   free (g->t.bl);
   memset (&g->t, 0, sizeof g->t);
   g->taken = true;

@@ -300,6 +300,8 @@ load_dimensions (sqlite3 *db, VsFinState *st, VsFinErr *e)
                         (long long)max[0], (long long)max[1]);
   st->ndev = (int32_t)max[0];
   st->nalloc = (int32_t)max[1];
+  assert (st->ndev >= 0 && st->ndev <= VS_FIN_MAX_DEVICE_ID);
+  assert (st->nalloc >= 0 && st->nalloc <= VS_FIN_MAX_ALLOCATOR_ID);
   st->acc = calloc ((size_t)(st->ndev + 1) * (size_t)(st->nalloc + 1), sizeof *st->acc);
   st->dev = calloc ((size_t)st->ndev + 1, sizeof *st->dev);
   st->shared = calloc ((size_t)st->ndev + 1, sizeof *st->shared);
@@ -359,6 +361,7 @@ static int
 sort_events (VsFinTrace *t, size_t sorted)
 {
   size_t a = sorted < t->n ? sorted : t->n, b = t->n - a;
+  assert (a + b == t->n && t->n <= t->cap);
   bool in_order = a > 0;
   for (size_t i = 1; in_order && i < a; i++)
     in_order = vs_fin_event_cmp (&t->ev[i - 1], &t->ev[i]) < 0;
@@ -383,6 +386,8 @@ sort_events (VsFinTrace *t, size_t sorted)
       else
         t->ev[--k] = rest[--j];
     }
+  /* rest all placed, what is left of the sorted ones already in place */
+  assert (j == 0 && k == i);
   free (rest);
   return 0;
 }
@@ -433,6 +438,7 @@ finalize (sqlite3 *db, VsFinTrace *given, const VsFinalizeOptions *o, char *err,
     goto out;
   t.max_device = st.ndev;
   t.max_allocator = st.nalloc;
+  assert (t.n <= t.cap && t.nb == 0);
   /* The alloc_event rows an import handed over as it wrote them
    * (vs-fin-given.h): only the others are loaded. */
   int64_t given_rows = 0, coded_rows = 0;
@@ -449,6 +455,9 @@ finalize (sqlite3 *db, VsFinTrace *given, const VsFinalizeOptions *o, char *err,
       t.n = t.cap = 0;
       given_rows = coded_rows = 0;
     }
+  /* Rows handed over are the first ones; coded rows a prefix of them. */
+  assert (given_rows >= 0 && coded_rows >= 0 && coded_rows <= given_rows);
+  assert ((size_t)given_rows <= t.n);
   /* The sink keeps the coded chunks of the rows taken, if any. */
   if (o->sink != NULL)
     o->sink->given = vs_fin_given_taken (o->given) ? o->given : NULL;
@@ -458,6 +467,7 @@ finalize (sqlite3 *db, VsFinTrace *given, const VsFinalizeOptions *o, char *err,
   if (vs_fin_check_events (&t, &e) < 0 || vs_fin_window_load (db, &t, &win, st.ndev, &e) < 0)
     goto out;
   st.window = &win;
+  assert (t.n <= VS_FIN_MAX_EVENTS && (size_t)given_rows <= t.n);
   phase (o, "finalize: loading events");
 
   pr.total = (uint64_t)t.n * 3 + 1;
@@ -466,6 +476,8 @@ finalize (sqlite3 *db, VsFinTrace *given, const VsFinalizeOptions *o, char *err,
       vs_fin_fail (&e, "out of memory");
       goto out;
     }
+  /* Replay order: by time, source and id (vs_fin_event_cmp). */
+  assert (t.n == 0 || vs_fin_event_cmp (&t.ev[0], &t.ev[t.n - 1]) <= 0);
   if (vs_fin_tick (&pr, 0) < 0)
     {
       vs_fin_fail (&e, "cancelled");
@@ -473,6 +485,7 @@ finalize (sqlite3 *db, VsFinTrace *given, const VsFinalizeOptions *o, char *err,
     }
   if (vs_fin_pair_events (&t, &e) < 0 || vs_fin_assign_owners (&t, &e) < 0)
     goto out;
+  assert (t.nb <= t.capb && (t.nb == 0 || t.bl != NULL));
   phase (o, "finalize: sorting and pairing");
 
   {

@@ -49,6 +49,7 @@
 #include "vs-trace-window.h"
 #include "vs-trace-window-private.h"
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -529,6 +530,9 @@ vs_trace_window_iterations (sqlite3 *db, int64_t window_ns, const int64_t *start
   c.end = end;
   Grid gr = { origin, end, vs_win_grid (window_ns) };
   int64_t h = window_ns / 8;
+  /* a window inside the run, on a grid of at least a millisecond */
+  assert (start < wstart && wstart < end && origin >= start);
+  assert (gr.g >= 1000000);
 
   sqlite3_stmt *s;
   if (sqlite3_prepare_v2 (db, "SELECT DISTINCT device_id FROM summary ORDER BY 1", -1, &s, NULL)
@@ -554,12 +558,15 @@ vs_trace_window_iterations (sqlite3 *db, int64_t window_ns, const int64_t *start
   if (vs_win_drop_outside (db, "detail_interval", &now, timings, err, errlen) < 0)
     goto out;
   st.blocks_kept -= now.blocks;
+  assert (now.blocks >= 0 && st.blocks_kept >= 0);
   st.blocks_dropped = dropped.blocks + now.blocks;
   st.kernels_dropped = dropped.kernels + now.kernels;
   st.copies_dropped = dropped.copies + now.copies;
   st.failures_dropped = dropped.failures + now.failures;
   st.ranges_dropped = dropped.ranges + now.ranges;
   st.detail_from = vs_win_floor (origin, gr.g, wstart);
+  /* the detail begins on the grid, at most one slice before the window */
+  assert (st.detail_from >= origin && st.detail_from > wstart - gr.g);
   if (vs_win_exec (db, drop_live_sql, err, errlen) < 0
       || set_meta (db, "window_detail_from_ns", st.detail_from) < 0
       || (st.slice_ns > 0 && set_meta (db, "window_slice_ns", st.slice_ns) < 0)

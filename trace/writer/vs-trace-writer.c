@@ -39,6 +39,30 @@
 #include "vs-sql-batch.h"
 #include "vs-trace-writer-private.h"
 
+/* The codes the writer stores are the ids of the lookup tables' rows in
+ * schemas/trace.sql: a trace written by one version reads the same in
+ * every other.  Checked when compiling, so nothing here can stop the
+ * profiled program. */
+static_assert (VS_TRACE_SCHEMA_COMPACTED == VS_TRACE_SCHEMA_VERSION + 1,
+               "a compacted trace is the version after the plain one");
+static_assert (VS_MEM_KIND_DEVICE == 1 && VS_MEM_KIND_PINNED == 2, "mem_kind rows 1, 2");
+static_assert (VS_MEM_KIND_MANAGED == 3 && VS_MEM_KIND_STATIC == 4, "mem_kind rows 3, 4");
+static_assert (VS_MEM_KIND_ASYNC == 5 && VS_MEM_KIND_VMM == 6, "mem_kind rows 5, 6");
+static_assert (VS_MEM_KIND_PAGEABLE == 7 && VS_MEM_KIND_ARRAY == 8, "mem_kind rows 7, 8");
+static_assert (VS_MEM_KIND_MANAGED_STATIC == 9, "mem_kind row 9");
+static_assert (VS_MEM_OP_ALLOC == 1 && VS_MEM_OP_FREE == 2, "mem_op rows");
+static_assert (VS_ALLOC_OP_ALLOC == 1 && VS_ALLOC_OP_FREE_REQUESTED == 2, "alloc_op rows 1, 2");
+static_assert (VS_ALLOC_OP_FREE_COMPLETED == 3 && VS_ALLOC_OP_SEGMENT_ALLOC == 4,
+               "alloc_op rows 3, 4");
+static_assert (VS_ALLOC_OP_SEGMENT_FREE == 5 && VS_ALLOC_OP_SEGMENT_MAP == 6, "alloc_op rows 5, 6");
+static_assert (VS_ALLOC_OP_SEGMENT_UNMAP == 7, "alloc_op row 7");
+static_assert (VS_POOL_OP_CREATED == 1 && VS_POOL_OP_DESTROYED == 2, "pool_op rows 1, 2");
+static_assert (VS_POOL_OP_TRIMMED == 3 && VS_POOL_OP_SAMPLE == 4, "pool_op rows 3, 4");
+static_assert (VS_FRAME_NATIVE == 1 && VS_FRAME_PYTHON == 2, "frame_kind rows 1, 2");
+static_assert (VS_FRAME_INLINE == 3 && VS_FRAME_LABEL == 4, "frame_kind rows 3, 4");
+static_assert (VS_TRACE_MAX_STACK_DEPTH > 0 && VS_TRACE_MAX_STACK_DEPTH <= INT32_MAX,
+               "a stack's depth in frames fits 32 bits");
+
 enum
 {
   STMT_META,

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* vs-cli.c — the `vramscope` command: dispatches to its subcommands.
+/* vs-cli-main.c — the `vramscope` command: dispatches to its subcommands.
  *
  * Exit status: a subcommand's own (record returns the program's), 2 for a
  * usage error, 1 for bad input.  `view` hands over to the separate GTK

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: MIT */
+/* vs-test-widgets.h — finding a window's widgets in GUI tests, as a user
+ * finds them: by type, by the text of a label, by name. */
+#pragma once
+
+#include <gtk/gtk.h>
+
+/* The first widget of type under widget (widget itself included), depth
+ * first; NULL when none is. */
+GtkWidget *vs_test_find_type (GtkWidget *widget, GType type);
+/* The first mapped label under widget whose text is text; NULL when none
+ * is. */
+GtkWidget *vs_test_find_label (GtkWidget *widget, const char *text);
+/* The first widget under widget whose name (gtk_widget_get_name) is name;
+ * NULL when none is. */
+GtkWidget *vs_test_find_named (GtkWidget *widget, const char *name);
