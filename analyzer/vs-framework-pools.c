@@ -453,6 +453,30 @@ vs_framework_pools_load (VsTrace *trace, GError **error)
   return TRUE;
 }
 
+/* The pool whose synthetic id is allocator_id, NULL if none. */
+static const Pool *
+find_pool (VsTrace *trace, gint64 allocator_id)
+{
+  VsFrameworkPools *fp = trace->framework_pools;
+
+  for (guint i = 0; fp != NULL && i < fp->pools->len; i++)
+    {
+      const Pool *p = g_ptr_array_index (fp->pools, i);
+
+      if (p->allocator_id == allocator_id)
+        return p;
+    }
+  return NULL;
+}
+
+/* See vs-framework-pools.h. */
+gboolean
+vs_framework_pool_is (VsTrace *trace, gint64 allocator_id)
+{
+  g_return_val_if_fail (trace != NULL, FALSE);
+  return allocator_id < 0 && find_pool (trace, allocator_id) != NULL;
+}
+
 /* The pool of framework f on the device, NULL if none. */
 static const Pool *
 pool_find (VsFrameworkPools *fp, gint64 device_id, Framework f)

@@ -33,6 +33,9 @@ gboolean vs_framework_pools_load (VsTrace *trace, GError **error);
 /* Frees what vs_framework_pools_load() kept (NULL is fine). */
 void vs_framework_pools_free (VsFrameworkPools *pools);
 
+/* Whether allocator_id is a framework pool's synthetic id. */
+gboolean vs_framework_pool_is (VsTrace *trace, gint64 allocator_id);
+
 /* The framework pool whose segments stack_id allocated, as its synthetic
  * allocator id on device_id (0: none). */
 gint64 vs_framework_pool_of_stack (VsTrace *trace, gint64 device_id, gint64 stack_id);

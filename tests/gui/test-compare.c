@@ -552,7 +552,7 @@ test_sort_by_keyboard (void)
     }
   /* A header click: the menu no longer claims a column. */
   vs_test_x11_spin (600);
-  vs_test_x11_click (find_label (GTK_WIDGET (window->compare_pane), "B"));
+  vs_test_x11_click (vs_test_find_label (GTK_WIDGET (window->compare_pane), "B"));
   g_assert_true (sorted_by (rows, "b", 1));
   assert_marks (sort, -1, "");
 }

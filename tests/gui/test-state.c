@@ -328,17 +328,14 @@ step_changed (gpointer data)
 static VsInstant *
 step_by_key (KeySym keysym)
 {
-  Display *d = xdisplay ();
   VsInstant *first;
 
   last_step = vs_state_pane_get_step (pane);
-  XTestFakeKeyEvent (d, XKeysymToKeycode (d, keysym), True, 0);
-  XTestFakeKeyEvent (d, XKeysymToKeycode (d, keysym), False, 0);
-  XSync (d, False);
+  vs_test_x11_key_now (keysym);
   g_assert_true (wait_until (step_changed, NULL));
   first = drawn ();
   g_assert_true (wait_until (window_settled, window));
-  spin (60);
+  vs_test_x11_spin (60);
   return first;
 }
 

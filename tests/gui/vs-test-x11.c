@@ -108,6 +108,16 @@ vs_test_x11_key (KeySym keysym, const KeySym *mods, guint n_mods)
 }
 
 void
+vs_test_x11_key_now (KeySym keysym)
+{
+  Display *d = xdisplay ();
+
+  XTestFakeKeyEvent (d, XKeysymToKeycode (d, keysym), True, 0);
+  XTestFakeKeyEvent (d, XKeysymToKeycode (d, keysym), False, 0);
+  XSync (d, False);
+}
+
+void
 vs_test_x11_type (const char *text)
 {
   const KeySym shift[] = { XK_Shift_L };

@@ -22,6 +22,9 @@ void vs_test_x11_click_at (GtkWidget *widget, double x, double y, guint button);
 void vs_test_x11_click (GtkWidget *widget);
 /* Presses and releases keysym with the modifiers' keysyms held. */
 void vs_test_x11_key (KeySym keysym, const KeySym *mods, guint n_mods);
+/* Presses and releases keysym and returns at once, without running the
+ * main loop (for a test that looks at what the very next frames show). */
+void vs_test_x11_key_now (KeySym keysym);
 /* Types text: letters of either case, digits and . _ - / */
 void vs_test_x11_type (const char *text);
 /* Gives window the keyboard focus, as a window manager would; returns
