@@ -164,33 +164,61 @@ pane_search_entry (void)
 
 /* ------------------------------------------------------- clipboard -- */
 
+/* One read of the clipboard after another, driven by the main loop: no
+ * read waits inside another wait, so one bounded wait covers them all. */
+typedef struct
+{
+  const char *unlike; /* the text to wait past; NULL: any text */
+  char *text;         /* what the last read gave */
+  gboolean reading;
+} ClipboardWatch;
+
 static void
 on_text (GObject *source, GAsyncResult *result, gpointer data)
 {
-  char **out = data;
+  ClipboardWatch *watch = data;
   g_autoptr (GError) error = NULL;
 
-  *out = gdk_clipboard_read_text_finish (GDK_CLIPBOARD (source), result, &error);
+  g_free (watch->text);
+  watch->text = gdk_clipboard_read_text_finish (GDK_CLIPBOARD (source), result, &error);
   g_assert_no_error (error);
-  if (*out == NULL)
-    *out = g_strdup ("");
+  if (watch->text == NULL)
+    watch->text = g_strdup ("");
+  watch->reading = FALSE;
 }
 
+/* Whether the last read gave the text waited for; else starts the next
+ * read when none is under way. */
 static gboolean
-has_text (gpointer data)
+clipboard_reads (gpointer data)
 {
-  return *(char **)data != NULL;
+  ClipboardWatch *watch = data;
+
+  if (watch->reading)
+    return FALSE;
+  if (watch->text != NULL && (watch->unlike == NULL || g_strcmp0 (watch->text, watch->unlike) != 0))
+    return TRUE;
+  watch->reading = TRUE;
+  gdk_clipboard_read_text_async (gtk_widget_get_clipboard (GTK_WIDGET (window)), NULL, on_text,
+                                 watch);
+  return FALSE;
+}
+
+/* The clipboard's text once a read gives text other than unlike (NULL:
+ * the first read's). */
+static char *
+clipboard_text_unlike (const char *unlike)
+{
+  ClipboardWatch watch = { unlike, NULL, FALSE };
+
+  g_assert_true (wait_until (clipboard_reads, &watch));
+  return watch.text;
 }
 
 static char *
 clipboard_text (void)
 {
-  char *text = NULL;
-
-  gdk_clipboard_read_text_async (gtk_widget_get_clipboard (GTK_WIDGET (window)), NULL, on_text,
-                                 &text);
-  g_assert_true (wait_until (has_text, &text));
-  return text;
+  return clipboard_text_unlike (NULL);
 }
 
 /* Puts a marker on the clipboard, so a copy that does nothing shows. */
@@ -204,25 +232,12 @@ clear_clipboard (void)
   g_assert_cmpstr (t, ==, "(nothing copied)");
 }
 
-static gboolean
-clipboard_changed (gpointer data)
-{
-  char **text = data;
-
-  g_free (*text);
-  *text = clipboard_text ();
-  return g_strcmp0 (*text, "(nothing copied)") != 0;
-}
-
 /* What a copy put on the clipboard after clear_clipboard(), once the
  * events that asked for it have arrived. */
 static char *
 copied_text (void)
 {
-  char *text = NULL;
-
-  g_assert_true (wait_until (clipboard_changed, &text));
-  return text;
+  return clipboard_text_unlike ("(nothing copied)");
 }
 
 static gboolean
