@@ -404,7 +404,10 @@ def wait_rounds(d, rec):
         if rec.poll() is not None:
             return "record ended"
         imports = imports_now(d)
-        if seen - imports:
+        names = os.listdir(wspool_dir(d))
+        # A removed import whose log stays (the rounds still hold it open).
+        if seen - imports or any(n.endswith(".db-wal") and n[:-4] not in names for n in names
+                                 if n.startswith("torch-")):
             return "given up"
         seen |= imports
         now = spool_now(d)
