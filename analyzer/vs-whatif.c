@@ -16,6 +16,7 @@
 #include "vs-alloc-conf.h"
 #include "vs-caching-allocator.h"
 #include "vs-trace-private.h"
+#include "vs-whatif-private.h"
 #include "vs-whatif-requests.h"
 
 static const char *last_id_sql = "SELECT MAX(id) FROM alloc_event";
@@ -620,6 +621,7 @@ typedef struct
   GArray *decisions;
   GArray *group_bound; /* from the learning pass (Record) */
   gint64 limit;        /* derived */
+  VsWhatifFlags flags; /* those of the learning pass */
 } Plan;
 
 static void
@@ -695,6 +697,7 @@ plan_prepare (VsTrace *trace, gint64 allocator_id, VsWhatifFlags flags,
   p->decisions = g_array_new (FALSE, FALSE, sizeof (gboolean));
   p->limit = decide (&rec, p->pass.total, p->decisions);
   p->group_bound = g_array_ref (rec.group_bound);
+  p->flags = flags;
   p->learned_ok = !(flags & VS_WHATIF_DECIDE)
                   && learned_is_decided (&rec, p->decisions, &p->own, p->limit, max_need);
   return TRUE;
@@ -703,7 +706,7 @@ plan_prepare (VsTrace *trace, gint64 allocator_id, VsWhatifFlags flags,
 /* One result: alloc_conf (NULL: the trace's own) under limit_bytes
  * (VS_UNKNOWN: derived). */
 static gboolean
-plan_run (Plan *p, const char *alloc_conf, gint64 limit_bytes, VsWhatifFlags flags,
+plan_run (Plan *p, VsTrace *trace, const char *alloc_conf, gint64 limit_bytes, VsWhatifFlags flags,
           VsWhatifResult *out, GError **error)
 {
   VsAllocConf conf = p->own;
@@ -737,6 +740,7 @@ plan_run (Plan *p, const char *alloc_conf, gint64 limit_bytes, VsWhatifFlags fla
           if (bound != VS_UNKNOWN && bound >= limit_bytes)
             g_array_index (decisions, gboolean, i) = FALSE;
         }
+      a.trace = trace != NULL ? trace : p->pass.trace;
       a.conf = &conf;
       a.progress_from = 0.5;
       a.progress_to = 1;
@@ -785,7 +789,7 @@ vs_whatif_run_full (VsTrace *trace, gint64 allocator_id, const char *alloc_conf,
     return FALSE;
   g_auto (Plan) plan;
   if (!plan_prepare (trace, allocator_id, flags, progress, progress_data, &plan, error)
-      || !plan_run (&plan, alloc_conf, limit_bytes, flags, out, error))
+      || !plan_run (&plan, NULL, alloc_conf, limit_bytes, flags, out, error))
     return FALSE;
   if (progress != NULL)
     progress (1, progress_data);
@@ -823,8 +827,8 @@ vs_whatif_run_settings_full (VsTrace *trace, gint64 allocator_id, const char *co
   if (!plan_prepare (trace, allocator_id, flags, progress, progress_data, &plan, error))
     return FALSE;
   for (guint k = 0; k <= n_confs; k++)
-    if (!plan_run (&plan, k == 0 ? NULL : alloc_confs[k - 1], k == 0 ? VS_UNKNOWN : limit_bytes,
-                   flags, &results[k], error))
+    if (!plan_run (&plan, NULL, k == 0 ? NULL : alloc_confs[k - 1],
+                   k == 0 ? VS_UNKNOWN : limit_bytes, flags, &results[k], error))
       {
         for (guint j = 0; j < k; j++)
           vs_whatif_result_clear (&results[j]);
@@ -833,4 +837,54 @@ vs_whatif_run_settings_full (VsTrace *trace, gint64 allocator_id, const char *co
   if (progress != NULL)
     progress (1, progress_data);
   return TRUE;
+}
+
+/* A plan shared by the replays of vs-whatif-plan.c: the learning pass's
+ * result (see vs-whatif-private.h). */
+struct _VsWhatifPlan
+{
+  Plan plan;
+};
+
+VsWhatifPlan *
+vs_whatif_plan_new (VsTrace *trace, gint64 allocator_id, VsWhatifFlags flags, GError **error)
+{
+  g_return_val_if_fail (trace != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  VsWhatifPlan *plan = g_new0 (VsWhatifPlan, 1);
+  if (!plan_prepare (trace, allocator_id, flags, NULL, NULL, &plan->plan, error))
+    {
+      vs_whatif_plan_free (plan);
+      return NULL;
+    }
+  return plan;
+}
+
+void
+vs_whatif_plan_free (VsWhatifPlan *plan)
+{
+  if (plan == NULL)
+    return;
+  plan_clear (&plan->plan);
+  g_free (plan);
+}
+
+gint64
+vs_whatif_plan_limit (const VsWhatifPlan *plan)
+{
+  return plan->plan.limit == G_MAXINT64 ? VS_UNKNOWN : plan->plan.limit;
+}
+
+VsTrace *
+vs_whatif_plan_trace (const VsWhatifPlan *plan)
+{
+  return plan->plan.pass.trace;
+}
+
+gboolean
+vs_whatif_plan_replay (VsWhatifPlan *plan, VsTrace *trace, const char *alloc_conf,
+                       gint64 limit_bytes, VsWhatifResult *out, GError **error)
+{
+  return plan_run (&plan->plan, trace, alloc_conf, limit_bytes, plan->plan.flags, out, error);
 }

@@ -138,4 +138,39 @@ gboolean vs_whatif_run_settings_full (VsTrace *trace, gint64 allocator_id,
                                       VsWhatifProgressFunc progress, gpointer progress_data,
                                       VsWhatifResult *results, GError **error);
 
+/* One setting to replay from a plan: alloc_conf (NULL: the trace's own
+ * settings) under limit_bytes (VS_UNKNOWN: the limit derived from the
+ * trace), as vs_whatif_run takes them. */
+typedef struct
+{
+  const char *alloc_conf;
+  gint64 limit_bytes;
+} VsWhatifSetting;
+
+/* The learning pass of one allocator (its own settings, what the recorded
+ * run released and what failed), which every replay of it shares. */
+typedef struct _VsWhatifPlan VsWhatifPlan;
+
+/* Makes the learning pass of PyTorch allocator allocator_id with flags (as
+ * vs_whatif_run takes them; no progress).  trace must outlive the plan.
+ * NULL with error set as vs_whatif_run fails. */
+VsWhatifPlan *vs_whatif_plan_new (VsTrace *trace, gint64 allocator_id, VsWhatifFlags flags,
+                                  GError **error);
+
+void vs_whatif_plan_free (VsWhatifPlan *plan);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (VsWhatifPlan, vs_whatif_plan_free)
+
+/* The limit derived from the trace (what results[k].limit_bytes is for a
+ * setting with VS_UNKNOWN); VS_UNKNOWN when there is none. */
+gint64 vs_whatif_plan_limit (const VsWhatifPlan *plan);
+
+/* Fills results[k] (k < n; each released with vs_whatif_result_clear)
+ * with what vs_whatif_run gives for settings[k] and the plan's flags.  The
+ * replays run at once, each on a thread and a read-only connection of its
+ * own, when the trace is a finished file and there are processors for
+ * them; the results are the same either way.  On failure none is set and
+ * error is what vs_whatif_run gives. */
+gboolean vs_whatif_plan_run (VsWhatifPlan *plan, const VsWhatifSetting *settings, guint n,
+                             VsWhatifResult *results, GError **error);
+
 G_END_DECLS

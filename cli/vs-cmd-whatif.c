@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <sqlite3.h>
+
 #include "vs-analyzer.h"
 #include "vs-cli.h"
 
@@ -53,6 +55,25 @@ add_row (VsTable *table, VsTrace *trace, const VsWhatifResult *r)
   vs_table_set_int (table, 7, r->first_failure_time_ns);
 }
 
+/* Adds one row per setting of allocator id replayed from plan (the
+ * replays run at once).  Returns FALSE with error set when a replay
+ * fails. */
+static gboolean
+add_setting_rows (VsTable *table, VsTrace *trace, VsWhatifPlan *plan,
+                  const VsWhatifSetting *settings, guint n, GError **error)
+{
+  g_autofree VsWhatifResult *results = g_new0 (VsWhatifResult, n);
+
+  if (!vs_whatif_plan_run (plan, settings, n, results, error))
+    return FALSE;
+  for (guint k = 0; k < n; k++)
+    {
+      add_row (table, trace, &results[k]);
+      vs_whatif_result_clear (&results[k]);
+    }
+  return TRUE;
+}
+
 /* Adds the rows of allocator id replayed under the settings the diagnosis
  * considers: its own (the first row), its own with each of
  * diagnosis_keys not already in effect, and its own under the device's
@@ -64,9 +85,9 @@ add_diagnosis_rows (VsTable *table, VsTrace *trace, gint64 id, const VsDeviceInf
 {
   g_autofree char *own = vs_whatif_own_alloc_conf (trace, id, error);
   g_autoptr (GPtrArray) confs = g_ptr_array_new_with_free_func (g_free);
-  g_autofree VsWhatifResult *results = NULL;
-  VsWhatifResult at_cap[2] = { { 0 } };
-  const char *own_only[] = { NULL };
+  g_autoptr (GArray) settings = g_array_new (FALSE, FALSE, sizeof (VsWhatifSetting));
+  g_autoptr (VsWhatifPlan) plan = NULL;
+  VsWhatifSetting own_derived = { NULL, VS_UNKNOWN };
 
   if (own == NULL)
     return FALSE;
@@ -80,25 +101,42 @@ add_diagnosis_rows (VsTable *table, VsTrace *trace, gint64 id, const VsDeviceInf
       g_ptr_array_add (confs, own[0] != '\0' ? g_strconcat (own, ",", diagnosis_keys[k], NULL)
                                              : g_strdup (diagnosis_keys[k]));
     }
-  results = g_new0 (VsWhatifResult, confs->len + 1);
-  if (!vs_whatif_run_settings (trace, id, (const char *const *)confs->pdata, confs->len, VS_UNKNOWN,
-                               VS_WHATIF_NONE, results, error))
+  plan = vs_whatif_plan_new (trace, id, VS_WHATIF_NONE, error);
+  if (plan == NULL)
     return FALSE;
-  for (guint k = 0; k <= confs->len; k++)
+  g_array_append_val (settings, own_derived);
+  for (guint k = 0; k < confs->len; k++)
     {
-      add_row (table, trace, &results[k]);
-      vs_whatif_result_clear (&results[k]);
+      VsWhatifSetting s = { g_ptr_array_index (confs, k), VS_UNKNOWN };
+      g_array_append_val (settings, s);
     }
-  if (dev == NULL || dev->total_bytes == VS_UNKNOWN)
-    return TRUE;
-  if (!vs_whatif_run_settings (trace, id, own_only, 1, dev->total_bytes, VS_WHATIF_NONE, at_cap,
-                               error))
+  gint64 derived = vs_whatif_plan_limit (plan);
+  if (dev != NULL && dev->total_bytes != VS_UNKNOWN && derived != VS_UNKNOWN
+      && derived < dev->total_bytes)
+    {
+      VsWhatifSetting at_cap = { NULL, dev->total_bytes };
+      g_array_append_val (settings, at_cap);
+    }
+  return add_setting_rows (table, trace, plan, (VsWhatifSetting *)settings->data, settings->len,
+                           error);
+}
+
+/* Adds the rows of allocator id: its own settings under the derived
+ * limit, then each of the n confs (NULL: its own) under limit (VS_UNKNOWN:
+ * the derived one).  Returns FALSE with error set when a replay fails. */
+static gboolean
+add_asked_rows (VsTable *table, VsTrace *trace, gint64 id, const char *const *confs, guint n,
+                gint64 limit, GError **error)
+{
+  g_autoptr (VsWhatifPlan) plan = vs_whatif_plan_new (trace, id, VS_WHATIF_NONE, error);
+  g_autofree VsWhatifSetting *settings = g_new0 (VsWhatifSetting, n + 1);
+
+  if (plan == NULL)
     return FALSE;
-  if (at_cap[0].limit_bytes != VS_UNKNOWN && at_cap[0].limit_bytes < dev->total_bytes)
-    add_row (table, trace, &at_cap[1]);
-  vs_whatif_result_clear (&at_cap[0]);
-  vs_whatif_result_clear (&at_cap[1]);
-  return TRUE;
+  settings[0] = (VsWhatifSetting){ NULL, VS_UNKNOWN };
+  for (guint k = 0; k < n; k++)
+    settings[k + 1] = (VsWhatifSetting){ confs[k], limit };
+  return add_setting_rows (table, trace, plan, settings, n + 1, error);
 }
 
 int
@@ -137,6 +175,11 @@ vs_cmd_whatif (int argc, char **argv)
   gboolean csv, json;
   gboolean defaults;
 
+  /* Each connection of this command is used by one thread at a time (the
+   * replays run on threads, each through its own connection): SQLite's
+   * locking of every call can go, as for predict.  Fails, changing
+   * nothing, where SQLite was already initialised. */
+  sqlite3_config (SQLITE_CONFIG_MULTITHREAD);
   g_set_prgname ("vramscope whatif");
   context = g_option_context_new ("FILE");
   g_option_context_set_summary (
@@ -234,16 +277,10 @@ vs_cmd_whatif (int argc, char **argv)
       guint n = confs != NULL ? g_strv_length (confs) : (limit_text != NULL ? 1 : 0);
       const char *own_only[] = { NULL };
       const char *const *asked = confs != NULL ? (const char *const *)confs : own_only;
-      g_autofree VsWhatifResult *results = g_new0 (VsWhatifResult, n + 1);
-      if (!vs_whatif_run_settings (trace, id, asked, n, limit, VS_WHATIF_NONE, results, &error))
+      if (!add_asked_rows (table, trace, id, asked, n, limit, &error))
         {
           fprintf (stderr, "vramscope: %s\n", error->message);
           return 1;
-        }
-      for (guint k = 0; k <= n; k++)
-        {
-          add_row (table, trace, &results[k]);
-          vs_whatif_result_clear (&results[k]);
         }
       rows++;
     }
