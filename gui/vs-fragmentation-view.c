@@ -380,11 +380,17 @@ void
 vs_fragmentation_view_set_instant (VsFragmentationView *self, VsInstant *instant)
 {
   g_autoptr (GHashTable) rows = NULL;
+  guint old_rows, new_rows;
 
   g_return_if_fail (VS_IS_FRAGMENTATION_VIEW (self));
 
   if (instant == self->instant)
     return;
+  /* The height follows the number of rows only (see measure): a state
+   * with as many rows as the last one is drawn again without a new
+   * layout of the window. */
+  old_rows = self->instant != NULL ? MAX (1, self->instant->segments->len) : 1;
+  new_rows = instant != NULL ? MAX (1, instant->segments->len) : 1;
   if (instant != NULL)
     vs_instant_ref (instant);
   g_clear_pointer (&self->instant, vs_instant_unref);
@@ -398,7 +404,10 @@ vs_fragmentation_view_set_instant (VsFragmentationView *self, VsInstant *instant
   g_object_notify_by_pspec (G_OBJECT (self), props[PROP_INSTANT]);
   self->largest_gap = -1;
   self->max_segment = 1;
-  gtk_widget_queue_resize (GTK_WIDGET (self));
+  if (new_rows != old_rows)
+    gtk_widget_queue_resize (GTK_WIDGET (self));
+  else
+    gtk_widget_queue_draw (GTK_WIDGET (self));
   if (instant == NULL)
     return;
 

@@ -54,6 +54,10 @@ struct _VsStatePane
   gint64 selected_device, selected_t;
   GCancellable *cancellable;       /* the load in flight */
   GCancellable *stack_cancellable; /* the stack in flight */
+  /* The stack the label shows (0: none recorded; -1: another text) and
+   * the one being read (-1: none): a step whose event has the same stack
+   * leaves the label as it is, without a new layout. */
+  gint64 shown_stack, pending_stack;
 };
 
 enum
@@ -184,6 +188,8 @@ on_stack (GObject *source, GAsyncResult *result, gpointer data)
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     return;
   self = VS_STATE_PANE (data);
+  self->shown_stack = text != NULL ? self->pending_stack : -1;
+  self->pending_stack = -1;
   if (text == NULL)
     gtk_label_set_text (self->stack_label, error->message);
   else
@@ -192,20 +198,43 @@ on_stack (GObject *source, GAsyncResult *result, gpointer data)
   gtk_widget_set_visible (self->stack_scroller, TRUE);
 }
 
-/* Reads the stack of the event shown in a worker. */
+/* Forgets which stack the label shows (its events are no longer those
+ * held) and any stack being read. */
+static void
+forget_stack (VsStatePane *self)
+{
+  g_cancellable_cancel (self->stack_cancellable);
+  g_clear_object (&self->stack_cancellable);
+  self->shown_stack = -1;
+  self->pending_stack = -1;
+}
+
+/* Reads the stack of the event shown in a worker; the stack shown or
+ * being read already is left as it is. */
 static void
 fetch_stack (VsStatePane *self, gint64 stack_id)
 {
   g_autoptr (GTask) task = NULL;
 
+  stack_id = MAX (0, stack_id);
+  if (stack_id == self->pending_stack)
+    return;
   g_cancellable_cancel (self->stack_cancellable);
   g_clear_object (&self->stack_cancellable);
-  if (stack_id <= 0)
+  self->pending_stack = -1;
+  if (stack_id == self->shown_stack)
     {
-      gtk_label_set_text (self->stack_label, _("The trace has no stack for this event."));
       gtk_widget_set_visible (self->stack_scroller, TRUE);
       return;
     }
+  if (stack_id == 0)
+    {
+      gtk_label_set_text (self->stack_label, _("The trace has no stack for this event."));
+      gtk_widget_set_visible (self->stack_scroller, TRUE);
+      self->shown_stack = 0;
+      return;
+    }
+  self->pending_stack = stack_id;
   self->stack_cancellable = g_cancellable_new ();
   task = g_task_new (self->steps_document, self->stack_cancellable, on_stack, self);
   g_task_set_task_data (task, GSIZE_TO_POINTER (stack_id), NULL);
@@ -214,6 +243,15 @@ fetch_stack (VsStatePane *self, gint64 stack_id)
 }
 
 /* ------------------------------------------------------------- showing -- */
+
+/* The event's line, in full in its tooltip (the label is one line, cut
+ * at the end when the pane is narrow). */
+static void
+set_event_text (VsStatePane *self, const char *text)
+{
+  gtk_label_set_text (self->event_label, text);
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->event_label), *text ? text : NULL);
+}
 
 /* The instant the view draws for the state after event index. */
 static VsInstant *
@@ -302,7 +340,7 @@ show_current (VsStatePane *self)
       const VsAllocStep *s = vs_alloc_steps_get (self->steps, (guint)self->index);
       g_autofree char *line = describe_step (s);
 
-      gtk_label_set_text (self->event_label, line);
+      set_event_text (self, line);
       vs_fragmentation_view_set_mark (self->view, s->address,
                                       s->kind == VS_ALLOC_STEP_FAILURE ? 0
                                       : s->block_bytes != VS_UNKNOWN   ? s->block_bytes
@@ -313,12 +351,14 @@ show_current (VsStatePane *self)
     }
   else
     {
-      gtk_label_set_text (self->event_label,
-                          vs_alloc_steps_get_n (self->steps) == 0
-                              ? _("No allocator event on this device")
-                              : _("Before the first allocator event: what was live when the "
-                                  "trace began"));
+      set_event_text (self, vs_alloc_steps_get_n (self->steps) == 0
+                                ? _("No allocator event on this device")
+                                : _("Before the first allocator event: what was live when the "
+                                    "trace began"));
       vs_fragmentation_view_set_mark (self->view, 0, 0);
+      g_cancellable_cancel (self->stack_cancellable);
+      g_clear_object (&self->stack_cancellable);
+      self->pending_stack = -1;
       gtk_widget_set_visible (self->stack_scroller, FALSE);
     }
   update_actions (self);
@@ -330,14 +370,15 @@ show_instant (VsStatePane *self)
 {
   self->stepping = FALSE;
   g_cancellable_cancel (self->stack_cancellable);
+  g_clear_object (&self->stack_cancellable);
+  self->pending_stack = -1;
   g_clear_pointer (&self->stepped, vs_instant_unref);
   vs_fragmentation_view_set_mark (self->view, 0, 0);
   vs_fragmentation_view_set_instant (self->view, self->instant);
-  gtk_label_set_text (self->event_label,
-                      self->instant != NULL
-                          ? _("Step through the allocator’s events from the selected instant "
-                              "with [ and ]")
-                          : "");
+  set_event_text (self, self->instant != NULL
+                            ? _("Step through the allocator’s events from the selected instant "
+                                "with [ and ]")
+                            : "");
   gtk_widget_set_visible (self->stack_scroller, FALSE);
   update_actions (self);
 }
@@ -423,11 +464,13 @@ on_loaded (GObject *source, GAsyncResult *result, gpointer data)
           = g_strdup_printf (_("The allocator’s events could not be read: %s"), error->message);
       self->select_on_show = FALSE;
       show_instant (self);
-      gtk_label_set_text (self->event_label, line);
+      set_event_text (self, line);
     }
   else
     {
       g_clear_pointer (&self->steps, vs_alloc_steps_free);
+      if (self->steps_document != d->document)
+        forget_stack (self);
       g_set_object (&self->steps_document, d->document);
       self->steps_device = d->device_id;
       self->steps = steps;
@@ -724,6 +767,8 @@ vs_state_pane_init (VsStatePane *self)
   self->index = -1;
   self->selected_device = -1;
   self->selected_t = -1;
+  self->shown_stack = -1;
+  self->pending_stack = -1;
   show_instant (self);
 }
 
