@@ -62,7 +62,8 @@ check_run (const char *path)
   for (guint i = 0; i < ids->len; i++)
     {
       gint64 id = g_array_index (ids, gint64, i);
-      g_autoptr (VsWhatifPlan) plan = vs_whatif_plan_new (trace, id, VS_WHATIF_SEGMENT_EVENTS, &error);
+      g_autoptr (VsWhatifPlan) plan
+          = vs_whatif_plan_new (trace, id, VS_WHATIF_SEGMENT_EVENTS, &error);
       VsWhatifResult all[G_N_ELEMENTS (settings)];
 
       g_assert_no_error (error);
