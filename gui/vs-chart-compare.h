@@ -6,7 +6,7 @@
  */
 #pragma once
 
-#include "vs-chart-draw.h"
+#include "vs-chart-layout.h"
 
 G_BEGIN_DECLS
 

@@ -26,8 +26,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define VS_EVENTS_MAX_FRAMES 1024
-
 typedef struct
 {
   VsWriter *w;
@@ -38,26 +36,21 @@ typedef struct
   GHashTable *stacks;     /* the file's stack id → trace stack id */
   /* The stack being read. */
   long long stack;
-  int64_t frames[VS_EVENTS_MAX_FRAMES]; /* innermost first */
-  size_t nframes;
+  VsFrameworkFrames frames;
 } Events;
 
 /* Writes the stack being read, if any; 0 or -1. */
 static int
 flush_stack (Events *ev)
 {
-  int64_t outer_first[VS_EVENTS_MAX_FRAMES];
   if (ev->stack <= 0)
     return 0;
-  for (size_t i = 0; i < ev->nframes; i++)
-    outer_first[i] = ev->frames[ev->nframes - 1 - i];
-  int64_t id = ev->nframes > 0 ? vs_writer_add_stack (ev->w, outer_first, ev->nframes) : 0;
+  int64_t id = vs_framework_frames_stack (ev->w, &ev->frames);
   if (id < 0)
     return -1;
   g_hash_table_insert (ev->stacks, GSIZE_TO_POINTER ((gsize)ev->stack),
                        GSIZE_TO_POINTER ((gsize)id));
   ev->stack = 0;
-  ev->nframes = 0;
   return 0;
 }
 
@@ -89,33 +82,17 @@ allocator_of (Events *ev, long long idx)
 static int
 read_event (Events *ev, char *line)
 {
-  long long ts, idx, ptr, nbytes, size = 0, stack = 0, lineno;
+  long long ts, idx, ptr, nbytes, size = 0, stack = 0;
   char op;
-  int used = 0;
 
-  if (sscanf (line, "frame %lld %n", &lineno, &used) == 1 && used > 0)
-    {
-      char *tab = strchr (line + used, '\t');
-      if (ev->stack <= 0 || tab == NULL || ev->nframes == VS_EVENTS_MAX_FRAMES)
-        return 0;
-      *tab = '\0';
-      VsFrame f = { .kind = VS_FRAME_PYTHON,
-                    .module_id = VS_UNKNOWN,
-                    .address = VS_UNKNOWN,
-                    .function = tab + 1,
-                    .file = line + used,
-                    .line = lineno };
-      int64_t id = vs_writer_add_frame (ev->w, &f);
-      if (id < 0)
-        return -1;
-      ev->frames[ev->nframes++] = id;
-      return 0;
-    }
+  int rc = vs_framework_frame_line (ev->w, line, ev->stack > 0, &ev->frames);
+  if (rc <= 0)
+    return rc;
   if (strncmp (line, "label ", 6) == 0)
     {
       /* A frame that is a name only (the XLA executable a block was
        * allocated in). */
-      if (ev->stack <= 0 || ev->nframes == VS_EVENTS_MAX_FRAMES)
+      if (ev->stack <= 0 || ev->frames.n == VS_FRAMEWORK_MAX_FRAMES)
         return 0;
       VsFrame f = { .kind = VS_FRAME_LABEL,
                     .module_id = VS_UNKNOWN,
@@ -125,7 +102,7 @@ read_event (Events *ev, char *line)
       int64_t id = vs_writer_add_frame (ev->w, &f);
       if (id < 0)
         return -1;
-      ev->frames[ev->nframes++] = id;
+      ev->frames.ids[ev->frames.n++] = id;
       return 0;
     }
   if (flush_stack (ev) < 0)
@@ -214,4 +191,42 @@ vs_framework_events_import (VsWriter *w, const char *path, int64_t process_id, G
   g_hash_table_unref (ev.allocators);
   g_hash_table_unref (ev.stacks);
   return rc < 0 ? -1 : 0;
+}
+
+/* See vs-framework-events.h. */
+int
+vs_framework_frame_line (VsWriter *w, char *line, bool take, VsFrameworkFrames *f)
+{
+  long long lineno;
+  int used = 0;
+
+  if (sscanf (line, "frame %lld %n", &lineno, &used) != 1 || used == 0)
+    return 1;
+  char *tab = strchr (line + used, '\t');
+  if (!take || tab == NULL || f->n == VS_FRAMEWORK_MAX_FRAMES)
+    return 0;
+  *tab = '\0';
+  VsFrame fr = { .kind = VS_FRAME_PYTHON,
+                 .module_id = VS_UNKNOWN,
+                 .address = VS_UNKNOWN,
+                 .function = tab + 1,
+                 .file = line + used,
+                 .line = lineno };
+  int64_t id = vs_writer_add_frame (w, &fr);
+  if (id < 0)
+    return -1;
+  f->ids[f->n++] = id;
+  return 0;
+}
+
+/* See vs-framework-events.h. */
+int64_t
+vs_framework_frames_stack (VsWriter *w, VsFrameworkFrames *f)
+{
+  int64_t outer_first[VS_FRAMEWORK_MAX_FRAMES];
+  for (size_t i = 0; i < f->n; i++)
+    outer_first[i] = f->ids[f->n - 1 - i];
+  int64_t id = f->n > 0 ? vs_writer_add_stack (w, outer_first, f->n) : 0;
+  f->n = 0;
+  return id;
 }

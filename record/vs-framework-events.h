@@ -6,6 +6,8 @@
  */
 #pragma once
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <glib.h>
@@ -21,3 +23,21 @@
  * cut short.  Returns 0, or -1 when the writer failed. */
 int vs_framework_events_import (VsWriter *w, const char *path, int64_t process_id,
                                 GHashTable *devices);
+
+/* The frames of one stack in a hook's spool file, innermost first, as its
+ * lines give them. */
+#define VS_FRAMEWORK_MAX_FRAMES 1024
+typedef struct
+{
+  int64_t ids[VS_FRAMEWORK_MAX_FRAMES];
+  size_t n;
+} VsFrameworkFrames;
+
+/* A line `frame LINE FILE<TAB>FUNCTION`: when take is true and f has room,
+ * writes its Python frame through w and adds it to f; returns 0, or -1
+ * when the writer failed.  Any other line: 1, nothing done. */
+int vs_framework_frame_line (VsWriter *w, char *line, bool take, VsFrameworkFrames *f);
+
+/* Writes f's stack through w, outermost frame first, and empties f;
+ * returns its id, 0 when f has no frames, -1 when the writer failed. */
+int64_t vs_framework_frames_stack (VsWriter *w, VsFrameworkFrames *f);

@@ -21,8 +21,6 @@
 #include "vs-framework-events.h"
 #include "vs-trace-writer.h"
 
-#define VS_FRAMEWORK_MAX_FRAMES 1024
-
 typedef struct
 {
   VsWriter *w;
@@ -33,26 +31,21 @@ typedef struct
   VsFailedAlloc failed;
   char api[16];
   char *message;
-  int64_t frames[VS_FRAMEWORK_MAX_FRAMES]; /* innermost first */
-  size_t nframes;
+  VsFrameworkFrames frames;
 } VsFrameworkFile;
 
 /* Writes the pending failure, if any; 0 or -1. */
 static int
 flush_failure (VsFrameworkFile *ff)
 {
-  int64_t outer_first[VS_FRAMEWORK_MAX_FRAMES];
   if (!ff->pending)
     return 0;
   ff->pending = FALSE;
-  for (size_t i = 0; i < ff->nframes; i++)
-    outer_first[i] = ff->frames[ff->nframes - 1 - i];
-  ff->failed.stack_id = ff->nframes > 0 ? vs_writer_add_stack (ff->w, outer_first, ff->nframes) : 0;
+  ff->failed.stack_id = vs_framework_frames_stack (ff->w, &ff->frames);
   ff->failed.api = ff->api;
   ff->failed.error_name = ff->message;
   int rc = ff->failed.stack_id < 0 ? -1 : vs_writer_failed_alloc (ff->w, &ff->failed);
   g_clear_pointer (&ff->message, g_free);
-  ff->nframes = 0;
   return rc;
 }
 
@@ -70,28 +63,13 @@ device_id (VsFrameworkFile *ff, long long idx)
 static int
 read_line (VsFrameworkFile *ff, char *line)
 {
-  long long idx, total, ts, nbytes, lineno;
+  long long idx, total, ts, nbytes;
   char uuid[64], key[128], api[16];
   int used = 0;
 
-  if (sscanf (line, "frame %lld %n", &lineno, &used) == 1 && used > 0)
-    {
-      char *tab = strchr (line + used, '\t');
-      if (!ff->pending || tab == NULL || ff->nframes == VS_FRAMEWORK_MAX_FRAMES)
-        return 0;
-      *tab = '\0';
-      VsFrame f = { .kind = VS_FRAME_PYTHON,
-                    .module_id = VS_UNKNOWN,
-                    .address = VS_UNKNOWN,
-                    .function = tab + 1,
-                    .file = line + used,
-                    .line = lineno };
-      int64_t id = vs_writer_add_frame (ff->w, &f);
-      if (id < 0)
-        return -1;
-      ff->frames[ff->nframes++] = id;
-      return 0;
-    }
+  int rc = vs_framework_frame_line (ff->w, line, ff->pending, &ff->frames);
+  if (rc <= 0)
+    return rc;
   if (flush_failure (ff) < 0)
     return -1;
   if (sscanf (line, "meta %127s %n", key, &used) == 1 && used > 0)

@@ -12,7 +12,8 @@
 
 #include <sqlite3.h>
 
-#include "vs-merge.h"
+#include "vs-merge-run.h"
+#include "vs-trace-writer.h"
 
 /* Column i of the row at s: an integer (VS_UNKNOWN for NULL), text. */
 static inline int64_t

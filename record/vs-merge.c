@@ -46,14 +46,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int
-vs_merge_fail (VsMerge *m, const char *what, const char *why)
-{
-  if (m->errlen)
-    snprintf (m->err, m->errlen, "%s: %s", what, why);
-  return -1;
-}
-
 static int
 tick (VsMerge *m)
 {
@@ -639,17 +631,6 @@ vs_merge_open_input (const char *path, char *err, size_t errlen)
   return db;
 }
 
-/* Whether the count query sql gives more than 0 on db. */
-bool
-vs_merge_count_is_positive (sqlite3 *db, const char *sql)
-{
-  sqlite3_stmt *s = NULL;
-  bool yes = sqlite3_prepare_v2 (db, sql, -1, &s, NULL) == SQLITE_OK
-             && sqlite3_step (s) == SQLITE_ROW && sqlite3_column_int64 (s, 0) > 0;
-  sqlite3_finalize (s);
-  return yes;
-}
-
 /* The kernel executions db holds (kernel_exec or, before schema 3,
  * kernel); -1 when it cannot say. */
 static int64_t
@@ -726,15 +707,6 @@ vs_merge_end_processes (VsMerge *m, int64_t pend, const VsMergeRun *run)
 {
   EndProcesses e = { m, pend, run };
   vs_merge_idmap_foreach (&m->process, 0, INT64_MAX, end_one_process, &e);
-}
-
-void
-vs_merge_free_maps (VsMerge *m)
-{
-  VsIdMap *maps[] = { &m->process, &m->range, &m->device, &m->allocator,
-                      &m->module,  &m->frame, &m->stack,  &m->kernel_config };
-  for (size_t k = 0; k < sizeof maps / sizeof maps[0]; k++)
-    vs_merge_idmap_clear (maps[k]);
 }
 
 /* Merges inputs into a new trace at out (see vs-merge.h). */
