@@ -20,7 +20,7 @@
  *                         frame clock's next tick (up to one refresh
  *                         interval, 16.7 ms at 60 Hz) before the frame
  *                         starts
- *   settle_ms_*           after the last step of each run (forward, then
+ *   settle_ms_forward/back  after the last step of each run (forward, then
  *                         back), the user pausing: that step's request to
  *                         the window settled, the session's instant,
  *                         Attribution and the timelines following it
@@ -280,7 +280,9 @@ main (int argc, char **argv)
         }
     }
   print_percentiles ("step_ms", ms);
-  print_percentiles ("settle_ms", settle_ms);
+  for (guint i = 0; i < settle_ms->len; i++)
+    printf ("settle_ms_%s %.3f\n", i == 0 ? "forward" : "back",
+            g_array_index (settle_ms, double, i));
   print_percentiles ("step_frame_ms", work_ms);
   print_percentiles ("step_sync_ms", sync_ms);
   printf ("step_reloads %u\n", reloads);
