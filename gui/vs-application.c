@@ -232,6 +232,12 @@ vs_application_startup (GApplication *app)
   const char *quit[] = { "<Primary>q", NULL };
   const char *close[] = { "<Primary>w", NULL };
 
+  /* GLib (2.74) sets up its MIME database's folders on the first call
+   * that asks for them, without the lock its content-type readers hold:
+   * made while the file chooser's worker threads guess content types, that
+   * first call frees the folder list they are reading.  Made here, before
+   * any such thread exists, it is never made again. */
+  (void)g_content_type_get_mime_dirs ();
   G_APPLICATION_CLASS (vs_application_parent_class)->startup (app);
   /* Light or dark as the desktop prefers. */
   adw_style_manager_set_color_scheme (adw_style_manager_get_default (), ADW_COLOR_SCHEME_DEFAULT);

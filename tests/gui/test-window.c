@@ -96,7 +96,14 @@ check_screenshot (const Trace *tr, gboolean dark, const char *pane)
 
   env = g_environ_setenv (env, "ADW_DEBUG_COLOR_SCHEME", dark ? "prefer-dark" : "prefer-light",
                           TRUE);
-  g_assert_cmpint (run (argv, (const char *const *)env, &err), ==, 0);
+  {
+    int status = run (argv, (const char *const *)env, &err);
+
+    /* The viewer's own words say why, should it fail. */
+    if (status != 0)
+      g_test_message ("%s --screenshot: status %d: %s", tr->path, status, err);
+    g_assert_cmpint (status, ==, 0);
+  }
   texture = gdk_texture_new_from_filename (png, &error);
   g_assert_no_error (error);
   g_assert_cmpint (gdk_texture_get_width (texture), ==, WIDTH);
