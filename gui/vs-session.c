@@ -35,6 +35,7 @@ enum
   PROP_SELECTION,
   PROP_INSTANT,
   PROP_LOADING,
+  PROP_SELECTED_TIME,
   N_PROPS
 };
 static GParamSpec *props[N_PROPS];
@@ -128,6 +129,7 @@ vs_session_select_instant (VsSession *self, gint64 device_id, gint64 t)
   self->device_id = device_id;
   self->t = t;
   set_selection (self, 0, 0);
+  g_object_notify_by_pspec (G_OBJECT (self), props[PROP_SELECTED_TIME]);
   request_instant (self);
 }
 
@@ -140,6 +142,7 @@ vs_session_select_range (VsSession *self, gint64 device_id, gint64 a, gint64 b)
   self->device_id = device_id;
   self->t = b;
   set_selection (self, a, b);
+  g_object_notify_by_pspec (G_OBJECT (self), props[PROP_SELECTED_TIME]);
   request_instant (self);
 }
 
@@ -298,6 +301,9 @@ vs_session_get_property (GObject *object, guint prop_id, GValue *value, GParamSp
     case PROP_LOADING:
       g_value_set_boolean (value, vs_session_get_loading (self));
       break;
+    case PROP_SELECTED_TIME:
+      g_value_set_int64 (value, self->t);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -355,6 +361,10 @@ vs_session_class_init (VsSessionClass *klass)
   props[PROP_SELECTION] = g_param_spec_boxed ("selection", NULL, NULL, VS_TYPE_TIME_SPAN, ro);
   props[PROP_INSTANT] = g_param_spec_boxed ("instant", NULL, NULL, VS_TYPE_INSTANT, ro);
   props[PROP_LOADING] = g_param_spec_boolean ("loading", NULL, NULL, FALSE, ro);
+  /* Notified each time an instant or a span is selected, even the one
+   * already selected. */
+  props[PROP_SELECTED_TIME]
+      = g_param_spec_int64 ("selected-time", NULL, NULL, G_MININT64, G_MAXINT64, -1, ro);
   g_object_class_install_properties (object_class, N_PROPS, props);
 
   signals[INSTANT_FAILED]

@@ -330,6 +330,16 @@ cancel_select (VsStatePane *self)
   g_object_notify_by_pspec (G_OBJECT (self), props[PROP_SELECTING]);
 }
 
+/* The session's selection changed: one made elsewhere while a step's
+ * waits (a click on a timeline, a row chosen in another pane) wins, and
+ * the step's is dropped.  The step's own selection is made with nothing
+ * waiting (on_select_due), so it never drops itself. */
+static void
+on_session_selection (VsSession *session, GParamSpec *pspec, VsStatePane *self)
+{
+  cancel_select (self);
+}
+
 /* After a step: marks the event's time at once ("step-time") and selects
  * it on its device in the session once stepping pauses (SELECT_DELAY_MS
  * with no further step), so that only the latest step's instant is
@@ -744,8 +754,15 @@ vs_state_pane_set_property (GObject *object, guint prop_id, const GValue *value,
   switch (prop_id)
     {
     case PROP_SESSION:
-      if (g_set_object (&self->session, g_value_get_object (value)))
-        g_object_notify_by_pspec (object, props[PROP_SESSION]);
+      if (self->session == g_value_get_object (value))
+        break;
+      if (self->session != NULL)
+        g_signal_handlers_disconnect_by_func (self->session, on_session_selection, self);
+      g_set_object (&self->session, g_value_get_object (value));
+      if (self->session != NULL)
+        g_signal_connect (self->session, "notify::selected-time", G_CALLBACK (on_session_selection),
+                          self);
+      g_object_notify_by_pspec (object, props[PROP_SESSION]);
       break;
     case PROP_INSTANT:
       set_instant (self, g_value_get_boxed (value));
@@ -769,6 +786,8 @@ vs_state_pane_dispose (GObject *object)
   g_clear_pointer (&self->stepped, vs_instant_unref);
   g_clear_pointer (&self->instant, vs_instant_unref);
   g_clear_object (&self->steps_document);
+  if (self->session != NULL)
+    g_signal_handlers_disconnect_by_func (self->session, on_session_selection, self);
   g_clear_object (&self->session);
   gtk_widget_dispose_template (GTK_WIDGET (self), VS_TYPE_STATE_PANE);
   G_OBJECT_CLASS (vs_state_pane_parent_class)->dispose (object);

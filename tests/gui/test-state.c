@@ -22,6 +22,7 @@
  *   step shown, and the state drawn for it, stay the step's (the
  *   session's answer is not stepped again nor computed twice);
  * - selecting another instant leaves stepping and draws that instant;
+ *   one selected while a step's selection waits wins over the step's;
  * - `vramscope-view --pane state --screenshot` saves a picture of the
  *   segment map with an event shown;
  * - on a PyTorch snapshot opened as a file (imported through the snapshot
@@ -377,6 +378,42 @@ test_selection_follows (void)
   g_assert_cmpuint (moved, >=, 20);
 }
 
+/* A selection made while a step's waits (a click on a timeline selects
+ * the clicked time in the session: vs-window-timelines.c) wins: the
+ * step's waiting selection is dropped at once, and once the step's delay
+ * has passed the clicked instant is still the session's. */
+static void
+test_click_wins (void)
+{
+  VsSession *session = vs_window_get_session (window);
+  gint64 device = -1, clicked = -1;
+  guint k;
+
+  /* A step seen while its selection still waits: under load the delay
+   * can pass before the step is seen, then step again. */
+  for (k = 0; k < 20; k++)
+    {
+      const VsAllocStep *s;
+
+      last_step = vs_state_pane_get_step (pane);
+      vs_test_x11_key_now (XK_bracketright);
+      g_assert_true (wait_until (step_changed, NULL));
+      s = vs_state_pane_get_step (pane);
+      if (!vs_state_pane_is_selecting (pane) || s->time_ns == VS_UNKNOWN || s->time_ns <= 0)
+        continue;
+      device = vs_session_get_device (session);
+      clicked = s->time_ns - 1;
+      vs_session_select_instant (session, device, clicked);
+      break;
+    }
+  g_assert_cmpuint (k, <, 20);
+  g_assert_false (vs_state_pane_is_selecting (pane));
+  g_assert_true (wait_until (window_settled, window));
+  vs_test_x11_spin (400); /* past the step's delay (150 ms) */
+  g_assert_cmpint (vs_session_get_selected_time (session), ==, clicked);
+  g_assert_cmpint (vs_session_get_device (session), ==, device);
+}
+
 static gboolean
 stack_shown (gpointer data)
 {
@@ -572,6 +609,7 @@ main (int argc, char **argv)
 
   g_test_add_func ("/state/stepping", test_stepping);
   g_test_add_func ("/state/selection-follows", test_selection_follows);
+  g_test_add_func ("/state/click-wins", test_click_wins);
   g_test_add_func ("/state/event-text", test_event_text);
   g_test_add_func ("/state/screenshot", test_screenshot);
   g_test_add_func ("/state/snapshot", test_snapshot);
