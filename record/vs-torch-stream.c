@@ -538,12 +538,66 @@ vs_stream_import_open (const char *path, const char *stacks_path, const char *ou
   return im;
 }
 
+static int restore_devices (VsStreamImport *im);
+
+/* Whether the import's last failure was its file locked by another
+ * connection (past the busy timeout, or a snapshot gone stale). */
+static bool
+failed_busy (VsStreamImport *im)
+{
+  int code = sqlite3_extended_errcode (vs_writer_db (im->w)) & 0xff;
+  return code == SQLITE_BUSY || code == SQLITE_LOCKED;
+}
+
+/* Undoes a failed step of a kept import (one transaction, its journal a
+ * write-ahead log): its transaction rolled back, and what it holds in
+ * memory as the committed rows say (saved: the counts before the step),
+ * so that the step taken again writes exactly what it would have.  0, or
+ * -1 when that cannot be done. */
+static int
+undo_step (VsStreamImport *im, const VsStreamImport *saved)
+{
+  /* A commit that failed left its transaction open, the writer's ended. */
+  sqlite3 *db = vs_writer_db (im->w);
+  if (vs_writer_hold (im->w, false, false) != 0
+      || (!sqlite3_get_autocommit (db)
+          && sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL) != SQLITE_OK))
+    return -1;
+  im->read = saved->read;
+  im->last_ts = saved->last_ts;
+  im->alloc_rows = saved->alloc_rows;
+  im->failed_rows = saved->failed_rows;
+  im->mark = saved->mark;
+  im->stacks_failed = saved->stacks_failed;
+  /* The stacks' ids in the trace are found again (rows the step wrote are
+   * gone; the writer finds those kept), the stacks file read again. */
+  vs_torch_stacks_free (im->stacks);
+  im->stacks = NULL;
+  for (size_t k = 0; k < MAX_DEVICES; k++)
+    {
+      if (im->devs[k].ranges)
+        g_tree_destroy (im->devs[k].ranges);
+      im->devs[k] = (VsStreamDevice){ 0 };
+    }
+  return restore_devices (im);
+}
+
 int64_t
 vs_stream_import_step (VsStreamImport *im, char *err, size_t errlen)
 {
   g_return_val_if_fail (im != NULL && im->w != NULL, -1);
   if (map_stream (im, err, errlen) != 0)
     return -1;
+  /* A kept import's step is one transaction, so that a step that finds its
+   * file locked too long can be undone and taken again.  Others commit in
+   * the writer's batches (no journal: nothing could be rolled back). */
+  bool atomic = im->kept && im->given == NULL;
+  VsStreamImport saved = *im;
+  if (atomic && vs_writer_hold (im->w, true, false) != 0)
+    {
+      snprintf (err, errlen, "cannot write %s: %s", im->out, vs_writer_errmsg (im->w));
+      return failed_busy (im) ? VS_STREAM_STEP_BUSY : -1;
+    }
   const VsStreamRecord *recs = (const VsStreamRecord *)(im->map + STREAM_HEADER);
   size_t n = (im->map_len - STREAM_HEADER) / sizeof (VsStreamRecord);
   /* The records complete now: up to the first whose action word, stored
@@ -565,10 +619,12 @@ vs_stream_import_step (VsStreamImport *im, char *err, size_t errlen)
   if (rc == 0 && im->kept)
     rc = write_checkpoint (im);
   if (rc == 0)
-    rc = vs_writer_commit (im->w);
+    rc = atomic ? vs_writer_hold (im->w, false, true) : vs_writer_commit (im->w);
   if (rc != 0)
     {
       snprintf (err, errlen, "cannot write %s: %s", im->out, vs_writer_errmsg (im->w));
+      if (atomic && failed_busy (im) && undo_step (im, &saved) == 0)
+        return VS_STREAM_STEP_BUSY;
       return -1;
     }
   int64_t got = (int64_t)(end - im->pos);
