@@ -110,6 +110,8 @@ def run(d, lock):
         con.close()
     open(os.path.join(d, "gate"), "w").close()
     went_on = poll(lambda: written(d) == BATCHES * PER and imported(d) == BATCHES * PER)
+    if not went_on:
+        print("# %d records written, %d imported" % (written(d), imported(d)))
     open(os.path.join(d, "stop"), "w").close()
     rc = rec.wait()
     return rc, open(err_path).read(), held, went_on
@@ -151,7 +153,8 @@ try:
     rc0, err0, _, on0 = run(os.path.join(root, "free"), False)
     for line in err0.splitlines():
         print("# record said (no lock): %s" % line)
-    ok(rc0 == 0 and on0, "record --window follows the stream to its end", err0.strip())
+    ok(rc0 == 0 and on0, "record --window follows the stream to its end",
+       "rc %d, %s" % (rc0, on0))
     rc, err, held, went_on = run(os.path.join(root, "locked"), True)
     said, kept, wrote = held if held else (False, -1, 0)
     if held is None:
