@@ -596,7 +596,7 @@ vs_stream_import_step (VsStreamImport *im, char *err, size_t errlen)
   if (atomic && vs_writer_hold (im->w, true, false) != 0)
     {
       snprintf (err, errlen, "cannot write %s: %s", im->out, vs_writer_errmsg (im->w));
-      return failed_busy (im) ? VS_STREAM_STEP_BUSY : -1;
+      return -1;
     }
   const VsStreamRecord *recs = (const VsStreamRecord *)(im->map + STREAM_HEADER);
   size_t n = (im->map_len - STREAM_HEADER) / sizeof (VsStreamRecord);
