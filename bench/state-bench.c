@@ -12,11 +12,18 @@
  * loading the span around the same step and computing the state after
  * each event from its checkpoint.  Prints "key value" lines:
  *   first_state_ms        the pane settled on its first event
- *   step_ms_p50/p95/max   request to painted frame, per step: the latency
+ *   step_ms_p50/p95/max   request to the first frame painted with the
+ *                         step's state, per step, stepping on at once
+ *                         (the session's instant waits for a pause): the
+ *                         latency
  *                         the user sees, which includes the wait for the
  *                         frame clock's next tick (up to one refresh
  *                         interval, 16.7 ms at 60 Hz) before the frame
  *                         starts
+ *   settle_ms_forward/back  after the last step of each run (forward, then
+ *                         back), the user pausing: that step's request to
+ *                         the window settled, the session's instant,
+ *                         Attribution and the timelines following it
  *   step_frame_ms_*       the work of that frame itself, from the start of
  *                         its update phase to the end of its paint (layout,
  *                         snapshot, drawing, rendering), as viewer-bench
@@ -74,6 +81,24 @@ wait_painted (guint before)
   gint64 deadline = g_get_monotonic_time () + 300 * G_USEC_PER_SEC;
 
   while (!settled () || paints == before)
+    {
+      if (g_get_monotonic_time () > deadline)
+        return FALSE;
+      g_main_context_iteration (NULL, TRUE);
+    }
+  return TRUE;
+}
+
+/* Runs the main loop until the pane holds its step (no span being read)
+ * and a frame was painted since paints was `before`: what a user stepping
+ * on sees, without waiting for the session's instant, which follows only
+ * once stepping pauses; FALSE after 300 s. */
+static gboolean
+wait_stepped (guint before)
+{
+  gint64 deadline = g_get_monotonic_time () + 300 * G_USEC_PER_SEC;
+
+  while (vs_state_pane_is_loading (window->state_pane) || paints == before)
     {
       if (g_get_monotonic_time () > deadline)
         return FALSE;
@@ -166,6 +191,7 @@ main (int argc, char **argv)
   g_autoptr (GArray) ms = g_array_new (FALSE, FALSE, sizeof (double));
   g_autoptr (GArray) sync_ms = g_array_new (FALSE, FALSE, sizeof (double));
   g_autoptr (GArray) work_ms = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr (GArray) settle_ms = g_array_new (FALSE, FALSE, sizeof (double));
   VsApplication *app;
   VsStatePane *pane;
   guint n_steps = 300, reloads = 0;
@@ -230,17 +256,33 @@ main (int argc, char **argv)
       d = (g_get_monotonic_time () - t) / 1000.0;
       g_array_append_val (sync_ms, d);
       reloaded = vs_state_pane_is_loading (pane);
-      if (!wait_painted (before))
+      if (!wait_stepped (before))
         return 1;
       d = (g_get_monotonic_time () - t) / 1000.0;
       reloads += reloaded;
       g_array_append_val (ms, d);
-      /* The frame that showed the step: the first painted after it (the
-       * session's answer to the step's instant, which the window waits
-       * for to settle, may come frames later). */
+      /* The frame that showed the step: the first painted after it. */
       g_array_append_val (work_ms, first_frame_ms);
+      /* At the end of each run of steps, the user pauses: the session's
+       * instant follows the last step, and the window settles. */
+      if (k == n_steps - 1 || k == 2 * n_steps - 1)
+        {
+          if (!wait_painted (paints))
+            return 1;
+          d = (g_get_monotonic_time () - t) / 1000.0;
+          g_array_append_val (settle_ms, d);
+          if (vs_session_get_selected_time (vs_window_get_session (window))
+              != vs_state_pane_get_step (pane)->time_ns)
+            {
+              fprintf (stderr, "state-bench: the session did not follow the last step\n");
+              return 1;
+            }
+        }
     }
   print_percentiles ("step_ms", ms);
+  for (guint i = 0; i < settle_ms->len; i++)
+    printf ("settle_ms_%s %.3f\n", i == 0 ? "forward" : "back",
+            g_array_index (settle_ms, double, i));
   print_percentiles ("step_frame_ms", work_ms);
   print_percentiles ("step_sync_ms", sync_ms);
   printf ("step_reloads %u\n", reloads);

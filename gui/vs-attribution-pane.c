@@ -7,7 +7,9 @@
  * sorters are declared in vs-attribution-pane.ui; the instant comes from
  * the session through a binding there.  The search (Ctrl+F) keeps the
  * paths to the frames that contain its text, expanded; the copy actions
- * (VsPane) copy the selected row's frame, stack or cells.
+ * (VsPane) copy the selected row's frame, stack or cells.  While the pane
+ * is hidden a new instant only marks the trees stale; they are built when
+ * the pane is shown (or its roots are counted).
  */
 #include "vs-attribution-pane.h"
 
@@ -27,6 +29,7 @@ struct _VsAttributionPane
   GtkSearchEntry *search_entry;
   GtkColumnView *column_view;
   GtkColumnViewColumn *bytes_column;
+  gboolean stale; /* an instant came while hidden: rebuilt when shown */
 };
 
 G_DEFINE_FINAL_TYPE (VsAttributionPane, vs_attribution_pane, VS_TYPE_PANE)
@@ -35,6 +38,8 @@ static void
 rebuild (VsAttributionPane *self)
 {
   g_autoptr (GListModel) roots = NULL;
+
+  self->stale = FALSE;
   GtkTreeListModel *tree;
   GtkSorter *row_sorter;
   GtkSortListModel *sorted;
@@ -170,10 +175,29 @@ vs_attribution_pane_dispose (GObject *object)
 }
 
 /* VsPane's instant_changed. */
+/* Hidden, the trees wait: an instant selected many times over (stepping
+ * in Fragmentation) is built once, when the pane is shown. */
 static void
 show_instant (VsPane *pane)
 {
-  rebuild (VS_ATTRIBUTION_PANE (pane));
+  VsAttributionPane *self = VS_ATTRIBUTION_PANE (pane);
+
+  if (!gtk_widget_get_mapped (GTK_WIDGET (self)))
+    {
+      self->stale = TRUE;
+      return;
+    }
+  rebuild (self);
+}
+
+static void
+vs_attribution_pane_map (GtkWidget *widget)
+{
+  VsAttributionPane *self = VS_ATTRIBUTION_PANE (widget);
+
+  GTK_WIDGET_CLASS (vs_attribution_pane_parent_class)->map (widget);
+  if (self->stale)
+    rebuild (self);
 }
 
 static void
@@ -183,6 +207,7 @@ vs_attribution_pane_class_init (VsAttributionPaneClass *klass)
 
   G_OBJECT_CLASS (klass)->dispose = vs_attribution_pane_dispose;
   VS_PANE_CLASS (klass)->instant_changed = show_instant;
+  widget_class->map = vs_attribution_pane_map;
   VS_PANE_CLASS (klass)->copy = copy_text;
   VS_PANE_CLASS (klass)->start_search = start_search;
   g_type_ensure (VS_TYPE_TREE_ITEM);
@@ -224,6 +249,8 @@ vs_attribution_pane_get_n_roots (VsAttributionPane *self)
   GListModel *m;
 
   g_return_val_if_fail (VS_IS_ATTRIBUTION_PANE (self), 0);
+  if (self->stale)
+    rebuild (self);
   m = G_LIST_MODEL (gtk_column_view_get_model (self->column_view));
   return m ? g_list_model_get_n_items (m) : 0;
 }

@@ -11,8 +11,10 @@
  * The event's stack is rendered in a worker (the trace's stack cache is
  * the document's, under its lock) and shown when it arrives.
  *
- * Each step selects its event's time in the session, so the timelines'
- * instant marker and Attribution follow it; the session's instant that
+ * Each step moves the timelines' instant marker at once ("step-time")
+ * and, once stepping pauses, selects the latest step's time in the
+ * session, so that Attribution and the timelines follow it with one query
+ * however many steps came before; the session's instant that
  * answers is recognised (the session still has the step's time selected)
  * and neither draws nor steps again: the state drawn stays the step's,
  * computed once.
@@ -49,9 +51,15 @@ struct _VsStatePane
   /* A step selects its event's time in the session (the timelines' marker
    * and Attribution follow); the instant that comes back for it is not
    * stepped again.  select_on_show: the next state shown comes from a
-   * step; selected_device/_t: what the last step selected (t < 0: none). */
+   * step; selected_device/_t: what the last step selected (t < 0: none).
+   * While the user steps, only the latest step's time is selected, once
+   * no step came for SELECT_DELAY_MS (select_source: that wait;
+   * pending_device/_t: what it will select); the timelines' marker moves
+   * at once through "step-time". */
   gboolean select_on_show;
   gint64 selected_device, selected_t;
+  guint select_source;
+  gint64 pending_device, pending_t, step_time;
   GCancellable *cancellable;       /* the load in flight */
   GCancellable *stack_cancellable; /* the stack in flight */
   /* The stack the label shows (0: none recorded; -1: another text) and
@@ -66,8 +74,13 @@ enum
   PROP_SESSION,
   PROP_INSTANT,
   PROP_LOADING,
+  PROP_SELECTING,
+  PROP_STEP_TIME,
   N_PROPS
 };
+
+/* How long stepping must pause before the session's instant follows. */
+#define SELECT_DELAY_MS 150
 static GParamSpec *props[N_PROPS];
 
 G_DEFINE_FINAL_TYPE (VsStatePane, vs_state_pane, GTK_TYPE_BOX)
@@ -294,16 +307,52 @@ reveal (VsStatePane *self, gint64 address)
 /* After a step: selects the event's time on its device in the session,
  * so that the timelines mark it and Attribution shows that instant (an
  * event of unknown time leaves the selection). */
+static gboolean
+on_select_due (gpointer data)
+{
+  VsStatePane *self = data;
+
+  self->select_source = 0;
+  self->selected_device = self->pending_device;
+  self->selected_t = self->pending_t;
+  vs_session_select_instant (self->session, self->selected_device, self->selected_t);
+  g_object_notify_by_pspec (G_OBJECT (self), props[PROP_SELECTING]);
+  return G_SOURCE_REMOVE;
+}
+
+/* Drops the selection a step left waiting, if any. */
+static void
+cancel_select (VsStatePane *self)
+{
+  if (self->select_source == 0)
+    return;
+  g_clear_handle_id (&self->select_source, g_source_remove);
+  g_object_notify_by_pspec (G_OBJECT (self), props[PROP_SELECTING]);
+}
+
+/* After a step: marks the event's time at once ("step-time") and selects
+ * it on its device in the session once stepping pauses (SELECT_DELAY_MS
+ * with no further step), so that only the latest step's instant is
+ * queried (an event of unknown time leaves the selection). */
 static void
 select_step_time (VsStatePane *self)
 {
   gint64 t = self->stepped->time_ns;
+  gboolean was_waiting = self->select_source != 0;
 
   if (self->session == NULL || t == VS_UNKNOWN || t < 0)
     return;
-  self->selected_device = self->stepped->device_id;
-  self->selected_t = t;
-  vs_session_select_instant (self->session, self->selected_device, t);
+  self->pending_device = self->stepped->device_id;
+  self->pending_t = t;
+  if (self->step_time != t)
+    {
+      self->step_time = t;
+      g_object_notify_by_pspec (G_OBJECT (self), props[PROP_STEP_TIME]);
+    }
+  g_clear_handle_id (&self->select_source, g_source_remove);
+  self->select_source = g_timeout_add (SELECT_DELAY_MS, on_select_due, self);
+  if (!was_waiting)
+    g_object_notify_by_pspec (G_OBJECT (self), props[PROP_SELECTING]);
 }
 
 /* Whether instant is the session's answer to the last step's selection
@@ -645,6 +694,7 @@ set_instant (VsStatePane *self, VsInstant *instant)
     }
   self->select_on_show = FALSE;
   self->selected_t = -1;
+  cancel_select (self);
   g_cancellable_cancel (self->cancellable);
   if (self->loading)
     {
@@ -675,6 +725,12 @@ vs_state_pane_get_property (GObject *object, guint prop_id, GValue *value, GPara
     case PROP_LOADING:
       g_value_set_boolean (value, self->loading);
       break;
+    case PROP_SELECTING:
+      g_value_set_boolean (value, self->select_source != 0);
+      break;
+    case PROP_STEP_TIME:
+      g_value_set_int64 (value, self->step_time);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -704,6 +760,7 @@ vs_state_pane_dispose (GObject *object)
 {
   VsStatePane *self = VS_STATE_PANE (object);
 
+  g_clear_handle_id (&self->select_source, g_source_remove);
   g_cancellable_cancel (self->cancellable);
   g_cancellable_cancel (self->stack_cancellable);
   g_clear_object (&self->cancellable);
@@ -735,6 +792,15 @@ vs_state_pane_class_init (VsStatePaneClass *klass)
   props[PROP_LOADING]
       = g_param_spec_boolean ("loading", NULL, NULL, FALSE,
                               G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /* Whether a step's time waits to be selected in the session. */
+  props[PROP_SELECTING]
+      = g_param_spec_boolean ("selecting", NULL, NULL, FALSE,
+                              G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /* The time (ns) of the last stepped event, notified at each step before
+   * the session follows (-1: none yet): the timelines mark it at once. */
+  props[PROP_STEP_TIME]
+      = g_param_spec_int64 ("step-time", NULL, NULL, -1, G_MAXINT64, -1,
+                            G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, props);
 
   gtk_widget_class_set_template_from_resource (widget_class,
@@ -767,6 +833,9 @@ vs_state_pane_init (VsStatePane *self)
   self->index = -1;
   self->selected_device = -1;
   self->selected_t = -1;
+  self->pending_device = -1;
+  self->pending_t = -1;
+  self->step_time = -1;
   self->shown_stack = -1;
   self->pending_stack = -1;
   show_instant (self);
@@ -778,6 +847,14 @@ vs_state_pane_is_loading (VsStatePane *self)
 {
   g_return_val_if_fail (VS_IS_STATE_PANE (self), FALSE);
   return self->loading;
+}
+
+/* See vs-state-pane.h. */
+gboolean
+vs_state_pane_is_selecting (VsStatePane *self)
+{
+  g_return_val_if_fail (VS_IS_STATE_PANE (self), FALSE);
+  return self->select_source != 0;
 }
 
 /* See vs-state-pane.h. */

@@ -37,6 +37,11 @@ void vs_state_pane_step (VsStatePane *self, int delta);
  * notified as the "loading" property. */
 gboolean vs_state_pane_is_loading (VsStatePane *self);
 
+/* Whether the last step's time waits to be selected in the session (until
+ * stepping pauses; the window is not settled meanwhile); notified as the
+ * "selecting" property. */
+gboolean vs_state_pane_is_selecting (VsStatePane *self);
+
 /* The event shown (NULL when not stepping), and the view drawing the
  * state (tests). */
 const VsAllocStep *vs_state_pane_get_step (VsStatePane *self);

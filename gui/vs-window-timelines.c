@@ -284,8 +284,23 @@ vs_window_invalidate_timelines (VsWindow *self)
 }
 
 /* See vs-window-private.h. */
+/* A step in Fragmentation: every timeline marks its event's time at once,
+ * before the session's instant follows (which sets the same time). */
+static void
+on_step_time (VsStatePane *pane, GParamSpec *pspec, VsWindow *self)
+{
+  gint64 t = -1;
+
+  g_object_get (pane, "step-time", &t, NULL);
+  if (t < 0)
+    return;
+  for (guint i = 0; i < self->slots->len; i++)
+    g_object_set (g_array_index (self->slots, VsChartSlot, i).chart, "instant", t, NULL);
+}
+
 void
 vs_window_init_timelines (VsWindow *self)
 {
   g_signal_connect (self->session, "notify::visible-range", G_CALLBACK (on_visible_range), self);
+  g_signal_connect (self->state_pane, "notify::step-time", G_CALLBACK (on_step_time), self);
 }

@@ -68,7 +68,8 @@ vs_window_update_settled (VsWindow *self)
   VsDocument *doc = vs_session_get_document (self->session);
   gboolean settled = vs_session_is_settled (self->session) && self->slots->len > 0 && doc != NULL
                      && vs_document_is_diagnosed (doc) && !vs_window_whatif_is_running (self)
-                     && self->comparing == 0 && !vs_state_pane_is_loading (self->state_pane);
+                     && self->comparing == 0 && !vs_state_pane_is_loading (self->state_pane)
+                     && !vs_state_pane_is_selecting (self->state_pane);
 
   GtkWidget *blocks = adw_view_stack_get_child_by_name (self->pane_stack, "blocks");
 
@@ -931,6 +932,8 @@ vs_window_init (VsWindow *self)
   g_signal_connect (self->session, "notify::loading", G_CALLBACK (on_session_loading), self);
   g_signal_connect (self->session, "instant-failed", G_CALLBACK (on_instant_failed), self);
   g_signal_connect_swapped (self->state_pane, "notify::loading",
+                            G_CALLBACK (vs_window_update_settled), self);
+  g_signal_connect_swapped (self->state_pane, "notify::selecting",
                             G_CALLBACK (vs_window_update_settled), self);
 
   drop = gtk_drop_target_new (G_TYPE_FILE, GDK_ACTION_COPY);
