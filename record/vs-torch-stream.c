@@ -487,6 +487,31 @@ stream_open (const char *path, const char *stacks_path, const char *out, int64_t
   return im;
 }
 
+/* How long a statement on an import waits for another connection's lock
+ * (a window round, or anyone reading the spool) before it fails. */
+enum
+{
+  IMPORT_BUSY_MS = 5000
+};
+
+/* Takes the new import db (vs_writer_create made it a write-ahead log)
+ * out of WAL, to no journal and no syncs.  SQLite leaves WAL only with the
+ * file to itself and, when another connection has it open even to read,
+ * answers SQLITE_BUSY at once without calling the busy handler: the switch
+ * is tried again every 10 ms for as long as the busy timeout lets a
+ * statement wait.  SQLITE_OK or the error. */
+static int
+leave_wal (sqlite3 *db)
+{
+  int rc;
+  for (int waited = 0;
+       ((rc = sqlite3_exec (db, "PRAGMA journal_mode=OFF", NULL, NULL, NULL)) & 0xff) == SQLITE_BUSY
+       && waited < IMPORT_BUSY_MS;
+       waited += 10)
+    g_usleep (10 * 1000);
+  return rc == SQLITE_OK ? sqlite3_exec (db, "PRAGMA synchronous=OFF", NULL, NULL, NULL) : rc;
+}
+
 VsStreamImport *
 vs_stream_import_open (const char *path, const char *stacks_path, const char *out, char *err,
                        size_t errlen)
@@ -500,15 +525,12 @@ vs_stream_import_open (const char *path, const char *stacks_path, const char *ou
   /* Someone reading the file while the program runs (it is in the spool
    * beside the process traces) delays a step, without failing it. */
   if (im->w != NULL)
-    sqlite3_busy_timeout (vs_writer_db (im->w), 5000);
+    sqlite3_busy_timeout (vs_writer_db (im->w), IMPORT_BUSY_MS);
   /* Written once, by one process, and written again from the stream if
    * anything fails: no journal, no syncs.  Not the writer's bulk mode,
    * which keeps every event in memory for a finalizer this file never
    * sees (for the whole run, when record follows the stream). */
-  if (im->w == NULL
-      || sqlite3_exec (vs_writer_db (im->w), "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF",
-                       NULL, NULL, NULL)
-             != SQLITE_OK)
+  if (im->w == NULL || leave_wal (vs_writer_db (im->w)) != SQLITE_OK)
     {
       if (im->w != NULL)
         snprintf (err, errlen, "cannot write %s: %s", out, sqlite3_errmsg (vs_writer_db (im->w)));
@@ -923,7 +945,7 @@ vs_stream_import_resume (const char *path, const char *stacks_path, const char *
    * gave back. */
   im->kept = true;
   sqlite3 *db = vs_writer_db (im->w);
-  sqlite3_busy_timeout (db, 5000);
+  sqlite3_busy_timeout (db, IMPORT_BUSY_MS);
   VsStreamMark cp = { 0 };
   int found = -1;
   if (sqlite3_exec (db, kept_sql, NULL, NULL, NULL) == SQLITE_OK
