@@ -9,21 +9,31 @@
 
 /* See vs-detail-row.h. */
 GtkWidget *
+vs_detail_label_new (const char *text)
+{
+  GtkWidget *label = gtk_label_new (text);
+
+  gtk_label_set_xalign (GTK_LABEL (label), 0);
+  gtk_label_set_wrap (GTK_LABEL (label), TRUE);
+  gtk_label_set_wrap_mode (GTK_LABEL (label), PANGO_WRAP_WORD_CHAR);
+  gtk_label_set_selectable (GTK_LABEL (label), TRUE);
+  return label;
+}
+
+/* See vs-detail-row.h. */
+GtkWidget *
 vs_detail_row_new (const char *title, const char *text, const char *name)
 {
   GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 2);
   GtkWidget *heading = gtk_label_new (title);
-  GtkWidget *body = gtk_label_new (text);
+  GtkWidget *body;
 
   g_return_val_if_fail (title != NULL && text != NULL, NULL);
+  body = vs_detail_label_new (text);
   gtk_widget_add_css_class (box, "detail-row");
   gtk_widget_add_css_class (heading, "heading");
   gtk_widget_add_css_class (body, "body");
   gtk_label_set_xalign (GTK_LABEL (heading), 0);
-  gtk_label_set_xalign (GTK_LABEL (body), 0);
-  gtk_label_set_wrap (GTK_LABEL (body), TRUE);
-  gtk_label_set_wrap_mode (GTK_LABEL (body), PANGO_WRAP_WORD_CHAR);
-  gtk_label_set_selectable (GTK_LABEL (body), TRUE);
   /* Selectable labels take the focus on their own; the row's text is
    * reached with Tab, not grabbed when the row opens. */
   gtk_widget_set_focus_on_click (body, FALSE);

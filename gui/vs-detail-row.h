@@ -17,6 +17,11 @@ G_BEGIN_DECLS
  * it. */
 GtkWidget *vs_detail_row_new (const char *title, const char *text, const char *name);
 
+/* A label for text the user reads and copies: left-aligned, wrapped at
+ * word boundaries (long words anywhere), selectable.  The body of a
+ * detail row, and of the Failed pane's stack. */
+GtkWidget *vs_detail_label_new (const char *text);
+
 /* The body text of a row made by vs_detail_row_new(). */
 const char *vs_detail_row_get_text (GtkWidget *row);
 

@@ -11,20 +11,15 @@
 #include "vs-document.h"
 
 #include <glib/gi18n.h>
+#include <string.h>
 
 #include "vs-document-diagnosis.h"
+#include "vs-file-task.h"
+#include "vs-progress.h"
 
-struct _VsDocument
+/* What one read of the trace copies out for the main thread. */
+typedef struct
 {
-  GObject parent_instance;
-
-  GFile *file;
-  char *path;
-  GMutex lock; /* guards trace and the retired list */
-  VsTrace *trace;
-  GPtrArray *retired; /* VsTrace* replaced by refreshes */
-
-  /* Main-thread copies, replaced as a whole by load and refresh. */
   gint64 duration;
   gint64 active_from, active_to; /* where memory changes; -1: nowhere */
   gboolean finalized;
@@ -37,6 +32,20 @@ struct _VsDocument
   GArray *oom_causes;      /* VsOomCause, parallel to ooms */
   GPtrArray *oom_evidence; /* char *, parallel to ooms */
   GPtrArray *oom_memory;   /* char *, parallel to ooms */
+} Readings;
+
+struct _VsDocument
+{
+  GObject parent_instance;
+
+  GFile *file;
+  char *path;
+  GMutex lock; /* guards trace and the retired list */
+  VsTrace *trace;
+  GPtrArray *retired; /* VsTrace* replaced by refreshes */
+
+  /* Main-thread copies, replaced as a whole by load and refresh. */
+  Readings r;
 
   /* The replayed lines the charts draw (VsWhatifLine*, immutable; worker
    * threads hold a reference to the array), and their legend. */
@@ -152,22 +161,25 @@ device_free (gpointer p)
   g_free (d);
 }
 
-/* What one read of the trace produces; moved into the document. */
+/* Frees r's arrays (its numbers stay). */
+static void
+readings_clear (Readings *r)
+{
+  g_clear_pointer (&r->devices, g_ptr_array_unref);
+  g_clear_pointer (&r->ooms, g_ptr_array_unref);
+  g_clear_pointer (&r->oom_stacks, g_ptr_array_unref);
+  g_clear_pointer (&r->ranges, g_ptr_array_unref);
+  g_clear_pointer (&r->oom_causes, g_array_unref);
+  g_clear_pointer (&r->oom_evidence, g_ptr_array_unref);
+  g_clear_pointer (&r->oom_memory, g_ptr_array_unref);
+}
+
+/* What one read of the trace produces (trace: the connection it read,
+ * NULL for a refresh); moved into the document. */
 typedef struct
 {
   VsTrace *trace;
-  gint64 duration;
-  gint64 active_from, active_to;
-  gboolean finalized;
-  gboolean event_order;
-  gint64 detail_from;
-  GPtrArray *devices;
-  GPtrArray *ooms;
-  GPtrArray *oom_stacks;
-  GPtrArray *ranges;
-  GArray *oom_causes;
-  GPtrArray *oom_evidence;
-  GPtrArray *oom_memory;
+  Readings r;
 } Snapshot;
 
 static void
@@ -175,60 +187,8 @@ snapshot_free (Snapshot *s)
 {
   if (s->trace != NULL)
     vs_trace_free (s->trace);
-  g_clear_pointer (&s->devices, g_ptr_array_unref);
-  g_clear_pointer (&s->ooms, g_ptr_array_unref);
-  g_clear_pointer (&s->oom_stacks, g_ptr_array_unref);
-  g_clear_pointer (&s->ranges, g_ptr_array_unref);
-  g_clear_pointer (&s->oom_causes, g_array_unref);
-  g_clear_pointer (&s->oom_evidence, g_ptr_array_unref);
-  g_clear_pointer (&s->oom_memory, g_ptr_array_unref);
+  readings_clear (&s->r);
   g_free (s);
-}
-
-typedef struct
-{
-  VsDocumentProgressFunc func;
-  gpointer data;
-  GMainContext *context;
-} Progress;
-
-typedef struct
-{
-  Progress *progress;
-  char *what;
-  double fraction;
-} ProgressCall;
-
-static gboolean
-progress_dispatch (gpointer p)
-{
-  ProgressCall *c = p;
-  c->progress->func (c->what, c->fraction, c->progress->data);
-  return G_SOURCE_REMOVE;
-}
-
-static void
-progress_call_free (gpointer p)
-{
-  ProgressCall *c = p;
-  g_free (c->what);
-  g_free (c);
-}
-
-/* Reports progress on the caller's main context (progress may be NULL). */
-static void
-report (Progress *progress, const char *what, double fraction)
-{
-  ProgressCall *c;
-
-  if (progress == NULL || progress->func == NULL)
-    return;
-  c = g_new0 (ProgressCall, 1);
-  c->progress = progress;
-  c->what = g_strdup (what);
-  c->fraction = fraction;
-  g_main_context_invoke_full (progress->context, G_PRIORITY_DEFAULT, progress_dispatch, c,
-                              progress_call_free);
 }
 
 /* d's allocator limit (PyTorch's memory fraction × capacity, from the
@@ -249,7 +209,7 @@ read_limit (VsTrace *trace, VsDocumentDevice *d)
  * read; the snapshot does not own it (s->trace is NULL).  Returns NULL
  * with error set on failure. */
 static Snapshot *
-read_tables (VsTrace *trace, Progress *progress, GError **error)
+read_tables (VsTrace *trace, const VsProgress *progress, GError **error)
 {
   g_autoptr (GArray) summaries = NULL;
   g_autoptr (GPtrArray) kernels = NULL;
@@ -257,7 +217,7 @@ read_tables (VsTrace *trace, Progress *progress, GError **error)
   const GPtrArray *devices;
   Snapshot *s;
 
-  report (progress, _("Reading peaks"), 0.35);
+  vs_progress_report (progress, _("Reading peaks"), 0.35);
   summaries = vs_summary_list (trace, 0, 0, error);
   if (summaries == NULL)
     return NULL;
@@ -266,8 +226,8 @@ read_tables (VsTrace *trace, Progress *progress, GError **error)
     return NULL;
 
   s = g_new0 (Snapshot, 1);
-  s->duration = vs_trace_get_duration_ns (trace);
-  s->active_from = s->active_to = -1;
+  s->r.duration = vs_trace_get_duration_ns (trace);
+  s->r.active_from = s->r.active_to = -1;
   /* Where memory changes, over every device's series. */
   for (guint i = 0; i < vs_trace_get_devices (trace)->len; i++)
     {
@@ -281,10 +241,10 @@ read_tables (VsTrace *trace, Progress *progress, GError **error)
         }
       if (first == VS_UNKNOWN)
         continue;
-      s->active_from = s->active_from < 0 ? first : MIN (s->active_from, first);
-      s->active_to = MAX (s->active_to, last);
+      s->r.active_from = s->r.active_from < 0 ? first : MIN (s->r.active_from, first);
+      s->r.active_to = MAX (s->r.active_to, last);
     }
-  s->event_order = vs_trace_time_is_event_order (trace);
+  s->r.event_order = vs_trace_time_is_event_order (trace);
   {
     VsWindowedInfo w;
     if (!vs_windowed_info (trace, &w, error))
@@ -292,12 +252,12 @@ read_tables (VsTrace *trace, Progress *progress, GError **error)
         g_free (s);
         return NULL;
       }
-    s->detail_from = w.windowed ? w.detail_from_ns : -1;
+    s->r.detail_from = w.windowed ? w.detail_from_ns : -1;
   }
   fin = vs_trace_dup_meta (trace, "finalized");
   /* A live copy is finalized, its recording is not. */
-  s->finalized = fin != NULL && g_strcmp0 (fin, "1") == 0 && !vs_trace_is_recording (trace);
-  s->devices = g_ptr_array_new_with_free_func (device_free);
+  s->r.finalized = fin != NULL && g_strcmp0 (fin, "1") == 0 && !vs_trace_is_recording (trace);
+  s->r.devices = g_ptr_array_new_with_free_func (device_free);
   devices = vs_trace_get_devices (trace);
   for (guint i = 0; i < devices->len; i++)
     {
@@ -333,14 +293,14 @@ read_tables (VsTrace *trace, Progress *progress, GError **error)
       /* A device with no memory activity has no summary row: nothing to
        * chart. */
       if (found)
-        g_ptr_array_add (s->devices, d);
+        g_ptr_array_add (s->r.devices, d);
       else
         device_free (d);
     }
 
-  report (progress, _("Reading failed allocations"), 0.55);
-  s->ooms = vs_oom_list (trace, 0, 0, error);
-  if (s->ooms == NULL)
+  vs_progress_report (progress, _("Reading failed allocations"), 0.55);
+  s->r.ooms = vs_oom_list (trace, 0, 0, error);
+  if (s->r.ooms == NULL)
     {
       snapshot_free (s);
       return NULL;
@@ -349,67 +309,67 @@ read_tables (VsTrace *trace, Progress *progress, GError **error)
    * rendered only when shown).  A broken
    * stack leaves that failure without one rather than the trace closed:
    * the panes that need it say why when they ask. */
-  s->oom_stacks = g_ptr_array_new_full (s->ooms->len, g_free);
-  for (guint i = 0; i < s->ooms->len; i++)
+  s->r.oom_stacks = g_ptr_array_new_full (s->r.ooms->len, g_free);
+  for (guint i = 0; i < s->r.ooms->len; i++)
     {
-      const VsOom *o = g_ptr_array_index (s->ooms, i);
+      const VsOom *o = g_ptr_array_index (s->r.ooms, i);
       g_autoptr (GError) stack_error = NULL;
       const VsStackInfo *st = vs_stack_get (trace, o->stack_id, &stack_error);
 
-      g_ptr_array_add (s->oom_stacks, st != NULL ? vs_stack_dup_text (st) : g_strdup (""));
+      g_ptr_array_add (s->r.oom_stacks, st != NULL ? vs_stack_dup_text (st) : g_strdup (""));
     }
   /* Each failure's cause and its words, as `report oom` says them
    * (vs_oom_explain, against every failure of its device). */
-  s->oom_causes = g_array_sized_new (FALSE, TRUE, sizeof (VsOomCause), s->ooms->len);
-  s->oom_evidence = g_ptr_array_new_with_free_func (g_free);
-  s->oom_memory = g_ptr_array_new_with_free_func (g_free);
-  for (guint i = 0; i < s->ooms->len; i++)
+  s->r.oom_causes = g_array_sized_new (FALSE, TRUE, sizeof (VsOomCause), s->r.ooms->len);
+  s->r.oom_evidence = g_ptr_array_new_with_free_func (g_free);
+  s->r.oom_memory = g_ptr_array_new_with_free_func (g_free);
+  for (guint i = 0; i < s->r.ooms->len; i++)
     {
-      const VsOom *o = g_ptr_array_index (s->ooms, i);
+      const VsOom *o = g_ptr_array_index (s->r.ooms, i);
       g_autoptr (GPtrArray) same = g_ptr_array_new ();
       VsOomExplanation why;
 
-      for (guint j = 0; j < s->ooms->len; j++)
+      for (guint j = 0; j < s->r.ooms->len; j++)
         {
-          VsOom *other = g_ptr_array_index (s->ooms, j);
+          VsOom *other = g_ptr_array_index (s->r.ooms, j);
           if (other->device_id == o->device_id)
             g_ptr_array_add (same, other);
         }
       /* A failure is part of the activity the first view shows, even
        * where memory did not change after it. */
-      if (s->active_from >= 0 && o->time_ns >= 0)
+      if (s->r.active_from >= 0 && o->time_ns >= 0)
         {
-          s->active_from = MIN (s->active_from, o->time_ns);
-          s->active_to = MAX (s->active_to, o->time_ns);
+          s->r.active_from = MIN (s->r.active_from, o->time_ns);
+          s->r.active_to = MAX (s->r.active_to, o->time_ns);
         }
       vs_oom_explain (trace, o, same, &why);
-      g_array_append_val (s->oom_causes, why.cause);
-      g_ptr_array_add (s->oom_evidence, g_steal_pointer (&why.evidence));
-      g_ptr_array_add (s->oom_memory, vs_oom_device_memory_text (trace, o));
+      g_array_append_val (s->r.oom_causes, why.cause);
+      g_ptr_array_add (s->r.oom_evidence, g_steal_pointer (&why.evidence));
+      g_ptr_array_add (s->r.oom_memory, vs_oom_device_memory_text (trace, o));
       vs_oom_explanation_clear (&why);
     }
-  for (guint i = 0; i < s->devices->len; i++)
-    read_limit (trace, g_ptr_array_index (s->devices, i));
-  report (progress, _("Reading NVTX ranges"), 0.75);
-  s->ranges = vs_range_list (trace, error);
-  if (s->ranges == NULL)
+  for (guint i = 0; i < s->r.devices->len; i++)
+    read_limit (trace, g_ptr_array_index (s->r.devices, i));
+  vs_progress_report (progress, _("Reading NVTX ranges"), 0.75);
+  s->r.ranges = vs_range_list (trace, error);
+  if (s->r.ranges == NULL)
     {
       snapshot_free (s);
       return NULL;
     }
-  report (progress, _("Drawing"), 0.95);
+  vs_progress_report (progress, _("Drawing"), 0.95);
   return s;
 }
 
 /* Opens path and reads what the window shows all the time.  Returns NULL
  * with error set on failure. */
 static Snapshot *
-read_snapshot (const char *path, Progress *progress, GError **error)
+read_snapshot (const char *path, const VsProgress *progress, GError **error)
 {
   g_autoptr (VsTrace) trace = NULL;
   Snapshot *s;
 
-  report (progress, _("Opening the trace"), 0.05);
+  vs_progress_report (progress, _("Opening the trace"), 0.05);
   trace = vs_trace_open (path, error);
   if (trace == NULL)
     return NULL;
@@ -423,9 +383,9 @@ read_snapshot (const char *path, Progress *progress, GError **error)
 static void
 apply_diagnosed_devices (VsDocument *self)
 {
-  for (guint i = 0; self->devices != NULL && i < self->devices->len; i++)
+  for (guint i = 0; self->r.devices != NULL && i < self->r.devices->len; i++)
     {
-      VsDocumentDevice *d = g_ptr_array_index (self->devices, i);
+      VsDocumentDevice *d = g_ptr_array_index (self->r.devices, i);
       const VsDiagnosedDevice *dd = vs_document_diagnosis_device (self->diag, d->id);
 
       d->worst_fragmentation_ns = dd != NULL ? dd->worst_fragmentation_ns : VS_UNKNOWN;
@@ -440,7 +400,7 @@ apply_diagnosed_devices (VsDocument *self)
 static gboolean
 adopt (VsDocument *self, Snapshot *s)
 {
-  gboolean changed = s->duration != self->duration;
+  gboolean changed = s->r.duration != self->r.duration;
 
   /* A refresh reads the same VsTrace again (s->trace NULL). */
   if (s->trace != NULL)
@@ -452,26 +412,10 @@ adopt (VsDocument *self, Snapshot *s)
       g_mutex_unlock (&self->lock);
     }
 
-  self->duration = s->duration;
-  self->active_from = s->active_from;
-  self->active_to = s->active_to;
-  self->finalized = s->finalized;
-  self->event_order = s->event_order;
-  self->detail_from = s->detail_from;
-  g_clear_pointer (&self->devices, g_ptr_array_unref);
-  g_clear_pointer (&self->ooms, g_ptr_array_unref);
-  g_clear_pointer (&self->oom_stacks, g_ptr_array_unref);
-  g_clear_pointer (&self->ranges, g_ptr_array_unref);
-  g_clear_pointer (&self->oom_causes, g_array_unref);
-  g_clear_pointer (&self->oom_evidence, g_ptr_array_unref);
-  g_clear_pointer (&self->oom_memory, g_ptr_array_unref);
-  self->oom_causes = g_steal_pointer (&s->oom_causes);
-  self->oom_evidence = g_steal_pointer (&s->oom_evidence);
-  self->oom_memory = g_steal_pointer (&s->oom_memory);
-  self->devices = g_steal_pointer (&s->devices);
-  self->ooms = g_steal_pointer (&s->ooms);
-  self->oom_stacks = g_steal_pointer (&s->oom_stacks);
-  self->ranges = g_steal_pointer (&s->ranges);
+  /* The readings move whole into the document. */
+  readings_clear (&self->r);
+  self->r = s->r;
+  memset (&s->r, 0, sizeof s->r);
   /* The last diagnosis stays until the next is read. */
   apply_diagnosed_devices (self);
   snapshot_free (s);
@@ -513,13 +457,7 @@ vs_document_finalize (GObject *object)
   if (self->trace != NULL)
     vs_trace_free (self->trace);
   g_ptr_array_unref (self->retired);
-  g_clear_pointer (&self->devices, g_ptr_array_unref);
-  g_clear_pointer (&self->ooms, g_ptr_array_unref);
-  g_clear_pointer (&self->oom_stacks, g_ptr_array_unref);
-  g_clear_pointer (&self->ranges, g_ptr_array_unref);
-  g_clear_pointer (&self->oom_causes, g_array_unref);
-  g_clear_pointer (&self->oom_evidence, g_ptr_array_unref);
-  g_clear_pointer (&self->oom_memory, g_ptr_array_unref);
+  readings_clear (&self->r);
   g_clear_object (&self->diagnosis_cancellable);
   g_clear_pointer (&self->diag, vs_document_diagnosis_free);
   g_free (self->diagnosis_error);
@@ -560,7 +498,7 @@ vs_document_init (VsDocument *self)
 typedef struct
 {
   char *path;
-  Progress progress;
+  VsProgress progress;
 } LoadData;
 
 static void
@@ -568,7 +506,7 @@ load_data_free (gpointer p)
 {
   LoadData *ld = p;
   g_free (ld->path);
-  g_main_context_unref (ld->progress.context);
+  vs_progress_clear (&ld->progress);
   g_free (ld);
 }
 
@@ -594,19 +532,9 @@ vs_document_load_async (GFile *file, GCancellable *cancellable, VsDocumentProgre
   LoadData *ld = g_new0 (LoadData, 1);
 
   ld->path = g_file_get_path (file);
-  ld->progress.func = progress;
-  ld->progress.data = progress_data;
-  ld->progress.context = g_main_context_ref_thread_default ();
+  vs_progress_init (&ld->progress, progress, progress_data);
   g_task_set_task_data (task, ld, load_data_free);
-  g_object_set_data_full (G_OBJECT (task), "file", g_object_ref (file), g_object_unref);
-  if (ld->path == NULL)
-    {
-      g_autofree char *uri = g_file_get_uri (file);
-      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
-                               "%s is not a local file.", uri);
-      return;
-    }
-  g_task_run_in_thread (task, load_thread);
+  vs_file_task_run (task, file, load_thread);
 }
 
 /* See vs-document.h. */
@@ -619,7 +547,7 @@ vs_document_load_finish (GAsyncResult *result, GError **error)
   if (s == NULL)
     return NULL;
   self = g_object_new (VS_TYPE_DOCUMENT, NULL);
-  self->file = g_object_ref (g_object_get_data (G_OBJECT (result), "file"));
+  self->file = g_object_ref (vs_file_task_get_file (result));
   self->path = g_file_get_path (self->file);
   adopt (self, s);
   return self;
@@ -655,7 +583,7 @@ gint64
 vs_document_get_duration (VsDocument *self)
 {
   g_return_val_if_fail (VS_IS_DOCUMENT (self), 0);
-  return self->duration;
+  return self->r.duration;
 }
 
 /* See vs-document.h. */
@@ -666,17 +594,17 @@ vs_document_get_first_view (VsDocument *self, gint64 *from_ns, gint64 *to_ns)
 
   g_return_if_fail (VS_IS_DOCUMENT (self) && from_ns != NULL && to_ns != NULL);
   *from_ns = 0;
-  *to_ns = MAX (1, self->duration);
-  if (self->active_from < 0 || self->active_to <= self->active_from)
+  *to_ns = MAX (1, self->r.duration);
+  if (self->r.active_from < 0 || self->r.active_to <= self->r.active_from)
     return;
   /* The changes with a margin of 2 % of their span on each side, inside
    * the trace. */
-  span = self->active_to - self->active_from;
+  span = self->r.active_to - self->r.active_from;
   margin = MAX (1, span / 50);
-  *from_ns = MAX (0, self->active_from - margin);
-  *to_ns = MIN (MAX (1, self->duration), self->active_to + margin);
+  *from_ns = MAX (0, self->r.active_from - margin);
+  *to_ns = MIN (MAX (1, self->r.duration), self->r.active_to + margin);
   if (*to_ns <= *from_ns)
-    *from_ns = 0, *to_ns = MAX (1, self->duration);
+    *from_ns = 0, *to_ns = MAX (1, self->r.duration);
 }
 
 /* See vs-document.h. */
@@ -684,7 +612,7 @@ gboolean
 vs_document_is_finalized (VsDocument *self)
 {
   g_return_val_if_fail (VS_IS_DOCUMENT (self), FALSE);
-  return self->finalized;
+  return self->r.finalized;
 }
 
 /* See vs-document.h. */
@@ -692,7 +620,7 @@ GPtrArray *
 vs_document_get_devices (VsDocument *self)
 {
   g_return_val_if_fail (VS_IS_DOCUMENT (self), NULL);
-  return self->devices;
+  return self->r.devices;
 }
 
 /* See vs-document.h. */
@@ -700,7 +628,7 @@ GPtrArray *
 vs_document_get_ooms (VsDocument *self)
 {
   g_return_val_if_fail (VS_IS_DOCUMENT (self), NULL);
-  return self->ooms;
+  return self->r.ooms;
 }
 
 /* See vs-document.h. */
@@ -708,7 +636,7 @@ gboolean
 vs_document_is_event_order (VsDocument *self)
 {
   g_return_val_if_fail (VS_IS_DOCUMENT (self), FALSE);
-  return self->event_order;
+  return self->r.event_order;
 }
 
 /* See vs-document.h. */
@@ -716,8 +644,8 @@ const char *
 vs_document_get_oom_stack (VsDocument *self, guint index)
 {
   g_return_val_if_fail (VS_IS_DOCUMENT (self), NULL);
-  g_return_val_if_fail (self->oom_stacks != NULL && index < self->oom_stacks->len, NULL);
-  return g_ptr_array_index (self->oom_stacks, index);
+  g_return_val_if_fail (self->r.oom_stacks != NULL && index < self->r.oom_stacks->len, NULL);
+  return g_ptr_array_index (self->r.oom_stacks, index);
 }
 
 /* See vs-document.h. */
@@ -729,14 +657,14 @@ vs_document_describe (VsDocument *self)
   gint64 peak = 0, before_bytes = 0, before_count = 0;
 
   g_return_val_if_fail (VS_IS_DOCUMENT (self), NULL);
-  dur = self->event_order
+  dur = self->r.event_order
             ? g_strdup_printf (ngettext ("%lld event (no timestamps)",
-                                         "%lld events (no timestamps)", (gulong)self->duration),
-                               (long long)self->duration)
-            : vs_format_duration (self->duration);
-  for (guint i = 0; i < self->devices->len; i++)
+                                         "%lld events (no timestamps)", (gulong)self->r.duration),
+                               (long long)self->r.duration)
+            : vs_format_duration (self->r.duration);
+  for (guint i = 0; i < self->r.devices->len; i++)
     {
-      VsDocumentDevice *d = g_ptr_array_index (self->devices, i);
+      VsDocumentDevice *d = g_ptr_array_index (self->r.devices, i);
       peak = MAX (peak, d->summary.peak_allocated_bytes);
       if (d->summary.before_trace_count > 0)
         {
@@ -756,24 +684,25 @@ vs_document_describe (VsDocument *self)
     }
   {
     g_autofree char *p = vs_format_bytes (peak);
-    g_autofree char *from = self->detail_from >= 0 ? vs_format_duration (self->detail_from) : NULL;
+    g_autofree char *from
+        = self->r.detail_from >= 0 ? vs_format_duration (self->r.detail_from) : NULL;
     /* A windowed trace says from when its detail is complete. */
     g_autofree char *windowed
         = from != NULL ? g_strdup_printf (_(" · windowed: full detail from %s"), from) : NULL;
     return g_strdup_printf (ngettext ("%u device · %s · peak allocated %s%s%s%s",
                                       "%u devices · %s · peak allocated %s%s%s%s",
-                                      self->devices->len),
-                            self->devices->len, dur, p, before ? before : "",
-                            windowed ? windowed : "", self->finalized ? "" : _(" · recording"));
+                                      self->r.devices->len),
+                            self->r.devices->len, dur, p, before ? before : "",
+                            windowed ? windowed : "", self->r.finalized ? "" : _(" · recording"));
   }
 }
 
 static const VsDocumentDevice *
 find_device (VsDocument *self, gint64 device_id)
 {
-  for (guint i = 0; i < self->devices->len; i++)
+  for (guint i = 0; i < self->r.devices->len; i++)
     {
-      VsDocumentDevice *d = g_ptr_array_index (self->devices, i);
+      VsDocumentDevice *d = g_ptr_array_index (self->r.devices, i);
       if (d->id == device_id)
         return d;
     }
@@ -912,7 +841,7 @@ vs_document_query_chart_async (VsDocument *self, gint64 device_id, gint64 t0, gi
         = g_strdup_printf ("GPU %" G_GINT64_FORMAT "%s%s%s%s", dev->idx, dev->name ? " · " : "",
                            dev->name ? dev->name : "", cap ? " · " : "", cap ? cap : "");
   }
-  d->trace_end_ns = self->duration;
+  d->trace_end_ns = self->r.duration;
   d->has_kernels = dev->kernel_count > 0;
   d->capacity_bytes = dev->summary.capacity_bytes > 0 ? dev->summary.capacity_bytes : 0;
   if (dev->limit_bytes != VS_UNKNOWN && dev->limit_bytes > 0)
@@ -929,12 +858,12 @@ vs_document_query_chart_async (VsDocument *self, gint64 device_id, gint64 t0, gi
   if (dev->fragmentation_hurt && dev->worst_fragmentation_ns != VS_UNKNOWN)
     vs_chart_data_add_fragmentation (d, dev->worst_fragmentation_ns, dev->worst_allocated_bytes,
                                      dev->worst_reserved_bytes);
-  for (guint i = 0; dev->fragmentation_hurt && i < self->ooms->len; i++)
+  for (guint i = 0; dev->fragmentation_hurt && i < self->r.ooms->len; i++)
     {
-      const VsOom *o = g_ptr_array_index (self->ooms, i);
+      const VsOom *o = g_ptr_array_index (self->r.ooms, i);
 
       if (o->device_id == device_id
-          && g_array_index (self->oom_causes, VsOomCause, i) == VS_OOM_CAUSE_FRAGMENTATION)
+          && g_array_index (self->r.oom_causes, VsOomCause, i) == VS_OOM_CAUSE_FRAGMENTATION)
         vs_chart_data_add_fragmentation (d, o->time_ns, o->all.allocated_bytes,
                                          o->all.reserved_bytes);
     }
@@ -947,15 +876,15 @@ vs_document_query_chart_async (VsDocument *self, gint64 device_id, gint64 t0, gi
       && dev->summary.peak_reserved_bytes > dev->summary.peak_allocated_bytes)
     vs_chart_data_add_marker (d, VS_CHART_MARKER_PEAK_RESERVED, dev->summary.peak_reserved_time_ns,
                               dev->summary.peak_reserved_bytes);
-  for (guint i = 0; i < self->ooms->len; i++)
+  for (guint i = 0; i < self->r.ooms->len; i++)
     {
-      const VsOom *o = g_ptr_array_index (self->ooms, i);
+      const VsOom *o = g_ptr_array_index (self->r.ooms, i);
       if (o->device_id == device_id)
         vs_chart_data_add_marker (d, VS_CHART_MARKER_FAILED, o->time_ns, o->requested_bytes);
     }
-  for (guint i = 0; i < self->ranges->len; i++)
+  for (guint i = 0; i < self->r.ranges->len; i++)
     {
-      const VsRangeInfo *r = g_ptr_array_index (self->ranges, i);
+      const VsRangeInfo *r = g_ptr_array_index (self->r.ranges, i);
       /* NVTX ranges belong to threads, not devices: every timeline shows
        * them. */
       if ((r->end_ns == VS_UNKNOWN || r->end_ns >= t0) && r->start_ns < t1)
@@ -981,7 +910,7 @@ vs_document_query_chart_async (VsDocument *self, gint64 device_id, gint64 t0, gi
   q->device_id = device_id;
   q->t0 = t0;
   q->t1 = t1;
-  q->duration = self->duration;
+  q->duration = self->r.duration;
   q->n = n_buckets;
   q->base = d;
   g_task_set_task_data (task, q, chart_query_free);
@@ -1003,7 +932,7 @@ typedef struct
   char *alloc_conf;
   gint64 limit_bytes;
   GArray *device_ids; /* gint64: the devices to replay */
-  Progress progress;
+  VsProgress progress;
   GCancellable *cancellable;
   guint done, total; /* devices replayed, for the progress */
 } WhatifQuery;
@@ -1014,7 +943,7 @@ whatif_query_free (gpointer p)
   WhatifQuery *q = p;
   g_free (q->alloc_conf);
   g_array_unref (q->device_ids);
-  g_main_context_unref (q->progress.context);
+  vs_progress_clear (&q->progress);
   g_clear_object (&q->cancellable);
   g_free (q);
 }
@@ -1023,7 +952,7 @@ static gboolean
 whatif_progress (double fraction, gpointer data)
 {
   WhatifQuery *q = data;
-  report (&q->progress, _("Replaying the allocator"), (q->done + fraction) / q->total);
+  vs_progress_report (&q->progress, _("Replaying the allocator"), (q->done + fraction) / q->total);
   return !g_cancellable_is_cancelled (q->cancellable);
 }
 
@@ -1074,16 +1003,14 @@ vs_document_whatif_async (VsDocument *self, const char *alloc_conf, gint64 limit
   q->alloc_conf = g_strdup (alloc_conf);
   q->limit_bytes = limit_bytes;
   q->device_ids = g_array_new (FALSE, FALSE, sizeof (gint64));
-  for (guint i = 0; i < self->devices->len; i++)
+  for (guint i = 0; i < self->r.devices->len; i++)
     {
-      const VsDocumentDevice *d = g_ptr_array_index (self->devices, i);
+      const VsDocumentDevice *d = g_ptr_array_index (self->r.devices, i);
       if (d->own_alloc_conf != NULL)
         g_array_append_val (q->device_ids, d->id);
     }
   q->total = MAX (1, q->device_ids->len);
-  q->progress.func = progress;
-  q->progress.data = progress_data;
-  q->progress.context = g_main_context_ref_thread_default ();
+  vs_progress_init (&q->progress, progress, progress_data);
   q->cancellable = cancellable != NULL ? g_object_ref (cancellable) : g_cancellable_new ();
   g_task_set_task_data (task, q, whatif_query_free);
   if (q->device_ids->len == 0)
@@ -1288,8 +1215,8 @@ refresh_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *
     {
       /* Nothing new; still report whether the recording has ended. */
       s = g_new0 (Snapshot, 1);
-      s->duration = -1;
-      s->finalized = !vs_trace_is_recording (self->trace);
+      s->r.duration = -1;
+      s->r.finalized = !vs_trace_is_recording (self->trace);
     }
   g_mutex_unlock (&self->lock);
   if (s == NULL)
@@ -1317,9 +1244,9 @@ vs_document_refresh_finish (VsDocument *self, GAsyncResult *result, GError **err
   s = g_task_propagate_pointer (G_TASK (result), error);
   if (s == NULL)
     return FALSE;
-  if (s->duration < 0)
+  if (s->r.duration < 0)
     {
-      self->finalized = s->finalized;
+      self->r.finalized = s->r.finalized;
       snapshot_free (s);
       return FALSE;
     }
@@ -1372,8 +1299,8 @@ start_diagnosis (VsDocument *self)
   g_autoptr (GArray) ids = g_array_new (FALSE, FALSE, sizeof (gint64));
   GWeakRef *ref = g_new0 (GWeakRef, 1);
 
-  for (guint i = 0; i < self->devices->len; i++)
-    g_array_append_val (ids, ((VsDocumentDevice *)g_ptr_array_index (self->devices, i))->id);
+  for (guint i = 0; i < self->r.devices->len; i++)
+    g_array_append_val (ids, ((VsDocumentDevice *)g_ptr_array_index (self->r.devices, i))->id);
   g_weak_ref_init (ref, self);
   self->diagnosing = TRUE;
   self->diagnose_again = FALSE;
@@ -1431,11 +1358,11 @@ VsOomCause
 vs_document_get_oom_cause (VsDocument *self, guint index, const char **evidence)
 {
   g_return_val_if_fail (VS_IS_DOCUMENT (self), VS_OOM_CAUSE_UNKNOWN);
-  g_return_val_if_fail (self->oom_causes != NULL && index < self->oom_causes->len,
+  g_return_val_if_fail (self->r.oom_causes != NULL && index < self->r.oom_causes->len,
                         VS_OOM_CAUSE_UNKNOWN);
   if (evidence != NULL)
-    *evidence = g_ptr_array_index (self->oom_evidence, index);
-  return g_array_index (self->oom_causes, VsOomCause, index);
+    *evidence = g_ptr_array_index (self->r.oom_evidence, index);
+  return g_array_index (self->r.oom_causes, VsOomCause, index);
 }
 
 /* See vs-document.h. */
@@ -1443,8 +1370,8 @@ const char *
 vs_document_get_oom_memory (VsDocument *self, guint index)
 {
   g_return_val_if_fail (VS_IS_DOCUMENT (self), NULL);
-  g_return_val_if_fail (self->oom_memory != NULL && index < self->oom_memory->len, NULL);
-  return g_ptr_array_index (self->oom_memory, index);
+  g_return_val_if_fail (self->r.oom_memory != NULL && index < self->r.oom_memory->len, NULL);
+  return g_ptr_array_index (self->r.oom_memory, index);
 }
 
 /* ---------------------------------------------------------- any query -- */

@@ -265,11 +265,10 @@ vs_fragmentation_view_measure (GtkWidget *widget, GtkOrientation orientation, in
     *minimum = *natural = HEADER_HEIGHT + rows * ROW_HEIGHT + 8;
 }
 
+/* Drops the instant shown and the rows derived from it. */
 static void
-vs_fragmentation_view_dispose (GObject *object)
+clear_instant (VsFragmentationView *self)
 {
-  VsFragmentationView *self = VS_FRAGMENTATION_VIEW (object);
-
   g_clear_pointer (&self->instant, vs_instant_unref);
   g_clear_pointer (&self->block_row, g_array_unref);
   g_clear_pointer (&self->gap_row, g_array_unref);
@@ -277,6 +276,14 @@ vs_fragmentation_view_dispose (GObject *object)
   g_clear_pointer (&self->block_start, g_array_unref);
   g_clear_pointer (&self->gap_order, g_array_unref);
   g_clear_pointer (&self->gap_start, g_array_unref);
+}
+
+static void
+vs_fragmentation_view_dispose (GObject *object)
+{
+  VsFragmentationView *self = VS_FRAGMENTATION_VIEW (object);
+
+  clear_instant (self);
   G_OBJECT_CLASS (vs_fragmentation_view_parent_class)->dispose (object);
 }
 
@@ -393,13 +400,7 @@ vs_fragmentation_view_set_instant (VsFragmentationView *self, VsInstant *instant
   new_rows = instant != NULL ? MAX (1, instant->segments->len) : 1;
   if (instant != NULL)
     vs_instant_ref (instant);
-  g_clear_pointer (&self->instant, vs_instant_unref);
-  g_clear_pointer (&self->block_row, g_array_unref);
-  g_clear_pointer (&self->gap_row, g_array_unref);
-  g_clear_pointer (&self->block_order, g_array_unref);
-  g_clear_pointer (&self->block_start, g_array_unref);
-  g_clear_pointer (&self->gap_order, g_array_unref);
-  g_clear_pointer (&self->gap_start, g_array_unref);
+  clear_instant (self);
   self->instant = instant;
   g_object_notify_by_pspec (G_OBJECT (self), props[PROP_INSTANT]);
   self->largest_gap = -1;

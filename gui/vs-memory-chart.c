@@ -386,6 +386,20 @@ vs_memory_chart_describe (VsMemoryChart *self, double x, double y)
 
 /* Tooltip: the NVTX range or the failed allocation under the pointer, or
  * else the exact values of the pixel column under it. */
+/* lo bytes, or "lo – hi" when they differ. */
+static char *
+format_bytes_range (gint64 lo, gint64 hi)
+{
+  g_autofree char *l = NULL;
+  g_autofree char *h = NULL;
+
+  if (lo == hi)
+    return vs_format_bytes (hi);
+  l = vs_format_bytes (lo);
+  h = vs_format_bytes (hi);
+  return g_strdup_printf ("%s – %s", l, h);
+}
+
 static gboolean
 on_query_tooltip (GtkWidget *widget, int x, int y, gboolean keyboard, GtkTooltip *tooltip,
                   gpointer user_data)
@@ -420,22 +434,8 @@ on_query_tooltip (GtkWidget *widget, int x, int y, gboolean keyboard, GtkTooltip
       gtk_tooltip_set_text (tooltip, text);
       return TRUE;
     }
-  if (b.min_allocated == b.max_allocated)
-    alloc = vs_format_bytes (b.max_allocated);
-  else
-    {
-      g_autofree char *lo = vs_format_bytes (b.min_allocated);
-      g_autofree char *hi = vs_format_bytes (b.max_allocated);
-      alloc = g_strdup_printf ("%s – %s", lo, hi);
-    }
-  if (b.min_reserved == b.max_reserved)
-    res = vs_format_bytes (b.max_reserved);
-  else
-    {
-      g_autofree char *lo = vs_format_bytes (b.min_reserved);
-      g_autofree char *hi = vs_format_bytes (b.max_reserved);
-      res = g_strdup_printf ("%s – %s", lo, hi);
-    }
+  alloc = format_bytes_range (b.min_allocated, b.max_allocated);
+  res = format_bytes_range (b.min_reserved, b.max_reserved);
   frag = vs_format_bytes (b.last_reserved - b.last_allocated);
   text = g_strdup_printf ("<b>%s</b>\nallocated\t%s\nreserved\t%s\n"
                           "cached, free\t%s",

@@ -65,14 +65,10 @@ add_stack (AdwExpanderRow *row, const char *stack)
   g_auto (GStrv) frames = g_strsplit (stack, VS_STACK_SEPARATOR, -1);
   g_autofree char *lines = g_strjoinv ("\n", frames);
   GtkWidget *label
-      = gtk_label_new (*stack ? lines : _("The trace has no stack for this request."));
+      = vs_detail_label_new (*stack ? lines : _("The trace has no stack for this request."));
 
   gtk_widget_add_css_class (box, "stack-panel");
   gtk_label_set_xalign (GTK_LABEL (title), 0);
-  gtk_label_set_xalign (GTK_LABEL (label), 0);
-  gtk_label_set_selectable (GTK_LABEL (label), TRUE);
-  gtk_label_set_wrap (GTK_LABEL (label), TRUE);
-  gtk_label_set_wrap_mode (GTK_LABEL (label), PANGO_WRAP_WORD_CHAR);
   gtk_widget_add_css_class (label, "monospace");
   gtk_widget_set_name (label, "failure-stack");
   gtk_box_append (GTK_BOX (box), title);

@@ -16,8 +16,10 @@
 
 #include "vs-analyzer.h"
 #include "vs-config.h"
+#include "vs-file-task.h"
 #include "vs-import.h"
 #include "vs-pickle.h"
+#include "vs-progress.h"
 #include "vs-snapshot-cache.h"
 
 /* See vs-snapshot-open.h. */
@@ -33,35 +35,9 @@ vs_snapshot_open_is_snapshot (GFile *file)
 
 typedef struct
 {
-  VsDocumentProgressFunc func;
-  gpointer data;
-  GMainContext *context;
+  VsProgress progress;
   GCancellable *cancellable;
 } Progress;
-
-typedef struct
-{
-  VsDocumentProgressFunc func;
-  gpointer data;
-  char *what;
-  double fraction;
-} ProgressCall;
-
-static gboolean
-progress_dispatch (gpointer p)
-{
-  ProgressCall *c = p;
-  c->func (c->what, c->fraction, c->data);
-  return G_SOURCE_REMOVE;
-}
-
-static void
-progress_call_free (gpointer p)
-{
-  ProgressCall *c = p;
-  g_free (c->what);
-  g_free (c);
-}
 
 /* The importer's progress (worker thread), shown on the caller's context;
  * FALSE cancels the import when the caller cancelled. */
@@ -69,17 +45,13 @@ static gboolean
 on_import_progress (const char *stage, double fraction, gpointer data)
 {
   Progress *pr = data;
-  if (pr->func != NULL)
+
+  if (pr->progress.func != NULL)
     {
-      ProgressCall *c = g_new0 (ProgressCall, 1);
-      c->func = pr->func;
-      c->data = pr->data;
       /* TRANSLATORS: %s is the importer's stage: reading, importing or
        * finalizing. */
-      c->what = g_strdup_printf (_("Importing the snapshot: %s"), stage);
-      c->fraction = fraction;
-      g_main_context_invoke_full (pr->context, G_PRIORITY_DEFAULT, progress_dispatch, c,
-                                  progress_call_free);
+      g_autofree char *what = g_strdup_printf (_("Importing the snapshot: %s"), stage);
+      vs_progress_report (&pr->progress, what, fraction);
     }
   return !g_cancellable_is_cancelled (pr->cancellable);
 }
@@ -90,7 +62,7 @@ static void
 progress_free (gpointer p)
 {
   Progress *pr = p;
-  g_main_context_unref (pr->context);
+  vs_progress_clear (&pr->progress);
   g_clear_object (&pr->cancellable);
   g_free (pr);
 }
@@ -99,7 +71,7 @@ static void
 open_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
 {
   Progress *pr = task_data;
-  GFile *file = g_object_get_data (G_OBJECT (task), "file");
+  GFile *file = vs_file_task_get_file (task);
   g_autofree char *path = g_file_get_path (file);
   g_autoptr (GError) error = NULL;
   g_autofree char *trace = NULL;
@@ -135,22 +107,11 @@ vs_snapshot_open_async (GFile *file, GCancellable *cancellable, VsDocumentProgre
   g_return_if_fail (G_IS_FILE (file));
   g_autoptr (GTask) task = g_task_new (NULL, cancellable, callback, user_data);
   Progress *pr = g_new0 (Progress, 1);
-  g_autofree char *path = g_file_get_path (file);
 
-  pr->func = progress;
-  pr->data = progress_data;
-  pr->context = g_main_context_ref_thread_default ();
+  vs_progress_init (&pr->progress, progress, progress_data);
   pr->cancellable = cancellable ? g_object_ref (cancellable) : NULL;
   g_task_set_task_data (task, pr, progress_free);
-  g_object_set_data_full (G_OBJECT (task), "file", g_object_ref (file), g_object_unref);
-  if (path == NULL)
-    {
-      g_autofree char *uri = g_file_get_uri (file);
-      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
-                               "%s is not a local file.", uri);
-      return;
-    }
-  g_task_run_in_thread (task, open_thread);
+  vs_file_task_run (task, file, open_thread);
 }
 
 /* See vs-snapshot-open.h. */

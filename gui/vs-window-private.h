@@ -141,6 +141,23 @@ void vs_window_compare_clear (VsWindow *self);
 /* Starts the comparison chosen before the trace was shown, if any. */
 void vs_window_compare_start_pending (VsWindow *self);
 
+/* A what-if asked for (a replay, a prediction at another batch): the
+ * window, the document it was asked of, the legend of its lines, and the
+ * window's whatif_serial then (a replay's; 0 for a prediction). */
+typedef struct
+{
+  VsWindow *self;
+  guint serial;
+  VsDocument *document;
+  char *legend;
+} VsWhatifRequest;
+
+/* A request of self (referenced) for document (referenced), taking
+ * legend; serial 0. */
+VsWhatifRequest *vs_whatif_request_new (VsWindow *self, VsDocument *document, char *legend);
+/* Frees a request of vs_whatif_request_new(). */
+void vs_whatif_request_free (VsWhatifRequest *r);
+
 /* Appends the batch field to the What If… popover (vs-window-whatif-batch.c). */
 void vs_window_whatif_add_batch (VsWindow *self);
 /* Whether a replay is running. */

@@ -75,17 +75,10 @@ batch_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *ca
     g_task_return_pointer (task, g_steal_pointer (&lines), (GDestroyNotify)g_ptr_array_unref);
 }
 
-typedef struct
-{
-  VsWindow *self;
-  VsDocument *document;
-  char *legend;
-} BatchRequest;
-
 static void
 on_batch_done (GObject *source, GAsyncResult *result, gpointer data)
 {
-  BatchRequest *req = data;
+  VsWhatifRequest *req = data;
   VsWindow *self = req->self;
   g_autoptr (GError) error = NULL;
   g_autoptr (GPtrArray) lines = g_task_propagate_pointer (G_TASK (result), &error);
@@ -112,10 +105,7 @@ on_batch_done (GObject *source, GAsyncResult *result, gpointer data)
           gtk_label_set_text (self->whatif_label, error->message);
         }
     }
-  g_object_unref (req->self);
-  g_object_unref (req->document);
-  g_free (req->legend);
-  g_free (req);
+  vs_whatif_request_free (req);
 }
 
 /* "32 64", "32→64", "32:64": the recorded batch and the one to predict. */
@@ -170,12 +160,10 @@ on_batch_activate (GtkWidget *widget, gpointer data)
       if (d->own_alloc_conf != NULL)
         g_array_append_val (q->device_ids, d->id);
     }
-  BatchRequest *req = g_new0 (BatchRequest, 1);
-  req->self = g_object_ref (self);
-  req->document = g_object_ref (doc);
-  req->legend = g_strdup_printf (
-      _("reserved at batch %" G_GINT64_FORMAT " (recorded %" G_GINT64_FORMAT ")"), batch,
-      recorded);
+  VsWhatifRequest *req = vs_whatif_request_new (
+      self, doc,
+      g_strdup_printf (_("reserved at batch %" G_GINT64_FORMAT " (recorded %" G_GINT64_FORMAT ")"),
+                       batch, recorded));
   gtk_menu_button_popdown (self->whatif_button);
   {
     g_autofree char *text

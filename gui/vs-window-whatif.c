@@ -37,16 +37,21 @@ static const struct
 /* The action's limit for "the limit derived from the trace". */
 #define DERIVED_LIMIT (-1)
 
-typedef struct
+/* See vs-window-private.h. */
+VsWhatifRequest *
+vs_whatif_request_new (VsWindow *self, VsDocument *document, char *legend)
 {
-  VsWindow *self;
-  guint serial;
-  VsDocument *document;
-  char *legend;
-} WhatifRequest;
+  VsWhatifRequest *r = g_new0 (VsWhatifRequest, 1);
 
-static void
-whatif_request_free (WhatifRequest *r)
+  r->self = g_object_ref (self);
+  r->document = g_object_ref (document);
+  r->legend = legend;
+  return r;
+}
+
+/* See vs-window-private.h. */
+void
+vs_whatif_request_free (VsWhatifRequest *r)
 {
   g_object_unref (r->self);
   g_object_unref (r->document);
@@ -175,7 +180,7 @@ on_whatif_progress (const char *what, double fraction, gpointer data)
 static void
 on_whatif_done (GObject *source, GAsyncResult *result, gpointer data)
 {
-  WhatifRequest *req = data;
+  VsWhatifRequest *req = data;
   VsWindow *self = req->self;
   g_autoptr (GError) error = NULL;
   g_autoptr (GPtrArray) lines = vs_document_whatif_finish (VS_DOCUMENT (source), result, &error);
@@ -201,7 +206,7 @@ on_whatif_done (GObject *source, GAsyncResult *result, gpointer data)
           gtk_label_set_text (self->whatif_label, error->message);
         }
     }
-  whatif_request_free (req);
+  vs_whatif_request_free (req);
 }
 
 /* Replays (conf, limit) and shows it once done. */
@@ -209,9 +214,10 @@ static void
 start_replay (VsWindow *self, const char *conf, gint64 limit)
 {
   VsDocument *doc = vs_session_get_document (self->session);
-  WhatifRequest *req;
+  VsWhatifRequest *req;
   GCancellable *cancellable;
   g_autofree char *setting = NULL;
+  char *legend;
 
   if (doc == NULL || replayable_device (doc) == NULL)
     return;
@@ -224,10 +230,6 @@ start_replay (VsWindow *self, const char *conf, gint64 limit)
     }
   else
     setting = g_strdup (*conf != '\0' ? conf : _("the default settings"));
-  req = g_new0 (WhatifRequest, 1);
-  req->self = g_object_ref (self);
-  req->serial = ++self->whatif_serial;
-  req->document = g_object_ref (doc);
   {
     /* The legend shares the chart's header with its title: a long
      * setting is cut (the strip's text names it whole).  GLib 2.74's
@@ -235,8 +237,10 @@ start_replay (VsWindow *self, const char *conf, gint64 limit)
     glong chars = g_utf8_strlen (setting, -1);
     g_autofree char *head = g_utf8_substring (setting, 0, MIN (chars, 59));
     g_autofree char *shown = chars > 60 ? g_strconcat (head, "…", NULL) : g_strdup (setting);
-    req->legend = g_strdup_printf (_("reserved with %s"), shown);
+    legend = g_strdup_printf (_("reserved with %s"), shown);
   }
+  req = vs_whatif_request_new (self, doc, legend);
+  req->serial = ++self->whatif_serial;
   cancellable = g_cancellable_new ();
   set_running (self, cancellable);
   gtk_widget_remove_css_class (GTK_WIDGET (self->whatif_label), "error");

@@ -28,17 +28,16 @@
 
 #include <X11/keysym.h>
 
-#include "vs-application.h"
 #include "vs-attribution-pane.h"
 #include "vs-blocks-draw.h"
 #include "vs-blocks-pane.h"
+#include "vs-test-window.h"
 #include "vs-test-x11.h"
 #include "vs-window-private.h"
 
 #define WAIT_US (30 * G_USEC_PER_SEC)
 #define wait_until(done, data) vs_test_wait_until ((done), (data), WAIT_US)
 
-static VsApplication *app;
 static VsWindow *window;
 
 static guint32
@@ -336,37 +335,15 @@ test_snapshot (void)
 int
 main (int argc, char **argv)
 {
-  g_autofree char *home = g_dir_make_tmp ("vs-blocks-XXXXXX", NULL);
-  g_autoptr (GError) error = NULL;
-  int status;
-
-  g_setenv ("HOME", home, TRUE);
-  g_setenv ("XDG_DATA_HOME", home, TRUE);
-  g_setenv ("XDG_CACHE_HOME", home, TRUE);
-  g_setenv ("GDK_BACKEND", "x11", TRUE);
+  vs_test_home_enter ("vs-blocks-XXXXXX");
   g_test_init (&argc, &argv, NULL);
-  adw_init ();
-  app = vs_application_new ();
-  g_assert_true (g_application_register (G_APPLICATION (app), NULL, &error));
-  g_assert_no_error (error);
-  window = vs_window_new (ADW_APPLICATION (app));
   /* Tall enough that the bundled trace's largest allocation is a band
    * several pixels high under the timelines and the pane switcher. */
-  gtk_window_set_default_size (GTK_WINDOW (window), 1280, 1100);
-  gtk_window_present (GTK_WINDOW (window));
+  window = vs_test_window_new (1280, 1100);
   vs_test_x11_spin (300);
   g_assert_true (vs_test_x11_focus (GTK_WINDOW (window)));
 
   g_test_add_func ("/blocks/bundled", test_bundled);
   g_test_add_func ("/blocks/snapshot", test_snapshot);
-  status = g_test_run ();
-
-  gtk_window_destroy (GTK_WINDOW (window));
-  g_object_unref (app);
-  {
-    const char *argv_rm[] = { "rm", "-rf", home, NULL };
-    g_spawn_sync (NULL, (char **)argv_rm, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, NULL,
-                  NULL);
-  }
-  return status;
+  return vs_test_window_finish (g_test_run ());
 }

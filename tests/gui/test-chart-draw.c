@@ -25,7 +25,8 @@ typedef struct
   gsize stride;
 } Image;
 
-/* Renders data over [v0, v1) at W × H into img (RGBA bytes). */
+/* Renders data over [v0, v1) at W × H into img (RGBA bytes), replacing
+ * the picture img held (NULL pixels: none). */
 static void
 render (const VsChartData *data, gint64 v0, gint64 v1, gboolean dark, Image *img)
 {
@@ -45,6 +46,7 @@ render (const VsChartData *data, gint64 v0, gint64 v1, gboolean dark, Image *img
   g_assert_cmpint (gdk_texture_get_width (texture), ==, W);
   g_assert_cmpint (gdk_texture_get_height (texture), ==, H);
   img->stride = W * 4;
+  g_free (img->pixels);
   img->pixels = g_malloc (img->stride * H);
   /* gdk_texture_download gives cairo's native ARGB32 (BGRA in memory on
    * little-endian machines), premultiplied. */
@@ -103,128 +105,137 @@ make_data (void)
   return d;
 }
 
-static void
-test_levels_drawn_where_they_belong (void)
+/* What each drawing test starts from: the test data and the palette it
+ * is drawn with (dark when the test's data says so); the layout and the
+ * pictures the test renders, freed after it. */
+typedef struct
 {
-  g_autoptr (VsChartData) d = make_data ();
-  const VsChartPalette *p = vs_chart_palette (FALSE);
+  VsChartData *d;
+  const VsChartPalette *p;
   VsChartLayout l;
-  Image img;
+  Image img, plain;
+} Chart;
+
+static void
+chart_set_up (Chart *f, gconstpointer dark)
+{
+  f->d = make_data ();
+  f->p = vs_chart_palette (GPOINTER_TO_INT (dark));
+}
+
+static void
+chart_tear_down (Chart *f, gconstpointer dark)
+{
+  g_free (f->img.pixels);
+  g_free (f->plain.pixels);
+  vs_chart_data_unref (f->d);
+}
+
+static void
+test_levels_drawn_where_they_belong (Chart *f, gconstpointer data)
+{
   int x, y_alloc, y_res, y_cap;
 
-  render (d, d->t0, d->t1, FALSE, &img);
-  vs_chart_layout (d, W, H, &l);
-  g_assert_true (l.capacity_on_scale);
-  x = (int)vs_chart_x_for_time (&l, d->t0, d->t1, 7 * G_GINT64_CONSTANT (1000000000)) + 3;
-  y_alloc = (int)round (vs_chart_y_for_bytes (&l, 2 * GIB));
-  y_res = (int)round (vs_chart_y_for_bytes (&l, 3 * GIB));
-  y_cap = (int)vs_chart_y_for_bytes (&l, 4 * GIB);
+  render (f->d, f->d->t0, f->d->t1, FALSE, &f->img);
+  vs_chart_layout (f->d, W, H, &f->l);
+  g_assert_true (f->l.capacity_on_scale);
+  x = (int)vs_chart_x_for_time (&f->l, f->d->t0, f->d->t1, 7 * G_GINT64_CONSTANT (1000000000)) + 3;
+  y_alloc = (int)round (vs_chart_y_for_bytes (&f->l, 2 * GIB));
+  y_res = (int)round (vs_chart_y_for_bytes (&f->l, 3 * GIB));
+  y_cap = (int)vs_chart_y_for_bytes (&f->l, 4 * GIB);
 
   /* Allocated fill well below the allocated level. */
-  g_assert_true (near_color (&img, x, y_alloc + 20, &p->allocated_fill, &p->background, 0.06));
-  g_assert_true (near_color (&img, x, (int)(l.chart.origin.y + l.chart.size.height) - 3,
-                             &p->allocated_fill, &p->background, 0.06));
+  g_assert_true (
+      near_color (&f->img, x, y_alloc + 20, &f->p->allocated_fill, &f->p->background, 0.06));
+  g_assert_true (near_color (&f->img, x, (int)(f->l.chart.origin.y + f->l.chart.size.height) - 3,
+                             &f->p->allocated_fill, &f->p->background, 0.06));
   /* The reserved line's row is the reserved colour. */
-  g_assert_true (near_color (&img, x, y_res - 1, &p->reserved_line, &p->background, 0.15));
+  g_assert_true (near_color (&f->img, x, y_res - 1, &f->p->reserved_line, &f->p->background, 0.15));
   /* Between them: the fragmentation hatch, orange-tinted, neither fill nor
    * background. */
   {
     double r, g, b;
-    pixel (&img, x, (y_alloc + y_res) / 2, &r, &g, &b);
+    pixel (&f->img, x, (y_alloc + y_res) / 2, &r, &g, &b);
     g_assert_cmpfloat (r, >, b + 0.15);
   }
   /* Background above reserved, below the capacity line. */
-  g_assert_true (near_color (&img, x, (y_res + y_cap) / 2, &p->background, &p->background, 0.02));
+  g_assert_true (
+      near_color (&f->img, x, (y_res + y_cap) / 2, &f->p->background, &f->p->background, 0.02));
   /* The capacity line, dashed: one of a few pixels along it is red. */
   {
     gboolean seen = FALSE;
     for (int dx = 0; dx < 10; dx++)
-      seen |= near_color (&img, x + dx, y_cap, &p->capacity, &p->background, 0.15);
+      seen |= near_color (&f->img, x + dx, y_cap, &f->p->capacity, &f->p->background, 0.15);
     g_assert_true (seen);
   }
   /* Before the first event (first second): background, no fill. */
-  x = (int)vs_chart_x_for_time (&l, d->t0, d->t1, 500000000);
-  g_assert_true (near_color (&img, x, y_alloc + 20, &p->background, &p->background, 0.02));
-  g_free (img.pixels);
+  x = (int)vs_chart_x_for_time (&f->l, f->d->t0, f->d->t1, 500000000);
+  g_assert_true (near_color (&f->img, x, y_alloc + 20, &f->p->background, &f->p->background, 0.02));
 }
 
 static void
-test_failed_marker_and_zoom (void)
+test_failed_marker_and_zoom (Chart *f, gconstpointer data)
 {
-  g_autoptr (VsChartData) d = make_data ();
-  const VsChartPalette *p = vs_chart_palette (FALSE);
   gint64 v0 = 4 * G_GINT64_CONSTANT (1000000000), v1 = 6 * G_GINT64_CONSTANT (1000000000);
-  VsChartLayout l;
-  Image img;
   int x, found = 0;
 
   /* Zoomed to [4 s, 6 s): the failure at 5 s sits mid-chart. */
-  render (d, v0, v1, FALSE, &img);
-  vs_chart_layout (d, W, H, &l);
-  x = (int)vs_chart_x_for_time (&l, v0, v1, 5 * G_GINT64_CONSTANT (1000000000));
-  g_assert_cmpint (abs (x - (int)(l.chart.origin.x + l.chart.size.width / 2)), <=, 1);
-  for (int y = (int)l.chart.origin.y; y < l.chart.origin.y + 14; y++)
-    found += near_color (&img, x, y, &p->failed, &p->background, 0.1);
+  render (f->d, v0, v1, FALSE, &f->img);
+  vs_chart_layout (f->d, W, H, &f->l);
+  x = (int)vs_chart_x_for_time (&f->l, v0, v1, 5 * G_GINT64_CONSTANT (1000000000));
+  g_assert_cmpint (abs (x - (int)(f->l.chart.origin.x + f->l.chart.size.width / 2)), <=, 1);
+  for (int y = (int)f->l.chart.origin.y; y < f->l.chart.origin.y + 14; y++)
+    found += near_color (&f->img, x, y, &f->p->failed, &f->p->background, 0.1);
   g_assert_cmpint (found, >=, 3);
-  g_free (img.pixels);
 
   /* Zoomed away from it: no failure colour in that column's marker row. */
-  render (d, 7 * G_GINT64_CONSTANT (1000000000), d->t1, FALSE, &img);
+  render (f->d, 7 * G_GINT64_CONSTANT (1000000000), f->d->t1, FALSE, &f->img);
   found = 0;
-  for (int y = (int)l.chart.origin.y; y < l.chart.origin.y + 14; y++)
-    found += near_color (&img, x, y, &p->failed, &p->background, 0.1);
+  for (int y = (int)f->l.chart.origin.y; y < f->l.chart.origin.y + 14; y++)
+    found += near_color (&f->img, x, y, &f->p->failed, &f->p->background, 0.1);
   g_assert_cmpint (found, ==, 0);
-  g_free (img.pixels);
 }
 
 static void
-test_close_failures_share_a_disc (void)
+test_close_failures_share_a_disc (Chart *f, gconstpointer data)
 {
-  g_autoptr (VsChartData) d = make_data ();
-  const VsChartPalette *p = vs_chart_palette (FALSE);
   gint64 v0 = 4 * G_GINT64_CONSTANT (1000000000), v1 = 6 * G_GINT64_CONSTANT (1000000000);
   gint64 s = G_GINT64_CONSTANT (1000000000);
-  VsChartLayout l;
-  Image img;
   double x1, x2, x3;
   int disc_y;
 
-  vs_chart_layout (d, W, H, &l);
+  vs_chart_layout (f->d, W, H, &f->l);
   /* A second failure 4 pixels after the one at 5 s, a third far away. */
-  x1 = floor (vs_chart_x_for_time (&l, v0, v1, 5 * s)) + 0.5;
-  vs_chart_data_add_marker (d, VS_CHART_MARKER_FAILED, vs_chart_time_for_x (&l, v0, v1, x1 + 4.2),
-                            300 * MIB);
-  vs_chart_data_add_marker (d, VS_CHART_MARKER_FAILED, 5 * s + s / 2, 100 * MIB);
-  x2 = floor (vs_chart_x_for_time (&l, v0, v1, vs_chart_time_for_x (&l, v0, v1, x1 + 4.2))) + 0.5;
-  x3 = floor (vs_chart_x_for_time (&l, v0, v1, 5 * s + s / 2)) + 0.5;
+  x1 = floor (vs_chart_x_for_time (&f->l, v0, v1, 5 * s)) + 0.5;
+  vs_chart_data_add_marker (f->d, VS_CHART_MARKER_FAILED,
+                            vs_chart_time_for_x (&f->l, v0, v1, x1 + 4.2), 300 * MIB);
+  vs_chart_data_add_marker (f->d, VS_CHART_MARKER_FAILED, 5 * s + s / 2, 100 * MIB);
+  x2 = floor (vs_chart_x_for_time (&f->l, v0, v1, vs_chart_time_for_x (&f->l, v0, v1, x1 + 4.2)))
+       + 0.5;
+  x3 = floor (vs_chart_x_for_time (&f->l, v0, v1, 5 * s + s / 2)) + 0.5;
   g_assert_cmpfloat (x2 - x1, >=, 3);
   g_assert_cmpfloat (x2 - x1, <=, 5);
-  render (d, v0, v1, FALSE, &img);
-  disc_y = (int)(l.chart.origin.y + 7);
+  render (f->d, v0, v1, FALSE, &f->img);
+  disc_y = (int)(f->l.chart.origin.y + 7);
   /* One disc at the first: red at its centre, nothing red just right of
    * its edge, where the second's own disc would reach. */
-  g_assert_true (near_color (&img, (int)x1 - 3, disc_y, &p->failed, &p->background, 0.15));
-  g_assert_false (near_color (&img, (int)x1 + 7, disc_y, &p->failed, &p->background, 0.35));
+  g_assert_true (near_color (&f->img, (int)x1 - 3, disc_y, &f->p->failed, &f->p->background, 0.15));
+  g_assert_false (
+      near_color (&f->img, (int)x1 + 7, disc_y, &f->p->failed, &f->p->background, 0.35));
   /* The far one keeps its own disc. */
-  g_assert_true (near_color (&img, (int)x3 - 3, disc_y, &p->failed, &p->background, 0.15));
-  g_free (img.pixels);
+  g_assert_true (near_color (&f->img, (int)x3 - 3, disc_y, &f->p->failed, &f->p->background, 0.15));
 }
 
 static void
-test_dark_palette_background (void)
+test_dark_palette_background (Chart *f, gconstpointer data)
 {
-  g_autoptr (VsChartData) d = make_data ();
-  const VsChartPalette *p = vs_chart_palette (TRUE);
-  VsChartLayout l;
-  Image img;
 
-  render (d, d->t0, d->t1, TRUE, &img);
-  vs_chart_layout (d, W, H, &l);
-  g_assert_true (near_color (&img, W - 4, H / 2, &p->background, &p->background, 0.02));
-  g_assert_true (near_color (&img, (int)(l.chart.origin.x + l.chart.size.width) - 5,
-                             (int)vs_chart_y_for_bytes (&l, GIB), &p->allocated_fill,
-                             &p->background, 0.06));
-  g_free (img.pixels);
+  render (f->d, f->d->t0, f->d->t1, TRUE, &f->img);
+  vs_chart_layout (f->d, W, H, &f->l);
+  g_assert_true (near_color (&f->img, W - 4, H / 2, &f->p->background, &f->p->background, 0.02));
+  g_assert_true (near_color (&f->img, (int)(f->l.chart.origin.x + f->l.chart.size.width) - 5,
+                             (int)vs_chart_y_for_bytes (&f->l, GIB), &f->p->allocated_fill,
+                             &f->p->background, 0.06));
 }
 
 static void
@@ -257,39 +268,35 @@ test_span_combines_buckets (void)
  * (2.5 GiB, between allocated and reserved), only where the buckets have
  * it, with its legend entry; none of its colour without a label. */
 static void
-test_whatif_line (void)
+test_whatif_line (Chart *f, gconstpointer data)
 {
-  g_autoptr (VsChartData) d = make_data ();
-  const VsChartPalette *p = vs_chart_palette (FALSE);
-  VsChartLayout l;
-  Image img, plain;
   int y, on = 0, off = 0, legend = 0;
   gint64 sec = G_GINT64_CONSTANT (1000000000);
 
   for (guint i = 500; i < 1000; i++)
     {
-      VsChartBucket *b = &d->buckets[i];
+      VsChartBucket *b = &f->d->buckets[i];
       b->has_whatif = TRUE;
       b->min_whatif = b->max_whatif = b->last_whatif = 5 * GIB / 2;
     }
-  render (d, d->t0, d->t1, FALSE, &plain);
-  d->whatif_label = g_strdup ("reserved with expandable_segments:True");
-  render (d, d->t0, d->t1, FALSE, &img);
-  vs_chart_layout (d, W, H, &l);
-  y = (int)round (vs_chart_y_for_bytes (&l, 5 * GIB / 2)) - 1;
+  render (f->d, f->d->t0, f->d->t1, FALSE, &f->plain);
+  f->d->whatif_label = g_strdup ("reserved with expandable_segments:True");
+  render (f->d, f->d->t0, f->d->t1, FALSE, &f->img);
+  vs_chart_layout (f->d, W, H, &f->l);
+  y = (int)round (vs_chart_y_for_bytes (&f->l, 5 * GIB / 2)) - 1;
   /* along its row after 5 s: dashes (5 on, 3 off); before: none */
-  for (int x = (int)vs_chart_x_for_time (&l, d->t0, d->t1, 6 * sec);
-       x < (int)vs_chart_x_for_time (&l, d->t0, d->t1, 9 * sec); x++)
-    on += near_color (&img, x, y, &p->whatif, &p->background, 0.08)
-          || near_color (&img, x, y + 1, &p->whatif, &p->background, 0.08);
-  for (int x = (int)vs_chart_x_for_time (&l, d->t0, d->t1, 2 * sec);
-       x < (int)vs_chart_x_for_time (&l, d->t0, d->t1, 4 * sec); x++)
+  for (int x = (int)vs_chart_x_for_time (&f->l, f->d->t0, f->d->t1, 6 * sec);
+       x < (int)vs_chart_x_for_time (&f->l, f->d->t0, f->d->t1, 9 * sec); x++)
+    on += near_color (&f->img, x, y, &f->p->whatif, &f->p->background, 0.08)
+          || near_color (&f->img, x, y + 1, &f->p->whatif, &f->p->background, 0.08);
+  for (int x = (int)vs_chart_x_for_time (&f->l, f->d->t0, f->d->t1, 2 * sec);
+       x < (int)vs_chart_x_for_time (&f->l, f->d->t0, f->d->t1, 4 * sec); x++)
     for (int dy = -2; dy <= 2; dy++)
-      off += near_color (&img, x, y + dy, &p->whatif, &p->background, 0.08);
+      off += near_color (&f->img, x, y + dy, &f->p->whatif, &f->p->background, 0.08);
   /* the legend in the header row */
   for (int x = 0; x < W; x++)
     for (int yy = 0; yy < VS_CHART_HEADER_HEIGHT; yy++)
-      legend += near_color (&img, x, yy, &p->whatif, &p->background, 0.08);
+      legend += near_color (&f->img, x, yy, &f->p->whatif, &f->p->background, 0.08);
   g_test_message ("what-if: %d on its row, %d before it, %d in the legend", on, off, legend);
   g_assert_cmpint (off, ==, 0);
   /* three seconds are ~220 pixels, 5 of every 8 dashed */
@@ -301,11 +308,9 @@ test_whatif_line (void)
     int any = 0;
     for (int yy = 0; yy < H; yy++)
       for (int x = 0; x < W; x++)
-        any += near_color (&plain, x, yy, &p->whatif, &p->background, 0.08);
+        any += near_color (&f->plain, x, yy, &f->p->whatif, &f->p->background, 0.08);
     g_assert_cmpint (any, ==, 0);
   }
-  g_free (img.pixels);
-  g_free (plain.pixels);
 }
 
 /* Counts the pixels of colour c in the header row (the legend). */
@@ -325,55 +330,65 @@ legend_pixels (const Image *img, const GdkRGBA *c, const GdkRGBA *bg)
  * fragmentation bracket at 7 s over the gap between allocated (2 GiB)
  * and reserved (3 GiB) with its legend entry, none without one. */
 static void
-test_limit_and_fragmentation (void)
+test_limit_and_fragmentation (Chart *f, gconstpointer data)
 {
-  g_autoptr (VsChartData) d = make_data ();
-  const VsChartPalette *p = vs_chart_palette (FALSE);
   gint64 sec = G_GINT64_CONSTANT (1000000000);
-  VsChartLayout l;
-  Image img, plain;
   int y, on = 0, n = 0, any = 0, bracket = 0, outside = 0, xb, y_res, y_alloc;
 
-  render (d, d->t0, d->t1, FALSE, &plain);
-  d->limit_bytes = 7 * GIB / 2;
-  d->limit_label = g_strdup ("limit 3.50 GiB (memory fraction 0.875)");
-  vs_chart_data_add_fragmentation (d, 7 * sec, 2 * GIB, 3 * GIB);
-  render (d, d->t0, d->t1, FALSE, &img);
-  vs_chart_layout (d, W, H, &l);
-  g_assert_true (l.limit_on_scale);
-  y = (int)round (vs_chart_y_for_bytes (&l, 7 * GIB / 2));
+  render (f->d, f->d->t0, f->d->t1, FALSE, &f->plain);
+  f->d->limit_bytes = 7 * GIB / 2;
+  f->d->limit_label = g_strdup ("limit 3.50 GiB (memory fraction 0.875)");
+  vs_chart_data_add_fragmentation (f->d, 7 * sec, 2 * GIB, 3 * GIB);
+  render (f->d, f->d->t0, f->d->t1, FALSE, &f->img);
+  vs_chart_layout (f->d, W, H, &f->l);
+  g_assert_true (f->l.limit_on_scale);
+  y = (int)round (vs_chart_y_for_bytes (&f->l, 7 * GIB / 2));
   /* Right of its label, across the chart: rows y - 1 and y (but where
    * the failed allocation's dashed line at 5 s crosses it). */
-  for (int x = (int)(l.chart.origin.x + 0.4 * l.chart.size.width);
-       x < (int)(l.chart.origin.x + l.chart.size.width) - 1; x++)
-    if (fabs (x - vs_chart_x_for_time (&l, d->t0, d->t1, 5 * sec)) > 2 && ++n)
-      on += near_color (&img, x, y - 1, &p->limit, &p->background, 0.08)
-            && near_color (&img, x, y, &p->limit, &p->background, 0.08)
-            && !near_color (&img, x, y - 4, &p->limit, &p->background, 0.08)
-            && !near_color (&img, x, y + 3, &p->limit, &p->background, 0.08);
+  for (int x = (int)(f->l.chart.origin.x + 0.4 * f->l.chart.size.width);
+       x < (int)(f->l.chart.origin.x + f->l.chart.size.width) - 1; x++)
+    if (fabs (x - vs_chart_x_for_time (&f->l, f->d->t0, f->d->t1, 5 * sec)) > 2 && ++n)
+      on += near_color (&f->img, x, y - 1, &f->p->limit, &f->p->background, 0.08)
+            && near_color (&f->img, x, y, &f->p->limit, &f->p->background, 0.08)
+            && !near_color (&f->img, x, y - 4, &f->p->limit, &f->p->background, 0.08)
+            && !near_color (&f->img, x, y + 3, &f->p->limit, &f->p->background, 0.08);
   g_assert_cmpint (on, ==, n);
-  g_assert_cmpint (legend_pixels (&img, &p->limit, &p->background), >, 5);
+  g_assert_cmpint (legend_pixels (&f->img, &f->p->limit, &f->p->background), >, 5);
   for (int yy = 0; yy < H; yy++)
     for (int x = 0; x < W; x++)
-      any += near_color (&plain, x, yy, &p->limit, &p->background, 0.08);
+      any += near_color (&f->plain, x, yy, &f->p->limit, &f->p->background, 0.08);
   g_assert_cmpint (any, ==, 0);
 
   /* The bracket: its 3 px stem from reserved down to allocated. */
-  xb = (int)floor (vs_chart_x_for_time (&l, d->t0, d->t1, 7 * sec));
-  y_res = (int)round (vs_chart_y_for_bytes (&l, 3 * GIB));
-  y_alloc = (int)round (vs_chart_y_for_bytes (&l, 2 * GIB));
+  xb = (int)floor (vs_chart_x_for_time (&f->l, f->d->t0, f->d->t1, 7 * sec));
+  y_res = (int)round (vs_chart_y_for_bytes (&f->l, 3 * GIB));
+  y_alloc = (int)round (vs_chart_y_for_bytes (&f->l, 2 * GIB));
   for (int yy = y_res + 1; yy < y_alloc - 1; yy++)
-    bracket += near_color (&img, xb, yy, &p->fragmentation_hurt, &p->background, 0.08);
+    bracket += near_color (&f->img, xb, yy, &f->p->fragmentation_hurt, &f->p->background, 0.08);
   g_assert_cmpint (bracket, ==, y_alloc - y_res - 2);
   /* Not elsewhere in the gap (the cached, free hatching is lighter). */
   for (int yy = y_res + 1; yy < y_alloc - 1; yy++)
-    outside += near_color (&img, xb - 40, yy, &p->fragmentation_hurt, &p->background, 0.08);
+    outside
+        += near_color (&f->img, xb - 40, yy, &f->p->fragmentation_hurt, &f->p->background, 0.08);
   g_assert_cmpint (outside, ==, 0);
-  g_assert_cmpint (legend_pixels (&img, &p->fragmentation_hurt, &p->background), >, 5);
-  g_assert_cmpint (legend_pixels (&plain, &p->fragmentation_hurt, &p->background), ==, 0);
-  g_free (img.pixels);
-  g_free (plain.pixels);
+  g_assert_cmpint (legend_pixels (&f->img, &f->p->fragmentation_hurt, &f->p->background), >, 5);
+  g_assert_cmpint (legend_pixels (&f->plain, &f->p->fragmentation_hurt, &f->p->background), ==, 0);
 }
+
+/* The drawing tests, each run on its own Chart. */
+static const struct
+{
+  const char *path;
+  void (*test) (Chart *f, gconstpointer data);
+  gboolean dark;
+} drawing_tests[] = {
+  { "/chart-draw/levels", test_levels_drawn_where_they_belong, FALSE },
+  { "/chart-draw/failed-marker-zoom", test_failed_marker_and_zoom, FALSE },
+  { "/chart-draw/close-failures", test_close_failures_share_a_disc, FALSE },
+  { "/chart-draw/dark", test_dark_palette_background, TRUE },
+  { "/chart-draw/whatif-line", test_whatif_line, FALSE },
+  { "/chart-draw/limit-and-fragmentation", test_limit_and_fragmentation, FALSE },
+};
 
 int
 main (int argc, char **argv)
@@ -382,12 +397,9 @@ main (int argc, char **argv)
   /* Without gtk_init() (no display here), asking for one node type
    * registers them all. */
   g_type_ensure (GSK_TYPE_CAIRO_NODE);
-  g_test_add_func ("/chart-draw/levels", test_levels_drawn_where_they_belong);
-  g_test_add_func ("/chart-draw/failed-marker-zoom", test_failed_marker_and_zoom);
-  g_test_add_func ("/chart-draw/close-failures", test_close_failures_share_a_disc);
-  g_test_add_func ("/chart-draw/dark", test_dark_palette_background);
-  g_test_add_func ("/chart-draw/whatif-line", test_whatif_line);
-  g_test_add_func ("/chart-draw/limit-and-fragmentation", test_limit_and_fragmentation);
+  for (gsize i = 0; i < G_N_ELEMENTS (drawing_tests); i++)
+    g_test_add (drawing_tests[i].path, Chart, GINT_TO_POINTER (drawing_tests[i].dark), chart_set_up,
+                drawing_tests[i].test, chart_tear_down);
   g_test_add_func ("/chart-data/span", test_span_combines_buckets);
   return g_test_run ();
 }

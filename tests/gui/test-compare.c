@@ -34,12 +34,13 @@
 
 #include <X11/keysym.h>
 
-#include "vs-application.h"
 #include "vs-chart-draw.h"
 #include "vs-compare-item.h"
 #include "vs-memory-chart.h"
 #include "vs-sort-button.h"
+#include "vs-test-screenshot.h"
 #include "vs-test-wait.h"
+#include "vs-test-window.h"
 #include "vs-test-x11.h"
 #include "vs-test-widgets.h"
 #include "vs-window-private.h"
@@ -51,10 +52,9 @@
 #define FP32_FIRST_ITERATION_NS G_GINT64_CONSTANT (381577566)
 #define BF16_FIRST_ITERATION_NS G_GINT64_CONSTANT (407884062)
 
-static char *home;
+static const char *home;
 static char *a_path; /* the shown trace: $HOME/fp32.db */
 static char *b_path; /* compared: $HOME/bf16.db */
-static VsApplication *app;
 static VsWindow *window;
 
 /* ------------------------------------------------------------ helpers -- */
@@ -84,10 +84,7 @@ settled (gpointer data)
 static gboolean
 shows (gpointer data)
 {
-  VsDocument *doc = vs_session_get_document (vs_window_get_session (window));
-  g_autofree char *path = doc ? g_file_get_path (vs_document_get_file (doc)) : NULL;
-
-  return g_strcmp0 (path, data) == 0 && settled (NULL);
+  return vs_test_window_shows (data) && !vs_window_is_comparing (window);
 }
 
 static void
@@ -99,20 +96,20 @@ open_and_wait (const char *path, const char *shown_path)
   g_assert_true (wait_until (shows, (gpointer)shown_path));
 }
 
+/* Whether widget is the main menu's button, shown. */
+static gboolean
+is_menu_button (GtkWidget *widget, gconstpointer data)
+{
+  return GTK_IS_MENU_BUTTON (widget) && gtk_widget_get_mapped (widget)
+         && g_strcmp0 (gtk_menu_button_get_icon_name (GTK_MENU_BUTTON (widget)),
+                       "open-menu-symbolic")
+                == 0;
+}
+
 static GtkWidget *
 find_menu_button (GtkWidget *widget)
 {
-  if (GTK_IS_MENU_BUTTON (widget) && gtk_widget_get_mapped (widget)
-      && g_strcmp0 (gtk_menu_button_get_icon_name (GTK_MENU_BUTTON (widget)), "open-menu-symbolic")
-             == 0)
-    return widget;
-  for (GtkWidget *c = gtk_widget_get_first_child (widget); c; c = gtk_widget_get_next_sibling (c))
-    {
-      GtkWidget *found = find_menu_button (c);
-      if (found != NULL)
-        return found;
-    }
-  return NULL;
+  return vs_test_find (widget, is_menu_button, NULL);
 }
 
 /* ------------------------------------------------------- the numbers -- */
@@ -163,12 +160,14 @@ check_rows (const char *path_a, const char *path_b)
 
 /* -------------------------------------------------------- the pixels -- */
 
+/* How far from the compared colour a pixel of its line may be, per
+ * channel (pixels B G R A, premultiplied over an opaque background). */
+#define COMPARE_TOLERANCE 0.05
+
 static gboolean
 is_compare_colour (const guchar *p, const GdkRGBA *c)
 {
-  /* B G R A, premultiplied over an opaque background */
-  return fabs (p[2] / 255.0 - c->red) < 0.05 && fabs (p[1] / 255.0 - c->green) < 0.05
-         && fabs (p[0] / 255.0 - c->blue) < 0.05;
+  return vs_test_count_colour (p, 1, c, COMPARE_TOLERANCE) == 1;
 }
 
 /* The first timeline rendered as the window shows it. */
@@ -270,11 +269,9 @@ compare_pixels (void)
 {
   int w, h;
   g_autofree guchar *pixels = render_chart (first_chart (), &w, &h);
-  guint n = 0;
 
-  for (int i = 0; i < w * h; i++)
-    n += is_compare_colour (pixels + (gsize)i * 4, &vs_chart_palette (FALSE)->compare);
-  return n;
+  return vs_test_count_colour (pixels, (gsize)w * h, &vs_chart_palette (FALSE)->compare,
+                               COMPARE_TOLERANCE);
 }
 
 /* ------------------------------------------------------------ tests -- */
@@ -411,18 +408,16 @@ test_sort (void)
     }
 }
 
+static gboolean
+is_sort_button (GtkWidget *widget, gconstpointer data)
+{
+  return VS_IS_SORT_BUTTON (widget) && gtk_widget_get_mapped (widget);
+}
+
 static GtkWidget *
 find_sort_button (GtkWidget *widget)
 {
-  if (VS_IS_SORT_BUTTON (widget) && gtk_widget_get_mapped (widget))
-    return widget;
-  for (GtkWidget *c = gtk_widget_get_first_child (widget); c; c = gtk_widget_get_next_sibling (c))
-    {
-      GtkWidget *found = find_sort_button (c);
-      if (found != NULL)
-        return found;
-    }
-  return NULL;
+  return vs_test_find (widget, is_sort_button, NULL);
 }
 
 /* The text of the focused menu item, mnemonic underscores removed (""
@@ -666,25 +661,16 @@ test_command_line (void)
   g_auto (GStrv) env
       = g_environ_setenv (g_get_environ (), "ADW_DEBUG_COLOR_SCHEME", "prefer-light", TRUE);
   g_autoptr (GError) error = NULL;
-  g_autoptr (GdkTexture) texture = NULL;
   g_autofree guchar *pixels = NULL;
   g_autofree char *err = NULL;
   g_autofree char *missing = g_build_filename (home, "missing.db", NULL);
   g_autofree char *missing_png = g_build_filename (home, "missing.png", NULL);
   int status, w, h;
-  guint n = 0;
+  guint n;
 
-  g_assert_true (g_spawn_sync (NULL, (char **)argv, env, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL,
-                               NULL, NULL, &status, &error));
-  g_assert_true (g_spawn_check_wait_status (status, NULL));
-  texture = gdk_texture_new_from_filename (png, &error);
-  g_assert_no_error (error);
-  w = gdk_texture_get_width (texture);
-  h = gdk_texture_get_height (texture);
-  pixels = g_malloc ((gsize)w * h * 4);
-  gdk_texture_download (texture, pixels, (gsize)w * 4);
-  for (int i = 0; i < w * h; i++)
-    n += is_compare_colour (pixels + (gsize)i * 4, &vs_chart_palette (FALSE)->compare);
+  pixels = vs_test_screenshot (argv, (const char *const *)env, png, &w, &h);
+  n = vs_test_count_colour (pixels, (gsize)w * h, &vs_chart_palette (FALSE)->compare,
+                            COMPARE_TOLERANCE);
   g_test_message ("%u pixels of the compared colour", n);
   g_assert_cmpuint (n, >, 300);
 
@@ -701,16 +687,10 @@ test_command_line (void)
 int
 main (int argc, char **argv)
 {
-  int status;
-  g_autoptr (GError) error = NULL;
   g_autofree char *fp32 = NULL;
   g_autofree char *bf16 = NULL;
 
-  home = g_dir_make_tmp ("vs-compare-XXXXXX", NULL);
-  g_setenv ("HOME", home, TRUE);
-  g_setenv ("XDG_DATA_HOME", home, TRUE);
-  g_setenv ("XDG_CACHE_HOME", home, TRUE);
-  g_setenv ("GDK_BACKEND", "x11", TRUE);
+  home = vs_test_home_enter ("vs-compare-XXXXXX");
   g_setenv ("ADW_DEBUG_COLOR_SCHEME", "prefer-light", TRUE);
   /* The file chooser keeps its settings: in memory, with no session bus. */
   g_setenv ("GSETTINGS_BACKEND", "memory", TRUE);
@@ -722,13 +702,7 @@ main (int argc, char **argv)
   copy_file (bf16, b_path);
 
   g_test_init (&argc, &argv, NULL);
-  adw_init ();
-  app = vs_application_new ();
-  g_assert_true (g_application_register (G_APPLICATION (app), NULL, &error));
-  g_assert_no_error (error);
-  window = vs_window_new (ADW_APPLICATION (app));
-  gtk_window_set_default_size (GTK_WINDOW (window), 1280, 900);
-  gtk_window_present (GTK_WINDOW (window));
+  window = vs_test_window_new (1280, 900);
   open_and_wait (a_path, a_path);
   g_assert_true (vs_test_x11_focus (GTK_WINDOW (window)));
 
@@ -740,14 +714,5 @@ main (int argc, char **argv)
   g_test_add_func ("/compare/snapshots", test_snapshots);
   g_test_add_func ("/compare/settings-banner", test_settings_banner);
   g_test_add_func ("/compare/command-line", test_command_line);
-  status = g_test_run ();
-
-  gtk_window_destroy (GTK_WINDOW (window));
-  g_object_unref (app);
-  {
-    const char *argv_rm[] = { "rm", "-rf", home, NULL };
-    g_spawn_sync (NULL, (char **)argv_rm, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, NULL,
-                  NULL);
-  }
-  return status;
+  return vs_test_window_finish (g_test_run ());
 }

@@ -28,7 +28,6 @@
 
 #include <X11/keysym.h>
 
-#include "vs-application.h"
 #include "vs-attribution-pane.h"
 #include "vs-chart-draw.h"
 #include "vs-detail-row.h"
@@ -37,12 +36,12 @@
 #include "vs-oom-text.h"
 #include "vs-test-x11.h"
 #include "vs-test-widgets.h"
+#include "vs-test-window.h"
 #include "vs-window-private.h"
 
 #define WAIT_US (30 * G_USEC_PER_SEC)
 #define wait_until(done, data) vs_test_wait_until ((done), (data), WAIT_US)
 
-static VsApplication *app;
 static VsWindow *window;
 static char *limit_trace; /* a trace whose settings give a limit */
 
@@ -70,19 +69,19 @@ is_color (GtkWidget *widget, double x, double y, const GdkRGBA *c)
 /* ------------------------------------------------------------ widgets -- */
 
 /* The toggle button under widget labelled label. */
+static gboolean
+is_toggle (GtkWidget *widget, gconstpointer label)
+{
+  return GTK_IS_TOGGLE_BUTTON (widget)
+         && g_strcmp0 (gtk_button_get_label (GTK_BUTTON (widget)), label) == 0;
+}
+
 static GtkToggleButton *
 find_toggle (GtkWidget *widget, const char *label)
 {
-  if (GTK_IS_TOGGLE_BUTTON (widget)
-      && g_strcmp0 (gtk_button_get_label (GTK_BUTTON (widget)), label) == 0)
-    return GTK_TOGGLE_BUTTON (widget);
-  for (GtkWidget *c = gtk_widget_get_first_child (widget); c; c = gtk_widget_get_next_sibling (c))
-    {
-      GtkToggleButton *found = find_toggle (c, label);
-      if (found != NULL)
-        return found;
-    }
-  return NULL;
+  GtkWidget *found = vs_test_find (widget, is_toggle, label);
+
+  return found != NULL ? GTK_TOGGLE_BUTTON (found) : NULL;
 }
 
 static GtkWidget *
@@ -500,34 +499,20 @@ test_same_words (void)
 int
 main (int argc, char **argv)
 {
-  g_autofree char *home = g_dir_make_tmp ("vs-details-XXXXXX", NULL);
-  g_autoptr (GError) error = NULL;
   int status;
 
-  g_setenv ("HOME", home, TRUE);
-  g_setenv ("XDG_DATA_HOME", home, TRUE);
-  g_setenv ("XDG_CACHE_HOME", home, TRUE);
-  g_setenv ("GDK_BACKEND", "x11", TRUE);
+  vs_test_home_enter ("vs-details-XXXXXX");
   limit_trace = g_build_filename (g_getenv ("VS_DATA"), "diagnose", "torch-eval-leak.db", NULL);
 
   g_test_init (&argc, &argv, NULL);
-  adw_init ();
-  app = vs_application_new ();
-  g_assert_true (g_application_register (G_APPLICATION (app), NULL, &error));
-  g_assert_no_error (error);
-  window = vs_window_new (ADW_APPLICATION (app));
-  gtk_window_set_default_size (GTK_WINDOW (window), 1024, 768);
-  gtk_window_present (GTK_WINDOW (window));
+  window = vs_test_window_new (1024, 768);
 
   g_test_add_func ("/details/hide-library-default", test_hide_library_default);
   g_test_add_func ("/details/limit-line", test_limit_line);
   g_test_add_func ("/details/status-at-1024", test_status_at_1024);
   g_test_add_func ("/details/body-text", test_body_text);
   g_test_add_func ("/details/same-words", test_same_words);
-  status = g_test_run ();
-
-  gtk_window_destroy (GTK_WINDOW (window));
-  g_object_unref (app);
+  status = vs_test_window_finish (g_test_run ());
   g_free (limit_trace);
   return status;
 }

@@ -21,14 +21,13 @@
 #include <adwaita.h>
 #include <string.h>
 
-#include "vs-application.h"
 #include "vs-diagnosis-pane.h"
+#include "vs-test-window.h"
 #include "vs-window-private.h"
 
 #define WAIT_US (60 * G_USEC_PER_SEC)
 #define wait_until(done, data) vs_test_wait_until ((done), (data), WAIT_US)
 
-static VsApplication *app;
 static VsWindow *window;
 static VsDiagnosisPane *pane;
 
@@ -219,22 +218,6 @@ test_reopen_while_diagnosing (void)
   g_assert_cmpuint (no_problem_bad, ==, 0);
 }
 
-static void
-on_loaded (GObject *source, GAsyncResult *result, gpointer data)
-{
-  VsDocument **doc = data;
-  g_autoptr (GError) error = NULL;
-
-  *doc = vs_document_load_finish (result, &error);
-  g_assert_no_error (error);
-}
-
-static gboolean
-loaded (gpointer data)
-{
-  return *(VsDocument **)data != NULL;
-}
-
 static gboolean
 never (gpointer data)
 {
@@ -246,11 +229,8 @@ static void
 test_close_while_diagnosing (void)
 {
   g_autofree char *path = data_path ("torch-frag-mixed.db");
-  g_autoptr (GFile) file = g_file_new_for_path (path);
-  VsDocument *doc = NULL;
+  VsDocument *doc = vs_test_document_load (path);
 
-  vs_document_load_async (file, NULL, NULL, NULL, on_loaded, &doc);
-  g_assert_true (wait_until (loaded, &doc));
   /* Delivered without its diagnosis, which it reads when asked. */
   g_assert_false (vs_document_is_diagnosed (doc));
   g_assert_null (vs_document_get_diagnosis (doc));
@@ -266,23 +246,9 @@ test_close_while_diagnosing (void)
 int
 main (int argc, char **argv)
 {
-  g_autofree char *home = g_dir_make_tmp ("vs-diagnosis-load-XXXXXX", NULL);
-  g_autoptr (GError) error = NULL;
-  int status;
-
-  g_setenv ("HOME", home, TRUE);
-  g_setenv ("XDG_DATA_HOME", home, TRUE);
-  g_setenv ("XDG_CACHE_HOME", home, TRUE);
-  g_setenv ("GDK_BACKEND", "x11", TRUE);
-
+  vs_test_home_enter ("vs-diagnosis-load-XXXXXX");
   g_test_init (&argc, &argv, NULL);
-  adw_init ();
-  app = vs_application_new ();
-  g_assert_true (g_application_register (G_APPLICATION (app), NULL, &error));
-  g_assert_no_error (error);
-  window = vs_window_new (ADW_APPLICATION (app));
-  gtk_window_set_default_size (GTK_WINDOW (window), 1024, 768);
-  gtk_window_present (GTK_WINDOW (window));
+  window = vs_test_window_new (1024, 768);
   pane = VS_DIAGNOSIS_PANE (adw_view_stack_get_child_by_name (window->pane_stack, "diagnosis"));
   g_assert_nonnull (pane);
   watch_labels (GTK_WIDGET (pane));
@@ -291,9 +257,5 @@ main (int argc, char **argv)
   g_test_add_func ("/diagnosis-load/findings-follow", test_findings_follow);
   g_test_add_func ("/diagnosis-load/reopen-while-diagnosing", test_reopen_while_diagnosing);
   g_test_add_func ("/diagnosis-load/close-while-diagnosing", test_close_while_diagnosing);
-  status = g_test_run ();
-
-  gtk_window_destroy (GTK_WINDOW (window));
-  g_object_unref (app);
-  return status;
+  return vs_test_window_finish (g_test_run ());
 }

@@ -39,7 +39,6 @@
 #include <X11/keysym.h>
 
 #include "vs-allocations-pane.h"
-#include "vs-application.h"
 #include "vs-attribution-pane.h"
 #include "vs-block-item.h"
 #include "vs-chart-draw.h"
@@ -48,16 +47,16 @@
 #include "vs-memory-chart.h"
 #include "vs-oom-text.h"
 #include "vs-tree-item.h"
+#include "vs-test-window.h"
 #include "vs-test-x11.h"
 #include "vs-test-widgets.h"
 #include "vs-window-private.h"
 
 #define WAIT_US (20 * G_USEC_PER_SEC)
 
-static char *home;       /* a private $HOME for the recent files */
+static const char *home; /* a private $HOME for the recent files */
 static char *trace_path; /* the trace shown: $HOME/runs/a_b.db */
 static char *other_path; /* another trace: $HOME/other/sample-oom.db */
-static VsApplication *app;
 static VsWindow *window;
 
 /* ------------------------------------------------------------ waiting -- */
@@ -127,18 +126,17 @@ shoot (const char *name)
 /* ------------------------------------------------------ the widgets -- */
 
 /* The label under widget whose text starts with prefix (NULL: none). */
+static gboolean
+is_label_prefix (GtkWidget *widget, gconstpointer prefix)
+{
+  return GTK_IS_LABEL (widget)
+         && g_str_has_prefix (gtk_label_get_text (GTK_LABEL (widget)), prefix);
+}
+
 static GtkWidget *
 find_label_prefix (GtkWidget *widget, const char *prefix)
 {
-  if (GTK_IS_LABEL (widget) && g_str_has_prefix (gtk_label_get_text (GTK_LABEL (widget)), prefix))
-    return widget;
-  for (GtkWidget *c = gtk_widget_get_first_child (widget); c; c = gtk_widget_get_next_sibling (c))
-    {
-      GtkWidget *found = find_label_prefix (c, prefix);
-      if (found != NULL)
-        return found;
-    }
-  return NULL;
+  return vs_test_find (widget, is_label_prefix, prefix);
 }
 
 static GtkWidget *
@@ -527,19 +525,17 @@ scroll_to_top (void)
 }
 
 /* The label on screen under widget whose text is text (NULL: none). */
+static gboolean
+is_label_on_screen (GtkWidget *widget, gconstpointer text)
+{
+  return GTK_IS_LABEL (widget) && g_strcmp0 (gtk_label_get_text (GTK_LABEL (widget)), text) == 0
+         && on_screen (widget);
+}
+
 static GtkWidget *
 label_on_screen (GtkWidget *widget, const char *text)
 {
-  if (GTK_IS_LABEL (widget) && g_strcmp0 (gtk_label_get_text (GTK_LABEL (widget)), text) == 0
-      && on_screen (widget))
-    return widget;
-  for (GtkWidget *c = gtk_widget_get_first_child (widget); c; c = gtk_widget_get_next_sibling (c))
-    {
-      GtkWidget *found = label_on_screen (c, text);
-      if (found != NULL)
-        return found;
-    }
-  return NULL;
+  return vs_test_find (widget, is_label_on_screen, text);
 }
 
 static gboolean
@@ -561,19 +557,16 @@ row_label (const char *text)
 }
 
 /* A label on screen under widget whose text starts with prefix. */
+static gboolean
+is_label_prefix_on_screen (GtkWidget *widget, gconstpointer prefix)
+{
+  return is_label_prefix (widget, prefix) && on_screen (widget);
+}
+
 static GtkWidget *
 row_label_prefix (GtkWidget *widget, const char *prefix)
 {
-  if (GTK_IS_LABEL (widget) && g_str_has_prefix (gtk_label_get_text (GTK_LABEL (widget)), prefix)
-      && on_screen (widget))
-    return widget;
-  for (GtkWidget *c = gtk_widget_get_first_child (widget); c; c = gtk_widget_get_next_sibling (c))
-    {
-      GtkWidget *found = row_label_prefix (c, prefix);
-      if (found != NULL)
-        return found;
-    }
-  return NULL;
+  return vs_test_find (widget, is_label_prefix_on_screen, prefix);
 }
 
 /* The allocation whose address is written addr. */
@@ -858,20 +851,19 @@ test_tooltips (void)
 }
 
 /* The locate button of finding index in widget's descendants. */
+static gboolean
+is_locate_button (GtkWidget *widget, gconstpointer index)
+{
+  /* The pane keeps index + 1 on the button. */
+  return GTK_IS_BUTTON (widget)
+         && GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (widget), "index"))
+                == GPOINTER_TO_UINT (index) + 1;
+}
+
 static GtkWidget *
 find_locate_button (GtkWidget *widget, guint index)
 {
-  /* The pane keeps index + 1 on the button. */
-  if (GTK_IS_BUTTON (widget)
-      && GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (widget), "index")) == index + 1)
-    return widget;
-  for (GtkWidget *c = gtk_widget_get_first_child (widget); c; c = gtk_widget_get_next_sibling (c))
-    {
-      GtkWidget *found = find_locate_button (c, index);
-      if (found != NULL)
-        return found;
-    }
-  return NULL;
+  return vs_test_find (widget, is_locate_button, GUINT_TO_POINTER (index));
 }
 
 static gboolean
@@ -1108,14 +1100,6 @@ test_failure_cause (void)
 }
 
 static gboolean
-shows_document (gpointer data)
-{
-  VsDocument *doc = vs_session_get_document (vs_window_get_session (window));
-  g_autofree char *path = doc ? g_file_get_path (vs_document_get_file (doc)) : NULL;
-  return g_strcmp0 (path, data) == 0 && vs_window_get_settled (window);
-}
-
-static gboolean
 mapped (gpointer data)
 {
   return gtk_widget_get_mapped (data);
@@ -1156,7 +1140,7 @@ test_recent (void)
   row = gtk_widget_get_ancestor (name, GTK_TYPE_LIST_BOX_ROW);
   g_object_ref (popover); /* opening rebuilds the list, inside it */
   click (row, 1);
-  g_assert_true (wait_until (shows_document, other_path));
+  g_assert_true (wait_until (vs_test_window_shows, other_path));
   g_assert_false (gtk_widget_get_mapped (popover));
   g_object_unref (popover);
   popover = GTK_WIDGET (gtk_menu_button_get_popover (window->recent_button));
@@ -1209,32 +1193,21 @@ open_and_wait (const char *path)
 {
   g_autoptr (GFile) file = g_file_new_for_path (path);
   vs_window_open (window, file);
-  g_assert_true (wait_until (shows_document, (gpointer)path));
+  g_assert_true (wait_until (vs_test_window_shows, (gpointer)path));
 }
 
 int
 main (int argc, char **argv)
 {
-  int status;
-  g_autoptr (GError) error = NULL;
-
   /* A private home (and so recent files list) before GTK reads it. */
-  home = g_dir_make_tmp ("vs-input-XXXXXX", NULL);
-  g_setenv ("HOME", home, TRUE);
-  g_setenv ("XDG_DATA_HOME", home, TRUE);
-  g_setenv ("GDK_BACKEND", "x11", TRUE);
+  home = vs_test_home_enter ("vs-input-XXXXXX");
   trace_path = g_build_filename (home, "runs", "a_b.db", NULL);
   other_path = g_build_filename (home, "other", "sample-oom.db", NULL);
   copy_trace ("torch-eval-leak.db", trace_path);
   copy_trace ("sample-oom.db", other_path);
 
   g_test_init (&argc, &argv, NULL);
-  adw_init ();
-  app = vs_application_new ();
-  g_assert_true (g_application_register (G_APPLICATION (app), NULL, &error));
-  g_assert_no_error (error);
-  window = vs_window_new (ADW_APPLICATION (app));
-  gtk_window_present (GTK_WINDOW (window));
+  window = vs_test_window_new (0, 0);
   open_and_wait (other_path);
   open_and_wait (trace_path);
   g_assert_true (vs_test_x11_focus (GTK_WINDOW (window)));
@@ -1256,15 +1229,5 @@ main (int argc, char **argv)
   g_test_add_func ("/input/tooltips", test_tooltips);
   g_test_add_func ("/input/recent", test_recent);
   g_test_add_func ("/input/failed-open", test_failed_open);
-  status = g_test_run ();
-
-  gtk_window_destroy (GTK_WINDOW (window));
-  g_object_unref (app);
-  {
-    /* The private home holds only what this test wrote. */
-    const char *argv_rm[] = { "rm", "-rf", home, NULL };
-    g_spawn_sync (NULL, (char **)argv_rm, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, NULL,
-                  NULL);
-  }
-  return status;
+  return vs_test_window_finish (g_test_run ());
 }

@@ -20,37 +20,13 @@
 #include "vs-attribution-pane.h"
 #include "vs-document.h"
 #include "vs-oom-pane.h"
+#include "vs-test-wait.h"
+#include "vs-test-window.h"
 
 #include <glib/gstdio.h>
 
-static void
-on_result (GObject *source, GAsyncResult *result, gpointer data)
-{
-  *(GAsyncResult **)data = g_object_ref (result);
-}
-
-/* Runs the main loop until *slot holds a result. */
-static GAsyncResult *
-wait_for (GAsyncResult **slot)
-{
-  while (*slot == NULL)
-    g_main_context_iteration (NULL, TRUE);
-  return *slot;
-}
-
-static VsDocument *
-load (const char *trace_path)
-{
-  g_autoptr (GFile) file = g_file_new_for_path (trace_path);
-  g_autoptr (GAsyncResult) result = NULL;
-  g_autoptr (GError) error = NULL;
-  VsDocument *doc;
-
-  vs_document_load_async (file, NULL, NULL, NULL, on_result, &result);
-  doc = vs_document_load_finish (wait_for (&result), &error);
-  g_assert_no_error (error);
-  return doc;
-}
+/* How long a query may take. */
+#define WAIT_US (60 * G_USEC_PER_SEC)
 
 static VsInstant *
 peak_instant (VsDocument *doc, gint64 device_id)
@@ -59,8 +35,8 @@ peak_instant (VsDocument *doc, gint64 device_id)
   g_autoptr (GError) error = NULL;
   VsInstant *in;
 
-  vs_document_query_instant_async (doc, device_id, -1, -1, -1, NULL, on_result, &result);
-  in = vs_document_query_instant_finish (doc, wait_for (&result), &error);
+  vs_document_query_instant_async (doc, device_id, -1, -1, -1, NULL, vs_test_keep_result, &result);
+  in = vs_document_query_instant_finish (doc, vs_test_wait_result (&result, WAIT_US), &error);
   g_assert_no_error (error);
   return in;
 }
@@ -68,7 +44,7 @@ peak_instant (VsDocument *doc, gint64 device_id)
 static void
 test_panes_at_peak (gconstpointer path)
 {
-  g_autoptr (VsDocument) doc = load (path);
+  g_autoptr (VsDocument) doc = vs_test_document_load (path);
   GPtrArray *devices = vs_document_get_devices (doc);
 
   g_assert_cmpuint (devices->len, >, 0);
@@ -115,7 +91,7 @@ test_panes_at_peak (gconstpointer path)
 static void
 test_range (gconstpointer path)
 {
-  g_autoptr (VsDocument) doc = load (path);
+  g_autoptr (VsDocument) doc = vs_test_document_load (path);
   g_autoptr (VsTrace) trace = vs_trace_open (path, NULL);
   GPtrArray *devices = vs_document_get_devices (doc);
   gint64 duration = vs_document_get_duration (doc);
@@ -132,8 +108,8 @@ test_range (gconstpointer path)
       gint64 a = duration / 4, b = 3 * duration / 4;
       guint inside = 0;
 
-      vs_document_query_instant_async (doc, dev->id, b, a, b, NULL, on_result, &result);
-      in = vs_document_query_instant_finish (doc, wait_for (&result), &error);
+      vs_document_query_instant_async (doc, dev->id, b, a, b, NULL, vs_test_keep_result, &result);
+      in = vs_document_query_instant_finish (doc, vs_test_wait_result (&result, WAIT_US), &error);
       g_assert_no_error (error);
       g_assert_true (vs_series_extremes (trace, dev->id, 0, a, b, &ext, &error));
       g_assert_no_error (error);
@@ -163,7 +139,7 @@ test_range (gconstpointer path)
 static void
 test_chart_reaches_peak (gconstpointer path)
 {
-  g_autoptr (VsDocument) doc = load (path);
+  g_autoptr (VsDocument) doc = vs_test_document_load (path);
   GPtrArray *devices = vs_document_get_devices (doc);
   gint64 duration = MAX (1, vs_document_get_duration (doc));
 
@@ -175,8 +151,9 @@ test_chart_reaches_peak (gconstpointer path)
       g_autoptr (VsChartData) d = NULL;
       gint64 max_a = 0, max_r = 0;
 
-      vs_document_query_chart_async (doc, dev->id, 0, duration + 1, 700, NULL, on_result, &result);
-      d = vs_document_query_chart_finish (doc, wait_for (&result), &error);
+      vs_document_query_chart_async (doc, dev->id, 0, duration + 1, 700, NULL, vs_test_keep_result,
+                                     &result);
+      d = vs_document_query_chart_finish (doc, vs_test_wait_result (&result, WAIT_US), &error);
       g_assert_no_error (error);
       g_assert_cmpuint (d->n_buckets, ==, 700);
       for (guint b = 0; b < d->n_buckets; b++)
@@ -193,7 +170,7 @@ test_chart_reaches_peak (gconstpointer path)
 static void
 test_oom_rows (gconstpointer path)
 {
-  g_autoptr (VsDocument) doc = load (path);
+  g_autoptr (VsDocument) doc = vs_test_document_load (path);
   VsOomPane *pane = g_object_ref_sink (g_object_new (VS_TYPE_OOM_PANE, NULL));
   GPtrArray *devices = vs_document_get_devices (doc);
   gint64 failed = 0;

@@ -26,6 +26,8 @@
 #include "vs-block-item.h"
 #include "vs-oom-pane.h"
 #include "vs-session.h"
+#include "vs-test-widgets.h"
+#include "vs-test-window.h"
 #include "vs-tree-item.h"
 #include "vs-window-private.h"
 
@@ -35,33 +37,6 @@ static char *trace_path;
 
 /* Runs the main loop until done (data) holds or WAIT_US passed. */
 #define wait_until(done, data) vs_test_wait_until ((done), (data), WAIT_US)
-
-static void
-on_result (GObject *source, GAsyncResult *result, gpointer data)
-{
-  *(GAsyncResult **)data = g_object_ref (result);
-}
-
-static gboolean
-has_result (gpointer data)
-{
-  return *(GAsyncResult **)data != NULL;
-}
-
-static VsDocument *
-load (const char *path)
-{
-  g_autoptr (GFile) file = g_file_new_for_path (path);
-  g_autoptr (GAsyncResult) result = NULL;
-  g_autoptr (GError) error = NULL;
-  VsDocument *doc;
-
-  vs_document_load_async (file, NULL, NULL, NULL, on_result, &result);
-  g_assert_true (wait_until (has_result, &result));
-  doc = vs_document_load_finish (result, &error);
-  g_assert_no_error (error);
-  return doc;
-}
 
 static gboolean
 session_settled (gpointer data)
@@ -81,7 +56,7 @@ first_device (VsDocument *doc)
 static void
 test_session_selects (void)
 {
-  g_autoptr (VsDocument) doc = load (trace_path);
+  g_autoptr (VsDocument) doc = vs_test_document_load (trace_path);
   g_autoptr (VsSession) session = vs_session_new ();
   VsDocumentDevice *dev = first_device (doc);
   gint64 duration = MAX (1, vs_document_get_duration (doc));
@@ -168,15 +143,9 @@ shown_items (GtkColumnView *view, gboolean top_only)
 static GtkColumnView *
 find_column_view (GtkWidget *widget)
 {
-  if (GTK_IS_COLUMN_VIEW (widget))
-    return GTK_COLUMN_VIEW (widget);
-  for (GtkWidget *c = gtk_widget_get_first_child (widget); c; c = gtk_widget_get_next_sibling (c))
-    {
-      GtkColumnView *found = find_column_view (c);
-      if (found != NULL)
-        return found;
-    }
-  return NULL;
+  GtkWidget *found = vs_test_find_type (widget, GTK_TYPE_COLUMN_VIEW);
+
+  return found != NULL ? GTK_COLUMN_VIEW (found) : NULL;
 }
 
 static GtkColumnViewColumn *
@@ -234,10 +203,24 @@ pane_shows (gpointer data)
   return ok;
 }
 
+/* Sorts view by the column titled title in order and checks that the
+ * rows then shown (top-level rows only when top_only) are ordered by prop
+ * as check_order says. */
+static void
+check_sorted_by (GtkColumnView *view, const char *title, GtkSortType order, gboolean top_only,
+                 const char *prop, gboolean unsigned_)
+{
+  g_autoptr (GPtrArray) rows = NULL;
+
+  gtk_column_view_sort_by_column (view, column_titled (view, title), order);
+  rows = shown_items (view, top_only);
+  check_order (rows, prop, unsigned_, order == GTK_SORT_DESCENDING);
+}
+
 static void
 test_panes_bind_session (void)
 {
-  g_autoptr (VsDocument) doc = load (trace_path);
+  g_autoptr (VsDocument) doc = vs_test_document_load (trace_path);
   g_autoptr (VsSession) session = vs_session_new ();
   VsAllocationsPane *allocs
       = g_object_ref_sink (g_object_new (VS_TYPE_ALLOCATIONS_PANE, "session", session, NULL));
@@ -272,14 +255,8 @@ test_panes_bind_session (void)
   g_assert_cmpuint (rows->len, ==, in->blocks->len);
   g_assert_true (VS_IS_BLOCK_ITEM (g_ptr_array_index (rows, 0)));
   check_order (rows, "bytes", FALSE, TRUE);
-  gtk_column_view_sort_by_column (view, column_titled (view, "Allocated at"), GTK_SORT_ASCENDING);
-  g_clear_pointer (&rows, g_ptr_array_unref);
-  rows = shown_items (view, FALSE);
-  check_order (rows, "alloc-time", FALSE, FALSE);
-  gtk_column_view_sort_by_column (view, column_titled (view, "Address"), GTK_SORT_DESCENDING);
-  g_clear_pointer (&rows, g_ptr_array_unref);
-  rows = shown_items (view, FALSE);
-  check_order (rows, "address", TRUE, TRUE);
+  check_sorted_by (view, "Allocated at", GTK_SORT_ASCENDING, FALSE, "alloc-time", FALSE);
+  check_sorted_by (view, "Address", GTK_SORT_DESCENDING, FALSE, "address", TRUE);
 
   /* The attribution tree's top level, by bytes. */
   view = find_column_view (GTK_WIDGET (attr));
@@ -288,10 +265,7 @@ test_panes_bind_session (void)
   g_assert_cmpuint (rows->len, >, 1);
   g_assert_true (VS_IS_TREE_ITEM (g_ptr_array_index (rows, 0)));
   check_order (rows, "total-bytes", FALSE, TRUE);
-  gtk_column_view_sort_by_column (view, column_titled (view, "Count"), GTK_SORT_ASCENDING);
-  g_clear_pointer (&rows, g_ptr_array_unref);
-  rows = shown_items (view, TRUE);
-  check_order (rows, "total-count", FALSE, FALSE);
+  check_sorted_by (view, "Count", GTK_SORT_ASCENDING, TRUE, "total-count", FALSE);
 
   /* No document: every pane empties. */
   vs_session_set_document (session, NULL);
@@ -302,20 +276,6 @@ test_panes_bind_session (void)
   g_object_unref (allocs);
   g_object_unref (attr);
   g_object_unref (ooms);
-}
-
-static GtkWidget *
-find_descendant (GtkWidget *widget, GType type)
-{
-  if (G_TYPE_CHECK_INSTANCE_TYPE (widget, type))
-    return widget;
-  for (GtkWidget *c = gtk_widget_get_first_child (widget); c; c = gtk_widget_get_next_sibling (c))
-    {
-      GtkWidget *found = find_descendant (c, type);
-      if (found != NULL)
-        return found;
-    }
-  return NULL;
 }
 
 static gboolean
@@ -384,7 +344,7 @@ test_window_actions (void)
   {
     GPtrArray *ooms = vs_document_get_ooms (vs_session_get_document (session));
     const VsOom *o = g_ptr_array_index (ooms, ooms->len - 1);
-    GtkWidget *pane = find_descendant (GTK_WIDGET (window), VS_TYPE_OOM_PANE);
+    GtkWidget *pane = vs_test_find_type (GTK_WIDGET (window), VS_TYPE_OOM_PANE);
 
     g_assert_nonnull (pane);
     g_signal_emit_by_name (pane, "instant-selected", o->time_ns);

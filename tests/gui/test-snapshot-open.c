@@ -82,6 +82,18 @@ copy_snapshot (const char *name, const char *as)
   return dst;
 }
 
+/* Makes folder in the test's folder and copies the committed snapshot
+ * name into it under the same name; returns the copy's path. */
+static char *
+snapshot_in_new_folder (const char *folder, const char *name)
+{
+  g_autofree char *dir = g_build_filename (tmpdir, folder, NULL);
+  g_autofree char *as = g_build_filename (folder, name, NULL);
+
+  g_assert_cmpint (g_mkdir (dir, 0755), ==, 0);
+  return copy_snapshot (name, as);
+}
+
 static gint64
 inode_of (const char *path)
 {
@@ -136,10 +148,9 @@ names_in (const char *dir)
 static void
 test_cached_in_user_cache (void)
 {
-  g_autofree char *dir = g_build_filename (tmpdir, "cached", NULL);
-  g_assert_cmpint (g_mkdir (dir, 0755), ==, 0);
+  g_autofree char *snap = snapshot_in_new_folder ("cached", "train.pickle");
+  g_autofree char *dir = g_path_get_dirname (snap);
   g_autofree char *name = g_build_filename ("cached", "train.pickle", NULL);
-  g_autofree char *snap = copy_snapshot ("train.pickle", name);
   g_autofree char *cache = vs_snapshot_cache_path (snap, NULL);
 
   g_assert_nonnull (cache);
@@ -188,10 +199,8 @@ test_cached_in_user_cache (void)
 static void
 test_read_only_folder (void)
 {
-  g_autofree char *dir = g_build_filename (tmpdir, "ro", NULL);
-  g_assert_cmpint (g_mkdir (dir, 0755), ==, 0);
-  g_autofree char *name = g_build_filename ("ro", "expandable.pickle", NULL);
-  g_autofree char *snap = copy_snapshot ("expandable.pickle", name);
+  g_autofree char *snap = snapshot_in_new_folder ("ro", "expandable.pickle");
+  g_autofree char *dir = g_path_get_dirname (snap);
   g_assert_cmpint (g_chmod (dir, 0555), ==, 0);
 
   Opened o = open_snapshot (snap);

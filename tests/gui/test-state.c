@@ -32,6 +32,7 @@
  * Environment: VS_DATA (tests/data), VS_VIEW (the viewer, for the
  * screenshot).
  */
+#include "vs-test-screenshot.h"
 #include "vs-test-wait.h"
 #include <adwaita.h>
 #include <glib/gstdio.h>
@@ -39,9 +40,10 @@
 
 #include <X11/keysym.h>
 
-#include "vs-application.h"
 #include "vs-state-pane.h"
+#include "vs-test-window.h"
 #include "vs-test-x11.h"
+#include "vs-test-widgets.h"
 #include "vs-window-private.h"
 
 #define WAIT_US (30 * G_USEC_PER_SEC)
@@ -125,19 +127,17 @@ shows_document (gpointer data)
 }
 
 /* The mapped button whose action is action. */
+static gboolean
+is_action_button (GtkWidget *widget, gconstpointer action)
+{
+  return GTK_IS_BUTTON (widget) && gtk_widget_get_mapped (widget)
+         && g_strcmp0 (gtk_actionable_get_action_name (GTK_ACTIONABLE (widget)), action) == 0;
+}
+
 static GtkWidget *
 find_action_button (GtkWidget *widget, const char *action)
 {
-  if (GTK_IS_BUTTON (widget) && gtk_widget_get_mapped (widget)
-      && g_strcmp0 (gtk_actionable_get_action_name (GTK_ACTIONABLE (widget)), action) == 0)
-    return widget;
-  for (GtkWidget *c = gtk_widget_get_first_child (widget); c; c = gtk_widget_get_next_sibling (c))
-    {
-      GtkWidget *found = find_action_button (c, action);
-      if (found != NULL)
-        return found;
-    }
-  return NULL;
+  return vs_test_find (widget, is_action_button, action);
 }
 
 /* The instant the view draws. */
@@ -546,22 +546,10 @@ test_screenshot (void)
                          "state",
                          trace_path,
                          NULL };
-  g_autoptr (GError) error = NULL;
-  g_autoptr (GdkTexture) texture = NULL;
   g_autofree guchar *pixels = NULL;
-  int status, w, h, blue = 0;
+  int w, h, blue = 0;
 
-  g_assert_nonnull (argv[0]);
-  g_assert_true (g_spawn_sync (NULL, (char **)argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL, NULL,
-                               &status, &error));
-  g_assert_no_error (error);
-  g_assert_true (g_spawn_check_wait_status (status, NULL));
-  texture = gdk_texture_new_from_filename (png, &error);
-  g_assert_no_error (error);
-  w = gdk_texture_get_width (texture);
-  h = gdk_texture_get_height (texture);
-  pixels = g_malloc ((gsize)w * h * 4);
-  gdk_texture_download (texture, pixels, (gsize)w * 4);
+  pixels = vs_test_screenshot (argv, NULL, png, &w, &h);
   /* The lower part (the pane, under the timeline) holds segment bars. */
   for (int y = h * 2 / 3; y < h; y++)
     for (int x = 0; x < w; x++)
@@ -581,26 +569,14 @@ main (int argc, char **argv)
   int status;
   g_autoptr (GError) error = NULL;
   g_autoptr (GFile) file = NULL;
-  VsApplication *app;
 
-  g_autofree char *home = g_dir_make_tmp ("vs-state-XXXXXX", NULL);
-
-  /* The snapshot's import goes to this cache folder. */
-  g_setenv ("HOME", home, TRUE);
-  g_setenv ("XDG_DATA_HOME", home, TRUE);
-  g_setenv ("XDG_CACHE_HOME", home, TRUE);
-  g_setenv ("GDK_BACKEND", "x11", TRUE);
+  /* The snapshot's import goes to this home's cache folder. */
+  vs_test_home_enter ("vs-state-XXXXXX");
   trace_path = g_build_filename (g_getenv ("VS_DATA"), "whatif", "default.db", NULL);
   g_test_init (&argc, &argv, NULL);
-  adw_init ();
   trace = vs_trace_open (trace_path, &error);
   g_assert_no_error (error);
-  app = vs_application_new ();
-  g_assert_true (g_application_register (G_APPLICATION (app), NULL, &error));
-  g_assert_no_error (error);
-  window = vs_window_new (ADW_APPLICATION (app));
-  gtk_window_set_default_size (GTK_WINDOW (window), 1280, 1000);
-  gtk_window_present (GTK_WINDOW (window));
+  window = vs_test_window_new (1280, 1000);
   file = g_file_new_for_path (trace_path);
   vs_window_open (window, file);
   g_assert_true (wait_until (shows_document, NULL));
@@ -613,15 +589,7 @@ main (int argc, char **argv)
   g_test_add_func ("/state/event-text", test_event_text);
   g_test_add_func ("/state/screenshot", test_screenshot);
   g_test_add_func ("/state/snapshot", test_snapshot);
-  status = g_test_run ();
-
-  gtk_window_destroy (GTK_WINDOW (window));
-  g_object_unref (app);
+  status = vs_test_window_finish (g_test_run ());
   vs_trace_free (trace);
-  {
-    const char *argv_rm[] = { "rm", "-rf", home, NULL };
-    g_spawn_sync (NULL, (char **)argv_rm, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, NULL,
-                  NULL);
-  }
   return status;
 }

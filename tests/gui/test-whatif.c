@@ -28,6 +28,7 @@
 
 #include "vs-application.h"
 #include "vs-chart-draw.h"
+#include "vs-test-screenshot.h"
 #include "vs-window-private.h"
 
 #define WAIT_US (60 * G_USEC_PER_SEC)
@@ -252,31 +253,16 @@ whatif_pixels (const char *conf)
                          "--whatif",           conf,           NULL };
   g_auto (GStrv) env
       = g_environ_setenv (g_get_environ (), "ADW_DEBUG_COLOR_SCHEME", "prefer-light", TRUE);
-  g_autoptr (GError) error = NULL;
-  g_autoptr (GdkTexture) texture = NULL;
   g_autofree guchar *pixels = NULL;
-  const GdkRGBA *c = &vs_chart_palette (FALSE)->whatif;
-  int status, n = 0, w, h;
+  int n, w, h;
 
   if (conf == NULL)
     argv[6] = NULL;
-  g_assert_true (g_spawn_sync (NULL, (char **)argv, env, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL,
-                               NULL, NULL, &status, &error));
-  g_assert_true (g_spawn_check_wait_status (status, NULL));
-  texture = gdk_texture_new_from_filename (png, &error);
-  g_assert_no_error (error);
-  w = gdk_texture_get_width (texture);
-  h = gdk_texture_get_height (texture);
-  pixels = g_malloc ((gsize)w * h * 4);
-  gdk_texture_download (texture, pixels, (gsize)w * 4);
-  for (int i = 0; i < w * h; i++)
-    {
-      const guchar *p = pixels + (gsize)i * 4; /* B G R A */
-      if (fabs (p[2] / 255.0 - c->red) < 0.06 && fabs (p[1] / 255.0 - c->green) < 0.06
-          && fabs (p[0] / 255.0 - c->blue) < 0.06)
-        n++;
-    }
+  pixels = vs_test_screenshot (argv, (const char *const *)env, png, &w, &h);
+  n = vs_test_count_colour (pixels, (gsize)w * h, &vs_chart_palette (FALSE)->whatif, 0.06);
   g_test_message ("%s: %d pixels of the what-if colour", png, n);
+  if (g_getenv ("VS_KEEP_SCREENSHOTS") == NULL)
+    g_unlink (png);
   return n;
 }
 
@@ -299,14 +285,8 @@ main (int argc, char **argv)
   g_test_add_func ("/whatif/no-allocator", test_no_allocator);
   g_test_add_func ("/whatif/screenshot", test_screenshot);
   status = g_test_run ();
-  if (g_getenv ("VS_KEEP_SCREENSHOTS") == NULL)
-    {
-      g_autofree char *a = g_build_filename (tmpdir, "whatif.png", NULL);
-      g_autofree char *b = g_build_filename (tmpdir, "plain.png", NULL);
-      g_unlink (a);
-      g_unlink (b);
-      g_rmdir (tmpdir);
-    }
+  /* Left in place when screenshots are kept. */
+  g_rmdir (tmpdir);
   g_free (tmpdir);
   return status;
 }

@@ -146,17 +146,30 @@ test_screenshot_dark (gconstpointer data)
   check_screenshot (data, TRUE, "fragmentation");
 }
 
+/* Runs `vramscope-view --screenshot` on name in the test's folder, which
+ * must fail: exit status 1, and no picture saved.  Returns its stderr. */
+static char *
+screenshot_fails (const char *name)
+{
+  g_autofree char *path = g_build_filename (tmpdir, name, NULL);
+  g_autofree char *png = g_strconcat (path, ".png", NULL);
+  const char *argv[] = { g_getenv ("VS_VIEW"), "--screenshot", png, path, NULL };
+  char *err = NULL;
+
+  g_assert_cmpint (run (argv, NULL, &err), ==, 1);
+  g_assert_false (g_file_test (png, G_FILE_TEST_EXISTS));
+  return err;
+}
+
 /* A file that is not a trace: one line on stderr naming it, exit 1. */
 static void
 test_not_a_trace (void)
 {
   g_autofree char *path = g_build_filename (tmpdir, "notes.db", NULL);
-  g_autofree char *png = g_build_filename (tmpdir, "notes.png", NULL);
-  const char *argv[] = { g_getenv ("VS_VIEW"), "--screenshot", png, path, NULL };
   g_autofree char *err = NULL;
 
   g_assert_true (g_file_set_contents (path, "not a trace\n", -1, NULL));
-  g_assert_cmpint (run (argv, NULL, &err), ==, 1);
+  err = screenshot_fails ("notes.db");
   g_assert_nonnull (strstr (err, "notes.db"));
   /* Only GTK's own notices besides our one line. */
   {
@@ -167,7 +180,6 @@ test_not_a_trace (void)
         ours++;
     g_assert_cmpuint (ours, ==, 1);
   }
-  g_assert_false (g_file_test (png, G_FILE_TEST_EXISTS));
 }
 
 /* A broken PyTorch snapshot given on the command line: exit 1 and one
@@ -177,22 +189,19 @@ test_broken_snapshot (void)
 {
   g_autofree char *src = g_build_filename (g_getenv ("VS_SNAPSHOTS"), "oom.pickle", NULL);
   g_autofree char *path = g_build_filename (tmpdir, "broken.pickle", NULL);
-  g_autofree char *png = g_build_filename (tmpdir, "broken.png", NULL);
   g_autofree char *out = g_build_filename (tmpdir, "broken.db", NULL);
   g_autofree char *data = NULL;
   gsize len;
-  const char *view[] = { g_getenv ("VS_VIEW"), "--screenshot", png, path, NULL };
   const char *cli[] = { g_getenv ("VS_CLI"), "import", path, "-o", out, NULL };
   g_autofree char *err = NULL;
   g_autofree char *cli_err = NULL;
 
   g_assert_true (g_file_get_contents (src, &data, &len, NULL));
   g_assert_true (g_file_set_contents (path, data, (gssize)len - 7, NULL));
-  g_assert_cmpint (run (view, NULL, &err), ==, 1);
+  err = screenshot_fails ("broken.pickle");
   g_assert_cmpint (run (cli, NULL, &cli_err), ==, 1);
   g_assert_true (g_str_has_prefix (cli_err, "vramscope import: "));
   g_assert_nonnull (strstr (err, cli_err + strlen ("vramscope import: ")));
-  g_assert_false (g_file_test (png, G_FILE_TEST_EXISTS));
 }
 
 /* A missing file: exit 1, and it is not created. */
@@ -200,11 +209,8 @@ static void
 test_missing_file (void)
 {
   g_autofree char *path = g_build_filename (tmpdir, "missing.db", NULL);
-  g_autofree char *png = g_build_filename (tmpdir, "missing.png", NULL);
-  const char *argv[] = { g_getenv ("VS_VIEW"), "--screenshot", png, path, NULL };
-  g_autofree char *err = NULL;
+  g_autofree char *err = screenshot_fails ("missing.db");
 
-  g_assert_cmpint (run (argv, NULL, &err), ==, 1);
   g_assert_nonnull (strstr (err, "missing.db"));
   g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
 }

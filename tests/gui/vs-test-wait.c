@@ -23,3 +23,25 @@ vs_test_wait_until (gboolean (*done) (gpointer data), gpointer data, gint64 time
   g_source_remove (tick);
   return ok;
 }
+
+void
+vs_test_keep_result (GObject *source, GAsyncResult *result, gpointer data)
+{
+  GAsyncResult **slot = data;
+
+  g_assert_null (*slot);
+  *slot = g_object_ref (result);
+}
+
+static gboolean
+has_result (gpointer data)
+{
+  return *(GAsyncResult **)data != NULL;
+}
+
+GAsyncResult *
+vs_test_wait_result (GAsyncResult **slot, gint64 timeout_us)
+{
+  g_assert_true (vs_test_wait_until (has_result, slot, timeout_us));
+  return *slot;
+}
