@@ -57,6 +57,30 @@ alt_digit (guint digit)
   vs_test_x11_spin (60);
 }
 
+typedef struct
+{
+  GtkToggleButton *toggle;
+  gboolean active;
+} ToggleWait;
+
+static gboolean
+toggle_is (gpointer data)
+{
+  ToggleWait *w = data;
+  return gtk_toggle_button_get_active (w->toggle) == w->active;
+}
+
+/* Clicks toggle and waits until it has turned (a loaded machine can take
+ * longer than the click's own pause to deliver the events). */
+static void
+click_toggle (GtkToggleButton *toggle)
+{
+  ToggleWait w = { toggle, !gtk_toggle_button_get_active (toggle) };
+
+  vs_test_x11_click (GTK_WIDGET (toggle));
+  g_assert_true (wait_until (toggle_is, &w));
+}
+
 static gboolean
 is_color (GtkWidget *widget, double x, double y, const GdkRGBA *c)
 {
@@ -170,11 +194,11 @@ test_hide_library_default (void)
   g_assert_cmpint (first->total_bytes, ==, top->bytes);
 
   /* A click shows the library frames. */
-  vs_test_x11_click (GTK_WIDGET (toggle));
+  click_toggle (toggle);
   g_assert_false (gtk_toggle_button_get_active (toggle));
   g_assert_cmpuint (vs_attribution_pane_get_n_roots (attribution), ==,
                     in->bottom_up->children->len);
-  vs_test_x11_click (GTK_WIDGET (toggle));
+  click_toggle (toggle);
   g_assert_true (gtk_toggle_button_get_active (toggle));
 
   alt_digit (3);
@@ -184,9 +208,9 @@ test_hide_library_default (void)
   g_assert_true (gtk_toggle_button_get_active (toggle));
   graph = vs_flame_pane_get_flame_graph (VS_FLAME_PANE (shown_pane ()));
   g_assert_true (vs_flame_graph_get_root (graph) == in->top_down_user);
-  vs_test_x11_click (GTK_WIDGET (toggle));
+  click_toggle (toggle);
   g_assert_true (vs_flame_graph_get_root (graph) == in->top_down);
-  vs_test_x11_click (GTK_WIDGET (toggle));
+  click_toggle (toggle);
   g_assert_true (vs_flame_graph_get_root (graph) == in->top_down_user);
 }
 
