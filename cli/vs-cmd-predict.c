@@ -218,10 +218,8 @@ vs_cmd_predict (int argc, char **argv)
       "BYTES|FRACTION" },
     { "format", 0, 0, G_OPTION_ARG_STRING, &format, "Output format: text (default), csv or json",
       "FORMAT" },
-    { "width", 0, 0, G_OPTION_ARG_INT, &width,
-      "Text: fit lines to N columns (default: the terminal's width, else 100)", "N" },
-    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &rest, NULL, NULL },
-    { NULL },
+    VS_CLI_WIDTH_ENTRY (width),
+    VS_CLI_OPERANDS_ENTRIES (rest),
   };
   g_autoptr (GOptionContext) context = NULL;
   g_autoptr (GError) error = NULL;
@@ -232,6 +230,7 @@ vs_cmd_predict (int argc, char **argv)
   guint n_in;
   gint64 limit_bytes;
   double fraction;
+  gboolean csv = FALSE, json = FALSE;
   int status = 0;
 
   /* Each connection of this command is used by one thread at a time (the
@@ -288,8 +287,7 @@ vs_cmd_predict (int argc, char **argv)
       limit_bytes = VS_UNKNOWN;
       fraction = 0.0;
     }
-  if (status == 0 && format != NULL && strcmp (format, "text") != 0 && strcmp (format, "csv") != 0
-      && strcmp (format, "json") != 0)
+  if (status == 0 && !vs_cli_parse_format (format, &csv, &json))
     status = vs_cli_usage_error ("predict", usage_line, "--format must be text, csv or json");
   if (status == 0 && (width < 0 || (width > 0 && width < 40)))
     status = vs_cli_usage_error ("predict", usage_line, "--width must be at least 40");
@@ -350,9 +348,9 @@ vs_cmd_predict (int argc, char **argv)
   if (status == 0)
     {
       out = g_string_new (NULL);
-      if (format != NULL && strcmp (format, "csv") == 0)
+      if (csv)
         vs_table_write_csv (table, out);
-      else if (format != NULL && strcmp (format, "json") == 0)
+      else if (json)
         vs_table_write_json (table, "predict", out);
       else
         vs_table_write_text_fitted (table, out, 0, vs_cli_text_width (width));

@@ -159,10 +159,8 @@ vs_cmd_whatif (int argc, char **argv)
     { "format", 0, 0, G_OPTION_ARG_STRING, &format,
       "Output format: text (aligned, human units; the default), csv or json", "FORMAT" },
     { "device", 0, 0, G_OPTION_ARG_INT64, &device, "Only this device (its index)", "N" },
-    { "width", 0, 0, G_OPTION_ARG_INT, &width,
-      "Text: fit lines to N columns (default: the terminal's width, else 100)", "N" },
-    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &rest, NULL, NULL },
-    { NULL },
+    VS_CLI_WIDTH_ENTRY (width),
+    VS_CLI_OPERANDS_ENTRIES (rest),
   };
   g_autoptr (GOptionContext) context = NULL;
   g_autoptr (GError) error = NULL;
@@ -202,9 +200,7 @@ vs_cmd_whatif (int argc, char **argv)
     return vs_cli_usage_error ("whatif", usage_line, error->message);
   if (rest == NULL || g_strv_length (rest) != 1)
     return vs_cli_usage_error ("whatif", usage_line, "expected one trace file");
-  csv = format != NULL && strcmp (format, "csv") == 0;
-  json = format != NULL && strcmp (format, "json") == 0;
-  if (format != NULL && !csv && !json && strcmp (format, "text") != 0)
+  if (!vs_cli_parse_format (format, &csv, &json))
     return vs_cli_usage_error ("whatif", usage_line, "--format must be text, csv or json");
   if (width < 0 || (width > 0 && width < 40))
     return vs_cli_usage_error ("whatif", usage_line, "--width must be at least 40");
