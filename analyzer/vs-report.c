@@ -984,12 +984,8 @@ report_meta (VsTrace *trace, const VsReportOptions *opts, GError **error)
       vs_table_set_text (t, 0, (const char *)sqlite3_column_text (stmt, 0));
       vs_table_set_text (t, 1, (const char *)sqlite3_column_text (stmt, 1));
     }
-  sqlite3_reset (stmt);
-  if (rc != SQLITE_DONE)
-    {
-      vs_trace_sql_error (trace, error);
-      return NULL;
-    }
+  if (!vs_trace_step_done (trace, stmt, rc, error))
+    return NULL;
   return g_steal_pointer (&t);
 }
 
