@@ -390,15 +390,27 @@ symbolize_module (VsSym *s, const char *path, const char *build_id, int64_t load
   return 0;
 }
 
+/* The largest id of the query sql ("SELECT max(id) FROM …") into *max
+ * (0 for an empty table).  0, or -1 with s->err telling what it could not
+ * read. */
+static int
+max_id (VsSym *s, const char *sql, const char *what, int64_t *max)
+{
+  sqlite3_stmt *q;
+  if (sqlite3_prepare_v2 (s->db, sql, -1, &q, NULL) != SQLITE_OK)
+    return sql_fail (s, what);
+  *max = sqlite3_step (q) == SQLITE_ROW ? sqlite3_column_int64 (q, 0) : 0;
+  sqlite3_finalize (q);
+  return 0;
+}
+
 /* Loads every frame (id-indexed) and reports the largest id. */
 static int
 load_frames (VsSym *s)
 {
   sqlite3_stmt *q;
-  if (sqlite3_prepare_v2 (s->db, "SELECT max(id) FROM frame", -1, &q, NULL) != SQLITE_OK)
-    return sql_fail (s, "cannot read frames");
-  s->max_frame = sqlite3_step (q) == SQLITE_ROW ? sqlite3_column_int64 (q, 0) : 0;
-  sqlite3_finalize (q);
+  if (max_id (s, "SELECT max(id) FROM frame", "cannot read frames", &s->max_frame) != 0)
+    return -1;
   s->frames = calloc ((size_t)s->max_frame + 1, sizeof (VsFrameRec));
   if (s->frames == NULL)
     {
@@ -519,10 +531,8 @@ static int
 load_trie (VsSym *s, VsTrie *t)
 {
   sqlite3_stmt *q;
-  if (sqlite3_prepare_v2 (s->db, "SELECT max(id) FROM stack", -1, &q, NULL) != SQLITE_OK)
-    return sql_fail (s, "cannot read stacks");
-  t->max_node = sqlite3_step (q) == SQLITE_ROW ? sqlite3_column_int64 (q, 0) : 0;
-  sqlite3_finalize (q);
+  if (max_id (s, "SELECT max(id) FROM stack", "cannot read stacks", &t->max_node) != 0)
+    return -1;
   t->parent = calloc ((size_t)t->max_node + 1, sizeof (int64_t));
   t->frame = calloc ((size_t)t->max_node + 1, sizeof (int64_t));
   if (t->parent == NULL || t->frame == NULL)
