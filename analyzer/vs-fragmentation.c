@@ -403,9 +403,8 @@ worst_missed (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 *seq
               *seq = s;
             }
         }
-      sqlite3_reset (stmt);
-      if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        return vs_trace_sql_error (trace, error);
+      if (!vs_trace_step_ended (trace, stmt, rc, error))
+        return FALSE;
     }
   return TRUE;
 }

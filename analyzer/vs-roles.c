@@ -171,9 +171,8 @@ block_phase (RoleContext *c, const VsBlock *b, Phase *out, GError **error)
             return FALSE;
           sqlite3_bind_int64 (stmt, 1, b->device_id);
           rc = sqlite3_step (stmt);
-          sqlite3_reset (stmt);
-          if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-            return vs_trace_sql_error (c->trace, error);
+          if (!vs_trace_step_ended (c->trace, stmt, rc, error))
+            return FALSE;
           known = GINT_TO_POINTER (rc == SQLITE_ROW ? 2 : 1);
           g_hash_table_insert (c->stacked, g_memdup2 (&b->device_id, sizeof b->device_id), known);
         }

@@ -648,9 +648,8 @@ pooled_row_reaching (VsTrace *trace, gint64 device_id, gint64 time_ns, gint64 al
           break;
         }
     }
-  sqlite3_reset (stmt);
-  if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-    return vs_trace_sql_error (trace, error);
+  if (!vs_trace_step_ended (trace, stmt, rc, error))
+    return FALSE;
   return TRUE;
 }
 
@@ -704,9 +703,8 @@ vs_series_peak_between (VsTrace *trace, gint64 device_id, gint64 allocator_id, g
       rc = sqlite3_step (stmt);
       if (rc == SQLITE_ROW)
         seq = sqlite3_column_int64 (stmt, 0);
-      sqlite3_reset (stmt);
-      if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        return vs_trace_sql_error (trace, error);
+      if (!vs_trace_step_ended (trace, stmt, rc, error))
+        return FALSE;
     }
   if (seq >= 0)
     return vs_series_at_seq (trace, device_id, allocator_id, seq, out, error);

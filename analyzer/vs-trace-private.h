@@ -116,6 +116,10 @@ gboolean vs_trace_sql_error (VsTrace *trace, GError **error);
  * with error set as vs_trace_sql_error() sets it. */
 gboolean vs_trace_step_done (VsTrace *trace, sqlite3_stmt *stmt, int rc, GError **error);
 
+/* The same for a query the caller may have stopped reading early: TRUE
+ * also when rc is SQLITE_ROW. */
+gboolean vs_trace_step_ended (VsTrace *trace, sqlite3_stmt *stmt, int rc, GError **error);
+
 /* Resets stmt (when not NULL) and sets error to "PATH is inconsistent: "
  * followed by the formatted text: what a reader found that a trace's
  * finalizer never writes.  Returns FALSE, as vs_trace_sql_error() does. */

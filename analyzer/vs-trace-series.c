@@ -168,9 +168,8 @@ first_row_from (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 ab
           return FALSE;
         }
     }
-  sqlite3_reset (stmt);
-  if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-    return vs_trace_sql_error (trace, error);
+  if (!vs_trace_step_ended (trace, stmt, rc, error))
+    return FALSE;
   return TRUE;
 }
 
@@ -217,9 +216,8 @@ vs_trace_series_row_at_seq (VsTrace *trace, gint64 device_id, gint64 allocator_i
       *row_seq = sqlite3_column_int64 (stmt, 0);
       *row_ts = lo;
     }
-  sqlite3_reset (stmt);
-  if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-    return vs_trace_sql_error (trace, error);
+  if (!vs_trace_step_ended (trace, stmt, rc, error))
+    return FALSE;
   return TRUE;
 }
 

@@ -124,6 +124,13 @@ vs_trace_step_done (VsTrace *trace, sqlite3_stmt *stmt, int rc, GError **error)
 }
 
 gboolean
+vs_trace_step_ended (VsTrace *trace, sqlite3_stmt *stmt, int rc, GError **error)
+{
+  sqlite3_reset (stmt);
+  return rc == SQLITE_ROW || rc == SQLITE_DONE || vs_trace_sql_error (trace, error);
+}
+
+gboolean
 vs_trace_corrupt_error (VsTrace *trace, sqlite3_stmt *stmt, GError **error, const char *format, ...)
 {
   g_autofree char *what = NULL;

@@ -190,9 +190,8 @@ own_conf (VsTrace *trace, gint64 allocator_id, VsAllocConf *conf, GError **error
   sqlite3_bind_int64 (stmt, 1, allocator_id);
   int rc = sqlite3_step (stmt);
   g_autofree char *settings = rc == SQLITE_ROW ? vs_column_dup (stmt, 0) : NULL;
-  sqlite3_reset (stmt);
-  if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-    return vs_trace_sql_error (trace, error);
+  if (!vs_trace_step_ended (trace, stmt, rc, error))
+    return FALSE;
   g_autoptr (GError) local = NULL;
   if (!vs_alloc_conf_from_settings (settings, conf, &local))
     {
@@ -666,9 +665,8 @@ plan_prepare (VsTrace *trace, gint64 allocator_id, VsWhatifFlags flags,
   int rc = sqlite3_step (stmt);
   if (rc == SQLITE_ROW)
     p->pass.default_stream = sqlite3_column_int64 (stmt, 0);
-  sqlite3_reset (stmt);
-  if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-    return vs_trace_sql_error (trace, error);
+  if (!vs_trace_step_ended (trace, stmt, rc, error))
+    return FALSE;
   if (progress != NULL)
     {
       stmt = vs_trace_statement (trace, last_id_sql, error);
@@ -677,9 +675,8 @@ plan_prepare (VsTrace *trace, gint64 allocator_id, VsWhatifFlags flags,
       rc = sqlite3_step (stmt);
       if (rc == SQLITE_ROW)
         p->pass.last_id = sqlite3_column_int64 (stmt, 0);
-      sqlite3_reset (stmt);
-      if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        return vs_trace_sql_error (trace, error);
+      if (!vs_trace_step_ended (trace, stmt, rc, error))
+        return FALSE;
     }
 
   if (flags & VS_WHATIF_SEGMENT_EVENTS)

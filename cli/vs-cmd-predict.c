@@ -201,6 +201,18 @@ fail (const char *message)
   return 1;
 }
 
+/* The columns of the table it prints. */
+static const VsColumnSpec predict_columns[] = {
+  { "device", VS_COLUMN_INT },
+  { "allocator", VS_COLUMN_TEXT },
+  { "batch", VS_COLUMN_INT },
+  { "kind", VS_COLUMN_TEXT },
+  { "peak_allocated_bytes", VS_COLUMN_BYTES },
+  { "peak_reserved_bytes", VS_COLUMN_BYTES },
+  { "fits", VS_COLUMN_TEXT },
+  { "basis", VS_COLUMN_TEXT },
+};
+
 int
 vs_cmd_predict (int argc, char **argv)
 {
@@ -328,14 +340,7 @@ vs_cmd_predict (int argc, char **argv)
     {
       table = vs_table_new ("Predicted peaks per batch (recorded runs, predictions, and the "
                             "largest batch that fits)");
-      vs_table_add_column (table, "device", VS_COLUMN_INT);
-      vs_table_add_column (table, "allocator", VS_COLUMN_TEXT);
-      vs_table_add_column (table, "batch", VS_COLUMN_INT);
-      vs_table_add_column (table, "kind", VS_COLUMN_TEXT);
-      vs_table_add_column (table, "peak_allocated_bytes", VS_COLUMN_BYTES);
-      vs_table_add_column (table, "peak_reserved_bytes", VS_COLUMN_BYTES);
-      vs_table_add_column (table, "fits", VS_COLUMN_TEXT);
-      vs_table_add_column (table, "basis", VS_COLUMN_TEXT);
+      vs_table_add_columns (table, predict_columns, G_N_ELEMENTS (predict_columns));
       for (guint k = 0; status == 0 && k < in[0].allocators->len; k++)
         if (!predict_allocator (table, in, n_in, k, batches, limit_bytes, fraction, &error))
           {

@@ -139,6 +139,18 @@ add_asked_rows (VsTable *table, VsTrace *trace, gint64 id, const char *const *co
   return add_setting_rows (table, trace, plan, settings, n + 1, error);
 }
 
+/* The columns of the table it prints. */
+static const VsColumnSpec whatif_columns[] = {
+  { "device", VS_COLUMN_INT },
+  { "allocator", VS_COLUMN_TEXT },
+  { "alloc_conf", VS_COLUMN_TEXT },
+  { "limit_bytes", VS_COLUMN_BYTES },
+  { "peak_reserved_bytes", VS_COLUMN_BYTES },
+  { "peak_allocated_bytes", VS_COLUMN_BYTES },
+  { "failed_alloc_count", VS_COLUMN_INT },
+  { "first_failure_time_ns", VS_COLUMN_TIME },
+};
+
 int
 vs_cmd_whatif (int argc, char **argv)
 {
@@ -230,14 +242,7 @@ vs_cmd_whatif (int argc, char **argv)
   allocators = vs_whatif_allocators (trace);
   table = vs_table_new ("What-if: PyTorch's caching allocator replayed under each setting "
                         "(first row per device: the trace's own settings and limit)");
-  vs_table_add_column (table, "device", VS_COLUMN_INT);
-  vs_table_add_column (table, "allocator", VS_COLUMN_TEXT);
-  vs_table_add_column (table, "alloc_conf", VS_COLUMN_TEXT);
-  vs_table_add_column (table, "limit_bytes", VS_COLUMN_BYTES);
-  vs_table_add_column (table, "peak_reserved_bytes", VS_COLUMN_BYTES);
-  vs_table_add_column (table, "peak_allocated_bytes", VS_COLUMN_BYTES);
-  vs_table_add_column (table, "failed_alloc_count", VS_COLUMN_INT);
-  vs_table_add_column (table, "first_failure_time_ns", VS_COLUMN_TIME);
+  vs_table_add_columns (table, whatif_columns, G_N_ELEMENTS (whatif_columns));
   guint rows = 0;
   for (guint i = 0; i < allocators->len; i++)
     {

@@ -552,13 +552,8 @@ vs_fin_replay (VsFinTrace *t, VsFinState *st, int64_t origin, VsFinProgress *pr,
         }
       if ((i & 0xFFFF) == 0 && vs_fin_tick (pr, 0x10000) < 0)
         {
-          if (sink != NULL)
-            sink->end (sink, 0);
-          vs_sql_batch_set_clear (&series);
-          vs_sql_batch_set_clear (&ctx->rows);
-          free (ctx->held);
-          free (levels);
-          return vs_fin_fail (e, "cancelled");
+          rc = vs_fin_fail (e, "cancelled");
+          goto out;
         }
     }
   if (rc < 0)
