@@ -52,12 +52,8 @@ vs_kernel_stats (VsTrace *trace, gint64 device_id, GError **error)
       k->avg_ns = k->count > 0 ? k->total_ns / k->count : 0;
       g_ptr_array_add (list, k);
     }
-  sqlite3_reset (stmt);
-  if (rc != SQLITE_DONE)
-    {
-      vs_trace_sql_error (trace, error);
-      return NULL;
-    }
+  if (!vs_trace_step_done (trace, stmt, rc, error))
+    return NULL;
   return g_steal_pointer (&list);
 }
 
@@ -261,12 +257,8 @@ vs_kernel_density (VsTrace *trace, gint64 device_id, gint64 from_ns, gint64 to_n
             break;
         }
     }
-  sqlite3_reset (stmt);
-  if (rc != SQLITE_DONE)
-    {
-      vs_trace_sql_error (trace, error);
-      return NULL;
-    }
+  if (!vs_trace_step_done (trace, stmt, rc, error))
+    return NULL;
   return g_steal_pointer (&buckets);
 }
 
@@ -311,19 +303,12 @@ vs_range_list (VsTrace *trace, GError **error)
       gint64 duration;
       if (r->end_ns != VS_UNKNOWN && __builtin_sub_overflow (r->end_ns, r->start_ns, &duration))
         {
-          sqlite3_reset (stmt);
-          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT,
-                       "%s is inconsistent: NVTX range %" G_GINT64_FORMAT
-                       " lasts more than 2^63 ns",
-                       vs_trace_get_path (trace), r->id);
+          vs_trace_corrupt_error (trace, stmt, error,
+                                  "NVTX range %" G_GINT64_FORMAT " lasts more than 2^63 ns", r->id);
           return NULL;
         }
     }
-  sqlite3_reset (stmt);
-  if (rc != SQLITE_DONE)
-    {
-      vs_trace_sql_error (trace, error);
-      return NULL;
-    }
+  if (!vs_trace_step_done (trace, stmt, rc, error))
+    return NULL;
   return g_steal_pointer (&list);
 }

@@ -147,18 +147,15 @@ read_pieces (VsTrace *trace, sqlite3_stmt *stmt, GArray *pieces, GError **error)
       if (p.address < 0 || p.bytes < 0 || p.address > RANGE || p.bytes > RANGE
           || (p.block_bytes != VS_UNKNOWN && (p.block_bytes < 0 || p.block_bytes > RANGE)))
         {
-          sqlite3_reset (stmt);
-          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT,
-                       "%s is inconsistent: block %" G_GINT64_FORMAT
-                       " has a negative address or size, or one past 2^62",
-                       trace->path, p.id);
+          vs_trace_corrupt_error (
+              trace, stmt, error,
+              "block %" G_GINT64_FORMAT " has a negative address or size, or one past 2^62", p.id);
           return FALSE;
         }
       g_array_append_val (pieces, p);
     }
-  sqlite3_reset (stmt);
-  if (rc != SQLITE_DONE)
-    return vs_trace_sql_error (trace, error);
+  if (!vs_trace_step_done (trace, stmt, rc, error))
+    return FALSE;
   return TRUE;
 }
 
@@ -187,9 +184,8 @@ read_failures (VsAllocSteps *self, VsTrace *trace, gint64 ts_lo, gint64 ts_hi, G
       s.address = s.block_bytes = s.stream = VS_UNKNOWN;
       g_array_append_val (out, s);
     }
-  sqlite3_reset (stmt);
-  if (rc != SQLITE_DONE)
-    return vs_trace_sql_error (trace, error);
+  if (!vs_trace_step_done (trace, stmt, rc, error))
+    return FALSE;
   return TRUE;
 }
 

@@ -83,19 +83,13 @@ read_candidates (VsTrace *trace, gint64 device_id, gint64 s0, gint64 s1, gint64 
       vs_block_read (trace, stmt, &b);
       if (b.bytes < 0)
         {
-          sqlite3_reset (stmt);
-          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT,
-                       "%s is inconsistent: a block has a negative size", trace->path);
+          vs_trace_corrupt_error (trace, stmt, error, "a block has a negative size");
           return NULL;
         }
       g_array_append_val (blocks, b);
     }
-  sqlite3_reset (stmt);
-  if (rc != SQLITE_DONE)
-    {
-      vs_trace_sql_error (trace, error);
-      return NULL;
-    }
+  if (!vs_trace_step_done (trace, stmt, rc, error))
+    return NULL;
   /* A pool's segments seen from the device level are reserved only. */
   vs_framework_pools_filter_blocks (trace, blocks);
   return g_steal_pointer (&blocks);

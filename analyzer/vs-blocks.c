@@ -83,21 +83,15 @@ run_block_query (VsTrace *trace, sqlite3_stmt *stmt, GError **error)
           || __builtin_add_overflow (total, b.bytes, &total)
           || (b.block_bytes > 0 && __builtin_add_overflow (total, b.block_bytes, &total)))
         {
-          sqlite3_reset (stmt);
-          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT,
-                       "%s is inconsistent: its blocks have negative sizes or sizes that add"
-                       " up to more than 2^63 bytes",
-                       trace->path);
+          vs_trace_corrupt_error (trace, stmt, error,
+                                  "its blocks have negative sizes or sizes that add"
+                                  " up to more than 2^63 bytes");
           return NULL;
         }
       g_array_append_val (blocks, b);
     }
-  sqlite3_reset (stmt);
-  if (rc != SQLITE_DONE)
-    {
-      vs_trace_sql_error (trace, error);
-      return NULL;
-    }
+  if (!vs_trace_step_done (trace, stmt, rc, error))
+    return NULL;
   return g_steal_pointer (&blocks);
 }
 

@@ -88,19 +88,7 @@ typedef struct
   VsCaBlock *block;
 } Params;
 
-static int
-cmp_size (gconstpointer pa, gconstpointer pb, gpointer unused)
-{
-  const VsCaBlock *a = pa, *b = pb;
-  if (a->stream != b->stream)
-    return a->stream < b->stream ? -1 : 1;
-  if (a->size != b->size)
-    return a->size < b->size ? -1 : 1;
-  if (a->ptr != b->ptr)
-    return a->ptr < b->ptr ? -1 : 1;
-  return a->serial < b->serial ? -1 : a->serial > b->serial;
-}
-
+/* Blocks by stream, then address, then age. */
 static int
 cmp_address (gconstpointer pa, gconstpointer pb, gpointer unused)
 {
@@ -110,6 +98,16 @@ cmp_address (gconstpointer pa, gconstpointer pb, gpointer unused)
   if (a->ptr != b->ptr)
     return a->ptr < b->ptr ? -1 : 1;
   return a->serial < b->serial ? -1 : a->serial > b->serial;
+}
+
+/* Blocks by stream, then size, then as cmp_address(). */
+static int
+cmp_size (gconstpointer pa, gconstpointer pb, gpointer unused)
+{
+  const VsCaBlock *a = pa, *b = pb;
+  if (a->stream == b->stream && a->size != b->size)
+    return a->size < b->size ? -1 : 1;
+  return cmp_address (pa, pb, unused);
 }
 
 static void
@@ -149,6 +147,28 @@ block_new (VsCachingAllocator *ca, Pool *pool, gint64 stream, gint64 ptr, gint64
   b->mapped = TRUE;
   b->serial = ++ca->serial;
   return b;
+}
+
+/* Links f into the list of blocks of b's segment just before b. */
+static void
+link_before (VsCaBlock *b, VsCaBlock *f)
+{
+  f->prev = b->prev;
+  if (b->prev)
+    b->prev->next = f;
+  f->next = b;
+  b->prev = f;
+}
+
+/* Links f into the list of blocks of b's segment just after b. */
+static void
+link_after (VsCaBlock *b, VsCaBlock *f)
+{
+  f->next = b->next;
+  if (b->next)
+    b->next->prev = f;
+  f->prev = b;
+  b->next = f;
 }
 
 static void
@@ -566,11 +586,7 @@ map_block (VsCachingAllocator *ca, VsCaBlock *to_map, gint64 size)
           = block_new (ca, pool, to_map->stream, to_map->ptr + bytes, to_map->size - bytes);
       remaining->mapped = FALSE;
       remaining->es = es;
-      remaining->prev = to_map;
-      remaining->next = to_map->next;
-      if (to_map->next)
-        to_map->next->prev = remaining;
-      to_map->next = remaining;
+      link_after (to_map, remaining);
       g_tree_insert (pool->unmapped, remaining, remaining);
       to_map->size = bytes;
     }
@@ -701,11 +717,7 @@ unmap_block (VsCachingAllocator *ca, VsCaBlock *b)
     {
       VsCaBlock *f = block_new (ca, pool, b->stream, b->ptr, before);
       f->es = es;
-      f->prev = b->prev;
-      if (b->prev)
-        b->prev->next = f;
-      f->next = b;
-      b->prev = f;
+      link_before (b, f);
       insert_into_blocks (pool, f);
     }
   gint64 after = b->size - (before + usize);
@@ -713,11 +725,7 @@ unmap_block (VsCachingAllocator *ca, VsCaBlock *b)
     {
       VsCaBlock *f = block_new (ca, pool, b->stream, uptr + usize, after);
       f->es = es;
-      f->next = b->next;
-      if (b->next)
-        b->next->prev = f;
-      f->prev = b;
-      b->next = f;
+      link_after (b, f);
       insert_into_blocks (pool, f);
     }
   b->ptr = uptr;
@@ -961,11 +969,7 @@ vs_caching_allocator_release_recorded (VsCachingAllocator *ca, int op, gint64 ad
     {
       VsCaBlock *f = block_new (ca, pool, b->stream, b->ptr, address - b->ptr);
       f->es = es;
-      f->prev = b->prev;
-      if (b->prev)
-        b->prev->next = f;
-      f->next = b;
-      b->prev = f;
+      link_before (b, f);
       b->size -= f->size;
       b->ptr = address;
       insert_into_blocks (pool, f);
@@ -974,11 +978,7 @@ vs_caching_allocator_release_recorded (VsCachingAllocator *ca, int op, gint64 ad
     {
       VsCaBlock *f = block_new (ca, pool, b->stream, address + bytes, b->size - bytes);
       f->es = es;
-      f->next = b->next;
-      if (b->next)
-        b->next->prev = f;
-      f->prev = b;
-      b->next = f;
+      link_after (b, f);
       b->size = bytes;
       insert_into_blocks (pool, f);
     }
@@ -1040,11 +1040,7 @@ vs_caching_allocator_place_block (VsCachingAllocator *ca, gint64 address, gint64
   if (address > f->ptr)
     {
       VsCaBlock *front = block_new (ca, pool, f->stream, f->ptr, address - f->ptr);
-      front->prev = f->prev;
-      if (f->prev)
-        f->prev->next = front;
-      front->next = f;
-      f->prev = front;
+      link_before (f, front);
       f->ptr = address;
       f->size -= front->size;
       insert_into_blocks (pool, front);
@@ -1059,11 +1055,7 @@ vs_caching_allocator_place_block (VsCachingAllocator *ca, gint64 address, gint64
     {
       /* The block's size is known: whatever follows it is free space. */
       VsCaBlock *rest = block_new (ca, pool, f->stream, f->ptr + p.size, f->size - p.size);
-      rest->next = f->next;
-      if (f->next)
-        f->next->prev = rest;
-      rest->prev = f;
-      f->next = rest;
+      link_after (f, rest);
       f->size = p.size;
       insert_into_blocks (pool, rest);
       f->allocated = TRUE;

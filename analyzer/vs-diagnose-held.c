@@ -152,9 +152,8 @@ vs_diagnose_leaks (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings, G
 
       g_array_append_vals (groups, g, 1);
     }
-  sqlite3_reset (stmt);
-  if (rc != SQLITE_DONE)
-    return vs_trace_sql_error (trace, error);
+  if (!vs_trace_step_done (trace, stmt, rc, error))
+    return FALSE;
   if (groups->len == 0)
     return TRUE;
   /* A program that frees device memory but not these: a leak.  One that

@@ -160,16 +160,15 @@ vs_diff (VsTrace *a, VsTrace *b, guint max_sites, GError **error)
 VsTable *
 vs_diff_table (GArray *rows)
 {
+  static const VsColumnSpec cols[] = {
+    { "section", VS_COLUMN_TEXT }, { "device", VS_COLUMN_INT }, { "name", VS_COLUMN_TEXT },
+    { "unit", VS_COLUMN_TEXT },    { "a", VS_COLUMN_INT },      { "b", VS_COLUMN_INT },
+    { "delta", VS_COLUMN_INT },
+  };
   VsTable *t = vs_table_new ("Two traces side by side: A, B and the delta B - A.");
 
   g_return_val_if_fail (rows != NULL, NULL);
-  vs_table_add_column (t, "section", VS_COLUMN_TEXT);
-  vs_table_add_column (t, "device", VS_COLUMN_INT);
-  vs_table_add_column (t, "name", VS_COLUMN_TEXT);
-  vs_table_add_column (t, "unit", VS_COLUMN_TEXT);
-  vs_table_add_column (t, "a", VS_COLUMN_INT);
-  vs_table_add_column (t, "b", VS_COLUMN_INT);
-  vs_table_add_column (t, "delta", VS_COLUMN_INT);
+  vs_table_add_columns (t, cols, G_N_ELEMENTS (cols));
   for (guint i = 0; i < rows->len; i++)
     {
       const VsDiffRow *r = &g_array_index (rows, VsDiffRow, i);
@@ -206,18 +205,17 @@ value_text (const VsDiffRow *r, gint64 v, gboolean signed_)
 void
 vs_diff_write_text (GArray *rows, const char *name_a, const char *name_b, guint width, GString *out)
 {
+  /* The values are text: a numeric kind, to right-align them, would
+   * format them again. */
+  static const VsColumnSpec text_cols[] = {
+    { "device", VS_COLUMN_INT }, { "section", VS_COLUMN_TEXT }, { "name", VS_COLUMN_TEXT },
+    { "A", VS_COLUMN_TEXT },     { "B", VS_COLUMN_TEXT },       { "B - A", VS_COLUMN_TEXT },
+  };
   g_autoptr (VsTable) t = vs_table_new (NULL);
 
   g_return_if_fail (rows != NULL && out != NULL);
   g_string_append_printf (out, "A: %s\nB: %s\n\n", name_a, name_b);
-  vs_table_add_column (t, "device", VS_COLUMN_INT);
-  vs_table_add_column (t, "section", VS_COLUMN_TEXT);
-  vs_table_add_column (t, "name", VS_COLUMN_TEXT);
-  /* Right-aligned through a numeric kind would format them again: the
-   * values are preformatted text. */
-  vs_table_add_column (t, "A", VS_COLUMN_TEXT);
-  vs_table_add_column (t, "B", VS_COLUMN_TEXT);
-  vs_table_add_column (t, "B - A", VS_COLUMN_TEXT);
+  vs_table_add_columns (t, text_cols, G_N_ELEMENTS (text_cols));
   for (guint i = 0; i < rows->len; i++)
     {
       const VsDiffRow *r = &g_array_index (rows, VsDiffRow, i);

@@ -179,6 +179,14 @@ put_key (Pickler *pk, const char *s)
   g_hash_table_insert (pk->strings, g_strdup (s), GUINT_TO_POINTER (memo_put (pk)));
 }
 
+/* A dict item of an integer value: key, then v. */
+static void
+put_int_item (Pickler *pk, const char *key, gint64 v)
+{
+  put_key (pk, key);
+  put_int (pk->out, v);
+}
+
 /* The frames list of stack_id: [{filename, line, name}, …] innermost
  * first, memoized per stack. */
 static gboolean
@@ -207,8 +215,7 @@ put_frames (Pickler *pk, gint64 stack_id, GError **error)
       fputc (OP_MARK, pk->out);
       put_key (pk, "filename");
       put_str (pk->out, f->file ? f->file : f->module ? f->module : "");
-      put_key (pk, "line");
-      put_int (pk->out, f->line == VS_UNKNOWN ? 0 : f->line);
+      put_int_item (pk, "line", f->line == VS_UNKNOWN ? 0 : f->line);
       put_key (pk, "name");
       put_str (pk->out, f->function ? f->function : f->text);
       fputc (OP_SETITEMS, pk->out);
@@ -279,15 +286,11 @@ put_history (Pickler *pk, gint64 allocator_id, GError **error)
         }
       else
         {
-          put_key (pk, "device_free");
-          put_int (pk->out, MAX (vs_column_int (st, 7), 0));
+          put_int_item (pk, "device_free", MAX (vs_column_int (st, 7), 0));
         }
-      put_key (pk, "size");
-      put_int (pk->out, size == VS_UNKNOWN ? 0 : size);
-      put_key (pk, "stream");
-      put_int (pk->out, stream == VS_UNKNOWN ? 0 : stream);
-      put_key (pk, "time_us");
-      put_int (pk->out, ts >= 0 ? ts / 1000 : -((-ts + 999) / 1000));
+      put_int_item (pk, "size", size == VS_UNKNOWN ? 0 : size);
+      put_int_item (pk, "stream", stream == VS_UNKNOWN ? 0 : stream);
+      put_int_item (pk, "time_us", ts >= 0 ? ts / 1000 : -((-ts + 999) / 1000));
       put_key (pk, "frames");
       if (!put_frames (pk, stack_id, error))
         return FALSE;
@@ -323,10 +326,8 @@ put_block (Pickler *pk, gint64 address, gint64 size, gint64 requested, const cha
   fputc (OP_MARK, pk->out);
   put_key (pk, "address");
   put_address (pk->out, address);
-  put_key (pk, "size");
-  put_int (pk->out, size);
-  put_key (pk, "requested_size");
-  put_int (pk->out, requested);
+  put_int_item (pk, "size", size);
+  put_int_item (pk, "requested_size", requested);
   put_key (pk, "state");
   put_key (pk, state);
   put_key (pk, "frames");
@@ -392,25 +393,18 @@ put_segments (Pickler *pk, gint64 device_idx, gint64 allocator_id, gboolean expa
       fputc (OP_MARK, pk->out);
       fputc (OP_EMPTY_DICT, pk->out);
       fputc (OP_MARK, pk->out);
-      put_key (pk, "device");
-      put_int (pk->out, device_idx);
+      put_int_item (pk, "device", device_idx);
       put_key (pk, "address");
       put_address (pk->out, s->address);
-      put_key (pk, "total_size");
-      put_int (pk->out, s->bytes);
-      put_key (pk, "allocated_size");
-      put_int (pk->out, allocated);
-      put_key (pk, "active_size");
-      put_int (pk->out, allocated);
-      put_key (pk, "requested_size");
-      put_int (pk->out, requested);
-      put_key (pk, "stream");
-      put_int (pk->out, 0);
+      put_int_item (pk, "total_size", s->bytes);
+      put_int_item (pk, "allocated_size", allocated);
+      put_int_item (pk, "active_size", allocated);
+      put_int_item (pk, "requested_size", requested);
+      put_int_item (pk, "stream", 0);
       put_key (pk, "segment_type");
       /* PyTorch's small pool allocates segments of exactly 2 MiB. */
       put_key (pk, s->bytes == 2 * 1024 * 1024 && !expandable ? "small" : "large");
-      put_key (pk, "segment_pool_id");
-      put_int (pk->out, 0);
+      put_int_item (pk, "segment_pool_id", 0);
       put_int (pk->out, 0);
       fputc (OP_TUPLE2, pk->out);
       put_key (pk, "is_expandable");

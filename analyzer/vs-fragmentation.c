@@ -106,21 +106,15 @@ read_spans (VsTrace *trace, const char *sql, gint64 device_id, gint64 allocator_
       if (s.lo < 0 || s.hi < 0 || (is_segment && __builtin_add_overflow (s.hi, s.lo, &s.hi))
           || s.hi < s.lo || sqlite3_column_type (stmt, 3) != SQLITE_INTEGER)
         {
-          sqlite3_reset (stmt);
-          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT,
-                       "%s is inconsistent: block %" G_GINT64_FORMAT
-                       " has a negative address or size, or ends past 2^63",
-                       trace->path, s.id);
+          vs_trace_corrupt_error (
+              trace, stmt, error,
+              "block %" G_GINT64_FORMAT " has a negative address or size, or ends past 2^63", s.id);
           return NULL;
         }
       g_array_append_val (spans, s);
     }
-  sqlite3_reset (stmt);
-  if (rc != SQLITE_DONE)
-    {
-      vs_trace_sql_error (trace, error);
-      return NULL;
-    }
+  if (!vs_trace_step_done (trace, stmt, rc, error))
+    return NULL;
   return g_steal_pointer (&spans);
 }
 
@@ -332,12 +326,8 @@ vs_fragmentation_segments (VsTrace *trace, gint64 device_id, gint64 allocator_id
         g_array_append_val (out, seg);
       }
     }
-  sqlite3_reset (stmt);
-  if (rc != SQLITE_DONE)
-    {
-      vs_trace_sql_error (trace, error);
-      return NULL;
-    }
+  if (!vs_trace_step_done (trace, stmt, rc, error))
+    return NULL;
   return g_steal_pointer (&out);
 }
 
@@ -387,19 +377,16 @@ worst_missed (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 *seq
 
       g_array_append_vals (missed, at, 1);
     }
-  sqlite3_reset (stmt);
-  if (rc != SQLITE_DONE)
-    return vs_trace_sql_error (trace, error);
+  if (!vs_trace_step_done (trace, stmt, rc, error))
+    return FALSE;
   for (guint i = 0; i < missed->len; i++)
     {
       const gint64 *at = (const gint64 *)(gpointer)(missed->data + i * sizeof (gint64) * 2);
 
-      stmt = vs_trace_statement (trace, before_sql, error);
+      stmt = vs_trace_series_statement (trace, before_sql, device_id, allocator_id, at[0], at[1],
+                                        error);
       if (stmt == NULL)
         return FALSE;
-      vs_trace_bind_series (trace, stmt, device_id, allocator_id);
-      sqlite3_bind_int64 (stmt, 3, at[0]);
-      sqlite3_bind_int64 (stmt, 4, at[1]);
       rc = sqlite3_step (stmt);
       if (rc == SQLITE_ROW)
         {
@@ -416,9 +403,8 @@ worst_missed (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 *seq
               *seq = s;
             }
         }
-      sqlite3_reset (stmt);
-      if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        return vs_trace_sql_error (trace, error);
+      if (!vs_trace_step_ended (trace, stmt, rc, error))
+        return FALSE;
     }
   return TRUE;
 }

@@ -163,9 +163,8 @@ load_stacks (VsTrace *trace, VsFrameworkPools *fp, GError **error)
       if (f != FW_NONE)
         g_array_append_vals (frames, v, 1);
     }
-  sqlite3_reset (stmt);
-  if (rc != SQLITE_DONE)
-    return vs_trace_sql_error (trace, error);
+  if (!vs_trace_step_done (trace, stmt, rc, error))
+    return FALSE;
   if (frames->len == 0)
     return TRUE;
   stmt = vs_trace_statement (trace, under_sql, error);
@@ -183,9 +182,8 @@ load_stacks (VsTrace *trace, VsFrameworkPools *fp, GError **error)
           *key = sqlite3_column_int64 (stmt, 0);
           g_hash_table_insert (fp->stacks, key, GINT_TO_POINTER ((int)v[1]));
         }
-      sqlite3_reset (stmt);
-      if (rc != SQLITE_DONE)
-        return vs_trace_sql_error (trace, error);
+      if (!vs_trace_step_done (trace, stmt, rc, error))
+        return FALSE;
     }
   return TRUE;
 }
@@ -245,9 +243,8 @@ load_segments (VsTrace *trace, VsFrameworkPools *fp, GError **error)
           g_array_append_val (p->steps, s);
         }
     }
-  sqlite3_reset (stmt);
-  if (rc != SQLITE_DONE)
-    return vs_trace_sql_error (trace, error);
+  if (!vs_trace_step_done (trace, stmt, rc, error))
+    return FALSE;
   for (guint i = 0; i < fp->pools->len; i++)
     g_array_sort (((Pool *)g_ptr_array_index (fp->pools, i))->steps, step_cmp);
   return TRUE;
@@ -275,9 +272,8 @@ load_failures (VsTrace *trace, VsFrameworkPools *fp, GError **error)
       else if ((f = stack_framework (fp, vs_column_int (stmt, 2))) != FW_NONE)
         pool_get (fp, device_id, f)->pool_failures++;
     }
-  sqlite3_reset (stmt);
-  if (rc != SQLITE_DONE)
-    return vs_trace_sql_error (trace, error);
+  if (!vs_trace_step_done (trace, stmt, rc, error))
+    return FALSE;
   return TRUE;
 }
 
@@ -671,9 +667,8 @@ all_allocated (VsTrace *trace, gint64 device_id, gint64 v[4], GError **error)
           v[2] = seq;
         }
     }
-  sqlite3_reset (stmt);
-  if (rc != SQLITE_DONE)
-    return vs_trace_sql_error (trace, error);
+  if (!vs_trace_step_done (trace, stmt, rc, error))
+    return FALSE;
   v[3] = allocated;
   cached = g_new (gint64, 4);
   memcpy (cached, v, 4 * sizeof (gint64));

@@ -122,12 +122,8 @@ starts_from_ranges (VsTrace *trace, gint64 device_id, char **what, GError **erro
         }
       g_array_append_val (f->starts, start);
     }
-  sqlite3_reset (stmt);
-  if (rc != SQLITE_DONE)
-    {
-      vs_trace_sql_error (trace, error);
-      return NULL;
-    }
+  if (!vs_trace_step_done (trace, stmt, rc, error))
+    return NULL;
   g_hash_table_iter_init (&iter, families);
   while (g_hash_table_iter_next (&iter, NULL, &value))
     {
@@ -276,12 +272,8 @@ seqs_from_pattern (VsTrace *trace, gint64 device_id, gint64 allocator_id, GError
           g_array_append_val (seqs, seq);
           g_array_append_val (frees, free_seq);
         }
-      sqlite3_reset (stmt);
-      if (rc != SQLITE_DONE)
-        {
-          vs_trace_sql_error (trace, error);
-          return NULL;
-        }
+      if (!vs_trace_step_done (trace, stmt, rc, error))
+        return NULL;
     }
 
   /* The key recurring regularly most often (ties: the one first seen). */

@@ -76,12 +76,8 @@ vs_oom_list (VsTrace *trace, gint64 device_id, gint64 allocator_id, GError **err
       o->stack_id = sqlite3_column_int64 (stmt, 11);
       g_ptr_array_add (list, o);
     }
-  sqlite3_reset (stmt);
-  if (rc != SQLITE_DONE)
-    {
-      vs_trace_sql_error (trace, error);
-      return NULL;
-    }
+  if (!vs_trace_step_done (trace, stmt, rc, error))
+    return NULL;
 
   for (guint i = 0; i < list->len; i++)
     {

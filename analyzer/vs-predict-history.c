@@ -30,12 +30,9 @@ typedef struct
 #define VS_HT_FN(n) live_##n
 #define VS_HT_ENTRY LiveEntry
 #define VS_HT_KEY_TYPE gint64
-#define VS_HT_KEY(e) ((e)->address)
-#define VS_HT_SET_KEY(e, k) ((e)->address = (k), (e)->used = TRUE)
-#define VS_HT_HASH(k) vs_hash_mix64 ((guint64)(k))
-#define VS_HT_EQUAL(a, b) ((a) == (b))
-#define VS_HT_IS_EMPTY(e) (!(e)->used)
-#include "vs-hash-table.h"
+#define VS_HTI_KEY address
+#define VS_HTI_USED used
+#include "vs-hash-table-int.h"
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (LiveMap, live_clear)
 
@@ -50,12 +47,9 @@ typedef struct
 #define VS_HT_FN(n) key_map_##n
 #define VS_HT_ENTRY KeyEntry
 #define VS_HT_KEY_TYPE gint64
-#define VS_HT_KEY(e) ((e)->stack_id)
-#define VS_HT_SET_KEY(e, k) ((e)->stack_id = (k), (e)->used = TRUE)
-#define VS_HT_HASH(k) vs_hash_mix64 ((guint64)(k))
-#define VS_HT_EQUAL(a, b) ((a) == (b))
-#define VS_HT_IS_EMPTY(e) (!(e)->used)
-#include "vs-hash-table.h"
+#define VS_HTI_KEY stack_id
+#define VS_HTI_USED used
+#include "vs-hash-table-int.h"
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (KeyMap, key_map_clear)
 

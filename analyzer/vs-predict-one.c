@@ -196,9 +196,8 @@ read_block_roles (VsTrace *trace, gint64 allocator_id, gboolean in_parts, GArray
         return FALSE;
       sqlite3_bind_int64 (stmt, 1, allocator_id);
       rc = step_blocks (stmt, allocator_id, blocks, event_ids);
-      sqlite3_reset (stmt);
-      if (rc != SQLITE_DONE)
-        return vs_trace_sql_error (trace, error);
+      if (!vs_trace_step_done (trace, stmt, rc, error))
+        return FALSE;
     }
   g_array_set_size (roles, blocks->len);
   return vs_blocks_roles (trace, (const VsBlock *)blocks->data, blocks->len, (VsRole *)roles->data,

@@ -255,9 +255,8 @@ vs_predict_rows_read (VsTrace *trace, gint64 allocator_id, VsPredictRowFunc func
   rc = sqlite3_step (stmt);
   lo = rc == SQLITE_ROW ? sqlite3_column_int64 (stmt, 0) : 0;
   hi = rc == SQLITE_ROW ? sqlite3_column_int64 (stmt, 1) : -1;
-  sqlite3_reset (stmt);
-  if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-    return vs_trace_sql_error (trace, error);
+  if (!vs_trace_step_ended (trace, stmt, rc, error))
+    return FALSE;
   if (hi < lo)
     return TRUE;
   guint n_workers

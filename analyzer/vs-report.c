@@ -140,6 +140,67 @@ for_each_device (VsTrace *trace, const VsReportOptions *opts, VsTable *table, De
   return TRUE;
 }
 
+/* Fills t by fn for every device in scope: t, or NULL with t freed when
+ * fn fails. */
+static VsTable *
+fill_by_device (VsTrace *trace, const VsReportOptions *opts, VsTable *t, DeviceFunc fn,
+                GError **error)
+{
+  if (!for_each_device (trace, opts, t, fn, error))
+    {
+      vs_table_free (t);
+      return NULL;
+    }
+  return t;
+}
+
+/* A report built device by device: a table titled `title` with the
+ * columns cols[0..n_cols-1], filled by fn. */
+static VsTable *
+device_report (VsTrace *trace, const VsReportOptions *opts, const char *title,
+               const VsColumnSpec *cols, guint n_cols, DeviceFunc fn, GError **error)
+{
+  VsTable *t = vs_table_new (title);
+
+  vs_table_add_columns (t, cols, n_cols);
+  return fill_by_device (trace, opts, t, fn, error);
+}
+
+/* Starts a row whose two leading columns are the device's index and the
+ * allocator's name; returns the next column. */
+static guint
+add_device_row (VsTrace *trace, VsTable *t, gint64 device_idx, gint64 allocator_id)
+{
+  vs_table_add_row (t);
+  vs_table_set_int (t, 0, device_idx);
+  vs_table_set_text (t, 1, vs_trace_allocator_name (trace, allocator_id));
+  return 2;
+}
+
+/* Sets column c of the last row to the stack's text: the user's own
+ * frames only when the options ask for it. */
+static void
+set_stack_text (VsTable *t, guint c, const VsReportOptions *opts, const VsStackInfo *stack)
+{
+  g_autofree char *text
+      = opts->user_stacks ? vs_stack_dup_user_text (stack) : vs_stack_dup_text (stack);
+
+  vs_table_set_text (t, c, text);
+}
+
+/* The step of the peak of allocated memory of the allocator on the
+ * device, or FALSE when nothing was recorded there or ever allocated. */
+static gboolean
+peak_allocated_seq (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 *seq)
+{
+  VsSummary s;
+
+  if (!vs_summary_get (trace, device_id, allocator_id, &s, NULL))
+    return FALSE;
+  *seq = s.peak_allocated_seq;
+  return s.peak_allocated_seq != VS_UNKNOWN;
+}
+
 /* -------------------------------------------------------------- summary */
 
 static VsTable *
@@ -151,11 +212,7 @@ report_summary (VsTrace *trace, const VsReportOptions *opts, GError **error)
                       "alloc_count counts allocations the trace saw, before_trace_* the "
                       "blocks already live when it began).");
   g_autoptr (GArray) rows = NULL;
-  static const struct
-  {
-    const char *name;
-    VsColumnKind kind;
-  } cols[] = {
+  static const VsColumnSpec cols[] = {
     { "device", VS_COLUMN_INT },
     { "allocator", VS_COLUMN_TEXT },
     { "capacity_bytes", VS_COLUMN_BYTES },
@@ -177,22 +234,19 @@ report_summary (VsTrace *trace, const VsReportOptions *opts, GError **error)
     { "before_trace_count", VS_COLUMN_INT },
   };
 
-  for (guint c = 0; c < G_N_ELEMENTS (cols); c++)
-    vs_table_add_column (t, cols[c].name, cols[c].kind);
+  vs_table_add_columns (t, cols, G_N_ELEMENTS (cols));
   rows = vs_summary_list (trace, opts->device_id, 0, error);
   if (rows == NULL)
     return NULL;
   for (guint i = 0; i < rows->len; i++)
     {
       const VsSummary *s = &g_array_index (rows, VsSummary, i);
-      guint c = 0;
+      guint c;
 
       /* Without --allocator every row; with it only the chosen one. */
       if (opts->allocator != NULL && allocator_on (trace, opts, s->device_id) != s->allocator_id)
         continue;
-      vs_table_add_row (t);
-      vs_table_set_int (t, c++, device_idx (trace, s->device_id));
-      vs_table_set_text (t, c++, vs_trace_allocator_name (trace, s->allocator_id));
+      c = add_device_row (trace, t, device_idx (trace, s->device_id), s->allocator_id);
       vs_table_set_int (t, c++, s->capacity_bytes);
       vs_table_set_int (t, c++, s->peak_reserved_bytes);
       vs_table_set_int (t, c++, s->peak_reserved_time_ns);
@@ -241,11 +295,8 @@ add_group_rows (VsTrace *trace, const VsReportOptions *opts, VsTable *t, GArray 
   for (guint i = 0; i < groups->len; i++)
     {
       const VsGroup *g = &g_array_index (groups, VsGroup, i);
-      guint c = 0;
+      guint c = add_device_row (trace, t, device_idx (trace, g->device_id), allocator_id);
 
-      vs_table_add_row (t);
-      vs_table_set_int (t, c++, device_idx (trace, g->device_id));
-      vs_table_set_text (t, c++, vs_trace_allocator_name (trace, allocator_id));
       vs_table_set_int (t, c++, g->bytes);
       vs_table_set_int (t, c++, g->count);
       if (with_times)
@@ -255,12 +306,7 @@ add_group_rows (VsTrace *trace, const VsReportOptions *opts, VsTable *t, GArray 
         }
       vs_table_set_text (t, c++, g->site);
       vs_table_set_text (t, c++, g->top_frame);
-      {
-        g_autofree char *text
-            = opts->user_stacks ? vs_stack_dup_user_text (g->stack) : vs_stack_dup_text (g->stack);
-
-        vs_table_set_text (t, c++, text);
-      }
+      set_stack_text (t, c++, opts, g->stack);
       vs_table_set_int (t, c++, g->stack_id > 0 ? g->stack_id : VS_UNKNOWN);
     }
 }
@@ -314,14 +360,10 @@ peak_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo *de
 {
   g_autoptr (GArray) blocks = NULL;
   g_autoptr (GArray) groups = NULL;
-  VsSummary s;
   gint64 seq;
 
-  if (!vs_summary_get (trace, device->id, allocator_id, &s, NULL))
-    return TRUE; /* nothing recorded on this device */
-  if (s.peak_allocated_seq == VS_UNKNOWN)
-    return TRUE; /* nothing was ever allocated */
-  seq = s.peak_allocated_seq;
+  if (!peak_allocated_seq (trace, device->id, allocator_id, &seq))
+    return TRUE; /* nothing recorded on this device, or nothing allocated */
   if (has_window (opts))
     {
       /* The peak inside the window: the memory entering it counts, as it
@@ -349,29 +391,37 @@ peak_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo *de
   return TRUE;
 }
 
+/* The report of peak_device() or leaks_device(): groups by site or stack,
+ * titled titles[has a window][by site], with the times of the first and
+ * last allocation when with_times. */
+static VsTable *
+group_report (VsTrace *trace, const VsReportOptions *opts, const char *const titles[2][2],
+              gboolean with_times, DeviceFunc fn, GError **error)
+{
+  g_autofree char *title
+      = window_title (trace, opts, titles[has_window (opts) ? 1 : 0][opts->by_site ? 1 : 0]);
+  VsTable *t = vs_table_new (title);
+
+  add_group_columns (t, with_times);
+  return fill_by_device (trace, opts, t, fn, error);
+}
+
 static VsTable *
 report_peak (VsTrace *trace, const VsReportOptions *opts, GError **error)
 {
-  g_autofree char *title = window_title (
-      trace, opts,
-      !has_window (opts)
-          ? (opts->by_site
-                 ? "Allocations live at the peak of allocated memory, one row per site (the "
-                   "innermost frame of the user's own code), largest first; each device's "
-                   "rows sum to its peak_allocated_bytes."
-                 : "Allocations live at the peak of allocated memory, one row per stack, "
-                   "largest first; each device's rows sum to its peak_allocated_bytes.")
-          : (opts->by_site
-                 ? "Allocations live at the peak of allocated memory inside the window, one row "
-                   "per site (the innermost frame of the user's own code), largest first."
-                 : "Allocations live at the peak of allocated memory inside the window, one row "
-                   "per stack, largest first."));
-  g_autoptr (VsTable) t = vs_table_new (title);
+  static const char *const titles[2][2] = {
+    { "Allocations live at the peak of allocated memory, one row per stack, "
+      "largest first; each device's rows sum to its peak_allocated_bytes.",
+      "Allocations live at the peak of allocated memory, one row per site (the "
+      "innermost frame of the user's own code), largest first; each device's "
+      "rows sum to its peak_allocated_bytes." },
+    { "Allocations live at the peak of allocated memory inside the window, one row "
+      "per stack, largest first.",
+      "Allocations live at the peak of allocated memory inside the window, one row "
+      "per site (the innermost frame of the user's own code), largest first." },
+  };
 
-  add_group_columns (t, FALSE);
-  if (!for_each_device (trace, opts, t, peak_device, error))
-    return NULL;
-  return g_steal_pointer (&t);
+  return group_report (trace, opts, titles, FALSE, peak_device, error);
 }
 
 static gboolean
@@ -413,23 +463,18 @@ leaks_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo *d
 static VsTable *
 report_leaks (VsTrace *trace, const VsReportOptions *opts, GError **error)
 {
-  g_autofree char *title = window_title (
-      trace, opts,
-      !has_window (opts)
-          ? (opts->by_site ? "Allocations never freed by the end of the trace, one row per site, "
-                             "largest first, with when the first and last of them were allocated."
-                           : "Allocations never freed by the end of the trace, one row per stack, "
-                             "largest first, with when the first and last of them were allocated.")
-          : (opts->by_site ? "Allocations made inside the window and never freed by the end of the "
-                             "trace, one row per site, largest first."
-                           : "Allocations made inside the window and never freed by the end of the "
-                             "trace, one row per stack, largest first."));
-  g_autoptr (VsTable) t = vs_table_new (title);
+  static const char *const titles[2][2] = {
+    { "Allocations never freed by the end of the trace, one row per stack, "
+      "largest first, with when the first and last of them were allocated.",
+      "Allocations never freed by the end of the trace, one row per site, "
+      "largest first, with when the first and last of them were allocated." },
+    { "Allocations made inside the window and never freed by the end of the "
+      "trace, one row per stack, largest first.",
+      "Allocations made inside the window and never freed by the end of the "
+      "trace, one row per site, largest first." },
+  };
 
-  add_group_columns (t, TRUE);
-  if (!for_each_device (trace, opts, t, leaks_device, error))
-    return NULL;
-  return g_steal_pointer (&t);
+  return group_report (trace, opts, titles, TRUE, leaks_device, error);
 }
 
 /* ------------------------------------------------------------- timeline */
@@ -461,11 +506,8 @@ timeline_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo
   for (guint i = 0; i < buckets->len; i++)
     {
       const VsTimelineBucket *b = &g_array_index (buckets, VsTimelineBucket, i);
-      guint c = 0;
+      guint c = add_device_row (trace, t, device->idx, allocator_id);
 
-      vs_table_add_row (t);
-      vs_table_set_int (t, c++, device->idx);
-      vs_table_set_text (t, c++, vs_trace_allocator_name (trace, allocator_id));
       vs_table_set_int (t, c++, b->from_ns);
       vs_table_set_int (t, c++, b->to_ns);
       if (!b->known)
@@ -484,13 +526,18 @@ timeline_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo
 static VsTable *
 report_timeline (VsTrace *trace, const VsReportOptions *opts, GError **error)
 {
-  g_autoptr (VsTable) t
-      = vs_table_new ("Reserved and allocated memory over time: min, max and last value in "
-                      "each bucket [from_ns, to_ns), from the first change of memory to the "
-                      "last unless --from and --to say otherwise.");
-  static const char *cols[] = {
-    "min_reserved_bytes",  "max_reserved_bytes",   "last_reserved_bytes", "min_allocated_bytes",
-    "max_allocated_bytes", "last_allocated_bytes", "max_device_bytes",
+  static const VsColumnSpec cols[] = {
+    { "device", VS_COLUMN_INT },
+    { "allocator", VS_COLUMN_TEXT },
+    { "from_ns", VS_COLUMN_TIME },
+    { "to_ns", VS_COLUMN_TIME },
+    { "min_reserved_bytes", VS_COLUMN_BYTES },
+    { "max_reserved_bytes", VS_COLUMN_BYTES },
+    { "last_reserved_bytes", VS_COLUMN_BYTES },
+    { "min_allocated_bytes", VS_COLUMN_BYTES },
+    { "max_allocated_bytes", VS_COLUMN_BYTES },
+    { "last_allocated_bytes", VS_COLUMN_BYTES },
+    { "max_device_bytes", VS_COLUMN_BYTES },
   };
 
   if (opts->buckets == 0 || opts->buckets > 1000000)
@@ -499,15 +546,11 @@ report_timeline (VsTrace *trace, const VsReportOptions *opts, GError **error)
                    "--buckets must be between 1 and 1000000");
       return NULL;
     }
-  vs_table_add_column (t, "device", VS_COLUMN_INT);
-  vs_table_add_column (t, "allocator", VS_COLUMN_TEXT);
-  vs_table_add_column (t, "from_ns", VS_COLUMN_TIME);
-  vs_table_add_column (t, "to_ns", VS_COLUMN_TIME);
-  for (guint c = 0; c < G_N_ELEMENTS (cols); c++)
-    vs_table_add_column (t, cols[c], VS_COLUMN_BYTES);
-  if (!for_each_device (trace, opts, t, timeline_device, error))
-    return NULL;
-  return g_steal_pointer (&t);
+  return device_report (trace, opts,
+                        "Reserved and allocated memory over time: min, max and last value in "
+                        "each bucket [from_ns, to_ns), from the first change of memory to the "
+                        "last unless --from and --to say otherwise.",
+                        cols, G_N_ELEMENTS (cols), timeline_device, error);
 }
 
 /* ------------------------------------------------------------------ oom */
@@ -531,7 +574,7 @@ oom_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo *dev
       g_autoptr (GArray) blocks = NULL;
       g_autoptr (GArray) sites = NULL;
       VsOomExplanation why;
-      guint c = 0;
+      guint c;
 
       if (!in_window (trace, opts, o->time_ns))
         continue;
@@ -548,9 +591,7 @@ oom_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo *dev
             return FALSE;
         }
       vs_oom_explain (trace, o, all, &why);
-      vs_table_add_row (t);
-      vs_table_set_int (t, c++, device->idx);
-      vs_table_set_text (t, c++, vs_trace_allocator_name (trace, why.allocator_id));
+      c = add_device_row (trace, t, device->idx, why.allocator_id);
       vs_table_set_int (t, c++, o->time_ns);
       vs_table_set_text (t, c++, o->api);
       vs_table_set_int (t, c++, o->requested_bytes);
@@ -575,12 +616,7 @@ oom_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo *dev
         c += 2;
       vs_table_set_text (t, c++, s->site);
       vs_table_set_text (t, c++, s->top_frame);
-      {
-        g_autofree char *text
-            = opts->user_stacks ? vs_stack_dup_user_text (s) : vs_stack_dup_text (s);
-
-        vs_table_set_text (t, c++, text);
-      }
+      set_stack_text (t, c++, opts, s);
       vs_table_set_text (t, c++,
                          why.cause != VS_OOM_CAUSE_UNKNOWN ? vs_oom_cause_name (why.cause) : NULL);
       vs_table_set_text (t, c++, why.evidence);
@@ -597,12 +633,7 @@ report_oom (VsTrace *trace, const VsReportOptions *opts, GError **error)
       "Failed allocations with the state at that instant: the failing allocator's reserved, "
       "allocated and free memory, the largest free block, the whole device, the largest live "
       "site, and the cause: device full, allocator limit or fragmentation.");
-  g_autoptr (VsTable) t = vs_table_new (title);
-  static const struct
-  {
-    const char *name;
-    VsColumnKind kind;
-  } cols[] = {
+  static const VsColumnSpec cols[] = {
     { "device", VS_COLUMN_INT },
     { "allocator", VS_COLUMN_TEXT },
     { "time_ns", VS_COLUMN_TIME },
@@ -627,11 +658,7 @@ report_oom (VsTrace *trace, const VsReportOptions *opts, GError **error)
     { "cause_evidence", VS_COLUMN_TEXT },
   };
 
-  for (guint c = 0; c < G_N_ELEMENTS (cols); c++)
-    vs_table_add_column (t, cols[c].name, cols[c].kind);
-  if (!for_each_device (trace, opts, t, oom_device, error))
-    return NULL;
-  return g_steal_pointer (&t);
+  return device_report (trace, opts, title, cols, G_N_ELEMENTS (cols), oom_device, error);
 }
 
 /* -------------------------------------------------------- fragmentation */
@@ -640,11 +667,8 @@ static void
 add_fragmentation_row (VsTrace *trace, VsTable *t, const VsDeviceInfo *device, const char *instant,
                        gint64 time_ns, const VsFragmentation *f, gint64 requested)
 {
-  guint c = 0;
+  guint c = add_device_row (trace, t, device->idx, f->allocator_id);
 
-  vs_table_add_row (t);
-  vs_table_set_int (t, c++, device->idx);
-  vs_table_set_text (t, c++, vs_trace_allocator_name (trace, f->allocator_id));
   vs_table_set_text (t, c++, instant);
   vs_table_set_int (t, c++, time_ns);
   vs_table_set_int (t, c++, f->reserved_bytes);
@@ -735,15 +759,7 @@ fragmentation_device (VsTrace *trace, const VsReportOptions *opts, const VsDevic
 static VsTable *
 report_fragmentation (VsTrace *trace, const VsReportOptions *opts, GError **error)
 {
-  g_autoptr (VsTable) t
-      = vs_table_new ("Free memory inside reserved memory (reserved - allocated) at the peaks, "
-                      "at its worst, at the end and at each failed allocation, with the largest "
-                      "free block where the allocator's segments are known.");
-  static const struct
-  {
-    const char *name;
-    VsColumnKind kind;
-  } cols[] = {
+  static const VsColumnSpec cols[] = {
     { "device", VS_COLUMN_INT },
     { "allocator", VS_COLUMN_TEXT },
     { "instant", VS_COLUMN_TEXT },
@@ -757,11 +773,11 @@ report_fragmentation (VsTrace *trace, const VsReportOptions *opts, GError **erro
     { "requested_bytes", VS_COLUMN_BYTES },
   };
 
-  for (guint c = 0; c < G_N_ELEMENTS (cols); c++)
-    vs_table_add_column (t, cols[c].name, cols[c].kind);
-  if (!for_each_device (trace, opts, t, fragmentation_device, error))
-    return NULL;
-  return g_steal_pointer (&t);
+  return device_report (trace, opts,
+                        "Free memory inside reserved memory (reserved - allocated) at the peaks, "
+                        "at its worst, at the end and at each failed allocation, with the largest "
+                        "free block where the allocator's segments are known.",
+                        cols, G_N_ELEMENTS (cols), fragmentation_device, error);
 }
 
 /* -------------------------------------------------------------- kernels */
@@ -772,11 +788,7 @@ report_kernels (VsTrace *trace, const VsReportOptions *opts, GError **error)
   g_autoptr (VsTable) t
       = vs_table_new ("GPU kernels by name: launches and time on the device, largest total first.");
   g_autoptr (GPtrArray) list = vs_kernel_stats (trace, opts->device_id, error);
-  static const struct
-  {
-    const char *name;
-    VsColumnKind kind;
-  } cols[] = {
+  static const VsColumnSpec cols[] = {
     { "device", VS_COLUMN_INT },      { "name", VS_COLUMN_TEXT },
     { "count", VS_COLUMN_INT },       { "total_ns", VS_COLUMN_DURATION },
     { "avg_ns", VS_COLUMN_DURATION }, { "min_ns", VS_COLUMN_DURATION },
@@ -785,8 +797,7 @@ report_kernels (VsTrace *trace, const VsReportOptions *opts, GError **error)
 
   if (list == NULL)
     return NULL;
-  for (guint c = 0; c < G_N_ELEMENTS (cols); c++)
-    vs_table_add_column (t, cols[c].name, cols[c].kind);
+  vs_table_add_columns (t, cols, G_N_ELEMENTS (cols));
   for (guint i = 0; i < list->len; i++)
     {
       const VsKernelStats *k = g_ptr_array_index (list, i);
@@ -807,6 +818,40 @@ report_kernels (VsTrace *trace, const VsReportOptions *opts, GError **error)
 
 /* --------------------------------------------------------------- ranges */
 
+static gboolean
+ranges_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo *device,
+               gint64 allocator_id, VsTable *t, GError **error)
+{
+  g_autoptr (GPtrArray) list = vs_range_memory (trace, device->id, allocator_id, error);
+
+  if (list == NULL)
+    return FALSE;
+  for (guint i = 0; i < list->len; i++)
+    {
+      const VsRangeMemory *r = g_ptr_array_index (list, i);
+      guint c;
+
+      if (!in_window (trace, opts, r->start_ns))
+        continue;
+      c = add_device_row (trace, t, device->idx, allocator_id);
+      vs_table_set_int (t, c++, r->id);
+      vs_table_set_text (t, c++, r->domain);
+      vs_table_set_text (t, c++, r->name);
+      vs_table_set_int (t, c++, r->depth);
+      vs_table_set_int (t, c++, r->tid);
+      vs_table_set_int (t, c++, r->start_ns);
+      vs_table_set_int (t, c++, r->end_ns);
+      vs_table_set_int (t, c++, r->end_ns != VS_UNKNOWN ? r->end_ns - r->start_ns : VS_UNKNOWN);
+      vs_table_set_int (t, c++, r->allocated_at_start);
+      vs_table_set_int (t, c++, r->allocated_at_end);
+      vs_table_set_int (t, c++, r->peak_allocated);
+      vs_table_set_int (t, c++, r->reserved_at_start);
+      vs_table_set_int (t, c++, r->reserved_at_end);
+      vs_table_set_int (t, c++, r->peak_reserved);
+    }
+  return TRUE;
+}
+
 static VsTable *
 report_ranges (VsTrace *trace, const VsReportOptions *opts, GError **error)
 {
@@ -814,12 +859,7 @@ report_ranges (VsTrace *trace, const VsReportOptions *opts, GError **error)
       = window_title (trace, opts,
                       "NVTX ranges with each device's memory when the range was entered, when "
                       "it ended, and its peak inside.");
-  g_autoptr (VsTable) t = vs_table_new (title);
-  static const struct
-  {
-    const char *name;
-    VsColumnKind kind;
-  } cols[] = {
+  static const VsColumnSpec cols[] = {
     { "device", VS_COLUMN_INT },
     { "allocator", VS_COLUMN_TEXT },
     { "range_id", VS_COLUMN_INT },
@@ -837,51 +877,8 @@ report_ranges (VsTrace *trace, const VsReportOptions *opts, GError **error)
     { "reserved_at_end_bytes", VS_COLUMN_BYTES },
     { "peak_reserved_bytes", VS_COLUMN_BYTES },
   };
-  const GPtrArray *devices = vs_trace_get_devices (trace);
 
-  for (guint c = 0; c < G_N_ELEMENTS (cols); c++)
-    vs_table_add_column (t, cols[c].name, cols[c].kind);
-  for (guint d = 0; d < devices->len; d++)
-    {
-      const VsDeviceInfo *dev = g_ptr_array_index (devices, d);
-      g_autoptr (GPtrArray) list = NULL;
-      gint64 allocator_id;
-
-      if (opts->device_id != 0 && dev->id != opts->device_id)
-        continue;
-      allocator_id = allocator_on (trace, opts, dev->id);
-      if (allocator_id == NO_ALLOCATOR)
-        continue;
-      list = vs_range_memory (trace, dev->id, allocator_id, error);
-      if (list == NULL)
-        return NULL;
-      for (guint i = 0; i < list->len; i++)
-        {
-          const VsRangeMemory *r = g_ptr_array_index (list, i);
-          guint c = 0;
-
-          if (!in_window (trace, opts, r->start_ns))
-            continue;
-          vs_table_add_row (t);
-          vs_table_set_int (t, c++, dev->idx);
-          vs_table_set_text (t, c++, vs_trace_allocator_name (trace, allocator_id));
-          vs_table_set_int (t, c++, r->id);
-          vs_table_set_text (t, c++, r->domain);
-          vs_table_set_text (t, c++, r->name);
-          vs_table_set_int (t, c++, r->depth);
-          vs_table_set_int (t, c++, r->tid);
-          vs_table_set_int (t, c++, r->start_ns);
-          vs_table_set_int (t, c++, r->end_ns);
-          vs_table_set_int (t, c++, r->end_ns != VS_UNKNOWN ? r->end_ns - r->start_ns : VS_UNKNOWN);
-          vs_table_set_int (t, c++, r->allocated_at_start);
-          vs_table_set_int (t, c++, r->allocated_at_end);
-          vs_table_set_int (t, c++, r->peak_allocated);
-          vs_table_set_int (t, c++, r->reserved_at_start);
-          vs_table_set_int (t, c++, r->reserved_at_end);
-          vs_table_set_int (t, c++, r->peak_reserved);
-        }
-    }
-  return g_steal_pointer (&t);
+  return device_report (trace, opts, title, cols, G_N_ELEMENTS (cols), ranges_device, error);
 }
 
 /* ---------------------------------------------------------------- roles */
@@ -890,22 +887,17 @@ static gboolean
 roles_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo *device,
               gint64 allocator_id, VsTable *t, GError **error)
 {
-  VsSummary s;
   VsRoles r;
+  gint64 seq;
 
-  if (!vs_summary_get (trace, device->id, allocator_id, &s, NULL))
+  if (!peak_allocated_seq (trace, device->id, allocator_id, &seq))
     return TRUE;
-  if (s.peak_allocated_seq == VS_UNKNOWN)
-    return TRUE;
-  if (!vs_roles_at (trace, device->id, allocator_id, s.peak_allocated_seq, &r, error))
+  if (!vs_roles_at (trace, device->id, allocator_id, seq, &r, error))
     return FALSE;
   for (VsRole role = 0; role < VS_N_ROLES; role++)
     {
-      guint c = 0;
+      guint c = add_device_row (trace, t, device->idx, allocator_id);
 
-      vs_table_add_row (t);
-      vs_table_set_int (t, c++, device->idx);
-      vs_table_set_text (t, c++, vs_trace_allocator_name (trace, allocator_id));
       vs_table_set_text (t, c++, vs_role_name (role));
       vs_table_set_int (t, c++, r.bytes[role]);
       vs_table_set_int (t, c++, r.count[role]);
@@ -916,19 +908,16 @@ roles_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo *d
 static VsTable *
 report_roles (VsTrace *trace, const VsReportOptions *opts, GError **error)
 {
-  g_autoptr (VsTable) t
-      = vs_table_new ("Memory live at the peak of allocated memory by role, from each "
-                      "allocation's stack and lifetime; each device's rows sum to its "
-                      "peak_allocated_bytes.");
+  static const VsColumnSpec cols[] = {
+    { "device", VS_COLUMN_INT },  { "allocator", VS_COLUMN_TEXT }, { "role", VS_COLUMN_TEXT },
+    { "bytes", VS_COLUMN_BYTES }, { "count", VS_COLUMN_INT },
+  };
 
-  vs_table_add_column (t, "device", VS_COLUMN_INT);
-  vs_table_add_column (t, "allocator", VS_COLUMN_TEXT);
-  vs_table_add_column (t, "role", VS_COLUMN_TEXT);
-  vs_table_add_column (t, "bytes", VS_COLUMN_BYTES);
-  vs_table_add_column (t, "count", VS_COLUMN_INT);
-  if (!for_each_device (trace, opts, t, roles_device, error))
-    return NULL;
-  return g_steal_pointer (&t);
+  return device_report (trace, opts,
+                        "Memory live at the peak of allocated memory by role, from each "
+                        "allocation's stack and lifetime; each device's rows sum to its "
+                        "peak_allocated_bytes.",
+                        cols, G_N_ELEMENTS (cols), roles_device, error);
 }
 
 /* --------------------------------------------------------------- growth */
@@ -944,11 +933,8 @@ growth_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo *
   for (guint i = 0; i < it->iterations->len; i++)
     {
       const VsIteration *v = &g_array_index (it->iterations, VsIteration, i);
-      guint c = 0;
+      guint c = add_device_row (trace, t, device->idx, allocator_id);
 
-      vs_table_add_row (t);
-      vs_table_set_int (t, c++, device->idx);
-      vs_table_set_text (t, c++, vs_trace_allocator_name (trace, allocator_id));
       vs_table_set_int (t, c++, v->index);
       vs_table_set_int (t, c++, v->time_ns);
       vs_table_set_int (t, c++, v->allocated_bytes);
@@ -960,19 +946,20 @@ growth_device (VsTrace *trace, const VsReportOptions *opts, const VsDeviceInfo *
 static VsTable *
 report_growth (VsTrace *trace, const VsReportOptions *opts, GError **error)
 {
-  g_autoptr (VsTable) t = vs_table_new (
-      "Allocated memory at the start of each iteration (iterations from NVTX ranges or "
-      "annotations, else from the repeating allocation pattern) and its growth.");
+  static const VsColumnSpec cols[] = {
+    { "device", VS_COLUMN_INT },
+    { "allocator", VS_COLUMN_TEXT },
+    { "iteration", VS_COLUMN_INT },
+    { "start_time_ns", VS_COLUMN_TIME },
+    { "allocated_bytes", VS_COLUMN_BYTES },
+    { "growth_bytes", VS_COLUMN_BYTES },
+  };
 
-  vs_table_add_column (t, "device", VS_COLUMN_INT);
-  vs_table_add_column (t, "allocator", VS_COLUMN_TEXT);
-  vs_table_add_column (t, "iteration", VS_COLUMN_INT);
-  vs_table_add_column (t, "start_time_ns", VS_COLUMN_TIME);
-  vs_table_add_column (t, "allocated_bytes", VS_COLUMN_BYTES);
-  vs_table_add_column (t, "growth_bytes", VS_COLUMN_BYTES);
-  if (!for_each_device (trace, opts, t, growth_device, error))
-    return NULL;
-  return g_steal_pointer (&t);
+  return device_report (trace, opts,
+                        "Allocated memory at the start of each iteration (iterations from NVTX "
+                        "ranges or annotations, else from the repeating allocation pattern) and "
+                        "its growth.",
+                        cols, G_N_ELEMENTS (cols), growth_device, error);
 }
 
 /* ----------------------------------------------------------------- meta */
@@ -997,12 +984,8 @@ report_meta (VsTrace *trace, const VsReportOptions *opts, GError **error)
       vs_table_set_text (t, 0, (const char *)sqlite3_column_text (stmt, 0));
       vs_table_set_text (t, 1, (const char *)sqlite3_column_text (stmt, 1));
     }
-  sqlite3_reset (stmt);
-  if (rc != SQLITE_DONE)
-    {
-      vs_trace_sql_error (trace, error);
-      return NULL;
-    }
+  if (!vs_trace_step_done (trace, stmt, rc, error))
+    return NULL;
   return g_steal_pointer (&t);
 }
 

@@ -171,9 +171,8 @@ block_phase (RoleContext *c, const VsBlock *b, Phase *out, GError **error)
             return FALSE;
           sqlite3_bind_int64 (stmt, 1, b->device_id);
           rc = sqlite3_step (stmt);
-          sqlite3_reset (stmt);
-          if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-            return vs_trace_sql_error (c->trace, error);
+          if (!vs_trace_step_ended (c->trace, stmt, rc, error))
+            return FALSE;
           known = GINT_TO_POINTER (rc == SQLITE_ROW ? 2 : 1);
           g_hash_table_insert (c->stacked, g_memdup2 (&b->device_id, sizeof b->device_id), known);
         }
@@ -193,19 +192,48 @@ block_phase (RoleContext *c, const VsBlock *b, Phase *out, GError **error)
   return TRUE;
 }
 
+/* The next LOOKAHEAD_ROWS allocator blocks (level 2) of the device
+ * allocated after step seq, in order, with their stacks; NULL with error
+ * set.  Read whole before any is classified: classifying reads stacks on
+ * the same connection. */
+static GArray *
+read_ahead (RoleContext *c, gint64 device_id, gint64 seq, GError **error)
+{
+  static const char *ahead_sql
+      = "SELECT ifnull(stack_id, 0), alloc_seq FROM block"
+        " WHERE device_id = ?1 AND level = 2 AND alloc_seq > ?2 ORDER BY alloc_seq LIMIT ?3";
+  g_autoptr (GArray) rows = g_array_new (FALSE, FALSE, sizeof (VsBlock));
+  sqlite3_stmt *stmt = vs_trace_statement (c->trace, ahead_sql, error);
+  int rc;
+
+  if (stmt == NULL)
+    return NULL;
+  sqlite3_bind_int64 (stmt, 1, device_id);
+  sqlite3_bind_int64 (stmt, 2, seq);
+  sqlite3_bind_int (stmt, 3, LOOKAHEAD_ROWS);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      VsBlock next = { 0 };
+
+      next.stack_id = sqlite3_column_int64 (stmt, 0);
+      next.alloc_seq = sqlite3_column_int64 (stmt, 1);
+      next.level = 2;
+      next.device_id = device_id;
+      g_array_append_val (rows, next);
+    }
+  if (!vs_trace_step_done (c->trace, stmt, rc, error))
+    return NULL;
+  return g_steal_pointer (&rows);
+}
+
 /* The replay step at which the phase of the allocation at b->alloc_seq
  * ends: the alloc_seq of the first later allocation of the device in
  * another phase, G_MAXINT64 when none follows within the look-ahead. */
 static gboolean
 phase_end (RoleContext *c, const VsBlock *b, Phase phase, gint64 *end, GError **error)
 {
-  static const char *ahead_sql
-      = "SELECT ifnull(stack_id, 0), alloc_seq, level FROM block"
-        " WHERE device_id = ?1 AND level = 2 AND alloc_seq > ?2 ORDER BY alloc_seq LIMIT ?3";
-  g_autoptr (GArray) rows = g_array_new (FALSE, FALSE, sizeof (VsBlock));
-  sqlite3_stmt *stmt;
+  g_autoptr (GArray) rows = NULL;
   Run run;
-  int rc;
 
   for (guint i = 0; i < c->runs->len; i++)
     {
@@ -217,27 +245,9 @@ phase_end (RoleContext *c, const VsBlock *b, Phase phase, gint64 *end, GError **
           return TRUE;
         }
     }
-  stmt = vs_trace_statement (c->trace, ahead_sql, error);
-  if (stmt == NULL)
+  rows = read_ahead (c, b->device_id, b->alloc_seq, error);
+  if (rows == NULL)
     return FALSE;
-  sqlite3_bind_int64 (stmt, 1, b->device_id);
-  sqlite3_bind_int64 (stmt, 2, b->alloc_seq);
-  sqlite3_bind_int (stmt, 3, LOOKAHEAD_ROWS);
-  /* Rows are read first: classifying them reads stacks on the same
-   * connection. */
-  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
-    {
-      VsBlock next = { 0 };
-
-      next.stack_id = sqlite3_column_int64 (stmt, 0);
-      next.alloc_seq = sqlite3_column_int64 (stmt, 1);
-      next.level = sqlite3_column_int (stmt, 2);
-      next.device_id = b->device_id;
-      g_array_append_val (rows, next);
-    }
-  sqlite3_reset (stmt);
-  if (rc != SQLITE_DONE)
-    return vs_trace_sql_error (c->trace, error);
   *end = G_MAXINT64;
   for (guint i = 0; i < rows->len; i++)
     {
@@ -377,13 +387,8 @@ static gboolean
 next_backward (RoleContext *c, gint64 device_id, gint64 seq, gint64 *out, gint64 *known,
                GError **error)
 {
-  static const char *ahead_sql
-      = "SELECT ifnull(stack_id, 0), alloc_seq FROM block"
-        " WHERE device_id = ?1 AND level = 2 AND alloc_seq > ?2 ORDER BY alloc_seq LIMIT ?3";
-  g_autoptr (GArray) rows = g_array_new (FALSE, FALSE, sizeof (VsBlock));
-  sqlite3_stmt *stmt;
+  g_autoptr (GArray) rows = NULL;
   Run run;
-  int rc;
 
   for (guint i = 0; i < c->runs->len; i++)
     {
@@ -396,25 +401,9 @@ next_backward (RoleContext *c, gint64 device_id, gint64 seq, gint64 *out, gint64
           return TRUE;
         }
     }
-  stmt = vs_trace_statement (c->trace, ahead_sql, error);
-  if (stmt == NULL)
+  rows = read_ahead (c, device_id, seq, error);
+  if (rows == NULL)
     return FALSE;
-  sqlite3_bind_int64 (stmt, 1, device_id);
-  sqlite3_bind_int64 (stmt, 2, seq);
-  sqlite3_bind_int (stmt, 3, LOOKAHEAD_ROWS);
-  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
-    {
-      VsBlock next = { 0 };
-
-      next.stack_id = sqlite3_column_int64 (stmt, 0);
-      next.alloc_seq = sqlite3_column_int64 (stmt, 1);
-      next.level = 2;
-      next.device_id = device_id;
-      g_array_append_val (rows, next);
-    }
-  sqlite3_reset (stmt);
-  if (rc != SQLITE_DONE)
-    return vs_trace_sql_error (c->trace, error);
   *out = G_MAXINT64;
   *known = rows->len == LOOKAHEAD_ROWS ? g_array_index (rows, VsBlock, rows->len - 1).alloc_seq
                                        : G_MAXINT64;

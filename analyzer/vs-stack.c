@@ -365,12 +365,8 @@ load_stack (VsTrace *trace, gint64 stack_id, GError **error)
       rc = sqlite3_step (stmt);
       if (rc != SQLITE_ROW)
         {
-          sqlite3_reset (stmt);
-          if (rc != SQLITE_DONE)
-            {
-              vs_trace_sql_error (trace, error);
-              return NULL;
-            }
+          if (!vs_trace_step_done (trace, stmt, rc, error))
+            return NULL;
           break;
         }
       row[0] = id;

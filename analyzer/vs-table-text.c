@@ -247,10 +247,11 @@ lay_out_header (Shown *s)
   s->width = MAX (s->value_w, best);
 }
 
-/* The width of the table of the shown columns not hoisted, text columns
- * at their width or at least floor. */
+/* The width of the table of the shown columns not hoisted (of those only
+ * the key columns when keys_only), text columns at their width or at least
+ * floor; *n (may be NULL) gets how many columns it counted. */
 static gsize
-table_width (GArray *cols, gsize floor)
+columns_width (GArray *cols, gsize floor, gboolean keys_only, guint *n_counted)
 {
   gsize total = 0;
   guint n = 0;
@@ -259,13 +260,23 @@ table_width (GArray *cols, gsize floor)
     {
       const Shown *s = &g_array_index (cols, Shown, i);
 
-      if (s->hoisted)
+      if (s->hoisted || (keys_only && !s->key))
         continue;
       total += (s->kind == VS_COLUMN_TEXT ? MIN (s->width, MAX (floor, text_width (s->bottom)))
                                           : s->width)
                + (n++ > 0 ? 2 : 0);
     }
+  if (n_counted != NULL)
+    *n_counted = n;
   return total;
+}
+
+/* The width of the table of the shown columns not hoisted, text columns
+ * at their width or at least floor. */
+static gsize
+table_width (GArray *cols, gsize floor)
+{
+  return columns_width (cols, floor, FALSE, NULL);
 }
 
 /* Narrows text columns from the right until the table fits width, none
@@ -336,17 +347,9 @@ leave_out (GArray *cols, gsize width, gboolean key_too, GString *left_out)
 static gboolean
 keys_fit (GArray *cols, gsize width)
 {
-  gsize total = 0;
-  guint n = 0;
+  guint n;
+  gsize total = columns_width (cols, G_MAXSIZE, TRUE, &n);
 
-  for (guint i = 0; i < cols->len; i++)
-    {
-      const Shown *s = &g_array_index (cols, Shown, i);
-
-      if (s->hoisted || !s->key)
-        continue;
-      total += s->width + (n++ > 0 ? 2 : 0);
-    }
   return n > 0 && total <= width;
 }
 

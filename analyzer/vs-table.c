@@ -83,6 +83,13 @@ vs_table_add_column (VsTable *table, const char *name, VsColumnKind kind)
 }
 
 void
+vs_table_add_columns (VsTable *table, const VsColumnSpec *specs, guint n)
+{
+  for (guint c = 0; c < n; c++)
+    vs_table_add_column (table, specs[c].name, specs[c].kind);
+}
+
+void
 vs_table_add_row (VsTable *table)
 {
   g_return_if_fail (table != NULL);

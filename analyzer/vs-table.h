@@ -39,6 +39,17 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (VsTable, vs_table_free)
 /* Adds a column; all columns must be added before the first row. */
 void vs_table_add_column (VsTable *table, const char *name, VsColumnKind kind);
 
+/* A column's name and kind, for tables whose columns are declared in a
+ * static list. */
+typedef struct
+{
+  const char *name;
+  VsColumnKind kind;
+} VsColumnSpec;
+
+/* Adds the n columns of specs in order (vs_table_add_column() each). */
+void vs_table_add_columns (VsTable *table, const VsColumnSpec *specs, guint n);
+
 /* Starts a new row whose cells are all unknown until set. */
 void vs_table_add_row (VsTable *table);
 

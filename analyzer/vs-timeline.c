@@ -114,12 +114,10 @@ row_state_at_seq (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 
     return FALSE;
   if (row_seq == 0)
     return initial_state (trace, device_id, allocator_id, out, error);
-  stmt = vs_trace_statement (trace, point_sql, error);
+  stmt = vs_trace_series_statement (trace, point_sql, device_id, allocator_id, row_ts, row_seq,
+                                    error);
   if (stmt == NULL)
     return FALSE;
-  vs_trace_bind_series (trace, stmt, device_id, allocator_id);
-  sqlite3_bind_int64 (stmt, 3, row_ts);
-  sqlite3_bind_int64 (stmt, 4, row_seq);
   rc = sqlite3_step (stmt);
   if (rc == SQLITE_DONE)
     {
@@ -385,21 +383,18 @@ vs_timeline_query (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64
   bucket_start (&g_array_index (out, VsTimelineBucket, 0), &carry);
   if (shift < 0)
     {
-      stmt = vs_trace_statement (trace, pools ? raw_seq_sql : raw_sql, error);
+      stmt = vs_trace_series_statement (trace, pools ? raw_seq_sql : raw_sql, device_id,
+                                        allocator_id, vs_trace_abs (trace, from_ns),
+                                        vs_trace_abs (trace, to_ns), error);
       if (stmt == NULL)
         return NULL;
-      vs_trace_bind_series (trace, stmt, device_id, allocator_id);
-      sqlite3_bind_int64 (stmt, 3, vs_trace_abs (trace, from_ns));
-      sqlite3_bind_int64 (stmt, 4, vs_trace_abs (trace, to_ns));
     }
   else
     {
-      stmt = vs_trace_statement (trace, level_sql, error);
+      stmt = vs_trace_series_statement (trace, level_sql, device_id, allocator_id, shift,
+                                        floor_div (from_ns, G_GINT64_CONSTANT (1) << shift), error);
       if (stmt == NULL)
         return NULL;
-      vs_trace_bind_series (trace, stmt, device_id, allocator_id);
-      sqlite3_bind_int64 (stmt, 3, shift);
-      sqlite3_bind_int64 (stmt, 4, floor_div (from_ns, G_GINT64_CONSTANT (1) << shift));
       sqlite3_bind_int64 (stmt, 5, floor_div (to_ns - 1, G_GINT64_CONSTANT (1) << shift));
     }
 
@@ -444,12 +439,8 @@ vs_timeline_query (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64
        * overstates an empty following bucket at most by the drop inside. */
       carry.device_bytes = max_d;
     }
-  sqlite3_reset (stmt);
-  if (rc != SQLITE_DONE)
-    {
-      vs_trace_sql_error (trace, error);
-      return NULL;
-    }
+  if (!vs_trace_step_done (trace, stmt, rc, error))
+    return NULL;
   while (cur + 1 < n_buckets)
     {
       cur++;
@@ -504,9 +495,8 @@ pooled_levels (VsTrace *trace, gint64 device_id, GArray *shifts, gint li, gint64
 
       g_array_append_val (rows, r);
     }
-  sqlite3_reset (stmt);
-  if (rc != SQLITE_DONE)
-    return vs_trace_sql_error (trace, error);
+  if (!vs_trace_step_done (trace, stmt, rc, error))
+    return FALSE;
   for (guint i = 0; i < rows->len; i++)
     {
       const LevelRow *r = &g_array_index (rows, LevelRow, i);
@@ -557,32 +547,26 @@ extremes_rec (VsTrace *trace, gint64 device_id, gint64 allocator_id, GArray *shi
                                 error)
                && extremes_rec (trace, device_id, allocator_id, shifts, li - 1, lb * w, b, out,
                                 error);
-      stmt = vs_trace_statement (trace, level_sql, error);
+      stmt = vs_trace_series_statement (trace, level_sql, device_id, allocator_id, s, fb, error);
       if (stmt == NULL)
         return FALSE;
-      vs_trace_bind_series (trace, stmt, device_id, allocator_id);
-      sqlite3_bind_int64 (stmt, 3, s);
-      sqlite3_bind_int64 (stmt, 4, fb);
       sqlite3_bind_int64 (stmt, 5, lb - 1);
       while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
         bucket_add (out, sqlite3_column_int64 (stmt, 1), sqlite3_column_int64 (stmt, 2),
                     sqlite3_column_int64 (stmt, 3), sqlite3_column_int64 (stmt, 4),
                     sqlite3_column_int64 (stmt, 5), sqlite3_column_int64 (stmt, 6),
                     allocator_id != 0 ? VS_UNKNOWN : vs_column_int (stmt, 7));
-      sqlite3_reset (stmt);
-      if (rc != SQLITE_DONE)
-        return vs_trace_sql_error (trace, error);
+      if (!vs_trace_step_done (trace, stmt, rc, error))
+        return FALSE;
       return extremes_rec (trace, device_id, allocator_id, shifts, li - 1, a, fb * w, out, error)
              && extremes_rec (trace, device_id, allocator_id, shifts, li - 1, lb * w, b, out,
                               error);
     }
 
-  stmt = vs_trace_statement (trace, raw_seq_sql, error);
+  stmt = vs_trace_series_statement (trace, raw_seq_sql, device_id, allocator_id,
+                                    vs_trace_abs (trace, a), vs_trace_abs (trace, b), error);
   if (stmt == NULL)
     return FALSE;
-  vs_trace_bind_series (trace, stmt, device_id, allocator_id);
-  sqlite3_bind_int64 (stmt, 3, vs_trace_abs (trace, a));
-  sqlite3_bind_int64 (stmt, 4, vs_trace_abs (trace, b));
   pools = counts_pools (trace, device_id, allocator_id);
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
@@ -593,9 +577,8 @@ extremes_rec (VsTrace *trace, gint64 device_id, gint64 allocator_id, GArray *shi
       bucket_add (out, r, r, r, al, al, al,
                   allocator_id != 0 ? VS_UNKNOWN : vs_column_int (stmt, 3));
     }
-  sqlite3_reset (stmt);
-  if (rc != SQLITE_DONE)
-    return vs_trace_sql_error (trace, error);
+  if (!vs_trace_step_done (trace, stmt, rc, error))
+    return FALSE;
   return TRUE;
 }
 
@@ -665,9 +648,8 @@ pooled_row_reaching (VsTrace *trace, gint64 device_id, gint64 time_ns, gint64 al
           break;
         }
     }
-  sqlite3_reset (stmt);
-  if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-    return vs_trace_sql_error (trace, error);
+  if (!vs_trace_step_ended (trace, stmt, rc, error))
+    return FALSE;
   return TRUE;
 }
 
@@ -714,18 +696,15 @@ vs_series_peak_between (VsTrace *trace, gint64 device_id, gint64 allocator_id, g
     }
   else
     {
-      stmt = vs_trace_statement (trace, at_ts_sql, error);
+      stmt = vs_trace_series_statement (trace, at_ts_sql, device_id, allocator_id,
+                                        vs_trace_abs (trace, lo), peak, error);
       if (stmt == NULL)
         return FALSE;
-      vs_trace_bind_series (trace, stmt, device_id, allocator_id);
-      sqlite3_bind_int64 (stmt, 3, vs_trace_abs (trace, lo));
-      sqlite3_bind_int64 (stmt, 4, peak);
       rc = sqlite3_step (stmt);
       if (rc == SQLITE_ROW)
         seq = sqlite3_column_int64 (stmt, 0);
-      sqlite3_reset (stmt);
-      if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        return vs_trace_sql_error (trace, error);
+      if (!vs_trace_step_ended (trace, stmt, rc, error))
+        return FALSE;
     }
   if (seq >= 0)
     return vs_series_at_seq (trace, device_id, allocator_id, seq, out, error);

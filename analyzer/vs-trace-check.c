@@ -280,9 +280,8 @@ touch_tables (VsTrace *trace, GError **error)
       sqlite3_reset (stmt);
       return FALSE;
     }
-  sqlite3_reset (stmt);
-  if (rc != SQLITE_DONE)
-    return vs_trace_sql_error (trace, error);
+  if (!vs_trace_step_done (trace, stmt, rc, error))
+    return FALSE;
 
   for (guint i = 0; i < G_N_ELEMENTS (probes); i++)
     if (!vs_trace_query_int (trace, probes[i], &v, error))

@@ -111,6 +111,21 @@ sqlite3_stmt *vs_trace_statement (VsTrace *trace, const char *sql, GError **erro
  * returns FALSE so callers can `return vs_trace_sql_error (…)`. */
 gboolean vs_trace_sql_error (VsTrace *trace, GError **error);
 
+/* The end of a query whose last sqlite3_step() on stmt returned rc:
+ * resets stmt; TRUE when rc is SQLITE_DONE (every row read), else FALSE
+ * with error set as vs_trace_sql_error() sets it. */
+gboolean vs_trace_step_done (VsTrace *trace, sqlite3_stmt *stmt, int rc, GError **error);
+
+/* The same for a query the caller may have stopped reading early: TRUE
+ * also when rc is SQLITE_ROW. */
+gboolean vs_trace_step_ended (VsTrace *trace, sqlite3_stmt *stmt, int rc, GError **error);
+
+/* Resets stmt (when not NULL) and sets error to "PATH is inconsistent: "
+ * followed by the formatted text: what a reader found that a trace's
+ * finalizer never writes.  Returns FALSE, as vs_trace_sql_error() does. */
+gboolean vs_trace_corrupt_error (VsTrace *trace, sqlite3_stmt *stmt, GError **error,
+                                 const char *format, ...) G_GNUC_PRINTF (4, 5);
+
 /* Column i as an integer, VS_UNKNOWN when NULL. */
 gint64 vs_column_int (sqlite3_stmt *stmt, int i);
 
@@ -137,6 +152,13 @@ gint64 vs_trace_series_id (VsTrace *trace, gint64 device_id, gint64 allocator_id
  * series_level names them. */
 void vs_trace_bind_series (VsTrace *trace, sqlite3_stmt *stmt, gint64 device_id,
                            gint64 allocator_id);
+
+/* The cached statement of sql (vs_trace_statement()) on series or
+ * series_level, with ?1 and ?2 bound as vs_trace_bind_series() binds them
+ * and ?3 and ?4 to p3 and p4; NULL with error set when it cannot be
+ * prepared. */
+sqlite3_stmt *vs_trace_series_statement (VsTrace *trace, const char *sql, gint64 device_id,
+                                         gint64 allocator_id, gint64 p3, gint64 p4, GError **error);
 
 /* The summary-level shifts available for (device_id, allocator_id),
  * ascending (possibly empty).  Owned by trace. */

@@ -25,6 +25,20 @@ vs_trace_bind_series (VsTrace *trace, sqlite3_stmt *stmt, gint64 device_id, gint
   sqlite3_bind_int64 (stmt, 2, vs_trace_series_id (trace, device_id, allocator_id));
 }
 
+sqlite3_stmt *
+vs_trace_series_statement (VsTrace *trace, const char *sql, gint64 device_id, gint64 allocator_id,
+                           gint64 p3, gint64 p4, GError **error)
+{
+  sqlite3_stmt *stmt = vs_trace_statement (trace, sql, error);
+
+  if (stmt == NULL)
+    return NULL;
+  vs_trace_bind_series (trace, stmt, device_id, allocator_id);
+  sqlite3_bind_int64 (stmt, 3, p3);
+  sqlite3_bind_int64 (stmt, 4, p4);
+  return stmt;
+}
+
 GArray *
 vs_trace_level_shifts (VsTrace *trace, gint64 device_id, gint64 allocator_id, GError **error)
 {
@@ -66,11 +80,9 @@ vs_trace_level_shifts (VsTrace *trace, gint64 device_id, gint64 allocator_id, GE
        * would not end. */
       if (sqlite3_column_type (stmt, 0) != SQLITE_INTEGER || sqlite3_column_int64 (stmt, 0) <= last)
         {
-          sqlite3_reset (stmt);
-          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT,
-                       "%s is inconsistent: its series_level table has a shift that is not an"
-                       " integer",
-                       trace->path);
+          vs_trace_corrupt_error (trace, stmt, error,
+                                  "its series_level table has a shift that is not an"
+                                  " integer");
           g_array_unref (shifts);
           return NULL;
         }
@@ -109,11 +121,9 @@ vs_trace_seq_at_time (VsTrace *trace, gint64 device_id, gint64 allocator_id, gin
        * replay cannot have written is the trace's fault, said as such. */
       if (sqlite3_column_type (stmt, 0) != SQLITE_INTEGER || seq < 0)
         {
-          sqlite3_reset (stmt);
-          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT,
-                       "%s is inconsistent: its series table has a seq that is not a"
-                       " non-negative integer",
-                       trace->path);
+          vs_trace_corrupt_error (trace, stmt, error,
+                                  "its series table has a seq that is not a"
+                                  " non-negative integer");
           return -1;
         }
     }
@@ -152,17 +162,14 @@ first_row_from (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 ab
       if (sqlite3_column_type (stmt, 0) != SQLITE_INTEGER
           || sqlite3_column_type (stmt, 1) != SQLITE_INTEGER || *ts < abs_ts)
         {
-          sqlite3_reset (stmt);
-          g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT,
-                       "%s is inconsistent: its series table has a seq or ts that is not an"
-                       " integer",
-                       trace->path);
+          vs_trace_corrupt_error (trace, stmt, error,
+                                  "its series table has a seq or ts that is not an"
+                                  " integer");
           return FALSE;
         }
     }
-  sqlite3_reset (stmt);
-  if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-    return vs_trace_sql_error (trace, error);
+  if (!vs_trace_step_ended (trace, stmt, rc, error))
+    return FALSE;
   return TRUE;
 }
 
@@ -200,21 +207,17 @@ vs_trace_series_row_at_seq (VsTrace *trace, gint64 device_id, gint64 allocator_i
       else
         hi = mid - 1;
     }
-  stmt = vs_trace_statement (trace, at_ts_sql, error);
+  stmt = vs_trace_series_statement (trace, at_ts_sql, device_id, allocator_id, lo, seq, error);
   if (stmt == NULL)
     return FALSE;
-  vs_trace_bind_series (trace, stmt, device_id, allocator_id);
-  sqlite3_bind_int64 (stmt, 3, lo);
-  sqlite3_bind_int64 (stmt, 4, seq);
   rc = sqlite3_step (stmt);
   if (rc == SQLITE_ROW)
     {
       *row_seq = sqlite3_column_int64 (stmt, 0);
       *row_ts = lo;
     }
-  sqlite3_reset (stmt);
-  if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-    return vs_trace_sql_error (trace, error);
+  if (!vs_trace_step_ended (trace, stmt, rc, error))
+    return FALSE;
   return TRUE;
 }
 

@@ -116,6 +116,36 @@ vs_trace_sql_error (VsTrace *trace, GError **error)
   return FALSE;
 }
 
+gboolean
+vs_trace_step_done (VsTrace *trace, sqlite3_stmt *stmt, int rc, GError **error)
+{
+  sqlite3_reset (stmt);
+  return rc == SQLITE_DONE || vs_trace_sql_error (trace, error);
+}
+
+gboolean
+vs_trace_step_ended (VsTrace *trace, sqlite3_stmt *stmt, int rc, GError **error)
+{
+  sqlite3_reset (stmt);
+  return rc == SQLITE_ROW || rc == SQLITE_DONE || vs_trace_sql_error (trace, error);
+}
+
+gboolean
+vs_trace_corrupt_error (VsTrace *trace, sqlite3_stmt *stmt, GError **error, const char *format, ...)
+{
+  g_autofree char *what = NULL;
+  va_list args;
+
+  if (stmt != NULL)
+    sqlite3_reset (stmt);
+  va_start (args, format);
+  what = g_strdup_vprintf (format, args);
+  va_end (args);
+  g_set_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT, "%s is inconsistent: %s", trace->path,
+               what);
+  return FALSE;
+}
+
 sqlite3_stmt *
 vs_trace_statement (VsTrace *trace, const char *sql, GError **error)
 {

@@ -35,12 +35,9 @@ typedef struct
 #define VS_HT_FN(n) live_##n
 #define VS_HT_ENTRY LiveEntry
 #define VS_HT_KEY_TYPE gint64
-#define VS_HT_KEY(e) ((e)->address)
-#define VS_HT_SET_KEY(e, k) ((e)->address = (k), (e)->used = TRUE)
-#define VS_HT_HASH(k) vs_hash_mix64 ((guint64)(k))
-#define VS_HT_EQUAL(a, b) ((a) == (b))
-#define VS_HT_IS_EMPTY(e) (!(e)->used)
-#include "vs-hash-table.h"
+#define VS_HTI_KEY address
+#define VS_HTI_USED used
+#include "vs-hash-table-int.h"
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (LiveMap, live_clear)
 
@@ -193,9 +190,8 @@ own_conf (VsTrace *trace, gint64 allocator_id, VsAllocConf *conf, GError **error
   sqlite3_bind_int64 (stmt, 1, allocator_id);
   int rc = sqlite3_step (stmt);
   g_autofree char *settings = rc == SQLITE_ROW ? vs_column_dup (stmt, 0) : NULL;
-  sqlite3_reset (stmt);
-  if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-    return vs_trace_sql_error (trace, error);
+  if (!vs_trace_step_ended (trace, stmt, rc, error))
+    return FALSE;
   g_autoptr (GError) local = NULL;
   if (!vs_alloc_conf_from_settings (settings, conf, &local))
     {
@@ -669,9 +665,8 @@ plan_prepare (VsTrace *trace, gint64 allocator_id, VsWhatifFlags flags,
   int rc = sqlite3_step (stmt);
   if (rc == SQLITE_ROW)
     p->pass.default_stream = sqlite3_column_int64 (stmt, 0);
-  sqlite3_reset (stmt);
-  if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-    return vs_trace_sql_error (trace, error);
+  if (!vs_trace_step_ended (trace, stmt, rc, error))
+    return FALSE;
   if (progress != NULL)
     {
       stmt = vs_trace_statement (trace, last_id_sql, error);
@@ -680,9 +675,8 @@ plan_prepare (VsTrace *trace, gint64 allocator_id, VsWhatifFlags flags,
       rc = sqlite3_step (stmt);
       if (rc == SQLITE_ROW)
         p->pass.last_id = sqlite3_column_int64 (stmt, 0);
-      sqlite3_reset (stmt);
-      if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        return vs_trace_sql_error (trace, error);
+      if (!vs_trace_step_ended (trace, stmt, rc, error))
+        return FALSE;
     }
 
   if (flags & VS_WHATIF_SEGMENT_EVENTS)

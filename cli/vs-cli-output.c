@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* vs-cli-output.c — how the CLI's text reaches the terminal: colour (on a
- * TTY, unless NO_COLOR is set or --color says otherwise) and a pager
- * ($PAGER, else `less -FRX`) when standard output is a terminal.
+/* vs-cli-output.c — how the CLI's output reaches the terminal: the format
+ * --format names, colour (on a TTY, unless NO_COLOR is set or --color says
+ * otherwise) and a pager ($PAGER, else `less -FRX`) when standard output
+ * is a terminal.
  */
 #include <errno.h>
 #include <signal.h>
@@ -34,6 +35,14 @@ vs_cli_color_choice (const char *when)
   if (strcmp (when, "never") == 0)
     return 0;
   return -1;
+}
+
+gboolean
+vs_cli_parse_format (const char *format, gboolean *csv, gboolean *json)
+{
+  *csv = format != NULL && strcmp (format, "csv") == 0;
+  *json = format != NULL && strcmp (format, "json") == 0;
+  return format == NULL || *csv || *json || strcmp (format, "text") == 0;
 }
 
 /* Replaces each match of pattern (in multiline mode) by replacement. */

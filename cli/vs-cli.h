@@ -86,6 +86,28 @@ vs_cli_usage_error (const char *command, const char *usage_line, const char *mes
   return 2;
 }
 
+/* The option entries the commands that print reports share, for their
+ * GOptionEntry lists: --width into the gint var, --color into the char *
+ * var, and the operands into the GStrv var, which ends the list. */
+#define VS_CLI_WIDTH_ENTRY(var)                                                                    \
+  {                                                                                                \
+    "width", 0, 0, G_OPTION_ARG_INT, &(var),                                                       \
+        "Text: fit lines to N columns (default: the terminal's width, else 100)", "N"              \
+  }
+#define VS_CLI_COLOR_ENTRY(var)                                                                    \
+  {                                                                                                \
+    "color", 0, 0, G_OPTION_ARG_STRING, &(var),                                                    \
+        "Text: colour on a terminal unless NO_COLOR is set (auto, the default), always or never",  \
+        "WHEN"                                                                                     \
+  }
+#define VS_CLI_OPERANDS_ENTRIES(var)                                                               \
+  { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &(var), NULL, NULL }, { NULL }
+
+/* --format of the commands that print reports: sets *csv and *json from
+ * format ("text" or NULL: both FALSE); FALSE when format is none of text,
+ * csv and json. */
+gboolean vs_cli_parse_format (const char *format, gboolean *csv, gboolean *json);
+
 /* Appends text to out as lines of at most width columns, broken at spaces,
  * ending in a newline. */
 void vs_cli_wrap (const char *text, guint width, GString *out);

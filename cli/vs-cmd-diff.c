@@ -40,13 +40,9 @@ vs_cmd_diff (int argc, char **argv)
     { "limit", 0, 0, G_OPTION_ARG_INT, &limit,
       "Compare the N largest user sites of each peak (default 20; 0: all)", "N" },
     { "full-paths", 0, 0, G_OPTION_ARG_NONE, &full_paths, "Whole paths in site names", NULL },
-    { "width", 0, 0, G_OPTION_ARG_INT, &width,
-      "Text: fit lines to N columns (default: the terminal's width, else 100)", "N" },
-    { "color", 0, 0, G_OPTION_ARG_STRING, &color,
-      "Text: colour on a terminal unless NO_COLOR is set (auto, the default), always or never",
-      "WHEN" },
-    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &rest, NULL, NULL },
-    { NULL },
+    VS_CLI_WIDTH_ENTRY (width),
+    VS_CLI_COLOR_ENTRY (color),
+    VS_CLI_OPERANDS_ENTRIES (rest),
   };
   g_autoptr (GOptionContext) context = NULL;
   g_autoptr (GError) error = NULL;
@@ -80,9 +76,7 @@ vs_cmd_diff (int argc, char **argv)
       g_ptr_array_add (names, rest[i]);
   if (names->len < 2)
     return vs_cli_usage_error ("diff", usage_line, "expected two trace files");
-  csv = format != NULL && strcmp (format, "csv") == 0;
-  json = format != NULL && strcmp (format, "json") == 0;
-  if (format != NULL && !csv && !json && strcmp (format, "text") != 0)
+  if (!vs_cli_parse_format (format, &csv, &json))
     return vs_cli_usage_error ("diff", usage_line, "--format must be text, csv or json");
   colored = vs_cli_color_choice (color);
   if (colored < 0)

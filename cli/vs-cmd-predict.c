@@ -201,6 +201,18 @@ fail (const char *message)
   return 1;
 }
 
+/* The columns of the table it prints. */
+static const VsColumnSpec predict_columns[] = {
+  { "device", VS_COLUMN_INT },
+  { "allocator", VS_COLUMN_TEXT },
+  { "batch", VS_COLUMN_INT },
+  { "kind", VS_COLUMN_TEXT },
+  { "peak_allocated_bytes", VS_COLUMN_BYTES },
+  { "peak_reserved_bytes", VS_COLUMN_BYTES },
+  { "fits", VS_COLUMN_TEXT },
+  { "basis", VS_COLUMN_TEXT },
+};
+
 int
 vs_cmd_predict (int argc, char **argv)
 {
@@ -218,10 +230,8 @@ vs_cmd_predict (int argc, char **argv)
       "BYTES|FRACTION" },
     { "format", 0, 0, G_OPTION_ARG_STRING, &format, "Output format: text (default), csv or json",
       "FORMAT" },
-    { "width", 0, 0, G_OPTION_ARG_INT, &width,
-      "Text: fit lines to N columns (default: the terminal's width, else 100)", "N" },
-    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &rest, NULL, NULL },
-    { NULL },
+    VS_CLI_WIDTH_ENTRY (width),
+    VS_CLI_OPERANDS_ENTRIES (rest),
   };
   g_autoptr (GOptionContext) context = NULL;
   g_autoptr (GError) error = NULL;
@@ -232,6 +242,7 @@ vs_cmd_predict (int argc, char **argv)
   guint n_in;
   gint64 limit_bytes;
   double fraction;
+  gboolean csv = FALSE, json = FALSE;
   int status = 0;
 
   /* Each connection of this command is used by one thread at a time (the
@@ -288,8 +299,7 @@ vs_cmd_predict (int argc, char **argv)
       limit_bytes = VS_UNKNOWN;
       fraction = 0.0;
     }
-  if (status == 0 && format != NULL && strcmp (format, "text") != 0 && strcmp (format, "csv") != 0
-      && strcmp (format, "json") != 0)
+  if (status == 0 && !vs_cli_parse_format (format, &csv, &json))
     status = vs_cli_usage_error ("predict", usage_line, "--format must be text, csv or json");
   if (status == 0 && (width < 0 || (width > 0 && width < 40)))
     status = vs_cli_usage_error ("predict", usage_line, "--width must be at least 40");
@@ -330,14 +340,7 @@ vs_cmd_predict (int argc, char **argv)
     {
       table = vs_table_new ("Predicted peaks per batch (recorded runs, predictions, and the "
                             "largest batch that fits)");
-      vs_table_add_column (table, "device", VS_COLUMN_INT);
-      vs_table_add_column (table, "allocator", VS_COLUMN_TEXT);
-      vs_table_add_column (table, "batch", VS_COLUMN_INT);
-      vs_table_add_column (table, "kind", VS_COLUMN_TEXT);
-      vs_table_add_column (table, "peak_allocated_bytes", VS_COLUMN_BYTES);
-      vs_table_add_column (table, "peak_reserved_bytes", VS_COLUMN_BYTES);
-      vs_table_add_column (table, "fits", VS_COLUMN_TEXT);
-      vs_table_add_column (table, "basis", VS_COLUMN_TEXT);
+      vs_table_add_columns (table, predict_columns, G_N_ELEMENTS (predict_columns));
       for (guint k = 0; status == 0 && k < in[0].allocators->len; k++)
         if (!predict_allocator (table, in, n_in, k, batches, limit_bytes, fraction, &error))
           {
@@ -350,9 +353,9 @@ vs_cmd_predict (int argc, char **argv)
   if (status == 0)
     {
       out = g_string_new (NULL);
-      if (format != NULL && strcmp (format, "csv") == 0)
+      if (csv)
         vs_table_write_csv (table, out);
-      else if (format != NULL && strcmp (format, "json") == 0)
+      else if (json)
         vs_table_write_json (table, "predict", out);
       else
         vs_table_write_text_fitted (table, out, 0, vs_cli_text_width (width));

@@ -71,13 +71,9 @@ vs_cmd_report (int argc, char **argv)
       NULL },
     { "full-stacks", 0, 0, G_OPTION_ARG_NONE, &full_stacks,
       "Text: every frame of a stack (default: the user's own frames)", NULL },
-    { "width", 0, 0, G_OPTION_ARG_INT, &width,
-      "Text: fit lines to N columns (default: the terminal's width, else 100)", "N" },
-    { "color", 0, 0, G_OPTION_ARG_STRING, &color,
-      "Text: colour on a terminal unless NO_COLOR is set (auto, the default), always or never",
-      "WHEN" },
-    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &rest, NULL, NULL },
-    { NULL },
+    VS_CLI_WIDTH_ENTRY (width),
+    VS_CLI_COLOR_ENTRY (color),
+    VS_CLI_OPERANDS_ENTRIES (rest),
   };
   g_autoptr (GOptionContext) context = NULL;
   g_autoptr (GError) error = NULL;
@@ -146,9 +142,7 @@ vs_cmd_report (int argc, char **argv)
           = g_strdup_printf ("%s reads one trace; ranks and diagnose compare several", report);
       return vs_cli_usage_error ("report", usage_line, msg);
     }
-  csv = format != NULL && strcmp (format, "csv") == 0;
-  json = format != NULL && strcmp (format, "json") == 0;
-  if (format != NULL && !csv && !json && strcmp (format, "text") != 0)
+  if (!vs_cli_parse_format (format, &csv, &json))
     return vs_cli_usage_error ("report", usage_line, "--format must be text, csv or json");
   colored = vs_cli_color_choice (color);
   if (colored < 0)

@@ -139,6 +139,18 @@ add_asked_rows (VsTable *table, VsTrace *trace, gint64 id, const char *const *co
   return add_setting_rows (table, trace, plan, settings, n + 1, error);
 }
 
+/* The columns of the table it prints. */
+static const VsColumnSpec whatif_columns[] = {
+  { "device", VS_COLUMN_INT },
+  { "allocator", VS_COLUMN_TEXT },
+  { "alloc_conf", VS_COLUMN_TEXT },
+  { "limit_bytes", VS_COLUMN_BYTES },
+  { "peak_reserved_bytes", VS_COLUMN_BYTES },
+  { "peak_allocated_bytes", VS_COLUMN_BYTES },
+  { "failed_alloc_count", VS_COLUMN_INT },
+  { "first_failure_time_ns", VS_COLUMN_TIME },
+};
+
 int
 vs_cmd_whatif (int argc, char **argv)
 {
@@ -159,10 +171,8 @@ vs_cmd_whatif (int argc, char **argv)
     { "format", 0, 0, G_OPTION_ARG_STRING, &format,
       "Output format: text (aligned, human units; the default), csv or json", "FORMAT" },
     { "device", 0, 0, G_OPTION_ARG_INT64, &device, "Only this device (its index)", "N" },
-    { "width", 0, 0, G_OPTION_ARG_INT, &width,
-      "Text: fit lines to N columns (default: the terminal's width, else 100)", "N" },
-    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &rest, NULL, NULL },
-    { NULL },
+    VS_CLI_WIDTH_ENTRY (width),
+    VS_CLI_OPERANDS_ENTRIES (rest),
   };
   g_autoptr (GOptionContext) context = NULL;
   g_autoptr (GError) error = NULL;
@@ -202,9 +212,7 @@ vs_cmd_whatif (int argc, char **argv)
     return vs_cli_usage_error ("whatif", usage_line, error->message);
   if (rest == NULL || g_strv_length (rest) != 1)
     return vs_cli_usage_error ("whatif", usage_line, "expected one trace file");
-  csv = format != NULL && strcmp (format, "csv") == 0;
-  json = format != NULL && strcmp (format, "json") == 0;
-  if (format != NULL && !csv && !json && strcmp (format, "text") != 0)
+  if (!vs_cli_parse_format (format, &csv, &json))
     return vs_cli_usage_error ("whatif", usage_line, "--format must be text, csv or json");
   if (width < 0 || (width > 0 && width < 40))
     return vs_cli_usage_error ("whatif", usage_line, "--width must be at least 40");
@@ -234,14 +242,7 @@ vs_cmd_whatif (int argc, char **argv)
   allocators = vs_whatif_allocators (trace);
   table = vs_table_new ("What-if: PyTorch's caching allocator replayed under each setting "
                         "(first row per device: the trace's own settings and limit)");
-  vs_table_add_column (table, "device", VS_COLUMN_INT);
-  vs_table_add_column (table, "allocator", VS_COLUMN_TEXT);
-  vs_table_add_column (table, "alloc_conf", VS_COLUMN_TEXT);
-  vs_table_add_column (table, "limit_bytes", VS_COLUMN_BYTES);
-  vs_table_add_column (table, "peak_reserved_bytes", VS_COLUMN_BYTES);
-  vs_table_add_column (table, "peak_allocated_bytes", VS_COLUMN_BYTES);
-  vs_table_add_column (table, "failed_alloc_count", VS_COLUMN_INT);
-  vs_table_add_column (table, "first_failure_time_ns", VS_COLUMN_TIME);
+  vs_table_add_columns (table, whatif_columns, G_N_ELEMENTS (whatif_columns));
   guint rows = 0;
   for (guint i = 0; i < allocators->len; i++)
     {

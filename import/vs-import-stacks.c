@@ -52,25 +52,20 @@ frame_table_get (const FrameTable *t, const FrameKey *k)
   return e != NULL ? e->id : 0;
 }
 
-/* Records k → id (id >= 1). */
-static void
-frame_table_add (FrameTable *t, const FrameKey *k, gint64 id)
-{
-  FrameSlot *e = frame_table_insert (t, k, NULL);
-  if (e == NULL)
-    g_error ("out of memory");
-  e->id = id;
-}
+/* Defines fn (Table *t, const Key *k, gint64 id), which records k → id
+ * (id >= 1) in a table whose entries (Slot) have an id: one for each of
+ * the tables below. */
+#define DEFINE_TABLE_ADD(fn, Table, Slot, Key, insert)                                             \
+  static void fn (Table *t, const Key *k, gint64 id)                                               \
+  {                                                                                                \
+    Slot *e = insert (t, k, NULL);                                                                 \
+    if (e == NULL)                                                                                 \
+      g_error ("out of memory");                                                                   \
+    e->id = id;                                                                                    \
+  }
 
-/* Records h → id (id >= 1). */
-static void
-handle_table_add (HandleTable *t, const VsPickleRef *h, gint64 id)
-{
-  HandleSlot *e = handle_table_insert (t, h, NULL);
-  if (e == NULL)
-    g_error ("out of memory");
-  e->id = id;
-}
+DEFINE_TABLE_ADD (frame_table_add, FrameTable, FrameSlot, FrameKey, frame_table_insert)
+DEFINE_TABLE_ADD (handle_table_add, HandleTable, HandleSlot, VsPickleRef, handle_table_insert)
 
 guint
 vs_import_stack_key_hash (gconstpointer p)

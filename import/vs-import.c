@@ -419,17 +419,7 @@ import_all (Ctx *c, const char *pickle_path)
       || vs_writer_set_meta (c->w, "tool_version", VS_VERSION) < 0)
     return vs_import_write_failed (c);
 
-  VsProcess proc = {
-    .pid = 0,
-    .ppid = VS_UNKNOWN,
-    .rank = VS_UNKNOWN,
-    .local_rank = VS_UNKNOWN,
-    .world_size = VS_UNKNOWN,
-    .start_ns = start_ns,
-    .end_ns = VS_UNKNOWN,
-    .exit_status = VS_UNKNOWN,
-  };
-  if ((c->process_id = vs_writer_add_process (c->w, &proc)) < 0)
+  if ((c->process_id = vs_writer_add_imported_process (c->w, 0, NULL, start_ns)) < 0)
     return vs_import_write_failed (c);
 
   gboolean any_expandable = FALSE;

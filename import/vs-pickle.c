@@ -44,6 +44,17 @@ malformed (Parser *ps, gsize at, const char *what)
 
 /* ------------------------------------------------------------- values -- */
 
+/* Appends a zeroed node of that type to the node array, which has room
+ * for it, and returns its handle. */
+G_ALWAYS_INLINE static inline guint32
+append_node (VsPickle *p, guint8 type)
+{
+  Node *n = &NODES (p)[p->nodes.len];
+  memset (n, 0, sizeof *n);
+  n->type = type;
+  return (guint32)p->nodes.len++;
+}
+
 /* Appends a node and returns its handle, or G_MAXUINT32 on error.  The
  * slow path of new_node(): the node array is full or at its limit. */
 static G_NO_INLINE guint32
@@ -58,10 +69,7 @@ new_node_slow (Parser *ps, guint8 type)
     }
   if (!vec_reserve (p, &p->nodes, sizeof (Node), 1, ps->error))
     return G_MAXUINT32;
-  Node *n = &NODES (p)[p->nodes.len];
-  memset (n, 0, sizeof *n);
-  n->type = type;
-  return (guint32)p->nodes.len++;
+  return append_node (p, type);
 }
 
 /* Appends a node and returns its handle, or G_MAXUINT32 on error. */
@@ -71,10 +79,7 @@ new_node (Parser *ps, guint8 type)
   VsPickle *p = ps->p;
   if (G_UNLIKELY (p->nodes.len >= p->nodes.cap || p->nodes.len >= MAX_NODES))
     return new_node_slow (ps, type);
-  Node *n = &NODES (p)[p->nodes.len];
-  memset (n, 0, sizeof *n);
-  n->type = type;
-  return (guint32)p->nodes.len++;
+  return append_node (p, type);
 }
 
 /* The slow path of push(): grows the stack. */

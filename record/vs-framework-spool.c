@@ -141,16 +141,7 @@ write_trace (const char *info, const char *out, long long pid, const char *host,
   /* Like a snapshot's import: the merge ties its process and GPUs to the
    * collector's by pid and host, and by uuid. */
   int rc = vs_writer_set_meta (ff.w, "source", "import");
-  VsProcess p = { .pid = pid,
-                  .ppid = VS_UNKNOWN,
-                  .host = host,
-                  .rank = VS_UNKNOWN,
-                  .local_rank = VS_UNKNOWN,
-                  .world_size = VS_UNKNOWN,
-                  .start_ns = VS_UNKNOWN,
-                  .end_ns = VS_UNKNOWN,
-                  .exit_status = VS_UNKNOWN };
-  ff.process_id = rc < 0 ? -1 : vs_writer_add_process (ff.w, &p);
+  ff.process_id = rc < 0 ? -1 : vs_writer_add_imported_process (ff.w, pid, host, VS_UNKNOWN);
   if (ff.process_id < 0)
     rc = -1;
   char line[8192];

@@ -26,12 +26,8 @@ typedef struct
 #define VS_HT_FN(n) vs_idmap_sparse_##n
 #define VS_HT_ENTRY VsIdMapEntry
 #define VS_HT_KEY_TYPE int64_t
-#define VS_HT_KEY(e) ((e)->old)
-#define VS_HT_SET_KEY(e, k) ((e)->old = (k))
-#define VS_HT_HASH(k) vs_hash_mix64 ((uint64_t)(k))
-#define VS_HT_EQUAL(a, b) ((a) == (b))
-#define VS_HT_IS_EMPTY(e) ((e)->old == 0)
-#include "vs-hash-table.h"
+#define VS_HTI_KEY old
+#include "vs-hash-table-int.h"
 
 /* Ids up to this are always kept in the array. */
 #define VS_IDMAP_DENSE_SLACK 1024

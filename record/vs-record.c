@@ -451,16 +451,11 @@ measure_exit (const VsRecordLaunch *l, VsRecordAfter *a)
   vs_timings_skip (&a->tm);
 }
 
-/* The fill of record's trace (vs-trace-build.h): the live trace the
- * window's rounds kept, finished, or the spool's traces merged. */
+/* The fill of record's trace (vs-window-rounds.h), and what comes after
+ * the run. */
 typedef struct
 {
-  const char *spool;
-  const char *const *files;
-  size_t n;
-  VsMergeRun *run;
-  bool quiet;
-  int64_t window_ns;
+  VsSpoolFill spool;
   VsRecordAfter *a;
 } VsRecordFill;
 
@@ -468,23 +463,20 @@ static int
 fill_trace (const char *tmp, const VsFinalizeOptions *fo, void *data, char *err, size_t errlen)
 {
   VsRecordFill *f = data;
-  f->run->sink = fo->sink;
-  f->run->timings = fo->timings;
-  int rc = vs_window_rounds_finish (f->spool, f->files, f->n, f->run, tmp, f->quiet, fo->progress,
-                                    fo->progress_data, err, errlen);
-  if (rc == 1)
-    rc = vs_merge_traces (tmp, f->files, f->n, f->run, fo->progress, fo->progress_data, err,
-                          errlen);
-  else if (rc == 0)
+  VsMergeRun *run = f->spool.run;
+  run->timings = fo->timings;
+  bool live = vs_window_rounds_in (f->spool.spool);
+  int rc = vs_window_rounds_fill (&f->spool, tmp, fo->sink, fo->progress, fo->progress_data, err,
+                                  errlen);
+  if (rc == 0 && live)
     vs_timings_phase (fo->timings, "merging: the rest into the live trace, symbolizing it");
-  f->run->sink = NULL;
   /* What the followed import handed to the finalizer, and whether it
    * took it. */
-  VsFinGiven *given = f->run->given;
+  VsFinGiven *given = run->given;
   if (!vs_fin_given_taken (given))
     f->a->given_rows = f->a->given_coded = f->a->given_bytes = 0;
   vs_fin_given_free (given);
-  f->run->given = NULL;
+  run->given = NULL;
   return rc;
 }
 
@@ -493,7 +485,9 @@ window_trace (const char *tmp, void *data, char *err, size_t errlen)
 {
   VsRecordFill *f = data;
   int rc
-      = vs_record_apply_window (tmp, f->window_ns, f->quiet, f->a->timings, err, errlen) ? 0 : -1;
+      = vs_record_apply_window (tmp, f->spool.window_ns, f->spool.quiet, f->a->timings, err, errlen)
+            ? 0
+            : -1;
   vs_timings_phase (f->a->timings, "window: the rest");
   return rc;
 }
@@ -540,12 +534,12 @@ write_trace (const VsRecordOptions *o, VsRecordLaunch *l, VsRecordAfter *a, char
                      .host = a->host,
                      .tool_version = VS_VERSION };
   VsProgress progress = { .tty = !o->quiet && isatty (2), .what = "writing the trace", .last = -1 };
-  VsRecordFill fill = { .spool = l->spool,
-                        .files = (const char *const *)files,
-                        .n = n,
-                        .run = &run,
-                        .quiet = o->quiet,
-                        .window_ns = l->window_ns,
+  VsRecordFill fill = { .spool = { .spool = l->spool,
+                                   .files = (const char *const *)files,
+                                   .n = n,
+                                   .run = &run,
+                                   .quiet = o->quiet,
+                                   .window_ns = l->window_ns },
                         .a = a };
   VsTraceBuildOptions bo = { .output = o->out,
                              .force = o->force,

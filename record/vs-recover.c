@@ -286,40 +286,23 @@ finish_spool (const char *spool, bool owned, bool keep, bool kept, bool quiet)
     fprintf (stderr, "vramscope: the spool %s is kept\n", spool);
 }
 
-/* The fill of the recovered trace (vs-trace-build.h): the live trace
- * the window's rounds kept, finished, or the spool's traces merged. */
-typedef struct
-{
-  const char *spool;
-  const char *const *files;
-  size_t n;
-  VsMergeRun *run;
-  bool quiet;
-  long long window_ns;
-} VsRecoverFill;
-
 static int
 fill_trace (const char *tmp, const VsFinalizeOptions *fo, void *data, char *err, size_t errlen)
 {
-  VsRecoverFill *f = data;
+  VsSpoolFill *f = data;
   /* The handler removes the temporary from now on (signals were deferred
    * since before it was made). */
   snprintf (temp_path, sizeof temp_path, "%s", tmp);
   end_spool_step ();
-  f->run->sink = fo->sink;
   /* What the rounds brought into the live trace, and the rest. */
-  int rc = vs_window_rounds_finish (f->spool, f->files, f->n, f->run, tmp, f->quiet, NULL, NULL,
-                                    err, errlen);
-  if (rc == 1)
-    rc = vs_merge_traces (tmp, f->files, f->n, f->run, NULL, NULL, err, errlen);
-  f->run->sink = NULL;
+  int rc = vs_window_rounds_fill (f, tmp, fo->sink, NULL, NULL, err, errlen);
   return rc == 0 ? 0 : -1;
 }
 
 static int
 window_trace (const char *tmp, void *data, char *err, size_t errlen)
 {
-  VsRecoverFill *f = data;
+  VsSpoolFill *f = data;
   return vs_record_apply_window (tmp, f->window_ns, f->quiet, NULL, err, errlen) ? 0 : -1;
 }
 
@@ -384,12 +367,12 @@ recover_into (const char *spool, const char *out, const VsSpoolInfo *info, const
                          .command_line = NULL,
                          .host = run_host,
                          .tool_version = VS_VERSION };
-      VsRecoverFill fill = { .spool = spool,
-                             .files = (const char *const *)files,
-                             .n = n,
-                             .run = &run,
-                             .quiet = quiet,
-                             .window_ns = window_ns };
+      VsSpoolFill fill = { .spool = spool,
+                           .files = (const char *const *)files,
+                           .n = n,
+                           .run = &run,
+                           .quiet = quiet,
+                           .window_ns = window_ns };
       /* A windowed recording is recovered windowed, as record would have. */
       VsTraceBuildOptions bo = { .output = out,
                                  .force = force,

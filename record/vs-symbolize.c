@@ -390,15 +390,27 @@ symbolize_module (VsSym *s, const char *path, const char *build_id, int64_t load
   return 0;
 }
 
+/* The largest id of the query sql ("SELECT max(id) FROM …") into *max
+ * (0 for an empty table).  0, or -1 with s->err telling what it could not
+ * read. */
+static int
+max_id (VsSym *s, const char *sql, const char *what, int64_t *max)
+{
+  sqlite3_stmt *q;
+  if (sqlite3_prepare_v2 (s->db, sql, -1, &q, NULL) != SQLITE_OK)
+    return sql_fail (s, what);
+  *max = sqlite3_step (q) == SQLITE_ROW ? sqlite3_column_int64 (q, 0) : 0;
+  sqlite3_finalize (q);
+  return 0;
+}
+
 /* Loads every frame (id-indexed) and reports the largest id. */
 static int
 load_frames (VsSym *s)
 {
   sqlite3_stmt *q;
-  if (sqlite3_prepare_v2 (s->db, "SELECT max(id) FROM frame", -1, &q, NULL) != SQLITE_OK)
-    return sql_fail (s, "cannot read frames");
-  s->max_frame = sqlite3_step (q) == SQLITE_ROW ? sqlite3_column_int64 (q, 0) : 0;
-  sqlite3_finalize (q);
+  if (max_id (s, "SELECT max(id) FROM frame", "cannot read frames", &s->max_frame) != 0)
+    return -1;
   s->frames = calloc ((size_t)s->max_frame + 1, sizeof (VsFrameRec));
   if (s->frames == NULL)
     {
@@ -519,10 +531,8 @@ static int
 load_trie (VsSym *s, VsTrie *t)
 {
   sqlite3_stmt *q;
-  if (sqlite3_prepare_v2 (s->db, "SELECT max(id) FROM stack", -1, &q, NULL) != SQLITE_OK)
-    return sql_fail (s, "cannot read stacks");
-  t->max_node = sqlite3_step (q) == SQLITE_ROW ? sqlite3_column_int64 (q, 0) : 0;
-  sqlite3_finalize (q);
+  if (max_id (s, "SELECT max(id) FROM stack", "cannot read stacks", &t->max_node) != 0)
+    return -1;
   t->parent = calloc ((size_t)t->max_node + 1, sizeof (int64_t));
   t->frame = calloc ((size_t)t->max_node + 1, sizeof (int64_t));
   if (t->parent == NULL || t->frame == NULL)
@@ -747,35 +757,28 @@ vs_symbolize_db (sqlite3 *db, VsSymbolizeStats *stats, char *err, size_t errlen)
   int rc = sqlite3_exec (db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK
                ? 0
                : sql_fail (&s, "cannot start a transaction");
-  if (rc == 0
-      && (sqlite3_prepare_v2 (db,
-                              "UPDATE frame SET function = ?, file = ?, line = ?"
-                              " WHERE id = ?",
-                              -1, &s.update, NULL)
-              != SQLITE_OK
-          || sqlite3_prepare_v2 (db,
-                                 "INSERT OR IGNORE INTO frame (kind, module_id, address,"
-                                 " function, file, line) VALUES (?,?,?,?,?,?)",
-                                 -1, &s.insert_frame, NULL)
-                 != SQLITE_OK
-          || sqlite3_prepare_v2 (db,
-                                 "SELECT id FROM frame WHERE kind = ?1 AND"
-                                 " ifnull(module_id, 0) = ifnull(?2, 0) AND"
-                                 " ifnull(address, 0) = ifnull(?3, 0) AND"
-                                 " ifnull(function, '') = ifnull(?4, '') AND"
-                                 " ifnull(file, '') = ifnull(?5, '') AND"
-                                 " ifnull(line, 0) = ifnull(?6, 0)",
-                                 -1, &s.find_frame, NULL)
-                 != SQLITE_OK
-          || sqlite3_prepare_v2 (db,
-                                 "INSERT OR IGNORE INTO stack (parent_id, frame_id)"
-                                 " VALUES (?, ?)",
-                                 -1, &s.insert_node, NULL)
-                 != SQLITE_OK
-          || sqlite3_prepare_v2 (db, "SELECT id FROM stack WHERE parent_id = ? AND frame_id = ?",
-                                 -1, &s.find_node, NULL)
-                 != SQLITE_OK))
-    rc = sql_fail (&s, "not a trace");
+  const struct
+  {
+    const char *sql;
+    sqlite3_stmt **stmt;
+  } statements[] = {
+    { "UPDATE frame SET function = ?, file = ?, line = ? WHERE id = ?", &s.update },
+    { "INSERT OR IGNORE INTO frame (kind, module_id, address, function, file, line)"
+      " VALUES (?,?,?,?,?,?)",
+      &s.insert_frame },
+    { "SELECT id FROM frame WHERE kind = ?1 AND"
+      " ifnull(module_id, 0) = ifnull(?2, 0) AND"
+      " ifnull(address, 0) = ifnull(?3, 0) AND"
+      " ifnull(function, '') = ifnull(?4, '') AND"
+      " ifnull(file, '') = ifnull(?5, '') AND"
+      " ifnull(line, 0) = ifnull(?6, 0)",
+      &s.find_frame },
+    { "INSERT OR IGNORE INTO stack (parent_id, frame_id) VALUES (?, ?)", &s.insert_node },
+    { "SELECT id FROM stack WHERE parent_id = ? AND frame_id = ?", &s.find_node },
+  };
+  for (size_t k = 0; rc == 0 && k < sizeof statements / sizeof statements[0]; k++)
+    if (sqlite3_prepare_v2 (db, statements[k].sql, -1, statements[k].stmt, NULL) != SQLITE_OK)
+      rc = sql_fail (&s, "not a trace");
   if (rc == 0)
     rc = load_frames (&s);
   if (rc == 0)

@@ -84,11 +84,9 @@ follow_pass (VsTorchFollow *f)
 {
   g_autoptr (GDir) d = g_dir_open (f->spool, 0, NULL);
   const char *name;
-  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
+  long long pid;
+  while ((name = vs_torch_stream_next (d, &pid)) != NULL)
     {
-      long long pid;
-      if (!vs_torch_stream_name_pid (name, &pid))
-        continue;
       VsFollowed *s = find (f, pid);
       if (s != NULL && (s->given_up || s->im == NULL))
         continue;

@@ -102,12 +102,10 @@ vs_torch_stream_import_spool (const char *spool, const char *host, bool every,
   g_return_val_if_fail (spool != NULL && keep != NULL, 0);
   g_autoptr (GDir) d = g_dir_open (spool, 0, NULL);
   const char *name;
+  long long pid;
   int imported = 0;
-  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
+  while ((name = vs_torch_stream_next (d, &pid)) != NULL)
     {
-      long long pid;
-      if (!vs_torch_stream_name_pid (name, &pid))
-        continue;
       /* Where PyTorch recorded its history, a final snapshot (it has the
        * history's stacks) is taken rather than the stream.  Otherwise the
        * stream and its stacks are the level: up to the final snapshot's
@@ -235,31 +233,12 @@ write_record (VsWriter *w, const VsStreamRecord *r, int64_t process_id, const in
 {
   if (r->action == STREAM_OOM)
     {
-      VsFailedAlloc f = { .ts = r->ts_ns,
-                          .process_id = process_id,
-                          .tid = r->tid,
-                          .device_id = di[0],
-                          .allocator_id = di[1],
-                          .api = "pytorch",
-                          .requested_bytes = (int64_t)r->size,
-                          .error = VS_UNKNOWN,
-                          .error_name = "OutOfMemoryError",
-                          .device_free_bytes = (int64_t)r->addr,
-                          .device_total_bytes = VS_UNKNOWN,
-                          .correlation = VS_UNKNOWN };
+      VsFailedAlloc f = vs_stream_failed_row (r, process_id, di[0], di[1]);
+
       return vs_writer_failed_alloc (w, &f);
     }
-  VsAllocEvent e = { .ts = r->ts_ns,
-                     .process_id = process_id,
-                     .tid = r->tid,
-                     .device_id = di[0],
-                     .allocator_id = di[1],
-                     .op = (VsAllocOp)r->action,
-                     .address = (int64_t)r->addr,
-                     .requested_bytes = (int64_t)r->size,
-                     .block_bytes = VS_UNKNOWN,
-                     .segment_address = VS_UNKNOWN,
-                     .stream = (int64_t)r->stream };
+  VsAllocEvent e = vs_stream_event_row (r, process_id, di[0], di[1]);
+
   return vs_writer_alloc_event (w, &e);
 }
 
@@ -342,14 +321,13 @@ vs_torch_stream_append_tails (const char *spool, bool *keep)
   g_return_val_if_fail (spool != NULL && keep != NULL, 0);
   g_autoptr (GDir) d = g_dir_open (spool, 0, NULL);
   const char *name;
+  long long pid;
   int done = 0;
-  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
+  while ((name = vs_torch_stream_next (d, &pid)) != NULL)
     {
-      long long pid;
       /* At a normal exit nothing that matters follows the snapshot: what
        * Python frees while it shuts down would hide what was live at exit. */
-      if (!vs_torch_stream_name_pid (name, &pid)
-          || final_snapshot (spool, pid, NULL) != FINAL_AT_SIGNAL || stream_is_level (spool, pid))
+      if (final_snapshot (spool, pid, NULL) != FINAL_AT_SIGNAL || stream_is_level (spool, pid))
         continue;
       g_autofree char *stream = g_build_filename (spool, name, NULL);
       g_autofree char *trace = g_strdup_printf ("%s/torch-%lld.db", spool, pid);

@@ -9,6 +9,8 @@
 
 #include <glib.h>
 
+#include "vs-trace-format.h"
+
 #define STREAM_MAGIC "VSTORCH1"
 #define STREAM_HEADER 4096
 #define MAX_DEVICES 256
@@ -36,3 +38,45 @@ enum
   STREAM_OOM = 8,
   STREAM_SNAPSHOT = 9
 };
+
+/* The failed request of record r (action STREAM_OOM) of the process,
+ * device and allocator given; its stack and range 0 (unset). */
+static inline VsFailedAlloc
+vs_stream_failed_row (const VsStreamRecord *r, int64_t process_id, int64_t device_id,
+                      int64_t allocator_id)
+{
+  VsFailedAlloc f = { .ts = r->ts_ns,
+                      .process_id = process_id,
+                      .tid = r->tid,
+                      .device_id = device_id,
+                      .allocator_id = allocator_id,
+                      .api = "pytorch",
+                      .requested_bytes = (int64_t)r->size,
+                      .error = VS_UNKNOWN,
+                      .error_name = "OutOfMemoryError",
+                      .device_free_bytes = (int64_t)r->addr,
+                      .device_total_bytes = VS_UNKNOWN,
+                      .correlation = VS_UNKNOWN };
+  return f;
+}
+
+/* The allocator event of record r (an action of alloc_event.op) of the
+ * process, device and allocator given; its segment unknown, its stack and
+ * range 0 (unset). */
+static inline VsAllocEvent
+vs_stream_event_row (const VsStreamRecord *r, int64_t process_id, int64_t device_id,
+                     int64_t allocator_id)
+{
+  VsAllocEvent e = { .ts = r->ts_ns,
+                     .process_id = process_id,
+                     .tid = r->tid,
+                     .device_id = device_id,
+                     .allocator_id = allocator_id,
+                     .op = (VsAllocOp)r->action,
+                     .address = (int64_t)r->addr,
+                     .requested_bytes = (int64_t)r->size,
+                     .block_bytes = VS_UNKNOWN,
+                     .segment_address = VS_UNKNOWN,
+                     .stream = (int64_t)r->stream };
+  return e;
+}

@@ -275,38 +275,17 @@ import_record (VsStreamImport *im, const VsStreamRecord *r, bool *reread)
   im->last_ts = r->ts_ns;
   if (r->action == STREAM_OOM)
     {
-      VsFailedAlloc fa = { .ts = r->ts_ns,
-                           .process_id = im->process_id,
-                           .tid = r->tid,
-                           .device_id = d->device_id,
-                           .allocator_id = d->allocator_id,
-                           .api = "pytorch",
-                           .requested_bytes = (int64_t)r->size,
-                           .error = VS_UNKNOWN,
-                           .error_name = "OutOfMemoryError",
-                           .device_free_bytes = (int64_t)r->addr,
-                           .device_total_bytes = VS_UNKNOWN,
-                           .correlation = VS_UNKNOWN,
-                           .stack_id = VS_UNKNOWN,
-                           .range_id = VS_UNKNOWN };
+      VsFailedAlloc fa = vs_stream_failed_row (r, im->process_id, d->device_id, d->allocator_id);
+
+      fa.range_id = VS_UNKNOWN;
       if ((fa.stack_id = stack_id (im, r->reserved, reread)) == -1)
         return -1;
       im->failed_rows++;
       return vs_writer_failed_alloc (w, &fa);
     }
-  VsAllocEvent ae = { .ts = r->ts_ns,
-                      .process_id = im->process_id,
-                      .tid = r->tid,
-                      .device_id = d->device_id,
-                      .allocator_id = d->allocator_id,
-                      .op = (VsAllocOp)r->action,
-                      .address = (int64_t)r->addr,
-                      .requested_bytes = (int64_t)r->size,
-                      .block_bytes = VS_UNKNOWN,
-                      .segment_address = VS_UNKNOWN,
-                      .stream = (int64_t)r->stream,
-                      .stack_id = VS_UNKNOWN,
-                      .range_id = VS_UNKNOWN };
+  VsAllocEvent ae = vs_stream_event_row (r, im->process_id, d->device_id, d->allocator_id);
+
+  ae.range_id = VS_UNKNOWN;
   if ((ae.stack_id = stack_id (im, r->reserved, reread)) == -1)
     return -1;
   switch (ae.op)
@@ -537,16 +516,7 @@ vs_stream_import_open (const char *path, const char *stacks_path, const char *ou
       vs_stream_import_abort (im);
       return NULL;
     }
-  VsProcess p = { .pid = pid,
-                  .ppid = VS_UNKNOWN,
-                  .host = NULL,
-                  .rank = VS_UNKNOWN,
-                  .local_rank = VS_UNKNOWN,
-                  .world_size = VS_UNKNOWN,
-                  .start_ns = im->start_ns,
-                  .end_ns = VS_UNKNOWN,
-                  .exit_status = VS_UNKNOWN };
-  im->process_id = vs_writer_add_process (im->w, &p);
+  im->process_id = vs_writer_add_imported_process (im->w, pid, NULL, im->start_ns);
   /* Its start, known from the stream's header, from the first commit on:
    * the window applied while the program runs cuts the run on a grid
    * from the run's start (vs-window-rounds.h). */
@@ -989,4 +959,15 @@ vs_torch_stream_name_pid (const char *name, long long *pid)
   int end = 0;
 
   return sscanf (name, "torch-%lld.stream%n", pid, &end) == 1 && end > 0 && name[end] == '\0';
+}
+
+const char *
+vs_torch_stream_next (GDir *dir, long long *pid)
+{
+  const char *name;
+
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    if (vs_torch_stream_name_pid (name, pid))
+      return name;
+  return NULL;
 }

@@ -108,6 +108,11 @@ int vs_torch_stream_import (const char *path, const char *stacks_path, const cha
  * *pid gets the PID. */
 bool vs_torch_stream_name_pid (const char *name, long long *pid);
 
+/* The name of the next process's stream in the spool directory being read
+ * through dir (a GDir; NULL: none), its PID in *pid; NULL at the end. */
+struct _GDir;
+const char *vs_torch_stream_next (struct _GDir *dir, long long *pid);
+
 /* For each process that left a stream in spool, imports the stream and
  * its Python stacks (spool/torch-PID.stacks) into spool/torch-PID.db tied
  * to its process and GPUs, unless PyTorch recorded its history (the

@@ -128,6 +128,32 @@ tie_import (const char *path)
   return ok;
 }
 
+/* The first column of the first row of sql, with ?1 bound to arg where
+ * it has one, on the trace at path opened for writing (waiting up to 10 s
+ * for another writer); fallback when there is no row, the value is NULL or
+ * the query cannot run. */
+static int64_t
+trace_query_int (const char *path, const char *sql, int64_t arg, int64_t fallback)
+{
+  sqlite3 *db = NULL;
+  int64_t v = fallback;
+  if (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK)
+    {
+      sqlite3_busy_timeout (db, 10000);
+      sqlite3_stmt *s = NULL;
+      if (sqlite3_prepare_v2 (db, sql, -1, &s, NULL) == SQLITE_OK)
+        {
+          if (sqlite3_bind_parameter_count (s) > 0)
+            sqlite3_bind_int64 (s, 1, arg);
+          if (sqlite3_step (s) == SQLITE_ROW && sqlite3_column_type (s, 0) != SQLITE_NULL)
+            v = sqlite3_column_int64 (s, 0);
+        }
+      sqlite3_finalize (s);
+    }
+  sqlite3_close (db);
+  return v;
+}
+
 /* The newest event time in the trace at path (the tables' rows not yet
  * taken); INT64_MIN when it holds none or cannot be read. */
 static int64_t
@@ -137,19 +163,7 @@ newest_event (const char *path)
       = "SELECT max(m) FROM (SELECT max(ts) AS m FROM alloc_event UNION ALL SELECT max(ts)"
         " FROM mem_event UNION ALL SELECT max(ts) FROM failed_alloc UNION ALL"
         " SELECT max(start_ns) FROM kernel_exec)";
-  sqlite3 *db = NULL;
-  int64_t t = INT64_MIN;
-  if (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK)
-    {
-      sqlite3_busy_timeout (db, 10000);
-      sqlite3_stmt *s = NULL;
-      if (sqlite3_prepare_v2 (db, sql, -1, &s, NULL) == SQLITE_OK && sqlite3_step (s) == SQLITE_ROW
-          && sqlite3_column_type (s, 0) != SQLITE_NULL)
-        t = sqlite3_column_int64 (s, 0);
-      sqlite3_finalize (s);
-    }
-  sqlite3_close (db);
-  return t;
+  return trace_query_int (path, sql, 0, INT64_MIN);
 }
 
 /* The frontier this round: of each input that wrote something newer since
@@ -216,22 +230,7 @@ add_late (const char *path, int64_t n)
         " ifnull((SELECT CAST(value AS INTEGER) FROM meta"
         " WHERE key = 'window_live_late_events'), 0) + ?1)"
         " RETURNING CAST(value AS INTEGER)";
-  sqlite3 *db = NULL;
-  int64_t total = n;
-  if (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK)
-    {
-      sqlite3_busy_timeout (db, 10000);
-      sqlite3_stmt *s = NULL;
-      if (sqlite3_prepare_v2 (db, sql, -1, &s, NULL) == SQLITE_OK)
-        {
-          sqlite3_bind_int64 (s, 1, n);
-          if (sqlite3_step (s) == SQLITE_ROW)
-            total = sqlite3_column_int64 (s, 0);
-        }
-      sqlite3_finalize (s);
-    }
-  sqlite3_close (db);
-  return total;
+  return trace_query_int (path, sql, n, n);
 }
 
 /* One round (see vs-window-rounds.h).  0, 1 when cancelled, -1 with err. */
@@ -553,5 +552,18 @@ vs_window_rounds_finish (const char *spool, const char *const *inputs, size_t n,
       vs_symbolize_traces (one, 1, quiet);
       note_late (out, late, frontier);
     }
+  return rc;
+}
+
+int
+vs_window_rounds_fill (const VsSpoolFill *f, const char *out, struct VsRowSink *sink,
+                       VsProgressFunc progress, void *progress_data, char *err, size_t errlen)
+{
+  f->run->sink = sink;
+  int rc = vs_window_rounds_finish (f->spool, f->files, f->n, f->run, out, f->quiet, progress,
+                                    progress_data, err, errlen);
+  if (rc == 1)
+    rc = vs_merge_traces (out, f->files, f->n, f->run, progress, progress_data, err, errlen);
+  f->run->sink = NULL;
   return rc;
 }

@@ -67,6 +67,25 @@ int vs_window_rounds_finish (const char *spool, const char *const *inputs, size_
                              VsProgressFunc progress, void *progress_data, char *err,
                              size_t errlen);
 
+/* The fill of the trace that record and recover build from a spool
+ * (vs-trace-build.h): the live trace the window's rounds kept, finished,
+ * or the spool's traces merged. */
+typedef struct
+{
+  const char *spool;
+  const char *const *files; /* the spool's traces, sorted by name */
+  size_t n;
+  VsMergeRun *run;
+  bool quiet;
+  int64_t window_ns; /* record --window; 0: none */
+} VsSpoolFill;
+
+/* Fills out from f: vs_window_rounds_finish(), or where the spool has no
+ * live trace f's files merged (vs_merge_traces()); the run's sink is sink
+ * meanwhile.  Returns 0, or -1 with err filled. */
+int vs_window_rounds_fill (const VsSpoolFill *f, const char *out, struct VsRowSink *sink,
+                           VsProgressFunc progress, void *progress_data, char *err, size_t errlen);
+
 /* Whether the spool holds a live trace (then its inputs are symbolized in
  * it, not before). */
 bool vs_window_rounds_in (const char *spool);

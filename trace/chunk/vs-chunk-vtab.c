@@ -438,6 +438,34 @@ row_meets (const Cursor *cur, const VsChunk *ch, int row)
   return true;
 }
 
+/* Positions the run at p on row of its current chunk, or at its end for
+ * row -1.  SQLITE_OK. */
+static int
+run_at (RunPos *p, int row)
+{
+  if (row < 0)
+    p->eof = true;
+  else
+    {
+      p->row = row;
+      p->eof = false;
+    }
+  return SQLITE_OK;
+}
+
+/* Makes chunk ci (with the columns the cursor needs) the current chunk of
+ * the run at p, the chunk before it let go.  SQLITE_OK or an error code. */
+static int
+run_load (VsChunkVtab *vt, Cursor *cur, RunPos *p, int ci)
+{
+  vs_chunk_cached_unref (p->cur);
+  p->cur = NULL;
+  int rc = vs_chunk_vtab_get (vt, ci, cur->need, &p->cur);
+  if (rc == SQLITE_OK)
+    p->ci = ci;
+  return rc;
+}
+
 /* Positions run r of the cursor on its first row at or after (ci, row)
  * that meets the constraints, loading chunks as needed. */
 static int
@@ -455,12 +483,9 @@ seek (VsChunkVtab *vt, Cursor *cur, int r, int ci, int row)
         continue;
       if (p->cur == NULL || p->ci != ci)
         {
-          vs_chunk_cached_unref (p->cur);
-          p->cur = NULL;
-          int rc = vs_chunk_vtab_get (vt, ci, cur->need, &p->cur);
+          int rc = run_load (vt, cur, p, ci);
           if (rc != SQLITE_OK)
             return rc;
-          p->ci = ci;
           if (row == 0 && z[k0].min < cur->lo)
             {
               /* The first row with key >= lo, by binary search. */
@@ -481,20 +506,12 @@ seek (VsChunkVtab *vt, Cursor *cur, int r, int ci, int row)
       for (; row < ch->nrows; row++)
         {
           if (ch->values[(size_t)k0 * ch->nrows + row] > cur->hi)
-            {
-              p->eof = true;
-              return SQLITE_OK;
-            }
+            return run_at (p, -1);
           if (row_meets (cur, ch, row))
-            {
-              p->row = row;
-              p->eof = false;
-              return SQLITE_OK;
-            }
+            return run_at (p, row);
         }
     }
-  p->eof = true;
-  return SQLITE_OK;
+  return run_at (p, -1);
 }
 
 /* seek() in the reverse order: the last row of run r at or before (ci,
@@ -514,12 +531,9 @@ seek_back (VsChunkVtab *vt, Cursor *cur, int r, int ci, int row)
         continue;
       if (p->cur == NULL || p->ci != ci)
         {
-          vs_chunk_cached_unref (p->cur);
-          p->cur = NULL;
-          int rc = vs_chunk_vtab_get (vt, ci, cur->need, &p->cur);
+          int rc = run_load (vt, cur, p, ci);
           if (rc != SQLITE_OK)
             return rc;
-          p->ci = ci;
         }
       const VsChunk *ch = &p->cur->chunk;
       const int64_t *key = ch->values + (size_t)k0 * ch->nrows;
@@ -540,20 +554,12 @@ seek_back (VsChunkVtab *vt, Cursor *cur, int r, int ci, int row)
       for (; row >= 0; row--)
         {
           if (key[row] < cur->lo)
-            {
-              p->eof = true;
-              return SQLITE_OK;
-            }
+            return run_at (p, -1);
           if (row_meets (cur, ch, row))
-            {
-              p->row = row;
-              p->eof = false;
-              return SQLITE_OK;
-            }
+            return run_at (p, row);
         }
     }
-  p->eof = true;
-  return SQLITE_OK;
+  return run_at (p, -1);
 }
 
 /* Compares the current rows of runs a and b: by the merge column, then

@@ -552,13 +552,8 @@ vs_fin_replay (VsFinTrace *t, VsFinState *st, int64_t origin, VsFinProgress *pr,
         }
       if ((i & 0xFFFF) == 0 && vs_fin_tick (pr, 0x10000) < 0)
         {
-          if (sink != NULL)
-            sink->end (sink, 0);
-          vs_sql_batch_set_clear (&series);
-          vs_sql_batch_set_clear (&ctx->rows);
-          free (ctx->held);
-          free (levels);
-          return vs_fin_fail (e, "cancelled");
+          rc = vs_fin_fail (e, "cancelled");
+          goto out;
         }
     }
   if (rc < 0)
@@ -713,6 +708,21 @@ static const char *summary_sql
       " peak_managed_bytes, series_allocator_id, before_trace_bytes, before_trace_count)"
       " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
+/* Binds a summary row's peak at columns col (its bytes), col + 1 and
+ * col + 2 (its time and step): those NULL when the series never reached a
+ * peak above 0 (touched false: it saw no event). */
+static void
+bind_peak (sqlite3_stmt *ins, int col, bool touched, int64_t bytes, int64_t ts, int64_t seq)
+{
+  int64_t v[] = { ts, seq };
+  sqlite3_bind_int64 (ins, col, bytes);
+  for (int c = 0; c < 2; c++)
+    if (touched && bytes > 0)
+      sqlite3_bind_int64 (ins, col + 1 + c, v[c]);
+    else
+      sqlite3_bind_null (ins, col + 1 + c);
+}
+
 /* Failed requests that count: those an allocator reported, and device-level
  * failures in processes without a PyTorch allocator (PyTorch retries its
  * cudaMalloc failures after emptying its cache and reports its own OOMs). */
@@ -761,20 +771,9 @@ vs_fin_write_summary (sqlite3 *db, VsFinState *st, VsFinErr *e)
           fin_r = a->pool_size > fin_a ? a->pool_size : fin_a;
         sqlite3_bind_int (ins, 1, d);
         sqlite3_bind_int (ins, 2, k);
-        sqlite3_bind_int64 (ins, 3, a->peak_reserved);
-        int64_t v[] = { a->peak_reserved_ts, a->peak_reserved_seq };
-        for (int c = 0; c < 2; c++)
-          if (a->touched && a->peak_reserved > 0)
-            sqlite3_bind_int64 (ins, 4 + c, v[c]);
-          else
-            sqlite3_bind_null (ins, 4 + c);
-        sqlite3_bind_int64 (ins, 6, a->peak_allocated);
-        int64_t w[] = { a->peak_allocated_ts, a->peak_allocated_seq };
-        for (int c = 0; c < 2; c++)
-          if (a->touched && a->peak_allocated > 0)
-            sqlite3_bind_int64 (ins, 7 + c, w[c]);
-          else
-            sqlite3_bind_null (ins, 7 + c);
+        bind_peak (ins, 3, a->touched, a->peak_reserved, a->peak_reserved_ts, a->peak_reserved_seq);
+        bind_peak (ins, 6, a->touched, a->peak_allocated, a->peak_allocated_ts,
+                   a->peak_allocated_seq);
         sqlite3_bind_int64 (ins, 9, fin_r);
         sqlite3_bind_int64 (ins, 10, fin_a);
         sqlite3_bind_int64 (ins, 11, a->alloc_count);

@@ -856,6 +856,22 @@ vs_writer_add_process (VsWriter *w, const VsProcess *p)
 }
 
 int64_t
+vs_writer_add_imported_process (VsWriter *w, int64_t pid, const char *host, int64_t start_ns)
+{
+  VsProcess p = { .pid = pid,
+                  .ppid = VS_UNKNOWN,
+                  .host = host,
+                  .rank = VS_UNKNOWN,
+                  .local_rank = VS_UNKNOWN,
+                  .world_size = VS_UNKNOWN,
+                  .start_ns = start_ns,
+                  .end_ns = VS_UNKNOWN,
+                  .exit_status = VS_UNKNOWN };
+
+  return vs_writer_add_process (w, &p);
+}
+
+int64_t
 vs_writer_add_device (VsWriter *w, const VsDevice *d)
 {
   if (ensure_txn (w) < 0)

@@ -71,6 +71,11 @@ extern "C"
   int vs_writer_set_meta_int (VsWriter *w, const char *key, int64_t value);
 
   int64_t vs_writer_add_process (VsWriter *w, const VsProcess *p);
+  /* Adds the row of a process of which an import knows only the pid, the
+   * host (NULL: unknown) and the start (VS_UNKNOWN: unknown); every other
+   * column unknown.  Its id, or -1. */
+  int64_t vs_writer_add_imported_process (VsWriter *w, int64_t pid, const char *host,
+                                          int64_t start_ns);
   /* Returns the id of the device with this uuid, adding it when new. */
   int64_t vs_writer_add_device (VsWriter *w, const VsDevice *d);
   int64_t vs_writer_add_allocator (VsWriter *w, const VsAllocator *a);
