@@ -3,9 +3,11 @@
 
 run() runs it with plain output (no colour, no pager) and returns the
 finished process; csv_rows() reads a CSV report it printed; output() and
-report_rows() give what it printed, raising when it failed.  Scripts in
+report_rows() give what it printed, raising when it failed; bound() gives
+both for one vramscope.  Scripts in
 tests/*/ import it after putting tests/ on sys.path."""
 import csv
+import functools
 import io
 import os
 import subprocess
@@ -34,3 +36,8 @@ def report_rows(vramscope, trace, report, *extra):
     raises RuntimeError as output() does."""
     return list(csv.DictReader(io.StringIO(output(vramscope, "report", trace, "--format", "csv",
                                                   report, *extra))))
+
+
+def bound(vramscope):
+    """output() and report_rows() of this vramscope: (run, table)."""
+    return functools.partial(output, vramscope), functools.partial(report_rows, vramscope)

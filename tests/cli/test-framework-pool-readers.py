@@ -22,7 +22,6 @@ only:
 TAP output.
 """
 import json
-import functools
 import os
 import sqlite3
 import sys
@@ -30,14 +29,11 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from tap import done, ok  # noqa: E402
-from vs_cli import output, report_rows  # noqa: E402
+from vs_cli import bound  # noqa: E402
 
 vramscope, data = sys.argv[1], sys.argv[2]
+run, table = bound(vramscope)
 frameworks = os.path.join(data, "frameworks")
-
-
-run = functools.partial(output, vramscope)
-table = functools.partial(report_rows, vramscope)
 
 
 def all_rows(rows):

@@ -19,22 +19,18 @@ made into what other programs and older recordings leave:
 Each copy is edited with SQL on its plain tables (meta, frame, module).
 TAP output.
 """
-import functools
 import os
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from tap import done, ok  # noqa: E402
-from vs_cli import output, report_rows  # noqa: E402
+from vs_cli import bound  # noqa: E402
 from vs_trace_edit import edited_copy  # noqa: E402
 
 vramscope, data = sys.argv[1], sys.argv[2]
+run, table = bound(vramscope)
 frameworks = os.path.join(data, "frameworks")
-
-
-run = functools.partial(output, vramscope)
-table = functools.partial(report_rows, vramscope)
 
 
 def edited(tmp, name, *sql):
