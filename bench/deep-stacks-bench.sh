@@ -12,10 +12,8 @@
 set -euo pipefail
 build="${1:-build}"
 leaves="${2:-100}"
-work="${VS_BENCH_DIR:-$build/bench-data}"
-mkdir -p "$work"
-trace="$work/deep-$leaves.db"
-vs="$build/cli/vramscope"
+. "$(dirname "$0")/lib.sh"
+bench_work "deep-$leaves.db"
 
 [ -f "$trace" ] || "$build/bench/vs-gen-deep-stacks" -l "$leaves" -o "$trace"
 echo "# $leaves stacks of 100000 frames sharing one chain ($(stat -c %s "$trace") bytes)"

@@ -12,10 +12,8 @@ build="${1:-build}"
 # The benchmark programs are not built by default.
 ninja -C "$build" benchmarks >&2 || exit 1
 events="${2:-1000000}"
-work="${VS_BENCH_DIR:-$build/bench-data}"
-mkdir -p "$work"
-trace="$work/synthetic-$events.db"
-vs="$build/cli/vramscope"
+. "$(dirname "$0")/lib.sh"
+bench_work "synthetic-$events.db"
 
 [ -f "$trace" ] || "$build/bench/vs-gen-trace" -n "$events" -o "$trace" >/dev/null
 echo "# export of a $events-event synthetic trace ($(stat -c %s "$trace") bytes)"

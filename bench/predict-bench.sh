@@ -14,10 +14,8 @@
 set -euo pipefail
 build="${1:-build}"
 events="${2:-10000000}"
-work="${VS_BENCH_DIR:-$build/bench-data}"
-mkdir -p "$work"
-trace="$work/synthetic-$events.db"
-vs="$build/cli/vramscope"
+. "$(dirname "$0")/lib.sh"
+bench_work "synthetic-$events.db"
 
 [ -s "$trace" ] || "$build/bench/vs-gen-trace" -n "$events" -o "$trace"
 ms_now () { date +%s%N | cut -c1-13; }

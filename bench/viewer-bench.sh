@@ -13,12 +13,8 @@ build="${1:-build}"
 # The benchmark programs are not built by default.
 ninja -C "$build" benchmarks >&2 || exit 1
 events="${2:-10000000}"
-work="${VS_BENCH_DIR:-$build/bench-data}"
-mkdir -p "$work"
-trace="$work/synthetic-$events.db"
-if [ ! -f "$trace" ]; then
-  "$build/bench/vs-gen-trace" -n "$events" -o "$trace" > /dev/null
-fi
+. "$(dirname "$0")/lib.sh"
+bench_synthetic "$events"
 ls -l "$trace" | awk '{ printf "trace_bytes %.0f\n", $5 }'
 echo "events $events"
 for renderer in auto gl; do

@@ -1,0 +1,22 @@
+# SPDX-License-Identifier: MIT
+# lib.sh — what the benchmark scripts share (bash), sourced as
+# `. "$(dirname "$0")/lib.sh"` once build (the build folder) is set.
+
+# bench_work NAME: sets work to $VS_BENCH_DIR (default BUILD/bench-data)
+# and makes it, trace to work/NAME and vs to the build's vramscope.
+bench_work() {
+  work="${VS_BENCH_DIR:-$build/bench-data}"
+  mkdir -p "$work"
+  trace="$work/$1"
+  vs="$build/cli/vramscope"
+}
+
+# bench_synthetic EVENTS: bench_work for the synthetic trace of EVENTS
+# events, written with bench/vs-gen-trace (its output discarded) unless
+# it is there already.
+bench_synthetic() {
+  bench_work "synthetic-$1.db"
+  if [ ! -f "$trace" ]; then
+    "$build/bench/vs-gen-trace" -n "$1" -o "$trace" > /dev/null
+  fi
+}
