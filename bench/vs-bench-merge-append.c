@@ -18,6 +18,7 @@
 
 #include "vs-merge-append.h"
 #include "vs-trace-writer.h"
+#include "../tests/vs-test-records.h"
 
 static double
 now (void)
@@ -38,15 +39,7 @@ write_rows (const char *path, long rows, long first, char *err, size_t errlen)
     return -1;
   if (first == 0)
     {
-      VsProcess p = { .pid = 100,
-                      .ppid = VS_UNKNOWN,
-                      .host = "h",
-                      .rank = VS_UNKNOWN,
-                      .local_rank = VS_UNKNOWN,
-                      .world_size = VS_UNKNOWN,
-                      .start_ns = VS_UNKNOWN,
-                      .end_ns = VS_UNKNOWN,
-                      .exit_status = VS_UNKNOWN };
+      VsProcess p = vs_test_process (100, VS_UNKNOWN, "h", NULL, VS_UNKNOWN);
       VsDevice d = { .idx = 0, .uuid = "GPU-bench", .name = "bench", .total_bytes = 1LL << 36 };
       vs_writer_set_meta (w, "source", "import");
       int64_t pid = vs_writer_add_process (w, &p), dev = vs_writer_add_device (w, &d);

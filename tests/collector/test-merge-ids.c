@@ -16,6 +16,7 @@
 #include "vs-merge.h"
 #include "vs-test-db.h"
 #include "vs-trace-writer.h"
+#include "../vs-test-records.h"
 
 #define U VS_UNKNOWN
 #define ID_2_29 (INT64_C (1) << 29)
@@ -79,16 +80,7 @@ write_input (const char *path)
   char err[256] = "";
   VsWriter *w = vs_writer_create (path, err, sizeof err);
   g_assert_nonnull (w);
-  VsProcess p = { .pid = 100,
-                  .ppid = 1,
-                  .host = "h",
-                  .rank = U,
-                  .local_rank = U,
-                  .world_size = U,
-                  .command_line = "train",
-                  .start_ns = 1000,
-                  .end_ns = U,
-                  .exit_status = U };
+  VsProcess p = vs_test_process (100, 1, "h", "train", 1000);
   int64_t process = vs_writer_add_process (w, &p);
   VsDevice d = { .idx = 0, .uuid = "GPU-a", .name = "H200", .total_bytes = 1 << 30 };
   int64_t device = vs_writer_add_device (w, &d);
