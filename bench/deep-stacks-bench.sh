@@ -9,10 +9,8 @@
 # leaves share the chain.
 #
 # Usage: bench/deep-stacks-bench.sh [BUILD_DIR] [LEAVES]
-set -euo pipefail
-build="${1:-build}"
-leaves="${2:-100}"
 . "$(dirname "$0")/lib.sh"
+leaves="${2:-100}"
 bench_work "deep-$leaves.db"
 
 [ -f "$trace" ] || "$build/bench/vs-gen-deep-stacks" -l "$leaves" -o "$trace"

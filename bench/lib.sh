@@ -1,6 +1,10 @@
 # SPDX-License-Identifier: MIT
-# lib.sh — what the benchmark scripts share (bash), sourced as
-# `. "$(dirname "$0")/lib.sh"` once build (the build folder) is set.
+# lib.sh — what the benchmark scripts share (bash), sourced first as
+# `. "$(dirname "$0")/lib.sh"` so that it reads the script's arguments:
+# strict mode (-euo pipefail), build (the first argument, default build)
+# and the functions below.
+set -euo pipefail
+build="${1:-build}"
 
 # bench_work NAME: sets work to $VS_BENCH_DIR (default BUILD/bench-data)
 # and makes it, trace to work/NAME and vs to the build's vramscope.

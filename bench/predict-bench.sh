@@ -11,10 +11,8 @@
 # batch.
 #
 # Usage: bench/predict-bench.sh [BUILD_DIR] [EVENTS]
-set -euo pipefail
-build="${1:-build}"
-events="${2:-10000000}"
 . "$(dirname "$0")/lib.sh"
+events="${2:-10000000}"
 bench_work "synthetic-$events.db"
 
 [ -s "$trace" ] || "$build/bench/vs-gen-trace" -n "$events" -o "$trace"

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* vs-test-records.h — the process and kernel records the tests and the
- * benchmarks write through the trace writer, with the fields they all
+ * benchmarks write through the trace writer (processes, kernels,
+ * allocator events), with the fields they all
  * leave alike filled in one place.  Header only; include it as
  * "../vs-test-records.h" from tests/AREA/ (or "../tests/…" from bench/).
  */
@@ -54,4 +55,30 @@ vs_test_kernel (int64_t process_id, int64_t device_id, const char *name, int64_t
                  .dynamic_shared = dynamic_shared,
                  .registers = 32 };
   return k;
+}
+
+/* An allocator event of allocator_id (op, of block_bytes at address, for
+ * requested_bytes) by process_id's thread tid on device_id at ts, on
+ * stream 7, in no known segment, with no stack and no range, recorded
+ * while the program ran. */
+static inline VsAllocEvent
+vs_test_alloc_event (int64_t ts, int64_t process_id, int64_t tid, int64_t device_id,
+                     int64_t allocator_id, VsAllocOp op, int64_t address, int64_t requested_bytes,
+                     int64_t block_bytes)
+{
+  VsAllocEvent e = { .ts = ts,
+                     .process_id = process_id,
+                     .tid = tid,
+                     .device_id = device_id,
+                     .allocator_id = allocator_id,
+                     .op = op,
+                     .address = address,
+                     .requested_bytes = requested_bytes,
+                     .block_bytes = block_bytes,
+                     .segment_address = VS_UNKNOWN,
+                     .stream = 7,
+                     .stack_id = VS_UNKNOWN,
+                     .range_id = VS_UNKNOWN,
+                     .before_trace = 0 };
+  return e;
 }

@@ -629,20 +629,10 @@ test_concurrent_writer (void)
       (void)!write (ready[1], "x", 1);
       for (int i = 0; i < WRITER_ROWS; i++)
         {
-          VsAllocEvent e = { .ts = 200000000 + i,
-                             .process_id = r.ids[2].process,
-                             .tid = 6,
-                             .device_id = r.ids[2].device,
-                             .allocator_id = r.ids[2].pool,
-                             .op = i % 2 == 0 ? VS_ALLOC_OP_ALLOC : VS_ALLOC_OP_FREE_COMPLETED,
-                             .address = 0x9000000 + 0x1000 * (i / 2),
-                             .requested_bytes = 100,
-                             .block_bytes = 512,
-                             .segment_address = U,
-                             .stream = 7,
-                             .stack_id = U,
-                             .range_id = U,
-                             .before_trace = 0 };
+          VsAllocEvent e = vs_test_alloc_event (
+              200000000 + i, r.ids[2].process, 6, r.ids[2].device, r.ids[2].pool,
+              i % 2 == 0 ? VS_ALLOC_OP_ALLOC : VS_ALLOC_OP_FREE_COMPLETED,
+              0x9000000 + 0x1000 * (i / 2), 100, 512);
           if (vs_writer_alloc_event (w, &e) != 0 || (i % 500 == 499 && vs_writer_commit (w) != 0))
             _exit (3);
           if (i % 500 == 499)
