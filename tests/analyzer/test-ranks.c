@@ -11,6 +11,7 @@
 
 #include "vs-analyzer.h"
 #include "vs-test-fixtures.h"
+#include "../vs-test-trace-file.h"
 
 #define U VS_UNKNOWN
 #define MiB (INT64_C (1) << 20)
@@ -25,15 +26,33 @@ typedef struct
 static void
 fixture_clear (Fixture *f)
 {
-  g_autofree char *wal = g_strconcat (f->path, "-wal", NULL);
-  g_autofree char *shm = g_strconcat (f->path, "-shm", NULL);
+  vs_test_trace_file_remove (f->dir, f->path);
+}
 
-  g_unlink (f->path);
-  g_unlink (wal);
-  g_unlink (shm);
-  g_rmdir (f->dir);
-  g_free (f->path);
-  g_free (f->dir);
+/* A writer of the trace name in a new folder (f's), its start at T0, its
+ * one device d (*dev its id). */
+static VsWriter *
+start_trace (Fixture *f, const char *name, const VsDevice *d, int64_t *dev)
+{
+  VsWriter *w = vs_test_trace_file_create ("vs-ranks-XXXXXX", name, &f->dir, &f->path);
+
+  g_assert_cmpint (vs_writer_set_meta_int (w, "start_ns", T (0)), ==, 0);
+  *dev = vs_writer_add_device (w, d);
+  return w;
+}
+
+/* Finalizes the trace w writes at f's path and opens it. */
+static VsTrace *
+finish_trace (VsWriter *w, Fixture *f)
+{
+  char err[512] = "";
+  g_autoptr (GError) error = NULL;
+  VsTrace *trace;
+
+  g_assert_cmpint (vs_writer_close (w, true, NULL, NULL, err, sizeof err), ==, 0);
+  trace = vs_trace_open (f->path, &error);
+  g_assert_no_error (error);
+  return trace;
 }
 
 /* A data-parallel run as one trace, times in ns since T0:
@@ -55,10 +74,7 @@ write_run (Fixture *f)
   VsDevice d0 = { 0, "GPU-ranks-0", "Test GPU", 1000 * MiB };
   VsDevice d1 = { 1, "GPU-ranks-1", "Test GPU", 100 * MiB };
 
-  f->dir = g_dir_make_tmp ("vs-ranks-XXXXXX", NULL);
-  f->path = g_build_filename (f->dir, "run.db", NULL);
-  w = vs_writer_create (f->path, err, sizeof err);
-  g_assert_nonnull (w);
+  w = vs_test_trace_file_create ("vs-ranks-XXXXXX", "run.db", &f->dir, &f->path);
   g_assert_cmpint (vs_writer_set_meta_int (w, "start_ns", T (0)), ==, 0);
   g_assert_cmpint (vs_writer_set_meta (w, "job_id", "4242"), ==, 0);
   for (int i = 0; i < 4; i++)
@@ -253,16 +269,16 @@ test_one_trace (void)
 static void
 test_allocator (void)
 {
-  g_autofree char *dir = g_dir_make_tmp ("vs-ranks-XXXXXX", NULL);
-  g_autofree char *path = g_build_filename (dir, "full.db", NULL);
+  Fixture f;
   g_autoptr (GError) error = NULL;
   g_autoptr (VsTrace) trace = NULL;
   g_autoptr (VsRankComparison) all = NULL;
   g_autoptr (VsRankComparison) py = NULL;
   char err[512] = "";
 
-  g_assert_true (vs_fixture_full (path, err, sizeof err));
-  trace = vs_trace_open (path, &error);
+  vs_test_trace_file ("vs-ranks-XXXXXX", "full.db", &f.dir, &f.path);
+  g_assert_true (vs_fixture_full (f.path, err, sizeof err));
+  trace = vs_trace_open (f.path, &error);
   g_assert_no_error (error);
   all = vs_ranks_compare (&trace, 1, "all", &error);
   g_assert_no_error (error);
@@ -314,8 +330,7 @@ test_allocator (void)
     g_assert_cmpint (vs_rank_comparison_get_rank (py, 1)->peak_reserved_bytes, ==, U);
   }
   g_clear_pointer (&trace, vs_trace_free);
-  g_unlink (path);
-  g_rmdir (dir);
+  fixture_clear (&f);
 }
 
 /* Two traces of the same run: rows of both, by rank then trace; a rank
@@ -361,20 +376,15 @@ test_several_traces (void)
 static void
 test_many_failed (void)
 {
-  g_autofree char *dir = g_dir_make_tmp ("vs-ranks-XXXXXX", NULL);
-  g_autofree char *path = g_build_filename (dir, "many.db", NULL);
+  Fixture f;
   g_autoptr (GError) error = NULL;
   g_autoptr (VsTrace) trace = NULL;
   g_autoptr (VsRankComparison) c = NULL;
   g_autoptr (GString) headline = g_string_new (NULL);
-  char err[512] = "";
   VsDevice d = { 0, "GPU-many", "Test GPU", 1000 * MiB };
-  VsWriter *w = vs_writer_create (path, err, sizeof err);
   int64_t dev;
+  VsWriter *w = start_trace (&f, "many.db", &d, &dev);
 
-  g_assert_nonnull (w);
-  g_assert_cmpint (vs_writer_set_meta_int (w, "start_ns", T (0)), ==, 0);
-  dev = vs_writer_add_device (w, &d);
   for (int i = 0; i < 10; i++)
     {
       VsProcess p = { 100 + i, 1, "h", i, i, 10, NULL, "train", T (0), T (100), 1 };
@@ -384,9 +394,7 @@ test_many_failed (void)
 
       g_assert_cmpint (vs_writer_failed_alloc (w, &fa), ==, 0);
     }
-  g_assert_cmpint (vs_writer_close (w, true, NULL, NULL, err, sizeof err), ==, 0);
-  trace = vs_trace_open (path, &error);
-  g_assert_no_error (error);
+  trace = finish_trace (w, &f);
   c = vs_ranks_compare (&trace, 1, NULL, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (vs_rank_comparison_get_n_ranks (c), ==, 10);
@@ -406,8 +414,7 @@ test_many_failed (void)
                    "ranks 0, 1, 2, 3, 4, 5, 6, 7 and 2 more failed\n"
                    "no spread of peak reserved: all 10 ranks at 0 B\n");
   g_clear_pointer (&trace, vs_trace_free);
-  g_unlink (path);
-  g_rmdir (dir);
+  fixture_clear (&f);
 }
 
 /* Two ranks on one device, each with its own PyTorch allocator: their
@@ -417,20 +424,15 @@ test_many_failed (void)
 static void
 test_shared_tie (void)
 {
-  g_autofree char *dir = g_dir_make_tmp ("vs-ranks-XXXXXX", NULL);
-  g_autofree char *path = g_build_filename (dir, "shared.db", NULL);
+  Fixture f;
   g_autoptr (GError) error = NULL;
   g_autoptr (VsTrace) trace = NULL;
   g_autoptr (VsRankComparison) all = NULL;
   g_autoptr (VsRankComparison) py = NULL;
-  char err[512] = "";
   VsDevice d = { 0, "GPU-shared", "Test GPU", 1000 * MiB };
-  VsWriter *w = vs_writer_create (path, err, sizeof err);
   int64_t dev;
+  VsWriter *w = start_trace (&f, "shared.db", &d, &dev);
 
-  g_assert_nonnull (w);
-  g_assert_cmpint (vs_writer_set_meta_int (w, "start_ns", T (0)), ==, 0);
-  dev = vs_writer_add_device (w, &d);
   for (int i = 0; i < 2; i++)
     {
       VsProcess p = { 200 + i, 1, "h", i, i, 2, NULL, "train", T (0), T (100), 0 };
@@ -454,9 +456,7 @@ test_shared_tie (void)
 
       g_assert_cmpint (vs_writer_alloc_event (w, &seg), ==, 0);
     }
-  g_assert_cmpint (vs_writer_close (w, true, NULL, NULL, err, sizeof err), ==, 0);
-  trace = vs_trace_open (path, &error);
-  g_assert_no_error (error);
+  trace = finish_trace (w, &f);
   all = vs_ranks_compare (&trace, 1, NULL, &error);
   g_assert_no_error (error);
   py = vs_ranks_compare (&trace, 1, "pytorch", &error);
@@ -475,8 +475,7 @@ test_shared_tie (void)
   g_assert_true (vs_rank_comparison_get_worst (all) == vs_rank_comparison_get_rank (all, 1));
   g_assert_true (vs_rank_comparison_get_worst (py) == vs_rank_comparison_get_rank (py, 1));
   g_clear_pointer (&trace, vs_trace_free);
-  g_unlink (path);
-  g_rmdir (dir);
+  fixture_clear (&f);
 }
 
 int

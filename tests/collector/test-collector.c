@@ -18,6 +18,7 @@
 #include "vs-identity.h"
 #include "vs-merge.h"
 #include "../vs-test-records.h"
+#include "../vs-test-trace-file.h"
 
 int InitializeInjectionNvtx2 (NvtxGetExportTableFunc_t get_export_table);
 
@@ -34,11 +35,7 @@ typedef struct
 static void
 fixture_setup (Fixture *f, gconstpointer data)
 {
-  char err[256];
-  f->dir = g_dir_make_tmp ("vs-collector-XXXXXX", NULL);
-  f->path = g_build_filename (f->dir, "t.db", NULL);
-  f->w = vs_writer_create (f->path, err, sizeof err);
-  g_assert_nonnull (f->w);
+  f->w = vs_test_trace_file_create ("vs-collector-XXXXXX", "t.db", &f->dir, &f->path);
   VsProcess p = vs_test_process (42, 1, "test", NULL, 1000);
   f->process_id = vs_writer_add_process (f->w, &p);
   g_assert_cmpint (f->process_id, >, 0);
@@ -53,15 +50,7 @@ fixture_teardown (Fixture *f, gconstpointer data)
   vs_sink_free (f->sink);
   if (f->w)
     vs_writer_close (f->w, false, NULL, NULL, NULL, 0);
-  g_unlink (f->path);
-  char *wal = g_strconcat (f->path, "-wal", NULL), *shm = g_strconcat (f->path, "-shm", NULL);
-  g_unlink (wal);
-  g_unlink (shm);
-  g_free (wal);
-  g_free (shm);
-  g_rmdir (f->dir);
-  g_free (f->path);
-  g_free (f->dir);
+  vs_test_trace_file_remove (f->dir, f->path);
   g_free (f->buf);
 }
 
