@@ -53,3 +53,14 @@ vs_test_trace_file_remove (char *dir, char *path)
   g_free (path);
   g_free (dir);
 }
+
+/* Removes the file at path, then its folder, which must hold nothing
+ * else. */
+static inline void
+vs_test_file_remove_with_folder (const char *path)
+{
+  g_autofree char *dir = g_path_get_dirname (path);
+
+  g_unlink (path);
+  g_rmdir (dir);
+}

@@ -105,16 +105,26 @@ leaf_blocks (VsTrace *trace)
   return blocks;
 }
 
+/* The fixture's trace, opened, with its leaked blocks in *blocks. */
+static VsTrace *
+open_leaves (Fx *fx, GArray **blocks)
+{
+  g_autoptr (GError) error = NULL;
+  VsTrace *trace = vs_trace_open (fx->path, &error);
+
+  g_assert_no_error (error);
+  *blocks = leaf_blocks (trace);
+  return trace;
+}
+
 static void
 test_shared_nodes (Fx *fx, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
-  VsTrace *trace = vs_trace_open (fx->path, &error);
   g_autoptr (GArray) blocks = NULL;
+  VsTrace *trace = open_leaves (fx, &blocks);
   const VsStackInfo *chain = NULL;
 
-  g_assert_no_error (error);
-  blocks = leaf_blocks (trace);
   for (guint i = 0; i < blocks->len; i++)
     {
       const VsStackInfo *s
@@ -156,11 +166,9 @@ static void
 test_top_down_trees (Fx *fx, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
-  VsTrace *trace = vs_trace_open (fx->path, &error);
   g_autoptr (GArray) blocks = NULL;
+  VsTrace *trace = open_leaves (fx, &blocks);
 
-  g_assert_no_error (error);
-  blocks = leaf_blocks (trace);
   for (int user_only = 0; user_only <= 1; user_only++)
     {
       g_autoptr (VsTreeNode) root
