@@ -21,11 +21,14 @@ typedef struct
 {
   char *dir;
   char *path;
+  VsTrace *trace; /* the trace the test opened, if any */
 } Fixture;
 
+/* Frees the trace the test opened and removes its file and folder. */
 static void
-fixture_clear (Fixture *f)
+fixture_teardown (Fixture *f, gconstpointer data)
 {
+  g_clear_pointer (&f->trace, vs_trace_free);
   vs_test_trace_file_remove (f->dir, f->path);
 }
 
@@ -156,20 +159,18 @@ write_run (Fixture *f)
 /* One trace of four processes: three ranks, in rank order, the launcher
  * left out; the shared device marked; rank 2 worst and failed. */
 static void
-test_one_trace (void)
+test_one_trace (Fixture *f, gconstpointer data)
 {
-  Fixture f;
   g_autoptr (GError) error = NULL;
-  g_autoptr (VsTrace) trace = NULL;
   g_autoptr (VsRankComparison) c = NULL;
   g_autoptr (GString) headline = g_string_new (NULL);
   g_autofree char *label = NULL;
   const VsRank *r;
 
-  write_run (&f);
-  trace = vs_trace_open (f.path, &error);
+  write_run (f);
+  f->trace = vs_trace_open (f->path, &error);
   g_assert_no_error (error);
-  c = vs_ranks_compare (&trace, 1, NULL, &error);
+  c = vs_ranks_compare (&f->trace, 1, NULL, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (vs_rank_comparison_get_n_ranks (c), ==, 3);
   for (guint i = 0; i < 3; i++)
@@ -179,7 +180,7 @@ test_one_trace (void)
       g_assert_cmpint (r->pid, ==, 11 + i);
       g_assert_cmpint (r->world_size, ==, 3);
       g_assert_cmpstr (r->job_id, ==, "4242");
-      g_assert_cmpstr (r->trace, ==, f.path);
+      g_assert_cmpstr (r->trace, ==, f->path);
       g_assert_cmpuint (r->trace_index, ==, 0);
     }
 
@@ -219,7 +220,8 @@ test_one_trace (void)
   {
     VsSummary s;
 
-    g_assert_true (vs_summary_get (trace, vs_trace_find_device_by_idx (trace, 1)->id, 0, &s, NULL));
+    g_assert_true (
+        vs_summary_get (f->trace, vs_trace_find_device_by_idx (f->trace, 1)->id, 0, &s, NULL));
     g_assert_cmpint (s.failed_alloc_count, ==, r->failed_alloc_count);
   }
 
@@ -250,7 +252,7 @@ test_one_trace (void)
 
   /* Peaks of an allocator none of the ranks has: rows kept, unknown. */
   {
-    g_autoptr (VsRankComparison) py = vs_ranks_compare (&trace, 1, "pytorch", &error);
+    g_autoptr (VsRankComparison) py = vs_ranks_compare (&f->trace, 1, "pytorch", &error);
 
     g_assert_no_error (error);
     g_assert_cmpuint (vs_rank_comparison_get_n_ranks (py), ==, 3);
@@ -259,42 +261,38 @@ test_one_trace (void)
     /* Device-level failures are no allocator's. */
     g_assert_null (vs_rank_comparison_get_first_failed (py));
   }
-  g_clear_pointer (&trace, vs_trace_free);
-  fixture_clear (&f);
 }
 
 /* The full fixture: one process on two devices gives two rows; its
  * PyTorch OOM counts, the device-level failure PyTorch retried does not;
  * with allocator "pytorch" the peaks are that allocator's summary. */
 static void
-test_allocator (void)
+test_allocator (Fixture *f, gconstpointer data)
 {
-  Fixture f;
   g_autoptr (GError) error = NULL;
-  g_autoptr (VsTrace) trace = NULL;
   g_autoptr (VsRankComparison) all = NULL;
   g_autoptr (VsRankComparison) py = NULL;
   char err[512] = "";
 
-  vs_test_trace_file ("vs-ranks-XXXXXX", "full.db", &f.dir, &f.path);
-  g_assert_true (vs_fixture_full (f.path, err, sizeof err));
-  trace = vs_trace_open (f.path, &error);
+  vs_test_trace_file ("vs-ranks-XXXXXX", "full.db", &f->dir, &f->path);
+  g_assert_true (vs_fixture_full (f->path, err, sizeof err));
+  f->trace = vs_trace_open (f->path, &error);
   g_assert_no_error (error);
-  all = vs_ranks_compare (&trace, 1, "all", &error);
+  all = vs_ranks_compare (&f->trace, 1, "all", &error);
   g_assert_no_error (error);
-  py = vs_ranks_compare (&trace, 1, "pytorch", &error);
+  py = vs_ranks_compare (&f->trace, 1, "pytorch", &error);
   g_assert_no_error (error);
   g_assert_cmpuint (vs_rank_comparison_get_n_ranks (all), ==, 2);
   for (guint i = 0; i < 2; i++)
     {
       const VsRank *r = vs_rank_comparison_get_rank (all, i);
-      const VsDeviceInfo *d = vs_trace_find_device_by_idx (trace, r->device_idx);
+      const VsDeviceInfo *d = vs_trace_find_device_by_idx (f->trace, r->device_idx);
       VsSummary s;
 
       g_assert_cmpint (r->device_idx, ==, i);
       g_assert_cmpint (r->rank, ==, U);
       g_assert_false (r->shared_device);
-      g_assert_true (vs_summary_get (trace, d->id, 0, &s, NULL));
+      g_assert_true (vs_summary_get (f->trace, d->id, 0, &s, NULL));
       g_assert_cmpint (r->peak_reserved_bytes, ==, s.peak_reserved_bytes);
       g_assert_cmpint (r->peak_reserved_time_ns, ==, s.peak_reserved_time_ns);
       g_assert_cmpint (r->peak_allocated_bytes, ==, s.peak_allocated_bytes);
@@ -315,40 +313,37 @@ test_allocator (void)
   {
     const VsRank *r = vs_rank_comparison_get_rank (py, 0);
     const VsAllocatorInfo *a = NULL;
-    const GPtrArray *as = vs_trace_get_allocators (trace);
+    const GPtrArray *as = vs_trace_get_allocators (f->trace);
     VsSummary s;
 
     for (guint i = 0; i < as->len; i++)
       if (strcmp (((VsAllocatorInfo *)g_ptr_array_index (as, i))->name, "pytorch") == 0)
         a = g_ptr_array_index (as, i);
     g_assert_nonnull (a);
-    g_assert_true (vs_summary_get (trace, a->device_id, a->id, &s, NULL));
+    g_assert_true (vs_summary_get (f->trace, a->device_id, a->id, &s, NULL));
     g_assert_cmpint (r->peak_reserved_bytes, ==, s.peak_reserved_bytes);
     g_assert_cmpint (r->peak_allocated_bytes, ==, s.peak_allocated_bytes);
     g_assert_cmpint (r->failed_alloc_count, ==, 1);
     g_assert_true (r->worst);
     g_assert_cmpint (vs_rank_comparison_get_rank (py, 1)->peak_reserved_bytes, ==, U);
   }
-  g_clear_pointer (&trace, vs_trace_free);
-  fixture_clear (&f);
 }
 
 /* Two traces of the same run: rows of both, by rank then trace; a rank
  * both have is named with its trace. */
 static void
-test_several_traces (void)
+test_several_traces (Fixture *f, gconstpointer data)
 {
-  Fixture f;
   g_autoptr (GError) error = NULL;
   VsTrace *traces[2];
   g_autoptr (VsRankComparison) c = NULL;
   g_autofree char *label = NULL;
   g_autofree char *expected = NULL;
 
-  write_run (&f);
+  write_run (f);
   for (guint i = 0; i < 2; i++)
     {
-      traces[i] = vs_trace_open (f.path, &error);
+      traces[i] = vs_trace_open (f->path, &error);
       g_assert_no_error (error);
     }
   c = vs_ranks_compare (traces, 2, NULL, &error);
@@ -364,26 +359,23 @@ test_several_traces (void)
   /* The first of equals is the worst. */
   g_assert_true (vs_rank_comparison_get_worst (c) == vs_rank_comparison_get_rank (c, 4));
   label = vs_rank_comparison_dup_label (c, vs_rank_comparison_get_rank (c, 5));
-  expected = g_strdup_printf ("rank 2 of %s", f.path);
+  expected = g_strdup_printf ("rank 2 of %s", f->path);
   g_assert_cmpstr (label, ==, expected);
   for (guint i = 0; i < 2; i++)
     vs_trace_free (traces[i]);
-  fixture_clear (&f);
 }
 
 /* Ten ranks whose only deed is a failed request, on one device: each is a
  * row (its failure tells its device); the headline names eight. */
 static void
-test_many_failed (void)
+test_many_failed (Fixture *f, gconstpointer data)
 {
-  Fixture f;
   g_autoptr (GError) error = NULL;
-  g_autoptr (VsTrace) trace = NULL;
   g_autoptr (VsRankComparison) c = NULL;
   g_autoptr (GString) headline = g_string_new (NULL);
   VsDevice d = { 0, "GPU-many", "Test GPU", 1000 * MiB };
   int64_t dev;
-  VsWriter *w = start_trace (&f, "many.db", &d, &dev);
+  VsWriter *w = start_trace (f, "many.db", &d, &dev);
 
   for (int i = 0; i < 10; i++)
     {
@@ -394,8 +386,8 @@ test_many_failed (void)
 
       g_assert_cmpint (vs_writer_failed_alloc (w, &fa), ==, 0);
     }
-  trace = finish_trace (w, &f);
-  c = vs_ranks_compare (&trace, 1, NULL, &error);
+  f->trace = finish_trace (w, f);
+  c = vs_ranks_compare (&f->trace, 1, NULL, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (vs_rank_comparison_get_n_ranks (c), ==, 10);
   for (guint i = 0; i < 10; i++)
@@ -413,8 +405,6 @@ test_many_failed (void)
                    "rank 0 on host h peaks highest: 0 B of 1000.00 MiB (0 %); "
                    "ranks 0, 1, 2, 3, 4, 5, 6, 7 and 2 more failed\n"
                    "no spread of peak reserved: all 10 ranks at 0 B\n");
-  g_clear_pointer (&trace, vs_trace_free);
-  fixture_clear (&f);
 }
 
 /* Two ranks on one device, each with its own PyTorch allocator: their
@@ -422,16 +412,14 @@ test_many_failed (void)
  * reserved most (rank 1, 200 MiB against 100) wins; by allocator each
  * row is the rank's own. */
 static void
-test_shared_tie (void)
+test_shared_tie (Fixture *f, gconstpointer data)
 {
-  Fixture f;
   g_autoptr (GError) error = NULL;
-  g_autoptr (VsTrace) trace = NULL;
   g_autoptr (VsRankComparison) all = NULL;
   g_autoptr (VsRankComparison) py = NULL;
   VsDevice d = { 0, "GPU-shared", "Test GPU", 1000 * MiB };
   int64_t dev;
-  VsWriter *w = start_trace (&f, "shared.db", &d, &dev);
+  VsWriter *w = start_trace (f, "shared.db", &d, &dev);
 
   for (int i = 0; i < 2; i++)
     {
@@ -456,10 +444,10 @@ test_shared_tie (void)
 
       g_assert_cmpint (vs_writer_alloc_event (w, &seg), ==, 0);
     }
-  trace = finish_trace (w, &f);
-  all = vs_ranks_compare (&trace, 1, NULL, &error);
+  f->trace = finish_trace (w, f);
+  all = vs_ranks_compare (&f->trace, 1, NULL, &error);
   g_assert_no_error (error);
-  py = vs_ranks_compare (&trace, 1, "pytorch", &error);
+  py = vs_ranks_compare (&f->trace, 1, "pytorch", &error);
   g_assert_no_error (error);
   g_assert_cmpuint (vs_rank_comparison_get_n_ranks (all), ==, 2);
   for (guint i = 0; i < 2; i++)
@@ -474,18 +462,16 @@ test_shared_tie (void)
     }
   g_assert_true (vs_rank_comparison_get_worst (all) == vs_rank_comparison_get_rank (all, 1));
   g_assert_true (vs_rank_comparison_get_worst (py) == vs_rank_comparison_get_rank (py, 1));
-  g_clear_pointer (&trace, vs_trace_free);
-  fixture_clear (&f);
 }
 
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
-  g_test_add_func ("/ranks/one-trace", test_one_trace);
-  g_test_add_func ("/ranks/allocator", test_allocator);
-  g_test_add_func ("/ranks/several-traces", test_several_traces);
-  g_test_add_func ("/ranks/many-failed", test_many_failed);
-  g_test_add_func ("/ranks/shared-tie", test_shared_tie);
+  g_test_add ("/ranks/one-trace", Fixture, NULL, NULL, test_one_trace, fixture_teardown);
+  g_test_add ("/ranks/allocator", Fixture, NULL, NULL, test_allocator, fixture_teardown);
+  g_test_add ("/ranks/several-traces", Fixture, NULL, NULL, test_several_traces, fixture_teardown);
+  g_test_add ("/ranks/many-failed", Fixture, NULL, NULL, test_many_failed, fixture_teardown);
+  g_test_add ("/ranks/shared-tie", Fixture, NULL, NULL, test_shared_tie, fixture_teardown);
   return g_test_run ();
 }

@@ -526,7 +526,7 @@ test_aggregates (gconstpointer mode)
                                          -1, &cs, NULL),
                      ==, SQLITE_OK);
     int64_t nonzero = 0;
-    while (sqlite3_step (sl) == SQLITE_ROW)
+    while (sqlite3_step (cs) == SQLITE_ROW)
       {
         int64_t a = sqlite3_column_int64 (cs, 0), e = sqlite3_column_int64 (cs, 1);
         g_autofree char *sql = g_strdup_printf (
