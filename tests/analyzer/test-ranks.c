@@ -33,15 +33,27 @@ fixture_teardown (Fixture *f, gconstpointer data)
 }
 
 /* A writer of the trace name in a new folder (f's), its start at T0, its
- * one device d (*dev its id). */
+ * one device a 1000 MiB "Test GPU" of that uuid (*dev its id). */
 static VsWriter *
-start_trace (Fixture *f, const char *name, const VsDevice *d, int64_t *dev)
+start_trace (Fixture *f, const char *name, const char *uuid, int64_t *dev)
 {
   VsWriter *w = vs_test_trace_file_create ("vs-ranks-XXXXXX", name, &f->dir, &f->path);
+  VsDevice d = { 0, uuid, "Test GPU", 1000 * MiB };
 
   g_assert_cmpint (vs_writer_set_meta_int (w, "start_ns", T (0)), ==, 0);
-  *dev = vs_writer_add_device (w, d);
+  *dev = vs_writer_add_device (w, &d);
   return w;
+}
+
+/* Adds process pid, rank of world on host h (its local rank the same),
+ * running "train" from T (0) to T (100) and exiting with exit_status;
+ * returns its id. */
+static int64_t
+add_rank (VsWriter *w, int64_t pid, int64_t rank, int64_t world, int64_t exit_status)
+{
+  VsProcess p = { pid, 1, "h", rank, rank, world, NULL, "train", T (0), T (100), exit_status };
+
+  return vs_writer_add_process (w, &p);
 }
 
 /* Finalizes the trace w writes at f's path and opens it. */
@@ -373,14 +385,12 @@ test_many_failed (Fixture *f, gconstpointer data)
   g_autoptr (GError) error = NULL;
   g_autoptr (VsRankComparison) c = NULL;
   g_autoptr (GString) headline = g_string_new (NULL);
-  VsDevice d = { 0, "GPU-many", "Test GPU", 1000 * MiB };
   int64_t dev;
-  VsWriter *w = start_trace (f, "many.db", &d, &dev);
+  VsWriter *w = start_trace (f, "many.db", "GPU-many", &dev);
 
   for (int i = 0; i < 10; i++)
     {
-      VsProcess p = { 100 + i, 1, "h", i, i, 10, NULL, "train", T (0), T (100), 1 };
-      int64_t proc = vs_writer_add_process (w, &p);
+      int64_t proc = add_rank (w, 100 + i, i, 10, 1);
       VsFailedAlloc fa
           = { T (10 + i), proc, 1, dev, U, "cudaMalloc", 2000 * MiB, 2, NULL, U, U, U, U, U };
 
@@ -417,14 +427,12 @@ test_shared_tie (Fixture *f, gconstpointer data)
   g_autoptr (GError) error = NULL;
   g_autoptr (VsRankComparison) all = NULL;
   g_autoptr (VsRankComparison) py = NULL;
-  VsDevice d = { 0, "GPU-shared", "Test GPU", 1000 * MiB };
   int64_t dev;
-  VsWriter *w = start_trace (f, "shared.db", &d, &dev);
+  VsWriter *w = start_trace (f, "shared.db", "GPU-shared", &dev);
 
   for (int i = 0; i < 2; i++)
     {
-      VsProcess p = { 200 + i, 1, "h", i, i, 2, NULL, "train", T (0), T (100), 0 };
-      int64_t proc = vs_writer_add_process (w, &p);
+      int64_t proc = add_rank (w, 200 + i, i, 2, 0);
       VsAllocator a = { dev, proc, "pytorch", "pytorch", U, NULL };
       int64_t torch = vs_writer_add_allocator (w, &a);
       VsAllocEvent seg = { T (10 + i),
