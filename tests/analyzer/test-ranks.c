@@ -45,6 +45,19 @@ start_trace (Fixture *f, const char *name, const char *uuid, int64_t *dev)
   return w;
 }
 
+/* The ranks of f's trace compared over allocator all_allocator (NULL:
+ * each device's own figures) into *all, and over "pytorch" into *py. */
+static void
+compare_both (Fixture *f, const char *all_allocator, VsRankComparison **all, VsRankComparison **py)
+{
+  g_autoptr (GError) error = NULL;
+
+  *all = vs_ranks_compare (&f->trace, 1, all_allocator, &error);
+  g_assert_no_error (error);
+  *py = vs_ranks_compare (&f->trace, 1, "pytorch", &error);
+  g_assert_no_error (error);
+}
+
 /* Adds process pid, rank of world on host h (its local rank the same),
  * running "train" from T (0) to T (100) and exiting with exit_status;
  * returns its id. */
@@ -290,10 +303,7 @@ test_allocator (Fixture *f, gconstpointer data)
   g_assert_true (vs_fixture_full (f->path, err, sizeof err));
   f->trace = vs_trace_open (f->path, &error);
   g_assert_no_error (error);
-  all = vs_ranks_compare (&f->trace, 1, "all", &error);
-  g_assert_no_error (error);
-  py = vs_ranks_compare (&f->trace, 1, "pytorch", &error);
-  g_assert_no_error (error);
+  compare_both (f, "all", &all, &py);
   g_assert_cmpuint (vs_rank_comparison_get_n_ranks (all), ==, 2);
   for (guint i = 0; i < 2; i++)
     {
@@ -424,7 +434,6 @@ test_many_failed (Fixture *f, gconstpointer data)
 static void
 test_shared_tie (Fixture *f, gconstpointer data)
 {
-  g_autoptr (GError) error = NULL;
   g_autoptr (VsRankComparison) all = NULL;
   g_autoptr (VsRankComparison) py = NULL;
   int64_t dev;
@@ -453,10 +462,7 @@ test_shared_tie (Fixture *f, gconstpointer data)
       g_assert_cmpint (vs_writer_alloc_event (w, &seg), ==, 0);
     }
   f->trace = finish_trace (w, f);
-  all = vs_ranks_compare (&f->trace, 1, NULL, &error);
-  g_assert_no_error (error);
-  py = vs_ranks_compare (&f->trace, 1, "pytorch", &error);
-  g_assert_no_error (error);
+  compare_both (f, NULL, &all, &py);
   g_assert_cmpuint (vs_rank_comparison_get_n_ranks (all), ==, 2);
   for (guint i = 0; i < 2; i++)
     {
