@@ -205,11 +205,20 @@ open_db (const char *path)
   return db;
 }
 
+/* sql prepared on db; asserts that it could be. */
+static sqlite3_stmt *
+prepared (sqlite3 *db, const char *sql)
+{
+  sqlite3_stmt *s = NULL;
+
+  g_assert_cmpint (sqlite3_prepare_v2 (db, sql, -1, &s, NULL), ==, SQLITE_OK);
+  return s;
+}
+
 static int64_t
 q (sqlite3 *db, const char *sql)
 {
-  sqlite3_stmt *s;
-  g_assert_cmpint (sqlite3_prepare_v2 (db, sql, -1, &s, NULL), ==, SQLITE_OK);
+  sqlite3_stmt *s = prepared (db, sql);
   int64_t v = sqlite3_step (s) == SQLITE_ROW ? sqlite3_column_int64 (s, 0) : -1;
   sqlite3_finalize (s);
   return v;
@@ -219,8 +228,7 @@ q (sqlite3 *db, const char *sql)
 static char *
 rows (sqlite3 *db, const char *sql, int64_t arg)
 {
-  sqlite3_stmt *s;
-  g_assert_cmpint (sqlite3_prepare_v2 (db, sql, -1, &s, NULL), ==, SQLITE_OK);
+  sqlite3_stmt *s = prepared (db, sql);
   if (sqlite3_bind_parameter_count (s) > 0)
     sqlite3_bind_int64 (s, 1, arg);
   GString *out = g_string_new (NULL);
@@ -365,7 +373,7 @@ state_at (sqlite3 *db, int64_t a, int64_t ts)
   const char *sql = "SELECT reserved_bytes, allocated_bytes, device_bytes FROM series"
                     " WHERE device_id = 1 AND allocator_id = ?1 AND ts <= ?2"
                     " ORDER BY ts DESC, seq DESC LIMIT 1";
-  g_assert_cmpint (sqlite3_prepare_v2 (db, sql, -1, &s, NULL), ==, SQLITE_OK);
+  s = prepared (db, sql);
   sqlite3_bind_int64 (s, 1, a);
   sqlite3_bind_int64 (s, 2, ts);
   char *v = sqlite3_step (s) == SQLITE_ROW
@@ -404,22 +412,14 @@ test_series (gconstpointer mode)
   int n = 3000;
   pair_make (&p, n, (int64_t)n * STEP_NS / 10);
   g_assert_cmpint (q (p.w, "SELECT count(*) FROM detail_interval"), >=, 3);
-  sqlite3_stmt *iv;
-  g_assert_cmpint (sqlite3_prepare_v2 (p.w,
-                                       "SELECT start_ns, end_ns FROM detail_interval"
-                                       " WHERE device_id = 1 ORDER BY start_ns",
-                                       -1, &iv, NULL),
-                   ==, SQLITE_OK);
+  sqlite3_stmt *iv = prepared (p.w, "SELECT start_ns, end_ns FROM detail_interval"
+                                    " WHERE device_id = 1 ORDER BY start_ns");
   int64_t checked = 0;
   while (sqlite3_step (iv) == SQLITE_ROW)
     {
       int64_t s = sqlite3_column_int64 (iv, 0), e = sqlite3_column_int64 (iv, 1);
-      sqlite3_stmt *r;
-      g_assert_cmpint (sqlite3_prepare_v2 (p.f,
-                                           "SELECT DISTINCT allocator_id, ts FROM series"
-                                           " WHERE device_id = 1 AND ts >= ?1 AND ts < ?2",
-                                           -1, &r, NULL),
-                       ==, SQLITE_OK);
+      sqlite3_stmt *r = prepared (p.f, "SELECT DISTINCT allocator_id, ts FROM series"
+                                       " WHERE device_id = 1 AND ts >= ?1 AND ts < ?2");
       sqlite3_bind_int64 (r, 1, s);
       sqlite3_bind_int64 (r, 2, e);
       while (sqlite3_step (r) == SQLITE_ROW)
@@ -438,15 +438,11 @@ test_series (gconstpointer mode)
   /* Outside: each coarse slice's one row holds the slice's peak, the
    * highest state of the complete trace from its start to its end (the
    * state entering it included). */
-  sqlite3_stmt *sl;
-  g_assert_cmpint (
-      sqlite3_prepare_v2 (p.w,
-                          "SELECT s.allocator_id, s.start_ns, s.end_ns FROM window_slice s"
-                          " WHERE NOT EXISTS (SELECT 1 FROM detail_interval i WHERE"
-                          " i.device_id = s.device_id AND i.start_ns < s.end_ns"
-                          " AND i.end_ns > s.start_ns)",
-                          -1, &sl, NULL),
-      ==, SQLITE_OK);
+  sqlite3_stmt *sl
+      = prepared (p.w, "SELECT s.allocator_id, s.start_ns, s.end_ns FROM window_slice s"
+                       " WHERE NOT EXISTS (SELECT 1 FROM detail_interval i WHERE"
+                       " i.device_id = s.device_id AND i.start_ns < s.end_ns"
+                       " AND i.end_ns > s.start_ns)");
   int64_t coarse = 0;
   while (sqlite3_step (sl) == SQLITE_ROW)
     {
@@ -500,12 +496,8 @@ test_aggregates (gconstpointer mode)
                            " WHERE allocator_id = 0"),
                    ==, n / 50);
   /* Each slice's final state: the complete trace's state at its end. */
-  sqlite3_stmt *sl;
-  g_assert_cmpint (sqlite3_prepare_v2 (p.w,
-                                       "SELECT allocator_id, end_ns, final_reserved_bytes,"
-                                       " final_allocated_bytes FROM window_slice",
-                                       -1, &sl, NULL),
-                   ==, SQLITE_OK);
+  sqlite3_stmt *sl = prepared (p.w, "SELECT allocator_id, end_ns, final_reserved_bytes,"
+                                    " final_allocated_bytes FROM window_slice");
   while (sqlite3_step (sl) == SQLITE_ROW)
     {
       g_autofree char *truth
@@ -518,13 +510,9 @@ test_aggregates (gconstpointer mode)
   /* Each slice's allocations and frees of the allocator: the complete
    * trace's blocks allocated and freed in it. */
   {
-    sqlite3_stmt *cs;
-    g_assert_cmpint (sqlite3_prepare_v2 (p.w,
-                                         "SELECT start_ns, end_ns, alloc_count, alloc_bytes,"
-                                         " free_count, free_bytes FROM window_slice"
-                                         " WHERE allocator_id = 1",
-                                         -1, &cs, NULL),
-                     ==, SQLITE_OK);
+    sqlite3_stmt *cs = prepared (p.w, "SELECT start_ns, end_ns, alloc_count, alloc_bytes,"
+                                      " free_count, free_bytes FROM window_slice"
+                                      " WHERE allocator_id = 1");
     int64_t nonzero = 0;
     while (sqlite3_step (cs) == SQLITE_ROW)
       {
