@@ -285,6 +285,19 @@ pair_make (Pair *p, int nsteps, int64_t window_ns)
   g_assert_cmpint (rc, ==, 0);
 }
 
+/* The run the windowed checks share: slicing as slicing says (see
+ * slicing_mode), 3000 steps, the window their last tenth; makes p and
+ * returns the steps. */
+static int
+pair_make_run (Pair *p, int slicing)
+{
+  int n = 3000;
+
+  slicing_mode = slicing;
+  pair_make (p, n, (int64_t)n * STEP_NS / 10);
+  return n;
+}
+
 static void
 pair_free (Pair *p)
 {
@@ -325,10 +338,8 @@ static const char *failures_sql
 static void
 test_same_answers (gconstpointer mode)
 {
-  slicing_mode = GPOINTER_TO_INT (mode);
   Pair p;
-  int n = 3000;
-  pair_make (&p, n, (int64_t)n * STEP_NS / 10);
+  int n = pair_make_run (&p, GPOINTER_TO_INT (mode));
   g_assert_cmpint (p.st.blocks_dropped, >, 0);
   g_assert_cmpint (p.st.kernels_dropped, >, 0);
   assert_same (p.f, p.w, summary_sql, 0, 0);
@@ -407,10 +418,8 @@ slice_state_sql (const char *agg, int64_t a, int64_t s, int64_t e)
 static void
 test_series (gconstpointer mode)
 {
-  slicing_mode = GPOINTER_TO_INT (mode);
   Pair p;
-  int n = 3000;
-  pair_make (&p, n, (int64_t)n * STEP_NS / 10);
+  pair_make_run (&p, GPOINTER_TO_INT (mode));
   g_assert_cmpint (q (p.w, "SELECT count(*) FROM detail_interval"), >=, 3);
   sqlite3_stmt *iv = prepared (p.w, "SELECT start_ns, end_ns FROM detail_interval"
                                     " WHERE device_id = 1 ORDER BY start_ns");
@@ -477,10 +486,8 @@ test_series (gconstpointer mode)
 static void
 test_aggregates (gconstpointer mode)
 {
-  slicing_mode = GPOINTER_TO_INT (mode);
   Pair p;
-  int n = 3000;
-  pair_make (&p, n, (int64_t)n * STEP_NS / 10);
+  int n = pair_make_run (&p, GPOINTER_TO_INT (mode));
   /* Counts over all slices: the complete trace's. */
   assert_same (p.f, p.w, "SELECT allocator_id, alloc_count, free_count FROM summary ORDER BY 1", 0,
                0);
@@ -564,9 +571,7 @@ static void
 test_iteration_slices (void)
 {
   Pair p;
-  int n = 3000;
-  slicing_mode = 1;
-  pair_make (&p, n, (int64_t)n * STEP_NS / 10);
+  int n = pair_make_run (&p, 1);
   g_assert_cmpint (p.st.slice_iterations, ==, 3);
   g_assert_cmpint (p.st.slice_ns, ==, 0);
   g_assert_cmpint (q (p.w, "SELECT CAST(value AS INTEGER) FROM meta"
