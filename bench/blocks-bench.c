@@ -28,6 +28,7 @@
 #include <pango/pangocairo.h>
 
 #include "vs-blocks-draw.h"
+#include "vs-bench-stats.h"
 
 #define WIDTH 1270
 #define HEIGHT 300
@@ -37,20 +38,6 @@ static double
 ms_since (gint64 t0)
 {
   return (g_get_monotonic_time () - t0) / 1000.0;
-}
-
-static int
-cmp_double (gconstpointer a, gconstpointer b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double
-percentile (GArray *a, double p)
-{
-  g_array_sort (a, cmp_double);
-  return g_array_index (a, double, (guint)(p * (a->len - 1) + 0.5));
 }
 
 /* Queries and draws [t0, t1); adds the times.  Returns FALSE on error. */
@@ -157,12 +144,15 @@ main (int argc, char **argv)
       g_array_append_val (uis, u);
     }
   printf ("steps %u\n", queries->len);
-  printf ("query_p50_ms %.0f\nquery_p95_ms %.0f\nquery_max_ms %.0f\n", percentile (queries, 0.5),
-          percentile (queries, 0.95), percentile (queries, 1.0));
-  printf ("draw_p50_ms %.2f\ndraw_p95_ms %.2f\ndraw_max_ms %.2f\n", percentile (draws, 0.5),
-          percentile (draws, 0.95), percentile (draws, 1.0));
-  printf ("ui_p50_ms %.2f\nui_p95_ms %.2f target < 16\nui_max_ms %.2f\n", percentile (uis, 0.5),
-          percentile (uis, 0.95), percentile (uis, 1.0));
+  printf ("query_p50_ms %.0f\nquery_p95_ms %.0f\nquery_max_ms %.0f\n",
+          vs_bench_percentile (queries, 0.5), vs_bench_percentile (queries, 0.95),
+          vs_bench_percentile (queries, 1.0));
+  printf ("draw_p50_ms %.2f\ndraw_p95_ms %.2f\ndraw_max_ms %.2f\n",
+          vs_bench_percentile (draws, 0.5), vs_bench_percentile (draws, 0.95),
+          vs_bench_percentile (draws, 1.0));
+  printf ("ui_p50_ms %.2f\nui_p95_ms %.2f target < 16\nui_max_ms %.2f\n",
+          vs_bench_percentile (uis, 0.5), vs_bench_percentile (uis, 0.95),
+          vs_bench_percentile (uis, 1.0));
   printf ("bands_max %u\ncandidates_max %" G_GINT64_FORMAT "\n", bands, candidates);
   vs_trace_free (trace);
   g_object_unref (pango);

@@ -9,13 +9,9 @@
 # leaves share the chain.
 #
 # Usage: bench/deep-stacks-bench.sh [BUILD_DIR] [LEAVES]
-set -euo pipefail
-build="${1:-build}"
+. "$(dirname "$0")/lib.sh"
 leaves="${2:-100}"
-work="${VS_BENCH_DIR:-$build/bench-data}"
-mkdir -p "$work"
-trace="$work/deep-$leaves.db"
-vs="$build/cli/vramscope"
+bench_work "deep-$leaves.db"
 
 [ -f "$trace" ] || "$build/bench/vs-gen-deep-stacks" -l "$leaves" -o "$trace"
 echo "# $leaves stacks of 100000 frames sharing one chain ($(stat -c %s "$trace") bytes)"

@@ -7,15 +7,11 @@
 # trace's size.
 #
 # Usage: bench/export-bench.sh [BUILD_DIR] [EVENTS]
-set -euo pipefail
-build="${1:-build}"
+. "$(dirname "$0")/lib.sh"
 # The benchmark programs are not built by default.
 ninja -C "$build" benchmarks >&2 || exit 1
 events="${2:-1000000}"
-work="${VS_BENCH_DIR:-$build/bench-data}"
-mkdir -p "$work"
-trace="$work/synthetic-$events.db"
-vs="$build/cli/vramscope"
+bench_work "synthetic-$events.db"
 
 [ -f "$trace" ] || "$build/bench/vs-gen-trace" -n "$events" -o "$trace" >/dev/null
 echo "# export of a $events-event synthetic trace ($(stat -c %s "$trace") bytes)"

@@ -11,13 +11,9 @@
 # batch.
 #
 # Usage: bench/predict-bench.sh [BUILD_DIR] [EVENTS]
-set -euo pipefail
-build="${1:-build}"
+. "$(dirname "$0")/lib.sh"
 events="${2:-10000000}"
-work="${VS_BENCH_DIR:-$build/bench-data}"
-mkdir -p "$work"
-trace="$work/synthetic-$events.db"
-vs="$build/cli/vramscope"
+bench_work "synthetic-$events.db"
 
 [ -s "$trace" ] || "$build/bench/vs-gen-trace" -n "$events" -o "$trace"
 ms_now () { date +%s%N | cut -c1-13; }

@@ -8,15 +8,11 @@
 # figure with its target and the ratio figure/target (< 1 meets it).
 #
 # Usage: bench/run-analyzer-bench.sh [BUILD_DIR] [EVENTS]
-set -euo pipefail
-build="${1:-build}"
+. "$(dirname "$0")/lib.sh"
 # The benchmark programs are not built by default.
 ninja -C "$build" benchmarks >&2 || exit 1
 events="${2:-10000000}"
-work="${VS_BENCH_DIR:-$build/bench-data}"
-mkdir -p "$work"
-trace="$work/synthetic-$events.db"
-vs="$build/cli/vramscope"
+bench_work "synthetic-$events.db"
 
 ms_now () { date +%s%N | cut -c1-13; }
 

@@ -19,6 +19,7 @@
 #include "vs-collector-private.h"
 #include "vs-symbolize.h"
 #include "vs-unwind.h"
+#include "../tests/vs-test-records.h"
 
 #define DEPTH 30
 #define DEPTHS 200
@@ -104,14 +105,7 @@ main (int argc, char **argv)
   close (fd);
   char err[512];
   VsWriter *w = vs_writer_create (path, err, sizeof err);
-  VsProcess p = { .pid = getpid (),
-                  .ppid = VS_UNKNOWN,
-                  .rank = VS_UNKNOWN,
-                  .local_rank = VS_UNKNOWN,
-                  .world_size = VS_UNKNOWN,
-                  .start_ns = 1,
-                  .end_ns = VS_UNKNOWN,
-                  .exit_status = VS_UNKNOWN };
+  VsProcess p = vs_test_process (getpid (), VS_UNKNOWN, NULL, NULL, 1);
   int64_t pid = vs_writer_add_process (w, &p);
   VsSink *s = vs_sink_new (w, pid);
   VsItem items[256];

@@ -44,6 +44,7 @@
 
 #include "vs-application.h"
 #include "vs-window-private.h"
+#include "vs-bench-stats.h"
 
 static VsWindow *window;
 static guint paints;
@@ -107,34 +108,15 @@ wait_stepped (guint before)
   return TRUE;
 }
 
-static int
-cmp_double (gconstpointer a, gconstpointer b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 static void
 print_percentiles (const char *key, GArray *ms)
 {
-  g_array_sort (ms, cmp_double);
+  g_array_sort (ms, vs_bench_cmp_double);
   if (ms->len == 0)
     return;
   printf ("%s_p50 %.3f\n", key, g_array_index (ms, double, ms->len / 2));
   printf ("%s_p95 %.3f\n", key, g_array_index (ms, double, MIN (ms->len - 1, ms->len * 95 / 100)));
   printf ("%s_max %.3f\n", key, g_array_index (ms, double, ms->len - 1));
-}
-
-static long
-peak_rss_kb (void)
-{
-  g_autofree char *status = NULL;
-  const char *p;
-
-  if (!g_file_get_contents ("/proc/self/status", &status, NULL, NULL))
-    return -1;
-  p = strstr (status, "VmHWM:");
-  return p != NULL ? atol (p + 6) : -1;
 }
 
 /* The analyzer alone: the span around seq and the state after each of
@@ -290,6 +272,6 @@ main (int argc, char **argv)
   g_object_unref (app);
 
   bench_analyzer (argv[1], device_id, seq);
-  printf ("peak_rss_mb %.0f\n", peak_rss_kb () / 1024.0);
+  printf ("peak_rss_mb %.0f\n", vs_bench_peak_rss_kb () / 1024.0);
   return 0;
 }

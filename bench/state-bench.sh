@@ -6,17 +6,11 @@
 # press to painted frame, and the analyzer's share (see bench/state-bench.c).
 #
 # Usage: bench/state-bench.sh [BUILD_DIR] [EVENTS] [STEPS]
-set -euo pipefail
-build="${1:-build}"
+. "$(dirname "$0")/lib.sh"
 ninja -C "$build" bench/state-bench >&2 || exit 1
 events="${2:-10000000}"
 steps="${3:-300}"
-work="${VS_BENCH_DIR:-$build/bench-data}"
-mkdir -p "$work"
-trace="$work/synthetic-$events.db"
-if [ ! -f "$trace" ]; then
-  "$build/bench/vs-gen-trace" -n "$events" -o "$trace" > /dev/null
-fi
+bench_synthetic "$events"
 echo "events $events"
 env -u GSK_RENDERER xvfb-run -a -s "-screen 0 1600x1000x24" \
   "$build/bench/state-bench" "$trace" "$steps" 2> >(grep -v "session bus" >&2)

@@ -27,6 +27,7 @@
 
 #include "vs-application.h"
 #include "vs-memory-chart.h"
+#include "vs-bench-stats.h"
 
 typedef enum
 {
@@ -75,47 +76,17 @@ all_charts_drawn (void)
   return TRUE;
 }
 
-static int
-cmp_double (gconstpointer a, gconstpointer b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double
-percentile (GArray *a, double p)
-{
-  guint i;
-  if (a->len == 0)
-    return 0;
-  g_array_sort (a, cmp_double);
-  i = (guint)(p * (a->len - 1) + 0.5);
-  return g_array_index (a, double, i);
-}
-
-static long
-peak_rss_kb (void)
-{
-  g_autofree char *status = NULL;
-  const char *p;
-
-  if (!g_file_get_contents ("/proc/self/status", &status, NULL, NULL))
-    return -1;
-  p = strstr (status, "VmHWM:");
-  return p ? strtol (p + 6, NULL, 10) : -1;
-}
-
 static void
 report (void)
 {
   printf ("first_frame_ms %.0f target < 1000\n", first_frame_ms);
   printf ("frames %u\n", frame_ms->len);
-  printf ("frame_p50_ms %.2f\n", percentile (frame_ms, 0.5));
-  printf ("frame_p95_ms %.2f target < 16\n", percentile (frame_ms, 0.95));
-  printf ("frame_max_ms %.2f\n", percentile (frame_ms, 1.0));
-  printf ("chart_draw_p50_ms %.2f\n", percentile (draw_ms, 0.5));
-  printf ("chart_draw_max_ms %.2f\n", percentile (draw_ms, 1.0));
-  printf ("peak_rss_mb %.0f target < 1024\n", peak_rss_kb () / 1024.0);
+  printf ("frame_p50_ms %.2f\n", vs_bench_percentile (frame_ms, 0.5));
+  printf ("frame_p95_ms %.2f target < 16\n", vs_bench_percentile (frame_ms, 0.95));
+  printf ("frame_max_ms %.2f\n", vs_bench_percentile (frame_ms, 1.0));
+  printf ("chart_draw_p50_ms %.2f\n", vs_bench_percentile (draw_ms, 0.5));
+  printf ("chart_draw_max_ms %.2f\n", vs_bench_percentile (draw_ms, 1.0));
+  printf ("peak_rss_mb %.0f target < 1024\n", vs_bench_peak_rss_kb () / 1024.0);
   fflush (stdout);
 }
 

@@ -8,17 +8,11 @@
 # and once forced to GTK's GL renderer.
 #
 # Usage: bench/viewer-bench.sh [BUILD_DIR] [EVENTS]
-set -euo pipefail
-build="${1:-build}"
+. "$(dirname "$0")/lib.sh"
 # The benchmark programs are not built by default.
 ninja -C "$build" benchmarks >&2 || exit 1
 events="${2:-10000000}"
-work="${VS_BENCH_DIR:-$build/bench-data}"
-mkdir -p "$work"
-trace="$work/synthetic-$events.db"
-if [ ! -f "$trace" ]; then
-  "$build/bench/vs-gen-trace" -n "$events" -o "$trace" > /dev/null
-fi
+bench_synthetic "$events"
 ls -l "$trace" | awk '{ printf "trace_bytes %.0f\n", $5 }'
 echo "events $events"
 for renderer in auto gl; do

@@ -18,6 +18,7 @@
 
 #include "vs-merge-append.h"
 #include "vs-trace-writer.h"
+#include "../tests/vs-test-records.h"
 
 static double
 now (void)
@@ -38,15 +39,7 @@ write_rows (const char *path, long rows, long first, char *err, size_t errlen)
     return -1;
   if (first == 0)
     {
-      VsProcess p = { .pid = 100,
-                      .ppid = VS_UNKNOWN,
-                      .host = "h",
-                      .rank = VS_UNKNOWN,
-                      .local_rank = VS_UNKNOWN,
-                      .world_size = VS_UNKNOWN,
-                      .start_ns = VS_UNKNOWN,
-                      .end_ns = VS_UNKNOWN,
-                      .exit_status = VS_UNKNOWN };
+      VsProcess p = vs_test_process (100, VS_UNKNOWN, "h", NULL, VS_UNKNOWN);
       VsDevice d = { .idx = 0, .uuid = "GPU-bench", .name = "bench", .total_bytes = 1LL << 36 };
       vs_writer_set_meta (w, "source", "import");
       int64_t pid = vs_writer_add_process (w, &p), dev = vs_writer_add_device (w, &d);
@@ -59,20 +52,9 @@ write_rows (const char *path, long rows, long first, char *err, size_t errlen)
     }
   for (long i = first; i < first + rows; i++)
     {
-      VsAllocEvent e = { .ts = 1000000 + 10 * i,
-                         .process_id = 1,
-                         .tid = 1,
-                         .device_id = 1,
-                         .allocator_id = 1,
-                         .op = i % 2 == 0 ? VS_ALLOC_OP_ALLOC : VS_ALLOC_OP_FREE_COMPLETED,
-                         .address = 0x10000000 + 0x1000 * ((i / 2) % 4096),
-                         .requested_bytes = 1000,
-                         .block_bytes = 1024,
-                         .segment_address = VS_UNKNOWN,
-                         .stream = 7,
-                         .stack_id = VS_UNKNOWN,
-                         .range_id = VS_UNKNOWN,
-                         .before_trace = 0 };
+      VsAllocEvent e = vs_test_alloc_event (
+          1000000 + 10 * i, 1, 1, 1, 1, i % 2 == 0 ? VS_ALLOC_OP_ALLOC : VS_ALLOC_OP_FREE_COMPLETED,
+          0x10000000 + 0x1000 * ((i / 2) % 4096), 1000, 1024);
       if (vs_writer_alloc_event (w, &e) != 0)
         {
           snprintf (err, errlen, "%s", vs_writer_errmsg (w));

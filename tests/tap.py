@@ -3,6 +3,8 @@
 
 ok() counts one check and prints its line, with the detail of a failed one
 as comments (its first 40 lines); done() prints the plan and exits 1 when a check failed.
+case() prints the line of one numbered case, for scripts that print their
+plan first.
 Scripts in tests/*/ import it after putting tests/ on sys.path."""
 import sys
 
@@ -27,3 +29,14 @@ def ok(cond, name, detail=""):
 def done():
     print("1..%d" % _count)
     sys.exit(1 if _failed else 0)
+
+
+def case(n, name, problems):
+    """Prints the TAP line of case n: "ok N - NAME", or "not ok N - NAME:
+    PROBLEMS" (joined by "; ") when problems is not empty; returns 1 when
+    the case failed, else 0."""
+    if problems:
+        print("not ok %d - %s: %s" % (n, name, "; ".join(problems)))
+        return 1
+    print("ok %d - %s" % (n, name))
+    return 0

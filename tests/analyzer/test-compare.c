@@ -25,6 +25,16 @@ open_data (const char *name)
   return t;
 }
 
+/* The differences of the committed traces a and b, opened for it. */
+static GPtrArray *
+differences_of (const char *a, const char *b)
+{
+  g_autoptr (VsTrace) ta = open_data (a);
+  g_autoptr (VsTrace) tb = open_data (b);
+
+  return vs_compare_differences (ta, tb);
+}
+
 /* The differences of kind, joined by newlines. */
 static char *
 texts (GPtrArray *d, VsCompareDifferenceKind kind)
@@ -43,11 +53,9 @@ texts (GPtrArray *d, VsCompareDifferenceKind kind)
 static void
 test_gpus (void)
 {
-  g_autoptr (VsTrace) h200 = open_data ("torch-eval-leak.db");
-  g_autoptr (VsTrace) h100 = open_data ("diagnose/torch-amp-fp32.db");
-  g_autoptr (VsTrace) ddp = open_data ("torch-ddp.db");
-  g_autoptr (GPtrArray) d = vs_compare_differences (h200, h100);
-  g_autoptr (GPtrArray) two = vs_compare_differences (h200, ddp);
+  /* An H200 run against an H100 run, and against a run on two GPUs. */
+  g_autoptr (GPtrArray) d = differences_of ("torch-eval-leak.db", "diagnose/torch-amp-fp32.db");
+  g_autoptr (GPtrArray) two = differences_of ("torch-eval-leak.db", "torch-ddp.db");
   g_autofree char *gpu = texts (d, VS_COMPARE_DIFFERS_GPU);
   g_autofree char *count = texts (two, VS_COMPARE_DIFFERS_GPU);
 
@@ -59,10 +67,10 @@ test_gpus (void)
 static void
 test_settings_and_program (void)
 {
-  g_autoptr (VsTrace) a = open_data ("diagnose/torch-frag-mixed.db");
-  g_autoptr (VsTrace) b = open_data ("diagnose/torch-frag-mixed-expandable.db");
-  g_autoptr (GPtrArray) d = vs_compare_differences (a, b);
-  g_autoptr (GPtrArray) self = vs_compare_differences (a, a);
+  g_autoptr (GPtrArray) d
+      = differences_of ("diagnose/torch-frag-mixed.db", "diagnose/torch-frag-mixed-expandable.db");
+  g_autoptr (GPtrArray) self
+      = differences_of ("diagnose/torch-frag-mixed.db", "diagnose/torch-frag-mixed.db");
   g_autofree char *settings = texts (d, VS_COMPARE_DIFFERS_SETTINGS);
   g_autofree char *program = texts (d, VS_COMPARE_DIFFERS_PROGRAM);
   g_autofree char *gpu = texts (d, VS_COMPARE_DIFFERS_GPU);

@@ -34,6 +34,8 @@ typedef struct
   char *dir;
   char *path;
   gint64 file_bytes;
+  VsTrace *trace; /* fx_setup_leaves: the trace, opened */
+  GArray *blocks; /* fx_setup_leaves: its leaked blocks, one per leaf */
 } Fx;
 
 /* The trace, written once for every test. */
@@ -48,6 +50,8 @@ fx_setup (Fx *fx, gconstpointer data)
 static void
 fx_teardown (Fx *fx, gconstpointer data)
 {
+  g_clear_pointer (&fx->blocks, g_array_unref);
+  g_clear_pointer (&fx->trace, vs_trace_free);
 }
 
 static void
@@ -105,20 +109,28 @@ leaf_blocks (VsTrace *trace)
   return blocks;
 }
 
+/* fx_setup, then the trace opened with its leaked blocks. */
+static void
+fx_setup_leaves (Fx *fx, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+
+  fx_setup (fx, data);
+  fx->trace = vs_trace_open (fx->path, &error);
+  g_assert_no_error (error);
+  fx->blocks = leaf_blocks (fx->trace);
+}
+
 static void
 test_shared_nodes (Fx *fx, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
-  VsTrace *trace = vs_trace_open (fx->path, &error);
-  g_autoptr (GArray) blocks = NULL;
   const VsStackInfo *chain = NULL;
 
-  g_assert_no_error (error);
-  blocks = leaf_blocks (trace);
-  for (guint i = 0; i < blocks->len; i++)
+  for (guint i = 0; i < fx->blocks->len; i++)
     {
       const VsStackInfo *s
-          = vs_stack_get (trace, g_array_index (blocks, VsBlock, i).stack_id, &error);
+          = vs_stack_get (fx->trace, g_array_index (fx->blocks, VsBlock, i).stack_id, &error);
 
       g_assert_no_error (error);
       g_assert_cmpuint (s->depth, ==, DEPTH);
@@ -130,7 +142,6 @@ test_shared_nodes (Fx *fx, gconstpointer data)
       g_assert_true (s->parent == chain);
     }
   g_assert_cmpuint (chain->depth, ==, DEPTH - 1);
-  vs_trace_free (trace);
 }
 
 /* Nodes in the tree under n, n included. */
@@ -156,15 +167,11 @@ static void
 test_top_down_trees (Fx *fx, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
-  VsTrace *trace = vs_trace_open (fx->path, &error);
-  g_autoptr (GArray) blocks = NULL;
 
-  g_assert_no_error (error);
-  blocks = leaf_blocks (trace);
   for (int user_only = 0; user_only <= 1; user_only++)
     {
       g_autoptr (VsTreeNode) root
-          = vs_tree_build_filtered (trace, blocks, VS_TREE_TOP_DOWN, user_only, &error);
+          = vs_tree_build_filtered (fx->trace, fx->blocks, VS_TREE_TOP_DOWN, user_only, &error);
       const VsTreeNode *n = root;
 
       g_assert_no_error (error);
@@ -176,7 +183,6 @@ test_top_down_trees (Fx *fx, gconstpointer data)
       g_assert_cmpuint (n->children->len, ==, LEAVES);
       g_assert_cmpint (n->total_bytes, ==, LEAVES * MiB);
     }
-  vs_trace_free (trace);
 }
 
 /* Runs the command line argv, its output to out_path; returns its peak
@@ -252,8 +258,10 @@ main (int argc, char **argv)
   /* The commands first, while this process is small (see trace_make). */
   g_test_add ("/deep-stacks/commands-bounded", Fx, NULL, fx_setup, test_commands_bounded,
               fx_teardown);
-  g_test_add ("/deep-stacks/shared-nodes", Fx, NULL, fx_setup, test_shared_nodes, fx_teardown);
-  g_test_add ("/deep-stacks/top-down-trees", Fx, NULL, fx_setup, test_top_down_trees, fx_teardown);
+  g_test_add ("/deep-stacks/shared-nodes", Fx, NULL, fx_setup_leaves, test_shared_nodes,
+              fx_teardown);
+  g_test_add ("/deep-stacks/top-down-trees", Fx, NULL, fx_setup_leaves, test_top_down_trees,
+              fx_teardown);
   int rc;
 
   trace_make (&fx_trace);

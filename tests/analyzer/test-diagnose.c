@@ -11,6 +11,7 @@
 
 #include "vs-analyzer.h"
 #include "vs-test-fixtures.h"
+#include "../vs-test-trace-file.h"
 
 static char *
 data_path (const char *name)
@@ -173,8 +174,7 @@ test_names (void)
 static void
 test_fixture_text (void)
 {
-  g_autofree char *dir = g_dir_make_tmp ("vs-diagnose-XXXXXX", NULL);
-  g_autofree char *path = g_build_filename (dir, "full.db", NULL);
+  char *dir, *path;
   g_autoptr (GError) error = NULL;
   g_autoptr (VsTrace) trace = NULL;
   g_autoptr (VsDiagnosis) dx = NULL;
@@ -182,6 +182,7 @@ test_fixture_text (void)
   g_auto (GStrv) lines = NULL;
   char err[256] = "";
 
+  vs_test_trace_file ("vs-diagnose-XXXXXX", "full.db", &dir, &path);
   g_assert_true (vs_fixture_full (path, err, sizeof err));
   trace = vs_trace_open (path, &error);
   g_assert_no_error (error);
@@ -199,8 +200,7 @@ test_fixture_text (void)
   g_assert_cmpuint (g_strv_length (lines), <=, 41);
   for (guint i = 0; lines[i] != NULL; i++)
     g_assert_cmpint (g_utf8_strlen (lines[i], -1), <=, 60);
-  g_unlink (path);
-  g_rmdir (dir);
+  vs_test_trace_file_remove (dir, path);
 }
 
 int

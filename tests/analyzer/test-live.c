@@ -21,6 +21,7 @@
 #include "vs-analyzer.h"
 #include "vs-test-fixtures.h"
 #include "vs-test-source.h"
+#include "../vs-test-trace-file.h"
 
 #define MiB (G_GINT64_CONSTANT (1) << 20)
 #define U VS_UNKNOWN
@@ -242,37 +243,25 @@ test_open_while_recording (void)
   close (ready[1]);
   close (go[0]);
   close (go[1]);
-  {
-    g_autofree char *wal = g_strconcat (path, "-wal", NULL);
-    g_autofree char *shm = g_strconcat (path, "-shm", NULL);
-    g_unlink (wal);
-    g_unlink (shm);
-  }
-  g_unlink (path);
-  g_rmdir (dir);
+  vs_test_trace_file_remove (g_steal_pointer (&dir), g_steal_pointer (&path));
 }
 
 static char *
 make_fixture (const char *name, int kind)
 {
-  g_autofree char *dir = g_dir_make_tmp ("vs-viewq-XXXXXX", NULL);
-  char *path = g_build_filename (dir, name, NULL);
+  g_autofree char *dir = NULL;
+  char *path;
   char err[512] = "";
-  bool ok = kind == 0   ? vs_fixture_full (path, err, sizeof err)
-            : kind == 1 ? vs_fixture_random (path, 20000, 7, err, sizeof err)
-                        : vs_fixture_expandable (path, err, sizeof err);
+  bool ok;
+
+  vs_test_trace_file ("vs-viewq-XXXXXX", name, &dir, &path);
+  ok = kind == 0   ? vs_fixture_full (path, err, sizeof err)
+       : kind == 1 ? vs_fixture_random (path, 20000, 7, err, sizeof err)
+                   : vs_fixture_expandable (path, err, sizeof err);
 
   if (!ok)
     g_error ("fixture: %s", err);
   return path;
-}
-
-static void
-remove_fixture (const char *path)
-{
-  g_autofree char *dir = g_path_get_dirname (path);
-  g_unlink (path);
-  g_rmdir (dir);
 }
 
 /* Density against a brute-force pass over the kernel table. */
@@ -337,7 +326,7 @@ test_kernel_density (void)
     g_assert_null (vs_kernel_density (trace, 0, 10, 10, 4, &error));
     g_assert_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID_ARGUMENT);
   }
-  remove_fixture (path);
+  vs_test_file_remove_with_folder (path);
 }
 
 /* The peak inside a range against every series row of that range. */
@@ -394,7 +383,7 @@ test_peak_between (void)
     }
   sqlite3_close (db);
   g_rand_free (rand);
-  remove_fixture (path);
+  vs_test_file_remove_with_folder (path);
 }
 
 /* Live segments: every segment, full ones too, and exactly the extents
@@ -447,7 +436,7 @@ test_live_segments (void)
           g_assert_cmpint (total, >=, free_total);
         }
       g_assert_true (saw_segment);
-      remove_fixture (path);
+      vs_test_file_remove_with_folder (path);
     }
 }
 
@@ -476,7 +465,7 @@ test_range_list (void)
       g_assert_cmpint (r->end_ns, ==, m->end_ns);
       g_assert_cmpint (r->depth, ==, m->depth);
     }
-  remove_fixture (path);
+  vs_test_file_remove_with_folder (path);
 }
 
 int

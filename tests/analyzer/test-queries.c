@@ -9,6 +9,7 @@
 
 #include "vs-analyzer.h"
 #include "vs-test-fixtures.h"
+#include "../vs-test-trace-file.h"
 
 #define MiB G_GINT64_CONSTANT (1048576)
 
@@ -35,8 +36,7 @@ fx_setup (Fx *f, gconstpointer data)
   const GPtrArray *allocators;
   char err[256];
 
-  f->dir = g_dir_make_tmp ("vs-queries-XXXXXX", NULL);
-  f->path = g_build_filename (f->dir, "t.db", NULL);
+  vs_test_trace_file ("vs-queries-XXXXXX", "t.db", &f->dir, &f->path);
   if (!build (f->path, err, sizeof err))
     g_error ("fixture: %s", err);
   f->trace = vs_trace_open (f->path, &error);
@@ -60,16 +60,8 @@ fx_setup (Fx *f, gconstpointer data)
 static void
 fx_teardown (Fx *f, gconstpointer data)
 {
-  g_autofree char *wal = g_strconcat (f->path, "-wal", NULL);
-  g_autofree char *shm = g_strconcat (f->path, "-shm", NULL);
-
   vs_trace_free (f->trace);
-  g_unlink (f->path);
-  g_unlink (wal);
-  g_unlink (shm);
-  g_rmdir (f->dir);
-  g_free (f->path);
-  g_free (f->dir);
+  vs_test_trace_file_remove (f->dir, f->path);
 }
 
 static gint64

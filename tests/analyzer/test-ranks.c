@@ -11,6 +11,7 @@
 
 #include "vs-analyzer.h"
 #include "vs-test-fixtures.h"
+#include "../vs-test-trace-file.h"
 
 #define U VS_UNKNOWN
 #define MiB (INT64_C (1) << 20)
@@ -20,20 +21,66 @@ typedef struct
 {
   char *dir;
   char *path;
+  VsTrace *trace; /* the trace the test opened, if any */
 } Fixture;
 
+/* Frees the trace the test opened and removes its file and folder. */
 static void
-fixture_clear (Fixture *f)
+fixture_teardown (Fixture *f, gconstpointer data)
 {
-  g_autofree char *wal = g_strconcat (f->path, "-wal", NULL);
-  g_autofree char *shm = g_strconcat (f->path, "-shm", NULL);
+  g_clear_pointer (&f->trace, vs_trace_free);
+  vs_test_trace_file_remove (f->dir, f->path);
+}
 
-  g_unlink (f->path);
-  g_unlink (wal);
-  g_unlink (shm);
-  g_rmdir (f->dir);
-  g_free (f->path);
-  g_free (f->dir);
+/* A writer of the trace name in a new folder (f's), its start at T0, its
+ * one device a 1000 MiB "Test GPU" of that uuid (*dev its id). */
+static VsWriter *
+start_trace (Fixture *f, const char *name, const char *uuid, int64_t *dev)
+{
+  VsWriter *w = vs_test_trace_file_create ("vs-ranks-XXXXXX", name, &f->dir, &f->path);
+  VsDevice d = { 0, uuid, "Test GPU", 1000 * MiB };
+
+  g_assert_cmpint (vs_writer_set_meta_int (w, "start_ns", T (0)), ==, 0);
+  *dev = vs_writer_add_device (w, &d);
+  return w;
+}
+
+/* The ranks of f's trace compared over allocator all_allocator (NULL:
+ * each device's own figures) into *all, and over "pytorch" into *py. */
+static void
+compare_both (Fixture *f, const char *all_allocator, VsRankComparison **all, VsRankComparison **py)
+{
+  g_autoptr (GError) error = NULL;
+
+  *all = vs_ranks_compare (&f->trace, 1, all_allocator, &error);
+  g_assert_no_error (error);
+  *py = vs_ranks_compare (&f->trace, 1, "pytorch", &error);
+  g_assert_no_error (error);
+}
+
+/* Adds process pid, rank of world on host h (its local rank the same),
+ * running "train" from T (0) to T (100) and exiting with exit_status;
+ * returns its id. */
+static int64_t
+add_rank (VsWriter *w, int64_t pid, int64_t rank, int64_t world, int64_t exit_status)
+{
+  VsProcess p = { pid, 1, "h", rank, rank, world, NULL, "train", T (0), T (100), exit_status };
+
+  return vs_writer_add_process (w, &p);
+}
+
+/* Finalizes the trace w writes at f's path and opens it. */
+static VsTrace *
+finish_trace (VsWriter *w, Fixture *f)
+{
+  char err[512] = "";
+  g_autoptr (GError) error = NULL;
+  VsTrace *trace;
+
+  g_assert_cmpint (vs_writer_close (w, true, NULL, NULL, err, sizeof err), ==, 0);
+  trace = vs_trace_open (f->path, &error);
+  g_assert_no_error (error);
+  return trace;
 }
 
 /* A data-parallel run as one trace, times in ns since T0:
@@ -55,10 +102,7 @@ write_run (Fixture *f)
   VsDevice d0 = { 0, "GPU-ranks-0", "Test GPU", 1000 * MiB };
   VsDevice d1 = { 1, "GPU-ranks-1", "Test GPU", 100 * MiB };
 
-  f->dir = g_dir_make_tmp ("vs-ranks-XXXXXX", NULL);
-  f->path = g_build_filename (f->dir, "run.db", NULL);
-  w = vs_writer_create (f->path, err, sizeof err);
-  g_assert_nonnull (w);
+  w = vs_test_trace_file_create ("vs-ranks-XXXXXX", "run.db", &f->dir, &f->path);
   g_assert_cmpint (vs_writer_set_meta_int (w, "start_ns", T (0)), ==, 0);
   g_assert_cmpint (vs_writer_set_meta (w, "job_id", "4242"), ==, 0);
   for (int i = 0; i < 4; i++)
@@ -140,20 +184,18 @@ write_run (Fixture *f)
 /* One trace of four processes: three ranks, in rank order, the launcher
  * left out; the shared device marked; rank 2 worst and failed. */
 static void
-test_one_trace (void)
+test_one_trace (Fixture *f, gconstpointer data)
 {
-  Fixture f;
   g_autoptr (GError) error = NULL;
-  g_autoptr (VsTrace) trace = NULL;
   g_autoptr (VsRankComparison) c = NULL;
   g_autoptr (GString) headline = g_string_new (NULL);
   g_autofree char *label = NULL;
   const VsRank *r;
 
-  write_run (&f);
-  trace = vs_trace_open (f.path, &error);
+  write_run (f);
+  f->trace = vs_trace_open (f->path, &error);
   g_assert_no_error (error);
-  c = vs_ranks_compare (&trace, 1, NULL, &error);
+  c = vs_ranks_compare (&f->trace, 1, NULL, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (vs_rank_comparison_get_n_ranks (c), ==, 3);
   for (guint i = 0; i < 3; i++)
@@ -163,7 +205,7 @@ test_one_trace (void)
       g_assert_cmpint (r->pid, ==, 11 + i);
       g_assert_cmpint (r->world_size, ==, 3);
       g_assert_cmpstr (r->job_id, ==, "4242");
-      g_assert_cmpstr (r->trace, ==, f.path);
+      g_assert_cmpstr (r->trace, ==, f->path);
       g_assert_cmpuint (r->trace_index, ==, 0);
     }
 
@@ -203,7 +245,8 @@ test_one_trace (void)
   {
     VsSummary s;
 
-    g_assert_true (vs_summary_get (trace, vs_trace_find_device_by_idx (trace, 1)->id, 0, &s, NULL));
+    g_assert_true (
+        vs_summary_get (f->trace, vs_trace_find_device_by_idx (f->trace, 1)->id, 0, &s, NULL));
     g_assert_cmpint (s.failed_alloc_count, ==, r->failed_alloc_count);
   }
 
@@ -234,7 +277,7 @@ test_one_trace (void)
 
   /* Peaks of an allocator none of the ranks has: rows kept, unknown. */
   {
-    g_autoptr (VsRankComparison) py = vs_ranks_compare (&trace, 1, "pytorch", &error);
+    g_autoptr (VsRankComparison) py = vs_ranks_compare (&f->trace, 1, "pytorch", &error);
 
     g_assert_no_error (error);
     g_assert_cmpuint (vs_rank_comparison_get_n_ranks (py), ==, 3);
@@ -243,42 +286,35 @@ test_one_trace (void)
     /* Device-level failures are no allocator's. */
     g_assert_null (vs_rank_comparison_get_first_failed (py));
   }
-  g_clear_pointer (&trace, vs_trace_free);
-  fixture_clear (&f);
 }
 
 /* The full fixture: one process on two devices gives two rows; its
  * PyTorch OOM counts, the device-level failure PyTorch retried does not;
  * with allocator "pytorch" the peaks are that allocator's summary. */
 static void
-test_allocator (void)
+test_allocator (Fixture *f, gconstpointer data)
 {
-  g_autofree char *dir = g_dir_make_tmp ("vs-ranks-XXXXXX", NULL);
-  g_autofree char *path = g_build_filename (dir, "full.db", NULL);
   g_autoptr (GError) error = NULL;
-  g_autoptr (VsTrace) trace = NULL;
   g_autoptr (VsRankComparison) all = NULL;
   g_autoptr (VsRankComparison) py = NULL;
   char err[512] = "";
 
-  g_assert_true (vs_fixture_full (path, err, sizeof err));
-  trace = vs_trace_open (path, &error);
+  vs_test_trace_file ("vs-ranks-XXXXXX", "full.db", &f->dir, &f->path);
+  g_assert_true (vs_fixture_full (f->path, err, sizeof err));
+  f->trace = vs_trace_open (f->path, &error);
   g_assert_no_error (error);
-  all = vs_ranks_compare (&trace, 1, "all", &error);
-  g_assert_no_error (error);
-  py = vs_ranks_compare (&trace, 1, "pytorch", &error);
-  g_assert_no_error (error);
+  compare_both (f, "all", &all, &py);
   g_assert_cmpuint (vs_rank_comparison_get_n_ranks (all), ==, 2);
   for (guint i = 0; i < 2; i++)
     {
       const VsRank *r = vs_rank_comparison_get_rank (all, i);
-      const VsDeviceInfo *d = vs_trace_find_device_by_idx (trace, r->device_idx);
+      const VsDeviceInfo *d = vs_trace_find_device_by_idx (f->trace, r->device_idx);
       VsSummary s;
 
       g_assert_cmpint (r->device_idx, ==, i);
       g_assert_cmpint (r->rank, ==, U);
       g_assert_false (r->shared_device);
-      g_assert_true (vs_summary_get (trace, d->id, 0, &s, NULL));
+      g_assert_true (vs_summary_get (f->trace, d->id, 0, &s, NULL));
       g_assert_cmpint (r->peak_reserved_bytes, ==, s.peak_reserved_bytes);
       g_assert_cmpint (r->peak_reserved_time_ns, ==, s.peak_reserved_time_ns);
       g_assert_cmpint (r->peak_allocated_bytes, ==, s.peak_allocated_bytes);
@@ -299,41 +335,37 @@ test_allocator (void)
   {
     const VsRank *r = vs_rank_comparison_get_rank (py, 0);
     const VsAllocatorInfo *a = NULL;
-    const GPtrArray *as = vs_trace_get_allocators (trace);
+    const GPtrArray *as = vs_trace_get_allocators (f->trace);
     VsSummary s;
 
     for (guint i = 0; i < as->len; i++)
       if (strcmp (((VsAllocatorInfo *)g_ptr_array_index (as, i))->name, "pytorch") == 0)
         a = g_ptr_array_index (as, i);
     g_assert_nonnull (a);
-    g_assert_true (vs_summary_get (trace, a->device_id, a->id, &s, NULL));
+    g_assert_true (vs_summary_get (f->trace, a->device_id, a->id, &s, NULL));
     g_assert_cmpint (r->peak_reserved_bytes, ==, s.peak_reserved_bytes);
     g_assert_cmpint (r->peak_allocated_bytes, ==, s.peak_allocated_bytes);
     g_assert_cmpint (r->failed_alloc_count, ==, 1);
     g_assert_true (r->worst);
     g_assert_cmpint (vs_rank_comparison_get_rank (py, 1)->peak_reserved_bytes, ==, U);
   }
-  g_clear_pointer (&trace, vs_trace_free);
-  g_unlink (path);
-  g_rmdir (dir);
 }
 
 /* Two traces of the same run: rows of both, by rank then trace; a rank
  * both have is named with its trace. */
 static void
-test_several_traces (void)
+test_several_traces (Fixture *f, gconstpointer data)
 {
-  Fixture f;
   g_autoptr (GError) error = NULL;
   VsTrace *traces[2];
   g_autoptr (VsRankComparison) c = NULL;
   g_autofree char *label = NULL;
   g_autofree char *expected = NULL;
 
-  write_run (&f);
+  write_run (f);
   for (guint i = 0; i < 2; i++)
     {
-      traces[i] = vs_trace_open (f.path, &error);
+      traces[i] = vs_trace_open (f->path, &error);
       g_assert_no_error (error);
     }
   c = vs_ranks_compare (traces, 2, NULL, &error);
@@ -349,45 +381,33 @@ test_several_traces (void)
   /* The first of equals is the worst. */
   g_assert_true (vs_rank_comparison_get_worst (c) == vs_rank_comparison_get_rank (c, 4));
   label = vs_rank_comparison_dup_label (c, vs_rank_comparison_get_rank (c, 5));
-  expected = g_strdup_printf ("rank 2 of %s", f.path);
+  expected = g_strdup_printf ("rank 2 of %s", f->path);
   g_assert_cmpstr (label, ==, expected);
   for (guint i = 0; i < 2; i++)
     vs_trace_free (traces[i]);
-  fixture_clear (&f);
 }
 
 /* Ten ranks whose only deed is a failed request, on one device: each is a
  * row (its failure tells its device); the headline names eight. */
 static void
-test_many_failed (void)
+test_many_failed (Fixture *f, gconstpointer data)
 {
-  g_autofree char *dir = g_dir_make_tmp ("vs-ranks-XXXXXX", NULL);
-  g_autofree char *path = g_build_filename (dir, "many.db", NULL);
   g_autoptr (GError) error = NULL;
-  g_autoptr (VsTrace) trace = NULL;
   g_autoptr (VsRankComparison) c = NULL;
   g_autoptr (GString) headline = g_string_new (NULL);
-  char err[512] = "";
-  VsDevice d = { 0, "GPU-many", "Test GPU", 1000 * MiB };
-  VsWriter *w = vs_writer_create (path, err, sizeof err);
   int64_t dev;
+  VsWriter *w = start_trace (f, "many.db", "GPU-many", &dev);
 
-  g_assert_nonnull (w);
-  g_assert_cmpint (vs_writer_set_meta_int (w, "start_ns", T (0)), ==, 0);
-  dev = vs_writer_add_device (w, &d);
   for (int i = 0; i < 10; i++)
     {
-      VsProcess p = { 100 + i, 1, "h", i, i, 10, NULL, "train", T (0), T (100), 1 };
-      int64_t proc = vs_writer_add_process (w, &p);
+      int64_t proc = add_rank (w, 100 + i, i, 10, 1);
       VsFailedAlloc fa
           = { T (10 + i), proc, 1, dev, U, "cudaMalloc", 2000 * MiB, 2, NULL, U, U, U, U, U };
 
       g_assert_cmpint (vs_writer_failed_alloc (w, &fa), ==, 0);
     }
-  g_assert_cmpint (vs_writer_close (w, true, NULL, NULL, err, sizeof err), ==, 0);
-  trace = vs_trace_open (path, &error);
-  g_assert_no_error (error);
-  c = vs_ranks_compare (&trace, 1, NULL, &error);
+  f->trace = finish_trace (w, f);
+  c = vs_ranks_compare (&f->trace, 1, NULL, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (vs_rank_comparison_get_n_ranks (c), ==, 10);
   for (guint i = 0; i < 10; i++)
@@ -405,9 +425,6 @@ test_many_failed (void)
                    "rank 0 on host h peaks highest: 0 B of 1000.00 MiB (0 %); "
                    "ranks 0, 1, 2, 3, 4, 5, 6, 7 and 2 more failed\n"
                    "no spread of peak reserved: all 10 ranks at 0 B\n");
-  g_clear_pointer (&trace, vs_trace_free);
-  g_unlink (path);
-  g_rmdir (dir);
 }
 
 /* Two ranks on one device, each with its own PyTorch allocator: their
@@ -415,26 +432,16 @@ test_many_failed (void)
  * reserved most (rank 1, 200 MiB against 100) wins; by allocator each
  * row is the rank's own. */
 static void
-test_shared_tie (void)
+test_shared_tie (Fixture *f, gconstpointer data)
 {
-  g_autofree char *dir = g_dir_make_tmp ("vs-ranks-XXXXXX", NULL);
-  g_autofree char *path = g_build_filename (dir, "shared.db", NULL);
-  g_autoptr (GError) error = NULL;
-  g_autoptr (VsTrace) trace = NULL;
   g_autoptr (VsRankComparison) all = NULL;
   g_autoptr (VsRankComparison) py = NULL;
-  char err[512] = "";
-  VsDevice d = { 0, "GPU-shared", "Test GPU", 1000 * MiB };
-  VsWriter *w = vs_writer_create (path, err, sizeof err);
   int64_t dev;
+  VsWriter *w = start_trace (f, "shared.db", "GPU-shared", &dev);
 
-  g_assert_nonnull (w);
-  g_assert_cmpint (vs_writer_set_meta_int (w, "start_ns", T (0)), ==, 0);
-  dev = vs_writer_add_device (w, &d);
   for (int i = 0; i < 2; i++)
     {
-      VsProcess p = { 200 + i, 1, "h", i, i, 2, NULL, "train", T (0), T (100), 0 };
-      int64_t proc = vs_writer_add_process (w, &p);
+      int64_t proc = add_rank (w, 200 + i, i, 2, 0);
       VsAllocator a = { dev, proc, "pytorch", "pytorch", U, NULL };
       int64_t torch = vs_writer_add_allocator (w, &a);
       VsAllocEvent seg = { T (10 + i),
@@ -454,13 +461,8 @@ test_shared_tie (void)
 
       g_assert_cmpint (vs_writer_alloc_event (w, &seg), ==, 0);
     }
-  g_assert_cmpint (vs_writer_close (w, true, NULL, NULL, err, sizeof err), ==, 0);
-  trace = vs_trace_open (path, &error);
-  g_assert_no_error (error);
-  all = vs_ranks_compare (&trace, 1, NULL, &error);
-  g_assert_no_error (error);
-  py = vs_ranks_compare (&trace, 1, "pytorch", &error);
-  g_assert_no_error (error);
+  f->trace = finish_trace (w, f);
+  compare_both (f, NULL, &all, &py);
   g_assert_cmpuint (vs_rank_comparison_get_n_ranks (all), ==, 2);
   for (guint i = 0; i < 2; i++)
     {
@@ -474,19 +476,16 @@ test_shared_tie (void)
     }
   g_assert_true (vs_rank_comparison_get_worst (all) == vs_rank_comparison_get_rank (all, 1));
   g_assert_true (vs_rank_comparison_get_worst (py) == vs_rank_comparison_get_rank (py, 1));
-  g_clear_pointer (&trace, vs_trace_free);
-  g_unlink (path);
-  g_rmdir (dir);
 }
 
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
-  g_test_add_func ("/ranks/one-trace", test_one_trace);
-  g_test_add_func ("/ranks/allocator", test_allocator);
-  g_test_add_func ("/ranks/several-traces", test_several_traces);
-  g_test_add_func ("/ranks/many-failed", test_many_failed);
-  g_test_add_func ("/ranks/shared-tie", test_shared_tie);
+  g_test_add ("/ranks/one-trace", Fixture, NULL, NULL, test_one_trace, fixture_teardown);
+  g_test_add ("/ranks/allocator", Fixture, NULL, NULL, test_allocator, fixture_teardown);
+  g_test_add ("/ranks/several-traces", Fixture, NULL, NULL, test_several_traces, fixture_teardown);
+  g_test_add ("/ranks/many-failed", Fixture, NULL, NULL, test_many_failed, fixture_teardown);
+  g_test_add ("/ranks/shared-tie", Fixture, NULL, NULL, test_shared_tie, fixture_teardown);
   return g_test_run ();
 }

@@ -38,9 +38,9 @@ row_before (gint64 t)
   return lo == 0 ? NULL : &g_array_index (rows, Row, lo - 1);
 }
 
-/* Exact max of allocated over [a, b). */
+/* Exact max (want_max) or min of allocated over [a, b). */
 static gint64
-ref_max (gint64 a, gint64 b)
+ref_extreme (gint64 a, gint64 b, gboolean want_max)
 {
   const Row *r = row_before (a);
   gint64 m = r ? r->allocated : 0;
@@ -50,25 +50,23 @@ ref_max (gint64 a, gint64 b)
       const Row *x = &g_array_index (rows, Row, i);
 
       if (x->t >= a && x->t < b)
-        m = MAX (m, x->allocated);
+        m = want_max ? MAX (m, x->allocated) : MIN (m, x->allocated);
     }
   return m;
 }
 
+/* Exact max of allocated over [a, b). */
+static gint64
+ref_max (gint64 a, gint64 b)
+{
+  return ref_extreme (a, b, TRUE);
+}
+
+/* Exact min of allocated over [a, b). */
 static gint64
 ref_min (gint64 a, gint64 b)
 {
-  const Row *r = row_before (a);
-  gint64 m = r ? r->allocated : 0;
-
-  for (guint i = 0; i < rows->len; i++)
-    {
-      const Row *x = &g_array_index (rows, Row, i);
-
-      if (x->t >= a && x->t < b)
-        m = MIN (m, x->allocated);
-    }
-  return m;
+  return ref_extreme (a, b, FALSE);
 }
 
 static gint64

@@ -17,6 +17,7 @@
 #include "vs-analyzer.h"
 #include "vs-caching-allocator.h"
 #include "vs-import.h"
+#include "../vs-test-trace-file.h"
 
 #define MiB (1024LL * 1024)
 
@@ -574,25 +575,16 @@ check_line (const char *path, VsTrace *trace, const VsAllocatorInfo *a, gint64 l
 static char *
 fixture_copy (const char *src)
 {
-  g_autofree char *tmpdir = g_dir_make_tmp ("whatif-XXXXXX", NULL);
+  g_autofree char *tmpdir = NULL;
   g_autofree char *base = g_path_get_basename (src);
-  char *copy = g_build_filename (tmpdir, base, NULL);
+  char *copy;
   g_autofree char *contents = NULL;
   gsize len;
 
+  vs_test_trace_file ("whatif-XXXXXX", base, &tmpdir, &copy);
   g_assert_true (g_file_get_contents (src, &contents, &len, NULL));
   g_assert_true (g_file_set_contents (copy, contents, len, NULL));
   return copy;
-}
-
-/* Removes a copy made by fixture_copy and its folder. */
-static void
-fixture_remove (const char *copy)
-{
-  g_autofree char *dir = g_path_get_dirname (copy);
-
-  g_unlink (copy);
-  g_rmdir (dir);
 }
 
 /* Replays every PyTorch allocator of the trace at path under its own
@@ -701,7 +693,7 @@ test_run_settings (void)
   g_assert_false (vs_whatif_run (trace, 999, NULL, VS_UNKNOWN, VS_WHATIF_NONE, &r, &error));
   g_assert_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID_ARGUMENT);
   g_clear_pointer (&trace, vs_trace_free);
-  fixture_remove (copy);
+  vs_test_file_remove_with_folder (copy);
 }
 
 static gboolean
@@ -778,7 +770,7 @@ test_line_setting (void)
   g_assert_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_INVALID_ARGUMENT);
   g_clear_error (&error);
   g_clear_pointer (&trace, vs_trace_free);
-  fixture_remove (copy);
+  vs_test_file_remove_with_folder (copy);
 }
 
 /* The cap a run of tests/data/whatif ran under (its NAME.json beside
@@ -821,7 +813,7 @@ check_dir (const char *dir, const char *prefix, guint *allocators)
       guint n = check_self_consistent (copy, recorded_cap (src));
       *allocators += n;
       traces += n > 0;
-      fixture_remove (copy);
+      vs_test_file_remove_with_folder (copy);
     }
   return traces;
 }

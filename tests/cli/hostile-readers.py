@@ -8,10 +8,12 @@
 import os
 import pickle
 import shutil
-import sqlite3
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from vs_trace_edit import apply_sql, edited_copy  # noqa: E402
 
 VRAMSCOPE, DATA = sys.argv[1], sys.argv[2]
 
@@ -30,14 +32,7 @@ def one_line_error(p, want):
 
 
 def mutated(tmp, name, fixture, *sqls):
-    path = os.path.join(tmp, name)
-    shutil.copy(os.path.join(DATA, fixture), path)
-    db = sqlite3.connect(path)
-    for sql in sqls:
-        db.execute(sql)
-    db.commit()
-    db.close()
-    return path
+    return edited_copy(os.path.join(DATA, fixture), os.path.join(tmp, name), *sqls)
 
 
 def negative_seq(tmp):
@@ -111,18 +106,21 @@ def request_past_segment(tmp):
 RANGE = "beyond the what-if model's range"
 
 
-def capacity_near_int64_max(tmp):
-    trace = failed_200_gib(tmp)
-    db = sqlite3.connect(trace)
-    db.execute("UPDATE device SET total_bytes = 9223372036854775000")
-    db.commit()
-    db.close()
+def past_range_either_way(trace):
+    """None when whatif refuses trace as past the model's range, with
+    expandable segments and without."""
     problems = []
     for conf in ("expandable_segments:True", "expandable_segments:False"):
         problem = one_line_error(run("whatif", trace, "--alloc-conf", conf), RANGE)
         if problem:
             problems.append(conf + ": " + problem)
     return "; ".join(problems) or None
+
+
+def capacity_near_int64_max(tmp):
+    trace = failed_200_gib(tmp)
+    apply_sql(trace, "UPDATE device SET total_bytes = 9223372036854775000")
+    return past_range_either_way(trace)
 
 
 def live_sizes_past_int64(tmp):
@@ -131,26 +129,15 @@ def live_sizes_past_int64(tmp):
     entries = [event("segment_alloc", 1 << 40, GIB, 0)]
     entries += [event("alloc", (1 << 40) + 512 * i, 512, i + 1) for i in range(12000)]
     trace = imported(tmp, "live12k", entries, plain=True)
-    db = sqlite3.connect(trace)
-    db.execute("UPDATE alloc_event SET requested_bytes = 1 << 50 WHERE op = 1")
-    db.commit()
-    db.close()
-    problems = []
-    for conf in ("expandable_segments:True", "expandable_segments:False"):
-        problem = one_line_error(run("whatif", trace, "--alloc-conf", conf), RANGE)
-        if problem:
-            problems.append(conf + ": " + problem)
-    return "; ".join(problems) or None
+    apply_sql(trace, "UPDATE alloc_event SET requested_bytes = 1 << 50 WHERE op = 1")
+    return past_range_either_way(trace)
 
 
 def request_past_range(tmp):
     """A request of 2^62 + 1 bytes is past the model's range: refused, not
     clamped."""
     trace = failed_200_gib(tmp, plain=True)
-    db = sqlite3.connect(trace)
-    db.execute("UPDATE failed_alloc SET requested_bytes = (1 << 62) + 1")
-    db.commit()
-    db.close()
+    apply_sql(trace, "UPDATE failed_alloc SET requested_bytes = (1 << 62) + 1")
     return one_line_error(run("whatif", trace), RANGE)
 
 
@@ -173,16 +160,12 @@ def chunk_views(tmp):
             ("series", ["report", "-", "timeline"]))):
         for how in ("view", "unkeyed"):
             path = os.path.join(tmp, "chunks-%d-%s.db" % (n, how))
-            shutil.copy(trace, path)
-            db = sqlite3.connect(path)
-            db.execute("ALTER TABLE %s_chunk RENAME TO c" % table)
             if how == "view":
-                db.execute("CREATE VIEW %s_chunk AS SELECT * FROM c UNION ALL SELECT * FROM c"
+                replace = ("CREATE VIEW %s_chunk AS SELECT * FROM c UNION ALL SELECT * FROM c"
                            " ORDER BY seq" % table)
             else:
-                db.execute("CREATE TABLE %s_chunk AS SELECT * FROM c" % table)
-            db.commit()
-            db.close()
+                replace = "CREATE TABLE %s_chunk AS SELECT * FROM c" % table
+            edited_copy(trace, path, "ALTER TABLE %s_chunk RENAME TO c" % table, replace)
             argv = [path if a == "-" else path + a if a == "-out" else a for a in args]
             problem = one_line_error(run(*argv), "its %s_chunk table %s" % (table, CHUNKED))
             if problem:

@@ -7,11 +7,12 @@
 # hang or a file changed behind the user's back.  TAP output.
 import os
 import pickle
-import shutil
-import sqlite3
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from vs_trace_edit import edited_copy  # noqa: E402
 
 VRAMSCOPE, DATA = sys.argv[1], sys.argv[2]
 UNFINALIZE = "UPDATE meta SET value = 0 WHERE key = 'finalized'"
@@ -180,13 +181,7 @@ def run_import_case(i, tmp, case):
 
 def run_case(i, tmp, case):
     name, fixture, sqls, args, want_rc, want_text = case
-    path = os.path.join(tmp, "case%d.db" % i)
-    shutil.copy(os.path.join(DATA, fixture), path)
-    db = sqlite3.connect(path)
-    for sql in sqls:
-        db.execute(sql)
-    db.commit()
-    db.close()
+    path = edited_copy(os.path.join(DATA, fixture), os.path.join(tmp, "case%d.db" % i), *sqls)
     with open(path, "rb") as f:
         before = f.read()
     env = dict(os.environ, VRAMSCOPE_QUERY_LIMIT_S="10")

@@ -26,9 +26,23 @@ def expected():
     return report(TRACE).stdout
 
 
-def hot_journal(tmp):
-    path = os.path.join(tmp, "hot.db")
+def answer_problem(p):
+    """None when p exited 0 printing the summary the trace itself gives,
+    else its status and error."""
+    if p.returncode != 0 or p.stdout != expected():
+        return "exit %d: %s" % (p.returncode, p.stderr.strip())
+    return None
+
+
+def copied(tmp, name):
+    """A copy of the trace, as tmp/name."""
+    path = os.path.join(tmp, name)
     shutil.copy(TRACE, path)
+    return path
+
+
+def hot_journal(tmp):
+    path = copied(tmp, "hot.db")
     # A writer killed mid-transaction, its changes spilled to the file.
     code = ("import sqlite3, os\n"
             "c = sqlite3.connect(%r, isolation_level=None)\n"
@@ -41,14 +55,11 @@ def hot_journal(tmp):
     if not os.path.exists(path + "-journal"):
         return "no hot journal was made"
     p = report(path)
-    if p.returncode != 0 or p.stdout != expected():
-        return "exit %d: %s" % (p.returncode, p.stderr.strip())
-    return None
+    return answer_problem(p)
 
 
 def locked(tmp):
-    path = os.path.join(tmp, "locked.db")
-    shutil.copy(TRACE, path)
+    path = copied(tmp, "locked.db")
     code = ("import sqlite3, time, sys\n"
             "c = sqlite3.connect(%r, isolation_level=None)\n"
             "c.execute('BEGIN EXCLUSIVE')\n"
@@ -60,14 +71,11 @@ def locked(tmp):
     holder.stdout.readline()
     p = report(path)
     holder.wait()
-    if p.returncode != 0 or p.stdout != expected():
-        return "exit %d: %s" % (p.returncode, p.stderr.strip())
-    return None
+    return answer_problem(p)
 
 
 def concurrent_finalize(tmp):
-    path = os.path.join(tmp, "unfinalized.db")
-    shutil.copy(TRACE, path)
+    path = copied(tmp, "unfinalized.db")
     db = sqlite3.connect(path)
     db.execute("UPDATE meta SET value = 0 WHERE key = 'finalized'")
     db.commit()
@@ -113,9 +121,7 @@ def no_wal_index(tmp):
         cmd = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"] + cmd
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     os.chmod(folder, 0o755)
-    if p.returncode != 0 or p.stdout != expected():
-        return "exit %d: %s" % (p.returncode, p.stderr.strip())
-    return None
+    return answer_problem(p)
 
 
 def empty_with_wal(tmp):

@@ -7,34 +7,8 @@
 # refused by readers and removed by the next import.  TAP output.
 set -u
 vramscope=$(cd "$(dirname "$1")" && pwd)/$(basename "$1") snapshot=$2 gen=$3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 1
-n=0 failed=0
-
-ok () {
-  n=$((n + 1))
-  if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi
-}
-
-# Waits until a temporary of $1 holding more than 1 MB exists, while process $2
-# runs (not yet ended, a zombie counting as ended); prints its name.  How
-# long that takes depends on the machine's load: only a process that ends
-# first, or a bound of polls no working run reaches, stops the wait.
-wait_temp () {
-  i=0
-  while [ $i -lt 20000 ]; do
-    for f in "$1".tmp-*; do
-      [ -f "$f" ] && [ "$(wc -c <"$f")" -gt 1000000 ] && { echo "$f"; return 0; }
-    done
-    st=Z
-    [ -r /proc/"$2"/stat ] && read -r _ _ st _ </proc/"$2"/stat 2>/dev/null
-    [ "$st" = Z ] && return 1
-    sleep 0.01
-    i=$((i + 1))
-  done
-  return 1
-}
+. "$(dirname "$0")/../lib.sh"
+cd "$dir" || exit 1
 
 echo "1..14"
 cp "$snapshot" snap.pickle
@@ -87,7 +61,7 @@ python3 "$gen" big.pickle 64 >/dev/null 2>&1
 for sig in HUP TERM; do
   "$vramscope" import big.pickle -o big-$sig.db -q 2>err &
   pid=$!
-  t=$(wait_temp big-$sig.db $pid)
+  t=$(wait_temp big-$sig.db $pid 1000000)
   kill -$sig $pid
   wait $pid
   rc=$?
@@ -99,7 +73,7 @@ done
 # for a trace, and the next import to the same name removes it.
 "$vramscope" import big.pickle -o big.db -q 2>err &
 pid=$!
-t=$(wait_temp big.db $pid)
+t=$(wait_temp big.db $pid 1000000)
 kill -9 $pid
 wait $pid
 [ -n "$t" ] && [ -e "$t" ] && [ ! -e big.db ]

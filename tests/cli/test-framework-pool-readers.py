@@ -21,32 +21,19 @@ only:
 
 TAP output.
 """
-import csv
-import io
 import json
 import os
 import sqlite3
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from tap import done, ok  # noqa: E402
+from vs_cli import bound  # noqa: E402
 
 vramscope, data = sys.argv[1], sys.argv[2]
+run, table = bound(vramscope)
 frameworks = os.path.join(data, "frameworks")
-
-
-def run(*args):
-    p = subprocess.run([vramscope, *args], capture_output=True, text=True)
-    if p.returncode != 0:
-        raise RuntimeError("vramscope %s: exit %d: %s" % (" ".join(args), p.returncode, p.stderr))
-    return p.stdout
-
-
-def table(trace, report, *extra):
-    return list(csv.DictReader(io.StringIO(run("report", trace, "--format", "csv", report,
-                                               *extra))))
 
 
 def all_rows(rows):

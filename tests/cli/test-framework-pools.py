@@ -19,42 +19,23 @@ made into what other programs and older recordings leave:
 Each copy is edited with SQL on its plain tables (meta, frame, module).
 TAP output.
 """
-import csv
-import io
 import os
-import shutil
-import sqlite3
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from tap import done, ok  # noqa: E402
+from vs_cli import bound  # noqa: E402
+from vs_trace_edit import edited_copy  # noqa: E402
 
 vramscope, data = sys.argv[1], sys.argv[2]
+run, table = bound(vramscope)
 frameworks = os.path.join(data, "frameworks")
 
 
-def run(*args):
-    p = subprocess.run([vramscope, *args], capture_output=True, text=True)
-    if p.returncode != 0:
-        raise RuntimeError("vramscope %s: exit %d: %s" % (" ".join(args), p.returncode, p.stderr))
-    return p.stdout
-
-
-def table(trace, report):
-    return list(csv.DictReader(io.StringIO(run("report", trace, "--format", "csv", report))))
-
-
 def edited(tmp, name, *sql):
-    path = os.path.join(tmp, name + "-edited.db")
-    shutil.copy(os.path.join(frameworks, name + ".db"), path)
-    db = sqlite3.connect(path)
-    for s in sql:
-        db.execute(s)
-    db.commit()
-    db.close()
-    return path
+    return edited_copy(os.path.join(frameworks, name + ".db"),
+                       os.path.join(tmp, name + "-edited.db"), *sql)
 
 
 def pool_checks(trace, name, reserved, what):

@@ -26,6 +26,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "gpu"))
 from vs_stream_files import pack_record, write_stream  # noqa: E402
+from vs_stream_steps import free_block  # noqa: E402
 
 path, pid = sys.argv[1], int(sys.argv[2])
 tail = len(sys.argv) > 3 and sys.argv[3] in ("tail", "tail-oom")
@@ -59,10 +60,7 @@ for i in range(40):
     addr += 4096 * (i + 2)
     if i % 2 == 1:
         a, s = live.pop(0)
-        ts += 1000
-        rec(2, a, s, ts)
-        ts += 1000
-        rec(3, a, s, ts)
+        ts = free_block(rec, a, s, ts)
         frees += 1
         allocated -= s
 ts += 1000
@@ -80,10 +78,7 @@ if tail:
     for k, size in enumerate((1000, 2000, 3000)):
         ts += 1000
         rec(1, TAIL + k * 4096, size, ts)
-    ts += 1000
-    rec(2, TAIL, 1000, ts)
-    ts += 1000
-    rec(3, TAIL, 1000, ts)
+    ts = free_block(rec, TAIL, 1000, ts)
     if tail_oom:
         ts += 1000
         rec(8, 1 * MIB, 40 * MIB, ts)

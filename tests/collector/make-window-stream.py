@@ -35,6 +35,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "gpu"))
 from vs_stream_files import pack_record, write_stream  # noqa: E402
+from vs_stream_steps import free_block  # noqa: E402
 
 path, pid, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 at_exit = "exit" in sys.argv[4:]
@@ -98,10 +99,7 @@ for i in range(steps):
         peak = max(peak, allocated)
         leak += 1
     for a, s in reversed(live):
-        ts += 1000
-        rec(2, a, s, ts)
-        ts += 1000
-        rec(3, a, s, ts)
+        ts = free_block(rec, a, s, ts)
         frees += 1
         allocated -= s
 if at_exit:

@@ -17,6 +17,8 @@
 #include "vs-collector-private.h"
 #include "vs-identity.h"
 #include "vs-merge.h"
+#include "../vs-test-records.h"
+#include "../vs-test-trace-file.h"
 
 int InitializeInjectionNvtx2 (NvtxGetExportTableFunc_t get_export_table);
 
@@ -33,20 +35,8 @@ typedef struct
 static void
 fixture_setup (Fixture *f, gconstpointer data)
 {
-  char err[256];
-  f->dir = g_dir_make_tmp ("vs-collector-XXXXXX", NULL);
-  f->path = g_build_filename (f->dir, "t.db", NULL);
-  f->w = vs_writer_create (f->path, err, sizeof err);
-  g_assert_nonnull (f->w);
-  VsProcess p = { .pid = 42,
-                  .ppid = 1,
-                  .host = "test",
-                  .rank = VS_UNKNOWN,
-                  .local_rank = VS_UNKNOWN,
-                  .world_size = VS_UNKNOWN,
-                  .start_ns = 1000,
-                  .end_ns = VS_UNKNOWN,
-                  .exit_status = VS_UNKNOWN };
+  f->w = vs_test_trace_file_create ("vs-collector-XXXXXX", "t.db", &f->dir, &f->path);
+  VsProcess p = vs_test_process (42, 1, "test", NULL, 1000);
   f->process_id = vs_writer_add_process (f->w, &p);
   g_assert_cmpint (f->process_id, >, 0);
   f->sink = vs_sink_new (f->w, f->process_id);
@@ -60,15 +50,7 @@ fixture_teardown (Fixture *f, gconstpointer data)
   vs_sink_free (f->sink);
   if (f->w)
     vs_writer_close (f->w, false, NULL, NULL, NULL, 0);
-  g_unlink (f->path);
-  char *wal = g_strconcat (f->path, "-wal", NULL), *shm = g_strconcat (f->path, "-shm", NULL);
-  g_unlink (wal);
-  g_unlink (shm);
-  g_free (wal);
-  g_free (shm);
-  g_rmdir (f->dir);
-  g_free (f->path);
-  g_free (f->dir);
+  vs_test_trace_file_remove (f->dir, f->path);
   g_free (f->buf);
 }
 
@@ -729,23 +711,7 @@ test_merge (void)
       g_assert_cmpint (vs_writer_mem_event (w, &e), ==, 0);
       /* One kernel configuration both processes launch, one each of
        * their own: the merged trace stores three. */
-      VsKernel k = { .start_ns = 2100 + i,
-                     .end_ns = 2110 + i,
-                     .process_id = pid,
-                     .device_id = dev,
-                     .context = 1,
-                     .stream = 7,
-                     .correlation = 1,
-                     .name = "gemm",
-                     .grid_x = 1,
-                     .grid_y = 1,
-                     .grid_z = 1,
-                     .block_x = 128,
-                     .block_y = 1,
-                     .block_z = 1,
-                     .static_shared = 0,
-                     .dynamic_shared = 0,
-                     .registers = 32 };
+      VsKernel k = vs_test_kernel (pid, dev, "gemm", 2100 + i, 2110 + i, 1, 1, 0);
       g_assert_cmpint (vs_writer_kernel (w, &k), ==, 0);
       k.start_ns = 2200 + i;
       k.end_ns = 2210 + i;

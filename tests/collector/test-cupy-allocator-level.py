@@ -38,7 +38,6 @@ import io
 import json
 import os
 import shutil
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -46,6 +45,7 @@ import textwrap
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from tap import done, ok  # noqa: E402
+from vs_fake_frameworks import CUPY_CUDA_INIT, CUPY_INIT_TAIL, CUPY_RUNTIME, recorded_spool  # noqa: E402
 
 hook_dir = os.path.abspath(sys.argv[1])
 vramscope, endings = sys.argv[2], sys.argv[3]
@@ -55,27 +55,9 @@ POOL_CUPY = {  # installed as a package is, in site-packages
         from cupy import cuda
         from cupy.cuda import memory
 
-        _pool = memory.MemoryPool()
-        cuda._allocator = _pool.malloc
-
-        def get_default_memory_pool():
-            return _pool
-        ''',
-    "cupy/cuda/__init__.py": '''
-        from cupy.cuda import memory, runtime
-        _allocator = None
-
-        def get_allocator():
-            return _allocator
-
-        def set_allocator(a):
-            global _allocator
-            _allocator = a
-        ''',
-    "cupy/cuda/runtime.py": '''
-        def getDevice():
-            return 0
-        ''',
+        _pool = memory.MemoryPool()''' + CUPY_INIT_TAIL,
+    "cupy/cuda/__init__.py": CUPY_CUDA_INIT,
+    "cupy/cuda/runtime.py": CUPY_RUNTIME,
     "cupy/cuda/memory.py": '''
         import bisect
 
@@ -337,13 +319,7 @@ with tempfile.TemporaryDirectory() as tmp:
 
     # Into a trace, beside the spool's own process and GPU.
     spool = os.path.join(tmp, "spool")
-    shutil.copytree(os.path.join(endings, "torch-kill-record", "spool"), spool)
-    proc = glob.glob(os.path.join(spool, "process-*.db"))[0]
-    db = sqlite3.connect(proc)
-    idx, uuid, total, name = db.execute("SELECT idx, uuid, total_bytes, name FROM device").fetchone()
-    pid, = db.execute("SELECT pid FROM process").fetchone()
-    ts, = db.execute("SELECT max(ts) FROM mem_event").fetchone()
-    db.close()
+    (idx, uuid, total, name), pid, ts = recorded_spool(endings, spool)
     first = min((int(l.split()[1]) for l in lines if l[:2] in ("a ", "f ", "S ", "F ")), default=0)
 
     def moved(line):  # the hook's times after the spool's own
@@ -357,10 +333,14 @@ with tempfile.TemporaryDirectory() as tmp:
     info_text = "\n".join(["pid %d" % pid, "device %d %s %d %s" % (idx, uuid, total, name)]
                           + [moved(l) for l in info_lines
                              if not l.startswith(("pid ", "device "))]) + "\n"
-    with open(os.path.join(spool, "vsfw-%d.info" % pid), "w") as f:
-        f.write(info_text)
-    with open(os.path.join(spool, "vsfw-%d.events" % pid), "w") as f:
-        f.write("\n".join(moved(l) for l in lines) + "\n")
+
+    def write_hook_files(d, tail=""):  # the hook's files, moved, into spool d; tail after the events
+        with open(os.path.join(d, "vsfw-%d.info" % pid), "w") as f:
+            f.write(info_text)
+        with open(os.path.join(d, "vsfw-%d.events" % pid), "w") as f:
+            f.write("\n".join(moved(l) for l in lines) + "\n" + tail)
+
+    write_hook_files(spool)
     out = os.path.join(tmp, "out.db")
     p = subprocess.run([vramscope, "recover", spool, "-o", out], capture_output=True, text=True)
     ok(p.returncode == 0, "recover writes the trace", p.stderr)
@@ -387,10 +367,7 @@ with tempfile.TemporaryDirectory() as tmp:
     # writes: read up to them, the trace written all the same.
     bad = os.path.join(tmp, "bad-spool")
     shutil.copytree(os.path.join(endings, "torch-kill-record", "spool"), bad)
-    with open(os.path.join(bad, "vsfw-%d.info" % pid), "w") as f:
-        f.write(info_text)
-    with open(os.path.join(bad, "vsfw-%d.events" % pid), "w") as f:
-        f.write("\n".join(moved(l) for l in lines) + "\nS 12 0\nx 1 2 3 4\nframe 3\na 99 0 1234 5")
+    write_hook_files(bad, "S 12 0\nx 1 2 3 4\nframe 3\na 99 0 1234 5")
     bad_out = os.path.join(tmp, "bad.db")
     p = subprocess.run([vramscope, "recover", bad, "-o", bad_out], capture_output=True, text=True)
     rows = [r for r in table(bad_out, "summary") if r["allocator"] == "cupy"] \

@@ -16,7 +16,6 @@ spool as `record` does).
 TAP output.
 """
 import csv
-import glob
 import io
 import os
 import shutil
@@ -27,18 +26,13 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from tap import done, ok  # noqa: E402
+from vs_fake_frameworks import recorded_spool  # noqa: E402
 
 vramscope, endings = sys.argv[1], sys.argv[2]
 
 with tempfile.TemporaryDirectory() as tmp:
     spool = os.path.join(tmp, "spool")
-    shutil.copytree(os.path.join(endings, "torch-kill-record", "spool"), spool)
-    proc = glob.glob(os.path.join(spool, "process-*.db"))[0]
-    db = sqlite3.connect(proc)
-    idx, uuid, total, name = db.execute("SELECT idx, uuid, total_bytes, name FROM device").fetchone()
-    pid, = db.execute("SELECT pid FROM process").fetchone()
-    ts, = db.execute("SELECT max(ts) FROM mem_event").fetchone()
-    db.close()
+    (idx, uuid, total, name), pid, ts = recorded_spool(endings, spool)
     with open(os.path.join(spool, "vsfw-%d.info" % pid), "w") as f:
         f.write("\n".join([
             "pid %d" % pid,

@@ -27,6 +27,7 @@ import textwrap
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from tap import done, ok  # noqa: E402
+from vs_fake_frameworks import CUPY_CUDA_INIT, CUPY_INIT_TAIL, CUPY_RUNTIME  # noqa: E402
 
 hook_dir = os.path.abspath(sys.argv[1])
 
@@ -65,31 +66,13 @@ FAKE_CUPY = {
             def get_limit(self):
                 return 1 << 30
 
-        _pool = _Pool()
-        cuda._allocator = _pool.malloc
-
-        def get_default_memory_pool():
-            return _pool
-        ''',
-    "cupy/cuda/__init__.py": '''
-        from cupy.cuda import memory, runtime
-        _allocator = None
-
-        def get_allocator():
-            return _allocator
-
-        def set_allocator(a):
-            global _allocator
-            _allocator = a
-        ''',
+        _pool = _Pool()''' + CUPY_INIT_TAIL,
+    "cupy/cuda/__init__.py": CUPY_CUDA_INIT,
     "cupy/cuda/memory.py": '''
         class OutOfMemoryError(MemoryError):
             pass
         ''',
-    "cupy/cuda/runtime.py": '''
-        def getDevice():
-            return 0
-        ''',
+    "cupy/cuda/runtime.py": CUPY_RUNTIME,
 }
 
 

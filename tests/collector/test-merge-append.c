@@ -28,6 +28,7 @@
 #include "vs-merge.h"
 #include "vs-test-db.h"
 #include "vs-trace-writer.h"
+#include "../vs-test-records.h"
 
 #define U VS_UNKNOWN
 
@@ -85,16 +86,7 @@ collector_phase (VsWriter *w, int64_t pid, int phase, Ids *ids)
   int64_t base = pid * 1000000 + phase * 100000;
   if (phase == 0)
     {
-      VsProcess p = { .pid = pid,
-                      .ppid = 1,
-                      .host = "h",
-                      .rank = U,
-                      .local_rank = U,
-                      .world_size = U,
-                      .command_line = "train",
-                      .start_ns = base,
-                      .end_ns = U,
-                      .exit_status = U };
+      VsProcess p = vs_test_process (pid, 1, "h", "train", base);
       ids->process = vs_writer_add_process (w, &p);
       VsDevice d = { .idx = 0, .uuid = "GPU-a", .name = "H200", .total_bytes = 1 << 30 };
       ids->device = vs_writer_add_device (w, &d);
@@ -155,23 +147,9 @@ collector_phase (VsWriter *w, int64_t pid, int phase, Ids *ids)
   g_assert_cmpint (vs_writer_pool_event (w, &pe), ==, 0);
   for (int i = 0; i < 3; i++)
     {
-      VsKernel k = { .start_ns = base + 200 + 7 * i,
-                     .end_ns = base + 205 + 7 * i,
-                     .process_id = ids->process,
-                     .device_id = ids->device,
-                     .context = 1,
-                     .stream = 7,
-                     .correlation = i,
-                     .name = i == 2 ? "relu" : (phase == 1 ? "gemm_b" : "gemm"),
-                     .grid_x = 1,
-                     .grid_y = 1,
-                     .grid_z = 1,
-                     .block_x = 128,
-                     .block_y = 1,
-                     .block_z = 1,
-                     .static_shared = 0,
-                     .dynamic_shared = U,
-                     .registers = 32 };
+      VsKernel k = vs_test_kernel (ids->process, ids->device,
+                                   i == 2 ? "relu" : (phase == 1 ? "gemm_b" : "gemm"),
+                                   base + 200 + 7 * i, base + 205 + 7 * i, i, 1, U);
       g_assert_cmpint (vs_writer_kernel (w, &k), ==, 0);
     }
   VsMemcpy c = { .start_ns = base + 300,
@@ -211,16 +189,7 @@ import_phase (VsWriter *w, int64_t pid, int phase, Ids *ids)
     {
       vs_writer_set_meta (w, "source", "import");
       vs_writer_set_meta (w, "pytorch.expandable_segments", "0");
-      VsProcess p = { .pid = pid,
-                      .ppid = U,
-                      .host = "h",
-                      .rank = U,
-                      .local_rank = U,
-                      .world_size = U,
-                      .command_line = "import",
-                      .start_ns = U,
-                      .end_ns = U,
-                      .exit_status = U };
+      VsProcess p = vs_test_process (pid, U, "h", "import", U);
       ids->process = vs_writer_add_process (w, &p);
       VsDevice d = { .idx = 3, .uuid = "GPU-a", .name = "imported", .total_bytes = U };
       ids->device = vs_writer_add_device (w, &d);
@@ -660,20 +629,10 @@ test_concurrent_writer (void)
       (void)!write (ready[1], "x", 1);
       for (int i = 0; i < WRITER_ROWS; i++)
         {
-          VsAllocEvent e = { .ts = 200000000 + i,
-                             .process_id = r.ids[2].process,
-                             .tid = 6,
-                             .device_id = r.ids[2].device,
-                             .allocator_id = r.ids[2].pool,
-                             .op = i % 2 == 0 ? VS_ALLOC_OP_ALLOC : VS_ALLOC_OP_FREE_COMPLETED,
-                             .address = 0x9000000 + 0x1000 * (i / 2),
-                             .requested_bytes = 100,
-                             .block_bytes = 512,
-                             .segment_address = U,
-                             .stream = 7,
-                             .stack_id = U,
-                             .range_id = U,
-                             .before_trace = 0 };
+          VsAllocEvent e = vs_test_alloc_event (
+              200000000 + i, r.ids[2].process, 6, r.ids[2].device, r.ids[2].pool,
+              i % 2 == 0 ? VS_ALLOC_OP_ALLOC : VS_ALLOC_OP_FREE_COMPLETED,
+              0x9000000 + 0x1000 * (i / 2), 100, 512);
           if (vs_writer_alloc_event (w, &e) != 0 || (i % 500 == 499 && vs_writer_commit (w) != 0))
             _exit (3);
           if (i % 500 == 499)

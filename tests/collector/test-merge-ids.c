@@ -16,6 +16,7 @@
 #include "vs-merge.h"
 #include "vs-test-db.h"
 #include "vs-trace-writer.h"
+#include "../vs-test-records.h"
 
 #define U VS_UNKNOWN
 #define ID_2_29 (INT64_C (1) << 29)
@@ -79,16 +80,7 @@ write_input (const char *path)
   char err[256] = "";
   VsWriter *w = vs_writer_create (path, err, sizeof err);
   g_assert_nonnull (w);
-  VsProcess p = { .pid = 100,
-                  .ppid = 1,
-                  .host = "h",
-                  .rank = U,
-                  .local_rank = U,
-                  .world_size = U,
-                  .command_line = "train",
-                  .start_ns = 1000,
-                  .end_ns = U,
-                  .exit_status = U };
+  VsProcess p = vs_test_process (100, 1, "h", "train", 1000);
   int64_t process = vs_writer_add_process (w, &p);
   VsDevice d = { .idx = 0, .uuid = "GPU-a", .name = "H200", .total_bytes = 1 << 30 };
   int64_t device = vs_writer_add_device (w, &d);
@@ -142,26 +134,39 @@ exec_sql (const char *path, const char *sql)
   sqlite3_close (db);
 }
 
+/* The input (write_input) as process-100-1.db in a new folder (*dir),
+ * edited with sql; returns its path. */
+static char *
+edited_input (char **dir, const char *sql)
+{
+  char *in;
+
+  *dir = g_dir_make_tmp ("vs-merge-ids-XXXXXX", NULL);
+  in = g_build_filename (*dir, "process-100-1.db", NULL);
+  write_input (in);
+  exec_sql (in, sql);
+  return in;
+}
+
 static void
 test_merge_far_ids (void)
 {
-  g_autofree char *dir = g_dir_make_tmp ("vs-merge-ids-XXXXXX", NULL);
-  g_autofree char *in = g_build_filename (dir, "process-100-1.db", NULL);
-  g_autofree char *out = g_build_filename (dir, "merged.db", NULL);
-  write_input (in);
+  g_autofree char *dir = NULL;
   /* The process at 2^62, a frame at 2^29, the stack's root node at
    * 2^62 + 5 and its leaf at INT64_MAX - 1 (parents before children, as
    * the collector writes them): every row referring to them follows. */
-  exec_sql (in, "UPDATE process SET id = 4611686018427387904;"
-                "UPDATE mem_event SET process_id = 4611686018427387904;"
-                "UPDATE stack SET frame_id = 536870912"
-                " WHERE frame_id = (SELECT id FROM frame WHERE function = 'main');"
-                "UPDATE frame SET id = 536870912 WHERE function = 'main';"
-                "UPDATE stack SET parent_id = 4611686018427387909"
-                " WHERE parent_id = (SELECT id FROM stack WHERE parent_id = 0);"
-                "UPDATE stack SET id = 4611686018427387909 WHERE parent_id = 0;"
-                "UPDATE mem_event SET stack_id = 9223372036854775806;"
-                "UPDATE stack SET id = 9223372036854775806 WHERE parent_id != 0;");
+  g_autofree char *in
+      = edited_input (&dir, "UPDATE process SET id = 4611686018427387904;"
+                            "UPDATE mem_event SET process_id = 4611686018427387904;"
+                            "UPDATE stack SET frame_id = 536870912"
+                            " WHERE frame_id = (SELECT id FROM frame WHERE function = 'main');"
+                            "UPDATE frame SET id = 536870912 WHERE function = 'main';"
+                            "UPDATE stack SET parent_id = 4611686018427387909"
+                            " WHERE parent_id = (SELECT id FROM stack WHERE parent_id = 0);"
+                            "UPDATE stack SET id = 4611686018427387909 WHERE parent_id = 0;"
+                            "UPDATE mem_event SET stack_id = 9223372036854775806;"
+                            "UPDATE stack SET id = 9223372036854775806 WHERE parent_id != 0;");
+  g_autofree char *out = g_build_filename (dir, "merged.db", NULL);
   VsMergeRun run = {
     .main_pid = 100, .exit_status = 0, .command_line = "train", .host = "h", .tool_version = "t"
   };
@@ -193,12 +198,10 @@ test_merge_far_ids (void)
 static void
 test_release_far_ids (void)
 {
-  g_autofree char *dir = g_dir_make_tmp ("vs-merge-ids-XXXXXX", NULL);
-  g_autofree char *in = g_build_filename (dir, "process-100-1.db", NULL);
+  g_autofree char *dir = NULL;
+  g_autofree char *in = edited_input (&dir, "UPDATE mem_event SET id = 4611686018427387904"
+                                            " WHERE id = (SELECT max(id) FROM mem_event)");
   g_autofree char *live = g_build_filename (dir, "live.trace", NULL);
-  write_input (in);
-  exec_sql (in, "UPDATE mem_event SET id = 4611686018427387904"
-                " WHERE id = (SELECT max(id) FROM mem_event)");
   char err[512] = "";
   VsMergeAppend *a = vs_merge_append_open (live, err, sizeof err);
   g_assert_nonnull (a);

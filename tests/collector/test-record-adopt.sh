@@ -21,14 +21,10 @@
 #        SAME_TRACE   (TAP output)
 set -u
 vramscope=$1 writer=$2 gen=$3 make=$4 window=$5 same=$6
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-n=0 failed=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi; }
+. "$(dirname "$0")/../lib.sh"
 # The traces' tables are read through tests/vs_trace_db.py where there is
 # one (a compacted trace's), else directly.
-export VRAMSCOPE=$vramscope
-export PYTHONPATH="$(cd "$(dirname "$0")/.." && pwd)${PYTHONPATH:+:$PYTHONPATH}"
+vs_trace_db_env "$vramscope"
 info='pid %s\nreason stream\ndevice 0 GPU-00000000-0000-0000-0000-0000000000aa 1000 Test GPU\n'
 
 # The spool's files, made once: the spool writer is killed once it has

@@ -26,10 +26,7 @@
 # Usage: test-record-give.sh VRAMSCOPE GEN_TRACE MAKE_WINDOW_STREAM   (TAP output)
 set -u
 vramscope=$1 gen=$2 window=$3
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-n=0 failed=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi; }
+. "$(dirname "$0")/../lib.sh"
 export VRAMSCOPE_TORCH_FOLLOW_MS=40
 
 # 2,500 steps: 45,056 alloc_event rows, exactly 11 chunks, coded while the
@@ -89,8 +86,7 @@ run() {
     VRAMSCOPE_TORCH_FOLLOW_GIVE=$2 TMPDIR="$dir/tmp" "$vramscope" record -q --timings \
       -o "$3" -- sh "$dir/prog.sh" int >/dev/null 2>>"$dir/err" &
     r=$!
-    i=0
-    while [ ! -e "$dir/fed" ] && [ $i -lt 3000 ]; do sleep 0.1; i=$((i + 1)); done
+    poll 3000 0.1 test -e "$dir/fed"
     sleep 0.3
     kill -INT $r
     wait $r

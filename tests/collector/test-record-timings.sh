@@ -14,13 +14,21 @@
 # Usage: test-record-timings.sh VRAMSCOPE SPOOL_WRITER SNAPSHOTS_DIR   (TAP output)
 set -u
 vramscope=$1 writer=$2 snaps=$3
-# Compacted traces' tables are read through tests/vs_trace_db.py.
-export VRAMSCOPE=$vramscope
-export PYTHONPATH="$(cd "$(dirname "$0")/.." && pwd)${PYTHONPATH:+:$PYTHONPATH}"
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-n=0 failed=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi; }
+. "$(dirname "$0")/../lib.sh"
+vs_trace_db_env "$vramscope"
+
+# writer.sh, sourced by the programs below: write BATCHES ROWS runs the
+# writer (a child of the program) until it committed BATCHES batches of
+# ROWS rows and waits mid-batch, and kills it there.
+cat >"$dir/writer.sh" <<EOS
+write() {
+  "$writer" - \$1 \$2 0 >"$dir/w.\$\$.out" &
+  w=\$!
+  i=0
+  while ! grep -q mid-batch "$dir/w.\$\$.out" 2>/dev/null && [ \$i -lt 2000 ]; do sleep 0.1; i=\$((i + 1)); done
+  kill -KILL \$w
+}
+EOS
 
 # The writer commits 2 batches, then waits to be killed; the program
 # kills it there and exits 0.
@@ -28,11 +36,8 @@ cat >"$dir/prog.sh" <<EOS
 printf 'pid %s\ndevice 0 GPU-00000000-0000-0000-0000-0000000000aa 1000 Test GPU\ntiming take_ns 1234567\ntiming write_ns 2345678\n' \$\$ \
   >"\$VRAMSCOPE_SPOOL_DIR/torch-\$\$-000001.info"
 cp "$snaps/train.pickle" "\$VRAMSCOPE_SPOOL_DIR/torch-\$\$-000001.pickle"
-"$writer" - 2 5000 0 >"$dir/w.\$\$.out" &
-w=\$!
-i=0
-while ! grep -q mid-batch "$dir/w.\$\$.out" 2>/dev/null && [ \$i -lt 2000 ]; do sleep 0.1; i=\$((i + 1)); done
-kill -KILL \$w
+. "$dir/writer.sh"
+write 2 5000
 EOS
 
 "$vramscope" record --timings -o "$dir/t.db" -- sh "$dir/prog.sh" >/dev/null 2>"$dir/t.err"
@@ -119,11 +124,8 @@ done
 cp "$snaps/train.pickle" "\$VRAMSCOPE_SPOOL_DIR/torch-\$((\$\$ * 10 + 1))-000001.pickle"
 cp "$snaps/leak.pickle" "\$VRAMSCOPE_SPOOL_DIR/torch-\$((\$\$ * 10 + 2))-000001.pickle"
 cp "$snaps/fragmentation.pickle" "\$VRAMSCOPE_SPOOL_DIR/torch-\$((\$\$ * 10 + 3))-000001.pickle"
-"$writer" - 1 100 0 >"$dir/w.\$\$.out" &
-w=\$!
-i=0
-while ! grep -q mid-batch "$dir/w.\$\$.out" 2>/dev/null && [ \$i -lt 2000 ]; do sleep 0.1; i=\$((i + 1)); done
-kill -KILL \$w
+. "$dir/writer.sh"
+write 1 100
 EOS
 "$vramscope" record -q -o "$dir/par.db" -- sh "$dir/many.sh" 2>"$dir/par.err"
 rc1=$?

@@ -12,10 +12,7 @@
 # Usage: test-record-torch.sh VRAMSCOPE SNAPSHOTS_DIR   (TAP output)
 set -u
 vramscope=$1 snaps=$2
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-n=0 failed=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi; }
+. "$(dirname "$0")/../lib.sh"
 
 cat >"$dir/prog.sh" <<EOS
 printf 'pid %s\ndevice 0 GPU-00000000-0000-0000-0000-0000000000aa 1000 Test GPU\nmeta pytorch.memory_fraction.0 0.042\nmeta pytorch.alloc_conf expandable_segments:True,max_split_size_mb:128\nmeta pytorch.expandable_segments 1\n' \$\$ \

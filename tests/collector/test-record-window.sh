@@ -19,13 +19,8 @@
 # Usage: test-record-window.sh VRAMSCOPE MAKE_STREAM SNAPSHOTS_DIR SCHEMA   (TAP output)
 set -u
 vramscope=$1 make=$2 snaps=$3 schema=$4
-# Compacted traces' tables are read through tests/vs_trace_db.py.
-export VRAMSCOPE=$vramscope
-export PYTHONPATH="$(cd "$(dirname "$0")/.." && pwd)${PYTHONPATH:+:$PYTHONPATH}"
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-n=0 failed=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi; }
+. "$(dirname "$0")/../lib.sh"
+vs_trace_db_env "$vramscope"
 size() { wc -c <"$1" | tr -d ' '; }
 
 for bad in 0 0s abc 10 -5s 1.5x 10sec '' 1e400h; do

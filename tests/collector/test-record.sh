@@ -11,10 +11,7 @@
 set -u
 record=$1 inject=$2 app=$3
 export VRAMSCOPE_COLLECTOR=$4
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-n=0 failed=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi; }
+. "$(dirname "$0")/../lib.sh"
 is_trace() { python3 -c 'import sqlite3,sys; db=sqlite3.connect("file:"+sys.argv[1]+"?mode=ro", uri=True); sys.exit(0 if db.execute("pragma application_id").fetchone()[0]==1448234323 and db.execute("select value from meta where key=\"finalized\"").fetchone()[0] in (1,"1") else 1)' "$1"; }
 
 "$record" record -q -o "$dir/true.db" -- true 2>"$dir/true.err"; rc=$?

@@ -15,13 +15,8 @@
 # Usage: test-recover.sh VRAMSCOPE SPOOL_WRITER SNAPSHOTS_DIR   (TAP output)
 set -u
 vramscope=$1 writer=$2 snaps=$3
-# Compacted traces' tables are read through tests/vs_trace_db.py.
-export VRAMSCOPE=$vramscope
-export PYTHONPATH="$(cd "$(dirname "$0")/.." && pwd)${PYTHONPATH:+:$PYTHONPATH}"
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-n=0 failed=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi; }
+. "$(dirname "$0")/../lib.sh"
+vs_trace_db_env "$vramscope"
 wait_for() { # FILE PATTERN: waits up to 20 s for PATTERN in FILE
   i=0
   while ! grep -q "$2" "$1" 2>/dev/null && [ $i -lt 2000 ]; do sleep 0.1; i=$((i + 1)); done

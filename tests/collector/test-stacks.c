@@ -19,6 +19,7 @@
 #include "vs-symbol-cache.h"
 #include "vs-symbolize.h"
 #include "vs-unwind.h"
+#include "../vs-test-records.h"
 
 static VsQueue queue;
 static volatile int sink_hole;
@@ -88,14 +89,7 @@ write_trace (Trace *t, uint64_t hash_a, uint64_t hash_inline)
   close (fd);
   VsWriter *w = vs_writer_create (t->path, err, sizeof err);
   g_assert_nonnull (w);
-  VsProcess p = { .pid = getpid (),
-                  .ppid = VS_UNKNOWN,
-                  .rank = VS_UNKNOWN,
-                  .local_rank = VS_UNKNOWN,
-                  .world_size = VS_UNKNOWN,
-                  .start_ns = 1,
-                  .end_ns = VS_UNKNOWN,
-                  .exit_status = VS_UNKNOWN };
+  VsProcess p = vs_test_process (getpid (), VS_UNKNOWN, NULL, NULL, 1);
   int64_t pid = vs_writer_add_process (w, &p);
   g_assert_cmpint (pid, >, 0);
   VsSink *s = vs_sink_new (w, pid);

@@ -22,15 +22,11 @@
 # Usage: test-torch-follow.sh VRAMSCOPE WRITE_STREAM SNAPSHOTS_DIR   (TAP output)
 set -u
 vramscope=$1 write=$2 snaps=$3
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-n=0 failed=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi; }
+. "$(dirname "$0")/../lib.sh"
 export VRAMSCOPE_TORCH_FOLLOW_MS=40
 # The traces' tables are read through tests/vs_trace_db.py where there is
 # one (a compacted trace's), else directly.
-export VRAMSCOPE=$vramscope
-export PYTHONPATH="$(cd "$(dirname "$0")/.." && pwd)${PYTHONPATH:+:$PYTHONPATH}"
+vs_trace_db_env "$vramscope"
 
 # check TRACE COUNT: "1 LIVE" when the trace's pytorch events are exactly
 # those of the first COUNT records, each with its stack, else "0 why".
@@ -115,8 +111,7 @@ rm -f "$dir"/*.done "$dir/ready"
 "$vramscope" record -q --timings -o "$dir/i.db" -- python3 "$write" "$dir" --batches 2 \
   --on-int 2 2>/dev/null &
 rec=$!
-i=0
-while [ ! -e "$dir/ready" ] && [ $i -lt 1000 ]; do sleep 0.1; i=$((i + 1)); done
+poll 1000 0.1 test -e "$dir/ready"
 sleep 0.5
 kill -INT $rec
 wait $rec
@@ -171,8 +166,7 @@ mkdir "$dir/out4"
 "$vramscope" record -q -o "$dir/out4/r.db" -- python3 "$write" "$dir" --batches 5 \
   --gate "$dir/gate" 2>/dev/null &
 rec=$!
-i=0
-while [ ! -e "$dir/ready" ] && [ $i -lt 1000 ]; do sleep 0.1; i=$((i + 1)); done
+poll 1000 0.1 test -e "$dir/ready"
 i=0 half=0
 while [ "${half:-0}" = 0 ] && [ $i -lt 1000 ]; do
   sleep 0.1
@@ -200,8 +194,7 @@ mkdir "$dir/out5"
 "$vramscope" record -q -o "$dir/out5/r.db" -- python3 "$write" "$dir" --batches 4 --history 1 \
   --exit --pickle "$snaps/train.pickle" --gate "$dir/gate" 2>/dev/null &
 rec=$!
-i=0
-while [ ! -e "$dir/ready" ] && [ $i -lt 1000 ]; do sleep 0.1; i=$((i + 1)); done
+poll 1000 0.1 test -e "$dir/ready"
 sleep 0.5
 kill -KILL $rec
 wait $rec 2>/dev/null

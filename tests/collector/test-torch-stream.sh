@@ -14,13 +14,8 @@
 # Usage: test-torch-stream.sh VRAMSCOPE MAKE_STREAM SNAPSHOTS_DIR   (TAP output)
 set -u
 vramscope=$1 make=$2 snaps=$3
-# Compacted traces' tables are read through tests/vs_trace_db.py.
-export VRAMSCOPE=$vramscope
-export PYTHONPATH="$(cd "$(dirname "$0")/.." && pwd)${PYTHONPATH:+:$PYTHONPATH}"
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-n=0 failed=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi; }
+. "$(dirname "$0")/../lib.sh"
+vs_trace_db_env "$vramscope"
 check() { # TRACE WANT.json: prints 1 when the pytorch row is what WANT says
   python3 -c '
 import json, sys, vs_trace_db

@@ -27,13 +27,9 @@
 set -u
 # Absolute: the runs below start in folders of their own.
 vramscope=$(realpath "$1") make=$(realpath "$2") snaps=$(realpath "$3")
-export VRAMSCOPE=$vramscope
-export PYTHONPATH="$(cd "$(dirname "$0")/.." && pwd)${PYTHONPATH:+:$PYTHONPATH}"
+. "$(dirname "$0")/../lib.sh"
+vs_trace_db_env "$vramscope"
 export VRAMSCOPE_TORCH_FOLLOW_MS=40
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-n=0 failed=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi; }
 
 # 30000 steps of the loop: 540,455 records, 26 MB of stream, written in
 # about 4 s.
@@ -65,6 +61,20 @@ given_back() {
     i=$((i + 1))
   done
   echo "${punched:-0}"
+}
+
+# start_given NAME WANT PROG [VAR=VALUE...]: starts `record --window 10s
+# -o NAME.db -- sh PROG` in the background in DIR/NAME (made), with
+# WANT=WANT and each VAR=VALUE in its environment; sets rec to its pid and
+# punched to what given_back says of it.
+start_given() {
+  name=$1 want=$2 prog=$3
+  shift 3
+  mkdir "$dir/$name"
+  (cd "$dir/$name" && exec env "$@" WANT="$want" "$vramscope" record -q --window 10s \
+    -o "$name.db" -- sh "$prog") &
+  rec=$!
+  punched=$(given_back "$dir/$name")
 }
 
 # sample DIR OUT: until DIR/stop exists, lines "allocated apparent punched"
@@ -147,16 +157,11 @@ ok $([ "$(cat "$dir/want0.json.max")" = unset ] && echo 0 || echo 1) \
 
 # 3. record killed once records were given back; the program runs on to
 # its end; recover reads on from the kept import.
-mkdir "$dir/kill"
-(cd "$dir/kill" && PAUSE=0.02 WANT="$dir/want3.json" exec "$vramscope" record -q --window 10s \
-  -o kill.db -- sh "$dir/prog.sh") &
-rec=$!
-punched=$(given_back "$dir/kill")
+start_given kill "$dir/want3.json" "$dir/prog.sh" PAUSE=0.02
 kill -KILL $rec
 wait $rec 2>/dev/null
 spool=$(ls -d "$dir"/kill/.vramscope-spool-* | head -n 1)
-i=0
-while [ ! -s "$dir/want3.json" ] && [ $i -lt 2000 ]; do sleep 0.05; i=$((i + 1)); done
+poll 2000 0.05 test -s "$dir/want3.json"
 sleep 0.2
 cp -r "$spool" "$dir/lost-spool"
 "$vramscope" recover -q "$spool" -o "$dir/kill/rec.db" 2>"$dir/rec.err"
@@ -177,11 +182,7 @@ ok $([ "$lines" = 1 ] && [ -d "$dir/lost-spool" ] && echo 0 || echo 1) \
 
 # 5. record gets SIGINT mid-run and forwards it: the program stops at a
 # record; the trace holds every record it wrote.
-mkdir "$dir/int"
-(cd "$dir/int" && PAUSE=0.02 WANT="$dir/want5.json" exec "$vramscope" record -q --window 10s \
-  -o int.db -- sh "$dir/prog.sh") &
-rec=$!
-punched=$(given_back "$dir/int")
+start_given int "$dir/want5.json" "$dir/prog.sh" PAUSE=0.02
 kill -INT $rec
 wait $rec
 rc=$?
@@ -192,15 +193,10 @@ ok $([ $rc = 0 ] && [ "${1:-0}" = 1 ] && [ "${2:-0}" -lt 162050 ] && echo 0 || e
 # 6. A normal exit with a final snapshot; record killed once records were
 # given back.  recover cuts at the snapshot's marker: what was live then
 # is what the trace holds at its end (not Python's shutdown frees).
-mkdir "$dir/exit"
-(cd "$dir/exit" && WANT="$dir/want6.json" exec "$vramscope" record -q --window 10s \
-  -o exit.db -- sh "$dir/exit.sh") &
-rec=$!
-punched=$(given_back "$dir/exit")
+start_given exit "$dir/want6.json" "$dir/exit.sh"
 kill -KILL $rec
 wait $rec 2>/dev/null
-i=0
-while [ ! -s "$dir/want6.json" ] && [ $i -lt 2000 ]; do sleep 0.05; i=$((i + 1)); done
+poll 2000 0.05 test -s "$dir/want6.json"
 spool=$(ls -d "$dir"/exit/.vramscope-spool-* | head -n 1)
 "$vramscope" recover -q "$spool" -o "$dir/exit/rec.db" 2>"$dir/rec6.err"
 rc=$?

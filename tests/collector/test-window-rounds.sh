@@ -18,16 +18,12 @@
 # Usage: test-window-rounds.sh VRAMSCOPE MAKE_STREAM   (TAP output)
 set -u
 vramscope=$(realpath "$1") make=$(realpath "$2")
-export VRAMSCOPE=$vramscope
-export PYTHONPATH="$(cd "$(dirname "$0")/.." && pwd)${PYTHONPATH:+:$PYTHONPATH}"
+. "$(dirname "$0")/../lib.sh"
+vs_trace_db_env "$vramscope"
 export VRAMSCOPE_TORCH_FOLLOW_MS=40
 # The stream's clock is its own (it starts in 2025): the frontier follows
 # its newest event, 1 s of it behind.
 export VRAMSCOPE_WINDOW_LIVE_LAG_MS=1000
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-n=0 failed=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi; }
 
 # STEPS steps of the loop (10 ms each on its clock, 18 records a step),
 # written about 20 times faster than they would run: 15000 steps are

@@ -14,29 +14,14 @@
 
 #include "vs-test-db.h"
 #include "vs-trace-writer.h"
+#include "../vs-test-records.h"
 
 #define U VS_UNKNOWN
 
 static VsKernel
 kernel (const char *name, int64_t grid_x, int64_t start)
 {
-  VsKernel k = { .start_ns = start,
-                 .end_ns = start + 1000,
-                 .process_id = 1,
-                 .device_id = 1,
-                 .context = 1,
-                 .stream = 7,
-                 .correlation = start,
-                 .name = name,
-                 .grid_x = grid_x,
-                 .grid_y = 1,
-                 .grid_z = 1,
-                 .block_x = 128,
-                 .block_y = 1,
-                 .block_z = 1,
-                 .static_shared = 0,
-                 .dynamic_shared = U,
-                 .registers = 32 };
+  VsKernel k = vs_test_kernel (1, 1, name, start, start + 1000, start, grid_x, U);
   return k;
 }
 

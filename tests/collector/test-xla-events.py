@@ -28,11 +28,8 @@ traceback's frames.
 TAP output.
 """
 import csv
-import glob
 import io
 import os
-import shutil
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -40,6 +37,7 @@ import types
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from tap import done, ok  # noqa: E402
+from vs_fake_frameworks import recorded_spool  # noqa: E402
 
 hook_dir = os.path.abspath(sys.argv[1])
 vramscope, endings = sys.argv[2], sys.argv[3]
@@ -154,13 +152,7 @@ with tempfile.TemporaryDirectory() as tmp:
 
     # Into a trace, beside the spool's own process and GPU.
     spool = os.path.join(tmp, "spool")
-    shutil.copytree(os.path.join(endings, "torch-kill-record", "spool"), spool)
-    proc = glob.glob(os.path.join(spool, "process-*.db"))[0]
-    db = sqlite3.connect(proc)
-    idx, uuid, total, name = db.execute("SELECT idx, uuid, total_bytes, name FROM device").fetchone()
-    pid, = db.execute("SELECT pid FROM process").fetchone()
-    ts, = db.execute("SELECT max(ts) FROM mem_event").fetchone()
-    db.close()
+    (idx, uuid, total, name), pid, ts = recorded_spool(endings, spool)
 
     def moved(line):  # the hook's times after the spool's own, its device the spool's
         w = line.split(" ")

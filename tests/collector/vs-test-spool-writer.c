@@ -24,6 +24,7 @@
 #include <sqlite3.h>
 
 #include "vs-trace-writer.h"
+#include "../vs-test-records.h"
 
 static long long
 now_ns (void)
@@ -68,16 +69,7 @@ main (int argc, char **argv)
   char host[256] = "localhost";
   gethostname (host, sizeof host - 1);
   host[sizeof host - 1] = '\0';
-  VsProcess p = { .pid = getpid (),
-                  .ppid = getppid (),
-                  .host = host,
-                  .rank = VS_UNKNOWN,
-                  .local_rank = VS_UNKNOWN,
-                  .world_size = VS_UNKNOWN,
-                  .command_line = "vs-test-spool-writer",
-                  .start_ns = now_ns (),
-                  .end_ns = VS_UNKNOWN,
-                  .exit_status = VS_UNKNOWN };
+  VsProcess p = vs_test_process (getpid (), getppid (), host, "vs-test-spool-writer", now_ns ());
   int64_t pid_row = vs_writer_add_process (w, &p);
   VsDevice d = { .idx = 0,
                  .uuid = "GPU-00000000-0000-0000-0000-0000000000aa",

@@ -8,34 +8,8 @@
 set -u
 vramscope=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 gen=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 1
-n=0 failed=0
-
-ok () {
-  n=$((n + 1))
-  if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi
-}
-
-# Waits until a temporary of $1 holding more than 100 kB exists, while process $2
-# runs (not yet ended, a zombie counting as ended); prints its name.  How
-# long that takes depends on the machine's load: only a process that ends
-# first, or a bound of polls no working run reaches, stops the wait.
-wait_temp () {
-  i=0
-  while [ $i -lt 20000 ]; do
-    for f in "$1".tmp-*; do
-      [ -f "$f" ] && [ "$(wc -c <"$f")" -gt 100000 ] && { echo "$f"; return 0; }
-    done
-    st=Z
-    [ -r /proc/"$2"/stat ] && read -r _ _ st _ </proc/"$2"/stat 2>/dev/null
-    [ "$st" = Z ] && return 1
-    sleep 0.01
-    i=$((i + 1))
-  done
-  return 1
-}
+. "$(dirname "$0")/../lib.sh"
+cd "$dir" || exit 1
 
 mode () { stat -c %a "$1"; }
 
@@ -54,7 +28,7 @@ signal.signal(signal.SIGINT, signal.SIG_DFL)
 os.execv(sys.argv[1], sys.argv[1:])' "$vramscope" export big.db --format "$format" \
     -o "out-$sig-$format" 2>err &
   pid=$!
-  t=$(wait_temp "out-$sig-$format" $pid)
+  t=$(wait_temp "out-$sig-$format" $pid 100000)
   kill -"$sig" $pid
   wait $pid
   rc=$?

@@ -138,12 +138,20 @@ def ns(us):
     return round(us * 1000)
 
 
-def check_perfetto(name, tmp):
+def exported(name, tmp, fmt, ext):
+    """Exports the trace tests/data/NAME.db in format fmt to tmp/NAME+ext,
+    a check that it succeeds; returns the trace's path and the output's,
+    None when the export failed."""
     db = os.path.join(data, name + ".db")
-    out = os.path.join(tmp, name + ".json")
-    res = run("export", db, "--format", "perfetto", "-o", out)
-    ok(res.returncode == 0, "%s: perfetto export succeeds" % name, res.stderr)
-    if res.returncode != 0:
+    out = os.path.join(tmp, name + ext)
+    res = run("export", db, "--format", fmt, "-o", out)
+    ok(res.returncode == 0, "%s: %s export succeeds" % (name, fmt), res.stderr)
+    return db, out if res.returncode == 0 else None
+
+
+def check_perfetto(name, tmp):
+    db, out = exported(name, tmp, "perfetto", ".json")
+    if out is None:
         return
     text = open(out, encoding="utf-8").read()
     try:
@@ -260,11 +268,8 @@ def check_snapshot_structure(name, snap):
 
 
 def check_snapshot(name, tmp):
-    db = os.path.join(data, name + ".db")
-    out = os.path.join(tmp, name + ".pickle")
-    res = run("export", db, "--format", "snapshot", "-o", out)
-    ok(res.returncode == 0, "%s: snapshot export succeeds" % name, res.stderr)
-    if res.returncode != 0:
+    db, out = exported(name, tmp, "snapshot", ".pickle")
+    if out is None:
         return
     with open(out, "rb") as f:
         snap = pickle.load(f)

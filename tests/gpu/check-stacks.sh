@@ -13,16 +13,7 @@
 #   VRAMSCOPE  the vramscope binary (default: build/cli/vramscope)
 #   NVCC       nvcc (default: nvcc, /usr/local/cuda/bin/nvcc)
 # Exits 77 without a GPU, 1 when a check failed.
-set -u
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-out=${1:-$(mktemp -d)}
-mkdir -p "$out"
-export VRAMSCOPE=${VRAMSCOPE:-$root/build/cli/vramscope}
-if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
-  echo "no GPU: skipped"
-  exit 77
-fi
+. "$(dirname "$0")/lib.sh"
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 "$NVCC" -g -O2 -o "$out/sample-stacks" "$root/samples/sample-stacks.cu" || exit 1
 strip -o "$out/sample-stacks-stripped" "$out/sample-stacks" || exit 1

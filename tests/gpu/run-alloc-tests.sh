@@ -10,16 +10,7 @@
 #   VRAMSCOPE  command that records (default: build/cli/vramscope)
 #   NVCC       nvcc for the CUDA samples (default: nvcc, /usr/local/cuda/bin/nvcc)
 # Exits 77 (skipped) without a GPU, 1 when a check failed.
-set -u
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-out=${1:-$(mktemp -d)}
-mkdir -p "$out"
-export VRAMSCOPE=${VRAMSCOPE:-$root/build/cli/vramscope}
-if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
-  echo "no GPU: skipped"
-  exit 77
-fi
+. "$(dirname "$0")/lib.sh"
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 for s in nvtx-pool frag kinds; do
   "$NVCC" -O2 -o "$out/sample-$s" "$root/samples/sample-$s.cu" -lcuda -lpthread -ldl || exit 1
@@ -27,23 +18,7 @@ done
 
 failed=0
 run() { # name, expected exit status, command...
-  name=$1; want=$2; shift 2
-  echo "== $name"
-  "$VRAMSCOPE" record -q -o "$out/$name.db" -- "$@" >"$out/$name.log" 2>&1
-  rc=$?
-  if [ "$rc" != "$want" ]; then
-    cat "$out/$name.log"
-    echo "FAILED $name: record exited $rc, expected $want"
-    failed=1
-    return
-  fi
-  sed -n 's/^GROUND_TRUTH //p' "$out/$name.log" | tail -n 1 >"$out/$name.json"
-  if [ ! -s "$out/$name.json" ]; then
-    cat "$out/$name.log"
-    echo "FAILED $name: printed no ground truth"
-    failed=1
-    return
-  fi
+  vs_record_truth "$@" || return
   grep -i "vramscope" "$out/$name.log"
   "$VRAMSCOPE" report "$out/$name.db" --format csv summary
   python3 "$here/check-alloc.py" "$out/$name.db" "$out/$name.json" || failed=1

@@ -11,37 +11,13 @@
 #   VRAMSCOPE  command that records (default: build/cli/vramscope)
 # Exits 77 (skipped) without a GPU or without JAX and CuPy, 1 when a check
 # failed.
-set -u
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-out=${1:-$(mktemp -d)}
-mkdir -p "$out"
-export VRAMSCOPE=${VRAMSCOPE:-$root/build/cli/vramscope}
-if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
-  echo "no GPU: skipped"
-  exit 77
-fi
+. "$(dirname "$0")/lib.sh"
 ran=0
 failed=0
 run() { # name, expected exit status, sample[, blocks: the pool's own blocks must be there]
-  name=$1; want=$2; blocks=${4:-any}; shift 2
-  echo "== $name"
-  "$VRAMSCOPE" record -q -o "$out/$name.db" -- python3 "$root/samples/$1" >"$out/$name.log" 2>&1
-  rc=$?
+  blocks=${4:-any}
   ran=1
-  if [ "$rc" != "$want" ]; then
-    cat "$out/$name.log"
-    echo "FAILED $name: record exited $rc, expected $want"
-    failed=1
-    return
-  fi
-  sed -n 's/^GROUND_TRUTH //p' "$out/$name.log" | tail -n 1 >"$out/$name.json"
-  if [ ! -s "$out/$name.json" ]; then
-    cat "$out/$name.log"
-    echo "FAILED $name: printed no ground truth"
-    failed=1
-    return
-  fi
+  vs_record_truth "$1" "$2" python3 "$root/samples/$3" || return
   "$VRAMSCOPE" report "$out/$name.db" --format csv summary
   "$VRAMSCOPE" report "$out/$name.db"
   python3 "$here/check-frameworks.py" "$out/$name.db" "$out/$name.json" "$blocks" || failed=1

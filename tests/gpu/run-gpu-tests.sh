@@ -11,17 +11,8 @@
 # Exits 77 (skipped) when there is no GPU, 1 when a check failed.
 # Needs only sh, nvcc, python3 (standard library): it runs on a bare GPU
 # server.
-set -u
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-out=${1:-$(mktemp -d)}
-mkdir -p "$out"
-export VRAMSCOPE=${VRAMSCOPE:-$root/build/cli/vramscope}
+. "$(dirname "$0")/lib.sh"
 
-if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
-  echo "no GPU: skipped"
-  exit 77
-fi
 
 if [ -z "${SAMPLES:-}" ]; then
   NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}

@@ -24,6 +24,8 @@ import pickle
 import sys
 import traceback
 
+import vs_torch_train
+
 CASES = [
     "stacks-python",   # context all, stacks python, snapshot markers
     "stacks-all",      # context all, stacks all (C++ frames first)
@@ -91,14 +93,7 @@ def model_and_opt(torch):
 
 
 def train(torch, model, opt, steps, batch=32):
-    for _ in range(steps):
-        x = torch.randn(batch, 128, device="cuda")
-        y = torch.randint(0, 10, (batch,), device="cuda")
-        loss = torch.nn.functional.cross_entropy(model(x), y)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-    torch.cuda.synchronize()
+    vs_torch_train.train(torch, model, opt, steps, batch, 128)
 
 
 def describe(path):
@@ -192,6 +187,19 @@ def markers(torch, info):
     info["markers_taken"] = info.get("markers_taken", 0) + 1
 
 
+# The cases that record with these settings (record's keywords), then
+# train for that many steps (the matrix-ENABLED-CONTEXT-STACKS cases too,
+# 2 steps).
+TRAINED = {
+    "stacks-all": (dict(enabled="all", context="all", stacks="all"), 2),
+    "stacks-none": (dict(enabled="all", context=None, stacks="python"), 2),
+    "context-state": (dict(enabled="all", context="state", stacks="python"), 2),
+    "context-alloc": (dict(enabled="all", context="alloc", stacks="python"), 2),
+    "wrap": (dict(enabled="all", context="all", stacks="python", max_entries=40), 4),
+    "segments-only": (dict(enabled="state", context="state", stacks="python"), 2),
+}
+
+
 def run(name, out):
     if name in ALLOC_CONF:
         os.environ["PYTORCH_CUDA_ALLOC_CONF"] = ALLOC_CONF[name]
@@ -205,37 +213,16 @@ def run(name, out):
         markers(torch, info)
         train(torch, model, opt, 1)
         markers(torch, info)
-    elif name == "stacks-all":
-        record(torch, info, enabled="all", context="all", stacks="all")
+    elif name in TRAINED or name.startswith("matrix-"):
+        if name in TRAINED:
+            wanted, steps = TRAINED[name]
+        else:
+            _, e, ctx, st = name.split("-")
+            wanted = dict(enabled=e, context=None if ctx == "none" else ctx, stacks=st)
+            steps = 2
+        record(torch, info, **wanted)
         model, opt = model_and_opt(torch)
-        train(torch, model, opt, 2)
-    elif name == "stacks-none":
-        record(torch, info, enabled="all", context=None, stacks="python")
-        model, opt = model_and_opt(torch)
-        train(torch, model, opt, 2)
-    elif name == "context-state":
-        record(torch, info, enabled="all", context="state", stacks="python")
-        model, opt = model_and_opt(torch)
-        train(torch, model, opt, 2)
-    elif name == "context-alloc":
-        record(torch, info, enabled="all", context="alloc", stacks="python")
-        model, opt = model_and_opt(torch)
-        train(torch, model, opt, 2)
-    elif name == "wrap":
-        record(torch, info, enabled="all", context="all", stacks="python",
-               max_entries=40)
-        model, opt = model_and_opt(torch)
-        train(torch, model, opt, 4)
-    elif name == "segments-only":
-        record(torch, info, enabled="state", context="state", stacks="python")
-        model, opt = model_and_opt(torch)
-        train(torch, model, opt, 2)
-    elif name.startswith("matrix-"):
-        _, e, ctx, st = name.split("-")
-        record(torch, info, enabled=e, context=None if ctx == "none" else ctx,
-               stacks=st)
-        model, opt = model_and_opt(torch)
-        train(torch, model, opt, 2)
+        train(torch, model, opt, steps)
     elif name == "oom-observer":
         # A small per-process limit makes the failure cheap and certain.
         # Recorded as OOM-dump recipes do: _record_memory_history's

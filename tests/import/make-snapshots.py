@@ -18,6 +18,8 @@ import subprocess
 import sys
 import time
 
+import vs_torch_train
+
 WORKLOADS = ["train", "oom", "leak", "fragmentation", "expandable",
              "streams", "overflow", "late"]
 
@@ -57,14 +59,7 @@ def tiny_model(torch):
 
 
 def train_steps(torch, model, opt, steps, batch=64):
-    for _ in range(steps):
-        x = torch.randn(batch, 256, device="cuda")
-        y = torch.randint(0, 10, (batch,), device="cuda")
-        loss = torch.nn.functional.cross_entropy(model(x), y)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-    torch.cuda.synchronize()
+    vs_torch_train.train(torch, model, opt, steps, batch, 256)
 
 
 def run_one(name, out):

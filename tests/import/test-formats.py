@@ -41,6 +41,8 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import snapshot_replay  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import tap  # noqa: E402
 
 COLUMNS = ["peak_reserved_bytes", "peak_reserved_time_ns", "peak_allocated_bytes",
            "peak_allocated_time_ns", "final_reserved_bytes", "final_allocated_bytes",
@@ -288,11 +290,7 @@ def main():
                 problems = check(tool, vramscope, name, snap, want, tmp)
             except Exception as e:  # a broken case is a failure, not a crash
                 problems = ["%s: %s" % (type(e).__name__, e)]
-            if problems:
-                failed += 1
-                print("not ok %d - %s: %s" % (n, name, "; ".join(problems)))
-            else:
-                print("ok %d - %s" % (n, name))
+            failed += tap.case(n, name, problems)
     sys.exit(1 if failed else 0)
 
 

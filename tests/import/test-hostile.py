@@ -143,6 +143,20 @@ def cases():
     return out
 
 
+def agreeing_frames(i):
+    """The 12 frames (indexes into 300) of entry i's stack in
+    agreeing_stacks: frames 1, 3, 6 and 11 the same for every entry, the
+    others i's digits in base 280."""
+    stack, d = [], i
+    for j in range(12):
+        if j in (1, 3, 6, 11):
+            f = j
+        else:
+            f, d = 20 + d % 280, d // 280
+        stack.append(f)
+    return stack
+
+
 def agreeing_stacks(n):
     """A snapshot of n allocations and frees whose 12-frame stacks are all
     distinct but agree on frames 1, 3, 6 and 11: frame dicts made afresh
@@ -152,13 +166,7 @@ def agreeing_stacks(n):
     seg = {"device": 0, "address": 4096, "total_size": 2 << 20, "blocks": []}
     trace = []
     for i in range(n):
-        stack, d = [], i
-        for j in range(12):
-            if j in (1, 3, 6, 11):
-                f = j
-            else:
-                f, d = 20 + d % 280, d // 280
-            stack.append(dict(frames[f]))
+        stack = [dict(frames[f]) for f in agreeing_frames(i)]
         for action in ("alloc", "free_completed"):
             trace.append({"action": action, "addr": 4096, "size": 512, "stream": 0,
                           "time_us": 1000 + 2 * i, "frames": stack})
@@ -171,13 +179,7 @@ def agreeing_stacks_counts(n):
     as its innermost frame on the stack of its callers) of agreeing_stacks(n)."""
     frames, nodes = set(), set()
     for i in range(n):
-        stack, d = [], i
-        for j in range(12):
-            if j in (1, 3, 6, 11):
-                f = j
-            else:
-                f, d = 20 + d % 280, d // 280
-            stack.append(f)
+        stack = agreeing_frames(i)
         frames.update(stack)
         nodes.update(tuple(stack[k:]) for k in range(12))
     return len(frames), len(nodes)

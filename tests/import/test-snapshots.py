@@ -40,6 +40,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import snapshot_replay  # noqa: E402
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import tap  # noqa: E402
 import vs_trace_db  # noqa: E402
 
 QUERY = """
@@ -279,11 +280,7 @@ def main():
         for n, p in enumerate(pairs, 1):
             problems = check(tool, vramscope, p, p[:-len(".pickle")] + ".json", tmp)
             name = os.path.basename(p)
-            if problems:
-                failed += 1
-                print("not ok %d - %s: %s" % (n, name, "; ".join(problems)))
-            else:
-                print("ok %d - %s" % (n, name))
+            failed += tap.case(n, name, problems)
     sys.exit(1 if failed else 0)
 
 

@@ -11,6 +11,7 @@
 
 #include "vs-trace-finalize.h"
 #include "vs-trace-writer.h"
+#include "../vs-test-trace-file.h"
 
 #define MiB (1024 * 1024)
 #define U VS_UNKNOWN
@@ -25,11 +26,7 @@ typedef struct
 static void
 fixture_setup (Fixture *f, gconstpointer data)
 {
-  char err[256];
-  f->dir = g_dir_make_tmp ("vs-finalize-XXXXXX", NULL);
-  f->path = g_build_filename (f->dir, "t.db", NULL);
-  f->w = vs_writer_create (f->path, err, sizeof err);
-  g_assert_nonnull (f->w);
+  f->w = vs_test_trace_file_create ("vs-finalize-XXXXXX", "t.db", &f->dir, &f->path);
   VsProcess p = { 100, 1, "host", U, U, U, NULL, "prog", U, U, U };
   f->proc = vs_writer_add_process (f->w, &p);
   VsDevice d = { 0, "GPU-aaaa", "Test GPU", 80LL * 1024 * MiB };
@@ -42,10 +39,7 @@ fixture_setup (Fixture *f, gconstpointer data)
 static void
 fixture_teardown (Fixture *f, gconstpointer data)
 {
-  g_unlink (f->path);
-  g_rmdir (f->dir);
-  g_free (f->path);
-  g_free (f->dir);
+  vs_test_trace_file_remove (f->dir, f->path);
 }
 
 static void

@@ -205,11 +205,20 @@ open_db (const char *path)
   return db;
 }
 
+/* sql prepared on db; asserts that it could be. */
+static sqlite3_stmt *
+prepared (sqlite3 *db, const char *sql)
+{
+  sqlite3_stmt *s = NULL;
+
+  g_assert_cmpint (sqlite3_prepare_v2 (db, sql, -1, &s, NULL), ==, SQLITE_OK);
+  return s;
+}
+
 static int64_t
 q (sqlite3 *db, const char *sql)
 {
-  sqlite3_stmt *s;
-  g_assert_cmpint (sqlite3_prepare_v2 (db, sql, -1, &s, NULL), ==, SQLITE_OK);
+  sqlite3_stmt *s = prepared (db, sql);
   int64_t v = sqlite3_step (s) == SQLITE_ROW ? sqlite3_column_int64 (s, 0) : -1;
   sqlite3_finalize (s);
   return v;
@@ -219,8 +228,7 @@ q (sqlite3 *db, const char *sql)
 static char *
 rows (sqlite3 *db, const char *sql, int64_t arg)
 {
-  sqlite3_stmt *s;
-  g_assert_cmpint (sqlite3_prepare_v2 (db, sql, -1, &s, NULL), ==, SQLITE_OK);
+  sqlite3_stmt *s = prepared (db, sql);
   if (sqlite3_bind_parameter_count (s) > 0)
     sqlite3_bind_int64 (s, 1, arg);
   GString *out = g_string_new (NULL);
@@ -277,6 +285,19 @@ pair_make (Pair *p, int nsteps, int64_t window_ns)
   g_assert_cmpint (rc, ==, 0);
 }
 
+/* The run the windowed checks share: slicing as slicing says (see
+ * slicing_mode), 3000 steps, the window their last tenth; makes p and
+ * returns the steps. */
+static int
+pair_make_run (Pair *p, int slicing)
+{
+  int n = 3000;
+
+  slicing_mode = slicing;
+  pair_make (p, n, (int64_t)n * STEP_NS / 10);
+  return n;
+}
+
 static void
 pair_free (Pair *p)
 {
@@ -317,10 +338,8 @@ static const char *failures_sql
 static void
 test_same_answers (gconstpointer mode)
 {
-  slicing_mode = GPOINTER_TO_INT (mode);
   Pair p;
-  int n = 3000;
-  pair_make (&p, n, (int64_t)n * STEP_NS / 10);
+  int n = pair_make_run (&p, GPOINTER_TO_INT (mode));
   g_assert_cmpint (p.st.blocks_dropped, >, 0);
   g_assert_cmpint (p.st.kernels_dropped, >, 0);
   assert_same (p.f, p.w, summary_sql, 0, 0);
@@ -365,7 +384,7 @@ state_at (sqlite3 *db, int64_t a, int64_t ts)
   const char *sql = "SELECT reserved_bytes, allocated_bytes, device_bytes FROM series"
                     " WHERE device_id = 1 AND allocator_id = ?1 AND ts <= ?2"
                     " ORDER BY ts DESC, seq DESC LIMIT 1";
-  g_assert_cmpint (sqlite3_prepare_v2 (db, sql, -1, &s, NULL), ==, SQLITE_OK);
+  s = prepared (db, sql);
   sqlite3_bind_int64 (s, 1, a);
   sqlite3_bind_int64 (s, 2, ts);
   char *v = sqlite3_step (s) == SQLITE_ROW
@@ -399,27 +418,17 @@ slice_state_sql (const char *agg, int64_t a, int64_t s, int64_t e)
 static void
 test_series (gconstpointer mode)
 {
-  slicing_mode = GPOINTER_TO_INT (mode);
   Pair p;
-  int n = 3000;
-  pair_make (&p, n, (int64_t)n * STEP_NS / 10);
+  pair_make_run (&p, GPOINTER_TO_INT (mode));
   g_assert_cmpint (q (p.w, "SELECT count(*) FROM detail_interval"), >=, 3);
-  sqlite3_stmt *iv;
-  g_assert_cmpint (sqlite3_prepare_v2 (p.w,
-                                       "SELECT start_ns, end_ns FROM detail_interval"
-                                       " WHERE device_id = 1 ORDER BY start_ns",
-                                       -1, &iv, NULL),
-                   ==, SQLITE_OK);
+  sqlite3_stmt *iv = prepared (p.w, "SELECT start_ns, end_ns FROM detail_interval"
+                                    " WHERE device_id = 1 ORDER BY start_ns");
   int64_t checked = 0;
   while (sqlite3_step (iv) == SQLITE_ROW)
     {
       int64_t s = sqlite3_column_int64 (iv, 0), e = sqlite3_column_int64 (iv, 1);
-      sqlite3_stmt *r;
-      g_assert_cmpint (sqlite3_prepare_v2 (p.f,
-                                           "SELECT DISTINCT allocator_id, ts FROM series"
-                                           " WHERE device_id = 1 AND ts >= ?1 AND ts < ?2",
-                                           -1, &r, NULL),
-                       ==, SQLITE_OK);
+      sqlite3_stmt *r = prepared (p.f, "SELECT DISTINCT allocator_id, ts FROM series"
+                                       " WHERE device_id = 1 AND ts >= ?1 AND ts < ?2");
       sqlite3_bind_int64 (r, 1, s);
       sqlite3_bind_int64 (r, 2, e);
       while (sqlite3_step (r) == SQLITE_ROW)
@@ -438,15 +447,11 @@ test_series (gconstpointer mode)
   /* Outside: each coarse slice's one row holds the slice's peak, the
    * highest state of the complete trace from its start to its end (the
    * state entering it included). */
-  sqlite3_stmt *sl;
-  g_assert_cmpint (
-      sqlite3_prepare_v2 (p.w,
-                          "SELECT s.allocator_id, s.start_ns, s.end_ns FROM window_slice s"
-                          " WHERE NOT EXISTS (SELECT 1 FROM detail_interval i WHERE"
-                          " i.device_id = s.device_id AND i.start_ns < s.end_ns"
-                          " AND i.end_ns > s.start_ns)",
-                          -1, &sl, NULL),
-      ==, SQLITE_OK);
+  sqlite3_stmt *sl
+      = prepared (p.w, "SELECT s.allocator_id, s.start_ns, s.end_ns FROM window_slice s"
+                       " WHERE NOT EXISTS (SELECT 1 FROM detail_interval i WHERE"
+                       " i.device_id = s.device_id AND i.start_ns < s.end_ns"
+                       " AND i.end_ns > s.start_ns)");
   int64_t coarse = 0;
   while (sqlite3_step (sl) == SQLITE_ROW)
     {
@@ -481,10 +486,8 @@ test_series (gconstpointer mode)
 static void
 test_aggregates (gconstpointer mode)
 {
-  slicing_mode = GPOINTER_TO_INT (mode);
   Pair p;
-  int n = 3000;
-  pair_make (&p, n, (int64_t)n * STEP_NS / 10);
+  int n = pair_make_run (&p, GPOINTER_TO_INT (mode));
   /* Counts over all slices: the complete trace's. */
   assert_same (p.f, p.w, "SELECT allocator_id, alloc_count, free_count FROM summary ORDER BY 1", 0,
                0);
@@ -500,12 +503,8 @@ test_aggregates (gconstpointer mode)
                            " WHERE allocator_id = 0"),
                    ==, n / 50);
   /* Each slice's final state: the complete trace's state at its end. */
-  sqlite3_stmt *sl;
-  g_assert_cmpint (sqlite3_prepare_v2 (p.w,
-                                       "SELECT allocator_id, end_ns, final_reserved_bytes,"
-                                       " final_allocated_bytes FROM window_slice",
-                                       -1, &sl, NULL),
-                   ==, SQLITE_OK);
+  sqlite3_stmt *sl = prepared (p.w, "SELECT allocator_id, end_ns, final_reserved_bytes,"
+                                    " final_allocated_bytes FROM window_slice");
   while (sqlite3_step (sl) == SQLITE_ROW)
     {
       g_autofree char *truth
@@ -518,15 +517,11 @@ test_aggregates (gconstpointer mode)
   /* Each slice's allocations and frees of the allocator: the complete
    * trace's blocks allocated and freed in it. */
   {
-    sqlite3_stmt *cs;
-    g_assert_cmpint (sqlite3_prepare_v2 (p.w,
-                                         "SELECT start_ns, end_ns, alloc_count, alloc_bytes,"
-                                         " free_count, free_bytes FROM window_slice"
-                                         " WHERE allocator_id = 1",
-                                         -1, &cs, NULL),
-                     ==, SQLITE_OK);
+    sqlite3_stmt *cs = prepared (p.w, "SELECT start_ns, end_ns, alloc_count, alloc_bytes,"
+                                      " free_count, free_bytes FROM window_slice"
+                                      " WHERE allocator_id = 1");
     int64_t nonzero = 0;
-    while (sqlite3_step (sl) == SQLITE_ROW)
+    while (sqlite3_step (cs) == SQLITE_ROW)
       {
         int64_t a = sqlite3_column_int64 (cs, 0), e = sqlite3_column_int64 (cs, 1);
         g_autofree char *sql = g_strdup_printf (
@@ -576,9 +571,7 @@ static void
 test_iteration_slices (void)
 {
   Pair p;
-  int n = 3000;
-  slicing_mode = 1;
-  pair_make (&p, n, (int64_t)n * STEP_NS / 10);
+  int n = pair_make_run (&p, 1);
   g_assert_cmpint (p.st.slice_iterations, ==, 3);
   g_assert_cmpint (p.st.slice_ns, ==, 0);
   g_assert_cmpint (q (p.w, "SELECT CAST(value AS INTEGER) FROM meta"
