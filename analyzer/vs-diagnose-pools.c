@@ -60,8 +60,8 @@ pool_finding (VsDeviceDiagnosis *dd, const VsPoolGrowth *pg)
 {
   const VsGrowth *g = &pg->growth;
   const char *unit = dd->iterations->unit;
-  VsFinding *f = vs_diagnose_finding_new (VS_FINDING_GROWTH_PER_ITERATION, dd->device->id,
-                                          pg->allocator_id);
+  VsFinding *f
+      = vs_diagnose_finding_new (VS_FINDING_GROWTH_PER_ITERATION, dd->device->id, pg->allocator_id);
   g_autofree char *per = vs_diagnose_bytes (g->bytes_per_iteration);
   g_autofree char *from = vs_diagnose_bytes (pg->first_reserved_bytes);
   g_autofree char *to = vs_diagnose_bytes (pg->last_reserved_bytes);
@@ -103,8 +103,7 @@ pool_finding (VsDeviceDiagnosis *dd, const VsPoolGrowth *pg)
 }
 
 gboolean
-vs_diagnose_pool_growth (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings,
-                         GError **error)
+vs_diagnose_pool_growth (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings, GError **error)
 {
   g_autoptr (GArray) pools = NULL;
 

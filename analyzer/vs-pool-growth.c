@@ -71,15 +71,15 @@ pool_series (VsTrace *trace, const VsIterations *it, gint64 pool, VsIterations *
           v.allocated_bytes = p.seq == 0 ? 0 : p.reserved_bytes;
           w.allocated_bytes = p.seq == 0 ? 0 : p.allocated_bytes;
         }
-      v.growth_bytes = i == 0 ? VS_UNKNOWN
-                              : v.allocated_bytes
-                                    - g_array_index (r->iterations, VsIteration, i - 1)
-                                          .allocated_bytes;
-      w.growth_bytes = i == 0 || w.allocated_bytes == VS_UNKNOWN
-                           ? VS_UNKNOWN
-                           : w.allocated_bytes
-                                 - g_array_index (a->iterations, VsIteration, i - 1)
-                                       .allocated_bytes;
+      v.growth_bytes
+          = i == 0 ? VS_UNKNOWN
+                   : v.allocated_bytes
+                         - g_array_index (r->iterations, VsIteration, i - 1).allocated_bytes;
+      w.growth_bytes
+          = i == 0 || w.allocated_bytes == VS_UNKNOWN
+                ? VS_UNKNOWN
+                : w.allocated_bytes
+                      - g_array_index (a->iterations, VsIteration, i - 1).allocated_bytes;
       g_array_append_val (r->iterations, v);
       g_array_append_val (a->iterations, w);
     }
@@ -169,11 +169,10 @@ judge_pool (VsTrace *trace, const VsIterations *it, const VsAllocatorInfo *a, GA
   last = &g_array_index (reserved->iterations, VsIteration, reserved->iterations->len - 1);
   pg.first_reserved_bytes = first->allocated_bytes;
   pg.last_reserved_bytes = last->allocated_bytes;
-  pg.first_allocated_bytes
-      = g_array_index (allocated->iterations, VsIteration, 1).allocated_bytes;
-  pg.last_allocated_bytes = g_array_index (allocated->iterations, VsIteration,
-                                           allocated->iterations->len - 1)
-                                .allocated_bytes;
+  pg.first_allocated_bytes = g_array_index (allocated->iterations, VsIteration, 1).allocated_bytes;
+  pg.last_allocated_bytes
+      = g_array_index (allocated->iterations, VsIteration, allocated->iterations->len - 1)
+            .allocated_bytes;
   pg.allocated_known = pg.last_allocated_bytes != VS_UNKNOWN;
   if (!segments_taken (trace, &pg, error))
     return FALSE;

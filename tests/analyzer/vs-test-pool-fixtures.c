@@ -39,15 +39,19 @@ begin (Ctx *c, const char *path, const char *framework, char *err, size_t errlen
 {
   VsProcess p = { 4242, 1, "testhost", U, U, U, NULL, "python train.py", T (0), U, 0 };
   bool xla = strcmp (framework, "xla") == 0;
-  VsModule m = { 0, xla ? "/opt/venv/jax_plugins/xla_cuda13/xla_cuda_plugin.so"
-                        : "/opt/venv/cupy/cuda/memory.cpython-312-x86_64-linux-gnu.so",
+  VsModule m = { 0,
+                 xla ? "/opt/venv/jax_plugins/xla_cuda13/xla_cuda_plugin.so"
+                     : "/opt/venv/cupy/cuda/memory.cpython-312-x86_64-linux-gnu.so",
                  NULL, INT64_C (0x7f0000000000), 0x1000000 };
   VsFrame line = { VS_FRAME_PYTHON, U, U, "step", "/home/user/proj/train.py", 20 };
   VsFrame top = { VS_FRAME_PYTHON, U, U, "<module>", "/home/user/proj/train.py", 31 };
-  VsFrame pool = { VS_FRAME_NATIVE, 0, INT64_C (0x7f0000001000),
+  VsFrame pool = { VS_FRAME_NATIVE,
+                   0,
+                   INT64_C (0x7f0000001000),
                    xla ? "tsl::BFCAllocator::Extend(unsigned long, unsigned long)"
                        : "__pyx_f_4cupy_4cuda_6memory_22SingleDeviceMemoryPool__malloc",
-                   NULL, U };
+                   NULL,
+                   U };
   VsFrame malloc_frame = { VS_FRAME_NATIVE, U, U, "cudaMalloc", NULL, U };
   int64_t f[4];
 
@@ -103,20 +107,17 @@ device (Ctx *c, int64_t idx, const char *uuid)
 static void
 mem (Ctx *c, int64_t dev, int64_t ts, VsMemOp op, int64_t addr, int64_t bytes, int64_t stack)
 {
-  VsMemEvent e = {
-    ts, c->proc, 7, dev, U, U, VS_MEM_KIND_DEVICE, op, addr, bytes, U, U, U, U, stack, U
-  };
+  VsMemEvent e
+      = { ts, c->proc, 7, dev, U, U, VS_MEM_KIND_DEVICE, op, addr, bytes, U, U, U, U, stack, U };
 
   check (c, vs_writer_mem_event (c->w, &e));
 }
 
 static void
-blk (Ctx *c, int64_t dev, int64_t allocator, int64_t ts, VsAllocOp op, int64_t addr,
-     int64_t bytes)
+blk (Ctx *c, int64_t dev, int64_t allocator, int64_t ts, VsAllocOp op, int64_t addr, int64_t bytes)
 {
-  VsAllocEvent e = {
-    ts, c->proc, 7, dev, allocator, op, addr, bytes, bytes, U, U, c->user_stack, U, 0
-  };
+  VsAllocEvent e
+      = { ts, c->proc, 7, dev, allocator, op, addr, bytes, bytes, U, U, c->user_stack, U, 0 };
 
   check (c, vs_writer_alloc_event (c->w, &e));
 }
@@ -125,11 +126,9 @@ blk (Ctx *c, int64_t dev, int64_t allocator, int64_t ts, VsAllocOp op, int64_t a
  * the cudaMalloc or cudaFree, and with the allocator level its
  * segment_alloc or segment_free at the same address. */
 static void
-segment (Ctx *c, int64_t dev, int64_t allocator, int64_t ts, bool take, int64_t addr,
-         int64_t bytes)
+segment (Ctx *c, int64_t dev, int64_t allocator, int64_t ts, bool take, int64_t addr, int64_t bytes)
 {
-  mem (c, dev, ts, take ? VS_MEM_OP_ALLOC : VS_MEM_OP_FREE, addr, bytes,
-       take ? c->pool_stack : U);
+  mem (c, dev, ts, take ? VS_MEM_OP_ALLOC : VS_MEM_OP_FREE, addr, bytes, take ? c->pool_stack : U);
   if (allocator != 0)
     blk (c, dev, allocator, ts, take ? VS_ALLOC_OP_SEGMENT_ALLOC : VS_ALLOC_OP_SEGMENT_FREE, addr,
          bytes);
