@@ -21,4 +21,26 @@ G_BEGIN_DECLS
 void vs_pool_series_at (VsTrace *trace, gint64 pool_id, gint64 seq, gint64 time_ns,
                         VsSeriesPoint *out);
 
+/* What the framework pools seen from the device level held on one
+ * device, for a reader walking its series rows in replay order: their
+ * changes merged once, then read with a cursor, so each row costs no
+ * more than the changes it passes. */
+typedef struct
+{
+  GArray *deltas; /* (seq, bytes) pairs of gint64, by seq */
+  guint next;     /* the first change not yet passed */
+  gint64 held;    /* the pools' bytes after the changes passed */
+} VsPoolHeld;
+
+/* Starts h on the pools of device_id (none: it holds 0 throughout). */
+void vs_pool_held_init (VsPoolHeld *h, VsTrace *trace, gint64 device_id);
+
+/* The bytes the pools held after replay step seq, which must not be below
+ * the seq of the previous call on h (vs_framework_pools_reserved_at(),
+ * in constant time per change passed). */
+gint64 vs_pool_held_after (VsPoolHeld *h, gint64 seq);
+
+void vs_pool_held_clear (VsPoolHeld *h);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (VsPoolHeld, vs_pool_held_clear)
+
 G_END_DECLS

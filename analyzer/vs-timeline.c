@@ -350,6 +350,7 @@ vs_timeline_query (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64
   GArray *shifts;
   gint64 span, width, shift = -1;
   gboolean pools;
+  g_auto (VsPoolHeld) held = { 0 };
   sqlite3_stmt *stmt;
   guint cur = 0;
   int rc;
@@ -394,6 +395,10 @@ vs_timeline_query (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64
     }
 
   bucket_start (&g_array_index (out, VsTimelineBucket, 0), &carry);
+  /* The pools' bytes for the raw rows, read once and walked with them
+   * (rows come in replay order). */
+  if (pools)
+    vs_pool_held_init (&held, trace, device_id);
   if (shift < 0)
     {
       stmt = vs_trace_statement (trace, pools ? raw_seq_sql : raw_sql, error);
@@ -427,7 +432,7 @@ vs_timeline_query (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64
           max_d = vs_column_int (stmt, 3);
           if (pools)
             min_a = max_a = last_a
-                = allocated_of_row (trace, device_id, TRUE, sqlite3_column_int64 (stmt, 4), last_a);
+                = MAX (last_a - vs_pool_held_after (&held, sqlite3_column_int64 (stmt, 4)), 0);
         }
       else
         {

@@ -30,9 +30,8 @@ typedef struct
 static const Steps pool_reserved
     = { 6, { 100, 200, 400, 500, 510, 600 }, { 64, 192, 448, 320, 64, 96 } };
 /* all: the pool and the program's own 8 MiB from 300 to 700. */
-static const Steps all_reserved = {
-  8, { 100, 200, 300, 400, 500, 510, 600, 700 }, { 64, 192, 200, 456, 328, 72, 104, 96 }
-};
+static const Steps all_reserved
+    = { 8, { 100, 200, 300, 400, 500, 510, 600, 700 }, { 64, 192, 200, 456, 328, 72, 104, 96 } };
 /* Seen from below, all's allocated memory is the program's own. */
 static const Steps all_allocated_below = { 2, { 300, 700 }, { 8, 0 } };
 /* With the allocator level: blocks of 16 MiB from 150 and 100 MiB from
