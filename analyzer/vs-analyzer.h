@@ -18,6 +18,7 @@
 #include "vs-oom-explain.h"
 #include "vs-roles.h"
 #include "vs-growth.h"
+#include "vs-pool-growth.h"
 #include "vs-windowed.h"
 #include "vs-settings.h"
 #include "vs-diagnose.h"

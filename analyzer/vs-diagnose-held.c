@@ -288,6 +288,9 @@ vs_diagnose_measure_outside (VsTrace *trace, VsDeviceDiagnosis *dd, GError **err
       if (a->device_id != dd->device->id)
         continue;
       any = TRUE;
+      /* Pools seen from the device level: added below, all at once. */
+      if (vs_framework_pool_is (trace, a->id))
+        continue;
       if (!vs_series_at_seq (trace, dd->device->id, a->id, s->peak_reserved_seq, &p, error))
         return FALSE;
       if (p.seq != 0)

@@ -44,6 +44,15 @@ gboolean vs_diagnose_fragmentation (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrA
 gboolean vs_diagnose_outside (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings,
                               GError **error);
 
+/* The rule on framework pools (vs-diagnose-pools.c): appends a
+ * growth-per-iteration finding on the pool's allocator for each pool of
+ * dd's device whose reserved memory grows per iteration of
+ * dd->iterations while what it hands out, where known, does not
+ * (vs-pool-growth.h), with its framework's remedies.  FALSE with error
+ * set when the trace cannot be read. */
+gboolean vs_diagnose_pool_growth (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings,
+                                  GError **error);
+
 /* Fills dd's allocator_at_peak_bytes and outside_at_peak_bytes: at the
  * device's peak reserved, the PyTorch allocator's reserved and what every
  * allocator together did not hold.  FALSE with error set when the trace

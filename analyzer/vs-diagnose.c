@@ -204,7 +204,8 @@ diagnose_device (VsTrace *trace, const VsDeviceInfo *device, VsDiagnosis *dx, GE
       || !vs_diagnose_failures (trace, dd, dx->findings, error))
     return FALSE;
   vs_diagnose_growth (trace, dd, dx->findings);
-  if (!vs_diagnose_unused_activations (trace, dd, blocks, dx->findings, error)
+  if (!vs_diagnose_pool_growth (trace, dd, dx->findings, error)
+      || !vs_diagnose_unused_activations (trace, dd, blocks, dx->findings, error)
       || !vs_diagnose_leaks (trace, dd, dx->findings, error)
       || !vs_diagnose_fragmentation (trace, dd, dx->findings, error)
       || !vs_diagnose_outside (trace, dd, dx->findings, error)

@@ -17,7 +17,12 @@
  *                         failed (bytes = the difference);
  *   growth-per-iteration  allocated memory grows every iteration (bytes =
  *                         growth per iteration, count = iterations judged,
- *                         site = the user site whose live bytes grow);
+ *                         site = the user site whose live bytes grow); on a
+ *                         framework pool's allocator (xla, cupy, rmm,
+ *                         tensorflow): the pool's reserved memory grows so
+ *                         while what it hands out, where known, does not
+ *                         (vs-pool-growth.h; site = the stack that took
+ *                         most of its segments);
  *   leak-at-exit          device memory outside any allocator still
  *                         allocated at the end, at least two blocks from
  *                         one stack, in a program that freed other device

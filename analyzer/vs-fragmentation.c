@@ -134,7 +134,9 @@ has_unlocated_free (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint6
       }
   if (!vs_series_at_seq (trace, device_id, allocator_id, seq, &p, error))
     return FALSE;
-  *result = p.reserved_bytes > p.allocated_bytes;
+  /* A pool seen from the device level: what it handed out is unknown. */
+  *result = p.allocated_bytes != VS_UNKNOWN ? p.reserved_bytes > p.allocated_bytes
+                                            : p.reserved_bytes > 0;
   return TRUE;
 }
 

@@ -460,13 +460,13 @@ stepped_growth (const VsIterations *it, guint first, gint64 *rises)
 }
 
 gboolean
-vs_growth_judge (VsTrace *trace, const VsIterations *it, VsGrowth *out, GError **error)
+vs_growth_judge_values (const VsIterations *it, VsGrowth *out)
 {
   g_autofree gint64 *growths = NULL;
   guint n, first = 2, grew = 0;
   const VsIteration *a, *z;
 
-  g_return_val_if_fail (trace != NULL && it != NULL && out != NULL, FALSE);
+  g_return_val_if_fail (it != NULL && out != NULL, FALSE);
   memset (out, 0, sizeof *out);
   out->device_id = it->device_id;
   out->allocator_id = it->allocator_id;
@@ -478,7 +478,7 @@ vs_growth_judge (VsTrace *trace, const VsIterations *it, VsGrowth *out, GError *
    * nothing to judge. */
   if (n < first + MIN_ITERATIONS
       || g_array_index (it->iterations, VsIteration, n - 1).allocated_bytes == VS_UNKNOWN)
-    return TRUE;
+    return FALSE;
   growths = g_new (gint64, n - first);
   for (guint i = first; i < n; i++)
     {
@@ -498,7 +498,7 @@ vs_growth_judge (VsTrace *trace, const VsIterations *it, VsGrowth *out, GError *
       gint64 rises, total = stepped_growth (it, first, &rises);
 
       if (total == 0)
-        return TRUE;
+        return FALSE;
       out->bytes_per_iteration = MAX (total / (n - first), 1);
       out->growing = rises;
       out->stepped = TRUE;
@@ -508,6 +508,18 @@ vs_growth_judge (VsTrace *trace, const VsIterations *it, VsGrowth *out, GError *
   out->first_seq = a->seq;
   out->last_seq = z->seq;
   out->first_time_ns = a->time_ns;
+  return TRUE;
+}
+
+gboolean
+vs_growth_judge (VsTrace *trace, const VsIterations *it, VsGrowth *out, GError **error)
+{
+  const VsIteration *z;
+
+  g_return_val_if_fail (trace != NULL && it != NULL && out != NULL, FALSE);
+  if (!vs_growth_judge_values (it, out))
+    return TRUE;
+  z = &g_array_index (it->iterations, VsIteration, it->iterations->len - 1);
 
   /* The site: what was allocated after the first compared iteration and
    * is still live at the last. */
@@ -524,7 +536,7 @@ vs_growth_judge (VsTrace *trace, const VsIterations *it, VsGrowth *out, GError *
       {
         const VsBlock *b = &g_array_index (live, VsBlock, i);
 
-        if (b->alloc_seq != VS_UNKNOWN && b->alloc_seq > a->seq)
+        if (b->alloc_seq != VS_UNKNOWN && b->alloc_seq > out->first_seq)
           g_array_append_val (kept, *b);
       }
     sites = vs_group_blocks (trace, kept, VS_GROUP_BY_SITE, error);

@@ -96,4 +96,10 @@ typedef struct
 gboolean vs_growth_judge (VsTrace *trace, const VsIterations *iterations, VsGrowth *out,
                           GError **error);
 
+/* The same rules on the bytes of each iteration alone (allocated_bytes
+ * and growth_bytes of iterations, which may hold any figure taken at
+ * each iteration's start, e.g. a pool's reserved memory): fills *out
+ * without a site and returns whether it grows. */
+gboolean vs_growth_judge_values (const VsIterations *iterations, VsGrowth *out);
+
 G_END_DECLS

@@ -20,6 +20,7 @@
  */
 #include "vs-timeline.h"
 #include "vs-framework-pools.h"
+#include "vs-pool-series.h"
 #include "vs-trace-private.h"
 
 #include <string.h>
@@ -145,6 +146,11 @@ vs_series_at_seq (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 
                   VsSeriesPoint *out, GError **error)
 {
   g_return_val_if_fail (trace != NULL && out != NULL, FALSE);
+  if (vs_framework_pool_is (trace, allocator_id))
+    {
+      vs_pool_series_at (trace, allocator_id, seq, VS_UNKNOWN, out);
+      return TRUE;
+    }
   if (!row_state_at_seq (trace, device_id, allocator_id, seq, out, error))
     return FALSE;
   out->allocated_bytes
@@ -160,6 +166,11 @@ vs_series_at_time (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64
   gint64 seq;
 
   g_return_val_if_fail (trace != NULL && out != NULL, FALSE);
+  if (vs_framework_pool_is (trace, allocator_id))
+    {
+      vs_pool_series_at (trace, allocator_id, VS_UNKNOWN, time_ns, out);
+      return TRUE;
+    }
   seq = vs_trace_seq_at_time (trace, device_id, allocator_id, time_ns, error);
   if (seq < 0)
     return FALSE;
@@ -337,6 +348,7 @@ vs_timeline_query (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64
   GArray *shifts;
   gint64 span, width, shift = -1;
   gboolean pools;
+  g_auto (VsPoolHeld) held = { 0 };
   sqlite3_stmt *stmt;
   guint cur = 0;
   int rc;
@@ -381,6 +393,10 @@ vs_timeline_query (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64
     }
 
   bucket_start (&g_array_index (out, VsTimelineBucket, 0), &carry);
+  /* The pools' bytes for the raw rows, read once and walked with them
+   * (rows come in replay order). */
+  if (pools)
+    vs_pool_held_init (&held, trace, device_id);
   if (shift < 0)
     {
       stmt = vs_trace_series_statement (trace, pools ? raw_seq_sql : raw_sql, device_id,
@@ -411,7 +427,7 @@ vs_timeline_query (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64
           max_d = vs_column_int (stmt, 3);
           if (pools)
             min_a = max_a = last_a
-                = allocated_of_row (trace, device_id, TRUE, sqlite3_column_int64 (stmt, 4), last_a);
+                = MAX (last_a - vs_pool_held_after (&held, sqlite3_column_int64 (stmt, 4)), 0);
         }
       else
         {
@@ -597,8 +613,21 @@ vs_series_extremes (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint6
                    "An interval needs from <= to");
       return FALSE;
     }
-  if (!check_series (trace, device_id, allocator_id, error)
-      || !vs_series_at_time (trace, device_id, allocator_id, from_ns - 1, &carry, error))
+  if (!check_series (trace, device_id, allocator_id, error))
+    return FALSE;
+  if (vs_framework_pool_is (trace, allocator_id))
+    {
+      /* A pool seen from below: its one bucket from its segments. */
+      g_autoptr (GArray) one
+          = vs_timeline_query (trace, device_id, allocator_id, from_ns, to_ns + 1, 1, error);
+
+      if (one == NULL)
+        return FALSE;
+      *out = g_array_index (one, VsTimelineBucket, 0);
+      out->to_ns = to_ns;
+      return TRUE;
+    }
+  if (!vs_series_at_time (trace, device_id, allocator_id, from_ns - 1, &carry, error))
     return FALSE;
   shifts = vs_trace_level_shifts (trace, device_id, allocator_id, error);
   if (shifts == NULL)

@@ -6,12 +6,15 @@
  * viewer's charts draw, the extremes and the peak inside an interval the
  * viewer's overview and ranges read, the state at a step (growth,
  * fragmentation, the viewer's instant) all give the allocated memory
- * `summary` gives — the pool's segments reserved, never allocated.  The
+ * `summary` gives (the timeline's walk over the pools' bytes, at every
+ * step what they held) — the pool's segments reserved, never allocated.  The
  * traces of PyTorch keep what their series rows hold.
  */
 #include <glib.h>
 
 #include "vs-analyzer.h"
+#include "vs-framework-pools.h"
+#include "vs-pool-series.h"
 
 static VsTrace *
 open_data (const char *name)
@@ -137,6 +140,29 @@ check_pool_reserved (VsTrace *trace, const char *pool_name, gint64 pool_bytes)
   g_assert_cmpint (f.largest_free_bytes, ==, VS_UNKNOWN);
 }
 
+/* The timeline's walk over the pools' bytes (vs_pool_held_after(), read
+ * once per query) gives at every step what the pools held then, as
+ * vs_framework_pools_reserved_at() sums it step by step. */
+static void
+check_held_walk (VsTrace *trace)
+{
+  g_auto (VsPoolHeld) held = { 0 };
+  gint64 device = first_device (trace), last = vs_trace_get_last_seq (trace), changes = 0;
+  gint64 before = 0;
+
+  vs_pool_held_init (&held, trace, device);
+  for (gint64 seq = 0; seq <= last; seq++)
+    {
+      gint64 h = vs_pool_held_after (&held, seq);
+
+      g_assert_cmpint (h, ==, vs_framework_pools_reserved_at (trace, device, seq));
+      changes += h != before;
+      before = h;
+    }
+  /* It did walk the pool's segments. */
+  g_assert_cmpint (changes, >, 0);
+}
+
 static void
 test_framework (gconstpointer data)
 {
@@ -146,6 +172,7 @@ test_framework (gconstpointer data)
 
   check_agree (trace);
   check_pool_reserved (trace, c[1], g_ascii_strtoll (c[2], NULL, 10));
+  check_held_walk (trace);
 }
 
 /* Traces without a pool: the readers agree as before. */

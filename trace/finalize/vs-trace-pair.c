@@ -2,7 +2,8 @@
 /* vs-trace-pair.c — loading raw events and pairing allocations with releases.
  *
  * Allocations and releases are matched by (process, device, address) at the
- * device level and by (allocator, level, address) at the allocator level,
+ * device level and by (allocator, level, address) at the allocator level
+ * (keys that never meet: the level is stored negated),
  * walking events in replay order; a release with no allocation is memory
  * that was live before the trace began.  Then device-level allocations lying
  * inside an allocator's segment are marked as that allocator's, so `all`
@@ -596,9 +597,12 @@ vs_fin_pair_events (VsFinTrace *t, VsFinErr *e)
         continue;
       int level = event_level (ev);
       /* Keys: device level by (process, device, address); allocator level
-       * by (allocator, level, address). */
+       * by (allocator, -level, address).  Device ids are positive, so the
+       * two never meet (with the level itself, process 1's allocation on
+       * device 2 and allocator 1's block at the same address shared a
+       * key). */
       int64_t k1 = level == 1 ? ev->process_id : ev->allocator_id;
-      int64_t k2 = level == 1 ? ev->device_id : level;
+      int64_t k2 = level == 1 ? ev->device_id : -(int64_t)level;
       int64_t k3 = ev->address;
 
       if (vs_fin_is_alloc (ev))
