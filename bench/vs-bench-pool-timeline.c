@@ -49,8 +49,9 @@ write_trace (const char *path, long n)
   VsWriter *w = vs_writer_create (path, err, sizeof err);
   VsProcess p = { 4242, 1, "benchhost", U, U, U, NULL, "python bench.py", T0, U, 0 };
   VsDevice d = { 0, "GPU-bench-pool-0", "Bench GPU", 80 * 1024 * MiB };
-  VsFrame pool = { VS_FRAME_NATIVE, U, U, "tsl::BFCAllocator::Extend(unsigned long, unsigned long)",
-                   NULL, U };
+  VsFrame pool = {
+    VS_FRAME_NATIVE, U, U, "tsl::BFCAllocator::Extend(unsigned long, unsigned long)", NULL, U
+  };
   VsFrame malloc_frame = { VS_FRAME_NATIVE, U, U, "cudaMalloc", NULL, U };
   int64_t proc, dev, f[2], stack;
 
@@ -119,8 +120,8 @@ main (int argc, char **argv)
     for (int r = 0; r < 5; r++)
       {
         gint64 t = g_get_monotonic_time ();
-        g_autoptr (GArray) b = vs_timeline_query (trace, d->id, 0, 0,
-                                                  vs_trace_get_duration_ns (trace) + 1, 1000, &error);
+        g_autoptr (GArray) b = vs_timeline_query (
+            trace, d->id, 0, 0, vs_trace_get_duration_ns (trace) + 1, 1000, &error);
 
         if (b == NULL)
           {
