@@ -8,10 +8,7 @@
  * pass (vs_stream_import_step, one transaction).  A stream that is no
  * stream, or whose import fails (a full disk), is given up: its file is
  * removed and the stream is read again once the program has exited, where
- * its error is reported as it always was; a failed step says why on
- * stderr.  A kept import's step that found its file locked for longer
- * than it waits (record --window's rounds read it; a loaded machine
- * slows them) is undone and taken again on the next pass, said once.
+ * its error is reported as it always was.  Nothing here prints.
  *
  * Workload: a training process writes some 10^4 allocator events a
  * second; a pass imports them in a few milliseconds, on a core the program
@@ -32,7 +29,6 @@ typedef struct
   long long pid;
   VsStreamImport *im; /* NULL once given up or taken */
   bool given_up;
-  bool said_busy;    /* a step that found the import locked was told of */
   VsFinGiven *given; /* vs_torch_follow_keep_given's, until taken */
 } VsFollowed;
 
@@ -117,23 +113,8 @@ follow_pass (VsTorchFollow *f)
             continue;
         }
       int64_t got = vs_stream_import_step (s->im, err, sizeof err);
-      if (got == VS_STREAM_STEP_BUSY)
-        {
-          /* Undone: the next pass takes the same step again. */
-          if (!s->said_busy)
-            fprintf (stderr,
-                     "vramscope record: the import of PyTorch's allocator stream of process "
-                     "%lld waits (%s); it is tried again on the next pass\n",
-                     pid, err);
-          s->said_busy = true;
-          continue;
-        }
       if (got < 0)
         {
-          fprintf (stderr,
-                   "vramscope record: PyTorch's allocator stream of process %lld is no "
-                   "longer followed (%s); it is read when the program ends\n",
-                   pid, err);
           vs_stream_import_abort (s->im);
           s->im = NULL;
           s->given_up = true;

@@ -466,31 +466,6 @@ stream_open (const char *path, const char *stacks_path, const char *out, int64_t
   return im;
 }
 
-/* How long a statement on an import waits for another connection's lock
- * (a window round, or anyone reading the spool) before it fails. */
-enum
-{
-  IMPORT_BUSY_MS = 5000
-};
-
-/* Takes the new import db (vs_writer_create made it a write-ahead log)
- * out of WAL, to no journal and no syncs.  SQLite leaves WAL only with the
- * file to itself and, when another connection has it open even to read,
- * answers SQLITE_BUSY at once without calling the busy handler: the switch
- * is tried again every 10 ms for as long as the busy timeout lets a
- * statement wait.  SQLITE_OK or the error. */
-static int
-leave_wal (sqlite3 *db)
-{
-  int rc;
-  for (int waited = 0;
-       ((rc = sqlite3_exec (db, "PRAGMA journal_mode=OFF", NULL, NULL, NULL)) & 0xff) == SQLITE_BUSY
-       && waited < IMPORT_BUSY_MS;
-       waited += 10)
-    g_usleep (10 * 1000);
-  return rc == SQLITE_OK ? sqlite3_exec (db, "PRAGMA synchronous=OFF", NULL, NULL, NULL) : rc;
-}
-
 VsStreamImport *
 vs_stream_import_open (const char *path, const char *stacks_path, const char *out, char *err,
                        size_t errlen)
@@ -504,12 +479,15 @@ vs_stream_import_open (const char *path, const char *stacks_path, const char *ou
   /* Someone reading the file while the program runs (it is in the spool
    * beside the process traces) delays a step, without failing it. */
   if (im->w != NULL)
-    sqlite3_busy_timeout (vs_writer_db (im->w), IMPORT_BUSY_MS);
+    sqlite3_busy_timeout (vs_writer_db (im->w), 5000);
   /* Written once, by one process, and written again from the stream if
    * anything fails: no journal, no syncs.  Not the writer's bulk mode,
    * which keeps every event in memory for a finalizer this file never
    * sees (for the whole run, when record follows the stream). */
-  if (im->w == NULL || leave_wal (vs_writer_db (im->w)) != SQLITE_OK)
+  if (im->w == NULL
+      || sqlite3_exec (vs_writer_db (im->w), "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF",
+                       NULL, NULL, NULL)
+             != SQLITE_OK)
     {
       if (im->w != NULL)
         snprintf (err, errlen, "cannot write %s: %s", out, sqlite3_errmsg (vs_writer_db (im->w)));
@@ -530,66 +508,12 @@ vs_stream_import_open (const char *path, const char *stacks_path, const char *ou
   return im;
 }
 
-static int restore_devices (VsStreamImport *im);
-
-/* Whether the import's last failure was its file locked by another
- * connection (past the busy timeout, or a snapshot gone stale). */
-static bool
-failed_busy (VsStreamImport *im)
-{
-  int code = sqlite3_extended_errcode (vs_writer_db (im->w)) & 0xff;
-  return code == SQLITE_BUSY || code == SQLITE_LOCKED;
-}
-
-/* Undoes a failed step of a kept import (one transaction, its journal a
- * write-ahead log): its transaction rolled back, and what it holds in
- * memory as the committed rows say (saved: the counts before the step),
- * so that the step taken again writes exactly what it would have.  0, or
- * -1 when that cannot be done. */
-static int
-undo_step (VsStreamImport *im, const VsStreamImport *saved)
-{
-  /* A commit that failed left its transaction open, the writer's ended. */
-  sqlite3 *db = vs_writer_db (im->w);
-  if (vs_writer_hold (im->w, false, false) != 0
-      || (!sqlite3_get_autocommit (db)
-          && sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL) != SQLITE_OK))
-    return -1;
-  im->read = saved->read;
-  im->last_ts = saved->last_ts;
-  im->alloc_rows = saved->alloc_rows;
-  im->failed_rows = saved->failed_rows;
-  im->mark = saved->mark;
-  im->stacks_failed = saved->stacks_failed;
-  /* The stacks' ids in the trace are found again (rows the step wrote are
-   * gone; the writer finds those kept), the stacks file read again. */
-  vs_torch_stacks_free (im->stacks);
-  im->stacks = NULL;
-  for (size_t k = 0; k < MAX_DEVICES; k++)
-    {
-      if (im->devs[k].ranges)
-        g_tree_destroy (im->devs[k].ranges);
-      im->devs[k] = (VsStreamDevice){ 0 };
-    }
-  return restore_devices (im);
-}
-
 int64_t
 vs_stream_import_step (VsStreamImport *im, char *err, size_t errlen)
 {
   g_return_val_if_fail (im != NULL && im->w != NULL, -1);
   if (map_stream (im, err, errlen) != 0)
     return -1;
-  /* A kept import's step is one transaction, so that a step that finds its
-   * file locked too long can be undone and taken again.  Others commit in
-   * the writer's batches (no journal: nothing could be rolled back). */
-  bool atomic = im->kept && im->given == NULL;
-  VsStreamImport saved = *im;
-  if (atomic && vs_writer_hold (im->w, true, false) != 0)
-    {
-      snprintf (err, errlen, "cannot write %s: %s", im->out, vs_writer_errmsg (im->w));
-      return -1;
-    }
   const VsStreamRecord *recs = (const VsStreamRecord *)(im->map + STREAM_HEADER);
   size_t n = (im->map_len - STREAM_HEADER) / sizeof (VsStreamRecord);
   /* The records complete now: up to the first whose action word, stored
@@ -611,12 +535,10 @@ vs_stream_import_step (VsStreamImport *im, char *err, size_t errlen)
   if (rc == 0 && im->kept)
     rc = write_checkpoint (im);
   if (rc == 0)
-    rc = atomic ? vs_writer_hold (im->w, false, true) : vs_writer_commit (im->w);
+    rc = vs_writer_commit (im->w);
   if (rc != 0)
     {
       snprintf (err, errlen, "cannot write %s: %s", im->out, vs_writer_errmsg (im->w));
-      if (atomic && failed_busy (im) && undo_step (im, &saved) == 0)
-        return VS_STREAM_STEP_BUSY;
       return -1;
     }
   int64_t got = (int64_t)(end - im->pos);
@@ -915,7 +837,7 @@ vs_stream_import_resume (const char *path, const char *stacks_path, const char *
    * gave back. */
   im->kept = true;
   sqlite3 *db = vs_writer_db (im->w);
-  sqlite3_busy_timeout (db, IMPORT_BUSY_MS);
+  sqlite3_busy_timeout (db, 5000);
   VsStreamMark cp = { 0 };
   int found = -1;
   if (sqlite3_exec (db, kept_sql, NULL, NULL, NULL) == SQLITE_OK

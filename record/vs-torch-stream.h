@@ -31,17 +31,10 @@ typedef struct VsStreamImport VsStreamImport;
 VsStreamImport *vs_stream_import_open (const char *path, const char *stacks_path, const char *out,
                                        char *err, size_t errlen);
 
-/* vs_stream_import_step's answer when a kept import's file was locked by
- * another connection for longer than the import waits (5 s). */
-#define VS_STREAM_STEP_BUSY (-2)
-
 /* Imports the records completed since the last step (up to the first
  * that is not completely written yet, or never will be) and commits them.
  * Returns how many records it read, or -1 with err filled (the import is
- * then only good for vs_stream_import_abort()).  A kept import
- * (vs_stream_import_keep) whose file stayed locked returns
- * VS_STREAM_STEP_BUSY with err filled instead: the step is undone, rows
- * and state, and may be taken again, importing what it would have. */
+ * then only good for vs_stream_import_abort()). */
 int64_t vs_stream_import_step (VsStreamImport *im, char *err, size_t errlen);
 
 /* Makes im's file a lasting record of what it imported, for `record
