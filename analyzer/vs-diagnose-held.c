@@ -25,12 +25,25 @@
 
 /* ------------------------------------------------------------- growth */
 
+/* See vs-diagnose-private.h. */
+char *
+vs_diagnose_growth_how (const VsGrowth *g, const char *unit)
+{
+  g_autofree char *per = vs_diagnose_bytes (g->bytes_per_iteration);
+
+  return g->stepped ? g_strdup_printf ("rose in %" G_GINT64_FORMAT " steps over %" G_GINT64_FORMAT
+                                       " %ss and never came back down: %s per %s on average",
+                                       g->growing, g->iterations, unit, per, unit)
+                    : g_strdup_printf ("grew in %" G_GINT64_FORMAT " of %" G_GINT64_FORMAT
+                                       " %ss, by %s per %s",
+                                       g->growing, g->iterations, unit, per, unit);
+}
+
 void
 vs_diagnose_growth (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings)
 {
   const VsGrowth *g = &dd->growth;
   VsFinding *f;
-  g_autofree char *per = NULL;
   g_autofree char *site_bytes = NULL;
   g_autofree char *how = NULL;
   const char *site;
@@ -39,7 +52,6 @@ vs_diagnose_growth (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings)
     return;
   f = vs_diagnose_finding_new (VS_FINDING_GROWTH_PER_ITERATION, dd->device->id,
                                dd->iterations->allocator_id);
-  per = vs_diagnose_bytes (g->bytes_per_iteration);
   f->bytes = g->bytes_per_iteration;
   f->count = g->iterations;
   f->unit = dd->iterations->unit;
@@ -51,12 +63,7 @@ vs_diagnose_growth (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings)
   f->stack_id = g->site_stack_id;
   site_bytes = vs_diagnose_bytes (g->site_bytes);
   const char *unit = dd->iterations->unit;
-  how = g->stepped ? g_strdup_printf ("rose in %" G_GINT64_FORMAT " steps over %" G_GINT64_FORMAT
-                                      " %ss and never came back down: %s per %s on average",
-                                      g->growing, g->iterations, unit, per, unit)
-                   : g_strdup_printf ("grew in %" G_GINT64_FORMAT " of %" G_GINT64_FORMAT
-                                      " %ss, by %s per %s",
-                                      g->growing, g->iterations, unit, per, unit);
+  how = vs_diagnose_growth_how (g, unit);
   f->evidence = g_strdup_printf ("allocated memory at the start of each %s (%s) %s; %s "
                                  "allocated since then is still live, most of it from %s",
                                  unit, dd->iterations->what, how, site_bytes,

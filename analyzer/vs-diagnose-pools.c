@@ -62,7 +62,6 @@ pool_finding (VsDeviceDiagnosis *dd, const VsPoolGrowth *pg)
   const char *unit = dd->iterations->unit;
   VsFinding *f
       = vs_diagnose_finding_new (VS_FINDING_GROWTH_PER_ITERATION, dd->device->id, pg->allocator_id);
-  g_autofree char *per = vs_diagnose_bytes (g->bytes_per_iteration);
   g_autofree char *from = vs_diagnose_bytes (pg->first_reserved_bytes);
   g_autofree char *to = vs_diagnose_bytes (pg->last_reserved_bytes);
   g_autofree char *how = NULL;
@@ -76,12 +75,7 @@ pool_finding (VsDeviceDiagnosis *dd, const VsPoolGrowth *pg)
   f->seq = g->first_seq;
   f->site = g_strdup (site);
   f->stack_id = g->site_stack_id;
-  how = g->stepped ? g_strdup_printf ("rose in %" G_GINT64_FORMAT " steps over %" G_GINT64_FORMAT
-                                      " %ss and never came back down: %s per %s on average",
-                                      g->growing, g->iterations, unit, per, unit)
-                   : g_strdup_printf ("grew in %" G_GINT64_FORMAT " of %" G_GINT64_FORMAT
-                                      " %ss, by %s per %s",
-                                      g->growing, g->iterations, unit, per, unit);
+  how = vs_diagnose_growth_how (g, unit);
   if (pg->allocated_known)
     {
       g_autofree char *a0 = vs_diagnose_bytes (pg->first_allocated_bytes);

@@ -14,6 +14,10 @@ VsFinding *vs_diagnose_finding_new (VsFindingKind kind, gint64 device_id, gint64
 /* n bytes as text (vs_format_bytes), a negative n as 0. */
 char *vs_diagnose_bytes (gint64 n);
 
+/* How g grew over its iterations (each named unit), as the evidence of a
+ * growth finding says it: "grew in 7 of 8 steps, by 32.00 MiB per step". */
+char *vs_diagnose_growth_how (const VsGrowth *g, const char *unit);
+
 /* How to lower memory held by the dominant role of r (at the instant
  * `at` names), with the expected saving in *saving and its basis; NULL
  * when no role dominates (autocast: the program already runs under it). */
