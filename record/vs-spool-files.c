@@ -25,7 +25,7 @@ static const char *ours_re
       "|(?:process-\\d+-\\d+\\.db|torch-\\d+\\.db|vsfw-\\d+\\.db|live\\.trace)"
       "(?:-wal|-shm|-journal)?"
       "|torch-\\d+-\\d+\\.(?:pickle|info)(?:\\.tmp)?"
-      "|vsfw-\\d+\\.(?:info(?:\\.tmp)?|events|xla-events)"
+      "|vsfw-\\d+\\.(?:info(?:\\.tmp)?|events|xla-events(?:\\.\\d+)?)"
       "|torch-\\d+\\.(?:stream|stream\\.info|stream\\.info\\.tmp|stacks)"
       "|vs_torch_stream-[0-9a-f]+\\.(?:so|log|so\\.tmp-\\d+))$";
 

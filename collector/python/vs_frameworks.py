@@ -193,10 +193,15 @@ def _xla_events_start():
 def _xla_events_finish():
     global _xla_events
     ev = _xla_events
-    if ev is None or ev.profiler is None or ev.profiler.handle is None or os.getpid() != _pid:
+    if ev is None or ev.profiler is None or os.getpid() != _pid:
         return
     try:
         _meta.update(ev.finish(_installed))
+        if ev.mismatch:
+            _say("%d of XLA's %d allocator events do not match its own count of bytes in use: "
+                 "events lost while its profiler was flushed could not all be put back "
+                 "(VRAMSCOPE_XLA_FLUSH_S=0 keeps every event, in memory until exit)"
+                 % (ev.mismatch, ev.count))
     except Exception as e:
         _meta["xla.allocator_level"] = "failed"
         _say("could not save XLA's blocks (%s: %s)" % (type(e).__name__, e))

@@ -30,12 +30,17 @@ PTR BYTES SIZE STACK", "f TS DEV PTR BYTES", "S TS DEV PTR
 BYTES" for each CUDA allocation of the pool, found with
 cuMemGetAddressRange from the first block inside it).
 
-The profiler's events stay in memory until exit, where they are read
-here in Python (samples/jax-healthy.py on an H100: about 80 allocator
-events a step; 170 MB and 2 s at exit per 1,000 steps, docs/performance.md).
-Stopping and starting the profiler to flush would lose the events in
-between, so it runs once.  A program that starts JAX's profiler itself
-while this one runs cannot: VRAMSCOPE_XLA_EVENTS=0 leaves this out.
+The profiler is flushed every 10 seconds (VRAMSCOPE_XLA_FLUSH_S): what
+it holds is saved to PATH.K and it starts again, so the events held in
+memory stay bounded.  The events of the moment between the stop and the
+start are put back from what follows and from the allocator's own count
+(vs_xla_replay.py); the blocks made and freed within that moment are not seen
+(xla.alloc_count can be short of num_allocs by those).  The file is
+written at exit, chunk by chunk.  Blocks the compiler takes (autotuning)
+get the Python stack of the call that compiled, from JAX's
+`jax.monitoring` compile events.  A program that starts JAX's profiler
+itself while this one runs cannot: VRAMSCOPE_XLA_EVENTS=0 leaves this
+out.
 """
 import ctypes
 import os
@@ -43,6 +48,8 @@ import re
 import sys
 import threading
 import time
+
+import vs_xla_replay
 
 _EXT_PROFILER = 1  # PJRT_Extension_Type_Profiler
 # tensorflow.ProfileOptions: version 1, host_tracer_level 2, device_type
@@ -85,6 +92,8 @@ class _ErrorDestroy(ctypes.Structure):
 
 _CALL = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)
 _VOID = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+# The same, holding the GIL through the call.
+_PYCALL = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)
 
 
 def _plugin_profiler_api():
@@ -138,18 +147,42 @@ class _Profiler:
             _ErrorDestroy(ctypes.sizeof(_ErrorDestroy), None, err)))
         raise RuntimeError("%s: %s" % (what, text))
 
-    def start(self):
+    def _create_start(self, call):
         c = _Create(ctypes.sizeof(_Create), _OPTIONS, len(_OPTIONS), None)
-        self._check(_CALL(self.api.create)(ctypes.addressof(c)), "create")
+        self._check(call(self.api.create)(ctypes.addressof(c)), "create")
         self.handle = c.profiler
         h = _Handle(ctypes.sizeof(_Handle), self.handle)
-        self._check(_CALL(self.api.start)(ctypes.addressof(h)), "start")
+        self._check(call(self.api.start)(ctypes.addressof(h)), "start")
+
+    def start(self):
+        self._create_start(_CALL)
 
     def stop(self):
         """Stops and returns the serialized XSpace (bytes)."""
-        h = _Handle(ctypes.sizeof(_Handle), self.handle)
+        handle, self.handle = self.handle, None
+        h = _Handle(ctypes.sizeof(_Handle), handle)
         self._check(_CALL(self.api.stop)(ctypes.addressof(h)), "stop")
-        c = _Collect(ctypes.sizeof(_Collect), self.handle, None, 0)
+        return self._collect(handle)
+
+    def restart(self):
+        """Stops, starts a new one and returns what the first held (bytes)
+        and the time between (start, end ns), when the allocator's events
+        were not seen.  The stop and the start hold the GIL: the program's
+        own thread does not run between them.  When the new one does not
+        start, the handle is None and the gap has no end."""
+        handle, self.handle = self.handle, None
+        start = time.time_ns()
+        h = _Handle(ctypes.sizeof(_Handle), handle)
+        self._check(_PYCALL(self.api.stop)(ctypes.addressof(h)), "stop")
+        try:
+            self._create_start(_PYCALL)
+        except RuntimeError:
+            self.handle = None
+        end = time.time_ns()
+        return self._collect(handle), (start, end if self.handle is not None else None)
+
+    def _collect(self, handle):
+        c = _Collect(ctypes.sizeof(_Collect), handle, None, 0)
         self._check(_CALL(self.api.collect_data)(ctypes.addressof(c)), "collect")
         size = c.buffer_size_in_bytes
         if c.buffer:  # the plugin's own copy
@@ -159,9 +192,8 @@ class _Profiler:
             c.buffer = ctypes.addressof(buf)
             self._check(_CALL(self.api.collect_data)(ctypes.addressof(c)), "collect")
             data = buf.raw[:size]
-        d = _Handle(ctypes.sizeof(_Handle), self.handle)
+        d = _Handle(ctypes.sizeof(_Handle), handle)
         _CALL(self.api.destroy)(ctypes.addressof(d))
-        self.handle = None
         return data
 
 
@@ -191,24 +223,69 @@ def _address_range(idx, ptr):
 
 
 _EXECUTE = re.compile(r"Execute \(([^)]+)\)")
+# The sampler reads the live arrays at most 1/_SAMPLE_SHARE of the time.
+_SAMPLE_SHARE = 50
+# Samples kept in memory before they go to the samples file.
+_SAMPLES_IN_MEMORY = 4096
+_COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
+
+
+class _Stack:
+    """A Python stack taken here, with a traceback's `frames` (innermost
+    first) as JAX's arrays have."""
+
+    def __init__(self, frame):
+        self.frames = []
+        while frame is not None:
+            code = frame.f_code
+            self.frames.append(_Frame(code.co_filename, code.co_name, frame.f_lineno))
+            frame = frame.f_back
+
+
+class _Frame:
+    __slots__ = ("file_name", "function_name", "line_num")
+
+    def __init__(self, file_name, function_name, line_num):
+        self.file_name, self.function_name, self.line_num = file_name, function_name, line_num
 
 
 class XlaEvents:
     """The plugin's profiler while the program runs, the live arrays'
-    tracebacks sampled every `every` seconds, and the file written at
-    exit."""
+    tracebacks sampled every `every` seconds, the compilations' Python
+    stacks, and the file written at exit.
 
-    def __init__(self, path, every=0.5):
+    Every `flush_every` seconds (VRAMSCOPE_XLA_FLUSH_S, 10 by default; 0:
+    never) the profiler is stopped and started again and what it held is
+    saved beside the file (PATH.K), so the events held in memory stay
+    bounded however long the program runs.  Between the stop and the start
+    (0.1 to 3 ms, with the GIL held) the allocator's events are not seen;
+    vs_xla_replay.Replay puts them back from what comes after."""
+
+    def __init__(self, path, every=0.5, flush_every=None):
         self.path = path
         self.pid = os.getpid()
         self.profiler = None
-        self.samples = []  # (ts, ptr, traceback)
-        self.seen = {}  # id(array) -> ptr, for arrays sampled
+        self.samples = []  # (ts, ptr, traceback) not yet in the samples file
+        self.spilled = 0  # samples in the samples file
+        self.tb_ids = {}  # traceback -> its id in the samples file
+        self.tbs = []  # id -> traceback
+        self.seen = {}  # id(array) -> ptr, for the arrays live at the last sample
         self.every = every
+        if flush_every is None:
+            try:
+                flush_every = float(os.environ.get("VRAMSCOPE_XLA_FLUSH_S", "10"))
+            except ValueError:
+                flush_every = 10.0
+        self.flush_every = flush_every
+        self.chunks = []  # (file, (gap start, gap end)): saved, each followed by a gap
+        self.compiles = []  # (start, end, stack, name): the backend's compilations
         self.done = threading.Event()
+        self.lock = threading.Lock()
         self.thread = None
         self.mismatch = 0
         self.count = 0
+        self.repaired = 0
+        self.sampling_ns = 0
 
     def start(self):
         api = _plugin_profiler_api()
@@ -216,15 +293,60 @@ class XlaEvents:
             raise RuntimeError("JAX's GPU plugin has no profiler extension")
         self.profiler = _Profiler(api)
         self.profiler.start()
+        try:
+            import jax.monitoring
+            jax.monitoring.register_event_duration_secs_listener(self._on_duration)
+        except Exception:
+            pass  # compilations keep their spans only
         self.thread = threading.Thread(target=self._run, name="vramscope-xla", daemon=True)
         self.thread.start()
 
+    def active(self):
+        return self.profiler is not None and self.profiler.handle is not None
+
+    def _on_duration(self, name, secs, **kwargs):
+        """A compilation ended on this thread: its Python stack is the
+        program's call that compiled, for the blocks the compiler (and its
+        autotuning) took meanwhile."""
+        if name != _COMPILE_EVENT or self.done.is_set() or os.getpid() != self.pid:
+            return
+        end = time.time_ns()
+        self.compiles.append((end - int(secs * 1e9), end, _Stack(sys._getframe(1)),
+                              str(kwargs.get("fun_name", ""))))
+
     def _run(self):
-        while not self.done.wait(self.every):
+        wait = self.every
+        last = time.monotonic()
+        while not self.done.wait(wait):
+            t = time.perf_counter_ns()
             try:
                 self.sample(False)
             except Exception:
                 pass
+            took = time.perf_counter_ns() - t
+            self.sampling_ns += took
+            wait = max(self.every, took * _SAMPLE_SHARE / 1e9)
+            if self.flush_every > 0 and time.monotonic() - last >= self.flush_every:
+                self.flush()
+                last = time.monotonic()
+
+    def flush(self):
+        """Saves what the profiler holds (PATH.K) and starts it again; on
+        failure the profiler keeps its events until exit, as without
+        flushing."""
+        with self.lock:
+            if self.done.is_set() or not self.active():
+                return
+            try:
+                data, gap = self.profiler.restart()
+            except Exception:
+                self.flush_every = 0
+                return
+            name = "%s.%d" % (self.path, len(self.chunks))
+            with open(name, "wb") as f:
+                f.write(data)
+            self.chunks.append((name, gap))
+            self._spill()
 
     def sample(self, final):
         """Buffers of the live arrays ready now (all at exit), with their
@@ -233,6 +355,7 @@ class XlaEvents:
         if jax is None:
             return
         ts = time.time_ns()
+        seen = {}
         for arr in jax.live_arrays():
             key = id(arr)
             try:
@@ -241,97 +364,109 @@ class XlaEvents:
                 ptr = arr.unsafe_buffer_pointer()
             except Exception:
                 continue
+            seen[key] = ptr
             if self.seen.get(key) == ptr:
                 continue
-            self.seen[key] = ptr
             tb = getattr(arr, "traceback", None)
             if tb is not None:
-                self.samples.append((ts, ptr, tb))
+                self.samples.append((ts, ptr, self.tbs[self._tb_id(tb)]))
+        self.seen = seen
+        if len(self.samples) >= _SAMPLES_IN_MEMORY:
+            self._spill()
+
+    def _tb_id(self, tb):
+        try:
+            hash(tb)
+            key = tb
+        except TypeError:
+            key = tuple((f.file_name, f.function_name, f.line_num) for f in tb.frames)
+        i = self.tb_ids.get(key)
+        if i is None:
+            i = self.tb_ids[key] = len(self.tbs)
+            self.tbs.append(tb)
+        return i
+
+    def _spill(self):
+        """The samples in memory to the samples file (PATH.samples); their
+        tracebacks stay here, one of each."""
+        if not self.samples:
+            return
+        with open(self.path + ".samples", "a") as f:
+            f.write("".join("%d %d %d\n" % (ts, ptr, self._tb_id(tb))
+                            for ts, ptr, tb in self.samples))
+        self.spilled += len(self.samples)
+        self.samples = []
+
+    def _all_samples(self):
+        """Every sample, in time order: the file's, then memory's."""
+        if self.spilled:
+            with open(self.path + ".samples") as f:
+                for line in f:
+                    ts, ptr, i = line.split()
+                    yield int(ts), int(ptr), self.tbs[int(i)]
+        yield from self.samples
 
     def finish(self, installed):
         """Stops the profiler and writes the file; returns meta items."""
         self.done.set()
-        try:
-            self.sample(True)
-        except Exception:
-            pass
-        data = self.profiler.stop()
+        with self.lock:
+            try:
+                self.sample(True)
+            except Exception:
+                pass
+            last = self.profiler.stop() if self.active() else None
         from jax.profiler import ProfileData
-        try:
-            pd = ProfileData.from_serialized_xspace(data)
-        except Exception:
-            if not data.endswith(b"\0"):
-                raise
-            # The plugin's own copy is one byte longer than the XSpace,
-            # a zero at its end.
-            pd = ProfileData.from_serialized_xspace(data[:-1])
-        events = _read(pd)
-        self._write(events, installed)
-        return {"xla.allocator_level": "events", "xla.event_count": self.count,
-                "xla.event_mismatch": self.mismatch}
 
-    def _write(self, events, installed):
-        # The latest allocation at each address before each sample.
-        by_addr = {}
-        for i, e in enumerate(events):
-            if e[2]:
-                by_addr.setdefault(e[4], []).append(i)
-        tb_of = {}  # event index -> traceback
-        group_tb = {}  # executable run -> traceback
-        for ts, ptr, tb in self.samples:
-            best = None
-            for i in by_addr.get(ptr, ()):
-                if events[i][0] <= ts:
-                    best = i
-            if best is not None and best not in tb_of:
-                tb_of[best] = tb
-                if events[best][7] is not None:
-                    group_tb.setdefault(events[best][7], tb)
-        stacks = {}
-        live = {}  # ptr -> (dev, bytes): device addresses are unique
-        in_use = {}  # dev -> bytes
-        regions = {}  # dev -> [(base, end)]
-        out = ["allocator xla"]
-        for i, (ts, _, alloc, dev, ptr, nbytes, stats, run, frame) in enumerate(events):
-            if not alloc:
-                held = live.pop(ptr, None)
-                if held is None:
-                    continue  # allocated before the profiler started
-                dev, size = held
-                in_use[dev] = in_use.get(dev, 0) - size
-                out.append("f %d %d %d %d" % (ts, dev, ptr, size))
-            else:
-                if not any(b <= ptr < e for b, e in regions.get(dev, ())):
-                    r = _address_range(dev, ptr)
-                    if r is not None:
-                        regions.setdefault(dev, []).append((r[0], r[0] + r[1]))
-                        out.append("S %d %d %d %d" % (ts, dev, r[0], r[1]))
-                tb = tb_of.get(i) or (group_tb.get(run) if run is not None else None)
-                key = (frame, id(tb) if tb is not None else 0)
-                sid = stacks.get(key)
-                if sid is None:
-                    sid = len(stacks) + 1
-                    stacks[key] = sid
-                    out.append("stack %d" % sid)
-                    if frame:
-                        out.append("label %s" % " ".join(frame.split()))
-                    for fr in (tb.frames if tb is not None else ()):
-                        out.append("frame %d %s\t%s" % (
-                            fr.line_num or 0, installed(fr.file_name).replace("\t", " "),
-                            fr.function_name.replace("\t", " ")))
-                live[ptr] = (dev, nbytes)
-                in_use[dev] = in_use.get(dev, 0) + nbytes
-                out.append("a %d %d %d %d %d %d" % (ts, dev, ptr, nbytes,
-                                                    stats.get("requested_bytes", nbytes), sid))
-            self.count += 1
-            if "bytes_allocated" in stats and in_use[dev] != stats["bytes_allocated"]:
-                self.mismatch += 1
+        def parsed(data):
+            try:
+                return ProfileData.from_serialized_xspace(data)
+            except Exception:
+                if not data.endswith(b"\0"):
+                    raise
+                # The plugin's own copy is one byte longer than the XSpace,
+                # a zero at its end.
+                return ProfileData.from_serialized_xspace(data[:-1])
+
+        def chunks():
+            for name, gap in self.chunks:
+                with open(name, "rb") as f:
+                    data = f.read()
+                os.unlink(name)
+                yield _read(parsed(data)), gap
+            if last is not None:
+                yield _read(parsed(last)), None
+
+        try:
+            self._write(chunks(), installed)
+        finally:
+            for name, _ in self.chunks:
+                if os.path.exists(name):
+                    os.unlink(name)
+            if self.spilled:
+                os.unlink(self.path + ".samples")
+        return {"xla.allocator_level": "events", "xla.event_count": self.count,
+                "xla.event_mismatch": self.mismatch, "xla.flushes": len(self.chunks),
+                "xla.events_put_back": self.repaired,
+                "xla.sampling_ms": self.sampling_ns // 1000000}
+
+    def _write(self, chunks, installed):
+        """Writes the file from chunks, (events of _read, the gap after
+        them or None), in time order."""
         with open(self.path, "w") as f:
-            f.write("\n".join(out) + "\n")
+            r = vs_xla_replay.Replay(f, installed, self._all_samples(), self.compiles,
+                                     _address_range)
+            for events, gap in chunks:
+                r.chunk(events, gap)
+            r.end()
+        self.count, self.mismatch, self.repaired = r.count, r.mismatch, r.repaired
+
+
+# The stats of an event kept past reading (memory: the events of a chunk).
+_KEPT = ("bytes_allocated", "requested_bytes")
 
 
 def _read(pd):
-    """The allocator's events of the XSpace, in time order: (ts, order,
+    """The allocator's events of the XSpace, in time order: (ts, thread,
     is_alloc, device, addr, bytes, stats, executable run, frame name)."""
     events = []
     for plane in pd.planes:
@@ -362,8 +497,9 @@ def _read(pd):
                 if "addr" not in stats or (m is None and (alloc or name)):
                     continue  # not the GPU's allocator (a free may not name it)
                 nbytes = int(stats.get("allocation_bytes", 0))
-                events.append((int(ts), 0, alloc, int(m.group(1)) if m else -1,
-                               int(stats["addr"]), nbytes, stats, run, frame))
+                kept = {k: int(stats[k]) for k in _KEPT if k in stats}
+                events.append((int(ts), getattr(line, "name", ""), alloc, int(m.group(1)) if m else -1,
+                               int(stats["addr"]), nbytes, kept, run, frame))
     events.sort(key=lambda e: e[0])
     return events
 

@@ -24,7 +24,17 @@ traceback's frames.
     H100, tests/data/endings/torch-kill-record, and recovered): one `xla`
     row whose peak and final allocated are the pool's figures, reserved
     the pool's segment; `peak --allocator xla` sums to the peak and names
-    the program's line.
+    the program's line;
+  * saved in chunks with the events between them lost: a lost free
+    found from the address handed out again, a lost block from its free,
+    a lost free never found again from the pool's count (a block of its
+    size standing in until its own free); the running sum is the pool's
+    at every event; a free of a block from before the profiler is left
+    out;
+  * a block the compiler takes while compiling gets the Python stack of
+    the call that compiled;
+  * the sampler remembers the live arrays only, samples an array once,
+    keeps one of equal tracebacks, and moves samples to a file.
 TAP output.
 """
 import csv
@@ -114,7 +124,7 @@ with tempfile.TemporaryDirectory() as tmp:
     ev = vs_xla_events.XlaEvents(path)
     ev.samples = [(130, BASE, tb)]  # the output, live when sampled
     vs_xla_events._address_range = lambda dev, ptr: (BASE, POOL)
-    ev._write(vs_xla_events._read(pd), lambda f: f)
+    ev._write([(vs_xla_events._read(pd), None)], lambda f: f)
     lines = open(path).read().splitlines()
     ok(lines[0] == "allocator xla", "the file names its allocator", lines[:1])
     live, now, top = {}, 0, 0
@@ -148,7 +158,7 @@ with tempfile.TemporaryDirectory() as tmp:
     ok(of.get(BASE + (2 << 20)) == ["label jit_step"],
        "a later run whose arrays were never sampled: the executable only", of)
     ok(of.get(BASE + (3 << 20)) == ["label Build buffer allocations"],
-       "the compiler's block: its span", of)
+       "the compiler's block outside every compilation seen: its span", of)
 
     # Into a trace, beside the spool's own process and GPU.
     spool = os.path.join(tmp, "spool")
@@ -184,4 +194,144 @@ with tempfile.TemporaryDirectory() as tmp:
     ok(sum(int(r["bytes"]) for r in at_peak) == peak
        and any("prog.py:42" in r["site"] for r in at_peak),
        "peak: the blocks live at the peak sum to it, the program's line among them", at_peak)
+
+    # Saved in chunks, with the events of the gaps between them lost.
+    g = Bfc()
+    line1 = [event("CommonPjRtLoadedExecutable::Execute (jit_step)", 100, 100),
+             g.alloc(110, BASE, 1 << 20),
+             g.alloc(120, BASE + (1 << 20), 4 << 20),
+             g.free(150, BASE + (1 << 20), 4 << 20)]
+    lost1 = [g.free(202, BASE, 1 << 20),                 # its address is handed out again
+             g.alloc(204, BASE + (8 << 20), 2 << 20)]     # freed after the gap
+    line2 = [g.alloc(220, BASE, 1 << 20),
+             g.alloc(225, BASE + (16 << 20), 512 << 10),
+             g.free(230, BASE + (8 << 20), 2 << 20),
+             g.free(240, BASE, 1 << 20)]
+    truth = [(e.start_ns, dict(e.stats)["bytes_allocated"]) for e in line1 + lost1 + line2
+             if e.name.startswith("Memory")]
+    lost2 = [g.free(302, BASE + (16 << 20), 512 << 10)]  # never handed out again
+    line3 = [g.alloc(320, BASE + (32 << 20), 1 << 20)]
+
+    def xs(events):
+        return vs_xla_events._read(types.SimpleNamespace(planes=[types.SimpleNamespace(
+            name="/host:CPU", lines=[types.SimpleNamespace(events=events)])]))
+
+    def replay(path):
+        lines = open(path).read().splitlines()
+        live, now, seen = {}, 0, []
+        for l in lines:
+            w = l.split()
+            if w[0] == "a":
+                live[w[3]] = int(w[4])
+                now += int(w[4])
+                seen.append((int(w[1]), now))
+            elif w[0] == "f":
+                now -= live.pop(w[3])
+                seen.append((int(w[1]), now))
+        return lines, seen
+
+    path2 = os.path.join(tmp, "vsfw-2.xla-events")
+    ev2 = vs_xla_events.XlaEvents(path2, flush_every=0)
+    ev2._write([(xs(line1), (200, 210)), (xs(line2), None)], lambda f: f)
+    lines2, seen = replay(path2)
+    got = [n for t, n in seen]
+    want = [n for t, n in sorted(truth)]
+    ok(got == want and ev2.mismatch == 0 and ev2.repaired == 2,
+       "the gap's lost free and lost block put back: bytes in use equal the pool's at every event",
+       "%s, the pool's %s; mismatch %d, put back %d" % (got, want, ev2.mismatch, ev2.repaired))
+    back = [(t, n) for t, n in seen if 200 <= t <= 210]
+    ok(len(back) == 2 and [l.split()[0] for l in lines2 if l.split()[1:2] == ["200"]] == ["f", "a"],
+       "both at the gap's start, the free first", lines2)
+    ok(ev2.count == len([e for e in line1 + line2 if e.name.startswith("Memory")]),
+       "the events read are counted, those put back are not", ev2.count)
+
+    path3 = os.path.join(tmp, "vsfw-3.xla-events")
+    ev3 = vs_xla_events.XlaEvents(path3, flush_every=0)
+    ev3._write([(xs(line1), (200, 210)), (xs(line2), (300, 310)), (xs(line3), None)], lambda f: f)
+    lines3, seen3 = replay(path3)
+    ok(ev3.mismatch == 0 and "f 300 0 %d %d" % (BASE + (16 << 20), 512 << 10) in lines3,
+       "a block freed in a gap whose address never comes back: found from the pool's count, "
+       "freed at the gap", (ev3.mismatch, lines3))
+
+    # Two blocks of one size, the older freed in a gap and never handed
+    # out again: the newer is taken for it (a ghost) until its own free
+    # comes; the bytes in use are the pool's at every event.
+    h = Bfc()
+    a1 = [h.alloc(110, BASE, 256), h.alloc(120, BASE + 256, 256)]
+    h.free(205, BASE, 256)  # lost
+    a2 = [h.alloc(220, BASE + (4 << 20), 1 << 20), h.free(230, BASE + 256, 256),
+          h.free(240, BASE + (4 << 20), 1 << 20), h.alloc(250, BASE + 512, 256)]
+    path7 = os.path.join(tmp, "vsfw-7.xla-events")
+    ev7 = vs_xla_events.XlaEvents(path7, flush_every=0)
+    ev7._write([(xs(a1), (200, 210)), (xs(a2), None)], lambda f: f)
+    lines7, seen7 = replay(path7)
+    frees = sorted(int(l.split()[3]) for l in lines7 if l.startswith("f "))
+    ok(ev7.mismatch == 0 and [n for t, n in seen7][-1] == h.in_use
+       and frees == [BASE, BASE + 256, BASE + (4 << 20)],
+       "a block of the same size stands in until its own free: each freed once, the count "
+       "right throughout", (ev7.mismatch, lines7))
+
+    # A free seen first that no gap explains: allocated before the profiler.
+    path4 = os.path.join(tmp, "vsfw-4.xla-events")
+    ev4 = vs_xla_events.XlaEvents(path4, flush_every=0)
+    early = [event("MemoryDeallocation", 90, allocator_name="GPU_0_bfc", addr=BASE + (40 << 20),
+                   allocation_bytes=256, bytes_allocated=0)]
+    ev4._write([(xs(early), (95, 99)), (xs(line1), None)], lambda f: f)
+    ok(ev4.repaired == 0 and ev4.mismatch == 0 and not any(l.startswith("f ") and "%d" % (BASE + (40 << 20)) in l
+                                                           for l in open(path4)),
+       "a free of a block from before the profiler is left out, gap or not", ev4.repaired)
+
+    # A compilation: the compiler's blocks then take the Python stack of the
+    # call that compiled.
+    path5 = os.path.join(tmp, "vsfw-5.xla-events")
+    ev5 = vs_xla_events.XlaEvents(path5, flush_every=0)
+    here = vs_xla_events._Stack(sys._getframe())
+    ev5.compiles.append((190, 270, here, "jit(step)"))
+    ev5._write([(vs_xla_events._read(pd), None)], lambda f: f)
+    text = open(path5).read()
+    mine = "frame %d %s\t<module>" % (here.frames[0].line_num, here.frames[0].file_name)
+    ok("label Build buffer allocations\n" + mine in text,
+       "a block the compiler took while compiling: its span, then the program's call", text)
+
+    # The sampler: at most one live array's traceback per buffer, and
+    # one traceback kept for equal ones; samples beyond the memory's share
+    # go to a file and come back in order.
+    ev6 = vs_xla_events.XlaEvents(os.path.join(tmp, "vsfw-6.xla-events"), flush_every=0)
+    fake = types.SimpleNamespace(live_arrays=lambda: arrays)
+
+    class Arr:
+        def __init__(self, ptr):
+            self.ptr, self.traceback = ptr, tb
+
+        def is_ready(self):
+            return True
+
+        def unsafe_buffer_pointer(self):
+            return self.ptr
+
+    saved = sys.modules.get("jax")
+    sys.modules["jax"] = fake
+    try:
+        arrays = [Arr(BASE + i) for i in range(3)]
+        for _ in range(vs_xla_events._SAMPLES_IN_MEMORY + 10):
+            ev6.sample(False)  # the same arrays: nothing new
+        first = len(ev6.samples)
+        for i in range(vs_xla_events._SAMPLES_IN_MEMORY):
+            arrays = [Arr(BASE + 100 + i)]
+            ev6.sample(False)
+    finally:
+        if saved is None:
+            del sys.modules["jax"]
+        else:
+            sys.modules["jax"] = saved
+    ok(first == 3 and len(ev6.seen) == 1 and len(ev6.tbs) == 1,
+       "an array sampled once; what is remembered is the live arrays only",
+       (first, len(ev6.seen), len(ev6.tbs)))
+    all_ = list(ev6._all_samples())
+    ok(ev6.spilled > 0 and len(ev6.samples) < vs_xla_events._SAMPLES_IN_MEMORY
+       and len(all_) == 3 + vs_xla_events._SAMPLES_IN_MEMORY
+       and [s[1] for s in all_] == [BASE + i for i in range(3)]
+       + [BASE + 100 + i for i in range(vs_xla_events._SAMPLES_IN_MEMORY)],
+       "samples beyond the memory's share go to a file and come back in order",
+       (ev6.spilled, len(ev6.samples), len(all_)))
 done()

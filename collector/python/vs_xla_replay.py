@@ -1,0 +1,308 @@
+# SPDX-License-Identifier: MIT
+"""XLA's allocator events, read chunk by chunk, to the file `record`
+reads (vsfw-PID.xla-events, see vs_xla_events.py for its lines): the
+blocks in time order with their stacks, the pool's segments, and the
+events lost between two chunks (while the profiler was flushed) put back.
+
+Workload: every allocator event of the run once, at exit; the records of
+the chunks of the last 2 s (two at least) are held at a time.
+"""
+
+# How long the events read are held before they are written, at least (ns):
+# what comes after them in that time can put back what a gap lost.
+_HOLD_NS = 2 * 10**9
+
+
+class _Rec:
+    """One line of the file to be: a block ('a'), its free ('f') or a
+    segment ('S'); `stats` the pool's bytes in use after it (None for one
+    put back)."""
+    __slots__ = ("ts", "op", "dev", "ptr", "nbytes", "size", "frame", "run", "tb", "stats")
+
+    def __init__(self, ts, op, dev, ptr, nbytes, size=0, frame="", run=None, stats=None):
+        self.ts, self.op, self.dev, self.ptr, self.nbytes = ts, op, dev, ptr, nbytes
+        self.size, self.frame, self.run, self.stats, self.tb = size, frame, run, stats, None
+
+
+class _Gap:
+    """The time between two chunks, and the events of it put back: frees
+    first, then blocks."""
+
+    def __init__(self, start, end):
+        self.start, self.end = start, end
+        self.frees, self.allocs = [], []
+        self.net = {}  # device -> the bytes in use its events changed (the pool's count)
+        self.left = {}  # device -> what of net is not put back yet
+
+
+class Replay:
+    """The allocator's events, chunk by chunk, to the file.
+
+    A block is written a chunk after the one it is in, so that a sample of
+    the array that holds it, taken after it, gives its traceback; the
+    records of two chunks are held at most.  Events in a gap between two
+    chunks are not seen, and are put back from what follows: a block at an
+    address still in use was freed in a gap since that block was made (a
+    pool never hands out an address in use); a free of a block never seen
+    was a block made in a gap.  The pool's own count of bytes in use,
+    which each event carries, tells how much each gap changed, and so
+    which gap an event goes back to; the running sum checked against that
+    count as the file is written (`mismatch`) says whether all came
+    back."""
+
+    def __init__(self, out, installed, samples, compiles, address_range):
+        self.out, self.installed = out, installed
+        self.address_range = address_range  # (device, ptr) -> (base, size) of its CUDA allocation
+        self.samples = iter(samples)
+        self.sample = next(self.samples, None)
+        self.compiles = sorted(compiles, key=lambda c: c[0])
+        self.held = []  # [(records, gap after them)] not yet written
+        self.latest = 0  # the time of the last event read
+        self.gaps = []  # gaps since the first chunk held, for the events put back
+        self.live = {}  # ptr -> the record of the block there
+        self.in_use = {}  # device -> bytes in use, as read
+        self.written = {}  # device -> bytes in use, as written
+        self.regions = {}  # device -> [(base, end)]
+        self.group_tb = {}  # executable run -> (traceback, chunk it was found in)
+        self.chunk_no = 0
+        self.stacks = {}
+        self.gap = None  # the gap just before the events being read
+        # ptr -> a block written as freed in a gap in place of one of its
+        # size that was not found, while it is still in use
+        self.ghosts = {}
+        self.last_at = {}  # address -> the time of the last event read there
+        self.empty_at_start = {}  # device -> whether its pool held nothing before the first event
+        self.mismatch = self.count = self.repaired = 0
+        self.out.write("allocator xla\n")
+
+    def chunk(self, events, gap_after):
+        recs = []
+        for ts, _, alloc, dev, ptr, nbytes, stats, run, frame in events:
+            self._samples_until(ts)
+            if dev not in self.empty_at_start and "bytes_allocated" in stats:
+                self.empty_at_start[dev] = \
+                    stats["bytes_allocated"] - (nbytes if alloc else -nbytes) == 0
+            if self.gap is not None and dev not in self.gap.net:
+                after = stats.get("bytes_allocated")
+                if after is not None:
+                    before = after - (nbytes if alloc else -nbytes)
+                    self.gap.net[dev] = self.gap.left[dev] = before - self.in_use.get(dev, 0)
+            if alloc:
+                old = self.live.get(ptr)
+                if old is not None:
+                    self._put_back_free(old, ts, recs)
+                else:
+                    self.ghosts.pop(ptr, None)  # freed indeed, and handed out again
+                if not any(b <= ptr < e for b, e in self.regions.get(dev, ())):
+                    r = self.address_range(dev, ptr)
+                    if r is not None:
+                        self.regions.setdefault(dev, []).append((r[0], r[0] + r[1]))
+                        recs.append(_Rec(ts, "S", dev, r[0], r[1]))
+                rec = _Rec(ts, "a", dev, ptr, nbytes, stats.get("requested_bytes", nbytes),
+                           frame, run, stats.get("bytes_allocated"))
+                self.live[ptr] = rec
+                self.in_use[dev] = self.in_use.get(dev, 0) + nbytes
+            else:
+                ghost = self.ghosts.pop(ptr, None) if ptr not in self.live else None
+                if ghost is not None:
+                    self._ghost_freed(ghost, ts, stats.get("bytes_allocated"), recs)
+                    continue
+                if ptr not in self.live and not self._put_back_alloc(dev, ptr, nbytes, ts):
+                    continue  # allocated before the profiler started
+                held = self.live.pop(ptr)
+                self.in_use[held.dev] -= held.nbytes
+                rec = _Rec(ts, "f", held.dev, ptr, held.nbytes, stats=stats.get("bytes_allocated"))
+            self.last_at[ptr] = ts
+            recs.append(rec)
+        self.gap = None
+        if gap_after is not None:
+            # Events recorded as the profiler stopped can be later than the
+            # gap's start: those put back come after them.
+            start = max([gap_after[0]] + [r.ts for r in recs[-1:]])
+            self.gap = _Gap(start, max(start, gap_after[1] or start))
+            self.gaps.append(self.gap)
+        self.held.append((recs, self.gap))
+        self.chunk_no += 1
+        if recs:
+            self.latest = recs[-1].ts
+        # Held: the last two chunks, and those of the last _HOLD_NS.
+        while len(self.held) > 2 and (self.held[0][1] is None
+                                      or self.held[0][1].end < self.latest - _HOLD_NS):
+            self._write_held()
+
+    def end(self):
+        self._samples_until(None)
+        while self.held:
+            self._write_held()
+
+    def _samples_until(self, ts):
+        """Each sample before ts gives its traceback to the block at its
+        address, and to that block's executable run."""
+        while self.sample is not None and (ts is None or self.sample[0] <= ts):
+            _, ptr, tb = self.sample
+            rec = self.live.get(ptr)
+            if rec is not None and rec.tb is None:
+                rec.tb = tb
+                if rec.run is not None:
+                    self.group_tb.setdefault(rec.run, (tb, self.chunk_no))
+            self.sample = next(self.samples, None)
+
+    def _open_gaps(self, after, before):
+        return [g for g in self.gaps if after <= g.start and g.end <= before]
+
+    def _put_back_free(self, old, ts, recs):
+        """The block `old`, at an address handed out again at ts, was freed
+        in a gap since it was made: the latest whose count has room for it,
+        else the latest."""
+        gaps = self._open_gaps(old.ts, ts)
+        g = next((g for g in reversed(gaps) if g.left.get(old.dev, 0) <= -old.nbytes), None)
+        if g is None and self._swap_ghost(old, ts, recs):
+            return
+        g = g or (gaps[-1] if gaps else None)
+        free = _Rec(g.start if g else ts, "f", old.dev, old.ptr, old.nbytes)
+        if g is not None:
+            g.frees.append(free)
+            g.left[old.dev] = g.left.get(old.dev, 0) + old.nbytes
+        else:
+            recs.append(free)  # not in a gap: the pool's count will not match
+        del self.live[old.ptr]
+        self.in_use[old.dev] -= old.nbytes
+        self.repaired += 1
+
+    def _swap_ghost(self, old, ts, recs):
+        """`old` was freed in a gap where a block of its size (a ghost)
+        was written as freed in its place: `old` is freed now, and the
+        ghost, still in use, made again now.  Bytes in use stay right."""
+        ghost = next((g for g in self.ghosts.values()
+                      if g.dev == old.dev and g.nbytes == old.nbytes), None)
+        if ghost is None:
+            return False
+        del self.ghosts[ghost.ptr]
+        del self.live[old.ptr]
+        recs.append(_Rec(ts, "f", old.dev, old.ptr, old.nbytes))
+        again = _Rec(ts, "a", ghost.dev, ghost.ptr, ghost.nbytes, ghost.size, ghost.frame, ghost.run)
+        again.tb = ghost.tb
+        self.live[ghost.ptr] = again
+        recs.append(again)
+        self.repaired += 2
+        return True
+
+    def _ghost_freed(self, ghost, ts, after, recs):
+        """A ghost is freed at ts: the block its size stood for is still
+        written as in use, so a block of that size is written as freed now
+        (the latest made), and becomes the ghost."""
+        w = max((b for b in self.live.values() if b.dev == ghost.dev and b.nbytes == ghost.nbytes),
+                key=lambda b: b.ts, default=None)
+        if w is None:
+            return  # not found: the count says so as the file is written
+        del self.live[w.ptr]
+        self.in_use[w.dev] -= w.nbytes
+        self.ghosts[w.ptr] = w
+        recs.append(_Rec(ts, "f", w.dev, w.ptr, w.nbytes, stats=after))
+
+    def _cover(self, gap, dev):
+        """The blocks freed in gap that were never found (its count has
+        bytes left): the latest made before it that add up to them exactly
+        are written as freed there, as ghosts."""
+        want = -gap.left.get(dev, 0)
+        if want <= 0:
+            return
+        chosen = []
+        mine = set(map(id, gap.allocs))  # written after the gap's frees
+        for b in sorted((b for b in self.live.values()
+                         if b.dev == dev and b.ts <= gap.start and id(b) not in mine),
+                        key=lambda b: b.ts, reverse=True):
+            if b.nbytes <= want:
+                chosen.append(b)
+                want -= b.nbytes
+                if want == 0:
+                    break
+        if want != 0:
+            return
+        for b in chosen:
+            del self.live[b.ptr]
+            self.in_use[dev] -= b.nbytes
+            self.ghosts[b.ptr] = b
+            gap.frees.append(_Rec(gap.start, "f", dev, b.ptr, b.nbytes))
+            self.repaired += 1
+        gap.left[dev] = 0
+
+    def _put_back_alloc(self, dev, ptr, nbytes, ts):
+        """A free at ts of a block never seen: one made in a gap (the last
+        whose count has room for it, else the last, when the pool held
+        nothing when the profiler started), else one made before the
+        profiler started (False)."""
+        # In a gap after the last block seen at that address was freed.
+        gaps = self._open_gaps(self.last_at.get(ptr, 0), ts)
+        g = next((g for g in reversed(gaps) if g.left.get(dev, 0) >= nbytes), None)
+        if g is None and gaps and self.empty_at_start.get(dev):
+            g = gaps[-1]
+        if g is None:
+            return False
+        rec = _Rec(g.start, "a", dev, ptr, nbytes, nbytes)
+        g.allocs.append(rec)
+        g.left[dev] = g.left.get(dev, 0) - nbytes
+        self.live[ptr] = rec
+        self.in_use[dev] = self.in_use.get(dev, 0) + nbytes
+        self.repaired += 1
+        return True
+
+    def _write_held(self):
+        recs, gap = self.held.pop(0)
+        for rec in recs:
+            self._write(rec)
+        if gap is not None:
+            for dev in list(gap.left):
+                self._cover(gap, dev)
+            for rec in gap.frees + gap.allocs:
+                self._write(rec)
+            self.gaps.remove(gap)
+        # Runs found before the chunks still held are all written.
+        self.group_tb = {k: v for k, v in self.group_tb.items()
+                         if v[1] >= self.chunk_no - len(self.held) - 2}
+
+    def _compile_of(self, ts):
+        """The compilation under way at ts, innermost (latest begun) first."""
+        found = None
+        for c in self.compiles:
+            if c[0] > ts:
+                break
+            if ts <= c[1]:
+                found = c
+        return found
+
+    def _write(self, rec):
+        out = self.out
+        if rec.op == "S":
+            out.write("S %d %d %d %d\n" % (rec.ts, rec.dev, rec.ptr, rec.nbytes))
+            return
+        if rec.op == "f":
+            self.written[rec.dev] = self.written.get(rec.dev, 0) - rec.nbytes
+            out.write("f %d %d %d %d\n" % (rec.ts, rec.dev, rec.ptr, rec.nbytes))
+        else:
+            tb = rec.tb or (self.group_tb.get(rec.run, (None,))[0] if rec.run is not None else None)
+            frame = rec.frame
+            if tb is None and rec.run is None:
+                c = self._compile_of(rec.ts)
+                if c is not None:
+                    tb = c[2]
+                    frame = frame or ("compile %s" % c[3] if c[3] else "compile")
+            key = (frame, id(tb) if tb is not None else 0)
+            sid = self.stacks.get(key)
+            if sid is None:
+                sid = len(self.stacks) + 1
+                self.stacks[key] = sid
+                out.write("stack %d\n" % sid)
+                if frame:
+                    out.write("label %s\n" % " ".join(frame.split()))
+                for fr in (tb.frames if tb is not None else ()):
+                    out.write("frame %d %s\t%s\n" % (
+                        fr.line_num or 0, self.installed(fr.file_name).replace("\t", " "),
+                        fr.function_name.replace("\t", " ")))
+            self.written[rec.dev] = self.written.get(rec.dev, 0) + rec.nbytes
+            out.write("a %d %d %d %d %d %d\n" % (rec.ts, rec.dev, rec.ptr, rec.nbytes,
+                                                 rec.size, sid))
+        if rec.stats is not None:
+            self.count += 1
+            if self.written[rec.dev] != rec.stats:
+                self.mismatch += 1
