@@ -111,6 +111,22 @@ def _uuid(props):
 _fractions = {}
 
 
+def _devices_and_settings(snapshot):
+    """The info file's "device" lines, then its "meta" lines of the
+    allocator's settings (from snapshot, or the environment's alone when
+    None)."""
+    torch = _torch
+    lines = []
+    for i in range(torch.cuda.device_count()):
+        p = torch.cuda.get_device_properties(i)
+        lines.append("device %d %s %d %s" % (i, _uuid(p), p.total_memory, p.name))
+    try:
+        lines.extend(_meta_lines(snapshot))
+    except Exception as e:
+        _say("could not read PyTorch's allocator settings (%s: %s)" % (type(e).__name__, e))
+    return lines
+
+
 def _meta_lines(snapshot):
     """The "meta KEY VALUE" lines of the allocator's settings."""
     import json
@@ -161,14 +177,7 @@ def _dump(why):
         t0 = time.monotonic_ns()
         snapshot = torch.cuda.memory._snapshot()
         t1 = time.monotonic_ns()
-        lines = ["pid %d" % _pid, "reason %s" % why]
-        for i in range(torch.cuda.device_count()):
-            p = torch.cuda.get_device_properties(i)
-            lines.append("device %d %s %d %s" % (i, _uuid(p), p.total_memory, p.name))
-        try:
-            lines.extend(_meta_lines(snapshot))
-        except Exception as e:
-            _say("could not read PyTorch's allocator settings (%s: %s)" % (type(e).__name__, e))
+        lines = ["pid %d" % _pid, "reason %s" % why] + _devices_and_settings(snapshot)
         with open(base + ".pickle.tmp", "wb") as f:
             pickle.dump(snapshot, f, protocol=4)
         # What the snapshot cost the program (`record --timings` prints it).
@@ -367,17 +376,10 @@ def _start_stream(wanted):
             _say("the allocator stream gathers no Python stacks (%s): PyTorch's own history "
                  "gives them" % (e,))
     try:
-        lines = ["pid %d" % _pid, "reason stream",
-                 "stacks %d" % int(stacks), "history %d" % int(_history(wanted, stacks))]
-        for i in range(torch.cuda.device_count()):
-            p = torch.cuda.get_device_properties(i)
-            lines.append("device %d %s %d %s" % (i, _uuid(p), p.total_memory, p.name))
-        try:
-            # The settings known at start: what the environment sets (the
-            # snapshot's own list is not there to read).
-            lines.extend(_meta_lines(None))
-        except Exception as e:
-            _say("could not read PyTorch's allocator settings (%s: %s)" % (type(e).__name__, e))
+        # The settings known at start: what the environment sets (the
+        # snapshot's own list is not there to read).
+        lines = ["pid %d" % _pid, "reason stream", "stacks %d" % int(stacks),
+                 "history %d" % int(_history(wanted, stacks))] + _devices_and_settings(None)
         with open(base + ".info.tmp", "w") as f:
             f.write("\n".join(lines) + "\n")
         os.rename(base + ".info.tmp", base + ".info")
@@ -480,43 +482,16 @@ def _on_torch_imported(module):
         _say("could not watch the per-process memory fraction (%s: %s)" % (type(e).__name__, e))
 
 
-class _TorchFinder:
-    """A meta path finder that lets the real finders load `torch` and runs
-    _on_torch_imported once its package has executed."""
-
-    def find_spec(self, name, path=None, target=None):
-        if name != "torch":
-            return None
-        try:
-            sys.meta_path.remove(self)
-        except ValueError:
-            pass
-        spec = None
-        for finder in sys.meta_path:
-            find = getattr(finder, "find_spec", None)
-            if find is not None:
-                spec = find(name, path, target)
-                if spec is not None:
-                    break
-        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
-            return spec
-        loader_exec = spec.loader.exec_module
-
-        def exec_module(module):
-            loader_exec(module)
-            _on_torch_imported(module)
-
-        spec.loader.exec_module = exec_module
-        return spec
-
-
 def _install():
     if not _spool or os.environ.get("VRAMSCOPE_TORCH", "0") == "0":
         return
     if "torch" in sys.modules:
         _on_torch_imported(sys.modules["torch"])
     else:
-        sys.meta_path.insert(0, _TorchFinder())
+        # Once the real finders have loaded it (vs_frameworks.py, beside
+        # this file).
+        import vs_frameworks
+        sys.meta_path.insert(0, vs_frameworks.Watcher({"torch": _on_torch_imported}))
 
 
 # The collector finds _on_signal here: `sitecustomize` may name another

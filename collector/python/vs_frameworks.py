@@ -686,7 +686,7 @@ def _excepthook(kind, value, tb):
 _previous_hook = sys.excepthook
 
 
-class _Watcher:
+class Watcher:
     """A meta path finder that lets the real finders load the watched
     top-level packages and calls their hook once each has executed."""
 
@@ -738,7 +738,7 @@ def install():
         else:
             hooks[name] = hook
     if hooks:
-        sys.meta_path.insert(0, _Watcher(hooks))
+        sys.meta_path.insert(0, Watcher(hooks))
     _previous_hook = sys.excepthook
     sys.excepthook = _excepthook
     _meta["frameworks.caught_errors"] = "1" if _watch_raises() else "0"
