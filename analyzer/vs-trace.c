@@ -14,8 +14,10 @@
 
 #include <glib/gstdio.h>
 
-/* clang-format off: the quark's name is a string of words and dashes */
-G_DEFINE_QUARK (vs - trace - error - quark, vs_trace_error)
+/* The quark's name is one string of words and dashes, as GLib spells
+ * its own; clang-format would space the dashes. */
+/* clang-format off */
+G_DEFINE_QUARK (vs-trace-error-quark, vs_trace_error)
 /* clang-format on */
 
 /* Frees a VsDeviceInfo (a GDestroyNotify for the devices array). */

@@ -39,8 +39,10 @@
 #include "vs-timings.h"
 #include "vs-trace-finalize.h"
 
-/* clang-format off: the quark's name is a string of words and dashes */
-G_DEFINE_QUARK (vs - import - error - quark, vs_import_error)
+/* The quark's name is one string of words and dashes, as GLib spells
+ * its own; clang-format would space the dashes. */
+/* clang-format off */
+G_DEFINE_QUARK (vs-import-error-quark, vs_import_error)
 /* clang-format on */
 
 /* --------------------------------------------------------------- util -- */

@@ -15,8 +15,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-/* clang-format off: the quark's name is a string of words and dashes */
-G_DEFINE_QUARK (vs - pickle - error - quark, vs_pickle_error)
+/* The quark's name is one string of words and dashes, as GLib spells
+ * its own; clang-format would space the dashes. */
+/* clang-format off */
+G_DEFINE_QUARK (vs-pickle-error-quark, vs_pickle_error)
 /* clang-format on */
 
 /* ------------------------------------------------------------ vectors -- */
