@@ -13,19 +13,10 @@
 
 #include <glib.h>
 
+#include "vs-import-error.h"
 #include "vs-timings.h"
 
 G_BEGIN_DECLS
-
-#define VS_IMPORT_ERROR (vs_import_error_quark ())
-GQuark vs_import_error_quark (void);
-
-typedef enum
-{
-  VS_IMPORT_ERROR_NOT_SNAPSHOT, /* a pickle, but not a memory snapshot */
-  VS_IMPORT_ERROR_WRITE,        /* writing the trace failed */
-  VS_IMPORT_ERROR_CANCELLED,
-} VsImportError;
 
 /* Progress of an import: stage names "reading", "importing", "finalizing";
  * fraction in [0, 1] over the whole import.  Return FALSE to cancel. */
