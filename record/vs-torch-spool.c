@@ -231,14 +231,14 @@ device_ids (VsWriter *w, sqlite3_stmt *ids, int dev, int64_t di[2])
 static int
 write_record (VsWriter *w, const VsStreamRecord *r, int64_t process_id, const int64_t di[2])
 {
+  VsAllocEvent e = vs_stream_event_row (r, process_id, di[0], di[1]);
+
   if (r->action == STREAM_OOM)
     {
-      VsFailedAlloc f = vs_stream_failed_row (r, process_id, di[0], di[1]);
+      VsFailedAlloc f = vs_torch_oom_row (&e, (int64_t)r->addr);
 
       return vs_writer_failed_alloc (w, &f);
     }
-  VsAllocEvent e = vs_stream_event_row (r, process_id, di[0], di[1]);
-
   return vs_writer_alloc_event (w, &e);
 }
 

@@ -273,21 +273,18 @@ import_record (VsStreamImport *im, const VsStreamRecord *r, bool *reread)
         return -1;
     }
   im->last_ts = r->ts_ns;
-  if (r->action == STREAM_OOM)
-    {
-      VsFailedAlloc fa = vs_stream_failed_row (r, im->process_id, d->device_id, d->allocator_id);
-
-      fa.range_id = VS_UNKNOWN;
-      if ((fa.stack_id = stack_id (im, r->reserved, reread)) == -1)
-        return -1;
-      im->failed_rows++;
-      return vs_writer_failed_alloc (w, &fa);
-    }
   VsAllocEvent ae = vs_stream_event_row (r, im->process_id, d->device_id, d->allocator_id);
 
   ae.range_id = VS_UNKNOWN;
   if ((ae.stack_id = stack_id (im, r->reserved, reread)) == -1)
     return -1;
+  if (r->action == STREAM_OOM)
+    {
+      VsFailedAlloc fa = vs_torch_oom_row (&ae, (int64_t)r->addr);
+
+      im->failed_rows++;
+      return vs_writer_failed_alloc (w, &fa);
+    }
   switch (ae.op)
     {
     case VS_ALLOC_OP_SEGMENT_ALLOC:
