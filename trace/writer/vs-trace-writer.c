@@ -855,18 +855,27 @@ vs_writer_add_process (VsWriter *w, const VsProcess *p)
   return step_insert_id (w, STMT_PROCESS);
 }
 
-int64_t
-vs_writer_add_imported_process (VsWriter *w, int64_t pid, const char *host, int64_t start_ns)
+VsProcess
+vs_writer_process_started (int64_t pid, int64_t ppid, const char *host, const char *command_line,
+                           int64_t start_ns)
 {
   VsProcess p = { .pid = pid,
-                  .ppid = VS_UNKNOWN,
+                  .ppid = ppid,
                   .host = host,
                   .rank = VS_UNKNOWN,
                   .local_rank = VS_UNKNOWN,
                   .world_size = VS_UNKNOWN,
+                  .command_line = command_line,
                   .start_ns = start_ns,
                   .end_ns = VS_UNKNOWN,
                   .exit_status = VS_UNKNOWN };
+  return p;
+}
+
+int64_t
+vs_writer_add_imported_process (VsWriter *w, int64_t pid, const char *host, int64_t start_ns)
+{
+  VsProcess p = vs_writer_process_started (pid, VS_UNKNOWN, host, NULL, start_ns);
 
   return vs_writer_add_process (w, &p);
 }

@@ -70,6 +70,11 @@ extern "C"
   int vs_writer_set_meta (VsWriter *w, const char *key, const char *value);
   int vs_writer_set_meta_int (VsWriter *w, const char *key, int64_t value);
 
+  /* The row of process pid with parent ppid on host (NULL: not known),
+   * running command_line (NULL: not known), started at start_ns and not
+   * ended: its ranks, end and exit status unknown. */
+  VsProcess vs_writer_process_started (int64_t pid, int64_t ppid, const char *host,
+                                       const char *command_line, int64_t start_ns);
   int64_t vs_writer_add_process (VsWriter *w, const VsProcess *p);
   /* Adds the row of a process of which an import knows only the pid, the
    * host (NULL: unknown) and the start (VS_UNKNOWN: unknown); every other
