@@ -137,29 +137,16 @@ row_process (VsMerge *m, sqlite3_stmt *s)
 static int64_t
 add_process (VsMerge *m, sqlite3_stmt *s)
 {
-  VsProcess p = {
-    .pid = vs_merge_col_i64 (s, 1),
-    .ppid = vs_merge_col_i64 (s, 2),
-    .host = vs_merge_col_text (s, 3),
-    .rank = vs_merge_col_i64 (s, 4),
-    .local_rank = vs_merge_col_i64 (s, 5),
-    .world_size = vs_merge_col_i64 (s, 6),
-    .cuda_visible_devices = vs_merge_col_text (s, 7),
-    .command_line = vs_merge_col_text (s, 8),
-    .start_ns = vs_merge_col_i64 (s, 9),
-    .end_ns = vs_merge_col_i64 (s, 10),
-    .exit_status = vs_merge_col_i64 (s, 11),
-  };
+  VsProcess p;
+
+  vs_writer_read_row (VS_WRITER_ROW_PROCESS, s, 1, &p);
   return vs_writer_add_process (m->w, &p);
 }
 
 static int
 row_device (VsMerge *m, sqlite3_stmt *s)
 {
-  VsDevice d = { .idx = vs_merge_col_i64 (s, 1),
-                 .uuid = vs_merge_col_text (s, 2),
-                 .name = vs_merge_col_text (s, 3),
-                 .total_bytes = vs_merge_col_i64 (s, 4) };
+  VsDevice d;
   static const char *take_sql
       = "UPDATE device SET idx = ?1, uuid = ?2, name = ?3, total_bytes = ?4 WHERE id = ?5";
   static const char *last_sql = "SELECT ifnull(max(id), 0) FROM device";
@@ -167,6 +154,8 @@ row_device (VsMerge *m, sqlite3_stmt *s)
    * import's processes are (row_process). */
   bool claim = m->imported && m->claim_new;
   int64_t last = 0;
+
+  vs_writer_read_row (VS_WRITER_ROW_DEVICE, s, 1, &d);
   if (claim)
     {
       sqlite3_stmt *q = NULL;
@@ -188,14 +177,11 @@ row_device (VsMerge *m, sqlite3_stmt *s)
 static int
 row_allocator (VsMerge *m, sqlite3_stmt *s)
 {
-  VsAllocator a = {
-    .device_id = vs_merge_idmap_get (&m->device, vs_merge_col_i64 (s, 1)),
-    .process_id = vs_merge_idmap_get (&m->process, vs_merge_col_i64 (s, 2)),
-    .kind = vs_merge_col_text (s, 3),
-    .name = vs_merge_col_text (s, 4),
-    .handle = vs_merge_col_i64 (s, 5),
-    .settings = vs_merge_col_text (s, 6),
-  };
+  VsAllocator a;
+
+  vs_writer_read_row (VS_WRITER_ROW_ALLOCATOR, s, 1, &a);
+  a.device_id = vs_merge_idmap_get (&m->device, a.device_id);
+  a.process_id = vs_merge_idmap_get (&m->process, a.process_id);
   int64_t id = vs_writer_add_allocator (m->w, &a);
   return id > 0 ? vs_merge_idmap_set (&m->allocator, vs_merge_col_i64 (s, 0), id) : -1;
 }
@@ -203,11 +189,10 @@ row_allocator (VsMerge *m, sqlite3_stmt *s)
 static int
 row_module (VsMerge *m, sqlite3_stmt *s)
 {
-  VsModule mod = { .process_id = vs_merge_idmap_get (&m->process, vs_merge_col_i64 (s, 1)),
-                   .path = vs_merge_col_text (s, 2),
-                   .build_id = vs_merge_col_text (s, 3),
-                   .load_address = vs_merge_col_i64 (s, 4),
-                   .size = vs_merge_col_i64 (s, 5) };
+  VsModule mod;
+
+  vs_writer_read_row (VS_WRITER_ROW_MODULE, s, 1, &mod);
+  mod.process_id = vs_merge_idmap_get (&m->process, mod.process_id);
   int64_t id = vs_writer_add_module (m->w, &mod);
   return id > 0 ? vs_merge_idmap_set (&m->module, vs_merge_col_i64 (s, 0), id) : -1;
 }
@@ -215,12 +200,10 @@ row_module (VsMerge *m, sqlite3_stmt *s)
 static int
 row_frame (VsMerge *m, sqlite3_stmt *s)
 {
-  VsFrame f = { .kind = (VsFrameKind)sqlite3_column_int (s, 1),
-                .module_id = vs_merge_idmap_get (&m->module, vs_merge_col_i64 (s, 2)),
-                .address = vs_merge_col_i64 (s, 3),
-                .function = vs_merge_col_text (s, 4),
-                .file = vs_merge_col_text (s, 5),
-                .line = vs_merge_col_i64 (s, 6) };
+  VsFrame f;
+
+  vs_writer_read_row (VS_WRITER_ROW_FRAME, s, 1, &f);
+  f.module_id = vs_merge_idmap_get (&m->module, f.module_id);
   int64_t id = vs_writer_add_frame (m->w, &f);
   return id > 0 ? vs_merge_idmap_set (&m->frame, vs_merge_col_i64 (s, 0), id) : -1;
 }
@@ -242,20 +225,31 @@ row_stack (VsMerge *m, sqlite3_stmt *s)
 static int
 row_range (VsMerge *m, sqlite3_stmt *s)
 {
-  VsRange r = {
-    .process_id = vs_merge_idmap_get (&m->process, vs_merge_col_i64 (s, 1)),
-    .tid = vs_merge_col_i64 (s, 2),
-    .domain = vs_merge_col_text (s, 3),
-    .name = vs_merge_col_text (s, 4),
-    .start_ns = vs_merge_col_i64 (s, 5),
-    .end_ns = vs_merge_col_i64 (s, 6),
-    .parent_id = vs_merge_idmap_get (&m->range, vs_merge_col_i64 (s, 7)),
-    .depth = vs_merge_col_i64 (s, 8),
-  };
+  VsRange r;
+
+  vs_writer_read_row (VS_WRITER_ROW_RANGE, s, 1, &r);
+  r.process_id = vs_merge_idmap_get (&m->process, r.process_id);
+  r.parent_id = vs_merge_idmap_get (&m->range, r.parent_id);
+  r.depth = vs_merge_col_i64 (s, 8);
   if (r.name == NULL)
     r.name = "";
   int64_t id = vs_writer_add_range (m->w, &r);
   return id > 0 ? vs_merge_idmap_set (&m->range, vs_merge_col_i64 (s, 0), id) : -1;
+}
+
+/* A kernel's name and configuration, from column first of s on: name,
+ * grid_x, grid_y, grid_z, block_x, block_y, block_z, static_shared,
+ * dynamic_shared, registers. */
+static void
+read_kernel_config (sqlite3_stmt *s, int first, VsKernel *k)
+{
+  int64_t *config[]
+      = { &k->grid_x,  &k->grid_y,        &k->grid_z,         &k->block_x,  &k->block_y,
+          &k->block_z, &k->static_shared, &k->dynamic_shared, &k->registers };
+
+  k->name = vs_merge_col_text (s, first);
+  for (int i = 0; i < (int)(sizeof config / sizeof config[0]); i++)
+    *config[i] = vs_merge_col_i64 (s, first + 1 + i);
 }
 
 /* Kernel names and configurations: deduplicated by the writer across
@@ -263,18 +257,9 @@ row_range (VsMerge *m, sqlite3_stmt *s)
 static int
 row_kernel_config (VsMerge *m, sqlite3_stmt *s)
 {
-  VsKernel k = {
-    .name = vs_merge_col_text (s, 1),
-    .grid_x = vs_merge_col_i64 (s, 2),
-    .grid_y = vs_merge_col_i64 (s, 3),
-    .grid_z = vs_merge_col_i64 (s, 4),
-    .block_x = vs_merge_col_i64 (s, 5),
-    .block_y = vs_merge_col_i64 (s, 6),
-    .block_z = vs_merge_col_i64 (s, 7),
-    .static_shared = vs_merge_col_i64 (s, 8),
-    .dynamic_shared = vs_merge_col_i64 (s, 9),
-    .registers = vs_merge_col_i64 (s, 10),
-  };
+  VsKernel k = { 0 };
+
+  read_kernel_config (s, 1, &k);
   int64_t id = vs_writer_add_kernel_config (m->w, &k);
   return id > 0 ? vs_merge_idmap_set (&m->kernel_config, vs_merge_col_i64 (s, 0), id) : -1;
 }
@@ -291,17 +276,9 @@ row_kernel (VsMerge *m, sqlite3_stmt *s)
     .context = vs_merge_col_i64 (s, 4),
     .stream = vs_merge_col_i64 (s, 5),
     .correlation = vs_merge_col_i64 (s, 6),
-    .name = vs_merge_col_text (s, 7),
-    .grid_x = vs_merge_col_i64 (s, 8),
-    .grid_y = vs_merge_col_i64 (s, 9),
-    .grid_z = vs_merge_col_i64 (s, 10),
-    .block_x = vs_merge_col_i64 (s, 11),
-    .block_y = vs_merge_col_i64 (s, 12),
-    .block_z = vs_merge_col_i64 (s, 13),
-    .static_shared = vs_merge_col_i64 (s, 14),
-    .dynamic_shared = vs_merge_col_i64 (s, 15),
-    .registers = vs_merge_col_i64 (s, 16),
   };
+
+  read_kernel_config (s, 7, &k);
   return vs_writer_kernel (m->w, &k) == 0 ? 0 : -1;
 }
 

@@ -417,6 +417,41 @@ static const VsColumn memset_columns[] = {
   COL (VsMemset, COL_ID, mem_kind),
 };
 
+/* The described tables of vs_writer_read_row(), by VsWriterRow. */
+static const struct
+{
+  const VsColumn *cols;
+  size_t n;
+} read_rows[] = {
+  [VS_WRITER_ROW_PROCESS] = { process_columns, N_COLUMNS (process_columns) },
+  [VS_WRITER_ROW_DEVICE] = { device_columns, N_COLUMNS (device_columns) },
+  [VS_WRITER_ROW_ALLOCATOR] = { allocator_columns, N_COLUMNS (allocator_columns) },
+  [VS_WRITER_ROW_MODULE] = { module_columns, N_COLUMNS (module_columns) },
+  [VS_WRITER_ROW_FRAME] = { frame_columns, N_COLUMNS (frame_columns) },
+  [VS_WRITER_ROW_RANGE] = { range_columns, N_COLUMNS (range_columns) },
+};
+
+void
+vs_writer_read_row (VsWriterRow kind, sqlite3_stmt *s, int first, void *row)
+{
+  assert (kind >= 0 && (size_t)kind < N_COLUMNS (read_rows));
+  for (size_t i = 0; i < read_rows[kind].n; i++)
+    {
+      const VsColumn *c = &read_rows[kind].cols[i];
+      char *field = (char *)row + c->offset;
+      int at = first + (int)i;
+
+      if (c->type == COL_TEXT)
+        *(const char **)field = (const char *)sqlite3_column_text (s, at);
+      else if (c->type == COL_ENUM)
+        *(int *)field = sqlite3_column_int (s, at);
+      else
+        *(int64_t *)field = sqlite3_column_type (s, at) == SQLITE_NULL
+                                ? VS_UNKNOWN
+                                : sqlite3_column_int64 (s, at);
+    }
+}
+
 static int
 exec_sql (VsWriter *w, const char *sql)
 {
