@@ -23,6 +23,7 @@ SQLITE_EXTENSION_INIT3
 #endif
 
 #include "vs-chunk-vtab-private.h"
+#include "vs-sqlite-alloc.h"
 #include "vs-chunk-vtab.h"
 #include "vs-trace-writer.h"
 
@@ -133,10 +134,9 @@ vtab_connect (sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3
    * with trusted_schema off (every reader's setting). */
   sqlite3_vtab_config (db, SQLITE_VTAB_INNOCUOUS);
 
-  vt = sqlite3_malloc (sizeof *vt);
+  vt = vs_sqlite_zalloc (sizeof *vt);
   if (vt == NULL)
     return SQLITE_NOMEM;
-  memset (vt, 0, sizeof *vt);
   vt->db = db;
   vt->t = t;
   assert (aux != NULL);
@@ -318,11 +318,10 @@ vtab_best_index (sqlite3_vtab *base, sqlite3_index_info *info)
 static int
 cursor_open (sqlite3_vtab *base, sqlite3_vtab_cursor **out)
 {
-  Cursor *cur = sqlite3_malloc (sizeof *cur);
+  Cursor *cur = vs_sqlite_zalloc (sizeof *cur);
 
   if (cur == NULL)
     return SQLITE_NOMEM;
-  memset (cur, 0, sizeof *cur);
   cur->eof = true;
   *out = &cur->base;
   return SQLITE_OK;
