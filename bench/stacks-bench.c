@@ -105,7 +105,7 @@ main (int argc, char **argv)
   close (fd);
   char err[512];
   VsWriter *w = vs_writer_create (path, err, sizeof err);
-  VsProcess p = vs_test_process (getpid (), VS_UNKNOWN, NULL, NULL, 1);
+  VsProcess p = vs_writer_process_started (getpid (), VS_UNKNOWN, NULL, NULL, 1);
   int64_t pid = vs_writer_add_process (w, &p);
   VsSink *s = vs_sink_new (w, pid);
   VsItem items[256];

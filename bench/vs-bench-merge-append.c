@@ -39,7 +39,7 @@ write_rows (const char *path, long rows, long first, char *err, size_t errlen)
     return -1;
   if (first == 0)
     {
-      VsProcess p = vs_test_process (100, VS_UNKNOWN, "h", NULL, VS_UNKNOWN);
+      VsProcess p = vs_writer_process_started (100, VS_UNKNOWN, "h", NULL, VS_UNKNOWN);
       VsDevice d = { .idx = 0, .uuid = "GPU-bench", .name = "bench", .total_bytes = 1LL << 36 };
       vs_writer_set_meta (w, "source", "import");
       int64_t pid = vs_writer_add_process (w, &p), dev = vs_writer_add_device (w, &d);

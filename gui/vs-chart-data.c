@@ -6,7 +6,7 @@
  */
 #include "vs-chart-data.h"
 
-G_DEFINE_BOXED_TYPE (VsChartData, vs_chart_data, vs_chart_data_ref, vs_chart_data_unref)
+#include "vs-rc-box.h"
 
 static void
 clear_range (gpointer p)
@@ -32,6 +32,8 @@ data_clear (gpointer p)
   g_array_unref (data->ranges);
 }
 
+VS_DEFINE_RC_BOX_TYPE (VsChartData, vs_chart_data, data_clear)
+
 /* See vs-chart-data.h. */
 VsChartData *
 vs_chart_data_new (gint64 t0, gint64 t1, guint n_buckets)
@@ -52,20 +54,6 @@ vs_chart_data_new (gint64 t0, gint64 t1, guint n_buckets)
   data->fragmentation = g_array_new (FALSE, FALSE, sizeof (VsChartFragmentation));
   g_array_set_clear_func (data->ranges, clear_range);
   return data;
-}
-
-/* See vs-chart-data.h. */
-VsChartData *
-vs_chart_data_ref (VsChartData *data)
-{
-  return g_atomic_rc_box_acquire (data);
-}
-
-/* See vs-chart-data.h. */
-void
-vs_chart_data_unref (VsChartData *data)
-{
-  g_atomic_rc_box_release_full (data, data_clear);
 }
 
 /* See vs-chart-data.h. */

@@ -1055,6 +1055,7 @@ vs_document_get_whatif (VsDocument *self)
 
 typedef struct
 {
+  VsDocument *document; /* the instant's, not referenced: the query's task holds it */
   gint64 device_id, t, range_t0, range_t1;
   gint64 peak_seq, peak_time; /* of the device's peak allocated */
 } InstantQuery;
@@ -1149,22 +1150,13 @@ build_instant (VsDocument *self, VsTrace *trace, const InstantQuery *q, GError *
   return g_steal_pointer (&in);
 }
 
-static void
-instant_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+/* build_instant() as one of the document's queries (run_thread). */
+static gpointer
+instant_query (VsTrace *trace, gpointer data, GError **error)
 {
-  VsDocument *self = source;
-  GError *error = NULL;
-  VsInstant *in;
+  const InstantQuery *q = data;
 
-  if (g_task_return_error_if_cancelled (task))
-    return;
-  g_mutex_lock (&self->lock);
-  in = build_instant (self, self->trace, task_data, &error);
-  g_mutex_unlock (&self->lock);
-  if (in == NULL)
-    g_task_return_error (task, error);
-  else
-    g_task_return_pointer (task, in, (GDestroyNotify)vs_instant_unref);
+  return build_instant (q->document, trace, q, error);
 }
 
 /* See vs-document.h. */
@@ -1173,18 +1165,18 @@ vs_document_query_instant_async (VsDocument *self, gint64 device_id, gint64 t, g
                                  gint64 range_t1, GCancellable *cancellable,
                                  GAsyncReadyCallback callback, gpointer user_data)
 {
-  g_autoptr (GTask) task = g_task_new (self, cancellable, callback, user_data);
   const VsDocumentDevice *dev = find_device (self, device_id);
   InstantQuery *q = g_new0 (InstantQuery, 1);
 
+  q->document = self;
   q->peak_seq = dev != NULL ? dev->summary.peak_allocated_seq : VS_UNKNOWN;
   q->peak_time = dev != NULL ? dev->summary.peak_allocated_time_ns : 0;
   q->device_id = device_id;
   q->t = t;
   q->range_t0 = range_t0;
   q->range_t1 = range_t1;
-  g_task_set_task_data (task, q, g_free);
-  run_or_hold (self, task, instant_thread);
+  vs_document_run_async (self, instant_query, q, g_free, (GDestroyNotify)vs_instant_unref,
+                         cancellable, callback, user_data);
 }
 
 /* See vs-document.h. */

@@ -2,7 +2,7 @@
 /* vs-instant.c — the reference-counted state of a device at an instant. */
 #include "vs-instant.h"
 
-G_DEFINE_BOXED_TYPE (VsInstant, vs_instant, vs_instant_ref, vs_instant_unref)
+#include "vs-rc-box.h"
 
 /* Releases what an instant owns; called by g_atomic_rc_box. */
 static void
@@ -23,6 +23,8 @@ instant_clear (gpointer p)
   g_clear_object (&in->document);
 }
 
+VS_DEFINE_RC_BOX_TYPE (VsInstant, vs_instant, instant_clear)
+
 /* See vs-instant.h. */
 VsInstant *
 vs_instant_new (GObject *document)
@@ -37,18 +39,4 @@ vs_instant_new (GObject *document)
   in->stacks = g_ptr_array_new ();
   in->kinds = g_ptr_array_new ();
   return in;
-}
-
-/* See vs-instant.h. */
-VsInstant *
-vs_instant_ref (VsInstant *instant)
-{
-  return g_atomic_rc_box_acquire (instant);
-}
-
-/* See vs-instant.h. */
-void
-vs_instant_unref (VsInstant *instant)
-{
-  g_atomic_rc_box_release_full (instant, instant_clear);
 }

@@ -12,6 +12,19 @@
  * memory_stats()).
  */
 #include "vs-import-private.h"
+#include "vs-torch-oom.h"
+
+/* The trace's alloc_event.op of each history action that writes one
+ * (0 for the others). */
+static const VsAllocOp op_of_action[ACT_SNAPSHOT + 1] = {
+  [ACT_ALLOC] = VS_ALLOC_OP_ALLOC,
+  [ACT_FREE_REQUESTED] = VS_ALLOC_OP_FREE_REQUESTED,
+  [ACT_FREE_COMPLETED] = VS_ALLOC_OP_FREE_COMPLETED,
+  [ACT_SEGMENT_ALLOC] = VS_ALLOC_OP_SEGMENT_ALLOC,
+  [ACT_SEGMENT_FREE] = VS_ALLOC_OP_SEGMENT_FREE,
+  [ACT_SEGMENT_MAP] = VS_ALLOC_OP_SEGMENT_MAP,
+  [ACT_SEGMENT_UNMAP] = VS_ALLOC_OP_SEGMENT_UNMAP,
+};
 
 /* g_array_sort order of BlockSlot by address. */
 /* Writes ae, memory recreated as live before the history began, at ts on
@@ -195,34 +208,13 @@ vs_import_device (Ctx *c, gint64 dev, Stream *hist, VsPickleRef segments, gint64
             return FALSE;
           continue;
         }
-      if (e->action == ACT_OOM)
-        {
-          VsFailedAlloc fa = {
-            .ts = t,
-            .process_id = c->process_id,
-            .tid = VS_UNKNOWN,
-            .device_id = device_id,
-            .allocator_id = allocator_id,
-            .api = "pytorch",
-            .requested_bytes = e->size,
-            .error = VS_UNKNOWN,
-            .error_name = "OutOfMemoryError",
-            .device_free_bytes = e->extra,
-            .device_total_bytes = VS_UNKNOWN,
-            .correlation = VS_UNKNOWN,
-            .stack_id = sid,
-            .range_id = VS_UNKNOWN,
-          };
-          if (vs_writer_failed_alloc (c->w, &fa) < 0)
-            return vs_import_write_failed (c);
-          continue;
-        }
       VsAllocEvent ae = {
         .ts = t,
         .process_id = c->process_id,
         .tid = VS_UNKNOWN,
         .device_id = device_id,
         .allocator_id = allocator_id,
+        .op = op_of_action[e->action],
         .address = e->addr,
         .requested_bytes = e->size,
         .block_bytes = VS_UNKNOWN,
@@ -231,18 +223,22 @@ vs_import_device (Ctx *c, gint64 dev, Stream *hist, VsPickleRef segments, gint64
         .stack_id = sid,
         .range_id = VS_UNKNOWN,
       };
+      if (e->action == ACT_OOM)
+        {
+          VsFailedAlloc fa = vs_torch_oom_row (&ae, e->extra);
+          if (vs_writer_failed_alloc (c->w, &fa) < 0)
+            return vs_import_write_failed (c);
+          continue;
+        }
       switch (e->action)
         {
         case ACT_ALLOC:
-          ae.op = VS_ALLOC_OP_ALLOC;
           ae.block_bytes = e->extra;
           ae.segment_address = vs_import_ranges_find (ranges, e->addr);
           vs_import_blocks_put (&born_blocks, e->addr, &added);
           break;
         case ACT_FREE_REQUESTED:
         case ACT_FREE_COMPLETED:
-          ae.op = e->action == ACT_FREE_REQUESTED ? VS_ALLOC_OP_FREE_REQUESTED
-                                                  : VS_ALLOC_OP_FREE_COMPLETED;
           ae.segment_address = vs_import_ranges_find (ranges, e->addr);
           if (vs_import_blocks_get (&born_blocks, e->addr) == NULL)
             c->stats.history_overflow = TRUE;
@@ -251,16 +247,12 @@ vs_import_device (Ctx *c, gint64 dev, Stream *hist, VsPickleRef segments, gint64
           break;
         case ACT_SEGMENT_ALLOC:
         case ACT_SEGMENT_MAP:
-          ae.op = e->action == ACT_SEGMENT_ALLOC ? VS_ALLOC_OP_SEGMENT_ALLOC
-                                                 : VS_ALLOC_OP_SEGMENT_MAP;
           ae.segment_address = e->addr;
           vs_import_ranges_add (ranges, e->addr, e->size);
           vs_import_ranges_add (born, e->addr, e->size);
           break;
         case ACT_SEGMENT_FREE:
         case ACT_SEGMENT_UNMAP:
-          ae.op = e->action == ACT_SEGMENT_FREE ? VS_ALLOC_OP_SEGMENT_FREE
-                                                : VS_ALLOC_OP_SEGMENT_UNMAP;
           ae.segment_address = e->addr;
           vs_import_ranges_sub (ranges, e->addr, e->size);
           if (vs_import_ranges_sub (born, e->addr, e->size) != e->size)

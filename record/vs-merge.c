@@ -41,6 +41,7 @@
 #include "vs-trace-finalize.h"
 #include "vs-timings.h"
 
+#include <assert.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,20 +56,28 @@ tick (VsMerge *m)
   return 0;
 }
 
-/* Runs sql over the input, its rows with ids in (lo, hi] (parameters 1
- * and 2), and calls row() for each result row. */
+/* A table copied through the writer: row() adds each row that sql
+ * selects (the table given, for rows of several tables alike). */
+typedef struct
+{
+  const char *sql;
+  int (*row) (VsMerge *, sqlite3_stmt *, VsMergeTable);
+  VsMergeTable table; /* whose id bounds the rows */
+} VsCopy;
+
+/* Runs c's sql over the input, its rows with ids in (lo, hi] (parameters 1
+ * and 2), and calls c's row() for each result row. */
 static int
-each_row (VsMerge *m, const char *sql, int (*row) (VsMerge *, sqlite3_stmt *), int64_t lo,
-          int64_t hi)
+each_row (VsMerge *m, const VsCopy *c, int64_t lo, int64_t hi)
 {
   sqlite3_stmt *s = NULL;
-  if (sqlite3_prepare_v2 (m->db, sql, -1, &s, NULL) != SQLITE_OK)
+  if (sqlite3_prepare_v2 (m->db, c->sql, -1, &s, NULL) != SQLITE_OK)
     return vs_merge_fail (m, "cannot read a process trace", sqlite3_errmsg (m->db));
   sqlite3_bind_int64 (s, 1, lo);
   sqlite3_bind_int64 (s, 2, hi);
   int rc;
   while ((rc = sqlite3_step (s)) == SQLITE_ROW)
-    if (row (m, s) != 0 || tick (m) != 0)
+    if (c->row (m, s, c->table) != 0 || tick (m) != 0)
       {
         sqlite3_finalize (s);
         if (m->err[0] == '\0')
@@ -103,7 +112,7 @@ find_process (VsMerge *m, int64_t pid, const char *host)
 static int64_t add_process (VsMerge *m, sqlite3_stmt *s);
 
 static int
-row_process (VsMerge *m, sqlite3_stmt *s)
+row_process (VsMerge *m, sqlite3_stmt *s, VsMergeTable table)
 {
   static const char *take_sql
       = "UPDATE process SET pid = ?1, ppid = ?2, host = ?3, rank = ?4, local_rank = ?5,"
@@ -137,29 +146,16 @@ row_process (VsMerge *m, sqlite3_stmt *s)
 static int64_t
 add_process (VsMerge *m, sqlite3_stmt *s)
 {
-  VsProcess p = {
-    .pid = vs_merge_col_i64 (s, 1),
-    .ppid = vs_merge_col_i64 (s, 2),
-    .host = vs_merge_col_text (s, 3),
-    .rank = vs_merge_col_i64 (s, 4),
-    .local_rank = vs_merge_col_i64 (s, 5),
-    .world_size = vs_merge_col_i64 (s, 6),
-    .cuda_visible_devices = vs_merge_col_text (s, 7),
-    .command_line = vs_merge_col_text (s, 8),
-    .start_ns = vs_merge_col_i64 (s, 9),
-    .end_ns = vs_merge_col_i64 (s, 10),
-    .exit_status = vs_merge_col_i64 (s, 11),
-  };
+  VsProcess p;
+
+  vs_writer_read_row (VS_WRITER_ROW_PROCESS, s, 1, &p);
   return vs_writer_add_process (m->w, &p);
 }
 
 static int
-row_device (VsMerge *m, sqlite3_stmt *s)
+row_device (VsMerge *m, sqlite3_stmt *s, VsMergeTable table)
 {
-  VsDevice d = { .idx = vs_merge_col_i64 (s, 1),
-                 .uuid = vs_merge_col_text (s, 2),
-                 .name = vs_merge_col_text (s, 3),
-                 .total_bytes = vs_merge_col_i64 (s, 4) };
+  VsDevice d;
   static const char *take_sql
       = "UPDATE device SET idx = ?1, uuid = ?2, name = ?3, total_bytes = ?4 WHERE id = ?5";
   static const char *last_sql = "SELECT ifnull(max(id), 0) FROM device";
@@ -167,6 +163,8 @@ row_device (VsMerge *m, sqlite3_stmt *s)
    * import's processes are (row_process). */
   bool claim = m->imported && m->claim_new;
   int64_t last = 0;
+
+  vs_writer_read_row (VS_WRITER_ROW_DEVICE, s, 1, &d);
   if (claim)
     {
       sqlite3_stmt *q = NULL;
@@ -185,49 +183,51 @@ row_device (VsMerge *m, sqlite3_stmt *s)
   return id > 0 ? vs_merge_idmap_set (&m->device, vs_merge_col_i64 (s, 0), id) : -1;
 }
 
+/* A row of a table copied as it is read but for the ids it holds
+ * (allocator, module, frame): those mapped, the row added through the
+ * writer, its own id mapped. */
 static int
-row_allocator (VsMerge *m, sqlite3_stmt *s)
+row_mapped (VsMerge *m, sqlite3_stmt *s, VsMergeTable table)
 {
-  VsAllocator a = {
-    .device_id = vs_merge_idmap_get (&m->device, vs_merge_col_i64 (s, 1)),
-    .process_id = vs_merge_idmap_get (&m->process, vs_merge_col_i64 (s, 2)),
-    .kind = vs_merge_col_text (s, 3),
-    .name = vs_merge_col_text (s, 4),
-    .handle = vs_merge_col_i64 (s, 5),
-    .settings = vs_merge_col_text (s, 6),
-  };
-  int64_t id = vs_writer_add_allocator (m->w, &a);
-  return id > 0 ? vs_merge_idmap_set (&m->allocator, vs_merge_col_i64 (s, 0), id) : -1;
-}
+  VsIdMap *own[] = { [VS_MERGE_ALLOCATOR] = &m->allocator,
+                     [VS_MERGE_MODULE] = &m->module,
+                     [VS_MERGE_FRAME] = &m->frame };
+  union
+  {
+    VsAllocator allocator;
+    VsModule module;
+    VsFrame frame;
+  } r;
+  int64_t id = -1;
 
-static int
-row_module (VsMerge *m, sqlite3_stmt *s)
-{
-  VsModule mod = { .process_id = vs_merge_idmap_get (&m->process, vs_merge_col_i64 (s, 1)),
-                   .path = vs_merge_col_text (s, 2),
-                   .build_id = vs_merge_col_text (s, 3),
-                   .load_address = vs_merge_col_i64 (s, 4),
-                   .size = vs_merge_col_i64 (s, 5) };
-  int64_t id = vs_writer_add_module (m->w, &mod);
-  return id > 0 ? vs_merge_idmap_set (&m->module, vs_merge_col_i64 (s, 0), id) : -1;
-}
-
-static int
-row_frame (VsMerge *m, sqlite3_stmt *s)
-{
-  VsFrame f = { .kind = (VsFrameKind)sqlite3_column_int (s, 1),
-                .module_id = vs_merge_idmap_get (&m->module, vs_merge_col_i64 (s, 2)),
-                .address = vs_merge_col_i64 (s, 3),
-                .function = vs_merge_col_text (s, 4),
-                .file = vs_merge_col_text (s, 5),
-                .line = vs_merge_col_i64 (s, 6) };
-  int64_t id = vs_writer_add_frame (m->w, &f);
-  return id > 0 ? vs_merge_idmap_set (&m->frame, vs_merge_col_i64 (s, 0), id) : -1;
+  switch (table)
+    {
+    case VS_MERGE_ALLOCATOR:
+      vs_writer_read_row (VS_WRITER_ROW_ALLOCATOR, s, 1, &r.allocator);
+      r.allocator.device_id = vs_merge_idmap_get (&m->device, r.allocator.device_id);
+      r.allocator.process_id = vs_merge_idmap_get (&m->process, r.allocator.process_id);
+      id = vs_writer_add_allocator (m->w, &r.allocator);
+      break;
+    case VS_MERGE_MODULE:
+      vs_writer_read_row (VS_WRITER_ROW_MODULE, s, 1, &r.module);
+      r.module.process_id = vs_merge_idmap_get (&m->process, r.module.process_id);
+      id = vs_writer_add_module (m->w, &r.module);
+      break;
+    case VS_MERGE_FRAME:
+      vs_writer_read_row (VS_WRITER_ROW_FRAME, s, 1, &r.frame);
+      r.frame.module_id = vs_merge_idmap_get (&m->module, r.frame.module_id);
+      id = vs_writer_add_frame (m->w, &r.frame);
+      break;
+    default:
+      assert (!"a table of row_mapped()");
+      break;
+    }
+  return id > 0 ? vs_merge_idmap_set (own[table], vs_merge_col_i64 (s, 0), id) : -1;
 }
 
 /* Stack nodes come in id order, so a node's parent is always mapped. */
 static int
-row_stack (VsMerge *m, sqlite3_stmt *s)
+row_stack (VsMerge *m, sqlite3_stmt *s, VsMergeTable table)
 {
   int64_t parent = vs_merge_col_i64 (s, 1);
   int64_t new_parent = parent == 0 ? 0 : vs_merge_idmap_get (&m->stack, parent);
@@ -240,48 +240,50 @@ row_stack (VsMerge *m, sqlite3_stmt *s)
 
 /* Ranges come in id order; a parent opens before its children. */
 static int
-row_range (VsMerge *m, sqlite3_stmt *s)
+row_range (VsMerge *m, sqlite3_stmt *s, VsMergeTable table)
 {
-  VsRange r = {
-    .process_id = vs_merge_idmap_get (&m->process, vs_merge_col_i64 (s, 1)),
-    .tid = vs_merge_col_i64 (s, 2),
-    .domain = vs_merge_col_text (s, 3),
-    .name = vs_merge_col_text (s, 4),
-    .start_ns = vs_merge_col_i64 (s, 5),
-    .end_ns = vs_merge_col_i64 (s, 6),
-    .parent_id = vs_merge_idmap_get (&m->range, vs_merge_col_i64 (s, 7)),
-    .depth = vs_merge_col_i64 (s, 8),
-  };
+  VsRange r;
+
+  vs_writer_read_row (VS_WRITER_ROW_RANGE, s, 1, &r);
+  r.process_id = vs_merge_idmap_get (&m->process, r.process_id);
+  r.parent_id = vs_merge_idmap_get (&m->range, r.parent_id);
+  r.depth = vs_merge_col_i64 (s, 8);
   if (r.name == NULL)
     r.name = "";
   int64_t id = vs_writer_add_range (m->w, &r);
   return id > 0 ? vs_merge_idmap_set (&m->range, vs_merge_col_i64 (s, 0), id) : -1;
 }
 
+/* A kernel's name and configuration, from column first of s on: name,
+ * grid_x, grid_y, grid_z, block_x, block_y, block_z, static_shared,
+ * dynamic_shared, registers. */
+static void
+read_kernel_config (sqlite3_stmt *s, int first, VsKernel *k)
+{
+  int64_t *config[]
+      = { &k->grid_x,  &k->grid_y,        &k->grid_z,         &k->block_x,  &k->block_y,
+          &k->block_z, &k->static_shared, &k->dynamic_shared, &k->registers };
+
+  k->name = vs_merge_col_text (s, first);
+  for (int i = 0; i < (int)(sizeof config / sizeof config[0]); i++)
+    *config[i] = vs_merge_col_i64 (s, first + 1 + i);
+}
+
 /* Kernel names and configurations: deduplicated by the writer across
  * inputs. */
 static int
-row_kernel_config (VsMerge *m, sqlite3_stmt *s)
+row_kernel_config (VsMerge *m, sqlite3_stmt *s, VsMergeTable table)
 {
-  VsKernel k = {
-    .name = vs_merge_col_text (s, 1),
-    .grid_x = vs_merge_col_i64 (s, 2),
-    .grid_y = vs_merge_col_i64 (s, 3),
-    .grid_z = vs_merge_col_i64 (s, 4),
-    .block_x = vs_merge_col_i64 (s, 5),
-    .block_y = vs_merge_col_i64 (s, 6),
-    .block_z = vs_merge_col_i64 (s, 7),
-    .static_shared = vs_merge_col_i64 (s, 8),
-    .dynamic_shared = vs_merge_col_i64 (s, 9),
-    .registers = vs_merge_col_i64 (s, 10),
-  };
+  VsKernel k = { 0 };
+
+  read_kernel_config (s, 1, &k);
   int64_t id = vs_writer_add_kernel_config (m->w, &k);
   return id > 0 ? vs_merge_idmap_set (&m->kernel_config, vs_merge_col_i64 (s, 0), id) : -1;
 }
 
 /* A whole kernel row of an input of schema version 1 or 2. */
 static int
-row_kernel (VsMerge *m, sqlite3_stmt *s)
+row_kernel (VsMerge *m, sqlite3_stmt *s, VsMergeTable table)
 {
   VsKernel k = {
     .start_ns = vs_merge_col_i64 (s, 0),
@@ -291,26 +293,11 @@ row_kernel (VsMerge *m, sqlite3_stmt *s)
     .context = vs_merge_col_i64 (s, 4),
     .stream = vs_merge_col_i64 (s, 5),
     .correlation = vs_merge_col_i64 (s, 6),
-    .name = vs_merge_col_text (s, 7),
-    .grid_x = vs_merge_col_i64 (s, 8),
-    .grid_y = vs_merge_col_i64 (s, 9),
-    .grid_z = vs_merge_col_i64 (s, 10),
-    .block_x = vs_merge_col_i64 (s, 11),
-    .block_y = vs_merge_col_i64 (s, 12),
-    .block_z = vs_merge_col_i64 (s, 13),
-    .static_shared = vs_merge_col_i64 (s, 14),
-    .dynamic_shared = vs_merge_col_i64 (s, 15),
-    .registers = vs_merge_col_i64 (s, 16),
   };
+
+  read_kernel_config (s, 7, &k);
   return vs_writer_kernel (m->w, &k) == 0 ? 0 : -1;
 }
-
-typedef struct
-{
-  const char *sql;
-  int (*row) (VsMerge *, sqlite3_stmt *);
-  VsMergeTable table; /* whose id bounds the rows */
-} VsCopy;
 
 /* In dependency order: ids a table refers to are mapped before it. */
 static const VsCopy copies[] = {
@@ -322,13 +309,13 @@ static const VsCopy copies[] = {
     row_device, VS_MERGE_DEVICE },
   { "SELECT id, device_id, process_id, kind, name, handle, settings FROM allocator"
     " WHERE id > ?1 AND id <= ?2 ORDER BY id",
-    row_allocator, VS_MERGE_ALLOCATOR },
+    row_mapped, VS_MERGE_ALLOCATOR },
   { "SELECT id, process_id, path, build_id, load_address, size FROM module WHERE id > ?1 AND id <= "
     "?2 ORDER BY id",
-    row_module, VS_MERGE_MODULE },
+    row_mapped, VS_MERGE_MODULE },
   { "SELECT id, kind, module_id, address, function, file, line FROM frame WHERE id > ?1 AND id <= "
     "?2 ORDER BY id",
-    row_frame, VS_MERGE_FRAME },
+    row_mapped, VS_MERGE_FRAME },
   { "SELECT id, parent_id, frame_id FROM stack WHERE id > ?1 AND id <= ?2 ORDER BY id", row_stack,
     VS_MERGE_STACK },
   { "SELECT id, process_id, tid, domain, name, start_ns, end_ns, parent_id, depth"
@@ -551,10 +538,10 @@ vs_merge_copy_small (VsMerge *m, const int64_t *lo, const int64_t *hi)
 {
   int rc = 0;
   for (size_t c = 0; c < sizeof copies / sizeof copies[0] && rc == 0; c++)
-    rc = each_row (m, copies[c].sql, copies[c].row, lo[copies[c].table], hi[copies[c].table]);
+    rc = each_row (m, &copies[c], lo[copies[c].table], hi[copies[c].table]);
   const VsCopy *kernels = m->kernels_v3 ? &kernel_config_copy : &kernel_row_copy;
   if (rc == 0)
-    rc = each_row (m, kernels->sql, kernels->row, lo[kernels->table], hi[kernels->table]);
+    rc = each_row (m, kernels, lo[kernels->table], hi[kernels->table]);
   return rc;
 }
 

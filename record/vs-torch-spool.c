@@ -83,16 +83,38 @@ stream_is_level (const char *spool, long long pid)
   return g_file_get_contents (info, &text, NULL, NULL) && strstr (text, "\nhistory 0\n") != NULL;
 }
 
-/* Removes spool/torch-PID.db: what an import of the process's stream
- * left (record followed it while the program ran, or a killed record or
+/* A process's stream in the spool, and the import of it beside it. */
+typedef struct
+{
+  long long pid;
+  char *stream; /* spool/torch-PID.stream */
+  char *trace;  /* spool/torch-PID.db */
+} SpoolStream;
+
+/* The next process's stream of the spool read through d (spool: its
+ * path) into *s, after freeing the paths of the one before; false, with
+ * none left to free, at the end. */
+static bool
+next_stream (GDir *d, const char *spool, SpoolStream *s)
+{
+  const char *name = vs_torch_stream_next (d, &s->pid);
+
+  g_free (s->stream);
+  g_free (s->trace);
+  s->stream = name != NULL ? g_build_filename (spool, name, NULL) : NULL;
+  s->trace = name != NULL ? g_strdup_printf ("%s/torch-%lld.db", spool, s->pid) : NULL;
+  return name != NULL;
+}
+
+/* Removes s's import: what an import of the process's stream left
+ * (record followed it while the program ran, or a killed record or
  * recover did), when its final snapshot is taken instead. */
 static void
-drop_stream_import (const char *spool, long long pid, VsTorchFollow *follow)
+drop_stream_import (const SpoolStream *s, VsTorchFollow *follow)
 {
-  VsStreamImport *im = follow ? vs_torch_follow_take (follow, pid) : NULL;
+  VsStreamImport *im = follow ? vs_torch_follow_take (follow, s->pid) : NULL;
   vs_stream_import_abort (im);
-  g_autofree char *trace = g_strdup_printf ("%s/torch-%lld.db", spool, pid);
-  unlink (trace);
+  unlink (s->trace);
 }
 
 int
@@ -101,10 +123,9 @@ vs_torch_stream_import_spool (const char *spool, const char *host, bool every,
 {
   g_return_val_if_fail (spool != NULL && keep != NULL, 0);
   g_autoptr (GDir) d = g_dir_open (spool, 0, NULL);
-  const char *name;
-  long long pid;
+  SpoolStream s = { 0 };
   int imported = 0;
-  while ((name = vs_torch_stream_next (d, &pid)) != NULL)
+  while (next_stream (d, spool, &s))
     {
       /* Where PyTorch recorded its history, a final snapshot (it has the
        * history's stacks) is taken rather than the stream.  Otherwise the
@@ -115,22 +136,20 @@ vs_torch_stream_import_spool (const char *spool, const char *host, bool every,
        * allocator's settings, ties it to its process.  With every (record
        * --window), the stream is the level in any case. */
       g_autofree char *final_info = NULL;
-      VsFinalSnapshot final = final_snapshot (spool, pid, &final_info);
-      if (final != FINAL_NONE && !every && !stream_is_level (spool, pid))
+      VsFinalSnapshot final = final_snapshot (spool, s.pid, &final_info);
+      if (final != FINAL_NONE && !every && !stream_is_level (spool, s.pid))
         {
-          drop_stream_import (spool, pid, follow);
+          drop_stream_import (&s, follow);
           continue;
         }
-      g_autofree char *stream = g_build_filename (spool, name, NULL);
-      g_autofree char *stacks = g_strdup_printf ("%s/torch-%lld.stacks", spool, pid);
+      g_autofree char *stacks = g_strdup_printf ("%s/torch-%lld.stacks", spool, s.pid);
       g_autofree char *info
-          = final_info ? g_strdup (final_info) : g_strconcat (stream, ".info", NULL);
-      g_autofree char *trace = g_strdup_printf ("%s/torch-%lld.db", spool, pid);
+          = final_info ? g_strdup (final_info) : g_strconcat (s.stream, ".info", NULL);
       char err[1024] = "";
       int64_t events = 0;
       bool stopped = false;
       /* Followed while the program ran: only the tail is left to read. */
-      VsStreamImport *im = follow ? vs_torch_follow_take (follow, pid) : NULL;
+      VsStreamImport *im = follow ? vs_torch_follow_take (follow, s.pid) : NULL;
       int rc = -1;
       VsFinGiven *given = NULL;
       if (im != NULL && vs_stream_import_step (im, err, sizeof err) >= 0)
@@ -140,22 +159,22 @@ vs_torch_stream_import_spool (const char *spool, const char *host, bool every,
         vs_stream_import_abort (im);
       /* Not followed, or following failed: the whole stream, in one pass. */
       if (rc != 0)
-        rc = vs_torch_stream_import (stream, stacks, trace, final == FINAL_AT_EXIT, &events,
+        rc = vs_torch_stream_import (s.stream, stacks, s.trace, final == FINAL_AT_EXIT, &events,
                                      &stopped, err, sizeof err);
       /* Kept for the finalizer of the trace written into this import. */
       if (given != NULL)
-        vs_torch_follow_keep_given (follow, pid, given);
-      if (rc != 0 || !vs_spool_run_tie (trace, info, host, err, sizeof err))
+        vs_torch_follow_keep_given (follow, s.pid, given);
+      if (rc != 0 || !vs_spool_run_tie (s.trace, info, host, err, sizeof err))
         {
           fprintf (stderr,
                    "vramscope: PyTorch's allocator stream of process %lld could not be "
                    "read (%s); it is kept in %s\n",
-                   pid, err, spool);
+                   s.pid, err, spool);
           *keep = true;
           /* A stream given back in part (record --window) lives on in its
            * import only. */
-          if (vs_torch_stream_punched (stream) == 0)
-            unlink (trace);
+          if (vs_torch_stream_punched (s.stream) == 0)
+            unlink (s.trace);
           continue;
         }
       if (stopped)
@@ -163,7 +182,7 @@ vs_torch_stream_import_spool (const char *spool, const char *host, bool every,
                  "vramscope: PyTorch's allocator stream of process %lld reached its size "
                  "limit (VRAMSCOPE_TORCH_STREAM_MAX_MB) after %lld events: its allocator level "
                  "ends there\n",
-                 pid, (long long)events);
+                 s.pid, (long long)events);
       imported++;
     }
   return imported;
@@ -231,14 +250,14 @@ device_ids (VsWriter *w, sqlite3_stmt *ids, int dev, int64_t di[2])
 static int
 write_record (VsWriter *w, const VsStreamRecord *r, int64_t process_id, const int64_t di[2])
 {
+  VsAllocEvent e = vs_stream_event_row (r, process_id, di[0], di[1]);
+
   if (r->action == STREAM_OOM)
     {
-      VsFailedAlloc f = vs_stream_failed_row (r, process_id, di[0], di[1]);
+      VsFailedAlloc f = vs_torch_oom_row (&e, (int64_t)r->addr);
 
       return vs_writer_failed_alloc (w, &f);
     }
-  VsAllocEvent e = vs_stream_event_row (r, process_id, di[0], di[1]);
-
   return vs_writer_alloc_event (w, &e);
 }
 
@@ -320,26 +339,23 @@ vs_torch_stream_append_tails (const char *spool, bool *keep)
 {
   g_return_val_if_fail (spool != NULL && keep != NULL, 0);
   g_autoptr (GDir) d = g_dir_open (spool, 0, NULL);
-  const char *name;
-  long long pid;
+  SpoolStream s = { 0 };
   int done = 0;
-  while ((name = vs_torch_stream_next (d, &pid)) != NULL)
+  while (next_stream (d, spool, &s))
     {
       /* At a normal exit nothing that matters follows the snapshot: what
        * Python frees while it shuts down would hide what was live at exit. */
-      if (final_snapshot (spool, pid, NULL) != FINAL_AT_SIGNAL || stream_is_level (spool, pid))
+      if (final_snapshot (spool, s.pid, NULL) != FINAL_AT_SIGNAL || stream_is_level (spool, s.pid))
         continue;
-      g_autofree char *stream = g_build_filename (spool, name, NULL);
-      g_autofree char *trace = g_strdup_printf ("%s/torch-%lld.db", spool, pid);
-      if (!g_file_test (trace, G_FILE_TEST_IS_REGULAR))
+      if (!g_file_test (s.trace, G_FILE_TEST_IS_REGULAR))
         continue; /* the snapshot could not be imported: reported already */
       char err[1024] = "";
-      if (append_tail (stream, trace, err, sizeof err) < 0)
+      if (append_tail (s.stream, s.trace, err, sizeof err) < 0)
         {
           fprintf (stderr,
                    "vramscope: the events of process %lld after its final PyTorch snapshot "
                    "could not be added (%s); they are kept in %s\n",
-                   pid, err, spool);
+                   s.pid, err, spool);
           *keep = true;
           continue;
         }

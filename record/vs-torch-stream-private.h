@@ -10,6 +10,7 @@
 #include <glib.h>
 
 #include "vs-trace-format.h"
+#include "vs-torch-oom.h"
 
 #define STREAM_MAGIC "VSTORCH1"
 #define STREAM_HEADER 4096
@@ -39,30 +40,10 @@ enum
   STREAM_SNAPSHOT = 9
 };
 
-/* The failed request of record r (action STREAM_OOM) of the process,
- * device and allocator given; its stack and range 0 (unset). */
-static inline VsFailedAlloc
-vs_stream_failed_row (const VsStreamRecord *r, int64_t process_id, int64_t device_id,
-                      int64_t allocator_id)
-{
-  VsFailedAlloc f = { .ts = r->ts_ns,
-                      .process_id = process_id,
-                      .tid = r->tid,
-                      .device_id = device_id,
-                      .allocator_id = allocator_id,
-                      .api = "pytorch",
-                      .requested_bytes = (int64_t)r->size,
-                      .error = VS_UNKNOWN,
-                      .error_name = "OutOfMemoryError",
-                      .device_free_bytes = (int64_t)r->addr,
-                      .device_total_bytes = VS_UNKNOWN,
-                      .correlation = VS_UNKNOWN };
-  return f;
-}
-
-/* The allocator event of record r (an action of alloc_event.op) of the
- * process, device and allocator given; its segment unknown, its stack and
- * range 0 (unset). */
+/* The allocator event of record r (an action of alloc_event.op, or the
+ * request refused by STREAM_OOM: see vs_torch_oom_row()) of the process,
+ * device and allocator given; its segment unknown, its stack and range 0
+ * (unset). */
 static inline VsAllocEvent
 vs_stream_event_row (const VsStreamRecord *r, int64_t process_id, int64_t device_id,
                      int64_t allocator_id)

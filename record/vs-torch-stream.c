@@ -273,21 +273,18 @@ import_record (VsStreamImport *im, const VsStreamRecord *r, bool *reread)
         return -1;
     }
   im->last_ts = r->ts_ns;
-  if (r->action == STREAM_OOM)
-    {
-      VsFailedAlloc fa = vs_stream_failed_row (r, im->process_id, d->device_id, d->allocator_id);
-
-      fa.range_id = VS_UNKNOWN;
-      if ((fa.stack_id = stack_id (im, r->reserved, reread)) == -1)
-        return -1;
-      im->failed_rows++;
-      return vs_writer_failed_alloc (w, &fa);
-    }
   VsAllocEvent ae = vs_stream_event_row (r, im->process_id, d->device_id, d->allocator_id);
 
   ae.range_id = VS_UNKNOWN;
   if ((ae.stack_id = stack_id (im, r->reserved, reread)) == -1)
     return -1;
+  if (r->action == STREAM_OOM)
+    {
+      VsFailedAlloc fa = vs_torch_oom_row (&ae, (int64_t)r->addr);
+
+      im->failed_rows++;
+      return vs_writer_failed_alloc (w, &fa);
+    }
   switch (ae.op)
     {
     case VS_ALLOC_OP_SEGMENT_ALLOC:
@@ -466,15 +463,12 @@ stream_open (const char *path, const char *stacks_path, const char *out, int64_t
   return im;
 }
 
-VsStreamImport *
-vs_stream_import_open (const char *path, const char *stacks_path, const char *out, char *err,
-                       size_t errlen)
+/* The new raw trace out of stream im, process pid, its process row
+ * written (vs_stream_import_open()); im, or NULL with err filled and im
+ * freed. */
+static VsStreamImport *
+trace_create (VsStreamImport *im, int64_t pid, const char *out, char *err, size_t errlen)
 {
-  g_return_val_if_fail (path != NULL && out != NULL, NULL);
-  int64_t pid = 0;
-  VsStreamImport *im = stream_open (path, stacks_path, out, &pid, err, errlen);
-  if (im == NULL)
-    return NULL;
   im->w = vs_writer_create (out, err, errlen);
   /* Someone reading the file while the program runs (it is in the spool
    * beside the process traces) delays a step, without failing it. */
@@ -816,15 +810,11 @@ restore_devices (VsStreamImport *im)
   return step == SQLITE_DONE ? 0 : -1;
 }
 
-VsStreamImport *
-vs_stream_import_resume (const char *path, const char *stacks_path, const char *out, char *err,
-                         size_t errlen)
+/* The kept import out of stream im, where its last checkpoint stands
+ * (vs_stream_import_resume()); im, or NULL with err filled and im freed. */
+static VsStreamImport *
+trace_resume (VsStreamImport *im, const char *path, const char *out, char *err, size_t errlen)
 {
-  g_return_val_if_fail (path != NULL && out != NULL, NULL);
-  int64_t pid = 0;
-  VsStreamImport *im = stream_open (path, stacks_path, out, &pid, err, errlen);
-  if (im == NULL)
-    return NULL;
   char why[512] = "";
   im->w = vs_writer_open (out, why, sizeof why);
   if (im->w == NULL)
@@ -860,6 +850,36 @@ vs_stream_import_resume (const char *path, const char *stacks_path, const char *
     snprintf (err, errlen, "cannot read %s: %s", out, sqlite3_errmsg (db));
   vs_stream_import_abort (im);
   return NULL;
+}
+
+/* The stream at path opened, its header read, then its trace out
+ * created, or resumed when resume is set. */
+static VsStreamImport *
+stream_start (const char *path, const char *stacks_path, const char *out, bool resume, char *err,
+              size_t errlen)
+{
+  int64_t pid = 0;
+  VsStreamImport *im = stream_open (path, stacks_path, out, &pid, err, errlen);
+  if (im == NULL)
+    return NULL;
+  return resume ? trace_resume (im, path, out, err, errlen)
+                : trace_create (im, pid, out, err, errlen);
+}
+
+VsStreamImport *
+vs_stream_import_open (const char *path, const char *stacks_path, const char *out, char *err,
+                       size_t errlen)
+{
+  g_return_val_if_fail (path != NULL && out != NULL, NULL);
+  return stream_start (path, stacks_path, out, false, err, errlen);
+}
+
+VsStreamImport *
+vs_stream_import_resume (const char *path, const char *stacks_path, const char *out, char *err,
+                         size_t errlen)
+{
+  g_return_val_if_fail (path != NULL && out != NULL, NULL);
+  return stream_start (path, stacks_path, out, true, err, errlen);
 }
 
 int64_t

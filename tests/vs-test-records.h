@@ -1,33 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* vs-test-records.h — the process and kernel records the tests and the
- * benchmarks write through the trace writer (processes, kernels,
- * allocator events), with the fields they all
- * leave alike filled in one place.  Header only; include it as
+/* vs-test-records.h — the records the tests and the benchmarks write
+ * through the trace writer (kernels, allocator events, memory events),
+ * with the fields they all leave alike filled in one place (a process's:
+ * vs_writer_process_started()).  Header only; include it as
  * "../vs-test-records.h" from tests/AREA/ (or "../tests/…" from bench/).
  */
 #pragma once
 
 #include "vs-trace-format.h"
-
-/* A process pid with parent ppid on host (NULL: not known), running
- * command_line (NULL: not known), started at start_ns and not ended: its
- * ranks, end and exit status unknown. */
-static inline VsProcess
-vs_test_process (int64_t pid, int64_t ppid, const char *host, const char *command_line,
-                 int64_t start_ns)
-{
-  VsProcess p = { .pid = pid,
-                  .ppid = ppid,
-                  .host = host,
-                  .rank = VS_UNKNOWN,
-                  .local_rank = VS_UNKNOWN,
-                  .world_size = VS_UNKNOWN,
-                  .command_line = command_line,
-                  .start_ns = start_ns,
-                  .end_ns = VS_UNKNOWN,
-                  .exit_status = VS_UNKNOWN };
-  return p;
-}
 
 /* A launch of kernel name by process_id on device_id (context 1, stream
  * 7) from start_ns to end_ns, with correlation id correlation: grid_x
@@ -80,5 +60,31 @@ vs_test_alloc_event (int64_t ts, int64_t process_id, int64_t tid, int64_t device
                      .stack_id = VS_UNKNOWN,
                      .range_id = VS_UNKNOWN,
                      .before_trace = 0 };
+  return e;
+}
+
+/* A memory event (kind, op, of bytes at address) by process_id's thread
+ * tid on device_id at ts, in context 1: its stream, pool, correlation,
+ * stack and range unknown (a caller sets those it knows). */
+static inline VsMemEvent
+vs_test_mem_event (int64_t ts, int64_t process_id, int64_t tid, int64_t device_id, VsMemKind kind,
+                   VsMemOp op, int64_t address, int64_t bytes)
+{
+  VsMemEvent e = { .ts = ts,
+                   .process_id = process_id,
+                   .tid = tid,
+                   .device_id = device_id,
+                   .context = 1,
+                   .stream = VS_UNKNOWN,
+                   .kind = kind,
+                   .op = op,
+                   .address = address,
+                   .bytes = bytes,
+                   .pool_id = VS_UNKNOWN,
+                   .pool_size = VS_UNKNOWN,
+                   .pool_utilized = VS_UNKNOWN,
+                   .correlation = VS_UNKNOWN,
+                   .stack_id = VS_UNKNOWN,
+                   .range_id = VS_UNKNOWN };
   return e;
 }

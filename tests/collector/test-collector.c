@@ -36,7 +36,7 @@ static void
 fixture_setup (Fixture *f, gconstpointer data)
 {
   f->w = vs_test_trace_file_create ("vs-collector-XXXXXX", "t.db", &f->dir, &f->path);
-  VsProcess p = vs_test_process (42, 1, "test", NULL, 1000);
+  VsProcess p = vs_writer_process_started (42, 1, "test", NULL, 1000);
   f->process_id = vs_writer_add_process (f->w, &p);
   g_assert_cmpint (f->process_id, >, 0);
   f->sink = vs_sink_new (f->w, f->process_id);
@@ -692,22 +692,13 @@ test_merge (void)
                     .parent_id = VS_UNKNOWN,
                     .depth = 0 };
       int64_t range = vs_writer_add_range (w, &r);
-      VsMemEvent e = { .ts = 2000 + i,
-                       .process_id = pid,
-                       .tid = 5,
-                       .device_id = dev,
-                       .context = 1,
-                       .stream = VS_UNKNOWN,
-                       .kind = VS_MEM_KIND_ASYNC,
-                       .op = VS_MEM_OP_ALLOC,
-                       .address = 0x1000 + i,
-                       .bytes = 10 * (i + 1),
-                       .pool_id = pool,
-                       .pool_size = 100,
-                       .pool_utilized = 10,
-                       .correlation = 1,
-                       .stack_id = VS_UNKNOWN,
-                       .range_id = range };
+      VsMemEvent e = vs_test_mem_event (2000 + i, pid, 5, dev, VS_MEM_KIND_ASYNC, VS_MEM_OP_ALLOC,
+                                        0x1000 + i, 10 * (i + 1));
+      e.pool_id = pool;
+      e.pool_size = 100;
+      e.pool_utilized = 10;
+      e.correlation = 1;
+      e.range_id = range;
       g_assert_cmpint (vs_writer_mem_event (w, &e), ==, 0);
       /* One kernel configuration both processes launch, one each of
        * their own: the merged trace stores three. */

@@ -86,7 +86,7 @@ collector_phase (VsWriter *w, int64_t pid, int phase, Ids *ids)
   int64_t base = pid * 1000000 + phase * 100000;
   if (phase == 0)
     {
-      VsProcess p = vs_test_process (pid, 1, "h", "train", base);
+      VsProcess p = vs_writer_process_started (pid, 1, "h", "train", base);
       ids->process = vs_writer_add_process (w, &p);
       VsDevice d = { .idx = 0, .uuid = "GPU-a", .name = "H200", .total_bytes = 1 << 30 };
       ids->device = vs_writer_add_device (w, &d);
@@ -115,22 +115,17 @@ collector_phase (VsWriter *w, int64_t pid, int phase, Ids *ids)
     g_assert_cmpint (vs_writer_end_range (w, ids->open_range, base + 99000), ==, 0);
   for (int i = 0; i < 6; i++)
     {
-      VsMemEvent e = { .ts = base + 100 + 10 * i,
-                       .process_id = ids->process,
-                       .tid = 5,
-                       .device_id = ids->device,
-                       .context = 1,
-                       .stream = U,
-                       .kind = i % 3 == 2 ? VS_MEM_KIND_DEVICE : VS_MEM_KIND_ASYNC,
-                       .op = i % 2 == 0 ? VS_MEM_OP_ALLOC : VS_MEM_OP_FREE,
-                       .address = 0x10000 * (phase + 1) + 0x100 * (i / 2),
-                       .bytes = 4096 * (i / 2 + 1),
-                       .pool_id = i % 3 == 2 ? U : ids->pool,
-                       .pool_size = 1 << 20,
-                       .pool_utilized = 4096,
-                       .correlation = i,
-                       .stack_id = stack,
-                       .range_id = range };
+      VsMemEvent e
+          = vs_test_mem_event (base + 100 + 10 * i, ids->process, 5, ids->device,
+                               i % 3 == 2 ? VS_MEM_KIND_DEVICE : VS_MEM_KIND_ASYNC,
+                               i % 2 == 0 ? VS_MEM_OP_ALLOC : VS_MEM_OP_FREE,
+                               0x10000 * (phase + 1) + 0x100 * (i / 2), 4096 * (i / 2 + 1));
+      e.pool_id = i % 3 == 2 ? U : ids->pool;
+      e.pool_size = 1 << 20;
+      e.pool_utilized = 4096;
+      e.correlation = i;
+      e.stack_id = stack;
+      e.range_id = range;
       g_assert_cmpint (vs_writer_mem_event (w, &e), ==, 0);
     }
   VsPoolEvent pe = { .ts = base + 50,
@@ -189,7 +184,7 @@ import_phase (VsWriter *w, int64_t pid, int phase, Ids *ids)
     {
       vs_writer_set_meta (w, "source", "import");
       vs_writer_set_meta (w, "pytorch.expandable_segments", "0");
-      VsProcess p = vs_test_process (pid, U, "h", "import", U);
+      VsProcess p = vs_writer_process_started (pid, U, "h", "import", U);
       ids->process = vs_writer_add_process (w, &p);
       VsDevice d = { .idx = 3, .uuid = "GPU-a", .name = "imported", .total_bytes = U };
       ids->device = vs_writer_add_device (w, &d);

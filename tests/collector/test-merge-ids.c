@@ -80,7 +80,7 @@ write_input (const char *path)
   char err[256] = "";
   VsWriter *w = vs_writer_create (path, err, sizeof err);
   g_assert_nonnull (w);
-  VsProcess p = vs_test_process (100, 1, "h", "train", 1000);
+  VsProcess p = vs_writer_process_started (100, 1, "h", "train", 1000);
   int64_t process = vs_writer_add_process (w, &p);
   VsDevice d = { .idx = 0, .uuid = "GPU-a", .name = "H200", .total_bytes = 1 << 30 };
   int64_t device = vs_writer_add_device (w, &d);
@@ -100,22 +100,11 @@ write_input (const char *path)
   vs_writer_set_meta_int (w, "start_ns", 1000);
   for (int i = 0; i < 3; i++)
     {
-      VsMemEvent e = { .ts = 1100 + 10 * i,
-                       .process_id = process,
-                       .tid = 5,
-                       .device_id = device,
-                       .context = 1,
-                       .stream = U,
-                       .kind = VS_MEM_KIND_DEVICE,
-                       .op = i < 2 ? VS_MEM_OP_ALLOC : VS_MEM_OP_FREE,
-                       .address = 0x10000 * (i == 1 ? 2 : 1),
-                       .bytes = 4096,
-                       .pool_id = U,
-                       .pool_size = U,
-                       .pool_utilized = U,
-                       .correlation = i,
-                       .stack_id = stack,
-                       .range_id = U };
+      VsMemEvent e = vs_test_mem_event (1100 + 10 * i, process, 5, device, VS_MEM_KIND_DEVICE,
+                                        i < 2 ? VS_MEM_OP_ALLOC : VS_MEM_OP_FREE,
+                                        0x10000 * (i == 1 ? 2 : 1), 4096);
+      e.correlation = i;
+      e.stack_id = stack;
       g_assert_cmpint (vs_writer_mem_event (w, &e), ==, 0);
     }
   vs_writer_set_meta_int (w, "end_ns", 2000);

@@ -89,7 +89,7 @@ write_trace (Trace *t, uint64_t hash_a, uint64_t hash_inline)
   close (fd);
   VsWriter *w = vs_writer_create (t->path, err, sizeof err);
   g_assert_nonnull (w);
-  VsProcess p = vs_test_process (getpid (), VS_UNKNOWN, NULL, NULL, 1);
+  VsProcess p = vs_writer_process_started (getpid (), VS_UNKNOWN, NULL, NULL, 1);
   int64_t pid = vs_writer_add_process (w, &p);
   g_assert_cmpint (pid, >, 0);
   VsSink *s = vs_sink_new (w, pid);

@@ -69,7 +69,8 @@ main (int argc, char **argv)
   char host[256] = "localhost";
   gethostname (host, sizeof host - 1);
   host[sizeof host - 1] = '\0';
-  VsProcess p = vs_test_process (getpid (), getppid (), host, "vs-test-spool-writer", now_ns ());
+  VsProcess p
+      = vs_writer_process_started (getpid (), getppid (), host, "vs-test-spool-writer", now_ns ());
   int64_t pid_row = vs_writer_add_process (w, &p);
   VsDevice d = { .idx = 0,
                  .uuid = "GPU-00000000-0000-0000-0000-0000000000aa",
@@ -88,22 +89,10 @@ main (int argc, char **argv)
       long batch = c < commits ? rows : tail;
       for (long i = 0; i < batch; i++, n++)
         {
-          VsMemEvent e = { .ts = now_ns (),
-                           .process_id = pid_row,
-                           .tid = getpid (),
-                           .device_id = dev_row,
-                           .context = 1,
-                           .stream = VS_UNKNOWN,
-                           .kind = VS_MEM_KIND_DEVICE,
-                           .op = VS_MEM_OP_ALLOC,
-                           .address = 0x7f0000000000LL + n * 4096,
-                           .bytes = 4096,
-                           .pool_id = VS_UNKNOWN,
-                           .pool_size = VS_UNKNOWN,
-                           .pool_utilized = VS_UNKNOWN,
-                           .correlation = n + 1,
-                           .stack_id = VS_UNKNOWN,
-                           .range_id = VS_UNKNOWN };
+          VsMemEvent e
+              = vs_test_mem_event (now_ns (), pid_row, getpid (), dev_row, VS_MEM_KIND_DEVICE,
+                                   VS_MEM_OP_ALLOC, 0x7f0000000000LL + n * 4096, 4096);
+          e.correlation = n + 1;
           if (vs_writer_mem_event (w, &e) != 0)
             {
               fprintf (stderr, "vs-test-spool-writer: %s\n", vs_writer_errmsg (w));

@@ -20,17 +20,9 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import vs_trace_db  # noqa: E402
 
-n = 0
-failed = 0
-
-
-def check(what, ok, detail=""):
-    global n, failed
-    n += 1
-    print(("ok %d - " if ok else "not ok %d - ") % n + what + (" (%s)" % detail if detail else ""))
-    if not ok:
-        failed += 1
-
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import vs_gpu_check  # noqa: E402
+from vs_gpu_check import tap as check  # noqa: E402
 
 def summary(db, allocator_id):
     row = db.execute(
@@ -153,8 +145,8 @@ def main():
         if "ranges" in truth:
             r = db.execute("SELECT count(*) FROM nvtx_range").fetchone()[0]
             check("NVTX ranges keep working", r == truth["ranges"], "%d, expected %d" % (r, truth["ranges"]))
-    print("1..%d" % n)
-    sys.exit(1 if failed else 0)
+    vs_gpu_check.plan()
+    sys.exit(vs_gpu_check.status())
 
 
 main()

@@ -17,15 +17,9 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import vs_trace_db  # noqa: E402
 
-n = failed = 0
-
-
-def check(what, ok, detail=""):
-    global n, failed
-    n += 1
-    print(("ok %d - " if ok else "not ok %d - ") % n + what + (" (%s)" % detail if detail else ""))
-    failed += not ok
-
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import vs_gpu_check  # noqa: E402
+from vs_gpu_check import tap as check  # noqa: E402
 
 db = vs_trace_db.connect(sys.argv[1], readonly=True)
 # Ranks print concurrently: their lines may run together.
@@ -60,5 +54,5 @@ for t in truths:
     want = t["pytorch"]
     for got, key in zip(s, ["peak_reserved", "peak_allocated", "alloc_count"]):
         check("rank %d %s" % (t["rank"], key), got == want[key], "trace %s, expected %s" % (got, want[key]))
-print("1..%d" % n)
-sys.exit(1 if failed else 0)
+vs_gpu_check.plan()
+sys.exit(vs_gpu_check.status())

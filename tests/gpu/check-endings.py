@@ -35,18 +35,13 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import vs_trace_db  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import vs_gpu_check  # noqa: E402
+from vs_gpu_check import line as check  # noqa: E402
+
 vramscope, trace, log, kind, rc, want_rc = sys.argv[1:7]
 want_source = sys.argv[7] if len(sys.argv) > 7 else "-"
 want_stacks = len(sys.argv) > 8 and sys.argv[8] == "stacks"
-failed = 0
-
-
-def check(cond, what):
-    global failed
-    print("%s %s" % ("ok  " if cond else "FAIL", what))
-    if not cond:
-        failed = 1
-
 
 truth = None
 for line in open(log, errors="replace"):
@@ -80,7 +75,7 @@ if kind == "c":
     check(all((freed.get((i + 1) * MIB, 0) >= 1) == (i % 2 == 0) for i in range(64)),
           "device level: the %d frees it made, and no other of those blocks (%d sizes freed)"
           % (truth["frees"], len(freed)))
-    sys.exit(failed)
+    sys.exit(vs_gpu_check.status())
 
 t = truth["torch"]
 segs = db.execute("SELECT count(*) FROM mem_event WHERE op = 1 AND kind IN (1, 6)").fetchone()[0]
@@ -115,4 +110,4 @@ if len(rows) == 1:
         no_stacks = "gathers no Python stacks" in open(log, errors="replace").read()
         check(stacks > 0 or (no_stacks and source == "stream"),
               "the allocator level has Python stacks (%d allocations with one)" % stacks)
-sys.exit(failed)
+sys.exit(vs_gpu_check.status())

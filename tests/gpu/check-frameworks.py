@@ -39,16 +39,9 @@ import os
 import subprocess
 import sys
 
-n = 0
-failed = 0
-
-
-def check(what, ok, detail=""):
-    global n, failed
-    n += 1
-    print(("ok %d - " if ok else "not ok %d - ") % n + what + (" (%s)" % detail if detail else ""))
-    if not ok:
-        failed += 1
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import vs_gpu_check  # noqa: E402
+from vs_gpu_check import tap as check  # noqa: E402
 
 
 def report(trace, *args):
@@ -253,5 +246,5 @@ def main():
 
 
 main()
-print("1..%d" % n)
-sys.exit(1 if failed else 0)
+vs_gpu_check.plan()
+sys.exit(vs_gpu_check.status())

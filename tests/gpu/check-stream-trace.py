@@ -23,17 +23,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import vs_trace_db  # noqa: E402
 from vs_stream_files import read_stacks, read_stream, trace_stacks  # noqa: E402
+import vs_gpu_check  # noqa: E402
+from vs_gpu_check import line as check  # noqa: E402
 
 trace, stream, stacks_path = sys.argv[1:4]
-failed = 0
-
-
-def check(cond, what):
-    global failed
-    print("%s %s" % ("ok  " if cond else "FAIL", what))
-    if not cond:
-        failed = 1
-
 
 records = read_stream(stream)
 stacks, torn = read_stacks(stacks_path)
@@ -81,4 +74,4 @@ check(len(ooms) >= len(want_ooms) and oom_same == len(want_ooms),
       "out-of-memory records with their stacks (%d of %d)" % (oom_same, len(want_ooms)))
 if first_bad:
     print("first difference:", first_bad)
-sys.exit(failed)
+sys.exit(vs_gpu_check.status())

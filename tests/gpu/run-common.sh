@@ -2,9 +2,10 @@
 # run-common.sh — the start every multi-step GPU run script shares, sourced
 # as `. "$(dirname "$0")/run-common.sh" NAME "$@"`: OUTDIR (the first
 # argument, made absolute), here (tests/gpu), root (the checkout),
-# VRAMSCOPE (absolute; default build/cli/vramscope), log (OUTDIR/steps.log),
-# say (a line to the terminal and the log), start (the time it began);
-# then the first line of the log, and exit 77 without a GPU.
+# VRAMSCOPE (absolute; default build/cli/vramscope), log (OUTDIR/steps.log,
+# or OUTDIR/$vs_run_log where the script set vs_run_log before), say (a
+# line to the terminal and the log), start (the time it began); then the
+# first line of the log, and exit 77 without a GPU.
 vs_run_name=$1
 shift
 out=${1:?usage: $vs_run_name.sh OUTDIR}
@@ -15,7 +16,7 @@ root=$(cd "$here/../.." && pwd)
 VRAMSCOPE=${VRAMSCOPE:-$root/build/cli/vramscope}
 case $VRAMSCOPE in /*) ;; *) VRAMSCOPE=$(pwd)/$VRAMSCOPE ;; esac
 export VRAMSCOPE
-log="$out/steps.log"
+log="$out/${vs_run_log:-steps.log}"
 say() { echo "$*" | tee -a "$log"; }
 start=$(date +%s)
 

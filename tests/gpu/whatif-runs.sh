@@ -15,22 +15,9 @@
 # settings), "high" above its reserved peak.  Each step has its own timeout
 # and the script stops starting runs after BUDGET seconds (default 130).
 set -u
-out=${1:?usage: whatif-runs.sh OUTDIR}
-mkdir -p "$out"
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-VRAMSCOPE=${VRAMSCOPE:-$root/build/cli/vramscope}
 BUDGET=${BUDGET:-130}
-log="$out/runs.log"
-start=$(date +%s)
-say() { echo "$*" | tee -a "$log"; }
-
-say "whatif-runs: $(date -u +%FT%TZ) vramscope=$VRAMSCOPE"
-if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
-  say "no GPU: skipped"
-  exit 77
-fi
-nvidia-smi -L >>"$log" 2>&1
+vs_run_log=runs.log
+. "$(dirname "$0")/run-common.sh" whatif-runs "$@"
 if ! python3 -c 'import torch; assert torch.cuda.is_available()' >>"$log" 2>&1; then
   say "no PyTorch with CUDA: skipped"
   exit 77

@@ -197,9 +197,8 @@ test_findings_follow (void)
 static void
 test_reopen_while_diagnosing (void)
 {
-  g_autofree char *frag = data_path ("torch-frag-mixed.db");
+  g_autoptr (GFile) first = vs_test_data_file ("diagnose/torch-frag-mixed.db");
   g_autofree char *healthy = data_path ("torch-healthy.db");
-  g_autoptr (GFile) first = g_file_new_for_path (frag);
   g_autoptr (GFile) second = g_file_new_for_path (healthy);
   g_autoptr (VsTrace) trace = NULL;
   g_autoptr (VsDiagnosis) expected = expected_diagnosis (healthy, &trace);

@@ -81,3 +81,11 @@ vs_test_document_load (const char *path)
   g_assert_no_error (error);
   return doc;
 }
+
+GFile *
+vs_test_data_file (const char *name)
+{
+  g_autofree char *path = g_build_filename (g_getenv ("VS_DATA"), name, NULL);
+
+  return g_file_new_for_path (path);
+}

@@ -2,7 +2,7 @@
 /* vs-test-window.h — the set-up GUI tests share: a private home folder,
  * the viewer's application registered, its window made and presented, and
  * all of it taken down and removed after; a trace loaded as the viewer
- * loads it.
+ * loads it; the test data's files.
  */
 #pragma once
 
@@ -36,3 +36,6 @@ int vs_test_window_finish (int status);
  * its result waited for on the main loop, at most a minute); fails the
  * test on an error or when no result came.  Returns the document. */
 VsDocument *vs_test_document_load (const char *path);
+
+/* The file name (a path relative to the test data folder, $VS_DATA). */
+GFile *vs_test_data_file (const char *name);

@@ -14,6 +14,7 @@ SQLITE_EXTENSION_INIT3
 #endif
 
 #include "vs-chunk-vtab-private.h"
+#include "vs-sqlite-alloc.h"
 
 #include <assert.h>
 #include <string.h>
@@ -31,11 +32,10 @@ vs_chunk_cached_unref (VsChunkCached *c)
 VsChunkBudget *
 vs_chunk_budget_new (size_t limit)
 {
-  VsChunkBudget *b = sqlite3_malloc (sizeof *b);
+  VsChunkBudget *b = vs_sqlite_zalloc (sizeof *b);
 
   if (b != NULL)
     {
-      memset (b, 0, sizeof *b);
       b->limit = limit;
       b->refs = 1;
     }
@@ -343,10 +343,9 @@ vs_chunk_vtab_get (VsChunkVtab *vt, int ci, uint32_t need, VsChunkCached **out)
       return vs_chunk_vtab_ensure (vt, *out, need);
     }
 
-  VsChunkCached *c = sqlite3_malloc (sizeof *c);
+  VsChunkCached *c = vs_sqlite_zalloc (sizeof *c);
   if (c == NULL)
     return SQLITE_NOMEM;
-  memset (c, 0, sizeof *c);
   c->seq = seq;
   c->ci = ci;
   sqlite3_bind_int64 (vt->read, 1, seq);

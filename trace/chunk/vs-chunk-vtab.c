@@ -23,6 +23,7 @@ SQLITE_EXTENSION_INIT3
 #endif
 
 #include "vs-chunk-vtab-private.h"
+#include "vs-sqlite-alloc.h"
 #include "vs-chunk-vtab.h"
 #include "vs-trace-writer.h"
 
@@ -133,10 +134,9 @@ vtab_connect (sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3
    * with trusted_schema off (every reader's setting). */
   sqlite3_vtab_config (db, SQLITE_VTAB_INNOCUOUS);
 
-  vt = sqlite3_malloc (sizeof *vt);
+  vt = vs_sqlite_zalloc (sizeof *vt);
   if (vt == NULL)
     return SQLITE_NOMEM;
-  memset (vt, 0, sizeof *vt);
   vt->db = db;
   vt->t = t;
   assert (aux != NULL);
@@ -318,11 +318,10 @@ vtab_best_index (sqlite3_vtab *base, sqlite3_index_info *info)
 static int
 cursor_open (sqlite3_vtab *base, sqlite3_vtab_cursor **out)
 {
-  Cursor *cur = sqlite3_malloc (sizeof *cur);
+  Cursor *cur = vs_sqlite_zalloc (sizeof *cur);
 
   if (cur == NULL)
     return SQLITE_NOMEM;
-  memset (cur, 0, sizeof *cur);
   cur->eof = true;
   *out = &cur->base;
   return SQLITE_OK;
@@ -466,70 +465,43 @@ run_load (VsChunkVtab *vt, Cursor *cur, RunPos *p, int ci)
   return rc;
 }
 
-/* Positions run r of the cursor on its first row at or after (ci, row)
- * that meets the constraints, loading chunks as needed. */
+/* The first of the n keys (in ascending order) at or above v (above v,
+ * when above is set); n when there is none. */
 static int
-seek (VsChunkVtab *vt, Cursor *cur, int r, int ci, int row)
+key_bound (const int64_t *key, int n, int64_t v, bool above)
 {
-  RunPos *p = &cur->runs[r];
-  int k0 = cur->rcol, end = vt->run_start[r + 1];
+  int a = 0, b = n;
 
-  for (; ci < end; ci++, row = 0)
+  while (a < b)
     {
-      const VsChunkZone *z = vt->zones + (size_t)ci * vt->t->ncols;
-      if (z[k0].min > cur->hi)
-        break;
-      if (!chunk_may (vt, cur, ci))
-        continue;
-      if (p->cur == NULL || p->ci != ci)
-        {
-          int rc = run_load (vt, cur, p, ci);
-          if (rc != SQLITE_OK)
-            return rc;
-          if (row == 0 && z[k0].min < cur->lo)
-            {
-              /* The first row with key >= lo, by binary search. */
-              const int64_t *key = p->cur->chunk.values + (size_t)k0 * p->cur->chunk.nrows;
-              int a = 0, b = p->cur->chunk.nrows;
-              while (a < b)
-                {
-                  int m = a + (b - a) / 2;
-                  if (key[m] < cur->lo)
-                    a = m + 1;
-                  else
-                    b = m;
-                }
-              row = a;
-            }
-        }
-      const VsChunk *ch = &p->cur->chunk;
-      for (; row < ch->nrows; row++)
-        {
-          if (ch->values[(size_t)k0 * ch->nrows + row] > cur->hi)
-            return run_at (p, -1);
-          if (row_meets (cur, ch, row))
-            return run_at (p, row);
-        }
+      int m = a + (b - a) / 2;
+      if (key[m] < v || (above && key[m] == v))
+        a = m + 1;
+      else
+        b = m;
     }
-  return run_at (p, -1);
+  return a;
 }
 
-/* seek() in the reverse order: the last row of run r at or before (ci,
- * row) that meets the constraints (row -1: the chunk's last). */
+/* Positions run r of the cursor on its first row at or after (ci, row)
+ * that meets the constraints, loading chunks as needed; with back, on its
+ * last row at or before (ci, row) (row -1: the chunk's last). */
 static int
-seek_back (VsChunkVtab *vt, Cursor *cur, int r, int ci, int row)
+seek (VsChunkVtab *vt, Cursor *cur, int r, int ci, int row, bool back)
 {
   RunPos *p = &cur->runs[r];
-  int k0 = cur->rcol, start = vt->run_start[r];
+  int k0 = cur->rcol, step = back ? -1 : 1;
+  int start = vt->run_start[r], end = vt->run_start[r + 1];
 
-  for (; ci >= start; ci--, row = -1)
+  for (; back ? ci >= start : ci < end; ci += step, row = back ? -1 : 0)
     {
       const VsChunkZone *z = vt->zones + (size_t)ci * vt->t->ncols;
-      if (z[k0].max < cur->lo)
+      if (back ? z[k0].max < cur->lo : z[k0].min > cur->hi)
         break;
       if (!chunk_may (vt, cur, ci))
         continue;
-      if (p->cur == NULL || p->ci != ci)
+      bool fresh = p->cur == NULL || p->ci != ci;
+      if (fresh)
         {
           int rc = run_load (vt, cur, p, ci);
           if (rc != SQLITE_OK)
@@ -537,23 +509,13 @@ seek_back (VsChunkVtab *vt, Cursor *cur, int r, int ci, int row)
         }
       const VsChunk *ch = &p->cur->chunk;
       const int64_t *key = ch->values + (size_t)k0 * ch->nrows;
-      if (row < 0)
+      if (back && row < 0)
+        row = key_bound (key, ch->nrows, cur->hi, true) - 1; /* the last key <= hi */
+      else if (!back && fresh && row == 0 && z[k0].min < cur->lo)
+        row = key_bound (key, ch->nrows, cur->lo, false); /* the first key >= lo */
+      for (; row >= 0 && row < ch->nrows; row += step)
         {
-          /* The last row with key <= hi, by binary search. */
-          int a = 0, b = ch->nrows;
-          while (a < b)
-            {
-              int m = a + (b - a) / 2;
-              if (key[m] <= cur->hi)
-                a = m + 1;
-              else
-                b = m;
-            }
-          row = a - 1;
-        }
-      for (; row >= 0; row--)
-        {
-          if (key[row] < cur->lo)
+          if (back ? key[row] < cur->lo : key[row] > cur->hi)
             return run_at (p, -1);
           if (row_meets (cur, ch, row))
             return run_at (p, row);
@@ -791,7 +753,7 @@ cursor_filter (sqlite3_vtab_cursor *base, int idxNum, const char *idxStr, int ar
               else
                 b = m;
             }
-          rc = seek_back (vt, cur, r, a - 1, -1);
+          rc = seek (vt, cur, r, a - 1, -1, true);
         }
       else
         {
@@ -804,7 +766,7 @@ cursor_filter (sqlite3_vtab_cursor *base, int idxNum, const char *idxStr, int ar
               else
                 b = m;
             }
-          rc = seek (vt, cur, r, a, 0);
+          rc = seek (vt, cur, r, a, 0, false);
         }
       if (rc != SQLITE_OK)
         return rc;
@@ -822,11 +784,11 @@ cursor_next (sqlite3_vtab_cursor *base)
   int rc;
 
   if (cur->desc && p->row == 0)
-    rc = seek_back (vt, cur, cur->at, p->ci - 1, -1); /* row -1 means the chunk's last */
+    rc = seek (vt, cur, cur->at, p->ci - 1, -1, true); /* row -1 means the chunk's last */
   else if (cur->desc)
-    rc = seek_back (vt, cur, cur->at, p->ci, p->row - 1);
+    rc = seek (vt, cur, cur->at, p->ci, p->row - 1, true);
   else
-    rc = seek (vt, cur, cur->at, p->ci, p->row + 1);
+    rc = seek (vt, cur, cur->at, p->ci, p->row + 1, false);
   if (rc == SQLITE_OK)
     pick_next (vt, cur);
   return rc;

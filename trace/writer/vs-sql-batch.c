@@ -8,6 +8,7 @@
  * `INSERT OR FAIL INTO <target> SELECT c0, … FROM vs_batch_rows(?1)`.
  */
 #include "vs-sql-batch.h"
+#include "vs-sqlite-alloc.h"
 
 #include <stdio.h>
 #include <assert.h>
@@ -44,10 +45,9 @@ rows_connect (sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3
     return rc;
   /* Not for a trace's own views or triggers: a trace may be hostile. */
   sqlite3_vtab_config (db, SQLITE_VTAB_DIRECTONLY);
-  RowsTable *t = sqlite3_malloc (sizeof *t);
+  RowsTable *t = vs_sqlite_zalloc (sizeof *t);
   if (t == NULL)
     return SQLITE_NOMEM;
-  memset (t, 0, sizeof *t);
   *out = &t->base;
   return SQLITE_OK;
 }
@@ -84,10 +84,9 @@ rows_best_index (sqlite3_vtab *t, sqlite3_index_info *info)
 static int
 rows_open (sqlite3_vtab *t, sqlite3_vtab_cursor **out)
 {
-  RowsCursor *cur = sqlite3_malloc (sizeof *cur);
+  RowsCursor *cur = vs_sqlite_zalloc (sizeof *cur);
   if (cur == NULL)
     return SQLITE_NOMEM;
-  memset (cur, 0, sizeof *cur);
   *out = &cur->base;
   return SQLITE_OK;
 }

@@ -417,6 +417,41 @@ static const VsColumn memset_columns[] = {
   COL (VsMemset, COL_ID, mem_kind),
 };
 
+/* The described tables of vs_writer_read_row(), by VsWriterRow. */
+static const struct
+{
+  const VsColumn *cols;
+  size_t n;
+} read_rows[] = {
+  [VS_WRITER_ROW_PROCESS] = { process_columns, N_COLUMNS (process_columns) },
+  [VS_WRITER_ROW_DEVICE] = { device_columns, N_COLUMNS (device_columns) },
+  [VS_WRITER_ROW_ALLOCATOR] = { allocator_columns, N_COLUMNS (allocator_columns) },
+  [VS_WRITER_ROW_MODULE] = { module_columns, N_COLUMNS (module_columns) },
+  [VS_WRITER_ROW_FRAME] = { frame_columns, N_COLUMNS (frame_columns) },
+  [VS_WRITER_ROW_RANGE] = { range_columns, N_COLUMNS (range_columns) },
+};
+
+void
+vs_writer_read_row (VsWriterRow kind, sqlite3_stmt *s, int first, void *row)
+{
+  assert (kind >= 0 && (size_t)kind < N_COLUMNS (read_rows));
+  for (size_t i = 0; i < read_rows[kind].n; i++)
+    {
+      const VsColumn *c = &read_rows[kind].cols[i];
+      char *field = (char *)row + c->offset;
+      int at = first + (int)i;
+
+      if (c->type == COL_TEXT)
+        *(const char **)field = (const char *)sqlite3_column_text (s, at);
+      else if (c->type == COL_ENUM)
+        *(int *)field = sqlite3_column_int (s, at);
+      else
+        *(int64_t *)field = sqlite3_column_type (s, at) == SQLITE_NULL
+                                ? VS_UNKNOWN
+                                : sqlite3_column_int64 (s, at);
+    }
+}
+
 static int
 exec_sql (VsWriter *w, const char *sql)
 {
@@ -855,18 +890,27 @@ vs_writer_add_process (VsWriter *w, const VsProcess *p)
   return step_insert_id (w, STMT_PROCESS);
 }
 
-int64_t
-vs_writer_add_imported_process (VsWriter *w, int64_t pid, const char *host, int64_t start_ns)
+VsProcess
+vs_writer_process_started (int64_t pid, int64_t ppid, const char *host, const char *command_line,
+                           int64_t start_ns)
 {
   VsProcess p = { .pid = pid,
-                  .ppid = VS_UNKNOWN,
+                  .ppid = ppid,
                   .host = host,
                   .rank = VS_UNKNOWN,
                   .local_rank = VS_UNKNOWN,
                   .world_size = VS_UNKNOWN,
+                  .command_line = command_line,
                   .start_ns = start_ns,
                   .end_ns = VS_UNKNOWN,
                   .exit_status = VS_UNKNOWN };
+  return p;
+}
+
+int64_t
+vs_writer_add_imported_process (VsWriter *w, int64_t pid, const char *host, int64_t start_ns)
+{
+  VsProcess p = vs_writer_process_started (pid, VS_UNKNOWN, host, NULL, start_ns);
 
   return vs_writer_add_process (w, &p);
 }

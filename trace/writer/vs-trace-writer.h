@@ -70,7 +70,31 @@ extern "C"
   int vs_writer_set_meta (VsWriter *w, const char *key, const char *value);
   int vs_writer_set_meta_int (VsWriter *w, const char *key, int64_t value);
 
+  /* The row of process pid with parent ppid on host (NULL: not known),
+   * running command_line (NULL: not known), started at start_ns and not
+   * ended: its ranks, end and exit status unknown. */
+  VsProcess vs_writer_process_started (int64_t pid, int64_t ppid, const char *host,
+                                       const char *command_line, int64_t start_ns);
   int64_t vs_writer_add_process (VsWriter *w, const VsProcess *p);
+
+  /* The tables whose rows vs_writer_read_row() reads into their structs. */
+  typedef enum
+  {
+    VS_WRITER_ROW_PROCESS,   /* VsProcess */
+    VS_WRITER_ROW_DEVICE,    /* VsDevice */
+    VS_WRITER_ROW_ALLOCATOR, /* VsAllocator */
+    VS_WRITER_ROW_MODULE,    /* VsModule */
+    VS_WRITER_ROW_FRAME,     /* VsFrame */
+    VS_WRITER_ROW_RANGE,     /* VsRange, all but its depth */
+  } VsWriterRow;
+
+  /* Fills row, the struct of kind, from the columns of s's current row
+   * from first on, in the order the writer inserts them (the table's own
+   * order, its id left out): the fields the writer would store, read back
+   * as it stores them (NULL integers VS_UNKNOWN; texts s's own, valid until
+   * s steps again).  For copying rows of one trace into another. */
+  struct sqlite3_stmt;
+  void vs_writer_read_row (VsWriterRow kind, struct sqlite3_stmt *s, int first, void *row);
   /* Adds the row of a process of which an import knows only the pid, the
    * host (NULL: unknown) and the start (VS_UNKNOWN: unknown); every other
    * column unknown.  Its id, or -1. */
