@@ -44,10 +44,13 @@ import vs_gpu_check  # noqa: E402
 from vs_gpu_check import tap as check  # noqa: E402
 
 
-def report(trace, *args):
-    exe = os.environ.get("VRAMSCOPE") or os.path.join(
+def vramscope():
+    return os.environ.get("VRAMSCOPE") or os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "..", "build", "cli", "vramscope")
-    r = subprocess.run([exe, "report", trace] + list(args), stdout=subprocess.PIPE,
+
+
+def report(trace, *args):
+    r = subprocess.run([vramscope(), "report", trace] + list(args), stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, text=True)
     if r.returncode != 0:
         check("vramscope report %s" % " ".join(args), False, r.stderr.strip())
@@ -80,9 +83,7 @@ def compiler_stacks(trace, sample):
     of a compilation)."""
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
     import vs_trace_db
-    exe = os.environ.get("VRAMSCOPE") or os.path.join(
-        os.path.dirname(os.path.abspath(__file__)), "..", "..", "build", "cli", "vramscope")
-    db = vs_trace_db.connect(trace, exe, readonly=True)
+    db = vs_trace_db.connect(trace, vramscope(), readonly=True)
     try:
         rows = db.execute(
             "WITH RECURSIVE up(leaf, id) AS ("
