@@ -210,7 +210,7 @@ load_segments (VsTrace *trace, VsFrameworkPools *fp, GError **error)
 {
   static const char *segments_sql
       = "SELECT device_id, stack_id, alloc_seq, free_seq, bytes, alloc_ts, free_ts FROM block"
-        " WHERE level = 1 AND allocator_id IS NULL AND kind IN (1, 6) AND stack_id > 0";
+        " WHERE " VS_FRAMEWORK_POOL_SEGMENT_SQL;
   sqlite3_stmt *stmt;
   int rc;
 
