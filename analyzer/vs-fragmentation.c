@@ -11,6 +11,7 @@
  * the free gaps.
  */
 #include "vs-fragmentation.h"
+#include "vs-blocks-private.h"
 #include "vs-framework-pools.h"
 #include "vs-timeline.h"
 #include "vs-trace-private.h"
@@ -84,14 +85,11 @@ read_spans (VsTrace *trace, const char *sql, gint64 device_id, gint64 allocator_
             gboolean is_segment, GError **error)
 {
   g_autoptr (GArray) spans = g_array_new (FALSE, FALSE, sizeof (Span));
-  sqlite3_stmt *stmt = vs_trace_statement (trace, sql, error);
+  sqlite3_stmt *stmt = vs_blocks_live_statement (trace, sql, device_id, allocator_id, seq, error);
   int rc;
 
   if (stmt == NULL)
     return NULL;
-  sqlite3_bind_int64 (stmt, 1, device_id);
-  sqlite3_bind_int64 (stmt, 2, allocator_id);
-  sqlite3_bind_int64 (stmt, 3, seq);
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
       Span s;
@@ -295,12 +293,9 @@ vs_fragmentation_segments (VsTrace *trace, gint64 device_id, gint64 allocator_id
   int rc;
 
   g_return_val_if_fail (trace != NULL, NULL);
-  stmt = vs_trace_statement (trace, pieces_sql, error);
+  stmt = vs_blocks_live_statement (trace, pieces_sql, device_id, allocator_id, seq, error);
   if (stmt == NULL)
     return NULL;
-  sqlite3_bind_int64 (stmt, 1, device_id);
-  sqlite3_bind_int64 (stmt, 2, allocator_id);
-  sqlite3_bind_int64 (stmt, 3, seq);
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
       gint64 id = sqlite3_column_int64 (stmt, 0);
