@@ -272,9 +272,7 @@ load_failures (VsTrace *trace, VsFrameworkPools *fp, GError **error)
       else if ((f = stack_framework (fp, vs_column_int (stmt, 2))) != FW_NONE)
         pool_get (fp, device_id, f)->pool_failures++;
     }
-  if (!vs_trace_step_done (trace, stmt, rc, error))
-    return FALSE;
-  return TRUE;
+  return vs_trace_step_done (trace, stmt, rc, error);
 }
 
 /* Meta value key (an integer), VS_UNKNOWN when absent. */
