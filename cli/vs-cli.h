@@ -86,6 +86,15 @@ vs_cli_usage_error (const char *command, const char *usage_line, const char *mes
   return 2;
 }
 
+/* Parses the options of `vramscope COMMAND` (the program's name in
+ * messages from then on): --help shows parameters, summary and
+ * description; entries fill their variables, and *argc, *argv keep what
+ * no entry took.  Returns 0, or 2 after a usage error
+ * (vs_cli_usage_error()) for options the command does not take. */
+int vs_cli_parse_options (const char *command, const char *parameters, const char *summary,
+                          const char *description, GOptionEntry *entries, int *argc, char ***argv,
+                          const char *usage_line);
+
 /* The option entries the commands that print reports share, for their
  * GOptionEntry lists: --width into the gint var, --color into the char *
  * var, and the operands into the GStrv var, which ends the list. */

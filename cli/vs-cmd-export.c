@@ -156,26 +156,20 @@ vs_cmd_export (int argc, char **argv)
       "folded: the bytes live at the peak (default) or at exit", "peak|exit" },
     { NULL }
   };
-  g_set_prgname ("vramscope export");
-  g_autoptr (GOptionContext) ctx = g_option_context_new ("FILE");
-  g_option_context_set_summary (
-      ctx, "Write a trace in a format other tools open: perfetto (ui.perfetto.dev,\n"
-           "chrome://tracing), snapshot (PyTorch's memory_viz), folded (flamegraph.pl,\n"
-           "speedscope) or sqlite (plain tables: DuckDB, any SQLite client).");
-  g_option_context_set_description (
-      ctx, "FILE is a trace or a PyTorch snapshot (.pickle).\n\n"
-           "Examples:\n"
-           "  vramscope export run.db --format perfetto -o run.json\n"
-           "  vramscope export run.db --format folded --at exit | flamegraph.pl > leaks.svg\n"
-           "  vramscope export run.db --format snapshot -o run.pickle --force\n");
-  g_option_context_add_main_entries (ctx, entries, NULL);
+  if (vs_cli_parse_options (
+          "export", "FILE",
+          "Write a trace in a format other tools open: perfetto (ui.perfetto.dev,\n"
+          "chrome://tracing), snapshot (PyTorch's memory_viz), folded (flamegraph.pl,\n"
+          "speedscope) or sqlite (plain tables: DuckDB, any SQLite client).",
+          "FILE is a trace or a PyTorch snapshot (.pickle).\n\n"
+          "Examples:\n"
+          "  vramscope export run.db --format perfetto -o run.json\n"
+          "  vramscope export run.db --format folded --at exit | flamegraph.pl > leaks.svg\n"
+          "  vramscope export run.db --format snapshot -o run.pickle --force\n",
+          entries, &argc, &argv, usage_line)
+      != 0)
+    return 2;
   g_autoptr (GError) error = NULL;
-  if (!g_option_context_parse (ctx, &argc, &argv, &error))
-    {
-      fprintf (stderr, "vramscope export: %s\n", error->message);
-      fputs (usage_line, stderr);
-      return 2;
-    }
   if (argc != 2)
     {
       fprintf (stderr, "vramscope export: expected one trace file\n");

@@ -75,7 +75,6 @@ vs_cmd_report (int argc, char **argv)
     VS_CLI_COLOR_ENTRY (color),
     VS_CLI_OPERANDS_ENTRIES (rest),
   };
-  g_autoptr (GOptionContext) context = NULL;
   g_autoptr (GError) error = NULL;
   g_autoptr (VsTrace) trace = NULL;
   g_autoptr (VsTable) table = NULL;
@@ -102,13 +101,10 @@ vs_cmd_report (int argc, char **argv)
                    "  vramscope report snapshot.pickle oom\n"
                    "  vramscope report run.db timeline --from 1.5s --to 3s --format csv\n"
                    "  vramscope report run-*.db ranks");
-  g_set_prgname ("vramscope report");
-  context = g_option_context_new ("FILE... [REPORT]");
-  g_option_context_set_summary (context, "Print a report on a vramscope trace.");
-  g_option_context_set_description (context, summary->str);
-  g_option_context_add_main_entries (context, entries, NULL);
-  if (!g_option_context_parse (context, &argc, &argv, &error))
-    return vs_cli_usage_error ("report", usage_line, error->message);
+  if (vs_cli_parse_options ("report", "FILE... [REPORT]", "Print a report on a vramscope trace.",
+                            summary->str, entries, &argc, &argv, usage_line)
+      != 0)
+    return 2;
   if (rest == NULL || g_strv_length (rest) < 1)
     return vs_cli_usage_error ("report", usage_line, "expected a trace file and a report name");
   /* Any order: an argument that names an existing file, or looks like a
