@@ -109,6 +109,14 @@ int vs_cli_parse_options (const char *command, const char *parameters, const cha
         "Text: colour on a terminal unless NO_COLOR is set (auto, the default), always or never",  \
         "WHEN"                                                                                     \
   }
+/* --allocator NAME into the char * var, for the commands that take one
+ * allocator by name; scope starts the list of names in its help (""; or
+ * "folded: ", the output it applies to). */
+#define VS_CLI_ALLOCATOR_ENTRY(var, scope)                                                         \
+  {                                                                                                \
+    "allocator", 0, 0, G_OPTION_ARG_STRING, &(var),                                                \
+        "Only this allocator (" scope "all, pytorch, pool:0x…, nvtx:<heap>)", "NAME"               \
+  }
 #define VS_CLI_OPERANDS_ENTRIES(var)                                                               \
   { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &(var), NULL, NULL }, { NULL }
 

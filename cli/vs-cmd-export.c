@@ -150,8 +150,7 @@ vs_cmd_export (int argc, char **argv)
     { "force", 'f', 0, G_OPTION_ARG_NONE, &force, "Replace OUT if it exists", NULL },
     { "device", 0, 0, G_OPTION_ARG_INT64, &device,
       "Only this device (snapshot, folded; its index, as in the device column)", "N" },
-    { "allocator", 0, 0, G_OPTION_ARG_STRING, &allocator,
-      "Only this allocator (folded: all, pytorch, pool:0x…, nvtx:<heap>)", "NAME" },
+    VS_CLI_ALLOCATOR_ENTRY (allocator, "folded: "),
     { "at", 0, 0, G_OPTION_ARG_STRING, &at,
       "folded: the bytes live at the peak (default) or at exit", "peak|exit" },
     { NULL }
