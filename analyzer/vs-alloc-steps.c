@@ -154,9 +154,7 @@ read_pieces (VsTrace *trace, sqlite3_stmt *stmt, GArray *pieces, GError **error)
         }
       g_array_append_val (pieces, p);
     }
-  if (!vs_trace_step_done (trace, stmt, rc, error))
-    return FALSE;
-  return TRUE;
+  return vs_trace_step_done (trace, stmt, rc, error);
 }
 
 static gboolean
@@ -184,9 +182,7 @@ read_failures (VsAllocSteps *self, VsTrace *trace, gint64 ts_lo, gint64 ts_hi, G
       s.address = s.block_bytes = s.stream = VS_UNKNOWN;
       g_array_append_val (out, s);
     }
-  if (!vs_trace_step_done (trace, stmt, rc, error))
-    return FALSE;
-  return TRUE;
+  return vs_trace_step_done (trace, stmt, rc, error);
 }
 
 /* Order of pieces in a state: by allocator, address, id (the order

@@ -22,4 +22,11 @@ G_BEGIN_DECLS
  * allocation from before the trace with alloc_seq VS_UNKNOWN. */
 void vs_block_read (VsTrace *trace, sqlite3_stmt *stmt, VsBlock *b);
 
+/* The cached statement of sql (vs_trace_statement()) on the blocks live
+ * after a replay step, with ?1 bound to device_id, ?2 to allocator_id
+ * (0: every allocator) and ?3 to the step seq; NULL with error set when
+ * it cannot be prepared. */
+sqlite3_stmt *vs_blocks_live_statement (VsTrace *trace, const char *sql, gint64 device_id,
+                                        gint64 allocator_id, gint64 seq, GError **error);
+
 G_END_DECLS

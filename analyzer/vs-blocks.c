@@ -65,6 +65,20 @@ vs_block_read (VsTrace *trace, sqlite3_stmt *stmt, VsBlock *b)
   b->owner_id = vs_column_int (stmt, 14);
 }
 
+sqlite3_stmt *
+vs_blocks_live_statement (VsTrace *trace, const char *sql, gint64 device_id, gint64 allocator_id,
+                          gint64 seq, GError **error)
+{
+  sqlite3_stmt *stmt = vs_trace_statement (trace, sql, error);
+
+  if (stmt == NULL)
+    return NULL;
+  sqlite3_bind_int64 (stmt, 1, device_id);
+  sqlite3_bind_int64 (stmt, 2, allocator_id);
+  sqlite3_bind_int64 (stmt, 3, seq);
+  return stmt;
+}
+
 static GArray *
 run_block_query (VsTrace *trace, sqlite3_stmt *stmt, GError **error)
 {
@@ -102,17 +116,13 @@ vs_live_blocks (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 se
   GArray *blocks;
 
   g_return_val_if_fail (trace != NULL, NULL);
-  stmt = vs_trace_statement (trace,
-                             vs_trace_is_compacted (trace)        ? live_chunked_sql
-                             : vs_trace_can_use_bins (trace, seq) ? live_bins_sql
-                                                                  : live_plain_sql,
-                             error);
-
+  stmt = vs_blocks_live_statement (trace,
+                                   vs_trace_is_compacted (trace)        ? live_chunked_sql
+                                   : vs_trace_can_use_bins (trace, seq) ? live_bins_sql
+                                                                        : live_plain_sql,
+                                   device_id, allocator_id, seq, error);
   if (stmt == NULL)
     return NULL;
-  sqlite3_bind_int64 (stmt, 1, device_id);
-  sqlite3_bind_int64 (stmt, 2, allocator_id);
-  sqlite3_bind_int64 (stmt, 3, seq);
   blocks = run_block_query (trace, stmt, error);
   /* A pool's segments seen from the device level are reserved only. */
   if (blocks != NULL && allocator_id == 0)

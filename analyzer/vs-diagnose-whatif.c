@@ -11,8 +11,9 @@
  * the one key changed, the limit the one derived from the trace (or the
  * device's capacity for a larger limit), exactly as `vramscope whatif FILE
  * --alloc-conf CONF` (or `--limit BYTES`) replays them, so that both print
- * the same numbers.  All settings of a device are replayed in one read of
- * the trace's history (vs_whatif_run_settings).
+ * the same numbers.  All settings of a device are replayed from one
+ * learning pass over the trace's history, at once (vs_whatif_plan_new,
+ * vs_whatif_plan_run), as `vramscope whatif` replays them.
  */
 #include "vs-alloc-conf.h"
 #include "vs-diagnose-private.h"
@@ -126,12 +127,14 @@ vs_diagnose_whatif (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings, 
   gboolean want_limit = FALSE, any = FALSE;
   g_autofree char *own_conf = NULL;
   g_autofree char *confs[N_TRIES] = { NULL };
-  const char *asked[N_TRIES];
+  /* The trace's own replay first, then each setting tried, then the
+   * trace's own settings under the device's capacity. */
+  VsWhatifSetting settings[N_TRIES + 2] = { { NULL, VS_UNKNOWN } };
+  VsWhatifResult results[N_TRIES + 2];
   int index_of[N_TRIES];
-  VsWhatifResult results[N_TRIES + 1];
-  VsWhatifResult own_at_cap[2];
-  guint n = 0;
-  gboolean ok = TRUE;
+  int at_cap = -1;
+  g_autoptr (VsWhatifPlan) plan = NULL;
+  guint n = 1;
 
   g_return_val_if_fail (trace != NULL && dd != NULL && findings != NULL, FALSE);
   if (dd->allocator_id == 0)
@@ -162,8 +165,6 @@ vs_diagnose_whatif (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings, 
   if (own_conf == NULL)
     return FALSE;
 
-  memset (results, 0, sizeof results);
-  memset (own_at_cap, 0, sizeof own_at_cap);
   for (int t = 0; t < N_TRIES; t++)
     {
       index_of[t] = -1;
@@ -171,24 +172,20 @@ vs_diagnose_whatif (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings, 
         continue;
       confs[t] = own_conf[0] != '\0' ? g_strconcat (own_conf, ",", try_keys[t], NULL)
                                      : g_strdup (try_keys[t]);
-      index_of[t] = (int)n + 1;
-      asked[n++] = confs[t];
+      index_of[t] = (int)n;
+      settings[n++] = (VsWhatifSetting){ confs[t], VS_UNKNOWN };
     }
-  if (any
-      && !vs_whatif_run_settings (trace, dd->allocator_id, asked, n, VS_UNKNOWN, VS_WHATIF_NONE,
-                                  results, error))
-    return FALSE;
-  /* A larger limit: the whole device, under the trace's own settings
-   * (own_at_cap[0] the trace's own replay, own_at_cap[1] at the cap). */
+  /* A larger limit: the whole device, under the trace's own settings. */
   if (want_limit)
     {
-      const char *own_only[1] = { NULL };
-
-      ok = vs_whatif_run_settings (trace, dd->allocator_id, own_only, 1, dd->device->total_bytes,
-                                   VS_WHATIF_NONE, own_at_cap, error);
+      at_cap = (int)n;
+      settings[n++] = (VsWhatifSetting){ NULL, dd->device->total_bytes };
     }
+  plan = vs_whatif_plan_new (trace, dd->allocator_id, VS_WHATIF_NONE, error);
+  if (plan == NULL || !vs_whatif_plan_run (plan, settings, n, results, error))
+    return FALSE;
 
-  for (guint i = first; ok && i < findings->len; i++)
+  for (guint i = first; i < findings->len; i++)
     {
       VsFinding *f = g_ptr_array_index (findings, i);
       int t;
@@ -208,15 +205,10 @@ vs_diagnose_whatif (VsTrace *trace, VsDeviceDiagnosis *dd, GPtrArray *findings, 
           g_autofree char *cap = vs_format_bytes (dd->device->total_bytes);
           g_autofree char *setting = g_strdup_printf ("with no cap below the device's %s", cap);
 
-          append_prediction (f, setting, &own_at_cap[0], &own_at_cap[1]);
+          append_prediction (f, setting, &results[0], &results[at_cap]);
         }
     }
-  for (guint k = 0; k <= n && any; k++)
+  for (guint k = 0; k < n; k++)
     vs_whatif_result_clear (&results[k]);
-  if (want_limit && ok)
-    {
-      vs_whatif_result_clear (&own_at_cap[0]);
-      vs_whatif_result_clear (&own_at_cap[1]);
-    }
-  return ok;
+  return TRUE;
 }

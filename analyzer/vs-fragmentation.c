@@ -11,6 +11,7 @@
  * the free gaps.
  */
 #include "vs-fragmentation.h"
+#include "vs-blocks-private.h"
 #include "vs-framework-pools.h"
 #include "vs-timeline.h"
 #include "vs-trace-private.h"
@@ -84,14 +85,11 @@ read_spans (VsTrace *trace, const char *sql, gint64 device_id, gint64 allocator_
             gboolean is_segment, GError **error)
 {
   g_autoptr (GArray) spans = g_array_new (FALSE, FALSE, sizeof (Span));
-  sqlite3_stmt *stmt = vs_trace_statement (trace, sql, error);
+  sqlite3_stmt *stmt = vs_blocks_live_statement (trace, sql, device_id, allocator_id, seq, error);
   int rc;
 
   if (stmt == NULL)
     return NULL;
-  sqlite3_bind_int64 (stmt, 1, device_id);
-  sqlite3_bind_int64 (stmt, 2, allocator_id);
-  sqlite3_bind_int64 (stmt, 3, seq);
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
       Span s;
@@ -140,6 +138,23 @@ has_unlocated_free (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint6
   return TRUE;
 }
 
+/* Starts *out at the step of series (device_id, series_id) at or before
+ * seq, as allocator_id's state: zeroed, its ids, the step's seq and time
+ * (and the step itself in *point). */
+static gboolean
+state_start (VsTrace *trace, gint64 device_id, gint64 series_id, gint64 allocator_id, gint64 seq,
+             VsSeriesPoint *point, VsFragmentation *out, GError **error)
+{
+  if (!vs_series_at_seq (trace, device_id, series_id, seq, point, error))
+    return FALSE;
+  memset (out, 0, sizeof *out);
+  out->device_id = device_id;
+  out->allocator_id = allocator_id;
+  out->seq = point->seq;
+  out->time_ns = point->time_ns;
+  return TRUE;
+}
+
 /* A framework pool seen only from the device level (vs-framework-pools.h)
  * after step seq: its segments' bytes reserved, what it handed out inside
  * them unknown, so its free memory and largest free block too. */
@@ -150,13 +165,8 @@ pool_at (VsTrace *trace, gint64 device_id, gint64 pool_id, gint64 seq, VsFragmen
   VsSeriesPoint point;
 
   /* The device's step at or before seq, for its time. */
-  if (!vs_series_at_seq (trace, device_id, 0, seq, &point, error))
+  if (!state_start (trace, device_id, 0, pool_id, seq, &point, out, error))
     return FALSE;
-  memset (out, 0, sizeof *out);
-  out->device_id = device_id;
-  out->allocator_id = pool_id;
-  out->seq = point.seq;
-  out->time_ns = point.time_ns;
   out->reserved_bytes = vs_framework_pool_reserved_at (trace, pool_id, seq);
   out->allocated_bytes = out->free_bytes = out->largest_free_bytes = VS_UNKNOWN;
   return TRUE;
@@ -175,13 +185,8 @@ vs_fragmentation_at (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint
   g_return_val_if_fail (trace != NULL && out != NULL, FALSE);
   if (vs_framework_pool_is (trace, allocator_id))
     return pool_at (trace, device_id, allocator_id, seq, out, error);
-  if (!vs_series_at_seq (trace, device_id, allocator_id, seq, &point, error))
+  if (!state_start (trace, device_id, allocator_id, allocator_id, seq, &point, out, error))
     return FALSE;
-  memset (out, 0, sizeof *out);
-  out->device_id = device_id;
-  out->allocator_id = allocator_id;
-  out->seq = point.seq;
-  out->time_ns = point.time_ns;
   out->reserved_bytes = point.reserved_bytes;
   out->allocated_bytes = point.allocated_bytes;
   if (__builtin_sub_overflow (point.reserved_bytes, point.allocated_bytes, &out->free_bytes))
@@ -295,12 +300,9 @@ vs_fragmentation_segments (VsTrace *trace, gint64 device_id, gint64 allocator_id
   int rc;
 
   g_return_val_if_fail (trace != NULL, NULL);
-  stmt = vs_trace_statement (trace, pieces_sql, error);
+  stmt = vs_blocks_live_statement (trace, pieces_sql, device_id, allocator_id, seq, error);
   if (stmt == NULL)
     return NULL;
-  sqlite3_bind_int64 (stmt, 1, device_id);
-  sqlite3_bind_int64 (stmt, 2, allocator_id);
-  sqlite3_bind_int64 (stmt, 3, seq);
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
       gint64 id = sqlite3_column_int64 (stmt, 0);

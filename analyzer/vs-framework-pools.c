@@ -210,7 +210,7 @@ load_segments (VsTrace *trace, VsFrameworkPools *fp, GError **error)
 {
   static const char *segments_sql
       = "SELECT device_id, stack_id, alloc_seq, free_seq, bytes, alloc_ts, free_ts FROM block"
-        " WHERE level = 1 AND allocator_id IS NULL AND kind IN (1, 6) AND stack_id > 0";
+        " WHERE " VS_FRAMEWORK_POOL_SEGMENT_SQL;
   sqlite3_stmt *stmt;
   int rc;
 
@@ -272,9 +272,7 @@ load_failures (VsTrace *trace, VsFrameworkPools *fp, GError **error)
       else if ((f = stack_framework (fp, vs_column_int (stmt, 2))) != FW_NONE)
         pool_get (fp, device_id, f)->pool_failures++;
     }
-  if (!vs_trace_step_done (trace, stmt, rc, error))
-    return FALSE;
-  return TRUE;
+  return vs_trace_step_done (trace, stmt, rc, error);
 }
 
 /* Meta value key (an integer), VS_UNKNOWN when absent. */
@@ -508,78 +506,109 @@ vs_framework_pool_of_stack (VsTrace *trace, gint64 device_id, gint64 stack_id)
   return f != FW_NONE ? pool_allocator (trace->framework_pools, device_id, f) : 0;
 }
 
-/* Bytes pool p's segments held after step seq. */
-static gint64
-pool_held_at (const Pool *p, gint64 seq)
+/* What a walk over steps calls on each: FALSE ends the walk of this
+ * pool's steps (the next pool's are still walked). */
+typedef gboolean (*StepFunc) (const Step *st, gpointer data);
+
+/* Calls func on pool p's steps in replay order, until it returns FALSE. */
+static void
+pool_steps_foreach (const Pool *p, StepFunc func, gpointer data)
 {
-  gint64 held = 0;
-
   for (guint k = 0; k < p->steps->len; k++)
-    {
-      const Step *st = &g_array_index (p->steps, Step, k);
-
-      if (st->seq > seq)
-        break;
-      held += st->delta;
-    }
-  return held;
+    if (!func (&g_array_index (p->steps, Step, k), data))
+      return;
 }
 
-gint64
-vs_framework_pools_reserved_at (VsTrace *trace, gint64 device_id, gint64 seq)
+/* Calls func on the steps of every pool of the device, pool by pool. */
+static void
+device_steps_foreach (VsFrameworkPools *fp, gint64 device_id, StepFunc func, gpointer data)
 {
-  VsFrameworkPools *fp = trace->framework_pools;
-  gint64 held = 0;
-
   for (guint i = 0; fp != NULL && i < fp->pools->len; i++)
     {
       const Pool *p = g_ptr_array_index (fp->pools, i);
 
       if (p->device_id == device_id)
-        held += pool_held_at (p, seq);
+        pool_steps_foreach (p, func, data);
     }
-  return held;
+}
+
+/* A sum of steps' bytes over steps up to a bound (a seq or a time), or
+ * whether a step falls between two times. */
+typedef struct
+{
+  gint64 from, to;
+  gint64 held;
+  gboolean found;
+} StepSum;
+
+/* Adds the steps up to seq `to`. */
+static gboolean
+add_to_seq (const Step *st, gpointer data)
+{
+  StepSum *sum = data;
+
+  if (st->seq > sum->to)
+    return FALSE;
+  sum->held += st->delta;
+  return TRUE;
+}
+
+/* Adds the steps before time `to`. */
+static gboolean
+add_before_ts (const Step *st, gpointer data)
+{
+  StepSum *sum = data;
+
+  if (st->ts < sum->to)
+    sum->held += st->delta;
+  return TRUE;
+}
+
+/* Notes a step in [from, to). */
+static gboolean
+find_within (const Step *st, gpointer data)
+{
+  StepSum *sum = data;
+
+  sum->found = sum->found || (st->ts >= sum->from && st->ts < sum->to);
+  return !sum->found;
+}
+
+/* Bytes pool p's segments held after step seq. */
+static gint64
+pool_held_at (const Pool *p, gint64 seq)
+{
+  StepSum sum = { 0, seq, 0, FALSE };
+
+  pool_steps_foreach (p, add_to_seq, &sum);
+  return sum.held;
+}
+
+gint64
+vs_framework_pools_reserved_at (VsTrace *trace, gint64 device_id, gint64 seq)
+{
+  StepSum sum = { 0, seq, 0, FALSE };
+
+  device_steps_foreach (trace->framework_pools, device_id, add_to_seq, &sum);
+  return sum.held;
 }
 
 gint64
 vs_framework_pools_reserved_before (VsTrace *trace, gint64 device_id, gint64 ts)
 {
-  VsFrameworkPools *fp = trace->framework_pools;
-  gint64 held = 0;
+  StepSum sum = { 0, ts, 0, FALSE };
 
-  for (guint i = 0; fp != NULL && i < fp->pools->len; i++)
-    {
-      const Pool *p = g_ptr_array_index (fp->pools, i);
-
-      for (guint k = 0; p->device_id == device_id && k < p->steps->len; k++)
-        {
-          const Step *st = &g_array_index (p->steps, Step, k);
-
-          if (st->ts < ts)
-            held += st->delta;
-        }
-    }
-  return held;
+  device_steps_foreach (trace->framework_pools, device_id, add_before_ts, &sum);
+  return sum.held;
 }
 
 gboolean
 vs_framework_pools_change_within (VsTrace *trace, gint64 device_id, gint64 from_ts, gint64 to_ts)
 {
-  VsFrameworkPools *fp = trace->framework_pools;
+  StepSum sum = { from_ts, to_ts, 0, FALSE };
 
-  for (guint i = 0; fp != NULL && i < fp->pools->len; i++)
-    {
-      const Pool *p = g_ptr_array_index (fp->pools, i);
-
-      for (guint k = 0; p->device_id == device_id && k < p->steps->len; k++)
-        {
-          const Step *st = &g_array_index (p->steps, Step, k);
-
-          if (st->ts >= from_ts && st->ts < to_ts)
-            return TRUE;
-        }
-    }
-  return FALSE;
+  device_steps_foreach (trace->framework_pools, device_id, find_within, &sum);
+  return sum.found;
 }
 
 GArray *
@@ -618,6 +647,14 @@ vs_framework_pool_reserved_at (VsTrace *trace, gint64 allocator_id, gint64 seq)
   return p->segments > 0 ? pool_held_at (p, seq) : VS_UNKNOWN;
 }
 
+/* Appends a step to the GArray of Step data. */
+static gboolean
+append_step (const Step *st, gpointer data)
+{
+  g_array_append_vals (data, st, 1);
+  return TRUE;
+}
+
 /* The device's `all` allocated series without its pools' segments:
  * v[0] peak, v[1] its ts, v[2] its seq, v[3] final. */
 static gboolean
@@ -638,13 +675,7 @@ all_allocated (VsTrace *trace, gint64 device_id, gint64 v[4], GError **error)
       memcpy (v, cached, 4 * sizeof (gint64));
       return TRUE;
     }
-  for (guint i = 0; i < fp->pools->len; i++)
-    {
-      const Pool *p = g_ptr_array_index (fp->pools, i);
-
-      if (p->device_id == device_id)
-        g_array_append_vals (steps, p->steps->data, p->steps->len);
-    }
+  device_steps_foreach (fp, device_id, append_step, steps);
   g_array_sort (steps, step_cmp);
   stmt = vs_trace_statement (trace, series_sql, error);
   if (stmt == NULL)

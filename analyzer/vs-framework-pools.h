@@ -25,6 +25,12 @@ G_BEGIN_DECLS
 
 typedef struct _VsFrameworkPools VsFrameworkPools;
 
+/* The SQL condition on a `block` row that may be a framework pool's
+ * segment seen from below: a device-level allocation (plain or VMM) of
+ * no allocator, with a stack (which tells the pool). */
+#define VS_FRAMEWORK_POOL_SEGMENT_SQL                                                              \
+  "(level = 1 AND allocator_id IS NULL AND kind IN (1, 6) AND stack_id > 0)"
+
 /* Finds the trace's framework pools and adds an allocator per pool and
  * device to trace->allocators; the result is kept on the trace.  Cheap
  * when the trace's frames name no pool (one scan of the frame table). */

@@ -99,8 +99,7 @@ segments_taken (VsTrace *trace, VsPoolGrowth *pg, GError **error)
   static const char *segments_sql
       = "SELECT ifnull(stack_id, 0), level, count(*), sum(bytes) FROM block"
         " WHERE device_id = ?1 AND alloc_seq > ?2 AND alloc_seq <= ?3"
-        " AND ((level = 1 AND allocator_id IS NULL AND kind IN (1, 6) AND stack_id > 0)"
-        "  OR (level = 3 AND allocator_id = ?4))"
+        " AND (" VS_FRAMEWORK_POOL_SEGMENT_SQL " OR (level = 3 AND allocator_id = ?4))"
         " GROUP BY 1, 2 ORDER BY 4 DESC, 1";
   VsGrowth *g = &pg->growth;
   sqlite3_stmt *stmt = vs_trace_statement (trace, segments_sql, error);

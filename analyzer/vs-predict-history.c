@@ -14,28 +14,12 @@
  */
 #include "vs-predict-private.h"
 
+#include "vs-address-map-private.h"
 #include "vs-stack.h"
 
 #include <string.h>
 
-/* Live allocations by address, and stack ids' keys (common/vs-hash-table.h). */
-typedef struct
-{
-  gint64 address;
-  gint32 index; /* the allocation */
-  gboolean used;
-} LiveEntry;
-
-#define VS_HT_TYPE LiveMap
-#define VS_HT_FN(n) live_##n
-#define VS_HT_ENTRY LiveEntry
-#define VS_HT_KEY_TYPE gint64
-#define VS_HTI_KEY address
-#define VS_HTI_USED used
-#include "vs-hash-table-int.h"
-
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (LiveMap, live_clear)
-
+/* Stack ids' keys (common/vs-hash-table.h). */
 typedef struct
 {
   gint64 stack_id;
@@ -136,7 +120,7 @@ typedef struct
 {
   VsPredictHistory *h;
   VsPredictKeys *keys;
-  LiveMap live;
+  VsAddressMap live; /* the allocation's index + 1 */
   KeyMap by_id;
 } Reading;
 
@@ -163,18 +147,14 @@ take_row (const VsPredictRow *r, gpointer data, GError **error)
         }
       ev = (gint32)h->allocs->len;
       g_array_append_val (h->allocs, a);
-      LiveEntry *e = live_insert (&rd->live, r->address, NULL);
-      if (e == NULL)
-        g_error ("out of memory");
-      e->index = ev; /* an address allocated again replaces a block never freed */
+      vs_address_map_put (&rd->live, r->address, GINT_TO_POINTER (ev + 1));
     }
   else
     {
-      LiveEntry *e = live_find (&rd->live, r->address);
-      if (e == NULL)
+      gpointer index = vs_address_map_take (&rd->live, r->address);
+      if (index == NULL)
         return TRUE; /* freed before the history began */
-      ev = -(e->index + 1);
-      live_remove (&rd->live, e);
+      ev = -GPOINTER_TO_INT (index);
     }
   gint64 rel = vs_trace_rel (h->trace, r->ts);
   g_array_append_val (h->events, ev);
@@ -197,7 +177,7 @@ vs_predict_history_read (VsPredictHistory *h, VsTrace *trace, gint64 allocator_i
   if (!read_device (h, error))
     return FALSE;
   ok = vs_predict_rows_read (trace, allocator_id, take_row, &rd, error);
-  live_clear (&rd.live);
+  vs_address_map_clear (&rd.live);
   key_map_clear (&rd.by_id);
   if (!ok)
     return FALSE;

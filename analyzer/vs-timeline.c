@@ -593,9 +593,7 @@ extremes_rec (VsTrace *trace, gint64 device_id, gint64 allocator_id, GArray *shi
       bucket_add (out, r, r, r, al, al, al,
                   allocator_id != 0 ? VS_UNKNOWN : vs_column_int (stmt, 3));
     }
-  if (!vs_trace_step_done (trace, stmt, rc, error))
-    return FALSE;
-  return TRUE;
+  return vs_trace_step_done (trace, stmt, rc, error);
 }
 
 gboolean
@@ -677,9 +675,7 @@ pooled_row_reaching (VsTrace *trace, gint64 device_id, gint64 time_ns, gint64 al
           break;
         }
     }
-  if (!vs_trace_step_ended (trace, stmt, rc, error))
-    return FALSE;
-  return TRUE;
+  return vs_trace_step_ended (trace, stmt, rc, error);
 }
 
 gboolean

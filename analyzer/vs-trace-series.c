@@ -168,9 +168,7 @@ first_row_from (VsTrace *trace, gint64 device_id, gint64 allocator_id, gint64 ab
           return FALSE;
         }
     }
-  if (!vs_trace_step_ended (trace, stmt, rc, error))
-    return FALSE;
-  return TRUE;
+  return vs_trace_step_ended (trace, stmt, rc, error);
 }
 
 gboolean
@@ -216,9 +214,7 @@ vs_trace_series_row_at_seq (VsTrace *trace, gint64 device_id, gint64 allocator_i
       *row_seq = sqlite3_column_int64 (stmt, 0);
       *row_ts = lo;
     }
-  if (!vs_trace_step_ended (trace, stmt, rc, error))
-    return FALSE;
-  return TRUE;
+  return vs_trace_step_ended (trace, stmt, rc, error);
 }
 
 gboolean

@@ -13,6 +13,7 @@
  */
 #include "vs-whatif.h"
 
+#include "vs-address-map-private.h"
 #include "vs-alloc-conf.h"
 #include "vs-caching-allocator.h"
 #include "vs-trace-private.h"
@@ -21,55 +22,6 @@
 
 static const char *last_id_sql = "SELECT MAX(id) FROM alloc_event";
 static const char *settings_sql = "SELECT settings FROM allocator WHERE id = ?1";
-
-/* Live blocks by recorded address (common/vs-hash-table.h: a GHashTable
- * costs a third of a replay's time on large traces). */
-typedef struct
-{
-  gint64 address;
-  VsCaBlock *block;
-  gboolean used;
-} LiveEntry;
-
-#define VS_HT_TYPE LiveMap
-#define VS_HT_FN(n) live_##n
-#define VS_HT_ENTRY LiveEntry
-#define VS_HT_KEY_TYPE gint64
-#define VS_HTI_KEY address
-#define VS_HTI_USED used
-#include "vs-hash-table-int.h"
-
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (LiveMap, live_clear)
-
-static VsCaBlock *
-live_get (const LiveMap *m, gint64 address)
-{
-  LiveEntry *e = live_find (m, address);
-  return e != NULL ? e->block : NULL;
-}
-
-/* Sets address's block (replacing any). */
-static void
-live_put (LiveMap *m, gint64 address, VsCaBlock *block)
-{
-  g_assert (block != NULL);
-  LiveEntry *e = live_insert (m, address, NULL);
-  if (e == NULL)
-    g_error ("out of memory");
-  e->block = block;
-}
-
-/* Removes address; returns its block, or NULL when absent. */
-static VsCaBlock *
-live_take (LiveMap *m, gint64 address)
-{
-  LiveEntry *e = live_find (m, address);
-  if (e == NULL)
-    return NULL;
-  VsCaBlock *found = e->block;
-  live_remove (m, e);
-  return found;
-}
 
 /* The addresses the recorded run got for its segments, in order, handed
  * out while the replay asks for the same segments in the same order (a
@@ -372,7 +324,7 @@ replay (const Pass *a, Record *rec, VsWhatifResult *out, gint64 *max_need, GErro
   g_autoptr (GArray) recorded_times = g_array_new (FALSE, FALSE, sizeof (gint64));
   SegmentClock clock = { out->segment_events, a->trace, recorded_times, 0, 0 };
   guint64 n_events = 0;
-  g_auto (LiveMap) live = { 0 };
+  g_auto (VsAddressMap) live = { 0 };
   VsCaBlock *pending = NULL; /* a recorded failure the model satisfied */
   gint64 last_stream = a->default_stream;
   gint64 live_bytes = 0; /* the live blocks' rounded sizes */
@@ -447,7 +399,7 @@ replay (const Pass *a, Record *rec, VsWhatifResult *out, gint64 *max_need, GErro
                                                 a->default_stream);
           if (b != NULL)
             {
-              live_put (&live, ev.address, b);
+              vs_address_map_put (&live, ev.address, b);
               live_bytes += vs_ca_block_get_size (b);
             }
           break;
@@ -502,19 +454,19 @@ replay (const Pass *a, Record *rec, VsWhatifResult *out, gint64 *max_need, GErro
             }
           else
             {
-              VsCaBlock *old = live_get (&live, ev.address);
+              VsCaBlock *old = vs_address_map_get (&live, ev.address);
               if (old != NULL)
                 {
                   live_bytes -= vs_ca_block_get_size (old);
                   vs_caching_allocator_release (ca, old); /* its free was not recorded */
                 }
-              live_put (&live, ev.address, b);
+              vs_address_map_put (&live, ev.address, b);
               live_bytes += vs_ca_block_get_size (b);
             }
           clock_request_done (&clock);
           break;
         case VS_WHATIF_EV_FREE:
-          if ((b = live_take (&live, ev.address)) != NULL)
+          if ((b = vs_address_map_take (&live, ev.address)) != NULL)
             {
               live_bytes -= vs_ca_block_get_size (b);
               vs_caching_allocator_release (ca, b);

@@ -86,6 +86,15 @@ vs_cli_usage_error (const char *command, const char *usage_line, const char *mes
   return 2;
 }
 
+/* Parses the options of `vramscope COMMAND` (the program's name in
+ * messages from then on): --help shows parameters, summary and
+ * description; entries fill their variables, and *argc, *argv keep what
+ * no entry took.  Returns 0, or 2 after a usage error
+ * (vs_cli_usage_error()) for options the command does not take. */
+int vs_cli_parse_options (const char *command, const char *parameters, const char *summary,
+                          const char *description, GOptionEntry *entries, int *argc, char ***argv,
+                          const char *usage_line);
+
 /* The option entries the commands that print reports share, for their
  * GOptionEntry lists: --width into the gint var, --color into the char *
  * var, and the operands into the GStrv var, which ends the list. */
@@ -99,6 +108,14 @@ vs_cli_usage_error (const char *command, const char *usage_line, const char *mes
     "color", 0, 0, G_OPTION_ARG_STRING, &(var),                                                    \
         "Text: colour on a terminal unless NO_COLOR is set (auto, the default), always or never",  \
         "WHEN"                                                                                     \
+  }
+/* --allocator NAME into the char * var, for the commands that take one
+ * allocator by name; scope starts the list of names in its help (""; or
+ * "folded: ", the output it applies to). */
+#define VS_CLI_ALLOCATOR_ENTRY(var, scope)                                                         \
+  {                                                                                                \
+    "allocator", 0, 0, G_OPTION_ARG_STRING, &(var),                                                \
+        "Only this allocator (" scope "all, pytorch, pool:0x…, nvtx:<heap>)", "NAME"               \
   }
 #define VS_CLI_OPERANDS_ENTRIES(var)                                                               \
   { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &(var), NULL, NULL }, { NULL }

@@ -44,7 +44,6 @@ vs_cmd_diff (int argc, char **argv)
     VS_CLI_COLOR_ENTRY (color),
     VS_CLI_OPERANDS_ENTRIES (rest),
   };
-  g_autoptr (GOptionContext) context = NULL;
   g_autoptr (GError) error = NULL;
   g_autoptr (GPtrArray) names = g_ptr_array_new ();
   g_autoptr (GPtrArray) traces = g_ptr_array_new_with_free_func ((GDestroyNotify)vs_trace_free);
@@ -53,21 +52,18 @@ vs_cmd_diff (int argc, char **argv)
   gboolean csv, json;
   int colored;
 
-  g_set_prgname ("vramscope diff");
-  context = g_option_context_new ("A B [C…]");
-  g_option_context_set_summary (context,
-                                "Compare two vramscope traces: peaks, memory by role, bytes per "
-                                "user site at the peak, fragmentation, failures and findings.\n"
-                                "With more, compare each with the first (or --baseline).");
-  g_option_context_set_description (context,
-                                    "A, B… are traces or PyTorch snapshots (.pickle).\n\n"
-                                    "Examples:\n"
-                                    "  vramscope diff fp32.db bf16.db\n"
-                                    "  vramscope diff before.pickle after.pickle --format csv\n"
-                                    "  vramscope diff run-*.db --baseline run-0.db\n");
-  g_option_context_add_main_entries (context, entries, NULL);
-  if (!g_option_context_parse (context, &argc, &argv, &error))
-    return vs_cli_usage_error ("diff", usage_line, error->message);
+  if (vs_cli_parse_options ("diff", "A B [C…]",
+                            "Compare two vramscope traces: peaks, memory by role, bytes per "
+                            "user site at the peak, fragmentation, failures and findings.\n"
+                            "With more, compare each with the first (or --baseline).",
+                            "A, B… are traces or PyTorch snapshots (.pickle).\n\n"
+                            "Examples:\n"
+                            "  vramscope diff fp32.db bf16.db\n"
+                            "  vramscope diff before.pickle after.pickle --format csv\n"
+                            "  vramscope diff run-*.db --baseline run-0.db\n",
+                            entries, &argc, &argv, usage_line)
+      != 0)
+    return 2;
   /* The baseline first, then every other trace once. */
   if (baseline != NULL)
     g_ptr_array_add (names, baseline);

@@ -150,32 +150,25 @@ vs_cmd_export (int argc, char **argv)
     { "force", 'f', 0, G_OPTION_ARG_NONE, &force, "Replace OUT if it exists", NULL },
     { "device", 0, 0, G_OPTION_ARG_INT64, &device,
       "Only this device (snapshot, folded; its index, as in the device column)", "N" },
-    { "allocator", 0, 0, G_OPTION_ARG_STRING, &allocator,
-      "Only this allocator (folded: all, pytorch, pool:0x…, nvtx:<heap>)", "NAME" },
+    VS_CLI_ALLOCATOR_ENTRY (allocator, "folded: "),
     { "at", 0, 0, G_OPTION_ARG_STRING, &at,
       "folded: the bytes live at the peak (default) or at exit", "peak|exit" },
     { NULL }
   };
-  g_set_prgname ("vramscope export");
-  g_autoptr (GOptionContext) ctx = g_option_context_new ("FILE");
-  g_option_context_set_summary (
-      ctx, "Write a trace in a format other tools open: perfetto (ui.perfetto.dev,\n"
-           "chrome://tracing), snapshot (PyTorch's memory_viz), folded (flamegraph.pl,\n"
-           "speedscope) or sqlite (plain tables: DuckDB, any SQLite client).");
-  g_option_context_set_description (
-      ctx, "FILE is a trace or a PyTorch snapshot (.pickle).\n\n"
-           "Examples:\n"
-           "  vramscope export run.db --format perfetto -o run.json\n"
-           "  vramscope export run.db --format folded --at exit | flamegraph.pl > leaks.svg\n"
-           "  vramscope export run.db --format snapshot -o run.pickle --force\n");
-  g_option_context_add_main_entries (ctx, entries, NULL);
+  if (vs_cli_parse_options (
+          "export", "FILE",
+          "Write a trace in a format other tools open: perfetto (ui.perfetto.dev,\n"
+          "chrome://tracing), snapshot (PyTorch's memory_viz), folded (flamegraph.pl,\n"
+          "speedscope) or sqlite (plain tables: DuckDB, any SQLite client).",
+          "FILE is a trace or a PyTorch snapshot (.pickle).\n\n"
+          "Examples:\n"
+          "  vramscope export run.db --format perfetto -o run.json\n"
+          "  vramscope export run.db --format folded --at exit | flamegraph.pl > leaks.svg\n"
+          "  vramscope export run.db --format snapshot -o run.pickle --force\n",
+          entries, &argc, &argv, usage_line)
+      != 0)
+    return 2;
   g_autoptr (GError) error = NULL;
-  if (!g_option_context_parse (ctx, &argc, &argv, &error))
-    {
-      fprintf (stderr, "vramscope export: %s\n", error->message);
-      fputs (usage_line, stderr);
-      return 2;
-    }
   if (argc != 2)
     {
       fprintf (stderr, "vramscope export: expected one trace file\n");

@@ -233,7 +233,6 @@ vs_cmd_predict (int argc, char **argv)
     VS_CLI_WIDTH_ENTRY (width),
     VS_CLI_OPERANDS_ENTRIES (rest),
   };
-  g_autoptr (GOptionContext) context = NULL;
   g_autoptr (GError) error = NULL;
   g_autoptr (GArray) batches = g_array_new (FALSE, FALSE, sizeof (gint64));
   g_autoptr (VsTable) table = NULL;
@@ -250,24 +249,22 @@ vs_cmd_predict (int argc, char **argv)
    * locking of every call can go, a sixth of the reading of a history.
    * Fails, changing nothing, where SQLite was already initialised. */
   sqlite3_config (SQLITE_CONFIG_MULTITHREAD);
-  g_set_prgname ("vramscope predict");
-  context = g_option_context_new ("RUN.db@B1 [RUN2.db@B2]");
-  g_option_context_set_summary (
-      context, "Predict the peak allocated and reserved memory of a PyTorch run at other batch\n"
-               "sizes (or sequence lengths), from one or two runs recorded at known ones, and\n"
-               "the largest batch that fits.");
-  g_option_context_set_description (
-      context, "Two runs: their allocations are matched and each size fitted as a + b*batch.\n"
-               "One run: the activations are scaled with the batch.  Either way the allocation\n"
-               "history is replayed through the caching-allocator model (see docs/predict.md).\n"
-               "\n"
-               "Examples:\n"
-               "  vramscope predict b16.db@16 b32.db@32 --batch 64 --batch 128\n"
-               "  vramscope predict run.db@32 --batch 16 --limit 0.5\n"
-               "  vramscope predict snapshot.pickle@8 --batch 12 --format csv");
-  g_option_context_add_main_entries (context, entries, NULL);
-  if (!g_option_context_parse (context, &argc, &argv, &error))
-    return vs_cli_usage_error ("predict", usage_line, error->message);
+  if (vs_cli_parse_options (
+          "predict", "RUN.db@B1 [RUN2.db@B2]",
+          "Predict the peak allocated and reserved memory of a PyTorch run at other batch\n"
+          "sizes (or sequence lengths), from one or two runs recorded at known ones, and\n"
+          "the largest batch that fits.",
+          "Two runs: their allocations are matched and each size fitted as a + b*batch.\n"
+          "One run: the activations are scaled with the batch.  Either way the allocation\n"
+          "history is replayed through the caching-allocator model (see docs/predict.md).\n"
+          "\n"
+          "Examples:\n"
+          "  vramscope predict b16.db@16 b32.db@32 --batch 64 --batch 128\n"
+          "  vramscope predict run.db@32 --batch 16 --limit 0.5\n"
+          "  vramscope predict snapshot.pickle@8 --batch 12 --format csv",
+          entries, &argc, &argv, usage_line)
+      != 0)
+    return 2;
   n_in = rest != NULL ? g_strv_length (rest) : 0;
   if (n_in < 1 || n_in > 2)
     return vs_cli_usage_error ("predict", usage_line, "expected one or two RUN@BATCH inputs");

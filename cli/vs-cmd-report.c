@@ -49,8 +49,7 @@ vs_cmd_report (int argc, char **argv)
       "Output format: text (aligned, human units; the default), csv or json", "FORMAT" },
     { "device", 0, 0, G_OPTION_ARG_STRING, &device_arg,
       "Only this device (its index, as in the device column)", "N" },
-    { "allocator", 0, 0, G_OPTION_ARG_STRING, &allocator,
-      "Only this allocator (all, pytorch, pool:0x…, nvtx:<heap>)", "NAME" },
+    VS_CLI_ALLOCATOR_ENTRY (allocator, ""),
     { "buckets", 0, 0, G_OPTION_ARG_INT, &buckets, "timeline: number of buckets (default 100)",
       "N" },
     { "from", 0, 0, G_OPTION_ARG_STRING, &from_arg,
@@ -75,7 +74,6 @@ vs_cmd_report (int argc, char **argv)
     VS_CLI_COLOR_ENTRY (color),
     VS_CLI_OPERANDS_ENTRIES (rest),
   };
-  g_autoptr (GOptionContext) context = NULL;
   g_autoptr (GError) error = NULL;
   g_autoptr (VsTrace) trace = NULL;
   g_autoptr (VsTable) table = NULL;
@@ -102,13 +100,10 @@ vs_cmd_report (int argc, char **argv)
                    "  vramscope report snapshot.pickle oom\n"
                    "  vramscope report run.db timeline --from 1.5s --to 3s --format csv\n"
                    "  vramscope report run-*.db ranks");
-  g_set_prgname ("vramscope report");
-  context = g_option_context_new ("FILE... [REPORT]");
-  g_option_context_set_summary (context, "Print a report on a vramscope trace.");
-  g_option_context_set_description (context, summary->str);
-  g_option_context_add_main_entries (context, entries, NULL);
-  if (!g_option_context_parse (context, &argc, &argv, &error))
-    return vs_cli_usage_error ("report", usage_line, error->message);
+  if (vs_cli_parse_options ("report", "FILE... [REPORT]", "Print a report on a vramscope trace.",
+                            summary->str, entries, &argc, &argv, usage_line)
+      != 0)
+    return 2;
   if (rest == NULL || g_strv_length (rest) < 1)
     return vs_cli_usage_error ("report", usage_line, "expected a trace file and a report name");
   /* Any order: an argument that names an existing file, or looks like a

@@ -174,7 +174,6 @@ vs_cmd_whatif (int argc, char **argv)
     VS_CLI_WIDTH_ENTRY (width),
     VS_CLI_OPERANDS_ENTRIES (rest),
   };
-  g_autoptr (GOptionContext) context = NULL;
   g_autoptr (GError) error = NULL;
   g_autoptr (VsTrace) trace = NULL;
   g_autoptr (VsTable) table = NULL;
@@ -190,26 +189,23 @@ vs_cmd_whatif (int argc, char **argv)
    * locking of every call can go, as for predict.  Fails, changing
    * nothing, where SQLite was already initialised. */
   sqlite3_config (SQLITE_CONFIG_MULTITHREAD);
-  g_set_prgname ("vramscope whatif");
-  context = g_option_context_new ("FILE");
-  g_option_context_set_summary (
-      context, "Replay a trace's PyTorch caching allocator under other settings: the reserved\n"
-               "peak and the failed requests each setting would have given.");
-  g_option_context_set_description (
-      context, "The first row of each device replays the trace's own settings under the limit\n"
-               "derived from the trace; it reproduces the recorded run.  Times are ns since\n"
-               "the trace's start; in CSV an empty field means unknown (no failure, no limit).\n"
-               "With no --alloc-conf and no --limit: the settings the diagnosis considers.\n\n"
-               "FILE is a trace or a PyTorch snapshot (.pickle).\n\n");
   {
-    g_autofree char *description
-        = g_strconcat (g_option_context_get_description (context), examples, NULL);
+    g_autofree char *description = g_strconcat (
+        "The first row of each device replays the trace's own settings under the limit\n"
+        "derived from the trace; it reproduces the recorded run.  Times are ns since\n"
+        "the trace's start; in CSV an empty field means unknown (no failure, no limit).\n"
+        "With no --alloc-conf and no --limit: the settings the diagnosis considers.\n\n"
+        "FILE is a trace or a PyTorch snapshot (.pickle).\n\n",
+        examples, NULL);
 
-    g_option_context_set_description (context, description);
+    if (vs_cli_parse_options (
+            "whatif", "FILE",
+            "Replay a trace's PyTorch caching allocator under other settings: the reserved\n"
+            "peak and the failed requests each setting would have given.",
+            description, entries, &argc, &argv, usage_line)
+        != 0)
+      return 2;
   }
-  g_option_context_add_main_entries (context, entries, NULL);
-  if (!g_option_context_parse (context, &argc, &argv, &error))
-    return vs_cli_usage_error ("whatif", usage_line, error->message);
   if (rest == NULL || g_strv_length (rest) != 1)
     return vs_cli_usage_error ("whatif", usage_line, "expected one trace file");
   if (!vs_cli_parse_format (format, &csv, &json))

@@ -65,3 +65,15 @@ def connect(path, vramscope=None, readonly=False, **kwargs):
     if readonly:
         return sqlite3.connect("file:%s?mode=ro" % p, uri=True, **kwargs)
     return sqlite3.connect(p, **kwargs)
+
+
+def stacks_under(function_like):
+    """SQL selecting the id of every stack at or under a frame whose
+    function is LIKE function_like (the trie's descendants: a pool's frame
+    is outer to the cudaMalloc it makes)."""
+    return """
+WITH RECURSIVE under(id) AS (
+  SELECT s.id FROM stack s JOIN frame f ON f.id = s.frame_id
+  WHERE f.function LIKE '%s'
+  UNION SELECT s.id FROM stack s JOIN under u ON s.parent_id = u.id)
+SELECT id FROM under""" % function_like.replace("'", "''")

@@ -100,31 +100,59 @@ peak_allocated (VsTrace *trace)
   g_assert_not_reached ();
 }
 
+/* Opens path with open_fn (vs_trace_open or vs_trace_open_recording),
+ * asserting that it opens and that the source's bytes and times stay as
+ * they were. */
+static VsTrace *
+open_untouched (const char *path, VsTrace *(*open_fn) (const char *, GError **))
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *before = vs_test_source_fingerprint (path);
+  VsTrace *trace = open_fn (path, &error);
+  g_autofree char *after = vs_test_source_fingerprint (path);
+
+  g_assert_no_error (error);
+  g_assert_nonnull (trace);
+  g_assert_cmpstr (before, ==, after);
+  return trace;
+}
+
+/* Refreshes trace, asserting that it can and that its source at path
+ * stays as it was; returns whether the trace changed. */
+static gboolean
+refresh_untouched (VsTrace *trace, const char *path)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *before = vs_test_source_fingerprint (path);
+  g_autofree char *after = NULL;
+  gboolean changed = FALSE;
+
+  g_assert_true (vs_trace_refresh (trace, &changed, &error));
+  g_assert_no_error (error);
+  after = vs_test_source_fingerprint (path);
+  g_assert_cmpstr (before, ==, after);
+  return changed;
+}
+
 /* Commit, open live, check; write and commit more, refresh, check again;
  * the source is never written by the reader. */
 static void
 test_follow (void)
 {
-  g_autofree char *dir = g_dir_make_tmp ("vs-live-XXXXXX", NULL);
-  g_autofree char *path = g_build_filename (dir, "process-77.db", NULL);
+  g_autofree char *dir = NULL, *path = NULL;
   g_autoptr (VsTrace) trace = NULL;
   g_autoptr (GError) error = NULL;
-  g_autofree char *before = NULL, *after = NULL;
   g_autoptr (GArray) density = NULL;
   gboolean changed = TRUE;
   Rec r;
 
+  vs_test_trace_file ("vs-live-XXXXXX", "process-77.db", &dir, &path);
   rec_begin (&r, path);
   rec_mem (&r, 1000, VS_MEM_OP_ALLOC, 0x10000000, 100 * MiB);
   rec_kernel (&r, 1500, 200);
   g_assert_cmpint (vs_writer_commit (r.w), ==, 0);
 
-  before = vs_test_source_fingerprint (path);
-  trace = vs_trace_open_recording (path, &error);
-  g_assert_no_error (error);
-  g_assert_nonnull (trace);
-  after = vs_test_source_fingerprint (path);
-  g_assert_cmpstr (before, ==, after);
+  trace = open_untouched (path, vs_trace_open_recording);
   g_assert_true (vs_trace_is_recording (trace));
   g_assert_cmpstr (vs_trace_get_path (trace), ==, path);
   g_assert_cmpint (allocated_now (trace), ==, 100 * MiB);
@@ -136,9 +164,7 @@ test_follow (void)
   g_clear_pointer (&density, g_array_unref);
 
   /* Nothing committed since: no new copy. */
-  g_assert_true (vs_trace_refresh (trace, &changed, &error));
-  g_assert_no_error (error);
-  g_assert_false (changed);
+  g_assert_false (refresh_untouched (trace, path));
 
   /* The recorder goes on: more memory, a free, another kernel. */
   rec_mem (&r, 3000, VS_MEM_OP_ALLOC, 0x20000000, 50 * MiB);
@@ -146,14 +172,7 @@ test_follow (void)
   rec_kernel (&r, 4500, 500);
   g_assert_cmpint (vs_writer_commit (r.w), ==, 0);
 
-  g_free (before);
-  g_free (after);
-  before = vs_test_source_fingerprint (path);
-  g_assert_true (vs_trace_refresh (trace, &changed, &error));
-  g_assert_no_error (error);
-  after = vs_test_source_fingerprint (path);
-  g_assert_cmpstr (before, ==, after);
-  g_assert_true (changed);
+  g_assert_true (refresh_untouched (trace, path));
   g_assert_cmpint (allocated_now (trace), ==, 50 * MiB);
   g_assert_cmpint (peak_allocated (trace), ==, 150 * MiB);
   g_assert_cmpint (vs_trace_get_duration_ns (trace), ==, 5000);
@@ -170,18 +189,12 @@ test_follow (void)
    * stays readable and the trace is no longer live. */
   g_assert_cmpint (vs_writer_close (r.w, false, NULL, NULL, NULL, 0), ==, 0);
   g_assert_cmpint (g_unlink (path), ==, 0);
-  {
-    g_autofree char *wal = g_strconcat (path, "-wal", NULL);
-    g_autofree char *shm = g_strconcat (path, "-shm", NULL);
-    g_unlink (wal);
-    g_unlink (shm);
-  }
+  vs_test_trace_file_remove (g_steal_pointer (&dir), g_steal_pointer (&path));
   g_assert_true (vs_trace_refresh (trace, &changed, &error));
   g_assert_no_error (error);
   g_assert_false (changed);
   g_assert_false (vs_trace_is_recording (trace));
   g_assert_cmpint (allocated_now (trace), ==, 50 * MiB);
-  g_rmdir (dir);
 }
 
 /* vs_trace_open() on a trace another process is still writing reads a
@@ -189,16 +202,15 @@ test_follow (void)
 static void
 test_open_while_recording (void)
 {
-  g_autofree char *dir = g_dir_make_tmp ("vs-live-XXXXXX", NULL);
-  g_autofree char *path = g_build_filename (dir, "process-78.db", NULL);
+  g_autofree char *dir = NULL, *path = NULL;
   g_autoptr (VsTrace) trace = NULL;
   g_autoptr (GError) error = NULL;
-  g_autofree char *before = NULL, *after = NULL;
   int ready[2], go[2];
   char byte = 0;
   pid_t child;
   int status;
 
+  vs_test_trace_file ("vs-live-XXXXXX", "process-78.db", &dir, &path);
   g_assert_cmpint (pipe (ready), ==, 0);
   g_assert_cmpint (pipe (go), ==, 0);
   child = fork ();
@@ -217,11 +229,7 @@ test_open_while_recording (void)
     }
   g_assert_cmpint (read (ready[0], &byte, 1), ==, 1);
 
-  before = vs_test_source_fingerprint (path);
-  trace = vs_trace_open (path, &error);
-  g_assert_no_error (error);
-  after = vs_test_source_fingerprint (path);
-  g_assert_cmpstr (before, ==, after);
+  trace = open_untouched (path, vs_trace_open);
   g_assert_true (vs_trace_is_recording (trace));
   g_assert_cmpint (allocated_now (trace), ==, 64 * MiB);
   g_assert_cmpint (vs_test_source_finalized (path), ==, 0);

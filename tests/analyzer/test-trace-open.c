@@ -17,6 +17,7 @@
 typedef struct
 {
   char *dir;
+  char *path; /* the test's file in dir, named by the test's data */
 } Dir;
 
 static void
@@ -24,6 +25,7 @@ dir_setup (Dir *d, gconstpointer data)
 {
   d->dir = g_dir_make_tmp ("vs-open-XXXXXX", NULL);
   g_assert_nonnull (d->dir);
+  d->path = data != NULL ? g_build_filename (d->dir, data, NULL) : NULL;
 }
 
 static void
@@ -41,6 +43,7 @@ dir_teardown (Dir *d, gconstpointer data)
   g_dir_close (dir);
   g_rmdir (d->dir);
   g_free (d->dir);
+  g_free (d->path);
 }
 
 /* Opening path must fail with code, and the message must be one line that
@@ -60,43 +63,37 @@ assert_refused (const char *path, int code)
 static void
 test_missing_file_not_created (Dir *d, gconstpointer data)
 {
-  g_autofree char *path = g_build_filename (d->dir, "missing.db", NULL);
-
-  assert_refused (path, VS_TRACE_ERROR_NOT_FOUND);
-  g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+  assert_refused (d->path, VS_TRACE_ERROR_NOT_FOUND);
+  g_assert_false (g_file_test (d->path, G_FILE_TEST_EXISTS));
 }
 
 static void
 test_empty_file (Dir *d, gconstpointer data)
 {
-  g_autofree char *path = g_build_filename (d->dir, "empty.db", NULL);
-
-  g_assert_true (g_file_set_contents (path, "", 0, NULL));
-  assert_refused (path, VS_TRACE_ERROR_NOT_A_TRACE);
+  g_assert_true (g_file_set_contents (d->path, "", 0, NULL));
+  assert_refused (d->path, VS_TRACE_ERROR_NOT_A_TRACE);
 }
 
 static void
 test_random_bytes (Dir *d, gconstpointer data)
 {
-  g_autofree char *path = g_build_filename (d->dir, "random.db", NULL);
   g_autoptr (GRand) rand = g_rand_new_with_seed (42);
   char buf[8192];
 
   for (gsize i = 0; i < sizeof buf; i++)
     buf[i] = (char)g_rand_int_range (rand, 0, 256);
-  g_assert_true (g_file_set_contents (path, buf, sizeof buf, NULL));
-  assert_refused (path, VS_TRACE_ERROR_NOT_A_TRACE);
+  g_assert_true (g_file_set_contents (d->path, buf, sizeof buf, NULL));
+  assert_refused (d->path, VS_TRACE_ERROR_NOT_A_TRACE);
 }
 
 static void
 test_text_file (Dir *d, gconstpointer data)
 {
-  g_autofree char *path = g_build_filename (d->dir, "notes.txt", NULL);
   const char *text = "This is a text file, not a trace.\n"
                      "It has several lines but nothing else.\n";
 
-  g_assert_true (g_file_set_contents (path, text, -1, NULL));
-  assert_refused (path, VS_TRACE_ERROR_NOT_A_TRACE);
+  g_assert_true (g_file_set_contents (d->path, text, -1, NULL));
+  assert_refused (d->path, VS_TRACE_ERROR_NOT_A_TRACE);
 }
 
 static void
@@ -108,31 +105,29 @@ test_directory (Dir *d, gconstpointer data)
 static void
 test_other_application (Dir *d, gconstpointer data)
 {
-  g_autofree char *path = g_build_filename (d->dir, "other.db", NULL);
   sqlite3 *db;
 
-  g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_open (d->path, &db), ==, SQLITE_OK);
   g_assert_cmpint (
       sqlite3_exec (db, "CREATE TABLE t (x); INSERT INTO t VALUES (1);", NULL, NULL, NULL), ==,
       SQLITE_OK);
   sqlite3_close (db);
-  assert_refused (path, VS_TRACE_ERROR_NOT_A_TRACE);
+  assert_refused (d->path, VS_TRACE_ERROR_NOT_A_TRACE);
 }
 
 static void
 test_newer_schema (Dir *d, gconstpointer data)
 {
-  g_autofree char *path = g_build_filename (d->dir, "newer.db", NULL);
   g_autoptr (GError) error = NULL;
   g_autoptr (VsTrace) trace = NULL;
   char err[256];
   sqlite3 *db;
 
-  g_assert_true (vs_fixture_basic (path, true, err, sizeof err));
-  g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
+  g_assert_true (vs_fixture_basic (d->path, true, err, sizeof err));
+  g_assert_cmpint (sqlite3_open (d->path, &db), ==, SQLITE_OK);
   g_assert_cmpint (sqlite3_exec (db, "PRAGMA user_version = 99", NULL, NULL, NULL), ==, SQLITE_OK);
   sqlite3_close (db);
-  trace = vs_trace_open (path, &error);
+  trace = vs_trace_open (d->path, &error);
   g_assert_null (trace);
   g_assert_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_NEWER_SCHEMA);
   g_assert_nonnull (
@@ -142,23 +137,21 @@ test_newer_schema (Dir *d, gconstpointer data)
 static void
 test_truncated (Dir *d, gconstpointer data)
 {
-  g_autofree char *path = g_build_filename (d->dir, "cut.db", NULL);
   g_autofree char *contents = NULL;
   gsize len;
   char err[256];
 
   /* A real trace big enough to span many pages, cut in half. */
-  g_assert_true (vs_fixture_random (path, 5000, 3, err, sizeof err));
-  g_assert_true (g_file_get_contents (path, &contents, &len, NULL));
+  g_assert_true (vs_fixture_random (d->path, 5000, 3, err, sizeof err));
+  g_assert_true (g_file_get_contents (d->path, &contents, &len, NULL));
   g_assert_cmpuint (len, >, 8192);
-  g_assert_true (g_file_set_contents (path, contents, len / 2, NULL));
-  assert_refused (path, VS_TRACE_ERROR_CORRUPT);
+  g_assert_true (g_file_set_contents (d->path, contents, len / 2, NULL));
+  assert_refused (d->path, VS_TRACE_ERROR_CORRUPT);
 }
 
 static void
 test_valid_trace (Dir *d, gconstpointer data)
 {
-  g_autofree char *path = g_build_filename (d->dir, "full.db", NULL);
   g_autoptr (GError) error = NULL;
   g_autoptr (VsTrace) trace = NULL;
   g_autofree char *start = NULL;
@@ -166,10 +159,10 @@ test_valid_trace (Dir *d, gconstpointer data)
   const VsDeviceInfo *dev;
   char err[256];
 
-  g_assert_true (vs_fixture_full (path, err, sizeof err));
-  trace = vs_trace_open (path, &error);
+  g_assert_true (vs_fixture_full (d->path, err, sizeof err));
+  trace = vs_trace_open (d->path, &error);
   g_assert_no_error (error);
-  g_assert_cmpstr (vs_trace_get_path (trace), ==, path);
+  g_assert_cmpstr (vs_trace_get_path (trace), ==, d->path);
   g_assert_cmpint (vs_trace_get_start_abs_ns (trace), ==, VS_FIXTURE_T0);
   /* The latest thing in the trace is the kernel on device 1 ending at 3400. */
   g_assert_cmpint (vs_trace_get_duration_ns (trace), ==, 3400);
@@ -210,15 +203,14 @@ test_valid_trace (Dir *d, gconstpointer data)
 static void
 test_unfinalized_is_finalized (Dir *d, gconstpointer data)
 {
-  g_autofree char *path = g_build_filename (d->dir, "killed.db", NULL);
   g_autoptr (GError) error = NULL;
   g_autoptr (VsTrace) trace = NULL;
   g_autofree char *fin = NULL;
   VsSummary s;
   char err[256];
 
-  g_assert_true (vs_fixture_basic (path, false, err, sizeof err));
-  trace = vs_trace_open (path, &error);
+  g_assert_true (vs_fixture_basic (d->path, false, err, sizeof err));
+  trace = vs_trace_open (d->path, &error);
   g_assert_no_error (error);
   fin = vs_trace_dup_meta (trace, "finalized");
   g_assert_cmpstr (fin, ==, "1");
@@ -231,15 +223,14 @@ test_unfinalized_is_finalized (Dir *d, gconstpointer data)
 static void
 test_unfinalized_read_only (Dir *d, gconstpointer data)
 {
-  g_autofree char *path = g_build_filename (d->dir, "ro.db", NULL);
   g_autoptr (GError) error = NULL;
   g_autoptr (VsTrace) trace = NULL;
   char err[256];
 
-  g_assert_true (vs_fixture_basic (path, false, err, sizeof err));
-  g_assert_cmpint (g_chmod (path, 0444), ==, 0);
+  g_assert_true (vs_fixture_basic (d->path, false, err, sizeof err));
+  g_assert_cmpint (g_chmod (d->path, 0444), ==, 0);
   g_assert_cmpint (g_chmod (d->dir, 0555), ==, 0);
-  trace = vs_trace_open (path, &error);
+  trace = vs_trace_open (d->path, &error);
   g_chmod (d->dir, 0755);
   if (geteuid () == 0)
     g_assert_no_error (error);
@@ -247,7 +238,7 @@ test_unfinalized_read_only (Dir *d, gconstpointer data)
     {
       g_assert_null (trace);
       g_assert_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_NOT_FINALIZED);
-      g_assert_nonnull (strstr (error->message, path));
+      g_assert_nonnull (strstr (error->message, d->path));
     }
 }
 
@@ -260,20 +251,19 @@ test_query_time_limit (Dir *d, gconstpointer data)
 {
   static const char *forever = "WITH RECURSIVE r (x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r)"
                                " SELECT count(*) FROM r";
-  g_autofree char *path = g_build_filename (d->dir, "full.db", NULL);
   g_autoptr (GError) error = NULL;
   g_autoptr (VsTrace) trace = NULL;
   char err[256];
   gint64 v;
 
-  g_assert_true (vs_fixture_full (path, err, sizeof err));
+  g_assert_true (vs_fixture_full (d->path, err, sizeof err));
   g_setenv (VS_TRACE_QUERY_LIMIT_ENV, "1", TRUE);
-  trace = vs_trace_open (path, &error);
+  trace = vs_trace_open (d->path, &error);
   g_assert_no_error (error);
   g_assert_false (vs_trace_query_int (trace, forever, &v, &error));
   g_assert_error (error, VS_TRACE_ERROR, VS_TRACE_ERROR_CORRUPT);
   g_assert_nonnull (strstr (error->message, "took too long"));
-  g_assert_nonnull (strstr (error->message, path));
+  g_assert_nonnull (strstr (error->message, d->path));
   g_clear_error (&error);
   g_assert_true (vs_trace_query_int (trace, "SELECT count(*) FROM device", &v, &error));
   g_assert_no_error (error);
@@ -285,19 +275,19 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
-#define ADD(name, fn) g_test_add ("/trace-open/" name, Dir, NULL, dir_setup, fn, dir_teardown)
-  ADD ("missing-file-is-not-created", test_missing_file_not_created);
-  ADD ("empty-file", test_empty_file);
-  ADD ("random-bytes", test_random_bytes);
-  ADD ("text-file", test_text_file);
-  ADD ("directory", test_directory);
-  ADD ("other-application", test_other_application);
-  ADD ("newer-schema", test_newer_schema);
-  ADD ("truncated", test_truncated);
-  ADD ("valid-trace", test_valid_trace);
-  ADD ("unfinalized-is-finalized", test_unfinalized_is_finalized);
-  ADD ("unfinalized-read-only", test_unfinalized_read_only);
-  ADD ("query-time-limit", test_query_time_limit);
+#define ADD(name, file, fn) g_test_add ("/trace-open/" name, Dir, file, dir_setup, fn, dir_teardown)
+  ADD ("missing-file-is-not-created", "missing.db", test_missing_file_not_created);
+  ADD ("empty-file", "empty.db", test_empty_file);
+  ADD ("random-bytes", "random.db", test_random_bytes);
+  ADD ("text-file", "notes.txt", test_text_file);
+  ADD ("directory", NULL, test_directory);
+  ADD ("other-application", "other.db", test_other_application);
+  ADD ("newer-schema", "newer.db", test_newer_schema);
+  ADD ("truncated", "cut.db", test_truncated);
+  ADD ("valid-trace", "full.db", test_valid_trace);
+  ADD ("unfinalized-is-finalized", "killed.db", test_unfinalized_is_finalized);
+  ADD ("unfinalized-read-only", "ro.db", test_unfinalized_read_only);
+  ADD ("query-time-limit", "full.db", test_query_time_limit);
 #undef ADD
   return g_test_run ();
 }

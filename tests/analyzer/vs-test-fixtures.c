@@ -4,6 +4,8 @@
  */
 #include "vs-test-fixtures.h"
 
+#include "vs-test-fixture-writer.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -11,57 +13,7 @@
 #define T(x) (VS_FIXTURE_T0 + (x))
 #define MiB INT64_C (1048576)
 
-typedef struct
-{
-  VsWriter *w;
-  int64_t proc;
-  bool ok;
-  char *err;
-  size_t errlen;
-} Ctx;
-
-static void
-check (Ctx *c, int64_t rc)
-{
-  if (rc < 0 && c->ok)
-    {
-      c->ok = false;
-      snprintf (c->err, c->errlen, "%s", vs_writer_errmsg (c->w));
-    }
-}
-
-static bool
-begin (Ctx *c, const char *path, char *err, size_t errlen)
-{
-  VsProcess p = { 4242, 1, "testhost", U, U, U, NULL, "python train.py", T (0), U, U };
-
-  memset (c, 0, sizeof *c);
-  c->ok = true;
-  c->err = err;
-  c->errlen = errlen;
-  c->w = vs_writer_create (path, err, errlen);
-  if (c->w == NULL)
-    return false;
-  check (c, vs_writer_set_meta_int (c->w, "start_ns", T (0)));
-  check (c, vs_writer_set_meta (c->w, "clock", "CLOCK_REALTIME"));
-  c->proc = vs_writer_add_process (c->w, &p);
-  check (c, c->proc);
-  return c->ok;
-}
-
-static bool
-end (Ctx *c, bool finalize)
-{
-  char err[512] = "";
-  int rc = vs_writer_close (c->w, finalize, NULL, NULL, err, sizeof err);
-
-  if (rc != 0 && c->ok)
-    {
-      c->ok = false;
-      snprintf (c->err, c->errlen, "%s", err);
-    }
-  return c->ok;
-}
+typedef VsFixtureWriter Ctx;
 
 static void
 mem (Ctx *c, int64_t dev, int64_t ts, VsMemKind kind, VsMemOp op, int64_t addr, int64_t bytes,
@@ -69,7 +21,7 @@ mem (Ctx *c, int64_t dev, int64_t ts, VsMemKind kind, VsMemOp op, int64_t addr, 
 {
   VsMemEvent e = { ts, c->proc, 7, dev, U, U, kind, op, addr, bytes, pool, U, U, U, stack, U };
 
-  check (c, vs_writer_mem_event (c->w, &e));
+  vs_fixture_check (c, vs_writer_mem_event (c->w, &e));
 }
 
 static void
@@ -78,7 +30,7 @@ blk (Ctx *c, int64_t dev, int64_t allocator, int64_t ts, VsAllocOp op, int64_t a
 {
   VsAllocEvent e = { ts, c->proc, 7, dev, allocator, op, addr, requested, block, U, U, stack, U };
 
-  check (c, vs_writer_alloc_event (c->w, &e));
+  vs_fixture_check (c, vs_writer_alloc_event (c->w, &e));
 }
 
 static int64_t
@@ -87,7 +39,7 @@ py_frame (Ctx *c, const char *file, int64_t line, const char *function)
   VsFrame f = { VS_FRAME_PYTHON, U, U, function, file, line };
   int64_t id = vs_writer_add_frame (c->w, &f);
 
-  check (c, id);
+  vs_fixture_check (c, id);
   return id;
 }
 
@@ -96,7 +48,7 @@ stack (Ctx *c, const int64_t *frames, size_t n)
 {
   int64_t id = vs_writer_add_stack (c->w, frames, n);
 
-  check (c, id);
+  vs_fixture_check (c, id);
   return id;
 }
 
@@ -120,10 +72,10 @@ vs_fixture_basic (const char *path, bool finalize, char *err, size_t errlen)
   VsDevice d = { 0, "GPU-basic-0", "Test GPU", 1024 * MiB };
   int64_t dev, fa[3], fb[2], sa, sb;
 
-  if (!begin (&c, path, err, errlen))
+  if (!vs_fixture_begin (&c, path, U, err, errlen))
     return false;
   dev = vs_writer_add_device (c.w, &d);
-  check (&c, dev);
+  vs_fixture_check (&c, dev);
   fa[0] = py_frame (&c, "/home/user/proj/train.py", 42, "main");
   fa[1] = py_frame (&c, "/home/user/proj/model.py", 17, "forward");
   fa[2] = py_frame (&c, "/usr/lib/python3/dist-packages/torch/nn/functional.py", 2000, "linear");
@@ -140,7 +92,7 @@ vs_fixture_basic (const char *path, bool finalize, char *err, size_t errlen)
   mem (&c, dev, T (500), VS_MEM_KIND_DEVICE, VS_MEM_OP_ALLOC, 0x3000, 4000, U, sb);
   mem (&c, dev, T (700), VS_MEM_KIND_DEVICE, VS_MEM_OP_FREE, 0x2000, 2000, U, U);
   mem (&c, dev, T (800), VS_MEM_KIND_DEVICE, VS_MEM_OP_FREE, 0x9000, 3000, U, U);
-  return end (&c, finalize);
+  return vs_fixture_end (&c, finalize);
 }
 
 /* Device 0 (1 GiB), times in ns since T0:
@@ -180,20 +132,20 @@ vs_fixture_full (const char *path, char *err, size_t errlen)
   int64_t f_main, f_fwd, f_fwd2, f_lin, f_init, f_nccl, f_label, f_grow;
   int64_t sa, sa2, sb, sc, sd, se;
 
-  if (!begin (&c, path, err, errlen))
+  if (!vs_fixture_begin (&c, path, U, err, errlen))
     return false;
   dev0 = vs_writer_add_device (c.w, &d0);
   dev1 = vs_writer_add_device (c.w, &d1);
-  check (&c, dev0);
-  check (&c, dev1);
+  vs_fixture_check (&c, dev0);
+  vs_fixture_check (&c, dev1);
   {
     VsAllocator t = { dev0, c.proc, "pytorch", "pytorch", U, "expandable_segments:False" };
     VsAllocator p = { dev0, c.proc, "pool", "pool:0x5000", 0x5000, NULL };
 
     torch = vs_writer_add_allocator (c.w, &t);
     pool = vs_writer_add_allocator (c.w, &p);
-    check (&c, torch);
-    check (&c, pool);
+    vs_fixture_check (&c, torch);
+    vs_fixture_check (&c, pool);
   }
   {
     VsModule app = { c.proc, "/home/user/proj/app", "abcd", 0x400000, 0x10000 };
@@ -202,8 +154,8 @@ vs_fixture_full (const char *path, char *err, size_t errlen)
 
     mod_app = vs_writer_add_module (c.w, &app);
     mod_nccl = vs_writer_add_module (c.w, &nccl);
-    check (&c, mod_app);
-    check (&c, mod_nccl);
+    vs_fixture_check (&c, mod_app);
+    vs_fixture_check (&c, mod_nccl);
   }
   f_main = py_frame (&c, "/home/user/proj/train.py", 42, "main");
   f_fwd = py_frame (&c, "/home/user/proj/model.py", 17, "forward");
@@ -248,7 +200,7 @@ vs_fixture_full (const char *path, char *err, size_t errlen)
   {
     VsPoolEvent pe = { T (1250), c.proc, dev0, pool, VS_POOL_OP_SAMPLE, 4 * MiB, 0, U, U, U, U };
 
-    check (&c, vs_writer_pool_event (c.w, &pe));
+    vs_fixture_check (&c, vs_writer_pool_event (c.w, &pe));
   }
   mem (&c, dev0, T (1260), VS_MEM_KIND_ASYNC, VS_MEM_OP_ALLOC, 0x30000000, MiB, pool, sd);
   blk (&c, dev0, torch, T (1300), VS_ALLOC_OP_ALLOC, 0x10180000, 262144, 262144, sa);
@@ -263,8 +215,8 @@ vs_fixture_full (const char *path, char *err, size_t errlen)
         = { T (1600),           c.proc,  7,          dev0, torch, "pytorch", 3 * MiB, U,
             "OutOfMemoryError", 1000000, 1024 * MiB, U,    sb,    U };
 
-    check (&c, vs_writer_failed_alloc (c.w, &dl));
-    check (&c, vs_writer_failed_alloc (c.w, &pt));
+    vs_fixture_check (&c, vs_writer_failed_alloc (c.w, &dl));
+    vs_fixture_check (&c, vs_writer_failed_alloc (c.w, &pt));
   }
   mem (&c, dev0, T (1700), VS_MEM_KIND_ASYNC, VS_MEM_OP_FREE, 0x30000000, MiB, pool, U);
   mem (&c, dev0, T (1800), VS_MEM_KIND_DEVICE, VS_MEM_OP_FREE, 0x20000000, 8 * MiB, U, U);
@@ -280,9 +232,9 @@ vs_fixture_full (const char *path, char *err, size_t errlen)
     VsRange fwd = { c.proc, 7, "train", "forward", T (1000), T (1500), eid, 1 };
     VsRange stp = { c.proc, 7, "train", "step \"1\"", T (1500), T (2500), eid, 1 };
 
-    check (&c, eid);
-    check (&c, vs_writer_add_range (c.w, &fwd));
-    check (&c, vs_writer_add_range (c.w, &stp));
+    vs_fixture_check (&c, eid);
+    vs_fixture_check (&c, vs_writer_add_range (c.w, &fwd));
+    vs_fixture_check (&c, vs_writer_add_range (c.w, &stp));
   }
   {
     static const struct
@@ -317,10 +269,10 @@ vs_fixture_full (const char *path, char *err, size_t errlen)
                        0,
                        32 };
 
-        check (&c, vs_writer_kernel (c.w, &k));
+        vs_fixture_check (&c, vs_writer_kernel (c.w, &k));
       }
   }
-  return end (&c, true);
+  return vs_fixture_end (&c, true);
 }
 
 /* PyTorch with expandable segments on one device (1 GiB):
@@ -341,15 +293,15 @@ vs_fixture_expandable (const char *path, char *err, size_t errlen)
   VsDevice d = { 0, "GPU-exp-0", "Test GPU", 1024 * MiB };
   int64_t dev, torch;
 
-  if (!begin (&c, path, err, errlen))
+  if (!vs_fixture_begin (&c, path, U, err, errlen))
     return false;
   dev = vs_writer_add_device (c.w, &d);
-  check (&c, dev);
+  vs_fixture_check (&c, dev);
   {
     VsAllocator t = { dev, c.proc, "pytorch", "pytorch", U, "expandable_segments:True" };
 
     torch = vs_writer_add_allocator (c.w, &t);
-    check (&c, torch);
+    vs_fixture_check (&c, torch);
   }
   mem (&c, dev, T (100), VS_MEM_KIND_VMM, VS_MEM_OP_ALLOC, 0x60000000, 2 * MiB, U, U);
   blk (&c, dev, torch, T (100), VS_ALLOC_OP_SEGMENT_MAP, 0x60000000, 2 * MiB, U, U);
@@ -358,7 +310,7 @@ vs_fixture_expandable (const char *path, char *err, size_t errlen)
   blk (&c, dev, torch, T (200), VS_ALLOC_OP_ALLOC, 0x60000000, MiB, MiB, U);
   blk (&c, dev, torch, T (210), VS_ALLOC_OP_ALLOC, 0x60180000, MiB, MiB, U);
   blk (&c, dev, torch, T (300), VS_ALLOC_OP_FREE_COMPLETED, 0x60000000, MiB, MiB, U);
-  return end (&c, true);
+  return vs_fixture_end (&c, true);
 }
 
 /* The next xorshift number: deterministic and the same everywhere. */
@@ -381,10 +333,10 @@ vs_fixture_random (const char *path, int n, unsigned seed, char *err, size_t err
   int64_t ts = 0;
   unsigned x = seed ? seed : 1;
 
-  if (!begin (&c, path, err, errlen))
+  if (!vs_fixture_begin (&c, path, U, err, errlen))
     return false;
   dev = vs_writer_add_device (c.w, &d);
-  check (&c, dev);
+  vs_fixture_check (&c, dev);
   for (int i = 0; i < n && c.ok; i++)
     {
       x = xorshift (x);
@@ -406,7 +358,7 @@ vs_fixture_random (const char *path, int n, unsigned seed, char *err, size_t err
           live[nlive++] = (bytes << 40) | addr;
         }
     }
-  return end (&c, true);
+  return vs_fixture_end (&c, true);
 }
 
 bool
@@ -420,15 +372,15 @@ vs_fixture_allocator_random (const char *path, int n, unsigned seed, bool with_p
   int64_t ts = 0, seg_left = 0, seg_next = 0;
   unsigned x = seed ? seed : 1;
 
-  if (!begin (&c, path, err, errlen))
+  if (!vs_fixture_begin (&c, path, U, err, errlen))
     return false;
   dev = vs_writer_add_device (c.w, &d);
-  check (&c, dev);
+  vs_fixture_check (&c, dev);
   {
     VsAllocator t = { dev, c.proc, "pytorch", "pytorch", U, NULL };
 
     torch = vs_writer_add_allocator (c.w, &t);
-    check (&c, torch);
+    vs_fixture_check (&c, torch);
   }
   if (with_pinned)
     mem (&c, dev, T (1), VS_MEM_KIND_PINNED, VS_MEM_OP_ALLOC, 0x7f0000000000, 4 * MiB, U, U);
@@ -464,7 +416,7 @@ vs_fixture_allocator_random (const char *path, int n, unsigned seed, bool with_p
     }
   if (with_pinned)
     mem (&c, dev, T (ts + 1), VS_MEM_KIND_PINNED, VS_MEM_OP_FREE, 0x7f0000000000, 4 * MiB, U, U);
-  return end (&c, true);
+  return vs_fixture_end (&c, true);
 }
 
 bool
@@ -475,17 +427,17 @@ vs_fixture_steps (const char *path, int steps, int every, int64_t kept, int64_t 
   VsDevice d = { 0, "GPU-steps-0", "Test GPU", 80 * 1024 * MiB };
   int64_t dev, ts = 0, next = 0x100000000;
 
-  if (!begin (&c, path, err, errlen))
+  if (!vs_fixture_begin (&c, path, U, err, errlen))
     return false;
   dev = vs_writer_add_device (c.w, &d);
-  check (&c, dev);
+  vs_fixture_check (&c, dev);
   for (int i = 0; i < steps && c.ok; i++)
     {
       char name[32];
       VsRange r = { c.proc, 7, NULL, name, T (ts + 10), T (ts + 900), 0, 0 };
 
       snprintf (name, sizeof name, "step %d", i);
-      check (&c, vs_writer_add_range (c.w, &r));
+      vs_fixture_check (&c, vs_writer_add_range (c.w, &r));
       mem (&c, dev, T (ts + 100), VS_MEM_KIND_DEVICE, VS_MEM_OP_ALLOC, 0x1000, 8 * MiB, U, U);
       if (every > 0 && i % every == every - 1)
         {
@@ -500,5 +452,5 @@ vs_fixture_steps (const char *path, int steps, int every, int64_t kept, int64_t 
       mem (&c, dev, T (ts + 800), VS_MEM_KIND_DEVICE, VS_MEM_OP_FREE, 0x1000, 8 * MiB, U, U);
       ts += 1000;
     }
-  return end (&c, true);
+  return vs_fixture_end (&c, true);
 }

@@ -4,6 +4,8 @@
  */
 #include "vs-test-pool-fixtures.h"
 
+#include "vs-test-fixture-writer.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -13,23 +15,9 @@
 
 typedef struct
 {
-  VsWriter *w;
-  int64_t proc;
-  bool ok;
-  char *err;
-  size_t errlen;
+  VsFixtureWriter t;
   int64_t pool_stack, user_stack; /* a segment's cudaMalloc; the program's own */
 } Ctx;
-
-static void
-check (Ctx *c, int64_t rc)
-{
-  if (rc < 0 && c->ok)
-    {
-      c->ok = false;
-      snprintf (c->err, c->errlen, "%s", vs_writer_errmsg (c->w));
-    }
-}
 
 /* A new trace with one process and the two stacks: the program's line
  * calling the framework, and below it the pool's frame calling cudaMalloc
@@ -37,7 +25,6 @@ check (Ctx *c, int64_t rc)
 static bool
 begin (Ctx *c, const char *path, const char *framework, char *err, size_t errlen)
 {
-  VsProcess p = { 4242, 1, "testhost", U, U, U, NULL, "python train.py", T (0), U, 0 };
   bool xla = strcmp (framework, "xla") == 0;
   VsModule m = { 0,
                  xla ? "/opt/venv/jax_plugins/xla_cuda13/xla_cuda_plugin.so"
@@ -56,51 +43,29 @@ begin (Ctx *c, const char *path, const char *framework, char *err, size_t errlen
   int64_t f[4];
 
   memset (c, 0, sizeof *c);
-  c->ok = true;
-  c->err = err;
-  c->errlen = errlen;
-  c->w = vs_writer_create (path, err, errlen);
-  if (c->w == NULL)
+  if (!vs_fixture_begin (&c->t, path, 0, err, errlen))
     return false;
-  check (c, vs_writer_set_meta_int (c->w, "start_ns", T (0)));
-  check (c, vs_writer_set_meta (c->w, "clock", "CLOCK_REALTIME"));
-  c->proc = vs_writer_add_process (c->w, &p);
-  check (c, c->proc);
-  m.process_id = c->proc;
-  pool.module_id = vs_writer_add_module (c->w, &m);
-  check (c, pool.module_id);
-  f[0] = vs_writer_add_frame (c->w, &top);
-  f[1] = vs_writer_add_frame (c->w, &line);
-  f[2] = vs_writer_add_frame (c->w, &pool);
-  f[3] = vs_writer_add_frame (c->w, &malloc_frame);
-  c->user_stack = vs_writer_add_stack (c->w, f, 2);
-  c->pool_stack = vs_writer_add_stack (c->w, f, 4);
-  check (c, c->user_stack);
-  check (c, c->pool_stack);
-  return c->ok;
-}
-
-static bool
-end (Ctx *c)
-{
-  char err[512] = "";
-  int rc = vs_writer_close (c->w, true, NULL, NULL, err, sizeof err);
-
-  if (rc != 0 && c->ok)
-    {
-      c->ok = false;
-      snprintf (c->err, c->errlen, "%s", err);
-    }
-  return c->ok;
+  m.process_id = c->t.proc;
+  pool.module_id = vs_writer_add_module (c->t.w, &m);
+  vs_fixture_check (&c->t, pool.module_id);
+  f[0] = vs_writer_add_frame (c->t.w, &top);
+  f[1] = vs_writer_add_frame (c->t.w, &line);
+  f[2] = vs_writer_add_frame (c->t.w, &pool);
+  f[3] = vs_writer_add_frame (c->t.w, &malloc_frame);
+  c->user_stack = vs_writer_add_stack (c->t.w, f, 2);
+  c->pool_stack = vs_writer_add_stack (c->t.w, f, 4);
+  vs_fixture_check (&c->t, c->user_stack);
+  vs_fixture_check (&c->t, c->pool_stack);
+  return c->t.ok;
 }
 
 static int64_t
 device (Ctx *c, int64_t idx, const char *uuid)
 {
   VsDevice d = { idx, uuid, "Test GPU", 80 * 1024 * MiB };
-  int64_t id = vs_writer_add_device (c->w, &d);
+  int64_t id = vs_writer_add_device (c->t.w, &d);
 
-  check (c, id);
+  vs_fixture_check (&c->t, id);
   return id;
 }
 
@@ -108,18 +73,18 @@ static void
 mem (Ctx *c, int64_t dev, int64_t ts, VsMemOp op, int64_t addr, int64_t bytes, int64_t stack)
 {
   VsMemEvent e
-      = { ts, c->proc, 7, dev, U, U, VS_MEM_KIND_DEVICE, op, addr, bytes, U, U, U, U, stack, U };
+      = { ts, c->t.proc, 7, dev, U, U, VS_MEM_KIND_DEVICE, op, addr, bytes, U, U, U, U, stack, U };
 
-  check (c, vs_writer_mem_event (c->w, &e));
+  vs_fixture_check (&c->t, vs_writer_mem_event (c->t.w, &e));
 }
 
 static void
 blk (Ctx *c, int64_t dev, int64_t allocator, int64_t ts, VsAllocOp op, int64_t addr, int64_t bytes)
 {
   VsAllocEvent e
-      = { ts, c->proc, 7, dev, allocator, op, addr, bytes, bytes, U, U, c->user_stack, U, 0 };
+      = { ts, c->t.proc, 7, dev, allocator, op, addr, bytes, bytes, U, U, c->user_stack, U, 0 };
 
-  check (c, vs_writer_alloc_event (c->w, &e));
+  vs_fixture_check (&c->t, vs_writer_alloc_event (c->t.w, &e));
 }
 
 /* A segment the pool takes (allocator 0: seen from below) or gives back:
@@ -137,10 +102,10 @@ segment (Ctx *c, int64_t dev, int64_t allocator, int64_t ts, bool take, int64_t 
 static int64_t
 pool_allocator (Ctx *c, int64_t dev, const char *framework)
 {
-  VsAllocator a = { dev, c->proc, framework, framework, U, NULL };
-  int64_t id = vs_writer_add_allocator (c->w, &a);
+  VsAllocator a = { dev, c->t.proc, framework, framework, U, NULL };
+  int64_t id = vs_writer_add_allocator (c->t.w, &a);
 
-  check (c, id);
+  vs_fixture_check (&c->t, id);
   return id;
 }
 
@@ -163,14 +128,14 @@ vs_fixture_pool_steps (const char *path, const char *framework, bool backed, int
   if (backed)
     pool = pool_allocator (&c, dev, framework);
   segment (&c, dev, pool, T (5), true, INT64_C (0x100000000), 64 * MiB);
-  for (int i = 0; i < steps && c.ok; i++)
+  for (int i = 0; i < steps && c.t.ok; i++)
     {
       int64_t ts = 1000 * (i + 1);
       char name[32];
-      VsRange r = { c.proc, 7, NULL, name, T (ts + 10), T (ts + 900), 0, 0 };
+      VsRange r = { c.t.proc, 7, NULL, name, T (ts + 10), T (ts + 900), 0, 0 };
 
       snprintf (name, sizeof name, "step %d", i);
-      check (&c, vs_writer_add_range (c.w, &r));
+      vs_fixture_check (&c.t, vs_writer_add_range (c.t.w, &r));
       if (grow > 0)
         segment (&c, dev, pool, T (ts + 50), true, next, grow);
       if (!backed)
@@ -186,7 +151,7 @@ vs_fixture_pool_steps (const char *path, const char *framework, bool backed, int
         }
       next += INT64_C (0x100000000);
     }
-  return end (&c);
+  return vs_fixture_end (&c.t, true);
 }
 
 /* Both devices, times in ns since T0 (segments A 64 MiB, B 128 MiB,
@@ -219,7 +184,7 @@ vs_fixture_pool_release (const char *path, char *err, size_t errlen)
   devs[0] = device (&c, 0, "GPU-pool-release-0");
   devs[1] = device (&c, 1, "GPU-pool-release-1");
   pool = pool_allocator (&c, devs[1], "cupy");
-  for (int i = 0; i < 2 && c.ok; i++)
+  for (int i = 0; i < 2 && c.t.ok; i++)
     {
       int64_t dev = devs[i], p = i == 0 ? 0 : pool;
 
@@ -239,5 +204,5 @@ vs_fixture_pool_release (const char *path, char *err, size_t errlen)
       segment (&c, dev, p, T (600), true, d, 32 * MiB);
       mem (&c, dev, T (700), VS_MEM_OP_FREE, 0x1000, 8 * MiB, U);
     }
-  return end (&c);
+  return vs_fixture_end (&c.t, true);
 }

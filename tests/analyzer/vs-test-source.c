@@ -4,38 +4,35 @@
  */
 #include "vs-test-source.h"
 
-#include <sys/stat.h>
-
-#include <glib/gstdio.h>
 #include <sqlite3.h>
 
-/* The bytes and times of path and its WAL, to prove nothing but the
+#include "vs-trace-private.h"
+
+/* The SHA-256 of file's bytes, "absent" when there is no such file. */
+static char *
+checksum (const char *file)
+{
+  g_autofree char *data = NULL;
+  gsize len = 0;
+
+  if (!g_file_test (file, G_FILE_TEST_EXISTS))
+    return g_strdup ("absent");
+  g_assert_true (g_file_get_contents (file, &data, &len, NULL));
+  return g_compute_checksum_for_data (G_CHECKSUM_SHA256, (const guchar *)data, len);
+}
+
+/* The bytes, sizes and times of path and its WAL (the times and sizes as
+ * readers stamp them, vs_trace_file_stamp()), to prove nothing but the
  * recorder wrote them. */
 char *
 vs_test_source_fingerprint (const char *path)
 {
   g_autofree char *wal = g_strconcat (path, "-wal", NULL);
-  const char *paths[] = { path, wal };
-  GString *s = g_string_new (NULL);
+  g_autofree char *stamp = vs_trace_file_stamp (path);
+  g_autofree char *sum = checksum (path);
+  g_autofree char *wal_sum = checksum (wal);
 
-  for (guint i = 0; i < G_N_ELEMENTS (paths); i++)
-    {
-      g_autofree char *data = NULL;
-      g_autofree char *sum = NULL;
-      gsize len = 0;
-      GStatBuf st;
-
-      if (g_stat (paths[i], &st) != 0)
-        {
-          g_string_append (s, "absent;");
-          continue;
-        }
-      g_assert_true (g_file_get_contents (paths[i], &data, &len, NULL));
-      sum = g_compute_checksum_for_data (G_CHECKSUM_SHA256, (const guchar *)data, len);
-      g_string_append_printf (s, "%s:%" G_GSIZE_FORMAT ":%ld.%ld;", sum, len,
-                              (long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
-    }
-  return g_string_free (s, FALSE);
+  return g_strdup_printf ("%s%s;%s;", stamp, sum, wal_sum);
 }
 
 /* The source's meta 'finalized', read with a plain read-only connection. */

@@ -35,6 +35,7 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from tap import done, ok  # noqa: E402
+from vs_trace_db import stacks_under  # noqa: E402
 
 vramscope, make_fixture, data = sys.argv[1], sys.argv[2], sys.argv[3]
 frameworks = os.path.join(data, "frameworks")
@@ -110,12 +111,7 @@ with tempfile.TemporaryDirectory() as tmp:
 
 # ------------------------------------------------- XLA's pool, recorded
 
-POOL_STACKS = """
-WITH RECURSIVE under(id) AS (
-  SELECT s.id FROM stack s JOIN frame f ON f.id = s.frame_id
-  WHERE f.function LIKE '%BFCAllocator%'
-  UNION SELECT s.id FROM stack s JOIN under u ON s.parent_id = u.id)
-SELECT id FROM under"""
+POOL_STACKS = stacks_under("%BFCAllocator%")
 
 
 def with_steps(tmp, name, starts_sql):

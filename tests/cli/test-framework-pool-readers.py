@@ -31,6 +31,7 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from tap import done, ok  # noqa: E402
+from vs_trace_db import stacks_under  # noqa: E402
 from vs_cli import bound  # noqa: E402
 
 vramscope, data = sys.argv[1], sys.argv[2]
@@ -120,12 +121,7 @@ for name, pool, key in (("jax-oom", "xla", "xla.pool_bytes.0.at_failure"),
 
 # ---------------------------------------------------------------- growth
 
-POOL_STACKS = """
-WITH RECURSIVE under(id) AS (
-  SELECT s.id FROM stack s JOIN frame f ON f.id = s.frame_id
-  WHERE f.function LIKE '%SingleDeviceMemoryPool%'
-  UNION SELECT s.id FROM stack s JOIN under u ON s.parent_id = u.id)
-SELECT id FROM under"""
+POOL_STACKS = stacks_under("%SingleDeviceMemoryPool%")
 
 # What `all` counts as allocated (level-1 device allocations of no
 # allocator: plain, async and VMM), outside the pool, live after ts.
