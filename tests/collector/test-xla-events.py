@@ -119,6 +119,22 @@ pd = types.SimpleNamespace(planes=[types.SimpleNamespace(name="/host:CPU",
 frame = types.SimpleNamespace(file_name="/home/u/prog.py", function_name="<module>", line_num=42)
 tb = types.SimpleNamespace(frames=[frame])
 
+def replay(path):
+    """The file's lines, and (time, bytes in use) after each block and free."""
+    lines = open(path).read().splitlines()
+    live, now, seen = {}, 0, []
+    for l in lines:
+        w = l.split()
+        if w[0] == "a":
+            live[w[3]] = int(w[4])
+            now += int(w[4])
+            seen.append((int(w[1]), now))
+        elif w[0] == "f":
+            now -= live.pop(w[3])
+            seen.append((int(w[1]), now))
+    return lines, seen
+
+
 with tempfile.TemporaryDirectory() as tmp:
     path = os.path.join(tmp, "vsfw-1.xla-events")
     ev = vs_xla_events.XlaEvents(path)
@@ -127,15 +143,8 @@ with tempfile.TemporaryDirectory() as tmp:
     ev._write([(vs_xla_events._read(pd), None)], lambda f: f)
     lines = open(path).read().splitlines()
     ok(lines[0] == "allocator xla", "the file names its allocator", lines[:1])
-    live, now, top = {}, 0, 0
-    for l in lines:
-        w = l.split()
-        if w[0] == "a":
-            live[w[3]] = int(w[4])
-            now += int(w[4])
-            top = max(top, now)
-        elif w[0] == "f":
-            now -= live.pop(w[3])
+    _, seen1 = replay(path)
+    top, now = max(n for t, n in seen1), seen1[-1][1]
     ok((top, now) == (peak, final), "the blocks replayed: peak and final bytes in use exactly",
        "%s, the pool's %s" % ((top, now), (peak, final)))
     ok(ev.mismatch == 0, "the running sum never left bytes_allocated", ev.mismatch)
@@ -215,20 +224,6 @@ with tempfile.TemporaryDirectory() as tmp:
     def xs(events):
         return vs_xla_events._read(types.SimpleNamespace(planes=[types.SimpleNamespace(
             name="/host:CPU", lines=[types.SimpleNamespace(events=events)])]))
-
-    def replay(path):
-        lines = open(path).read().splitlines()
-        live, now, seen = {}, 0, []
-        for l in lines:
-            w = l.split()
-            if w[0] == "a":
-                live[w[3]] = int(w[4])
-                now += int(w[4])
-                seen.append((int(w[1]), now))
-            elif w[0] == "f":
-                now -= live.pop(w[3])
-                seen.append((int(w[1]), now))
-        return lines, seen
 
     path2 = os.path.join(tmp, "vsfw-2.xla-events")
     ev2 = vs_xla_events.XlaEvents(path2, flush_every=0)
