@@ -432,19 +432,30 @@ vs_iterations_find (VsTrace *trace, gint64 device_id, gint64 allocator_id, GErro
 /* Growth in steps over iterations first - 1 .. n - 1: the rise of the
  * lowest allocated memory from each iteration on (memory that never came
  * back), when it rose at least STEPPED_MIN_RISES times over at least half
- * of the iterations by STEPPED_MIN_BYTES in all; 0 otherwise.  *rises:
- * how many times it rose. */
+ * of the iterations by STEPPED_MIN_BYTES in all; 0 otherwise.  The last
+ * iterations (a tenth, STEPPED_MIN_ITERATIONS at least) count as one, by
+ * their lowest: a rise must outlast them.  Memory that only wavers (work
+ * queued ahead of the GPU, as JAX's dispatch does) has a lowest from
+ * each iteration on that rises near the end by chance alone, as ever
+ * fewer iterations are left to bring it down.  *rises: how many times it
+ * rose. */
 static gint64
 stepped_growth (const VsIterations *it, guint first, gint64 *rises)
 {
-  guint n = it->iterations->len, first_rise = 0, last_rise = 0;
-  g_autofree gint64 *low = g_new (gint64, n);
+  guint n = it->iterations->len, first_rise = 0, last_rise = 0, tail;
+  g_autofree gint64 *low = NULL;
+  gint64 tail_low = G_MAXINT64;
 
   *rises = 0;
   if (n < first + STEPPED_MIN_ITERATIONS)
     return 0;
-  low[n - 1] = g_array_index (it->iterations, VsIteration, n - 1).allocated_bytes;
-  for (guint i = n - 1; i-- > first - 1;)
+  tail = MAX (STEPPED_MIN_ITERATIONS, (n - first) / 10);
+  low = g_new (gint64, n);
+  for (guint i = n - tail; i < n; i++)
+    tail_low = MIN (tail_low, g_array_index (it->iterations, VsIteration, i).allocated_bytes);
+  for (guint i = n - tail; i < n; i++)
+    low[i] = tail_low;
+  for (guint i = n - tail; i-- > first - 1;)
     low[i] = MIN (low[i + 1], g_array_index (it->iterations, VsIteration, i).allocated_bytes);
   for (guint i = first; i < n; i++)
     if (low[i] > low[i - 1])

@@ -88,8 +88,9 @@ typedef struct
  * caches), at least three iterations are judged, at least 80 % of them
  * grew, and the median growth is at least 64 KiB.  Else it grows in steps
  * (a tensor kept every so many iterations) when at least eight are
- * judged and the lowest allocated memory from each iteration on rose at
- * least four times, over at least half of them, by 1 MiB or more in all:
+ * judged and the lowest allocated memory from each iteration on (the
+ * last tenth, eight at least, taken as one) rose at least four times,
+ * over at least half of them, by 1 MiB or more in all:
  * bytes_per_iteration is then the mean.  Fills *out (with
  * bytes_per_iteration 0 when it does not grow).  The site names come from
  * the trace's stack cache.  Returns FALSE with error set on failure. */

@@ -198,10 +198,11 @@ def _xla_events_finish():
     try:
         _meta.update(ev.finish(_installed))
         if ev.mismatch:
-            _say("%d of XLA's %d allocator events do not match its own count of bytes in use: "
-                 "events lost while its profiler was flushed could not all be put back "
-                 "(VRAMSCOPE_XLA_FLUSH_S=0 keeps every event, in memory until exit)"
-                 % (ev.mismatch, ev.count))
+            from vs_xla_replay import UNSEEN
+            _say("blocks of XLA's lost while its profiler was flushed, not found again: "
+                 "%.2f MiB at most stand as \"%s\" (at %d of %d events), so the bytes in use "
+                 "stay XLA's own; VRAMSCOPE_XLA_FLUSH_S=0 keeps every block (in memory until exit)"
+                 % (ev.unseen_max / 2**20, UNSEEN, ev.mismatch, ev.count))
     except Exception as e:
         _meta["xla.allocator_level"] = "failed"
         _say("could not save XLA's blocks (%s: %s)" % (type(e).__name__, e))

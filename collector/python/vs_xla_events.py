@@ -285,6 +285,7 @@ class XlaEvents:
         self.mismatch = 0
         self.count = 0
         self.repaired = 0
+        self.unseen = self.unseen_max = 0  # stand-ins written, the largest (bytes)
         self.sampling_ns = 0
 
     def start(self):
@@ -446,7 +447,8 @@ class XlaEvents:
                 os.unlink(self.path + ".samples")
         return {"xla.allocator_level": "events", "xla.event_count": self.count,
                 "xla.event_mismatch": self.mismatch, "xla.flushes": len(self.chunks),
-                "xla.events_put_back": self.repaired,
+                "xla.events_put_back": self.repaired, "xla.unseen_blocks": self.unseen,
+                "xla.unseen_bytes_max": self.unseen_max,
                 "xla.sampling_ms": self.sampling_ns // 1000000}
 
     def _write(self, chunks, installed):
@@ -459,6 +461,7 @@ class XlaEvents:
                 r.chunk(events, gap)
             r.end()
         self.count, self.mismatch, self.repaired = r.count, r.mismatch, r.repaired
+        self.unseen, self.unseen_max = r.unseen_no, r.unseen_max
 
 
 # The stats of an event kept past reading (memory: the events of a chunk).

@@ -11,17 +11,25 @@ the chunks of the last 2 s (two at least) are held at a time.
 # How long the events read are held before they are written, at least (ns):
 # what comes after them in that time can put back what a gap lost.
 _HOLD_NS = 2 * 10**9
+# The frame of the bytes the pool counted in use whose blocks were not
+# found (made or freed while the profiler was flushed, and not put back),
+# and the addresses of those stand-ins: below every device address.
+UNSEEN = "blocks not seen (profiler flush)"
+_UNSEEN_BASE = 1 << 16
 
 
 class _Rec:
     """One line of the file to be: a block ('a'), its free ('f') or a
     segment ('S'); `stats` the pool's bytes in use after it (None for one
-    put back)."""
-    __slots__ = ("ts", "op", "dev", "ptr", "nbytes", "size", "frame", "run", "tb", "stats")
+    put back); `made` the time its block was made, for its stack (a
+    block made again in a ghost's place keeps the first)."""
+    __slots__ = ("ts", "op", "dev", "ptr", "nbytes", "size", "frame", "run", "tb", "stats",
+                 "made")
 
     def __init__(self, ts, op, dev, ptr, nbytes, size=0, frame="", run=None, stats=None):
         self.ts, self.op, self.dev, self.ptr, self.nbytes = ts, op, dev, ptr, nbytes
         self.size, self.frame, self.run, self.stats, self.tb = size, frame, run, stats, None
+        self.made = ts
 
 
 class _Gap:
@@ -73,6 +81,10 @@ class Replay:
         self.last_at = {}  # address -> the time of the last event read there
         self.empty_at_start = {}  # device -> whether its pool held nothing before the first event
         self.mismatch = self.count = self.repaired = 0
+        self.wlive = {}  # ptr -> the record of the block there, as written
+        self.pending = []  # records put back, waiting for one with the pool's count
+        self.unseen = {}  # device -> its stand-in for the bytes not found
+        self.unseen_no = self.unseen_max = 0
         self.out.write("allocator xla\n")
 
     def chunk(self, events, gap_after):
@@ -86,7 +98,11 @@ class Replay:
                 after = stats.get("bytes_allocated")
                 if after is not None:
                     before = after - (nbytes if alloc else -nbytes)
-                    self.gap.net[dev] = self.gap.left[dev] = before - self.in_use.get(dev, 0)
+                    # What earlier gaps changed and is not put back yet is
+                    # theirs, not this one's.
+                    theirs = sum(g.left.get(dev, 0) for g in self.gaps if g is not self.gap)
+                    self.gap.net[dev] = self.gap.left[dev] = \
+                        before - self.in_use.get(dev, 0) - theirs
             if alloc:
                 old = self.live.get(ptr)
                 if old is not None:
@@ -134,6 +150,9 @@ class Replay:
         self._samples_until(None)
         while self.held:
             self._write_held()
+        for rec in self.pending:
+            self._apply(rec)
+        self.pending = []
 
     def _samples_until(self, ts):
         """Each sample before ts gives its traceback to the block at its
@@ -181,7 +200,7 @@ class Replay:
         del self.live[old.ptr]
         recs.append(_Rec(ts, "f", old.dev, old.ptr, old.nbytes))
         again = _Rec(ts, "a", ghost.dev, ghost.ptr, ghost.nbytes, ghost.size, ghost.frame, ghost.run)
-        again.tb = ghost.tb
+        again.tb, again.made = ghost.tb, ghost.made
         self.live[ghost.ptr] = again
         recs.append(again)
         self.repaired += 2
@@ -272,37 +291,110 @@ class Replay:
         return found
 
     def _write(self, rec):
-        out = self.out
+        """Writes rec.  Records put back (with no count of the pool) wait
+        for the next that has one; the bytes in use written are then put
+        right to its count (`_balance`): lowered before the records that
+        waited, raised after them, so that they never pass the pool's."""
         if rec.op == "S":
-            out.write("S %d %d %d %d\n" % (rec.ts, rec.dev, rec.ptr, rec.nbytes))
+            self.out.write("S %d %d %d %d\n" % (rec.ts, rec.dev, rec.ptr, rec.nbytes))
             return
-        if rec.op == "f":
-            self.written[rec.dev] = self.written.get(rec.dev, 0) - rec.nbytes
-            out.write("f %d %d %d %d\n" % (rec.ts, rec.dev, rec.ptr, rec.nbytes))
-        else:
-            tb = rec.tb or (self.group_tb.get(rec.run, (None,))[0] if rec.run is not None else None)
-            frame = rec.frame
-            if tb is None and rec.run is None:
-                c = self._compile_of(rec.ts)
-                if c is not None:
-                    tb = c[2]
-                    frame = frame or ("compile %s" % c[3] if c[3] else "compile")
-            key = (frame, id(tb) if tb is not None else 0)
-            sid = self.stacks.get(key)
-            if sid is None:
-                sid = len(self.stacks) + 1
-                self.stacks[key] = sid
-                out.write("stack %d\n" % sid)
-                if frame:
-                    out.write("label %s\n" % " ".join(frame.split()))
-                for fr in (tb.frames if tb is not None else ()):
-                    out.write("frame %d %s\t%s\n" % (
-                        fr.line_num or 0, self.installed(fr.file_name).replace("\t", " "),
-                        fr.function_name.replace("\t", " ")))
-            self.written[rec.dev] = self.written.get(rec.dev, 0) + rec.nbytes
-            out.write("a %d %d %d %d %d %d\n" % (rec.ts, rec.dev, rec.ptr, rec.nbytes,
-                                                 rec.size, sid))
-        if rec.stats is not None:
-            self.count += 1
-            if self.written[rec.dev] != rec.stats:
-                self.mismatch += 1
+        self.pending.append(rec)
+        if rec.stats is None:
+            return
+        pending, self.pending = self.pending, []
+        self.count += 1
+        dev = rec.dev
+        off = rec.stats - self.written.get(dev, 0) - self._change(pending, dev)
+        keep = {r.ptr for r in pending}
+        if off < 0:
+            self._balance(dev, off, pending[0].ts, keep)
+        for r in pending[:-1]:
+            self._apply(r)
+        if off > 0:
+            self._balance(dev, off, rec.ts, keep)
+        self._apply(rec)
+
+    def _change(self, recs, dev):
+        """What writing recs in turn would change of device dev's bytes in
+        use written."""
+        now = {}  # ptr -> the bytes of the block there, as recs leave it
+        change = 0
+        for r in recs:
+            cur = now.get(r.ptr, self.wlive[r.ptr].nbytes if r.ptr in self.wlive else 0)
+            now[r.ptr] = r.nbytes if r.op == "a" else 0
+            if r.dev == dev:
+                change += now[r.ptr] - cur
+        return change
+
+    def _apply(self, rec):
+        """Writes block or free rec.  A free of a block not written as in
+        use (a balance took it) is left out; a block at an address written
+        as in use frees that one first."""
+        if rec.ptr in self.wlive:
+            self._emit_free(self.wlive[rec.ptr], rec.ts)
+        if rec.op == "a":
+            self._emit_alloc(rec, self._stack_of(rec))
+
+    def _stack_of(self, rec):
+        """The file's stack id of block rec, its lines written the first
+        time."""
+        tb = rec.tb or (self.group_tb.get(rec.run, (None,))[0] if rec.run is not None else None)
+        frame = rec.frame
+        if tb is None and rec.run is None:
+            c = self._compile_of(rec.made)
+            if c is not None:
+                tb = c[2]
+                frame = frame or ("compile %s" % c[3] if c[3] else "compile")
+        key = (frame, id(tb) if tb is not None else 0)
+        sid = self.stacks.get(key)
+        if sid is None:
+            sid = len(self.stacks) + 1
+            self.stacks[key] = sid
+            out = self.out
+            out.write("stack %d\n" % sid)
+            if frame:
+                out.write("label %s\n" % " ".join(frame.split()))
+            for fr in (tb.frames if tb is not None else ()):
+                out.write("frame %d %s\t%s\n" % (
+                    fr.line_num or 0, self.installed(fr.file_name).replace("\t", " "),
+                    fr.function_name.replace("\t", " ")))
+        return sid
+
+    def _emit_alloc(self, rec, sid):
+        self.written[rec.dev] = self.written.get(rec.dev, 0) + rec.nbytes
+        self.wlive[rec.ptr] = rec
+        self.out.write("a %d %d %d %d %d %d\n" % (rec.ts, rec.dev, rec.ptr, rec.nbytes,
+                                                  rec.size, sid))
+
+    def _emit_free(self, rec, ts):
+        self.written[rec.dev] = self.written.get(rec.dev, 0) - rec.nbytes
+        del self.wlive[rec.ptr]
+        self.out.write("f %d %d %d %d\n" % (ts, rec.dev, rec.ptr, rec.nbytes))
+
+    def _balance(self, dev, change, ts, keep):
+        """The events put back did not give the pool's count: the bytes in
+        use written change by `change` at ts, through one block of
+        `UNSEEN` (the bytes whose blocks were not found, the device's
+        only one, made anew at each balance).  Where the bytes written
+        are more than the count and the unseen block's, the latest blocks
+        written (but those at the addresses `keep`, of the records being
+        written) are taken as freed now (their own free, when it comes, is
+        not written again)."""
+        self.mismatch += 1
+        old = self.unseen.pop(dev, None)
+        left = change + (old.nbytes if old is not None else 0)
+        if old is not None:
+            self._emit_free(old, ts)
+        if left < 0:
+            for b in sorted((b for b in self.wlive.values() if b.dev == dev and b.ptr not in keep),
+                            key=lambda b: b.ts, reverse=True):
+                self._emit_free(b, ts)
+                left += b.nbytes
+                if left >= 0:
+                    break
+        if left > 0:
+            self.unseen_no += 1
+            rec = _Rec(ts, "a", dev, _UNSEEN_BASE + self.unseen_no * 256, left, left, UNSEEN)
+            self.unseen[dev] = rec
+            self.unseen_max = max(self.unseen_max, left)
+            self._emit_alloc(rec, self._stack_of(rec))

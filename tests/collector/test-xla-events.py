@@ -288,6 +288,82 @@ with tempfile.TemporaryDirectory() as tmp:
     ok("label Build buffer allocations\n" + mine in text,
        "a block the compiler took while compiling: its span, then the program's call", text)
 
+    def counts(path):
+        """The pool's count after each event of the file (that is not a
+        stand-in's) as the blocks replayed give it."""
+        lines, seen = replay(path)
+        return lines, [n for t, n in seen]
+
+    def truth_of(*events):
+        return [dict(e.stats)["bytes_allocated"] for e in sorted(
+            (e for e in events if e.name.startswith("Memory")), key=lambda e: e.start_ns)]
+
+    # Lost events no rule finds again: a block made in a gap and still in
+    # use at the end (its free never comes), and a free in a gap that no
+    # set of the latest blocks adds up to.  A stand-in block then carries
+    # the difference, so the bytes in use are the pool's at every event.
+    u = Bfc()
+    b1 = [u.alloc(110, BASE, 1 << 20), u.alloc(120, BASE + (1 << 20), 4 << 20)]
+    u.alloc(205, BASE + (8 << 20), 2 << 20)  # lost, never freed
+    u.free(206, BASE, 1 << 20)                # lost, its address never back
+    b2 = [u.alloc(220, BASE + (16 << 20), 3 << 20), u.free(230, BASE + (16 << 20), 3 << 20)]
+    path8 = os.path.join(tmp, "vsfw-8.xla-events")
+    ev8 = vs_xla_events.XlaEvents(path8, flush_every=0)
+    ev8._write([(xs(b1), (200, 210)), (xs(b2), None)], lambda f: f)
+    lines8, seen8 = replay(path8)
+    top8 = max(n for t, n in seen8)
+    ok(seen8[-1][1] == u.in_use and top8 == u.peak and ev8.mismatch == 1 and ev8.unseen == 1,
+       "what cannot be found again stands as one block: final and peak the pool's",
+       (seen8, u.in_use, u.peak, ev8.mismatch, ev8.unseen))
+    ok(("label " + vs_xla_events.vs_xla_replay.UNSEEN) in lines8
+       and ev8.unseen_max == (2 << 20) - (1 << 20),
+       "the stand-in says what it is; its size, the bytes not found", (lines8, ev8.unseen_max))
+    after = [n for t, n in seen8 if t >= 220]
+    ok(after[-2:] == truth_of(*b2) or after == truth_of(*b2),
+       "after the gap, the running sum is the pool's at each event", (after, truth_of(*b2)))
+
+    # More bytes written than the pool counts, with no stand-in to take
+    # them from: the latest blocks are written as freed there, and their
+    # own free, when it comes, is not written again.
+    v = Bfc()
+    c1 = [v.alloc(110, BASE, 3 << 20), v.alloc(120, BASE + (4 << 20), 2 << 20)]
+    v.free(205, BASE, 3 << 20)  # lost, and no later block of 3 MiB
+    c2 = [v.alloc(220, BASE + (8 << 20), 1 << 20), v.free(230, BASE + (4 << 20), 2 << 20),
+          v.free(240, BASE + (8 << 20), 1 << 20)]
+    path9 = os.path.join(tmp, "vsfw-9.xla-events")
+    ev9 = vs_xla_events.XlaEvents(path9, flush_every=0)
+    ev9._write([(xs(c1), (200, 210)), (xs(c2), None)], lambda f: f)
+    lines9, seen9 = replay(path9)
+    freed = [l.split()[3] for l in lines9 if l.startswith("f ")]
+    ok(seen9[-1][1] == v.in_use and max(n for t, n in seen9) == v.peak
+       and len(freed) == len(set(freed)),
+       "blocks written as freed early: each freed once, final and peak the pool's",
+       (lines9, v.in_use, v.peak))
+
+    # A compiler's block that stood in for a lost free (a ghost) and is
+    # made again when the lost block's address comes back: it keeps the
+    # Python stack of the compilation it was made in.
+    k = Bfc()
+    k1 = [event("Build buffer allocations", 100, 40), k.alloc(110, BASE, 256),
+          k.alloc(120, BASE + 256, 256)]
+    k.free(205, BASE, 256)  # lost
+    s = 10**9
+    k2 = [k.alloc(300, BASE + (1 << 20), 1 << 20), k.free(310, BASE + (1 << 20), 1 << 20)]
+    k3 = [k.alloc(3 * s, BASE + (2 << 20), 1 << 20), k.free(3 * s + 10, BASE + (2 << 20), 1 << 20)]
+    k4 = [k.alloc(5 * s, BASE, 256)]  # the lost block's address back
+    path10 = os.path.join(tmp, "vsfw-10.xla-events")
+    ev10 = vs_xla_events.XlaEvents(path10, flush_every=0)
+    ev10.compiles.append((90, 150, here, "jit(step)"))
+    ev10._write([(xs(k1), (200, 210)), (xs(k2), (2 * s, 2 * s + 10)),
+                 (xs(k3), (4 * s, 4 * s + 10)), (xs(k4), None)], lambda f: f)
+    lines10, seen10 = replay(path10)
+    again = [l for l in lines10 if l.startswith("a %d " % (5 * s)) and " %d " % (BASE + 256) in l]
+    sid = again[0].split()[6] if again else "?"
+    block = lines10[lines10.index("stack " + sid):][:3] if again else []
+    ok(block[1:] == ["label Build buffer allocations", mine] and seen10[-1][1] == k.in_use,
+       "a compiler's block made again in a ghost's place keeps the compilation's stack",
+       lines10)
+
     # The sampler: at most one live array's traceback per buffer, and
     # one traceback kept for equal ones; samples beyond the memory's share
     # go to a file and come back in order.
