@@ -470,7 +470,9 @@ _KEPT = ("bytes_allocated", "requested_bytes")
 
 def _read(pd):
     """The allocator's events of the XSpace, in time order: (ts, thread,
-    is_alloc, device, addr, bytes, stats, executable run, frame name)."""
+    is_alloc, device, addr, bytes, stats, executable run, frame name), and
+    the executables' runs: (start, thread, None, end, None, None, None,
+    run, executable name)."""
     events = []
     for plane in pd.planes:
         for li, line in enumerate(plane.lines):
@@ -482,6 +484,13 @@ def _read(pd):
                     mine.append((ev.start_ns, name == "MemoryAllocation", dict(ev.stats)))
                 else:
                     spans.append((ev.start_ns, ev.start_ns + ev.duration_ns, name))
+            for st, en, name in spans:
+                m = _EXECUTE.search(name)
+                if m is not None:
+                    # An executable's run: its blocks read in an earlier
+                    # chunk (the profiler flushed while it ran) take it.
+                    events.append((int(st), getattr(line, "name", ""), None, int(en), None, None,
+                                   None, (plane.name, li, st), m.group(1)))
             if not mine:
                 continue
             spans.sort()

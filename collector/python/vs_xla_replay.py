@@ -24,12 +24,13 @@ class _Rec:
     put back); `made` the time its block was made, for its stack (a
     block made again in a ghost's place keeps the first)."""
     __slots__ = ("ts", "op", "dev", "ptr", "nbytes", "size", "frame", "run", "tb", "stats",
-                 "made")
+                 "made", "thread")
 
     def __init__(self, ts, op, dev, ptr, nbytes, size=0, frame="", run=None, stats=None):
         self.ts, self.op, self.dev, self.ptr, self.nbytes = ts, op, dev, ptr, nbytes
         self.size, self.frame, self.run, self.stats, self.tb = size, frame, run, stats, None
         self.made = ts
+        self.thread = None
 
 
 class _Gap:
@@ -89,7 +90,10 @@ class Replay:
 
     def chunk(self, events, gap_after):
         recs = []
-        for ts, _, alloc, dev, ptr, nbytes, stats, run, frame in events:
+        for ts, thread, alloc, dev, ptr, nbytes, stats, run, frame in events:
+            if alloc is None:
+                self._run_begun_before(ts, thread, dev, run, frame)
+                continue
             self._samples_until(ts)
             if dev not in self.empty_at_start and "bytes_allocated" in stats:
                 self.empty_at_start[dev] = \
@@ -116,6 +120,7 @@ class Replay:
                         recs.append(_Rec(ts, "S", dev, r[0], r[1]))
                 rec = _Rec(ts, "a", dev, ptr, nbytes, stats.get("requested_bytes", nbytes),
                            frame, run, stats.get("bytes_allocated"))
+                rec.thread = thread
                 self.live[ptr] = rec
                 self.in_use[dev] = self.in_use.get(dev, 0) + nbytes
             else:
@@ -145,6 +150,19 @@ class Replay:
         while len(self.held) > 2 and (self.held[0][1] is None
                                       or self.held[0][1].end < self.latest - _HOLD_NS):
             self._write_held()
+
+    def _run_begun_before(self, start, thread, end, run, name):
+        """An executable's run from start to end on thread: where it began
+        before the profiler was last flushed, the blocks made on that
+        thread in it, read in the chunks before (outside every run there,
+        as the run's span came with this one), are of it."""
+        if self.gap is None or start >= self.gap.end:
+            return
+        for recs, _ in self.held:
+            for rec in recs:
+                if rec.op == "a" and rec.run is None and rec.thread == thread \
+                        and start <= rec.ts <= end:
+                    rec.frame, rec.run = name, run
 
     def end(self):
         self._samples_until(None)

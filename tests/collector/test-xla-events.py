@@ -288,6 +288,22 @@ with tempfile.TemporaryDirectory() as tmp:
     ok("label Build buffer allocations\n" + mine in text,
        "a block the compiler took while compiling: its span, then the program's call", text)
 
+    # An executable's run the profiler was flushed in: its span comes
+    # with the chunk after, its first blocks with the one before; they
+    # are of the run all the same.
+    r = Bfc()
+    r1 = [event("Build buffer allocations", 105, 10), r.alloc(110, BASE, 256)]
+    r2 = [event("CommonPjRtLoadedExecutable::Execute (jit_step)", 100, 200),
+          r.alloc(220, BASE + 256, 256), r.free(230, BASE + 256, 256)]
+    path11 = os.path.join(tmp, "vsfw-11.xla-events")
+    ev11 = vs_xla_events.XlaEvents(path11, flush_every=0)
+    ev11._write([(xs(r1), (200, 210)), (xs(r2), None)], lambda f: f)
+    lines11 = open(path11).read().splitlines()
+    sid = {l.split()[3]: l.split()[6] for l in lines11 if l.startswith("a ")}
+    ok(sid.get(str(BASE)) == sid.get(str(BASE + 256))
+       and lines11[lines11.index("stack " + sid.get(str(BASE), "?")) + 1] == "label jit_step",
+       "a run begun before a flush: its blocks of the chunk before are of it", lines11)
+
     def counts(path):
         """The pool's count after each event of the file (that is not a
         stand-in's) as the blocks replayed give it."""

@@ -77,6 +77,11 @@ def meta(trace, key):
     return None if row is None else str(row[0])
 
 
+# leaf stack id -> its frames ("file:function", innermost first), for the
+# messages of compiler_stacks()'s checks.
+frames_of = {}
+
+
 def compiler_stacks(trace, sample):
     """{stack id: whether it has a frame of the sample} for the stacks of
     xla blocks taken while compiling (a label of the compiler's spans or
@@ -97,6 +102,7 @@ def compiler_stacks(trace, sample):
         db.close()
     labels, lines = {}, {}
     for leaf, kind, function, path in rows:
+        frames_of.setdefault(leaf, []).append("%s:%s" % (os.path.basename(path or ""), function))
         if kind == 4 and function and (function.startswith("compile")
                                        or function in ("Build buffer allocations",
                                                        "create redzone buffers")):
@@ -221,13 +227,17 @@ def main():
         # The blocks XLA's compiler took (autotuning, its buffer
         # assignment) have the program's call that compiled.
         # (Traces of a hook that follows compilations: it writes
-        # xla.flushes.)
-        if meta(trace, "xla.flushes") is not None:
+        # xla.flushes.  Not on flushed runs: the blocks of a run begun
+        # while the profiler was flushed have no executable's span, and
+        # those the compiler's span holds then lack the program's line;
+        # docs/frameworks.md.)
+        if meta(trace, "xla.flushes") is not None and not flushed:
             compiled = compiler_stacks(trace, t["sample"])
             check("blocks the compiler took reach the program's line",
                   all(compiled.values()) and (compiled or "oom" in t["sample"]),
                   "%d stacks, without the line: %s" % (
-                      len(compiled), [k for k, v in compiled.items() if not v][:5]))
+                      len(compiled), [(k, frames_of.get(k)) for k, v in compiled.items()
+                                       if not v][:5]))
     findings = rows(report(trace, "--format", "csv", "diagnose"))
     kinds = [f["finding"] for f in findings]
     check("no leak-at-exit", "leak-at-exit" not in kinds, ",".join(kinds))
