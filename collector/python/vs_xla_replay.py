@@ -16,6 +16,9 @@ _HOLD_NS = 2 * 10**9
 # and the addresses of those stand-ins: below every device address.
 UNSEEN = "blocks not seen (profiler flush)"
 _UNSEEN_BASE = 1 << 16
+# The frame of the blocks of an executable's run begun while the profiler
+# was flushed: its span (and so its name) was never recorded.
+LOST_RUN = "a run begun in a profiler flush"
 
 
 class _Rec:
@@ -24,13 +27,14 @@ class _Rec:
     put back); `made` the time its block was made, for its stack (a
     block made again in a ghost's place keeps the first)."""
     __slots__ = ("ts", "op", "dev", "ptr", "nbytes", "size", "frame", "run", "tb", "stats",
-                 "made", "thread")
+                 "made", "thread", "lost")
 
     def __init__(self, ts, op, dev, ptr, nbytes, size=0, frame="", run=None, stats=None):
         self.ts, self.op, self.dev, self.ptr, self.nbytes = ts, op, dev, ptr, nbytes
         self.size, self.frame, self.run, self.stats, self.tb = size, frame, run, stats, None
         self.made = ts
         self.thread = None
+        self.lost = False
 
 
 class _Gap:
@@ -90,9 +94,11 @@ class Replay:
 
     def chunk(self, events, gap_after):
         recs = []
+        first_run = {}  # thread -> the start of its first executable's run here
         for ts, thread, alloc, dev, ptr, nbytes, stats, run, frame in events:
             if alloc is None:
                 self._run_begun_before(ts, thread, dev, run, frame)
+                first_run.setdefault(thread, ts)
                 continue
             self._samples_until(ts)
             if dev not in self.empty_at_start and "bytes_allocated" in stats:
@@ -135,6 +141,8 @@ class Replay:
                 rec = _Rec(ts, "f", held.dev, ptr, held.nbytes, stats=stats.get("bytes_allocated"))
             self.last_at[ptr] = ts
             recs.append(rec)
+        if self.gap is not None:
+            self._runs_begun_in_gap(recs, first_run)
         self.gap = None
         if gap_after is not None:
             # Events recorded as the profiler stopped can be later than the
@@ -163,6 +171,21 @@ class Replay:
                 if rec.op == "a" and rec.run is None and rec.thread == thread \
                         and start <= rec.ts <= end:
                     rec.frame, rec.run = name, run
+
+    def _runs_begun_in_gap(self, recs, first_run):
+        """The blocks read just after a gap, on a thread that runs
+        executables, before its first run here and outside every run,
+        inside another span (the runtime's `Build buffer allocations`):
+        those of a run begun in the gap, whose span was never recorded.
+        They are one run (a sampled array of it gives them all its
+        traceback), unless a compilation was under way (`_stack_of`)."""
+        run = ("lost", self.gap.start)
+        for rec in recs:
+            if rec.op == "a" and rec.run is None and rec.frame and rec.thread in first_run \
+                    and rec.ts < first_run[rec.thread]:
+                rec.run, rec.lost = run + (rec.thread,), True
+                if rec.tb is not None:
+                    self.group_tb.setdefault(rec.run, (rec.tb, self.chunk_no))
 
     def end(self):
         self._samples_until(None)
@@ -358,11 +381,12 @@ class Replay:
         time."""
         tb = rec.tb or (self.group_tb.get(rec.run, (None,))[0] if rec.run is not None else None)
         frame = rec.frame
-        if tb is None and rec.run is None:
-            c = self._compile_of(rec.made)
-            if c is not None:
-                tb = c[2]
-                frame = frame or ("compile %s" % c[3] if c[3] else "compile")
+        c = self._compile_of(rec.made) if rec.run is None or rec.lost else None
+        if rec.lost and c is None:
+            frame = LOST_RUN
+        elif tb is None and c is not None:
+            tb = c[2]
+            frame = frame or ("compile %s" % c[3] if c[3] else "compile")
         key = (frame, id(tb) if tb is not None else 0)
         sid = self.stacks.get(key)
         if sid is None:

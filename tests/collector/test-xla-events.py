@@ -304,6 +304,30 @@ with tempfile.TemporaryDirectory() as tmp:
        and lines11[lines11.index("stack " + sid.get(str(BASE), "?")) + 1] == "label jit_step",
        "a run begun before a flush: its blocks of the chunk before are of it", lines11)
 
+    # A run begun while the profiler was flushed: its span is never
+    # recorded, so its blocks after the gap are inside the runtime's span
+    # only.  They are one run, named as such, and an array of it sampled
+    # gives them all the program's line.
+    q = Bfc()
+    q1 = [q.alloc(110, BASE, 256)]
+    q2 = [event("Build buffer allocations", 212, 10), q.alloc(214, BASE + 256, 256),
+          q.alloc(216, BASE + 512, 256), q.free(218, BASE + 512, 256),
+          event("CommonPjRtLoadedExecutable::Execute (jit_step)", 300, 30),
+          q.alloc(310, BASE + 1024, 256)]
+    path12 = os.path.join(tmp, "vsfw-12.xla-events")
+    ev12 = vs_xla_events.XlaEvents(path12, flush_every=0)
+    ev12.samples = [(220, BASE + 256, tb)]
+    ev12._write([(xs(q1), (200, 210)), (xs(q2), None)], lambda f: f)
+    lines12 = open(path12).read().splitlines()
+    sid = {l.split()[3]: l.split()[6] for l in lines12 if l.startswith("a ")}
+    lost = vs_xla_events.vs_xla_replay.LOST_RUN
+    at = lines12.index("stack " + sid.get(str(BASE + 512), "?")) if str(BASE + 512) in sid else -1
+    ok(sid.get(str(BASE + 256)) == sid.get(str(BASE + 512)) and at >= 0
+       and lines12[at + 1:at + 3] == ["label " + lost,
+                                      "frame 42 /home/u/prog.py\t<module>"]
+       and sid.get(str(BASE + 1024)) != sid.get(str(BASE + 512)),
+       "a run begun in a gap: its blocks one run, named so, with its array's line", lines12)
+
     def counts(path):
         """The pool's count after each event of the file (that is not a
         stand-in's) as the blocks replayed give it."""

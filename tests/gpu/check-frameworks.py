@@ -227,11 +227,8 @@ def main():
         # The blocks XLA's compiler took (autotuning, its buffer
         # assignment) have the program's call that compiled.
         # (Traces of a hook that follows compilations: it writes
-        # xla.flushes.  Not on flushed runs: the blocks of a run begun
-        # while the profiler was flushed have no executable's span, and
-        # those the compiler's span holds then lack the program's line;
-        # docs/frameworks.md.)
-        if meta(trace, "xla.flushes") is not None and not flushed:
+        # xla.flushes.)
+        if meta(trace, "xla.flushes") is not None:
             compiled = compiler_stacks(trace, t["sample"])
             check("blocks the compiler took reach the program's line",
                   all(compiled.values()) and (compiled or "oom" in t["sample"]),
