@@ -35,7 +35,9 @@ it holds is saved to PATH.K and it starts again, so the events held in
 memory stay bounded.  The events of the moment between the stop and the
 start are put back from what follows and from the allocator's own count
 (vs_xla_replay.py); the blocks made and freed within that moment are not seen
-(xla.alloc_count can be short of num_allocs by those).  The file is
+(xla.alloc_count can be short of num_allocs by those), and where what is
+put back does not give the allocator's count, a stand-in block carries
+the difference, so the bytes in use are always the allocator's own.  The file is
 written at exit, chunk by chunk.  Blocks the compiler takes (autotuning)
 get the Python stack of the call that compiled, from JAX's
 `jax.monitoring` compile events.  A program that starts JAX's profiler
