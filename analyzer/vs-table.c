@@ -295,19 +295,23 @@ vs_table_write_csv (VsTable *table, GString *out)
     }
 }
 
-void
-vs_table_set_event_order (VsTable *table, gboolean event_order)
-{
-  g_return_if_fail (table != NULL);
-  table->event_order = event_order;
-}
+/* vs_table_set_<flag> and vs_table_get_<flag> (see vs-table.h) for the
+ * table's boolean field flag. */
+#define VS_TABLE_FLAG_ACCESSORS(flag)                                                              \
+  void vs_table_set_##flag (VsTable *table, gboolean flag)                                         \
+  {                                                                                                \
+    g_return_if_fail (table != NULL);                                                              \
+    table->flag = flag;                                                                            \
+  }                                                                                                \
+                                                                                                   \
+  gboolean vs_table_get_##flag (VsTable *table)                                                    \
+  {                                                                                                \
+    g_return_val_if_fail (table != NULL, FALSE);                                                   \
+    return table->flag;                                                                            \
+  }
 
-gboolean
-vs_table_get_event_order (VsTable *table)
-{
-  g_return_val_if_fail (table != NULL, FALSE);
-  return table->event_order;
-}
+VS_TABLE_FLAG_ACCESSORS (event_order)
+VS_TABLE_FLAG_ACCESSORS (text_blocks)
 
 void
 vs_table_set_text_order (VsTable *table, const char *const *names)
@@ -322,18 +326,4 @@ vs_table_get_text_order (VsTable *table)
 {
   g_return_val_if_fail (table != NULL, NULL);
   return (const char *const *)table->text_order;
-}
-
-void
-vs_table_set_text_blocks (VsTable *table, gboolean blocks)
-{
-  g_return_if_fail (table != NULL);
-  table->text_blocks = blocks;
-}
-
-gboolean
-vs_table_get_text_blocks (VsTable *table)
-{
-  g_return_val_if_fail (table != NULL, FALSE);
-  return table->text_blocks;
 }

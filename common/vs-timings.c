@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* vs-timings.c — wall-clock time per named phase (vs-timings.h). */
 #include "vs-timings.h"
+#include "vs-clock.h"
 
 #include <assert.h>
 #include <stdio.h>
@@ -10,9 +11,7 @@
 int64_t
 vs_timings_now (void)
 {
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+  return vs_clock_ns (CLOCK_MONOTONIC);
 }
 
 void

@@ -10,7 +10,8 @@ set -eu
 fuzz_out vs-pickle-fuzz
 fuzz_build vs-pickle-fuzz -I"$here/../import" -I"$here/../common" $(pkg-config --cflags glib-2.0) \
   "$here/vs-pickle-fuzz.c" "$here/../import/vs-pickle.c" \
-  "$here/../import/vs-pickle-load.c" "$here/../import/vs-pickle-opcodes.c" \
+  "$here/../import/vs-pickle-load.c" "$here/../import/vs-pickle-mem.c" \
+  "$here/../import/vs-pickle-opcodes.c" \
   "$here/../import/vs-pickle-read.c" "$here/../import/vs-pickle-stream.c" \
   $(pkg-config --libs glib-2.0)
 fuzz_corpus vs-pickle-fuzz corpus

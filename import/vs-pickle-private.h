@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* vs-pickle-private.h — what the files of the pickle reader share.
  *
- * The reader is split into vs-pickle-load.c (entry points, the memory
- * bound, giving back parsed input, freeing), vs-pickle.c (the opcode loop
+ * The reader is split into vs-pickle-load.c (entry points, setting the
+ * memory bound, freeing), vs-pickle-mem.c (the error domain, charging the
+ * memory bound, giving back parsed input), vs-pickle.c (the opcode loop
  * and the values it builds), vs-pickle-stream.c (append hooks: reclaiming
  * taken values, tokens and shared tokens, and replaying spans of input
  * that made shared tokens), vs-pickle-read.c (the value access API) and
@@ -150,11 +151,11 @@ typedef struct
 #define SPAN_FILTER_BITS 16
 
 /* n zeroed bytes, charged to p's memory bound; NULL when that would pass
- * the bound (nothing charged).  (vs-pickle-load.c) */
+ * the bound (nothing charged).  (vs-pickle-mem.c) */
 gpointer vs_pickle_mem_alloc0 (VsPickle *p, gsize n);
 
 /* Frees mem, n bytes from vs_pickle_mem_alloc0(), and takes it off p's
- * memory bound.  (vs-pickle-load.c) */
+ * memory bound.  (vs-pickle-mem.c) */
 void vs_pickle_mem_free (VsPickle *p, gpointer mem, gsize n);
 
 /* An entry of the parser's two indexes (common/vs-hash-table.h, memory
@@ -303,7 +304,7 @@ struct Parser
 
 /* Makes room for extra more elements of elt bytes in v, charging the growth
  * to p's memory bound.  Returns FALSE with error set when over the bound.
- * (vs-pickle-load.c) */
+ * (vs-pickle-mem.c) */
 gboolean vs_pickle_vec_grow (VsPickle *p, Vec *v, gsize elt, gsize extra, GError **error);
 
 /* Makes room for extra more elements of elt bytes in v as
@@ -377,7 +378,7 @@ gboolean vs_pickle_parser_run (Parser *ps, VsPickleProgress progress, gpointer p
 /* Gives back to the system the pages of mapped input that parsing has
  * passed, up to some distance before offset at, so that memory does not
  * grow with the input: they stay valid and are read again from the file
- * should a value that points into them be read.  (vs-pickle-load.c) */
+ * should a value that points into them be read.  (vs-pickle-mem.c) */
 void vs_pickle_release_input (Parser *ps, gsize at);
 
 /* Called after an append hook took items: applies the hook's tokens to the

@@ -21,6 +21,7 @@
 
 #include <glib.h>
 
+#include "vs-clock.h"
 #include "vs-config.h"
 #include "vs-output.h"
 #include "vs-spool.h"
@@ -30,14 +31,6 @@
 static volatile sig_atomic_t child_pid;
 
 static const int forwarded[4] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
-
-static int64_t
-now_ns (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_REALTIME, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* Finds the collector library: $VRAMSCOPE_COLLECTOR, then next to this
  * executable, then where an install puts it relative to this executable
@@ -228,7 +221,7 @@ exec_program (VsRecordLaunch *l, int errpipe[2], const sigset_t *saved_mask)
 static bool
 start_program (VsRecordLaunch *l)
 {
-  l->start_ns = now_ns ();
+  l->start_ns = vs_clock_ns (CLOCK_REALTIME);
   int errpipe[2];
   if (pipe2 (errpipe, O_CLOEXEC) != 0)
     {
@@ -330,7 +323,7 @@ vs_record_wait (VsRecordLaunch *l)
   child_pid = 0;
   for (int k = 0; k < 4; k++)
     sigaction (forwarded[k], &l->old[k], NULL);
-  l->end_ns = now_ns ();
+  l->end_ns = vs_clock_ns (CLOCK_REALTIME);
   if (WIFEXITED (status))
     l->code = WEXITSTATUS (status);
   else if (WIFSIGNALED (status))

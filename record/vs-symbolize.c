@@ -21,6 +21,7 @@
  * renamed.  Nodes no event reaches any more are deleted.
  */
 #include "vs-symbolize.h"
+#include "vs-clock.h"
 #include "vs-symbol-cache.h"
 #include "vs-trace-writer.h"
 
@@ -62,14 +63,6 @@ typedef struct
   char *err;
   size_t errlen;
 } VsSym;
-
-static int64_t
-now_ns (void)
-{
-  struct timespec t;
-  clock_gettime (CLOCK_MONOTONIC, &t);
-  return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
 
 static int
 sql_fail (VsSym *s, const char *what)
@@ -721,7 +714,7 @@ vs_symbolize_db (sqlite3 *db, VsSymbolizeStats *stats, char *err, size_t errlen)
   if (stats == NULL)
     stats = &local;
   memset (stats, 0, sizeof *stats);
-  int64_t t0 = now_ns ();
+  int64_t t0 = vs_clock_ns (CLOCK_MONOTONIC);
   VsSym s = { .db = db, .stats = stats, .err = err, .errlen = errlen };
 
   sqlite3_stmt *q;
@@ -746,7 +739,7 @@ vs_symbolize_db (sqlite3 *db, VsSymbolizeStats *stats, char *err, size_t errlen)
   sqlite3_finalize (q);
   if (!native)
     {
-      stats->elapsed_ns = now_ns () - t0;
+      stats->elapsed_ns = vs_clock_ns (CLOCK_MONOTONIC) - t0;
       return 0;
     }
 
@@ -806,7 +799,7 @@ vs_symbolize_db (sqlite3 *db, VsSymbolizeStats *stats, char *err, size_t errlen)
       free (s.frames[i].expansion);
     }
   free (s.frames);
-  stats->elapsed_ns = now_ns () - t0;
+  stats->elapsed_ns = vs_clock_ns (CLOCK_MONOTONIC) - t0;
   return rc;
 }
 

@@ -15,6 +15,7 @@
 
 #include <sqlite3.h>
 
+#include "vs-clock.h"
 #include "vs-merge-append.h"
 #include "vs-spool-run.h"
 #include "vs-spool-files.h"
@@ -43,14 +44,6 @@ struct VsWindowRounds
   VsMergeAppend *app;
   VsWindowRoundsStats st;
 };
-
-static int64_t
-clock_ns (clockid_t id)
-{
-  struct timespec t;
-  clock_gettime (id, &t);
-  return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
 
 static int64_t
 env_ms (const char *name, int64_t fallback)
@@ -302,10 +295,10 @@ rounds_main (void *data)
       pthread_mutex_unlock (&r->lock);
       if (atomic_load (&r->stop))
         break;
-      int64_t t0 = clock_ns (CLOCK_MONOTONIC);
+      int64_t t0 = vs_clock_ns (CLOCK_MONOTONIC);
       char err[512] = "";
       int rc = round_once (r, err, sizeof err);
-      int64_t took = clock_ns (CLOCK_MONOTONIC) - t0;
+      int64_t took = vs_clock_ns (CLOCK_MONOTONIC) - t0;
       if (rc == 1)
         break;
       r->st.busy_ns += took;

@@ -229,13 +229,19 @@ def _watch_backend():
     xla_bridge.backends = backends
 
 
+def _exit_stats(read, what):
+    """At exit: read() takes the framework's figures (what names them in
+    the line said when it fails), then the meta file is written."""
+    try:
+        read()
+    except Exception as e:
+        _say("could not read %s (%s: %s)" % (what, type(e).__name__, e))
+    _write()
+
+
 def _jax_exit():
     _xla_events_finish()
-    try:
-        _jax_stats("")
-    except Exception as e:
-        _say("could not read JAX's memory_stats() (%s: %s)" % (type(e).__name__, e))
-    _write()
+    _exit_stats(lambda: _jax_stats(""), "JAX's memory_stats()")
 
 
 def _on_jax(module):
@@ -492,13 +498,13 @@ def _cupy_exit():
         _cupy_events = None
         ev.close()
         _meta["cupy.segment_mismatch"] = ev.mismatch
-    try:
+
+    def read():
         # Only where the program used a GPU through CuPy.
         if cupy is not None and cupy.get_default_memory_pool().total_bytes() > 0:
             _cupy_stats("")
-    except Exception as e:
-        _say("could not read CuPy's memory pool (%s: %s)" % (type(e).__name__, e))
-    _write()
+
+    _exit_stats(read, "CuPy's memory pool")
 
 
 def _on_cupy(module):
