@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* vs-clock.h — one clock read in nanoseconds.
  *
- * Plain C, no GLib, header only: the injected collector, the finalizer's
- * timings and the recorder all read their clocks through it.
+ * Plain C, no GLib, header only, so the injected collector may use it
+ * too; the finalizer's timings and the recorder read their clocks
+ * through it.
  */
 #pragma once
 
