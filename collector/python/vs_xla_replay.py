@@ -59,9 +59,11 @@ class Replay:
     pool never hands out an address in use); a free of a block never seen
     was a block made in a gap.  The pool's own count of bytes in use,
     which each event carries, tells how much each gap changed, and so
-    which gap an event goes back to; the running sum checked against that
-    count as the file is written (`mismatch`) says whether all came
-    back."""
+    which gap an event goes back to.  As the file is written the running
+    sum is checked against that count before each event; where what was
+    put back does not give it, a stand-in block (`UNSEEN`) carries the
+    difference (`_balance`; `mismatch` counts those events), so the bytes
+    in use written are always the pool's own."""
 
     def __init__(self, out, installed, samples, compiles, address_range):
         self.out, self.installed = out, installed
