@@ -206,6 +206,20 @@ free_regions (VsNvtxMem *m, const VsItem *it, uint32_t h)
   return 0;
 }
 
+/* Ends heap index h at the item's time: its live regions are freed, then
+ * its segment, and the heap is marked unregistered.  Returns 0, or -1 when
+ * a row could not be written. */
+static int
+heap_end (VsNvtxMem *m, const VsItem *it, uint32_t h)
+{
+  if (free_regions (m, it, h) != 0
+      || write_event (m, it, &m->heaps[h], VS_ALLOC_OP_SEGMENT_FREE, it->address, m->heaps[h].size)
+             != 0)
+    return -1;
+  m->heaps[h].handle = 0;
+  return 0;
+}
+
 static int
 heap_register (VsNvtxMem *m, const VsItem *it)
 {
@@ -213,12 +227,8 @@ heap_register (VsNvtxMem *m, const VsItem *it)
   if (heap_find (m, it->address, &h) != NULL)
     {
       /* Registered again without unregistering: the old one ends here. */
-      if (free_regions (m, it, h) != 0
-          || write_event (m, it, &m->heaps[h], VS_ALLOC_OP_SEGMENT_FREE, it->address,
-                          m->heaps[h].size)
-                 != 0)
+      if (heap_end (m, it, h) != 0)
         return -1;
-      m->heaps[h].handle = 0;
     }
   if (it->device == UINT32_MAX || it->address == 0)
     {
@@ -291,13 +301,7 @@ vs_nvtx_mem_process_item (VsNvtxMem *m, const VsItem *it)
           m->skipped++;
           return 0;
         }
-      if (free_regions (m, it, h) != 0
-          || write_event (m, it, &m->heaps[h], VS_ALLOC_OP_SEGMENT_FREE, it->address,
-                          m->heaps[h].size)
-                 != 0)
-        return -1;
-      m->heaps[h].handle = 0;
-      return 0;
+      return heap_end (m, it, h);
     case VS_ITEM_NVTX_REGION_REGISTER:
       {
         VsHeap *heap = heap_find (m, it->correlation, &h);

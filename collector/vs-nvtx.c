@@ -19,6 +19,7 @@
  * recording, one enqueue.
  */
 #include "vs-collector-private.h"
+#include "vs-clock.h"
 #include "vs-nvtx-mem.h"
 
 #include <cuda.h>
@@ -63,9 +64,7 @@ vs_gettid (void)
 int64_t
 vs_now_ns (void)
 {
-  struct timespec ts;
-  clock_gettime (CLOCK_REALTIME, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+  return vs_clock_ns (CLOCK_REALTIME);
 }
 
 void
@@ -201,58 +200,43 @@ start (const VsDomain *domain, const char *name)
 
 /* --- the NVTX entry points ---------------------------------------------- */
 
-static int NVTX_API
-range_push_a (const char *message)
-{
-  char buf[VS_ITEM_TEXT];
-  copy_message (buf, sizeof buf, NVTX_MESSAGE_TYPE_ASCII, message);
-  return push (NULL, buf);
-}
+/* The NVTX entry point range_<op>_<suffix>: a message of one encoding
+ * (char_type, NVTX_MESSAGE_TYPE_<encoding>) made the text of a range op
+ * (push or start, returning ret) on the default domain. */
+#define VS_NVTX_MESSAGE_ENTRY(op, ret, suffix, char_type, encoding)                                \
+  static ret NVTX_API range_##op##_##suffix (const char_type *message)                             \
+  {                                                                                                \
+    char buf[VS_ITEM_TEXT];                                                                        \
+    copy_message (buf, sizeof buf, NVTX_MESSAGE_TYPE_##encoding, message);                         \
+    return op (NULL, buf);                                                                         \
+  }
 
-static int NVTX_API
-range_push_w (const wchar_t *message)
-{
-  char buf[VS_ITEM_TEXT];
-  copy_message (buf, sizeof buf, NVTX_MESSAGE_TYPE_UNICODE, message);
-  return push (NULL, buf);
-}
+/* The four NVTX entry points of one range operation, op (push or start,
+ * returning ret): range_<op>_a and range_<op>_w (a message on the default
+ * domain), domain_range_<op>_ex (event attributes on a registered domain)
+ * and range_<op>_ex (the same on the default domain). */
+#define VS_NVTX_RANGE_ENTRIES(op, ret)                                                             \
+  VS_NVTX_MESSAGE_ENTRY (op, ret, a, char, ASCII)                                                  \
+  VS_NVTX_MESSAGE_ENTRY (op, ret, w, wchar_t, UNICODE)                                             \
+  static ret NVTX_API domain_range_##op##_ex (nvtxDomainHandle_t d,                                \
+                                              const nvtxEventAttributes_t *a)                      \
+  {                                                                                                \
+    char buf[VS_ITEM_TEXT];                                                                        \
+    attrib_message (buf, sizeof buf, a);                                                           \
+    return op ((const VsDomain *)d, buf);                                                          \
+  }                                                                                                \
+  static ret NVTX_API range_##op##_ex (const nvtxEventAttributes_t *a)                             \
+  {                                                                                                \
+    return domain_range_##op##_ex (NULL, a);                                                       \
+  }
 
-static int NVTX_API
-range_push_ex (const nvtxEventAttributes_t *a)
-{
-  char buf[VS_ITEM_TEXT];
-  attrib_message (buf, sizeof buf, a);
-  return push (NULL, buf);
-}
+VS_NVTX_RANGE_ENTRIES (push, int)
+VS_NVTX_RANGE_ENTRIES (start, nvtxRangeId_t)
 
 static int NVTX_API
 range_pop (void)
 {
   return pop (NULL);
-}
-
-static nvtxRangeId_t NVTX_API
-range_start_a (const char *message)
-{
-  char buf[VS_ITEM_TEXT];
-  copy_message (buf, sizeof buf, NVTX_MESSAGE_TYPE_ASCII, message);
-  return start (NULL, buf);
-}
-
-static nvtxRangeId_t NVTX_API
-range_start_w (const wchar_t *message)
-{
-  char buf[VS_ITEM_TEXT];
-  copy_message (buf, sizeof buf, NVTX_MESSAGE_TYPE_UNICODE, message);
-  return start (NULL, buf);
-}
-
-static nvtxRangeId_t NVTX_API
-range_start_ex (const nvtxEventAttributes_t *a)
-{
-  char buf[VS_ITEM_TEXT];
-  attrib_message (buf, sizeof buf, a);
-  return start (NULL, buf);
 }
 
 static void NVTX_API
@@ -304,25 +288,9 @@ domain_register_string_w (nvtxDomainHandle_t d, const wchar_t *s)
 }
 
 static int NVTX_API
-domain_range_push_ex (nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
-{
-  char buf[VS_ITEM_TEXT];
-  attrib_message (buf, sizeof buf, a);
-  return push ((const VsDomain *)d, buf);
-}
-
-static int NVTX_API
 domain_range_pop (nvtxDomainHandle_t d)
 {
   return pop ((const VsDomain *)d);
-}
-
-static nvtxRangeId_t NVTX_API
-domain_range_start_ex (nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
-{
-  char buf[VS_ITEM_TEXT];
-  attrib_message (buf, sizeof buf, a);
-  return start ((const VsDomain *)d, buf);
 }
 
 static void NVTX_API
