@@ -8,6 +8,8 @@ Workload: every allocator event of the run once, at exit; the records of
 the chunks of the last 2 s (two at least) are held at a time.
 """
 
+import re
+
 # How long the events read are held before they are written, at least (ns):
 # what comes after them in that time can put back what a gap lost.
 _HOLD_NS = 2 * 10**9
@@ -16,9 +18,19 @@ _HOLD_NS = 2 * 10**9
 # and the addresses of those stand-ins: below every device address.
 UNSEEN = "blocks not seen (profiler flush)"
 _UNSEEN_BASE = 1 << 16
-# The frame of the blocks of an executable's run begun while the profiler
-# was flushed: its span (and so its name) was never recorded.
-LOST_RUN = "a run begun in a profiler flush"
+# The frame of a block put back from its free: made while the profiler was
+# flushed, by a call not seen.
+MADE_IN_GAP = "a block made in a profiler flush"
+# The frame of the blocks of an executable's run that a flush of the
+# profiler cut (begun in it, or still under way as it began): its span,
+# and so its name, was never recorded.
+LOST_RUN = "a run cut by a profiler flush"
+
+
+def _module_name(fun_name):
+    """The name XLA gives the executable of a compilation of fun_name:
+    `jit(step)` runs as `jit_step`."""
+    return re.sub(r"\W+", "_", fun_name).rstrip("_")
 
 
 class _Rec:
@@ -27,7 +39,7 @@ class _Rec:
     put back); `made` the time its block was made, for its stack (a
     block made again in a ghost's place keeps the first)."""
     __slots__ = ("ts", "op", "dev", "ptr", "nbytes", "size", "frame", "run", "tb", "stats",
-                 "made", "thread", "lost")
+                 "made", "thread", "lost", "next_run")
 
     def __init__(self, ts, op, dev, ptr, nbytes, size=0, frame="", run=None, stats=None):
         self.ts, self.op, self.dev, self.ptr, self.nbytes = ts, op, dev, ptr, nbytes
@@ -35,6 +47,7 @@ class _Rec:
         self.made = ts
         self.thread = None
         self.lost = False
+        self.next_run = None  # (run, name) of its thread's next run, for a block outside every run
 
 
 class _Gap:
@@ -71,6 +84,9 @@ class Replay:
         self.samples = iter(samples)
         self.sample = next(self.samples, None)
         self.compiles = sorted(compiles, key=lambda c: c[0])
+        self.compiled = {}  # executable's name -> [(start, stack)] of its compilations
+        for c in self.compiles:
+            self.compiled.setdefault(_module_name(c[3]), []).append((c[0], c[2]))
         self.held = []  # [(records, gap after them)] not yet written
         self.latest = 0  # the time of the last event read
         self.gaps = []  # gaps since the first chunk held, for the events put back
@@ -79,6 +95,7 @@ class Replay:
         self.written = {}  # device -> bytes in use, as written
         self.regions = {}  # device -> [(base, end)]
         self.group_tb = {}  # executable run -> (traceback, chunk it was found in)
+        self.outside = {}  # thread -> its blocks outside every run since its last run
         self.chunk_no = 0
         self.stacks = {}
         self.gap = None  # the gap just before the events being read
@@ -97,10 +114,14 @@ class Replay:
     def chunk(self, events, gap_after):
         recs = []
         first_run = {}  # thread -> the start of its first executable's run here
+        last_end = {}  # thread -> the end of its last executable's run here
         for ts, thread, alloc, dev, ptr, nbytes, stats, run, frame in events:
             if alloc is None:
                 self._run_begun_before(ts, thread, dev, run, frame)
                 first_run.setdefault(thread, ts)
+                last_end[thread] = max(last_end.get(thread, ts), dev)
+                for rec in self.outside.pop(thread, ()):
+                    rec.next_run = (run, frame)
                 continue
             self._samples_until(ts)
             if dev not in self.empty_at_start and "bytes_allocated" in stats:
@@ -129,6 +150,8 @@ class Replay:
                 rec = _Rec(ts, "a", dev, ptr, nbytes, stats.get("requested_bytes", nbytes),
                            frame, run, stats.get("bytes_allocated"))
                 rec.thread = thread
+                if run is None and not frame:
+                    self.outside.setdefault(thread, []).append(rec)
                 self.live[ptr] = rec
                 self.in_use[dev] = self.in_use.get(dev, 0) + nbytes
             else:
@@ -152,6 +175,7 @@ class Replay:
             start = max([gap_after[0]] + [r.ts for r in recs[-1:]])
             self.gap = _Gap(start, max(start, gap_after[1] or start))
             self.gaps.append(self.gap)
+            self._runs_cut_by_gap(recs, last_end)
         self.held.append((recs, self.gap))
         self.chunk_no += 1
         if recs:
@@ -170,9 +194,9 @@ class Replay:
             return
         for recs, _ in self.held:
             for rec in recs:
-                if rec.op == "a" and rec.run is None and rec.thread == thread \
+                if rec.op == "a" and (rec.run is None or rec.lost) and rec.thread == thread \
                         and start <= rec.ts <= end:
-                    rec.frame, rec.run = name, run
+                    rec.frame, rec.run, rec.lost = name, run, False
 
     def _runs_begun_in_gap(self, recs, first_run):
         """The blocks read just after a gap, on a thread that runs
@@ -181,11 +205,24 @@ class Replay:
         those of a run begun in the gap, whose span was never recorded.
         They are one run (a sampled array of it gives them all its
         traceback), unless a compilation was under way (`_stack_of`)."""
-        run = ("lost", self.gap.start)
+        self._lose_run([rec for rec in recs if rec.thread in first_run
+                        and rec.ts < first_run[rec.thread]])
+
+    def _runs_cut_by_gap(self, recs, last_end):
+        """The blocks read just before the gap that follows them, after the
+        last run of their thread here (or on a thread with none), outside
+        every run, inside the runtime's span: those of a run still under
+        way as the profiler stopped, whose span was never recorded.  Its
+        blocks after the gap are one run with them (`_runs_begun_in_gap`);
+        if its span comes after all, `_run_begun_before` names them."""
+        self._lose_run([rec for rec in recs if rec.ts > last_end.get(rec.thread, -1)])
+
+    def _lose_run(self, recs):
+        """Blocks of recs outside every run and inside a span: one run
+        begun or ended in the current gap, per thread."""
         for rec in recs:
-            if rec.op == "a" and rec.run is None and rec.frame and rec.thread in first_run \
-                    and rec.ts < first_run[rec.thread]:
-                rec.run, rec.lost = run + (rec.thread,), True
+            if rec.op == "a" and rec.run is None and rec.frame:
+                rec.run, rec.lost = ("lost", self.gap.start, rec.thread), True
                 if rec.tb is not None:
                     self.group_tb.setdefault(rec.run, (rec.tb, self.chunk_no))
 
@@ -243,7 +280,8 @@ class Replay:
         del self.live[old.ptr]
         recs.append(_Rec(ts, "f", old.dev, old.ptr, old.nbytes))
         again = _Rec(ts, "a", ghost.dev, ghost.ptr, ghost.nbytes, ghost.size, ghost.frame, ghost.run)
-        again.tb, again.made = ghost.tb, ghost.made
+        again.tb, again.made, again.lost, again.next_run = \
+            ghost.tb, ghost.made, ghost.lost, ghost.next_run
         self.live[ghost.ptr] = again
         recs.append(again)
         self.repaired += 2
@@ -301,7 +339,7 @@ class Replay:
             g = gaps[-1]
         if g is None:
             return False
-        rec = _Rec(g.start, "a", dev, ptr, nbytes, nbytes)
+        rec = _Rec(g.start, "a", dev, ptr, nbytes, nbytes, MADE_IN_GAP)
         g.allocs.append(rec)
         g.left[dev] = g.left.get(dev, 0) - nbytes
         self.live[ptr] = rec
@@ -331,6 +369,18 @@ class Replay:
                 break
             if ts <= c[1]:
                 found = c
+        return found
+
+    def _compiled_before(self, name, ts):
+        """The Python stack of the last compilation of executable name
+        begun before ts: the program's call that first ran it.  A run none
+        of whose arrays a sample saw (most, as the sampler's period is
+        longer than a step) takes it."""
+        found = None
+        for start, stack in self.compiled.get(name, ()):
+            if start > ts:
+                break
+            found = stack
         return found
 
     def _write(self, rec):
@@ -383,12 +433,20 @@ class Replay:
         time."""
         tb = rec.tb or (self.group_tb.get(rec.run, (None,))[0] if rec.run is not None else None)
         frame = rec.frame
+        if tb is None and rec.run is not None and not rec.lost:
+            tb = self._compiled_before(frame, rec.made)
         c = self._compile_of(rec.made) if rec.run is None or rec.lost else None
         if rec.lost and c is None:
             frame = LOST_RUN
         elif tb is None and c is not None:
             tb = c[2]
             frame = frame or ("compile %s" % c[3] if c[3] else "compile")
+        elif tb is None and rec.next_run is not None:
+            # A block the runtime made outside every run (an argument put on
+            # the device) is of the Python call that then ran its thread's
+            # next executable.
+            run, name = rec.next_run
+            tb = self.group_tb.get(run, (None,))[0] or self._compiled_before(name, rec.made)
         key = (frame, id(tb) if tb is not None else 0)
         sid = self.stacks.get(key)
         if sid is None:

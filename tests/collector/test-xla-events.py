@@ -39,6 +39,7 @@ TAP output.
 """
 import csv
 import io
+import itertools
 import os
 import subprocess
 import sys
@@ -327,6 +328,51 @@ with tempfile.TemporaryDirectory() as tmp:
                                       "frame 42 /home/u/prog.py\t<module>"]
        and sid.get(str(BASE + 1024)) != sid.get(str(BASE + 512)),
        "a run begun in a gap: its blocks one run, named so, with its array's line", lines12)
+
+    # A run still under way as the profiler stopped: its span is never
+    # recorded either.  Its blocks before the gap, after its thread's last
+    # run there, and those after the gap are one run, named so.
+    c = Bfc()
+    c1 = [event("CommonPjRtLoadedExecutable::Execute (jit_step)", 100, 20), c.alloc(105, BASE, 256),
+          event("Build buffer allocations", 150, 10), c.alloc(152, BASE + 256, 256)]
+    c2 = [event("Build buffer allocations", 212, 5), c.alloc(214, BASE + 512, 256),
+          c.free(216, BASE + 512, 256),
+          event("CommonPjRtLoadedExecutable::Execute (jit_step)", 300, 30),
+          c.alloc(310, BASE + 1024, 256)]
+    path13 = os.path.join(tmp, "vsfw-13.xla-events")
+    ev13 = vs_xla_events.XlaEvents(path13, flush_every=0)
+    ev13._write([(xs(c1), (200, 210)), (xs(c2), None)], lambda f: f)
+    lines13 = open(path13).read().splitlines()
+    sid = {l.split()[3]: l.split()[6] for l in lines13 if l.startswith("a ")}
+    cut = sid.get(str(BASE + 256), "?")
+    ok(cut == sid.get(str(BASE + 512)) and cut not in (sid.get(str(BASE)), sid.get(str(BASE + 1024)))
+       and lines13[lines13.index("stack " + cut) + 1] == "label " + lost,
+       "a run the profiler stopped in: its blocks on both sides of the gap one run, named so",
+       lines13)
+
+    # The runs of an executable none of whose arrays was sampled take the
+    # Python stack of its compilation; a block made outside every run (an
+    # argument put on the device) that of its thread's next run.
+    n = Bfc()
+    n1 = [n.alloc(50, BASE + 2048, 256),
+          event("CommonPjRtLoadedExecutable::Execute (jit_step)", 100, 20), n.alloc(105, BASE, 256),
+          n.alloc(400, BASE + 4096, 256)]
+    path14 = os.path.join(tmp, "vsfw-14.xla-events")
+    ev14 = vs_xla_events.XlaEvents(path14, flush_every=0)
+    ev14.compiles.append((10, 40, here, "jit(step)"))
+    ev14._write([(xs(n1), None)], lambda f: f)
+    lines14 = open(path14).read().splitlines()
+    sid = {l.split()[3]: l.split()[6] for l in lines14 if l.startswith("a ")}
+
+    def stack_of(ptr):
+        """The label and frame lines of the stack of the block at ptr."""
+        at = lines14.index("stack " + sid.get(str(ptr), "?")) if str(ptr) in sid else -1
+        return list(itertools.takewhile(lambda l: l.startswith(("label ", "frame ")),
+                                        lines14[at + 1:])) if at >= 0 else None
+
+    ok(stack_of(BASE) == ["label jit_step", mine] and stack_of(BASE + 2048) == [mine]
+       and stack_of(BASE + 4096) == [],
+       "an unsampled run: its compilation's stack; a block before a run: the run's", lines14)
 
     def counts(path):
         """The pool's count after each event of the file (that is not a

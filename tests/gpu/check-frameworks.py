@@ -78,18 +78,26 @@ def meta(trace, key):
 
 
 # leaf stack id -> its frames ("file:function", innermost first), for the
-# messages of compiler_stacks()'s checks.
+# messages of the checks on xla_stacks().
 frames_of = {}
 
+# The labels of the blocks a flush of the profiler hid the call of
+# (collector/python/vs_xla_replay.py): no Python line is known for them.
+FLUSH_LABELS = ("blocks not seen (profiler flush)", "a run cut by a profiler flush",
+                "a block made in a profiler flush")
 
-def compiler_stacks(trace, sample):
-    """{stack id: whether it has a frame of the sample} for the stacks of
-    xla blocks taken while compiling (a label of the compiler's spans or
-    of a compilation)."""
+
+def xla_stacks(trace, sample):
+    """{leaf stack id: (blocks, its labels, whether it has a frame of the
+    sample)} for the stacks of the xla blocks (leaf 0: those with none)."""
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
     import vs_trace_db
     db = vs_trace_db.connect(trace, vramscope(), readonly=True)
     try:
+        blocks = dict(db.execute(
+            "SELECT coalesce(e.stack_id, 0), count(*) FROM alloc_event e"
+            " JOIN allocator a ON a.id = e.allocator_id"
+            " WHERE a.kind = 'xla' AND e.op = 1 GROUP BY 1").fetchall())
         rows = db.execute(
             "WITH RECURSIVE up(leaf, id) AS ("
             " SELECT DISTINCT e.stack_id, e.stack_id FROM alloc_event e"
@@ -103,13 +111,22 @@ def compiler_stacks(trace, sample):
     labels, lines = {}, {}
     for leaf, kind, function, path in rows:
         frames_of.setdefault(leaf, []).append("%s:%s" % (os.path.basename(path or ""), function))
-        if kind == 4 and function and (function.startswith("compile")
-                                       or function in ("Build buffer allocations",
-                                                       "create redzone buffers")):
-            labels[leaf] = True
+        if kind == 4 and function:
+            labels.setdefault(leaf, set()).add(function)
         if path and path.endswith("samples/%s.py" % sample):
             lines[leaf] = True
-    return {leaf: lines.get(leaf, False) for leaf in labels}
+    return {leaf: (n, labels.get(leaf, set()), lines.get(leaf, False))
+            for leaf, n in blocks.items()}
+
+
+def compiler_stacks(stacks):
+    """{stack id: whether it has a frame of the sample} for the stacks of
+    xla blocks taken while compiling (a label of the compiler's spans or
+    of a compilation)."""
+    return {leaf: line for leaf, (n, labels, line) in stacks.items()
+            if any(l.startswith("compile") or l in ("Build buffer allocations",
+                                                     "create redzone buffers")
+                   for l in labels)}
 
 
 def equal(name, got, want):
@@ -229,12 +246,24 @@ def main():
         # (Traces of a hook that follows compilations: it writes
         # xla.flushes.)
         if meta(trace, "xla.flushes") is not None:
-            compiled = compiler_stacks(trace, t["sample"])
+            stacks = xla_stacks(trace, t["sample"])
+            compiled = compiler_stacks(stacks)
             check("blocks the compiler took reach the program's line",
                   all(compiled.values()) and (compiled or "oom" in t["sample"]),
                   "%d stacks, without the line: %s" % (
                       len(compiled), [(k, frames_of.get(k)) for k, v in compiled.items()
                                        if not v][:5]))
+            # Every block: a run none of whose arrays was sampled has its
+            # compilation's call, a block outside every run that of its
+            # thread's next run; only those a flush hid say so instead.
+            hidden = sum(n for n, labels, line in stacks.values() if labels & set(FLUSH_LABELS))
+            without = [(k, n, frames_of.get(k, [])[:3]) for k, (n, labels, line) in stacks.items()
+                       if not line and not labels & set(FLUSH_LABELS)]
+            check("every block reaches the program's line, but those a flush hid",
+                  without == [] and (flushed or hidden == 0),
+                  "%d of %d blocks without it: %s; %d hidden by a flush" % (
+                      sum(n for k, n, f in without), sum(n for n, l, x in stacks.values()),
+                      without[:5], hidden))
     findings = rows(report(trace, "--format", "csv", "diagnose"))
     kinds = [f["finding"] for f in findings]
     check("no leak-at-exit", "leak-at-exit" not in kinds, ",".join(kinds))
