@@ -182,7 +182,8 @@ vs_cmd_import (int argc, char **argv)
                              .force = force,
                              .force_flag = "--force",
                              .finalize = !no_finalize,
-                             .timings = timings ? &phases : NULL };
+                             .timings = timings ? &phases : NULL,
+                             .cancel = &interrupted };
   int rc = vs_trace_build (&bo, import_fill, &fill, NULL, 0, err, sizeof err);
   vs_output_guard_end ();
   if (pr.show)

@@ -46,6 +46,26 @@ vs_trace_db_env() {
   export PYTHONPATH="$(cd "$(dirname "$0")/.." && pwd)${PYTHONPATH:+:$PYTHONPATH}"
 }
 
+# signal_at_temp FILE PID BYTES SIG: once a temporary of FILE holding more
+# than BYTES exists (wait_temp), stops process PID and, if it still runs
+# and has not yet put FILE in place, sends it SIG and lets it go on; prints
+# the temporary's name.  Returns 1 when that moment was missed: on a
+# loaded machine the shell can be held up between seeing the temporary and
+# signalling while the process runs to its end, so a caller tries again.
+signal_at_temp() {
+  t=$(wait_temp "$1" "$2" "$3") || return 1
+  kill -STOP "$2" 2>/dev/null || return 1
+  st=Z
+  [ -r /proc/"$2"/stat ] && read -r _ _ st _ </proc/"$2"/stat 2>/dev/null
+  if [ "$st" = Z ] || [ -e "$1" ]; then
+    kill -CONT "$2" 2>/dev/null
+    return 1
+  fi
+  kill -"$4" "$2"
+  kill -CONT "$2"
+  echo "$t"
+}
+
 # wait_temp FILE PID BYTES: waits until a temporary of FILE (FILE.tmp-*)
 # holding more than BYTES exists, while process PID runs (not yet ended, a
 # zombie counting as ended); prints its name.  How long that takes depends

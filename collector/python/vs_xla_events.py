@@ -447,7 +447,10 @@ class XlaEvents:
                     os.unlink(name)
             if self.spilled:
                 os.unlink(self.path + ".samples")
+        # xla.unsampled_runs: how the stack of a run none of whose arrays
+        # was sampled is known (vs_xla_replay.Replay._compiled_before).
         return {"xla.allocator_level": "events", "xla.event_count": self.count,
+                "xla.unsampled_runs": "compilation-stack",
                 "xla.event_mismatch": self.mismatch, "xla.flushes": len(self.chunks),
                 "xla.events_put_back": self.repaired, "xla.unseen_blocks": self.unseen,
                 "xla.unseen_bytes_max": self.unseen_max,

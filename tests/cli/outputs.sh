@@ -59,10 +59,13 @@ ok $? "no temporary file left by any of these"
 # output, no temporary file.
 python3 "$gen" big.pickle 64 >/dev/null 2>&1
 for sig in HUP TERM; do
-  "$vramscope" import big.pickle -o big-$sig.db -q 2>err &
-  pid=$!
-  t=$(wait_temp big-$sig.db $pid 1000000)
-  kill -$sig $pid
+  for try in 1 2 3 4 5; do
+    rm -f big-$sig.db
+    "$vramscope" import big.pickle -o big-$sig.db -q 2>err &
+    pid=$!
+    t=$(signal_at_temp big-$sig.db $pid 1000000 $sig) && break
+    wait $pid
+  done
   wait $pid
   rc=$?
   [ -n "$t" ] && [ "$rc" != 0 ] && [ ! -e big-$sig.db ] && ! ls big-$sig.db.tmp-* >/dev/null 2>&1

@@ -253,9 +253,13 @@ def main():
                   "%d stacks, without the line: %s" % (
                       len(compiled), [(k, frames_of.get(k)) for k, v in compiled.items()
                                        if not v][:5]))
+        if meta(trace, "xla.unsampled_runs") is not None:
             # Every block: a run none of whose arrays was sampled has its
             # compilation's call, a block outside every run that of its
             # thread's next run; only those a flush hid say so instead.
+            # (Traces of a hook that does so: it writes
+            # xla.unsampled_runs.)
+            stacks = xla_stacks(trace, t["sample"])
             hidden = sum(n for n, labels, line in stacks.values() if labels & set(FLUSH_LABELS))
             without = [(k, n, frames_of.get(k, [])[:3]) for k, (n, labels, line) in stacks.items()
                        if not line and not labels & set(FLUSH_LABELS)]

@@ -10,6 +10,18 @@
 #include "vs-timings.h"
 #include "vs-trace-compact.h"
 
+/* Whether the build was cancelled (o->cancel set); if so *rc is -1 and
+ * err says so. */
+static bool
+cancelled (const VsTraceBuildOptions *o, char *err, size_t errlen, int *rc)
+{
+  if (o->cancel == NULL || !*o->cancel)
+    return false;
+  snprintf (err, errlen, "interrupted");
+  *rc = -1;
+  return true;
+}
+
 int
 vs_trace_build (const VsTraceBuildOptions *o, VsTraceFill fill, void *data, char *tmp,
                 size_t tmplen, char *err, size_t errlen)
@@ -32,14 +44,16 @@ vs_trace_build (const VsTraceBuildOptions *o, VsTraceFill fill, void *data, char
                            .timings = o->timings };
   int rc = fill (path, o->finalize ? &fo : NULL, data, err, errlen);
   vs_row_chunker_clear (&chunker);
-  if (rc == 0 && o->finalize && o->window != NULL)
+  if (rc == 0 && o->finalize && o->window != NULL && !cancelled (o, err, errlen, &rc))
     rc = o->window (path, o->window_data, err, errlen);
-  if (rc == 0 && o->finalize)
+  if (rc == 0 && o->finalize && !cancelled (o, err, errlen, &rc))
     {
       rc = vs_trace_compact_file (path, err, errlen) < 0 ? -1 : 0;
       if (o->timings != NULL)
         vs_timings_mark (o->timings, "compacting");
     }
+  if (rc == 0)
+    cancelled (o, err, errlen, &rc);
   if (rc == 0 && o->committing != NULL)
     o->committing (o->committing_data);
   if (rc == 0)

@@ -15,6 +15,7 @@
  */
 #pragma once
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -52,12 +53,17 @@ typedef struct
    * on, as the spool is removed next. */
   void (*committing) (void *data);
   void *committing_data;
+  /* Set by a signal handler to cancel (NULL: none): looked at after each
+   * step and just before the commit, so that a cancel during the window
+   * or compaction, where no progress is reported, still leaves nothing. */
+  const volatile sig_atomic_t *cancel;
 } VsTraceBuildOptions;
 
 /* Builds the trace at o->output from what fill writes: see above.  tmp, if
  * not NULL, gets the temporary's name (tmplen bytes) as soon as it exists,
  * for a caller that guards it against signals (vs_output_guard) or must
  * find it.  Returns 0 with the trace in place, or -1 with err filled and
- * nothing left (the temporary removed). */
+ * nothing left (the temporary removed); err is "interrupted" when
+ * o->cancel was set. */
 int vs_trace_build (const VsTraceBuildOptions *o, VsTraceFill fill, void *data, char *tmp,
                     size_t tmplen, char *err, size_t errlen);
