@@ -29,13 +29,27 @@ fill_small (const char *tmp, const VsFinalizeOptions *fo, void *data, char *err,
   if (w == NULL)
     return -1;
   vs_writer_set_meta (w, "source", "synthetic");
-  VsProcess p = { 100, 1, "host", VS_UNKNOWN, VS_UNKNOWN, VS_UNKNOWN, NULL, "prog",
-                  VS_UNKNOWN, VS_UNKNOWN, VS_UNKNOWN };
+  VsProcess p = { 100,  1,      "host",     VS_UNKNOWN, VS_UNKNOWN, VS_UNKNOWN,
+                  NULL, "prog", VS_UNKNOWN, VS_UNKNOWN, VS_UNKNOWN };
   int64_t proc = vs_writer_add_process (w, &p);
   VsDevice d = { 0, "GPU-test-0", "Test GPU", 1LL << 34 };
   int64_t dev = vs_writer_add_device (w, &d);
-  VsMemEvent e = { 1000, proc, 1, dev, VS_UNKNOWN, VS_UNKNOWN, VS_MEM_KIND_DEVICE,
-                   VS_MEM_OP_ALLOC, 1 << 20, 4096, 0, VS_UNKNOWN, VS_UNKNOWN, VS_UNKNOWN, 0, 0 };
+  VsMemEvent e = { 1000,
+                   proc,
+                   1,
+                   dev,
+                   VS_UNKNOWN,
+                   VS_UNKNOWN,
+                   VS_MEM_KIND_DEVICE,
+                   VS_MEM_OP_ALLOC,
+                   1 << 20,
+                   4096,
+                   0,
+                   VS_UNKNOWN,
+                   VS_UNKNOWN,
+                   VS_UNKNOWN,
+                   0,
+                   0 };
   if (vs_writer_mem_event (w, &e) != 0)
     {
       g_snprintf (err, errlen, "cannot write an event");
