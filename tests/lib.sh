@@ -46,6 +46,18 @@ vs_trace_db_env() {
   export PYTHONPATH="$(cd "$(dirname "$0")/.." && pwd)${PYTHONPATH:+:$PYTHONPATH}"
 }
 
+# signals_default CMD [ARG...] &: runs CMD as a background job whose
+# process ($!) is CMD itself, with SIGINT and SIGHUP back to their default:
+# a shell's background job ignores SIGINT, and a test run under nohup
+# ignores SIGHUP, which a program then keeps ignoring.  (It replaces the
+# job's subshell: only for `&`.)
+signals_default() {
+  exec python3 -c 'import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+signal.signal(signal.SIGHUP, signal.SIG_DFL)
+os.execvp(sys.argv[1], sys.argv[1:])' "$@"
+}
+
 # signal_at_temp FILE PID BYTES SIG: once a temporary of FILE holding more
 # than BYTES exists (wait_temp), stops process PID and, if it still runs
 # and has not yet put FILE in place, sends it SIG and lets it go on; prints

@@ -61,7 +61,7 @@ python3 "$gen" big.pickle 64 >/dev/null 2>&1
 for sig in HUP TERM; do
   for try in 1 2 3 4 5; do
     rm -f big-$sig.db
-    "$vramscope" import big.pickle -o big-$sig.db -q 2>err &
+    signals_default "$vramscope" import big.pickle -o big-$sig.db -q 2>err &
     pid=$!
     t=$(signal_at_temp big-$sig.db $pid 1000000 $sig) && break
     wait $pid

@@ -24,11 +24,7 @@ for case in "INT perfetto" "TERM snapshot" "HUP perfetto" "TERM sqlite"; do
   sig=$1 format=$2
   for try in 1 2 3 4 5; do
     rm -f "out-$sig-$format"
-    # A shell's background job ignores SIGINT: exec'ed with it restored.
-    python3 -c 'import os, signal, sys
-signal.signal(signal.SIGINT, signal.SIG_DFL)
-os.execv(sys.argv[1], sys.argv[1:])' "$vramscope" export big.db --format "$format" \
-      -o "out-$sig-$format" 2>err &
+    signals_default "$vramscope" export big.db --format "$format" -o "out-$sig-$format" 2>err &
     pid=$!
     t=$(signal_at_temp "out-$sig-$format" $pid 100000 "$sig") && break
     wait $pid
