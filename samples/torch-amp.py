@@ -5,34 +5,21 @@ ResNet-18 on synthetic images, --steps steps in NVTX ranges "step N",
 with --amp bf16 (torch.autocast) or --amp off (fp32).  Recorded once each,
 the two traces are the pair `vramscope diff` compares: autocast stores the
 activations saved for backward in bf16, roughly halving them, while
-parameters, gradients and optimizer state stay fp32.
+parameters, gradients and optimizer state stay fp32.  The model, batch and
+ranges: torch_sample.py; the training step, with its autocast, is here.
 
   python3 torch-amp.py [--amp off|bf16] [--batch 64] [--steps 6] [--truth FILE]
 """
-import argparse
 import contextlib
 
 import torch
-import torchvision
 
-import torch_truth
+import torch_sample
 
-p = argparse.ArgumentParser()
+p = torch_sample.parser(steps=6, batch=64)
 p.add_argument("--amp", choices=["off", "bf16"], default="off")
-p.add_argument("--batch", type=int, default=64)
-p.add_argument("--size", type=int, default=128)
-p.add_argument("--steps", type=int, default=6)
-p.add_argument("--truth")
-args = p.parse_args()
-torch_truth.install("amp-" + args.amp, vars(args), args.truth)
-
-dev = torch.device("cuda")
-torch.manual_seed(0)
-model = torchvision.models.resnet18(num_classes=100).to(dev)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-loss_fn = torch.nn.CrossEntropyLoss()
-images = torch.randn(args.batch, 3, args.size, args.size, device=dev)
-labels = torch.randint(0, 100, (args.batch,), device=dev)
+args = torch_sample.start(p, "amp-{amp}")
+run = torch_sample.setup(args)
 
 
 def autocast():
@@ -42,17 +29,13 @@ def autocast():
 
 
 def train_step():
-    optimizer.zero_grad(set_to_none=True)
+    run.optimizer.zero_grad(set_to_none=True)
     with autocast():
-        loss = loss_fn(model(images), labels)
+        loss = run.loss_fn(run.model(run.images), run.labels)
     loss.backward()
-    optimizer.step()
+    run.optimizer.step()
     return loss.item()
 
 
-for step in range(args.steps):
-    torch.cuda.nvtx.range_push("step %d" % step)
-    loss = train_step()
-    torch.cuda.nvtx.range_pop()
-    print("step %d: loss %.3f" % (step, loss), flush=True)
+torch_sample.ranged_steps(args.steps, train_step, "step %d: loss %.3f")
 # SPDX-License-Identifier: MIT

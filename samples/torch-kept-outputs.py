@@ -12,52 +12,31 @@ the repeating allocation pattern.
 
 What a diagnosis should say: growth per iteration at the line that keeps
 the output (`history.append`'s forward, in log_loss), with .detach() /
-.item() as the remedy.  Ground truth: torch_truth.py (notes: the bytes kept
-per step as PyTorch counts them).
+.item() as the remedy.  The model, batch and training step:
+torch_sample.py.  Ground truth: torch_truth.py (notes: the bytes kept per
+step as PyTorch counts them).
 
   python3 torch-kept-outputs.py [--steps 16] [--batch 16] [--truth FILE]
 """
-import argparse
-
 import torch
-import torchvision
 
+import torch_sample
 import torch_truth
 
-p = argparse.ArgumentParser()
-p.add_argument("--steps", type=int, default=16)
-p.add_argument("--batch", type=int, default=16)
-p.add_argument("--size", type=int, default=128)
-p.add_argument("--truth")
-args = p.parse_args()
-torch_truth.install("kept-outputs", vars(args), args.truth)
-
-dev = torch.device("cuda")
-torch.manual_seed(0)
-model = torchvision.models.resnet18(num_classes=100).to(dev)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-loss_fn = torch.nn.CrossEntropyLoss()
-images = torch.randn(args.batch, 3, args.size, args.size, device=dev)
-labels = torch.randint(0, 100, (args.batch,), device=dev)
+args = torch_sample.start(torch_sample.parser(steps=16, batch=16), "kept-outputs")
+run = torch_sample.setup(args)
 history = []
 
 
-def train_step():
-    optimizer.zero_grad(set_to_none=True)
-    loss = loss_fn(model(images), labels)
-    loss.backward()
-    optimizer.step()
-
-
 def log_loss():
-    loss = loss_fn(model(images), labels)  # the bug: kept with its graph
+    loss = run.loss_fn(run.model(run.images), run.labels)  # the bug: kept with its graph
     history.append(loss)
 
 
 growth = []
 for step in range(args.steps):
     before = torch.cuda.memory_allocated()
-    train_step()
+    torch_sample.train_step(run)
     log_loss()
     torch.cuda.synchronize()
     growth.append(torch.cuda.memory_allocated() - before)

@@ -4,7 +4,7 @@
 A wide MLP (--layers linear layers of --width x --width, fp32) trained with
 Adam on a tiny batch: Adam keeps two fp32 moments per parameter
 (exp_avg, exp_avg_sq), so its state is twice the parameters and dwarfs the
-activations.  NVTX ranges "step N".
+activations.  NVTX ranges "step N" (torch_sample.py, with the options).
 
 What a diagnosis should say: at the peak, optimizer-state ≈ 2 × parameters
 ≈ 2 × gradients, activations small; remedies: a fused or 8-bit optimizer,
@@ -13,20 +13,15 @@ parameter count and bytes).
 
   python3 torch-optimizer-state.py [--width 4096] [--layers 8] [--steps 4] [--truth FILE]
 """
-import argparse
-
 import torch
 
+import torch_sample
 import torch_truth
 
-p = argparse.ArgumentParser()
+p = torch_sample.parser(steps=4, batch=8, size=None)
 p.add_argument("--width", type=int, default=4096)
 p.add_argument("--layers", type=int, default=8)
-p.add_argument("--batch", type=int, default=8)
-p.add_argument("--steps", type=int, default=4)
-p.add_argument("--truth")
-args = p.parse_args()
-torch_truth.install("optimizer-state", vars(args), args.truth)
+args = torch_sample.start(p, "optimizer-state")
 
 dev = torch.device("cuda")
 torch.manual_seed(0)
@@ -49,9 +44,5 @@ def train_step():
     return loss.item()
 
 
-for step in range(args.steps):
-    torch.cuda.nvtx.range_push("step %d" % step)
-    loss = train_step()
-    torch.cuda.nvtx.range_pop()
-    print("step %d: loss %.5f" % (step, loss), flush=True)
+torch_sample.ranged_steps(args.steps, train_step, "step %d: loss %.5f")
 # SPDX-License-Identifier: MIT

@@ -54,7 +54,7 @@ static void
 test_gpus (void)
 {
   /* An H200 run against an H100 run, and against a run on two GPUs. */
-  g_autoptr (GPtrArray) d = differences_of ("torch-eval-leak.db", "diagnose/torch-amp-fp32.db");
+  g_autoptr (GPtrArray) d = differences_of ("torch-eval-leak.db", "diagnose/torch-frag-mixed.db");
   g_autoptr (GPtrArray) two = differences_of ("torch-eval-leak.db", "torch-ddp.db");
   g_autofree char *gpu = texts (d, VS_COMPARE_DIFFERS_GPU);
   g_autofree char *count = texts (two, VS_COMPARE_DIFFERS_GPU);
@@ -109,13 +109,13 @@ test_iteration_offset (void)
   g_autoptr (GError) error = NULL;
   gint64 offset = 0;
 
-  /* `vramscope report growth`: iteration 0 starts at 381577566 ns in
-   * fp32, at 407884062 ns in bf16. */
+  /* `vramscope report growth`: iteration 0 starts at 343895601 ns in
+   * fp32, at 361198438 ns in bf16. */
   g_assert_true (vs_compare_iteration_offset (fp32, bf16, 0, &offset, &error));
   g_assert_no_error (error);
-  g_assert_cmpint (offset, ==, G_GINT64_CONSTANT (407884062) - G_GINT64_CONSTANT (381577566));
+  g_assert_cmpint (offset, ==, G_GINT64_CONSTANT (361198438) - G_GINT64_CONSTANT (343895601));
   g_assert_true (vs_compare_iteration_offset (bf16, fp32, 0, &offset, &error));
-  g_assert_cmpint (offset, ==, G_GINT64_CONSTANT (381577566) - G_GINT64_CONSTANT (407884062));
+  g_assert_cmpint (offset, ==, G_GINT64_CONSTANT (343895601) - G_GINT64_CONSTANT (361198438));
   g_assert_false (vs_compare_iteration_offset (fp32, none, 0, &offset, &error));
   g_assert_no_error (error);
   g_assert_false (vs_compare_iteration_offset (fp32, bf16, 7, &offset, &error));

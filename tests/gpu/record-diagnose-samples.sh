@@ -72,8 +72,9 @@ record() {
   else
     say "ok $name (${ms} ms)"
   fi
-  # The last out-of-memory message the program printed: the one that ended it.
-  grep -h 'OutOfMemoryError: CUDA out of memory' "$out/$name.log" | tail -n 1 |
+  # The last out-of-memory message the program printed: the one that ended it
+  # (not the copy in its GROUND_TRUTH line's "error").
+  grep -h 'OutOfMemoryError: CUDA out of memory' "$out/$name.log" | grep -v '^GROUND_TRUTH ' | tail -n 1 |
     sed 's/^.*OutOfMemoryError: //' >"$out/$name.oom.txt"
   [ -s "$out/$name.oom.txt" ] || rm -f "$out/$name.oom.txt"
   if [ -f "$out/$name.db" ]; then

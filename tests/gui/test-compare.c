@@ -19,7 +19,7 @@
  *   analyzer's own timeline of that trace puts it (vs_timeline_query,
  *   one bucket per pixel column), from the start and, after a click on
  *   By Iteration, shifted by the difference of the two runs' first
- *   iterations (`vramscope report growth`: 407884062 − 381577566 ns);
+ *   iterations (`vramscope report growth`: 361198438 − 343895601 ns);
  * - Stop Comparing removes the line (no pixel of its colour is left);
  * - a snapshot works as either side;
  * - `vramscope-view --compare OTHER FILE --screenshot` draws the line,
@@ -49,8 +49,8 @@
 #define wait_until(done, data) vs_test_wait_until ((done), (data), WAIT_US)
 
 /* The first iterations' starts, from `vramscope report growth`. */
-#define FP32_FIRST_ITERATION_NS G_GINT64_CONSTANT (381577566)
-#define BF16_FIRST_ITERATION_NS G_GINT64_CONSTANT (407884062)
+#define FP32_FIRST_ITERATION_NS G_GINT64_CONSTANT (343895601)
+#define BF16_FIRST_ITERATION_NS G_GINT64_CONSTANT (361198438)
 
 static const char *home;
 static char *a_path; /* the shown trace: $HOME/fp32.db */
@@ -577,10 +577,11 @@ test_line_and_alignment (void)
   g_test_message ("by iteration: %u of %u columns", hits, columns);
   g_assert_cmpuint (columns, >, 100);
   g_assert_cmpuint (hits, >=, columns * 9 / 10);
-  /* The check can fail: B unshifted is not what is drawn now. */
+  /* The check can fail: B unshifted is not what is drawn now (the same
+   * nine columns in ten that make a match above are not reached). */
   hits = line_matches (b_path, 0, &columns);
   g_test_message ("by iteration, judged unshifted: %u of %u columns", hits, columns);
-  g_assert_cmpuint (hits, <, columns * 8 / 10);
+  g_assert_cmpuint (hits, <, columns * 9 / 10);
 
   vs_test_x11_click (vs_test_find_label (GTK_WIDGET (window->compare_pane), "From the Start"));
   g_assert_false (vs_comparison_get_align_by_iteration (c));
