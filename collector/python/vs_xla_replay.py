@@ -357,9 +357,16 @@ class Replay:
             for rec in gap.frees + gap.allocs:
                 self._write(rec)
             self.gaps.remove(gap)
-        # Runs found before the chunks still held are all written.
+        # Runs found before the chunks still held are all written, and so
+        # are the blocks outside every run of those chunks (memory: a thread
+        # that never runs an executable keeps none).
         self.group_tb = {k: v for k, v in self.group_tb.items()
                          if v[1] >= self.chunk_no - len(self.held) - 2}
+        if recs:
+            done = recs[-1].ts
+            self.outside = {t: kept for t, kept in
+                            ((t, [r for r in l if r.ts > done]) for t, l in self.outside.items())
+                            if kept}
 
     def _compile_of(self, ts):
         """The compilation under way at ts, innermost (latest begun) first."""
