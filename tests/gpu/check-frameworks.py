@@ -245,8 +245,8 @@ def main():
         # assignment) have the program's call that compiled.
         # (Traces of a hook that follows compilations: it writes
         # xla.flushes.)
+        stacks = xla_stacks(trace, t["sample"])
         if meta(trace, "xla.flushes") is not None:
-            stacks = xla_stacks(trace, t["sample"])
             compiled = compiler_stacks(stacks)
             check("blocks the compiler took reach the program's line",
                   all(compiled.values()) and (compiled or "oom" in t["sample"]),
@@ -259,7 +259,6 @@ def main():
             # thread's next run; only those a flush hid say so instead.
             # (Traces of a hook that does so: it writes
             # xla.unsampled_runs.)
-            stacks = xla_stacks(trace, t["sample"])
             hidden = sum(n for n, labels, line in stacks.values() if labels & set(FLUSH_LABELS))
             without = [(k, n, frames_of.get(k, [])[:3]) for k, (n, labels, line) in stacks.items()
                        if not line and not labels & set(FLUSH_LABELS)]
